@@ -1,0 +1,480 @@
+"""`Value`: a float that remembers how it was made, and the backward pass over the graph it builds.
+
+Design choices, each for a measured reason (see docs/performance.md):
+
+* A node stores its inputs as an ordered tuple and its `Op` from the one table in `ops.py`; there are
+  no per-node closures, so a node points only at its inputs, never back at itself. A graph you drop is
+  freed at once by reference counting, without waiting for the cyclic garbage collector.
+* The walk that orders the graph is an explicit stack, never recursion, so a chain a million nodes
+  deep is fine. It visits only interior nodes: leaves need no ordering, they just collect gradients.
+* `__slots__` keeps an interior node near 150 bytes (data, tuple of inputs and the node itself).
+
+Gradient rule for repeated `backward()` calls, as in PyTorch: every interior node's gradient is
+recomputed from scratch on each call, while leaf gradients accumulate (call `zero_grad` between steps).
+"""
+
+from __future__ import annotations
+
+import linecache
+import math
+import numbers
+import os
+import sys
+import threading
+from contextlib import contextmanager
+from typing import Any, Callable, Iterable, Iterator, Sequence
+
+from chainrule import ops
+from chainrule.ops import ABS, ADD, DIV, EXP, LOG, MUL, NEG, POW, RELU, SIGMOID, SUB, TANH, Op, power_op
+
+__all__ = [
+    "Value", "grad", "no_grad", "enable_grad", "is_grad_enabled", "zero_grad", "gradcheck",
+    "detect_anomaly", "AnomalyError", "GradcheckError", "topological_order",
+]
+
+_mul = MUL.forward
+_add = ADD.forward
+_sub = SUB.forward
+_tanh = TANH.forward
+
+# Graph-recording state. `_plain` is the fast-path flag: True when gradients are recorded and the
+# anomaly detector is off, so an op only checks one global before building its node.
+_grad_enabled = True
+_anomaly: "_AnomalyMode | None" = None
+_plain = True
+_state_lock = threading.Lock()
+
+
+def _refresh_plain() -> None:
+    global _plain
+    _plain = _grad_enabled and _anomaly is None
+
+
+def _to_float(x: Any) -> float:
+    """A Python number as float, or a TypeError that names what was given and what is allowed."""
+    if isinstance(x, float):
+        return float(x)
+    if isinstance(x, numbers.Real):
+        try:
+            return float(x)
+        except (TypeError, ValueError, OverflowError):
+            pass
+    raise TypeError(
+        f"a Value holds a real number (int or float), not {type(x).__name__}: {x!r:.60}"
+    )
+
+
+class Value:
+    """A scalar in a computation graph: its value, its gradient and the op that made it."""
+
+    __slots__ = ("data", "grad", "_prev", "_op", "label")
+
+    data: float
+    grad: float
+    _prev: tuple["Value", ...]
+    _op: Op | None
+    label: str
+
+    def __init__(self, data: float, _prev: tuple = (), _op: Op | None = None, label: str = "") -> None:
+        self.data = data
+        self.grad = 0.0
+        self.label = label
+        if _op is None:  # a leaf made by the user: check what it holds
+            if data.__class__ is not float:
+                self.data = _to_float(data)
+            self._prev = ()
+            self._op = None
+        elif _plain:
+            self._prev = _prev
+            self._op = _op
+        else:
+            _record_slow_path(self, _prev, _op)
+
+    # --- arithmetic: each method computes with the op table and remembers its inputs ---------------
+
+    def __add__(self, other: "Value | float") -> "Value":
+        if other.__class__ is not Value:
+            other = _lift(other, "+")
+        return Value(_add(self.data, other.data), (self, other), ADD)
+
+    def __mul__(self, other: "Value | float") -> "Value":
+        if other.__class__ is not Value:
+            other = _lift(other, "*")
+        return Value(_mul(self.data, other.data), (self, other), MUL)
+
+    def __sub__(self, other: "Value | float") -> "Value":
+        if other.__class__ is not Value:
+            other = _lift(other, "-")
+        return Value(_sub(self.data, other.data), (self, other), SUB)
+
+    def __truediv__(self, other: "Value | float") -> "Value":
+        if other.__class__ is not Value:
+            other = _lift(other, "/")
+        return Value(DIV.forward(self.data, other.data), (self, other), DIV)
+
+    def __pow__(self, exponent: "Value | float") -> "Value":
+        if exponent.__class__ is Value:
+            return Value(POW.forward(self.data, exponent.data), (self, exponent), POW)
+        op = power_op(_lift(exponent, "**").data)
+        return Value(op.forward(self.data), (self,), op)
+
+    def __neg__(self) -> "Value":
+        return Value(NEG.forward(self.data), (self,), NEG)
+
+    def __abs__(self) -> "Value":
+        return Value(ABS.forward(self.data), (self,), ABS)
+
+    def __pos__(self) -> "Value":
+        return self
+
+    # Reflected forms: the constant on the left becomes a leaf Value, so `2 * v`, `1 - v`, `2 ** v` work.
+    def __radd__(self, other: float) -> "Value":
+        return _lift(other, "+") + self
+
+    def __rmul__(self, other: float) -> "Value":
+        return _lift(other, "*") * self
+
+    def __rsub__(self, other: float) -> "Value":
+        return _lift(other, "-") - self
+
+    def __rtruediv__(self, other: float) -> "Value":
+        return _lift(other, "/") / self
+
+    def __rpow__(self, base: float) -> "Value":
+        return _lift(base, "**") ** self
+
+    def tanh(self) -> "Value":
+        return Value(_tanh(self.data), (self,), TANH)
+
+    def exp(self) -> "Value":
+        return Value(EXP.forward(self.data), (self,), EXP)
+
+    def log(self) -> "Value":
+        return Value(LOG.forward(self.data), (self,), LOG)
+
+    def relu(self) -> "Value":
+        return Value(RELU.forward(self.data), (self,), RELU)
+
+    def sigmoid(self) -> "Value":
+        return Value(SIGMOID.forward(self.data), (self,), SIGMOID)
+
+    # --- the backward pass ---------------------------------------------------------------------------
+
+    def backward(self) -> None:
+        """Fill `.grad` of every node with d(self)/d(node).
+
+        Start with gradient 1 at self, then visit nodes in reverse topological order, each adding
+        local derivative x its own gradient into its inputs' gradients (`+=`, so uses add up).
+        """
+        if not self._prev:  # a leaf: d self / d self = 1, accumulated like any leaf gradient
+            self.grad += 1.0
+            return
+        order = topological_order(self, leaves=False, reset_grads=True)
+        self.grad = 1.0
+        if _anomaly is not None:
+            _anomaly.checked_backward(order)
+            return
+        for node in reversed(order):
+            g = node.grad
+            prev = node._prev
+            if len(prev) == 2:
+                a, b = prev
+                da, db = node._op.local(a.data, b.data, node.data)
+                a.grad += da * g
+                b.grad += db * g
+            else:
+                a = prev[0]
+                a.grad += node._op.local(a.data, node.data)[0] * g
+
+    def zero_grad(self) -> None:
+        """Set the gradient of every node in this graph, leaves included, back to 0."""
+        for node in topological_order(self):
+            node.grad = 0.0
+
+    # --- conveniences -------------------------------------------------------------------------------
+
+    @property
+    def op(self) -> str:
+        """The name of the op that made this value ('' for a leaf)."""
+        return "" if self._op is None else self._op.name
+
+    @property
+    def inputs(self) -> tuple["Value", ...]:
+        return self._prev
+
+    def is_leaf(self) -> bool:
+        return not self._prev
+
+    def item(self) -> float:
+        return self.data
+
+    def __float__(self) -> float:
+        return self.data
+
+    def __repr__(self) -> str:
+        label = f", label={self.label!r}" if self.label else ""
+        op = f", op={self._op.name}" if self._op is not None else ""
+        return f"Value(data={self.data:.6g}, grad={self.grad:.6g}{op}{label})"
+
+    def _repr_svg_(self) -> str:
+        from chainrule.draw import draw  # pictures build on the engine, not the other way round
+
+        return draw(self, format="svg")
+
+
+def _lift(x: Any, symbol: str) -> Value:
+    """A constant operand as a leaf Value; anything that is not a real number is a TypeError."""
+    if x.__class__ is Value:
+        return x
+    try:
+        return Value(_to_float(x))
+    except TypeError:
+        raise TypeError(
+            f"unsupported operand for {symbol}: Value and {type(x).__name__}; "
+            "a Value combines only with int, float or another Value"
+        ) from None
+
+
+# --- graph walks -------------------------------------------------------------------------------------
+
+
+def topological_order(root: Value, leaves: bool = True, reset_grads: bool = False) -> list[Value]:
+    """Every node that `root` depends on, inputs before the nodes made from them, `root` last.
+
+    An explicit stack, no recursion: a None on the stack marks "all inputs of the next node are done".
+    With `leaves=False` only interior nodes are listed; `reset_grads` zeroes their gradients on the way.
+    """
+    seen: set[int] = set()
+    order: list[Value] = []
+    stack: list[Value | None] = [root]
+    push, pop, emit, mark = stack.append, stack.pop, order.append, seen.add
+    while stack:
+        node = pop()
+        if node is None:
+            emit(pop())
+            continue
+        key = id(node)
+        if key in seen:
+            continue
+        mark(key)
+        prev = node._prev
+        if not prev:
+            if leaves:
+                emit(node)
+            continue
+        if reset_grads:
+            node.grad = 0.0
+        push(node)
+        push(None)
+        for child in prev:
+            if id(child) not in seen and (leaves or child._prev):
+                push(child)
+    return order
+
+
+# --- functional gradients ----------------------------------------------------------------------------
+
+
+def grad(output: Value, inputs: Sequence[Value] | Value, create_graph: bool = False) -> tuple[Value, ...]:
+    """d output / d input for each input, as Values, without touching any `.grad`.
+
+    With `create_graph=True` the gradients are themselves built from Values, so they can be
+    differentiated again (second derivatives). Inputs the output does not depend on get 0.
+    """
+    single = isinstance(inputs, Value)
+    inputs = (inputs,) if single else tuple(inputs)
+    for x in inputs:
+        if not isinstance(x, Value):
+            raise TypeError(f"grad() takes Values as inputs, not {type(x).__name__}")
+    if not isinstance(output, Value):
+        raise TypeError(f"grad() takes a Value as output, not {type(output).__name__}")
+    order = topological_order(output, leaves=False)
+    grads: dict[int, Any] = {id(output): Value(1.0) if create_graph else 1.0}
+    if create_graph:
+        with enable_grad():
+            for node in reversed(order):
+                g = grads[id(node)]
+                local = node._op.local(*node._prev, node)
+                for child, d in zip(node._prev, local):
+                    key = id(child)
+                    contribution = d * g
+                    grads[key] = grads[key] + contribution if key in grads else contribution
+        result = []
+        for x in inputs:
+            g = grads.get(id(x), 0.0)
+            result.append(g if isinstance(g, Value) else Value(g))
+        return tuple(result)
+    for node in reversed(order):
+        g = grads[id(node)]
+        local = node._op.local(*[p.data for p in node._prev], node.data)
+        for child, d in zip(node._prev, local):
+            key = id(child)
+            grads[key] = grads.get(key, 0.0) + d * g
+    return tuple(Value(float(grads.get(id(x), 0.0))) for x in inputs)
+
+
+def zero_grad(values: Iterable[Value]) -> None:
+    """Set `.grad` of each given Value (typically a model's parameters) to 0."""
+    for v in values:
+        v.grad = 0.0
+
+
+# --- modes: no_grad, detect_anomaly ------------------------------------------------------------------
+
+
+@contextmanager
+def no_grad() -> Iterator[None]:
+    """Inside this block, ops compute values but record no graph (results are leaves)."""
+    global _grad_enabled
+    with _state_lock:
+        previous = _grad_enabled
+        _grad_enabled = False
+        _refresh_plain()
+    try:
+        yield
+    finally:
+        with _state_lock:
+            _grad_enabled = previous
+            _refresh_plain()
+
+
+@contextmanager
+def enable_grad() -> Iterator[None]:
+    """Record the graph again inside a `no_grad` block."""
+    global _grad_enabled
+    with _state_lock:
+        previous = _grad_enabled
+        _grad_enabled = True
+        _refresh_plain()
+    try:
+        yield
+    finally:
+        with _state_lock:
+            _grad_enabled = previous
+            _refresh_plain()
+
+
+def is_grad_enabled() -> bool:
+    return _grad_enabled
+
+
+class AnomalyError(FloatingPointError):
+    """A NaN or infinity appeared; the message names the op and where its node was created."""
+
+
+class GradcheckError(AssertionError):
+    """Analytic and numerical gradients disagree."""
+
+
+_ENGINE_FILES = {os.path.abspath(__file__), os.path.abspath(ops.__file__)}
+
+
+def _creation_site() -> str:
+    """file:line of the first frame outside the engine: the user's line that made the node."""
+    frame = sys._getframe(1)
+    while frame is not None and os.path.abspath(frame.f_code.co_filename) in _ENGINE_FILES:
+        frame = frame.f_back
+    if frame is None:
+        return "<unknown>"
+    filename, line = frame.f_code.co_filename, frame.f_lineno
+    source = linecache.getline(filename, line).strip()
+    return f"{filename}:{line}" + (f" ({source})" if source else "")
+
+
+class _AnomalyMode:
+    """Remembers where each node was made, and checks every value and gradient for NaN and inf."""
+
+    def __init__(self) -> None:
+        self.sites: dict[int, tuple[Value, str]] = {}
+
+    def record(self, node: Value) -> None:
+        site = _creation_site()
+        self.sites[id(node)] = (node, site)  # keeps node alive: ids stay unique while we look
+        if not math.isfinite(node.data):
+            inputs = ", ".join(f"{p.data:g}" for p in node._prev)
+            raise AnomalyError(
+                f"forward: {node._op.name}({inputs}) gave {node.data}; node created at {site}"
+            )
+
+    def site(self, node: Value) -> str:
+        entry = self.sites.get(id(node))
+        return entry[1] if entry else "<created outside detect_anomaly>"
+
+    def checked_backward(self, order: list[Value]) -> None:
+        for node in reversed(order):
+            g = node.grad
+            prev = node._prev
+            local = node._op.local(*[p.data for p in prev], node.data)
+            for child, d in zip(prev, local):
+                contribution = d * g
+                if not math.isfinite(contribution):
+                    raise AnomalyError(
+                        f"backward: {node._op.name} passed {contribution} to its input "
+                        f"(local derivative {d}, upstream gradient {g}); node created at "
+                        f"{self.site(node)}"
+                    )
+                child.grad += contribution
+
+
+@contextmanager
+def detect_anomaly() -> Iterator[_AnomalyMode]:
+    """Raise `AnomalyError` at the first NaN or inf, forward or backward, naming op and file:line."""
+    global _anomaly
+    with _state_lock:
+        previous = _anomaly
+        _anomaly = _AnomalyMode()
+        mode = _anomaly
+        _refresh_plain()
+    try:
+        yield mode
+    finally:
+        with _state_lock:
+            _anomaly = previous
+            _refresh_plain()
+
+
+def _record_slow_path(node: Value, prev: tuple, op: Op) -> None:
+    """Node construction when gradients are off or the anomaly detector is on."""
+    if not _grad_enabled:
+        node._prev = ()
+        node._op = None
+        return
+    node._prev = prev
+    node._op = op
+    if _anomaly is not None:
+        _anomaly.record(node)
+
+
+# --- numerical check ---------------------------------------------------------------------------------
+
+
+def gradcheck(
+    f: Callable[..., Value],
+    inputs: Sequence[float | Value],
+    eps: float = 1e-6,
+    atol: float = 1e-5,
+    rtol: float = 1e-3,
+    raise_exception: bool = True,
+) -> bool:
+    """Compare `grad` of f with central differences (f(x+eps) - f(x-eps)) / 2eps at `inputs`.
+
+    f takes one Value per input and returns a Value. Returns True when every partial derivative
+    agrees within atol + rtol * |numerical|; otherwise raises GradcheckError listing each mismatch
+    (or returns False when raise_exception is False).
+    """
+    point = [x.data if isinstance(x, Value) else _to_float(x) for x in inputs]
+    leaves = [Value(x) for x in point]
+    analytic = [g.data for g in grad(f(*leaves), leaves)]
+    mismatches = []
+    with no_grad():
+        for i, x in enumerate(point):
+            up = list(point)
+            down = list(point)
+            up[i] = x + eps
+            down[i] = x - eps
+            numerical = (f(*map(Value, up)).data - f(*map(Value, down)).data) / (2 * eps)
+            if not abs(analytic[i] - numerical) <= atol + rtol * abs(numerical):
+                mismatches.append(f"input {i}: analytic {analytic[i]!r}, numerical {numerical!r}")
+    if mismatches and raise_exception:
+        raise GradcheckError("gradients disagree at " + "; ".join(mismatches))
+    return not mismatches

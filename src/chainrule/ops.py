@@ -1,0 +1,241 @@
+"""The one table of operations: each op's forward rule and its local derivatives, side by side.
+
+Everything else reads this table: `Value` computes forward values with `Op.forward`, the backward pass
+multiplies `Op.local` by the upstream gradient, and the step captions and docs show `Op.formula` and
+`Op.local_text`. Change a rule here and it changes everywhere.
+
+Conventions, with a and b the inputs and out the result:
+
+* ``forward(a, b) -> float`` works on floats and follows IEEE/PyTorch float64 semantics: overflow gives
+  inf, log(0) gives -inf, log of a negative number or a negative base to a fractional power gives nan,
+  x / 0 gives inf, -inf or nan. It never raises and never returns a complex number.
+* ``local(a, b, out) -> tuple`` returns d out / d input for each input. It is written with operators
+  and the helpers below, so it works both on floats (the ordinary backward pass) and on `Value`s
+  (``create_graph=True``, which makes the gradient itself differentiable).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+INF = math.inf
+NAN = math.nan
+
+
+# --- float semantics that never raise --------------------------------------------------------------
+
+
+def safe_exp(x: float) -> float:
+    try:
+        return math.exp(x)
+    except OverflowError:
+        return INF
+
+
+def safe_log(x: float) -> float:
+    if x > 0.0:
+        return math.log(x)
+    if x == 0.0:
+        return -INF
+    return NAN  # negative or nan
+
+
+def safe_div(a: float, b: float) -> float:
+    try:
+        return a / b
+    except ZeroDivisionError:
+        if a == 0.0 or a != a:
+            return NAN
+        return math.copysign(INF, a) * math.copysign(1.0, b)
+
+
+def _is_odd_integer(x: float) -> bool:
+    return math.isfinite(x) and x == int(x) and int(x) % 2 == 1
+
+
+def safe_pow(a: float, b: float) -> float:
+    try:
+        return math.pow(a, b)
+    except OverflowError:
+        return -INF if (a < 0.0 and _is_odd_integer(b)) else INF
+    except ValueError:
+        if a == 0.0:  # zero to a negative power: a pole
+            return math.copysign(INF, a) if _is_odd_integer(b) else INF
+        return NAN  # negative base, fractional exponent
+
+
+def stable_sigmoid(x: float) -> float:
+    # Two branches so that exp only ever sees a non-positive argument: no overflow anywhere.
+    if x >= 0.0:
+        return 1.0 / (1.0 + math.exp(-x))
+    e = math.exp(x)
+    return e / (1.0 + e)
+
+
+def relu(x: float) -> float:
+    return 0.0 if x <= 0.0 else x  # nan stays nan, as in PyTorch
+
+
+def sign(x: float) -> float:
+    if x > 0.0:
+        return 1.0
+    if x < 0.0:
+        return -1.0
+    return x  # 0.0 stays 0.0 and nan stays nan, as torch.sgn
+
+
+# --- helpers that work on floats and on Values alike (for local derivatives) ----------------------
+
+
+def _is_float(x: Any) -> bool:
+    return x.__class__ is float or x.__class__ is int
+
+
+def data_of(x: Any) -> float:
+    """The float behind x, whether x is a float or a Value."""
+    return x if _is_float(x) else x.data
+
+
+def div(a: Any, b: Any) -> Any:
+    return safe_div(a, b) if _is_float(a) and _is_float(b) else a / b
+
+
+def power(a: Any, k: Any) -> Any:
+    return safe_pow(a, k) if _is_float(a) and _is_float(k) else a**k
+
+
+def log(a: Any) -> Any:
+    return safe_log(a) if _is_float(a) else a.log()
+
+
+# --- the table ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Op:
+    """One operation: how to compute it and how it passes gradients back.
+
+    ``formula`` and ``local_text`` use the names {out}, {a} and {b}; the trace fills in real labels.
+    """
+
+    name: str
+    symbol: str
+    arity: int
+    forward: Callable[..., float]
+    local: Callable[..., tuple]
+    formula: str
+    local_text: tuple[str, ...]
+    doc: str = ""
+    constant: float | None = field(default=None)  # the fixed exponent of a constant power
+
+
+ADD = Op(
+    "add", "+", 2, lambda a, b: a + b,
+    lambda a, b, out: (1.0, 1.0),
+    "{out} = {a} + {b}", ("1", "1"),
+    "Addition copies the gradient to both inputs: d(a+b)/da = d(a+b)/db = 1.",
+)
+SUB = Op(
+    "sub", "-", 2, lambda a, b: a - b,
+    lambda a, b, out: (1.0, -1.0),
+    "{out} = {a} - {b}", ("1", "-1"),
+    "Subtraction: d(a-b)/da = 1, d(a-b)/db = -1.",
+)
+MUL = Op(
+    "mul", "*", 2, lambda a, b: a * b,
+    lambda a, b, out: (b, a),
+    "{out} = {a} * {b}", ("{b}", "{a}"),
+    "Multiplication swaps the factors: d(ab)/da = b, d(ab)/db = a.",
+)
+DIV = Op(
+    "div", "/", 2, safe_div,
+    lambda a, b, out: (div(1.0, b), -div(out, b)),
+    "{out} = {a} / {b}", ("1 / {b}", "-{out} / {b}"),
+    "Division: d(a/b)/da = 1/b, d(a/b)/db = -a/b^2 = -(a/b)/b.",
+)
+NEG = Op(
+    "neg", "-", 1, lambda a: -a,
+    lambda a, out: (-1.0,),
+    "{out} = -{a}", ("-1",),
+    "Negation: d(-a)/da = -1.",
+)
+
+
+def _pow_local(a: Any, b: Any, out: Any) -> tuple:
+    # Mask as PyTorch does: a zero exponent has zero slope in a, and a zero base with a
+    # non-negative exponent has zero slope in the exponent (instead of 0 * log 0 = nan).
+    da = 0.0 if data_of(b) == 0.0 else b * power(a, b - 1.0)
+    db = 0.0 if (data_of(a) == 0.0 and data_of(b) >= 0.0) else out * log(a)
+    return da, db
+
+
+POW = Op(
+    "pow", "**", 2, safe_pow, _pow_local,
+    "{out} = {a} ** {b}", ("{b} * {a} ** ({b} - 1)", "{out} * log({a})"),
+    "Power with a variable exponent: d(a^b)/da = b a^(b-1), d(a^b)/db = a^b log a.",
+)
+
+_power_ops: dict[float, Op] = {}
+
+
+def power_op(k: float) -> Op:
+    """The op `a ** k` for a constant k (one shared Op per exponent)."""
+    op = _power_ops.get(k)
+    if op is None:
+        def local(a: Any, out: Any, k: float = k) -> tuple:
+            return (0.0 if k == 0.0 else k * power(a, k - 1.0),)
+
+        text = f"{k:g}"
+        op = Op(
+            f"pow{text}", f"**{text}", 1, lambda a, k=k: safe_pow(a, k), local,
+            "{out} = {a} ** " + text, (f"{text} * {{a}} ** {k - 1.0:g}",),
+            f"Constant power: d(a^{text})/da = {text} a^({k - 1.0:g}).", k,
+        )
+        if len(_power_ops) < 1024:  # bounded: exponents are few in practice
+            _power_ops[k] = op
+    return op
+
+
+EXP = Op(
+    "exp", "exp", 1, safe_exp,
+    lambda a, out: (out,),
+    "{out} = exp({a})", ("{out}",),
+    "Exponential is its own derivative: d(e^a)/da = e^a.",
+)
+LOG = Op(
+    "log", "log", 1, safe_log,
+    lambda a, out: (div(1.0, a),),
+    "{out} = log({a})", ("1 / {a}",),
+    "Natural logarithm: d(log a)/da = 1/a.",
+)
+TANH = Op(
+    "tanh", "tanh", 1, math.tanh,
+    lambda a, out: (1.0 - out * out,),
+    "{out} = tanh({a})", ("1 - {out}^2",),
+    "Hyperbolic tangent: d tanh(a)/da = 1 - tanh(a)^2.",
+)
+SIGMOID = Op(
+    "sigmoid", "sigmoid", 1, stable_sigmoid,
+    lambda a, out: (out * (1.0 - out),),
+    "{out} = sigmoid({a})", ("{out} * (1 - {out})",),
+    "Logistic sigmoid: d s(a)/da = s(a) (1 - s(a)).",
+)
+RELU = Op(
+    "relu", "relu", 1, relu,
+    lambda a, out: (1.0 if data_of(a) > 0.0 else 0.0,),
+    "{out} = relu({a})", ("1 if {a} > 0 else 0",),
+    "Rectifier: slope 1 where a > 0, else 0 (0 at a = 0, as in PyTorch).",
+)
+ABS = Op(
+    "abs", "abs", 1, abs,
+    lambda a, out: (sign(data_of(a)),),
+    "{out} = |{a}|", ("sign({a})",),
+    "Absolute value: d|a|/da = sign(a) (0 at a = 0, as in PyTorch).",
+)
+
+#: Every op with a fixed definition, by name (constant powers are made by `power_op`).
+OPS: dict[str, Op] = {
+    op.name: op for op in (ADD, SUB, MUL, DIV, NEG, POW, EXP, LOG, TANH, SIGMOID, RELU, ABS)
+}
