@@ -120,6 +120,7 @@ EDGES = [
     ("sigmoid far left", lambda v: v.sigmoid(), -1e6),
     ("product overflow", lambda v: v * v, 1e200),
     ("inf minus inf", lambda v: v.exp() - v.exp(), 1000.0),
+    ("relu of nan passes the gradient", lambda v: v.log().relu() * 2, -1.0),
 ]
 
 

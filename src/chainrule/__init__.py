@@ -1,7 +1,7 @@
 """chainrule: learn, see and use backpropagation.
 
 The engine (`Value`, `grad`, `no_grad`, `gradcheck`, `detect_anomaly`) imports nothing else of the
-project; the pictures and traces build on it and load lazily.
+project; traces (`trace`, `explain`) and pictures (`draw`) build on it.
 """
 
 from chainrule.engine import (
@@ -18,6 +18,11 @@ from chainrule.engine import (
     zero_grad,
 )
 
+# Imported here, after the engine, so that the package attributes `trace` and `draw` are the functions
+# (importing a submodule would otherwise bind its module object to the same name).
+from chainrule.trace import explain, trace  # noqa: E402
+from chainrule.draw import draw  # noqa: E402
+
 __version__ = "0.1.0"
 
 __all__ = [
@@ -26,19 +31,3 @@ __all__ = [
     "__version__",
 ]
 
-
-def __getattr__(name: str):
-    # trace, draw and explain live in their own modules, built on the engine; load them on first use.
-    if name == "trace":
-        from chainrule.trace import trace
-
-        return trace
-    if name == "explain":
-        from chainrule.trace import explain
-
-        return explain
-    if name == "draw":
-        from chainrule.draw import draw
-
-        return draw
-    raise AttributeError(f"module 'chainrule' has no attribute {name!r}")

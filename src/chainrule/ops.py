@@ -224,7 +224,7 @@ SIGMOID = Op(
 )
 RELU = Op(
     "relu", "relu", 1, relu,
-    lambda a, out: (1.0 if data_of(a) > 0.0 else 0.0,),
+    lambda a, out: (0.0 if data_of(a) <= 0.0 else 1.0,),  # as PyTorch: a nan input passes the gradient
     "{out} = relu({a})", ("1 if {a} > 0 else 0",),
     "Rectifier: slope 1 where a > 0, else 0 (0 at a = 0, as in PyTorch).",
 )

@@ -1,0 +1,156 @@
+"""Pictures: SVG that parses as XML and shows every node, DOT and text that name every node."""
+
+from __future__ import annotations
+
+import random
+import re
+import xml.etree.ElementTree as ET
+
+import pytest
+
+import chainrule
+from chainrule import Value
+from chainrule.draw import draw
+from chainrule.expr import parse
+from chainrule.trace import trace
+
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def section03():
+    a, b, c, f = Value(2.0, label="a"), Value(-3.0, label="b"), Value(10.0, label="c"), Value(-2.0, label="f")
+    e = a * b
+    e.label = "e"
+    d = e + c
+    d.label = "d"
+    L = d * f
+    L.label = "L"
+    return L
+
+
+def mlp(seed=0, hidden=4):
+    """A small one-hidden-layer net as an expression: about 60 nodes."""
+    rng = random.Random(seed)
+    terms = []
+    for h in range(hidden):
+        s = " + ".join(f"w{h}{i}*x{i}" for i in range(3)) + f" + b{h}"
+        terms.append(f"v{h}*tanh({s})")
+    expr = parse(" + ".join(terms))
+    out, _ = expr.build({n: rng.uniform(-1, 1) for n in expr.names})
+    return out
+
+
+def groups(root, cls):
+    return [g for g in root.iter(f"{SVG}g") if cls in (g.get("class") or "").split()]
+
+
+def test_svg_is_xml_with_every_node_op_and_edge():
+    out = mlp()
+    t = trace(out)
+    root = ET.fromstring(draw(out, format="svg"))
+    assert root.tag == f"{SVG}svg"
+    values = {g.get("data-node"): g for g in groups(root, "value")}
+    assert set(values) == {n["id"] for n in t["nodes"]}
+    ops = {g.get("data-node") for g in groups(root, "op")}
+    assert ops == {n["id"] for n in t["nodes"] if n["inputs"]}
+    for g in groups(root, "op"):
+        assert g.find(f"{SVG}ellipse") is not None
+    edges = [(p.get("data-from"), p.get("data-to")) for p in root.iter(f"{SVG}path") if p.get("class") == "edge"]
+    expected = [(src, n["id"]) for n in t["nodes"] for src in n["inputs"]]
+    assert sorted(edges) == sorted(expected)
+    assert len(t["nodes"]) >= 55
+
+
+def test_svg_boxes_show_label_data_and_grad_of_the_spec_graph():
+    root = ET.fromstring(chainrule.draw(section03()))
+    texts = {g.get("data-label"): [t.text for t in g.iter(f"{SVG}text")] for g in groups(root, "value")}
+    # Spec section 03: dL/da = 6, dL/db = -4, e = -6 with gradient -2.
+    assert texts["a"] == ["a", "data 2", "grad 6"]
+    assert texts["b"] == ["b", "data -3", "grad -4"]
+    assert texts["e"] == ["e", "data -6", "grad -2"]
+    assert "output" in next(g for g in groups(root, "value") if g.get("data-label") == "L").get("class")
+
+
+def box_rects(svg_text):
+    root = ET.fromstring(svg_text)
+    rects = []
+    for g in groups(root, "value"):
+        r = g.find(f"{SVG}rect")
+        rects.append((float(r.get("x")), float(r.get("y")), float(r.get("width")), float(r.get("height"))))
+    view = [float(v) for v in root.get("viewBox").split()]
+    return rects, view
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_svg_layout_has_no_overlapping_boxes_and_fits_the_picture(seed):
+    rects, (_, _, width, height) = box_rects(draw(mlp(seed), format="svg"))
+    for i, (x, y, w, h) in enumerate(rects):
+        assert 0 <= x and x + w <= width and 0 <= y and y + h <= height
+        for x2, y2, w2, h2 in rects[i + 1:]:
+            assert x + w <= x2 or x2 + w2 <= x or y + h <= y2 or y2 + h2 <= y, "boxes overlap"
+
+
+def test_inputs_left_output_right():
+    out = section03()
+    root = ET.fromstring(draw(out))
+    x = {g.get("data-label"): float(g.find(f"{SVG}rect").get("x")) for g in groups(root, "value")}
+    assert x["a"] < x["e"] < x["d"] < x["L"]
+    assert x["L"] == max(x.values())
+
+
+def test_labels_are_escaped():
+    a = Value(1.0, label='<b>&"quote"')
+    b = Value(2.0, label="x]]>y")
+    out = a * b
+    svg = draw(out)
+    root = ET.fromstring(svg)
+    labels = {g.get("data-label") for g in groups(root, "value")}
+    assert '<b>&"quote"' in labels and "x]]>y" in labels
+    dot = draw(out, format="dot")
+    assert 'label="<b>&\\"quote\\"\\ndata 1' in dot
+    assert ET.fromstring(svg).get("aria-label") is not None
+
+
+def test_dot_names_every_node_and_edge():
+    out = mlp()
+    t = trace(out)
+    dot = draw(out, format="dot")
+    assert dot.startswith("digraph chainrule {") and dot.rstrip().endswith("}")
+    for n in t["nodes"]:
+        assert re.search(rf"^  {n['id']} \[.*label=\"{re.escape(n['label'])}\\n", dot, re.M), n["id"]
+        for src in n["inputs"]:
+            assert f"  {src} -> {n['id']}_op;" in dot
+    assert dot.count("{") == dot.count("}")
+
+
+def test_text_table_lists_every_node():
+    out = section03()
+    text = draw(out, format="text")
+    lines = text.splitlines()
+    assert lines[0].split() == ["node", "label", "op", "formula", "data", "grad"]
+    rows = {line.split()[1]: line.split() for line in lines[2:]}
+    assert set(rows) == {"a", "b", "c", "f", "e", "d", "L"}
+    assert rows["a"][-2:] == ["2", "6"] and rows["b"][-2:] == ["-3", "-4"]
+    assert "e = a * b" in text
+
+
+def test_repr_svg_and_stored_grads():
+    out = section03()
+    assert ET.fromstring(out._repr_svg_()).tag == f"{SVG}svg"
+    # Before backward() every stored .grad is 0; "trace" shows d out/d node anyway.
+    stored = draw(out, format="text", grads="stored")
+    assert {line.split()[-1] for line in stored.splitlines()[2:]} == {"0"}
+
+
+def test_bad_format_is_a_clear_error():
+    with pytest.raises(ValueError, match="svg, dot, text"):
+        draw(section03(), format="png")
+
+
+def test_chainrule_draw_stays_the_function_after_module_import():
+    import importlib
+
+    module = importlib.import_module("chainrule.draw")
+
+    out = section03()
+    assert chainrule.draw(out, format="text") == module.draw(out, format="text")
