@@ -1,0 +1,390 @@
+"""Export and import of the whole progress store as one JSON document.
+
+Format ``chainrule.progress`` version 1 (see docs/progress.md for an example)::
+
+    {"format": "chainrule.progress", "version": 1, "exported_at": ISO 8601,
+     "predictions":  [{"lesson_id", "key", "value": number, "correct": bool, "at"}],
+     "code":         [{"exercise_id", "language", "source", "at"}],
+     "submissions":  [{"exercise_id", "language", "source", "result": object, "at"}],
+     "quiz_answers": [{"lesson_id", "question_id", "answer", "correct": bool, "at"}],
+     "explanations": [{"lesson_id", "text", "ticked": [str], "at"}],
+     "cards":        [{"lesson_id", "question_id", "card": fsrs card dict}],
+     "review_logs":  [{"lesson_id", "question_id", "kind": "quiz"|"review", "answer", "correct": bool,
+                       "rating": 1-4, "log": fsrs review-log dict, "previous_card": card dict|null,
+                       "card_after": card dict, "undone": bool, "at"}]}
+
+Every record must have exactly these keys. Import validates the whole document first and then writes
+it in one transaction: keyed records (a prediction, the latest code, an explanation, a card) replace the
+stored one with the same key; history records (submissions, quiz answers, review logs) are appended,
+except those already stored (a record the file holds k times and the store m times is added k - m
+times), so importing the same file twice adds nothing the second time.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sqlite3
+from datetime import datetime
+from typing import Any, Callable
+
+from fsrs import Card, ReviewLog
+
+from chainrule.progress.errors import INVALID_FILE, StoreError
+
+FORMAT_NAME = "chainrule.progress"
+EXPORT_VERSION = 1
+MAX_ERRORS_SHOWN = 5
+
+Checker = Callable[[Any], str | None]  # returns a description of the problem, or None if fine
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
+
+
+def _not_unicode(value: str) -> str | None:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return "the text contains an invalid character (a lone UTF-16 surrogate)"
+    return None
+
+
+def _text(value: Any) -> str | None:
+    return _not_unicode(value) if isinstance(value, str) else f"expected a string, got {_kind(value)}"
+
+
+def _name(value: Any) -> str | None:
+    if not isinstance(value, str):
+        return f"expected a string, got {_kind(value)}"
+    return _not_unicode(value) if value else "expected a non-empty string"
+
+
+def _number(value: Any) -> str | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return f"expected a number, got {_kind(value)}"
+    try:
+        finite = math.isfinite(float(value))
+    except OverflowError:  # an integer too large for a float
+        finite = False
+    return None if finite else "expected a finite number"
+
+
+def _boolean(value: Any) -> str | None:
+    return None if isinstance(value, bool) else f"expected true or false, got {_kind(value)}"
+
+
+def _time(value: Any) -> str | None:
+    if not isinstance(value, str):
+        return f"expected an ISO 8601 time string, got {_kind(value)}"
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        return f"expected an ISO 8601 time like 2026-01-31T12:00:00+00:00, got {value!r}"
+    return None if moment.tzinfo is not None else f"the time {value!r} has no time zone (add +00:00)"
+
+
+def _object(value: Any) -> str | None:
+    return None if isinstance(value, dict) else f"expected an object, got {_kind(value)}"
+
+
+def _text_list(value: Any) -> str | None:
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        return "expected a list of strings"
+    return next((problem for problem in map(_not_unicode, value) if problem), None)
+
+
+def _rating(value: Any) -> str | None:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 4:
+        return f"expected a rating 1 (Again) to 4 (Easy), got {value!r}"
+    return None
+
+
+def _review_kind(value: Any) -> str | None:
+    return None if value in ("quiz", "review") else f"expected \"quiz\" or \"review\", got {value!r}"
+
+
+_CARD_KEYS = {"card_id", "state", "step", "stability", "difficulty", "due", "last_review"}
+
+
+def _card(value: Any) -> str | None:
+    if not isinstance(value, dict):
+        return f"expected an FSRS card object, got {_kind(value)}"
+    if set(value) != _CARD_KEYS:
+        missing, extra = sorted(_CARD_KEYS - set(value)), sorted(set(value) - _CARD_KEYS)
+        return f"an FSRS card needs exactly the keys {sorted(_CARD_KEYS)} (missing {missing}, unknown {extra})"
+    if isinstance(value["card_id"], bool) or not isinstance(value["card_id"], int):
+        return "card_id must be an integer"
+    if value["state"] not in (1, 2, 3) or isinstance(value["state"], bool):
+        return f"state must be 1 (learning), 2 (review) or 3 (relearning), got {value['state']!r}"
+    for key in ("stability", "difficulty"):
+        if value[key] is not None and _number(value[key]):
+            return f"{key} must be a number or null"
+    if value["step"] is not None and (isinstance(value["step"], bool) or not isinstance(value["step"], int)):
+        return "step must be an integer or null"
+    for key in ("due", "last_review"):
+        if key == "last_review" and value[key] is None:
+            continue
+        problem = _time(value[key])
+        if problem:
+            return f"{key}: {problem}"
+    try:
+        Card.from_dict(value)
+    except Exception as error:  # py-fsrs's own check, whatever it raises
+        return f"not a valid FSRS card ({error})"
+    return None
+
+
+def _card_or_null(value: Any) -> str | None:
+    return None if value is None else _card(value)
+
+
+def _review_log(value: Any) -> str | None:
+    if not isinstance(value, dict):
+        return f"expected an FSRS review log object, got {_kind(value)}"
+    required = {"card_id", "rating", "review_datetime", "review_duration"}
+    if set(value) != required:
+        return f"an FSRS review log needs exactly the keys {sorted(required)}"
+    problem = _rating(value["rating"]) or _time(value["review_datetime"])
+    if problem:
+        return problem
+    try:
+        ReviewLog.from_dict(value)
+    except Exception as error:
+        return f"not a valid FSRS review log ({error})"
+    return None
+
+
+# section -> (field -> checker, the fields forming its key or None for history sections)
+SECTIONS: dict[str, tuple[dict[str, Checker], tuple[str, ...] | None]] = {
+    "predictions": (
+        {"lesson_id": _name, "key": _name, "value": _number, "correct": _boolean, "at": _time},
+        ("lesson_id", "key"),
+    ),
+    "code": (
+        {"exercise_id": _name, "language": _name, "source": _text, "at": _time},
+        ("exercise_id", "language"),
+    ),
+    "submissions": (
+        {"exercise_id": _name, "language": _name, "source": _text, "result": _object, "at": _time},
+        None,
+    ),
+    "quiz_answers": (
+        {"lesson_id": _name, "question_id": _name, "answer": _text, "correct": _boolean, "at": _time},
+        None,
+    ),
+    "explanations": (
+        {"lesson_id": _name, "text": _text, "ticked": _text_list, "at": _time},
+        ("lesson_id",),
+    ),
+    "cards": (
+        {"lesson_id": _name, "question_id": _name, "card": _card},
+        ("lesson_id", "question_id"),
+    ),
+    "review_logs": (
+        {
+            "lesson_id": _name, "question_id": _name, "kind": _review_kind, "answer": _text,
+            "correct": _boolean, "rating": _rating, "log": _review_log, "previous_card": _card_or_null,
+            "card_after": _card, "undone": _boolean, "at": _time,
+        },
+        None,
+    ),
+}
+TOP_LEVEL_KEYS = {"format", "version", "exported_at", *SECTIONS}
+
+
+def validate_export(data: Any) -> None:
+    """Check a whole export document; raise StoreError(kind="invalid-file") listing what is wrong."""
+    errors: list[str] = []
+    if not isinstance(data, dict):
+        raise StoreError(
+            f"The progress file is not valid: it must be a JSON object, got {_kind(data)}. "
+            "Nothing was imported; use a file made by `chainrule progress export`.",
+            kind=INVALID_FILE,
+        )
+    if data.get("format") != FORMAT_NAME:
+        errors.append(f"format: expected {FORMAT_NAME!r}, got {data.get('format')!r}")
+    version = data.get("version")
+    if isinstance(version, bool) or not isinstance(version, int):
+        errors.append(f"version: expected an integer, got {_kind(version)}")
+    elif version > EXPORT_VERSION:
+        errors.append(
+            f"version: the file has version {version}, this chainrule reads up to {EXPORT_VERSION} "
+            "(upgrade chainrule to import it)"
+        )
+    elif version < 1:
+        errors.append(f"version: expected 1 to {EXPORT_VERSION}, got {version}")
+    if "exported_at" in data and _time(data["exported_at"]):
+        errors.append(f"exported_at: {_time(data['exported_at'])}")
+    for key in sorted(set(data) - TOP_LEVEL_KEYS):
+        errors.append(f"{key}: unknown section (allowed: {', '.join(sorted(TOP_LEVEL_KEYS))})")
+    for section, (fields, key_fields) in SECTIONS.items():
+        if section not in data:
+            errors.append(f"{section}: missing (use [] if there is nothing)")
+            continue
+        records = data[section]
+        if not isinstance(records, list):
+            errors.append(f"{section}: expected a list, got {_kind(records)}")
+            continue
+        seen: set[tuple] = set()
+        for index, record in enumerate(records):
+            where = f"{section}[{index}]"
+            if not isinstance(record, dict):
+                errors.append(f"{where}: expected an object, got {_kind(record)}")
+                continue
+            for name in sorted(set(fields) - set(record)):
+                errors.append(f"{where}: missing key {name!r}")
+            for name in sorted(set(record) - set(fields)):
+                errors.append(f"{where}: unknown key {name!r} (allowed: {', '.join(fields)})")
+            for name, check in fields.items():
+                if name in record:
+                    problem = check(record[name])
+                    if problem:
+                        errors.append(f"{where}.{name}: {problem}")
+            if key_fields and all(isinstance(record.get(name), str) for name in key_fields):
+                key = tuple(record[name] for name in key_fields)
+                if key in seen:
+                    errors.append(f"{where}: a second record for {'/'.join(key)} (each may appear once)")
+                seen.add(key)
+    if errors:
+        shown = "; ".join(errors[:MAX_ERRORS_SHOWN])
+        more = f" (and {len(errors) - MAX_ERRORS_SHOWN} more problems)" if len(errors) > MAX_ERRORS_SHOWN else ""
+        raise StoreError(
+            f"The progress file is not valid: {shown}{more}. Nothing was imported and nothing stored was "
+            "changed; use a file made by `chainrule progress export` (format described in docs/progress.md).",
+            kind=INVALID_FILE,
+        )
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, sort_keys=True)
+
+
+def export_rows(conn: sqlite3.Connection, now: datetime) -> dict:
+    """Read every table into the export document (called inside one read transaction)."""
+
+    def rows(sql: str) -> list[tuple]:
+        return conn.execute(sql).fetchall()
+
+    return {
+        "format": FORMAT_NAME,
+        "version": EXPORT_VERSION,
+        "exported_at": now.isoformat(),
+        "predictions": [
+            {"lesson_id": a, "key": b, "value": c, "correct": bool(d), "at": e}
+            for a, b, c, d, e in rows("SELECT lesson_id, key, value, correct, at FROM predictions ORDER BY lesson_id, key")
+        ],
+        "code": [
+            {"exercise_id": a, "language": b, "source": c, "at": d}
+            for a, b, c, d in rows("SELECT exercise_id, language, source, at FROM code ORDER BY exercise_id, language")
+        ],
+        "submissions": [
+            {"exercise_id": a, "language": b, "source": c, "result": json.loads(d), "at": e}
+            for a, b, c, d, e in rows("SELECT exercise_id, language, source, result, at FROM submissions ORDER BY id")
+        ],
+        "quiz_answers": [
+            {"lesson_id": a, "question_id": b, "answer": c, "correct": bool(d), "at": e}
+            for a, b, c, d, e in rows("SELECT lesson_id, question_id, answer, correct, at FROM quiz_answers ORDER BY id")
+        ],
+        "explanations": [
+            {"lesson_id": a, "text": b, "ticked": json.loads(c), "at": d}
+            for a, b, c, d in rows("SELECT lesson_id, text, ticked, at FROM explanations ORDER BY lesson_id")
+        ],
+        "cards": [
+            {"lesson_id": a, "question_id": b, "card": json.loads(c)}
+            for a, b, c in rows("SELECT lesson_id, question_id, card FROM cards ORDER BY lesson_id, question_id")
+        ],
+        "review_logs": [
+            {
+                "lesson_id": a, "question_id": b, "kind": c, "answer": d, "correct": bool(e), "rating": f,
+                "log": json.loads(g), "previous_card": None if h is None else json.loads(h),
+                "card_after": json.loads(i), "undone": bool(j), "at": k,
+            }
+            for a, b, c, d, e, f, g, h, i, j, k in rows(
+                "SELECT lesson_id, question_id, kind, answer, correct, rating, log, previous_card, card_after, "
+                "undone, at FROM review_logs ORDER BY id"
+            )
+        ],
+    }
+
+
+def import_rows(conn: sqlite3.Connection, data: dict) -> dict[str, int]:
+    """Write a validated document (called inside the store's single write transaction).
+
+    Returns, per section, how many records were added or changed (identical ones count 0).
+    """
+    added = {section: 0 for section in SECTIONS}
+
+    def run(section: str, sql: str, params: tuple) -> None:
+        added[section] += conn.execute(sql, params).rowcount
+
+    # History records: a record that appears k times in the file and m times in the store is added
+    # k - m times (never below 0), so re-importing adds nothing and identical records are not merged.
+    seen: dict[tuple, int] = {}
+    stored: dict[tuple, int] = {}
+
+    def append(section: str, columns: tuple[str, ...], values: tuple) -> None:
+        identity = (section, *values)
+        if identity not in stored:
+            match = " AND ".join(f"{column} IS ?" for column in columns)
+            stored[identity] = conn.execute(f"SELECT COUNT(*) FROM {section} WHERE {match}", values).fetchone()[0]
+        seen[identity] = seen.get(identity, 0) + 1
+        if seen[identity] > stored[identity]:
+            placeholders = ", ".join("?" for _ in columns)
+            conn.execute(f"INSERT INTO {section} ({', '.join(columns)}) VALUES ({placeholders})", values)
+            added[section] += 1
+
+    for r in data["predictions"]:
+        run("predictions",
+            "INSERT INTO predictions (lesson_id, key, value, correct, at) VALUES (?, ?, ?, ?, ?) "
+            "ON CONFLICT (lesson_id, key) DO UPDATE SET value = excluded.value, correct = excluded.correct, "
+            "at = excluded.at WHERE value IS NOT excluded.value OR correct IS NOT excluded.correct "
+            "OR at IS NOT excluded.at",
+            (r["lesson_id"], r["key"], float(r["value"]), int(r["correct"]), r["at"]))
+    for r in data["code"]:
+        run("code",
+            "INSERT INTO code (exercise_id, language, source, at) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT (exercise_id, language) DO UPDATE SET source = excluded.source, at = excluded.at "
+            "WHERE source IS NOT excluded.source OR at IS NOT excluded.at",
+            (r["exercise_id"], r["language"], r["source"], r["at"]))
+    for r in data["submissions"]:
+        append("submissions", ("exercise_id", "language", "source", "result", "status", "at"),
+               (r["exercise_id"], r["language"], r["source"], _dumps(r["result"]),
+                str(r["result"].get("status", "")), r["at"]))
+    for r in data["quiz_answers"]:
+        append("quiz_answers", ("lesson_id", "question_id", "answer", "correct", "at"),
+               (r["lesson_id"], r["question_id"], r["answer"], int(r["correct"]), r["at"]))
+    for r in data["explanations"]:
+        run("explanations",
+            "INSERT INTO explanations (lesson_id, text, ticked, at) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT (lesson_id) DO UPDATE SET text = excluded.text, ticked = excluded.ticked, at = excluded.at "
+            "WHERE text IS NOT excluded.text OR ticked IS NOT excluded.ticked OR at IS NOT excluded.at",
+            (r["lesson_id"], r["text"], json.dumps(r["ticked"]), r["at"]))
+    for r in data["cards"]:
+        card = Card.from_dict(r["card"])
+        run("cards",
+            "INSERT INTO cards (lesson_id, question_id, card, due_ts) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT (lesson_id, question_id) DO UPDATE SET card = excluded.card, due_ts = excluded.due_ts "
+            "WHERE card IS NOT excluded.card",
+            (r["lesson_id"], r["question_id"], _dumps(r["card"]), card.due.timestamp()))
+    for r in data["review_logs"]:
+        append("review_logs",
+               ("lesson_id", "question_id", "kind", "answer", "correct", "rating", "log", "previous_card",
+                "card_after", "undone", "at"),
+               (r["lesson_id"], r["question_id"], r["kind"], r["answer"], int(r["correct"]), r["rating"],
+                _dumps(r["log"]), None if r["previous_card"] is None else _dumps(r["previous_card"]),
+                _dumps(r["card_after"]), int(r["undone"]), r["at"]))
+    return added

@@ -1,0 +1,148 @@
+"""`chainrule review` in the terminal: ask each due question, rate it, say when it comes back.
+
+Reads answers line by line from a text stream (stdin in the CLI, a StringIO in tests):
+an answer, ``u`` to undo the last rating, ``q`` (or end of input) to stop.
+Question text and checking come from chainrule.lessons (``quiz_question``, ``check_quiz_answer``);
+both can be injected, so the session can run on a fixture lesson.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Callable, TextIO
+
+from chainrule.progress.store import ProgressStore
+
+QuestionFn = Callable[[str, str], dict[str, Any]]
+CheckFn = Callable[[str, str, str], dict[str, Any]]
+
+UNDO = "u"
+QUIT = "q"
+
+
+def _lessons_functions() -> tuple[QuestionFn, CheckFn]:
+    from chainrule.lessons import check_quiz_answer, quiz_question
+
+    return quiz_question, check_quiz_answer
+
+
+def format_due(iso: str) -> str:
+    """'2026-03-03 09:30 UTC' from an ISO 8601 time."""
+    return datetime.fromisoformat(iso).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def run_review(
+    store: ProgressStore,
+    stdin: TextIO,
+    stdout: TextIO,
+    *,
+    question: QuestionFn | None = None,
+    check: CheckFn | None = None,
+) -> int:
+    """Run one review session; returns the exit code (0)."""
+    if question is None or check is None:
+        default_question, default_check = _lessons_functions()
+        question = question or default_question
+        check = check or default_check
+
+    def say(text: str = "") -> None:
+        stdout.write(text + "\n")
+        stdout.flush()
+
+    queue = store.due_reviews()
+    if not queue:
+        upcoming = store.next_due()
+        if upcoming is None:
+            say("Nothing to review yet: answer the quiz questions in a lesson to add them.")
+        else:
+            say(f"Nothing is due for review right now; the next question comes back on {format_due(upcoming)}.")
+        return 0
+    say(f"{len(queue)} question{'s' if len(queue) != 1 else ''} due for review:")
+    for item in queue:
+        try:
+            prompt = question(item["lesson_id"], item["question_id"])["prompt"]
+        except LookupError:
+            prompt = "(this question is no longer in the lesson)"
+        short = prompt if len(prompt) <= 70 else prompt[:67] + "..."
+        say(f"  - [{item['lesson_id']}] {short} (due {format_due(item['due'])})")
+    say(f"Type your answer and press Enter; '{UNDO}' undoes your last rating, '{QUIT}' quits.")
+
+    reviewed = 0
+
+    def undo_into(queue: list[dict]) -> list[dict]:
+        """Undo the last rating; if its question is due again, ask it next."""
+        nonlocal reviewed
+        undone = store.undo_last_review()
+        if undone is None:
+            say("Nothing to undo.")
+            return queue
+        name = f"{undone['lesson_id']}/{undone['question_id']}"
+        if undone["due"] is None:
+            say(f"Undone: your last rating of {name}; it has no review card any more.")
+            return queue
+        say(f"Undone: your last rating of {name}; it is due again {format_due(undone['due'])}.")
+        reviewed = max(0, reviewed - 1)
+        if datetime.fromisoformat(undone["due"]) > store.now():
+            return queue
+        undone_item = {key: undone[key] for key in ("lesson_id", "question_id", "due")}
+        return [undone_item] + [entry for entry in queue if entry != undone_item]
+
+    on_screen: tuple[str, str] | None = None  # the question last printed, not re-printed on a retry
+    while True:
+        if not queue:
+            # One last chance to take back the final rating before the session ends.
+            say(f"\nAll due questions reviewed. Press Enter to finish, or '{UNDO}' to undo your last rating.")
+            stdout.write("> ")
+            stdout.flush()
+            if stdin.readline().strip().lower() != UNDO:
+                break
+            queue = undo_into(queue)
+            on_screen = None
+            continue
+        item = queue[0]
+        lesson_id, question_id = item["lesson_id"], item["question_id"]
+        try:
+            shown = question(lesson_id, question_id)
+        except LookupError as error:  # the lesson no longer has this question
+            say(f"\nSkipping {lesson_id}/{question_id}: {error}")
+            queue.pop(0)
+            continue
+        if on_screen != (lesson_id, question_id):
+            say(f"\n[{lesson_id}] {shown['prompt']}")
+            if shown.get("kind") == "choice":
+                for number, option in enumerate(shown.get("options") or [], start=1):
+                    say(f"  {number}) {option}")
+            on_screen = (lesson_id, question_id)
+        stdout.write("> ")
+        stdout.flush()
+        line = stdin.readline()
+        if line == "":  # end of input: stop like 'q'
+            say("")
+            break
+        typed = line.strip()
+        if typed.lower() == QUIT:
+            break
+        if typed.lower() == UNDO:
+            queue = undo_into(queue)
+            on_screen = None
+            continue
+        if not typed:
+            say(f"Type an answer, '{UNDO}' to undo or '{QUIT}' to quit.")
+            continue
+        verdict = check(lesson_id, question_id, typed)
+        if verdict.get("invalid"):
+            say(verdict.get("reason", "That answer cannot be checked; try again."))
+            continue
+        if verdict["correct"]:
+            say("Right. " + verdict.get("reason", ""))
+        else:
+            say(f"Not quite: the answer is {verdict.get('expected', '')}. {verdict.get('reason', '')}")
+        schedule = store.review(lesson_id, question_id, typed, bool(verdict["correct"]))
+        say(f"Next review: {schedule['text']} ({format_due(schedule['due'])}).")
+        queue.pop(0)
+        on_screen = None
+        reviewed += 1
+
+    left = len(store.due_reviews())
+    say(f"\nReviewed {reviewed} question{'s' if reviewed != 1 else ''}; {left} still due.")
+    return 0

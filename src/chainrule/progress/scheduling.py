@@ -1,0 +1,59 @@
+"""Spaced-repetition scheduling: FSRS via py-fsrs, plus the human phrase for an interval.
+
+The scheduling itself is py-fsrs's; this module only chooses its settings and words the result.
+
+Settings: py-fsrs defaults (desired retention 0.9, default weights, relearning step of 10 minutes)
+except ``learning_steps=()``: a quiz question answered in a lesson goes straight to the review
+state, so a right first answer comes back after days ("again in 2 days"), as the lesson promises,
+rather than after py-fsrs's default learning steps of 1 and 10 minutes.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from fsrs import Rating, Scheduler
+
+#: Keyword arguments given to fsrs.Scheduler besides enable_fuzzing (documented in docs/progress.md).
+SCHEDULER_SETTINGS: dict = {"learning_steps": ()}
+
+
+def make_scheduler(fuzzing: bool = True) -> Scheduler:
+    """The FSRS scheduler the store uses; ``fuzzing=False`` makes intervals deterministic (tests)."""
+    return Scheduler(enable_fuzzing=fuzzing, **SCHEDULER_SETTINGS)
+
+
+def rating_for(correct: bool) -> Rating:
+    """A right answer is Rating.Good, a wrong one Rating.Again."""
+    return Rating.Good if correct else Rating.Again
+
+
+def _plural(count: int, unit: str) -> str:
+    return f"{count} {unit}" if count == 1 else f"{count} {unit}s"
+
+
+def interval_phrase(interval: timedelta) -> str:
+    """Say when a question comes back: "again in 10 minutes", "again in 3 hours", "again in 2 days".
+
+    Under an hour: minutes (at least 1); under a day: hours; otherwise whole days, rounded
+    to the nearest day (an interval of 2.4 days reads "again in 2 days").
+    """
+    seconds = max(interval.total_seconds(), 0.0)
+    if seconds < 60 * 60:
+        return "again in " + _plural(max(1, round(seconds / 60)), "minute")
+    if seconds < 24 * 60 * 60:
+        hours = round(seconds / 3600)
+        if hours >= 24:
+            return "again in 1 day"
+        return "again in " + _plural(hours, "hour")
+    return "again in " + _plural(round(seconds / 86400), "day")
+
+
+def schedule_summary(card_due: datetime, reviewed_at: datetime) -> dict:
+    """The dict answer_question/review return: due (ISO 8601), interval_days and the phrase."""
+    interval = card_due - reviewed_at
+    return {
+        "due": card_due.isoformat(),
+        "interval_days": interval.total_seconds() / 86400.0,
+        "text": interval_phrase(interval),
+    }

@@ -1,0 +1,659 @@
+"""ProgressStore: everything a learner does, kept in one SQLite file.
+
+Design, for several server workers (threads and processes) writing at once:
+- WAL journal (readers never wait for the writer), synchronous=FULL (an acknowledged write survives
+  a crash or SIGKILL), a busy timeout, and one connection per thread per process (opened lazily,
+  reopened after a fork).
+- Every write is one short ``BEGIN IMMEDIATE ... COMMIT`` transaction: the write lock is taken up
+  front, so two writers never deadlock upgrading a read lock; if the lock stays busy beyond the busy
+  timeout, the transaction is retried a bounded number of times, then a StoreError("locked") is raised.
+- Every sqlite3 error becomes a StoreError that says what happened, which file, and what to do.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import sqlite3
+import threading
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, TypeVar
+
+from fsrs import Card, Rating
+
+from chainrule.progress.errors import (
+    CANNOT_OPEN,
+    NEWER_VERSION,
+    StoreError,
+    translate_sqlite_error,
+)
+from chainrule.progress import schema
+from chainrule.progress.scheduling import interval_phrase, make_scheduler, rating_for, schedule_summary
+
+DATABASE_NAME = "progress.sqlite3"
+ENV_DATA_DIR = "CHAINRULE_DATA_DIR"
+DEFAULT_BUSY_TIMEOUT = 5.0  # seconds SQLite waits for a lock before reporting "busy"
+DEFAULT_WRITE_ATTEMPTS = 3  # a busy write is retried this many times in all
+
+Clock = Callable[[], datetime]
+T = TypeVar("T")
+
+
+def default_data_dir() -> Path:
+    """$CHAINRULE_DATA_DIR if set, else platformdirs' user_data_dir("chainrule")."""
+    from_env = os.environ.get(ENV_DATA_DIR)
+    if from_env:
+        return Path(from_env).expanduser()
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir("chainrule"))
+
+
+def system_clock() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def _iso(moment: datetime) -> str:
+    return moment.isoformat()
+
+
+def _require_text(name: str, value: Any, *, allow_empty: bool = False) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"{name} must be a string, got {type(value).__name__}")
+    if not allow_empty and not value:
+        raise ValueError(f"{name} must be a non-empty string")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError(f"{name} contains an invalid character (a lone UTF-16 surrogate)") from None
+    return value
+
+
+def _is_busy(error: sqlite3.Error) -> bool:
+    name = getattr(error, "sqlite_errorname", "") or ""
+    text = str(error).lower()
+    return name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or "locked" in text or "busy" in text
+
+
+class ProgressStore:
+    """The learner's progress in ``<data_dir>/progress.sqlite3``. Create it with :func:`open_store`.
+
+    Safe to share between threads (each thread gets its own connection) and to use from several
+    processes on the same file at once.
+    """
+
+    def __init__(
+        self,
+        path: Path,
+        clock: Clock | None = None,
+        *,
+        busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
+        write_attempts: int = DEFAULT_WRITE_ATTEMPTS,
+        fuzzing: bool = True,
+    ) -> None:
+        self.path = Path(path)
+        self.data_dir = self.path.parent
+        self._clock: Clock = clock or system_clock
+        self.busy_timeout = float(busy_timeout)
+        self.write_attempts = max(1, int(write_attempts))
+        self.scheduler = make_scheduler(fuzzing)
+        self._local = threading.local()
+        self._all_connections: list[tuple[int, sqlite3.Connection]] = []  # (pid that opened it, connection)
+        self._registry_lock = threading.Lock()
+
+    # ---------------------------------------------------------------- connections and transactions
+
+    def now(self) -> datetime:
+        """The clock's current time, as an aware UTC datetime."""
+        moment = self._clock()
+        if not isinstance(moment, datetime) or moment.tzinfo is None:
+            raise ValueError("the store's clock must return a timezone-aware datetime")
+        return moment.astimezone(timezone.utc)
+
+    def _connect(self) -> sqlite3.Connection:
+        try:
+            conn = sqlite3.connect(
+                str(self.path),
+                timeout=self.busy_timeout,
+                isolation_level=None,  # we issue BEGIN/COMMIT ourselves
+                check_same_thread=False,  # only its own thread uses it; close() may run elsewhere
+            )
+        except sqlite3.Error as error:
+            raise translate_sqlite_error(error, self.path) from error
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
+            conn.execute("PRAGMA synchronous = FULL")
+            conn.execute("PRAGMA foreign_keys = ON")
+        except sqlite3.Error as error:
+            conn.close()
+            raise translate_sqlite_error(error, self.path) from error
+        with self._registry_lock:
+            self._all_connections.append((os.getpid(), conn))
+        return conn
+
+    def _connection(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None or self._local.pid != os.getpid():
+            # A connection must not cross a fork: open a fresh one in the child.
+            conn = self._connect()
+            self._local.conn = conn
+            self._local.pid = os.getpid()
+        return conn
+
+    def close(self) -> None:
+        """Close every connection this store opened in this process.
+
+        Connections inherited through a fork are left alone: they belong to the parent process.
+        """
+        pid = os.getpid()
+        with self._registry_lock:
+            connections, self._all_connections = self._all_connections, []
+        for owner, conn in connections:
+            if owner != pid:
+                continue
+            try:
+                conn.close()
+            except sqlite3.Error:
+                pass
+        self._local = threading.local()
+
+    def __enter__(self) -> "ProgressStore":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _retry_busy(self, error: sqlite3.Error, attempt: int, started: float) -> bool:
+        """Retry a busy error (after a short pause) unless attempts or the busy timeout are used up.
+
+        SQLite's busy handler already waits up to busy_timeout for a held lock; the retry covers the
+        cases where SQLite reports busy without waiting (a stale read snapshot, WAL recovery).
+        """
+        if not _is_busy(error) or attempt + 1 >= self.write_attempts:
+            return False
+        if time.monotonic() - started >= self.busy_timeout:
+            return False
+        time.sleep(0.01 * (attempt + 1))
+        return True
+
+    def _write(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """Run ``work`` in one BEGIN IMMEDIATE transaction; retry a bounded number of times if busy."""
+        conn = self._connection()
+        started = time.monotonic()
+        for attempt in range(self.write_attempts):
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    result = work(conn)
+                    conn.execute("COMMIT")
+                    return result
+                except BaseException:
+                    if conn.in_transaction:
+                        try:
+                            conn.execute("ROLLBACK")
+                        except sqlite3.Error:
+                            pass
+                    raise
+            except sqlite3.Error as error:
+                if self._retry_busy(error, attempt, started):
+                    continue
+                raise translate_sqlite_error(
+                    error, self.path, waited_seconds=round(time.monotonic() - started, 2)
+                ) from error
+        raise AssertionError("unreachable: the loop either returns or raises")
+
+    def _read(self, work: Callable[[sqlite3.Connection], T], *, snapshot: bool = False) -> T:
+        """Run a read; ``snapshot=True`` wraps several SELECTs in one transaction (a consistent view)."""
+        conn = self._connection()
+        started = time.monotonic()
+        for attempt in range(self.write_attempts):
+            try:
+                if not snapshot:
+                    return work(conn)
+                conn.execute("BEGIN")
+                try:
+                    return work(conn)
+                finally:
+                    if conn.in_transaction:
+                        conn.execute("COMMIT")
+            except sqlite3.Error as error:
+                if self._retry_busy(error, attempt, started):
+                    continue
+                raise translate_sqlite_error(
+                    error, self.path, waited_seconds=round(time.monotonic() - started, 2)
+                ) from error
+        raise AssertionError("unreachable: the loop either returns or raises")
+
+    # ---------------------------------------------------------------- schema
+
+    def initialize(self, *, check_integrity: bool = True) -> None:
+        """Switch to WAL, check the file is a sound SQLite database, apply missing migrations."""
+        conn = self._connection()
+        try:
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            latest = len(schema.MIGRATIONS)
+            if version > latest:
+                raise StoreError(
+                    f"The progress database {self.path} was written by a newer chainrule (schema "
+                    f"version {version}; this one knows up to {latest}). Nothing was changed. "
+                    "Upgrade chainrule, or use --data-dir to keep a separate store for this version.",
+                    kind=NEWER_VERSION,
+                    path=self.path,
+                )
+            if check_integrity:
+                problems = [row[0] for row in conn.execute("PRAGMA quick_check").fetchall()]
+                if problems != ["ok"]:
+                    raise sqlite3.DatabaseError("database disk image is malformed: " + "; ".join(problems[:3]))
+            mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
+        except sqlite3.Error as error:
+            raise translate_sqlite_error(error, self.path) from error
+        if str(mode).lower() != "wal":
+            self._set_wal(conn)
+        if version < latest:
+            self._write(self._migrate)
+
+    def _set_wal(self, conn: sqlite3.Connection) -> None:
+        # journal_mode cannot change inside a transaction, and needs a moment without other writers.
+        started = time.monotonic()
+        for attempt in range(self.write_attempts):
+            try:
+                conn.execute("PRAGMA journal_mode = WAL")
+                return
+            except sqlite3.Error as error:
+                if self._retry_busy(error, attempt, started):
+                    continue
+                raise translate_sqlite_error(
+                    error, self.path, waited_seconds=round(time.monotonic() - started, 2)
+                ) from error
+
+    @staticmethod
+    def _migrate(conn: sqlite3.Connection) -> None:
+        # Re-read inside the write lock: another process may have migrated meanwhile.
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        for index in range(version, len(schema.MIGRATIONS)):
+            schema.MIGRATIONS[index](conn)
+            conn.execute(f"PRAGMA user_version = {index + 1}")
+
+    def schema_version(self) -> int:
+        return self._read(lambda conn: conn.execute("PRAGMA user_version").fetchone()[0])
+
+    # ---------------------------------------------------------------- predictions
+
+    def save_prediction(self, lesson_id: str, key: str, value: float, correct: bool) -> None:
+        """Keep the learner's latest prediction for ``key`` (one per lesson and key)."""
+        _require_text("lesson_id", lesson_id)
+        _require_text("key", key)
+        number = float(value)
+        if not math.isfinite(number):
+            raise ValueError(f"a prediction must be a finite number, got {value!r}")
+        at = _iso(self.now())
+        self._write(
+            lambda conn: conn.execute(
+                "INSERT INTO predictions (lesson_id, key, value, correct, at) VALUES (?, ?, ?, ?, ?) "
+                "ON CONFLICT (lesson_id, key) DO UPDATE SET value = excluded.value, "
+                "correct = excluded.correct, at = excluded.at",
+                (lesson_id, key, number, int(bool(correct)), at),
+            )
+        )
+
+    def predictions(self, lesson_id: str) -> dict[str, dict]:
+        rows = self._read(
+            lambda conn: conn.execute(
+                "SELECT key, value, correct, at FROM predictions WHERE lesson_id = ? ORDER BY key", (lesson_id,)
+            ).fetchall()
+        )
+        return {key: {"value": value, "correct": bool(correct), "at": at} for key, value, correct, at in rows}
+
+    # ---------------------------------------------------------------- code and submissions
+
+    @staticmethod
+    def _upsert_code(conn: sqlite3.Connection, exercise_id: str, language: str, source: str, at: str) -> None:
+        conn.execute(
+            "INSERT INTO code (exercise_id, language, source, at) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT (exercise_id, language) DO UPDATE SET source = excluded.source, at = excluded.at",
+            (exercise_id, language, source, at),
+        )
+
+    def save_code(self, exercise_id: str, language: str, source: str) -> None:
+        """Keep the latest code the learner wrote for one exercise in one language."""
+        _require_text("exercise_id", exercise_id)
+        _require_text("language", language)
+        _require_text("source", source, allow_empty=True)
+        at = _iso(self.now())
+        self._write(lambda conn: self._upsert_code(conn, exercise_id, language, source, at))
+
+    def latest_code(self) -> dict[str, str]:
+        rows = self._read(
+            lambda conn: conn.execute(
+                "SELECT exercise_id, language, source FROM code ORDER BY exercise_id, language"
+            ).fetchall()
+        )
+        return {f"{exercise}/{language}": source for exercise, language, source in rows}
+
+    def record_submission(self, exercise_id: str, language: str, source: str, result: dict) -> int:
+        """Keep one graded run (source and result); it also becomes the latest code. Returns its id."""
+        _require_text("exercise_id", exercise_id)
+        _require_text("language", language)
+        _require_text("source", source, allow_empty=True)
+        if not isinstance(result, dict):
+            raise ValueError(f"result must be a dict (the grading result), got {type(result).__name__}")
+        try:
+            result_json = json.dumps(result, sort_keys=True)
+        except (TypeError, ValueError) as error:
+            raise ValueError(f"result must be JSON-serialisable (the grading result dict): {error}") from error
+        status = str(result.get("status", ""))
+        at = _iso(self.now())
+
+        def work(conn: sqlite3.Connection) -> int:
+            cursor = conn.execute(
+                "INSERT INTO submissions (exercise_id, language, source, result, status, at) VALUES (?, ?, ?, ?, ?, ?)",
+                (exercise_id, language, source, result_json, status, at),
+            )
+            self._upsert_code(conn, exercise_id, language, source, at)
+            return int(cursor.lastrowid)
+
+        return self._write(work)
+
+    def latest_results(self) -> dict[str, dict]:
+        rows = self._read(
+            lambda conn: conn.execute(
+                "SELECT exercise_id, language, result FROM submissions WHERE id IN "
+                "(SELECT MAX(id) FROM submissions GROUP BY exercise_id, language) ORDER BY exercise_id, language"
+            ).fetchall()
+        )
+        return {f"{exercise}/{language}": json.loads(result) for exercise, language, result in rows}
+
+    def submission_count(self) -> int:
+        return self._read(lambda conn: conn.execute("SELECT COUNT(*) FROM submissions").fetchone()[0])
+
+    # ---------------------------------------------------------------- quiz and review cards
+
+    @staticmethod
+    def _load_card(conn: sqlite3.Connection, lesson_id: str, question_id: str) -> str | None:
+        row = conn.execute(
+            "SELECT card FROM cards WHERE lesson_id = ? AND question_id = ?", (lesson_id, question_id)
+        ).fetchone()
+        return None if row is None else row[0]
+
+    @staticmethod
+    def _put_card(conn: sqlite3.Connection, lesson_id: str, question_id: str, card: Card) -> None:
+        conn.execute(
+            "INSERT INTO cards (lesson_id, question_id, card, due_ts) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT (lesson_id, question_id) DO UPDATE SET card = excluded.card, due_ts = excluded.due_ts",
+            (lesson_id, question_id, json.dumps(card.to_dict(), sort_keys=True), card.due.timestamp()),
+        )
+
+    def _rate(
+        self, conn: sqlite3.Connection, kind: str, lesson_id: str, question_id: str, answer: str, correct: bool,
+        now: datetime,
+    ) -> dict:
+        """Rate the question's card (creating it if new) and log the rating with the card before it."""
+        previous_json = self._load_card(conn, lesson_id, question_id)
+        if previous_json is None:
+            card = Card(card_id=int(now.timestamp() * 1000), due=now)
+        else:
+            card = Card.from_dict(json.loads(previous_json))
+        rating: Rating = rating_for(correct)
+        new_card, log = self.scheduler.review_card(card, rating, review_datetime=now)
+        self._put_card(conn, lesson_id, question_id, new_card)
+        conn.execute(
+            "INSERT INTO review_logs (lesson_id, question_id, kind, answer, correct, rating, log, previous_card, "
+            "card_after, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                lesson_id, question_id, kind, answer, int(bool(correct)), int(rating),
+                json.dumps(log.to_dict(), sort_keys=True), previous_json,
+                json.dumps(new_card.to_dict(), sort_keys=True), _iso(now),
+            ),
+        )
+        return schedule_summary(new_card.due, now)
+
+    def answer_question(self, lesson_id: str, question_id: str, answer: str, correct: bool) -> dict:
+        """Keep a lesson quiz answer and schedule the question for review (right: Good, wrong: Again).
+
+        Returns {"due": ISO 8601, "interval_days": float, "text": "again in 2 days"}.
+        """
+        _require_text("lesson_id", lesson_id)
+        _require_text("question_id", question_id)
+        _require_text("answer", answer, allow_empty=True)
+        now = self.now()
+
+        def work(conn: sqlite3.Connection) -> dict:
+            conn.execute(
+                "INSERT INTO quiz_answers (lesson_id, question_id, answer, correct, at) VALUES (?, ?, ?, ?, ?)",
+                (lesson_id, question_id, answer, int(bool(correct)), _iso(now)),
+            )
+            return self._rate(conn, "quiz", lesson_id, question_id, answer, correct, now)
+
+        return self._write(work)
+
+    def quiz_answers(self, lesson_id: str) -> dict[str, dict]:
+        """Latest lesson answer per question, with when its review card is now due."""
+
+        def work(conn: sqlite3.Connection) -> list:
+            return conn.execute(
+                "SELECT q.question_id, q.answer, q.correct, q.at, c.card FROM quiz_answers q "
+                "LEFT JOIN cards c ON c.lesson_id = q.lesson_id AND c.question_id = q.question_id "
+                "WHERE q.id IN (SELECT MAX(id) FROM quiz_answers WHERE lesson_id = ? GROUP BY question_id) "
+                "ORDER BY q.question_id",
+                (lesson_id,),
+            ).fetchall()
+
+        answers: dict[str, dict] = {}
+        for question_id, answer, correct, at, card_json in self._read(work, snapshot=True):
+            entry = {"answer": answer, "correct": bool(correct), "at": at, "due": None, "text": ""}
+            if card_json is not None:
+                card = Card.from_dict(json.loads(card_json))
+                entry["due"] = _iso(card.due)
+                if card.last_review is not None:
+                    entry["text"] = interval_phrase(card.due - card.last_review)
+            answers[question_id] = entry
+        return answers
+
+    def due_reviews(self, now: datetime | None = None) -> list[dict]:
+        """Questions whose card is due at ``now`` (default: the clock), earliest first."""
+        moment = self.now() if now is None else now.astimezone(timezone.utc)
+        rows = self._read(
+            lambda conn: conn.execute(
+                "SELECT lesson_id, question_id, card FROM cards WHERE due_ts <= ? "
+                "ORDER BY due_ts, lesson_id, question_id",
+                (moment.timestamp(),),
+            ).fetchall()
+        )
+        return [
+            {"lesson_id": lesson_id, "question_id": question_id, "due": json.loads(card)["due"]}
+            for lesson_id, question_id, card in rows
+        ]
+
+    def next_due(self) -> str | None:
+        """When the earliest review card is due (ISO 8601), or None if there are no cards."""
+        row = self._read(lambda conn: conn.execute("SELECT card FROM cards ORDER BY due_ts LIMIT 1").fetchone())
+        return None if row is None else json.loads(row[0])["due"]
+
+    def review(self, lesson_id: str, question_id: str, answer: str, correct: bool) -> dict:
+        """Rate a question answered in review; returns the same dict as answer_question."""
+        _require_text("lesson_id", lesson_id)
+        _require_text("question_id", question_id)
+        _require_text("answer", answer, allow_empty=True)
+        now = self.now()
+        return self._write(lambda conn: self._rate(conn, "review", lesson_id, question_id, answer, correct, now))
+
+    def undo_last_review(self) -> dict | None:
+        """Undo the most recent rating made in review: its card goes back exactly as it was before.
+
+        Lesson quiz answers are not undone here (they are the learner's recorded answers). Calling
+        again undoes the review before that. Returns {"lesson_id", "question_id", "due"} or None.
+        """
+
+        def work(conn: sqlite3.Connection) -> dict | None:
+            row = conn.execute(
+                "SELECT id, lesson_id, question_id, previous_card FROM review_logs "
+                "WHERE kind = 'review' AND undone = 0 ORDER BY id DESC LIMIT 1"
+            ).fetchone()
+            if row is None:
+                return None
+            log_id, lesson_id, question_id, previous_json = row
+            later = conn.execute(
+                "SELECT 1 FROM review_logs WHERE lesson_id = ? AND question_id = ? AND id > ? AND undone = 0",
+                (lesson_id, question_id, log_id),
+            ).fetchone()
+            if later is not None:
+                return None  # the card was rated again in the lesson since: undoing would lose that
+            conn.execute("UPDATE review_logs SET undone = 1 WHERE id = ?", (log_id,))
+            if previous_json is None:
+                conn.execute("DELETE FROM cards WHERE lesson_id = ? AND question_id = ?", (lesson_id, question_id))
+                return {"lesson_id": lesson_id, "question_id": question_id, "due": None}
+            previous = Card.from_dict(json.loads(previous_json))
+            conn.execute(
+                "UPDATE cards SET card = ?, due_ts = ? WHERE lesson_id = ? AND question_id = ?",
+                (previous_json, previous.due.timestamp(), lesson_id, question_id),
+            )
+            return {"lesson_id": lesson_id, "question_id": question_id, "due": _iso(previous.due)}
+
+        return self._write(work)
+
+    def card(self, lesson_id: str, question_id: str) -> dict | None:
+        """The question's FSRS card as fsrs.Card.to_dict(), or None if it has none yet."""
+        card_json = self._read(lambda conn: self._load_card(conn, lesson_id, question_id))
+        return None if card_json is None else json.loads(card_json)
+
+    def review_log(self, lesson_id: str, question_id: str) -> list[dict]:
+        """Every rating of one question, oldest first (undone ones included, marked)."""
+        rows = self._read(
+            lambda conn: conn.execute(
+                "SELECT kind, answer, correct, rating, at, undone FROM review_logs "
+                "WHERE lesson_id = ? AND question_id = ? ORDER BY id",
+                (lesson_id, question_id),
+            ).fetchall()
+        )
+        return [
+            {"kind": kind, "answer": answer, "correct": bool(correct), "rating": rating, "at": at,
+             "undone": bool(undone)}
+            for kind, answer, correct, rating, at, undone in rows
+        ]
+
+    # ---------------------------------------------------------------- explanations
+
+    def save_explanation(self, lesson_id: str, text: str, ticked: list[str]) -> None:
+        """Keep the learner's own explanation and the key ideas they ticked as covered."""
+        _require_text("lesson_id", lesson_id)
+        _require_text("text", text, allow_empty=True)
+        if not isinstance(ticked, (list, tuple)) or not all(isinstance(item, str) for item in ticked):
+            raise ValueError("ticked must be a list of key-idea ids (strings)")
+        at = _iso(self.now())
+        self._write(
+            lambda conn: conn.execute(
+                "INSERT INTO explanations (lesson_id, text, ticked, at) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT (lesson_id) DO UPDATE SET text = excluded.text, ticked = excluded.ticked, at = excluded.at",
+                (lesson_id, text, json.dumps(list(ticked)), at),
+            )
+        )
+
+    def explanation(self, lesson_id: str) -> dict | None:
+        row = self._read(
+            lambda conn: conn.execute(
+                "SELECT text, ticked, at FROM explanations WHERE lesson_id = ?", (lesson_id,)
+            ).fetchone()
+        )
+        if row is None:
+            return None
+        text, ticked, at = row
+        return {"text": text, "ticked": json.loads(ticked), "at": at}
+
+    # ---------------------------------------------------------------- summary, export, import
+
+    def lesson_summary(self, lesson_id: str, exercise_ids: list[str] | None = None) -> dict:
+        """Counts for the path page. Exercises passed: distinct exercises with a passing submission
+        (in any language), among ``exercise_ids`` if given, else among the lesson's exercises as
+        chainrule.lessons lists them, else all exercises."""
+        if exercise_ids is None:
+            exercise_ids = _lesson_exercise_ids(lesson_id)
+
+        def work(conn: sqlite3.Connection) -> dict:
+            predictions = conn.execute(
+                "SELECT COUNT(*) FROM predictions WHERE lesson_id = ?", (lesson_id,)
+            ).fetchone()[0]
+            passed = {
+                row[0] for row in conn.execute("SELECT DISTINCT exercise_id FROM submissions WHERE status = 'pass'")
+            }
+            answered = conn.execute(
+                "SELECT COUNT(DISTINCT question_id) FROM quiz_answers WHERE lesson_id = ?", (lesson_id,)
+            ).fetchone()[0]
+            explained = conn.execute(
+                "SELECT COUNT(*) FROM explanations WHERE lesson_id = ? AND text != ''", (lesson_id,)
+            ).fetchone()[0]
+            if exercise_ids is not None:
+                passed &= set(exercise_ids)
+            return {
+                "predictions": int(predictions),
+                "exercises_passed": len(passed),
+                "quiz_answered": int(answered),
+                "explained": bool(explained),
+            }
+
+        return self._read(work, snapshot=True)
+
+    def export_data(self) -> dict:
+        """Everything stored, as a JSON-able, versioned dict (format described in docs/progress.md)."""
+        from chainrule.progress.exchange import export_rows
+
+        return self._read(lambda conn: export_rows(conn, self.now()), snapshot=True)
+
+    def import_data(self, data: Any) -> dict:
+        """Validate ``data`` completely, then add it in ONE transaction; on any error raise
+        StoreError and change nothing. Returns counts of rows added per table."""
+        from chainrule.progress.exchange import import_rows, validate_export
+
+        validate_export(data)
+        return self._write(lambda conn: import_rows(conn, data))
+
+
+def _lesson_exercise_ids(lesson_id: str) -> list[str] | None:
+    """The lesson's exercise ids from chainrule.lessons ([] for a lesson it does not know), or None
+    (count every exercise) when the lessons package is not available."""
+    try:
+        from chainrule.lessons import exercise_ids
+    except ImportError:
+        return None
+    try:
+        return [str(item) for item in exercise_ids(lesson_id)]
+    except LookupError:  # not a lesson: it has no exercises
+        return []
+
+
+def open_store(
+    data_dir: str | os.PathLike | None = None,
+    clock: Clock | None = None,
+    *,
+    busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
+    write_attempts: int = DEFAULT_WRITE_ATTEMPTS,
+    fuzzing: bool = True,
+    check_integrity: bool = True,
+) -> ProgressStore:
+    """Open (creating and migrating if needed) the progress store in ``data_dir``.
+
+    data_dir: default $CHAINRULE_DATA_DIR, else platformdirs.user_data_dir("chainrule").
+    clock: ``clock() -> aware datetime``, default the system clock (tests inject their own).
+    fuzzing: False makes FSRS intervals deterministic. Raises StoreError if the store cannot be used.
+    """
+    directory = Path(data_dir).expanduser() if data_dir is not None else default_data_dir()
+    path = directory / DATABASE_NAME
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise StoreError(
+            f"The progress directory {directory} cannot be created ({error.strerror or error}). "
+            "Make its parent writable for your user, or start chainrule with --data-dir pointing "
+            "to a writable directory.",
+            kind=CANNOT_OPEN,
+            path=path,
+        ) from error
+    store = ProgressStore(path, clock, busy_timeout=busy_timeout, write_attempts=write_attempts, fuzzing=fuzzing)
+    try:
+        store.initialize(check_integrity=check_integrity)
+    except BaseException:
+        store.close()
+        raise
+    return store
