@@ -1,0 +1,154 @@
+"""`chainrule exercises`, `chainrule start` and `chainrule check`: the graded exercises from a terminal.
+
+    chainrule exercises                              list the exercises
+    chainrule start neuron-grads --lang ts           write neuron-grads.ts (the starter) here
+    chainrule check neuron-grads.ts [--json]         grade it: a table of tests, and the isolation level
+
+Exit codes of `check`: 0 every test passed, 1 not all passed, 2 usage error (no such file, unknown
+extension, exercise not recognisable).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    from chainrule.grading.exercises import EXERCISES, LANGUAGE_ALIASES
+
+    exercises = subparsers.add_parser("exercises", help="list the graded coding exercises")
+    exercises.add_argument("--json", action="store_true", help="print the list as JSON")
+    exercises.set_defaults(func=run_exercises)
+
+    start = subparsers.add_parser("start", help="write an exercise's starter file to edit")
+    start.add_argument("exercise", choices=list(EXERCISES), help="exercise id")
+    start.add_argument("--lang", "-l", default="python", choices=sorted(LANGUAGE_ALIASES),
+                       help="python (py), javascript (js) or typescript (ts); default python")
+    start.add_argument("--output", "-o", type=Path, help="file to write (default: <exercise>.<ext> here)")
+    start.add_argument("--force", action="store_true", help="overwrite the file if it exists")
+    start.set_defaults(func=run_start)
+
+    check = subparsers.add_parser("check", help="grade your exercise file in the sandbox")
+    check.add_argument("file", type=Path, help="your file: .py, .js or .ts")
+    check.add_argument("--exercise", "-e", choices=list(EXERCISES),
+                       help="exercise id (default: read from the file's marker comment or function names)")
+    check.add_argument("--lang", "-l", choices=sorted(LANGUAGE_ALIASES),
+                       help="language (default: from the file's extension)")
+    check.add_argument("--json", action="store_true", help="print the full result as JSON")
+    check.set_defaults(func=run_check)
+
+
+def run_exercises(args: argparse.Namespace) -> int:
+    from chainrule.grading import list_exercises
+
+    listed = list_exercises()
+    if args.json:
+        print(json.dumps(listed, indent=2))
+        return EXIT_OK
+    width = max(len(e["id"]) for e in listed)
+    for e in listed:
+        print(f"{e['id']:<{width}}  {e['title']}")
+        print(f"{'':<{width}}  {e['summary']}")
+        print(f"{'':<{width}}  languages: {', '.join(e['languages'])}")
+    print("\nStart one with:  chainrule start neuron-grads --lang py   (or js, ts)")
+    return EXIT_OK
+
+
+def run_start(args: argparse.Namespace) -> int:
+    from chainrule.grading import starter_source
+    from chainrule.grading.exercises import LANGUAGES, normalize_language
+
+    language = normalize_language(args.lang)
+    path: Path = args.output or Path(f"{args.exercise}.{LANGUAGES[language]}")
+    if path.exists() and not args.force:
+        print(f"{path} already exists; not overwriting it (use --force to replace it).", file=sys.stderr)
+        return EXIT_FAILED
+    try:
+        path.write_text(starter_source(args.exercise, language), encoding="utf-8")
+    except OSError as error:
+        print(f"could not write {path}: {error.strerror or error}", file=sys.stderr)
+        return EXIT_FAILED
+    print(f"wrote {path}: edit it, then run  chainrule check {path}")
+    return EXIT_OK
+
+
+def _usage(message: str) -> int:
+    print(f"chainrule check: {message}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def run_check(args: argparse.Namespace) -> int:
+    from chainrule.grading import detect_exercise, grade
+    from chainrule.grading.exercises import EXTENSION_LANGUAGE, normalize_language
+
+    path: Path = args.file
+    if not path.is_file():
+        return _usage(f"no such file: {path}")
+    if args.lang:
+        language = normalize_language(args.lang)
+    else:
+        language = EXTENSION_LANGUAGE.get(path.suffix.lower())
+        if language is None:
+            allowed = ", ".join(sorted(EXTENSION_LANGUAGE))
+            return _usage(f"cannot tell the language of {path.name} (extensions: {allowed}); pass --lang")
+    try:
+        source = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        return _usage(f"cannot read {path} as UTF-8 text: {error}")
+    exercise = args.exercise or detect_exercise(source)
+    if exercise is None:
+        return _usage(
+            f"cannot tell which exercise {path.name} is for (no 'chainrule exercise:' marker and no "
+            "neuron_grads / grads_of function); pass --exercise"
+        )
+    result = grade(exercise, language, source)
+    if args.json:
+        print(json.dumps(result, indent=2, allow_nan=False))
+    else:
+        print(render_result(result))
+    return EXIT_OK if result["status"] == "pass" else EXIT_FAILED
+
+
+def _numbers(values: list | None) -> str:
+    if values is None:
+        return "-"
+    return "[" + ", ".join(v if isinstance(v, str) else ("?" if v is None else repr(v)) for v in values) + "]"
+
+
+def render_result(result: dict) -> str:
+    """A plain-text report: one row per test (test, verdict, expected, actual), then details."""
+    lines = [f"{result['exercise']} ({result['language']}): {result['verdict'].upper()}"]
+    tests = result["tests"]
+    if tests:
+        rows = [("test", "verdict", "expected", "actual")]
+        rows += [(t["name"], t["status"], _numbers(t["expected"]), _numbers(t["actual"])) for t in tests]
+        widths = [max(len(r[i]) for r in rows) for i in range(3)]
+        for row in rows:
+            lines.append("  " + "  ".join(cell.ljust(widths[i]) if i < 3 else cell for i, cell in enumerate(row)))
+    failing = [t for t in tests if t["status"] != "pass"]
+    for t in failing[:3]:
+        lines.append("")
+        lines.append(f"{t['name']}: {t['status']}")
+        lines.append(f"  call: {t['test_code']}")
+        for text in (t["message"] or "").splitlines():
+            lines.append(f"  {text}")
+        if t.get("output"):
+            lines.append("  your output:")
+            lines.extend("    " + o for o in t["output"].splitlines()[:10])
+    if len(failing) > 3:
+        lines.append(f"\n... and {len(failing) - 3} more tests not passing")
+    if result.get("message") and result["status"] == "error":
+        lines.append("")
+        lines.append(result["message"])
+    passed = sum(t["status"] == "pass" for t in tests)
+    lines.append("")
+    lines.append(f"{passed} of {len(tests)} tests passed.")
+    isolation = result["isolation"]
+    missing = ", ".join(m["layer"] for m in isolation["missing"]) or "none"
+    lines.append(f"isolation: {isolation['level']} (missing layers: {missing})")
+    return "\n".join(lines)

@@ -1,0 +1,87 @@
+"""Targeted hints for the classic mistakes, recognised from the numbers a failing test produced.
+
+* All gradients 0 while the engine's are not: nothing reached the inputs (an empty _backward, or
+  a backward pass that never seeded out.grad = 1 or walked the graph forwards, not in reverse).
+* The `reuse` case, out = a*b + a*a, wrong only for a: a is used three times and must collect all
+  three contributions. With `=` instead of `+=`, a keeps just one use's share (b, or a);
+  a walk that is not a topological order (or visits a node twice) gives the wrong sum.
+* Exercise 1: leaving out tanh's local derivative 1 - out**2, using the weight instead of the
+  input, or flipping the sign.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+DECIMALS = 9
+
+
+def _numbers(raw: list[Any]) -> list[float] | None:
+    if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in raw):
+        return None
+    return [float(x) for x in raw]
+
+
+def _same(x: float, y: float) -> bool:
+    return round(x, DECIMALS) == round(y, DECIMALS)
+
+
+def diagnose(exercise_id: str, case: Any, raw: list[Any]) -> str | None:
+    """A one-paragraph hint for a failed test, or None when no classic mistake fits."""
+    got = _numbers(raw)
+    if got is None:
+        return "Every entry of grad must be a number (a float); check what you stored."
+    want = list(case.expected)
+    if any(math.isnan(x) or math.isinf(x) for x in got):
+        return "A gradient is NaN or infinite: check for a division, or an overflowing exp, in your code."
+    if len(got) != len(want):
+        return None
+    if all(x == 0 for x in got) and any(not _same(w, 0.0) for w in want):
+        if exercise_id == "neuron-grads":
+            return "Every gradient is 0: fill grad[0], grad[1] and grad[2] before returning grad."
+        if exercise_id == "local-gradients":
+            return ("Every gradient is 0: nothing reached the inputs. Each _backward must add to its inputs' "
+                    "grad, for example self.grad += out.grad for an addition.")
+        return ("Every gradient is 0: the gradient never propagated. Set out.grad = 1, then call _backward() "
+                "on every value from out back to the leaves, the topological order reversed; walking it "
+                "forwards runs each _backward before its gradient has arrived.")
+    if all(_same(g, -w) for g, w in zip(got, want)):
+        return "Every gradient has the wrong sign: check a subtraction (1 - out**2, not out**2 - 1)."
+    if exercise_id == "neuron-grads":
+        return _neuron_hint(case, got)
+    if case.expression == "reuse":
+        return _reuse_hint(exercise_id, case, got, want)
+    if case.expression == "chain" and _same(got[0], want[0]) and not _same(got[1], want[1]):
+        return ("w is used in all ten steps, so its gradient must collect every use: accumulate with +=, "
+                "and run each value's _backward exactly once, in reverse topological order.")
+    return None
+
+
+def _neuron_hint(case: Any, got: list[float]) -> str | None:
+    x, w, b, out = case.args[0], case.args[1], case.args[2], case.args[3]
+    dn = 1 - out**2
+    if _same(got[0], x[0]) and _same(got[1], x[1]) and _same(got[2], 1.0) and not _same(dn, 1.0):
+        return "You left out tanh's local derivative: multiply every gradient by 1 - out**2."
+    if _same(got[0], dn * w[0]) and _same(got[1], dn * w[1]) and not _same(w[0], x[0]):
+        return ("d out/d w1 is (1 - out**2) times the input x1 that w1 multiplies, not the weight itself; "
+                "the same goes for w2.")
+    if _same(got[2], 0.0) and not _same(dn, 0.0):
+        return "d out/d b is (1 - out**2) * 1: the bias is added, so its local derivative is 1."
+    return None
+
+
+def _reuse_hint(exercise_id: str, case: Any, got: list[float], want: list[float]) -> str | None:
+    a, b = case.args[1]
+    if not _same(got[1], want[1]) or _same(got[0], want[0]):
+        return None
+    shares = {"b (the share from a*b)": b, "a (one share from a*a)": a, "2a (the share from a*a)": 2 * a}
+    kept = next((label for label, share in shares.items() if _same(got[0], share)), None)
+    if exercise_id == "local-gradients" or kept is not None:
+        detail = f" It equals {kept} alone." if kept else ""
+        return ("a is used three times (in a*b, and twice in a*a), so its gradient must collect every use: "
+                f"accumulate with +=, not =, in every _backward.{detail}")
+    return ("a is used three times (in a*b, and twice in a*a), so its gradient must collect every use exactly "
+            "once. Build a topological order that remembers what it has seen, and run each value's _backward "
+            "once, after every value that uses it (the order reversed); plain recursion without that order "
+            "can run a _backward too early or twice.")

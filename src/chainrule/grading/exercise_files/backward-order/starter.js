@@ -1,0 +1,77 @@
+// chainrule exercise: backward-order
+// Run backpropagation in the right order.
+//
+// Every operation's _backward is done. Write backward(out):
+//   1. set out.grad = 1;
+//   2. build a topological order (inputs before the values made from them) by a depth-first search
+//      over prev that remembers which values it has already seen;
+//   3. call _backward() on each value, from out back to the leaves (the order reversed).
+// gradsOf(...) already works; the tests call it.
+
+class Value {
+  // A number that remembers the values it was made from, and how to pass a gradient back to them.
+  constructor(data, prev = []) {
+    this.data = data;
+    this.grad = 0;
+    this.prev = prev;
+    this._backward = () => {};
+  }
+
+  add(other) {
+    const out = new Value(this.data + other.data, [this, other]);
+    out._backward = () => {
+      // c = a + b: the local derivative is 1 for both inputs.
+      this.grad += out.grad;
+      other.grad += out.grad;
+    };
+    return out;
+  }
+
+  mul(other) {
+    const out = new Value(this.data * other.data, [this, other]);
+    out._backward = () => {
+      // c = a * b: each input's local derivative is the other input.
+      this.grad += other.data * out.grad;
+      other.grad += this.data * out.grad;
+    };
+    return out;
+  }
+
+  tanh() {
+    const out = new Value(Math.tanh(this.data), [this]);
+    out._backward = () => {
+      // t = tanh(a): the local derivative is 1 - t**2.
+      this.grad += (1 - out.data ** 2) * out.grad;
+    };
+    return out;
+  }
+}
+
+// Set out.grad = 1, then call every value's _backward, from out back to the leaves.
+function backward(out) {
+  // TODO: seed out.grad, build a topological order, then walk it in reverse
+}
+
+// Build the expression `expr` from `vals`, run backward, and copy each leaf's gradient into grad.
+function gradsOf(expr, vals, grad) {
+  const leaves = vals.map((v) => new Value(v));
+  let out;
+  if (expr === "neuron") {
+    const [x1, w1, x2, w2, b] = leaves;
+    out = x1.mul(w1).add(x2.mul(w2)).add(b).tanh();
+  } else if (expr === "reuse") {
+    const [a, b] = leaves;
+    out = a.mul(b).add(a.mul(a));
+  } else if (expr === "chain") {
+    const [x, w] = leaves;
+    out = x;
+    for (let i = 0; i < 10; i++) out = out.mul(w).tanh();
+  } else {
+    throw new Error("unknown expression " + expr);
+  }
+  backward(out);
+  leaves.forEach((leaf, i) => {
+    grad[i] = leaf.grad;
+  });
+  return grad;
+}

@@ -1,0 +1,456 @@
+"""grade(): run a learner's file in the sandbox against the exercise's cases and judge the numbers.
+
+Each language reports raw floats; rounding happens here only, once, with Python's round(x, 9), so
+the graded digits are the same whatever language produced them. A test passes when every number,
+rounded to 9 decimal places, equals the engine's number rounded the same way.
+
+The result follows Exercism's test-runner interface v3 (version, status, message, tests with name,
+status, message, output, test_code), plus verdict, isolation, expected/actual and timing (see
+docs/grading.md and contracts.md section 2).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from chainrule.grading import sandbox
+from chainrule.grading.diagnose import diagnose
+from chainrule.grading.exercises import LANGUAGES, GradingCase, get_exercise, normalize_language, exercise_cases
+
+RUNTIME_DIR = Path(__file__).with_name("runtime")
+VENDOR_DIR = Path(__file__).with_name("vendor")
+TRANSPILER = VENDOR_DIR / "sucrase.js"
+
+MAX_SOURCE_BYTES = 200_000
+OUTPUT_SHOWN = 500
+DECIMALS = 9
+NODE_MIN_MAJOR = 18
+
+# Address-space limits: node 20 reserves a lot of virtual memory and dies below about 2 GB.
+PYTHON_ADDRESS_SPACE = 1024 * sandbox.MB
+NODE_ADDRESS_SPACE = 3072 * sandbox.MB
+NODE_HEAP_MB = 256
+
+
+
+class GradingError(Exception):
+    """A grading infrastructure problem (not the learner's code): what went wrong and what to do."""
+
+
+def round9(x: float) -> float:
+    """round(x, 9), with -0.0 shown as 0.0."""
+    return round(x, DECIMALS) + 0.0
+
+
+# ------------------------------------------------------------------------------------- concurrency
+
+
+class _Gate:
+    """At most `slots` gradings run at once; at most `queue` more wait; anything past that is busy."""
+
+    def __init__(self, slots: int, queue: int) -> None:
+        self.slots = slots
+        self.queue = queue
+        self.running = 0
+        self.waiting = 0
+        self.peak = 0  # the most gradings ever running at once (for tests and the benchmark)
+        self.condition = threading.Condition()
+
+    def enter(self, wait_seconds: float) -> bool:
+        with self.condition:
+            if self.running >= self.slots and self.waiting >= self.queue:
+                return False
+            self.waiting += 1
+            try:
+                deadline = time.monotonic() + wait_seconds
+                while self.running >= self.slots:
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        return False
+                    self.condition.wait(left)
+                self.running += 1
+                self.peak = max(self.peak, self.running)
+                return True
+            finally:
+                self.waiting -= 1
+
+    def leave(self) -> None:
+        with self.condition:
+            self.running -= 1
+            self.condition.notify()
+
+
+def _cores() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))  # the cores this process may use
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+GATE = _Gate(slots=_cores(), queue=max(4, 2 * _cores()))
+QUEUE_WAIT_SECONDS = 60.0
+
+
+def configure_concurrency(slots: int | None = None, queue: int | None = None) -> _Gate:
+    """Change how many gradings may run at once and how many may wait (for servers and tests).
+
+    Takes effect for gradings that start afterwards; returns the previous gate (to restore it).
+    """
+    global GATE
+    previous = GATE
+    GATE = _Gate(slots=slots or previous.slots, queue=previous.queue if queue is None else queue)
+    return previous
+
+
+def restore_concurrency(gate: _Gate) -> None:
+    global GATE
+    GATE = gate
+
+
+# ------------------------------------------------------------------------------------- runtimes
+
+
+@lru_cache(maxsize=1)
+def _node() -> tuple[str | None, str | None]:
+    """(path of a usable node, None) or (None, why it cannot be used and how to fix it)."""
+    node = shutil.which("node")
+    fix = "Install Node.js 18 or newer (for example `apt install nodejs`, or from https://nodejs.org) and put `node` on PATH."
+    if not node:
+        return None, f"JavaScript and TypeScript are graded with Node.js, and `node` was not found on PATH. {fix}"
+    try:
+        version = subprocess.run([node, "--version"], capture_output=True, text=True, timeout=10).stdout.strip()
+        major = int(version.lstrip("v").split(".")[0])
+    except (OSError, ValueError, subprocess.TimeoutExpired) as error:
+        return None, f"`{node} --version` failed ({error}). {fix}"
+    if major < NODE_MIN_MAJOR:
+        return None, f"Node.js {version} at {node} is too old. {fix}"
+    return node, None
+
+
+def _node_binds(node: str) -> list[str]:
+    real = os.path.realpath(node)
+    prefix = os.path.dirname(os.path.dirname(real))
+    return [] if real.startswith("/usr/") else [prefix]
+
+
+# ------------------------------------------------------------------------------------- results
+
+
+def _isolation() -> dict:
+    return sandbox.isolation_report()
+
+
+def _result(exercise: str, language: str, verdict: str, status: str, message: str | None,
+            tests: list[dict], started: float, isolation: dict | None = None) -> dict:
+    return {
+        "version": 3,
+        "status": status,
+        "message": message,
+        "verdict": verdict,
+        "exercise": exercise,
+        "language": language,
+        "isolation": isolation if isolation is not None else _isolation(),
+        "tests": tests,
+        "duration_ms": round((time.monotonic() - started) * 1000, 3),
+    }
+
+
+def _test_code(function: str, case: GradingCase) -> str:
+    return f"{function}({', '.join(json.dumps(a) for a in case.args)})"
+
+
+def _shown_number(x: Any) -> float | str | None:
+    if isinstance(x, (int, float)) and not isinstance(x, bool):
+        return round9(float(x))
+    if x in ("NaN", "Infinity", "-Infinity"):
+        return x
+    return None
+
+
+def _describe(x: Any) -> str:
+    if isinstance(x, float):
+        return repr(round9(x))
+    if isinstance(x, str):
+        return x
+    if isinstance(x, dict):
+        return f"a {x.get('type')} ({x.get('repr')})"
+    return repr(x)
+
+
+def _error_text(error: dict, language: str, prefix: str) -> str:
+    where = ""
+    if error.get("line"):
+        where = f" on line {error['line']}"
+        if error.get("text"):
+            where += f": {error['text']}"
+    return f"{prefix} {error.get('type', 'Error')}{where}\n{error.get('type', 'Error')}: {error.get('message', '')}"
+
+
+def _output_field(event: dict) -> str | None:
+    text = event.get("output") or ""
+    if not text:
+        return None
+    if event.get("truncated") or len(text) > OUTPUT_SHOWN:
+        return text[:OUTPUT_SHOWN] + "\n... output truncated to 500 characters"
+    return text
+
+
+def _input_names(exercise_id: str, case: GradingCase) -> list[str]:
+    if exercise_id == "neuron-grads":
+        return ["d out/d w1", "d out/d w2", "d out/d b"]
+    names = {"neuron": ["x1", "w1", "x2", "w2", "b"], "reuse": ["a", "b"], "chain": ["x", "w"]}[case.expression]
+    return [f"d out/d {n}" for n in names]
+
+
+def _judge_case(exercise_id: str, language: str, case: GradingCase, event: dict) -> dict:
+    """One test's entry: pass when every number agrees with the engine to 9 decimal places."""
+    function = get_exercise(exercise_id).function_name(language)
+    expected = [round9(x) for x in case.expected]
+    entry: dict[str, Any] = {
+        "name": case.name,
+        "status": "pass",
+        "message": None,
+        "output": _output_field(event),
+        "test_code": _test_code(function, case),
+        "expected": expected,
+        "actual": None,
+    }
+    if event.get("error"):
+        entry["status"] = "error"
+        entry["message"] = _error_text(event["error"], language, "Your code raised")
+        return entry
+    raw = event.get("actual") or []
+    entry["actual"] = [_shown_number(x) for x in raw]
+    names = _input_names(exercise_id, case)
+    problems: list[str] = []
+    if len(raw) != len(expected):
+        problems.append(f"grad has {len(raw)} numbers, expected {len(expected)}")
+    for i, (got, want) in enumerate(zip(raw, expected)):
+        label = names[i] if i < len(names) else f"grad[{i}]"
+        if not isinstance(got, (int, float)) or isinstance(got, bool):
+            problems.append(f"{label} (grad[{i}]): expected {want!r}, got {_describe(got)}, which is not a finite number")
+        elif round9(float(got)) != want:
+            problems.append(f"{label} (grad[{i}]): expected {want!r}, got {round9(float(got))!r}")
+    if problems:
+        entry["status"] = "fail"
+        hint = diagnose(exercise_id, case, raw)
+        entry["message"] = "\n".join(problems + ([hint] if hint else []))
+    return entry
+
+
+def _parse_events(stdout: bytes, nonce: str) -> list[dict]:
+    marker = f"@@chainrule:{nonce}@@ ".encode()
+    events = []
+    for line in stdout.split(b"\n"):
+        if line.startswith(marker):
+            try:
+                events.append(json.loads(line[len(marker):]))
+            except ValueError:
+                continue
+    return events
+
+
+_MEMORY_ERRORS = re.compile(r"heap out of memory|allocation failed|Invalid array length|Cannot allocate memory", re.I)
+_SIGNAL_NAMES = {s.value: s.name for s in signal.Signals}
+
+
+def _resource_verdict(outcome: sandbox.RunOutcome, events: list[dict], limits: sandbox.Limits) -> tuple[str, str] | None:
+    """The sandbox's reason for ending the run early, if any: (verdict, message)."""
+    stderr = outcome.stderr.decode("utf-8", errors="replace")
+    if outcome.output_exceeded or any(e.get("event") == "output-limit" for e in events):
+        return "output-limit", f"Your code printed more than {limits.output_bytes:,} bytes; the run was stopped."
+    if outcome.timed_out:
+        return "timeout", f"Your code did not finish within {limits.wall_seconds:g} seconds (is there a loop that never ends, or a wait?)."
+    if outcome.memory_exceeded:
+        return "memory-limit", f"Your code used more than {limits.memory_bytes // sandbox.MB} MB of memory and was stopped."
+    sig = outcome.signal
+    if sig == signal.SIGXCPU:
+        return "cpu-limit", f"Your code used more than {limits.cpu_seconds} seconds of CPU time (an endless loop?) and was stopped."
+    if sig == signal.SIGXFSZ:
+        return "file-limit", f"Your code wrote a file larger than {limits.file_size_bytes // sandbox.MB} MB and was stopped."
+    if _MEMORY_ERRORS.search(stderr) and "done" not in {e.get("event") for e in events}:
+        return "memory-limit", "Your code ran out of memory and was stopped."
+    if sig is not None:
+        name = _SIGNAL_NAMES.get(sig, f"signal {sig}")
+        return "crashed", f"Your code crashed: the process was killed by {name}."
+    return None
+
+
+def _error_verdict(error: dict) -> str:
+    kind, message, number = error.get("type", ""), error.get("message", ""), error.get("errno")
+    if kind == "MemoryError" or (kind == "RangeError" and _MEMORY_ERRORS.search(message)):
+        return "memory-limit"
+    if number in (27, 24, 23, 28) or re.search(r"File too large|EMFILE|Too many open files|ENOSPC|No space left", message):
+        return "file-limit"  # EFBIG, EMFILE, ENFILE, ENOSPC (the sandbox's writable space is capped)
+    return "error"
+
+
+def _error_message(verdict: str, error: dict) -> str:
+    if verdict == "memory-limit":
+        return f"Your code ran out of memory: {error.get('type')}: {error.get('message')}"
+    if verdict == "file-limit":
+        return (f"Your code hit a file limit (file size, space to write, or number of open files): "
+                f"{error.get('type')}: {error.get('message')}")
+    return _error_text(error, "", "Your code raised")
+
+
+# ------------------------------------------------------------------------------------- grade
+
+
+def grade(exercise_id: str, language: str, source: str, *, limits: sandbox.Limits | None = None) -> dict:
+    """Grade `source` (the learner's whole file) for one exercise and language.
+
+    Never raises for anything the learner's code does; raises ValueError for an unknown exercise or
+    language, or a source that is not a string.
+    """
+    started = time.monotonic()
+    exercise = get_exercise(exercise_id)
+    language = normalize_language(language)
+    if not isinstance(source, str):
+        raise ValueError(f"source must be the text of the file (a str), not {type(source).__name__}")
+    size = len(source.encode("utf-8", errors="replace"))
+    if size > MAX_SOURCE_BYTES:
+        return _result(exercise.id, language, "error", "error",
+                       f"Your file is {size:,} bytes; files of at most {MAX_SOURCE_BYTES:,} bytes are graded.",
+                       [], started)
+    if "\x00" in source:
+        return _result(exercise.id, language, "error", "error",
+                       "Your file contains a NUL character; remove it and try again.", [], started)
+
+    gate = GATE
+    if not gate.enter(QUEUE_WAIT_SECONDS):
+        return _result(exercise.id, language, "busy", "error",
+                       "The grader is busy: every slot is running and the queue is full. Try again in a few seconds.",
+                       [], started)
+    try:
+        return _grade_admitted(exercise.id, language, source, limits, started)
+    finally:
+        gate.leave()
+
+
+def default_limits(language: str) -> sandbox.Limits:
+    """The limits a grading uses for `language` (node needs a larger address space than Python)."""
+    language = normalize_language(language)
+    space = PYTHON_ADDRESS_SPACE if language == "python" else NODE_ADDRESS_SPACE
+    return sandbox.Limits(address_space_bytes=space)
+
+
+def _grade_admitted(exercise_id: str, language: str, source: str, limits: sandbox.Limits | None,
+                    started: float) -> dict:
+    exercise = get_exercise(exercise_id)
+    cases = exercise_cases(exercise_id)
+    function = exercise.function_name(language)
+    interpreter, error = (sys.executable, None) if language == "python" else _node()
+    limits = limits or default_limits(language)
+    if interpreter is None:
+        return _result(exercise_id, language, "error", "error", error, [], started)
+
+    nonce = uuid.uuid4().hex
+    with sandbox.scratch_directory() as scratch:
+        submission = os.path.join(scratch, f"solution.{LANGUAGES[language]}")
+        with open(submission, "w", encoding="utf-8", errors="replace") as f:  # lone surrogates become "?"
+            f.write(source)
+        spec = {
+            "nonce": nonce,
+            "submission": submission,
+            "language": language,
+            "call": function,
+            "cases": [{"args": c.args} for c in cases],
+            "output_limit": limits.output_bytes,
+            "transpiler": str(TRANSPILER),
+        }
+        spec_path = os.path.join(scratch, "spec.json")
+        with open(spec_path, "w", encoding="utf-8") as f:
+            json.dump(spec, f)
+        read_only = [str(RUNTIME_DIR)]
+        if language == "python":
+            argv = [interpreter, "-I", "-S", "-B", str(RUNTIME_DIR / "harness.py"), spec_path]
+        else:
+            read_only += [str(VENDOR_DIR)] + _node_binds(interpreter)
+            argv = [interpreter, f"--max-old-space-size={NODE_HEAP_MB}", str(RUNTIME_DIR / "harness.js"), spec_path]
+        outcome = sandbox.run(argv, scratch, limits, read_only=read_only)
+    events = _parse_events(outcome.stdout, nonce)
+    return _judge(exercise_id, language, cases, events, outcome, limits, started)
+
+
+def _judge(exercise_id: str, language: str, cases: list[GradingCase], events: list[dict],
+           outcome: sandbox.RunOutcome, limits: sandbox.Limits, started: float) -> dict:
+    isolation = outcome.isolation
+    if outcome.start_error:
+        return _result(exercise_id, language, "error", "error",
+                       f"The grader could not start your code ({outcome.start_error}); this is not your "
+                       "mistake: report it with this message.", [], started, isolation)
+    by_index = {e["index"]: e for e in events if e.get("event") == "case" and isinstance(e.get("index"), int)}
+    load_error = next((e for e in events if e.get("event") == "load-error"), None)
+    finished = any(e.get("event") == "done" for e in events)
+    stopped = _resource_verdict(outcome, events, limits)
+    function = get_exercise(exercise_id).function_name(language)
+
+    if load_error is not None and stopped is None:
+        error = load_error["error"]
+        verdict = _error_verdict(error)
+        message = _error_message(verdict, error) if verdict != "error" else _error_text(
+            error, language, "Your file could not be loaded:")
+        return _result(exercise_id, language, verdict, "error", message, [], started, isolation)
+
+    tests: list[dict] = []
+    verdict_from_tests: str | None = None
+    for index, case in enumerate(cases):
+        event = by_index.get(index)
+        if event is not None:
+            entry = _judge_case(exercise_id, language, case, event)
+            if event.get("error"):
+                kind = _error_verdict(event["error"])
+                if kind != "error":
+                    entry["message"] = _error_message(kind, event["error"])
+                if verdict_from_tests in (None, "error"):
+                    verdict_from_tests = kind
+            tests.append(entry)
+            continue
+        # This case never reported: the run ended during it, or before it.
+        first_missing = index == len(by_index)
+        reason = stopped[1] if stopped else "The run ended before this test reported a result."
+        printed = "".join(e.get("text", "") for e in events if e.get("event") == "output" and e.get("index") == index)
+        tests.append({
+            "name": case.name,
+            "status": "error",
+            "message": reason if first_missing else "Not run: an earlier test ended the run.",
+            "output": _output_field({"output": printed}),
+            "test_code": _test_code(function, case),
+            "expected": [round9(x) for x in case.expected],
+            "actual": None,
+        })
+
+    if stopped is not None:
+        verdict, message = stopped
+        return _result(exercise_id, language, verdict, "error", message, tests, started, isolation)
+    if not finished:
+        stderr = outcome.stderr.decode("utf-8", errors="replace").strip()
+        tail = stderr[-OUTPUT_SHOWN:]
+        return _result(exercise_id, language, "crashed", "error",
+                       f"Your program ended (exit status {outcome.returncode}) before every test reported; "
+                       f"did your code exit the process? {tail}".strip(), tests, started, isolation)
+    passed = sum(t["status"] == "pass" for t in tests)
+    if passed == len(tests):
+        return _result(exercise_id, language, "passed", "pass", None, tests, started, isolation)
+    if verdict_from_tests is not None:
+        verdict = verdict_from_tests
+        first = next(t for t in tests if t["status"] == "error")
+        message = f"{passed} of {len(tests)} tests passed. {first['name']}: {first['message']}"
+    else:
+        verdict = "failed"
+        message = f"{passed} of {len(tests)} tests passed."
+    status = "fail" if verdict in ("failed", "error") else "error"
+    return _result(exercise_id, language, verdict, status, message, tests, started, isolation)
