@@ -1,0 +1,209 @@
+// Section 05: three graded exercises, each with a language switch, a CodeMirror editor,
+// reset, "Run tests" and per-test results. The latest code per exercise and language is
+// saved (debounced) and restored on reload.
+import { get, put, post, el, debounce } from "./api.js";
+import { renderMath } from "./math.js";
+
+const LANGUAGE_NAMES = { python: "Python", javascript: "JavaScript", typescript: "TypeScript" };
+const SAVE_DELAY_MS = 700;
+
+export async function renderExercises(slot, lesson, progress) {
+  const codemirror = await import("../vendor/codemirror.js");
+  const savedCode = progress.code || {};
+  const savedResults = progress.results || {};
+  const list = el("div", { class: "exercises" });
+  slot.append(list);
+  const ready = lesson.exercises.map((exercise, index) =>
+    renderExercise(list, exercise, index, codemirror, savedCode, savedResults));
+  await Promise.all(ready);
+  slot.dataset.editorsReady = "true";
+}
+
+async function renderExercise(list, exercise, index, codemirror, savedCode, savedResults) {
+  const languages = exercise.languages;
+  const key = (language) => `${exercise.id}/${language}`;
+  const texts = new Map();      // language -> the text the learner has now
+  const starters = new Map();   // language -> starter source
+  let language = languages[0];
+  let programmatic = false;     // true while we replace the text ourselves (not a learner edit)
+
+  const starterFor = async (lang) => {
+    if (!starters.has(lang)) {
+      const body = await get(`/api/exercises/${encodeURIComponent(exercise.id)}/starter?language=${encodeURIComponent(lang)}`,
+        `load the ${LANGUAGE_NAMES[lang] || lang} starter code`);
+      starters.set(lang, body.source);
+    }
+    return starters.get(lang);
+  };
+  const textFor = async (lang) => {
+    if (texts.has(lang)) return texts.get(lang);
+    if (typeof savedCode[key(lang)] === "string") return savedCode[key(lang)];
+    return starterFor(lang);
+  };
+
+  const saveStatus = el("span", { class: "status save-status", role: "status", "aria-live": "polite" });
+  const save = debounce(async (lang, source) => {
+    saveStatus.textContent = "Saving…";
+    try {
+      await put("/api/progress/code", { exercise: exercise.id, language: lang, source }, "save your code");
+      saveStatus.textContent = `Saved (${LANGUAGE_NAMES[lang] || lang}).`;
+    } catch (error) {
+      saveStatus.textContent = "Not saved: see the message at the top.";
+    }
+  }, SAVE_DELAY_MS);
+
+  const block = el("article", { class: "exercise", id: `exercise-${exercise.id}`, "data-exercise": exercise.id, "aria-labelledby": `exercise-${exercise.id}-title` });
+  block.append(el("h3", { id: `exercise-${exercise.id}-title` }, `${index + 1}. ${exercise.title}`));
+  const prose = el("div", { class: "prose", html: exercise.html });
+  block.append(prose);
+  renderMath(prose);
+
+  const switcher = el("fieldset", { class: "language-switch" }, el("legend", {}, "Language"));
+  for (const lang of languages) {
+    const id = `lang-${exercise.id}-${lang}`;
+    const radio = el("input", { type: "radio", name: `lang-${exercise.id}`, id, value: lang, checked: lang === language });
+    radio.addEventListener("change", () => { if (radio.checked) switchTo(lang); });
+    switcher.append(el("span", { class: "choice" }, radio, el("label", { for: id }, LANGUAGE_NAMES[lang] || lang)));
+  }
+  block.append(switcher);
+
+  const editorHolder = el("div", { class: "editor", "data-editor": exercise.id });
+  block.append(editorHolder);
+  block.append(el("p", { class: "editor-hint" }, "Tab indents. To leave the editor with the keyboard, press Esc, then Tab."));
+  const runButton = el("button", { type: "button", class: "run-tests" }, "Run tests");
+  const resetButton = el("button", { type: "button", class: "secondary reset-code" }, "Reset to starter code");
+  const runStatus = el("span", { class: "status run-status", role: "status", "aria-live": "polite" });
+  block.append(el("div", { class: "editor-actions" }, runButton, resetButton, runStatus, saveStatus));
+  const results = el("div", { class: "results", "aria-live": "polite" });
+  block.append(results);
+  list.append(block);
+
+  const initial = await textFor(language).catch(() => "");
+  const editor = codemirror.createEditor(editorHolder, {
+    doc: initial,
+    language,
+    label: `${exercise.title}: ${LANGUAGE_NAMES[language] || language} code`,
+    onChange: (text) => {
+      texts.set(language, text);
+      if (!programmatic) save(language, text);
+    },
+  });
+  texts.set(language, initial);
+  // A handle for tests and the benchmark (window.chainruleEditors[exercise id]).
+  window.chainruleEditors = window.chainruleEditors || {};
+  window.chainruleEditors[exercise.id] = editor;
+  const setText = (text) => { programmatic = true; try { editor.setText(text); } finally { programmatic = false; } };
+  const showSavedResult = () => {
+    const result = savedResults[key(language)];
+    if (result) renderResult(results, result, true); else results.replaceChildren();
+  };
+  showSavedResult();
+  // Closing or reloading the page right after typing still saves the latest code.
+  window.addEventListener("pagehide", () => save.flush());
+
+  async function switchTo(lang) {
+    if (lang === language) return;
+    save.flush();
+    texts.set(language, editor.getText());
+    language = lang;
+    block.dataset.language = lang;
+    let text;
+    try { text = await textFor(lang); } catch (error) { return; }
+    if (language !== lang) return;  // the learner switched again meanwhile
+    editor.setLanguage(lang);
+    setText(text);
+    editor.view.contentDOM.setAttribute("aria-label", `${exercise.title}: ${LANGUAGE_NAMES[lang] || lang} code`);
+    showSavedResult();
+  }
+
+  resetButton.addEventListener("click", async () => {
+    let starter;
+    try { starter = await starterFor(language); } catch (error) { return; }
+    setText(starter);
+    save(language, starter);
+    save.flush();
+    runStatus.textContent = "Starter code restored.";
+  });
+
+  runButton.addEventListener("click", async () => {
+    const lang = language;
+    const source = editor.getText();
+    save.flush();
+    runButton.disabled = true;
+    runStatus.textContent = "Running the tests…";
+    results.setAttribute("aria-busy", "true");
+    try {
+      const result = await post("/api/grade", { exercise: exercise.id, language: lang, source }, "run the tests");
+      savedResults[key(lang)] = result;
+      savedCode[key(lang)] = source;
+      if (lang === language) renderResult(results, result, false);
+      runStatus.textContent = result.status === "pass" ? "All tests passed." : "Done: see the results below.";
+    } catch (error) {
+      runStatus.textContent = "The tests did not run: see the message at the top.";
+    } finally {
+      runButton.disabled = false;
+      results.removeAttribute("aria-busy");
+    }
+  });
+  block.dataset.language = language;
+}
+
+const VERDICT_TEXT = {
+  passed: "All tests passed.",
+  failed: "Some tests failed.",
+  error: "Your code could not run.",
+  timeout: "Your code took too long (time limit).",
+  "cpu-limit": "Your code used too much CPU time.",
+  "memory-limit": "Your code used too much memory.",
+  "output-limit": "Your code printed too much output.",
+  "file-limit": "Your code wrote too much to files.",
+  crashed: "The test run crashed.",
+  busy: "The grader is busy: try again in a moment.",
+};
+
+function numbers(values) {
+  if (values === null || values === undefined) return "—";
+  if (!Array.isArray(values)) return String(values);
+  return `[${values.map((v) => (v === null ? "null" : String(v))).join(", ")}]`;
+}
+
+function renderResult(holder, result, restored) {
+  const summary = el("div", { class: `verdict verdict-${result.status}` },
+    el("strong", { class: "verdict-text" }, VERDICT_TEXT[result.verdict] || `Verdict: ${result.verdict}`),
+    el("span", { class: "verdict-code" }, ` (${result.verdict})`));
+  const passed = (result.tests || []).filter((test) => test.status === "pass").length;
+  const facts = el("p", { class: "result-facts" },
+    `${passed} of ${(result.tests || []).length} tests passed`,
+    result.duration_ms !== undefined ? ` · ${Math.round(result.duration_ms)} ms` : "",
+    restored ? " · your last run" : "");
+  const isolation = result.isolation || {};
+  const layers = Object.entries(isolation.layers || {}).filter(([, on]) => on).map(([name]) => name);
+  const isolationLine = el("p", { class: `isolation isolation-${isolation.level}` },
+    `Isolation: ${isolation.level || "unknown"}`, layers.length ? ` (${layers.join(", ")})` : "");
+  if ((isolation.missing || []).length) {
+    isolationLine.append(`; missing: ${isolation.missing.map((m) => `${m.layer}${m.error ? ` (${m.error})` : ""}`).join("; ")}`);
+  }
+  const parts = [summary, facts, isolationLine];
+  if (result.message) parts.push(el("pre", { class: "result-message" }, result.message));
+  const tests = el("ol", { class: "test-results" });
+  for (const test of result.tests || []) {
+    const item = el("li", { class: `test test-${test.status}`, "data-status": test.status },
+      el("span", { class: `test-status badge ${test.status}` }, test.status === "pass" ? "pass" : test.status),
+      " ", el("span", { class: "test-name" }, test.name));
+    if (test.status !== "pass" || test.expected) {
+      const table = el("table", { class: "expected-actual" },
+        el("tbody", {},
+          el("tr", {}, el("th", { scope: "row" }, "expected"), el("td", { class: "expected" }, numbers(test.expected))),
+          el("tr", {}, el("th", { scope: "row" }, "actual"), el("td", { class: "actual" }, numbers(test.actual)))));
+      item.append(table);
+    }
+    if (test.message) item.append(el("p", { class: "test-message" }, test.message));
+    if (test.output) item.append(el("details", {}, el("summary", {}, "Output"), el("pre", {}, test.output)));
+    if (test.test_code) item.append(el("details", {}, el("summary", {}, "Test code"), el("pre", {}, test.test_code)));
+    tests.append(item);
+  }
+  parts.push(tests);
+  holder.replaceChildren(...parts);
+  holder.dataset.status = result.status;
+  holder.dataset.verdict = result.verdict;
+}

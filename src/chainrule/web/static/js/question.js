@@ -1,0 +1,86 @@
+// One question (numeric or multiple choice) with immediate feedback; used by the quiz and the review page.
+import { el, parseNumber } from "./api.js";
+
+let counter = 0;
+
+/**
+ * Build a question form.
+ * question: {id, prompt, kind: "number"|"choice", options}
+ * submit(answer: string) -> Promise<{correct, expected, reason, review: {due, text}}>
+ * previous: an earlier answer to show ({answer, correct, text, due}) or null.
+ */
+export function questionForm(question, submit, previous = null, options = {}) {
+  counter += 1;
+  const uid = `q${counter}-${question.id}`;
+  const feedback = el("div", { class: "feedback", "aria-live": "polite" });
+  const problem = el("p", { class: "field-error", "aria-live": "polite" });
+  const form = el("form", { class: `question question-${question.kind}`, "data-question": question.id });
+  let readAnswer;
+  if (question.kind === "choice") {
+    const fieldset = el("fieldset", {}, el("legend", { class: "question-prompt" }, question.prompt));
+    question.options.forEach((option, index) => {
+      const id = `${uid}-opt${index}`;
+      fieldset.append(el("div", { class: "choice" },
+        el("input", { type: "radio", name: uid, id, value: option, required: index === 0 }),
+        el("label", { for: id }, option)));
+    });
+    form.append(fieldset);
+    readAnswer = () => {
+      const chosen = form.querySelector(`input[name="${uid}"]:checked`);
+      if (!chosen) { problem.textContent = "Choose one of the options."; return null; }
+      return chosen.value;
+    };
+  } else {
+    const id = `${uid}-input`;
+    const input = el("input", { id, type: "text", inputmode: "decimal", autocomplete: "off", class: "number-input" });
+    form.append(el("label", { for: id, class: "question-prompt" }, question.prompt));
+    form.numberInput = input;
+    readAnswer = () => {
+      if (Number.isNaN(parseNumber(input.value))) { problem.textContent = "Type a number, like 0.5 or -3."; input.focus(); return null; }
+      return input.value.trim();
+    };
+  }
+  const button = el("button", { type: "submit" }, options.submitLabel || "Check answer");
+  form.append(el("div", { class: "inline" }, form.numberInput || null, button), problem, feedback);
+
+  const show = (outcome, answer) => {
+    form.classList.toggle("right", outcome.correct);
+    form.classList.toggle("wrong", !outcome.correct);
+    form.dataset.correct = String(outcome.correct);
+    const parts = [el("strong", {}, outcome.correct ? "Right." : "Not quite.")];
+    if (answer !== undefined && answer !== null) {
+      parts.push(question.kind === "choice" ? ` You chose “${answer.replace(/\.$/, "")}”.` : ` You answered ${answer}.`);
+    }
+    if (!outcome.correct && outcome.expected) parts.push(` The answer is ${outcome.expected}.`);
+    if (outcome.reason) parts.push(el("span", { class: "reason" }, ` ${outcome.reason}`));
+    const review = outcome.review || {};
+    if (review.text) {
+      const due = review.due ? ` (${new Date(review.due).toLocaleDateString(undefined, { weekday: "long", month: "long", day: "numeric" })})` : "";
+      const text = review.text.charAt(0).toUpperCase() + review.text.slice(1);
+      parts.push(el("p", { class: "review-note" }, `${text}${due}.`));
+    }
+    feedback.replaceChildren(...parts);
+  };
+
+  if (previous) {
+    show({ correct: previous.correct, expected: previous.expected, reason: previous.reason, review: { due: previous.due, text: previous.text } }, previous.answer);
+  }
+
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    problem.textContent = "";
+    const answer = readAnswer();
+    if (answer === null) return;
+    button.disabled = true;
+    try {
+      const outcome = await submit(answer);
+      show(outcome, answer);
+      if (options.onAnswered) options.onAnswered(outcome);
+    } catch (error) {
+      feedback.textContent = "Your answer was not checked: see the message at the top.";
+    } finally {
+      button.disabled = false;
+    }
+  });
+  return form;
+}

@@ -1,0 +1,211 @@
+"""Fixtures for the real-browser tests: the real `chainrule lesson` server and a real Chromium.
+
+The server runs as `python -m chainrule lesson --no-browser --port P --data-dir D` in a subprocess with a
+temporary data dir; the token comes from the URL it prints. Chromium is driven by Playwright for Python;
+the tests skip (with the reason) only when no `chromium` executable is on PATH.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator
+from urllib.parse import urlsplit
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+SCREENSHOTS = REPO / "test-artifacts" / "screenshots"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+URL_PATTERN = re.compile(r"(http://(?:127\.0\.0\.1|localhost):\d+/\S*token=[\w\-.~%]+)")
+STARTUP_SECONDS = 60
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class LessonServer:
+    """A running `chainrule lesson` process."""
+
+    process: subprocess.Popen
+    url: str  # the printed URL, token included
+    data_dir: Path
+    output: list[str] = field(default_factory=list)
+
+    @property
+    def origin(self) -> str:
+        parts = urlsplit(self.url)
+        return f"{parts.scheme}://{parts.netloc}"
+
+    @property
+    def token(self) -> str:
+        match = re.search(r"token=([^&#]+)", self.url)
+        assert match, self.url
+        return match.group(1)
+
+
+def start_lesson_server(data_dir: Path) -> LessonServer:
+    """Start the real server and wait until it prints its URL (with the session token)."""
+    port = free_port()
+    command = [sys.executable, "-m", "chainrule", "lesson", "--no-browser", "--port", str(port), "--data-dir", str(data_dir)]
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, cwd=REPO, start_new_session=True
+    )
+    lines: list[str] = []
+    found: list[str] = []
+    ready = threading.Event()
+
+    def read_output() -> None:  # keep draining the pipe so the server never blocks on a full pipe
+        assert process.stdout is not None
+        for line in process.stdout:
+            lines.append(line)
+            match = URL_PATTERN.search(line)
+            if match and not found:
+                found.append(match.group(1))
+                ready.set()
+        ready.set()
+
+    threading.Thread(target=read_output, daemon=True).start()
+    if not ready.wait(STARTUP_SECONDS) or not found:
+        stop_lesson_server(process)
+        raise RuntimeError(f"`{' '.join(command)}` printed no URL with a token:\n{''.join(lines)}")
+    server = LessonServer(process=process, url=found[0], data_dir=data_dir, output=lines)
+    wait_until_listening(server)
+    return server
+
+
+def wait_until_listening(server: LessonServer) -> None:
+    parts = urlsplit(server.url)
+    deadline = time.monotonic() + STARTUP_SECONDS
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection((parts.hostname, parts.port), timeout=1):
+                return
+        except OSError:
+            if server.process.poll() is not None:
+                raise RuntimeError("the lesson server exited:\n" + "".join(server.output))
+            time.sleep(0.1)
+    raise RuntimeError("the lesson server did not start listening in time")
+
+
+def stop_lesson_server(process: subprocess.Popen) -> None:
+    """Stop the server we started (its own process group, by id)."""
+    if process.poll() is None:
+        try:
+            os.killpg(process.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def chromium_path() -> str:
+    path = shutil.which("chromium")
+    if path is None:
+        pytest.skip("no `chromium` executable on PATH: the real-browser tests need Chromium (apt-get install chromium)")
+    return path
+
+
+@pytest.fixture(scope="session")
+def lesson_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LessonServer]:
+    data_dir = tmp_path_factory.mktemp("chainrule-data")
+    server = start_lesson_server(data_dir)
+    try:
+        yield server
+    finally:
+        stop_lesson_server(server.process)
+
+
+@pytest.fixture(scope="session")
+def browser(chromium_path: str):
+    sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright for Python is not installed")
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+class RequestLog:
+    """Every URL the page requested, to check that nothing leaves the local server."""
+
+    def __init__(self) -> None:
+        self.urls: list[str] = []
+        self.page_errors: list[str] = []  # uncaught exceptions in the page's scripts
+
+    def outside(self, origin: str) -> list[str]:
+        return [url for url in self.urls if not (url.startswith(origin + "/") or url == origin or url.startswith("data:"))]
+
+
+def new_page(browser, server: LessonServer, *, width: int = 1280, height: int = 900):
+    """A fresh context (cookies empty) holding the session cookie, and its request log."""
+    context = browser.new_context(viewport={"width": width, "height": height})
+    context.set_default_timeout(20_000)
+    log = RequestLog()
+    context.on("request", lambda request: log.urls.append(request.url))
+    page = context.new_page()
+    page.on("pageerror", lambda error: log.page_errors.append(str(error)))
+    page.goto(server.url)  # the printed URL sets the `chainrule_token` cookie
+    return context, page, log
+
+
+@pytest.fixture()
+def open_page(browser):
+    """open_page(server, width=..., height=...) -> (context, page, request log); contexts close after the test."""
+    contexts = []
+
+    def open_(server: LessonServer, **size):
+        context, page, log = new_page(browser, server, **size)
+        contexts.append(context)
+        return context, page, log
+
+    yield open_
+    for context in contexts:
+        context.close()
+
+
+@pytest.fixture()
+def server_factory(tmp_path_factory: pytest.TempPathFactory):
+    """server_factory(data_dir) starts one more real server (stopped after the test)."""
+    started: list[LessonServer] = []
+
+    def start(data_dir: Path) -> LessonServer:
+        server = start_lesson_server(data_dir)
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        stop_lesson_server(server.process)
+
+
+@pytest.fixture()
+def screenshots_dir() -> Path:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    return SCREENSHOTS

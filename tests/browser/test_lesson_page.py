@@ -1,0 +1,477 @@
+"""The lesson web app in a real Chromium against the real `chainrule lesson` server.
+
+Expected numbers are the lesson spec's hand-derived ones (its sections 03, 04 and 06), never read back from
+the page or the API. Every request the page makes must go to the local server. Screenshots of every section
+(and a 390 px phone-width page) go to test-artifacts/screenshots/.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.timeout(300)
+
+LESSON = "backprop"
+
+# Section 03 (spec): a = 2, b = -3, c = 10, f = -2; e = a*b = -6, d = e + c = 4, L = d*f = -8;
+# dL/da = 6, dL/db = -4, dL/dc = -2, dL/df = 4, dL/de = -2, dL/dd = -2.
+SECTION03_VALUES = {"a": "2", "b": "-3", "c": "10", "f": "-2", "e": "-6", "d": "4", "L": "-8"}
+SECTION03_GRADS = {"a": "6", "b": "-4", "c": "-2", "f": "4", "e": "-2", "d": "-2", "L": "1"}
+
+# Section 04 (spec): n ~= 0.8814, o ~= 0.7071, dn = 0.5, db = 0.5, dw1 = 1.0, dw2 = 0.
+SPEC_PREDICTIONS = {"n": 0.8814, "o": 0.7071, "dn": 0.5, "db": 0.5, "dw1": 1.0, "dw2": 0.0}
+WRONG_GUESSES = {"n": 0.5, "db": 1.0}  # two deliberate mistakes; the other four are right
+
+# Section 06 (spec): the answers, with a deliberate mistake on the tanh question (0.49 instead of 0.51).
+QUIZ_ANSWERS = {
+    "product-gradient": ("number", "6", True),
+    "addition-node": ("choice", "unchanged", True),
+    "tanh-gradient": ("number", "0.49", False),
+    "reverse-order": ("choice", "every node that uses it", True),
+    "sum-of-uses": ("number", "8", True),
+}
+
+LANGUAGES = ("python", "javascript", "typescript")
+
+# One wrong solution per exercise (Python), each a classic mistake the spec names, made from the reference.
+WRONG_EDITS = {
+    "neuron-grads": ("1 - out**2", "1 - out"),                                     # tanh's derivative wrong
+    "local-gradients": ("self.grad += other.data * out.grad", "self.grad = other.data * out.grad"),  # = not +=
+    "backward-order": ("for v in reversed(order):", "for v in order:"),             # forgot the reverse
+}
+
+
+def reference(exercise: str, language: str) -> str:
+    from chainrule.grading import reference_source
+
+    return reference_source(exercise, language)
+
+
+def section_top(page, number: str) -> float:
+    return page.evaluate(f"document.querySelector('#section-{number}').getBoundingClientRect().top + window.scrollY")
+
+
+def box_text(page, player: str, label: str, slot: str) -> str:
+    return page.locator(f"#{player} g.node[data-label='{label}'] .node-{slot}").text_content()
+
+
+def set_editor_text(page, exercise: str, text: str) -> None:
+    """Put `text` into the exercise's CodeMirror editor the way a learner pastes it (select all, paste)."""
+    content = page.locator(f"[data-editor='{exercise}'] .cm-content")
+    content.click()
+    page.keyboard.press("Control+A")
+    content.evaluate(
+        """(node, text) => {
+            const data = new DataTransfer();
+            data.setData('text/plain', text);
+            node.dispatchEvent(new ClipboardEvent('paste', {clipboardData: data, bubbles: true, cancelable: true}));
+        }""",
+        text,
+    )
+    assert page.evaluate("id => window.chainruleEditors[id].getText()", exercise) == text
+
+
+def run_tests(page, exercise: str) -> None:
+    block = page.locator(f"article[data-exercise='{exercise}']")
+    with page.expect_response(lambda r: r.url.endswith("/api/grade"), timeout=120_000) as response:
+        block.locator("button.run-tests").click()
+    assert response.value.status == 200, response.value.text()
+    page.wait_for_function(
+        "id => !document.querySelector(`article[data-exercise='${id}'] .results`).hasAttribute('aria-busy')", arg=exercise
+    )
+
+
+def choose_language(page, exercise: str, language: str) -> None:
+    page.locator(f"#lang-{exercise}-{language}").check()
+    page.wait_for_function(
+        "([id, lang]) => document.querySelector(`article[data-exercise='${id}']`).dataset.language === lang",
+        arg=[exercise, language],
+    )
+
+
+def test_path_page_shows_the_lesson_in_place(open_page, lesson_server, screenshots_dir: Path) -> None:
+    context, page, log = open_page(lesson_server)
+    try:
+        page.goto(lesson_server.origin + "/")
+        page.wait_for_selector("main[data-ready='true']")
+        assert page.locator("h1").text_content() == "Math for CS and ML"
+        titles = page.locator(".path-lesson .lesson-title").all_text_contents()
+        titles = [re.sub(r"^\d+\s*", "", t).strip() for t in titles]
+        here = titles.index("Backpropagation: the chain rule on a graph")
+        assert titles[here - 1] == "Computational graphs"
+        assert titles[here + 1] == "Gradient descent: linear regression"
+        lesson = page.locator(f".path-lesson[data-lesson='{LESSON}']")
+        assert lesson.locator("a").get_attribute("href") == f"/lessons/{LESSON}"
+        assert "Your progress" in lesson.text_content()
+        following = page.locator(".path-lesson").nth(here + 1)
+        assert following.locator("a").count() == 0  # not written yet: never a link to an empty page
+        assert "not written yet" in following.text_content()
+        assert "fit a line" in following.locator(".lesson-summary").text_content()
+        page.screenshot(path=str(screenshots_dir / "path.png"), full_page=True)
+        lesson.locator("a").click()
+        page.wait_for_selector("main[data-ready='true']")
+        assert page.url.endswith(f"/lessons/{LESSON}")
+        assert log.outside(lesson_server.origin) == []
+    finally:
+        context.close()
+
+
+def test_lesson_end_to_end_and_kept_on_reload(open_page, lesson_server, screenshots_dir: Path) -> None:
+    context, page, log = open_page(lesson_server)
+    try:
+        page.goto(f"{lesson_server.origin}/lessons/{LESSON}")
+        page.wait_for_selector("main[data-complete='true']", timeout=60_000)
+        assert page.locator("#messages .message").count() == 0
+
+        # The eight sections, in order, with prose and rendered math.
+        numbers = page.locator("section.lesson-section").evaluate_all("nodes => nodes.map(n => n.dataset.section)")
+        assert numbers == ["01", "02", "03", "04", "05", "06", "07", "08"]
+        titles = page.locator("section.lesson-section h2").all_text_contents()
+        assert [t.split(" ", 1)[1] for t in titles] == [
+            "Why it matters", "Key parts", "See it work", "Predict", "Try it", "Check yourself", "Explain it back", "Recap"]
+        assert page.locator("section.lesson-section .prose .katex").count() > 0
+        assert page.locator("#section-03 .chain-formula .katex").count() == 1
+
+        # 03: play, pause, then the scrubber with the keyboard; values first, then gradients.
+        player = page.locator("#see-it-work-player")
+        total = int(player.get_attribute("data-total"))
+        forward_steps = len(SECTION03_VALUES)
+        assert total == forward_steps + 4  # the seed plus three interior nodes (spec: e, d, L)
+        page.evaluate("document.fonts.ready.then(() => true)")
+        top_before = section_top(page, "04")
+        player.locator("button.play").click()
+        page.wait_for_function("() => Number(document.querySelector('#see-it-work-player').dataset.position) >= 2")
+        player.locator("button.play").click()  # pause
+        paused_at = int(player.get_attribute("data-position"))
+        page.wait_for_timeout(900)
+        assert int(player.get_attribute("data-position")) == paused_at
+        scrubber = player.locator("input[type=range]")
+        scrubber.focus()
+        page.keyboard.press("Home")
+        for _ in range(forward_steps):
+            page.keyboard.press("ArrowRight")
+        assert int(player.get_attribute("data-position")) == forward_steps
+        for label, value in SECTION03_VALUES.items():  # every value known, no gradient yet
+            assert box_text(page, "see-it-work-player", label, "value") == value
+            assert box_text(page, "see-it-work-player", label, "grad") == "?"
+        page.keyboard.press("ArrowRight")  # the seed: L gets gradient 1 first
+        assert box_text(page, "see-it-work-player", "L", "grad") == "1"
+        assert box_text(page, "see-it-work-player", "a", "grad") == "?"
+        assert "1" in player.locator(".caption").text_content()
+        while not player.locator("button.next").is_disabled():
+            player.locator("button.next").click()
+        assert int(player.get_attribute("data-position")) == total
+        assert box_text(page, "see-it-work-player", "a", "grad") == "6"
+        for label, grad in SECTION03_GRADS.items():
+            assert box_text(page, "see-it-work-player", label, "grad") == grad
+        assert section_top(page, "04") == top_before  # no layout jump while it played
+        page.keyboard.press("End")
+
+        # 04: six predictions, each gating its step; two of them wrong.
+        predict = page.locator("#section-04")
+        predict_player = page.locator("#predict-player")
+        keys = predict.locator(".prediction-list li").evaluate_all("nodes => nodes.map(n => n.dataset.key)")
+        assert sorted(keys) == sorted(SPEC_PREDICTIONS)
+        assert predict.locator(".prediction-counter").text_content() == "0 of 6 made"
+        made = 0
+        while made < 6:
+            form = predict.locator("form.prediction-form")
+            if form.count() == 0:
+                predict_player.locator("button.next").click()
+                continue
+            key = form.get_attribute("data-key")
+            assert predict_player.locator("button.next").is_disabled()  # the step waits for the prediction
+            if key == "n":
+                assert box_text(page, "predict-player", "n", "value") == "?"
+            guess = WRONG_GUESSES.get(key, SPEC_PREDICTIONS[key])
+            form.locator("input").fill(str(guess))
+            form.locator("input").press("Enter")
+            made += 1
+            page.wait_for_function(
+                "k => document.querySelector('#section-04').dataset.predictionsMade === String(k)", arg=made)
+            assert predict.locator(".prediction-counter").text_content() == f"{made} of 6 made"
+            if key == "n":
+                assert box_text(page, "predict-player", "n", "value") == "0.8814"
+        for key in SPEC_PREDICTIONS:
+            item = predict.locator(f".prediction-list li[data-key='{key}']")
+            expected_class = "wrong" if key in WRONG_GUESSES else "right"
+            assert expected_class in item.get_attribute("class"), (key, item.text_content())
+        assert "0.8814" in predict.locator(".prediction-list li[data-key='n']").text_content()
+        while not predict_player.locator("button.next").is_disabled():
+            predict_player.locator("button.next").click()
+        assert box_text(page, "predict-player", "w1", "grad") == "1"
+        assert box_text(page, "predict-player", "w2", "grad") == "0"
+        assert box_text(page, "predict-player", "o", "value") == "0.7071"
+
+        # 05: every exercise in every language passes with the reference; a wrong one shows expected vs actual.
+        exercises = page.locator("article.exercise").evaluate_all("nodes => nodes.map(n => n.dataset.exercise)")
+        assert sorted(exercises) == sorted(WRONG_EDITS)
+        for exercise in exercises:
+            block = page.locator(f"article[data-exercise='{exercise}']")
+            for language in LANGUAGES:
+                choose_language(page, exercise, language)
+                set_editor_text(page, exercise, reference(exercise, language))
+                run_tests(page, exercise)
+                results = block.locator(".results")
+                assert results.get_attribute("data-status") == "pass", results.text_content()
+                tests = results.locator("li.test")
+                assert tests.count() >= 3
+                assert tests.evaluate_all("nodes => nodes.every(n => n.dataset.status === 'pass')"), results.text_content()
+                assert re.search(r"Isolation: (strong|partial|minimal)", results.text_content())
+            choose_language(page, exercise, "python")
+            old, new = WRONG_EDITS[exercise]
+            source = reference(exercise, "python")
+            assert old in source
+            set_editor_text(page, exercise, source.replace(old, new))
+            run_tests(page, exercise)
+            results = block.locator(".results")
+            assert results.get_attribute("data-status") == "fail", results.text_content()
+            failed = results.locator("li.test[data-status='fail']")
+            assert failed.count() >= 1
+            expected = failed.first.locator("td.expected").text_content()
+            actual = failed.first.locator("td.actual").text_content()
+            assert re.search(r"\d", expected) and re.search(r"\d", actual) and expected != actual
+        # The last language shown per exercise is Python with the wrong code; the TypeScript reference is kept too.
+
+        # 06: five questions, immediate feedback with the reason and the review note.
+        quiz = page.locator("#section-06")
+        for question, (kind, answer, right) in QUIZ_ANSWERS.items():
+            form = quiz.locator(f"form[data-question='{question}']")
+            if kind == "number":
+                form.locator("input").fill(answer)
+                form.locator("input").press("Enter")
+            else:
+                form.locator("label", has_text=answer).click()
+                form.locator("button[type=submit]").click()
+            page.wait_for_function(
+                "q => document.querySelector(`#section-06 form[data-question='${q}']`).dataset.correct !== undefined",
+                arg=question)
+            assert form.get_attribute("data-correct") == ("true" if right else "false"), form.text_content()
+            feedback = form.locator(".feedback").text_content()
+            assert ("Right." if right else "Not quite.") in feedback
+            assert "comes back in review" in feedback.lower()
+            assert form.locator(".reason").text_content().strip()
+        assert "0.51" in quiz.locator("form[data-question='tanh-gradient'] .feedback").text_content()
+
+        # 07: the explanation is saved, then the key ideas appear and two are ticked.
+        explanation = "Start at the output with gradient 1; every box multiplies what arrives by its local derivative."
+        page.locator("#explanation-text").fill(explanation)
+        with page.expect_response(lambda r: r.url.endswith("/explanation") and r.request.method == "PUT") as saved:
+            page.locator("#section-07 button[type=submit]").click()
+        assert saved.value.status == 200
+        ideas = page.locator("#section-07 .key-ideas input[type=checkbox]")
+        assert ideas.count() == 5
+        for index in (0, 1):
+            with page.expect_response(lambda r: r.url.endswith("/explanation")):
+                ideas.nth(index).check()
+
+        # 08: recap, the way back and the next lesson (not written yet: named, not linked).
+        recap = page.locator("#section-08")
+        assert recap.locator("a.back-to-path").get_attribute("href") == "/"
+        following = recap.locator(".next-lesson")
+        assert "Gradient descent: linear regression" in following.text_content()
+        assert following.locator("a").count() == 0
+
+        for number in ("01", "02", "03", "04", "05", "06", "07", "08"):
+            page.locator(f"#section-{number}").screenshot(path=str(screenshots_dir / f"section-{number}.png"))
+        assert page.locator("#messages .message").count() == 0
+
+        # Reload: everything is kept.
+        page.reload()
+        page.wait_for_selector("main[data-complete='true']", timeout=60_000)
+        assert predict.locator(".prediction-counter").text_content() == "6 of 6 made"
+        for key in SPEC_PREDICTIONS:
+            expected_class = "wrong" if key in WRONG_GUESSES else "right"
+            assert expected_class in predict.locator(f".prediction-list li[data-key='{key}']").get_attribute("class")
+        for exercise, (old, new) in WRONG_EDITS.items():
+            text = page.evaluate("id => window.chainruleEditors[id].getText()", exercise)
+            assert text == reference(exercise, "python").replace(old, new)
+            assert page.locator(f"article[data-exercise='{exercise}'] .results").get_attribute("data-status") == "fail"
+        choose_language(page, "neuron-grads", "typescript")
+        assert page.evaluate("id => window.chainruleEditors[id].getText()", "neuron-grads") == reference("neuron-grads", "typescript")
+        for question, (_, _, right) in QUIZ_ANSWERS.items():
+            form = quiz.locator(f"form[data-question='{question}']")
+            assert form.get_attribute("data-correct") == ("true" if right else "false")
+        assert page.locator("#explanation-text").input_value() == explanation
+        assert [ideas.nth(i).is_checked() for i in range(5)] == [True, True, False, False, False]
+
+        assert log.outside(lesson_server.origin) == [], "the page called something other than the local server"
+        assert log.page_errors == []
+        assert any("/static/vendor/fonts/" in url and url.endswith(".woff2") for url in log.urls)
+    finally:
+        context.close()
+
+
+def test_phone_width_no_sideways_scroll_no_layout_jump(open_page, lesson_server, screenshots_dir: Path) -> None:
+    context, page, log = open_page(lesson_server, width=390, height=844)
+    try:
+        page.goto(f"{lesson_server.origin}/lessons/{LESSON}")
+        page.wait_for_selector("main[data-ready='true']")
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390
+        # No layout jump at this width either: stepping through every caption leaves section 04 in place.
+        page.evaluate("document.fonts.ready.then(() => true)")  # KaTeX fonts arriving late reflow the prose
+        top_before = section_top(page, "04")
+        page.locator("#see-it-work-player input[type=range]").focus()
+        tops = set()
+        for _ in range(int(page.locator("#see-it-work-player").get_attribute("data-total"))):
+            page.keyboard.press("ArrowRight")
+            tops.add(section_top(page, "04"))
+        assert tops == {top_before}
+        page.keyboard.press("Home")
+        page.screenshot(path=str(screenshots_dir / "phone-390-lesson.png"), full_page=True)
+        assert log.outside(lesson_server.origin) == []
+    finally:
+        context.close()
+
+
+def test_api_error_is_shown_then_reset_and_typing_are_kept(open_page, lesson_server) -> None:
+    """A body over the server's limit gets 413 and the page says so; reset restores the starter code;
+    typed code is saved after a short pause (no run needed) and is back after a reload."""
+    context, page, log = open_page(lesson_server)
+    try:
+        page.goto(f"{lesson_server.origin}/lessons/{LESSON}")
+        page.wait_for_selector("main[data-complete='true']", timeout=60_000)
+        assert page.locator("#messages").is_hidden()
+        huge = "# padding\n" * 40_000  # 400 KB of Python comments, over the 256 KB body limit
+        page.evaluate("text => window.chainruleEditors['neuron-grads'].setText(text)", huge)
+        page.locator("article[data-exercise='neuron-grads'] button.run-tests").click()
+        message = page.locator("#messages .message", has_text="run the tests")
+        message.wait_for()
+        assert message.is_visible()
+        assert "HTTP 413" in message.text_content() and "too large" in message.text_content()
+        status = page.locator("article[data-exercise='neuron-grads'] .run-status").text_content()
+        assert "did not run" in status
+        dismiss = page.locator("#messages button.dismiss")
+        while dismiss.count():  # real buttons that clear the area
+            dismiss.first.click()
+        assert page.locator("#messages").is_hidden()
+
+        # Reset brings back the starter code.
+        from chainrule.grading import starter_source
+
+        page.locator("article[data-exercise='neuron-grads'] button.reset-code").click()
+        page.wait_for_function(
+            "text => window.chainruleEditors['neuron-grads'].getText() === text", arg=starter_source("neuron-grads", "python"))
+
+        # Typing (no run) is saved after a short pause, and is there again after a reload.
+        choose_language(page, "neuron-grads", "javascript")
+        page.locator("[data-editor='neuron-grads'] .cm-content").click()
+        page.keyboard.press("Control+End")
+        def is_typing_saved(response) -> bool:
+            body = response.request.post_data or ""
+            return response.url.endswith("/api/progress/code") and "typed by the keyboard test" in body
+
+        with page.expect_response(is_typing_saved) as saved:
+            page.keyboard.type("// typed by the keyboard test")
+        assert saved.value.status == 200
+        typed = page.evaluate("() => window.chainruleEditors['neuron-grads'].getText()")
+        assert typed.endswith("// typed by the keyboard test")
+        page.reload()
+        page.wait_for_selector("main[data-complete='true']", timeout=60_000)
+        choose_language(page, "neuron-grads", "javascript")
+        assert page.evaluate("() => window.chainruleEditors['neuron-grads'].getText()") == typed
+    finally:
+        context.close()
+
+
+def test_review_page_asks_due_questions_and_undoes(open_page, server_factory, tmp_path: Path, screenshots_dir: Path) -> None:
+    from datetime import datetime, timedelta, timezone
+
+    from chainrule.progress import open_store
+
+    # A question answered ten days ago is due now (its first interval is a few days).
+    past = datetime.now(timezone.utc) - timedelta(days=10)
+    store = open_store(data_dir=tmp_path, clock=lambda: past)
+    store.answer_question(LESSON, "product-gradient", "6", True)
+    close = getattr(store, "close", None)
+    if close:
+        close()
+    server = server_factory(tmp_path)
+    try:
+        context, page, log = open_page(server)
+        page.goto(server.origin + "/review")
+        page.wait_for_selector("main[data-ready='true']")
+        assert page.get_attribute("main", "data-due") == "1"
+        form = page.locator("#review-list form[data-question='product-gradient']")
+        assert "gradient of a" in form.text_content()
+        form.locator("input").fill("6")
+        form.locator("input").press("Enter")
+        page.wait_for_function("() => document.querySelector('#review-list form').dataset.correct !== undefined")
+        assert form.get_attribute("data-correct") == "true"
+        assert "comes back in review" in form.locator(".feedback").text_content().lower()
+        page.screenshot(path=str(screenshots_dir / "review.png"), full_page=True)
+        page.locator("#undo-review").click()
+        page.wait_for_function("() => document.querySelector('#undo-status').textContent.startsWith('Undone')")
+        page.wait_for_selector("#review-list form[data-question='product-gradient']:not([data-correct])")
+        assert log.outside(server.origin) == []
+    finally:
+        context.close()
+
+
+def test_keyboard_alone(open_page, server_factory, tmp_path: Path) -> None:
+    """Buttons, the scrubber and a prediction work from the keyboard, with a visible focus outline."""
+    lesson_server = server_factory(tmp_path)  # its own store: no predictions made yet
+    context, page, log = open_page(lesson_server)
+    page.goto(f"{lesson_server.origin}/lessons/{LESSON}")
+    page.wait_for_selector("main[data-complete='true']", timeout=60_000)
+    player = page.locator("#see-it-work-player")
+    page.keyboard.press("Tab")  # the first Tab reaches the skip link
+    assert page.evaluate("document.activeElement.className") == "skip-link"
+    player.locator("button.next").focus()
+    page.keyboard.press("Enter")
+    page.keyboard.press("Space")
+    assert player.get_attribute("data-position") == "2"
+    assert page.evaluate("getComputedStyle(document.activeElement).outlineStyle") == "solid"
+    page.keyboard.press("Shift+Tab")  # to Play
+    page.keyboard.press("Shift+Tab")  # to Previous
+    page.keyboard.press("Enter")
+    assert player.get_attribute("data-position") == "1"
+    page.keyboard.press("Tab")
+    page.keyboard.press("Tab")
+    page.keyboard.press("Tab")  # Previous -> Play -> Next -> scrubber
+    assert page.evaluate("document.activeElement.type") == "range"
+    page.keyboard.press("End")
+    assert player.get_attribute("data-position") == player.get_attribute("data-total")
+
+    # Section 04 from the keyboard: step with Enter until the first prediction box takes the focus.
+    predict_player = page.locator("#predict-player")
+    predict_player.locator("button.next").focus()
+    for _ in range(50):
+        if page.evaluate("document.activeElement.closest('form.prediction-form') !== null"):
+            break
+        page.keyboard.press("Enter")
+    key = page.evaluate("document.activeElement.closest('form.prediction-form').dataset.key")
+    page.keyboard.type(str(SPEC_PREDICTIONS[key]))
+    page.keyboard.press("Enter")
+    item = page.locator(f"#section-04 .prediction-list li[data-key='{key}']")
+    item.locator("xpath=self::*[contains(@class, 'right')]").wait_for()
+    assert log.outside(lesson_server.origin) == []
+
+
+def test_store_problem_is_shown_and_the_lesson_still_works(open_page, server_factory, tmp_path: Path) -> None:
+    """With an unusable data dir the API answers 503; the page says so and the lesson still plays."""
+    not_a_directory = tmp_path / "progress-file"
+    not_a_directory.write_text("this is a file, so the progress store cannot live here")
+    server = server_factory(not_a_directory)
+    context, page, log = open_page(server)
+    page.goto(f"{server.origin}/lessons/{LESSON}")
+    page.wait_for_selector("main[data-ready='true']")
+    message = page.locator("#messages .message", has_text="load your progress")
+    message.wait_for()
+    assert "HTTP 503" in message.text_content()
+    player = page.locator("#see-it-work-player")
+    player.locator("input[type=range]").focus()
+    page.keyboard.press("End")
+    assert box_text(page, "see-it-work-player", "a", "grad") == "6"
+    predict_player = page.locator("#predict-player")
+    while page.locator("form.prediction-form").count() == 0:
+        predict_player.locator("button.next").click()
+    page.locator("form.prediction-form input").fill("1")
+    page.locator("form.prediction-form input").press("Enter")
+    page.locator("#messages .message", has_text="save your prediction").wait_for()
+    assert "HTTP 503" in page.locator("#messages .message", has_text="save your prediction").text_content()
+    assert page.locator("#section-04 .prediction-counter").text_content() == "0 of 6 made"
+    assert log.outside(server.origin) == []
