@@ -6,6 +6,7 @@ Every grading here runs the real sandbox with the real interpreters (Python, nod
 from __future__ import annotations
 
 import json
+import math
 import re
 from pathlib import Path
 
@@ -22,6 +23,8 @@ from chainrule.grading import (
     exercise_cases,
 )
 from chainrule.grading import cases as cases_module
+from chainrule.grading.diagnose import NAIVE_RECURSION, summary_hint
+from chainrule.grading.expressions import simulate_backward
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -41,7 +44,8 @@ def test_checked_in_cases_match_the_engine():
 
 def test_cases_cover_the_spec_neuron_and_negative_zero_large_values():
     document = cases_module.load_cases()
-    for expr in ("neuron", "reuse", "chain"):
+    assert list(document["expressions"]) == ["neuron", "reuse", "chain", "shared"]
+    for expr in ("neuron", "reuse", "chain", "shared"):
         sets = document["expressions"][expr]["sets"]
         assert len(sets) >= 4
         values = [v for s in sets for v in s["vals"]]
@@ -64,6 +68,43 @@ def test_reuse_expectations_match_the_closed_form():
         assert row["grads"] == pytest.approx([b + 2 * a, a], rel=1e-12, abs=1e-12)
 
 
+def test_shared_expectations_match_the_hand_derived_formula():
+    # h = tanh(x w), out = h + h^2  =>  d out/dh = 1 + 2h, dh/dx = (1 - h^2) w, dh/dw = (1 - h^2) x
+    rows = cases_module.load_cases()["expressions"]["shared"]["sets"]
+    assert [r["name"] for r in rows] == ["small values", "negative values", "zero values", "large values"]
+    for row in rows:
+        x, w = row["vals"]
+        h = math.tanh(x * w)
+        assert row["out"] == pytest.approx(h + h * h, rel=1e-12, abs=1e-15)
+        slope = (2 * h + 1) * (1 - h * h)
+        assert row["grads"] == pytest.approx([slope * w, slope * x], rel=1e-12, abs=1e-15)
+
+
+def test_simulated_mistaken_walks_match_their_closed_forms():
+    """The diagnosis's replay of walks without a topological order, checked against hand derivations.
+
+    For out = h + h*h, with g = (1 - h^2):
+    * recursion with no memory: out's _backward gives h 1; h's first _backward sends g*1 on; h*h then
+      adds 2h; h's _backward runs twice more with 1 + 2h each time, and x*w's _backward every time with
+      the running total (g, g(2 + 2h), g(3 + 4h)), so d/dx = w g (6 + 6h);
+    * recursion that skips visited values: h's only _backward runs with 1, so d/dx = w g.
+    On the three tree-shaped expressions both walks are right.
+    """
+    for x, w in [(0.5, 0.8), (-1.2, 0.7), (0.0, 1.3), (250.0, -0.006), (3.0, -2.0)]:
+        h = math.tanh(x * w)
+        g = 1 - h * h
+        assert simulate_backward("shared", [x, w], "recursive") == pytest.approx(
+            [w * g * (6 + 6 * h), x * g * (6 + 6 * h)], rel=1e-12, abs=1e-15)
+        assert simulate_backward("shared", [x, w], "recursive-seen") == pytest.approx([w * g, x * g], rel=1e-12, abs=1e-15)
+    document = cases_module.load_cases()
+    for expr in ("neuron", "reuse", "chain"):
+        for row in document["expressions"][expr]["sets"]:
+            for walk in ("recursive", "recursive-seen"):
+                assert simulate_backward(expr, row["vals"], walk) == pytest.approx(row["grads"], rel=1e-9, abs=1e-12)
+    with pytest.raises(ValueError, match="unknown walk 'sideways'"):
+        simulate_backward("shared", [1.0, 2.0], "sideways")
+
+
 def test_expectations_match_torch_float64():
     torch = pytest.importorskip("torch")
     document = cases_module.load_cases()
@@ -76,6 +117,10 @@ def test_expectations_match_torch_float64():
             elif expr == "reuse":
                 a, b = leaves
                 out = a * b + a * a
+            elif expr == "shared":
+                x, w = leaves
+                h = torch.tanh(x * w)
+                out = h + h * h
             else:
                 x, w = leaves
                 out = x
@@ -257,6 +302,8 @@ def test_hint_for_assignment_instead_of_accumulation(language):
     assert "d out/d a (grad[0]): expected 4.0" in reuse["message"]
     assert "accumulate with +=, not =" in reuse["message"]
     assert "+=" in by_name["chain: small values"]["message"]
+    shared = by_name["shared: small values"]
+    assert shared["status"] == "fail" and "+=" in shared["message"] and "h*h" in shared["message"]
 
 
 def test_hint_for_forward_walk_in_backward_order():
@@ -326,3 +373,116 @@ def test_without_node_javascript_and_typescript_results_say_how_to_fix_it(monkey
     finally:
         monkeypatch.undo()
         grader._node.cache_clear()
+
+
+# ------------------------------------------------------------------------------------- recursion without an order
+
+# A backward each learner could write for exercise 3: call _backward, then recurse into the inputs,
+# with no topological order and no memory of what was visited.
+NAIVE_BACKWARD = {
+    "python": (
+        "def backward(out):\n"
+        "    out.grad = 1.0\n\n"
+        "    def visit(v):\n"
+        "        v._backward()\n"
+        "        for child in v._prev:\n"
+        "            visit(child)\n\n"
+        "    visit(out)\n\n\n"
+    ),
+    "javascript": (
+        "function backward(out) {\n"
+        "  out.grad = 1;\n"
+        "  const visit = (v) => {\n"
+        "    v._backward();\n"
+        "    for (const child of v.prev) visit(child);\n"
+        "  };\n"
+        "  visit(out);\n"
+        "}\n"
+    ),
+    "typescript": (
+        "function backward(out: Value): void {\n"
+        "  out.grad = 1;\n"
+        "  const visit = (v: Value): void => {\n"
+        "    v._backward();\n"
+        "    for (const child of v.prev) visit(child);\n"
+        "  };\n"
+        "  visit(out);\n"
+        "}\n"
+    ),
+}
+
+
+def _starter_with_backward(language: str, backward: str) -> str:
+    """The backward-order starter with its backward function replaced, as a learner would edit it."""
+    source = starter_source("backward-order", language)
+    if language == "python":
+        start, end = source.index("def backward(out):"), source.index("def grads_of(")
+    else:
+        start = source.index("function backward(out")
+        end = source.index("\n}\n", start) + 3
+    return source[:start] + backward + source[end:]
+
+
+@pytest.mark.parametrize("language", list(LANGUAGES))
+def test_naive_recursion_fails_only_the_shared_cases_with_the_targeted_hint(language):
+    result = grade("backward-order", language, _starter_with_backward(language, NAIVE_BACKWARD[language]))
+    assert result["verdict"] == "failed", json.dumps(result, indent=1)[:3000]
+    names = [t["name"] for t in result["tests"]]
+    assert names == [c.name for c in exercise_cases("backward-order")]  # file order, readable names
+    failing = [t["name"] for t in result["tests"] if t["status"] != "pass"]
+    assert failing == ["shared: small values", "shared: negative values", "shared: zero values",
+                       "shared: large values"]
+    for test in result["tests"][-4:]:
+        assert NAIVE_RECURSION in test["message"], test["message"]
+        assert "ran three times" in test["message"]
+    assert result["message"] == f"12 of 16 tests passed. Only the shared tests fail. {NAIVE_RECURSION}"
+    small = result["tests"][-4]
+    assert "d out/d x (grad[0]): expected 1.204669539" in small["message"]
+
+
+def test_recursion_that_skips_visited_values_is_recognised_too():
+    """With a seen-set but no order, h runs once, before h*h has sent its share (right only when h = 0)."""
+    seen_walk = (
+        "def backward(out):\n"
+        "    out.grad = 1.0\n"
+        "    seen = set()\n\n"
+        "    def visit(v):\n"
+        "        if v in seen:\n"
+        "            return\n"
+        "        seen.add(v)\n"
+        "        v._backward()\n"
+        "        for child in v._prev:\n"
+        "            visit(child)\n\n"
+        "    visit(out)\n\n\n"
+    )
+    result = grade("backward-order", "python", _starter_with_backward("python", seen_walk))
+    failing = {t["name"]: t for t in result["tests"] if t["status"] != "pass"}
+    assert sorted(failing) == ["shared: large values", "shared: negative values", "shared: small values"]
+    assert all(NAIVE_RECURSION in t["message"] and "skips values it has already visited" in t["message"]
+               for t in failing.values())
+    assert "Only the shared tests fail" in result["message"]
+
+
+def test_the_naive_hint_is_not_given_when_other_expressions_fail_too():
+    source = reference_source("backward-order", "python").replace("for v in reversed(order):", "for v in order:")
+    result = grade("backward-order", "python", source)
+    assert "Only the shared tests fail" not in result["message"]
+    assert all(NAIVE_RECURSION not in (t["message"] or "") for t in result["tests"])
+
+
+def test_summary_hint_needs_only_shared_failing_and_a_recognised_walk():
+    cases = exercise_cases("backward-order")
+    passing = [{"name": c.name, "status": "pass", "message": None} for c in cases]
+
+    def with_shared(status: str, message: str) -> list[dict]:
+        return [dict(t, status=status, message=message) if c.expression == "shared" else t
+                for t, c in zip(passing, cases)]
+
+    assert summary_hint(passing, cases) is None
+    assert summary_hint(with_shared("fail", "d out/d x (grad[0]): expected 1.0, got 2.0\n" + NAIVE_RECURSION),
+                        cases) == f"Only the shared tests fail. {NAIVE_RECURSION}"
+    assert summary_hint(with_shared("fail", "d out/d x (grad[0]): expected 1.0, got 2.0"), cases) is None
+    assert summary_hint(with_shared("error", "Your code raised RecursionError"), cases) is None
+    broken_neuron = [dict(t, status="fail") if i == 0 else t
+                     for i, t in enumerate(with_shared("fail", NAIVE_RECURSION))]
+    assert summary_hint(broken_neuron, cases) is None

@@ -5,11 +5,13 @@ The checked-in file `cases.json` is what the grader reads. This module regenerat
     python -m chainrule.grading.cases            # rewrite cases.json from the engine
     python -m chainrule.grading.cases --check    # exit 1 if cases.json has drifted from the engine
 
-Three expressions, each over a list of input values `vals` (the leaves, in this order):
+Four expressions (built in `chainrule.grading.expressions`), each over a list of input values `vals`
+(the leaves, in this order):
 
     neuron:  vals = [x1, w1, x2, w2, b],  out = tanh(x1*w1 + x2*w2 + b)
     reuse:   vals = [a, b],               out = a*b + a*a          (a is used three times)
     chain:   vals = [x, w],               out = x, then ten times  out = tanh(out * w)
+    shared:  vals = [x, w],               h = tanh(x*w), out = h + h*h   (the interior value h is used three times)
 
 For each value set the file stores `out` (the forward value) and `grads` (d out / d vals[i]) exactly as
 the engine's floats. The "neuron-grads" exercise reuses the neuron sets: it is given x = [x1, x2],
@@ -22,9 +24,9 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
-from chainrule.engine import Value
+from chainrule.grading.expressions import INPUT_NAMES, build
 
 CASES_PATH = Path(__file__).with_name("cases.json")
 SCHEMA = "chainrule.grading.cases/1"
@@ -49,36 +51,17 @@ VALUE_SETS: dict[str, list[tuple[str, list[float]]]] = {
         ("zero values", [0.0, 1.3]),
         ("large values", [40.0, 0.9]),
     ],
+    "shared": [
+        ("small values", [0.5, 0.8]),
+        ("negative values", [-1.2, 0.7]),
+        ("zero values", [0.0, 1.3]),
+        ("large values", [250.0, -0.006]),
+    ],
 }
-
-INPUT_NAMES = {"neuron": ["x1", "w1", "x2", "w2", "b"], "reuse": ["a", "b"], "chain": ["x", "w"]}
-
-
-def _neuron(leaves: list[Value]) -> Value:
-    x1, w1, x2, w2, b = leaves
-    return (x1 * w1 + x2 * w2 + b).tanh()
-
-
-def _reuse(leaves: list[Value]) -> Value:
-    a, b = leaves
-    return a * b + a * a
-
-
-def _chain(leaves: list[Value]) -> Value:
-    x, w = leaves
-    out = x
-    for _ in range(10):
-        out = (out * w).tanh()
-    return out
-
-
-BUILDERS: dict[str, Callable[[list[Value]], Value]] = {"neuron": _neuron, "reuse": _reuse, "chain": _chain}
-
 
 def engine_case(expr: str, vals: list[float]) -> dict[str, Any]:
     """Forward and backward through chainrule's engine: out and d out / d vals[i] for every input."""
-    leaves = [Value(float(v), label=name) for v, name in zip(vals, INPUT_NAMES[expr])]
-    out = BUILDERS[expr](leaves)
+    leaves, out = build(expr, vals)
     out.backward()
     return {"out": out.data, "grads": [leaf.grad for leaf in leaves]}
 

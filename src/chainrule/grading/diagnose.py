@@ -4,7 +4,13 @@
   a backward pass that never seeded out.grad = 1 or walked the graph forwards, not in reverse).
 * The `reuse` case, out = a*b + a*a, wrong only for a: a is used three times and must collect all
   three contributions. With `=` instead of `+=`, a keeps just one use's share (b, or a);
-  a walk that is not a topological order (or visits a node twice) gives the wrong sum.
+  a walk that runs a*a's _backward twice gives the wrong sum. (Plain recursion without a topological
+  order gets reuse right: only leaves are shared. The `shared` case catches it.)
+* The `shared` case, h = tanh(x*w), out = h + h*h: h is an interior value used three times, so a
+  backward that recurses from out without a topological order runs h's _backward too early (or
+  more than once). The numbers such walks give are replayed on engine Values
+  (`expressions.simulate_backward`) and recognised; `summary_hint` also names the signature
+  "only the shared tests fail" for the whole result.
 * Exercise 1: leaving out tanh's local derivative 1 - out**2, using the weight instead of the
   input, or flipping the sign.
 """
@@ -14,7 +20,18 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from chainrule.grading.expressions import WALKS, simulate_backward
+
 DECIMALS = 9
+
+NAIVE_RECURSION = (
+    "Your backward visits h before every use of h has sent its gradient: build a topological order "
+    "first and walk it in reverse."
+)
+SHARED_EXPLAINED = (
+    "In shared, h = tanh(x*w) feeds two later values (h + h*h uses it three times), so h's gradient is "
+    "complete only after + and h*h have both run their _backward."
+)
 
 
 def _numbers(raw: list[Any]) -> list[float] | None:
@@ -52,6 +69,8 @@ def diagnose(exercise_id: str, case: Any, raw: list[Any]) -> str | None:
         return _neuron_hint(case, got)
     if case.expression == "reuse":
         return _reuse_hint(exercise_id, case, got, want)
+    if case.expression == "shared":
+        return _shared_hint(exercise_id, case, got)
     if case.expression == "chain" and _same(got[0], want[0]) and not _same(got[1], want[1]):
         return ("w is used in all ten steps, so its gradient must collect every use: accumulate with +=, "
                 "and run each value's _backward exactly once, in reverse topological order.")
@@ -83,5 +102,48 @@ def _reuse_hint(exercise_id: str, case: Any, got: list[float], want: list[float]
                 f"accumulate with +=, not =, in every _backward.{detail}")
     return ("a is used three times (in a*b, and twice in a*a), so its gradient must collect every use exactly "
             "once. Build a topological order that remembers what it has seen, and run each value's _backward "
-            "once, after every value that uses it (the order reversed); plain recursion without that order "
-            "can run a _backward too early or twice.")
+            "once, after every value that uses it (the order reversed); a walk that visits a value twice "
+            "runs its _backward twice.")
+
+
+def _close(got: list[float], want: list[float]) -> bool:
+    return len(got) == len(want) and all(math.isclose(g, w, rel_tol=1e-9, abs_tol=1e-12) for g, w in zip(got, want))
+
+
+def _shared_hint(exercise_id: str, case: Any, got: list[float]) -> str | None:
+    """Recognise the numbers of a walk without a topological order; else the general advice."""
+    vals = case.args[1]
+    detail = {
+        "recursive": "It matches a recursion that calls _backward and then recurses into the inputs, with no "
+                     "memory of what it has visited: h's _backward ran three times, each time with the part "
+                     "of its gradient that had arrived so far.",
+        "recursive-seen": "It matches a recursion that skips values it has already visited: h's _backward ran "
+                          "once, but before h*h had sent h its share.",
+    }
+    for walk in WALKS:
+        if _close(got, simulate_backward("shared", vals, walk)):
+            return f"{NAIVE_RECURSION} {SHARED_EXPLAINED} {detail[walk]}"
+    if exercise_id == "local-gradients":
+        return (f"{SHARED_EXPLAINED} Each _backward must add its share with +=, never replace what an "
+                "earlier use has sent.")
+    return (f"{SHARED_EXPLAINED} Run each value's _backward exactly once, after every value that uses it: "
+            "build a topological order first and walk it in reverse.")
+
+
+def summary_hint(tests: list[dict], cases: list[Any]) -> str | None:
+    """The whole result's hint when its signature is clear: every test passed except the shared ones,
+    and their numbers are those of a walk without a topological order.
+
+    neuron, reuse and chain are trees above their leaves, so a backward without a topological order
+    still gets them right; only shared, where the interior value h is used more than once, shows it.
+    """
+    shared = [t for t, c in zip(tests, cases) if c.expression == "shared"]
+    others = [t for t, c in zip(tests, cases) if c.expression != "shared"]
+    if not shared or not others or any(t["status"] != "pass" for t in others):
+        return None
+    if any(t["status"] == "error" for t in shared):
+        return None
+    # Said only when some shared test's numbers were recognised as such a walk (not merely wrong).
+    if not any(NAIVE_RECURSION in (t.get("message") or "") for t in shared if t["status"] == "fail"):
+        return None
+    return f"Only the shared tests fail. {NAIVE_RECURSION}"

@@ -57,7 +57,7 @@ EXERCISES: dict[str, Exercise] = {
             summary="Fill the _backward bodies of +, * and tanh in a minimal Value class, accumulating with +=.",
             python_function="grads_of",
             js_function="gradsOf",
-            expressions=("neuron", "reuse", "chain"),
+            expressions=("neuron", "reuse", "chain", "shared"),
         ),
         Exercise(
             id="backward-order",
@@ -65,7 +65,7 @@ EXERCISES: dict[str, Exercise] = {
             summary="Write backward(out): seed the output with 1, order the graph topologically, walk it in reverse.",
             python_function="grads_of",
             js_function="gradsOf",
-            expressions=("neuron", "reuse", "chain"),
+            expressions=("neuron", "reuse", "chain", "shared"),
         ),
     )
 }

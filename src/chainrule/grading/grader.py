@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from chainrule.grading import sandbox
-from chainrule.grading.diagnose import diagnose
+from chainrule.grading.diagnose import diagnose, summary_hint
+from chainrule.grading.expressions import INPUT_NAMES
 from chainrule.grading.exercises import LANGUAGES, GradingCase, get_exercise, normalize_language, exercise_cases
 
 RUNTIME_DIR = Path(__file__).with_name("runtime")
@@ -210,8 +211,7 @@ def _output_field(event: dict) -> str | None:
 def _input_names(exercise_id: str, case: GradingCase) -> list[str]:
     if exercise_id == "neuron-grads":
         return ["d out/d w1", "d out/d w2", "d out/d b"]
-    names = {"neuron": ["x1", "w1", "x2", "w2", "b"], "reuse": ["a", "b"], "chain": ["x", "w"]}[case.expression]
-    return [f"d out/d {n}" for n in names]
+    return [f"d out/d {n}" for n in INPUT_NAMES[case.expression]]
 
 
 def _judge_case(exercise_id: str, language: str, case: GradingCase, event: dict) -> dict:
@@ -452,5 +452,8 @@ def _judge(exercise_id: str, language: str, cases: list[GradingCase], events: li
     else:
         verdict = "failed"
         message = f"{passed} of {len(tests)} tests passed."
+        summary = summary_hint(tests, cases)
+        if summary:
+            message += " " + summary
     status = "fail" if verdict in ("failed", "error") else "error"
     return _result(exercise_id, language, verdict, status, message, tests, started, isolation)

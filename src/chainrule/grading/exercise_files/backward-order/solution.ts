@@ -59,7 +59,7 @@ function backward(out: Value): void {
   for (let i = order.length - 1; i >= 0; i--) order[i]._backward();
 }
 
-type Expr = "neuron" | "reuse" | "chain";
+type Expr = "neuron" | "reuse" | "chain" | "shared";
 
 // Build the expression `expr` from `vals`, run backward, and copy each leaf's gradient into grad.
 export function gradsOf(expr: Expr, vals: number[], grad: number[]): number[] {
@@ -75,6 +75,10 @@ export function gradsOf(expr: Expr, vals: number[], grad: number[]): number[] {
     const [x, w] = leaves;
     out = x;
     for (let i = 0; i < 10; i++) out = out.mul(w).tanh();
+  } else if (expr === "shared") {
+    const [x, w] = leaves;
+    const h = x.mul(w).tanh();
+    out = h.add(h.mul(h)); // h feeds two later values
   } else {
     throw new Error("unknown expression " + expr);
   }

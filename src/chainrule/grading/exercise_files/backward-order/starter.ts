@@ -55,7 +55,7 @@ function backward(out: Value): void {
   // TODO: seed out.grad, build a topological order, then walk it in reverse
 }
 
-type Expr = "neuron" | "reuse" | "chain";
+type Expr = "neuron" | "reuse" | "chain" | "shared";
 
 // Build the expression `expr` from `vals`, run backward, and copy each leaf's gradient into grad.
 export function gradsOf(expr: Expr, vals: number[], grad: number[]): number[] {
@@ -71,6 +71,10 @@ export function gradsOf(expr: Expr, vals: number[], grad: number[]): number[] {
     const [x, w] = leaves;
     out = x;
     for (let i = 0; i < 10; i++) out = out.mul(w).tanh();
+  } else if (expr === "shared") {
+    const [x, w] = leaves;
+    const h = x.mul(w).tanh();
+    out = h.add(h.mul(h)); // h feeds two later values
   } else {
     throw new Error("unknown expression " + expr);
   }
