@@ -1,0 +1,39 @@
+"""Lesson content as data: the path, the lesson's prose, graphs, predictions and quiz, and their checking.
+
+    from chainrule.lessons import get_lesson, quiz_question, check_quiz_answer
+    check_quiz_answer("backprop", "product-gradient", " 6 ")   # {"correct": True, "expected": "6", ...}
+
+The files live in chainrule/lessons/data/; every number in them is recomputed with the engine by the
+tests, and every number in the prose is filled in from the engine when the lesson loads.
+"""
+
+from chainrule.lessons.checking import (
+    check_prediction,
+    check_quiz_answer,
+    key_idea_ids,
+    parse_number,
+    prediction_keys,
+    question_ids,
+    quiz_question,
+)
+from chainrule.lessons.loader import (
+    LANGUAGES,
+    UnknownItemError,
+    UnknownLessonError,
+    build_lesson_graph,
+    exercise_ids,
+    get_lesson,
+    get_path,
+    graph_names,
+    lesson_data,
+    lesson_ids,
+    lesson_numbers,
+)
+from chainrule.lessons.text import LessonDataError, format_number
+
+__all__ = [
+    "LANGUAGES", "LessonDataError", "UnknownItemError", "UnknownLessonError", "build_lesson_graph",
+    "check_prediction", "check_quiz_answer", "exercise_ids", "format_number", "get_lesson", "get_path",
+    "graph_names", "key_idea_ids", "lesson_data", "lesson_ids", "lesson_numbers", "parse_number",
+    "prediction_keys", "question_ids", "quiz_question",
+]

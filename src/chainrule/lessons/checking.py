@@ -1,0 +1,179 @@
+"""Checking a learner's answers: quiz questions (section 06) and predictions (section 04).
+
+Quiz keys live in quiz.json (a test recomputes them with the engine); prediction keys are the
+engine's own numbers for the lesson's graph, computed when the lesson loads.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+from chainrule.lessons.loader import (
+    UnknownItemError,
+    _check_lesson_id,
+    _lesson_data,
+    _lesson_numbers,
+    lesson_resolver,
+)
+from chainrule.lessons.text import fill, format_number
+
+__all__ = [
+    "TOLERANCE_SLACK", "parse_number", "quiz_question", "question_ids", "check_quiz_answer",
+    "prediction_keys", "check_prediction", "key_idea_ids",
+]
+
+# Floating-point slack on top of the lesson's tolerance, so that 0.51 vs 0.5 with tolerance 0.01 counts.
+TOLERANCE_SLACK = 1e-9
+_NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
+
+
+def parse_number(text: str) -> float | None:
+    """A typed number ("6", "6.0", " 6 ", "-1.5", ".5", "\u22121.5") as float, or None if it is not one."""
+    cleaned = text.strip().replace("\u2212", "-")  # a typographic minus counts as a minus
+    if not _NUMBER.fullmatch(cleaned):
+        return None
+    value = float(cleaned)
+    return value if math.isfinite(value) else None
+
+
+def _questions(lesson_id: str) -> dict[str, dict[str, Any]]:
+    _check_lesson_id(lesson_id)
+    return {question["id"]: question for question in _lesson_data(lesson_id)["quiz"]}
+
+
+def question_ids(lesson_id: str) -> list[str]:
+    return list(_questions(lesson_id))
+
+
+def _question(lesson_id: str, question_id: str) -> dict[str, Any]:
+    questions = _questions(lesson_id)
+    if question_id not in questions:
+        raise UnknownItemError(
+            f"lesson {lesson_id!r} has no question {question_id!r}: its questions are {', '.join(questions)}"
+        )
+    return questions[question_id]
+
+
+def _question_resolver(question: dict[str, Any]):
+    values = dict(question.get("given", {}))
+    if question["kind"] == "number":
+        values["answer"] = question["answer"]
+
+    def resolve(parts: list[str]) -> float | str:
+        if len(parts) == 1 and parts[0] in values:
+            return values[parts[0]]
+        raise KeyError(".".join(parts))
+
+    return resolve
+
+
+def quiz_question(lesson_id: str, question_id: str) -> dict[str, Any]:
+    """{"id","prompt","kind": "number"|"choice","options": [str]} (no answer). Raises UnknownLessonError/UnknownItemError."""
+    question = _question(lesson_id, question_id)
+    where = f"question {question_id}"
+    return {
+        "id": question["id"],
+        "prompt": fill(question["prompt"], _question_resolver(question), where),
+        "kind": question["kind"],
+        "options": list(question.get("options", [])),
+    }
+
+
+def _normalise(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def check_quiz_answer(lesson_id: str, question_id: str, answer: str) -> dict[str, Any]:
+    """Check one answer: {"correct": bool, "expected": str, "reason": str, "invalid": bool}.
+
+    Numbers: any typed number within the lesson's tolerance of the key ("6", "6.0" and " 6 " all match 6).
+    Choices: the option's text (case and spacing do not matter), its number 1..n, or its letter a..z.
+    An answer that is not a number / not an option gives invalid=True, correct=False, expected "" and a
+    reason that says what is allowed; callers should ask again rather than record it.
+    """
+    question = _question(lesson_id, question_id)
+    resolve = _question_resolver(question)
+    reason = fill(question["reason"], resolve, f"question {question_id}")
+    text = answer if isinstance(answer, str) else str(answer)
+    if question["kind"] == "number":
+        value = parse_number(text)
+        if value is None:
+            return {
+                "correct": False, "expected": "", "invalid": True,
+                "reason": f"{text.strip()[:40]!r} is not a number: type a plain number such as 2, -0.5 or 1.25.",
+            }
+        tolerance = _lesson_data(lesson_id)["tolerance"]
+        key = float(question["answer"])
+        correct = abs(value - key) <= tolerance + TOLERANCE_SLACK
+        return {"correct": correct, "expected": format_number(key), "reason": reason, "invalid": False}
+
+    options: list[str] = question["options"]
+    chosen = _choice_index(text, options)
+    if chosen is None:
+        letters = "abcdefghijklmnopqrstuvwxyz"[: len(options)]
+        return {
+            "correct": False, "expected": "", "invalid": True,
+            "reason": (
+                f"{text.strip()[:40]!r} is not one of the options: answer with an option's text, "
+                f"its number 1 to {len(options)} or its letter {letters[0]} to {letters[-1]}."
+            ),
+        }
+    expected = options[question["answer_index"]]
+    return {"correct": chosen == question["answer_index"], "expected": expected, "reason": reason, "invalid": False}
+
+
+def _choice_index(text: str, options: list[str]) -> int | None:
+    wanted = _normalise(text)
+    for index, option in enumerate(options):
+        if _normalise(option) == wanted:
+            return index
+    if wanted.isdigit() and 1 <= int(wanted) <= len(options):
+        return int(wanted) - 1
+    if len(wanted) == 1 and "a" <= wanted <= "z" and ord(wanted) - ord("a") < len(options):
+        return ord(wanted) - ord("a")
+    return None
+
+
+def _prediction(lesson_id: str, key: str) -> dict[str, Any]:
+    _check_lesson_id(lesson_id)
+    steps = {step["key"]: step for step in _lesson_data(lesson_id)["predict"]["steps"]}
+    if key not in steps:
+        raise UnknownItemError(
+            f"lesson {lesson_id!r} has no prediction {key!r}: its predictions are {', '.join(steps)}"
+        )
+    return steps[key]
+
+
+def prediction_keys(lesson_id: str) -> list[str]:
+    _check_lesson_id(lesson_id)
+    return [step["key"] for step in _lesson_data(lesson_id)["predict"]["steps"]]
+
+
+def check_prediction(lesson_id: str, key: str, value: float) -> dict[str, Any]:
+    """Compare a predicted number with the engine's: {"key","value","correct","expected","expected_text","reason"}.
+
+    Right means within the lesson's tolerance (0.01). `expected` is the engine's number rounded to 9
+    decimal places; `expected_text` the same rounded to 4 for display.
+    """
+    step = _prediction(lesson_id, key)
+    data = _lesson_data(lesson_id)
+    graph = data["predict"]["graph"]
+    expected = _lesson_numbers(lesson_id)[graph][step["node_label"]][step["field"]]
+    if not math.isfinite(value):
+        raise ValueError(f"a prediction must be a finite number, not {value!r}")
+    correct = abs(value - expected) <= data["tolerance"] + TOLERANCE_SLACK
+    return {
+        "key": key,
+        "value": value,
+        "correct": correct,
+        "expected": round(expected, 9),
+        "expected_text": format_number(expected),
+        "reason": fill(step["reason"], lesson_resolver(lesson_id), f"prediction {key}"),
+    }
+
+
+def key_idea_ids(lesson_id: str) -> list[str]:
+    _check_lesson_id(lesson_id)
+    return [idea["id"] for idea in _lesson_data(lesson_id)["explain"]["key_ideas"]]

@@ -1,0 +1,279 @@
+"""Load the path and lesson data files and shape them as the web API serves them (contract 4).
+
+Data lives next to this module in data/: path.json (the course path), and per lesson a folder with
+lesson.json (graphs, checked numbers, predictions, exercises, explain, recap), quiz.json and markdown
+prose in sections/ and exercises/. Every number the prose shows is a placeholder filled here from the
+engine (`{{graph.label.data|grad}}`) or from lesson.json (`{{lesson.key}}`).
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import json
+from pathlib import Path
+from typing import Any
+
+from chainrule.engine import Value
+from chainrule.lessons.graphs import build_graph, graph_values
+from chainrule.lessons.text import LessonDataError, fill, render_inline, render_markdown
+
+__all__ = [
+    "DATA_DIR", "LANGUAGES", "UnknownLessonError", "UnknownItemError", "get_path", "get_lesson",
+    "lesson_ids", "lesson_data", "lesson_numbers", "lesson_resolver", "build_lesson_graph",
+    "graph_names", "exercise_ids", "before_step",
+]
+
+DATA_DIR = Path(__file__).parent / "data"
+LANGUAGES = ("python", "javascript", "typescript")
+
+
+class UnknownLessonError(LookupError):
+    """No written lesson has that id; the message lists the ids that exist."""
+
+
+class UnknownItemError(LookupError):
+    """A lesson has no graph / prediction / question / exercise of that id; the message lists those it has."""
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as error:
+        raise LessonDataError(f"cannot read lesson data file {path}: {error}") from error
+
+
+@functools.lru_cache(maxsize=None)
+def _path_data() -> dict[str, Any]:
+    return _read_json(DATA_DIR / "path.json")
+
+
+def lesson_ids() -> list[str]:
+    """The ids of the lessons that are written (status "available"), in path order."""
+    return [entry["id"] for entry in _path_data()["lessons"] if entry["status"] == "available"]
+
+
+def _check_lesson_id(lesson_id: str) -> None:
+    if lesson_id not in lesson_ids():
+        raise UnknownLessonError(
+            f"unknown lesson {lesson_id!r}: the lessons you can open are {', '.join(lesson_ids())}"
+        )
+
+
+@functools.lru_cache(maxsize=None)
+def _lesson_data(lesson_id: str) -> dict[str, Any]:
+    folder = DATA_DIR / lesson_id
+    data = _read_json(folder / "lesson.json")
+    data["quiz"] = _read_json(folder / "quiz.json")["questions"]
+    data["folder"] = str(folder)
+    return data
+
+
+def lesson_data(lesson_id: str) -> dict[str, Any]:
+    """The raw data of a lesson (lesson.json with quiz.json's questions under "quiz"); a fresh copy."""
+    _check_lesson_id(lesson_id)
+    return copy.deepcopy(_lesson_data(lesson_id))
+
+
+def graph_names(lesson_id: str) -> list[str]:
+    _check_lesson_id(lesson_id)
+    return list(_lesson_data(lesson_id)["graphs"])
+
+
+def build_lesson_graph(lesson_id: str, graph: str) -> Value:
+    """A freshly built graph of the lesson (forward values only); its output Value."""
+    _check_lesson_id(lesson_id)
+    graphs = _lesson_data(lesson_id)["graphs"]
+    if graph not in graphs:
+        raise UnknownItemError(
+            f"lesson {lesson_id!r} has no graph {graph!r}: its graphs are {', '.join(graphs)}"
+        )
+    output, _ = build_graph(graphs[graph], graph)
+    return output
+
+
+@functools.lru_cache(maxsize=None)
+def _lesson_numbers(lesson_id: str) -> dict[str, dict[str, dict[str, float]]]:
+    graphs = _lesson_data(lesson_id)["graphs"]
+    return {name: graph_values(spec, name) for name, spec in graphs.items()}
+
+
+def lesson_numbers(lesson_id: str) -> dict[str, dict[str, dict[str, float]]]:
+    """{graph: {label: {"data", "grad"}}}: every node's value and gradient, computed by the engine."""
+    _check_lesson_id(lesson_id)
+    return copy.deepcopy(_lesson_numbers(lesson_id))
+
+
+def lesson_resolver(lesson_id: str):
+    """The placeholder resolver for a lesson's prose: graph numbers from the engine, others from lesson.json."""
+    numbers = _lesson_numbers(lesson_id)
+    data = _lesson_data(lesson_id)
+
+    def resolve(parts: list[str]) -> float | str:
+        if len(parts) == 3 and parts[0] in numbers:
+            graph, label, field = parts
+            return numbers[graph][label][field]
+        if len(parts) == 2 and parts[0] == "lesson":
+            value = data[parts[1]]
+            if isinstance(value, (int, float, str)) and not isinstance(value, bool):
+                return value
+        raise KeyError(".".join(parts))
+
+    return resolve
+
+
+def exercise_ids(lesson_id: str) -> list[str]:
+    _check_lesson_id(lesson_id)
+    return [exercise["id"] for exercise in _lesson_data(lesson_id)["exercises"]]
+
+
+def _path_entry(entry: dict[str, Any]) -> dict[str, Any]:
+    written = entry["status"] == "available"
+    return {
+        "id": entry["id"],
+        "title": entry["title"],
+        "summary": entry["summary"],
+        "minutes": entry["minutes"],
+        "status": entry["status"],
+        "written": written,
+        # A lesson that is not written yet is never a link to an empty page.
+        "href": f"/lessons/{entry['id']}" if written else None,
+    }
+
+
+def get_path() -> dict[str, Any]:
+    """The course path: {"id","title","summary","href","lessons":[{"id","title","summary","minutes","status","written","href"}]}."""
+    data = _path_data()
+    return {
+        "id": data["id"],
+        "title": data["title"],
+        "summary": data["summary"],
+        "href": "/",
+        "lessons": [_path_entry(entry) for entry in data["lessons"]],
+    }
+
+
+def before_step(trace: dict[str, Any], label: str, kind: str) -> dict[str, Any]:
+    """The trace step that a prediction about node `label` precedes.
+
+    A forward prediction precedes the forward step that computes the node. A backward (gradient)
+    prediction precedes the first backward step that sends gradient into the node (for the output,
+    the seed step 0).
+    """
+    ids = [node["id"] for node in trace["nodes"] if node["label"] == label]
+    if len(ids) != 1:
+        raise LessonDataError(f"the trace has {len(ids)} nodes labelled {label!r}; a prediction needs exactly one")
+    node_id = ids[0]
+    if kind == "forward":
+        for index, step in enumerate(trace["forward"]):
+            if step["node"] == node_id:
+                return {"phase": "forward", "index": index}
+    else:
+        if trace["output"] == node_id:
+            return {"phase": "backward", "index": 0}
+        for index, step in enumerate(trace["backward"]):
+            if any(c["input"] == node_id for c in step.get("contributions", [])):
+                return {"phase": "backward", "index": index}
+    raise LessonDataError(f"no {kind} step of the trace involves node {label!r}")
+
+
+def _exercise_languages() -> dict[str, list[str]]:
+    """{exercise id: languages} from the grader, or {} when it cannot be loaded."""
+    try:
+        from chainrule.grading import list_exercises
+    except ImportError:
+        return {}
+    return {entry["id"]: list(entry["languages"]) for entry in list_exercises()}
+
+
+def _neighbour(index: int) -> dict[str, Any] | None:
+    lessons = _path_data()["lessons"]
+    if 0 <= index < len(lessons):
+        return _path_entry(lessons[index])
+    return None
+
+
+@functools.lru_cache(maxsize=None)
+def _build_lesson(lesson_id: str) -> dict[str, Any]:
+    import chainrule
+
+    data = _lesson_data(lesson_id)
+    folder = Path(data["folder"])
+    resolve = lesson_resolver(lesson_id)
+    path = _path_data()
+    position = [entry["id"] for entry in path["lessons"]].index(lesson_id)
+    entry = path["lessons"][position]
+
+    def prose(relative: str) -> str:
+        try:
+            text = (folder / relative).read_text(encoding="utf-8")
+        except OSError as error:
+            raise LessonDataError(f"lesson {lesson_id!r}: cannot read {relative}: {error}") from error
+        return fill(text, resolve, relative)
+
+    sections = []
+    for section in data["sections"]:
+        html = render_markdown(prose(section["text"]))
+        if section["slug"] == "recap":
+            items = "".join(f"<li>{render_inline(point)}</li>" for point in data["recap"]["points"])
+            html += f"<ul>{items}</ul>\n"
+        sections.append({key: section[key] for key in ("number", "slug", "title")} | {"html": html})
+
+    predict = data["predict"]
+    trace = chainrule.trace(build_lesson_graph(lesson_id, predict["graph"]))
+    steps = [
+        {
+            "key": step["key"],
+            "kind": step["kind"],
+            "node_label": step["node_label"],
+            "prompt": fill(step["prompt"], resolve, f"prediction {step['key']}"),
+            "before_step": before_step(trace, step["node_label"], step["kind"]),
+        }
+        for step in predict["steps"]
+    ]
+    # In the order the animation reaches them: forward before backward, then by step.
+    steps.sort(key=lambda s: (s["before_step"]["phase"] != "forward", s["before_step"]["index"]))
+
+    languages = _exercise_languages()
+    exercises = [
+        {
+            "id": exercise["id"],
+            "title": exercise["title"],
+            "html": render_markdown(prose(exercise["text"])),
+            "languages": languages.get(exercise["id"], list(LANGUAGES)),
+        }
+        for exercise in data["exercises"]
+    ]
+
+    from chainrule.lessons.checking import quiz_question
+
+    following = _neighbour(position + 1)
+    return {
+        "id": lesson_id,
+        "title": data["title"],
+        "minutes": entry["minutes"],
+        "path": {"id": path["id"], "title": path["title"], "href": "/"},
+        "previous": _neighbour(position - 1),
+        "next": following,
+        "sections": sections,
+        "see_it_work": {
+            "graph": data["see_it_work"]["graph"],
+            "chain_formula": fill(data["see_it_work"]["chain_formula"], resolve, "chain_formula"),
+        },
+        "predict": {
+            "graph": predict["graph"],
+            "tolerance": data["tolerance"],
+            "total": len(steps),
+            "steps": steps,
+        },
+        "exercises": exercises,
+        "quiz": [quiz_question(lesson_id, question["id"]) for question in data["quiz"]],
+        "explain": copy.deepcopy(data["explain"]),
+        "recap": {"points": list(data["recap"]["points"]), "next": following},
+    }
+
+
+def get_lesson(lesson_id: str) -> dict[str, Any]:
+    """The lesson as GET /api/lessons/{id} serves it (contract 4); no answers are included."""
+    _check_lesson_id(lesson_id)
+    return copy.deepcopy(_build_lesson(lesson_id))

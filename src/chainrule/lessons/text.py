@@ -1,0 +1,96 @@
+"""Turning lesson data into text: number formatting, `{{placeholders}}` and markdown with math.
+
+Prose never types a number: it writes `{{section03.a.grad}}` (a node's value or gradient, computed by
+the engine) or `{{lesson.tolerance}}` (a number from the lesson's data file), and `fill` puts the
+number in. Math is written as `$...$` or `$$...$$` and left for KaTeX in the browser; markdown must
+not touch it, so `render_markdown` sets math aside before rendering and puts it back afterwards.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import re
+from typing import Callable
+
+from markdown_it import MarkdownIt
+
+__all__ = ["LessonDataError", "format_number", "fill", "render_markdown", "render_inline"]
+
+
+class LessonDataError(ValueError):
+    """The lesson's data files are inconsistent (a typo in a placeholder, a missing file...)."""
+
+
+# `{{ path.to.number }}` or `{{ path.to.number | digits }}`; node labels may hold spaces and `*`.
+PLACEHOLDER = re.compile(r"\{\{\s*(?P<path>[^{}|]+?)\s*(?:\|\s*(?P<digits>\d+)\s*)?\}\}")
+# Display math first, so that `$$x$$` is not read as two empty inline spans.
+MATH = re.compile(r"\$\$.+?\$\$|\$[^$\n]+?\$", re.DOTALL)
+
+_markdown = MarkdownIt("commonmark", {"html": False})
+
+
+def format_number(x: float, digits: int = 4) -> str:
+    """`x` rounded to `digits` decimal places, without trailing zeros: 2.0 -> "2", 0.70710678 -> "0.7071"."""
+    if math.isnan(x):
+        return "nan"
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    rounded = round(float(x), digits)
+    if rounded == 0:
+        rounded = 0.0  # never print "-0"
+    if rounded == int(rounded):
+        return str(int(rounded))
+    return f"{rounded:.{digits}f}".rstrip("0").rstrip(".")
+
+
+def fill(template: str, resolve: Callable[[list[str]], float | str], where: str = "") -> str:
+    """Replace each `{{a.b.c}}` in `template` by `resolve(["a", "b", "c"])`, numbers formatted.
+
+    `resolve` raises KeyError for an unknown path; that becomes a LessonDataError naming `where`.
+    """
+
+    def substitute(match: re.Match[str]) -> str:
+        parts = match.group("path").split(".")
+        try:
+            value = resolve(parts)
+        except KeyError:
+            raise LessonDataError(
+                f"{where or 'lesson text'}: unknown placeholder {match.group(0)!r}"
+            ) from None
+        if isinstance(value, str):
+            return value
+        digits = match.group("digits")
+        return format_number(value, int(digits) if digits else 4)
+
+    return PLACEHOLDER.sub(substitute, template)
+
+
+def _protect_math(text: str) -> tuple[str, list[str]]:
+    spans: list[str] = []
+
+    def stash(match: re.Match[str]) -> str:
+        spans.append(match.group(0))
+        return f"CHAINRULEMATH{len(spans) - 1}X"
+
+    return MATH.sub(stash, text), spans
+
+
+def _restore_math(rendered: str, spans: list[str]) -> str:
+    return re.sub(
+        r"CHAINRULEMATH(\d+)X",
+        lambda m: html.escape(spans[int(m.group(1))], quote=False),
+        rendered,
+    )
+
+
+def render_markdown(text: str) -> str:
+    """Markdown to HTML, with `$...$` and `$$...$$` passed through untouched (HTML-escaped) for KaTeX."""
+    protected, spans = _protect_math(text)
+    return _restore_math(_markdown.render(protected), spans)
+
+
+def render_inline(text: str) -> str:
+    """One line of markdown to HTML without the surrounding <p>."""
+    protected, spans = _protect_math(text)
+    return _restore_math(_markdown.renderInline(protected), spans)

@@ -1,0 +1,117 @@
+"""The lesson server: `create_app(token, data_dir)` builds the FastAPI app that `chainrule lesson` runs.
+
+    app = create_app(token=new_token(), data_dir=None, port=8123)
+
+Layers, outermost first: SecurityMiddleware (Host, Origin, token, body size; see security.py and
+docs/security.md), then the HTML pages, the JSON API under /api and the static files under /static.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from fastapi.staticfiles import StaticFiles
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from chainrule import __version__
+from chainrule.lessons import LessonDataError, UnknownItemError, UnknownLessonError
+from chainrule.web import routes_api, routes_pages
+from chainrule.web.security import DEFAULT_MAX_BODY, SecurityMiddleware
+from chainrule.web.services import Services, StoreUnavailable
+
+__all__ = ["create_app", "STATIC_DIR"]
+
+STATIC_DIR = Path(__file__).parent / "static"
+
+
+def _describe_validation(error: RequestValidationError) -> str:
+    """One readable sentence per problem: "body.value: Input should be a valid number"."""
+    parts = []
+    for problem in error.errors():
+        where = ".".join(str(item) for item in problem.get("loc", ()))
+        parts.append(f"{where}: {problem.get('msg', 'is not valid')}")
+    return "; ".join(parts) or "the request is not valid"
+
+
+def create_app(
+    token: str,
+    data_dir: str | os.PathLike | None = None,
+    *,
+    port: int | None = None,
+    extra_hosts: Iterable[str] = (),
+    max_body: int = DEFAULT_MAX_BODY,
+    clock: Callable[[], Any] | None = None,
+    store: Any = None,
+) -> FastAPI:
+    """The app, wrapped in its security middleware.
+
+    token: the session token every API call must carry. data_dir: where the progress store lives
+    (None: $CHAINRULE_DATA_DIR, else the user data directory). port: the port the server listens on
+    (Host and Origin must name it; None accepts any port, for in-process tests). extra_hosts: Host
+    names allowed besides loopback. clock/store: for tests (a fixed clock, an already open store).
+    """
+    app = FastAPI(
+        title="chainrule lesson API",
+        version=__version__,
+        description="The JSON API of the local lesson server. Every call needs the session token "
+        "(cookie chainrule_token or header X-Chainrule-Token).",
+        docs_url=None,  # the interactive docs page would load scripts from the internet
+        redoc_url=None,
+        openapi_url="/api/openapi.json",
+    )
+    app.state.services = Services(data_dir, clock=clock, store=store)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid_request(request: Request, error: RequestValidationError) -> JSONResponse:
+        return JSONResponse({"detail": _describe_validation(error)}, status_code=422)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, error: StarletteHTTPException) -> JSONResponse:
+        detail = error.detail if isinstance(error.detail, str) else str(error.detail)
+        if error.status_code == 404 and detail == "Not Found":
+            detail = f"no such address: {request.url.path}"
+        elif error.status_code == 400 and detail == "There was an error parsing the body":
+            detail = "the request body cannot be read: send a JSON object encoded as UTF-8"
+        elif error.status_code == 405:
+            detail = f"{request.method} is not allowed on {request.url.path}"
+        return JSONResponse({"detail": detail}, status_code=error.status_code, headers=error.headers)
+
+    @app.exception_handler(UnknownLessonError)
+    @app.exception_handler(UnknownItemError)
+    async def unknown(request: Request, error: LookupError) -> JSONResponse:
+        return JSONResponse({"detail": str(error)}, status_code=404)
+
+    @app.exception_handler(StoreUnavailable)
+    async def store_unavailable(request: Request, error: StoreUnavailable) -> JSONResponse:
+        return JSONResponse({"detail": str(error)}, status_code=503)
+
+    try:
+        from chainrule.progress import StoreError
+    except ImportError:  # pragma: no cover - the progress package is part of every build
+        StoreError = None
+    if StoreError is not None:
+
+        @app.exception_handler(StoreError)
+        async def store_error(request: Request, error: Exception) -> JSONResponse:
+            return JSONResponse({"detail": str(error)}, status_code=503)
+
+    @app.exception_handler(LessonDataError)
+    async def broken_data(request: Request, error: LessonDataError) -> JSONResponse:
+        return JSONResponse({"detail": f"the lesson data is broken: {error}"}, status_code=500)
+
+    @app.exception_handler(ValueError)
+    async def bad_value(request: Request, error: ValueError) -> JSONResponse:
+        # The store and the grader raise ValueError for input they cannot take; say so, do not crash.
+        return JSONResponse({"detail": str(error)}, status_code=422)
+
+    app.include_router(routes_api.router)
+    app.include_router(routes_pages.router)
+    app.mount("/static", StaticFiles(directory=str(STATIC_DIR), check_dir=False), name="static")
+
+    app.add_middleware(SecurityMiddleware, token=token, port=port, extra_hosts=list(extra_hosts), max_body=max_body)
+    return app

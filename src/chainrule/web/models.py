@@ -1,0 +1,271 @@
+"""Pydantic models of the JSON API's request and response bodies (contract 4), so that the OpenAPI
+schema FastAPI publishes says exactly what the routes accept and return."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+
+Language = Literal["python", "javascript", "typescript"]
+
+# Limits on text fields, well under the request body limit; the error says which field and the limit.
+MAX_SOURCE_CHARS = 100_000
+MAX_ANSWER_CHARS = 1_000
+MAX_EXPLANATION_CHARS = 20_000
+
+
+def _encodable(text: str) -> str:
+    """JSON may carry a lone UTF-16 surrogate ("\\ud800"); no file, database or compiler wants one."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError("the text contains an invalid character (a lone UTF-16 surrogate)") from None
+    return text
+
+
+Text = Annotated[str, AfterValidator(_encodable)]
+
+
+class Open(BaseModel):
+    """A response that may carry more keys than listed (contracts are extended only by adding keys)."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+class ErrorBody(BaseModel):
+    detail: str = Field(description="What was wrong and what is allowed.")
+
+
+# ---------------------------------------------------------------- requests
+
+
+class PredictionIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    value: float = Field(strict=True, allow_inf_nan=False, description="The predicted number (true/false or a string is not one).")
+
+
+class CodeIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    exercise: Text = Field(max_length=100)
+    language: Language
+    source: Text = Field(max_length=MAX_SOURCE_CHARS)
+
+
+class AnswerIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    answer: Text = Field(min_length=1, max_length=MAX_ANSWER_CHARS, description="A typed number, or an option's text.")
+
+
+class ExplanationIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    text: Text = Field(max_length=MAX_EXPLANATION_CHARS)
+    ticked: list[Text] = Field(default_factory=list, max_length=50, description="Ids of the key ideas covered.")
+
+
+# ---------------------------------------------------------------- responses
+
+
+class Progress(BaseModel):
+    predictions: int
+    exercises_passed: int
+    quiz_answered: int
+    explained: bool
+
+
+class PathLesson(Open):
+    id: str
+    title: str
+    summary: str
+    minutes: int
+    status: Literal["available", "coming-next", "not-yet-written"]
+    written: bool
+    href: str | None
+    progress: Progress | None = Field(description="null when the lesson is not written or the store is unavailable")
+
+
+class PathOut(Open):
+    id: str
+    title: str
+    summary: str
+    href: str
+    lessons: list[PathLesson]
+    store_error: str | None = None
+
+
+class Neighbour(Open):
+    id: str
+    title: str
+    summary: str
+    minutes: int
+    status: str
+    written: bool
+    href: str | None
+
+
+class Section(Open):
+    number: str
+    slug: str
+    title: str
+    html: str
+
+
+class SeeItWork(Open):
+    graph: str
+    chain_formula: str
+
+
+class StepRef(BaseModel):
+    phase: Literal["forward", "backward"]
+    index: int
+
+
+class PredictStep(Open):
+    key: str
+    kind: Literal["forward", "backward"]
+    node_label: str
+    prompt: str
+    before_step: StepRef
+
+
+class Predict(Open):
+    graph: str
+    tolerance: float
+    total: int
+    steps: list[PredictStep]
+
+
+class ExerciseInfo(Open):
+    id: str
+    title: str
+    html: str
+    languages: list[str]
+
+
+class Question(Open):
+    id: str
+    prompt: str
+    kind: Literal["number", "choice"]
+    options: list[str]
+
+
+class KeyIdea(BaseModel):
+    id: str
+    text: str
+
+
+class Explain(Open):
+    prompt: str
+    key_ideas: list[KeyIdea]
+
+
+class Recap(Open):
+    points: list[str]
+    next: Neighbour | None
+
+
+class PathRef(Open):
+    id: str
+    title: str
+    href: str
+
+
+class LessonOut(Open):
+    id: str
+    title: str
+    minutes: int
+    path: PathRef
+    previous: Neighbour | None
+    next: Neighbour | None
+    sections: list[Section]
+    see_it_work: SeeItWork
+    predict: Predict
+    exercises: list[ExerciseInfo]
+    quiz: list[Question]
+    explain: Explain
+    recap: Recap
+
+
+class TraceOut(Open):
+    """A step trace of the graph (contract 1, schema "chainrule.trace/1")."""
+
+    schema_: str = Field(alias="schema")
+    output: str
+    nodes: list[dict[str, Any]]
+    forward: list[dict[str, Any]]
+    backward: list[dict[str, Any]]
+
+
+class StarterOut(BaseModel):
+    exercise: str
+    language: Language
+    source: str
+
+
+class GradeTest(Open):
+    name: str
+    status: Literal["pass", "fail", "error"]
+    message: str | None = None
+
+
+class GradeOut(Open):
+    """The grader's result (contract 2: Exercism test-runner interface v3 plus extras)."""
+
+    version: int
+    status: Literal["pass", "fail", "error"]
+    message: str | None = None
+    verdict: str
+    tests: list[GradeTest] = Field(default_factory=list)
+    saved: bool = Field(description="False when the result was not stored: the store failed (see store_error) or the grader was busy")
+    store_error: str | None = None
+
+
+class Saved(BaseModel):
+    saved: bool
+
+
+class PredictionResult(Open):
+    key: str
+    value: float
+    correct: bool
+    expected: float
+    expected_text: str
+    reason: str
+
+
+class ReviewInfo(Open):
+    due: str
+    text: str
+    interval_days: float | None = None
+
+
+class AnswerResult(Open):
+    correct: bool
+    expected: str
+    reason: str
+    review: ReviewInfo
+
+
+class ProgressOut(BaseModel):
+    predictions: dict[str, dict[str, Any]]
+    code: dict[str, str]
+    results: dict[str, dict[str, Any]]
+    quiz: dict[str, dict[str, Any]]
+    explanation: dict[str, Any] | None
+
+
+class DueQuestion(Open):
+    lesson_id: str
+    question_id: str
+    prompt: str
+    kind: Literal["number", "choice"]
+    options: list[str]
+    due: str | None = None
+
+
+class DueOut(BaseModel):
+    due: list[DueQuestion]
+
+
+class UndoOut(BaseModel):
+    undone: dict[str, Any] | None

@@ -1,0 +1,301 @@
+"""The JSON API (contract 4): a thin face over chainrule.lessons, chainrule.grading and chainrule.progress.
+
+Every route here sits behind SecurityMiddleware (token, Host, Origin, body size). Errors are JSON
+{"detail": "what was wrong and what is allowed"}; store problems are 503 with the StoreError text.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from typing import Annotated
+
+from fastapi import APIRouter, HTTPException, Path, Query, Request
+
+from chainrule import lessons
+from chainrule.web.models import (
+    AnswerIn,
+    AnswerResult,
+    CodeIn,
+    DueOut,
+    ErrorBody,
+    ExplanationIn,
+    GradeOut,
+    Language,
+    LessonOut,
+    PathOut,
+    PredictionIn,
+    PredictionResult,
+    ProgressOut,
+    Saved,
+    StarterOut,
+    TraceOut,
+    UndoOut,
+)
+from chainrule.web.services import Services, StoreUnavailable, review_text
+
+ERRORS: dict[int | str, dict[str, Any]] = {
+    400: {"model": ErrorBody, "description": "The request body cannot be read (not UTF-8 JSON)."},
+    401: {"model": ErrorBody, "description": "No session token (cookie or X-Chainrule-Token header)."},
+    403: {"model": ErrorBody, "description": "Wrong token, foreign Host, or foreign Origin."},
+    404: {"model": ErrorBody, "description": "Unknown lesson, graph, exercise, question or prediction."},
+    413: {"model": ErrorBody, "description": "Request body over the size limit."},
+    422: {"model": ErrorBody, "description": "The request body or a parameter is not valid."},
+    503: {"model": ErrorBody, "description": "The progress store cannot be used (the StoreError text)."},
+}
+
+router = APIRouter(prefix="/api", responses=ERRORS)
+
+# Path parameters, with examples so that the schema (and schemathesis) reach the real content too.
+LessonId = Annotated[str, Path(description="A lesson id, e.g. backprop", examples=["backprop"])]
+GraphName = Annotated[str, Path(description="section03 or neuron", examples=["section03", "neuron"])]
+PredictionKey = Annotated[str, Path(description="n, o, dn, db, dw1 or dw2", examples=["dn", "dw2"])]
+QuestionId = Annotated[str, Path(description="A quiz question id", examples=["product-gradient", "addition-node"])]
+ExerciseId = Annotated[str, Path(description="An exercise id", examples=["neuron-grads", "backward-order"])]
+
+
+def services(request: Request) -> Services:
+    return request.app.state.services
+
+
+def store_of(request: Request) -> Any:
+    try:
+        return services(request).store()
+    except StoreUnavailable as error:
+        raise HTTPException(status_code=503, detail=str(error)) from None
+
+
+def check_lesson(lesson_id: str) -> None:
+    if lesson_id not in lessons.lesson_ids():
+        raise HTTPException(
+            status_code=404,
+            detail=f"unknown lesson {lesson_id!r}: the lessons you can open are {', '.join(lessons.lesson_ids())}",
+        )
+
+
+def check_exercise(request: Request, exercise_id: str, language: str) -> None:
+    known = services(request).exercises()
+    if exercise_id not in known:
+        raise HTTPException(
+            status_code=404,
+            detail=f"unknown exercise {exercise_id!r}: the exercises are {', '.join(known)}",
+        )
+    languages = known[exercise_id].get("languages", list(lessons.LANGUAGES))
+    if language not in languages:
+        raise HTTPException(
+            status_code=422,
+            detail=f"exercise {exercise_id!r} is not offered in {language!r}: it is offered in {', '.join(languages)}",
+        )
+
+
+# ---------------------------------------------------------------- path and lesson content
+
+
+@router.get("/path", response_model=PathOut, summary="The course path with progress per lesson")
+def get_path(request: Request) -> dict[str, Any]:
+    path = lessons.get_path()
+    store, error = services(request).try_store()
+    for entry in path["lessons"]:
+        entry["progress"] = None
+        if entry["written"] and store is not None:
+            try:
+                entry["progress"] = store.lesson_summary(entry["id"], lessons.exercise_ids(entry["id"]))
+            except Exception as failure:  # a store error must not hide the path
+                error = str(failure)
+    path["store_error"] = error
+    return path
+
+
+@router.get("/lessons/{lesson_id}", response_model=LessonOut, summary="A lesson's content (no answers)")
+def get_lesson(lesson_id: LessonId) -> dict[str, Any]:
+    check_lesson(lesson_id)
+    return lessons.get_lesson(lesson_id)
+
+
+@router.get("/lessons/{lesson_id}/trace/{graph}", response_model=TraceOut, summary="Step trace of a lesson graph")
+def get_trace(lesson_id: LessonId, graph: GraphName) -> dict[str, Any]:
+    import chainrule
+
+    check_lesson(lesson_id)
+    names = lessons.graph_names(lesson_id)
+    if graph not in names:
+        raise HTTPException(
+            status_code=404,
+            detail=f"lesson {lesson_id!r} has no graph {graph!r}: its graphs are {', '.join(names)}",
+        )
+    return chainrule.trace(lessons.build_lesson_graph(lesson_id, graph))
+
+
+# ---------------------------------------------------------------- exercises
+
+
+@router.get("/exercises/{exercise_id}/starter", response_model=StarterOut, summary="Starter code of an exercise")
+def get_starter(
+    request: Request,
+    exercise_id: ExerciseId,
+    language: Language = Query("python", description="python, javascript or typescript"),
+) -> dict[str, Any]:
+    check_exercise(request, exercise_id, language)
+    from chainrule.grading import starter_source
+
+    try:
+        source = starter_source(exercise_id, language)
+    except ValueError as error:
+        raise HTTPException(status_code=404, detail=str(error)) from None
+    return {"exercise": exercise_id, "language": language, "source": source}
+
+
+@router.post("/grade", response_model=GradeOut, summary="Grade code in the sandbox and store it as a submission")
+def post_grade(request: Request, body: CodeIn) -> dict[str, Any]:
+    check_exercise(request, body.exercise, body.language)
+    from chainrule.grading import grade
+
+    try:
+        result = grade(body.exercise, body.language, body.source)
+    except ValueError as error:
+        raise HTTPException(status_code=422, detail=str(error)) from None
+    result = dict(result)
+    if result.get("verdict") == "busy":  # not a verdict on the code: keep the last real result
+        return result | {"saved": False, "store_error": None}
+    store, error = services(request).try_store()
+    if store is not None:
+        try:
+            store.record_submission(body.exercise, body.language, body.source, result)
+        except Exception as failure:  # the grade stands even if it cannot be kept
+            error = str(failure)
+    result["saved"] = error is None
+    result["store_error"] = error
+    return result
+
+
+@router.put("/progress/code", response_model=Saved, summary="Save the latest code of an exercise")
+def put_code(request: Request, body: CodeIn) -> dict[str, Any]:
+    check_exercise(request, body.exercise, body.language)
+    store_of(request).save_code(body.exercise, body.language, body.source)
+    return {"saved": True}
+
+
+# ---------------------------------------------------------------- progress, predictions, quiz, explanation
+
+
+@router.get("/progress/{lesson_id}", response_model=ProgressOut, summary="Everything saved for a lesson")
+def get_progress(request: Request, lesson_id: LessonId) -> dict[str, Any]:
+    check_lesson(lesson_id)
+    store = store_of(request)
+    mine = set(lessons.exercise_ids(lesson_id))
+
+    def of_lesson(by_key: dict[str, Any]) -> dict[str, Any]:
+        return {key: value for key, value in by_key.items() if key.split("/", 1)[0] in mine}
+
+    return {
+        "predictions": store.predictions(lesson_id),
+        "code": of_lesson(store.latest_code()),
+        "results": of_lesson(store.latest_results()),
+        "quiz": store.quiz_answers(lesson_id),
+        "explanation": store.explanation(lesson_id),
+    }
+
+
+@router.put(
+    "/progress/{lesson_id}/predictions/{key}",
+    response_model=PredictionResult,
+    summary="Check a prediction against the engine and save it",
+)
+def put_prediction(request: Request, lesson_id: LessonId, key: PredictionKey, body: PredictionIn) -> dict[str, Any]:
+    check_lesson(lesson_id)
+    keys = lessons.prediction_keys(lesson_id)
+    if key not in keys:
+        raise HTTPException(
+            status_code=404,
+            detail=f"lesson {lesson_id!r} has no prediction {key!r}: its predictions are {', '.join(keys)}",
+        )
+    result = lessons.check_prediction(lesson_id, key, body.value)
+    store_of(request).save_prediction(lesson_id, key, body.value, result["correct"])
+    return result
+
+
+def _question_or_404(lesson_id: str, question_id: str) -> None:
+    check_lesson(lesson_id)
+    ids = lessons.question_ids(lesson_id)
+    if question_id not in ids:
+        raise HTTPException(
+            status_code=404,
+            detail=f"lesson {lesson_id!r} has no question {question_id!r}: its questions are {', '.join(ids)}",
+        )
+
+
+def _checked_answer(lesson_id: str, question_id: str, answer: str) -> dict[str, Any]:
+    checked = lessons.check_quiz_answer(lesson_id, question_id, answer)
+    if checked.get("invalid"):
+        raise HTTPException(status_code=422, detail=checked["reason"])
+    return checked
+
+
+def _review_info(schedule: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "due": schedule["due"],
+        "text": review_text(schedule["text"]),
+        "interval_days": schedule.get("interval_days"),
+    }
+
+
+@router.post(
+    "/lessons/{lesson_id}/quiz/{question_id}",
+    response_model=AnswerResult,
+    summary="Answer a quiz question; it then enters the review queue",
+)
+def post_quiz_answer(request: Request, lesson_id: LessonId, question_id: QuestionId, body: AnswerIn) -> dict[str, Any]:
+    _question_or_404(lesson_id, question_id)
+    checked = _checked_answer(lesson_id, question_id, body.answer)
+    schedule = store_of(request).answer_question(lesson_id, question_id, body.answer.strip(), checked["correct"])
+    return checked | {"review": _review_info(schedule)}
+
+
+@router.put("/lessons/{lesson_id}/explanation", response_model=Saved, summary="Save the explain-it-back answer")
+def put_explanation(request: Request, lesson_id: LessonId, body: ExplanationIn) -> dict[str, Any]:
+    check_lesson(lesson_id)
+    ideas = lessons.key_idea_ids(lesson_id)
+    unknown = [idea for idea in body.ticked if idea not in ideas]
+    if unknown:
+        raise HTTPException(
+            status_code=422,
+            detail=f"unknown key idea ids {unknown}: the key ideas are {', '.join(ideas)}",
+        )
+    ticked = [idea for idea in ideas if idea in body.ticked]  # lesson order, no duplicates
+    store_of(request).save_explanation(lesson_id, body.text, ticked)
+    return {"saved": True}
+
+
+# ---------------------------------------------------------------- spaced review
+
+
+@router.get("/review/due", response_model=DueOut, summary="Questions due for review now")
+def get_due(request: Request) -> dict[str, Any]:
+    due = []
+    for item in store_of(request).due_reviews():
+        try:
+            question = lessons.quiz_question(item["lesson_id"], item["question_id"])
+        except LookupError:
+            continue  # a question from a lesson this version no longer has
+        due.append(
+            {"lesson_id": item["lesson_id"], "question_id": item["question_id"], "due": item.get("due")}
+            | {key: question[key] for key in ("prompt", "kind", "options")}
+        )
+    return {"due": due}
+
+
+@router.post("/review/undo", response_model=UndoOut, summary="Undo the last review answer")
+def post_undo(request: Request) -> dict[str, Any]:
+    return {"undone": store_of(request).undo_last_review()}
+
+
+@router.post(
+    "/review/{lesson_id}/{question_id}",
+    response_model=AnswerResult,
+    summary="Answer a question that is due for review",
+)
+def post_review(request: Request, lesson_id: LessonId, question_id: QuestionId, body: AnswerIn) -> dict[str, Any]:
+    _question_or_404(lesson_id, question_id)
+    checked = _checked_answer(lesson_id, question_id, body.answer)
+    schedule = store_of(request).review(lesson_id, question_id, body.answer.strip(), checked["correct"])
+    return checked | {"review": _review_info(schedule)}

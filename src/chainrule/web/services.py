@@ -1,0 +1,85 @@
+"""What the routes call: the progress store (opened lazily, retried after a failure), the grader and
+the lessons, each behind one small function so that the routes stay thin and free of SQL."""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+from typing import Any, Callable
+
+__all__ = ["StoreUnavailable", "Services", "review_text"]
+
+
+class StoreUnavailable(Exception):
+    """The progress store cannot be used; str() is the StoreError text (what is wrong, what to do)."""
+
+
+def review_text(store_text: str) -> str:
+    """The store's "again in 2 days" as the page says it: "comes back in review in 2 days"."""
+    text = store_text.strip()
+    if text.startswith("again "):
+        return "comes back in review " + text[len("again "):]
+    return f"comes back in review: {text}"
+
+
+class Services:
+    """The app's connections to the progress store and the grader.
+
+    The store is opened on first use; if that fails, the error text is kept and the next request tries
+    again (so fixing a locked or read-only directory does not need a restart).
+    """
+
+    def __init__(self, data_dir: str | os.PathLike | None, clock: Callable | None = None, store: Any = None) -> None:
+        self.data_dir = Path(data_dir) if data_dir is not None else None
+        self.clock = clock
+        self._store = store
+        self._lock = threading.Lock()
+        self.last_store_error: str | None = None
+
+    def store(self) -> Any:
+        """The open ProgressStore, or StoreUnavailable with the StoreError text."""
+        if self._store is not None:
+            return self._store
+        with self._lock:
+            if self._store is None:
+                try:
+                    from chainrule.progress import StoreError, open_store
+                except ImportError as error:
+                    raise StoreUnavailable(f"the progress store is not available in this build: {error}") from error
+                try:
+                    self._store = open_store(self.data_dir, clock=self.clock)
+                    self.last_store_error = None
+                except StoreError as error:
+                    self.last_store_error = str(error)
+                    raise StoreUnavailable(str(error)) from error
+        return self._store
+
+    def try_store(self) -> tuple[Any, str | None]:
+        try:
+            return self.store(), None
+        except StoreUnavailable as error:
+            return None, str(error)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._store is not None and hasattr(self._store, "close"):
+                self._store.close()
+            self._store = None
+
+    # ---------------------------------------------------------------- grading
+
+    @staticmethod
+    def exercises() -> dict[str, dict[str, Any]]:
+        """{exercise id: {"id","title","summary","languages"}} from the grader, or from the lessons."""
+        try:
+            from chainrule.grading import list_exercises
+        except ImportError:
+            from chainrule.lessons import LANGUAGES, exercise_ids, lesson_ids
+
+            return {
+                exercise: {"id": exercise, "languages": list(LANGUAGES)}
+                for lesson in lesson_ids()
+                for exercise in exercise_ids(lesson)
+            }
+        return {entry["id"]: entry for entry in list_exercises()}

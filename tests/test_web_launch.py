@@ -1,0 +1,145 @@
+"""`chainrule lesson` for real: a uvicorn server in a subprocess, reached over loopback TCP."""
+
+from __future__ import annotations
+
+import os
+import queue
+import re
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+import httpx
+import pytest
+
+URL_LINE = re.compile(r"(http://127\.0\.0\.1:(\d+)/lessons/backprop\?token=([A-Za-z0-9_-]{20,}))")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def start(args: list[str], env: dict[str, str] | None = None) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "chainrule", "lesson", "--no-browser", *args],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
+        env={**os.environ, **(env or {})},
+    )
+
+
+def wait_for_url(process: subprocess.Popen, seconds: float = 60) -> re.Match[str]:
+    """Read stdout lines (in a thread: a buffered pipe and select() do not mix) until the URL appears."""
+    lines: queue.Queue[str | None] = queue.Queue()
+
+    def pump() -> None:
+        for line in process.stdout:
+            lines.put(line)
+        lines.put(None)
+
+    threading.Thread(target=pump, daemon=True).start()
+    deadline = time.monotonic() + seconds
+    seen = ""
+    while time.monotonic() < deadline:
+        try:
+            line = lines.get(timeout=0.5)
+        except queue.Empty:
+            continue
+        if line is None:
+            break
+        seen += line
+        match = URL_LINE.search(line)
+        if match:
+            return match
+    raise AssertionError(f"no URL printed; stdout {seen!r}")
+
+
+def stop(process: subprocess.Popen) -> None:
+    process.terminate()
+    try:
+        process.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("data_dir_from", ["flag", "environment"])
+def test_lesson_command_serves_the_lesson(tmp_path, data_dir_from):
+    port = free_port()
+    if data_dir_from == "flag":
+        process = start(["--port", str(port), "--data-dir", str(tmp_path / "data")])
+    else:
+        process = start(["--port", str(port)], {"CHAINRULE_DATA_DIR": str(tmp_path / "data")})
+    try:
+        match = wait_for_url(process)
+        url, printed_port, token = match.group(1), int(match.group(2)), match.group(3)
+        assert printed_port == port
+        deadline = time.monotonic() + 30
+        while True:  # the socket is bound before the URL is printed; give uvicorn a moment to answer
+            try:
+                with httpx.Client() as client:
+                    page = client.get(url, follow_redirects=True)
+                break
+            except httpx.TransportError:
+                assert time.monotonic() < deadline
+                time.sleep(0.2)
+        assert page.status_code == 200 and "backprop" in page.text
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}") as client:
+            assert client.get("/api/path").status_code == 401
+            lesson = client.get("/api/lessons/backprop", headers={"X-Chainrule-Token": token})
+            assert lesson.status_code == 200 and len(lesson.json()["sections"]) == 8
+            saved = client.put("/api/progress/backprop/predictions/dn", json={"value": 0.5},
+                               headers={"X-Chainrule-Token": token})
+            assert saved.json()["correct"] is True
+            assert client.get("/api/path", headers={"X-Chainrule-Token": token, "host": "evil.example"}).status_code == 403
+        assert (tmp_path / "data").is_dir() and any((tmp_path / "data").iterdir())
+    finally:
+        stop(process)
+
+
+@pytest.mark.timeout(60)
+def test_port_in_use_is_a_clear_error():
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen(1)
+        port = busy.getsockname()[1]
+        done = subprocess.run([sys.executable, "-m", "chainrule", "lesson", "--no-browser", "--port", str(port)],
+                              capture_output=True, text=True, timeout=50)
+    assert done.returncode == 1
+    assert f"cannot listen on 127.0.0.1:{port}" in done.stderr and "--port" in done.stderr
+
+
+@pytest.mark.timeout(60)
+def test_network_host_refused_when_the_sandbox_is_not_strong(tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-m", "chainrule", "lesson", "--no-browser", "--host", "0.0.0.0", "--port", str(free_port()),
+         "--data-dir", str(tmp_path)],
+        capture_output=True, text=True, timeout=50, env={**os.environ, "CHAINRULE_SANDBOX_NO_BWRAP": "1"},
+    )
+    assert done.returncode == 2
+    assert "refusing to listen on 0.0.0.0" in done.stderr and "--allow-weak-sandbox" in done.stderr
+    assert "http://" not in done.stdout
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("extra_args, env", [
+    (["--allow-weak-sandbox"], {"CHAINRULE_SANDBOX_NO_BWRAP": "1"}),  # the operator accepts the risk
+    ([], {}),  # this machine's sandbox is strong (bubblewrap, cgroups, seccomp)
+])
+def test_network_host_starts_with_the_flag_or_a_strong_sandbox(tmp_path, extra_args, env):
+    if not extra_args:
+        from chainrule.grading import isolation_report
+
+        if isolation_report()["level"] != "strong":
+            pytest.skip("the grader's sandbox is not strong on this machine")
+    port = free_port()
+    process = start(["--host", "0.0.0.0", "--port", str(port), "--data-dir", str(tmp_path), *extra_args], env)
+    try:
+        match = wait_for_url(process)
+        assert int(match.group(2)) == port
+    finally:
+        stop(process)
