@@ -228,3 +228,22 @@ def test_memory_per_op_node_is_small() -> None:
     used = tracemalloc.get_traced_memory()[0] - before
     tracemalloc.stop()
     assert used / 40_000 <= 200, used / 40_000
+
+
+def test_backward_order_lists_inputs_first_on_random_dags() -> None:
+    rng = random.Random(3)
+    for _ in range(200):
+        values = [Value(rng.uniform(-1, 1)) for _ in range(3)]
+        for _ in range(rng.randrange(1, 40)):
+            a, b = rng.choice(values), rng.choice(values)  # reuse, including a node with itself
+            values.append(rng.choice([lambda: a * b, lambda: a + b, lambda: a.tanh(), lambda: b - a])())
+        root = values[-1]
+        for leaves in (True, False):
+            order = chainrule.topological_order(root, leaves=leaves)
+            position = {id(v): i for i, v in enumerate(order)}
+            assert len(position) == len(order), "a node was listed twice"
+            assert order[-1] is root or root.is_leaf()
+            for v in order:
+                for p in v.inputs:
+                    if leaves or not p.is_leaf():
+                        assert position[id(p)] < position[id(v)]

@@ -253,10 +253,14 @@ def _lift(x: Any, symbol: str) -> Value:
 def topological_order(root: Value, leaves: bool = True, reset_grads: bool = False) -> list[Value]:
     """Every node that `root` depends on, inputs before the nodes made from them, `root` last.
 
-    An explicit stack, no recursion: a None on the stack marks "all inputs of the next node are done".
-    With `leaves=False` only interior nodes are listed; `reset_grads` zeroes their gradients on the way.
+    An explicit stack, no recursion. A node whose inputs are all done is listed at once; otherwise it
+    goes back on the stack behind a None ("list the next node when you pop me") and its inputs go on
+    top. With `leaves=False` only interior nodes are listed (the backward pass needs no order for
+    leaves); `reset_grads` zeroes the listed nodes' gradients on the way.
     """
-    seen: set[int] = set()
+    if not leaves:
+        return _interior_order(root, reset_grads)
+    seen: set[Value] = set()
     order: list[Value] = []
     stack: list[Value | None] = [root]
     push, pop, emit, mark = stack.append, stack.pop, order.append, seen.add
@@ -265,24 +269,62 @@ def topological_order(root: Value, leaves: bool = True, reset_grads: bool = Fals
         if node is None:
             emit(pop())
             continue
-        key = id(node)
-        if key in seen:
+        if node in seen:
             continue
-        mark(key)
+        mark(node)
         a = node._a
         if a is None:  # a leaf
-            if leaves:
-                emit(node)
+            emit(node)
             continue
         if reset_grads:
             node.grad = 0.0
         push(node)
         push(None)
         b = node._b  # pushed first so that a's side is listed first
-        if b is not None and id(b) not in seen and (leaves or b._a is not None):
+        if b is not None and b not in seen:
             push(b)
-        if id(a) not in seen and (leaves or a._a is not None):
+        if a not in seen:
             push(a)
+    return order
+
+
+def _interior_order(root: Value, reset_grads: bool) -> list[Value]:
+    """`topological_order` without leaves: the hot path of every backward pass.
+
+    A node is marked when it is popped, not when pushed: a node pushed twice is skipped the second
+    time, and a marked input is always already listed (an unlisted marked node is an ancestor of the
+    current one, which a graph without cycles rules out). Values hash by identity, so the set holds
+    the nodes themselves, cheaper than their ids.
+    """
+    if root._a is None:
+        return []
+    seen: set[Value] = set()
+    order: list[Value] = []
+    stack: list[Value | None] = [root]
+    push, pop, emit, mark = stack.append, stack.pop, order.append, seen.add
+    while stack:
+        node = pop()
+        if node is None:
+            emit(pop())
+            continue
+        if node in seen:
+            continue
+        mark(node)
+        if reset_grads:
+            node.grad = 0.0
+        a = node._a
+        b = node._b
+        todo_a = a._a is not None and a not in seen
+        todo_b = b is not None and b._a is not None and b not in seen
+        if todo_a or todo_b:
+            push(node)
+            push(None)
+            if todo_b:
+                push(b)
+            if todo_a:
+                push(a)
+        else:  # every input is a leaf or already listed
+            emit(node)
     return order
 
 
