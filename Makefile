@@ -25,7 +25,7 @@ test: $(STAMP) system-deps
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 bench: $(STAMP)
-	$(PY) benchmarks/run_all.py
+	$(PY) benchmarks/bench_engine.py
 
 clean:
 	rm -rf $(VENV) build dist src/*.egg-info

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-DOCS = Path(__file__).resolve().parent.parent / "docs"
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
 BLOCK = re.compile(r"^```python\n(.*?)^```", re.DOTALL | re.MULTILINE)
 
 
@@ -15,9 +16,9 @@ def python_blocks(path: Path) -> list[str]:
     return BLOCK.findall(path.read_text(encoding="utf-8"))
 
 
-@pytest.mark.parametrize("name", ["walkthrough.md", "engine.md"])
+@pytest.mark.parametrize("name", ["walkthrough.md", "engine.md", "README.md"])
 def test_doc_code_blocks_run(name: str) -> None:
-    blocks = python_blocks(DOCS / name)
+    blocks = python_blocks(ROOT / name if name == "README.md" else DOCS / name)
     assert len(blocks) >= (8 if name == "walkthrough.md" else 2), f"{name} lost its code"
     namespace: dict = {"__name__": f"docs.{name}"}
     for number, block in enumerate(blocks, 1):
