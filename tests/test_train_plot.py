@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import re
-import shutil
 import struct
 import xml.etree.ElementTree as ET
 import zlib
@@ -96,11 +95,7 @@ PIXEL_SCRIPT = """async ([url, probes]) => {
 
 
 @pytest.mark.timeout(120)
-def test_chromium_decodes_both_pictures():
-    chromium = shutil.which("chromium")
-    if chromium is None:
-        pytest.skip("chromium is not installed")
-    playwright = pytest.importorskip("playwright.sync_api")
+def test_chromium_decodes_both_pictures(browser):
     size = 200
     # Probes (pixels): far left (-1 background), far right (+1 background), the centre of the
     # +1 point at data (1, 1) -> pixel (150, 50) and of the -1 point at (0, 0) -> pixel (50, 150).
@@ -112,18 +107,12 @@ def test_chromium_decodes_both_pictures():
         "data:image/png;base64," + base64.b64encode(png).decode(),
         "data:image/svg+xml;base64," + base64.b64encode(svg.encode()).decode(),
     ]
-    with playwright.sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=chromium,
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync", "--no-first-run"],
-        )
-        try:
-            page = browser.new_page()
-            for url in urls:
-                result = page.evaluate(PIXEL_SCRIPT, [url, probes])
-                assert result["size"] == [size, size]
-                for got, want in zip(result["pixels"], expected):
-                    assert got == pytest.approx(list(want), abs=3)
-        finally:
-            browser.close()
+    page = browser.new_page()
+    try:
+        for url in urls:
+            result = page.evaluate(PIXEL_SCRIPT, [url, probes])
+            assert result["size"] == [size, size]
+            for got, want in zip(result["pixels"], expected):
+                assert got == pytest.approx(list(want), abs=3)
+    finally:
+        page.close()

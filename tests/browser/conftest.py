@@ -2,14 +2,14 @@
 
 The server runs as `python -m chainrule lesson --no-browser --port P --data-dir D` in a subprocess with a
 temporary data dir; the token comes from the URL it prints. Chromium is driven by Playwright for Python;
-the tests skip (with the reason) only when no `chromium` executable is on PATH.
+the tests skip (with the reason) only when no `chromium` executable is on PATH. The `browser` and
+`chromium_path` fixtures live in tests/conftest.py, shared with the other tests that need Chromium.
 """
 
 from __future__ import annotations
 
 import os
 import re
-import shutil
 import signal
 import socket
 import subprocess
@@ -25,14 +25,6 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 SCREENSHOTS = REPO / "test-artifacts" / "screenshots"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 URL_PATTERN = re.compile(r"(http://(?:127\.0\.0\.1|localhost):\d+/\S*token=[\w\-.~%]+)")
 STARTUP_SECONDS = 60
 
@@ -124,14 +116,6 @@ def stop_lesson_server(process: subprocess.Popen) -> None:
 
 
 @pytest.fixture(scope="session")
-def chromium_path() -> str:
-    path = shutil.which("chromium")
-    if path is None:
-        pytest.skip("no `chromium` executable on PATH: the real-browser tests need Chromium (apt-get install chromium)")
-    return path
-
-
-@pytest.fixture(scope="session")
 def lesson_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LessonServer]:
     data_dir = tmp_path_factory.mktemp("chainrule-data")
     server = start_lesson_server(data_dir)
@@ -139,17 +123,6 @@ def lesson_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LessonSe
         yield server
     finally:
         stop_lesson_server(server.process)
-
-
-@pytest.fixture(scope="session")
-def browser(chromium_path: str):
-    sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright for Python is not installed")
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
 
 
 class RequestLog:

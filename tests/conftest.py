@@ -1,0 +1,39 @@
+"""Fixtures shared by the whole suite.
+
+One real Chromium for every test that needs a browser: Playwright's sync API allows a single running instance
+per thread, so the browser tests and the picture tests must share this session-wide one.
+"""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+@pytest.fixture(scope="session")
+def chromium_path() -> str:
+    path = shutil.which("chromium")
+    if path is None:
+        pytest.skip("no `chromium` executable on PATH: the real-browser tests need Chromium (apt-get install chromium)")
+    return path
+
+
+@pytest.fixture(scope="session")
+def browser(chromium_path: str):
+    sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright for Python is not installed")
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
