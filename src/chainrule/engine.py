@@ -253,13 +253,14 @@ def _lift(x: Any, symbol: str) -> Value:
 def topological_order(root: Value, leaves: bool = True, reset_grads: bool = False) -> list[Value]:
     """Every node that `root` depends on, inputs before the nodes made from them, `root` last.
 
-    An explicit stack, no recursion. A node whose inputs are all done is listed at once; otherwise it
-    goes back on the stack behind a None ("list the next node when you pop me") and its inputs go on
-    top. With `leaves=False` only interior nodes are listed (the backward pass needs no order for
-    leaves); `reset_grads` zeroes the listed nodes' gradients on the way.
+    An explicit stack, no recursion. A node whose inputs are all listed is listed at once; otherwise it
+    goes back on the stack behind a None ("list the next node when you pop me") with its inputs on top.
+    A node is marked when popped, not when pushed: one pushed twice is skipped the second time, and a
+    marked input is always listed already (a marked, unlisted node is an ancestor of the current one,
+    which a graph without cycles rules out). Values hash by identity, so the set holds the nodes
+    themselves, cheaper than their ids. With `leaves=False` only interior nodes are listed (the
+    backward pass needs no order for leaves); `reset_grads` zeroes the listed nodes' gradients.
     """
-    if not leaves:
-        return _interior_order(root, reset_grads)
     seen: set[Value] = set()
     order: list[Value] = []
     stack: list[Value | None] = [root]
@@ -274,56 +275,23 @@ def topological_order(root: Value, leaves: bool = True, reset_grads: bool = Fals
         mark(node)
         a = node._a
         if a is None:  # a leaf
-            emit(node)
+            if leaves:
+                emit(node)
             continue
         if reset_grads:
             node.grad = 0.0
-        push(node)
-        push(None)
-        b = node._b  # pushed first so that a's side is listed first
-        if b is not None and b not in seen:
-            push(b)
-        if a not in seen:
-            push(a)
-    return order
-
-
-def _interior_order(root: Value, reset_grads: bool) -> list[Value]:
-    """`topological_order` without leaves: the hot path of every backward pass.
-
-    A node is marked when it is popped, not when pushed: a node pushed twice is skipped the second
-    time, and a marked input is always already listed (an unlisted marked node is an ancestor of the
-    current one, which a graph without cycles rules out). Values hash by identity, so the set holds
-    the nodes themselves, cheaper than their ids.
-    """
-    if root._a is None:
-        return []
-    seen: set[Value] = set()
-    order: list[Value] = []
-    stack: list[Value | None] = [root]
-    push, pop, emit, mark = stack.append, stack.pop, order.append, seen.add
-    while stack:
-        node = pop()
-        if node is None:
-            emit(pop())
-            continue
-        if node in seen:
-            continue
-        mark(node)
-        if reset_grads:
-            node.grad = 0.0
-        a = node._a
         b = node._b
-        todo_a = a._a is not None and a not in seen
-        todo_b = b is not None and b._a is not None and b not in seen
+        # Cheap tests first: in a backward pass (leaves=False) a leaf input costs no set lookup.
+        todo_a = (a._a is not None or leaves) and a not in seen
+        todo_b = b is not None and (b._a is not None or leaves) and b not in seen
         if todo_a or todo_b:
             push(node)
             push(None)
-            if todo_b:
+            if todo_b:  # pushed first so that a's side is listed first
                 push(b)
             if todo_a:
                 push(a)
-        else:  # every input is a leaf or already listed
+        else:
             emit(node)
     return order
 
