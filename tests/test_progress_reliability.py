@@ -466,3 +466,53 @@ def test_sigkill_of_the_lesson_server_loses_no_acknowledged_write(tmp_path):
     assert len(stored) == len(set(stored)) < 200
     rated = [log["answer"] for log in exported["review_logs"] if log["kind"] == "quiz"]
     assert sorted(rated) == sorted(stored)  # each answer and its card rating: together or not at all
+
+
+@pytest.mark.timeout(240)
+def test_two_lesson_servers_on_one_store_lose_nothing(tmp_path):
+    """Two real server processes (two workers) share one data directory; clients write to both at
+    once; every write each server acknowledged is stored, and none is refused as busy or locked."""
+    import threading
+
+    httpx = pytest.importorskip("httpx")
+    servers = [LessonServer(tmp_path), LessonServer(tmp_path)]
+    acknowledged: list[str] = []
+    failures: list[str] = []
+    lock = threading.Lock()
+
+    def client(number: int) -> None:
+        server = servers[number % 2]
+        with httpx.Client(base_url=server.base, headers={"X-Chainrule-Token": server.token}, timeout=30) as http:
+            for index in range(40):
+                answer = f"{number}.{index:04d}"
+                question = NUMBER_QUESTIONS[(number + index) % len(NUMBER_QUESTIONS)]
+                response = http.post(f"/api/lessons/backprop/quiz/{question}", json={"answer": answer})
+                code = http.put("/api/progress/code", json={
+                    "exercise": "neuron-grads", "language": "python", "source": f"# {answer}\n"})
+                with lock:
+                    if response.status_code == 200 and code.status_code == 200:
+                        acknowledged.append(answer)
+                    else:
+                        failures.append(f"{response.status_code} {code.status_code} {response.text[:200]}")
+
+    try:
+        threads = [threading.Thread(target=client, args=(number,)) for number in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=180)
+    finally:
+        for server in servers:
+            server.stop()
+    assert failures == []
+    assert len(acknowledged) == 4 * 40
+
+    store = open_store(tmp_path)
+    try:
+        exported = store.export_data()
+    finally:
+        store.close()
+    stored = [row["answer"] for row in exported["quiz_answers"]]
+    assert sorted(stored) == sorted(acknowledged)
+    rated = [log["answer"] for log in exported["review_logs"] if log["kind"] == "quiz"]
+    assert sorted(rated) == sorted(stored)
