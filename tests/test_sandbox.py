@@ -220,6 +220,66 @@ def test_writing_outside_the_scratch_directory_fails_and_leaves_no_file(tmp_path
 
 
 @needs_bwrap
+def test_read_only_binds_cannot_be_made_writable_with_the_new_mount_api():
+    """mount_setattr (the mount API that seccomp's `mount` rule does not cover) must not clear the
+    read-only flag of the interpreter's bind: without capabilities it fails, and the path stays read-only."""
+    mark = marker()
+    body = """
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+target = sys.prefix.encode()
+attr = (ctypes.c_uint64 * 4)(0, 1, 0, 0)  # attr_clr = MOUNT_ATTR_RDONLY
+rc = libc.syscall(442, -100, target, 0x8000, attr, 32)  # mount_setattr(AT_FDCWD, path, AT_RECURSIVE, ...)
+print('RESULT', rc, os.access(sys.prefix, os.W_OK))
+"""
+    result = run_attack(python_attack(mark, body))
+    output = result["tests"][0]["output"] or ""
+    assert "RESULT -1 False" in output, output
+    assert_no_survivors(mark)
+
+
+@needs_bwrap
+def test_kernel_settings_and_the_root_filesystem_are_read_only(tmp_path):
+    mark = marker()
+    body = """
+results = []
+for path in ('/proc/sys/kernel/core_pattern', '/proc/sys/vm/drop_caches', '/planted', '/tmp/planted', '/dev/planted'):
+    try:
+        open(path, 'w').close()
+        results.append(path + ':writable')
+    except OSError as error:
+        results.append(path + ':' + type(error).__name__)
+open('planted', 'w').write('fine')  # the working directory is the one writable place
+print('RESULT', ' '.join(results))
+"""
+    result = run_attack(python_attack(mark, body))
+    output = result["tests"][0]["output"] or ""
+    assert "RESULT" in output and ":writable" not in output, output
+    assert result["verdict"] == "passed"
+    assert_no_survivors(mark)
+
+
+@pytest.mark.parametrize("forged", [
+    "'[' * 100000",                                          # JSON nested past the recursion limit
+    "'17'",                                                  # JSON that is not an object
+    "json.dumps({'event': 'load-error', 'error': 'text'})",  # an error that is not an object
+])
+def test_forged_result_lines_cannot_crash_the_grader(forged):
+    """The nonce is readable inside the sandbox, so learner code can print lines that imitate the harness
+    (at load time, straight to the real stdout): they must be judged, never crash grade()."""
+    source = (
+        "import json, os, sys\n"
+        "spec = json.load(open(sys.argv[1]))\n"
+        f"os.write(1, ('\\n@@chainrule:' + spec['nonce'] + '@@ ' + {forged} + '\\n').encode())\n"
+        "def neuron_grads(x, w, b, out, grad):\n"
+        "    return grad\n"
+    )
+    result = grade("neuron-grads", "python", source, limits=limits("python"))
+    assert result["status"] in ("fail", "error")
+    assert result["verdict"] in ("failed", "error")
+
+
+@needs_bwrap
 def test_reading_a_secret_host_file_is_impossible(tmp_path):
     mark = marker()
     secret_text = "secret-" + uuid.uuid4().hex

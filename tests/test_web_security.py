@@ -197,3 +197,13 @@ def test_redirect_sets_the_port_specific_cookie_too(client):
     cookies = response.headers.get_list("set-cookie")
     assert [c.split("=", 1)[0] for c in cookies] == ["chainrule_token", f"chainrule_token_{PORT}"]
     assert all("HttpOnly" in c and "SameSite=Strict" in c for c in cookies)
+
+
+def test_a_planted_cookie_sent_first_does_not_lock_the_learner_out(client):
+    """A page on another port of this host can set same-named cookies (cookies ignore ports) that the
+    browser sends before ours; the real cookie later in the header must still be accepted."""
+    cookie = (f"chainrule_token=junk; chainrule_token_{PORT}=junk; "
+              f"chainrule_token={TOKEN}; chainrule_token_{PORT}={TOKEN}")
+    assert client.get("/api/path", headers={"Cookie": cookie}).status_code == 200
+    only_junk = f"chainrule_token=junk; chainrule_token_{PORT}=junk"
+    assert client.get("/api/path", headers={"Cookie": only_junk}).status_code == 403

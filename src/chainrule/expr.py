@@ -68,7 +68,7 @@ class ExpressionError(ValueError):
         return f"{where}\n  {prefix}{snippet}{suffix}\n  {caret}"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False, repr=False)  # the generated ones recurse: trees can be deep
 class Node:
     """One node of the parsed tree.
 

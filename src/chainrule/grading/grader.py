@@ -251,14 +251,23 @@ def _judge_case(exercise_id: str, language: str, case: GradingCase, event: dict)
 
 
 def _parse_events(stdout: bytes, nonce: str) -> list[dict]:
+    """The harness's result lines. Learner code can print lines of its own with the marker (the nonce is
+    readable inside the sandbox), so anything that is not a JSON object of the expected shape is dropped
+    or normalised here, and the judging below never meets a surprise type."""
     marker = f"@@chainrule:{nonce}@@ ".encode()
     events = []
     for line in stdout.split(b"\n"):
-        if line.startswith(marker):
-            try:
-                events.append(json.loads(line[len(marker):]))
-            except ValueError:
-                continue
+        if not line.startswith(marker):
+            continue
+        try:
+            event = json.loads(line[len(marker):])
+        except (ValueError, RecursionError):
+            continue
+        if not isinstance(event, dict):
+            continue
+        if event.get("error") is not None and not isinstance(event["error"], dict):
+            event["error"] = {"type": "Error", "message": str(event["error"])[:1000]}
+        events.append(event)
     return events
 
 
@@ -382,7 +391,13 @@ def _grade_admitted(exercise_id: str, language: str, source: str, limits: sandbo
             argv = [interpreter, f"--max-old-space-size={NODE_HEAP_MB}", str(RUNTIME_DIR / "harness.js"), spec_path]
         outcome = sandbox.run(argv, scratch, limits, read_only=read_only)
     events = _parse_events(outcome.stdout, nonce)
-    return _judge(exercise_id, language, cases, events, outcome, limits, started)
+    try:
+        return _judge(exercise_id, language, cases, events, outcome, limits, started)
+    except Exception as error:  # forged result lines of a shape we did not foresee: never crash the caller
+        return _result(exercise_id, language, "error", "error",
+                       f"The grader could not read your code's results ({type(error).__name__}); "
+                       "did your code print lines that imitate the grader's own?", [], started,
+                       outcome.isolation)
 
 
 def _judge(exercise_id: str, language: str, cases: list[GradingCase], events: list[dict],

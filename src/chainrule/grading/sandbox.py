@@ -171,12 +171,32 @@ class _RunCgroup:
     def process_limit_hit(self) -> bool:
         return _read_keyed(self.paths[0] / "pids.events").get("max", 0) > 0
 
+    def _groups(self) -> list[Path]:
+        """The run's groups and any group below them (a submission may have made some), deepest first."""
+        found: list[Path] = []
+        for path in self.paths:
+            try:
+                found.extend(p for p in path.rglob("*") if p.is_dir())
+            except OSError:
+                pass
+            found.append(path)
+        return sorted(found, key=lambda p: -len(p.parts))
+
+    def pids_everywhere(self) -> set[int]:
+        found: set[int] = set()
+        for group in self._groups():
+            try:
+                found.update(int(x) for x in (group / "cgroup.procs").read_text().split())
+            except OSError:
+                pass
+        return found
+
     def kill_all(self, deadline: float) -> None:
-        """SIGKILL every process in the group until it is empty (forks racing the kill are caught)."""
+        """SIGKILL every process in the group and its subgroups until they are empty."""
         if self.version == 2 and _try_write(self.paths[0] / "cgroup.kill", "1"):
             pass
         while time.monotonic() < deadline:
-            pids = self.pids()
+            pids = self.pids_everywhere()
             if not pids:
                 return
             for pid in pids:
@@ -187,7 +207,7 @@ class _RunCgroup:
             time.sleep(0.001)
 
     def remove(self) -> None:
-        for path in self.paths:
+        for path in self._groups():  # children first: a group with subgroups cannot be removed
             for _ in range(100):
                 try:
                     path.rmdir()
@@ -299,6 +319,9 @@ def _bwrap_argv(
         "--die-with-parent",
         "--new-session",
         "--clearenv",
+        # Run as root, bwrap would keep every capability inside the sandbox: enough to remount the
+        # read-only binds writable (mount_setattr) or mount cgroup hierarchies and lift the limits.
+        "--cap-drop", "ALL",
         "--ro-bind", "/usr", "/usr",
     ]
     for link in ("lib", "lib64", "bin", "sbin", "lib32", "libx32"):
@@ -307,11 +330,15 @@ def _bwrap_argv(
             argv += ["--symlink", os.readlink(target), target]
         elif os.path.isdir(target):
             argv += ["--ro-bind", target, target]
-    argv += ["--proc", "/proc", "--dev", "/dev"]
+    # /proc/sys read-only: uid 0 inside is the host's root, and kernel settings only check the uid.
+    # /dev/shm is a small tmpfs and the rest of /dev read-only, so `work` is the one sizeable writable place.
+    argv += ["--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys", "--dev", "/dev",
+             "--size", str(MB), "--tmpfs", "/dev/shm", "--remount-ro", "/dev"]
     for path in read_only:
         argv += ["--ro-bind", path, path]
     work = os.path.join(scratch, "work")
-    argv += ["--ro-bind", scratch, scratch, "--size", str(work_bytes), "--tmpfs", work, "--chdir", work]
+    argv += ["--ro-bind", scratch, scratch, "--size", str(work_bytes), "--tmpfs", work,
+             "--remount-ro", "/", "--chdir", work]
     for key, value in env.items():
         argv += ["--setenv", key, value]
     if seccomp_fd is not None:
@@ -349,6 +376,8 @@ _DENIED_SYSCALLS = (
     "finit_module", "delete_module", "mount", "umount2", "pivot_root", "swapon", "swapoff", "reboot",
     "keyctl", "add_key", "request_key", "bpf", "perf_event_open", "userfaultfd", "unshare", "setns",
     "open_by_handle_at", "name_to_handle_at", "acct", "quotactl", "settimeofday", "clock_settime",
+    # The newer mount API: each of these could remount or create mounts where mount() is denied.
+    "mount_setattr", "open_tree", "move_mount", "fsopen", "fsconfig", "fsmount", "fspick",
 )
 # clone() flag bits of CLONE_NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID, NEWNET.
 _AF_UNIX = 1

@@ -92,12 +92,15 @@ def split_host(value: str) -> tuple[str, int | None] | None:
     return name, int(port_text)
 
 
-def _cookie_value(header: str, name: str) -> str | None:
+def _cookie_values(header: str, name: str) -> list[str]:
+    """Every value sent for cookie `name`. Cookies are not tied to ports, so a page on another port of
+    this host can plant a same-named cookie that the browser sends first: look at all of them."""
+    values = []
     for part in header.split(";"):
         key, sep, value = part.strip().partition("=")
         if sep and key == name:
-            return value.strip().strip('"')
-    return None
+            values.append(value.strip().strip('"'))
+    return values
 
 
 def _same(given: str | None, token: str) -> bool:
@@ -205,8 +208,8 @@ class SecurityMiddleware:
             return
 
         if not path.startswith(PUBLIC_PREFIXES):
-            cookies = [_cookie_value(headers.get("cookie", ""), name) for name in self.cookie_names]
-            cookies = [value for value in cookies if value]
+            cookie_header = headers.get("cookie", "")
+            cookies = [value for name in self.cookie_names for value in _cookie_values(cookie_header, name) if value]
             cookie_ok = any(_same(value, self.token) for value in cookies)
             if is_api:
                 header = headers.get(TOKEN_HEADER)
