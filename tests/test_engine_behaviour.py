@@ -247,3 +247,29 @@ def test_backward_order_lists_inputs_first_on_random_dags() -> None:
                 for p in v.inputs:
                     if leaves or not p.is_leaf():
                         assert position[id(p)] < position[id(v)]
+
+
+def test_no_grad_in_another_thread_does_not_touch_this_threads_graph() -> None:
+    import threading
+
+    inside, release = threading.Event(), threading.Event()
+
+    def other() -> None:
+        with no_grad():
+            inside.set()
+            release.wait(10)
+
+    thread = threading.Thread(target=other)
+    thread.start()
+    try:
+        assert inside.wait(10)
+        x = Value(2.0)
+        y = x * x  # built while the other thread is inside no_grad
+        assert chainrule.is_grad_enabled() and not y.is_leaf()
+        y.backward()
+        assert x.grad == 4.0
+    finally:
+        release.set()
+        thread.join(10)
+    z = Value(3.0) * 2
+    assert not z.is_leaf()

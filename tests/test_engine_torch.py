@@ -289,3 +289,39 @@ def test_mixed_second_derivatives_match_torch() -> None:
     (dyy,) = grad(gy, [y])
     (tdyy,) = torch.autograd.grad(tgy, [ty])
     assert same(dyy.data, tdyy.item(), rel=1e-10, abs_=1e-12)
+
+
+# Where an infinite or nan gradient meets a slope that is zero by construction (relu left of 0, a zero
+# exponent, a zero base), PyTorch masks the slope and passes exactly 0; a plain 0 x inf would give nan.
+MASKED = [
+    ("log(relu(x)) at x = -1", lambda v: v.relu().log(), torch.relu, -1.0),
+    ("relu(x) ** -1 at x = 0", lambda v: v.relu() ** -1, torch.relu, 0.0),
+    ("1 / (x ** 0 - 1) at x = 3", lambda v: 1 / (v**0 - 1), None, 3.0),
+    ("abs(log(x)) at x = -1 (sign of nan)", lambda v: abs(v.log()), None, -1.0),
+    ("log(x ** y) at x = 0, y = 2", lambda v: (v ** (v * 0 + 2)).log(), None, 0.0),
+    ("relu(x) * inf at x = -1", lambda v: v.relu() * math.inf, torch.relu, -1.0),
+]
+
+
+class _TorchValue:
+    """Lets a lambda written for Value (v.relu(), v.log()) run on a tensor."""
+
+    def __init__(self, t):
+        self.t = t
+
+    def relu(self):
+        return torch.relu(self.t)
+
+
+@pytest.mark.parametrize("name,f,relu,x", MASKED, ids=[m[0] for m in MASKED])
+def test_masked_slopes_pass_zero_like_torch(name, f, relu, x) -> None:
+    a = Value(x)
+    out = f(a)
+    out.backward()
+    ta = t(x)
+    tout = f(_TorchValue(ta)) if relu is not None else f(ta)
+    tout.backward()
+    assert same(out.data, tout.item()), (name, out.data, tout.item())
+    assert same(a.grad, ta.grad.item()), (name, a.grad, ta.grad.item())
+    (functional,) = grad(out, [a])  # the functional path masks the same way
+    assert same(functional.data, ta.grad.item()), (name, functional.data)

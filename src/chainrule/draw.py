@@ -268,3 +268,12 @@ def to_text(t: dict[str, Any], digits: int = 6) -> str:
     out = [line(rows[0]), "  ".join("-" * w for w in widths)]
     out.extend(line(row) for row in rows[1:])
     return "\n".join(out) + "\n"
+
+
+def _value_repr_svg(self: Value) -> str:
+    """Jupyter shows a Value as the picture of its graph."""
+    return draw(self, format="svg")
+
+
+# Pictures build on the engine, so the engine does not import them: this module teaches Value to draw itself.
+Value._repr_svg_ = _value_repr_svg

@@ -26,7 +26,7 @@ from contextlib import contextmanager
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from chainrule import ops
-from chainrule.ops import ABS, ADD, DIV, EXP, LOG, MUL, NEG, POW, RELU, SIGMOID, SUB, TANH, Op, power_op
+from chainrule.ops import ABS, ADD, DIV, EXP, LOG, MUL, NEG, POW, RELU, SIGMOID, SUB, TANH, Op, chain, power_op
 
 __all__ = [
     "Value", "grad", "no_grad", "enable_grad", "is_grad_enabled", "zero_grad", "gradcheck",
@@ -38,17 +38,44 @@ _add = ADD.forward
 _sub = SUB.forward
 _tanh = TANH.forward
 
-# Graph-recording state. `_plain` is the fast-path flag: True when gradients are recorded and the
-# anomaly detector is off, so an op only checks one global before building its node.
-_grad_enabled = True
-_anomaly: "_AnomalyMode | None" = None
+# Graph-recording modes are per thread, as in PyTorch: `no_grad()` in one thread must not change the
+# graphs another thread builds. Reading a thread-local on every op would cost, so `_plain` is a global
+# fast-path flag: True while no thread has any mode active, and then an op checks nothing else.
+_thread = threading.local()  # .grad_enabled (default True), .anomaly (default None)
+_active_modes = 0  # mode blocks open in any thread
 _plain = True
 _state_lock = threading.Lock()
 
 
-def _refresh_plain() -> None:
-    global _plain
-    _plain = _grad_enabled and _anomaly is None
+def _grad_enabled() -> bool:
+    return getattr(_thread, "grad_enabled", True)
+
+
+def _anomaly() -> "_AnomalyMode | None":
+    return getattr(_thread, "anomaly", None)
+
+
+@contextmanager
+def _mode(**settings: Any) -> Iterator[None]:
+    """Set this thread's mode attributes for the block; restore them afterwards, also on error."""
+    global _active_modes, _plain
+    previous = {name: getattr(_thread, name, None) for name in settings}
+    with _state_lock:
+        _active_modes += 1
+        _plain = False
+    for name, value in settings.items():
+        setattr(_thread, name, value)
+    try:
+        yield
+    finally:
+        for name, value in previous.items():
+            if value is None:
+                _thread.__dict__.pop(name, None)  # back to the default
+            else:
+                setattr(_thread, name, value)
+        with _state_lock:
+            _active_modes -= 1
+            _plain = _active_modes == 0
 
 
 def _to_float(x: Any) -> float:
@@ -177,19 +204,25 @@ class Value:
             return
         order = topological_order(self, leaves=False, reset_grads=True)
         self.grad = 1.0
-        if _anomaly is not None:
-            _anomaly.checked_backward(order)
+        anomaly = None if _plain else _anomaly()
+        if anomaly is not None:
+            anomaly.checked_backward(order)
             return
         for node in reversed(order):
             g = node.grad
             a = node._a
             b = node._b
+            # A local derivative of None is masked (ops.chain): it passes nothing, not 0 x g.
             if b is not None:
                 da, db = node._op.local(a.data, b.data, node.data)
-                a.grad += da * g
-                b.grad += db * g
+                if da is not None:
+                    a.grad += da * g
+                if db is not None:
+                    b.grad += db * g
             else:
-                a.grad += node._op.local(a.data, node.data)[0] * g
+                da = node._op.local(a.data, node.data)[0]
+                if da is not None:
+                    a.grad += da * g
 
     def zero_grad(self) -> None:
         """Set the gradient of every node in this graph, leaves included, back to 0."""
@@ -228,10 +261,6 @@ class Value:
         op = f", op={self._op.name}" if self._op is not None else ""
         return f"Value(data={self.data:.6g}, grad={self.grad:.6g}{op}{label})"
 
-    def _repr_svg_(self) -> str:
-        from chainrule.draw import draw  # pictures build on the engine, not the other way round
-
-        return draw(self, format="svg")
 
 
 def _lift(x: Any, symbol: str) -> Value:
@@ -320,6 +349,8 @@ def grad(output: Value, inputs: Sequence[Value] | Value, create_graph: bool = Fa
                 g = grads[id(node)]
                 local = node._op.local(*node._prev, node)
                 for child, d in zip(node._prev, local):
+                    if d is None:  # masked: no dependence here
+                        continue
                     key = id(child)
                     contribution = d * g
                     grads[key] = grads[key] + contribution if key in grads else contribution
@@ -333,7 +364,7 @@ def grad(output: Value, inputs: Sequence[Value] | Value, create_graph: bool = Fa
         local = node._op.local(*[p.data for p in node._prev], node.data)
         for child, d in zip(node._prev, local):
             key = id(child)
-            grads[key] = grads.get(key, 0.0) + d * g
+            grads[key] = grads.get(key, 0.0) + chain(d, g)
     return tuple(Value(float(grads.get(id(x), 0.0))) for x in inputs)
 
 
@@ -348,38 +379,21 @@ def zero_grad(values: Iterable[Value]) -> None:
 
 @contextmanager
 def no_grad() -> Iterator[None]:
-    """Inside this block, ops compute values but record no graph (results are leaves)."""
-    global _grad_enabled
-    with _state_lock:
-        previous = _grad_enabled
-        _grad_enabled = False
-        _refresh_plain()
-    try:
+    """Inside this block, this thread's ops compute values but record no graph (results are leaves)."""
+    with _mode(grad_enabled=False):
         yield
-    finally:
-        with _state_lock:
-            _grad_enabled = previous
-            _refresh_plain()
 
 
 @contextmanager
 def enable_grad() -> Iterator[None]:
-    """Record the graph again inside a `no_grad` block."""
-    global _grad_enabled
-    with _state_lock:
-        previous = _grad_enabled
-        _grad_enabled = True
-        _refresh_plain()
-    try:
+    """Record the graph again inside a `no_grad` block (this thread only)."""
+    with _mode(grad_enabled=True):
         yield
-    finally:
-        with _state_lock:
-            _grad_enabled = previous
-            _refresh_plain()
 
 
 def is_grad_enabled() -> bool:
-    return _grad_enabled
+    """Whether this thread's ops record a graph."""
+    return _grad_enabled()
 
 
 class AnomalyError(FloatingPointError):
@@ -430,7 +444,7 @@ class _AnomalyMode:
             prev = node._prev
             local = node._op.local(*[p.data for p in prev], node.data)
             for child, d in zip(prev, local):
-                contribution = d * g
+                contribution = chain(d, g)
                 if not math.isfinite(contribution):
                     raise AnomalyError(
                         f"backward: {node._op.name} passed {contribution} to its input "
@@ -442,32 +456,27 @@ class _AnomalyMode:
 
 @contextmanager
 def detect_anomaly() -> Iterator[_AnomalyMode]:
-    """Raise `AnomalyError` at the first NaN or inf, forward or backward, naming op and file:line."""
-    global _anomaly
-    with _state_lock:
-        previous = _anomaly
-        _anomaly = _AnomalyMode()
-        mode = _anomaly
-        _refresh_plain()
-    try:
+    """Raise `AnomalyError` at the first NaN or inf, forward or backward, naming op and file:line.
+
+    Covers the ops of this thread inside the block, and `backward()` calls made inside it.
+    """
+    mode = _AnomalyMode()
+    with _mode(anomaly=mode):
         yield mode
-    finally:
-        with _state_lock:
-            _anomaly = previous
-            _refresh_plain()
 
 
 def _record_slow_path(node: Value, a: Value | None, b: Value | None, op: Op) -> None:
-    """Node construction when gradients are off or the anomaly detector is on."""
-    if not _grad_enabled:
+    """Node construction while some thread has a mode active: read this thread's own modes."""
+    if not _grad_enabled():
         node._a = node._b = None
         node._op = None
         return
     node._a = a
     node._b = b
     node._op = op
-    if _anomaly is not None:
-        _anomaly.record(node)
+    anomaly = _anomaly()
+    if anomaly is not None:
+        anomaly.record(node)
 
 
 # --- numerical check ---------------------------------------------------------------------------------

@@ -11,7 +11,9 @@ Conventions, with a and b the inputs and out the result:
   x / 0 gives inf, -inf or nan. It never raises and never returns a complex number.
 * ``local(a, b, out) -> tuple`` returns d out / d input for each input. It is written with operators
   and the helpers below, so it works both on floats (the ordinary backward pass) and on `Value`s
-  (``create_graph=True``, which makes the gradient itself differentiable).
+  (``create_graph=True``, which makes the gradient itself differentiable). A slope that is zero by
+  construction (relu left of 0, a zero exponent) is ``None``, "masked": it passes exactly 0 whatever
+  arrives from above, even inf or nan, as PyTorch's ``where()`` does; see `chain`.
 """
 
 from __future__ import annotations
@@ -83,10 +85,16 @@ def sign(x: float) -> float:
         return 1.0
     if x < 0.0:
         return -1.0
-    return x  # 0.0 stays 0.0 and nan stays nan, as torch.sgn
+    return 0.0  # 0 and nan, as torch.sgn
 
 
 # --- helpers that work on floats and on Values alike (for local derivatives) ----------------------
+
+
+def chain(local: Any, upstream: Any) -> Any:
+    """One step of the chain rule: local derivative x upstream gradient. A masked slope (None)
+    passes exactly 0.0, even when the upstream gradient is inf or nan."""
+    return 0.0 if local is None else local * upstream
 
 
 def _is_float(x: Any) -> bool:
@@ -164,10 +172,10 @@ NEG = Op(
 
 
 def _pow_local(a: Any, b: Any, out: Any) -> tuple:
-    # Mask as PyTorch does: a zero exponent has zero slope in a, and a zero base with a
-    # non-negative exponent has zero slope in the exponent (instead of 0 * log 0 = nan).
-    da = 0.0 if data_of(b) == 0.0 else b * power(a, b - 1.0)
-    db = 0.0 if (data_of(a) == 0.0 and data_of(b) >= 0.0) else out * log(a)
+    # Masked as PyTorch does: a zero exponent has no slope in a, and a zero base with a
+    # non-negative exponent has no slope in the exponent (instead of 0 * log 0 = nan).
+    da = None if data_of(b) == 0.0 else b * power(a, b - 1.0)
+    db = None if (data_of(a) == 0.0 and data_of(b) >= 0.0) else out * log(a)
     return da, db
 
 
@@ -185,7 +193,7 @@ def power_op(k: float) -> Op:
     op = _power_ops.get(k)
     if op is None:
         def local(a: Any, out: Any, k: float = k) -> tuple:
-            return (0.0 if k == 0.0 else k * power(a, k - 1.0),)
+            return (None if k == 0.0 else k * power(a, k - 1.0),)  # a ** 0 is constant: masked
 
         text = f"{k:g}"
         op = Op(
@@ -224,7 +232,7 @@ SIGMOID = Op(
 )
 RELU = Op(
     "relu", "relu", 1, relu,
-    lambda a, out: (0.0 if data_of(a) <= 0.0 else 1.0,),  # as PyTorch: a nan input passes the gradient
+    lambda a, out: (None if data_of(a) <= 0.0 else 1.0,),  # masked as PyTorch; a nan input passes
     "{out} = relu({a})", ("1 if {a} > 0 else 0",),
     "Rectifier: slope 1 where a > 0, else 0 (0 at a = 0, as in PyTorch).",
 )

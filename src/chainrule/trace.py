@@ -20,8 +20,8 @@ import json
 import math
 from typing import Any, Iterator
 
-from chainrule.engine import Value
-from chainrule.ops import Op
+from chainrule.engine import Value, grad
+from chainrule.ops import Op, chain
 
 __all__ = ["trace", "trace_to_json", "explain", "format_number", "graph_nodes", "node_labels",
            "TRACE_SCHEMA", "SCHEMA_ID", "MAX_EXPLAINED_PATHS"]
@@ -34,10 +34,12 @@ MAX_EXPLAINED_PATHS = 20  # explain() lists at most this many paths and says whe
 
 
 def format_number(x: float, digits: int = 4) -> str:
-    """A float as short readable text: at most `digits` significant digits, no trailing zeros.
+    """A float as short readable text; the one rule for every number a learner reads.
 
-    Whole numbers print without a decimal point (-3, 6), others like 0.5 or 0.7071; nan and infinities
-    print as nan, inf and -inf; -0 prints as 0. This is the one place captions format numbers.
+    nan, inf and -inf as words; 0 (and -0) as "0"; whole numbers below a million without a decimal point
+    (-3, 6); numbers from 1e-4 up to a million with at most `digits` decimals, trailing zeros dropped
+    (6.8814, 0.5, 0.7071); anything smaller or larger with `digits` significant digits in exponent form
+    (1e-5, 1.235e6). The lesson page's JavaScript applies the same rule (with digits = 4).
     """
     if x != x:
         return "nan"
@@ -45,13 +47,14 @@ def format_number(x: float, digits: int = 4) -> str:
         return "inf" if x > 0 else "-inf"
     if x == 0:
         return "0"
-    if x == int(x) and abs(x) < 10 ** max(digits, 6):
+    if x == int(x) and abs(x) < 1e6:
         return str(int(x))
-    text = f"{x:.{digits}g}"
-    if "e" in text:
-        mantissa, exponent = text.split("e")
-        text = f"{mantissa}e{int(exponent)}"  # 1e-05 -> 1e-5
-    return text
+    if 1e-4 <= abs(x) < 1e6:
+        text = f"{x:.{digits}f}".rstrip("0").rstrip(".")
+        return "0" if text in ("-0", "") else text
+    mantissa, exponent = f"{x:.{max(digits - 1, 0)}e}".split("e")
+    mantissa = mantissa.rstrip("0").rstrip(".")
+    return f"{mantissa}e{int(exponent)}"  # 1e-05 -> 1e-5, 1.235e+06 -> 1.235e6
 
 
 def _json_number(x: float) -> float | None:
@@ -130,9 +133,10 @@ def _grouped(text: str) -> str:
     return f"({text})" if " " in text.strip() else text
 
 
-def _local_derivatives(node: Value) -> tuple[float, ...]:
+def _local_derivatives(node: Value) -> tuple[float | None, ...]:
+    """The op table's local derivatives at this node; None marks a masked slope (see ops.chain)."""
     prev = node._prev
-    return tuple(float(d) for d in node._op.local(*[p.data for p in prev], node.data))
+    return tuple(None if d is None else float(d) for d in node._op.local(*[p.data for p in prev], node.data))
 
 
 # --- the trace -----------------------------------------------------------------------------------
@@ -191,9 +195,10 @@ def trace(output: Value) -> dict[str, Any]:
         locals_ = _local_derivatives(v)
         contributions = []
         parts = []
-        for k, (p, local) in enumerate(zip(v._prev, locals_)):
+        for k, (p, slope) in enumerate(zip(v._prev, locals_)):
             j = index[id(p)]
-            contribution = local * upstream
+            contribution = chain(slope, upstream)
+            local = 0.0 if slope is None else slope
             grads[j] += contribution
             received[j].append(contribution)
             local_text = _fill(v._op.local_text[k], v._op, input_labels, labels[i])
@@ -346,12 +351,13 @@ def explain(output: Value, value: Value, max_paths: int = MAX_EXPLAINED_PATHS) -
     for i, v in enumerate(nodes):
         for k, p in enumerate(v._prev):
             users[index[id(p)]].append((i, k))
-    locals_cache: dict[int, tuple[float, ...]] = {}
+    locals_cache: dict[int, tuple[float | None, ...]] = {}
 
-    def local(i: int, k: int) -> float:
+    def local(i: int, k: int) -> float:  # a masked slope reads as 0 along a path
         if i not in locals_cache:
             locals_cache[i] = _local_derivatives(nodes[i])
-        return locals_cache[i][k]
+        slope = locals_cache[i][k]
+        return 0.0 if slope is None else slope
 
     # Count the paths exactly (they can be exponentially many) by walking nodes from the output back.
     path_count = [0] * len(nodes)
@@ -471,12 +477,4 @@ def _paths(start: int, out_i: int, users: list[list[tuple[int, int]]],
 
 def trace_grads(nodes: list[Value], index: dict[int, int]) -> list[float]:
     """d output/d node for every node (output = nodes[-1]), without touching `.grad`."""
-    grads = [0.0] * len(nodes)
-    grads[-1] = 1.0
-    for i in range(len(nodes) - 1, -1, -1):
-        v = nodes[i]
-        if not v._prev:
-            continue
-        for p, d in zip(v._prev, _local_derivatives(v)):
-            grads[index[id(p)]] += d * grads[i]
-    return grads
+    return [g.data for g in grad(nodes[-1], nodes)]

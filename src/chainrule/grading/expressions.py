@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Callable
 
 from chainrule.engine import Value
+from chainrule.ops import chain
 
 INPUT_NAMES: dict[str, list[str]] = {
     "neuron": ["x1", "w1", "x2", "w2", "b"],
@@ -94,7 +95,7 @@ def simulate_backward(expr: str, vals: list[float], walk: str) -> list[float]:
         local = v._op.local(*[p.data for p in v._prev], v.data)
         g = grads.get(id(v), 0.0)
         for child, d in zip(v._prev, local):
-            grads[id(child)] = grads.get(id(child), 0.0) + d * g
+            grads[id(child)] = grads.get(id(child), 0.0) + chain(d, g)
 
     def visit(v: Value) -> None:
         if walk == "recursive-seen":
