@@ -86,3 +86,14 @@ def test_check_usage_errors_exit_2(tmp_path, capsys):
     assert main(["check", str(anonymous)]) == 2
     assert "pass --exercise" in capsys.readouterr().err
     assert main(["check", str(anonymous), "--exercise", "neuron-grads"]) == 1
+
+
+def test_check_of_a_directory_says_it_is_a_directory_and_that_check_takes_a_file(tmp_path, capsys):
+    folder = tmp_path / "my-answers"
+    folder.mkdir()
+    (folder / "neuron-grads.py").write_text(reference_source("neuron-grads", "python"))
+    assert main(["check", str(folder)]) == 2
+    captured = capsys.readouterr()
+    assert f"{folder} is a directory; check takes one file" in captured.err
+    assert "no such file" not in captured.err
+    assert captured.out == ""

@@ -109,3 +109,48 @@ def test_a_store_problem_in_the_terminal_is_one_message_and_exit_code_1(tmp_path
         assert "is damaged" in done.stderr and str(database) in done.stderr
         assert "Move it aside" in done.stderr
     assert not (tmp_path / "x.json").exists()
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["progress", "info"], ["progress", "export", "OUT"], ["progress", "export", "-"], ["review"]],
+    ids=["info", "export-file", "export-stdout", "review"],
+)
+def test_reading_commands_refuse_a_data_dir_without_a_database_and_create_nothing(tmp_path, command):
+    """A mistyped --data-dir is reported, not silently turned into a new empty store showing zeros."""
+    fill(tmp_path / "real")
+    typo = tmp_path / "raal"
+    out = tmp_path / "out.json"
+    command = [str(out) if part == "OUT" else part for part in command]
+    done = chainrule(*command, "--data-dir", str(typo), stdin="q\n")
+    assert done.returncode == 1
+    assert done.stderr == (
+        f"chainrule: error: no progress database at {typo / 'progress.sqlite3'}: "
+        "nothing has been saved there yet (check --data-dir)\n"
+    )
+    assert done.stdout == ""
+    assert not typo.exists()
+    assert not out.exists()
+
+
+def test_reading_commands_refuse_an_existing_directory_without_a_database(tmp_path):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    for command in (["progress", "info"], ["review"]):
+        done = chainrule(*command, env={"CHAINRULE_DATA_DIR": str(empty)}, stdin="q\n")
+        assert done.returncode == 1, command
+        assert "no progress database at" in done.stderr and "Traceback" not in done.stderr
+    assert list(empty.iterdir()) == []
+
+
+def test_import_still_creates_the_store_it_imports_into(tmp_path):
+    fill(tmp_path / "source")
+    backup = tmp_path / "backup.json"
+    assert chainrule("progress", "export", str(backup), "--data-dir", str(tmp_path / "source")).returncode == 0
+    fresh = tmp_path / "new" / "place"
+    done = chainrule("progress", "import", str(backup), "--data-dir", str(fresh))
+    assert done.returncode == 0, done.stderr
+    assert (fresh / "progress.sqlite3").is_file()
+    done = chainrule("progress", "info", "--data-dir", str(fresh))
+    assert done.returncode == 0, done.stderr
+    assert "predictions: 1" in done.stdout

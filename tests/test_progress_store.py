@@ -323,3 +323,61 @@ def test_bad_arguments_are_refused_with_a_value_error_and_nothing_is_stored(stor
     with pytest.raises(ValueError):
         getattr(store, call)(*args)
     assert store.export_data() == before
+
+
+def test_open_store_without_create_refuses_a_missing_database_and_creates_nothing(tmp_path):
+    from chainrule.progress import NOT_FOUND
+
+    missing = tmp_path / "typo" / "deeper"
+    with pytest.raises(StoreError) as caught:
+        open_store(missing, create=False)
+    assert caught.value.kind == NOT_FOUND
+    assert caught.value.path == missing / DATABASE_NAME
+    assert str(caught.value) == (
+        f"no progress database at {missing / DATABASE_NAME}: nothing has been saved there yet (check --data-dir)"
+    )
+    assert not (tmp_path / "typo").exists()
+
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(StoreError):
+        open_store(empty, create=False)
+    assert list(empty.iterdir()) == []
+
+
+def test_open_store_without_create_opens_an_existing_database(tmp_path, clock):
+    first = open_store(tmp_path / "kept", clock=clock, fuzzing=False)
+    first.save_prediction("backprop", "n", 0.5, True)
+    first.close()
+    again = open_store(tmp_path / "kept", clock=clock, create=False)
+    try:
+        assert again.predictions("backprop")["n"]["value"] == 0.5
+        again.save_prediction("backprop", "m", 0.25, False)  # an existing store stays writable
+        assert set(again.predictions("backprop")) == {"n", "m"}
+    finally:
+        again.close()
+
+
+def test_a_store_opened_without_create_does_not_recreate_a_database_deleted_meanwhile(tmp_path, clock):
+    """Each new thread opens its own connection: with create=False that must not make a new empty file."""
+    open_store(tmp_path, clock=clock).close()
+    opened = open_store(tmp_path, clock=clock, create=False)
+    try:
+        for name in (DATABASE_NAME, DATABASE_NAME + "-wal", DATABASE_NAME + "-shm"):
+            (tmp_path / name).unlink(missing_ok=True)
+        errors: list[BaseException] = []
+
+        def read() -> None:
+            try:
+                opened.predictions("backprop")
+            except BaseException as error:  # collected and checked in the main thread
+                errors.append(error)
+
+        worker = threading.Thread(target=read)
+        worker.start()
+        worker.join(30)
+        assert len(errors) == 1 and isinstance(errors[0], StoreError)
+        assert errors[0].kind == "not-found"
+        assert not (tmp_path / DATABASE_NAME).exists()
+    finally:
+        opened.close()

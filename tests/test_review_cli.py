@@ -171,3 +171,19 @@ def test_chainrule_review_in_a_terminal_with_the_real_lesson(tmp_path):
         assert len(check.due_reviews()) == 1
     finally:
         check.close()
+
+
+@pytest.mark.timeout(60)
+def test_chainrule_review_with_a_mistyped_data_dir_says_so_and_creates_nothing(tmp_path):
+    typo = tmp_path / "no-such-store"
+    completed = subprocess.run(
+        [sys.executable, "-m", "chainrule", "review", "--data-dir", str(typo)],
+        input="q\n", capture_output=True, text=True, timeout=60,
+    )
+    assert completed.returncode == 1
+    assert completed.stderr == (
+        f"chainrule: error: no progress database at {typo / 'progress.sqlite3'}: "
+        "nothing has been saved there yet (check --data-dir)\n"
+    )
+    assert "Nothing to review" not in completed.stdout
+    assert not typo.exists()

@@ -15,9 +15,45 @@ from chainrule.datasets import moons
 from chainrule.nn import MLP
 
 
+def strict_json(text: str) -> dict:
+    """Parse as standard JSON: NaN, Infinity and -Infinity (Python's extensions) are refused."""
+
+    def refuse(constant: str) -> float:
+        raise ValueError(f"not standard JSON: {constant}")
+
+    return json.loads(text, parse_constant=refuse)
+
+
 def run_json(capsys, *args: str) -> dict:
     assert main(["train", "moons", "--json", *args]) == 0
-    return json.loads(capsys.readouterr().out)
+    return strict_json(capsys.readouterr().out)
+
+
+def test_strict_json_refuses_what_python_would_accept():
+    with pytest.raises(ValueError, match="NaN"):
+        strict_json('{"loss": NaN}')
+    with pytest.raises(ValueError, match="Infinity"):
+        strict_json('[-Infinity]')
+
+
+def test_a_diverging_run_prints_standard_json_with_null_and_a_text_for_the_loss(capsys):
+    """lr 1e308: the first update sends the weights to ~1e308, so the next forward pass overflows."""
+    result = run_json(capsys, "--lr", "1e308", "--steps", "2", "--samples", "20", "--sizes", "4,1")
+    first, second = result["curve"]
+    assert first["loss"] > 0 and "loss_text" not in first  # finite: the weights were still small
+    assert first["learning_rate"] == 1e308
+    assert second["loss"] is None and second["loss_text"] in ("nan", "inf")
+    assert result["final"]["loss"] is None and result["final"]["loss_text"] in ("nan", "inf")
+    assert result["final"]["total"] == 20
+
+
+def test_a_huge_learning_rate_is_printed_in_three_significant_digits(capsys, monkeypatch):
+    monkeypatch.setenv("TTY_COMPATIBLE", "0")
+    assert main(["train", "moons", "--lr", "1e308", "--steps", "2", "--samples", "20", "--sizes", "4,1"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[1].endswith("lr 1e+308")
+    assert out[2].endswith("lr 5.5e+307")  # 1e308 * (1 - 0.9 * 1 / 2)
+    assert all(len(line) < 200 for line in out)
 
 
 @pytest.mark.timeout(180)

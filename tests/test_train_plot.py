@@ -81,6 +81,33 @@ def test_bad_options(kwargs, message):
         svg_text(predict, POINTS, LABELS[:2])
 
 
+@pytest.mark.parametrize("draw", [png_bytes, svg_text], ids=["png", "svg"])
+@pytest.mark.parametrize(
+    "bad, shown",
+    [
+        ((float("nan"), 0.5), "point 2 is (nan, 0.5)"),
+        ((0.5, float("inf")), "point 2 is (0.5, inf)"),
+        ((float("-inf"), 0.0), "point 2 is (-inf, 0.0)"),
+        ((0.5,), "point 2 is (0.5,)"),
+    ],
+)
+def test_a_point_that_is_not_two_finite_numbers_is_refused_by_name(tmp_path, draw, bad, shown):
+    points = [(0.0, 0.0), (1.0, 1.0), bad, (1.0, 0.0)]
+    with pytest.raises(ValueError) as caught:
+        draw(predict, points, LABELS, size=32, cells=8)
+    assert shown in str(caught.value) and "finite numbers" in str(caught.value)
+    target = tmp_path / f"picture.{draw.__name__[:3]}"
+    with pytest.raises(ValueError, match="finite numbers"):
+        write_decision_boundary(target, predict, points, LABELS, size=32, cells=8)
+    assert not target.exists()
+
+
+@pytest.mark.parametrize("draw", [png_bytes, svg_text], ids=["png", "svg"])
+def test_finite_points_too_far_apart_to_draw_are_refused(draw):
+    with pytest.raises(ValueError, match="x coordinates span from -1e[+]308 to 1e[+]308"):
+        draw(predict, [(-1e308, 0.0), (1e308, 1.0)], [-1, 1], size=32, cells=8)
+
+
 PIXEL_SCRIPT = """async ([url, probes]) => {
   const img = new Image();
   img.src = url;

@@ -13,6 +13,7 @@ in a row and draws the boundary with marching squares (linear interpolation on t
 
 from __future__ import annotations
 
+import math
 import os
 import struct
 import zlib
@@ -69,6 +70,28 @@ def _check(points: Sequence[Point], labels: Sequence[int], size: int, cells: int
         raise ValueError(f"size must be between 16 and 4096 pixels, got {size}")
     if not 2 <= cells <= size:
         raise ValueError(f"cells must be between 2 and the size in pixels ({size}), got {cells}")
+    for index, point in enumerate(points):
+        if not _is_finite_pair(point):
+            raise ValueError(
+                f"point {index} is {point!r}: every point must be a pair (x, y) of finite numbers "
+                "(no nan or infinity)"
+            )
+    # Finite points can still be too far apart to subtract (1e308 - -1e308 overflows to inf).
+    for axis, name in ((0, "x"), (1, "y")):
+        values = [float(point[axis]) for point in points]
+        if not math.isfinite(max(values) - min(values)):
+            raise ValueError(
+                f"the points' {name} coordinates span from {min(values):g} to {max(values):g}, "
+                "a range too wide to draw; rescale the data"
+            )
+
+
+def _is_finite_pair(point: object) -> bool:
+    try:
+        x, y = point  # type: ignore[misc]
+        return math.isfinite(x) and math.isfinite(y)
+    except (TypeError, ValueError):
+        return False
 
 
 def _scores_on_grid(predict: Predict, frame: _Frame, cells: int) -> list[list[float]]:

@@ -87,6 +87,10 @@ def run_check(args: argparse.Namespace) -> int:
     from chainrule.grading.exercises import EXTENSION_LANGUAGE, normalize_language
 
     path: Path = args.file
+    if path.is_dir():
+        return _usage(
+            f"{path} is a directory; check takes one file, e.g. chainrule check {path / 'neuron-grads.py'}"
+        )
     if not path.is_file():
         return _usage(f"no such file: {path}")
     if args.lang:

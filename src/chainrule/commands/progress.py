@@ -2,6 +2,8 @@
 
 Every command takes ``--data-dir`` (default $CHAINRULE_DATA_DIR, else the user's data directory).
 A StoreError is printed as one clear message on stderr with exit code 1, never a traceback.
+Only `progress import` creates a missing store; `export`, `info` and `review` only read, so a data
+directory without a database (often a mistyped --data-dir) is an error rather than an empty store.
 """
 
 from __future__ import annotations
@@ -58,7 +60,7 @@ def _write_atomically(path: Path, text: str) -> None:
 
 def export_command(args: argparse.Namespace) -> int:
     """Write everything stored to a JSON file (or '-' for standard output)."""
-    store = open_store(args.data_dir)
+    store = open_store(args.data_dir, create=False)  # a mistyped --data-dir must not export an empty store
     try:
         data = store.export_data()
     finally:
@@ -114,7 +116,7 @@ def import_command(args: argparse.Namespace) -> int:
 
 def info_command(args: argparse.Namespace) -> int:
     """Say where the progress is kept and what it holds."""
-    store = open_store(args.data_dir)
+    store = open_store(args.data_dir, create=False)
     try:
         data = store.export_data()
         due = store.due_reviews()
@@ -131,7 +133,7 @@ def review_command(args: argparse.Namespace) -> int:
     """Review the quiz questions that are due, in the terminal."""
     from chainrule.progress.review_session import run_review
 
-    store = open_store(args.data_dir)
+    store = open_store(args.data_dir, create=False)
     try:
         return run_review(store, sys.stdin, sys.stdout)
     except KeyboardInterrupt:

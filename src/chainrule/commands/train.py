@@ -219,12 +219,12 @@ def run(args: argparse.Namespace) -> int:
         except OSError as error:
             return _error(f"could not write --plot {args.plot!r}: {error.strerror or error}")
     if args.json:
-        print(json.dumps({
+        print(json.dumps(_finite_for_json({
             "dataset": "moons", "config": asdict(config),
             "parameters": demo.model.num_parameters(),
             "curve": [asdict(record) for record in curve], "final": final,
             "plot": args.plot,
-        }, indent=2))
+        }), indent=2, allow_nan=False))
         return 0
     print(
         f"done in {seconds:.1f} s: loss {final['loss']:.4f}, training accuracy "
@@ -233,6 +233,29 @@ def run(args: argparse.Namespace) -> int:
     if args.plot is not None:
         print(f"decision boundary written to {args.plot}")
     return 0
+
+
+def _number_text(x: float) -> str:
+    """'nan', 'inf' or '-inf': the words chainrule.trace uses for the numbers JSON cannot hold."""
+    return "nan" if math.isnan(x) else ("inf" if x > 0 else "-inf")
+
+
+def _finite_for_json(document: object) -> object:
+    """A copy that strict JSON can hold: each non-finite number under a key becomes null, with a
+    "<key>_text" field beside it saying which one it was (a training run that diverges has a nan loss)."""
+    if isinstance(document, dict):
+        result = {}
+        for key, value in document.items():
+            if isinstance(value, float) and not math.isfinite(value):
+                result[key] = None
+                result[f"{key}_text"] = _number_text(value)
+            else:
+                result[key] = _finite_for_json(value)
+        return result
+    if isinstance(document, list):
+        return [None if isinstance(item, float) and not math.isfinite(item) else _finite_for_json(item)
+                for item in document]
+    return document
 
 
 def _header(demo: MoonsDemo) -> str:
@@ -250,7 +273,7 @@ def _line(record: StepRecord, steps: int) -> str:
     width = len(str(steps))
     return (
         f"step {record.step:>{width}}/{steps}  loss {record.loss:.4f}  "
-        f"accuracy {record.accuracy:>4.0%}  lr {record.learning_rate:.3f}"
+        f"accuracy {record.accuracy:>4.0%}  lr {record.learning_rate:.3g}"
     )
 
 

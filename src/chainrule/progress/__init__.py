@@ -1,7 +1,8 @@
 """Progress and spaced review: everything a learner does, kept across restarts.
 
     from chainrule.progress import open_store, ProgressStore, StoreError
-    store = open_store(data_dir=None, clock=None)
+    store = open_store(data_dir=None, clock=None)            # creates the store if it is missing
+    store = open_store(data_dir=None, create=False)          # read-only commands: StoreError if missing
 
 The store is one SQLite file (WAL mode) in the user's data directory; quiz questions become FSRS
 review cards (py-fsrs). See docs/progress.md.
@@ -11,13 +12,21 @@ from chainrule.progress.errors import StoreError
 from chainrule.progress.exchange import EXPORT_VERSION, FORMAT_NAME, validate_export
 from chainrule.progress.schema import SCHEMA_VERSION
 from chainrule.progress.scheduling import SCHEDULER_SETTINGS, interval_phrase, make_scheduler
-from chainrule.progress.store import DATABASE_NAME, ENV_DATA_DIR, ProgressStore, default_data_dir, open_store
+from chainrule.progress.store import (
+    DATABASE_NAME,
+    ENV_DATA_DIR,
+    NOT_FOUND,
+    ProgressStore,
+    default_data_dir,
+    open_store,
+)
 
 __all__ = [
     "DATABASE_NAME",
     "ENV_DATA_DIR",
     "EXPORT_VERSION",
     "FORMAT_NAME",
+    "NOT_FOUND",
     "SCHEDULER_SETTINGS",
     "SCHEMA_VERSION",
     "ProgressStore",

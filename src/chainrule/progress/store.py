@@ -37,6 +37,7 @@ DATABASE_NAME = "progress.sqlite3"
 ENV_DATA_DIR = "CHAINRULE_DATA_DIR"
 DEFAULT_BUSY_TIMEOUT = 5.0  # seconds SQLite waits for a lock before reporting "busy"
 DEFAULT_WRITE_ATTEMPTS = 3  # a busy write is retried this many times in all
+NOT_FOUND = "not-found"  # StoreError.kind when open_store(create=False) finds no database
 
 Clock = Callable[[], datetime]
 T = TypeVar("T")
@@ -93,8 +94,10 @@ class ProgressStore:
         busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
         write_attempts: int = DEFAULT_WRITE_ATTEMPTS,
         fuzzing: bool = True,
+        create: bool = True,
     ) -> None:
         self.path = Path(path)
+        self.create = bool(create)
         self.data_dir = self.path.parent
         self._clock: Clock = clock or system_clock
         self.busy_timeout = float(busy_timeout)
@@ -114,14 +117,19 @@ class ProgressStore:
         return moment.astimezone(timezone.utc)
 
     def _connect(self) -> sqlite3.Connection:
+        # create=False opens with SQLite's mode=rw: a missing file is an error, never a new empty one.
+        target = str(self.path) if self.create else self.path.absolute().as_uri() + "?mode=rw"
         try:
             conn = sqlite3.connect(
-                str(self.path),
+                target,
                 timeout=self.busy_timeout,
                 isolation_level=None,  # we issue BEGIN/COMMIT ourselves
                 check_same_thread=False,  # only its own thread uses it; close() may run elsewhere
+                uri=not self.create,
             )
         except sqlite3.Error as error:
+            if not self.create and not self.path.is_file():
+                raise missing_store_error(self.path) from error
             raise translate_sqlite_error(error, self.path) from error
         try:
             conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
@@ -623,6 +631,15 @@ def _lesson_exercise_ids(lesson_id: str) -> list[str] | None:
         return []
 
 
+def missing_store_error(path: Path) -> StoreError:
+    """The StoreError (kind NOT_FOUND) for a database that open_store(create=False) did not find."""
+    return StoreError(
+        f"no progress database at {path}: nothing has been saved there yet (check --data-dir)",
+        kind=NOT_FOUND,
+        path=path,
+    )
+
+
 def open_store(
     data_dir: str | os.PathLike | None = None,
     clock: Clock | None = None,
@@ -631,15 +648,22 @@ def open_store(
     write_attempts: int = DEFAULT_WRITE_ATTEMPTS,
     fuzzing: bool = True,
     check_integrity: bool = True,
+    create: bool = True,
 ) -> ProgressStore:
     """Open (creating and migrating if needed) the progress store in ``data_dir``.
 
     data_dir: default $CHAINRULE_DATA_DIR, else platformdirs.user_data_dir("chainrule").
     clock: ``clock() -> aware datetime``, default the system clock (tests inject their own).
-    fuzzing: False makes FSRS intervals deterministic. Raises StoreError if the store cannot be used.
+    fuzzing: False makes FSRS intervals deterministic.
+    create: False (for commands that only read, such as `progress info`) creates neither the
+    directory nor the database: if no database exists there, a StoreError of kind NOT_FOUND is raised,
+    so a mistyped --data-dir is reported instead of showing an empty store.
+    Raises StoreError if the store cannot be used.
     """
     directory = Path(data_dir).expanduser() if data_dir is not None else default_data_dir()
     path = directory / DATABASE_NAME
+    if not create and not path.is_file():
+        raise missing_store_error(path)
     try:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as error:
@@ -650,7 +674,9 @@ def open_store(
             kind=CANNOT_OPEN,
             path=path,
         ) from error
-    store = ProgressStore(path, clock, busy_timeout=busy_timeout, write_attempts=write_attempts, fuzzing=fuzzing)
+    store = ProgressStore(
+        path, clock, busy_timeout=busy_timeout, write_attempts=write_attempts, fuzzing=fuzzing, create=create
+    )
     try:
         store.initialize(check_integrity=check_integrity)
     except BaseException:
