@@ -171,10 +171,23 @@ def test_markdown_leaves_math_alone():
     assert "<script>" not in render_markdown("<script>alert(1)</script>")
 
 
-@pytest.mark.parametrize("x, text", [(2.0, "2"), (-6.0, "-6"), (0.70710678, "0.7071"), (0.5, "0.5"),
-                                     (-1e-9, "0"), (1.4999999999999993, "1.5"), (float("nan"), "nan")])
+# The one number rule (the same in trace captions, lesson prose and the page's boxes), written out by hand.
+@pytest.mark.parametrize("x, text", [
+    (float("nan"), "nan"), (float("inf"), "inf"), (float("-inf"), "-inf"), (0.0, "0"), (-0.0, "0"),
+    (2.0, "2"), (6.0, "6"), (-6.0, "-6"), (-3.0, "-3"), (999999.0, "999999"),
+    (6.881373587019543, "6.8814"), (0.70710678, "0.7071"), (0.5, "0.5"), (-1.5, "-1.5"), (0.0001, "0.0001"),
+    (1.4999999999999993, "1.5"), (123456.78912, "123456.7891"),
+    (1e-5, "1e-5"), (-1e-9, "-1e-9"), (-2.5e-7, "-2.5e-7"), (1234567.0, "1.235e6"), (1e6, "1e6"),
+    (0.03125, "0.0312"), (0.09375, "0.0938"),  # exact ties at the 4th decimal round to even
+])
 def test_format_number(x, text):
     assert format_number(x) == text
+
+
+def test_lesson_text_formats_numbers_like_the_trace():
+    from chainrule.trace import format_number as trace_format_number
+
+    assert format_number is trace_format_number
 
 
 # ---------------------------------------------------------------- structure
@@ -265,7 +278,8 @@ def test_before_step_refuses_ambiguous_labels():
 # ---------------------------------------------------------------- checking answers
 
 
-@pytest.mark.parametrize("typed", ["6", "6.0", " 6 ", "6.009", "+6", "6.", "5.995"])
+@pytest.mark.parametrize("typed", ["6", "6.0", " 6 ", "6.009", "+6", "6.", "5.995", "6,0", "6e0", "0.6E+1",
+                                   "600e-2", "\u00a06\t"])
 def test_numeric_answers_accept_typed_forms(typed):
     result = check_quiz_answer(LESSON, "product-gradient", typed)
     assert result["correct"] and result["expected"] == "6" and not result["invalid"]
@@ -278,11 +292,12 @@ def test_numeric_answers_outside_tolerance_are_wrong_and_junk_is_invalid():
     assert check_quiz_answer(LESSON, "tanh-gradient", "0.5")["correct"]  # 0.01 from 0.51: inside
     assert check_quiz_answer(LESSON, "tanh-gradient", ".51")["correct"]
     assert not check_quiz_answer(LESSON, "tanh-gradient", "0.49")["correct"]
+    assert check_quiz_answer(LESSON, "tanh-gradient", "0,51")["correct"]  # a decimal comma
     assert check_quiz_answer(LESSON, "sum-of-uses", "8")["correct"]
-    for junk in ("", "six", "6,0", "nan", "inf", "1e999", "6 6"):
+    for junk in ("", "six", "6,0.0", "6,000,0", "nan", "inf", "1e999", "6 6", "0x6", "6_0", "--6", "6e", "e6"):
         result = check_quiz_answer(LESSON, "product-gradient", junk)
         assert result["invalid"] and not result["correct"] and result["expected"] == ""
-        assert "not a number" in result["reason"]
+        assert "not a number" in result["reason"] and "Type a number in digits" in result["reason"]
 
 
 def test_choice_answers_by_text_number_or_letter():
@@ -325,6 +340,18 @@ def test_predictions_checked_against_the_engine():
         check_prediction(LESSON, "n", float("nan"))
 
 
-@pytest.mark.parametrize("text, value", [("6", 6.0), (" -1.5 ", -1.5), (".5", 0.5), ("1e2", 100.0), ("\u22122", -2.0)])
+@pytest.mark.parametrize("text, value", [
+    ("6", 6.0), (" -1.5 ", -1.5), (".5", 0.5), ("5.", 5.0), ("+2", 2.0), ("\u22122", -2.0), ("\u22121,5", -1.5),
+    ("1e2", 100.0), ("1e+2", 100.0), ("2.5E-3", 0.0025), ("2.5e\u22123", 0.0025), ("0,51", 0.51), (",5", 0.5),
+    ("\t 0.5\n", 0.5), ("\u00a00.5\u202f", 0.5), ("007", 7.0),
+])
 def test_parse_number(text, value):
     assert parse_number(text) == value
+
+
+@pytest.mark.parametrize("text", [
+    "", " ", "six", "1,000.5", "1.000,5", "1,2,3", "1 000", "1_000", "0x10", "nan", "inf", "-inf", "Infinity",
+    "1e999", "+-1", "--1", "- 1", "1e", "e1", ".", ",", "1.2.3", "1e2.5", "\u0666", "\uff16", "1/2", "½",
+])
+def test_parse_number_refuses_what_is_not_a_number(text):
+    assert parse_number(text) is None

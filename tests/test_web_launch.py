@@ -14,7 +14,9 @@ import time
 import httpx
 import pytest
 
-URL_LINE = re.compile(r"(http://127\.0\.0\.1:(\d+)/lessons/backprop\?token=([A-Za-z0-9_-]{20,}))")
+URL_LINE = re.compile(
+    r"(?P<url>http://(?P<host>127\.0\.0\.1|\[::1\]|[a-z0-9.-]+):(?P<port>\d+)/lessons/backprop\?token=(?P<token>[A-Za-z0-9_-]{20,}))"
+)
 
 
 def free_port() -> int:
@@ -76,7 +78,8 @@ def test_lesson_command_serves_the_lesson(tmp_path, data_dir_from):
         process = start(["--port", str(port)], {"CHAINRULE_DATA_DIR": str(tmp_path / "data")})
     try:
         match = wait_for_url(process)
-        url, printed_port, token = match.group(1), int(match.group(2)), match.group(3)
+        url, printed_port, token = match["url"], int(match["port"]), match["token"]
+        assert match["host"] == "127.0.0.1"
         assert printed_port == port
         deadline = time.monotonic() + 30
         while True:  # the socket is bound before the URL is printed; give uvicorn a moment to answer
@@ -140,6 +143,66 @@ def test_network_host_starts_with_the_flag_or_a_strong_sandbox(tmp_path, extra_a
     process = start(["--host", "0.0.0.0", "--port", str(port), "--data-dir", str(tmp_path), *extra_args], env)
     try:
         match = wait_for_url(process)
-        assert int(match.group(2)) == port
+        assert int(match["port"]) == port and match["host"] == "127.0.0.1"  # 0.0.0.0 is reached via loopback
     finally:
         stop(process)
+
+
+@pytest.mark.parametrize("bind_host, url_host", [
+    ("0.0.0.0", "127.0.0.1"), ("::", "127.0.0.1"), ("", "127.0.0.1"),  # wildcards listen on loopback too
+    ("::1", "[::1]"), ("fe80::1", "[fe80::1]"),  # IPv6 literals need brackets in a URL
+    ("127.0.0.1", "127.0.0.1"), ("127.0.0.2", "127.0.0.2"), ("localhost", "localhost"), ("192.168.1.5", "192.168.1.5"),
+])
+def test_printed_address_names_the_host_actually_bound(bind_host, url_host):
+    from chainrule.commands.lesson import _url_host
+
+    assert _url_host(bind_host) == url_host
+
+
+def ipv6_loopback_problem() -> str | None:
+    """Why this machine cannot listen on ::1, or None if it can."""
+    if not socket.has_ipv6:
+        return "Python was built without IPv6"
+    try:
+        with socket.socket(socket.AF_INET6, socket.SOCK_STREAM) as probe:
+            probe.bind(("::1", 0))
+    except OSError as error:
+        return f"cannot bind the IPv6 loopback ::1 here ({error})"
+    return None
+
+
+@pytest.mark.timeout(120)
+def test_ipv6_loopback_prints_a_bracketed_address_that_works(tmp_path):
+    problem = ipv6_loopback_problem()
+    if problem:
+        pytest.skip(problem)
+    process = start(["--host", "::1", "--data-dir", str(tmp_path / "data")])
+    try:
+        match = wait_for_url(process)
+        assert match["host"] == "[::1]", match["url"]
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                with httpx.Client() as client:  # keeps the session cookie across the token redirect
+                    page = client.get(match["url"], follow_redirects=True)
+                    lesson = client.get(f"http://[::1]:{match['port']}/api/lessons/backprop")
+                break
+            except httpx.TransportError:
+                assert time.monotonic() < deadline
+                time.sleep(0.2)
+        assert page.status_code == 200 and "backprop" in page.text
+        assert lesson.status_code == 200 and len(lesson.json()["sections"]) == 8
+    finally:
+        stop(process)
+
+
+@pytest.mark.timeout(60)
+def test_unknown_host_is_a_clear_error_about_the_host(tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-m", "chainrule", "lesson", "--no-browser", "--host", "not_a_host", "--data-dir", str(tmp_path)],
+        capture_output=True, text=True, timeout=50,
+    )
+    assert done.returncode == 2
+    assert "--host not_a_host" in done.stderr and "'not_a_host' is neither an IP address nor a host name" in done.stderr
+    assert "--port" not in done.stderr and "refusing" not in done.stderr
+    assert "http://" not in done.stdout

@@ -10,6 +10,7 @@ so it is refused unless the grader's sandbox is strong or --allow-weak-sandbox i
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import socket
 import sys
@@ -77,6 +78,31 @@ def _network_names(host: str) -> list[str]:
     return sorted(n.lower() for n in names if n)
 
 
+def _url_host(bind_host: str) -> str:
+    """The host part of the address to open for a server listening on `bind_host` (brackets removed).
+
+    The wildcards 0.0.0.0 and :: (and "") listen on loopback too, so 127.0.0.1 reaches them; an IPv6
+    literal needs brackets in a URL ([::1]); any other address or name is used as given.
+    """
+    if bind_host in ("", "0.0.0.0", "::"):
+        return "127.0.0.1"
+    if ":" in bind_host:
+        return f"[{bind_host}]"
+    return bind_host
+
+
+def _host_problem(bind_host: str, family: socket.AddressFamily) -> str | None:
+    """Why `bind_host` cannot be an address to listen on (a name that does not resolve), or None."""
+    if bind_host in ("", "0.0.0.0", "::"):
+        return None
+    try:
+        socket.getaddrinfo(bind_host, None, family, socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError) as error:
+        reason = error.strerror if isinstance(error, socket.gaierror) and error.strerror else str(error)
+        return f"{bind_host!r} is neither an IP address nor a host name that resolves ({reason})"
+    return None
+
+
 def run(args: argparse.Namespace) -> int:
     from chainrule.lessons import lesson_ids
     from chainrule.web.security import is_loopback_bind, new_token
@@ -88,6 +114,15 @@ def run(args: argparse.Namespace) -> int:
     if args.lesson not in lesson_ids():
         print(f"chainrule lesson: unknown lesson {args.lesson!r}; the lessons are {', '.join(lesson_ids())}",
               file=sys.stderr)
+        return 2
+
+    bind_host = args.host.strip().strip("[]")
+    family = socket.AF_INET6 if ":" in bind_host else socket.AF_INET
+    problem = _host_problem(bind_host, family)
+    if problem:
+        print(f"chainrule lesson: cannot listen on --host {args.host}: {problem}. Give an IP address such as "
+              "127.0.0.1 (the default, this machine only), ::1, 0.0.0.0 (every network interface), or a host "
+              "name that resolves to one of this machine's addresses.", file=sys.stderr)
         return 2
 
     loopback = is_loopback_bind(args.host)
@@ -103,17 +138,26 @@ def run(args: argparse.Namespace) -> int:
             )
             return 2
 
-    bind_host = args.host.strip("[]")
-    family = socket.AF_INET6 if ":" in bind_host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock = socket.socket(family, socket.SOCK_STREAM)
+    except OSError as error:
+        print(f"chainrule lesson: cannot listen on --host {args.host}: this machine has no "
+              f"{'IPv6' if family == socket.AF_INET6 else 'IPv4'} networking ({error.strerror or error}). "
+              "Choose another --host.", file=sys.stderr)
+        return 1
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((bind_host, args.port))
         sock.listen(128)
     except OSError as error:
         sock.close()
-        print(f"chainrule lesson: cannot listen on {args.host}:{args.port}: {error.strerror or error}. "
-              "Choose another --port, or leave it out to get a free one.", file=sys.stderr)
+        reason = error.strerror or str(error)
+        if isinstance(error, socket.gaierror) or error.errno in (errno.EADDRNOTAVAIL, errno.EAFNOSUPPORT):
+            advice = ("--host must be one of this machine's addresses: 127.0.0.1 (the default), ::1, "
+                      "0.0.0.0 (every interface) or the address of one of its network interfaces.")
+        else:
+            advice = "Choose another --port, or leave it out to get a free one."
+        print(f"chainrule lesson: cannot listen on {args.host}:{args.port}: {reason}. {advice}", file=sys.stderr)
         return 1
     sock.set_inheritable(True)
     port = sock.getsockname()[1]
@@ -123,13 +167,16 @@ def run(args: argparse.Namespace) -> int:
     from chainrule.web import create_app
 
     token = new_token()
-    extra_hosts = [] if loopback else _network_names(bind_host) + [h.lower() for h in args.allow_host]
+    url_host = _url_host(bind_host)
+    if loopback:
+        # e.g. 127.0.0.2: the address we print must pass the server's Host check too.
+        extra_hosts = [url_host.lower()]
+    else:
+        extra_hosts = _network_names(bind_host) + [h.lower() for h in args.allow_host]
     data_dir = args.data_dir or os.environ.get("CHAINRULE_DATA_DIR") or None
     app = create_app(token, data_dir, port=port, extra_hosts=extra_hosts)
     _, store_error = app.state.services.try_store()
 
-    url_host = "127.0.0.1" if loopback or bind_host in ("0.0.0.0", "::") else (
-        f"[{bind_host}]" if ":" in bind_host else bind_host)
     url = f"http://{url_host}:{port}/lessons/{args.lesson}?token={token}"
     print("chainrule lesson is running. Open this address in your browser:", flush=True)
     print(f"    {url}", flush=True)

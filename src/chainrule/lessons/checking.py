@@ -17,21 +17,37 @@ from chainrule.lessons.loader import (
     _lesson_numbers,
     lesson_resolver,
 )
-from chainrule.lessons.text import fill, format_number
+from chainrule.lessons.text import fill
+from chainrule.trace import format_number
 
 __all__ = [
-    "TOLERANCE_SLACK", "parse_number", "quiz_question", "question_ids", "check_quiz_answer",
+    "NUMBER_HELP", "TOLERANCE_SLACK", "parse_number", "quiz_question", "question_ids", "check_quiz_answer",
     "prediction_keys", "check_prediction", "key_idea_ids",
 ]
 
 # Floating-point slack on top of the lesson's tolerance, so that 0.51 vs 0.5 with tolerance 0.01 counts.
 TOLERANCE_SLACK = 1e-9
-_NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
+# What a typed number may look like; the page's parseNumber (static/js/api.js) accepts exactly the same.
+# ASCII digits only ([0-9], not \d: Python's \d also matches other scripts' digits).
+_NUMBER = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?")
+_SPACES = " \t\r\n\f\v\u00a0\u2009\u202f"
+# The page shows the same words (NUMBER_HELP in api.js); a test checks that they agree.
+NUMBER_HELP = (
+    "Type a number in digits: a minus sign, a decimal point or comma, and an exponent written with e are fine."
+)
 
 
 def parse_number(text: str) -> float | None:
-    """A typed number ("6", "6.0", " 6 ", "-1.5", ".5", "\u22121.5") as float, or None if it is not one."""
-    cleaned = text.strip().replace("\u2212", "-")  # a typographic minus counts as a minus
+    """A typed number as a float, or None if it is not one.
+
+    Accepted: spaces around it, a leading + or - (or the typographic minus \u2212), digits with a decimal
+    point, or a decimal comma when there is no point ("0,51" -> 0.51), and an exponent ("1e+2",
+    "2.5E-3"). The result must be finite ("1e999" is refused). Anything else (words, "1,000.5", "1 000",
+    "nan", "inf", "0x10", "1_000") gives None.
+    """
+    cleaned = text.strip(_SPACES).replace("\u2212", "-")  # a typographic minus counts as a minus
+    if "." not in cleaned and cleaned.count(",") == 1:
+        cleaned = cleaned.replace(",", ".")  # a decimal comma
     if not _NUMBER.fullmatch(cleaned):
         return None
     value = float(cleaned)
@@ -102,7 +118,7 @@ def check_quiz_answer(lesson_id: str, question_id: str, answer: str) -> dict[str
         if value is None:
             return {
                 "correct": False, "expected": "", "invalid": True,
-                "reason": f"{text.strip()[:40]!r} is not a number: type a plain number such as 2, -0.5 or 1.25.",
+                "reason": f"{text.strip()[:40]!r} is not a number. {NUMBER_HELP}",
             }
         tolerance = _lesson_data(lesson_id)["tolerance"]
         key = float(question["answer"])

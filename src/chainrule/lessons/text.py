@@ -9,11 +9,12 @@ not touch it, so `render_markdown` sets math aside before rendering and puts it 
 from __future__ import annotations
 
 import html
-import math
 import re
 from typing import Callable
 
 from markdown_it import MarkdownIt
+
+from chainrule.trace import format_number  # the one number format, shared with the captions
 
 __all__ = ["LessonDataError", "format_number", "fill", "render_markdown", "render_inline"]
 
@@ -28,20 +29,6 @@ PLACEHOLDER = re.compile(r"\{\{\s*(?P<path>[^{}|]+?)\s*(?:\|\s*(?P<digits>\d+)\s
 MATH = re.compile(r"\$\$.+?\$\$|\$[^$\n]+?\$", re.DOTALL)
 
 _markdown = MarkdownIt("commonmark", {"html": False})
-
-
-def format_number(x: float, digits: int = 4) -> str:
-    """`x` rounded to `digits` decimal places, without trailing zeros: 2.0 -> "2", 0.70710678 -> "0.7071"."""
-    if math.isnan(x):
-        return "nan"
-    if math.isinf(x):
-        return "inf" if x > 0 else "-inf"
-    rounded = round(float(x), digits)
-    if rounded == 0:
-        rounded = 0.0  # never print "-0"
-    if rounded == int(rounded):
-        return str(int(rounded))
-    return f"{rounded:.{digits}f}".rstrip("0").rstrip(".")
 
 
 def fill(template: str, resolve: Callable[[list[str]], float | str], where: str = "") -> str:
@@ -61,7 +48,7 @@ def fill(template: str, resolve: Callable[[list[str]], float | str], where: str 
         if isinstance(value, str):
             return value
         digits = match.group("digits")
-        return format_number(value, int(digits) if digits else 4)
+        return format_number(value, int(digits)) if digits else format_number(value)
 
     return PLACEHOLDER.sub(substitute, template)
 

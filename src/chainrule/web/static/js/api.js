@@ -115,23 +115,59 @@ export function el(tag, attrs = {}, ...children) {
 }
 
 /**
- * Format a number from the API for display: at most 4 decimals, trailing zeros dropped.
+ * Round |x| like Python's format(x, ".4f") / format(x, ".3e"): JS's toFixed and toExponential round an
+ * exact tie away from zero, Python rounds it to even. A tie is exact when the exact decimal expansion
+ * (100 more digits are plenty for a double) continues with 5 and then only zeros.
+ */
+function roundedLikePython(magnitude, digits, method) {
+  const rounded = magnitude[method](digits);
+  const [exact, exponent] = magnitude[method](100).split("e");
+  const cut = exact.indexOf(".") + 1 + digits;
+  if (!/^50*$/.test(exact.slice(cut))) return rounded;
+  const kept = exact.slice(0, cut);
+  if (Number(kept[kept.length - 1]) % 2 === 1) return rounded;  // rounding away from zero reaches the even digit
+  return exponent === undefined ? kept : `${kept}e${exponent}`;
+}
+
+/**
+ * Format a number for display, exactly as the server's captions do (chainrule.trace.format_number):
+ * nan, inf, -inf; 0 for both zeros; a whole number below a million without a point ("6", "-3");
+ * 1e-4 <= |x| < 1e6 with 4 decimals, trailing zeros dropped ("0.7071", "-1.5"); anything else with
+ * 4 significant digits in exponent form ("1e-5", "1.235e6", "-2.5e-7").
  * JSON has no nan/inf (the trace sends null for them), so null shows as "nan/inf".
  */
 export function fmt(x) {
   if (x === null || x === undefined) return "nan/inf";
-  if (!Number.isFinite(x)) return String(x);
-  if (Number.isInteger(x)) return String(x);
-  let text = x.toFixed(4).replace(/0+$/, "").replace(/\.$/, "");
-  if (text === "-0") text = "0";
-  return text;
+  if (Number.isNaN(x)) return "nan";
+  if (!Number.isFinite(x)) return x > 0 ? "inf" : "-inf";
+  if (x === 0) return "0";
+  const magnitude = Math.abs(x);
+  const sign = x < 0 ? "-" : "";
+  if (Number.isInteger(x) && magnitude < 1e6) return sign + String(magnitude);
+  if (magnitude >= 1e-4 && magnitude < 1e6) {
+    return sign + roundedLikePython(magnitude, 4, "toFixed").replace(/0+$/, "").replace(/\.$/, "");
+  }
+  const [mantissa, exponent] = roundedLikePython(magnitude, 3, "toExponential").split("e");
+  return `${sign}${mantissa.replace(/0+$/, "").replace(/\.$/, "")}e${Number(exponent)}`;
 }
 
-/** Parse what the learner typed as a number ("0.5", "-1,5", ".88"); NaN when it is not one. */
+// What a typed number may look like; the server's chainrule.lessons.checking.parse_number accepts
+// exactly the same: spaces around it, a sign (+, - or the typographic minus), digits with a decimal
+// point (or a decimal comma when there is no point) and an exponent.
+const NUMBER_SPACES = /^[ \t\r\n\f\v\u00a0\u2009\u202f]+|[ \t\r\n\f\v\u00a0\u2009\u202f]+$/g;
+const NUMBER_SHAPE = /^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?$/;
+
+/** How to type a number, shown when what was typed is not one (the server's message says the same). */
+export const NUMBER_HELP =
+  "Type a number in digits: a minus sign, a decimal point or comma, and an exponent written with e are fine.";
+
+/** Parse what the learner typed as a number (" 0.5", "−1,5", ".88", "2.5E-3"); NaN when it is not one. */
 export function parseNumber(text) {
-  const cleaned = String(text).trim().replace(",", ".").replace(/^\+/, "");
-  if (!/^-?(\d+\.?\d*|\.\d+)(e-?\d+)?$/i.test(cleaned)) return NaN;
-  return Number(cleaned);
+  let cleaned = String(text).replace(NUMBER_SPACES, "").replaceAll("\u2212", "-");
+  if (!cleaned.includes(".") && (cleaned.match(/,/g) || []).length === 1) cleaned = cleaned.replace(",", ".");
+  if (!NUMBER_SHAPE.test(cleaned)) return NaN;
+  const value = Number(cleaned);
+  return Number.isFinite(value) ? value : NaN;
 }
 
 export function debounce(fn, ms) {

@@ -1,4 +1,4 @@
-// The lesson page: fetch the lesson, the learner's progress and the section 03 trace,
+// The lesson page: fetch the lesson, the learner's progress and the trace of its example graph,
 // render the eight sections and their interactive parts, then mark the page ready.
 import { get, el, clearLoading, showError } from "./api.js";
 import { GraphPlayer } from "./graph.js";
@@ -65,10 +65,13 @@ async function start() {
   // area says why nothing is restored, and each later save reports its own failure.
   const noProgress = { predictions: {}, code: {}, results: {}, quiz: {}, explanation: null };
   try {
-    [lesson, progress, trace] = await Promise.all([
-      get(base, "load the lesson"),
-      get(`/api/progress/${encodeURIComponent(lessonId)}`, "load your progress").catch(() => noProgress),
-      get(`${base}/trace/section03`, "load the section 03 graph"),
+    // The lesson names its example graph; progress loads meanwhile.
+    const lessonLoad = get(base, "load the lesson");
+    const progressLoad = get(`/api/progress/${encodeURIComponent(lessonId)}`, "load your progress").catch(() => noProgress);
+    lesson = await lessonLoad;
+    [progress, trace] = await Promise.all([
+      progressLoad,
+      get(`${base}/trace/${encodeURIComponent(lesson.see_it_work.graph)}`, "load the example graph"),
     ]);
   } catch (error) {
     clearLoading();

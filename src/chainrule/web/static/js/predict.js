@@ -1,10 +1,10 @@
 // Section 04: step through the neuron, but type a prediction before each of the gated steps.
-import { get, put, el, fmt, parseNumber } from "./api.js";
+import { get, put, el, fmt, parseNumber, NUMBER_HELP } from "./api.js";
 import { GraphPlayer } from "./graph.js";
 
 export async function renderPredict(slot, lesson, progress, base) {
   const spec = lesson.predict;
-  const trace = await get(`${base}/trace/${encodeURIComponent(spec.graph)}`, "load the neuron graph");
+  const trace = await get(`${base}/trace/${encodeURIComponent(spec.graph)}`, "load the prediction graph");
   const made = new Map(Object.entries(progress.predictions || {}));  // key -> {value, correct, reason?}
   const forwardCount = trace.forward.length;
   const gateIndex = (step) => (step.before_step.phase === "forward" ? 0 : forwardCount) + step.before_step.index;
@@ -57,7 +57,7 @@ export async function renderPredict(slot, lesson, progress, base) {
     form.addEventListener("submit", async (event) => {
       event.preventDefault();
       const value = parseNumber(input.value);
-      if (Number.isNaN(value)) { problem.textContent = "Type a number, like 0.5 or -1.5."; input.focus(); return; }
+      if (Number.isNaN(value)) { problem.textContent = NUMBER_HELP; input.focus(); return; }
       problem.textContent = "";
       const button = form.querySelector("button");
       button.disabled = true;

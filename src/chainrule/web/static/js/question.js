@@ -1,5 +1,5 @@
 // One question (numeric or multiple choice) with immediate feedback; used by the quiz and the review page.
-import { el, parseNumber } from "./api.js";
+import { el, parseNumber, NUMBER_HELP } from "./api.js";
 
 let counter = 0;
 
@@ -36,7 +36,7 @@ export function questionForm(question, submit, previous = null, options = {}) {
     form.append(el("label", { for: id, class: "question-prompt" }, question.prompt));
     form.numberInput = input;
     readAnswer = () => {
-      if (Number.isNaN(parseNumber(input.value))) { problem.textContent = "Type a number, like 0.5 or -3."; input.focus(); return null; }
+      if (Number.isNaN(parseNumber(input.value))) { problem.textContent = NUMBER_HELP; input.focus(); return null; }
       return input.value.trim();
     };
   }
