@@ -187,24 +187,13 @@ class ProgressStore:
         time.sleep(0.01 * (attempt + 1))
         return True
 
-    def _write(self, work: Callable[[sqlite3.Connection], T]) -> T:
-        """Run ``work`` in one BEGIN IMMEDIATE transaction; retry a bounded number of times if busy."""
-        conn = self._connection()
+    def _retrying(self, attempt_once: Callable[[], T]) -> T:
+        """Run ``attempt_once``; retry it when SQLite reports busy (see `_retry_busy`), and turn any
+        other SQLite error into a StoreError that says what happened and what to do."""
         started = time.monotonic()
         for attempt in range(self.write_attempts):
             try:
-                conn.execute("BEGIN IMMEDIATE")
-                try:
-                    result = work(conn)
-                    conn.execute("COMMIT")
-                    return result
-                except BaseException:
-                    if conn.in_transaction:
-                        try:
-                            conn.execute("ROLLBACK")
-                        except sqlite3.Error:
-                            pass
-                    raise
+                return attempt_once()
             except sqlite3.Error as error:
                 if self._retry_busy(error, attempt, started):
                     continue
@@ -213,27 +202,41 @@ class ProgressStore:
                 ) from error
         raise AssertionError("unreachable: the loop either returns or raises")
 
+    def _write(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """Run ``work`` in one BEGIN IMMEDIATE transaction; retry a bounded number of times if busy."""
+        conn = self._connection()
+
+        def once() -> T:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                result = work(conn)
+                conn.execute("COMMIT")
+                return result
+            except BaseException:
+                if conn.in_transaction:
+                    try:
+                        conn.execute("ROLLBACK")
+                    except sqlite3.Error:
+                        pass
+                raise
+
+        return self._retrying(once)
+
     def _read(self, work: Callable[[sqlite3.Connection], T], *, snapshot: bool = False) -> T:
         """Run a read; ``snapshot=True`` wraps several SELECTs in one transaction (a consistent view)."""
         conn = self._connection()
-        started = time.monotonic()
-        for attempt in range(self.write_attempts):
+
+        def once() -> T:
+            if not snapshot:
+                return work(conn)
+            conn.execute("BEGIN")
             try:
-                if not snapshot:
-                    return work(conn)
-                conn.execute("BEGIN")
-                try:
-                    return work(conn)
-                finally:
-                    if conn.in_transaction:
-                        conn.execute("COMMIT")
-            except sqlite3.Error as error:
-                if self._retry_busy(error, attempt, started):
-                    continue
-                raise translate_sqlite_error(
-                    error, self.path, waited_seconds=round(time.monotonic() - started, 2)
-                ) from error
-        raise AssertionError("unreachable: the loop either returns or raises")
+                return work(conn)
+            finally:
+                if conn.in_transaction:
+                    conn.execute("COMMIT")
+
+        return self._retrying(once)
 
     # ---------------------------------------------------------------- schema
 
@@ -265,17 +268,7 @@ class ProgressStore:
 
     def _set_wal(self, conn: sqlite3.Connection) -> None:
         # journal_mode cannot change inside a transaction, and needs a moment without other writers.
-        started = time.monotonic()
-        for attempt in range(self.write_attempts):
-            try:
-                conn.execute("PRAGMA journal_mode = WAL")
-                return
-            except sqlite3.Error as error:
-                if self._retry_busy(error, attempt, started):
-                    continue
-                raise translate_sqlite_error(
-                    error, self.path, waited_seconds=round(time.monotonic() - started, 2)
-                ) from error
+        self._retrying(lambda: conn.execute("PRAGMA journal_mode = WAL"))
 
     @staticmethod
     def _migrate(conn: sqlite3.Connection) -> None:
