@@ -1,0 +1,163 @@
+"""Probe every optional layer once, and say how strongly code is isolated: to the learner in one
+sentence ("summary"), and layer by layer for whoever runs the grader.
+
+"strong" means all four optional layers work here: bubblewrap (namespaces and a minimal read-only file
+system), cgroup (process and memory caps), seccomp (the system-call filter) and identity (a dedicated
+unprivileged user). "partial" means some of them do, "minimal" none; the process and rlimits layers are
+always on.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+from dataclasses import dataclass
+
+from chainrule.grading.sandbox import bubblewrap, cgroups, identity, seccomp
+
+OPTIONAL_LAYERS = ("bubblewrap", "cgroup", "seccomp", "identity")
+
+# What each optional layer gives, in the learner's words (for the summary of a partial sandbox).
+PLAIN_WORDS = {
+    "bubblewrap": "a private file system and network",
+    "cgroup": "process and memory caps",
+    "seccomp": "the system-call filter",
+    "identity": "a separate user account",
+}
+
+NOT_LINUX = ("grading in a sandbox needs Linux namespaces, cgroups and seccomp; this system is {platform}, "
+             "so only time, memory and file limits apply")
+
+
+@dataclass(frozen=True)
+class Isolation:
+    """The result of probing every layer: which work here, and the error of each that does not."""
+
+    bubblewrap: str | None  # path of a working bwrap, or None
+    cgroup: cgroups.CgroupBackend | None
+    seccomp: bytes | None  # the compiled filter, when pyseccomp and libseccomp work here
+    missing: tuple[tuple[str, str], ...]
+    identity: tuple[int, int] | None = None  # (uid, gid) submissions run as
+
+    @property
+    def level(self) -> str:
+        present = [name for name in OPTIONAL_LAYERS if self.has(name)]
+        if len(present) == len(OPTIONAL_LAYERS):
+            return "strong"
+        return "partial" if present else "minimal"
+
+    def has(self, layer: str) -> bool:
+        return bool(getattr(self, layer))
+
+    def summary(self) -> str:
+        """One plain sentence for the learner."""
+        if self.level == "strong":
+            return "Your code runs isolated from this computer (strong sandbox)."
+        if self.level == "minimal":
+            return "Your code runs with time, memory and file limits only; it is not isolated from this computer."
+        lacking = [PLAIN_WORDS[name] for name in OPTIONAL_LAYERS if not self.has(name)]
+        listed = lacking[0] if len(lacking) == 1 else ", ".join(lacking[:-1]) + " and " + lacking[-1]
+        return f"Your code runs in a partial sandbox: this computer cannot give it {listed}."
+
+    def without(self, layer: str, error: str) -> "Isolation":
+        """The same isolation with one layer lost (a run whose cgroup could not be made)."""
+        changes = dict(self.__dict__, missing=self.missing + ((layer, error),))
+        changes[layer] = None
+        return Isolation(**changes)
+
+    def report(self) -> dict:
+        layers = {"process": True, "rlimits": True, **{name: self.has(name) for name in OPTIONAL_LAYERS}}
+        details: dict = {}
+        if self.cgroup:
+            layers["cgroup_version"] = self.cgroup.version
+            if self.cgroup.note:
+                details["cgroup"] = f"cgroup v{self.cgroup.version} is used; {self.cgroup.note}"
+        if self.identity:
+            details["identity"] = f"uid {self.identity[0]}, gid {self.identity[1]}"
+        return {
+            "level": self.level,
+            "summary": self.summary(),
+            "layers": layers,
+            "missing": [{"layer": layer, "error": error} for layer, error in self.missing],
+            "details": details,
+        }
+
+
+def _disabled(variable: str) -> bool:
+    return bool(os.environ.get(variable))
+
+
+def _probe_identity(bwrap: str | None) -> tuple[tuple[int, int] | None, list[tuple[str, str]]]:
+    """The dedicated user, if this grader can run the interpreter as it (through bwrap when there is one)."""
+    uid, gid = identity.sandbox_ids()
+    reason = identity.unavailable_reason(uid)
+    if reason:
+        return None, [("identity", reason)]
+    with tempfile.TemporaryDirectory(prefix="chainrule-probe-") as scratch:
+        os.chmod(scratch, 0o711)
+        try:
+            prefix = (bubblewrap.build(bwrap, scratch, sys.executable, [], {"PATH": "/usr/bin:/bin"}, drop_to=(uid, gid))
+                      if bwrap else [])
+            # Without bubblewrap the child switches users itself, just before it executes the interpreter.
+            switch = None if bwrap else functools.partial(identity.drop_to, uid, gid)
+            done = subprocess.run(prefix + [os.path.realpath(sys.executable), "-I", "-S", "-c", "print('ok')"],
+                                  stdin=subprocess.DEVNULL, capture_output=True, timeout=10, cwd="/",
+                                  preexec_fn=switch)
+        except (OSError, subprocess.SubprocessError) as error:
+            return None, [("identity", f"could not run the interpreter as uid {uid}: {error}")]
+    if done.returncode != 0 or done.stdout.strip() != b"ok":
+        detail = done.stderr.decode(errors="replace").strip()[:300] or f"exit status {done.returncode}"
+        return None, [("identity", f"the interpreter does not run as uid {uid}: {detail}")]
+    return (uid, gid), []
+
+
+def _not_linux() -> Isolation:
+    message = NOT_LINUX.format(platform=sys.platform)
+    return Isolation(None, None, None, tuple((layer, message) for layer in OPTIONAL_LAYERS))
+
+
+@functools.lru_cache(maxsize=1)
+def probe_cached() -> Isolation:
+    if not sys.platform.startswith("linux"):
+        return _not_linux()
+    missing: list[tuple[str, str]] = []
+    if _disabled("CHAINRULE_SANDBOX_NO_BWRAP"):
+        bwrap, errors = None, [("bubblewrap", "disabled by CHAINRULE_SANDBOX_NO_BWRAP")]
+    else:
+        bwrap, errors = bubblewrap.probe()
+    missing += errors
+    if _disabled("CHAINRULE_SANDBOX_NO_CGROUP"):
+        cgroup, errors = None, [("cgroup", "disabled by CHAINRULE_SANDBOX_NO_CGROUP")]
+    else:
+        cgroup, errors = cgroups.probe()
+    missing += errors
+    if _disabled("CHAINRULE_SANDBOX_NO_SECCOMP"):
+        program, errors = None, [("seccomp", "disabled by CHAINRULE_SANDBOX_NO_SECCOMP")]
+    else:
+        program, errors = seccomp.probe()
+    missing += errors
+    if _disabled("CHAINRULE_SANDBOX_NO_IDENTITY"):
+        ids, errors = None, [("identity", "disabled by CHAINRULE_SANDBOX_NO_IDENTITY")]
+    else:
+        ids, errors = _probe_identity(bwrap)
+    missing += errors
+    return Isolation(bubblewrap=bwrap, cgroup=cgroup, seccomp=program, missing=tuple(missing), identity=ids)
+
+
+_probe_lock = threading.Lock()
+
+
+def probe() -> Isolation:
+    """Probe every optional layer once per process (the answer is cached)."""
+    with _probe_lock:
+        return probe_cached()
+
+
+def isolation_report() -> dict:
+    """{"level": "strong"|"partial"|"minimal", "summary": one sentence, "layers": {...},
+    "missing": [{"layer", "error"}], "details": {...}}"""
+    return probe().report()

@@ -1,0 +1,134 @@
+"""What exists inside the sandbox's file system, and what is masked there.
+
+Only these are bound (read-only): the system's binaries and shared libraries (/usr/bin and the
+architecture's library directory), the program's own executable, and, for the Python interpreter, its
+standard library and shared libpython. No site-packages or dist-packages (neither the grader's virtual
+environment nor the interpreter's or the system's), no node_modules: a submission cannot import torch,
+numpy or chainrule. Directories of packages found inside a bound directory are covered by an empty,
+unreadable directory.
+
+The /proc entries in PROC_MASKED are covered by an unreadable file or directory, as container runtimes
+do: each would tell a submission about the host's kernel, memory or other processes.
+"""
+
+from __future__ import annotations
+
+import functools
+import glob
+import os
+import sys
+import sysconfig
+
+PACKAGE_DIR_NAMES = ("site-packages", "dist-packages", "node_modules")
+
+PROC_MASKED: tuple[tuple[str, str], ...] = (
+    ("kcore", "the host's physical memory as a core file"),
+    ("kmsg", "the kernel log"),
+    ("kallsyms", "kernel symbol addresses"),
+    ("kpageflags", "flags of every physical page of the host"),
+    ("kpagecount", "how often each physical page of the host is mapped"),
+    ("kpagecgroup", "the memory cgroup of every physical page of the host"),
+    ("slabinfo", "kernel allocator state, used to shape heap exploits"),
+    ("vmallocinfo", "kernel virtual memory layout"),
+    ("pagetypeinfo", "page allocator state of the host"),
+    ("buddyinfo", "page allocator state of the host"),
+    ("zoneinfo", "memory zones of the host"),
+    ("iomem", "the physical memory map"),
+    ("ioports", "I/O port assignments"),
+    ("timer_list", "every pending kernel timer, with the owning processes"),
+    ("timer_stats", "timer usage of every process"),
+    ("sched_debug", "scheduler state of every process on the host"),
+    ("latency_stats", "latency records of every process"),
+    ("keys", "kernel keys visible to the caller"),
+    ("key-users", "key quotas of every user on the host"),
+    ("sysrq-trigger", "writing to it crashes or reboots the host"),
+    ("interrupts", "per-CPU interrupt counts, a side channel on other processes"),
+    ("softirqs", "per-CPU softirq counts, a side channel on other processes"),
+    ("config.gz", "the kernel's build configuration"),
+    ("mtrr", "memory type range registers"),
+    ("acpi", "ACPI hardware state"),
+    ("asound", "sound hardware"),
+    ("bus", "PCI and USB devices"),
+    ("driver", "kernel driver state"),
+    ("fs", "file system server state"),
+    ("irq", "interrupt routing"),
+    ("scsi", "SCSI devices"),
+    ("tty", "terminal drivers"),
+)
+
+
+def masked_proc_paths() -> list[str]:
+    """The masked /proc paths that exist on this kernel (a mount needs an existing target)."""
+    return [f"/proc/{name}" for name, _ in PROC_MASKED if os.path.lexists(f"/proc/{name}")]
+
+
+def system_dirs() -> list[str]:
+    """Binaries and shared libraries: /usr/bin, the multiarch library directory (or /usr/lib), /usr/lib64."""
+    multiarch = sysconfig.get_config_var("MULTIARCH") or ""
+    found = ["/usr/bin"]
+    arch_dir = os.path.join("/usr/lib", multiarch)
+    found.append(arch_dir if multiarch and os.path.isdir(arch_dir) else "/usr/lib")
+    for extra in ("/usr/lib64", "/usr/lib32", "/usr/libx32"):
+        if os.path.isdir(extra) and not os.path.islink(extra):
+            found.append(extra)
+    return [d for d in found if os.path.isdir(d)]
+
+
+def root_links() -> list[tuple[str, str]]:
+    """(target, link) of the merged-/usr links at the root (/bin -> usr/bin, /lib64 -> usr/lib64...)."""
+    links = []
+    for name in ("bin", "sbin", "lib", "lib64", "lib32", "libx32"):
+        path = os.path.join("/", name)
+        if os.path.islink(path):
+            links.append((os.readlink(path), path))
+    return links
+
+
+def python_runtime() -> list[str]:
+    """This interpreter's real executable, its shared libpython (if any) and its standard library."""
+    base = {"base": sys.base_prefix, "platbase": sys.base_exec_prefix,
+            "installed_base": sys.base_prefix, "installed_platbase": sys.base_exec_prefix}
+    found = [os.path.realpath(sys.executable)]
+    libdir, soname = sysconfig.get_config_var("LIBDIR"), sysconfig.get_config_var("INSTSONAME")
+    if sysconfig.get_config_var("Py_ENABLE_SHARED") and libdir and soname:
+        library = os.path.join(libdir, soname)
+        if os.path.exists(library):
+            found.append(os.path.realpath(library))
+    for key in ("stdlib", "platstdlib"):
+        path = os.path.realpath(sysconfig.get_path(key, vars=base))
+        if os.path.isdir(path):
+            found.append(path)
+    return list(dict.fromkeys(found))
+
+
+@functools.lru_cache(maxsize=16)
+def package_dirs(bound: tuple[str, ...]) -> list[str]:
+    """Package directories (site-packages, dist-packages, node_modules) in the bound directories or in
+    a python* directory inside them (the layouts of Debian, Fedora, Arch and pyenv)."""
+    found = []
+    for directory in bound:
+        if not os.path.isdir(directory):
+            continue
+        for pattern in ("{}", "python*/{}"):
+            for name in PACKAGE_DIR_NAMES:
+                found += [p for p in glob.glob(os.path.join(glob.escape(directory), pattern.format(name)))
+                          if os.path.isdir(p) and not os.path.islink(p)]
+    return sorted(set(found))
+
+
+def program_binds(executable: str) -> list[str]:
+    """What running `executable` needs besides the system directories."""
+    real = os.path.realpath(executable)
+    if real == os.path.realpath(sys.executable):
+        return python_runtime()
+    return [real]
+
+
+def setpriv() -> str:
+    """util-linux's setpriv, which the identity layer uses inside bubblewrap to switch users."""
+    import shutil
+
+    found = shutil.which("setpriv", path="/usr/bin:/bin:/usr/sbin:/sbin")
+    if not found:
+        raise OSError("setpriv (from util-linux) was not found; it switches to the sandbox's user")
+    return os.path.realpath(found)
