@@ -435,8 +435,11 @@ def test_isolation_report_names_every_layer_and_the_reason_for_each_missing_one(
     assert ISOLATION["layers"]["process"] and ISOLATION["layers"]["rlimits"]
     for missing in ISOLATION["missing"]:
         assert missing["layer"] and missing["error"]
-    if HAS_BWRAP and HAS_CGROUP:
+    optional = ("bubblewrap", "cgroup", "seccomp", "identity")
+    if all(ISOLATION["layers"][name] for name in optional):
         assert ISOLATION["level"] == "strong"
+    else:
+        assert ISOLATION["level"] != "strong"
     result = grade("neuron-grads", "python", reference_source("neuron-grads", "python"))
     assert result["isolation"] == ISOLATION
 
@@ -461,8 +464,8 @@ def test_without_bubblewrap_the_cgroup_still_kills_a_setsid_survivor(monkeypatch
 
 
 def test_with_no_optional_layer_the_environment_sweep_kills_a_setsid_survivor(monkeypatch):
-    monkeypatch.setenv("CHAINRULE_SANDBOX_NO_BWRAP", "1")
-    monkeypatch.setenv("CHAINRULE_SANDBOX_NO_CGROUP", "1")
+    for layer in ("BWRAP", "CGROUP", "SECCOMP", "IDENTITY"):
+        monkeypatch.setenv(f"CHAINRULE_SANDBOX_NO_{layer}", "1")
     sandbox._probe_cached.cache_clear()
     try:
         assert isolation_report()["level"] == "minimal"
@@ -472,6 +475,6 @@ def test_with_no_optional_layer_the_environment_sweep_kills_a_setsid_survivor(mo
         assert result["verdict"] == "passed" and result["isolation"]["level"] == "minimal"
         assert_no_survivors(mark)
     finally:
-        monkeypatch.delenv("CHAINRULE_SANDBOX_NO_BWRAP")
-        monkeypatch.delenv("CHAINRULE_SANDBOX_NO_CGROUP")
+        for layer in ("BWRAP", "CGROUP", "SECCOMP", "IDENTITY"):
+            monkeypatch.delenv(f"CHAINRULE_SANDBOX_NO_{layer}")
         sandbox._probe_cached.cache_clear()

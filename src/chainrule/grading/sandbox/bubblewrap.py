@@ -77,9 +77,11 @@ def build(bwrap: str, scratch: str, program: str, read_only: Sequence[str], env:
     argv += ["--ro-bind", scratch, scratch, "--size", str(work_bytes)]
     argv += ["--perms", "0777"] if drop_to else []  # bwrap makes it as root; the dedicated user writes there
     argv += ["--tmpfs", work]
-    # The directories bwrap creates to hold the binds are private to root: let every user through.
+    # The directories bwrap creates to hold the binds are private to root: let every user through them,
+    # but not list them (an empty `chainrule` directory on the way to the runtime files would otherwise
+    # import as a namespace package).
     for directory in _created_parents(system + files + [scratch, "/proc/sys", "/dev/shm"]):
-        argv += ["--chmod", "0755", directory]
+        argv += ["--chmod", "0711", directory]
     argv += ["--remount-ro", "/", "--chdir", work]
     for key, value in env.items():
         argv += ["--setenv", key, value]
