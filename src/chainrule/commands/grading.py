@@ -2,7 +2,8 @@
 
     chainrule exercises                              list the exercises
     chainrule start neuron-grads --lang ts           write neuron-grads.ts (the starter) here
-    chainrule check neuron-grads.ts [--json]         grade it: a table of tests, and the isolation level
+    chainrule check neuron-grads.ts [--json]         grade it: a table of tests, and one line on isolation
+    chainrule check neuron-grads.ts --verbose        ... and the sandbox's layers under that line
 
 Exit codes of `check`: 0 every test passed, 1 not all passed, 2 usage error (no such file, unknown
 extension, exercise not recognisable).
@@ -40,6 +41,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     check.add_argument("--lang", "-l", choices=sorted(LANGUAGE_ALIASES),
                        help="language (default: from the file's extension)")
     check.add_argument("--json", action="store_true", help="print the full result as JSON")
+    check.add_argument("--verbose", "-v", action="store_true",
+                       help="also list the sandbox's layers and why any is missing")
     check.set_defaults(func=run_check)
 
 
@@ -114,7 +117,7 @@ def run_check(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result, indent=2, allow_nan=False))
     else:
-        print(render_result(result))
+        print(render_result(result, verbose=args.verbose))
     return EXIT_OK if result["status"] == "pass" else EXIT_FAILED
 
 
@@ -124,7 +127,7 @@ def _numbers(values: list | None) -> str:
     return "[" + ", ".join(v if isinstance(v, str) else ("?" if v is None else repr(v)) for v in values) + "]"
 
 
-def render_result(result: dict) -> str:
+def render_result(result: dict, verbose: bool = False) -> str:
     """A plain-text report: one row per test (test, verdict, expected, actual), then details."""
     lines = [f"{result['exercise']} ({result['language']}): {result['verdict'].upper()}"]
     tests = result["tests"]
@@ -152,7 +155,16 @@ def render_result(result: dict) -> str:
     passed = sum(t["status"] == "pass" for t in tests)
     lines.append("")
     lines.append(f"{passed} of {len(tests)} tests passed.")
-    isolation = result["isolation"]
-    missing = ", ".join(m["layer"] for m in isolation["missing"]) or "none"
-    lines.append(f"isolation: {isolation['level']} (missing layers: {missing})")
+    lines += isolation_lines(result["isolation"], verbose)
     return "\n".join(lines)
+
+
+def isolation_lines(isolation: dict, verbose: bool = False) -> list[str]:
+    """One plain line on how the code was isolated; with `verbose`, the layers and reasons beneath it."""
+    lines = [f"isolation: {isolation['summary']}"]
+    if verbose:
+        on = [name for name, present in isolation["layers"].items() if present is True]
+        lines.append(f"  layers in use: {', '.join(on)}")
+        lines += [f"  {name}: {detail}" for name, detail in isolation.get("details", {}).items()]
+        lines += [f"  not available: {m['layer']}: {m['error']}" for m in isolation["missing"]]
+    return lines

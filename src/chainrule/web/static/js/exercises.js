@@ -177,17 +177,17 @@ function renderResult(holder, result, restored) {
     result.duration_ms !== undefined ? ` · ${Math.round(result.duration_ms)} ms` : "",
     restored ? " · your last run" : "");
   const isolation = result.isolation || {};
-  const layers = Object.entries(isolation.layers || {}).filter(([, on]) => on === true).map(([name]) => name);
+  // One sentence for the learner; the layers, and why any is missing, folded away for whoever runs the server.
   const isolationLine = el("p", { class: `isolation isolation-${isolation.level}` },
-    `Isolation: ${isolation.level || "unknown"}`, layers.length ? ` (${layers.join(", ")})` : "");
-  const parts = [summary, facts, isolationLine];
-  if ((isolation.missing || []).length) {
-    // The probe's reasons are for whoever runs the server, not for the learner: fold them away.
-    const missing = el("ul", {}, ...isolation.missing.map((m) =>
-      el("li", {}, el("code", {}, m.layer), m.error ? `: ${m.error}` : "")));
-    parts.push(el("details", { class: "isolation-missing" },
-      el("summary", {}, `Sandbox layers not available here (${isolation.missing.length})`), missing));
-  }
+    isolation.summary || `Isolation: ${isolation.level || "unknown"}`);
+  const layers = Object.entries(isolation.layers || {}).filter(([, on]) => on === true).map(([name]) => name);
+  const missing = (isolation.missing || []).map((m) =>
+    el("li", {}, "not available: ", el("code", {}, m.layer), m.error ? `: ${m.error}` : ""));
+  const isolationDetails = el("details", { class: "isolation-details" },
+    el("summary", {}, "Sandbox layers"),
+    el("p", {}, `Isolation: ${isolation.level || "unknown"}; layers in use: ${layers.join(", ") || "none"}.`),
+    missing.length ? el("ul", {}, ...missing) : "");
+  const parts = [summary, facts, isolationLine, isolationDetails];
   if (result.message) parts.push(el("pre", { class: "result-message" }, result.message));
   const tests = el("ol", { class: "test-results" });
   for (const test of result.tests || []) {
