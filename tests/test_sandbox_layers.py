@@ -175,3 +175,25 @@ def test_the_package_imports_on_other_systems_and_says_linux_is_needed(platform_
     level, summary, error = done.stdout.splitlines()
     assert level == "minimal" and "not isolated" in summary
     assert "needs Linux namespaces" in error and platform_name in error
+
+
+# ------------------------------------------------------------------------------------- the docs
+
+
+def test_grading_docs_name_every_denied_call_every_mask_and_only_tests_that_exist():
+    text = (ROOT / "docs" / "grading.md").read_text(encoding="utf-8")
+    for name in seccomp.denied_names():
+        assert f"`{name}`" in text, name
+    for name, _ in mounts.PROC_MASKED:
+        assert f"`{name}`" in text, name
+    import re
+
+    cited = re.findall(r"`(tests/test_sandbox\w*\.py)(?:::(\w+))?`|`::(\w+)`", text)
+    assert cited
+    current = None
+    for path, name, continued in cited:
+        if path:
+            current = (ROOT / path).read_text(encoding="utf-8")
+        test = name or continued
+        if test:
+            assert f"def {test}(" in current, test
