@@ -103,13 +103,13 @@ def python_runtime() -> list[str]:
 
 @functools.lru_cache(maxsize=16)
 def package_dirs(bound: tuple[str, ...]) -> list[str]:
-    """Package directories (site-packages, dist-packages, node_modules) in the bound directories or in
-    a python* directory inside them (the layouts of Debian, Fedora, Arch and pyenv)."""
+    """Package directories (site-packages, dist-packages, node_modules) in the bound directories, in a
+    python* directory inside them (Debian, Fedora, Arch, pyenv) or in their lib/ (a node prefix)."""
     found = []
     for directory in bound:
         if not os.path.isdir(directory):
             continue
-        for pattern in ("{}", "python*/{}"):
+        for pattern in ("{}", "python*/{}", "lib/{}"):
             for name in PACKAGE_DIR_NAMES:
                 found += [p for p in glob.glob(os.path.join(glob.escape(directory), pattern.format(name)))
                           if os.path.isdir(p) and not os.path.islink(p)]

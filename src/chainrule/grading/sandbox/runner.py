@@ -4,8 +4,8 @@ The process layer (always on): a separate process in a new session (so the whole
 killed), a clean environment, a fresh scratch directory as working directory, stdin closed,
 stdout/stderr read incrementally and capped, a wall-clock timeout, and a bounded wait for the pipes
 (a child that calls setsid and keeps them open cannot hang the grader). Between fork and exec the child
-joins its cgroup, lowers its rlimits, and gives up root for the dedicated user; then bwrap (or, without
-it, the child itself) loads the seccomp filter.
+joins its cgroup and lowers its rlimits. Under bubblewrap, bwrap loads the seccomp filter and setpriv,
+last, switches to the dedicated user; without bubblewrap the child does both itself before exec.
 """
 
 from __future__ import annotations
