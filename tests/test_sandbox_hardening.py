@@ -29,6 +29,7 @@ import pytest
 import chainrule
 from chainrule.grading import default_limits, grade, isolation_report, reference_source
 from chainrule.grading.sandbox import identity, mounts
+from test_sandbox import js_attack, marker, python_attack  # the same named attack bodies
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -43,31 +44,6 @@ def needs(*layers: str):
 
 x86_64_only = pytest.mark.skipif(platform.machine() != "x86_64", reason="the attacks use x86-64 system call numbers")
 IO_SETUP, IO_DESTROY, INOTIFY_INIT1, MQ_OPEN = 206, 207, 294, 240
-
-
-def marker() -> str:
-    return "cr" + uuid.uuid4().hex[:10]
-
-
-def python_source(mark: str, body: str) -> str:
-    lines = "\n".join("    " + line for line in body.strip("\n").splitlines())
-    return (
-        "import os, sys, time\n"
-        "def neuron_grads(x, w, b, out, grad):\n"
-        f"    open('/proc/self/comm', 'w').write({mark!r})\n"
-        f"{lines}\n"
-        "    d = 1 - out**2\n"
-        "    return [d * x[0], d * x[1], d]\n"
-    )
-
-
-def js_source(mark: str, body: str) -> str:
-    return (
-        "function neuronGrads(x, w, b, out, grad) {\n"
-        f"  require('fs').writeFileSync('/proc/self/comm', {mark!r});\n"
-        f"  {body}\n"
-        "  const d = 1 - out ** 2;\n  return [d * x[0], d * x[1], d];\n}\n"
-    )
 
 
 def run(source: str, language: str = "python", **changes) -> dict:
@@ -175,7 +151,7 @@ PERL_DRAIN = (
 @x86_64_only
 @needs("seccomp", "identity")
 def test_python_submission_cannot_take_the_hosts_kernel_budgets():
-    result, failures = grade_while_watching_the_host(python_source(marker(), python_drain()), "python")
+    result, failures = grade_while_watching_the_host(python_attack(marker(), python_drain()), "python")
     output = first_output(result)
     assert failures == [], f"the host ran short while the submission ran: {failures}; submission: {output}"
     assert "HELD" in output, result  # the drain really ran, and said what it got
@@ -189,7 +165,7 @@ def test_node_submission_cannot_take_the_hosts_kernel_budgets():
         pytest.skip("perl is not installed: no way for node code to make these system calls")
     body = ("try { console.log(require('child_process').execFileSync('/usr/bin/perl', ['-e', "
             + repr(PERL_DRAIN) + "], { encoding: 'utf8' })); } catch (e) { console.log('perl failed', e.message); }")
-    result, failures = grade_while_watching_the_host(js_source(marker(), body), "javascript")
+    result, failures = grade_while_watching_the_host(js_attack(marker(), body), "javascript")
     output = first_output(result)
     assert failures == [], f"the host ran short while the submission ran: {failures}; submission: {output}"
     assert "HELD inotify=0 mqueue=0 aio=0" in output, result
@@ -200,7 +176,7 @@ def test_submission_runs_as_the_dedicated_unprivileged_user_as_seen_from_the_hos
     mark = marker()
     body = "print('ids', os.getuid(), os.geteuid(), os.getgid(), os.getgroups(), flush=True)\ntime.sleep(2)"
     outcome: dict = {}
-    grading = threading.Thread(target=lambda: outcome.update(run(python_source(mark, body))))
+    grading = threading.Thread(target=lambda: outcome.update(run(python_attack(mark, body))))
     grading.start()
     seen: set[tuple[str, str]] = set()
     while grading.is_alive():
@@ -247,7 +223,7 @@ print('SEEN', ' '.join(seen))
 
 @needs("bubblewrap")
 def test_host_kernel_state_in_proc_is_unreadable():
-    result = run(python_source(marker(), READ_EACH % (MASKED,)))
+    result = run(python_attack(marker(), READ_EACH % (MASKED,)))
     seen = next(line for line in first_output(result).splitlines() if line.startswith("SEEN")).split()[1:]
     lines = dict(zip(MASKED, seen))
     assert len(seen) == len(MASKED), result
@@ -283,7 +259,7 @@ def test_the_graders_packages_cannot_be_imported_even_by_path():
             "for name in ('numpy', 'chainrule.engine', 'chainrule', 'torch'):\n"
             "    try:\n        __import__(name)\n        print(name, 'imported')\n"
             "    except Exception as error:\n        print(name, type(error).__name__)\n")
-    result = run(python_source(marker(), body), cpu_seconds=5)
+    result = run(python_attack(marker(), body), cpu_seconds=5)
     lines = dict(line.split(" ", 1) for line in first_output(result).splitlines())
     assert lines == {"numpy": "ModuleNotFoundError", "chainrule.engine": "ModuleNotFoundError",
                      "chainrule": "ModuleNotFoundError", "torch": "ModuleNotFoundError"}, result
@@ -295,7 +271,7 @@ def test_the_python_standard_library_is_there_and_its_site_packages_is_not():
     body = ("import json, ctypes, sqlite3, decimal\nprint('stdlib', json.dumps([1]))\n"
             "print('dirs', [p for p in sys.path if os.path.isdir(p) and os.listdir(p) == []])\n"
             f"print('listing', [os.path.exists(p) and os.access(p, os.R_OK) for p in {host_package_paths()!r}])\n")
-    result = run(python_source(marker(), body))
+    result = run(python_attack(marker(), body))
     output = first_output(result)
     assert "stdlib [1]" in output, result
     listing = next(line for line in output.splitlines() if line.startswith("listing"))
@@ -310,7 +286,7 @@ def test_node_sees_no_package_directories():
             f" for (const p of {probes!r}) {{ let seen = 'absent'; try {{ fs.readdirSync(p); seen = 'listed'; }}"
             " catch (e) { seen = e.code; } console.log(p, seen); }"
             " try { require('/usr/lib/node_modules/npm'); console.log('npm loaded'); } catch (e) { console.log('npm', e.code); }")
-    result = run(js_source(marker(), body), "javascript")
+    result = run(js_attack(marker(), body), "javascript")
     output = first_output(result)
     assert "listed" not in output and "npm loaded" not in output, result
     assert "npm MODULE_NOT_FOUND" in output
@@ -336,7 +312,7 @@ def only_one_of(monkeypatch):
 @needs("seccomp")
 def test_the_seccomp_filter_alone_keeps_every_budget(only_one_of):
     assert only_one_of("CHAINRULE_SANDBOX_NO_IDENTITY")["layers"]["identity"] is False
-    result, failures = grade_while_watching_the_host(python_source(marker(), python_drain()), "python")
+    result, failures = grade_while_watching_the_host(python_attack(marker(), python_drain()), "python")
     assert failures == [], first_output(result)
     assert "'inotify': 0" in first_output(result)
 
@@ -349,7 +325,7 @@ def test_the_dedicated_user_alone_keeps_roots_per_user_budgets(only_one_of):
     the whole host, which only the filter protects.)"""
     assert only_one_of("CHAINRULE_SANDBOX_NO_SECCOMP")["layers"]["seccomp"] is False
     # No AIO drain here: without the filter it would take the whole host's budget for a moment.
-    result, failures = grade_while_watching_the_host(python_source(marker(), python_drain(aio=False)), "python")
+    result, failures = grade_while_watching_the_host(python_attack(marker(), python_drain(aio=False)), "python")
     output = first_output(result)
     assert "'inotify': 128" in output and "'mqueue': 0" in output, output
     assert failures == [], output

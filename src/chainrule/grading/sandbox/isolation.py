@@ -87,8 +87,15 @@ class Isolation:
         }
 
 
-def _disabled(variable: str) -> bool:
-    return bool(os.environ.get(variable))
+def _probe_unless(layer: str, switch: str, probe_layer, missing: list[tuple[str, str]]):
+    """probe_layer()'s finding, or None when the environment variable `switch` turns the layer off;
+    why the layer is missing, if it is, goes to `missing`."""
+    if os.environ.get(switch):
+        missing.append((layer, f"disabled by {switch}"))
+        return None
+    found, errors = probe_layer()
+    missing += errors
+    return found
 
 
 def _probe_identity(bwrap: str | None) -> tuple[tuple[int, int] | None, list[tuple[str, str]]]:
@@ -125,26 +132,10 @@ def probe_cached() -> Isolation:
     if not sys.platform.startswith("linux"):
         return _not_linux()
     missing: list[tuple[str, str]] = []
-    if _disabled("CHAINRULE_SANDBOX_NO_BWRAP"):
-        bwrap, errors = None, [("bubblewrap", "disabled by CHAINRULE_SANDBOX_NO_BWRAP")]
-    else:
-        bwrap, errors = bubblewrap.probe()
-    missing += errors
-    if _disabled("CHAINRULE_SANDBOX_NO_CGROUP"):
-        cgroup, errors = None, [("cgroup", "disabled by CHAINRULE_SANDBOX_NO_CGROUP")]
-    else:
-        cgroup, errors = cgroups.probe()
-    missing += errors
-    if _disabled("CHAINRULE_SANDBOX_NO_SECCOMP"):
-        program, errors = None, [("seccomp", "disabled by CHAINRULE_SANDBOX_NO_SECCOMP")]
-    else:
-        program, errors = seccomp.probe()
-    missing += errors
-    if _disabled("CHAINRULE_SANDBOX_NO_IDENTITY"):
-        ids, errors = None, [("identity", "disabled by CHAINRULE_SANDBOX_NO_IDENTITY")]
-    else:
-        ids, errors = _probe_identity(bwrap)
-    missing += errors
+    bwrap = _probe_unless("bubblewrap", "CHAINRULE_SANDBOX_NO_BWRAP", bubblewrap.probe, missing)
+    cgroup = _probe_unless("cgroup", "CHAINRULE_SANDBOX_NO_CGROUP", cgroups.probe, missing)
+    program = _probe_unless("seccomp", "CHAINRULE_SANDBOX_NO_SECCOMP", seccomp.probe, missing)
+    ids = _probe_unless("identity", "CHAINRULE_SANDBOX_NO_IDENTITY", lambda: _probe_identity(bwrap), missing)
     return Isolation(bubblewrap=bwrap, cgroup=cgroup, seccomp=program, missing=tuple(missing), identity=ids)
 
 
