@@ -1,5 +1,5 @@
-"""The bubblewrap layer: Linux namespaces (user, pid, mount, network, IPC, UTS, cgroup) and a file
-system of read-only binds, with the sensitive parts of /proc masked.
+"""The bubblewrap layer: Linux namespaces (pid, mount, network, IPC, UTS, cgroup; and user, when the
+grader is not root) and a file system of read-only binds, with the sensitive parts of /proc masked.
 
 Inside: the system directories and program files of mounts.py (read-only), /proc with /proc/sys
 read-only and the entries of mounts.PROC_MASKED covered, a minimal /dev, the scratch directory
@@ -24,7 +24,9 @@ from typing import Sequence
 from chainrule.grading.sandbox import mounts
 from chainrule.grading.sandbox.limits import MB
 
-MASK_FILE = ".masked-file"  # mode 000: what a masked /proc file or a package directory is replaced by
+# Both mode 000, in the scratch directory: bound over a masked /proc file, and over a masked /proc
+# directory or a package directory.
+MASK_FILE = ".masked-file"
 MASK_DIR = ".masked-dir"
 
 
