@@ -29,6 +29,7 @@ from chainrule.grading import sandbox
 from chainrule.grading.diagnose import diagnose, summary_hint
 from chainrule.grading.expressions import INPUT_NAMES
 from chainrule.grading.exercises import LANGUAGES, GradingCase, get_exercise, normalize_language, exercise_cases
+from chainrule.text_safety import valid_data
 
 RUNTIME_DIR = Path(__file__).with_name("runtime")
 VENDOR_DIR = Path(__file__).with_name("vendor")
@@ -250,10 +251,19 @@ def _judge_case(exercise_id: str, language: str, case: GradingCase, event: dict)
     return entry
 
 
+def _sandbox_text(data: bytes) -> str:
+    """Bytes the sandboxed run wrote, as text (invalid UTF-8 becomes U+FFFD)."""
+    return data.decode("utf-8", errors="replace")
+
+
 def _parse_events(stdout: bytes, nonce: str) -> list[dict]:
     """The harness's result lines. Learner code can print lines of its own with the marker (the nonce is
     readable inside the sandbox), so anything that is not a JSON object of the expected shape is dropped
-    or normalised here, and the judging below never meets a surprise type."""
+    or normalised here, and the judging below never meets a surprise type.
+
+    Every string in an event is made valid Unicode here (json.loads turns a "\\ud800" escape into a lone
+    surrogate, which no UTF-8 print, response or store can take): this and `_sandbox_text` are the
+    only ways text from the sandbox enters a result."""
     marker = f"@@chainrule:{nonce}@@ ".encode()
     events = []
     for line in stdout.split(b"\n"):
@@ -265,6 +275,7 @@ def _parse_events(stdout: bytes, nonce: str) -> list[dict]:
             continue
         if not isinstance(event, dict):
             continue
+        event = valid_data(event)
         if event.get("error") is not None and not isinstance(event["error"], dict):
             event["error"] = {"type": "Error", "message": str(event["error"])[:1000]}
         events.append(event)
@@ -277,7 +288,7 @@ _SIGNAL_NAMES = {s.value: s.name for s in signal.Signals}
 
 def _resource_verdict(outcome: sandbox.RunOutcome, events: list[dict], limits: sandbox.Limits) -> tuple[str, str] | None:
     """The sandbox's reason for ending the run early, if any: (verdict, message)."""
-    stderr = outcome.stderr.decode("utf-8", errors="replace")
+    stderr = _sandbox_text(outcome.stderr)
     if outcome.output_exceeded or any(e.get("event") == "output-limit" for e in events):
         return "output-limit", f"Your code printed more than {limits.output_bytes:,} bytes; the run was stopped."
     if outcome.timed_out:
@@ -452,7 +463,7 @@ def _judge(exercise_id: str, language: str, cases: list[GradingCase], events: li
         verdict, message = stopped
         return _result(exercise_id, language, verdict, "error", message, tests, started, isolation)
     if not finished:
-        stderr = outcome.stderr.decode("utf-8", errors="replace").strip()
+        stderr = _sandbox_text(outcome.stderr).strip()
         tail = stderr[-OUTPUT_SHOWN:]
         return _result(exercise_id, language, "crashed", "error",
                        f"Your program ended (exit status {outcome.returncode}) before every test reported; "
