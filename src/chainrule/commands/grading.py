@@ -152,7 +152,7 @@ def render_result(result: dict) -> str:
             lines.extend("    " + o for o in terminal_text(t["output"]).split("\n")[:10])
     if len(failing) > 3:
         lines.append(f"\n... and {len(failing) - 3} more tests not passing")
-    if result.get("message") and result["status"] == "error":
+    if result.get("message") and (result["status"] == "error" or result.get("type_errors")):
         lines.append("")
         lines.append(terminal_text(result["message"]))
     passed = sum(t["status"] == "pass" for t in tests)
