@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from chainrule.grading import grade, reference_source, starter_source
+from chainrule.grading import grade, reference_source, starter_source, typescript_snapshot
 from chainrule.grading.exercises import EXERCISES
 
 pytestmark = pytest.mark.timeout(300)
@@ -95,3 +95,16 @@ def test_check_command_prints_the_type_errors(tmp_path):
     assert done.returncode == 1
     assert done.stdout.splitlines()[0] == "neuron-grads (typescript): TYPE-ERROR"
     assert "line 3, column 7: Type 'string' is not assignable to type 'number'. (TS2322)" in done.stdout
+
+
+def test_the_snapshot_is_built_owner_only_and_agrees_with_the_plain_bundle(tmp_path, monkeypatch):
+    monkeypatch.setenv(typescript_snapshot.ENV_CACHE_DIR, str(tmp_path / "cache"))
+    monkeypatch.setattr(typescript_snapshot, "_ready", {})
+    from_snapshot = grade("neuron-grads", "typescript", WITH_TYPE_ERROR)
+    blobs = list((tmp_path / "cache" / "typescript").glob("checker-*.blob"))
+    assert len(blobs) == 1, typescript_snapshot.last_problem
+    assert blobs[0].stat().st_mode & 0o777 == 0o600
+    monkeypatch.setattr(typescript_snapshot, "snapshot_for", lambda node, flags: None)
+    from_bundle = grade("neuron-grads", "typescript", WITH_TYPE_ERROR)
+    assert from_snapshot["type_errors"] == from_bundle["type_errors"] != []
+    assert from_snapshot["verdict"] == from_bundle["verdict"] == "type-error"

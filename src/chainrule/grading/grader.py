@@ -25,7 +25,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from chainrule.grading import sandbox
+from chainrule.grading import sandbox, typescript_snapshot
 from chainrule.grading.diagnose import diagnose, summary_hint
 from chainrule.grading.expressions import INPUT_NAMES
 from chainrule.grading.exercises import LANGUAGES, GradingCase, get_exercise, normalize_language, exercise_cases
@@ -402,7 +402,12 @@ def _grade_admitted(exercise_id: str, language: str, source: str, limits: sandbo
             argv = [interpreter, "-I", "-S", "-B", str(RUNTIME_DIR / "harness.py"), spec_path]
         else:
             read_only += [str(VENDOR_DIR)] + _node_binds(interpreter)
-            argv = [interpreter, f"--max-old-space-size={NODE_HEAP_MB}", str(RUNTIME_DIR / "harness.js"), spec_path]
+            flags = [f"--max-old-space-size={NODE_HEAP_MB}"]
+            snapshot = typescript_snapshot.snapshot_for(interpreter, flags) if language == "typescript" else None
+            if snapshot is not None:  # the checker already loaded and warmed up (see typescript_snapshot.py)
+                read_only.append(str(snapshot))
+                flags += ["--snapshot-blob", str(snapshot)]
+            argv = [interpreter, *flags, str(RUNTIME_DIR / "harness.js"), spec_path]
         outcome = sandbox.run(argv, scratch, limits, read_only=read_only)
     events = _parse_events(outcome.stdout, nonce)
     try:
