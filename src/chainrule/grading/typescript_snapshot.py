@@ -57,11 +57,12 @@ def _key(node: str, flags: list[str]) -> str:
 def _build(node: str, flags: list[str], target: Path) -> None:
     target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     partial = target.with_name(f"{target.name}.{os.getpid()}.{threading.get_ident()}.partial")
+    clean = {"PATH": os.defpath}  # no NODE_OPTIONS or other settings that would change the heap
     try:
         subprocess.run([node, *flags, "--snapshot-blob", str(partial), "--build-snapshot", str(BUILDER), str(CHECKER)],
-                       stdin=subprocess.DEVNULL, capture_output=True, check=True, timeout=BUILD_SECONDS)
+                       stdin=subprocess.DEVNULL, capture_output=True, check=True, timeout=BUILD_SECONDS, env=clean)
         probe = subprocess.run([node, *flags, "--snapshot-blob", str(partial), str(RUNTIME_DIR / "snapshot-probe.js")],
-                               stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+                               stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60, env=clean)
         if probe.stdout.strip() != "ready":
             raise RuntimeError(f"the snapshot does not load the checker ({probe.stderr.strip()[-300:]})")
         os.chmod(partial, 0o600)
