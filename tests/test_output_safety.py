@@ -194,6 +194,8 @@ def test_store_never_keeps_an_unencodable_string(tmp_path):
 def test_a_store_holding_unreadable_text_is_repaired_on_open(tmp_path):
     store = open_store(tmp_path, fuzzing=False)
     store.record_submission("neuron-grads", "python", "x = 1", {"status": "pass", "message": None, "tests": []})
+    # A character outside the BMP is stored as a surrogate PAIR escape: valid, and left alone.
+    store.record_submission("neuron-grads", "javascript", "// \U0001F600", {"status": "pass", "message": "\U0001F600"})
     store.answer_question("backprop", "sum-of-uses", "2", True)
     store.save_explanation("backprop", "my words", [])
     store.close()
@@ -201,8 +203,9 @@ def test_a_store_holding_unreadable_text_is_repaired_on_open(tmp_path):
     # Planted directly, as an older version or a hand edit could have: a "\ud800" escape inside a JSON
     # column, and the bytes of an encoded surrogate (ED A0 80, not UTF-8) in two text columns.
     conn = sqlite3.connect(tmp_path / "progress.sqlite3")
-    conn.execute("""UPDATE submissions SET result = '{"message": "lone \\ud800 here", "status": "pass", "tests": []}'""")
-    conn.execute("UPDATE code SET source = CAST(X'78203D2022EDA0802200' AS TEXT)")
+    conn.execute("""UPDATE submissions SET result = '{"message": "lone \\ud800 here", "status": "pass", "tests": []}'
+                    WHERE language = 'python'""")
+    conn.execute("UPDATE code SET source = CAST(X'78203D2022EDA0802200' AS TEXT) WHERE language = 'python'")
     conn.execute("UPDATE quiz_answers SET answer = CAST(X'32EDB080' AS TEXT)")
     conn.commit()
     with pytest.raises(sqlite3.OperationalError):  # what every read of the row did before the repair
@@ -216,6 +219,7 @@ def test_a_store_holding_unreadable_text_is_repaired_on_open(tmp_path):
         assert store.latest_code()["neuron-grads/python"] == 'x = "\ufffd"\x00'
         assert store.quiz_answers("backprop")["sum-of-uses"]["answer"] == "2\ufffd"
         assert store.explanation("backprop")["text"] == "my words"  # untouched
+        assert store.latest_results()["neuron-grads/javascript"]["message"] == "\U0001F600"
     finally:
         store.close()
     again = open_store(tmp_path, fuzzing=False)

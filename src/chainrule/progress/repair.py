@@ -1,8 +1,8 @@
 """Repair on open: text in the store that cannot be read back as Unicode is made valid again.
 
 The store's writers refuse (or clean) such text, but a store written before they did, or edited by
-hand, can hold some: a TEXT value whose bytes are not UTF-8 (a lone UTF-16 surrogate written as the
-bytes ED A0 80, say) makes sqlite3 raise on every read of its row, and a JSON column holding a
+hand, can hold lone UTF-16 surrogates: written as bytes (ED A0 80 for U+D800, which is not UTF-8) they
+make sqlite3 raise on every read of their row, and a JSON column holding a
 "\\ud800" escape turns into a lone surrogate when loaded, which then breaks every answer and export
 that includes it. Each such value is replaced by its valid form (bad characters become U+FFFD); the
 rest of the row, and every other row, stays as it was.
@@ -11,6 +11,7 @@ rest of the row, and every other row, stays as it was.
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from typing import Any
 
@@ -24,9 +25,28 @@ JSON_COLUMNS = frozenset({
 
 Fix = tuple[str, str, int, str]  # (table, column, rowid, the valid text to store)
 
+_ENCODED_SURROGATE = re.compile(rb"\xed[\xa0-\xbf]")  # U+D800-U+DFFF as UTF-8-style bytes
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")  # starts with a literal: a fast scan
+
 
 def _quoted(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
+
+
+def _has_lone_escape(raw: bytes) -> bool:
+    """Whether JSON text holds a \\uD800-\\uDFFF escape that is not half of a high-low pair."""
+    pending_high = -1  # where the last unpaired high surrogate escape ended
+    for match in _SURROGATE_ESCAPE.finditer(raw):
+        high = match.group()[3:4] in b"89abAB"
+        if high:
+            if pending_high >= 0:
+                return True
+            pending_high = match.end()
+        elif pending_high == match.start():
+            pending_high = -1
+        else:
+            return True
+    return pending_high >= 0
 
 
 def _valid_utf8(raw: bytes) -> str | None:
@@ -61,16 +81,22 @@ def _text_columns(conn: sqlite3.Connection) -> list[tuple[str, str]]:
 
 
 def find_invalid_text(conn: sqlite3.Connection) -> list[Fix]:
-    """Every stored text value that is not valid Unicode, with its repaired form."""
+    """Every stored text value that holds a lone surrogate (encoded as bytes, or as a JSON escape),
+    with its repaired form. This runs on every open, so candidates are picked by a bytes regex (no
+    decoding); only candidates are decoded or parsed."""
     fixes: list[Fix] = []
     for table, column in _text_columns(conn):
         name = _quoted(column)
-        rows = conn.execute(
-            f"SELECT rowid, CAST({name} AS BLOB) FROM {_quoted(table)} WHERE typeof({name}) = 'text'")
+        is_json = (table, column) in JSON_COLUMNS
+        rows = conn.execute(f"SELECT rowid, CAST({name} AS BLOB) FROM {_quoted(table)} WHERE typeof({name}) = 'text'")
         for rowid, raw in rows:
+            encoded = _ENCODED_SURROGATE.search(raw) is not None
+            escaped = is_json and _has_lone_escape(raw)
+            if not (encoded or escaped):
+                continue
             fixed = _valid_utf8(raw)
             text = raw.decode("utf-8") if fixed is None else fixed
-            if (table, column) in JSON_COLUMNS and "\\ud" in text.lower():
+            if escaped:
                 fixed = _valid_json(text) or fixed
             if fixed is not None:
                 fixes.append((table, column, rowid, fixed))
