@@ -23,7 +23,7 @@ from pathlib import Path
 from chainrule.grading import grade, isolation_report, reference_source
 from chainrule.grading.exercises import LANGUAGES, get_exercise, exercise_cases
 from chainrule.grading import typescript_snapshot
-from chainrule.grading.grader import NODE_HEAP_MB, RUNTIME_DIR, TRANSPILER, TYPE_CHECKER, _node
+from chainrule.grading.grader import NODE_FLAGS, RUNTIME_DIR, TRANSPILER, TYPE_CHECKER, _node
 
 TARGET_MS = {"python": 150.0, "javascript": 300.0, "typescript": 300.0}
 
@@ -57,7 +57,7 @@ def time_bare(exercise_id: str, language: str, runs: int) -> list[float]:
         if language == "python":
             argv = [sys.executable, "-I", "-S", "-B", str(RUNTIME_DIR / "harness.py"), str(spec)]
         else:
-            flags = [f"--max-old-space-size={NODE_HEAP_MB}"]
+            flags = list(NODE_FLAGS)
             snapshot = typescript_snapshot.snapshot_for(_node()[0], flags) if language == "typescript" else None
             flags += ["--snapshot-blob", str(snapshot)] if snapshot else []  # as grade() starts it
             argv = [_node()[0], *flags, str(RUNTIME_DIR / "harness.js"), str(spec)]

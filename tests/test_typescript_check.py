@@ -108,3 +108,21 @@ def test_the_snapshot_is_built_owner_only_and_agrees_with_the_plain_bundle(tmp_p
     from_bundle = grade("neuron-grads", "typescript", WITH_TYPE_ERROR)
     assert from_snapshot["type_errors"] == from_bundle["type_errors"] != []
     assert from_snapshot["verdict"] == from_bundle["verdict"] == "type-error"
+
+
+def test_the_lesson_server_builds_the_snapshot_while_the_learner_reads(tmp_path):
+    import time
+
+    from test_web_launch import start, stop, wait_for_url
+
+    cache = tmp_path / "cache"
+    process = start(["--port", "0", "--data-dir", str(tmp_path / "data")],
+                    {typescript_snapshot.ENV_CACHE_DIR: str(cache)})
+    try:
+        wait_for_url(process)
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline and not list(cache.glob("typescript/checker-*.blob")):
+            time.sleep(0.5)
+        assert len(list(cache.glob("typescript/checker-*.blob"))) == 1  # built before any grading was asked for
+    finally:
+        stop(process)

@@ -103,6 +103,16 @@ def _host_problem(bind_host: str, family: socket.AddressFamily) -> str | None:
     return None
 
 
+def _prepare_typescript() -> None:
+    """Build the TypeScript checker's snapshot while the learner reads (see grading/typescript_snapshot.py)."""
+    try:
+        from chainrule.grading import prepare_typescript
+
+        prepare_typescript()
+    except Exception:  # a missing node or cache: the first TypeScript grading reports or works around it
+        pass
+
+
 def run(args: argparse.Namespace) -> int:
     from chainrule.lessons import lesson_ids
     from chainrule.web.security import bind_addresses, is_loopback_bind, new_token
@@ -197,6 +207,7 @@ def run(args: argparse.Namespace) -> int:
 
     if not args.no_browser:
         threading.Thread(target=webbrowser.open, args=(url,), daemon=True).start()
+    threading.Thread(target=_prepare_typescript, daemon=True).start()
 
     from chainrule.web.connections import server_options
 

@@ -46,6 +46,7 @@ NODE_MIN_MAJOR = 18
 PYTHON_ADDRESS_SPACE = 1024 * sandbox.MB
 NODE_ADDRESS_SPACE = 3072 * sandbox.MB
 NODE_HEAP_MB = 256
+NODE_FLAGS = (f"--max-old-space-size={NODE_HEAP_MB}",)
 
 
 
@@ -402,7 +403,7 @@ def _grade_admitted(exercise_id: str, language: str, source: str, limits: sandbo
             argv = [interpreter, "-I", "-S", "-B", str(RUNTIME_DIR / "harness.py"), spec_path]
         else:
             read_only += [str(VENDOR_DIR)] + _node_binds(interpreter)
-            flags = [f"--max-old-space-size={NODE_HEAP_MB}"]
+            flags = list(NODE_FLAGS)
             snapshot = typescript_snapshot.snapshot_for(interpreter, flags) if language == "typescript" else None
             if snapshot is not None:  # the checker already loaded and warmed up (see typescript_snapshot.py)
                 read_only.append(str(snapshot))
@@ -418,6 +419,13 @@ def _grade_admitted(exercise_id: str, language: str, source: str, limits: sandbo
                          "did your code print lines that imitate the grader's own?", [], started,
                          outcome.isolation)
     return _with_type_errors(result, events) if language == "typescript" else result
+
+
+def prepare_typescript() -> bool:
+    """Build the TypeScript checker's startup snapshot now, if it is not built yet (otherwise the first
+    TypeScript grading waits for it; a server calls this in the background at start). True when ready."""
+    node, _ = _node()
+    return node is not None and typescript_snapshot.snapshot_for(node, list(NODE_FLAGS)) is not None
 
 
 # ------------------------------------------------------------------------------------- type errors
