@@ -229,3 +229,27 @@ def test_a_store_holding_unreadable_text_is_repaired_on_open(tmp_path):
     assert done.returncode == 0, done.stderr
     exported = json.loads((tmp_path / "export.json").read_text(encoding="utf-8"))
     assert exported["submissions"][0]["result"]["message"] == "lone \ufffd here"
+
+
+def test_review_and_progress_commands_show_imported_escape_sequences_escaped(tmp_path):
+    source = open_store(tmp_path / "a", fuzzing=False)
+    source.answer_question("backprop", "sum-of-uses", "2", True)
+    document = source.export_data()
+    source.close()
+    hostile = "\x1b]0;owned\x07\x1b[2J"
+    for section in ("cards", "review_logs", "quiz_answers"):
+        for row in document[section]:
+            row["lesson_id"] = hostile
+    for card in document["cards"]:
+        card["card"]["due"] = "2020-01-01T00:00:00+00:00"  # due now
+    (tmp_path / "hostile.json").write_text(json.dumps(document), encoding="utf-8")
+    base = [sys.executable, "-m", "chainrule"]
+    imported = subprocess.run(base + ["progress", "import", str(tmp_path / "hostile.json"), "--data-dir",
+                                      str(tmp_path / "b")], capture_output=True, timeout=60)
+    assert imported.returncode == 0, imported.stderr
+    review = subprocess.run(base + ["review", "--data-dir", str(tmp_path / "b")], input=b"q\n",
+                            capture_output=True, timeout=60)
+    assert review.returncode == 0, review.stderr
+    assert b"\\x1b]0;owned\\x07" in review.stdout
+    for output in (review.stdout, review.stderr, imported.stdout, imported.stderr):
+        assert b"\x1b" not in output and b"\x07" not in output
