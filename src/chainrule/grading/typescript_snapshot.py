@@ -3,8 +3,8 @@
     blob = snapshot_for(node, flags)   # Path of the snapshot, or None (the harness then loads the checker)
 
 Loading the 4 MB compiler and parsing its ES2020 library declarations costs most of a TypeScript
-grading's time. runtime/typescript-snapshot.js does that work once, warms the checker up on a fixed
-sample, and node saves the resulting heap (`--build-snapshot`); each grading then starts node from it
+grading's time. runtime/typescript-snapshot.js does that work once (and loads sucrase, which strips
+the types afterwards), warms both up on a fixed sample, and node saves the resulting heap (`--build-snapshot`); each grading then starts node from it
 (`--snapshot-blob`). Only our own vendored code runs while building, so the build runs outside the
 sandbox; the sandbox mounts the finished file read-only.
 
@@ -27,6 +27,7 @@ __all__ = ["snapshot_for", "last_problem", "ENV_CACHE_DIR"]
 RUNTIME_DIR = Path(__file__).with_name("runtime")
 BUILDER = RUNTIME_DIR / "typescript-snapshot.js"
 CHECKER = Path(__file__).with_name("vendor") / "typescript-check.js"
+TRANSPILER = Path(__file__).with_name("vendor") / "sucrase.js"
 ENV_CACHE_DIR = "CHAINRULE_CACHE_DIR"
 BUILD_SECONDS = 180
 
@@ -49,7 +50,7 @@ def _key(node: str, flags: list[str]) -> str:
     real = os.path.realpath(node)
     stat = os.stat(real)
     digest = hashlib.sha256(f"{real}\0{stat.st_size}\0{stat.st_mtime_ns}\0{flags}\0".encode())
-    for path in (BUILDER, CHECKER):
+    for path in (BUILDER, CHECKER, TRANSPILER):
         digest.update(path.read_bytes())
     return digest.hexdigest()[:24]
 
@@ -59,7 +60,8 @@ def _build(node: str, flags: list[str], target: Path) -> None:
     partial = target.with_name(f"{target.name}.{os.getpid()}.{threading.get_ident()}.partial")
     clean = {"PATH": os.defpath}  # no NODE_OPTIONS or other settings that would change the heap
     try:
-        subprocess.run([node, *flags, "--snapshot-blob", str(partial), "--build-snapshot", str(BUILDER), str(CHECKER)],
+        subprocess.run([node, *flags, "--snapshot-blob", str(partial), "--build-snapshot", str(BUILDER), str(CHECKER),
+                        str(TRANSPILER)],
                        stdin=subprocess.DEVNULL, capture_output=True, check=True, timeout=BUILD_SECONDS, env=clean)
         probe = subprocess.run([node, *flags, "--snapshot-blob", str(partial), str(RUNTIME_DIR / "snapshot-probe.js")],
                                stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60, env=clean)

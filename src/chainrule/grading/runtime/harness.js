@@ -125,7 +125,7 @@ try {
   let code = source;
   const hasModules = /^\s*(import|export)\b/m.test(source);
   if (spec.language === "typescript" || hasModules) {
-    const { transform } = require(spec.transpiler);
+    const { transform } = globalThis.__chainruleTranspiler || require(spec.transpiler);
     const transforms = spec.language === "typescript" ? ["typescript", "imports"] : ["imports"];
     code = transform(source, { transforms, filePath: submission }).code;
   }

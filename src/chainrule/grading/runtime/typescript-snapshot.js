@@ -2,9 +2,10 @@
 // and its code warmed up, so that a TypeScript grading does not redo that work on every run.
 //
 // Usage (by the grader only, outside the sandbox, on our own vendored code and a fixed sample):
-//   node --snapshot-blob OUT.blob --build-snapshot typescript-snapshot.js CHECKER.js
+//   node --snapshot-blob OUT.blob --build-snapshot typescript-snapshot.js CHECKER.js TRANSPILER.js
 // A node started with `--snapshot-blob OUT.blob SCRIPT ARGS...` finds the checker on
-// globalThis.__chainruleTypeChecker and then runs SCRIPT as a CommonJS module, with ARGS as usual.
+// globalThis.__chainruleTypeChecker and sucrase on globalThis.__chainruleTranspiler, and then runs
+// SCRIPT as a CommonJS module, with ARGS as usual.
 "use strict";
 const fs = require("fs");
 const path = require("path");
@@ -31,6 +32,9 @@ const sample = [
 ].join("\n");
 for (let i = 0; i < 3; i++) checker.typeCheck(sample, "/warm-up/solution.ts");
 globalThis.__chainruleTypeChecker = checker;
+const transpiler = runCommonJS(path.resolve(process.argv[3]), () => require);
+transpiler.transform(sample, { transforms: ["typescript", "imports"], filePath: "/warm-up/solution.ts" });
+globalThis.__chainruleTranspiler = transpiler;
 
 v8.startupSnapshot.setDeserializeMainFunction(() => {
   runCommonJS(path.resolve(process.argv[1]), (file) => Module.createRequire(file));
