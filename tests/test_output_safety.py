@@ -254,3 +254,36 @@ def test_review_and_progress_commands_show_imported_escape_sequences_escaped(tmp
     assert b"\\x1b]0;owned\\x07" in review.stdout
     for output in (review.stdout, review.stderr, imported.stdout, imported.stderr):
         assert b"\x1b" not in output and b"\x07" not in output
+
+
+def test_export_to_a_terminal_escapes_what_json_leaves_raw(tmp_path):
+    import os
+    import pty
+
+    store = open_store(tmp_path, fuzzing=False)
+    store.save_code("neuron-grads", "python", "print('\x9b31m red \u202e evil')")  # C1 CSI, bidi override
+    store.close()
+    leader, follower = pty.openpty()
+    try:
+        done = subprocess.run([sys.executable, "-m", "chainrule", "progress", "export", "-", "--data-dir",
+                               str(tmp_path)], stdout=follower, stderr=subprocess.PIPE, timeout=60)
+        os.close(follower)
+        follower = -1
+        shown = b""
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # the terminal's other end is closed: all read
+                break
+            if not chunk:
+                break
+            shown += chunk
+    finally:
+        os.close(leader)
+        if follower >= 0:
+            os.close(follower)
+    assert done.returncode == 0, done.stderr
+    assert b"\\u009b31m red \\u202e evil" in shown
+    assert "\x9b".encode() not in shown and "\u202e".encode() not in shown
+    piped = export_with_cli(tmp_path, "-")  # to a file or pipe: the exact text, as JSON allows
+    assert "\x9b31m red \u202e evil" in piped.stdout
