@@ -22,7 +22,8 @@ from pathlib import Path
 
 from chainrule.grading import grade, isolation_report, reference_source
 from chainrule.grading.exercises import LANGUAGES, get_exercise, exercise_cases
-from chainrule.grading.grader import RUNTIME_DIR, TRANSPILER, _node
+from chainrule.grading import typescript_snapshot
+from chainrule.grading.grader import NODE_FLAGS, RUNTIME_DIR, TRANSPILER, TYPE_CHECKER, _node
 
 TARGET_MS = {"python": 150.0, "javascript": 300.0, "typescript": 300.0}
 
@@ -51,11 +52,15 @@ def time_bare(exercise_id: str, language: str, runs: int) -> list[float]:
             "nonce": uuid.uuid4().hex, "submission": str(submission), "language": language,
             "call": exercise.function_name(language), "cases": [{"args": c.args} for c in exercise_cases(exercise_id)],
             "output_limit": 1_000_000, "transpiler": str(TRANSPILER),
+            "typechecker": str(TYPE_CHECKER) if language == "typescript" else None,
         }))
         if language == "python":
             argv = [sys.executable, "-I", "-S", "-B", str(RUNTIME_DIR / "harness.py"), str(spec)]
         else:
-            argv = [_node()[0], "--max-old-space-size=256", str(RUNTIME_DIR / "harness.js"), str(spec)]
+            flags = list(NODE_FLAGS)
+            snapshot = typescript_snapshot.snapshot_for(_node()[0], flags) if language == "typescript" else None
+            flags += ["--snapshot-blob", str(snapshot)] if snapshot else []  # as grade() starts it
+            argv = [_node()[0], *flags, str(RUNTIME_DIR / "harness.js"), str(spec)]
         for _ in range(runs):
             started = time.perf_counter()
             subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, check=True)

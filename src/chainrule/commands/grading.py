@@ -128,7 +128,13 @@ def _numbers(values: list | None) -> str:
 
 
 def render_result(result: dict, verbose: bool = False) -> str:
-    """A plain-text report: one row per test (test, verdict, expected, actual), then details."""
+    """A plain-text report: one row per test (test, verdict, expected, actual), then details.
+
+    Safe for a terminal: what the learner's code printed or raised is shown with its control
+    characters escaped (before it is split into lines, so a carriage return cannot start a fake one).
+    """
+    from chainrule.text_safety import terminal_text
+
     lines = [f"{result['exercise']} ({result['language']}): {result['verdict'].upper()}"]
     tests = result["tests"]
     if tests:
@@ -142,21 +148,21 @@ def render_result(result: dict, verbose: bool = False) -> str:
         lines.append("")
         lines.append(f"{t['name']}: {t['status']}")
         lines.append(f"  call: {t['test_code']}")
-        for text in (t["message"] or "").splitlines():
+        for text in terminal_text(t["message"] or "").split("\n"):
             lines.append(f"  {text}")
         if t.get("output"):
             lines.append("  your output:")
-            lines.extend("    " + o for o in t["output"].splitlines()[:10])
+            lines.extend("    " + o for o in terminal_text(t["output"]).split("\n")[:10])
     if len(failing) > 3:
         lines.append(f"\n... and {len(failing) - 3} more tests not passing")
-    if result.get("message") and result["status"] == "error":
+    if result.get("message") and (result["status"] == "error" or result.get("type_errors")):
         lines.append("")
-        lines.append(result["message"])
+        lines.append(terminal_text(result["message"]))
     passed = sum(t["status"] == "pass" for t in tests)
     lines.append("")
     lines.append(f"{passed} of {len(tests)} tests passed.")
     lines += isolation_lines(result["isolation"], verbose)
-    return "\n".join(lines)
+    return terminal_text("\n".join(lines))
 
 
 def isolation_lines(isolation: dict, verbose: bool = False) -> list[str]:

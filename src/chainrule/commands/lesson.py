@@ -103,9 +103,19 @@ def _host_problem(bind_host: str, family: socket.AddressFamily) -> str | None:
     return None
 
 
+def _prepare_typescript() -> None:
+    """Build the TypeScript checker's snapshot while the learner reads (see grading/typescript_snapshot.py)."""
+    try:
+        from chainrule.grading import prepare_typescript
+
+        prepare_typescript()
+    except Exception:  # a missing node or cache: the first TypeScript grading reports or works around it
+        pass
+
+
 def run(args: argparse.Namespace) -> int:
     from chainrule.lessons import lesson_ids
-    from chainrule.web.security import is_loopback_bind, new_token
+    from chainrule.web.security import bind_addresses, is_loopback_bind, new_token
 
     if not 0 <= args.port <= 65535:
         print(f"chainrule lesson: --port must be between 0 and 65535 (0 picks a free port), not {args.port}",
@@ -125,8 +135,19 @@ def run(args: argparse.Namespace) -> int:
               "name that resolves to one of this machine's addresses.", file=sys.stderr)
         return 2
 
-    loopback = is_loopback_bind(args.host)
-    if not loopback:
+    loopback = is_loopback_bind(bind_host)
+    if not loopback and bind_host.startswith("127."):
+        resolved = ", ".join(bind_addresses(bind_host)) or "nothing"
+        print(f"chainrule lesson: refusing --host {args.host}: it looks like a loopback address but it is a "
+              f"name that resolves to {resolved}, not only to loopback addresses (127.0.0.0/8, ::1). Give "
+              "127.0.0.1 itself (the default) or ::1.", file=sys.stderr)
+        return 2
+    listen_address = bind_host
+    if loopback:
+        # Listen on the address just checked, not on the name: it could resolve differently a moment later.
+        listen_address = next((address for address in bind_addresses(bind_host)
+                               if (":" in address) == (family == socket.AF_INET6)), bind_host)
+    else:
         level, detail = _sandbox_level()
         if level != "strong" and not args.allow_weak_sandbox:
             print(
@@ -147,7 +168,7 @@ def run(args: argparse.Namespace) -> int:
         return 1
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((bind_host, args.port))
+        sock.bind((listen_address, args.port))
         sock.listen(128)
     except OSError as error:
         sock.close()
@@ -186,8 +207,11 @@ def run(args: argparse.Namespace) -> int:
 
     if not args.no_browser:
         threading.Thread(target=webbrowser.open, args=(url,), daemon=True).start()
+    threading.Thread(target=_prepare_typescript, daemon=True).start()
 
-    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
+    from chainrule.web.connections import server_options
+
+    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on", **server_options())
     server = uvicorn.Server(config)
     try:
         server.run(sockets=[sock])

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from chainrule.progress import StoreError, open_store
+from chainrule.text_safety import terminal_text
 
 DATA_DIR_HELP = (
     "directory holding the progress database (default: $CHAINRULE_DATA_DIR, else the user data "
@@ -25,7 +26,7 @@ DATA_DIR_HELP = (
 
 
 def _fail(message: str) -> int:
-    print(f"chainrule: error: {message}", file=sys.stderr)
+    print(f"chainrule: error: {terminal_text(message)}", file=sys.stderr)  # may quote an imported file
     return 1
 
 
@@ -67,6 +68,8 @@ def export_command(args: argparse.Namespace) -> int:
         store.close()
     text = json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
     if args.file == "-":
+        if sys.stdout.isatty():  # JSON leaves C1 controls and bidi marks raw; a terminal gets \u escapes
+            text = json.dumps(data, indent=2, sort_keys=True) + "\n"
         sys.stdout.write(text)
         return 0
     target = Path(args.file)

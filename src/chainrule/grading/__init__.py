@@ -15,10 +15,10 @@ from chainrule.grading.exercises import (
     starter_source,
     exercise_cases,
 )
-from chainrule.grading.grader import GradingError, configure_concurrency, default_limits, grade
+from chainrule.grading.grader import GradingError, configure_concurrency, default_limits, grade, prepare_typescript
 from chainrule.grading.sandbox import Limits, isolation_report
 
 __all__ = [
     "EXERCISES", "LANGUAGES", "GradingError", "Limits", "configure_concurrency", "default_limits", "detect_exercise", "grade",
-    "isolation_report", "list_exercises", "reference_source", "starter_source", "exercise_cases",
+    "isolation_report", "list_exercises", "prepare_typescript", "reference_source", "starter_source", "exercise_cases",
 ]

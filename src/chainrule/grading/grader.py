@@ -25,14 +25,17 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from chainrule.grading import sandbox
+from chainrule.grading import sandbox, typescript_snapshot
 from chainrule.grading.diagnose import diagnose, summary_hint
 from chainrule.grading.expressions import INPUT_NAMES
 from chainrule.grading.exercises import LANGUAGES, GradingCase, get_exercise, normalize_language, exercise_cases
+from chainrule.grading.type_errors import with_type_errors
+from chainrule.text_safety import valid_data
 
 RUNTIME_DIR = Path(__file__).with_name("runtime")
 VENDOR_DIR = Path(__file__).with_name("vendor")
 TRANSPILER = VENDOR_DIR / "sucrase.js"
+TYPE_CHECKER = VENDOR_DIR / "typescript-check.js"
 
 MAX_SOURCE_BYTES = 200_000
 OUTPUT_SHOWN = 500
@@ -43,6 +46,7 @@ NODE_MIN_MAJOR = 18
 PYTHON_ADDRESS_SPACE = 1024 * sandbox.MB
 NODE_ADDRESS_SPACE = 3072 * sandbox.MB
 NODE_HEAP_MB = 256
+NODE_FLAGS = (f"--max-old-space-size={NODE_HEAP_MB}",)
 
 
 
@@ -250,10 +254,19 @@ def _judge_case(exercise_id: str, language: str, case: GradingCase, event: dict)
     return entry
 
 
+def _sandbox_text(data: bytes) -> str:
+    """Bytes the sandboxed run wrote, as text (invalid UTF-8 becomes U+FFFD)."""
+    return data.decode("utf-8", errors="replace")
+
+
 def _parse_events(stdout: bytes, nonce: str) -> list[dict]:
     """The harness's result lines. Learner code can print lines of its own with the marker (the nonce is
     readable inside the sandbox), so anything that is not a JSON object of the expected shape is dropped
-    or normalised here, and the judging below never meets a surprise type."""
+    or normalised here, and the judging below never meets a surprise type.
+
+    Every string in an event is made valid Unicode here (json.loads turns a "\\ud800" escape into a lone
+    surrogate, which no UTF-8 print, response or store can take): this and `_sandbox_text` are the
+    only ways text from the sandbox enters a result."""
     marker = f"@@chainrule:{nonce}@@ ".encode()
     events = []
     for line in stdout.split(b"\n"):
@@ -265,6 +278,7 @@ def _parse_events(stdout: bytes, nonce: str) -> list[dict]:
             continue
         if not isinstance(event, dict):
             continue
+        event = valid_data(event)
         if event.get("error") is not None and not isinstance(event["error"], dict):
             event["error"] = {"type": "Error", "message": str(event["error"])[:1000]}
         events.append(event)
@@ -277,7 +291,7 @@ _SIGNAL_NAMES = {s.value: s.name for s in signal.Signals}
 
 def _resource_verdict(outcome: sandbox.RunOutcome, events: list[dict], limits: sandbox.Limits) -> tuple[str, str] | None:
     """The sandbox's reason for ending the run early, if any: (verdict, message)."""
-    stderr = outcome.stderr.decode("utf-8", errors="replace")
+    stderr = _sandbox_text(outcome.stderr)
     if outcome.output_exceeded or any(e.get("event") == "output-limit" for e in events):
         return "output-limit", f"Your code printed more than {limits.output_bytes:,} bytes; the run was stopped."
     if outcome.timed_out:
@@ -379,6 +393,7 @@ def _grade_admitted(exercise_id: str, language: str, source: str, limits: sandbo
             "cases": [{"args": c.args} for c in cases],
             "output_limit": limits.output_bytes,
             "transpiler": str(TRANSPILER),
+            "typechecker": str(TYPE_CHECKER) if language == "typescript" else None,
         }
         spec_path = os.path.join(scratch, "spec.json")
         with open(spec_path, "w", encoding="utf-8") as f:
@@ -388,16 +403,29 @@ def _grade_admitted(exercise_id: str, language: str, source: str, limits: sandbo
             argv = [interpreter, "-I", "-S", "-B", str(RUNTIME_DIR / "harness.py"), spec_path]
         else:
             read_only += [str(VENDOR_DIR)] + _node_binds(interpreter)
-            argv = [interpreter, f"--max-old-space-size={NODE_HEAP_MB}", str(RUNTIME_DIR / "harness.js"), spec_path]
+            flags = list(NODE_FLAGS)
+            snapshot = typescript_snapshot.snapshot_for(interpreter, flags) if language == "typescript" else None
+            if snapshot is not None:  # the checker already loaded and warmed up (see typescript_snapshot.py)
+                read_only.append(str(snapshot))
+                flags += ["--snapshot-blob", str(snapshot)]
+            argv = [interpreter, *flags, str(RUNTIME_DIR / "harness.js"), spec_path]
         outcome = sandbox.run(argv, scratch, limits, read_only=read_only)
     events = _parse_events(outcome.stdout, nonce)
     try:
-        return _judge(exercise_id, language, cases, events, outcome, limits, started)
+        result = _judge(exercise_id, language, cases, events, outcome, limits, started)
     except Exception as error:  # forged result lines of a shape we did not foresee: never crash the caller
-        return _result(exercise_id, language, "error", "error",
-                       f"The grader could not read your code's results ({type(error).__name__}); "
-                       "did your code print lines that imitate the grader's own?", [], started,
-                       outcome.isolation)
+        result = _result(exercise_id, language, "error", "error",
+                         f"The grader could not read your code's results ({type(error).__name__}); "
+                         "did your code print lines that imitate the grader's own?", [], started,
+                         outcome.isolation)
+    return with_type_errors(result, events) if language == "typescript" else result
+
+
+def prepare_typescript() -> bool:
+    """Build the TypeScript checker's startup snapshot now, if it is not built yet (otherwise the first
+    TypeScript grading waits for it; a server calls this in the background at start). True when ready."""
+    node, _ = _node()
+    return node is not None and typescript_snapshot.snapshot_for(node, list(NODE_FLAGS)) is not None
 
 
 def _judge(exercise_id: str, language: str, cases: list[GradingCase], events: list[dict],
@@ -452,7 +480,7 @@ def _judge(exercise_id: str, language: str, cases: list[GradingCase], events: li
         verdict, message = stopped
         return _result(exercise_id, language, verdict, "error", message, tests, started, isolation)
     if not finished:
-        stderr = outcome.stderr.decode("utf-8", errors="replace").strip()
+        stderr = _sandbox_text(outcome.stderr).strip()
         tail = stderr[-OUTPUT_SHOWN:]
         return _result(exercise_id, language, "crashed", "error",
                        f"Your program ended (exit status {outcome.returncode}) before every test reported; "

@@ -98,7 +98,9 @@ def _time(value: Any) -> str | None:
 
 
 def _object(value: Any) -> str | None:
-    return None if isinstance(value, dict) else f"expected an object, got {_kind(value)}"
+    if not isinstance(value, dict):
+        return f"expected an object, got {_kind(value)}"
+    return _not_unicode(json.dumps(value, ensure_ascii=False))  # every string inside, at any depth
 
 
 def _text_list(value: Any) -> str | None:

@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Any, Callable, TextIO
 
 from chainrule.progress.store import ProgressStore
+from chainrule.text_safety import terminal_text
 
 QuestionFn = Callable[[str, str], dict[str, Any]]
 CheckFn = Callable[[str, str, str], dict[str, Any]]
@@ -46,7 +47,8 @@ def run_review(
         check = check or default_check
 
     def say(text: str = "") -> None:
-        stdout.write(text + "\n")
+        # Answers and ids can come from an imported file: shown, never obeyed by the terminal.
+        stdout.write(terminal_text(text) + "\n")
         stdout.flush()
 
     queue = store.due_reviews()

@@ -24,6 +24,8 @@ from typing import Any, Callable, TypeVar
 
 from fsrs import Card, Rating
 
+from chainrule.text_safety import valid_data
+
 from chainrule.progress.errors import (
     CANNOT_OPEN,
     NEWER_VERSION,
@@ -31,6 +33,7 @@ from chainrule.progress.errors import (
     translate_sqlite_error,
 )
 from chainrule.progress import schema
+from chainrule.progress.repair import find_invalid_text, repair_invalid_text
 from chainrule.progress.scheduling import interval_phrase, make_scheduler, rating_for, schedule_summary
 
 DATABASE_NAME = "progress.sqlite3"
@@ -106,6 +109,7 @@ class ProgressStore:
         self._local = threading.local()
         self._all_connections: list[tuple[int, sqlite3.Connection]] = []  # (pid that opened it, connection)
         self._registry_lock = threading.Lock()
+        self.repaired = 0  # how many unreadable text values initialize() repaired (see repair.py)
 
     # ---------------------------------------------------------------- connections and transactions
 
@@ -265,6 +269,8 @@ class ProgressStore:
             self._set_wal(conn)
         if version < latest:
             self._write(self._migrate)
+        # Text that cannot be read back (see repair.py) is repaired; the write lock only when needed.
+        self.repaired = self._write(repair_invalid_text) if self._read(find_invalid_text, snapshot=True) else 0
 
     def _set_wal(self, conn: sqlite3.Connection) -> None:
         # journal_mode cannot change inside a transaction, and needs a moment without other writers.
@@ -342,7 +348,9 @@ class ProgressStore:
         if not isinstance(result, dict):
             raise ValueError(f"result must be a dict (the grading result), got {type(result).__name__}")
         try:
-            result_json = json.dumps(result, sort_keys=True)
+            # The grader already hands over valid text; a result from elsewhere is made valid here so
+            # that the store never holds a string that cannot be encoded (and the run is not lost).
+            result_json = json.dumps(valid_data(result), sort_keys=True)
         except (TypeError, ValueError) as error:
             raise ValueError(f"result must be JSON-serialisable (the grading result dict): {error}") from error
         status = str(result.get("status", ""))
@@ -543,6 +551,8 @@ class ProgressStore:
         _require_text("text", text, allow_empty=True)
         if not isinstance(ticked, (list, tuple)) or not all(isinstance(item, str) for item in ticked):
             raise ValueError("ticked must be a list of key-idea ids (strings)")
+        for item in ticked:
+            _require_text("a ticked key-idea id", item)
         at = _iso(self.now())
         self._write(
             lambda conn: conn.execute(

@@ -15,20 +15,24 @@ possibly coming from a hostile page in the same browser. One ASGI middleware che
 4. Body size: a request body over the limit gets 413 before any route sees it.
 
 Every response also gets headers that forbid framing and sniffing; HTML pages get a Content Security
-Policy that only allows this server's own scripts, styles, fonts and connections.
+Policy that only allows this server's own scripts, styles, fonts and connections. Everything but the
+static files (every API answer, every page, every refusal) is sent with `Cache-Control: no-store`:
+they carry the learner's progress or the session, and no cache or back button should keep a copy.
 """
 
 from __future__ import annotations
 
 import html
+import ipaddress
 import json
 import secrets
+import socket
 from typing import Any, Awaitable, Callable, Iterable
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
 __all__ = [
     "COOKIE_NAME", "TOKEN_HEADER", "LOOPBACK_HOSTS", "DEFAULT_MAX_BODY", "SecurityMiddleware",
-    "new_token", "split_host", "is_loopback_bind",
+    "new_token", "split_host", "is_loopback_bind", "bind_addresses",
 ]
 
 COOKIE_NAME = "chainrule_token"
@@ -60,10 +64,32 @@ def new_token() -> str:
     return secrets.token_urlsafe(32)
 
 
+def bind_addresses(host: str) -> list[str]:
+    """Every address `host` (an IP address or a name) resolves to; [] when it does not resolve."""
+    name = host.strip().strip("[]")
+    try:
+        infos = socket.getaddrinfo(name, None, proto=socket.IPPROTO_TCP)
+    except (OSError, UnicodeError):  # socket.gaierror is an OSError
+        return []
+    return sorted({str(info[4][0]) for info in infos})
+
+
+def _loopback_address(address: str) -> bool:
+    try:
+        ip = ipaddress.ip_address(address.split("%", 1)[0])
+    except ValueError:
+        return False
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return ip.is_loopback  # 127.0.0.0/8 or ::1
+
+
 def is_loopback_bind(host: str) -> bool:
-    """True for bind addresses reachable only from this machine."""
-    name = host.strip().lower().strip("[]")
-    return name in {"localhost", "::1"} or name.startswith("127.")
+    """True when every address `host` resolves to is loopback (127.0.0.0/8, ::1), so that only this
+    machine can reach a server listening there. Judged by resolving, never by the name: a name such
+    as "127.0.0.1.example.com" can resolve anywhere. A name that does not resolve is not loopback."""
+    addresses = bind_addresses(host)
+    return bool(addresses) and all(_loopback_address(address) for address in addresses)
 
 
 def split_host(value: str) -> tuple[str, int | None] | None:
@@ -268,7 +294,7 @@ class SecurityMiddleware:
                     break
 
         await self.app(scope, self._replay(body_messages, receive) if body_messages is not None else receive,
-                       self._with_headers(send))
+                       self._with_headers(send, no_store=not path.startswith(PUBLIC_PREFIXES)))
 
     # ---------------------------------------------------------------- helpers
 
@@ -284,10 +310,13 @@ class SecurityMiddleware:
         return replayed
 
     @staticmethod
-    def _with_headers(send: Send) -> Send:
+    def _with_headers(send: Send, *, no_store: bool = True) -> Send:
         async def sending(message: dict[str, Any]) -> None:
             if message["type"] == "http.response.start":
                 headers = list(message.get("headers", []))
+                if no_store:
+                    headers = [(k, v) for k, v in headers if k.lower() != b"cache-control"]
+                    headers.append((b"cache-control", b"no-store"))
                 present = {key.lower() for key, _ in headers}
                 headers += [(k, v) for k, v in COMMON_HEADERS if k not in present]
                 content_type = next((v for k, v in headers if k.lower() == b"content-type"), b"")
@@ -313,8 +342,6 @@ class SecurityMiddleware:
             body = UNAUTHORIZED_PAGE.format(message=html.escape(message)).encode("utf-8")
             content_type = b"text/html; charset=utf-8"
         headers = [(b"content-type", content_type), (b"content-length", str(len(body)).encode())]
-        if status == 401 and not as_json:
-            headers.append((b"cache-control", b"no-store"))
         await self._with_headers(send)({"type": "http.response.start", "status": status, "headers": headers})
         await send({"type": "http.response.body", "body": body})
 
@@ -325,9 +352,6 @@ class SecurityMiddleware:
         for name in self.cookie_names:
             cookie = f"{name}={self.token}; Path=/; HttpOnly; SameSite=Strict"
             headers.append((b"set-cookie", cookie.encode("latin-1")))
-        headers += [
-            (b"cache-control", b"no-store"),
-            (b"content-length", b"0"),
-        ]
+        headers.append((b"content-length", b"0"))
         await self._with_headers(send)({"type": "http.response.start", "status": 303, "headers": headers})
         await send({"type": "http.response.body", "body": b""})

@@ -2,11 +2,14 @@
 //
 // Usage (by the grader only):  node harness.js SPEC.json
 // SPEC.json: {"nonce", "submission": path, "language": "javascript" | "typescript", "call": "neuronGrads" | "gradsOf",
-//             "cases": [{"args": [...]}], "output_limit": int, "transpiler": path of the bundled sucrase}
+//             "cases": [{"args": [...]}], "output_limit": int, "transpiler": path of the bundled sucrase,
+//             "typechecker": path of the bundled TypeScript checker (TypeScript only)}
 // Events are lines on stdout, "<marker> <json>", exactly as in harness.py. Numbers are raw (the grader
 // rounds, in one place); non-finite numbers travel as "NaN", "Infinity", "-Infinity".
-// TypeScript is stripped to JavaScript by sucrase, which keeps line numbers, so errors point at the
-// learner's own lines. A top-level `function` is found whether or not it is exported.
+// TypeScript is first type-checked by the real TypeScript compiler (spec.typechecker, the bundled
+// typescript-check.js; its errors are one "type-errors" event, sent before any learner code runs), then
+// stripped to JavaScript by sucrase, which keeps line numbers, so errors point at the learner's own
+// lines. A top-level `function` is found whether or not it is exported.
 "use strict";
 
 const fs = require("fs");
@@ -103,14 +106,26 @@ function resetCapture() {
   return seen;
 }
 
+// The checker comes from the startup snapshot when node was started from one (already loaded and
+// warmed up), else from the bundle. A checker failure is reported, never fatal: the tests still run.
+function typeCheck(text) {
+  try {
+    const checker = globalThis.__chainruleTypeChecker || require(spec.typechecker);
+    emit({ event: "type-errors", errors: checker.typeCheck(text, submission) });
+  } catch (err) {
+    emit({ event: "type-check-failed", message: String((err && err.message) || err).slice(0, 500) });
+  }
+}
+
 let fn;
 try {
   source = fs.readFileSync(submission, "utf8");
   lines = source.split("\n");
+  if (spec.language === "typescript" && spec.typechecker) typeCheck(source);
   let code = source;
   const hasModules = /^\s*(import|export)\b/m.test(source);
   if (spec.language === "typescript" || hasModules) {
-    const { transform } = require(spec.transpiler);
+    const { transform } = globalThis.__chainruleTranspiler || require(spec.transpiler);
     const transforms = spec.language === "typescript" ? ["typescript", "imports"] : ["imports"];
     code = transform(source, { transforms, filePath: submission }).code;
   }

@@ -1,0 +1,123 @@
+"""Idle connections cannot lock learners out of the lesson server.
+
+    config = uvicorn.Config(app, **server_options())
+
+uvicorn closes a kept-alive connection after `timeout_keep_alive` seconds, but it has no deadline for
+the headers of a request: a socket that connects and sends nothing (or a byte now and then) is kept
+forever. A few hundred of them use up the process's open-files limit, after which the server accepts
+nothing and every real request hangs. `GuardedH11Protocol` (uvicorn's h11 protocol, extended) adds:
+
+- a header deadline: a connection that has not sent a whole request head within HEADER_TIMEOUT
+  seconds of connecting (or of its previous response) is closed;
+- a cap on open connections, kept below the open-files limit (with a short listen backlog, so that
+  accepting never overshoots it): when a new connection would pass it, the
+  connection that has waited longest without sending a request is closed to make room, so a real
+  request is served at once however many idle sockets are held; if every open connection is busy
+  with a request, the newcomer's request is answered 503 with a JSON reason, and closed.
+
+uvicorn's own `limit_concurrency` is not used for the cap: it counts idle connections too, so idle
+sockets would turn every real request into a 503, the same lockout in another form.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import time
+from typing import Any
+
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+__all__ = ["HEADER_TIMEOUT", "KEEP_ALIVE_TIMEOUT", "GuardedH11Protocol", "connection_cap", "server_options"]
+
+HEADER_TIMEOUT = 10.0  # seconds to send a request head, from connecting or from the previous response
+KEEP_ALIVE_TIMEOUT = 5  # seconds an idle kept-alive connection stays open (uvicorn's timeout_keep_alive)
+MAX_CONNECTIONS = 512
+FILES_KEPT_FREE = 128  # open files left for the store, the grader's pipes, static files and logs
+# asyncio accepts up to `backlog` connections each time the listening socket is ready, and a closed
+# connection's file is released only a loop turn or two later: keep room for about three such batches.
+LISTEN_BACKLOG = 64
+MAX_HEAD_BYTES = 64 * 1024  # largest request head accepted (h11_max_incomplete_event_size)
+
+
+def connection_cap(limit: int | None = None) -> int:
+    """How many connections may be open at once: MAX_CONNECTIONS, lowered to stay well under the
+    open-files limit (`limit`, default this process's RLIMIT_NOFILE soft limit)."""
+    if limit is None:
+        limit = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    if limit == resource.RLIM_INFINITY:
+        return MAX_CONNECTIONS
+    return max(8, min(MAX_CONNECTIONS, limit - FILES_KEPT_FREE - 3 * LISTEN_BACKLOG))
+
+
+async def _too_many_connections(scope: Any, receive: Any, send: Any) -> None:
+    body = json.dumps({"detail": "The lesson server has too many connections open, all of them busy; "
+                                 "try again in a moment."}).encode()
+    await send({"type": "http.response.start", "status": 503, "headers": [
+        (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+        (b"connection", b"close"), (b"retry-after", b"1"), (b"cache-control", b"no-store")]})
+    await send({"type": "http.response.body", "body": body})
+
+
+class GuardedH11Protocol(H11Protocol):
+    """uvicorn's h11 protocol with a request-head deadline and a cap on open connections."""
+
+    header_timeout = HEADER_TIMEOUT
+    max_connections = MAX_CONNECTIONS
+
+    def connection_made(self, transport: Any) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._head_timer: Any = None
+        self._waiting_since: float | None = None
+        self._await_head()
+        if len(self.connections) > self.max_connections and not self._close_longest_waiting():
+            self.app = _too_many_connections  # every connection is busy: this one's request gets a 503
+
+    def _await_head(self) -> None:
+        self._waiting_since = time.monotonic()
+        self._cancel_head_timer()
+        self._head_timer = self.loop.call_later(self.header_timeout, self._head_too_late)
+
+    def _cancel_head_timer(self) -> None:
+        if self._head_timer is not None:
+            self._head_timer.cancel()
+            self._head_timer = None
+
+    def _head_too_late(self) -> None:
+        self._head_timer = None
+        if self._waiting_since is not None and not self.transport.is_closing():
+            self.transport.close()
+
+    def _close_longest_waiting(self) -> bool:
+        """Close the other connection that has waited longest for a request head; False if none waits."""
+        waiting = [c for c in self.connections if c is not self and getattr(c, "_waiting_since", None) is not None
+                   and not c.transport.is_closing()]
+        if not waiting:
+            return False
+        oldest = min(waiting, key=lambda c: c._waiting_since)
+        oldest._cancel_head_timer()
+        oldest.transport.close()
+        return True
+
+    def handle_events(self) -> None:
+        super().handle_events()
+        if self.cycle is not None and not self.cycle.response_complete:
+            self._waiting_since = None  # a request head arrived: it is being answered
+            self._cancel_head_timer()
+
+    def on_response_complete(self) -> None:
+        if not self.transport.is_closing():
+            self._await_head()  # before the parent handles a pipelined request, which clears it again
+        super().on_response_complete()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._cancel_head_timer()
+        self._waiting_since = None
+        super().connection_lost(exc)
+
+
+def server_options() -> dict[str, Any]:
+    """uvicorn.Config keyword arguments for the lesson server's connection limits."""
+    protocol = type("LessonH11Protocol", (GuardedH11Protocol,), {"max_connections": connection_cap()})
+    return {"http": protocol, "timeout_keep_alive": KEEP_ALIVE_TIMEOUT, "h11_max_incomplete_event_size": MAX_HEAD_BYTES,
+            "backlog": LISTEN_BACKLOG}
