@@ -194,7 +194,7 @@ class Value:
             return Value(POW.forward(self.data, exponent.data), self, exponent, POW)
         if isinstance(exponent, Value):
             return Value(POW.forward(self.data, exponent.data), self, exponent, POW)
-        k = _real_or_none(exponent)
+        k = exponent if exponent.__class__ is float else _real_or_none(exponent)
         if k is None:
             return NotImplemented
         op = power_op(k)
@@ -323,6 +323,8 @@ class Value:
 def _operand(x: Any) -> Value | None:
     """The other operand of an arithmetic op as a Value (a real number becomes a constant leaf), or
     None for anything else, which the caller turns into NotImplemented."""
+    if x.__class__ is float:  # the common case first: no isinstance, no ABC check
+        return Value(x)
     if isinstance(x, Value):
         return x
     number = _real_or_none(x)
