@@ -193,6 +193,16 @@ def test_repeated_backward_accumulates_leaves_only_as_torch_does() -> None:
     tc.backward(retain_graph=True)
     tc.backward()
     assert a.grad == pytest.approx(ta.grad.item(), rel=1e-12)
+    m = micrograd_engine.Value(3.0)  # micrograd itself adds into interior nodes again: wrong leaves
+    mc = (m * m + m).tanh() * m
+    mc.backward()
+    mc.backward()
+    assert m.grad != pytest.approx(ta.grad.item(), rel=1e-6)
+
+
+def test_a_negative_base_to_a_fractional_power_is_nan_not_complex() -> None:
+    assert isinstance((micrograd_engine.Value(-8.0) ** 0.5).data, complex)
+    assert math.isnan((dropin_engine.Value(-8.0) ** 0.5).data)
 
 
 def test_the_order_is_fixed_so_results_repeat_bit_for_bit() -> None:

@@ -99,3 +99,56 @@ def test_the_classifier_catches_a_difference_it_cannot_explain(monkeypatch) -> N
     monkeypatch.setitem(fuzz.TORCH_UNARY, "sigmoid", lambda v: fuzz.torch.sigmoid(v) * 1.0000001)
     ours = fuzz.chainrule_results(leaves, steps)
     assert explain(leaves, steps, 1, ours[1]) == "unexplained"
+
+
+# --- who rounds better, op by op (the "kernels" and "x ** k" classes) ----------------------------------------
+
+def correctly_rounded_counts(ours, theirs, exact, points) -> tuple[int, int, int]:
+    """Among points where the two differ: how often each equals the exactly rounded result."""
+    mpmath = pytest.importorskip("mpmath")
+    mpmath.mp.prec = 200
+    differ = ours_right = theirs_right = 0
+    for x in points:
+        a = ours(x)
+        b = theirs(fuzz.torch.tensor(x, dtype=fuzz.torch.float64)).item()
+        if same(a, b):
+            continue
+        differ += 1
+        truth = float(exact(mpmath.mpf(x)))
+        ours_right += a == truth
+        theirs_right += b == truth
+    return differ, ours_right, theirs_right
+
+
+_RNG = random.Random(9)
+POINTS = [_RNG.uniform(-5, 5) for _ in range(4000)]
+
+
+def test_exp_of_the_c_library_is_correctly_rounded_more_often_than_pytorchs() -> None:
+    import mpmath
+    from chainrule import Value
+    differ, ours, theirs = correctly_rounded_counts(lambda x: Value(x).exp().data, fuzz.torch.exp, mpmath.exp, POINTS)
+    assert differ > 0 and ours > theirs, (differ, ours, theirs)
+
+
+def test_tanh_of_pytorch_is_correctly_rounded_more_often_than_the_c_librarys() -> None:
+    import mpmath
+    from chainrule import Value
+    differ, ours, theirs = correctly_rounded_counts(lambda x: Value(x).tanh().data, fuzz.torch.tanh, mpmath.tanh, POINTS)
+    assert differ > 0 and theirs > ours, (differ, ours, theirs)
+
+
+@pytest.mark.parametrize("k", [3.0, -0.5, -2.0])
+def test_constant_powers_are_correctly_rounded_where_pytorchs_fast_paths_are_not(k: float) -> None:
+    from chainrule import Value
+    positive = [abs(x) + 1e-3 for x in POINTS]
+    differ, ours, theirs = correctly_rounded_counts(lambda x: (Value(x) ** k).data, lambda t: t ** k,
+                                                    lambda m: m ** k, positive)
+    assert differ > 0 and ours > 0.99 * differ and theirs < 0.05 * differ, (differ, ours, theirs)
+
+
+def test_sigmoid_follows_pytorchs_formula_bit_for_bit() -> None:
+    from chainrule import Value
+    points = POINTS + [-745.0, -720.0, 710.0, -0.0, 0.0, 40.0, -40.0]
+    assert all(same(Value(x).sigmoid().data, fuzz.torch.sigmoid(fuzz.torch.tensor(x, dtype=fuzz.torch.float64)).item())
+               for x in points)
