@@ -190,8 +190,6 @@ class Value:
         return Value(DIV.forward(self.data, other.data), self, other, DIV)
 
     def __pow__(self, exponent: "Value | float") -> "Value":
-        if exponent.__class__ is Value:
-            return Value(POW.forward(self.data, exponent.data), self, exponent, POW)
         if isinstance(exponent, Value):
             return Value(POW.forward(self.data, exponent.data), self, exponent, POW)
         k = exponent if exponent.__class__ is float else _real_or_none(exponent)
