@@ -1,4 +1,5 @@
-"""Engine speed and memory, side by side in one process: chainrule vs micrograd 0.1.0 vs PyTorch (0-d float64).
+"""Engine speed and memory, side by side in one process: chainrule vs micrograd 0.1.0 vs PyTorch (0-d float64),
+and chainrule.micrograd (the drop-in that keeps micrograd's closures) for what switching only the import gives.
 
 Workloads (forward + backward each):
   chain   a chain of (x * w).tanh() N long (default 10^4)
@@ -22,6 +23,7 @@ import tracemalloc
 from typing import Callable
 
 import chainrule
+import chainrule.micrograd.engine as dropin
 
 try:
     import micrograd.engine as mg
@@ -129,6 +131,7 @@ def main() -> None:
     rows = []
     for name, factory, size in (("chain of (x*w).tanh()", chain, n_chain), ("sum of products", sum_of_products, m_sum)):
         ours = median_seconds(factory(chainrule.Value, size), args.repeats)
+        drop_in = median_seconds(factory(dropin.Value, size), args.repeats)
         theirs = median_seconds(factory(mg.Value, size), args.repeats) if mg else float("nan")
         if torch is None:
             ref = float("nan")
@@ -136,21 +139,24 @@ def main() -> None:
             ref = median_seconds(torch_chain(size), args.repeats)
         else:
             ref = median_seconds(factory(torch_scalar, size), max(1, args.repeats // 2))
-        rows.append((f"{name}, n={size:,}", ours, theirs, ref))
+        rows.append((f"{name}, n={size:,}", ours, theirs, ref, drop_in))
 
     print()
-    print("| workload (forward + backward) | chainrule | micrograd 0.1.0 | PyTorch 0-d | vs micrograd | vs PyTorch |")
-    print("|---|---|---|---|---|---|")
-    for label, ours, theirs, ref in rows:
+    print("| workload (forward + backward) | chainrule | micrograd 0.1.0 | PyTorch 0-d | vs micrograd | vs PyTorch "
+          "| chainrule.micrograd (drop-in) |")
+    print("|---|---|---|---|---|---|---|")
+    for label, ours, theirs, ref, drop_in in rows:
         print(f"| {label} | {ours * 1e3:.1f} ms | {theirs * 1e3:.1f} ms | {ref * 1e3:.1f} ms "
-              f"| {theirs / ours:.1f}x faster | {ref / ours:.1f}x faster |")
+              f"| {theirs / ours:.1f}x faster | {ref / ours:.1f}x faster | {drop_in * 1e3:.1f} ms |")
 
     ours_mem = bytes_per_node(chainrule.Value)
     theirs_mem = bytes_per_node(mg.Value) if mg else float("nan")
+    drop_in_mem = bytes_per_node(dropin.Value)
     print()
-    print("| memory per op node (tracemalloc, 10^5-step chain alive) | chainrule | micrograd 0.1.0 |")
-    print("|---|---|---|")
-    print(f"| bytes | {ours_mem:.0f} | {theirs_mem:.0f} |")
+    print("| memory per op node (tracemalloc, 10^5-step chain alive) | chainrule | micrograd 0.1.0 "
+          "| chainrule.micrograd (drop-in) |")
+    print("|---|---|---|---|")
+    print(f"| bytes | {ours_mem:.0f} | {theirs_mem:.0f} | {drop_in_mem:.0f} |")
 
     start = time.perf_counter()
     x = chainrule.Value(0.5)

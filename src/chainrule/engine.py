@@ -26,7 +26,7 @@ from contextlib import contextmanager
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from chainrule import ops
-from chainrule.ops import ABS, ADD, DIV, EXP, LOG, MUL, NEG, POW, RELU, SIGMOID, SUB, TANH, Op, chain, power_op
+from chainrule.ops import ABS, ADD, DIV, EXP, LOG, MUL, NEG, POW, RELU, SIGMOID, SUB, TANH, Op, power_op
 
 __all__ = [
     "Value", "grad", "no_grad", "enable_grad", "is_grad_enabled", "zero_grad", "gradcheck",
@@ -80,15 +80,49 @@ def _mode(**settings: Any) -> Iterator[None]:
 
 def _to_float(x: Any) -> float:
     """A Python number as float, or a TypeError that names what was given and what is allowed."""
+    number = _real_or_none(x)
+    if number is None:
+        raise TypeError(
+            f"a Value holds a real number (int or float), not {type(x).__name__}: {_short_repr(x)}"
+        )
+    return number
+
+
+def _real_or_none(x: Any) -> float | None:
+    """x as a float if it is a real number (int, float, bool, Fraction, NumPy scalar...), else None.
+    A real number beyond the float range is an OverflowError that says so."""
     if isinstance(x, float):
         return float(x)
-    if isinstance(x, numbers.Real):
+    if not isinstance(x, numbers.Real):
+        return None
+    try:
+        return float(x)
+    except OverflowError:
         try:
-            return float(x)
-        except (TypeError, ValueError, OverflowError):
-            pass
-    raise TypeError(
-        f"a Value holds a real number (int or float), not {type(x).__name__}: {x!r:.60}"
+            size = f"about 10^{math.floor(math.log10(abs(x)))}"
+        except (OverflowError, ValueError, TypeError):
+            size = "beyond the float range"
+        raise OverflowError(
+            f"the {type(x).__name__} given ({size}) is too large for a float; "
+            f"a Value holds a float64, at most about {sys.float_info.max:.3g} in size"
+        ) from None
+    except (TypeError, ValueError):
+        return None
+
+
+def _short_repr(x: Any) -> str:
+    try:
+        return f"{x!r:.60}"
+    except Exception:  # a huge int (digit limit) or a broken __repr__ must not hide the real error
+        return f"<{type(x).__name__}>"
+
+
+def _micrograd_style_call() -> TypeError:
+    return TypeError(
+        "Value(data, children, op) is micrograd's constructor; chainrule.Value records its inputs "
+        "itself when you combine Values (a + b, a * b, a.tanh()) and takes only Value(data, label=...). "
+        "For code written against micrograd (children as a tuple, _op as a string, _backward closures), "
+        "import Value from chainrule.micrograd.engine instead"
     )
 
 
@@ -112,6 +146,8 @@ class Value:
         self.grad = 0.0
         self.label = label
         if _op is None:  # a leaf made by the user: check what it holds
+            if _a is not None or _b is not None:
+                raise _micrograd_style_call()
             if data.__class__ is not float:
                 self.data = _to_float(data)
             self._a = self._b = None
@@ -127,28 +163,39 @@ class Value:
 
     def __add__(self, other: "Value | float") -> "Value":
         if other.__class__ is not Value:
-            other = _lift(other, "+")
+            other = _operand(other)
+            if other is None:
+                return NotImplemented
         return Value(_add(self.data, other.data), self, other, ADD)
 
     def __mul__(self, other: "Value | float") -> "Value":
         if other.__class__ is not Value:
-            other = _lift(other, "*")
+            other = _operand(other)
+            if other is None:
+                return NotImplemented
         return Value(_mul(self.data, other.data), self, other, MUL)
 
     def __sub__(self, other: "Value | float") -> "Value":
         if other.__class__ is not Value:
-            other = _lift(other, "-")
+            other = _operand(other)
+            if other is None:
+                return NotImplemented
         return Value(_sub(self.data, other.data), self, other, SUB)
 
     def __truediv__(self, other: "Value | float") -> "Value":
         if other.__class__ is not Value:
-            other = _lift(other, "/")
+            other = _operand(other)
+            if other is None:
+                return NotImplemented
         return Value(DIV.forward(self.data, other.data), self, other, DIV)
 
     def __pow__(self, exponent: "Value | float") -> "Value":
-        if exponent.__class__ is Value:
+        if isinstance(exponent, Value):
             return Value(POW.forward(self.data, exponent.data), self, exponent, POW)
-        op = power_op(_lift(exponent, "**").data)
+        k = exponent if exponent.__class__ is float else _real_or_none(exponent)
+        if k is None:
+            return NotImplemented
+        op = power_op(k)
         return Value(op.forward(self.data), self, None, op)
 
     def __neg__(self) -> "Value":
@@ -161,20 +208,28 @@ class Value:
         return self
 
     # Reflected forms: the constant on the left becomes a leaf Value, so `2 * v`, `1 - v`, `2 ** v` work.
+    # An operand that is not a real number gives NotImplemented, as Python's data model asks: the other
+    # operand's own method then gets its turn (`Value * ndarray` works like `ndarray * Value`), and when
+    # both refuse Python raises "unsupported operand type(s) for *: 'Value' and '...'".
     def __radd__(self, other: float) -> "Value":
-        return _lift(other, "+") + self
+        other = _operand(other)
+        return NotImplemented if other is None else other + self
 
     def __rmul__(self, other: float) -> "Value":
-        return _lift(other, "*") * self
+        other = _operand(other)
+        return NotImplemented if other is None else other * self
 
     def __rsub__(self, other: float) -> "Value":
-        return _lift(other, "-") - self
+        other = _operand(other)
+        return NotImplemented if other is None else other - self
 
     def __rtruediv__(self, other: float) -> "Value":
-        return _lift(other, "/") / self
+        other = _operand(other)
+        return NotImplemented if other is None else other / self
 
     def __rpow__(self, base: float) -> "Value":
-        return _lift(base, "**") ** self
+        base = _operand(base)
+        return NotImplemented if base is None else base ** self
 
     def tanh(self) -> "Value":
         return Value(_tanh(self.data), self, None, TANH)
@@ -209,20 +264,20 @@ class Value:
             anomaly.checked_backward(order)
             return
         for node in reversed(order):
-            g = node.grad
             a = node._a
             b = node._b
-            # A local derivative of None is masked (ops.chain): it passes nothing, not 0 x g.
+            # The op table's pullback forms local derivative x g (dividing g where the slope has a
+            # denominator); None is a masked slope: it passes nothing, not 0 x g.
             if b is not None:
-                da, db = node._op.local(a.data, b.data, node.data)
+                da, db = node._op.pullback(node.grad, a.data, b.data, node.data)
                 if da is not None:
-                    a.grad += da * g
+                    a.grad += da
                 if db is not None:
-                    b.grad += db * g
+                    b.grad += db
             else:
-                da = node._op.local(a.data, node.data)[0]
+                da = node._op.pullback(node.grad, a.data, node.data)[0]
                 if da is not None:
-                    a.grad += da * g
+                    a.grad += da
 
     def zero_grad(self) -> None:
         """Set the gradient of every node in this graph, leaves included, back to 0."""
@@ -263,17 +318,15 @@ class Value:
 
 
 
-def _lift(x: Any, symbol: str) -> Value:
-    """A constant operand as a leaf Value; anything that is not a real number is a TypeError."""
-    if x.__class__ is Value:
+def _operand(x: Any) -> Value | None:
+    """The other operand of an arithmetic op as a Value (a real number becomes a constant leaf), or
+    None for anything else, which the caller turns into NotImplemented."""
+    if x.__class__ is float:  # the common case first: no isinstance, no ABC check
+        return Value(x)
+    if isinstance(x, Value):
         return x
-    try:
-        return Value(_to_float(x))
-    except TypeError:
-        raise TypeError(
-            f"unsupported operand for {symbol}: Value and {type(x).__name__}; "
-            "a Value combines only with int, float or another Value"
-        ) from None
+    number = _real_or_none(x)
+    return None if number is None else Value(number)
 
 
 # --- graph walks -------------------------------------------------------------------------------------
@@ -342,17 +395,19 @@ def grad(output: Value, inputs: Sequence[Value] | Value, create_graph: bool = Fa
     if not isinstance(output, Value):
         raise TypeError(f"grad() takes a Value as output, not {type(output).__name__}")
     order = topological_order(output, leaves=False)
+    # Keyed by id: the nodes of `order` stay alive during the call, so their ids stay unique.
     grads: dict[int, Any] = {id(output): Value(1.0) if create_graph else 1.0}
     if create_graph:
         with enable_grad():
             for node in reversed(order):
-                g = grads[id(node)]
-                local = node._op.local(*node._prev, node)
-                for child, d in zip(node._prev, local):
-                    if d is None:  # masked: no dependence here
+                g = grads.get(id(node))
+                if g is None:  # reached only through masked slopes: its gradient is a constant 0
+                    g = grads[id(node)] = Value(0.0)
+                prev = node._prev
+                for child, contribution in zip(prev, node._op.pullback(g, *prev, node)):
+                    if contribution is None:  # masked: passes nothing
                         continue
                     key = id(child)
-                    contribution = d * g
                     grads[key] = grads[key] + contribution if key in grads else contribution
         result = []
         for x in inputs:
@@ -360,11 +415,12 @@ def grad(output: Value, inputs: Sequence[Value] | Value, create_graph: bool = Fa
             result.append(g if isinstance(g, Value) else Value(g))
         return tuple(result)
     for node in reversed(order):
-        g = grads[id(node)]
-        local = node._op.local(*[p.data for p in node._prev], node.data)
-        for child, d in zip(node._prev, local):
-            key = id(child)
-            grads[key] = grads.get(key, 0.0) + chain(d, g)
+        prev = node._prev
+        contributions = node._op.pullback(grads.get(id(node), 0.0), *[p.data for p in prev], node.data)
+        for child, contribution in zip(prev, contributions):
+            if contribution is not None:
+                key = id(child)
+                grads[key] = grads.get(key, 0.0) + contribution
     return tuple(Value(float(grads.get(id(x), 0.0))) for x in inputs)
 
 
@@ -442,14 +498,15 @@ class _AnomalyMode:
         for node in reversed(order):
             g = node.grad
             prev = node._prev
-            local = node._op.local(*[p.data for p in prev], node.data)
-            for child, d in zip(prev, local):
-                contribution = chain(d, g)
+            inputs = [p.data for p in prev]
+            for k, (child, contribution) in enumerate(zip(prev, node._op.pullback(g, *inputs, node.data))):
+                if contribution is None:  # masked
+                    continue
                 if not math.isfinite(contribution):
                     raise AnomalyError(
                         f"backward: {node._op.name} passed {contribution} to its input "
-                        f"(local derivative {d}, upstream gradient {g}); node created at "
-                        f"{self.site(node)}"
+                        f"(local derivative {node._op.local(*inputs, node.data)[k]}, upstream gradient "
+                        f"{g}); node created at {self.site(node)}"
                     )
                 child.grad += contribution
 

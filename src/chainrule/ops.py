@@ -1,19 +1,23 @@
 """The one table of operations: each op's forward rule and its local derivatives, side by side.
 
 Everything else reads this table: `Value` computes forward values with `Op.forward`, the backward pass
-multiplies `Op.local` by the upstream gradient, and the step captions and docs show `Op.formula` and
-`Op.local_text`. Change a rule here and it changes everywhere.
+hands each input what `Op.pullback` gives for the upstream gradient, and the step captions and docs show
+`Op.formula`, `Op.local` and `Op.local_text`. Change a rule here and it changes everywhere.
 
 Conventions, with a and b the inputs and out the result:
 
 * ``forward(a, b) -> float`` works on floats and follows IEEE/PyTorch float64 semantics: overflow gives
   inf, log(0) gives -inf, log of a negative number or a negative base to a fractional power gives nan,
   x / 0 gives inf, -inf or nan. It never raises and never returns a complex number.
-* ``local(a, b, out) -> tuple`` returns d out / d input for each input. It is written with operators
-  and the helpers below, so it works both on floats (the ordinary backward pass) and on `Value`s
-  (``create_graph=True``, which makes the gradient itself differentiable). A slope that is zero by
-  construction (relu left of 0, a zero exponent) is ``None``, "masked": it passes exactly 0 whatever
-  arrives from above, even inf or nan, as PyTorch's ``where()`` does; see `chain`.
+* ``pullback(g, a, b, out) -> tuple`` returns, for each input, what the op passes back to it when the
+  gradient ``g`` arrives at ``out``: the local derivative times ``g``, formed as PyTorch forms it. A
+  slope with a denominator divides ``g`` (``g / b``, never ``(1 / b) * g``), so a subnormal denominator
+  cannot overflow to inf and turn a zero gradient into nan. It is written with operators and the
+  helpers below, so it works both on floats (the ordinary backward pass) and on `Value`s
+  (``create_graph=True``, which makes the gradient itself differentiable). A slope that PyTorch masks
+  with ``where()`` (relu left of 0, a zero exponent) gives ``None``, "masked": the input receives
+  nothing, not 0 x g, so an inf or nan from above does not reach it; see `chain`.
+* ``Op.local(a, b, out)`` is the pullback of ``g = 1``: the local derivatives, for captions and checks.
 """
 
 from __future__ import annotations
@@ -69,15 +73,13 @@ def safe_pow(a: float, b: float) -> float:
 
 
 def stable_sigmoid(x: float) -> float:
-    # Two branches so that exp only ever sees a non-positive argument: no overflow anywhere.
-    if x >= 0.0:
-        return 1.0 / (1.0 + math.exp(-x))
-    e = math.exp(x)
-    return e / (1.0 + e)
+    # PyTorch's formula, 1 / (1 + e^-x), so the bits agree with it; as accurate as the two-branch form
+    # (measured in docs/engine.md). safe_exp turns overflow into inf, and 1 / inf is 0: it never raises.
+    return 1.0 / (1.0 + safe_exp(-x))
 
 
 def relu(x: float) -> float:
-    return 0.0 if x <= 0.0 else x  # nan stays nan, as in PyTorch
+    return 0.0 if x < 0.0 else x  # nan stays nan and -0.0 stays -0.0, as in PyTorch
 
 
 def sign(x: float) -> float:
@@ -132,55 +134,60 @@ class Op:
     symbol: str
     arity: int
     forward: Callable[..., float]
-    local: Callable[..., tuple]
+    pullback: Callable[..., tuple]  # (g, *inputs, out) -> what each input receives; None = masked
     formula: str
     local_text: tuple[str, ...]
     doc: str = ""
     constant: float | None = field(default=None)  # the fixed exponent of a constant power
 
+    def local(self, *inputs_and_out: Any) -> tuple:
+        """d out / d input for each input (None where masked): the pullback of a gradient of 1."""
+        return self.pullback(1.0, *inputs_and_out)
+
 
 ADD = Op(
     "add", "+", 2, lambda a, b: a + b,
-    lambda a, b, out: (1.0, 1.0),
+    lambda g, a, b, out: (g, g),
     "{out} = {a} + {b}", ("1", "1"),
     "Addition copies the gradient to both inputs: d(a+b)/da = d(a+b)/db = 1.",
 )
 SUB = Op(
     "sub", "-", 2, lambda a, b: a - b,
-    lambda a, b, out: (1.0, -1.0),
+    lambda g, a, b, out: (g, -g),
     "{out} = {a} - {b}", ("1", "-1"),
     "Subtraction: d(a-b)/da = 1, d(a-b)/db = -1.",
 )
 MUL = Op(
     "mul", "*", 2, lambda a, b: a * b,
-    lambda a, b, out: (b, a),
+    lambda g, a, b, out: (g * b, g * a),
     "{out} = {a} * {b}", ("{b}", "{a}"),
     "Multiplication swaps the factors: d(ab)/da = b, d(ab)/db = a.",
 )
 DIV = Op(
     "div", "/", 2, safe_div,
-    lambda a, b, out: (div(1.0, b), -div(out, b)),
+    lambda g, a, b, out: (div(g, b), -g * div(out, b)),  # as PyTorch: -g * ((a/b)/b)
     "{out} = {a} / {b}", ("1 / {b}", "-{out} / {b}"),
     "Division: d(a/b)/da = 1/b, d(a/b)/db = -a/b^2 = -(a/b)/b.",
 )
 NEG = Op(
     "neg", "-", 1, lambda a: -a,
-    lambda a, out: (-1.0,),
+    lambda g, a, out: (-g,),
     "{out} = -{a}", ("-1",),
     "Negation: d(-a)/da = -1.",
 )
 
 
-def _pow_local(a: Any, b: Any, out: Any) -> tuple:
-    # Masked as PyTorch does: a zero exponent has no slope in a, and a zero base with a
-    # non-negative exponent has no slope in the exponent (instead of 0 * log 0 = nan).
-    da = None if data_of(b) == 0.0 else b * power(a, b - 1.0)
-    db = None if (data_of(a) == 0.0 and data_of(b) >= 0.0) else out * log(a)
+def _pow_pullback(g: Any, a: Any, b: Any, out: Any) -> tuple:
+    # As PyTorch: a zero exponent masks the slope in the base (a ** 0 is constant). A zero base with a
+    # non-negative exponent has slope 0 in the exponent (instead of out * log 0 = nan), but PyTorch
+    # multiplies that 0 by g rather than masking it, so an inf or nan g still gives nan; we do the same.
+    da = None if data_of(b) == 0.0 else g * (b * power(a, b - 1.0))
+    db = g * 0.0 if (data_of(a) == 0.0 and data_of(b) >= 0.0) else g * (out * log(a))
     return da, db
 
 
 POW = Op(
-    "pow", "**", 2, safe_pow, _pow_local,
+    "pow", "**", 2, safe_pow, _pow_pullback,
     "{out} = {a} ** {b}", ("{b} * {a} ** ({b} - 1)", "{out} * log({a})"),
     "Power with a variable exponent: d(a^b)/da = b a^(b-1), d(a^b)/db = a^b log a.",
 )
@@ -192,12 +199,12 @@ def power_op(k: float) -> Op:
     """The op `a ** k` for a constant k (one shared Op per exponent)."""
     op = _power_ops.get(k)
     if op is None:
-        def local(a: Any, out: Any, k: float = k) -> tuple:
-            return (None if k == 0.0 else k * power(a, k - 1.0),)  # a ** 0 is constant: masked
+        def pullback(g: Any, a: Any, out: Any, k: float = k) -> tuple:
+            return (None if k == 0.0 else g * (k * power(a, k - 1.0)),)  # a ** 0 is constant: masked
 
         text = f"{k:g}"
         op = Op(
-            f"pow{text}", f"**{text}", 1, lambda a, k=k: safe_pow(a, k), local,
+            f"pow{text}", f"**{text}", 1, lambda a, k=k: safe_pow(a, k), pullback,
             "{out} = {a} ** " + text, (f"{text} * {{a}} ** {k - 1.0:g}",),
             f"Constant power: d(a^{text})/da = {text} a^({k - 1.0:g}).", k,
         )
@@ -208,37 +215,37 @@ def power_op(k: float) -> Op:
 
 EXP = Op(
     "exp", "exp", 1, safe_exp,
-    lambda a, out: (out,),
+    lambda g, a, out: (g * out,),
     "{out} = exp({a})", ("{out}",),
     "Exponential is its own derivative: d(e^a)/da = e^a.",
 )
 LOG = Op(
     "log", "log", 1, safe_log,
-    lambda a, out: (div(1.0, a),),
+    lambda g, a, out: (div(g, a),),
     "{out} = log({a})", ("1 / {a}",),
     "Natural logarithm: d(log a)/da = 1/a.",
 )
 TANH = Op(
     "tanh", "tanh", 1, math.tanh,
-    lambda a, out: (1.0 - out * out,),
+    lambda g, a, out: (g * (1.0 - out * out),),
     "{out} = tanh({a})", ("1 - {out}^2",),
     "Hyperbolic tangent: d tanh(a)/da = 1 - tanh(a)^2.",
 )
 SIGMOID = Op(
     "sigmoid", "sigmoid", 1, stable_sigmoid,
-    lambda a, out: (out * (1.0 - out),),
+    lambda g, a, out: (g * (1.0 - out) * out,),  # PyTorch's order of the products
     "{out} = sigmoid({a})", ("{out} * (1 - {out})",),
     "Logistic sigmoid: d s(a)/da = s(a) (1 - s(a)).",
 )
 RELU = Op(
     "relu", "relu", 1, relu,
-    lambda a, out: (None if data_of(a) <= 0.0 else 1.0,),  # masked as PyTorch; a nan input passes
+    lambda g, a, out: (None if data_of(a) <= 0.0 else g,),  # masked as PyTorch; a nan input passes
     "{out} = relu({a})", ("1 if {a} > 0 else 0",),
     "Rectifier: slope 1 where a > 0, else 0 (0 at a = 0, as in PyTorch).",
 )
 ABS = Op(
     "abs", "abs", 1, abs,
-    lambda a, out: (sign(data_of(a)),),
+    lambda g, a, out: (g * sign(data_of(a)),),  # not masked: inf x 0 is nan, as in PyTorch
     "{out} = |{a}|", ("sign({a})",),
     "Absolute value: d|a|/da = sign(a) (0 at a = 0, as in PyTorch).",
 )

@@ -1,0 +1,96 @@
+"""The eager engine before and after a change, in one process: did the change slow it down?
+
+Loads engine.py and ops.py as they are at a git revision (default: main) into a temporary package, then
+times the same workloads on that engine and on the working tree's, alternating which goes first, and
+reports the median CPU time of each and their ratio (CPU time, not wall time, so that other work on a
+shared machine weighs less; both arms see the same machine). Workloads, forward + backward each:
+  chain   (x * w).tanh() 10^4 long
+  sum     a sum of 10^5 products of fresh leaves
+  mixed   every op kind, with numbers on both sides of an operator (the operand-protocol paths)
+Run: python benchmarks/bench_engine_ab.py [--base REV] [--rounds 15]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import importlib
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import chainrule.engine as current
+
+ROOT = Path(__file__).resolve().parent.parent
+XS = [0.001 * (i % 97) for i in range(100_000)]
+WS = [0.002 * (i % 89) - 0.05 for i in range(100_000)]
+
+
+def engine_at(revision: str, folder: Path):
+    """chainrule's engine as it was at `revision`, importable as `chainrule_base.engine`."""
+    package = folder / "chainrule_base"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    for name in ("engine", "ops"):
+        source = subprocess.run(["git", "show", f"{revision}:src/chainrule/{name}.py"], cwd=ROOT, check=True,
+                                capture_output=True, text=True).stdout
+        source = source.replace("from chainrule import ops", "from chainrule_base import ops")
+        (package / f"{name}.py").write_text(source.replace("from chainrule.ops import", "from chainrule_base.ops import"))
+    sys.path.insert(0, str(folder))
+    return importlib.import_module("chainrule_base.engine")
+
+
+def chain(Value, n: int = 10_000) -> None:
+    x, w = Value(0.5), Value(0.9)
+    out = x
+    for _ in range(n):
+        out = (out * w).tanh()
+    out.backward()
+
+
+def sum_of_products(Value) -> None:
+    total = Value(0.0)
+    for x, w in zip(XS, WS):
+        total = total + Value(x) * Value(w)
+    total.backward()
+
+
+def mixed(Value, n: int = 20_000) -> None:
+    x = Value(0.3)
+    out = x
+    for _ in range(n):
+        out = (((out * 0.5 + 1.0) / 2.0 - x).relu() + (2.0 * out).sigmoid() * 0.1 + abs(-out) ** 2 * 0.01
+               + (out * out + 1.0).log() * 0.01 + (1 - out).exp() * 0.001)
+        out = out.tanh()
+    out.backward()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--base", default="main", help="git revision to compare with (default: main)")
+    parser.add_argument("--rounds", type=int, default=15)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as folder:
+        base = engine_at(args.base, Path(folder))
+        times: dict[tuple[str, str], list[float]] = {}
+        for r in range(args.rounds):
+            arms = [("base", base), ("current", current)]
+            for workload in (chain, sum_of_products, mixed):
+                for label, engine in arms if r % 2 else arms[::-1]:
+                    gc.collect()
+                    start = time.process_time()
+                    workload(engine.Value)
+                    times.setdefault((workload.__name__, label), []).append(time.process_time() - start)
+    print(f"| workload (forward + backward) | {args.base} | working tree | working tree / {args.base} |")
+    print("|---|---|---|---|")
+    for workload in ("chain", "sum_of_products", "mixed"):
+        before = statistics.median(times[(workload, "base")])
+        after = statistics.median(times[(workload, "current")])
+        print(f"| {workload} | {before * 1e3:.1f} ms | {after * 1e3:.1f} ms | {after / before:.3f} |")
+
+
+if __name__ == "__main__":
+    main()
