@@ -14,6 +14,11 @@ Conventions, with a and b the inputs and out the result:
   (``create_graph=True``, which makes the gradient itself differentiable). A slope that is zero by
   construction (relu left of 0, a zero exponent) is ``None``, "masked": it passes exactly 0 whatever
   arrives from above, even inf or nan, as PyTorch's ``where()`` does; see `chain`.
+* ``array_forward`` and ``array_local`` are the same rules on NumPy float64 arrays, one element per
+  example (`chainrule.compile` replays a graph with them). ``None`` means the float rule is written with
+  operators only and works on arrays as it stands. An array slope may be ``None`` (masked everywhere)
+  or ``Masked(keep, slope)`` (masked where ``keep`` is False); see `array_chain`. NumPy is imported
+  only inside these functions, so the engine runs without it.
 """
 
 from __future__ import annotations
@@ -118,6 +123,75 @@ def log(a: Any) -> Any:
     return safe_log(a) if _is_float(a) else a.log()
 
 
+# --- array forms (NumPy, for chainrule.compile): the same rules on float64 arrays --------------------
+
+_numpy: Any = None
+
+
+def _np() -> Any:
+    """NumPy, imported on first use: `import chainrule` must work without it."""
+    global _numpy
+    if _numpy is None:
+        import numpy
+
+        _numpy = numpy
+    return _numpy
+
+
+@dataclass(frozen=True, slots=True)
+class Masked:
+    """An array slope that is masked (passes exactly 0) wherever ``keep`` is False."""
+
+    keep: Any
+    slope: Any
+
+
+def array_chain(local: Any, upstream: Any) -> Any:
+    """`chain` on arrays: local derivative x upstream gradient, exactly 0 where the slope is masked
+    (None when it is masked everywhere: nothing to pass)."""
+    if local is None:
+        return None
+    if local.__class__ is Masked:
+        return _np().where(local.keep, local.slope * upstream, 0.0)
+    return local * upstream
+
+
+def array_sum_of_products(weights: Any, inputs: Any) -> Any:
+    """Many sums of products at once, out[j] = sum_k weights[j, k] * inputs[k]: MUL then ADD, fused
+    into one matrix product (weights (J, K), inputs (K, N), one column per example)."""
+    return weights @ inputs
+
+
+def array_sum_of_products_local(weights: Any, inputs: Any, upstream: Any) -> tuple:
+    """Its backward pass, from MUL's local derivatives (d(wx)/dw = x, d(wx)/dx = w) and ADD's (1):
+    the gradients of the weights, summed over the examples, and of the inputs."""
+    return upstream @ inputs.T, weights.T @ upstream
+
+
+def _relu_array(a: Any) -> Any:
+    return _np().where(a <= 0.0, 0.0, a)  # nan stays nan, as `relu`
+
+
+def _sign_array(a: Any) -> Any:
+    np = _np()
+    return np.greater(a, 0.0) - np.less(a, 0.0).astype(float)  # 0 at 0 and nan, as `sign`
+
+
+def _sigmoid_array(a: Any) -> Any:
+    # `stable_sigmoid`'s two branches, chosen per element: exp only sees -|a| <= 0.
+    np = _np()
+    e = np.exp(-np.abs(a))
+    return np.where(a >= 0.0, 1.0 / (1.0 + e), e / (1.0 + e))
+
+
+def _pow_array_local(a: Any, b: Any, out: Any) -> tuple:
+    # `_pow_local`, element by element: the same two masks.
+    np = _np()
+    da = Masked(b != 0.0, b * np.power(a, b - 1.0))
+    db = Masked(~((a == 0.0) & (b >= 0.0)), out * np.log(a))
+    return da, db
+
+
 # --- the table ---------------------------------------------------------------------------------------
 
 
@@ -137,6 +211,8 @@ class Op:
     local_text: tuple[str, ...]
     doc: str = ""
     constant: float | None = field(default=None)  # the fixed exponent of a constant power
+    array_forward: Callable[..., Any] | None = field(default=None)  # None: `forward` works on arrays
+    array_local: Callable[..., tuple] | None = field(default=None)  # None: `local` works on arrays
 
 
 ADD = Op(
@@ -183,6 +259,7 @@ POW = Op(
     "pow", "**", 2, safe_pow, _pow_local,
     "{out} = {a} ** {b}", ("{b} * {a} ** ({b} - 1)", "{out} * log({a})"),
     "Power with a variable exponent: d(a^b)/da = b a^(b-1), d(a^b)/db = a^b log a.",
+    array_forward=lambda a, b: _np().power(a, b), array_local=_pow_array_local,
 )
 
 _power_ops: dict[float, Op] = {}
@@ -195,11 +272,15 @@ def power_op(k: float) -> Op:
         def local(a: Any, out: Any, k: float = k) -> tuple:
             return (None if k == 0.0 else k * power(a, k - 1.0),)  # a ** 0 is constant: masked
 
+        def array_local(a: Any, out: Any, k: float = k) -> tuple:
+            return (None if k == 0.0 else k * _np().power(a, k - 1.0),)
+
         text = f"{k:g}"
         op = Op(
             f"pow{text}", f"**{text}", 1, lambda a, k=k: safe_pow(a, k), local,
             "{out} = {a} ** " + text, (f"{text} * {{a}} ** {k - 1.0:g}",),
             f"Constant power: d(a^{text})/da = {text} a^({k - 1.0:g}).", k,
+            lambda a, k=k: _np().power(a, k), array_local,
         )
         if len(_power_ops) < 1024:  # bounded: exponents are few in practice
             _power_ops[k] = op
@@ -211,36 +292,42 @@ EXP = Op(
     lambda a, out: (out,),
     "{out} = exp({a})", ("{out}",),
     "Exponential is its own derivative: d(e^a)/da = e^a.",
+    array_forward=lambda a: _np().exp(a),
 )
 LOG = Op(
     "log", "log", 1, safe_log,
     lambda a, out: (div(1.0, a),),
     "{out} = log({a})", ("1 / {a}",),
     "Natural logarithm: d(log a)/da = 1/a.",
+    array_forward=lambda a: _np().log(a),
 )
 TANH = Op(
     "tanh", "tanh", 1, math.tanh,
     lambda a, out: (1.0 - out * out,),
     "{out} = tanh({a})", ("1 - {out}^2",),
     "Hyperbolic tangent: d tanh(a)/da = 1 - tanh(a)^2.",
+    array_forward=lambda a: _np().tanh(a),
 )
 SIGMOID = Op(
     "sigmoid", "sigmoid", 1, stable_sigmoid,
     lambda a, out: (out * (1.0 - out),),
     "{out} = sigmoid({a})", ("{out} * (1 - {out})",),
     "Logistic sigmoid: d s(a)/da = s(a) (1 - s(a)).",
+    array_forward=_sigmoid_array,
 )
 RELU = Op(
     "relu", "relu", 1, relu,
     lambda a, out: (None if data_of(a) <= 0.0 else 1.0,),  # masked as PyTorch; a nan input passes
     "{out} = relu({a})", ("1 if {a} > 0 else 0",),
     "Rectifier: slope 1 where a > 0, else 0 (0 at a = 0, as in PyTorch).",
+    array_forward=_relu_array, array_local=lambda a, out: (Masked(~(a <= 0.0), 1.0),),
 )
 ABS = Op(
     "abs", "abs", 1, abs,
     lambda a, out: (sign(data_of(a)),),
     "{out} = |{a}|", ("sign({a})",),
     "Absolute value: d|a|/da = sign(a) (0 at a = 0, as in PyTorch).",
+    array_forward=lambda a: _np().abs(a), array_local=lambda a, out: (_sign_array(a),),
 )
 
 #: Every op with a fixed definition, by name (constant powers are made by `power_op`).
