@@ -168,6 +168,13 @@ def array_sum_of_products_local(weights: Any, inputs: Any, upstream: Any) -> tup
     return upstream @ inputs.T, weights.T @ upstream
 
 
+def _power_array(a: Any, k: float) -> Any:
+    # The exponent as a full array: for a scalar one NumPy takes shortcuts (sqrt for 0.5) that differ
+    # from pow at the edges (sqrt(-inf) is nan, pow(-inf, 0.5) is inf).
+    np = _np()
+    return np.power(a, np.full(np.shape(a), k))
+
+
 def _relu_array(a: Any) -> Any:
     return _np().where(a <= 0.0, 0.0, a)  # nan stays nan, as `relu`
 
@@ -273,14 +280,14 @@ def power_op(k: float) -> Op:
             return (None if k == 0.0 else k * power(a, k - 1.0),)  # a ** 0 is constant: masked
 
         def array_local(a: Any, out: Any, k: float = k) -> tuple:
-            return (None if k == 0.0 else k * _np().power(a, k - 1.0),)
+            return (None if k == 0.0 else k * _power_array(a, k - 1.0),)
 
         text = f"{k:g}"
         op = Op(
             f"pow{text}", f"**{text}", 1, lambda a, k=k: safe_pow(a, k), local,
             "{out} = {a} ** " + text, (f"{text} * {{a}} ** {k - 1.0:g}",),
             f"Constant power: d(a^{text})/da = {text} a^({k - 1.0:g}).", k,
-            lambda a, k=k: _np().power(a, k), array_local,
+            lambda a, k=k: _power_array(a, k), array_local,
         )
         if len(_power_ops) < 1024:  # bounded: exponents are few in practice
             _power_ops[k] = op
