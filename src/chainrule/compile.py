@@ -293,7 +293,10 @@ class _MatrixSum:
         self.needs_grad = inputs.needs_grad or coefficients_need_grad or (self.has_bias and bias_needs_grad)
 
     def forward(self, U: Any, V: Any) -> None:
-        out = array_sum_of_products(U[self.coefficients], V[self.inputs.index])
+        if self.out.__class__ is slice:  # straight into the store
+            out = array_sum_of_products(U[self.coefficients], V[self.inputs.index], V[self.out])
+        else:
+            out = array_sum_of_products(U[self.coefficients], V[self.inputs.index])
         if self.has_bias:
             out += self.np.bincount(self.bias_owner, self.bias.read(U, V), self.count)[:, None]
         V[self.out] = out
@@ -578,8 +581,8 @@ class CompiledFunction:
         np = self._np
         with np.errstate(all="ignore"):
             U, V, n = self._forward(columns)
-            GU = np.zeros_like(U)
-            GV = np.zeros_like(V)
+            GU = np.zeros(U.shape)
+            GV = np.zeros(V.shape)
             if self._out_varying:
                 GV[self._out_slot] = 1.0
             else:

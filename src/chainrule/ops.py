@@ -156,10 +156,10 @@ def array_chain(local: Any, upstream: Any) -> Any:
     return local * upstream
 
 
-def array_sum_of_products(weights: Any, inputs: Any) -> Any:
+def array_sum_of_products(weights: Any, inputs: Any, out: Any = None) -> Any:
     """Many sums of products at once, out[j] = sum_k weights[j, k] * inputs[k]: MUL then ADD, fused
     into one matrix product (weights (J, K), inputs (K, N), one column per example)."""
-    return weights @ inputs
+    return _np().matmul(weights, inputs, out=out)
 
 
 def array_sum_of_products_local(weights: Any, inputs: Any, upstream: Any) -> tuple:
