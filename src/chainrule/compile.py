@@ -90,51 +90,30 @@ class _Traced(Value):
             return
         raise _refuse("setting x.data")
 
-    def __float__(self) -> float:
-        raise _refuse("float(x)")
-
-    def __int__(self) -> int:
-        raise _refuse("int(x)")
-
-    def __index__(self) -> int:
-        raise _refuse("using x as an index")
-
-    def __bool__(self) -> bool:
-        raise _refuse("bool(x) (also `if x:`, `while x:`, `x and y`)")
-
-    def __round__(self, ndigits: int | None = None) -> float:
-        raise _refuse("round(x)")
-
-    def __trunc__(self) -> int:
-        raise _refuse("math.trunc(x)")
-
-    def __floor__(self) -> int:
-        raise _refuse("math.floor(x)")
-
-    def __ceil__(self) -> int:
-        raise _refuse("math.ceil(x)")
-
-    def __lt__(self, other: Any) -> bool:
-        raise _refuse("comparing (x < y)")
-
-    def __le__(self, other: Any) -> bool:
-        raise _refuse("comparing (x <= y)")
-
-    def __gt__(self, other: Any) -> bool:
-        raise _refuse("comparing (x > y)")
-
-    def __ge__(self, other: Any) -> bool:
-        raise _refuse("comparing (x >= y)")
-
-    def item(self) -> float:
-        raise _refuse("x.item()")
-
-    def backward(self) -> None:
-        raise _refuse("backward()")
-
     def __repr__(self) -> str:
         op = f", op={self._op.name}" if self._op is not None else ""
         return f"Value(traced: no number until replayed{op})"
+
+
+# What a placeholder refuses, and how the message names it.
+_REFUSED = {
+    "__float__": "float(x)", "__int__": "int(x)", "__index__": "using x as an index",
+    "__bool__": "bool(x) (also `if x:`, `while x:`, `x and y`)", "__round__": "round(x)",
+    "__trunc__": "math.trunc(x)", "__floor__": "math.floor(x)", "__ceil__": "math.ceil(x)",
+    "__lt__": "comparing (x < y)", "__le__": "comparing (x <= y)", "__gt__": "comparing (x > y)",
+    "__ge__": "comparing (x >= y)", "item": "x.item()", "backward": "backward()",
+}
+
+
+def _refusing(what: str) -> Callable[..., Any]:
+    def refuse(self: Value, *args: Any) -> Any:
+        raise _refuse(what)
+
+    return refuse
+
+
+for _name, _what in _REFUSED.items():
+    setattr(_Traced, _name, _refusing(_what))
 
 
 def _mark_traced(node: Value) -> None:
