@@ -272,13 +272,12 @@ class _MatrixSum:
         self.needs_grad = inputs.needs_grad or coefficients_need_grad or (self.has_bias and bias_needs_grad)
 
     def forward(self, U: Any, V: Any) -> None:
-        if self.out.__class__ is slice:  # straight into the store
-            out = array_sum_of_products(U[self.coefficients], V[self.inputs.index], V[self.out])
-        else:
-            out = array_sum_of_products(U[self.coefficients], V[self.inputs.index])
+        in_place = self.out.__class__ is slice  # write straight into the store
+        out = array_sum_of_products(U[self.coefficients], V[self.inputs.index], V[self.out] if in_place else None)
         if self.has_bias:
             out += self.np.bincount(self.bias_owner, self.bias.read(U, V), self.count)[:, None]
-        V[self.out] = out
+        if not in_place:
+            V[self.out] = out
 
     def backward(self, U: Any, V: Any, GU: Any, GV: Any) -> None:
         if not self.needs_grad:
