@@ -303,6 +303,17 @@ def test_tracing_leaves_no_mode_behind_and_eager_code_still_works():
     assert type(b) is Value and a.grad == 4.0 and float(b) == 4.0
 
 
+def test_compile_records_the_graph_even_inside_no_grad_and_restores_the_mode():
+    p = Value(3.0)
+    with chainrule.no_grad():
+        compiled = chainrule.compile(lambda x: x * p, [p])
+        assert not chainrule.is_grad_enabled()
+        assert (p * p).is_leaf()  # still no graph out here
+    values, grads = compiled.value_and_grad(np.array([1.0, 2.0]))
+    assert values.tolist() == [3.0, 6.0] and grads.tolist() == [3.0]
+    assert chainrule.is_grad_enabled()
+
+
 # --- bad input ---------------------------------------------------------------------------------------
 
 
