@@ -37,6 +37,7 @@ for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 import argparse  # noqa: E402
 import gc  # noqa: E402
 import platform  # noqa: E402
+import resource  # noqa: E402
 import statistics  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
@@ -111,27 +112,33 @@ def time_demo(sizes: list[int], samples: int) -> dict[str, float]:
     import numpy  # noqa: F401  (its import is not the demo's)
 
     gc.collect()
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     demo = make_demo(sizes, samples, compiled=True)
     for k in range(STEPS):
         demo.step(k)
-    in_process = time.perf_counter() - start
+    in_process, in_process_cpu = time.perf_counter() - start, time.process_time() - cpu
     command = [sys.executable, "-m", "chainrule", "train", "moons", "--compiled"]
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True, check=True)
     cli = time.perf_counter() - start
-    return {"in process": in_process, "command": cli, "reported": done.stdout.strip().splitlines()[-1]}
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cli_cpu = after.ru_utime + after.ru_stime - children.ru_utime - children.ru_stime
+    return {"in process": in_process, "in process cpu": in_process_cpu, "command": cli, "command cpu": cli_cpu,
+            "reported": done.stdout.strip().splitlines()[-1]}
 
 
-def time_steps(step: Callable[[int], float], repeats: int) -> tuple[float, list[float]]:
-    """Median seconds per step over `repeats` consecutive steps, and the losses; GC on, own garbage only."""
+def time_steps(step: Callable[[int], float], repeats: int) -> tuple[float, float, list[float]]:
+    """Median wall and CPU seconds per step over `repeats` consecutive steps, and the losses; GC on,
+    own garbage only. CPU time (this process) is steadier than wall time when other jobs share the cores."""
     gc.collect()
-    times, losses = [], []
+    walls, cpus, losses = [], [], []
     for k in range(repeats):
-        start = time.perf_counter()
+        wall, cpu = time.perf_counter(), time.process_time()
         losses.append(step(k))
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), losses
+        cpus.append(time.process_time() - cpu)
+        walls.append(time.perf_counter() - wall)
+    return statistics.median(walls), statistics.median(cpus), losses
 
 
 def main() -> None:
@@ -143,14 +150,14 @@ def main() -> None:
     print("note: sys.setrecursionlimit(100_000) for micrograd's recursive topological sort")
     cases = dict(list(CASES.items())[:1]) if args.quick else CASES
 
-    results: dict[str, dict[str, tuple[float, list[float], str]]] = {name: {} for name in cases}
+    results: dict[str, dict[str, tuple[float, float, list[float], int]]] = {name: {} for name in cases}
     compile_times: dict[str, float] = {}
     demo_seconds: dict[str, float | str] = {}
 
     def record(case: str, contender: str, step: Callable[[int], float], repeats: int) -> None:
-        median, losses = time_steps(step, repeats)
-        results[case][contender] = (median, losses, f"median of {repeats}")
-        print(f"{case:40s} {contender:30s} {median * 1e3:10.3f} ms/step", flush=True)
+        median, cpu, losses = time_steps(step, repeats)
+        results[case][contender] = (median, cpu, losses, repeats)
+        print(f"{case:40s} {contender:30s} {median * 1e3:10.3f} ms/step (CPU {cpu * 1e3:10.3f} ms)", flush=True)
 
     for case, (sizes, samples, eager_repeats) in cases.items():
         record(case, "eager chainrule", make_eager(sizes, samples), eager_repeats)
@@ -179,28 +186,32 @@ def main() -> None:
     print(f"Python {platform.python_version()}, torch {torch.__version__}, numpy "
           f"{__import__('numpy').__version__}, {os.cpu_count()} cores")
     for case, rows in results.items():
-        reference = rows["eager chainrule"][1]
+        reference = rows["eager chainrule"][2]
+        compiled, compiled_cpu = rows["compiled chainrule"][:2]
         print()
         print(f"### {case}")
         print()
-        print("| contender | step (median) | steps timed | / compiled | first losses agree |")
-        print("|---|---:|---:|---:|---|")
-        compiled = rows["compiled chainrule"][0]
-        for contender, (median, losses, how) in rows.items():
+        print("| contender | step, wall (median) | / compiled | step, CPU (median) | / compiled | steps timed "
+              "| same losses |")
+        print("|---|---:|---:|---:|---:|---:|---|")
+        for contender, (median, cpu, losses, repeats) in rows.items():
             agree = all(abs(a - b) <= 1e-9 * abs(b) for a, b in zip(losses, reference))
-            print(f"| {contender} | {median * 1e3:.3f} ms | {how.split()[-1]} | {median / compiled:.3g}x "
-                  f"| {'yes' if agree else 'NO'} |")
-        torch_step = rows["PyTorch batched (1 thread)"][0]
+            print(f"| {contender} | {median * 1e3:.3f} ms | {median / compiled:.3g}x | {cpu * 1e3:.3f} ms "
+                  f"| {cpu / compiled_cpu:.3g}x | {repeats} | {'yes' if agree else 'NO'} |")
+        torch_wall, torch_cpu = rows["PyTorch batched (1 thread)"][:2]
+        eager_wall, eager_cpu = rows["eager chainrule"][:2]
+        imported_wall, imported_cpu = rows["compiled, torch imported"][:2]
         print()
-        print(f"compile() took {compile_times[case] * 1e3:.0f} ms (once). Compiled is "
-              f"{rows['eager chainrule'][0] / compiled:.0f}x faster than eager (goal >= 50x); compiled / PyTorch "
-              f"batched = {compiled / torch_step:.2f} (goal <= 2), with torch imported "
-              f"{rows['compiled, torch imported'][0] / torch_step:.2f}.")
+        print(f"compile() took {compile_times[case] * 1e3:.0f} ms (once). Wall (CPU): compiled is "
+              f"{eager_wall / compiled:.0f}x ({eager_cpu / compiled_cpu:.0f}x) faster than eager (goal >= 50x); "
+              f"compiled / PyTorch batched = {compiled / torch_wall:.2f} ({compiled_cpu / torch_cpu:.2f}), "
+              f"with torch imported {imported_wall / torch_wall:.2f} ({imported_cpu / torch_cpu:.2f}) (goal <= 2).")
         if "micrograd 0.1.0" in rows:
             print(f"micrograd / compiled = {rows['micrograd 0.1.0'][0] / compiled:.0f}x. The whole 100-step "
-                  f"demo, compiled: {demo_seconds['in process']:.2f} s in this process (MoonsDemo with "
-                  f"compiled=True: compile, then steps with accuracy); `python -m chainrule train moons "
-                  f"--compiled` took {demo_seconds['command']:.2f} s as a new process and printed "
+                  f"demo, compiled: {demo_seconds['in process']:.2f} s wall ({demo_seconds['in process cpu']:.2f} s "
+                  f"CPU) in this process (MoonsDemo with compiled=True: compile, then steps with accuracy); "
+                  f"`python -m chainrule train moons --compiled` took {demo_seconds['command']:.2f} s wall "
+                  f"({demo_seconds['command cpu']:.2f} s CPU) as a new process, imports included, and printed "
                   f"\"{demo_seconds['reported']}\".")
 
 
