@@ -25,7 +25,7 @@ from typing import Any, Callable, Sequence
 
 from chainrule import engine
 from chainrule.engine import Value, observe_nodes, topological_order
-from chainrule.ops import ADD, MUL, Op, array_chain, array_sum_of_products, array_sum_of_products_local
+from chainrule.ops import ADD, MUL, Op, array_pullback_of, array_sum_of_products, array_sum_of_products_pullback
 
 __all__ = ["compile", "CompiledFunction", "TracingError"]
 
@@ -230,7 +230,7 @@ class _Elementwise:
     def __init__(self, np: Any, op: Op, out_varying: bool, out_slots: list[int], inputs: list[_Input]) -> None:
         self.np = np
         self.forward_rule = op.array_forward or op.forward
-        self.local_rule = op.array_local or op.local
+        self.pullback = array_pullback_of(op)
         self.varying = out_varying
         self.out = _index(np, out_slots)
         self.inputs = inputs
@@ -243,13 +243,10 @@ class _Elementwise:
         if not self.needs_grad:
             return
         store, grads = (V, GV) if self.varying else (U, GU)
-        upstream = grads[self.out]
-        slopes = self.local_rule(*[i.read(U, V) for i in self.inputs], store[self.out])
-        for source, slope in zip(self.inputs, slopes):
-            if source.needs_grad:
-                contribution = array_chain(slope, upstream)
-                if contribution is not None:
-                    source.add_grad(self.np, GU, GV, contribution)
+        contributions = self.pullback(grads[self.out], *[i.read(U, V) for i in self.inputs], store[self.out])
+        for source, contribution in zip(self.inputs, contributions):
+            if source.needs_grad and contribution is not None:
+                source.add_grad(self.np, GU, GV, contribution)
 
 
 class _MatrixSum:
@@ -284,8 +281,8 @@ class _MatrixSum:
             return
         np = self.np
         upstream = GV[self.out]
-        weights_grad, inputs_grad = array_sum_of_products_local(
-            U[self.coefficients], V[self.inputs.index], upstream
+        weights_grad, inputs_grad = array_sum_of_products_pullback(
+            upstream, U[self.coefficients], V[self.inputs.index]
         )
         if self.inputs.needs_grad:
             self.inputs.add_grad(np, GU, GV, inputs_grad)

@@ -14,11 +14,12 @@ Conventions, with a and b the inputs and out the result:
   (``create_graph=True``, which makes the gradient itself differentiable). A slope that is zero by
   construction (relu left of 0, a zero exponent) is ``None``, "masked": it passes exactly 0 whatever
   arrives from above, even inf or nan, as PyTorch's ``where()`` does; see `chain`.
-* ``array_forward`` and ``array_local`` are the same rules on NumPy float64 arrays, one element per
-  example (`chainrule.compile` replays a graph with them). ``None`` means the float rule is written with
-  operators only and works on arrays as it stands. An array slope may be ``None`` (masked everywhere)
-  or ``Masked(keep, slope)`` (masked where ``keep`` is False); see `array_chain`. NumPy is imported
-  only inside these functions, so the engine runs without it.
+* ``array_forward`` and ``array_pullback`` are the same rules on NumPy float64 arrays, one element per
+  example (`chainrule.compile` replays a graph with them). ``array_pullback(g, *inputs, out)`` returns
+  what each input receives when the gradient ``g`` arrives at ``out``: local derivative x g, exactly 0
+  where the float rule's slope is masked (``None`` when masked everywhere). ``None`` in the table means
+  the float rule is written with operators only and works on arrays as it stands (see
+  `array_pullback_of`). NumPy is imported only inside these functions, so the engine runs without it.
 """
 
 from __future__ import annotations
@@ -138,34 +139,16 @@ def _np() -> Any:
     return _numpy
 
 
-@dataclass(frozen=True, slots=True)
-class Masked:
-    """An array slope that is masked (passes exactly 0) wherever ``keep`` is False."""
-
-    keep: Any
-    slope: Any
-
-
-def array_chain(local: Any, upstream: Any) -> Any:
-    """`chain` on arrays: local derivative x upstream gradient, exactly 0 where the slope is masked
-    (None when it is masked everywhere: nothing to pass)."""
-    if local is None:
-        return None
-    if local.__class__ is Masked:
-        return _np().where(local.keep, local.slope * upstream, 0.0)
-    return local * upstream
-
-
 def array_sum_of_products(weights: Any, inputs: Any, out: Any = None) -> Any:
     """Many sums of products at once, out[j] = sum_k weights[j, k] * inputs[k]: MUL then ADD, fused
     into one matrix product (weights (J, K), inputs (K, N), one column per example)."""
     return _np().matmul(weights, inputs, out=out)
 
 
-def array_sum_of_products_local(weights: Any, inputs: Any, upstream: Any) -> tuple:
+def array_sum_of_products_pullback(g: Any, weights: Any, inputs: Any) -> tuple:
     """Its backward pass, from MUL's local derivatives (d(wx)/dw = x, d(wx)/dx = w) and ADD's (1):
     the gradients of the weights, summed over the examples, and of the inputs."""
-    return upstream @ inputs.T, weights.T @ upstream
+    return g @ inputs.T, weights.T @ g
 
 
 def _power_array(a: Any, k: float) -> Any:
@@ -191,11 +174,16 @@ def _sigmoid_array(a: Any) -> Any:
     return np.where(a >= 0.0, 1.0 / (1.0 + e), e / (1.0 + e))
 
 
-def _pow_array_local(a: Any, b: Any, out: Any) -> tuple:
-    # `_pow_local`, element by element: the same two masks.
+def _masked(keep: Any, contribution: Any) -> Any:
+    """Exactly 0 where the slope is masked, even where the contribution is inf or nan (as `chain`)."""
+    return _np().where(keep, contribution, 0.0)
+
+
+def _pow_array_pullback(g: Any, a: Any, b: Any, out: Any) -> tuple:
+    # `_pow_local` x g, element by element: the same two masks.
     np = _np()
-    da = Masked(b != 0.0, b * np.power(a, b - 1.0))
-    db = Masked(~((a == 0.0) & (b >= 0.0)), out * np.log(a))
+    da = _masked(b != 0.0, (b * np.power(a, b - 1.0)) * g)
+    db = _masked(~((a == 0.0) & (b >= 0.0)), (out * np.log(a)) * g)
     return da, db
 
 
@@ -219,7 +207,7 @@ class Op:
     doc: str = ""
     constant: float | None = field(default=None)  # the fixed exponent of a constant power
     array_forward: Callable[..., Any] | None = field(default=None)  # None: `forward` works on arrays
-    array_local: Callable[..., tuple] | None = field(default=None)  # None: `local` works on arrays
+    array_pullback: Callable[..., tuple] | None = field(default=None)  # None: see array_pullback_of
 
 
 ADD = Op(
@@ -266,7 +254,7 @@ POW = Op(
     "pow", "**", 2, safe_pow, _pow_local,
     "{out} = {a} ** {b}", ("{b} * {a} ** ({b} - 1)", "{out} * log({a})"),
     "Power with a variable exponent: d(a^b)/da = b a^(b-1), d(a^b)/db = a^b log a.",
-    array_forward=lambda a, b: _np().power(a, b), array_local=_pow_array_local,
+    array_forward=lambda a, b: _np().power(a, b), array_pullback=_pow_array_pullback,
 )
 
 _power_ops: dict[float, Op] = {}
@@ -279,15 +267,15 @@ def power_op(k: float) -> Op:
         def local(a: Any, out: Any, k: float = k) -> tuple:
             return (None if k == 0.0 else k * power(a, k - 1.0),)  # a ** 0 is constant: masked
 
-        def array_local(a: Any, out: Any, k: float = k) -> tuple:
-            return (None if k == 0.0 else k * _power_array(a, k - 1.0),)
+        def array_pullback(g: Any, a: Any, out: Any, k: float = k) -> tuple:
+            return (None if k == 0.0 else (k * _power_array(a, k - 1.0)) * g,)
 
         text = f"{k:g}"
         op = Op(
             f"pow{text}", f"**{text}", 1, lambda a, k=k: safe_pow(a, k), local,
             "{out} = {a} ** " + text, (f"{text} * {{a}} ** {k - 1.0:g}",),
             f"Constant power: d(a^{text})/da = {text} a^({k - 1.0:g}).", k,
-            lambda a, k=k: _power_array(a, k), array_local,
+            lambda a, k=k: _power_array(a, k), array_pullback,
         )
         if len(_power_ops) < 1024:  # bounded: exponents are few in practice
             _power_ops[k] = op
@@ -327,17 +315,26 @@ RELU = Op(
     lambda a, out: (None if data_of(a) <= 0.0 else 1.0,),  # masked as PyTorch; a nan input passes
     "{out} = relu({a})", ("1 if {a} > 0 else 0",),
     "Rectifier: slope 1 where a > 0, else 0 (0 at a = 0, as in PyTorch).",
-    array_forward=_relu_array, array_local=lambda a, out: (Masked(~(a <= 0.0), 1.0),),
+    array_forward=_relu_array, array_pullback=lambda g, a, out: (_masked(~(a <= 0.0), g),),
 )
 ABS = Op(
     "abs", "abs", 1, abs,
     lambda a, out: (sign(data_of(a)),),
     "{out} = |{a}|", ("sign({a})",),
     "Absolute value: d|a|/da = sign(a) (0 at a = 0, as in PyTorch).",
-    array_forward=lambda a: _np().abs(a), array_local=lambda a, out: (_sign_array(a),),
+    array_forward=lambda a: _np().abs(a), array_pullback=lambda g, a, out: (_sign_array(a) * g,),
 )
 
 #: Every op with a fixed definition, by name (constant powers are made by `power_op`).
 OPS: dict[str, Op] = {
     op.name: op for op in (ADD, SUB, MUL, DIV, NEG, POW, EXP, LOG, TANH, SIGMOID, RELU, ABS)
 }
+
+
+def array_pullback_of(op: Op) -> Callable[..., tuple]:
+    """The op's pullback on arrays: its array form, or else its float rule, which is then written with
+    operators only (add, sub, mul, div, neg, exp, log, tanh, sigmoid) and works on arrays unchanged."""
+    if op.array_pullback is not None:
+        return op.array_pullback
+    local = op.local
+    return lambda g, *inputs_and_out: tuple(slope * g for slope in local(*inputs_and_out))
