@@ -105,6 +105,23 @@ def test_each_op_agrees_on_zeros_infinities_and_nan_one_example_at_a_time(name):
                                        err_msg=f"{name} at x={x}, y={y}")
 
 
+@pytest.mark.parametrize("name", OPS)
+def test_each_op_passes_an_infinite_gradient_from_above_as_the_eager_engine_does(name):
+    """The output times a factor that overflows to inf: every gradient arriving at the op is inf, so a
+    masked slope (exactly 0) and an unmasked zero slope (0 x inf = nan) come out differently."""
+    overflow = a_param * 1e300 * 1e300
+    fn = lambda x, y: OPS[name](x, y) * overflow  # noqa: E731
+    compiled = chainrule.compile(fn, [a_param, b_param])
+    for x in (0.0, 1.3, -1.3, math.inf, math.nan):
+        for y in (0.0, 1.3, -2.0):
+            values, grads = compiled.value_and_grad([x], [y])
+            expected_values, expected_grads = eager(fn, [a_param, b_param], [[x], [y]])
+            np.testing.assert_allclose(values, expected_values, rtol=VALUE_TOLERANCE, equal_nan=True,
+                                       err_msg=f"{name} at x={x}, y={y}")
+            np.testing.assert_allclose(grads, expected_grads, rtol=GRAD_TOLERANCE, equal_nan=True,
+                                       err_msg=f"{name} at x={x}, y={y}")
+
+
 def test_relu_passes_no_gradient_at_zero_even_from_an_infinite_slope_above():
     """relu(0) has slope 0, masked: 0 x inf must give 0, not nan (PyTorch's rule, and the engine's)."""
     p = Value(1.0)
