@@ -1,7 +1,8 @@
 """chainrule: learn, see and use backpropagation.
 
 The engine (`Value`, `grad`, `no_grad`, `gradcheck`, `detect_anomaly`) imports nothing else of the
-project; traces (`trace`, `explain`) and pictures (`draw`) build on it.
+project; traces (`trace`, `explain`), pictures (`draw`) and compiled replay (`compile`, NumPy only
+when called) build on it.
 """
 
 from chainrule.engine import (
