@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 import chainrule
 from chainrule import TracingError, Value
-from chainrule.compile import _MatrixSum
+from chainrule.replay import MatrixSum
 from chainrule.datasets import moons
 from chainrule.losses import l2_penalty
 from chainrule.nn import MLP
@@ -219,7 +219,7 @@ def test_the_moons_mlp_loss_agrees_and_its_layers_become_matrix_products(activat
     columns = [np.array([p[0] for p in points]), np.array([p[1] for p in points]), np.array(labels, float)]
     compiled = assert_agrees(loss, params, columns)
     # Three layers, three matrix products (the last sum adds the L2 term to the hinge).
-    matrix_sums = [i for i in compiled._instructions if isinstance(i, _MatrixSum)]
+    matrix_sums = [i for i in compiled._instructions if isinstance(i, MatrixSum)]
     assert len(matrix_sums) == 4
     assert compiled.instruction_count < 20  # versus 1,7xx traced nodes
 
