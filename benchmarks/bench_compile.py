@@ -38,13 +38,13 @@ import argparse  # noqa: E402
 import gc  # noqa: E402
 import platform  # noqa: E402
 import resource  # noqa: E402
-import statistics  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 from typing import Callable  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_train  # noqa: E402
 from bench_train import make_micrograd, make_torch_batched  # noqa: E402  (the same steps as bench_train)
 
 SEED = 1
@@ -129,16 +129,10 @@ def time_demo(sizes: list[int], samples: int) -> dict[str, float]:
 
 
 def time_steps(step: Callable[[int], float], repeats: int) -> tuple[float, float, list[float]]:
-    """Median wall and CPU seconds per step over `repeats` consecutive steps, and the losses; GC on,
-    own garbage only. CPU time (this process) is steadier than wall time when other jobs share the cores."""
+    """bench_train's median wall and CPU seconds per step, and the losses, after collecting the garbage
+    the previous contender left (each engine pays for its own). CPU time is steadier on a busy machine."""
     gc.collect()
-    walls, cpus, losses = [], [], []
-    for k in range(repeats):
-        wall, cpu = time.perf_counter(), time.process_time()
-        losses.append(step(k))
-        cpus.append(time.process_time() - cpu)
-        walls.append(time.perf_counter() - wall)
-    return statistics.median(walls), statistics.median(cpus), losses
+    return bench_train.time_steps(step, repeats)
 
 
 def main() -> None:
@@ -163,8 +157,6 @@ def main() -> None:
         record(case, "eager chainrule", make_eager(sizes, samples), eager_repeats)
         gc.collect()
         if sizes == [16, 16, 1] and samples == 100:
-            import bench_train
-
             demo = make_demo(sizes, samples)
             record(case, "micrograd 0.1.0", make_micrograd(demo.points, demo.labels, weights_of(demo)), 1)
             assert bench_train.SIZES == sizes

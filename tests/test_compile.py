@@ -87,22 +87,26 @@ def test_each_op_agrees_with_the_eager_engine_over_a_batch(name):
     assert_agrees(fn, [a_param, b_param], [xs, ys])
 
 
+def assert_agrees_example_by_example(fn, xs, ys):
+    """Batches of one: inf and nan in one example must not hide another example's numbers."""
+    compiled = chainrule.compile(fn, [a_param, b_param])
+    for x in xs:
+        for y in ys:
+            values, grads = compiled.value_and_grad([x], [y])
+            expected_values, expected_grads = eager(fn, [a_param, b_param], [[x], [y]])
+            np.testing.assert_allclose(values, expected_values, rtol=VALUE_TOLERANCE, equal_nan=True,
+                                       err_msg=f"at x={x}, y={y}")
+            np.testing.assert_allclose(grads, expected_grads, rtol=GRAD_TOLERANCE, equal_nan=True,
+                                       err_msg=f"at x={x}, y={y}")
+
+
 AWKWARD = [0.0, -0.0, 1e-300, -1e-300, 1e300, -1e300, math.inf, -math.inf, math.nan, 1.3, -1.3]
 
 
 @pytest.mark.parametrize("name", OPS)
 def test_each_op_agrees_on_zeros_infinities_and_nan_one_example_at_a_time(name):
     """Masked slopes, inf and nan must come out exactly as the eager engine's, example by example."""
-    fn = OPS[name]
-    compiled = chainrule.compile(fn, [a_param, b_param])
-    for x in AWKWARD:
-        for y in (0.0, 1.3, -math.inf, math.nan):
-            values, grads = compiled.value_and_grad([x], [y])
-            expected_values, expected_grads = eager(fn, [a_param, b_param], [[x], [y]])
-            np.testing.assert_allclose(values, expected_values, rtol=VALUE_TOLERANCE, equal_nan=True,
-                                       err_msg=f"{name} at x={x}, y={y}")
-            np.testing.assert_allclose(grads, expected_grads, rtol=GRAD_TOLERANCE, equal_nan=True,
-                                       err_msg=f"{name} at x={x}, y={y}")
+    assert_agrees_example_by_example(OPS[name], AWKWARD, (0.0, 1.3, -math.inf, math.nan))
 
 
 @pytest.mark.parametrize("name", OPS)
@@ -111,15 +115,7 @@ def test_each_op_passes_an_infinite_gradient_from_above_as_the_eager_engine_does
     masked slope (exactly 0) and an unmasked zero slope (0 x inf = nan) come out differently."""
     overflow = a_param * 1e300 * 1e300
     fn = lambda x, y: OPS[name](x, y) * overflow  # noqa: E731
-    compiled = chainrule.compile(fn, [a_param, b_param])
-    for x in (0.0, 1.3, -1.3, math.inf, math.nan):
-        for y in (0.0, 1.3, -2.0):
-            values, grads = compiled.value_and_grad([x], [y])
-            expected_values, expected_grads = eager(fn, [a_param, b_param], [[x], [y]])
-            np.testing.assert_allclose(values, expected_values, rtol=VALUE_TOLERANCE, equal_nan=True,
-                                       err_msg=f"{name} at x={x}, y={y}")
-            np.testing.assert_allclose(grads, expected_grads, rtol=GRAD_TOLERANCE, equal_nan=True,
-                                       err_msg=f"{name} at x={x}, y={y}")
+    assert_agrees_example_by_example(fn, (0.0, 1.3, -1.3, math.inf, math.nan), (0.0, 1.3, -2.0))
 
 
 def test_relu_passes_no_gradient_at_zero_even_from_an_infinite_slope_above():
