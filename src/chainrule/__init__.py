@@ -1,7 +1,8 @@
 """chainrule: learn, see and use backpropagation.
 
 The engine (`Value`, `grad`, `no_grad`, `gradcheck`, `detect_anomaly`) imports nothing else of the
-project; traces (`trace`, `explain`) and pictures (`draw`) build on it.
+project; traces (`trace`, `explain`), pictures (`draw`) and compiled replay (`compile`, NumPy only
+when called) build on it.
 """
 
 from chainrule.engine import (
@@ -22,12 +23,14 @@ from chainrule.engine import (
 # (importing a submodule would otherwise bind its module object to the same name).
 from chainrule.trace import explain, trace  # noqa: E402
 from chainrule.draw import draw  # noqa: E402
+from chainrule.compile import CompiledFunction, TracingError, compile  # noqa: E402  (NumPy only when called)
 
 __version__ = "0.1.0"
 
 __all__ = [
     "AnomalyError", "GradcheckError", "Value", "detect_anomaly", "enable_grad", "grad", "gradcheck",
     "is_grad_enabled", "no_grad", "topological_order", "zero_grad", "trace", "draw", "explain",
+    "compile", "CompiledFunction", "TracingError",
     "__version__",
 ]
 

@@ -534,6 +534,17 @@ def _record_slow_path(node: Value, a: Value | None, b: Value | None, op: Op) -> 
     anomaly = _anomaly()
     if anomaly is not None:
         anomaly.record(node)
+    observer = getattr(_thread, "observer", None)
+    if observer is not None:
+        observer(node)
+
+
+@contextmanager
+def observe_nodes(observer: Callable[[Value], None]) -> Iterator[None]:
+    """Call observer(node) on every op node this thread makes inside the block, graph recording on
+    (chainrule.compile marks the nodes computed from its placeholders this way)."""
+    with _mode(grad_enabled=True, observer=observer):
+        yield
 
 
 # --- numerical check ---------------------------------------------------------------------------------

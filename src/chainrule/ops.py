@@ -18,6 +18,12 @@ Conventions, with a and b the inputs and out the result:
   with ``where()`` (relu left of 0, a zero exponent) gives ``None``, "masked": the input receives
   nothing, not 0 x g, so an inf or nan from above does not reach it; see `chain`.
 * ``Op.local(a, b, out)`` is the pullback of ``g = 1``: the local derivatives, for captions and checks.
+* ``array_forward`` and ``array_pullback`` are the same rules on NumPy float64 arrays, one element per
+  example (`chainrule.compile` replays a graph with them). ``array_pullback(g, *inputs, out)`` returns
+  what each input receives when the gradient ``g`` arrives at ``out``: local derivative x g, exactly 0
+  where the float rule's slope is masked (``None`` when masked everywhere). ``None`` in the table means
+  the float rule is written with operators only and works on arrays as it stands (see
+  `array_pullback_of`). NumPy is imported only inside these functions, so the engine runs without it.
 """
 
 from __future__ import annotations
@@ -120,6 +126,69 @@ def log(a: Any) -> Any:
     return safe_log(a) if _is_float(a) else a.log()
 
 
+# --- array forms (NumPy, for chainrule.compile): the same rules on float64 arrays --------------------
+
+_numpy: Any = None
+
+
+def _np() -> Any:
+    """NumPy, imported on first use: `import chainrule` must work without it."""
+    global _numpy
+    if _numpy is None:
+        import numpy
+
+        _numpy = numpy
+    return _numpy
+
+
+def array_sum_of_products(weights: Any, inputs: Any, out: Any = None) -> Any:
+    """Many sums of products at once, out[j] = sum_k weights[j, k] * inputs[k]: MUL then ADD, fused
+    into one matrix product (weights (J, K), inputs (K, N), one column per example)."""
+    return _np().matmul(weights, inputs, out=out)
+
+
+def array_sum_of_products_pullback(g: Any, weights: Any, inputs: Any) -> tuple:
+    """Its backward pass, from MUL's local derivatives (d(wx)/dw = x, d(wx)/dx = w) and ADD's (1):
+    the gradients of the weights, summed over the examples, and of the inputs."""
+    return g @ inputs.T, weights.T @ g
+
+
+def _power_array(a: Any, k: float) -> Any:
+    # The exponent as a full array: for a scalar one NumPy takes shortcuts (sqrt for 0.5) that differ
+    # from pow at the edges (sqrt(-inf) is nan, pow(-inf, 0.5) is inf).
+    np = _np()
+    return np.power(a, np.full(np.shape(a), k))
+
+
+def _relu_array(a: Any) -> Any:
+    return _np().where(a <= 0.0, 0.0, a)  # nan stays nan, as `relu`
+
+
+def _sign_array(a: Any) -> Any:
+    np = _np()
+    return np.greater(a, 0.0) - np.less(a, 0.0).astype(float)  # 0 at 0 and nan, as `sign`
+
+
+def _sigmoid_array(a: Any) -> Any:
+    # `stable_sigmoid`'s two branches, chosen per element: exp only sees -|a| <= 0.
+    np = _np()
+    e = np.exp(-np.abs(a))
+    return np.where(a >= 0.0, 1.0 / (1.0 + e), e / (1.0 + e))
+
+
+def _masked(keep: Any, contribution: Any) -> Any:
+    """Exactly 0 where the slope is masked, even where the contribution is inf or nan (as `chain`)."""
+    return _np().where(keep, contribution, 0.0)
+
+
+def _pow_array_pullback(g: Any, a: Any, b: Any, out: Any) -> tuple:
+    # `_pow_local` x g, element by element: the same two masks.
+    np = _np()
+    da = _masked(b != 0.0, (b * np.power(a, b - 1.0)) * g)
+    db = _masked(~((a == 0.0) & (b >= 0.0)), (out * np.log(a)) * g)
+    return da, db
+
+
 # --- the table ---------------------------------------------------------------------------------------
 
 
@@ -139,6 +208,8 @@ class Op:
     local_text: tuple[str, ...]
     doc: str = ""
     constant: float | None = field(default=None)  # the fixed exponent of a constant power
+    array_forward: Callable[..., Any] | None = field(default=None)  # None: `forward` works on arrays
+    array_pullback: Callable[..., tuple] | None = field(default=None)  # None: see array_pullback_of
 
     def local(self, *inputs_and_out: Any) -> tuple:
         """d out / d input for each input (None where masked): the pullback of a gradient of 1."""
@@ -190,6 +261,7 @@ POW = Op(
     "pow", "**", 2, safe_pow, _pow_pullback,
     "{out} = {a} ** {b}", ("{b} * {a} ** ({b} - 1)", "{out} * log({a})"),
     "Power with a variable exponent: d(a^b)/da = b a^(b-1), d(a^b)/db = a^b log a.",
+    array_forward=lambda a, b: _np().power(a, b), array_pullback=_pow_array_pullback,
 )
 
 _power_ops: dict[float, Op] = {}
@@ -202,11 +274,15 @@ def power_op(k: float) -> Op:
         def pullback(g: Any, a: Any, out: Any, k: float = k) -> tuple:
             return (None if k == 0.0 else g * (k * power(a, k - 1.0)),)  # a ** 0 is constant: masked
 
+        def array_pullback(g: Any, a: Any, out: Any, k: float = k) -> tuple:
+            return (None if k == 0.0 else (k * _power_array(a, k - 1.0)) * g,)
+
         text = f"{k:g}"
         op = Op(
             f"pow{text}", f"**{text}", 1, lambda a, k=k: safe_pow(a, k), pullback,
             "{out} = {a} ** " + text, (f"{text} * {{a}} ** {k - 1.0:g}",),
             f"Constant power: d(a^{text})/da = {text} a^({k - 1.0:g}).", k,
+            lambda a, k=k: _power_array(a, k), array_pullback,
         )
         if len(_power_ops) < 1024:  # bounded: exponents are few in practice
             _power_ops[k] = op
@@ -218,39 +294,51 @@ EXP = Op(
     lambda g, a, out: (g * out,),
     "{out} = exp({a})", ("{out}",),
     "Exponential is its own derivative: d(e^a)/da = e^a.",
+    array_forward=lambda a: _np().exp(a),
 )
 LOG = Op(
     "log", "log", 1, safe_log,
     lambda g, a, out: (div(g, a),),
     "{out} = log({a})", ("1 / {a}",),
     "Natural logarithm: d(log a)/da = 1/a.",
+    array_forward=lambda a: _np().log(a),
 )
 TANH = Op(
     "tanh", "tanh", 1, math.tanh,
     lambda g, a, out: (g * (1.0 - out * out),),
     "{out} = tanh({a})", ("1 - {out}^2",),
     "Hyperbolic tangent: d tanh(a)/da = 1 - tanh(a)^2.",
+    array_forward=lambda a: _np().tanh(a),
 )
 SIGMOID = Op(
     "sigmoid", "sigmoid", 1, stable_sigmoid,
     lambda g, a, out: (g * (1.0 - out) * out,),  # PyTorch's order of the products
     "{out} = sigmoid({a})", ("{out} * (1 - {out})",),
     "Logistic sigmoid: d s(a)/da = s(a) (1 - s(a)).",
+    array_forward=_sigmoid_array,
 )
 RELU = Op(
     "relu", "relu", 1, relu,
     lambda g, a, out: (None if data_of(a) <= 0.0 else g,),  # masked as PyTorch; a nan input passes
     "{out} = relu({a})", ("1 if {a} > 0 else 0",),
     "Rectifier: slope 1 where a > 0, else 0 (0 at a = 0, as in PyTorch).",
+    array_forward=_relu_array, array_pullback=lambda g, a, out: (_masked(~(a <= 0.0), g),),
 )
 ABS = Op(
     "abs", "abs", 1, abs,
     lambda g, a, out: (g * sign(data_of(a)),),  # not masked: inf x 0 is nan, as in PyTorch
     "{out} = |{a}|", ("sign({a})",),
     "Absolute value: d|a|/da = sign(a) (0 at a = 0, as in PyTorch).",
+    array_forward=lambda a: _np().abs(a), array_pullback=lambda g, a, out: (_sign_array(a) * g,),
 )
 
 #: Every op with a fixed definition, by name (constant powers are made by `power_op`).
 OPS: dict[str, Op] = {
     op.name: op for op in (ADD, SUB, MUL, DIV, NEG, POW, EXP, LOG, TANH, SIGMOID, RELU, ABS)
 }
+
+
+def array_pullback_of(op: Op) -> Callable[..., tuple]:
+    """The op's pullback on arrays: its array form, or else its float rule, which is then written with
+    operators only (add, sub, mul, div, neg, exp, log, tanh, sigmoid) and works on arrays unchanged."""
+    return op.array_pullback if op.array_pullback is not None else op.pullback

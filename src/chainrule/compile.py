@@ -1,0 +1,270 @@
+"""`compile(fn, params)`: trace a per-example function once, then replay its graph over a batch with NumPy.
+
+Tracing: `fn` is called once with placeholder Values (no number yet). Every Value computed from a
+placeholder is itself a placeholder, so the graph records which parts depend on the example and which
+only on parameters and constants. Asking a placeholder for its number (``float(x)``, ``x.data``,
+``x.item()``, ``bool(x)``, ``x > 0``) raises `TracingError`: the graph must be the same for every example.
+
+Replay ("vectorised by levels"): the graph becomes a short program over two stores, one number per
+uniform node (parameters, constants and what is computed from them alone) and one row of N numbers per
+varying node (one column per example). Chains of additions are fused into sums; a term
+``coefficient * input`` whose coefficient is uniform is folded into the sum, so sums that share their
+inputs (the neurons of a layer) become one matrix product. Every other op runs once per level for all
+its nodes at that level, over index arrays, with the array forms of its rules from the table in
+`ops.py`. The backward pass runs the program in reverse, adding gradients with `numpy.add.at` or
+`numpy.bincount` where an index repeats. The program lives in `chainrule.replay`.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import sys
+from operator import attrgetter
+from typing import Any, Callable, Sequence
+
+from chainrule import engine
+from chainrule.engine import Value, observe_nodes
+from chainrule.replay import Planner
+
+__all__ = ["compile", "CompiledFunction", "TracingError"]
+
+_ENGINE_GLOBALS = vars(engine)
+_DATA = Value.__dict__["data"]  # the slot that holds a Value's number
+_get_data = attrgetter("data")
+
+
+class TracingError(TypeError):
+    """A traced function asked a placeholder for its number, which it does not have yet."""
+
+
+def _refuse(what: str) -> TracingError:
+    return TracingError(
+        f"{what} is not allowed on a traced value. chainrule.compile calls your function once with "
+        "placeholders, which have no number yet, and replays the graph it records for every example, "
+        "so that graph must not depend on the numbers. Combine Values with + - * / ** and their "
+        "methods (tanh, exp, log, relu, sigmoid, abs); do not read a value's number (float(x), x.data, "
+        "x.item()), compare values (x > 0) or branch on them (if x, bool(x)). For example, write "
+        "x.relu() instead of `x if x > 0 else 0`."
+    )
+
+
+def _numpy() -> Any:
+    try:
+        import numpy
+    except ImportError:
+        raise ImportError(
+            "chainrule.compile needs NumPy, which is not installed; install it with `pip install numpy` "
+            "(the rest of chainrule works without it)"
+        ) from None
+    return numpy
+
+
+# --- placeholders --------------------------------------------------------------------------------------
+
+
+class _Traced(Value):
+    """A Value without a number: a placeholder input, or anything computed from one.
+
+    The engine's own methods still see a number (nan) so that they can build nodes; everything else is
+    refused. It reports `Value` as its ``__class__`` (as unittest.mock's objects do), so the exact-class
+    checks of the engine and of chainrule.nn accept it; ``type(x)`` tells the truth.
+    """
+
+    __slots__ = ()
+
+    @property  # type: ignore[misc]
+    def __class__(self) -> type:  # noqa: D105
+        return Value
+
+    @property
+    def data(self) -> float:  # type: ignore[override]
+        if sys._getframe(1).f_globals is _ENGINE_GLOBALS:
+            return _DATA.__get__(self)
+        raise _refuse("reading x.data")
+
+    @data.setter
+    def data(self, value: float) -> None:
+        if sys._getframe(1).f_globals is _ENGINE_GLOBALS:
+            _DATA.__set__(self, value)
+            return
+        raise _refuse("setting x.data")
+
+    def __repr__(self) -> str:
+        op = f", op={self._op.name}" if self._op is not None else ""
+        return f"Value(traced: no number until replayed{op})"
+
+
+# What a placeholder refuses, and how the message names it.
+_REFUSED = {
+    "__float__": "float(x)", "__int__": "int(x)", "__index__": "using x as an index",
+    "__bool__": "bool(x) (also `if x:`, `while x:`, `x and y`)", "__round__": "round(x)",
+    "__trunc__": "math.trunc(x)", "__floor__": "math.floor(x)", "__ceil__": "math.ceil(x)",
+    "__lt__": "comparing (x < y)", "__le__": "comparing (x <= y)", "__gt__": "comparing (x > y)",
+    "__ge__": "comparing (x >= y)", "item": "x.item()", "backward": "backward()",
+}
+
+
+def _refusing(what: str) -> Callable[..., Any]:
+    def refuse(self: Value, *args: Any) -> Any:
+        raise _refuse(what)
+
+    return refuse
+
+
+for _name, _what in _REFUSED.items():
+    setattr(_Traced, _name, _refusing(_what))
+
+
+def _mark_traced(node: Value) -> None:
+    """Observer during tracing: a node the engine made from a placeholder is a placeholder too
+    (this covers `Value.relu(x)` called on the class, as chainrule.nn does)."""
+    if type(node._a) is _Traced or type(node._b) is _Traced:
+        node.__class__ = _Traced
+
+
+def _count_inputs(fn: Callable[..., Any]) -> int:
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):
+        raise TypeError("chainrule.compile cannot read the function's parameters; pass n_inputs=") from None
+    count = 0
+    for parameter in signature.parameters.values():
+        if parameter.kind is parameter.VAR_POSITIONAL:
+            raise TypeError("the function takes *args; say how many inputs it has with n_inputs=")
+        if parameter.kind in (parameter.POSITIONAL_ONLY, parameter.POSITIONAL_OR_KEYWORD) \
+                and parameter.default is parameter.empty:
+            count += 1
+    return count
+
+
+def _check_params(params: Sequence[Value]) -> list[Value]:
+    if isinstance(params, Value):
+        raise TypeError("params must be a list of Values (e.g. model.parameters()), not one Value")
+    params = list(params)
+    for p in params:
+        if not isinstance(p, Value):
+            raise TypeError(f"params must be Values, got {type(p).__name__}")
+        if p._op is not None:
+            raise ValueError(f"params must be leaf Values (made by Value(number)), got the result of {p.op}")
+    if len({id(p) for p in params}) != len(params):
+        raise ValueError("a parameter appears twice in params; list each once")
+    return params
+
+
+def compile(  # noqa: A001 - chainrule.compile, as the library's public name
+    fn: Callable[..., Value], params: Sequence[Value], n_inputs: int | None = None
+) -> "CompiledFunction":
+    """Trace `fn` (Values in, one Value out) once; return a `CompiledFunction` that replays it.
+
+    `params` are the leaf Values to differentiate with respect to; their `.data` is read at every
+    call. Any other leaf the graph meets is a constant, fixed at its value now. `n_inputs` is the
+    number of placeholder arguments (default: fn's parameters without defaults).
+    """
+    _numpy()
+    params = _check_params(params)
+    if n_inputs is None:
+        n_inputs = _count_inputs(fn)
+    if isinstance(n_inputs, bool) or not isinstance(n_inputs, int) or n_inputs < 0:
+        raise ValueError(f"n_inputs must be a whole number >= 0, not {n_inputs!r}")
+    placeholders = []
+    for i in range(n_inputs):
+        x = Value(math.nan, label=f"input{i}")
+        x.__class__ = _Traced
+        placeholders.append(x)
+    with observe_nodes(_mark_traced):
+        out = fn(*placeholders)
+    if not isinstance(out, Value):
+        hint = " (pick one element, e.g. model(x)[0])" if isinstance(out, (list, tuple)) else ""
+        raise TypeError(f"the compiled function must return one Value, not {type(out).__name__}{hint}")
+    return CompiledFunction(out, placeholders, params)
+
+
+class CompiledFunction:
+    """A traced function, replayed over batches: `value_and_grad(*columns)` and `values(*columns)`."""
+
+    def __init__(self, out: Value, placeholders: list[Value], params: list[Value]) -> None:
+        np = _numpy()
+        self._np = np
+        self.params = params
+        self.n_inputs = len(placeholders)
+        plan = Planner(np, out, placeholders, params)
+        self._instructions = plan.instructions
+        self._reverse = plan.instructions[::-1]
+        self._graph_params = plan.graph_params
+        self._param_slots = np.asarray([plan.u_slots[p] for p in plan.graph_params], dtype=np.intp)
+        position = {id(p): i for i, p in enumerate(params)}
+        self._param_positions = np.asarray([position[id(p)] for p in plan.graph_params], dtype=np.intp)
+        self._u_template = np.asarray(plan.u_values, dtype=np.float64)
+        self._v_count = len(plan.v_slots)
+        self._out_varying = plan.varying[out]
+        self._out_slot = plan._slot(out)
+        self.node_count = len(plan.order)
+        self.instruction_count = len(plan.instructions)
+
+    def _columns(self, columns: tuple) -> list[Any]:
+        np = self._np
+        if len(columns) != self.n_inputs:
+            raise TypeError(f"this compiled function takes {self.n_inputs} columns (one per input), "
+                            f"got {len(columns)}")
+        arrays = []
+        for i, column in enumerate(columns):
+            try:
+                array = np.asarray(column, dtype=np.float64)
+            except (TypeError, ValueError):
+                raise TypeError(f"column {i} must be numbers (a 1-D array of shape (N,)), "
+                                f"not {type(column).__name__}") from None
+            if array.ndim != 1:
+                raise ValueError(f"column {i} must be 1-D, shape (N,), one number per example; "
+                                 f"got shape {array.shape}")
+            if arrays and array.shape != arrays[0].shape:
+                raise ValueError(f"all columns must have the same length: column 0 has {arrays[0].shape[0]}, "
+                                 f"column {i} has {array.shape[0]}")
+            arrays.append(array)
+        return arrays
+
+    def _forward(self, columns: tuple) -> tuple[Any, Any, int]:
+        np = self._np
+        arrays = self._columns(columns)
+        n = arrays[0].shape[0] if arrays else 1
+        U = self._u_template.copy()
+        U[self._param_slots] = np.fromiter(map(_get_data, self._graph_params), np.float64,
+                                           len(self._graph_params))
+        V = np.empty((self._v_count, n))
+        for i, array in enumerate(arrays):
+            V[i] = array
+        for instruction in self._instructions:
+            instruction.forward(U, V)
+        return U, V, n
+
+    def _output(self, U: Any, V: Any, n: int) -> Any:
+        if self._out_varying:
+            return V[self._out_slot].copy()
+        return self._np.full(n, U[self._out_slot])
+
+    def values(self, *columns: Any) -> Any:
+        """fn's value for each example: an array of shape (N,)."""
+        with self._np.errstate(all="ignore"):
+            return self._output(*self._forward(columns))
+
+    def value_and_grad(self, *columns: Any) -> tuple[Any, Any]:
+        """(values, grads): fn's value per example, shape (N,), and d(sum of the values)/d(param) for
+        each param in the order given to `compile`, shape (P,)."""
+        np = self._np
+        with np.errstate(all="ignore"):
+            U, V, n = self._forward(columns)
+            GU = np.zeros(U.shape)
+            GV = np.zeros(V.shape)
+            if self._out_varying:
+                GV[self._out_slot] = 1.0
+            else:
+                GU[self._out_slot] = float(n)  # n equal outputs
+            for instruction in self._reverse:
+                instruction.backward(U, V, GU, GV)
+            grads = np.zeros(len(self.params))
+            grads[self._param_positions] = GU[self._param_slots]
+            return self._output(U, V, n), grads
+
+    def __repr__(self) -> str:
+        return (f"<CompiledFunction: {self.n_inputs} inputs, {len(self.params)} params, "
+                f"{self.node_count} traced nodes, {self.instruction_count} instructions>")

@@ -1,0 +1,319 @@
+"""The replay program behind `chainrule.compile`: a traced graph turned into a few NumPy instructions.
+
+`Planner` reads the graph once: which nodes vary with the example, which additions fuse into sums (and
+which products become a sum's coefficients), each node's level, the groups that run as one instruction,
+and the slots of the two stores. The instructions are `Elementwise` (one op for all its nodes at one
+level, with the op's array forms from `ops.py`), `MatrixSum` (sums over the same varying inputs: one
+matrix product) and `UniformSum` (sums of uniform terms: one bincount). Each has `forward(U, V)` and
+`backward(U, V, GU, GV)`; U holds one number per uniform node, V one row of N numbers per varying node.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from chainrule.engine import Value, topological_order
+from chainrule.ops import ADD, MUL, Op, array_pullback_of, array_sum_of_products, array_sum_of_products_pullback
+
+__all__ = ["Planner", "Elementwise", "MatrixSum", "UniformSum"]
+
+
+# Each instruction computes a group of nodes into a store: U (one number per uniform node) or V (a
+# row of N numbers per varying node). An index is a slice when its slots are consecutive (no copy).
+
+
+def _index(np: Any, slots: Sequence[int]) -> Any:
+    if len(slots) and list(slots) == list(range(slots[0], slots[0] + len(slots))):
+        return slice(slots[0], slots[0] + len(slots))
+    return np.asarray(slots, dtype=np.intp)
+
+
+def _is_unique(slots: Sequence[int]) -> bool:
+    return len(set(slots)) == len(slots)
+
+
+class Input:
+    """Where one operand of an instruction comes from, and whether it needs its gradient."""
+
+    __slots__ = ("varying", "index", "unique", "needs_grad", "column")
+
+    def __init__(self, np: Any, varying: bool, slots: list[int], needs_grad: bool, out_varying: bool) -> None:
+        self.varying = varying
+        self.index = _index(np, slots)
+        self.unique = _is_unique(slots)
+        self.needs_grad = needs_grad
+        self.column = out_varying and not varying  # a uniform operand broadcast over the examples
+
+    def read(self, U: Any, V: Any) -> Any:
+        if self.varying:
+            return V[self.index]
+        values = U[self.index]
+        return values[:, None] if self.column else values
+
+    def add_grad(self, np: Any, GU: Any, GV: Any, contribution: Any) -> None:
+        if self.column:
+            contribution = contribution.sum(axis=1)
+        target = GV if self.varying else GU
+        if self.unique:
+            target[self.index] += contribution
+        else:
+            np.add.at(target, self.index, contribution)
+
+
+class Elementwise:
+    """All nodes of one op at one level: out = op(a[, b]) with the op's array forms."""
+
+    def __init__(self, np: Any, op: Op, out_varying: bool, out_slots: list[int], inputs: list[Input]) -> None:
+        self.np = np
+        self.forward_rule = op.array_forward or op.forward
+        self.pullback = array_pullback_of(op)
+        self.varying = out_varying
+        self.out = _index(np, out_slots)
+        self.inputs = inputs
+        self.needs_grad = any(i.needs_grad for i in inputs)
+
+    def forward(self, U: Any, V: Any) -> None:
+        (V if self.varying else U)[self.out] = self.forward_rule(*[i.read(U, V) for i in self.inputs])
+
+    def backward(self, U: Any, V: Any, GU: Any, GV: Any) -> None:
+        if not self.needs_grad:
+            return
+        store, grads = (V, GV) if self.varying else (U, GU)
+        contributions = self.pullback(grads[self.out], *[i.read(U, V) for i in self.inputs], store[self.out])
+        for source, contribution in zip(self.inputs, contributions):
+            if source.needs_grad and contribution is not None:
+                source.add_grad(self.np, GU, GV, contribution)
+
+
+class MatrixSum:
+    """Sums over the same varying inputs (a layer): out = W @ X + bias, W[j, k] the uniform coefficient
+    of input k in sum j (1 for a bare term), bias[j] the sum of sum j's uniform terms."""
+
+    def __init__(self, np: Any, out_slots: list[int], inputs: Input, coefficients: list[list[int]],
+                 coefficients_need_grad: bool, bias_terms: list[tuple[int, int]], bias_needs_grad: bool) -> None:
+        self.np = np
+        self.out = _index(np, out_slots)
+        self.count = len(out_slots)
+        self.inputs = inputs
+        self.coefficients = np.asarray(coefficients, dtype=np.intp)
+        self.flat_coefficients = self.coefficients.ravel()
+        self.coefficients_unique = _is_unique(self.flat_coefficients.tolist())
+        self.coefficients_need_grad = coefficients_need_grad
+        self.bias_owner = np.asarray([j for j, _ in bias_terms], dtype=np.intp)
+        self.bias = Input(np, False, [slot for _, slot in bias_terms], bias_needs_grad, False)
+        self.has_bias = bool(bias_terms)
+        self.needs_grad = inputs.needs_grad or coefficients_need_grad or (self.has_bias and bias_needs_grad)
+
+    def forward(self, U: Any, V: Any) -> None:
+        in_place = self.out.__class__ is slice  # write straight into the store
+        out = array_sum_of_products(U[self.coefficients], V[self.inputs.index], V[self.out] if in_place else None)
+        if self.has_bias:
+            out += self.np.bincount(self.bias_owner, self.bias.read(U, V), self.count)[:, None]
+        if not in_place:
+            V[self.out] = out
+
+    def backward(self, U: Any, V: Any, GU: Any, GV: Any) -> None:
+        if not self.needs_grad:
+            return
+        np = self.np
+        upstream = GV[self.out]
+        weights_grad, inputs_grad = array_sum_of_products_pullback(
+            upstream, U[self.coefficients], V[self.inputs.index]
+        )
+        if self.inputs.needs_grad:
+            self.inputs.add_grad(np, GU, GV, inputs_grad)
+        if self.coefficients_need_grad:
+            if self.coefficients_unique:
+                GU[self.flat_coefficients] += weights_grad.ravel()
+            else:
+                GU += np.bincount(self.flat_coefficients, weights_grad.ravel(), GU.shape[0])
+        if self.has_bias and self.bias.needs_grad:
+            self.bias.add_grad(np, GU, GV, upstream.sum(axis=1)[self.bias_owner])
+
+
+class UniformSum:
+    """Sums of uniform terms only (an L2 penalty): one bincount per level."""
+
+    def __init__(self, np: Any, out_slots: list[int], terms: list[tuple[int, int]], needs_grad: bool) -> None:
+        self.np = np
+        self.out = _index(np, out_slots)
+        self.count = len(out_slots)
+        self.owner = np.asarray([j for j, _ in terms], dtype=np.intp)
+        self.terms = Input(np, False, [slot for _, slot in terms], needs_grad, False)
+        self.needs_grad = needs_grad
+
+    def forward(self, U: Any, V: Any) -> None:
+        U[self.out] = self.np.bincount(self.owner, self.terms.read(U, V), self.count)
+
+    def backward(self, U: Any, V: Any, GU: Any, GV: Any) -> None:
+        if self.needs_grad:
+            self.terms.add_grad(self.np, GU, GV, GU[self.out][self.owner])
+
+
+# --- from the traced graph to the program ------------------------------------------------------------
+
+
+class Planner:
+    """Reads the traced graph once: which nodes vary, which sums fuse, levels, groups and slots."""
+
+    def __init__(self, np: Any, out: Value, placeholders: list[Value], params: list[Value]) -> None:
+        self.np = np
+        self.out = out
+        order = topological_order(out)
+        self.order = order
+        placeholder_index = {x: i for i, x in enumerate(placeholders)}
+        param_set = set(params)
+        self.varying: dict[Value, bool] = {}
+        self.needs_grad: dict[Value, bool] = {}
+        self.uses: dict[Value, int] = {}
+        self.consumer: dict[Value, Value] = {}
+        for node in order:
+            inputs = node._prev
+            if not inputs:
+                self.varying[node] = node in placeholder_index
+                self.needs_grad[node] = node in param_set
+                continue
+            self.varying[node] = any(self.varying[c] for c in inputs)
+            self.needs_grad[node] = any(self.needs_grad[c] for c in inputs)
+            for c in inputs:
+                self.uses[c] = self.uses.get(c, 0) + 1
+                self.consumer[c] = node
+        # Slots: U[0] holds 1.0 (the coefficient of a bare term), then parameters and constants.
+        self.u_slots: dict[Value, int] = {}
+        self.v_slots: dict[Value, int] = {x: i for i, x in enumerate(placeholders)}
+        self.u_values: list[float] = [1.0]
+        self.graph_params = [p for p in params if p in self.varying]
+        for p in self.graph_params:
+            self._new_u_slot(p, 0.0)
+        for node in order:
+            if not node._prev and node not in placeholder_index and node not in self.u_slots:
+                self._new_u_slot(node, node.data)  # a constant, fixed at compile time
+        self.instructions: list[Any] = []
+        self._plan()
+
+    def _new_u_slot(self, node: Value, value: float) -> int:
+        self.u_slots[node] = len(self.u_values)
+        self.u_values.append(value)
+        return self.u_slots[node]
+
+    def _slot(self, node: Value) -> int:
+        return self.v_slots[node] if self.varying[node] else self.u_slots[node]
+
+    # -- fusion --
+
+    def _in_sum(self, node: Value) -> bool:
+        """An addition folded into the sum that consumes it (its only use)."""
+        return (node._op is ADD and node is not self.out and self.uses.get(node) == 1
+                and self.consumer[node]._op is ADD)
+
+    def _coefficient_term(self, node: Value) -> tuple[Value, Value] | None:
+        """(uniform coefficient, varying input) if node is such a product used only by its sum."""
+        if node._op is not MUL or self.uses.get(node) != 1:
+            return None
+        a, b = node._a, node._b
+        if self.varying[a] and not self.varying[b]:
+            return b, a
+        if self.varying[b] and not self.varying[a]:
+            return a, b
+        return None
+
+    def _terms(self, root: Value) -> list[Value]:
+        terms: list[Value] = []
+        stack = list(reversed(root._prev))  # left operand first, as the sum was written
+        while stack:
+            node = stack.pop()
+            if self._in_sum(node):
+                stack.extend(reversed(node._prev))
+            else:
+                terms.append(node)
+        return terms
+
+    def _plan(self) -> None:
+        level: dict[Value, int] = {}
+        groups: dict[tuple, list] = {}
+        for node in self.order:
+            if not node._prev:
+                level[node] = 0
+                continue
+            if self._in_sum(node) or (self._coefficient_term(node) and self._in_sum_root(node)):
+                continue  # computed inside the sum that consumes it
+            if node._op is ADD:
+                item = self._sum_item(node)
+                depth = 1 + max(level[d] for d in item[1])
+                if self.varying[node]:
+                    key = ("matrix", depth, tuple(x for _, x in item[2]))
+                else:
+                    key = ("uniform", depth)
+            else:
+                item = node
+                depth = 1 + max(level[c] for c in node._prev)
+                kinds = tuple(self.varying[c] for c in node._prev)
+                key = ("op", depth, node._op, kinds)
+            level[node] = depth
+            groups.setdefault(key, []).append(item)
+        for key in sorted(groups, key=lambda k: k[1]):
+            kind = key[0]
+            if kind == "op":
+                self._emit_elementwise(key[2], groups[key])
+            elif kind == "uniform":
+                self._emit_uniform_sum(groups[key])
+            else:
+                self._emit_matrix_sum(groups[key])
+
+    def _in_sum_root(self, node: Value) -> bool:
+        consumer = self.consumer.get(node)
+        return consumer is not None and consumer._op is ADD
+
+    def _sum_item(self, root: Value) -> tuple:
+        """(root, the materialised nodes it reads, [(coefficient or None, varying input)], uniform terms)."""
+        products: list[tuple[Value | None, Value]] = []
+        uniform: list[Value] = []
+        for term in self._terms(root):
+            pair = self._coefficient_term(term)
+            if pair is not None:
+                products.append(pair)
+            elif self.varying[term]:
+                products.append((None, term))
+            else:
+                uniform.append(term)
+        reads = [x for pair in products for x in pair if x is not None] + uniform
+        return root, reads, products, uniform
+
+    def _new_outputs(self, nodes: list[Value]) -> list[int]:
+        slots = []
+        for node in nodes:
+            if self.varying[node]:
+                self.v_slots[node] = len(self.v_slots)
+                slots.append(self.v_slots[node])
+            else:
+                slots.append(self._new_u_slot(node, 0.0))
+        return slots
+
+    def _emit_elementwise(self, op: Op, nodes: list[Value]) -> None:
+        out_varying = self.varying[nodes[0]]
+        inputs = []
+        for position in range(len(nodes[0]._prev)):
+            operands = [n._prev[position] for n in nodes]
+            inputs.append(Input(
+                self.np, self.varying[operands[0]], [self._slot(x) for x in operands],
+                any(self.needs_grad[x] for x in operands), out_varying,
+            ))
+        self.instructions.append(Elementwise(self.np, op, out_varying, self._new_outputs(nodes), inputs))
+
+    def _emit_uniform_sum(self, items: list[tuple]) -> None:
+        terms = [(j, self.u_slots[t]) for j, item in enumerate(items) for t in item[3]]
+        needs_grad = any(self.needs_grad[t] for item in items for t in item[3])
+        self.instructions.append(UniformSum(self.np, self._new_outputs([i[0] for i in items]), terms, needs_grad))
+
+    def _emit_matrix_sum(self, items: list[tuple]) -> None:
+        columns = [x for _, x in items[0][2]]
+        inputs = Input(self.np, True, [self.v_slots[x] for x in columns],
+                        any(self.needs_grad[x] for x in columns), True)
+        coefficients = [[0 if c is None else self.u_slots[c] for c, _ in item[2]] for item in items]
+        coefficients_need_grad = any(c is not None and self.needs_grad[c] for item in items for c, _ in item[2])
+        bias = [(j, self.u_slots[t]) for j, item in enumerate(items) for t in item[3]]
+        bias_needs_grad = any(self.needs_grad[t] for item in items for t in item[3])
+        self.instructions.append(MatrixSum(
+            self.np, self._new_outputs([i[0] for i in items]), inputs, coefficients,
+            coefficients_need_grad, bias, bias_needs_grad,
+        ))
