@@ -108,11 +108,16 @@ def lesson_resolver(lesson_id: str):
     """The placeholder resolver for a lesson's prose: graph numbers from the engine, others from lesson.json."""
     numbers = _lesson_numbers(lesson_id)
     data = _lesson_data(lesson_id)
+    # How many predictions section 04 asks, counted from the data so the prose cannot drift from it.
+    kinds = [step["kind"] for step in data.get("predict", {}).get("steps", [])]
+    prediction_counts = {"total": len(kinds), "forward": kinds.count("forward"), "backward": kinds.count("backward")}
 
     def resolve(parts: list[str]) -> float | str:
         if len(parts) == 3 and parts[0] in numbers:
             graph, label, field = parts
             return numbers[graph][label][field]
+        if len(parts) == 2 and parts[0] == "predict" and parts[1] in prediction_counts:
+            return prediction_counts[parts[1]]
         if len(parts) == 2 and parts[0] == "lesson":
             value = data[parts[1]]
             if isinstance(value, (int, float, str)) and not isinstance(value, bool):

@@ -2,8 +2,10 @@
 
 Reads answers line by line from a text stream (stdin in the CLI, a StringIO in tests):
 an answer, ``u`` to undo the last rating, ``q`` (or end of input) to stop.
-Question text and checking come from chainrule.lessons (``quiz_question``, ``check_quiz_answer``);
-both can be injected, so the session can run on a fixture lesson.
+Question text and checking come from chainrule.lessons (``quiz_question``, ``check_quiz_answer``),
+asked as the review variant of the card's due time, so that a numeric question comes back with
+fresh numbers each review; both can be injected (without variants), so the session can run on a
+fixture lesson.
 """
 
 from __future__ import annotations
@@ -15,20 +17,37 @@ from chainrule.progress.store import ProgressStore
 
 QuestionFn = Callable[[str, str], dict[str, Any]]
 CheckFn = Callable[[str, str, str], dict[str, Any]]
+# The same, told which review (the card's due time) is being asked.
+ReviewQuestionFn = Callable[[str, str, str], dict[str, Any]]
+ReviewCheckFn = Callable[[str, str, str, str], dict[str, Any]]
 
 UNDO = "u"
 QUIT = "q"
 
 
-def _lessons_functions() -> tuple[QuestionFn, CheckFn]:
-    from chainrule.lessons import check_quiz_answer, quiz_question
+def _lessons_functions() -> tuple[ReviewQuestionFn, ReviewCheckFn]:
+    from chainrule.lessons import check_quiz_answer, quiz_question, review_variant
 
-    return quiz_question, check_quiz_answer
+    def ask(lesson_id: str, question_id: str, due: str) -> dict[str, Any]:
+        return quiz_question(lesson_id, question_id, review_variant(lesson_id, question_id, due))
+
+    def check(lesson_id: str, question_id: str, answer: str, due: str) -> dict[str, Any]:
+        return check_quiz_answer(lesson_id, question_id, answer, review_variant(lesson_id, question_id, due))
+
+    return ask, check
 
 
 def format_due(iso: str) -> str:
     """'2026-03-03 09:30 UTC' from an ISO 8601 time."""
     return datetime.fromisoformat(iso).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def answer_sentence(kind: str | None, expected: str) -> str:
+    """'The answer is 6.'; an option is a sentence of its own, so it is quoted, not run into ours."""
+    text = str(expected).strip()
+    if kind == "choice":
+        return f"The right answer: \u201c{text.rstrip('.!?')}\u201d."
+    return f"The answer is {text}."
 
 
 def run_review(
@@ -40,10 +59,11 @@ def run_review(
     check: CheckFn | None = None,
 ) -> int:
     """Run one review session; returns the exit code (0)."""
-    if question is None or check is None:
-        default_question, default_check = _lessons_functions()
-        question = question or default_question
-        check = check or default_check
+    ask, check_review = _lessons_functions()
+    if question is not None:
+        ask = lambda lesson_id, question_id, due: question(lesson_id, question_id)  # noqa: E731
+    if check is not None:
+        check_review = lambda lesson_id, question_id, answer, due: check(lesson_id, question_id, answer)  # noqa: E731
 
     def say(text: str = "") -> None:
         stdout.write(text + "\n")
@@ -60,7 +80,7 @@ def run_review(
     say(f"{len(queue)} question{'s' if len(queue) != 1 else ''} due for review:")
     for item in queue:
         try:
-            prompt = question(item["lesson_id"], item["question_id"])["prompt"]
+            prompt = ask(item["lesson_id"], item["question_id"], item["due"])["prompt"]
         except LookupError:
             prompt = "(this question is no longer in the lesson)"
         short = prompt if len(prompt) <= 70 else prompt[:67] + "..."
@@ -102,7 +122,7 @@ def run_review(
         item = queue[0]
         lesson_id, question_id = item["lesson_id"], item["question_id"]
         try:
-            shown = question(lesson_id, question_id)
+            shown = ask(lesson_id, question_id, item["due"])
         except LookupError as error:  # the lesson no longer has this question
             say(f"\nSkipping {lesson_id}/{question_id}: {error}")
             queue.pop(0)
@@ -129,14 +149,14 @@ def run_review(
         if not typed:
             say(f"Type an answer, '{UNDO}' to undo or '{QUIT}' to quit.")
             continue
-        verdict = check(lesson_id, question_id, typed)
+        verdict = check_review(lesson_id, question_id, typed, item["due"])
         if verdict.get("invalid"):
             say(verdict.get("reason", "That answer cannot be checked; try again."))
             continue
         if verdict["correct"]:
             say("Right. " + verdict.get("reason", ""))
         else:
-            say(f"Not quite: the answer is {verdict.get('expected', '')}. {verdict.get('reason', '')}")
+            say(f"Not quite. {answer_sentence(shown.get('kind'), verdict.get('expected', ''))} {verdict.get('reason', '')}")
         schedule = store.review(lesson_id, question_id, typed, bool(verdict["correct"]))
         say(f"Next review: {schedule['text']} ({format_due(schedule['due'])}).")
         queue.pop(0)

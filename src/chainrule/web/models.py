@@ -55,6 +55,10 @@ class CodeIn(BaseModel):
 class AnswerIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     answer: Text = Field(min_length=1, max_length=MAX_ANSWER_CHARS, description="A typed number, or an option's text.")
+    variant: str | None = Field(
+        None, pattern=r"^[0-9a-f]{1,64}$",
+        description="For a review: the variant GET /api/review/due gave, so the answer is checked against the numbers shown.",
+    )
 
 
 class ExplanationIn(BaseModel):
@@ -261,6 +265,7 @@ class DueQuestion(Open):
     kind: Literal["number", "choice"]
     options: list[str]
     due: str | None = None
+    variant: str | None = Field(None, description="Which numbers this review shows; send it back with the answer.")
 
 
 class DueOut(BaseModel):

@@ -224,8 +224,8 @@ def _question_or_404(lesson_id: str, question_id: str) -> None:
         )
 
 
-def _checked_answer(lesson_id: str, question_id: str, answer: str) -> dict[str, Any]:
-    checked = lessons.check_quiz_answer(lesson_id, question_id, answer)
+def _checked_answer(lesson_id: str, question_id: str, answer: str, variant: str | None = None) -> dict[str, Any]:
+    checked = lessons.check_quiz_answer(lesson_id, question_id, answer, variant)
     if checked.get("invalid"):
         raise HTTPException(status_code=422, detail=checked["reason"])
     return checked
@@ -273,12 +273,14 @@ def put_explanation(request: Request, lesson_id: LessonId, body: ExplanationIn) 
 def get_due(request: Request) -> dict[str, Any]:
     due = []
     for item in store_of(request).due_reviews():
+        # Each review of a card has its own variant (from its due time): fresh numbers, kept on reload.
+        variant = lessons.review_variant(item["lesson_id"], item["question_id"], item.get("due") or "")
         try:
-            question = lessons.quiz_question(item["lesson_id"], item["question_id"])
+            question = lessons.quiz_question(item["lesson_id"], item["question_id"], variant)
         except LookupError:
             continue  # a question from a lesson this version no longer has
         due.append(
-            {"lesson_id": item["lesson_id"], "question_id": item["question_id"], "due": item.get("due")}
+            {"lesson_id": item["lesson_id"], "question_id": item["question_id"], "due": item.get("due"), "variant": variant}
             | {key: question[key] for key in ("prompt", "kind", "options")}
         )
     return {"due": due}
@@ -296,6 +298,6 @@ def post_undo(request: Request) -> dict[str, Any]:
 )
 def post_review(request: Request, lesson_id: LessonId, question_id: QuestionId, body: AnswerIn) -> dict[str, Any]:
     _question_or_404(lesson_id, question_id)
-    checked = _checked_answer(lesson_id, question_id, body.answer)
+    checked = _checked_answer(lesson_id, question_id, body.answer, body.variant)
     schedule = store_of(request).review(lesson_id, question_id, body.answer.strip(), checked["correct"])
     return checked | {"review": _review_info(schedule)}
