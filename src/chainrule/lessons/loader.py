@@ -25,6 +25,8 @@ __all__ = [
 ]
 
 DATA_DIR = Path(__file__).parent / "data"
+# Graded runs that did not pass before an exercise's model solution opens (lesson.json may say otherwise).
+SOLUTION_AFTER_DEFAULT = 3
 LANGUAGES = ("python", "javascript", "typescript")
 
 
@@ -246,6 +248,8 @@ def _build_lesson(lesson_id: str) -> dict[str, Any]:
             "title": exercise["title"],
             "html": render_markdown(prose(exercise["text"])),
             "languages": languages.get(exercise["id"], list(LANGUAGES)),
+            # Hints come one at a time on request (GET .../hints/{n}); only their number is sent here.
+            "hint_count": len(exercise.get("hints", [])),
         }
         for exercise in data["exercises"]
     ]
@@ -272,6 +276,7 @@ def _build_lesson(lesson_id: str) -> dict[str, Any]:
             "steps": steps,
         },
         "exercises": exercises,
+        "solution_after": int(data.get("solution_after_failed_runs", SOLUTION_AFTER_DEFAULT)),
         "quiz": [quiz_question(lesson_id, question["id"]) for question in data["quiz"]],
         "explain": copy.deepcopy(data["explain"]),
         "recap": {"points": list(data["recap"]["points"]), "next": following},

@@ -144,6 +144,21 @@ class ExerciseInfo(Open):
     title: str
     html: str
     languages: list[str]
+    hint_count: int = Field(0, description="How many hints GET .../hints/{number} can give, one at a time.")
+
+
+class HintOut(BaseModel):
+    number: int
+    count: int
+    html: str
+
+
+class SolutionOut(BaseModel):
+    unlocked: bool = Field(description="False until enough runs failed or the learner confirmed; then source is set.")
+    failed_runs: int
+    needed: int = Field(description="Runs that did not pass after which the solution opens without confirming.")
+    language: Language
+    source: str | None = None
 
 
 class Question(Open):
@@ -185,6 +200,7 @@ class LessonOut(Open):
     see_it_work: SeeItWork
     predict: Predict
     exercises: list[ExerciseInfo]
+    solution_after: int = 3
     quiz: list[Question]
     explain: Explain
     recap: Recap

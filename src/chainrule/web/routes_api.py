@@ -21,6 +21,7 @@ from chainrule.web.models import (
     ErrorBody,
     ExplanationIn,
     GradeOut,
+    HintOut,
     Language,
     LessonOut,
     PathOut,
@@ -28,6 +29,7 @@ from chainrule.web.models import (
     PredictionResult,
     ProgressOut,
     Saved,
+    SolutionOut,
     StarterOut,
     TraceOut,
     UndoOut,
@@ -166,6 +168,57 @@ def post_grade(request: Request, body: CodeIn) -> dict[str, Any]:
     result["saved"] = error is None
     result["store_error"] = error
     return result
+
+
+def _lesson_exercise_or_404(request: Request, lesson_id: str, exercise_id: str, language: str = "python") -> None:
+    check_lesson(lesson_id)
+    mine = lessons.exercise_ids(lesson_id)
+    if exercise_id not in mine:
+        raise HTTPException(
+            status_code=404,
+            detail=f"lesson {lesson_id!r} has no exercise {exercise_id!r}: its exercises are {', '.join(mine)}",
+        )
+    check_exercise(request, exercise_id, language)
+
+
+@router.get(
+    "/lessons/{lesson_id}/exercises/{exercise_id}/hints/{number}",
+    response_model=HintOut,
+    summary="One hint of an exercise (1-based), asked for one at a time",
+)
+def get_hint(
+    request: Request, lesson_id: LessonId, exercise_id: ExerciseId,
+    number: Annotated[int, Path(ge=1, le=100, description="Which hint, from 1", examples=[1])],
+) -> dict[str, Any]:
+    from chainrule.lessons.help import exercise_hint
+
+    _lesson_exercise_or_404(request, lesson_id, exercise_id)
+    try:
+        return exercise_hint(lesson_id, exercise_id, number)
+    except LookupError as error:
+        raise HTTPException(status_code=404, detail=str(error)) from None
+
+
+@router.get(
+    "/lessons/{lesson_id}/exercises/{exercise_id}/solution",
+    response_model=SolutionOut,
+    summary="The model solution, once enough runs have failed or the learner confirms",
+)
+def get_solution(
+    request: Request, lesson_id: LessonId, exercise_id: ExerciseId,
+    language: Language = Query("python", description="python, javascript or typescript"),
+    confirm: bool = Query(False, description="The learner asked to see it now, and confirmed."),
+) -> dict[str, Any]:
+    from chainrule.grading import reference_source
+    from chainrule.lessons.help import solution_after, solution_unlocked
+
+    _lesson_exercise_or_404(request, lesson_id, exercise_id, language)
+    failed = store_of(request).failed_runs(exercise_id)
+    unlocked = solution_unlocked(lesson_id, failed, confirm)
+    return {
+        "unlocked": unlocked, "failed_runs": failed, "needed": solution_after(lesson_id), "language": language,
+        "source": reference_source(exercise_id, language) if unlocked else None,
+    }
 
 
 @router.put("/progress/code", response_model=Saved, summary="Save the latest code of an exercise")
