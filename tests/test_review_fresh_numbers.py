@@ -12,7 +12,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from fastapi.testclient import TestClient
 
-from chainrule.lessons import check_quiz_answer, lesson_data, quiz_question, review_variant
+from chainrule.lessons import check_quiz_answer, lesson_data, lesson_ids, quiz_question, review_variant
 from chainrule.lessons.fresh import draw_numbers, engine_key, has_fresh_numbers
 from chainrule.progress import open_store
 from chainrule.progress.review_session import run_review
@@ -80,9 +80,15 @@ def variants(question_id: str, count: int) -> list[str]:
 def test_the_recipes_give_the_lessons_own_keys_for_the_lessons_own_numbers():
     questions = {q["id"]: q for q in lesson_data(LESSON)["quiz"]}
     assert [qid for qid, q in questions.items() if has_fresh_numbers(q)] == FRESH
-    for qid in FRESH:
-        question = questions[qid]
-        assert engine_key(question, question["given"]) == pytest.approx(question["answer"], abs=1e-12), qid
+    # Every written lesson's recipes, so that a new lesson's cannot drift from its own key either.
+    for lesson in lesson_ids():
+        for question in lesson_data(lesson)["quiz"]:
+            if has_fresh_numbers(question):
+                key = engine_key(question, question["given"])
+                assert key == pytest.approx(question["answer"], abs=1e-9), (lesson, question["id"])
+                for variant in variants(question["id"], 5):  # every draw builds and checks
+                    prompt = quiz_question(lesson, question["id"], variant)["prompt"]
+                    assert "{{" not in prompt
 
 
 @pytest.mark.parametrize("question_id", FRESH)
