@@ -25,16 +25,31 @@ UNDO = "u"
 QUIT = "q"
 
 
-def _lessons_functions() -> tuple[ReviewQuestionFn, ReviewCheckFn]:
-    from chainrule.lessons import check_quiz_answer, quiz_question, review_variant
+def _review_functions(question: QuestionFn | None, check: CheckFn | None) -> tuple[ReviewQuestionFn, ReviewCheckFn]:
+    """How a session asks and checks. By default the lessons' own functions, asking each review's
+    variant (fresh numbers); injected functions know no variants, so with one injected neither
+    side uses them (what is asked and what is checked must be the same question)."""
+    from_lessons = question is None and check is None
+    if question is None or check is None:
+        from chainrule.lessons import check_quiz_answer, quiz_question
+
+        question = question or quiz_question
+        check = check or check_quiz_answer
+
+    def variant(lesson_id: str, question_id: str, due: str) -> tuple[str, ...]:
+        if not from_lessons:
+            return ()
+        from chainrule.lessons import review_variant
+
+        return (review_variant(lesson_id, question_id, due),)
 
     def ask(lesson_id: str, question_id: str, due: str) -> dict[str, Any]:
-        return quiz_question(lesson_id, question_id, review_variant(lesson_id, question_id, due))
+        return question(lesson_id, question_id, *variant(lesson_id, question_id, due))
 
-    def check(lesson_id: str, question_id: str, answer: str, due: str) -> dict[str, Any]:
-        return check_quiz_answer(lesson_id, question_id, answer, review_variant(lesson_id, question_id, due))
+    def check_review(lesson_id: str, question_id: str, answer: str, due: str) -> dict[str, Any]:
+        return check(lesson_id, question_id, answer, *variant(lesson_id, question_id, due))
 
-    return ask, check
+    return ask, check_review
 
 
 def format_due(iso: str) -> str:
@@ -59,11 +74,7 @@ def run_review(
     check: CheckFn | None = None,
 ) -> int:
     """Run one review session; returns the exit code (0)."""
-    ask, check_review = _lessons_functions()
-    if question is not None:
-        ask = lambda lesson_id, question_id, due: question(lesson_id, question_id)  # noqa: E731
-    if check is not None:
-        check_review = lambda lesson_id, question_id, answer, due: check(lesson_id, question_id, answer)  # noqa: E731
+    ask, check_review = _review_functions(question, check)
 
     def say(text: str = "") -> None:
         stdout.write(text + "\n")
