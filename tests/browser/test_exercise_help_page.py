@@ -38,10 +38,13 @@ def solution_text(page, exercise: str) -> str:
     return page.locator(f"article[data-exercise='{exercise}'] .solution-source").text_content()
 
 
-def ask_for_solution(page, exercise: str) -> None:
-    help_panel = page.locator(f"article[data-exercise='{exercise}'] .exercise-help")
-    with page.expect_response(lambda r: "/solution?" in r.url):
-        help_panel.locator("button.show-solution").click()
+def ask_for_solution(page, exercise: str, button: str = "button.show-solution") -> None:
+    """Click, then wait until the page has handled the server's answer (not just received it)."""
+    selector = f"article[data-exercise='{exercise}'] .exercise-help"
+    before = int(page.locator(selector).get_attribute("data-solution-answers") or "0")
+    page.locator(f"{selector} {button}").click()
+    page.wait_for_function(
+        "([s, n]) => Number(document.querySelector(s).dataset.solutionAnswers || 0) > n", arg=[selector, before])
 
 
 def fits(page, selector: str, width: int) -> None:
@@ -120,9 +123,8 @@ def test_the_solution_opens_early_only_after_a_confirm(
     help_panel.scroll_into_view_if_needed()
     ask_for_solution(page, exercise)
     assert help_panel.locator(".solution").is_hidden()
-    with page.expect_response(lambda r: "confirm=true" in r.url):
-        help_panel.locator("button.confirm-solution").click()
-    page.wait_for_selector(f"article[data-exercise='{exercise}'] .solution:not([hidden])")
+    ask_for_solution(page, exercise, "button.confirm-solution")
+    assert help_panel.get_attribute("data-solution") == "open"
     assert solution_text(page, exercise) == reference_source(exercise, "python")
     help_panel.screenshot(path=str(screenshots_dir / f"exercise-solution-confirmed-{width}.png"))
     # Hide it again; asking again needs no second confirm.

@@ -10,6 +10,7 @@ import math
 import re
 from typing import Any
 
+from chainrule.lessons.fresh import draw_numbers, engine_key, has_fresh_numbers
 from chainrule.lessons.loader import (
     UnknownItemError,
     _check_lesson_id,
@@ -17,7 +18,6 @@ from chainrule.lessons.loader import (
     _lesson_numbers,
     lesson_resolver,
 )
-from chainrule.lessons.fresh import draw_numbers, engine_key, has_fresh_numbers
 from chainrule.lessons.text import fill
 from chainrule.trace import format_number
 

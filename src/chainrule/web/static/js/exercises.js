@@ -249,6 +249,7 @@ function renderHelp(exercise, help, currentLanguage) {
   let confirmed = false;   // the learner asked for the solution and confirmed, or it opened by itself
   let failedRuns = null;   // as the server last counted them; null until asked
   let solutionOpen = false;
+  let answers = 0;         // solution requests answered (data-solution-answers, for tests)
 
   const hints = el("ol", { class: "hints", "aria-live": "polite" });
   const hintButton = el("button", { type: "button", class: "secondary show-hint" });
@@ -300,12 +301,14 @@ function renderHelp(exercise, help, currentLanguage) {
     const query = `language=${encodeURIComponent(language)}${withConfirm ? "&confirm=true" : ""}`;
     const body = await get(`${base}/solution?${query}`, "load the model solution");
     failedRuns = body.failed_runs;
+    element.dataset.solutionAnswers = String(++answers);
     if (!body.unlocked) {
       const left = body.needed - body.failed_runs;
       confirmText.textContent = `So far ${plural(body.failed_runs, "run")} did not pass; the model solution opens ` +
         `by itself after ${plural(body.needed, "run")} that do not pass (${left} to go). Working it out yourself, ` +
         "with a hint if you need one, is what makes it stick. Show the solution now anyway?";
       confirmBox.hidden = false;
+      element.dataset.solution = "locked";
       confirmButton.focus();
       return;
     }
@@ -316,6 +319,7 @@ function renderHelp(exercise, help, currentLanguage) {
       "Compare it with your code; your code in the editor is unchanged.";
     solutionCode.textContent = body.source;
     solution.hidden = false;
+    element.dataset.solution = "open";
     solution.dataset.language = body.language;
     solutionButton.textContent = "Hide the model solution";
   };
