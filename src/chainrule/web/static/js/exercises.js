@@ -265,7 +265,7 @@ function renderHelp(exercise, help, currentLanguage) {
   const solution = el("div", { class: "solution", hidden: true }, solutionNote,
     el("pre", { class: "solution-source", tabindex: "0", "aria-label": `Model solution of ${exercise.title}` }, solutionCode));
   const element = el("div", { class: "exercise-help", "data-hints-shown": "0" },
-    hints, el("div", { class: "help-actions" }, hintCount ? hintButton : null, solutionButton, status),
+    hints, el("div", { class: "editor-actions help-actions" }, hintCount ? hintButton : null, solutionButton, status),
     confirmBox, solution);
 
   const labelHintButton = () => {
