@@ -87,7 +87,7 @@ def test_lists_what_is_due_asks_each_question_and_says_when_it_comes_back(store,
     assert output.index("Which is a colour?") < output.index("What is 2 * 3?")
     assert "  2) Blue" in output
     assert "Right. because." in output
-    assert "Not quite: the answer is 6. because." in output
+    assert "Not quite. The answer is 6. because." in output
     colour_next = expected_interval([Rating.Again, Rating.Good], [START, clock.now])
     double_next = expected_interval([Rating.Good, Rating.Again], [START, clock.now])
     assert f"Next review: again in {round(colour_next / timedelta(days=1))} day" in output
@@ -101,7 +101,7 @@ def test_lists_what_is_due_asks_each_question_and_says_when_it_comes_back(store,
 def test_u_undoes_the_last_rating_and_asks_that_question_again(store):
     card_before = store.card("fixture", "colour")
     output = session(store, "1\nu\n2\nq\n")
-    assert "Not quite: the answer is Blue." in output
+    assert "Not quite. The right answer: “Blue”." in output
     assert "Undone: your last rating of fixture/colour" in output
     assert output.count("Which is a colour?") == 3  # the list, the first ask, the ask after undo
     log = store.review_log("fixture", "colour")
@@ -149,9 +149,13 @@ def test_chainrule_review_in_a_terminal_with_the_real_lesson(tmp_path):
     past = datetime.now(timezone.utc) - timedelta(days=5)
     setup = open_store(tmp_path, clock=lambda: past, fuzzing=False)
     setup.answer_question("backprop", first, "wrong", False)
+    due = setup.card("backprop", first)["due"]
     setup.close()
-    prompt = lessons.quiz_question("backprop", first)["prompt"]
-    verdict = lessons.check_quiz_answer("backprop", first, "999999")
+    # The review asks its own variant of the question (fresh numbers), not the lesson's.
+    variant = lessons.review_variant("backprop", first, due)
+    prompt = lessons.quiz_question("backprop", first, variant)["prompt"]
+    assert prompt != lessons.quiz_question("backprop", first)["prompt"]
+    verdict = lessons.check_quiz_answer("backprop", first, "999999", variant)
     assert verdict["correct"] is False
 
     completed = subprocess.run(
@@ -161,7 +165,7 @@ def test_chainrule_review_in_a_terminal_with_the_real_lesson(tmp_path):
     )
     assert completed.returncode == 0, completed.stderr
     assert prompt in completed.stdout
-    assert "Not quite: the answer is" in completed.stdout
+    assert "Not quite. The answer is" in completed.stdout
     assert "Next review: again in" in completed.stdout
     assert f"Undone: your last rating of backprop/{first}" in completed.stdout
     assert "Traceback" not in completed.stderr

@@ -128,6 +128,20 @@ def _right_side(op: Op) -> str:
     return formula[len(prefix):] if formula.startswith(prefix) else formula
 
 
+def equation_text(*sides: str) -> str:
+    """The sides of a caption's equation joined by " = ", each said once: "e = a * b = 2 * -3 = -6".
+
+    A node labelled by its own expression ("x1*w1 + x2*w2"), or an expression of constants whose
+    numbers are its names, would otherwise read "x = x = ..."; a side equal to the one before it,
+    spaces aside, is left out.
+    """
+    kept: list[str] = []
+    for side in sides:
+        if not kept or "".join(side.split()) != "".join(kept[-1].split()):
+            kept.append(side)
+    return " = ".join(kept)
+
+
 def _grouped(text: str) -> str:
     """Parenthesise a compound expression so that 'x (gradient ...)' reads right."""
     return f"({text})" if " " in text.strip() else text
@@ -168,7 +182,7 @@ def trace(output: Value) -> dict[str, Any]:
             entry["formula"] = _fill(v._op.formula, v._op, input_labels, labels[i])
             right = _right_side(v._op)
             with_values = _fill(right, v._op, [fmt(p.data) for p in v._prev], fmt(v.data))
-            caption = f"{entry['formula']} = {with_values} = {fmt(v.data)}"
+            caption = equation_text(labels[i], _fill(right, v._op, input_labels, labels[i]), with_values, fmt(v.data))
         elif v.label:
             caption = f"{labels[i]} = {fmt(v.data)} is an input."
         else:
@@ -212,7 +226,8 @@ def trace(output: Value) -> dict[str, Any]:
             if len(received[j]) > 1:
                 part += f" ({labels[j]} now holds {_sum_text(received[j])} = {fmt(grads[j])})"
             parts.append(part)
-        caption = f"{node_entries[i]['formula']}, so " + ", and ".join(parts)
+        names_side = _fill(_right_side(v._op), v._op, input_labels, labels[i])
+        caption = f"{equation_text(labels[i], names_side)}, so " + ", and ".join(parts)
         backward.append({
             "step": len(backward), "node": ids[i], "grad": _json_number(upstream),
             "caption": caption, "contributions": contributions,

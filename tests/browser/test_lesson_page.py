@@ -396,8 +396,11 @@ def test_review_page_asks_due_questions_and_undoes(open_page, server_factory, tm
         page.wait_for_selector("main[data-ready='true']")
         assert page.get_attribute("main", "data-due") == "1"
         form = page.locator("#review-list form[data-question='product-gradient']")
-        assert "gradient of a" in form.text_content()
-        form.locator("input").fill("6")
+        prompt = form.locator(".question-prompt").text_content()
+        # A review asks with fresh numbers: a's gradient is b times the gradient at e (by hand).
+        a, b, upstream = (float(x) for x in re.search(
+            r"a = (-?\d+) and b = (-?\d+)\. .* gradient of (-?\d+)\.", prompt).groups())
+        form.locator("input").fill(str(b * upstream))
         form.locator("input").press("Enter")
         page.wait_for_function("() => document.querySelector('#review-list form').dataset.correct !== undefined")
         assert form.get_attribute("data-correct") == "true"

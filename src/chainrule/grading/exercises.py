@@ -45,7 +45,7 @@ EXERCISES: dict[str, Exercise] = {
     for exercise in (
         Exercise(
             id="neuron-grads",
-            title="Gradients of one neuron by hand",
+            title="Differentiate one neuron by hand",
             summary="Given out = tanh(w1*x1 + w2*x2 + b), fill grad with d out/d w1, d out/d w2 and d out/d b.",
             python_function="neuron_grads",
             js_function="neuronGrads",
@@ -53,7 +53,7 @@ EXERCISES: dict[str, Exercise] = {
         ),
         Exercise(
             id="local-gradients",
-            title="Give each operation its local gradient",
+            title="Teach +, * and tanh their backward step",
             summary="Fill the _backward bodies of +, * and tanh in a minimal Value class, accumulating with +=.",
             python_function="grads_of",
             js_function="gradsOf",
@@ -61,7 +61,7 @@ EXERCISES: dict[str, Exercise] = {
         ),
         Exercise(
             id="backward-order",
-            title="Run backpropagation in the right order",
+            title="Put the backward pass in order",
             summary="Write backward(out): seed the output with 1, order the graph topologically, walk it in reverse.",
             python_function="grads_of",
             js_function="gradsOf",

@@ -29,11 +29,12 @@ from chainrule.lessons.loader import (
     lesson_ids,
     lesson_numbers,
 )
+from chainrule.lessons.fresh import variant_for as review_variant
 from chainrule.lessons.text import LessonDataError, format_number
 
 __all__ = [
     "LANGUAGES", "LessonDataError", "UnknownItemError", "UnknownLessonError", "build_lesson_graph",
     "check_prediction", "check_quiz_answer", "exercise_ids", "format_number", "get_lesson", "get_path",
     "graph_names", "key_idea_ids", "lesson_data", "lesson_ids", "lesson_numbers", "parse_number",
-    "prediction_keys", "question_ids", "quiz_question",
+    "prediction_keys", "question_ids", "quiz_question", "review_variant",
 ]

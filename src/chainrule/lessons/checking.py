@@ -10,6 +10,7 @@ import math
 import re
 from typing import Any
 
+from chainrule.lessons.fresh import draw_numbers, engine_key, has_fresh_numbers
 from chainrule.lessons.loader import (
     UnknownItemError,
     _check_lesson_id,
@@ -72,10 +73,19 @@ def _question(lesson_id: str, question_id: str) -> dict[str, Any]:
     return questions[question_id]
 
 
-def _question_resolver(question: dict[str, Any]):
-    values = dict(question.get("given", {}))
+def _numbers_and_key(question: dict[str, Any], variant: str | None) -> tuple[dict[str, Any], Any]:
+    """The numbers a question shows and its key: the lesson's own, or for a review variant of a
+    question with a `fresh` recipe, newly drawn ones and the engine's answer for them."""
+    if variant is not None and has_fresh_numbers(question):
+        numbers = draw_numbers(question, variant)
+        return numbers, engine_key(question, numbers)
+    return dict(question.get("given", {})), question.get("answer")
+
+
+def _question_resolver(question: dict[str, Any], variant: str | None = None):
+    values, key = _numbers_and_key(question, variant)
     if question["kind"] == "number":
-        values["answer"] = question["answer"]
+        values["answer"] = key
 
     def resolve(parts: list[str]) -> float | str:
         if len(parts) == 1 and parts[0] in values:
@@ -85,13 +95,17 @@ def _question_resolver(question: dict[str, Any]):
     return resolve
 
 
-def quiz_question(lesson_id: str, question_id: str) -> dict[str, Any]:
-    """{"id","prompt","kind": "number"|"choice","options": [str]} (no answer). Raises UnknownLessonError/UnknownItemError."""
+def quiz_question(lesson_id: str, question_id: str, variant: str | None = None) -> dict[str, Any]:
+    """{"id","prompt","kind": "number"|"choice","options": [str]} (no answer). Raises UnknownLessonError/UnknownItemError.
+
+    `variant` (a review's, see fresh.variant_for) asks a numeric question with fresh numbers; None
+    asks it with the lesson's own.
+    """
     question = _question(lesson_id, question_id)
     where = f"question {question_id}"
     return {
         "id": question["id"],
-        "prompt": fill(question["prompt"], _question_resolver(question), where),
+        "prompt": fill(question["prompt"], _question_resolver(question, variant), where),
         "kind": question["kind"],
         "options": list(question.get("options", [])),
     }
@@ -101,16 +115,17 @@ def _normalise(text: str) -> str:
     return " ".join(text.split()).casefold()
 
 
-def check_quiz_answer(lesson_id: str, question_id: str, answer: str) -> dict[str, Any]:
+def check_quiz_answer(lesson_id: str, question_id: str, answer: str, variant: str | None = None) -> dict[str, Any]:
     """Check one answer: {"correct": bool, "expected": str, "reason": str, "invalid": bool}.
 
     Numbers: any typed number within the lesson's tolerance of the key ("6", "6.0" and " 6 " all match 6).
     Choices: the option's text (case and spacing do not matter), its number 1..n, or its letter a..z.
     An answer that is not a number / not an option gives invalid=True, correct=False, expected "" and a
     reason that says what is allowed; callers should ask again rather than record it.
+    `variant` checks the answer to the review variant that quiz_question(..., variant) showed.
     """
     question = _question(lesson_id, question_id)
-    resolve = _question_resolver(question)
+    resolve = _question_resolver(question, variant)
     reason = fill(question["reason"], resolve, f"question {question_id}")
     text = answer if isinstance(answer, str) else str(answer)
     if question["kind"] == "number":
@@ -121,7 +136,7 @@ def check_quiz_answer(lesson_id: str, question_id: str, answer: str) -> dict[str
                 "reason": f"{text.strip()[:40]!r} is not a number. {NUMBER_HELP}",
             }
         tolerance = _lesson_data(lesson_id)["tolerance"]
-        key = float(question["answer"])
+        key = float(resolve(["answer"]))
         correct = abs(value - key) <= tolerance + TOLERANCE_SLACK
         return {"correct": correct, "expected": format_number(key), "reason": reason, "invalid": False}
 

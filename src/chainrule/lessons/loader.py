@@ -25,6 +25,8 @@ __all__ = [
 ]
 
 DATA_DIR = Path(__file__).parent / "data"
+# Graded runs that did not pass before an exercise's model solution opens (lesson.json may say otherwise).
+SOLUTION_AFTER_DEFAULT = 3
 LANGUAGES = ("python", "javascript", "typescript")
 
 
@@ -108,11 +110,16 @@ def lesson_resolver(lesson_id: str):
     """The placeholder resolver for a lesson's prose: graph numbers from the engine, others from lesson.json."""
     numbers = _lesson_numbers(lesson_id)
     data = _lesson_data(lesson_id)
+    # How many predictions section 04 asks, counted from the data so the prose cannot drift from it.
+    kinds = [step["kind"] for step in data.get("predict", {}).get("steps", [])]
+    prediction_counts = {"total": len(kinds), "forward": kinds.count("forward"), "backward": kinds.count("backward")}
 
     def resolve(parts: list[str]) -> float | str:
         if len(parts) == 3 and parts[0] in numbers:
             graph, label, field = parts
             return numbers[graph][label][field]
+        if len(parts) == 2 and parts[0] == "predict" and parts[1] in prediction_counts:
+            return prediction_counts[parts[1]]
         if len(parts) == 2 and parts[0] == "lesson":
             value = data[parts[1]]
             if isinstance(value, (int, float, str)) and not isinstance(value, bool):
@@ -241,6 +248,8 @@ def _build_lesson(lesson_id: str) -> dict[str, Any]:
             "title": exercise["title"],
             "html": render_markdown(prose(exercise["text"])),
             "languages": languages.get(exercise["id"], list(LANGUAGES)),
+            # Hints come one at a time on request (GET .../hints/{n}); only their number is sent here.
+            "hint_count": len(exercise.get("hints", [])),
         }
         for exercise in data["exercises"]
     ]
@@ -267,6 +276,7 @@ def _build_lesson(lesson_id: str) -> dict[str, Any]:
             "steps": steps,
         },
         "exercises": exercises,
+        "solution_after": int(data.get("solution_after_failed_runs", SOLUTION_AFTER_DEFAULT)),
         "quiz": [quiz_question(lesson_id, question["id"]) for question in data["quiz"]],
         "explain": copy.deepcopy(data["explain"]),
         "recap": {"points": list(data["recap"]["points"]), "next": following},

@@ -2,8 +2,10 @@
 
 Reads answers line by line from a text stream (stdin in the CLI, a StringIO in tests):
 an answer, ``u`` to undo the last rating, ``q`` (or end of input) to stop.
-Question text and checking come from chainrule.lessons (``quiz_question``, ``check_quiz_answer``);
-both can be injected, so the session can run on a fixture lesson.
+Question text and checking come from chainrule.lessons (``quiz_question``, ``check_quiz_answer``),
+asked as the review variant of the card's due time, so that a numeric question comes back with
+fresh numbers each review; both can be injected (without variants), so the session can run on a
+fixture lesson.
 """
 
 from __future__ import annotations
@@ -16,20 +18,52 @@ from chainrule.text_safety import terminal_text
 
 QuestionFn = Callable[[str, str], dict[str, Any]]
 CheckFn = Callable[[str, str, str], dict[str, Any]]
+# The same, told which review (the card's due time) is being asked.
+ReviewQuestionFn = Callable[[str, str, str], dict[str, Any]]
+ReviewCheckFn = Callable[[str, str, str, str], dict[str, Any]]
 
 UNDO = "u"
 QUIT = "q"
 
 
-def _lessons_functions() -> tuple[QuestionFn, CheckFn]:
-    from chainrule.lessons import check_quiz_answer, quiz_question
+def _review_functions(question: QuestionFn | None, check: CheckFn | None) -> tuple[ReviewQuestionFn, ReviewCheckFn]:
+    """How a session asks and checks. By default the lessons' own functions, asking each review's
+    variant (fresh numbers); injected functions know no variants, so with one injected neither
+    side uses them (what is asked and what is checked must be the same question)."""
+    from_lessons = question is None and check is None
+    if question is None or check is None:
+        from chainrule.lessons import check_quiz_answer, quiz_question
 
-    return quiz_question, check_quiz_answer
+        question = question or quiz_question
+        check = check or check_quiz_answer
+
+    def variant(lesson_id: str, question_id: str, due: str) -> tuple[str, ...]:
+        if not from_lessons:
+            return ()
+        from chainrule.lessons import review_variant
+
+        return (review_variant(lesson_id, question_id, due),)
+
+    def ask(lesson_id: str, question_id: str, due: str) -> dict[str, Any]:
+        return question(lesson_id, question_id, *variant(lesson_id, question_id, due))
+
+    def check_review(lesson_id: str, question_id: str, answer: str, due: str) -> dict[str, Any]:
+        return check(lesson_id, question_id, answer, *variant(lesson_id, question_id, due))
+
+    return ask, check_review
 
 
 def format_due(iso: str) -> str:
     """'2026-03-03 09:30 UTC' from an ISO 8601 time."""
     return datetime.fromisoformat(iso).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def answer_sentence(kind: str | None, expected: str) -> str:
+    """'The answer is 6.'; an option is a sentence of its own, so it is quoted, not run into ours."""
+    text = str(expected).strip()
+    if kind == "choice":
+        return f"The right answer: \u201c{text.rstrip('.!?')}\u201d."
+    return f"The answer is {text}."
 
 
 def run_review(
@@ -41,10 +75,7 @@ def run_review(
     check: CheckFn | None = None,
 ) -> int:
     """Run one review session; returns the exit code (0)."""
-    if question is None or check is None:
-        default_question, default_check = _lessons_functions()
-        question = question or default_question
-        check = check or default_check
+    ask, check_review = _review_functions(question, check)
 
     def say(text: str = "") -> None:
         # Answers and ids can come from an imported file: shown, never obeyed by the terminal.
@@ -62,7 +93,7 @@ def run_review(
     say(f"{len(queue)} question{'s' if len(queue) != 1 else ''} due for review:")
     for item in queue:
         try:
-            prompt = question(item["lesson_id"], item["question_id"])["prompt"]
+            prompt = ask(item["lesson_id"], item["question_id"], item["due"])["prompt"]
         except LookupError:
             prompt = "(this question is no longer in the lesson)"
         short = prompt if len(prompt) <= 70 else prompt[:67] + "..."
@@ -104,7 +135,7 @@ def run_review(
         item = queue[0]
         lesson_id, question_id = item["lesson_id"], item["question_id"]
         try:
-            shown = question(lesson_id, question_id)
+            shown = ask(lesson_id, question_id, item["due"])
         except LookupError as error:  # the lesson no longer has this question
             say(f"\nSkipping {lesson_id}/{question_id}: {error}")
             queue.pop(0)
@@ -131,14 +162,14 @@ def run_review(
         if not typed:
             say(f"Type an answer, '{UNDO}' to undo or '{QUIT}' to quit.")
             continue
-        verdict = check(lesson_id, question_id, typed)
+        verdict = check_review(lesson_id, question_id, typed, item["due"])
         if verdict.get("invalid"):
             say(verdict.get("reason", "That answer cannot be checked; try again."))
             continue
         if verdict["correct"]:
             say("Right. " + verdict.get("reason", ""))
         else:
-            say(f"Not quite: the answer is {verdict.get('expected', '')}. {verdict.get('reason', '')}")
+            say(f"Not quite. {answer_sentence(shown.get('kind'), verdict.get('expected', ''))} {verdict.get('reason', '')}")
         schedule = store.review(lesson_id, question_id, typed, bool(verdict["correct"]))
         say(f"Next review: {schedule['text']} ({format_due(schedule['due'])}).")
         queue.pop(0)

@@ -378,6 +378,15 @@ class ProgressStore:
     def submission_count(self) -> int:
         return self._read(lambda conn: conn.execute("SELECT COUNT(*) FROM submissions").fetchone()[0])
 
+    def failed_runs(self, exercise_id: str) -> int:
+        """How many graded runs of this exercise, in any language, did not pass (they unlock its model solution)."""
+        _require_text("exercise_id", exercise_id)
+        return self._read(
+            lambda conn: conn.execute(
+                "SELECT COUNT(*) FROM submissions WHERE exercise_id = ? AND status != 'pass'", (exercise_id,)
+            ).fetchone()[0]
+        )
+
     # ---------------------------------------------------------------- quiz and review cards
 
     @staticmethod

@@ -55,6 +55,10 @@ class CodeIn(BaseModel):
 class AnswerIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     answer: Text = Field(min_length=1, max_length=MAX_ANSWER_CHARS, description="A typed number, or an option's text.")
+    variant: str | None = Field(
+        None, pattern=r"^[0-9a-f]{1,64}$",
+        description="For a review: the variant GET /api/review/due gave, so the answer is checked against the numbers shown.",
+    )
 
 
 class ExplanationIn(BaseModel):
@@ -140,6 +144,21 @@ class ExerciseInfo(Open):
     title: str
     html: str
     languages: list[str]
+    hint_count: int = Field(0, description="How many hints GET .../hints/{number} can give, one at a time.")
+
+
+class HintOut(BaseModel):
+    number: int
+    count: int
+    html: str
+
+
+class SolutionOut(BaseModel):
+    unlocked: bool = Field(description="False until enough runs failed or the learner confirmed; then source is set.")
+    failed_runs: int
+    needed: int = Field(description="Runs that did not pass after which the solution opens without confirming.")
+    language: Language
+    source: str | None = None
 
 
 class Question(Open):
@@ -181,6 +200,7 @@ class LessonOut(Open):
     see_it_work: SeeItWork
     predict: Predict
     exercises: list[ExerciseInfo]
+    solution_after: int = 3
     quiz: list[Question]
     explain: Explain
     recap: Recap
@@ -261,6 +281,7 @@ class DueQuestion(Open):
     kind: Literal["number", "choice"]
     options: list[str]
     due: str | None = None
+    variant: str | None = Field(None, description="Which numbers this review shows; send it back with the answer.")
 
 
 class DueOut(BaseModel):

@@ -21,6 +21,7 @@ from chainrule.web.models import (
     ErrorBody,
     ExplanationIn,
     GradeOut,
+    HintOut,
     Language,
     LessonOut,
     PathOut,
@@ -28,6 +29,7 @@ from chainrule.web.models import (
     PredictionResult,
     ProgressOut,
     Saved,
+    SolutionOut,
     StarterOut,
     TraceOut,
     UndoOut,
@@ -168,6 +170,57 @@ def post_grade(request: Request, body: CodeIn) -> dict[str, Any]:
     return result
 
 
+def _lesson_exercise_or_404(request: Request, lesson_id: str, exercise_id: str, language: str = "python") -> None:
+    check_lesson(lesson_id)
+    mine = lessons.exercise_ids(lesson_id)
+    if exercise_id not in mine:
+        raise HTTPException(
+            status_code=404,
+            detail=f"lesson {lesson_id!r} has no exercise {exercise_id!r}: its exercises are {', '.join(mine)}",
+        )
+    check_exercise(request, exercise_id, language)
+
+
+@router.get(
+    "/lessons/{lesson_id}/exercises/{exercise_id}/hints/{number}",
+    response_model=HintOut,
+    summary="One hint of an exercise (1-based), asked for one at a time",
+)
+def get_hint(
+    request: Request, lesson_id: LessonId, exercise_id: ExerciseId,
+    number: Annotated[int, Path(ge=1, le=100, description="Which hint, from 1", examples=[1])],
+) -> dict[str, Any]:
+    from chainrule.lessons.help import exercise_hint
+
+    _lesson_exercise_or_404(request, lesson_id, exercise_id)
+    try:
+        return exercise_hint(lesson_id, exercise_id, number)
+    except LookupError as error:
+        raise HTTPException(status_code=404, detail=str(error)) from None
+
+
+@router.get(
+    "/lessons/{lesson_id}/exercises/{exercise_id}/solution",
+    response_model=SolutionOut,
+    summary="The model solution, once enough runs have failed or the learner confirms",
+)
+def get_solution(
+    request: Request, lesson_id: LessonId, exercise_id: ExerciseId,
+    language: Language = Query("python", description="python, javascript or typescript"),
+    confirm: bool = Query(False, description="The learner asked to see it now, and confirmed."),
+) -> dict[str, Any]:
+    from chainrule.grading import reference_source
+    from chainrule.lessons.help import solution_after, solution_unlocked
+
+    _lesson_exercise_or_404(request, lesson_id, exercise_id, language)
+    failed = store_of(request).failed_runs(exercise_id)
+    unlocked = solution_unlocked(lesson_id, failed, confirm)
+    return {
+        "unlocked": unlocked, "failed_runs": failed, "needed": solution_after(lesson_id), "language": language,
+        "source": reference_source(exercise_id, language) if unlocked else None,
+    }
+
+
 @router.put("/progress/code", response_model=Saved, summary="Save the latest code of an exercise")
 def put_code(request: Request, body: CodeIn) -> dict[str, Any]:
     check_exercise(request, body.exercise, body.language)
@@ -224,8 +277,8 @@ def _question_or_404(lesson_id: str, question_id: str) -> None:
         )
 
 
-def _checked_answer(lesson_id: str, question_id: str, answer: str) -> dict[str, Any]:
-    checked = lessons.check_quiz_answer(lesson_id, question_id, answer)
+def _checked_answer(lesson_id: str, question_id: str, answer: str, variant: str | None = None) -> dict[str, Any]:
+    checked = lessons.check_quiz_answer(lesson_id, question_id, answer, variant)
     if checked.get("invalid"):
         raise HTTPException(status_code=422, detail=checked["reason"])
     return checked
@@ -273,12 +326,14 @@ def put_explanation(request: Request, lesson_id: LessonId, body: ExplanationIn) 
 def get_due(request: Request) -> dict[str, Any]:
     due = []
     for item in store_of(request).due_reviews():
+        # Each review of a card has its own variant (from its due time): fresh numbers, kept on reload.
+        variant = lessons.review_variant(item["lesson_id"], item["question_id"], item.get("due") or "")
         try:
-            question = lessons.quiz_question(item["lesson_id"], item["question_id"])
+            question = lessons.quiz_question(item["lesson_id"], item["question_id"], variant)
         except LookupError:
             continue  # a question from a lesson this version no longer has
         due.append(
-            {"lesson_id": item["lesson_id"], "question_id": item["question_id"], "due": item.get("due")}
+            {"lesson_id": item["lesson_id"], "question_id": item["question_id"], "due": item.get("due"), "variant": variant}
             | {key: question[key] for key in ("prompt", "kind", "options")}
         )
     return {"due": due}
@@ -296,6 +351,6 @@ def post_undo(request: Request) -> dict[str, Any]:
 )
 def post_review(request: Request, lesson_id: LessonId, question_id: QuestionId, body: AnswerIn) -> dict[str, Any]:
     _question_or_404(lesson_id, question_id)
-    checked = _checked_answer(lesson_id, question_id, body.answer)
+    checked = _checked_answer(lesson_id, question_id, body.answer, body.variant)
     schedule = store_of(request).review(lesson_id, question_id, body.answer.strip(), checked["correct"])
     return checked | {"review": _review_info(schedule)}

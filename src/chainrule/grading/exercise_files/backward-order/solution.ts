@@ -1,12 +1,12 @@
 // chainrule exercise: backward-order
-// Reference solution: a depth-first topological order, walked from the output back to the leaves.
+// Model solution: seed the output, order the values by a depth-first search, walk the order backwards.
 
 class Value {
-  // A number that remembers the values it was made from, and how to pass a gradient back to them.
-  data: number;
-  grad: number = 0;
-  prev: Value[];
-  _backward: () => void = () => {};
+  // One number in a computation graph, plus what the backward pass needs to know about it.
+  data: number; // the number itself
+  grad: number = 0; // d(final result) / d(this value); backward() fills it in
+  prev: Value[]; // the values this one was computed from (none for an input)
+  _backward: () => void = () => {}; // an input has nobody to pass a gradient to
 
   constructor(data: number, prev: Value[] = []) {
     this.data = data;
@@ -16,7 +16,7 @@ class Value {
   add(other: Value): Value {
     const out = new Value(this.data + other.data, [this, other]);
     out._backward = () => {
-      // c = a + b: the local derivative is 1 for both inputs.
+      // A sum moves one for one with each input.
       this.grad += out.grad;
       other.grad += out.grad;
     };
@@ -26,7 +26,7 @@ class Value {
   mul(other: Value): Value {
     const out = new Value(this.data * other.data, [this, other]);
     out._backward = () => {
-      // c = a * b: each input's local derivative is the other input.
+      // A product moves with each input at the rate of the other input.
       this.grad += other.data * out.grad;
       other.grad += this.data * out.grad;
     };
@@ -36,55 +36,67 @@ class Value {
   tanh(): Value {
     const out = new Value(Math.tanh(this.data), [this]);
     out._backward = () => {
-      // t = tanh(a): the local derivative is 1 - t**2.
+      // tanh's slope, read off its own output.
       this.grad += (1 - out.data ** 2) * out.grad;
     };
     return out;
   }
 }
 
-// Set out.grad = 1, then call every value's _backward, from out back to the leaves.
+// The backward pass over every value that `out` was computed from.
 function backward(out: Value): void {
   const order: Value[] = [];
   const seen = new Set<Value>();
   const visit = (v: Value): void => {
-    if (!seen.has(v)) {
-      seen.add(v);
-      for (const child of v.prev) visit(child);
-      order.push(v);
-    }
+    // Append v only after everything it was made from: a topological order.
+    if (seen.has(v)) return;
+    seen.add(v);
+    for (const parent of v.prev) visit(parent);
+    order.push(v);
   };
   visit(out);
   out.grad = 1;
   for (let i = order.length - 1; i >= 0; i--) order[i]._backward();
 }
 
-type Expr = "neuron" | "reuse" | "chain" | "shared";
-
-// Build the expression `expr` from `vals`, run backward, and copy each leaf's gradient into grad.
-export function gradsOf(expr: Expr, vals: number[], grad: number[]): number[] {
-  const leaves = vals.map((v) => new Value(v));
-  let out: Value;
-  if (expr === "neuron") {
-    const [x1, w1, x2, w2, b] = leaves;
-    out = x1.mul(w1).add(x2.mul(w2)).add(b).tanh();
-  } else if (expr === "reuse") {
-    const [a, b] = leaves;
-    out = a.mul(b).add(a.mul(a));
-  } else if (expr === "chain") {
-    const [x, w] = leaves;
-    out = x;
-    for (let i = 0; i < 10; i++) out = out.mul(w).tanh();
-  } else if (expr === "shared") {
-    const [x, w] = leaves;
-    const h = x.mul(w).tanh();
-    out = h.add(h.mul(h)); // h feeds two later values
-  } else {
-    throw new Error("unknown expression " + expr);
+// What the tests call: build expression `expr` on the numbers in `vals`, run backward(), and copy
+// each input's gradient into `grad` (same order as `vals`).
+export function gradsOf(expr: string, vals: number[], grad: number[]): number[] {
+  const build = EXPRESSIONS.get(expr);
+  if (build === undefined) {
+    throw new Error(`unknown expression ${expr}; known: ${[...EXPRESSIONS.keys()].join(", ")}`);
   }
-  backward(out);
-  leaves.forEach((leaf, i) => {
-    grad[i] = leaf.grad;
+  const inputs = vals.map((number) => new Value(number));
+  backward(build(...inputs));
+  inputs.forEach((value, position) => {
+    grad[position] = value.grad;
   });
   return grad;
 }
+
+// The expressions the tests use, written with the operations above.
+function neuron(x1: Value, w1: Value, x2: Value, w2: Value, b: Value): Value {
+  return x1.mul(w1).add(x2.mul(w2)).add(b).tanh();
+}
+
+function reuse(a: Value, b: Value): Value {
+  return a.mul(b).add(a.mul(a)); // a is read three times
+}
+
+function chain(x: Value, w: Value): Value {
+  let y = x;
+  for (let i = 0; i < 10; i++) y = y.mul(w).tanh();
+  return y;
+}
+
+function shared(x: Value, w: Value): Value {
+  const h = x.mul(w).tanh();
+  return h.add(h.mul(h)); // the inner value h is read by two later operations
+}
+
+const EXPRESSIONS = new Map<string, (...inputs: Value[]) => Value>([
+  ["neuron", neuron],
+  ["reuse", reuse],
+  ["chain", chain],
+  ["shared", shared],
+]);

@@ -1,26 +1,23 @@
 // chainrule exercise: backward-order
-// Run backpropagation in the right order.
+// Put the backward pass in order.
 //
-// Every operation's _backward is done. Write backward(out):
-//   1. set out.grad = 1;
-//   2. build a topological order (inputs before the values made from them) by a depth-first search
-//      over prev that remembers which values it has already seen;
-//   3. call _backward() on each value, from out back to the leaves (the order reversed).
-// gradsOf(...) already works; the tests call it.
+// Every operation below already knows its backward step (`_backward`). What is missing is the
+// function that decides when each step runs: `backward(out)` (look for TODO). `gradsOf()` is
+// finished and is what the tests call: leave it as it is.
 
 class Value {
-  // A number that remembers the values it was made from, and how to pass a gradient back to them.
+  // One number in a computation graph, plus what the backward pass needs to know about it.
   constructor(data, prev = []) {
-    this.data = data;
-    this.grad = 0;
-    this.prev = prev;
-    this._backward = () => {};
+    this.data = data; // the number itself
+    this.grad = 0; // d(final result) / d(this value); backward() fills it in
+    this.prev = prev; // the values this one was computed from (none for an input)
+    this._backward = () => {}; // an input has nobody to pass a gradient to
   }
 
   add(other) {
     const out = new Value(this.data + other.data, [this, other]);
     out._backward = () => {
-      // c = a + b: the local derivative is 1 for both inputs.
+      // A sum moves one for one with each input.
       this.grad += out.grad;
       other.grad += out.grad;
     };
@@ -30,7 +27,7 @@ class Value {
   mul(other) {
     const out = new Value(this.data * other.data, [this, other]);
     out._backward = () => {
-      // c = a * b: each input's local derivative is the other input.
+      // A product moves with each input at the rate of the other input.
       this.grad += other.data * out.grad;
       other.grad += this.data * out.grad;
     };
@@ -40,42 +37,56 @@ class Value {
   tanh() {
     const out = new Value(Math.tanh(this.data), [this]);
     out._backward = () => {
-      // t = tanh(a): the local derivative is 1 - t**2.
+      // tanh's slope, read off its own output.
       this.grad += (1 - out.data ** 2) * out.grad;
     };
     return out;
   }
 }
 
-// Set out.grad = 1, then call every value's _backward, from out back to the leaves.
+// The backward pass over every value that `out` was computed from.
 function backward(out) {
-  // TODO: seed out.grad, build a topological order, then walk it in reverse
+  // TODO: seed out.grad, put the values in topological order, then call _backward from out back
 }
 
-// Build the expression `expr` from `vals`, run backward, and copy each leaf's gradient into grad.
+// What the tests call: build expression `expr` on the numbers in `vals`, run backward(), and copy
+// each input's gradient into `grad` (same order as `vals`).
 function gradsOf(expr, vals, grad) {
-  const leaves = vals.map((v) => new Value(v));
-  let out;
-  if (expr === "neuron") {
-    const [x1, w1, x2, w2, b] = leaves;
-    out = x1.mul(w1).add(x2.mul(w2)).add(b).tanh();
-  } else if (expr === "reuse") {
-    const [a, b] = leaves;
-    out = a.mul(b).add(a.mul(a));
-  } else if (expr === "chain") {
-    const [x, w] = leaves;
-    out = x;
-    for (let i = 0; i < 10; i++) out = out.mul(w).tanh();
-  } else if (expr === "shared") {
-    const [x, w] = leaves;
-    const h = x.mul(w).tanh();
-    out = h.add(h.mul(h)); // h feeds two later values
-  } else {
-    throw new Error("unknown expression " + expr);
+  const build = EXPRESSIONS.get(expr);
+  if (build === undefined) {
+    throw new Error(`unknown expression ${expr}; known: ${[...EXPRESSIONS.keys()].join(", ")}`);
   }
-  backward(out);
-  leaves.forEach((leaf, i) => {
-    grad[i] = leaf.grad;
+  const inputs = vals.map((number) => new Value(number));
+  backward(build(...inputs));
+  inputs.forEach((value, position) => {
+    grad[position] = value.grad;
   });
   return grad;
 }
+
+// The expressions the tests use, written with the operations above.
+function neuron(x1, w1, x2, w2, b) {
+  return x1.mul(w1).add(x2.mul(w2)).add(b).tanh();
+}
+
+function reuse(a, b) {
+  return a.mul(b).add(a.mul(a)); // a is read three times
+}
+
+function chain(x, w) {
+  let y = x;
+  for (let i = 0; i < 10; i++) y = y.mul(w).tanh();
+  return y;
+}
+
+function shared(x, w) {
+  const h = x.mul(w).tanh();
+  return h.add(h.mul(h)); // the inner value h is read by two later operations
+}
+
+const EXPRESSIONS = new Map([
+  ["neuron", neuron],
+  ["reuse", reuse],
+  ["chain", chain],
+  ["shared", shared],
+]);

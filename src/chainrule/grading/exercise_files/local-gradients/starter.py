@@ -1,95 +1,104 @@
 # chainrule exercise: local-gradients
-"""Give each operation its local gradient.
+"""Teach +, * and tanh their backward step.
 
-Value holds a number (data), its gradient (grad, starting at 0), the values it was made from
-(_prev) and a _backward that passes out.grad back to those values. Fill the three _backward bodies:
-    c = a + b    ->  a.grad += c.grad,            b.grad += c.grad
-    c = a * b    ->  a.grad += b.data * c.grad,   b.grad += a.data * c.grad
-    t = tanh(a)  ->  a.grad += (1 - t.data**2) * t.grad
-Always accumulate with +=: a value used twice must collect what comes back from both uses.
-backward(out) and grads_of(...) already work; the tests call grads_of.
+Every Value that an operation creates gets a `_backward` function. By the time the backward pass
+calls it, `out.grad` holds the gradient of the final result with respect to `out`; `_backward` has to
+add each input's share of that gradient to the input's own `.grad`. Three of those functions are
+still empty (look for TODO). `backward()` and `grads_of()` are finished: leave them as they are.
 """
 import math
 
 
 class Value:
-    """A number that remembers the values it was made from, and how to pass a gradient back to them."""
+    """One number in a computation graph, plus what the backward pass needs to know about it."""
 
     def __init__(self, data, _prev=()):
-        self.data = data
-        self.grad = 0.0
-        self._prev = _prev
-        self._backward = lambda: None
+        self.data = data                # the number itself
+        self.grad = 0.0                 # d(final result) / d(this value); backward() fills it in
+        self._prev = _prev              # the values this one was computed from (none for an input)
+        self._backward = lambda: None   # an input has nobody to pass a gradient to
 
     def __add__(self, other):
         out = Value(self.data + other.data, (self, other))
 
-        def _backward():
-            # TODO: c = a + b passes out.grad to self and to other
+        def pass_back():
+            # TODO: give self and other their share of out.grad
             pass
 
-        out._backward = _backward
+        out._backward = pass_back
         return out
 
     def __mul__(self, other):
         out = Value(self.data * other.data, (self, other))
 
-        def _backward():
-            # TODO: c = a * b gives each input the other input's data times out.grad
+        def pass_back():
+            # TODO: give self and other their share of out.grad
             pass
 
-        out._backward = _backward
+        out._backward = pass_back
         return out
 
     def tanh(self):
         out = Value(math.tanh(self.data), (self,))
 
-        def _backward():
-            # TODO: t = tanh(a) gives its input (1 - t**2) times out.grad
+        def pass_back():
+            # TODO: give self its share of out.grad
             pass
 
-        out._backward = _backward
+        out._backward = pass_back
         return out
 
 
 def backward(out):
-    """Set out.grad = 1, then call every value's _backward, from out back to the leaves."""
-    order, seen = [], set()
-
-    def visit(v):
-        if v not in seen:
-            seen.add(v)
-            for child in v._prev:
-                visit(child)
-            order.append(v)
-
-    visit(out)
+    """The backward pass: seed out with gradient 1, then run every _backward, users before inputs."""
+    # Lay the values out so that each one comes after everything it was made from. A stack instead
+    # of recursion; a value is appended once all of its inputs have been appended.
+    order, placed = [], set()
+    stack = [(out, False)]
+    while stack:
+        value, inputs_done = stack.pop()
+        if inputs_done:
+            order.append(value)
+        elif value not in placed:
+            placed.add(value)
+            stack.append((value, True))
+            stack.extend((parent, False) for parent in value._prev)
     out.grad = 1.0
-    for v in reversed(order):
-        v._backward()
+    for value in reversed(order):
+        value._backward()
 
 
 def grads_of(expr, vals, grad):
-    """Build the expression `expr` from `vals`, run backward, and copy each leaf's gradient into grad."""
-    leaves = [Value(v) for v in vals]
-    if expr == "neuron":
-        x1, w1, x2, w2, b = leaves
-        out = (x1 * w1 + x2 * w2 + b).tanh()
-    elif expr == "reuse":
-        a, b = leaves
-        out = a * b + a * a
-    elif expr == "chain":
-        x, w = leaves
-        out = x
-        for _ in range(10):
-            out = (out * w).tanh()
-    elif expr == "shared":
-        x, w = leaves
-        h = (x * w).tanh()
-        out = h + h * h  # h feeds two later values
-    else:
-        raise ValueError(f"unknown expression {expr!r}")
-    backward(out)
-    for i, leaf in enumerate(leaves):
-        grad[i] = leaf.grad
+    """What the tests call: build expression `expr` on the numbers in `vals`, run backward(),
+    and copy each input's gradient into `grad` (same order as `vals`)."""
+    if expr not in EXPRESSIONS:
+        raise ValueError(f"unknown expression {expr!r}; known: {', '.join(EXPRESSIONS)}")
+    inputs = [Value(number) for number in vals]
+    backward(EXPRESSIONS[expr](*inputs))
+    for position, value in enumerate(inputs):
+        grad[position] = value.grad
     return grad
+
+
+# The expressions the tests use, written with the operations above.
+def neuron(x1, w1, x2, w2, b):
+    return (x1 * w1 + x2 * w2 + b).tanh()
+
+
+def reuse(a, b):
+    return a * b + a * a  # a is read three times
+
+
+def chain(x, w):
+    y = x
+    for _ in range(10):
+        y = (y * w).tanh()
+    return y
+
+
+def shared(x, w):
+    h = (x * w).tanh()
+    return h + h * h  # the inner value h is read by two later operations
+
+
+EXPRESSIONS = {"neuron": neuron, "reuse": reuse, "chain": chain, "shared": shared}

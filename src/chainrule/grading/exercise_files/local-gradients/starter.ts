@@ -1,20 +1,17 @@
 // chainrule exercise: local-gradients
-// Give each operation its local gradient.
+// Teach add, mul and tanh their backward step.
 //
-// Value holds a number (data), its gradient (grad, starting at 0), the values it was made from
-// (prev) and a _backward that passes out.grad back to those values. Fill the three _backward bodies:
-//   c = a.add(b)  ->  a.grad += c.grad,            b.grad += c.grad
-//   c = a.mul(b)  ->  a.grad += b.data * c.grad,   b.grad += a.data * c.grad
-//   t = a.tanh()  ->  a.grad += (1 - t.data ** 2) * t.grad
-// Always accumulate with +=: a value used twice must collect what comes back from both uses.
-// backward(out) and gradsOf(...) already work; the tests call gradsOf.
+// Every Value that an operation creates gets a `_backward` function. By the time the backward pass
+// calls it, `out.grad` holds the gradient of the final result with respect to `out`; `_backward` has
+// to add each input's share of that gradient to the input's own `.grad`. Three of those functions
+// are still empty (look for TODO). `backward()` and `gradsOf()` are finished: leave them as they are.
 
 class Value {
-  // A number that remembers the values it was made from, and how to pass a gradient back to them.
-  data: number;
-  grad: number = 0;
-  prev: Value[];
-  _backward: () => void = () => {};
+  // One number in a computation graph, plus what the backward pass needs to know about it.
+  data: number; // the number itself
+  grad: number = 0; // d(final result) / d(this value); backward() fills it in
+  prev: Value[]; // the values this one was computed from (none for an input)
+  _backward: () => void = () => {}; // an input has nobody to pass a gradient to
 
   constructor(data: number, prev: Value[] = []) {
     this.data = data;
@@ -24,7 +21,7 @@ class Value {
   add(other: Value): Value {
     const out = new Value(this.data + other.data, [this, other]);
     out._backward = () => {
-      // TODO: c = a + b passes out.grad to this and to other
+      // TODO: give this and other their share of out.grad
     };
     return out;
   }
@@ -32,7 +29,7 @@ class Value {
   mul(other: Value): Value {
     const out = new Value(this.data * other.data, [this, other]);
     out._backward = () => {
-      // TODO: c = a * b gives each input the other input's data times out.grad
+      // TODO: give this and other their share of out.grad
     };
     return out;
   }
@@ -40,54 +37,71 @@ class Value {
   tanh(): Value {
     const out = new Value(Math.tanh(this.data), [this]);
     out._backward = () => {
-      // TODO: t = tanh(a) gives its input (1 - t ** 2) times out.grad
+      // TODO: give this its share of out.grad
     };
     return out;
   }
 }
 
-// Set out.grad = 1, then call every value's _backward, from out back to the leaves.
+// The backward pass: seed out with gradient 1, then run every _backward, users before inputs.
 function backward(out: Value): void {
+  // Lay the values out so that each one comes after everything it was made from. A stack instead
+  // of recursion; a value is appended once all of its inputs have been appended.
   const order: Value[] = [];
-  const seen = new Set<Value>();
-  const visit = (v: Value): void => {
-    if (!seen.has(v)) {
-      seen.add(v);
-      for (const child of v.prev) visit(child);
-      order.push(v);
+  const placed = new Set<Value>();
+  const stack: Array<[Value, boolean]> = [[out, false]];
+  while (stack.length > 0) {
+    const [value, inputsDone] = stack.pop()!;
+    if (inputsDone) {
+      order.push(value);
+    } else if (!placed.has(value)) {
+      placed.add(value);
+      stack.push([value, true]);
+      for (const parent of value.prev) stack.push([parent, false]);
     }
-  };
-  visit(out);
+  }
   out.grad = 1;
   for (let i = order.length - 1; i >= 0; i--) order[i]._backward();
 }
 
-type Expr = "neuron" | "reuse" | "chain" | "shared";
-
-// Build the expression `expr` from `vals`, run backward, and copy each leaf's gradient into grad.
-export function gradsOf(expr: Expr, vals: number[], grad: number[]): number[] {
-  const leaves = vals.map((v) => new Value(v));
-  let out: Value;
-  if (expr === "neuron") {
-    const [x1, w1, x2, w2, b] = leaves;
-    out = x1.mul(w1).add(x2.mul(w2)).add(b).tanh();
-  } else if (expr === "reuse") {
-    const [a, b] = leaves;
-    out = a.mul(b).add(a.mul(a));
-  } else if (expr === "chain") {
-    const [x, w] = leaves;
-    out = x;
-    for (let i = 0; i < 10; i++) out = out.mul(w).tanh();
-  } else if (expr === "shared") {
-    const [x, w] = leaves;
-    const h = x.mul(w).tanh();
-    out = h.add(h.mul(h)); // h feeds two later values
-  } else {
-    throw new Error("unknown expression " + expr);
+// What the tests call: build expression `expr` on the numbers in `vals`, run backward(), and copy
+// each input's gradient into `grad` (same order as `vals`).
+export function gradsOf(expr: string, vals: number[], grad: number[]): number[] {
+  const build = EXPRESSIONS.get(expr);
+  if (build === undefined) {
+    throw new Error(`unknown expression ${expr}; known: ${[...EXPRESSIONS.keys()].join(", ")}`);
   }
-  backward(out);
-  leaves.forEach((leaf, i) => {
-    grad[i] = leaf.grad;
+  const inputs = vals.map((number) => new Value(number));
+  backward(build(...inputs));
+  inputs.forEach((value, position) => {
+    grad[position] = value.grad;
   });
   return grad;
 }
+
+// The expressions the tests use, written with the operations above.
+function neuron(x1: Value, w1: Value, x2: Value, w2: Value, b: Value): Value {
+  return x1.mul(w1).add(x2.mul(w2)).add(b).tanh();
+}
+
+function reuse(a: Value, b: Value): Value {
+  return a.mul(b).add(a.mul(a)); // a is read three times
+}
+
+function chain(x: Value, w: Value): Value {
+  let y = x;
+  for (let i = 0; i < 10; i++) y = y.mul(w).tanh();
+  return y;
+}
+
+function shared(x: Value, w: Value): Value {
+  const h = x.mul(w).tanh();
+  return h.add(h.mul(h)); // the inner value h is read by two later operations
+}
+
+const EXPRESSIONS = new Map<string, (...inputs: Value[]) => Value>([
+  ["neuron", neuron],
+  ["reuse", reuse],
+  ["chain", chain],
+  ["shared", shared],
+]);

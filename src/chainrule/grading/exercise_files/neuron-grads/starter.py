@@ -1,14 +1,11 @@
 # chainrule exercise: neuron-grads
-"""Gradients of one neuron, by hand.
+"""Differentiate one neuron by hand.
 
-The neuron computes  out = tanh(w[0]*x[0] + w[1]*x[1] + b);  `out` is given, already computed.
-Fill  grad[0] = d out/d w1,  grad[1] = d out/d w2,  grad[2] = d out/d b,  and return grad.
-
-Hint: tanh's local derivative is 1 - out**2. The sum's derivative with respect to a weight is
-the input that weight multiplies, and 1 with respect to the bias. The chain rule multiplies them.
+The neuron: out = tanh(w[0]*x[0] + w[1]*x[1] + b). It has already run, and its output is `out`.
+Put d out/d w1 in grad[0], d out/d w2 in grad[1] and d out/d b in grad[2], then return grad.
 """
 
 
 def neuron_grads(x, w, b, out, grad):
-    # TODO: fill grad[0], grad[1] and grad[2]
+    # TODO: three gradients, one per slot of grad
     return grad

@@ -1,6 +1,7 @@
 // Section 05: three graded exercises, each with a language switch, a CodeMirror editor,
 // reset, "Run tests" and per-test results. The latest code per exercise and language is
-// saved (debounced) and restored on reload.
+// saved (debounced) and restored on reload. Hints open one at a time on request; the model
+// solution opens after a few runs that did not pass, or earlier if the learner confirms.
 import { get, put, post, el, debounce } from "./api.js";
 import { renderMath } from "./math.js";
 
@@ -13,13 +14,14 @@ export async function renderExercises(slot, lesson, progress) {
   const savedResults = progress.results || {};
   const list = el("div", { class: "exercises" });
   slot.append(list);
+  const help = { lessonId: lesson.id, solutionAfter: lesson.solution_after };
   const ready = lesson.exercises.map((exercise, index) =>
-    renderExercise(list, exercise, index, codemirror, savedCode, savedResults));
+    renderExercise(list, exercise, index, codemirror, savedCode, savedResults, help));
   await Promise.all(ready);
   slot.dataset.editorsReady = "true";
 }
 
-async function renderExercise(list, exercise, index, codemirror, savedCode, savedResults) {
+async function renderExercise(list, exercise, index, codemirror, savedCode, savedResults, help) {
   const languages = exercise.languages;
   const key = (language) => `${exercise.id}/${language}`;
   const texts = new Map();      // language -> the text the learner has now
@@ -76,6 +78,8 @@ async function renderExercise(list, exercise, index, codemirror, savedCode, save
   block.append(el("div", { class: "editor-actions" }, runButton, resetButton, runStatus, saveStatus));
   const results = el("div", { class: "results", "aria-live": "polite" });
   block.append(results);
+  const helpPanel = renderHelp(exercise, help, () => language);
+  block.append(helpPanel.element);
   list.append(block);
 
   const initial = await textFor(language).catch(() => "");
@@ -114,6 +118,7 @@ async function renderExercise(list, exercise, index, codemirror, savedCode, save
     setText(text);
     editor.view.contentDOM.setAttribute("aria-label", `${exercise.title}: ${LANGUAGE_NAMES[lang] || lang} code`);
     showSavedResult();
+    helpPanel.languageChanged();
   }
 
   resetButton.addEventListener("click", async () => {
@@ -137,6 +142,7 @@ async function renderExercise(list, exercise, index, codemirror, savedCode, save
       savedResults[key(lang)] = result;
       savedCode[key(lang)] = source;
       if (lang === language) renderResult(results, result, false);
+      if (result.saved && result.status !== "pass") helpPanel.failedRun();
       runStatus.textContent = result.status === "pass" ? "All tests passed." : "Done: see the results below.";
     } catch (error) {
       runStatus.textContent = "The tests did not run: see the message at the top.";
@@ -206,8 +212,149 @@ function renderResult(holder, result, restored) {
     if (test.test_code) item.append(el("details", {}, el("summary", {}, "Test code"), el("pre", {}, test.test_code)));
     tests.append(item);
   }
+  const typeErrors = typeErrorList(result);
+  if (typeErrors) parts.push(typeErrors);
   parts.push(tests);
   holder.replaceChildren(...parts);
   holder.dataset.status = result.status;
   holder.dataset.verdict = result.verdict;
+}
+
+// TypeScript's type checker reports [{line, column, message}]; older results have no such list.
+function typeErrorList(result) {
+  const errors = Array.isArray(result.type_errors) ? result.type_errors : [];
+  if (!errors.length) return null;
+  const items = errors.map((error) => {
+    const where = Number.isInteger(error.line)
+      ? `Line ${error.line}${Number.isInteger(error.column) ? `, column ${error.column}` : ""}: `
+      : "";
+    return el("li", { class: "type-error", "data-line": Number.isInteger(error.line) ? String(error.line) : "" },
+      el("span", { class: "type-error-where" }, where), String(error.message ?? ""));
+  });
+  const count = errors.length === 1 ? "1 type error" : `${errors.length} type errors`;
+  return el("div", { class: "type-errors" },
+    el("p", { class: "type-errors-title" }, el("strong", {}, `TypeScript found ${count}:`)),
+    el("ul", {}, ...items));
+}
+
+const plural = (count, word) => `${count} ${word}${count === 1 ? "" : "s"}`;
+
+// Hints on request, one at a time, and the model solution behind a few failed runs or a confirm.
+// currentLanguage() is the editor's language; the solution is shown in it, next to the learner's
+// code (never replacing it).
+function renderHelp(exercise, help, currentLanguage) {
+  const base = `/api/lessons/${encodeURIComponent(help.lessonId)}/exercises/${encodeURIComponent(exercise.id)}`;
+  const hintCount = exercise.hint_count || 0;
+  let hintsShown = 0;
+  let confirmed = false;   // the learner asked for the solution and confirmed, or it opened by itself
+  let failedRuns = null;   // as the server last counted them; null until asked
+  let solutionOpen = false;
+  let answers = 0;         // solution requests answered (data-solution-answers, for tests)
+
+  const hints = el("ol", { class: "hints", "aria-live": "polite" });
+  const hintButton = el("button", { type: "button", class: "secondary show-hint" });
+  const solutionButton = el("button", { type: "button", class: "secondary show-solution" }, "Show the model solution");
+  const status = el("span", { class: "status help-status", role: "status", "aria-live": "polite" });
+  const confirmText = el("p", { class: "solution-confirm-text" });
+  const confirmButton = el("button", { type: "button", class: "confirm-solution" }, "Show it now");
+  const keepTrying = el("button", { type: "button", class: "secondary keep-trying" }, "Keep trying");
+  const confirmBox = el("div", { class: "solution-confirm", hidden: true }, confirmText,
+    el("div", { class: "inline" }, confirmButton, keepTrying));
+  const solutionNote = el("p", { class: "solution-note" });
+  const solutionCode = el("code", {});
+  const solution = el("div", { class: "solution", hidden: true }, solutionNote,
+    el("pre", { class: "solution-source", tabindex: "0", "aria-label": `Model solution of ${exercise.title}` }, solutionCode));
+  const element = el("div", { class: "exercise-help", "data-hints-shown": "0" },
+    hints, el("div", { class: "editor-actions help-actions" }, hintCount ? hintButton : null, solutionButton, status),
+    confirmBox, solution);
+
+  const labelHintButton = () => {
+    if (hintsShown >= hintCount) {
+      hintButton.textContent = "No more hints";
+      hintButton.disabled = true;
+    } else {
+      hintButton.textContent = `Show hint ${hintsShown + 1} of ${hintCount}`;
+    }
+  };
+  labelHintButton();
+
+  hintButton.addEventListener("click", async () => {
+    if (hintsShown >= hintCount) return;
+    hintButton.disabled = true;
+    try {
+      const hint = await get(`${base}/hints/${hintsShown + 1}`, "load the hint");
+      const item = el("li", { class: "hint", "data-hint": String(hint.number), html: hint.html });
+      hints.append(item);
+      renderMath(item);
+      hintsShown = hint.number;
+      element.dataset.hintsShown = String(hintsShown);
+    } catch (error) {
+      status.textContent = "The hint did not load: see the message at the top.";
+    } finally {
+      hintButton.disabled = false;
+      labelHintButton();
+    }
+  });
+
+  const showSolution = async (withConfirm) => {
+    const language = currentLanguage();
+    const query = `language=${encodeURIComponent(language)}${withConfirm ? "&confirm=true" : ""}`;
+    const body = await get(`${base}/solution?${query}`, "load the model solution");
+    failedRuns = body.failed_runs;
+    element.dataset.solutionAnswers = String(++answers);
+    if (!body.unlocked) {
+      const left = body.needed - body.failed_runs;
+      confirmText.textContent = `So far ${plural(body.failed_runs, "run")} did not pass; the model solution opens ` +
+        `by itself after ${plural(body.needed, "run")} that do not pass (${left} to go). Working it out yourself, ` +
+        "with a hint if you need one, is what makes it stick. Show the solution now anyway?";
+      confirmBox.hidden = false;
+      element.dataset.solution = "locked";
+      confirmButton.focus();
+      return;
+    }
+    confirmed = true;
+    solutionOpen = true;
+    confirmBox.hidden = true;
+    solutionNote.textContent = `Model solution (${LANGUAGE_NAMES[body.language] || body.language}). ` +
+      "Compare it with your code; your code in the editor is unchanged.";
+    solutionCode.textContent = body.source;
+    solution.hidden = false;
+    element.dataset.solution = "open";
+    solution.dataset.language = body.language;
+    solutionButton.textContent = "Hide the model solution";
+  };
+
+  const guarded = (action) => async () => {
+    solutionButton.disabled = true;
+    try { await action(); } catch (error) {
+      status.textContent = "The model solution did not load: see the message at the top.";
+    } finally { solutionButton.disabled = false; }
+  };
+
+  solutionButton.addEventListener("click", guarded(async () => {
+    if (solutionOpen) {
+      solutionOpen = false;
+      solution.hidden = true;
+      solutionButton.textContent = "Show the model solution";
+      return;
+    }
+    await showSolution(confirmed);
+  }));
+  confirmButton.addEventListener("click", guarded(() => showSolution(true)));
+  keepTrying.addEventListener("click", () => {
+    confirmBox.hidden = true;
+    solutionButton.focus();
+  });
+
+  return {
+    element,
+    // A graded run that did not pass: one closer to the solution opening by itself.
+    failedRun() {
+      if (failedRuns !== null) failedRuns += 1;
+      if (!confirmBox.hidden) confirmBox.hidden = true;
+    },
+    async languageChanged() {
+      if (solutionOpen) await guarded(() => showSolution(confirmed))();
+    },
+  };
 }

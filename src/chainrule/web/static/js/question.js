@@ -1,5 +1,6 @@
 // One question (numeric or multiple choice) with immediate feedback; used by the quiz and the review page.
 import { el, parseNumber, NUMBER_HELP } from "./api.js";
+import { answerSentence, formatWhen } from "./when.js";
 
 let counter = 0;
 
@@ -51,11 +52,11 @@ export function questionForm(question, submit, previous = null, options = {}) {
     if (answer !== undefined && answer !== null) {
       parts.push(question.kind === "choice" ? ` You chose “${answer.replace(/\.$/, "")}”.` : ` You answered ${answer}.`);
     }
-    if (!outcome.correct && outcome.expected) parts.push(` The answer is ${outcome.expected}.`);
+    if (!outcome.correct && outcome.expected) parts.push(` ${answerSentence(question.kind, outcome.expected)}`);
     if (outcome.reason) parts.push(el("span", { class: "reason" }, ` ${outcome.reason}`));
     const review = outcome.review || {};
     if (review.text) {
-      const due = review.due ? ` (${new Date(review.due).toLocaleDateString(undefined, { weekday: "long", month: "long", day: "numeric" })})` : "";
+      const due = review.due ? ` (${formatWhen(review.due)})` : "";
       const text = review.text.charAt(0).toUpperCase() + review.text.slice(1);
       parts.push(el("p", { class: "review-note" }, `${text}${due}.`));
     }

@@ -2,6 +2,7 @@
 import { get, post, el, clearLoading } from "./api.js";
 import { questionForm } from "./question.js";
 import { renderMath } from "./math.js";
+import { formatWhen } from "./when.js";
 
 const main = document.getElementById("main");
 const list = document.getElementById("review-list");
@@ -23,7 +24,7 @@ async function loadDue() {
   for (const item of due.due) {
     const question = { id: item.question_id, prompt: item.prompt, kind: item.kind, options: item.options || [] };
     const submit = (answer) => post(`/api/review/${encodeURIComponent(item.lesson_id)}/${encodeURIComponent(item.question_id)}`,
-      { answer }, "check your answer");
+      { answer, variant: item.variant || undefined }, "check your answer");
     list.append(el("li", { "data-lesson": item.lesson_id }, questionForm(question, submit, null, { submitLabel: "Answer" })));
   }
   empty.hidden = due.due.length > 0;
@@ -38,7 +39,7 @@ undoButton.addEventListener("click", async () => {
   try {
     const body = await post("/api/review/undo", {}, "undo the last rating");
     if (body.undone) {
-      const due = body.undone.due ? new Date(body.undone.due).toLocaleString() : "now";
+      const due = body.undone.due ? formatWhen(body.undone.due) : "now";
       undoStatus.textContent = `Undone: that question is due again (${due}).`;
       await loadDue();
     } else {

@@ -1,0 +1,16 @@
+// The one way the pages write a moment (a review's due time): weekday, day, month and time,
+// in the learner's own locale, e.g. "Thursday 3 December, 09:30".
+const FORMAT = { weekday: "long", day: "numeric", month: "long", hour: "2-digit", minute: "2-digit" };
+
+export function formatWhen(iso) {
+  const moment = new Date(iso);
+  return Number.isNaN(moment.getTime()) ? String(iso) : moment.toLocaleString(undefined, FORMAT);
+}
+
+// "The answer is 6." for a number; for an option (a whole sentence of its own) quote it instead of
+// running it into ours, so that no capital follows "is" and no second full stop follows its own.
+export function answerSentence(kind, expected) {
+  const text = String(expected).trim();
+  if (kind === "choice") return `The right answer: “${text.replace(/[.!?]+$/, "")}”.`;
+  return `The answer is ${text}.`;
+}
