@@ -1,7 +1,7 @@
 // The lesson page: fetch the lesson, the learner's progress and the trace of its example graph,
 // render the eight sections and their interactive parts, then mark the page ready.
 import { get, el, clearLoading, showError } from "./api.js";
-import { GraphPlayer } from "./graph.js";
+import { GraphPlayer, formulaHighlighter } from "./graph.js";
 import { renderMath, renderTex } from "./math.js";
 
 const main = document.getElementById("main");
@@ -52,11 +52,17 @@ function renderSections(lesson) {
 }
 
 function renderSeeItWork(slot, lesson, trace) {
-  const formula = el("div", { class: "chain-formula", "aria-label": "The chain rule along one path" });
+  const formula = el("div", { class: "chain-formula", role: "group", "aria-label": "The chain rule along one path" });
   renderTex(formula, lesson.see_it_work.chain_formula);
   const holder = el("div", { class: "player-holder", id: "see-it-work-player" });
   slot.append(holder, formula);
-  return new GraphPlayer(holder, trace, { name: "seeit", title: "The example graph", intervalMs: 700 });
+  // While the backward pass plays, the formula lights up the term the current step computes.
+  const highlight = formulaHighlighter(formula);
+  const labels = new Map(trace.nodes.map((node) => [node.id, node.label]));
+  return new GraphPlayer(holder, trace, {
+    name: "seeit", title: "The example graph",
+    onChange: (position, step) => highlight(step, (id) => labels.get(id)),
+  });
 }
 
 async function start() {
@@ -87,6 +93,7 @@ async function start() {
 
   // The rest loads in parallel; each part reports its own errors on the page.
   const parts = [];
+  if (slots.has("03")) parts.push(import("./explore.js").then((m) => m.renderExplore(slots.get("03"), lesson, trace, base)));
   if (slots.has("04")) parts.push(import("./predict.js").then((m) => m.renderPredict(slots.get("04"), lesson, progress, base)));
   if (slots.has("06")) parts.push(import("./quiz.js").then((m) => m.renderQuiz(slots.get("06"), lesson, progress, base)));
   if (slots.has("07")) parts.push(import("./explain.js").then((m) => m.renderExplain(slots.get("07"), lesson, progress, base)));
