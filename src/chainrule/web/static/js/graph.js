@@ -379,8 +379,9 @@ export class GraphPlayer {
  */
 export function formulaHighlighter(formulaNode) {
   const terms = Array.from(formulaNode.querySelectorAll(".katex-html .mfrac")).map((frac) => {
-    const parts = frac.textContent.split("∂").map((part) => part.trim()).filter(Boolean);
-    return { frac, top: parts[0], bottom: parts[1] };
+    // KaTeX writes a fraction's denominator before its numerator: "∂a∂L" is ∂L/∂a.
+    const parts = frac.textContent.replace(/[\u200b\s]/g, "").split("∂").filter(Boolean);
+    return { frac, top: parts[1], bottom: parts[0] };
   });
   return (step, labelOf) => {
     let lit = null;

@@ -98,7 +98,13 @@ async function start() {
   if (slots.has("06")) parts.push(import("./quiz.js").then((m) => m.renderQuiz(slots.get("06"), lesson, progress, base)));
   if (slots.has("07")) parts.push(import("./explain.js").then((m) => m.renderExplain(slots.get("07"), lesson, progress, base)));
   if (slots.has("08")) parts.push(import("./explain.js").then((m) => m.renderRecap(slots.get("08"), lesson)));
-  if (slots.has("05")) parts.push(import("./exercises.js").then((m) => m.renderExercises(slots.get("05"), lesson, progress)));
+  if (slots.has("05")) {
+    parts.push(import("./exercises.js").then((m) => m.renderExercises(slots.get("05"), lesson, progress)).then(() => {
+      // An editor whose long lines scroll sideways must be reachable from the keyboard: its text area
+      // is focusable already (contenteditable); tabindex=0 says so to assistive tools as well.
+      for (const content of slots.get("05").querySelectorAll(".cm-content")) content.tabIndex = 0;
+    }));
+  }
   const outcomes = await Promise.allSettled(parts);
   for (const outcome of outcomes) {
     if (outcome.status === "rejected" && !(outcome.reason && outcome.reason.status !== undefined)) {
