@@ -348,7 +348,7 @@ export class GraphPlayer {
     const { values, grads } = stateAt(this.steps, this.position);
     const step = this.position > 0 ? this.steps[this.position - 1] : null;
     this.view.show(values, grads, step);
-    if (step && step.phase === "backward") this.#keepInView(step);
+    if (step) this.#keepInView(step);
     const limit = this.reachable();
     this.prevButton.disabled = this.position <= 0;
     this.nextButton.disabled = this.position >= limit;
