@@ -72,7 +72,7 @@ def _short(label: str) -> str:
 SHAPES: dict[str, dict[str, float]] = {
     # box: value box size; step: distance between layers; spread: distance between boxes in a layer;
     # op_offset: distance from a box's edge facing its inputs to the centre of its op ellipse.
-    "wide": {"box_w": BOX_W, "box_h": BOX_H, "step": BOX_W + 140, "spread": BOX_H + 26, "op_offset": 50},
+    "wide": {"box_w": BOX_W, "box_h": BOX_H, "step": BOX_W + 160, "spread": BOX_H + 26, "op_offset": 42},
     "narrow": {"box_w": 92, "box_h": BOX_H, "step": BOX_H + 92, "spread": 100, "op_offset": 28},
 }
 EDGE_SPREAD = 10  # two inputs meet an op ellipse this far apart

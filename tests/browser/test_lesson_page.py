@@ -433,7 +433,9 @@ def test_keyboard_alone(open_page, server_factory, tmp_path: Path) -> None:
     assert player.get_attribute("data-position") == "1"
     page.keyboard.press("Tab")
     page.keyboard.press("Tab")
-    page.keyboard.press("Tab")  # Previous -> Play -> Next -> scrubber
+    page.keyboard.press("Tab")  # Previous -> Play -> Next -> speed
+    assert page.evaluate("document.activeElement.className") == "speed"
+    page.keyboard.press("Tab")  # -> scrubber
     assert page.evaluate("document.activeElement.type") == "range"
     page.keyboard.press("End")
     assert player.get_attribute("data-position") == player.get_attribute("data-total")
