@@ -334,6 +334,10 @@ def test_contents_mark_finished_sections_and_coming_back_continues(
     def finished() -> list[str]:
         return page.locator("#lesson-toc li.finished").evaluate_all("nodes => nodes.map(n => n.dataset.section)")
 
+    page.goto(server.origin + "/")
+    page.wait_for_selector("main[data-ready='true']")
+    assert page.locator(f".path-lesson[data-lesson='{LESSON}']").get_attribute("data-finished") == "false"
+    lesson(page, server)
     assert finished() == ["01", "02", "03", "04"]
     assert "(finished)" in page.locator("#lesson-toc li[data-section='04']").text_content()
     assert page.locator("#lesson-finished").is_hidden()
@@ -358,6 +362,12 @@ def test_contents_mark_finished_sections_and_coming_back_continues(
     page.reload()
     page.wait_for_selector("main[data-complete='true']", timeout=60_000)
     assert page.locator("#lesson-finished").is_visible() and page.locator("#continue-note").count() == 0
+    page.goto(server.origin + "/")
+    page.wait_for_selector("main[data-ready='true']")
+    entry = page.locator(f".path-lesson[data-lesson='{LESSON}']")
+    assert entry.get_attribute("data-finished") == "true" and "Finished." in entry.text_content()
+    page.screenshot(path=str(screenshots_dir / f"round2-path-finished-{size}.png"), full_page=True)
+    assert page.evaluate("document.documentElement.scrollWidth") <= WIDTHS[size][0]
     assert log.page_errors == []
 
 

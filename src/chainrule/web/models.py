@@ -94,6 +94,7 @@ class PathLesson(Open):
     written: bool
     href: str | None
     progress: Progress | None = Field(description="null when the lesson is not written or the store is unavailable")
+    totals: dict[str, int] | None = Field(default=None, description="What finishing the lesson takes (with progress)")
 
 
 class PathOut(Open):
