@@ -174,11 +174,11 @@ def test_narrow_layout_runs_top_to_bottom_without_overlaps():
 
 @pytest.mark.parametrize("shape", ["wide", "narrow"])
 def test_edge_labels_stay_clear_of_arrowheads(shape):
-    """An edge label (at most "+= -0.1234", 10 characters of a 12 px font: 75 px by 14 px) starts next
-    to the box its edge leaves; the arrowhead (9 px) sits at the edge's other end."""
+    """An edge label (at most "+= -0.1234", 10 characters of the page's 13 px monospace font: 80 px by
+    15 px) starts next to the box its edge leaves; the arrowhead (9 px) sits at the edge's other end."""
     from chainrule.draw import geometry
 
-    label_w, label_h, arrow = 75, 14, 9
+    label_w, label_h, arrow = 80, 15, 9
     for out in (section03(), mlp(0)):
         g = geometry(trace(out), shape)
         for edge in g["edges"]:

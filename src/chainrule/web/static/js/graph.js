@@ -127,7 +127,8 @@ export class GraphView {
         "data-node-id": node.id, "data-label": node.label,
       });
       group.append(svg("rect", { width: boxW, height: boxH, rx: 7, class: "box" }));
-      const room = Math.floor((boxW - 14) / 8);  // characters of the label font that fit the box
+      // Characters of the label font that fit the box (the wide picture uses a larger font, see lesson.css).
+      const room = Math.floor((boxW - 14) / (shape === "wide" ? 9.7 : 8));
       const labelClass = node.label.length > room ? "node-label long" : "node-label";
       group.append(svg("text", { x: 7, y: 17, class: labelClass }, node.label));
       group.append(svg("text", { x: 7, y: 35, class: "slot-name" }, "data"));
