@@ -48,6 +48,7 @@ def test_no_serious_or_critical_violation_on_any_page(browser, audited_server, s
         page.goto(audited_server.origin + "/")
         page.wait_for_selector("main[data-ready='true']")
         found["path"] = axe_violations(page)
+        sideways = {"path": page.evaluate("document.documentElement.scrollWidth")}
 
         page.goto(f"{audited_server.origin}/lessons/{LESSON}")
         page.wait_for_selector("main[data-complete='true']", timeout=60_000)
@@ -71,6 +72,8 @@ def test_no_serious_or_critical_violation_on_any_page(browser, audited_server, s
         page.wait_for_selector("main[data-ready='true']")
         assert page.get_attribute("main", "data-due") == "1"
         found["review"] = axe_violations(page)
+        sideways["review"] = page.evaluate("document.documentElement.scrollWidth")
+        assert all(scroll <= width for scroll in sideways.values()), sideways  # no sideways scrolling
         page.screenshot(path=str(screenshots_dir / f"axe-review-{size}.png"), full_page=True)
         problems = {where: violations for where, violations in found.items() if violations}
         assert not problems, json.dumps(problems, indent=1)
