@@ -154,3 +154,50 @@ def test_chainrule_draw_stays_the_function_after_module_import():
 
     out = section03()
     assert chainrule.draw(out, format="text") == module.draw(out, format="text")
+
+
+def test_narrow_layout_runs_top_to_bottom_without_overlaps():
+    from chainrule.draw import geometry
+
+    g = geometry(trace(section03()), "narrow")
+    y = {n["label"]: g["boxes"][n["id"]]["y"] for n in trace(section03())["nodes"]}
+    assert y["a"] < y["e"] < y["d"] < y["L"] and y["L"] == max(y.values())
+    for seed in (0, 1):
+        g = geometry(trace(mlp(seed)), "narrow")
+        w, h = g["box"]["w"], g["box"]["h"]
+        corners = list(g["boxes"].values())
+        for i, a in enumerate(corners):
+            assert 0 <= a["x"] and a["x"] + w <= g["width"] and 0 <= a["y"] and a["y"] + h <= g["height"]
+            for b in corners[i + 1:]:
+                assert a["x"] + w <= b["x"] or b["x"] + w <= a["x"] or a["y"] + h <= b["y"] or b["y"] + h <= a["y"]
+
+
+@pytest.mark.parametrize("shape", ["wide", "narrow"])
+def test_edge_labels_stay_clear_of_arrowheads(shape):
+    """An edge label (at most "+= -0.1234", 10 characters of the page's 13 px monospace font: 80 px by
+    15 px) starts next to the box its edge leaves; the arrowhead (9 px) sits at the edge's other end."""
+    from chainrule.draw import geometry
+
+    label_w, label_h, arrow = 80, 15, 9
+    for out in (section03(), mlp(0)):
+        g = geometry(trace(out), shape)
+        for edge in g["edges"]:
+            end_x, end_y = (float(v) for v in edge["d"].split(",")[-1].split())
+            x, y = edge["label"]["x"], edge["label"]["y"]
+            left = x if edge["label"]["anchor"] == "start" else x - label_w
+            box = (left, y - label_h + 3, left + label_w, y + 3)  # text sits on its baseline y
+            apart = (box[0] > end_x + arrow or box[2] < end_x - arrow
+                     or box[1] > end_y + arrow or box[3] < end_y - arrow)
+            assert apart, (shape, edge)
+
+
+def test_lesson_graphs_narrow_layout_fits_a_phone():
+    """At 390 px the graph gets about 340 px: the narrow layout of the lesson's graphs needs at most a
+    little scaling (the wide one would need to shrink to about a third)."""
+    from chainrule.draw import geometry
+    from chainrule.lessons import build_lesson_graph
+
+    for name in ("section03", "neuron"):
+        t = trace(build_lesson_graph("backprop", name))
+        assert geometry(t, "narrow")["width"] <= 450
+        assert geometry(t, "wide")["width"] > 900

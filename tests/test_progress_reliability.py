@@ -399,6 +399,14 @@ class LessonServer:
 NUMBER_QUESTIONS = ("product-gradient", "tanh-gradient", "sum-of-uses")
 
 
+def first_answers(exported: dict) -> list[str]:
+    """The first stored lesson answer of each question (quiz_answers are exported in order)."""
+    first: dict[str, str] = {}
+    for row in exported["quiz_answers"]:
+        first.setdefault(row["question_id"], row["answer"])
+    return list(first.values())
+
+
 @pytest.mark.timeout(240)
 def test_sigkill_of_the_lesson_server_loses_no_acknowledged_write(tmp_path):
     """Four clients post 200 quiz answers to the real server; it is SIGKILLed half way; after a
@@ -465,7 +473,9 @@ def test_sigkill_of_the_lesson_server_loses_no_acknowledged_write(tmp_path):
     print(f"acknowledged {len(acknowledged)}, stored {len(stored)}")
     assert len(stored) == len(set(stored)) < 200
     rated = [log["answer"] for log in exported["review_logs"] if log["kind"] == "quiz"]
-    assert sorted(rated) == sorted(stored)  # each answer and its card rating: together or not at all
+    # The lesson rates only a question's first answer (later ones are practice), in the same
+    # transaction as the answer: the ratings are exactly the first stored answer of each question.
+    assert sorted(rated) == sorted(first_answers(exported))
 
 
 @pytest.mark.timeout(240)
@@ -515,4 +525,4 @@ def test_two_lesson_servers_on_one_store_lose_nothing(tmp_path):
     stored = [row["answer"] for row in exported["quiz_answers"]]
     assert sorted(stored) == sorted(acknowledged)
     rated = [log["answer"] for log in exported["review_logs"] if log["kind"] == "quiz"]
-    assert sorted(rated) == sorted(stored)
+    assert sorted(rated) == sorted(first_answers(exported))  # one rating per question, the first answer

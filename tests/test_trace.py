@@ -332,3 +332,27 @@ def test_explain_value_not_in_graph():
     L, _ = section03()
     z = Value(1.0, label="z")
     assert "no path" in explain(L, z)
+
+
+def test_layout_validates_and_is_the_one_the_svg_draws():
+    """The page's layout (chainrule.draw.page_layout) is part of the schema, and its wide shape is
+    exactly where chainrule.draw's SVG puts every box."""
+    import xml.etree.ElementTree as ET
+
+    from chainrule.draw import page_layout, to_svg
+
+    jsonschema = pytest.importorskip("jsonschema")
+    for out in (section03()[0], neuron()[0]):
+        t = trace(out)
+        with_layout = json.loads(trace_to_json(t | {"layout": page_layout(t)}))
+        jsonschema.validate(with_layout, TRACE_SCHEMA)
+        for shape in ("wide", "narrow"):
+            svg = ET.fromstring(to_svg(t, shape))
+            rects = {g.get("data-node"): g.find("{http://www.w3.org/2000/svg}rect")
+                     for g in svg.iter("{http://www.w3.org/2000/svg}g") if "value" in (g.get("class") or "").split()}
+            boxes = with_layout["layout"][shape]["boxes"]
+            assert {node: (float(r.get("x")), float(r.get("y"))) for node, r in rects.items()} == {
+                node: (box["x"], box["y"]) for node, box in boxes.items()}
+    broken = with_layout | {"layout": {"wide": {"shape": "wide"}}}
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(broken, TRACE_SCHEMA)

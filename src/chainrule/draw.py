@@ -1,7 +1,7 @@
 """Pictures of a graph that need nothing installed: SVG, Graphviz DOT text and a plain-text table.
 
 `draw(output, format="svg")` lays the graph out in layers, inputs on the left and the output on the
-right. Each value is a box showing its label, data and gradient; each op is an ellipse with its symbol
+right (`geometry(t, "narrow")`: inputs at the top, for a phone). Each value is a box showing its label, data and gradient; each op is an ellipse with its symbol
 just left of the box it produces. The layout is our own (no Graphviz needed):
 
 * layer of an interior node = 1 + the largest layer among its inputs; a leaf sits one layer left of
@@ -21,7 +21,7 @@ from xml.sax.saxutils import escape, quoteattr
 from chainrule.engine import Value
 from chainrule.trace import format_number, graph_nodes, trace
 
-__all__ = ["draw", "to_svg", "to_dot", "to_text", "layout"]
+__all__ = ["draw", "to_svg", "to_dot", "to_text", "layout", "geometry", "page_layout", "SHAPES"]
 
 FORMATS = ("svg", "dot", "text")
 
@@ -66,9 +66,21 @@ def _short(label: str) -> str:
 
 # --- layout --------------------------------------------------------------------------------------
 
+# Two shapes of the same layered layout: "wide" runs left to right (a desktop page, the CLI's SVG),
+# "narrow" runs top to bottom with slimmer boxes (a phone). The lesson page receives both as data
+# (`page_layout`) and only renders them, so the page and `chainrule graph` draw the same picture.
+SHAPES: dict[str, dict[str, float]] = {
+    # box: value box size; step: distance between layers; spread: distance between boxes in a layer;
+    # op_offset: distance from a box's edge facing its inputs to the centre of its op ellipse.
+    "wide": {"box_w": BOX_W, "box_h": BOX_H, "step": BOX_W + 160, "spread": BOX_H + 26, "op_offset": 42},
+    "narrow": {"box_w": 92, "box_h": BOX_H, "step": BOX_H + 92, "spread": 100, "op_offset": 28},
+}
+EDGE_SPREAD = 10  # two inputs meet an op ellipse this far apart
+LABEL_GAP = 6     # an edge label starts this far from the box its edge leaves
 
-def layout(t: dict[str, Any]) -> dict[str, tuple[float, float]]:
-    """Top-left corner (x, y) of each value box, by node id, for a trace `t`."""
+
+def _layers(t: dict[str, Any]) -> tuple[list[int], list[list[int]], list[float]]:
+    """(layer of each node, node indices per layer in drawing order, rank of each node in its layer)."""
     nodes = t["nodes"]
     position = {n["id"]: i for i, n in enumerate(nodes)}
     users: list[list[int]] = [[] for _ in nodes]
@@ -106,15 +118,93 @@ def layout(t: dict[str, Any]) -> dict[str, tuple[float, float]]:
             column.sort(key=lambda i: neighbours_mean(i, [position[p] for p in nodes[i]["inputs"]]))
             for r, i in enumerate(column):
                 rank[i] = r - (len(column) - 1) / 2
+    return layer, columns, rank
 
+
+def layout(t: dict[str, Any], shape: str = "wide") -> dict[str, tuple[float, float]]:
+    """Top-left corner (x, y) of each value box, by node id, for a trace `t`."""
+    return {node_id: (box["x"], box["y"]) for node_id, box in geometry(t, shape)["boxes"].items()}
+
+
+def _point(p0: float, p1: float, p2: float, p3: float, s: float) -> float:
+    """One coordinate of a cubic Bezier curve at parameter s."""
+    return (1 - s) ** 3 * p0 + 3 * (1 - s) ** 2 * s * p1 + 3 * (1 - s) * s ** 2 * p2 + s ** 3 * p3
+
+
+def geometry(t: dict[str, Any], shape: str = "wide") -> dict[str, Any]:
+    """Every shape of the picture in one coordinate system (the one layout of a graph).
+
+    {"shape", "width", "height", "box": {"w", "h"},
+     "boxes": {id: {"x", "y"}}                         top-left corners of the value boxes,
+     "ops": {id: {"cx", "cy", "rx", "ry", "link"}}     op ellipses, link: path from ellipse to its box,
+     "edges": [{"from", "to", "input", "d", "label": {"x", "y", "anchor"}}]}
+    An edge runs from its input's box to the op ellipse and ends in an arrowhead; its label (what
+    flows back along it) starts next to the box the edge leaves, so it never covers the arrowhead.
+    """
+    if shape not in SHAPES:
+        raise ValueError(f"unknown layout shape {shape!r}; choose one of: {', '.join(SHAPES)}")
+    size = SHAPES[shape]
+    box_w, box_h, step, spread, op_offset = (size[k] for k in ("box_w", "box_h", "step", "spread", "op_offset"))
+    wide = shape == "wide"
+    nodes = t["nodes"]
+    layer, columns, rank = _layers(t)
     tallest = max(len(c) for c in columns)
-    middle = MARGIN + (tallest - 1) * ROW / 2
-    corners = {}
+    boxes: dict[str, dict[str, float]] = {}
     for i, n in enumerate(nodes):
-        x = MARGIN + layer[i] * COLUMN
-        y = middle + rank[i] * ROW
-        corners[n["id"]] = (float(x), float(y))
-    return corners
+        along = MARGIN + layer[i] * step
+        across = MARGIN + ((tallest - 1) / 2 + rank[i]) * spread
+        x, y = (along, across) if wide else (across, along)
+        boxes[n["id"]] = {"x": round(x, 1), "y": round(y, 1)}
+
+    ops: dict[str, dict[str, Any]] = {}
+    edges: list[dict[str, Any]] = []
+    for n in nodes:
+        if not n["inputs"]:
+            continue
+        x, y = boxes[n["id"]]["x"], boxes[n["id"]]["y"]
+        rx = _op_width(n["symbol"])
+        if wide:
+            cx, cy = x - op_offset, y + box_h / 2
+            link = f"M {cx + rx:.1f} {cy:.1f} L {x:.1f} {cy:.1f}"
+        else:
+            cx, cy = x + box_w / 2, y - op_offset
+            link = f"M {cx:.1f} {cy + OP_RY:.1f} L {cx:.1f} {y:.1f}"
+        ops[n["id"]] = {"cx": round(cx, 1), "cy": round(cy, 1), "rx": round(rx, 1), "ry": OP_RY, "link": link}
+        count = len(n["inputs"])
+        across_of = (lambda b: b["y"]) if wide else (lambda b: b["x"])
+        # Two inputs meet the ellipse at two points, the nearer box at the nearer point (no crossing).
+        slots = sorted(range(count), key=lambda k: (across_of(boxes[n["inputs"][k]]), k))
+        for k, source in enumerate(n["inputs"]):
+            sx, sy = boxes[source]["x"], boxes[source]["y"]
+            offset = (slots.index(k) - (count - 1) / 2) * EDGE_SPREAD
+            if wide:
+                x1, y1 = sx + box_w, sy + box_h / 2
+                x2, y2 = cx - rx, cy + offset
+                bend = max(30.0, (x2 - x1) / 2)
+                c1, c2 = (x1 + bend, y1), (x2 - bend, y2)
+                label = {"x": round(x1 + LABEL_GAP, 1), "y": round(y1 - LABEL_GAP, 1), "anchor": "start"}
+            else:
+                x1, y1 = sx + box_w / 2, sy + box_h
+                x2, y2 = cx + offset, cy - OP_RY
+                bend = max(20.0, (y2 - y1) / 2)
+                c1, c2 = (x1, y1 + bend), (x2, y2 - bend)
+                # Beside the start of the edge, on the side away from where the edge heads.
+                side = -1 if x2 < x1 - 1 else 1
+                label = {"x": round(x1 + side * LABEL_GAP, 1), "y": round(y1 + 14, 1),
+                         "anchor": "end" if side < 0 else "start"}
+            edges.append({
+                "from": source, "to": n["id"], "input": k, "label": label,
+                "d": f"M {x1:.1f} {y1:.1f} C {c1[0]:.1f} {c1[1]:.1f}, {c2[0]:.1f} {c2[1]:.1f}, {x2:.1f} {y2:.1f}",
+            })
+    width = max(b["x"] for b in boxes.values()) + box_w + MARGIN
+    height = max(b["y"] for b in boxes.values()) + box_h + MARGIN
+    return {"shape": shape, "width": round(width), "height": round(height), "box": {"w": box_w, "h": box_h},
+            "boxes": boxes, "ops": ops, "edges": edges}
+
+
+def page_layout(t: dict[str, Any]) -> dict[str, Any]:
+    """The layouts a page needs for a trace: {"wide": geometry, "narrow": geometry} (see `geometry`)."""
+    return {shape: geometry(t, shape) for shape in SHAPES}
 
 
 # --- SVG ----------------------------------------------------------------------------------------------
@@ -137,13 +227,13 @@ def _op_width(symbol: str) -> float:
     return max(17.0, 5.0 + 4.2 * len(symbol))
 
 
-def to_svg(t: dict[str, Any]) -> str:
+def to_svg(t: dict[str, Any], shape: str = "wide") -> str:
     """A standalone SVG picture of a trace (valid XML, labels escaped, no external resources)."""
     nodes = t["nodes"]
     by_id = {n["id"]: n for n in nodes}
-    corners = layout(t)
-    width = max(x for x, _ in corners.values()) + BOX_W + MARGIN
-    height = max(y for _, y in corners.values()) + BOX_H + MARGIN
+    g = geometry(t, shape)
+    box_w, box_h = g["box"]["w"], g["box"]["h"]
+    width, height = g["width"], g["height"]
     parts: list[str] = [
         f'<svg xmlns="http://www.w3.org/2000/svg" class="chainrule-graph" width="{width:.0f}" '
         f'height="{height:.0f}" viewBox="0 0 {width:.0f} {height:.0f}" role="img" '
@@ -156,7 +246,7 @@ def to_svg(t: dict[str, Any]) -> str:
     edges: list[str] = []
     shapes: list[str] = []
     for n in nodes:
-        x, y = corners[n["id"]]
+        x, y = g["boxes"][n["id"]]["x"], g["boxes"][n["id"]]["y"]
         classes = ["node", "value"]
         if n["leaf"]:
             classes.append("constant" if n.get("constant") else "leaf")
@@ -167,7 +257,7 @@ def to_svg(t: dict[str, Any]) -> str:
             f'<g class="{" ".join(classes)}" id="value-{n["id"]}" data-node="{n["id"]}" '
             f'data-label={quoteattr(n["label"])}>'
             f"<title>{escape(title)}</title>"
-            f'<rect x="{x:.1f}" y="{y:.1f}" width="{BOX_W}" height="{BOX_H}" rx="6"/>'
+            f'<rect x="{x:.1f}" y="{y:.1f}" width="{box_w}" height="{box_h}" rx="6"/>'
             f'<text class="label" x="{x + 8:.1f}" y="{y + 17:.1f}">{escape(_short(n["label"]))}</text>'
             f'<text class="data" x="{x + 8:.1f}" y="{y + 34:.1f}">data {escape(_num(n, "data"))}</text>'
             f'<text class="grad" x="{x + 8:.1f}" y="{y + 50:.1f}">grad {escape(_num(n, "grad"))}</text>'
@@ -175,32 +265,20 @@ def to_svg(t: dict[str, Any]) -> str:
         )
         if not n["inputs"]:
             continue
-        rx = _op_width(n["symbol"])
-        cx, cy = x - 50, y + BOX_H / 2
+        op = g["ops"][n["id"]]
         shapes.append(
             f'<g class="node op" id="op-{n["id"]}" data-node="{n["id"]}" data-op={quoteattr(n["op"])}>'
             f"<title>{escape(n.get('formula', ''))}</title>"
-            f'<ellipse cx="{cx:.1f}" cy="{cy:.1f}" rx="{rx:.1f}" ry="{OP_RY}"/>'
-            f'<text x="{cx:.1f}" y="{cy:.1f}">{escape(n["symbol"])}</text></g>'
+            f'<ellipse cx="{op["cx"]:.1f}" cy="{op["cy"]:.1f}" rx="{op["rx"]:.1f}" ry="{op["ry"]}"/>'
+            f'<text x="{op["cx"]:.1f}" y="{op["cy"]:.1f}">{escape(n["symbol"])}</text></g>'
         )
+        edges.append(f'<path class="op-link" data-node="{n["id"]}" d="{op["link"]}" '
+                     'marker-end="url(#chainrule-arrow)"/>')
+    for edge in g["edges"]:
         edges.append(
-            f'<path class="op-link" data-node="{n["id"]}" d="M {cx + rx:.1f} {cy:.1f} L {x:.1f} {cy:.1f}" '
-            'marker-end="url(#chainrule-arrow)"/>'
+            f'<path class="edge" data-from="{edge["from"]}" data-to="{edge["to"]}" data-input="{edge["input"]}" '
+            f'd="{edge["d"]}" marker-end="url(#chainrule-arrow)"/>'
         )
-        count = len(n["inputs"])
-        # Two inputs meet the ellipse at two points, the higher box at the higher point (no crossing).
-        slots = sorted(range(count), key=lambda k: (corners[n["inputs"][k]][1], k))
-        for k, source in enumerate(n["inputs"]):
-            sx, sy = corners[source]
-            x1, y1 = sx + BOX_W, sy + BOX_H / 2
-            spread = (slots.index(k) - (count - 1) / 2) * 10
-            x2, y2 = cx - rx, cy + spread
-            bend = max(30.0, (x2 - x1) / 2)
-            edges.append(
-                f'<path class="edge" data-from="{source}" data-to="{n["id"]}" data-input="{k}" '
-                f'd="M {x1:.1f} {y1:.1f} C {x1 + bend:.1f} {y1:.1f}, {x2 - bend:.1f} {y2:.1f}, '
-                f'{x2:.1f} {y2:.1f}" marker-end="url(#chainrule-arrow)"/>'
-            )
     parts.append('<g class="edges">' + "".join(edges) + "</g>")
     parts.append('<g class="nodes">' + "".join(shapes) + "</g>")
     parts.append("</svg>")

@@ -266,6 +266,35 @@ TRACE_SCHEMA: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "$id": "https://chainrule.invalid/schemas/trace-1.json",
     "title": "chainrule step trace, version 1",
+    "$defs": {
+        "geometry": {
+            "type": "object",
+            "required": ["shape", "width", "height", "box", "boxes", "ops", "edges"],
+            "properties": {
+                "shape": {"enum": ["wide", "narrow"]},
+                "width": {"type": "number"},
+                "height": {"type": "number"},
+                "box": {"type": "object", "required": ["w", "h"],
+                        "properties": {"w": {"type": "number"}, "h": {"type": "number"}}},
+                "boxes": {"type": "object", "additionalProperties": {
+                    "type": "object", "required": ["x", "y"],
+                    "properties": {"x": {"type": "number"}, "y": {"type": "number"}}}},
+                "ops": {"type": "object", "additionalProperties": {
+                    "type": "object", "required": ["cx", "cy", "rx", "ry", "link"],
+                    "properties": {"cx": {"type": "number"}, "cy": {"type": "number"}, "rx": {"type": "number"},
+                                   "ry": {"type": "number"}, "link": {"type": "string"}}}},
+                "edges": {"type": "array", "items": {
+                    "type": "object", "required": ["from", "to", "input", "d", "label"],
+                    "properties": {
+                        "from": _NODE_ID, "to": _NODE_ID, "input": {"type": "integer", "minimum": 0},
+                        "d": {"type": "string"},
+                        "label": {"type": "object", "required": ["x", "y", "anchor"],
+                                  "properties": {"x": {"type": "number"}, "y": {"type": "number"},
+                                                 "anchor": {"enum": ["start", "end"]}}},
+                    }}},
+            },
+        },
+    },
     "type": "object",
     "required": ["schema", "output", "nodes", "forward", "backward"],
     "properties": {
@@ -304,6 +333,12 @@ TRACE_SCHEMA: dict[str, Any] = {
                     "caption": {"type": "string"},
                 },
             },
+        },
+        "layout": {
+            "description": "Optional: where a page draws each shape (chainrule.draw.page_layout).",
+            "type": "object",
+            "required": ["wide", "narrow"],
+            "properties": {"wide": {"$ref": "#/$defs/geometry"}, "narrow": {"$ref": "#/$defs/geometry"}},
         },
         "backward": {
             "type": "array", "minItems": 1,

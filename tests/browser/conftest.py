@@ -56,9 +56,9 @@ class LessonServer:
         return match.group(1)
 
 
-def start_lesson_server(data_dir: Path) -> LessonServer:
-    """Start the real server and wait until it prints its URL (with the session token)."""
-    port = free_port()
+def start_lesson_server(data_dir: Path, port: int | None = None) -> LessonServer:
+    """Start the real server (on `port`, else a free one) and wait until it prints its URL (with the token)."""
+    port = port or free_port()
     command = [sys.executable, "-m", "chainrule", "lesson", "--no-browser", "--port", str(port), "--data-dir", str(data_dir)]
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     process = subprocess.Popen(
@@ -136,9 +136,10 @@ class RequestLog:
         return [url for url in self.urls if not (url.startswith(origin + "/") or url == origin or url.startswith("data:"))]
 
 
-def new_page(browser, server: LessonServer, *, width: int = 1280, height: int = 900):
-    """A fresh context (cookies empty) holding the session cookie, and its request log."""
-    context = browser.new_context(viewport={"width": width, "height": height})
+def new_page(browser, server: LessonServer, *, width: int = 1280, height: int = 900, bypass_csp: bool = False):
+    """A fresh context (cookies empty) holding the session cookie, and its request log.
+    bypass_csp lets a test inject a script (axe-core) that the page's Content Security Policy blocks."""
+    context = browser.new_context(viewport={"width": width, "height": height}, bypass_csp=bypass_csp)
     context.set_default_timeout(20_000)
     log = RequestLog()
     context.on("request", lambda request: log.urls.append(request.url))
@@ -168,8 +169,8 @@ def server_factory(tmp_path_factory: pytest.TempPathFactory):
     """server_factory(data_dir) starts one more real server (stopped after the test)."""
     started: list[LessonServer] = []
 
-    def start(data_dir: Path) -> LessonServer:
-        server = start_lesson_server(data_dir)
+    def start(data_dir: Path, port: int | None = None) -> LessonServer:
+        server = start_lesson_server(data_dir, port)
         started.append(server)
         return server
 
@@ -182,3 +183,27 @@ def server_factory(tmp_path_factory: pytest.TempPathFactory):
 def screenshots_dir() -> Path:
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     return SCREENSHOTS
+
+
+# The two screen widths every behaviour is tested at: a desktop and a phone (390 px, an iPhone 12-15).
+WIDTHS = {"desktop": (1280, 900), "phone": (390, 844)}
+
+AXE = Path(__file__).parent / "vendor" / "axe.min.js"  # axe-core, vendored (see vendor/README.md)
+AXE_VERSION = "4.14.1"
+WCAG_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
+
+
+def axe_violations(page, impacts: tuple[str, ...] = ("serious", "critical")) -> list[dict]:
+    """Run axe-core (WCAG 2.1 A and AA rules) on the page; the violations of the given impacts,
+    each {"id", "impact", "help", "targets"}. The page's context needs bypass_csp=True."""
+    if not page.evaluate("() => Boolean(window.axe)"):
+        page.add_script_tag(path=str(AXE))
+    assert page.evaluate("() => window.axe.version") == AXE_VERSION
+    result = page.evaluate(
+        "tags => window.axe.run(document, {runOnly: {type: 'tag', values: tags}, resultTypes: ['violations']})",
+        WCAG_TAGS,
+    )
+    return [
+        {"id": v["id"], "impact": v["impact"], "help": v["help"], "targets": [n["target"] for n in v["nodes"]][:5]}
+        for v in result["violations"] if v["impact"] in impacts
+    ]

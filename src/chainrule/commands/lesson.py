@@ -16,6 +16,7 @@ import socket
 import sys
 import threading
 import webbrowser
+from pathlib import Path
 
 DEFAULT_LESSON = "backprop"
 
@@ -195,7 +196,14 @@ def run(args: argparse.Namespace) -> int:
     else:
         extra_hosts = _network_names(bind_host) + [h.lower() for h in args.allow_host]
     data_dir = args.data_dir or os.environ.get("CHAINRULE_DATA_DIR") or None
-    app = create_app(token, data_dir, port=port, extra_hosts=extra_hosts)
+    from chainrule.web.session import SecretError, load_or_create_secret
+    from chainrule.progress.store import default_data_dir
+
+    try:  # kept in the data folder, so a signed-in tab survives a restart (fresh link token each start)
+        secret, secret_error = load_or_create_secret(Path(data_dir) if data_dir else default_data_dir()), None
+    except SecretError as error:
+        secret, secret_error = None, str(error)
+    app = create_app(token, data_dir, port=port, extra_hosts=extra_hosts, session_secret=secret)
     _, store_error = app.state.services.try_store()
 
     url = f"http://{url_host}:{port}/lessons/{args.lesson}?token={token}"
@@ -203,6 +211,8 @@ def run(args: argparse.Namespace) -> int:
     print(f"    {url}", flush=True)
     if store_error:
         print(f"Warning: your progress will not be saved: {store_error}", file=sys.stderr, flush=True)
+    if secret_error:
+        print(f"Warning: open tabs will need the new link after a restart: {secret_error}", file=sys.stderr, flush=True)
     print("Press Ctrl+C to stop.", flush=True)
 
     if not args.no_browser:

@@ -7,12 +7,13 @@ Each node is [label, op, input labels...]; inputs must be defined before they ar
 
 from __future__ import annotations
 
+import math
 from typing import Any, Callable
 
 from chainrule.engine import Value
 from chainrule.lessons.text import LessonDataError
 
-__all__ = ["BUILDERS", "build_graph", "graph_values"]
+__all__ = ["BUILDERS", "build_graph", "graph_values", "explore_graph"]
 
 # The ops a lesson graph may use, each built with the engine's own operators.
 BUILDERS: dict[str, Callable[..., Value]] = {
@@ -53,3 +54,47 @@ def graph_values(spec: dict[str, Any], name: str = "graph") -> dict[str, dict[st
     output, values = build_graph(spec, name)
     output.backward()
     return {label: {"data": v.data, "grad": v.grad} for label, v in values.items()}
+
+
+# Limits for numbers a learner types into the explorable graph (kept readable; the error says so).
+EXPLORE_LIMIT = 1000.0
+NUDGE_RANGE = (1e-6, 1.0)
+
+
+def explore_graph(spec: dict[str, Any], values: dict[str, float], nudge: tuple[str, float] | None = None,
+                  name: str = "graph") -> dict[str, Any]:
+    """The graph with some inputs changed, run through the engine: {"trace": its trace, "nudge": ...}.
+
+    values: {input label: number} for any of the graph's inputs (the others keep the lesson's).
+    nudge: (input label, h): the output is computed again with that input moved by h, and
+    "nudge" = {"input", "h", "before", "after", "change", "ratio" (change / h), "grad" (d output/d input)}.
+    Raises ValueError saying what is allowed when a label or a number is not.
+    """
+    from chainrule.trace import trace
+
+    leaves = [label for label, _ in spec["leaves"]]
+    unknown = sorted(set(values) - set(leaves))
+    if unknown:
+        raise ValueError(f"graph {name!r} has no input {', '.join(map(repr, unknown))}: its inputs are {', '.join(leaves)}")
+    for label, number in values.items():
+        if not (isinstance(number, (int, float)) and math.isfinite(number) and abs(number) <= EXPLORE_LIMIT):
+            raise ValueError(f"input {label!r} must be a number from -{EXPLORE_LIMIT:g} to {EXPLORE_LIMIT:g}, not {number!r}")
+    changed = {**spec, "leaves": [[label, float(values.get(label, data))] for label, data in spec["leaves"]]}
+    output, _ = build_graph(changed, name)
+    result: dict[str, Any] = {"trace": trace(output), "nudge": None}
+    if nudge is not None:
+        label, h = nudge
+        if label not in leaves:
+            raise ValueError(f"cannot nudge {label!r}: the inputs of graph {name!r} are {', '.join(leaves)}")
+        low, high = NUDGE_RANGE
+        if not (isinstance(h, (int, float)) and math.isfinite(h) and low <= abs(h) <= high):
+            raise ValueError(f"the nudge h must be a number with {low:g} <= |h| <= {high:g}, not {h!r}")
+        moved = {**changed, "leaves": [[leaf, data + h if leaf == label else data] for leaf, data in changed["leaves"]]}
+        after, _ = build_graph(moved, name)
+        grads = {n["label"]: n["grad"] for n in result["trace"]["nodes"]}
+        change = after.data - output.data
+        numbers = {"before": output.data, "after": after.data, "change": change, "ratio": change / h}
+        # JSON has no nan or infinity: such a number is sent as null.
+        result["nudge"] = {"input": label, "h": h, "grad": grads[label]} | {
+            key: (value if math.isfinite(value) else None) for key, value in numbers.items()}
+    return result

@@ -428,10 +428,16 @@ class ProgressStore:
         )
         return schedule_summary(new_card.due, now)
 
-    def answer_question(self, lesson_id: str, question_id: str, answer: str, correct: bool) -> dict:
+    def answer_question(
+        self, lesson_id: str, question_id: str, answer: str, correct: bool, *, first_only: bool = False
+    ) -> dict:
         """Keep a lesson quiz answer and schedule the question for review (right: Good, wrong: Again).
 
-        Returns {"due": ISO 8601, "interval_days": float, "text": "again in 2 days"}.
+        first_only=True rates only the question's first answer: a later one (a retry after seeing the
+        answer) is kept as practice and leaves the card as it is; the check and the write are one
+        transaction, so two tabs answering at once rate it once.
+        Returns {"due": ISO 8601, "interval_days": float, "text": "again in 2 days"}, with "rated": bool
+        when first_only is given.
         """
         _require_text("lesson_id", lesson_id)
         _require_text("question_id", question_id)
@@ -439,11 +445,19 @@ class ProgressStore:
         now = self.now()
 
         def work(conn: sqlite3.Connection) -> dict:
+            earlier = conn.execute(
+                "SELECT 1 FROM quiz_answers WHERE lesson_id = ? AND question_id = ? LIMIT 1", (lesson_id, question_id)
+            ).fetchone()
             conn.execute(
                 "INSERT INTO quiz_answers (lesson_id, question_id, answer, correct, at) VALUES (?, ?, ?, ?, ?)",
                 (lesson_id, question_id, answer, int(bool(correct)), _iso(now)),
             )
-            return self._rate(conn, "quiz", lesson_id, question_id, answer, correct, now)
+            card_json = self._load_card(conn, lesson_id, question_id)
+            if first_only and earlier is not None and card_json is not None:
+                card = Card.from_dict(json.loads(card_json))
+                return schedule_summary(card.due, now) | {"rated": False}
+            rated = self._rate(conn, "quiz", lesson_id, question_id, answer, correct, now)
+            return rated | {"rated": True} if first_only else rated
 
         return self._write(work)
 
@@ -452,7 +466,9 @@ class ProgressStore:
 
         def work(conn: sqlite3.Connection) -> list:
             return conn.execute(
-                "SELECT q.question_id, q.answer, q.correct, q.at, c.card FROM quiz_answers q "
+                "SELECT q.question_id, q.answer, q.correct, q.at, c.card, "
+                "(SELECT COUNT(*) FROM quiz_answers n WHERE n.lesson_id = q.lesson_id AND n.question_id = q.question_id) "
+                "FROM quiz_answers q "
                 "LEFT JOIN cards c ON c.lesson_id = q.lesson_id AND c.question_id = q.question_id "
                 "WHERE q.id IN (SELECT MAX(id) FROM quiz_answers WHERE lesson_id = ? GROUP BY question_id) "
                 "ORDER BY q.question_id",
@@ -460,8 +476,10 @@ class ProgressStore:
             ).fetchall()
 
         answers: dict[str, dict] = {}
-        for question_id, answer, correct, at, card_json in self._read(work, snapshot=True):
-            entry = {"answer": answer, "correct": bool(correct), "at": at, "due": None, "text": ""}
+        for question_id, answer, correct, at, card_json, attempts in self._read(work, snapshot=True):
+            # attempts: how many times it was answered in the lesson (after the first: practice).
+            entry = {"answer": answer, "correct": bool(correct), "at": at, "due": None, "text": "",
+                     "attempts": int(attempts)}
             if card_json is not None:
                 card = Card.from_dict(json.loads(card_json))
                 entry["due"] = _iso(card.due)

@@ -47,6 +47,7 @@ def create_app(
     max_body: int = DEFAULT_MAX_BODY,
     clock: Callable[[], Any] | None = None,
     store: Any = None,
+    session_secret: str | None = None,
 ) -> FastAPI:
     """The app, wrapped in its security middleware.
 
@@ -54,6 +55,8 @@ def create_app(
     (None: $CHAINRULE_DATA_DIR, else the user data directory). port: the port the server listens on
     (Host and Origin must name it; None accepts any port, for in-process tests). extra_hosts: Host
     names allowed besides loopback. clock/store: for tests (a fixed clock, an already open store).
+    session_secret: the data folder's secret (web/session.py); signed-in browsers then stay signed in
+    across restarts. None: the cookie is this start's token.
     """
     app = FastAPI(
         title="chainrule lesson API",
@@ -113,5 +116,8 @@ def create_app(
     app.include_router(routes_pages.router)
     app.mount("/static", StaticFiles(directory=str(STATIC_DIR), check_dir=False), name="static")
 
-    app.add_middleware(SecurityMiddleware, token=token, port=port, extra_hosts=list(extra_hosts), max_body=max_body)
+    from chainrule.web.session import cookie_value
+
+    app.add_middleware(SecurityMiddleware, token=token, port=port, extra_hosts=list(extra_hosts), max_body=max_body,
+                       cookie_value=cookie_value(session_secret) if session_secret else None)
     return app

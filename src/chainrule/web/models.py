@@ -61,6 +61,18 @@ class AnswerIn(BaseModel):
     )
 
 
+class NudgeIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    input: Text = Field(max_length=100, description="The input to move, e.g. a")
+    h: float = Field(strict=False, allow_inf_nan=False, description="How far to move it (1e-6 <= |h| <= 1)")
+
+
+class ExploreIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    values: dict[Text, float] = Field(default_factory=dict, max_length=20, description="{input label: number}; the others keep the lesson's")
+    nudge: NudgeIn | None = None
+
+
 class ExplanationIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     text: Text = Field(max_length=MAX_EXPLANATION_CHARS)
@@ -86,6 +98,7 @@ class PathLesson(Open):
     written: bool
     href: str | None
     progress: Progress | None = Field(description="null when the lesson is not written or the store is unavailable")
+    totals: dict[str, int] | None = Field(default=None, description="What finishing the lesson takes (with progress)")
 
 
 class PathOut(Open):
@@ -214,6 +227,22 @@ class TraceOut(Open):
     nodes: list[dict[str, Any]]
     forward: list[dict[str, Any]]
     backward: list[dict[str, Any]]
+    layout: dict[str, Any] | None = Field(default=None, description="Where every shape goes, for wide and narrow screens (docs/trace.md).")
+
+
+class NudgeOut(Open):
+    input: str
+    h: float
+    before: float | None
+    after: float | None
+    change: float | None
+    ratio: float | None
+    grad: float | None
+
+
+class ExploreOut(Open):
+    trace: TraceOut
+    nudge: NudgeOut | None
 
 
 class StarterOut(BaseModel):
@@ -264,6 +293,7 @@ class AnswerResult(Open):
     expected: str
     reason: str
     review: ReviewInfo
+    practice: bool = Field(default=False, description="True when this answer did not rate the review card (a retry, or not due).")
 
 
 class ProgressOut(BaseModel):

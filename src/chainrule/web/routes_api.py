@@ -6,13 +6,13 @@ Every route here sits behind SecurityMiddleware (token, Host, Origin, body size)
 
 from __future__ import annotations
 
-from typing import Any
-
-from typing import Annotated
+from datetime import datetime
+from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Path, Query, Request
 
 from chainrule import lessons
+from chainrule.progress.scheduling import schedule_summary
 from chainrule.web.models import (
     AnswerIn,
     AnswerResult,
@@ -20,6 +20,8 @@ from chainrule.web.models import (
     DueOut,
     ErrorBody,
     ExplanationIn,
+    ExploreIn,
+    ExploreOut,
     GradeOut,
     HintOut,
     Language,
@@ -104,6 +106,13 @@ def get_path(request: Request) -> dict[str, Any]:
                 entry["progress"] = store.lesson_summary(entry["id"], lessons.exercise_ids(entry["id"]))
             except Exception as failure:  # a store error must not hide the path
                 error = str(failure)
+        if entry["progress"] is not None:
+            # What finishing the lesson takes, so the path can say when it is finished.
+            entry["totals"] = {
+                "predictions": len(lessons.prediction_keys(entry["id"])),
+                "exercises_passed": len(lessons.exercise_ids(entry["id"])),
+                "quiz_answered": len(lessons.question_ids(entry["id"])),
+            }
     path["store_error"] = error
     return path
 
@@ -116,7 +125,9 @@ def get_lesson(lesson_id: LessonId) -> dict[str, Any]:
 
 @router.get("/lessons/{lesson_id}/trace/{graph}", response_model=TraceOut, summary="Step trace of a lesson graph")
 def get_trace(lesson_id: LessonId, graph: GraphName) -> dict[str, Any]:
+    """The trace, with the layout of its picture for wide and narrow screens (chainrule.draw's)."""
     import chainrule
+    from chainrule.draw import page_layout
 
     check_lesson(lesson_id)
     names = lessons.graph_names(lesson_id)
@@ -125,7 +136,26 @@ def get_trace(lesson_id: LessonId, graph: GraphName) -> dict[str, Any]:
             status_code=404,
             detail=f"lesson {lesson_id!r} has no graph {graph!r}: its graphs are {', '.join(names)}",
         )
-    return chainrule.trace(lessons.build_lesson_graph(lesson_id, graph))
+    steps = chainrule.trace(lessons.build_lesson_graph(lesson_id, graph))
+    return steps | {"layout": page_layout(steps)}
+
+
+@router.post(
+    "/lessons/{lesson_id}/explore/{graph}", response_model=ExploreOut,
+    summary="Run a lesson graph with other input values (and optionally one input nudged by h)",
+)
+def post_explore(lesson_id: LessonId, graph: GraphName, body: ExploreIn) -> dict[str, Any]:
+    from chainrule.lessons.graphs import explore_graph
+
+    check_lesson(lesson_id)
+    graphs = lessons.lesson_data(lesson_id)["graphs"]
+    if graph not in graphs:
+        raise HTTPException(
+            status_code=404,
+            detail=f"lesson {lesson_id!r} has no graph {graph!r}: its graphs are {', '.join(graphs)}",
+        )
+    nudge = (body.nudge.input, body.nudge.h) if body.nudge else None
+    return explore_graph(graphs[graph], body.values, nudge, graph)
 
 
 # ---------------------------------------------------------------- exercises
@@ -241,12 +271,36 @@ def get_progress(request: Request, lesson_id: LessonId) -> dict[str, Any]:
         return {key: value for key, value in by_key.items() if key.split("/", 1)[0] in mine}
 
     return {
-        "predictions": store.predictions(lesson_id),
+        "predictions": _with_feedback(lesson_id, store.predictions(lesson_id), _prediction_feedback),
         "code": of_lesson(store.latest_code()),
         "results": of_lesson(store.latest_results()),
-        "quiz": store.quiz_answers(lesson_id),
+        "quiz": _with_feedback(lesson_id, store.quiz_answers(lesson_id), _quiz_feedback),
         "explanation": store.explanation(lesson_id),
     }
+
+
+def _prediction_feedback(lesson_id: str, key: str, saved: dict[str, Any]) -> dict[str, Any]:
+    checked = lessons.check_prediction(lesson_id, key, float(saved["value"]))
+    return {name: checked[name] for name in ("expected", "expected_text", "reason")}
+
+
+def _quiz_feedback(lesson_id: str, question_id: str, saved: dict[str, Any]) -> dict[str, Any]:
+    checked = lessons.check_quiz_answer(lesson_id, question_id, saved["answer"])
+    feedback = {"expected": checked["expected"], "reason": checked["reason"]}
+    return feedback | {"practice": saved.get("attempts", 1) > 1}
+
+
+def _with_feedback(lesson_id: str, saved: dict[str, dict[str, Any]], feedback: Any) -> dict[str, dict[str, Any]]:
+    """Each saved answer with the right answer and the reason, checked again against the lesson, so
+    that a reload (or a restarted server) shows the same feedback as the moment of answering. An
+    answer the lesson no longer has a question for is returned as saved."""
+    shown = {}
+    for key, entry in saved.items():
+        try:
+            shown[key] = entry | feedback(lesson_id, key, entry)
+        except (LookupError, ValueError):
+            shown[key] = entry
+    return shown
 
 
 @router.put(
@@ -300,8 +354,11 @@ def _review_info(schedule: dict[str, Any]) -> dict[str, Any]:
 def post_quiz_answer(request: Request, lesson_id: LessonId, question_id: QuestionId, body: AnswerIn) -> dict[str, Any]:
     _question_or_404(lesson_id, question_id)
     checked = _checked_answer(lesson_id, question_id, body.answer)
-    schedule = store_of(request).answer_question(lesson_id, question_id, body.answer.strip(), checked["correct"])
-    return checked | {"review": _review_info(schedule)}
+    # Only the first answer rates the review card; a retry (after seeing the answer) is practice.
+    schedule = store_of(request).answer_question(
+        lesson_id, question_id, body.answer.strip(), checked["correct"], first_only=True
+    )
+    return checked | {"review": _review_info(schedule), "practice": not schedule["rated"]}
 
 
 @router.put("/lessons/{lesson_id}/explanation", response_model=Saved, summary="Save the explain-it-back answer")
@@ -352,5 +409,11 @@ def post_undo(request: Request) -> dict[str, Any]:
 def post_review(request: Request, lesson_id: LessonId, question_id: QuestionId, body: AnswerIn) -> dict[str, Any]:
     _question_or_404(lesson_id, question_id)
     checked = _checked_answer(lesson_id, question_id, body.answer, body.variant)
-    schedule = store_of(request).review(lesson_id, question_id, body.answer.strip(), checked["correct"])
-    return checked | {"review": _review_info(schedule)}
+    store = store_of(request)
+    card = store.card(lesson_id, question_id)
+    if card is not None and datetime.fromisoformat(card["due"]) > store.now():
+        # Not due (already answered in this round): practice, the card keeps its schedule.
+        schedule = schedule_summary(datetime.fromisoformat(card["due"]), store.now())
+        return checked | {"review": _review_info(schedule), "practice": True}
+    schedule = store.review(lesson_id, question_id, body.answer.strip(), checked["correct"])
+    return checked | {"review": _review_info(schedule), "practice": False}

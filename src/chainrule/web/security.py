@@ -164,11 +164,15 @@ class SecurityMiddleware:
         port: int | None = None,
         extra_hosts: Iterable[str] = (),
         max_body: int = DEFAULT_MAX_BODY,
+        cookie_value: str | None = None,
     ) -> None:
         if not token:
             raise ValueError("the session token must be a non-empty string")
         self.app = app
         self.token = token
+        # What the session cookie holds: by default the token; with a session secret kept in the data
+        # folder (web/session.py), a value that outlives this start, so open tabs survive a restart.
+        self.cookie_value = cookie_value or token
         self.port = port
         self.hosts = set(LOOPBACK_HOSTS) | {h.strip().lower() for h in extra_hosts if h.strip()}
         self.max_body = max_body
@@ -236,7 +240,7 @@ class SecurityMiddleware:
         if not path.startswith(PUBLIC_PREFIXES):
             cookie_header = headers.get("cookie", "")
             cookies = [value for name in self.cookie_names for value in _cookie_values(cookie_header, name) if value]
-            cookie_ok = any(_same(value, self.token) for value in cookies)
+            cookie_ok = any(_same(value, self.cookie_value) for value in cookies)
             if is_api:
                 header = headers.get(TOKEN_HEADER)
                 if not header and not cookies:
@@ -350,7 +354,7 @@ class SecurityMiddleware:
         location = quote("/" + path.lstrip("/"), safe="/") + ("?" + urlencode(query) if query else "")
         headers = [(b"location", location.encode("latin-1", "replace"))]
         for name in self.cookie_names:
-            cookie = f"{name}={self.token}; Path=/; HttpOnly; SameSite=Strict"
+            cookie = f"{name}={self.cookie_value}; Path=/; HttpOnly; SameSite=Strict"
             headers.append((b"set-cookie", cookie.encode("latin-1")))
         headers.append((b"content-length", b"0"))
         await self._with_headers(send)({"type": "http.response.start", "status": 303, "headers": headers})

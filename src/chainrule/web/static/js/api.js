@@ -56,6 +56,8 @@ export async function api(method, url, body, what = "talk to the lesson server")
     showError(failure.message);
     throw failure;
   }
+  // Something was saved: parts of the page that show progress (the contents) may refresh.
+  if (method !== "GET") window.dispatchEvent(new CustomEvent("chainrule:saved", { detail: { method, url } }));
   return parsed;
 }
 

@@ -1,18 +1,22 @@
-// Draw a computation graph from a trace (contracts section 1) as SVG and step through it.
+// Draw a computation graph from a trace and step through it.
 //
-// Layout: layered by depth. An interior node sits in column 1 + max(column of its inputs);
-// a leaf sits one column left of its first consumer, so constants join where they are used.
-// Boxes have a fixed size and every text slot exists from the start, so nothing moves while
-// values and gradients appear: the animation only changes text and classes.
+// The layout is not computed here: the server sends it with the trace (trace.layout.wide and
+// trace.layout.narrow, made by chainrule.draw, the same layout `chainrule graph` draws), and this
+// file only renders it and animates it. Narrow screens get the top-to-bottom layout. Every text slot
+// exists from the start, so nothing moves while values and gradients appear.
 import { el, fmt } from "./api.js";
 
 const SVG_NS = "http://www.w3.org/2000/svg";
-const BOX_W = 150;
-const BOX_H = 72;
-const COL_GAP = 60;
-const ROW_GAP = 26;
-const PAD = 14;
+const NARROW = "(max-width: 40rem)";
 const START_CAPTION = "Press Next or Play: values flow forward first, then gradients flow backward.";
+// Play speed: a step stays on screen long enough to read its caption (about 20 characters a second
+// at "Normal"), and never shorter than MIN_STEP_MS.
+export const SPEEDS = [
+  { id: "slow", label: "Slow", msPerChar: 75 },
+  { id: "normal", label: "Normal", msPerChar: 50 },
+  { id: "fast", label: "Fast", msPerChar: 20 },
+];
+const MIN_STEP_MS = 1200;
 
 function svg(tag, attrs = {}, text) {
   const node = document.createElementNS(SVG_NS, tag);
@@ -21,47 +25,9 @@ function svg(tag, attrs = {}, text) {
   return node;
 }
 
-/** Columns and rows for every node: {positions: Map(id -> {x, y}), width, height}. */
-export function layoutGraph(trace) {
-  const byId = new Map(trace.nodes.map((node) => [node.id, node]));
-  const consumers = new Map(trace.nodes.map((node) => [node.id, []]));
-  for (const node of trace.nodes) for (const input of node.inputs) consumers.get(input).push(node.id);
-
-  const column = new Map();
-  for (const node of trace.nodes) {  // topological order: inputs come first
-    if (!node.inputs.length) continue;
-    column.set(node.id, 1 + Math.max(...node.inputs.map((id) => (byId.get(id).inputs.length ? column.get(id) : 0))));
-  }
-  for (const node of trace.nodes) {
-    if (node.inputs.length) continue;
-    const uses = consumers.get(node.id).map((id) => column.get(id));
-    column.set(node.id, uses.length ? Math.max(0, Math.min(...uses) - 1) : 0);
-  }
-  const columnCount = Math.max(...column.values()) + 1;
-  const columns = Array.from({ length: columnCount }, () => []);
-  const order = new Map(trace.nodes.map((node, index) => [node.id, index]));
-  for (const node of trace.nodes) columns[column.get(node.id)].push(node.id);
-
-  // Order each column by where its consumers sit (right to left), to keep edges short and uncrossed.
-  const row = new Map();
-  for (let c = columnCount - 1; c >= 0; c -= 1) {
-    const centre = (id) => {
-      const placed = consumers.get(id).filter((other) => row.has(other)).map((other) => row.get(other));
-      return placed.length ? placed.reduce((s, v) => s + v, 0) / placed.length : order.get(id);
-    };
-    columns[c].sort((p, q) => centre(p) - centre(q) || order.get(p) - order.get(q));
-    columns[c].forEach((id, index) => row.set(id, index));
-  }
-  const rows = Math.max(...columns.map((ids) => ids.length));
-  const height = PAD * 2 + rows * BOX_H + (rows - 1) * ROW_GAP;
-  const width = PAD * 2 + columnCount * BOX_W + (columnCount - 1) * COL_GAP;
-  const positions = new Map();
-  columns.forEach((ids, c) => {
-    const used = ids.length * BOX_H + (ids.length - 1) * ROW_GAP;
-    const top = (height - used) / 2;  // centre short columns vertically
-    ids.forEach((id, r) => positions.set(id, { x: PAD + c * (BOX_W + COL_GAP), y: top + r * (BOX_H + ROW_GAP) }));
-  });
-  return { positions, width, height };
+/** The layout shape for the current screen width: "narrow" (top to bottom) or "wide". */
+export function currentShape() {
+  return window.matchMedia(NARROW).matches ? "narrow" : "wide";
 }
 
 /** The trace's steps in play order: forward steps, then backward steps. */
@@ -87,8 +53,160 @@ export function stateAt(steps, position) {
   return { values, grads };
 }
 
+/** How long a step stays on screen while playing, at a speed (see SPEEDS). */
+export function stepDuration(step, speedId) {
+  const speed = SPEEDS.find((s) => s.id === speedId) || SPEEDS[1];
+  const length = step && step.caption ? step.caption.length : 0;
+  return Math.max(MIN_STEP_MS, length * speed.msPerChar);
+}
+
 /**
- * An animated graph with previous / play / next buttons, a scrubber and a caption.
+ * The SVG picture of a trace in one layout shape: boxes, op ellipses, edges and edge labels, all
+ * placed where the server's layout says. show(values, grads, step) updates only texts and classes.
+ */
+export class GraphView {
+  constructor(trace, { name = "graph", title = "Computation graph", shape = currentShape() } = {}) {
+    this.trace = trace;
+    this.name = name;
+    this.shape = shape;
+    const layout = trace.layout && trace.layout[shape];
+    if (!layout) throw new Error(`the graph has no ${shape} layout`);
+    this.layout = layout;
+    const { width, height } = layout;
+    const { w: boxW, h: boxH } = layout.box;
+    this.element = svg("svg", {
+      viewBox: `0 0 ${width} ${height}`, class: `graph-svg graph-${shape}`, role: "img",
+      "aria-label": `${title}: ${trace.nodes.length} boxes. The caption below says what each step does.`,
+      "data-shape": shape,
+    });
+    // Never drawn larger than the layout's own size; smaller screens scale it down to fit.
+    this.element.style.maxWidth = `${width}px`;
+    this.element.style.aspectRatio = `${width} / ${height}`;
+    const defs = svg("defs");
+    for (const kind of ["idle", "fwd", "bwd"]) {
+      const marker = svg("marker", {
+        id: `${name}-${shape}-arrow-${kind}`, viewBox: "0 0 10 10", refX: 9, refY: 5,
+        markerWidth: 9, markerHeight: 9, markerUnits: "userSpaceOnUse", orient: "auto-start-reverse",
+      });
+      marker.append(svg("path", { d: "M0,0 L10,5 L0,10 z", class: `arrow arrow-${kind}` }));
+      defs.append(marker);
+    }
+    this.element.append(defs);
+
+    const edgeLayer = svg("g", { class: "edges" });
+    const labelLayer = svg("g", { class: "edge-labels" });
+    this.links = new Map();
+    for (const node of trace.nodes) {
+      const op = layout.ops[node.id];
+      if (!op) continue;
+      const link = svg("path", { d: op.link, class: "op-link", "marker-end": `url(#${name}-${shape}-arrow-idle)` });
+      edgeLayer.append(link);
+      this.links.set(node.id, link);
+    }
+    this.edges = layout.edges.map((edge) => {
+      const path = svg("path", {
+        d: edge.d, class: "edge", "data-from": edge.from, "data-to": edge.to,
+        "marker-end": `url(#${name}-${shape}-arrow-idle)`,
+      });
+      const label = svg("text", {
+        x: edge.label.x, y: edge.label.y, class: "edge-label", "text-anchor": edge.label.anchor,
+        "data-from": edge.from, "data-to": edge.to,
+      }, "");
+      edgeLayer.append(path);
+      labelLayer.append(label);
+      return { from: edge.from, to: edge.to, slot: edge.input, path, label };
+    });
+    this.element.append(edgeLayer);
+
+    this.boxes = new Map();
+    const boxLayer = svg("g", { class: "boxes" });
+    for (const node of trace.nodes) {
+      const { x, y } = layout.boxes[node.id];
+      const group = svg("g", {
+        class: `node ${node.leaf ? "leaf" : "op"}`, transform: `translate(${x},${y})`,
+        "data-node-id": node.id, "data-label": node.label,
+      });
+      group.append(svg("rect", { width: boxW, height: boxH, rx: 7, class: "box" }));
+      // Characters of the label font that fit the box (the wide picture uses a larger font, see lesson.css).
+      const room = Math.floor((boxW - 14) / (shape === "wide" ? 9.7 : 8));
+      const labelClass = node.label.length > room ? "node-label long" : "node-label";
+      group.append(svg("text", { x: 7, y: 17, class: labelClass }, node.label));
+      group.append(svg("text", { x: 7, y: 35, class: "slot-name" }, "data"));
+      const value = svg("text", { x: boxW - 7, y: 35, class: "node-value", "text-anchor": "end" }, "");
+      group.append(svg("text", { x: 7, y: 52, class: "slot-name" }, "grad"));
+      const grad = svg("text", { x: boxW - 7, y: 52, class: "node-grad", "text-anchor": "end" }, "");
+      group.append(value, grad, svg("title", {}, node.formula || `${node.label} (input)`));
+      boxLayer.append(group);
+      const entry = { group, value, grad };
+      const op = layout.ops[node.id];
+      if (op) {
+        const opGroup = svg("g", { class: "op-node", "data-node-id": node.id });
+        opGroup.append(svg("ellipse", { cx: op.cx, cy: op.cy, rx: op.rx, ry: op.ry }),
+          svg("text", { x: op.cx, y: op.cy, class: "op-symbol", "text-anchor": "middle", "dominant-baseline": "central" }, node.symbol));
+        boxLayer.append(opGroup);
+        entry.op = opGroup;
+      }
+      this.boxes.set(node.id, entry);
+    }
+    this.element.append(boxLayer, labelLayer);
+  }
+
+  /** Show values and gradients, and light up what `step` (or nothing, when null) does. */
+  show(values, grads, step) {
+    for (const [id, box] of this.boxes) {
+      const hasValue = values.has(id);
+      const hasGrad = grads.has(id);
+      box.value.textContent = hasValue ? fmt(values.get(id)) : "?";
+      box.grad.textContent = hasGrad ? fmt(grads.get(id)) : "?";
+      box.group.classList.toggle("has-value", hasValue);
+      box.group.classList.toggle("has-grad", hasGrad);
+      const active = Boolean(step && step.node === id);
+      box.group.classList.toggle("active", active);
+      if (box.op) box.op.classList.toggle("active", active);
+      const receiving = Boolean(step && step.phase === "backward" && (step.contributions || []).some((c) => c.input === id));
+      box.group.classList.toggle("receiving", receiving);
+    }
+    const used = new Set();
+    for (const edge of this.edges) {
+      let kind = "idle";
+      edge.label.textContent = "";
+      if (step && step.phase === "forward" && edge.to === step.node) kind = "fwd";
+      if (step && step.phase === "backward" && edge.to === step.node) {
+        kind = "bwd";
+        // Pair each edge with its own contribution (an input used twice has two edges and two contributions).
+        const contributions = step.contributions || [];
+        const index = contributions.findIndex((c, i) => c.input === edge.from && !used.has(i));
+        if (index >= 0) {
+          used.add(index);
+          edge.label.textContent = `+= ${fmt(contributions[index].contribution)}`;
+        }
+      }
+      edge.path.setAttribute("class", `edge edge-${kind}`);
+      edge.path.setAttribute("marker-end", `url(#${this.name}-${this.shape}-arrow-${kind})`);
+    }
+    for (const [id, link] of this.links) {
+      const kind = step && step.node === id ? (step.phase === "forward" ? "fwd" : "bwd") : "idle";
+      link.setAttribute("class", `op-link edge-${kind}`);
+      link.setAttribute("marker-end", `url(#${this.name}-${this.shape}-arrow-${kind})`);
+    }
+  }
+
+  /** The box of the node a step works on (to keep it in view), or null. */
+  activeBox(step) {
+    const box = step ? this.boxes.get(step.node) : null;
+    return box ? box.group : null;
+  }
+}
+
+/** Show the whole trace at once: every value and every gradient (for the explorable graph). */
+export function finalState(trace) {
+  const values = new Map(trace.nodes.map((node) => [node.id, node.data]));
+  const grads = new Map(trace.nodes.map((node) => [node.id, node.grad]));
+  return { values, grads };
+}
+
+/**
+ * An animated graph with previous / play / next buttons, a speed choice, a scrubber and a caption.
  * options.gate(stepIndex) -> true blocks that step from playing (section 04 predictions).
  * options.onChange(position, step) is called after every move.
  */
@@ -101,18 +219,23 @@ export class GraphPlayer {
     this.timer = null;
     this.gate = options.gate || (() => false);
     this.onChange = options.onChange || (() => {});
-    this.intervalMs = options.intervalMs || 800;
-    this.byId = new Map(trace.nodes.map((node) => [node.id, node]));
+    this.speed = "normal";
     this.name = options.name || "graph";
+    this.title = options.title || "Computation graph";
     this.container = container;
     container.classList.add("graph-player");
-    this.#build(options.title || "Computation graph");
+    this.#build();
     this.render();
     this.reserveCaptionHeight();
     let resizeTimer = null;
     window.addEventListener("resize", () => {
       clearTimeout(resizeTimer);
       resizeTimer = setTimeout(() => this.reserveCaptionHeight(), 150);
+    });
+    // Crossing the phone-width breakpoint swaps in the other layout (same steps, same position).
+    window.matchMedia(NARROW).addEventListener("change", () => {
+      this.#drawGraph();
+      this.render();
     });
   }
 
@@ -141,82 +264,15 @@ export class GraphPlayer {
     this.caption.style.minHeight = `${Math.ceil(tallest)}px`;
   }
 
-  #build(title) {
-    const { positions, width, height } = layoutGraph(this.trace);
-    this.positions = positions;
-    const drawing = svg("svg", {
-      viewBox: `0 0 ${width} ${height}`, class: "graph-svg", role: "img",
-      "aria-label": `${title}: ${this.trace.nodes.length} boxes. The caption below says what each step does.`,
-    });
-    drawing.style.aspectRatio = `${width} / ${height}`;
-    const defs = svg("defs");
-    for (const kind of ["idle", "fwd", "bwd"]) {
-      const marker = svg("marker", {
-        id: `${this.name}-arrow-${kind}`, viewBox: "0 0 10 10", refX: 9, refY: 5,
-        markerWidth: 9, markerHeight: 9, markerUnits: "userSpaceOnUse", orient: "auto-start-reverse",
-      });
-      marker.append(svg("path", { d: "M0,0 L10,5 L0,10 z", class: `arrow arrow-${kind}` }));
-      defs.append(marker);
-    }
-    drawing.append(defs);
+  #drawGraph() {
+    this.view = new GraphView(this.trace, { name: this.name, title: this.title });
+    this.figure.replaceChildren(this.view.element);
+    this.container.dataset.shape = this.view.shape;
+  }
 
-    // Edges first so boxes sit on top of them.
-    this.edges = [];
-    const edgeLayer = svg("g", { class: "edges" });
-    for (const node of this.trace.nodes) {
-      node.inputs.forEach((inputId, slot) => {
-        const from = positions.get(inputId);
-        const to = positions.get(node.id);
-        const spread = node.inputs.length > 1 ? (slot / (node.inputs.length - 1) - 0.5) * 24 : 0;
-        const x1 = from.x + BOX_W, y1 = from.y + BOX_H / 2;
-        const x2 = to.x, y2 = to.y + BOX_H / 2 + spread;
-        const bend = Math.max(24, (x2 - x1) / 2);
-        const path = svg("path", {
-          d: `M${x1},${y1} C${x1 + bend},${y1} ${x2 - bend},${y2} ${x2},${y2}`,
-          class: "edge", "marker-end": `url(#${this.name}-arrow-idle)`,
-        });
-        // The label shows what flows back along this edge during a backward step.
-        // Placed at the middle of the edge, above it (edges into one box start from different boxes).
-        const t = 0.5;
-        const along = (p0, p1, p2, p3) => (1 - t) ** 3 * p0 + 3 * (1 - t) ** 2 * t * p1 + 3 * (1 - t) * t ** 2 * p2 + t ** 3 * p3;
-        const label = svg("text", {
-          x: along(x1, x1 + bend, x2 - bend, x2), y: along(y1, y1, y2, y2) - 7, class: "edge-label", "text-anchor": "middle",
-        }, "");
-        edgeLayer.append(path, label);
-        this.edges.push({ from: inputId, to: node.id, slot, path, label });
-      });
-    }
-    drawing.append(edgeLayer);
-
-    this.boxes = new Map();
-    const boxLayer = svg("g", { class: "boxes" });
-    for (const node of this.trace.nodes) {
-      const { x, y } = positions.get(node.id);
-      const group = svg("g", {
-        class: `node ${node.leaf ? "leaf" : "op"}`, transform: `translate(${x},${y})`,
-        "data-node-id": node.id, "data-label": node.label,
-      });
-      group.append(svg("rect", { width: BOX_W, height: BOX_H, rx: 8, class: "box" }));
-      // Long labels (e.g. "x1*w1 + x2*w2") get a smaller font so they fit the fixed box.
-      const room = node.symbol ? 12 : 16;
-      const labelClass = node.label.length > room ? "node-label long" : "node-label";
-      group.append(svg("text", { x: 10, y: 20, class: labelClass }, node.label));
-      if (node.symbol) {
-        group.append(svg("text", { x: BOX_W - 10, y: 20, class: "node-op", "text-anchor": "end" }, node.symbol));
-      }
-      group.append(svg("text", { x: 10, y: 42, class: "slot-name" }, "value"));
-      const value = svg("text", { x: BOX_W - 10, y: 42, class: "node-value", "text-anchor": "end" }, "");
-      group.append(svg("text", { x: 10, y: 62, class: "slot-name" }, "grad"));
-      const grad = svg("text", { x: BOX_W - 10, y: 62, class: "node-grad", "text-anchor": "end" }, "");
-      group.append(value, grad);
-      const title = svg("title", {}, node.formula || `${node.label} (input)`);
-      group.append(title);
-      boxLayer.append(group);
-      this.boxes.set(node.id, { group, value, grad });
-    }
-    drawing.append(boxLayer);
-
-    const figure = el("figure", { class: "graph-figure" }, drawing);
+  #build() {
+    this.figure = el("figure", { class: "graph-figure" });
+    this.#drawGraph();
     this.prevButton = el("button", { type: "button", class: "prev", onclick: () => { this.pause(); this.goTo(this.position - 1); } }, "◀ Previous");
     this.playButton = el("button", { type: "button", class: "play", "aria-pressed": "false", onclick: () => this.toggle() }, "▶ Play");
     this.nextButton = el("button", { type: "button", class: "next", onclick: () => { this.pause(); this.goTo(this.position + 1); } }, "Next ▶");
@@ -226,14 +282,19 @@ export class GraphPlayer {
     });
     this.scrubber.addEventListener("input", () => { this.pause(); this.goTo(Number(this.scrubber.value)); });
     this.stepCount = el("output", { class: "step-count", for: scrubberId, "aria-live": "off" });
-    const controls = el("div", { class: "player-controls", role: "group", "aria-label": `${title} controls` },
+    const speedId = `${this.name}-speed`;
+    this.speedChoice = el("select", { id: speedId, class: "speed" },
+      ...SPEEDS.map((speed) => el("option", { value: speed.id, selected: speed.id === this.speed }, speed.label)));
+    this.speedChoice.addEventListener("change", () => { this.speed = this.speedChoice.value; });
+    const controls = el("div", { class: "player-controls", role: "group", "aria-label": `${this.title} controls` },
       this.prevButton, this.playButton, this.nextButton,
+      el("span", { class: "speed-control" }, el("label", { for: speedId }, "Speed"), this.speedChoice),
       el("label", { for: scrubberId, class: "scrubber-label" }, "Step"), this.scrubber, this.stepCount);
     this.phaseBadge = el("span", { class: "phase-badge" });
     this.captionText = el("span", { class: "caption-text" });
     this.caption = el("p", { class: "caption", "aria-live": "polite" }, this.phaseBadge, this.captionText);
     this.hint = el("p", { class: "gate-hint", "aria-live": "polite" });
-    this.container.append(figure, controls, this.caption, this.hint);
+    this.container.append(this.figure, controls, this.caption, this.hint);
   }
 
   /** Index one past the last step that may play now (the first blocked step, or the end). */
@@ -258,53 +319,37 @@ export class GraphPlayer {
     }
     this.playButton.textContent = "⏸ Pause";
     this.playButton.setAttribute("aria-pressed", "true");
-    this.timer = setInterval(() => {
+    const tick = () => {
       if (this.position >= this.reachable()) { this.pause(); return; }
       this.goTo(this.position + 1);
-      if (this.position >= this.reachable()) this.pause();
-    }, this.intervalMs);
+      if (this.position >= this.reachable()) { this.pause(); return; }
+      this.timer = setTimeout(tick, stepDuration(this.steps[this.position - 1], this.speed));
+    };
+    // The first step comes quickly; each later one waits for its caption to be read.
+    this.timer = setTimeout(tick, this.position > 0 ? stepDuration(this.steps[this.position - 1], this.speed) : 300);
   }
 
   pause() {
-    if (this.timer) clearInterval(this.timer);
+    if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     this.playButton.textContent = "▶ Play";
     this.playButton.setAttribute("aria-pressed", "false");
+  }
+
+  /** Keep the active box on screen: scroll only when it is (partly) outside the window. */
+  #keepInView(step) {
+    const box = this.view.activeBox(step);
+    if (!box || !box.getBoundingClientRect) return;
+    const rect = box.getBoundingClientRect();
+    if (rect.top < 0 || rect.bottom > window.innerHeight) box.scrollIntoView({ block: "nearest", inline: "nearest" });
   }
 
   /** Redraw texts and highlights for the current position (no geometry changes). */
   render() {
     const { values, grads } = stateAt(this.steps, this.position);
     const step = this.position > 0 ? this.steps[this.position - 1] : null;
-    for (const [id, box] of this.boxes) {
-      const hasValue = values.has(id);
-      const hasGrad = grads.has(id);
-      box.value.textContent = hasValue ? fmt(values.get(id)) : "?";
-      box.grad.textContent = hasGrad ? fmt(grads.get(id)) : "?";
-      box.group.classList.toggle("has-value", hasValue);
-      box.group.classList.toggle("has-grad", hasGrad);
-      box.group.classList.toggle("active", Boolean(step && step.node === id));
-      const receiving = Boolean(step && step.phase === "backward" && (step.contributions || []).some((c) => c.input === id));
-      box.group.classList.toggle("receiving", receiving);
-    }
-    const usedContribution = new Set();
-    for (const edge of this.edges) {
-      let kind = "idle";
-      edge.label.textContent = "";
-      if (step && step.phase === "forward" && edge.to === step.node) kind = "fwd";
-      if (step && step.phase === "backward" && edge.to === step.node) {
-        kind = "bwd";
-        // Pair each edge with its own contribution (an input used twice has two edges and two contributions).
-        const contributions = step.contributions || [];
-        const index = contributions.findIndex((c, i) => c.input === edge.from && !usedContribution.has(i));
-        if (index >= 0) {
-          usedContribution.add(index);
-          edge.label.textContent = `+= ${fmt(contributions[index].contribution)}`;
-        }
-      }
-      edge.path.setAttribute("class", `edge edge-${kind}`);
-      edge.path.setAttribute("marker-end", `url(#${this.name}-arrow-${kind})`);
-    }
+    this.view.show(values, grads, step);
+    if (step) this.#keepInView(step);
     const limit = this.reachable();
     this.prevButton.disabled = this.position <= 0;
     this.nextButton.disabled = this.position >= limit;
@@ -322,7 +367,32 @@ export class GraphPlayer {
     }
     this.container.dataset.position = String(this.position);
     this.container.dataset.total = String(this.total);
+    this.container.dataset.activeNode = step ? step.node : "";
     this.container.classList.toggle("at-end", this.position >= this.total);
     this.onChange(this.position, step);
   }
+}
+
+/**
+ * Light up the term of a rendered chain-rule formula (KaTeX) that a backward step computes: the
+ * fraction ∂top/∂bottom where top is the step's node and bottom one of the inputs it sends to.
+ * Returns a function(step, labels) to call after every move.
+ */
+export function formulaHighlighter(formulaNode) {
+  const terms = Array.from(formulaNode.querySelectorAll(".katex-html .mfrac")).map((frac) => {
+    // KaTeX writes a fraction's denominator before its numerator: "∂a∂L" is ∂L/∂a.
+    const parts = frac.textContent.replace(/[\u200b\s]/g, "").split("∂").filter(Boolean);
+    return { frac, top: parts[1], bottom: parts[0] };
+  });
+  return (step, labelOf) => {
+    let lit = null;
+    if (step && step.phase === "backward") {
+      const top = labelOf(step.node);
+      const bottoms = new Set((step.contributions || []).map((c) => labelOf(c.input)));
+      // The formula's first fraction is the left-hand side (the whole gradient), not a step's term.
+      lit = terms.slice(1).find((term) => term.top === top && bottoms.has(term.bottom)) || null;
+    }
+    for (const term of terms) term.frac.classList.toggle("term-active", term === lit);
+    formulaNode.dataset.activeTerm = lit ? `${lit.top}/${lit.bottom}` : "";
+  };
 }

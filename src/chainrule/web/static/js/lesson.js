@@ -1,7 +1,7 @@
 // The lesson page: fetch the lesson, the learner's progress and the trace of its example graph,
 // render the eight sections and their interactive parts, then mark the page ready.
-import { get, el, clearLoading, showError } from "./api.js";
-import { GraphPlayer } from "./graph.js";
+import { get, el, clearLoading, showError, debounce } from "./api.js";
+import { GraphPlayer, formulaHighlighter } from "./graph.js";
 import { renderMath, renderTex } from "./math.js";
 
 const main = document.getElementById("main");
@@ -31,6 +31,52 @@ function renderHeader(lesson) {
   meta.after(neighbours);
 }
 
+// Which sections are finished, from what the progress store holds. The sections to do (04-07) are
+// finished when their work is done; the reading sections before them once the learner has gone on to
+// that work; the recap when everything else is.
+const WORK = ["04", "05", "06", "07"];
+
+export function finishedSections(lesson, progress) {
+  const done = new Set();
+  const predictions = Object.keys(progress.predictions || {}).length;
+  const passed = (id) => Object.entries(progress.results || {}).some(([key, result]) =>
+    key.split("/")[0] === id && result && result.status === "pass");
+  const answered = Object.keys(progress.quiz || {});
+  const explained = Boolean(progress.explanation && progress.explanation.text && progress.explanation.text.trim());
+  if (predictions >= lesson.predict.total) done.add("04");
+  if (lesson.exercises.every((exercise) => passed(exercise.id))) done.add("05");
+  if (lesson.quiz.every((question) => answered.includes(question.id))) done.add("06");
+  if (explained) done.add("07");
+  const started = predictions > 0 || Object.keys(progress.code || {}).length > 0 || answered.length > 0 || explained;
+  const numbers = lesson.sections.map((section) => section.number);
+  const firstWork = numbers.find((number) => WORK.includes(number));
+  for (const number of numbers) {
+    if (WORK.includes(number)) continue;
+    if (firstWork && number < firstWork ? started : WORK.every((w) => !numbers.includes(w) || done.has(w))) done.add(number);
+  }
+  return done;
+}
+
+/** Tick the finished sections in the contents, say when the whole lesson is finished. */
+function showFinished(lesson, done) {
+  for (const item of document.querySelectorAll("#lesson-toc li[data-section]")) {
+    const finished = done.has(item.dataset.section);
+    item.classList.toggle("finished", finished);
+    item.querySelector(".toc-mark").textContent = finished ? "✓" : "";
+    item.querySelector(".toc-state").textContent = finished ? " (finished)" : "";
+  }
+  const all = lesson.sections.every((section) => done.has(section.number));
+  const banner = document.getElementById("lesson-finished");
+  banner.hidden = !all;
+  document.getElementById("main").dataset.finished = String(all);
+}
+
+/** The section to continue at: the first unfinished one after work has started (else none). */
+function continueAt(lesson, done) {
+  if (!lesson.sections.length || !done.has(lesson.sections[0].number)) return null;  // not started yet
+  return lesson.sections.find((section) => !done.has(section.number)) || null;
+}
+
 function renderSections(lesson) {
   const toc = document.getElementById("lesson-toc");
   const list = el("ol");
@@ -38,7 +84,9 @@ function renderSections(lesson) {
   const slots = new Map();
   for (const section of lesson.sections) {
     const id = `section-${section.number}`;
-    list.append(el("li", {}, el("a", { href: `#${id}` }, `${section.number} ${section.title}`)));
+    list.append(el("li", { "data-section": section.number },
+      el("span", { class: "toc-mark", "aria-hidden": "true" }),
+      el("a", { href: `#${id}` }, `${section.number} ${section.title}`, el("span", { class: "visually-hidden toc-state" }))));
     const heading = el("h2", { id: `${id}-title` }, el("span", { class: "section-number" }, section.number), ` ${section.title}`);
     const prose = el("div", { class: "prose", html: section.html });
     const widget = el("div", { class: "widget" });
@@ -47,16 +95,26 @@ function renderSections(lesson) {
     slots.set(section.number, widget);
   }
   toc.replaceChildren(list);
+  const banner = el("p", { id: "lesson-finished", class: "lesson-finished", role: "status" },
+    el("strong", {}, "You have finished this lesson."), " Every section is done; your quiz questions come back in review.");
+  banner.hidden = true;
+  toc.after(banner);
   renderMath(holder);
   return slots;
 }
 
 function renderSeeItWork(slot, lesson, trace) {
-  const formula = el("div", { class: "chain-formula", "aria-label": "The chain rule along one path" });
+  const formula = el("div", { class: "chain-formula", role: "group", "aria-label": "The chain rule along one path" });
   renderTex(formula, lesson.see_it_work.chain_formula);
   const holder = el("div", { class: "player-holder", id: "see-it-work-player" });
   slot.append(holder, formula);
-  return new GraphPlayer(holder, trace, { name: "seeit", title: "The example graph", intervalMs: 700 });
+  // While the backward pass plays, the formula lights up the term the current step computes.
+  const highlight = formulaHighlighter(formula);
+  const labels = new Map(trace.nodes.map((node) => [node.id, node.label]));
+  return new GraphPlayer(holder, trace, {
+    name: "seeit", title: "The example graph",
+    onChange: (position, step) => highlight(step, (id) => labels.get(id)),
+  });
 }
 
 async function start() {
@@ -82,16 +140,44 @@ async function start() {
   renderHeader(lesson);
   const slots = renderSections(lesson);
   if (slots.has("03")) window.chainruleSeeItWork = renderSeeItWork(slots.get("03"), lesson, trace);
+  let done = finishedSections(lesson, progress);
+  showFinished(lesson, done);
+  // Coming back: continue at the first unfinished section (unless the address names a section).
+  const resume = continueAt(lesson, done);
+  if (resume && !window.location.hash) {
+    const target = document.getElementById(`section-${resume.number}`);
+    const note = el("p", { class: "continue-note", id: "continue-note" }, "Welcome back: you continue at ",
+      el("a", { href: `#section-${resume.number}` }, `${resume.number} ${resume.title}`), ".");
+    document.getElementById("lesson-toc").after(note);
+    target.scrollIntoView({ block: "start" });
+  }
+  const refresh = debounce(async () => {
+    try {
+      const latest = await get(`/api/progress/${encodeURIComponent(lessonId)}`, "load your progress");
+      done = finishedSections(lesson, latest);
+      showFinished(lesson, done);
+    } catch (error) { /* the message area says why */ }
+  }, 400);
+  window.addEventListener("chainrule:saved", (event) => {
+    if (!event.detail.url.endsWith("/progress/code")) refresh();  // typing is not finishing anything
+  });
   main.dataset.ready = "true";  // content and the section 03 animation are on screen
   performance.mark("chainrule-ready");
 
   // The rest loads in parallel; each part reports its own errors on the page.
   const parts = [];
+  if (slots.has("03")) parts.push(import("./explore.js").then((m) => m.renderExplore(slots.get("03"), lesson, trace, base)));
   if (slots.has("04")) parts.push(import("./predict.js").then((m) => m.renderPredict(slots.get("04"), lesson, progress, base)));
   if (slots.has("06")) parts.push(import("./quiz.js").then((m) => m.renderQuiz(slots.get("06"), lesson, progress, base)));
   if (slots.has("07")) parts.push(import("./explain.js").then((m) => m.renderExplain(slots.get("07"), lesson, progress, base)));
   if (slots.has("08")) parts.push(import("./explain.js").then((m) => m.renderRecap(slots.get("08"), lesson)));
-  if (slots.has("05")) parts.push(import("./exercises.js").then((m) => m.renderExercises(slots.get("05"), lesson, progress)));
+  if (slots.has("05")) {
+    parts.push(import("./exercises.js").then((m) => m.renderExercises(slots.get("05"), lesson, progress)).then(() => {
+      // An editor whose long lines scroll sideways must be reachable from the keyboard: its text area
+      // is focusable already (contenteditable); tabindex=0 says so to assistive tools as well.
+      for (const content of slots.get("05").querySelectorAll(".cm-content")) content.tabIndex = 0;
+    }));
+  }
   const outcomes = await Promise.allSettled(parts);
   for (const outcome of outcomes) {
     if (outcome.status === "rejected" && !(outcome.reason && outcome.reason.status !== undefined)) {

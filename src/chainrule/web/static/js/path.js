@@ -1,6 +1,13 @@
 // The path page: the lessons of "Math for CS and ML" in order, with the learner's progress.
 import { get, el, clearLoading } from "./api.js";
 
+/** True when every part of the lesson is done (the same rule as the lesson page's contents). */
+function finished(lesson) {
+  const { progress, totals } = lesson;
+  if (!progress || !totals) return false;
+  return Object.entries(totals).every(([key, total]) => progress[key] >= total) && progress.explained;
+}
+
 function progressText(progress) {
   if (!progress) return null;
   const parts = [];
@@ -31,11 +38,12 @@ async function start() {
     const heading = el("h2", { class: "lesson-title" },
       el("span", { class: "lesson-index" }, `${index + 1}`), " ",
       available ? el("a", { href: lesson.href }, lesson.title) : el("span", {}, lesson.title));
-    const item = el("li", { class: `path-lesson ${available ? "available" : "coming-next"}`, "data-lesson": lesson.id, "data-status": lesson.status },
+    const item = el("li", { class: `path-lesson ${available ? "available" : "coming-next"}`, "data-lesson": lesson.id, "data-status": lesson.status, "data-finished": String(finished(lesson)) },
       heading,
       available ? null : el("span", { class: "badge" }, lesson.status === "coming-next" ? "coming next · not written yet" : "not written yet"),
       el("p", { class: "lesson-summary" }, lesson.summary),
       lesson.minutes ? el("p", { class: "lesson-minutes" }, `About ${lesson.minutes} minutes`) : null,
+      available && finished(lesson) ? el("p", { class: "lesson-done" }, el("strong", {}, "✓ Finished."), " Its questions come back in review.") : null,
       available && lesson.progress ? el("p", { class: "lesson-progress" }, `Your progress: ${progressText(lesson.progress)}`) : null,
       available && !lesson.progress ? el("p", { class: "lesson-progress unknown" }, "Your progress cannot be read right now.") : null);
     list.append(item);

@@ -1,11 +1,25 @@
 // Section 04: step through the neuron, but type a prediction before each of the gated steps.
+//
+// Nothing shows an answer before its prediction is made: the list "Your predictions" holds only the
+// prompts already reached, and the feedback (right or not, the value, the reason) appears at the
+// input, where the learner reads it and moves on with Next when ready.
 import { get, put, el, fmt, parseNumber, NUMBER_HELP } from "./api.js";
 import { GraphPlayer } from "./graph.js";
+
+/** "Right." / "Not quite." plus the value and the reason, as nodes. */
+function feedbackParts(entry) {
+  const parts = [el("strong", {}, entry.correct ? "Right." : "Not quite."), ` You said ${fmt(entry.value)}.`];
+  if (!entry.correct && entry.expected !== undefined && entry.expected !== null) {
+    parts.push(` The value is ${entry.expected_text || fmt(entry.expected)}.`);
+  }
+  if (entry.reason) parts.push(el("span", { class: "reason" }, ` ${entry.reason}`));
+  return parts;
+}
 
 export async function renderPredict(slot, lesson, progress, base) {
   const spec = lesson.predict;
   const trace = await get(`${base}/trace/${encodeURIComponent(spec.graph)}`, "load the prediction graph");
-  const made = new Map(Object.entries(progress.predictions || {}));  // key -> {value, correct, reason?}
+  const made = new Map(Object.entries(progress.predictions || {}));  // key -> {value, correct, expected?, reason?}
   const forwardCount = trace.forward.length;
   const gateIndex = (step) => (step.before_step.phase === "forward" ? 0 : forwardCount) + step.before_step.index;
   const gates = new Map(spec.steps.map((step) => [gateIndex(step), step]));
@@ -15,25 +29,25 @@ export async function renderPredict(slot, lesson, progress, base) {
   const panel = el("div", { class: "prediction-panel" });
   const list = el("ol", { class: "prediction-list" });
   const items = new Map();
-  for (const step of spec.steps) {
-    const status = el("span", { class: "prediction-status" });
-    const item = el("li", { "data-key": step.key, class: "prediction" },
-      el("span", { class: "prediction-prompt" }, step.prompt), status);
-    items.set(step.key, { item, status });
-    list.append(item);
-  }
   slot.append(counter, holder, panel, el("h3", {}, "Your predictions"), list);
 
+  // A list entry exists only once its prompt has been reached (asked now, or made before).
   const showResult = (key) => {
+    const step = spec.steps.find((s) => s.key === key);
+    if (!items.has(key)) {
+      const status = el("span", { class: "prediction-status" });
+      const item = el("li", { "data-key": key, class: "prediction" }, el("span", { class: "prediction-prompt" }, step.prompt), status);
+      items.set(key, { item, status });
+      // Keep the lesson's order, whatever order the entries were reached in.
+      const later = spec.steps.slice(spec.steps.indexOf(step) + 1).map((s) => items.get(s.key)).find(Boolean);
+      list.insertBefore(item, later ? later.item : null);
+    }
     const entry = made.get(key);
     const { item, status } = items.get(key);
     item.classList.toggle("made", Boolean(entry));
     item.classList.toggle("right", Boolean(entry && entry.correct));
     item.classList.toggle("wrong", Boolean(entry && !entry.correct));
-    if (!entry) { status.textContent = "not made yet"; return; }
-    const verdict = entry.correct ? "right" : "not quite";
-    const expected = entry.expected !== undefined && !entry.correct ? ` (the value is ${fmt(entry.expected)})` : "";
-    status.textContent = `you said ${fmt(entry.value)}: ${verdict}${expected}.${entry.reason ? ` ${entry.reason}` : ""}`;
+    status.replaceChildren(...(entry ? feedbackParts(entry) : ["waiting for your prediction"]));
   };
   const updateCounter = () => {
     const count = spec.steps.filter((step) => made.has(step.key)).length;
@@ -42,13 +56,17 @@ export async function renderPredict(slot, lesson, progress, base) {
   };
 
   let player = null;
+  let justMade = null;  // {key, position}: feedback stays at the input until the learner moves on
   const renderPanel = (position) => {
+    if (justMade && justMade.position === position) return;  // still showing the feedback
+    justMade = null;
     const step = gates.get(position);
     if (!step || made.has(step.key) || !player) {
       panel.replaceChildren(el("p", { class: "panel-note" },
         made.size >= spec.steps.length ? "All predictions made: play the rest freely." : "Step forward until the next prediction."));
       return;
     }
+    showResult(step.key);
     const inputId = `prediction-${step.key}`;
     const input = el("input", { id: inputId, name: "value", type: "text", inputmode: "decimal", autocomplete: "off", required: true, class: "number-input" });
     const problem = el("p", { class: "field-error", "aria-live": "polite" });
@@ -66,9 +84,7 @@ export async function renderPredict(slot, lesson, progress, base) {
         made.set(step.key, { value, ...answer });
         showResult(step.key);
         updateCounter();
-        player.goTo(position + 1);  // the step plays now that the prediction is made
-        const again = panel.querySelector("input");
-        (again || player.nextButton).focus();
+        showFeedback(step, position);
       } catch (error) {
         button.disabled = false;
       }
@@ -80,12 +96,30 @@ export async function renderPredict(slot, lesson, progress, base) {
     if (fromPlayer) input.focus();
   };
 
+  // The verdict at the input, and a Next button: the step plays when the learner is ready.
+  const showFeedback = (step, position) => {
+    const entry = made.get(step.key);
+    const feedback = el("div", { class: `prediction-feedback ${entry.correct ? "right" : "wrong"}`, "data-key": step.key, role: "status" },
+      el("p", { class: "prediction-asked" }, step.prompt), el("p", {}, ...feedbackParts(entry)));
+    const onward = el("button", { type: "button", class: "prediction-next" }, "Next ▶ play this step");
+    onward.addEventListener("click", () => {
+      justMade = null;
+      player.goTo(position + 1);
+      const again = panel.querySelector("input");
+      (again || player.nextButton).focus();
+    });
+    justMade = { key: step.key, position };
+    panel.replaceChildren(feedback, onward);
+    player.render();  // the Next buttons now enabled; the panel keeps the feedback
+    onward.focus();
+  };
+
   player = new GraphPlayer(holder, trace, {
-    name: "predict", title: "The neuron", intervalMs: 700,
+    name: "predict", title: "The neuron",
     gate: (index) => gates.has(index) && !made.has(gates.get(index).key),
     onChange: (position) => renderPanel(position),
   });
-  for (const step of spec.steps) showResult(step.key);
+  for (const step of spec.steps) if (made.has(step.key)) showResult(step.key);
   updateCounter();
   renderPanel(player.position);
   window.chainrulePredict = player;

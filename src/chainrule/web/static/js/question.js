@@ -55,6 +55,11 @@ export function questionForm(question, submit, previous = null, options = {}) {
     if (!outcome.correct && outcome.expected) parts.push(` ${answerSentence(question.kind, outcome.expected)}`);
     if (outcome.reason) parts.push(el("span", { class: "reason" }, ` ${outcome.reason}`));
     const review = outcome.review || {};
+    form.dataset.practice = String(Boolean(outcome.practice));
+    if (outcome.practice) {
+      // A retry after the first answer: checked, but the review schedule is the first answer's.
+      parts.push(el("p", { class: "practice-note" }, "Practice: only your first answer counts for review, so this one leaves the schedule as it was."));
+    }
     if (review.text) {
       const due = review.due ? ` (${formatWhen(review.due)})` : "";
       const text = review.text.charAt(0).toUpperCase() + review.text.slice(1);
@@ -64,7 +69,7 @@ export function questionForm(question, submit, previous = null, options = {}) {
   };
 
   if (previous) {
-    show({ correct: previous.correct, expected: previous.expected, reason: previous.reason, review: { due: previous.due, text: previous.text } }, previous.answer);
+    show({ correct: previous.correct, expected: previous.expected, reason: previous.reason, practice: previous.practice, review: { due: previous.due, text: previous.text } }, previous.answer);
   }
 
   form.addEventListener("submit", async (event) => {

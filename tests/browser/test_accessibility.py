@@ -1,0 +1,82 @@
+"""axe-core (vendored, WCAG 2.1 A and AA rules) on every page at desktop and phone width: no serious
+or critical violation. The lesson page is audited once everything is on it, again with the feedback of
+a prediction and a quiz answer shown, and the review page with a question due."""
+
+from __future__ import annotations
+
+import json
+
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from conftest import WIDTHS, axe_violations
+
+pytestmark = pytest.mark.timeout(300)
+
+LESSON = "backprop"
+
+
+@pytest.fixture(scope="module")
+def audited_server(tmp_path_factory):
+    """A server whose store has one question due for review (so the review page has a question)."""
+    from chainrule.progress import open_store
+
+    from conftest import start_lesson_server, stop_lesson_server
+
+    data_dir = tmp_path_factory.mktemp("axe-data")
+    past = datetime.now(timezone.utc) - timedelta(days=10)
+    store = open_store(data_dir=data_dir, clock=lambda: past)
+    store.answer_question(LESSON, "product-gradient", "6", True)
+    store.close()
+    server = start_lesson_server(data_dir)
+    try:
+        yield server
+    finally:
+        stop_lesson_server(server.process)
+
+
+@pytest.mark.parametrize("size", WIDTHS, ids=list(WIDTHS))
+def test_no_serious_or_critical_violation_on_any_page(browser, audited_server, size, screenshots_dir: Path) -> None:
+    from conftest import new_page
+
+    width, height = WIDTHS[size]
+    context, page, log = new_page(browser, audited_server, width=width, height=height, bypass_csp=True)
+    try:
+        found = {}
+        page.goto(audited_server.origin + "/")
+        page.wait_for_selector("main[data-ready='true']")
+        found["path"] = axe_violations(page)
+        sideways = {"path": page.evaluate("document.documentElement.scrollWidth")}
+
+        page.goto(f"{audited_server.origin}/lessons/{LESSON}")
+        page.wait_for_selector("main[data-complete='true']", timeout=60_000)
+        found["lesson"] = axe_violations(page)
+        # With feedback on the page: a prediction made, a quiz answer checked, the graph mid-way.
+        predict = page.locator("#predict-player")
+        while page.locator("form.prediction-form").count() == 0:
+            predict.locator("button.next").click()
+        page.locator("form.prediction-form input").fill("0.5")
+        page.locator("form.prediction-form input").press("Enter")
+        page.locator(".prediction-feedback").wait_for()
+        form = page.locator("#section-06 form[data-question='product-gradient']")
+        form.locator("input").fill("5")
+        form.locator("input").press("Enter")
+        page.wait_for_function("() => document.querySelector(\"#section-06 form[data-question='product-gradient']\").dataset.correct !== undefined")
+        page.locator("#see-it-work-player input[type=range]").focus()
+        page.keyboard.press("End")
+        found["lesson with feedback"] = axe_violations(page)
+
+        page.goto(audited_server.origin + "/review")
+        page.wait_for_selector("main[data-ready='true']")
+        assert page.get_attribute("main", "data-due") == "1"
+        found["review"] = axe_violations(page)
+        sideways["review"] = page.evaluate("document.documentElement.scrollWidth")
+        assert all(scroll <= width for scroll in sideways.values()), sideways  # no sideways scrolling
+        page.screenshot(path=str(screenshots_dir / f"axe-review-{size}.png"), full_page=True)
+        problems = {where: violations for where, violations in found.items() if violations}
+        assert not problems, json.dumps(problems, indent=1)
+        assert log.outside(audited_server.origin) == []
+    finally:
+        context.close()
