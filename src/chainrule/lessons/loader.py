@@ -25,7 +25,7 @@ __all__ = [
     "DATA_DIR", "LANGUAGES", "UnknownLessonError", "UnknownItemError", "get_path", "get_lesson",
     "lesson_ids", "lesson_data", "lesson_numbers", "lesson_resolver", "build_lesson_graph",
     "graph_names", "exercise_ids", "before_step", "add_lesson_dirs", "find_lesson_folders",
-    "lesson_folder", "added_lesson_ids",
+    "lesson_folder", "added_lesson_ids", "make_resolver",
 ]
 
 DATA_DIR = Path(__file__).parent / "data"
@@ -223,9 +223,13 @@ def _lesson_plots(lesson_id: str) -> dict[str, Any] | None:
 def lesson_resolver(lesson_id: str):
     """The placeholder resolver for a lesson's prose: graph and plot numbers from the engine, others
     from lesson.json."""
-    numbers = _lesson_numbers(lesson_id)
-    data = _lesson_data(lesson_id)
-    plot = _lesson_plots(lesson_id)
+    return make_resolver(_lesson_data(lesson_id), _lesson_numbers(lesson_id), _lesson_plots(lesson_id))
+
+
+def make_resolver(data: dict[str, Any], numbers: dict[str, dict[str, dict[str, float]]],
+                  plot: dict[str, Any] | None):
+    """resolve(["graph", "label", "data"|"grad"]), (["plot", run, field]) or (["lesson", key]) -> value;
+    KeyError for anything else."""
 
     def resolve(parts: list[str]) -> float | str:
         if len(parts) == 3 and parts[0] in numbers:
