@@ -109,11 +109,12 @@ def _host_problem(bind_host: str, family: socket.AddressFamily) -> str | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from chainrule.lessons import LessonDataError, add_lesson_dirs, lesson_ids
+    from chainrule.lessons import LessonDataError, lesson_ids
+    from chainrule.lessons.validate import add_checked_lesson_dirs
     from chainrule.web.security import is_loopback_bind, new_token
 
     try:
-        add_lesson_dirs(args.lessons)
+        add_checked_lesson_dirs(args.lessons)
     except LessonDataError as error:
         print(f"chainrule lesson: cannot add the lessons in --lessons: {error}. "
               "`chainrule lessons check DIR` lists every problem.", file=sys.stderr)

@@ -66,10 +66,11 @@ def _progress_text(summary: dict) -> str:
 
 def run_list(args: argparse.Namespace) -> int:
     from chainrule import lessons
+    from chainrule.lessons.validate import add_checked_lesson_dirs
     from chainrule.progress import StoreError, open_store
 
     try:
-        lessons.add_lesson_dirs(args.lessons)
+        add_checked_lesson_dirs(args.lessons)
     except lessons.LessonDataError as error:
         print(f"chainrule lessons: {error}", file=sys.stderr)
         return EXIT_USAGE

@@ -17,11 +17,11 @@ from typing import Any, Callable
 
 import chainrule
 from chainrule.lessons.graphs import build_graph, graph_values
-from chainrule.lessons.loader import DATA_DIR, before_step, make_resolver
+from chainrule.lessons.loader import DATA_DIR, add_lesson_dirs, before_step, find_lesson_folders, make_resolver
 from chainrule.lessons.plots import line_fit_plot
 from chainrule.lessons.text import PLACEHOLDER, LessonDataError
 
-__all__ = ["SECTIONS", "check_lesson_folder", "Problems"]
+__all__ = ["SECTIONS", "add_checked_lesson_dirs", "check_lesson_folder", "Problems"]
 
 # The page shows each section's interactive part by its number, so a lesson has these eight.
 SECTIONS = (
@@ -138,6 +138,9 @@ def _check_graphs(path: Path, text: str, data: dict, problems: Problems):
             labels = [label for label, *_ in spec["leaves"]] + [node[0] for node in spec["nodes"]]
             if len(set(labels)) != len(labels):
                 problems.add(path, f"graph {name!r}: two values share a label", text, f'"{name}"')
+            if any("." in str(label) for label in labels):
+                problems.add(path, f"graph {name!r}: a label may not contain a dot (placeholders split at dots)",
+                             text, f'"{name}"')
     return numbers, {name: graphs[name] for name in numbers}
 
 
@@ -386,3 +389,18 @@ def _check_exercises(folder: Path, path: Path, text: str, data: dict, resolve: C
                 problems.add(where / f"starter.{ext}" if exercise.folder else path,
                              f"exercise {exercise.id!r}: the starter already passes every test in {language}; "
                              "leave the learner something to do", text if not exercise.folder else None, near)
+
+
+def add_checked_lesson_dirs(directories: list[Path]) -> list[str]:
+    """Check (without grading) every lesson folder under the directories, then add them to the path.
+
+    LessonDataError names the first problem and how many there are, so a broken lesson stops the
+    server before it starts instead of failing on its page.
+    """
+    for directory in directories:
+        for folder in find_lesson_folders(Path(directory)):
+            problems = check_lesson_folder(folder, grade=False)
+            if problems:
+                more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+                raise LessonDataError(f"{problems[0]}{more}")
+    return add_lesson_dirs(directories)
