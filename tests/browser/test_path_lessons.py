@@ -159,11 +159,14 @@ def test_a_lesson_end_to_end(open_page, server_factory, tmp_path: Path, screensh
     # The path page shows the progress made in this lesson.
     page.goto(f"{server.origin}/")
     page.wait_for_selector("main[data-ready='true']")
-    progress = page.locator(f".path-lesson[data-lesson='{lesson_id}'] .lesson-progress").text_content()
-    predictions = len(PREDICTIONS[lesson_id])
-    assert f"{predictions} predictions made" in progress
-    assert f"{len(exercises)} exercises passed" in progress
-    assert f"{len(quiz_of(lesson_id))} questions answered" in progress and "explained back" in progress
+    entry = page.locator(f".path-lesson[data-lesson='{lesson_id}']")
+    progress = entry.locator(".lesson-progress").text_content()
+    predictions, questions = len(PREDICTIONS[lesson_id]), len(quiz_of(lesson_id))
+    assert f"{predictions} of {predictions} predictions made" in progress
+    assert f"{len(exercises)} of {len(exercises)} exercises passed" in progress
+    assert f"{questions} of {questions} questions answered" in progress and "explained back" in progress
+    assert entry.locator(".lesson-progress-block").get_attribute("data-state") == "done"
+    assert entry.locator("progress").get_attribute("value") == entry.locator("progress").get_attribute("max")
     others = [key for key in PREDICTIONS if key != lesson_id]
     for other in others:
         assert "not started yet" in page.locator(f".path-lesson[data-lesson='{other}'] .lesson-progress").text_content()

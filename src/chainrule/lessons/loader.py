@@ -251,6 +251,13 @@ def exercise_ids(lesson_id: str) -> list[str]:
     return [exercise["id"] for exercise in _lesson_data(lesson_id)["exercises"]]
 
 
+def _totals(lesson_id: str) -> dict[str, int]:
+    """How many predictions, exercises and questions a written lesson has (the path shows progress of them)."""
+    data = _lesson_data(lesson_id)
+    return {"predictions": len(data["predict"]["steps"]), "exercises": len(data["exercises"]),
+            "questions": len(data["quiz"])}
+
+
 def _path_entry(entry: dict[str, Any]) -> dict[str, Any]:
     written = entry["status"] == "available"
     return {
@@ -262,7 +269,7 @@ def _path_entry(entry: dict[str, Any]) -> dict[str, Any]:
         "written": written,
         # A lesson that is not written yet is never a link to an empty page.
         "href": f"/lessons/{entry['id']}" if written else None,
-    }
+    } | ({"totals": _totals(entry["id"])} if written else {})
 
 
 def get_path() -> dict[str, Any]:

@@ -7,6 +7,7 @@ const SVG_NS = "http://www.w3.org/2000/svg";
 const W = 320;
 const H = 240;
 const PAD = 34;
+const TOP = 26;  // room for the y axis's name above the plot
 const INTERVAL_MS = 250;
 
 function svg(tag, attrs = {}, text) {
@@ -24,9 +25,9 @@ function scale(lo, hi, outLo, outHi) {
 function axes(root, xLabel, yLabel) {
   root.append(
     svg("line", { x1: PAD, y1: H - PAD, x2: W - 8, y2: H - PAD, class: "fit-axis" }),
-    svg("line", { x1: PAD, y1: 8, x2: PAD, y2: H - PAD, class: "fit-axis" }),
+    svg("line", { x1: PAD, y1: TOP - 6, x2: PAD, y2: H - PAD, class: "fit-axis" }),
     svg("text", { x: W - 8, y: H - 8, "text-anchor": "end", class: "fit-axis-label" }, xLabel),
-    svg("text", { x: 4, y: 16, class: "fit-axis-label" }, yLabel));
+    svg("text", { x: 4, y: 13, class: "fit-axis-label" }, yLabel));
 }
 
 /** Draw the points and an (empty) line; return update(frame). */
@@ -35,16 +36,22 @@ function linePanel(plot) {
   const yMin = Math.min(0, ...plot.ys), yMax = Math.max(...plot.ys);
   const margin = (yMax - yMin) * 0.15 || 1;
   const sx = scale(xMin, xMax, PAD + 10, W - 16);
-  const sy = scale(yMin - margin, yMax + margin, H - PAD, 10);
+  const yLow = yMin - margin, yHigh = yMax + margin;
+  const sy = scale(yLow, yHigh, H - PAD, TOP);
   const root = svg("svg", { viewBox: `0 0 ${W} ${H}`, class: "fit-panel", role: "img", "aria-label": "The points and the fitted line" });
   const clip = svg("clipPath", { id: "fit-clip" }, undefined);
-  clip.append(svg("rect", { x: PAD, y: 8, width: W - PAD - 8, height: H - PAD - 8 }));
+  clip.append(svg("rect", { x: PAD, y: TOP, width: W - PAD - 8, height: H - PAD - TOP }));
   root.append(clip);
   axes(root, "x", "y");
   plot.xs.forEach((x, i) => root.append(svg("circle", { cx: sx(x), cy: sy(plot.ys[i]), r: 4.5, class: "fit-point" })));
   const line = svg("line", { class: "fit-line", "clip-path": "url(#fit-clip)" });
-  root.append(line);
+  const away = svg("text", { x: W / 2, y: TOP + 14, "text-anchor": "middle", class: "fit-away" }, "");
+  root.append(line, away);
   const update = (frame) => {
+    // A diverging line can leave the picture altogether: say so rather than show an empty plot.
+    const atLeft = frame.w * xMin + frame.b, atRight = frame.w * xMax + frame.b;
+    const inside = Math.max(atLeft, atRight) >= yLow && Math.min(atLeft, atRight) <= yHigh;
+    away.textContent = inside ? "" : `The line is ${atLeft + atRight > 0 ? "above" : "below"} the picture.`;
     // Extend the line well past the data, so it still crosses the panel when it is steep.
     const left = xMin - (xMax - xMin), right = xMax + (xMax - xMin);
     line.setAttribute("x1", sx(left)); line.setAttribute("y1", sy(frame.w * left + frame.b));
@@ -58,7 +65,7 @@ function lossPanel(run) {
   const logs = run.frames.map((f) => Math.log10(Math.max(f.loss, 1e-12)));
   const lo = Math.floor(Math.min(...logs)), hi = Math.ceil(Math.max(...logs));
   const sx = scale(0, run.steps, PAD, W - 12);
-  const sy = scale(lo, hi === lo ? lo + 1 : hi, H - PAD, 10);
+  const sy = scale(lo, hi === lo ? lo + 1 : hi, H - PAD, TOP);
   const root = svg("svg", { viewBox: `0 0 ${W} ${H}`, class: "fit-panel", role: "img", "aria-label": "The loss after each step (log scale)" });
   axes(root, "step", "loss (log scale)");
   for (let p = lo; p <= hi; p += 1) {
