@@ -298,3 +298,24 @@ def test_builtin_lessons_pass_lessons_check():
     assert run.returncode == 0, run.stdout + run.stderr
     for lesson_id in (GRAPHS, "backprop", REGRESSION):
         assert f"lesson {lesson_id}: ok" in run.stdout
+
+
+def test_review_covers_the_questions_of_every_lesson(tmp_path):
+    from datetime import datetime, timedelta, timezone
+
+    from chainrule.lessons import quiz_question
+    from chainrule.progress import open_store
+
+    start = datetime(2026, 1, 5, 9, 0, tzinfo=timezone.utc)
+    store = open_store(tmp_path, clock=lambda: start)
+    try:
+        for lesson_id in (GRAPHS, "backprop", REGRESSION):
+            for question_id in question_ids(lesson_id):
+                store.answer_question(lesson_id, question_id, "1", True)
+        due = store.due_reviews(now=start + timedelta(days=120))
+    finally:
+        store.close()
+    assert {item["lesson_id"] for item in due} == {GRAPHS, "backprop", REGRESSION}
+    assert len(due) == 15
+    for item in due:  # each due question can be asked again
+        assert quiz_question(item["lesson_id"], item["question_id"])["prompt"]

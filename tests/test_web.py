@@ -72,7 +72,8 @@ def test_lesson_content(client):
 def test_unknown_lesson_is_404_naming_the_lessons(client):
     response = client.get("/api/lessons/nope")
     assert response.status_code == 404
-    assert response.json()["detail"] == "unknown lesson 'nope': the lessons you can open are backprop"
+    assert response.json()["detail"] == ("unknown lesson 'nope': the lessons you can open are "
+                                        "computational-graphs, backprop, gradient-descent-linear-regression")
 
 
 @pytest.mark.parametrize("graph, output_value, leaf_grads", [
