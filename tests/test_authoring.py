@@ -132,6 +132,9 @@ def test_a_scaffolded_lesson_is_complete_and_valid(tmp_path: Path) -> None:
     (lambda f: f.joinpath("exercises/1-gradients/exercise.json").write_text(
         f.joinpath("exercises/1-gradients/exercise.json").read_text().replace('"graph-grads"', '"graph-gradz"')),
      r"exercises/1-gradients/exercise\.json:7: unknown case kind 'graph-gradz'"),
+    (lambda f: f.joinpath("lesson.json").write_text(f.joinpath("lesson.json").read_text().replace(
+        "sum: {{example.b.data}}", "sum: {{example.bb.data}}")),
+     r"lesson\.json:33: prediction 'da': the placeholder \{\{example\.bb\.data\}\} does not resolve"),
     (lambda f: f.joinpath("lesson.json").write_text(f.joinpath("lesson.json").read_text().replace('"node_label": "y"', '"node_label": "q"')),
      r"lesson\.json:\d+: prediction 'y': node_label must be a value of graph 'example'"),
 ])

@@ -65,12 +65,19 @@ def _is_number(x: Any) -> bool:
 
 
 def _check_placeholders(path: Path, text: str, resolve: Callable, problems: Problems, *,
-                        line_offset: int = 0, what: str = "") -> None:
+                        within: tuple[str, str] | None = None, what: str = "") -> None:
+    """Report each placeholder of `text` that does not resolve. `text` is a whole file, or a string from
+    a JSON file: then `within` = (the file's text, a string near the field) locates it in the file."""
     for match in PLACEHOLDER.finditer(text):
         try:
             resolve(match.group("path").split("."))
         except (KeyError, IndexError, LessonDataError):
-            line = text.count("\n", 0, match.start()) + 1 + line_offset
+            if within is None:
+                line = text.count("\n", 0, match.start()) + 1
+            else:
+                source, near = within
+                at = source.find(match.group(0), max(source.find(near), 0))
+                line = source.count("\n", 0, at) + 1 if at >= 0 else None
             problems.add(path, f"{what}the placeholder {match.group(0)} does not resolve", line=line)
 
 
@@ -195,6 +202,16 @@ def _check_prose_file(folder: Path, path: Path, text: str, relative: Any, resolv
     _check_placeholders(prose_path, prose_path.read_text(encoding="utf-8"), resolve, problems)
 
 
+def _check_prompt_and_reason(path: Path, text: str, item: dict, name: str, near: str, resolve: Callable,
+                             problems: Problems) -> None:
+    """A prediction's or question's prompt and reason: present, and every placeholder resolves."""
+    for part in ("prompt", "reason"):
+        if not isinstance(item.get(part), str) or not item[part].strip():
+            problems.add(path, f"{name} needs a {part}", text, near)
+        else:
+            _check_placeholders(path, item[part], resolve, problems, within=(text, near), what=f"{name}: ")
+
+
 def _check_see_it_work(path: Path, text: str, data: dict, graphs: dict, resolve: Callable, problems: Problems) -> None:
     part = data.get("see_it_work")
     if not isinstance(part, dict) or part.get("graph") not in (data.get("graphs") or {}):
@@ -202,8 +219,7 @@ def _check_see_it_work(path: Path, text: str, data: dict, graphs: dict, resolve:
                      text, '"see_it_work"')
         return
     formula = part.get("chain_formula", "")
-    line = text.count("\n", 0, max(text.find('"chain_formula"'), 0))
-    _check_placeholders(path, formula, resolve, problems, line_offset=line, what="chain_formula: ")
+    _check_placeholders(path, formula, resolve, problems, within=(text, '"chain_formula"'), what="chain_formula: ")
 
 
 def _check_predictions(path: Path, text: str, data: dict, graphs: dict, numbers: dict, resolve: Callable,
@@ -236,13 +252,7 @@ def _check_predictions(path: Path, text: str, data: dict, graphs: dict, numbers:
             problems.add(path, f"prediction {key!r}: {error}", text, near)
         if not math.isfinite(numbers[graph][label][field]):
             problems.add(path, f"prediction {key!r}: the engine's number is not finite", text, near)
-        line = text.count("\n", 0, max(text.find(near), 0))
-        for part in ("prompt", "reason"):
-            if not isinstance(step.get(part), str) or not step[part].strip():
-                problems.add(path, f"prediction {key!r} needs a {part}", text, near)
-            else:
-                _check_placeholders(path, step[part], resolve, problems, line_offset=line,
-                                    what=f"prediction {key!r}: ")
+        _check_prompt_and_reason(path, text, step, f"prediction {key!r}", near, resolve, problems)
 
 
 def _check_explain_and_recap(path: Path, text: str, data: dict, problems: Problems) -> None:
@@ -281,7 +291,6 @@ def _check_quiz(path: Path, data: Any, text: str, problems: Problems) -> None:
             continue
         ids.add(qid)
         near = f'"id": "{qid}"'
-        line = text.count("\n", 0, max(text.find(near), 0))
         kind = question.get("kind")
         if kind == "number":
             _check_numeric_question(path, text, question, near, problems)
@@ -301,12 +310,7 @@ def _check_quiz(path: Path, data: Any, text: str, problems: Problems) -> None:
                 return values[parts[0]]
             raise KeyError(".".join(parts))
 
-        for part in ("prompt", "reason"):
-            if not isinstance(question.get(part), str) or not question[part].strip():
-                problems.add(path, f"question {qid!r} needs a {part}", text, near)
-            else:
-                _check_placeholders(path, question[part], resolve, problems, line_offset=line,
-                                    what=f"question {qid!r}: ")
+        _check_prompt_and_reason(path, text, question, f"question {qid!r}", near, resolve, problems)
 
 
 def _check_numeric_question(path: Path, text: str, question: dict, near: str, problems: Problems) -> None:
