@@ -19,6 +19,7 @@ import chainrule
 from chainrule.lessons.graphs import build_graph, graph_values
 from chainrule.lessons.loader import DATA_DIR, add_lesson_dirs, before_step, find_lesson_folders, make_resolver
 from chainrule.lessons.plots import line_fit_plot
+from chainrule.lessons.scaffold import LESSON_ID
 from chainrule.lessons.text import PLACEHOLDER, LessonDataError
 
 __all__ = ["SECTIONS", "add_checked_lesson_dirs", "check_lesson_folder", "Problems"]
@@ -109,6 +110,9 @@ def check_lesson_folder(folder: Path, *, grade: bool = True) -> list[str]:
             return None
         return value
 
+    if not LESSON_ID.fullmatch(folder.name):
+        problems.add(folder, "the folder's name is the lesson's id: 1 to 30 lower-case letters, digits and "
+                             "dashes, starting with a letter")
     need("title", str, "the lesson's title (a string)")
     tolerance = need("tolerance", (int, float), "a number: how far a prediction may be from the engine's")
     if folder.name not in _builtin_ids():
