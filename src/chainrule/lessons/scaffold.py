@@ -15,7 +15,7 @@ from pathlib import Path
 __all__ = ["TEMPLATE_DIR", "ScaffoldError", "write_lesson"]
 
 TEMPLATE_DIR = Path(__file__).with_name("template")
-LESSON_ID = re.compile(r"[a-z][a-z0-9-]{0,29}")
+LESSON_ID = re.compile(r"[a-z][a-z0-9-]{0,39}")
 
 
 class ScaffoldError(ValueError):
@@ -24,7 +24,8 @@ class ScaffoldError(ValueError):
 
 def write_lesson(lesson_id: str, title: str, directory: Path) -> Path:
     """Write directory/lesson_id from the template; return the new folder."""
-    if not LESSON_ID.fullmatch(lesson_id):
+    # At most 30 characters here: the template's exercise id adds "-gradients" and must stay within 40.
+    if not LESSON_ID.fullmatch(lesson_id) or len(lesson_id) > 30:
         raise ScaffoldError(f"the id {lesson_id!r} must be 1 to 30 lower-case letters, digits and dashes, "
                             "starting with a letter (it names the folder and the lesson's address)")
     title = " ".join(title.split())

@@ -111,7 +111,7 @@ def check_lesson_folder(folder: Path, *, grade: bool = True) -> list[str]:
         return value
 
     if not LESSON_ID.fullmatch(folder.name):
-        problems.add(folder, "the folder's name is the lesson's id: 1 to 30 lower-case letters, digits and "
+        problems.add(folder, "the folder's name is the lesson's id: 1 to 40 lower-case letters, digits and "
                              "dashes, starting with a letter")
     need("title", str, "the lesson's title (a string)")
     tolerance = need("tolerance", (int, float), "a number: how far a prediction may be from the engine's")
