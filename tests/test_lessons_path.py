@@ -272,6 +272,7 @@ export function fitLine(xs: number[], ys: number[], lr: number, steps: number): 
 def test_a_stochastic_fit_fails_with_a_hint_that_says_so(language):
     result = grade("fit-line", language, STOCHASTIC[language])
     assert result["verdict"] == "failed"
+    assert "(stochastic gradient descent)" in result["message"]  # said once for the whole result too
     steps = [c.args[3] for c in exercise_cases("fit-line")]
     for test, count in zip(result["tests"], steps):
         assert test["status"] == "fail"
