@@ -193,14 +193,15 @@ def test_lesson_text_formats_numbers_like_the_trace():
 # ---------------------------------------------------------------- structure
 
 
-def test_path_lists_three_lessons_and_only_the_written_one_links():
+def test_path_lists_three_written_lessons_each_a_link():
     path = get_path()
     assert path["title"] == "Math for CS and ML"
     entries = path["lessons"]
     assert [e["title"] for e in entries] == [
         "Computational graphs", "Backpropagation: the chain rule on a graph", "Gradient descent: linear regression"]
-    assert [e["status"] for e in entries] == ["not-yet-written", "available", "coming-next"]
-    assert [e["href"] for e in entries] == [None, "/lessons/backprop", None]
+    assert [e["status"] for e in entries] == ["available", "available", "available"]
+    assert [e["href"] for e in entries] == [
+        "/lessons/computational-graphs", "/lessons/backprop", "/lessons/gradient-descent-linear-regression"]
     assert all(e["summary"].endswith(".") and len(e["summary"]) > 40 for e in entries)
 
 
@@ -210,8 +211,9 @@ def test_lesson_has_the_eight_sections_in_order():
         ("01", "Why it matters"), ("02", "Key parts"), ("03", "See it work"), ("04", "Predict"),
         ("05", "Try it"), ("06", "Check yourself"), ("07", "Explain it back"), ("08", "Recap")]
     assert lesson["minutes"] == 30
-    assert lesson["previous"]["title"] == "Computational graphs" and lesson["previous"]["href"] is None
-    assert lesson["next"]["title"] == "Gradient descent: linear regression" and lesson["next"]["href"] is None
+    assert lesson["previous"]["href"] == "/lessons/computational-graphs"
+    assert lesson["next"]["href"] == "/lessons/gradient-descent-linear-regression"
+    assert lesson["recap"]["next"]["href"] == "/lessons/gradient-descent-linear-regression"
     glossary = lesson["sections"][1]["html"]
     for term in ("Computation graph", "Forward pass", "Local derivative", "Gradient"):
         assert f"<strong>{term}</strong>" in glossary

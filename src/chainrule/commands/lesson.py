@@ -1,6 +1,6 @@
 """`chainrule lesson`: start the local lesson server and open the lesson in the browser.
 
-    chainrule lesson [--port P] [--no-browser] [--data-dir DIR] [--host H [--allow-weak-sandbox]]
+    chainrule lesson [--port P] [--no-browser] [--data-dir DIR] [--lessons DIR] [--host H [--allow-weak-sandbox]]
 
 The server listens on 127.0.0.1 (a free port unless --port), prints the address with the session
 token, and opens it. Listening on another interface (--host 0.0.0.0) lets other machines submit code,
@@ -46,6 +46,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--allow-host", action="append", default=[], metavar="NAME",
         help="with --host: a further Host name that browsers may use to reach this server (repeatable)",
+    )
+    parser.add_argument(
+        "--lessons", action="append", default=[], metavar="DIR",
+        help="also offer the lessons found in DIR (a lesson folder, or a folder of them), after the built-in "
+        "ones; their exercises are graded in the same sandbox (repeatable)",
     )
     parser.add_argument("--lesson", default=DEFAULT_LESSON, help=argparse.SUPPRESS)
     parser.set_defaults(func=run)
@@ -115,8 +120,16 @@ def _prepare_typescript() -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from chainrule.lessons import lesson_ids
+    from chainrule.lessons import LessonDataError, lesson_ids
+    from chainrule.lessons.validate import add_checked_lesson_dirs
     from chainrule.web.security import bind_addresses, is_loopback_bind, new_token
+
+    try:
+        add_checked_lesson_dirs(args.lessons)
+    except LessonDataError as error:
+        print(f"chainrule lesson: cannot add the lessons in --lessons: {error}. "
+              "`chainrule lessons check DIR` lists every problem.", file=sys.stderr)
+        return 2
 
     if not 0 <= args.port <= 65535:
         print(f"chainrule lesson: --port must be between 0 and 65535 (0 picks a free port), not {args.port}",

@@ -51,6 +51,12 @@ def diagnose(exercise_id: str, case: Any, raw: list[Any]) -> str | None:
     if got is None:
         return "Every entry of grad must be a number (a float); check what you stored."
     want = list(case.expected)
+    if case.inputs is not None:  # an exercise folder's case: its kind knows the classic mistakes
+        from chainrule.grading.case_kinds import kind_of
+
+        if any(math.isnan(x) or math.isinf(x) for x in got):
+            return "A number is NaN or infinite: check for a division by zero, or values that grow without bound."
+        return kind_of(case.expression).diagnose(case.inputs, got, want)
     if any(math.isnan(x) or math.isinf(x) for x in got):
         return "A gradient is NaN or infinite: check for a division, or an overflowing exp, in your code."
     if len(got) != len(want):
@@ -138,6 +144,8 @@ def summary_hint(tests: list[dict], cases: list[Any]) -> str | None:
     neuron, reuse and chain are trees above their leaves, so a backward without a topological order
     still gets them right; only shared, where the interior value h is used more than once, shows it.
     """
+    if cases and all(c.inputs is not None for c in cases):
+        return _common_hint(tests)
     shared = [t for t, c in zip(tests, cases) if c.expression == "shared"]
     others = [t for t, c in zip(tests, cases) if c.expression != "shared"]
     if not shared or not others or any(t["status"] != "pass" for t in others):
@@ -148,3 +156,13 @@ def summary_hint(tests: list[dict], cases: list[Any]) -> str | None:
     if not any(NAIVE_RECURSION in (t.get("message") or "") for t in shared if t["status"] == "fail"):
         return None
     return f"Only the shared tests fail. {NAIVE_RECURSION}"
+
+
+def _common_hint(tests: list[dict]) -> str | None:
+    """An exercise folder's result: the hint every failing test ends with, when they all give the same one."""
+    failing = [t for t in tests if t["status"] == "fail"]
+    hints = {(t.get("message") or "").rsplit("\n", 1)[-1] for t in failing}
+    if len(failing) < 2 or len(hints) != 1:
+        return None
+    hint = hints.pop()
+    return hint if hint and "): expected " not in hint else None  # a hint, not one of the numbers' lines

@@ -1,8 +1,13 @@
-"""The three graded exercises of the backpropagation lesson, as data: files, interfaces and test cases.
+"""The graded exercises, as data: files, interfaces and test cases.
 
-Each exercise lives in `exercise_files/<id>/` with `starter.<ext>` (what the learner edits) and
-`solution.<ext>` (our reference) for Python (.py), JavaScript (.js) and TypeScript (.ts).
-Test cases come from `cases.json` (see `chainrule.grading.cases`), expected numbers from the engine.
+The backpropagation lesson's three exercises live in `exercise_files/<id>/` with `starter.<ext>` (what
+the learner edits) and `solution.<ext>` (our reference) for Python (.py), JavaScript (.js) and
+TypeScript (.ts); their cases come from `cases.json` (see `chainrule.grading.cases`).
+
+Every other exercise is an *exercise folder* (see `exercise_folder`): exercise.json (id, title,
+functions, a case kind and its cases' inputs) next to its starters and solutions. The built-in
+lessons' folders are found at import; a lesson folder from elsewhere registers its own with
+`register_exercise_folder`. Expected numbers always come from the engine.
 """
 
 from __future__ import annotations
@@ -35,6 +40,10 @@ class Exercise:
     python_function: str
     js_function: str
     expressions: tuple[str, ...]  # which expressions of cases.json are graded
+    folder: Path | None = None  # an exercise folder (None: exercise_files/<id>/ and cases.json)
+    case_kind: str = ""  # the folder's case kind (chainrule.grading.case_kinds)
+    case_inputs: tuple = ()  # the folder's cases, inputs only
+    languages: tuple[str, ...] = tuple(LANGUAGES)
 
     def function_name(self, language: str) -> str:
         return self.python_function if language == "python" else self.js_function
@@ -71,6 +80,29 @@ EXERCISES: dict[str, Exercise] = {
 }
 
 
+def register_exercise_folder(folder: Path) -> Exercise:
+    """Load an exercise folder and make its exercise gradable; ExerciseFolderError if it is invalid.
+
+    Registering the same folder again is harmless; another folder with an id already taken is refused.
+    """
+    from chainrule.grading.exercise_folder import ExerciseFolderError, load_exercise_folder
+
+    exercise = Exercise(**load_exercise_folder(Path(folder), LANGUAGES))
+    known = EXERCISES.get(exercise.id)
+    if known is not None and (known.folder is None or known.folder.resolve() != exercise.folder.resolve()):
+        raise ExerciseFolderError(
+            f"{Path(folder) / 'exercise.json'}: the exercise id {exercise.id!r} is already taken"
+            + (f" by {known.folder}" if known.folder else " by a built-in exercise"))
+    EXERCISES[exercise.id] = exercise
+    return exercise
+
+
+def _register_builtin_folders() -> None:
+    package = Path(__file__).resolve().parent.parent
+    for manifest in sorted((package / "lessons" / "data").glob("*/exercises/*/exercise.json")):
+        register_exercise_folder(manifest.parent)
+
+
 def get_exercise(exercise_id: str) -> Exercise:
     try:
         return EXERCISES[exercise_id]
@@ -93,15 +125,18 @@ def normalize_language(language: str) -> str:
 def list_exercises() -> list[dict[str, Any]]:
     """[{"id", "title", "summary", "languages"}] in lesson order."""
     return [
-        {"id": e.id, "title": e.title, "summary": e.summary, "languages": list(LANGUAGES)}
+        {"id": e.id, "title": e.title, "summary": e.summary, "languages": list(e.languages)}
         for e in EXERCISES.values()
     ]
 
 
 def _source(exercise_id: str, language: str, kind: str) -> str:
     exercise = get_exercise(exercise_id)
-    ext = LANGUAGES[normalize_language(language)]
-    return (EXERCISE_DIR / exercise.id / f"{kind}.{ext}").read_text(encoding="utf-8")
+    language = normalize_language(language)
+    if language not in exercise.languages:
+        raise ValueError(f"exercise {exercise.id!r} comes in {', '.join(exercise.languages)}, not {language}")
+    folder = exercise.folder or EXERCISE_DIR / exercise.id
+    return (folder / f"{kind}.{LANGUAGES[language]}").read_text(encoding="utf-8")
 
 
 def starter_source(exercise_id: str, language: str) -> str:
@@ -120,6 +155,8 @@ class GradingCase:
     expression: str
     args: list  # the call's arguments; the last one is the grad list to fill
     expected: list[float]  # raw engine floats
+    labels: tuple[str, ...] = ()  # what each expected number is (empty: the expression's inputs)
+    inputs: dict | None = None  # an exercise folder's case as written (for its kind's diagnosis)
 
 
 @lru_cache(maxsize=None)
@@ -132,6 +169,15 @@ def _cases_document() -> str:
 def exercise_cases(exercise_id: str) -> list[GradingCase]:
     """The exercise's test cases in file order, expected numbers as the engine computed them."""
     exercise = get_exercise(exercise_id)
+    if exercise.folder is not None:
+        from chainrule.grading.case_kinds import kind_of
+
+        kind = kind_of(exercise.case_kind)
+        return [
+            GradingCase(case["name"], exercise.case_kind, kind.args(case), kind.expected(case),
+                        tuple(kind.labels(case)), case)
+            for case in exercise.case_inputs
+        ]
     document = json.loads(_cases_document())
     cases: list[GradingCase] = []
     for expression in exercise.expressions:
@@ -156,9 +202,16 @@ def detect_exercise(source: str) -> str | None:
     match = _MARKER.search(source[:2000])
     if match and match.group(1) in EXERCISES:
         return match.group(1)
+    for exercise in EXERCISES.values():
+        if exercise.folder is not None and re.search(
+                rf"\b({exercise.python_function}|{exercise.js_function})\b", source):
+            return exercise.id
     if re.search(r"\b(neuron_grads|neuronGrads)\b", source):
         return "neuron-grads"
     if re.search(r"\b(grads_of|gradsOf)\b", source):
         # Exercises 2 and 3 share their interface and their tests; without a marker, grade as exercise 2.
         return "local-gradients"
     return None
+
+
+_register_builtin_folders()

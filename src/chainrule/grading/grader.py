@@ -213,6 +213,8 @@ def _output_field(event: dict) -> str | None:
 
 
 def _input_names(exercise_id: str, case: GradingCase) -> list[str]:
+    if case.labels:
+        return list(case.labels)
     if exercise_id == "neuron-grads":
         return ["d out/d w1", "d out/d w2", "d out/d b"]
     return [f"d out/d {n}" for n in INPUT_NAMES[case.expression]]
@@ -240,13 +242,14 @@ def _judge_case(exercise_id: str, language: str, case: GradingCase, event: dict)
     names = _input_names(exercise_id, case)
     problems: list[str] = []
     if len(raw) != len(expected):
-        problems.append(f"grad has {len(raw)} numbers, expected {len(expected)}")
+        problems.append(f"{'the result' if case.labels else 'grad'} has {len(raw)} numbers, expected {len(expected)}")
+    slot = "result" if case.labels else "grad"  # an exercise folder's function returns a list of its own
     for i, (got, want) in enumerate(zip(raw, expected)):
-        label = names[i] if i < len(names) else f"grad[{i}]"
+        label = names[i] if i < len(names) else f"{slot}[{i}]"
         if not isinstance(got, (int, float)) or isinstance(got, bool):
-            problems.append(f"{label} (grad[{i}]): expected {want!r}, got {_describe(got)}, which is not a finite number")
+            problems.append(f"{label} ({slot}[{i}]): expected {want!r}, got {_describe(got)}, which is not a finite number")
         elif round9(float(got)) != want:
-            problems.append(f"{label} (grad[{i}]): expected {want!r}, got {round9(float(got))!r}")
+            problems.append(f"{label} ({slot}[{i}]): expected {want!r}, got {round9(float(got))!r}")
     if problems:
         entry["status"] = "fail"
         hint = diagnose(exercise_id, case, raw)

@@ -3,8 +3,9 @@
     from chainrule.lessons import get_lesson, quiz_question, check_quiz_answer
     check_quiz_answer("backprop", "product-gradient", " 6 ")   # {"correct": True, "expected": "6", ...}
 
-The files live in chainrule/lessons/data/; every number in them is recomputed with the engine by the
-tests, and every number in the prose is filled in from the engine when the lesson loads.
+The built-in lessons live in chainrule/lessons/data/, one folder each; `add_lesson_dirs` adds lesson
+folders from elsewhere. Every number in them is recomputed with the engine (`chainrule lessons check`),
+and every number in the prose is filled in from the engine when the lesson loads.
 """
 
 from chainrule.lessons.checking import (
@@ -18,6 +19,8 @@ from chainrule.lessons.checking import (
 )
 from chainrule.lessons.loader import (
     LANGUAGES,
+    add_lesson_dirs,
+    added_lesson_ids,
     UnknownItemError,
     UnknownLessonError,
     build_lesson_graph,
@@ -33,7 +36,7 @@ from chainrule.lessons.fresh import variant_for as review_variant
 from chainrule.lessons.text import LessonDataError, format_number
 
 __all__ = [
-    "LANGUAGES", "LessonDataError", "UnknownItemError", "UnknownLessonError", "build_lesson_graph",
+    "LANGUAGES", "LessonDataError", "add_lesson_dirs", "added_lesson_ids", "UnknownItemError", "UnknownLessonError", "build_lesson_graph",
     "check_prediction", "check_quiz_answer", "exercise_ids", "format_number", "get_lesson", "get_path",
     "graph_names", "key_idea_ids", "lesson_data", "lesson_ids", "lesson_numbers", "parse_number",
     "prediction_keys", "question_ids", "quiz_question", "review_variant",

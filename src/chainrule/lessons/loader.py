@@ -1,9 +1,11 @@
-"""Load the path and lesson data files and shape them as the web API serves them (contract 4).
+"""Load the path and the lesson folders and shape them as the web API serves them (contract 4).
 
-Data lives next to this module in data/: path.json (the course path), and per lesson a folder with
-lesson.json (graphs, checked numbers, predictions, exercises, explain, recap), quiz.json and markdown
-prose in sections/ and exercises/. Every number the prose shows is a placeholder filled here from the
-engine (`{{graph.label.data|grad}}`) or from lesson.json (`{{lesson.key}}`).
+Built-in lessons live next to this module in data/: path.json (the course path) and one folder per
+written lesson. `add_lesson_dirs` adds lesson folders from elsewhere (`chainrule lesson --lessons DIR`)
+to the end of the path. A lesson folder holds lesson.json (graphs, checked numbers, predictions,
+exercises, explain, recap), quiz.json, markdown prose in sections/ and exercise folders in exercises/
+(docs/authoring.md). Every number the prose shows is a placeholder filled here from the engine
+(`{{graph.label.data|grad}}`, `{{plot.run.w}}`) or from lesson.json (`{{lesson.key}}`).
 """
 
 from __future__ import annotations
@@ -16,12 +18,14 @@ from typing import Any
 
 from chainrule.engine import Value
 from chainrule.lessons.graphs import build_graph, graph_values
+from chainrule.lessons.plots import line_fit_plot, plot_number
 from chainrule.lessons.text import LessonDataError, fill, render_inline, render_markdown
 
 __all__ = [
     "DATA_DIR", "LANGUAGES", "UnknownLessonError", "UnknownItemError", "get_path", "get_lesson",
     "lesson_ids", "lesson_data", "lesson_numbers", "lesson_resolver", "build_lesson_graph",
-    "graph_names", "exercise_ids", "before_step",
+    "graph_names", "exercise_ids", "before_step", "add_lesson_dirs", "find_lesson_folders",
+    "lesson_folder", "added_lesson_ids", "make_resolver",
 ]
 
 DATA_DIR = Path(__file__).parent / "data"
@@ -45,14 +49,106 @@ def _read_json(path: Path) -> Any:
         raise LessonDataError(f"cannot read lesson data file {path}: {error}") from error
 
 
+# Lessons added from folders outside the package: {id: folder}, in the order they were added.
+_ADDED: dict[str, Path] = {}
+
+
+@functools.lru_cache(maxsize=None)
+def _builtin_path() -> dict[str, Any]:
+    return _read_json(DATA_DIR / "path.json")
+
+
 @functools.lru_cache(maxsize=None)
 def _path_data() -> dict[str, Any]:
-    return _read_json(DATA_DIR / "path.json")
+    """path.json, with the added lessons after the built-in ones (their entries from lesson.json)."""
+    data = copy.deepcopy(_builtin_path())
+    for lesson_id, folder in _ADDED.items():
+        meta = _read_json(folder / "lesson.json")
+        data["lessons"].append({
+            "id": lesson_id, "title": meta["title"], "status": "available",
+            "minutes": meta["minutes"], "summary": meta["summary"],
+        })
+    return data
 
 
 def lesson_ids() -> list[str]:
     """The ids of the lessons that are written (status "available"), in path order."""
     return [entry["id"] for entry in _path_data()["lessons"] if entry["status"] == "available"]
+
+
+def added_lesson_ids() -> list[str]:
+    """The ids of the lessons added from folders outside the package, in path order."""
+    return list(_ADDED)
+
+
+def lesson_folder(lesson_id: str) -> Path:
+    _check_lesson_id(lesson_id)
+    return _ADDED.get(lesson_id, DATA_DIR / lesson_id)
+
+
+def find_lesson_folders(directory: Path) -> list[Path]:
+    """The lesson folders in `directory`: itself if it holds lesson.json, else its subfolders that do."""
+    directory = Path(directory)
+    if (directory / "lesson.json").is_file():
+        return [directory]
+    if not directory.is_dir():
+        raise LessonDataError(f"{directory}: no such folder")
+    found = sorted(child for child in directory.iterdir() if (child / "lesson.json").is_file())
+    if not found:
+        raise LessonDataError(f"{directory}: no lesson folder here (a lesson folder holds a lesson.json)")
+    return found
+
+
+def _clear_caches() -> None:
+    for cached in (_path_data, _lesson_data, _lesson_numbers, _lesson_plots, _build_lesson):
+        cached.cache_clear()
+
+
+def add_lesson_dirs(directories: list[Path]) -> list[str]:
+    """Add the lessons found under each directory to the end of the path; their ids.
+
+    A lesson's id is its folder's name. Its exercise folders are registered with the grader, so they
+    are graded in the same sandbox. Raises LessonDataError (naming the file) for a folder that cannot
+    be used: run `chainrule lessons check` on it for every problem at once.
+    """
+    added = []
+    for directory in directories:
+        for folder in find_lesson_folders(Path(directory)):
+            lesson_id = folder.name
+            if lesson_id in lesson_ids() and _ADDED.get(lesson_id) != folder.resolve():
+                raise LessonDataError(f"{folder}: a lesson with the id {lesson_id!r} is already on the path")
+            meta = _read_json(folder / "lesson.json")
+            missing = [key for key in ("title", "summary", "minutes") if key not in meta]
+            if missing:
+                raise LessonDataError(f"{folder / 'lesson.json'}: missing {', '.join(missing)} (the path shows them)")
+            _ADDED[lesson_id] = folder.resolve()
+            _clear_caches()
+            try:
+                _register_exercises(folder.resolve(), meta)
+            except Exception:
+                del _ADDED[lesson_id]
+                _clear_caches()
+                raise
+            added.append(lesson_id)
+    return added
+
+
+def remove_added_lessons() -> None:
+    """Forget the lessons added from outside (for tests); their exercises stay registered."""
+    _ADDED.clear()
+    _clear_caches()
+
+
+def _register_exercises(folder: Path, meta: dict[str, Any]) -> None:
+    from chainrule.grading.exercise_folder import ExerciseFolderError
+    from chainrule.grading.exercises import register_exercise_folder
+
+    for entry in meta.get("exercises", []):
+        if "folder" in entry:
+            try:
+                register_exercise_folder(folder / entry["folder"])
+            except ExerciseFolderError as error:
+                raise LessonDataError(str(error)) from None
 
 
 def _check_lesson_id(lesson_id: str) -> None:
@@ -62,12 +158,26 @@ def _check_lesson_id(lesson_id: str) -> None:
         )
 
 
+def _exercise_entry(folder: Path, entry: dict[str, Any]) -> dict[str, Any]:
+    """A lesson.json exercise entry as {"id", "title", "text"}; "text" relative to the lesson folder.
+
+    An entry is either {"folder": "exercises/<name>"} (an exercise folder: id, title and prose from its
+    exercise.json) or {"id", "title", "text"} (an exercise the grader has built in).
+    """
+    if "folder" not in entry:
+        return dict(entry)
+    manifest = _read_json(folder / entry["folder"] / "exercise.json")
+    return {"id": manifest["id"], "title": manifest["title"],
+            "text": f"{entry['folder'].rstrip('/')}/{manifest['text']}", "folder": entry["folder"]}
+
+
 @functools.lru_cache(maxsize=None)
 def _lesson_data(lesson_id: str) -> dict[str, Any]:
-    folder = DATA_DIR / lesson_id
+    folder = _ADDED.get(lesson_id, DATA_DIR / lesson_id)
     data = _read_json(folder / "lesson.json")
     data["quiz"] = _read_json(folder / "quiz.json")["questions"]
     data["folder"] = str(folder)
+    data["exercises"] = [_exercise_entry(folder, entry) for entry in data.get("exercises", [])]
     return data
 
 
@@ -106,10 +216,22 @@ def lesson_numbers(lesson_id: str) -> dict[str, dict[str, dict[str, float]]]:
     return copy.deepcopy(_lesson_numbers(lesson_id))
 
 
+@functools.lru_cache(maxsize=None)
+def _lesson_plots(lesson_id: str) -> dict[str, Any] | None:
+    spec = _lesson_data(lesson_id).get("see_it_work", {}).get("plot")
+    return line_fit_plot(spec) if spec else None
+
+
 def lesson_resolver(lesson_id: str):
-    """The placeholder resolver for a lesson's prose: graph numbers from the engine, others from lesson.json."""
-    numbers = _lesson_numbers(lesson_id)
-    data = _lesson_data(lesson_id)
+    """The placeholder resolver for a lesson's prose: graph and plot numbers from the engine, others
+    from lesson.json."""
+    return make_resolver(_lesson_data(lesson_id), _lesson_numbers(lesson_id), _lesson_plots(lesson_id))
+
+
+def make_resolver(data: dict[str, Any], numbers: dict[str, dict[str, dict[str, float]]],
+                  plot: dict[str, Any] | None):
+    """resolve(["graph", "label", "data"|"grad"]), (["plot", run, field]), (["predict", "total"|"forward"|
+    "backward"]) or (["lesson", key]) -> value; KeyError for anything else."""
     # How many predictions section 04 asks, counted from the data so the prose cannot drift from it.
     kinds = [step["kind"] for step in data.get("predict", {}).get("steps", [])]
     prediction_counts = {"total": len(kinds), "forward": kinds.count("forward"), "backward": kinds.count("backward")}
@@ -120,6 +242,8 @@ def lesson_resolver(lesson_id: str):
             return numbers[graph][label][field]
         if len(parts) == 2 and parts[0] == "predict" and parts[1] in prediction_counts:
             return prediction_counts[parts[1]]
+        if len(parts) == 3 and parts[0] == "plot" and plot is not None:
+            return plot_number(plot, parts[1], parts[2])
         if len(parts) == 2 and parts[0] == "lesson":
             value = data[parts[1]]
             if isinstance(value, (int, float, str)) and not isinstance(value, bool):
@@ -134,6 +258,13 @@ def exercise_ids(lesson_id: str) -> list[str]:
     return [exercise["id"] for exercise in _lesson_data(lesson_id)["exercises"]]
 
 
+def _totals(lesson_id: str) -> dict[str, int]:
+    """How many predictions, exercises and questions a written lesson has (the path shows progress of them)."""
+    data = _lesson_data(lesson_id)
+    return {"predictions": len(data["predict"]["steps"]), "exercises": len(data["exercises"]),
+            "questions": len(data["quiz"])}
+
+
 def _path_entry(entry: dict[str, Any]) -> dict[str, Any]:
     written = entry["status"] == "available"
     return {
@@ -145,7 +276,7 @@ def _path_entry(entry: dict[str, Any]) -> dict[str, Any]:
         "written": written,
         # A lesson that is not written yet is never a link to an empty page.
         "href": f"/lessons/{entry['id']}" if written else None,
-    }
+    } | ({"totals": _totals(entry["id"])} if written else {})
 
 
 def get_path() -> dict[str, Any]:
@@ -210,6 +341,7 @@ def _build_lesson(lesson_id: str) -> dict[str, Any]:
     path = _path_data()
     position = [entry["id"] for entry in path["lessons"]].index(lesson_id)
     entry = path["lessons"][position]
+    plot = _lesson_plots(lesson_id)
 
     def prose(relative: str) -> str:
         try:
@@ -268,7 +400,7 @@ def _build_lesson(lesson_id: str) -> dict[str, Any]:
         "see_it_work": {
             "graph": data["see_it_work"]["graph"],
             "chain_formula": fill(data["see_it_work"]["chain_formula"], resolve, "chain_formula"),
-        },
+        } | ({"plot": plot} if plot is not None else {}),
         "predict": {
             "graph": predict["graph"],
             "tolerance": data["tolerance"],

@@ -106,13 +106,6 @@ def get_path(request: Request) -> dict[str, Any]:
                 entry["progress"] = store.lesson_summary(entry["id"], lessons.exercise_ids(entry["id"]))
             except Exception as failure:  # a store error must not hide the path
                 error = str(failure)
-        if entry["progress"] is not None:
-            # What finishing the lesson takes, so the path can say when it is finished.
-            entry["totals"] = {
-                "predictions": len(lessons.prediction_keys(entry["id"])),
-                "exercises_passed": len(lessons.exercise_ids(entry["id"])),
-                "quiz_answered": len(lessons.question_ids(entry["id"])),
-            }
     path["store_error"] = error
     return path
 

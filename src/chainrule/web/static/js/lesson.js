@@ -167,6 +167,7 @@ async function start() {
   // The rest loads in parallel; each part reports its own errors on the page.
   const parts = [];
   if (slots.has("03")) parts.push(import("./explore.js").then((m) => m.renderExplore(slots.get("03"), lesson, trace, base)));
+  if (slots.has("03") && lesson.see_it_work.plot) parts.push(import("./fitplot.js").then((m) => m.renderFitPlot(slots.get("03"), lesson.see_it_work.plot)));
   if (slots.has("04")) parts.push(import("./predict.js").then((m) => m.renderPredict(slots.get("04"), lesson, progress, base)));
   if (slots.has("06")) parts.push(import("./quiz.js").then((m) => m.renderQuiz(slots.get("06"), lesson, progress, base)));
   if (slots.has("07")) parts.push(import("./explain.js").then((m) => m.renderExplain(slots.get("07"), lesson, progress, base)));

@@ -1,21 +1,41 @@
-// The path page: the lessons of "Math for CS and ML" in order, with the learner's progress.
+// The path page: the lessons of the path in order (added lessons last), with the learner's progress in each.
 import { get, el, clearLoading } from "./api.js";
+
+// "2 of 5 predictions · 1 of 2 exercises passed · ..." when the lesson's totals are known.
+function progressText(progress, totals) {
+  if (!progress) return null;
+  const count = (done, total, what) => (total ? `${done} of ${total} ${what}` : `${done} ${what}`);
+  const parts = [];
+  if (progress.predictions) parts.push(count(progress.predictions, totals && totals.predictions, "predictions made"));
+  if (progress.exercises_passed) parts.push(count(progress.exercises_passed, totals && totals.exercises, "exercises passed"));
+  if (progress.quiz_answered) parts.push(count(progress.quiz_answered, totals && totals.questions, "questions answered"));
+  if (progress.explained) parts.push("explained back");
+  return parts.length ? parts.join(" · ") : "not started yet";
+}
+
+// The share of a lesson's parts done: predictions, exercises, questions and the explanation, each counted once.
+function progressShare(progress, totals) {
+  if (!progress || !totals) return null;
+  const total = totals.predictions + totals.exercises + totals.questions + 1;
+  const done = Math.min(progress.predictions, totals.predictions) + Math.min(progress.exercises_passed, totals.exercises)
+    + Math.min(progress.quiz_answered, totals.questions) + (progress.explained ? 1 : 0);
+  return { done, total };
+}
 
 /** True when every part of the lesson is done (the same rule as the lesson page's contents). */
 function finished(lesson) {
-  const { progress, totals } = lesson;
-  if (!progress || !totals) return false;
-  return Object.entries(totals).every(([key, total]) => progress[key] >= total) && progress.explained;
+  const share = progressShare(lesson.progress, lesson.totals);
+  return Boolean(share) && share.done >= share.total;
 }
 
-function progressText(progress) {
-  if (!progress) return null;
-  const parts = [];
-  if (progress.predictions) parts.push(`${progress.predictions} predictions made`);
-  if (progress.exercises_passed) parts.push(`${progress.exercises_passed} exercises passed`);
-  if (progress.quiz_answered) parts.push(`${progress.quiz_answered} questions answered`);
-  if (progress.explained) parts.push("explained back");
-  return parts.length ? parts.join(" · ") : "not started yet";
+function progressBlock(lesson) {
+  const share = progressShare(lesson.progress, lesson.totals);
+  const state = !share || share.done === 0 ? "not started" : share.done >= share.total ? "done" : "in progress";
+  const label = `Your progress in ${lesson.title}`;
+  return el("div", { class: "lesson-progress-block", "data-state": state },
+    share ? el("progress", { max: String(share.total), value: String(share.done), "aria-label": label }) : null,
+    el("p", { class: "lesson-progress" }, `Your progress: ${progressText(lesson.progress, lesson.totals)}`,
+      share && share.done ? el("span", { class: "badge" }, state) : null));
 }
 
 async function start() {
@@ -44,7 +64,7 @@ async function start() {
       el("p", { class: "lesson-summary" }, lesson.summary),
       lesson.minutes ? el("p", { class: "lesson-minutes" }, `About ${lesson.minutes} minutes`) : null,
       available && finished(lesson) ? el("p", { class: "lesson-done" }, el("strong", {}, "✓ Finished."), " Its questions come back in review.") : null,
-      available && lesson.progress ? el("p", { class: "lesson-progress" }, `Your progress: ${progressText(lesson.progress)}`) : null,
+      available && lesson.progress ? progressBlock(lesson) : null,
       available && !lesson.progress ? el("p", { class: "lesson-progress unknown" }, "Your progress cannot be read right now.") : null);
     list.append(item);
   });

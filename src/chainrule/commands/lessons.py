@@ -1,0 +1,134 @@
+"""`chainrule lessons`: the path and its lessons; write a new lesson folder; check one.
+
+    chainrule lessons [--lessons DIR] [--data-dir DIR]     the path, each lesson with your progress
+    chainrule lessons new ID --title "TITLE" DIR           write a complete lesson folder DIR/ID
+    chainrule lessons check DIR                            check the lesson folder(s) in DIR
+
+`check` exits 0 when every lesson in DIR is clean and 1 when any problem is found (each printed as
+FILE:LINE: what is wrong); 2 is a usage error. docs/authoring.md describes the format.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "lessons", help="list the lessons on the path; write or check a lesson folder",
+        description="Without a subcommand: list the lessons of the path and your progress in each.",
+    )
+    _add_path_options(parser)
+    parser.set_defaults(func=run_list)
+    actions = parser.add_subparsers(dest="lessons_command", metavar="ACTION")
+
+    new = actions.add_parser("new", help="write a complete, valid lesson folder to start from",
+                             description="Write DIR/ID: a lesson folder with every section, a graph, predictions, "
+                             "a quiz and an exercise in Python, JavaScript and TypeScript, ready to edit.")
+    new.add_argument("id", help="the lesson's id: lower-case letters, digits and dashes (also the folder's name)")
+    new.add_argument("--title", required=True, help="the lesson's title")
+    new.add_argument("dir", type=Path, help="the folder to write the lesson folder into")
+    new.set_defaults(func=run_new)
+
+    check = actions.add_parser("check", help="check a lesson folder (or a folder of them) from top to bottom",
+                               description="Check the schema, every placeholder, every quiz key and prediction "
+                               "against the engine, and grade every exercise's solution (must pass) and "
+                               "starter (must fail) in the sandbox.")
+    check.add_argument("dir", type=Path, help="a lesson folder, or a folder holding lesson folders")
+    check.add_argument("--no-grading", action="store_true", help="skip grading the exercises (faster)")
+    check.set_defaults(func=run_check)
+
+
+def _add_path_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--lessons", action="append", default=[], type=Path, metavar="DIR",
+                        help="also list the lessons found in DIR, after the built-in ones (repeatable)")
+    parser.add_argument("--data-dir", default=None,
+                        help="directory of the progress store (default: $CHAINRULE_DATA_DIR, else your user data directory)")
+
+
+def _progress_text(summary: dict) -> str:
+    parts = []
+    if summary["predictions"]:
+        parts.append(f"{summary['predictions']} predictions made")
+    if summary["exercises_passed"]:
+        parts.append(f"{summary['exercises_passed']} exercises passed")
+    if summary["quiz_answered"]:
+        parts.append(f"{summary['quiz_answered']} questions answered")
+    if summary["explained"]:
+        parts.append("explained back")
+    return ", ".join(parts) or "not started"
+
+
+def run_list(args: argparse.Namespace) -> int:
+    from chainrule import lessons
+    from chainrule.lessons.validate import add_checked_lesson_dirs
+    from chainrule.progress import StoreError, open_store
+
+    try:
+        add_checked_lesson_dirs(args.lessons)
+    except lessons.LessonDataError as error:
+        print(f"chainrule lessons: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    data_dir = args.data_dir or os.environ.get("CHAINRULE_DATA_DIR") or None
+    store, note = None, None
+    try:
+        store = open_store(data_dir, create=False)  # listing never creates a store
+    except StoreError as error:
+        note = "no progress saved yet" if getattr(error, "kind", "") == "not-found" else f"progress unavailable: {error}"
+    path = lessons.get_path()
+    print(path["title"])
+    try:
+        for number, entry in enumerate(path["lessons"], start=1):
+            if not entry["written"]:
+                state = "not written yet"
+            elif store is None:
+                state = "not started" if note == "no progress saved yet" else note
+            else:
+                state = _progress_text(store.lesson_summary(entry["id"], lessons.exercise_ids(entry["id"])))
+            added = " (from --lessons)" if entry["id"] in lessons.added_lesson_ids() else ""
+            print(f"{number:>3}. {entry['title']}{added}")
+            print(f"     id {entry['id']}, about {entry['minutes']} minutes: {state}")
+    finally:
+        if store is not None:
+            store.close()
+    return EXIT_OK
+
+
+def run_new(args: argparse.Namespace) -> int:
+    from chainrule.lessons.scaffold import ScaffoldError, write_lesson
+
+    try:
+        folder = write_lesson(args.id, args.title, args.dir)
+    except ScaffoldError as error:
+        print(f"chainrule lessons new: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    print(f"wrote {folder}")
+    print(f"check it with:  chainrule lessons check {folder}")
+    print(f"take it with:   chainrule lesson --lessons {args.dir}")
+    return EXIT_OK
+
+
+def run_check(args: argparse.Namespace) -> int:
+    from chainrule.lessons import LessonDataError
+    from chainrule.lessons.loader import find_lesson_folders
+    from chainrule.lessons.validate import check_lesson_folder
+
+    try:
+        folders = find_lesson_folders(args.dir)
+    except LessonDataError as error:
+        print(f"chainrule lessons check: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    total = 0
+    for folder in folders:
+        problems = check_lesson_folder(folder, grade=not args.no_grading)
+        total += len(problems)
+        for problem in problems:
+            print(problem)
+        verdict = "ok" if not problems else f"{len(problems)} problem{'s' if len(problems) != 1 else ''}"
+        print(f"lesson {folder.name}: {verdict}", file=sys.stderr if problems else sys.stdout)
+    return EXIT_PROBLEMS if total else EXIT_OK

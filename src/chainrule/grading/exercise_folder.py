@@ -1,0 +1,121 @@
+"""An exercise folder: everything one graded exercise needs, in one place a teacher can write.
+
+    exercise.json      {"id", "title", "summary", "text": "exercise.md",
+                        "function": {"python": "forward_values", "javascript": "forwardValues"},
+                        "kind": "graph-values", "cases": [{"name": ..., inputs of the kind}, ...]}
+    exercise.md        the task, in markdown (the lesson page shows it)
+    starter.py|js|ts   what the learner starts from (it must fail the tests)
+    solution.py|js|ts  the reference (it must pass); a language is offered when both of its files exist
+
+TypeScript uses the JavaScript function name. The cases hold inputs only: the expected numbers are
+computed by the engine for the case kind (chainrule.grading.case_kinds).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from chainrule.grading.case_kinds import CaseError, kind_of
+
+__all__ = ["ExerciseFolderError", "load_exercise_folder", "read_json_located"]
+
+_ID = re.compile(r"[a-z][a-z0-9-]{0,39}")
+_FUNCTION = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,59}")
+
+
+class ExerciseFolderError(ValueError):
+    """An exercise folder is invalid; the message starts with the file (and line) at fault."""
+
+
+def read_json_located(path: Path, error: type[Exception]) -> Any:
+    """The JSON document in `path`, or `error` with "FILE:LINE: what is wrong"."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as problem:
+        raise error(f"{path}: cannot be read ({problem.strerror or problem})") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as problem:
+        raise error(f"{path}:{problem.lineno}: not valid JSON: {problem.msg} (column {problem.colno})") from None
+
+
+def _line_of(text: str, needle: str) -> int | None:
+    at = text.find(needle)
+    return text.count("\n", 0, at) + 1 if at >= 0 else None
+
+
+def load_exercise_folder(folder: Path, extensions: dict[str, str]) -> dict[str, Any]:
+    """The fields of a chainrule.grading.exercises.Exercise, read and checked; `extensions` maps each
+    language to its file extension."""
+    manifest = folder / "exercise.json"
+    data = read_json_located(manifest, ExerciseFolderError)
+    text = manifest.read_text(encoding="utf-8")
+
+    def fail(message: str, near: str | None = None) -> ExerciseFolderError:
+        line = _line_of(text, near) if near else None
+        return ExerciseFolderError(f"{manifest}{f':{line}' if line else ''}: {message}")
+
+    if not isinstance(data, dict):
+        raise fail("the file must hold one JSON object")
+    for key in ("id", "title", "summary", "text", "function", "kind", "cases"):
+        if key not in data:
+            raise fail(f"missing the field {key!r}")
+    exercise_id = data["id"]
+    if not isinstance(exercise_id, str) or not _ID.fullmatch(exercise_id):
+        raise fail(f"id must be lower-case letters, digits and dashes, starting with a letter, not {exercise_id!r}",
+                   '"id"')
+    for key in ("title", "summary", "text"):
+        if not isinstance(data[key], str) or not data[key].strip():
+            raise fail(f"{key} must be a non-empty string", f'"{key}"')
+    if not (folder / data["text"]).is_file():
+        raise fail(f"text names {data['text']!r}, which is not a file in {folder}", '"text"')
+    functions = data["function"]
+    if not isinstance(functions, dict) or set(functions) != {"python", "javascript"} or not all(
+            isinstance(name, str) and _FUNCTION.fullmatch(name) for name in functions.values()):
+        raise fail('function must be {"python": name, "javascript": name} with identifiers as names', '"function"')
+    try:
+        kind = kind_of(data["kind"])
+    except CaseError as problem:
+        raise fail(str(problem), '"kind"') from None
+    cases = data["cases"]
+    if not isinstance(cases, list) or not cases:
+        raise fail("cases must be a non-empty list", '"cases"')
+    names = set()
+    for index, case in enumerate(cases):
+        if not isinstance(case, dict) or not isinstance(case.get("name"), str) or not case["name"].strip():
+            raise fail(f"case {index + 1} must be an object with a non-empty \"name\"", '"cases"')
+        if case["name"] in names:
+            raise fail(f"two cases are named {case['name']!r}", f'"{case["name"]}"')
+        names.add(case["name"])
+        try:
+            kind.args(case)
+            expected = kind.expected(case)
+        except CaseError as problem:
+            raise fail(f"case {case['name']!r}: {problem}", f'"{case["name"]}"') from None
+        except (OverflowError, ValueError, ZeroDivisionError) as problem:
+            raise fail(f"case {case['name']!r}: the engine cannot compute it ({problem})", f'"{case["name"]}"') from None
+        if not all(isinstance(x, float) and x == x and abs(x) != float("inf") for x in expected):
+            raise fail(f"case {case['name']!r}: the engine's answer is not finite; choose other inputs",
+                       f'"{case["name"]}"')
+    languages = tuple(
+        language for language, ext in extensions.items()
+        if (folder / f"starter.{ext}").is_file() and (folder / f"solution.{ext}").is_file()
+    )
+    if not languages:
+        raise fail("the folder needs a starter and a solution in at least one language "
+                   "(starter.py and solution.py, starter.js and solution.js, starter.ts and solution.ts)")
+    return dict(
+        id=exercise_id,
+        title=data["title"].strip(),
+        summary=data["summary"].strip(),
+        python_function=functions["python"],
+        js_function=functions["javascript"],
+        expressions=(),
+        folder=folder,
+        case_kind=kind.name,
+        case_inputs=tuple(cases),
+        languages=languages,
+    )

@@ -1,0 +1,16 @@
+# chainrule exercise: forward-values
+"""Compute every value of a computation graph, inputs first.
+
+leaves: the input numbers.  nodes: steps [op, a, b] with op "add", "mul" or "tanh"; a and b are
+positions in the list of values so far (leaves first, then the nodes in order); b is None for tanh.
+Return every value: the leaves, then one value per node.
+"""
+import math
+
+
+def forward_values(nodes, leaves):
+    values = list(leaves)
+    for op, a, b in nodes:
+        # TODO: compute this step from values[a] (and values[b]) instead of 0.0
+        values.append(0.0)
+    return values

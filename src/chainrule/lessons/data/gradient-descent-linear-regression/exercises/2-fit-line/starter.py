@@ -1,0 +1,14 @@
+# chainrule exercise: fit-line
+"""Fit the line y = w*x + b to the points by full-batch gradient descent on the mean squared error.
+
+Start at w = 0, b = 0. Each step: the gradient over all n points,
+    dw = (2/n) * sum((w*x + b - y) * x),   db = (2/n) * sum(w*x + b - y),
+then w -= lr * dw and b -= lr * db. Return [w, b] after `steps` steps.
+"""
+
+
+def fit_line(xs, ys, lr, steps):
+    w, b = 0.0, 0.0
+    for step in range(steps):
+        pass  # TODO: one full-batch step
+    return [w, b]

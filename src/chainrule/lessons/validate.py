@@ -1,0 +1,414 @@
+"""`chainrule lessons check`: everything that can be wrong with a lesson folder, each problem located.
+
+    problems = check_lesson_folder(Path("my-lessons/vectors"))    # ["FILE:LINE: what is wrong", ...]
+
+It checks the schema of lesson.json and quiz.json; that every placeholder in the prose resolves;
+every checked number, quiz key and prediction against the engine; and, in the real sandbox, that
+every exercise's reference solution passes and its starter fails in every language it offers.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+from typing import Any, Callable
+
+import chainrule
+from chainrule.lessons.graphs import build_graph, graph_values
+from chainrule.lessons.loader import DATA_DIR, add_lesson_dirs, before_step, find_lesson_folders, make_resolver
+from chainrule.lessons.plots import line_fit_plot
+from chainrule.lessons.scaffold import LESSON_ID
+from chainrule.lessons.text import PLACEHOLDER, LessonDataError
+
+__all__ = ["SECTIONS", "add_checked_lesson_dirs", "check_lesson_folder", "Problems"]
+
+# The page shows each section's interactive part by its number, so a lesson has these eight.
+SECTIONS = (
+    ("01", "why"), ("02", "key-parts"), ("03", "see-it-work"), ("04", "predict"),
+    ("05", "try-it"), ("06", "check-yourself"), ("07", "explain"), ("08", "recap"),
+)
+# A checked number is written to four places.
+CHECKED_PLACES = 4
+
+
+class Problems:
+    """Collects "FILE:LINE: message" lines; `near` finds the line of the first occurrence of a text."""
+
+    def __init__(self) -> None:
+        self.items: list[str] = []
+
+    def add(self, path: Path, message: str, text: str | None = None, near: str | None = None,
+            line: int | None = None, after: str | None = None) -> None:
+        if line is None and text is not None and near is not None:
+            start = max(text.find(after), 0) if after else 0
+            at = text.find(near, start)
+            line = text.count("\n", 0, at) + 1 if at >= 0 else None
+        self.items.append(f"{path}{f':{line}' if line else ''}: {message}")
+
+
+def _read(path: Path, problems: Problems) -> tuple[Any, str] | None:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as error:
+        problems.add(path, f"cannot be read ({error.strerror or error})")
+        return None
+    try:
+        return json.loads(text), text
+    except json.JSONDecodeError as error:
+        problems.add(path, f"not valid JSON: {error.msg} (column {error.colno})", line=error.lineno)
+        return None
+
+
+def _is_number(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def _check_placeholders(path: Path, text: str, resolve: Callable, problems: Problems, *,
+                        within: tuple[str, str] | None = None, what: str = "") -> None:
+    """Report each placeholder of `text` that does not resolve. `text` is a whole file, or a string from
+    a JSON file: then `within` = (the file's text, a string near the field) locates it in the file."""
+    for match in PLACEHOLDER.finditer(text):
+        try:
+            resolve(match.group("path").split("."))
+        except (KeyError, IndexError, LessonDataError):
+            if within is None:
+                line = text.count("\n", 0, match.start()) + 1
+            else:
+                source, near = within
+                at = source.find(match.group(0), max(source.find(near), 0))
+                line = source.count("\n", 0, at) + 1 if at >= 0 else None
+            problems.add(path, f"{what}the placeholder {match.group(0)} does not resolve", line=line)
+
+
+def _builtin_ids() -> set[str]:
+    try:
+        return {entry["id"] for entry in json.loads((DATA_DIR / "path.json").read_text("utf-8"))["lessons"]}
+    except (OSError, ValueError, KeyError):
+        return set()
+
+
+def check_lesson_folder(folder: Path, *, grade: bool = True) -> list[str]:
+    """Every problem of the lesson folder, as "FILE[:LINE]: message"; [] when it is clean."""
+    folder = Path(folder)
+    problems = Problems()
+    lesson_path, quiz_path = folder / "lesson.json", folder / "quiz.json"
+    read = _read(lesson_path, problems)
+    quiz_read = _read(quiz_path, problems)
+    if read is None:
+        return problems.items
+    data, text = read
+    if not isinstance(data, dict):
+        problems.add(lesson_path, "the file must hold one JSON object", line=1)
+        return problems.items
+
+    def need(key: str, kind: type | tuple, what: str) -> Any:
+        value = data.get(key)
+        if not isinstance(value, kind) or isinstance(value, bool):
+            problems.add(lesson_path, f"{key!r} must be {what}", text, f'"{key}"')
+            return None
+        return value
+
+    if not LESSON_ID.fullmatch(folder.name):
+        problems.add(folder, "the folder's name is the lesson's id: 1 to 40 lower-case letters, digits and "
+                             "dashes, starting with a letter")
+    need("title", str, "the lesson's title (a string)")
+    tolerance = need("tolerance", (int, float), "a number: how far a prediction may be from the engine's")
+    if folder.name not in _builtin_ids():
+        need("summary", str, "a one-sentence summary (the path shows it)")
+        need("minutes", int, "a whole number of minutes (the path shows it)")
+    numbers, graphs = _check_graphs(lesson_path, text, data, problems)
+    plot = _check_plot(lesson_path, text, data, problems)
+    resolve = make_resolver(data, numbers, plot)
+    _check_checked_numbers(lesson_path, text, data, numbers, problems)
+    _check_sections(folder, lesson_path, text, data, resolve, problems)
+    _check_see_it_work(lesson_path, text, data, graphs, resolve, problems)
+    _check_predictions(lesson_path, text, data, graphs, numbers, resolve, problems)
+    _check_explain_and_recap(lesson_path, text, data, problems)
+    if quiz_read is not None:
+        _check_quiz(quiz_path, *quiz_read, problems)
+    _check_exercises(folder, lesson_path, text, data, resolve, problems, grade=grade)
+    if tolerance is not None and tolerance <= 0:
+        problems.add(lesson_path, "'tolerance' must be more than 0", text, '"tolerance"')
+    return problems.items
+
+
+def _check_graphs(path: Path, text: str, data: dict, problems: Problems):
+    numbers: dict[str, dict[str, dict[str, float]]] = {}
+    graphs = data.get("graphs")
+    if not isinstance(graphs, dict) or not graphs:
+        problems.add(path, "'graphs' must map graph names to {leaves, nodes, output}", text, '"graphs"')
+        return numbers, {}
+    for name, spec in graphs.items():
+        try:
+            numbers[name] = graph_values(spec, name)
+        except (LessonDataError, KeyError, TypeError, ValueError) as error:
+            problems.add(path, f"graph {name!r}: {error}", text, f'"{name}"')
+        else:
+            labels = [label for label, *_ in spec["leaves"]] + [node[0] for node in spec["nodes"]]
+            if len(set(labels)) != len(labels):
+                problems.add(path, f"graph {name!r}: two values share a label", text, f'"{name}"')
+            if any("." in str(label) for label in labels):
+                problems.add(path, f"graph {name!r}: a label may not contain a dot (placeholders split at dots)",
+                             text, f'"{name}"')
+    return numbers, {name: graphs[name] for name in numbers}
+
+
+def _check_plot(path: Path, text: str, data: dict, problems: Problems):
+    spec = (data.get("see_it_work") or {}).get("plot") if isinstance(data.get("see_it_work"), dict) else None
+    if spec is None:
+        return None
+    try:
+        return line_fit_plot(spec)
+    except (LessonDataError, TypeError, ValueError) as error:
+        problems.add(path, str(error), text, '"plot"')
+        return None
+
+
+def _check_checked_numbers(path: Path, text: str, data: dict, numbers: dict, problems: Problems) -> None:
+    for graph, labels in (data.get("checked_numbers") or {}).items():
+        for label, fields in labels.items():
+            for field, written in fields.items():
+                engine = numbers.get(graph, {}).get(label, {}).get(field)
+                where = f"checked number {graph}.{label}.{field}"
+                if engine is None:
+                    problems.add(path, f"{where}: the graph has no such value", text, f'"{label}"',
+                                 after='"checked_numbers"')
+                elif not _is_number(written) or abs(written - engine) > 0.5 * 10 ** -CHECKED_PLACES + 1e-12:
+                    problems.add(path, f"{where} is {written!r}, but the engine computes "
+                                       f"{round(engine, CHECKED_PLACES)!r}", text, f'"{label}"',
+                                 after='"checked_numbers"')
+
+
+def _check_sections(folder: Path, path: Path, text: str, data: dict, resolve: Callable, problems: Problems) -> None:
+    sections = data.get("sections")
+    if not isinstance(sections, list):
+        problems.add(path, "'sections' must list the eight sections", text, '"sections"')
+        return
+    found = tuple((s.get("number"), s.get("slug")) for s in sections if isinstance(s, dict))
+    if found != SECTIONS:
+        expected = ", ".join(f"{n} {s}" for n, s in SECTIONS)
+        problems.add(path, f"'sections' must be, in this order: {expected}", text, '"sections"')
+    for section in sections:
+        if not isinstance(section, dict) or not isinstance(section.get("title"), str):
+            problems.add(path, "every section needs a number, a slug, a title and a text file", text, '"sections"')
+            continue
+        _check_prose_file(folder, path, text, section.get("text"), resolve, problems)
+
+
+def _check_prose_file(folder: Path, path: Path, text: str, relative: Any, resolve: Callable,
+                      problems: Problems) -> None:
+    if not isinstance(relative, str) or not (folder / relative).is_file():
+        problems.add(path, f"the prose file {relative!r} does not exist", text, f'"{relative}"')
+        return
+    prose_path = folder / relative
+    _check_placeholders(prose_path, prose_path.read_text(encoding="utf-8"), resolve, problems)
+
+
+def _check_prompt_and_reason(path: Path, text: str, item: dict, name: str, near: str, resolve: Callable,
+                             problems: Problems) -> None:
+    """A prediction's or question's prompt and reason: present, and every placeholder resolves."""
+    for part in ("prompt", "reason"):
+        if not isinstance(item.get(part), str) or not item[part].strip():
+            problems.add(path, f"{name} needs a {part}", text, near)
+        else:
+            _check_placeholders(path, item[part], resolve, problems, within=(text, near), what=f"{name}: ")
+
+
+def _check_see_it_work(path: Path, text: str, data: dict, graphs: dict, resolve: Callable, problems: Problems) -> None:
+    part = data.get("see_it_work")
+    if not isinstance(part, dict) or part.get("graph") not in (data.get("graphs") or {}):
+        problems.add(path, "'see_it_work' must name one of the graphs (\"graph\") and give a \"chain_formula\"",
+                     text, '"see_it_work"')
+        return
+    formula = part.get("chain_formula", "")
+    _check_placeholders(path, formula, resolve, problems, within=(text, '"chain_formula"'), what="chain_formula: ")
+
+
+def _check_predictions(path: Path, text: str, data: dict, graphs: dict, numbers: dict, resolve: Callable,
+                       problems: Problems) -> None:
+    predict = data.get("predict")
+    if not isinstance(predict, dict) or predict.get("graph") not in graphs or not isinstance(predict.get("steps"), list):
+        problems.add(path, "'predict' must name one of the graphs and list its steps", text, '"predict"')
+        return
+    graph = predict["graph"]
+    trace = chainrule.trace(build_graph(graphs[graph], graph)[0])
+    keys = set()
+    for step in predict["steps"]:
+        key = step.get("key") if isinstance(step, dict) else None
+        if not isinstance(key, str) or key in keys:
+            problems.add(path, f"every prediction needs a key of its own, not {key!r}", text, '"steps"')
+            continue
+        keys.add(key)
+        near = f'"key": "{key}"'
+        label, field, kind = step.get("node_label"), step.get("field"), step.get("kind")
+        if label not in numbers[graph] or field not in ("data", "grad") or kind not in ("forward", "backward"):
+            problems.add(path, f"prediction {key!r}: node_label must be a value of graph {graph!r}, field "
+                               "\"data\" or \"grad\", kind \"forward\" or \"backward\"", text, near)
+            continue
+        if (field == "data") != (kind == "forward"):
+            problems.add(path, f"prediction {key!r}: a forward prediction asks for data, a backward one for grad",
+                         text, near)
+        try:
+            before_step(trace, label, kind)
+        except LessonDataError as error:
+            problems.add(path, f"prediction {key!r}: {error}", text, near)
+        if not math.isfinite(numbers[graph][label][field]):
+            problems.add(path, f"prediction {key!r}: the engine's number is not finite", text, near)
+        _check_prompt_and_reason(path, text, step, f"prediction {key!r}", near, resolve, problems)
+
+
+def _check_explain_and_recap(path: Path, text: str, data: dict, problems: Problems) -> None:
+    explain = data.get("explain")
+    ideas = explain.get("key_ideas") if isinstance(explain, dict) else None
+    if not isinstance(explain, dict) or not isinstance(explain.get("prompt"), str) or not isinstance(ideas, list) \
+            or not ideas or not all(isinstance(i, dict) and isinstance(i.get("id"), str)
+                                    and isinstance(i.get("text"), str) for i in ideas):
+        problems.add(path, "'explain' needs a prompt and key_ideas, each {id, text}", text, '"explain"')
+    elif len({i["id"] for i in ideas}) != len(ideas):
+        problems.add(path, "two key ideas share an id", text, '"key_ideas"')
+    recap = data.get("recap")
+    points = recap.get("points") if isinstance(recap, dict) else None
+    if not isinstance(points, list) or not points or not all(isinstance(p, str) for p in points):
+        problems.add(path, "'recap' needs points: a list of sentences", text, '"recap"')
+
+
+def _question_values(question: dict) -> dict[str, Any]:
+    values = dict(question.get("given") or {})
+    if question.get("kind") == "number":
+        values["answer"] = question.get("answer")
+    return values
+
+
+def _check_quiz(path: Path, data: Any, text: str, problems: Problems) -> None:
+    questions = data.get("questions") if isinstance(data, dict) else None
+    if not isinstance(questions, list) or not questions:
+        problems.add(path, "the file must hold {\"questions\": [...]} with at least one question", line=1)
+        return
+    ids = set()
+    for question in questions:
+        qid = question.get("id") if isinstance(question, dict) else None
+        if not isinstance(qid, str) or not re.fullmatch(r"[a-z0-9][a-z0-9-]*", qid) or qid in ids:
+            problems.add(path, f"every question needs an id of its own (lower case, digits, dashes), not {qid!r}",
+                         text, '"questions"')
+            continue
+        ids.add(qid)
+        near = f'"id": "{qid}"'
+        kind = question.get("kind")
+        if kind == "number":
+            _check_numeric_question(path, text, question, near, problems)
+        elif kind == "choice":
+            options, index = question.get("options"), question.get("answer_index")
+            if not isinstance(options, list) or len(options) < 2 or not all(isinstance(o, str) for o in options):
+                problems.add(path, f"question {qid!r}: options must be a list of at least two strings", text, near)
+            elif isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < len(options):
+                problems.add(path, f"question {qid!r}: answer_index must be 0 to {len(options) - 1}", text, near)
+        else:
+            problems.add(path, f"question {qid!r}: kind must be \"number\" or \"choice\", not {kind!r}", text, near)
+            continue
+        values = _question_values(question)
+
+        def resolve(parts: list[str]) -> Any:
+            if len(parts) == 1 and parts[0] in values:
+                return values[parts[0]]
+            raise KeyError(".".join(parts))
+
+        _check_prompt_and_reason(path, text, question, f"question {qid!r}", near, resolve, problems)
+
+
+def _check_numeric_question(path: Path, text: str, question: dict, near: str, problems: Problems) -> None:
+    from chainrule.expr import ExpressionError, parse
+
+    qid = question["id"]
+    given, answer, compute = question.get("given") or {}, question.get("answer"), question.get("compute")
+    if not isinstance(given, dict) or not all(_is_number(v) for v in given.values()):
+        problems.add(path, f"question {qid!r}: given must map names to numbers", text, near)
+        return
+    if not _is_number(answer):
+        problems.add(path, f"question {qid!r}: answer must be a number", text, near)
+        return
+    if not isinstance(compute, dict) or not isinstance(compute.get("expression"), str):
+        problems.add(path, f"question {qid!r}: a numeric question needs \"compute\": {{\"expression\": ..., "
+                           "optionally \"wrt\": a name}, so that the engine can recompute its answer", text, near)
+        return
+    try:
+        expression = parse(compute["expression"])
+        output, leaves = expression.build({name: given.get(name) for name in expression.names})
+        wrt = compute.get("wrt")
+        if wrt is not None:
+            if wrt not in leaves:
+                raise ExpressionError(f"wrt names {wrt!r}, which is not in the expression")
+            output.backward()
+            key = leaves[wrt].grad
+        else:
+            key = output.data
+    except (ExpressionError, ArithmeticError, ValueError) as error:
+        problems.add(path, f"question {qid!r}: compute: {error}", text, near)
+        return
+    if not math.isclose(key, answer, rel_tol=1e-9, abs_tol=1e-9):
+        problems.add(path, f"question {qid!r}: the answer is {answer!r}, but the engine computes {key!r} "
+                           f"from {compute['expression']!r}", text, near)
+
+
+def _check_exercises(folder: Path, path: Path, text: str, data: dict, resolve: Callable, problems: Problems, *,
+                     grade: bool) -> None:
+    from chainrule.grading import grade as grade_source
+    from chainrule.grading.exercise_folder import ExerciseFolderError
+    from chainrule.grading.exercises import (EXERCISES, Exercise, LANGUAGES, reference_source,
+                                             register_exercise_folder, starter_source)
+
+    entries = data.get("exercises")
+    if not isinstance(entries, list):
+        problems.add(path, "'exercises' must be a list of {\"folder\": \"exercises/NAME\"}", text, '"exercises"')
+        return
+    for entry in entries:
+        exercise: Exercise | None = None
+        if isinstance(entry, dict) and isinstance(entry.get("folder"), str):
+            near = f'"{entry["folder"]}"'
+            try:
+                exercise = register_exercise_folder(folder / entry["folder"])
+            except ExerciseFolderError as error:
+                problems.items.append(str(error))
+                continue
+            manifest_text = (folder / entry["folder"] / "exercise.json").read_text(encoding="utf-8")
+            prose = exercise.folder / json.loads(manifest_text)["text"]
+            _check_placeholders(prose, prose.read_text(encoding="utf-8"), resolve, problems)
+        elif isinstance(entry, dict) and entry.get("id") in EXERCISES:
+            near = f'"{entry["id"]}"'
+            exercise = EXERCISES[entry["id"]]
+            _check_prose_file(folder, path, text, entry.get("text"), resolve, problems)
+        else:
+            problems.add(path, f"an exercise entry must be {{\"folder\": \"exercises/NAME\"}}, not {entry!r}",
+                         text, '"exercises"')
+            continue
+        if not grade:
+            continue
+        where = exercise.folder or path
+        for language in exercise.languages:
+            ext = LANGUAGES[language]
+            reference = grade_source(exercise.id, language, reference_source(exercise.id, language))
+            if reference["verdict"] != "passed":
+                problems.add(where / f"solution.{ext}" if exercise.folder else path,
+                             f"exercise {exercise.id!r}: the reference solution does not pass in {language}: "
+                             f"{reference['message']}", text if not exercise.folder else None, near)
+            starter = grade_source(exercise.id, language, starter_source(exercise.id, language))
+            if starter["verdict"] == "passed":
+                problems.add(where / f"starter.{ext}" if exercise.folder else path,
+                             f"exercise {exercise.id!r}: the starter already passes every test in {language}; "
+                             "leave the learner something to do", text if not exercise.folder else None, near)
+
+
+def add_checked_lesson_dirs(directories: list[Path]) -> list[str]:
+    """Check (without grading) every lesson folder under the directories, then add them to the path.
+
+    LessonDataError names the first problem and how many there are, so a broken lesson stops the
+    server before it starts instead of failing on its page.
+    """
+    for directory in directories:
+        for folder in find_lesson_folders(Path(directory)):
+            problems = check_lesson_folder(folder, grade=False)
+            if problems:
+                more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+                raise LessonDataError(f"{problems[0]}{more}")
+    return add_lesson_dirs(directories)

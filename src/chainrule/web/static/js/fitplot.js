@@ -1,0 +1,147 @@
+// The animated line fit of a lesson's "see it work": the points and the line after each step on the
+// left, the loss after each step on the right (log scale, so a falling loss and a diverging one both
+// fit). Every number comes from the server (lesson.see_it_work.plot), computed by the engine.
+import { el, fmt } from "./api.js";
+
+const SVG_NS = "http://www.w3.org/2000/svg";
+const W = 320;
+const H = 240;
+const PAD = 34;
+const TOP = 26;  // room for the y axis's name above the plot
+const INTERVAL_MS = 250;
+
+function svg(tag, attrs = {}, text) {
+  const node = document.createElementNS(SVG_NS, tag);
+  for (const [key, value] of Object.entries(attrs)) node.setAttribute(key, String(value));
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+function scale(lo, hi, outLo, outHi) {
+  const span = hi - lo || 1;
+  return (v) => outLo + ((v - lo) / span) * (outHi - outLo);
+}
+
+function axes(root, xLabel, yLabel) {
+  root.append(
+    svg("line", { x1: PAD, y1: H - PAD, x2: W - 8, y2: H - PAD, class: "fit-axis" }),
+    svg("line", { x1: PAD, y1: TOP - 6, x2: PAD, y2: H - PAD, class: "fit-axis" }),
+    svg("text", { x: W - 8, y: H - 8, "text-anchor": "end", class: "fit-axis-label" }, xLabel),
+    svg("text", { x: 4, y: 13, class: "fit-axis-label" }, yLabel));
+}
+
+/** Draw the points and an (empty) line; return update(frame). */
+function linePanel(plot) {
+  const xMin = Math.min(...plot.xs), xMax = Math.max(...plot.xs);
+  const yMin = Math.min(0, ...plot.ys), yMax = Math.max(...plot.ys);
+  const margin = (yMax - yMin) * 0.15 || 1;
+  const sx = scale(xMin, xMax, PAD + 10, W - 16);
+  const yLow = yMin - margin, yHigh = yMax + margin;
+  const sy = scale(yLow, yHigh, H - PAD, TOP);
+  const root = svg("svg", { viewBox: `0 0 ${W} ${H}`, class: "fit-panel", role: "img", "aria-label": "The points and the fitted line" });
+  const clip = svg("clipPath", { id: "fit-clip" }, undefined);
+  clip.append(svg("rect", { x: PAD, y: TOP, width: W - PAD - 8, height: H - PAD - TOP }));
+  root.append(clip);
+  axes(root, "x", "y");
+  plot.xs.forEach((x, i) => root.append(svg("circle", { cx: sx(x), cy: sy(plot.ys[i]), r: 4.5, class: "fit-point" })));
+  const line = svg("line", { class: "fit-line", "clip-path": "url(#fit-clip)" });
+  const away = svg("text", { x: W / 2, y: TOP + 14, "text-anchor": "middle", class: "fit-away" }, "");
+  root.append(line, away);
+  const update = (frame) => {
+    // A diverging line can leave the picture altogether: say so rather than show an empty plot.
+    const atLeft = frame.w * xMin + frame.b, atRight = frame.w * xMax + frame.b;
+    const inside = Math.max(atLeft, atRight) >= yLow && Math.min(atLeft, atRight) <= yHigh;
+    away.textContent = inside ? "" : `The line is ${atLeft + atRight > 0 ? "above" : "below"} the picture.`;
+    // Extend the line well past the data, so it still crosses the panel when it is steep.
+    const left = xMin - (xMax - xMin), right = xMax + (xMax - xMin);
+    line.setAttribute("x1", sx(left)); line.setAttribute("y1", sy(frame.w * left + frame.b));
+    line.setAttribute("x2", sx(right)); line.setAttribute("y2", sy(frame.w * right + frame.b));
+  };
+  return { root, update };
+}
+
+/** The loss curve of one run, revealed up to the current step; return update(step). */
+function lossPanel(run) {
+  const logs = run.frames.map((f) => Math.log10(Math.max(f.loss, 1e-12)));
+  const lo = Math.floor(Math.min(...logs)), hi = Math.ceil(Math.max(...logs));
+  const sx = scale(0, run.steps, PAD, W - 12);
+  const sy = scale(lo, hi === lo ? lo + 1 : hi, H - PAD, TOP);
+  const root = svg("svg", { viewBox: `0 0 ${W} ${H}`, class: "fit-panel", role: "img", "aria-label": "The loss after each step (log scale)" });
+  axes(root, "step", "loss (log scale)");
+  for (let p = lo; p <= hi; p += 1) {
+    root.append(svg("text", { x: PAD - 4, y: sy(p) + 4, "text-anchor": "end", class: "fit-tick" }, `1e${p}`));
+  }
+  const path = svg("polyline", { class: "fit-loss", fill: "none" });
+  const dot = svg("circle", { r: 4, class: "fit-loss-dot" });
+  root.append(path, dot);
+  const update = (step) => {
+    const points = logs.slice(0, step + 1).map((v, k) => `${sx(k)},${sy(v)}`);
+    path.setAttribute("points", points.join(" "));
+    dot.setAttribute("cx", sx(step)); dot.setAttribute("cy", sy(logs[step]));
+  };
+  return { root, update };
+}
+
+export function renderFitPlot(slot, plot) {
+  const holder = el("div", { class: "fit-plot", id: "fit-plot" });
+  const choices = el("fieldset", { class: "fit-runs" }, el("legend", {}, "Learning rate"));
+  const caption = el("p", { class: "fit-caption", "aria-live": "polite" });
+  const panels = el("div", { class: "fit-panels" });
+  const playButton = el("button", { type: "button", class: "secondary", "data-action": "play" }, "Play");
+  const nextButton = el("button", { type: "button", class: "secondary", "data-action": "next" }, "Next step");
+  const resetButton = el("button", { type: "button", class: "secondary", "data-action": "reset" }, "Restart");
+  const controls = el("div", { class: "player-controls" }, playButton, nextButton, resetButton);
+  holder.append(choices, controls, panels, caption);
+  slot.append(holder);
+
+  let run = plot.runs.find((r) => r.name === "right") || plot.runs[0];
+  let step = 0;
+  let timer = null;
+  let line = null;
+  let loss = null;
+
+  const show = () => {
+    const frame = run.frames[step];
+    line.update(frame);
+    loss.update(step);
+    holder.dataset.run = run.name;
+    holder.dataset.step = String(step);
+    caption.textContent = `Learning rate ${fmt(run.lr)} (${run.label}), step ${step} of ${run.steps}: ` +
+      `w = ${fmt(frame.w)}, b = ${fmt(frame.b)}, loss = ${fmt(frame.loss)}.`;
+    nextButton.disabled = step >= run.steps;
+  };
+  const stop = () => {
+    if (timer !== null) clearInterval(timer);
+    timer = null;
+    playButton.textContent = "Play";
+  };
+  const choose = (chosen) => {
+    stop();
+    run = chosen;
+    step = 0;
+    line = linePanel(plot);
+    loss = lossPanel(run);
+    panels.replaceChildren(line.root, loss.root);
+    show();
+  };
+  plot.runs.forEach((candidate) => {
+    const id = `fit-run-${candidate.name}`;
+    const input = el("input", { type: "radio", name: "fit-run", id, value: candidate.name, checked: candidate === run,
+      onchange: () => choose(candidate) });
+    choices.append(el("label", { for: id, class: "fit-run" }, input, ` ${candidate.label} (${fmt(candidate.lr)})`));
+  });
+  playButton.addEventListener("click", () => {
+    if (timer !== null) { stop(); return; }
+    if (step >= run.steps) step = 0;
+    playButton.textContent = "Pause";
+    timer = setInterval(() => {
+      step += 1;
+      show();
+      if (step >= run.steps) stop();
+    }, INTERVAL_MS);
+  });
+  nextButton.addEventListener("click", () => { stop(); if (step < run.steps) { step += 1; show(); } });
+  resetButton.addEventListener("click", () => { stop(); step = 0; show(); });
+  choose(run);
+  return holder;
+}

@@ -1,0 +1,184 @@
+"""Lessons as folders: `chainrule lessons new`, `check`, the listing and `chainrule lesson --lessons`.
+
+Every command shown in docs/authoring.md runs here, as written, in a scratch folder; the server one
+is started for real and asked for its path.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import httpx
+import pytest
+
+pytestmark = pytest.mark.timeout(600)
+
+ROOT = Path(__file__).resolve().parent.parent
+DOC = ROOT / "docs" / "authoring.md"
+SH_BLOCK = re.compile(r"^```sh\n(.*?)^```", re.DOTALL | re.MULTILINE)
+INLINE = re.compile(r"`(chainrule lessons?\s[^`]*)`")
+URL = re.compile(r"(http://127\.0\.0\.1:(\d+)/\S*token=([\w-]+))")
+
+
+def chainrule(*args: str, cwd: Path, data_dir: Path | None = None) -> subprocess.CompletedProcess:
+    env = dict(os.environ)
+    if data_dir is not None:
+        env["CHAINRULE_DATA_DIR"] = str(data_dir)
+    return subprocess.run([sys.executable, "-m", "chainrule", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=300, env=env)
+
+
+def documented_commands() -> list[str]:
+    text = DOC.read_text(encoding="utf-8")
+    lines = [line.strip() for block in SH_BLOCK.findall(text) for line in block.splitlines()]
+    commands = [line for line in lines if line and not line.startswith("#")]
+    commands += [span for span in INLINE.findall(text) if span not in commands]
+    return commands
+
+
+def serve_and_read_path(args: list[str], cwd: Path, data_dir: Path) -> dict:
+    """Start `chainrule lesson ARGS` for real, read /api/path with the printed token, stop it."""
+    command = [sys.executable, "-m", "chainrule", *args, "--no-browser", "--port", "0", "--data-dir", str(data_dir)]
+    process = subprocess.Popen(command, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                               start_new_session=True)
+    lines: list[str] = []
+    found = threading.Event()
+
+    def read() -> None:
+        for line in process.stdout:
+            lines.append(line)
+            if URL.search(line):
+                found.set()
+        found.set()
+
+    threading.Thread(target=read, daemon=True).start()
+    try:
+        assert found.wait(60) and any(URL.search(line) for line in lines), "".join(lines)
+        url, port, token = next(URL.search(line) for line in lines if URL.search(line)).groups()
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", headers={"X-Chainrule-Token": token}) as client:
+            path = client.get("/api/path").json()
+            lesson = client.get(f"/api/lessons/{path['lessons'][-1]['id']}")
+            assert lesson.status_code == 200, lesson.text
+            return path
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
+
+
+def test_every_command_in_the_authoring_doc_runs(tmp_path: Path) -> None:
+    commands = documented_commands()
+    assert len(commands) >= 5, commands
+    data_dir = tmp_path / "progress"
+    for command in commands:
+        args = shlex.split(command)
+        assert args[0] == "chainrule"
+        if args[1] == "lesson":  # the server: started, asked for its path, stopped
+            path = serve_and_read_path(args[1:], tmp_path, data_dir)
+            assert [entry["id"] for entry in path["lessons"]] == [
+                "computational-graphs", "backprop", "gradient-descent-linear-regression", "vectors"]
+            assert path["lessons"][-1]["title"] == "Vectors and dot products"
+            assert path["lessons"][-1]["href"] == "/lessons/vectors"
+            continue
+        run = chainrule(*args[1:], cwd=tmp_path, data_dir=data_dir)
+        assert run.returncode == 0, f"{command}\n{run.stdout}\n{run.stderr}"
+        if args[1:3] == ["lessons", "check"]:
+            assert "lesson vectors: ok" in run.stdout
+        if args[1:] == ["lessons", "--lessons", "my-lessons"]:
+            assert "Vectors and dot products (from --lessons)" in run.stdout
+            assert "id vectors, about 20 minutes: not started" in run.stdout
+
+
+def scaffold(tmp_path: Path) -> Path:
+    run = chainrule("lessons", "new", "demo", "--title", 'A "quoted" title', "lessons", cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    return tmp_path / "lessons" / "demo"
+
+
+def test_a_scaffolded_lesson_is_complete_and_valid(tmp_path: Path) -> None:
+    folder = scaffold(tmp_path)
+    lesson = json.loads((folder / "lesson.json").read_text())
+    assert lesson["title"] == 'A "quoted" title'
+    assert sorted(p.name for p in (folder / "sections").iterdir()) == [
+        "01-why.md", "02-key-parts.md", "03-see-it-work.md", "04-predict.md", "05-try-it.md",
+        "06-check-yourself.md", "07-explain.md", "08-recap.md"]
+    exercise = folder / "exercises" / "1-gradients"
+    assert {p.name for p in exercise.iterdir()} >= {
+        "exercise.json", "exercise.md", "starter.py", "starter.js", "starter.ts", "solution.py", "solution.js", "solution.ts"}
+    run = chainrule("lessons", "check", "lessons/demo", cwd=tmp_path)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert run.stdout.strip() == "lesson demo: ok"
+
+
+@pytest.mark.parametrize("break_it,located", [
+    (lambda f: f.joinpath("sections/03-see-it-work.md").write_text("Here is {{example.z.data}}.\n"),
+     r"sections/03-see-it-work\.md:1: the placeholder \{\{example\.z\.data\}\} does not resolve"),
+    (lambda f: f.joinpath("lesson.json").write_text(f.joinpath("lesson.json").read_text().replace('"minutes": 20,', '"minutes": 20')),
+     r"lesson\.json:6: not valid JSON: Expecting ',' delimiter"),
+    (lambda f: f.joinpath("quiz.json").write_text(f.joinpath("quiz.json").read_text().replace('"answer": -1', '"answer": -2')),
+     r"quiz\.json:4: question 'sum-gradient': the answer is -2, but the engine computes -1\.0"),
+    (lambda f: f.joinpath("lesson.json").write_text(f.joinpath("lesson.json").read_text().replace('"a": {"grad": -1}', '"a": {"grad": 5}')),
+     r"lesson\.json:16: checked number example\.a\.grad is 5, but the engine computes -1\.0"),
+    (lambda f: f.joinpath("exercises/1-gradients/starter.js").write_text(f.joinpath("exercises/1-gradients/solution.js").read_text()),
+     r"exercises/1-gradients/starter\.js: exercise 'demo-gradients': the starter already passes every test in javascript"),
+    (lambda f: f.joinpath("exercises/1-gradients/solution.py").write_text("def gradients(nodes, leaves):\n    return [1.0]\n"),
+     r"exercises/1-gradients/solution\.py: exercise 'demo-gradients': the reference solution does not pass in python"),
+    (lambda f: f.joinpath("exercises/1-gradients/exercise.json").write_text(
+        f.joinpath("exercises/1-gradients/exercise.json").read_text().replace('"graph-grads"', '"graph-gradz"')),
+     r"exercises/1-gradients/exercise\.json:7: unknown case kind 'graph-gradz'"),
+    (lambda f: f.joinpath("lesson.json").write_text(f.joinpath("lesson.json").read_text().replace(
+        "sum: {{example.b.data}}", "sum: {{example.bb.data}}")),
+     r"lesson\.json:33: prediction 'da': the placeholder \{\{example\.bb\.data\}\} does not resolve"),
+    (lambda f: f.joinpath("lesson.json").write_text(f.joinpath("lesson.json").read_text().replace('"node_label": "y"', '"node_label": "q"')),
+     r"lesson\.json:\d+: prediction 'y': node_label must be a value of graph 'example'"),
+])
+def test_a_broken_lesson_is_rejected_with_a_located_message(tmp_path: Path, break_it, located: str) -> None:
+    folder = scaffold(tmp_path)
+    break_it(folder)
+    run = chainrule("lessons", "check", "lessons", cwd=tmp_path)
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert re.search(located, run.stdout), run.stdout
+    assert "lesson demo: 1 problem" in run.stderr
+    if "exercises/" in located and "exercise.json" not in located:
+        return  # a solution or starter problem needs grading; the server's quick check does not grade
+    # The server refuses to start with it, naming the same problem.
+    serve = chainrule("lesson", "--lessons", "lessons", "--no-browser", "--port", "0", cwd=tmp_path,
+                      data_dir=tmp_path / "progress")
+    assert serve.returncode == 2 and re.search(located.split(":")[0], serve.stderr), serve.stderr
+
+
+def test_lessons_new_refuses_a_bad_id_and_an_existing_folder(tmp_path: Path) -> None:
+    bad = chainrule("lessons", "new", "Not An Id", "--title", "x", "lessons", cwd=tmp_path)
+    assert bad.returncode == 2 and "lower-case letters" in bad.stderr
+    scaffold(tmp_path)
+    again = chainrule("lessons", "new", "demo", "--title", "x", "lessons", cwd=tmp_path)
+    assert again.returncode == 2 and "exists already" in again.stderr
+    missing = chainrule("lessons", "check", "nowhere", cwd=tmp_path)
+    assert missing.returncode == 2 and "no such folder" in missing.stderr
+
+
+def test_the_listing_shows_each_lessons_progress(tmp_path: Path) -> None:
+    from chainrule.progress import open_store
+
+    fresh = chainrule("lessons", cwd=tmp_path, data_dir=tmp_path / "progress")
+    assert fresh.returncode == 0
+    assert fresh.stdout.count(": not started") == 3
+    assert not (tmp_path / "progress").exists()  # listing never creates a store
+    store = open_store(tmp_path / "progress")
+    try:
+        store.save_prediction("computational-graphs", "p", -3.0, True)
+        store.save_prediction("computational-graphs", "n", -0.5, True)
+        store.answer_question("gradient-descent-linear-regression", "one-step", "0.9", True)
+    finally:
+        store.close()
+    listed = chainrule("lessons", cwd=tmp_path, data_dir=tmp_path / "progress").stdout
+    blocks = listed.split("\n  ")
+    assert "2 predictions made" in next(b for b in blocks if "id computational-graphs" in b)
+    assert "1 questions answered" in next(b for b in blocks if "id gradient-descent-linear-regression" in b)
+    assert "not started" in next(b for b in blocks if "id backprop" in b)
