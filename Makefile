@@ -11,6 +11,7 @@ TEST_STAMP := $(VENV)/.installed-test
 .PHONY: lesson test setup setup-lesson system-deps bench clean
 
 $(PY):
+	@$(PYTHON) -c 'import sys; sys.exit(None if sys.version_info >= (3, 11) else "chainrule needs Python 3.11 or newer; this is " + sys.version.split()[0] + ". Run make again with PYTHON=python3.11 (or newer).")'
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 
