@@ -161,3 +161,22 @@ def test_no_doc_names_a_path_of_one_machine():
              for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
              if pattern.search(line)]
     assert found == []
+
+
+def test_the_convention_is_read_as_documented(tmp_path):
+    # The checks above are only as good as this reading of the markdown: a marked block, an unmarked command,
+    # a session's commands and outputs, and a difference that is not a timing.
+    doc = tmp_path / "doc.md"
+    doc.write_text(
+        "<!-- not run: opens a browser -->\n```sh\nchainrule lesson\n```\n\n"
+        "```\nchainrule graph x x=1\n```\n\n"
+        "```console\n$ echo a\na\n$ echo b\nb took 1.5 s\n```\n\n```json\n{\"a\": 1}\n```\n",
+        encoding="utf-8",
+    )
+    marked, unmarked, console, data = blocks(doc)
+    assert (marked.not_run, marked.shows_a_command) == ("opens a browser", True)
+    assert (unmarked.not_run, unmarked.shows_a_command) == (None, True)
+    assert session(console) == [("echo a", ["a"]), ("echo b", ["b took 1.5 s"])]
+    assert not data.shows_a_command
+    assert normalised(["b took 1.5 s", ""]) == normalised(["b took 27 s"])
+    assert normalised(["loss 0.0147"]) != normalised(["loss 0.0148"])
