@@ -1,30 +1,46 @@
-# Two entry points: `make lesson` (set up and open the lesson) and `make test` (set up and run every test).
+# Two entry points: `make lesson` (set up what the lesson needs, then open it) and `make test` (set up
+# everything the tests need, then run them all). Both use one virtual environment, .venv/, with a stamp per
+# target: `make lesson` installs chainrule alone (no test tools), `make test` adds the test extra. Run in
+# either order, each installs only what is missing; editing pyproject.toml makes both reinstall.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
-STAMP := $(VENV)/.installed
+LESSON_STAMP := $(VENV)/.installed-lesson
+TEST_STAMP := $(VENV)/.installed-test
 
-.PHONY: lesson test setup system-deps bench clean
+.PHONY: lesson test setup setup-lesson system-deps bench clean
 
-$(STAMP): pyproject.toml
+$(PY):
+	@$(PYTHON) -c 'import sys; sys.exit(None if sys.version_info >= (3, 11) else "chainrule needs Python 3.11 or newer; this is " + sys.version.split()[0] + ". Run make again with PYTHON=python3.11 (or newer).")'
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
+
+# chainrule and its runtime dependencies only: what `pip install .` gives a user.
+$(LESSON_STAMP): pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet -e .
+	touch $@
+
+# Everything the tests use (PyTorch, micrograd, Playwright, ...); it includes the lesson's install.
+$(TEST_STAMP): pyproject.toml | $(PY)
 	$(PY) -m pip install --quiet -e '.[test]'
-	touch $(STAMP)
+	touch $@ $(LESSON_STAMP)
 
-setup: $(STAMP)
+setup-lesson: $(LESSON_STAMP)
 
-# Debian packages the tests drive for real: Chromium (browser tests) and bubblewrap (the grader's sandbox).
+setup: $(TEST_STAMP)
+
+# System packages the tests drive for real: Chromium (browser tests), bubblewrap (the grader's sandbox) and
+# Node.js (the JavaScript and TypeScript exercises); installed with apt-get where that is possible.
 system-deps:
 	@bash scripts/system-deps.sh
 
-lesson: $(STAMP)
+lesson: $(LESSON_STAMP)
 	$(VENV)/bin/chainrule lesson
 
-test: $(STAMP) system-deps
+test: $(TEST_STAMP) system-deps
 	$(PY) -m pytest $(PYTEST_ARGS)
 
-bench: $(STAMP)
+bench: $(TEST_STAMP)
 	$(PY) benchmarks/bench_engine.py
 
 clean:

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Installs the Debian packages the test suite uses for real: chromium and bubblewrap.
-# On a Debian machine as root it installs what is missing; elsewhere it says what to install.
+# Installs the system programs the test suite drives for real: chromium (browser tests), bwrap from
+# bubblewrap (the grader's sandbox) and node from nodejs (the JavaScript and TypeScript exercises).
+# Run as root on a system with apt-get (Debian, Ubuntu, ...), it installs those that are missing with
+# apt-get; anywhere else it names what to install and exits 0 (the tests that need them say why they skip).
 set -u
 missing=()
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
@@ -8,10 +10,10 @@ command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
 command -v node >/dev/null 2>&1 || missing+=(nodejs)
 [ ${#missing[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-  echo "Installing Debian packages: ${missing[*]}"
+  echo "Installing with apt-get: ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq && apt-get install -y -qq "${missing[@]}" >/dev/null
 else
-  echo "Please install: ${missing[*]} (tests that need them will be skipped with the reason)." >&2
+  echo "Please install: ${missing[*]} (with your system's package manager; tests that need them will be skipped with the reason)." >&2
 fi
 exit 0

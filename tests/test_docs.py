@@ -1,28 +1,182 @@
-"""The Python blocks of the docs run, in order, in one namespace: a doc that rots fails here."""
+"""Every example in README.md and docs/*.md runs here, so a doc that rots fails.
+
+The convention, for whoever writes docs:
+
+* A ```python block runs; the blocks of one file run top to bottom in one namespace. Their asserts (or the
+  numbers in their comments, checked by asserts) are the output they promise.
+* A ```console block is a terminal session: each line starting with `$ ` is a command (run by bash in a fresh
+  temporary folder, which also holds the progress store), and the lines after it, up to the next `$ `, are
+  its output (standard output and error together), compared line by line. Timings (`9.2 s`, `16 ms`) may
+  differ; everything else must match.
+* A block that shows a command without being one of those (```sh, ```bash, ```shell, or a block whose first
+  line starts with a command such as `chainrule` or `make`), and a python or console block that must not run
+  here, says why on the line just before it: `<!-- not run: the reason -->`.
+"""
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-DOCS = ROOT / "docs"
-BLOCK = re.compile(r"^```python\n(.*?)^```", re.DOTALL | re.MULTILINE)
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+FENCE = re.compile(r"^```(\S*)\s*$")
+NOT_RUN = re.compile(r"^<!--\s*not run:\s*(\S.*?)\s*-->$")
+COMMAND_LANGUAGES = {"sh", "bash", "shell", "console"}
+COMMAND_WORDS = ("$ ", "chainrule ", "make ", "pip ", "pipx ", "uv ", "python", ".venv/", "bash ", "printf ", "rm ")
+TIMING = re.compile(r"\b\d+(?:\.\d+)? (m?s)\b")
 
 
-def python_blocks(path: Path) -> list[str]:
-    return BLOCK.findall(path.read_text(encoding="utf-8"))
+@dataclass(frozen=True)
+class Block:
+    path: Path
+    line: int            # line of the opening fence, 1-based
+    language: str
+    text: str
+    not_run: str | None  # the reason, when the block is marked not to run
+
+    @property
+    def where(self) -> str:
+        return f"{self.path.relative_to(ROOT)}:{self.line}"
+
+    @property
+    def shows_a_command(self) -> bool:
+        first = next((line.strip() for line in self.text.splitlines() if line.strip()), "")
+        return self.language in COMMAND_LANGUAGES or (self.language in ("", "text") and first.startswith(COMMAND_WORDS))
 
 
-@pytest.mark.parametrize("name", ["walkthrough.md", "engine.md", "README.md"])
-def test_doc_code_blocks_run(name: str) -> None:
-    blocks = python_blocks(ROOT / name if name == "README.md" else DOCS / name)
-    assert len(blocks) >= (8 if name == "walkthrough.md" else 2), f"{name} lost its code"
-    namespace: dict = {"__name__": f"docs.{name}"}
-    for number, block in enumerate(blocks, 1):
+def blocks(path: Path) -> list[Block]:
+    found, lines = [], path.read_text(encoding="utf-8").splitlines()
+    index = 0
+    while index < len(lines):
+        opening = FENCE.match(lines[index])
+        if not opening:
+            index += 1
+            continue
+        end = next(i for i in range(index + 1, len(lines)) if lines[i].startswith("```"))
+        before = next((lines[i].strip() for i in range(index - 1, -1, -1) if lines[i].strip()), "")
+        marker = NOT_RUN.match(before)
+        found.append(Block(path, index + 1, opening.group(1), "\n".join(lines[index + 1:end]) + "\n",
+                           marker.group(1) if marker else None))
+        index = end + 1
+    return found
+
+
+ALL_BLOCKS = [block for path in DOCS for block in blocks(path)]
+CONSOLE_BLOCKS = [b for b in ALL_BLOCKS if b.language == "console" and b.not_run is None]
+PYTHON_DOCS = sorted({b.path for b in ALL_BLOCKS if b.language == "python" and b.not_run is None})
+
+
+def test_every_shown_command_runs_or_says_why_not():
+    unmarked = [b.where for b in ALL_BLOCKS
+                if b.shows_a_command and b.language != "console" and b.not_run is None]
+    assert unmarked == [], (
+        "these blocks show commands that no test runs: make them ```console sessions with their output, "
+        f"or put <!-- not run: REASON --> on the line before: {unmarked}"
+    )
+
+
+def test_the_docs_show_the_examples_they_used_to():
+    # A lost block would silently shrink what this file checks.
+    readme = [b for b in ALL_BLOCKS if b.path.name == "README.md"]
+    commands = " ".join(b.text for b in readme if b.language == "console" and b.not_run is None)
+    assert "$ chainrule graph " in commands and "$ chainrule train moons" in commands
+    assert sum(b.language == "python" for b in ALL_BLOCKS if b.path.name == "walkthrough.md") >= 8
+
+
+def session(block: Block) -> list[tuple[str, list[str]]]:
+    """[(command, expected output lines)] of a console block."""
+    steps: list[tuple[str, list[str]]] = []
+    for line in block.text.splitlines():
+        if line.startswith("$ "):
+            steps.append((line[2:], []))
+        elif steps:
+            steps[-1][1].append(line)
+        elif line.strip():
+            raise AssertionError(f"{block.where}: output before the first `$ ` command: {line!r}")
+    return steps
+
+
+def normalised(lines: list[str]) -> list[str]:
+    text = [TIMING.sub(r"<time> \1", line.rstrip()) for line in lines]
+    while text and not text[-1]:
+        text.pop()
+    return text
+
+
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize("block", CONSOLE_BLOCKS, ids=[b.where for b in CONSOLE_BLOCKS])
+def test_console_example_prints_what_it_shows(block: Block, tmp_path):
+    steps = session(block)
+    assert steps, f"{block.where}: a console block without a `$ ` command"
+    bin_dir = str(Path(sys.executable).parent)  # this environment's `chainrule` and `python`
+    env = {**os.environ, "PATH": bin_dir + os.pathsep + os.environ.get("PATH", ""),
+           "CHAINRULE_DATA_DIR": str(tmp_path / "data"), "COLUMNS": "100", "NO_COLOR": "1", "TERM": "dumb"}
+    for command, expected in steps:
+        result = subprocess.run(["bash", "-c", command], cwd=tmp_path, env=env, stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
+        shown, printed = normalised(expected), normalised(result.stdout.splitlines())
+        assert printed == shown, (
+            f"{block.where}: `{command}` (exit {result.returncode}) printed something else than the doc shows.\n"
+            "printed:\n" + "\n".join(printed) + "\n\nthe doc shows:\n" + "\n".join(shown)
+        )
+
+
+@pytest.mark.parametrize("path", PYTHON_DOCS, ids=[p.name for p in PYTHON_DOCS])
+def test_python_examples_run(path: Path) -> None:
+    namespace: dict = {"__name__": f"docs.{path.stem}"}
+    for block in (b for b in ALL_BLOCKS if b.path == path and b.language == "python" and b.not_run is None):
         try:
-            exec(compile(block, f"{name}#block{number}", "exec"), namespace)  # noqa: S102 (our own docs)
+            exec(compile(block.text, block.where, "exec"), namespace)  # noqa: S102 (our own docs)
         except Exception as error:  # pragma: no cover - the message is the point
-            pytest.fail(f"{name}, block {number} failed: {error!r}\n{block}")
+            pytest.fail(f"{block.where} failed: {error!r}\n{block.text}")
+
+
+def test_ci_runs_the_readme_test_command():
+    readme_first_block = next(b for b in ALL_BLOCKS if b.path.name == "README.md")
+    command = next(line.split("#")[0].strip() for line in readme_first_block.text.splitlines()
+                   if line.startswith("make test"))
+    script = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()]
+    assert "set -euo pipefail" in script and command in script, script
+
+
+def test_no_doc_sends_readers_to_files_they_do_not_have():
+    # contracts.md and "the issue" were the team's working notes, not something a reader can open.
+    pattern = re.compile(r"contracts?\.md|\bcontract \d|\bthe issue\b|\bissue's\b", re.IGNORECASE)
+    found = [f"{path.relative_to(ROOT)}:{number}: {line.strip()}" for path in DOCS
+             for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+             if pattern.search(line)]
+    assert found == []
+
+
+def test_no_doc_names_a_path_of_one_machine():
+    pattern = re.compile(r"(/home/|/root/|/Users/|/tmp/pytest|/work/|C:\\\\Users)")
+    found = [f"{path.relative_to(ROOT)}:{number}: {line.strip()}" for path in DOCS
+             for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+             if pattern.search(line)]
+    assert found == []
+
+
+def test_the_convention_is_read_as_documented(tmp_path):
+    # The checks above are only as good as this reading of the markdown: a marked block, an unmarked command,
+    # a session's commands and outputs, and a difference that is not a timing.
+    doc = tmp_path / "doc.md"
+    doc.write_text(
+        "<!-- not run: opens a browser -->\n```sh\nchainrule lesson\n```\n\n"
+        "```\nchainrule graph x x=1\n```\n\n"
+        "```console\n$ echo a\na\n$ echo b\nb took 1.5 s\n```\n\n```json\n{\"a\": 1}\n```\n",
+        encoding="utf-8",
+    )
+    marked, unmarked, console, data = blocks(doc)
+    assert (marked.not_run, marked.shows_a_command) == ("opens a browser", True)
+    assert (unmarked.not_run, unmarked.shows_a_command) == (None, True)
+    assert session(console) == [("echo a", ["a"]), ("echo b", ["b took 1.5 s"])]
+    assert not data.shows_a_command
+    assert normalised(["b took 1.5 s", ""]) == normalised(["b took 27 s"])
+    assert normalised(["loss 0.0147"]) != normalised(["loss 0.0148"])

@@ -154,17 +154,3 @@ def test_real_subprocess():
     assert "d(out)/d(x1) = -1.5" in done.stdout
     bad = subprocess.run([str(exe), "graph", "x*y", "x=1"], capture_output=True, text=True, timeout=100)
     assert bad.returncode == 2 and "no value for y" in bad.stderr
-
-
-def test_readme_example_output_is_what_the_command_prints(capsys):
-    import re
-    import shlex
-
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## Graph CLI example", 1)[1]
-    command = re.search(r"```sh\n(chainrule graph .*?)\n```", section).group(1)
-    shown = re.search(r"```text\n(.*?)```", section, re.S).group(1)
-    argv = shlex.split(command)[1:]
-    code = main(argv)
-    assert code == 0
-    assert capsys.readouterr().out == shown

@@ -33,8 +33,28 @@ def build_parser() -> argparse.ArgumentParser:
             if error.name == f"chainrule.commands.{name}":
                 continue  # that feature is not part of this build
             raise
-        module.register(subparsers)
+        try:
+            module.register(subparsers)
+        except ImportError as error:
+            # A module this platform lacks (Windows has no `resource`, say): the other commands still work,
+            # and these say what is missing when they are used.
+            for command in getattr(module, "COMMANDS", (name,)):
+                _register_unavailable(subparsers, command, error)
     return parser
+
+
+def _register_unavailable(subparsers: argparse._SubParsersAction, command: str, error: ImportError) -> None:
+    missing = f"the Python module {error.name!r}" if error.name else "a module"
+    message = (f"chainrule {command} is not available on this system: it needs {missing}, which this Python "
+               f"does not have ({error}). The README's 'What works where' lists what runs on each platform.")
+    parser = subparsers.add_parser(command, help=f"(not available here: needs {missing})", add_help=False)
+    parser.add_argument("arguments", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+    parser.set_defaults(func=lambda args: _unavailable(message))
+
+
+def _unavailable(message: str) -> int:
+    print(message, file=sys.stderr)
+    return 2
 
 
 def main(argv: Sequence[str] | None = None) -> int:
