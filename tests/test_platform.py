@@ -21,13 +21,6 @@ POSIX_ONLY = ("resource", "fcntl", "pwd", "grp")
 PRELUDE = f"import sys\nfor _name in {POSIX_ONLY!r}:\n    sys.modules[_name] = None\n"
 SOURCE = Path(__file__).resolve().parent.parent / "src" / "chainrule"
 
-# grading/sandbox.py imports `resource` at module level until the sandbox package (another branch) replaces
-# it with an import-safe one; until that lands the checks that go through the grader are expected to fail.
-SANDBOX_NOT_YET_IMPORT_SAFE = pytest.mark.xfail(
-    (SOURCE / "grading" / "sandbox.py").is_file(), strict=True,
-    reason="grading/sandbox.py imports resource at module level (replaced by the grading.sandbox package)",
-)
-
 
 def run_without_posix_modules(code: str, tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "CHAINRULE_DATA_DIR": str(tmp_path / "data"), "COLUMNS": "120"}
@@ -87,7 +80,6 @@ def test_every_module_outside_grading_imports_without_posix_modules(tmp_path):
     assert outside_grading == {}, "\n\n".join(f"{n}:\n{e}" for n, e in outside_grading.items())
 
 
-@SANDBOX_NOT_YET_IMPORT_SAFE
 def test_every_module_imports_without_posix_modules(tmp_path):
     report = _import_everything(tmp_path)
     assert report["errors"] == {}, "\n\n".join(f"{n}:\n{e}" for n, e in report["errors"].items())
