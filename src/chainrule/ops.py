@@ -182,10 +182,11 @@ def _masked(keep: Any, contribution: Any) -> Any:
 
 
 def _pow_array_pullback(g: Any, a: Any, b: Any, out: Any) -> tuple:
-    # `_pow_local` x g, element by element: the same two masks.
+    # `_pow_pullback`, element by element: a zero exponent masks the base's slope; a zero base with a
+    # non-negative exponent has slope 0 in the exponent, multiplied by g (not masked), as PyTorch does.
     np = _np()
-    da = _masked(b != 0.0, (b * np.power(a, b - 1.0)) * g)
-    db = _masked(~((a == 0.0) & (b >= 0.0)), (out * np.log(a)) * g)
+    da = _masked(b != 0.0, g * (b * np.power(a, b - 1.0)))
+    db = g * np.where((a == 0.0) & (b >= 0.0), 0.0, out * np.log(a))
     return da, db
 
 

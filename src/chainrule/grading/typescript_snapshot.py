@@ -67,11 +67,18 @@ def _build(node: str, flags: list[str], target: Path) -> None:
                                stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60, env=clean)
         if probe.stdout.strip() != "ready":
             raise RuntimeError(f"the snapshot does not load the checker ({probe.stderr.strip()[-300:]})")
-        os.chmod(partial, 0o600)
+        os.chmod(partial, 0o644)  # read by the sandbox's unprivileged user; holds only the compiler
         os.replace(partial, target)
     finally:
         if partial.exists():
             partial.unlink()
+
+
+def _readable_by_the_sandbox(target: Path) -> None:
+    """Submissions run as an unprivileged user: the snapshot (bound read-only into the sandbox) must be
+    readable by others. Snapshots written by older versions were owner-only."""
+    if target.stat().st_mode & 0o044 != 0o044:
+        os.chmod(target, 0o644)
 
 
 def snapshot_for(node: str, flags: list[str]) -> Path | None:
@@ -91,6 +98,7 @@ def snapshot_for(node: str, flags: list[str]) -> Path | None:
             try:
                 if not target.is_file():
                     _build(node, flags, target)
+                _readable_by_the_sandbox(target)
                 _ready[key] = target
             except (OSError, subprocess.SubprocessError, RuntimeError) as error:
                 detail = getattr(error, "stderr", None)

@@ -22,7 +22,6 @@ sockets would turn every real request into a 503, the same lockout in another fo
 from __future__ import annotations
 
 import json
-import resource
 import time
 from typing import Any
 
@@ -44,9 +43,13 @@ def connection_cap(limit: int | None = None) -> int:
     """How many connections may be open at once: MAX_CONNECTIONS, lowered to stay well under the
     open-files limit (`limit`, default this process's RLIMIT_NOFILE soft limit)."""
     if limit is None:
+        try:
+            import resource  # POSIX only; elsewhere there is no open-files limit to stay under
+        except ImportError:
+            return MAX_CONNECTIONS
         limit = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
-    if limit == resource.RLIM_INFINITY:
-        return MAX_CONNECTIONS
+        if limit == resource.RLIM_INFINITY:
+            return MAX_CONNECTIONS
     return max(8, min(MAX_CONNECTIONS, limit - FILES_KEPT_FREE - 3 * LISTEN_BACKLOG))
 
 
