@@ -97,13 +97,14 @@ def test_check_command_prints_the_type_errors(tmp_path):
     assert "line 3, column 7: Type 'string' is not assignable to type 'number'. (TS2322)" in done.stdout
 
 
-def test_the_snapshot_is_built_owner_only_and_agrees_with_the_plain_bundle(tmp_path, monkeypatch):
+def test_the_snapshot_is_writable_by_its_owner_only_and_agrees_with_the_plain_bundle(tmp_path, monkeypatch):
     monkeypatch.setenv(typescript_snapshot.ENV_CACHE_DIR, str(tmp_path / "cache"))
     monkeypatch.setattr(typescript_snapshot, "_ready", {})
     from_snapshot = grade("neuron-grads", "typescript", WITH_TYPE_ERROR)
     blobs = list((tmp_path / "cache" / "typescript").glob("checker-*.blob"))
     assert len(blobs) == 1, typescript_snapshot.last_problem
-    assert blobs[0].stat().st_mode & 0o777 == 0o600
+    # Read by the sandbox's unprivileged user (bound read-only into the sandbox); written by the owner alone.
+    assert blobs[0].stat().st_mode & 0o777 == 0o644
     monkeypatch.setattr(typescript_snapshot, "snapshot_for", lambda node, flags: None)
     from_bundle = grade("neuron-grads", "typescript", WITH_TYPE_ERROR)
     assert from_snapshot["type_errors"] == from_bundle["type_errors"] != []
