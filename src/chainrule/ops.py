@@ -161,7 +161,7 @@ def _power_array(a: Any, k: float) -> Any:
 
 
 def _relu_array(a: Any) -> Any:
-    return _np().where(a <= 0.0, 0.0, a)  # nan stays nan, as `relu`
+    return _np().where(a < 0.0, 0.0, a)  # nan stays nan and -0.0 stays -0.0, as `relu`
 
 
 def _sign_array(a: Any) -> Any:
