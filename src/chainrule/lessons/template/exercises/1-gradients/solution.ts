@@ -4,7 +4,7 @@ type Step = [op: "add" | "mul" | "tanh", a: number, b: number | null];
 export function gradients(nodes: Step[], leaves: number[]): number[] {
   const values = [...leaves];
   for (const [op, a, b] of nodes) {
-    values.push(op === "add" ? values[a] + values[b]! : op === "mul" ? values[a] * values[b]! : Math.tanh(values[a]));
+    values.push(op === "add" ? values[a] + values[b!] : op === "mul" ? values[a] * values[b!] : Math.tanh(values[a]));
   }
   const grads: number[] = new Array(values.length).fill(0);
   grads[grads.length - 1] = 1;
