@@ -48,8 +48,8 @@ def connection_cap(limit: int | None = None) -> int:
         except ImportError:
             return MAX_CONNECTIONS
         limit = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
-        if limit == resource.RLIM_INFINITY:
-            return MAX_CONNECTIONS
+    if limit < 0:  # RLIM_INFINITY
+        return MAX_CONNECTIONS
     return max(8, min(MAX_CONNECTIONS, limit - FILES_KEPT_FREE - 3 * LISTEN_BACKLOG))
 
 

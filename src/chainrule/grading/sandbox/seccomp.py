@@ -82,7 +82,11 @@ def probe() -> tuple[bytes | None, list[tuple[str, str]]]:
     try:
         import pyseccomp  # noqa: F401
     except ImportError as error:
-        return None, [("seccomp", f"pyseccomp is not installed ({error}); pip install pyseccomp adds it")]
+        return None, [("seccomp", f"pyseccomp is not installed ({error}); it comes with chainrule on Linux: "
+                                  "reinstall chainrule to get it")]
+    except (RuntimeError, OSError) as error:  # pyseccomp loads the system's libseccomp when imported
+        return None, [("seccomp", f"libseccomp is missing ({error}); install the libseccomp2 package (Debian, "
+                                  "Ubuntu) or libseccomp (Fedora, Arch) to add this layer")]
     try:
         flt = build_filter()
         with tempfile.TemporaryFile() as f:
