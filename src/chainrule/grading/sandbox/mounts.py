@@ -8,7 +8,9 @@ numpy or chainrule. Directories of packages found inside a bound directory are c
 unreadable directory.
 
 The /proc entries in PROC_MASKED are covered by an unreadable file or directory, as container runtimes
-do: each would tell a submission about the host's kernel, memory or other processes.
+do: each would tell a submission about the host's kernel, memory or other processes. Each mask is one
+more mount per run, so the list is the container runtimes' set and the entries a review found
+readable, not every file of /proc.
 """
 
 from __future__ import annotations
@@ -31,10 +33,7 @@ PROC_MASKED: tuple[tuple[str, str], ...] = (
     ("slabinfo", "kernel allocator state, used to shape heap exploits"),
     ("vmallocinfo", "kernel virtual memory layout"),
     ("pagetypeinfo", "page allocator state of the host"),
-    ("buddyinfo", "page allocator state of the host"),
-    ("zoneinfo", "memory zones of the host"),
     ("iomem", "the physical memory map"),
-    ("ioports", "I/O port assignments"),
     ("timer_list", "every pending kernel timer, with the owning processes"),
     ("timer_stats", "timer usage of every process"),
     ("sched_debug", "scheduler state of every process on the host"),
@@ -43,17 +42,9 @@ PROC_MASKED: tuple[tuple[str, str], ...] = (
     ("key-users", "key quotas of every user on the host"),
     ("sysrq-trigger", "writing to it crashes or reboots the host"),
     ("interrupts", "per-CPU interrupt counts, a side channel on other processes"),
-    ("softirqs", "per-CPU softirq counts, a side channel on other processes"),
-    ("config.gz", "the kernel's build configuration"),
-    ("mtrr", "memory type range registers"),
     ("acpi", "ACPI hardware state"),
     ("asound", "sound hardware"),
-    ("bus", "PCI and USB devices"),
-    ("driver", "kernel driver state"),
-    ("fs", "file system server state"),
-    ("irq", "interrupt routing"),
     ("scsi", "SCSI devices"),
-    ("tty", "terminal drivers"),
 )
 
 
@@ -84,6 +75,7 @@ def root_links() -> list[tuple[str, str]]:
     return links
 
 
+@functools.lru_cache(maxsize=1)
 def python_runtime() -> list[str]:
     """This interpreter's real executable, its shared libpython (if any) and its standard library."""
     base = {"base": sys.base_prefix, "platbase": sys.base_exec_prefix,
@@ -98,7 +90,7 @@ def python_runtime() -> list[str]:
         path = os.path.realpath(sysconfig.get_path(key, vars=base))
         if os.path.isdir(path):
             found.append(path)
-    return list(dict.fromkeys(found))
+    return list(dict.fromkeys(found))  # callers copy it before adding to it
 
 
 @functools.lru_cache(maxsize=16)
@@ -120,7 +112,7 @@ def program_binds(executable: str) -> list[str]:
     """What running `executable` needs besides the system directories."""
     real = os.path.realpath(executable)
     if real == os.path.realpath(sys.executable):
-        return python_runtime()
+        return list(python_runtime())
     return [real]
 
 
