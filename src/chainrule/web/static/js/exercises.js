@@ -165,6 +165,7 @@ const VERDICT_TEXT = {
   "file-limit": "Your code wrote too much to files.",
   crashed: "The test run crashed.",
   busy: "The grader is busy: try again in a moment.",
+  "type-error": "TypeScript found type errors, so this run does not pass (the tests ran anyway).",
 };
 
 function numbers(values) {
