@@ -7,7 +7,10 @@ shared machine weighs less; both arms see the same machine). Workloads, forward 
   chain   (x * w).tanh() 10^4 long
   sum     a sum of 10^5 products of fresh leaves
   mixed   every op kind, with numbers on both sides of an operator (the operand-protocol paths)
-Run: python benchmarks/bench_engine_ab.py [--base REV] [--rounds 15]
+With --instructions it counts instead the machine instructions each arm executes (valgrind's callgrind,
+smaller sizes: chain 2,000, sum 20,000, mixed 2,000), minus those of the same process doing nothing:
+a count that other work on the machine cannot disturb.
+Run: python benchmarks/bench_engine_ab.py [--base REV] [--rounds 15] [--instructions]
 """
 
 from __future__ import annotations
@@ -51,9 +54,9 @@ def chain(Value, n: int = 10_000) -> None:
     out.backward()
 
 
-def sum_of_products(Value) -> None:
+def sum_of_products(Value, m: int = 100_000) -> None:
     total = Value(0.0)
-    for x, w in zip(XS, WS):
+    for x, w in zip(XS[:m], WS[:m]):
         total = total + Value(x) * Value(w)
     total.backward()
 
@@ -68,11 +71,45 @@ def mixed(Value, n: int = 20_000) -> None:
     out.backward()
 
 
+SMALL = {"none": lambda Value: None, "chain": lambda Value: chain(Value, 2_000),
+         "sum_of_products": lambda Value: sum_of_products(Value, 20_000), "mixed": lambda Value: mixed(Value, 2_000)}
+
+
+def instructions(arm: str, workload: str, folder: str) -> int:
+    """Instructions a fresh process executes to import both engines and run `workload` on `arm`."""
+    script = (f"import sys; sys.path[:0] = [{str(Path(__file__).parent)!r}, {folder!r}]\n"
+              "import bench_engine_ab as ab, chainrule_base.engine as base, chainrule.engine as current\n"
+              f"ab.SMALL[{workload!r}]({arm}.Value)\n")
+    run = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, "-c", script],
+                         capture_output=True, text=True, env={"PYTHONHASHSEED": "0", "PATH": "/usr/bin:/bin"})
+    for line in run.stderr.splitlines():
+        if "Collected :" in line:
+            return int(line.split()[-1])
+    raise RuntimeError(f"valgrind gave no count:\n{run.stderr[-2000:]}")
+
+
+def count_instructions(revision: str) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        engine_at(revision, Path(folder))
+        instructions("base", "none", folder)  # a first run writes the .pyc files: not part of any count
+        idle = {arm: instructions(arm, "none", folder) for arm in ("base", "current")}
+        print(f"| workload (forward + backward), instructions | {revision} | working tree | working tree / {revision} |")
+        print("|---|---|---|---|")
+        for workload in ("chain", "sum_of_products", "mixed"):
+            before = instructions("base", workload, folder) - idle["base"]
+            after = instructions("current", workload, folder) - idle["current"]
+            print(f"| {workload} | {before / 1e6:.1f} M | {after / 1e6:.1f} M | {after / before:.3f} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--base", default="main", help="git revision to compare with (default: main)")
     parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--instructions", action="store_true", help="count instructions with valgrind instead")
     args = parser.parse_args()
+    if args.instructions:
+        count_instructions(args.base)
+        return
     with tempfile.TemporaryDirectory() as folder:
         base = engine_at(args.base, Path(folder))
         times: dict[tuple[str, str], list[float]] = {}

@@ -146,7 +146,7 @@ class Value:
         self.grad = 0.0
         self.label = label
         if _op is None:  # a leaf made by the user: check what it holds
-            if _a is not None or _b is not None:
+            if _a is not None:  # Value(5.0, (a, b), '+'): micrograd's children tuple in our input slot
                 raise _micrograd_style_call()
             if data.__class__ is not float:
                 self.data = _to_float(data)
