@@ -23,6 +23,8 @@ $(LESSON_STAMP): pyproject.toml | $(PY)
 # Everything the tests use (PyTorch, micrograd, Playwright, ...); it includes the lesson's install.
 $(TEST_STAMP): pyproject.toml | $(PY)
 	$(PY) -m pip install --quiet -e '.[test]'
+	# micrograd's source distribution holds its own test file, which the drop-in's tests run.
+	$(PY) -m pip download --quiet micrograd==0.1.0 --no-deps --no-binary :all: -d $(VENV)/reference
 	touch $@ $(LESSON_STAMP)
 
 setup-lesson: $(LESSON_STAMP)

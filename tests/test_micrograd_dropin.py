@@ -7,7 +7,9 @@ from __future__ import annotations
 import gc
 import math
 import random
+import subprocess
 import sys
+import tarfile
 import types
 from pathlib import Path
 
@@ -22,17 +24,34 @@ import chainrule  # noqa: E402
 from chainrule.datasets import moons  # noqa: E402
 from chainrule.micrograd import engine as dropin_engine, nn as dropin_nn  # noqa: E402
 
-REFERENCE = Path(__file__).parent / "reference" / "micrograd_test_engine.py"
 ORIGINAL_IMPORT = "from micrograd.engine import Value\n"
+SDIST = "micrograd-0.1.0.tar.gz"
+MEMBER = "micrograd-0.1.0/test/test_engine.py"
+# `make test` downloads micrograd's source distribution here (it holds micrograd's own test file, which we
+# run but do not copy into this repository); a run without it downloads it from PyPI once.
+SDIST_DIR = Path(sys.prefix) / "reference"
+
+
+def micrograd_test_source() -> str:
+    """micrograd 0.1.0's test/test_engine.py, read from its source distribution on PyPI."""
+    sdist = SDIST_DIR / SDIST
+    if not sdist.is_file():
+        SDIST_DIR.mkdir(parents=True, exist_ok=True)
+        download = subprocess.run(
+            [sys.executable, "-m", "pip", "download", "--quiet", "micrograd==0.1.0", "--no-deps",
+             "--no-binary", ":all:", "-d", str(SDIST_DIR)], capture_output=True, text=True, timeout=300)
+        assert sdist.is_file(), f"could not download micrograd's source distribution: {download.stderr[-500:]}"
+    with tarfile.open(sdist) as archive:
+        return archive.extractfile(MEMBER).read().decode("utf-8")
 
 
 def load_reference_tests(engine_module: str) -> types.ModuleType:
     """micrograd's test file as a module, its one import line pointing at `engine_module`."""
-    source = REFERENCE.read_text(encoding="utf-8")
+    source = micrograd_test_source()
     assert source.count(ORIGINAL_IMPORT) == 1
     module = types.ModuleType(f"micrograd_reference_tests_{engine_module.replace('.', '_')}")
-    module.__file__ = str(REFERENCE)
-    exec(compile(source.replace(ORIGINAL_IMPORT, f"from {engine_module} import Value\n"), str(REFERENCE), "exec"),
+    module.__file__ = MEMBER
+    exec(compile(source.replace(ORIGINAL_IMPORT, f"from {engine_module} import Value\n"), MEMBER, "exec"),
          module.__dict__)
     return module
 
