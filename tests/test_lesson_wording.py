@@ -33,6 +33,8 @@ def test_a_node_labelled_by_its_expression_is_not_named_twice():
         sides = equation_sides(caption)
         assert all(a.replace(" ", "") != b.replace(" ", "") for a, b in zip(sides, sides[1:])), caption
     assert not any("x1*w1 + x2*w2 = x1*w1 + x2*w2" in c for c in captions)
+    formulas = [node["formula"] for node in trace["nodes"] if "formula" in node]
+    assert "x1*w1 + x2*w2" in formulas and not any("x1*w1 + x2*w2 = x1*w1 + x2*w2" in f for f in formulas)
     # The ordinary case keeps all its sides.
     a, b = Value(2.0, label="a"), Value(-3.0, label="b")
     e = a * b

@@ -179,8 +179,8 @@ def trace(output: Value) -> dict[str, Any]:
         }
         if v._prev:
             input_labels = [labels[index[id(p)]] for p in v._prev]
-            entry["formula"] = _fill(v._op.formula, v._op, input_labels, labels[i])
             right = _right_side(v._op)
+            entry["formula"] = equation_text(labels[i], _fill(right, v._op, input_labels, labels[i]))
             with_values = _fill(right, v._op, [fmt(p.data) for p in v._prev], fmt(v.data))
             caption = equation_text(labels[i], _fill(right, v._op, input_labels, labels[i]), with_values, fmt(v.data))
         elif v.label:
