@@ -356,3 +356,13 @@ def test_layout_validates_and_is_the_one_the_svg_draws():
     broken = with_layout | {"layout": {"wide": {"shape": "wide"}}}
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(broken, TRACE_SCHEMA)
+
+
+def test_a_subnormal_denominator_gives_the_engines_gradient_in_the_trace():
+    # log's slope at 5e-324 is 1/x = inf; the engine divides the incoming 0 instead, so x receives 0, as
+    # PyTorch gives. The trace must form each contribution the same way, not slope x upstream = inf x 0.
+    x = Value(5e-324, label="x")
+    y = x.log() * 0.0
+    node_grads = {node["label"]: node["grad"] for node in chainrule.trace(y)["nodes"]}
+    y.backward()
+    assert x.grad == 0.0 and node_grads["x"] == 0.0

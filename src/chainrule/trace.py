@@ -21,7 +21,7 @@ import math
 from typing import Any, Iterator
 
 from chainrule.engine import Value, grad
-from chainrule.ops import Op, chain
+from chainrule.ops import Op
 
 __all__ = ["trace", "trace_to_json", "explain", "format_number", "graph_nodes", "node_labels",
            "TRACE_SCHEMA", "SCHEMA_ID", "MAX_EXPLAINED_PATHS"]
@@ -153,6 +153,13 @@ def _local_derivatives(node: Value) -> tuple[float | None, ...]:
     return tuple(None if d is None else float(d) for d in node._op.local(*[p.data for p in prev], node.data))
 
 
+def _contributions(node: Value, upstream: float) -> tuple[float, ...]:
+    """What each input receives, formed by the op table's pullback exactly as the backward pass forms it
+    (a denominator divides the gradient), so the trace's gradients are the engine's; masked gives 0."""
+    received = node._op.pullback(upstream, *[p.data for p in node._prev], node.data)
+    return tuple(0.0 if r is None else float(r) for r in received)
+
+
 # --- the trace -----------------------------------------------------------------------------------
 
 
@@ -209,9 +216,8 @@ def trace(output: Value) -> dict[str, Any]:
         locals_ = _local_derivatives(v)
         contributions = []
         parts = []
-        for k, (p, slope) in enumerate(zip(v._prev, locals_)):
+        for k, (p, slope, contribution) in enumerate(zip(v._prev, locals_, _contributions(v, upstream))):
             j = index[id(p)]
-            contribution = chain(slope, upstream)
             local = 0.0 if slope is None else slope
             grads[j] += contribution
             received[j].append(contribution)
