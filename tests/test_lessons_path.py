@@ -320,3 +320,11 @@ def test_review_covers_the_questions_of_every_lesson(tmp_path):
     assert len(due) == 15
     for item in due:  # each due question can be asked again
         assert quiz_question(item["lesson_id"], item["question_id"])["prompt"]
+
+
+def test_the_formula_under_the_graph_is_named_for_what_it_shows():
+    from chainrule.lessons import get_lesson
+
+    assert get_lesson("backprop")["see_it_work"]["formula_label"] == "The chain rule along one path"
+    label = get_lesson("computational-graphs")["see_it_work"]["formula_label"]
+    assert "chain rule" not in label.lower()  # that lesson comes before the chain rule

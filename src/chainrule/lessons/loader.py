@@ -400,6 +400,9 @@ def _build_lesson(lesson_id: str) -> dict[str, Any]:
         "see_it_work": {
             "graph": data["see_it_work"]["graph"],
             "chain_formula": fill(data["see_it_work"]["chain_formula"], resolve, "chain_formula"),
+            # What the formula under the graph shows, for screen readers (a lesson before the chain rule
+            # shows its steps, not the chain rule).
+            "formula_label": data["see_it_work"].get("formula_label", "The chain rule along one path"),
         } | ({"plot": plot} if plot is not None else {}),
         "predict": {
             "graph": predict["graph"],

@@ -130,6 +130,7 @@ class Section(Open):
 class SeeItWork(Open):
     graph: str
     chain_formula: str
+    formula_label: str = Field(default="The chain rule along one path", description="What the formula shows")
 
 
 class StepRef(BaseModel):

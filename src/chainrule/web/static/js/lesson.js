@@ -104,7 +104,7 @@ function renderSections(lesson) {
 }
 
 function renderSeeItWork(slot, lesson, trace) {
-  const formula = el("div", { class: "chain-formula", role: "group", "aria-label": "The chain rule along one path" });
+  const formula = el("div", { class: "chain-formula", role: "group", "aria-label": lesson.see_it_work.formula_label });
   renderTex(formula, lesson.see_it_work.chain_formula);
   const holder = el("div", { class: "player-holder", id: "see-it-work-player" });
   slot.append(holder, formula);
