@@ -182,3 +182,30 @@ def test_the_listing_shows_each_lessons_progress(tmp_path: Path) -> None:
     assert "2 predictions made" in next(b for b in blocks if "id computational-graphs" in b)
     assert "1 questions answered" in next(b for b in blocks if "id gradient-descent-linear-regression" in b)
     assert "not started" in next(b for b in blocks if "id backprop" in b)
+
+
+def test_review_asks_the_questions_of_lessons_added_with_lessons(tmp_path: Path) -> None:
+    from datetime import datetime, timedelta, timezone
+
+    from chainrule.progress import open_store
+
+    folder = scaffold(tmp_path)
+    question = json.loads((folder / "quiz.json").read_text())["questions"][0]
+    data_dir = tmp_path / "progress"
+    past = datetime.now(timezone.utc) - timedelta(days=5)
+    store = open_store(data_dir, clock=lambda: past, fuzzing=False)
+    store.answer_question("demo", question["id"], "wrong", False)  # due again by now
+    store.close()
+
+    def review(*extra: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "chainrule", "review", "--data-dir", str(data_dir), *extra],
+                              cwd=tmp_path, input="q\n", capture_output=True, text=True, timeout=120)
+
+    without = review()
+    assert "(this question is no longer in the lesson)" in without.stdout
+    added = review("--lessons", "lessons")
+    assert added.returncode == 0, added.stderr
+    assert "no longer in the lesson" not in added.stdout
+    assert question["prompt"].split("{{")[0] in added.stdout  # its own prompt, numbers filled in
+    broken = review("--lessons", "nowhere")
+    assert broken.returncode == 2 and "--lessons" in broken.stderr

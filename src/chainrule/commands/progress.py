@@ -134,8 +134,15 @@ def info_command(args: argparse.Namespace) -> int:
 
 def review_command(args: argparse.Namespace) -> int:
     """Review the quiz questions that are due, in the terminal."""
+    from chainrule.lessons import LessonDataError
+    from chainrule.lessons.validate import add_checked_lesson_dirs
     from chainrule.progress.review_session import run_review
 
+    try:
+        add_checked_lesson_dirs(args.lessons)
+    except LessonDataError as error:
+        _fail(f"cannot add the lessons in --lessons: {error}. `chainrule lessons check DIR` lists every problem.")
+        return 2
     store = open_store(args.data_dir, create=False)
     try:
         return run_review(store, sys.stdin, sys.stdout)
@@ -180,4 +187,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Asks each due question; type the answer, 'u' to undo your last rating, 'q' to quit.",
     )
     review.add_argument("--data-dir", default=None, help=DATA_DIR_HELP)
+    review.add_argument(
+        "--lessons", action="append", default=[], metavar="DIR",
+        help="also review the questions of the lessons in DIR (as `chainrule lesson --lessons DIR`)")
     review.set_defaults(func=_guarded(review_command))
