@@ -1,4 +1,4 @@
-"""The progress store API (contract 3): what is kept, across restarts, with migrations."""
+"""The progress store API (docs/progress.md): what is kept, across restarts, with migrations."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The step trace (contract 1): spec graphs with hand-derived numbers, schema, reuse, random graphs vs
+"""The step trace (docs/trace.md): spec graphs with hand-derived numbers, schema, reuse, random graphs vs
 the engine and PyTorch float64, and explain()."""
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ rounded to 9 decimal places, equals the engine's number rounded the same way.
 
 The result follows Exercism's test-runner interface v3 (version, status, message, tests with name,
 status, message, output, test_code), plus verdict, isolation, expected/actual and timing (see
-docs/grading.md and contracts.md section 2).
+docs/grading.md).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Load the path and the lesson folders and shape them as the web API serves them (contract 4).
+"""Load the path and the lesson folders (docs/authoring.md) and shape them as the web API serves them.
 
 Built-in lessons live next to this module in data/: path.json (the course path) and one folder per
 written lesson. `add_lesson_dirs` adds lesson folders from elsewhere (`chainrule lesson --lessons DIR`)
@@ -419,6 +419,6 @@ def _build_lesson(lesson_id: str) -> dict[str, Any]:
 
 
 def get_lesson(lesson_id: str) -> dict[str, Any]:
-    """The lesson as GET /api/lessons/{id} serves it (contract 4); no answers are included."""
+    """The lesson as GET /api/lessons/{id} serves it; no answers are included."""
     _check_lesson_id(lesson_id)
     return copy.deepcopy(_build_lesson(lesson_id))

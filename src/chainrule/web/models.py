@@ -1,4 +1,4 @@
-"""Pydantic models of the JSON API's request and response bodies (contract 4), so that the OpenAPI
+"""Pydantic models of the JSON API's request and response bodies, so that the OpenAPI
 schema FastAPI publishes says exactly what the routes accept and return."""
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ Text = Annotated[str, AfterValidator(_encodable)]
 
 
 class Open(BaseModel):
-    """A response that may carry more keys than listed (contracts are extended only by adding keys)."""
+    """A response that may carry more keys than listed (the API grows only by adding keys)."""
 
     model_config = ConfigDict(extra="allow")
 
@@ -221,7 +221,7 @@ class LessonOut(Open):
 
 
 class TraceOut(Open):
-    """A step trace of the graph (contract 1, schema "chainrule.trace/1")."""
+    """A step trace of the graph (schema "chainrule.trace/1", docs/trace.md)."""
 
     schema_: str = Field(alias="schema")
     output: str
@@ -259,7 +259,7 @@ class GradeTest(Open):
 
 
 class GradeOut(Open):
-    """The grader's result (contract 2: Exercism test-runner interface v3 plus extras)."""
+    """The grader's result (the Exercism test-runner interface v3 plus extras, docs/grading.md)."""
 
     version: int
     status: Literal["pass", "fail", "error"]

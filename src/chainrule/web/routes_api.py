@@ -1,4 +1,4 @@
-"""The JSON API (contract 4): a thin face over chainrule.lessons, chainrule.grading and chainrule.progress.
+"""The JSON API: a thin face over chainrule.lessons, chainrule.grading and chainrule.progress.
 
 Every route here sits behind SecurityMiddleware (token, Host, Origin, body size). Errors are JSON
 {"detail": "what was wrong and what is allowed"}; store problems are 503 with the StoreError text.
