@@ -53,18 +53,18 @@ def clock():
 
 
 @pytest.fixture
-def filled(tmp_path, clock):
-    store = open_store(tmp_path / "filled", clock=clock, fuzzing=False)
+def filled(store_place, clock):
+    store = open_store(**store_place("filled"), clock=clock, fuzzing=False)
     fill_store(store, clock)
     yield store
     store.close()
 
 
-def test_export_then_import_into_an_empty_store_round_trips_exactly(filled, tmp_path, clock):
+def test_export_then_import_into_an_empty_store_round_trips_exactly(filled, store_place, clock):
     exported = filled.export_data()
     # Through real JSON text, as the CLI does.
     document = json.loads(json.dumps(exported))
-    empty = open_store(tmp_path / "empty", clock=clock, fuzzing=False)
+    empty = open_store(**store_place("empty"), clock=clock, fuzzing=False)
     try:
         empty.import_data(document)
         again = empty.export_data()
@@ -80,9 +80,9 @@ def test_export_then_import_into_an_empty_store_round_trips_exactly(filled, tmp_
     assert [log["undone"] for log in exported["review_logs"]] == [False, False, False, True, False]
 
 
-def test_importing_the_same_file_twice_adds_nothing_the_second_time(filled, tmp_path, clock):
+def test_importing_the_same_file_twice_adds_nothing_the_second_time(filled, store_place, clock):
     document = filled.export_data()
-    target = open_store(tmp_path / "target", clock=clock, fuzzing=False)
+    target = open_store(**store_place("target"), clock=clock, fuzzing=False)
     try:
         first = target.import_data(document)
         assert first["submissions"] == 2 and first["review_logs"] == 5
@@ -136,10 +136,10 @@ def _last_record_bad(document: dict) -> None:
         (_last_record_bad, "review_logs[4].rating: expected a rating 1 (Again) to 4 (Easy)"),
     ],
 )
-def test_a_bad_file_is_refused_with_the_reason_and_nothing_stored_changes(filled, tmp_path, clock, mutate, says):
+def test_a_bad_file_is_refused_with_the_reason_and_nothing_stored_changes(filled, store_place, clock, mutate, says):
     document = json.loads(json.dumps(filled.export_data()))
     # The target already holds other progress, which must stay exactly as it was.
-    target = open_store(tmp_path / "target", clock=clock, fuzzing=False)
+    target = open_store(**store_place("target"), clock=clock, fuzzing=False)
     try:
         target.save_prediction("backprop", "o", 0.7071, True)
         target.record_submission("local-grads", "javascript", "src", {"status": "pass"})
@@ -165,14 +165,14 @@ def test_a_file_that_is_not_an_object_is_refused(tmp_path, clock, document):
         store.close()
 
 
-def test_a_failure_while_writing_rolls_the_whole_import_back(filled, tmp_path, clock, monkeypatch):
+def test_a_failure_while_writing_rolls_the_whole_import_back(filled, store_place, clock, monkeypatch):
     """Validation passed but the write fails half way: the single transaction leaves no trace."""
     document = filled.export_data()
-    target = open_store(tmp_path / "target", clock=clock, fuzzing=False)
+    target = open_store(**store_place("target"), clock=clock, fuzzing=False)
     real_import_rows = exchange.import_rows
 
-    def fails_after_writing(conn, data):
-        real_import_rows(conn, data)  # everything inserted...
+    def fails_after_writing(conn, data, learner_id=0):
+        real_import_rows(conn, data, learner_id)  # everything inserted...
         raise OSError("disk vanished")  # ...then the import fails before COMMIT
 
     monkeypatch.setattr(exchange, "import_rows", fails_after_writing)

@@ -35,7 +35,16 @@ def clock() -> FakeClock:
 
 
 @pytest.fixture
-def store(tmp_path: Path, clock: FakeClock):
+def store(store_place, clock: FakeClock):
+    """A fresh store, once in SQLite and once in PostgreSQL (conftest.store_place)."""
+    opened = open_store(**store_place(), clock=clock, fuzzing=False)
+    yield opened
+    opened.close()
+
+
+@pytest.fixture
+def sqlite_store(tmp_path: Path, clock: FakeClock):
+    """For the tests of the SQLite file itself (its pragmas, its migrations, opening without create)."""
     opened = open_store(tmp_path, clock=clock, fuzzing=False)
     yield opened
     opened.close()
@@ -46,7 +55,8 @@ def raw(path: Path) -> sqlite3.Connection:
     return sqlite3.connect(str(path))
 
 
-def test_database_file_is_created_in_wal_mode_at_the_current_schema_version(store, tmp_path):
+def test_database_file_is_created_in_wal_mode_at_the_current_schema_version(sqlite_store, tmp_path):
+    store = sqlite_store
     path = tmp_path / DATABASE_NAME
     assert path.exists()
     conn = raw(path)
@@ -58,7 +68,7 @@ def test_database_file_is_created_in_wal_mode_at_the_current_schema_version(stor
         conn.close()
     assert {"predictions", "code", "submissions", "quiz_answers", "explanations", "cards", "review_logs"} <= tables
     # Each connection of the store waits for locks instead of failing at once.
-    assert store._connection().execute("PRAGMA busy_timeout").fetchone()[0] == 5000
+    assert store.database._connection().execute("PRAGMA busy_timeout").fetchone()[0] == 5000
 
 
 def test_data_dir_comes_from_the_environment_then_platformdirs(tmp_path, monkeypatch):
@@ -166,8 +176,8 @@ def test_lesson_summary_counts(store):
     }
 
 
-def test_everything_survives_closing_and_reopening(tmp_path, clock):
-    first = open_store(tmp_path, clock=clock, fuzzing=False)
+def test_everything_survives_closing_and_reopening(store_place, clock):
+    first = open_store(**store_place(), clock=clock, fuzzing=False)
     first.save_prediction("backprop", "n", 0.8814, True)
     first.record_submission("neuron-grads", "python", "src", {"status": "pass"})
     first.answer_question("backprop", "q1", "6", True)
@@ -175,7 +185,7 @@ def test_everything_survives_closing_and_reopening(tmp_path, clock):
     before = first.export_data()
     first.close()
 
-    second = open_store(tmp_path, clock=clock, fuzzing=False)
+    second = open_store(**store_place(), clock=clock, fuzzing=False)
     try:
         assert second.export_data() == before
         assert second.predictions("backprop")["n"]["value"] == 0.8814
@@ -202,8 +212,8 @@ def test_threads_sharing_one_store_lose_nothing(store):
     assert store.submission_count() == 6 * 25
 
 
-def test_clock_must_be_timezone_aware(tmp_path):
-    opened = open_store(tmp_path, clock=lambda: datetime(2026, 1, 1), fuzzing=False)
+def test_clock_must_be_timezone_aware(store_place):
+    opened = open_store(**store_place(), clock=lambda: datetime(2026, 1, 1), fuzzing=False)
     try:
         with pytest.raises(ValueError, match="timezone-aware"):
             opened.save_code("e", "python", "x")
@@ -214,7 +224,7 @@ def test_clock_must_be_timezone_aware(tmp_path):
 # ------------------------------------------------------------------ migrations
 
 
-def _migration_2_add_note(conn: sqlite3.Connection) -> None:
+def _migration_next_add_note(conn) -> None:
     conn.execute("ALTER TABLE predictions ADD COLUMN note TEXT NOT NULL DEFAULT ''")
 
 
@@ -223,12 +233,12 @@ def test_a_new_migration_is_applied_once_to_an_existing_database_and_keeps_its_d
     old.save_prediction("backprop", "n", 0.88, True)
     old.close()
 
-    monkeypatch.setattr(schema, "MIGRATIONS", [*schema.MIGRATIONS, _migration_2_add_note])
+    monkeypatch.setattr(schema, "MIGRATIONS", [*schema.MIGRATIONS, _migration_next_add_note])
     upgraded = open_store(tmp_path, clock=clock, fuzzing=False)
     try:
         conn = raw(upgraded.path)
         try:
-            assert conn.execute("PRAGMA user_version").fetchone()[0] == 2
+            assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION + 1
             assert conn.execute("SELECT key, value, note FROM predictions").fetchall() == [("n", 0.88, "")]
         finally:
             conn.close()
@@ -244,7 +254,7 @@ def test_a_failing_migration_leaves_the_database_at_the_previous_version(tmp_pat
     old.save_prediction("backprop", "n", 0.88, True)
     old.close()
 
-    def broken_migration(conn: sqlite3.Connection) -> None:
+    def broken_migration(conn) -> None:
         conn.execute("CREATE TABLE half_done (x INTEGER)")
         conn.execute("THIS IS NOT SQL")
 
@@ -253,7 +263,7 @@ def test_a_failing_migration_leaves_the_database_at_the_previous_version(tmp_pat
         open_store(tmp_path, clock=clock, fuzzing=False)
     conn = raw(tmp_path / DATABASE_NAME)
     try:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == 1
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
         names = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
         assert "half_done" not in names
         assert conn.execute("SELECT value FROM predictions").fetchall() == [(0.88,)]

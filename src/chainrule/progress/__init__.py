@@ -3,9 +3,12 @@
     from chainrule.progress import open_store, ProgressStore, StoreError
     store = open_store(data_dir=None, clock=None)            # creates the store if it is missing
     store = open_store(data_dir=None, create=False)          # read-only commands: StoreError if missing
+    store = open_store(database="postgresql://...")           # a class's store in PostgreSQL
+    learner = store.for_learner(account_id)                   # one learner's view of a class store
 
-The store is one SQLite file (WAL mode) in the user's data directory; quiz questions become FSRS
-review cards (py-fsrs). See docs/progress.md.
+The store is one SQLite file (WAL mode) in the user's data directory, or a PostgreSQL database
+(connection.py); migrations.py brings either to the current schema. Quiz questions become FSRS review
+cards (py-fsrs). See docs/progress.md.
 """
 
 from chainrule.progress.errors import StoreError
@@ -16,6 +19,7 @@ from chainrule.progress.store import (
     DATABASE_NAME,
     ENV_DATA_DIR,
     NOT_FOUND,
+    PERSONAL_LEARNER,
     ProgressStore,
     default_data_dir,
     open_store,
@@ -27,6 +31,7 @@ __all__ = [
     "EXPORT_VERSION",
     "FORMAT_NAME",
     "NOT_FOUND",
+    "PERSONAL_LEARNER",
     "SCHEDULER_SETTINGS",
     "SCHEMA_VERSION",
     "ProgressStore",

@@ -19,6 +19,7 @@ IO_ERROR = "io"
 NEWER_VERSION = "newer-version"
 INVALID_FILE = "invalid-file"
 INVALID_INPUT = "invalid-input"
+NOT_FOUND = "not-found"  # open_store(create=False) found no database
 
 
 class StoreError(Exception):

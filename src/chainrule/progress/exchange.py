@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import json
 import math
-import sqlite3
 from datetime import datetime
 from typing import Any, Callable
 
@@ -275,11 +274,12 @@ def _dumps(value: Any) -> str:
     return json.dumps(value, sort_keys=True)
 
 
-def export_rows(conn: sqlite3.Connection, now: datetime) -> dict:
-    """Read every table into the export document (called inside one read transaction)."""
+def export_rows(conn: Any, now: datetime, learner_id: int = 0) -> dict:
+    """Read one learner's rows of every table into the export document (inside one read transaction)."""
 
     def rows(sql: str) -> list[tuple]:
-        return conn.execute(sql).fetchall()
+        table, _, order = sql.partition(" ORDER BY ")
+        return conn.execute(f"{table} WHERE learner_id = ? ORDER BY {order}", (learner_id,)).fetchall()
 
     return {
         "format": FORMAT_NAME,
@@ -323,15 +323,15 @@ def export_rows(conn: sqlite3.Connection, now: datetime) -> dict:
     }
 
 
-def import_rows(conn: sqlite3.Connection, data: dict) -> dict[str, int]:
-    """Write a validated document (called inside the store's single write transaction).
+def import_rows(conn: Any, data: dict, learner_id: int = 0) -> dict[str, int]:
+    """Write a validated document as one learner's (inside the store's single write transaction).
 
     Returns, per section, how many records were added or changed (identical ones count 0).
     """
     added = {section: 0 for section in SECTIONS}
 
     def run(section: str, sql: str, params: tuple) -> None:
-        added[section] += conn.execute(sql, params).rowcount
+        added[section] += conn.execute(sql, (learner_id, *params)).rowcount
 
     # History records: a record that appears k times in the file and m times in the store is added
     # k - m times (never below 0), so re-importing adds nothing and identical records are not merged.
@@ -341,26 +341,30 @@ def import_rows(conn: sqlite3.Connection, data: dict) -> dict[str, int]:
     def append(section: str, columns: tuple[str, ...], values: tuple) -> None:
         identity = (section, *values)
         if identity not in stored:
-            match = " AND ".join(f"{column} IS ?" for column in columns)
-            stored[identity] = conn.execute(f"SELECT COUNT(*) FROM {section} WHERE {match}", values).fetchone()[0]
+            same = "IS" if conn.dialect == "sqlite" else "IS NOT DISTINCT FROM"  # NULL matches NULL
+            match = " AND ".join(f"{column} {same} ?" for column in columns)
+            stored[identity] = conn.execute(
+                f"SELECT COUNT(*) FROM {section} WHERE learner_id = ? AND {match}", (learner_id, *values)
+            ).fetchone()[0]
         seen[identity] = seen.get(identity, 0) + 1
         if seen[identity] > stored[identity]:
             placeholders = ", ".join("?" for _ in columns)
-            conn.execute(f"INSERT INTO {section} ({', '.join(columns)}) VALUES ({placeholders})", values)
+            conn.execute(f"INSERT INTO {section} (learner_id, {', '.join(columns)}) VALUES (?, {placeholders})",
+                         (learner_id, *values))
             added[section] += 1
 
     for r in data["predictions"]:
         run("predictions",
-            "INSERT INTO predictions (lesson_id, key, value, correct, at) VALUES (?, ?, ?, ?, ?) "
-            "ON CONFLICT (lesson_id, key) DO UPDATE SET value = excluded.value, correct = excluded.correct, "
-            "at = excluded.at WHERE value IS NOT excluded.value OR correct IS NOT excluded.correct "
-            "OR at IS NOT excluded.at",
+            "INSERT INTO predictions (learner_id, lesson_id, key, value, correct, at) VALUES (?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (learner_id, lesson_id, key) DO UPDATE SET value = excluded.value, "
+            "correct = excluded.correct, at = excluded.at WHERE predictions.value <> excluded.value "
+            "OR predictions.correct <> excluded.correct OR predictions.at <> excluded.at",
             (r["lesson_id"], r["key"], float(r["value"]), int(r["correct"]), r["at"]))
     for r in data["code"]:
         run("code",
-            "INSERT INTO code (exercise_id, language, source, at) VALUES (?, ?, ?, ?) "
-            "ON CONFLICT (exercise_id, language) DO UPDATE SET source = excluded.source, at = excluded.at "
-            "WHERE source IS NOT excluded.source OR at IS NOT excluded.at",
+            "INSERT INTO code (learner_id, exercise_id, language, source, at) VALUES (?, ?, ?, ?, ?) "
+            "ON CONFLICT (learner_id, exercise_id, language) DO UPDATE SET source = excluded.source, "
+            "at = excluded.at WHERE code.source <> excluded.source OR code.at <> excluded.at",
             (r["exercise_id"], r["language"], r["source"], r["at"]))
     for r in data["submissions"]:
         append("submissions", ("exercise_id", "language", "source", "result", "status", "at"),
@@ -371,16 +375,17 @@ def import_rows(conn: sqlite3.Connection, data: dict) -> dict[str, int]:
                (r["lesson_id"], r["question_id"], r["answer"], int(r["correct"]), r["at"]))
     for r in data["explanations"]:
         run("explanations",
-            "INSERT INTO explanations (lesson_id, text, ticked, at) VALUES (?, ?, ?, ?) "
-            "ON CONFLICT (lesson_id) DO UPDATE SET text = excluded.text, ticked = excluded.ticked, at = excluded.at "
-            "WHERE text IS NOT excluded.text OR ticked IS NOT excluded.ticked OR at IS NOT excluded.at",
+            "INSERT INTO explanations (learner_id, lesson_id, text, ticked, at) VALUES (?, ?, ?, ?, ?) "
+            "ON CONFLICT (learner_id, lesson_id) DO UPDATE SET text = excluded.text, ticked = excluded.ticked, "
+            "at = excluded.at WHERE explanations.text <> excluded.text OR explanations.ticked <> excluded.ticked "
+            "OR explanations.at <> excluded.at",
             (r["lesson_id"], r["text"], json.dumps(r["ticked"]), r["at"]))
     for r in data["cards"]:
         card = Card.from_dict(r["card"])
         run("cards",
-            "INSERT INTO cards (lesson_id, question_id, card, due_ts) VALUES (?, ?, ?, ?) "
-            "ON CONFLICT (lesson_id, question_id) DO UPDATE SET card = excluded.card, due_ts = excluded.due_ts "
-            "WHERE card IS NOT excluded.card",
+            "INSERT INTO cards (learner_id, lesson_id, question_id, card, due_ts) VALUES (?, ?, ?, ?, ?) "
+            "ON CONFLICT (learner_id, lesson_id, question_id) DO UPDATE SET card = excluded.card, "
+            "due_ts = excluded.due_ts WHERE cards.card <> excluded.card",
             (r["lesson_id"], r["question_id"], _dumps(r["card"]), card.due.timestamp()))
     for r in data["review_logs"]:
         append("review_logs",

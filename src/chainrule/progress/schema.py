@@ -1,29 +1,19 @@
-"""The progress database schema, as an ordered list of migrations.
+"""The progress database schema, as an ordered list of migrations (applied by migrations.py).
 
-The database's ``PRAGMA user_version`` is the number of migrations already applied. Opening a store
-applies the missing ones, in order, each inside the same write transaction that bumps user_version,
-so a crash mid-migration leaves the database at the previous version. Never edit a migration that
-has shipped: append a new function to MIGRATIONS instead.
+Each step runs on SQLite and on PostgreSQL; its DDL is written in SQLite's words (migrations.ddl_for
+translates the few PostgreSQL spells differently). Never edit a migration that has shipped: append a
+new function to MIGRATIONS instead.
 """
 
 from __future__ import annotations
 
-import sqlite3
 from typing import Callable
 
-
-def _run_statements(conn: sqlite3.Connection, script: str) -> None:
-    """Run several ";"-separated statements (none may contain ";" inside, comments included)
-    inside the caller's transaction.
-
-    (sqlite3's executescript would COMMIT first, breaking the migration's atomicity.)
-    """
-    for statement in script.split(";"):
-        if statement.strip():
-            conn.execute(statement)
+from chainrule.progress.connection import Connection
+from chainrule.progress.migrations import run_statements as _run_statements
 
 
-def _migration_1_initial(conn: sqlite3.Connection) -> None:
+def _migration_1_initial(conn: Connection) -> None:
     """Everything a learner does: predictions, code, submissions, quiz, explanations, review cards."""
     _run_statements(
         conn,
@@ -101,9 +91,105 @@ def _migration_1_initial(conn: sqlite3.Connection) -> None:
     )
 
 
-# Ordered; index i holds the migration that takes user_version i to i + 1.
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
+# Every table of migration 1 with a learner_id in front: (name, columns after learner_id, key, index).
+# learner_id 0 is the one learner of a personal store; a class store's learners are account ids.
+_LEARNER_TABLES = (
+    ("predictions", "lesson_id TEXT NOT NULL, key TEXT NOT NULL, value REAL NOT NULL, correct INTEGER NOT NULL, "
+     "at TEXT NOT NULL", "lesson_id, key", None),
+    ("code", "exercise_id TEXT NOT NULL, language TEXT NOT NULL, source TEXT NOT NULL, at TEXT NOT NULL",
+     "exercise_id, language", None),
+    ("submissions", "id INTEGER PRIMARY KEY AUTOINCREMENT, exercise_id TEXT NOT NULL, language TEXT NOT NULL, "
+     "source TEXT NOT NULL, result TEXT NOT NULL, status TEXT NOT NULL, at TEXT NOT NULL",
+     None, ("submissions_by_exercise", "exercise_id, language, id")),
+    ("quiz_answers", "id INTEGER PRIMARY KEY AUTOINCREMENT, lesson_id TEXT NOT NULL, question_id TEXT NOT NULL, "
+     "answer TEXT NOT NULL, correct INTEGER NOT NULL, at TEXT NOT NULL",
+     None, ("quiz_answers_by_question", "lesson_id, question_id, id")),
+    ("explanations", "lesson_id TEXT NOT NULL, text TEXT NOT NULL, ticked TEXT NOT NULL, at TEXT NOT NULL",
+     "lesson_id", None),
+    ("cards", "lesson_id TEXT NOT NULL, question_id TEXT NOT NULL, card TEXT NOT NULL, due_ts REAL NOT NULL",
+     "lesson_id, question_id", ("cards_by_due", "due_ts")),
+    ("review_logs", "id INTEGER PRIMARY KEY AUTOINCREMENT, lesson_id TEXT NOT NULL, question_id TEXT NOT NULL, "
+     "kind TEXT NOT NULL, answer TEXT NOT NULL, correct INTEGER NOT NULL, rating INTEGER NOT NULL, "
+     "log TEXT NOT NULL, previous_card TEXT, card_after TEXT NOT NULL, undone INTEGER NOT NULL DEFAULT 0, "
+     "at TEXT NOT NULL", None, ("review_logs_by_card", "lesson_id, question_id, id")),
+)
+
+
+def _migration_2_learner_per_row(conn: Connection) -> None:
+    """Every row belongs to a learner, so that one database can hold a class (0: a personal store's learner).
+
+    A key cannot be changed in place in SQLite: each table is rebuilt with learner_id in its key and
+    indexes, its rows copied with learner 0, ids kept."""
+    for table, columns, key, index in _LEARNER_TABLES:
+        names = [part.split()[0] for part in columns.split(", ") if not part.startswith(("PRIMARY", "UNIQUE"))]
+        primary = f", PRIMARY KEY (learner_id, {key})" if key else ""
+        _run_statements(
+            conn,
+            f"CREATE TABLE {table}_v2 (learner_id INTEGER NOT NULL DEFAULT 0, {columns} {primary});"
+            f"INSERT INTO {table}_v2 (learner_id, {', '.join(names)}) SELECT 0, {', '.join(names)} FROM {table};"
+            f"DROP TABLE {table};"
+            f"ALTER TABLE {table}_v2 RENAME TO {table}",
+        )
+        if index is not None:
+            conn.execute(f"CREATE INDEX {index[0]} ON {table} (learner_id, {index[1]})")
+        if "id" in names and conn.dialect == "postgresql":
+            # Copied ids do not move PostgreSQL's identity sequence: start it after the highest.
+            conn.execute(
+                f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), COALESCE(MAX(id), 0) + 1, false) FROM {table}"
+            )
+
+
+def _migration_3_classes(conn: Connection) -> None:
+    """Class mode: classes, their accounts (a teacher, learners), one-time links, sign-in attempts, and
+    the secret that signs session cookies (in the database, so that every web process shares it)."""
+    _run_statements(
+        conn,
+        """
+        CREATE TABLE classes (
+            id          INTEGER PRIMARY KEY AUTOINCREMENT,
+            name        TEXT NOT NULL UNIQUE,
+            invite_hash TEXT NOT NULL UNIQUE,   -- SHA-256 of the learner invite token
+            created_at  TEXT NOT NULL
+        );
+        CREATE TABLE accounts (
+            id            INTEGER PRIMARY KEY AUTOINCREMENT,
+            class_id      INTEGER NOT NULL REFERENCES classes (id),
+            role          TEXT NOT NULL,        -- 'teacher' or 'learner'
+            name          TEXT NOT NULL,        -- the display name, unique in its class
+            password_hash TEXT,                 -- argon2id, NULL until the account sets one
+            session_epoch INTEGER NOT NULL DEFAULT 0,  -- raised on a password change, which ends older sessions
+            created_at    TEXT NOT NULL,
+            last_active   TEXT,
+            UNIQUE (class_id, name)
+        );
+        -- One-time links: a teacher's first sign-in, a password reset. Only the SHA-256 of the token is kept.
+        CREATE TABLE one_time_links (
+            token_hash TEXT PRIMARY KEY,
+            account_id INTEGER NOT NULL REFERENCES accounts (id),
+            purpose    TEXT NOT NULL,           -- 'set-password'
+            expires_ts REAL NOT NULL,
+            used_at    TEXT
+        );
+        -- Failed sign-ins, per account and per client address, for rate limiting across web processes.
+        CREATE TABLE sign_in_failures (
+            id    INTEGER PRIMARY KEY AUTOINCREMENT,
+            scope TEXT NOT NULL,                -- 'account:<id>' or 'address:<ip>'
+            at_ts REAL NOT NULL
+        );
+        CREATE INDEX sign_in_failures_by_scope ON sign_in_failures (scope, at_ts);
+        CREATE TABLE server_secrets (
+            name  TEXT PRIMARY KEY,
+            value TEXT NOT NULL
+        )
+        """,
+    )
+
+
+# Ordered; index i holds the migration that takes the schema version i to i + 1.
+MIGRATIONS: list[Callable[[Connection], None]] = [
     _migration_1_initial,
+    _migration_2_learner_per_row,
+    _migration_3_classes,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

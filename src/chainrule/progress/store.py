@@ -1,23 +1,18 @@
-"""ProgressStore: everything a learner does, kept in one SQLite file.
+"""ProgressStore: everything a learner does, kept in one database (see docs/progress.md).
 
-Design, for several server workers (threads and processes) writing at once:
-- WAL journal (readers never wait for the writer), synchronous=FULL (an acknowledged write survives
-  a crash or SIGKILL), a busy timeout, and one connection per thread per process (opened lazily,
-  reopened after a fork).
-- Every write is one short ``BEGIN IMMEDIATE ... COMMIT`` transaction: the write lock is taken up
-  front, so two writers never deadlock upgrading a read lock; if the lock stays busy beyond the busy
-  timeout, the transaction is retried a bounded number of times, then a StoreError("locked") is raised.
-- Every sqlite3 error becomes a StoreError that says what happened, which file, and what to do.
+The database is one SQLite file in the data folder (a personal store, or a class on one machine), or a
+PostgreSQL database by URL (a class on a server); connection.py holds both, migrations.py brings
+either to the current schema. Every row belongs to one learner: a personal store's learner is 0, a
+class store hands out a view per account with :meth:`ProgressStore.for_learner`. Every write is one
+short transaction; every database error becomes a StoreError that says what happened and what to do.
 """
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import os
-import sqlite3
-import threading
-import time
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, TypeVar
@@ -26,24 +21,31 @@ from fsrs import Card, Rating
 
 from chainrule.text_safety import valid_data
 
-from chainrule.progress.errors import (
-    CANNOT_OPEN,
-    NEWER_VERSION,
-    StoreError,
-    translate_sqlite_error,
+from chainrule.progress.connection import (
+    DEFAULT_BUSY_TIMEOUT,
+    DEFAULT_WRITE_ATTEMPTS,
+    Connection,
+    Database,
+    PostgresDatabase,
+    SqliteDatabase,
+    missing_store_error,
 )
+from chainrule.progress.errors import CANNOT_OPEN, NOT_FOUND, StoreError
 from chainrule.progress import schema
-from chainrule.progress.repair import find_invalid_text, repair_invalid_text
+from chainrule.progress.migrations import apply_migrations, schema_version
 from chainrule.progress.scheduling import interval_phrase, make_scheduler, rating_for, schedule_summary
 
 DATABASE_NAME = "progress.sqlite3"
 ENV_DATA_DIR = "CHAINRULE_DATA_DIR"
-DEFAULT_BUSY_TIMEOUT = 5.0  # seconds SQLite waits for a lock before reporting "busy"
-DEFAULT_WRITE_ATTEMPTS = 3  # a busy write is retried this many times in all
-NOT_FOUND = "not-found"  # StoreError.kind when open_store(create=False) finds no database
+PERSONAL_LEARNER = 0  # the one learner of a personal store
 
 Clock = Callable[[], datetime]
 T = TypeVar("T")
+
+__all__ = [
+    "DATABASE_NAME", "DEFAULT_BUSY_TIMEOUT", "DEFAULT_WRITE_ATTEMPTS", "ENV_DATA_DIR", "NOT_FOUND",
+    "PERSONAL_LEARNER", "ProgressStore", "default_data_dir", "missing_store_error", "open_store", "system_clock",
+]
 
 
 def default_data_dir() -> Path:
@@ -76,40 +78,38 @@ def _require_text(name: str, value: Any, *, allow_empty: bool = False) -> str:
     return value
 
 
-def _is_busy(error: sqlite3.Error) -> bool:
-    name = getattr(error, "sqlite_errorname", "") or ""
-    text = str(error).lower()
-    return name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or "locked" in text or "busy" in text
-
-
 class ProgressStore:
-    """The learner's progress in ``<data_dir>/progress.sqlite3``. Create it with :func:`open_store`.
+    """A learner's progress in a database (SQLite or PostgreSQL). Create it with :func:`open_store`.
 
     Safe to share between threads (each thread gets its own connection) and to use from several
-    processes on the same file at once.
+    processes on the same database at once. :meth:`for_learner` gives another learner's view of the
+    same database, sharing its connections.
     """
 
     def __init__(
         self,
-        path: Path,
+        database: Database,
         clock: Clock | None = None,
         *,
-        busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
-        write_attempts: int = DEFAULT_WRITE_ATTEMPTS,
         fuzzing: bool = True,
-        create: bool = True,
+        learner_id: int = PERSONAL_LEARNER,
     ) -> None:
-        self.path = Path(path)
-        self.create = bool(create)
-        self.data_dir = self.path.parent
+        self.database = database
+        self.path: Path | None = getattr(database, "path", None)  # None for PostgreSQL
+        self.data_dir = None if self.path is None else self.path.parent
+        self.where = database.where  # the file, or the URL without its password, for messages
         self._clock: Clock = clock or system_clock
-        self.busy_timeout = float(busy_timeout)
-        self.write_attempts = max(1, int(write_attempts))
         self.scheduler = make_scheduler(fuzzing)
-        self._local = threading.local()
-        self._all_connections: list[tuple[int, sqlite3.Connection]] = []  # (pid that opened it, connection)
-        self._registry_lock = threading.Lock()
+        self.learner_id = int(learner_id)
         self.repaired = 0  # how many unreadable text values initialize() repaired (see repair.py)
+
+    def for_learner(self, learner_id: int) -> "ProgressStore":
+        """The same database seen as another learner's store (for class mode: one per account)."""
+        if isinstance(learner_id, bool) or not isinstance(learner_id, int) or learner_id < 0:
+            raise ValueError(f"a learner id is a whole number >= 0, got {learner_id!r}")
+        view = copy.copy(self)
+        view.learner_id = learner_id
+        return view
 
     # ---------------------------------------------------------------- connections and transactions
 
@@ -120,57 +120,9 @@ class ProgressStore:
             raise ValueError("the store's clock must return a timezone-aware datetime")
         return moment.astimezone(timezone.utc)
 
-    def _connect(self) -> sqlite3.Connection:
-        # create=False opens with SQLite's mode=rw: a missing file is an error, never a new empty one.
-        target = str(self.path) if self.create else self.path.absolute().as_uri() + "?mode=rw"
-        try:
-            conn = sqlite3.connect(
-                target,
-                timeout=self.busy_timeout,
-                isolation_level=None,  # we issue BEGIN/COMMIT ourselves
-                check_same_thread=False,  # only its own thread uses it; close() may run elsewhere
-                uri=not self.create,
-            )
-        except sqlite3.Error as error:
-            if not self.create and not self.path.is_file():
-                raise missing_store_error(self.path) from error
-            raise translate_sqlite_error(error, self.path) from error
-        try:
-            conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
-            conn.execute("PRAGMA synchronous = FULL")
-            conn.execute("PRAGMA foreign_keys = ON")
-        except sqlite3.Error as error:
-            conn.close()
-            raise translate_sqlite_error(error, self.path) from error
-        with self._registry_lock:
-            self._all_connections.append((os.getpid(), conn))
-        return conn
-
-    def _connection(self) -> sqlite3.Connection:
-        conn = getattr(self._local, "conn", None)
-        if conn is None or self._local.pid != os.getpid():
-            # A connection must not cross a fork: open a fresh one in the child.
-            conn = self._connect()
-            self._local.conn = conn
-            self._local.pid = os.getpid()
-        return conn
-
     def close(self) -> None:
-        """Close every connection this store opened in this process.
-
-        Connections inherited through a fork are left alone: they belong to the parent process.
-        """
-        pid = os.getpid()
-        with self._registry_lock:
-            connections, self._all_connections = self._all_connections, []
-        for owner, conn in connections:
-            if owner != pid:
-                continue
-            try:
-                conn.close()
-            except sqlite3.Error:
-                pass
-        self._local = threading.local()
+        """Close every connection this store (and every view of it) opened in this process."""
+        self.database.close()
 
     def __enter__(self) -> "ProgressStore":
         return self
@@ -178,114 +130,24 @@ class ProgressStore:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _retry_busy(self, error: sqlite3.Error, attempt: int, started: float) -> bool:
-        """Retry a busy error (after a short pause) unless attempts or the busy timeout are used up.
+    def _write(self, work: Callable[[Connection], T]) -> T:
+        """Run ``work`` in one transaction, serialized with this learner's other writes."""
+        return self.database.write(work, lock=self.learner_id)
 
-        SQLite's busy handler already waits up to busy_timeout for a held lock; the retry covers the
-        cases where SQLite reports busy without waiting (a stale read snapshot, WAL recovery).
-        """
-        if not _is_busy(error) or attempt + 1 >= self.write_attempts:
-            return False
-        if time.monotonic() - started >= self.busy_timeout:
-            return False
-        time.sleep(0.01 * (attempt + 1))
-        return True
-
-    def _retrying(self, attempt_once: Callable[[], T]) -> T:
-        """Run ``attempt_once``; retry it when SQLite reports busy (see `_retry_busy`), and turn any
-        other SQLite error into a StoreError that says what happened and what to do."""
-        started = time.monotonic()
-        for attempt in range(self.write_attempts):
-            try:
-                return attempt_once()
-            except sqlite3.Error as error:
-                if self._retry_busy(error, attempt, started):
-                    continue
-                raise translate_sqlite_error(
-                    error, self.path, waited_seconds=round(time.monotonic() - started, 2)
-                ) from error
-        raise AssertionError("unreachable: the loop either returns or raises")
-
-    def _write(self, work: Callable[[sqlite3.Connection], T]) -> T:
-        """Run ``work`` in one BEGIN IMMEDIATE transaction; retry a bounded number of times if busy."""
-        conn = self._connection()
-
-        def once() -> T:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                result = work(conn)
-                conn.execute("COMMIT")
-                return result
-            except BaseException:
-                if conn.in_transaction:
-                    try:
-                        conn.execute("ROLLBACK")
-                    except sqlite3.Error:
-                        pass
-                raise
-
-        return self._retrying(once)
-
-    def _read(self, work: Callable[[sqlite3.Connection], T], *, snapshot: bool = False) -> T:
+    def _read(self, work: Callable[[Connection], T], *, snapshot: bool = False) -> T:
         """Run a read; ``snapshot=True`` wraps several SELECTs in one transaction (a consistent view)."""
-        conn = self._connection()
-
-        def once() -> T:
-            if not snapshot:
-                return work(conn)
-            conn.execute("BEGIN")
-            try:
-                return work(conn)
-            finally:
-                if conn.in_transaction:
-                    conn.execute("COMMIT")
-
-        return self._retrying(once)
+        return self.database.read(work, snapshot=snapshot)
 
     # ---------------------------------------------------------------- schema
 
     def initialize(self, *, check_integrity: bool = True) -> None:
-        """Switch to WAL, check the file is a sound SQLite database, apply missing migrations."""
-        conn = self._connection()
-        try:
-            version = conn.execute("PRAGMA user_version").fetchone()[0]
-            latest = len(schema.MIGRATIONS)
-            if version > latest:
-                raise StoreError(
-                    f"The progress database {self.path} was written by a newer chainrule (schema "
-                    f"version {version}; this one knows up to {latest}). Nothing was changed. "
-                    "Upgrade chainrule, or use --data-dir to keep a separate store for this version.",
-                    kind=NEWER_VERSION,
-                    path=self.path,
-                )
-            if check_integrity:
-                problems = [row[0] for row in conn.execute("PRAGMA quick_check").fetchall()]
-                if problems != ["ok"]:
-                    raise sqlite3.DatabaseError("database disk image is malformed: " + "; ".join(problems[:3]))
-            mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
-        except sqlite3.Error as error:
-            raise translate_sqlite_error(error, self.path) from error
-        if str(mode).lower() != "wal":
-            self._set_wal(conn)
-        if version < latest:
-            self._write(self._migrate)
-        # Text that cannot be read back (see repair.py) is repaired; the write lock only when needed.
-        self.repaired = self._write(repair_invalid_text) if self._read(find_invalid_text, snapshot=True) else 0
-
-    def _set_wal(self, conn: sqlite3.Connection) -> None:
-        # journal_mode cannot change inside a transaction, and needs a moment without other writers.
-        self._retrying(lambda: conn.execute("PRAGMA journal_mode = WAL"))
-
-    @staticmethod
-    def _migrate(conn: sqlite3.Connection) -> None:
-        # Re-read inside the write lock: another process may have migrated meanwhile.
-        version = conn.execute("PRAGMA user_version").fetchone()[0]
-        for index in range(version, len(schema.MIGRATIONS)):
-            schema.MIGRATIONS[index](conn)
-            conn.execute(f"PRAGMA user_version = {index + 1}")
+        """Check the database, apply missing migrations, repair text that cannot be read back."""
+        self.database.prepare(check_integrity=check_integrity)
+        apply_migrations(self.database, schema.MIGRATIONS)
+        self.repaired = self.database.repair_text()
 
     def schema_version(self) -> int:
-        return self._read(lambda conn: conn.execute("PRAGMA user_version").fetchone()[0])
+        return self._read(schema_version)
 
     # ---------------------------------------------------------------- predictions
 
@@ -299,29 +161,29 @@ class ProgressStore:
         at = _iso(self.now())
         self._write(
             lambda conn: conn.execute(
-                "INSERT INTO predictions (lesson_id, key, value, correct, at) VALUES (?, ?, ?, ?, ?) "
-                "ON CONFLICT (lesson_id, key) DO UPDATE SET value = excluded.value, "
+                "INSERT INTO predictions (learner_id, lesson_id, key, value, correct, at) VALUES (?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (learner_id, lesson_id, key) DO UPDATE SET value = excluded.value, "
                 "correct = excluded.correct, at = excluded.at",
-                (lesson_id, key, number, int(bool(correct)), at),
+                (self.learner_id, lesson_id, key, number, int(bool(correct)), at),
             )
         )
 
     def predictions(self, lesson_id: str) -> dict[str, dict]:
         rows = self._read(
             lambda conn: conn.execute(
-                "SELECT key, value, correct, at FROM predictions WHERE lesson_id = ? ORDER BY key", (lesson_id,)
+                "SELECT key, value, correct, at FROM predictions WHERE learner_id = ? AND lesson_id = ? ORDER BY key",
+                (self.learner_id, lesson_id),
             ).fetchall()
         )
         return {key: {"value": value, "correct": bool(correct), "at": at} for key, value, correct, at in rows}
 
     # ---------------------------------------------------------------- code and submissions
 
-    @staticmethod
-    def _upsert_code(conn: sqlite3.Connection, exercise_id: str, language: str, source: str, at: str) -> None:
+    def _upsert_code(self, conn: Connection, exercise_id: str, language: str, source: str, at: str) -> None:
         conn.execute(
-            "INSERT INTO code (exercise_id, language, source, at) VALUES (?, ?, ?, ?) "
-            "ON CONFLICT (exercise_id, language) DO UPDATE SET source = excluded.source, at = excluded.at",
-            (exercise_id, language, source, at),
+            "INSERT INTO code (learner_id, exercise_id, language, source, at) VALUES (?, ?, ?, ?, ?) "
+            "ON CONFLICT (learner_id, exercise_id, language) DO UPDATE SET source = excluded.source, at = excluded.at",
+            (self.learner_id, exercise_id, language, source, at),
         )
 
     def save_code(self, exercise_id: str, language: str, source: str) -> None:
@@ -335,7 +197,8 @@ class ProgressStore:
     def latest_code(self) -> dict[str, str]:
         rows = self._read(
             lambda conn: conn.execute(
-                "SELECT exercise_id, language, source FROM code ORDER BY exercise_id, language"
+                "SELECT exercise_id, language, source FROM code WHERE learner_id = ? ORDER BY exercise_id, language",
+                (self.learner_id,),
             ).fetchall()
         )
         return {f"{exercise}/{language}": source for exercise, language, source in rows}
@@ -356,13 +219,14 @@ class ProgressStore:
         status = str(result.get("status", ""))
         at = _iso(self.now())
 
-        def work(conn: sqlite3.Connection) -> int:
-            cursor = conn.execute(
-                "INSERT INTO submissions (exercise_id, language, source, result, status, at) VALUES (?, ?, ?, ?, ?, ?)",
-                (exercise_id, language, source, result_json, status, at),
-            )
+        def work(conn: Connection) -> int:
+            submission_id = conn.execute(
+                "INSERT INTO submissions (learner_id, exercise_id, language, source, result, status, at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                (self.learner_id, exercise_id, language, source, result_json, status, at),
+            ).fetchone()[0]
             self._upsert_code(conn, exercise_id, language, source, at)
-            return int(cursor.lastrowid)
+            return int(submission_id)
 
         return self._write(work)
 
@@ -370,42 +234,50 @@ class ProgressStore:
         rows = self._read(
             lambda conn: conn.execute(
                 "SELECT exercise_id, language, result FROM submissions WHERE id IN "
-                "(SELECT MAX(id) FROM submissions GROUP BY exercise_id, language) ORDER BY exercise_id, language"
+                "(SELECT MAX(id) FROM submissions WHERE learner_id = ? GROUP BY exercise_id, language) "
+                "ORDER BY exercise_id, language",
+                (self.learner_id,),
             ).fetchall()
         )
         return {f"{exercise}/{language}": json.loads(result) for exercise, language, result in rows}
 
     def submission_count(self) -> int:
-        return self._read(lambda conn: conn.execute("SELECT COUNT(*) FROM submissions").fetchone()[0])
+        return self._read(
+            lambda conn: conn.execute(
+                "SELECT COUNT(*) FROM submissions WHERE learner_id = ?", (self.learner_id,)
+            ).fetchone()[0]
+        )
 
     def failed_runs(self, exercise_id: str) -> int:
         """How many graded runs of this exercise, in any language, did not pass (they unlock its model solution)."""
         _require_text("exercise_id", exercise_id)
         return self._read(
             lambda conn: conn.execute(
-                "SELECT COUNT(*) FROM submissions WHERE exercise_id = ? AND status != 'pass'", (exercise_id,)
+                "SELECT COUNT(*) FROM submissions WHERE learner_id = ? AND exercise_id = ? AND status != 'pass'",
+                (self.learner_id, exercise_id),
             ).fetchone()[0]
         )
 
     # ---------------------------------------------------------------- quiz and review cards
 
-    @staticmethod
-    def _load_card(conn: sqlite3.Connection, lesson_id: str, question_id: str) -> str | None:
+    def _load_card(self, conn: Connection, lesson_id: str, question_id: str) -> str | None:
         row = conn.execute(
-            "SELECT card FROM cards WHERE lesson_id = ? AND question_id = ?", (lesson_id, question_id)
+            "SELECT card FROM cards WHERE learner_id = ? AND lesson_id = ? AND question_id = ?",
+            (self.learner_id, lesson_id, question_id),
         ).fetchone()
         return None if row is None else row[0]
 
-    @staticmethod
-    def _put_card(conn: sqlite3.Connection, lesson_id: str, question_id: str, card: Card) -> None:
+    def _put_card(self, conn: Connection, lesson_id: str, question_id: str, card: Card) -> None:
         conn.execute(
-            "INSERT INTO cards (lesson_id, question_id, card, due_ts) VALUES (?, ?, ?, ?) "
-            "ON CONFLICT (lesson_id, question_id) DO UPDATE SET card = excluded.card, due_ts = excluded.due_ts",
-            (lesson_id, question_id, json.dumps(card.to_dict(), sort_keys=True), card.due.timestamp()),
+            "INSERT INTO cards (learner_id, lesson_id, question_id, card, due_ts) VALUES (?, ?, ?, ?, ?) "
+            "ON CONFLICT (learner_id, lesson_id, question_id) DO UPDATE SET card = excluded.card, "
+            "due_ts = excluded.due_ts",
+            (self.learner_id, lesson_id, question_id, json.dumps(card.to_dict(), sort_keys=True),
+             card.due.timestamp()),
         )
 
     def _rate(
-        self, conn: sqlite3.Connection, kind: str, lesson_id: str, question_id: str, answer: str, correct: bool,
+        self, conn: Connection, kind: str, lesson_id: str, question_id: str, answer: str, correct: bool,
         now: datetime,
     ) -> dict:
         """Rate the question's card (creating it if new) and log the rating with the card before it."""
@@ -418,10 +290,10 @@ class ProgressStore:
         new_card, log = self.scheduler.review_card(card, rating, review_datetime=now)
         self._put_card(conn, lesson_id, question_id, new_card)
         conn.execute(
-            "INSERT INTO review_logs (lesson_id, question_id, kind, answer, correct, rating, log, previous_card, "
-            "card_after, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO review_logs (learner_id, lesson_id, question_id, kind, answer, correct, rating, log, "
+            "previous_card, card_after, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
-                lesson_id, question_id, kind, answer, int(bool(correct)), int(rating),
+                self.learner_id, lesson_id, question_id, kind, answer, int(bool(correct)), int(rating),
                 json.dumps(log.to_dict(), sort_keys=True), previous_json,
                 json.dumps(new_card.to_dict(), sort_keys=True), _iso(now),
             ),
@@ -444,13 +316,15 @@ class ProgressStore:
         _require_text("answer", answer, allow_empty=True)
         now = self.now()
 
-        def work(conn: sqlite3.Connection) -> dict:
+        def work(conn: Connection) -> dict:
             earlier = conn.execute(
-                "SELECT 1 FROM quiz_answers WHERE lesson_id = ? AND question_id = ? LIMIT 1", (lesson_id, question_id)
+                "SELECT 1 FROM quiz_answers WHERE learner_id = ? AND lesson_id = ? AND question_id = ? LIMIT 1",
+                (self.learner_id, lesson_id, question_id),
             ).fetchone()
             conn.execute(
-                "INSERT INTO quiz_answers (lesson_id, question_id, answer, correct, at) VALUES (?, ?, ?, ?, ?)",
-                (lesson_id, question_id, answer, int(bool(correct)), _iso(now)),
+                "INSERT INTO quiz_answers (learner_id, lesson_id, question_id, answer, correct, at) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (self.learner_id, lesson_id, question_id, answer, int(bool(correct)), _iso(now)),
             )
             card_json = self._load_card(conn, lesson_id, question_id)
             if first_only and earlier is not None and card_json is not None:
@@ -464,15 +338,18 @@ class ProgressStore:
     def quiz_answers(self, lesson_id: str) -> dict[str, dict]:
         """Latest lesson answer per question, with when its review card is now due."""
 
-        def work(conn: sqlite3.Connection) -> list:
+        def work(conn: Connection) -> list:
             return conn.execute(
                 "SELECT q.question_id, q.answer, q.correct, q.at, c.card, "
-                "(SELECT COUNT(*) FROM quiz_answers n WHERE n.lesson_id = q.lesson_id AND n.question_id = q.question_id) "
+                "(SELECT COUNT(*) FROM quiz_answers n WHERE n.learner_id = q.learner_id "
+                "AND n.lesson_id = q.lesson_id AND n.question_id = q.question_id) "
                 "FROM quiz_answers q "
-                "LEFT JOIN cards c ON c.lesson_id = q.lesson_id AND c.question_id = q.question_id "
-                "WHERE q.id IN (SELECT MAX(id) FROM quiz_answers WHERE lesson_id = ? GROUP BY question_id) "
+                "LEFT JOIN cards c ON c.learner_id = q.learner_id AND c.lesson_id = q.lesson_id "
+                "AND c.question_id = q.question_id "
+                "WHERE q.id IN (SELECT MAX(id) FROM quiz_answers WHERE learner_id = ? AND lesson_id = ? "
+                "GROUP BY question_id) "
                 "ORDER BY q.question_id",
-                (lesson_id,),
+                (self.learner_id, lesson_id),
             ).fetchall()
 
         answers: dict[str, dict] = {}
@@ -493,9 +370,9 @@ class ProgressStore:
         moment = self.now() if now is None else now.astimezone(timezone.utc)
         rows = self._read(
             lambda conn: conn.execute(
-                "SELECT lesson_id, question_id, card FROM cards WHERE due_ts <= ? "
+                "SELECT lesson_id, question_id, card FROM cards WHERE learner_id = ? AND due_ts <= ? "
                 "ORDER BY due_ts, lesson_id, question_id",
-                (moment.timestamp(),),
+                (self.learner_id, moment.timestamp()),
             ).fetchall()
         )
         return [
@@ -505,7 +382,11 @@ class ProgressStore:
 
     def next_due(self) -> str | None:
         """When the earliest review card is due (ISO 8601), or None if there are no cards."""
-        row = self._read(lambda conn: conn.execute("SELECT card FROM cards ORDER BY due_ts LIMIT 1").fetchone())
+        row = self._read(
+            lambda conn: conn.execute(
+                "SELECT card FROM cards WHERE learner_id = ? ORDER BY due_ts LIMIT 1", (self.learner_id,)
+            ).fetchone()
+        )
         return None if row is None else json.loads(row[0])["due"]
 
     def review(self, lesson_id: str, question_id: str, answer: str, correct: bool) -> dict:
@@ -523,28 +404,33 @@ class ProgressStore:
         again undoes the review before that. Returns {"lesson_id", "question_id", "due"} or None.
         """
 
-        def work(conn: sqlite3.Connection) -> dict | None:
+        def work(conn: Connection) -> dict | None:
             row = conn.execute(
                 "SELECT id, lesson_id, question_id, previous_card FROM review_logs "
-                "WHERE kind = 'review' AND undone = 0 ORDER BY id DESC LIMIT 1"
+                "WHERE learner_id = ? AND kind = 'review' AND undone = 0 ORDER BY id DESC LIMIT 1",
+                (self.learner_id,),
             ).fetchone()
             if row is None:
                 return None
             log_id, lesson_id, question_id, previous_json = row
             later = conn.execute(
-                "SELECT 1 FROM review_logs WHERE lesson_id = ? AND question_id = ? AND id > ? AND undone = 0",
-                (lesson_id, question_id, log_id),
+                "SELECT 1 FROM review_logs WHERE learner_id = ? AND lesson_id = ? AND question_id = ? AND id > ? "
+                "AND undone = 0",
+                (self.learner_id, lesson_id, question_id, log_id),
             ).fetchone()
             if later is not None:
                 return None  # the card was rated again in the lesson since: undoing would lose that
             conn.execute("UPDATE review_logs SET undone = 1 WHERE id = ?", (log_id,))
             if previous_json is None:
-                conn.execute("DELETE FROM cards WHERE lesson_id = ? AND question_id = ?", (lesson_id, question_id))
+                conn.execute(
+                    "DELETE FROM cards WHERE learner_id = ? AND lesson_id = ? AND question_id = ?",
+                    (self.learner_id, lesson_id, question_id),
+                )
                 return {"lesson_id": lesson_id, "question_id": question_id, "due": None}
             previous = Card.from_dict(json.loads(previous_json))
             conn.execute(
-                "UPDATE cards SET card = ?, due_ts = ? WHERE lesson_id = ? AND question_id = ?",
-                (previous_json, previous.due.timestamp(), lesson_id, question_id),
+                "UPDATE cards SET card = ?, due_ts = ? WHERE learner_id = ? AND lesson_id = ? AND question_id = ?",
+                (previous_json, previous.due.timestamp(), self.learner_id, lesson_id, question_id),
             )
             return {"lesson_id": lesson_id, "question_id": question_id, "due": _iso(previous.due)}
 
@@ -560,8 +446,8 @@ class ProgressStore:
         rows = self._read(
             lambda conn: conn.execute(
                 "SELECT kind, answer, correct, rating, at, undone FROM review_logs "
-                "WHERE lesson_id = ? AND question_id = ? ORDER BY id",
-                (lesson_id, question_id),
+                "WHERE learner_id = ? AND lesson_id = ? AND question_id = ? ORDER BY id",
+                (self.learner_id, lesson_id, question_id),
             ).fetchall()
         )
         return [
@@ -583,16 +469,18 @@ class ProgressStore:
         at = _iso(self.now())
         self._write(
             lambda conn: conn.execute(
-                "INSERT INTO explanations (lesson_id, text, ticked, at) VALUES (?, ?, ?, ?) "
-                "ON CONFLICT (lesson_id) DO UPDATE SET text = excluded.text, ticked = excluded.ticked, at = excluded.at",
-                (lesson_id, text, json.dumps(list(ticked)), at),
+                "INSERT INTO explanations (learner_id, lesson_id, text, ticked, at) VALUES (?, ?, ?, ?, ?) "
+                "ON CONFLICT (learner_id, lesson_id) DO UPDATE SET text = excluded.text, ticked = excluded.ticked, "
+                "at = excluded.at",
+                (self.learner_id, lesson_id, text, json.dumps(list(ticked)), at),
             )
         )
 
     def explanation(self, lesson_id: str) -> dict | None:
         row = self._read(
             lambda conn: conn.execute(
-                "SELECT text, ticked, at FROM explanations WHERE lesson_id = ?", (lesson_id,)
+                "SELECT text, ticked, at FROM explanations WHERE learner_id = ? AND lesson_id = ?",
+                (self.learner_id, lesson_id),
             ).fetchone()
         )
         if row is None:
@@ -609,18 +497,23 @@ class ProgressStore:
         if exercise_ids is None:
             exercise_ids = _lesson_exercise_ids(lesson_id)
 
-        def work(conn: sqlite3.Connection) -> dict:
+        def work(conn: Connection) -> dict:
             predictions = conn.execute(
-                "SELECT COUNT(*) FROM predictions WHERE lesson_id = ?", (lesson_id,)
+                "SELECT COUNT(*) FROM predictions WHERE learner_id = ? AND lesson_id = ?", (self.learner_id, lesson_id)
             ).fetchone()[0]
             passed = {
-                row[0] for row in conn.execute("SELECT DISTINCT exercise_id FROM submissions WHERE status = 'pass'")
+                row[0] for row in conn.execute(
+                    "SELECT DISTINCT exercise_id FROM submissions WHERE learner_id = ? AND status = 'pass'",
+                    (self.learner_id,),
+                )
             }
             answered = conn.execute(
-                "SELECT COUNT(DISTINCT question_id) FROM quiz_answers WHERE lesson_id = ?", (lesson_id,)
+                "SELECT COUNT(DISTINCT question_id) FROM quiz_answers WHERE learner_id = ? AND lesson_id = ?",
+                (self.learner_id, lesson_id),
             ).fetchone()[0]
             explained = conn.execute(
-                "SELECT COUNT(*) FROM explanations WHERE lesson_id = ? AND text != ''", (lesson_id,)
+                "SELECT COUNT(*) FROM explanations WHERE learner_id = ? AND lesson_id = ? AND text != ''",
+                (self.learner_id, lesson_id),
             ).fetchone()[0]
             if exercise_ids is not None:
                 passed &= set(exercise_ids)
@@ -637,7 +530,7 @@ class ProgressStore:
         """Everything stored, as a JSON-able, versioned dict (format described in docs/progress.md)."""
         from chainrule.progress.exchange import export_rows
 
-        return self._read(lambda conn: export_rows(conn, self.now()), snapshot=True)
+        return self._read(lambda conn: export_rows(conn, self.now(), self.learner_id), snapshot=True)
 
     def import_data(self, data: Any) -> dict:
         """Validate ``data`` completely, then add it in ONE transaction; on any error raise
@@ -645,7 +538,7 @@ class ProgressStore:
         from chainrule.progress.exchange import import_rows, validate_export
 
         validate_export(data)
-        return self._write(lambda conn: import_rows(conn, data))
+        return self._write(lambda conn: import_rows(conn, data, self.learner_id))
 
 
 def _lesson_exercise_ids(lesson_id: str) -> list[str] | None:
@@ -661,15 +554,6 @@ def _lesson_exercise_ids(lesson_id: str) -> list[str] | None:
         return []
 
 
-def missing_store_error(path: Path) -> StoreError:
-    """The StoreError (kind NOT_FOUND) for a database that open_store(create=False) did not find."""
-    return StoreError(
-        f"no progress database at {path}: nothing has been saved there yet (check --data-dir)",
-        kind=NOT_FOUND,
-        path=path,
-    )
-
-
 def open_store(
     data_dir: str | os.PathLike | None = None,
     clock: Clock | None = None,
@@ -679,8 +563,10 @@ def open_store(
     fuzzing: bool = True,
     check_integrity: bool = True,
     create: bool = True,
+    database: str | None = None,
+    file_name: str = DATABASE_NAME,
 ) -> ProgressStore:
-    """Open (creating and migrating if needed) the progress store in ``data_dir``.
+    """Open (creating and migrating if needed) the progress store in ``data_dir``, or in PostgreSQL.
 
     data_dir: default $CHAINRULE_DATA_DIR, else platformdirs.user_data_dir("chainrule").
     clock: ``clock() -> aware datetime``, default the system clock (tests inject their own).
@@ -688,10 +574,15 @@ def open_store(
     create: False (for commands that only read, such as `progress info`) creates neither the
     directory nor the database: if no database exists there, a StoreError of kind NOT_FOUND is raised,
     so a mistyped --data-dir is reported instead of showing an empty store.
+    database: a postgresql:// URL puts the store in that PostgreSQL database instead (data_dir is
+    then not used). file_name: the SQLite file in data_dir (a class keeps its own, classes.CLASS_DATABASE).
     Raises StoreError if the store cannot be used.
     """
+    if database is not None:
+        return _initialized(ProgressStore(PostgresDatabase(database, write_attempts=write_attempts), clock,
+                                          fuzzing=fuzzing), check_integrity)
     directory = Path(data_dir).expanduser() if data_dir is not None else default_data_dir()
-    path = directory / DATABASE_NAME
+    path = directory / file_name
     if not create and not path.is_file():
         raise missing_store_error(path)
     try:
@@ -704,9 +595,11 @@ def open_store(
             kind=CANNOT_OPEN,
             path=path,
         ) from error
-    store = ProgressStore(
-        path, clock, busy_timeout=busy_timeout, write_attempts=write_attempts, fuzzing=fuzzing, create=create
-    )
+    sqlite = SqliteDatabase(path, create=create, busy_timeout=busy_timeout, write_attempts=write_attempts)
+    return _initialized(ProgressStore(sqlite, clock, fuzzing=fuzzing), check_integrity)
+
+
+def _initialized(store: ProgressStore, check_integrity: bool) -> ProgressStore:
     try:
         store.initialize(check_integrity=check_integrity)
     except BaseException:

@@ -1,0 +1,402 @@
+"""How the progress store reaches its database: one SQLite file, or a PostgreSQL server by URL.
+
+Both backends offer the same four calls to the store, which never sees which one it has:
+``write(work, lock=...)`` runs ``work(conn)`` in one short transaction, ``read(work, snapshot=...)``
+runs a read, ``prepare(check_integrity)`` checks the database on open, ``close()`` closes its
+connections. ``conn`` is a :class:`Connection`: ``execute(sql, params)`` with ``?`` placeholders and a
+``dialect`` ("sqlite" or "postgresql") for the few statements the two write differently.
+
+SQLite, for a learner's own machine and a class on one machine (WAL, synchronous=FULL, a busy timeout,
+one connection per thread per process, reopened after a fork; every write ``BEGIN IMMEDIATE``, retried
+a bounded number of times while another writer holds the lock).
+
+PostgreSQL, for a class on a school's server or several web processes: one connection per thread per
+process; a write that reads before it writes (one learner's two tabs answering at once) takes a
+transaction-scoped advisory lock on the learner, which is what SQLite's single writer gives for free.
+A dropped connection or a serialization failure is retried like a busy SQLite.
+
+Every driver error becomes a StoreError that says what happened, where, and what to do.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable, TypeVar
+from urllib.parse import urlsplit, urlunsplit
+
+from chainrule.progress.errors import (
+    CANNOT_OPEN,
+    IO_ERROR,
+    LOCKED,
+    NOT_FOUND,
+    StoreError,
+    translate_sqlite_error,
+)
+
+T = TypeVar("T")
+
+DEFAULT_BUSY_TIMEOUT = 5.0  # seconds SQLite waits for a lock before reporting "busy"
+DEFAULT_WRITE_ATTEMPTS = 3  # a busy write is retried this many times in all
+POSTGRES_SCHEMES = ("postgresql", "postgres")
+ADVISORY_NAMESPACE = 0x63726C  # "crl": the first key of every advisory lock chainrule takes
+
+
+class Connection:
+    """One open database connection, as the store's SQL sees it: ``?`` placeholders on both backends."""
+
+    __slots__ = ("raw", "dialect")
+
+    def __init__(self, raw: Any, dialect: str) -> None:
+        self.raw = raw
+        self.dialect = dialect
+
+    def execute(self, sql: str, params: tuple | list = ()) -> Any:
+        if self.dialect == "sqlite":
+            return self.raw.execute(sql, params)
+        if not params:
+            return self.raw.execute(sql)
+        return self.raw.execute(_postgres_placeholders(sql), params)
+
+
+@functools.lru_cache(maxsize=512)
+def _postgres_placeholders(sql: str) -> str:
+    """sqlite3's ``?`` as psycopg's ``%s`` (our SQL has no ``?`` inside string literals)."""
+    return sql.replace("%", "%%").replace("?", "%s")
+
+
+def is_database_url(text: str) -> bool:
+    return urlsplit(text).scheme in POSTGRES_SCHEMES
+
+
+def redacted_url(url: str) -> str:
+    """The URL without its password, for messages and logs."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.rsplit("@", 1)
+    user = (parts.username or "") + ":***"
+    return urlunsplit(parts._replace(netloc=f"{user}@{netloc[-1]}"))
+
+
+def _is_busy(error: sqlite3.Error) -> bool:
+    name = getattr(error, "sqlite_errorname", "") or ""
+    text = str(error).lower()
+    return name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or "locked" in text or "busy" in text
+
+
+def missing_store_error(path: Path) -> StoreError:
+    """The StoreError (kind NOT_FOUND) for a database that open_store(create=False) did not find."""
+    return StoreError(
+        f"no progress database at {path}: nothing has been saved there yet (check --data-dir)",
+        kind=NOT_FOUND,
+        path=path,
+    )
+
+
+class _PerThread:
+    """One connection per thread per process; connections inherited through a fork are left alone."""
+
+    def __init__(self) -> None:
+        self._local = threading.local()
+        self._all: list[tuple[int, Any]] = []  # (pid that opened it, raw connection)
+        self._registry_lock = threading.Lock()
+
+    def get(self, connect: Callable[[], Any]) -> Any:
+        raw = getattr(self._local, "conn", None)
+        if raw is None or self._local.pid != os.getpid():
+            raw = connect()
+            with self._registry_lock:
+                self._all.append((os.getpid(), raw))
+            self._local.conn = raw
+            self._local.pid = os.getpid()
+        return raw
+
+    def forget_current(self) -> None:
+        self._local.conn = None
+
+    def close_all(self, close: Callable[[Any], None]) -> None:
+        pid = os.getpid()
+        with self._registry_lock:
+            connections, self._all = self._all, []
+        for owner, raw in connections:
+            if owner == pid:
+                close(raw)
+        self._local = threading.local()
+
+
+class SqliteDatabase:
+    """The store's database as one SQLite file (WAL)."""
+
+    dialect = "sqlite"
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        create: bool = True,
+        busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
+        write_attempts: int = DEFAULT_WRITE_ATTEMPTS,
+    ) -> None:
+        self.path = Path(path)
+        self.create = bool(create)
+        self.busy_timeout = float(busy_timeout)
+        self.write_attempts = max(1, int(write_attempts))
+        self._threads = _PerThread()
+
+    @property
+    def where(self) -> str:
+        return str(self.path)
+
+    def _connect(self) -> sqlite3.Connection:
+        # create=False opens with SQLite's mode=rw: a missing file is an error, never a new empty one.
+        target = str(self.path) if self.create else self.path.absolute().as_uri() + "?mode=rw"
+        try:
+            conn = sqlite3.connect(
+                target,
+                timeout=self.busy_timeout,
+                isolation_level=None,  # we issue BEGIN/COMMIT ourselves
+                check_same_thread=False,  # only its own thread uses it; close() may run elsewhere
+                uri=not self.create,
+            )
+        except sqlite3.Error as error:
+            if not self.create and not self.path.is_file():
+                raise missing_store_error(self.path) from error
+            raise translate_sqlite_error(error, self.path) from error
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
+            conn.execute("PRAGMA synchronous = FULL")
+            conn.execute("PRAGMA foreign_keys = ON")
+        except sqlite3.Error as error:
+            conn.close()
+            raise translate_sqlite_error(error, self.path) from error
+        return conn
+
+    def _connection(self) -> sqlite3.Connection:
+        return self._threads.get(self._connect)
+
+    def close(self) -> None:
+        """Close every connection opened in this process (those inherited through a fork belong to the parent)."""
+
+        def close_one(conn: sqlite3.Connection) -> None:
+            try:
+                conn.close()
+            except sqlite3.Error:
+                pass
+
+        self._threads.close_all(close_one)
+
+    def _retry_busy(self, error: sqlite3.Error, attempt: int, started: float) -> bool:
+        """Retry a busy error (after a short pause) unless attempts or the busy timeout are used up.
+
+        SQLite's busy handler already waits up to busy_timeout for a held lock; the retry covers the
+        cases where SQLite reports busy without waiting (a stale read snapshot, WAL recovery).
+        """
+        if not _is_busy(error) or attempt + 1 >= self.write_attempts:
+            return False
+        if time.monotonic() - started >= self.busy_timeout:
+            return False
+        time.sleep(0.01 * (attempt + 1))
+        return True
+
+    def _retrying(self, attempt_once: Callable[[], T]) -> T:
+        """Run ``attempt_once``; retry it when SQLite reports busy (see `_retry_busy`), and turn any
+        other SQLite error into a StoreError that says what happened and what to do."""
+        started = time.monotonic()
+        for attempt in range(self.write_attempts):
+            try:
+                return attempt_once()
+            except sqlite3.Error as error:
+                if self._retry_busy(error, attempt, started):
+                    continue
+                raise translate_sqlite_error(
+                    error, self.path, waited_seconds=round(time.monotonic() - started, 2)
+                ) from error
+        raise AssertionError("unreachable: the loop either returns or raises")
+
+    def write(self, work: Callable[[Connection], T], *, lock: int | None = None) -> T:
+        """Run ``work`` in one BEGIN IMMEDIATE transaction; retry a bounded number of times if busy.
+        (``lock`` is for PostgreSQL: SQLite has one writer at a time anyway.)"""
+        raw = self._connection()
+        conn = Connection(raw, self.dialect)
+
+        def once() -> T:
+            raw.execute("BEGIN IMMEDIATE")
+            try:
+                result = work(conn)
+                raw.execute("COMMIT")
+                return result
+            except BaseException:
+                if raw.in_transaction:
+                    try:
+                        raw.execute("ROLLBACK")
+                    except sqlite3.Error:
+                        pass
+                raise
+
+        return self._retrying(once)
+
+    def read(self, work: Callable[[Connection], T], *, snapshot: bool = False) -> T:
+        """Run a read; ``snapshot=True`` wraps several SELECTs in one transaction (a consistent view)."""
+        raw = self._connection()
+        conn = Connection(raw, self.dialect)
+
+        def once() -> T:
+            if not snapshot:
+                return work(conn)
+            raw.execute("BEGIN")
+            try:
+                return work(conn)
+            finally:
+                if raw.in_transaction:
+                    raw.execute("COMMIT")
+
+        return self._retrying(once)
+
+    def prepare(self, *, check_integrity: bool = True) -> None:
+        """Check the file is a sound SQLite database and switch it to WAL."""
+        conn = self._connection()
+        try:
+            if check_integrity:
+                problems = [row[0] for row in conn.execute("PRAGMA quick_check").fetchall()]
+                if problems != ["ok"]:
+                    raise sqlite3.DatabaseError("database disk image is malformed: " + "; ".join(problems[:3]))
+            mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
+        except sqlite3.Error as error:
+            raise translate_sqlite_error(error, self.path) from error
+        if str(mode).lower() != "wal":
+            # journal_mode cannot change inside a transaction, and needs a moment without other writers.
+            self._retrying(lambda: conn.execute("PRAGMA journal_mode = WAL"))
+
+    def repair_text(self) -> int:
+        """Repair stored text that cannot be read back (see repair.py); the write lock only when needed."""
+        from chainrule.progress.repair import find_invalid_text, repair_invalid_text
+
+        if not self.read(lambda conn: find_invalid_text(conn.raw), snapshot=True):
+            return 0
+        return self.write(lambda conn: repair_invalid_text(conn.raw))
+
+
+class PostgresDatabase:
+    """The store's database in PostgreSQL (psycopg 3), reached by a ``postgresql://`` URL."""
+
+    dialect = "postgresql"
+
+    def __init__(self, url: str, *, write_attempts: int = DEFAULT_WRITE_ATTEMPTS, connect_timeout: int = 10) -> None:
+        if not is_database_url(url):
+            raise StoreError(
+                f"{redacted_url(url)!r} is not a PostgreSQL URL: write postgresql://USER@HOST/DATABASE "
+                "(or postgresql:///DATABASE?host=/path/to/socket/folder).",
+                kind=CANNOT_OPEN,
+            )
+        try:
+            import psycopg
+        except ImportError as error:
+            raise StoreError(
+                "A PostgreSQL database needs the psycopg package, which is not installed: "
+                "pip install 'chainrule[postgres]' (or leave out --database to keep the class in SQLite).",
+                kind=CANNOT_OPEN,
+            ) from error
+        self._psycopg = psycopg
+        self.url = url
+        self.write_attempts = max(1, int(write_attempts))
+        self.connect_timeout = int(connect_timeout)
+        self._threads = _PerThread()
+
+    @property
+    def where(self) -> str:
+        return redacted_url(self.url)
+
+    def _connect(self) -> Any:
+        try:
+            return self._psycopg.connect(self.url, autocommit=True, connect_timeout=self.connect_timeout)
+        except self._psycopg.Error as error:
+            raise self._translate(error) from error
+
+    def _connection(self) -> Any:
+        raw = self._threads.get(self._connect)
+        if raw.closed or raw.broken:
+            self._threads.forget_current()
+            raw = self._threads.get(self._connect)
+        return raw
+
+    def close(self) -> None:
+        def close_one(raw: Any) -> None:
+            try:
+                raw.close()
+            except self._psycopg.Error:
+                pass
+
+        self._threads.close_all(close_one)
+
+    def _translate(self, error: Exception, waited: float | None = None) -> StoreError:
+        errors = self._psycopg.errors
+        text = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        where = f"The class database {self.where}"
+        if isinstance(error, (errors.SerializationFailure, errors.DeadlockDetected, errors.LockNotAvailable)):
+            after = f" (after {waited:g} s)" if waited is not None else ""
+            return StoreError(
+                f"{where} stayed busy with other writes{after}, so your change was NOT saved. Try again.",
+                kind=LOCKED,
+            )
+        if isinstance(error, self._psycopg.OperationalError):
+            return StoreError(
+                f"{where} cannot be reached ({text}), so nothing was read or saved. Check that PostgreSQL "
+                "is running, that the URL (host, port, database, user) is right and that this user may "
+                "connect; then try again.",
+                kind=CANNOT_OPEN,
+            )
+        return StoreError(
+            f"{where} reported an unexpected error ({text}). Nothing was changed by this request; try again.",
+            kind=IO_ERROR,
+        )
+
+    def _retryable(self, error: Exception) -> bool:
+        errors = self._psycopg.errors
+        if isinstance(error, (errors.SerializationFailure, errors.DeadlockDetected)):
+            return True
+        # A connection that broke (a server restart, a dropped network) is opened again once.
+        return isinstance(error, self._psycopg.OperationalError) and (
+            getattr(error, "sqlstate", None) is None or str(getattr(error, "sqlstate", "")).startswith("08")
+        )
+
+    def _run(self, work: Callable[[Connection], T], lock: int | None, transaction: bool) -> T:
+        started = time.monotonic()
+        for attempt in range(self.write_attempts):
+            raw = self._connection()
+            conn = Connection(raw, self.dialect)
+            try:
+                if not transaction:
+                    return work(conn)
+                with raw.transaction():
+                    if lock is not None:
+                        raw.execute("SELECT pg_advisory_xact_lock(%s, %s)", (ADVISORY_NAMESPACE, int(lock)))
+                    return work(conn)
+            except self._psycopg.Error as error:
+                if raw.broken or raw.closed:
+                    self._threads.forget_current()
+                if attempt + 1 < self.write_attempts and self._retryable(error):
+                    time.sleep(0.02 * (attempt + 1))
+                    continue
+                raise self._translate(error, round(time.monotonic() - started, 2)) from error
+        raise AssertionError("unreachable: the loop either returns or raises")
+
+    def write(self, work: Callable[[Connection], T], *, lock: int | None = None) -> T:
+        """Run ``work`` in one transaction; ``lock`` (a learner id) serializes writes that read first."""
+        return self._run(work, lock, transaction=True)
+
+    def read(self, work: Callable[[Connection], T], *, snapshot: bool = False) -> T:
+        return self._run(work, None, transaction=snapshot)
+
+    def prepare(self, *, check_integrity: bool = True) -> None:
+        self.read(lambda conn: conn.execute("SELECT 1").fetchone())  # reachable, or a clear StoreError
+
+    def repair_text(self) -> int:
+        return 0  # PostgreSQL refuses text that is not valid UTF-8 on the way in: nothing to repair
+
+
+Database = SqliteDatabase | PostgresDatabase
