@@ -48,6 +48,10 @@ def create_app(
     clock: Callable[[], Any] | None = None,
     store: Any = None,
     session_secret: str | None = None,
+    services: Services | None = None,
+    gate: Any = None,
+    schemes: Iterable[str] = ("http",),
+    routers: Iterable[Any] = (),
 ) -> FastAPI:
     """The app, wrapped in its security middleware.
 
@@ -57,6 +61,9 @@ def create_app(
     names allowed besides loopback. clock/store: for tests (a fixed clock, an already open store).
     session_secret: the data folder's secret (web/session.py); signed-in browsers then stay signed in
     across restarts. None: the cookie is this start's token.
+    Class mode (web/routes_class.py) passes its own services (each request: the signed-in account's
+    store), the gate that signs accounts in instead of the token, the schemes its Origin may use, and
+    its routers.
     """
     app = FastAPI(
         title="chainrule lesson API",
@@ -67,7 +74,7 @@ def create_app(
         redoc_url=None,
         openapi_url="/api/openapi.json",
     )
-    app.state.services = Services(data_dir, clock=clock, store=store)
+    app.state.services = services or Services(data_dir, clock=clock, store=store)
 
     @app.exception_handler(RequestValidationError)
     async def invalid_request(request: Request, error: RequestValidationError) -> JSONResponse:
@@ -112,6 +119,8 @@ def create_app(
         # The store and the grader raise ValueError for input they cannot take; say so, do not crash.
         return JSONResponse({"detail": str(error)}, status_code=422)
 
+    for extra in routers:
+        app.include_router(extra)
     app.include_router(routes_api.router)
     app.include_router(routes_pages.router)
     app.mount("/static", StaticFiles(directory=str(STATIC_DIR), check_dir=False), name="static")
@@ -119,5 +128,6 @@ def create_app(
     from chainrule.web.session import cookie_value
 
     app.add_middleware(SecurityMiddleware, token=token, port=port, extra_hosts=list(extra_hosts), max_body=max_body,
-                       cookie_value=cookie_value(session_secret) if session_secret else None)
+                       cookie_value=cookie_value(session_secret) if session_secret else None, gate=gate,
+                       schemes=schemes)
     return app

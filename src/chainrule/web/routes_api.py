@@ -173,10 +173,8 @@ def get_starter(
 @router.post("/grade", response_model=GradeOut, summary="Grade code in the sandbox and store it as a submission")
 def post_grade(request: Request, body: CodeIn) -> dict[str, Any]:
     check_exercise(request, body.exercise, body.language)
-    from chainrule.grading import grade
-
     try:
-        result = grade(body.exercise, body.language, body.source)
+        result = services(request).grade(body.exercise, body.language, body.source)
     except ValueError as error:
         raise HTTPException(status_code=422, detail=str(error)) from None
     result = dict(result)

@@ -165,9 +165,15 @@ class SecurityMiddleware:
         extra_hosts: Iterable[str] = (),
         max_body: int = DEFAULT_MAX_BODY,
         cookie_value: str | None = None,
+        gate: Any = None,
+        schemes: Iterable[str] = ("http",),
     ) -> None:
-        if not token:
+        if not token and gate is None:
             raise ValueError("the session token must be a non-empty string")
+        # Class mode (`chainrule serve`): `gate` (web/class_gate.py) signs accounts in instead of the token,
+        # and `schemes` lets a server behind a TLS proxy accept its https:// Origin.
+        self.gate = gate
+        self.schemes = frozenset(schemes)
         self.app = app
         self.token = token
         # What the session cookie holds: by default the token; with a session secret kept in the data
@@ -196,7 +202,7 @@ class SecurityMiddleware:
             parts = urlsplit(origin)
         except ValueError:
             return False
-        if parts.scheme != "http" or not parts.netloc or parts.path not in ("", "/"):
+        if parts.scheme not in self.schemes or not parts.netloc or parts.path not in ("", "/"):
             return False
         return self.host_allowed(parts.netloc)
 
@@ -237,7 +243,10 @@ class SecurityMiddleware:
             )
             return
 
-        if not path.startswith(PUBLIC_PREFIXES):
+        if self.gate is not None:
+            if not await self.gate.admit(scope, headers, method, is_api, self._with_headers(send)):
+                return
+        elif not path.startswith(PUBLIC_PREFIXES):
             cookie_header = headers.get("cookie", "")
             cookies = [value for name in self.cookie_names for value in _cookie_values(cookie_header, name) if value]
             cookie_ok = any(_same(value, self.cookie_value) for value in cookies)

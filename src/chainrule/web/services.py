@@ -69,6 +69,12 @@ class Services:
 
     # ---------------------------------------------------------------- grading
 
+    def grade(self, exercise_id: str, language: str, source: str) -> dict:
+        """Grade one run: the one seam between the routes and the grader (class mode plugs its own in)."""
+        from chainrule.grading import grade
+
+        return grade(exercise_id, language, source)
+
     @staticmethod
     def exercises() -> dict[str, dict[str, Any]]:
         """{exercise id: {"id","title","summary","languages"}} from the grader, or from the lessons."""

@@ -31,6 +31,9 @@ function detailText(body, response) {
 export async function api(method, url, body, what = "talk to the lesson server") {
   const headers = { Accept: "application/json" };
   if (tokenFromUrl) headers["X-Chainrule-Token"] = tokenFromUrl;
+  // Class mode (`chainrule serve`): a change carries the CSRF token its cookie holds (web/class_gate.py).
+  const csrf = document.cookie.match(/(?:^|; )chainrule_csrf=([^;]+)/);
+  if (csrf && method !== "GET") headers["X-CSRF-Token"] = decodeURIComponent(csrf[1]);
   const init = { method, headers, credentials: "same-origin" };
   if (body !== undefined) {
     headers["Content-Type"] = "application/json";

@@ -1,0 +1,26 @@
+"""Class mode: one server (`chainrule serve`) for a teacher and many learners.
+
+accounts.py: classes, accounts, passwords, invite and one-time links, sign-in limits.
+sessions.py: signed session cookies and CSRF tokens.
+report.py: the teacher's view (roster, exercises, quiz questions, timelines, gradebook).
+grading.py: the one seam between a submitted run and its result (in process now; a queue can plug in).
+The class's data lives in a progress store (chainrule.progress) on its own database: CLASS_DATABASE in the
+data folder, or PostgreSQL by URL.
+"""
+
+CLASS_DATABASE = "class.sqlite"
+ENV_DATABASE = "CHAINRULE_DATABASE"
+
+
+def open_class_store(data_dir=None, database=None, *, clock=None, create=True):
+    """The class database: PostgreSQL when ``database`` (or $CHAINRULE_DATABASE) is a URL, else
+    CLASS_DATABASE in the data folder (``data_dir``, $CHAINRULE_DATA_DIR, or the user data folder)."""
+    import os
+
+    from chainrule.progress import open_store
+
+    url = database or os.environ.get(ENV_DATABASE) or None
+    if url:
+        return open_store(database=url, clock=clock)
+    return open_store(data_dir or os.environ.get("CHAINRULE_DATA_DIR") or None, clock=clock,
+                      file_name=CLASS_DATABASE, create=create)

@@ -1,0 +1,88 @@
+"""Signed session cookies and CSRF tokens for class mode.
+
+A session cookie is ``<account id>.<session epoch>.<issued, epoch seconds>.<signature>``, signed with
+HMAC-SHA256 under the class database's secret: nothing to look up per request but the account (for its
+current epoch: a password reset raises it, which ends every older session). It is HttpOnly, SameSite=Lax
+(a link from elsewhere may open a page; only same-site requests carry it on a POST) and Secure behind TLS.
+
+CSRF: the signed double-submit cookie pattern. The ``chainrule_csrf`` cookie (readable by the page's own
+scripts, SameSite=Strict) holds ``<nonce>.<HMAC(secret, nonce, session)>``; every state-changing request
+must send the same value in the X-CSRF-Token header or a ``csrf`` form field, and the HMAC must match the
+session it comes with (or "none" before signing in). Another site can make the browser send the cookie but
+can neither read it nor forge a value that matches.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from dataclasses import dataclass
+
+SESSION_COOKIE = "chainrule_session"
+CSRF_COOKIE = "chainrule_csrf"
+CSRF_HEADER = "x-csrf-token"
+SESSION_LIFETIME = 14 * 24 * 3600  # seconds; a school term's fortnight, then sign in again
+
+
+@dataclass(frozen=True)
+class Session:
+    account_id: int
+    epoch: int
+    issued: int
+    cookie: str
+
+
+def _sign(secret: str, message: str) -> str:
+    return hmac.new(secret.encode("ascii"), message.encode("utf-8"), hashlib.sha256).hexdigest()
+
+
+def session_cookie(secret: str, account_id: int, epoch: int, issued: int) -> str:
+    body = f"{int(account_id)}.{int(epoch)}.{int(issued)}"
+    return f"{body}.{_sign(secret, 'session:' + body)}"
+
+
+def read_session(secret: str, value: str | None, now: float) -> Session | None:
+    """The session a cookie value holds, or None if it is malformed, forged or too old."""
+    if not value or len(value) > 200:
+        return None
+    parts = value.split(".")
+    if len(parts) != 4 or not all(part.isdigit() for part in parts[:3]):
+        return None
+    body = ".".join(parts[:3])
+    if not hmac.compare_digest(parts[3], _sign(secret, "session:" + body)):
+        return None
+    account_id, epoch, issued = (int(part) for part in parts[:3])
+    if not issued <= now + 60 or now - issued > SESSION_LIFETIME:
+        return None
+    return Session(account_id, epoch, issued, value)
+
+
+def csrf_token(secret: str, session_cookie_value: str | None) -> str:
+    nonce = secrets.token_urlsafe(16)
+    return f"{nonce}.{_csrf_signature(secret, nonce, session_cookie_value)}"
+
+
+def _csrf_signature(secret: str, nonce: str, session_cookie_value: str | None) -> str:
+    return _sign(secret, "csrf:" + nonce + ":" + (session_cookie_value or "none"))
+
+
+def csrf_ok(secret: str, cookie: str | None, sent: str | None, session_cookie_value: str | None) -> bool:
+    """The sent token equals the cookie and was made for this session."""
+    if not cookie or not sent or not hmac.compare_digest(cookie.encode(), sent.encode("utf-8", "replace")):
+        return False
+    nonce, _, signature = cookie.partition(".")
+    return bool(nonce) and hmac.compare_digest(signature, _csrf_signature(secret, nonce, session_cookie_value))
+
+
+def cookie_header(name: str, value: str, *, secure: bool, http_only: bool = True, same_site: str = "Lax",
+                  max_age: int | None = SESSION_LIFETIME) -> str:
+    """A Set-Cookie value. ``__Host-`` names are not used: plain HTTP on a classroom LAN must work too."""
+    parts = [f"{name}={value}", "Path=/", f"SameSite={same_site}"]
+    if max_age is not None:
+        parts.append(f"Max-Age={max_age}")
+    if http_only:
+        parts.append("HttpOnly")
+    if secure:
+        parts.append("Secure")
+    return "; ".join(parts)

@@ -1,0 +1,229 @@
+"""`chainrule class ...`: make a class and see it from the terminal (the teacher's view's data).
+
+    chainrule class create "Physics 2b" --url https://class.example.org
+    chainrule class list
+    chainrule class roster "Physics 2b"            (also: exercises, questions)
+    chainrule class timeline "Physics 2b" "Ada"
+    chainrule class gradebook "Physics 2b" --csv
+    chainrule class invite "Physics 2b"            a new learner invite (the old one stops working)
+    chainrule class teacher-link "Physics 2b"      a new one-time sign-in link for the teacher
+    chainrule class reset-link "Physics 2b" "Ada"  a one-time link for a learner to set a new password
+
+Each takes --data-dir / --database like `chainrule serve` (the class database: $CHAINRULE_DATABASE, else
+class.sqlite in the data folder). Whoever can run these can read that database: they are the admin's.
+Errors are one line on stderr with exit code 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any, Callable
+
+from chainrule.text_safety import terminal_text
+
+COMMANDS = ("class",)
+DEFAULT_URL = "http://localhost:8000"
+
+
+def add_database_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--data-dir", default=None,
+                        help="folder of the class's SQLite database, class.sqlite (default: $CHAINRULE_DATA_DIR, "
+                             "else the user data folder)")
+    parser.add_argument("--database", default=None, metavar="URL",
+                        help="a postgresql:// URL: keep the class in PostgreSQL (default: $CHAINRULE_DATABASE)")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("class", help="make a class for `chainrule serve`, and see its progress",
+                                   description=__doc__.split("\n\n")[0])
+    commands = parser.add_subparsers(dest="class_command", metavar="ACTION", required=True)
+
+    def action(name: str, function: Callable[[argparse.Namespace], int], help_text: str,
+               *arguments: tuple[str, str]) -> argparse.ArgumentParser:
+        sub = commands.add_parser(name, help=help_text, description=help_text)
+        for argument, argument_help in arguments:
+            sub.add_argument(argument, help=argument_help)
+        add_database_options(sub)
+        sub.set_defaults(func=_guarded(function))
+        return sub
+
+    name = ("name", "the class's name")
+    create = action("create", _create, "make a class: prints the teacher's sign-in link and the learners' invite", name)
+    create.add_argument("--teacher-name", default="Teacher", help="the teacher's display name (default: Teacher)")
+    for sub in (create, action("invite", _invite, "a new learner invite link (the old one stops working)", name),
+                action("teacher-link", _teacher_link, "a new one-time sign-in link for the teacher", name),
+                action("reset-link", _reset_link, "a one-time link for a learner to set a new password", name,
+                       ("learner", "the learner's display name"))):
+        sub.add_argument("--url", default=DEFAULT_URL,
+                         help=f"the address learners open, as `chainrule serve` is reached (default: {DEFAULT_URL})")
+    action("list", _list, "the classes in the database")
+    for view in ("roster", "exercises", "questions"):
+        sub = action(view, _view, f"the class's {view}, as on the teacher's page", name)
+        sub.add_argument("--json", action="store_true", help="print JSON instead of a table")
+        sub.set_defaults(view=view)
+    sub = action("timeline", _timeline, "one learner's runs (with code) and answers", name,
+                 ("learner", "the learner's display name"))
+    sub.add_argument("--json", action="store_true", help="print JSON instead of text")
+    sub = action("gradebook", _gradebook, "one row per learner: lessons, exercises, quiz", name)
+    sub.add_argument("--csv", action="store_true", required=True, help="print CSV (the only format for now)")
+
+
+def _guarded(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    from chainrule.classes.accounts import ClassError
+    from chainrule.progress import StoreError
+
+    def run(args: argparse.Namespace) -> int:
+        try:
+            return command(args)
+        except (ClassError, StoreError) as error:
+            print(f"chainrule class: error: {terminal_text(str(error))}", file=sys.stderr)
+            return 1
+
+    return run
+
+
+def _open(args: argparse.Namespace) -> tuple[Any, Any]:
+    from chainrule.classes import open_class_store
+    from chainrule.classes.accounts import Accounts
+
+    store = open_class_store(args.data_dir, args.database)
+    return store, Accounts(store)
+
+
+def _print(text: str) -> None:
+    print(terminal_text(text))
+
+
+def _base(args: argparse.Namespace) -> str:
+    return args.url.rstrip("/")
+
+
+def _create(args: argparse.Namespace) -> int:
+    store, accounts = _open(args)
+    with store:
+        made = accounts.create_class(args.name, args.teacher_name)
+    _print(f"Class {made.name!r} is ready.")
+    _print("The teacher signs in the first time with this one-time link (it sets the teacher's password; valid 7 days):")
+    print(f"    {_base(args)}/set-password/{made.teacher_token}")
+    _print("Learners join with this invite link (give it to the class only):")
+    print(f"    {_base(args)}/join/{made.invite_token}")
+    return 0
+
+
+def _invite(args: argparse.Namespace) -> int:
+    return _print_link(args, "join", lambda accounts: accounts.new_invite(args.name))
+
+
+def _teacher_link(args: argparse.Namespace) -> int:
+    return _print_link(args, "set-password", lambda accounts: accounts.new_teacher_link(args.name))
+
+
+def _print_link(args: argparse.Namespace, page: str, make: Callable[[Any], str]) -> int:
+    store, accounts = _open(args)
+    with store:
+        token = make(accounts)
+    print(f"{_base(args)}/{page}/{token}")
+    return 0
+
+
+def _learner(accounts: Any, class_id: int, name: str) -> Any:
+    from chainrule.classes.accounts import ClassError
+
+    found = [learner for learner in accounts.learners(class_id) if learner.name == name.strip()]
+    if not found:
+        raise ClassError(f"no learner named {name!r} in this class (`chainrule class roster` lists them)",
+                         kind="not-found")
+    return found[0]
+
+
+def _reset_link(args: argparse.Namespace) -> int:
+    from chainrule.classes.accounts import TEACHER, Account
+
+    def make(accounts: Any) -> str:
+        class_id = accounts.class_id(args.name)
+        learner = _learner(accounts, class_id, args.learner)
+        admin = Account(0, class_id, args.name, TEACHER, "admin", 0)  # the CLI acts for the class's teacher
+        return accounts.new_reset_link(admin, learner.id)
+
+    return _print_link(args, "set-password", make)
+
+
+def _list(args: argparse.Namespace) -> int:
+    store, accounts = _open(args)
+    with store:
+        classes = accounts.classes()
+    if not classes:
+        _print("No classes yet: make one with `chainrule class create NAME`.")
+    for entry in classes:
+        _print(f"{entry['name']}  ({entry['learners']} learners, made {entry['created_at'][:10]})")
+    return 0
+
+
+def _percent(share: float | None) -> str:
+    return "-" if share is None else f"{share * 100:.0f} %"
+
+
+def _view(args: argparse.Namespace) -> int:
+    from chainrule.classes.report import ClassReport
+
+    store, accounts = _open(args)
+    with store:
+        data = ClassReport(store, accounts).overview(accounts.class_id(args.name))
+    rows = data[args.view]
+    if args.json:
+        print(json.dumps(rows, indent=2, ensure_ascii=False))
+        return 0
+    if args.view == "roster":
+        _print(f"{'learner':24} {'lessons':>8} {'exercises':>10} {'quiz':>8}  last active")
+        for r in rows:
+            _print(f"{r['name'][:24]:24} {r['lessons_done']:>3} of {r['lessons']:<2} {r['exercises_passed']:>4} of "
+                   f"{r['exercises']:<3} {r['quiz_right']:>3} of {r['quiz_questions']:<2}  {r['last_active'] or '-'}")
+    elif args.view == "exercises":
+        _print(f"{'exercise':24} {'runs':>5} {'first run':>10} {'median':>7}  most common diagnoses of failing runs")
+        for r in rows:
+            median = "-" if r["median_runs_to_pass"] is None else f"{r['median_runs_to_pass']:g}"
+            diagnoses = "; ".join(f"{d['diagnosis']} ({d['runs']})" for d in r["diagnoses"]) or "-"
+            _print(f"{r['exercise_id'][:24]:24} {r['runs']:>5} {_percent(r['passed_first_run']):>10} {median:>7}  "
+                   f"{diagnoses}")
+    else:
+        _print(f"{'question':28} {'answered':>8} {'right':>6}  most chosen wrong answer")
+        for r in rows:
+            wrong = "-" if r["most_chosen_wrong"] is None else (
+                f"{r['most_chosen_wrong']['answer']} ({r['most_chosen_wrong']['times']}x)")
+            _print(f"{(r['lesson_id'] + '/' + r['question_id'])[:28]:28} {r['learners_answered']:>8} "
+                   f"{_percent(r['share_right']):>6}  {wrong}")
+    return 0
+
+
+def _timeline(args: argparse.Namespace) -> int:
+    from chainrule.classes.report import ClassReport
+
+    store, accounts = _open(args)
+    with store:
+        class_id = accounts.class_id(args.name)
+        data = ClassReport(store, accounts).timeline(class_id, _learner(accounts, class_id, args.learner).id)
+    if args.json:
+        print(json.dumps(data, indent=2, ensure_ascii=False))
+        return 0
+    for event in data["events"]:
+        if event["kind"] == "run":
+            verdict = "passed" if event["status"] == "pass" else f"did not pass: {event['diagnosis']}"
+            _print(f"{event['at']}  run {event['exercise_id']} ({event['language']}): {verdict}")
+            for line in event["source"].splitlines():
+                _print(f"    | {line}")
+        else:
+            _print(f"{event['at']}  answered {event['lesson_id']}/{event['question_id']}: {event['answer']!r} "
+                   f"({'right' if event['correct'] else 'wrong'})")
+    return 0
+
+
+def _gradebook(args: argparse.Namespace) -> int:
+    from chainrule.classes.report import ClassReport, csv_text
+
+    store, accounts = _open(args)
+    with store:
+        rows = ClassReport(store, accounts).gradebook(accounts.class_id(args.name))
+    sys.stdout.write(terminal_text(csv_text(rows)))
+    return 0

@@ -1,0 +1,117 @@
+"""`chainrule serve`: one lesson server for a class (accounts instead of a token; see docs/classroom.md).
+
+    chainrule serve [--host H] [--port P] [--url PUBLIC_URL] [--data-dir DIR | --database URL]
+
+The class lives in class.sqlite in the data folder, or in PostgreSQL (--database or $CHAINRULE_DATABASE);
+the web process keeps no state of its own, so several can serve one PostgreSQL class behind a proxy.
+--url is the address learners open (a TLS proxy's https://... address makes the cookies Secure); its host
+name, with loopback, is what the Host check accepts. Listening beyond loopback needs a strong grading
+sandbox, or --allow-weak-sandbox, as `chainrule lesson` does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import socket
+import sys
+from urllib.parse import urlsplit
+
+from chainrule.commands.class_ import add_database_options
+
+DEFAULT_PORT = 8000
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "serve", help="serve the lessons to a class: accounts, a teacher's view (see `chainrule class`)",
+        description="Serve the lessons to a class: learners sign in, the teacher sees their progress. "
+        "Make a class first with `chainrule class create NAME`.",
+    )
+    parser.add_argument("--host", default="127.0.0.1",
+                        help="address to listen on (default 127.0.0.1; 0.0.0.0 for every interface)")
+    parser.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT})")
+    parser.add_argument("--url", default=None,
+                        help="the address learners open, e.g. https://class.example.org behind a TLS proxy "
+                        "(default: http://HOST:PORT)")
+    parser.add_argument("--allow-host", action="append", default=[], metavar="NAME",
+                        help="a further Host name browsers may use to reach this server (repeatable)")
+    parser.add_argument("--allow-weak-sandbox", action="store_true",
+                        help="listen beyond loopback even if the grader's sandbox is not strong")
+    add_database_options(parser)
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from chainrule.commands.lesson import _sandbox_level, _url_host
+    from chainrule.progress import StoreError
+    from chainrule.web.security import is_loopback_bind, split_host
+
+    if not 1 <= args.port <= 65535:
+        print(f"chainrule serve: --port must be between 1 and 65535, not {args.port}", file=sys.stderr)
+        return 2
+    bind_host = args.host.strip().strip("[]")
+    url = (args.url or f"http://{_url_host(bind_host)}:{args.port}").rstrip("/")
+    parts = urlsplit(url)
+    parsed = split_host(parts.netloc) if parts.scheme in ("http", "https") else None
+    if parsed is None or parts.path not in ("", "/"):
+        print(f"chainrule serve: --url must be an address like https://class.example.org, not {args.url!r}",
+              file=sys.stderr)
+        return 2
+    if not is_loopback_bind(bind_host):
+        level, detail = _sandbox_level()
+        if level != "strong" and not args.allow_weak_sandbox:
+            print(f"chainrule serve: refusing to listen on {args.host}: learners' code runs on this machine, and "
+                  f"the grader's sandbox here is {level!r}, not 'strong'" + (f" ({detail})" if detail else "")
+                  + ". Fix the sandbox (docs/grading.md), or pass --allow-weak-sandbox if you accept the risk.",
+                  file=sys.stderr)
+            return 2
+
+    from chainrule.classes import open_class_store
+    from chainrule.classes.accounts import Accounts
+    from chainrule.classes.grading import InProcessGrader
+    from chainrule.web.routes_class import create_class_app
+
+    try:
+        store = open_class_store(args.data_dir, args.database)
+    except StoreError as error:
+        print(f"chainrule serve: {error}", file=sys.stderr)
+        return 1
+    hosts = [parsed[0], _url_host(bind_host).lower(), *(name.lower() for name in args.allow_host)]
+    try:
+        app = create_class_app(store, accounts=Accounts(store), grader=InProcessGrader(),
+                               secure=parts.scheme == "https", hosts=hosts)
+    except StoreError as error:
+        store.close()
+        print(f"chainrule serve: {error}", file=sys.stderr)
+        return 1
+
+    import uvicorn
+
+    from chainrule.web.connections import server_options
+
+    family = socket.AF_INET6 if ":" in bind_host else socket.AF_INET
+    try:
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((bind_host, args.port))
+        sock.listen(128)
+    except OSError as error:
+        store.close()
+        print(f"chainrule serve: cannot listen on {args.host}:{args.port}: {error.strerror or error}. "
+              "Choose another --port or --host.", file=sys.stderr)
+        return 1
+    print(f"chainrule serve is running for the classes in {store.where}.", flush=True)
+    print(f"    Learners and teacher sign in at {url}/sign-in", flush=True)
+    print("Press Ctrl+C to stop.", flush=True)
+    # Behind a proxy on this machine, the client address (for sign-in limits) comes from X-Forwarded-For.
+    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on", proxy_headers=True,
+                            forwarded_allow_ips="127.0.0.1,::1", **server_options())
+    try:
+        uvicorn.Server(config).run(sockets=[sock])
+    except KeyboardInterrupt:
+        pass
+    finally:
+        sock.close()
+        store.close()
+    print("chainrule serve stopped.", flush=True)
+    return 0

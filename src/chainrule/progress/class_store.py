@@ -1,0 +1,193 @@
+"""The class tables' SQL (schema migration 3): classes, accounts, one-time links, sign-in failures, the
+session secret, and the class-wide reads of the teacher's view. classes/accounts.py and classes/report.py
+hold the rules; every statement lives here, so that SQL stays in the progress package.
+
+Secrets arrive already hashed (token hashes, argon2id password hashes); times as ISO text or epoch seconds.
+"""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+from chainrule.progress.connection import Connection
+
+ACCOUNT_LOCK = -2  # the advisory lock key for account writes that read first (learners' keys are >= 0)
+CLASS_LEARNERS = "learner_id IN (SELECT id FROM accounts WHERE class_id = ? AND role = 'learner')"
+ACCOUNT_COLUMNS = ("SELECT a.id, a.class_id, c.name, a.role, a.name, a.session_epoch FROM accounts a "
+                   "JOIN classes c ON c.id = a.class_id ")
+
+AccountRow = tuple  # (id, class_id, class name, role, name, session epoch)
+
+
+class ClassStore:
+    """The class tables of a progress store's database (``store.database``)."""
+
+    def __init__(self, store: Any) -> None:
+        self.database = store.database
+
+    def _write(self, work: Any) -> Any:
+        return self.database.write(work, lock=ACCOUNT_LOCK)
+
+    # ---------------------------------------------------------------- classes and accounts
+
+    def account(self, account_id: int) -> AccountRow | None:
+        return self.database.read(
+            lambda conn: conn.execute(ACCOUNT_COLUMNS + "WHERE a.id = ?", (int(account_id),)).fetchone())
+
+    def learners(self, class_id: int) -> list[AccountRow]:
+        return self.database.read(lambda conn: conn.execute(
+            ACCOUNT_COLUMNS + "WHERE a.class_id = ? AND a.role = 'learner' ORDER BY a.name, a.id",
+            (int(class_id),)).fetchall())
+
+    def class_id(self, name: str) -> int | None:
+        row = self.database.read(lambda conn: conn.execute("SELECT id FROM classes WHERE name = ?", (name,)).fetchone())
+        return None if row is None else int(row[0])
+
+    def classes(self) -> list[tuple]:
+        """(id, name, created_at, number of learners) of every class, by name."""
+        return self.database.read(lambda conn: conn.execute(
+            "SELECT c.id, c.name, c.created_at, "
+            "(SELECT COUNT(*) FROM accounts a WHERE a.class_id = c.id AND a.role = 'learner') "
+            "FROM classes c ORDER BY c.name").fetchall())
+
+    def create_class(self, name: str, invite_hash: str, teacher_name: str, at: str, link_hash: str,
+                     link_expires: float) -> int | None:
+        """The new class's id, with its teacher and the teacher's first link; None if the name is taken."""
+
+        def work(conn: Connection) -> int | None:
+            if conn.execute("SELECT 1 FROM classes WHERE name = ?", (name,)).fetchone() is not None:
+                return None
+            class_id = conn.execute("INSERT INTO classes (name, invite_hash, created_at) VALUES (?, ?, ?) RETURNING id",
+                                    (name, invite_hash, at)).fetchone()[0]
+            teacher_id = conn.execute(
+                "INSERT INTO accounts (class_id, role, name, created_at) VALUES (?, 'teacher', ?, ?) RETURNING id",
+                (class_id, teacher_name, at)).fetchone()[0]
+            _add_link(conn, teacher_id, link_hash, link_expires)
+            return int(class_id)
+
+        return self._write(work)
+
+    def teacher_id(self, class_id: int) -> int:
+        return int(self.database.read(lambda conn: conn.execute(
+            "SELECT id FROM accounts WHERE class_id = ? AND role = 'teacher'", (class_id,)).fetchone()[0]))
+
+    def add_link(self, account_id: int, link_hash: str, expires: float) -> None:
+        self._write(lambda conn: _add_link(conn, account_id, link_hash, expires))
+
+    def set_invite(self, class_id: int, invite_hash: str) -> None:
+        self._write(lambda conn: conn.execute("UPDATE classes SET invite_hash = ? WHERE id = ?", (invite_hash, class_id)))
+
+    def class_of_invite(self, invite_hash: str) -> tuple[int, str] | None:
+        row = self.database.read(lambda conn: conn.execute(
+            "SELECT id, name FROM classes WHERE invite_hash = ?", (invite_hash,)).fetchone())
+        return None if row is None else (int(row[0]), row[1])
+
+    def add_learner(self, class_id: int, name: str, password_hash: str, at: str) -> int | None:
+        """The new learner's id; None if someone in the class already has that name."""
+
+        def work(conn: Connection) -> int | None:
+            if conn.execute("SELECT 1 FROM accounts WHERE class_id = ? AND name = ?", (class_id, name)).fetchone():
+                return None
+            return int(conn.execute(
+                "INSERT INTO accounts (class_id, role, name, password_hash, created_at) "
+                "VALUES (?, 'learner', ?, ?, ?) RETURNING id", (class_id, name, password_hash, at)).fetchone()[0])
+
+        return self._write(work)
+
+    def password_hash(self, class_name: str, name: str) -> tuple[int, str | None] | None:
+        row = self.database.read(lambda conn: conn.execute(
+            "SELECT a.id, a.password_hash FROM accounts a JOIN classes c ON c.id = a.class_id "
+            "WHERE c.name = ? AND a.name = ?", (class_name, name)).fetchone())
+        return None if row is None else (int(row[0]), row[1])
+
+    # ---------------------------------------------------------------- sign-in failures
+
+    def failures(self, scopes: tuple[str, ...], since: float) -> list[int]:
+        return self.database.read(lambda conn: [int(conn.execute(
+            "SELECT COUNT(*) FROM sign_in_failures WHERE scope = ? AND at_ts > ?", (scope, since)).fetchone()[0])
+            for scope in scopes])
+
+    def record_failure(self, scopes: tuple[str, ...], at: float) -> None:
+        self._write(lambda conn: [conn.execute("INSERT INTO sign_in_failures (scope, at_ts) VALUES (?, ?)", (scope, at))
+                                  for scope in scopes])
+
+    def clear_failures(self, scope: str) -> None:
+        self._write(lambda conn: conn.execute("DELETE FROM sign_in_failures WHERE scope = ?", (scope,)))
+
+    # ---------------------------------------------------------------- one-time links
+
+    def link_account_id(self, link_hash: str, now: float) -> int | None:
+        row = self.database.read(lambda conn: conn.execute(
+            "SELECT account_id FROM one_time_links WHERE token_hash = ? AND used_at IS NULL AND expires_ts > ?",
+            (link_hash, now)).fetchone())
+        return None if row is None else int(row[0])
+
+    def use_link(self, link_hash: str, now: float, used_at: str, password_hash: str) -> int | None:
+        """Mark the link used and set the password (its account's older sessions end); None if not valid."""
+
+        def work(conn: Connection) -> int | None:
+            row = conn.execute(
+                "SELECT account_id FROM one_time_links WHERE token_hash = ? AND used_at IS NULL AND expires_ts > ?",
+                (link_hash, now)).fetchone()
+            if row is None:
+                return None
+            conn.execute("UPDATE one_time_links SET used_at = ? WHERE token_hash = ?", (used_at, link_hash))
+            conn.execute("UPDATE accounts SET password_hash = ?, session_epoch = session_epoch + 1 WHERE id = ?",
+                         (password_hash, row[0]))
+            return int(row[0])
+
+        return self._write(work)
+
+    def secret(self) -> str:
+        """The secret that signs session cookies, made once and shared by every web process."""
+
+        def work(conn: Connection) -> str:
+            row = conn.execute("SELECT value FROM server_secrets WHERE name = 'session'").fetchone()
+            if row is not None:
+                return row[0]
+            value = secrets.token_hex(32)
+            conn.execute("INSERT INTO server_secrets (name, value) VALUES ('session', ?)", (value,))
+            return value
+
+        return self._write(work)
+
+    # ---------------------------------------------------------------- the teacher's view
+
+    def class_activity(self, class_id: int) -> dict[str, list[tuple]]:
+        """Every run and quiz answer of the class's learners (oldest first), and each one's last activity."""
+
+        def work(conn: Connection) -> dict[str, list[tuple]]:
+            def rows(sql: str) -> list[tuple]:
+                return conn.execute(sql.format(learners=CLASS_LEARNERS), (class_id,)).fetchall()
+
+            return {
+                "submissions": rows("SELECT learner_id, exercise_id, status, result, at FROM submissions "
+                                    "WHERE {learners} ORDER BY id"),
+                "answers": rows("SELECT learner_id, lesson_id, question_id, answer, correct, at FROM quiz_answers "
+                                "WHERE {learners} ORDER BY id"),
+                "last_active": rows(
+                    "SELECT learner_id, MAX(at) FROM (SELECT learner_id, at FROM submissions UNION ALL "
+                    "SELECT learner_id, at FROM quiz_answers UNION ALL SELECT learner_id, at FROM predictions "
+                    "UNION ALL SELECT learner_id, at FROM code UNION ALL SELECT learner_id, at FROM explanations) "
+                    "AS activity WHERE {learners} GROUP BY learner_id"),
+            }
+
+        return self.database.read(work, snapshot=True)
+
+    def learner_activity(self, learner_id: int) -> tuple[list[tuple], list[tuple]]:
+        """One learner's runs (at, exercise, language, status, result, source) and answers, oldest first."""
+
+        def work(conn: Connection) -> tuple[list[tuple], list[tuple]]:
+            runs = conn.execute("SELECT at, exercise_id, language, status, result, source FROM submissions "
+                                "WHERE learner_id = ? ORDER BY id", (learner_id,)).fetchall()
+            answers = conn.execute("SELECT at, lesson_id, question_id, answer, correct FROM quiz_answers "
+                                   "WHERE learner_id = ? ORDER BY id", (learner_id,)).fetchall()
+            return runs, answers
+
+        return self.database.read(work, snapshot=True)
+
+
+def _add_link(conn: Connection, account_id: int, link_hash: str, expires: float) -> None:
+    conn.execute("INSERT INTO one_time_links (token_hash, account_id, purpose, expires_ts) "
+                 "VALUES (?, ?, 'set-password', ?)", (link_hash, account_id, expires))

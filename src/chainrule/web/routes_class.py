@@ -1,0 +1,321 @@
+"""Class mode's own pages and API: sign-in, joining, one-time links, a learner's data, the teacher's view.
+
+    app = create_class_app(store, accounts=Accounts(store), grader=InProcessGrader(), secure=False)
+
+The lesson pages and their API (routes_api.py) are the personal mode's, unchanged: ClassServices hands
+them the signed-in account's own store. Here: the forms (their CSRF token travels in the form body),
+and /api/class/... for the teacher (their own class only) and for a learner's export and import.
+Every refusal is a ClassError turned into 4xx with its sentence; an id of another class's learner is
+"not found", exactly as an id that does not exist.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+from urllib.parse import parse_qsl
+
+from fastapi import APIRouter, FastAPI, HTTPException, Request
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+
+from chainrule.classes.accounts import TEACHER, Account, Accounts, ClassError
+from chainrule.classes.sessions import (
+    CSRF_COOKIE,
+    SESSION_COOKIE,
+    cookie_header,
+    csrf_ok,
+    csrf_token,
+    session_cookie,
+)
+from chainrule.web.class_gate import ClassGate, ClassServices
+from chainrule.web.routes_pages import templates
+
+router = APIRouter(include_in_schema=False)
+api = APIRouter(prefix="/api/class")
+
+STATUS = {"invalid": 422, "not-found": 404, "refused": 403, "conflict": 409, "rate-limited": 429}
+
+
+def _accounts(request: Request) -> Accounts:
+    return request.app.state.accounts
+
+
+def _gate(request: Request) -> ClassGate:
+    return request.app.state.gate
+
+
+def signed_in(request: Request) -> Account:
+    account = request.scope.get("state", {}).get("account")
+    if account is None:
+        raise HTTPException(status_code=401, detail="not signed in: sign in at /sign-in first.")
+    return account
+
+
+def teacher(request: Request) -> Account:
+    account = signed_in(request)
+    if account.role != TEACHER:
+        raise HTTPException(status_code=403, detail="only the class's teacher can see this.")
+    return account
+
+
+def _local_path(target: str | None, default: str) -> str:
+    """Only a path on this server (never //host or a scheme): no open redirect."""
+    if not target or not target.startswith("/") or target.startswith("//") or "\\" in target:
+        return default
+    return target
+
+
+# ---------------------------------------------------------------- forms
+
+
+def _form_page(request: Request, *, title: str, intro: str, fields: list[dict], action: str, button: str,
+               error: str = "", status: int = 200, extra: dict | None = None) -> HTMLResponse:
+    token = csrf_token(_gate(request).secret, request.scope.get("state", {}).get("session_cookie"))
+    context = {"request": request, "title": title, "intro": intro, "fields": fields, "action": action,
+               "button": button, "error": error, "csrf": token, **(extra or {})}
+    response = templates.TemplateResponse(request, "class_form.html", context, status_code=status)
+    response.headers.append("set-cookie", cookie_header(CSRF_COOKIE, token, secure=request.app.state.secure,
+                                                        http_only=False, same_site="Strict", max_age=None))
+    return response
+
+
+async def _form(request: Request) -> dict[str, str]:
+    """The url-encoded form, after checking its CSRF field against the cookie."""
+    body = (await request.body()).decode("utf-8", "replace")
+    form = dict(parse_qsl(body, keep_blank_values=True, max_num_fields=20))
+    state = request.scope.get("state", {})
+    if not csrf_ok(_gate(request).secret, state.get("csrf_cookie"), form.get("csrf"), state.get("session_cookie")):
+        raise ClassError("this form has expired: reload the page and send it again", kind="refused")
+    return form
+
+
+def _signed_in_response(request: Request, account: Account, target: str) -> Response:
+    secure = request.app.state.secure
+    now = int(request.app.state.clock().timestamp())
+    cookie = session_cookie(_gate(request).secret, account.id, account.session_epoch, now)
+    response = RedirectResponse(target, status_code=303)
+    response.headers.append("set-cookie", cookie_header(SESSION_COOKIE, cookie, secure=secure))
+    response.headers.append("set-cookie", cookie_header(
+        CSRF_COOKIE, csrf_token(_gate(request).secret, cookie), secure=secure, http_only=False, same_site="Strict"))
+    return response
+
+
+def _home(account: Account) -> str:
+    return "/teacher" if account.role == TEACHER else "/"
+
+
+SIGN_IN_FIELDS = [
+    {"name": "class_name", "label": "Class", "type": "text", "autocomplete": "organization"},
+    {"name": "name", "label": "Your name in the class", "type": "text", "autocomplete": "username"},
+    {"name": "password", "label": "Password", "type": "password", "autocomplete": "current-password"},
+]
+
+
+@router.get("/sign-in", response_class=HTMLResponse)
+def sign_in_page(request: Request, next: str = "") -> HTMLResponse:
+    return _form_page(request, title="Sign in", intro="Sign in to your class.", fields=SIGN_IN_FIELDS,
+                      action="/sign-in?next=" + _local_path(next, ""), button="Sign in")
+
+
+@router.post("/sign-in")
+async def sign_in(request: Request, next: str = "") -> Response:
+    try:
+        form = await _form(request)
+        address = request.client.host if request.client else ""
+        account = await _run(_accounts(request).sign_in, form.get("class_name", ""), form.get("name", ""),
+                             form.get("password", ""), address=address)
+    except ClassError as error:
+        return _form_page(request, title="Sign in", intro="Sign in to your class.", fields=SIGN_IN_FIELDS,
+                          action="/sign-in?next=" + _local_path(next, ""), button="Sign in", error=str(error),
+                          status=STATUS.get(error.kind, 400))
+    return _signed_in_response(request, account, _local_path(next, _home(account)))
+
+
+NEW_PASSWORD = {"name": "password", "label": "Choose a password (10 characters or more)", "type": "password",
+                "autocomplete": "new-password"}
+
+
+@router.get("/join/{invite}", response_class=HTMLResponse)
+def join_page(request: Request, invite: str) -> HTMLResponse:
+    try:
+        _, class_name = _accounts(request).invited_class(invite)
+    except ClassError as error:
+        return _form_page(request, title="Join a class", intro=str(error), fields=[], action="", button="",
+                          status=404)
+    return _join_form(request, invite, class_name)
+
+
+def _join_form(request: Request, invite: str, class_name: str, error: str = "", status: int = 200) -> HTMLResponse:
+    fields = [{"name": "name", "label": "Your name (your teacher and you will see it)", "type": "text",
+               "autocomplete": "username"}, NEW_PASSWORD]
+    return _form_page(request, title=f"Join {class_name}", intro="Choose the name your teacher will know you by.",
+                      fields=fields, action=f"/join/{invite}", button="Join the class", error=error, status=status)
+
+
+@router.post("/join/{invite}")
+async def join(request: Request, invite: str) -> Response:
+    accounts = _accounts(request)
+    try:
+        _, class_name = accounts.invited_class(invite)
+    except ClassError as error:
+        raise HTTPException(status_code=404, detail=str(error)) from None
+    try:
+        form = await _form(request)
+        account = await _run(accounts.join, invite, form.get("name", ""), form.get("password", ""))
+    except ClassError as error:
+        return _join_form(request, invite, class_name, str(error), STATUS.get(error.kind, 400))
+    return _signed_in_response(request, account, "/")
+
+
+@router.get("/set-password/{token}", response_class=HTMLResponse)
+def set_password_page(request: Request, token: str) -> HTMLResponse:
+    try:
+        account = _accounts(request).link_account(token)
+    except ClassError as error:
+        return _form_page(request, title="Set your password", intro=str(error), fields=[], action="", button="",
+                          status=404)
+    return _form_page(request, title="Set your password",
+                      intro=f"{account.name}, choose a new password for {account.class_name}.",
+                      fields=[NEW_PASSWORD], action=f"/set-password/{token}", button="Set the password")
+
+
+@router.post("/set-password/{token}")
+async def set_password(request: Request, token: str) -> Response:
+    try:
+        form = await _form(request)
+        account = await _run(_accounts(request).use_link, token, form.get("password", ""))
+    except ClassError as error:
+        return _form_page(request, title="Set your password", intro=str(error), fields=[NEW_PASSWORD],
+                          action=f"/set-password/{token}", button="Set the password",
+                          status=STATUS.get(error.kind, 400))
+    return _signed_in_response(request, account, _home(account))
+
+
+@router.post("/sign-out")
+async def sign_out(request: Request) -> Response:
+    await _form(request)
+    response = RedirectResponse("/sign-in", status_code=303)
+    secure = request.app.state.secure
+    response.headers.append("set-cookie", cookie_header(SESSION_COOKIE, "", secure=secure, max_age=0))
+    return response
+
+
+async def _run(function: Any, *args: Any, **kwargs: Any) -> Any:
+    """Password hashing takes a moment: off the event loop."""
+    import functools
+
+    import anyio
+
+    return await anyio.to_thread.run_sync(functools.partial(function, *args, **kwargs))
+
+
+# ---------------------------------------------------------------- a learner's own data
+
+
+@api.get("/me")
+def me(request: Request) -> dict[str, Any]:
+    account = signed_in(request)
+    return {"id": account.id, "name": account.name, "role": account.role, "class": account.class_name}
+
+
+@api.get("/progress/export")
+def export_own(request: Request) -> JSONResponse:
+    """The signed-in account's progress in the format `chainrule progress export` writes."""
+    store = request.app.state.services.store()
+    return JSONResponse(store.export_data(), headers={
+        "content-disposition": 'attachment; filename="chainrule-progress.json"'})
+
+
+@api.post("/progress/import")
+async def import_own(request: Request) -> dict[str, Any]:
+    """A file from `chainrule progress export` (personal mode), added to the signed-in account."""
+    import json
+
+    try:
+        document = json.loads(await request.body())
+    except ValueError:
+        raise HTTPException(status_code=422, detail="send the JSON file that `chainrule progress export` wrote") from None
+    store = request.app.state.services.store()
+    from chainrule.progress import StoreError
+
+    try:
+        return {"added": await _run(store.import_data, document)}
+    except StoreError as error:
+        if error.kind == "invalid-file":
+            raise HTTPException(status_code=422, detail=str(error)) from None
+        raise
+
+
+# ---------------------------------------------------------------- the teacher's view
+
+
+def _report(request: Request) -> Any:
+    from chainrule.classes.report import ClassReport
+
+    return ClassReport(request.app.state.services.class_store, _accounts(request))
+
+
+@api.get("/overview")
+def overview(request: Request) -> dict[str, Any]:
+    """Roster against the path, per exercise and per quiz question, for the teacher's own class."""
+    return _report(request).overview(teacher(request).class_id)
+
+
+@api.get("/learners/{learner_id}/timeline")
+def timeline(request: Request, learner_id: int) -> dict[str, Any]:
+    return _report(request).timeline(teacher(request).class_id, learner_id)
+
+
+@api.post("/learners/{learner_id}/reset-link")
+def reset_link(request: Request, learner_id: int) -> dict[str, Any]:
+    token = _accounts(request).new_reset_link(teacher(request), learner_id)
+    return {"link": f"{str(request.base_url).rstrip('/')}/set-password/{token}"}
+
+
+@router.get("/teacher/gradebook.csv")
+def gradebook_csv(request: Request) -> Response:
+    rows = _report(request).gradebook(teacher(request).class_id)
+    from chainrule.classes.report import csv_text
+
+    return Response(csv_text(rows), media_type="text/csv; charset=utf-8",
+                    headers={"content-disposition": 'attachment; filename="gradebook.csv"'})
+
+
+@router.get("/teacher", response_class=HTMLResponse)
+def teacher_page(request: Request) -> HTMLResponse:
+    account = teacher(request)
+    return templates.TemplateResponse(request, "teacher.html", {
+        "request": request, "title": f"{account.class_name}: the class", "class_name": account.class_name})
+
+
+# ---------------------------------------------------------------- the app
+
+
+def create_class_app(
+    store: Any,
+    *,
+    accounts: Accounts,
+    grader: Any,
+    secure: bool = False,
+    hosts: Iterable[str] = (),
+    port: int | None = None,
+    clock: Any = None,
+) -> FastAPI:
+    """The lesson app in class mode: the same pages and API, behind accounts instead of a token."""
+    from chainrule.web.app import create_app
+
+    services = ClassServices(store, grader)
+    clock = clock or store.now
+    gate = ClassGate(accounts, accounts.secret(), clock=clock)
+    app = create_app("", None, services=services, gate=gate, port=port, extra_hosts=hosts,
+                     schemes=("http", "https") if secure else ("http",),
+                     routers=[router, api])
+    app.state.accounts = accounts
+    app.state.gate = gate
+    app.state.secure = secure
+    app.state.clock = clock
+
+    @app.exception_handler(ClassError)
+    async def class_error(request: Request, error: ClassError) -> JSONResponse:
+        return JSONResponse({"detail": str(error)}, status_code=STATUS.get(error.kind, 400))
+
+    return app

@@ -1,0 +1,253 @@
+"""Class mode in process (FastAPI TestClient), on SQLite and on PostgreSQL: accounts, sessions, CSRF,
+rate limits, one-time links, and above all that nobody reads what is not theirs."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from argon2 import PasswordHasher
+from fastapi.testclient import TestClient
+
+from chainrule.classes import CLASS_DATABASE
+from chainrule.classes.accounts import MAX_FAILURES_PER_NAME, Accounts
+from chainrule.classes.grading import InProcessGrader
+from chainrule.progress import open_store
+from chainrule.web.routes_class import create_class_app
+
+BASE = "http://class.example.org"
+PASSWORD = "correct horse battery"
+# argon2id as in production, with small costs so that the suite stays fast.
+FAST_HASHER = PasswordHasher(time_cost=1, memory_cost=8 * 1024, parallelism=1)
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = datetime(2026, 3, 1, 12, 0, tzinfo=timezone.utc)
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+class World:
+    """A class server with two classes: "Physics" (teacher, Ada, Bea) and "Chemistry" (teacher, Cyd)."""
+
+    def __init__(self, store, clock) -> None:
+        self.store, self.clock = store, clock
+        self.accounts = Accounts(store, hasher=FAST_HASHER)
+        self.app = create_class_app(store, accounts=self.accounts, grader=InProcessGrader(),
+                                    hosts=["class.example.org"], clock=clock)
+        self.physics = self.accounts.create_class("Physics")
+        self.chemistry = self.accounts.create_class("Chemistry")
+        self.ada = self.join(self.physics.invite_token, "Ada")
+        self.bea = self.join(self.physics.invite_token, "Bea")
+        self.cyd = self.join(self.chemistry.invite_token, "Cyd")
+        self.physics_teacher = self.teacher(self.physics.teacher_token)
+        self.chemistry_teacher = self.teacher(self.chemistry.teacher_token)
+
+    def client(self) -> TestClient:
+        return TestClient(self.app, base_url=BASE, follow_redirects=False)
+
+    def join(self, invite: str, name: str) -> TestClient:
+        client = self.client()
+        page = client.get(f"/join/{invite}")
+        assert page.status_code == 200, page.text
+        answer = client.post(f"/join/{invite}", data={"csrf": csrf_of(page.text), "name": name, "password": PASSWORD})
+        assert answer.status_code == 303, answer.text
+        return client
+
+    def teacher(self, token: str) -> TestClient:
+        client = self.client()
+        page = client.get(f"/set-password/{token}")
+        answer = client.post(f"/set-password/{token}", data={"csrf": csrf_of(page.text), "password": PASSWORD})
+        assert answer.status_code == 303 and answer.headers["location"] == "/teacher", answer.text
+        return client
+
+
+def csrf_of(page: str) -> str:
+    return re.search(r'name="csrf" value="([^"]+)"', page).group(1)
+
+
+def send(client: TestClient, method: str, url: str, **kwargs):
+    """A change from the page's own script: it carries the CSRF cookie's value in X-CSRF-Token."""
+    headers = {"X-CSRF-Token": client.cookies.get("chainrule_csrf", "")}
+    return client.request(method, url, headers=headers, **kwargs)
+
+
+@pytest.fixture
+def world(store_place):
+    clock = Clock()
+    store = open_store(**store_place("class"), clock=clock, fuzzing=False, file_name=CLASS_DATABASE)
+    made = World(store, clock)
+    yield made
+    store.close()
+
+
+ADA_SECRET = "ada-private-code-4242"
+
+
+def ada_works(world: World) -> None:
+    ada = world.ada
+    assert send(ada, "PUT", "/api/progress/code",
+                json={"exercise": "neuron-grads", "language": "python", "source": ADA_SECRET}).status_code == 200
+    assert send(ada, "PUT", "/api/progress/backprop/predictions/n", json={"value": 0.8814}).status_code == 200
+    answer = send(ada, "POST", "/api/lessons/backprop/quiz/product-gradient", json={"answer": "7.5"})
+    assert answer.status_code == 200, answer.text
+    me = ada.get("/api/class/me").json()
+    world.store.for_learner(me["id"]).record_submission(
+        "neuron-grads", "python", ADA_SECRET, {"status": "fail", "verdict": "failed", "tests": []})
+
+
+def test_a_learner_sees_only_their_own_progress(world):
+    ada_works(world)
+    assert ADA_SECRET in world.ada.get("/api/progress/backprop").text
+    bea_view = world.bea.get("/api/progress/backprop")
+    assert bea_view.status_code == 200
+    assert ADA_SECRET not in bea_view.text and bea_view.json()["predictions"] == {}
+    assert world.bea.get("/api/class/progress/export").json()["code"] == []
+
+
+def _filled(path: str, ids: dict[str, str]) -> str:
+    return re.sub(r"\{(\w+)\}", lambda m: ids.get(m.group(1), "backprop"), path)
+
+
+def test_every_api_route_refuses_another_learners_and_another_classs_data(world):
+    """Each /api route, called by Bea (a learner of Physics) and by Chemistry's teacher with Ada's ids,
+    answers without Ada's data: a refusal for the class routes, her own (empty) data for the rest."""
+    ada_works(world)
+    ada_id = str(world.ada.get("/api/class/me").json()["id"])
+    ids = {"learner_id": ada_id, "lesson_id": "backprop", "exercise_id": "neuron-grads", "question_id": "product-gradient",
+           "graph": "section03", "key": "n", "number": "1"}
+    routes = [(method.upper(), path) for path, operations in world.app.openapi()["paths"].items()
+              for method in operations]
+    assert len(routes) > 15
+    checked = 0
+    for caller in (world.bea, world.chemistry_teacher, world.cyd):
+        for method, path in routes:
+            if path == "/api/grade":
+                continue  # grades the body's code and stores it as the caller's own run: nothing to read
+            url = _filled(path, ids)
+            answer = send(caller, method, url, json={}) if method != "GET" else caller.get(url)
+            assert ADA_SECRET not in answer.text, (method, url)
+            assert "0.8814" not in answer.text, (method, url)
+            if "/api/class/learners/" in path:
+                assert answer.status_code in (403, 404), (method, url, answer.status_code)
+            checked += 1
+    assert checked >= 45
+    # Physics's own teacher does see Ada's run (the same route, the right class).
+    timeline = world.physics_teacher.get(f"/api/class/learners/{ada_id}/timeline")
+    assert timeline.status_code == 200 and ADA_SECRET in timeline.text
+
+
+def test_learners_cannot_use_the_teachers_view(world):
+    for path in ("/api/class/overview", "/teacher", "/teacher/gradebook.csv"):
+        assert world.ada.get(path).status_code == 403
+    assert world.physics_teacher.get("/api/class/overview").status_code == 200
+
+
+def test_without_a_session_pages_go_to_sign_in_and_the_api_answers_401(world):
+    stranger = world.client()
+    assert stranger.get("/api/progress/backprop").status_code == 401
+    page = stranger.get("/lessons/backprop")
+    assert page.status_code == 303 and page.headers["location"].startswith("/sign-in")
+
+
+def test_a_change_without_the_csrf_token_is_refused(world):
+    ada = world.ada
+    refused = ada.put("/api/progress/code", json={"exercise": "neuron-grads", "language": "python", "source": "x"})
+    assert refused.status_code == 403 and "CSRF" in refused.json()["detail"]
+    forged = ada.put("/api/progress/code", headers={"X-CSRF-Token": "made.up"},
+                     json={"exercise": "neuron-grads", "language": "python", "source": "x"})
+    assert forged.status_code == 403
+    # Bea's token is no good with Ada's session.
+    stolen = ada.put("/api/progress/code", headers={"X-CSRF-Token": world.bea.cookies["chainrule_csrf"]},
+                     json={"exercise": "neuron-grads", "language": "python", "source": "x"})
+    assert stolen.status_code == 403
+
+
+def test_session_cookies_are_signed_http_only_and_same_site(world):
+    client = world.client()
+    page = client.get("/sign-in")
+    answer = client.post("/sign-in", data={"csrf": csrf_of(page.text), "class_name": "Physics", "name": "Ada",
+                                           "password": PASSWORD})
+    assert answer.status_code == 303 and answer.headers["location"] == "/"
+    session = next(v for v in answer.headers.get_list("set-cookie") if v.startswith("chainrule_session="))
+    assert "HttpOnly" in session and "SameSite=Lax" in session and "Secure" not in session  # plain HTTP here
+    tampered = client.cookies["chainrule_session"].replace(".", ".1", 1)
+    other = world.client()
+    other.cookies.set("chainrule_session", tampered)
+    assert other.get("/api/class/me").status_code == 401
+
+
+def test_sign_in_attempts_are_limited_per_name(world):
+    client = world.client()
+    csrf = csrf_of(client.get("/sign-in").text)
+    for _ in range(MAX_FAILURES_PER_NAME):
+        wrong = client.post("/sign-in", data={"csrf": csrf, "class_name": "Physics", "name": "Bea", "password": "nope nope nope"})
+        assert wrong.status_code == 403 and "not right" in wrong.text
+        csrf = csrf_of(wrong.text)  # the page shown again carries a fresh token
+    limited = client.post("/sign-in", data={"csrf": csrf, "class_name": "Physics", "name": "Bea", "password": PASSWORD})
+    assert limited.status_code == 429 and "too many failed sign-ins" in limited.text
+    world.clock.now += timedelta(minutes=16)
+    csrf = csrf_of(limited.text)
+    assert client.post("/sign-in", data={"csrf": csrf, "class_name": "Physics", "name": "Bea",
+                                         "password": PASSWORD}).status_code == 303
+
+
+def test_a_reset_link_works_once_and_ends_the_old_sessions(world):
+    ada_id = world.ada.get("/api/class/me").json()["id"]
+    assert send(world.chemistry_teacher, "POST", f"/api/class/learners/{ada_id}/reset-link").status_code == 404
+    made = send(world.physics_teacher, "POST", f"/api/class/learners/{ada_id}/reset-link")
+    assert made.status_code == 200
+    path = made.json()["link"].removeprefix(BASE)
+    fresh = world.client()
+    page = fresh.get(path)
+    assert "Ada" in page.text
+    assert fresh.post(path, data={"csrf": csrf_of(page.text), "password": "a brand new password"}).status_code == 303
+    assert world.ada.get("/api/class/me").status_code == 401  # the old session ended
+    assert fresh.get("/api/class/me").json()["name"] == "Ada"
+    again = world.client()
+    assert again.get(path).status_code == 404  # used once
+
+
+def test_joining_needs_a_valid_invite_a_free_name_and_a_real_password(world):
+    client = world.client()
+    assert client.get("/join/not-an-invite").status_code == 404
+    page = client.get(f"/join/{world.physics.invite_token}")
+    taken = client.post(f"/join/{world.physics.invite_token}",
+                        data={"csrf": csrf_of(page.text), "name": "Ada", "password": PASSWORD})
+    assert taken.status_code == 409 and "already goes by" in taken.text
+    short = client.post(f"/join/{world.physics.invite_token}",
+                        data={"csrf": csrf_of(taken.text), "name": "Dee", "password": "short"})
+    assert short.status_code == 422
+    no_csrf = client.post(f"/join/{world.physics.invite_token}", data={"name": "Dee", "password": PASSWORD})
+    assert no_csrf.status_code == 403
+
+
+def test_a_foreign_host_or_origin_is_refused(world):
+    ada = world.ada
+    assert ada.get("/api/class/me", headers={"Host": "evil.example"}).status_code == 403
+    refused = ada.put("/api/progress/code", headers={"Origin": "http://evil.example",
+                                                     "X-CSRF-Token": ada.cookies["chainrule_csrf"]},
+                      json={"exercise": "neuron-grads", "language": "python", "source": "x"})
+    assert refused.status_code == 403
+
+
+def test_a_personal_export_imports_into_a_class_account_and_comes_back_the_same(world, tmp_path):
+    personal = open_store(tmp_path / "personal", clock=world.clock, fuzzing=False)
+    try:
+        personal.save_prediction("backprop", "n", 0.8814, True)
+        personal.record_submission("neuron-grads", "python", "mine", {"status": "pass"})
+        personal.answer_question("backprop", "product-gradient", "6", True)
+        document = personal.export_data()
+    finally:
+        personal.close()
+    imported = send(world.bea, "POST", "/api/class/progress/import", json=document)
+    assert imported.status_code == 200 and imported.json()["added"]["submissions"] == 1
+    back = world.bea.get("/api/class/progress/export").json()
+    assert {key: value for key, value in back.items() if key != "exported_at"} == \
+        {key: value for key, value in document.items() if key != "exported_at"}
+    assert world.ada.get("/api/class/progress/export").json()["submissions"] == []
+    bad = send(world.bea, "POST", "/api/class/progress/import", json={"format": "nope"})
+    assert bad.status_code == 422
