@@ -251,3 +251,33 @@ def test_a_personal_export_imports_into_a_class_account_and_comes_back_the_same(
     assert world.ada.get("/api/class/progress/export").json()["submissions"] == []
     bad = send(world.bea, "POST", "/api/class/progress/import", json={"format": "nope"})
     assert bad.status_code == 422
+
+
+def test_behind_tls_cookies_are_secure_and_the_https_origin_is_accepted(store_place):
+    clock = Clock()
+    store = open_store(**store_place("tls"), clock=clock, fuzzing=False, file_name=CLASS_DATABASE)
+    try:
+        accounts = Accounts(store, hasher=FAST_HASHER)
+        made = accounts.create_class("Secure")
+        app = create_class_app(store, accounts=accounts, grader=InProcessGrader(), secure=True,
+                               hosts=["class.example.org"], clock=clock)
+        client = TestClient(app, base_url="https://class.example.org", follow_redirects=False)
+        page = client.get(f"/join/{made.invite_token}")
+        joined = client.post(f"/join/{made.invite_token}", headers={"Origin": "https://class.example.org"},
+                             data={"csrf": csrf_of(page.text), "name": "Ada", "password": PASSWORD})
+        assert joined.status_code == 303
+        cookies = joined.headers.get_list("set-cookie")
+        assert all("Secure" in cookie for cookie in cookies) and len(cookies) == 2
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize(("argv", "says"), [
+    (["--url", "ftp://class.example.org"], "--url must be an address like https://class.example.org"),
+    (["--port", "0"], "--port must be between 1 and 65535"),
+])
+def test_serve_refuses_bad_options_with_the_reason(argv, says, capsys):
+    from chainrule import cli
+
+    assert cli.main(["serve", *argv]) == 2
+    assert says in capsys.readouterr().err

@@ -73,6 +73,9 @@ def _form_page(request: Request, *, title: str, intro: str, fields: list[dict], 
     context = {"request": request, "title": title, "intro": intro, "fields": fields, "action": action,
                "button": button, "error": error, "csrf": token, **(extra or {})}
     response = templates.TemplateResponse(request, "class_form.html", context, status_code=status)
+    # With "no-referrer" (the default here) Chromium sends a form's POST with "Origin: null", which the
+    # Origin check refuses; "same-origin" still sends nothing to other sites.
+    response.headers["referrer-policy"] = "same-origin"
     response.headers.append("set-cookie", cookie_header(CSRF_COOKIE, token, secure=request.app.state.secure,
                                                         http_only=False, same_site="Strict", max_age=None))
     return response
@@ -283,8 +286,10 @@ def gradebook_csv(request: Request) -> Response:
 @router.get("/teacher", response_class=HTMLResponse)
 def teacher_page(request: Request) -> HTMLResponse:
     account = teacher(request)
-    return templates.TemplateResponse(request, "teacher.html", {
+    response = templates.TemplateResponse(request, "teacher.html", {
         "request": request, "title": f"{account.class_name}: the class", "class_name": account.class_name})
+    response.headers["referrer-policy"] = "same-origin"  # its sign-out form, as in _form_page
+    return response
 
 
 # ---------------------------------------------------------------- the app

@@ -1,0 +1,149 @@
+"""Class mode end to end in Chromium: `chainrule class create` and `chainrule serve` as real processes (on
+PostgreSQL when the test session has it, else SQLite); a teacher and two learners in separate browser
+contexts; the teacher's grid and CSV show both; neither learner sees the other; the teacher's page has no
+serious axe-core violation at 1280 and 390 px."""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from conftest import REPO, WIDTHS, axe_violations, free_port, stop_lesson_server
+from test_lesson_page import reference, run_tests, set_editor_text
+
+PASSWORD = "correct horse battery"
+EXERCISE = "neuron-grads"
+QUESTION = "product-gradient"  # its right answer is 6
+
+
+def chainrule(*argv: str, env: dict) -> str:
+    done = subprocess.run([sys.executable, "-m", "chainrule", *argv], capture_output=True, text=True, env=env,
+                          cwd=REPO, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+@pytest.fixture
+def class_server(request, tmp_path):
+    """(base URL, teacher link, invite link, environment) of a running `chainrule serve`."""
+    env = dict(os.environ, PYTHONUNBUFFERED="1", CHAINRULE_DATA_DIR=str(tmp_path / "data"))
+    env.pop("CHAINRULE_DATABASE", None)
+    try:
+        env["CHAINRULE_DATABASE"] = request.getfixturevalue("postgres_url")
+    except pytest.skip.Exception:
+        pass  # no PostgreSQL here: the class lives in SQLite in the data folder
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    out = chainrule("class", "create", "Browser class", "--url", base, env=env)
+    teacher_link, invite_link = re.findall(rf"{re.escape(base)}/\S+", out)
+    process = subprocess.Popen([sys.executable, "-m", "chainrule", "serve", "--port", str(port)], env=env, cwd=REPO,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    ready = threading.Event()
+    lines: list[str] = []
+
+    def read() -> None:
+        for line in process.stdout:
+            lines.append(line)
+            if "sign in at" in line:
+                ready.set()
+        ready.set()
+
+    threading.Thread(target=read, daemon=True).start()
+    assert ready.wait(60) and process.poll() is None, "".join(lines)
+    import socket
+
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            break
+        except OSError:
+            time.sleep(0.1)
+    try:
+        yield base, teacher_link, invite_link, env
+    finally:
+        stop_lesson_server(process)
+
+
+def submit_form(page, values: dict[str, str]) -> None:
+    for name, value in values.items():
+        page.locator(f"input[name='{name}']").fill(value)
+    with page.expect_navigation():
+        page.locator("form.class-form button[type=submit]").click()
+
+
+def learner_works(browser, invite: str, base: str, name: str, answer: str):
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context.set_default_timeout(30_000)
+    page = context.new_page()
+    page.goto(invite)
+    submit_form(page, {"name": name, "password": PASSWORD})
+    assert page.url == base + "/"
+    page.goto(base + "/lessons/backprop")
+    page.wait_for_selector(f"[data-editor='{EXERCISE}'] .cm-content")
+    set_editor_text(page, EXERCISE, reference(EXERCISE, "python") + f"\n# {name}'s own code\n")
+    run_tests(page, EXERCISE)
+    assert page.locator(f"article[data-exercise='{EXERCISE}'] .results").get_attribute("data-status") == "pass"
+    form = page.locator(f"#section-06 form[data-question='{QUESTION}']")
+    form.locator("input").fill(answer)
+    form.locator("input").press("Enter")
+    page.wait_for_function(
+        "q => document.querySelector(`#section-06 form[data-question='${q}']`).dataset.correct !== undefined",
+        arg=QUESTION)
+    return context, page
+
+
+def test_a_teacher_sees_two_learners_who_never_see_each_other(browser, class_server):
+    base, teacher_link, invite, _ = class_server
+    teacher = browser.new_context(viewport={"width": 1280, "height": 900}, bypass_csp=True)
+    teacher.set_default_timeout(30_000)
+    teacher_page = teacher.new_page()
+    teacher_page.goto(teacher_link)
+    submit_form(teacher_page, {"password": PASSWORD})
+    assert teacher_page.url == base + "/teacher", teacher_page.content()[:3000]
+
+    ada, ada_page = learner_works(browser, invite, base, "Ada", "6")
+    bea, bea_page = learner_works(browser, invite, base, "Bea", "5")
+    try:
+        # Neither learner sees the other: not in their progress, not in their export, not in the teacher's API.
+        for page, other in ((ada_page, "Bea"), (bea_page, "Ada")):
+            progress = page.evaluate("() => fetch('/api/progress/backprop').then(r => r.text())")
+            assert f"{other}'s own code" not in progress
+            exported = page.evaluate("() => fetch('/api/class/progress/export').then(r => r.text())")
+            assert f"{other}'s own code" not in exported
+            assert page.evaluate("() => fetch('/api/class/overview').then(r => r.status)") == 403
+
+        teacher_page.reload()
+        teacher_page.wait_for_selector("tr[data-learner-row='Bea']")
+        for name, right in (("Ada", True), ("Bea", False)):
+            row = teacher_page.locator(f"tr[data-learner-row='{name}']")
+            assert row.locator(f"[aria-label='{EXERCISE}: done']").count() == 1
+            assert row.locator(f"[aria-label='{QUESTION}: {'done' if right else 'not right'}']").count() == 1
+        bar_cell = teacher_page.locator(f"tr[data-exercise='{EXERCISE}']")
+        assert "100 %" in bar_cell.text_content()
+
+        csv_text = teacher_page.evaluate("() => fetch('/teacher/gradebook.csv').then(r => r.text())")
+        rows = {row[0]: row for row in csv.reader(io.StringIO(csv_text))}
+        assert rows["Ada"][2] == "1" and rows["Bea"][2] == "1"  # exercises passed
+        assert rows["Ada"][3] == "1" and rows["Bea"][3] == "0"  # quiz right at the first answer
+
+        teacher_page.locator("button[data-learner]", has_text="Bea").click()
+        teacher_page.wait_for_selector("#class-timeline pre")
+        assert "Bea's own code" in teacher_page.locator("#class-timeline").text_content()
+
+        for width, height in WIDTHS.values():
+            teacher_page.set_viewport_size({"width": width, "height": height})
+            assert axe_violations(teacher_page) == [], width
+            overflow = teacher_page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
+            assert overflow <= 1, f"the teacher's page scrolls sideways at {width} px"
+    finally:
+        for context in (teacher, ada, bea):
+            context.close()
