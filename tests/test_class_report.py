@@ -156,3 +156,18 @@ def test_class_create_prints_links_that_work(store_place, capsys):
         store.close()
     code, _, err = run_cli(capsys, place, "create", "Maths 3")
     assert code == 1 and "exists already" in err
+
+
+def test_the_cli_makes_new_invite_teacher_and_reset_links(made, capsys):
+    place, accounts = made["place"], made["accounts"]
+    code, out, _ = run_cli(capsys, place, "questions", "Physics")
+    assert code == 0 and f"backprop/{made['question']}" in out and "5 (2x)" in out
+    code, out, _ = run_cli(capsys, place, "invite", "Physics", "--url", "https://class.example.org")
+    assert code == 0 and out.startswith("https://class.example.org/join/")
+    assert accounts.invited_class(out.strip().rsplit("/", 1)[1])[1] == "Physics"
+    code, out, _ = run_cli(capsys, place, "teacher-link", "Physics")
+    assert code == 0 and accounts.link_account(out.strip().rsplit("/", 1)[1]).role == "teacher"
+    code, out, _ = run_cli(capsys, place, "reset-link", "Physics", "Bea")
+    assert code == 0 and accounts.use_link(out.strip().rsplit("/", 1)[1], "a new password!").name == "Bea"
+    code, _, err = run_cli(capsys, place, "reset-link", "Physics", "Dan")  # Dan is in Chemistry
+    assert code == 1 and "no learner named 'Dan'" in err

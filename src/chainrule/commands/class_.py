@@ -157,7 +157,7 @@ def _list(args: argparse.Namespace) -> int:
     if not classes:
         _print("No classes yet: make one with `chainrule class create NAME`.")
     for entry in classes:
-        _print(f"{entry['name']}  ({entry['learners']} learners, made {entry['created_at'][:10]})")
+        _print(f"{entry['name']}  ({entry['learners']} learner{'' if entry['learners'] == 1 else 's'})")
     return 0
 
 
@@ -188,11 +188,11 @@ def _view(args: argparse.Namespace) -> int:
             _print(f"{r['exercise_id'][:24]:24} {r['runs']:>5} {_percent(r['passed_first_run']):>10} {median:>7}  "
                    f"{diagnoses}")
     else:
-        _print(f"{'question':28} {'answered':>8} {'right':>6}  most chosen wrong answer")
+        _print(f"{'question':44} {'answered':>8} {'right':>6}  most chosen wrong answer")
         for r in rows:
             wrong = "-" if r["most_chosen_wrong"] is None else (
                 f"{r['most_chosen_wrong']['answer']} ({r['most_chosen_wrong']['times']}x)")
-            _print(f"{(r['lesson_id'] + '/' + r['question_id'])[:28]:28} {r['learners_answered']:>8} "
+            _print(f"{(r['lesson_id'] + '/' + r['question_id'])[:44]:44} {r['learners_answered']:>8} "
                    f"{_percent(r['share_right']):>6}  {wrong}")
     return 0
 
