@@ -281,3 +281,16 @@ def test_serve_refuses_bad_options_with_the_reason(argv, says, capsys):
 
     assert cli.main(["serve", *argv]) == 2
     assert says in capsys.readouterr().err
+
+
+def test_the_account_page_names_the_learner_and_signs_out(world):
+    page = world.ada.get("/account")
+    assert page.status_code == 200 and "Signed in as <strong>Ada</strong> in Physics" in page.text
+    assert 'href="/account">Ada</a>' in world.ada.get("/lessons/backprop").text  # the site's menu names them
+    copied = world.client()
+    copied.cookies.set("chainrule_session", world.ada.cookies["chainrule_session"])
+    assert copied.get("/api/class/me").status_code == 200
+    out = world.ada.post("/sign-out", data={"csrf": csrf_of(page.text)})
+    assert out.status_code == 303 and out.headers["location"] == "/sign-in"
+    assert world.ada.get("/api/class/me").status_code == 401
+    assert copied.get("/api/class/me").status_code == 401  # signed out everywhere

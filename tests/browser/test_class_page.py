@@ -101,6 +101,38 @@ def learner_works(browser, invite: str, base: str, name: str, answer: str):
     return context, page
 
 
+def test_a_learner_adds_a_personal_export_on_the_account_page(browser, class_server, tmp_path):
+    """The file `chainrule progress export` wrote at home, added in class; the page passes axe-core."""
+    import json
+
+    from chainrule.progress import open_store
+
+    home = open_store(tmp_path / "home", fuzzing=False)
+    try:
+        home.record_submission(EXERCISE, "python", "# done at home", {"status": "pass"})
+        (tmp_path / "home.json").write_text(json.dumps(home.export_data()), encoding="utf-8")
+    finally:
+        home.close()
+    base, _, invite, _ = class_server
+    context = browser.new_context(viewport={"width": 390, "height": 844}, bypass_csp=True)
+    try:
+        page = context.new_page()
+        page.goto(invite)
+        submit_form(page, {"name": "Cal", "password": PASSWORD})
+        page.locator("nav a", has_text="Cal").click()
+        page.wait_for_url(base + "/account")
+        page.locator("#import-file").set_input_files(str(tmp_path / "home.json"))
+        page.wait_for_function("() => document.getElementById('import-result').textContent !== ''")
+        assert "1 submissions" in page.locator("#import-result").text_content()
+        exported = page.evaluate("() => fetch('/api/class/progress/export').then(r => r.text())")
+        assert "# done at home" in exported
+        for width, height in WIDTHS.values():
+            page.set_viewport_size({"width": width, "height": height})
+            assert axe_violations(page) == [], width
+    finally:
+        context.close()
+
+
 def test_a_teacher_sees_two_learners_who_never_see_each_other(browser, class_server):
     base, teacher_link, invite, _ = class_server
     teacher = browser.new_context(viewport={"width": 1280, "height": 900}, bypass_csp=True)

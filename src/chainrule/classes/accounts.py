@@ -234,6 +234,10 @@ class Accounts:
             raise ClassError(LINK_NOT_VALID, kind="not-found")
         return self.account(account_id)
 
+    def end_sessions(self, account_id: int) -> None:
+        """Sign the account out everywhere: every session cookie made so far stops working."""
+        self.tables.end_sessions(account_id)
+
     def secret(self) -> str:
         """The secret that signs session cookies (kept in the class database, shared by every web process)."""
         return self.tables.secret()

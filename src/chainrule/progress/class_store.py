@@ -139,6 +139,10 @@ class ClassStore:
 
         return self._write(work)
 
+    def end_sessions(self, account_id: int) -> None:
+        self._write(lambda conn: conn.execute(
+            "UPDATE accounts SET session_epoch = session_epoch + 1 WHERE id = ?", (account_id,)))
+
     def secret(self) -> str:
         """The secret that signs session cookies, made once and shared by every web process."""
 

@@ -196,6 +196,9 @@ async def set_password(request: Request, token: str) -> Response:
 @router.post("/sign-out")
 async def sign_out(request: Request) -> Response:
     await _form(request)
+    account = request.scope.get("state", {}).get("account")
+    if account is not None:  # every copy of the cookie, on any device, stops working
+        await _run(_accounts(request).end_sessions, account.id)
     response = RedirectResponse("/sign-in", status_code=303)
     secure = request.app.state.secure
     response.headers.append("set-cookie", cookie_header(SESSION_COOKIE, "", secure=secure, max_age=0))
@@ -281,6 +284,18 @@ def gradebook_csv(request: Request) -> Response:
 
     return Response(csv_text(rows), media_type="text/csv; charset=utf-8",
                     headers={"content-disposition": 'attachment; filename="gradebook.csv"'})
+
+
+@router.get("/account", response_class=HTMLResponse)
+def account_page(request: Request) -> HTMLResponse:
+    """Who is signed in, their progress as a file (both ways), and signing out."""
+    account = signed_in(request)
+    token = request.scope.get("state", {}).get("csrf_cookie")
+    response = templates.TemplateResponse(request, "account.html", {
+        "request": request, "title": "Your account", "name": account.name, "class_name": account.class_name,
+        "csrf": token or ""})
+    response.headers["referrer-policy"] = "same-origin"  # its sign-out form, as in _form_page
+    return response
 
 
 @router.get("/teacher", response_class=HTMLResponse)
