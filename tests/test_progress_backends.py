@@ -120,3 +120,56 @@ def test_an_unreachable_postgresql_is_a_store_error_that_hides_the_password(tmp_
 def test_a_url_that_is_not_postgresql_is_refused_with_the_form_to_use():
     with pytest.raises(StoreError, match="postgresql://USER@HOST/DATABASE"):
         open_store(database="mysql://somewhere/db")
+
+
+def test_two_tabs_answering_at_once_rate_the_question_once(store_place):
+    """answer_question(first_only=True) from eight threads: one rating, eight answers kept."""
+    import threading
+
+    store = open_store(**store_place(), clock=fixed_clock, fuzzing=False)
+    try:
+        learner = store.for_learner(3)
+        start = threading.Barrier(8)
+        results: list[dict] = []
+        errors: list[BaseException] = []
+
+        def answer() -> None:
+            try:
+                start.wait()
+                results.append(learner.answer_question("backprop", "q1", "6", True, first_only=True))
+            except BaseException as error:  # checked below
+                errors.append(error)
+
+        threads = [threading.Thread(target=answer) for _ in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert errors == []
+        assert sum(result["rated"] for result in results) == 1
+        assert len(learner.review_log("backprop", "q1")) == 1
+        assert learner.quiz_answers("backprop")["q1"]["attempts"] == 8
+    finally:
+        store.close()
+
+
+def _open_in_process(kwargs: dict, results) -> None:
+    try:
+        store = open_store(**kwargs)
+        results.put(store.schema_version())
+        store.close()
+    except BaseException as error:  # reported to the parent
+        results.put(repr(error))
+
+
+def test_processes_opening_a_new_database_at_once_migrate_it_once(store_place):
+    import multiprocessing
+
+    context = multiprocessing.get_context("fork")
+    results = context.Queue()
+    children = [context.Process(target=_open_in_process, args=(store_place(), results)) for _ in range(4)]
+    for child in children:
+        child.start()
+    for child in children:
+        child.join(timeout=120)
+    assert [results.get(timeout=5) for _ in children] == [SCHEMA_VERSION] * 4

@@ -181,7 +181,8 @@ class Accounts:
         texts = [value if isinstance(value, str) else "" for value in (class_name, name, password)]
         class_text, name_text = (unicodedata.normalize("NFC", value).strip() for value in texts[:2])
         scopes = (f"name:{class_text.casefold()}/{name_text.casefold()}", f"address:{address}")
-        counts = self.tables.failures(scopes, now - SIGN_IN_WINDOW.total_seconds())
+        since = now - SIGN_IN_WINDOW.total_seconds()
+        counts = self.tables.failures(scopes, since)
         if counts[0] >= MAX_FAILURES_PER_NAME or counts[1] >= MAX_FAILURES_PER_ADDRESS:
             minutes = int(SIGN_IN_WINDOW.total_seconds() // 60)
             raise ClassError(f"too many failed sign-ins: wait {minutes} minutes, or ask your teacher for a "
@@ -192,7 +193,7 @@ class Accounts:
         elif self._verify(row[1], texts[2]):
             self.tables.clear_failures(scopes[0])
             return self.account(row[0])
-        self.tables.record_failure(scopes, now)
+        self.tables.record_failure(scopes, now, forget_before=since)
         raise ClassError("the class, name or password is not right", kind="refused")
 
     def _dummy_hash(self) -> str:

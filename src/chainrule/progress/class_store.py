@@ -108,9 +108,15 @@ class ClassStore:
             "SELECT COUNT(*) FROM sign_in_failures WHERE scope = ? AND at_ts > ?", (scope, since)).fetchone()[0])
             for scope in scopes])
 
-    def record_failure(self, scopes: tuple[str, ...], at: float) -> None:
-        self._write(lambda conn: [conn.execute("INSERT INTO sign_in_failures (scope, at_ts) VALUES (?, ?)", (scope, at))
-                                  for scope in scopes])
+    def record_failure(self, scopes: tuple[str, ...], at: float, forget_before: float) -> None:
+        """Count a failed sign-in under each scope; failures older than ``forget_before`` are dropped."""
+
+        def work(conn: Connection) -> None:
+            conn.execute("DELETE FROM sign_in_failures WHERE at_ts < ?", (forget_before,))
+            for scope in scopes:
+                conn.execute("INSERT INTO sign_in_failures (scope, at_ts) VALUES (?, ?)", (scope, at))
+
+        self._write(work)
 
     def clear_failures(self, scope: str) -> None:
         self._write(lambda conn: conn.execute("DELETE FROM sign_in_failures WHERE scope = ?", (scope,)))

@@ -364,16 +364,20 @@ class PostgresDatabase:
             getattr(error, "sqlstate", None) is None or str(getattr(error, "sqlstate", "")).startswith("08")
         )
 
-    def _run(self, work: Callable[[Connection], T], lock: int | None, transaction: bool) -> T:
+    def _run(self, work: Callable[[Connection], T], lock: int | None, kind: str) -> T:
+        """kind: "write" (a transaction, with the advisory lock ``lock`` if given), "snapshot" (a
+        REPEATABLE READ transaction: several SELECTs see one state, as SQLite's BEGIN gives) or "read"."""
         started = time.monotonic()
         for attempt in range(self.write_attempts):
             raw = self._connection()
             conn = Connection(raw, self.dialect)
             try:
-                if not transaction:
+                if kind == "read":
                     return work(conn)
                 with raw.transaction():
-                    if lock is not None:
+                    if kind == "snapshot":
+                        raw.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+                    elif lock is not None:
                         raw.execute("SELECT pg_advisory_xact_lock(%s, %s)", (ADVISORY_NAMESPACE, int(lock)))
                     return work(conn)
             except self._psycopg.Error as error:
@@ -387,10 +391,10 @@ class PostgresDatabase:
 
     def write(self, work: Callable[[Connection], T], *, lock: int | None = None) -> T:
         """Run ``work`` in one transaction; ``lock`` (a learner id) serializes writes that read first."""
-        return self._run(work, lock, transaction=True)
+        return self._run(work, lock, "write")
 
     def read(self, work: Callable[[Connection], T], *, snapshot: bool = False) -> T:
-        return self._run(work, None, transaction=snapshot)
+        return self._run(work, None, "snapshot" if snapshot else "read")
 
     def prepare(self, *, check_integrity: bool = True) -> None:
         self.read(lambda conn: conn.execute("SELECT 1").fetchone())  # reachable, or a clear StoreError
