@@ -133,7 +133,7 @@ def test_a_learner_adds_a_personal_export_on_the_account_page(browser, class_ser
         context.close()
 
 
-def test_a_teacher_sees_two_learners_who_never_see_each_other(browser, class_server):
+def test_a_teacher_sees_two_learners_who_never_see_each_other(browser, class_server, screenshots_dir):
     base, teacher_link, invite, _ = class_server
     teacher = browser.new_context(viewport={"width": 1280, "height": 900}, bypass_csp=True)
     teacher.set_default_timeout(30_000)
@@ -174,6 +174,7 @@ def test_a_teacher_sees_two_learners_who_never_see_each_other(browser, class_ser
         for width, height in WIDTHS.values():
             teacher_page.set_viewport_size({"width": width, "height": height})
             assert axe_violations(teacher_page) == [], width
+            teacher_page.screenshot(path=str(screenshots_dir / f"class-teacher-{width}.png"), full_page=True)
             overflow = teacher_page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
             assert overflow <= 1, f"the teacher's page scrolls sideways at {width} px"
     finally:

@@ -14,6 +14,9 @@ possibly coming from a hostile page in the same browser. One ASGI middleware che
    saying to open the link printed in the terminal (401).
 4. Body size: a request body over the limit gets 413 before any route sees it.
 
+In class mode (`chainrule serve`) step 3 is a gate's instead (web/class_gate.py): a signed-in account and a
+CSRF token on every change take the token's place.
+
 Every response also gets headers that forbid framing and sniffing; HTML pages get a Content Security
 Policy that only allows this server's own scripts, styles, fonts and connections. Everything but the
 static files (every API answer, every page, every refusal) is sent with `Cache-Control: no-store`:
