@@ -165,7 +165,8 @@ class ClassStore:
     # ---------------------------------------------------------------- the teacher's view
 
     def class_activity(self, class_id: int) -> dict[str, list[tuple]]:
-        """Every run and quiz answer of the class's learners (oldest first), and each one's last activity."""
+        """Every run and quiz answer of the class's learners (oldest first), predictions made per lesson,
+        explanations written, and each learner's last activity."""
 
         def work(conn: Connection) -> dict[str, list[tuple]]:
             def rows(sql: str) -> list[tuple]:
@@ -176,6 +177,9 @@ class ClassStore:
                                     "WHERE {learners} ORDER BY id"),
                 "answers": rows("SELECT learner_id, lesson_id, question_id, answer, correct, at FROM quiz_answers "
                                 "WHERE {learners} ORDER BY id"),
+                "predictions": rows("SELECT learner_id, lesson_id, COUNT(*) FROM predictions WHERE {learners} "
+                                    "GROUP BY learner_id, lesson_id"),
+                "explained": rows("SELECT learner_id, lesson_id FROM explanations WHERE {learners} AND text != ''"),
                 "last_active": rows(
                     "SELECT learner_id, MAX(at) FROM (SELECT learner_id, at FROM submissions UNION ALL "
                     "SELECT learner_id, at FROM quiz_answers UNION ALL SELECT learner_id, at FROM predictions "

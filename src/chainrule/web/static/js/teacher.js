@@ -12,8 +12,8 @@ function cell(state, label) {
 
 // Two header rows: the lessons (each spanning its squares), then E1, E2, ... and Q1, Q2, ... within each.
 function grid(data) {
-  const lessons = el("tr", {}, el("td", { colspan: "5" }));
-  const head = el("tr", {}, el("th", { scope: "col" }, "Learner"), el("th", { scope: "col" }, "Lessons"),
+  const lessons = el("tr", {}, el("td", { colspan: "6" }));
+  const head = el("tr", {}, el("th", { scope: "col" }, "Learner"), el("th", { scope: "col" }, "Sections"), el("th", { scope: "col" }, "Lessons"),
     el("th", { scope: "col" }, "Exercises"), el("th", { scope: "col" }, "Quiz"), el("th", { scope: "col" }, "Last active"));
   for (const lesson of data.path) {
     lessons.append(el("th", { scope: "colgroup", colspan: String(lesson.exercises.length + lesson.questions.length), class: "lesson-head" }, lesson.title));
@@ -24,6 +24,7 @@ function grid(data) {
     const name = el("button", { type: "button", class: "secondary", "data-learner": String(learner.id) }, learner.name);
     name.addEventListener("click", () => showTimeline(learner.id));
     const row = el("tr", { "data-learner-row": learner.name }, el("th", { scope: "row" }, name),
+      el("td", {}, `${learner.sections_done} of ${learner.sections}`),
       el("td", {}, `${learner.lessons_done} of ${learner.lessons}`),
       el("td", {}, `${learner.exercises_passed} of ${learner.exercises}`),
       el("td", {}, `${learner.quiz_right} of ${learner.quiz_questions}`),
