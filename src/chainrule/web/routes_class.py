@@ -31,6 +31,8 @@ from chainrule.web.routes_pages import templates
 
 router = APIRouter(include_in_schema=False)
 api = APIRouter(prefix="/api/class")
+IMPORT_PATH = "/api/class/progress/import"
+MAX_IMPORT_BODY = 32 * 1024 * 1024  # a progress file holds every run's code and result: far above 256 KB
 
 STATUS = {"invalid": 422, "not-found": 404, "refused": 403, "conflict": 409, "rate-limited": 429}
 
@@ -231,7 +233,7 @@ def export_own(request: Request) -> JSONResponse:
         "content-disposition": 'attachment; filename="chainrule-progress.json"'})
 
 
-@api.post("/progress/import")
+@api.post(IMPORT_PATH.removeprefix("/api/class"))
 async def import_own(request: Request) -> dict[str, Any]:
     """A file from `chainrule progress export` (personal mode), added to the signed-in account."""
     import json
@@ -328,7 +330,7 @@ def create_class_app(
     gate = ClassGate(accounts, accounts.secret(), clock=clock)
     app = create_app("", None, services=services, gate=gate, port=port, extra_hosts=hosts,
                      schemes=("http", "https") if secure else ("http",),
-                     routers=[router, api])
+                     routers=[router, api], body_limits={IMPORT_PATH: MAX_IMPORT_BODY})
     app.state.accounts = accounts
     app.state.gate = gate
     app.state.secure = secure
