@@ -316,3 +316,11 @@ def test_a_large_progress_file_imports_and_a_huge_one_is_refused(world, tmp_path
     other = send(world.bea, "PUT", "/api/progress/code",
                  json={"exercise": "neuron-grads", "language": "python", "source": "y" * (300 * 1024)})
     assert other.status_code == 413  # every other route keeps the 256 KB limit
+
+
+@pytest.mark.parametrize("learner_id", ["99999999999999999999", "2147483648", "0", "-5", "x"])
+def test_an_id_out_of_range_is_refused_not_a_server_error(world, learner_id):
+    teacher = world.physics_teacher
+    assert teacher.get(f"/api/class/learners/{learner_id}/timeline").status_code == 422
+    assert send(teacher, "POST", f"/api/class/learners/{learner_id}/reset-link").status_code == 422
+    assert world.accounts.account(2**70) is None

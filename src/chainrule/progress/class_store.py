@@ -18,6 +18,7 @@ ACCOUNT_COLUMNS = ("SELECT a.id, a.class_id, c.name, a.role, a.name, a.session_e
                    "JOIN classes c ON c.id = a.class_id ")
 
 AccountRow = tuple  # (id, class_id, class name, role, name, session epoch)
+MAX_ID = 2**31 - 1  # learner_id is a 4-byte INTEGER in PostgreSQL; a larger id is no account
 
 
 class ClassStore:
@@ -32,6 +33,8 @@ class ClassStore:
     # ---------------------------------------------------------------- classes and accounts
 
     def account(self, account_id: int) -> AccountRow | None:
+        if not 0 <= int(account_id) <= MAX_ID:  # SQLite cannot even bind an integer past 2**63
+            return None
         return self.database.read(
             lambda conn: conn.execute(ACCOUNT_COLUMNS + "WHERE a.id = ?", (int(account_id),)).fetchone())
 
