@@ -154,7 +154,14 @@ def _scan(text: str, tokens: list[_Token]) -> None:
                         k += 1
                     j = k
             literal = text[i:j]
-            if j < n and (text[j].isalpha() or text[j] == "_" or text[j] == "."):
+            if j < n and (text[j].isalpha() or text[j] == "_"):
+                k = j
+                while k < n and text[k].isascii() and (text[k].isalnum() or text[k] == "_"):
+                    k += 1
+                raise ExpressionError(
+                    f"malformed number {text[i:k]!r}: a product needs an explicit *, as in "
+                    f"{literal}*{text[j:k]}", text, j + 1, k - j)
+            if j < n and text[j] == ".":
                 raise ExpressionError(
                     f"malformed number {text[i:j + 1]!r}; {ALLOWED}", text, j + 1)
             value = float(literal)
