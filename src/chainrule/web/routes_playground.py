@@ -4,11 +4,11 @@ in the expression, the column), so that the page can say it where it belongs."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, JSONResponse
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, Strict
 
 from chainrule.expr import MAX_LENGTH
 from chainrule.lessons.playground import EXAMPLE, PlaygroundError, run_playground
@@ -20,7 +20,7 @@ router = APIRouter()
 
 # Typed numbers travel as text so that the server reads them (one rule, one message); a program may
 # send a JSON number too.
-TypedNumber = Text | float
+TypedNumber = Text | Annotated[float, Strict()]  # strict: true is not 1
 
 
 class PlaygroundNudgeIn(BaseModel):
@@ -47,7 +47,8 @@ class PlaygroundProblem(BaseModel):
 
 
 class PlaygroundErrorBody(ErrorBody):
-    problems: list[PlaygroundProblem]
+    problems: list[PlaygroundProblem] = Field(
+        default_factory=list, description="Each problem by field; absent when the body itself is not valid")
 
 
 class PlaygroundOut(Open):
