@@ -22,6 +22,7 @@ from chainrule.expr import ExpressionError, Expression, Node, parse
 from chainrule.forward import tangents
 from chainrule.lessons.checking import NUMBER_HELP, parse_number
 from chainrule.lessons.graphs import EXPLORE_LIMIT, NUDGE_RANGE
+from chainrule.trace import _d as derivative_symbol  # d(out)/dx: the captions' one notation
 from chainrule.trace import format_number, graph_nodes, trace
 
 __all__ = ["run_playground", "PlaygroundError", "Problem", "EXAMPLE", "MAX_CHARS", "MAX_BOXES", "MAX_NAME",
@@ -246,9 +247,13 @@ def _sweeps(steps: dict[str, Any], nodes: list[Value], leaves: dict[str, Value],
     seed_entry = next(entry for entry, node in zip(steps["nodes"], nodes) if node is leaves[seed])
     forward = swept[nodes[-1]]
     reverse = _replayed_grad(seed_entry)
+    out = steps["nodes"][-1]["label"]
     return {
-        "seed": seed, "seed_node": seed_entry["id"], "output": steps["nodes"][-1]["label"], "rows": rows,
+        "seed": seed, "seed_node": seed_entry["id"], "output": out, "rows": rows,
         "forward": _number_out(forward), "reverse": _number_out(reverse), "agree": _agree(forward, reverse),
+        # How the page writes the derivatives: d(out)/dx, and the two columns' d(node)/dx, d(out)/d(node).
+        "symbols": {"result": derivative_symbol(out, seed), "tangent": derivative_symbol("node", seed),
+                    "grad": derivative_symbol(out, "node")},
     }
 
 
@@ -269,4 +274,5 @@ def _nudge(parsed: Expression, numbers: dict[str, float], output: Value, leaves:
     return {
         "input": name, "h": _number_out(h), "before": _number_out(output.data), "after": _number_out(after.data),
         "change": _number_out(change), "ratio": _number_out(change / h), "grad": _number_out(_replayed_grad(grad_entry)),
+        "symbol": derivative_symbol(steps["nodes"][-1]["label"], name),
     }

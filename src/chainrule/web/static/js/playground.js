@@ -218,21 +218,23 @@ function decorate(graphPlayer, trace, position, step) {
   paintTexts(graphPlayer, position, step);
   markActiveRow(step ? step.node : null);
   if (!step) return;
-  // Centre the active box with the boxes it reads from (or sends to) when they fit the frame, else the box.
+  // Show the active box with the boxes it reads from (forward) or sends to (backward): centred when they
+  // fit the frame; otherwise the active box at the frame's right edge, its inputs reaching in from the left.
   const node = trace.nodes.find((entry) => entry.id === step.node);
-  const around = [step.node, ...(node ? node.inputs : [])].map((id) => geometry.boxes[id]).filter(Boolean);
-  const { w, h } = geometry.box;
-  let left = Math.min(...around.map((b) => b.x));
-  let top = Math.min(...around.map((b) => b.y));
-  let right = Math.max(...around.map((b) => b.x)) + w;
-  let bottom = Math.max(...around.map((b) => b.y)) + h;
   const active = geometry.boxes[step.node];
-  if (active && (right - left > figure.clientWidth || bottom - top > figure.clientHeight)) {
-    [left, top, right, bottom] = [active.x, active.y, active.x + w, active.y + h];
-  }
-  if (around.length) {
-    figure.scrollLeft = (left + right) / 2 - figure.clientWidth / 2;
-    figure.scrollTop = (top + bottom) / 2 - figure.clientHeight / 2;
+  const around = [step.node, ...(node ? node.inputs : [])].map((id) => geometry.boxes[id]).filter(Boolean);
+  if (active && around.length) {
+    const { w, h } = geometry.box;
+    const left = Math.min(...around.map((b) => b.x));
+    const right = Math.max(...around.map((b) => b.x)) + w;
+    const top = Math.min(...around.map((b) => b.y));
+    const bottom = Math.max(...around.map((b) => b.y)) + h;
+    figure.scrollLeft = right - left <= figure.clientWidth
+      ? (left + right) / 2 - figure.clientWidth / 2
+      : active.x + w + 8 - figure.clientWidth;
+    figure.scrollTop = bottom - top <= figure.clientHeight
+      ? (top + bottom) / 2 - figure.clientHeight / 2
+      : active.y + h / 2 - figure.clientHeight / 2;
   }
   // While the learner works the controls (or it plays), keep graph, caption and controls on screen.
   const holder = graphPlayer.container;
@@ -286,17 +288,18 @@ function renderSweeps(result) {
   const choice = el("select", { id: "pg-seed", class: "pg-seed" },
     ...result.names.map((name) => el("option", { value: name, selected: name === by }, name)));
   choice.addEventListener("change", () => { seed = choice.value; run(); });
+  const symbols = sweeps.symbols;
   const agreement = sweeps.agree
-    ? [`Both give d${out}/d${by} = `, el("strong", {}, sweeps.forward.text),
+    ? [`Both give ${symbols.result} = `, el("strong", {}, sweeps.forward.text),
       `: forward mode as the tangent of ${out}, reverse mode as the gradient at ${by}.`]
-    : [`Here they differ: forward mode gives d${out}/d${by} = `, el("strong", {}, sweeps.forward.text),
+    : [`Here they differ: forward mode gives ${symbols.result} = `, el("strong", {}, sweeps.forward.text),
       ", reverse mode ", el("strong", {}, sweeps.reverse.text),
       ". An infinity or a nan on the way makes the two sums come out differently."];
   const head = el("tr", {},
     el("th", { scope: "col" }, "Node"),
     el("th", { scope: "col" }, "Value"),
-    el("th", { scope: "col", class: "pg-forward" }, "Forward: ", el("span", { class: "pg-d" }, `d(node)/d${by}`)),
-    el("th", { scope: "col", class: "pg-reverse" }, "Reverse: ", el("span", { class: "pg-d" }, `d${out}/d(node)`)));
+    el("th", { scope: "col", class: "pg-forward" }, "Forward: ", el("span", { class: "pg-d" }, symbols.tangent)),
+    el("th", { scope: "col", class: "pg-reverse" }, "Reverse: ", el("span", { class: "pg-d" }, symbols.grad)));
   const rows = sweeps.rows.map((row) => el("tr", {
     "data-node": row.node, class: [row.node === sweeps.seed_node ? "pg-seed-row" : "", row.node === result.trace.output ? "pg-output-row" : ""].join(" ").trim() || undefined,
   },
@@ -306,7 +309,7 @@ function renderSweeps(result) {
   el("td", { "data-col": "tangent", class: "pg-forward" }, row.tangent.text),
   el("td", { "data-col": "grad", class: "pg-reverse" }, row.grad.text)));
   const table = el("table", { class: "pg-sweeps-table" },
-    el("caption", { class: "visually-hidden" }, `Every node's value, its tangent d(node)/d${by} from forward mode and its gradient d${out}/d(node) from reverse mode`),
+    el("caption", { class: "visually-hidden" }, `Every node's value, its tangent ${symbols.tangent} from forward mode and its gradient ${symbols.grad} from reverse mode`),
     el("thead", {}, head), el("tbody", {}, ...rows));
   sweepsSlot.replaceChildren(
     el("p", { class: "pg-sweeps-intro" },
@@ -359,7 +362,7 @@ function renderNudge(result, sameNames) {
     ["after", `${out} after moving ${n.input} by ${n.h.text}`, n.after.text],
     ["change", `change in ${out}`, n.change.text],
     ["ratio", "change / h", n.ratio.text],
-    ["grad", `gradient d${out}/d${n.input} from the backward pass`, n.grad.text],
+    ["grad", `gradient ${n.symbol} from the backward pass`, n.grad.text],
   ];
   slot.replaceChildren(
     el("table", { class: "nudge-table" }, el("tbody", {}, ...rows.map(([key, what, text]) =>
