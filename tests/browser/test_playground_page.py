@@ -74,6 +74,21 @@ def test_type_an_expression_and_see_every_value_and_gradient(page):
     assert "out = -5.5" in page.text_content("#pg-status")
 
 
+def together_in_view(page) -> bool:
+    """The active box (inside the graph's frame), the caption and the controls are all on screen."""
+    return page.evaluate("""() => {
+        const holder = document.getElementById('pg-player');
+        const active = holder.querySelector('g.node.active');
+        const frame = holder.querySelector('figure').getBoundingClientRect();
+        const inside = (r, box) => r.top >= box.top - 1 && r.bottom <= box.bottom + 1 && r.left >= box.left - 1 && r.right <= box.right + 1;
+        const screen = {top: 0, left: 0, bottom: innerHeight, right: innerWidth};
+        const a = active.getBoundingClientRect();
+        return inside(a, frame) && inside(a, screen)
+          && inside(holder.querySelector('.caption').getBoundingClientRect(), screen)
+          && inside(holder.querySelector('.player-controls').getBoundingClientRect(), screen);
+    }""")
+
+
 def test_step_forward_then_backward_with_the_lessons_captions(page):
     submit(page, "a*b + c")
     player = page.locator("#pg-player")
@@ -82,18 +97,7 @@ def test_step_forward_then_backward_with_the_lessons_captions(page):
     for _ in range(8):
         player.locator("button.next").click()
         seen.append((player.locator(".phase-badge").text_content(), player.locator(".caption-text").text_content()))
-        # The active box, the caption and the controls are on screen together (inside the graph's frame too).
-        assert page.evaluate("""() => {
-            const holder = document.getElementById('pg-player');
-            const active = holder.querySelector('g.node.active');
-            const frame = holder.querySelector('figure').getBoundingClientRect();
-            const inside = (r, box) => r.top >= box.top - 1 && r.bottom <= box.bottom + 1 && r.left >= box.left - 1 && r.right <= box.right + 1;
-            const screen = {top: 0, left: 0, bottom: innerHeight, right: innerWidth};
-            const a = active.getBoundingClientRect();
-            return inside(a, frame) && inside(a, screen)
-              && inside(holder.querySelector('.caption').getBoundingClientRect(), screen)
-              && inside(holder.querySelector('.player-controls').getBoundingClientRect(), screen);
-        }"""), (page.size_name, len(seen), seen[-1])
+        assert together_in_view(page), (page.size_name, len(seen), seen[-1])
     phases = [phase for phase, _ in seen]
     assert phases == ["Forward"] * 5 + ["Backward"] * 3
     assert seen[3][1].startswith("t1 = a * b = 2 * -3 = -6")
@@ -101,6 +105,17 @@ def test_step_forward_then_backward_with_the_lessons_captions(page):
     assert "a receives" in seen[-1][1] and "= -3" in seen[-1][1]
     player.locator("button.prev").click()
     assert player.get_attribute("data-position") == "7"
+
+
+def test_a_large_graph_keeps_every_step_in_view(page):
+    submit(page, "tanh(a*b + c*d + e*f + g*h) * sigmoid(a - h) + log(abs(b) + 1)")
+    player = page.locator("#pg-player")
+    total = int(player.get_attribute("data-total"))
+    assert total == 24 + 16  # 24 boxes forward; the seed and 15 ops backward
+    page.evaluate("window.scrollTo(0, 0)")  # the learner scrolled back up to read
+    for step in range(total):
+        player.locator("button.next").click()
+        assert together_in_view(page), (page.size_name, step + 1)
 
 
 def test_change_an_input_then_nudge_it(page):
@@ -181,6 +196,11 @@ def test_nothing_typed_can_break_the_page(page):
     assert page.locator("#main img").count() == 0
     assert page.text_content("#pg-expression-problem .pg-echo") == hostile
     assert page.evaluate("() => document.body.dataset.owned") is None
+    # Names that mean something to JavaScript objects are ordinary names here.
+    submit(page, "__proto__ * valueOf")
+    after_run(page, lambda: page.fill("#pg-value-__proto__", "5"))
+    to_end(page)
+    assert box(page, "out", "value") == "-15"  # 5 * -3 (valueOf starts at -3)
 
 
 def test_graph_text_is_never_below_12_px_and_never_shrunk(page):

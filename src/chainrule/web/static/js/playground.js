@@ -48,7 +48,7 @@ async function ask(body) {
 }
 
 function typedValues() {
-  const values = {};
+  const values = Object.create(null);  // a name such as __proto__ is an ordinary key here
   for (const [name, field] of fields) values[name] = field.input.value;
   return values;
 }
