@@ -3,7 +3,7 @@
 // check. Every number on this page is the server's display text (".text" and ".display" in the answer):
 // nothing here formats or computes a number.
 import { el, clearLoading, debounce } from "./api.js";
-import { GraphPlayer } from "./graph.js";
+import { GraphPlayer, playSteps } from "./graph.js";
 
 const RUN_URL = "/api/playground";
 const main = document.getElementById("main");
@@ -189,19 +189,26 @@ function renderInputs(result) {
 
 // The picture: the left-to-right layout at every width, in a frame that scrolls (never shrunk, so its text
 // keeps its size); the frame follows the active box, and the player stays on screen while it is used.
-function renderPlayer(result, keepPosition) {
+function renderPlayer(result, sameGraph) {
   const trace = result.trace;
   trace.layout = { ...trace.layout, narrow: trace.layout.wide };
-  const position = keepPosition && player ? player.position : 0;
+  if (sameGraph && player) {
+    // The same graph with other numbers: the same picture and the same step (even while it plays).
+    player.trace = trace;
+    player.steps = playSteps(trace);
+    player.render();
+    player.reserveCaptionHeight();
+    return;
+  }
   const holder = el("div", { class: "player-holder pg-player", id: "pg-player" });
   playerSlot.replaceChildren(holder);
   let made = null;
   made = new GraphPlayer(holder, trace, {
     name: "playground", title: `The graph of ${result.expression}`,
-    onChange: (at, step) => { if (made) decorate(made, trace, at, step); },
+    onChange: (at, step) => { if (made) decorate(made, made.trace, at, step); },
   });
   player = made;
-  if (position) made.goTo(position); else decorate(made, trace, 0, null);
+  decorate(made, trace, 0, null);
 }
 
 function decorate(graphPlayer, trace, position, step) {
