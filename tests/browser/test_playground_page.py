@@ -153,6 +153,8 @@ def test_forward_mode_column_beside_reverse_mode(page):
     assert [by_label[name][1] for name in ("x", "y", "t1", "out")] == ["0", "1", "0", "1"]
     assert page.get_attribute(".pg-agreement", "data-agree") == "true"
     assert "Both give d(out)/dy = 1" in page.text_content(".pg-agreement")
+    # The table fits the screen (no sideways scrolling in its frame) at both widths.
+    assert page.evaluate("() => { const f = document.querySelector('.pg-table-frame'); return f.scrollWidth <= f.clientWidth; }")
     intro = page.text_content(".pg-sweeps-intro")
     assert "one input" in intro and "every input" in intro
 
