@@ -211,3 +211,10 @@ def test_every_bad_field_is_named_at_once():
 def test_typed_numbers_in_other_notations_are_read():
     result = run_playground("x + y + z", {"x": " \u22121,5 ", "y": "2.5E-3", "z": 4})
     assert numbers_of(result) == {"x": -1.5, "y": 0.0025, "z": 4.0}
+
+
+def test_the_readme_states_the_limits_the_code_has():
+    from pathlib import Path
+
+    readme = " ".join((Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8").split())
+    assert f"(up to {MAX_CHARS} characters, {MAX_BOXES} values and names of {MAX_NAME} characters)" in readme
