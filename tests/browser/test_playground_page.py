@@ -234,6 +234,16 @@ def test_axe_finds_no_serious_violation_and_screenshots(page, screenshots_dir: P
     assert not problems, json.dumps(problems, indent=1)
 
 
+def test_every_example_runs(page):
+    examples = page.locator(".pg-example")
+    for index in range(examples.count()):
+        example = examples.nth(index)
+        after_run(page, example.click)
+        assert page.input_value("#pg-expression") == example.get_attribute("data-expression")
+        assert page.get_attribute("#pg-results", "data-state") == "current"
+        assert page.locator("#pg-expression-problem > *").count() == 0
+
+
 def test_the_path_page_links_to_the_playground(page, lesson_server):
     page.goto(lesson_server.origin + "/")
     page.wait_for_selector("main[data-ready='true']")

@@ -387,6 +387,14 @@ form.addEventListener("submit", (event) => {
   run({ fromForm: true });
 });
 
+for (const example of document.querySelectorAll(".pg-example")) {
+  example.addEventListener("click", () => {
+    expressionInput.value = example.dataset.expression;
+    submitted = expressionInput.value;
+    run({ fromForm: true });
+  });
+}
+
 async function start() {
   await run();
   clearLoading();
