@@ -172,6 +172,11 @@ def test_an_expression_error_is_marked_where_it_is(page):
     assert page.get_attribute("#pg-results", "data-state") == "stale"
     assert "still those of the last run" in page.text_content("#pg-status")
     assert page.is_hidden("#messages")  # said once, at the field: no banner
+    # Columns count characters: an emoji before the problem does not shift the mark.
+    submit(page, "\U0001F600 + x")
+    assert page.locator("#pg-expression-problem .pg-echo mark").text_content() == "\U0001F600"
+    submit(page, "x + \U0001F600 * zz(x)")
+    assert page.locator("#pg-expression-problem .pg-echo mark").text_content() == "\U0001F600"
     submit(page, "x * 2 +")
     assert page.locator("#pg-expression-problem .pg-echo mark.pg-at-end").count() == 1
     submit(page, "x * tanh(x)")

@@ -84,18 +84,30 @@ function clearProblems() {
   }
   const nudgeProblem = document.getElementById("pg-nudge-problem");
   if (nudgeProblem) nudgeProblem.textContent = "";
+  for (const id of ["pg-nudge-input", "pg-nudge-h"]) {
+    const input = document.getElementById(id);
+    if (input) input.removeAttribute("aria-invalid");
+  }
+}
+
+// The server counts columns in characters (code points); JavaScript strings count UTF-16 units, so the
+// text is split into characters first (an emoji before the problem must not shift the mark).
+function span(text, column, length) {
+  const chars = Array.from(text);
+  const start = Math.min(column - 1, chars.length);
+  const end = Math.min(chars.length, start + (length || 1));
+  return { chars, start, end, units: [chars.slice(0, start).join("").length, chars.slice(0, end).join("").length] };
 }
 
 /** The expression again, with the characters a problem is about marked (escaped: text nodes only). */
 function markedText(text, column, length) {
-  const start = column - 1;
-  const end = Math.min(text.length, start + (length || 1));
+  const { chars, start, end } = span(text, column, length);
   const code = el("code", {});
-  code.append(text.slice(0, start));
-  if (start >= text.length) {
+  code.append(chars.slice(0, start).join(""));
+  if (start >= chars.length) {
     code.append(el("mark", { class: "pg-at-end" }, " "));  // the problem is at the end of the text
   } else {
-    code.append(el("mark", {}, text.slice(start, end)), text.slice(end));
+    code.append(el("mark", {}, chars.slice(start, end).join("")), chars.slice(end).join(""));
   }
   return el("pre", { class: "pg-echo", "aria-hidden": "true" }, code);
 }
@@ -110,7 +122,8 @@ function showProblems(problems, fromForm) {
       field.problem.textContent = problem.message;
       field.input.setAttribute("aria-invalid", "true");
     } else if (where.startsWith("nudge.") && document.getElementById("pg-nudge-problem")) {
-      document.getElementById("pg-nudge-problem").textContent = problem.message;
+      const said = document.getElementById("pg-nudge-problem");
+      said.textContent = said.textContent ? `${said.textContent} ${problem.message}` : problem.message;
       const input = document.getElementById(where === "nudge.h" ? "pg-nudge-h" : "pg-nudge-input");
       if (input) input.setAttribute("aria-invalid", "true");
     } else {
@@ -127,9 +140,9 @@ function showProblems(problems, fromForm) {
   }
   if (fromForm && firstMarked) {
     // Put the text cursor on the problem too, so that fixing it starts there.
-    const start = Math.min(firstMarked.column - 1, expressionInput.value.length);
+    const [start, end] = span(expressionInput.value, firstMarked.column, firstMarked.length).units;
     expressionInput.focus();
-    expressionInput.setSelectionRange(start, Math.min(expressionInput.value.length, start + (firstMarked.length || 1)));
+    expressionInput.setSelectionRange(start, end);
   }
   markStale("Not run: fix what is marked above.");
 }
