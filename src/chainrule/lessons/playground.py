@@ -170,8 +170,9 @@ def run_playground(expression: Any, values: Mapping[str, Any] | None = None, see
 
     seed: the input the forward-mode sweep differentiates by (default, or when it is not a name of the
     expression: the first name). nudge: (name, h): the output again with that input moved by h.
-    Returns {"expression", "names", "values", "seed", "trace", "sweeps", "nudge"} (docs: the playground
-    page's script reads them); raises PlaygroundError listing every problem with its field.
+    Returns {"expression", "names", "values" ([{name, value, text}]), "seed", "trace" (with "layout" and a
+    "display" text beside each number), "sweeps" (forward beside reverse mode; None without names),
+    "nudge" (None without one)}; raises PlaygroundError listing every problem with its field.
     """
     parsed = _parse_expression(expression)
     values = dict(values or {})
@@ -246,7 +247,7 @@ def _sweeps(steps: dict[str, Any], nodes: list[Value], leaves: dict[str, Value],
         })
     seed_entry = next(entry for entry, node in zip(steps["nodes"], nodes) if node is leaves[seed])
     forward = swept[nodes[-1]]
-    reverse = _replayed_grad(seed_entry)
+    reverse = _grad_of(seed_entry)
     out = steps["nodes"][-1]["label"]
     return {
         "seed": seed, "seed_node": seed_entry["id"], "output": out, "rows": rows,
@@ -257,7 +258,7 @@ def _sweeps(steps: dict[str, Any], nodes: list[Value], leaves: dict[str, Value],
     }
 
 
-def _replayed_grad(entry: dict[str, Any]) -> float:
+def _grad_of(entry: dict[str, Any]) -> float:
     """A node's gradient as a float (the display text says which non-finite value a null is)."""
     if entry["grad"] is not None:
         return float(entry["grad"])
@@ -273,6 +274,6 @@ def _nudge(parsed: Expression, numbers: dict[str, float], output: Value, leaves:
     grad_entry = next(e for e in steps["nodes"] if e["leaf"] and e["label"] == name and not e["constant"])
     return {
         "input": name, "h": _number_out(h), "before": _number_out(output.data), "after": _number_out(after.data),
-        "change": _number_out(change), "ratio": _number_out(change / h), "grad": _number_out(_replayed_grad(grad_entry)),
+        "change": _number_out(change), "ratio": _number_out(change / h), "grad": _number_out(_grad_of(grad_entry)),
         "symbol": derivative_symbol(steps["nodes"][-1]["label"], name),
     }

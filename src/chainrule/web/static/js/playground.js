@@ -144,7 +144,7 @@ function showProblems(problems, fromForm) {
     expressionInput.focus();
     expressionInput.setSelectionRange(start, end);
   }
-  markStale("Not run: fix what is marked above.");
+  markStale("Not run: fix the problem said at its field.");
 }
 
 /** Keep the last numbers that ran on screen, but never as current: say whose they are. */
