@@ -10,6 +10,7 @@ a: b = -3, b: a = 2, c: 1.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -98,9 +99,12 @@ def test_step_forward_then_backward_with_the_lessons_captions(page):
         player.locator("button.next").click()
         seen.append((player.locator(".phase-badge").text_content(), player.locator(".caption-text").text_content()))
         assert together_in_view(page), (page.size_name, len(seen), seen[-1])
+        # The forward/reverse table marks the row of the box the step works on.
+        active = player.get_attribute("data-active-node")
+        assert page.locator(".pg-sweeps-table tr.pg-active-row").get_attribute("data-node") == active
     phases = [phase for phase, _ in seen]
     assert phases == ["Forward"] * 5 + ["Backward"] * 3
-    assert seen[3][1].startswith("t1 = a * b = 2 * -3 = -6")
+    assert re.match(r"t1 = a [*×·] b = 2 [*×·] -3 = -6", seen[3][1]), seen[3][1]  # the lessons' caption
     assert seen[5][1] == "out is the output, so its gradient is 1."
     assert "a receives" in seen[-1][1] and "= -3" in seen[-1][1]
     player.locator("button.prev").click()
