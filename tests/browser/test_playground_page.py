@@ -243,6 +243,24 @@ def test_axe_finds_no_serious_violation_and_screenshots(page, screenshots_dir: P
     assert not problems, json.dumps(problems, indent=1)
 
 
+def test_a_reload_shows_the_same_run(page):
+    submit(page, "a*b + c")
+    after_run(page, lambda: page.fill("#pg-value-b", "0.25"))
+    after_run(page, lambda: page.select_option("#pg-seed", "c"))
+    page.reload()
+    page.wait_for_selector("main[data-ready='true']")
+    assert page.input_value("#pg-expression") == "a*b + c"
+    assert [page.input_value(f"#pg-value-{name}") for name in "abc"] == ["2", "0.25", "0.5"]
+    assert page.input_value("#pg-seed") == "c"
+    to_end(page)
+    assert box(page, "out", "value") == "1"  # 2 * 0.25 + 0.5
+    # An address someone wrote by hand is read as input like any other: its problem is said at its place.
+    page.goto(page.url.split("#")[0] + "#e=x%20%2B%20sin(x)&v.x=oops")
+    page.reload()
+    page.wait_for_selector("main[data-ready='true']")
+    assert page.locator("#pg-expression-problem .pg-echo mark").text_content() == "sin"
+
+
 def test_every_example_runs(page):
     examples = page.locator(".pg-example")
     for index in range(examples.count()):

@@ -53,8 +53,32 @@ function typedValues() {
   return values;
 }
 
+// The page's address keeps the expression, its inputs and the followed input (#e=...&v.x=2&seed=x), so
+// that a reload, or the link sent to a friend, shows the same run.
+function saveInAddress(result) {
+  const state = new URLSearchParams();
+  state.set("e", result.expression);
+  for (const [name, field] of fields) state.set(`v.${name}`, field.input.value);
+  if (result.seed) state.set("seed", result.seed);
+  history.replaceState(null, "", `#${state}`);
+}
+
+function readAddress() {
+  try {
+    const state = new URLSearchParams(window.location.hash.slice(1));
+    if (!state.has("e")) return null;
+    const values = Object.create(null);
+    for (const [key, value] of state) if (key.startsWith("v.")) values[key.slice(2)] = value;
+    return { expression: state.get("e"), values, seed: state.get("seed") };
+  } catch (error) {
+    return null;  // an address that is not ours: start with the example
+  }
+}
+
+let startValues = null;  // the inputs kept in the address, until the first run makes their fields
+
 async function run({ nudge = null, fromForm = false } = {}) {
-  const body = { values: typedValues(), seed };
+  const body = { values: fields.size || !startValues ? typedValues() : startValues, seed };
   if (submitted !== null) body.expression = submitted;
   if (nudge) body.nudge = nudge;
   const ticket = ++asked;
@@ -65,6 +89,7 @@ async function run({ nudge = null, fromForm = false } = {}) {
   clearProblems();
   if (answer.result) {
     show(answer.result);
+    saveInAddress(answer.result);
   } else if (answer.problems) {
     showProblems(answer.problems, fromForm);
   } else {
@@ -409,11 +434,18 @@ for (const example of document.querySelectorAll(".pg-example")) {
 }
 
 async function start() {
-  await run();
+  const saved = readAddress();
+  if (saved) {
+    submitted = saved.expression;
+    expressionInput.value = saved.expression;
+    startValues = saved.values;
+    seed = saved.seed;
+  }
+  await run({ fromForm: Boolean(saved) });
   clearLoading();
-  if (current) expressionInput.value = current.expression;
-  submitted = current ? current.expression : "";
-  main.dataset.ready = current ? "true" : "error";
+  if (current && !saved) expressionInput.value = current.expression;
+  if (submitted === null) submitted = current ? current.expression : "";
+  main.dataset.ready = "true";  // usable: a run, or the problem said where it is
 }
 
 start();
