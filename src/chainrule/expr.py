@@ -13,7 +13,8 @@ then ``+ -``; ``-x**2`` is ``-(x**2)`` as in Python)::
 The parser is an operator-precedence parser with explicit stacks, not recursion, and evaluation walks
 the tree with a stack too, so no input can cause a RecursionError. Text is never evaluated as Python:
 there is no eval, exec or compile. Limits: 10,000 characters and 200 levels of nested parentheses.
-Every error names the column and shows the text with a caret under it.
+Every error in the text names its column (and `length`, how many characters it covers) and shows the
+text with a caret under it.
 """
 
 from __future__ import annotations
@@ -46,12 +47,17 @@ ALLOWED = ("allowed: numbers (2, 0.5, 1e-3), names (x, w1), + - * / **, unary mi
 
 
 class ExpressionError(ValueError):
-    """A problem with an expression: the message, the column (1-based) and the text with a caret."""
+    """A problem with an expression: the message, the column (1-based) and the text with a caret.
 
-    def __init__(self, message: str, text: str = "", column: int | None = None) -> None:
+    `length` is how many characters from `column` the problem covers (a whole unknown name, say), so
+    that a page can mark them in the text; None when there is no column.
+    """
+
+    def __init__(self, message: str, text: str = "", column: int | None = None, length: int = 1) -> None:
         self.message = message
         self.text = text
         self.column = column
+        self.length = None if column is None else max(1, length)
         super().__init__(self._render())
 
     def _render(self) -> str:
@@ -148,12 +154,19 @@ def _scan(text: str, tokens: list[_Token]) -> None:
                         k += 1
                     j = k
             literal = text[i:j]
-            if j < n and (text[j].isalpha() or text[j] == "_" or text[j] == "."):
+            if j < n and (text[j].isalpha() or text[j] == "_"):
+                k = j
+                while k < n and text[k].isascii() and (text[k].isalnum() or text[k] == "_"):
+                    k += 1
+                raise ExpressionError(
+                    f"malformed number {text[i:k]!r}: a product needs an explicit *, as in "
+                    f"{literal}*{text[j:k]}", text, j + 1, k - j)
+            if j < n and text[j] == ".":
                 raise ExpressionError(
                     f"malformed number {text[i:j + 1]!r}; {ALLOWED}", text, j + 1)
             value = float(literal)
             if not math.isfinite(value):
-                raise ExpressionError(f"the number {literal} is too large for a float", text, column)
+                raise ExpressionError(f"the number {literal} is too large for a float", text, column, len(literal))
             tokens.append(_Token("number", literal, column, value))
             i = j
         elif ch.isascii() and (ch.isalpha() or ch == "_"):
@@ -163,7 +176,7 @@ def _scan(text: str, tokens: list[_Token]) -> None:
             word = text[i:j]
             if keyword.iskeyword(word) or keyword.issoftkeyword(word):
                 raise ExpressionError(f"{word!r} is a Python keyword and is not allowed; {ALLOWED}",
-                                      text, column)
+                                      text, column, len(word))
             tokens.append(_Token("name", word, column))
             i = j
         elif ch == "*" and text.startswith("**", i):
@@ -248,7 +261,7 @@ def parse(text: str) -> "Expression":
                 if following.kind == "(":
                     if token.text not in FUNCTIONS:
                         raise ExpressionError(
-                            f"unknown function {token.text!r}; {ALLOWED}", text, token.column)
+                            f"unknown function {token.text!r}; {ALLOWED}", text, token.column, len(token.text))
                     depth += 1
                     if depth > MAX_DEPTH:
                         raise ExpressionError(
@@ -257,7 +270,8 @@ def parse(text: str) -> "Expression":
                     position += 1
                 elif token.text in FUNCTIONS:
                     raise ExpressionError(
-                        f"{token.text} is a function: write {token.text}(...)", text, token.column)
+                        f"{token.text} is a function: write {token.text}(...)", text, token.column,
+                        len(token.text))
                 else:
                     operands.append(Node("name", token.column, name=token.text))
                     expect_operand = False
@@ -275,7 +289,7 @@ def parse(text: str) -> "Expression":
             else:
                 raise ExpressionError(
                     f"unexpected {token.text!r} where a number, a name, a function or '(' was expected",
-                    text, token.column)
+                    text, token.column, len(token.text))
             continue
 
         # Expecting an operator, a closing parenthesis or the end.
@@ -312,7 +326,7 @@ def parse(text: str) -> "Expression":
         else:
             raise ExpressionError(
                 f"unexpected {token.text!r}: an operator (+ - * / **), ')' or the end was expected; "
-                "a product needs an explicit *", text, token.column)
+                "a product needs an explicit *", text, token.column, len(token.text))
     return Expression(text, operands[0])
 
 

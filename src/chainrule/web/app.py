@@ -20,7 +20,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from chainrule import __version__
 from chainrule.lessons import LessonDataError, UnknownItemError, UnknownLessonError
-from chainrule.web import routes_api, routes_pages
+from chainrule.web import routes_api, routes_pages, routes_playground
 from chainrule.web.security import DEFAULT_MAX_BODY, SecurityMiddleware
 from chainrule.web.services import Services, StoreUnavailable
 
@@ -124,6 +124,7 @@ def create_app(
         app.include_router(extra)
     app.include_router(routes_api.router)
     app.include_router(routes_pages.router)
+    app.include_router(routes_playground.router)
     app.mount("/static", StaticFiles(directory=str(STATIC_DIR), check_dir=False), name="static")
 
     from chainrule.web.session import cookie_value

@@ -1,0 +1,279 @@
+"""The playground: a learner's own expression, run through the engine, as the playground page shows it.
+
+    run_playground("x*y + tanh(x)", {"x": "2", "y": "-3"}, seed="x", nudge=("x", "0.01"))
+
+parses the text with the safe parser of `chainrule graph` (chainrule.expr), builds the graph with the
+engine and returns the step trace of its forward and backward passes (with the page layout), the
+forward-mode sweep for one input (`chainrule.forward.tangents`) beside the reverse one, and optionally
+a nudge check. Every number comes with its display text (`format_number`, the one formatting rule), so
+the page shows what the server wrote. Bad input raises `PlaygroundError` naming each problem's field
+(and, in the expression, its column).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Any, Mapping
+
+from chainrule.draw import page_layout
+from chainrule.engine import Value
+from chainrule.expr import ExpressionError, Expression, Node, parse
+from chainrule.forward import tangents
+from chainrule.lessons.checking import NUMBER_HELP, parse_number
+from chainrule.lessons.graphs import EXPLORE_LIMIT, NUDGE_RANGE
+from chainrule.trace import _d as derivative_symbol  # d(out)/dx: the captions' one notation
+from chainrule.trace import format_number, graph_nodes, trace
+
+__all__ = ["run_playground", "PlaygroundError", "Problem", "EXAMPLE", "MAX_CHARS", "MAX_BOXES", "MAX_NAME",
+           "STARTING_VALUES"]
+
+EXAMPLE = "x*y + tanh(x)"
+MAX_CHARS = 200     # characters of an expression: enough for a neuron or two, short enough to read
+MAX_BOXES = 40      # values in the graph (inputs, constants and results): a picture one can follow
+MAX_NAME = 10       # characters of a name, so that it fits its box at a readable size
+# A name without a value yet starts at one of these (the first lesson's a = 2, b = -3, then others).
+STARTING_VALUES = (2.0, -3.0, 0.5, 1.5, -1.0, 4.0)
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with the input: the field it belongs to ("expression", "values.x", "nudge.input",
+    "nudge.h"), what is wrong and what is allowed, and for the expression where in the text (1-based
+    column and the number of characters; None when it is about the whole text)."""
+
+    field: str
+    message: str
+    column: int | None = None
+    length: int | None = None
+
+
+class PlaygroundError(ValueError):
+    """The input cannot be run; `problems` lists each one with its field."""
+
+    def __init__(self, problems: list[Problem]) -> None:
+        self.problems = problems
+        super().__init__("; ".join(f"{p.field}: {p.message}" for p in problems))
+
+    def as_json(self) -> list[dict[str, Any]]:
+        return [asdict(p) for p in self.problems]
+
+
+# --- reading the input -------------------------------------------------------------------------------
+
+
+def _parse_expression(text: Any) -> Expression:
+    if not isinstance(text, str):
+        raise PlaygroundError([Problem("expression", f"an expression is text, not {type(text).__name__}")])
+    if len(text) > MAX_CHARS:
+        raise PlaygroundError([Problem(
+            "expression", f"the expression is {len(text):,} characters long; the playground takes at most "
+            f"{MAX_CHARS}. Shorten it, or try a part of it first.", MAX_CHARS + 1, len(text) - MAX_CHARS)])
+    try:
+        return parse(text)
+    except ExpressionError as error:
+        raise PlaygroundError([Problem("expression", error.message, error.column, error.length)]) from None
+
+
+def _first_columns(root: Node) -> dict[str, int]:
+    """The column where each name first appears (the tree is walked with a stack: any depth is fine)."""
+    found: dict[str, int] = {}
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.kind == "name":
+            found[node.name] = min(node.column, found.get(node.name, node.column))
+        stack.extend(node.args)
+    return found
+
+
+def _number(field: str, name: str, raw: Any, low: float, high: float, what: str) -> tuple[float | None, Problem | None]:
+    """A typed number (text, or a number from a program) checked to lie in low <= |x| <= high."""
+    if isinstance(raw, bool) or not isinstance(raw, (str, int, float)):
+        return None, Problem(field, f"{name} must be a number typed as text, not {type(raw).__name__}")
+    text = raw if isinstance(raw, str) else repr(raw)
+    shown = text.strip()[:40]
+    if not shown:
+        return None, Problem(field, f"{name} is empty: type {what}.")
+    number = parse_number(text) if isinstance(raw, str) else float(raw)
+    if number is None or not math.isfinite(number):
+        try:
+            huge = math.isinf(float(text.strip()))
+        except ValueError:
+            huge = False
+        if huge:
+            return None, Problem(field, f"{shown} is too large for {name}: type {what}.")
+        return None, Problem(field, f"{shown!r} is not a number. {NUMBER_HELP} {name} needs {what}.")
+    if not low <= abs(number) <= high:
+        return None, Problem(field, f"{name} = {shown} is out of range: type {what}.")
+    return number, None
+
+
+def _value_range() -> str:
+    return f"a number from {format_number(-EXPLORE_LIMIT)} to {format_number(EXPLORE_LIMIT)}"
+
+
+# --- display texts --------------------------------------------------------------------------------
+
+
+def _with_display(steps: dict[str, Any], nodes: list[Value]) -> dict[str, Any]:
+    """Add the display text of every number of the trace ("display" beside it). JSON sends nan and the
+    infinities as null, so the backward pass is followed again here with the op table's pullback, as
+    `chainrule.trace` forms it, to know which one each null is."""
+    fmt = format_number
+    index = {entry["id"]: i for i, entry in enumerate(steps["nodes"])}
+    for step in steps["forward"]:
+        step["display"] = {"value": fmt(nodes[index[step["node"]]].data)}
+    grads = [0.0] * len(nodes)
+    grads[-1] = 1.0
+    for step in steps["backward"]:
+        i = index[step["node"]]
+        upstream = grads[i]
+        step["display"] = {"grad": fmt(upstream)}
+        if not step["contributions"]:
+            continue
+        node = nodes[i]
+        inputs = [p.data for p in node._prev]
+        received = node._op.pullback(upstream, *inputs, node.data)
+        for contribution, r in zip(step["contributions"], received):
+            j = index[contribution["input"]]
+            grads[j] += 0.0 if r is None else float(r)
+            contribution["display"] = {
+                "local": contribution["local_text"] if contribution["local"] is None else fmt(contribution["local"]),
+                "upstream": fmt(upstream), "contribution": fmt(0.0 if r is None else float(r)),
+                "grad_after": fmt(grads[j]),
+            }
+    for i, entry in enumerate(steps["nodes"]):
+        entry["display"] = {"data": fmt(nodes[i].data), "grad": fmt(grads[i])}
+    return steps
+
+
+def _number_out(x: float) -> dict[str, Any]:
+    """A number for JSON (null for nan and the infinities) and its display text."""
+    return {"value": float(x) if math.isfinite(x) else None, "text": format_number(x)}
+
+
+def _agree(a: float, b: float) -> bool:
+    """Forward and reverse sums group the same products differently: equal up to rounding."""
+    if math.isnan(a) or math.isnan(b):
+        return math.isnan(a) and math.isnan(b)
+    return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
+
+
+# --- the playground ---------------------------------------------------------------------------------
+
+
+def run_playground(expression: Any, values: Mapping[str, Any] | None = None, seed: str | None = None,
+                   nudge: tuple[str, Any] | None = None) -> dict[str, Any]:
+    """Run `expression` with `values` ({name: typed number}; a name without one starts at one of
+    STARTING_VALUES, names not in the expression are ignored) through the engine.
+
+    seed: the input the forward-mode sweep differentiates by (default, or when it is not a name of the
+    expression: the first name). nudge: (name, h): the output again with that input moved by h.
+    Returns {"expression", "names", "values" ([{name, value, text}]), "seed", "trace" (with "layout" and a
+    "display" text beside each number), "sweeps" (forward beside reverse mode; None without names),
+    "nudge" (None without one)}; raises PlaygroundError listing every problem with its field.
+    """
+    parsed = _parse_expression(expression)
+    values = dict(values or {})
+    problems: list[Problem] = []
+    columns = _first_columns(parsed.root)
+    for name in parsed.names:
+        if len(name) > MAX_NAME:
+            problems.append(Problem("expression", f"the name {name!r} is {len(name)} characters long; names in the "
+                                    f"playground have at most {MAX_NAME}, so that they fit their box",
+                                    columns[name], len(name)))
+    numbers: dict[str, float] = {}
+    for position, name in enumerate(parsed.names):
+        if name not in values:
+            numbers[name] = STARTING_VALUES[position % len(STARTING_VALUES)]
+            continue
+        number, problem = _number(f"values.{name}", name, values[name], 0.0, EXPLORE_LIMIT, _value_range())
+        if problem:
+            problems.append(problem)
+        else:
+            numbers[name] = number
+    moved: tuple[str, float] | None = None
+    if nudge is not None:
+        label, raw_h = nudge
+        low, high = NUDGE_RANGE
+        if label not in parsed.names:
+            known = ", ".join(parsed.names) or "none: the expression has no names"
+            problems.append(Problem("nudge.input", f"there is no input {str(label)[:40]!r} to nudge; the inputs are {known}"))
+        h, problem = _number("nudge.h", "h", raw_h, low, high,
+                             f"a number with {format_number(low)} <= |h| <= {format_number(high)}")
+        if problem:
+            problems.append(problem)
+        elif label in parsed.names:
+            moved = (label, h)
+    # Count the graph's boxes (with any numbers: the count does not depend on them).
+    placeholder, _ = parsed.build({name: numbers.get(name, 1.0) for name in parsed.names})
+    boxes = len(graph_nodes(placeholder))
+    if boxes > MAX_BOXES:
+        problems.append(Problem("expression", f"the graph of this expression has {boxes} values; the playground "
+                                f"draws at most {MAX_BOXES}. Shorten it, or try a part of it first."))
+    if problems:
+        raise PlaygroundError(problems)
+
+    output, leaves = parsed.build(numbers)
+    nodes = graph_nodes(output)
+    steps = _with_display(trace(output), nodes)
+    steps["layout"] = page_layout(steps)
+    if seed not in parsed.names:
+        seed = parsed.names[0] if parsed.names else None
+    return {
+        "expression": parsed.text,
+        "names": parsed.names,
+        "values": [{"name": name} | _number_out(numbers[name]) for name in parsed.names],
+        "seed": seed,
+        "trace": steps,
+        "sweeps": _sweeps(steps, nodes, leaves, seed),
+        "nudge": _nudge(parsed, numbers, output, leaves, steps, moved) if moved else None,
+    }
+
+
+def _sweeps(steps: dict[str, Any], nodes: list[Value], leaves: dict[str, Value], seed: str | None) -> dict[str, Any] | None:
+    """Forward mode beside reverse mode: for every node, d node/d seed (its tangent, from one forward
+    sweep) and d output/d node (its gradient, from the backward pass)."""
+    if seed is None:
+        return None
+    swept = tangents(nodes[-1], {leaves[seed]: 1.0})
+    rows = []
+    for entry, node in zip(steps["nodes"], nodes):
+        rows.append({
+            "node": entry["id"], "label": entry["label"], "formula": entry.get("formula", ""),
+            "leaf": entry["leaf"], "value": _number_out(node.data), "tangent": _number_out(swept[node]),
+            "grad": {"value": entry["grad"], "text": entry["display"]["grad"]},
+        })
+    seed_entry = next(entry for entry, node in zip(steps["nodes"], nodes) if node is leaves[seed])
+    forward = swept[nodes[-1]]
+    reverse = _grad_of(seed_entry)
+    out = steps["nodes"][-1]["label"]
+    return {
+        "seed": seed, "seed_node": seed_entry["id"], "output": out, "rows": rows,
+        "forward": _number_out(forward), "reverse": _number_out(reverse), "agree": _agree(forward, reverse),
+        # How the page writes the derivatives: d(out)/dx, and the two columns' d(node)/dx, d(out)/d(node).
+        "symbols": {"result": derivative_symbol(out, seed), "tangent": derivative_symbol("node", seed),
+                    "grad": derivative_symbol(out, "node")},
+    }
+
+
+def _grad_of(entry: dict[str, Any]) -> float:
+    """A node's gradient as a float (the display text says which non-finite value a null is)."""
+    if entry["grad"] is not None:
+        return float(entry["grad"])
+    return float(entry["display"]["grad"])  # "nan", "inf" or "-inf": float() reads all three
+
+
+def _nudge(parsed: Expression, numbers: dict[str, float], output: Value, leaves: dict[str, Value],
+           steps: dict[str, Any], moved: tuple[str, float]) -> dict[str, Any]:
+    """The output before and after moving one input by h, the change, change / h and the gradient."""
+    name, h = moved
+    after, _ = parsed.build({**numbers, name: numbers[name] + h})
+    change = after.data - output.data
+    grad_entry = next(e for e in steps["nodes"] if e["leaf"] and e["label"] == name and not e["constant"])
+    return {
+        "input": name, "h": _number_out(h), "before": _number_out(output.data), "after": _number_out(after.data),
+        "change": _number_out(change), "ratio": _number_out(change / h), "grad": _number_out(_grad_of(grad_entry)),
+        "symbol": derivative_symbol(steps["nodes"][-1]["label"], name),
+    }

@@ -1,0 +1,79 @@
+"""The playground: its page (/playground) and its one API call (POST /api/playground), a thin face over
+chainrule.lessons.playground. A problem with the input is a 422 whose "problems" name each field (and,
+in the expression, the column), so that the page can say it where it belongs."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse, JSONResponse
+from pydantic import BaseModel, ConfigDict, Field, Strict
+
+from chainrule.expr import MAX_LENGTH
+from chainrule.lessons.playground import EXAMPLE, PlaygroundError, run_playground
+from chainrule.web.models import ErrorBody, Open, Text
+from chainrule.web.routes_api import ERRORS
+from chainrule.web.routes_pages import render
+
+router = APIRouter()
+
+# Typed numbers travel as text so that the server reads them (one rule, one message); a program may
+# send a JSON number too.
+TypedNumber = Text | Annotated[float, Strict()]  # strict: true is not 1
+
+
+class PlaygroundNudgeIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    input: Text = Field(max_length=100, description="The name to move, e.g. x")
+    h: TypedNumber = Field(description="How far to move it, as typed (1e-6 <= |h| <= 1)", examples=["0.01"])
+
+
+class PlaygroundIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    expression: Text = Field(EXAMPLE, max_length=MAX_LENGTH, examples=[EXAMPLE],
+                             description="An expression of chainrule.expr (without one: the page's first example)")
+    values: dict[Text, TypedNumber] = Field(default_factory=dict, max_length=100,
+                                            description="{name: number as typed}; a name without one starts at a default")
+    seed: Text | None = Field(None, max_length=100, description="The input the forward-mode sweep differentiates by")
+    nudge: PlaygroundNudgeIn | None = None
+
+
+class PlaygroundProblem(BaseModel):
+    field: str = Field(description='"expression", "values.<name>", "nudge.input" or "nudge.h"')
+    message: str
+    column: int | None = Field(description="1-based column in the expression, or null")
+    length: int | None = Field(description="How many characters from the column, or null")
+
+
+class PlaygroundErrorBody(ErrorBody):
+    problems: list[PlaygroundProblem] = Field(
+        default_factory=list, description="Each problem by field; absent when the body itself is not valid")
+
+
+class PlaygroundOut(Open):
+    expression: str
+    names: list[str]
+    values: list[dict[str, Any]]
+    seed: str | None
+    trace: dict[str, Any] = Field(description="The step trace (docs/trace.md) with its layout and display texts")
+    sweeps: dict[str, Any] | None = Field(description="Forward-mode tangents beside reverse-mode gradients")
+    nudge: dict[str, Any] | None
+
+
+@router.get("/playground", response_class=HTMLResponse, include_in_schema=False)
+def playground_page(request: Request) -> HTMLResponse:
+    return render(request, "playground.html", "Playground")
+
+
+@router.post(
+    "/api/playground", response_model=PlaygroundOut, tags=["playground"],
+    responses=ERRORS | {422: {"model": PlaygroundErrorBody, "description": "A problem with the input, by field."}},
+    summary="Run your own expression: its trace, forward- and reverse-mode sweeps, and a nudge",
+)
+def post_playground(body: PlaygroundIn) -> Any:
+    nudge = (body.nudge.input, body.nudge.h) if body.nudge else None
+    try:
+        return run_playground(body.expression, body.values, body.seed, nudge)
+    except PlaygroundError as error:
+        return JSONResponse({"detail": str(error), "problems": error.as_json()}, status_code=422)
