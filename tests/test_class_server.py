@@ -324,3 +324,13 @@ def test_an_id_out_of_range_is_refused_not_a_server_error(world, learner_id):
     assert teacher.get(f"/api/class/learners/{learner_id}/timeline").status_code == 422
     assert send(teacher, "POST", f"/api/class/learners/{learner_id}/reset-link").status_code == 422
     assert world.accounts.account(2**70) is None
+
+
+@pytest.mark.parametrize("cookie", ["chainrule_session=1.1.1.\xe9t\xe9", "chainrule_session=1.1.1.abc; chainrule_csrf=\xe9.\xe9"])
+def test_a_cookie_with_any_bytes_is_a_stranger_not_a_server_error(world, cookie):
+    """Cookies arrive as Latin-1 text: a signature with non-ASCII characters is simply not a valid one."""
+    stranger = world.client()
+    raw = {"Cookie": cookie.encode("latin-1"), "X-CSRF-Token": "\xe9.\xe9".encode("latin-1")}
+    assert stranger.get("/api/progress/backprop", headers=raw).status_code == 401
+    assert stranger.put("/api/progress/code", headers=raw,
+                        json={"exercise": "neuron-grads", "language": "python", "source": "x"}).status_code in (401, 403)

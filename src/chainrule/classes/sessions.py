@@ -50,7 +50,8 @@ def read_session(secret: str, value: str | None, now: float) -> Session | None:
     if len(parts) != 4 or not all(part.isdigit() for part in parts[:3]):
         return None
     body = ".".join(parts[:3])
-    if not hmac.compare_digest(parts[3], _sign(secret, "session:" + body)):
+    # As bytes: compare_digest refuses str with non-ASCII characters, and a cookie can hold any.
+    if not hmac.compare_digest(parts[3].encode("utf-8", "replace"), _sign(secret, "session:" + body).encode()):
         return None
     account_id, epoch, issued = (int(part) for part in parts[:3])
     if not issued <= now + 60 or now - issued > SESSION_LIFETIME:
@@ -72,7 +73,8 @@ def csrf_ok(secret: str, cookie: str | None, sent: str | None, session_cookie_va
     if not cookie or not sent or not hmac.compare_digest(cookie.encode(), sent.encode("utf-8", "replace")):
         return False
     nonce, _, signature = cookie.partition(".")
-    return bool(nonce) and hmac.compare_digest(signature, _csrf_signature(secret, nonce, session_cookie_value))
+    return bool(nonce) and hmac.compare_digest(signature.encode("utf-8", "replace"),
+                                               _csrf_signature(secret, nonce, session_cookie_value).encode())
 
 
 def cookie_header(name: str, value: str, *, secure: bool, http_only: bool = True, same_site: str = "Lax",
