@@ -374,7 +374,7 @@ def reverse_sweep(
             passed = node._op.pullback(g, a.data, node.data)
         else:
             passed = node._op.pullback(g, a.data, b.data, node.data)
-        if inspect is not None:
+        if inspect:
             inspect(node, g, passed)
         da = passed[0]
         if da is not None:
