@@ -364,31 +364,41 @@ def reverse_sweep(
     """
     in_slots = grads is None
     get = None if in_slots else grads.get
+    plain = not differentiable and inspect is None  # the hot path: one test per node
     for node in reversed(order):
         g = node.grad if in_slots else get(node, 0.0)
         a = node._a
         b = node._b
-        if differentiable:
-            passed = node._op.pullback(g, a, node) if b is None else node._op.pullback(g, a, b, node)
+        if not plain:
+            passed = _inspected_pullback(node, g, differentiable, inspect)
         elif b is None:
             passed = node._op.pullback(g, a.data, node.data)
         else:
             passed = node._op.pullback(g, a.data, b.data, node.data)
-        if inspect:
-            inspect(node, g, passed)
-        da = passed[0]
-        if da is not None:
-            if in_slots:
-                a.grad += da
-            else:
-                grads[a] = get(a, 0.0) + da
-        if b is not None:
-            db = passed[1]
+        if b is None:
+            da = passed[0]
+        else:
+            da, db = passed
             if db is not None:
                 if in_slots:
                     b.grad += db
                 else:
                     grads[b] = get(b, 0.0) + db
+        if da is not None:
+            if in_slots:
+                a.grad += da
+            else:
+                grads[a] = get(a, 0.0) + da
+
+
+def _inspected_pullback(node: Value, g: Any, differentiable: bool, inspect: Callable | None) -> tuple:
+    """A node's pullback off the hot path: on the Values themselves (`differentiable`), then shown to
+    `inspect` before the sweep adds it."""
+    inputs = node._prev if differentiable else tuple(p.data for p in node._prev)
+    passed = node._op.pullback(g, *inputs, node if differentiable else node.data)
+    if inspect is not None:
+        inspect(node, g, passed)
+    return passed
 
 
 # --- functional gradients ----------------------------------------------------------------------------
