@@ -377,18 +377,19 @@ def reverse_sweep(
             passed = node._op.pullback(g, a.data, b.data, node.data)
         if b is None:
             da = passed[0]
+            db = None
         else:
             da, db = passed
-            if db is not None:
-                if in_slots:
-                    b.grad += db
-                else:
-                    grads[b] = get(b, 0.0) + db
-        if da is not None:
+        if da is not None:  # a first, then b: with a * a the order of the two additions shows in the bits
             if in_slots:
                 a.grad += da
             else:
                 grads[a] = get(a, 0.0) + da
+        if db is not None:
+            if in_slots:
+                b.grad += db
+            else:
+                grads[b] = get(b, 0.0) + db
 
 
 def _inspected_pullback(node: Value, g: Any, differentiable: bool, inspect: Callable | None) -> tuple:
