@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import random
+from typing import Callable
 
 import torch
 import torch.autograd.forward_ad as fwd
@@ -135,6 +136,49 @@ def torch_results(leaves, steps, variants: tuple[str, ...] = ()) -> list[float]:
     if out.requires_grad:
         out.backward()
     return [out.item()] + [0.0 if v.grad is None else v.grad.item() for v in inputs]
+
+
+# --- comparing results: bit for bit, and the table of classes the docs show ------------------------------
+
+
+def same(a: float, b: float) -> bool:
+    """Bit-identical as float64 results (every nan counts as the same)."""
+    if a != a or b != b:
+        return a != a and b != b
+    return a == b and math.copysign(1.0, a) == math.copysign(1.0, b)
+
+
+def same_up_to_zero_sign(a: float, b: float) -> bool:
+    return same(a, b) or (a == 0.0 and b == 0.0)
+
+
+def count_classes(counts, examples: dict, seed: int, ours: list[float], theirs: list[float], kinds: tuple[str, str],
+                  explain: Callable[[int, float], str]) -> None:
+    """Add each result of one graph to counts[(class, kind)]: bit-identical, sign of zero, or the class
+    `explain(position, ours)` names by its witness; keep the first (seed, position, ours, theirs) per key."""
+    for k, (a, b) in enumerate(zip(ours, theirs)):
+        if same(a, b):
+            name = "bit-identical"
+        elif a == 0.0 and b == 0.0:
+            name = "sign of zero"
+        else:
+            name = explain(k, a)
+        key = (name, kinds[0] if k == 0 else kinds[1])
+        counts[key] += 1
+        examples.setdefault(key, (seed, k, a, b))
+
+
+def table(counts, columns: dict[str, str]) -> str:
+    """The markdown table of counts[(class, kind)], one column per kind (columns: kind -> title), classes
+    by size with bit-identical first, and a total row."""
+    names = sorted({name for name, _ in counts}, key=lambda n: (n != "bit-identical", -sum(
+        c for (m, _), c in counts.items() if m == n), n))
+    rows = ["| class | " + " | ".join(columns.values()) + " |", "|---" * (len(columns) + 1) + "|"]
+    for name in names:
+        rows.append(f"| {name} | " + " | ".join(str(counts[(name, kind)]) for kind in columns) + " |")
+    totals = [str(sum(c for (_, k), c in counts.items() if k == kind)) for kind in columns]
+    rows.append("| total | " + " | ".join(totals) + " |")
+    return "\n".join(rows)
 
 
 # --- forward mode: chainrule.jvp against torch.func.jvp ------------------------------------------------

@@ -32,11 +32,7 @@ DOCS = Path(__file__).resolve().parent.parent / "docs" / "engine.md"
 COMBOS = [combo for r in (1, 2, 3) for combo in itertools.combinations(fuzz.FORWARD_VARIANTS, r)]
 
 
-def same(a: float, b: float) -> bool:
-    """Bit-identical as float64 results (every nan counts as the same)."""
-    if a != a or b != b:
-        return a != a and b != b
-    return a == b and math.copysign(1.0, a) == math.copysign(1.0, b)
+same = fuzz.same
 
 
 def case(seed: int) -> tuple[list[float], list[tuple], list[float]]:
@@ -48,7 +44,7 @@ def explain(leaves, steps, directions, k: int, ours: float) -> str:
     """The smallest set of replacements under which PyTorch's forward mode gives chainrule's result k."""
     for combo in COMBOS:
         theirs = fuzz.torch_forward_twin(leaves, steps, directions, combo)[k]
-        if same(ours, theirs) or (ours == 0.0 and theirs == 0.0):
+        if fuzz.same_up_to_zero_sign(ours, theirs):
             return " & ".join(combo)
     return "unexplained"
 
@@ -64,28 +60,13 @@ def measure() -> tuple[collections.Counter, dict, list]:
         theirs = fuzz.torch_jvp(leaves, steps, directions)
         if not all(map(same, fuzz.torch_forward_twin(leaves, steps, directions), theirs)):
             unfaithful.append(seed)
-        for k, (a, b) in enumerate(zip(ours, theirs)):
-            if same(a, b):
-                name = "bit-identical"
-            elif a == 0.0 and b == 0.0:
-                name = "sign of zero"
-            else:
-                name = explain(leaves, steps, directions, k, a)
-            key = (name, "values" if k == 0 else "tangents")
-            counts[key] += 1
-            examples.setdefault(key, (seed, k, a, b))
+        fuzz.count_classes(counts, examples, seed, ours, theirs, ("values", "tangents"),
+                           lambda k, a: explain(leaves, steps, directions, k, a))
     return counts, examples, unfaithful
 
 
 def table(counts: collections.Counter) -> str:
-    names = sorted({name for name, _ in counts}, key=lambda n: (n != "bit-identical", -sum(
-        c for (m, _), c in counts.items() if m == n), n))
-    rows = ["| class | output values | tangents |", "|---|---|---|"]
-    for name in names:
-        rows.append(f"| {name} | {counts[(name, 'values')]} | {counts[(name, 'tangents')]} |")
-    totals = [sum(c for (_, k), c in counts.items() if k == kind) for kind in ("values", "tangents")]
-    rows.append(f"| total | {totals[0]} | {totals[1]} |")
-    return "\n".join(rows)
+    return fuzz.table(counts, {"values": "output values", "tangents": "tangents"})
 
 
 def test_every_difference_from_torch_func_jvp_falls_in_a_named_class() -> None:
@@ -132,9 +113,10 @@ def test_jvp_of_many_outputs_in_one_sweep_and_a_single_input() -> None:
 
 
 def test_constants_and_unseeded_leaves_pass_nothing_not_zero_times_inf() -> None:
-    # x * inf: the constant has no tangent, so the tangent is t * inf, never t * inf + 0 * x ... = nan
-    assert chainrule.jvp(lambda x: x * math.inf, [2.0], [0.0])[1] != chainrule.jvp(lambda x: x * math.inf, [2.0], [0.0])[1]
+    # At x = inf the constant 2.0 has no tangent, so no term 0 * x = nan joins x's term t * 2.0 ...
     assert chainrule.jvp(lambda x: x * 2.0 + 1.0, [math.inf], [1.0]) == (math.inf, 2.0)
+    # ... while a tangent the caller gives is a real number, even 0: 0 * inf is nan, as in torch.func.jvp.
+    assert math.isnan(chainrule.jvp(lambda x: x * math.inf, [2.0], [0.0])[1])
 
 
 def test_tangents_gives_every_node_in_the_engines_walk_order() -> None:
