@@ -1,45 +1,71 @@
-"""Engine speed and memory, side by side in one process: chainrule vs micrograd 0.1.0 vs PyTorch (0-d float64),
-and chainrule.micrograd (the drop-in that keeps micrograd's closures) for what switching only the import gives.
+"""Engine speed and memory: chainrule vs micrograd 0.1.0 vs PyTorch (0-d float64), and chainrule.micrograd (the
+drop-in that keeps micrograd's closures) for what switching only the import gives.
+
+Each measurement runs in a clean process of its own: one engine, one workload, nothing else imported (torch
+only in PyTorch's processes, so no engine's garbage collector walks another library's objects). The garbage
+collector stays on, and each timed run ends with `gc.collect()`, inside the timed region: an engine whose
+graphs are reference cycles (micrograd's closures) pays for collecting them, one that frees its graph by
+reference counting pays nothing more. Times are CPU time (`time.process_time`), medians of --repeats runs;
+ratios are micrograd's (or PyTorch's) median over chainrule's.
 
 Workloads (forward + backward each):
   chain   a chain of (x * w).tanh() N long (default 10^4)
   sum     a sum of M products x_i * w_i (default 10^5), summed left to right
+  step    one training step of the moons demo (benchmarks/bench_train.py: 100 points, MLP(2, [16, 16, 1]),
+          max-margin loss + L2, backward, SGD), steps 0, 1, 2 ... of one run
   memory  bytes per op node, measured with tracemalloc while a 10^5-node chain is alive
   deep    a 10^6-deep chain through chainrule alone (micrograd's recursive walk cannot do this)
 
-micrograd's backward builds its topological order by recursion, so we raise the recursion limit for it
-(and say so in the output). Its garbage collector is left on, as users run it. Each timing is the median
-of --repeats runs. Run: python benchmarks/bench_engine.py [--repeats 5] [--quick]
+micrograd's backward builds its topological order by recursion, so its processes raise the recursion
+limit (the output says so); micrograd 0.1.0 has no tanh, so its processes add one in its own closure style.
+Run: python benchmarks/bench_engine.py [--repeats 7] [--quick]
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import json
+import math
 import statistics
+import subprocess
 import sys
 import time
 import tracemalloc
+from pathlib import Path
 from typing import Callable
 
-import chainrule
-import chainrule.micrograd.engine as dropin
+HERE = Path(__file__).resolve().parent
+ENGINES = ("chainrule", "micrograd", "torch", "dropin")
+TITLES = {"chainrule": "chainrule", "micrograd": "micrograd 0.1.0", "torch": "PyTorch 0-d",
+          "dropin": "chainrule.micrograd (drop-in)"}
 
-try:
-    import micrograd.engine as mg
-except ImportError:  # pragma: no cover
-    mg = None
-try:
+
+# --- inside a measuring process: one engine, one workload ---------------------------------------------
+
+
+def value_maker(engine: str) -> Callable[[float], object]:
+    if engine == "chainrule":
+        from chainrule import Value
+        return Value
+    if engine == "dropin":
+        from chainrule.micrograd.engine import Value
+        return Value
+    if engine == "micrograd":
+        import micrograd.engine as mg
+
+        _give_micrograd_tanh(mg)
+        return mg.Value
     import torch
-except ImportError:  # pragma: no cover
-    torch = None
+
+    torch.set_num_threads(1)
+    return lambda x: torch.tensor(x, dtype=torch.float64, requires_grad=True)
 
 
-def _give_micrograd_tanh() -> None:
+def _give_micrograd_tanh(mg) -> None:
     """micrograd 0.1.0 ships relu but no tanh; add one in its own style (a closure per node)."""
-    if mg is None or hasattr(mg.Value, "tanh"):
+    if hasattr(mg.Value, "tanh"):
         return
-    import math
 
     def tanh(self):
         t = math.tanh(self.data)
@@ -53,15 +79,6 @@ def _give_micrograd_tanh() -> None:
     mg.Value.tanh = tanh
 
 
-def median_seconds(fn: Callable[[], object], repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
-
-
 def chain(make, n: int) -> Callable[[], object]:
     def run():
         x, w = make(0.5), make(0.9)
@@ -69,7 +86,6 @@ def chain(make, n: int) -> Callable[[], object]:
         for _ in range(n):
             out = (out * w).tanh()
         out.backward()
-        return out
     return run
 
 
@@ -82,23 +98,20 @@ def sum_of_products(make, m: int) -> Callable[[], object]:
         for x, w in zip(xs, ws):
             total = total + make(x) * make(w)
         total.backward()
-        return total
     return run
 
 
-def torch_scalar(x: float):
-    return torch.tensor(x, dtype=torch.float64, requires_grad=True)
+def training_step(engine: str) -> Callable[[], object]:
+    sys.path.insert(0, str(HERE))
+    import bench_train
+    from chainrule.datasets import moons
 
-
-def torch_chain(n: int) -> Callable[[], object]:
-    def run():
-        x, w = torch_scalar(0.5), torch_scalar(0.9)
-        out = x
-        for _ in range(n):
-            out = (out * w).tanh()
-        out.backward()
-        return out
-    return run
+    points, labels = moons(100, 0.1, bench_train.SEED)
+    make = {"chainrule": bench_train.make_chainrule, "micrograd": bench_train.make_micrograd,
+            "torch": bench_train.make_torch_scalar}[engine]
+    step = make(points, labels, bench_train.initial_weights())
+    counter = iter(range(10**6))
+    return lambda: step(next(counter))
 
 
 def bytes_per_node(make, n: int = 100_000) -> float:
@@ -116,55 +129,92 @@ def bytes_per_node(make, n: int = 100_000) -> float:
     return (after - before) / (2 * n)
 
 
+def measure(engine: str, workload: str, size: int, repeats: int) -> dict:
+    """Run in a fresh process: the engine's times for one workload (or its bytes per node)."""
+    if engine in ("micrograd", "dropin"):
+        sys.setrecursionlimit(max(sys.getrecursionlimit(), 4 * size + 1000))
+    if workload == "memory":
+        return {"bytes": bytes_per_node(value_maker(engine))}
+    if workload == "step":
+        run = training_step(engine)
+    else:
+        run = {"chain": chain, "sum": sum_of_products}[workload](value_maker(engine), size)
+    times = []
+    for _ in range(repeats):
+        start = time.process_time()
+        run()
+        gc.collect()  # this engine's own garbage, charged to it
+        times.append(time.process_time() - start)
+    return {"times": times, "modules": sorted(m for m in ("torch", "micrograd") if m in sys.modules)}
+
+
+# --- the parent: one process per measurement, medians and ratios ----------------------------------------
+
+
+def in_clean_process(engine: str, workload: str, size: int, repeats: int) -> dict:
+    command = [sys.executable, str(Path(__file__).resolve()), "--measure", engine, workload, str(size), str(repeats)]
+    result = subprocess.run(command, capture_output=True, text=True, check=True)
+    return json.loads(result.stdout)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--quick", action="store_true", help="smaller sizes, for a smoke run")
+    parser.add_argument("--measure", nargs=4, metavar=("ENGINE", "WORKLOAD", "SIZE", "REPEATS"),
+                        help=argparse.SUPPRESS)  # used by the parent for each clean process
     args = parser.parse_args()
-    n_chain, m_sum, deep = (1_000, 10_000, 100_000) if args.quick else (10_000, 100_000, 1_000_000)
-    if mg is not None:
-        _give_micrograd_tanh()
-        print("note: micrograd 0.1.0 has no tanh; this benchmark adds one written in micrograd's closure style")
-        sys.setrecursionlimit(max(sys.getrecursionlimit(), 4 * max(n_chain, m_sum) + 1000))
-        print(f"note: micrograd needs sys.setrecursionlimit({sys.getrecursionlimit()}) for its recursive walk")
+    if args.measure:
+        engine, workload, size, repeats = args.measure
+        print(json.dumps(measure(engine, workload, int(size), int(repeats))))
+        return
 
+    n_chain, m_sum, deep = (1_000, 10_000, 100_000) if args.quick else (10_000, 100_000, 1_000_000)
+    print("note: each engine in a clean process of its own, gc on and gc.collect() inside each timed run; "
+          "micrograd gets a closure-style tanh and a higher recursion limit")
     rows = []
-    for name, factory, size in (("chain of (x*w).tanh()", chain, n_chain), ("sum of products", sum_of_products, m_sum)):
-        ours = median_seconds(factory(chainrule.Value, size), args.repeats)
-        drop_in = median_seconds(factory(dropin.Value, size), args.repeats)
-        theirs = median_seconds(factory(mg.Value, size), args.repeats) if mg else float("nan")
-        if torch is None:
-            ref = float("nan")
-        elif factory is chain:
-            ref = median_seconds(torch_chain(size), args.repeats)
-        else:
-            ref = median_seconds(factory(torch_scalar, size), max(1, args.repeats // 2))
-        rows.append((f"{name}, n={size:,}", ours, theirs, ref, drop_in))
+    for label, workload, size, engines in (
+        (f"chain of (x*w).tanh(), n={n_chain:,}", "chain", n_chain, ENGINES),
+        (f"sum of products, n={m_sum:,}", "sum", m_sum, ENGINES),
+        ("moons training step (100 points, MLP(2, [16, 16, 1]))", "step", 0, ("chainrule", "micrograd", "torch")),
+    ):
+        medians = {}
+        for engine in engines:
+            # The chain takes milliseconds: three times the runs, as its median moves most from run to run.
+            repeats = {"chain": 3 * args.repeats, "sum": args.repeats if engine == "chainrule" else
+                       max(3, args.repeats // 2)}.get(workload, args.repeats)
+            found = in_clean_process(engine, workload, size, repeats)
+            expected = {"micrograd": ["micrograd"], "torch": ["torch"]}.get(engine, [])
+            assert found["modules"] == expected, f"{engine} process imported {found['modules']}"
+            medians[engine] = statistics.median(found["times"])
+            print(f"  {label:55s} {TITLES[engine]:32s} {medians[engine] * 1e3:10.1f} ms", flush=True)
+        rows.append((label, medians))
 
     print()
-    print("| workload (forward + backward) | chainrule | micrograd 0.1.0 | PyTorch 0-d | vs micrograd | vs PyTorch "
-          "| chainrule.micrograd (drop-in) |")
+    print("| workload (forward + backward), CPU time | chainrule | micrograd 0.1.0 | PyTorch 0-d | vs micrograd "
+          "| vs PyTorch | chainrule.micrograd (drop-in) |")
     print("|---|---|---|---|---|---|---|")
-    for label, ours, theirs, ref, drop_in in rows:
-        print(f"| {label} | {ours * 1e3:.1f} ms | {theirs * 1e3:.1f} ms | {ref * 1e3:.1f} ms "
-              f"| {theirs / ours:.1f}x faster | {ref / ours:.1f}x faster | {drop_in * 1e3:.1f} ms |")
+    for label, m in rows:
+        dropin = f"{m['dropin'] * 1e3:.1f} ms" if "dropin" in m else "-"
+        print(f"| {label} | {m['chainrule'] * 1e3:.1f} ms | {m['micrograd'] * 1e3:.1f} ms | {m['torch'] * 1e3:.1f} ms "
+              f"| {m['micrograd'] / m['chainrule']:.1f}x faster | {m['torch'] / m['chainrule']:.1f}x faster | {dropin} |")
 
-    ours_mem = bytes_per_node(chainrule.Value)
-    theirs_mem = bytes_per_node(mg.Value) if mg else float("nan")
-    drop_in_mem = bytes_per_node(dropin.Value)
+    memory = {engine: in_clean_process(engine, "memory", 0, 1)["bytes"] for engine in ("chainrule", "micrograd", "dropin")}
     print()
     print("| memory per op node (tracemalloc, 10^5-step chain alive) | chainrule | micrograd 0.1.0 "
           "| chainrule.micrograd (drop-in) |")
     print("|---|---|---|---|")
-    print(f"| bytes | {ours_mem:.0f} | {theirs_mem:.0f} | {drop_in_mem:.0f} |")
+    print(f"| bytes | {memory['chainrule']:.0f} | {memory['micrograd']:.0f} | {memory['dropin']:.0f} |")
 
-    start = time.perf_counter()
+    import chainrule
+
+    start = time.process_time()
     x = chainrule.Value(0.5)
     out = x
     for _ in range(deep):
         out = out * 1.0000001
     out.backward()
-    print(f"\nchainrule: a {deep:,}-deep chain, forward + backward, in {time.perf_counter() - start:.2f} s "
+    print(f"\nchainrule: a {deep:,}-deep chain, forward + backward, in {time.process_time() - start:.2f} s CPU "
           f"(d out / d x = {x.grad:.6f})")
 
 

@@ -32,16 +32,24 @@ XS = [0.001 * (i % 97) for i in range(100_000)]
 WS = [0.002 * (i % 89) - 0.05 for i in range(100_000)]
 
 
+ENGINE_MODULES = ("engine", "ops", "modes")  # the engine's own modules (modes.py since the split)
+
+
 def engine_at(revision: str, folder: Path):
     """chainrule's engine as it was at `revision`, importable as `chainrule_base.engine`."""
     package = folder / "chainrule_base"
     package.mkdir()
     (package / "__init__.py").write_text("")
-    for name in ("engine", "ops"):
-        source = subprocess.run(["git", "show", f"{revision}:src/chainrule/{name}.py"], cwd=ROOT, check=True,
-                                capture_output=True, text=True).stdout
-        source = source.replace("from chainrule import ops", "from chainrule_base import ops")
-        (package / f"{name}.py").write_text(source.replace("from chainrule.ops import", "from chainrule_base.ops import"))
+    for name in ENGINE_MODULES:
+        found = subprocess.run(["git", "show", f"{revision}:src/chainrule/{name}.py"], cwd=ROOT,
+                               capture_output=True, text=True)
+        if found.returncode != 0:  # not in that revision (modes.py before the split)
+            continue
+        source = found.stdout
+        for module in ENGINE_MODULES:
+            source = source.replace(f"from chainrule import {module}", f"from chainrule_base import {module}")
+            source = source.replace(f"from chainrule.{module} import", f"from chainrule_base.{module} import")
+        (package / f"{name}.py").write_text(source)
     sys.path.insert(0, str(folder))
     return importlib.import_module("chainrule_base.engine")
 

@@ -131,3 +131,18 @@ def store_place(request, tmp_path):
 
     place.backend = request.param
     return place
+@pytest.fixture(scope="session")
+def default_moons_run(tmp_path_factory) -> dict:
+    """The eager moons demo with every default (100 points, MLP(2, [16, 16, 1]), 100 steps), trained ONCE
+    per session by the real CLI in a process of its own (`chainrule train moons --json --plot`): its JSON
+    document (config, the whole learning curve, the final evaluation) plus "plot_file", the picture written.
+    A clean process (no torch imported) trains about twice as fast as this one would (docs/performance.md)."""
+    import json
+    import subprocess
+    import sys
+
+    plot = tmp_path_factory.mktemp("moons") / "moons.png"
+    result = subprocess.run([sys.executable, "-m", "chainrule", "train", "moons", "--json", "--plot", str(plot)],
+                            capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr
+    return {**json.loads(result.stdout), "plot_file": plot}

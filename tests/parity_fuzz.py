@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import math
 import random
+from typing import Callable
 
 import torch
+import torch.autograd.forward_ad as fwd
 
+import chainrule
 from chainrule import Value, topological_order
+from chainrule.engine import reverse_sweep
 from chainrule.ops import safe_exp, safe_log
 
 SPECIAL = [0.0, -0.0, 5e-324, -5e-324, 1e-310, 2.2250738585072014e-308, 1e-200, 1e200, -1e300, 1.7976931348623157e308,
@@ -116,16 +120,10 @@ def chainrule_in_creation_order(leaves, steps) -> list[float]:
     """chainrule's values and op table, but the gradients summed in PyTorch's order: its engine runs the
     nodes newest first, where chainrule walks its own topological order."""
     out, inputs, made = run(leaves, steps, Value, CHAINRULE_UNARY, BINARY_OPS)
-    reached = {id(node) for node in topological_order(out)}
-    grads = {id(out): 1.0}
-    for node in reversed(made):
-        if node.is_leaf() or id(node) not in reached:
-            continue
-        prev = node.inputs
-        for child, contribution in zip(prev, node._op.pullback(grads.get(id(node), 0.0), *[p.data for p in prev], node.data)):
-            if contribution is not None:
-                grads[id(child)] = grads.get(id(child), 0.0) + contribution
-    return [out.data] + [grads.get(id(v), 0.0) for v in inputs]
+    reached = set(topological_order(out))
+    grads = {out: 1.0}
+    reverse_sweep([node for node in made if not node.is_leaf() and node in reached], grads)
+    return [out.data] + [grads.get(v, 0.0) for v in inputs]
 
 
 def torch_results(leaves, steps, variants: tuple[str, ...] = ()) -> list[float]:
@@ -138,3 +136,124 @@ def torch_results(leaves, steps, variants: tuple[str, ...] = ()) -> list[float]:
     if out.requires_grad:
         out.backward()
     return [out.item()] + [0.0 if v.grad is None else v.grad.item() for v in inputs]
+
+
+# --- comparing results: bit for bit, and the table of classes the docs show ------------------------------
+
+
+def same(a: float, b: float) -> bool:
+    """Bit-identical as float64 results (every nan counts as the same)."""
+    if a != a or b != b:
+        return a != a and b != b
+    return a == b and math.copysign(1.0, a) == math.copysign(1.0, b)
+
+
+def same_up_to_zero_sign(a: float, b: float) -> bool:
+    return same(a, b) or (a == 0.0 and b == 0.0)
+
+
+def count_classes(counts, examples: dict, seed: int, ours: list[float], theirs: list[float], kinds: tuple[str, str],
+                  explain: Callable[[int, float], str]) -> None:
+    """Add each result of one graph to counts[(class, kind)]: bit-identical, sign of zero, or the class
+    `explain(position, ours)` names by its witness; keep the first (seed, position, ours, theirs) per key."""
+    for k, (a, b) in enumerate(zip(ours, theirs)):
+        if same(a, b):
+            name = "bit-identical"
+        elif a == 0.0 and b == 0.0:
+            name = "sign of zero"
+        else:
+            name = explain(k, a)
+        key = (name, kinds[0] if k == 0 else kinds[1])
+        counts[key] += 1
+        examples.setdefault(key, (seed, k, a, b))
+
+
+def table(counts, columns: dict[str, str]) -> str:
+    """The markdown table of counts[(class, kind)], one column per kind (columns: kind -> title), classes
+    by size with bit-identical first, and a total row."""
+    names = sorted({name for name, _ in counts}, key=lambda n: (n != "bit-identical", -sum(
+        c for (m, _), c in counts.items() if m == n), n))
+    rows = ["| class | " + " | ".join(columns.values()) + " |", "|---" * (len(columns) + 1) + "|"]
+    for name in names:
+        rows.append(f"| {name} | " + " | ".join(str(counts[(name, kind)]) for kind in columns) + " |")
+    totals = [str(sum(c for (_, k), c in counts.items() if k == kind)) for kind in columns]
+    rows.append("| total | " + " | ".join(totals) + " |")
+    return "\n".join(rows)
+
+
+# --- forward mode: chainrule.jvp against torch.func.jvp ------------------------------------------------
+
+
+def seeds(rng: random.Random, count: int) -> list[float]:
+    """A tangent per leaf: mostly ordinary numbers, sometimes 0 or 1 (a zero tangent is a real zero)."""
+    return [rng.choice([rng.uniform(-2, 2), rng.uniform(-2, 2), 0.0, 1.0]) for _ in range(count)]
+
+
+def chainrule_jvp(leaves, steps, tangents) -> list[float]:
+    """[output value, its tangent] from chainrule.jvp."""
+    value, tangent = chainrule.jvp(lambda *xs: run(xs, steps, lambda v: v, CHAINRULE_UNARY, BINARY_OPS)[0],
+                                   leaves, tangents)
+    return [value, tangent]
+
+
+def torch_jvp(leaves, steps, tangents) -> list[float]:
+    """The same from torch.func.jvp in float64."""
+    value, tangent = torch.func.jvp(lambda *xs: run(xs, steps, lambda t: t, TORCH_UNARY, BINARY_OPS)[0],
+                                    tuple(map(_tensor, leaves)), tuple(map(_tensor, tangents)))
+    return [value.item(), tangent.item()]
+
+
+def _dual_parts(x):
+    primal, tangent = fwd.unpack_dual(x) if isinstance(x, torch.Tensor) else (_tensor(x), None)
+    return primal, tangent
+
+
+def _dual(primal: torch.Tensor, tangent) -> torch.Tensor:
+    return primal if tangent is None else fwd.make_dual(primal, tangent)
+
+
+def _libm_kernel_dual(a, name: str) -> torch.Tensor:
+    """exp, log or tanh with the C library's value and PyTorch's tangent formula (the "kernels" twin)."""
+    primal, tangent = _dual_parts(a)
+    out = _tensor({"exp": safe_exp, "log": safe_log, "tanh": math.tanh}[name](primal.item()))
+    if tangent is None:
+        return out
+    return _dual(out, {"exp": lambda: tangent * out, "log": lambda: tangent / primal,
+                       "tanh": lambda: tangent * (1 - out * out)}[name]())
+
+
+def _div_dual_as_chainrule(a, b) -> torch.Tensor:
+    """a / b with PyTorch's value and chainrule's tangent: ta / b - tb * (out / b), the two pullbacks."""
+    pa, ta = _dual_parts(a)
+    pb, tb = _dual_parts(b)
+    out = pa / pb
+    tangent = None if ta is None else ta / pb
+    if tb is not None:
+        term = -tb * (out / pb)
+        tangent = term if tangent is None else tangent + term
+    return _dual(out, tangent)
+
+
+#: Forward-mode twins of PyTorch, each with one choice replaced by chainrule's (as VARIANTS for reverse mode).
+FORWARD_VARIANTS = {
+    "c / x": VARIANTS["c / x"],
+    "x ** k": VARIANTS["x ** k"],
+    "kernels": {name: (lambda a, name=name: _libm_kernel_dual(a, name)) for name in ("exp", "log", "tanh")},
+    "division's tangent": {"div": lambda a, b, c: _div_dual_as_chainrule(a, b),
+                           "div_c": lambda a, b, c: _div_dual_as_chainrule(a, c),
+                           "c_div": lambda a, b, c: _div_dual_as_chainrule(c, a)},
+}
+
+
+def torch_forward_twin(leaves, steps, tangents, variants: tuple[str, ...] = ()) -> list[float]:
+    """[value, tangent] from PyTorch's forward-mode AD (dual tensors, what torch.func.jvp runs), with the
+    named FORWARD_VARIANTS' replacements."""
+    unary, binary = dict(TORCH_UNARY), dict(BINARY_OPS)
+    for name in variants:
+        for op, fn in FORWARD_VARIANTS[name].items():
+            (unary if op in unary else binary)[op] = fn
+    with fwd.dual_level():
+        duals = [fwd.make_dual(_tensor(x), _tensor(t)) for x, t in zip(leaves, tangents)]
+        out, _, _ = run(duals, steps, lambda d: d, unary, binary)
+        primal, tangent = fwd.unpack_dual(out)
+        return [primal.item(), 0.0 if tangent is None else tangent.item()]

@@ -163,6 +163,22 @@ def test_detect_anomaly_backward_names_op_and_line() -> None:
     assert "backward" in message and "pow0.5" in message and "y = x**0.5" in message
 
 
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_detect_anomaly_covers_grad_as_backward(create_graph: bool) -> None:
+    # grad() runs the same backward sweep as backward(), so anomaly mode sees its pullbacks too.
+    x = Value(0.0)
+    with detect_anomaly():
+        y = x**0.5  # the line the message must point at
+        with pytest.raises(AnomalyError) as error:
+            grad(y, [x], create_graph=create_graph)
+    message = str(error.value)
+    if create_graph:  # the gradient is built from Values: the inf shows as the node 0 ** -0.5 is made
+        assert "forward: pow-0.5(0) gave inf" in message and "grad(y, [x]" in message
+    else:
+        assert "backward: pow0.5 passed inf" in message and "y = x**0.5" in message
+    assert x.grad == 0.0 and chainrule.is_grad_enabled()
+
+
 def test_outside_detect_anomaly_nan_flows_silently_like_torch() -> None:
     y = Value(-1.0).log()
     assert math.isnan(y.data)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import collections
 import functools
 import itertools
-import math
 import random
 from pathlib import Path
 
@@ -24,15 +23,7 @@ DOCS = Path(__file__).resolve().parent.parent / "docs" / "engine.md"
 COMBOS = [combo for r in (1, 2, 3) for combo in itertools.combinations(fuzz.VARIANTS, r)]
 
 
-def same(a: float, b: float) -> bool:
-    """Bit-identical as float64 results (every nan counts as the same)."""
-    if a != a or b != b:
-        return a != a and b != b
-    return a == b and math.copysign(1.0, a) == math.copysign(1.0, b)
-
-
-def same_up_to_zero_sign(a: float, b: float) -> bool:
-    return same(a, b) or (a == 0.0 and b == 0.0)
+same, same_up_to_zero_sign = fuzz.same, fuzz.same_up_to_zero_sign
 
 
 def explain(leaves, steps, k: int, ours: float) -> str:
@@ -55,28 +46,13 @@ def measure() -> tuple[collections.Counter, dict]:
         leaves, steps = fuzz.recipe(random.Random(seed))
         ours = fuzz.chainrule_results(leaves, steps)
         theirs = fuzz.torch_results(leaves, steps)
-        for k, (a, b) in enumerate(zip(ours, theirs)):
-            if same(a, b):
-                name = "bit-identical"
-            elif a == 0.0 and b == 0.0:
-                name = "sign of zero"
-            else:
-                name = explain(leaves, steps, k, a)
-            key = (name, "values" if k == 0 else "gradients")
-            counts[key] += 1
-            examples.setdefault(key, (seed, k, a, b))
+        fuzz.count_classes(counts, examples, seed, ours, theirs, ("values", "gradients"),
+                           lambda k, a: explain(leaves, steps, k, a))
     return counts, examples
 
 
 def table(counts: collections.Counter) -> str:
-    names = sorted({name for name, _ in counts}, key=lambda n: (n != "bit-identical", -sum(
-        c for (m, _), c in counts.items() if m == n), n))
-    totals = {kind: sum(c for (_, k), c in counts.items() if k == kind) for kind in ("values", "gradients")}
-    rows = ["| class | output values | leaf gradients |", "|---|---|---|"]
-    for name in names:
-        rows.append(f"| {name} | {counts[(name, 'values')]} | {counts[(name, 'gradients')]} |")
-    rows.append(f"| total | {totals['values']} | {totals['gradients']} |")
-    return "\n".join(rows)
+    return fuzz.table(counts, {"values": "output values", "gradients": "leaf gradients"})
 
 
 def test_every_difference_from_pytorch_falls_in_a_named_class() -> None:

@@ -1,6 +1,6 @@
 """chainrule: learn, see and use backpropagation.
 
-The engine (`Value`, `grad`, `no_grad`, `gradcheck`, `detect_anomaly`) imports nothing else of the
+The engine (`Value`, `grad`, `jvp`, `no_grad`, `gradcheck`, `detect_anomaly`) imports nothing else of the
 project; traces (`trace`, `explain`), pictures (`draw`) and compiled replay (`compile`, NumPy only
 when called) build on it.
 """
@@ -18,10 +18,12 @@ from chainrule.engine import (
     topological_order,
     zero_grad,
 )
+from chainrule.forward import jvp
 
 # Imported here, after the engine, so that the package attributes `trace` and `draw` are the functions
 # (importing a submodule would otherwise bind its module object to the same name).
-from chainrule.trace import explain, trace  # noqa: E402
+from chainrule.trace import trace  # noqa: E402
+from chainrule.explain import explain  # noqa: E402
 from chainrule.draw import draw  # noqa: E402
 from chainrule.compile import CompiledFunction, TracingError, compile  # noqa: E402  (NumPy only when called)
 
@@ -30,7 +32,7 @@ __version__ = "0.1.0"
 __all__ = [
     "AnomalyError", "GradcheckError", "Value", "detect_anomaly", "enable_grad", "grad", "gradcheck",
     "is_grad_enabled", "no_grad", "topological_order", "zero_grad", "trace", "draw", "explain",
-    "compile", "CompiledFunction", "TracingError",
+    "compile", "CompiledFunction", "TracingError", "jvp",
     "__version__",
 ]
 

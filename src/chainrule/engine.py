@@ -16,21 +16,21 @@ recomputed from scratch on each call, while leaf gradients accumulate (call `zer
 
 from __future__ import annotations
 
-import linecache
 import math
 import numbers
-import os
 import sys
-import threading
-from contextlib import contextmanager
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
-from chainrule import ops
+from chainrule import modes
+from chainrule.modes import (
+    AnomalyError, detect_anomaly, enable_grad, is_grad_enabled, no_grad, observe_nodes,
+)
 from chainrule.ops import ABS, ADD, DIV, EXP, LOG, MUL, NEG, POW, RELU, SIGMOID, SUB, TANH, Op, power_op
 
 __all__ = [
     "Value", "grad", "no_grad", "enable_grad", "is_grad_enabled", "zero_grad", "gradcheck",
-    "detect_anomaly", "AnomalyError", "GradcheckError", "topological_order",
+    "detect_anomaly", "AnomalyError", "GradcheckError", "topological_order", "reverse_sweep",
+    "observe_nodes",
 ]
 
 _mul = MUL.forward
@@ -38,44 +38,17 @@ _add = ADD.forward
 _sub = SUB.forward
 _tanh = TANH.forward
 
-# Graph-recording modes are per thread, as in PyTorch: `no_grad()` in one thread must not change the
-# graphs another thread builds. Reading a thread-local on every op would cost, so `_plain` is a global
-# fast-path flag: True while no thread has any mode active, and then an op checks nothing else.
-_thread = threading.local()  # .grad_enabled (default True), .anomaly (default None)
-_active_modes = 0  # mode blocks open in any thread
+# True while no thread has a mode open (no_grad, detect_anomaly, ...): then an op records its node with
+# no further check. A global read costs less than a thread-local; `modes` keeps it up to date.
 _plain = True
-_state_lock = threading.Lock()
 
 
-def _grad_enabled() -> bool:
-    return getattr(_thread, "grad_enabled", True)
+def _set_plain(plain: bool) -> None:
+    global _plain
+    _plain = plain
 
 
-def _anomaly() -> "_AnomalyMode | None":
-    return getattr(_thread, "anomaly", None)
-
-
-@contextmanager
-def _mode(**settings: Any) -> Iterator[None]:
-    """Set this thread's mode attributes for the block; restore them afterwards, also on error."""
-    global _active_modes, _plain
-    previous = {name: getattr(_thread, name, None) for name in settings}
-    with _state_lock:
-        _active_modes += 1
-        _plain = False
-    for name, value in settings.items():
-        setattr(_thread, name, value)
-    try:
-        yield
-    finally:
-        for name, value in previous.items():
-            if value is None:
-                _thread.__dict__.pop(name, None)  # back to the default
-            else:
-                setattr(_thread, name, value)
-        with _state_lock:
-            _active_modes -= 1
-            _plain = _active_modes == 0
+modes.watch_plain(_set_plain)
 
 
 def _to_float(x: Any) -> float:
@@ -157,7 +130,7 @@ class Value:
             self._b = _b
             self._op = _op
         else:
-            _record_slow_path(self, _a, _b, _op)
+            modes.record(self, _a, _b, _op)
 
     # --- arithmetic: each method computes with the op table and remembers its inputs ---------------
 
@@ -259,25 +232,8 @@ class Value:
             return
         order = topological_order(self, leaves=False, reset_grads=True)
         self.grad = 1.0
-        anomaly = None if _plain else _anomaly()
-        if anomaly is not None:
-            anomaly.checked_backward(order)
-            return
-        for node in reversed(order):
-            a = node._a
-            b = node._b
-            # The op table's pullback forms local derivative x g (dividing g where the slope has a
-            # denominator); None is a masked slope: it passes nothing, not 0 x g.
-            if b is not None:
-                da, db = node._op.pullback(node.grad, a.data, b.data, node.data)
-                if da is not None:
-                    a.grad += da
-                if db is not None:
-                    b.grad += db
-            else:
-                da = node._op.pullback(node.grad, a.data, node.data)[0]
-                if da is not None:
-                    a.grad += da
+        anomaly = None if _plain else modes.current_anomaly()
+        reverse_sweep(order, inspect=None if anomaly is None else anomaly.check_pullback)
 
     def zero_grad(self) -> None:
         """Set the gradient of every node in this graph, leaves included, back to 0."""
@@ -341,7 +297,9 @@ def topological_order(root: Value, leaves: bool = True, reset_grads: bool = Fals
     marked input is always listed already (a marked, unlisted node is an ancestor of the current one,
     which a graph without cycles rules out). Values hash by identity, so the set holds the nodes
     themselves, cheaper than their ids. With `leaves=False` only interior nodes are listed (the
-    backward pass needs no order for leaves); `reset_grads` zeroes the listed nodes' gradients.
+    backward pass needs no order for leaves); `reset_grads` zeroes the listed nodes' gradients (what
+    `backward()` needs before it sweeps). This is the engine's one graph walk: the backward sweep,
+    forward mode, traces and pictures all list a graph with it.
     """
     seen: set[Value] = set()
     order: list[Value] = []
@@ -378,6 +336,72 @@ def topological_order(root: Value, leaves: bool = True, reset_grads: bool = Fals
     return order
 
 
+# --- the backward sweep ------------------------------------------------------------------------------
+
+
+def reverse_sweep(
+    order: Sequence[Value],
+    grads: dict[Value, Any] | None = None,
+    differentiable: bool = False,
+    inspect: Callable[[Value, Any, tuple], None] | None = None,
+) -> None:
+    """The backward pass, written once: `backward()`, `grad()` (with and without `create_graph`),
+    anomaly mode and the step trace all run this loop.
+
+    `order` lists interior nodes, inputs before the nodes made from them (`topological_order(...,
+    leaves=False)`). Each node, newest first, hands each input what its op's pullback gives for the
+    node's gradient, added into the input's gradient (uses of one value add up; a masked slope, None,
+    passes nothing). Where gradients live:
+
+    * `grads=None`: in each node's `.grad` (`backward()`, which zeroes the interior nodes and sets the
+      output's to 1 first). Attribute slots are the fast path: a dict costs a third more on a sum of
+      products (instruction counts in docs/performance.md).
+    * a dict node -> gradient (missing = 0) holding the seed, usually {output: 1.0}: `.grad` untouched.
+
+    With `differentiable` the pullbacks get the Values themselves, so the gradients are built as Values
+    (run it with graph recording on). `inspect(node, gradient, passed)` sees each node's pullback before
+    it is added (anomaly checks, trace steps).
+    """
+    in_slots = grads is None
+    get = None if in_slots else grads.get
+    plain = not differentiable and inspect is None  # the hot path: one test per node
+    for node in reversed(order):
+        g = node.grad if in_slots else get(node, 0.0)
+        a = node._a
+        b = node._b
+        if not plain:
+            passed = _inspected_pullback(node, g, differentiable, inspect)
+        elif b is None:
+            passed = node._op.pullback(g, a.data, node.data)
+        else:
+            passed = node._op.pullback(g, a.data, b.data, node.data)
+        if b is None:
+            da = passed[0]
+            db = None
+        else:
+            da, db = passed
+        if da is not None:  # a first, then b: with a * a the order of the two additions shows in the bits
+            if in_slots:
+                a.grad += da
+            else:
+                grads[a] = get(a, 0.0) + da
+        if db is not None:
+            if in_slots:
+                b.grad += db
+            else:
+                grads[b] = get(b, 0.0) + db
+
+
+def _inspected_pullback(node: Value, g: Any, differentiable: bool, inspect: Callable | None) -> tuple:
+    """A node's pullback off the hot path: on the Values themselves (`differentiable`), then shown to
+    `inspect` before the sweep adds it."""
+    inputs = node._prev if differentiable else tuple(p.data for p in node._prev)
+    passed = node._op.pullback(g, *inputs, node if differentiable else node.data)
+    if inspect is not None:
+        inspect(node, g, passed)
+    return passed
+
+
 # --- functional gradients ----------------------------------------------------------------------------
 
 
@@ -394,34 +418,17 @@ def grad(output: Value, inputs: Sequence[Value] | Value, create_graph: bool = Fa
             raise TypeError(f"grad() takes Values as inputs, not {type(x).__name__}")
     if not isinstance(output, Value):
         raise TypeError(f"grad() takes a Value as output, not {type(output).__name__}")
+    grads: dict[Value, Any] = {output: Value(1.0) if create_graph else 1.0}
+    anomaly = None if _plain else modes.current_anomaly()
+    check = None if anomaly is None else anomaly.check_pullback
     order = topological_order(output, leaves=False)
-    # Keyed by id: the nodes of `order` stay alive during the call, so their ids stay unique.
-    grads: dict[int, Any] = {id(output): Value(1.0) if create_graph else 1.0}
     if create_graph:
         with enable_grad():
-            for node in reversed(order):
-                g = grads.get(id(node))
-                if g is None:  # reached only through masked slopes: its gradient is a constant 0
-                    g = grads[id(node)] = Value(0.0)
-                prev = node._prev
-                for child, contribution in zip(prev, node._op.pullback(g, *prev, node)):
-                    if contribution is None:  # masked: passes nothing
-                        continue
-                    key = id(child)
-                    grads[key] = grads[key] + contribution if key in grads else contribution
-        result = []
-        for x in inputs:
-            g = grads.get(id(x), 0.0)
-            result.append(g if isinstance(g, Value) else Value(g))
-        return tuple(result)
-    for node in reversed(order):
-        prev = node._prev
-        contributions = node._op.pullback(grads.get(id(node), 0.0), *[p.data for p in prev], node.data)
-        for child, contribution in zip(prev, contributions):
-            if contribution is not None:
-                key = id(child)
-                grads[key] = grads.get(key, 0.0) + contribution
-    return tuple(Value(float(grads.get(id(x), 0.0))) for x in inputs)
+            reverse_sweep(order, grads, differentiable=True, inspect=check)
+        found = [grads.get(x, 0.0) for x in inputs]
+        return tuple(g if isinstance(g, Value) else Value(g) for g in found)
+    reverse_sweep(order, grads, inspect=check)
+    return tuple(Value(float(grads.get(x, 0.0))) for x in inputs)
 
 
 def zero_grad(values: Iterable[Value]) -> None:
@@ -430,121 +437,8 @@ def zero_grad(values: Iterable[Value]) -> None:
         v.grad = 0.0
 
 
-# --- modes: no_grad, detect_anomaly ------------------------------------------------------------------
-
-
-@contextmanager
-def no_grad() -> Iterator[None]:
-    """Inside this block, this thread's ops compute values but record no graph (results are leaves)."""
-    with _mode(grad_enabled=False):
-        yield
-
-
-@contextmanager
-def enable_grad() -> Iterator[None]:
-    """Record the graph again inside a `no_grad` block (this thread only)."""
-    with _mode(grad_enabled=True):
-        yield
-
-
-def is_grad_enabled() -> bool:
-    """Whether this thread's ops record a graph."""
-    return _grad_enabled()
-
-
-class AnomalyError(FloatingPointError):
-    """A NaN or infinity appeared; the message names the op and where its node was created."""
-
-
 class GradcheckError(AssertionError):
     """Analytic and numerical gradients disagree."""
-
-
-_ENGINE_FILES = {os.path.abspath(__file__), os.path.abspath(ops.__file__)}
-
-
-def _creation_site() -> str:
-    """file:line of the first frame outside the engine: the user's line that made the node."""
-    frame = sys._getframe(1)
-    while frame is not None and os.path.abspath(frame.f_code.co_filename) in _ENGINE_FILES:
-        frame = frame.f_back
-    if frame is None:
-        return "<unknown>"
-    filename, line = frame.f_code.co_filename, frame.f_lineno
-    source = linecache.getline(filename, line).strip()
-    return f"{filename}:{line}" + (f" ({source})" if source else "")
-
-
-class _AnomalyMode:
-    """Remembers where each node was made, and checks every value and gradient for NaN and inf."""
-
-    def __init__(self) -> None:
-        self.sites: dict[int, tuple[Value, str]] = {}
-
-    def record(self, node: Value) -> None:
-        site = _creation_site()
-        self.sites[id(node)] = (node, site)  # keeps node alive: ids stay unique while we look
-        if not math.isfinite(node.data):
-            inputs = ", ".join(f"{p.data:g}" for p in node._prev)
-            raise AnomalyError(
-                f"forward: {node._op.name}({inputs}) gave {node.data}; node created at {site}"
-            )
-
-    def site(self, node: Value) -> str:
-        entry = self.sites.get(id(node))
-        return entry[1] if entry else "<created outside detect_anomaly>"
-
-    def checked_backward(self, order: list[Value]) -> None:
-        for node in reversed(order):
-            g = node.grad
-            prev = node._prev
-            inputs = [p.data for p in prev]
-            for k, (child, contribution) in enumerate(zip(prev, node._op.pullback(g, *inputs, node.data))):
-                if contribution is None:  # masked
-                    continue
-                if not math.isfinite(contribution):
-                    raise AnomalyError(
-                        f"backward: {node._op.name} passed {contribution} to its input "
-                        f"(local derivative {node._op.local(*inputs, node.data)[k]}, upstream gradient "
-                        f"{g}); node created at {self.site(node)}"
-                    )
-                child.grad += contribution
-
-
-@contextmanager
-def detect_anomaly() -> Iterator[_AnomalyMode]:
-    """Raise `AnomalyError` at the first NaN or inf, forward or backward, naming op and file:line.
-
-    Covers the ops of this thread inside the block, and `backward()` calls made inside it.
-    """
-    mode = _AnomalyMode()
-    with _mode(anomaly=mode):
-        yield mode
-
-
-def _record_slow_path(node: Value, a: Value | None, b: Value | None, op: Op) -> None:
-    """Node construction while some thread has a mode active: read this thread's own modes."""
-    if not _grad_enabled():
-        node._a = node._b = None
-        node._op = None
-        return
-    node._a = a
-    node._b = b
-    node._op = op
-    anomaly = _anomaly()
-    if anomaly is not None:
-        anomaly.record(node)
-    observer = getattr(_thread, "observer", None)
-    if observer is not None:
-        observer(node)
-
-
-@contextmanager
-def observe_nodes(observer: Callable[[Value], None]) -> Iterator[None]:
-    """Call observer(node) on every op node this thread makes inside the block, graph recording on
-    (chainrule.compile marks the nodes computed from its placeholders this way)."""
-    with _mode(grad_enabled=True, observer=observer):
-        yield
 
 
 # --- numerical check ---------------------------------------------------------------------------------

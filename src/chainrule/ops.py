@@ -1,8 +1,10 @@
 """The one table of operations: each op's forward rule and its local derivatives, side by side.
 
 Everything else reads this table: `Value` computes forward values with `Op.forward`, the backward pass
-hands each input what `Op.pullback` gives for the upstream gradient, and the step captions and docs show
-`Op.formula`, `Op.local` and `Op.local_text`. Change a rule here and it changes everywhere.
+(`engine.reverse_sweep`) hands each input what `Op.pullback` gives for the upstream gradient, forward mode
+(`forward.py`) reads the same pullback with an input's tangent in place of the gradient, and the step
+captions and docs show `Op.formula`, `Op.local` and `Op.local_text`. Change a rule here and it changes
+everywhere; a new op is one `Op(...)` entry below (and a `Value` method that makes it).
 
 Conventions, with a and b the inputs and out the result:
 

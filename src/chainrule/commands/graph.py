@@ -100,7 +100,8 @@ def run(args: argparse.Namespace) -> int:
         return _error(str(error))
 
     from chainrule.draw import to_dot, to_svg, to_text
-    from chainrule.trace import explain, trace, trace_to_json
+    from chainrule.explain import explain
+    from chainrule.trace import trace, trace_to_json
 
     t = trace(output)
     status = 0

@@ -1,0 +1,171 @@
+"""`explain(output, value)`: d output/d value in words, as a sum over paths of products of local derivatives.
+
+Names and numbers read as in the step trace (`chainrule.trace`: its labels, number format and the op
+table's formulas), and the total is the engine's own gradient.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Iterator
+
+from chainrule.engine import Value, grad
+from chainrule.trace import fill_template, format_number, graph_nodes, local_derivatives, node_labels
+
+__all__ = ["explain", "MAX_EXPLAINED_PATHS"]
+
+MAX_EXPLAINED_PATHS = 20  # explain() lists at most this many paths and says when there are more
+
+
+def explain(output: Value, value: Value, max_paths: int = MAX_EXPLAINED_PATHS) -> str:
+    """d output/d value in words: the sum, over every path from `value` to `output`, of the product
+    of the local derivatives along the path (the chain rule, path by path). At most `max_paths`
+    paths are listed; the text says how many there are in all when it lists fewer."""
+    if not isinstance(value, Value):
+        raise TypeError(f"explain() takes a chainrule Value to explain, not {type(value).__name__}")
+    nodes = graph_nodes(output)
+    labels = node_labels(nodes)
+    index = {id(v): i for i, v in enumerate(nodes)}
+    out_i = len(nodes) - 1
+    fmt = format_number
+    if id(value) not in index:
+        name = value.label or format_number(value.data)
+        return (f"{name} is not part of the graph of {labels[out_i]}: no path leads from it to "
+                f"{labels[out_i]}, so {_d(labels[out_i], name)} = 0.")
+    start = index[id(value)]
+    name, out = labels[start], labels[out_i]
+    if start == out_i:
+        return f"{out} is the output itself: {_d(out, out)} = 1 by definition."
+
+    # users[j]: the edges (user node, input position) leaving node j towards the output.
+    users: list[list[tuple[int, int]]] = [[] for _ in nodes]
+    for i, v in enumerate(nodes):
+        for k, p in enumerate(v._prev):
+            users[index[id(p)]].append((i, k))
+    locals_cache: dict[int, tuple[float | None, ...]] = {}
+
+    def local(i: int, k: int) -> float:  # a masked slope reads as 0 along a path
+        if i not in locals_cache:
+            locals_cache[i] = local_derivatives(nodes[i])
+        slope = locals_cache[i][k]
+        return 0.0 if slope is None else slope
+
+    # Count the paths exactly (they can be exponentially many) by walking nodes from the output back.
+    path_count = [0] * len(nodes)
+    path_count[out_i] = 1
+    for j in range(len(nodes) - 1, -1, -1):
+        if j != out_i:
+            path_count[j] = sum(path_count[i] for i, _ in users[j])
+    total_paths = path_count[start]
+
+    grad = trace_grads(nodes, index)[start]
+    lines = []
+    paths = list(_paths(start, out_i, users, max_paths))
+    if total_paths == 1:
+        (i, k), = paths[0][:1]
+        v = nodes[i]
+        formula = fill_template(v._op.formula, v._op, [labels[index[id(p)]] for p in v._prev], labels[i])
+        local_text = fill_template(v._op.local_text[k], v._op, [labels[index[id(p)]] for p in v._prev],
+                           labels[i])
+        lines.append(f"{name} reaches {out} along one path only, first through {formula}, whose "
+                     f"derivative with respect to {name} is {local_text} = {fmt(local(i, k))}.")
+    else:
+        lines.append(f"{name} reaches {out} along {total_paths} paths. {_d(out, name)} is the sum, over "
+                     "the paths, of the product of the local derivatives along each path.")
+    zero_paths = 0
+    total = 0.0
+    for number, path in enumerate(paths, start=1):
+        steps = [name]
+        factors: list[float] = []
+        detail = []
+        previous = start
+        for i, k in path:
+            v = nodes[i]
+            input_labels = [labels[index[id(p)]] for p in v._prev]
+            formula = fill_template(v._op.formula, v._op, input_labels, labels[i])
+            local_text = fill_template(v._op.local_text[k], v._op, input_labels, labels[i])
+            d = local(i, k)
+            factors.append(d)
+            steps.append(labels[i])
+            value_text = "" if local_text == fmt(d) else f" = {fmt(d)}"
+            which = ""
+            if len(v._prev) == 2 and v._prev[0] is v._prev[1]:
+                which = " (as its first input)" if k == 0 else " (as its second input)"
+            detail.append(f"    {formula}: {_d(labels[i], labels[previous])} = {local_text}{value_text}"
+                          f"{which}")
+            previous = i
+        product = math.prod(factors)
+        total += product
+        if product == 0:
+            zero_paths += 1
+        if len(detail) > 12:  # a long chain: show its ends
+            detail = detail[:5] + [f"    ... {len(detail) - 10} more steps ..."] + detail[-5:]
+            factor_text = " x ".join(fmt(f) for f in factors[:5]) + " x ... x " + \
+                " x ".join(fmt(f) for f in factors[-5:])
+            route = " -> ".join(steps[:6]) + " -> ... -> " + " -> ".join(steps[-5:])
+        else:
+            factor_text = " x ".join(fmt(f) for f in factors)
+            route = " -> ".join(steps)
+        lines.append(f"  Path {number}: {route}")
+        lines.extend(detail)
+        lines.append(f"    product: {factor_text} = {fmt(product)}")
+    if len(paths) < total_paths:
+        lines.append(f"Showing {len(paths)} of {total_paths} paths (the list is truncated at "
+                     f"{max_paths}); the paths shown add up to {fmt(total)}.")
+        lines.append(f"Over all {total_paths} paths the sum is {_d(out, name)} = {fmt(grad)} "
+                     "(backpropagation adds them all up in one sweep).")
+    else:
+        terms = " + ".join(fmt(p) for p in _path_products(paths, local)) if len(paths) > 1 else None
+        if terms:
+            lines.append(f"Sum over the {len(paths)} paths: {terms} = {fmt(grad)} = {_d(out, name)}.")
+        else:
+            lines.append(f"So {_d(out, name)} = {fmt(grad)}.")
+    if zero_paths and zero_paths == len(paths) and len(paths) == total_paths:
+        lines.append(f"Every path has a zero factor, so nudging {name} changes {out} by nothing "
+                     "right now (to first order).")
+    elif zero_paths:
+        lines.append(f"{zero_paths} of the paths shown have a zero factor and contribute nothing.")
+    return "\n".join(lines)
+
+
+def _d(top: str, bottom: str) -> str:
+    """The derivative symbol d top/d bottom, with parentheses around names longer than a letter."""
+    def wrap(name: str) -> str:
+        return name if len(name) == 1 else f"({name})"
+    return f"d{wrap(top)}/d{wrap(bottom)}"
+
+
+def _path_products(paths: list[list[tuple[int, int]]], local: Any) -> list[float]:
+    return [math.prod(local(i, k) for i, k in path) for path in paths]
+
+
+def _paths(start: int, out_i: int, users: list[list[tuple[int, int]]],
+           limit: int) -> Iterator[list[tuple[int, int]]]:
+    """Up to `limit` paths from node `start` to the output, as lists of (user node, input position).
+    Iterative depth-first search; every node reaches the output, so no branch is a dead end."""
+    found = 0
+    path: list[tuple[int, int]] = []
+    stack: list[tuple[int, int]] = [(start, 0)]  # (node, index of the next user edge to try)
+    while stack and found < limit:
+        node, edge = stack[-1]
+        if node == out_i:
+            yield list(path)
+            found += 1
+            stack.pop()
+            if path:
+                path.pop()
+            continue
+        if edge < len(users[node]):
+            stack[-1] = (node, edge + 1)
+            user, position = users[node][edge]
+            path.append((user, position))
+            stack.append((user, 0))
+        else:
+            stack.pop()
+            if path:
+                path.pop()
+
+
+def trace_grads(nodes: list[Value], index: dict[int, int]) -> list[float]:
+    """d output/d node for every node (output = nodes[-1]), without touching `.grad`."""
+    return [g.data for g in grad(nodes[-1], nodes)]
