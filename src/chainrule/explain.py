@@ -31,11 +31,11 @@ def explain(output: Value, value: Value, max_paths: int = MAX_EXPLAINED_PATHS) -
     if id(value) not in index:
         name = value.label or format_number(value.data)
         return (f"{name} is not part of the graph of {labels[out_i]}: no path leads from it to "
-                f"{labels[out_i]}, so {_d(labels[out_i], name)} = 0.")
+                f"{labels[out_i]}, so {derivative_notation(labels[out_i], name)} = 0.")
     start = index[id(value)]
     name, out = labels[start], labels[out_i]
     if start == out_i:
-        return f"{out} is the output itself: {_d(out, out)} = 1 by definition."
+        return f"{out} is the output itself: {derivative_notation(out, out)} = 1 by definition."
 
     # users[j]: the edges (user node, input position) leaving node j towards the output.
     users: list[list[tuple[int, int]]] = [[] for _ in nodes]
@@ -70,7 +70,7 @@ def explain(output: Value, value: Value, max_paths: int = MAX_EXPLAINED_PATHS) -
         lines.append(f"{name} reaches {out} along one path only, first through {formula}, whose "
                      f"derivative with respect to {name} is {local_text} = {fmt(local(i, k))}.")
     else:
-        lines.append(f"{name} reaches {out} along {total_paths} paths. {_d(out, name)} is the sum, over "
+        lines.append(f"{name} reaches {out} along {total_paths} paths. {derivative_notation(out, name)} is the sum, over "
                      "the paths, of the product of the local derivatives along each path.")
     zero_paths = 0
     total = 0.0
@@ -91,7 +91,7 @@ def explain(output: Value, value: Value, max_paths: int = MAX_EXPLAINED_PATHS) -
             which = ""
             if len(v._prev) == 2 and v._prev[0] is v._prev[1]:
                 which = " (as its first input)" if k == 0 else " (as its second input)"
-            detail.append(f"    {formula}: {_d(labels[i], labels[previous])} = {local_text}{value_text}"
+            detail.append(f"    {formula}: {derivative_notation(labels[i], labels[previous])} = {local_text}{value_text}"
                           f"{which}")
             previous = i
         product = math.prod(factors)
@@ -112,14 +112,14 @@ def explain(output: Value, value: Value, max_paths: int = MAX_EXPLAINED_PATHS) -
     if len(paths) < total_paths:
         lines.append(f"Showing {len(paths)} of {total_paths} paths (the list is truncated at "
                      f"{max_paths}); the paths shown add up to {fmt(total)}.")
-        lines.append(f"Over all {total_paths} paths the sum is {_d(out, name)} = {fmt(grad)} "
+        lines.append(f"Over all {total_paths} paths the sum is {derivative_notation(out, name)} = {fmt(grad)} "
                      "(backpropagation adds them all up in one sweep).")
     else:
         terms = " + ".join(fmt(p) for p in _path_products(paths, local)) if len(paths) > 1 else None
         if terms:
-            lines.append(f"Sum over the {len(paths)} paths: {terms} = {fmt(grad)} = {_d(out, name)}.")
+            lines.append(f"Sum over the {len(paths)} paths: {terms} = {fmt(grad)} = {derivative_notation(out, name)}.")
         else:
-            lines.append(f"So {_d(out, name)} = {fmt(grad)}.")
+            lines.append(f"So {derivative_notation(out, name)} = {fmt(grad)}.")
     if zero_paths and zero_paths == len(paths) and len(paths) == total_paths:
         lines.append(f"Every path has a zero factor, so nudging {name} changes {out} by nothing "
                      "right now (to first order).")
@@ -128,7 +128,7 @@ def explain(output: Value, value: Value, max_paths: int = MAX_EXPLAINED_PATHS) -
     return "\n".join(lines)
 
 
-def _d(top: str, bottom: str) -> str:
+def derivative_notation(top: str, bottom: str) -> str:
     """The derivative symbol d top/d bottom, with parentheses around names longer than a letter."""
     def wrap(name: str) -> str:
         return name if len(name) == 1 else f"({name})"

@@ -22,7 +22,7 @@ from chainrule.expr import ExpressionError, Expression, Node, parse
 from chainrule.forward import tangents
 from chainrule.lessons.checking import NUMBER_HELP, parse_number
 from chainrule.lessons.graphs import EXPLORE_LIMIT, NUDGE_RANGE
-from chainrule.trace import _d as derivative_symbol  # d(out)/dx: the captions' one notation
+from chainrule.explain import derivative_notation as derivative_symbol  # d(out)/dx: one notation
 from chainrule.trace import format_number, graph_nodes, trace
 
 __all__ = ["run_playground", "PlaygroundError", "Problem", "EXAMPLE", "MAX_CHARS", "MAX_BOXES", "MAX_NAME",
