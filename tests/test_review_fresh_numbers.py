@@ -15,7 +15,7 @@ from fastapi.testclient import TestClient
 from chainrule.lessons import check_quiz_answer, lesson_data, lesson_ids, quiz_question, review_variant
 from chainrule.lessons.fresh import draw_numbers, engine_key, has_fresh_numbers
 from chainrule.progress import open_store
-from chainrule.progress.review_session import run_review
+from chainrule.commands.review_session import run_review
 from chainrule.web import create_app
 
 torch = pytest.importorskip("torch")

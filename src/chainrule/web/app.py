@@ -22,7 +22,7 @@ from chainrule import __version__
 from chainrule.lessons import LessonDataError, UnknownItemError, UnknownLessonError
 from chainrule.web import routes_api, routes_pages
 from chainrule.web.security import DEFAULT_MAX_BODY, SecurityMiddleware
-from chainrule.web.services import Services, StoreUnavailable
+from chainrule.web.store_access import StoreAccess, StoreUnavailable
 
 __all__ = ["create_app", "STATIC_DIR"]
 
@@ -67,7 +67,7 @@ def create_app(
         redoc_url=None,
         openapi_url="/api/openapi.json",
     )
-    app.state.services = Services(data_dir, clock=clock, store=store)
+    app.state.services = StoreAccess(data_dir, clock=clock, store=store)
 
     @app.exception_handler(RequestValidationError)
     async def invalid_request(request: Request, error: RequestValidationError) -> JSONResponse:
