@@ -41,3 +41,24 @@ def browser(chromium_path: str):
             yield browser
         finally:
             browser.close()
+
+
+@pytest.fixture(scope="session")
+def grade_once():
+    """grade(exercise, language, source) that grades each distinct (exercise folder, language, source) once
+    per session: the reference solutions and starters are checked by test_grading, test_lessons_path and
+    the lessons-check tests, and one real sandbox run each is enough. Each call gets its own copy."""
+    import copy
+
+    from chainrule.grading import grade
+    from chainrule.grading.registry import resolve
+
+    results: dict[tuple[str, str, str], dict] = {}
+
+    def graded(exercise, language: str, source: str) -> dict:
+        key = (str(resolve(exercise).folder.resolve()), language, source)
+        if key not in results:
+            results[key] = grade(exercise, language, source)
+        return copy.deepcopy(results[key])
+
+    return graded
