@@ -302,6 +302,11 @@ def _check_quiz(path: Path, data: Any, text: str, problems: Problems) -> None:
         else:
             problems.add(path, f"question {qid!r}: kind must be \"number\" or \"choice\", not {kind!r}", text, near)
             continue
+        if "fresh" in question:
+            from chainrule.lessons.fresh import fresh_problems
+
+            for problem in fresh_problems(question):
+                problems.add(path, f"question {qid!r}: {problem}", text, near)
         values = _question_values(question)
 
         def resolve(parts: list[str]) -> Any:
