@@ -46,6 +46,12 @@ class Attempt:
     def matches(self, numbers: list[float]) -> bool:
         return all_same_graded(self.got, numbers)
 
+    def close_to(self, numbers: list[float], rel: float = 1e-6) -> bool:
+        """Equal to a replayed mistake's numbers up to rounding: a replay sums in its own order, and a run
+        that diverges amplifies the difference far past the graded digits."""
+        return len(self.got) == len(numbers) and all(
+            math.isclose(g, n, rel_tol=rel, abs_tol=1e-9) for g, n in zip(self.got, numbers))
+
 
 Fills = dict[str, str]
 Recogniser = Callable[[Attempt, list[Attempt]], Fills | None]

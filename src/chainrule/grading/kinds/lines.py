@@ -88,7 +88,7 @@ FIT_VARIANTS = {
 def _fit_mistake(variant: str) -> Mistake:
     def recognise(attempt: Attempt, run: list[Attempt]) -> Fills | None:
         xs, ys, lr, steps = attempt.args
-        return {} if len(attempt.got) == 2 and attempt.matches(fit_variant(xs, ys, lr, steps, variant)) else None
+        return {} if len(attempt.got) == 2 and attempt.close_to(fit_variant(xs, ys, lr, steps, variant)) else None
 
     message, about = FIT_VARIANTS[variant]
     return Mistake(variant, message, recognise, about=about)
