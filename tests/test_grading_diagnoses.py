@@ -120,3 +120,16 @@ def test_an_overwrite_in_a_graph_backward_pass_is_recognised_with_the_folders_ow
     tests = failing(grade(exercise, "python", source))
     assert tests[0]["name"] == "a value used twice"
     assert "A value used twice keeps only one use's share: add to its gradient" in tests[0]["message"]
+
+
+def test_the_authoring_guide_lists_every_kinds_mistakes_in_their_order():
+    import re
+    from pathlib import Path
+
+    from chainrule.grading.kinds import CASE_KINDS
+
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "authoring.md").read_text(encoding="utf-8")
+    table = doc[doc.index("| kind | mistakes |"):].split("\n\n", 1)[0]
+    listed = {m.group(1): re.findall(r"`([a-z-]+)`", m.group(2))
+              for m in re.finditer(r"^\| `([a-z-]+)` \| (.*) \|$", table, re.MULTILINE)}
+    assert listed == {name: [m.name for m in kind.mistakes] for name, kind in CASE_KINDS.items()}
