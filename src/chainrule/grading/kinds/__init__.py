@@ -4,7 +4,7 @@ An exercise folder's exercise.json names one kind and lists its cases (only inpu
 The kinds, by module:
 
     graphs.py     graph-values, graph-values-any-order, graph-grads
-    lines.py      line-loss-grad, fit-line
+    lines.py      line-loss-grad, line-fit
     backward.py   neuron-params, expression-grads
 
 Each kind also recognises classic mistakes from the numbers a failing test produced (its `mistakes`);

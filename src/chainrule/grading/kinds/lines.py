@@ -2,7 +2,7 @@
 
     line-loss-grad    {"name", "xs", "ys", "w", "b"}; call f(xs, ys, w, b); expect [loss, dw, db] of the
                       mean squared error of the line y = w*x + b.
-    fit-line          {"name", "xs", "ys", "lr", "steps"}; call f(xs, ys, lr, steps); expect [w, b] after
+    line-fit          {"name", "xs", "ys", "lr", "steps"}; call f(xs, ys, lr, steps); expect [w, b] after
                       `steps` full-batch gradient-descent steps from w = b = 0.
 """
 
@@ -149,7 +149,7 @@ LINE_KINDS = (
         ),
     ),
     CaseKind(
-        "fit-line", _fit_args, _fit_expected, lambda case: ["w", "b"],
+        "line-fit", _fit_args, _fit_expected, lambda case: ["w", "b"],
         (Mistake("wrong-length", "Return the list [w, b].", _length(2), about="not two numbers"),)
         + tuple(_fit_mistake(variant) for variant in FIT_VARIANTS)
         + (not_finite(NOT_FINITE),),
