@@ -14,7 +14,7 @@ from typing import Any
 from chainrule.grading.exercise_folder import LANGUAGES, Exercise, ExerciseFolderError, GradingCase, load_exercise_folder
 
 __all__ = [
-    "EXERCISES", "detect_exercise", "exercise_cases", "get_exercise", "list_exercises", "normalize_language",
+    "EXERCISES", "LANGUAGES", "detect_exercise", "exercise_cases", "get_exercise", "list_exercises", "normalize_language",
     "reference_source", "register_exercise_folder", "resolve", "starter_source",
 ]
 
@@ -104,6 +104,3 @@ def detect_exercise(source: str) -> str | None:
         if re.search(rf"\b({exercise.python_function}|{exercise.js_function})\b", source):
             return exercise.id
     return None
-
-
-__all__ += ["LANGUAGES"]

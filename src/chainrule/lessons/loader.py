@@ -20,7 +20,7 @@ from chainrule.engine import Value
 from chainrule.lessons.exercises import register_lesson_exercises
 from chainrule.lessons.graphs import build_graph, graph_values
 from chainrule.lessons.plots import line_fit_plot, plot_number
-from chainrule.lessons.text import LessonDataError, fill, render_inline, render_markdown
+from chainrule.lessons.text import LessonDataError
 
 __all__ = [
     "DATA_DIR", "LANGUAGES", "UnknownLessonError", "UnknownItemError", "get_path", "get_lesson",

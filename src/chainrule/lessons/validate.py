@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 import chainrule
 from chainrule.lessons.graphs import build_graph, graph_values
-from chainrule.lessons.loader import DATA_DIR, add_lesson_dirs, before_step, find_lesson_folders, make_resolver
+from chainrule.lessons.loader import add_lesson_dirs, before_step, find_lesson_folders, make_resolver
 from chainrule.lessons.plots import line_fit_plot
 from chainrule.lessons.scaffold import LESSON_ID
 from chainrule.lessons.text import PLACEHOLDER, LessonDataError

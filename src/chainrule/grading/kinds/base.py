@@ -22,7 +22,8 @@ from typing import Any, Callable
 from chainrule.grading.numbers import all_same_graded, same_graded
 
 __all__ = [
-    "Attempt", "CaseError", "CaseKind", "Mistake", "number_field", "numbers_field", "not_finite", "message_fields",
+    "Attempt", "CaseError", "CaseKind", "Fills", "Mistake", "all_zero", "check_messages", "describe", "first_different",
+    "format_message", "message_fields", "not_finite", "number_field", "numbers_field", "run_all_zero", "sign_flipped",
 ]
 
 
@@ -162,7 +163,3 @@ def check_messages(kind: CaseKind, messages: Any) -> str | None:
 
 def first_different(attempt: Attempt) -> int | None:
     return next((i for i in range(min(len(attempt.got), len(attempt.want))) if not attempt.same(i)), None)
-
-
-__all__ += ["all_zero", "sign_flipped", "run_all_zero", "describe", "format_message", "check_messages",
-            "first_different", "Fills"]
