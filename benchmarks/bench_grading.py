@@ -20,8 +20,8 @@ import time
 import uuid
 from pathlib import Path
 
-from chainrule.grading import grade, isolation_report, reference_source
-from chainrule.grading.exercises import LANGUAGES, get_exercise, exercise_cases
+import chainrule.lessons  # noqa: F401  (registers the lessons' exercise folders with the grader)
+from chainrule.grading import LANGUAGES, exercise_cases, get_exercise, grade, isolation_report, reference_source
 from chainrule.grading import typescript_snapshot
 from chainrule.grading.grader import NODE_FLAGS, RUNTIME_DIR, TRANSPILER, TYPE_CHECKER, _node
 

@@ -10,6 +10,10 @@ import shutil
 
 import pytest
 
+# Grading knows exercise folders, not lessons: importing chainrule.lessons registers the built-in lessons'
+# exercise folders, so that every test can grade them by id.
+import chainrule.lessons  # noqa: F401,E402
+
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -146,3 +150,22 @@ def default_moons_run(tmp_path_factory) -> dict:
                             capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr
     return {**json.loads(result.stdout), "plot_file": plot}
+@pytest.fixture(scope="session")
+def grade_once():
+    """grade(exercise, language, source) that grades each distinct (exercise folder, language, source) once
+    per session: the reference solutions and starters are checked by test_grading, test_lessons_path and
+    the lessons-check tests, and one real sandbox run each is enough. Each call gets its own copy."""
+    import copy
+
+    from chainrule.grading import grade
+    from chainrule.grading.registry import resolve
+
+    results: dict[tuple[str, str, str], dict] = {}
+
+    def graded(exercise, language: str, source: str) -> dict:
+        key = (str(resolve(exercise).folder.resolve()), language, source)
+        if key not in results:
+            results[key] = grade(exercise, language, source)
+        return copy.deepcopy(results[key])
+
+    return graded

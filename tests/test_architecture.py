@@ -1,7 +1,9 @@
 """The house rules of the code's shape, checked on the source so that a change that breaks one fails here.
 
 - the engine (engine.py, ops.py, modes.py, forward.py) imports nothing else of the project;
-- grading knows nothing of the web or of progress storage;
+- grading knows nothing of lessons, the web or progress storage (it is a library of exercise folders);
+- progress knows nothing of lessons;
+- no import cycles among the project's modules (function-level imports included);
 - SQL lives in progress/ only (no sqlite3 anywhere else, so none in web routes).
 """
 
@@ -28,7 +30,7 @@ def project_imports(path: Path) -> set[str]:
 
 
 def python_files(folder: Path) -> list[Path]:
-    return [p for p in folder.rglob("*.py") if "exercise_files" not in p.parts and "runtime" not in p.parts]
+    return [p for p in folder.rglob("*.py") if not {"runtime", "data", "template"} & set(p.parts)]
 
 
 ENGINE = ("engine", "ops", "modes", "forward")
@@ -42,15 +44,6 @@ def test_the_engine_imports_nothing_else_of_the_project(name: str) -> None:
     assert outside == set()
 
 
-def test_grading_knows_nothing_of_the_web_or_progress() -> None:
-    offenders = {
-        str(path.relative_to(PACKAGE)): sorted(i for i in project_imports(path)
-                                               if i.startswith(("chainrule.web", "chainrule.progress", "chainrule.lessons")))
-        for path in python_files(PACKAGE / "grading")
-    }
-    assert {k: v for k, v in offenders.items() if v} == {}
-
-
 def test_sql_lives_in_progress_only() -> None:
     offenders = []
     for path in python_files(PACKAGE):
@@ -60,3 +53,90 @@ def test_sql_lives_in_progress_only() -> None:
         if "sqlite3" in text or ".execute(" in text:
             offenders.append(str(path.relative_to(PACKAGE)))
     assert offenders == []
+
+
+# ------------------------------------------------------------------------------------- the import graph
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def import_graph() -> dict[str, set[str]]:
+    """{module: the chainrule modules it imports}, function-level imports included.
+
+    `from chainrule.x import y` is an edge to chainrule.x.y when that is a module, else to chainrule.x.
+    Importing a submodule runs its package's __init__ first, so a package counts as imported too.
+    """
+    files = {module_name(path): path for path in python_files(PACKAGE)}
+    graph: dict[str, set[str]] = {}
+    for module, path in files.items():
+        edges = set()
+        for name in project_imports(path):
+            target = name if name in files else name.rsplit(".", 1)[0]
+            while target and target not in files:
+                target = target.rsplit(".", 1)[0] if "." in target else ""
+            if target:
+                edges.add(target)
+        edges.discard(module)
+        graph[module] = edges
+    return graph
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import cycle as [a, b, ..., a], or None. A package's __init__ importing its own submodules
+    is not a cycle by itself (Python finishes the package first), so edges from a package to its own
+    submodules are left out."""
+    state: dict[str, str] = {}
+    for start in sorted(graph):
+        if state.get(start):
+            continue
+        stack = [(start, iter(sorted(graph[start])))]
+        path = [start]
+        state[start] = "open"
+        while stack:
+            node, children = stack[-1]
+            child = next(children, None)
+            if child is None:
+                state[node] = "done"
+                stack.pop()
+                path.pop()
+                continue
+            if child.startswith(node + "."):
+                continue
+            if state.get(child) == "open":
+                return path[path.index(child):] + [child]
+            if child in graph and not state.get(child):
+                state[child] = "open"
+                path.append(child)
+                stack.append((child, iter(sorted(graph[child]))))
+    return None
+
+
+def test_no_import_cycles_among_chainrule_modules() -> None:
+    cycle = find_cycle(import_graph())
+    assert cycle is None, "import cycle: " + " -> ".join(cycle)
+
+
+def test_the_cycle_finder_finds_a_cycle() -> None:
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": set()}) == ["a", "b", "c", "a"]
+    assert find_cycle({"p": {"p.q"}, "p.q": {"p"}}) is None  # a package importing its own submodule
+
+
+def _importers(folder: str, forbidden: tuple[str, ...]) -> dict[str, list[str]]:
+    offenders = {
+        str(path.relative_to(PACKAGE)): sorted(i for i in project_imports(path) if i.startswith(forbidden))
+        for path in python_files(PACKAGE / folder)
+    }
+    return {k: v for k, v in offenders.items() if v}
+
+
+def test_grading_imports_nothing_of_lessons_web_or_progress() -> None:
+    assert _importers("grading", ("chainrule.lessons", "chainrule.web", "chainrule.progress")) == {}
+
+
+def test_progress_imports_nothing_of_lessons() -> None:
+    assert _importers("progress", ("chainrule.lessons",)) == {}

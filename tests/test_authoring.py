@@ -116,6 +116,12 @@ def test_a_scaffolded_lesson_is_complete_and_valid(tmp_path: Path) -> None:
     assert run.stdout.strip() == "lesson demo: ok"
 
 
+def edit(folder: Path, name: str, old: str, new: str) -> None:
+    text = folder.joinpath(name).read_text()
+    assert old in text, f"{old!r} is not in {name}"
+    folder.joinpath(name).write_text(text.replace(old, new, 1))
+
+
 @pytest.mark.parametrize("break_it,located", [
     (lambda f: f.joinpath("sections/03-see-it-work.md").write_text("Here is {{example.z.data}}.\n"),
      r"sections/03-see-it-work\.md:1: the placeholder \{\{example\.z\.data\}\} does not resolve"),
@@ -137,15 +143,38 @@ def test_a_scaffolded_lesson_is_complete_and_valid(tmp_path: Path) -> None:
      r"lesson\.json:33: prediction 'da': the placeholder \{\{example\.bb\.data\}\} does not resolve"),
     (lambda f: f.joinpath("lesson.json").write_text(f.joinpath("lesson.json").read_text().replace('"node_label": "y"', '"node_label": "q"')),
      r"lesson\.json:\d+: prediction 'y': node_label must be a value of graph 'example'"),
+    # Hints, fresh-number rules and diagnoses that cannot be used are refused, never dropped.
+    (lambda f: edit(f, "exercises/1-gradients/exercise.json", '"First compute', '"First {{example.zz.data}} compute'),
+     r"exercises/1-gradients/exercise\.json:\d+: hints\[0\]: the placeholder \{\{example\.zz\.data\}\} does not resolve"),
+    (lambda f: edit(f, "exercises/1-gradients/exercise.json", '"hints": [', '"unused": 1, "hints": ['),
+     r"exercises/1-gradients/exercise\.json:\d+: unknown field\(s\) 'unused'"),
+    (lambda f: f.joinpath("exercises/1-gradients/exercise.json").write_text(json.dumps(
+        json.loads(f.joinpath("exercises/1-gradients/exercise.json").read_text()) | {"hints": "read the lesson"}, indent=1)),
+     r"exercises/1-gradients/exercise\.json:\d+: hints must be a list of non-empty markdown strings"),
+    (lambda f: edit(f, "exercises/1-gradients/exercise.json", '"overwrite":', '"overwritten":'),
+     r"exercises/1-gradients/exercise\.json:\d+: diagnoses names the mistake 'overwritten', which the case kind "
+     r"'graph-grads' cannot recognise; its mistakes are: not-finite, .*overwrite"),
+    (lambda f: edit(f, "exercises/1-gradients/exercise.json", 'grads[a] += ...', 'grads[{a}] += ...'),
+     r"exercises/1-gradients/exercise\.json:\d+: diagnoses\['overwrite'\] uses \{a\}; the fields this mistake fills are: none"),
+    (lambda f: edit(f, "quiz.json", '"b": {"from": -5', '"zz": {"from": -5'),
+     r"quiz\.json:\d+: question 'sum-gradient': fresh\.draw\.zz: the prompt shows no \{\{zz\}\}"),
+    (lambda f: edit(f, "quiz.json", '"step": 1, "skip": [0]}\n', '"step": 1, "skip": [-5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5]}\n'),
+     r"quiz\.json:\d+: question 'sum-gradient': fresh\.draw\.b: fresh numbers: 'b' has nothing left to draw from"),
+    (lambda f: edit(f, "lesson.json", '{"folder": "exercises/1-gradients"}', '{"folder": "exercises/1-gradients", "hints": ["x"]}'),
+     r"lesson\.json:\d+: an exercise entry must be \{\"folder\": \"exercises/NAME\"\}, not .*hints belong in the "
+     r"exercise folder's exercise\.json"),
 ])
 def test_a_broken_lesson_is_rejected_with_a_located_message(tmp_path: Path, break_it, located: str) -> None:
     folder = scaffold(tmp_path)
     break_it(folder)
-    run = chainrule("lessons", "check", "lessons", cwd=tmp_path)
+    # Only a starter or a solution needs the sandbox to show its problem; the rest is found without grading
+    # (test_a_scaffolded_lesson_is_complete_and_valid grades the scaffold's files).
+    graded = "exercises/" in located and "exercise.json" not in located
+    run = chainrule("lessons", "check", "lessons", *([] if graded else ["--no-grading"]), cwd=tmp_path)
     assert run.returncode == 1, run.stdout + run.stderr
     assert re.search(located, run.stdout), run.stdout
     assert "lesson demo: 1 problem" in run.stderr
-    if "exercises/" in located and "exercise.json" not in located:
+    if graded:
         return  # a solution or starter problem needs grading; the server's quick check does not grade
     # The server refuses to start with it, naming the same problem.
     serve = chainrule("lesson", "--lessons", "lessons", "--no-browser", "--port", "0", cwd=tmp_path,

@@ -113,3 +113,19 @@ def test_the_default_is_three_when_a_lesson_does_not_say():
     from chainrule.lessons.loader import SOLUTION_AFTER_DEFAULT
 
     assert SOLUTION_AFTER_DEFAULT == 3 == lesson_data(LESSON)["solution_after_failed_runs"]
+
+
+def test_every_exercise_of_every_lesson_has_a_hint_ladder_and_a_model_solution(client):
+    """Hints are a feature of the exercise folder: each built-in lesson's exercises serve theirs."""
+    from chainrule.lessons import lesson_ids
+
+    for lesson in lesson_ids():
+        for exercise in get_lesson(lesson)["exercises"]:
+            assert exercise["hint_count"] >= 3, (lesson, exercise["id"])
+            hints = [client.get(f"/api/lessons/{lesson}/exercises/{exercise['id']}/hints/{n}").json()
+                     for n in range(1, exercise["hint_count"] + 1)]
+            assert all(h["html"].startswith("<p>") and "{{" not in h["html"] for h in hints)
+            assert len({h["html"] for h in hints}) == len(hints)
+            solution = client.get(f"/api/lessons/{lesson}/exercises/{exercise['id']}/solution",
+                                  params={"confirm": "true"}).json()
+            assert solution["source"] == reference_source(exercise["id"], "python")

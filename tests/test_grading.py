@@ -13,18 +13,18 @@ from pathlib import Path
 import pytest
 
 from chainrule.grading import (
-    EXERCISES,
     LANGUAGES,
     detect_exercise,
+    exercise_cases,
+    get_exercise,
     grade,
     list_exercises,
     reference_source,
     starter_source,
-    exercise_cases,
 )
-from chainrule.grading import cases as cases_module
-from chainrule.grading.diagnose import NAIVE_RECURSION, summary_hint
+from chainrule.grading.diagnoses import diagnose_run
 from chainrule.grading.expressions import simulate_backward
+from chainrule.grading.kinds.backward import NAIVE_RECURSION
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -32,55 +32,50 @@ pytestmark = pytest.mark.timeout(120)
 # tests/test_lessons_path.py.
 BACKPROP_EXERCISES = ("neuron-grads", "local-gradients", "backward-order")
 ALL = [(e, lang) for e in BACKPROP_EXERCISES for lang in LANGUAGES]
-SRC = Path(cases_module.__file__).resolve().parents[1]
+SRC = Path(__import__("chainrule").__file__).resolve().parents[1]
+
+
+def _rows(expression: str) -> list[tuple[str, list[float], list[float]]]:
+    """(value set name, values, expected gradients) of the expression-grads cases on `expression`."""
+    return [(c.name.split(": ", 1)[1], c.inputs["values"], c.expected)
+            for c in exercise_cases("backward-order") if c.inputs["expression"] == expression]
 
 
 # ------------------------------------------------------------------------------------- the data
 
 
-def test_checked_in_cases_match_the_engine():
-    """cases.json must be exactly what the generator computes now from chainrule.Value."""
-    assert cases_module.CASES_PATH.read_text(encoding="utf-8") == cases_module.render(cases_module.generate()), (
-        "cases.json has drifted from the engine: run `python -m chainrule.grading.cases`"
-    )
-
-
-def test_cases_cover_the_spec_neuron_and_negative_zero_large_values():
-    document = cases_module.load_cases()
-    assert list(document["expressions"]) == ["neuron", "reuse", "chain", "shared"]
+def test_the_backward_exercises_share_their_cases_and_the_expressions_cover_the_spec():
+    assert [c.inputs for c in exercise_cases("local-gradients")] == [c.inputs for c in exercise_cases("backward-order")]
+    assert [c.name.split(":")[0] for c in exercise_cases("backward-order")][::4] == ["neuron", "reuse", "chain", "shared"]
     for expr in ("neuron", "reuse", "chain", "shared"):
-        sets = document["expressions"][expr]["sets"]
-        assert len(sets) >= 4
-        values = [v for s in sets for v in s["vals"]]
+        rows = _rows(expr)
+        assert len(rows) >= 4
+        values = [v for _, vals, _ in rows for v in vals]
         assert any(v < 0 for v in values) and any(v == 0 for v in values) and max(abs(v) for v in values) >= 40
-    spec = document["expressions"]["neuron"]["sets"][0]
-    assert spec["vals"] == [2.0, -3.0, 0.0, 1.0, 6.8813735870195432]
+    assert _rows("neuron")[0][1] == [2.0, -3.0, 0.0, 1.0, 6.8813735870195432]
 
 
 def test_spec_neuron_expectations_are_the_hand_derived_ones():
     """Section 04: x1.grad, w1.grad, x2.grad, w2.grad = -1.5, 1.0, 0.5, 0.0 and b.grad = 0.5."""
-    spec = cases_module.load_cases()["expressions"]["neuron"]["sets"][0]
-    assert [round(g, 9) + 0.0 for g in spec["grads"]] == [-1.5, 1.0, 0.5, 0.0, 0.5]
-    assert round(spec["out"], 4) == 0.7071
+    _, _, grads = _rows("neuron")[0]
+    assert [round(g, 9) + 0.0 for g in grads] == [-1.5, 1.0, 0.5, 0.0, 0.5]
+    assert round(exercise_cases("neuron-grads")[0].args[3], 4) == 0.7071
 
 
 def test_reuse_expectations_match_the_closed_form():
     # out = a*b + a*a  =>  d/da = b + 2a, d/db = a
-    for row in cases_module.load_cases()["expressions"]["reuse"]["sets"]:
-        a, b = row["vals"]
-        assert row["grads"] == pytest.approx([b + 2 * a, a], rel=1e-12, abs=1e-12)
+    for _, (a, b), grads in _rows("reuse"):
+        assert grads == pytest.approx([b + 2 * a, a], rel=1e-12, abs=1e-12)
 
 
 def test_shared_expectations_match_the_hand_derived_formula():
     # h = tanh(x w), out = h + h^2  =>  d out/dh = 1 + 2h, dh/dx = (1 - h^2) w, dh/dw = (1 - h^2) x
-    rows = cases_module.load_cases()["expressions"]["shared"]["sets"]
-    assert [r["name"] for r in rows] == ["small values", "negative values", "zero values", "large values"]
-    for row in rows:
-        x, w = row["vals"]
+    rows = _rows("shared")
+    assert [name for name, _, _ in rows] == ["small values", "negative values", "zero values", "large values"]
+    for _, (x, w), grads in rows:
         h = math.tanh(x * w)
-        assert row["out"] == pytest.approx(h + h * h, rel=1e-12, abs=1e-15)
         slope = (2 * h + 1) * (1 - h * h)
-        assert row["grads"] == pytest.approx([slope * w, slope * x], rel=1e-12, abs=1e-15)
+        assert grads == pytest.approx([slope * w, slope * x], rel=1e-12, abs=1e-15)
 
 
 def test_simulated_mistaken_walks_match_their_closed_forms():
@@ -99,21 +94,19 @@ def test_simulated_mistaken_walks_match_their_closed_forms():
         assert simulate_backward("shared", [x, w], "recursive") == pytest.approx(
             [w * g * (6 + 6 * h), x * g * (6 + 6 * h)], rel=1e-12, abs=1e-15)
         assert simulate_backward("shared", [x, w], "recursive-seen") == pytest.approx([w * g, x * g], rel=1e-12, abs=1e-15)
-    document = cases_module.load_cases()
     for expr in ("neuron", "reuse", "chain"):
-        for row in document["expressions"][expr]["sets"]:
+        for _, vals, grads in _rows(expr):
             for walk in ("recursive", "recursive-seen"):
-                assert simulate_backward(expr, row["vals"], walk) == pytest.approx(row["grads"], rel=1e-9, abs=1e-12)
+                assert simulate_backward(expr, vals, walk) == pytest.approx(grads, rel=1e-9, abs=1e-12)
     with pytest.raises(ValueError, match="unknown walk 'sideways'"):
         simulate_backward("shared", [1.0, 2.0], "sideways")
 
 
 def test_expectations_match_torch_float64():
     torch = pytest.importorskip("torch")
-    document = cases_module.load_cases()
-    for expr, table in document["expressions"].items():
-        for row in table["sets"]:
-            leaves = [torch.tensor(v, dtype=torch.float64, requires_grad=True) for v in row["vals"]]
+    for expr in ("neuron", "reuse", "chain", "shared"):
+        for _, vals, grads in _rows(expr):
+            leaves = [torch.tensor(v, dtype=torch.float64, requires_grad=True) for v in vals]
             if expr == "neuron":
                 x1, w1, x2, w2, b = leaves
                 out = torch.tanh(x1 * w1 + x2 * w2 + b)
@@ -130,8 +123,15 @@ def test_expectations_match_torch_float64():
                 for _ in range(10):
                     out = torch.tanh(out * w)
             out.backward()
-            assert row["out"] == pytest.approx(out.item(), rel=1e-12, abs=1e-15)
-            assert row["grads"] == pytest.approx([leaf.grad.item() for leaf in leaves], rel=1e-9, abs=1e-12)
+            assert grads == pytest.approx([leaf.grad.item() for leaf in leaves], rel=1e-9, abs=1e-12)
+    for case in exercise_cases("neuron-grads"):
+        (x1, x2), (w1, w2), b, out, _ = case.args
+        w = torch.tensor([w1, w2], dtype=torch.float64, requires_grad=True)
+        bias = torch.tensor(b, dtype=torch.float64, requires_grad=True)
+        y = torch.tanh(x1 * w[0] + x2 * w[1] + bias)
+        y.backward()
+        assert out == pytest.approx(y.item(), rel=1e-12, abs=1e-15)
+        assert case.expected == pytest.approx(w.grad.tolist() + [bias.grad.item()], rel=1e-9, abs=1e-12)
 
 
 def test_neuron_grads_cases_are_built_from_the_neuron_sets():
@@ -144,7 +144,8 @@ def test_neuron_grads_cases_are_built_from_the_neuron_sets():
 
 def test_list_exercises_and_unknown_ids():
     listed = list_exercises()
-    assert [e["id"] for e in listed][:3] == ["neuron-grads", "local-gradients", "backward-order"]
+    ids = [e["id"] for e in listed]
+    assert [i for i in ids if i in BACKPROP_EXERCISES] == list(BACKPROP_EXERCISES)  # in the lesson's order
     assert all(e["languages"] == ["python", "javascript", "typescript"] and e["title"] for e in listed)
     with pytest.raises(ValueError, match="unknown exercise 'nope'"):
         grade("nope", "python", "")
@@ -171,8 +172,8 @@ def test_no_todo_outside_starter_files():
 
 
 @pytest.mark.parametrize("exercise_id,language", ALL)
-def test_reference_passes(exercise_id, language):
-    result = grade(exercise_id, language, reference_source(exercise_id, language))
+def test_reference_passes(exercise_id, language, grade_once):
+    result = grade_once(exercise_id, language, reference_source(exercise_id, language))
     assert result["status"] == "pass", json.dumps(result, indent=1)[:3000]
     assert result["verdict"] == "passed"
     assert len(result["tests"]) == len(exercise_cases(exercise_id))
@@ -180,18 +181,18 @@ def test_reference_passes(exercise_id, language):
 
 
 @pytest.mark.parametrize("exercise_id,language", ALL)
-def test_untouched_starter_fails(exercise_id, language):
+def test_untouched_starter_fails(exercise_id, language, grade_once):
     source = starter_source(exercise_id, language)
     assert "TODO" in source and f"chainrule exercise: {exercise_id}" in source
-    result = grade(exercise_id, language, source)
+    result = grade_once(exercise_id, language, source)
     assert result["status"] == "fail" and result["verdict"] == "failed"
     failing = [t for t in result["tests"] if t["status"] == "fail"]
     assert len(failing) == len(result["tests"])
     assert "Every gradient is 0" in failing[0]["message"]
 
 
-def test_result_shape_follows_exercism_v3_plus_extras():
-    result = grade("neuron-grads", "python", starter_source("neuron-grads", "python"))
+def test_result_shape_follows_exercism_v3_plus_extras(grade_once):
+    result = grade_once("neuron-grads", "python", starter_source("neuron-grads", "python"))
     assert result["version"] == 3
     assert set(result) >= {"version", "status", "message", "verdict", "exercise", "language", "isolation", "tests",
                            "duration_ms"}
@@ -474,18 +475,21 @@ def test_the_naive_hint_is_not_given_when_other_expressions_fail_too():
 
 
 def test_summary_hint_needs_only_shared_failing_and_a_recognised_walk():
-    cases = exercise_cases("backward-order")
-    passing = [{"name": c.name, "status": "pass", "message": None} for c in cases]
+    exercise = get_exercise("backward-order")
+    cases = exercise_cases(exercise)
+    right = [list(c.expected) for c in cases]
+    shared = [i for i, c in enumerate(cases) if c.inputs["expression"] == "shared"]
 
-    def with_shared(status: str, message: str) -> list[dict]:
-        return [dict(t, status=status, message=message) if c.expression == "shared" else t
-                for t, c in zip(passing, cases)]
+    def summary(raws: list, failing: set[int]) -> str | None:
+        return diagnose_run(exercise, cases, raws, [i in failing for i in range(len(cases))]).summary
 
-    assert summary_hint(passing, cases) is None
-    assert summary_hint(with_shared("fail", "d out/d x (grad[0]): expected 1.0, got 2.0\n" + NAIVE_RECURSION),
-                        cases) == f"Only the shared tests fail. {NAIVE_RECURSION}"
-    assert summary_hint(with_shared("fail", "d out/d x (grad[0]): expected 1.0, got 2.0"), cases) is None
-    assert summary_hint(with_shared("error", "Your code raised RecursionError"), cases) is None
-    broken_neuron = [dict(t, status="fail") if i == 0 else t
-                     for i, t in enumerate(with_shared("fail", NAIVE_RECURSION))]
-    assert summary_hint(broken_neuron, cases) is None
+    walked = [simulate_backward("shared", cases[i].inputs["values"], "recursive") if i in shared else r
+              for i, r in enumerate(right)]
+    assert summary(right, set()) is None
+    assert summary(walked, set(shared)) == f"Only the shared tests fail. {NAIVE_RECURSION}"
+    merely_wrong = [[g + 1 for g in r] if i in shared else r for i, r in enumerate(right)]
+    assert NAIVE_RECURSION not in (summary(merely_wrong, set(shared)) or "")
+    raised = [None if i in shared else r for i, r in enumerate(right)]
+    assert summary(raised, set()) is None
+    broken_neuron = [[g + 1 for g in r] if i == 0 else r for i, r in enumerate(walked)]
+    assert NAIVE_RECURSION not in (summary(broken_neuron, set(shared) | {0}) or "")

@@ -12,14 +12,16 @@ from chainrule.grading import reference_source, starter_source
 pytestmark = pytest.mark.timeout(120)
 
 
-def test_exercises_lists_all_three(capsys):
+def test_exercises_lists_every_lesson_exercise_in_path_order(capsys):
     assert main(["exercises"]) == 0
     out = capsys.readouterr().out
     for exercise_id in ("neuron-grads", "local-gradients", "backward-order"):
         assert exercise_id in out
     assert main(["exercises", "--json"]) == 0
     listed = json.loads(capsys.readouterr().out)
-    assert [e["id"] for e in listed][:3] == ["neuron-grads", "local-gradients", "backward-order"]
+    from chainrule import lessons
+
+    assert [e["id"] for e in listed] == [e for lesson in lessons.lesson_ids() for e in lessons.exercise_ids(lesson)]
 
 
 def test_start_writes_the_starter_and_refuses_to_overwrite(tmp_path, monkeypatch, capsys):

@@ -14,7 +14,7 @@ import pytest
 import chainrule
 from chainrule import Value
 from chainrule.lessons import build_lesson_graph, check_prediction, get_lesson, lesson_data, prediction_keys
-from chainrule.progress.review_session import answer_sentence
+from chainrule.commands.review_session import answer_sentence
 
 LESSON = "backprop"
 STATIC_JS = Path(chainrule.__file__).parent / "web" / "static" / "js"

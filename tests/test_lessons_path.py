@@ -229,13 +229,13 @@ def test_line_exercise_cases_agree_with_pytorch_and_the_written_rule():
 
 @pytest.mark.parametrize("exercise_id", [e for ids in NEW_EXERCISES.values() for e in ids])
 @pytest.mark.parametrize("language", LANGUAGES)
-def test_reference_passes_and_starter_fails(exercise_id, language):
-    passed = grade(exercise_id, language, reference_source(exercise_id, language))
+def test_reference_passes_and_starter_fails(exercise_id, language, grade_once):
+    passed = grade_once(exercise_id, language, reference_source(exercise_id, language))
     assert passed["verdict"] == "passed", passed["message"]
     assert len(passed["tests"]) == len(exercise_cases(exercise_id))
     starter = starter_source(exercise_id, language)
     assert f"chainrule exercise: {exercise_id}" in starter and "TODO" in starter
-    failed = grade(exercise_id, language, starter)
+    failed = grade_once(exercise_id, language, starter)
     assert failed["verdict"] == "failed", failed["message"]
     assert any(t["status"] == "fail" for t in failed["tests"])
 
@@ -293,8 +293,17 @@ def test_other_classic_mistakes_get_their_hints():
     assert "n times too big" in result["tests"][1]["message"]
 
 
-def test_builtin_lessons_pass_lessons_check():
-    run = subprocess.run([sys.executable, "-m", "chainrule", "lessons", "check", str(DATA_DIR)],
+@pytest.mark.parametrize("lesson_id", [GRAPHS, "backprop", REGRESSION])
+def test_builtin_lessons_pass_lessons_check(lesson_id, grade_once):
+    """Every check, the references and starters graded in the sandbox (once per session: test_grading
+    and the test above grade the same files)."""
+    from chainrule.lessons.validate import check_lesson_folder
+
+    assert check_lesson_folder(DATA_DIR / lesson_id, grade_with=grade_once) == []
+
+
+def test_lessons_check_command_reports_each_builtin_lesson_ok():
+    run = subprocess.run([sys.executable, "-m", "chainrule", "lessons", "check", "--no-grading", str(DATA_DIR)],
                          capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stdout + run.stderr
     for lesson_id in (GRAPHS, "backprop", REGRESSION):

@@ -288,13 +288,14 @@ def test_a_database_from_a_newer_chainrule_is_refused_and_left_alone(tmp_path):
         conn.close()
 
 
-def test_lesson_summary_counts_only_the_lessons_own_exercises_by_default(store):
+def test_lesson_summary_counts_only_the_exercises_it_is_given(store):
     lessons = pytest.importorskip("chainrule.lessons")
     first = lessons.exercise_ids("backprop")[0]
     store.record_submission(first, "python", "s", {"status": "pass"})
     store.record_submission("not-an-exercise-of-backprop", "python", "s", {"status": "pass"})
-    assert store.lesson_summary("backprop")["exercises_passed"] == 1
-    assert store.lesson_summary("no-such-lesson")["exercises_passed"] == 0
+    assert store.lesson_summary("backprop", lessons.exercise_ids("backprop"))["exercises_passed"] == 1
+    assert store.lesson_summary("no-such-lesson", [])["exercises_passed"] == 0
+    assert store.lesson_summary("backprop")["exercises_passed"] == 2  # without a list: every exercise
 
 
 def _child_writes(store, results) -> None:

@@ -12,7 +12,7 @@ import pytest
 from fsrs import Card, Rating, Scheduler
 
 from chainrule.progress import open_store
-from chainrule.progress.review_session import run_review
+from chainrule.commands.review_session import run_review
 
 START = datetime(2026, 3, 1, 9, 30, tzinfo=timezone.utc)
 

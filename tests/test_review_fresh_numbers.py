@@ -15,7 +15,7 @@ from fastapi.testclient import TestClient
 from chainrule.lessons import check_quiz_answer, lesson_data, lesson_ids, quiz_question, review_variant
 from chainrule.lessons.fresh import draw_numbers, engine_key, has_fresh_numbers
 from chainrule.progress import open_store
-from chainrule.progress.review_session import run_review
+from chainrule.commands.review_session import run_review
 from chainrule.web import create_app
 
 torch = pytest.importorskip("torch")
@@ -189,3 +189,45 @@ def test_two_reviews_of_the_same_card_in_the_terminal_show_different_numbers(tmp
         assert [entry["correct"] for entry in store.review_log(LESSON, "tanh-gradient")] == [True, True, True]
     finally:
         store.close()
+
+
+# ---------------------------------------------------------------- every lesson's numeric questions
+
+
+NUMERIC = [(lesson, q["id"]) for lesson in ("computational-graphs", "backprop", "gradient-descent-linear-regression")
+           for q in lesson_data(lesson)["quiz"] if q["kind"] == "number"]
+
+
+def torch_compute(question: dict, numbers: dict[str, float]) -> float:
+    """The question's `compute` (Python syntax: + - * / and names) evaluated with PyTorch float64 tensors."""
+    names = {name: torch.tensor(float(value), dtype=torch.float64, requires_grad=True)
+             for name, value in (question["given"] | numbers).items()}
+    out = eval(question["compute"]["expression"], {"__builtins__": {}}, dict(names))  # noqa: S307 (our own data)
+    wrt = question["compute"].get("wrt")
+    if wrt is None:
+        return out.item()
+    out.backward()
+    return names[wrt].grad.item()
+
+
+@pytest.mark.parametrize("lesson,question_id", NUMERIC, ids=[f"{lesson}/{q}" for lesson, q in NUMERIC])
+def test_every_numeric_question_of_every_lesson_comes_back_with_fresh_numbers(lesson, question_id):
+    from chainrule.lessons import format_number
+    from chainrule.lessons.fresh import fresh_problems
+
+    question = next(q for q in lesson_data(lesson)["quiz"] if q["id"] == question_id)
+    assert has_fresh_numbers(question) and fresh_problems(question) == []
+    lesson_prompt = quiz_question(lesson, question_id)["prompt"]
+    prompts = set()
+    for day in range(12):
+        variant = review_variant(lesson, question_id, (START + timedelta(days=day)).isoformat())
+        numbers = draw_numbers(question, variant)
+        prompt = quiz_question(lesson, question_id, variant)["prompt"]
+        assert prompt != lesson_prompt and all(format_number(v) in prompt for v in numbers.values()), prompt
+        prompts.add(prompt)
+        if "graph" in question["fresh"]:
+            continue  # the graph rules are checked against torch above, from the prompt's own numbers
+        expected = torch_compute(question, numbers)
+        assert check_quiz_answer(lesson, question_id, repr(expected), variant)["correct"], (prompt, expected)
+        assert not check_quiz_answer(lesson, question_id, repr(expected + 1), variant)["correct"]
+    assert len(prompts) >= 8

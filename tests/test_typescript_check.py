@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from chainrule.grading import grade, reference_source, starter_source, typescript_snapshot
-from chainrule.grading.exercises import EXERCISES
+from chainrule.grading import EXERCISES
 
 pytestmark = pytest.mark.timeout(300)
 

@@ -1,9 +1,11 @@
 """`chainrule exercises`, `chainrule start` and `chainrule check`: the graded exercises from a terminal.
 
     chainrule exercises                              list the exercises
-    chainrule start neuron-grads --lang ts           write neuron-grads.ts (the starter) here
-    chainrule check neuron-grads.ts [--json]         grade it: a table of tests, and one line on isolation
-    chainrule check neuron-grads.ts --verbose        ... and the sandbox's layers under that line
+    chainrule start EXERCISE --lang ts               write EXERCISE.ts (the starter) here
+    chainrule check EXERCISE.ts [--json]             grade it: a table of tests, and one line on isolation
+    chainrule check EXERCISE.ts --verbose            ... and the sandbox's layers under that line
+
+The exercises are the lessons' exercise folders (chainrule.lessons registers them with the grader).
 
 Exit codes of `check`: 0 every test passed, 1 not all passed, 2 usage error (no such file, unknown
 extension, exercise not recognisable).
@@ -21,8 +23,18 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 COMMANDS = ("exercises", "start", "check")
 
 
+def _exercises() -> dict:
+    """The registered exercises: importing chainrule.lessons registers its lessons' exercise folders."""
+    import chainrule.lessons  # noqa: F401
+    from chainrule.grading import EXERCISES
+
+    return EXERCISES
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
-    from chainrule.grading.exercises import EXERCISES, LANGUAGE_ALIASES
+    from chainrule.grading.registry import LANGUAGE_ALIASES
+
+    EXERCISES = _exercises()
 
     exercises = subparsers.add_parser("exercises", help="list the graded coding exercises")
     exercises.add_argument("--json", action="store_true", help="print the list as JSON")
@@ -51,6 +63,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run_exercises(args: argparse.Namespace) -> int:
     from chainrule.grading import list_exercises
 
+    _exercises()
     listed = list_exercises()
     if args.json:
         print(json.dumps(listed, indent=2))
@@ -60,14 +73,14 @@ def run_exercises(args: argparse.Namespace) -> int:
         print(f"{e['id']:<{width}}  {e['title']}")
         print(f"{'':<{width}}  {e['summary']}")
         print(f"{'':<{width}}  languages: {', '.join(e['languages'])}")
-    print("\nStart one with:  chainrule start neuron-grads --lang py   (or js, ts)")
+    print(f"\nStart one with:  chainrule start {listed[0]['id']} --lang py   (or js, ts)")
     return EXIT_OK
 
 
 def run_start(args: argparse.Namespace) -> int:
-    from chainrule.grading import starter_source
-    from chainrule.grading.exercises import LANGUAGES, normalize_language
+    from chainrule.grading import LANGUAGES, normalize_language, starter_source
 
+    _exercises()
     language = normalize_language(args.lang)
     path: Path = args.output or Path(f"{args.exercise}.{LANGUAGES[language]}")
     if path.exists() and not args.force:
@@ -88,13 +101,14 @@ def _usage(message: str) -> int:
 
 
 def run_check(args: argparse.Namespace) -> int:
-    from chainrule.grading import detect_exercise, grade
-    from chainrule.grading.exercises import EXTENSION_LANGUAGE, normalize_language
+    from chainrule.grading import detect_exercise, grade, normalize_language
+    from chainrule.grading.registry import EXTENSION_LANGUAGE
 
+    _exercises()
     path: Path = args.file
     if path.is_dir():
         return _usage(
-            f"{path} is a directory; check takes one file, e.g. chainrule check {path / 'neuron-grads.py'}"
+            f"{path} is a directory; check takes one file, e.g. chainrule check {path / 'my-exercise.py'}"
         )
     if not path.is_file():
         return _usage(f"no such file: {path}")
@@ -113,7 +127,7 @@ def run_check(args: argparse.Namespace) -> int:
     if exercise is None:
         return _usage(
             f"cannot tell which exercise {path.name} is for (no 'chainrule exercise:' marker and no "
-            "neuron_grads / grads_of function); pass --exercise"
+            "function of a known exercise); pass --exercise"
         )
     result = grade(exercise, language, source)
     if args.json:

@@ -136,7 +136,7 @@ def review_command(args: argparse.Namespace) -> int:
     """Review the quiz questions that are due, in the terminal."""
     from chainrule.lessons import LessonDataError
     from chainrule.lessons.validate import add_checked_lesson_dirs
-    from chainrule.progress.review_session import run_review
+    from chainrule.commands.review_session import run_review
 
     try:
         add_checked_lesson_dirs(args.lessons)

@@ -1,24 +1,33 @@
-"""Graded coding exercises: exercises as data, a layered sandbox, and grade().
+"""Graded coding exercises: exercise folders, a layered sandbox, and grade().
 
-    from chainrule.grading import grade, list_exercises, starter_source, reference_source, isolation_report, GradingError
+    from chainrule.grading import register_exercise_folder, grade, reference_source
+    exercise = register_exercise_folder(Path("my-lesson/exercises/1-gradients"))
+    result = grade(exercise, "python", reference_source(exercise, "python"))
 
-`grade(exercise_id, language, source)` returns a result dict in Exercism's test-runner interface v3
-with chainrule's extras (verdict, isolation, expected/actual); see docs/grading.md.
+Grading knows exercise folders only (see exercise_folder.py); chainrule.lessons registers its
+lessons' folders, so that `grade(exercise_id, ...)` finds them. `grade` returns a result dict in
+Exercism's test-runner interface v3 with chainrule's extras (verdict, isolation, expected/actual);
+see docs/grading.md.
 """
 
-from chainrule.grading.exercises import (
-    EXERCISES,
-    LANGUAGES,
-    detect_exercise,
-    list_exercises,
-    reference_source,
-    starter_source,
-    exercise_cases,
-)
+from chainrule.grading.exercise_folder import LANGUAGES, Exercise, ExerciseFolderError, GradingCase, load_exercise_folder
 from chainrule.grading.grader import GradingError, configure_concurrency, default_limits, grade, prepare_typescript
+from chainrule.grading.registry import (
+    EXERCISES,
+    detect_exercise,
+    exercise_cases,
+    get_exercise,
+    list_exercises,
+    normalize_language,
+    reference_source,
+    register_exercise_folder,
+    starter_source,
+)
 from chainrule.grading.sandbox import Limits, isolation_report
 
 __all__ = [
-    "EXERCISES", "LANGUAGES", "GradingError", "Limits", "configure_concurrency", "default_limits", "detect_exercise", "grade",
-    "isolation_report", "list_exercises", "prepare_typescript", "reference_source", "starter_source", "exercise_cases",
+    "EXERCISES", "Exercise", "ExerciseFolderError", "GradingCase", "LANGUAGES", "GradingError", "Limits",
+    "configure_concurrency", "default_limits", "detect_exercise", "exercise_cases", "get_exercise", "grade",
+    "isolation_report", "list_exercises", "load_exercise_folder", "normalize_language", "prepare_typescript",
+    "reference_source", "register_exercise_folder", "starter_source",
 ]

@@ -2,32 +2,74 @@
 
     exercise.json      {"id", "title", "summary", "text": "exercise.md",
                         "function": {"python": "forward_values", "javascript": "forwardValues"},
-                        "kind": "graph-values", "cases": [{"name": ..., inputs of the kind}, ...]}
+                        "kind": "graph-values", "cases": [{"name": ..., inputs of the kind}, ...],
+                        "diagnoses": {"mistake name": "message", ...}}      (optional)
     exercise.md        the task, in markdown (the lesson page shows it)
     starter.py|js|ts   what the learner starts from (it must fail the tests)
     solution.py|js|ts  the reference (it must pass); a language is offered when both of its files exist
 
 TypeScript uses the JavaScript function name. The cases hold inputs only: the expected numbers are
-computed by the engine for the case kind (chainrule.grading.case_kinds).
+computed by the engine for the case kind (chainrule.grading.kinds). "diagnoses" replaces the
+message of mistakes the kind recognises. Other fields (a lesson's "hints") are the lesson's to read.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from chainrule.grading.case_kinds import CaseError, kind_of
+from chainrule.grading.kinds import CaseError, CaseKind, kind_of
+from chainrule.grading.kinds.base import check_messages
 
-__all__ = ["ExerciseFolderError", "load_exercise_folder", "read_json_located"]
+__all__ = ["Exercise", "ExerciseFolderError", "GradingCase", "LANGUAGES", "load_exercise_folder", "read_json_located"]
 
+LANGUAGES: dict[str, str] = {"python": "py", "javascript": "js", "typescript": "ts"}
 _ID = re.compile(r"[a-z][a-z0-9-]{0,39}")
 _FUNCTION = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,59}")
 
 
 class ExerciseFolderError(ValueError):
     """An exercise folder is invalid; the message starts with the file (and line) at fault."""
+
+
+@dataclass(frozen=True)
+class GradingCase:
+    name: str
+    args: list  # the call's arguments
+    expected: list[float]  # raw engine floats
+    labels: tuple[str, ...]  # what each expected number is
+    inputs: dict  # the case as written in exercise.json (what its kind's recognisers read)
+
+
+@dataclass(frozen=True)
+class Exercise:
+    """A loaded exercise folder: what grade() needs, resolved once."""
+
+    id: str
+    title: str
+    summary: str
+    python_function: str
+    js_function: str
+    folder: Path
+    kind: CaseKind
+    cases: tuple[GradingCase, ...]
+    languages: tuple[str, ...]
+    messages: dict[str, str] = field(default_factory=dict)  # the folder's own texts for its kind's mistakes
+
+    def function_name(self, language: str) -> str:
+        return self.python_function if language == "python" else self.js_function
+
+    def source(self, role: str, language: str) -> str:
+        """The text of starter.<ext> or solution.<ext> (role "starter" or "solution")."""
+        if language not in self.languages:
+            raise ValueError(f"exercise {self.id!r} comes in {', '.join(self.languages)}, not {language}")
+        return (self.folder / f"{role}.{LANGUAGES[language]}").read_text(encoding="utf-8")
+
+    def message(self, mistake: str, default: str) -> str:
+        return self.messages.get(mistake, default)
 
 
 def read_json_located(path: Path, error: type[Exception]) -> Any:
@@ -47,9 +89,14 @@ def _line_of(text: str, needle: str) -> int | None:
     return text.count("\n", 0, at) + 1 if at >= 0 else None
 
 
-def load_exercise_folder(folder: Path, extensions: dict[str, str]) -> dict[str, Any]:
-    """The fields of a chainrule.grading.exercises.Exercise, read and checked; `extensions` maps each
-    language to its file extension."""
+def _finite(numbers: list[float]) -> bool:
+    return all(isinstance(x, float) and x == x and abs(x) != float("inf") for x in numbers)
+
+
+def load_exercise_folder(folder: Path) -> Exercise:
+    """The exercise in `folder`, read and checked (ExerciseFolderError names the file and line at fault);
+    every case's expected numbers computed by the engine."""
+    folder = Path(folder)
     manifest = folder / "exercise.json"
     data = read_json_located(manifest, ExerciseFolderError)
     text = manifest.read_text(encoding="utf-8")
@@ -80,42 +127,45 @@ def load_exercise_folder(folder: Path, extensions: dict[str, str]) -> dict[str, 
         kind = kind_of(data["kind"])
     except CaseError as problem:
         raise fail(str(problem), '"kind"') from None
+    messages = data.get("diagnoses", {})
+    problem = check_messages(kind, messages)
+    if problem:
+        raise fail(problem, '"diagnoses"')
     cases = data["cases"]
     if not isinstance(cases, list) or not cases:
         raise fail("cases must be a non-empty list", '"cases"')
-    names = set()
+    graded: list[GradingCase] = []
     for index, case in enumerate(cases):
         if not isinstance(case, dict) or not isinstance(case.get("name"), str) or not case["name"].strip():
             raise fail(f"case {index + 1} must be an object with a non-empty \"name\"", '"cases"')
-        if case["name"] in names:
+        if any(case["name"] == other.name for other in graded):
             raise fail(f"two cases are named {case['name']!r}", f'"{case["name"]}"')
-        names.add(case["name"])
         try:
-            kind.args(case)
-            expected = kind.expected(case)
+            args, expected, labels = kind.args(case), kind.expected(case), kind.labels(case)
         except CaseError as problem:
             raise fail(f"case {case['name']!r}: {problem}", f'"{case["name"]}"') from None
         except (OverflowError, ValueError, ZeroDivisionError) as problem:
             raise fail(f"case {case['name']!r}: the engine cannot compute it ({problem})", f'"{case["name"]}"') from None
-        if not all(isinstance(x, float) and x == x and abs(x) != float("inf") for x in expected):
+        if not _finite(expected):
             raise fail(f"case {case['name']!r}: the engine's answer is not finite; choose other inputs",
                        f'"{case["name"]}"')
+        graded.append(GradingCase(case["name"], args, expected, tuple(labels), case))
     languages = tuple(
-        language for language, ext in extensions.items()
+        language for language, ext in LANGUAGES.items()
         if (folder / f"starter.{ext}").is_file() and (folder / f"solution.{ext}").is_file()
     )
     if not languages:
         raise fail("the folder needs a starter and a solution in at least one language "
                    "(starter.py and solution.py, starter.js and solution.js, starter.ts and solution.ts)")
-    return dict(
+    return Exercise(
         id=exercise_id,
         title=data["title"].strip(),
         summary=data["summary"].strip(),
         python_function=functions["python"],
         js_function=functions["javascript"],
-        expressions=(),
         folder=folder,
-        case_kind=kind.name,
-        case_inputs=tuple(cases),
+        kind=kind,
+        cases=tuple(graded),
         languages=languages,
+        messages=dict(messages),
     )

@@ -26,9 +26,10 @@ from pathlib import Path
 from typing import Any
 
 from chainrule.grading import sandbox, typescript_snapshot
-from chainrule.grading.diagnose import diagnose, summary_hint
-from chainrule.grading.expressions import INPUT_NAMES
-from chainrule.grading.exercises import LANGUAGES, GradingCase, get_exercise, normalize_language, exercise_cases
+from chainrule.grading.diagnoses import diagnose_run
+from chainrule.grading.exercise_folder import LANGUAGES, Exercise, GradingCase
+from chainrule.grading.numbers import graded
+from chainrule.grading.registry import normalize_language, resolve
 from chainrule.grading.type_errors import with_type_errors
 from chainrule.text_safety import valid_data
 
@@ -39,7 +40,6 @@ TYPE_CHECKER = VENDOR_DIR / "typescript-check.js"
 
 MAX_SOURCE_BYTES = 200_000
 OUTPUT_SHOWN = 500
-DECIMALS = 9
 NODE_MIN_MAJOR = 18
 
 # Address-space limits: node 20 reserves a lot of virtual memory and dies below about 2 GB.
@@ -52,11 +52,6 @@ NODE_FLAGS = (f"--max-old-space-size={NODE_HEAP_MB}",)
 
 class GradingError(Exception):
     """A grading infrastructure problem (not the learner's code): what went wrong and what to do."""
-
-
-def round9(x: float) -> float:
-    """round(x, 9), with -0.0 shown as 0.0."""
-    return round(x, DECIMALS) + 0.0
 
 
 # ------------------------------------------------------------------------------------- concurrency
@@ -178,7 +173,7 @@ def _test_code(function: str, case: GradingCase) -> str:
 
 def _shown_number(x: Any) -> float | str | None:
     if isinstance(x, (int, float)) and not isinstance(x, bool):
-        return round9(float(x))
+        return graded(float(x))
     if x in ("NaN", "Infinity", "-Infinity"):
         return x
     return None
@@ -186,7 +181,7 @@ def _shown_number(x: Any) -> float | str | None:
 
 def _describe(x: Any) -> str:
     if isinstance(x, float):
-        return repr(round9(x))
+        return repr(graded(x))
     if isinstance(x, str):
         return x
     if isinstance(x, dict):
@@ -212,18 +207,10 @@ def _output_field(event: dict) -> str | None:
     return text
 
 
-def _input_names(exercise_id: str, case: GradingCase) -> list[str]:
-    if case.labels:
-        return list(case.labels)
-    if exercise_id == "neuron-grads":
-        return ["d out/d w1", "d out/d w2", "d out/d b"]
-    return [f"d out/d {n}" for n in INPUT_NAMES[case.expression]]
-
-
-def _judge_case(exercise_id: str, language: str, case: GradingCase, event: dict) -> dict:
-    """One test's entry: pass when every number agrees with the engine to 9 decimal places."""
-    function = get_exercise(exercise_id).function_name(language)
-    expected = [round9(x) for x in case.expected]
+def _judge_case(function: str, slot: str, language: str, case: GradingCase, event: dict) -> dict:
+    """One test's entry: pass when every number agrees with the engine to 9 decimal places. A failing
+    entry's message lists the wrong numbers; the diagnosis adds its hint afterwards (`_add_hints`)."""
+    expected = [graded(x) for x in case.expected]
     entry: dict[str, Any] = {
         "name": case.name,
         "status": "pass",
@@ -239,22 +226,33 @@ def _judge_case(exercise_id: str, language: str, case: GradingCase, event: dict)
         return entry
     raw = event.get("actual") or []
     entry["actual"] = [_shown_number(x) for x in raw]
-    names = _input_names(exercise_id, case)
+    names = list(case.labels)
     problems: list[str] = []
     if len(raw) != len(expected):
-        problems.append(f"{'the result' if case.labels else 'grad'} has {len(raw)} numbers, expected {len(expected)}")
-    slot = "result" if case.labels else "grad"  # an exercise folder's function returns a list of its own
+        problems.append(f"{'grad' if slot == 'grad' else 'the result'} has {len(raw)} numbers, expected {len(expected)}")
     for i, (got, want) in enumerate(zip(raw, expected)):
         label = names[i] if i < len(names) else f"{slot}[{i}]"
         if not isinstance(got, (int, float)) or isinstance(got, bool):
             problems.append(f"{label} ({slot}[{i}]): expected {want!r}, got {_describe(got)}, which is not a finite number")
-        elif round9(float(got)) != want:
-            problems.append(f"{label} ({slot}[{i}]): expected {want!r}, got {round9(float(got))!r}")
+        elif graded(float(got)) != want:
+            problems.append(f"{label} ({slot}[{i}]): expected {want!r}, got {graded(float(got))!r}")
     if problems:
         entry["status"] = "fail"
-        hint = diagnose(exercise_id, case, raw)
-        entry["message"] = "\n".join(problems + ([hint] if hint else []))
+        entry["message"] = "\n".join(problems)
     return entry
+
+
+def _add_hints(exercise: Exercise, cases: list[GradingCase], tests: list[dict],
+               by_index: dict[int, dict]) -> str | None:
+    """Append each failing test's hint to its message; the whole run's hint (or None)."""
+    raws = [None if (e := by_index.get(i)) is None or e.get("error") or not isinstance(e.get("actual") or [], list)
+            else (e.get("actual") or []) for i in range(len(cases))]
+    failing = [t["status"] == "fail" for t in tests]
+    diagnosis = diagnose_run(exercise, cases, raws, failing)
+    for test, hint in zip(tests, diagnosis.hints):
+        if hint and test["status"] == "fail":
+            test["message"] += "\n" + hint
+    return diagnosis.summary
 
 
 def _sandbox_text(data: bytes) -> str:
@@ -335,14 +333,15 @@ def _error_message(verdict: str, error: dict) -> str:
 # ------------------------------------------------------------------------------------- grade
 
 
-def grade(exercise_id: str, language: str, source: str, *, limits: sandbox.Limits | None = None) -> dict:
-    """Grade `source` (the learner's whole file) for one exercise and language.
+def grade(exercise: str | Exercise, language: str, source: str, *, limits: sandbox.Limits | None = None) -> dict:
+    """Grade `source` (the learner's whole file) for one exercise (a registered id, or an Exercise) and
+    language. The exercise is resolved here, once, and passed on.
 
     Never raises for anything the learner's code does; raises ValueError for an unknown exercise or
     language, or a source that is not a string.
     """
     started = time.monotonic()
-    exercise = get_exercise(exercise_id)
+    exercise = resolve(exercise)
     language = normalize_language(language)
     if not isinstance(source, str):
         raise ValueError(f"source must be the text of the file (a str), not {type(source).__name__}")
@@ -361,7 +360,7 @@ def grade(exercise_id: str, language: str, source: str, *, limits: sandbox.Limit
                        "The grader is busy: every slot is running and the queue is full. Try again in a few seconds.",
                        [], started)
     try:
-        return _grade_admitted(exercise.id, language, source, limits, started)
+        return _grade_admitted(exercise, language, source, limits, started)
     finally:
         gate.leave()
 
@@ -373,15 +372,16 @@ def default_limits(language: str) -> sandbox.Limits:
     return sandbox.Limits(address_space_bytes=space)
 
 
-def _grade_admitted(exercise_id: str, language: str, source: str, limits: sandbox.Limits | None,
+def _grade_admitted(exercise: Exercise, language: str, source: str, limits: sandbox.Limits | None,
                     started: float) -> dict:
-    exercise = get_exercise(exercise_id)
-    cases = exercise_cases(exercise_id)
+    if language not in exercise.languages:
+        raise ValueError(f"exercise {exercise.id!r} comes in {', '.join(exercise.languages)}, not {language}")
+    cases = list(exercise.cases)
     function = exercise.function_name(language)
     interpreter, error = (sys.executable, None) if language == "python" else _node()
     limits = limits or default_limits(language)
     if interpreter is None:
-        return _result(exercise_id, language, "error", "error", error, [], started)
+        return _result(exercise.id, language, "error", "error", error, [], started)
 
     nonce = uuid.uuid4().hex
     with sandbox.scratch_directory() as scratch:
@@ -415,9 +415,9 @@ def _grade_admitted(exercise_id: str, language: str, source: str, limits: sandbo
         outcome = sandbox.run(argv, scratch, limits, read_only=read_only)
     events = _parse_events(outcome.stdout, nonce)
     try:
-        result = _judge(exercise_id, language, cases, events, outcome, limits, started)
+        result = _judge(exercise, language, cases, events, outcome, limits, started)
     except Exception as error:  # forged result lines of a shape we did not foresee: never crash the caller
-        result = _result(exercise_id, language, "error", "error",
+        result = _result(exercise.id, language, "error", "error",
                          f"The grader could not read your code's results ({type(error).__name__}); "
                          "did your code print lines that imitate the grader's own?", [], started,
                          outcome.isolation)
@@ -431,32 +431,32 @@ def prepare_typescript() -> bool:
     return node is not None and typescript_snapshot.snapshot_for(node, list(NODE_FLAGS)) is not None
 
 
-def _judge(exercise_id: str, language: str, cases: list[GradingCase], events: list[dict],
+def _judge(exercise: Exercise, language: str, cases: list[GradingCase], events: list[dict],
            outcome: sandbox.RunOutcome, limits: sandbox.Limits, started: float) -> dict:
     isolation = outcome.isolation
     if outcome.start_error:
-        return _result(exercise_id, language, "error", "error",
+        return _result(exercise.id, language, "error", "error",
                        f"The grader could not start your code ({outcome.start_error}); this is not your "
                        "mistake: report it with this message.", [], started, isolation)
     by_index = {e["index"]: e for e in events if e.get("event") == "case" and isinstance(e.get("index"), int)}
     load_error = next((e for e in events if e.get("event") == "load-error"), None)
     finished = any(e.get("event") == "done" for e in events)
     stopped = _resource_verdict(outcome, events, limits)
-    function = get_exercise(exercise_id).function_name(language)
+    function = exercise.function_name(language)
 
     if load_error is not None and stopped is None:
         error = load_error["error"]
         verdict = _error_verdict(error)
         message = _error_message(verdict, error) if verdict != "error" else _error_text(
             error, language, "Your file could not be loaded:")
-        return _result(exercise_id, language, verdict, "error", message, [], started, isolation)
+        return _result(exercise.id, language, verdict, "error", message, [], started, isolation)
 
     tests: list[dict] = []
     verdict_from_tests: str | None = None
     for index, case in enumerate(cases):
         event = by_index.get(index)
         if event is not None:
-            entry = _judge_case(exercise_id, language, case, event)
+            entry = _judge_case(function, exercise.kind.slot, language, case, event)
             if event.get("error"):
                 kind = _error_verdict(event["error"])
                 if kind != "error":
@@ -475,22 +475,23 @@ def _judge(exercise_id: str, language: str, cases: list[GradingCase], events: li
             "message": reason if first_missing else "Not run: an earlier test ended the run.",
             "output": _output_field({"output": printed}),
             "test_code": _test_code(function, case),
-            "expected": [round9(x) for x in case.expected],
+            "expected": [graded(x) for x in case.expected],
             "actual": None,
         })
 
+    summary = _add_hints(exercise, cases, tests, by_index)
     if stopped is not None:
         verdict, message = stopped
-        return _result(exercise_id, language, verdict, "error", message, tests, started, isolation)
+        return _result(exercise.id, language, verdict, "error", message, tests, started, isolation)
     if not finished:
         stderr = _sandbox_text(outcome.stderr).strip()
         tail = stderr[-OUTPUT_SHOWN:]
-        return _result(exercise_id, language, "crashed", "error",
+        return _result(exercise.id, language, "crashed", "error",
                        f"Your program ended (exit status {outcome.returncode}) before every test reported; "
                        f"did your code exit the process? {tail}".strip(), tests, started, isolation)
     passed = sum(t["status"] == "pass" for t in tests)
     if passed == len(tests):
-        return _result(exercise_id, language, "passed", "pass", None, tests, started, isolation)
+        return _result(exercise.id, language, "passed", "pass", None, tests, started, isolation)
     if verdict_from_tests is not None:
         verdict = verdict_from_tests
         first = next(t for t in tests if t["status"] == "error")
@@ -498,8 +499,7 @@ def _judge(exercise_id: str, language: str, cases: list[GradingCase], events: li
     else:
         verdict = "failed"
         message = f"{passed} of {len(tests)} tests passed."
-        summary = summary_hint(tests, cases)
         if summary:
             message += " " + summary
     status = "fail" if verdict in ("failed", "error") else "error"
-    return _result(exercise_id, language, verdict, status, message, tests, started, isolation)
+    return _result(exercise.id, language, verdict, status, message, tests, started, isolation)

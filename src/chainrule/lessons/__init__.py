@@ -4,7 +4,8 @@
     check_quiz_answer("backprop", "product-gradient", " 6 ")   # {"correct": True, "expected": "6", ...}
 
 The built-in lessons live in chainrule/lessons/data/, one folder each; `add_lesson_dirs` adds lesson
-folders from elsewhere. Every number in them is recomputed with the engine (`chainrule lessons check`),
+folders from elsewhere. Importing this package registers the built-in lessons' exercise folders with
+the grader (chainrule.grading knows folders, not lessons). Every number in them is recomputed with the engine (`chainrule lessons check`),
 and every number in the prose is filled in from the engine when the lesson loads.
 """
 
@@ -25,19 +26,23 @@ from chainrule.lessons.loader import (
     UnknownLessonError,
     build_lesson_graph,
     exercise_ids,
-    get_lesson,
     get_path,
     graph_names,
     lesson_data,
     lesson_ids,
     lesson_numbers,
 )
+from chainrule.lessons.exercises import exercise_catalog, register_builtin_exercises
 from chainrule.lessons.fresh import variant_for as review_variant
+from chainrule.lessons.loader import DATA_DIR
+from chainrule.lessons.page import get_lesson
 from chainrule.lessons.text import LessonDataError, format_number
 
 __all__ = [
     "LANGUAGES", "LessonDataError", "add_lesson_dirs", "added_lesson_ids", "UnknownItemError", "UnknownLessonError", "build_lesson_graph",
-    "check_prediction", "check_quiz_answer", "exercise_ids", "format_number", "get_lesson", "get_path",
+    "check_prediction", "check_quiz_answer", "exercise_catalog", "exercise_ids", "format_number", "get_lesson", "get_path",
     "graph_names", "key_idea_ids", "lesson_data", "lesson_ids", "lesson_numbers", "parse_number",
     "prediction_keys", "question_ids", "quiz_question", "review_variant",
 ]
+
+register_builtin_exercises(DATA_DIR)

@@ -78,7 +78,7 @@ def _numbers_and_key(question: dict[str, Any], variant: str | None) -> tuple[dic
     question with a `fresh` recipe, newly drawn ones and the engine's answer for them."""
     if variant is not None and has_fresh_numbers(question):
         numbers = draw_numbers(question, variant)
-        return numbers, engine_key(question, numbers)
+        return dict(question.get("given", {})) | numbers, engine_key(question, numbers)
     return dict(question.get("given", {})), question.get("answer")
 
 

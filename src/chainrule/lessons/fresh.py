@@ -1,20 +1,27 @@
 """Fresh numbers for review: a numeric question comes back with new numbers, its key from the engine.
 
-A numeric question in quiz.json may carry a `fresh` recipe (an optional field; questions without one
-come back unchanged):
+A numeric question in quiz.json carries a `fresh` rule (questions without one come back unchanged;
+every built-in numeric question has one). The short form draws new `given` numbers and recomputes the
+question's own `compute` expression with them:
+
+    "fresh": {"draw": {"a": {"from": -5, "to": 5, "step": 1, "skip": [0]}, ...}}
+
+The long form names a graph whose node gives the key (for a question whose `compute` is not the whole
+story, such as one that states a tanh output):
 
     "fresh": {
-      "draw":  {"a": {"from": -5, "to": 5, "step": 1, "skip": [0]}, ...},
+      "draw":  {...},
       "graph": {"leaves": [["a", "a"], ["n", {"atanh": "t"}], ["k", 1]], "nodes": [...], "output": "out"},
       "answer": {"node": "a", "field": "grad"}
     }
 
 Each review draws every `draw` name from its grid with a generator seeded by the review's variant
 (a string: the same variant always gives the same numbers, so the page can check the answer it
-showed). The drawn numbers fill the prompt's `{{name}}` placeholders, and the key is the engine's
-value or gradient of `answer.node` in `graph`, whose leaves are a number, a drawn name, or
-`{"atanh": name}` (for a question that states a tanh output). The lesson itself always asks the
-question with its own `given` numbers.
+showed). The drawn numbers fill the prompt's `{{name}}` placeholders (a `given` name that is not drawn
+keeps its number), and the key is the engine's: the `compute` expression's value (or gradient, with
+its `wrt`) for the short form; the value or gradient of `answer.node` in `graph`, whose leaves are a
+number, a drawn name, or `{"atanh": name}`, for the long form. The lesson itself always asks the
+question with its own `given` numbers. `fresh_problems` says what `lessons check` finds wrong in a rule.
 """
 
 from __future__ import annotations
@@ -27,7 +34,7 @@ from typing import Any
 from chainrule.lessons.graphs import graph_values
 from chainrule.lessons.text import LessonDataError
 
-__all__ = ["variant_for", "draw_numbers", "engine_key", "has_fresh_numbers"]
+__all__ = ["variant_for", "draw_numbers", "engine_key", "has_fresh_numbers", "fresh_problems"]
 
 # Functions a leaf may apply to a drawn number (the inverse of an op, to state an op's output).
 _LEAF_FUNCTIONS = {"atanh": math.atanh}
@@ -93,10 +100,31 @@ def _leaf_value(value: Any, numbers: dict[str, float], where: str) -> float:
     )
 
 
+def _compute_key(question: dict[str, Any], numbers: dict[str, float], where: str) -> float:
+    from chainrule.expr import ExpressionError, parse
+
+    compute = question.get("compute") or {}
+    values = {name: float(value) for name, value in (question.get("given") or {}).items()} | {
+        name: float(value) for name, value in numbers.items()}
+    try:
+        expression = parse(compute["expression"])
+        output, leaves = expression.build({name: values[name] for name in expression.names})
+        wrt = compute.get("wrt")
+        if wrt is None:
+            return output.data
+        output.backward()
+        return leaves[wrt].grad
+    except (KeyError, TypeError, ExpressionError, ArithmeticError, ValueError) as error:
+        raise LessonDataError(f"{where}: the fresh numbers cannot be put into compute ({error})") from None
+
+
 def engine_key(question: dict[str, Any], numbers: dict[str, float]) -> float:
-    """The answer for these numbers: the engine's value or gradient of the recipe's answer node."""
+    """The answer for these numbers: the engine's value of the question's `compute` with them, or the
+    value or gradient of the rule's answer node in its graph."""
     recipe = question["fresh"]
     where = f"question {question['id']}"
+    if "graph" not in recipe:
+        return _compute_key(question, numbers, where)
     spec = {
         "leaves": [[label, _leaf_value(value, numbers, where)] for label, value in recipe["graph"]["leaves"]],
         "nodes": recipe["graph"]["nodes"],
@@ -108,3 +136,53 @@ def engine_key(question: dict[str, Any], numbers: dict[str, float]) -> float:
         return values[target["node"]][target["field"]]
     except KeyError:
         raise LessonDataError(f"{where}: the fresh recipe's answer {target} names no node/field of its graph") from None
+
+
+# How many variants `lessons check` tries on each rule.
+CHECKED_VARIANTS = 20
+_RULE_FIELDS = {"from", "to", "step", "skip"}
+
+
+def fresh_problems(question: dict[str, Any]) -> list[str]:
+    """What is wrong with a question's fresh rule (as "fresh...: message"), [] when it is usable: every
+    drawn name is a placeholder of the prompt, every grid has numbers, and the engine computes a finite
+    key for a sample of variants."""
+    fresh = question.get("fresh")
+    if question.get("kind") != "number":
+        return ["fresh: only a numeric question (kind \"number\") can come back with fresh numbers"]
+    if not isinstance(fresh, dict) or not isinstance(fresh.get("draw"), dict) or not fresh["draw"]:
+        return ['fresh must be {"draw": {name: {"from", "to", "step", "skip"?}, ...}} (and optionally "graph" '
+                'and "answer")']
+    unknown = set(fresh) - {"draw", "graph", "answer"}
+    if unknown:
+        return [f"fresh: unknown field(s) {', '.join(sorted(map(repr, unknown)))}; a rule holds draw, and "
+                "optionally graph with answer"]
+    if ("graph" in fresh) != ("answer" in fresh):
+        return ["fresh: graph and answer go together (the answer names a node of the graph)"]
+    problems = []
+    prompt = str(question.get("prompt", ""))
+    for name, rule in fresh["draw"].items():
+        where = f"fresh.draw.{name}"
+        if not isinstance(rule, dict) or not {"from", "to", "step"} <= set(rule) or set(rule) - _RULE_FIELDS or not all(
+                isinstance(rule[k], (int, float)) and not isinstance(rule[k], bool) for k in ("from", "to", "step")):
+            problems.append(f"{where}: a rule is {{\"from\": number, \"to\": number, \"step\": number, "
+                            f"\"skip\": [numbers]}}, not {rule!r}")
+            continue
+        if "{{" + name + "}}" not in prompt:
+            problems.append(f"{where}: the prompt shows no {{{{{name}}}}}, so a review would ask the same question")
+        try:
+            _grid(name, rule)
+        except (LessonDataError, TypeError, ValueError) as error:
+            problems.append(f"{where}: {error}")
+    if problems:
+        return problems
+    if "graph" not in fresh and not isinstance(question.get("compute"), dict):
+        return ['fresh: without a graph, the key is recomputed from "compute", which this question lacks']
+    for index in range(CHECKED_VARIANTS):
+        try:
+            key = engine_key(question, draw_numbers(question, f"check-{index}"))
+        except (LessonDataError, KeyError, TypeError, ValueError, ArithmeticError) as error:
+            return [f"fresh: the engine cannot compute a key for drawn numbers ({error})"]
+        if not math.isfinite(key):
+            return ["fresh: some drawn numbers give a key that is not finite; narrow the grids"]
+    return []

@@ -1,9 +1,9 @@
 """Help for a stuck learner: an exercise's hints, one at a time, and when its model solution opens.
 
-Hints live in lesson.json, in each exercise's optional `hints` list (markdown, with the usual
+Hints live in each exercise folder's exercise.json, in its `hints` list (markdown, with the lesson's
 placeholders; none may state an answer). The model solution opens after
 `solution_after_failed_runs` graded runs that did not pass (default 3), or at once when the learner
-asks for it and confirms. The solution itself is the grader's reference file.
+asks for it and confirms. The solution itself is the folder's reference file.
 """
 
 from __future__ import annotations

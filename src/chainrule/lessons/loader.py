@@ -17,15 +17,16 @@ from pathlib import Path
 from typing import Any
 
 from chainrule.engine import Value
+from chainrule.lessons.exercises import register_lesson_exercises
 from chainrule.lessons.graphs import build_graph, graph_values
 from chainrule.lessons.plots import line_fit_plot, plot_number
-from chainrule.lessons.text import LessonDataError, fill, render_inline, render_markdown
+from chainrule.lessons.text import LessonDataError
 
 __all__ = [
     "DATA_DIR", "LANGUAGES", "UnknownLessonError", "UnknownItemError", "get_path", "get_lesson",
     "lesson_ids", "lesson_data", "lesson_numbers", "lesson_resolver", "build_lesson_graph",
     "graph_names", "exercise_ids", "before_step", "add_lesson_dirs", "find_lesson_folders",
-    "lesson_folder", "added_lesson_ids", "make_resolver",
+    "lesson_folder", "added_lesson_ids", "make_resolver", "path_data", "path_entry", "lesson_plots",
 ]
 
 DATA_DIR = Path(__file__).parent / "data"
@@ -59,7 +60,7 @@ def _builtin_path() -> dict[str, Any]:
 
 
 @functools.lru_cache(maxsize=None)
-def _path_data() -> dict[str, Any]:
+def path_data() -> dict[str, Any]:
     """path.json, with the added lessons after the built-in ones (their entries from lesson.json)."""
     data = copy.deepcopy(_builtin_path())
     for lesson_id, folder in _ADDED.items():
@@ -73,7 +74,7 @@ def _path_data() -> dict[str, Any]:
 
 def lesson_ids() -> list[str]:
     """The ids of the lessons that are written (status "available"), in path order."""
-    return [entry["id"] for entry in _path_data()["lessons"] if entry["status"] == "available"]
+    return [entry["id"] for entry in path_data()["lessons"] if entry["status"] == "available"]
 
 
 def added_lesson_ids() -> list[str]:
@@ -99,8 +100,12 @@ def find_lesson_folders(directory: Path) -> list[Path]:
     return found
 
 
+# Caches of what is built from the lessons (the page's shape lives in page.py and registers its own).
+_CACHES: list = []
+
+
 def _clear_caches() -> None:
-    for cached in (_path_data, _lesson_data, _lesson_numbers, _lesson_plots, _build_lesson):
+    for cached in (path_data, _lesson_data, _lesson_numbers, lesson_plots, *_CACHES):
         cached.cache_clear()
 
 
@@ -124,7 +129,7 @@ def add_lesson_dirs(directories: list[Path]) -> list[str]:
             _ADDED[lesson_id] = folder.resolve()
             _clear_caches()
             try:
-                _register_exercises(folder.resolve(), meta)
+                register_lesson_exercises(folder.resolve(), meta)
             except Exception:
                 del _ADDED[lesson_id]
                 _clear_caches()
@@ -139,18 +144,6 @@ def remove_added_lessons() -> None:
     _clear_caches()
 
 
-def _register_exercises(folder: Path, meta: dict[str, Any]) -> None:
-    from chainrule.grading.exercise_folder import ExerciseFolderError
-    from chainrule.grading.exercises import register_exercise_folder
-
-    for entry in meta.get("exercises", []):
-        if "folder" in entry:
-            try:
-                register_exercise_folder(folder / entry["folder"])
-            except ExerciseFolderError as error:
-                raise LessonDataError(str(error)) from None
-
-
 def _check_lesson_id(lesson_id: str) -> None:
     if lesson_id not in lesson_ids():
         raise UnknownLessonError(
@@ -159,16 +152,13 @@ def _check_lesson_id(lesson_id: str) -> None:
 
 
 def _exercise_entry(folder: Path, entry: dict[str, Any]) -> dict[str, Any]:
-    """A lesson.json exercise entry as {"id", "title", "text"}; "text" relative to the lesson folder.
-
-    An entry is either {"folder": "exercises/<name>"} (an exercise folder: id, title and prose from its
-    exercise.json) or {"id", "title", "text"} (an exercise the grader has built in).
-    """
-    if "folder" not in entry:
-        return dict(entry)
+    """A lesson.json exercise entry, {"folder": "exercises/<name>"}, as {"id", "title", "text", "folder",
+    "hints"}: id, title, prose and hints from the folder's exercise.json; "text" relative to the lesson
+    folder."""
     manifest = _read_json(folder / entry["folder"] / "exercise.json")
     return {"id": manifest["id"], "title": manifest["title"],
-            "text": f"{entry['folder'].rstrip('/')}/{manifest['text']}", "folder": entry["folder"]}
+            "text": f"{entry['folder'].rstrip('/')}/{manifest['text']}", "folder": entry["folder"],
+            "hints": list(manifest.get("hints", []))}
 
 
 @functools.lru_cache(maxsize=None)
@@ -217,7 +207,7 @@ def lesson_numbers(lesson_id: str) -> dict[str, dict[str, dict[str, float]]]:
 
 
 @functools.lru_cache(maxsize=None)
-def _lesson_plots(lesson_id: str) -> dict[str, Any] | None:
+def lesson_plots(lesson_id: str) -> dict[str, Any] | None:
     spec = _lesson_data(lesson_id).get("see_it_work", {}).get("plot")
     return line_fit_plot(spec) if spec else None
 
@@ -225,7 +215,7 @@ def _lesson_plots(lesson_id: str) -> dict[str, Any] | None:
 def lesson_resolver(lesson_id: str):
     """The placeholder resolver for a lesson's prose: graph and plot numbers from the engine, others
     from lesson.json."""
-    return make_resolver(_lesson_data(lesson_id), _lesson_numbers(lesson_id), _lesson_plots(lesson_id))
+    return make_resolver(_lesson_data(lesson_id), _lesson_numbers(lesson_id), lesson_plots(lesson_id))
 
 
 def make_resolver(data: dict[str, Any], numbers: dict[str, dict[str, dict[str, float]]],
@@ -265,7 +255,7 @@ def _totals(lesson_id: str) -> dict[str, int]:
             "questions": len(data["quiz"])}
 
 
-def _path_entry(entry: dict[str, Any]) -> dict[str, Any]:
+def path_entry(entry: dict[str, Any]) -> dict[str, Any]:
     written = entry["status"] == "available"
     return {
         "id": entry["id"],
@@ -281,13 +271,13 @@ def _path_entry(entry: dict[str, Any]) -> dict[str, Any]:
 
 def get_path() -> dict[str, Any]:
     """The course path: {"id","title","summary","href","lessons":[{"id","title","summary","minutes","status","written","href"}]}."""
-    data = _path_data()
+    data = path_data()
     return {
         "id": data["id"],
         "title": data["title"],
         "summary": data["summary"],
         "href": "/",
-        "lessons": [_path_entry(entry) for entry in data["lessons"]],
+        "lessons": [path_entry(entry) for entry in data["lessons"]],
     }
 
 
@@ -313,112 +303,3 @@ def before_step(trace: dict[str, Any], label: str, kind: str) -> dict[str, Any]:
             if any(c["input"] == node_id for c in step.get("contributions", [])):
                 return {"phase": "backward", "index": index}
     raise LessonDataError(f"no {kind} step of the trace involves node {label!r}")
-
-
-def _exercise_languages() -> dict[str, list[str]]:
-    """{exercise id: languages} from the grader, or {} when it cannot be loaded."""
-    try:
-        from chainrule.grading import list_exercises
-    except ImportError:
-        return {}
-    return {entry["id"]: list(entry["languages"]) for entry in list_exercises()}
-
-
-def _neighbour(index: int) -> dict[str, Any] | None:
-    lessons = _path_data()["lessons"]
-    if 0 <= index < len(lessons):
-        return _path_entry(lessons[index])
-    return None
-
-
-@functools.lru_cache(maxsize=None)
-def _build_lesson(lesson_id: str) -> dict[str, Any]:
-    import chainrule
-
-    data = _lesson_data(lesson_id)
-    folder = Path(data["folder"])
-    resolve = lesson_resolver(lesson_id)
-    path = _path_data()
-    position = [entry["id"] for entry in path["lessons"]].index(lesson_id)
-    entry = path["lessons"][position]
-    plot = _lesson_plots(lesson_id)
-
-    def prose(relative: str) -> str:
-        try:
-            text = (folder / relative).read_text(encoding="utf-8")
-        except OSError as error:
-            raise LessonDataError(f"lesson {lesson_id!r}: cannot read {relative}: {error}") from error
-        return fill(text, resolve, relative)
-
-    sections = []
-    for section in data["sections"]:
-        html = render_markdown(prose(section["text"]))
-        if section["slug"] == "recap":
-            items = "".join(f"<li>{render_inline(point)}</li>" for point in data["recap"]["points"])
-            html += f"<ul>{items}</ul>\n"
-        sections.append({key: section[key] for key in ("number", "slug", "title")} | {"html": html})
-
-    predict = data["predict"]
-    trace = chainrule.trace(build_lesson_graph(lesson_id, predict["graph"]))
-    steps = [
-        {
-            "key": step["key"],
-            "kind": step["kind"],
-            "node_label": step["node_label"],
-            "prompt": fill(step["prompt"], resolve, f"prediction {step['key']}"),
-            "before_step": before_step(trace, step["node_label"], step["kind"]),
-        }
-        for step in predict["steps"]
-    ]
-    # In the order the animation reaches them: forward before backward, then by step.
-    steps.sort(key=lambda s: (s["before_step"]["phase"] != "forward", s["before_step"]["index"]))
-
-    languages = _exercise_languages()
-    exercises = [
-        {
-            "id": exercise["id"],
-            "title": exercise["title"],
-            "html": render_markdown(prose(exercise["text"])),
-            "languages": languages.get(exercise["id"], list(LANGUAGES)),
-            # Hints come one at a time on request (GET .../hints/{n}); only their number is sent here.
-            "hint_count": len(exercise.get("hints", [])),
-        }
-        for exercise in data["exercises"]
-    ]
-
-    from chainrule.lessons.checking import quiz_question
-
-    following = _neighbour(position + 1)
-    return {
-        "id": lesson_id,
-        "title": data["title"],
-        "minutes": entry["minutes"],
-        "path": {"id": path["id"], "title": path["title"], "href": "/"},
-        "previous": _neighbour(position - 1),
-        "next": following,
-        "sections": sections,
-        "see_it_work": {
-            "graph": data["see_it_work"]["graph"],
-            "chain_formula": fill(data["see_it_work"]["chain_formula"], resolve, "chain_formula"),
-            # What the formula under the graph shows, for screen readers (a lesson before the chain rule
-            # shows its steps, not the chain rule).
-            "formula_label": data["see_it_work"].get("formula_label", "The chain rule along one path"),
-        } | ({"plot": plot} if plot is not None else {}),
-        "predict": {
-            "graph": predict["graph"],
-            "tolerance": data["tolerance"],
-            "total": len(steps),
-            "steps": steps,
-        },
-        "exercises": exercises,
-        "solution_after": int(data.get("solution_after_failed_runs", SOLUTION_AFTER_DEFAULT)),
-        "quiz": [quiz_question(lesson_id, question["id"]) for question in data["quiz"]],
-        "explain": copy.deepcopy(data["explain"]),
-        "recap": {"points": list(data["recap"]["points"]), "next": following},
-    }
-
-
-def get_lesson(lesson_id: str) -> dict[str, Any]:
-    """The lesson as GET /api/lessons/{id} serves it; no answers are included."""
-    _check_lesson_id(lesson_id)
-    return copy.deepcopy(_build_lesson(lesson_id))

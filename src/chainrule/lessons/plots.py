@@ -2,7 +2,7 @@
 
 A plot spec in lesson.json (under see_it_work):
     {"xs": [...], "ys": [...], "runs": [{"name": "right", "label": "...", "lr": 0.05, "steps": 40}, ...]}
-Each run is full-batch gradient descent from w = b = 0 (chainrule.linefit); the page animates its
+Each run is full-batch gradient descent from w = b = 0 (chainrule.grading.line_fit); the page animates its
 frames: the line after each step and the loss falling (or, for a rate too large, climbing).
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from chainrule.linefit import fit_line_history
+from chainrule.grading.line_fit import fit_line_history
 from chainrule.lessons.text import LessonDataError
 
 __all__ = ["line_fit_plot", "plot_number", "PLOT_FIELDS"]

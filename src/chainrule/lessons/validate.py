@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 import chainrule
 from chainrule.lessons.graphs import build_graph, graph_values
-from chainrule.lessons.loader import DATA_DIR, add_lesson_dirs, before_step, find_lesson_folders, make_resolver
+from chainrule.lessons.loader import add_lesson_dirs, before_step, find_lesson_folders, make_resolver
 from chainrule.lessons.plots import line_fit_plot
 from chainrule.lessons.scaffold import LESSON_ID
 from chainrule.lessons.text import PLACEHOLDER, LessonDataError
@@ -82,15 +82,11 @@ def _check_placeholders(path: Path, text: str, resolve: Callable, problems: Prob
             problems.add(path, f"{what}the placeholder {match.group(0)} does not resolve", line=line)
 
 
-def _builtin_ids() -> set[str]:
-    try:
-        return {entry["id"] for entry in json.loads((DATA_DIR / "path.json").read_text("utf-8"))["lessons"]}
-    except (OSError, ValueError, KeyError):
-        return set()
+def check_lesson_folder(folder: Path, *, grade: bool = True, grade_with: Callable | None = None) -> list[str]:
+    """Every problem of the lesson folder, as "FILE[:LINE]: message"; [] when it is clean.
 
-
-def check_lesson_folder(folder: Path, *, grade: bool = True) -> list[str]:
-    """Every problem of the lesson folder, as "FILE[:LINE]: message"; [] when it is clean."""
+    `grade_with(exercise, language, source)` grades the references and starters (default:
+    chainrule.grading.grade; a test suite passes one that remembers what it has graded)."""
     folder = Path(folder)
     problems = Problems()
     lesson_path, quiz_path = folder / "lesson.json", folder / "quiz.json"
@@ -115,9 +111,8 @@ def check_lesson_folder(folder: Path, *, grade: bool = True) -> list[str]:
                              "dashes, starting with a letter")
     need("title", str, "the lesson's title (a string)")
     tolerance = need("tolerance", (int, float), "a number: how far a prediction may be from the engine's")
-    if folder.name not in _builtin_ids():
-        need("summary", str, "a one-sentence summary (the path shows it)")
-        need("minutes", int, "a whole number of minutes (the path shows it)")
+    need("summary", str, "a one-sentence summary (the path shows it)")
+    need("minutes", int, "a whole number of minutes (the path shows it)")
     numbers, graphs = _check_graphs(lesson_path, text, data, problems)
     plot = _check_plot(lesson_path, text, data, problems)
     resolve = make_resolver(data, numbers, plot)
@@ -128,7 +123,7 @@ def check_lesson_folder(folder: Path, *, grade: bool = True) -> list[str]:
     _check_explain_and_recap(lesson_path, text, data, problems)
     if quiz_read is not None:
         _check_quiz(quiz_path, *quiz_read, problems)
-    _check_exercises(folder, lesson_path, text, data, resolve, problems, grade=grade)
+    _check_exercises(folder, lesson_path, text, data, resolve, problems, grade=grade, grade_with=grade_with)
     if tolerance is not None and tolerance <= 0:
         problems.add(lesson_path, "'tolerance' must be more than 0", text, '"tolerance"')
     return problems.items
@@ -307,6 +302,11 @@ def _check_quiz(path: Path, data: Any, text: str, problems: Problems) -> None:
         else:
             problems.add(path, f"question {qid!r}: kind must be \"number\" or \"choice\", not {kind!r}", text, near)
             continue
+        if "fresh" in question:
+            from chainrule.lessons.fresh import fresh_problems
+
+            for problem in fresh_problems(question):
+                problems.add(path, f"question {qid!r}: {problem}", text, near)
         values = _question_values(question)
 
         def resolve(parts: list[str]) -> Any:
@@ -351,52 +351,66 @@ def _check_numeric_question(path: Path, text: str, question: dict, near: str, pr
                            f"from {compute['expression']!r}", text, near)
 
 
-def _check_exercises(folder: Path, path: Path, text: str, data: dict, resolve: Callable, problems: Problems, *,
-                     grade: bool) -> None:
-    from chainrule.grading import grade as grade_source
-    from chainrule.grading.exercise_folder import ExerciseFolderError
-    from chainrule.grading.exercises import (EXERCISES, Exercise, LANGUAGES, reference_source,
-                                             register_exercise_folder, starter_source)
+# The fields an exercise.json may hold: the grader's (chainrule.grading.exercise_folder) and the lesson's hints.
+EXERCISE_FIELDS = ("id", "title", "summary", "text", "function", "kind", "cases", "diagnoses", "hints")
 
+
+def _check_hints(manifest: Path, manifest_text: str, hints: Any, resolve: Callable, problems: Problems) -> None:
+    if not isinstance(hints, list) or not all(isinstance(h, str) and h.strip() for h in hints):
+        problems.add(manifest, "hints must be a list of non-empty markdown strings (the page shows them one at a "
+                               "time, in order)", manifest_text, '"hints"')
+        return
+    for number, hint in enumerate(hints, start=1):
+        _check_placeholders(manifest, hint, resolve, problems, within=(manifest_text, '"hints"'),
+                            what=f"hints[{number - 1}]: ")
+
+
+def _check_exercises(folder: Path, path: Path, text: str, data: dict, resolve: Callable, problems: Problems, *,
+                     grade: bool, grade_with: Callable | None = None) -> None:
+    from chainrule.grading import LANGUAGES, ExerciseFolderError, grade as grade_source, register_exercise_folder
+
+    grade_with = grade_with or grade_source
     entries = data.get("exercises")
     if not isinstance(entries, list):
         problems.add(path, "'exercises' must be a list of {\"folder\": \"exercises/NAME\"}", text, '"exercises"')
         return
     for entry in entries:
-        exercise: Exercise | None = None
-        if isinstance(entry, dict) and isinstance(entry.get("folder"), str):
-            near = f'"{entry["folder"]}"'
-            try:
-                exercise = register_exercise_folder(folder / entry["folder"])
-            except ExerciseFolderError as error:
-                problems.items.append(str(error))
-                continue
-            manifest_text = (folder / entry["folder"] / "exercise.json").read_text(encoding="utf-8")
-            prose = exercise.folder / json.loads(manifest_text)["text"]
-            _check_placeholders(prose, prose.read_text(encoding="utf-8"), resolve, problems)
-        elif isinstance(entry, dict) and entry.get("id") in EXERCISES:
-            near = f'"{entry["id"]}"'
-            exercise = EXERCISES[entry["id"]]
-            _check_prose_file(folder, path, text, entry.get("text"), resolve, problems)
-        else:
-            problems.add(path, f"an exercise entry must be {{\"folder\": \"exercises/NAME\"}}, not {entry!r}",
+        if not isinstance(entry, dict) or set(entry) != {"folder"} or not isinstance(entry["folder"], str):
+            extra = " (hints belong in the exercise folder's exercise.json)" if isinstance(entry, dict) and (
+                "hints" in entry) else ""
+            problems.add(path, f"an exercise entry must be {{\"folder\": \"exercises/NAME\"}}, not {entry!r}{extra}",
                          text, '"exercises"')
             continue
+        try:
+            exercise = register_exercise_folder(folder / entry["folder"])
+        except ExerciseFolderError as error:
+            problems.items.append(str(error))
+            continue
+        manifest = exercise.folder / "exercise.json"
+        manifest_text = manifest.read_text(encoding="utf-8")
+        fields = json.loads(manifest_text)
+        unknown = sorted(set(fields) - set(EXERCISE_FIELDS))
+        if unknown:
+            problems.add(manifest, f"unknown field(s) {', '.join(map(repr, unknown))}: an exercise.json holds "
+                                   f"{', '.join(EXERCISE_FIELDS)}", manifest_text, f'"{unknown[0]}"')
+        if "hints" in fields:
+            _check_hints(manifest, manifest_text, fields["hints"], resolve, problems)
+        prose = exercise.folder / fields["text"]
+        _check_placeholders(prose, prose.read_text(encoding="utf-8"), resolve, problems)
         if not grade:
             continue
-        where = exercise.folder or path
         for language in exercise.languages:
             ext = LANGUAGES[language]
-            reference = grade_source(exercise.id, language, reference_source(exercise.id, language))
+            reference = grade_with(exercise, language, exercise.source("solution", language))
             if reference["verdict"] != "passed":
-                problems.add(where / f"solution.{ext}" if exercise.folder else path,
+                problems.add(exercise.folder / f"solution.{ext}",
                              f"exercise {exercise.id!r}: the reference solution does not pass in {language}: "
-                             f"{reference['message']}", text if not exercise.folder else None, near)
-            starter = grade_source(exercise.id, language, starter_source(exercise.id, language))
+                             f"{reference['message']}")
+            starter = grade_with(exercise, language, exercise.source("starter", language))
             if starter["verdict"] == "passed":
-                problems.add(where / f"starter.{ext}" if exercise.folder else path,
+                problems.add(exercise.folder / f"starter.{ext}",
                              f"exercise {exercise.id!r}: the starter already passes every test in {language}; "
-                             "leave the learner something to do", text if not exercise.folder else None, near)
+                             "leave the learner something to do")
 
 
 def add_checked_lesson_dirs(directories: list[Path]) -> list[str]:

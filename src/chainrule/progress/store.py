@@ -492,10 +492,8 @@ class ProgressStore:
 
     def lesson_summary(self, lesson_id: str, exercise_ids: list[str] | None = None) -> dict:
         """Counts for the path page. Exercises passed: distinct exercises with a passing submission
-        (in any language), among ``exercise_ids`` if given, else among the lesson's exercises as
-        chainrule.lessons lists them, else all exercises."""
-        if exercise_ids is None:
-            exercise_ids = _lesson_exercise_ids(lesson_id)
+        (in any language), among ``exercise_ids`` (the lesson's, from chainrule.lessons: the store
+        knows no lessons) if given, else among all exercises."""
 
         def work(conn: Connection) -> dict:
             predictions = conn.execute(
@@ -541,17 +539,6 @@ class ProgressStore:
         return self._write(lambda conn: import_rows(conn, data, self.learner_id))
 
 
-def _lesson_exercise_ids(lesson_id: str) -> list[str] | None:
-    """The lesson's exercise ids from chainrule.lessons ([] for a lesson it does not know), or None
-    (count every exercise) when the lessons package is not available."""
-    try:
-        from chainrule.lessons import exercise_ids
-    except ImportError:
-        return None
-    try:
-        return [str(item) for item in exercise_ids(lesson_id)]
-    except LookupError:  # not a lesson: it has no exercises
-        return []
 
 
 def open_store(

@@ -22,7 +22,7 @@ from chainrule import __version__
 from chainrule.lessons import LessonDataError, UnknownItemError, UnknownLessonError
 from chainrule.web import routes_api, routes_pages, routes_playground
 from chainrule.web.security import DEFAULT_MAX_BODY, SecurityMiddleware
-from chainrule.web.services import Services, StoreUnavailable
+from chainrule.web.store_access import StoreAccess, StoreUnavailable
 
 __all__ = ["create_app", "STATIC_DIR"]
 
@@ -48,7 +48,7 @@ def create_app(
     clock: Callable[[], Any] | None = None,
     store: Any = None,
     session_secret: str | None = None,
-    services: Services | None = None,
+    services: StoreAccess | None = None,
     gate: Any = None,
     schemes: Iterable[str] = ("http",),
     routers: Iterable[Any] = (),
@@ -75,7 +75,7 @@ def create_app(
         redoc_url=None,
         openapi_url="/api/openapi.json",
     )
-    app.state.services = services or Services(data_dir, clock=clock, store=store)
+    app.state.services = services or StoreAccess(data_dir, clock=clock, store=store)
 
     @app.exception_handler(RequestValidationError)
     async def invalid_request(request: Request, error: RequestValidationError) -> JSONResponse:

@@ -18,7 +18,7 @@ import anyio
 
 from chainrule.classes.accounts import Account, Accounts
 from chainrule.classes.sessions import CSRF_COOKIE, CSRF_HEADER, SESSION_COOKIE, csrf_ok, read_session
-from chainrule.web.services import Services, StoreUnavailable
+from chainrule.web.store_access import StoreAccess, StoreUnavailable
 
 CURRENT_ACCOUNT: ContextVar[Account | None] = ContextVar("chainrule_account", default=None)
 
@@ -97,7 +97,7 @@ async def _redirect(send: Any, location: str) -> None:
     await send({"type": "http.response.body", "body": b""})
 
 
-class ClassServices(Services):
+class ClassServices(StoreAccess):
     """The lesson routes' services in class mode: each request gets the signed-in account's own store,
     and graded runs go through the class's grader (classes/grading.py)."""
 

@@ -36,7 +36,7 @@ from chainrule.web.models import (
     TraceOut,
     UndoOut,
 )
-from chainrule.web.services import Services, StoreUnavailable, review_text
+from chainrule.web.store_access import StoreAccess, StoreUnavailable, review_text
 
 ERRORS: dict[int | str, dict[str, Any]] = {
     400: {"model": ErrorBody, "description": "The request body cannot be read (not UTF-8 JSON)."},
@@ -55,10 +55,10 @@ LessonId = Annotated[str, Path(description="A lesson id, e.g. backprop", example
 GraphName = Annotated[str, Path(description="section03 or neuron", examples=["section03", "neuron"])]
 PredictionKey = Annotated[str, Path(description="n, o, dn, db, dw1 or dw2", examples=["dn", "dw2"])]
 QuestionId = Annotated[str, Path(description="A quiz question id", examples=["product-gradient", "addition-node"])]
-ExerciseId = Annotated[str, Path(description="An exercise id", examples=["neuron-grads", "backward-order"])]
+ExerciseId = Annotated[str, Path(description="An exercise id", examples=lessons.exercise_ids("backprop"))]
 
 
-def services(request: Request) -> Services:
+def services(request: Request) -> StoreAccess:
     return request.app.state.services
 
 
@@ -78,7 +78,7 @@ def check_lesson(lesson_id: str) -> None:
 
 
 def check_exercise(request: Request, exercise_id: str, language: str) -> None:
-    known = services(request).exercises()
+    known = lessons.exercise_catalog()
     if exercise_id not in known:
         raise HTTPException(
             status_code=404,

@@ -2,7 +2,7 @@
 
 Usage (by the grader only):  python -I -S -B harness.py SPEC.json
 
-SPEC.json: {"nonce", "submission": path, "call": "neuron_grads" | "grads_of", "cases": [{"args": [...]}],
+SPEC.json: {"nonce", "submission": path, "call": the function's name, "cases": [{"args": [...]}],
             "output_limit": int}
 Every event is one line on stdout, "<marker> <json>", where marker = "@@chainrule:<nonce>@@".
 Events: {"event": "loaded"}, {"event": "load-error", "error": {...}},

@@ -1,6 +1,6 @@
 """Fitting a line y = w*x + b by full-batch gradient descent on the mean squared error, with the engine.
 
-    from chainrule.linefit import line_loss, fit_line_history
+    from chainrule.grading.line_fit import line_loss, fit_line_history
     loss, w, b = line_loss([0, 1], [1, 3], 0.0, 0.0)     # Values: loss.backward() fills w.grad, b.grad
     history = fit_line_history([0, 1], [1, 3], lr=0.1, steps=20)
 

@@ -1,5 +1,5 @@
-"""What the routes call: the progress store (opened lazily, retried after a failure), the grader and
-the lessons, each behind one small function so that the routes stay thin and free of SQL."""
+"""The app's access to the progress store: opened on first use, retried after a failure, so that the
+routes stay thin and free of SQL. (What the grader offers comes from chainrule.lessons.)"""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import threading
 from pathlib import Path
 from typing import Any, Callable
 
-__all__ = ["StoreUnavailable", "Services", "review_text"]
+__all__ = ["StoreUnavailable", "StoreAccess", "review_text"]
 
 
 class StoreUnavailable(Exception):
@@ -23,8 +23,8 @@ def review_text(store_text: str) -> str:
     return f"comes back in review: {text}"
 
 
-class Services:
-    """The app's connections to the progress store and the grader.
+class StoreAccess:
+    """The app's connection to the progress store.
 
     The store is opened on first use; if that fails, the error text is kept and the next request tries
     again (so fixing a locked or read-only directory does not need a restart).
@@ -74,18 +74,3 @@ class Services:
         from chainrule.grading import grade
 
         return grade(exercise_id, language, source)
-
-    @staticmethod
-    def exercises() -> dict[str, dict[str, Any]]:
-        """{exercise id: {"id","title","summary","languages"}} from the grader, or from the lessons."""
-        try:
-            from chainrule.grading import list_exercises
-        except ImportError:
-            from chainrule.lessons import LANGUAGES, exercise_ids, lesson_ids
-
-            return {
-                exercise: {"id": exercise, "languages": list(LANGUAGES)}
-                for lesson in lesson_ids()
-                for exercise in exercise_ids(lesson)
-            }
-        return {entry["id"]: entry for entry in list_exercises()}

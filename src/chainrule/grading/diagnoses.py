@@ -1,0 +1,81 @@
+"""Targeted hints for classic mistakes, recognised from the numbers a failing run produced.
+
+The exercise's case kind lists the mistakes it knows, in the order they are tried (chainrule.grading.kinds);
+the exercise folder may give any of them its own message ("diagnoses" in exercise.json). For each failing
+test the first mistake that fits gives the hint. Then the whole run: a run-level mistake of the kind
+that fits, else the hint every failing test shares (when at least two fail), becomes the summary.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from typing import Any
+
+from chainrule.grading.exercise_folder import Exercise, GradingCase
+from chainrule.grading.kinds.base import Attempt, format_message
+
+__all__ = ["Diagnosis", "diagnose_run"]
+
+_SPECIAL = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    hints: list[str | None]  # one per case: the hint for a failing test, else None
+    summary: str | None  # for the whole result
+
+
+def _numbers(raw: list[Any]) -> list[float] | None:
+    """The numbers a test reported (a NaN or infinity as a runtime spells it), or None if some entry is none."""
+    numbers = []
+    for x in raw:
+        if isinstance(x, (int, float)) and not isinstance(x, bool):
+            numbers.append(float(x))
+        elif isinstance(x, str) and x in _SPECIAL:
+            numbers.append(_SPECIAL[x])
+        else:
+            return None
+    return numbers
+
+
+def _recognise(exercise: Exercise, attempt: Attempt | None, run: list[Attempt], run_level: bool) -> tuple[str, str] | None:
+    for mistake in exercise.kind.mistakes:
+        if mistake.run_level != run_level:
+            continue
+        fills = mistake.recognise(attempt, run)  # type: ignore[arg-type]
+        if fills is not None:
+            return mistake.name, format_message(mistake, exercise.message(mistake.name, mistake.message), fills)
+    return None
+
+
+def diagnose_run(exercise: Exercise, cases: list[GradingCase], raws: list[list[Any] | None],
+                 failing: list[bool]) -> Diagnosis:
+    """Hints for a graded run: `raws` holds each test's reported list (None when it raised or never
+    reported), `failing` whether its numbers were judged wrong."""
+    hints: list[str | None] = [None] * len(cases)
+    attempts: dict[int, Attempt] = {}
+    for index, (case, raw) in enumerate(zip(cases, raws)):
+        if raw is None:
+            continue
+        got = _numbers(raw)
+        if got is None:
+            if failing[index]:
+                hints[index] = f"Every entry of {exercise.kind.slot} must be a number (a float); check what you stored."
+            continue
+        attempts[index] = Attempt(case.inputs, case.args, got, list(case.expected))
+    run = list(attempts.values())
+    for index, attempt in attempts.items():
+        if not failing[index]:
+            continue
+        found = _recognise(exercise, attempt, run, run_level=False)
+        if found is not None:
+            attempts[index] = replace(attempt, mistake=found[0])
+            hints[index] = found[1]
+    run = list(attempts.values())
+    summary = _recognise(exercise, None, run, run_level=True) if run else None
+    if summary is not None:
+        return Diagnosis(hints, summary[1])
+    failing_hints = {hints[i] for i in range(len(cases)) if failing[i]}
+    shared = failing_hints.pop() if sum(failing) >= 2 and len(failing_hints) == 1 else None
+    return Diagnosis(hints, shared)

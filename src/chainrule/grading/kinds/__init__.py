@@ -1,0 +1,35 @@
+"""Kinds of test cases an exercise folder can ask for; the expected numbers of each come from the engine.
+
+An exercise folder's exercise.json names one kind and lists its cases (only inputs, never answers).
+The kinds, by module:
+
+    graphs.py     graph-values, graph-values-any-order, graph-grads
+    lines.py      line-loss-grad, line-fit
+    backward.py   neuron-params, expression-grads
+
+Each kind also recognises classic mistakes from the numbers a failing test produced (its `mistakes`);
+docs/grading.md lists them all.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from chainrule.grading.kinds.backward import BACKWARD_KINDS
+from chainrule.grading.kinds.base import Attempt, CaseError, CaseKind, Mistake
+from chainrule.grading.kinds.graphs import GRAPH_KINDS
+from chainrule.grading.kinds.lines import LINE_KINDS
+
+__all__ = ["CASE_KINDS", "Attempt", "CaseError", "CaseKind", "Mistake", "describe_kinds", "kind_of"]
+
+CASE_KINDS: dict[str, CaseKind] = {kind.name: kind for kind in (*GRAPH_KINDS, *LINE_KINDS, *BACKWARD_KINDS)}
+
+
+def describe_kinds() -> str:
+    return ", ".join(CASE_KINDS)
+
+
+def kind_of(name: Any) -> CaseKind:
+    if not isinstance(name, str) or name not in CASE_KINDS:
+        raise CaseError(f"unknown case kind {name!r}; the kinds are: {describe_kinds()}")
+    return CASE_KINDS[name]

@@ -1,0 +1,165 @@
+"""What a case kind is: how to call the learner's function, the engine's answer, and the mistakes it knows.
+
+A kind turns a case as written in exercise.json (inputs only) into the call's arguments, the expected
+numbers (computed by the engine) and a label per number. It also lists the classic mistakes it can
+recognise from the numbers a failing test produced: each `Mistake` has a name, a message (an exercise
+folder may replace it, see docs/authoring.md) and a recogniser.
+
+A recogniser sees one `Attempt` (the case, the numbers got and wanted) and the whole run (every
+attempt of the same grading, so "nothing reached any input" can be told from "this one test is 0").
+It returns None when the mistake does not fit, else the fill-ins of the message's `{name}` fields.
+A run-level mistake (`run_level=True`) is recognised on the whole result and its message is added
+to the result's summary.
+"""
+
+from __future__ import annotations
+
+import math
+import string
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from chainrule.grading.numbers import all_same_graded, same_graded
+
+__all__ = [
+    "Attempt", "CaseError", "CaseKind", "Fills", "Mistake", "all_zero", "check_messages", "describe", "first_different",
+    "format_message", "message_fields", "not_finite", "number_field", "numbers_field", "run_all_zero", "sign_flipped",
+]
+
+
+class CaseError(ValueError):
+    """A case in an exercise.json is malformed; the message says which field and what is allowed."""
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One test of a run that reported numbers: its case as written, its call's args, got and wanted."""
+
+    inputs: dict
+    args: list
+    got: list[float]  # NaN and infinities included; entries that are no number never reach a recogniser
+    want: list[float]
+    mistake: str | None = None  # the mistake recognised for it (filled in for run-level recognisers)
+
+    def same(self, index: int) -> bool:
+        return index < len(self.got) and same_graded(self.got[index], self.want[index])
+
+    def matches(self, numbers: list[float]) -> bool:
+        return all_same_graded(self.got, numbers)
+
+    def close_to(self, numbers: list[float], rel: float = 1e-6) -> bool:
+        """Equal to a replayed mistake's numbers up to rounding: a replay sums in its own order, and a run
+        that diverges amplifies the difference far past the graded digits."""
+        return len(self.got) == len(numbers) and all(
+            math.isclose(g, n, rel_tol=rel, abs_tol=1e-9) for g, n in zip(self.got, numbers))
+
+
+Fills = dict[str, str]
+Recogniser = Callable[[Attempt, list[Attempt]], Fills | None]
+
+
+@dataclass(frozen=True)
+class Mistake:
+    name: str
+    message: str  # may hold {field} names, filled from what the recogniser returns
+    recognise: Recogniser
+    fields: tuple[str, ...] = ()
+    run_level: bool = False
+    about: str = ""  # one line for docs and for `lessons check`'s list of mistakes
+
+
+@dataclass(frozen=True)
+class CaseKind:
+    name: str
+    args: Callable[[dict], list]
+    expected: Callable[[dict], list[float]]
+    labels: Callable[[dict], list[str]]
+    mistakes: tuple[Mistake, ...] = field(default=())
+    slot: str = "result"  # what the learner's list is called in messages: "grad" or "result"
+
+    def mistake(self, name: str) -> Mistake | None:
+        return next((m for m in self.mistakes if m.name == name), None)
+
+
+def message_fields(message: str) -> set[str]:
+    """The {field} names a message uses; ValueError for unbalanced braces."""
+    return {name for _, name, _, _ in string.Formatter().parse(message) if name is not None}
+
+
+def number_field(case: dict, key: str) -> float:
+    value = case.get(key)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise CaseError(f"{key!r} must be a finite number, not {value!r}")
+    return float(value)
+
+
+def numbers_field(case: dict, key: str, at_least: int = 1) -> list[float]:
+    value = case.get(key)
+    if not isinstance(value, list) or len(value) < at_least:
+        raise CaseError(f"{key!r} must be a list of at least {at_least} number(s), not {value!r}")
+    return [number_field({key: v}, key) for v in value]
+
+
+def _any_not_finite(attempt: Attempt, run: list[Attempt]) -> Fills | None:
+    return {} if any(math.isnan(x) or math.isinf(x) for x in attempt.got) else None
+
+
+def not_finite(message: str) -> Mistake:
+    """The mistake every kind knows: a NaN or an infinity among the numbers."""
+    return Mistake("not-finite", message, _any_not_finite, about="a number is NaN or infinite")
+
+
+def all_zero(attempt: Attempt) -> bool:
+    return bool(attempt.got) and all(x == 0 for x in attempt.got) and any(
+        not same_graded(w, 0.0) for w in attempt.want)
+
+
+def sign_flipped(message: str) -> Mistake:
+    def recognise(attempt: Attempt, run: list[Attempt]) -> Fills | None:
+        flipped = [-w for w in attempt.want]
+        return {} if attempt.matches(flipped) and not attempt.matches(attempt.want) else None
+
+    return Mistake("sign-flipped", message, recognise, about="every number has the wrong sign")
+
+
+def run_all_zero(message: str, name: str = "nothing-reached") -> Mistake:
+    """Every number of this test is 0, and so is every number of every other test of the run."""
+    def recognise(attempt: Attempt, run: list[Attempt]) -> Fills | None:
+        return {} if all_zero(attempt) and all(all(x == 0 for x in other.got) for other in run) else None
+
+    return Mistake(name, message, recognise, about="every number of every test is 0")
+
+
+def describe(kind: CaseKind) -> str:
+    return ", ".join(m.name for m in kind.mistakes)
+
+
+def format_message(mistake: Mistake, message: str, fills: Fills) -> str:
+    return message.format_map({name: fills.get(name, "") for name in mistake.fields}) if mistake.fields else message
+
+
+def check_messages(kind: CaseKind, messages: Any) -> str | None:
+    """Why a folder's "diagnoses" cannot be used by `kind` (None when it can)."""
+    if not isinstance(messages, dict):
+        return 'diagnoses must be an object {"mistake name": "message", ...}'
+    for name, message in messages.items():
+        mistake = kind.mistake(name)
+        if mistake is None:
+            return (f"diagnoses names the mistake {name!r}, which the case kind {kind.name!r} cannot recognise; "
+                    f"its mistakes are: {describe(kind)}")
+        if not isinstance(message, str) or not message.strip():
+            return f"diagnoses[{name!r}] must be a non-empty message"
+        try:
+            used = message_fields(message)
+        except ValueError:
+            return f"diagnoses[{name!r}]: unbalanced {{ or }} (write {{{{ and }}}} for a brace)"
+        unknown = used - set(mistake.fields)
+        if unknown:
+            allowed = ", ".join("{" + f + "}" for f in mistake.fields) or "none"
+            return (f"diagnoses[{name!r}] uses {', '.join('{' + f + '}' for f in sorted(unknown))}; "
+                    f"the fields this mistake fills are: {allowed}")
+    return None
+
+
+def first_different(attempt: Attempt) -> int | None:
+    return next((i for i in range(min(len(attempt.got), len(attempt.want))) if not attempt.same(i)), None)

@@ -1,0 +1,50 @@
+"""The lessons' exercise folders, registered with the grader: the built-in lessons' when this package is
+imported, an added lesson's when it is added (loader.add_lesson_dirs).
+
+Grading knows exercise folders only; which folders exist is the lessons' business. A lesson.json
+lists its exercises as {"folder": "exercises/NAME"}, in the order the page shows them.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from chainrule.grading import Exercise, ExerciseFolderError, register_exercise_folder
+from chainrule.lessons.text import LessonDataError
+
+__all__ = ["exercise_catalog", "exercise_folders", "register_builtin_exercises", "register_lesson_exercises"]
+
+
+def exercise_folders(folder: Path, meta: dict[str, Any]) -> list[Path]:
+    """The exercise folders a lesson.json lists, in its order."""
+    return [folder / entry["folder"] for entry in meta.get("exercises", [])
+            if isinstance(entry, dict) and isinstance(entry.get("folder"), str)]
+
+
+def register_lesson_exercises(folder: Path, meta: dict[str, Any]) -> list[Exercise]:
+    """Register every exercise folder of the lesson in `folder`; LessonDataError names the file at fault."""
+    registered = []
+    for exercise_folder in exercise_folders(folder, meta):
+        try:
+            registered.append(register_exercise_folder(exercise_folder))
+        except ExerciseFolderError as error:
+            raise LessonDataError(str(error)) from None
+    return registered
+
+
+def register_builtin_exercises(data_dir: Path) -> None:
+    """Register the exercises of the built-in lessons, in path order."""
+    path = json.loads((data_dir / "path.json").read_text(encoding="utf-8"))
+    for entry in path["lessons"]:
+        lesson = data_dir / entry["id"]
+        if entry["status"] == "available" and (lesson / "lesson.json").is_file():
+            register_lesson_exercises(lesson, json.loads((lesson / "lesson.json").read_text(encoding="utf-8")))
+
+
+def exercise_catalog() -> dict[str, dict[str, Any]]:
+    """{exercise id: {"id", "title", "summary", "languages"}} of every registered exercise."""
+    from chainrule.grading import list_exercises
+
+    return {entry["id"]: entry for entry in list_exercises()}
