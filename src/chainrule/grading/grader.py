@@ -28,9 +28,9 @@ from typing import Any
 from chainrule.grading import sandbox, typescript_snapshot
 from chainrule.grading.diagnose import diagnose, summary_hint
 from chainrule.grading.expressions import INPUT_NAMES
+from chainrule.grading.harness_output import parse_events
 from chainrule.grading.exercises import LANGUAGES, GradingCase, get_exercise, normalize_language, exercise_cases
 from chainrule.grading.type_errors import with_type_errors
-from chainrule.text_safety import valid_data
 
 RUNTIME_DIR = Path(__file__).with_name("runtime")
 VENDOR_DIR = Path(__file__).with_name("vendor")
@@ -262,32 +262,6 @@ def _sandbox_text(data: bytes) -> str:
     return data.decode("utf-8", errors="replace")
 
 
-def _parse_events(stdout: bytes, nonce: str) -> list[dict]:
-    """The harness's result lines. Learner code can print lines of its own with the marker (the nonce is
-    readable inside the sandbox), so anything that is not a JSON object of the expected shape is dropped
-    or normalised here, and the judging below never meets a surprise type.
-
-    Every string in an event is made valid Unicode here (json.loads turns a "\\ud800" escape into a lone
-    surrogate, which no UTF-8 print, response or store can take): this and `_sandbox_text` are the
-    only ways text from the sandbox enters a result."""
-    marker = f"@@chainrule:{nonce}@@ ".encode()
-    events = []
-    for line in stdout.split(b"\n"):
-        if not line.startswith(marker):
-            continue
-        try:
-            event = json.loads(line[len(marker):])
-        except (ValueError, RecursionError):
-            continue
-        if not isinstance(event, dict):
-            continue
-        event = valid_data(event)
-        if event.get("error") is not None and not isinstance(event["error"], dict):
-            event["error"] = {"type": "Error", "message": str(event["error"])[:1000]}
-        events.append(event)
-    return events
-
-
 _MEMORY_ERRORS = re.compile(r"heap out of memory|allocation failed|Invalid array length|Cannot allocate memory", re.I)
 _SIGNAL_NAMES = {s.value: s.name for s in signal.Signals}
 
@@ -413,8 +387,9 @@ def _grade_admitted(exercise_id: str, language: str, source: str, limits: sandbo
                 flags += ["--snapshot-blob", str(snapshot)]
             argv = [interpreter, *flags, str(RUNTIME_DIR / "harness.js"), spec_path]
         outcome = sandbox.run(argv, scratch, limits, read_only=read_only)
-    events = _parse_events(outcome.stdout, nonce)
+    events: list[dict] = []
     try:
+        events = parse_events(outcome.stdout, nonce)
         result = _judge(exercise_id, language, cases, events, outcome, limits, started)
     except Exception as error:  # forged result lines of a shape we did not foresee: never crash the caller
         result = _result(exercise_id, language, "error", "error",
