@@ -18,6 +18,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from chainrule.folder_paths import OutsideFolderError, inside_folder
 from chainrule.grading.case_kinds import CaseError, kind_of
 
 __all__ = ["ExerciseFolderError", "load_exercise_folder", "read_json_located"]
@@ -70,6 +71,12 @@ def load_exercise_folder(folder: Path, extensions: dict[str, str]) -> dict[str, 
     for key in ("title", "summary", "text"):
         if not isinstance(data[key], str) or not data[key].strip():
             raise fail(f"{key} must be a non-empty string", f'"{key}"')
+    for named in ["exercise.json", data["text"]] + [f"{kind}.{ext}" for ext in extensions.values()
+                                                    for kind in ("starter", "solution")]:
+        try:  # a name, or a symbolic link, that leads out of the folder would serve any file as lesson text
+            inside_folder(folder, named)
+        except OutsideFolderError as problem:
+            raise fail(str(problem), f'"{named}"' if named == data["text"] else None) from None
     if not (folder / data["text"]).is_file():
         raise fail(f"text names {data['text']!r}, which is not a file in {folder}", '"text"')
     functions = data["function"]

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from chainrule.engine import Value
+from chainrule.folder_paths import OutsideFolderError, inside_folder
 from chainrule.lessons.graphs import build_graph, graph_values
 from chainrule.lessons.plots import line_fit_plot, plot_number
 from chainrule.lessons.text import LessonDataError, fill, render_inline, render_markdown
@@ -40,6 +41,14 @@ class UnknownLessonError(LookupError):
 
 class UnknownItemError(LookupError):
     """A lesson has no graph / prediction / question / exercise of that id; the message lists those it has."""
+
+
+def _inside(folder: Path, relative: str) -> Path:
+    """inside_folder, its refusal as a LessonDataError (the lesson's data is what is wrong)."""
+    try:
+        return inside_folder(folder, relative)
+    except OutsideFolderError as error:
+        raise LessonDataError(f"{folder}: {error}") from None
 
 
 def _read_json(path: Path) -> Any:
@@ -146,7 +155,7 @@ def _register_exercises(folder: Path, meta: dict[str, Any]) -> None:
     for entry in meta.get("exercises", []):
         if "folder" in entry:
             try:
-                register_exercise_folder(folder / entry["folder"])
+                register_exercise_folder(_inside(folder, entry["folder"]))
             except ExerciseFolderError as error:
                 raise LessonDataError(str(error)) from None
 
@@ -166,7 +175,7 @@ def _exercise_entry(folder: Path, entry: dict[str, Any]) -> dict[str, Any]:
     """
     if "folder" not in entry:
         return dict(entry)
-    manifest = _read_json(folder / entry["folder"] / "exercise.json")
+    manifest = _read_json(_inside(folder, entry["folder"]) / "exercise.json")
     return {"id": manifest["id"], "title": manifest["title"],
             "text": f"{entry['folder'].rstrip('/')}/{manifest['text']}", "folder": entry["folder"]}
 
@@ -174,8 +183,8 @@ def _exercise_entry(folder: Path, entry: dict[str, Any]) -> dict[str, Any]:
 @functools.lru_cache(maxsize=None)
 def _lesson_data(lesson_id: str) -> dict[str, Any]:
     folder = _ADDED.get(lesson_id, DATA_DIR / lesson_id)
-    data = _read_json(folder / "lesson.json")
-    data["quiz"] = _read_json(folder / "quiz.json")["questions"]
+    data = _read_json(_inside(folder, "lesson.json"))
+    data["quiz"] = _read_json(_inside(folder, "quiz.json"))["questions"]
     data["folder"] = str(folder)
     data["exercises"] = [_exercise_entry(folder, entry) for entry in data.get("exercises", [])]
     return data
@@ -345,7 +354,7 @@ def _build_lesson(lesson_id: str) -> dict[str, Any]:
 
     def prose(relative: str) -> str:
         try:
-            text = (folder / relative).read_text(encoding="utf-8")
+            text = _inside(folder, relative).read_text(encoding="utf-8")
         except OSError as error:
             raise LessonDataError(f"lesson {lesson_id!r}: cannot read {relative}: {error}") from error
         return fill(text, resolve, relative)

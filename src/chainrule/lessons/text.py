@@ -64,11 +64,13 @@ def _protect_math(text: str) -> tuple[str, list[str]]:
 
 
 def _restore_math(rendered: str, spans: list[str]) -> str:
-    return re.sub(
-        r"CHAINRULEMATH(\d+)X",
-        lambda m: html.escape(spans[int(m.group(1))], quote=False),
-        rendered,
-    )
+    # Quotes escaped too: a span may land inside an attribute (a link title, an image's alt text),
+    # where a bare quote would end the attribute and start one the author wrote.
+    def restore(match: re.Match[str]) -> str:
+        index = int(match.group(1))
+        return html.escape(spans[index], quote=True) if index < len(spans) else match.group(0)
+
+    return re.sub(r"CHAINRULEMATH(\d+)X", restore, rendered)
 
 
 def render_markdown(text: str) -> str:
