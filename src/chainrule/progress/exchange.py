@@ -31,6 +31,7 @@ from typing import Any, Callable
 from fsrs import Card, ReviewLog
 
 from chainrule.progress.errors import INVALID_FILE, StoreError
+from chainrule.progress.validation import card_problem, depth_problem
 
 FORMAT_NAME = "chainrule.progress"
 EXPORT_VERSION = 1
@@ -100,7 +101,8 @@ def _time(value: Any) -> str | None:
 def _object(value: Any) -> str | None:
     if not isinstance(value, dict):
         return f"expected an object, got {_kind(value)}"
-    return _not_unicode(json.dumps(value, ensure_ascii=False))  # every string inside, at any depth
+    # Bounded in depth first (a lesson page reads it back), then every string inside, at any depth.
+    return depth_problem(value) or _not_unicode(json.dumps(value, ensure_ascii=False))
 
 
 def _text_list(value: Any) -> str | None:
@@ -119,39 +121,8 @@ def _review_kind(value: Any) -> str | None:
     return None if value in ("quiz", "review") else f"expected \"quiz\" or \"review\", got {value!r}"
 
 
-_CARD_KEYS = {"card_id", "state", "step", "stability", "difficulty", "due", "last_review"}
-
-
-def _card(value: Any) -> str | None:
-    if not isinstance(value, dict):
-        return f"expected an FSRS card object, got {_kind(value)}"
-    if set(value) != _CARD_KEYS:
-        missing, extra = sorted(_CARD_KEYS - set(value)), sorted(set(value) - _CARD_KEYS)
-        return f"an FSRS card needs exactly the keys {sorted(_CARD_KEYS)} (missing {missing}, unknown {extra})"
-    if isinstance(value["card_id"], bool) or not isinstance(value["card_id"], int):
-        return "card_id must be an integer"
-    if value["state"] not in (1, 2, 3) or isinstance(value["state"], bool):
-        return f"state must be 1 (learning), 2 (review) or 3 (relearning), got {value['state']!r}"
-    for key in ("stability", "difficulty"):
-        if value[key] is not None and _number(value[key]):
-            return f"{key} must be a number or null"
-    if value["step"] is not None and (isinstance(value["step"], bool) or not isinstance(value["step"], int)):
-        return "step must be an integer or null"
-    for key in ("due", "last_review"):
-        if key == "last_review" and value[key] is None:
-            continue
-        problem = _time(value[key])
-        if problem:
-            return f"{key}: {problem}"
-    try:
-        Card.from_dict(value)
-    except Exception as error:  # py-fsrs's own check, whatever it raises
-        return f"not a valid FSRS card ({error})"
-    return None
-
-
 def _card_or_null(value: Any) -> str | None:
-    return None if value is None else _card(value)
+    return None if value is None else card_problem(value)
 
 
 def _review_log(value: Any) -> str | None:
@@ -193,14 +164,14 @@ SECTIONS: dict[str, tuple[dict[str, Checker], tuple[str, ...] | None]] = {
         ("lesson_id",),
     ),
     "cards": (
-        {"lesson_id": _name, "question_id": _name, "card": _card},
+        {"lesson_id": _name, "question_id": _name, "card": card_problem},
         ("lesson_id", "question_id"),
     ),
     "review_logs": (
         {
             "lesson_id": _name, "question_id": _name, "kind": _review_kind, "answer": _text,
             "correct": _boolean, "rating": _rating, "log": _review_log, "previous_card": _card_or_null,
-            "card_after": _card, "undone": _boolean, "at": _time,
+            "card_after": card_problem, "undone": _boolean, "at": _time,
         },
         None,
     ),
