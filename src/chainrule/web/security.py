@@ -12,7 +12,9 @@ possibly coming from a hostile page in the same browser. One ASGI middleware che
    with a valid ?token= set the cookie and redirect to the same address without it (so the token does
    not stay in the address bar or history); without a valid token or cookie they show a short page
    saying to open the link printed in the terminal (401).
-4. Body size: a request body over the limit gets 413 before any route sees it.
+4. Body size: a request body over the limit gets 413 before any route sees it; a request for a
+   static file (public, no token) may carry no body at all, so that nobody without the token can
+   make the server wait for one (connections.py bounds the wait for every other body).
 
 Every response also gets headers that forbid framing and sniffing; HTML pages get a Content Security
 Policy that only allows this server's own scripts, styles, fonts and connections. Everything but the
@@ -237,6 +239,12 @@ class SecurityMiddleware:
             )
             return
 
+        declared = headers.get("content-length")
+        if path.startswith(PUBLIC_PREFIXES) and (declared not in (None, "0") or "transfer-encoding" in headers):
+            # Closed after the answer: the body it declared is never read.
+            await self._refuse(send, 400, True, "a request for a static file takes no body.", close=True)
+            return
+
         if not path.startswith(PUBLIC_PREFIXES):
             cookie_header = headers.get("cookie", "")
             cookies = [value for name in self.cookie_names for value in _cookie_values(cookie_header, name) if value]
@@ -272,7 +280,6 @@ class SecurityMiddleware:
                     return
 
         body_messages: list[dict[str, Any]] | None = None
-        declared = headers.get("content-length")
         if declared is not None:
             if not declared.strip().isdigit():
                 await self._refuse(send, 400, is_api, "the Content-Length header must be a whole number.")
@@ -338,7 +345,7 @@ class SecurityMiddleware:
             f"({self.max_body // 1024} KB). Shorten the code or text you are sending.",
         )
 
-    async def _refuse(self, send: Send, status: int, as_json: bool, message: str) -> None:
+    async def _refuse(self, send: Send, status: int, as_json: bool, message: str, *, close: bool = False) -> None:
         if as_json:
             body = json.dumps({"detail": message}).encode("utf-8")
             content_type = b"application/json"
@@ -346,6 +353,7 @@ class SecurityMiddleware:
             body = UNAUTHORIZED_PAGE.format(message=html.escape(message)).encode("utf-8")
             content_type = b"text/html; charset=utf-8"
         headers = [(b"content-type", content_type), (b"content-length", str(len(body)).encode())]
+        headers += [(b"connection", b"close")] if close else []
         await self._with_headers(send)({"type": "http.response.start", "status": status, "headers": headers})
         await send({"type": "http.response.body", "body": body})
 
