@@ -15,10 +15,11 @@ from chainrule.grading.exercises import (
     starter_source,
     exercise_cases,
 )
-from chainrule.grading.grader import GradingError, configure_concurrency, default_limits, grade, prepare_typescript
+from chainrule.grading.grader import (GradingError, busy_result, concurrency, configure_concurrency, default_limits, grade,
+                                      prepare_typescript)
 from chainrule.grading.sandbox import Limits, isolation_report
 
 __all__ = [
-    "EXERCISES", "LANGUAGES", "GradingError", "Limits", "configure_concurrency", "default_limits", "detect_exercise", "grade",
+    "EXERCISES", "LANGUAGES", "GradingError", "Limits", "busy_result", "concurrency", "configure_concurrency", "default_limits", "detect_exercise", "grade",
     "isolation_report", "list_exercises", "prepare_typescript", "reference_source", "starter_source", "exercise_cases",
 ]

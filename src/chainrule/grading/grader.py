@@ -124,6 +124,18 @@ def restore_concurrency(gate: _Gate) -> None:
     GATE = gate
 
 
+def concurrency() -> tuple[int, int]:
+    """(slots, queue): how many gradings run at once and how many more may wait (a server admits as many)."""
+    return GATE.slots, GATE.queue
+
+
+def busy_result(exercise_id: str, language: str, started: float | None = None) -> dict:
+    """The answer to a grading that found every slot running and the queue full (not a verdict on the code)."""
+    return _result(exercise_id, normalize_language(language), "busy", "error",
+                   "The grader is busy: every slot is running and the queue is full. Try again in a few seconds.",
+                   [], time.monotonic() if started is None else started)
+
+
 # ------------------------------------------------------------------------------------- runtimes
 
 
@@ -331,9 +343,7 @@ def grade(exercise_id: str, language: str, source: str, *, limits: sandbox.Limit
 
     gate = GATE
     if not gate.enter(QUEUE_WAIT_SECONDS):
-        return _result(exercise.id, language, "busy", "error",
-                       "The grader is busy: every slot is running and the queue is full. Try again in a few seconds.",
-                       [], started)
+        return busy_result(exercise.id, language, started)
     try:
         return _grade_admitted(exercise.id, language, source, limits, started)
     finally:
