@@ -23,6 +23,9 @@ from chainrule.grading.sandbox.limits import Limits
 
 
 CPU_PERIOD_US = 100_000  # the scheduler's accounting period for the quota (100 ms, the kernel's default)
+# Where the kernel has CFS burst (5.14+), quota left unused in one period may be spent in a later one,
+# up to one period's quota: node's short parallel start (compiler and GC threads) is not throttled,
+# while a run's CPU time over any longer span stays at `cpu_cores` per wall second.
 
 
 def cpu_quota_us(limits: Limits) -> int:
@@ -55,6 +58,7 @@ class CgroupBackend:
                 _try_write(path / "memory.swap.max", "0")
                 if self.cpu_parent is not None:
                     _write(path / "cpu.max", f"{cpu_quota_us(limits)} {CPU_PERIOD_US}")
+                    _try_write(path / "cpu.max.burst", str(cpu_quota_us(limits)))  # see CPU_BURST below
             except OSError:
                 group.remove()
                 raise
@@ -71,6 +75,7 @@ class CgroupBackend:
             if self.cpu_parent is not None:
                 _write(group.paths[2] / "cpu.cfs_period_us", str(CPU_PERIOD_US))
                 _write(group.paths[2] / "cpu.cfs_quota_us", str(cpu_quota_us(limits)))
+                _try_write(group.paths[2] / "cpu.cfs_burst_us", str(cpu_quota_us(limits)))
         except OSError:
             group.remove()
             raise
