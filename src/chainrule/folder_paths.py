@@ -34,7 +34,8 @@ def inside_folder(folder: str | os.PathLike, relative: str) -> Path:
     root = Path(folder).resolve()
     target = (root / relative).resolve()
     if target != root and root not in target.parents:
-        why = "climbs out of it with '..'" if ".." in Path(relative).parts else "is a symbolic link that leads out of it"
+        climbs = ".." in Path(relative).parts
+        why = "climbs out of it with '..'" if climbs else "is a symbolic link that leads out of it"
         raise OutsideFolderError(f"{relative!r} leaves the folder {folder}: it {why} (to {target}); "
                                  "lesson files must be inside the lesson's folder")
     return target

@@ -28,8 +28,8 @@ from typing import Any
 from chainrule.grading import sandbox, typescript_snapshot
 from chainrule.grading.diagnose import diagnose, summary_hint
 from chainrule.grading.expressions import INPUT_NAMES
-from chainrule.grading.harness_output import parse_events
 from chainrule.grading.exercises import LANGUAGES, GradingCase, get_exercise, normalize_language, exercise_cases
+from chainrule.grading.harness_output import parse_events
 from chainrule.grading.type_errors import with_type_errors
 
 RUNTIME_DIR = Path(__file__).with_name("runtime")
@@ -124,9 +124,10 @@ def restore_concurrency(gate: _Gate) -> None:
     GATE = gate
 
 
-def concurrency() -> tuple[int, int]:
-    """(slots, queue): how many gradings run at once and how many more may wait (a server admits as many)."""
-    return GATE.slots, GATE.queue
+def concurrency() -> tuple[int, int, float]:
+    """(slots, queue, wait seconds): how many gradings run at once, how many more may wait, and for how
+    long (a server that queues gradings itself admits as many)."""
+    return GATE.slots, GATE.queue, QUEUE_WAIT_SECONDS
 
 
 def busy_result(exercise_id: str, language: str, started: float | None = None) -> dict:

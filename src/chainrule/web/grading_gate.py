@@ -21,11 +21,12 @@ import anyio
 
 __all__ = ["GradingGate"]
 
-QUEUE_WAIT_SECONDS = 60.0  # as long as the grader itself lets a grading wait
-
 
 class GradingGate:
-    def __init__(self, slots: int, queue: int, wait_seconds: float = QUEUE_WAIT_SECONDS) -> None:
+    """Admits `slots` gradings at once (each in its own thread) and lets `queue` more wait, each for
+    at most `wait_seconds`."""
+
+    def __init__(self, slots: int, queue: int, wait_seconds: float) -> None:
         self.slots = slots
         self.queue = queue
         self.waiting = 0
