@@ -16,6 +16,7 @@ import dataclasses
 import os
 import re
 import signal
+import subprocess
 import sys
 
 import pytest
@@ -148,3 +149,40 @@ def test_the_degraded_sandbox_still_grades_and_reports_signals(no_namespace_no_c
     assert passed["verdict"] == "passed", passed["message"]
     killed = grade("neuron-grads", "python", python_attack(marker(), "os.kill(os.getpid(), 9)"))
     assert killed["verdict"] == "crashed" and "SIGKILL" in killed["message"], killed["message"]
+
+
+def reaper(*program: str, ids: tuple[str, str] = ("-", "-"), pass_fds: tuple[int, ...] = (), fd: str = "-"):
+    from chainrule.grading.sandbox.runner import REAPER
+
+    return subprocess.run([os.path.realpath(sys.executable), "-I", "-S", str(REAPER), *ids, fd, "--", *program],
+                          capture_output=True, text=True, timeout=30, pass_fds=pass_fds)
+
+
+def test_the_reapers_child_drops_to_the_sandbox_user_and_loads_the_filter_and_the_reaper_does_not():
+    status = "grep -E '^(Uid|Seccomp|NoNewPrivs):' /proc/self/status; grep -E '^(Uid|Seccomp):' /proc/$PPID/status"
+    filter_program = probe().seccomp
+    ids = ("65431", "65431") if os.geteuid() == 0 else ("-", "-")
+    fd = None
+    if filter_program is not None:
+        fd = os.memfd_create("test-seccomp", 0)
+        os.write(fd, filter_program)
+        os.lseek(fd, 0, os.SEEK_SET)
+    try:
+        done = reaper("/bin/sh", "-c", status, ids=ids, pass_fds=(fd,) if fd is not None else (),
+                      fd=str(fd) if fd is not None else "-")
+    finally:
+        if fd is not None:
+            os.close(fd)
+    lines = done.stdout.split("\n")
+    assert done.returncode == 0, done.stderr
+    if os.geteuid() == 0:
+        assert lines[0].split()[1:] == ["65431"] * 4  # the program: the sandbox's user, every uid
+        assert lines[3].split()[1] == "0"  # its parent, the reaper: still the grader's user
+    if filter_program is not None:
+        assert lines[1:3] == ["NoNewPrivs:\t1", "Seccomp:\t2"]  # the program: filtered
+        assert lines[4] == "Seccomp:\t0"  # the reaper: not
+
+
+@pytest.mark.parametrize("script,returncode", [("exit 3", 3), ("kill -9 $$", -9), ("kill -XCPU $$", -24)])
+def test_the_reaper_ends_as_its_program_ended(script, returncode):
+    assert reaper("/bin/sh", "-c", script).returncode == returncode
