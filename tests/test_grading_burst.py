@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import subprocess
 import sys
+import threading
 
 import httpx
 import pytest
@@ -74,3 +75,29 @@ async def burst_then_pages(base_url: str, token: str) -> None:
 
 def test_a_burst_of_gradings_on_16_cores_gets_busy_answers_and_pages_stay_served(sixteen_core_server):
     asyncio.run(burst_then_pages(*sixteen_core_server))
+
+
+def test_the_gate_admits_its_slots_queues_the_next_and_refuses_the_rest():
+    from chainrule.web.grading_gate import GradingGate
+
+    async def scenario() -> None:
+        gate = GradingGate(1, 1, wait_seconds=0.2)
+        release = threading.Event()
+        running = asyncio.create_task(gate.run(release.wait, 30))
+        while gate.running == 0:  # the first is admitted (and holds its slot)
+            await asyncio.sleep(0)
+        queued = asyncio.create_task(gate.run(lambda: "ran"))
+        while gate.waiting == 0:  # the second waits in the queue
+            await asyncio.sleep(0)
+        assert await gate.run(lambda: "ran") is None  # slot taken, queue full: refused at once
+        assert await queued is None  # it waited its 0.2 s for the slot, then gave up
+        release.set()
+        assert await running is True
+
+        async def page_gone() -> bool:
+            return False
+
+        assert await gate.run(lambda: "ran", still_wanted=page_gone) is None  # admitted, but nobody waits
+        assert await gate.run(lambda: "ran") == "ran"
+
+    asyncio.run(scenario())

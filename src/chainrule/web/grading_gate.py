@@ -33,6 +33,11 @@ class GradingGate:
         self.wait_seconds = wait_seconds
         self._loop: object = None
 
+    @property
+    def running(self) -> int:
+        """How many gradings hold a slot now."""
+        return 0 if self._loop is None else int(self.admitted.borrowed_tokens)
+
     def _limiters(self) -> None:
         """Limiters belong to one event loop: made anew when the app is served by another (tests do)."""
         loop = asyncio.get_running_loop()
