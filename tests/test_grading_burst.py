@@ -73,8 +73,25 @@ async def burst_then_pages(base_url: str, token: str) -> None:
             await asyncio.gather(*gradings, return_exceptions=True)
 
 
+def run_async(make_coroutine) -> None:
+    """asyncio.run in a thread of its own: the session's Playwright keeps an event loop in this one."""
+    failure: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            asyncio.run(make_coroutine())
+        except BaseException as error:  # re-raised below, in the test's thread
+            failure.append(error)
+
+    thread = threading.Thread(target=target)
+    thread.start()
+    thread.join()
+    if failure:
+        raise failure[0]
+
+
 def test_a_burst_of_gradings_on_16_cores_gets_busy_answers_and_pages_stay_served(sixteen_core_server):
-    asyncio.run(burst_then_pages(*sixteen_core_server))
+    run_async(lambda: burst_then_pages(*sixteen_core_server))
 
 
 def test_the_gate_admits_its_slots_queues_the_next_and_refuses_the_rest():
@@ -100,4 +117,4 @@ def test_the_gate_admits_its_slots_queues_the_next_and_refuses_the_rest():
         assert await gate.run(lambda: "ran", still_wanted=page_gone) is None  # admitted, but nobody waits
         assert await gate.run(lambda: "ran") == "ran"
 
-    asyncio.run(scenario())
+    run_async(scenario)
