@@ -152,3 +152,25 @@ def test_the_web_api_answers_with_bad_rows_stored(broken_store):
         answered = client.post("/api/review/backprop/product-gradient", json={"answer": "6"})
         assert answered.status_code == 200, answered.text
     app.state.services.close()
+
+
+def test_an_export_leaves_out_the_bad_rows_and_imports_back(broken_store, tmp_path, caplog):
+    caplog.set_level(logging.WARNING, logger="chainrule.progress")
+    store = open_store(broken_store, fuzzing=False)
+    try:
+        exported = store.export_data()
+    finally:
+        store.close()
+    assert exported["cards"] == [] and exported["submissions"] == []  # both cards and the result are bad
+    assert [row["question_id"] for row in exported["quiz_answers"]] == ["product-gradient"]  # the rest stays
+    fresh = open_store(tmp_path / "fresh", fuzzing=False)
+    try:
+        fresh.import_data(exported)
+    finally:
+        fresh.close()
+    reported = "\n".join(record.getMessage() for record in caplog.records)
+    assert "left out of the export: a stored row (cards[0].card: stability must be" in reported
+    assert "left out of the export: a stored row (submissions[0].result: expected an object" in reported
+
+    done = run_chainrule("progress", "export", str(tmp_path / "out.json"), "--data-dir", str(broken_store))
+    assert done.returncode == 0 and "left out of the export" in done.stderr, done.stderr

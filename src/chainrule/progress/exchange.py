@@ -13,7 +13,8 @@ Format ``chainrule.progress`` version 1 (see docs/progress.md for an example)::
                        "rating": 1-4, "log": fsrs review-log dict, "previous_card": card dict|null,
                        "card_after": card dict, "undone": bool, "at"}]}
 
-Every record must have exactly these keys. Import validates the whole document first and then writes
+Every record must have exactly these keys. Export leaves out (and reports) a stored row that import
+would refuse, so every export imports back. Import validates the whole document first and then writes
 it in one transaction: keyed records (a prediction, the latest code, an explanation, a card) replace the
 stored one with the same key; history records (submissions, quiz answers, review logs) are appended,
 except those already stored (a record the file holds k times and the store m times is added k - m
@@ -31,7 +32,7 @@ from typing import Any, Callable
 from fsrs import Card, ReviewLog
 
 from chainrule.progress.errors import INVALID_FILE, StoreError
-from chainrule.progress.validation import card_problem, depth_problem
+from chainrule.progress.validation import card_problem, depth_problem, log, stored_json
 
 FORMAT_NAME = "chainrule.progress"
 EXPORT_VERSION = 1
@@ -246,13 +247,32 @@ def _dumps(value: Any) -> str:
     return json.dumps(value, sort_keys=True)
 
 
+def _importable(document: dict) -> dict:
+    """The document without the stored rows that import would refuse (an older import's, or edited by
+    hand), each reported on the "chainrule.progress" logger: every export can be imported back."""
+    for section, (fields, _) in SECTIONS.items():
+        kept = []
+        for index, record in enumerate(document[section]):
+            problem = next((f"{name}: {found}" for name, check in fields.items() if (found := check(record[name]))),
+                           None)
+            if problem is None:
+                kept.append(record)
+            else:
+                log.warning("left out of the export: a stored row (%s[%d].%s)", section, index, problem)
+        document[section] = kept
+    return document
+
+
 def export_rows(conn: sqlite3.Connection, now: datetime) -> dict:
     """Read every table into the export document (called inside one read transaction)."""
 
     def rows(sql: str) -> list[tuple]:
         return conn.execute(sql).fetchall()
 
-    return {
+    def loads(text: str | None, where: str) -> Any:
+        return None if text is None else stored_json(text, where)
+
+    return _importable({
         "format": FORMAT_NAME,
         "version": EXPORT_VERSION,
         "exported_at": now.isoformat(),
@@ -265,7 +285,7 @@ def export_rows(conn: sqlite3.Connection, now: datetime) -> dict:
             for a, b, c, d in rows("SELECT exercise_id, language, source, at FROM code ORDER BY exercise_id, language")
         ],
         "submissions": [
-            {"exercise_id": a, "language": b, "source": c, "result": json.loads(d), "at": e}
+            {"exercise_id": a, "language": b, "source": c, "result": loads(d, "a submission's result"), "at": e}
             for a, b, c, d, e in rows("SELECT exercise_id, language, source, result, at FROM submissions ORDER BY id")
         ],
         "quiz_answers": [
@@ -273,25 +293,25 @@ def export_rows(conn: sqlite3.Connection, now: datetime) -> dict:
             for a, b, c, d, e in rows("SELECT lesson_id, question_id, answer, correct, at FROM quiz_answers ORDER BY id")
         ],
         "explanations": [
-            {"lesson_id": a, "text": b, "ticked": json.loads(c), "at": d}
+            {"lesson_id": a, "text": b, "ticked": loads(c, "an explanation"), "at": d}
             for a, b, c, d in rows("SELECT lesson_id, text, ticked, at FROM explanations ORDER BY lesson_id")
         ],
         "cards": [
-            {"lesson_id": a, "question_id": b, "card": json.loads(c)}
+            {"lesson_id": a, "question_id": b, "card": loads(c, "a review card")}
             for a, b, c in rows("SELECT lesson_id, question_id, card FROM cards ORDER BY lesson_id, question_id")
         ],
         "review_logs": [
             {
                 "lesson_id": a, "question_id": b, "kind": c, "answer": d, "correct": bool(e), "rating": f,
-                "log": json.loads(g), "previous_card": None if h is None else json.loads(h),
-                "card_after": json.loads(i), "undone": bool(j), "at": k,
+                "log": loads(g, "a review log"), "previous_card": loads(h, "a review log"),
+                "card_after": loads(i, "a review log"), "undone": bool(j), "at": k,
             }
             for a, b, c, d, e, f, g, h, i, j, k in rows(
                 "SELECT lesson_id, question_id, kind, answer, correct, rating, log, previous_card, card_after, "
                 "undone, at FROM review_logs ORDER BY id"
             )
         ],
-    }
+    })
 
 
 def import_rows(conn: sqlite3.Connection, data: dict) -> dict[str, int]:
