@@ -232,3 +232,18 @@ def test_the_loader_never_serves_a_file_from_outside_the_folder(tmp_path: Path, 
             get_lesson(lesson_id)
     finally:
         remove_added_lessons()
+
+
+def test_a_quiz_linked_outside_the_folder_is_refused_by_check_and_loader(tmp_path: Path):
+    lesson = write_lesson("linked-quiz", "Linked", tmp_path / "lessons")
+    outside = tmp_path / "quiz.json"
+    os.rename(lesson / "quiz.json", outside)
+    (lesson / "quiz.json").symlink_to(outside)
+    run = chainrule("lessons", "check", "--no-grading", "lessons", cwd=tmp_path)
+    assert run.returncode == 1 and "quiz.json: 'quiz.json' leaves the folder" in run.stdout.decode(), run.stdout
+    try:
+        with pytest.raises(LessonDataError, match="'quiz.json' leaves the folder"):
+            add_lesson_dirs([lesson.parent])
+            get_lesson("linked-quiz")
+    finally:
+        remove_added_lessons()

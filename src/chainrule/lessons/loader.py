@@ -72,7 +72,7 @@ def _path_data() -> dict[str, Any]:
     """path.json, with the added lessons after the built-in ones (their entries from lesson.json)."""
     data = copy.deepcopy(_builtin_path())
     for lesson_id, folder in _ADDED.items():
-        meta = _read_json(folder / "lesson.json")
+        meta = _read_json(_inside(folder, "lesson.json"))
         data["lessons"].append({
             "id": lesson_id, "title": meta["title"], "status": "available",
             "minutes": meta["minutes"], "summary": meta["summary"],
@@ -126,7 +126,7 @@ def add_lesson_dirs(directories: list[Path]) -> list[str]:
             lesson_id = folder.name
             if lesson_id in lesson_ids() and _ADDED.get(lesson_id) != folder.resolve():
                 raise LessonDataError(f"{folder}: a lesson with the id {lesson_id!r} is already on the path")
-            meta = _read_json(folder / "lesson.json")
+            meta = _read_json(_inside(folder, "lesson.json"))
             missing = [key for key in ("title", "summary", "minutes") if key not in meta]
             if missing:
                 raise LessonDataError(f"{folder / 'lesson.json'}: missing {', '.join(missing)} (the path shows them)")

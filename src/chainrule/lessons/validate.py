@@ -116,6 +116,12 @@ def check_lesson_folder(folder: Path, *, grade: bool = True) -> list[str]:
     folder = Path(folder)
     problems = Problems()
     lesson_path, quiz_path = folder / "lesson.json", folder / "quiz.json"
+    for path in (lesson_path, quiz_path):
+        try:
+            inside_folder(folder, path.name)
+        except OutsideFolderError as error:
+            problems.add(path, str(error))
+            return problems.items
     read = _read(lesson_path, problems)
     quiz_read = _read(quiz_path, problems)
     if read is None:
