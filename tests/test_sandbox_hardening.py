@@ -91,17 +91,61 @@ def host_budget_failures() -> list[str]:
     return failures
 
 
-def grade_while_watching_the_host(source: str, language: str) -> tuple[dict, list[str]]:
-    """Grade in a thread; meanwhile keep taking and returning each budget from this process."""
-    assert host_budget_failures() == [], "the host's budgets are short before the grading even started"
+# A submission holds what it took until the host releases it (no fixed pause): it makes the file `held`
+# in its working directory, then waits for `release`, which the host (root) writes there through
+# /proc/PID/cwd once it has checked what it needed while the budgets were held. The first test case
+# holds; the later ones find `release` and go on. 20 s at most, should the host never release.
+HOLD_PYTHON = """open('held', 'w').close()
+end = time.monotonic() + 20
+while not os.path.exists('release') and time.monotonic() < end:
+    time.sleep(0.005)
+"""
+HOLD_PERL = ("open(my $h, '>', 'held'); close($h); my $end = time + 20;"
+             " select(undef, undef, undef, 0.005) until -e 'release' or time > $end;")
+
+
+def holding(mark: str) -> Path | None:
+    """The working directory of the process named `mark`, once it holds (its `held` file exists)."""
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if Path(f"/proc/{entry}/comm").read_text().strip() == mark and Path(f"/proc/{entry}/cwd/held").exists():
+                return Path(f"/proc/{entry}/cwd")
+        except OSError:
+            continue
+    return None
+
+
+def grade_while_held(source: str, language: str, mark: str, while_held) -> dict:
+    """Grade in a thread; once the submission holds, call `while_held()` (again and again until it returns
+    True), then release the submission; returns the result."""
     outcome: dict = {}
     grading = threading.Thread(target=lambda: outcome.update(run(source, language)))
     grading.start()
-    failures: list[str] = []
+    released = False
     while grading.is_alive():
-        failures += host_budget_failures()
-        time.sleep(0.05)
+        where = None if released else holding(mark)
+        if where is not None and while_held():
+            (where / "release").write_text("")
+            released = True
+        time.sleep(0.005)
     grading.join()
+    assert released, f"the submission never held: {outcome.get('message')} {first_output(outcome)}"
+    return outcome
+
+
+def grade_while_watching_the_host(source: str, language: str, mark: str) -> tuple[dict, list[str]]:
+    """Grade in a thread; while the submission holds what it took, take and return each budget from
+    this process (a few times over)."""
+    assert host_budget_failures() == [], "the host's budgets are short before the grading even started"
+    failures: list[str] = []
+    checks = []
+
+    def check_the_host() -> bool:
+        failures.extend(host_budget_failures())
+        checks.append(1)
+        return len(checks) >= 3
+
+    outcome = grade_while_held(source, language, mark, check_the_host)
     return outcome, sorted(set(failures))
 
 
@@ -127,8 +171,7 @@ for size in %(aio_sizes)s:
         held['aio'] += size
 why.append('aio ' + errno.errorcode.get(ctypes.get_errno(), '?'))
 print('HELD', held, why, flush=True)
-time.sleep(3)
-"""
+""" + HOLD_PYTHON.replace("%", "%%")
 
 
 def python_drain(aio: bool = True) -> str:
@@ -144,14 +187,15 @@ PERL_DRAIN = (
     " { push @why, \"mqueue $!\"; last } $m++ }"
     "for my $n (65536, 4096, 256, 16, 1) { while (1) { my $ctx = pack(\"Q\", 0);"
     " last if syscall(206, $n, $ctx) < 0; $a += $n } } push @why, \"aio $!\";"
-    "print \"HELD inotify=$i mqueue=$m aio=$a (@why)\\n\"; select(undef, undef, undef, 3);"
+    "print \"HELD inotify=$i mqueue=$m aio=$a (@why)\\n\"; $| = 1; " + HOLD_PERL
 )
 
 
 @x86_64_only
 @needs("seccomp", "identity")
 def test_python_submission_cannot_take_the_hosts_kernel_budgets():
-    result, failures = grade_while_watching_the_host(python_attack(marker(), python_drain()), "python")
+    mark = marker()
+    result, failures = grade_while_watching_the_host(python_attack(mark, python_drain()), "python", mark)
     output = first_output(result)
     assert failures == [], f"the host ran short while the submission ran: {failures}; submission: {output}"
     assert "HELD" in output, result  # the drain really ran, and said what it got
@@ -165,7 +209,8 @@ def test_node_submission_cannot_take_the_hosts_kernel_budgets():
         pytest.skip("perl is not installed: no way for node code to make these system calls")
     body = ("try { console.log(require('child_process').execFileSync('/usr/bin/perl', ['-e', "
             + repr(PERL_DRAIN) + "], { encoding: 'utf8' })); } catch (e) { console.log('perl failed', e.message); }")
-    result, failures = grade_while_watching_the_host(js_attack(marker(), body), "javascript")
+    mark = marker()
+    result, failures = grade_while_watching_the_host(js_attack(mark, body), "javascript", mark)
     output = first_output(result)
     assert failures == [], f"the host ran short while the submission ran: {failures}; submission: {output}"
     assert "HELD inotify=0 mqueue=0 aio=0" in output, result
@@ -174,12 +219,10 @@ def test_node_submission_cannot_take_the_hosts_kernel_budgets():
 @needs("identity")
 def test_submission_runs_as_the_dedicated_unprivileged_user_as_seen_from_the_host():
     mark = marker()
-    body = "print('ids', os.getuid(), os.geteuid(), os.getgid(), os.getgroups(), flush=True)\ntime.sleep(2)"
-    outcome: dict = {}
-    grading = threading.Thread(target=lambda: outcome.update(run(python_attack(mark, body))))
-    grading.start()
+    body = "print('ids', os.getuid(), os.geteuid(), os.getgid(), os.getgroups(), flush=True)\n" + HOLD_PYTHON
     seen: set[tuple[str, str]] = set()
-    while grading.is_alive():
+
+    def look_from_the_host() -> bool:  # the submission holds: it is certainly running now
         for entry in filter(str.isdigit, os.listdir("/proc")):
             try:
                 if Path(f"/proc/{entry}/comm").read_text().strip() != mark:
@@ -189,8 +232,9 @@ def test_submission_runs_as_the_dedicated_unprivileged_user_as_seen_from_the_hos
                 continue
             fields = {line.split(":")[0]: line.split(":")[1].split() for line in status if ":" in line}
             seen.add((fields["Uid"][1], fields["Gid"][1]))  # effective ids, as the host counts them
-        time.sleep(0.05)
-    grading.join()
+        return bool(seen)
+
+    outcome = grade_while_held(python_attack(mark, body), "python", mark, look_from_the_host)
     uid, gid = identity.sandbox_ids()
     assert seen == {(str(uid), str(gid))}, seen
     assert f"ids {uid} {uid} {gid} []" in first_output(outcome)
@@ -312,7 +356,8 @@ def only_one_of(monkeypatch):
 @needs("seccomp")
 def test_the_seccomp_filter_alone_keeps_every_budget(only_one_of):
     assert only_one_of("CHAINRULE_SANDBOX_NO_IDENTITY")["layers"]["identity"] is False
-    result, failures = grade_while_watching_the_host(python_attack(marker(), python_drain()), "python")
+    mark = marker()
+    result, failures = grade_while_watching_the_host(python_attack(mark, python_drain()), "python", mark)
     assert failures == [], first_output(result)
     assert "'inotify': 0" in first_output(result)
 
@@ -325,7 +370,8 @@ def test_the_dedicated_user_alone_keeps_roots_per_user_budgets(only_one_of):
     the whole host, which only the filter protects.)"""
     assert only_one_of("CHAINRULE_SANDBOX_NO_SECCOMP")["layers"]["seccomp"] is False
     # No AIO drain here: without the filter it would take the whole host's budget for a moment.
-    result, failures = grade_while_watching_the_host(python_attack(marker(), python_drain(aio=False)), "python")
+    mark = marker()
+    result, failures = grade_while_watching_the_host(python_attack(mark, python_drain(aio=False)), "python", mark)
     output = first_output(result)
     assert "'inotify': 128" in output and "'mqueue': 0" in output, output
     assert failures == [], output

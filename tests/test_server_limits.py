@@ -1,8 +1,10 @@
-"""Idle connections cannot lock learners out: real sockets against a real uvicorn server.
+"""Idle or half-sent connections cannot lock learners out: real sockets against a real uvicorn server.
 
 The goal test starts the real `chainrule lesson` in a subprocess whose open-files limit is 1,024, holds
 2,000 idle TCP connections to it, and makes an authenticated API request. The other tests run uvicorn
-with the same protocol in a thread, with short deadlines and a small cap so that they finish quickly.
+with the same protocol in a thread (serving a small app, or the real lesson app: requests that declare
+a body and never send it), with short deadlines and a small cap so that they finish quickly. Where the server must have taken the connections first, the tests wait for exactly
+that (the server's own connection list), not for a fixed time.
 """
 
 from __future__ import annotations
@@ -15,12 +17,16 @@ import sys
 import threading
 import time
 
+import h11
 import httpx
 import pytest
 import uvicorn
 
+from chainrule.web import create_app
 from chainrule.web.connections import GuardedH11Protocol, connection_cap
 from test_web_launch import stop, wait_for_url
+
+TOKEN = "test-token-0123456789"
 
 IDLE_CONNECTIONS = 2000
 SERVER_FILES_LIMIT = 1024
@@ -91,27 +97,30 @@ def test_api_answers_while_2000_idle_connections_are_held_at_1024_open_files(tmp
 # ---------------------------------------------------------------- the protocol, with short deadlines
 
 
+RELEASE_SLOW = threading.Event()  # /slow answers once the test sets it
+
+
 async def slow_or_fast(scope, receive, send):
     if scope["type"] != "http":
         return
     if scope["path"] == "/slow":
         import asyncio
 
-        await asyncio.sleep(2.0)
+        await asyncio.to_thread(RELEASE_SLOW.wait, 30)
     await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/plain")]})
     await send({"type": "http.response.body", "body": b"ok"})
 
 
 class Served:
-    """uvicorn serving `slow_or_fast` in a thread with the guarded protocol."""
+    """uvicorn serving `app` (default `slow_or_fast`) in a thread with the guarded protocol."""
 
-    def __init__(self, **protocol_settings) -> None:
+    def __init__(self, app=slow_or_fast, **protocol_settings) -> None:
         protocol = type("TestProtocol", (GuardedH11Protocol,), protocol_settings)
         self.sock = socket.socket()
         self.sock.bind(("127.0.0.1", 0))
         self.sock.listen(128)
         self.port = self.sock.getsockname()[1]
-        config = uvicorn.Config(slow_or_fast, log_level="warning", lifespan="off", http=protocol,
+        config = uvicorn.Config(app, log_level="warning", lifespan="off", http=protocol,
                                 timeout_keep_alive=1)
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
@@ -131,6 +140,18 @@ class Served:
 
     def connect(self) -> socket.socket:
         return socket.create_connection(("127.0.0.1", self.port), timeout=10)
+
+    def connections(self) -> list:
+        """The server's open connections (its protocol objects), as the server itself counts them."""
+        return list(self.server.server_state.connections)
+
+    def wait_until(self, condition, seconds: float = 10) -> None:
+        """Wait until `condition(connections)` holds: an event in the server, polled (the server runs in
+        another thread and offers no callback), never a fixed pause."""
+        deadline = time.monotonic() + seconds
+        while not condition(self.connections()):
+            assert time.monotonic() < deadline, f"the server did not get there: {self.connections()}"
+            time.sleep(0.005)
 
 
 def closes_within(sock: socket.socket, seconds: float) -> float | None:
@@ -174,7 +195,7 @@ def test_a_connection_that_sends_no_request_head_in_time_is_closed():
 def test_at_the_cap_the_longest_idle_connection_makes_room():
     with Served(max_connections=3, header_timeout=30) as served:
         idle = [served.connect() for _ in range(3)]
-        time.sleep(0.3)
+        served.wait_until(lambda connections: len(connections) == 3)
         with httpx.Client(base_url=f"http://127.0.0.1:{served.port}", timeout=10) as client:
             assert client.get("/").text == "ok"
         assert closes_within(idle[0], 2) is not None  # the oldest waiting connection was closed
@@ -185,16 +206,19 @@ def test_at_the_cap_the_longest_idle_connection_makes_room():
 
 @pytest.mark.timeout(60)
 def test_at_the_cap_with_every_connection_busy_a_request_gets_a_clear_503():
+    RELEASE_SLOW.clear()
     with Served(max_connections=2, header_timeout=30) as served:
         busy = [served.connect() for _ in range(2)]
         for sock in busy:
             sock.sendall(b"GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
-        time.sleep(0.3)
+        served.wait_until(lambda connections: len(connections) == 2 and all(
+            c.cycle is not None and not c.cycle.response_complete for c in connections))
         with httpx.Client(base_url=f"http://127.0.0.1:{served.port}", timeout=10) as client:
             refused = client.get("/")
         assert refused.status_code == 503
         assert "too many connections" in refused.json()["detail"]
         assert refused.headers["connection"] == "close"
+        RELEASE_SLOW.set()
         for sock in busy:  # the busy requests still finish
             assert sock.recv(4096).startswith(b"HTTP/1.1 200")
             sock.close()
@@ -204,3 +228,58 @@ def test_the_cap_stays_under_the_open_files_limit():
     assert connection_cap(1024) == 512
     assert connection_cap(600) == 600 - 128 - 3 * 64
     assert connection_cap(resource.RLIM_INFINITY) == 512
+
+
+# ---------------------------------------------------------------- bodies that never come (docs/security.md)
+
+
+def request_head(path: str, *, method: str = "POST", length: int = 1000, token: bool = True) -> bytes:
+    """A request head that declares a body of `length` bytes (which the caller then does not send)."""
+    lines = [f"{method} {path} HTTP/1.1", "Host: 127.0.0.1", f"Content-Length: {length}",
+             "Content-Type: application/json"] + ([f"X-Chainrule-Token: {TOKEN}"] if token else [])
+    return ("\r\n".join(lines) + "\r\n\r\n").encode()
+
+
+def waiting_for_a_body(connections: list) -> int:
+    return sum(1 for c in connections if c.cycle is not None and c.conn.their_state is h11.SEND_BODY)
+
+
+@pytest.fixture(scope="module")
+def lesson_app(tmp_path_factory):
+    app = create_app(TOKEN, tmp_path_factory.mktemp("data"))
+    yield app
+    app.state.services.close()
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("method", ["GET", "POST"])
+def test_a_static_request_that_declares_a_body_is_refused_at_once(lesson_app, method):
+    with Served(app=lesson_app, header_timeout=30) as served, served.connect() as sock:
+        sock.sendall(request_head("/static/js/api.js", method=method, token=False))
+        answer = b""
+        while chunk := sock.recv(65536):  # at once, and closed: the server does not wait for 1000 bytes
+            answer += chunk
+        assert answer.startswith(b"HTTP/1.1 400"), answer[:200]
+        assert b"a request for a static file takes no body" in answer
+
+
+@pytest.mark.timeout(60)
+def test_a_request_whose_body_never_comes_is_closed_at_the_deadline(lesson_app):
+    with Served(app=lesson_app, header_timeout=0.5) as served, served.connect() as sock:
+        sock.sendall(request_head("/api/grade") + b'{"exercise": ')  # a token, a head, part of a body
+        assert closes_within(sock, 10) is not None
+
+
+@pytest.mark.timeout(60)
+def test_at_the_cap_connections_waiting_for_a_body_make_room(lesson_app):
+    with Served(app=lesson_app, max_connections=3, header_timeout=30) as served:
+        pending = [served.connect() for _ in range(3)]
+        for sock in pending:
+            sock.sendall(request_head("/api/grade"))
+        served.wait_until(lambda connections: waiting_for_a_body(connections) == 3)
+        with httpx.Client(base_url=f"http://127.0.0.1:{served.port}", timeout=10) as client:
+            answer = client.get("/api/path", headers={"X-Chainrule-Token": TOKEN})
+        assert answer.status_code == 200, answer.text
+        assert closes_within(pending[0], 2) is not None  # the one waiting longest made room
+        for sock in pending:
+            sock.close()

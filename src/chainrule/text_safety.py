@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["REPLACEMENT", "valid_text", "valid_data", "terminal_text"]
+__all__ = ["REPLACEMENT", "valid_text", "valid_data", "terminal_text", "control_characters"]
 
 REPLACEMENT = "\ufffd"
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -58,3 +58,12 @@ def terminal_text(text: str) -> str:
     """``text`` safe to write to a terminal: valid UTF-8, and every control character except newline
     and tab shown as an escape (ESC as \\x1b, carriage return as \\r, CSI U+009B as \\x9b, ...)."""
     return _SHOWN_ESCAPED.sub(_escape, valid_text(text))
+
+
+def control_characters(text: str) -> list[str]:
+    """The characters of ``text`` that terminal_text would escape, each once, as terminal_text shows
+    them ("\\x1b", "\\u202e"), in order of first appearance. A CR of a CRLF line end is not counted."""
+    found: dict[str, None] = {}
+    for match in _SHOWN_ESCAPED.finditer(text.replace("\r\n", "\n")):
+        found.setdefault(_escape(match), None)
+    return list(found)

@@ -122,13 +122,14 @@ def _prepare_typescript() -> None:
 def run(args: argparse.Namespace) -> int:
     from chainrule.lessons import LessonDataError, lesson_ids
     from chainrule.lessons.validate import add_checked_lesson_dirs
+    from chainrule.text_safety import terminal_text
     from chainrule.web.security import bind_addresses, is_loopback_bind, new_token
 
     try:
         add_checked_lesson_dirs(args.lessons)
     except LessonDataError as error:
-        print(f"chainrule lesson: cannot add the lessons in --lessons: {error}. "
-              "`chainrule lessons check DIR` lists every problem.", file=sys.stderr)
+        print(terminal_text(f"chainrule lesson: cannot add the lessons in --lessons: {error}. "
+                            "`chainrule lessons check DIR` lists every problem."), file=sys.stderr)
         return 2
 
     if not 0 <= args.port <= 65535:

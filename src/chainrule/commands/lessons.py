@@ -15,6 +15,8 @@ import os
 import sys
 from pathlib import Path
 
+from chainrule.text_safety import terminal_text  # lesson folders are written by anyone: shown, not obeyed
+
 EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
 
 
@@ -72,7 +74,7 @@ def run_list(args: argparse.Namespace) -> int:
     try:
         add_checked_lesson_dirs(args.lessons)
     except lessons.LessonDataError as error:
-        print(f"chainrule lessons: {error}", file=sys.stderr)
+        print(terminal_text(f"chainrule lessons: {error}"), file=sys.stderr)
         return EXIT_USAGE
     data_dir = args.data_dir or os.environ.get("CHAINRULE_DATA_DIR") or None
     store, note = None, None
@@ -81,7 +83,7 @@ def run_list(args: argparse.Namespace) -> int:
     except StoreError as error:
         note = "no progress saved yet" if getattr(error, "kind", "") == "not-found" else f"progress unavailable: {error}"
     path = lessons.get_path()
-    print(path["title"])
+    print(terminal_text(path["title"]))
     try:
         for number, entry in enumerate(path["lessons"], start=1):
             if not entry["written"]:
@@ -91,8 +93,8 @@ def run_list(args: argparse.Namespace) -> int:
             else:
                 state = _progress_text(store.lesson_summary(entry["id"], lessons.exercise_ids(entry["id"])))
             added = " (from --lessons)" if entry["id"] in lessons.added_lesson_ids() else ""
-            print(f"{number:>3}. {entry['title']}{added}")
-            print(f"     id {entry['id']}, about {entry['minutes']} minutes: {state}")
+            print(terminal_text(f"{number:>3}. {entry['title']}{added}"))
+            print(terminal_text(f"     id {entry['id']}, about {entry['minutes']} minutes: {state}"))
     finally:
         if store is not None:
             store.close()
@@ -121,14 +123,14 @@ def run_check(args: argparse.Namespace) -> int:
     try:
         folders = find_lesson_folders(args.dir)
     except LessonDataError as error:
-        print(f"chainrule lessons check: {error}", file=sys.stderr)
+        print(terminal_text(f"chainrule lessons check: {error}"), file=sys.stderr)
         return EXIT_USAGE
     total = 0
     for folder in folders:
         problems = check_lesson_folder(folder, grade=not args.no_grading)
         total += len(problems)
-        for problem in problems:
-            print(problem)
+        for problem in problems:  # a problem may quote the lesson's text or what its solution printed
+            print(terminal_text(problem))
         verdict = "ok" if not problems else f"{len(problems)} problem{'s' if len(problems) != 1 else ''}"
-        print(f"lesson {folder.name}: {verdict}", file=sys.stderr if problems else sys.stdout)
+        print(terminal_text(f"lesson {folder.name}: {verdict}"), file=sys.stderr if problems else sys.stdout)
     return EXIT_PROBLEMS if total else EXIT_OK

@@ -91,6 +91,9 @@ def _read_json_file(name: str) -> tuple[Any, str | None]:
         return None, f"cannot read {name}: {reason}. Nothing was imported."
     try:
         return json.loads(text), None
+    except RecursionError:
+        return None, (f"{name} nests lists and objects too deeply to read. Nothing was imported; use a file "
+                      "made by `chainrule progress export`.")
     except json.JSONDecodeError as error:
         return None, (
             f"{name} is not valid JSON (line {error.lineno}, column {error.colno}: {error.msg}). "

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from chainrule.folder_paths import OutsideFolderError, inside_folder
 from chainrule.grading.kinds import CaseError, CaseKind, kind_of
 from chainrule.grading.kinds.base import check_messages
 
@@ -117,6 +118,12 @@ def load_exercise_folder(folder: Path) -> Exercise:
     for key in ("title", "summary", "text"):
         if not isinstance(data[key], str) or not data[key].strip():
             raise fail(f"{key} must be a non-empty string", f'"{key}"')
+    for named in ["exercise.json", data["text"]] + [f"{kind}.{ext}" for ext in LANGUAGES.values()
+                                                    for kind in ("starter", "solution")]:
+        try:  # a name, or a symbolic link, that leads out of the folder would serve any file as lesson text
+            inside_folder(folder, named)
+        except OutsideFolderError as problem:
+            raise fail(str(problem), f'"{named}"' if named == data["text"] else None) from None
     if not (folder / data["text"]).is_file():
         raise fail(f"text names {data['text']!r}, which is not a file in {folder}", '"text"')
     functions = data["function"]

@@ -30,8 +30,8 @@ from chainrule.grading.diagnoses import diagnose_run
 from chainrule.grading.exercise_folder import LANGUAGES, Exercise, GradingCase
 from chainrule.grading.numbers import graded
 from chainrule.grading.registry import normalize_language, resolve
+from chainrule.grading.harness_output import parse_events
 from chainrule.grading.type_errors import with_type_errors
-from chainrule.text_safety import valid_data
 
 RUNTIME_DIR = Path(__file__).with_name("runtime")
 VENDOR_DIR = Path(__file__).with_name("vendor")
@@ -117,6 +117,19 @@ def configure_concurrency(slots: int | None = None, queue: int | None = None) ->
 def restore_concurrency(gate: _Gate) -> None:
     global GATE
     GATE = gate
+
+
+def concurrency() -> tuple[int, int, float]:
+    """(slots, queue, wait seconds): how many gradings run at once, how many more may wait, and for how
+    long (a server that queues gradings itself admits as many)."""
+    return GATE.slots, GATE.queue, QUEUE_WAIT_SECONDS
+
+
+def busy_result(exercise_id: str, language: str, started: float | None = None) -> dict:
+    """The answer to a grading that found every slot running and the queue full (not a verdict on the code)."""
+    return _result(exercise_id, normalize_language(language), "busy", "error",
+                   "The grader is busy: every slot is running and the queue is full. Try again in a few seconds.",
+                   [], time.monotonic() if started is None else started)
 
 
 # ------------------------------------------------------------------------------------- runtimes
@@ -260,32 +273,6 @@ def _sandbox_text(data: bytes) -> str:
     return data.decode("utf-8", errors="replace")
 
 
-def _parse_events(stdout: bytes, nonce: str) -> list[dict]:
-    """The harness's result lines. Learner code can print lines of its own with the marker (the nonce is
-    readable inside the sandbox), so anything that is not a JSON object of the expected shape is dropped
-    or normalised here, and the judging below never meets a surprise type.
-
-    Every string in an event is made valid Unicode here (json.loads turns a "\\ud800" escape into a lone
-    surrogate, which no UTF-8 print, response or store can take): this and `_sandbox_text` are the
-    only ways text from the sandbox enters a result."""
-    marker = f"@@chainrule:{nonce}@@ ".encode()
-    events = []
-    for line in stdout.split(b"\n"):
-        if not line.startswith(marker):
-            continue
-        try:
-            event = json.loads(line[len(marker):])
-        except (ValueError, RecursionError):
-            continue
-        if not isinstance(event, dict):
-            continue
-        event = valid_data(event)
-        if event.get("error") is not None and not isinstance(event["error"], dict):
-            event["error"] = {"type": "Error", "message": str(event["error"])[:1000]}
-        events.append(event)
-    return events
-
-
 _MEMORY_ERRORS = re.compile(r"heap out of memory|allocation failed|Invalid array length|Cannot allocate memory", re.I)
 _SIGNAL_NAMES = {s.value: s.name for s in signal.Signals}
 
@@ -356,9 +343,7 @@ def grade(exercise: str | Exercise, language: str, source: str, *, limits: sandb
 
     gate = GATE
     if not gate.enter(QUEUE_WAIT_SECONDS):
-        return _result(exercise.id, language, "busy", "error",
-                       "The grader is busy: every slot is running and the queue is full. Try again in a few seconds.",
-                       [], started)
+        return busy_result(exercise.id, language, started)
     try:
         return _grade_admitted(exercise, language, source, limits, started)
     finally:
@@ -413,8 +398,9 @@ def _grade_admitted(exercise: Exercise, language: str, source: str, limits: sand
                 flags += ["--snapshot-blob", str(snapshot)]
             argv = [interpreter, *flags, str(RUNTIME_DIR / "harness.js"), spec_path]
         outcome = sandbox.run(argv, scratch, limits, read_only=read_only)
-    events = _parse_events(outcome.stdout, nonce)
+    events: list[dict] = []
     try:
+        events = parse_events(outcome.stdout, nonce)
         result = _judge(exercise, language, cases, events, outcome, limits, started)
     except Exception as error:  # forged result lines of a shape we did not foresee: never crash the caller
         result = _result(exercise.id, language, "error", "error",

@@ -12,14 +12,14 @@ from pathlib import Path
 from typing import Any
 
 from chainrule.grading import Exercise, ExerciseFolderError, register_exercise_folder
-from chainrule.lessons.text import LessonDataError
+from chainrule.lessons.text import LessonDataError, inside_lesson
 
 __all__ = ["exercise_catalog", "exercise_folders", "register_builtin_exercises", "register_lesson_exercises"]
 
 
 def exercise_folders(folder: Path, meta: dict[str, Any]) -> list[Path]:
-    """The exercise folders a lesson.json lists, in its order."""
-    return [folder / entry["folder"] for entry in meta.get("exercises", [])
+    """The exercise folders a lesson.json lists, in its order (each inside the lesson's folder)."""
+    return [inside_lesson(folder, entry["folder"]) for entry in meta.get("exercises", [])
             if isinstance(entry, dict) and isinstance(entry.get("folder"), str)]
 
 

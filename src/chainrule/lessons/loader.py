@@ -20,7 +20,7 @@ from chainrule.engine import Value
 from chainrule.lessons.exercises import register_lesson_exercises
 from chainrule.lessons.graphs import build_graph, graph_values
 from chainrule.lessons.plots import line_fit_plot, plot_number
-from chainrule.lessons.text import LessonDataError
+from chainrule.lessons.text import LessonDataError, inside_lesson
 
 __all__ = [
     "DATA_DIR", "LANGUAGES", "UnknownLessonError", "UnknownItemError", "get_path", "get_lesson",
@@ -64,7 +64,7 @@ def path_data() -> dict[str, Any]:
     """path.json, with the added lessons after the built-in ones (their entries from lesson.json)."""
     data = copy.deepcopy(_builtin_path())
     for lesson_id, folder in _ADDED.items():
-        meta = _read_json(folder / "lesson.json")
+        meta = _read_json(inside_lesson(folder, "lesson.json"))
         data["lessons"].append({
             "id": lesson_id, "title": meta["title"], "status": "available",
             "minutes": meta["minutes"], "summary": meta["summary"],
@@ -122,7 +122,7 @@ def add_lesson_dirs(directories: list[Path]) -> list[str]:
             lesson_id = folder.name
             if lesson_id in lesson_ids() and _ADDED.get(lesson_id) != folder.resolve():
                 raise LessonDataError(f"{folder}: a lesson with the id {lesson_id!r} is already on the path")
-            meta = _read_json(folder / "lesson.json")
+            meta = _read_json(inside_lesson(folder, "lesson.json"))
             missing = [key for key in ("title", "summary", "minutes") if key not in meta]
             if missing:
                 raise LessonDataError(f"{folder / 'lesson.json'}: missing {', '.join(missing)} (the path shows them)")
@@ -155,7 +155,7 @@ def _exercise_entry(folder: Path, entry: dict[str, Any]) -> dict[str, Any]:
     """A lesson.json exercise entry, {"folder": "exercises/<name>"}, as {"id", "title", "text", "folder",
     "hints"}: id, title, prose and hints from the folder's exercise.json; "text" relative to the lesson
     folder."""
-    manifest = _read_json(folder / entry["folder"] / "exercise.json")
+    manifest = _read_json(inside_lesson(folder, entry["folder"]) / "exercise.json")
     return {"id": manifest["id"], "title": manifest["title"],
             "text": f"{entry['folder'].rstrip('/')}/{manifest['text']}", "folder": entry["folder"],
             "hints": list(manifest.get("hints", []))}
@@ -164,8 +164,8 @@ def _exercise_entry(folder: Path, entry: dict[str, Any]) -> dict[str, Any]:
 @functools.lru_cache(maxsize=None)
 def _lesson_data(lesson_id: str) -> dict[str, Any]:
     folder = _ADDED.get(lesson_id, DATA_DIR / lesson_id)
-    data = _read_json(folder / "lesson.json")
-    data["quiz"] = _read_json(folder / "quiz.json")["questions"]
+    data = _read_json(inside_lesson(folder, "lesson.json"))
+    data["quiz"] = _read_json(inside_lesson(folder, "quiz.json"))["questions"]
     data["folder"] = str(folder)
     data["exercises"] = [_exercise_entry(folder, entry) for entry in data.get("exercises", [])]
     return data

@@ -23,7 +23,7 @@ from chainrule.lessons.loader import (
     path_data,
     path_entry,
 )
-from chainrule.lessons.text import LessonDataError, fill, render_inline, render_markdown
+from chainrule.lessons.text import LessonDataError, fill, inside_lesson, render_inline, render_markdown
 
 __all__ = ["get_lesson"]
 
@@ -49,7 +49,7 @@ def _build_lesson(lesson_id: str) -> dict[str, Any]:
 
     def prose(relative: str) -> str:
         try:
-            text = (folder / relative).read_text(encoding="utf-8")
+            text = inside_lesson(folder, relative).read_text(encoding="utf-8")
         except OSError as error:
             raise LessonDataError(f"lesson {lesson_id!r}: cannot read {relative}: {error}") from error
         return fill(text, resolve, relative)

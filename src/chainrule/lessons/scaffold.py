@@ -12,6 +12,8 @@ import re
 import shutil
 from pathlib import Path
 
+from chainrule.text_safety import control_characters
+
 __all__ = ["TEMPLATE_DIR", "ScaffoldError", "write_lesson"]
 
 TEMPLATE_DIR = Path(__file__).with_name("template")
@@ -29,6 +31,9 @@ def write_lesson(lesson_id: str, title: str, directory: Path) -> Path:
         raise ScaffoldError(f"the id {lesson_id!r} must be 1 to 30 lower-case letters, digits and dashes, "
                             "starting with a letter (it names the folder and the lesson's address)")
     title = " ".join(title.split())
+    if control_characters(title):
+        shown = ", ".join(control_characters(title))
+        raise ScaffoldError(f"the title must be plain text, without control characters ({shown})")
     if not title or len(title) > 120:
         raise ScaffoldError("the title must be 1 to 120 characters")
     target = Path(directory) / lesson_id

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import html
 import re
+from pathlib import Path
 from typing import Callable
 
 from markdown_it import MarkdownIt
 
+from chainrule.folder_paths import OutsideFolderError, inside_folder
 from chainrule.trace import format_number  # the one number format, shared with the captions
 
 __all__ = ["LessonDataError", "format_number", "fill", "render_markdown", "render_inline"]
@@ -21,6 +23,15 @@ __all__ = ["LessonDataError", "format_number", "fill", "render_markdown", "rende
 
 class LessonDataError(ValueError):
     """The lesson's data files are inconsistent (a typo in a placeholder, a missing file...)."""
+
+
+def inside_lesson(folder: Path, relative: str) -> Path:
+    """The file a lesson folder names, which must resolve inside that folder (no absolute path, no `..` out,
+    no symbolic link out): otherwise a LessonDataError, since the lesson's data is what is wrong."""
+    try:
+        return inside_folder(folder, relative)
+    except OutsideFolderError as error:
+        raise LessonDataError(f"{folder}: {error}") from None
 
 
 # `{{ path.to.number }}` or `{{ path.to.number | digits }}`; node labels may hold spaces and `*`.
@@ -64,11 +75,13 @@ def _protect_math(text: str) -> tuple[str, list[str]]:
 
 
 def _restore_math(rendered: str, spans: list[str]) -> str:
-    return re.sub(
-        r"CHAINRULEMATH(\d+)X",
-        lambda m: html.escape(spans[int(m.group(1))], quote=False),
-        rendered,
-    )
+    # Quotes escaped too: a span may land inside an attribute (a link title, an image's alt text),
+    # where a bare quote would end the attribute and start one the author wrote.
+    def restore(match: re.Match[str]) -> str:
+        index = int(match.group(1))
+        return html.escape(spans[index], quote=True) if index < len(spans) else match.group(0)
+
+    return re.sub(r"CHAINRULEMATH(\d+)X", restore, rendered)
 
 
 def render_markdown(text: str) -> str:

@@ -16,11 +16,13 @@ from pathlib import Path
 from typing import Any, Callable
 
 import chainrule
+from chainrule.folder_paths import OutsideFolderError, inside_folder
 from chainrule.lessons.graphs import build_graph, graph_values
 from chainrule.lessons.loader import add_lesson_dirs, before_step, find_lesson_folders, make_resolver
 from chainrule.lessons.plots import line_fit_plot
 from chainrule.lessons.scaffold import LESSON_ID
 from chainrule.lessons.text import PLACEHOLDER, LessonDataError
+from chainrule.text_safety import control_characters
 
 __all__ = ["SECTIONS", "add_checked_lesson_dirs", "check_lesson_folder", "Problems"]
 
@@ -61,6 +63,26 @@ def _read(path: Path, problems: Problems) -> tuple[Any, str] | None:
         return None
 
 
+def _check_control_characters(path: Path, value: Any, problems: Problems) -> None:
+    """No string in `value` (a JSON document, or a file's text) holds a control character: titles and
+    prose reach terminals (`chainrule lessons`, `lessons check`), where ESC sequences would clear the
+    screen, set the window title or write the clipboard. Tab and line ends are fine."""
+    stack: list[tuple[Any, str]] = [(value, "")]
+    while stack:
+        item, where = stack.pop()
+        if isinstance(item, dict):
+            stack.extend((child, f"{where}.{key}" if where else str(key)) for key, child in reversed(item.items()))
+            stack.extend((key, f"{where}: a key") for key in item if isinstance(key, str))
+        elif isinstance(item, list):
+            stack.extend((child, f"{where}[{index}]") for index, child in reversed(list(enumerate(item))))
+        elif isinstance(item, str):
+            found = control_characters(item)
+            if found:
+                problems.add(path, f"{where + ' ' if where else ''}holds the control character"
+                             f"{'s' if len(found) > 1 else ''} {', '.join(found)}: lesson text must be "
+                             "plain text (tab and line ends are fine)")
+
+
 def _is_number(x: Any) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
@@ -90,6 +112,12 @@ def check_lesson_folder(folder: Path, *, grade: bool = True, grade_with: Callabl
     folder = Path(folder)
     problems = Problems()
     lesson_path, quiz_path = folder / "lesson.json", folder / "quiz.json"
+    for path in (lesson_path, quiz_path):
+        try:
+            inside_folder(folder, path.name)
+        except OutsideFolderError as error:
+            problems.add(path, str(error))
+            return problems.items
     read = _read(lesson_path, problems)
     quiz_read = _read(quiz_path, problems)
     if read is None:
@@ -98,6 +126,9 @@ def check_lesson_folder(folder: Path, *, grade: bool = True, grade_with: Callabl
     if not isinstance(data, dict):
         problems.add(lesson_path, "the file must hold one JSON object", line=1)
         return problems.items
+    _check_control_characters(lesson_path, data, problems)
+    if quiz_read is not None:
+        _check_control_characters(quiz_path, quiz_read[0], problems)
 
     def need(key: str, kind: type | tuple, what: str) -> Any:
         value = data.get(key)
@@ -194,11 +225,19 @@ def _check_sections(folder: Path, path: Path, text: str, data: dict, resolve: Ca
 
 def _check_prose_file(folder: Path, path: Path, text: str, relative: Any, resolve: Callable,
                       problems: Problems) -> None:
+    if isinstance(relative, str):
+        try:
+            inside_folder(folder, relative)
+        except OutsideFolderError as error:
+            problems.add(path, f"the prose file {error}", text, f'"{relative}"')
+            return
     if not isinstance(relative, str) or not (folder / relative).is_file():
         problems.add(path, f"the prose file {relative!r} does not exist", text, f'"{relative}"')
         return
     prose_path = folder / relative
-    _check_placeholders(prose_path, prose_path.read_text(encoding="utf-8"), resolve, problems)
+    prose = prose_path.read_text(encoding="utf-8")
+    _check_control_characters(prose_path, prose, problems)
+    _check_placeholders(prose_path, prose, resolve, problems)
 
 
 def _check_prompt_and_reason(path: Path, text: str, item: dict, name: str, near: str, resolve: Callable,
@@ -382,13 +421,17 @@ def _check_exercises(folder: Path, path: Path, text: str, data: dict, resolve: C
                          text, '"exercises"')
             continue
         try:
-            exercise = register_exercise_folder(folder / entry["folder"])
+            exercise = register_exercise_folder(inside_folder(folder, entry["folder"]))
+        except OutsideFolderError as error:
+            problems.add(path, f"the exercise folder {error}", text, f'"{entry["folder"]}"')
+            continue
         except ExerciseFolderError as error:
             problems.items.append(str(error))
             continue
         manifest = exercise.folder / "exercise.json"
         manifest_text = manifest.read_text(encoding="utf-8")
         fields = json.loads(manifest_text)
+        _check_control_characters(manifest, fields, problems)
         unknown = sorted(set(fields) - set(EXERCISE_FIELDS))
         if unknown:
             problems.add(manifest, f"unknown field(s) {', '.join(map(repr, unknown))}: an exercise.json holds "
@@ -396,7 +439,9 @@ def _check_exercises(folder: Path, path: Path, text: str, data: dict, resolve: C
         if "hints" in fields:
             _check_hints(manifest, manifest_text, fields["hints"], resolve, problems)
         prose = exercise.folder / fields["text"]
-        _check_placeholders(prose, prose.read_text(encoding="utf-8"), resolve, problems)
+        prose_text = prose.read_text(encoding="utf-8")
+        _check_control_characters(prose, prose_text, problems)
+        _check_placeholders(prose, prose_text, resolve, problems)
         if not grade:
             continue
         for language in exercise.languages:

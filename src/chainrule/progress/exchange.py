@@ -13,7 +13,8 @@ Format ``chainrule.progress`` version 1 (see docs/progress.md for an example)::
                        "rating": 1-4, "log": fsrs review-log dict, "previous_card": card dict|null,
                        "card_after": card dict, "undone": bool, "at"}]}
 
-Every record must have exactly these keys. Import validates the whole document first and then writes
+Every record must have exactly these keys. Export leaves out (and reports) a stored row that import
+would refuse, so every export imports back. Import validates the whole document first and then writes
 it in one transaction: keyed records (a prediction, the latest code, an explanation, a card) replace the
 stored one with the same key; history records (submissions, quiz answers, review logs) are appended,
 except those already stored (a record the file holds k times and the store m times is added k - m
@@ -30,6 +31,7 @@ from typing import Any, Callable
 from fsrs import Card, ReviewLog
 
 from chainrule.progress.errors import INVALID_FILE, StoreError
+from chainrule.progress.validation import card_problem, depth_problem, log, stored_json
 
 FORMAT_NAME = "chainrule.progress"
 EXPORT_VERSION = 1
@@ -99,7 +101,8 @@ def _time(value: Any) -> str | None:
 def _object(value: Any) -> str | None:
     if not isinstance(value, dict):
         return f"expected an object, got {_kind(value)}"
-    return _not_unicode(json.dumps(value, ensure_ascii=False))  # every string inside, at any depth
+    # Bounded in depth first (a lesson page reads it back), then every string inside, at any depth.
+    return depth_problem(value) or _not_unicode(json.dumps(value, ensure_ascii=False))
 
 
 def _text_list(value: Any) -> str | None:
@@ -118,39 +121,8 @@ def _review_kind(value: Any) -> str | None:
     return None if value in ("quiz", "review") else f"expected \"quiz\" or \"review\", got {value!r}"
 
 
-_CARD_KEYS = {"card_id", "state", "step", "stability", "difficulty", "due", "last_review"}
-
-
-def _card(value: Any) -> str | None:
-    if not isinstance(value, dict):
-        return f"expected an FSRS card object, got {_kind(value)}"
-    if set(value) != _CARD_KEYS:
-        missing, extra = sorted(_CARD_KEYS - set(value)), sorted(set(value) - _CARD_KEYS)
-        return f"an FSRS card needs exactly the keys {sorted(_CARD_KEYS)} (missing {missing}, unknown {extra})"
-    if isinstance(value["card_id"], bool) or not isinstance(value["card_id"], int):
-        return "card_id must be an integer"
-    if value["state"] not in (1, 2, 3) or isinstance(value["state"], bool):
-        return f"state must be 1 (learning), 2 (review) or 3 (relearning), got {value['state']!r}"
-    for key in ("stability", "difficulty"):
-        if value[key] is not None and _number(value[key]):
-            return f"{key} must be a number or null"
-    if value["step"] is not None and (isinstance(value["step"], bool) or not isinstance(value["step"], int)):
-        return "step must be an integer or null"
-    for key in ("due", "last_review"):
-        if key == "last_review" and value[key] is None:
-            continue
-        problem = _time(value[key])
-        if problem:
-            return f"{key}: {problem}"
-    try:
-        Card.from_dict(value)
-    except Exception as error:  # py-fsrs's own check, whatever it raises
-        return f"not a valid FSRS card ({error})"
-    return None
-
-
 def _card_or_null(value: Any) -> str | None:
-    return None if value is None else _card(value)
+    return None if value is None else card_problem(value)
 
 
 def _review_log(value: Any) -> str | None:
@@ -192,14 +164,14 @@ SECTIONS: dict[str, tuple[dict[str, Checker], tuple[str, ...] | None]] = {
         ("lesson_id",),
     ),
     "cards": (
-        {"lesson_id": _name, "question_id": _name, "card": _card},
+        {"lesson_id": _name, "question_id": _name, "card": card_problem},
         ("lesson_id", "question_id"),
     ),
     "review_logs": (
         {
             "lesson_id": _name, "question_id": _name, "kind": _review_kind, "answer": _text,
             "correct": _boolean, "rating": _rating, "log": _review_log, "previous_card": _card_or_null,
-            "card_after": _card, "undone": _boolean, "at": _time,
+            "card_after": card_problem, "undone": _boolean, "at": _time,
         },
         None,
     ),
@@ -274,6 +246,22 @@ def _dumps(value: Any) -> str:
     return json.dumps(value, sort_keys=True)
 
 
+def _importable(document: dict) -> dict:
+    """The document without the stored rows that import would refuse (an older import's, or edited by
+    hand), each reported on the "chainrule.progress" logger: every export can be imported back."""
+    for section, (fields, _) in SECTIONS.items():
+        kept = []
+        for index, record in enumerate(document[section]):
+            problem = next((f"{name}: {found}" for name, check in fields.items() if (found := check(record[name]))),
+                           None)
+            if problem is None:
+                kept.append(record)
+            else:
+                log.warning("left out of the export: a stored row (%s[%d].%s)", section, index, problem)
+        document[section] = kept
+    return document
+
+
 def export_rows(conn: Any, now: datetime, learner_id: int = 0) -> dict:
     """Read one learner's rows of every table into the export document (inside one read transaction)."""
 
@@ -281,7 +269,10 @@ def export_rows(conn: Any, now: datetime, learner_id: int = 0) -> dict:
         table, _, order = sql.partition(" ORDER BY ")
         return conn.execute(f"{table} WHERE learner_id = ? ORDER BY {order}", (learner_id,)).fetchall()
 
-    return {
+    def loads(text: str | None, where: str) -> Any:
+        return None if text is None else stored_json(text, where)
+
+    return _importable({
         "format": FORMAT_NAME,
         "version": EXPORT_VERSION,
         "exported_at": now.isoformat(),
@@ -294,7 +285,7 @@ def export_rows(conn: Any, now: datetime, learner_id: int = 0) -> dict:
             for a, b, c, d in rows("SELECT exercise_id, language, source, at FROM code ORDER BY exercise_id, language")
         ],
         "submissions": [
-            {"exercise_id": a, "language": b, "source": c, "result": json.loads(d), "at": e}
+            {"exercise_id": a, "language": b, "source": c, "result": loads(d, "a submission's result"), "at": e}
             for a, b, c, d, e in rows("SELECT exercise_id, language, source, result, at FROM submissions ORDER BY id")
         ],
         "quiz_answers": [
@@ -302,25 +293,25 @@ def export_rows(conn: Any, now: datetime, learner_id: int = 0) -> dict:
             for a, b, c, d, e in rows("SELECT lesson_id, question_id, answer, correct, at FROM quiz_answers ORDER BY id")
         ],
         "explanations": [
-            {"lesson_id": a, "text": b, "ticked": json.loads(c), "at": d}
+            {"lesson_id": a, "text": b, "ticked": loads(c, "an explanation"), "at": d}
             for a, b, c, d in rows("SELECT lesson_id, text, ticked, at FROM explanations ORDER BY lesson_id")
         ],
         "cards": [
-            {"lesson_id": a, "question_id": b, "card": json.loads(c)}
+            {"lesson_id": a, "question_id": b, "card": loads(c, "a review card")}
             for a, b, c in rows("SELECT lesson_id, question_id, card FROM cards ORDER BY lesson_id, question_id")
         ],
         "review_logs": [
             {
                 "lesson_id": a, "question_id": b, "kind": c, "answer": d, "correct": bool(e), "rating": f,
-                "log": json.loads(g), "previous_card": None if h is None else json.loads(h),
-                "card_after": json.loads(i), "undone": bool(j), "at": k,
+                "log": loads(g, "a review log"), "previous_card": loads(h, "a review log"),
+                "card_after": loads(i, "a review log"), "undone": bool(j), "at": k,
             }
             for a, b, c, d, e, f, g, h, i, j, k in rows(
                 "SELECT lesson_id, question_id, kind, answer, correct, rating, log, previous_card, card_after, "
                 "undone, at FROM review_logs ORDER BY id"
             )
         ],
-    }
+    })
 
 
 def import_rows(conn: Any, data: dict, learner_id: int = 0) -> dict[str, int]:

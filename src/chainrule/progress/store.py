@@ -34,6 +34,7 @@ from chainrule.progress.errors import CANNOT_OPEN, NOT_FOUND, StoreError
 from chainrule.progress import schema
 from chainrule.progress.migrations import apply_migrations, schema_version
 from chainrule.progress.scheduling import interval_phrase, make_scheduler, rating_for, schedule_summary
+from chainrule.progress.validation import stored_card, stored_json
 
 DATABASE_NAME = "progress.sqlite3"
 ENV_DATA_DIR = "CHAINRULE_DATA_DIR"
@@ -239,7 +240,9 @@ class ProgressStore:
                 (self.learner_id,),
             ).fetchall()
         )
-        return {f"{exercise}/{language}": json.loads(result) for exercise, language, result in rows}
+        results = {f"{exercise}/{language}": stored_json(result, f"submission {exercise}/{language}")
+                   for exercise, language, result in rows}
+        return {key: result for key, result in results.items() if isinstance(result, dict)}
 
     def submission_count(self) -> int:
         return self._read(
@@ -282,10 +285,10 @@ class ProgressStore:
     ) -> dict:
         """Rate the question's card (creating it if new) and log the rating with the card before it."""
         previous_json = self._load_card(conn, lesson_id, question_id)
-        if previous_json is None:
+        card = None if previous_json is None else stored_card(previous_json, f"card {lesson_id}/{question_id}")
+        if card is None:  # new, or a stored card the scheduler cannot review (reported): start it afresh
+            previous_json = None
             card = Card(card_id=int(now.timestamp() * 1000), due=now)
-        else:
-            card = Card.from_dict(json.loads(previous_json))
         rating: Rating = rating_for(correct)
         new_card, log = self.scheduler.review_card(card, rating, review_datetime=now)
         self._put_card(conn, lesson_id, question_id, new_card)
@@ -327,8 +330,9 @@ class ProgressStore:
                 (self.learner_id, lesson_id, question_id, answer, int(bool(correct)), _iso(now)),
             )
             card_json = self._load_card(conn, lesson_id, question_id)
-            if first_only and earlier is not None and card_json is not None:
-                card = Card.from_dict(json.loads(card_json))
+            where = f"card {lesson_id}/{question_id}"
+            card = None if card_json is None else stored_card(card_json, where, review=False)
+            if first_only and earlier is not None and card is not None:
                 return schedule_summary(card.due, now) | {"rated": False}
             rated = self._rate(conn, "quiz", lesson_id, question_id, answer, correct, now)
             return rated | {"rated": True} if first_only else rated
@@ -357,8 +361,9 @@ class ProgressStore:
             # attempts: how many times it was answered in the lesson (after the first: practice).
             entry = {"answer": answer, "correct": bool(correct), "at": at, "due": None, "text": "",
                      "attempts": int(attempts)}
-            if card_json is not None:
-                card = Card.from_dict(json.loads(card_json))
+            where = f"card {lesson_id}/{question_id}"
+            card = None if card_json is None else stored_card(card_json, where, review=False)
+            if card is not None:
                 entry["due"] = _iso(card.due)
                 if card.last_review is not None:
                     entry["text"] = interval_phrase(card.due - card.last_review)
@@ -375,19 +380,17 @@ class ProgressStore:
                 (self.learner_id, moment.timestamp()),
             ).fetchall()
         )
-        return [
-            {"lesson_id": lesson_id, "question_id": question_id, "due": json.loads(card)["due"]}
-            for lesson_id, question_id, card in rows
-        ]
+        cards = [(lesson_id, question_id, stored_card(card, f"card {lesson_id}/{question_id}"))
+                 for lesson_id, question_id, card in rows]
+        return [{"lesson_id": lesson_id, "question_id": question_id, "due": card.due.isoformat()}
+                for lesson_id, question_id, card in cards if card is not None]
 
     def next_due(self) -> str | None:
         """When the earliest review card is due (ISO 8601), or None if there are no cards."""
-        row = self._read(
-            lambda conn: conn.execute(
-                "SELECT card FROM cards WHERE learner_id = ? ORDER BY due_ts LIMIT 1", (self.learner_id,)
-            ).fetchone()
-        )
-        return None if row is None else json.loads(row[0])["due"]
+        rows = self._read(lambda conn: conn.execute(
+            "SELECT card FROM cards WHERE learner_id = ? ORDER BY due_ts", (self.learner_id,)).fetchall())
+        due = (stored_card(card, "a review card", review=False) for (card,) in rows)
+        return next((card.due.isoformat() for card in due if card is not None), None)
 
     def review(self, lesson_id: str, question_id: str, answer: str, correct: bool) -> dict:
         """Rate a question answered in review; returns the same dict as answer_question."""
@@ -427,7 +430,9 @@ class ProgressStore:
                     (self.learner_id, lesson_id, question_id),
                 )
                 return {"lesson_id": lesson_id, "question_id": question_id, "due": None}
-            previous = Card.from_dict(json.loads(previous_json))
+            previous = stored_card(previous_json, f"review log {log_id}")
+            if previous is None:  # reported: the card stays as it is
+                return None
             conn.execute(
                 "UPDATE cards SET card = ?, due_ts = ? WHERE learner_id = ? AND lesson_id = ? AND question_id = ?",
                 (previous_json, previous.due.timestamp(), self.learner_id, lesson_id, question_id),
@@ -439,7 +444,8 @@ class ProgressStore:
     def card(self, lesson_id: str, question_id: str) -> dict | None:
         """The question's FSRS card as fsrs.Card.to_dict(), or None if it has none yet."""
         card_json = self._read(lambda conn: self._load_card(conn, lesson_id, question_id))
-        return None if card_json is None else json.loads(card_json)
+        card = None if card_json is None else stored_card(card_json, f"card {lesson_id}/{question_id}", review=False)
+        return None if card is None else json.loads(card_json)
 
     def review_log(self, lesson_id: str, question_id: str) -> list[dict]:
         """Every rating of one question, oldest first (undone ones included, marked)."""

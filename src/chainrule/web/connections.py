@@ -7,13 +7,16 @@ the headers of a request: a socket that connects and sends nothing (or a byte no
 forever. A few hundred of them use up the process's open-files limit, after which the server accepts
 nothing and every real request hangs. `GuardedH11Protocol` (uvicorn's h11 protocol, extended) adds:
 
-- a header deadline: a connection that has not sent a whole request head within HEADER_TIMEOUT
-  seconds of connecting (or of its previous response) is closed;
+- a request deadline: a connection that has not sent a whole request, head and body, within
+  HEADER_TIMEOUT seconds of connecting (or of its previous response) is closed. The body counts: a
+  head that declares `Content-Length: 1000` and never sends the body would otherwise hold the
+  connection, and the app reading it, for ever;
 - a cap on open connections, kept below the open-files limit (with a short listen backlog, so that
   accepting never overshoots it): when a new connection would pass it, the
-  connection that has waited longest without sending a request is closed to make room, so a real
-  request is served at once however many idle sockets are held; if every open connection is busy
-  with a request, the newcomer's request is answered 503 with a JSON reason, and closed.
+  connection that has waited longest for a whole request (a head, or the rest of a body) is closed
+  to make room, so a real request is served at once however many idle or half-sent sockets are held;
+  if every open connection is busy with a request, the newcomer's request is answered 503 with a
+  JSON reason, and closed.
 
 uvicorn's own `limit_concurrency` is not used for the cap: it counts idle connections too, so idle
 sockets would turn every real request into a 503, the same lockout in another form.
@@ -25,11 +28,12 @@ import json
 import time
 from typing import Any
 
+import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 __all__ = ["HEADER_TIMEOUT", "KEEP_ALIVE_TIMEOUT", "GuardedH11Protocol", "connection_cap", "server_options"]
 
-HEADER_TIMEOUT = 10.0  # seconds to send a request head, from connecting or from the previous response
+HEADER_TIMEOUT = 10.0  # seconds to send a whole request (head and body), from connecting or the previous response
 KEEP_ALIVE_TIMEOUT = 5  # seconds an idle kept-alive connection stays open (uvicorn's timeout_keep_alive)
 MAX_CONNECTIONS = 512
 FILES_KEPT_FREE = 128  # open files left for the store, the grader's pipes, static files and logs
@@ -105,7 +109,9 @@ class GuardedH11Protocol(H11Protocol):
     def handle_events(self) -> None:
         super().handle_events()
         if self.cycle is not None and not self.cycle.response_complete:
-            self._waiting_since = None  # a request head arrived: it is being answered
+            if self.conn.their_state is h11.SEND_BODY:
+                return  # the head arrived, the body has not: still waiting (deadline and eviction apply)
+            self._waiting_since = None  # a whole request arrived: it is being answered
             self._cancel_head_timer()
 
     def on_response_complete(self) -> None:

@@ -10,6 +10,7 @@ from datetime import datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Path, Query, Request
+from starlette.concurrency import run_in_threadpool
 
 from chainrule import lessons
 from chainrule.progress.scheduling import schedule_summary
@@ -171,15 +172,30 @@ def get_starter(
 
 
 @router.post("/grade", response_model=GradeOut, summary="Grade code in the sandbox and store it as a submission")
-def post_grade(request: Request, body: CodeIn) -> dict[str, Any]:
-    check_exercise(request, body.exercise, body.language)
+async def post_grade(request: Request, body: CodeIn) -> dict[str, Any]:
+    # async: the grading waits for its turn in the event loop, not in the pages' threads (grading_gate.py)
+    await run_in_threadpool(check_exercise, request, body.exercise, body.language)
+    from chainrule.grading import busy_result
+
     try:
-        result = services(request).grade(body.exercise, body.language, body.source)
+        result = await request.app.state.grading_gate.run(
+            services(request).grade, body.exercise, body.language, body.source, still_wanted=_still_connected(request))
     except ValueError as error:
         raise HTTPException(status_code=422, detail=str(error)) from None
-    result = dict(result)
+    result = dict(result if result is not None else busy_result(body.exercise, body.language))
     if result.get("verdict") == "busy":  # not a verdict on the code: keep the last real result
         return result | {"saved": False, "store_error": None}
+    return await run_in_threadpool(_keep_submission, request, body, result)
+
+
+def _still_connected(request: Request):
+    async def connected() -> bool:
+        return not await request.is_disconnected()
+
+    return connected
+
+
+def _keep_submission(request: Request, body: CodeIn, result: dict[str, Any]) -> dict[str, Any]:
     store, error = services(request).try_store()
     if store is not None:
         try:

@@ -12,7 +12,9 @@ possibly coming from a hostile page in the same browser. One ASGI middleware che
    with a valid ?token= set the cookie and redirect to the same address without it (so the token does
    not stay in the address bar or history); without a valid token or cookie they show a short page
    saying to open the link printed in the terminal (401).
-4. Body size: a request body over the limit gets 413 before any route sees it.
+4. Body size: a request body over the limit gets 413 before any route sees it; a request for a
+   static file (public, no token) may carry no body at all, so that nobody without the token can
+   make the server wait for one (connections.py bounds the wait for every other body).
 
 In class mode (`chainrule serve`) step 3 is a gate's instead (web/class_gate.py): a signed-in account and a
 CSRF token on every change take the token's place.
@@ -248,6 +250,12 @@ class SecurityMiddleware:
             )
             return
 
+        declared = headers.get("content-length")
+        if path.startswith(PUBLIC_PREFIXES) and (declared not in (None, "0") or "transfer-encoding" in headers):
+            # Closed after the answer: the body it declared is never read.
+            await self._refuse(send, 400, True, "a request for a static file takes no body.", close=True)
+            return
+
         if self.gate is not None:
             if not await self.gate.admit(scope, headers, method, is_api, self._with_headers(send)):
                 return
@@ -286,7 +294,6 @@ class SecurityMiddleware:
                     return
 
         body_messages: list[dict[str, Any]] | None = None
-        declared = headers.get("content-length")
         if declared is not None:
             if not declared.strip().isdigit():
                 await self._refuse(send, 400, is_api, "the Content-Length header must be a whole number.")
@@ -352,7 +359,7 @@ class SecurityMiddleware:
             f"({limit // 1024} KB). Shorten the code or text you are sending.",
         )
 
-    async def _refuse(self, send: Send, status: int, as_json: bool, message: str) -> None:
+    async def _refuse(self, send: Send, status: int, as_json: bool, message: str, *, close: bool = False) -> None:
         if as_json:
             body = json.dumps({"detail": message}).encode("utf-8")
             content_type = b"application/json"
@@ -360,6 +367,7 @@ class SecurityMiddleware:
             body = UNAUTHORIZED_PAGE.format(message=html.escape(message)).encode("utf-8")
             content_type = b"text/html; charset=utf-8"
         headers = [(b"content-type", content_type), (b"content-length", str(len(body)).encode())]
+        headers += [(b"connection", b"close")] if close else []
         await self._with_headers(send)({"type": "http.response.start", "status": status, "headers": headers})
         await send({"type": "http.response.body", "body": body})
 

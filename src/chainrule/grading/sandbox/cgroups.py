@@ -1,8 +1,14 @@
-"""The cgroup layer: one fresh group per run with a process limit (pids.max) and a memory limit.
+"""The cgroup layer: one fresh group per run with a process limit (pids.max), a memory limit and,
+where the cpu controller can be used, a CPU limit of about one core.
 
-Two backends: cgroup v2 (memory.max, one unified group) and cgroup v1 (separate pids and memory
-hierarchies, memory.limit_in_bytes). At the end of a run every process left in the group (and any group
-a submission made below it) is killed, and the groups are removed. Linux only; nothing here runs at import.
+Two backends: cgroup v2 (memory.max and cpu.max, one unified group) and cgroup v1 (separate pids,
+memory and cpu hierarchies: memory.limit_in_bytes, cpu.cfs_quota_us). The CPU limit is a quota of
+CPU time per period for the whole group: however many processes a run forks, each in its own session
+(its own scheduler autogroup), together they get `Limits.cpu_cores` of CPU time per wall second, one
+core by default, matching the one-grading-per-core gate. Without a usable cpu controller the run keeps
+its process and memory limits, and the report says the CPU limit is missing. At the end of a run
+every process left in the group (and any group a submission made below it) is killed, and the groups
+are removed. Linux only; nothing here runs at import.
 """
 
 from __future__ import annotations
@@ -16,14 +22,29 @@ from pathlib import Path
 from chainrule.grading.sandbox.limits import Limits
 
 
-class CgroupBackend:
-    """Creates one cgroup per run, with a process and a memory limit, and kills whatever is left in it."""
+CPU_PERIOD_US = 100_000  # the scheduler's accounting period for the quota (100 ms, the kernel's default)
+# Where the kernel has CFS burst (5.14+), quota left unused in one period may be spent in a later one,
+# up to one period's quota: node's short parallel start (compiler and GC threads) is not throttled,
+# while a run's CPU time over any longer span stays at `cpu_cores` per wall second.
 
-    def __init__(self, version: int, pids_parent: Path, memory_parent: Path, note: str | None = None) -> None:
+
+def cpu_quota_us(limits: Limits) -> int:
+    """CPU time the run's group may use per CPU_PERIOD_US, all its processes together."""
+    return max(1000, int(CPU_PERIOD_US * limits.cpu_cores))  # the kernel refuses quotas under 1 ms
+
+
+class CgroupBackend:
+    """Creates one cgroup per run, with a process, a memory and (when it can) a CPU limit, and kills
+    whatever is left in it."""
+
+    def __init__(self, version: int, pids_parent: Path, memory_parent: Path, note: str | None = None,
+                 cpu_parent: Path | None = None, cpu_missing: str | None = None) -> None:
         self.version = version
         self.pids_parent = pids_parent
         self.memory_parent = memory_parent
         self.note = note  # why the other cgroup version was not used (a detail, not a missing layer)
+        self.cpu_parent = cpu_parent  # v2: the same group as pids and memory; v1: the cpu hierarchy's
+        self.cpu_missing = cpu_missing  # why runs get no CPU limit, when cpu_parent is None
 
     def create(self, limits: Limits) -> "RunCgroup":
         name = f"chainrule-{uuid.uuid4().hex[:12]}"
@@ -31,21 +52,33 @@ class CgroupBackend:
             path = self.pids_parent / name
             path.mkdir()
             group = RunCgroup(self.version, [path])
-            _write(path / "pids.max", str(limits.max_processes))
-            _write(path / "memory.max", str(limits.memory_bytes))
-            _try_write(path / "memory.swap.max", "0")
+            try:
+                _write(path / "pids.max", str(limits.max_processes))
+                _write(path / "memory.max", str(limits.memory_bytes))
+                _try_write(path / "memory.swap.max", "0")
+                if self.cpu_parent is not None:
+                    _write(path / "cpu.max", f"{cpu_quota_us(limits)} {CPU_PERIOD_US}")
+                    _try_write(path / "cpu.max.burst", str(cpu_quota_us(limits)))  # see CPU_BURST below
+            except OSError:
+                group.remove()
+                raise
             return group
-        pids, memory = self.pids_parent / name, self.memory_parent / name
-        pids.mkdir()
+        group = RunCgroup(self.version, [])
         try:
-            memory.mkdir()
+            for parent in (self.pids_parent, self.memory_parent) + ((self.cpu_parent,) if self.cpu_parent else ()):
+                (parent / name).mkdir()
+                group.paths.append(parent / name)  # pids, memory, then cpu: memory_exceeded reads paths[1]
+            pids, memory = group.paths[:2]
+            _write(pids / "pids.max", str(limits.max_processes))
+            _write(memory / "memory.limit_in_bytes", str(limits.memory_bytes))
+            _try_write(memory / "memory.memsw.limit_in_bytes", str(limits.memory_bytes))
+            if self.cpu_parent is not None:
+                _write(group.paths[2] / "cpu.cfs_period_us", str(CPU_PERIOD_US))
+                _write(group.paths[2] / "cpu.cfs_quota_us", str(cpu_quota_us(limits)))
+                _try_write(group.paths[2] / "cpu.cfs_burst_us", str(cpu_quota_us(limits)))
         except OSError:
-            pids.rmdir()
+            group.remove()
             raise
-        group = RunCgroup(self.version, [pids, memory])
-        _write(pids / "pids.max", str(limits.max_processes))
-        _write(memory / "memory.limit_in_bytes", str(limits.memory_bytes))
-        _try_write(memory / "memory.memsw.limit_in_bytes", str(limits.memory_bytes))
         return group
 
 
@@ -165,7 +198,10 @@ def probe() -> tuple[CgroupBackend | None, list[tuple[str, str]]]:
             backend = CgroupBackend(2, parent, parent)
             group = backend.create(limits)
             group.remove()
-            return backend, []
+            if "cpu" not in available:
+                backend.cpu_missing = f"{parent} offers no cpu controller (it offers {sorted(available)})"
+                return backend, []
+            return _with_cpu(backend, parent, limits), []
         except OSError as error:
             errors.append(f"cgroup v2 at {base}: {error}")
     # cgroup v1: separate pids and memory hierarchies.
@@ -175,10 +211,27 @@ def probe() -> tuple[CgroupBackend | None, list[tuple[str, str]]]:
         backend = CgroupBackend(1, pids_parent, memory_parent, "; ".join(errors) or None)
         group = backend.create(limits)
         group.remove()
-        return backend, []
+        try:
+            cpu_parent = root / "cpu" / _own_cgroup("cpu").lstrip("/")
+        except OSError as error:
+            backend.cpu_missing = f"cgroup v1 has no cpu hierarchy ({error})"
+            return backend, []
+        return _with_cpu(backend, cpu_parent, limits), []
     except OSError as error:
         errors.append(f"cgroup v1: {error}")
     return None, [("cgroup", "; ".join(errors) or "no cgroup hierarchy is mounted at /sys/fs/cgroup")]
+
+
+def _with_cpu(backend: CgroupBackend, cpu_parent: Path, limits: Limits) -> CgroupBackend:
+    """The backend with the CPU limit, when a group with it can be made here; otherwise the backend
+    as it was, saying why runs get no CPU limit."""
+    trial = CgroupBackend(backend.version, backend.pids_parent, backend.memory_parent, backend.note, cpu_parent)
+    try:
+        trial.create(limits).remove()
+    except OSError as error:
+        backend.cpu_missing = f"cannot set a CPU limit under {cpu_parent}: {error}"
+        return backend
+    return trial
 
 
 def join(procs_files: list[str]) -> None:

@@ -24,7 +24,7 @@ OPTIONAL_LAYERS = ("bubblewrap", "cgroup", "seccomp", "identity")
 # What each optional layer gives, in the learner's words (for the summary of a partial sandbox).
 PLAIN_WORDS = {
     "bubblewrap": "a private file system and network",
-    "cgroup": "process and memory caps",
+    "cgroup": "process, memory and CPU caps",
     "seccomp": "the system-call filter",
     "identity": "a separate user account",
 }
@@ -71,18 +71,27 @@ class Isolation:
 
     def report(self) -> dict:
         layers = {"process": True, "rlimits": True, **{name: self.has(name) for name in OPTIONAL_LAYERS}}
+        # The CPU limit (about one core per run) is part of the cgroup layer, reported on its own because
+        # a hierarchy may offer pids and memory without cpu.
+        layers["cpu_limit"] = bool(self.cgroup and self.cgroup.cpu_parent)
+        missing = list(self.missing)
         details: dict = {}
         if self.cgroup:
             layers["cgroup_version"] = self.cgroup.version
             if self.cgroup.note:
                 details["cgroup"] = f"cgroup v{self.cgroup.version} is used; {self.cgroup.note}"
+            if self.cgroup.cpu_missing:
+                missing.append(("cpu_limit", self.cgroup.cpu_missing))
         if self.identity:
             details["identity"] = f"uid {self.identity[0]}, gid {self.identity[1]}"
+        if not self.bubblewrap and not self.cgroup and sys.platform.startswith("linux"):
+            details["survivors"] = ("no pid namespace or cgroup holds a run's processes here: each run is "
+                                    "kept below a reaper (a child subreaper) that kills every one of them at its end")
         return {
             "level": self.level,
             "summary": self.summary(),
             "layers": layers,
-            "missing": [{"layer": layer, "error": error} for layer, error in self.missing],
+            "missing": [{"layer": layer, "error": error} for layer, error in missing],
             "details": details,
         }
 

@@ -19,6 +19,7 @@ class Limits:
     output_bytes: int = 1_000_000
     max_processes: int = 64
     memory_bytes: int = 512 * MB
+    cpu_cores: float = 1.0  # CPU time per wall second for the whole run, all its processes (cgroup cpu)
     pipe_grace_seconds: float = 0.3
     work_bytes: int = 64 * MB  # size of the writable tmpfs under bubblewrap
     message_queue_bytes: int = 0  # RLIMIT_MSGQUEUE: POSIX message queues are a per-user budget

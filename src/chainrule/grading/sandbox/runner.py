@@ -15,9 +15,11 @@ import os
 import selectors
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 import uuid
+from pathlib import Path
 from typing import Sequence
 
 from chainrule.grading.sandbox import bubblewrap, cgroups, identity, rlimits, seccomp
@@ -42,6 +44,26 @@ def _prepare_child(limits: Limits, cgroup_procs: list[str], ids: tuple[int, int]
         identity.drop_to(*ids)
     if seccomp_filter is not None:
         seccomp_filter.load()
+
+
+REAPER = Path(__file__).with_name("reaper.py")
+
+
+def _under_reaper(command: list[str], isolation: Isolation, seccomp_fd: int | None) -> list[str]:
+    """The command started by the reaper (reaper.py): used when neither a pid namespace nor a cgroup
+    holds the run's processes. The reaper keeps the grader's user; its child drops to the sandbox's."""
+    uid, gid = isolation.identity or ("-", "-")
+    fd = "-" if seccomp_fd is None else str(seccomp_fd)
+    return [os.path.realpath(sys.executable), "-I", "-S", str(REAPER), str(uid), str(gid), fd, "--", *command]
+
+
+def _end_reaper(process: subprocess.Popen, deadline: float) -> None:
+    """Ask the reaper to kill every process of the run (it may have done so already), and wait for it."""
+    try:
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=max(0.1, deadline - time.monotonic()))
+    except (OSError, subprocess.TimeoutExpired):
+        pass
 
 
 def _kill_marked(marker: str) -> None:
@@ -109,39 +131,46 @@ def run(
     key, value = marker.split("=", 1)
     clean_env[key] = value
     command = list(argv)
-    seccomp_fd: int | None = None
-    direct_filter = None
-    if isolation.seccomp is not None:
-        if isolation.bubblewrap:
-            seccomp_fd = os.memfd_create("chainrule-seccomp", 0)  # bwrap reads the BPF program from it
-            os.write(seccomp_fd, isolation.seccomp)
-            os.lseek(seccomp_fd, 0, os.SEEK_SET)
-        else:
-            direct_filter = seccomp.build_filter()  # loaded in the child just before exec
     report = isolation.report()
-    try:
-        if isolation.bubblewrap:
-            wrapper = bubblewrap.build(isolation.bubblewrap, scratch, command[0], read_only, clean_env,
-                                       limits.work_bytes, seccomp_fd, drop_to=isolation.identity)
-            # The program by its real path: a virtual environment's link points outside what is mounted.
-            command = wrapper + [os.path.realpath(command[0])] + command[1:]
-    except OSError as error:
-        if seccomp_fd is not None:
-            os.close(seccomp_fd)
-        return RunOutcome(stdout=b"", stderr=b"", returncode=None, signal=None, isolation=report,
-                          start_error=f"could not prepare the sandbox's file system: {error}")
-
     cgroup = None
     if isolation.cgroup:
         try:
             cgroup = isolation.cgroup.create(limits)
         except OSError as error:
             # This run goes without its group (every other layer still applies), and says so.
-            report = isolation.without("cgroup", f"could not create this run's cgroup: {error}").report()
+            isolation = isolation.without("cgroup", f"could not create this run's cgroup: {error}")
+            report = isolation.report()
+    # Neither a pid namespace nor a cgroup to find every process of the run by: the reaper keeps them.
+    reaped = not isolation.bubblewrap and cgroup is None
+    seccomp_fd: int | None = None
+    direct_filter = None
+    if isolation.seccomp is not None:
+        if isolation.bubblewrap or reaped:
+            seccomp_fd = os.memfd_create("chainrule-seccomp", 0)  # bwrap or the reaper reads the BPF program
+            os.write(seccomp_fd, isolation.seccomp)
+            os.lseek(seccomp_fd, 0, os.SEEK_SET)
+        else:
+            direct_filter = seccomp.build_filter()  # loaded in the child just before exec
+    try:
+        if isolation.bubblewrap:
+            wrapper = bubblewrap.build(isolation.bubblewrap, scratch, command[0], read_only, clean_env,
+                                       limits.work_bytes, seccomp_fd, drop_to=isolation.identity)
+            # The program by its real path: a virtual environment's link points outside what is mounted.
+            command = wrapper + [os.path.realpath(command[0])] + command[1:]
+        elif reaped:
+            command = _under_reaper(command, isolation, seccomp_fd)
+    except OSError as error:
+        if seccomp_fd is not None:
+            os.close(seccomp_fd)
+        if cgroup:
+            cgroup.remove()
+        return RunOutcome(stdout=b"", stderr=b"", returncode=None, signal=None, isolation=report,
+                          start_error=f"could not prepare the sandbox's file system: {error}")
 
     pass_fds = [seccomp_fd] if seccomp_fd is not None else []
-    # Under bubblewrap, setpriv switches users inside (bwrap needs root to mount); without it, the child does.
-    switch_in_child = None if isolation.bubblewrap else isolation.identity
+    # Under bubblewrap, setpriv switches users inside (bwrap needs root to mount); under the reaper, the
+    # reaper's child does; otherwise the child does, just before exec.
+    switch_in_child = None if isolation.bubblewrap or reaped else isolation.identity
     started = time.monotonic()
     deadline = started + limits.wall_seconds
     try:
@@ -171,9 +200,12 @@ def run(
             os.close(seccomp_fd)
 
     stdout, stderr, timed_out, output_exceeded = _read_capped(process, limits, deadline)
-    # Whatever is left (a setsid child, a fork bomb) dies now: the group, the cgroup, or the marked environment.
-    _kill_group(process.pid)
+    # Whatever is left (a setsid child, a fork bomb) dies now: the reaper's sweep, the group, the cgroup,
+    # or the marked environment.
     kill_deadline = time.monotonic() + 2.0
+    if reaped:
+        _end_reaper(process, kill_deadline)
+    _kill_group(process.pid)
     if cgroup:
         cgroup.kill_all(kill_deadline)
     if not isolation.bubblewrap and not cgroup:

@@ -1,0 +1,188 @@
+"""One run gets about one core, and nothing outlives a run even without bubblewrap and cgroups.
+
+docs/security.md, "One core per run" and "Survivors without a pid namespace or a cgroup":
+
+- a run that forks spinners, each in its own session (its own scheduler autogroup), gets no more CPU
+  time per wall second than its cgroup's quota (measured as the children's CPU time over the wall
+  time they spun, inside the run: a ratio, not a duration);
+- with bubblewrap and cgroups both turned off, a child that calls setsid and re-executes itself with an
+  empty environment (no marker left to find it by) is gone when the grading returns: the reaper
+  (sandbox/reaper.py, a child subreaper) kills every descendant.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import signal
+import subprocess
+import sys
+
+import pytest
+
+from chainrule.grading import default_limits, grade, isolation_report, reference_source
+from chainrule.grading.sandbox import Limits, cgroups, probe, run, scratch_directory
+from test_sandbox import marker, python_attack, survivors
+
+pytestmark = pytest.mark.timeout(120)
+
+SPINNERS = """
+import os, time
+SPINNERS, WINDOW = 6, 1.5
+start = time.monotonic()
+children = []
+for _ in range(SPINNERS):
+    pid = os.fork()
+    if pid == 0:
+        os.setsid()  # its own session, so its own autogroup: no sharing of one group's slice
+        while time.monotonic() - start < WINDOW:
+            pass
+        os._exit(0)
+    children.append(pid)
+for pid in children:
+    os.waitpid(pid, 0)
+wall = time.monotonic() - start
+times = os.times()
+print("CPU", times.children_user + times.children_system, "WALL", wall)
+"""
+
+
+def cpu_per_wall_second(cores: float) -> float:
+    with scratch_directory() as scratch:
+        script = os.path.join(scratch, "spin.py")
+        with open(script, "w") as f:
+            f.write(SPINNERS)
+        outcome = run([sys.executable, "-I", "-S", script], scratch, Limits(cpu_cores=cores, wall_seconds=20))
+    found = re.search(rb"CPU ([\d.]+) WALL ([\d.]+)", outcome.stdout)
+    assert found, (outcome.stdout, outcome.stderr)
+    return float(found[1]) / float(found[2])
+
+
+needs_cpu_limit = pytest.mark.skipif(
+    isolation_report()["layers"].get("cpu_limit") is False or not isolation_report()["layers"]["cgroup"],
+    reason="no CPU limit here: " + "; ".join(m["error"] for m in isolation_report()["missing"]
+                                             if m["layer"] in ("cgroup", "cpu_limit")))
+
+
+@needs_cpu_limit
+@pytest.mark.parametrize("cores", [0.25, 1.0])
+def test_forked_spinners_in_their_own_sessions_get_no_more_than_the_runs_cores(cores):
+    ratio = cpu_per_wall_second(cores)
+    # The quota is enforced per 100 ms period; allow a period's worth of slack over 1.5 s, and the
+    # spinners' start and exit (a run without the limit gets up to every core of the machine).
+    assert ratio <= cores * 1.25 + 0.05, f"{ratio:.2f} CPU seconds per wall second with a quota of {cores}"
+
+
+@needs_cpu_limit
+def test_each_runs_cgroup_gets_a_quota_of_one_core_by_default():
+    backend = probe().cgroup
+    assert cgroups.cpu_quota_us(default_limits("python")) == cgroups.CPU_PERIOD_US == 100_000
+    group = backend.create(default_limits("python"))
+    try:
+        if backend.version == 2:
+            assert (group.paths[0] / "cpu.max").read_text().split() == ["100000", "100000"]
+        else:
+            cpu = group.paths[2]
+            assert (cpu / "cpu.cfs_quota_us").read_text().strip() == "100000"
+            assert (cpu / "cpu.cfs_period_us").read_text().strip() == "100000"
+    finally:
+        group.remove()
+    assert isolation_report()["layers"]["cpu_limit"] is True
+
+
+# ---------------------------------------------------------------- without bubblewrap and cgroups
+
+
+@pytest.fixture
+def no_namespace_no_cgroup(monkeypatch):
+    """The degraded sandbox: bubblewrap and cgroups turned off by their switches, probed anew."""
+    from chainrule.grading import sandbox
+
+    monkeypatch.setenv("CHAINRULE_SANDBOX_NO_BWRAP", "1")
+    monkeypatch.setenv("CHAINRULE_SANDBOX_NO_CGROUP", "1")
+    sandbox._probe_cached.cache_clear()
+    report = isolation_report()
+    assert report["layers"]["bubblewrap"] is False and report["layers"]["cgroup"] is False
+    yield report
+    monkeypatch.undo()
+    sandbox._probe_cached.cache_clear()
+
+
+def kill_survivors(mark: str) -> list[int]:
+    """The marked processes still alive, killed (so that a failing run leaves nothing behind)."""
+    found = survivors(mark)
+    for pid in found:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    return found
+
+
+ESCAPE = """
+if os.fork() == 0:
+    os.setsid()  # out of the process group
+    if os.fork() == 0:  # and re-parented once its parent leaves
+        os.execve(sys.executable, ['python', '-c', 'import time; time.sleep(1000)  # %s'], {})  # no marker
+    os._exit(0)
+"""
+
+
+@pytest.mark.parametrize("ending", ["returns", "times out"])
+def test_a_setsid_child_with_an_empty_environment_does_not_outlive_the_run(no_namespace_no_cgroup, ending):
+    mark = marker()
+    body = ESCAPE % mark + ("time.sleep(1000)\n" if ending == "times out" else "")
+    limits = dataclasses.replace(default_limits("python"), wall_seconds=3.0)
+    try:
+        result = grade("neuron-grads", "python", python_attack(mark, body), limits=limits)
+        left = survivors(mark)  # at once: the reaper has swept before the grading returned
+    finally:
+        kill_survivors(mark)
+    assert left == [], f"processes marked {mark} outlived the run"
+    assert result["verdict"] == ("passed" if ending == "returns" else "timeout"), result["message"]
+    assert "kept below a reaper" in no_namespace_no_cgroup["details"]["survivors"]
+
+
+def test_the_degraded_sandbox_still_grades_and_reports_signals(no_namespace_no_cgroup):
+    passed = grade("neuron-grads", "python", reference_source("neuron-grads", "python"))
+    assert passed["verdict"] == "passed", passed["message"]
+    killed = grade("neuron-grads", "python", python_attack(marker(), "os.kill(os.getpid(), 9)"))
+    assert killed["verdict"] == "crashed" and "SIGKILL" in killed["message"], killed["message"]
+
+
+def reaper(*program: str, ids: tuple[str, str] = ("-", "-"), pass_fds: tuple[int, ...] = (), fd: str = "-"):
+    from chainrule.grading.sandbox.runner import REAPER
+
+    return subprocess.run([os.path.realpath(sys.executable), "-I", "-S", str(REAPER), *ids, fd, "--", *program],
+                          capture_output=True, text=True, timeout=30, pass_fds=pass_fds)
+
+
+def test_the_reapers_child_drops_to_the_sandbox_user_and_loads_the_filter_and_the_reaper_does_not():
+    status = "grep -E '^(Uid|Seccomp|NoNewPrivs):' /proc/self/status; grep -E '^(Uid|Seccomp):' /proc/$PPID/status"
+    filter_program = probe().seccomp
+    ids = ("65431", "65431") if os.geteuid() == 0 else ("-", "-")
+    fd = None
+    if filter_program is not None:
+        fd = os.memfd_create("test-seccomp", 0)
+        os.write(fd, filter_program)
+        os.lseek(fd, 0, os.SEEK_SET)
+    try:
+        done = reaper("/bin/sh", "-c", status, ids=ids, pass_fds=(fd,) if fd is not None else (),
+                      fd=str(fd) if fd is not None else "-")
+    finally:
+        if fd is not None:
+            os.close(fd)
+    lines = done.stdout.split("\n")
+    assert done.returncode == 0, done.stderr
+    if os.geteuid() == 0:
+        assert lines[0].split()[1:] == ["65431"] * 4  # the program: the sandbox's user, every uid
+        assert lines[3].split()[1] == "0"  # its parent, the reaper: still the grader's user
+    if filter_program is not None:
+        assert lines[1:3] == ["NoNewPrivs:\t1", "Seccomp:\t2"]  # the program: filtered
+        assert lines[4] == "Seccomp:\t0"  # the reaper: not
+
+
+@pytest.mark.parametrize("script,returncode", [("exit 3", 3), ("kill -9 $$", -9), ("kill -XCPU $$", -24)])
+def test_the_reaper_ends_as_its_program_ended(script, returncode):
+    assert reaper("/bin/sh", "-c", script).returncode == returncode
