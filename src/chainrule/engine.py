@@ -26,7 +26,9 @@ from contextlib import contextmanager
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from chainrule import ops
-from chainrule.ops import ABS, ADD, DIV, EXP, LOG, MUL, NEG, POW, RELU, SIGMOID, SUB, TANH, Op, power_op
+from chainrule.ops import (
+    ABS, ADD, DIV, EXP, LOG, LOGADDEXP, MUL, NEG, POW, RELU, SIGMOID, SUB, TANH, Op, power_op,
+)
 
 __all__ = [
     "Value", "grad", "no_grad", "enable_grad", "is_grad_enabled", "zero_grad", "gradcheck",
@@ -245,6 +247,14 @@ class Value:
 
     def sigmoid(self) -> "Value":
         return Value(SIGMOID.forward(self.data), self, None, SIGMOID)
+
+    def logaddexp(self, other: "Value | float") -> "Value":
+        """log(exp(self) + exp(other)), computed without overflow (see ops.LOGADDEXP)."""
+        if other.__class__ is not Value:
+            other = _operand(other)
+            if other is None:
+                raise TypeError("logaddexp takes a Value or a real number")
+        return Value(LOGADDEXP.forward(self.data, other.data), self, other, LOGADDEXP)
 
     # --- the backward pass ---------------------------------------------------------------------------
 

@@ -129,6 +129,18 @@ def log(a: Any) -> Any:
     return safe_log(a) if _is_float(a) else a.log()
 
 
+def exp(a: Any) -> Any:
+    return safe_exp(a) if _is_float(a) else a.exp()
+
+
+def logaddexp(a: float, b: float) -> float:
+    """log(e^a + e^b) without overflow, as PyTorch: max(a, b) + log1p(e^-|a - b|), and a itself when a
+    and b are the same infinity (where a - b would be nan)."""
+    if a == b and math.isinf(a):
+        return a
+    return (a if a > b else b) + math.log1p(math.exp(-abs(a - b)))
+
+
 # --- array forms (NumPy, for chainrule.compile): the same rules on float64 arrays --------------------
 
 _numpy: Any = None
@@ -173,10 +185,17 @@ def _sign_array(a: Any) -> Any:
 
 
 def _sigmoid_array(a: Any) -> Any:
-    # `stable_sigmoid`'s two branches, chosen per element: exp only sees -|a| <= 0.
+    # `stable_sigmoid`'s formula, 1 / (1 + e^-a): where e^-a overflows it gives exactly 0, as the float
+    # rule and PyTorch do (e / (1 + e) with e = e^-|a| would give a subnormal for a in (-745.2, -709.78]).
     np = _np()
-    e = np.exp(-np.abs(a))
-    return np.where(a >= 0.0, 1.0 / (1.0 + e), e / (1.0 + e))
+    return 1.0 / (1.0 + np.exp(-a))
+
+
+def _logaddexp_array(a: Any, b: Any) -> Any:
+    np = _np()
+    out = np.maximum(a, b) + np.log1p(np.exp(-np.abs(a - b)))  # np.maximum passes a nan on
+    same_infinity = (a == b) & np.isinf(a)
+    return np.where(same_infinity, a, out) if same_infinity.any() else out
 
 
 def _masked(keep: Any, contribution: Any) -> Any:
@@ -336,9 +355,19 @@ ABS = Op(
     array_forward=lambda a: _np().abs(a), array_pullback=lambda g, a, out: (_sign_array(a) * g,),
 )
 
+LOGADDEXP = Op(
+    "logaddexp", "logaddexp", 2, logaddexp,
+    lambda g, a, b, out: (g * exp(a - out), g * exp(b - out)),  # softmax weights, as torch.logsumexp
+    "{out} = log(exp({a}) + exp({b}))", ("exp({a} - {out})", "exp({b} - {out})"),
+    "Log-sum-exp of two: d/da log(e^a + e^b) = e^a / (e^a + e^b) = exp(a - out). Folded over a list it is "
+    "the log-sum-exp of the list (softmax cross-entropy), with no exponential that can overflow.",
+    array_forward=_logaddexp_array,
+    array_pullback=lambda g, a, b, out: (g * _np().exp(a - out), g * _np().exp(b - out)),
+)
+
 #: Every op with a fixed definition, by name (constant powers are made by `power_op`).
 OPS: dict[str, Op] = {
-    op.name: op for op in (ADD, SUB, MUL, DIV, NEG, POW, EXP, LOG, TANH, SIGMOID, RELU, ABS)
+    op.name: op for op in (ADD, SUB, MUL, DIV, NEG, POW, EXP, LOG, TANH, SIGMOID, RELU, ABS, LOGADDEXP)
 }
 
 
