@@ -20,11 +20,12 @@ from __future__ import annotations
 import inspect
 import math
 import sys
+import threading
 from operator import attrgetter
 from typing import Any, Callable, Sequence
 
 from chainrule import engine
-from chainrule.engine import Value, observe_nodes
+from chainrule.engine import Value, topological_order, tracing
 from chainrule.replay import Planner
 
 __all__ = ["compile", "CompiledFunction", "TracingError"]
@@ -39,6 +40,12 @@ class TracingError(TypeError):
 
 
 def _refuse(what: str) -> TracingError:
+    error = _refusal(what)
+    _Tracer.record(error)
+    return error
+
+
+def _refusal(what: str) -> TracingError:
     return TracingError(
         f"{what} is not allowed on a traced value. chainrule.compile calls your function once with "
         "placeholders, which have no number yet, and replays the graph it records for every example, "
@@ -116,11 +123,54 @@ for _name, _what in _REFUSED.items():
     setattr(_Traced, _name, _refusing(_what))
 
 
-def _mark_traced(node: Value) -> None:
-    """Observer during tracing: a node the engine made from a placeholder is a placeholder too
-    (this covers `Value.relu(x)` called on the class, as chainrule.nn does)."""
-    if type(node._a) is _Traced or type(node._b) is _Traced:
+class _Tracer:
+    """The engine's tracing hook (see `engine.tracing`), and the refusals made while a trace runs.
+
+    A refusal raised inside the traced function and caught there (``try: float(x) except ...``), or
+    raised in another thread the function started, still fails the compile: the graph would be wrong.
+    """
+
+    _lock = threading.Lock()
+    _active: list[list[TracingError]] = []  # one list of refusals per trace running now
+
+    @staticmethod
+    def node(node: Value, a: Value | None, b: Value | None, recording: bool) -> bool:
+        """A node the engine made from a placeholder is a placeholder too (this covers `Value.relu(x)`
+        called on the class, as chainrule.nn does, and nodes made in other threads)."""
+        if type(a) is not _Traced and type(b) is not _Traced:
+            return False
+        if not recording:
+            raise _refuse("computing under no_grad() (the result would be a constant)")
         node.__class__ = _Traced
+        return True
+
+    @staticmethod
+    def numbers(value: Value, what: str) -> None:
+        if type(value) is _Traced:
+            raise _refuse(what)
+
+    @classmethod
+    def record(cls, error: TracingError) -> None:
+        with cls._lock:
+            for refusals in cls._active:
+                refusals.append(error)
+
+    @classmethod
+    def run(cls, fn: Callable[..., Any], placeholders: list[Value]) -> Any:
+        """fn(*placeholders) with the hook on; a TracingError if anything was refused meanwhile."""
+        refusals: list[TracingError] = []
+        with cls._lock:
+            cls._active.append(refusals)
+        try:
+            with tracing(cls):
+                out = fn(*placeholders)
+        finally:
+            with cls._lock:
+                cls._active.remove(refusals)
+        if refusals:
+            raise TracingError(f"{refusals[0]} (This was refused while tracing, then caught inside the "
+                               "function or raised in a thread it started.)") from refusals[0]
+        return out
 
 
 def _count_inputs(fn: Callable[..., Any]) -> int:
@@ -167,17 +217,52 @@ def compile(  # noqa: A001 - chainrule.compile, as the library's public name
         n_inputs = _count_inputs(fn)
     if isinstance(n_inputs, bool) or not isinstance(n_inputs, int) or n_inputs < 0:
         raise ValueError(f"n_inputs must be a whole number >= 0, not {n_inputs!r}")
+    placeholders = _placeholders(n_inputs)
+    out = _check_output(_Tracer.run(fn, placeholders))
+    # Traced again with new placeholders: Python state read while tracing (a `random` dropout mask, a
+    # call counter, a global) would be frozen into the graph, so a second call must record the same one.
+    again = _placeholders(n_inputs)
+    if _graph_signature(out, placeholders, params) != _graph_signature(
+            _check_output(_Tracer.run(fn, again)), again, params):
+        raise TracingError(
+            "the function recorded a different graph when chainrule.compile called it a second time, so it "
+            "depends on Python state read while tracing (random numbers such as a dropout mask, a call "
+            "counter, a global that changes): that state would be frozen into the compiled graph. Pass what "
+            "varies as an input column instead (e.g. a dropout mask as a column of 0s and 1s)."
+        )
+    return CompiledFunction(out, placeholders, params)
+
+
+def _placeholders(n_inputs: int) -> list[Value]:
     placeholders = []
     for i in range(n_inputs):
         x = Value(math.nan, label=f"input{i}")
         x.__class__ = _Traced
         placeholders.append(x)
-    with observe_nodes(_mark_traced):
-        out = fn(*placeholders)
+    return placeholders
+
+
+def _check_output(out: Any) -> Value:
     if not isinstance(out, Value):
         hint = " (pick one element, e.g. model(x)[0])" if isinstance(out, (list, tuple)) else ""
         raise TypeError(f"the compiled function must return one Value, not {type(out).__name__}{hint}")
-    return CompiledFunction(out, placeholders, params)
+    return out
+
+
+def _graph_signature(out: Value, placeholders: list[Value], params: list[Value]) -> list[tuple]:
+    """The recorded graph, comparable between two traces: for each node in order, its op and where its
+    inputs come from; for a leaf, which placeholder or parameter it is, or a constant's bits."""
+    order = topological_order(out)
+    position = {node: i for i, node in enumerate(order)}
+    names = {x: ("input", i) for i, x in enumerate(placeholders)}
+    names.update((p, ("param", i)) for i, p in enumerate(params))
+    signature = []
+    for node in order:
+        if node._op is not None:
+            signature.append((node._op, tuple(position[c] for c in node._prev)))
+        else:
+            signature.append(names.get(node) or ("constant", _DATA.__get__(node).hex()))
+    return signature
 
 
 class CompiledFunction:

@@ -404,6 +404,8 @@ def grad(output: Value, inputs: Sequence[Value] | Value, create_graph: bool = Fa
             raise TypeError(f"grad() takes Values as inputs, not {type(x).__name__}")
     if not isinstance(output, Value):
         raise TypeError(f"grad() takes a Value as output, not {type(output).__name__}")
+    if _tracer is not None and not create_graph:
+        _tracer.numbers(output, "chainrule.grad(...) without create_graph=True")
     order = topological_order(output, leaves=False)
     # Keyed by id: the nodes of `order` stay alive during the call, so their ids stay unique.
     grads: dict[int, Any] = {id(output): Value(1.0) if create_graph else 1.0}
@@ -534,7 +536,10 @@ def detect_anomaly() -> Iterator[_AnomalyMode]:
 
 def _record_slow_path(node: Value, a: Value | None, b: Value | None, op: Op) -> None:
     """Node construction while some thread has a mode active: read this thread's own modes."""
-    if not _grad_enabled():
+    recording = _grad_enabled()
+    tracer = _tracer
+    traced = tracer is not None and tracer.node(node, a, b, recording)
+    if not recording:
         node._a = node._b = None
         node._op = None
         return
@@ -542,19 +547,34 @@ def _record_slow_path(node: Value, a: Value | None, b: Value | None, op: Op) -> 
     node._b = b
     node._op = op
     anomaly = _anomaly()
-    if anomaly is not None:
+    if anomaly is not None and not traced:  # a traced node has no number to check yet
         anomaly.record(node)
-    observer = getattr(_thread, "observer", None)
-    if observer is not None:
-        observer(node)
+
+
+# --- the hook of chainrule.compile's tracer -------------------------------------------------------------
+# While any thread traces, every op node made in ANY thread is shown to the tracer (a worker thread the
+# traced function starts must see placeholders too): `tracer.node(node, a, b, recording)` marks a node
+# made from a placeholder as one (returns True) and refuses one made under no_grad; `tracer.numbers(v,
+# what)` refuses engine functions that would compute with a placeholder's missing number.
+_tracer: Any = None
+_traces_active = 0
 
 
 @contextmanager
-def observe_nodes(observer: Callable[[Value], None]) -> Iterator[None]:
-    """Call observer(node) on every op node this thread makes inside the block, graph recording on
-    (chainrule.compile marks the nodes computed from its placeholders this way)."""
-    with _mode(grad_enabled=True, observer=observer):
-        yield
+def tracing(tracer: Any) -> Iterator[None]:
+    """Show every op node made inside the block (any thread) to `tracer`; this thread records graphs."""
+    global _tracer, _traces_active
+    with _state_lock:
+        _traces_active += 1
+        _tracer = tracer
+    try:
+        with _mode(grad_enabled=True):
+            yield
+    finally:
+        with _state_lock:
+            _traces_active -= 1
+            if _traces_active == 0:
+                _tracer = None
 
 
 # --- numerical check ---------------------------------------------------------------------------------
