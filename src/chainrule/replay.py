@@ -85,13 +85,31 @@ class Elementwise:
                 source.add_grad(self.np, GU, GV, contribution)
 
 
+# A sum whose result is smaller than this fraction of the sum of its terms' sizes (a cancellation), or
+# whose terms' sizes add up to more than HALF_MAX (an overflow somewhere, in some order), is recomputed in
+# the eager order. Any other sum differs from the eager one by at most 2 L eps / CANCELLATION relative
+# (L terms, eps = 2^-53), whatever order BLAS adds in: the order cannot change it beyond rounding.
+CANCELLATION = 2.0 ** -10
+HALF_MAX = 2.0 ** 1023
+
+
 class MatrixSum:
     """Sums over the same varying inputs (a layer): out = W @ X + bias, W[j, k] the uniform coefficient
-    of input k in sum j (1 for a bare term), bias[j] the sum of sum j's uniform terms."""
+    of input k in sum j (1 for a bare term), bias[j] the sum of sum j's uniform terms.
+
+    The matrix product adds in BLAS's order, with fused multiply-adds; `_eager_order` then recomputes,
+    term by term in the order the sum was written, every sum where order can change the result: one
+    that is not finite, could overflow, or cancels (see CANCELLATION). `terms[j]` lists sum j's terms in
+    that order as (U slot of the coefficient, row of X), row K standing for a uniform term (x 1.0)."""
 
     def __init__(self, np: Any, out_slots: list[int], inputs: Input, coefficients: list[list[int]],
-                 coefficients_need_grad: bool, bias_terms: list[tuple[int, int]], bias_needs_grad: bool) -> None:
+                 coefficients_need_grad: bool, bias_terms: list[tuple[int, int]], bias_needs_grad: bool,
+                 terms: list[list[tuple[int, int]]], negative_zero_slot: int) -> None:
         self.np = np
+        width = max(len(t) for t in terms)  # padded with -0.0, which adds nothing (x + -0.0 == x)
+        padded = [t + [(negative_zero_slot, len(coefficients[0]))] * (width - len(t)) for t in terms]
+        self.term_coefficients = np.asarray([[c for c, _ in t] for t in padded], dtype=np.intp)
+        self.term_rows = np.asarray([[r for _, r in t] for t in padded], dtype=np.intp)
         self.out = _index(np, out_slots)
         self.count = len(out_slots)
         self.inputs = inputs
@@ -105,12 +123,41 @@ class MatrixSum:
         self.needs_grad = inputs.needs_grad or coefficients_need_grad or (self.has_bias and bias_needs_grad)
 
     def forward(self, U: Any, V: Any) -> None:
+        np = self.np
         in_place = self.out.__class__ is slice  # write straight into the store
-        out = array_sum_of_products(U[self.coefficients], V[self.inputs.index], V[self.out] if in_place else None)
+        weights, inputs = U[self.coefficients], V[self.inputs.index]
+        out = array_sum_of_products(weights, inputs, V[self.out] if in_place else None)
+        sizes = np.abs(weights).sum(axis=1)
         if self.has_bias:
-            out += self.np.bincount(self.bias_owner, self.bias.read(U, V), self.count)[:, None]
+            bias = self.bias.read(U, V)
+            out += np.bincount(self.bias_owner, bias, self.count)[:, None]
+            bias_sizes = np.bincount(self.bias_owner, np.abs(bias), self.count)
+        else:
+            bias_sizes = 0.0
+        self._eager_order(U, inputs, out, sizes, bias_sizes)
         if not in_place:
             V[self.out] = out
+
+    def _eager_order(self, U: Any, inputs: Any, out: Any, sizes: Any, bias_sizes: Any) -> None:
+        """Recompute in the written order each sum whose order matters: sum j of example n has terms of
+        sizes adding up to at most bound = sizes[j] * max_k |x_kn| + bias_sizes[j]."""
+        np = self.np
+        largest = max(inputs.max(initial=0.0), -inputs.min(initial=0.0))  # nan if any input is nan
+        bounds = sizes * largest + bias_sizes
+        if bounds.max(initial=0.0) < HALF_MAX:  # nothing can overflow: look for cancellations only
+            suspect = np.abs(out) <= (CANCELLATION * bounds)[:, None]
+        else:  # some input is huge, infinite or nan: bound each example on its own
+            column_largest = np.maximum(inputs.max(axis=0, initial=0.0), -inputs.min(axis=0, initial=0.0))
+            bounds = np.multiply.outer(sizes, column_largest) + np.asarray(bias_sizes)[..., None]
+            suspect = ~(np.abs(out) > CANCELLATION * bounds) | ~(bounds < HALF_MAX)
+        if not suspect.any():
+            return
+        j, n = np.nonzero(suspect)
+        rows = self.term_rows[j]
+        x = inputs[np.minimum(rows, inputs.shape[0] - 1), n[:, None]]
+        x[rows == inputs.shape[0]] = 1.0  # a uniform term: its coefficient is the term
+        products = U[self.term_coefficients[j]] * x
+        out[j, n] = np.add.accumulate(products, axis=1)[:, -1]  # left to right, as written
 
     def backward(self, U: Any, V: Any, GU: Any, GV: Any) -> None:
         if not self.needs_grad:
@@ -178,10 +225,11 @@ class Planner:
             for c in inputs:
                 self.uses[c] = self.uses.get(c, 0) + 1
                 self.consumer[c] = node
-        # Slots: U[0] holds 1.0 (the coefficient of a bare term), then parameters and constants.
+        # Slots: U[0] holds 1.0 (the coefficient of a bare term), U[1] -0.0, then parameters and constants.
         self.u_slots: dict[Value, int] = {}
         self.v_slots: dict[Value, int] = {x: i for i, x in enumerate(placeholders)}
-        self.u_values: list[float] = [1.0]
+        self.u_values: list[float] = [1.0, -0.0]  # U[1]: the -0.0 that pads a sum's terms
+        self.negative_zero_slot = 1
         self.graph_params = [p for p in params if p in self.varying]
         for p in self.graph_params:
             self._new_u_slot(p, 0.0)
@@ -202,9 +250,12 @@ class Planner:
     # -- fusion --
 
     def _in_sum(self, node: Value) -> bool:
-        """An addition folded into the sum that consumes it (its only use)."""
-        return (node._op is ADD and node is not self.out and self.uses.get(node) == 1
-                and self.consumer[node]._op is ADD)
+        """An addition folded into the sum that consumes it: its only use, as the left operand, so that
+        the sum is ((t0 + t1) + t2) + ... and its written order is the order of its terms."""
+        if node._op is not ADD or node is self.out or self.uses.get(node) != 1:
+            return False
+        consumer = self.consumer[node]
+        return consumer._op is ADD and consumer._a is node
 
     def _coefficient_term(self, node: Value) -> tuple[Value, Value] | None:
         """(uniform coefficient, varying input) if node is such a product used only by its sum."""
@@ -218,15 +269,15 @@ class Planner:
         return None
 
     def _terms(self, root: Value) -> list[Value]:
+        """The terms of the left-deep sum at root, in the order they are added."""
         terms: list[Value] = []
-        stack = list(reversed(root._prev))  # left operand first, as the sum was written
-        while stack:
-            node = stack.pop()
-            if self._in_sum(node):
-                stack.extend(reversed(node._prev))
-            else:
-                terms.append(node)
-        return terms
+        node = root
+        while True:
+            terms.append(node._b)
+            if not self._in_sum(node._a):
+                terms.append(node._a)
+                return terms[::-1]
+            node = node._a
 
     def _plan(self) -> None:
         level: dict[Value, int] = {}
@@ -265,19 +316,21 @@ class Planner:
         return consumer is not None and consumer._op is ADD
 
     def _sum_item(self, root: Value) -> tuple:
-        """(root, the materialised nodes it reads, [(coefficient or None, varying input)], uniform terms)."""
+        """(root, the materialised nodes it reads, [(coefficient or None, varying input)], uniform terms,
+        the written order as [(True, index in products) or (False, index in uniform terms)])."""
         products: list[tuple[Value | None, Value]] = []
         uniform: list[Value] = []
+        order: list[tuple[bool, int]] = []
         for term in self._terms(root):
             pair = self._coefficient_term(term)
-            if pair is not None:
-                products.append(pair)
-            elif self.varying[term]:
-                products.append((None, term))
-            else:
+            if pair is None and not self.varying[term]:
+                order.append((False, len(uniform)))
                 uniform.append(term)
+                continue
+            order.append((True, len(products)))
+            products.append(pair or (None, term))
         reads = [x for pair in products for x in pair if x is not None] + uniform
-        return root, reads, products, uniform
+        return root, reads, products, uniform, order
 
     def _new_outputs(self, nodes: list[Value]) -> list[int]:
         slots = []
@@ -313,7 +366,9 @@ class Planner:
         coefficients_need_grad = any(c is not None and self.needs_grad[c] for item in items for c, _ in item[2])
         bias = [(j, self.u_slots[t]) for j, item in enumerate(items) for t in item[3]]
         bias_needs_grad = any(self.needs_grad[t] for item in items for t in item[3])
+        terms = [[(row[k], k) if is_product else (self.u_slots[item[3][k]], len(columns))
+                  for is_product, k in item[4]] for row, item in zip(coefficients, items)]
         self.instructions.append(MatrixSum(
             self.np, self._new_outputs([i[0] for i in items]), inputs, coefficients,
-            coefficients_need_grad, bias, bias_needs_grad,
+            coefficients_need_grad, bias, bias_needs_grad, terms, self.negative_zero_slot,
         ))
