@@ -308,13 +308,16 @@ class CompiledFunction:
             arrays.append(array)
         return arrays
 
-    def _forward(self, columns: tuple) -> tuple[Any, Any, int]:
+    def _forward(self, columns: tuple, params: Any) -> tuple[Any, Any, int]:
         np = self._np
         arrays = self._columns(columns)
         n = arrays[0].shape[0] if arrays else 1
         U = self._u_template.copy()
-        U[self._param_slots] = np.fromiter(map(_get_data, self._graph_params), np.float64,
-                                           len(self._graph_params))
+        if params is None:
+            U[self._param_slots] = np.fromiter(map(_get_data, self._graph_params), np.float64,
+                                               len(self._graph_params))
+        else:
+            U[self._param_slots] = self._param_array(params)[self._param_positions]
         V = np.empty((self._v_count, n))
         for i, array in enumerate(arrays):
             V[i] = array
@@ -327,17 +330,37 @@ class CompiledFunction:
             return V[self._out_slot].copy()
         return self._np.full(n, U[self._out_slot])
 
-    def values(self, *columns: Any) -> Any:
-        """fn's value for each example: an array of shape (N,)."""
-        with self._np.errstate(all="ignore"):
-            return self._output(*self._forward(columns))
+    def _param_array(self, params: Any) -> Any:
+        array = self._np.asarray(params, dtype=self._np.float64)
+        if array.shape != (len(self.params),):
+            raise ValueError(f"params= takes one number per parameter, shape ({len(self.params)},), "
+                             f"in the order given to compile; got shape {array.shape}")
+        return array
 
-    def value_and_grad(self, *columns: Any) -> tuple[Any, Any]:
+    def parameter_values(self) -> Any:
+        """The parameters' current `.data`, as an array of shape (P,) for `params=`."""
+        return self._np.fromiter(map(_get_data, self.params), self._np.float64, len(self.params))
+
+    def load(self, params: Any) -> None:
+        """Write an array of shape (P,) back into the parameters' `.data`."""
+        for p, value in zip(self.params, self._param_array(params).tolist()):
+            p.data = value
+
+    def values(self, *columns: Any, params: Any = None) -> Any:
+        """fn's value for each example: an array of shape (N,). `params` as in `value_and_grad`."""
+        with self._np.errstate(all="ignore"):
+            return self._output(*self._forward(columns, params))
+
+    def value_and_grad(self, *columns: Any, params: Any = None) -> tuple[Any, Any]:
         """(values, grads): fn's value per example, shape (N,), and d(sum of the values)/d(param) for
-        each param in the order given to `compile`, shape (P,)."""
+        each param in the order given to `compile`, shape (P,).
+
+        `params`, an array of shape (P,) in that order, is used instead of the parameters' `.data`: a
+        training loop can keep its parameters in one array (``theta -= lr * grads``), without a Python
+        loop over the Values at every step (`parameter_values` and `load` convert)."""
         np = self._np
         with np.errstate(all="ignore"):
-            U, V, n = self._forward(columns)
+            U, V, n = self._forward(columns, params)
             GU = np.zeros(U.shape)
             GV = np.zeros(V.shape)
             if self._out_varying:
