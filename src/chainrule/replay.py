@@ -92,6 +92,7 @@ class Elementwise:
 # fraction would recompute more sums: 2^-10 recomputes about 5 % of a 64-wide layer's sums.
 CANCELLATION = 2.0 ** -20
 HALF_MAX = 2.0 ** 1023
+SHORT_SUMS = 6  # at most this many terms in all: added term by term
 
 
 class MatrixSum:
@@ -111,6 +112,10 @@ class MatrixSum:
         padded = [t + [(negative_zero_slot, len(coefficients[0]))] * (width - len(t)) for t in terms]
         self.term_coefficients = np.asarray([[c for c, _ in t] for t in padded], dtype=np.intp)
         self.term_rows = np.asarray([[r for _, r in t] for t in padded], dtype=np.intp)
+        # A few short sums (an expression's a x + b y) run term by term, in the written order, as cheap
+        # as a matrix product and with no order to check.
+        self.written = terms if len(terms) * width <= SHORT_SUMS else None
+        self.ones_row = len(coefficients[0])
         self.out = _index(np, out_slots)
         self.count = len(out_slots)
         self.inputs = inputs
@@ -124,6 +129,9 @@ class MatrixSum:
         self.needs_grad = inputs.needs_grad or coefficients_need_grad or (self.has_bias and bias_needs_grad)
 
     def forward(self, U: Any, V: Any) -> None:
+        if self.written is not None:
+            self._forward_term_by_term(U, V)
+            return
         np = self.np
         in_place = self.out.__class__ is slice  # write straight into the store
         weights, inputs = U[self.coefficients], V[self.inputs.index]
@@ -138,6 +146,22 @@ class MatrixSum:
         self._eager_order(U, inputs, out, sizes, bias_sizes)
         if not in_place:
             V[self.out] = out
+
+    def _forward_term_by_term(self, U: Any, V: Any) -> None:
+        inputs = V[self.inputs.index]
+        sums = []
+        for terms in self.written:
+            total = None
+            for coefficient, row in terms:
+                if row == self.ones_row:
+                    term = U[coefficient]  # a uniform term
+                elif coefficient == 0:
+                    term = inputs[row]  # a bare varying term (coefficient 1, no product in eager)
+                else:
+                    term = U[coefficient] * inputs[row]
+                total = term if total is None else total + term
+            sums.append(total)
+        V[self.out] = sums
 
     def _eager_order(self, U: Any, inputs: Any, out: Any, sizes: Any, bias_sizes: Any) -> None:
         """Recompute in the written order each sum whose order matters: sum j of example n has terms of
