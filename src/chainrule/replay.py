@@ -170,7 +170,13 @@ class MatrixSum:
         largest = max(inputs.max(initial=0.0), -inputs.min(initial=0.0))  # nan if any input is nan
         bounds = sizes * largest + bias_sizes
         if bounds.max(initial=0.0) < HALF_MAX:  # nothing can overflow: look for cancellations only
-            suspect = np.abs(out) < (CANCELLATION * bounds)[:, None]  # (0 from terms all 0 is exact)
+            thresholds = CANCELLATION * bounds  # (a 0 from terms that are all 0 is exact: not suspect)
+            sizes_of_out = np.abs(out)
+            rows = np.flatnonzero(sizes_of_out.min(axis=1) < thresholds)  # rows first: no (J, N) mask
+            if not rows.size:
+                return
+            suspect = np.zeros(out.shape, dtype=bool)
+            suspect[rows] = sizes_of_out[rows] < thresholds[rows, None]
         else:  # some input is huge, infinite or nan: bound each example on its own
             column_largest = np.maximum(inputs.max(axis=0, initial=0.0), -inputs.min(axis=0, initial=0.0))
             bounds = np.multiply.outer(sizes, column_largest) + np.asarray(bias_sizes)[..., None]
