@@ -116,6 +116,8 @@ class MatrixSum:
         # as a matrix product and with no order to check.
         self.written = terms if len(terms) * width <= SHORT_SUMS else None
         self.ones_row = len(coefficients[0])
+        index = inputs.index
+        self.input_slots = list(range(index.start, index.stop)) if index.__class__ is slice else index.tolist()
         self.out = _index(np, out_slots)
         self.count = len(out_slots)
         self.inputs = inputs
@@ -163,6 +165,24 @@ class MatrixSum:
             sums.append(total)
         V[self.out] = sums
 
+    def _backward_term_by_term(self, U: Any, V: Any, GU: Any, GV: Any) -> None:
+        upstream = GV[self.out]
+        for g, terms in zip(upstream, self.written):
+            for coefficient, row in terms:
+                if row == self.ones_row:
+                    if self.bias.needs_grad:
+                        GU[coefficient] += g.sum()
+                    continue
+                slot = self.input_slots[row]
+                if coefficient == 0:
+                    if self.inputs.needs_grad:
+                        GV[slot] += g
+                    continue
+                if self.coefficients_need_grad:
+                    GU[coefficient] += g @ V[slot]
+                if self.inputs.needs_grad:
+                    GV[slot] += U[coefficient] * g
+
     def _eager_order(self, U: Any, inputs: Any, out: Any, sizes: Any, bias_sizes: Any) -> None:
         """Recompute in the written order each sum whose order matters: sum j of example n has terms of
         sizes adding up to at most bound = sizes[j] * max_k |x_kn| + bias_sizes[j]."""
@@ -192,6 +212,9 @@ class MatrixSum:
 
     def backward(self, U: Any, V: Any, GU: Any, GV: Any) -> None:
         if not self.needs_grad:
+            return
+        if self.written is not None:
+            self._backward_term_by_term(U, V, GU, GV)
             return
         np = self.np
         upstream = GV[self.out]
