@@ -249,7 +249,8 @@ def time_steps(step: Callable[[int], float], repeats: int) -> tuple[float, float
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--repeats", type=int, default=200, help="timed steps for compiled and PyTorch")
+    parser.add_argument("--repeats", type=int, default=STEPS,
+                        help="timed steps for compiled and PyTorch (at most 100: the learning rate turns negative after)")
     parser.add_argument("--quick", action="store_true", help="the moons workload only")
     parser.add_argument("--threads", type=int, default=1, help="threads for NumPy's BLAS and for PyTorch")
     parser.add_argument("--no-eager", action="store_true", help="skip the eager engine and micrograd")

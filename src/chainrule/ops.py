@@ -358,7 +358,8 @@ RELU = Op(
     lambda g, a, out: (None if data_of(a) <= 0.0 else g,),  # masked as PyTorch; a nan input passes
     "{out} = relu({a})", ("1 if {a} > 0 else 0",),
     "Rectifier: slope 1 where a > 0, else 0 (0 at a = 0, as in PyTorch).",
-    array_forward=_relu_array, array_pullback=lambda g, a, out: (_masked(~(a <= 0.0), g),),
+    # On arrays the mask reads the output: relu(a) != 0 exactly where a > 0 or a is nan (one pass).
+    array_forward=_relu_array, array_pullback=lambda g, a, out: (_masked(out != 0.0, g),),
 )
 ABS = Op(
     "abs", "abs", 1, abs,
