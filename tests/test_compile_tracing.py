@@ -192,3 +192,18 @@ def test_detect_anomaly_around_tracing_does_not_flag_the_placeholders():
     with chainrule.detect_anomaly():
         compiled = chainrule.compile(lambda x: (x * p).exp(), [p])
     np.testing.assert_allclose(compiled.values(XS), np.exp(XS * 0.5), rtol=1e-15)
+
+
+def test_params_array_replaces_the_values_data_and_load_writes_it_back():
+    p, q = Value(0.5), Value(-1.0)
+    compiled = chainrule.compile(lambda x: (x * p + q).tanh(), [p, q])
+    theta = compiled.parameter_values()
+    assert theta.tolist() == [0.5, -1.0]
+    theta[:] = [2.0, 0.25]
+    values, _ = compiled.value_and_grad(XS, params=theta)
+    np.testing.assert_allclose(values, np.tanh(XS * 2.0 + 0.25), rtol=1e-15)
+    assert (p.data, q.data) == (0.5, -1.0)  # untouched until load
+    compiled.load(theta)
+    assert (p.data, q.data) == (2.0, 0.25)
+    with pytest.raises(ValueError, match=r"one number per parameter, shape \(2,\)"):
+        compiled.values(XS, params=[1.0])
