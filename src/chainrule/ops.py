@@ -162,10 +162,15 @@ def array_sum_of_products(weights: Any, inputs: Any, out: Any = None) -> Any:
     return _np().matmul(weights, inputs, out=out)
 
 
-def array_sum_of_products_pullback(g: Any, weights: Any, inputs: Any) -> tuple:
+def array_sum_of_products_pullback(g: Any, weights: Any, inputs: Any, inputs_grad_out: Any = None) -> tuple:
     """Its backward pass, from MUL's local derivatives (d(wx)/dw = x, d(wx)/dx = w) and ADD's (1):
-    the gradients of the weights, summed over the examples, and of the inputs."""
-    return g @ inputs.T, weights.T @ g
+    the gradients of the weights, summed over the examples, and of the inputs (written into
+    `inputs_grad_out` when given, and then None in their place)."""
+    np = _np()
+    if inputs_grad_out is None:
+        return g @ inputs.T, weights.T @ g
+    np.matmul(weights.T, g, out=inputs_grad_out)
+    return g @ inputs.T, None
 
 
 def _power_array(a: Any, k: float) -> Any:
@@ -181,9 +186,12 @@ def _power_array(a: Any, k: float) -> Any:
     return np.power(a, np.full(np.shape(a), k))
 
 
-def _relu_array(a: Any) -> Any:
+def _relu_array(a: Any, out: Any = None) -> Any:
     # max(0, a) with 0 first: NumPy then returns a itself where a is -0.0 or nan, as `relu` does.
-    return _np().maximum(0.0, a)
+    return _np().maximum(0.0, a, out=out)
+
+
+_relu_array.takes_out = True  # type: ignore[attr-defined]  # compile's replay may pass its store
 
 
 def _sign_array(a: Any) -> Any:

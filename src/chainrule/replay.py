@@ -35,10 +35,12 @@ def _is_unique(slots: Sequence[int]) -> bool:
 class Input:
     """Where one operand of an instruction comes from, and whether it needs its gradient."""
 
-    __slots__ = ("varying", "index", "unique", "needs_grad", "column")
+    __slots__ = ("varying", "slots", "index", "unique", "needs_grad", "column", "sole")
 
     def __init__(self, np: Any, varying: bool, slots: list[int], needs_grad: bool, out_varying: bool) -> None:
         self.varying = varying
+        self.slots = slots
+        self.sole = False  # set by the Planner: the only reader of its rows, so its gradient is assigned
         self.index = _index(np, slots)
         self.unique = _is_unique(slots)
         self.needs_grad = needs_grad
@@ -54,7 +56,9 @@ class Input:
         if self.column:
             contribution = contribution.sum(axis=1)
         target = GV if self.varying else GU
-        if self.unique:
+        if self.sole:  # the rows' only gradient (still 0 when it is skipped: the store starts at 0)
+            target[self.index] = contribution
+        elif self.unique:
             target[self.index] += contribution
         else:
             np.add.at(target, self.index, contribution)
@@ -71,9 +75,15 @@ class Elementwise:
         self.out = _index(np, out_slots)
         self.inputs = inputs
         self.needs_grad = any(i.needs_grad for i in inputs)
+        # A rule that takes out= writes straight into the store (one pass less than a copy).
+        self.in_place = getattr(self.forward_rule, "takes_out", False) and self.out.__class__ is slice
 
     def forward(self, U: Any, V: Any) -> None:
-        (V if self.varying else U)[self.out] = self.forward_rule(*[i.read(U, V) for i in self.inputs])
+        store = V if self.varying else U
+        if self.in_place:
+            self.forward_rule(*[i.read(U, V) for i in self.inputs], out=store[self.out])
+        else:
+            store[self.out] = self.forward_rule(*[i.read(U, V) for i in self.inputs])
 
     def backward(self, U: Any, V: Any, GU: Any, GV: Any) -> None:
         if not self.needs_grad:
@@ -219,9 +229,10 @@ class MatrixSum:
         np = self.np
         upstream = GV[self.out]
         weights_grad, inputs_grad = array_sum_of_products_pullback(
-            upstream, U[self.coefficients], V[self.inputs.index]
+            upstream, U[self.coefficients], V[self.inputs.index],
+            GV[self.inputs.index] if self.inputs.sole and self.inputs.index.__class__ is slice else None,
         )
-        if self.inputs.needs_grad:
+        if self.inputs.needs_grad and inputs_grad is not None:
             self.inputs.add_grad(np, GU, GV, inputs_grad)
         if self.coefficients_need_grad:
             if self.coefficients_unique:
@@ -249,6 +260,14 @@ class UniformSum:
     def backward(self, U: Any, V: Any, GU: Any, GV: Any) -> None:
         if self.needs_grad:
             self.terms.add_grad(self.np, GU, GV, GU[self.out][self.owner])
+
+
+def _operands(instruction: Any) -> list[Input]:
+    if isinstance(instruction, Elementwise):
+        return instruction.inputs
+    if isinstance(instruction, MatrixSum):
+        return [instruction.inputs, instruction.bias]
+    return [instruction.terms]
 
 
 # --- from the traced graph to the program ------------------------------------------------------------
@@ -292,6 +311,18 @@ class Planner:
                 self._new_u_slot(node, node.data)  # a constant, fixed at compile time
         self.instructions: list[Any] = []
         self._plan()
+        self._mark_sole_readers()
+
+    def _mark_sole_readers(self) -> None:
+        """An operand whose rows no other operand reads receives their whole gradient: it can assign it
+        instead of adding it (one pass less over the rows, and a matrix product written in place)."""
+        readers: dict[int, int] = {}
+        operands = [i for instruction in self.instructions for i in _operands(instruction) if i.varying]
+        for operand in operands:
+            for slot in operand.slots:
+                readers[slot] = readers.get(slot, 0) + 1
+        for operand in operands:
+            operand.sole = operand.unique and all(readers[slot] == 1 for slot in operand.slots)
 
     def _new_u_slot(self, node: Value, value: float) -> int:
         self.u_slots[node] = len(self.u_values)
