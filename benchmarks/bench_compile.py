@@ -22,6 +22,8 @@ seed=1)) and the script checks that all report the same losses.
   `value_and_grad(*columns, params=theta)` over all points, then `theta -= lr * grads` (the parameters kept in
   one array, as PyTorch keeps them in tensors). Compile time is reported apart.
 - micrograd 0.1.0: the demo notebook's step; moons only (the larger graphs would need gigabytes).
+- compiled, no order check: the same without the check that recomputes a sum in the written order when its
+  order could change the result (what that check costs; not a mode chainrule offers).
 - PyTorch: float64, batched (one matrix product per layer), on the same number of threads as NumPy's BLAS
   (`--threads`, default 1; set before NumPy loads). OpenBLAS spins when its thread count changes inside a
   process, so each thread setting is its own run of this script.
@@ -48,6 +50,7 @@ for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_variable] = str(THREADS)
 
 import argparse  # noqa: E402
+import contextlib  # noqa: E402
 import gc  # noqa: E402
 import platform  # noqa: E402
 import resource  # noqa: E402
@@ -204,6 +207,20 @@ def make_torch_expression(samples: int) -> Callable[[int], float]:
     return step
 
 
+@contextlib.contextmanager
+def order_check_off():
+    """What the compiled replay's order check costs: the replay without it (not a mode chainrule offers;
+    its results can then differ from eager in class, docs/engine.md "Compiled replay")."""
+    from chainrule.replay import MatrixSum
+
+    check = MatrixSum._eager_order
+    MatrixSum._eager_order = lambda *args: None
+    try:
+        yield
+    finally:
+        MatrixSum._eager_order = check
+
+
 def matmul_peak() -> float:
     """NumPy's matrix-product peak on this machine, floating-point operations per second: the fastest of 20
     products of 512 x 512 matrices (a peak, so the fastest: other programs on the cores only slow it)."""
@@ -296,6 +313,9 @@ def main() -> None:
                args.repeats)
         step, _, _ = make_compiled(sizes, samples)
         record(case, "compiled, torch imported", step, args.repeats)
+        with order_check_off():
+            step, _, _ = make_compiled(sizes, samples)
+            record(case, "compiled, no order check", step, args.repeats)
     peak = matmul_peak()
 
     print()
@@ -335,13 +355,15 @@ def main() -> None:
                   f"`python -m chainrule train moons --compiled` took {demo_seconds['command']:.2f} s wall "
                   f"({demo_seconds['command cpu']:.2f} s CPU) as a new process, imports included, and printed "
                   f"\"{demo_seconds['reported']}\".")
+        unchecked_cpu = rows["compiled, no order check"][1]
         summary.append((case, compiled / torch_wall, compiled_cpu / torch_cpu, imported_wall / torch_wall,
-                        compiled / floor))
+                        imported_cpu / torch_cpu, unchecked_cpu / torch_cpu, compiled / floor))
     print()
-    print("| workload | compiled / PyTorch, wall | CPU | torch imported, wall | compiled / FLOP floor |")
-    print("|---|---:|---:|---:|---:|")
-    for case, wall, cpu, imported, to_floor in summary:
-        print(f"| {case} | {wall:.2f} | {cpu:.2f} | {imported:.2f} | {to_floor:.3g}x |")
+    print("| workload | compiled / PyTorch, wall | CPU | torch imported, wall | CPU | no order check, CPU "
+          "| compiled / FLOP floor |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for case, *ratios, to_floor in summary:
+        print(f"| {case} | " + " | ".join(f"{r:.2f}" for r in ratios) + f" | {to_floor:.3g}x |")
 
 
 if __name__ == "__main__":

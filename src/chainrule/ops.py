@@ -162,14 +162,17 @@ def array_sum_of_products(weights: Any, inputs: Any, out: Any = None) -> Any:
     return _np().matmul(weights, inputs, out=out)
 
 
-def array_sum_of_products_pullback(g: Any, weights: Any, inputs: Any, inputs_grad_out: Any = None) -> tuple:
+def array_sum_of_products_pullback(
+    g: Any, weights: Any, inputs: Any, inputs_grad_out: Any = None, inputs_need_grad: bool = True
+) -> tuple:
     """Its backward pass, from MUL's local derivatives (d(wx)/dw = x, d(wx)/dx = w) and ADD's (1):
     the gradients of the weights, summed over the examples, and of the inputs (written into
-    `inputs_grad_out` when given, and then None in their place)."""
-    np = _np()
+    `inputs_grad_out` when given, and then None in their place; None when not needed)."""
+    if not inputs_need_grad:
+        return g @ inputs.T, None
     if inputs_grad_out is None:
         return g @ inputs.T, weights.T @ g
-    np.matmul(weights.T, g, out=inputs_grad_out)
+    _np().matmul(weights.T, g, out=inputs_grad_out)
     return g @ inputs.T, None
 
 

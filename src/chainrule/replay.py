@@ -231,6 +231,7 @@ class MatrixSum:
         weights_grad, inputs_grad = array_sum_of_products_pullback(
             upstream, U[self.coefficients], V[self.inputs.index],
             GV[self.inputs.index] if self.inputs.sole and self.inputs.index.__class__ is slice else None,
+            self.inputs.needs_grad,
         )
         if self.inputs.needs_grad and inputs_grad is not None:
             self.inputs.add_grad(np, GU, GV, inputs_grad)
