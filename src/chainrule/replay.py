@@ -202,6 +202,8 @@ class MatrixSum:
         if bounds.max(initial=0.0) < HALF_MAX:  # nothing can overflow: look for cancellations only
             thresholds = CANCELLATION * bounds  # (a 0 from terms that are all 0 is exact: not suspect)
             sizes_of_out = np.abs(out)
+            if sizes_of_out.min(initial=HALF_MAX) >= thresholds.max(initial=0.0):
+                return  # one reduction over all rows settles the common case
             rows = np.flatnonzero(sizes_of_out.min(axis=1) < thresholds)  # rows first: no (J, N) mask
             if not rows.size:
                 return
