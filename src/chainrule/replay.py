@@ -13,7 +13,9 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from chainrule.engine import Value, topological_order
-from chainrule.ops import ADD, MUL, Op, array_pullback_of, array_sum_of_products, array_sum_of_products_pullback
+from chainrule.ops import (
+    ABS, ADD, EXP, MUL, RELU, SIGMOID, Op, array_pullback_of, array_sum_of_products, array_sum_of_products_pullback,
+)
 
 __all__ = ["Planner", "Elementwise", "MatrixSum", "UniformSum"]
 
@@ -102,6 +104,7 @@ class Elementwise:
 # fraction would recompute more sums: 2^-10 recomputes about 5 % of a 64-wide layer's sums.
 CANCELLATION = 2.0 ** -20
 HALF_MAX = 2.0 ** 1023
+NONNEGATIVE = (RELU, ABS, EXP, SIGMOID)  # ops whose results are >= 0 or nan: no minimum to look for
 SHORT_SUMS = 6  # at most this many terms in all: added term by term
 
 
@@ -116,7 +119,7 @@ class MatrixSum:
 
     def __init__(self, np: Any, out_slots: list[int], inputs: Input, coefficients: list[list[int]],
                  coefficients_need_grad: bool, bias_terms: list[tuple[int, int]], bias_needs_grad: bool,
-                 terms: list[list[tuple[int, int]]], negative_zero_slot: int) -> None:
+                 terms: list[list[tuple[int, int]]], negative_zero_slot: int, inputs_nonnegative: bool) -> None:
         self.np = np
         width = max(len(t) for t in terms)  # padded with -0.0, which adds nothing (x + -0.0 == x)
         padded = [t + [(negative_zero_slot, len(coefficients[0]))] * (width - len(t)) for t in terms]
@@ -126,6 +129,7 @@ class MatrixSum:
         # as a matrix product and with no order to check.
         self.written = terms if len(terms) * width <= SHORT_SUMS else None
         self.ones_row = len(coefficients[0])
+        self.inputs_nonnegative = inputs_nonnegative  # each column made by relu, abs, exp or sigmoid
         index = inputs.index
         self.input_slots = list(range(index.start, index.stop)) if index.__class__ is slice else index.tolist()
         self.out = _index(np, out_slots)
@@ -197,7 +201,9 @@ class MatrixSum:
         """Recompute in the written order each sum whose order matters: sum j of example n has terms of
         sizes adding up to at most bound = sizes[j] * max_k |x_kn| + bias_sizes[j]."""
         np = self.np
-        largest = max(inputs.max(initial=0.0), -inputs.min(initial=0.0))  # nan if any input is nan
+        largest = inputs.max(initial=0.0)  # nan if any input is nan
+        if not self.inputs_nonnegative:
+            largest = max(largest, -inputs.min(initial=0.0))
         bounds = sizes * largest + bias_sizes
         if bounds.max(initial=0.0) < HALF_MAX:  # nothing can overflow: look for cancellations only
             thresholds = CANCELLATION * bounds  # (a 0 from terms that are all 0 is exact: not suspect)
@@ -459,4 +465,5 @@ class Planner:
         self.instructions.append(MatrixSum(
             self.np, self._new_outputs([i[0] for i in items]), inputs, coefficients,
             coefficients_need_grad, bias, bias_needs_grad, terms, self.negative_zero_slot,
+            all(x._op in NONNEGATIVE for x in columns),
         ))
