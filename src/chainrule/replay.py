@@ -101,7 +101,7 @@ class Elementwise:
 # cancellation of about six digits or more), or whose bound exceeds HALF_MAX (an overflow somewhere, in
 # some order), is recomputed in the eager order. Any other sum differs from the eager one by at most
 # 2 L eps / CANCELLATION = L 2^-32 relative (L terms, eps = 2^-53), whatever order BLAS adds in. A larger
-# fraction would recompute more sums: 2^-10 recomputes about 5 % of a 64-wide layer's sums.
+# fraction would recompute many more of an ordinary layer's sums, one by one.
 CANCELLATION = 2.0 ** -20
 HALF_MAX = 2.0 ** 1023
 NONNEGATIVE = (RELU, ABS, EXP, SIGMOID)  # ops whose results are >= 0 or nan: no minimum to look for
