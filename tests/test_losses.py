@@ -286,3 +286,15 @@ def test_a_compiled_whole_batch_loss_follows_the_logits_wherever_they_move():
     values, grads = compiled.value_and_grad()
     assert values[0] == pytest.approx(t_loss.item(), rel=1e-12)
     np.testing.assert_allclose(grads, torch_grads(seq), rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("a, b", [(1.0, 2.0), (-3.0, 40.0), (700.0, 699.5), (0.0, 0.0)])
+def test_logaddexp_second_derivatives_match_torch(a, b):
+    """The op's pullback on Values (create_graph=True) is differentiable again: the Hessian as torch's."""
+    x, y = Value(a), Value(b)
+    gx, gy = chainrule.grad(x.logaddexp(y), [x, y], create_graph=True)
+    hessian = [[h.data for h in chainrule.grad(g, [x, y])] for g in (gx, gy)]
+    t = torch.tensor([a, b], dtype=torch.float64)
+    expected = torch.autograd.functional.hessian(lambda v: torch.logaddexp(v[0], v[1]), t)
+    assert [gx.data, gy.data] == pytest.approx(torch.softmax(t, 0).tolist(), rel=1e-14)
+    assert np.allclose(hessian, expected.numpy(), rtol=1e-12, atol=1e-300)

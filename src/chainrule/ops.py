@@ -390,12 +390,14 @@ ABS = Op(
 
 LOGADDEXP = Op(
     "logaddexp", "logaddexp", 2, logaddexp,
-    lambda g, a, b, out: (g * exp(a - out), g * exp(b - out)),  # softmax weights, as torch.logsumexp
-    "{out} = log(exp({a}) + exp({b}))", ("exp({a} - {out})", "exp({b} - {out})"),
-    "Log-sum-exp of two: d/da log(e^a + e^b) = e^a / (e^a + e^b) = exp(a - out). Folded over a list it is "
-    "the log-sum-exp of the list (softmax cross-entropy), with no exponential that can overflow.",
+    # The softmax weights as PyTorch forms them, g / (1 + e^(b - a)): exact where a weight is nearly 1 or
+    # 0, so that second derivatives (the rule on Values) keep their small values; e^... = inf gives 0.
+    lambda g, a, b, out: (div(g, 1.0 + exp(b - a)), div(g, 1.0 + exp(a - b))),
+    "{out} = log(exp({a}) + exp({b}))", ("1 / (1 + exp({b} - {a}))", "1 / (1 + exp({a} - {b}))"),
+    "Log-sum-exp of two: d/da log(e^a + e^b) = e^a / (e^a + e^b) = 1 / (1 + e^(b - a)). Folded over a list "
+    "it is the log-sum-exp of the list (softmax cross-entropy), with no exponential that can overflow.",
     array_forward=_logaddexp_array,
-    array_pullback=lambda g, a, b, out: (g * _np().exp(a - out), g * _np().exp(b - out)),
+    array_pullback=lambda g, a, b, out: (g / (1.0 + _np().exp(b - a)), g / (1.0 + _np().exp(a - b))),
 )
 
 #: Every op with a fixed definition, by name (constant powers are made by `power_op`).
