@@ -207,3 +207,25 @@ def test_params_array_replaces_the_values_data_and_load_writes_it_back():
     assert (p.data, q.data) == (2.0, 0.25)
     with pytest.raises(ValueError, match=r"one number per parameter, shape \(2,\)"):
         compiled.values(XS, params=[1.0])
+
+
+def test_a_refusal_in_one_tracing_thread_does_not_fail_another_threads_compile():
+    p = Value(0.5)
+    inside, release, errors, compiled = threading.Event(), threading.Event(), [], []
+
+    def patient(x):  # traced in a thread while the main thread's compile fails
+        inside.set()
+        release.wait()
+        return x * p
+
+    worker = threading.Thread(target=lambda: compiled.append(chainrule.compile(patient, [p])))
+    worker.start()
+    inside.wait()
+    try:
+        chainrule.compile(lambda x: x * float(x), [])
+    except TracingError as error:
+        errors.append(error)
+    release.set()
+    worker.join()
+    assert len(errors) == 1 and len(compiled) == 1
+    np.testing.assert_allclose(compiled[0].values(XS), XS * 0.5, rtol=1e-15)

@@ -131,7 +131,7 @@ class _Tracer:
     """
 
     _lock = threading.Lock()
-    _active: list[list[TracingError]] = []  # one list of refusals per trace running now
+    _active: dict[int, list[TracingError]] = {}  # the refusals of each trace running now, by its thread
 
     @staticmethod
     def node(node: Value, a: Value | None, b: Value | None, recording: bool) -> bool:
@@ -151,22 +151,30 @@ class _Tracer:
 
     @classmethod
     def record(cls, error: TracingError) -> None:
+        """A refusal in a tracing thread belongs to its trace; one in another thread (started by a traced
+        function, which cannot be told apart) to every trace running now."""
         with cls._lock:
-            for refusals in cls._active:
+            own = cls._active.get(threading.get_ident())
+            for refusals in [own] if own is not None else cls._active.values():
                 refusals.append(error)
 
     @classmethod
     def run(cls, fn: Callable[..., Any], placeholders: list[Value]) -> Any:
         """fn(*placeholders) with the hook on; a TracingError if anything was refused meanwhile."""
         refusals: list[TracingError] = []
+        me = threading.get_ident()
         with cls._lock:
-            cls._active.append(refusals)
+            outer = cls._active.get(me)  # compile called inside a traced function: restored after
+            cls._active[me] = refusals
         try:
             with tracing(cls):
                 out = fn(*placeholders)
         finally:
             with cls._lock:
-                cls._active.remove(refusals)
+                if outer is None:
+                    del cls._active[me]
+                else:
+                    cls._active[me] = outer
         if refusals:
             raise TracingError(f"{refusals[0]} (This was refused while tracing, then caught inside the "
                                "function or raised in a thread it started.)") from refusals[0]
