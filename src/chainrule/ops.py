@@ -157,7 +157,7 @@ def _np() -> Any:
 
 
 def _matmul(a: Any, b: Any, out: Any = None) -> Any:
-    # With an inner dimension of 1 the product is an outer product, which BLAS computes five times
+    # With an inner dimension of 1 the product is an outer product, which BLAS computes several times
     # slower than NumPy's broadcasting multiply (the same single rounding per element).
     np = _np()
     if a.shape[1] == 1:
@@ -187,7 +187,7 @@ def array_sum_of_products_pullback(
 def _power_array(a: Any, k: float) -> Any:
     # The exponent as a full array: for a scalar one NumPy takes shortcuts (sqrt for 0.5) that differ
     # from pow at the edges (sqrt(-inf) is nan, pow(-inf, 0.5) is inf). Powers 1 and 2 are a and a * a,
-    # as PyTorch computes them and ten times faster than pow; a * a is correctly rounded, where libm's pow
+    # as PyTorch computes them and much faster than pow; a * a is correctly rounded, where libm's pow
     # (the float rule) is off by one unit in the last place for about 1 square in 1,000.
     if k == 1.0:
         return a
@@ -226,7 +226,7 @@ def _logaddexp_array(a: Any, b: Any) -> Any:
 
 def _masked(keep: Any, contribution: Any) -> Any:
     """Exactly 0 where the slope is masked, even where the contribution is inf or nan (as `chain`).
-    contribution x keep is that whenever the contribution is finite, and ten times faster than
+    contribution x keep is that whenever the contribution is finite, and much faster than
     numpy.where on a random mask; a sum that is not finite says when where() is needed."""
     np = _np()
     passed = contribution * keep
