@@ -1,45 +1,60 @@
-"""Compiled replay vs the eager engine vs micrograd 0.1.0 vs batched PyTorch: one training step of the moons MLP.
+"""Compiled replay vs the eager engine vs micrograd 0.1.0 vs batched PyTorch: one training step, four workloads.
 
 Run from the repository root:
 
-    .venv/bin/python benchmarks/bench_compile.py               # both cases
-    .venv/bin/python benchmarks/bench_compile.py --quick       # the small case only
+    .venv/bin/python benchmarks/bench_compile.py                 # every workload, one thread
+    .venv/bin/python benchmarks/bench_compile.py --threads 2     # NumPy's BLAS and PyTorch on two threads
+    .venv/bin/python benchmarks/bench_compile.py --quick         # the moons workload only
 
-Cases: the moons demo's MLP(2, [16, 16, 1]) on 100 points, and MLP(2, [64, 64, 1]) on 1,000 points (to show
-how cost grows with width and batch). Every contender takes the same step from the same weights on the same
-points (chainrule.datasets.moons(n, 0.1, seed=1)): forward over all points, max-margin loss + 1e-4 * sum of
-squared weights, gradients, SGD with learning rate 1.0 - 0.9 k / 100. The script checks that all contenders
-report the same losses.
+Workloads (each step: forward over all points, loss, gradients, SGD with learning rate 1.0 - 0.9 k / 100):
 
-- eager chainrule: `MoonsDemo.step`, the whole graph built and differentiated every step.
-- compiled chainrule: `chainrule.compile` of the per-example loss (hinge / n + L2 / n), traced once;
-  each step is `value_and_grad` over all points, then the SGD update written back into each parameter
-  Value (`p.data -= lr * g`, micrograd's loop). Compile time is reported apart.
-- micrograd 0.1.0: the demo notebook's step; small case only (the large graph would need about 6 GB).
-- PyTorch: float64, batched (one matrix product per layer), one thread (torch.set_num_threads(1)); NumPy's
-  BLAS on one thread too (OPENBLAS_NUM_THREADS=1, set by this script).
+- the moons demo's MLP(2, [16, 16, 1]) on 100 points, max-margin loss + 1e-4 * sum of squared weights;
+- MLP(2, [64, 64, 1]) on 1,000 points (wide), the same loss;
+- MLP(2, [8] * 8 + [1]) on 1,000 points (deep and narrow: eight hidden layers of eight), the same loss;
+- an expression that is not an MLP, with shared subterms, on 10,000 points: u = a x + b y, v = tanh u,
+  w = sigmoid(c u - y), s = v w + d v^2, loss (s - y)^2 + relu(w - v) + log(s^2 + 1), averaged.
+
+Every contender takes the same steps from the same weights on the same points (chainrule.datasets.moons(n, 0.1,
+seed=1)) and the script checks that all report the same losses.
+
+- eager chainrule: the whole graph built and differentiated every step (`MoonsDemo.step` for the MLPs).
+- compiled chainrule: `chainrule.compile` of the per-example loss, traced once; each step is
+  `value_and_grad(*columns, params=theta)` over all points, then `theta -= lr * grads` (the parameters kept in
+  one array, as PyTorch keeps them in tensors). Compile time is reported apart.
+- micrograd 0.1.0: the demo notebook's step; moons only (the larger graphs would need gigabytes).
+- compiled, no order check: the same without the check that recomputes a sum in the written order when its
+  order could change the result (what that check costs; not a mode chainrule offers).
+- PyTorch: float64, batched (one matrix product per layer), on the same number of threads as NumPy's BLAS
+  (`--threads`, default 1; set before NumPy loads). OpenBLAS spins when its thread count changes inside a
+  process, so each thread setting is its own run of this script.
 
 Medians over consecutive steps, in one process, garbage collector on. Each engine is charged for its own
 garbage: `gc.collect()` runs before each contender, and the pure-Python contenders are timed before `import
 torch` (torch's ~150,000 objects would otherwise slow every collection, see docs/performance.md); the compiled
-replay is timed before and after it.
+replay is timed before and after it. The last column is the distance to the FLOP floor: the compiled step's
+time over (the step's floating-point operations / the NumPy matrix-product peak measured on this machine with
+the same threads, a 512 x 512 product).
 """
 
 from __future__ import annotations
 
 import os
 
-# One thread for NumPy's BLAS as for PyTorch (set before NumPy loads). On a shared machine OpenBLAS's own
-# threads otherwise fight over the cores and a 64 x 64 product gets 30 times slower.
+import sys  # noqa: E402
+
+# The same number of threads for NumPy's BLAS as for PyTorch, set before NumPy loads (one by default: on a
+# shared machine OpenBLAS's own threads otherwise fight over the cores and a 64 x 64 product gets 30 times
+# slower). Read from the command line here, before anything imports NumPy.
+THREADS = int(sys.argv[sys.argv.index("--threads") + 1]) if "--threads" in sys.argv[:-1] else 1
 for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_variable, "1")
+    os.environ[_variable] = str(THREADS)
 
 import argparse  # noqa: E402
+import contextlib  # noqa: E402
 import gc  # noqa: E402
 import platform  # noqa: E402
 import resource  # noqa: E402
 import subprocess  # noqa: E402
-import sys  # noqa: E402
 import time  # noqa: E402
 from typing import Callable  # noqa: E402
 
@@ -50,10 +65,15 @@ from bench_train import make_micrograd, make_torch_batched  # noqa: E402  (the s
 SEED = 1
 ALPHA = 1e-4
 STEPS = 100
-CASES = {  # name: (layer sizes, points, eager steps timed)
-    "moons MLP(2, [16, 16, 1]), 100 points": ([16, 16, 1], 100, 7),
+MOONS = "moons MLP(2, [16, 16, 1]), 100 points"
+EXPRESSION = "expression with shared subterms, 10,000 points"
+CASES = {  # name: (layer sizes, or None for the expression; points; eager steps timed)
+    MOONS: ([16, 16, 1], 100, 7),
     "MLP(2, [64, 64, 1]), 1,000 points": ([64, 64, 1], 1000, 1),
+    "MLP(2, [8] * 8 + [1]), 1,000 points": ([8] * 8 + [1], 1000, 1),
+    EXPRESSION: (None, 10_000, 1),
 }
+EXPRESSION_START = [0.8, -0.6, 1.3, 0.4]  # a, b, c, d
 
 
 def learning_rate(k: int) -> float:
@@ -76,34 +96,143 @@ def make_eager(sizes: list[int], samples: int) -> Callable[[int], float]:
     return lambda k: demo.step(k).loss
 
 
-def make_compiled(sizes: list[int], samples: int) -> tuple[Callable[[int], float], float]:
-    """The step a user writes around chainrule.compile; also the seconds compile() took."""
+def expression(x, y, a, b, c, d, tanh, sigmoid, relu, log):
+    """The non-MLP workload's loss for one point (or a batch: any number type and its functions)."""
+    u = a * x + b * y
+    v = tanh(u)
+    w = sigmoid(c * u - y)
+    s = v * w + d * v * v
+    return (s - y) ** 2 + relu(w - v) + log(s * s + 1.0)
+
+
+def points_of(samples: int) -> tuple[list[tuple[float, float]], list[int]]:
+    from chainrule.datasets import moons
+
+    return moons(samples, 0.1, seed=SEED)
+
+
+def make_eager_expression(samples: int) -> Callable[[int], float]:
+    from chainrule import Value
+
+    points, _ = points_of(samples)
+    params = [Value(v) for v in EXPRESSION_START]
+    share = 1.0 / samples
+
+    def step(k: int) -> float:
+        total = Value(0.0)
+        for x, y in points:
+            total = total + expression(x, y, *params, Value.tanh, Value.sigmoid, Value.relu, Value.log) * share
+        for p in params:
+            p.grad = 0.0
+        total.backward()
+        for p in params:
+            p.data -= learning_rate(k) * p.grad
+        return total.data
+
+    return step
+
+
+def make_compiled(sizes: list[int] | None, samples: int) -> tuple[Callable[[int], float], float, int]:
+    """The step a user writes around chainrule.compile; also the seconds compile() took, and the number of
+    floating-point operations of a step (for the FLOP floor)."""
     import numpy as np
 
     import chainrule
+    from chainrule import Value
     from chainrule.losses import l2_penalty
 
-    demo = make_demo(sizes, samples)
-    model, params = demo.model, demo.model.parameters()
-    share = 1.0 / samples
+    if sizes is None:
+        points, _ = points_of(samples)
+        params = [Value(v) for v in EXPRESSION_START]
+        share = 1.0 / samples
 
-    def example_loss(x, y, label):
-        return (1.0 - label * model([x, y])[0]).relu() * share + l2_penalty(params, ALPHA) * share
+        def example_loss(x, y):
+            return expression(x, y, *params, Value.tanh, Value.sigmoid, Value.relu, Value.log) * share
 
+        columns = (np.array([p[0] for p in points]), np.array([p[1] for p in points]))
+    else:
+        demo = make_demo(sizes, samples)
+        model, params = demo.model, demo.model.parameters()
+        share = 1.0 / samples
+
+        def example_loss(x, y, label):
+            return (1.0 - label * model([x, y])[0]).relu() * share + l2_penalty(params, ALPHA) * share
+
+        columns = (np.array([p[0] for p in demo.points]), np.array([p[1] for p in demo.points]),
+                   np.array(demo.labels, dtype=float))
     started = time.perf_counter()
     compiled = chainrule.compile(example_loss, params)
     compile_seconds = time.perf_counter() - started
-    columns = (np.array([p[0] for p in demo.points]), np.array([p[1] for p in demo.points]),
-               np.array(demo.labels, dtype=float))
+    theta = compiled.parameter_values()
 
     def step(k: int) -> float:
-        values, grads = compiled.value_and_grad(*columns)
-        lr = learning_rate(k)
-        for p, g in zip(params, grads.tolist()):
-            p.data -= lr * g
+        values, grads = compiled.value_and_grad(*columns, params=theta)
+        theta[:] -= learning_rate(k) * grads
         return float(values.sum())
 
-    return step, compile_seconds
+    return step, compile_seconds, step_flops(sizes, samples, compiled.node_count)
+
+
+def step_flops(sizes: list[int] | None, samples: int, traced_nodes: int) -> int:
+    """Floating-point operations of one step: for an MLP, its matrix products (2 J K N forward; the same
+    twice backward, for the weights and the inputs, except the first layer's inputs); for the expression,
+    one operation per traced node and point forward and two backward."""
+    if sizes is None:
+        return 3 * traced_nodes * samples
+    widths = [2, *sizes]
+    flops = 0
+    for i, (k, j) in enumerate(zip(widths, widths[1:])):
+        flops += 2 * j * k * samples * (2 if i == 0 else 3)
+    return flops
+
+
+def make_torch_expression(samples: int) -> Callable[[int], float]:
+    import torch
+
+    points, _ = points_of(samples)
+    x = torch.tensor([p[0] for p in points], dtype=torch.float64)
+    y = torch.tensor([p[1] for p in points], dtype=torch.float64)
+    params = [torch.tensor(v, dtype=torch.float64, requires_grad=True) for v in EXPRESSION_START]
+
+    def step(k: int) -> float:
+        total = expression(x, y, *params, torch.tanh, torch.sigmoid, torch.relu, torch.log).mean()
+        for p in params:
+            p.grad = None
+        total.backward()
+        with torch.no_grad():
+            for p in params:
+                p -= learning_rate(k) * p.grad
+        return total.item()
+
+    return step
+
+
+@contextlib.contextmanager
+def order_check_off():
+    """What the compiled replay's order check costs: the replay without it (not a mode chainrule offers;
+    its results can then differ from eager in class, docs/engine.md "Compiled replay")."""
+    from chainrule.replay import MatrixSum
+
+    check = MatrixSum._eager_order
+    MatrixSum._eager_order = lambda *args: None
+    try:
+        yield
+    finally:
+        MatrixSum._eager_order = check
+
+
+def matmul_peak() -> float:
+    """NumPy's matrix-product peak on this machine, floating-point operations per second: the fastest of 20
+    products of 512 x 512 matrices (a peak, so the fastest: other programs on the cores only slow it)."""
+    import numpy as np
+
+    a = np.random.default_rng(0).standard_normal((512, 512))
+    times = []
+    for _ in range(20):
+        start = time.perf_counter()
+        a @ a
+        times.append(time.perf_counter() - start)
+    return 2 * 512 ** 3 / min(times)
 
 
 def time_demo(sizes: list[int], samples: int) -> dict[str, float]:
@@ -137,67 +266,88 @@ def time_steps(step: Callable[[int], float], repeats: int) -> tuple[float, float
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--repeats", type=int, default=200, help="timed steps for compiled and PyTorch")
-    parser.add_argument("--quick", action="store_true", help="the small case only")
+    parser.add_argument("--repeats", type=int, default=STEPS,
+                        help="timed steps for compiled and PyTorch (at most 100: the learning rate turns negative after)")
+    parser.add_argument("--quick", action="store_true", help="the moons workload only")
+    parser.add_argument("--threads", type=int, default=1, help="threads for NumPy's BLAS and for PyTorch")
+    parser.add_argument("--no-eager", action="store_true", help="skip the eager engine and micrograd")
     args = parser.parse_args()
     sys.setrecursionlimit(100_000)  # micrograd's build_topo recurses once per node depth
     print("note: sys.setrecursionlimit(100_000) for micrograd's recursive topological sort")
-    cases = dict(list(CASES.items())[:1]) if args.quick else CASES
+    cases = {MOONS: CASES[MOONS]} if args.quick else CASES
 
     results: dict[str, dict[str, tuple[float, float, list[float], int]]] = {name: {} for name in cases}
     compile_times: dict[str, float] = {}
+    flops: dict[str, int] = {}
     demo_seconds: dict[str, float | str] = {}
 
     def record(case: str, contender: str, step: Callable[[int], float], repeats: int) -> None:
         median, cpu, losses = time_steps(step, repeats)
         results[case][contender] = (median, cpu, losses, repeats)
-        print(f"{case:40s} {contender:30s} {median * 1e3:10.3f} ms/step (CPU {cpu * 1e3:10.3f} ms)", flush=True)
+        print(f"{case:48s} {contender:30s} {median * 1e3:10.3f} ms/step (CPU {cpu * 1e3:10.3f} ms)", flush=True)
 
     for case, (sizes, samples, eager_repeats) in cases.items():
-        record(case, "eager chainrule", make_eager(sizes, samples), eager_repeats)
-        gc.collect()
-        if sizes == [16, 16, 1] and samples == 100:
+        if not args.no_eager:
+            eager = make_eager_expression(samples) if sizes is None else make_eager(sizes, samples)
+            record(case, "eager chainrule", eager, eager_repeats)
+            del eager
+            gc.collect()
+        if case == MOONS and not args.no_eager:
             demo = make_demo(sizes, samples)
             record(case, "micrograd 0.1.0", make_micrograd(demo.points, demo.labels, weights_of(demo)), 1)
             assert bench_train.SIZES == sizes
             demo_seconds.update(time_demo(sizes, samples))
-        step, compile_times[case] = make_compiled(sizes, samples)
+        step, compile_times[case], flops[case] = make_compiled(sizes, samples)
         record(case, "compiled chainrule", step, args.repeats)
 
     import torch
 
-    torch.set_num_threads(1)
+    torch.set_num_threads(args.threads)
     for case, (sizes, samples, _) in cases.items():
-        demo = make_demo(sizes, samples)
-        record(case, "PyTorch batched (1 thread)", make_torch_batched(demo.points, demo.labels, weights_of(demo)),
+        if sizes is None:
+            torch_step = make_torch_expression(samples)
+        else:
+            demo = make_demo(sizes, samples)
+            torch_step = make_torch_batched(demo.points, demo.labels, weights_of(demo))
+        record(case, f"PyTorch batched ({args.threads} thread{'s' if args.threads > 1 else ''})", torch_step,
                args.repeats)
-        step, _ = make_compiled(sizes, samples)
+        step, _, _ = make_compiled(sizes, samples)
         record(case, "compiled, torch imported", step, args.repeats)
+        with order_check_off():
+            step, _, _ = make_compiled(sizes, samples)
+            record(case, "compiled, no order check", step, args.repeats)
+    peak = matmul_peak()
 
     print()
     print(f"Python {platform.python_version()}, torch {torch.__version__}, numpy "
-          f"{__import__('numpy').__version__}, {os.cpu_count()} cores")
+          f"{__import__('numpy').__version__}, {os.cpu_count()} cores, {args.threads} thread(s) for BLAS and "
+          f"PyTorch; NumPy matrix-product peak {peak / 1e9:.1f} GFLOP/s; load average "
+          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    summary = []
     for case, rows in results.items():
-        reference = rows["eager chainrule"][2]
         compiled, compiled_cpu = rows["compiled chainrule"][:2]
+        reference = rows["compiled chainrule"][2]
+        floor = flops[case] / peak
         print()
         print(f"### {case}")
         print()
         print("| contender | step, wall (median) | / compiled | step, CPU (median) | / compiled | steps timed "
-              "| same losses |")
-        print("|---|---:|---:|---:|---:|---:|---|")
+              "| same losses | / FLOP floor |")
+        print("|---|---:|---:|---:|---:|---:|---|---:|")
         for contender, (median, cpu, losses, repeats) in rows.items():
             agree = all(abs(a - b) <= 1e-9 * abs(b) for a, b in zip(losses, reference))
             print(f"| {contender} | {median * 1e3:.3f} ms | {median / compiled:.3g}x | {cpu * 1e3:.3f} ms "
-                  f"| {cpu / compiled_cpu:.3g}x | {repeats} | {'yes' if agree else 'NO'} |")
-        torch_wall, torch_cpu = rows["PyTorch batched (1 thread)"][:2]
-        eager_wall, eager_cpu = rows["eager chainrule"][:2]
+                  f"| {cpu / compiled_cpu:.3g}x | {repeats} | {'yes' if agree else 'NO'} | {median / floor:.3g}x |")
+        torch_wall, torch_cpu = next(v[:2] for k, v in rows.items() if k.startswith("PyTorch"))
         imported_wall, imported_cpu = rows["compiled, torch imported"][:2]
         print()
-        print(f"compile() took {compile_times[case] * 1e3:.0f} ms (once). Wall (CPU): compiled is "
-              f"{eager_wall / compiled:.0f}x ({eager_cpu / compiled_cpu:.0f}x) faster than eager (goal >= 50x); "
-              f"compiled / PyTorch batched = {compiled / torch_wall:.2f} ({compiled_cpu / torch_cpu:.2f}), "
-              f"with torch imported {imported_wall / torch_wall:.2f} ({imported_cpu / torch_cpu:.2f}) (goal <= 2).")
+        print(f"{flops[case] / 1e6:.1f} MFLOP a step: FLOP floor {floor * 1e3:.3f} ms. compile() took "
+              f"{compile_times[case] * 1e3:.0f} ms (once). Compiled / PyTorch batched, wall (CPU): "
+              f"{compiled / torch_wall:.2f} ({compiled_cpu / torch_cpu:.2f}); with torch imported "
+              f"{imported_wall / torch_wall:.2f} ({imported_cpu / torch_cpu:.2f}) (goal <= 1).")
+        if "eager chainrule" in rows:
+            eager_wall, eager_cpu = rows["eager chainrule"][:2]
+            print(f"Compiled is {eager_wall / compiled:.0f}x ({eager_cpu / compiled_cpu:.0f}x) faster than eager.")
         if "micrograd 0.1.0" in rows:
             print(f"micrograd / compiled = {rows['micrograd 0.1.0'][0] / compiled:.0f}x. The whole 100-step "
                   f"demo, compiled: {demo_seconds['in process']:.2f} s wall ({demo_seconds['in process cpu']:.2f} s "
@@ -205,6 +355,15 @@ def main() -> None:
                   f"`python -m chainrule train moons --compiled` took {demo_seconds['command']:.2f} s wall "
                   f"({demo_seconds['command cpu']:.2f} s CPU) as a new process, imports included, and printed "
                   f"\"{demo_seconds['reported']}\".")
+        unchecked_cpu = rows["compiled, no order check"][1]
+        summary.append((case, compiled / torch_wall, compiled_cpu / torch_cpu, imported_wall / torch_wall,
+                        imported_cpu / torch_cpu, unchecked_cpu / torch_cpu, compiled / floor))
+    print()
+    print("| workload | compiled / PyTorch, wall | CPU | torch imported, wall | CPU | no order check, CPU "
+          "| compiled / FLOP floor |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for case, *ratios, to_floor in summary:
+        print(f"| {case} | " + " | ".join(f"{r:.2f}" for r in ratios) + f" | {to_floor:.3g}x |")
 
 
 if __name__ == "__main__":

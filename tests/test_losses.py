@@ -171,3 +171,130 @@ def test_max_margin_is_zero_beyond_the_margin():
 def test_bad_arguments_say_what_is_allowed(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+# --- log-sum-exp, and every loss traced by chainrule.compile -------------------------------------------
+
+import numpy as np  # noqa: E402
+
+import chainrule  # noqa: E402
+from chainrule.losses import logsumexp  # noqa: E402
+
+HUGE_ROWS = [[1e308, -1e308, 0.0], [-1e308, -1e308, 5.0], [800.0, 799.0, -800.0], [-800.0, -801.0, -2000.0],
+             [1.0, 2.0, 3.0], [7.0, 7.0, 7.0]]
+
+
+@pytest.mark.parametrize("row", HUGE_ROWS)
+def test_logsumexp_matches_torch_at_any_size(row):
+    values = [Value(z) for z in row]
+    out = logsumexp(values)
+    out.backward()
+    t = torch.tensor(row, dtype=torch.float64, requires_grad=True)
+    t_out = torch.logsumexp(t, 0)
+    t_out.backward()
+    assert out.data == pytest.approx(t_out.item(), rel=1e-15)
+    assert [v.grad for v in values] == pytest.approx(t.grad.tolist(), rel=1e-13, abs=1e-300)
+
+
+def test_logaddexp_keeps_infinities_and_nan_as_torch_does():
+    cases = [(math.inf, math.inf), (-math.inf, -math.inf), (math.inf, -math.inf), (-math.inf, 3.0),
+             (math.nan, 1.0), (1.0, math.nan), (0.0, 0.0)]
+    for a, b in cases:
+        expected = torch.logaddexp(torch.tensor(a, dtype=torch.float64), torch.tensor(b, dtype=torch.float64))
+        got = Value(a).logaddexp(b).data
+        assert (math.isnan(got) and math.isnan(expected.item())) or got == expected.item(), (a, b)
+
+
+def test_softmax_cross_entropy_with_class_probabilities_matches_torch():
+    rng, model, points, seq, tx = setup(4)
+    probabilities = [[rng.random() for _ in range(4)] for _ in points]
+    probabilities = [[p / sum(row) for p in row] for row in probabilities]
+    loss = softmax_cross_entropy([model(x) for x in points], probabilities)
+    t_loss = F.cross_entropy(seq(tx), torch.tensor(probabilities, dtype=torch.float64))
+    compare(model, loss, seq, t_loss)
+
+
+def example_losses(model):
+    """Per-example losses a user compiles: the targets are columns (traced Values)."""
+    def cross_entropy(x0, x1, x2, c0, c1, c2, c3):
+        return softmax_cross_entropy([model([x0, x1, x2])], [[c0, c1, c2, c3]])
+
+    def squared(x0, x1, x2, y):
+        return mse([model([x0, x1, x2])[0]], [y])
+
+    def binary(x0, x1, x2, y):
+        return bce_with_logits([model([x0, x1, x2])[0]], [y])
+
+    def margin(x0, x1, x2, y):
+        return max_margin([model([x0, x1, x2])[0]], [y])
+
+    return {"cross_entropy": cross_entropy, "mse": squared, "bce": binary, "hinge": margin}
+
+
+def torch_example_losses(logits, targets, classes):
+    return {
+        "cross_entropy": F.cross_entropy(logits, classes, reduction="none"),
+        "mse": F.mse_loss(logits[:, 0], targets, reduction="none"),
+        "bce": F.binary_cross_entropy_with_logits(logits[:, 0], (targets > 0).double(), reduction="none"),
+        "hinge": (1 - torch.where(targets > 0, 1.0, -1.0).double() * logits[:, 0]).clamp(min=0),
+    }
+
+
+@pytest.mark.parametrize("scale", [1.0, 1e3, 1e150])
+@pytest.mark.parametrize("name", ["cross_entropy", "mse", "bce", "hinge"])
+def test_every_loss_traces_and_its_compiled_values_and_gradients_match_torch(name, scale):
+    """Huge weights give logits of 1e3 and 1e150: the compiled cross-entropy stays finite, as torch's."""
+    rng, model, points, seq, tx = setup(4, n=12, activation="linear")
+    for layer in model.layers[-1:]:
+        for neuron in layer.neurons:
+            for w in neuron.w:
+                w.data *= scale
+    seq = torch_model(model)
+    params = model.parameters()
+    classes = [rng.randrange(4) for _ in points]
+    signs = [rng.choice([-1.0, 1.0]) for _ in points]
+    logits = seq(tx)
+    expected = torch_example_losses(logits, torch.tensor(signs, dtype=torch.float64), torch.tensor(classes))[name]
+    expected.sum().backward()
+    fn = example_losses(model)[name]
+    compiled = chainrule.compile(fn, params)
+    columns = [np.array([p[i] for p in points]) for i in range(3)]
+    if name == "cross_entropy":
+        columns += [np.array([1.0 if c == k else 0.0 for c in classes]) for k in range(4)]
+    elif name == "bce":
+        columns.append(np.array([1.0 if s > 0 else 0.0 for s in signs]))
+    else:
+        columns.append(np.array(signs))
+    values, grads = compiled.value_and_grad(*columns)
+    assert np.isfinite(values).all()  # as torch's (checked next): 1e150 squared is 1e300, still finite
+    np.testing.assert_allclose(values, expected.detach().numpy(), rtol=1e-12, atol=1e-12 * scale)
+    np.testing.assert_allclose(grads, torch_grads(seq), rtol=1e-9, atol=1e-12 * scale)
+
+
+def test_a_compiled_whole_batch_loss_follows_the_logits_wherever_they_move():
+    """Compiled over the whole batch (no inputs), the loss reads no number at trace time: scaling the
+    weights by 1e3 afterwards must give torch's finite loss, not an overflow from a frozen shift."""
+    rng, model, points, seq, tx = setup(4, n=6, activation="linear")
+    classes = [rng.randrange(4) for _ in points]
+    params = model.parameters()
+    compiled = chainrule.compile(lambda: softmax_cross_entropy([model(x) for x in points], classes), params)
+    for p in params:
+        p.data *= 1e3
+    seq = torch_model(model)
+    t_loss = F.cross_entropy(seq(tx), torch.tensor(classes))
+    t_loss.backward()
+    values, grads = compiled.value_and_grad()
+    assert values[0] == pytest.approx(t_loss.item(), rel=1e-12)
+    np.testing.assert_allclose(grads, torch_grads(seq), rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("a, b", [(1.0, 2.0), (-3.0, 40.0), (700.0, 699.5), (0.0, 0.0)])
+def test_logaddexp_second_derivatives_match_torch(a, b):
+    """The op's pullback on Values (create_graph=True) is differentiable again: the Hessian as torch's."""
+    x, y = Value(a), Value(b)
+    gx, gy = chainrule.grad(x.logaddexp(y), [x, y], create_graph=True)
+    hessian = [[h.data for h in chainrule.grad(g, [x, y])] for g in (gx, gy)]
+    t = torch.tensor([a, b], dtype=torch.float64)
+    expected = torch.autograd.functional.hessian(lambda v: torch.logaddexp(v[0], v[1]), t)
+    assert [gx.data, gy.data] == pytest.approx(torch.softmax(t, 0).tolist(), rel=1e-14)
+    assert np.allclose(hessian, expected.numpy(), rtol=1e-12, atol=1e-300)

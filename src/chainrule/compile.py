@@ -20,11 +20,12 @@ from __future__ import annotations
 import inspect
 import math
 import sys
+import threading
 from operator import attrgetter
 from typing import Any, Callable, Sequence
 
 from chainrule import engine
-from chainrule.engine import Value, observe_nodes
+from chainrule.engine import Value, topological_order, tracing
 from chainrule.replay import Planner
 
 __all__ = ["compile", "CompiledFunction", "TracingError"]
@@ -39,6 +40,12 @@ class TracingError(TypeError):
 
 
 def _refuse(what: str) -> TracingError:
+    error = _refusal(what)
+    _Tracer.record(error)
+    return error
+
+
+def _refusal(what: str) -> TracingError:
     return TracingError(
         f"{what} is not allowed on a traced value. chainrule.compile calls your function once with "
         "placeholders, which have no number yet, and replays the graph it records for every example, "
@@ -116,11 +123,62 @@ for _name, _what in _REFUSED.items():
     setattr(_Traced, _name, _refusing(_what))
 
 
-def _mark_traced(node: Value) -> None:
-    """Observer during tracing: a node the engine made from a placeholder is a placeholder too
-    (this covers `Value.relu(x)` called on the class, as chainrule.nn does)."""
-    if type(node._a) is _Traced or type(node._b) is _Traced:
+class _Tracer:
+    """The engine's tracing hook (see `engine.tracing`), and the refusals made while a trace runs.
+
+    A refusal raised inside the traced function and caught there (``try: float(x) except ...``), or
+    raised in another thread the function started, still fails the compile: the graph would be wrong.
+    """
+
+    _lock = threading.Lock()
+    _active: dict[int, list[TracingError]] = {}  # the refusals of each trace running now, by its thread
+
+    @staticmethod
+    def node(node: Value, a: Value | None, b: Value | None, recording: bool) -> bool:
+        """A node the engine made from a placeholder is a placeholder too (this covers `Value.relu(x)`
+        called on the class, as chainrule.nn does, and nodes made in other threads)."""
+        if type(a) is not _Traced and type(b) is not _Traced:
+            return False
+        if not recording:
+            raise _refuse("computing under no_grad() (the result would be a constant)")
         node.__class__ = _Traced
+        return True
+
+    @staticmethod
+    def numbers(value: Value, what: str) -> None:
+        if type(value) is _Traced:
+            raise _refuse(what)
+
+    @classmethod
+    def record(cls, error: TracingError) -> None:
+        """A refusal in a tracing thread belongs to its trace; one in another thread (started by a traced
+        function, which cannot be told apart) to every trace running now."""
+        with cls._lock:
+            own = cls._active.get(threading.get_ident())
+            for refusals in [own] if own is not None else cls._active.values():
+                refusals.append(error)
+
+    @classmethod
+    def run(cls, fn: Callable[..., Any], placeholders: list[Value]) -> Any:
+        """fn(*placeholders) with the hook on; a TracingError if anything was refused meanwhile."""
+        refusals: list[TracingError] = []
+        me = threading.get_ident()
+        with cls._lock:
+            outer = cls._active.get(me)  # compile called inside a traced function: restored after
+            cls._active[me] = refusals
+        try:
+            with tracing(cls):
+                out = fn(*placeholders)
+        finally:
+            with cls._lock:
+                if outer is None:
+                    del cls._active[me]
+                else:
+                    cls._active[me] = outer
+        if refusals:
+            raise TracingError(f"{refusals[0]} (This was refused while tracing, then caught inside the "
+                               "function or raised in a thread it started.)") from refusals[0]
+        return out
 
 
 def _count_inputs(fn: Callable[..., Any]) -> int:
@@ -167,17 +225,52 @@ def compile(  # noqa: A001 - chainrule.compile, as the library's public name
         n_inputs = _count_inputs(fn)
     if isinstance(n_inputs, bool) or not isinstance(n_inputs, int) or n_inputs < 0:
         raise ValueError(f"n_inputs must be a whole number >= 0, not {n_inputs!r}")
+    placeholders = _placeholders(n_inputs)
+    out = _check_output(_Tracer.run(fn, placeholders))
+    # Traced again with new placeholders: Python state read while tracing (a `random` dropout mask, a
+    # call counter, a global) would be frozen into the graph, so a second call must record the same one.
+    again = _placeholders(n_inputs)
+    if _graph_signature(out, placeholders, params) != _graph_signature(
+            _check_output(_Tracer.run(fn, again)), again, params):
+        raise TracingError(
+            "the function recorded a different graph when chainrule.compile called it a second time, so it "
+            "depends on Python state read while tracing (random numbers such as a dropout mask, a call "
+            "counter, a global that changes): that state would be frozen into the compiled graph. Pass what "
+            "varies as an input column instead (e.g. a dropout mask as a column of 0s and 1s)."
+        )
+    return CompiledFunction(out, placeholders, params)
+
+
+def _placeholders(n_inputs: int) -> list[Value]:
     placeholders = []
     for i in range(n_inputs):
         x = Value(math.nan, label=f"input{i}")
         x.__class__ = _Traced
         placeholders.append(x)
-    with observe_nodes(_mark_traced):
-        out = fn(*placeholders)
+    return placeholders
+
+
+def _check_output(out: Any) -> Value:
     if not isinstance(out, Value):
         hint = " (pick one element, e.g. model(x)[0])" if isinstance(out, (list, tuple)) else ""
         raise TypeError(f"the compiled function must return one Value, not {type(out).__name__}{hint}")
-    return CompiledFunction(out, placeholders, params)
+    return out
+
+
+def _graph_signature(out: Value, placeholders: list[Value], params: list[Value]) -> list[tuple]:
+    """The recorded graph, comparable between two traces: for each node in order, its op and where its
+    inputs come from; for a leaf, which placeholder or parameter it is, or a constant's bits."""
+    order = topological_order(out)
+    position = {node: i for i, node in enumerate(order)}
+    names = {x: ("input", i) for i, x in enumerate(placeholders)}
+    names.update((p, ("param", i)) for i, p in enumerate(params))
+    signature = []
+    for node in order:
+        if node._op is not None:
+            signature.append((node._op, tuple(position[c] for c in node._prev)))
+        else:
+            signature.append(names.get(node) or ("constant", _DATA.__get__(node).hex()))
+    return signature
 
 
 class CompiledFunction:
@@ -186,6 +279,7 @@ class CompiledFunction:
     def __init__(self, out: Value, placeholders: list[Value], params: list[Value]) -> None:
         np = _numpy()
         self._np = np
+        self._buffers = threading.local()  # per thread: the stores of the last batch size, reused
         self.params = params
         self.n_inputs = len(placeholders)
         plan = Planner(np, out, placeholders, params)
@@ -223,14 +317,17 @@ class CompiledFunction:
             arrays.append(array)
         return arrays
 
-    def _forward(self, columns: tuple) -> tuple[Any, Any, int]:
+    def _forward(self, columns: tuple, params: Any) -> tuple[Any, Any, int]:
         np = self._np
         arrays = self._columns(columns)
         n = arrays[0].shape[0] if arrays else 1
         U = self._u_template.copy()
-        U[self._param_slots] = np.fromiter(map(_get_data, self._graph_params), np.float64,
-                                           len(self._graph_params))
-        V = np.empty((self._v_count, n))
+        if params is None:
+            U[self._param_slots] = np.fromiter(map(_get_data, self._graph_params), np.float64,
+                                               len(self._graph_params))
+        else:
+            U[self._param_slots] = self._param_array(params)[self._param_positions]
+        V = self._buffer("values", n)
         for i, array in enumerate(arrays):
             V[i] = array
         for instruction in self._instructions:
@@ -242,19 +339,49 @@ class CompiledFunction:
             return V[self._out_slot].copy()
         return self._np.full(n, U[self._out_slot])
 
-    def values(self, *columns: Any) -> Any:
-        """fn's value for each example: an array of shape (N,)."""
-        with self._np.errstate(all="ignore"):
-            return self._output(*self._forward(columns))
+    def _buffer(self, name: str, n: int) -> Any:
+        """A (rows, n) array kept between calls of this thread: a new one each call costs page faults
+        (about as much as a layer's work on a 64 x 1,000 batch). Results are copied out of it."""
+        buffer = getattr(self._buffers, name, None)
+        if buffer is None or buffer.shape[1] != n:
+            buffer = self._np.empty((self._v_count, n))
+            setattr(self._buffers, name, buffer)
+        return buffer
 
-    def value_and_grad(self, *columns: Any) -> tuple[Any, Any]:
+    def _param_array(self, params: Any) -> Any:
+        array = self._np.asarray(params, dtype=self._np.float64)
+        if array.shape != (len(self.params),):
+            raise ValueError(f"params= takes one number per parameter, shape ({len(self.params)},), "
+                             f"in the order given to compile; got shape {array.shape}")
+        return array
+
+    def parameter_values(self) -> Any:
+        """The parameters' current `.data`, as an array of shape (P,) for `params=`."""
+        return self._np.fromiter(map(_get_data, self.params), self._np.float64, len(self.params))
+
+    def load(self, params: Any) -> None:
+        """Write an array of shape (P,) back into the parameters' `.data`."""
+        for p, value in zip(self.params, self._param_array(params).tolist()):
+            p.data = value
+
+    def values(self, *columns: Any, params: Any = None) -> Any:
+        """fn's value for each example: an array of shape (N,). `params` as in `value_and_grad`."""
+        with self._np.errstate(all="ignore"):
+            return self._output(*self._forward(columns, params))
+
+    def value_and_grad(self, *columns: Any, params: Any = None) -> tuple[Any, Any]:
         """(values, grads): fn's value per example, shape (N,), and d(sum of the values)/d(param) for
-        each param in the order given to `compile`, shape (P,)."""
+        each param in the order given to `compile`, shape (P,).
+
+        `params`, an array of shape (P,) in that order, is used instead of the parameters' `.data`: a
+        training loop can keep its parameters in one array (``theta -= lr * grads``), without a Python
+        loop over the Values at every step (`parameter_values` and `load` convert)."""
         np = self._np
         with np.errstate(all="ignore"):
-            U, V, n = self._forward(columns)
+            U, V, n = self._forward(columns, params)
             GU = np.zeros(U.shape)
-            GV = np.zeros(V.shape)
+            GV = self._buffer("grads", n)
+            GV.fill(0.0)
             if self._out_varying:
                 GV[self._out_slot] = 1.0
             else:

@@ -23,14 +23,16 @@ from typing import Any, Callable, Iterable, Sequence
 
 from chainrule import modes
 from chainrule.modes import (
-    AnomalyError, detect_anomaly, enable_grad, is_grad_enabled, no_grad, observe_nodes,
+    AnomalyError, detect_anomaly, enable_grad, is_grad_enabled, no_grad, tracing,
 )
-from chainrule.ops import ABS, ADD, DIV, EXP, LOG, MUL, NEG, POW, RELU, SIGMOID, SUB, TANH, Op, power_op
+from chainrule.ops import (
+    ABS, ADD, DIV, EXP, LOG, LOGADDEXP, MUL, NEG, POW, RELU, SIGMOID, SUB, TANH, Op, power_op,
+)
 
 __all__ = [
     "Value", "grad", "no_grad", "enable_grad", "is_grad_enabled", "zero_grad", "gradcheck",
     "detect_anomaly", "AnomalyError", "GradcheckError", "topological_order", "reverse_sweep",
-    "observe_nodes",
+    "tracing",
 ]
 
 _mul = MUL.forward
@@ -218,6 +220,14 @@ class Value:
 
     def sigmoid(self) -> "Value":
         return Value(SIGMOID.forward(self.data), self, None, SIGMOID)
+
+    def logaddexp(self, other: "Value | float") -> "Value":
+        """log(exp(self) + exp(other)), computed without overflow (see ops.LOGADDEXP)."""
+        if other.__class__ is not Value:
+            other = _operand(other)
+            if other is None:
+                raise TypeError("logaddexp takes a Value or a real number")
+        return Value(LOGADDEXP.forward(self.data, other.data), self, other, LOGADDEXP)
 
     # --- the backward pass ---------------------------------------------------------------------------
 
@@ -418,6 +428,9 @@ def grad(output: Value, inputs: Sequence[Value] | Value, create_graph: bool = Fa
             raise TypeError(f"grad() takes Values as inputs, not {type(x).__name__}")
     if not isinstance(output, Value):
         raise TypeError(f"grad() takes a Value as output, not {type(output).__name__}")
+    tracer = None if _plain else modes.current_tracer()
+    if tracer is not None and not create_graph:
+        tracer.numbers(output, "chainrule.grad(...) without create_graph=True")
     grads: dict[Value, Any] = {output: Value(1.0) if create_graph else 1.0}
     anomaly = None if _plain else modes.current_anomaly()
     check = None if anomaly is None else anomaly.check_pullback

@@ -9,11 +9,15 @@ Each loss averages over the examples (``reduction="mean"``, the default) or adds
 * `bce_with_logits`: (1/n) sum [max(x_i, 0) - x_i y_i + log(1 + exp(-|x_i|))], targets in [0, 1]
   (torch.nn.BCEWithLogitsLoss). This form never exponentiates a positive number, so a logit of
   +-1000 gives a finite loss and the right gradient sigmoid(x) - y.
-* `softmax_cross_entropy`: (1/n) sum [logsumexp(z_i) - z_i[t_i]] for class indices t_i, with
-  logsumexp(z) = m + log(sum_k exp(z_k - m)) and m = max_k z_k taken as a constant (a plain float):
-  the shift does not change the value or the gradient, and keeps every exp argument <= 0
-  (torch.nn.CrossEntropyLoss).
+* `softmax_cross_entropy`: (1/n) sum [logsumexp(z_i) - z_i[t_i]] for class indices t_i, or
+  sum_k p_ik (logsumexp(z_i) - z_ik) for class probabilities p_i (torch.nn.CrossEntropyLoss). The
+  log-sum-exp is the op table's `logaddexp` folded over the row, each step max + log1p(exp(-|a - b|)),
+  so no exponential can overflow and no number is read from the logits: it is the same graph for any
+  logits, which makes it traceable by `chainrule.compile` and stable however far the logits move.
 * `l2_penalty`: alpha * sum_p p^2 (weight decay written into the loss).
+
+Every loss is built from Values only, so it can be traced: targets and labels may be Values too (a
+column of a compiled function); they are checked when they are plain numbers.
 """
 
 from __future__ import annotations
@@ -23,7 +27,9 @@ from typing import Iterable, Sequence
 
 from chainrule.engine import Value
 
-__all__ = ["mse", "max_margin", "hinge", "bce_with_logits", "softmax_cross_entropy", "l2_penalty"]
+__all__ = [
+    "mse", "max_margin", "hinge", "bce_with_logits", "softmax_cross_entropy", "logsumexp", "l2_penalty",
+]
 
 REDUCTIONS = ("mean", "sum")
 
@@ -32,9 +38,12 @@ def _as_value(x: Value | float) -> Value:
     return x if x.__class__ is Value else Value(x)
 
 
-def _check_real(y: object, what: str) -> float:
+def _check_real(y: object, what: str) -> Value | float:
+    """A target as given: a Value (checked by nobody: it may be a traced column) or a finite number."""
+    if isinstance(y, Value):
+        return y
     if isinstance(y, bool) or not isinstance(y, (int, float)) or not math.isfinite(y):
-        raise ValueError(f"{what} must be finite numbers, got {y!r}")
+        raise ValueError(f"{what} must be finite numbers (or Values), got {y!r}")
     return float(y)
 
 
@@ -75,9 +84,11 @@ def max_margin(
     _check_pairs(scores, labels, "max_margin")
     terms = []
     for s, y in zip(scores, labels):
-        if y not in (-1, 1) or isinstance(y, bool):
-            raise ValueError(f"max_margin labels must be -1 or +1, got {y!r}")
-        terms.append((margin - float(y) * _as_value(s)).relu())
+        if not isinstance(y, Value):
+            if isinstance(y, bool) or y not in (-1, 1):
+                raise ValueError(f"max_margin labels must be -1 or +1 (or Values), got {y!r}")
+            y = float(y)
+        terms.append((margin - y * _as_value(s)).relu())
     return _reduce(terms, reduction)
 
 
@@ -97,7 +108,7 @@ def bce_with_logits(
     terms = []
     for x, y in zip(logits, targets):
         y = _check_real(y, "bce_with_logits targets")
-        if not 0.0 <= y <= 1.0:
+        if not isinstance(y, Value) and not 0.0 <= y <= 1.0:
             raise ValueError(f"bce_with_logits targets must lie in [0, 1], got {y!r}")
         x = _as_value(x)
         positive_part = x.relu()
@@ -106,13 +117,26 @@ def bce_with_logits(
     return _reduce(terms, reduction)
 
 
-def softmax_cross_entropy(
-    logits: Sequence[Sequence[Value | float]], targets: Sequence[int], reduction: str = "mean"
-) -> Value:
-    """Cross-entropy of softmax(z_i) against class t_i: (1/n) sum [logsumexp(z_i) - z_i[t_i]].
+def logsumexp(values: Sequence[Value | float]) -> Value:
+    """log(sum_k exp(v_k)), as the op table's `logaddexp` folded over the values: stable at any size
+    (as torch.logsumexp) and built from Values only, so it traces."""
+    values = [_as_value(v) for v in values]
+    if not values:
+        raise ValueError("logsumexp needs at least one value")
+    total = values[0]
+    for v in values[1:]:
+        total = total.logaddexp(v)
+    return total
 
-    ``logits`` holds one list of class scores per example, ``targets`` one class index per example.
-    The max logit is subtracted as a plain float (a constant), so exp never overflows.
+
+def softmax_cross_entropy(
+    logits: Sequence[Sequence[Value | float]], targets: Sequence, reduction: str = "mean"
+) -> Value:
+    """Cross-entropy of softmax(z_i) against target i: (1/n) sum [logsumexp(z_i) - z_i[t_i]].
+
+    ``logits`` holds one list of class scores per example. A target is a class index (an int) or, as
+    torch.nn.CrossEntropyLoss allows, a list of class probabilities p_k (numbers or Values, e.g. one-hot
+    columns of a compiled function): the loss is then sum_k p_k (logsumexp(z) - z_k).
     """
     _check_pairs(logits, targets, "softmax_cross_entropy")
     terms = []
@@ -120,15 +144,19 @@ def softmax_cross_entropy(
         row = [_as_value(z) for z in row]
         if not row:
             raise ValueError("softmax_cross_entropy: each example needs at least one class score")
+        log_sum_exp = logsumexp(row)
+        if isinstance(t, (list, tuple)):
+            if len(t) != len(row):
+                raise ValueError(f"softmax_cross_entropy: {len(t)} class probabilities for {len(row)} classes")
+            probabilities = [_check_real(p, "softmax_cross_entropy class probabilities") for p in t]
+            terms.append(sum((p * (log_sum_exp - z) for p, z in zip(probabilities[1:], row[1:])),
+                             probabilities[0] * (log_sum_exp - row[0])))
+            continue
         if isinstance(t, bool) or not isinstance(t, int) or not 0 <= t < len(row):
             raise ValueError(
-                f"softmax_cross_entropy targets are class indices 0..{len(row) - 1}, got {t!r}"
+                f"softmax_cross_entropy targets are class indices 0..{len(row) - 1} "
+                f"(or lists of class probabilities), got {t!r}"
             )
-        m = max(z.data for z in row)
-        if not math.isfinite(m):
-            m = 0.0  # inf or nan logits: let the arithmetic give inf/nan rather than inf - inf here
-        exps = [(z - m).exp() for z in row]
-        log_sum_exp = sum(exps[1:], exps[0]).log() + m
         terms.append(log_sum_exp - row[t])
     return _reduce(terms, reduction)
 

@@ -1,4 +1,4 @@
-"""Graph-recording modes: `no_grad`, `enable_grad`, `detect_anomaly`, and the observer compile uses.
+"""Graph-recording modes: `no_grad`, `enable_grad`, `detect_anomaly`, and the tracing hook compile uses.
 
 Modes are per thread, as in PyTorch: `no_grad()` in one thread must not change the graphs another thread
 builds. Reading a thread-local on every op would cost, so the engine keeps a global fast-path flag,
@@ -21,7 +21,7 @@ from typing import Any, Callable, Iterator
 
 from chainrule import ops
 
-__all__ = ["no_grad", "enable_grad", "is_grad_enabled", "detect_anomaly", "AnomalyError", "observe_nodes"]
+__all__ = ["no_grad", "enable_grad", "is_grad_enabled", "detect_anomaly", "AnomalyError", "observe_nodes", "tracing"]
 
 _thread = threading.local()  # .grad_enabled (default True), .anomaly (default None), .observer
 _active_modes = 0  # mode blocks open in any thread
@@ -84,17 +84,51 @@ def enable_grad() -> Iterator[None]:
         yield
 
 
+# --- the hook of chainrule.compile's tracer -------------------------------------------------------------
+# While any thread traces, every op node made in ANY thread is shown to the tracer (a worker thread the
+# traced function starts must see placeholders too): `tracer.node(node, a, b, recording)` marks a node
+# made from a placeholder as one (returns True) and refuses one made under no_grad; `tracer.numbers(v,
+# what)` refuses engine functions that would compute with a placeholder's missing number.
+_tracer: Any = None
+_traces_active = 0
+
+
+def current_tracer() -> Any:
+    """The tracer of an open `tracing` block in any thread, or None."""
+    return _tracer
+
+
+@contextmanager
+def tracing(tracer: Any) -> Iterator[None]:
+    """Show every op node made inside the block (any thread) to `tracer`; this thread records graphs."""
+    global _tracer, _traces_active
+    with _state_lock:
+        _traces_active += 1
+        _tracer = tracer
+    try:
+        with _mode(grad_enabled=True):
+            yield
+    finally:
+        with _state_lock:
+            _traces_active -= 1
+            if _traces_active == 0:
+                _tracer = None
+
+
 @contextmanager
 def observe_nodes(observer: Callable[[Any], None]) -> Iterator[None]:
     """Call observer(node) on every op node this thread makes inside the block, graph recording on
-    (chainrule.compile marks the nodes computed from its placeholders this way)."""
+    (forward mode carries each node's tangent this way)."""
     with _mode(grad_enabled=True, observer=observer):
         yield
 
 
 def record(node: Any, a: Any, b: Any, op: ops.Op) -> None:
     """Finish a node made while some thread has a mode open: read this thread's own modes."""
-    if not is_grad_enabled():
+    recording = is_grad_enabled()
+    tracer = _tracer
+    traced = tracer is not None and tracer.node(node, a, b, recording)
+    if not recording:
         node._a = node._b = None
         node._op = None
         return
@@ -102,7 +136,7 @@ def record(node: Any, a: Any, b: Any, op: ops.Op) -> None:
     node._b = b
     node._op = op
     anomaly = current_anomaly()
-    if anomaly is not None:
+    if anomaly is not None and not traced:  # a traced node has no number to check yet
         anomaly.record(node)
     observer = getattr(_thread, "observer", None)
     if observer is not None:

@@ -13,7 +13,9 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from chainrule.engine import Value, topological_order
-from chainrule.ops import ADD, MUL, Op, array_pullback_of, array_sum_of_products, array_sum_of_products_pullback
+from chainrule.ops import (
+    ABS, ADD, EXP, MUL, RELU, SIGMOID, Op, array_pullback_of, array_sum_of_products, array_sum_of_products_pullback,
+)
 
 __all__ = ["Planner", "Elementwise", "MatrixSum", "UniformSum"]
 
@@ -35,10 +37,12 @@ def _is_unique(slots: Sequence[int]) -> bool:
 class Input:
     """Where one operand of an instruction comes from, and whether it needs its gradient."""
 
-    __slots__ = ("varying", "index", "unique", "needs_grad", "column")
+    __slots__ = ("varying", "slots", "index", "unique", "needs_grad", "column", "sole")
 
     def __init__(self, np: Any, varying: bool, slots: list[int], needs_grad: bool, out_varying: bool) -> None:
         self.varying = varying
+        self.slots = slots
+        self.sole = False  # set by the Planner: the only reader of its rows, so its gradient is assigned
         self.index = _index(np, slots)
         self.unique = _is_unique(slots)
         self.needs_grad = needs_grad
@@ -54,7 +58,9 @@ class Input:
         if self.column:
             contribution = contribution.sum(axis=1)
         target = GV if self.varying else GU
-        if self.unique:
+        if self.sole:  # the rows' only gradient (still 0 when it is skipped: the store starts at 0)
+            target[self.index] = contribution
+        elif self.unique:
             target[self.index] += contribution
         else:
             np.add.at(target, self.index, contribution)
@@ -71,9 +77,15 @@ class Elementwise:
         self.out = _index(np, out_slots)
         self.inputs = inputs
         self.needs_grad = any(i.needs_grad for i in inputs)
+        # A rule that takes out= writes straight into the store (one pass less than a copy).
+        self.in_place = getattr(self.forward_rule, "takes_out", False) and self.out.__class__ is slice
 
     def forward(self, U: Any, V: Any) -> None:
-        (V if self.varying else U)[self.out] = self.forward_rule(*[i.read(U, V) for i in self.inputs])
+        store = V if self.varying else U
+        if self.in_place:
+            self.forward_rule(*[i.read(U, V) for i in self.inputs], out=store[self.out])
+        else:
+            store[self.out] = self.forward_rule(*[i.read(U, V) for i in self.inputs])
 
     def backward(self, U: Any, V: Any, GU: Any, GV: Any) -> None:
         if not self.needs_grad:
@@ -85,13 +97,41 @@ class Elementwise:
                 source.add_grad(self.np, GU, GV, contribution)
 
 
+# A sum whose result is smaller than this fraction of a bound on the sum of its terms' sizes (a
+# cancellation of about six digits or more), or whose bound exceeds HALF_MAX (an overflow somewhere, in
+# some order), is recomputed in the eager order. Any other sum differs from the eager one by at most
+# 2 L eps / CANCELLATION = L 2^-32 relative (L terms, eps = 2^-53), whatever order BLAS adds in. A larger
+# fraction would recompute many more of an ordinary layer's sums, one by one.
+CANCELLATION = 2.0 ** -20
+HALF_MAX = 2.0 ** 1023
+NONNEGATIVE = (RELU, ABS, EXP, SIGMOID)  # ops whose results are >= 0 or nan: no minimum to look for
+SHORT_SUMS = 6  # at most this many terms in all: added term by term
+
+
 class MatrixSum:
     """Sums over the same varying inputs (a layer): out = W @ X + bias, W[j, k] the uniform coefficient
-    of input k in sum j (1 for a bare term), bias[j] the sum of sum j's uniform terms."""
+    of input k in sum j (1 for a bare term), bias[j] the sum of sum j's uniform terms.
+
+    The matrix product adds in BLAS's order, with fused multiply-adds; `_eager_order` then recomputes,
+    term by term in the order the sum was written, every sum where order can change the result: one
+    that is not finite, could overflow, or cancels (see CANCELLATION). `terms[j]` lists sum j's terms in
+    that order as (U slot of the coefficient, row of X), row K standing for a uniform term (x 1.0)."""
 
     def __init__(self, np: Any, out_slots: list[int], inputs: Input, coefficients: list[list[int]],
-                 coefficients_need_grad: bool, bias_terms: list[tuple[int, int]], bias_needs_grad: bool) -> None:
+                 coefficients_need_grad: bool, bias_terms: list[tuple[int, int]], bias_needs_grad: bool,
+                 terms: list[list[tuple[int, int]]], negative_zero_slot: int, inputs_nonnegative: bool) -> None:
         self.np = np
+        width = max(len(t) for t in terms)  # padded with -0.0, which adds nothing (x + -0.0 == x)
+        padded = [t + [(negative_zero_slot, len(coefficients[0]))] * (width - len(t)) for t in terms]
+        self.term_coefficients = np.asarray([[c for c, _ in t] for t in padded], dtype=np.intp)
+        self.term_rows = np.asarray([[r for _, r in t] for t in padded], dtype=np.intp)
+        # A few short sums (an expression's a x + b y) run term by term, in the written order, as cheap
+        # as a matrix product and with no order to check.
+        self.written = terms if len(terms) * width <= SHORT_SUMS else None
+        self.ones_row = len(coefficients[0])
+        self.inputs_nonnegative = inputs_nonnegative  # each column made by relu, abs, exp or sigmoid
+        index = inputs.index
+        self.input_slots = list(range(index.start, index.stop)) if index.__class__ is slice else index.tolist()
         self.out = _index(np, out_slots)
         self.count = len(out_slots)
         self.inputs = inputs
@@ -105,22 +145,103 @@ class MatrixSum:
         self.needs_grad = inputs.needs_grad or coefficients_need_grad or (self.has_bias and bias_needs_grad)
 
     def forward(self, U: Any, V: Any) -> None:
+        if self.written is not None:
+            self._forward_term_by_term(U, V)
+            return
+        np = self.np
         in_place = self.out.__class__ is slice  # write straight into the store
-        out = array_sum_of_products(U[self.coefficients], V[self.inputs.index], V[self.out] if in_place else None)
+        weights, inputs = U[self.coefficients], V[self.inputs.index]
+        out = array_sum_of_products(weights, inputs, V[self.out] if in_place else None)
+        sizes = np.abs(weights).sum(axis=1)
         if self.has_bias:
-            out += self.np.bincount(self.bias_owner, self.bias.read(U, V), self.count)[:, None]
+            bias = self.bias.read(U, V)
+            out += np.bincount(self.bias_owner, bias, self.count)[:, None]
+            bias_sizes = np.bincount(self.bias_owner, np.abs(bias), self.count)
+        else:
+            bias_sizes = 0.0
+        self._eager_order(U, inputs, out, sizes, bias_sizes)
         if not in_place:
             V[self.out] = out
+
+    def _forward_term_by_term(self, U: Any, V: Any) -> None:
+        inputs = V[self.inputs.index]
+        sums = []
+        for terms in self.written:
+            total = None
+            for coefficient, row in terms:
+                if row == self.ones_row:
+                    term = U[coefficient]  # a uniform term
+                elif coefficient == 0:
+                    term = inputs[row]  # a bare varying term (coefficient 1, no product in eager)
+                else:
+                    term = U[coefficient] * inputs[row]
+                total = term if total is None else total + term
+            sums.append(total)
+        V[self.out] = sums
+
+    def _backward_term_by_term(self, U: Any, V: Any, GU: Any, GV: Any) -> None:
+        upstream = GV[self.out]
+        for g, terms in zip(upstream, self.written):
+            for coefficient, row in terms:
+                if row == self.ones_row:
+                    if self.bias.needs_grad:
+                        GU[coefficient] += g.sum()
+                    continue
+                slot = self.input_slots[row]
+                if coefficient == 0:
+                    if self.inputs.needs_grad:
+                        GV[slot] += g
+                    continue
+                if self.coefficients_need_grad:
+                    GU[coefficient] += g @ V[slot]
+                if self.inputs.needs_grad:
+                    GV[slot] += U[coefficient] * g
+
+    def _eager_order(self, U: Any, inputs: Any, out: Any, sizes: Any, bias_sizes: Any) -> None:
+        """Recompute in the written order each sum whose order matters: sum j of example n has terms of
+        sizes adding up to at most bound = sizes[j] * max_k |x_kn| + bias_sizes[j]."""
+        np = self.np
+        largest = inputs.max(initial=0.0)  # nan if any input is nan
+        if not self.inputs_nonnegative:
+            largest = max(largest, -inputs.min(initial=0.0))
+        bounds = sizes * largest + bias_sizes
+        if bounds.max(initial=0.0) < HALF_MAX:  # nothing can overflow: look for cancellations only
+            thresholds = CANCELLATION * bounds  # (a 0 from terms that are all 0 is exact: not suspect)
+            sizes_of_out = np.abs(out)
+            if sizes_of_out.min(initial=HALF_MAX) >= thresholds.max(initial=0.0):
+                return  # one reduction over all rows settles the common case
+            rows = np.flatnonzero(sizes_of_out.min(axis=1) < thresholds)  # rows first: no (J, N) mask
+            if not rows.size:
+                return
+            suspect = np.zeros(out.shape, dtype=bool)
+            suspect[rows] = sizes_of_out[rows] < thresholds[rows, None]
+        else:  # some input is huge, infinite or nan: bound each example on its own
+            column_largest = np.maximum(inputs.max(axis=0, initial=0.0), -inputs.min(axis=0, initial=0.0))
+            bounds = np.multiply.outer(sizes, column_largest) + np.asarray(bias_sizes)[..., None]
+            suspect = ~(np.abs(out) >= CANCELLATION * bounds) | ~(bounds < HALF_MAX)
+        if not suspect.any():
+            return
+        j, n = np.nonzero(suspect)
+        rows = self.term_rows[j]
+        x = inputs[np.minimum(rows, inputs.shape[0] - 1), n[:, None]]
+        x[rows == inputs.shape[0]] = 1.0  # a uniform term: its coefficient is the term
+        products = U[self.term_coefficients[j]] * x
+        out[j, n] = np.add.accumulate(products, axis=1)[:, -1]  # left to right, as written
 
     def backward(self, U: Any, V: Any, GU: Any, GV: Any) -> None:
         if not self.needs_grad:
             return
+        if self.written is not None:
+            self._backward_term_by_term(U, V, GU, GV)
+            return
         np = self.np
         upstream = GV[self.out]
         weights_grad, inputs_grad = array_sum_of_products_pullback(
-            upstream, U[self.coefficients], V[self.inputs.index]
+            upstream, U[self.coefficients], V[self.inputs.index],
+            GV[self.inputs.index] if self.inputs.sole and self.inputs.index.__class__ is slice else None,
+            self.inputs.needs_grad,
         )
-        if self.inputs.needs_grad:
+        if self.inputs.needs_grad and inputs_grad is not None:
             self.inputs.add_grad(np, GU, GV, inputs_grad)
         if self.coefficients_need_grad:
             if self.coefficients_unique:
@@ -148,6 +269,14 @@ class UniformSum:
     def backward(self, U: Any, V: Any, GU: Any, GV: Any) -> None:
         if self.needs_grad:
             self.terms.add_grad(self.np, GU, GV, GU[self.out][self.owner])
+
+
+def _operands(instruction: Any) -> list[Input]:
+    if isinstance(instruction, Elementwise):
+        return instruction.inputs
+    if isinstance(instruction, MatrixSum):
+        return [instruction.inputs, instruction.bias]
+    return [instruction.terms]
 
 
 # --- from the traced graph to the program ------------------------------------------------------------
@@ -178,10 +307,11 @@ class Planner:
             for c in inputs:
                 self.uses[c] = self.uses.get(c, 0) + 1
                 self.consumer[c] = node
-        # Slots: U[0] holds 1.0 (the coefficient of a bare term), then parameters and constants.
+        # Slots: U[0] holds 1.0 (the coefficient of a bare term), U[1] -0.0, then parameters and constants.
         self.u_slots: dict[Value, int] = {}
         self.v_slots: dict[Value, int] = {x: i for i, x in enumerate(placeholders)}
-        self.u_values: list[float] = [1.0]
+        self.u_values: list[float] = [1.0, -0.0]  # U[1]: the -0.0 that pads a sum's terms
+        self.negative_zero_slot = 1
         self.graph_params = [p for p in params if p in self.varying]
         for p in self.graph_params:
             self._new_u_slot(p, 0.0)
@@ -190,6 +320,18 @@ class Planner:
                 self._new_u_slot(node, node.data)  # a constant, fixed at compile time
         self.instructions: list[Any] = []
         self._plan()
+        self._mark_sole_readers()
+
+    def _mark_sole_readers(self) -> None:
+        """An operand whose rows no other operand reads receives their whole gradient: it can assign it
+        instead of adding it (one pass less over the rows, and a matrix product written in place)."""
+        readers: dict[int, int] = {}
+        operands = [i for instruction in self.instructions for i in _operands(instruction) if i.varying]
+        for operand in operands:
+            for slot in operand.slots:
+                readers[slot] = readers.get(slot, 0) + 1
+        for operand in operands:
+            operand.sole = operand.unique and all(readers[slot] == 1 for slot in operand.slots)
 
     def _new_u_slot(self, node: Value, value: float) -> int:
         self.u_slots[node] = len(self.u_values)
@@ -202,9 +344,12 @@ class Planner:
     # -- fusion --
 
     def _in_sum(self, node: Value) -> bool:
-        """An addition folded into the sum that consumes it (its only use)."""
-        return (node._op is ADD and node is not self.out and self.uses.get(node) == 1
-                and self.consumer[node]._op is ADD)
+        """An addition folded into the sum that consumes it: its only use, as the left operand, so that
+        the sum is ((t0 + t1) + t2) + ... and its written order is the order of its terms."""
+        if node._op is not ADD or node is self.out or self.uses.get(node) != 1:
+            return False
+        consumer = self.consumer[node]
+        return consumer._op is ADD and consumer._a is node
 
     def _coefficient_term(self, node: Value) -> tuple[Value, Value] | None:
         """(uniform coefficient, varying input) if node is such a product used only by its sum."""
@@ -218,15 +363,15 @@ class Planner:
         return None
 
     def _terms(self, root: Value) -> list[Value]:
+        """The terms of the left-deep sum at root, in the order they are added."""
         terms: list[Value] = []
-        stack = list(reversed(root._prev))  # left operand first, as the sum was written
-        while stack:
-            node = stack.pop()
-            if self._in_sum(node):
-                stack.extend(reversed(node._prev))
-            else:
-                terms.append(node)
-        return terms
+        node = root
+        while True:
+            terms.append(node._b)
+            if not self._in_sum(node._a):
+                terms.append(node._a)
+                return terms[::-1]
+            node = node._a
 
     def _plan(self) -> None:
         level: dict[Value, int] = {}
@@ -265,19 +410,21 @@ class Planner:
         return consumer is not None and consumer._op is ADD
 
     def _sum_item(self, root: Value) -> tuple:
-        """(root, the materialised nodes it reads, [(coefficient or None, varying input)], uniform terms)."""
+        """(root, the materialised nodes it reads, [(coefficient or None, varying input)], uniform terms,
+        the written order as [(True, index in products) or (False, index in uniform terms)])."""
         products: list[tuple[Value | None, Value]] = []
         uniform: list[Value] = []
+        order: list[tuple[bool, int]] = []
         for term in self._terms(root):
             pair = self._coefficient_term(term)
-            if pair is not None:
-                products.append(pair)
-            elif self.varying[term]:
-                products.append((None, term))
-            else:
+            if pair is None and not self.varying[term]:
+                order.append((False, len(uniform)))
                 uniform.append(term)
+                continue
+            order.append((True, len(products)))
+            products.append(pair or (None, term))
         reads = [x for pair in products for x in pair if x is not None] + uniform
-        return root, reads, products, uniform
+        return root, reads, products, uniform, order
 
     def _new_outputs(self, nodes: list[Value]) -> list[int]:
         slots = []
@@ -313,7 +460,10 @@ class Planner:
         coefficients_need_grad = any(c is not None and self.needs_grad[c] for item in items for c, _ in item[2])
         bias = [(j, self.u_slots[t]) for j, item in enumerate(items) for t in item[3]]
         bias_needs_grad = any(self.needs_grad[t] for item in items for t in item[3])
+        terms = [[(row[k], k) if is_product else (self.u_slots[item[3][k]], len(columns))
+                  for is_product, k in item[4]] for row, item in zip(coefficients, items)]
         self.instructions.append(MatrixSum(
             self.np, self._new_outputs([i[0] for i in items]), inputs, coefficients,
-            coefficients_need_grad, bias, bias_needs_grad,
+            coefficients_need_grad, bias, bias_needs_grad, terms, self.negative_zero_slot,
+            all(x._op in NONNEGATIVE for x in columns),
         ))
