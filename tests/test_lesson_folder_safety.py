@@ -20,7 +20,8 @@ import pytest
 
 from chainrule.folder_paths import OutsideFolderError, inside_folder
 from chainrule.lessons import LessonDataError
-from chainrule.lessons.loader import add_lesson_dirs, get_lesson, remove_added_lessons
+from chainrule.lessons.loader import add_lesson_dirs, remove_added_lessons
+from chainrule.lessons.page import get_lesson
 from chainrule.lessons.scaffold import ScaffoldError, write_lesson
 from chainrule.lessons.text import render_inline, render_markdown
 from chainrule.text_safety import control_characters
@@ -108,7 +109,7 @@ def test_the_listing_never_prints_an_authors_control_characters(lesson: Path):
 
 def test_lessons_check_rejects_control_characters_in_titles_and_text(lesson: Path):
     edit_json(lesson / "lesson.json", lambda data: data["sections"][1].update(title="Key\x9bparts"))
-    edit_json(lesson / "quiz.json", lambda data: data["questions"][0].update(prompt="Which\u202e one?"))
+    edit_json(lesson / "quiz.json", lambda data: data["questions"][0].update(prompt=data["questions"][0]["prompt"] + " Which\u202e one?"))
     (lesson / "sections" / "01-why.md").write_text("Why\r\nit matters\x1b[2J, on Windows too.\r\n")
     (lesson / "exercises" / "1-gradients" / "exercise.md").write_text("Do \x08this.\n")
     run = chainrule("lessons", "check", "--no-grading", "lessons", cwd=lesson.parent.parent)
