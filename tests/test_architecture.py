@@ -140,3 +140,33 @@ def test_grading_imports_nothing_of_lessons_web_or_progress() -> None:
 
 def test_progress_imports_nothing_of_lessons() -> None:
     assert _importers("progress", ("chainrule.lessons",)) == {}
+
+
+# The layers of docs/architecture.md, each with the layers it may import ("lib" is the engine and the
+# library around it: every top-level module but cli.py and __main__.py).
+LAYERS_MAY_IMPORT = {
+    "lib": {"lib"},
+    "grading": {"lib", "grading"},
+    "lessons": {"lib", "grading", "lessons"},
+    "progress": {"lib", "progress"},
+    "classes": {"lib", "grading", "lessons", "progress", "classes"},
+    "web": {"lib", "grading", "lessons", "progress", "classes", "web"},
+    "commands": {"lib", "grading", "lessons", "progress", "classes", "web", "commands"},
+}
+
+
+def _layer(module: str) -> str:
+    parts = module.split(".")
+    if len(parts) > 1 and parts[1] in LAYERS_MAY_IMPORT:
+        return parts[1]
+    return "commands" if parts[-1] in ("cli", "__main__") else "lib"
+
+
+def test_each_layer_imports_only_the_layers_below_it() -> None:
+    offenders = []
+    for path in python_files(PACKAGE):
+        module = "chainrule." + ".".join(path.relative_to(PACKAGE).with_suffix("").parts)
+        for imported in project_imports(path):
+            if imported != "chainrule" and _layer(imported) not in LAYERS_MAY_IMPORT[_layer(module)]:
+                offenders.append(f"{module} ({_layer(module)}) imports {imported} ({_layer(imported)})")
+    assert offenders == []
