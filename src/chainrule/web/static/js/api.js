@@ -42,9 +42,10 @@ export async function api(method, url, body, what = "talk to the lesson server")
   try {
     response = await fetch(url, init);
   } catch (error) {
-    const failure = new ApiError(0, "the lesson server did not answer. Is `chainrule lesson` still running?", `Could not ${what}`);
-    showError(failure.message);
-    throw failure;
+    // The server is not answering (stopped or restarting): one notice for the whole outage, not one
+    // error per call; the page checks until it answers again (see connectionLost).
+    connectionLost();
+    throw new ApiError(0, "the lesson server did not answer", `Could not ${what}`);
   }
   let parsed = null;
   const text = await response.text();
@@ -59,6 +60,69 @@ export async function api(method, url, body, what = "talk to the lesson server")
   // Something was saved: parts of the page that show progress (the contents) may refresh.
   if (method !== "GET") window.dispatchEvent(new CustomEvent("chainrule:saved", { detail: { method, url } }));
   return parsed;
+}
+
+// ---------------------------------------------------------------- outages
+
+const RECONNECT_FIRST_MS = 500;
+const RECONNECT_MAX_MS = 3000;
+let reconnecting = null;
+
+/** Whether the lesson server answered the last call (false during an outage). */
+export function connected() {
+  return reconnecting === null;
+}
+
+/**
+ * The server stopped answering: say so once, keep checking, and when it answers again (a restart
+ * listens on the same port) remove the notice and fire "chainrule:reconnected" so that parts of the
+ * page send what they could not save meanwhile.
+ */
+function connectionLost() {
+  if (reconnecting) return;
+  document.documentElement.dataset.connection = "lost";
+  const notice = connectionNotice();
+  notice.textContent = "The lesson server is not answering (stopped or restarting). This page reconnects by itself "
+    + "as soon as it is back; what you type is kept in this browser meanwhile.";
+  let delay = RECONNECT_FIRST_MS;
+  const check = async () => {
+    let status = 0;
+    try {
+      const headers = { Accept: "application/json" };
+      if (tokenFromUrl) headers["X-Chainrule-Token"] = tokenFromUrl;
+      status = (await fetch("/api/path", { headers, credentials: "same-origin", cache: "no-store" })).status;
+    } catch (error) { status = 0; }
+    if (status === 0) {
+      delay = Math.min(delay * 2, RECONNECT_MAX_MS);
+      reconnecting = setTimeout(check, delay);
+      return;
+    }
+    if (status === 401 || status === 403) {
+      // Back, but this tab's session is not (a data folder without its session secret): only a new link helps.
+      notice.textContent = "The lesson server is back, but this tab's session is not: open the address that "
+        + "`chainrule lesson` printed. What you typed is kept in this browser and comes back there.";
+      reconnecting = null;
+      document.documentElement.dataset.connection = "refused";
+      return;
+    }
+    reconnecting = null;
+    notice.remove();
+    const area = document.getElementById("messages");
+    if (area && !area.querySelector(".message")) area.hidden = true;
+    document.documentElement.dataset.connection = "ok";
+    window.dispatchEvent(new CustomEvent("chainrule:reconnected"));
+  };
+  reconnecting = setTimeout(check, delay);
+}
+
+function connectionNotice() {
+  const area = document.getElementById("messages");
+  let notice = document.getElementById("connection-notice");
+  if (!notice) {
+    notice = Object.assign(document.createElement("div"), { id: "connection-notice", className: "message notice" });
+    if (area) { area.hidden = false; area.prepend(notice); }
+  }
+  return notice;
 }
 
 export const get = (url, what) => api("GET", url, undefined, what);
