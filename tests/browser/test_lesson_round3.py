@@ -81,3 +81,42 @@ def test_the_open_tab_survives_a_restart_and_keeps_what_was_typed(open_page, tmp
         for server in (first, second):
             if server is not None:
                 stop_lesson_server(server.process)
+
+
+# ---------------------------------------------------------------- 5. explore errors at their field, never stale numbers
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_explore_problems_are_said_once_at_their_field_and_no_stale_number_looks_current(open_page, lesson_server, size) -> None:
+    context, page, log = open_at(open_page, lesson_server, size)
+    lesson(page, lesson_server)
+    status = page.locator(".explore-status")
+    # a = 1e200 is out of the explorable range: said under the inputs, the graph marked as not run.
+    page.locator("#explore-a").fill("1e200")
+    page.wait_for_selector("#explore[data-stale='true']")
+    assert page.locator("#explore-problem").inner_text().startswith("a must be a number from -1000 to 1000")
+    assert page.get_attribute("#explore-a", "aria-invalid") is not None
+    assert "not for what is typed now" in status.inner_text() and "a = 2" in status.inner_text()
+    assert "for your inputs" not in status.inner_text()
+    # Nudging meanwhile: the same one problem, no banner, no table of numbers that were not run.
+    for h in ("0", "1e-12", "0"):
+        page.locator("#nudge-h").fill(h)
+        page.locator(".nudge-form button[type=submit]").click()
+        page.wait_for_function("() => !document.querySelector('#explore').hasAttribute('aria-busy')")
+    assert page.locator("#messages .message").count() == 0
+    assert page.locator(".nudge-result table").count() == 0
+    # A good a, a bad h: the problem moves to h, said once.
+    page.locator("#explore-a").fill("3")
+    page.wait_for_selector("#explore[data-stale='false']")
+    assert page.locator("#explore-problem").inner_text() == ""
+    assert "-2" in status.inner_text() and "for your inputs" in status.inner_text()  # a = 3: L = (3·-3 + 10)·-2 = -2
+    page.locator("#nudge-h").fill("1e-12")
+    page.locator(".nudge-form button[type=submit]").click()
+    page.wait_for_selector("#explore[data-stale='true']")
+    assert page.locator("#nudge-problem").inner_text().startswith("h must be a number with 1e-06 <= |h| <= 1")
+    assert page.locator("#messages .message").count() == 0
+    page.locator("#nudge-h").fill("0.01")
+    page.locator(".nudge-form button[type=submit]").click()
+    page.locator(".nudge-result table").wait_for()
+    assert page.locator("#nudge-problem").inner_text() == "" and page.get_attribute("#explore", "data-stale") == "false"
+    assert not log.page_errors

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
+
+from chainrule.web.numbers import read_number
 
 Language = Literal["python", "javascript", "typescript"]
 
@@ -26,6 +28,12 @@ def _encodable(text: str) -> str:
 
 Text = Annotated[str, AfterValidator(_encodable)]
 
+# A number as the learner typed it ("−1,5", " .5") or a JSON number; the server reads it (web/numbers.py).
+TypedNumber = Annotated[float, BeforeValidator(read_number), WithJsonSchema({
+    "anyOf": [{"type": "number"}, {"type": "string", "maxLength": 100}],
+    "description": "A number, or the text typed for it (a decimal comma and the typographic minus are fine).",
+})]
+
 
 class Open(BaseModel):
     """A response that may carry more keys than listed (the API grows only by adding keys)."""
@@ -42,7 +50,7 @@ class ErrorBody(BaseModel):
 
 class PredictionIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    value: float = Field(strict=True, allow_inf_nan=False, description="The predicted number (true/false or a string is not one).")
+    value: TypedNumber
 
 
 class CodeIn(BaseModel):
@@ -64,12 +72,12 @@ class AnswerIn(BaseModel):
 class NudgeIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     input: Text = Field(max_length=100, description="The input to move, e.g. a")
-    h: float = Field(strict=False, allow_inf_nan=False, description="How far to move it (1e-6 <= |h| <= 1)")
+    h: TypedNumber = Field(description="How far to move it (1e-6 <= |h| <= 1)")
 
 
 class ExploreIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    values: dict[Text, float] = Field(default_factory=dict, max_length=20, description="{input label: number}; the others keep the lesson's")
+    values: dict[Text, TypedNumber] = Field(default_factory=dict, max_length=20, description="{input label: number}; the others keep the lesson's")
     nudge: NudgeIn | None = None
 
 

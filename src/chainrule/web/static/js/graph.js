@@ -3,8 +3,9 @@
 // The layout is not computed here: the server sends it with the trace (trace.layout.wide and
 // trace.layout.narrow, made by chainrule.draw, the same layout `chainrule graph` draws), and this
 // file only renders it and animates it. Narrow screens get the top-to-bottom layout. Every text slot
-// exists from the start, so nothing moves while values and gradients appear.
-import { el, fmt } from "./api.js";
+// exists from the start, so nothing moves while values and gradients appear. Numbers are shown as the
+// server wrote them (the "<key>_text" beside each number, web/numbers.py): the page formats none itself.
+import { el } from "./api.js";
 
 const SVG_NS = "http://www.w3.org/2000/svg";
 const NARROW = "(max-width: 40rem)";
@@ -38,16 +39,22 @@ export function playSteps(trace) {
   ];
 }
 
-/** Values and gradients known after the first `position` steps. */
+/** The server's text of `entry[key]` (entry[key + "_text"]); a trace without texts shows the bare number. */
+export function numberText(entry, key) {
+  const text = entry[`${key}_text`];
+  return typeof text === "string" ? text : String(entry[key]);
+}
+
+/** Values and gradients known after the first `position` steps, as the texts to show (node id -> text). */
 export function stateAt(steps, position) {
   const values = new Map();
   const grads = new Map();
   for (const step of steps.slice(0, position)) {
     if (step.phase === "forward") {
-      values.set(step.node, step.value);
+      values.set(step.node, numberText(step, "value"));
     } else {
-      grads.set(step.node, step.grad);
-      for (const c of step.contributions || []) grads.set(c.input, c.grad_after);
+      grads.set(step.node, numberText(step, "grad"));
+      for (const c of step.contributions || []) grads.set(c.input, numberText(c, "grad_after"));
     }
   }
   return { values, grads };
@@ -151,13 +158,13 @@ export class GraphView {
     this.element.append(boxLayer, labelLayer);
   }
 
-  /** Show values and gradients, and light up what `step` (or nothing, when null) does. */
+  /** Show values and gradients (node id -> text), and light up what `step` (or nothing, when null) does. */
   show(values, grads, step) {
     for (const [id, box] of this.boxes) {
       const hasValue = values.has(id);
       const hasGrad = grads.has(id);
-      box.value.textContent = hasValue ? fmt(values.get(id)) : "?";
-      box.grad.textContent = hasGrad ? fmt(grads.get(id)) : "?";
+      box.value.textContent = hasValue ? values.get(id) : "?";
+      box.grad.textContent = hasGrad ? grads.get(id) : "?";
       box.group.classList.toggle("has-value", hasValue);
       box.group.classList.toggle("has-grad", hasGrad);
       const active = Boolean(step && step.node === id);
@@ -178,7 +185,7 @@ export class GraphView {
         const index = contributions.findIndex((c, i) => c.input === edge.from && !used.has(i));
         if (index >= 0) {
           used.add(index);
-          edge.label.textContent = `+= ${fmt(contributions[index].contribution)}`;
+          edge.label.textContent = `+= ${numberText(contributions[index], "contribution")}`;
         }
       }
       edge.path.setAttribute("class", `edge edge-${kind}`);
@@ -200,8 +207,8 @@ export class GraphView {
 
 /** Show the whole trace at once: every value and every gradient (for the explorable graph). */
 export function finalState(trace) {
-  const values = new Map(trace.nodes.map((node) => [node.id, node.data]));
-  const grads = new Map(trace.nodes.map((node) => [node.id, node.grad]));
+  const values = new Map(trace.nodes.map((node) => [node.id, numberText(node, "data")]));
+  const grads = new Map(trace.nodes.map((node) => [node.id, numberText(node, "grad")]));
   return { values, grads };
 }
 

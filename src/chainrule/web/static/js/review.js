@@ -24,7 +24,7 @@ async function loadDue() {
   for (const item of due.due) {
     const question = { id: item.question_id, prompt: item.prompt, kind: item.kind, options: item.options || [] };
     const submit = (answer) => post(`/api/review/${encodeURIComponent(item.lesson_id)}/${encodeURIComponent(item.question_id)}`,
-      { answer, variant: item.variant || undefined }, "check your answer");
+      { answer, variant: item.variant || undefined }, "check your answer", { atField: true });
     list.append(el("li", { "data-lesson": item.lesson_id }, questionForm(question, submit, null, { submitLabel: "Answer" })));
   }
   empty.hidden = due.due.length > 0;
