@@ -107,6 +107,7 @@ class PathLesson(Open):
     href: str | None
     progress: Progress | None = Field(description="null when the lesson is not written or the store is unavailable")
     totals: dict[str, int] | None = Field(default=None, description="What finishing the lesson takes (with progress)")
+    finished: bool = Field(default=False, description="Every section finished (chainrule.progress.finished's rule)")
 
 
 class PathOut(Open):
@@ -305,7 +306,13 @@ class AnswerResult(Open):
     practice: bool = Field(default=False, description="True when this answer did not rate the review card (a retry, or not due).")
 
 
+class Finished(BaseModel):
+    sections: list[str] = Field(description="The numbers of the finished sections, in order")
+    lesson: bool = Field(description="Every section is finished")
+
+
 class ProgressOut(BaseModel):
+    finished: Finished
     predictions: dict[str, dict[str, Any]]
     code: dict[str, str]
     results: dict[str, dict[str, Any]]

@@ -13,6 +13,8 @@ from fastapi import APIRouter, HTTPException, Path, Query, Request
 
 from chainrule import lessons
 from chainrule.errors import InputError
+from chainrule.progress import StoreError
+from chainrule.progress.finished import finished
 from chainrule.progress.scheduling import schedule_summary
 from chainrule.web.models import (
     AnswerIn,
@@ -89,6 +91,18 @@ def check_exercise(request: Request, exercise_id: str, language: str) -> None:
 # ---------------------------------------------------------------- path and lesson content
 
 
+def _finished(lesson_id: str, summary: dict[str, Any], code_saved: bool = False) -> dict[str, Any]:
+    """Which sections of the lesson, and whether the lesson, are finished (progress.finished's rule),
+    from the store's counts (store.lesson_summary)."""
+    lesson = lessons.get_lesson(lesson_id)
+    totals = {"predictions": lesson["predict"]["total"], "exercises": len(lesson["exercises"]),
+              "questions": len(lesson["quiz"])}
+    done = {"predictions": summary["predictions"], "exercises": summary["exercises_passed"],
+            "questions": summary["quiz_answered"], "explained": summary["explained"]}
+    done["started"] = code_saved or any(bool(count) for count in done.values())
+    return finished([section["number"] for section in lesson["sections"]], totals, done)
+
+
 @router.get("/path", response_model=PathOut, summary="The course path with progress per lesson")
 def get_path(request: Request) -> dict[str, Any]:
     path = lessons.get_path()
@@ -98,8 +112,9 @@ def get_path(request: Request) -> dict[str, Any]:
         if entry["written"] and store is not None:
             try:
                 entry["progress"] = store.lesson_summary(entry["id"], lessons.exercise_ids(entry["id"]))
-            except Exception as failure:  # a store error must not hide the path
+            except StoreError as failure:  # a store error must not hide the path
                 error = str(failure)
+        entry["finished"] = bool(entry["progress"]) and _finished(entry["id"], entry["progress"])["lesson"]
     path["store_error"] = error
     return path
 
@@ -254,9 +269,11 @@ def get_progress(request: Request, lesson_id: LessonId) -> dict[str, Any]:
     def of_lesson(by_key: dict[str, Any]) -> dict[str, Any]:
         return {key: value for key, value in by_key.items() if key.split("/", 1)[0] in mine}
 
+    code = of_lesson(store.latest_code())
     return {
+        "finished": _finished(lesson_id, store.lesson_summary(lesson_id, sorted(mine)), code_saved=bool(code)),
         "predictions": _with_feedback(lesson_id, store.predictions(lesson_id), _prediction_feedback),
-        "code": of_lesson(store.latest_code()),
+        "code": code,
         "results": of_lesson(store.latest_results()),
         "quiz": _with_feedback(lesson_id, store.quiz_answers(lesson_id), _quiz_feedback),
         "explanation": store.explanation(lesson_id),
