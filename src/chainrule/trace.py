@@ -33,6 +33,11 @@ MAX_EXPLAINED_PATHS = 20  # explain() lists at most this many paths and says whe
 # --- numbers and names -----------------------------------------------------------------------------
 
 
+# Multiplication in prose: a sign that no variable is named (a "x" beside an input named x reads wrong);
+# "*" stays for code and formulas.
+TIMES = "\u00d7"
+
+
 def format_number(x: float, digits: int = 4) -> str:
     """A float as short readable text; the one rule for every number a learner reads.
 
@@ -227,8 +232,8 @@ def trace(output: Value) -> dict[str, Any]:
                 "upstream": _json_number(upstream), "contribution": _json_number(contribution),
                 "grad_after": _json_number(grads[j]),
             })
-            part = (f"{labels[j]} receives {_grouped(local_text)} x (gradient at {labels[i]}) = "
-                    f"{fmt(local)} x {fmt(upstream)} = {fmt(contribution)}")
+            part = (f"{labels[j]} receives {_grouped(local_text)} {TIMES} (gradient at {labels[i]}) = "
+                    f"{fmt(local)} {TIMES} {fmt(upstream)} = {fmt(contribution)}")
             if len(received[j]) > 1:
                 part += f" ({labels[j]} now holds {_sum_text(received[j])} = {fmt(grads[j])})"
             parts.append(part)
@@ -465,11 +470,11 @@ def explain(output: Value, value: Value, max_paths: int = MAX_EXPLAINED_PATHS) -
             zero_paths += 1
         if len(detail) > 12:  # a long chain: show its ends
             detail = detail[:5] + [f"    ... {len(detail) - 10} more steps ..."] + detail[-5:]
-            factor_text = " x ".join(fmt(f) for f in factors[:5]) + " x ... x " + \
-                " x ".join(fmt(f) for f in factors[-5:])
+            factor_text = f" {TIMES} ".join(fmt(f) for f in factors[:5]) + f" {TIMES} ... {TIMES} " + \
+                f" {TIMES} ".join(fmt(f) for f in factors[-5:])
             route = " -> ".join(steps[:6]) + " -> ... -> " + " -> ".join(steps[-5:])
         else:
-            factor_text = " x ".join(fmt(f) for f in factors)
+            factor_text = f" {TIMES} ".join(fmt(f) for f in factors)
             route = " -> ".join(steps)
         lines.append(f"  Path {number}: {route}")
         lines.extend(detail)

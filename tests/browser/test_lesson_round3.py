@@ -120,3 +120,48 @@ def test_explore_problems_are_said_once_at_their_field_and_no_stale_number_looks
     page.locator(".nudge-result table").wait_for()
     assert page.locator("#nudge-problem").inner_text() == "" and page.get_attribute("#explore", "data-stale") == "false"
     assert not log.page_errors
+
+
+# ---------------------------------------------------------------- 7. multiplication in prose is ×, never "x"
+
+LESSONS = ["computational-graphs", "backprop", "gradient-descent-linear-regression"]
+SPOKEN_TIMES = __import__("re").compile(r"(?:\d|\)|\b[a-z]) x (?:-?\d|\()")  # "2 x -2", "x x (gradient"
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_captions_write_multiplication_as_times(open_page, lesson_server, size) -> None:
+    context, page, log = open_at(open_page, lesson_server, size)
+    for lesson_id in LESSONS:
+        lesson(page, lesson_server, lesson_id, complete=False)
+        captions = page.evaluate("""() => {
+            const player = window.chainruleSeeItWork, seen = [];
+            for (let i = 1; i <= player.total; i += 1) {
+              player.goTo(i); seen.push(document.querySelector('#see-it-work-player .caption-text').textContent);
+            }
+            return seen; }""")
+        backward = [caption for caption in captions if "receives" in caption]
+        assert backward, lesson_id
+        assert all("×" in caption for caption in backward), backward
+        assert [c for c in captions if SPOKEN_TIMES.search(c)] == []
+    assert not log.page_errors
+
+
+# ---------------------------------------------------------------- 8. the landing page
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_the_printed_address_opens_the_path_or_the_added_lesson(open_page, server_factory, tmp_path: Path, size) -> None:
+    import subprocess
+    import sys
+
+    server = server_factory(tmp_path / "data")
+    context, page, log = open_at(open_page, server, size)  # opens the printed address
+    page.wait_for_selector("main[data-page='path'][data-ready='true']")
+    assert page.locator(".path-lesson").count() >= 3
+    made = subprocess.run([sys.executable, "-m", "chainrule", "lessons", "new", "my-own", "--title", "My own", "lessons"],
+                          cwd=tmp_path, capture_output=True, text=True)
+    assert made.returncode == 0, made.stderr
+    added = server_factory(tmp_path / "data2", extra_args=["--lessons", str(tmp_path / "lessons")])
+    assert "/lessons/my-own?" in added.url
+    context, page, log = open_at(open_page, added, size)
+    page.wait_for_selector("main[data-page='lesson'][data-lesson-id='my-own'][data-ready='true']")
