@@ -165,7 +165,7 @@ def test_predictions_checked_saved_and_counted(client):
 
 def test_prediction_bad_input(client):
     response = client.put("/api/progress/backprop/predictions/dzz", json={"value": 1})
-    assert response.status_code == 404 and "n, o, dn, db, dw1, dw2" in response.json()["detail"]
+    assert response.status_code == 404 and "n, o, dn, db, dw2, dw1" in response.json()["detail"]
     response = client.put("/api/progress/backprop/predictions/n", json={"value": "abc"})
     assert response.status_code == 422 and "value" in response.json()["detail"]
     response = client.put("/api/progress/backprop/predictions/n", content=b'{"value": NaN}',

@@ -165,3 +165,61 @@ def test_the_printed_address_opens_the_path_or_the_added_lesson(open_page, serve
     assert "/lessons/my-own?" in added.url
     context, page, log = open_at(open_page, added, size)
     page.wait_for_selector("main[data-page='lesson'][data-lesson-id='my-own'][data-ready='true']")
+
+
+# ---------------------------------------------------------------- 4. no prediction uses what is not shown yet
+
+PLACEHOLDER = __import__("re").compile(r"\{\{\s*([^}]+?)\.(data|grad)\s*\}\}")
+
+
+def walk_gates(page, lesson_id: str) -> list[dict]:
+    """Step the prediction player from gate to gate, answering each with the right value; at each gate
+    the key asked, the labels whose gradient the graph shows, and the prompt."""
+    from chainrule.lessons import check_prediction
+
+    seen = []
+    while True:
+        page.evaluate("() => window.chainrulePredict.goTo(window.chainrulePredict.total)")
+        form = page.locator("form.prediction-form")
+        if form.count() == 0:
+            return seen
+        key = form.get_attribute("data-key")
+        shown = page.locator("#predict-player g.node").evaluate_all(
+            "nodes => nodes.filter(n => n.querySelector('.node-grad').textContent !== '?').map(n => n.dataset.label)")
+        seen.append({"key": key, "grads_shown": set(shown), "prompt": form.locator("label").inner_text()})
+        expected = check_prediction(lesson_id, key, 0.0)["expected"]
+        form.locator("input").fill(repr(expected))
+        form.locator("button[type=submit]").click()
+        page.locator(f".prediction-feedback[data-key='{key}']").wait_for()
+        seen[-1]["reason"] = page.locator(f".prediction-feedback[data-key='{key}'] .reason").inner_text()
+        page.locator(".prediction-next").click()
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_every_prediction_asks_in_order_and_uses_only_what_is_shown(open_page, server_factory, tmp_path: Path, size) -> None:
+    import json
+
+    from chainrule.lessons import lesson_data
+
+    server = server_factory(tmp_path / "data")
+    context, page, log = open_at(open_page, server, size)
+    for lesson_id in LESSONS:
+        lesson(page, server, lesson_id)
+        steps = lesson_data(lesson_id)["predict"]["steps"]
+        gates = walk_gates(page, lesson_id)
+        # Asked in the order the lesson lists them (and the list shows them in), every one of them.
+        assert [gate["key"] for gate in gates] == [step["key"] for step in steps], lesson_id
+        for gate, step in zip(gates, steps):
+            # A prompt may use a gradient already on the graph; its reason also the one just predicted.
+            for text, allowed in ((step["prompt"], gate["grads_shown"]),
+                                  (step["reason"], gate["grads_shown"] | {step["node_label"]})):
+                for path, field in PLACEHOLDER.findall(text):
+                    if field == "grad":
+                        label = path.split(".", 1)[1]
+                        assert label in allowed, (lesson_id, step["key"], label, json.dumps(sorted(allowed)))
+            # No reason speaks of a gradient still to be predicted.
+            later = [s["node_label"] for s in steps[steps.index(step) + 1:] if s["kind"] == "backward"]
+            for label in later:
+                assert f"d{label}" not in gate["reason"] and f"dL/d{label}" not in gate["reason"], (step["key"], label)
+        assert "Both gradients" not in " ".join(g["reason"] for g in gates[:-1])
+    assert not log.page_errors
