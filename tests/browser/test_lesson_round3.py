@@ -223,3 +223,86 @@ def test_every_prediction_asks_in_order_and_uses_only_what_is_shown(open_page, s
                 assert f"d{label}" not in gate["reason"] and f"dL/d{label}" not in gate["reason"], (step["key"], label)
         assert "Both gradients" not in " ".join(g["reason"] for g in gates[:-1])
     assert not log.page_errors
+
+
+# ---------------------------------------------------------------- 2. box, controls and caption together (a phone too)
+
+TOGETHER = """([holder, extra]) => {
+    const root = document.getElementById(holder);
+    const inside = (el, frame) => { const r = el.getBoundingClientRect(), f = frame.getBoundingClientRect();
+      return r.top >= f.top - 1 && r.bottom <= f.bottom + 1 && r.left >= f.left - 1 && r.right <= f.right + 1; };
+    const onScreen = (el) => { const r = el.getBoundingClientRect();
+      return r.height > 0 && r.top >= -1 && r.bottom <= innerHeight + 1 && r.left >= -1 && r.right <= innerWidth + 1; };
+    const box = root.querySelector('g.node.active');
+    const figure = root.querySelector('.graph-figure');
+    const parts = {box: box && onScreen(box) && inside(box, figure), caption: onScreen(root.querySelector('.caption')),
+                   controls: onScreen(root.querySelector('.player-controls button.next'))};
+    if (extra) parts.extra = onScreen(document.querySelector(extra));
+    return parts; }"""
+
+
+def assert_together(page, holder, where, extra=None):
+    parts = page.evaluate(TOGETHER, [holder, extra])
+    assert all(parts.values()), (where, parts)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_the_active_box_its_caption_and_the_controls_are_on_screen_together(open_page, server_factory, tmp_path: Path, size) -> None:
+    """At every step and every gate (on a phone, 390x844, the graph scrolls in a frame to fit)."""
+    from chainrule.lessons import check_prediction
+
+    server = server_factory(tmp_path / "data")
+    context, page, log = open_at(open_page, server, size)
+    for lesson_id in LESSONS:
+        lesson(page, server, lesson_id)
+        player = page.locator("#see-it-work-player")
+        total = int(player.get_attribute("data-total"))
+        for position in range(1, total + 1):
+            player.locator("button.next").click()
+            assert_together(page, "see-it-work-player", (lesson_id, "see it work", position))
+        gates = 0
+        predict = page.locator("#predict-player")
+        for _ in range(200):
+            form = page.locator("form.prediction-form")
+            if form.count():
+                gates += 1
+                key = form.get_attribute("data-key")
+                assert_together(page, "predict-player", (lesson_id, "gate", key), "form.prediction-form button[type=submit]")
+                form.locator("input").fill(repr(check_prediction(lesson_id, key, 0.0)["expected"]))
+                form.locator("button[type=submit]").click()
+                page.locator(".prediction-next").click()
+            elif predict.locator("button.next").is_enabled():
+                predict.locator("button.next").click()
+            else:
+                break
+            if int(predict.get_attribute("data-position")):
+                assert_together(page, "predict-player", (lesson_id, "predict", predict.get_attribute("data-position")))
+        assert gates == len(__import__("chainrule.lessons", fromlist=["x"]).lesson_data(lesson_id)["predict"]["steps"])
+    assert not log.page_errors
+
+
+# ---------------------------------------------------------------- 3. no graph text under 12 px
+
+SMALLEST_TEXT = """() => {
+    let smallest = Infinity, where = '';
+    for (const svg of document.querySelectorAll('svg.graph-svg')) {
+      const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+      for (const text of svg.querySelectorAll('text')) {
+        const size = parseFloat(getComputedStyle(text).fontSize) * scale;
+        if (size < smallest) { smallest = size; where = `${svg.closest('[id]').id}: ${text.getAttribute('class')}`; }
+      }
+    }
+    return [smallest, where]; }"""
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_no_text_in_any_graph_is_under_12_px(open_page, lesson_server, size) -> None:
+    context, page, log = open_at(open_page, lesson_server, size)
+    for lesson_id in LESSONS:
+        lesson(page, lesson_server, lesson_id)
+        smallest, where = page.evaluate(SMALLEST_TEXT)
+        assert smallest >= 12, (lesson_id, where, smallest)
+        # A graph larger than the screen scrolls in its frame (from the keyboard too), the page does not.
+        assert page.evaluate("document.documentElement.scrollWidth") <= WIDTHS[size][0]
+        for figure in page.locator(".graph-figure[data-scrolls='true']").all():
+            assert figure.get_attribute("tabindex") == "0" and "scroll" in figure.get_attribute("aria-label")

@@ -4,7 +4,7 @@
 // reads what was typed: a problem is said once, at its field, and the graph never shows numbers for
 // other inputs as if they were for what is typed now.
 import { post, el, debounce } from "./api.js";
-import { GraphView, currentShape, finalState, numberText } from "./graph.js";
+import { GraphView, currentShape, finalState, markScrolling, numberText } from "./graph.js";
 
 export function renderExplore(slot, lesson, trace, base) {
   const graph = lesson.see_it_work.graph;
@@ -22,6 +22,7 @@ export function renderExplore(slot, lesson, trace, base) {
     figure.replaceChildren(view.element);
     holder.dataset.shape = view.shape;
     show();
+    if (figure.isConnected) markScrolling(figure, "The example graph with your inputs");
   };
   const show = () => {
     const { values, grads } = finalState(current);
@@ -147,6 +148,7 @@ export function renderExplore(slot, lesson, trace, base) {
     nudgeForm);
   slot.append(holder);
   draw();
+  window.addEventListener("resize", debounce(() => markScrolling(figure, "The example graph with your inputs"), 150));
   window.matchMedia("(max-width: 40rem)").addEventListener("change", draw);
   return { update };
 }

@@ -86,8 +86,11 @@ export class GraphView {
       "aria-label": `${title}: ${trace.nodes.length} boxes. The caption below says what each step does.`,
       "data-shape": shape,
     });
-    // Never drawn larger than the layout's own size; smaller screens scale it down to fit.
-    this.element.style.maxWidth = `${width}px`;
+    // Drawn at the layout's own size, never scaled down (text stays at its CSS size, 12 px and more):
+    // the figure holding it scrolls when it is larger than the screen.
+    this.element.setAttribute("width", String(width));
+    this.element.setAttribute("height", String(height));
+    this.element.style.width = `${width}px`;
     this.element.style.aspectRatio = `${width} / ${height}`;
     const defs = svg("defs");
     for (const kind of ["idle", "fwd", "bwd"]) {
@@ -205,6 +208,35 @@ export class GraphView {
   }
 }
 
+/**
+ * A figure whose graph is larger than the screen scrolls; then it takes the keyboard focus (arrow keys
+ * scroll it) and says so. Call after drawing and after a resize.
+ */
+export function markScrolling(figure, title) {
+  const scrolls = figure.scrollWidth > figure.clientWidth + 1 || figure.scrollHeight > figure.clientHeight + 1;
+  figure.dataset.scrolls = String(scrolls);
+  if (scrolls) {
+    figure.tabIndex = 0;
+    figure.setAttribute("role", "group");
+    figure.setAttribute("aria-label", `${title} (larger than the screen: scroll to see all of it)`);
+  } else {
+    figure.removeAttribute("tabindex");
+    figure.removeAttribute("role");
+    figure.removeAttribute("aria-label");
+  }
+}
+
+/** Scroll `frame` (a scrolling figure) just enough that `target` is inside it; the page does not move. */
+export function revealInFrame(frame, target) {
+  const outer = frame.getBoundingClientRect();
+  const inner = target.getBoundingClientRect();
+  const margin = 12;
+  if (inner.left < outer.left + margin) frame.scrollLeft -= outer.left + margin - inner.left;
+  else if (inner.right > outer.right - margin) frame.scrollLeft += Math.min(inner.right - outer.right + margin, inner.left - outer.left - margin);
+  if (inner.top < outer.top + margin) frame.scrollTop -= outer.top + margin - inner.top;
+  else if (inner.bottom > outer.bottom - margin) frame.scrollTop += Math.min(inner.bottom - outer.bottom + margin, inner.top - outer.top - margin);
+}
+
 /** Show the whole trace at once: every value and every gradient (for the explorable graph). */
 export function finalState(trace) {
   const values = new Map(trace.nodes.map((node) => [node.id, numberText(node, "data")]));
@@ -226,6 +258,8 @@ export class GraphPlayer {
     this.timer = null;
     this.gate = options.gate || (() => false);
     this.onChange = options.onChange || (() => {});
+    // Kept on screen with the graph and its caption at every step (e.g. section 04's prediction panel).
+    this.alsoInView = options.alsoInView || null;
     this.speed = "normal";
     this.name = options.name || "graph";
     this.title = options.title || "Computation graph";
@@ -234,14 +268,16 @@ export class GraphPlayer {
     this.#build();
     this.render();
     this.reserveCaptionHeight();
+    markScrolling(this.figure, this.title);
     let resizeTimer = null;
     window.addEventListener("resize", () => {
       clearTimeout(resizeTimer);
-      resizeTimer = setTimeout(() => this.reserveCaptionHeight(), 150);
+      resizeTimer = setTimeout(() => { this.reserveCaptionHeight(); markScrolling(this.figure, this.title); }, 150);
     });
     // Crossing the phone-width breakpoint swaps in the other layout (same steps, same position).
     window.matchMedia(NARROW).addEventListener("change", () => {
       this.#drawGraph();
+      markScrolling(this.figure, this.title);
       this.render();
     });
   }
@@ -343,12 +379,21 @@ export class GraphPlayer {
     this.playButton.setAttribute("aria-pressed", "false");
   }
 
-  /** Keep the active box on screen: scroll only when it is (partly) outside the window. */
+  /**
+   * Keep the active box, the controls and the caption (and alsoInView) on screen together: the graph
+   * scrolls inside its frame to the box, then the page scrolls only if that block is not all visible.
+   */
   #keepInView(step) {
     const box = this.view.activeBox(step);
-    if (!box || !box.getBoundingClientRect) return;
-    const rect = box.getBoundingClientRect();
-    if (rect.top < 0 || rect.bottom > window.innerHeight) box.scrollIntoView({ block: "nearest", inline: "nearest" });
+    if (box && box.getBoundingClientRect) revealInFrame(this.figure, box);
+    const last = this.alsoInView && this.alsoInView.isConnected && this.alsoInView.getClientRects().length ? this.alsoInView : this.hint;
+    const top = (box ? box.getBoundingClientRect() : this.figure.getBoundingClientRect()).top;
+    const bottom = Math.max(this.caption.getBoundingClientRect().bottom, last.getBoundingClientRect().bottom);
+    const room = window.innerHeight;
+    if (top >= 0 && bottom <= room) return;
+    // Align the block's bottom with the screen's (or its top, when it is the top that is hidden).
+    const shift = bottom > room ? Math.min(bottom - room + 8, top - 8) : top - 8;
+    if (shift !== 0) window.scrollBy({ top: shift, behavior: "instant" });
   }
 
   /** Redraw texts and highlights for the current position (no geometry changes). */
@@ -356,7 +401,6 @@ export class GraphPlayer {
     const { values, grads } = stateAt(this.steps, this.position);
     const step = this.position > 0 ? this.steps[this.position - 1] : null;
     this.view.show(values, grads, step);
-    if (step) this.#keepInView(step);
     const limit = this.reachable();
     this.prevButton.disabled = this.position <= 0;
     this.nextButton.disabled = this.position >= limit;
@@ -377,6 +421,7 @@ export class GraphPlayer {
     this.container.dataset.activeNode = step ? step.node : "";
     this.container.classList.toggle("at-end", this.position >= this.total);
     this.onChange(this.position, step);
+    if (step) this.#keepInView(step);
   }
 }
 

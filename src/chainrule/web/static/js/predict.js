@@ -123,6 +123,7 @@ export async function renderPredict(slot, lesson, progress, base) {
   player = new GraphPlayer(holder, trace, {
     name: "predict", title: "The neuron",
     gate: (index) => gates.has(index) && !made.has(gates.get(index).key),
+    alsoInView: panel,
     onChange: (position) => renderPanel(position),
   });
   for (const step of spec.steps) if (made.has(step.key)) showResult(step.key);
