@@ -167,65 +167,9 @@ def test_the_printed_address_opens_the_path_or_the_added_lesson(open_page, serve
     page.wait_for_selector("main[data-page='lesson'][data-lesson-id='my-own'][data-ready='true']")
 
 
-# ---------------------------------------------------------------- 4. no prediction uses what is not shown yet
+# ---------------------------------------------------------------- 2 and 4. every step and every gate of every lesson
 
 PLACEHOLDER = __import__("re").compile(r"\{\{\s*([^}]+?)\.(data|grad)\s*\}\}")
-
-
-def walk_gates(page, lesson_id: str) -> list[dict]:
-    """Step the prediction player from gate to gate, answering each with the right value; at each gate
-    the key asked, the labels whose gradient the graph shows, and the prompt."""
-    from chainrule.lessons import check_prediction
-
-    seen = []
-    while True:
-        page.evaluate("() => window.chainrulePredict.goTo(window.chainrulePredict.total)")
-        form = page.locator("form.prediction-form")
-        if form.count() == 0:
-            return seen
-        key = form.get_attribute("data-key")
-        shown = page.locator("#predict-player g.node").evaluate_all(
-            "nodes => nodes.filter(n => n.querySelector('.node-grad').textContent !== '?').map(n => n.dataset.label)")
-        seen.append({"key": key, "grads_shown": set(shown), "prompt": form.locator("label").inner_text()})
-        expected = check_prediction(lesson_id, key, 0.0)["expected"]
-        form.locator("input").fill(repr(expected))
-        form.locator("button[type=submit]").click()
-        page.locator(f".prediction-feedback[data-key='{key}']").wait_for()
-        seen[-1]["reason"] = page.locator(f".prediction-feedback[data-key='{key}'] .reason").inner_text()
-        page.locator(".prediction-next").click()
-
-
-@pytest.mark.parametrize("size", SIZES)
-def test_every_prediction_asks_in_order_and_uses_only_what_is_shown(open_page, server_factory, tmp_path: Path, size) -> None:
-    import json
-
-    from chainrule.lessons import lesson_data
-
-    server = server_factory(tmp_path / "data")
-    context, page, log = open_at(open_page, server, size)
-    for lesson_id in LESSONS:
-        lesson(page, server, lesson_id)
-        steps = lesson_data(lesson_id)["predict"]["steps"]
-        gates = walk_gates(page, lesson_id)
-        # Asked in the order the lesson lists them (and the list shows them in), every one of them.
-        assert [gate["key"] for gate in gates] == [step["key"] for step in steps], lesson_id
-        for gate, step in zip(gates, steps):
-            # A prompt may use a gradient already on the graph; its reason also the one just predicted.
-            for text, allowed in ((step["prompt"], gate["grads_shown"]),
-                                  (step["reason"], gate["grads_shown"] | {step["node_label"]})):
-                for path, field in PLACEHOLDER.findall(text):
-                    if field == "grad":
-                        label = path.split(".", 1)[1]
-                        assert label in allowed, (lesson_id, step["key"], label, json.dumps(sorted(allowed)))
-            # No reason speaks of a gradient still to be predicted.
-            later = [s["node_label"] for s in steps[steps.index(step) + 1:] if s["kind"] == "backward"]
-            for label in later:
-                assert f"d{label}" not in gate["reason"] and f"dL/d{label}" not in gate["reason"], (step["key"], label)
-        assert "Both gradients" not in " ".join(g["reason"] for g in gates[:-1])
-    assert not log.page_errors
-
-
-# ---------------------------------------------------------------- 2. box, controls and caption together (a phone too)
 
 TOGETHER = """([holder, extra]) => {
     const root = document.getElementById(holder);
@@ -242,42 +186,74 @@ TOGETHER = """([holder, extra]) => {
 
 
 def assert_together(page, holder, where, extra=None):
+    """The active box (inside its frame), the caption and the controls (and `extra`) all on screen."""
     parts = page.evaluate(TOGETHER, [holder, extra])
     assert all(parts.values()), (where, parts)
 
 
-@pytest.mark.parametrize("size", SIZES)
-def test_the_active_box_its_caption_and_the_controls_are_on_screen_together(open_page, server_factory, tmp_path: Path, size) -> None:
-    """At every step and every gate (on a phone, 390x844, the graph scrolls in a frame to fit)."""
+def walk_predictions(page, lesson_id: str) -> list[dict]:
+    """Play section 04 with the Next buttons, answering each gate with the right value; at every step the
+    box, caption and controls must be on screen together (at a gate the form too). Returns, per gate, the
+    key asked, the labels whose gradient the graph shows, and the reason given."""
     from chainrule.lessons import check_prediction
+
+    player = page.locator("#predict-player")
+    gates = []
+    for _ in range(200):
+        form = page.locator("form.prediction-form")
+        if form.count():
+            key = form.get_attribute("data-key")
+            assert_together(page, "predict-player", (lesson_id, "gate", key), "form.prediction-form button[type=submit]")
+            shown = player.locator("g.node").evaluate_all(
+                "nodes => nodes.filter(n => n.querySelector('.node-grad').textContent !== '?').map(n => n.dataset.label)")
+            form.locator("input").fill(repr(check_prediction(lesson_id, key, 0.0)["expected"]))
+            form.locator("button[type=submit]").click()
+            reason = page.locator(f".prediction-feedback[data-key='{key}'] .reason").inner_text()
+            gates.append({"key": key, "grads_shown": set(shown), "reason": reason})
+            page.locator(".prediction-next").click()
+        elif player.locator("button.next").is_enabled():
+            player.locator("button.next").click()
+        else:
+            return gates
+        if player.get_attribute("data-position") != "0":
+            assert_together(page, "predict-player", (lesson_id, "step", player.get_attribute("data-position")))
+    raise AssertionError("the prediction player never reached its end")
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_every_step_and_gate_shows_box_caption_and_controls_and_asks_only_what_is_shown(
+        open_page, server_factory, tmp_path: Path, size) -> None:
+    """Item 2: at every step and gate the active box, its caption and the controls are on screen at once
+    (on a phone, 390x844, the graph scrolls in a frame to fit). Item 4: predictions come in the order the
+    lesson lists them, and no prompt or reason uses a gradient not shown yet."""
+    import json
+
+    from chainrule.lessons import lesson_data
 
     server = server_factory(tmp_path / "data")
     context, page, log = open_at(open_page, server, size)
     for lesson_id in LESSONS:
         lesson(page, server, lesson_id)
         player = page.locator("#see-it-work-player")
-        total = int(player.get_attribute("data-total"))
-        for position in range(1, total + 1):
+        for position in range(1, int(player.get_attribute("data-total")) + 1):
             player.locator("button.next").click()
             assert_together(page, "see-it-work-player", (lesson_id, "see it work", position))
-        gates = 0
-        predict = page.locator("#predict-player")
-        for _ in range(200):
-            form = page.locator("form.prediction-form")
-            if form.count():
-                gates += 1
-                key = form.get_attribute("data-key")
-                assert_together(page, "predict-player", (lesson_id, "gate", key), "form.prediction-form button[type=submit]")
-                form.locator("input").fill(repr(check_prediction(lesson_id, key, 0.0)["expected"]))
-                form.locator("button[type=submit]").click()
-                page.locator(".prediction-next").click()
-            elif predict.locator("button.next").is_enabled():
-                predict.locator("button.next").click()
-            else:
-                break
-            if int(predict.get_attribute("data-position")):
-                assert_together(page, "predict-player", (lesson_id, "predict", predict.get_attribute("data-position")))
-        assert gates == len(__import__("chainrule.lessons", fromlist=["x"]).lesson_data(lesson_id)["predict"]["steps"])
+        steps = lesson_data(lesson_id)["predict"]["steps"]
+        gates = walk_predictions(page, lesson_id)
+        assert [gate["key"] for gate in gates] == [step["key"] for step in steps], lesson_id
+        for gate, step in zip(gates, steps):
+            # A prompt may use a gradient already on the graph; its reason also the one just predicted.
+            for text, allowed in ((step["prompt"], gate["grads_shown"]),
+                                  (step["reason"], gate["grads_shown"] | {step["node_label"]})):
+                for path, field in PLACEHOLDER.findall(text):
+                    if field == "grad":
+                        label = path.split(".", 1)[1]
+                        assert label in allowed, (lesson_id, step["key"], label, json.dumps(sorted(allowed)))
+            # No reason speaks of a gradient still to be predicted.
+            later = [s["node_label"] for s in steps[steps.index(step) + 1:] if s["kind"] == "backward"]
+            for label in later:
+                assert f"d{label}" not in gate["reason"] and f"dL/d{label}" not in gate["reason"], (step["key"], label)
+        assert "Both gradients" not in " ".join(g["reason"] for g in gates[:-1])
     assert not log.page_errors
 
 
