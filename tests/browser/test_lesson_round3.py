@@ -282,3 +282,104 @@ def test_no_text_in_any_graph_is_under_12_px(open_page, lesson_server, size) -> 
         assert page.evaluate("document.documentElement.scrollWidth") <= WIDTHS[size][0]
         for figure in page.locator(".graph-figure[data-scrolls='true']").all():
             assert figure.get_attribute("tabindex") == "0" and "scroll" in figure.get_attribute("aria-label")
+
+
+# ---------------------------------------------------------------- 10. speeds, glyphs, remembered choices, review, layout
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_speeds_glyphs_language_and_saved_status(open_page, lesson_server, size) -> None:
+    context, page, log = open_at(open_page, lesson_server, size)
+    lesson(page, lesson_server)
+    # A short caption: "Fast" is faster than "Normal", which is faster than "Slow".
+    durations = page.evaluate("""() => import('/static/js/graph.js').then(m =>
+        ['slow', 'normal', 'fast'].map(speed => m.stepDuration({caption: 'a = 2 is an input.'}, speed)))""")
+    assert durations[0] > durations[1] > durations[2]
+    # The pause sign is drawn, not a character some fonts lack (U+23F8).
+    play = page.locator("#see-it-work-player button.play")
+    play.click()
+    assert play.locator(".pause-icon").count() == 1 and "\u23f8" not in play.inner_text()
+    play.click()
+    assert "\u23f8" not in page.locator("body").inner_text()
+    # The language chosen comes back on reload; "Saved (Python)" does not stay beside the JavaScript text.
+    article = page.locator("article.exercise").first
+    exercise = article.get_attribute("data-exercise")
+    editor = article.locator(".cm-content")
+    editor.click()
+    page.keyboard.press("Control+End")
+    page.keyboard.type("\n# python words\n")
+    article.locator(".save-status", has_text="Saved (Python)").wait_for()
+    article.locator("label", has_text="JavaScript").click()
+    page.wait_for_function("id => document.querySelector(`article[data-exercise='${id}']`).dataset.language === 'javascript'", arg=exercise)
+    assert "Python" not in article.locator(".save-status").inner_text()
+    page.reload()
+    page.wait_for_selector("main[data-complete='true']", timeout=60_000)
+    article = page.locator(f"article[data-exercise='{exercise}']")
+    assert article.get_attribute("data-language") == "javascript"
+    assert article.locator("input[value='javascript']").is_checked()
+    assert "# python words" not in article.locator(".cm-content").inner_text()
+    # Code keeps its indentation on a phone: the model solution does not wrap its lines.
+    assert page.evaluate("() => getComputedStyle(document.querySelector('pre.solution-source')).whiteSpace") == "pre"
+    assert not log.page_errors
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_review_answers_stay_on_reload_and_nothing_due_says_when(open_page, server_factory, tmp_path: Path, size) -> None:
+    from datetime import datetime, timedelta, timezone
+
+    from chainrule.progress import open_store
+
+    past = datetime.now(timezone.utc) - timedelta(days=400)
+    store = open_store(data_dir=tmp_path, clock=lambda: past)
+    store.answer_question(LESSON, "addition-node", "1", False)
+    store.close()
+    server = server_factory(tmp_path)
+    context, page, log = open_at(open_page, server, size)
+    page.goto(server.origin + "/review")
+    page.wait_for_selector("main[data-ready='true']")
+    form = page.locator("#review-list form[data-question='addition-node']")
+    # The question's number is at the start of its prompt, not beside the middle of the fieldset.
+    number, marker = page.evaluate("""() => [getComputedStyle(document.querySelector(
+        "#review-list form[data-question='addition-node'] .question-prompt"), '::before').content,
+        getComputedStyle(document.querySelector('#review-list > li')).listStyleType]""")
+    assert number.startswith("counter(question)") and marker == "none"
+    form.locator("label", has_text="g to each of them, unchanged").click()
+    form.locator("button[type=submit]").click()
+    page.wait_for_function("() => document.querySelector(\"#review-list form[data-question='addition-node']\").dataset.correct === 'true'")
+    reason = form.locator(".reason").inner_text()
+    assert reason
+    page.reload()
+    page.wait_for_selector("main[data-ready='true']")
+    empty = page.locator("#review-empty")
+    assert empty.is_visible() and "The next question comes back" in empty.inner_text()
+    kept = page.locator("#reviewed-list form[data-question='addition-node']")
+    assert kept.locator(".reason").inner_text() == reason and "Right." in kept.locator(".feedback").inner_text()
+    assert not log.page_errors
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_math_breaks_only_between_sides_and_no_line_starts_with_a_full_stop(open_page, lesson_server, size) -> None:
+    context, page, log = open_at(open_page, lesson_server, size)
+    for lesson_id in LESSONS:
+        lesson(page, lesson_server, lesson_id, complete=False)
+        # Every piece of display math between two relations is on one line.
+        split = page.evaluate("""() => Array.from(document.querySelectorAll('.katex-display .katex-html')).filter(html => {
+            const tops = new Set();
+            for (const side of html.querySelectorAll(':scope > .math-side')) {
+              const bases = Array.from(side.children).map(b => Math.round(b.getBoundingClientRect().top));
+              if (new Set(bases).size > 1) return true;
+            }
+            return html.querySelectorAll(':scope > .base').length > 0;  // every piece is in a side
+          }).length""")
+        assert split == 0, lesson_id
+        # Inline math followed by punctuation: the punctuation is on the same line as the math.
+        stray = page.evaluate("""() => Array.from(document.querySelectorAll('.prose')).flatMap(p => {
+            const found = [];
+            const walker = document.createTreeWalker(p, NodeFilter.SHOW_TEXT);
+            while (walker.nextNode()) {
+              const node = walker.currentNode, prev = node.previousSibling;
+              if (/^[.,;:]/.test(node.textContent) && prev && prev.classList && prev.classList.contains('katex')) found.push(node.textContent.slice(0, 20));
+            }
+            return found; })""")
+        assert stray == [], (lesson_id, stray)
+    assert not log.page_errors

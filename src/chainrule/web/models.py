@@ -332,6 +332,7 @@ class DueQuestion(Open):
 
 class DueOut(BaseModel):
     due: list[DueQuestion]
+    next_due: str | None = Field(default=None, description="When the earliest question is due (ISO 8601); null: none yet")
 
 
 class UndoOut(BaseModel):

@@ -376,7 +376,7 @@ def get_due(request: Request) -> dict[str, Any]:
             {"lesson_id": item["lesson_id"], "question_id": item["question_id"], "due": item.get("due"), "variant": variant}
             | {key: question[key] for key in ("prompt", "kind", "options")}
         )
-    return {"due": due}
+    return {"due": due, "next_due": store_of(request).next_due()}
 
 
 @router.post("/review/undo", response_model=UndoOut, summary="Undo the last review answer")

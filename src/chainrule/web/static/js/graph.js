@@ -11,13 +11,12 @@ const SVG_NS = "http://www.w3.org/2000/svg";
 const NARROW = "(max-width: 40rem)";
 const START_CAPTION = "Press Next or Play: values flow forward first, then gradients flow backward.";
 // Play speed: a step stays on screen long enough to read its caption (about 20 characters a second
-// at "Normal"), and never shorter than MIN_STEP_MS.
+// at "Normal"), and never shorter than the speed's own minimum (so a short caption is faster at "Fast").
 export const SPEEDS = [
-  { id: "slow", label: "Slow", msPerChar: 75 },
-  { id: "normal", label: "Normal", msPerChar: 50 },
-  { id: "fast", label: "Fast", msPerChar: 20 },
+  { id: "slow", label: "Slow", msPerChar: 75, minMs: 2000 },
+  { id: "normal", label: "Normal", msPerChar: 50, minMs: 1200 },
+  { id: "fast", label: "Fast", msPerChar: 20, minMs: 500 },
 ];
-const MIN_STEP_MS = 1200;
 
 function svg(tag, attrs = {}, text) {
   const node = document.createElementNS(SVG_NS, tag);
@@ -64,7 +63,7 @@ export function stateAt(steps, position) {
 export function stepDuration(step, speedId) {
   const speed = SPEEDS.find((s) => s.id === speedId) || SPEEDS[1];
   const length = step && step.caption ? step.caption.length : 0;
-  return Math.max(MIN_STEP_MS, length * speed.msPerChar);
+  return Math.max(speed.minMs, length * speed.msPerChar);
 }
 
 /**
@@ -360,7 +359,8 @@ export class GraphPlayer {
     if (this.position >= this.reachable()) {
       if (this.position >= this.total) this.goTo(0); else return;
     }
-    this.playButton.textContent = "⏸ Pause";
+    // The pause sign is drawn (CSS), not a character: U+23F8 is a box in fonts without it (DejaVu).
+    this.playButton.replaceChildren(el("span", { class: "pause-icon", "aria-hidden": "true" }), " Pause");
     this.playButton.setAttribute("aria-pressed", "true");
     const tick = () => {
       if (this.position >= this.reachable()) { this.pause(); return; }
