@@ -214,7 +214,8 @@ def test_explanation_saved_with_ticked_ideas(client):
 
 def test_review_due_answer_and_undo(client, clock):
     client.post("/api/lessons/backprop/quiz/sum-of-uses", json={"answer": "8"})
-    assert client.get("/api/review/due").json() == {"due": []}
+    nothing = client.get("/api/review/due").json()
+    assert nothing["due"] == [] and datetime.fromisoformat(nothing["next_due"]) > clock.now  # says when
     clock.now += timedelta(days=60)
     due = client.get("/api/review/due").json()["due"]
     assert [(d["lesson_id"], d["question_id"]) for d in due] == [("backprop", "sum-of-uses")]
