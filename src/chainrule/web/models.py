@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
 
-from chainrule.web.numbers import read_number
+from chainrule.web.numbers import MAX_TYPED_CHARS, read_number
 
 Language = Literal["python", "javascript", "typescript"]
 
@@ -30,7 +30,7 @@ Text = Annotated[str, AfterValidator(_encodable)]
 
 # A number as the learner typed it ("−1,5", " .5") or a JSON number; the server reads it (web/numbers.py).
 TypedNumber = Annotated[float, BeforeValidator(read_number), WithJsonSchema({
-    "anyOf": [{"type": "number"}, {"type": "string", "maxLength": 100}],
+    "anyOf": [{"type": "number"}, {"type": "string", "maxLength": MAX_TYPED_CHARS}],
     "description": "A number, or the text typed for it (a decimal comma and the typographic minus are fine).",
 })]
 

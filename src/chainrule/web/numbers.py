@@ -10,7 +10,9 @@ from typing import Any
 from chainrule.lessons.checking import NUMBER_HELP, parse_number
 from chainrule.trace import format_number
 
-__all__ = ["number_text", "with_texts", "plot_with_texts", "read_number"]
+__all__ = ["MAX_TYPED_CHARS", "number_text", "with_texts", "plot_with_texts", "read_number"]
+
+MAX_TYPED_CHARS = 100  # a typed number longer than this is not one anybody typed
 
 
 def number_text(x: float | None) -> str:
@@ -49,6 +51,8 @@ def read_number(value: Any) -> float:
     if isinstance(value, (int, float)):
         number = float(value)
     elif isinstance(value, str):
+        if len(value) > MAX_TYPED_CHARS:
+            raise ValueError(f"{NUMBER_HELP} (at most {MAX_TYPED_CHARS} characters)")
         parsed = parse_number(value)
         if parsed is None:
             raise ValueError(NUMBER_HELP)
