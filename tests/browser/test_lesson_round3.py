@@ -383,3 +383,33 @@ def test_math_breaks_only_between_sides_and_no_line_starts_with_a_full_stop(open
             return found; })""")
         assert stray == [], (lesson_id, stray)
     assert not log.page_errors
+
+
+# ---------------------------------------------------------------- 6. verdicts of this exercise, values as returned
+
+WRONG_TYPES = {
+    "python": ("def forward_values(leaves, nodes):\n    return ['a'] * (len(leaves) + len(nodes))\n", "'a'"),
+    "typescript": ("export function forwardValues(nodes: any[], leaves: number[]): number[] {\n"
+                   "  return [{a: 1}] as any;\n}\n", '{"a":1}'),
+}
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_a_verdict_names_this_exercise_and_shows_values_as_returned(open_page, lesson_server, size) -> None:
+    context, page, log = open_at(open_page, lesson_server, size)
+    lesson(page, lesson_server, "computational-graphs")
+    article = page.locator("article[data-exercise='forward-values']")
+    for language, (source, shown) in WRONG_TYPES.items():
+        if language != "python":
+            article.locator(f"input[value='{language}']").check()
+            page.wait_for_function("() => window.chainruleEditors['forward-values'].getText().includes('number[]')")
+        page.evaluate("s => window.chainruleEditors['forward-values'].setText(s)", source)
+        article.locator("button.run-tests").click()
+        article.locator(".results[data-status]").wait_for(timeout=120_000)
+        first = article.locator(".test-results li").first
+        assert shown in first.locator("td.actual").inner_text()  # as returned: not null, not [object Object]
+        text = article.locator(".results").inner_text()
+        assert "grad" not in text and "[object Object]" not in text and "null" not in first.locator("td.actual").inner_text()
+        assert ("forward_values" if language == "python" else "forwardValues") in text
+        page.evaluate("() => { const r = document.querySelector(\"article[data-exercise='forward-values'] .results\"); delete r.dataset.status; }")
+    assert not log.page_errors

@@ -177,10 +177,14 @@ def _test_code(function: str, case: GradingCase) -> str:
 
 
 def _shown_number(x: Any) -> float | str | None:
+    """A returned entry as the result shows it: a number rounded, NaN/Infinity by name, anything else as
+    the learner's language writes it (the harness's repr: 'a' in Python, "a" or {"a":1} in JavaScript)."""
     if isinstance(x, (int, float)) and not isinstance(x, bool):
         return round9(float(x))
     if x in ("NaN", "Infinity", "-Infinity"):
         return x
+    if isinstance(x, dict) and isinstance(x.get("repr"), str):
+        return x["repr"]
     return None
 
 
@@ -190,7 +194,8 @@ def _describe(x: Any) -> str:
     if isinstance(x, str):
         return x
     if isinstance(x, dict):
-        return f"a {x.get('type')} ({x.get('repr')})"
+        kind = str(x.get("type"))
+        return f"{x.get('repr')} ({'an' if kind[:1] in 'aeiou' else 'a'} {kind})"
     return repr(x)
 
 
@@ -252,7 +257,10 @@ def _judge_case(exercise_id: str, language: str, case: GradingCase, event: dict)
             problems.append(f"{label} ({slot}[{i}]): expected {want!r}, got {round9(float(got))!r}")
     if problems:
         entry["status"] = "fail"
-        hint = diagnose(exercise_id, case, raw)
+        numbers = all(isinstance(x, (int, float)) and not isinstance(x, bool) or x in ("NaN", "Infinity", "-Infinity")
+                      for x in raw)
+        # Named for this exercise's own function (the classic-mistake hints below assume numbers).
+        hint = diagnose(exercise_id, case, raw) if numbers else f"Every entry of the list {function} returns must be a number."
         entry["message"] = "\n".join(problems + ([hint] if hint else []))
     return entry
 
