@@ -157,7 +157,13 @@ def test_the_printed_address_opens_the_path_or_the_added_lesson(open_page, serve
     server = server_factory(tmp_path / "data")
     context, page, log = open_at(open_page, server, size)  # opens the printed address
     page.wait_for_selector("main[data-page='path'][data-ready='true']")
-    assert page.locator(".path-lesson").count() >= 3
+    assert page.locator(".path-lesson").count() >= 3 and page.locator("#continue-note").count() == 0
+    # Begun a lesson: the path says where to continue.
+    assert page.evaluate("""() => fetch('/api/progress/backprop/predictions/n', {method: 'PUT', credentials: 'same-origin',
+        headers: {'Content-Type': 'application/json'}, body: JSON.stringify({value: '0.8814'})}).then(r => r.status)""") == 200
+    page.reload()
+    page.wait_for_selector("main[data-page='path'][data-ready='true']")
+    assert page.locator("#continue-note a").get_attribute("href") == "/lessons/backprop"
     made = subprocess.run([sys.executable, "-m", "chainrule", "lessons", "new", "my-own", "--title", "My own", "lessons"],
                           cwd=tmp_path, capture_output=True, text=True)
     assert made.returncode == 0, made.stderr

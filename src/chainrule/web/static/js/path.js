@@ -65,6 +65,13 @@ async function start() {
       available && !lesson.progress ? el("p", { class: "lesson-progress unknown" }, "Your progress cannot be read right now.") : null);
     list.append(item);
   });
+  // Where the learner left off: the first lesson begun and not finished.
+  const begun = path.lessons.find((lesson) => lesson.href && !finished(lesson)
+    && (progressShare(lesson.progress, lesson.totals) || { done: 0 }).done > 0);
+  if (begun) {
+    list.before(el("p", { class: "continue-note", id: "continue-note" }, "Continue where you left off: ",
+      el("a", { href: begun.href }, begun.title), "."));
+  }
   main.dataset.ready = "true";
   performance.mark("chainrule-ready");
 }
