@@ -42,7 +42,12 @@ def saved_code(page, lesson_id=LESSON) -> dict:
 def test_the_open_tab_survives_a_restart_and_keeps_what_was_typed(open_page, tmp_path: Path, size) -> None:
     """Kill the server by its PID, type during the outage, start it again with the same command: the
     same tab reconnects by itself, what was typed reaches the server, and the lesson goes on."""
+    from conftest import free_port
+
     data = tmp_path / "data"
+    data.mkdir()
+    # The port of "the last start" (a free one of our own: another server may hold the default meanwhile).
+    (data / "lesson-port").write_text(f"{free_port()}\n")
     first = start_lesson_server(data, remembered_port=True)
     second = None
     try:
