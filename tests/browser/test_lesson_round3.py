@@ -272,7 +272,7 @@ def test_every_step_and_gate_shows_box_caption_and_controls_and_asks_only_what_i
 
 SMALLEST_TEXT = """() => {
     let smallest = Infinity, where = '';
-    for (const svg of document.querySelectorAll('svg.graph-svg')) {
+    for (const svg of document.querySelectorAll('svg.graph-svg, svg.fit-panel')) {
       const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
       for (const text of svg.querySelectorAll('text')) {
         const size = parseFloat(getComputedStyle(text).fontSize) * scale;
