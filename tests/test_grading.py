@@ -279,7 +279,7 @@ def test_nan_and_non_numbers_are_reported_not_crashed():
                    "function neuronGrads(x, w, b, out, grad) { return [NaN, 'one', undefined]; }")
     assert result["verdict"] == "failed"
     test = result["tests"][0]
-    assert test["actual"] == ["NaN", None, None]
+    assert test["actual"] == ["NaN", '"one"', "undefined"]  # as returned, not null (issue 21 item 6)
     assert "not a finite number" in test["message"]
     json.dumps(result, allow_nan=False)
 

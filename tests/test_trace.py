@@ -89,15 +89,15 @@ def test_section03_captions_say_the_chain_rule_in_numbers():
     step = t["backward"][3]
     assert step["node"] == "n4" and step["grad"] == -2
     # The spec's caption: "e = a*b, so a gets b times the gradient at e: -3 * -2 = 6".
-    assert step["caption"] == ("e = a * b, so a receives b x (gradient at e) = -3 x -2 = 6, "
-                               "and b receives a x (gradient at e) = 2 x -2 = -4")
+    assert step["caption"] == ("e = a * b, so a receives b × (gradient at e) = -3 × -2 = 6, "
+                               "and b receives a × (gradient at e) = 2 × -2 = -4")
     assert step["contributions"] == [
         {"input": "n0", "local": -3.0, "local_text": "b", "upstream": -2.0, "contribution": 6.0, "grad_after": 6.0},
         {"input": "n1", "local": 2.0, "local_text": "a", "upstream": -2.0, "contribution": -4.0, "grad_after": -4.0},
     ]
     add_step = step_of(t, "d")
-    assert "e receives 1 x (gradient at d) = 1 x -2 = -2" in add_step["caption"]
-    assert "c receives 1 x (gradient at d) = 1 x -2 = -2" in add_step["caption"]
+    assert "e receives 1 × (gradient at d) = 1 × -2 = -2" in add_step["caption"]
+    assert "c receives 1 × (gradient at d) = 1 × -2 = -2" in add_step["caption"]
 
 
 def test_neuron_gradients_match_the_spec():
@@ -114,7 +114,7 @@ def test_neuron_gradients_match_the_spec():
     assert nodes["n"]["data"] == pytest.approx(0.8814, abs=1e-4)
     assert nodes["o"]["data"] == pytest.approx(0.7071, abs=1e-4)
     tanh_step = step_of(t, "o")
-    assert tanh_step["caption"] == "o = tanh(n), so n receives (1 - o^2) x (gradient at o) = 0.5 x 1 = 0.5"
+    assert tanh_step["caption"] == "o = tanh(n), so n receives (1 - o^2) × (gradient at o) = 0.5 × 1 = 0.5"
     assert "o = tanh(n) = tanh(0.8814) = 0.7071" in [s["caption"] for s in t["forward"]]
 
 
@@ -300,7 +300,7 @@ def test_explain_section03_path_product():
     text = chainrule.explain(L, v["a"])
     assert "a reaches L along one path only" in text
     assert "a -> e -> d -> L" in text
-    assert "product: -3 x 1 x -2 = 6" in text  # dL/da = b * 1 * f, the spec's chain formula
+    assert "product: -3 × 1 × -2 = 6" in text  # dL/da = b * 1 * f, the spec's chain formula
     assert "dL/da = 6" in text
 
 

@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 URL_LINE = re.compile(
-    r"(?P<url>http://(?P<host>127\.0\.0\.1|\[::1\]|[a-z0-9.-]+):(?P<port>\d+)/lessons/backprop\?token=(?P<token>[A-Za-z0-9_-]{20,}))"
+    r"(?P<url>http://(?P<host>127\.0\.0\.1|\[::1\]|[a-z0-9.-]+):(?P<port>\d+)(?P<path>/[^?\s]*)\?token=(?P<token>[A-Za-z0-9_-]{20,}))"
 )
 
 
@@ -90,7 +90,8 @@ def test_lesson_command_serves_the_lesson(tmp_path, data_dir_from):
             except httpx.TransportError:
                 assert time.monotonic() < deadline
                 time.sleep(0.2)
-        assert page.status_code == 200 and "backprop" in page.text
+        assert match["path"] == "/"  # the path page: the learner chooses (or continues) a lesson there
+        assert page.status_code == 200 and 'data-page="path"' in page.text
         with httpx.Client(base_url=f"http://127.0.0.1:{port}") as client:
             assert client.get("/api/path").status_code == 401
             lesson = client.get("/api/lessons/backprop", headers={"X-Chainrule-Token": token})
@@ -190,7 +191,8 @@ def test_ipv6_loopback_prints_a_bracketed_address_that_works(tmp_path):
             except httpx.TransportError:
                 assert time.monotonic() < deadline
                 time.sleep(0.2)
-        assert page.status_code == 200 and "backprop" in page.text
+        assert match["path"] == "/"  # the path page: the learner chooses (or continues) a lesson there
+        assert page.status_code == 200 and 'data-page="path"' in page.text
         assert lesson.status_code == 200 and len(lesson.json()["sections"]) == 8
     finally:
         stop(process)
@@ -206,3 +208,46 @@ def test_unknown_host_is_a_clear_error_about_the_host(tmp_path):
     assert "--host not_a_host" in done.stderr and "'not_a_host' is neither an IP address nor a host name" in done.stderr
     assert "--port" not in done.stderr and "refusing" not in done.stderr
     assert "http://" not in done.stdout
+
+
+@pytest.mark.timeout(120)
+def test_the_port_is_kept_across_starts_and_a_busy_one_falls_back(tmp_path):
+    """Without --port, a second start listens where the first did (open tabs reconnect); when that port
+    is taken, any free one is used instead of failing."""
+    data = tmp_path / "data"
+    first = start(["--data-dir", str(data)])
+    try:
+        int(wait_for_url(first)["port"])
+    finally:
+        stop(first)
+    assert (data / "lesson-port").is_file()
+    # Another server on this machine may take the default port meanwhile: remember a port of our own.
+    port = free_port()
+    (data / "lesson-port").write_text(f"{port}\n")
+    again = start(["--data-dir", str(data)])
+    try:
+        assert int(wait_for_url(again)["port"]) == port
+    finally:
+        stop(again)
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", port))
+        busy.listen(1)
+        third = start(["--data-dir", str(data)])
+        try:
+            other = int(wait_for_url(third)["port"])
+        finally:
+            stop(third)
+    assert other != port
+    assert (data / "lesson-port").read_text().strip() == str(other)
+
+
+@pytest.mark.timeout(120)
+def test_with_added_lessons_the_link_opens_the_added_lesson(tmp_path):
+    made = subprocess.run([sys.executable, "-m", "chainrule", "lessons", "new", "my-own", "--title", "My own", "lessons"],
+                          cwd=tmp_path, capture_output=True, text=True)
+    assert made.returncode == 0, made.stderr
+    process = start(["--port", "0", "--data-dir", str(tmp_path / "data"), "--lessons", str(tmp_path / "lessons")])
+    try:
+        assert wait_for_url(process)["path"] == "/lessons/my-own"
+    finally:
+        stop(process)

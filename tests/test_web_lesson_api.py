@@ -90,7 +90,7 @@ def test_nudge_compares_change_over_h_with_the_gradient(client):
         ({"values": {"a": 1e9}}, "must be a number from -1000 to 1000"),
         ({"values": {}, "nudge": {"input": "a", "h": 0}}, "1e-06 <= |h| <= 1"),
         ({"values": {}, "nudge": {"input": "e", "h": 0.1}}, "cannot nudge 'e'"),
-        ({"values": {"a": "two"}}, "values.a"),
+        ({"values": {"a": "two"}}, "a: Type a number"),
     ],
 )
 def test_explore_refuses_bad_input_with_what_is_allowed(client, body, words):
@@ -187,3 +187,29 @@ def test_a_broken_secret_file_is_a_clear_error(tmp_path):
     (tmp_path / "session_secret").write_text("not a secret")
     with pytest.raises(SecretError, match="64 hex digits"):
         load_or_create_secret(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [({"values": {"a": 1e200}}, "a"), ({"values": {}, "nudge": {"input": "a", "h": 0}}, "h"),
+     ({"values": {}, "nudge": {"input": "a", "h": 1e-12}}, "h")],
+)
+def test_an_explore_error_names_its_field(client, body, field):
+    """The page says the problem at the field it is about (issue 21 item 5)."""
+    response = client.post(EXPLORE, json=body)
+    assert response.status_code == 422 and response.json()["field"] == field
+
+
+def test_only_a_domain_error_is_the_learners_fault_a_bug_is_a_500(tmp_path, clock, monkeypatch):
+    """A ValueError from a bug is not a 422 "your input is wrong": it is a 500 that names no internals."""
+    from chainrule import lessons
+
+    def broken(lesson_id):
+        raise ValueError("secret internal state 42")
+
+    monkeypatch.setattr(lessons, "get_lesson", broken)
+    app = create_app(TOKEN, tmp_path / "data", port=8765, clock=clock)
+    with TestClient(app, base_url=BASE, raise_server_exceptions=False) as test_client:
+        response = test_client.get("/api/lessons/backprop", headers=AUTH)
+    assert response.status_code == 500
+    assert "bug in chainrule" in response.json()["detail"] and "secret" not in response.text

@@ -10,7 +10,7 @@ import math
 from typing import Any, Iterator
 
 from chainrule.engine import Value, grad
-from chainrule.trace import fill_template, format_number, graph_nodes, local_derivatives, node_labels
+from chainrule.trace import TIMES, fill_template, format_number, graph_nodes, local_derivatives, node_labels
 
 __all__ = ["explain", "MAX_EXPLAINED_PATHS"]
 
@@ -100,11 +100,11 @@ def explain(output: Value, value: Value, max_paths: int = MAX_EXPLAINED_PATHS) -
             zero_paths += 1
         if len(detail) > 12:  # a long chain: show its ends
             detail = detail[:5] + [f"    ... {len(detail) - 10} more steps ..."] + detail[-5:]
-            factor_text = " x ".join(fmt(f) for f in factors[:5]) + " x ... x " + \
-                " x ".join(fmt(f) for f in factors[-5:])
+            factor_text = f" {TIMES} ".join(fmt(f) for f in factors[:5]) + f" {TIMES} ... {TIMES} " + \
+                f" {TIMES} ".join(fmt(f) for f in factors[-5:])
             route = " -> ".join(steps[:6]) + " -> ... -> " + " -> ".join(steps[-5:])
         else:
-            factor_text = " x ".join(fmt(f) for f in factors)
+            factor_text = f" {TIMES} ".join(fmt(f) for f in factors)
             route = " -> ".join(steps)
         lines.append(f"  Path {number}: {route}")
         lines.extend(detail)

@@ -35,6 +35,11 @@ SCHEMA_ID = "chainrule.trace/1"
 # --- numbers and names -----------------------------------------------------------------------------
 
 
+# Multiplication in prose: a sign that no variable is named (a "x" beside an input named x reads wrong);
+# "*" stays for code and formulas.
+TIMES = "\u00d7"
+
+
 def format_number(x: float, digits: int = 4) -> str:
     """A float as short readable text; the one rule for every number a learner reads.
 
@@ -205,8 +210,8 @@ def trace(output: Value) -> dict[str, Any]:
                 "upstream": _json_number(upstream), "contribution": _json_number(contribution),
                 "grad_after": _json_number(holds[j]),
             })
-            part = (f"{labels[j]} receives {_grouped(local_text)} x (gradient at {labels[i]}) = "
-                    f"{fmt(local)} x {fmt(upstream)} = {fmt(contribution)}")
+            part = (f"{labels[j]} receives {_grouped(local_text)} {TIMES} (gradient at {labels[i]}) = "
+                    f"{fmt(local)} {TIMES} {fmt(upstream)} = {fmt(contribution)}")
             if len(received[j]) > 1:
                 part += f" ({labels[j]} now holds {_sum_text(received[j])} = {fmt(holds[j])})"
             parts.append(part)

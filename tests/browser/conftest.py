@@ -56,10 +56,14 @@ class LessonServer:
         return match.group(1)
 
 
-def start_lesson_server(data_dir: Path, port: int | None = None) -> LessonServer:
-    """Start the real server (on `port`, else a free one) and wait until it prints its URL (with the token)."""
-    port = port or free_port()
-    command = [sys.executable, "-m", "chainrule", "lesson", "--no-browser", "--port", str(port), "--data-dir", str(data_dir)]
+def start_lesson_server(data_dir: Path, port: int | None = None, *, remembered_port: bool = False,
+                        extra_args: tuple[str, ...] | list[str] = ()) -> LessonServer:
+    """Start the real server (on `port`, else a free one) and wait until it prints its URL (with the token).
+    remembered_port: start it as a learner does, without --port (the data folder's port, or the default)."""
+    command = [sys.executable, "-m", "chainrule", "lesson", "--no-browser", "--data-dir", str(data_dir)]
+    if not remembered_port:
+        command += ["--port", str(port or free_port())]
+    command += list(extra_args)
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     process = subprocess.Popen(
         command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, cwd=REPO, start_new_session=True
@@ -99,6 +103,12 @@ def wait_until_listening(server: LessonServer) -> None:
                 raise RuntimeError("the lesson server exited:\n" + "".join(server.output))
             time.sleep(0.1)
     raise RuntimeError("the lesson server did not start listening in time")
+
+
+def kill_lesson_server(server: LessonServer) -> None:
+    """Kill the server at once by its process id (no clean shutdown), as a crash or a closed terminal would."""
+    os.killpg(server.process.pid, signal.SIGKILL)
+    server.process.wait(timeout=10)
 
 
 def stop_lesson_server(process: subprocess.Popen) -> None:
@@ -169,8 +179,8 @@ def server_factory(tmp_path_factory: pytest.TempPathFactory):
     """server_factory(data_dir) starts one more real server (stopped after the test)."""
     started: list[LessonServer] = []
 
-    def start(data_dir: Path, port: int | None = None) -> LessonServer:
-        server = start_lesson_server(data_dir, port)
+    def start(data_dir: Path, port: int | None = None, **options) -> LessonServer:
+        server = start_lesson_server(data_dir, port, **options)
         started.append(server)
         return server
 

@@ -450,12 +450,13 @@ def test_keyboard_alone(open_page, server_factory, tmp_path: Path) -> None:
             break
         page.keyboard.press("Enter")
     key = page.evaluate("document.activeElement.closest('form.prediction-form').dataset.key")
-    # Not a number: the form says how to type one (no example numbers, they could be answers) and sends nothing.
+    # Not a number: the form says how to type one (no example numbers, they could be answers).
     from chainrule.lessons.checking import NUMBER_HELP
 
     page.keyboard.type("1.2.3")
     page.keyboard.press("Enter")
     problem = page.locator("form.prediction-form .field-error")
+    problem.wait_for()  # the server reads what was typed and says it at the field
     assert problem.text_content() == NUMBER_HELP and not any(c.isdigit() for c in NUMBER_HELP)
     assert page.locator(f"#section-04 .prediction-list li[data-key='{key}'].made").count() == 0
     # The answer typed with a decimal comma, which the server accepts too.

@@ -76,8 +76,13 @@ def test_graph_is_the_python_layout_and_fits_the_screen(open_page, lesson_server
             "nodes => nodes.map(n => [n.dataset.nodeId, n.getAttribute('transform')])")
         assert {node: transform for node, transform in shown} == {
             node: f"translate({box['x']:g},{box['y']:g})" for node, box in expected.items()}
+        # The picture keeps its own size (its text is never shrunk): its frame fits the screen, and
+        # scrolls when the picture is larger (issue 21 item 3).
+        frame = page.locator(f"#{holder} .graph-figure").bounding_box()
+        assert frame["x"] >= 0 and frame["x"] + frame["width"] <= width
         rect = page.locator(f"#{holder} svg.graph-svg").bounding_box()
-        assert rect["x"] >= 0 and rect["x"] + rect["width"] <= width
+        if rect["width"] > frame["width"] + 1:
+            assert page.get_attribute(f"#{holder} .graph-figure", "data-scrolls") == "true"
     # Display math wraps instead of running off the screen.
     overflowing = page.evaluate(
         """w => Array.from(document.querySelectorAll('.katex-display')).filter(d =>

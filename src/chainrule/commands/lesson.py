@@ -2,8 +2,10 @@
 
     chainrule lesson [--port P] [--no-browser] [--data-dir DIR] [--lessons DIR] [--host H [--allow-weak-sandbox]]
 
-The server listens on 127.0.0.1 (a free port unless --port), prints the address with the session
-token, and opens it. Listening on another interface (--host 0.0.0.0) lets other machines submit code,
+The server listens on 127.0.0.1, on the port it used last time (kept in the data folder; 8765 the
+first time, any free port when that one is taken) unless --port is given, prints the address of the
+path page (or of the first lesson added with --lessons) with the session token, and opens it. The same
+port at every start lets an open tab reconnect by itself after a restart. Listening on another interface (--host 0.0.0.0) lets other machines submit code,
 so it is refused unless the grader's sandbox is strong or --allow-weak-sandbox is given.
 """
 
@@ -18,7 +20,8 @@ import threading
 import webbrowser
 from pathlib import Path
 
-DEFAULT_LESSON = "backprop"
+DEFAULT_PORT = 8765
+PORT_FILE = "lesson-port"  # in the data folder: the port of the last start, so open tabs find the server again
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -28,7 +31,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Start the local lesson server, print its address (with a session token) and open it "
         "in your browser. Everything runs on this machine; nothing is fetched from the internet.",
     )
-    parser.add_argument("--port", type=int, default=0, help="port to listen on (default: any free port)")
+    parser.add_argument(
+        "--port", type=int, default=None,
+        help=f"port to listen on (default: the port of the last start, else {DEFAULT_PORT}; a free one if that "
+        "is taken; 0: any free port)",
+    )
     parser.add_argument(
         "--host", default="127.0.0.1",
         help="address to listen on (default 127.0.0.1, this machine only); any other address needs a "
@@ -52,7 +59,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="also offer the lessons found in DIR (a lesson folder, or a folder of them), after the built-in "
         "ones; their exercises are graded in the same sandbox (repeatable)",
     )
-    parser.add_argument("--lesson", default=DEFAULT_LESSON, help=argparse.SUPPRESS)
+    parser.add_argument("--lesson", default=None, help=argparse.SUPPRESS)
     parser.set_defaults(func=run)
 
 
@@ -119,6 +126,31 @@ def _prepare_typescript() -> None:
         pass
 
 
+def _remembered_port(data_folder: Path) -> int:
+    """The port of the last start (kept in the data folder), else DEFAULT_PORT."""
+    try:
+        port = int((data_folder / PORT_FILE).read_text(encoding="ascii").strip())
+    except (OSError, ValueError):
+        return DEFAULT_PORT
+    return port if 1 <= port <= 65535 else DEFAULT_PORT
+
+
+def _remember_port(data_folder: Path, port: int) -> None:
+    try:
+        data_folder.mkdir(parents=True, exist_ok=True)
+        (data_folder / PORT_FILE).write_text(f"{port}\n", encoding="ascii")
+    except OSError:  # a read-only data folder: the next start may get another port, nothing else is lost
+        pass
+
+
+def _landing(lesson: str | None, added: list[str]) -> str:
+    """The page to open: the lesson asked for, else the first lesson added with --lessons, else the path."""
+    from urllib.parse import quote
+
+    chosen = lesson or (added[0] if added else None)
+    return f"/lessons/{quote(chosen, safe='')}" if chosen else "/"
+
+
 def run(args: argparse.Namespace) -> int:
     from chainrule.lessons import LessonDataError, lesson_ids
     from chainrule.lessons.validate import add_checked_lesson_dirs
@@ -126,20 +158,24 @@ def run(args: argparse.Namespace) -> int:
     from chainrule.web.security import bind_addresses, is_loopback_bind, new_token
 
     try:
-        add_checked_lesson_dirs(args.lessons)
+        added = add_checked_lesson_dirs(args.lessons)
     except LessonDataError as error:
         print(terminal_text(f"chainrule lesson: cannot add the lessons in --lessons: {error}. "
                             "`chainrule lessons check DIR` lists every problem."), file=sys.stderr)
         return 2
 
-    if not 0 <= args.port <= 65535:
+    if args.port is not None and not 0 <= args.port <= 65535:
         print(f"chainrule lesson: --port must be between 0 and 65535 (0 picks a free port), not {args.port}",
               file=sys.stderr)
         return 2
-    if args.lesson not in lesson_ids():
+    if args.lesson is not None and args.lesson not in lesson_ids():
         print(f"chainrule lesson: unknown lesson {args.lesson!r}; the lessons are {', '.join(lesson_ids())}",
               file=sys.stderr)
         return 2
+    data_dir = args.data_dir or os.environ.get("CHAINRULE_DATA_DIR") or None
+    from chainrule.progress.store import default_data_dir
+
+    data_folder = Path(data_dir) if data_dir else default_data_dir()
 
     bind_host = args.host.strip().strip("[]")
     family = socket.AF_INET6 if ":" in bind_host else socket.AF_INET
@@ -181,9 +217,15 @@ def run(args: argparse.Namespace) -> int:
               f"{'IPv6' if family == socket.AF_INET6 else 'IPv4'} networking ({error.strerror or error}). "
               "Choose another --host.", file=sys.stderr)
         return 1
+    wanted = args.port if args.port is not None else _remembered_port(data_folder)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((listen_address, args.port))
+        try:
+            sock.bind((listen_address, wanted))
+        except OSError as error:
+            if args.port is not None or error.errno != errno.EADDRINUSE:
+                raise
+            sock.bind((listen_address, 0))  # the usual port is taken (another server?): any free one
         sock.listen(128)
     except OSError as error:
         sock.close()
@@ -209,18 +251,17 @@ def run(args: argparse.Namespace) -> int:
         extra_hosts = [url_host.lower()]
     else:
         extra_hosts = _network_names(bind_host) + [h.lower() for h in args.allow_host]
-    data_dir = args.data_dir or os.environ.get("CHAINRULE_DATA_DIR") or None
     from chainrule.web.session import SecretError, load_or_create_secret
-    from chainrule.progress.store import default_data_dir
 
+    _remember_port(data_folder, port)
     try:  # kept in the data folder, so a signed-in tab survives a restart (fresh link token each start)
-        secret, secret_error = load_or_create_secret(Path(data_dir) if data_dir else default_data_dir()), None
+        secret, secret_error = load_or_create_secret(data_folder), None
     except SecretError as error:
         secret, secret_error = None, str(error)
     app = create_app(token, data_dir, port=port, extra_hosts=extra_hosts, session_secret=secret)
     _, store_error = app.state.services.try_store()
 
-    url = f"http://{url_host}:{port}/lessons/{args.lesson}?token={token}"
+    url = f"http://{url_host}:{port}{_landing(args.lesson, added)}?token={token}"
     print("chainrule lesson is running. Open this address in your browser:", flush=True)
     print(f"    {url}", flush=True)
     if store_error:

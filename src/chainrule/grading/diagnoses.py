@@ -50,9 +50,10 @@ def _recognise(exercise: Exercise, attempt: Attempt | None, run: list[Attempt], 
 
 
 def diagnose_run(exercise: Exercise, cases: list[GradingCase], raws: list[list[Any] | None],
-                 failing: list[bool]) -> Diagnosis:
+                 failing: list[bool], function: str = "your function") -> Diagnosis:
     """Hints for a graded run: `raws` holds each test's reported list (None when it raised or never
-    reported), `failing` whether its numbers were judged wrong."""
+    reported), `failing` whether its numbers were judged wrong; `function` is the learner's function's
+    name in their language, for messages."""
     hints: list[str | None] = [None] * len(cases)
     attempts: dict[int, Attempt] = {}
     for index, (case, raw) in enumerate(zip(cases, raws)):
@@ -61,7 +62,9 @@ def diagnose_run(exercise: Exercise, cases: list[GradingCase], raws: list[list[A
         got = _numbers(raw)
         if got is None:
             if failing[index]:
-                hints[index] = f"Every entry of {exercise.kind.slot} must be a number (a float); check what you stored."
+                hints[index] = ("Every entry of grad must be a number (a float); check what you stored."
+                                if exercise.kind.slot == "grad" else
+                                f"Every entry of the list {function} returns must be a number.")
             continue
         attempts[index] = Attempt(case.inputs, case.args, got, list(case.expected))
     run = list(attempts.values())

@@ -185,10 +185,14 @@ def _test_code(function: str, case: GradingCase) -> str:
 
 
 def _shown_number(x: Any) -> float | str | None:
+    """A returned entry as the result shows it: a number rounded, NaN/Infinity by name, anything else as
+    the learner's language writes it (the harness's repr: 'a' in Python, "a" or {"a":1} in JavaScript)."""
     if isinstance(x, (int, float)) and not isinstance(x, bool):
         return graded(float(x))
     if x in ("NaN", "Infinity", "-Infinity"):
         return x
+    if isinstance(x, dict) and isinstance(x.get("repr"), str):
+        return x["repr"]
     return None
 
 
@@ -198,7 +202,8 @@ def _describe(x: Any) -> str:
     if isinstance(x, str):
         return x
     if isinstance(x, dict):
-        return f"a {x.get('type')} ({x.get('repr')})"
+        kind = str(x.get("type"))
+        return f"{x.get('repr')} ({'an' if kind[:1] in 'aeiou' else 'a'} {kind})"
     return repr(x)
 
 
@@ -255,13 +260,13 @@ def _judge_case(function: str, slot: str, language: str, case: GradingCase, even
     return entry
 
 
-def _add_hints(exercise: Exercise, cases: list[GradingCase], tests: list[dict],
+def _add_hints(exercise: Exercise, function: str, cases: list[GradingCase], tests: list[dict],
                by_index: dict[int, dict]) -> str | None:
     """Append each failing test's hint to its message; the whole run's hint (or None)."""
     raws = [None if (e := by_index.get(i)) is None or e.get("error") or not isinstance(e.get("actual") or [], list)
             else (e.get("actual") or []) for i in range(len(cases))]
     failing = [t["status"] == "fail" for t in tests]
-    diagnosis = diagnose_run(exercise, cases, raws, failing)
+    diagnosis = diagnose_run(exercise, cases, raws, failing, function=function)
     for test, hint in zip(tests, diagnosis.hints):
         if hint and test["status"] == "fail":
             test["message"] += "\n" + hint
@@ -465,7 +470,7 @@ def _judge(exercise: Exercise, language: str, cases: list[GradingCase], events: 
             "actual": None,
         })
 
-    summary = _add_hints(exercise, cases, tests, by_index)
+    summary = _add_hints(exercise, function, cases, tests, by_index)
     if stopped is not None:
         verdict, message = stopped
         return _result(exercise.id, language, verdict, "error", message, tests, started, isolation)

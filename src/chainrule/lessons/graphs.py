@@ -11,6 +11,7 @@ import math
 from typing import Any, Callable
 
 from chainrule.engine import Value
+from chainrule.errors import InputError
 from chainrule.lessons.text import LessonDataError
 
 __all__ = ["BUILDERS", "build_graph", "graph_values", "explore_graph"]
@@ -68,27 +69,28 @@ def explore_graph(spec: dict[str, Any], values: dict[str, float], nudge: tuple[s
     values: {input label: number} for any of the graph's inputs (the others keep the lesson's).
     nudge: (input label, h): the output is computed again with that input moved by h, and
     "nudge" = {"input", "h", "before", "after", "change", "ratio" (change / h), "grad" (d output/d input)}.
-    Raises ValueError saying what is allowed when a label or a number is not.
+    Raises InputError (a ValueError) saying what is allowed when a label or a number is not.
     """
     from chainrule.trace import trace
 
     leaves = [label for label, _ in spec["leaves"]]
     unknown = sorted(set(values) - set(leaves))
     if unknown:
-        raise ValueError(f"graph {name!r} has no input {', '.join(map(repr, unknown))}: its inputs are {', '.join(leaves)}")
+        raise InputError(f"graph {name!r} has no input {', '.join(map(repr, unknown))}: its inputs are {', '.join(leaves)}")
     for label, number in values.items():
         if not (isinstance(number, (int, float)) and math.isfinite(number) and abs(number) <= EXPLORE_LIMIT):
-            raise ValueError(f"input {label!r} must be a number from -{EXPLORE_LIMIT:g} to {EXPLORE_LIMIT:g}, not {number!r}")
+            raise InputError(f"{label} must be a number from -{EXPLORE_LIMIT:g} to {EXPLORE_LIMIT:g}, not {number!r}",
+                             field=label)
     changed = {**spec, "leaves": [[label, float(values.get(label, data))] for label, data in spec["leaves"]]}
     output, _ = build_graph(changed, name)
     result: dict[str, Any] = {"trace": trace(output), "nudge": None}
     if nudge is not None:
         label, h = nudge
         if label not in leaves:
-            raise ValueError(f"cannot nudge {label!r}: the inputs of graph {name!r} are {', '.join(leaves)}")
+            raise InputError(f"cannot nudge {label!r}: the inputs of graph {name!r} are {', '.join(leaves)}")
         low, high = NUDGE_RANGE
         if not (isinstance(h, (int, float)) and math.isfinite(h) and low <= abs(h) <= high):
-            raise ValueError(f"the nudge h must be a number with {low:g} <= |h| <= {high:g}, not {h!r}")
+            raise InputError(f"h must be a number with {low:g} <= |h| <= {high:g}, not {h!r}", field="h")
         moved = {**changed, "leaves": [[leaf, data + h if leaf == label else data] for leaf, data in changed["leaves"]]}
         after, _ = build_graph(moved, name)
         grads = {n["label"]: n["grad"] for n in result["trace"]["nodes"]}

@@ -450,12 +450,20 @@ def _check_exercises(folder: Path, path: Path, text: str, data: dict, resolve: C
             if reference["verdict"] != "passed":
                 problems.add(exercise.folder / f"solution.{ext}",
                              f"exercise {exercise.id!r}: the reference solution does not pass in {language}: "
-                             f"{reference['message']}")
+                             f"{reference['message']}{_failing_cases(reference)}")
             starter = grade_with(exercise, language, exercise.source("starter", language))
             if starter["verdict"] == "passed":
                 problems.add(exercise.folder / f"starter.{ext}",
                              f"exercise {exercise.id!r}: the starter already passes every test in {language}; "
                              "leave the learner something to do")
+
+
+def _failing_cases(result: dict) -> str:
+    """Each failing test of a graded run by name, with the expected and the actual values."""
+    lines = [f"\n    case {test['name']!r}: expected {test.get('expected')}, got {test.get('actual')}"
+             + (f" ({test['message'].splitlines()[0]})" if test.get("message") else "")
+             for test in result.get("tests", []) if test.get("status") != "pass"]
+    return "".join(lines)
 
 
 def add_checked_lesson_dirs(directories: list[Path]) -> list[str]:

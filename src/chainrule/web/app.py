@@ -19,6 +19,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from chainrule import __version__
+from chainrule.errors import InputError
 from chainrule.lessons import LessonDataError, UnknownItemError, UnknownLessonError
 from chainrule.web import routes_api, routes_pages, routes_playground
 from chainrule.web.grading_gate import GradingGate
@@ -31,12 +32,23 @@ STATIC_DIR = Path(__file__).parent / "static"
 
 
 def _describe_validation(error: RequestValidationError) -> str:
-    """One readable sentence per problem: "body.value: Input should be a valid number"."""
+    """One readable sentence per problem, named by its field as the page labels it: "c: Type a number ..."."""
     parts = []
     for problem in error.errors():
-        where = ".".join(str(item) for item in problem.get("loc", ()))
-        parts.append(f"{where}: {problem.get('msg', 'is not valid')}")
+        names = [str(item) for item in problem.get("loc", ()) if item != "body"]
+        where = names[-1] if names else ""
+        message = str(problem.get("msg", "is not valid")).removeprefix("Value error, ")
+        parts.append(f"{where}: {message}" if where else message)
     return "; ".join(parts) or "the request is not valid"
+
+
+def _problem_field(error: RequestValidationError) -> str | None:
+    """The input the first problem is about (the last name in its location: "a" of values.a, "h"), if any."""
+    for problem in error.errors():
+        names = [item for item in problem.get("loc", ()) if isinstance(item, str) and item != "body"]
+        if names:
+            return names[-1]
+    return None
 
 
 def create_app(
@@ -83,7 +95,7 @@ def create_app(
 
     @app.exception_handler(RequestValidationError)
     async def invalid_request(request: Request, error: RequestValidationError) -> JSONResponse:
-        return JSONResponse({"detail": _describe_validation(error)}, status_code=422)
+        return JSONResponse({"detail": _describe_validation(error), "field": _problem_field(error)}, status_code=422)
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, error: StarletteHTTPException) -> JSONResponse:
@@ -119,10 +131,17 @@ def create_app(
     async def broken_data(request: Request, error: LessonDataError) -> JSONResponse:
         return JSONResponse({"detail": f"the lesson data is broken: {error}"}, status_code=500)
 
-    @app.exception_handler(ValueError)
-    async def bad_value(request: Request, error: ValueError) -> JSONResponse:
-        # The store and the grader raise ValueError for input they cannot take; say so, do not crash.
-        return JSONResponse({"detail": str(error)}, status_code=422)
+    @app.exception_handler(InputError)
+    async def bad_input(request: Request, error: InputError) -> JSONResponse:
+        # What was sent cannot be used: say what and what is allowed, and at which field of the page.
+        return JSONResponse({"detail": str(error), "field": error.field}, status_code=422)
+
+    @app.exception_handler(Exception)
+    async def bug(request: Request, error: Exception) -> JSONResponse:
+        # Anything else is a fault of the server, not of what the learner typed: a 500 that says so, with
+        # no internals (the traceback goes to the server's log).
+        return JSONResponse({"detail": "the lesson server failed on this request (a bug in chainrule, not in "
+                             "what you sent); the server's output has the details"}, status_code=500)
 
     for extra in routers:
         app.include_router(extra)

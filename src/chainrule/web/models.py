@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
+
+from chainrule.web.numbers import MAX_TYPED_CHARS, read_number
 
 Language = Literal["python", "javascript", "typescript"]
 
@@ -26,6 +28,12 @@ def _encodable(text: str) -> str:
 
 Text = Annotated[str, AfterValidator(_encodable)]
 
+# A number as the learner typed it ("−1,5", " .5") or a JSON number; the server reads it (web/numbers.py).
+TypedNumber = Annotated[float, BeforeValidator(read_number), WithJsonSchema({
+    "anyOf": [{"type": "number"}, {"type": "string", "maxLength": MAX_TYPED_CHARS}],
+    "description": "A number, or the text typed for it (a decimal comma and the typographic minus are fine).",
+})]
+
 
 class Open(BaseModel):
     """A response that may carry more keys than listed (the API grows only by adding keys)."""
@@ -42,7 +50,7 @@ class ErrorBody(BaseModel):
 
 class PredictionIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    value: float = Field(strict=True, allow_inf_nan=False, description="The predicted number (true/false or a string is not one).")
+    value: TypedNumber
 
 
 class CodeIn(BaseModel):
@@ -64,12 +72,12 @@ class AnswerIn(BaseModel):
 class NudgeIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     input: Text = Field(max_length=100, description="The input to move, e.g. a")
-    h: float = Field(strict=False, allow_inf_nan=False, description="How far to move it (1e-6 <= |h| <= 1)")
+    h: TypedNumber = Field(description="How far to move it (1e-6 <= |h| <= 1)")
 
 
 class ExploreIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    values: dict[Text, float] = Field(default_factory=dict, max_length=20, description="{input label: number}; the others keep the lesson's")
+    values: dict[Text, TypedNumber] = Field(default_factory=dict, max_length=20, description="{input label: number}; the others keep the lesson's")
     nudge: NudgeIn | None = None
 
 
@@ -99,6 +107,7 @@ class PathLesson(Open):
     href: str | None
     progress: Progress | None = Field(description="null when the lesson is not written or the store is unavailable")
     totals: dict[str, int] | None = Field(default=None, description="What finishing the lesson takes (with progress)")
+    finished: bool = Field(default=False, description="Every section finished (chainrule.progress.finished's rule)")
 
 
 class PathOut(Open):
@@ -297,7 +306,13 @@ class AnswerResult(Open):
     practice: bool = Field(default=False, description="True when this answer did not rate the review card (a retry, or not due).")
 
 
+class Finished(BaseModel):
+    sections: list[str] = Field(description="The numbers of the finished sections, in order")
+    lesson: bool = Field(description="Every section is finished")
+
+
 class ProgressOut(BaseModel):
+    finished: Finished
     predictions: dict[str, dict[str, Any]]
     code: dict[str, str]
     results: dict[str, dict[str, Any]]
@@ -317,6 +332,7 @@ class DueQuestion(Open):
 
 class DueOut(BaseModel):
     due: list[DueQuestion]
+    next_due: str | None = Field(default=None, description="When the earliest question is due (ISO 8601); null: none yet")
 
 
 class UndoOut(BaseModel):

@@ -13,6 +13,9 @@ from fastapi import APIRouter, HTTPException, Path, Query, Request
 from starlette.concurrency import run_in_threadpool
 
 from chainrule import lessons
+from chainrule.errors import InputError
+from chainrule.progress import StoreError
+from chainrule.progress.finished import finished
 from chainrule.progress.scheduling import schedule_summary
 from chainrule.web.models import (
     AnswerIn,
@@ -37,6 +40,7 @@ from chainrule.web.models import (
     TraceOut,
     UndoOut,
 )
+from chainrule.web.numbers import number_text, plot_with_texts, with_texts
 from chainrule.web.store_access import StoreAccess, StoreUnavailable, review_text
 
 ERRORS: dict[int | str, dict[str, Any]] = {
@@ -70,14 +74,6 @@ def store_of(request: Request) -> Any:
         raise HTTPException(status_code=503, detail=str(error)) from None
 
 
-def check_lesson(lesson_id: str) -> None:
-    if lesson_id not in lessons.lesson_ids():
-        raise HTTPException(
-            status_code=404,
-            detail=f"unknown lesson {lesson_id!r}: the lessons you can open are {', '.join(lessons.lesson_ids())}",
-        )
-
-
 def check_exercise(request: Request, exercise_id: str, language: str) -> None:
     known = lessons.exercise_catalog()
     if exercise_id not in known:
@@ -96,6 +92,18 @@ def check_exercise(request: Request, exercise_id: str, language: str) -> None:
 # ---------------------------------------------------------------- path and lesson content
 
 
+def _finished(lesson_id: str, summary: dict[str, Any], code_saved: bool = False) -> dict[str, Any]:
+    """Which sections of the lesson, and whether the lesson, are finished (progress.finished's rule),
+    from the store's counts (store.lesson_summary)."""
+    lesson = lessons.get_lesson(lesson_id)
+    totals = {"predictions": lesson["predict"]["total"], "exercises": len(lesson["exercises"]),
+              "questions": len(lesson["quiz"])}
+    done = {"predictions": summary["predictions"], "exercises": summary["exercises_passed"],
+            "questions": summary["quiz_answered"], "explained": summary["explained"]}
+    done["started"] = code_saved or any(bool(count) for count in done.values())
+    return finished([section["number"] for section in lesson["sections"]], totals, done)
+
+
 @router.get("/path", response_model=PathOut, summary="The course path with progress per lesson")
 def get_path(request: Request) -> dict[str, Any]:
     path = lessons.get_path()
@@ -105,16 +113,20 @@ def get_path(request: Request) -> dict[str, Any]:
         if entry["written"] and store is not None:
             try:
                 entry["progress"] = store.lesson_summary(entry["id"], lessons.exercise_ids(entry["id"]))
-            except Exception as failure:  # a store error must not hide the path
+            except StoreError as failure:  # a store error must not hide the path
                 error = str(failure)
+        entry["finished"] = bool(entry["progress"]) and _finished(entry["id"], entry["progress"])["lesson"]
     path["store_error"] = error
     return path
 
 
 @router.get("/lessons/{lesson_id}", response_model=LessonOut, summary="A lesson's content (no answers)")
 def get_lesson(lesson_id: LessonId) -> dict[str, Any]:
-    check_lesson(lesson_id)
-    return lessons.get_lesson(lesson_id)
+    lesson = lessons.get_lesson(lesson_id)
+    plot = lesson.get("see_it_work", {}).get("plot")
+    if plot:
+        lesson["see_it_work"]["plot"] = plot_with_texts(plot)
+    return lesson
 
 
 @router.get("/lessons/{lesson_id}/trace/{graph}", response_model=TraceOut, summary="Step trace of a lesson graph")
@@ -123,15 +135,8 @@ def get_trace(lesson_id: LessonId, graph: GraphName) -> dict[str, Any]:
     import chainrule
     from chainrule.draw import page_layout
 
-    check_lesson(lesson_id)
-    names = lessons.graph_names(lesson_id)
-    if graph not in names:
-        raise HTTPException(
-            status_code=404,
-            detail=f"lesson {lesson_id!r} has no graph {graph!r}: its graphs are {', '.join(names)}",
-        )
     steps = chainrule.trace(lessons.build_lesson_graph(lesson_id, graph))
-    return steps | {"layout": page_layout(steps)}
+    return with_texts(steps) | {"layout": page_layout(steps)}
 
 
 @router.post(
@@ -141,7 +146,6 @@ def get_trace(lesson_id: LessonId, graph: GraphName) -> dict[str, Any]:
 def post_explore(lesson_id: LessonId, graph: GraphName, body: ExploreIn) -> dict[str, Any]:
     from chainrule.lessons.graphs import explore_graph
 
-    check_lesson(lesson_id)
     graphs = lessons.lesson_data(lesson_id)["graphs"]
     if graph not in graphs:
         raise HTTPException(
@@ -149,7 +153,11 @@ def post_explore(lesson_id: LessonId, graph: GraphName, body: ExploreIn) -> dict
             detail=f"lesson {lesson_id!r} has no graph {graph!r}: its graphs are {', '.join(graphs)}",
         )
     nudge = (body.nudge.input, body.nudge.h) if body.nudge else None
-    return explore_graph(graphs[graph], body.values, nudge, graph)
+    explored = explore_graph(graphs[graph], body.values, nudge, graph)
+    if explored["nudge"]:
+        explored["nudge"] |= {f"{key}_text": number_text(explored["nudge"][key])
+                              for key in ("h", "before", "after", "change", "ratio", "grad")}
+    return explored | {"trace": with_texts(explored["trace"])}
 
 
 # ---------------------------------------------------------------- exercises
@@ -208,7 +216,6 @@ def _keep_submission(request: Request, body: CodeIn, result: dict[str, Any]) -> 
 
 
 def _lesson_exercise_or_404(request: Request, lesson_id: str, exercise_id: str, language: str = "python") -> None:
-    check_lesson(lesson_id)
     mine = lessons.exercise_ids(lesson_id)
     if exercise_id not in mine:
         raise HTTPException(
@@ -270,16 +277,17 @@ def put_code(request: Request, body: CodeIn) -> dict[str, Any]:
 
 @router.get("/progress/{lesson_id}", response_model=ProgressOut, summary="Everything saved for a lesson")
 def get_progress(request: Request, lesson_id: LessonId) -> dict[str, Any]:
-    check_lesson(lesson_id)
-    store = store_of(request)
     mine = set(lessons.exercise_ids(lesson_id))
+    store = store_of(request)
 
     def of_lesson(by_key: dict[str, Any]) -> dict[str, Any]:
         return {key: value for key, value in by_key.items() if key.split("/", 1)[0] in mine}
 
+    code = of_lesson(store.latest_code())
     return {
+        "finished": _finished(lesson_id, store.lesson_summary(lesson_id, sorted(mine)), code_saved=bool(code)),
         "predictions": _with_feedback(lesson_id, store.predictions(lesson_id), _prediction_feedback),
-        "code": of_lesson(store.latest_code()),
+        "code": code,
         "results": of_lesson(store.latest_results()),
         "quiz": _with_feedback(lesson_id, store.quiz_answers(lesson_id), _quiz_feedback),
         "explanation": store.explanation(lesson_id),
@@ -288,7 +296,8 @@ def get_progress(request: Request, lesson_id: LessonId) -> dict[str, Any]:
 
 def _prediction_feedback(lesson_id: str, key: str, saved: dict[str, Any]) -> dict[str, Any]:
     checked = lessons.check_prediction(lesson_id, key, float(saved["value"]))
-    return {name: checked[name] for name in ("expected", "expected_text", "reason")}
+    return {name: checked[name] for name in ("expected", "expected_text", "reason")} | {
+        "value_text": number_text(float(saved["value"]))}
 
 
 def _quiz_feedback(lesson_id: str, question_id: str, saved: dict[str, Any]) -> dict[str, Any]:
@@ -316,32 +325,15 @@ def _with_feedback(lesson_id: str, saved: dict[str, dict[str, Any]], feedback: A
     summary="Check a prediction against the engine and save it",
 )
 def put_prediction(request: Request, lesson_id: LessonId, key: PredictionKey, body: PredictionIn) -> dict[str, Any]:
-    check_lesson(lesson_id)
-    keys = lessons.prediction_keys(lesson_id)
-    if key not in keys:
-        raise HTTPException(
-            status_code=404,
-            detail=f"lesson {lesson_id!r} has no prediction {key!r}: its predictions are {', '.join(keys)}",
-        )
     result = lessons.check_prediction(lesson_id, key, body.value)
     store_of(request).save_prediction(lesson_id, key, body.value, result["correct"])
-    return result
-
-
-def _question_or_404(lesson_id: str, question_id: str) -> None:
-    check_lesson(lesson_id)
-    ids = lessons.question_ids(lesson_id)
-    if question_id not in ids:
-        raise HTTPException(
-            status_code=404,
-            detail=f"lesson {lesson_id!r} has no question {question_id!r}: its questions are {', '.join(ids)}",
-        )
+    return result | {"value_text": number_text(body.value)}
 
 
 def _checked_answer(lesson_id: str, question_id: str, answer: str, variant: str | None = None) -> dict[str, Any]:
     checked = lessons.check_quiz_answer(lesson_id, question_id, answer, variant)
     if checked.get("invalid"):
-        raise HTTPException(status_code=422, detail=checked["reason"])
+        raise InputError(checked["reason"], field="answer")
     return checked
 
 
@@ -359,7 +351,6 @@ def _review_info(schedule: dict[str, Any]) -> dict[str, Any]:
     summary="Answer a quiz question; it then enters the review queue",
 )
 def post_quiz_answer(request: Request, lesson_id: LessonId, question_id: QuestionId, body: AnswerIn) -> dict[str, Any]:
-    _question_or_404(lesson_id, question_id)
     checked = _checked_answer(lesson_id, question_id, body.answer)
     # Only the first answer rates the review card; a retry (after seeing the answer) is practice.
     schedule = store_of(request).answer_question(
@@ -370,7 +361,6 @@ def post_quiz_answer(request: Request, lesson_id: LessonId, question_id: Questio
 
 @router.put("/lessons/{lesson_id}/explanation", response_model=Saved, summary="Save the explain-it-back answer")
 def put_explanation(request: Request, lesson_id: LessonId, body: ExplanationIn) -> dict[str, Any]:
-    check_lesson(lesson_id)
     ideas = lessons.key_idea_ids(lesson_id)
     unknown = [idea for idea in body.ticked if idea not in ideas]
     if unknown:
@@ -400,7 +390,7 @@ def get_due(request: Request) -> dict[str, Any]:
             {"lesson_id": item["lesson_id"], "question_id": item["question_id"], "due": item.get("due"), "variant": variant}
             | {key: question[key] for key in ("prompt", "kind", "options")}
         )
-    return {"due": due}
+    return {"due": due, "next_due": store_of(request).next_due()}
 
 
 @router.post("/review/undo", response_model=UndoOut, summary="Undo the last review answer")
@@ -414,7 +404,6 @@ def post_undo(request: Request) -> dict[str, Any]:
     summary="Answer a question that is due for review",
 )
 def post_review(request: Request, lesson_id: LessonId, question_id: QuestionId, body: AnswerIn) -> dict[str, Any]:
-    _question_or_404(lesson_id, question_id)
     checked = _checked_answer(lesson_id, question_id, body.answer, body.variant)
     store = store_of(request)
     card = store.card(lesson_id, question_id)

@@ -157,7 +157,8 @@ spec.cases.forEach((testCase, index) => {
   try {
     const returned = fn(...args);
     if (returned !== undefined && !Array.isArray(returned)) {
-      throw new TypeError(spec.call + " returned " + typeof returned + " " + String(returned).slice(0, 40) + "; return the array grad");
+      const shown = encode(returned);  // JSON text ({"a":1}), not String()'s "[object Object]"
+      throw new TypeError(spec.call + " returned " + shown.type + " " + shown.repr.slice(0, 40) + "; it must return an array of numbers");
     }
     actual = Array.from(returned === undefined ? grad : returned, encode);
   } catch (err) {

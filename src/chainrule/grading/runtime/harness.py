@@ -117,7 +117,7 @@ def main():
             returned = function(*args)
             if returned is not None and not isinstance(returned, (list, tuple)):
                 raise TypeError(
-                    f"{spec['call']} returned {type(returned).__name__} {returned!r:.40}; return the list grad"
+                    f"{spec['call']} returned {type(returned).__name__} {returned!r:.40}; it must return a list of numbers"
                 )
             actual = [encode(x) for x in (grad if returned is None else returned)]
         except BaseException as exc:

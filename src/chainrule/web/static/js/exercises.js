@@ -8,6 +8,20 @@ import { renderMath } from "./math.js";
 const LANGUAGE_NAMES = { python: "Python", javascript: "JavaScript", typescript: "TypeScript" };
 const SAVE_DELAY_MS = 700;
 
+// This browser keeps two things per exercise: the text typed but not yet saved by the server (so an
+// outage or a restart loses nothing: it is sent again when the server answers) and the language last
+// chosen (restored on reload). localStorage belongs to this address, which a restart keeps.
+const draftKey = (exerciseId, lang) => `chainrule:draft:${exerciseId}/${lang}`;
+const languageKey = (exerciseId) => `chainrule:language:${exerciseId}`;
+function remembered(key) {
+  try { return window.localStorage.getItem(key); } catch (error) { return null; }  // storage off: nothing kept
+}
+function remember(key, value) {
+  try {
+    if (value === null) window.localStorage.removeItem(key); else window.localStorage.setItem(key, value);
+  } catch (error) { /* storage full or off: the server copy is all there is */ }
+}
+
 export async function renderExercises(slot, lesson, progress) {
   const codemirror = await import("../vendor/codemirror.js");
   const savedCode = progress.code || {};
@@ -26,7 +40,8 @@ async function renderExercise(list, exercise, index, codemirror, savedCode, save
   const key = (language) => `${exercise.id}/${language}`;
   const texts = new Map();      // language -> the text the learner has now
   const starters = new Map();   // language -> starter source
-  let language = languages[0];
+  const chosen = remembered(languageKey(exercise.id));
+  let language = languages.includes(chosen) ? chosen : languages[0];
   let programmatic = false;     // true while we replace the text ourselves (not a learner edit)
 
   const starterFor = async (lang) => {
@@ -39,6 +54,12 @@ async function renderExercise(list, exercise, index, codemirror, savedCode, save
   };
   const textFor = async (lang) => {
     if (texts.has(lang)) return texts.get(lang);
+    const draft = remembered(draftKey(exercise.id, lang));
+    if (draft !== null && draft !== savedCode[key(lang)]) {
+      save(lang, draft);  // typed during an outage: the server gets it now
+      return draft;
+    }
+    if (draft !== null) remember(draftKey(exercise.id, lang), null);  // the server has it
     if (typeof savedCode[key(lang)] === "string") return savedCode[key(lang)];
     return starterFor(lang);
   };
@@ -48,9 +69,13 @@ async function renderExercise(list, exercise, index, codemirror, savedCode, save
     saveStatus.textContent = "Saving…";
     try {
       await put("/api/progress/code", { exercise: exercise.id, language: lang, source }, "save your code");
-      saveStatus.textContent = `Saved (${LANGUAGE_NAMES[lang] || lang}).`;
+      savedCode[key(lang)] = source;
+      if (remembered(draftKey(exercise.id, lang)) === source) remember(draftKey(exercise.id, lang), null);
+      if (lang === language) saveStatus.textContent = `Saved (${LANGUAGE_NAMES[lang] || lang}).`;
     } catch (error) {
-      saveStatus.textContent = "Not saved: see the message at the top.";
+      saveStatus.textContent = error.status === 0
+        ? "Not saved yet: kept in this browser, and saved when the server is back."
+        : "Not saved: see the message at the top.";
     }
   }, SAVE_DELAY_MS);
 
@@ -89,7 +114,10 @@ async function renderExercise(list, exercise, index, codemirror, savedCode, save
     label: `${exercise.title}: ${LANGUAGE_NAMES[language] || language} code`,
     onChange: (text) => {
       texts.set(language, text);
-      if (!programmatic) save(language, text);
+      if (!programmatic) {
+        remember(draftKey(exercise.id, language), text);  // until the server has it
+        save(language, text);
+      }
     },
   });
   texts.set(language, initial);
@@ -104,6 +132,11 @@ async function renderExercise(list, exercise, index, codemirror, savedCode, save
   showSavedResult();
   // Closing or reloading the page right after typing still saves the latest code.
   window.addEventListener("pagehide", () => save.flush());
+  // Back after an outage: send what was typed meanwhile.
+  window.addEventListener("chainrule:reconnected", () => {
+    const draft = remembered(draftKey(exercise.id, language));
+    if (draft !== null) { save(language, draft); save.flush(); }
+  });
 
   async function switchTo(lang) {
     if (lang === language) return;
@@ -111,6 +144,8 @@ async function renderExercise(list, exercise, index, codemirror, savedCode, save
     texts.set(language, editor.getText());
     language = lang;
     block.dataset.language = lang;
+    remember(languageKey(exercise.id), lang);
+    saveStatus.textContent = "";  // "Saved (Python)" is not news about the JavaScript text
     let text;
     try { text = await textFor(lang); } catch (error) { return; }
     if (language !== lang) return;  // the learner switched again meanwhile
@@ -125,6 +160,7 @@ async function renderExercise(list, exercise, index, codemirror, savedCode, save
     let starter;
     try { starter = await starterFor(language); } catch (error) { return; }
     setText(starter);
+    remember(draftKey(exercise.id, language), starter);
     save(language, starter);
     save.flush();
     runStatus.textContent = "Starter code restored.";

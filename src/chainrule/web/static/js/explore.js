@@ -1,8 +1,10 @@
 // Section 03, after the animation: change the inputs and watch every value and gradient change at
 // once, then nudge one input by a small h and compare (change in the output) / h with its gradient.
-// Every number comes from the engine on the server (POST /api/lessons/{id}/explore/{graph}).
-import { post, el, fmt, parseNumber, NUMBER_HELP, debounce } from "./api.js";
-import { GraphView, currentShape, finalState } from "./graph.js";
+// Every number comes from the engine on the server (POST /api/lessons/{id}/explore/{graph}), which also
+// reads what was typed: a problem is said once, at its field, and the graph never shows numbers for
+// other inputs as if they were for what is typed now.
+import { post, el, debounce } from "./api.js";
+import { GraphView, currentShape, finalState, markScrolling, numberText } from "./graph.js";
 
 export function renderExplore(slot, lesson, trace, base) {
   const graph = lesson.see_it_work.graph;
@@ -20,51 +22,62 @@ export function renderExplore(slot, lesson, trace, base) {
     figure.replaceChildren(view.element);
     holder.dataset.shape = view.shape;
     show();
+    if (figure.isConnected) markScrolling(figure, "The example graph with your inputs");
   };
   const show = () => {
     const { values, grads } = finalState(current);
     view.show(values, grads, null);
   };
+  // The graph's numbers are for the inputs of `current`; while what is typed cannot be run they are
+  // marked as the last ones that worked (greyed, and said in words), never as the learner's.
+  const lastInputs = () => current.nodes.filter((node) => node.leaf && !node.constant)
+    .map((node) => `${node.label} = ${numberText(node, "data")}`).join(", ");
+  const markStale = (stale) => {
+    holder.dataset.stale = String(stale);
+    figure.classList.toggle("stale", stale);
+    if (stale) status.textContent = `Not run: the graph still shows the numbers for ${lastInputs()}, not for what is typed now.`;
+  };
 
   // One number field per input; every change runs the graph again.
   const fields = new Map();
-  const problem = el("p", { class: "field-error", "aria-live": "polite" });
+  const problem = el("p", { class: "field-error", id: "explore-problem", "aria-live": "polite" });
   const inputs = el("div", { class: "explore-inputs" });
   for (const leaf of leaves) {
     const id = `explore-${leaf.label}`;
-    const field = el("input", { id, type: "text", inputmode: "decimal", autocomplete: "off", class: "number-input", value: fmt(leaf.data), "data-input": leaf.label });
+    const field = el("input", { id, type: "text", inputmode: "decimal", autocomplete: "off", class: "number-input", value: numberText(leaf, "data"), "data-input": leaf.label, "aria-describedby": "explore-problem" });
     fields.set(leaf.label, field);
     inputs.append(el("span", { class: "explore-field" }, el("label", { for: id }, `${leaf.label} =`), field));
   }
-  const readValues = () => {
-    const values = {};
-    for (const [label, field] of fields) {
-      const number = parseNumber(field.value);
-      if (Number.isNaN(number)) {
-        problem.textContent = `${label}: ${NUMBER_HELP}`;
-        return null;
-      }
-      values[label] = number;
-    }
-    problem.textContent = "";
-    return values;
+  // What is typed goes to the server as typed; it reads the numbers.
+  const readValues = () => Object.fromEntries(Array.from(fields, ([label, field]) => [label, field.value]));
+  /** Say a problem at its field (once: it replaces the last one); null clears every field's problem. */
+  const fieldProblem = (error) => {
+    const target = error ? fields.get(error.field) || (error.field === "h" ? size : null) : null;
+    for (const field of [...fields.values(), size]) field.toggleAttribute("aria-invalid", field === target);
+    if (target) target.setAttribute("aria-invalid", "true");
+    problem.textContent = error && target !== size ? error.detail : "";
+    nudgeProblem.textContent = error && target === size ? error.detail : "";
   };
   let asked = 0;
   const update = async () => {
     const values = readValues();
-    if (!values) return;
     const ticket = ++asked;
     holder.setAttribute("aria-busy", "true");
     try {
-      const answer = await post(url, { values }, "run the graph with your inputs");
+      const answer = await post(url, { values }, "run the graph with your inputs", { atField: true });
       if (ticket !== asked) return;  // a newer change is on its way
       current = answer.trace;
       show();
+      fieldProblem(null);
+      markStale(false);
       const out = current.nodes.find((node) => node.id === current.output);
-      status.textContent = `${out.label} = ${fmt(out.data)}. Every value and gradient above is for your inputs.`;
+      status.textContent = `${out.label} = ${numberText(out, "data")}. Every value and gradient above is for your inputs.`;
       nudgeResult.replaceChildren();
     } catch (error) {
-      // the message area says what went wrong
+      if (ticket !== asked) return;
+      if (error.field) fieldProblem(error);  // anything else: the message area (or the outage notice) says it
+      markStale(true);
+      nudgeResult.replaceChildren();
     } finally {
       if (ticket === asked) holder.removeAttribute("aria-busy");
     }
@@ -73,15 +86,15 @@ export function renderExplore(slot, lesson, trace, base) {
   for (const field of fields.values()) field.addEventListener("input", later);
   const reset = el("button", { type: "button", class: "secondary explore-reset" }, "Back to the lesson's numbers");
   reset.addEventListener("click", () => {
-    for (const leaf of leaves) fields.get(leaf.label).value = fmt(leaf.data);
+    for (const leaf of leaves) fields.get(leaf.label).value = numberText(leaf, "data");
     update();
   });
 
   // The nudge check: move one input by h, see how far the output moves.
   const which = el("select", { id: "nudge-input", class: "nudge-input" },
     ...leaves.map((leaf) => el("option", { value: leaf.label }, leaf.label)));
-  const size = el("input", { id: "nudge-h", type: "text", inputmode: "decimal", autocomplete: "off", class: "number-input", value: "0.01" });
-  const nudgeProblem = el("p", { class: "field-error", "aria-live": "polite" });
+  const size = el("input", { id: "nudge-h", type: "text", inputmode: "decimal", autocomplete: "off", class: "number-input", value: "0.01", "aria-describedby": "nudge-problem" });
+  const nudgeProblem = el("p", { class: "field-error", id: "nudge-problem", "aria-live": "polite" });
   const nudgeResult = el("div", { class: "nudge-result", "aria-live": "polite" });
   const nudgeForm = el("form", { class: "nudge-form" },
     el("div", { class: "inline" },
@@ -91,29 +104,38 @@ export function renderExplore(slot, lesson, trace, base) {
     nudgeProblem, nudgeResult);
   nudgeForm.addEventListener("submit", async (event) => {
     event.preventDefault();
-    const values = readValues();
-    const h = parseNumber(size.value);
-    if (!values) return;
-    if (Number.isNaN(h)) { nudgeProblem.textContent = `h: ${NUMBER_HELP}`; return; }
-    nudgeProblem.textContent = "";
-    const answer = await post(url, { values, nudge: { input: which.value, h } }, "nudge the input").catch(() => null);
-    if (!answer) return;
+    const ticket = ++asked;
+    let answer;
+    try {
+      answer = await post(url, { values: readValues(), nudge: { input: which.value, h: size.value } }, "nudge the input", { atField: true });
+    } catch (error) {
+      if (ticket !== asked) return;
+      if (error.field) fieldProblem(error);
+      nudgeResult.replaceChildren();  // no table for numbers that were not run
+      markStale(true);
+      return;
+    }
+    if (ticket !== asked) return;
     current = answer.trace;
     show();
+    fieldProblem(null);
+    markStale(false);
     const n = answer.nudge;
     const name = output.label;
+    const out = current.nodes.find((node) => node.id === current.output);
+    status.textContent = `${out.label} = ${numberText(out, "data")}. Every value and gradient above is for your inputs.`;
     const rows = [
-      [`${name} before`, fmt(n.before)],
-      [`${name} after moving ${n.input} by ${fmt(n.h)}`, fmt(n.after)],
-      [`change in ${name}`, fmt(n.change)],
-      [`change / h`, fmt(n.ratio)],
-      [`gradient d${name}/d${n.input} from the backward pass`, fmt(n.grad)],
+      [`${name} before`, n.before_text],
+      [`${name} after moving ${n.input} by ${n.h_text}`, n.after_text],
+      [`change in ${name}`, n.change_text],
+      [`change / h`, n.ratio_text],
+      [`gradient d${name}/d${n.input} from the backward pass`, n.grad_text],
     ];
     nudgeResult.replaceChildren(
       el("table", { class: "nudge-table" }, el("tbody", {}, ...rows.map(([what, value], index) =>
         el("tr", { "data-row": ["before", "after", "change", "ratio", "grad"][index] }, el("th", { scope: "row" }, what), el("td", {}, value))))),
       el("p", { class: "nudge-note" },
-        `change / h is ${fmt(n.ratio)} and the gradient is ${fmt(n.grad)}: for a small h they agree, because the gradient `
+        `change / h is ${n.ratio_text} and the gradient is ${n.grad_text}: for a small h they agree, because the gradient `
         + `is how much ${name} moves per unit of ${n.input}.`));
   });
 
@@ -126,6 +148,7 @@ export function renderExplore(slot, lesson, trace, base) {
     nudgeForm);
   slot.append(holder);
   draw();
+  window.addEventListener("resize", debounce(() => markScrolling(figure, "The example graph with your inputs"), 150));
   window.matchMedia("(max-width: 40rem)").addEventListener("change", draw);
   return { update };
 }

@@ -1,7 +1,8 @@
 // The animated line fit of a lesson's "see it work": the points and the line after each step on the
 // left, the loss after each step on the right (log scale, so a falling loss and a diverging one both
 // fit). Every number comes from the server (lesson.see_it_work.plot), computed by the engine.
-import { el, fmt } from "./api.js";
+import { el } from "./api.js";
+import { numberText } from "./graph.js";
 
 const SVG_NS = "http://www.w3.org/2000/svg";
 const W = 320;
@@ -106,8 +107,8 @@ export function renderFitPlot(slot, plot) {
     loss.update(step);
     holder.dataset.run = run.name;
     holder.dataset.step = String(step);
-    caption.textContent = `Learning rate ${fmt(run.lr)} (${run.label}), step ${step} of ${run.steps}: ` +
-      `w = ${fmt(frame.w)}, b = ${fmt(frame.b)}, loss = ${fmt(frame.loss)}.`;
+    caption.textContent = `Learning rate ${numberText(run, "lr")} (${run.label}), step ${step} of ${run.steps}: ` +
+      `w = ${numberText(frame, "w")}, b = ${numberText(frame, "b")}, loss = ${numberText(frame, "loss")}.`;
     nextButton.disabled = step >= run.steps;
   };
   const stop = () => {
@@ -128,7 +129,7 @@ export function renderFitPlot(slot, plot) {
     const id = `fit-run-${candidate.name}`;
     const input = el("input", { type: "radio", name: "fit-run", id, value: candidate.name, checked: candidate === run,
       onchange: () => choose(candidate) });
-    choices.append(el("label", { for: id, class: "fit-run" }, input, ` ${candidate.label} (${fmt(candidate.lr)})`));
+    choices.append(el("label", { for: id, class: "fit-run" }, input, ` ${candidate.label} (${numberText(candidate, "lr")})`));
   });
   playButton.addEventListener("click", () => {
     if (timer !== null) { stop(); return; }

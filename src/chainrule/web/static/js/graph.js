@@ -3,20 +3,20 @@
 // The layout is not computed here: the server sends it with the trace (trace.layout.wide and
 // trace.layout.narrow, made by chainrule.draw, the same layout `chainrule graph` draws), and this
 // file only renders it and animates it. Narrow screens get the top-to-bottom layout. Every text slot
-// exists from the start, so nothing moves while values and gradients appear.
-import { el, fmt } from "./api.js";
+// exists from the start, so nothing moves while values and gradients appear. Numbers are shown as the
+// server wrote them (the "<key>_text" beside each number, web/numbers.py): the page formats none itself.
+import { el } from "./api.js";
 
 const SVG_NS = "http://www.w3.org/2000/svg";
 const NARROW = "(max-width: 40rem)";
 const START_CAPTION = "Press Next or Play: values flow forward first, then gradients flow backward.";
 // Play speed: a step stays on screen long enough to read its caption (about 20 characters a second
-// at "Normal"), and never shorter than MIN_STEP_MS.
+// at "Normal"), and never shorter than the speed's own minimum (so a short caption is faster at "Fast").
 export const SPEEDS = [
-  { id: "slow", label: "Slow", msPerChar: 75 },
-  { id: "normal", label: "Normal", msPerChar: 50 },
-  { id: "fast", label: "Fast", msPerChar: 20 },
+  { id: "slow", label: "Slow", msPerChar: 75, minMs: 2000 },
+  { id: "normal", label: "Normal", msPerChar: 50, minMs: 1200 },
+  { id: "fast", label: "Fast", msPerChar: 20, minMs: 500 },
 ];
-const MIN_STEP_MS = 1200;
 
 function svg(tag, attrs = {}, text) {
   const node = document.createElementNS(SVG_NS, tag);
@@ -38,16 +38,22 @@ export function playSteps(trace) {
   ];
 }
 
-/** Values and gradients known after the first `position` steps. */
+/** The server's text of `entry[key]` (entry[key + "_text"]); a trace without texts shows the bare number. */
+export function numberText(entry, key) {
+  const text = entry[`${key}_text`];
+  return typeof text === "string" ? text : String(entry[key]);
+}
+
+/** Values and gradients known after the first `position` steps, as the texts to show (node id -> text). */
 export function stateAt(steps, position) {
   const values = new Map();
   const grads = new Map();
   for (const step of steps.slice(0, position)) {
     if (step.phase === "forward") {
-      values.set(step.node, step.value);
+      values.set(step.node, numberText(step, "value"));
     } else {
-      grads.set(step.node, step.grad);
-      for (const c of step.contributions || []) grads.set(c.input, c.grad_after);
+      grads.set(step.node, numberText(step, "grad"));
+      for (const c of step.contributions || []) grads.set(c.input, numberText(c, "grad_after"));
     }
   }
   return { values, grads };
@@ -57,7 +63,7 @@ export function stateAt(steps, position) {
 export function stepDuration(step, speedId) {
   const speed = SPEEDS.find((s) => s.id === speedId) || SPEEDS[1];
   const length = step && step.caption ? step.caption.length : 0;
-  return Math.max(MIN_STEP_MS, length * speed.msPerChar);
+  return Math.max(speed.minMs, length * speed.msPerChar);
 }
 
 /**
@@ -79,8 +85,11 @@ export class GraphView {
       "aria-label": `${title}: ${trace.nodes.length} boxes. The caption below says what each step does.`,
       "data-shape": shape,
     });
-    // Never drawn larger than the layout's own size; smaller screens scale it down to fit.
-    this.element.style.maxWidth = `${width}px`;
+    // Drawn at the layout's own size, never scaled down (text stays at its CSS size, 12 px and more):
+    // the figure holding it scrolls when it is larger than the screen.
+    this.element.setAttribute("width", String(width));
+    this.element.setAttribute("height", String(height));
+    this.element.style.width = `${width}px`;
     this.element.style.aspectRatio = `${width} / ${height}`;
     const defs = svg("defs");
     for (const kind of ["idle", "fwd", "bwd"]) {
@@ -151,13 +160,13 @@ export class GraphView {
     this.element.append(boxLayer, labelLayer);
   }
 
-  /** Show values and gradients, and light up what `step` (or nothing, when null) does. */
+  /** Show values and gradients (node id -> text), and light up what `step` (or nothing, when null) does. */
   show(values, grads, step) {
     for (const [id, box] of this.boxes) {
       const hasValue = values.has(id);
       const hasGrad = grads.has(id);
-      box.value.textContent = hasValue ? fmt(values.get(id)) : "?";
-      box.grad.textContent = hasGrad ? fmt(grads.get(id)) : "?";
+      box.value.textContent = hasValue ? values.get(id) : "?";
+      box.grad.textContent = hasGrad ? grads.get(id) : "?";
       box.group.classList.toggle("has-value", hasValue);
       box.group.classList.toggle("has-grad", hasGrad);
       const active = Boolean(step && step.node === id);
@@ -178,7 +187,7 @@ export class GraphView {
         const index = contributions.findIndex((c, i) => c.input === edge.from && !used.has(i));
         if (index >= 0) {
           used.add(index);
-          edge.label.textContent = `+= ${fmt(contributions[index].contribution)}`;
+          edge.label.textContent = `+= ${numberText(contributions[index], "contribution")}`;
         }
       }
       edge.path.setAttribute("class", `edge edge-${kind}`);
@@ -198,10 +207,39 @@ export class GraphView {
   }
 }
 
+/**
+ * A figure whose graph is larger than the screen scrolls; then it takes the keyboard focus (arrow keys
+ * scroll it) and says so. Call after drawing and after a resize.
+ */
+export function markScrolling(figure, title) {
+  const scrolls = figure.scrollWidth > figure.clientWidth + 1 || figure.scrollHeight > figure.clientHeight + 1;
+  figure.dataset.scrolls = String(scrolls);
+  if (scrolls) {
+    figure.tabIndex = 0;
+    figure.setAttribute("role", "group");
+    figure.setAttribute("aria-label", `${title} (larger than the screen: scroll to see all of it)`);
+  } else {
+    figure.removeAttribute("tabindex");
+    figure.removeAttribute("role");
+    figure.removeAttribute("aria-label");
+  }
+}
+
+/** Scroll `frame` (a scrolling figure) just enough that `target` is inside it; the page does not move. */
+export function revealInFrame(frame, target) {
+  const outer = frame.getBoundingClientRect();
+  const inner = target.getBoundingClientRect();
+  const margin = 12;
+  if (inner.left < outer.left + margin) frame.scrollLeft -= outer.left + margin - inner.left;
+  else if (inner.right > outer.right - margin) frame.scrollLeft += Math.min(inner.right - outer.right + margin, inner.left - outer.left - margin);
+  if (inner.top < outer.top + margin) frame.scrollTop -= outer.top + margin - inner.top;
+  else if (inner.bottom > outer.bottom - margin) frame.scrollTop += Math.min(inner.bottom - outer.bottom + margin, inner.top - outer.top - margin);
+}
+
 /** Show the whole trace at once: every value and every gradient (for the explorable graph). */
 export function finalState(trace) {
-  const values = new Map(trace.nodes.map((node) => [node.id, node.data]));
-  const grads = new Map(trace.nodes.map((node) => [node.id, node.grad]));
+  const values = new Map(trace.nodes.map((node) => [node.id, numberText(node, "data")]));
+  const grads = new Map(trace.nodes.map((node) => [node.id, numberText(node, "grad")]));
   return { values, grads };
 }
 
@@ -219,6 +257,8 @@ export class GraphPlayer {
     this.timer = null;
     this.gate = options.gate || (() => false);
     this.onChange = options.onChange || (() => {});
+    // Kept on screen with the graph and its caption at every step (e.g. section 04's prediction panel).
+    this.alsoInView = options.alsoInView || null;
     this.speed = "normal";
     this.name = options.name || "graph";
     this.title = options.title || "Computation graph";
@@ -227,14 +267,16 @@ export class GraphPlayer {
     this.#build();
     this.render();
     this.reserveCaptionHeight();
+    markScrolling(this.figure, this.title);
     let resizeTimer = null;
     window.addEventListener("resize", () => {
       clearTimeout(resizeTimer);
-      resizeTimer = setTimeout(() => this.reserveCaptionHeight(), 150);
+      resizeTimer = setTimeout(() => { this.reserveCaptionHeight(); markScrolling(this.figure, this.title); }, 150);
     });
     // Crossing the phone-width breakpoint swaps in the other layout (same steps, same position).
     window.matchMedia(NARROW).addEventListener("change", () => {
       this.#drawGraph();
+      markScrolling(this.figure, this.title);
       this.render();
     });
   }
@@ -317,7 +359,8 @@ export class GraphPlayer {
     if (this.position >= this.reachable()) {
       if (this.position >= this.total) this.goTo(0); else return;
     }
-    this.playButton.textContent = "⏸ Pause";
+    // The pause sign is drawn (CSS), not a character: U+23F8 is a box in fonts without it (DejaVu).
+    this.playButton.replaceChildren(el("span", { class: "pause-icon", "aria-hidden": "true" }), " Pause");
     this.playButton.setAttribute("aria-pressed", "true");
     const tick = () => {
       if (this.position >= this.reachable()) { this.pause(); return; }
@@ -336,12 +379,21 @@ export class GraphPlayer {
     this.playButton.setAttribute("aria-pressed", "false");
   }
 
-  /** Keep the active box on screen: scroll only when it is (partly) outside the window. */
+  /**
+   * Keep the active box, the controls and the caption (and alsoInView) on screen together: the graph
+   * scrolls inside its frame to the box, then the page scrolls only if that block is not all visible.
+   */
   #keepInView(step) {
     const box = this.view.activeBox(step);
-    if (!box || !box.getBoundingClientRect) return;
-    const rect = box.getBoundingClientRect();
-    if (rect.top < 0 || rect.bottom > window.innerHeight) box.scrollIntoView({ block: "nearest", inline: "nearest" });
+    if (box && box.getBoundingClientRect) revealInFrame(this.figure, box);
+    const last = this.alsoInView && this.alsoInView.isConnected && this.alsoInView.getClientRects().length ? this.alsoInView : this.hint;
+    const top = (box ? box.getBoundingClientRect() : this.figure.getBoundingClientRect()).top;
+    const bottom = Math.max(this.caption.getBoundingClientRect().bottom, last.getBoundingClientRect().bottom);
+    const room = window.innerHeight;
+    if (top >= 0 && bottom <= room) return;
+    // Align the block's bottom with the screen's (or its top, when it is the top that is hidden).
+    const shift = bottom > room ? Math.min(bottom - room + 8, top - 8) : top - 8;
+    if (shift !== 0) window.scrollBy({ top: shift, behavior: "instant" });
   }
 
   /** Redraw texts and highlights for the current position (no geometry changes). */
@@ -349,7 +401,6 @@ export class GraphPlayer {
     const { values, grads } = stateAt(this.steps, this.position);
     const step = this.position > 0 ? this.steps[this.position - 1] : null;
     this.view.show(values, grads, step);
-    if (step) this.#keepInView(step);
     const limit = this.reachable();
     this.prevButton.disabled = this.position <= 0;
     this.nextButton.disabled = this.position >= limit;
@@ -370,6 +421,7 @@ export class GraphPlayer {
     this.container.dataset.activeNode = step ? step.node : "";
     this.container.classList.toggle("at-end", this.position >= this.total);
     this.onChange(this.position, step);
+    if (step) this.#keepInView(step);
   }
 }
 

@@ -31,41 +31,20 @@ function renderHeader(lesson) {
   meta.after(neighbours);
 }
 
-// Which sections are finished, from what the progress store holds. The sections to do (04-07) are
-// finished when their work is done; the reading sections before them once the learner has gone on to
-// that work; the recap when everything else is.
-const WORK = ["04", "05", "06", "07"];
-
-export function finishedSections(lesson, progress) {
-  const done = new Set();
-  const predictions = Object.keys(progress.predictions || {}).length;
-  const passed = (id) => Object.entries(progress.results || {}).some(([key, result]) =>
-    key.split("/")[0] === id && result && result.status === "pass");
-  const answered = Object.keys(progress.quiz || {});
-  const explained = Boolean(progress.explanation && progress.explanation.text && progress.explanation.text.trim());
-  if (predictions >= lesson.predict.total) done.add("04");
-  if (lesson.exercises.every((exercise) => passed(exercise.id))) done.add("05");
-  if (lesson.quiz.every((question) => answered.includes(question.id))) done.add("06");
-  if (explained) done.add("07");
-  const started = predictions > 0 || Object.keys(progress.code || {}).length > 0 || answered.length > 0 || explained;
-  const numbers = lesson.sections.map((section) => section.number);
-  const firstWork = numbers.find((number) => WORK.includes(number));
-  for (const number of numbers) {
-    if (WORK.includes(number)) continue;
-    if (firstWork && number < firstWork ? started : WORK.every((w) => !numbers.includes(w) || done.has(w))) done.add(number);
-  }
-  return done;
+/** The finished sections, as the server decides them (chainrule.progress.finished): a set of numbers. */
+export function finishedSections(progress) {
+  return new Set((progress.finished && progress.finished.sections) || []);
 }
 
 /** Tick the finished sections in the contents, say when the whole lesson is finished. */
-function showFinished(lesson, done) {
+function showFinished(done, lessonFinished) {
   for (const item of document.querySelectorAll("#lesson-toc li[data-section]")) {
     const finished = done.has(item.dataset.section);
     item.classList.toggle("finished", finished);
     item.querySelector(".toc-mark").textContent = finished ? "✓" : "";
     item.querySelector(".toc-state").textContent = finished ? " (finished)" : "";
   }
-  const all = lesson.sections.every((section) => done.has(section.number));
+  const all = Boolean(lessonFinished);
   const banner = document.getElementById("lesson-finished");
   banner.hidden = !all;
   document.getElementById("main").dataset.finished = String(all);
@@ -121,7 +100,7 @@ async function start() {
   let lesson, progress, trace;
   // Without the progress store (e.g. 503: locked or unreadable) the lesson still works; the message
   // area says why nothing is restored, and each later save reports its own failure.
-  const noProgress = { predictions: {}, code: {}, results: {}, quiz: {}, explanation: null };
+  const noProgress = { finished: { sections: [], lesson: false }, predictions: {}, code: {}, results: {}, quiz: {}, explanation: null };
   try {
     // The lesson names its example graph; progress loads meanwhile.
     const lessonLoad = get(base, "load the lesson");
@@ -140,8 +119,8 @@ async function start() {
   renderHeader(lesson);
   const slots = renderSections(lesson);
   if (slots.has("03")) window.chainruleSeeItWork = renderSeeItWork(slots.get("03"), lesson, trace);
-  let done = finishedSections(lesson, progress);
-  showFinished(lesson, done);
+  let done = finishedSections(progress);
+  showFinished(done, progress.finished && progress.finished.lesson);
   // Coming back: continue at the first unfinished section (unless the address names a section).
   const resume = continueAt(lesson, done);
   if (resume && !window.location.hash) {
@@ -154,8 +133,8 @@ async function start() {
   const refresh = debounce(async () => {
     try {
       const latest = await get(`/api/progress/${encodeURIComponent(lessonId)}`, "load your progress");
-      done = finishedSections(lesson, latest);
-      showFinished(lesson, done);
+      done = finishedSections(latest);
+      showFinished(done, latest.finished.lesson);
     } catch (error) { /* the message area says why */ }
   }, 400);
   window.addEventListener("chainrule:saved", (event) => {

@@ -22,15 +22,12 @@ function progressShare(progress, totals) {
   return { done, total };
 }
 
-/** True when every part of the lesson is done (the same rule as the lesson page's contents). */
-function finished(lesson) {
-  const share = progressShare(lesson.progress, lesson.totals);
-  return Boolean(share) && share.done >= share.total;
-}
+/** True when the server says every section of the lesson is finished (chainrule.progress.finished). */
+const finished = (lesson) => Boolean(lesson.finished);
 
 function progressBlock(lesson) {
   const share = progressShare(lesson.progress, lesson.totals);
-  const state = !share || share.done === 0 ? "not started" : share.done >= share.total ? "done" : "in progress";
+  const state = !share || share.done === 0 ? "not started" : finished(lesson) ? "done" : "in progress";
   const label = `Your progress in ${lesson.title}`;
   return el("div", { class: "lesson-progress-block", "data-state": state },
     share ? el("progress", { max: String(share.total), value: String(share.done), "aria-label": label }) : null,
@@ -68,6 +65,13 @@ async function start() {
       available && !lesson.progress ? el("p", { class: "lesson-progress unknown" }, "Your progress cannot be read right now.") : null);
     list.append(item);
   });
+  // Where the learner left off: the first lesson begun and not finished.
+  const begun = path.lessons.find((lesson) => lesson.href && !finished(lesson)
+    && (progressShare(lesson.progress, lesson.totals) || { done: 0 }).done > 0);
+  if (begun) {
+    list.before(el("p", { class: "continue-note", id: "continue-note" }, "Continue where you left off: ",
+      el("a", { href: begun.href }, begun.title), "."));
+  }
   main.dataset.ready = "true";
   performance.mark("chainrule-ready");
 }

@@ -3,14 +3,14 @@
 // Nothing shows an answer before its prediction is made: the list "Your predictions" holds only the
 // prompts already reached, and the feedback (right or not, the value, the reason) appears at the
 // input, where the learner reads it and moves on with Next when ready.
-import { get, put, el, fmt, parseNumber, NUMBER_HELP } from "./api.js";
-import { GraphPlayer } from "./graph.js";
+import { get, put, el, fieldMessage } from "./api.js";
+import { GraphPlayer, numberText } from "./graph.js";
 
 /** "Right." / "Not quite." plus the value and the reason, as nodes. */
 function feedbackParts(entry) {
-  const parts = [el("strong", {}, entry.correct ? "Right." : "Not quite."), ` You said ${fmt(entry.value)}.`];
+  const parts = [el("strong", {}, entry.correct ? "Right." : "Not quite."), ` You said ${numberText(entry, "value")}.`];
   if (!entry.correct && entry.expected !== undefined && entry.expected !== null) {
-    parts.push(` The value is ${entry.expected_text || fmt(entry.expected)}.`);
+    parts.push(` The value is ${numberText(entry, "expected")}.`);
   }
   if (entry.reason) parts.push(el("span", { class: "reason" }, ` ${entry.reason}`));
   return parts;
@@ -74,19 +74,25 @@ export async function renderPredict(slot, lesson, progress, base) {
       el("label", { for: inputId }, step.prompt), el("div", { class: "inline" }, input, el("button", { type: "submit" }, "Submit prediction")), problem);
     form.addEventListener("submit", async (event) => {
       event.preventDefault();
-      const value = parseNumber(input.value);
-      if (Number.isNaN(value)) { problem.textContent = NUMBER_HELP; input.focus(); return; }
       problem.textContent = "";
+      input.removeAttribute("aria-invalid");
       const button = form.querySelector("button");
       button.disabled = true;
       try {
-        const answer = await put(`/api/progress/${encodeURIComponent(lesson.id)}/predictions/${encodeURIComponent(step.key)}`, { value }, "save your prediction");
-        made.set(step.key, { value, ...answer });
+        // What was typed goes as typed: the server reads it, and says at the field when it is not a number.
+        const answer = await put(`/api/progress/${encodeURIComponent(lesson.id)}/predictions/${encodeURIComponent(step.key)}`,
+          { value: input.value }, "save your prediction", { atField: true });
+        made.set(step.key, answer);
         showResult(step.key);
         updateCounter();
         showFeedback(step, position);
       } catch (error) {
         button.disabled = false;
+        if (error.field) {
+          problem.textContent = fieldMessage(error);
+          input.setAttribute("aria-invalid", "true");
+          input.focus();
+        }
       }
     });
     // A keyboard user stepping with the player's buttons lands in the prediction box.
@@ -117,6 +123,7 @@ export async function renderPredict(slot, lesson, progress, base) {
   player = new GraphPlayer(holder, trace, {
     name: "predict", title: "The neuron",
     gate: (index) => gates.has(index) && !made.has(gates.get(index).key),
+    alsoInView: panel,
     onChange: (position) => renderPanel(position),
   });
   for (const step of spec.steps) if (made.has(step.key)) showResult(step.key);

@@ -1,5 +1,5 @@
 // One question (numeric or multiple choice) with immediate feedback; used by the quiz and the review page.
-import { el, parseNumber, NUMBER_HELP } from "./api.js";
+import { el, fieldMessage } from "./api.js";
 import { answerSentence, formatWhen } from "./when.js";
 
 let counter = 0;
@@ -36,10 +36,8 @@ export function questionForm(question, submit, previous = null, options = {}) {
     const input = el("input", { id, type: "text", inputmode: "decimal", autocomplete: "off", class: "number-input" });
     form.append(el("label", { for: id, class: "question-prompt" }, question.prompt));
     form.numberInput = input;
-    readAnswer = () => {
-      if (Number.isNaN(parseNumber(input.value))) { problem.textContent = NUMBER_HELP; input.focus(); return null; }
-      return input.value.trim();
-    };
+    // What was typed goes as typed: the server reads the number, and a 422 says at this field what is wrong.
+    readAnswer = () => input.value;
   }
   const button = el("button", { type: "submit" }, options.submitLabel || "Check answer");
   form.append(el("div", { class: "inline" }, form.numberInput || null, button), problem, feedback);
@@ -83,7 +81,12 @@ export function questionForm(question, submit, previous = null, options = {}) {
       show(outcome, answer);
       if (options.onAnswered) options.onAnswered(outcome);
     } catch (error) {
-      feedback.textContent = "Your answer was not checked: see the message at the top.";
+      if (error.field) {
+        problem.textContent = fieldMessage(error);
+        if (form.numberInput) form.numberInput.focus();
+      } else {
+        feedback.textContent = "Your answer was not checked: see the message at the top.";
+      }
     } finally {
       button.disabled = false;
     }

@@ -1,0 +1,14 @@
+"""Errors every layer may raise and the web and the CLI turn into messages for the learner."""
+
+from __future__ import annotations
+
+__all__ = ["InputError"]
+
+
+class InputError(ValueError):
+    """What a learner or a client sent cannot be used (a 4xx, not a bug); str() says what was wrong and what
+    is allowed. field: the input it is about ("h", an input's label), so a page can say it at that field."""
+
+    def __init__(self, message: str, *, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
