@@ -86,6 +86,7 @@ def graded_results(browser, data_dir: Path):
     fixtures = browser_fixtures()
     server = fixtures.start_lesson_server(data_dir)
     context, page, _ = fixtures.new_page(browser, server)
+    page.goto(f"{server.origin}/lessons/backprop")  # the printed link opens the path page
     block = page.locator("article[data-exercise='neuron-grads']")
     block.scroll_into_view_if_needed()
     with page.expect_response(lambda r: r.url.endswith("/api/grade"), timeout=120_000) as response:

@@ -140,7 +140,9 @@ def test_lesson_serves_the_page_and_its_static_files(venv, tmp_path):
             assert page.status_code == 200 and "<html" in page.text.lower()
             lesson = client.get("/api/lessons/backprop")
             assert lesson.status_code == 200 and lesson.json()["sections"], lesson.text[:300]
-            fetched = crawl_static(client, page.text)
+            lesson_page = client.get("/lessons/backprop")  # the printed link opens the path page
+            assert lesson_page.status_code == 200, lesson_page.text[:300]
+            fetched = crawl_static(client, page.text + lesson_page.text)
     finally:
         stop(process)
     names = sorted(fetched)
