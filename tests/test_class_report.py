@@ -98,9 +98,14 @@ def test_roster_and_timeline_of_one_class_only(made):
     assert roster["Ada"]["exercises_passed"] == 1 and roster["Cal"]["exercises_passed"] == 0
     assert roster["Ada"]["quiz_right"] == 1 and roster["Bea"]["quiz_right"] == 0  # the first answer counts
     assert roster["Cal"]["last_active"] > roster["Bea"]["last_active"] > roster["Ada"]["last_active"]
-    # Sections: four per lesson (predictions, exercises, quiz, explanation); Ada wrote one explanation.
-    assert roster["Ada"]["sections"] == 4 * len(lessons.get_path()["lessons"])
-    assert [roster[name]["sections_done"] for name in ("Ada", "Bea", "Cal")] == [1, 0, 0]
+    # Sections: every section of every lesson, finished by the learner page's own rule (progress/finished.py):
+    # all three started backprop, which finishes its reading sections 01-03; Ada also wrote her explanation
+    # (07). Nobody finished 04-06 (all predictions, all exercises, all questions), so nobody finished the recap (08).
+    assert roster["Ada"]["sections"] == sum(len(lessons.lesson_data(entry["id"])["sections"])
+                                            for entry in lessons.get_path()["lessons"])
+    assert [roster[name]["sections_done"] for name in ("Ada", "Bea", "Cal")] == [4, 3, 3]
+    backprop = next(entry for entry in roster["Ada"]["grid"] if entry["lesson_id"] == "backprop")
+    assert backprop["sections"] == {"predictions": False, "exercises": False, "quiz": False, "explanation": True}
     events = report.timeline(made["class_id"], made["people"]["Bea"].id)["events"]
     assert [e.get("source") or e.get("answer") for e in events] == ["bea 1", "bea 2", "bea 3", "5", "6"]
     assert events[0]["diagnosis"] == HINT and events[2]["diagnosis"] is None

@@ -7,9 +7,10 @@
 - timeline: one learner's runs (with the code of each) and answers, oldest first;
 - gradebook: one row per learner, for a spreadsheet.
 
-Only learners of the asked class are read: every query is limited to that class's accounts. The sections a
-learner can finish in a lesson are its predictions (all made), its exercises (all passed), its quiz (every
-question answered) and its explain-it-back (written); a lesson is done when all of its sections are.
+Only learners of the asked class are read: every query is limited to that class's accounts. A section, and a
+lesson, is finished by the one rule the learner's own page shows (progress/finished.py); the grid's columns
+are the sections with work to do: predictions (all made), exercises (all passed), quiz (every question
+answered) and explain-it-back (written).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from typing import Any
 from chainrule import lessons
 from chainrule.classes.accounts import Accounts, ClassError
 from chainrule.progress.class_store import ClassStore
+from chainrule.progress.finished import finished
 
 TOP_DIAGNOSES = 3
 _NUMBERS_LINE = re.compile(r"expected .*, got ")
@@ -44,6 +46,10 @@ def diagnosis_of(result: dict) -> str:
     return hints.most_common(1)[0][0] if hints else "wrong numbers, no diagnosis"
 
 
+# The grid's columns: the sections with work to do, by number (progress.finished.WORK_SECTIONS).
+GRID_PARTS = {"04": "predictions", "05": "exercises", "06": "quiz", "07": "explanation"}
+
+
 def _path() -> list[dict[str, Any]]:
     """The written lessons in path order, with their exercise and quiz question ids."""
     out = []
@@ -53,6 +59,7 @@ def _path() -> list[dict[str, Any]]:
         data = lessons.lesson_data(entry["id"])
         out.append({"id": entry["id"], "title": entry["title"], "exercises": list(lessons.exercise_ids(entry["id"])),
                     "questions": [question["id"] for question in data.get("quiz", [])],
+                    "sections": [section["number"] for section in data["sections"]],
                     "predictions": len(data.get("predict", {}).get("steps", []))})
     return out
 
@@ -93,16 +100,20 @@ class ClassReport:
                 passed = [e for e in lesson["exercises"] if "pass" in runs.get((learner.id, e), [])]
                 answered = [q for q in lesson["questions"] if (learner.id, lesson["id"], q) in first_answer]
                 correct = [q for q in answered if first_answer[learner.id, lesson["id"], q][1]]
-                parts = {"predictions": predicted.get((learner.id, lesson["id"]), 0) >= lesson["predictions"],
-                         "exercises": len(passed) == len(lesson["exercises"]),
-                         "quiz": len(answered) == len(lesson["questions"]),
-                         "explanation": (learner.id, lesson["id"]) in explained}
-                if not lesson["predictions"]:
-                    del parts["predictions"]  # nothing to do there: not a section to finish
-                done = all(parts.values())
+                # The one rule of "finished" (progress/finished.py), as the learner's own page shows it.
+                work = {"predictions": predicted.get((learner.id, lesson["id"]), 0), "exercises": len(passed),
+                        "questions": len(answered), "explained": (learner.id, lesson["id"]) in explained}
+                state = finished(lesson["sections"], {"predictions": lesson["predictions"],
+                                                      "exercises": len(lesson["exercises"]),
+                                                      "questions": len(lesson["questions"])},
+                                 work | {"started": any(work.values()) or any(
+                                     (learner.id, e) in runs for e in lesson["exercises"])})
+                parts = {name: number in state["sections"] for number, name in GRID_PARTS.items()
+                         if number in lesson["sections"] and (name != "predictions" or lesson["predictions"])}
+                done = state["lesson"]
                 lessons_done += done
-                sections_done += sum(parts.values())
-                sections += len(parts)
+                sections_done += len(state["sections"])
+                sections += len(lesson["sections"])
                 passed_total += len(passed)
                 exercises_total += len(lesson["exercises"])
                 right += len(correct)
