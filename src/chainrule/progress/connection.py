@@ -359,9 +359,10 @@ class PostgresDatabase:
         errors = self._psycopg.errors
         if isinstance(error, (errors.SerializationFailure, errors.DeadlockDetected)):
             return True
-        # A connection that broke (a server restart, a dropped network) is opened again once.
+        # A connection that broke (a server restart, a dropped network, a server ending it: 57P) is opened
+        # again once.
         return isinstance(error, self._psycopg.OperationalError) and (
-            getattr(error, "sqlstate", None) is None or str(getattr(error, "sqlstate", "")).startswith("08")
+            getattr(error, "sqlstate", None) is None or str(getattr(error, "sqlstate", "")).startswith(("08", "57P"))
         )
 
     def _run(self, work: Callable[[Connection], T], lock: int | None, kind: str) -> T:
