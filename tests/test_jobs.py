@@ -44,39 +44,43 @@ def env_for(url: str) -> dict:
     return env
 
 
-class Worker:
-    """`chainrule worker --concurrency 1` as its own process; ready once it says it is grading."""
+class Process:
+    """A chainrule command as its own process (its own process group), ready once it prints ``ready``."""
 
-    def __init__(self, url: str) -> None:
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "chainrule", "worker", "--concurrency", "1", *FAST_WORKER],
-            env=env_for(url), cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-            start_new_session=True)
+    def __init__(self, url: str, argv: list[str], ready: str) -> None:
+        self.process = subprocess.Popen([sys.executable, "-m", "chainrule", *argv], env=env_for(url), cwd=REPO,
+                                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                        start_new_session=True)
         self.lines: list[str] = []
-        ready = threading.Event()
+        started = threading.Event()
 
         def read() -> None:
             for line in self.process.stdout:
                 self.lines.append(line)
-                if "is grading" in line:
-                    ready.set()
-            ready.set()
+                if ready in line:
+                    started.set()
+            started.set()
 
         threading.Thread(target=read, daemon=True).start()
-        assert ready.wait(WAIT_SECONDS) and self.process.poll() is None, "".join(self.lines)
+        assert started.wait(WAIT_SECONDS) and self.process.poll() is None, "".join(self.lines)
 
     @property
     def pid(self) -> int:
         return self.process.pid
 
-    def stop(self) -> None:
+    def stop(self, how: int = signal.SIGTERM) -> None:
         if self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGTERM)
+            os.killpg(self.process.pid, how)
             try:
                 self.process.wait(30)
             except subprocess.TimeoutExpired:
                 os.killpg(self.process.pid, signal.SIGKILL)
                 self.process.wait(10)
+
+
+def Worker(url: str) -> Process:
+    """`chainrule worker --concurrency 1`, ready once it says it is grading."""
+    return Process(url, ["worker", "--concurrency", "1", *FAST_WORKER], "is grading")
 
 
 class Class:
@@ -295,3 +299,50 @@ def test_a_result_delivered_twice_is_kept_once_and_a_run_started_too_often_ends(
         assert learner.submission_count() == 1
     finally:
         store.close()
+
+
+# ------------------------------------------------------------------------------------------------ the web process
+
+
+def test_the_web_process_killed_and_started_again_loses_no_run(postgres_cluster):
+    import httpx
+
+    url = new_postgres_schema(postgres_cluster)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    base = f"http://127.0.0.1:{port}"
+    made = subprocess.run([sys.executable, "-m", "chainrule", "class", "create", "Physics", "--url", base],
+                          env=env_for(url), cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert made.returncode == 0, made.stderr
+    invite = re.findall(rf"{re.escape(base)}/join/\S+", made.stdout)[0]
+    serve = ["serve", "--port", str(port)]
+    web = Process(url, serve, "sign in at")
+    worker = None
+    try:
+        with httpx.Client(base_url=base, timeout=30) as ada:
+            page = ada.get(invite)
+            assert ada.post(invite, data={"csrf": csrf_of(page.text), "name": "Ada", "password": PASSWORD}).status_code == 303
+            key = uuid.uuid4().hex
+            ticket = run(ada, key=key)
+            assert ticket.status_code == 202, ticket.text
+            job = ticket.json()["job"]
+
+            web.stop(signal.SIGKILL)
+            web = Process(url, serve, "sign in at")
+            assert [entry["job"] for entry in ada.get("/api/jobs").json()["jobs"]] == [job]  # the page resumes it
+            assert run(ada, key=key).json()["job"] == job  # the answer lost with the old process, sent again
+
+            worker = Worker(url)
+            done = wait_for(ada, job)
+            assert done["state"] == GRADED and done["result"]["status"] == "pass"
+            assert ada.get("/api/progress/backprop").json()["results"][f"{EXERCISE}/python"]["status"] == "pass"
+        store = open_store(database=url)
+        try:
+            assert store.database.read(lambda conn: conn.execute("SELECT COUNT(*) FROM submissions").fetchone()[0]) == 1
+        finally:
+            store.close()
+    finally:
+        if worker is not None:
+            worker.stop()
+        web.stop()
