@@ -10,6 +10,8 @@ import shutil
 
 import pytest
 
+from postgres_cluster import new_postgres_schema  # noqa: F401 (tests import it from here)
+
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -57,19 +59,6 @@ def postgres_cluster():
         yield url
     finally:
         cluster.__exit__(None, None, None)
-
-
-def new_postgres_schema(cluster_url: str) -> str:
-    """A URL whose connections see a fresh, empty schema of the cluster (a schema per store is much
-    faster than a database per store, and just as separate)."""
-    import uuid
-
-    import psycopg
-
-    name = "t_" + uuid.uuid4().hex[:16]
-    with psycopg.connect(cluster_url, autocommit=True) as conn:
-        conn.execute(f"CREATE SCHEMA {name}")
-    return f"{cluster_url}&options=-csearch_path%3D{name}"
 
 
 @pytest.fixture

@@ -44,6 +44,12 @@ class Run:
     attempts: int
 
 
+def poll_after(position: int) -> float:
+    """Seconds the page waits before asking again: soon when the run is next or running, less often far
+    back in a long queue (so that a long queue does not slow every page down with questions)."""
+    return float(min(5, max(1, position // 10)))
+
+
 def ended_result(exercise_id: str, language: str, verdict: str, message: str) -> dict:
     """A grading-result-shaped answer for a run that was not graded (the page shows it like any other)."""
     return {"version": 3, "status": "error", "verdict": verdict, "message": message, "tests": [],
@@ -113,6 +119,8 @@ class RunJobs:
         answer: dict[str, Any] = {"job": int(row[0]), "state": row[1], "exercise": row[4], "language": row[5]}
         if row[1] == QUEUED:
             answer["position"] = self.position(int(row[0]))
+        if row[1] in OPEN_STATES:
+            answer["poll_after"] = poll_after(answer.get("position", 0))
         if row[2] is not None:
             answer["result"] = json.loads(row[2]) | {"saved": row[1] == GRADED, "store_error": None}
         return answer

@@ -68,7 +68,7 @@ export async function follow(status, show) {
   let current = status;
   while (current.state === "queued" || current.state === "running") {
     show(describe(current));
-    await pause(POLL_MS);
+    await pause(current.poll_after ? current.poll_after * 1000 : POLL_MS);
     current = await patiently(() => call("GET", `/api/jobs/${current.job}`), show, "see your run");
   }
   return current.result;
