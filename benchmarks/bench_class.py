@@ -196,9 +196,9 @@ def database_figures(url: str, jobs: list[int]) -> dict:
 
 
 def queue_cost(cluster: str, runs: int) -> dict:
-    """K runs queued at once, one worker process grading them, against grade() alone K times."""
+    """K runs queued at once, one worker process grading them, against grade() alone K times (the mean of
+    a round before and one after the worker)."""
     from chainrule.classes.grading import QueuedGrader
-    from chainrule.grading import grade
     from chainrule.progress import open_store
 
     url = new_postgres_schema(cluster)
@@ -207,6 +207,7 @@ def queue_cost(cluster: str, runs: int) -> dict:
     exercises = lessons.exercise_ids(LESSON)
     sources = [(exercises[index % len(exercises)], reference_source(exercises[index % len(exercises)], "python"))
                for index in range(runs)]
+    alone_before = grade_alone(sources)  # before and after the worker, as the machine's load drifts
     for index, (exercise, source) in enumerate(sources):
         grader.submit(1, exercise, "python", source, f"cost-{index}")
     env = dict(os.environ, CHAINRULE_DATABASE=url, PYTHONUNBUFFERED="1")
@@ -220,12 +221,18 @@ def queue_cost(cluster: str, runs: int) -> dict:
     figures = database_figures(url, [])
     grader.close()
     store.close()
-    grade(sources[0][0], "python", sources[0][1])  # warm, as the worker was by its first run
+    return {"worker": figures["throughput"], "alone": (alone_before + grade_alone(sources)) / 2}
+
+
+def grade_alone(sources: list[tuple[str, str]]) -> float:
+    """Runs per second of grade() called one after another in this process (warmed by one run first)."""
+    from chainrule.grading import grade
+
+    grade(sources[0][0], "python", sources[0][1])
     started = time.perf_counter()
     for exercise, source in sources:
         grade(exercise, "python", source)
-    alone = runs / (time.perf_counter() - started)
-    return {"worker": figures["throughput"], "alone": alone}
+    return len(sources) / (time.perf_counter() - started)
 
 
 def main(argv: list[str] | None = None) -> int:

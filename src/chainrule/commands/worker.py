@@ -23,6 +23,7 @@ import time
 
 DEFAULT_HEARTBEAT = 5.0
 DEFAULT_STALLED_AFTER = 30.0
+PREFETCH = 1  # runs a worker process holds besides the one it grades
 FINISH_PATIENCE_SECONDS = 60.0  # how long a graded result waits for an unreachable database
 
 
@@ -116,7 +117,9 @@ async def _work(url: str, name: str, heartbeat: float, stalled_after: float) -> 
     store = open_class_store(database=url)
     apply_schema(url)
     jobs = RunJobs(store)
-    configure_concurrency(slots=1, queue=1)  # this process grades one run at a time
+    # This process grades one run at a time, with the next one already taken and waiting at the gate: the
+    # queue's bookkeeping (keeping a result, taking the next run) overlaps a grading instead of adding to it.
+    configure_concurrency(slots=1, queue=PREFETCH)
     app = worker_app(url, lambda run_id: _grade_run(jobs, run_id, name))
     sender = Sender(url)
     stop = asyncio.Event()
@@ -126,7 +129,7 @@ async def _work(url: str, name: str, heartbeat: float, stalled_after: float) -> 
             try:
                 async with app.open_async():
                     await app.run_worker_async(
-                        queues=[QUEUE], concurrency=1, name=name, delete_jobs="successful",
+                        queues=[QUEUE], concurrency=1 + PREFETCH, name=name, delete_jobs="successful",
                         update_heartbeat_interval=heartbeat, stalled_worker_timeout=stalled_after,
                         fetch_job_polling_interval=heartbeat)
                 return 0  # stopped by a signal
