@@ -210,6 +210,15 @@ def test_a_worker_killed_mid_run_loses_nothing_and_the_run_counts_once(school):
     assert school.store.for_learner(ada.learner_id).failed_runs(EXERCISE) == 0
 
 
+def test_a_run_the_queue_never_got_is_sent_by_a_worker(school):
+    ada = school.learner("Ada")
+    # Kept in the class database, but the web process stopped before handing it to the queue.
+    job, _ = school.grader.jobs.submit(ada.learner_id, EXERCISE, "python", SOLUTION, "never-sent")
+    school.worker()
+    assert wait_for(ada, job)["result"]["status"] == "pass"
+    assert submissions(school, ada.learner_id) == 1
+
+
 def test_a_run_no_worker_takes_before_its_deadline_ends_with_a_clear_verdict(postgres_cluster):
     school = Class(new_postgres_schema(postgres_cluster), deadline_seconds=0.5)
     try:
