@@ -195,9 +195,10 @@ def database_figures(url: str, jobs: list[int]) -> dict:
             "restarted": sum(1 for row in graded if row[5] > 1)}
 
 
-def queue_cost(cluster: str, runs: int) -> dict:
-    """K runs queued at once, one worker process grading them, against grade() alone K times (the mean of
-    a round before and one after the worker)."""
+def queue_cost(cluster: str, runs: int, rounds: int) -> dict:
+    """What the queue costs: rounds of K runs queued at once and graded by one worker process, each next to
+    K runs of grade() called one after another in this process (rounds interleaved, as the machine's load
+    drifts); the medians of the rates and of the per-round ratio."""
     from chainrule.classes.grading import QueuedGrader
     from chainrule.progress import open_store
 
@@ -207,32 +208,59 @@ def queue_cost(cluster: str, runs: int) -> dict:
     exercises = lessons.exercise_ids(LESSON)
     sources = [(exercises[index % len(exercises)], reference_source(exercises[index % len(exercises)], "python"))
                for index in range(runs)]
-    alone_before = grade_alone(sources)  # before and after the worker, as the machine's load drifts
-    for index, (exercise, source) in enumerate(sources):
-        grader.submit(1, exercise, "python", source, f"cost-{index}")
-    env = dict(os.environ, CHAINRULE_DATABASE=url, PYTHONUNBUFFERED="1")
-    worker = start(["worker", "--concurrency", "1"], env, "is grading")
+    worker = start(["worker", "--concurrency", "1"], dict(os.environ, CHAINRULE_DATABASE=url, PYTHONUNBUFFERED="1"),
+                   "is grading")
+    alone, queued = [], []
     try:
-        while grader.jobs.queue_length() or store.database.read(lambda conn: conn.execute(
-                "SELECT COUNT(*) FROM grading_jobs WHERE state = 'running'").fetchone()[0]):
-            time.sleep(0.2)
+        for round_number in range(rounds):
+            alone.append(grade_alone(sources))
+            jobs = [grader.submit(1, exercise, "python", source, f"cost-{round_number}-{index}")["job"]
+                    for index, (exercise, source) in enumerate(sources)]
+            queued.append(batch_rate(store, jobs))
     finally:
         stop(worker)
-    figures = database_figures(url, [])
-    grader.close()
-    store.close()
-    return {"worker": figures["throughput"], "alone": (alone_before + grade_alone(sources)) / 2}
+        grader.close()
+        store.close()
+    return {"worker": statistics.median(queued), "alone": statistics.median(alone),
+            "ratio": statistics.median(w / a for w, a in zip(queued, alone))}
+
+
+def batch_rate(store, jobs: list[int]) -> float:
+    """Runs per second a worker graded these jobs at (from the first start to the last finish)."""
+    marks = ",".join("?" * len(jobs))
+
+    def progress(conn):
+        return conn.execute(f"SELECT COUNT(*), MIN(started_ts), MAX(finished_ts) FROM grading_jobs WHERE id IN ({marks}) "
+                            "AND state = 'graded'", jobs).fetchone()
+
+    while True:
+        done, first, last = store.database.read(progress)
+        if done == len(jobs):
+            return len(jobs) / (last - first)
+        time.sleep(0.05)
+
+
+GRADE_ALONE = """
+import sys, time
+from chainrule import lessons
+from chainrule.grading import grade, reference_source
+exercises = lessons.exercise_ids(sys.argv[1])
+sources = [(exercises[i % len(exercises)], reference_source(exercises[i % len(exercises)], "python"))
+           for i in range(int(sys.argv[2]))]
+grade(sources[0][0], "python", sources[0][1])
+started = time.perf_counter()
+for exercise, source in sources:
+    grade(exercise, "python", source)
+print(len(sources) / (time.perf_counter() - started))
+"""
 
 
 def grade_alone(sources: list[tuple[str, str]]) -> float:
-    """Runs per second of grade() called one after another in this process (warmed by one run first)."""
-    from chainrule.grading import grade
-
-    grade(sources[0][0], "python", sources[0][1])
-    started = time.perf_counter()
-    for exercise, source in sources:
-        grade(exercise, "python", source)
-    return len(sources) / (time.perf_counter() - started)
+    """Runs per second of grade() called one after another (warmed by one run first), in a process of its
+    own as small as a worker's: a sandbox starts slower from a large process such as this load generator."""
+    done = subprocess.run([sys.executable, "-c", GRADE_ALONE, LESSON, str(len(sources))], cwd=REPO,
+                          capture_output=True, text=True, check=True)
+    return float(done.stdout.strip().splitlines()[-1])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -241,7 +269,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--think", type=float, default=2.0, help="mean seconds a learner pauses between steps")
     parser.add_argument("--ramp", type=float, default=30.0, help="seconds over which the learners arrive")
-    parser.add_argument("--cost-runs", type=int, default=60, help="runs for the queue's cost (0: skip)")
+    parser.add_argument("--cost-runs", type=int, default=30, help="runs per round for the queue's cost (0: skip)")
+    parser.add_argument("--cost-rounds", type=int, default=5, help="rounds for the queue's cost")
     args = parser.parse_args(argv)
 
     print(f"load before: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f} "
@@ -273,9 +302,10 @@ def main(argv: list[str] | None = None) -> int:
             for error in stats["errors"][:5]:
                 print(f"    error: {error}")
         if args.cost_runs:
-            cost = queue_cost(cluster, args.cost_runs)
-            print(f"queue cost: one worker {cost['worker']:.2f} runs/s, grade() alone {cost['alone']:.2f} runs/s "
-                  f"(worker/alone {cost['worker'] / cost['alone']:.2f})", flush=True)
+            cost = queue_cost(cluster, args.cost_runs, args.cost_rounds)
+            print(f"queue cost: one worker process {cost['worker']:.2f} runs/s, grade() alone {cost['alone']:.2f} "
+                  f"runs/s (medians of {args.cost_rounds} rounds of {args.cost_runs}; worker/alone per round, "
+                  f"median {cost['ratio']:.2f})", flush=True)
     print(f"load after: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}", flush=True)
     return 0
 

@@ -355,3 +355,38 @@ def test_the_web_process_killed_and_started_again_loses_no_run(postgres_cluster)
         if worker is not None:
             worker.stop()
         web.stop()
+
+
+# ------------------------------------------------------------------------------------------------ the command
+
+
+@pytest.mark.parametrize("argv, code, says", [
+    ([], 2, "give the class's PostgreSQL database with --database"),
+    (["--database", "postgresql://nobody@/none?host=/nonexistent"], 1, "cannot be reached"),
+    (["--database", "postgresql://nobody@/none?host=/nonexistent", "--concurrency", "3"], 1, "cannot be reached"),
+    (["--database", "postgresql:///x", "--concurrency", "0"], 2, "--concurrency must be between 1 and 256"),
+    (["--database", "postgresql:///x", "--heartbeat", "40"], 2, "shorter than --stalled-after"),
+    (["--database", "postgresql:///x", "--nice", "25"], 2, "--nice must be between 0 and 19"),
+])
+def test_worker_refuses_what_it_cannot_do_with_the_reason(argv, code, says):
+    env = {key: value for key, value in os.environ.items() if key != "CHAINRULE_DATABASE"}
+    done = subprocess.run([sys.executable, "-m", "chainrule", "worker", *argv], env=env, cwd=REPO,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == code and says in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_worker_with_two_processes_grades_and_stops_them_on_sigterm(school):
+    ada = school.learner("Ada")
+    jobs = [run(ada).json()["job"] for _ in range(2)]
+    supervisor = Process(school.url, ["worker", "--concurrency", "2", *FAST_WORKER], "2 processes grading")
+    for job in jobs:
+        assert wait_for(ada, job)["result"]["status"] == "pass"
+    workers = {job_row(school, job)[2] for job in jobs}
+    supervisor.process.send_signal(signal.SIGTERM)
+    assert supervisor.process.wait(60) == 0
+    for name in workers:  # the processes that graded are gone with it
+        pid = int(name.rsplit(":", 1)[1])
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+    assert submissions(school, ada.learner_id) == 2

@@ -36,6 +36,14 @@ class InProcessGrader:
         return grade(exercise_id, language, source)
 
 
+def queue_unreachable(where: str, error: Exception) -> Exception:
+    from chainrule.progress.errors import CANNOT_OPEN, StoreError
+
+    text = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+    return StoreError(f"The job queue in the class database {where} cannot be used ({text}). Check that "
+                      "PostgreSQL is running and that the URL is right; then try again.", kind=CANNOT_OPEN)
+
+
 class QueuedGrader:
     """Runs become jobs in the class database; workers on any host grade them."""
 
@@ -49,8 +57,11 @@ class QueuedGrader:
         options = {name: value for name, value in
                    (("deadline_seconds", deadline_seconds), ("max_open", max_open)) if value is not None}
         self.jobs = RunJobs(store, **options)
-        apply_schema(url)
-        self.sender = Sender(url)
+        try:
+            apply_schema(url)
+            self.sender = Sender(url)
+        except Exception as error:  # psycopg's and procrastinate's errors: say what and where, no traceback
+            raise queue_unreachable(store.where, error) from error
 
     def grade(self, exercise_id: str, language: str, source: str) -> dict:
         raise RuntimeError("a queued grader never grades in the web process: use submit()")

@@ -129,6 +129,8 @@ def run(args: argparse.Namespace) -> int:
         pass
     finally:
         sock.close()
+        if grader.queued:
+            grader.close()
         store.close()
     print("chainrule serve stopped.", flush=True)
     return 0

@@ -22,9 +22,12 @@ import sys
 import time
 
 DEFAULT_HEARTBEAT = 5.0
+DEFAULT_NICE = 10
 DEFAULT_STALLED_AFTER = 30.0
 PREFETCH = 1  # runs a worker process holds besides the one it grades
-FINISH_PATIENCE_SECONDS = 60.0  # how long a graded result waits for an unreachable database
+FINISH_PATIENCE_SECONDS = 60.0
+YOUNG_SECONDS = 10.0  # a process that dies younger than this is started again after a growing pause
+MAX_RESTART_PAUSE = 30.0  # how long a graded result waits for an unreachable database
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -40,6 +43,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--stalled-after", type=float, default=DEFAULT_STALLED_AFTER, metavar="SECONDS",
                         help="a worker silent this long is taken for dead and its run is graded again "
                         f"(default {DEFAULT_STALLED_AFTER:g}; keep it several heartbeats long)")
+    parser.add_argument("--nice", type=int, default=DEFAULT_NICE, metavar="N",
+                        help=f"run at this lower CPU priority (default {DEFAULT_NICE}), so that on a host that also "
+                        "serves the pages they stay fast while a long queue is graded; 0 keeps the priority")
     parser.add_argument("--database", default=None, metavar="URL",
                         help="the class's postgresql:// URL (default: $CHAINRULE_DATABASE)")
     parser.set_defaults(func=run)
@@ -54,7 +60,7 @@ def _cores() -> int:
 
 def run(args: argparse.Namespace) -> int:
     from chainrule.classes import ENV_DATABASE
-    from chainrule.progress.connection import is_database_url, redacted_url
+    from chainrule.progress.connection import is_database_url
 
     url = args.database or os.environ.get(ENV_DATABASE) or ""
     if not is_database_url(url):
@@ -68,20 +74,37 @@ def run(args: argparse.Namespace) -> int:
     if not 0 < args.heartbeat < args.stalled_after:
         print("chainrule worker: --heartbeat must be > 0 and shorter than --stalled-after", file=sys.stderr)
         return 2
+    if not 0 <= args.nice <= 19:
+        print(f"chainrule worker: --nice must be between 0 and 19, not {args.nice}", file=sys.stderr)
+        return 2
+    if args.nice:
+        os.nice(args.nice)  # the processes it starts, sandboxes and worker processes included, inherit it
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     if concurrency > 1:
         return _supervise(args, url, concurrency)
+    from chainrule.progress import StoreError
+
     name = args.name or f"{socket.gethostname()}:{os.getpid()}"
-    print(f"chainrule worker {name} is grading the runs queued in {redacted_url(url)}.", flush=True)
     try:
         return asyncio.run(_work(url, name, args.heartbeat, args.stalled_after))
     except KeyboardInterrupt:
         return 0
+    except StoreError as error:
+        print(f"chainrule worker: {error}", file=sys.stderr)
+        return 1
 
 
 def _supervise(args: argparse.Namespace, url: str, count: int) -> int:
-    """Run ``count`` one-run-at-a-time worker processes; start again any that dies; stop them all on a signal."""
-    command = [sys.executable, "-m", "chainrule", "worker", "--concurrency", "1", "--database", url,
+    """Run ``count`` worker processes; start again any that dies (after a pause that grows while they keep
+    dying young, e.g. the database is away); stop them all on a signal."""
+    from chainrule.progress import StoreError
+
+    try:
+        _prepare(url)  # a database that cannot be reached is said once, here, not by every process
+    except StoreError as error:
+        print(f"chainrule worker: {error}", file=sys.stderr)
+        return 1
+    command = [sys.executable, "-m", "chainrule", "worker", "--concurrency", "1", "--nice", "0", "--database", url,
                "--heartbeat", str(args.heartbeat), "--stalled-after", str(args.stalled_after)]
     stopping = False
 
@@ -91,31 +114,52 @@ def _supervise(args: argparse.Namespace, url: str, count: int) -> int:
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
-    children = [subprocess.Popen(command) for _ in range(count)]
+    children = [(subprocess.Popen(command), time.monotonic()) for _ in range(count)]
+    pause = 1.0
     print(f"chainrule worker: {count} processes grading (one run each at a time).", flush=True)
     while not stopping:
         time.sleep(0.5)
-        for index, child in enumerate(children):
-            if child.poll() is not None and not stopping:
-                print(f"chainrule worker: process {child.pid} stopped (exit {child.returncode}); starting another.",
-                      file=sys.stderr, flush=True)
-                children[index] = subprocess.Popen(command)
-    for child in children:
+        for index, (child, started) in enumerate(children):
+            if child.poll() is None or stopping:
+                continue
+            young = time.monotonic() - started < YOUNG_SECONDS
+            pause = min(MAX_RESTART_PAUSE, pause * 2) if young else 1.0
+            print(f"chainrule worker: process {child.pid} stopped (exit {child.returncode}); starting another"
+                  + (f" in {pause:g} s." if young else "."), file=sys.stderr, flush=True)
+            if young:
+                time.sleep(pause)
+            children[index] = (subprocess.Popen(command), time.monotonic())
+    for child, _ in children:
         if child.poll() is None:
             child.send_signal(signal.SIGTERM)
-    for child in children:
+    for child, _ in children:
         child.wait()
     return 0
 
 
-async def _work(url: str, name: str, heartbeat: float, stalled_after: float) -> int:
+def _prepare(url: str):
+    """The class store, with procrastinate's schema applied; StoreError if the database cannot be used."""
     from chainrule.classes import open_class_store
-    from chainrule.progress.run_jobs import RunJobs
-    from chainrule.classes.queue import QUEUE, Sender, apply_schema, worker_app
-    from chainrule.grading import configure_concurrency
+    from chainrule.classes.grading import queue_unreachable
+    from chainrule.classes.queue import apply_schema
 
     store = open_class_store(database=url)
-    apply_schema(url)
+    try:
+        apply_schema(url)
+    except Exception as error:
+        store.close()
+        raise queue_unreachable(store.where, error) from error
+    return store
+
+
+async def _work(url: str, name: str, heartbeat: float, stalled_after: float) -> int:
+    from chainrule.progress.run_jobs import RunJobs
+    from chainrule.classes.queue import QUEUE, Sender, worker_app
+    from chainrule.grading import configure_concurrency
+
+    from chainrule.progress.connection import redacted_url
+
+    store = _prepare(url)
     jobs = RunJobs(store)
     # This process grades one run at a time, with the next one already taken and waiting at the gate: the
     # queue's bookkeeping (keeping a result, taking the next run) overlaps a grading instead of adding to it.
@@ -124,6 +168,7 @@ async def _work(url: str, name: str, heartbeat: float, stalled_after: float) -> 
     sender = Sender(url)
     stop = asyncio.Event()
     sweeping = asyncio.create_task(_sweep(app, jobs, sender, heartbeat, stalled_after, stop))
+    print(f"chainrule worker {name} is grading the runs queued in {redacted_url(url)}.", flush=True)
     try:
         while True:
             try:
