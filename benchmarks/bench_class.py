@@ -210,19 +210,32 @@ def queue_cost(cluster: str, runs: int, rounds: int) -> dict:
                for index in range(runs)]
     worker = start(["worker", "--concurrency", "1"], dict(os.environ, CHAINRULE_DATABASE=url, PYTHONUNBUFFERED="1"),
                    "is grading")
-    alone, queued = [], []
+    alone, queued, pair = [], [], []
+
+    def batch(label: str) -> float:
+        jobs = [grader.submit(1, exercise, "python", source, f"{label}-{index}")["job"]
+                for index, (exercise, source) in enumerate(sources)]
+        return batch_rate(store, jobs)
+
+    second = None
     try:
         for round_number in range(rounds):
             alone.append(grade_alone(sources))
-            jobs = [grader.submit(1, exercise, "python", source, f"cost-{round_number}-{index}")["job"]
-                    for index, (exercise, source) in enumerate(sources)]
-            queued.append(batch_rate(store, jobs))
+            queued.append(batch(f"one-{round_number}"))
+        # The same batches with a second worker process: what W = 2 grades when the queue is full.
+        second = start(["worker", "--concurrency", "1"], dict(os.environ, CHAINRULE_DATABASE=url,
+                                                              PYTHONUNBUFFERED="1"), "is grading")
+        load = os.getloadavg()[0]
+        pair = [batch(f"two-{round_number}") for round_number in range(rounds)]
     finally:
-        stop(worker)
+        for process in (worker, second):
+            if process is not None:
+                stop(process)
         grader.close()
         store.close()
     return {"worker": statistics.median(queued), "alone": statistics.median(alone),
-            "ratio": statistics.median(w / a for w, a in zip(queued, alone))}
+            "ratio": statistics.median(w / a for w, a in zip(queued, alone)), "two": statistics.median(pair),
+            "load": load}
 
 
 def batch_rate(store, jobs: list[int]) -> float:
@@ -299,6 +312,9 @@ def main(argv: list[str] | None = None) -> int:
                   f"grading {figures['throughput']:.2f} runs/s ({figures['graded']} graded, "
                   f"{figures['restarted']} started twice); errors {len(stats['errors'])}; "
                   f"refused (bound per learner) {stats['refused']}; lost runs {figures['lost']}", flush=True)
+            met = percentile(api, 0.95) < 250 and not stats["errors"] and not figures["lost"]
+            print(f"    goal (p95 API < 250 ms, 0 errors, 0 lost runs) with {args.learners} learners: "
+                  f"{'met' if met else 'NOT met'}", flush=True)
             for error in stats["errors"][:5]:
                 print(f"    error: {error}")
         if args.cost_runs:
@@ -306,6 +322,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"queue cost: one worker process {cost['worker']:.2f} runs/s, grade() alone {cost['alone']:.2f} "
                   f"runs/s (medians of {args.cost_rounds} rounds of {args.cost_runs}; worker/alone per round, "
                   f"median {cost['ratio']:.2f})", flush=True)
+            print(f"a full queue: W=1 {cost['worker']:.2f} runs/s, W=2 {cost['two']:.2f} runs/s (ratio "
+                  f"{cost['two'] / cost['worker']:.2f}; load average {cost['load']:.2f} on {os.cpu_count()} cores "
+                  "when the second worker started)", flush=True)
     print(f"load after: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}", flush=True)
     return 0
 
