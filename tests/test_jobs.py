@@ -210,6 +210,21 @@ def test_a_worker_killed_mid_run_loses_nothing_and_the_run_counts_once(school):
     assert school.store.for_learner(ada.learner_id).failed_runs(EXERCISE) == 0
 
 
+def test_workers_join_and_leave_while_the_class_works(school):
+    ada, bea = school.learner("Ada"), school.learner("Bea")
+    first = school.worker()
+    early = [run(ada).json()["job"] for _ in range(3)]
+    second = school.worker()
+    first.process.send_signal(signal.SIGTERM)  # the worker alone: it finishes the runs in hand, then stops
+    assert first.process.wait(60) == 0
+    late = [run(bea).json()["job"] for _ in range(3)]
+    results = [wait_for(ada, job) for job in early] + [wait_for(bea, job) for job in late]
+    assert [result["result"]["status"] for result in results] == ["pass"] * 6
+    assert all(job_row(school, job)[2].endswith(f":{second.pid}") for job in late)
+    assert all(job_row(school, job)[1] == 1 for job in early + late)  # none started twice
+    assert submissions(school, ada.learner_id) == 3 and submissions(school, bea.learner_id) == 3
+
+
 def test_a_run_the_queue_never_got_is_sent_by_a_worker(school):
     ada = school.learner("Ada")
     # Kept in the class database, but the web process stopped before handing it to the queue.
