@@ -405,3 +405,27 @@ def test_worker_with_two_processes_grades_and_stops_them_on_sigterm(school):
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
     assert submissions(school, ada.learner_id) == 2
+
+
+def test_threads_that_come_and_go_leave_no_connections_open(postgres_cluster):
+    """A server's pool threads end when idle and new ones start: each new thread's connection must not
+    leave the ended threads' connections open (found as "too many clients" while a class polled its runs)."""
+    import psycopg
+
+    url = new_postgres_schema(postgres_cluster)
+    store = open_store(database=url, fuzzing=False)
+    with psycopg.connect(url, autocommit=True) as admin:
+        def open_connections() -> int:
+            return admin.execute("SELECT COUNT(*) FROM pg_stat_activity WHERE backend_type = 'client backend' "
+                                 "AND pid <> pg_backend_pid()").fetchone()[0]
+
+        before = open_connections()
+        try:
+            for _ in range(30):
+                thread = threading.Thread(target=store.submission_count)
+                thread.start()
+                thread.join()
+            assert open_connections() - before <= 2  # the last thread's, and the one that opened the store
+        finally:
+            store.close()
+        assert open_connections() <= before

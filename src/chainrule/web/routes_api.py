@@ -15,6 +15,7 @@ from fastapi.responses import JSONResponse
 from chainrule import lessons
 from chainrule.progress.scheduling import schedule_summary
 from chainrule.web.models import (
+    JobOut,
     AnswerIn,
     AnswerResult,
     CodeIn,
@@ -171,7 +172,9 @@ def get_starter(
     return {"exercise": exercise_id, "language": language, "source": source}
 
 
-@router.post("/grade", response_model=GradeOut, summary="Grade code in the sandbox and store it as a submission")
+@router.post("/grade", response_model=GradeOut, summary="Grade code in the sandbox and store it as a submission",
+             responses={202: {"model": JobOut, "description": "Queued for a worker (a class in PostgreSQL): "
+                              "follow it at /api/jobs/{job}"}})
 def post_grade(request: Request, body: CodeIn) -> dict[str, Any]:
     check_exercise(request, body.exercise, body.language)
     # Class mode in PostgreSQL: the run becomes a job, and the page watches it (web/routes_jobs.py).

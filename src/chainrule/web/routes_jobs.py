@@ -12,6 +12,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Path, Request
 
+from chainrule.web.models import JobOut, JobsOut
 from chainrule.web.routes_class import signed_in
 
 router = APIRouter(prefix="/api/jobs")
@@ -21,14 +22,14 @@ def _grader(request: Request) -> Any:
     return request.app.state.services.grader
 
 
-@router.get("", summary="The learner's runs waiting for, or being graded by, a worker")
+@router.get("", response_model=JobsOut, summary="The learner's runs waiting for, or being graded by, a worker")
 def open_jobs(request: Request) -> dict[str, Any]:
     account = signed_in(request)
     grader = _grader(request)
     return {"queued": bool(grader.queued), "jobs": grader.open_jobs(account.id) if grader.queued else []}
 
 
-@router.get("/{job_id}", summary="Where one run is: queued (with its place), running, graded or ended")
+@router.get("/{job_id}", response_model=JobOut, summary="Where one run is: queued (with its place), running, graded or ended")
 def job_status(request: Request, job_id: Annotated[int, Path(ge=1, le=2**62)]) -> dict[str, Any]:
     account = signed_in(request)
     grader = _grader(request)
