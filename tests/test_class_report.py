@@ -61,6 +61,8 @@ def made(store_place):
     view["Cal"].record_submission(exercise, "python", "while True: pass", failing(None, verdict="timeout"))
     view["Dan"].record_submission(exercise, "python", "dan", PASS)
     view["Ada"].answer_question("backprop", question, "6", True)
+    view["Ada"].save_explanation("backprop", "my own words", [])
+    view["Cal"].save_explanation("backprop", "", [])  # an empty box is not an explanation
     view["Bea"].answer_question("backprop", question, "5", False)
     view["Bea"].answer_question("backprop", question, "6", True)
     view["Cal"].answer_question("backprop", question, "5", False)
@@ -95,7 +97,10 @@ def test_roster_and_timeline_of_one_class_only(made):
     assert sorted(roster) == ["Ada", "Bea", "Cal"]
     assert roster["Ada"]["exercises_passed"] == 1 and roster["Cal"]["exercises_passed"] == 0
     assert roster["Ada"]["quiz_right"] == 1 and roster["Bea"]["quiz_right"] == 0  # the first answer counts
-    assert roster["Bea"]["last_active"] > roster["Ada"]["last_active"]
+    assert roster["Cal"]["last_active"] > roster["Bea"]["last_active"] > roster["Ada"]["last_active"]
+    # Sections: four per lesson (predictions, exercises, quiz, explanation); Ada wrote one explanation.
+    assert roster["Ada"]["sections"] == 4 * len(lessons.get_path()["lessons"])
+    assert [roster[name]["sections_done"] for name in ("Ada", "Bea", "Cal")] == [1, 0, 0]
     events = report.timeline(made["class_id"], made["people"]["Bea"].id)["events"]
     assert [e.get("source") or e.get("answer") for e in events] == ["bea 1", "bea 2", "bea 3", "5", "6"]
     assert events[0]["diagnosis"] == HINT and events[2]["diagnosis"] is None
@@ -105,9 +110,9 @@ def test_roster_and_timeline_of_one_class_only(made):
 
 def test_the_gradebook_has_a_row_per_learner_and_no_formula_cells(made):
     rows = list(csv.reader(io.StringIO(csv_text(ClassReport(made["store"], made["accounts"]).gradebook(made["class_id"])))))
-    assert rows[0][:4] == ["learner", "lessons done", "exercises passed", "quiz right (first answer)"]
+    assert rows[0][:5] == ["learner", "sections done", "lessons done", "exercises passed", "quiz right (first answer)"]
     assert [row[0] for row in rows[1:]] == ["Ada", "Bea", "Cal"]
-    assert rows[1][2] == "1" and rows[3][2] == "0"
+    assert rows[1][3] == "1" and rows[3][3] == "0"
     assert list(csv.reader(io.StringIO(csv_text([["=HYPERLINK(\"x\")", "-2", 3]])))) == [["'=HYPERLINK(\"x\")", "'-2", "3"]]
 
 

@@ -294,3 +294,33 @@ def test_the_account_page_names_the_learner_and_signs_out(world):
     assert out.status_code == 303 and out.headers["location"] == "/sign-in"
     assert world.ada.get("/api/class/me").status_code == 401
     assert copied.get("/api/class/me").status_code == 401  # signed out everywhere
+
+
+def test_a_large_progress_file_imports_and_a_huge_one_is_refused(world, tmp_path):
+    """A file with many runs is far above the API's 256 KB limit: the import has its own, 32 MB."""
+    personal = open_store(tmp_path / "personal", clock=world.clock, fuzzing=False)
+    try:
+        for index in range(20):
+            personal.record_submission("neuron-grads", "python", f"# run {index}\n" + "x = 1\n" * 5000, {"status": "fail"})
+        document = personal.export_data()
+    finally:
+        personal.close()
+    import json
+
+    assert len(json.dumps(document)) > 512 * 1024
+    imported = send(world.bea, "POST", "/api/class/progress/import", json=document)
+    assert imported.status_code == 200 and imported.json()["added"]["submissions"] == 20
+    huge = world.bea.post("/api/class/progress/import", content=b"{" + b" " * (33 * 1024 * 1024) + b"}",
+                          headers={"Content-Type": "application/json", "X-CSRF-Token": world.bea.cookies["chainrule_csrf"]})
+    assert huge.status_code == 413 and "33554432 bytes" in huge.json()["detail"]
+    other = send(world.bea, "PUT", "/api/progress/code",
+                 json={"exercise": "neuron-grads", "language": "python", "source": "y" * (300 * 1024)})
+    assert other.status_code == 413  # every other route keeps the 256 KB limit
+
+
+@pytest.mark.parametrize("learner_id", ["99999999999999999999", "2147483648", "0", "-5", "x"])
+def test_an_id_out_of_range_is_refused_not_a_server_error(world, learner_id):
+    teacher = world.physics_teacher
+    assert teacher.get(f"/api/class/learners/{learner_id}/timeline").status_code == 422
+    assert send(teacher, "POST", f"/api/class/learners/{learner_id}/reset-link").status_code == 422
+    assert world.accounts.account(2**70) is None

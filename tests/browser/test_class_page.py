@@ -143,7 +143,7 @@ def test_a_learner_adds_a_personal_export_on_the_account_page(browser, class_ser
         context.close()
 
 
-def test_a_teacher_sees_two_learners_who_never_see_each_other(browser, class_server):
+def test_a_teacher_sees_two_learners_who_never_see_each_other(browser, class_server, screenshots_dir):
     base, teacher_link, invite, _ = class_server
     teacher = browser.new_context(viewport={"width": 1280, "height": 900}, bypass_csp=True)
     teacher.set_default_timeout(30_000)
@@ -174,8 +174,8 @@ def test_a_teacher_sees_two_learners_who_never_see_each_other(browser, class_ser
 
         csv_text = teacher_page.evaluate("() => fetch('/teacher/gradebook.csv').then(r => r.text())")
         rows = {row[0]: row for row in csv.reader(io.StringIO(csv_text))}
-        assert rows["Ada"][2] == "1" and rows["Bea"][2] == "1"  # exercises passed
-        assert rows["Ada"][3] == "1" and rows["Bea"][3] == "0"  # quiz right at the first answer
+        assert rows["Ada"][3] == "1" and rows["Bea"][3] == "1"  # exercises passed
+        assert rows["Ada"][4] == "1" and rows["Bea"][4] == "0"  # quiz right at the first answer
 
         teacher_page.locator("button[data-learner]", has_text="Bea").click()
         teacher_page.wait_for_selector("#class-timeline pre")
@@ -184,6 +184,7 @@ def test_a_teacher_sees_two_learners_who_never_see_each_other(browser, class_ser
         for width, height in WIDTHS.values():
             teacher_page.set_viewport_size({"width": width, "height": height})
             assert axe_violations(teacher_page) == [], width
+            teacher_page.screenshot(path=str(screenshots_dir / f"class-teacher-{width}.png"), full_page=True)
             overflow = teacher_page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
             assert overflow <= 1, f"the teacher's page scrolls sideways at {width} px"
     finally:

@@ -1,14 +1,15 @@
 """The teacher's view of one class: the same data for the page (/teacher), its API and `chainrule class ...`.
 
-- roster: each learner against the path: lessons done, exercises passed, quiz score, last active;
+- roster: each learner against the path: sections done, lessons done, exercises passed, quiz score, last active;
 - exercises: runs, the share of learners who passed at their first run, the median runs to pass, the most
   common diagnoses among failing runs (grouped by the grader's hint, else by its verdict);
 - questions: the share of learners whose first answer was right, and the most chosen wrong answer;
 - timeline: one learner's runs (with the code of each) and answers, oldest first;
 - gradebook: one row per learner, for a spreadsheet.
 
-Only learners of the asked class are read: every query is limited to that class's accounts. A lesson is
-done here when every exercise of it passed and every quiz question of it was answered.
+Only learners of the asked class are read: every query is limited to that class's accounts. The sections a
+learner can finish in a lesson are its predictions (all made), its exercises (all passed), its quiz (every
+question answered) and its explain-it-back (written); a lesson is done when all of its sections are.
 """
 
 from __future__ import annotations
@@ -51,7 +52,8 @@ def _path() -> list[dict[str, Any]]:
             continue
         data = lessons.lesson_data(entry["id"])
         out.append({"id": entry["id"], "title": entry["title"], "exercises": list(lessons.exercise_ids(entry["id"])),
-                    "questions": [question["id"] for question in data.get("quiz", [])]})
+                    "questions": [question["id"] for question in data.get("quiz", [])],
+                    "predictions": len(data.get("predict", {}).get("steps", []))})
     return out
 
 
@@ -66,6 +68,8 @@ class ClassReport:
         activity = self.tables.class_activity(class_id)
         submissions, answers = activity["submissions"], activity["answers"]
         last_seen = {row[0]: row[1] for row in activity["last_active"]}
+        predicted = {(row[0], row[1]): int(row[2]) for row in activity["predictions"]}
+        explained = {(row[0], row[1]) for row in activity["explained"]}
 
         runs: dict[tuple[int, str], list[str]] = defaultdict(list)  # (learner, exercise) -> statuses in order
         failing: dict[str, Counter[str]] = defaultdict(Counter)
@@ -82,24 +86,33 @@ class ClassReport:
 
         roster = []
         for learner in learners:
-            lessons_done = 0
+            lessons_done = sections_done = sections = 0
             passed_total = exercises_total = right = asked = 0
             per_lesson = []
             for lesson in path:
                 passed = [e for e in lesson["exercises"] if "pass" in runs.get((learner.id, e), [])]
                 answered = [q for q in lesson["questions"] if (learner.id, lesson["id"], q) in first_answer]
                 correct = [q for q in answered if first_answer[learner.id, lesson["id"], q][1]]
-                done = len(passed) == len(lesson["exercises"]) and len(answered) == len(lesson["questions"])
+                parts = {"predictions": predicted.get((learner.id, lesson["id"]), 0) >= lesson["predictions"],
+                         "exercises": len(passed) == len(lesson["exercises"]),
+                         "quiz": len(answered) == len(lesson["questions"]),
+                         "explanation": (learner.id, lesson["id"]) in explained}
+                if not lesson["predictions"]:
+                    del parts["predictions"]  # nothing to do there: not a section to finish
+                done = all(parts.values())
                 lessons_done += done
+                sections_done += sum(parts.values())
+                sections += len(parts)
                 passed_total += len(passed)
                 exercises_total += len(lesson["exercises"])
                 right += len(correct)
                 asked += len(lesson["questions"])
-                per_lesson.append({"lesson_id": lesson["id"], "done": done,
+                per_lesson.append({"lesson_id": lesson["id"], "done": done, "sections": parts,
                                    "exercises": {e: e in passed for e in lesson["exercises"]},
                                    "questions": {q: (first_answer[learner.id, lesson["id"], q][1]
                                                      if q in answered else None) for q in lesson["questions"]}})
-            roster.append({"id": learner.id, "name": learner.name, "lessons_done": lessons_done,
+            roster.append({"id": learner.id, "name": learner.name, "sections_done": sections_done,
+                           "sections": sections, "lessons_done": lessons_done,
                            "lessons": len(path), "exercises_passed": passed_total, "exercises": exercises_total,
                            "quiz_right": right, "quiz_questions": asked, "last_active": last_seen.get(learner.id),
                            "grid": per_lesson})
@@ -149,13 +162,14 @@ class ClassReport:
     def gradebook(self, class_id: int) -> list[list[Any]]:
         """Rows for a CSV: a header, then one row per learner (per lesson: exercises passed, quiz right)."""
         data = self.overview(class_id)
-        header = ["learner", "lessons done", "exercises passed", "quiz right (first answer)", "last active"]
+        header = ["learner", "sections done", "lessons done", "exercises passed", "quiz right (first answer)",
+                  "last active"]
         for lesson in data["path"]:
             header += [f"{lesson['id']}: exercises passed", f"{lesson['id']}: quiz right"]
         rows: list[list[Any]] = [header]
         for entry in data["roster"]:
-            row: list[Any] = [entry["name"], entry["lessons_done"], entry["exercises_passed"], entry["quiz_right"],
-                              entry["last_active"] or ""]
+            row: list[Any] = [entry["name"], entry["sections_done"], entry["lessons_done"], entry["exercises_passed"],
+                              entry["quiz_right"], entry["last_active"] or ""]
             for lesson in entry["grid"]:
                 row += [sum(lesson["exercises"].values()), sum(bool(v) for v in lesson["questions"].values())]
             rows.append(row)

@@ -176,10 +176,11 @@ def _view(args: argparse.Namespace) -> int:
         print(json.dumps(rows, indent=2, ensure_ascii=False))
         return 0
     if args.view == "roster":
-        _print(f"{'learner':24} {'lessons':>8} {'exercises':>10} {'quiz':>8}  last active")
+        _print(f"{'learner':24} {'sections':>9} {'lessons':>8} {'exercises':>10} {'quiz':>8}  last active")
         for r in rows:
-            _print(f"{r['name'][:24]:24} {r['lessons_done']:>3} of {r['lessons']:<2} {r['exercises_passed']:>4} of "
-                   f"{r['exercises']:<3} {r['quiz_right']:>3} of {r['quiz_questions']:<2}  {r['last_active'] or '-'}")
+            _print(f"{r['name'][:24]:24} {r['sections_done']:>3} of {r['sections']:<3} {r['lessons_done']:>3} of "
+                   f"{r['lessons']:<2} {r['exercises_passed']:>4} of {r['exercises']:<3} {r['quiz_right']:>3} of "
+                   f"{r['quiz_questions']:<2}  {r['last_active'] or '-'}")
     elif args.view == "exercises":
         _print(f"{'exercise':24} {'runs':>5} {'first run':>10} {'median':>7}  most common diagnoses of failing runs")
         for r in rows:

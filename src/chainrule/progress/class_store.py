@@ -18,6 +18,7 @@ ACCOUNT_COLUMNS = ("SELECT a.id, a.class_id, c.name, a.role, a.name, a.session_e
                    "JOIN classes c ON c.id = a.class_id ")
 
 AccountRow = tuple  # (id, class_id, class name, role, name, session epoch)
+MAX_ID = 2**31 - 1  # learner_id is a 4-byte INTEGER in PostgreSQL; a larger id is no account
 
 
 class ClassStore:
@@ -32,6 +33,8 @@ class ClassStore:
     # ---------------------------------------------------------------- classes and accounts
 
     def account(self, account_id: int) -> AccountRow | None:
+        if not 0 <= int(account_id) <= MAX_ID:  # SQLite cannot even bind an integer past 2**63
+            return None
         return self.database.read(
             lambda conn: conn.execute(ACCOUNT_COLUMNS + "WHERE a.id = ?", (int(account_id),)).fetchone())
 
@@ -165,7 +168,8 @@ class ClassStore:
     # ---------------------------------------------------------------- the teacher's view
 
     def class_activity(self, class_id: int) -> dict[str, list[tuple]]:
-        """Every run and quiz answer of the class's learners (oldest first), and each one's last activity."""
+        """Every run and quiz answer of the class's learners (oldest first), predictions made per lesson,
+        explanations written, and each learner's last activity."""
 
         def work(conn: Connection) -> dict[str, list[tuple]]:
             def rows(sql: str) -> list[tuple]:
@@ -176,6 +180,9 @@ class ClassStore:
                                     "WHERE {learners} ORDER BY id"),
                 "answers": rows("SELECT learner_id, lesson_id, question_id, answer, correct, at FROM quiz_answers "
                                 "WHERE {learners} ORDER BY id"),
+                "predictions": rows("SELECT learner_id, lesson_id, COUNT(*) FROM predictions WHERE {learners} "
+                                    "GROUP BY learner_id, lesson_id"),
+                "explained": rows("SELECT learner_id, lesson_id FROM explanations WHERE {learners} AND text != ''"),
                 "last_active": rows(
                     "SELECT learner_id, MAX(at) FROM (SELECT learner_id, at FROM submissions UNION ALL "
                     "SELECT learner_id, at FROM quiz_answers UNION ALL SELECT learner_id, at FROM predictions "

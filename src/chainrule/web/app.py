@@ -52,6 +52,7 @@ def create_app(
     gate: Any = None,
     schemes: Iterable[str] = ("http",),
     routers: Iterable[Any] = (),
+    body_limits: dict[str, int] | None = None,
 ) -> FastAPI:
     """The app, wrapped in its security middleware.
 
@@ -129,5 +130,5 @@ def create_app(
 
     app.add_middleware(SecurityMiddleware, token=token, port=port, extra_hosts=list(extra_hosts), max_body=max_body,
                        cookie_value=cookie_value(session_secret) if session_secret else None, gate=gate,
-                       schemes=schemes)
+                       schemes=schemes, body_limits=body_limits)
     return app

@@ -54,6 +54,8 @@ class ClassGate:
 
     async def admit(self, scope: dict, headers: dict[str, str], method: str, is_api: bool, send: Any) -> bool:
         path: str = scope.get("path", "/")
+        if path.startswith("/static/") and method in ("GET", "HEAD"):
+            return True  # the page's own scripts and styles: nothing to look up
         cookies = cookies_of(headers.get("cookie", ""))
         session_cookie = cookies.get(SESSION_COOKIE)
         try:

@@ -14,7 +14,9 @@ from __future__ import annotations
 from typing import Any, Iterable
 from urllib.parse import parse_qsl
 
-from fastapi import APIRouter, FastAPI, HTTPException, Request
+from typing import Annotated
+
+from fastapi import APIRouter, FastAPI, HTTPException, Path, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
 from chainrule.classes.accounts import TEACHER, Account, Accounts, ClassError
@@ -29,8 +31,24 @@ from chainrule.classes.sessions import (
 from chainrule.web.class_gate import ClassGate, ClassServices
 from chainrule.web.routes_pages import templates
 
+from chainrule.web.models import ErrorBody
+
+CLASS_ERRORS: dict[int | str, dict[str, Any]] = {
+    401: {"model": ErrorBody, "description": "Not signed in."},
+    403: {"model": ErrorBody, "description": "Not the teacher of this class, a missing or wrong CSRF token, "
+                                            "or a foreign Host or Origin."},
+    404: {"model": ErrorBody, "description": "No such learner in your class."},
+    413: {"model": ErrorBody, "description": "Request body over the size limit."},
+    422: {"model": ErrorBody, "description": "The request is not valid (a progress file that is not one, say)."},
+    503: {"model": ErrorBody, "description": "The class database cannot be used (the StoreError text)."},
+}
+
+LearnerId = Annotated[int, Path(ge=1, le=2**31 - 1, description="A learner's account id", examples=[2])]
+
 router = APIRouter(include_in_schema=False)
-api = APIRouter(prefix="/api/class")
+api = APIRouter(prefix="/api/class", responses=CLASS_ERRORS)
+IMPORT_PATH = "/api/class/progress/import"
+MAX_IMPORT_BODY = 32 * 1024 * 1024  # a progress file holds every run's code and result: far above 256 KB
 
 STATUS = {"invalid": 422, "not-found": 404, "refused": 403, "conflict": 409, "rate-limited": 429}
 
@@ -231,7 +249,7 @@ def export_own(request: Request) -> JSONResponse:
         "content-disposition": 'attachment; filename="chainrule-progress.json"'})
 
 
-@api.post("/progress/import")
+@api.post(IMPORT_PATH.removeprefix("/api/class"))
 async def import_own(request: Request) -> dict[str, Any]:
     """A file from `chainrule progress export` (personal mode), added to the signed-in account."""
     import json
@@ -267,12 +285,12 @@ def overview(request: Request) -> dict[str, Any]:
 
 
 @api.get("/learners/{learner_id}/timeline")
-def timeline(request: Request, learner_id: int) -> dict[str, Any]:
+def timeline(request: Request, learner_id: LearnerId) -> dict[str, Any]:
     return _report(request).timeline(teacher(request).class_id, learner_id)
 
 
 @api.post("/learners/{learner_id}/reset-link")
-def reset_link(request: Request, learner_id: int) -> dict[str, Any]:
+def reset_link(request: Request, learner_id: LearnerId) -> dict[str, Any]:
     token = _accounts(request).new_reset_link(teacher(request), learner_id)
     return {"link": f"{str(request.base_url).rstrip('/')}/set-password/{token}"}
 
@@ -330,7 +348,7 @@ def create_class_app(
     gate = ClassGate(accounts, accounts.secret(), clock=clock)
     app = create_app("", None, services=services, gate=gate, port=port, extra_hosts=hosts,
                      schemes=("http", "https") if secure else ("http",),
-                     routers=[router, api, routes_jobs.router])
+                     routers=[router, api, routes_jobs.router], body_limits={IMPORT_PATH: MAX_IMPORT_BODY})
     app.state.accounts = accounts
     app.state.gate = gate
     app.state.secure = secure

@@ -14,6 +14,9 @@ possibly coming from a hostile page in the same browser. One ASGI middleware che
    saying to open the link printed in the terminal (401).
 4. Body size: a request body over the limit gets 413 before any route sees it.
 
+In class mode (`chainrule serve`) step 3 is a gate's instead (web/class_gate.py): a signed-in account and a
+CSRF token on every change take the token's place.
+
 Every response also gets headers that forbid framing and sniffing; HTML pages get a Content Security
 Policy that only allows this server's own scripts, styles, fonts and connections. Everything but the
 static files (every API answer, every page, every refusal) is sent with `Cache-Control: no-store`:
@@ -167,6 +170,7 @@ class SecurityMiddleware:
         cookie_value: str | None = None,
         gate: Any = None,
         schemes: Iterable[str] = ("http",),
+        body_limits: dict[str, int] | None = None,
     ) -> None:
         if not token and gate is None:
             raise ValueError("the session token must be a non-empty string")
@@ -182,6 +186,7 @@ class SecurityMiddleware:
         self.port = port
         self.hosts = set(LOOPBACK_HOSTS) | {h.strip().lower() for h in extra_hosts if h.strip()}
         self.max_body = max_body
+        self.body_limits = dict(body_limits or {})  # path -> a larger limit (class mode's progress import)
         # Cookies ignore ports: a second server on another port would overwrite `chainrule_token`. A
         # port-specific cookie as well keeps two servers from locking each other out.
         self.cookie_names = [COOKIE_NAME] + ([f"{COOKIE_NAME}_{port}"] if port else [])
@@ -286,8 +291,8 @@ class SecurityMiddleware:
             if not declared.strip().isdigit():
                 await self._refuse(send, 400, is_api, "the Content-Length header must be a whole number.")
                 return
-            if int(declared) > self.max_body:
-                await self._too_large(send, is_api, int(declared))
+            if int(declared) > self.body_limits.get(path, self.max_body):
+                await self._too_large(send, is_api, int(declared), self.body_limits.get(path, self.max_body))
                 return
         if method in STATE_CHANGING or declared not in (None, "0"):
             # Read the whole (small) body first, counting, so that a chunked upload cannot slip past.
@@ -299,8 +304,8 @@ class SecurityMiddleware:
                     body_messages.append(message)
                     break
                 total += len(message.get("body", b""))
-                if total > self.max_body:
-                    await self._too_large(send, is_api, total)
+                if total > self.body_limits.get(path, self.max_body):
+                    await self._too_large(send, is_api, total, self.body_limits.get(path, self.max_body))
                     return
                 body_messages.append(message)
                 if not message.get("more_body", False):
@@ -340,11 +345,11 @@ class SecurityMiddleware:
 
         return sending
 
-    async def _too_large(self, send: Send, is_api: bool, size: int) -> None:
+    async def _too_large(self, send: Send, is_api: bool, size: int, limit: int) -> None:
         await self._refuse(
             send, 413, is_api,
-            f"request body too large: {size} bytes, and the limit is {self.max_body} bytes "
-            f"({self.max_body // 1024} KB). Shorten the code or text you are sending.",
+            f"request body too large: {size} bytes, and the limit is {limit} bytes "
+            f"({limit // 1024} KB). Shorten the code or text you are sending.",
         )
 
     async def _refuse(self, send: Send, status: int, as_json: bool, message: str) -> None:

@@ -10,17 +10,21 @@ function cell(state, label) {
   return el("span", { class: `cell ${kind}`, role: "img", "aria-label": `${label}: ${said}`, title: `${label}: ${said}` });
 }
 
+// Two header rows: the lessons (each spanning its squares), then E1, E2, ... and Q1, Q2, ... within each.
 function grid(data) {
-  const head = el("tr", {}, el("th", { scope: "col" }, "Learner"), el("th", { scope: "col" }, "Lessons"),
+  const lessons = el("tr", {}, el("td", { colspan: "6" }));
+  const head = el("tr", {}, el("th", { scope: "col" }, "Learner"), el("th", { scope: "col" }, "Sections"), el("th", { scope: "col" }, "Lessons"),
     el("th", { scope: "col" }, "Exercises"), el("th", { scope: "col" }, "Quiz"), el("th", { scope: "col" }, "Last active"));
   for (const lesson of data.path) {
-    for (const exercise of lesson.exercises) head.append(el("th", { scope: "col", title: exercise }, `E ${exercise}`));
-    lesson.questions.forEach((question, index) => head.append(el("th", { scope: "col", title: question }, `Q${index + 1}`)));
+    lessons.append(el("th", { scope: "colgroup", colspan: String(lesson.exercises.length + lesson.questions.length), class: "lesson-head" }, lesson.title));
+    lesson.exercises.forEach((exercise, index) => head.append(el("th", { scope: "col", title: exercise, abbr: exercise }, `E${index + 1}`)));
+    lesson.questions.forEach((question, index) => head.append(el("th", { scope: "col", title: question, abbr: question }, `Q${index + 1}`)));
   }
   const rows = data.roster.map((learner) => {
     const name = el("button", { type: "button", class: "secondary", "data-learner": String(learner.id) }, learner.name);
     name.addEventListener("click", () => showTimeline(learner.id));
     const row = el("tr", { "data-learner-row": learner.name }, el("th", { scope: "row" }, name),
+      el("td", {}, `${learner.sections_done} of ${learner.sections}`),
       el("td", {}, `${learner.lessons_done} of ${learner.lessons}`),
       el("td", {}, `${learner.exercises_passed} of ${learner.exercises}`),
       el("td", {}, `${learner.quiz_right} of ${learner.quiz_questions}`),
@@ -32,7 +36,7 @@ function grid(data) {
     return row;
   });
   if (!rows.length) return el("p", {}, "No learner has joined yet: give them the invite link from `chainrule class create`.");
-  return el("table", { class: "class-grid" }, el("thead", {}, head), el("tbody", {}, ...rows));
+  return el("table", { class: "class-grid" }, el("thead", {}, lessons, head), el("tbody", {}, ...rows));
 }
 
 function bar(share) {
