@@ -46,6 +46,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--nice", type=int, default=DEFAULT_NICE, metavar="N",
                         help=f"run at this lower CPU priority (default {DEFAULT_NICE}), so that on a host that also "
                         "serves the pages they stay fast while a long queue is graded; 0 keeps the priority")
+    parser.add_argument("--allow-weak-sandbox", action="store_true",
+                        help="grade even if this host's sandbox is not strong (learners' code then runs on a host "
+                        "that holds the class database's address)")
     parser.add_argument("--database", default=None, metavar="URL",
                         help="the class's postgresql:// URL (default: $CHAINRULE_DATABASE)")
     parser.set_defaults(func=run)
@@ -77,6 +80,15 @@ def run(args: argparse.Namespace) -> int:
     if not 0 <= args.nice <= 19:
         print(f"chainrule worker: --nice must be between 0 and 19, not {args.nice}", file=sys.stderr)
         return 2
+    from chainrule.commands.lesson import _sandbox_level
+
+    level, detail = _sandbox_level()
+    if level != "strong" and not args.allow_weak_sandbox:
+        print(f"chainrule worker: refusing to grade here: learners' code runs on this host, which holds the class "
+              f"database's address, and the grader's sandbox here is {level!r}, not 'strong'"
+              + (f" ({detail})" if detail else "") + ". Fix the sandbox (docs/grading.md), or pass "
+              "--allow-weak-sandbox if you accept the risk.", file=sys.stderr)
+        return 2
     if args.nice:
         os.nice(args.nice)  # the processes it starts, sandboxes and worker processes included, inherit it
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s %(levelname)s %(message)s")
@@ -105,6 +117,7 @@ def _supervise(args: argparse.Namespace, url: str, count: int) -> int:
         print(f"chainrule worker: {error}", file=sys.stderr)
         return 1
     command = [sys.executable, "-m", "chainrule", "worker", "--concurrency", "1", "--nice", "0", "--database", url,
+               *(["--allow-weak-sandbox"] if args.allow_weak_sandbox else []),
                "--heartbeat", str(args.heartbeat), "--stalled-after", str(args.stalled_after)]
     stopping = False
 
