@@ -13,6 +13,7 @@ import pytest
 # Grading knows exercise folders, not lessons: importing chainrule.lessons registers the built-in lessons'
 # exercise folders, so that every test can grade them by id.
 import chainrule.lessons  # noqa: F401,E402
+from postgres_cluster import new_postgres_schema  # noqa: F401 (tests import it from here)
 
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -45,68 +46,22 @@ def browser(chromium_path: str):
 
 # ------------------------------------------------------------------ PostgreSQL
 
-POSTGRES_BIN_DIRS = ("/usr/lib/postgresql/17/bin", "/usr/lib/postgresql/16/bin", "/usr/lib/postgresql/15/bin")
-
-
-def _postgres_bin() -> "Path | None":
-    from pathlib import Path
-
-    for folder in POSTGRES_BIN_DIRS:
-        if (Path(folder) / "initdb").is_file() and (Path(folder) / "pg_ctl").is_file():
-            return Path(folder)
-    found = shutil.which("initdb")
-    return Path(found).parent if found and shutil.which("pg_ctl") else None
-
-
 @pytest.fixture(scope="session")
 def postgres_cluster():
-    """A throwaway PostgreSQL cluster for the session: initdb as an unprivileged user (PostgreSQL refuses
-    to run as root), trust authentication, listening only on a Unix socket in a temporary folder that
-    user owns; stopped and deleted at the end. Yields the URL of its `postgres` database."""
-    import os
-    import pwd
-    import subprocess
-    import tempfile
-
+    """A throwaway PostgreSQL cluster for the session (postgres_cluster.py); yields the URL of its
+    `postgres` database."""
     pytest.importorskip("psycopg", reason="psycopg is not installed (pip install -e '.[postgres]')")
-    bin_dir = _postgres_bin()
-    if bin_dir is None:
-        pytest.skip("PostgreSQL's initdb and pg_ctl are not installed (apt-get install postgresql; see scripts/system-deps.sh)")
-    folder = tempfile.mkdtemp(prefix="chainrule-pg-")
-    run_as: list[str] = []
-    if os.geteuid() == 0:
-        user = pwd.getpwnam("nobody")
-        os.chown(folder, user.pw_uid, user.pw_gid)
-        run_as = ["runuser", "-u", "nobody", "--"]
-    data, log = os.path.join(folder, "data"), os.path.join(folder, "log")
+    from postgres_cluster import ClusterUnavailable, throwaway_cluster
 
-    def run(*command: str) -> None:
-        done = subprocess.run([*run_as, *command], capture_output=True, text=True, timeout=120)
-        if done.returncode != 0:
-            raise RuntimeError(f"{' '.join(command)} failed: {done.stdout}{done.stderr}")
-
-    run(str(bin_dir / "initdb"), "-D", data, "-U", "chainrule", "--auth=trust", "-E", "UTF8", "--no-sync")
-    options = f"-k {folder} -c listen_addresses='' -c fsync=off -c max_connections=200"
-    run(str(bin_dir / "pg_ctl"), "-D", data, "-l", log, "-o", options, "-w", "start")
     try:
-        yield f"postgresql://chainrule@/postgres?host={folder}"
+        cluster = throwaway_cluster()
+        url = cluster.__enter__()
+    except ClusterUnavailable as missing:
+        pytest.skip(str(missing))
+    try:
+        yield url
     finally:
-        subprocess.run([*run_as, str(bin_dir / "pg_ctl"), "-D", data, "-m", "immediate", "-w", "stop"],
-                       capture_output=True, timeout=120)
-        shutil.rmtree(folder, ignore_errors=True)
-
-
-def new_postgres_schema(cluster_url: str) -> str:
-    """A URL whose connections see a fresh, empty schema of the cluster (a schema per store is much
-    faster than a database per store, and just as separate)."""
-    import uuid
-
-    import psycopg
-
-    name = "t_" + uuid.uuid4().hex[:16]
-    with psycopg.connect(cluster_url, autocommit=True) as conn:
-        conn.execute(f"CREATE SCHEMA {name}")
-    return f"{cluster_url}&options=-csearch_path%3D{name}"
+        cluster.__exit__(None, None, None)
 
 
 @pytest.fixture

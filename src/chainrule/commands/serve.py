@@ -37,8 +37,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="a further Host name browsers may use to reach this server (repeatable)")
     parser.add_argument("--allow-weak-sandbox", action="store_true",
                         help="listen beyond loopback even if the grader's sandbox is not strong")
+    parser.add_argument("--run-deadline", type=float, default=None, metavar="SECONDS",
+                        help="with PostgreSQL: a run no worker has graded this long after it was sent ends "
+                        "with the verdict 'expired' (default 600)")
+    parser.add_argument("--runs-per-learner", type=int, default=None, metavar="N",
+                        help="with PostgreSQL: how many runs one learner may have waiting or running (default 3)")
     add_database_options(parser)
     parser.set_defaults(func=run)
+
+
+def class_grader(store, args: argparse.Namespace):
+    """A class in PostgreSQL queues its runs for `chainrule worker`; a class in SQLite grades in process."""
+    from chainrule.classes.grading import InProcessGrader, QueuedGrader
+
+    if store.database.dialect != "postgresql":
+        return InProcessGrader()
+    return QueuedGrader(store, store.database.url, deadline_seconds=args.run_deadline,
+                        max_open=args.runs_per_learner)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -68,7 +83,6 @@ def run(args: argparse.Namespace) -> int:
 
     from chainrule.classes import open_class_store
     from chainrule.classes.accounts import Accounts
-    from chainrule.classes.grading import InProcessGrader
     from chainrule.web.routes_class import create_class_app
 
     try:
@@ -78,9 +92,10 @@ def run(args: argparse.Namespace) -> int:
         return 1
     hosts = [parsed[0], _url_host(bind_host).lower(), *(name.lower() for name in args.allow_host)]
     try:
-        app = create_class_app(store, accounts=Accounts(store), grader=InProcessGrader(),
+        grader = class_grader(store, args)
+        app = create_class_app(store, accounts=Accounts(store), grader=grader,
                                secure=parts.scheme == "https", hosts=hosts)
-    except StoreError as error:
+    except (StoreError, ValueError) as error:
         store.close()
         print(f"chainrule serve: {error}", file=sys.stderr)
         return 1
@@ -101,6 +116,8 @@ def run(args: argparse.Namespace) -> int:
               "Choose another --port or --host.", file=sys.stderr)
         return 1
     print(f"chainrule serve is running for the classes in {store.where}.", flush=True)
+    if grader.queued:
+        print("    Graded runs wait in the class database for `chainrule worker --database URL`.", flush=True)
     print(f"    Learners and teacher sign in at {url}/sign-in", flush=True)
     print("Press Ctrl+C to stop.", flush=True)
     # Behind a proxy on this machine, the client address (for sign-in limits) comes from X-Forwarded-For.
@@ -112,6 +129,8 @@ def run(args: argparse.Namespace) -> int:
         pass
     finally:
         sock.close()
+        if grader.queued:
+            grader.close()
         store.close()
     print("chainrule serve stopped.", flush=True)
     return 0

@@ -99,33 +99,49 @@ def missing_store_error(path: Path) -> StoreError:
 
 
 class _PerThread:
-    """One connection per thread per process; connections inherited through a fork are left alone."""
+    """One connection per thread per process; connections inherited through a fork are left alone.
 
-    def __init__(self) -> None:
+    A thread that has ended (a server's pool threads come and go) has its connection closed when another
+    thread opens one, so that connections do not pile up on the database server.
+    """
+
+    def __init__(self, close: Callable[[Any], None]) -> None:
+        self._close = close
         self._local = threading.local()
-        self._all: list[tuple[int, Any]] = []  # (pid that opened it, raw connection)
+        self._all: list[tuple[int, threading.Thread, Any]] = []  # (pid that opened it, its thread, connection)
         self._registry_lock = threading.Lock()
 
     def get(self, connect: Callable[[], Any]) -> Any:
         raw = getattr(self._local, "conn", None)
         if raw is None or self._local.pid != os.getpid():
             raw = connect()
+            pid = os.getpid()
             with self._registry_lock:
-                self._all.append((os.getpid(), raw))
+                ended = [entry for entry in self._all if entry[0] == pid and not entry[1].is_alive()]
+                self._all = [entry for entry in self._all if not any(entry is gone for gone in ended)]
+                self._all.append((pid, threading.current_thread(), raw))
+            for _, _, old in ended:
+                self._close(old)
             self._local.conn = raw
             self._local.pid = os.getpid()
         return raw
 
     def forget_current(self) -> None:
+        """Drop (and close) this thread's connection: it broke; the next get() opens another."""
+        raw = getattr(self._local, "conn", None)
         self._local.conn = None
+        if raw is not None:
+            with self._registry_lock:
+                self._all = [entry for entry in self._all if entry[2] is not raw]
+            self._close(raw)
 
-    def close_all(self, close: Callable[[Any], None]) -> None:
+    def close_all(self) -> None:
         pid = os.getpid()
         with self._registry_lock:
             connections, self._all = self._all, []
-        for owner, raw in connections:
+        for owner, _, raw in connections:
             if owner == pid:
-                close(raw)
+                self._close(raw)
         self._local = threading.local()
 
 
@@ -146,7 +162,7 @@ class SqliteDatabase:
         self.create = bool(create)
         self.busy_timeout = float(busy_timeout)
         self.write_attempts = max(1, int(write_attempts))
-        self._threads = _PerThread()
+        self._threads = _PerThread(self._close_one)
 
     @property
     def where(self) -> str:
@@ -181,14 +197,14 @@ class SqliteDatabase:
 
     def close(self) -> None:
         """Close every connection opened in this process (those inherited through a fork belong to the parent)."""
+        self._threads.close_all()
 
-        def close_one(conn: sqlite3.Connection) -> None:
-            try:
-                conn.close()
-            except sqlite3.Error:
-                pass
-
-        self._threads.close_all(close_one)
+    @staticmethod
+    def _close_one(conn: sqlite3.Connection) -> None:
+        try:
+            conn.close()
+        except sqlite3.Error:
+            pass
 
     def _retry_busy(self, error: sqlite3.Error, attempt: int, started: float) -> bool:
         """Retry a busy error (after a short pause) unless attempts or the busy timeout are used up.
@@ -305,7 +321,7 @@ class PostgresDatabase:
         self.url = url
         self.write_attempts = max(1, int(write_attempts))
         self.connect_timeout = int(connect_timeout)
-        self._threads = _PerThread()
+        self._threads = _PerThread(self._close_one)
 
     @property
     def where(self) -> str:
@@ -325,13 +341,13 @@ class PostgresDatabase:
         return raw
 
     def close(self) -> None:
-        def close_one(raw: Any) -> None:
-            try:
-                raw.close()
-            except self._psycopg.Error:
-                pass
+        self._threads.close_all()
 
-        self._threads.close_all(close_one)
+    def _close_one(self, raw: Any) -> None:
+        try:
+            raw.close()
+        except self._psycopg.Error:
+            pass
 
     def _translate(self, error: Exception, waited: float | None = None) -> StoreError:
         errors = self._psycopg.errors
@@ -359,9 +375,10 @@ class PostgresDatabase:
         errors = self._psycopg.errors
         if isinstance(error, (errors.SerializationFailure, errors.DeadlockDetected)):
             return True
-        # A connection that broke (a server restart, a dropped network) is opened again once.
+        # A connection that broke (a server restart, a dropped network, a server ending it: 57P) is opened
+        # again once.
         return isinstance(error, self._psycopg.OperationalError) and (
-            getattr(error, "sqlstate", None) is None or str(getattr(error, "sqlstate", "")).startswith("08")
+            getattr(error, "sqlstate", None) is None or str(getattr(error, "sqlstate", "")).startswith(("08", "57P"))
         )
 
     def _run(self, work: Callable[[Connection], T], lock: int | None, kind: str) -> T:

@@ -185,11 +185,44 @@ def _migration_3_classes(conn: Connection) -> None:
     )
 
 
+def _migration_4_grading_jobs(conn: Connection) -> None:
+    """Class mode's graded runs waiting for, or taken by, a worker (progress/run_jobs.py). The queue itself
+    is procrastinate's (its own tables); this row is what the learner's page watches and what makes a
+    run count once however often a worker starts it."""
+    _run_statements(
+        conn,
+        """
+        CREATE TABLE grading_jobs (
+            id            INTEGER PRIMARY KEY AUTOINCREMENT,
+            learner_id    INTEGER NOT NULL,
+            request_key   TEXT NOT NULL,        -- the page's key for one click: a resent request finds its job
+            exercise_id   TEXT NOT NULL,
+            language      TEXT NOT NULL,
+            source        TEXT NOT NULL,
+            state         TEXT NOT NULL,        -- 'queued', 'running', 'graded' or 'ended' (not graded: see result)
+            submitted_ts  DOUBLE PRECISION NOT NULL,
+            deadline_ts   DOUBLE PRECISION NOT NULL,  -- not graded by then: it ends with the verdict 'expired'
+            started_ts    DOUBLE PRECISION,
+            finished_ts   DOUBLE PRECISION,
+            attempts      INTEGER NOT NULL DEFAULT 0,  -- how many times a worker started it
+            worker        TEXT,                 -- the host and process that last took it
+            queue_job_id  INTEGER,              -- procrastinate's job, once deferred
+            result        TEXT,                 -- the grading result (JSON) once graded or ended
+            submission_id INTEGER,              -- the submissions row it became
+            UNIQUE (learner_id, request_key)
+        );
+        CREATE INDEX grading_jobs_by_state ON grading_jobs (state, id);
+        CREATE INDEX grading_jobs_by_learner ON grading_jobs (learner_id, state)
+        """,
+    )
+
+
 # Ordered; index i holds the migration that takes the schema version i to i + 1.
 MIGRATIONS: list[Callable[[Connection], None]] = [
     _migration_1_initial,
     _migration_2_learner_per_row,
     _migration_3_classes,
+    _migration_4_grading_jobs,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -79,6 +79,10 @@ def _require_text(name: str, value: Any, *, allow_empty: bool = False) -> str:
     return value
 
 
+class _AlreadyKept(Exception):
+    """Rolls back a submission whose claim failed (see record_submission)."""
+
+
 class ProgressStore:
     """A learner's progress in a database (SQLite or PostgreSQL). Create it with :func:`open_store`.
 
@@ -204,8 +208,13 @@ class ProgressStore:
         )
         return {f"{exercise}/{language}": source for exercise, language, source in rows}
 
-    def record_submission(self, exercise_id: str, language: str, source: str, result: dict) -> int:
-        """Keep one graded run (source and result); it also becomes the latest code. Returns its id."""
+    def record_submission(self, exercise_id: str, language: str, source: str, result: dict,
+                          *, claim: Callable[[Connection, int], bool] | None = None) -> int | None:
+        """Keep one graded run (source and result); it also becomes the latest code. Returns its id.
+
+        claim(conn, submission_id) runs in the same transaction after the insert (class mode's job queue
+        marks its job graded there): if it returns False, the run was already kept, nothing is written
+        and None is returned, so a job graded twice counts once."""
         _require_text("exercise_id", exercise_id)
         _require_text("language", language)
         _require_text("source", source, allow_empty=True)
@@ -226,10 +235,15 @@ class ProgressStore:
                 "VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
                 (self.learner_id, exercise_id, language, source, result_json, status, at),
             ).fetchone()[0]
+            if claim is not None and not claim(conn, int(submission_id)):
+                raise _AlreadyKept
             self._upsert_code(conn, exercise_id, language, source, at)
             return int(submission_id)
 
-        return self._write(work)
+        try:
+            return self._write(work)
+        except _AlreadyKept:
+            return None
 
     def latest_results(self) -> dict[str, dict]:
         rows = self._read(

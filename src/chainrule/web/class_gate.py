@@ -17,6 +17,7 @@ from urllib.parse import quote
 import anyio
 
 from chainrule.classes.accounts import Account, Accounts
+from chainrule.progress.errors import StoreError
 from chainrule.classes.sessions import CSRF_COOKIE, CSRF_HEADER, SESSION_COOKIE, csrf_ok, read_session
 from chainrule.web.store_access import StoreAccess, StoreUnavailable
 
@@ -57,7 +58,11 @@ class ClassGate:
             return True  # the page's own scripts and styles: nothing to look up
         cookies = cookies_of(headers.get("cookie", ""))
         session_cookie = cookies.get(SESSION_COOKIE)
-        account = await anyio.to_thread.run_sync(self.signed_in, session_cookie) if session_cookie else None
+        try:
+            account = await anyio.to_thread.run_sync(self.signed_in, session_cookie) if session_cookie else None
+        except StoreError as error:  # the class database is away: say so (the page tries again), never a 500
+            await _answer(send, 503, is_api, str(error))
+            return False
         state = scope.setdefault("state", {})
         state.update(account=account, session_cookie=session_cookie if account else None,
                      csrf_cookie=cookies.get(CSRF_COOKIE))
@@ -114,3 +119,13 @@ class ClassServices(StoreAccess):
 
     def grade(self, exercise_id: str, language: str, source: str) -> dict:
         return self.grader.grade(exercise_id, language, source)
+
+    def submit_run(self, exercise_id: str, language: str, source: str, key: str | None) -> dict | None:
+        if not getattr(self.grader, "queued", False):
+            return None
+        account = CURRENT_ACCOUNT.get()
+        if account is None:
+            raise StoreUnavailable("not signed in")
+        import uuid
+
+        return self.grader.submit(account.id, exercise_id, language, source, key or uuid.uuid4().hex)

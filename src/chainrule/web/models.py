@@ -337,3 +337,20 @@ class DueOut(BaseModel):
 
 class UndoOut(BaseModel):
     undone: dict[str, Any] | None
+
+
+class JobOut(Open):
+    """A graded run waiting for, or taken by, a worker (class mode in PostgreSQL; web/routes_jobs.py)."""
+
+    job: int
+    state: Literal["queued", "running", "graded", "ended"]
+    exercise: str
+    language: str
+    position: int | None = Field(default=None, description="1 for the next run a worker takes (while queued)")
+    poll_after: float | None = Field(default=None, description="seconds to wait before asking again (while open)")
+    result: GradeOut | None = Field(default=None, description="the grading result, once graded or ended")
+
+
+class JobsOut(BaseModel):
+    queued: bool = Field(description="True when runs are graded by workers (a class in PostgreSQL)")
+    jobs: list[JobOut]

@@ -11,6 +11,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Path, Query, Request
 from starlette.concurrency import run_in_threadpool
+from fastapi.responses import JSONResponse
 
 from chainrule import lessons
 from chainrule.errors import InputError
@@ -18,6 +19,7 @@ from chainrule.progress import StoreError
 from chainrule.progress.finished import finished
 from chainrule.progress.scheduling import schedule_summary
 from chainrule.web.models import (
+    JobOut,
     AnswerIn,
     AnswerResult,
     CodeIn,
@@ -175,10 +177,17 @@ def get_starter(
     return {"exercise": exercise_id, "language": language, "source": starter_source(exercise_id, language)}
 
 
-@router.post("/grade", response_model=GradeOut, summary="Grade code in the sandbox and store it as a submission")
-async def post_grade(request: Request, body: CodeIn) -> dict[str, Any]:
+@router.post("/grade", response_model=GradeOut, summary="Grade code in the sandbox and store it as a submission",
+             responses={202: {"model": JobOut, "description": "Queued for a worker (a class in PostgreSQL): "
+                              "follow it at /api/jobs/{job}"}})
+async def post_grade(request: Request, body: CodeIn) -> Any:
     # async: the grading waits for its turn in the event loop, not in the pages' threads (grading_gate.py)
     await run_in_threadpool(check_exercise, request, body.exercise, body.language)
+    # Class mode in PostgreSQL: the run becomes a job, and the page watches it (web/routes_jobs.py).
+    ticket = await run_in_threadpool(services(request).submit_run, body.exercise, body.language, body.source,
+                                     request.headers.get("x-chainrule-run"))
+    if ticket is not None:
+        return JSONResponse(ticket, status_code=202 if "job" in ticket else 200)
     from chainrule.grading import busy_result
 
     # check_exercise has refused an unknown exercise or language: anything grade() raises now is a bug (500).

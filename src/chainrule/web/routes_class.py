@@ -341,12 +341,14 @@ def create_class_app(
     """The lesson app in class mode: the same pages and API, behind accounts instead of a token."""
     from chainrule.web.app import create_app
 
+    from chainrule.web import routes_jobs
+
     services = ClassServices(store, grader)
     clock = clock or store.now
     gate = ClassGate(accounts, accounts.secret(), clock=clock)
     app = create_app("", None, services=services, gate=gate, port=port, extra_hosts=hosts,
                      schemes=("http", "https") if secure else ("http",),
-                     routers=[router, api], body_limits={IMPORT_PATH: MAX_IMPORT_BODY})
+                     routers=[router, api, routes_jobs.router], body_limits={IMPORT_PATH: MAX_IMPORT_BODY})
     app.state.accounts = accounts
     app.state.gate = gate
     app.state.secure = secure

@@ -2,8 +2,9 @@
 // reset, "Run tests" and per-test results. The latest code per exercise and language is
 // saved (debounced) and restored on reload. Hints open one at a time on request; the model
 // solution opens after a few runs that did not pass, or earlier if the learner confirms.
-import { get, put, post, el, debounce } from "./api.js";
+import { get, put, el, debounce } from "./api.js";
 import { renderMath } from "./math.js";
+import { follow, runTests, waitingRuns } from "./jobs.js";
 
 const LANGUAGE_NAMES = { python: "Python", javascript: "JavaScript", typescript: "TypeScript" };
 const SAVE_DELAY_MS = 700;
@@ -166,6 +167,21 @@ async function renderExercise(list, exercise, index, codemirror, savedCode, save
     runStatus.textContent = "Starter code restored.";
   });
 
+  const showRun = (lang, result) => {
+    savedResults[key(lang)] = result;
+    if (lang === language) renderResult(results, result, false);
+    if (result.saved && result.status !== "pass") helpPanel.failedRun();
+    runStatus.textContent = result.status === "pass" ? "All tests passed." : "Done: see the results below.";
+  };
+  // A run still waiting for a grader when the page was (re)loaded: follow it here (jobs.js).
+  waitingRuns().then(async (jobs) => {
+    for (const job of jobs.filter((entry) => entry.exercise === exercise.id)) {
+      runButton.disabled = true;
+      try { showRun(job.language, await follow(job, (text) => { runStatus.textContent = text; })); } catch { /* shown */ }
+      runButton.disabled = false;
+    }
+  });
+
   runButton.addEventListener("click", async () => {
     const lang = language;
     const source = editor.getText();
@@ -174,12 +190,9 @@ async function renderExercise(list, exercise, index, codemirror, savedCode, save
     runStatus.textContent = "Running the tests…";
     results.setAttribute("aria-busy", "true");
     try {
-      const result = await post("/api/grade", { exercise: exercise.id, language: lang, source }, "run the tests");
-      savedResults[key(lang)] = result;
+      const result = await runTests(exercise.id, lang, source, (text) => { runStatus.textContent = text; });
       savedCode[key(lang)] = source;
-      if (lang === language) renderResult(results, result, false);
-      if (result.saved && result.status !== "pass") helpPanel.failedRun();
-      runStatus.textContent = result.status === "pass" ? "All tests passed." : "Done: see the results below.";
+      showRun(lang, result);
     } catch (error) {
       runStatus.textContent = "The tests did not run: see the message at the top.";
     } finally {
@@ -201,6 +214,7 @@ const VERDICT_TEXT = {
   "file-limit": "Your code wrote too much to files.",
   crashed: "The test run crashed.",
   busy: "The grader is busy: try again in a moment.",
+  expired: "No grader took this run in time, so it was not graded.",
   "type-error": "TypeScript found type errors, so this run does not pass (the tests ran anyway).",
 };
 

@@ -1,0 +1,111 @@
+"""The queue that carries graded runs to workers: procrastinate, in the class's PostgreSQL database.
+
+Why procrastinate (docs/classroom.md): it needs nothing but PostgreSQL, speaks psycopg 3 (our driver),
+wakes workers with LISTEN/NOTIFY, keeps a worker heartbeat from which a dead worker's jobs are found,
+and has a lock per job so that one run never grades twice at once.
+
+The web process only defers (Sender); `chainrule worker` runs procrastinate's worker with the one task
+below, plus a sweeper (Sweeper) that hands the jobs of dead workers back to the queue and sends the runs
+the queue never got. What a run is, and that it counts once, is progress/run_jobs.py's business.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Callable
+
+from chainrule.progress.run_jobs import (
+    lock_session,
+    queue_schema_ready,
+    try_lock_session_async,
+    unlock_session,
+    unlock_session_async,
+)
+
+QUEUE = "grading"
+TASK = "chainrule.grade_run"
+SCHEMA_LOCK = -2  # advisory lock keys (migrations use -1, learners >= 0): applying procrastinate's schema,
+SWEEP_LOCK = -3  # and handing back stalled runs
+
+log = logging.getLogger("chainrule.worker")
+
+
+def _lock_of(job_id: int) -> str:
+    return f"chainrule-run-{job_id}"
+
+
+def apply_schema(url: str) -> bool:
+    """Apply procrastinate's own schema (its SchemaManager, what `procrastinate schema --apply` runs) if the
+    database has none yet; True if it was applied now. Several processes starting at once: one applies."""
+    import psycopg
+    from procrastinate import App, SyncPsycopgConnector
+
+    with psycopg.connect(url, autocommit=True, connect_timeout=10) as raw:
+        if queue_schema_ready(raw):
+            return False
+        lock_session(raw, SCHEMA_LOCK)
+        try:
+            if queue_schema_ready(raw):
+                return False
+            app = App(connector=SyncPsycopgConnector(conninfo=url, min_size=1, max_size=1))
+            with app.open():
+                app.schema_manager.apply_schema()
+            return True
+        finally:
+            unlock_session(raw, SCHEMA_LOCK)
+
+
+class Sender:
+    """Hands a run to the queue from synchronous code (the web process, the sweeper)."""
+
+    def __init__(self, url: str) -> None:
+        from procrastinate import App, SyncPsycopgConnector
+
+        # A small pool that checks its connections: after a database restart the next send reconnects.
+        self.app = App(connector=SyncPsycopgConnector(conninfo=url, min_size=0, max_size=4, timeout=5))
+        self.app.open()
+
+    def send(self, job_id: int) -> int | None:
+        """procrastinate's job id, or None if the run is already waiting in the queue."""
+        from procrastinate import exceptions
+
+        deferrer = self.app.configure_task(TASK, queue=QUEUE, lock=_lock_of(job_id), queueing_lock=_lock_of(job_id))
+        try:
+            return deferrer.defer(run_id=job_id)
+        except exceptions.AlreadyEnqueued:
+            return None
+
+    def close(self) -> None:
+        self.app.close()
+
+
+def worker_app(url: str, grade_run: Callable[[int], None]) -> Any:
+    """procrastinate's App for a worker process, with the one task: grade run ``run_id``."""
+    from procrastinate import App, PsycopgConnector
+
+    app = App(connector=PsycopgConnector(conninfo=url, min_size=1, max_size=5))
+
+    @app.task(name=TASK, queue=QUEUE)
+    def grade(run_id: int) -> None:
+        grade_run(int(run_id))
+
+    return app
+
+
+async def requeue_stalled(app: Any, stalled_after: float) -> int:
+    """Hand back to the queue the runs of workers whose heartbeat stopped (killed, or their host lost).
+
+    One worker at a time does this (an advisory lock), so a run handed back and taken again at once is
+    never seen as stalled by a second worker reading the old state."""
+    async with app.connector.pool.connection() as raw:
+        if not await try_lock_session_async(raw, SWEEP_LOCK):
+            return 0
+        try:
+            stalled = await app.job_manager.get_stalled_jobs(queue=QUEUE, seconds_since_heartbeat=stalled_after)
+            for job in stalled:
+                log.warning("run %s: its worker stopped answering; handing it back to the queue",
+                            job.task_kwargs.get("run_id"))
+                await app.job_manager.retry_job(job)
+            return len(stalled)
+        finally:
+            await unlock_session_async(raw, SWEEP_LOCK)

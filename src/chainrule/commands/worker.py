@@ -1,0 +1,250 @@
+"""`chainrule worker`: grade a class's runs, on any host that reaches its PostgreSQL database.
+
+    chainrule worker [--database URL] [--concurrency N]
+
+Takes the runs `chainrule serve` queued (classes/queue.py), grades each in the same layered sandbox as
+`chainrule lesson`, and keeps the result as the learner's submission (progress/run_jobs.py). N processes
+(default: one per core of this host), each grading one run at a time; a process that dies is started
+again. Start and stop workers at any time: a run whose worker died goes back to the queue once its
+heartbeat is missed, and is graded by another. See docs/classroom.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+DEFAULT_HEARTBEAT = 5.0
+DEFAULT_NICE = 10
+DEFAULT_STALLED_AFTER = 30.0
+PREFETCH = 1  # runs a worker process holds besides the one it grades
+FINISH_PATIENCE_SECONDS = 60.0
+YOUNG_SECONDS = 10.0  # a process that dies younger than this is started again after a growing pause
+MAX_RESTART_PAUSE = 30.0  # how long a graded result waits for an unreachable database
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "worker", help="grade a class's queued runs (run it on any host that reaches the class's PostgreSQL)",
+        description="Grade the runs `chainrule serve --database URL` queued, in this host's sandbox.",
+    )
+    parser.add_argument("--concurrency", type=int, default=None, metavar="N",
+                        help="how many runs at once, each in its own process (default: one per core)")
+    parser.add_argument("--name", default=None, help="this worker's name in logs (default: HOST:PID)")
+    parser.add_argument("--heartbeat", type=float, default=DEFAULT_HEARTBEAT, metavar="SECONDS",
+                        help=f"how often a worker says it is alive (default {DEFAULT_HEARTBEAT:g})")
+    parser.add_argument("--stalled-after", type=float, default=DEFAULT_STALLED_AFTER, metavar="SECONDS",
+                        help="a worker silent this long is taken for dead and its run is graded again "
+                        f"(default {DEFAULT_STALLED_AFTER:g}; keep it several heartbeats long)")
+    parser.add_argument("--nice", type=int, default=DEFAULT_NICE, metavar="N",
+                        help=f"run at this lower CPU priority (default {DEFAULT_NICE}), so that on a host that also "
+                        "serves the pages they stay fast while a long queue is graded; 0 keeps the priority")
+    parser.add_argument("--allow-weak-sandbox", action="store_true",
+                        help="grade even if this host's sandbox is not strong (learners' code then runs on a host "
+                        "that holds the class database's address)")
+    parser.add_argument("--database", default=None, metavar="URL",
+                        help="the class's postgresql:// URL (default: $CHAINRULE_DATABASE)")
+    parser.set_defaults(func=run)
+
+
+def _cores() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def run(args: argparse.Namespace) -> int:
+    from chainrule.classes import ENV_DATABASE
+    from chainrule.progress.connection import is_database_url
+
+    url = args.database or os.environ.get(ENV_DATABASE) or ""
+    if not is_database_url(url):
+        print("chainrule worker: give the class's PostgreSQL database with --database postgresql://... (or "
+              f"${ENV_DATABASE}). A class in SQLite is graded by `chainrule serve` itself.", file=sys.stderr)
+        return 2
+    concurrency = args.concurrency if args.concurrency is not None else _cores()
+    if not 1 <= concurrency <= 256:
+        print(f"chainrule worker: --concurrency must be between 1 and 256, not {concurrency}", file=sys.stderr)
+        return 2
+    if not 0 < args.heartbeat < args.stalled_after:
+        print("chainrule worker: --heartbeat must be > 0 and shorter than --stalled-after", file=sys.stderr)
+        return 2
+    if not 0 <= args.nice <= 19:
+        print(f"chainrule worker: --nice must be between 0 and 19, not {args.nice}", file=sys.stderr)
+        return 2
+    from chainrule.commands.lesson import _sandbox_level
+
+    level, detail = _sandbox_level()
+    if level != "strong" and not args.allow_weak_sandbox:
+        print(f"chainrule worker: refusing to grade here: learners' code runs on this host, which holds the class "
+              f"database's address, and the grader's sandbox here is {level!r}, not 'strong'"
+              + (f" ({detail})" if detail else "") + ". Fix the sandbox (docs/grading.md), or pass "
+              "--allow-weak-sandbox if you accept the risk.", file=sys.stderr)
+        return 2
+    if args.nice:
+        os.nice(args.nice)  # the processes it starts, sandboxes and worker processes included, inherit it
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    if concurrency > 1:
+        return _supervise(args, url, concurrency)
+    from chainrule.progress import StoreError
+
+    name = args.name or f"{socket.gethostname()}:{os.getpid()}"
+    try:
+        return asyncio.run(_work(url, name, args.heartbeat, args.stalled_after))
+    except KeyboardInterrupt:
+        return 0
+    except StoreError as error:
+        print(f"chainrule worker: {error}", file=sys.stderr)
+        return 1
+
+
+def _supervise(args: argparse.Namespace, url: str, count: int) -> int:
+    """Run ``count`` worker processes; start again any that dies (after a pause that grows while they keep
+    dying young, e.g. the database is away); stop them all on a signal."""
+    from chainrule.progress import StoreError
+
+    try:
+        _prepare(url)  # a database that cannot be reached is said once, here, not by every process
+    except StoreError as error:
+        print(f"chainrule worker: {error}", file=sys.stderr)
+        return 1
+    command = [sys.executable, "-m", "chainrule", "worker", "--concurrency", "1", "--nice", "0", "--database", url,
+               *(["--allow-weak-sandbox"] if args.allow_weak_sandbox else []),
+               "--heartbeat", str(args.heartbeat), "--stalled-after", str(args.stalled_after)]
+    stopping = False
+
+    def stop(signum: int, frame: object) -> None:
+        nonlocal stopping
+        stopping = True
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    children = [(subprocess.Popen(command), time.monotonic()) for _ in range(count)]
+    pause = 1.0
+    print(f"chainrule worker: {count} processes grading (one run each at a time).", flush=True)
+    while not stopping:
+        time.sleep(0.5)
+        for index, (child, started) in enumerate(children):
+            if child.poll() is None or stopping:
+                continue
+            young = time.monotonic() - started < YOUNG_SECONDS
+            pause = min(MAX_RESTART_PAUSE, pause * 2) if young else 1.0
+            print(f"chainrule worker: process {child.pid} stopped (exit {child.returncode}); starting another"
+                  + (f" in {pause:g} s." if young else "."), file=sys.stderr, flush=True)
+            if young:
+                time.sleep(pause)
+            children[index] = (subprocess.Popen(command), time.monotonic())
+    for child, _ in children:
+        if child.poll() is None:
+            child.send_signal(signal.SIGTERM)
+    for child, _ in children:
+        child.wait()
+    return 0
+
+
+def _prepare(url: str):
+    """The class store, with procrastinate's schema applied; StoreError if the database cannot be used."""
+    from chainrule.classes import open_class_store
+    from chainrule.classes.grading import queue_unreachable
+    from chainrule.classes.queue import apply_schema
+
+    store = open_class_store(database=url)
+    try:
+        apply_schema(url)
+    except Exception as error:
+        store.close()
+        raise queue_unreachable(store.where, error) from error
+    return store
+
+
+async def _work(url: str, name: str, heartbeat: float, stalled_after: float) -> int:
+    from chainrule.progress.run_jobs import RunJobs
+    from chainrule.classes.queue import QUEUE, Sender, worker_app
+    from chainrule.grading import configure_concurrency
+
+    from chainrule.progress.connection import redacted_url
+
+    store = _prepare(url)
+    jobs = RunJobs(store)
+    # This process grades one run at a time, with the next one already taken and waiting at the gate: the
+    # queue's bookkeeping (keeping a result, taking the next run) overlaps a grading instead of adding to it.
+    configure_concurrency(slots=1, queue=PREFETCH)
+    app = worker_app(url, lambda run_id: _grade_run(jobs, run_id, name))
+    sender = Sender(url)
+    stop = asyncio.Event()
+    sweeping = asyncio.create_task(_sweep(app, jobs, sender, heartbeat, stalled_after, stop))
+    print(f"chainrule worker {name} is grading the runs queued in {redacted_url(url)}.", flush=True)
+    try:
+        while True:
+            try:
+                async with app.open_async():
+                    await app.run_worker_async(
+                        queues=[QUEUE], concurrency=1 + PREFETCH, name=name, delete_jobs="successful",
+                        update_heartbeat_interval=heartbeat, stalled_worker_timeout=stalled_after,
+                        fetch_job_polling_interval=heartbeat)
+                return 0  # stopped by a signal
+            except Exception as error:  # the database went away: wait, then take runs again
+                logging.getLogger("chainrule.worker").warning("worker %s: %s; starting again in 1 s", name, error)
+                await asyncio.sleep(1)
+    finally:
+        stop.set()
+        await sweeping
+        sender.close()
+        store.close()
+
+
+async def _sweep(app, jobs, sender, heartbeat: float, stalled_after: float, stop: asyncio.Event) -> None:
+    """Every heartbeat: runs of dead workers back to the queue, runs the queue never got sent to it,
+    runs past their deadline ended. A failure (the database away) waits for the next round."""
+    from chainrule.classes.queue import requeue_stalled
+
+    log = logging.getLogger("chainrule.worker")
+    while not stop.is_set():
+        try:
+            await asyncio.wait_for(stop.wait(), timeout=heartbeat)
+            return
+        except asyncio.TimeoutError:
+            pass
+        try:
+            if app.connector._async_pool is not None:  # the worker's pool is open (not between restarts)
+                await requeue_stalled(app, stalled_after)
+            for job_id in await asyncio.to_thread(jobs.unsent, 2 * heartbeat):
+                queue_job_id = await asyncio.to_thread(sender.send, job_id)
+                if queue_job_id is not None:
+                    await asyncio.to_thread(jobs.mark_sent, job_id, queue_job_id)
+            await asyncio.to_thread(jobs.expire_overdue)
+        except Exception as error:
+            log.warning("sweeping the queue failed (%s); trying again in %g s", error, heartbeat)
+
+
+def _grade_run(jobs, run_id: int, name: str) -> None:
+    """procrastinate's task: grade one run and keep its result (runs in a thread of the worker)."""
+    from chainrule.grading import grade
+    from chainrule.progress import StoreError
+
+    run = jobs.start(run_id, name)
+    if run is None:
+        return  # graded already, or ended
+    try:
+        result = grade(run.exercise_id, run.language, run.source)
+    except ValueError as error:  # an exercise or language this host's chainrule does not know
+        jobs.end(run.id, "error", f"This worker cannot grade it: {error}")
+        return
+    waited = 0.0
+    while True:
+        try:
+            jobs.finish(run, result)
+            return
+        except StoreError:
+            if waited >= FINISH_PATIENCE_SECONDS:
+                raise  # the run stays "running"; its deadline ends it
+            time.sleep(1.0)
+            waited += 1.0

@@ -1,0 +1,77 @@
+"""A throwaway PostgreSQL cluster: for the test session (conftest.postgres_cluster) and the class benchmark.
+
+    with throwaway_cluster() as url:      # postgresql://chainrule@/postgres?host=/tmp/chainrule-pg-...
+        ...
+
+initdb as an unprivileged user (PostgreSQL refuses to run as root), trust authentication, listening only on
+a Unix socket in a temporary folder that user owns; stopped and deleted at the end.
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+import shutil
+import subprocess
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+POSTGRES_BIN_DIRS = ("/usr/lib/postgresql/17/bin", "/usr/lib/postgresql/16/bin", "/usr/lib/postgresql/15/bin")
+
+
+class ClusterUnavailable(RuntimeError):
+    """PostgreSQL's server programs are not installed here."""
+
+
+def postgres_bin() -> Path | None:
+    for folder in POSTGRES_BIN_DIRS:
+        if (Path(folder) / "initdb").is_file() and (Path(folder) / "pg_ctl").is_file():
+            return Path(folder)
+    found = shutil.which("initdb")
+    return Path(found).parent if found and shutil.which("pg_ctl") else None
+
+
+@contextmanager
+def throwaway_cluster(max_connections: int = 200, fsync: bool = False) -> Iterator[str]:
+    """fsync=False for tests (nothing to keep); the benchmark writes as a real server does."""
+    bin_dir = postgres_bin()
+    if bin_dir is None:
+        raise ClusterUnavailable("PostgreSQL's initdb and pg_ctl are not installed (apt-get install postgresql; "
+                                 "see scripts/system-deps.sh)")
+    folder = tempfile.mkdtemp(prefix="chainrule-pg-")
+    run_as: list[str] = []
+    if os.geteuid() == 0:
+        user = pwd.getpwnam("nobody")
+        os.chown(folder, user.pw_uid, user.pw_gid)
+        run_as = ["runuser", "-u", "nobody", "--"]
+    data, log = os.path.join(folder, "data"), os.path.join(folder, "log")
+
+    def run(*command: str) -> None:
+        done = subprocess.run([*run_as, *command], capture_output=True, text=True, timeout=120)
+        if done.returncode != 0:
+            raise RuntimeError(f"{' '.join(command)} failed: {done.stdout}{done.stderr}")
+
+    run(str(bin_dir / "initdb"), "-D", data, "-U", "chainrule", "--auth=trust", "-E", "UTF8", "--no-sync")
+    options = f"-k {folder} -c listen_addresses='' -c fsync={'on' if fsync else 'off'} -c max_connections={max_connections}"
+    run(str(bin_dir / "pg_ctl"), "-D", data, "-l", log, "-o", options, "-w", "start")
+    try:
+        yield f"postgresql://chainrule@/postgres?host={folder}"
+    finally:
+        subprocess.run([*run_as, str(bin_dir / "pg_ctl"), "-D", data, "-m", "immediate", "-w", "stop"],
+                       capture_output=True, timeout=120)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def new_postgres_schema(cluster_url: str) -> str:
+    """A URL whose connections see a fresh, empty schema of the cluster (a schema per store is much
+    faster than a database per store, and just as separate)."""
+    import uuid
+
+    import psycopg
+
+    name = "t_" + uuid.uuid4().hex[:16]
+    with psycopg.connect(cluster_url, autocommit=True) as conn:
+        conn.execute(f"CREATE SCHEMA {name}")
+    return f"{cluster_url}&options=-csearch_path%3D{name}"

@@ -1,0 +1,435 @@
+"""Graded runs as jobs (issue 23) with the real parts: PostgreSQL (the session's throwaway cluster),
+procrastinate's queue, `chainrule worker` and `chainrule serve` as separate processes, the real sandbox.
+
+Faults: a worker killed with kill -9 mid-run, the web process killed and started again, the database
+unreachable for a moment, a burst from one learner, a run past its deadline.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from chainrule.classes.accounts import Accounts
+from chainrule.classes.grading import QueuedGrader
+from chainrule.progress.run_jobs import ENDED, GRADED, MAX_STARTS, RUNNING, RunJobs
+from chainrule.grading import reference_source
+from chainrule.progress import open_store
+from chainrule.web.routes_class import create_class_app
+from conftest import new_postgres_schema
+from test_class_server import BASE, FAST_HASHER, PASSWORD, csrf_of, send
+
+REPO = Path(__file__).resolve().parents[1]
+EXERCISE = "neuron-grads"
+SOLUTION = reference_source(EXERCISE, "python")
+# A run that takes a while (inside the sandbox's time limits), so that a worker can be killed mid-run.
+SLOW_SOLUTION = "import time\ntime.sleep(3)\n" + SOLUTION
+FAST_WORKER = ("--heartbeat", "0.5", "--stalled-after", "2")
+WAIT_SECONDS = 90
+
+
+def env_for(url: str) -> dict:
+    env = dict(os.environ, PYTHONUNBUFFERED="1", CHAINRULE_DATABASE=url)
+    return env
+
+
+class Process:
+    """A chainrule command as its own process (its own process group), ready once it prints ``ready``."""
+
+    def __init__(self, url: str, argv: list[str], ready: str) -> None:
+        self.process = subprocess.Popen([sys.executable, "-m", "chainrule", *argv], env=env_for(url), cwd=REPO,
+                                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                        start_new_session=True)
+        self.lines: list[str] = []
+        started = threading.Event()
+
+        def read() -> None:
+            for line in self.process.stdout:
+                self.lines.append(line)
+                if ready in line:
+                    started.set()
+            started.set()
+
+        threading.Thread(target=read, daemon=True).start()
+        assert started.wait(WAIT_SECONDS) and self.process.poll() is None, "".join(self.lines)
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def stop(self, how: int = signal.SIGTERM) -> None:
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, how)
+            try:
+                self.process.wait(30)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait(10)
+
+
+def Worker(url: str) -> Process:
+    """`chainrule worker --concurrency 1`, ready once it says it is grading."""
+    return Process(url, ["worker", "--concurrency", "1", *FAST_WORKER], "is grading")
+
+
+class Class:
+    """A class in its own PostgreSQL schema, its web app in process with the queued grader."""
+
+    def __init__(self, url: str, **grader_options) -> None:
+        self.url = url
+        self.store = open_store(database=url, fuzzing=False)
+        self.accounts = Accounts(self.store, hasher=FAST_HASHER)
+        self.grader = QueuedGrader(self.store, url, **grader_options)
+        self.app = create_class_app(self.store, accounts=self.accounts, grader=self.grader,
+                                    hosts=["class.example.org"])
+        self.physics = self.accounts.create_class("Physics")
+        self.workers: list[Worker] = []
+
+    def learner(self, name: str) -> TestClient:
+        client = TestClient(self.app, base_url=BASE, follow_redirects=False)
+        invite = self.physics.invite_token
+        page = client.get(f"/join/{invite}")
+        answer = client.post(f"/join/{invite}", data={"csrf": csrf_of(page.text), "name": name, "password": PASSWORD})
+        assert answer.status_code == 303, answer.text
+        client.learner_id = client.get("/api/class/me").json()["id"]
+        return client
+
+    def worker(self) -> Worker:
+        self.workers.append(Worker(self.url))
+        return self.workers[-1]
+
+    def close(self) -> None:
+        for worker in self.workers:
+            worker.stop()
+        self.grader.close()
+        self.store.close()
+
+
+@pytest.fixture
+def school(postgres_cluster):
+    made = Class(new_postgres_schema(postgres_cluster))
+    yield made
+    made.close()
+
+
+def run(client: TestClient, source: str = SOLUTION, key: str | None = None):
+    headers = {"X-CSRF-Token": client.cookies.get("chainrule_csrf", ""), "X-Chainrule-Run": key or uuid.uuid4().hex}
+    return client.post("/api/grade", json={"exercise": EXERCISE, "language": "python", "source": source},
+                       headers=headers)
+
+
+def wait_for(client: TestClient, job: int, states=(GRADED, ENDED)) -> dict:
+    """Poll the job as the page does, until it reaches one of ``states``."""
+    deadline = time.monotonic() + WAIT_SECONDS
+    while time.monotonic() < deadline:
+        answer = client.get(f"/api/jobs/{job}")
+        assert answer.status_code == 200, answer.text
+        if answer.json()["state"] in states:
+            return answer.json()
+        time.sleep(0.1)
+    raise AssertionError(f"job {job} did not reach {states}: {answer.json()}")
+
+
+def job_row(school: Class, job: int) -> tuple:
+    return school.store.database.read(lambda conn: conn.execute(
+        "SELECT state, attempts, worker FROM grading_jobs WHERE id = ?", (job,)).fetchone())
+
+
+def submissions(school: Class, learner_id: int) -> int:
+    return school.store.for_learner(learner_id).submission_count()
+
+
+# ------------------------------------------------------------------------------------------------ tests
+
+
+def test_a_run_waits_in_the_queue_then_a_worker_process_grades_it_once(school):
+    ada = school.learner("Ada")
+    key = uuid.uuid4().hex
+    ticket = run(ada, key=key)
+    assert ticket.status_code == 202, ticket.text
+    assert ticket.json()["state"] == "queued" and ticket.json()["position"] == 1
+    job = ticket.json()["job"]
+    assert run(ada, key=key).json()["job"] == job  # the same click sent again: the same run
+    assert [entry["job"] for entry in ada.get("/api/jobs").json()["jobs"]] == [job]  # what a reload resumes
+    assert submissions(school, ada.learner_id) == 0  # nothing graded in the web process
+
+    worker = school.worker()
+    done = wait_for(ada, job)
+    assert done["state"] == GRADED and done["result"]["status"] == "pass" and done["result"]["saved"] is True
+    assert job_row(school, job)[2].endswith(f":{worker.pid}")
+    assert submissions(school, ada.learner_id) == 1
+    assert ada.get("/api/progress/backprop").json()["results"][f"{EXERCISE}/python"]["status"] == "pass"
+    assert ada.get("/api/jobs").json()["jobs"] == []
+    # Another learner cannot watch Ada's run.
+    assert school.learner("Bea").get(f"/api/jobs/{job}").status_code == 404
+
+
+def test_a_burst_from_one_learner_is_queued_up_to_the_bound_and_then_answered_clearly(postgres_cluster):
+    school = Class(new_postgres_schema(postgres_cluster), max_open=3)
+    try:
+        ada, bea = school.learner("Ada"), school.learner("Bea")
+        answers = [run(ada) for _ in range(5)]
+        assert [answer.status_code for answer in answers] == [202, 202, 202, 200, 200]
+        assert [answer.json()["position"] for answer in answers[:3]] == [1, 2, 3]
+        refused = answers[3].json()
+        assert refused["verdict"] == "busy" and refused["saved"] is False
+        assert "already have 3 runs waiting" in refused["message"]
+        # Others are not held back by Ada's burst: Bea is queued behind it.
+        assert run(bea).json()["position"] == 4
+        # The page of a learner with a long queue still answers (progress, the list of runs).
+        assert ada.get("/api/progress/backprop").status_code == 200
+        assert len(ada.get("/api/jobs").json()["jobs"]) == 3
+    finally:
+        school.close()
+
+
+def test_a_worker_killed_mid_run_loses_nothing_and_the_run_counts_once(school):
+    ada = school.learner("Ada")
+    first, second = school.worker(), school.worker()
+    job = run(ada, SLOW_SOLUTION).json()["job"]
+    wait_for(ada, job, states=(RUNNING,))
+    taken_by = int(job_row(school, job)[2].rsplit(":", 1)[1])
+    os.killpg(taken_by, signal.SIGKILL)
+    survivor = second if taken_by == first.pid else first
+    done = wait_for(ada, job)
+    state, attempts, worker = job_row(school, job)
+    assert done["result"]["status"] == "pass", done
+    assert (state, attempts) == (GRADED, 2) and worker.endswith(f":{survivor.pid}")
+    assert submissions(school, ada.learner_id) == 1
+    assert school.store.for_learner(ada.learner_id).failed_runs(EXERCISE) == 0
+
+
+def test_workers_join_and_leave_while_the_class_works(school):
+    ada, bea = school.learner("Ada"), school.learner("Bea")
+    first = school.worker()
+    early = [run(ada).json()["job"] for _ in range(3)]
+    second = school.worker()
+    first.process.send_signal(signal.SIGTERM)  # the worker alone: it finishes the runs in hand, then stops
+    assert first.process.wait(60) == 0
+    late = [run(bea).json()["job"] for _ in range(3)]
+    results = [wait_for(ada, job) for job in early] + [wait_for(bea, job) for job in late]
+    assert [result["result"]["status"] for result in results] == ["pass"] * 6
+    assert all(job_row(school, job)[2].endswith(f":{second.pid}") for job in late)
+    assert all(job_row(school, job)[1] == 1 for job in early + late)  # none started twice
+    assert submissions(school, ada.learner_id) == 3 and submissions(school, bea.learner_id) == 3
+
+
+def test_a_run_the_queue_never_got_is_sent_by_a_worker(school):
+    ada = school.learner("Ada")
+    # Kept in the class database, but the web process stopped before handing it to the queue.
+    job, _ = school.grader.jobs.submit(ada.learner_id, EXERCISE, "python", SOLUTION, "never-sent")
+    school.worker()
+    assert wait_for(ada, job)["result"]["status"] == "pass"
+    assert submissions(school, ada.learner_id) == 1
+
+
+def test_a_run_no_worker_takes_before_its_deadline_ends_with_a_clear_verdict(postgres_cluster):
+    school = Class(new_postgres_schema(postgres_cluster), deadline_seconds=0.5)
+    try:
+        ada = school.learner("Ada")
+        job = run(ada).json()["job"]
+        done = wait_for(ada, job)
+        assert done["state"] == ENDED and done["result"]["verdict"] == "expired"
+        assert "before its deadline" in done["result"]["message"] and done["result"]["saved"] is False
+        assert submissions(school, ada.learner_id) == 0
+    finally:
+        school.close()
+
+
+def _socket_of(url: str) -> Path:
+    folder = re.search(r"host=([^&]+)", url).group(1)
+    return Path(folder) / ".s.PGSQL.5432"
+
+
+def test_the_database_away_for_a_moment_loses_no_run(school):
+    import psycopg
+
+    ada = school.learner("Ada")
+    worker = school.worker()
+    place = _socket_of(school.url)
+    hidden = place.with_name("away")
+    with psycopg.connect(school.url, autocommit=True) as admin:
+        place.rename(hidden)  # new connections fail, and every open one is ended: PostgreSQL is away
+        try:
+            admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                          "WHERE pid <> pg_backend_pid() AND backend_type = 'client backend'")
+            key = uuid.uuid4().hex
+            away = run(ada, key=key)
+            assert away.status_code == 503 and "cannot be reached" in away.json()["detail"], away.text
+        finally:
+            hidden.rename(place)
+    # The page sends the same run again, as jobs.js does: it is queued once and graded by the same worker.
+    ticket = run(ada, key=key)
+    assert ticket.status_code == 202, ticket.text
+    done = wait_for(ada, ticket.json()["job"])
+    assert done["result"]["status"] == "pass" and worker.process.poll() is None
+    assert submissions(school, ada.learner_id) == 1
+
+
+def test_a_class_in_sqlite_has_no_jobs_and_grades_in_process(tmp_path):
+    from chainrule.classes.grading import InProcessGrader
+
+    store = open_store(tmp_path, fuzzing=False, file_name="class.sqlite")
+    try:
+        accounts = Accounts(store, hasher=FAST_HASHER)
+        app = create_class_app(store, accounts=accounts, grader=InProcessGrader(), hosts=["class.example.org"])
+        physics = accounts.create_class("Physics")
+        client = TestClient(app, base_url=BASE, follow_redirects=False)
+        page = client.get(f"/join/{physics.invite_token}")
+        client.post(f"/join/{physics.invite_token}", data={"csrf": csrf_of(page.text), "name": "Ada",
+                                                           "password": PASSWORD})
+        answer = send(client, "POST", "/api/grade", json={"exercise": EXERCISE, "language": "python",
+                                                          "source": SOLUTION})
+        assert answer.status_code == 200 and answer.json()["status"] == "pass" and answer.json()["saved"]
+        assert client.get("/api/jobs").json() == {"queued": False, "jobs": []}
+    finally:
+        store.close()
+
+
+# ------------------------------------------------------------------------------------------------ RunJobs
+
+
+def test_a_result_delivered_twice_is_kept_once_and_a_run_started_too_often_ends(store_place):
+    store = open_store(**store_place("class"), fuzzing=False)
+    try:
+        jobs = RunJobs(store)
+        job, queued = jobs.submit(7, EXERCISE, "python", SOLUTION, "click-1")
+        assert queued and jobs.submit(7, EXERCISE, "python", SOLUTION, "click-1") == (job, True)
+        taken = jobs.start(job, "host:1")
+        result = {"status": "fail", "verdict": "failed", "tests": []}
+        assert jobs.finish(taken, result) is not None
+        assert jobs.finish(taken, result) is None  # a second worker finishing the same run
+        learner = store.for_learner(7)
+        assert learner.submission_count() == 1 and learner.failed_runs(EXERCISE) == 1
+        assert jobs.start(job, "host:2") is None  # graded: nothing to do
+
+        again, _ = jobs.submit(7, EXERCISE, "python", SOLUTION, "click-2")
+        for _ in range(MAX_STARTS):
+            assert jobs.start(again, "host:dies") is not None  # each time its worker dies mid-run
+        assert jobs.start(again, "host:3") is None
+        ended = jobs.status(7, again)
+        assert ended["state"] == ENDED and ended["result"]["verdict"] == "crashed"
+        assert learner.submission_count() == 1
+    finally:
+        store.close()
+
+
+# ------------------------------------------------------------------------------------------------ the web process
+
+
+def test_the_web_process_killed_and_started_again_loses_no_run(postgres_cluster):
+    import httpx
+
+    url = new_postgres_schema(postgres_cluster)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    base = f"http://127.0.0.1:{port}"
+    made = subprocess.run([sys.executable, "-m", "chainrule", "class", "create", "Physics", "--url", base],
+                          env=env_for(url), cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert made.returncode == 0, made.stderr
+    invite = re.findall(rf"{re.escape(base)}/join/\S+", made.stdout)[0]
+    serve = ["serve", "--port", str(port)]
+    web = Process(url, serve, "sign in at")
+    worker = None
+    try:
+        with httpx.Client(base_url=base, timeout=30) as ada:
+            page = ada.get(invite)
+            assert ada.post(invite, data={"csrf": csrf_of(page.text), "name": "Ada", "password": PASSWORD}).status_code == 303
+            key = uuid.uuid4().hex
+            ticket = run(ada, key=key)
+            assert ticket.status_code == 202, ticket.text
+            job = ticket.json()["job"]
+
+            web.stop(signal.SIGKILL)
+            web = Process(url, serve, "sign in at")
+            assert [entry["job"] for entry in ada.get("/api/jobs").json()["jobs"]] == [job]  # the page resumes it
+            assert run(ada, key=key).json()["job"] == job  # the answer lost with the old process, sent again
+
+            worker = Worker(url)
+            done = wait_for(ada, job)
+            assert done["state"] == GRADED and done["result"]["status"] == "pass"
+            assert ada.get("/api/progress/backprop").json()["results"][f"{EXERCISE}/python"]["status"] == "pass"
+        store = open_store(database=url)
+        try:
+            assert store.database.read(lambda conn: conn.execute("SELECT COUNT(*) FROM submissions").fetchone()[0]) == 1
+        finally:
+            store.close()
+    finally:
+        if worker is not None:
+            worker.stop()
+        web.stop()
+
+
+# ------------------------------------------------------------------------------------------------ the command
+
+
+@pytest.mark.parametrize("argv, code, says", [
+    ([], 2, "give the class's PostgreSQL database with --database"),
+    (["--database", "postgresql://nobody@/none?host=/nonexistent"], 1, "cannot be reached"),
+    (["--database", "postgresql://nobody@/none?host=/nonexistent", "--concurrency", "3"], 1, "cannot be reached"),
+    (["--database", "postgresql:///x", "--concurrency", "0"], 2, "--concurrency must be between 1 and 256"),
+    (["--database", "postgresql:///x", "--heartbeat", "40"], 2, "shorter than --stalled-after"),
+    (["--database", "postgresql:///x", "--nice", "25"], 2, "--nice must be between 0 and 19"),
+    (["--database", "postgresql:///x", "weak"], 2, "refusing to grade here"),
+])
+def test_worker_refuses_what_it_cannot_do_with_the_reason(argv, code, says):
+    env = {key: value for key, value in os.environ.items() if key != "CHAINRULE_DATABASE"}
+    if "weak" in argv:  # a host whose sandbox lacks a layer (here: bubblewrap turned off)
+        argv = [item for item in argv if item != "weak"]
+        env["CHAINRULE_SANDBOX_NO_BWRAP"] = "1"
+    done = subprocess.run([sys.executable, "-m", "chainrule", "worker", *argv], env=env, cwd=REPO,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == code and says in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_worker_with_two_processes_grades_and_stops_them_on_sigterm(school):
+    ada = school.learner("Ada")
+    jobs = [run(ada).json()["job"] for _ in range(2)]
+    supervisor = Process(school.url, ["worker", "--concurrency", "2", *FAST_WORKER], "2 processes grading")
+    for job in jobs:
+        assert wait_for(ada, job)["result"]["status"] == "pass"
+    workers = {job_row(school, job)[2] for job in jobs}
+    supervisor.process.send_signal(signal.SIGTERM)
+    assert supervisor.process.wait(60) == 0
+    for name in workers:  # the processes that graded are gone with it
+        pid = int(name.rsplit(":", 1)[1])
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+    assert submissions(school, ada.learner_id) == 2
+
+
+def test_threads_that_come_and_go_leave_no_connections_open(postgres_cluster):
+    """A server's pool threads end when idle and new ones start: each new thread's connection must not
+    leave the ended threads' connections open (found as "too many clients" while a class polled its runs)."""
+    import psycopg
+
+    url = new_postgres_schema(postgres_cluster)
+    store = open_store(database=url, fuzzing=False)
+    with psycopg.connect(url, autocommit=True) as admin:
+        def open_connections() -> int:
+            return admin.execute("SELECT COUNT(*) FROM pg_stat_activity WHERE backend_type = 'client backend' "
+                                 "AND pid <> pg_backend_pid()").fetchone()[0]
+
+        before = open_connections()
+        try:
+            for _ in range(30):
+                thread = threading.Thread(target=store.submission_count)
+                thread.start()
+                thread.join()
+            assert open_connections() - before <= 2  # the last thread's, and the one that opened the store
+        finally:
+            store.close()
+        assert open_connections() <= before
