@@ -13,7 +13,7 @@ import pytest
 # Grading knows exercise folders, not lessons: importing chainrule.lessons registers the built-in lessons'
 # exercise folders, so that every test can grade them by id.
 import chainrule.lessons  # noqa: F401,E402
-from postgres_cluster import new_postgres_schema  # noqa: F401 (tests import it from here)
+from postgres_cluster import new_postgres_schema
 
 CHROMIUM_ARGS = [
     "--no-sandbox",

@@ -27,7 +27,7 @@ from chainrule.progress.run_jobs import ENDED, GRADED, MAX_STARTS, RUNNING, RunJ
 from chainrule.grading import reference_source
 from chainrule.progress import open_store
 from chainrule.web.routes_class import create_class_app
-from conftest import new_postgres_schema
+from postgres_cluster import new_postgres_schema  # not via conftest: tests/browser has a conftest too
 from test_class_server import BASE, FAST_HASHER, PASSWORD, csrf_of, send
 
 REPO = Path(__file__).resolve().parents[1]

@@ -15,10 +15,11 @@ from typing import Any, Callable
 from urllib.parse import quote
 
 import anyio
+from fastapi import HTTPException, Request
 
 from chainrule.classes.accounts import Account, Accounts
-from chainrule.progress.errors import StoreError
 from chainrule.classes.sessions import CSRF_COOKIE, CSRF_HEADER, SESSION_COOKIE, csrf_ok, read_session
+from chainrule.progress.errors import StoreError
 from chainrule.web.store_access import StoreAccess, StoreUnavailable
 
 CURRENT_ACCOUNT: ContextVar[Account | None] = ContextVar("chainrule_account", default=None)
@@ -129,3 +130,11 @@ class ClassServices(StoreAccess):
         import uuid
 
         return self.grader.submit(account.id, exercise_id, language, source, key or uuid.uuid4().hex)
+
+
+def signed_in(request: Request) -> Account:
+    """The account this request was let in as (the gate put it in the scope), or 401."""
+    account = request.scope.get("state", {}).get("account")
+    if account is None:
+        raise HTTPException(status_code=401, detail="not signed in: sign in at /sign-in first.")
+    return account

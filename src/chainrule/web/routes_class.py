@@ -28,7 +28,7 @@ from chainrule.classes.sessions import (
     csrf_token,
     session_cookie,
 )
-from chainrule.web.class_gate import ClassGate, ClassServices
+from chainrule.web.class_gate import ClassGate, ClassServices, signed_in
 from chainrule.web.routes_pages import templates
 
 from chainrule.web.models import ErrorBody
@@ -59,13 +59,6 @@ def _accounts(request: Request) -> Accounts:
 
 def _gate(request: Request) -> ClassGate:
     return request.app.state.gate
-
-
-def signed_in(request: Request) -> Account:
-    account = request.scope.get("state", {}).get("account")
-    if account is None:
-        raise HTTPException(status_code=401, detail="not signed in: sign in at /sign-in first.")
-    return account
 
 
 def teacher(request: Request) -> Account:

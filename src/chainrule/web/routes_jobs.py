@@ -13,7 +13,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, HTTPException, Path, Request
 
 from chainrule.web.models import JobOut, JobsOut
-from chainrule.web.routes_class import signed_in
+from chainrule.web.class_gate import signed_in
 
 router = APIRouter(prefix="/api/jobs")
 
