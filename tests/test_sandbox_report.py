@@ -86,15 +86,20 @@ def graded_results(browser, data_dir: Path):
     fixtures = browser_fixtures()
     server = fixtures.start_lesson_server(data_dir)
     context, page, _ = fixtures.new_page(browser, server)
-    page.goto(f"{server.origin}/lessons/backprop")  # the printed link opens the path page
-    block = page.locator("article[data-exercise='neuron-grads']")
-    block.scroll_into_view_if_needed()
-    with page.expect_response(lambda r: r.url.endswith("/api/grade"), timeout=120_000) as response:
-        block.locator("button.run-tests").click()
-    assert response.value.status == 200, response.value.text()
-    page.wait_for_function(
-        "() => { const r = document.querySelector(\"article[data-exercise='neuron-grads'] .results\");"
-        " return r && !r.hasAttribute('aria-busy') && r.querySelector('p.isolation'); }")
+    try:
+        page.goto(f"{server.origin}/lessons/backprop")  # the printed link opens the path page
+        block = page.locator("article[data-exercise='neuron-grads']")
+        block.scroll_into_view_if_needed()
+        with page.expect_response(lambda r: r.url.endswith("/api/grade"), timeout=120_000) as response:
+            block.locator("button.run-tests").click()
+        assert response.value.status == 200, response.value.text()
+        page.wait_for_function(
+            "() => { const r = document.querySelector(\"article[data-exercise='neuron-grads'] .results\");"
+            " return r && !r.hasAttribute('aria-busy') && r.querySelector('p.isolation'); }")
+    except BaseException:  # no server left running when the page fails
+        context.close()
+        fixtures.stop_lesson_server(server.process)
+        raise
     return fixtures, server, context, block.locator(".results")
 
 
