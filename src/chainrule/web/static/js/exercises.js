@@ -144,14 +144,15 @@ async function renderExercise(list, exercise, index, codemirror, savedCode, save
     save.flush();
     texts.set(language, editor.getText());
     language = lang;
-    block.dataset.language = lang;
     remember(languageKey(exercise.id), lang);
     saveStatus.textContent = "";  // "Saved (Python)" is not news about the JavaScript text
     let text;
-    try { text = await textFor(lang); } catch (error) { return; }
+    try { text = await textFor(lang); } catch (error) { block.dataset.language = lang; return; }
     if (language !== lang) return;  // the learner switched again meanwhile
     editor.setLanguage(lang);
     setText(text);
+    // Only now is the switch done: what is typed from here on is not replaced by the text that was loading.
+    block.dataset.language = lang;
     editor.view.contentDOM.setAttribute("aria-label", `${exercise.title}: ${LANGUAGE_NAMES[lang] || lang} code`);
     showSavedResult();
     helpPanel.languageChanged();
