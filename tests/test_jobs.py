@@ -414,14 +414,21 @@ def test_worker_with_two_processes_grades_and_stops_them_on_sigterm(school):
 def test_threads_that_come_and_go_leave_no_connections_open(postgres_cluster):
     """A server's pool threads end when idle and new ones start: each new thread's connection must not
     leave the ended threads' connections open (found as "too many clients" while a class polled its runs)."""
+    import uuid
+
     import psycopg
 
-    url = new_postgres_schema(postgres_cluster)
+    # A database of its own, so that only this store's connections are counted (not other tests' in the cluster).
+    name = "t_" + uuid.uuid4().hex[:16]
+    with psycopg.connect(postgres_cluster, autocommit=True) as admin:
+        admin.execute(f"CREATE DATABASE {name}")
+    assert "@/postgres?" in postgres_cluster
+    url = postgres_cluster.replace("@/postgres?", f"@/{name}?")
     store = open_store(database=url, fuzzing=False)
-    with psycopg.connect(url, autocommit=True) as admin:
+    with psycopg.connect(postgres_cluster, autocommit=True) as admin:
         def open_connections() -> int:
             return admin.execute("SELECT COUNT(*) FROM pg_stat_activity WHERE backend_type = 'client backend' "
-                                 "AND pid <> pg_backend_pid()").fetchone()[0]
+                                 "AND datname = %s", (name,)).fetchone()[0]
 
         before = open_connections()
         try:
