@@ -116,10 +116,10 @@ def _value_range() -> str:
 # --- display texts --------------------------------------------------------------------------------
 
 
-def _with_display(steps: dict[str, Any], nodes: list[Value]) -> dict[str, Any]:
-    """Add the display text of every number of the trace ("display" beside it). JSON sends nan and the
-    infinities as null, so the backward pass is followed again here with the op table's pullback, as
-    `chainrule.trace` forms it, to know which one each null is."""
+def _with_display(steps: dict[str, Any], nodes: list[Value]) -> tuple[dict[str, Any], dict[Value, float]]:
+    """Add the display text of every number of the trace ("display" beside it), and return each node's
+    gradient as a float. JSON sends nan and the infinities as null, so the backward pass is followed again
+    here with the op table's pullback, as `chainrule.trace` forms it, to know which one each null is."""
     fmt = format_number
     index = {entry["id"]: i for i, entry in enumerate(steps["nodes"])}
     for step in steps["forward"]:
@@ -145,7 +145,7 @@ def _with_display(steps: dict[str, Any], nodes: list[Value]) -> dict[str, Any]:
             }
     for i, entry in enumerate(steps["nodes"]):
         entry["display"] = {"data": fmt(nodes[i].data), "grad": fmt(grads[i])}
-    return steps
+    return steps, dict(zip(nodes, grads))
 
 
 def _number_out(x: float) -> dict[str, Any]:
@@ -217,7 +217,7 @@ def run_playground(expression: Any, values: Mapping[str, Any] | None = None, see
 
     output, leaves = parsed.build(numbers)
     nodes = graph_nodes(output)
-    steps = _with_display(trace(output), nodes)
+    steps, gradients = _with_display(trace(output), nodes)
     steps["layout"] = page_layout(steps)
     if seed not in parsed.names:
         seed = parsed.names[0] if parsed.names else None
@@ -227,12 +227,13 @@ def run_playground(expression: Any, values: Mapping[str, Any] | None = None, see
         "values": [{"name": name} | _number_out(numbers[name]) for name in parsed.names],
         "seed": seed,
         "trace": steps,
-        "sweeps": _sweeps(steps, nodes, leaves, seed),
-        "nudge": _nudge(parsed, numbers, output, leaves, steps, moved) if moved else None,
+        "sweeps": _sweeps(steps, nodes, leaves, seed, gradients),
+        "nudge": _nudge(parsed, numbers, output, leaves, steps, moved, gradients) if moved else None,
     }
 
 
-def _sweeps(steps: dict[str, Any], nodes: list[Value], leaves: dict[str, Value], seed: str | None) -> dict[str, Any] | None:
+def _sweeps(steps: dict[str, Any], nodes: list[Value], leaves: dict[str, Value], seed: str | None,
+            gradients: dict[Value, float]) -> dict[str, Any] | None:
     """Forward mode beside reverse mode: for every node, d node/d seed (its tangent, from one forward
     sweep) and d output/d node (its gradient, from the backward pass)."""
     if seed is None:
@@ -247,7 +248,7 @@ def _sweeps(steps: dict[str, Any], nodes: list[Value], leaves: dict[str, Value],
         })
     seed_entry = next(entry for entry, node in zip(steps["nodes"], nodes) if node is leaves[seed])
     forward = swept[nodes[-1]]
-    reverse = _grad_of(seed_entry)
+    reverse = gradients[leaves[seed]]
     out = steps["nodes"][-1]["label"]
     return {
         "seed": seed, "seed_node": seed_entry["id"], "output": out, "rows": rows,
@@ -258,22 +259,14 @@ def _sweeps(steps: dict[str, Any], nodes: list[Value], leaves: dict[str, Value],
     }
 
 
-def _grad_of(entry: dict[str, Any]) -> float:
-    """A node's gradient as a float (the display text says which non-finite value a null is)."""
-    if entry["grad"] is not None:
-        return float(entry["grad"])
-    return float(entry["display"]["grad"])  # "nan", "inf" or "-inf": float() reads all three
-
-
 def _nudge(parsed: Expression, numbers: dict[str, float], output: Value, leaves: dict[str, Value],
-           steps: dict[str, Any], moved: tuple[str, float]) -> dict[str, Any]:
+           steps: dict[str, Any], moved: tuple[str, float], gradients: dict[Value, float]) -> dict[str, Any]:
     """The output before and after moving one input by h, the change, change / h and the gradient."""
     name, h = moved
     after, _ = parsed.build({**numbers, name: numbers[name] + h})
     change = after.data - output.data
-    grad_entry = next(e for e in steps["nodes"] if e["leaf"] and e["label"] == name and not e["constant"])
     return {
         "input": name, "h": _number_out(h), "before": _number_out(output.data), "after": _number_out(after.data),
-        "change": _number_out(change), "ratio": _number_out(change / h), "grad": _number_out(_grad_of(grad_entry)),
+        "change": _number_out(change), "ratio": _number_out(change / h), "grad": _number_out(gradients[leaves[name]]),
         "symbol": derivative_symbol(steps["nodes"][-1]["label"], name),
     }
