@@ -272,7 +272,10 @@ def test_the_database_away_for_a_moment_loses_no_run(school):
     # The page sends the same run again, as jobs.js does: it is queued once and graded by the same worker.
     ticket = run(ada, key=key)
     assert ticket.status_code == 202, ticket.text
-    done = wait_for(ada, ticket.json()["job"])
+    try:
+        done = wait_for(ada, ticket.json()["job"])
+    except AssertionError as error:  # say what the worker said meanwhile
+        raise AssertionError(f"{error}\nworker output:\n{''.join(worker.lines)}") from None
     assert done["result"]["status"] == "pass" and worker.process.poll() is None
     assert submissions(school, ada.learner_id) == 1
 

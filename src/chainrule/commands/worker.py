@@ -181,19 +181,39 @@ async def _work(url: str, name: str, heartbeat: float, stalled_after: float) -> 
     sender = Sender(url)
     stop = asyncio.Event()
     sweeping = asyncio.create_task(_sweep(app, jobs, sender, heartbeat, stalled_after, stop))
+    # Only a signal ends this process. procrastinate also stops its worker when a side task fails (its
+    # LISTEN connection, when the database goes away) and then returns as after a signal: so the signals
+    # are ours, and any other end of its worker means "start again".
+    signalled = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for number in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(number, signalled.set)
     print(f"chainrule worker {name} is grading the runs queued in {redacted_url(url)}.", flush=True)
     try:
-        while True:
+        while not signalled.is_set():
             try:
                 async with app.open_async():
-                    await app.run_worker_async(
+                    working = asyncio.create_task(app.run_worker_async(
                         queues=[QUEUE], concurrency=1 + PREFETCH, name=name, delete_jobs="successful",
                         update_heartbeat_interval=heartbeat, stalled_worker_timeout=stalled_after,
-                        fetch_job_polling_interval=heartbeat)
-                return 0  # stopped by a signal
+                        fetch_job_polling_interval=heartbeat, install_signal_handlers=False))
+                    waiting = asyncio.ensure_future(signalled.wait())
+                    await asyncio.wait({working, waiting}, return_when=asyncio.FIRST_COMPLETED)
+                    waiting.cancel()
+                    if signalled.is_set() and not working.done():
+                        working.cancel()  # procrastinate stops gracefully: the runs in hand are finished
+                    try:
+                        await working
+                    except asyncio.CancelledError:
+                        pass
+                if not signalled.is_set():
+                    logging.getLogger("chainrule.worker").warning("worker %s stopped by itself; starting again in 1 s",
+                                                                  name)
             except Exception as error:  # the database went away: wait, then take runs again
                 logging.getLogger("chainrule.worker").warning("worker %s: %s; starting again in 1 s", name, error)
+            if not signalled.is_set():
                 await asyncio.sleep(1)
+        return 0  # stopped by a signal
     finally:
         stop.set()
         await sweeping
