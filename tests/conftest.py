@@ -44,6 +44,18 @@ def browser(chromium_path: str):
             browser.close()
 
 
+def pytest_collection_modifyitems(config, items) -> None:
+    """Refuse two tests with one node id: pytest-xdist (`make test` runs the suite on every core) schedules
+    by node id, and would run only one of them without a word."""
+    seen: dict[str, int] = {}
+    for item in items:
+        seen[item.nodeid] = seen.get(item.nodeid, 0) + 1
+    shared = {nodeid: count for nodeid, count in seen.items() if count > 1}
+    if shared:
+        listed = "; ".join(f"{nodeid} ({count} tests)" for nodeid, count in sorted(shared.items())[:5])
+        raise pytest.UsageError(f"tests that share a node id (give each its own, e.g. with a parameter): {listed}")
+
+
 # ------------------------------------------------------------------ PostgreSQL
 
 @pytest.fixture(scope="session")
@@ -93,18 +105,26 @@ def store_place(request, tmp_path):
 @pytest.fixture(scope="session")
 def default_moons_run(tmp_path_factory) -> dict:
     """The eager moons demo with every default (100 points, MLP(2, [16, 16, 1]), 100 steps), trained ONCE
-    per session by the real CLI in a process of its own (`chainrule train moons --json --plot`): its JSON
-    document (config, the whole learning curve, the final evaluation) plus "plot_file", the picture written.
-    A clean process (no torch imported) trains about twice as fast as this one would (docs/performance.md)."""
+    per test run (once_per_run.py: one worker trains, the others read) by the real CLI in a process of its
+    own (`chainrule train moons --json --plot`): its JSON document (config, the whole learning curve, the
+    final evaluation) plus "plot_file", the picture written. A clean process (no torch imported) trains
+    about twice as fast as this one would (docs/performance.md)."""
     import json
     import subprocess
     import sys
 
-    plot = tmp_path_factory.mktemp("moons") / "moons.png"
-    result = subprocess.run([sys.executable, "-m", "chainrule", "train", "moons", "--json", "--plot", str(plot)],
-                            capture_output=True, text=True, timeout=600)
-    assert result.returncode == 0, result.stderr
-    return {**json.loads(result.stdout), "plot_file": plot}
+    from once_per_run import once_per_run
+
+    def train(folder) -> None:
+        result = subprocess.run([sys.executable, "-m", "chainrule", "train", "moons", "--json", "--plot",
+                                 str(folder / "moons.png")], capture_output=True, text=True, timeout=600)
+        assert result.returncode == 0, result.stderr
+        (folder / "moons.json").write_text(result.stdout)
+
+    folder = once_per_run(tmp_path_factory, "default-moons-run", train)
+    return {**json.loads((folder / "moons.json").read_text()), "plot_file": folder / "moons.png"}
+
+
 @pytest.fixture(scope="session")
 def grade_once():
     """grade(exercise, language, source) that grades each distinct (exercise folder, language, source) once

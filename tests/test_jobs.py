@@ -433,13 +433,22 @@ def test_threads_that_come_and_go_leave_no_connections_open(postgres_cluster):
             return admin.execute("SELECT COUNT(*) FROM pg_stat_activity WHERE backend_type = 'client backend' "
                                  "AND datname = %s", (name,)).fetchone()[0]
 
+        def settles_at_most(limit: int) -> int:
+            # A closed connection's server process ends a moment after the client lets go (later still on
+            # a busy machine), so the count is read until it is within the limit; a leak never gets there.
+            deadline = time.monotonic() + 15
+            while (count := open_connections()) > limit and time.monotonic() < deadline:
+                time.sleep(0.05)
+            return count
+
         before = open_connections()
         try:
             for _ in range(30):
                 thread = threading.Thread(target=store.submission_count)
                 thread.start()
                 thread.join()
-            assert open_connections() - before <= 2  # the last thread's, and the one that opened the store
+            # the last thread's, and the one that opened the store
+            assert settles_at_most(before + 2) - before <= 2
         finally:
             store.close()
-        assert open_connections() <= before
+        assert settles_at_most(before) <= before

@@ -19,28 +19,48 @@ from chainrule import __version__
 COMMAND_MODULES = ("lesson", "serve", "worker", "class_", "lessons", "graph", "grading", "train", "progress")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every command, or, given a command's name, of that command alone: registering a
+    module can load what its choices list (the exercises, the roles), which the other commands never need."""
     parser = argparse.ArgumentParser(
         prog="chainrule",
         description="Learn, see and use backpropagation.",
     )
     parser.add_argument("--version", action="version", version=f"chainrule {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(f"chainrule.commands.{name}")
-        except ModuleNotFoundError as error:
-            if error.name == f"chainrule.commands.{name}":
-                continue  # that feature is not part of this build
-            raise
+    for name, module in _command_modules():
+        commands = getattr(module, "COMMANDS", (name,))
+        if command is not None and command not in commands:
+            continue
         try:
             module.register(subparsers)
         except ImportError as error:
             # A module this platform lacks (Windows has no `resource`, say): the other commands still work,
             # and these say what is missing when they are used.
-            for command in getattr(module, "COMMANDS", (name,)):
-                _register_unavailable(subparsers, command, error)
+            for each in commands:
+                _register_unavailable(subparsers, each, error)
     return parser
+
+
+def _command_modules() -> list[tuple[str, object]]:
+    modules = []
+    for name in COMMAND_MODULES:
+        try:
+            modules.append((name, importlib.import_module(f"chainrule.commands.{name}")))
+        except ModuleNotFoundError as error:
+            if error.name == f"chainrule.commands.{name}":
+                continue  # that feature is not part of this build
+            raise
+    return modules
+
+
+def _command_named(argv: Sequence[str]) -> str | None:
+    """The command argv runs, if it names one; None for `--help`, `--version` or a name no module has (the
+    whole parser then lists every command)."""
+    if not argv or argv[0].startswith("-"):
+        return None
+    known = {each for name, module in _command_modules() for each in getattr(module, "COMMANDS", (name,))}
+    return argv[0] if argv[0] in known else None
 
 
 def _register_unavailable(subparsers: argparse._SubParsersAction, command: str, error: ImportError) -> None:
@@ -58,7 +78,8 @@ def _unavailable(message: str) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(_command_named(argv))
     args = parser.parse_args(argv)
     if getattr(args, "func", None) is None:
         parser.print_help()

@@ -19,6 +19,8 @@ from typing import Any, Callable
 from chainrule.progress import StoreError, open_store
 from chainrule.text_safety import terminal_text
 
+COMMANDS = ("progress", "review")
+
 DATA_DIR_HELP = (
     "directory holding the progress database (default: $CHAINRULE_DATA_DIR, else the user data "
     "directory, e.g. ~/.local/share/chainrule)"

@@ -80,6 +80,8 @@ def run(args: argparse.Namespace) -> int:
     if not 0 <= args.nice <= 19:
         print(f"chainrule worker: --nice must be between 0 and 19, not {args.nice}", file=sys.stderr)
         return 2
+    # The runs name the lessons' exercises: importing chainrule.lessons registers their folders with the grader.
+    import chainrule.lessons  # noqa: F401
     from chainrule.commands.lesson import _sandbox_level
 
     level, detail = _sandbox_level()

@@ -1,4 +1,5 @@
-"""The four expressions that exercises 2 and 3 are graded on, built from chainrule's engine.
+"""The four named expressions the `expression-grads` case kind grades on (a case's "expression" field),
+built from chainrule's engine.
 
     neuron:  vals = [x1, w1, x2, w2, b],  out = tanh(x1*w1 + x2*w2 + b)
     reuse:   vals = [a, b],               out = a*b + a*a          (a is used three times)
