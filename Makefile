@@ -39,12 +39,13 @@ system-deps:
 lesson: $(LESSON_STAMP)
 	$(VENV)/bin/chainrule lesson
 
-# The suite runs on every core (pytest-xdist), with one worker more than there are cores: many tests spend
-# part of their time waiting on a browser, a server or a sandbox. Each test file runs whole on one worker
-# (--dist loadfile), so what a file shares is set up once. PYTEST_WORKERS=0 runs it in this one process.
+# The suite runs on every core (pytest-xdist), with one worker more than there are cores (at most 8, see
+# scripts/test-workers.sh): many tests spend part of their time waiting on a browser, a server or a sandbox.
+# Each test file runs whole on one worker (--dist loadfile), so what a file shares is set up once.
+# PYTEST_WORKERS=0 runs it in this one process.
 # The suite starts hundreds of Python processes (servers, the CLI, workers): they keep compiled modules in
 # __pycache__ (ignored by git) even where PYTHONDONTWRITEBYTECODE is set, so chainrule is compiled once.
-PYTEST_WORKERS ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) + 1 )))
+PYTEST_WORKERS ?= $(shell bash scripts/test-workers.sh)
 
 test: $(TEST_STAMP) system-deps
 	PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadfile $(PYTEST_ARGS)

@@ -77,3 +77,23 @@ def test_a_missing_libseccomp_is_reported_and_grading_goes_on(tmp_path):
     assert graded["status"] == "fail" and graded["tests"]
     (seccomp,) = [m for m in graded["isolation"]["missing"] if m["layer"] == "seccomp"]
     assert "libseccomp" in seccomp["error"] and "install" in seccomp["error"], seccomp
+
+
+@pytest.mark.parametrize(("files", "cores"), [
+    ({}, None),                                                        # no cgroup files: nproc
+    ({"cpu.max": "max 100000\n"}, None),                               # v2 without a quota
+    ({"cpu.max": "50000 100000\n"}, 1),                                # v2, half a core: one
+    ({"cpu.max": "150000 100000\n"}, 2),                               # v2, 1.5 cores: two
+    ({"cpu/cpu.cfs_quota_us": "-1\n", "cpu/cpu.cfs_period_us": "100000\n"}, None),  # v1 without a quota
+    ({"cpu/cpu.cfs_quota_us": "100000\n", "cpu/cpu.cfs_period_us": "100000\n"}, 1),  # v1, one core
+])
+def test_make_test_starts_one_worker_more_than_the_cores_it_may_use(tmp_path: Path, files: dict, cores) -> None:
+    """scripts/test-workers.sh: nproc, lowered to a cgroup CPU quota (which nproc does not see), plus one; at
+    most 8."""
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    run = subprocess.run(["bash", str(ROOT / "scripts" / "test-workers.sh")], capture_output=True, text=True,
+                         env=dict(os.environ, CGROUP_ROOT=str(tmp_path)), check=True)
+    usable = len(os.sched_getaffinity(0)) if cores is None else min(cores, len(os.sched_getaffinity(0)))
+    assert run.stdout == f"{min(usable + 1, 8)}\n" and run.stderr == ""
