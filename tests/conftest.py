@@ -13,6 +13,7 @@ import pytest
 # Grading knows exercise folders, not lessons: importing chainrule.lessons registers the built-in lessons'
 # exercise folders, so that every test can grade them by id.
 import chainrule.lessons  # noqa: F401,E402
+from parallel import refuse_shared_node_ids
 from postgres_cluster import new_postgres_schema
 
 CHROMIUM_ARGS = [
@@ -45,15 +46,7 @@ def browser(chromium_path: str):
 
 
 def pytest_collection_modifyitems(config, items) -> None:
-    """Refuse two tests with one node id: pytest-xdist (`make test` runs the suite on every core) schedules
-    by node id, and would run only one of them without a word."""
-    seen: dict[str, int] = {}
-    for item in items:
-        seen[item.nodeid] = seen.get(item.nodeid, 0) + 1
-    shared = {nodeid: count for nodeid, count in seen.items() if count > 1}
-    if shared:
-        listed = "; ".join(f"{nodeid} ({count} tests)" for nodeid, count in sorted(shared.items())[:5])
-        raise pytest.UsageError(f"tests that share a node id (give each its own, e.g. with a parameter): {listed}")
+    refuse_shared_node_ids(items)
 
 
 # ------------------------------------------------------------------ PostgreSQL
@@ -102,10 +95,12 @@ def store_place(request, tmp_path):
 
     place.backend = request.param
     return place
+
+
 @pytest.fixture(scope="session")
 def default_moons_run(tmp_path_factory) -> dict:
-    """The eager moons demo with every default (100 points, MLP(2, [16, 16, 1]), 100 steps), trained ONCE
-    per test run (once_per_run.py: one worker trains, the others read) by the real CLI in a process of its
+    """The eager moons demo with every default (100 points, MLP(2, [16, 16, 1]), 100 steps), trained ONCE per
+    test run (parallel.once_per_run: one worker trains, the others read) by the real CLI in a process of its
     own (`chainrule train moons --json --plot`): its JSON document (config, the whole learning curve, the
     final evaluation) plus "plot_file", the picture written. A clean process (no torch imported) trains
     about twice as fast as this one would (docs/performance.md)."""
@@ -113,7 +108,7 @@ def default_moons_run(tmp_path_factory) -> dict:
     import subprocess
     import sys
 
-    from once_per_run import once_per_run
+    from parallel import once_per_run
 
     def train(folder) -> None:
         result = subprocess.run([sys.executable, "-m", "chainrule", "train", "moons", "--json", "--plot",

@@ -42,7 +42,7 @@ def cleanup():
 
 # Under pytest 9 an unparametrized schemathesis test gets the function's node id for every operation, and
 # pytest-xdist (`make test` runs it) schedules by node id, so it would run one operation of all. A parameter
-# puts the operation in the node id (conftest.py refuses two tests with one id).
+# puts the operation in the node id (tests/parallel.py refuses two tests with one id).
 ONE_CALLER = pytest.mark.parametrize("caller", ["learner"])
 
 
