@@ -190,3 +190,24 @@ def test_a_teacher_sees_two_learners_who_never_see_each_other(browser, class_ser
     finally:
         for context in (teacher, ada, bea):
             context.close()
+
+
+def test_a_signed_in_learner_runs_an_expression_in_the_playground(browser, class_server):
+    """Class mode asks every change for its CSRF token: the playground's run carries it like any other call.
+    a*b + c at a = 2, b = -3, c = 0.5 (the first three names' starting values) is -5.5 (by hand)."""
+    base, _, invite, _ = class_server
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    context.set_default_timeout(30_000)
+    try:
+        page = context.new_page()
+        page.goto(invite)
+        submit_form(page, {"name": "Dee", "password": PASSWORD})
+        page.goto(base + "/playground")
+        page.wait_for_selector("main[data-ready='true']")
+        page.fill("#pg-expression", "a*b + c")
+        page.click("#pg-run")
+        page.wait_for_function("() => Number(document.querySelector('main').dataset.runs || 0) > 0")
+        assert page.get_attribute("#pg-results", "data-state") == "current", page.text_content("#pg-status")
+        assert "out = -5.5" in page.text_content("#pg-status")
+    finally:
+        context.close()

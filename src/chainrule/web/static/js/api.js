@@ -30,8 +30,13 @@ function detailText(body, response) {
  * Resolves to the parsed JSON; rejects with ApiError after showing the message on the page, except a
  * 422 about one field when options.atField is true: the caller says that one at its field.
  */
-export async function api(method, url, body, what = "talk to the lesson server", options = {}) {
-  const headers = { Accept: "application/json" };
+/**
+ * fetch()'s options for a call to this server: the lesson server's token, class mode's CSRF token on a
+ * change, and a JSON body. Every call of every page is made with these (a page that reads the answer
+ * its own way too: the playground, class mode's jobs).
+ */
+export function requestInit(method, body, extraHeaders = {}) {
+  const headers = { Accept: "application/json", ...extraHeaders };
   if (tokenFromUrl) headers["X-Chainrule-Token"] = tokenFromUrl;
   // Class mode (`chainrule serve`): a change carries the CSRF token its cookie holds (web/class_gate.py).
   const csrf = document.cookie.match(/(?:^|; )chainrule_csrf=([^;]+)/);
@@ -40,9 +45,14 @@ export async function api(method, url, body, what = "talk to the lesson server",
   if (body !== undefined) {
     headers["Content-Type"] = "application/json";
     init.body = JSON.stringify(body);
-    // keepalive lets a save sent while the page is closing still arrive (browsers cap it near 64 KB).
-    if (method !== "GET" && init.body.length < 60000) init.keepalive = true;
   }
+  return init;
+}
+
+export async function api(method, url, body, what = "talk to the lesson server", options = {}) {
+  const init = requestInit(method, body);
+  // keepalive lets a save sent while the page is closing still arrive (browsers cap it near 64 KB).
+  if (init.body !== undefined && method !== "GET" && init.body.length < 60000) init.keepalive = true;
   let response;
   try {
     response = await fetch(url, init);

@@ -3,7 +3,7 @@
 // its place, running, graded) and gives back the grading result, as POST /api/grade does elsewhere.
 // A run is sent with a key, so sending it again after a lost answer finds the same job; while the
 // server or its database is away, the page says so and keeps trying. A reloaded page resumes its jobs.
-import { ApiError, post, showError } from "./api.js";
+import { ApiError, post, requestInit, showError } from "./api.js";
 
 const POLL_MS = 1000;
 const RETRY_MS = [1000, 2000, 3000, 5000];
@@ -18,16 +18,7 @@ function newKey() {
 }
 
 async function call(method, url, body, key) {
-  const headers = { Accept: "application/json" };
-  const csrf = document.cookie.match(/(?:^|; )chainrule_csrf=([^;]+)/);
-  if (csrf && method !== "GET") headers["X-CSRF-Token"] = decodeURIComponent(csrf[1]);
-  if (key) headers["X-Chainrule-Run"] = key;
-  const init = { method, headers, credentials: "same-origin" };
-  if (body !== undefined) {
-    headers["Content-Type"] = "application/json";
-    init.body = JSON.stringify(body);
-  }
-  const response = await fetch(url, init);
+  const response = await fetch(url, requestInit(method, body, key ? { "X-Chainrule-Run": key } : {}));
   let parsed = null;
   try { parsed = await response.json(); } catch { parsed = null; }
   return { status: response.status, body: parsed };

@@ -2,7 +2,7 @@
 // stepped through with the lessons' graph player, with forward mode beside reverse mode and a nudge
 // check. Every number on this page is the server's display text (".text" and ".display" in the answer):
 // nothing here formats or computes a number.
-import { el, clearLoading, debounce } from "./api.js";
+import { el, clearLoading, debounce, requestInit } from "./api.js";
 import { GraphPlayer, playSteps } from "./graph.js";
 
 const RUN_URL = "/api/playground";
@@ -27,15 +27,12 @@ const fields = new Map(); // name -> { input, problem }
 // ---------------------------------------------------------------- talking to the server
 
 // api.js's post() shows every failure as a banner at the top of the page; here a problem belongs next to
-// the field it is about, said once, so this one call reads the 422's "problems" itself.
-const token = new URLSearchParams(window.location.search).get("token");
-
+// the field it is about, said once, so this one call reads the 422's "problems" itself (with api.js's
+// request: its token, and class mode's CSRF token).
 async function ask(body) {
-  const headers = { Accept: "application/json", "Content-Type": "application/json" };
-  if (token) headers["X-Chainrule-Token"] = token;
   let response;
   try {
-    response = await fetch(RUN_URL, { method: "POST", headers, credentials: "same-origin", body: JSON.stringify(body) });
+    response = await fetch(RUN_URL, requestInit("POST", body));
   } catch (error) {
     return { failure: "The lesson server did not answer. Is `chainrule lesson` still running?" };
   }
