@@ -60,7 +60,7 @@ from typing import Callable  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_train  # noqa: E402
-from bench_train import make_micrograd, make_torch_batched  # noqa: E402  (the same steps as bench_train)
+from bench_train import make_micrograd, make_torch_batched, torch_sgd_step  # noqa: E402  (the same steps as bench_train)
 
 SEED = 1
 ALPHA = 1e-4
@@ -196,13 +196,7 @@ def make_torch_expression(samples: int) -> Callable[[int], float]:
 
     def step(k: int) -> float:
         total = expression(x, y, *params, torch.tanh, torch.sigmoid, torch.relu, torch.log).mean()
-        for p in params:
-            p.grad = None
-        total.backward()
-        with torch.no_grad():
-            for p in params:
-                p -= learning_rate(k) * p.grad
-        return total.item()
+        return torch_sgd_step(total, params, learning_rate(k))
 
     return step
 

@@ -89,6 +89,19 @@ def make_micrograd(points, labels, weights) -> Callable[[int], float]:
     return step
 
 
+def torch_sgd_step(total, params, lr: float) -> float:
+    """One plain SGD step in PyTorch on the loss `total`, as micrograd's demo loop takes it: its value."""
+    import torch
+
+    for p in params:
+        p.grad = None
+    total.backward()
+    with torch.no_grad():
+        for p in params:
+            p -= lr * p.grad
+    return total.item()
+
+
 def make_torch_scalar(points, labels, weights) -> Callable[[int], float]:
     import torch
 
@@ -107,13 +120,7 @@ def make_torch_scalar(points, labels, weights) -> Callable[[int], float]:
             scores.append(x[0])
         data_loss = sum((1 - y * s).relu() for y, s in zip(labels, scores)) * (1.0 / len(scores))
         total = data_loss + ALPHA * sum(p * p for p in params)
-        for p in params:
-            p.grad = None
-        total.backward()
-        with torch.no_grad():
-            for p in params:
-                p -= learning_rate(k) * p.grad
-        return total.item()
+        return torch_sgd_step(total, params, learning_rate(k))
 
     return step
 
@@ -134,13 +141,7 @@ def make_torch_batched(points, labels, weights) -> Callable[[int], float]:
             if i < len(tensors) - 1:
                 h = torch.relu(h)
         total = torch.relu(1 - y * h[:, 0]).mean() + ALPHA * sum((p * p).sum() for p in params)
-        for p in params:
-            p.grad = None
-        total.backward()
-        with torch.no_grad():
-            for p in params:
-                p -= learning_rate(k) * p.grad
-        return total.item()
+        return torch_sgd_step(total, params, learning_rate(k))
 
     return step
 
