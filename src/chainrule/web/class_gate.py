@@ -108,18 +108,14 @@ class ClassServices(StoreAccess):
     and graded runs go through the class's grader (classes/grading.py)."""
 
     def __init__(self, store: Any, grader: Any) -> None:
-        super().__init__(None, store=store)
+        super().__init__(None, store=store, grader=grader)
         self.class_store = store
-        self.grader = grader
 
     def store(self) -> Any:
         account = CURRENT_ACCOUNT.get()
         if account is None:  # the gate admits no such request; refuse rather than show learner 0's data
             raise StoreUnavailable("not signed in")
         return self.class_store.for_learner(account.id)
-
-    def grade(self, exercise_id: str, language: str, source: str) -> dict:
-        return self.grader.grade(exercise_id, language, source)
 
     def submit_run(self, exercise_id: str, language: str, source: str, key: str | None) -> dict | None:
         if not getattr(self.grader, "queued", False):

@@ -30,10 +30,14 @@ class StoreAccess:
     again (so fixing a locked or read-only directory does not need a restart).
     """
 
-    def __init__(self, data_dir: str | os.PathLike | None, clock: Callable | None = None, store: Any = None) -> None:
+    def __init__(self, data_dir: str | os.PathLike | None, clock: Callable | None = None, store: Any = None,
+                 grader: Any = None) -> None:
+        from chainrule.classes.grading import InProcessGrader
+
         self.data_dir = Path(data_dir) if data_dir is not None else None
         self.clock = clock
         self._store = store
+        self.grader = grader if grader is not None else InProcessGrader()  # classes/grading.py
         self._lock = threading.Lock()
         self.last_store_error: str | None = None
 
@@ -70,10 +74,8 @@ class StoreAccess:
     # ---------------------------------------------------------------- grading
 
     def grade(self, exercise_id: str, language: str, source: str) -> dict:
-        """Grade one run: the one seam between the routes and the grader (class mode plugs its own in)."""
-        from chainrule.grading import grade
-
-        return grade(exercise_id, language, source)
+        """Grade one run now: the one seam between the routes and the grader (class mode plugs its own in)."""
+        return self.grader.grade(exercise_id, language, source)
 
     def submit_run(self, exercise_id: str, language: str, source: str, key: str | None) -> dict | None:
         """A queued grader's ticket for the run (class mode in PostgreSQL); None: grade it now with grade()."""
