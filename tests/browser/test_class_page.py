@@ -203,10 +203,11 @@ def test_a_signed_in_learner_runs_an_expression_in_the_playground(browser, class
         page.goto(invite)
         submit_form(page, {"name": "Dee", "password": PASSWORD})
         page.goto(base + "/playground")
-        page.wait_for_selector("main[data-ready='true']")
+        page.wait_for_selector("main[data-ready='true']")  # the example has run (or failed) by then
+        before = int(page.get_attribute("main", "data-runs") or "0")
         page.fill("#pg-expression", "a*b + c")
         page.click("#pg-run")
-        page.wait_for_function("() => Number(document.querySelector('main').dataset.runs || 0) > 0")
+        page.wait_for_function(f"() => Number(document.querySelector('main').dataset.runs || 0) > {before}")
         assert page.get_attribute("#pg-results", "data-state") == "current", page.text_content("#pg-status")
         assert "out = -5.5" in page.text_content("#pg-status")
     finally:
