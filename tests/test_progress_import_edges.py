@@ -139,7 +139,7 @@ def test_stored_rows_that_break_readers_are_reported_and_skipped(broken_store, c
         store.close()
     reported = "\n".join(record.getMessage() for record in caplog.records)
     assert "skipped a stored review card (card backprop/product-gradient): stability must be" in reported
-    assert "skipped a stored row (submission neuron-grads/python): nested more than 20 levels deep" in reported
+    assert "skipped a stored row (a run's result): nested more than 20 levels deep" in reported
 
 
 def test_the_web_api_answers_with_bad_rows_stored(broken_store):

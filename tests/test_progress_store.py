@@ -157,9 +157,15 @@ def test_quiz_answers_keep_the_latest_answer_and_when_it_comes_back(store, clock
     assert [entry["kind"] for entry in store.review_log("backprop", "q1-mul")] == ["quiz", "quiz"]
 
 
-def test_lesson_summary_counts(store):
-    assert store.lesson_summary("backprop", exercise_ids=["neuron-grads", "local-grads", "backward-order"]) == {
-        "predictions": 0, "exercises_passed": 0, "quiz_answered": 0, "explained": False,
+SHAPE = {"id": "backprop", "sections": ["01", "02", "03", "04", "05", "06", "07", "08"], "predictions": ["n", "o", "x"],
+         "exercises": ["neuron-grads", "local-grads", "backward-order"], "quiz": ["q1", "q2", "q3"]}
+
+
+def test_lesson_state_counts_what_the_lesson_asks_for(store):
+    from chainrule.progress.finished import lesson_state
+
+    assert lesson_state(SHAPE, store.work())["done"] == {
+        "predictions": 0, "exercises": 0, "quiz": 0, "explanation": False,
     }
     store.save_prediction("backprop", "n", 0.88, True)
     store.save_prediction("backprop", "o", 0.7, True)
@@ -170,10 +176,12 @@ def test_lesson_summary_counts(store):
     store.answer_question("backprop", "q1", "6", True)
     store.answer_question("backprop", "q1", "6", True)
     store.answer_question("backprop", "q3", "0.5", False)
+    store.save_prediction("backprop", "made-up", 1.0, True)  # a key the lesson does not ask for counts nothing
+    store.answer_question("backprop", "q-made-up", "1", True)
     store.save_explanation("backprop", "my words", [])
-    assert store.lesson_summary("backprop", exercise_ids=["neuron-grads", "local-grads", "backward-order"]) == {
-        "predictions": 2, "exercises_passed": 1, "quiz_answered": 2, "explained": True,
-    }
+    state = lesson_state(SHAPE, store.work())
+    assert state["done"] == {"predictions": 2, "exercises": 1, "quiz": 2, "explanation": True}
+    assert state["started"] and state["sections"] == ["01", "02", "03", "07"]
 
 
 def test_everything_survives_closing_and_reopening(store_place, clock):
@@ -288,14 +296,15 @@ def test_a_database_from_a_newer_chainrule_is_refused_and_left_alone(tmp_path):
         conn.close()
 
 
-def test_lesson_summary_counts_only_the_exercises_it_is_given(store):
+def test_lesson_state_counts_only_the_lessons_own_exercises(store):
+    from chainrule.progress.finished import lesson_state
+
     lessons = pytest.importorskip("chainrule.lessons")
     first = lessons.exercise_ids("backprop")[0]
     store.record_submission(first, "python", "s", {"status": "pass"})
     store.record_submission("not-an-exercise-of-backprop", "python", "s", {"status": "pass"})
-    assert store.lesson_summary("backprop", lessons.exercise_ids("backprop"))["exercises_passed"] == 1
-    assert store.lesson_summary("no-such-lesson", [])["exercises_passed"] == 0
-    assert store.lesson_summary("backprop")["exercises_passed"] == 2  # without a list: every exercise
+    assert lesson_state(lessons.lesson_shape("backprop"), store.work())["done"]["exercises"] == 1
+    assert store.work().passed == {first, "not-an-exercise-of-backprop"}
 
 
 def _child_writes(store, results) -> None:

@@ -48,7 +48,8 @@ def test_path_lists_lessons_with_progress(client):
     assert [lesson["status"] for lesson in body["lessons"]] == ["available", "available", "available"]
     written = body["lessons"][1]
     assert written["href"] == "/lessons/backprop"
-    assert written["progress"] == {"predictions": 0, "exercises_passed": 0, "quiz_answered": 0, "explained": False}
+    assert written["progress"] == {"predictions": 0, "exercises": 0, "quiz": 0, "explanation": False}
+    assert written["started"] is False
     assert body["lessons"][0]["href"] == "/lessons/computational-graphs" and body["lessons"][0]["progress"] is not None
     assert body["store_error"] is None
 
@@ -127,7 +128,7 @@ def test_grade_stores_the_submission(client):
     assert progress["results"]["neuron-grads/python"]["status"] == "pass"
     assert progress["code"]["neuron-grads/python"] == solution
     assert progress["code"]["neuron-grads/javascript"] == starter
-    assert client.get("/api/path").json()["lessons"][1]["progress"]["exercises_passed"] == 1
+    assert client.get("/api/path").json()["lessons"][1]["progress"]["exercises"] == 1
 
 
 def test_grade_bad_input(client):

@@ -9,16 +9,16 @@ from chainrule.progress.finished import finished
 from chainrule.web import create_app
 
 SECTIONS = ["01", "02", "03", "04", "05", "06", "07", "08"]
-TOTALS = {"predictions": 6, "exercises": 3, "questions": 5}
-NOTHING = {"predictions": 0, "exercises": 0, "questions": 0, "explained": False, "started": False}
-EVERYTHING = {"predictions": 6, "exercises": 3, "questions": 5, "explained": True, "started": True}
+TOTALS = {"predictions": 6, "exercises": 3, "quiz": 5}
+NOTHING = {"predictions": 0, "exercises": 0, "quiz": 0, "explanation": False, "started": False}
+EVERYTHING = {"predictions": 6, "exercises": 3, "quiz": 5, "explanation": True, "started": True}
 
 
 @pytest.mark.parametrize(("done", "sections", "lesson"), [
     (NOTHING, [], False),
     (NOTHING | {"started": True}, ["01", "02", "03"], False),  # code saved: the reading before it is done
     (NOTHING | {"predictions": 6, "started": True}, ["01", "02", "03", "04"], False),
-    (EVERYTHING | {"questions": 4}, ["01", "02", "03", "04", "05", "07"], False),  # the recap waits for all work
+    (EVERYTHING | {"quiz": 4}, ["01", "02", "03", "04", "05", "07"], False),  # the recap waits for all work
     (EVERYTHING, SECTIONS, True),
 ])
 def test_the_finished_rule(done, sections, lesson):

@@ -17,51 +17,50 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import re
 import statistics
 from collections import Counter, defaultdict
+from datetime import datetime, timezone
 from typing import Any
 
 from chainrule import lessons
 from chainrule.classes.accounts import Accounts, ClassError
 from chainrule.progress.class_store import ClassStore
-from chainrule.progress.finished import finished
+from chainrule.progress.finished import Work, lesson_state
 
 TOP_DIAGNOSES = 3
+IMPORTED = "imported"  # a row's origin when it came from the learner's own file (progress/schema.py, migration 5)
 _NUMBERS_LINE = re.compile(r"expected .*, got ")
+
+
+def _first_line(value: Any, limit: int = 120) -> str:
+    lines = str(value or "").splitlines()
+    return lines[0][:limit] if lines else ""
 
 
 def diagnosis_of(result: dict) -> str:
     """What a failing run is grouped by: the hint the grader gave its failing tests, else its verdict."""
-    verdict = str(result.get("verdict") or result.get("status") or "unknown")
+    verdict = _first_line(result.get("verdict") or result.get("status") or "unknown", 60) or "unknown"
     if verdict != "failed":
-        return f"{verdict}: {str(result.get('message') or '').splitlines()[0][:120]}".rstrip(": ")
+        return f"{verdict}: {_first_line(result.get('message'))}".rstrip(": ")
     hints: Counter[str] = Counter()
-    for test in result.get("tests") or []:
+    tests = result.get("tests")
+    for test in tests if isinstance(tests, list) else []:
         if isinstance(test, dict) and test.get("status") == "fail":
-            last = str(test.get("message") or "").rsplit("\n", 1)[-1]
+            last = str(test.get("message") or "").rsplit("\n", 1)[-1][:200]
             if last and not _NUMBERS_LINE.search(last):
                 hints[last] += 1
     return hints.most_common(1)[0][0] if hints else "wrong numbers, no diagnosis"
 
 
-# The grid's columns: the sections with work to do, by number (progress.finished.WORK_SECTIONS).
-GRID_PARTS = {"04": "predictions", "05": "exercises", "06": "quiz", "07": "explanation"}
-
-
 def _path() -> list[dict[str, Any]]:
-    """The written lessons in path order, with their exercise and quiz question ids."""
-    out = []
-    for entry in lessons.get_path()["lessons"]:
-        if not entry.get("written"):
-            continue
-        data = lessons.lesson_data(entry["id"])
-        out.append({"id": entry["id"], "title": entry["title"], "exercises": list(lessons.exercise_ids(entry["id"])),
-                    "questions": [question["id"] for question in data.get("quiz", [])],
-                    "sections": [section["number"] for section in data["sections"]],
-                    "predictions": len(data.get("predict", {}).get("steps", []))})
-    return out
+    """The written lessons in path order: each one's title and what it asks for (lessons.lesson_shape)."""
+    return [lessons.lesson_shape(entry["id"]) | {"title": entry["title"]}
+            for entry in lessons.get_path()["lessons"] if entry.get("written")]
+
+
+def _name(account: Any) -> str:
+    return account.name if isinstance(account.name, str) else f"(learner {account.id}: unreadable name)"
 
 
 class ClassReport:
@@ -73,21 +72,20 @@ class ClassReport:
         path = _path()
         learners = self.accounts.learners(class_id)
         activity = self.tables.class_activity(class_id)
-        submissions, answers = activity["submissions"], activity["answers"]
-        last_seen = {row[0]: row[1] for row in activity["last_active"]}
-        predicted = {(row[0], row[1]): int(row[2]) for row in activity["predictions"]}
-        explained = {(row[0], row[1]) for row in activity["explained"]}
+        last_seen, work = activity["last_active"], activity["work"]
+        # Only runs graded here count (an imported run's code is graded again here: classes/imports.py).
+        submissions = [row for row in activity["submissions"] if row[5] != IMPORTED]
 
         runs: dict[tuple[int, str], list[str]] = defaultdict(list)  # (learner, exercise) -> statuses in order
         failing: dict[str, Counter[str]] = defaultdict(Counter)
-        for learner, exercise, status, result, _ in submissions:
+        for learner, exercise, status, result, _, _ in submissions:
             runs[learner, exercise].append(status)
             if status != "pass":
-                failing[exercise][diagnosis_of(_loaded(result))] += 1
+                failing[exercise][diagnosis_of(result)] += 1
         first_answer: dict[tuple[int, str, str], tuple[str, bool]] = {}
         wrong: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
-        for learner, lesson, question, answer, correct, _ in answers:
-            first_answer.setdefault((learner, lesson, question), (answer, bool(correct)))
+        for learner, lesson, question, answer, correct, _, _ in activity["answers"]:
+            first_answer.setdefault((learner, lesson, question), (answer, correct))
             if not correct:
                 wrong[lesson, question][answer] += 1
 
@@ -97,19 +95,11 @@ class ClassReport:
             passed_total = exercises_total = right = asked = 0
             per_lesson = []
             for lesson in path:
-                passed = [e for e in lesson["exercises"] if "pass" in runs.get((learner.id, e), [])]
-                answered = [q for q in lesson["questions"] if (learner.id, lesson["id"], q) in first_answer]
-                correct = [q for q in answered if first_answer[learner.id, lesson["id"], q][1]]
-                # The one rule of "finished" (progress/finished.py), as the learner's own page shows it.
-                work = {"predictions": predicted.get((learner.id, lesson["id"]), 0), "exercises": len(passed),
-                        "questions": len(answered), "explained": (learner.id, lesson["id"]) in explained}
-                state = finished(lesson["sections"], {"predictions": lesson["predictions"],
-                                                      "exercises": len(lesson["exercises"]),
-                                                      "questions": len(lesson["questions"])},
-                                 work | {"started": any(work.values()) or any(
-                                     (learner.id, e) in runs for e in lesson["exercises"])})
-                parts = {name: number in state["sections"] for number, name in GRID_PARTS.items()
-                         if number in lesson["sections"] and (name != "predictions" or lesson["predictions"])}
+                # The one rule of "finished" and its one builder (progress/finished.py), as the learner's page.
+                state = lesson_state(lesson, work.get(learner.id, Work()))
+                passed = state["passed"]
+                answered = state["answered"]
+                correct = [q for q in answered if first_answer.get((learner.id, lesson["id"], q), ("", False))[1]]
                 done = state["lesson"]
                 lessons_done += done
                 sections_done += len(state["sections"])
@@ -117,12 +107,13 @@ class ClassReport:
                 passed_total += len(passed)
                 exercises_total += len(lesson["exercises"])
                 right += len(correct)
-                asked += len(lesson["questions"])
-                per_lesson.append({"lesson_id": lesson["id"], "done": done, "sections": parts,
+                asked += len(lesson["quiz"])
+                per_lesson.append({"lesson_id": lesson["id"], "done": done, "sections": state["parts"],
                                    "exercises": {e: e in passed for e in lesson["exercises"]},
                                    "questions": {q: (first_answer[learner.id, lesson["id"], q][1]
-                                                     if q in answered else None) for q in lesson["questions"]}})
-            roster.append({"id": learner.id, "name": learner.name, "sections_done": sections_done,
+                                                     if (learner.id, lesson["id"], q) in first_answer else None)
+                                                 for q in lesson["quiz"]}})
+            roster.append({"id": learner.id, "name": _name(learner), "sections_done": sections_done,
                            "sections": sections, "lessons_done": lessons_done,
                            "lessons": len(path), "exercises_passed": passed_total, "exercises": exercises_total,
                            "quiz_right": right, "quiz_questions": asked, "last_active": last_seen.get(learner.id),
@@ -144,7 +135,7 @@ class ClassReport:
                 })
         questions = []
         for lesson in path:
-            for question in lesson["questions"]:
+            for question in lesson["quiz"]:
                 firsts = [value for key, value in first_answer.items() if key[1:] == (lesson["id"], question)]
                 common_wrong = wrong[lesson["id"], question].most_common(1)
                 questions.append({
@@ -153,7 +144,14 @@ class ClassReport:
                     "most_chosen_wrong": ({"answer": common_wrong[0][0], "times": common_wrong[0][1]}
                                           if common_wrong else None),
                 })
-        return {"path": path, "roster": roster, "exercises": exercises, "questions": questions}
+        return {"path": [self._path_entry(lesson) for lesson in path], "roster": roster, "exercises": exercises,
+                "questions": questions}
+
+    @staticmethod
+    def _path_entry(lesson: dict[str, Any]) -> dict[str, Any]:
+        return {"id": lesson["id"], "title": lesson["title"], "exercises": lesson["exercises"],
+                "questions": lesson["quiz"], "sections": lesson["sections"],
+                "predictions": len(lesson["predictions"])}
 
     def timeline(self, class_id: int, learner_id: int) -> dict[str, Any]:
         """One learner's runs (with code) and quiz answers, oldest first; only a learner of this class."""
@@ -162,13 +160,17 @@ class ClassReport:
             raise ClassError(f"there is no learner {learner_id} in your class", kind="not-found")
 
         runs, answers = self.tables.learner_activity(learner.id)
-        events = [{"kind": "run", "at": at, "exercise_id": exercise, "language": language, "status": status,
-                   "diagnosis": None if status == "pass" else diagnosis_of(_loaded(result)), "source": source}
-                  for at, exercise, language, status, result, source in runs]
+        # An imported run is the learner's own claim: shown as such, never with a verdict of ours.
+        events = [{"kind": "run", "at": at, "exercise_id": exercise, "language": language,
+                   "status": IMPORTED if origin == IMPORTED else status, "imported": origin == IMPORTED,
+                   "diagnosis": None if status == "pass" or origin == IMPORTED else diagnosis_of(result),
+                   "source": source}
+                  for at, exercise, language, status, result, source, origin in runs]
         events += [{"kind": "answer", "at": at, "lesson_id": lesson, "question_id": question, "answer": answer,
-                    "correct": bool(correct)} for at, lesson, question, answer, correct in answers]
-        events.sort(key=lambda event: event["at"])
-        return {"learner": {"id": learner.id, "name": learner.name}, "events": events}
+                    "correct": correct, "imported": origin == IMPORTED}
+                   for at, lesson, question, answer, correct, origin in answers]
+        events.sort(key=lambda event: datetime.fromisoformat(event["at"]).astimezone(timezone.utc))
+        return {"learner": {"id": learner.id, "name": _name(learner)}, "events": events}
 
     def gradebook(self, class_id: int) -> list[list[Any]]:
         """Rows for a CSV: a header, then one row per learner (per lesson: exercises passed, quiz right)."""
@@ -185,14 +187,6 @@ class ClassReport:
                 row += [sum(lesson["exercises"].values()), sum(bool(v) for v in lesson["questions"].values())]
             rows.append(row)
         return rows
-
-
-def _loaded(result: str) -> dict:
-    try:
-        value = json.loads(result)
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}
 
 
 def csv_text(rows: list[list[Any]]) -> str:

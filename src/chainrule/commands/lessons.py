@@ -53,23 +53,26 @@ def _add_path_options(parser: argparse.ArgumentParser) -> None:
                         help="directory of the progress store (default: $CHAINRULE_DATA_DIR, else your user data directory)")
 
 
-def _progress_text(summary: dict) -> str:
-    parts = []
-    if summary["predictions"]:
-        parts.append(f"{summary['predictions']} predictions made")
-    if summary["exercises_passed"]:
-        parts.append(f"{summary['exercises_passed']} exercises passed")
-    if summary["quiz_answered"]:
-        parts.append(f"{summary['quiz_answered']} questions answered")
-    if summary["explained"]:
+def _progress_text(state: dict) -> str:
+    """A lesson's progress_state (progress.finished.lesson_state) in words, as the path page says it."""
+    done, totals, parts = state["done"], state["totals"], []
+    if done["predictions"]:
+        parts.append(f"{done['predictions']} of {totals['predictions']} predictions made")
+    if done["exercises"]:
+        parts.append(f"{done['exercises']} of {totals['exercises']} exercises passed")
+    if done["quiz"]:
+        parts.append(f"{done['quiz']} of {totals['quiz']} questions answered")
+    if done["explanation"]:
         parts.append("explained back")
-    return ", ".join(parts) or "not started"
+    words = ", ".join(parts) or ("started" if state["started"] else "not started")
+    return f"finished ({words})" if state["lesson"] else words
 
 
 def run_list(args: argparse.Namespace) -> int:
     from chainrule import lessons
     from chainrule.lessons.validate import add_checked_lesson_dirs
     from chainrule.progress import StoreError, open_store
+    from chainrule.progress.finished import lesson_state
 
     try:
         add_checked_lesson_dirs(args.lessons)
@@ -91,7 +94,7 @@ def run_list(args: argparse.Namespace) -> int:
             elif store is None:
                 state = "not started" if note == "no progress saved yet" else note
             else:
-                state = _progress_text(store.lesson_summary(entry["id"], lessons.exercise_ids(entry["id"])))
+                state = _progress_text(lesson_state(lessons.lesson_shape(entry["id"]), store.work()))
             added = " (from --lessons)" if entry["id"] in lessons.added_lesson_ids() else ""
             print(terminal_text(f"{number:>3}. {entry['title']}{added}"))
             print(terminal_text(f"     id {entry['id']}, about {entry['minutes']} minutes: {state}"))

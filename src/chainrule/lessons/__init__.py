@@ -31,6 +31,7 @@ from chainrule.lessons.loader import (
     lesson_data,
     lesson_ids,
     lesson_numbers,
+    lesson_shape,
 )
 from chainrule.lessons.exercises import exercise_catalog, register_builtin_exercises
 from chainrule.lessons.fresh import variant_for as review_variant
@@ -41,7 +42,7 @@ from chainrule.lessons.text import LessonDataError, format_number
 __all__ = [
     "LANGUAGES", "LessonDataError", "add_lesson_dirs", "added_lesson_ids", "UnknownItemError", "UnknownLessonError", "build_lesson_graph",
     "check_prediction", "check_quiz_answer", "exercise_catalog", "exercise_ids", "format_number", "get_lesson", "get_path",
-    "graph_names", "key_idea_ids", "lesson_data", "lesson_ids", "lesson_numbers", "parse_number",
+    "graph_names", "key_idea_ids", "lesson_data", "lesson_ids", "lesson_numbers", "lesson_shape", "parse_number",
     "prediction_keys", "question_ids", "quiz_question", "review_variant",
 ]
 

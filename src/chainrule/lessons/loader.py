@@ -26,7 +26,7 @@ __all__ = [
     "DATA_DIR", "LANGUAGES", "UnknownLessonError", "UnknownItemError", "get_path", "get_lesson",
     "lesson_ids", "lesson_data", "lesson_numbers", "lesson_resolver", "build_lesson_graph",
     "graph_names", "exercise_ids", "before_step", "add_lesson_dirs", "find_lesson_folders",
-    "lesson_folder", "added_lesson_ids", "make_resolver", "path_data", "path_entry", "lesson_plots",
+    "lesson_folder", "added_lesson_ids", "make_resolver", "path_data", "path_entry", "lesson_plots", "lesson_shape",
 ]
 
 DATA_DIR = Path(__file__).parent / "data"
@@ -248,11 +248,15 @@ def exercise_ids(lesson_id: str) -> list[str]:
     return [exercise["id"] for exercise in _lesson_data(lesson_id)["exercises"]]
 
 
-def _totals(lesson_id: str) -> dict[str, int]:
-    """How many predictions, exercises and questions a written lesson has (the path shows progress of them)."""
+def lesson_shape(lesson_id: str) -> dict[str, Any]:
+    """What a written lesson asks a learner for, by the parts of chainrule.sections: its section numbers,
+    its prediction keys, exercise ids and quiz question ids (progress.finished decides "finished" from it)."""
+    _check_lesson_id(lesson_id)
     data = _lesson_data(lesson_id)
-    return {"predictions": len(data["predict"]["steps"]), "exercises": len(data["exercises"]),
-            "questions": len(data["quiz"])}
+    return {"id": lesson_id, "sections": [section["number"] for section in data["sections"]],
+            "predictions": [step["key"] for step in data.get("predict", {}).get("steps", [])],
+            "exercises": [exercise["id"] for exercise in data["exercises"]],
+            "quiz": [question["id"] for question in data.get("quiz", [])]}
 
 
 def path_entry(entry: dict[str, Any]) -> dict[str, Any]:
@@ -266,7 +270,7 @@ def path_entry(entry: dict[str, Any]) -> dict[str, Any]:
         "written": written,
         # A lesson that is not written yet is never a link to an empty page.
         "href": f"/lessons/{entry['id']}" if written else None,
-    } | ({"totals": _totals(entry["id"])} if written else {})
+    }
 
 
 def get_path() -> dict[str, Any]:

@@ -22,15 +22,14 @@ from chainrule.lessons.loader import add_lesson_dirs, before_step, find_lesson_f
 from chainrule.lessons.plots import line_fit_plot
 from chainrule.lessons.scaffold import LESSON_ID
 from chainrule.lessons.text import PLACEHOLDER, LessonDataError
+from chainrule.sections import SECTIONS as LESSON_SECTIONS
 from chainrule.text_safety import control_characters
 
 __all__ = ["SECTIONS", "add_checked_lesson_dirs", "check_lesson_folder", "Problems"]
 
-# The page shows each section's interactive part by its number, so a lesson has these eight.
-SECTIONS = (
-    ("01", "why"), ("02", "key-parts"), ("03", "see-it-work"), ("04", "predict"),
-    ("05", "try-it"), ("06", "check-yourself"), ("07", "explain"), ("08", "recap"),
-)
+# The page shows each section's interactive part by its number, so a lesson has these eight
+# (chainrule.sections: the one list of numbers, slugs and the work each asks for).
+SECTIONS = tuple((number, slug) for number, slug, _ in LESSON_SECTIONS)
 # A checked number is written to four places.
 CHECKED_PLACES = 4
 

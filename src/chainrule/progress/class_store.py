@@ -11,6 +11,7 @@ import secrets
 from typing import Any
 
 from chainrule.progress.connection import Connection
+from chainrule.progress.rows import sound_rows
 
 ACCOUNT_LOCK = -2  # the advisory lock key for account writes that read first (learners' keys are >= 0)
 CLASS_LEARNERS = "learner_id IN (SELECT id FROM accounts WHERE class_id = ? AND role = 'learner')"
@@ -167,40 +168,47 @@ class ClassStore:
 
     # ---------------------------------------------------------------- the teacher's view
 
-    def class_activity(self, class_id: int) -> dict[str, list[tuple]]:
-        """Every run and quiz answer of the class's learners (oldest first), predictions made per lesson,
-        explanations written, and each learner's last activity."""
+    def class_activity(self, class_id: int) -> dict[str, Any]:
+        """Every run and quiz answer of the class's learners (oldest first, each with its origin: '' for
+        work done here, 'imported' for a learner's own file), each learner's work for "finished"
+        (progress/finished.py) and last activity. Rows no reader could use are reported and skipped."""
+        from chainrule.progress.finished import learner_work
 
-        def work(conn: Connection) -> dict[str, list[tuple]]:
+        def work(conn: Connection) -> dict[str, Any]:
             def rows(sql: str) -> list[tuple]:
                 return conn.execute(sql.format(learners=CLASS_LEARNERS), (class_id,)).fetchall()
 
+            latest: dict[int, str] = {}
+            for table in ("submissions", "quiz_answers", "predictions", "code", "explanations"):
+                for learner, at in sound_rows(table, ("at",), rows(
+                        f"SELECT learner_id, MAX(at) FROM {table} WHERE {{learners}} GROUP BY learner_id"), keep=1):
+                    latest[learner] = max(latest.get(learner, at), at)
             return {
-                "submissions": rows("SELECT learner_id, exercise_id, status, result, at FROM submissions "
-                                    "WHERE {learners} ORDER BY id"),
-                "answers": rows("SELECT learner_id, lesson_id, question_id, answer, correct, at FROM quiz_answers "
-                                "WHERE {learners} ORDER BY id"),
-                "predictions": rows("SELECT learner_id, lesson_id, COUNT(*) FROM predictions WHERE {learners} "
-                                    "GROUP BY learner_id, lesson_id"),
-                "explained": rows("SELECT learner_id, lesson_id FROM explanations WHERE {learners} AND text != ''"),
-                "last_active": rows(
-                    "SELECT learner_id, MAX(at) FROM (SELECT learner_id, at FROM submissions UNION ALL "
-                    "SELECT learner_id, at FROM quiz_answers UNION ALL SELECT learner_id, at FROM predictions "
-                    "UNION ALL SELECT learner_id, at FROM code UNION ALL SELECT learner_id, at FROM explanations) "
-                    "AS activity WHERE {learners} GROUP BY learner_id"),
+                "submissions": sound_rows("submissions", ("exercise_id", "status", "result", "at", "origin"), rows(
+                    "SELECT learner_id, exercise_id, status, result, at, origin FROM submissions "
+                    "WHERE {learners} ORDER BY id"), keep=1),
+                "answers": sound_rows("quiz_answers", ("lesson_id", "question_id", "answer", "correct", "at", "origin"),
+                                      rows("SELECT learner_id, lesson_id, question_id, answer, correct, at, origin "
+                                           "FROM quiz_answers WHERE {learners} ORDER BY id"), keep=1),
+                "work": learner_work(conn, CLASS_LEARNERS, (class_id,)),
+                "last_active": latest,
             }
 
         return self.database.read(work, snapshot=True)
 
     def learner_activity(self, learner_id: int) -> tuple[list[tuple], list[tuple]]:
-        """One learner's runs (at, exercise, language, status, result, source) and answers, oldest first."""
+        """One learner's runs (at, exercise, language, status, result, source, origin) and answers (at, lesson,
+        question, answer, correct, origin), oldest first; rows no reader could use are reported and skipped."""
 
         def work(conn: Connection) -> tuple[list[tuple], list[tuple]]:
-            runs = conn.execute("SELECT at, exercise_id, language, status, result, source FROM submissions "
+            runs = conn.execute("SELECT at, exercise_id, language, status, result, source, origin FROM submissions "
                                 "WHERE learner_id = ? ORDER BY id", (learner_id,)).fetchall()
-            answers = conn.execute("SELECT at, lesson_id, question_id, answer, correct FROM quiz_answers "
+            answers = conn.execute("SELECT at, lesson_id, question_id, answer, correct, origin FROM quiz_answers "
                                    "WHERE learner_id = ? ORDER BY id", (learner_id,)).fetchall()
-            return runs, answers
+            return (sound_rows("submissions", ("at", "exercise_id", "language", "status", "result", "source", "origin"),
+                               runs),
+                    sound_rows("quiz_answers", ("at", "lesson_id", "question_id", "answer", "correct", "origin"),
+                               answers))
 
         return self.database.read(work, snapshot=True)
 

@@ -217,12 +217,21 @@ def _migration_4_grading_jobs(conn: Connection) -> None:
     )
 
 
+def _migration_5_imported_rows(conn: Connection) -> None:
+    """Runs and quiz answers a learner brought into a class from a file are kept apart from the work done
+    there (origin 'imported'): the teacher sees them as imported, and an imported run counts for nothing
+    (its code is graded again by the class's own grader: classes/imports.py)."""
+    for table in ("submissions", "quiz_answers"):
+        conn.execute(f"ALTER TABLE {table} ADD COLUMN origin TEXT NOT NULL DEFAULT ''")
+
+
 # Ordered; index i holds the migration that takes the schema version i to i + 1.
 MIGRATIONS: list[Callable[[Connection], None]] = [
     _migration_1_initial,
     _migration_2_learner_per_row,
     _migration_3_classes,
     _migration_4_grading_jobs,
+    _migration_5_imported_rows,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

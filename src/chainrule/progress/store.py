@@ -34,7 +34,8 @@ from chainrule.progress.errors import CANNOT_OPEN, NOT_FOUND, StoreError
 from chainrule.progress import schema
 from chainrule.progress.migrations import apply_migrations, schema_version
 from chainrule.progress.scheduling import interval_phrase, make_scheduler, rating_for, schedule_summary
-from chainrule.progress.validation import stored_card, stored_json
+from chainrule.progress.rows import sound_rows
+from chainrule.progress.validation import stored_card
 
 DATABASE_NAME = "progress.sqlite3"
 ENV_DATA_DIR = "CHAINRULE_DATA_DIR"
@@ -180,7 +181,8 @@ class ProgressStore:
                 (self.learner_id, lesson_id),
             ).fetchall()
         )
-        return {key: {"value": value, "correct": bool(correct), "at": at} for key, value, correct, at in rows}
+        rows = sound_rows("predictions", ("key", "value", "correct", "at"), rows)
+        return {key: {"value": value, "correct": correct, "at": at} for key, value, correct, at in rows}
 
     # ---------------------------------------------------------------- code and submissions
 
@@ -206,6 +208,7 @@ class ProgressStore:
                 (self.learner_id,),
             ).fetchall()
         )
+        rows = sound_rows("code", ("exercise_id", "language", "source"), rows)
         return {f"{exercise}/{language}": source for exercise, language, source in rows}
 
     def record_submission(self, exercise_id: str, language: str, source: str, result: dict,
@@ -249,14 +252,13 @@ class ProgressStore:
         rows = self._read(
             lambda conn: conn.execute(
                 "SELECT exercise_id, language, result FROM submissions WHERE id IN "
-                "(SELECT MAX(id) FROM submissions WHERE learner_id = ? GROUP BY exercise_id, language) "
+                "(SELECT MAX(id) FROM submissions WHERE learner_id = ? AND origin = '' GROUP BY exercise_id, language) "
                 "ORDER BY exercise_id, language",
                 (self.learner_id,),
             ).fetchall()
         )
-        results = {f"{exercise}/{language}": stored_json(result, f"submission {exercise}/{language}")
-                   for exercise, language, result in rows}
-        return {key: result for key, result in results.items() if isinstance(result, dict)}
+        rows = sound_rows("submissions", ("exercise_id", "language", "result"), rows)
+        return {f"{exercise}/{language}": result for exercise, language, result in rows}
 
     def submission_count(self) -> int:
         return self._read(
@@ -270,7 +272,8 @@ class ProgressStore:
         _require_text("exercise_id", exercise_id)
         return self._read(
             lambda conn: conn.execute(
-                "SELECT COUNT(*) FROM submissions WHERE learner_id = ? AND exercise_id = ? AND status != 'pass'",
+                "SELECT COUNT(*) FROM submissions WHERE learner_id = ? AND exercise_id = ? AND status != 'pass' "
+                "AND origin = ''",
                 (self.learner_id, exercise_id),
             ).fetchone()[0]
         )
@@ -371,9 +374,10 @@ class ProgressStore:
             ).fetchall()
 
         answers: dict[str, dict] = {}
-        for question_id, answer, correct, at, card_json, attempts in self._read(work, snapshot=True):
+        rows = sound_rows("quiz_answers", ("question_id", "answer", "correct", "at"), self._read(work, snapshot=True))
+        for question_id, answer, correct, at, card_json, attempts in rows:
             # attempts: how many times it was answered in the lesson (after the first: practice).
-            entry = {"answer": answer, "correct": bool(correct), "at": at, "due": None, "text": "",
+            entry = {"answer": answer, "correct": correct, "at": at, "due": None, "text": "",
                      "attempts": int(attempts)}
             where = f"card {lesson_id}/{question_id}"
             card = None if card_json is None else stored_card(card_json, where, review=False)
@@ -470,9 +474,9 @@ class ProgressStore:
                 (self.learner_id, lesson_id, question_id),
             ).fetchall()
         )
+        rows = sound_rows("review_logs", ("kind", "answer", "correct", "rating", "at", "undone"), rows)
         return [
-            {"kind": kind, "answer": answer, "correct": bool(correct), "rating": rating, "at": at,
-             "undone": bool(undone)}
+            {"kind": kind, "answer": answer, "correct": correct, "rating": rating, "at": at, "undone": undone}
             for kind, answer, correct, rating, at, undone in rows
         ]
 
@@ -503,46 +507,21 @@ class ProgressStore:
                 (self.learner_id, lesson_id),
             ).fetchone()
         )
-        if row is None:
+        rows = sound_rows("explanations", ("text", "ticked", "at"), [] if row is None else [row])
+        if not rows:
             return None
-        text, ticked, at = row
-        return {"text": text, "ticked": json.loads(ticked), "at": at}
+        text, ticked, at = rows[0]
+        return {"text": text, "ticked": ticked, "at": at}
 
     # ---------------------------------------------------------------- summary, export, import
 
-    def lesson_summary(self, lesson_id: str, exercise_ids: list[str] | None = None) -> dict:
-        """Counts for the path page. Exercises passed: distinct exercises with a passing submission
-        (in any language), among ``exercise_ids`` (the lesson's, from chainrule.lessons: the store
-        knows no lessons) if given, else among all exercises."""
+    def work(self) -> Any:
+        """This learner's work, every lesson's (progress.finished.Work): what "finished" is decided from,
+        with chainrule.lessons.lesson_shape(lesson_id) and progress.finished.lesson_state."""
+        from chainrule.progress.finished import Work, learner_work
 
-        def work(conn: Connection) -> dict:
-            predictions = conn.execute(
-                "SELECT COUNT(*) FROM predictions WHERE learner_id = ? AND lesson_id = ?", (self.learner_id, lesson_id)
-            ).fetchone()[0]
-            passed = {
-                row[0] for row in conn.execute(
-                    "SELECT DISTINCT exercise_id FROM submissions WHERE learner_id = ? AND status = 'pass'",
-                    (self.learner_id,),
-                )
-            }
-            answered = conn.execute(
-                "SELECT COUNT(DISTINCT question_id) FROM quiz_answers WHERE learner_id = ? AND lesson_id = ?",
-                (self.learner_id, lesson_id),
-            ).fetchone()[0]
-            explained = conn.execute(
-                "SELECT COUNT(*) FROM explanations WHERE learner_id = ? AND lesson_id = ? AND text != ''",
-                (self.learner_id, lesson_id),
-            ).fetchone()[0]
-            if exercise_ids is not None:
-                passed &= set(exercise_ids)
-            return {
-                "predictions": int(predictions),
-                "exercises_passed": len(passed),
-                "quiz_answered": int(answered),
-                "explained": bool(explained),
-            }
-
-        return self._read(work, snapshot=True)
+        found = self._read(lambda conn: learner_work(conn, "learner_id = ?", (self.learner_id,)), snapshot=True)
+        return found.get(self.learner_id, Work())
 
     def export_data(self) -> dict:
         """Everything stored, as a JSON-able, versioned dict (format described in docs/progress.md)."""

@@ -26,7 +26,7 @@ from fsrs import Card, Rating
 
 from chainrule.progress.scheduling import make_scheduler
 
-__all__ = ["MAX_DEPTH", "card_problem", "depth_problem", "stored_card", "stored_json"]
+__all__ = ["MAX_DEPTH", "card_problem", "depth_problem", "finite_json", "stored_card", "stored_json"]
 
 MAX_DEPTH = 20  # a grading result is 4 levels deep; nothing the store keeps needs more
 STABILITY_MIN = 0.001  # py-fsrs's own floor (fsrs.scheduler.STABILITY_MIN)
@@ -137,10 +137,27 @@ def card_problem(value: Any, now: datetime | None = None, *, review: bool = True
     return None
 
 
+def _finite(text: str) -> float:
+    number = float(text)
+    if not math.isfinite(number):
+        raise ValueError(f"the number {text} is not finite")
+    return number
+
+
+def _no_constant(name: str) -> float:
+    raise ValueError(f"{name} is not a number JSON allows")
+
+
+def finite_json(text: str | bytes) -> Any:
+    """json.loads that refuses NaN, Infinity and numbers too large for a float (no answer could carry them)."""
+    return json.loads(text, parse_float=_finite, parse_constant=_no_constant)
+
+
 def stored_json(text: Any, where: str) -> Any:
-    """A stored JSON column's value, or None (reported) when it cannot be read or is nested too deep."""
+    """A stored JSON column's value, or None (reported) when it cannot be read, holds a number that is
+    not finite, or is nested too deep."""
     try:
-        value = json.loads(text)
+        value = finite_json(text)
     except (TypeError, ValueError, RecursionError) as error:
         log.warning("skipped a stored row (%s): it is not readable JSON (%s)", where, type(error).__name__)
         return None

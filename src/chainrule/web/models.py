@@ -91,10 +91,11 @@ class ExplanationIn(BaseModel):
 
 
 class Progress(BaseModel):
+    """The learner's work in a lesson, counted among what it asks for (progress.finished.lesson_state)."""
     predictions: int
-    exercises_passed: int
-    quiz_answered: int
-    explained: bool
+    exercises: int = Field(description="Exercises passed (in any language)")
+    quiz: int = Field(description="Quiz questions answered")
+    explanation: bool = Field(description="The explanation is written")
 
 
 class PathLesson(Open):
@@ -106,7 +107,9 @@ class PathLesson(Open):
     written: bool
     href: str | None
     progress: Progress | None = Field(description="null when the lesson is not written or the store is unavailable")
-    totals: dict[str, int] | None = Field(default=None, description="What finishing the lesson takes (with progress)")
+    totals: dict[str, int] | None = Field(default=None, description="What finishing the lesson takes: how many "
+                                          "predictions, exercises and quiz questions (with progress)")
+    started: bool = Field(default=False, description="Any work of the lesson saved (code included)")
     finished: bool = Field(default=False, description="Every section finished (chainrule.progress.finished's rule)")
 
 

@@ -16,7 +16,7 @@ from fastapi.responses import JSONResponse
 from chainrule import lessons
 from chainrule.errors import InputError
 from chainrule.progress import StoreError
-from chainrule.progress.finished import finished
+from chainrule.progress.finished import lesson_state
 from chainrule.progress.scheduling import schedule_summary
 from chainrule.web.models import (
     JobOut,
@@ -94,30 +94,23 @@ def check_exercise(request: Request, exercise_id: str, language: str) -> None:
 # ---------------------------------------------------------------- path and lesson content
 
 
-def _finished(lesson_id: str, summary: dict[str, Any], code_saved: bool = False) -> dict[str, Any]:
-    """Which sections of the lesson, and whether the lesson, are finished (progress.finished's rule),
-    from the store's counts (store.lesson_summary)."""
-    lesson = lessons.get_lesson(lesson_id)
-    totals = {"predictions": lesson["predict"]["total"], "exercises": len(lesson["exercises"]),
-              "questions": len(lesson["quiz"])}
-    done = {"predictions": summary["predictions"], "exercises": summary["exercises_passed"],
-            "questions": summary["quiz_answered"], "explained": summary["explained"]}
-    done["started"] = code_saved or any(bool(count) for count in done.values())
-    return finished([section["number"] for section in lesson["sections"]], totals, done)
-
-
 @router.get("/path", response_model=PathOut, summary="The course path with progress per lesson")
 def get_path(request: Request) -> dict[str, Any]:
     path = lessons.get_path()
     store, error = services(request).try_store()
+    work = None
+    if store is not None:
+        try:
+            work = store.work()
+        except StoreError as failure:  # a store error must not hide the path
+            error = str(failure)
     for entry in path["lessons"]:
-        entry["progress"] = None
-        if entry["written"] and store is not None:
-            try:
-                entry["progress"] = store.lesson_summary(entry["id"], lessons.exercise_ids(entry["id"]))
-            except StoreError as failure:  # a store error must not hide the path
-                error = str(failure)
-        entry["finished"] = bool(entry["progress"]) and _finished(entry["id"], entry["progress"])["lesson"]
+        entry["progress"] = entry["totals"] = None
+        if entry["written"] and work is not None:
+            # The one rule of "finished" and its one builder (progress/finished.py), as every other view shows it.
+            state = lesson_state(lessons.lesson_shape(entry["id"]), work)
+            entry |= {"progress": state["done"], "totals": state["totals"], "started": state["started"],
+                      "finished": state["lesson"]}
     path["store_error"] = error
     return path
 
@@ -288,7 +281,8 @@ def get_progress(request: Request, lesson_id: LessonId) -> dict[str, Any]:
 
     code = of_lesson(store.latest_code())
     return {
-        "finished": _finished(lesson_id, store.lesson_summary(lesson_id, sorted(mine)), code_saved=bool(code)),
+        "finished": {key: value for key, value in lesson_state(lessons.lesson_shape(lesson_id), store.work()).items()
+                     if key in ("sections", "lesson")},
         "predictions": _with_feedback(lesson_id, store.predictions(lesson_id), _prediction_feedback),
         "code": code,
         "results": of_lesson(store.latest_results()),

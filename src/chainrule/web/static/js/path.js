@@ -7,18 +7,17 @@ function progressText(progress, totals) {
   const count = (done, total, what) => (total ? `${done} of ${total} ${what}` : `${done} ${what}`);
   const parts = [];
   if (progress.predictions) parts.push(count(progress.predictions, totals && totals.predictions, "predictions made"));
-  if (progress.exercises_passed) parts.push(count(progress.exercises_passed, totals && totals.exercises, "exercises passed"));
-  if (progress.quiz_answered) parts.push(count(progress.quiz_answered, totals && totals.questions, "questions answered"));
-  if (progress.explained) parts.push("explained back");
+  if (progress.exercises) parts.push(count(progress.exercises, totals && totals.exercises, "exercises passed"));
+  if (progress.quiz) parts.push(count(progress.quiz, totals && totals.quiz, "questions answered"));
+  if (progress.explanation) parts.push("explained back");
   return parts.length ? parts.join(" · ") : "not started yet";
 }
 
 // The share of a lesson's parts done: predictions, exercises, questions and the explanation, each counted once.
 function progressShare(progress, totals) {
   if (!progress || !totals) return null;
-  const total = totals.predictions + totals.exercises + totals.questions + 1;
-  const done = Math.min(progress.predictions, totals.predictions) + Math.min(progress.exercises_passed, totals.exercises)
-    + Math.min(progress.quiz_answered, totals.questions) + (progress.explained ? 1 : 0);
+  const total = totals.predictions + totals.exercises + totals.quiz + 1;
+  const done = progress.predictions + progress.exercises + progress.quiz + (progress.explanation ? 1 : 0);
   return { done, total };
 }
 
@@ -27,12 +26,13 @@ const finished = (lesson) => Boolean(lesson.finished);
 
 function progressBlock(lesson) {
   const share = progressShare(lesson.progress, lesson.totals);
-  const state = !share || share.done === 0 ? "not started" : finished(lesson) ? "done" : "in progress";
+  // Started, done: as the server decides them (code saved counts as started, as on the lesson page).
+  const state = !lesson.started ? "not started" : finished(lesson) ? "done" : "in progress";
   const label = `Your progress in ${lesson.title}`;
   return el("div", { class: "lesson-progress-block", "data-state": state },
     share ? el("progress", { max: String(share.total), value: String(share.done), "aria-label": label }) : null,
     el("p", { class: "lesson-progress" }, `Your progress: ${progressText(lesson.progress, lesson.totals)}`,
-      share && share.done ? el("span", { class: "badge" }, state) : null));
+      lesson.started ? el("span", { class: "badge" }, state) : null));
 }
 
 async function start() {
@@ -66,8 +66,7 @@ async function start() {
     list.append(item);
   });
   // Where the learner left off: the first lesson begun and not finished.
-  const begun = path.lessons.find((lesson) => lesson.href && !finished(lesson)
-    && (progressShare(lesson.progress, lesson.totals) || { done: 0 }).done > 0);
+  const begun = path.lessons.find((lesson) => lesson.href && !finished(lesson) && lesson.started);
   if (begun) {
     list.before(el("p", { class: "continue-note", id: "continue-note" }, "Continue where you left off: ",
       el("a", { href: begun.href }, begun.title), "."));
