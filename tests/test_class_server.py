@@ -245,9 +245,13 @@ def test_a_personal_export_imports_into_a_class_account_and_comes_back_the_same(
         personal.close()
     imported = send(world.bea, "POST", "/api/class/progress/import", json=document)
     assert imported.status_code == 200 and imported.json()["added"]["submissions"] == 1
+    # The imported run's code ("mine") is graded again here: a second run, whose verdict is the class's.
+    [again] = imported.json()["graded_again"]
+    assert again["exercise"] == "neuron-grads" and again["status"] != "pass" and again["verdict"]
     back = world.bea.get("/api/class/progress/export").json()
-    assert {key: value for key, value in back.items() if key != "exported_at"} == \
-        {key: value for key, value in document.items() if key != "exported_at"}
+    assert back["submissions"][0] == document["submissions"][0] and len(back["submissions"]) == 2
+    assert {key: value for key, value in back.items() if key not in ("exported_at", "submissions", "code")} == \
+        {key: value for key, value in document.items() if key not in ("exported_at", "submissions", "code")}
     assert world.ada.get("/api/class/progress/export").json()["submissions"] == []
     bad = send(world.bea, "POST", "/api/class/progress/import", json={"format": "nope"})
     assert bad.status_code == 422

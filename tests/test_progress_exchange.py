@@ -165,23 +165,30 @@ def test_a_file_that_is_not_an_object_is_refused(tmp_path, clock, document):
         store.close()
 
 
-def test_a_failure_while_writing_rolls_the_whole_import_back(filled, store_place, clock, monkeypatch):
-    """Validation passed but the write fails half way: the single transaction leaves no trace."""
+def test_a_failure_while_writing_is_completed_by_importing_the_same_file_again(filled, store_place, clock,
+                                                                              monkeypatch):
+    """Validation passed but the database fails part way through the batches: what was written stays, and
+    importing the same file again adds the rest and nothing twice (the end is as after one clean import)."""
     document = filled.export_data()
     target = open_store(**store_place("target"), clock=clock, fuzzing=False)
-    real_import_rows = exchange.import_rows
+    monkeypatch.setattr(exchange, "BATCH_ROWS", 2)
+    real_write = type(target.database).write
+    writes = []
 
-    def fails_after_writing(conn, data, learner_id=0):
-        real_import_rows(conn, data, learner_id)  # everything inserted...
-        raise OSError("disk vanished")  # ...then the import fails before COMMIT
+    def fails_on_the_third_batch(database, work, *, lock=None):
+        writes.append(lock)
+        if len(writes) == 3:
+            raise OSError("disk vanished")
+        return real_write(database, work, lock=lock)
 
-    monkeypatch.setattr(exchange, "import_rows", fails_after_writing)
     try:
-        target.save_prediction("backprop", "o", 0.7071, True)
-        before = without_time(target.export_data())
+        monkeypatch.setattr(type(target.database), "write", fails_on_the_third_batch)
         with pytest.raises(OSError):
             target.import_data(document)
-        assert without_time(target.export_data()) == before
+        monkeypatch.setattr(type(target.database), "write", real_write)
+        target.import_data(document)
+        assert without_time(target.export_data()) == without_time(document)
+        assert sum(target.import_data(document).values()) == 0
     finally:
         target.close()
 

@@ -12,10 +12,11 @@ so printed verbatim they can clear the screen, draw a fake report, set the title
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
-__all__ = ["REPLACEMENT", "valid_text", "valid_data", "terminal_text", "control_characters"]
+__all__ = ["REPLACEMENT", "valid_text", "valid_data", "terminal_text", "terminal_json", "control_characters"]
 
 REPLACEMENT = "\ufffd"
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -58,6 +59,14 @@ def terminal_text(text: str) -> str:
     """``text`` safe to write to a terminal: valid UTF-8, and every control character except newline
     and tab shown as an escape (ESC as \\x1b, carriage return as \\r, CSI U+009B as \\x9b, ...)."""
     return _SHOWN_ESCAPED.sub(_escape, valid_text(text))
+
+
+def terminal_json(value: Any, indent: int | None = 2) -> str:
+    """``value`` as JSON safe to write to a terminal: every character terminal_text escapes (C1 controls
+    such as U+009B, bidirectional overrides such as U+202E, ...) written as a JSON escape (\\u009b), so
+    that the output is the same data to a JSON reader and inert on a screen."""
+    text = valid_text(json.dumps(value, indent=indent, ensure_ascii=False))
+    return _SHOWN_ESCAPED.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
 
 
 def control_characters(text: str) -> list[str]:

@@ -16,7 +16,7 @@ import hashlib
 import secrets
 import unicodedata
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from argon2 import PasswordHasher
@@ -108,6 +108,10 @@ class Accounts:
     def account(self, account_id: int) -> Account | None:
         row = self.tables.account(account_id)
         return None if row is None else Account(int(row[0]), int(row[1]), row[2], row[3], row[4], int(row[5]))
+
+    def created_at(self, account_id: int) -> datetime:
+        """When the account was made (the start of its life: no work of it is older)."""
+        return datetime.fromisoformat(self.tables.created_at(account_id)).astimezone(timezone.utc)
 
     def class_id(self, name: str) -> int:
         name = clean_name(name, "class name")

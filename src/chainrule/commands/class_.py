@@ -17,11 +17,10 @@ Errors are one line on stderr with exit code 1.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any, Callable
 
-from chainrule.text_safety import terminal_text
+from chainrule.text_safety import terminal_json, terminal_text
 
 COMMANDS = ("class",)
 DEFAULT_URL = "http://localhost:8000"
@@ -173,7 +172,7 @@ def _view(args: argparse.Namespace) -> int:
         data = ClassReport(store, accounts).overview(accounts.class_id(args.name))
     rows = data[args.view]
     if args.json:
-        print(json.dumps(rows, indent=2, ensure_ascii=False))
+        print(terminal_json(rows))
         return 0
     if args.view == "roster":
         _print(f"{'learner':24} {'sections':>9} {'lessons':>8} {'exercises':>10} {'quiz':>8}  last active")
@@ -206,17 +205,18 @@ def _timeline(args: argparse.Namespace) -> int:
         class_id = accounts.class_id(args.name)
         data = ClassReport(store, accounts).timeline(class_id, _learner(accounts, class_id, args.learner).id)
     if args.json:
-        print(json.dumps(data, indent=2, ensure_ascii=False))
+        print(terminal_json(data))
         return 0
     for event in data["events"]:
         if event["kind"] == "run":
-            verdict = "passed" if event["status"] == "pass" else f"did not pass: {event['diagnosis']}"
+            verdict = ("imported from the learner's own file (not graded here; counts for nothing)" if event["imported"]
+                       else "passed" if event["status"] == "pass" else f"did not pass: {event['diagnosis']}")
             _print(f"{event['at']}  run {event['exercise_id']} ({event['language']}): {verdict}")
             for line in event["source"].splitlines():
                 _print(f"    | {line}")
         else:
             _print(f"{event['at']}  answered {event['lesson_id']}/{event['question_id']}: {event['answer']!r} "
-                   f"({'right' if event['correct'] else 'wrong'})")
+                   f"({'right' if event['correct'] else 'wrong'}{', imported' if event['imported'] else ''})")
     return 0
 
 

@@ -42,6 +42,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "with the verdict 'expired' (default 600)")
     parser.add_argument("--runs-per-learner", type=int, default=None, metavar="N",
                         help="with PostgreSQL: how many runs one learner may have waiting or running (default 3)")
+    parser.add_argument("--learner-storage", type=float, default=None, metavar="MB",
+                        help="how much one learner may keep, in millions of characters of code, results and answers: "
+                        "a progress file that would pass it is refused (default 64)")
     add_database_options(parser)
     parser.set_defaults(func=run)
 
@@ -93,8 +96,11 @@ def run(args: argparse.Namespace) -> int:
     hosts = [parsed[0], _url_host(bind_host).lower(), *(name.lower() for name in args.allow_host)]
     try:
         grader = class_grader(store, args)
+        quota = {} if args.learner_storage is None else {"learner_quota": int(args.learner_storage * 1_000_000)}
+        if quota and quota["learner_quota"] <= 0:
+            raise ValueError("--learner-storage must be more than 0 (millions of characters)")
         app = create_class_app(store, accounts=Accounts(store), grader=grader,
-                               secure=parts.scheme == "https", hosts=hosts)
+                               secure=parts.scheme == "https", hosts=hosts, **quota)
     except (StoreError, ValueError) as error:
         store.close()
         print(f"chainrule serve: {error}", file=sys.stderr)

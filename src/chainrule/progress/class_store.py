@@ -39,6 +39,11 @@ class ClassStore:
         return self.database.read(
             lambda conn: conn.execute(ACCOUNT_COLUMNS + "WHERE a.id = ?", (int(account_id),)).fetchone())
 
+    def created_at(self, account_id: int) -> str | None:
+        row = self.database.read(lambda conn: conn.execute(
+            "SELECT created_at FROM accounts WHERE id = ?", (int(account_id),)).fetchone())
+        return None if row is None else row[0]
+
     def learners(self, class_id: int) -> list[AccountRow]:
         return self.database.read(lambda conn: conn.execute(
             ACCOUNT_COLUMNS + "WHERE a.class_id = ? AND a.role = 'learner' ORDER BY a.name, a.id",

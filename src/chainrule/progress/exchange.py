@@ -14,24 +14,28 @@ Format ``chainrule.progress`` version 1 (see docs/progress.md for an example)::
                        "card_after": card dict, "undone": bool, "at"}]}
 
 Every record must have exactly these keys. Export leaves out (and reports) a stored row that import
-would refuse, so every export imports back. Import validates the whole document first and then writes
-it in one transaction: keyed records (a prediction, the latest code, an explanation, a card) replace the
-stored one with the same key; history records (submissions, quiz answers, review logs) are appended,
-except those already stored (a record the file holds k times and the store m times is added k - m
-times), so importing the same file twice adds nothing the second time.
+would refuse, so every export imports back. Import validates the whole document first (a bad file changes
+nothing), then compares it with the stored rows in one read, in linear time, and writes it in short
+batches: keyed records (a prediction, the latest code, an explanation, a card) replace the stored one
+with the same key; history records (submissions, quiz answers, review logs) are appended, except those
+already stored (a record the file holds k times and the store m times is added k - m times; two records
+are the same when they mean the same: 0.0 and 0, one moment written with two offsets), so importing the
+same file twice adds nothing the second time, and a write that failed part way is completed by
+importing the file again. `read_progress_file` reads a file's bytes with limits on depth and count.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from datetime import datetime
+from collections import Counter
+from datetime import datetime, timezone
 from typing import Any, Callable
 
 from fsrs import Card, ReviewLog
 
 from chainrule.progress.errors import INVALID_FILE, StoreError
-from chainrule.progress.validation import card_problem, depth_problem, log, stored_json
+from chainrule.progress.validation import card_problem, depth_problem, finite_json, log, stored_json
 
 FORMAT_NAME = "chainrule.progress"
 EXPORT_VERSION = 1
@@ -179,6 +183,48 @@ SECTIONS: dict[str, tuple[dict[str, Checker], tuple[str, ...] | None]] = {
 TOP_LEVEL_KEYS = {"format", "version", "exported_at", *SECTIONS}
 
 
+MAX_FILE_DEPTH = 4 + 20  # the document, a section, a record, a field, then a value nested as the store allows
+MAX_FILE_OBJECTS = 500_000  # JSON objects in one file: a 20,000-run export holds about 140,000
+
+
+def _file_problem(message: str) -> StoreError:
+    return StoreError(f"The progress file is not valid: {message}. Nothing was imported; use a file made by "
+                      "`chainrule progress export`.", kind=INVALID_FILE)
+
+
+def read_progress_file(data: bytes) -> Any:
+    """The JSON document in ``data``, read with limits (StoreError kind "invalid-file" naming what was wrong):
+    UTF-8, JSON, finite numbers, at most MAX_FILE_OBJECTS objects (counted while reading: the parse stops
+    at the first one past it) and MAX_FILE_DEPTH levels deep (a document nested far deeper stops the parse
+    at once, before it is built). Each object read returns to Python, so a server thread that reads a
+    large file lets the event loop run in between."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise _file_problem(f"it is not UTF-8 text (byte {error.start})") from None
+    objects = 0
+
+    def counted(pairs: list[tuple[str, Any]]) -> dict:
+        nonlocal objects
+        objects += 1
+        if objects > MAX_FILE_OBJECTS:
+            raise OverflowError
+        return dict(pairs)
+
+    try:
+        document = finite_json(text, object_pairs_hook=counted)
+    except RecursionError:
+        raise _file_problem(f"it is nested more than {MAX_FILE_DEPTH} levels deep") from None
+    except OverflowError:
+        raise _file_problem(f"it holds more than {MAX_FILE_OBJECTS:,} JSON objects") from None
+    except ValueError as error:
+        raise _file_problem(f"it is not JSON ({error})") from None
+    problem = depth_problem(document, MAX_FILE_DEPTH)
+    if problem:
+        raise _file_problem(f"it is {problem}")
+    return document
+
+
 def validate_export(data: Any) -> None:
     """Check a whole export document; raise StoreError(kind="invalid-file") listing what is wrong."""
     errors: list[str] = []
@@ -314,75 +360,183 @@ def export_rows(conn: Any, now: datetime, learner_id: int = 0) -> dict:
     })
 
 
-def import_rows(conn: Any, data: dict, learner_id: int = 0) -> dict[str, int]:
-    """Write a validated document as one learner's (inside the store's single write transaction).
+# How many rows one write transaction of an import holds: each batch holds the database's write lock
+# about as long as a learner's ordinary save, so that classmates' saves go on between batches.
+BATCH_ROWS = 200
+BATCH_CHARS = 512 * 1024
+OVER_QUOTA = "over-quota"
 
-    Returns, per section, how many records were added or changed (identical ones count 0).
-    """
-    added = {section: 0 for section in SECTIONS}
 
-    def run(section: str, sql: str, params: tuple) -> None:
-        added[section] += conn.execute(sql, (learner_id, *params)).rowcount
+def _same_number(value: Any) -> Any:
+    """0.0 and 0 mean the same number (JavaScript's JSON.stringify writes 0.0 as 0): one form of each."""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2 ** 53:
+        return int(value)
+    if isinstance(value, dict):
+        return {key: _same_number(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_same_number(item) for item in value]
+    return value
 
-    # History records: a record that appears k times in the file and m times in the store is added
-    # k - m times (never below 0), so re-importing adds nothing and identical records are not merged.
-    seen: dict[tuple, int] = {}
-    stored: dict[tuple, int] = {}
 
-    def append(section: str, columns: tuple[str, ...], values: tuple) -> None:
-        identity = (section, *values)
-        if identity not in stored:
-            same = "IS" if conn.dialect == "sqlite" else "IS NOT DISTINCT FROM"  # NULL matches NULL
-            match = " AND ".join(f"{column} {same} ?" for column in columns)
-            stored[identity] = conn.execute(
-                f"SELECT COUNT(*) FROM {section} WHERE learner_id = ? AND {match}", (learner_id, *values)
-            ).fetchone()[0]
-        seen[identity] = seen.get(identity, 0) + 1
-        if seen[identity] > stored[identity]:
-            placeholders = ", ".join("?" for _ in columns)
-            conn.execute(f"INSERT INTO {section} (learner_id, {', '.join(columns)}) VALUES (?, {placeholders})",
-                         (learner_id, *values))
-            added[section] += 1
+def _meaning(value: Any) -> str:
+    """What a JSON value means, as text: two values that mean the same give the same text."""
+    return json.dumps(_same_number(value), sort_keys=True)
 
+
+def _moment(at: str) -> str:
+    """One time, however its offset is written (…+00:00, …+02:00 two hours later, …Z)."""
+    return datetime.fromisoformat(at.replace("Z", "+00:00")).astimezone(timezone.utc).isoformat()
+
+
+# History sections: the columns stored for a record (in order), from the record.
+HISTORY: dict[str, tuple[tuple[str, ...], Callable[[dict], tuple]]] = {
+    "submissions": (("exercise_id", "language", "source", "result", "status", "at"),
+                    lambda r: (r["exercise_id"], r["language"], r["source"], _dumps(r["result"]),
+                               str(r["result"].get("status", "")), r["at"])),
+    "quiz_answers": (("lesson_id", "question_id", "answer", "correct", "at"),
+                     lambda r: (r["lesson_id"], r["question_id"], r["answer"], int(r["correct"]), r["at"])),
+    "review_logs": (("lesson_id", "question_id", "kind", "answer", "correct", "rating", "log", "previous_card",
+                     "card_after", "undone", "at"),
+                    lambda r: (r["lesson_id"], r["question_id"], r["kind"], r["answer"], int(r["correct"]), r["rating"],
+                               _dumps(r["log"]), None if r["previous_card"] is None else _dumps(r["previous_card"]),
+                               _dumps(r["card_after"]), int(r["undone"]), r["at"])),
+}
+_JSON_COLUMNS = {"result", "log", "previous_card", "card_after"}
+
+
+def _identity(columns: tuple[str, ...], values: tuple) -> tuple | None:
+    """What a stored or imported history row means: JSON compared by meaning, times by the moment, flags
+    as flags. None for a stored row that cannot be read (it is never a duplicate of anything)."""
+    out = []
+    for column, value in zip(columns, values):
+        try:
+            if column in _JSON_COLUMNS:
+                value = None if value is None else _meaning(json.loads(value))
+            elif column == "at":
+                value = _moment(value)
+            elif column in ("correct", "undone"):
+                value = bool(value)
+        except (TypeError, ValueError, AttributeError, RecursionError):
+            return None
+        out.append(value)
+    return tuple(out)
+
+
+def _size(values: tuple) -> int:
+    return sum(len(value) for value in values if isinstance(value, str))
+
+
+def stored_chars(conn: Any, learner_id: int) -> int:
+    """How much text one learner keeps (characters of code, results, answers, cards): what a quota counts."""
+    total = 0
+    for table, columns in (("submissions", "source || result"), ("code", "source"), ("quiz_answers", "answer"),
+                           ("explanations", "text || ticked"), ("cards", "card"),
+                           ("review_logs", "answer || log || card_after"), ("predictions", "key")):
+        total += int(conn.execute(f"SELECT COALESCE(SUM(LENGTH({columns})), 0) FROM {table} WHERE learner_id = ?",
+                                  (learner_id,)).fetchone()[0])
+    return total
+
+
+def new_rows(conn: Any, data: dict, learner_id: int) -> dict[str, list[tuple]]:
+    """The history rows of ``data`` to add, per section (read once, compared in linear time): a record the
+    file holds k times and the store m times (by what it means) is added k - m times, never below 0."""
+    rows: dict[str, list[tuple]] = {}
+    for section, (columns, values_of) in HISTORY.items():
+        stored = Counter(
+            _identity(columns, row) for row in conn.execute(
+                f"SELECT {', '.join(columns)} FROM {section} WHERE learner_id = ?", (learner_id,)))
+        rows[section] = []
+        for record in data[section]:
+            values = values_of(record)
+            identity = _identity(columns, values)
+            if stored[identity] > 0:
+                stored[identity] -= 1
+            else:
+                rows[section].append(values)
+    return rows
+
+
+def _keyed(data: dict) -> list[tuple[str, str, tuple]]:
+    """(section, SQL, parameters) for each keyed record: it replaces the stored one, if different."""
+    out = []
     for r in data["predictions"]:
-        run("predictions",
-            "INSERT INTO predictions (learner_id, lesson_id, key, value, correct, at) VALUES (?, ?, ?, ?, ?, ?) "
-            "ON CONFLICT (learner_id, lesson_id, key) DO UPDATE SET value = excluded.value, "
-            "correct = excluded.correct, at = excluded.at WHERE predictions.value <> excluded.value "
-            "OR predictions.correct <> excluded.correct OR predictions.at <> excluded.at",
-            (r["lesson_id"], r["key"], float(r["value"]), int(r["correct"]), r["at"]))
+        out.append(("predictions",
+                    "INSERT INTO predictions (learner_id, lesson_id, key, value, correct, at) VALUES (?, ?, ?, ?, ?, ?) "
+                    "ON CONFLICT (learner_id, lesson_id, key) DO UPDATE SET value = excluded.value, "
+                    "correct = excluded.correct, at = excluded.at WHERE predictions.value <> excluded.value "
+                    "OR predictions.correct <> excluded.correct OR predictions.at <> excluded.at",
+                    (r["lesson_id"], r["key"], float(r["value"]), int(r["correct"]), r["at"])))
     for r in data["code"]:
-        run("code",
-            "INSERT INTO code (learner_id, exercise_id, language, source, at) VALUES (?, ?, ?, ?, ?) "
-            "ON CONFLICT (learner_id, exercise_id, language) DO UPDATE SET source = excluded.source, "
-            "at = excluded.at WHERE code.source <> excluded.source OR code.at <> excluded.at",
-            (r["exercise_id"], r["language"], r["source"], r["at"]))
-    for r in data["submissions"]:
-        append("submissions", ("exercise_id", "language", "source", "result", "status", "at"),
-               (r["exercise_id"], r["language"], r["source"], _dumps(r["result"]),
-                str(r["result"].get("status", "")), r["at"]))
-    for r in data["quiz_answers"]:
-        append("quiz_answers", ("lesson_id", "question_id", "answer", "correct", "at"),
-               (r["lesson_id"], r["question_id"], r["answer"], int(r["correct"]), r["at"]))
+        out.append(("code",
+                    "INSERT INTO code (learner_id, exercise_id, language, source, at) VALUES (?, ?, ?, ?, ?) "
+                    "ON CONFLICT (learner_id, exercise_id, language) DO UPDATE SET source = excluded.source, "
+                    "at = excluded.at WHERE code.source <> excluded.source OR code.at <> excluded.at",
+                    (r["exercise_id"], r["language"], r["source"], r["at"])))
     for r in data["explanations"]:
-        run("explanations",
-            "INSERT INTO explanations (learner_id, lesson_id, text, ticked, at) VALUES (?, ?, ?, ?, ?) "
-            "ON CONFLICT (learner_id, lesson_id) DO UPDATE SET text = excluded.text, ticked = excluded.ticked, "
-            "at = excluded.at WHERE explanations.text <> excluded.text OR explanations.ticked <> excluded.ticked "
-            "OR explanations.at <> excluded.at",
-            (r["lesson_id"], r["text"], json.dumps(r["ticked"]), r["at"]))
+        out.append(("explanations",
+                    "INSERT INTO explanations (learner_id, lesson_id, text, ticked, at) VALUES (?, ?, ?, ?, ?) "
+                    "ON CONFLICT (learner_id, lesson_id) DO UPDATE SET text = excluded.text, ticked = excluded.ticked, "
+                    "at = excluded.at WHERE explanations.text <> excluded.text OR explanations.ticked <> excluded.ticked "
+                    "OR explanations.at <> excluded.at",
+                    (r["lesson_id"], r["text"], json.dumps(r["ticked"]), r["at"])))
     for r in data["cards"]:
-        card = Card.from_dict(r["card"])
-        run("cards",
-            "INSERT INTO cards (learner_id, lesson_id, question_id, card, due_ts) VALUES (?, ?, ?, ?, ?) "
-            "ON CONFLICT (learner_id, lesson_id, question_id) DO UPDATE SET card = excluded.card, "
-            "due_ts = excluded.due_ts WHERE cards.card <> excluded.card",
-            (r["lesson_id"], r["question_id"], _dumps(r["card"]), card.due.timestamp()))
-    for r in data["review_logs"]:
-        append("review_logs",
-               ("lesson_id", "question_id", "kind", "answer", "correct", "rating", "log", "previous_card",
-                "card_after", "undone", "at"),
-               (r["lesson_id"], r["question_id"], r["kind"], r["answer"], int(r["correct"]), r["rating"],
-                _dumps(r["log"]), None if r["previous_card"] is None else _dumps(r["previous_card"]),
-                _dumps(r["card_after"]), int(r["undone"]), r["at"]))
+        out.append(("cards",
+                    "INSERT INTO cards (learner_id, lesson_id, question_id, card, due_ts) VALUES (?, ?, ?, ?, ?) "
+                    "ON CONFLICT (learner_id, lesson_id, question_id) DO UPDATE SET card = excluded.card, "
+                    "due_ts = excluded.due_ts WHERE cards.card <> excluded.card",
+                    (r["lesson_id"], r["question_id"], _dumps(r["card"]), Card.from_dict(r["card"]).due.timestamp())))
+    return out
+
+
+def import_rows(store: Any, data: dict, *, origin: str = "", quota: int | None = None) -> dict[str, Any]:
+    """Write a validated document as ``store``'s learner's, in batches.
+
+    Compared first (one read of the learner's rows, linear time), then written in short transactions of at
+    most BATCH_ROWS rows, so that no write holds the database longer than a normal save. origin: what
+    history rows are marked with ('imported' for a learner's own file in a class: they count for nothing
+    there). quota: the most characters the learner may keep (StoreError kind OVER_QUOTA, nothing written).
+    Returns, per section, how many records were added or changed, and under "new_runs" the submissions
+    added (exercise, language, source, at), oldest first.
+    """
+    learner_id = store.learner_id
+    added: dict[str, Any] = {section: 0 for section in SECTIONS}
+    rows = store.database.read(lambda conn: new_rows(conn, data, learner_id), snapshot=True)
+    keyed = _keyed(data)
+    if quota is not None:
+        kept = store.database.read(lambda conn: stored_chars(conn, learner_id))
+        adding = sum(_size(values) for values in (*(v for r in rows.values() for v in r), *(k[2] for k in keyed)))
+        if kept + adding > quota:
+            raise StoreError(
+                f"This file would take your storage past its limit: you keep {kept / 1e6:.1f} MB, the file adds "
+                f"{adding / 1e6:.1f} MB, and each learner may keep {quota / 1e6:.1f} MB (docs/classroom.md, "
+                "\"Limits\"). Nothing was imported; ask your teacher if you need more room.", kind=OVER_QUOTA)
+
+    batch: list[tuple[str, str, tuple, bool]] = []  # (section, SQL, parameters, counts as added whatever its rowcount)
+
+    def flush() -> None:
+        def work(conn: Any) -> None:
+            for section, sql, params, always in batch:
+                changed = conn.execute(sql, (learner_id, *params)).rowcount
+                added[section] += 1 if always else changed
+
+        if batch:
+            store.database.write(work, lock=learner_id)
+            batch.clear()
+
+    chars = 0
+    statements = [(section, sql, params, False) for section, sql, params in keyed]
+    for section, (columns, _) in HISTORY.items():
+        marked = (*columns, "origin") if section in ("submissions", "quiz_answers") else columns
+        sql = (f"INSERT INTO {section} (learner_id, {', '.join(marked)}) "
+               f"VALUES (?, {', '.join('?' for _ in marked)})")
+        statements += [(section, sql, (*values, origin) if marked != columns else values, True)
+                       for values in rows[section]]
+    for statement in statements:
+        batch.append(statement)
+        chars += _size(statement[2])
+        if len(batch) >= BATCH_ROWS or chars >= BATCH_CHARS:
+            flush()
+            chars = 0
+    flush()
+    added["new_runs"] = [(values[0], values[1], values[2], values[5]) for values in rows["submissions"]]
     return added

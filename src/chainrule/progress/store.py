@@ -13,6 +13,7 @@ import copy
 import json
 import math
 import os
+import threading
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, TypeVar
@@ -529,15 +530,32 @@ class ProgressStore:
 
         return self._read(lambda conn: export_rows(conn, self.now(), self.learner_id), snapshot=True)
 
-    def import_data(self, data: Any) -> dict:
-        """Validate ``data`` completely, then add it in ONE transaction; on any error raise
+    def import_data(self, data: Any, *, origin: str = "", quota: int | None = None) -> dict:
+        """Validate ``data`` completely, then add it (progress/exchange.py's import_rows: compared in linear
+        time, written in short batches; importing the same file again adds nothing). On a bad file raise
         StoreError and change nothing. Returns counts of rows added per table."""
+        added = self.import_runs(data, origin=origin, quota=quota)
+        added.pop("new_runs")
+        return added
+
+    def import_runs(self, data: Any, *, origin: str = "", quota: int | None = None) -> dict:
+        """import_data, whose answer also lists the runs added under "new_runs": (exercise, language,
+        source, at), oldest first (a class grades them again: classes/imports.py)."""
         from chainrule.progress.exchange import import_rows, validate_export
 
         validate_export(data)
-        return self._write(lambda conn: import_rows(conn, data, self.learner_id))
+        with _import_lock(self.learner_id):
+            return import_rows(self, data, origin=origin, quota=quota)
 
 
+_IMPORT_LOCKS: dict[int, Any] = {}
+_IMPORT_LOCKS_GUARD = threading.Lock()
+
+
+def _import_lock(learner_id: int) -> Any:
+    """One import at a time per learner in this process: the second compares against the first's rows."""
+    with _IMPORT_LOCKS_GUARD:
+        return _IMPORT_LOCKS.setdefault(learner_id, threading.Lock())
 
 
 def open_store(

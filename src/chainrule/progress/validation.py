@@ -148,9 +148,10 @@ def _no_constant(name: str) -> float:
     raise ValueError(f"{name} is not a number JSON allows")
 
 
-def finite_json(text: str | bytes) -> Any:
-    """json.loads that refuses NaN, Infinity and numbers too large for a float (no answer could carry them)."""
-    return json.loads(text, parse_float=_finite, parse_constant=_no_constant)
+def finite_json(text: str | bytes, **hooks: Any) -> Any:
+    """json.loads that refuses NaN, Infinity and numbers too large for a float (no answer could carry
+    them); ``hooks``: json.loads's own (object_pairs_hook)."""
+    return json.loads(text, parse_float=_finite, parse_constant=_no_constant, **hooks)
 
 
 def stored_json(text: Any, where: str) -> Any:

@@ -11,6 +11,9 @@ nothing and every real request hangs. `GuardedH11Protocol` (uvicorn's h11 protoc
   HEADER_TIMEOUT seconds of connecting (or of its previous response) is closed. The body counts: a
   head that declares `Content-Length: 1000` and never sends the body would otherwise hold the
   connection, and the app reading it, for ever;
+- a write deadline: a client that stops reading its answer (the server's send buffer stays full for
+  WRITE_TIMEOUT seconds: an export it never downloads, say) is dropped, and what the answer held is
+  freed;
 - a cap on open connections, kept below the open-files limit (with a short listen backlog, so that
   accepting never overshoots it): when a new connection would pass it, the
   connection that has waited longest for a whole request (a head, or the rest of a body) is closed
@@ -31,9 +34,10 @@ from typing import Any
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-__all__ = ["HEADER_TIMEOUT", "KEEP_ALIVE_TIMEOUT", "GuardedH11Protocol", "connection_cap", "server_options"]
+__all__ = ["HEADER_TIMEOUT", "KEEP_ALIVE_TIMEOUT", "WRITE_TIMEOUT", "GuardedH11Protocol", "connection_cap", "server_options"]
 
 HEADER_TIMEOUT = 10.0  # seconds to send a whole request (head and body), from connecting or the previous response
+WRITE_TIMEOUT = 30.0  # seconds an answer may wait for a client that reads none of it
 KEEP_ALIVE_TIMEOUT = 5  # seconds an idle kept-alive connection stays open (uvicorn's timeout_keep_alive)
 MAX_CONNECTIONS = 512
 FILES_KEPT_FREE = 128  # open files left for the store, the grader's pipes, static files and logs
@@ -70,11 +74,13 @@ class GuardedH11Protocol(H11Protocol):
     """uvicorn's h11 protocol with a request-head deadline and a cap on open connections."""
 
     header_timeout = HEADER_TIMEOUT
+    write_timeout = WRITE_TIMEOUT
     max_connections = MAX_CONNECTIONS
 
     def connection_made(self, transport: Any) -> None:  # type: ignore[override]
         super().connection_made(transport)
         self._head_timer: Any = None
+        self._write_timer: Any = None
         self._waiting_since: float | None = None
         self._await_head()
         if len(self.connections) > self.max_connections and not self._close_longest_waiting():
@@ -119,7 +125,28 @@ class GuardedH11Protocol(H11Protocol):
             self._await_head()  # before the parent handles a pipelined request, which clears it again
         super().on_response_complete()
 
+    def pause_writing(self) -> None:
+        """The send buffer is full: the client has this long to read some of it, or it is dropped."""
+        super().pause_writing()
+        if self._write_timer is None:
+            self._write_timer = self.loop.call_later(self.write_timeout, self._not_reading)
+
+    def resume_writing(self) -> None:
+        self._cancel_write_timer()
+        super().resume_writing()
+
+    def _cancel_write_timer(self) -> None:
+        if self._write_timer is not None:
+            self._write_timer.cancel()
+            self._write_timer = None
+
+    def _not_reading(self) -> None:
+        self._write_timer = None
+        if not self.transport.is_closing():
+            self.transport.abort()  # close() would wait for the unread buffer to be sent
+
     def connection_lost(self, exc: Exception | None) -> None:
+        self._cancel_write_timer()
         self._cancel_head_timer()
         self._waiting_since = None
         super().connection_lost(exc)

@@ -17,7 +17,7 @@ from urllib.parse import parse_qsl
 from typing import Annotated
 
 from fastapi import APIRouter, FastAPI, HTTPException, Path, Request
-from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response, StreamingResponse
 
 from chainrule.classes.accounts import TEACHER, Account, Accounts, ClassError
 from chainrule.classes.sessions import (
@@ -49,6 +49,7 @@ router = APIRouter(include_in_schema=False)
 api = APIRouter(prefix="/api/class", responses=CLASS_ERRORS)
 IMPORT_PATH = "/api/class/progress/import"
 MAX_IMPORT_BODY = 32 * 1024 * 1024  # a progress file holds every run's code and result: far above 256 KB
+DEFAULT_LEARNER_QUOTA = 64 * 1000 * 1000  # characters one learner may keep (code, results, answers, cards)
 
 STATUS = {"invalid": 422, "not-found": 404, "refused": 403, "conflict": 409, "rate-limited": 429}
 
@@ -234,32 +235,89 @@ def me(request: Request) -> dict[str, Any]:
     return {"id": account.id, "name": account.name, "role": account.role, "class": account.class_name}
 
 
-@api.get("/progress/export")
-def export_own(request: Request) -> JSONResponse:
-    """The signed-in account's progress in the format `chainrule progress export` writes."""
+@api.get("/progress/export", response_class=StreamingResponse,
+         responses={200: {"content": {"application/json": {}},
+                          "description": "The file `chainrule progress export` writes"}})
+async def export_own(request: Request) -> StreamingResponse:
+    """The signed-in account's progress in the format `chainrule progress export` writes. It is written to
+    a temporary file first (one consistent read) and sent from there: an answer the client does not read
+    holds no copy in the server's memory, and is dropped after the write deadline (web/connections.py)."""
     store = request.app.state.services.store()
-    return JSONResponse(store.export_data(), headers={
+    async with _file_slot(request):
+        spool = await _run(_spooled_export, store)
+    return StreamingResponse(_chunks(spool), media_type="application/json", headers={
         "content-disposition": 'attachment; filename="chainrule-progress.json"'})
+
+
+def _spooled_export(store: Any) -> Any:
+    import json
+    import tempfile
+
+    spool = tempfile.TemporaryFile()  # no name: its space is freed when it is closed, however the answer ends
+    spool.write(json.dumps(store.export_data()).encode("utf-8"))
+    spool.seek(0)
+    return spool
+
+
+def _chunks(spool: Any, size: int = 64 * 1024) -> Any:
+    with spool:
+        while chunk := spool.read(size):
+            yield chunk
+
+
+def _file_slot(request: Request) -> Any:
+    """One progress file read or written at a time in this process: a file's tree takes many times its size."""
+    import asyncio
+
+    loop = asyncio.get_running_loop()
+    slot = getattr(request.app.state, "file_slot", None)
+    if slot is None or slot[0] is not loop:
+        slot = request.app.state.file_slot = (loop, asyncio.Lock())
+    return slot[1]
+
+
+async def _upload(request: Request, limit: int) -> Any:
+    """The request's body, counted while it arrives (413 past ``limit``) and kept in a temporary file."""
+    import tempfile
+
+    spool = tempfile.SpooledTemporaryFile(max_size=1024 * 1024)
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            spool.close()
+            raise HTTPException(status_code=413, detail=f"request body too large: more than {limit} bytes, and the "
+                                f"limit for a progress file is {limit} bytes ({limit // (1024 * 1024)} MB).")
+        spool.write(chunk)
+    spool.seek(0)
+    return spool
 
 
 @api.post(IMPORT_PATH.removeprefix("/api/class"))
 async def import_own(request: Request) -> dict[str, Any]:
-    """A file from `chainrule progress export` (personal mode), added to the signed-in account."""
-    import json
-
-    try:
-        document = json.loads(await request.body())
-    except ValueError:
-        raise HTTPException(status_code=422, detail="send the JSON file that `chainrule progress export` wrote") from None
-    store = request.app.state.services.store()
+    """A file from `chainrule progress export` (personal mode), added to the signed-in account: read with
+    limits off the event loop, checked (classes/imports.py), kept in short batches, and its code graded again
+    by the class's own grader (web/regrading.py)."""
+    from chainrule.classes.imports import add_own_file
     from chainrule.progress import StoreError
+    from chainrule.progress.exchange import OVER_QUOTA, read_progress_file
+    from chainrule.web.regrading import grade_again
 
+    account = signed_in(request)
+    spool = await _upload(request, MAX_IMPORT_BODY)
+    store = request.app.state.services.store()
+    created = await _run(_accounts(request).created_at, account.id)
     try:
-        return {"added": await _run(store.import_data, document)}
+        async with _file_slot(request):
+            with spool:
+                document = await _run(lambda: read_progress_file(spool.read()))
+            outcome = await _run(add_own_file, store, created, document, quota=request.app.state.learner_quota)
+            del document
     except StoreError as error:
-        if error.kind == "invalid-file":
-            raise HTTPException(status_code=422, detail=str(error)) from None
+        if error.kind in ("invalid-file", OVER_QUOTA):
+            raise HTTPException(status_code=422 if error.kind == "invalid-file" else 413, detail=str(error)) from None
         raise
+    return {"added": outcome.added, "graded_again": await grade_again(request.app, outcome.grade_again)}
 
 
 # ---------------------------------------------------------------- the teacher's view
@@ -330,8 +388,10 @@ def create_class_app(
     hosts: Iterable[str] = (),
     port: int | None = None,
     clock: Any = None,
+    learner_quota: int = DEFAULT_LEARNER_QUOTA,
 ) -> FastAPI:
-    """The lesson app in class mode: the same pages and API, behind accounts instead of a token."""
+    """The lesson app in class mode: the same pages and API, behind accounts instead of a token.
+    learner_quota: the most characters one learner may keep (an import past it is refused)."""
     from chainrule.web.app import create_app
 
     from chainrule.web import routes_jobs
@@ -346,6 +406,7 @@ def create_class_app(
     app.state.gate = gate
     app.state.secure = secure
     app.state.clock = clock
+    app.state.learner_quota = learner_quota
 
     @app.exception_handler(ClassError)
     async def class_error(request: Request, error: ClassError) -> JSONResponse:

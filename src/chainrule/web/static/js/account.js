@@ -6,14 +6,12 @@ const result = document.getElementById("import-result");
 input.addEventListener("change", async () => {
   const file = input.files[0];
   if (!file) return;
-  let document_;
-  try {
-    document_ = JSON.parse(await file.text());
-  } catch {
-    result.textContent = "That file is not JSON: choose the file `chainrule progress export` wrote.";
-    return;
-  }
-  const answer = await post("/api/class/progress/import", document_, "add your progress file");
+  // The file's own bytes, as it is: parsing and writing it again here would change its numbers (0.0 becomes 0).
+  const text = await file.text();
+  const answer = await post("/api/class/progress/import", text, "add your progress file", { raw: true });
+  if (!answer) return;
   const added = Object.entries(answer.added).filter(([, count]) => count).map(([what, count]) => `${count} ${what.replace("_", " ")}`);
-  result.textContent = added.length ? `Added: ${added.join(", ")}.` : "Nothing new: everything in the file was here already.";
+  const again = (answer.graded_again || []).map((run) => `${run.exercise} (${run.language}): ${run.job ? "queued for the grader" : run.verdict === "busy" ? "the grader was busy, run it on the lesson page" : run.status === "pass" ? "passed" : "did not pass"}`);
+  result.textContent = (added.length ? `Added: ${added.join(", ")}.` : "Nothing new: everything in the file was here already.")
+    + (again.length ? ` Your code was graded again here (only these results count): ${again.join("; ")}.` : "");
 });

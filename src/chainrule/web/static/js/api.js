@@ -35,7 +35,7 @@ function detailText(body, response) {
  * change, and a JSON body. Every call of every page is made with these (a page that reads the answer
  * its own way too: the playground, class mode's jobs).
  */
-export function requestInit(method, body, extraHeaders = {}) {
+export function requestInit(method, body, extraHeaders = {}, raw = false) {
   const headers = { Accept: "application/json", ...extraHeaders };
   if (tokenFromUrl) headers["X-Chainrule-Token"] = tokenFromUrl;
   // Class mode (`chainrule serve`): a change carries the CSRF token its cookie holds (web/class_gate.py).
@@ -44,13 +44,13 @@ export function requestInit(method, body, extraHeaders = {}) {
   const init = { method, headers, credentials: "same-origin" };
   if (body !== undefined) {
     headers["Content-Type"] = "application/json";
-    init.body = JSON.stringify(body);
+    init.body = raw ? body : JSON.stringify(body);  // raw: JSON text sent as it is (a progress file)
   }
   return init;
 }
 
 export async function api(method, url, body, what = "talk to the lesson server", options = {}) {
-  const init = requestInit(method, body);
+  const init = requestInit(method, body, {}, Boolean(options.raw));
   // keepalive lets a save sent while the page is closing still arrive (browsers cap it near 64 KB).
   if (init.body !== undefined && method !== "GET" && init.body.length < 60000) init.keepalive = true;
   let response;

@@ -73,8 +73,10 @@ async function showTimeline(learnerId) {
   const data = await get(`/api/class/learners/${learnerId}/timeline`, "load the learner's timeline");
   const items = data.events.map((event) => (event.kind === "run"
     ? el("li", {}, `${event.at.slice(0, 16).replace("T", " ")} · run ${event.exercise_id} (${event.language}): `
-        + (event.status === "pass" ? "passed" : `did not pass: ${event.diagnosis}`), el("pre", {}, el("code", {}, event.source)))
-    : el("li", {}, `${event.at.slice(0, 16).replace("T", " ")} · answered ${event.lesson_id} / ${event.question_id}: ${event.answer} (${event.correct ? "right" : "wrong"})`)));
+        + (event.imported ? "imported from the learner's own file (not graded here; counts for nothing)"
+          : event.status === "pass" ? "passed" : `did not pass: ${event.diagnosis}`),
+      el("pre", {}, el("code", {}, event.source)))
+    : el("li", {}, `${event.at.slice(0, 16).replace("T", " ")} · answered ${event.lesson_id} / ${event.question_id}: ${event.answer} (${event.correct ? "right" : "wrong"}${event.imported ? ", imported" : ""})`)));
   const reset = el("button", { type: "button", class: "secondary" }, "Make a password reset link");
   const linkOut = el("p", { "aria-live": "polite" });
   reset.addEventListener("click", async () => {

@@ -1,0 +1,53 @@
+"""Grade runs again, through the same path as "Run tests": only the new verdict counts.
+
+    answers = await grade_again(request.app, runs)    # runs: [classes.imports.RunToGrade]
+
+A class in PostgreSQL queues each run for a worker (the answer is its job, which the page can follow at
+/api/jobs/{id}); one in SQLite grades it in this process, waiting for a slot in the grading gate like any
+run, and keeps the result as the learner's run. This is the one step a class takes to grade code it did
+not grade itself (a learner's imported file; later, "regrade these runs").
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import anyio
+from starlette.concurrency import run_in_threadpool
+
+__all__ = ["grade_again"]
+
+BUSY_TRIES = 5  # a grading gate that stays full this many times: the run is left for the learner to run
+
+
+def _key(run: Any) -> str:
+    """The same run asked again (a resent import) finds its job instead of queuing a second."""
+    digest = hashlib.sha256(f"{run.exercise_id}\0{run.language}\0{run.source}".encode("utf-8", "replace"))
+    return "again-" + digest.hexdigest()[:40]
+
+
+async def grade_again(app: Any, runs: list[Any]) -> list[dict[str, Any]]:
+    """One answer per run: {"exercise", "language"} with "job" and "state" (queued), or "status" and
+    "verdict" (graded now), or "verdict": "busy" (not graded: the grader stayed full)."""
+    services, gate = app.state.services, app.state.grading_gate
+    answers = []
+    for run in runs:
+        where = {"exercise": run.exercise_id, "language": run.language}
+        ticket = await run_in_threadpool(services.submit_run, run.exercise_id, run.language, run.source, _key(run))
+        if ticket is not None:
+            answers.append(where | {key: ticket[key] for key in ("job", "state", "status", "verdict") if key in ticket})
+            continue
+        result = None
+        for _ in range(BUSY_TRIES):
+            result = await gate.run(services.grade, run.exercise_id, run.language, run.source)
+            if result is not None and result.get("verdict") != "busy":
+                break
+            await anyio.sleep(1)
+        if result is None or result.get("verdict") == "busy":
+            answers.append(where | {"verdict": "busy"})
+            continue
+        await run_in_threadpool(services.store().record_submission, run.exercise_id, run.language, run.source,
+                                result)
+        answers.append(where | {"status": result.get("status"), "verdict": result.get("verdict")})
+    return answers
