@@ -283,3 +283,47 @@ def test_at_the_cap_connections_waiting_for_a_body_make_room(lesson_app):
         assert closes_within(pending[0], 2) is not None  # the one waiting longest made room
         for sock in pending:
             sock.close()
+
+
+STREAMED = []  # how far each /big answer got: the chunks the app managed to send
+
+
+async def big_answer(scope, receive, send):
+    """50 MB in 64 KB chunks, as an export is sent from its temporary file."""
+    if scope["type"] != "http":
+        return
+    STREAMED.append(0)
+    await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json")]})
+    for _ in range(800):
+        await send({"type": "http.response.body", "body": b"x" * 65536, "more_body": True})
+        STREAMED[-1] += 1
+    await send({"type": "http.response.body", "body": b""})
+
+
+@pytest.mark.timeout(60)
+def test_a_client_that_does_not_read_its_answer_is_dropped_at_the_write_deadline():
+    """Issue 27, item 7: a client asks for a large answer and reads none of it; the server's send buffer
+    fills, and after the write deadline the connection is dropped and the answer stops (before: it waited
+    for ever, holding what it had built). A client that reads is served whole."""
+    with Served(app=big_answer, write_timeout=1.0) as served:
+        idle = socket.socket()
+        idle.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        idle.connect(("127.0.0.1", served.port))
+        idle.sendall(b"GET /big HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        served.wait_until(lambda connections: STREAMED and connections)
+        served.wait_until(lambda connections: connections == [])  # dropped, not kept waiting
+        got = 0
+        try:
+            while chunk := idle.recv(1 << 20):
+                got += len(chunk)
+        except ConnectionResetError:
+            pass
+        assert got < 800 * 65536  # cut off: the rest was never sent
+        idle.close()
+        reader = served.connect()
+        reader.sendall(b"GET /big HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        received = 0
+        reader.settimeout(30)
+        while chunk := reader.recv(1 << 20):
+            received += len(chunk)
+        assert received > 800 * 65536 and STREAMED[-1] == 800

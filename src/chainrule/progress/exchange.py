@@ -26,6 +26,7 @@ importing the file again. `read_progress_file` reads a file's bytes with limits 
 
 from __future__ import annotations
 
+import gc
 import json
 import math
 from collections import Counter
@@ -211,6 +212,8 @@ def read_progress_file(data: bytes) -> Any:
             raise OverflowError
         return dict(pairs)
 
+    collecting = gc.isenabled()
+    gc.disable()  # a full collection over the objects being built would hold the interpreter (and the loop)
     try:
         document = finite_json(text, object_pairs_hook=counted)
     except RecursionError:
@@ -219,6 +222,9 @@ def read_progress_file(data: bytes) -> Any:
         raise _file_problem(f"it holds more than {MAX_FILE_OBJECTS:,} JSON objects") from None
     except ValueError as error:
         raise _file_problem(f"it is not JSON ({error})") from None
+    finally:
+        if collecting:
+            gc.enable()
     problem = depth_problem(document, MAX_FILE_DEPTH)
     if problem:
         raise _file_problem(f"it is {problem}")
