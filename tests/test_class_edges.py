@@ -266,7 +266,7 @@ def bad_rows(learner: int, backend: str) -> list[tuple[str, tuple]]:
             ("INSERT INTO predictions (learner_id, lesson_id, key, value, correct, at) VALUES (?, ?, ?, ?, ?, ?)",
              (learner, "backprop", "n", "abc", 1, at)),
             ("INSERT INTO code (learner_id, exercise_id, language, source, at) VALUES (?, ?, ?, ?, ?)",
-             (learner, EXERCISE, "python", b"\xff\xfe", at)),
+             (learner, "local-grads", "python", b"\xff\xfe", at)),
             ("INSERT INTO submissions (learner_id, exercise_id, language, source, result, status, at) VALUES (?, ?, ?, ?, ?, ?, ?)",
              (learner, EXERCISE, "python", b"\x00", b"{}", 5, 12)),
         ]
@@ -338,7 +338,7 @@ def test_every_malformed_file_gets_a_4xx_naming_what_was_wrong(served_sqlite):
     ada = served_sqlite.join("Ada")
     cases = [
         (b"[" * 100_000 + b"]" * 100_000, 422, "nested more than"),
-        (b'{"format": "chainrule.progress", "version": 1' + b', "x": ' + b"{" * 50 + b"}" * 50 + b"}", 422, "nested more than"),
+        (b'{"format": "chainrule.progress", "version": 1, "x": ' + b'{"a": ' * 50 + b"1" + b"}" * 51, 422, "nested more than"),
         (b"\xff\xfe{}", 422, "not UTF-8"),
         (b'{"format": ', 422, "not JSON"),
         (b'{"version": NaN}', 422, "NaN"),

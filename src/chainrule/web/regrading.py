@@ -18,7 +18,7 @@ from starlette.concurrency import run_in_threadpool
 
 __all__ = ["grade_again"]
 
-BUSY_TRIES = 5  # a grading gate that stays full this many times: the run is left for the learner to run
+BUSY_WAIT_SECONDS = 120.0  # how long a run waits for the grader (or the learner's bound of open runs) to take it
 
 
 def _key(run: Any) -> str:
@@ -34,20 +34,23 @@ async def grade_again(app: Any, runs: list[Any]) -> list[dict[str, Any]]:
     answers = []
     for run in runs:
         where = {"exercise": run.exercise_id, "language": run.language}
-        ticket = await run_in_threadpool(services.submit_run, run.exercise_id, run.language, run.source, _key(run))
-        if ticket is not None:
-            answers.append(where | {key: ticket[key] for key in ("job", "state", "status", "verdict") if key in ticket})
-            continue
-        result = None
-        for _ in range(BUSY_TRIES):
-            result = await gate.run(services.grade, run.exercise_id, run.language, run.source)
-            if result is not None and result.get("verdict") != "busy":
-                break
-            await anyio.sleep(1)
-        if result is None or result.get("verdict") == "busy":
-            answers.append(where | {"verdict": "busy"})
-            continue
-        await run_in_threadpool(services.store().record_submission, run.exercise_id, run.language, run.source,
-                                result)
-        answers.append(where | {"status": result.get("status"), "verdict": result.get("verdict")})
+        answer, waited = None, 0.0
+        while answer is None and waited < BUSY_WAIT_SECONDS:
+            answer = await _grade_once(services, gate, run)
+            if answer.get("verdict") == "busy":  # the grader is full, or the learner's open runs are at the bound
+                answer = None
+                await anyio.sleep(1)
+                waited += 1
+        answers.append(where | (answer or {"verdict": "busy"}))
     return answers
+
+
+async def _grade_once(services: Any, gate: Any, run: Any) -> dict[str, Any]:
+    ticket = await run_in_threadpool(services.submit_run, run.exercise_id, run.language, run.source, _key(run))
+    if ticket is not None:
+        return {key: ticket[key] for key in ("job", "state", "status", "verdict") if key in ticket}
+    result = await gate.run(services.grade, run.exercise_id, run.language, run.source)
+    if result is None or result.get("verdict") == "busy":
+        return {"verdict": "busy"}
+    await run_in_threadpool(services.store().record_submission, run.exercise_id, run.language, run.source, result)
+    return {"status": result.get("status"), "verdict": result.get("verdict")}
