@@ -1,0 +1,88 @@
+"""Issue 28, item 2: "finished" has one rule and one builder of its inputs. A learner walks through a lesson
+in Chromium against `chainrule serve` (a process); at each step the learner's lesson page, the path page, the
+teacher's grid and the CSV gradebook agree on the sections finished. Before, a learner who typed code but
+never ran it saw sections 01-03 finished while the teacher saw none."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+from test_class_page import EXERCISE, PASSWORD, class_server, submit_form  # noqa: F401 (class_server: a fixture)
+from test_lesson_page import set_editor_text
+
+CHOICE_OR_NUMBER = {"product-gradient": "6", "addition-node": "1", "tanh-gradient": "0.51", "reverse-order": "1",
+                    "sum-of-uses": "8"}
+
+
+def change(page, method: str, url: str, body: dict) -> None:
+    """A change as the page's own script sends it (with class mode's CSRF token)."""
+    status = page.evaluate(
+        """async ([method, url, body]) => {
+            const csrf = decodeURIComponent(document.cookie.match(/(?:^|; )chainrule_csrf=([^;]+)/)[1]);
+            const answer = await fetch(url, {method, body: JSON.stringify(body), credentials: "same-origin",
+                headers: {"Content-Type": "application/json", "X-CSRF-Token": csrf}});
+            return answer.status;
+        }""", [method, url, body])
+    assert status == 200, (method, url, status)
+
+
+def views(base: str, learner, teacher) -> dict:
+    """Sections finished in backprop as each view shows them (nothing else of the path is touched)."""
+    learner.goto(base + "/lessons/backprop")
+    learner.wait_for_selector("#lesson-toc li[data-section]")
+    learner.wait_for_function("() => document.getElementById('main').dataset.finished !== undefined")
+    ticked = learner.eval_on_selector_all("#lesson-toc li.finished[data-section]", "items => items.map(i => i.dataset.section)")
+    learner.goto(base + "/")
+    entry = learner.locator("li[data-lesson='backprop']")
+    entry.locator(".lesson-progress-block").wait_for()
+    path_state = entry.locator(".lesson-progress-block").get_attribute("data-state")
+    teacher.goto(base + "/teacher")
+    row = teacher.locator("tr[data-learner-row='Ada']")
+    row.wait_for()
+    grid = int(row.locator("td").nth(0).text_content().split(" of ")[0])
+    rows = {r[0]: r for r in csv.reader(io.StringIO(
+        teacher.evaluate("() => fetch('/teacher/gradebook.csv').then(r => r.text())")))}
+    return {"lesson page": len(ticked), "grid": grid, "csv": int(rows["Ada"][1]), "path": path_state,
+            "sections": ticked}
+
+
+def test_every_view_of_a_learner_agrees_on_what_is_finished(browser, class_server):
+    base, teacher_link, invite, _ = class_server
+    teacher_context = browser.new_context(viewport={"width": 1280, "height": 900})
+    learner_context = browser.new_context(viewport={"width": 1280, "height": 900})
+    teacher_context.set_default_timeout(30_000)
+    learner_context.set_default_timeout(30_000)
+    try:
+        teacher = teacher_context.new_page()
+        teacher.goto(teacher_link)
+        submit_form(teacher, {"password": PASSWORD})
+        learner = learner_context.new_page()
+        learner.goto(invite)
+        submit_form(learner, {"name": "Ada", "password": PASSWORD})
+
+        def step(expected_sections: list[str], path_state: str) -> None:
+            seen = views(base, learner, teacher)
+            assert seen["sections"] == expected_sections, seen
+            assert seen["lesson page"] == seen["grid"] == seen["csv"] == len(expected_sections), seen
+            assert seen["path"] == path_state, seen
+
+        step([], "not started")
+        # Code typed, never run: the reading before the work is finished, on every view.
+        learner.goto(base + "/lessons/backprop")
+        learner.wait_for_selector(f"[data-editor='{EXERCISE}'] .cm-content")
+        set_editor_text(learner, EXERCISE, "def f():\n    return 1  # my first try\n")
+        learner.wait_for_function("() => fetch('/api/progress/backprop').then(r => r.json())"
+                                  f".then(p => Object.keys(p.code).includes('{EXERCISE}/python'))")
+        step(["01", "02", "03"], "in progress")
+        for key in ("n", "o", "dn", "db", "dw1", "dw2"):
+            change(learner, "PUT", f"/api/progress/backprop/predictions/{key}", {"value": 0.5})
+        step(["01", "02", "03", "04"], "in progress")
+        for question, answer in CHOICE_OR_NUMBER.items():
+            change(learner, "POST", f"/api/lessons/backprop/quiz/{question}", {"answer": answer})
+        step(["01", "02", "03", "04", "06"], "in progress")
+        change(learner, "PUT", "/api/lessons/backprop/explanation", {"text": "In my own words.", "ticked": []})
+        step(["01", "02", "03", "04", "06", "07"], "in progress")
+    finally:
+        teacher_context.close()
+        learner_context.close()
