@@ -10,7 +10,6 @@ import json
 import os
 import re
 import signal
-import sqlite3
 import subprocess
 import sys
 import threading
