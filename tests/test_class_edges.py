@@ -469,8 +469,10 @@ def test_unread_exports_hold_no_copy_in_memory(served_sqlite):
         sock.connect(("127.0.0.1", served_sqlite.port))
         sock.sendall(request)
         sockets.append(sock)
-    assert ada.get("/api/class/me").status_code == 200  # served after the four exports were asked for
-    time.sleep(2)  # the exports have written what their sockets take
+    for sock in sockets:  # each answer has begun (its file is written): peek, reading nothing
+        sock.settimeout(WAIT)
+        assert sock.recv(1, socket.MSG_PEEK) == b"H"
+    assert ada.get("/api/class/me").status_code == 200  # served while the four exports wait for their readers
     grown = (rss_kb(server) - before) / 1024
     print(f"\nserver memory after four unread 12 MB exports: {grown:+.0f} MB")
     assert grown < 4 * 12 / 2  # less than half of the four copies an answer built in memory holds
