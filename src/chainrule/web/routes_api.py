@@ -130,8 +130,8 @@ def get_trace(lesson_id: LessonId, graph: GraphName) -> dict[str, Any]:
     import chainrule
     from chainrule.draw import page_layout
 
-    steps = chainrule.trace(lessons.build_lesson_graph(lesson_id, graph))
-    return with_texts(steps) | {"layout": page_layout(steps)}
+    steps = with_texts(chainrule.trace(lessons.build_lesson_graph(lesson_id, graph)))
+    return steps | {"layout": page_layout(steps)}  # every box sized to the texts it will show
 
 
 @router.post(
@@ -139,6 +139,7 @@ def get_trace(lesson_id: LessonId, graph: GraphName) -> dict[str, Any]:
     summary="Run a lesson graph with other input values (and optionally one input nudged by h)",
 )
 def post_explore(lesson_id: LessonId, graph: GraphName, body: ExploreIn) -> dict[str, Any]:
+    from chainrule.draw import page_layout
     from chainrule.lessons.graphs import explore_graph
 
     graphs = lessons.lesson_data(lesson_id)["graphs"]
@@ -152,7 +153,8 @@ def post_explore(lesson_id: LessonId, graph: GraphName, body: ExploreIn) -> dict
     if explored["nudge"]:
         explored["nudge"] |= {f"{key}_text": number_text(explored["nudge"][key])
                               for key in ("h", "before", "after", "change", "ratio", "grad")}
-    return explored | {"trace": with_texts(explored["trace"])}
+    steps = with_texts(explored["trace"])
+    return explored | {"trace": steps | {"layout": page_layout(steps)}}  # boxes sized to these numbers
 
 
 # ---------------------------------------------------------------- exercises
