@@ -25,7 +25,7 @@ from chainrule.lessons.graphs import EXPLORE_LIMIT, NUDGE_RANGE
 from chainrule.explain import derivative_notation as derivative_symbol  # d(out)/dx: one notation
 from chainrule.trace import format_number, graph_nodes, trace
 
-__all__ = ["run_playground", "PlaygroundError", "Problem", "EXAMPLE", "MAX_CHARS", "MAX_BOXES", "MAX_NAME",
+__all__ = ["run_playground", "repeated_computations", "PlaygroundError", "Problem", "EXAMPLE", "MAX_CHARS", "MAX_BOXES", "MAX_NAME",
            "STARTING_VALUES"]
 
 EXAMPLE = "x*y + tanh(x)"
@@ -172,7 +172,7 @@ def run_playground(expression: Any, values: Mapping[str, Any] | None = None, see
     expression: the first name). nudge: (name, h): the output again with that input moved by h.
     Returns {"expression", "names", "values" ([{name, value, text}]), "seed", "trace" (with "layout" and a
     "display" text beside each number), "sweeps" (forward beside reverse mode; None without names),
-    "nudge" (None without one)}; raises PlaygroundError listing every problem with its field.
+    "nudge" (None without one), "repeats" (repeated_computations)}; raises PlaygroundError listing every problem with its field.
     """
     parsed = _parse_expression(expression)
     values = dict(values or {})
@@ -229,7 +229,31 @@ def run_playground(expression: Any, values: Mapping[str, Any] | None = None, see
         "trace": steps,
         "sweeps": _sweeps(steps, nodes, leaves, seed, gradients),
         "nudge": _nudge(parsed, numbers, output, leaves, steps, moved, gradients) if moved else None,
+        "repeats": repeated_computations(steps),
     }
+
+
+def repeated_computations(steps: dict[str, Any]) -> list[list[str]]:
+    """The computations an expression writes more than once ((a*b) + (a*b)**2 writes a*b twice): groups of
+    node ids that compute the same thing from the same inputs, each group in node order. The engine does
+    not share them: every time the text writes a computation it builds a new node, with its own value and
+    gradient. A repeat inside a larger repeat is left out (the larger one says it)."""
+    nodes = steps["nodes"]
+    shape: dict[str, Any] = {}
+    for n in nodes:  # topological order: inputs first
+        if not n["inputs"]:
+            shape[n["id"]] = ("constant", n["data"]) if n.get("constant") else ("input", n["label"])
+        else:
+            shape[n["id"]] = (n["op"], n["symbol"], *(shape[i] for i in n["inputs"]))
+    groups: dict[Any, list[str]] = {}
+    for n in nodes:
+        if n["inputs"]:
+            groups.setdefault(shape[n["id"]], []).append(n["id"])
+    repeated = [ids for ids in groups.values() if len(ids) > 1]
+    in_repeat = {i for ids in repeated for i in ids}
+    users = {n["id"]: [u["id"] for u in nodes if n["id"] in u["inputs"]] for n in nodes}
+    return [ids for ids in repeated
+            if not all(users[i] and set(users[i]) <= in_repeat for i in ids)]
 
 
 def _sweeps(steps: dict[str, Any], nodes: list[Value], leaves: dict[str, Value], seed: str | None,

@@ -59,6 +59,8 @@ class PlaygroundOut(Open):
     trace: dict[str, Any] = Field(description="The step trace (docs/trace.md) with its layout and display texts")
     sweeps: dict[str, Any] | None = Field(description="Forward-mode tangents beside reverse-mode gradients")
     nudge: dict[str, Any] | None
+    repeats: list[list[str]] = Field(
+        default_factory=list, description="Node ids that compute the same thing: the engine builds each written copy anew")
 
 
 @router.get("/playground", response_class=HTMLResponse, include_in_schema=False)

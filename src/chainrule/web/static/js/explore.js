@@ -4,7 +4,7 @@
 // reads what was typed: a problem is said once, at its field, and the graph never shows numbers for
 // other inputs as if they were for what is typed now.
 import { post, el, debounce } from "./api.js";
-import { GraphView, currentShape, finalState, markScrolling, numberText } from "./graph.js";
+import { GraphTable, GraphView, currentShape, finalState, markScrolling, numberText } from "./graph.js";
 
 export function renderExplore(slot, lesson, trace, base) {
   const graph = lesson.see_it_work.graph;
@@ -17,17 +17,22 @@ export function renderExplore(slot, lesson, trace, base) {
   const figure = el("figure", { class: "graph-figure" });
   const status = el("p", { class: "explore-status", "aria-live": "polite" });
   let view = null;
+  const title = "The example graph with your inputs";
+  const table = new GraphTable(trace, { title });
+  // Drawn from the latest answer's layout: its boxes are sized to its own numbers (a long one widens them).
   const draw = () => {
-    view = new GraphView(trace, { name: "explore", title: "The example graph with your inputs", shape: currentShape() });
+    const [left, top] = [figure.scrollLeft, figure.scrollTop];
+    view = new GraphView(current, { name: "explore", title, shape: currentShape() });
     figure.replaceChildren(view.element);
+    figure.scrollLeft = left;
+    figure.scrollTop = top;
     holder.dataset.shape = view.shape;
-    show();
-    if (figure.isConnected) markScrolling(figure, "The example graph with your inputs");
-  };
-  const show = () => {
     const { values, grads } = finalState(current);
     view.show(values, grads, null);
+    table.show(values, grads, null);
+    if (figure.isConnected) markScrolling(figure, title);
   };
+  const show = () => draw();
   // The graph's numbers are for the inputs of `current`; while what is typed cannot be run they are
   // marked as the last ones that worked (greyed, and said in words), never as the learner's.
   const lastInputs = () => current.nodes.filter((node) => node.leaf && !node.constant)
@@ -142,13 +147,13 @@ export function renderExplore(slot, lesson, trace, base) {
   holder.append(
     el("h3", {}, "Explore: change the inputs"),
     el("p", {}, "Type other values for the inputs: the engine runs the graph forward and backward again, and every box shows its new value and gradient."),
-    inputs, problem, el("div", { class: "inline" }, reset), figure, status,
+    inputs, problem, el("div", { class: "inline" }, reset), figure, status, table.element,
     el("h3", {}, "Nudge check"),
     el("p", {}, "A gradient says how much the output moves per unit of an input. Nudge an input by a small h and compare."),
     nudgeForm);
   slot.append(holder);
   draw();
-  window.addEventListener("resize", debounce(() => markScrolling(figure, "The example graph with your inputs"), 150));
+  window.addEventListener("resize", debounce(() => markScrolling(figure, title), 150));
   window.matchMedia("(max-width: 40rem)").addEventListener("change", draw);
   return { update };
 }

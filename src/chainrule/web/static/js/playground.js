@@ -3,7 +3,7 @@
 // check. Every number on this page is the server's display text (".text" and ".display" in the answer):
 // nothing here formats or computes a number.
 import { el, clearLoading, debounce, requestInit } from "./api.js";
-import { GraphPlayer, playSteps } from "./graph.js";
+import { GraphPlayer } from "./graph.js";
 
 const RUN_URL = "/api/playground";
 const main = document.getElementById("main");
@@ -222,99 +222,34 @@ function renderInputs(result) {
     "This expression has no names, so it has no inputs to change: it is a constant. Add a name such as x to play with it.")]));
 }
 
-// The picture: the left-to-right layout at every width, in a frame that scrolls (never shrunk, so its text
-// keeps its size); the frame follows the active box, and the player stays on screen while it is used.
+// The picture: the lessons' graph player, with its layouts (top to bottom on a phone), its boxes sized to
+// this run's numbers, in a frame that scrolls and follows each step.
 function renderPlayer(result, sameGraph) {
   const trace = result.trace;
-  trace.layout = { ...trace.layout, narrow: trace.layout.wide };
   if (sameGraph && player) {
-    // The same graph with other numbers: the same picture and the same step (even while it plays).
-    player.trace = trace;
-    player.steps = playSteps(trace);
-    player.render();
-    player.reserveCaptionHeight();
+    // The same graph with other numbers: drawn again (its boxes fit the new numbers), at the same step.
+    player.redraw(trace);
     return;
   }
   const holder = el("div", { class: "player-holder pg-player", id: "pg-player" });
-  playerSlot.replaceChildren(holder);
-  let made = null;
-  made = new GraphPlayer(holder, trace, {
+  playerSlot.replaceChildren(repeatsNote(result), holder);
+  player = new GraphPlayer(holder, trace, {
     name: "playground", title: `The graph of ${result.expression}`,
-    onChange: (at, step) => { if (made) decorate(made, made.trace, at, step); },
+    onChange: (at, step) => markActiveRow(step ? step.node : null),
   });
-  player = made;
-  decorate(made, trace, 0, null);
 }
 
-function decorate(graphPlayer, trace, position, step) {
-  const figure = graphPlayer.figure;
-  const svg = figure.querySelector("svg");
-  const geometry = trace.layout.wide;
-  if (svg) {
-    svg.style.width = `${geometry.width}px`;
-    svg.style.minWidth = `${geometry.width}px`;
-    svg.style.maxWidth = "none";
-  }
-  figure.tabIndex = 0;  // the frame scrolls: reachable from the keyboard
-  figure.setAttribute("aria-label", "The graph; it scrolls when it is larger than its frame");
-  paintTexts(graphPlayer, position, step);
-  markActiveRow(step ? step.node : null);
-  if (!step) return;
-  // Show the active box with the boxes it reads from (forward) or sends to (backward): centred when they
-  // fit the frame; otherwise the active box at the frame's right edge, its inputs reaching in from the left.
-  const node = trace.nodes.find((entry) => entry.id === step.node);
-  const active = geometry.boxes[step.node];
-  const around = [step.node, ...(node ? node.inputs : [])].map((id) => geometry.boxes[id]).filter(Boolean);
-  if (active && around.length) {
-    const { w, h } = geometry.box;
-    const left = Math.min(...around.map((b) => b.x));
-    const right = Math.max(...around.map((b) => b.x)) + w;
-    const top = Math.min(...around.map((b) => b.y));
-    const bottom = Math.max(...around.map((b) => b.y)) + h;
-    figure.scrollLeft = right - left <= figure.clientWidth
-      ? (left + right) / 2 - figure.clientWidth / 2
-      : active.x + w + 8 - figure.clientWidth;
-    figure.scrollTop = bottom - top <= figure.clientHeight
-      ? (top + bottom) / 2 - figure.clientHeight / 2
-      : active.y + h / 2 - figure.clientHeight / 2;
-  }
-  // While the learner works the controls (or it plays), keep graph, caption and controls on screen.
-  const holder = graphPlayer.container;
-  if (holder.contains(document.activeElement) || graphPlayer.timer) {
-    const rect = holder.getBoundingClientRect();
-    if (rect.height <= window.innerHeight && (rect.top < 0 || rect.bottom > window.innerHeight)) {
-      holder.scrollIntoView({ block: rect.top < 0 ? "start" : "end" });
-    }
-  }
-}
-
-/** Write the server's display text into the boxes and edge labels (graph.js formats on its own). */
-function paintTexts(graphPlayer, position, step) {
-  const values = new Map();
-  const grads = new Map();
-  for (const done of graphPlayer.steps.slice(0, position)) {
-    if (done.phase === "forward") {
-      values.set(done.node, done.display.value);
-    } else {
-      grads.set(done.node, done.display.grad);
-      for (const c of done.contributions || []) grads.set(c.input, c.display.grad_after);
-    }
-  }
-  for (const [id, box] of graphPlayer.view.boxes) {
-    if (values.has(id)) box.value.textContent = values.get(id);
-    if (grads.has(id)) box.grad.textContent = grads.get(id);
-  }
-  if (!step || step.phase !== "backward") return;
-  const used = new Set();
-  for (const edge of graphPlayer.view.edges) {
-    if (edge.to !== step.node) continue;
-    const contributions = step.contributions || [];
-    const index = contributions.findIndex((c, i) => c.input === edge.from && !used.has(i));
-    if (index >= 0) {
-      used.add(index);
-      edge.label.textContent = `+= ${contributions[index].display.contribution}`;
-    }
-  }
+/** Say when the expression writes one computation more than once: the engine builds each copy anew. */
+function repeatsNote(result) {
+  const groups = result.repeats || [];
+  if (!groups.length) return el("p", { id: "pg-repeats", hidden: true });
+  const formula = new Map(result.trace.nodes.map((node) => [node.id, node.formula || node.label]));
+  const said = groups.map((ids) => `${ids.length} times: ${ids.map((id) => formula.get(id)).join(", ")}`);
+  return el("p", { id: "pg-repeats", class: "pg-repeats", "data-groups": String(groups.length) },
+    el("strong", {}, "A computation written more than once is computed more than once. "),
+    `Your expression writes the same computation ${said.join("; and ")}. The engine builds a new box each time `
+    + "the text writes one (it does not look for repeats), so every copy has its own value and gradient, and the "
+    + "gradients of their inputs add up over the copies, as over any two paths.");
 }
 
 // ---------------------------------------------------------------- forward mode beside reverse mode
