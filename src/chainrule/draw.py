@@ -72,14 +72,14 @@ SHAPES: dict[str, dict[str, Any]] = {
     # type: font sizes in px of a box's label, its "data" and "grad" names, its numbers, an edge's label and
     # an op's symbol. pad: inside a box; slot_gap: between "data" and its number; gap: between boxes side by
     # side; run: the shortest edge before an op ellipse; link: from an ellipse to its box (arrowhead
-    # included); fit: the width (wide) a graph spreads out to when its gaps allow, by at most stretch per
-    # gap; margin: around it all; min_digits: the room for a number, at least (a box never looks cramped).
+    # included); margin: around it all; min_digits: the room for a number, at least (a box never looks
+    # cramped); fit (wide only): the width a graph spreads out to when it can, by at most stretch per gap.
     "wide": {"type": {"label": 14.0, "slot": 13.0, "number": 14.0, "edge": 13.0, "symbol": 15.0},
              "pad": 7.0, "slot_gap": 8.0, "gap": 26.0, "run": 26.0, "link": 16.0, "fit": 900.0,
              "stretch": 64.0, "margin": 12.0, "min_digits": 3},
     "narrow": {"type": {"label": 13.0, "slot": 12.0, "number": 13.0, "edge": 12.0, "symbol": 13.0},
-               "pad": 6.0, "slot_gap": 6.0, "gap": 10.0, "run": 20.0, "link": 16.0, "fit": 0.0,
-               "stretch": 0.0, "margin": 12.0, "min_digits": 1},
+               "pad": 6.0, "slot_gap": 6.0, "gap": 10.0, "run": 20.0, "link": 16.0, "margin": 12.0,
+               "min_digits": 1},
 }
 BOX_H = 58.0
 BASELINES = {"label": 17.0, "data": 35.0, "grad": 52.0}  # from a box's top
@@ -108,8 +108,8 @@ def _text(entry: dict[str, Any], key: str) -> str:
 
 
 def shown_texts(t: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """Every text each box shows while the steps play, by node id: {"label", "data": [...], "grad": [...],
-    "edges": {(input id, position among the node's inputs): longest "+= ..." label}}."""
+    """Every text each box shows while the steps play, by node id: {"label", "data": {texts}, "grad": {texts},
+    "edges": {position among the node's inputs: the longest "+= ..." its edge from that input shows}}."""
     texts: dict[str, dict[str, Any]] = {
         n["id"]: {"label": n["label"], "data": {"?", _text(n, "data")}, "grad": {"?", _text(n, "grad")}, "edges": {}}
         for n in t["nodes"]}
@@ -180,11 +180,11 @@ def layout(t: dict[str, Any], shape: str = "wide") -> dict[str, tuple[float, flo
     return {node_id: (box["x"], box["y"]) for node_id, box in geometry(t, shape)["boxes"].items()}
 
 
-def _box_widths(t: dict[str, Any], size: dict[str, Any]) -> dict[str, float]:
+def _box_widths(shown: dict[str, dict[str, Any]], size: dict[str, Any]) -> dict[str, float]:
     """The width each box needs for its longest texts (its label at MIN_TEXT at least), by node id."""
     kind = size["type"]
     widths = {}
-    for node_id, texts in shown_texts(t).items():
+    for node_id, texts in shown.items():
         numbers = max(text_width(slot, kind["slot"]) + size["slot_gap"] + max(text_width(x, kind["number"]) for x in texts[slot] | {"0" * size["min_digits"]})
                       for slot in ("data", "grad"))
         # A label longer than the numbers' room is set smaller (see _label_size) before its box widens.
@@ -223,20 +223,20 @@ def geometry(t: dict[str, Any], shape: str = "wide") -> dict[str, Any]:
     nodes = t["nodes"]
     by_id = {n["id"]: n for n in nodes}
     layer, columns, rank = _layers(t)
-    needed = _box_widths(t, size)
+    shown = shown_texts(t)
+    needed = _box_widths(shown, size)
     width_of = [needed[n["id"]] for n in nodes]
     rx = {n["id"]: _op_rx(n["symbol"], size) for n in nodes if n["inputs"]}
-    # The room an op ellipse needs before the boxes of a layer: the shortest edge, the widest ellipse, its link.
-    def op_room(column: list[int], extent: str) -> float:
-        widest = max((rx[nodes[i]["id"]] if extent == "x" else OP_RY) for i in column if nodes[i]["inputs"]) \
-            if any(nodes[i]["inputs"] for i in column) else 0.0
-        return size["run"] + 2 * widest + size["link"] if widest else size["run"]
+    # The room before the boxes of a layer: the shortest edge, then the widest op ellipse and its link.
+    def op_room(column: list[int]) -> float:
+        ellipses = [(rx[nodes[i]["id"]] if wide else OP_RY) for i in column if nodes[i]["inputs"]]
+        return size["run"] + (2 * max(ellipses) + size["link"] if ellipses else 0.0)
 
     margin = size["margin"]
     boxes: dict[str, dict[str, float]] = {}
     if wide:
         column_w = [max(width_of[i] for i in column) for column in columns]
-        needs = [op_room(column, "x") for column in columns[1:]]
+        needs = [op_room(column) for column in columns[1:]]
         spare = size["fit"] - 2 * margin - sum(column_w) - sum(needs)
         extra = max(0.0, min(size["stretch"], spare / len(needs))) if needs else 0.0
         tallest = max(len(c) for c in columns)
@@ -263,7 +263,7 @@ def geometry(t: dict[str, Any], shape: str = "wide") -> dict[str, Any]:
         y = margin
         for index, column in enumerate(columns):
             if index:
-                y += BOX_H + EDGE_LABEL_ROOM + op_room(column, "y")
+                y += BOX_H + EDGE_LABEL_ROOM + op_room(column)
             for i in column:
                 x = margin + half + rows[index][i] - width_of[i] / 2
                 boxes[nodes[i]["id"]] = {"x": round(x, 1), "y": round(y, 1), "w": width_of[i]}
@@ -294,7 +294,7 @@ def geometry(t: dict[str, Any], shape: str = "wide") -> dict[str, Any]:
             else:
                 start, end = (s["x"] + s["w"] / 2, s["y"] + BOX_H), (cx + offset, cy - OP_RY)
             ends.append({"from": source, "to": n["id"], "input": k, "start": start, "end": end})
-    labels = _edge_labels(ends, boxes, ops, shown_texts(t), size, wide)
+    labels = _edge_labels(ends, boxes, ops, shown, size, wide)
 
     # Everything moves right and down so that the leftmost and topmost shape (a label too) keeps the margin.
     lefts = [b["x"] for b in boxes.values()] + [o["cx"] - o["rx"] for o in ops.values()] + [r[0] for r in labels]

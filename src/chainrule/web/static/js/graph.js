@@ -2,9 +2,11 @@
 //
 // The layout is not computed here: the server sends it with the trace (trace.layout.wide and
 // trace.layout.narrow, made by chainrule.draw, the same layout `chainrule graph` draws), and this
-// file only renders it and animates it. Narrow screens get the top-to-bottom layout. Every text slot
-// exists from the start, so nothing moves while values and gradients appear. Numbers are shown as the
-// server wrote them (the "<key>_text" beside each number, web/numbers.py): the page formats none itself.
+// file only renders it and animates it. Narrow screens get the top-to-bottom layout. Every box is already
+// as wide as the longest text it will show (the layout read them all), and every text slot exists from
+// the start, so nothing moves while values and gradients appear. Numbers are shown as the server wrote
+// them (the "<key>_text" beside each number, web/numbers.py): the page formats none itself. Beside the
+// picture: a table view of the same boxes, and a live region that says each step, for screen readers.
 import { el } from "./api.js";
 
 const SVG_NS = "http://www.w3.org/2000/svg";
