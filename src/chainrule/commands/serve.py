@@ -93,14 +93,17 @@ def run(args: argparse.Namespace) -> int:
     except StoreError as error:
         print(f"chainrule serve: {error}", file=sys.stderr)
         return 1
-    hosts = [parsed[0], _url_host(bind_host).lower(), *(name.lower() for name in args.allow_host)]
+    # Host and Origin are checked with their port (a page on another port of this host is another origin):
+    # the names this process listens as, on its own port, and the --url's host on the --url's port.
+    hosts = [_url_host(bind_host).lower(), *(name.lower() for name in args.allow_host)]
+    public = (parsed[0], parsed[1] or (443 if parts.scheme == "https" else 80))
     try:
         grader = class_grader(store, args)
         quota = {} if args.learner_storage is None else {"learner_quota": int(args.learner_storage * 1_000_000)}
         if quota and quota["learner_quota"] <= 0:
             raise ValueError("--learner-storage must be more than 0 (millions of characters)")
         app = create_class_app(store, accounts=Accounts(store), grader=grader,
-                               secure=parts.scheme == "https", hosts=hosts, **quota)
+                               secure=parts.scheme == "https", hosts=hosts, port=args.port, public=public, **quota)
     except (StoreError, ValueError) as error:
         store.close()
         print(f"chainrule serve: {error}", file=sys.stderr)

@@ -18,6 +18,7 @@ from typing import Any, Mapping
 
 from chainrule.draw import page_layout
 from chainrule.engine import Value
+from chainrule.errors import InputError
 from chainrule.expr import ExpressionError, Expression, Node, parse
 from chainrule.forward import tangents
 from chainrule.lessons.checking import NUMBER_HELP, parse_number
@@ -48,15 +49,15 @@ class Problem:
     length: int | None = None
 
 
-class PlaygroundError(ValueError):
-    """The input cannot be run; `problems` lists each one with its field."""
+class PlaygroundError(InputError):
+    """The input cannot be run; `problems` lists each one with its field (an InputError: the web's 422)."""
 
     def __init__(self, problems: list[Problem]) -> None:
-        self.problems = problems
-        super().__init__("; ".join(f"{p.field}: {p.message}" for p in problems))
+        super().__init__("; ".join(f"{p.field}: {p.message}" for p in problems), field=problems[0].field,
+                         problems=[asdict(p) for p in problems])
 
     def as_json(self) -> list[dict[str, Any]]:
-        return [asdict(p) for p in self.problems]
+        return list(self.problems)
 
 
 # --- reading the input -------------------------------------------------------------------------------

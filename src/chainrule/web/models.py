@@ -41,8 +41,20 @@ class Open(BaseModel):
     model_config = ConfigDict(extra="allow")
 
 
+class Problem(BaseModel):
+    field: str | None = Field(description='The input it is about: "expression", "values.<name>", "nudge.h", ...')
+    message: str
+    column: int | None = Field(default=None, description="1-based column in a text (the expression), or null")
+    length: int | None = Field(default=None, description="How many characters from the column, or null")
+
+
 class ErrorBody(BaseModel):
+    """Every error answer's shape (web/errors.py builds them all)."""
+
     detail: str = Field(description="What was wrong and what is allowed.")
+    field: str | None = Field(default=None, description="The input a 422 is about, so a page can say it there.")
+    problems: list[Problem] = Field(default_factory=list, description="Each problem at its field, when a 422 "
+                                    "has several or they have a place in a text; else empty")
 
 
 # ---------------------------------------------------------------- requests

@@ -43,7 +43,8 @@ from chainrule.web.models import (
     UndoOut,
 )
 from chainrule.web.numbers import number_text, plot_with_texts, with_texts
-from chainrule.web.store_access import StoreAccess, StoreUnavailable, review_text
+from chainrule.web.errors import store_message
+from chainrule.web.store_access import StoreAccess, review_text
 
 ERRORS: dict[int | str, dict[str, Any]] = {
     400: {"model": ErrorBody, "description": "The request body cannot be read (not UTF-8 JSON)."},
@@ -70,10 +71,8 @@ def services(request: Request) -> StoreAccess:
 
 
 def store_of(request: Request) -> Any:
-    try:
-        return services(request).store()
-    except StoreUnavailable as error:
-        raise HTTPException(status_code=503, detail=str(error)) from None
+    """The store this request may use (class mode: the signed-in account's own); StoreUnavailable is a 503."""
+    return services(request).store(request)
 
 
 def check_exercise(request: Request, exercise_id: str, language: str) -> None:
@@ -85,9 +84,9 @@ def check_exercise(request: Request, exercise_id: str, language: str) -> None:
         )
     languages = known[exercise_id].get("languages", list(lessons.LANGUAGES))
     if language not in languages:
-        raise HTTPException(
-            status_code=422,
-            detail=f"exercise {exercise_id!r} is not offered in {language!r}: it is offered in {', '.join(languages)}",
+        raise InputError(
+            f"exercise {exercise_id!r} is not offered in {language!r}: it is offered in {', '.join(languages)}",
+            field="language",
         )
 
 
@@ -97,13 +96,13 @@ def check_exercise(request: Request, exercise_id: str, language: str) -> None:
 @router.get("/path", response_model=PathOut, summary="The course path with progress per lesson")
 def get_path(request: Request) -> dict[str, Any]:
     path = lessons.get_path()
-    store, error = services(request).try_store()
+    store, error = services(request).try_store(request)
     work = None
     if store is not None:
         try:
             work = store.work()
         except StoreError as failure:  # a store error must not hide the path
-            error = str(failure)
+            error = store_message(request, failure)
     for entry in path["lessons"]:
         entry["progress"] = entry["totals"] = None
         if entry["written"] and work is not None:
@@ -179,8 +178,8 @@ async def post_grade(request: Request, body: CodeIn) -> Any:
     # async: the grading waits for its turn in the event loop, not in the pages' threads (grading_gate.py)
     await run_in_threadpool(check_exercise, request, body.exercise, body.language)
     # Class mode in PostgreSQL: the run becomes a job, and the page watches it (web/routes_jobs.py).
-    ticket = await run_in_threadpool(services(request).submit_run, body.exercise, body.language, body.source,
-                                     request.headers.get("x-chainrule-run"))
+    ticket = await run_in_threadpool(services(request).submit_run, request, body.exercise, body.language,
+                                     body.source, request.headers.get("x-chainrule-run"))
     if ticket is not None:
         return JSONResponse(ticket, status_code=202 if "job" in ticket else 200)
     from chainrule.grading import busy_result
@@ -202,12 +201,12 @@ def _still_connected(request: Request):
 
 
 def _keep_submission(request: Request, body: CodeIn, result: dict[str, Any]) -> dict[str, Any]:
-    store, error = services(request).try_store()
+    store, error = services(request).try_store(request)
     if store is not None:
         try:
             store.record_submission(body.exercise, body.language, body.source, result)
         except Exception as failure:  # the grade stands even if it cannot be kept
-            error = str(failure)
+            error = store_message(request, failure)
     result["saved"] = error is None
     result["store_error"] = error
     return result
@@ -363,10 +362,7 @@ def put_explanation(request: Request, lesson_id: LessonId, body: ExplanationIn) 
     ideas = lessons.key_idea_ids(lesson_id)
     unknown = [idea for idea in body.ticked if idea not in ideas]
     if unknown:
-        raise HTTPException(
-            status_code=422,
-            detail=f"unknown key idea ids {unknown}: the key ideas are {', '.join(ideas)}",
-        )
+        raise InputError(f"unknown key idea ids {unknown}: the key ideas are {', '.join(ideas)}", field="ticked")
     ticked = [idea for idea in ideas if idea in body.ticked]  # lesson order, no duplicates
     store_of(request).save_explanation(lesson_id, body.text, ticked)
     return {"saved": True}

@@ -88,7 +88,7 @@ async function showTimeline(learnerId) {
 }
 
 async function main() {
-  const csrf = document.cookie.match(/(?:^|; )chainrule_csrf=([^;]+)/);
+  const csrf = document.cookie.match(/(?:^|; )(?:__Host-)?chainrule_csrf=([^;]+)/);
   if (csrf) document.getElementById("sign-out-csrf").value = decodeURIComponent(csrf[1]);
   const data = await get("/api/class/overview", "load the class");
   document.getElementById("class-grid").replaceChildren(grid(data));
