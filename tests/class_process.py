@@ -37,19 +37,20 @@ def csrf_of(page: str) -> str:
 
 
 class ClassServer:
-    def __init__(self, base: str, teacher_link: str, invite: str, process: subprocess.Popen, lines: list[str]) -> None:
+    def __init__(self, base: str, teacher_link: str, invite: str, process: subprocess.Popen, lines: list[str],
+                 env: dict[str, str]) -> None:
         self.base, self.teacher_link, self.invite = base, teacher_link, invite
-        self.process, self.lines = process, lines
+        self.process, self.lines, self.env = process, lines, env
 
     @classmethod
-    def start(cls, folder: Path, database: str | None = None) -> "ClassServer":
+    def start(cls, folder: Path, database: str | None = None, class_name: str = CLASS) -> "ClassServer":
         env = dict(os.environ, PYTHONUNBUFFERED="1", CHAINRULE_DATA_DIR=str(folder / "data"))
         env.pop("CHAINRULE_DATABASE", None)
         if database:
             env["CHAINRULE_DATABASE"] = database  # in the environment, never on a command line
         port = free_port()
         base = f"http://127.0.0.1:{port}"
-        made = subprocess.run([sys.executable, "-m", "chainrule", "class", "create", CLASS, "--url", base], env=env,
+        made = subprocess.run([sys.executable, "-m", "chainrule", "class", "create", class_name, "--url", base], env=env,
                               cwd=REPO, capture_output=True, text=True, timeout=120)
         assert made.returncode == 0, made.stderr
         teacher_link, invite = re.findall(rf"{re.escape(base)}/\S+", made.stdout)
@@ -75,7 +76,7 @@ class ClassServer:
                 break
             except OSError:
                 time.sleep(0.1)
-        return cls(base, teacher_link, invite, process, lines)
+        return cls(base, teacher_link, invite, process, lines, env)
 
     def stop(self) -> None:
         if self.process.poll() is None:

@@ -65,6 +65,14 @@ def _who(page, base: str) -> str:
     return json.loads(answer["body"]).get("name") if answer["status"] == 200 else f"HTTP {answer['status']}"
 
 
+def _sign_in_as_ada(page, base: str) -> None:
+    page.goto(base + "/sign-in")
+    for name, value in {"class_name": CLASS, "name": "Ada", "password": PASSWORD}.items():
+        page.locator(f"input[name='{name}']").fill(value)
+    with page.expect_navigation():
+        page.locator("form.class-form button[type=submit]").click()
+
+
 def test_a_page_on_another_port_cannot_sign_a_learner_into_its_account(browser, attack):
     server, attack_page = attack
     server.join("Ada")
@@ -72,11 +80,7 @@ def test_a_page_on_another_port_cannot_sign_a_learner_into_its_account(browser, 
     context.set_default_timeout(60_000)
     try:
         page = context.new_page()
-        page.goto(server.base + "/sign-in")
-        for name, value in {"class_name": CLASS, "name": "Ada", "password": PASSWORD}.items():
-            page.locator(f"input[name='{name}']").fill(value)
-        with page.expect_navigation():
-            page.locator("form.class-form button[type=submit]").click()
+        _sign_in_as_ada(page, server.base)
         assert _who(page, server.base) == "Ada"
 
         # 1. The attack page posts the sign-in form with Mallory's name and the CSRF cookie it read.
@@ -92,11 +96,7 @@ def test_a_page_on_another_port_cannot_sign_a_learner_into_its_account(browser, 
         page.goto(server.base + "/")
         assert _who(page, server.base) != "Mallory"  # two sign-ins arrived: neither is taken
         # The answer expired the planted copy: Ada signs in again and is Ada, on every address.
-        page.goto(server.base + "/sign-in")
-        for name, value in {"class_name": CLASS, "name": "Ada", "password": PASSWORD}.items():
-            page.locator(f"input[name='{name}']").fill(value)
-        with page.expect_navigation():
-            page.locator("form.class-form button[type=submit]").click()
+        _sign_in_as_ada(page, server.base)
         assert _who(page, server.base) == "Ada"
     finally:
         context.close()
