@@ -29,6 +29,7 @@ from chainrule.classes.sessions import (
     session_cookie,
 )
 from chainrule.errors import InputError
+from chainrule.progress import StoreError
 from chainrule.web.class_gate import ClassGate, ClassServices, signed_in
 from chainrule.web.errors import answer_for
 from chainrule.web.models import ErrorBody
@@ -135,8 +136,8 @@ def _signed_in_response(request: Request, account: Account, target: str) -> Resp
     return response
 
 
-# What a form shows again with its sentence (anything else is the one mapping's, as JSON or a 500).
-FORM_ERRORS = (ClassError, InputError, PasswordsBusy)
+# What a form shows again with its sentence and status (web/errors.py's mapping; anything else is a 500).
+FORM_ERRORS = (ClassError, InputError, PasswordsBusy, StoreError)
 
 
 def _home(account: Account) -> str:
