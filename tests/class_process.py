@@ -17,8 +17,10 @@ import subprocess
 import sys
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import anyio
 import httpx
 
 REPO = Path(__file__).resolve().parents[1]
@@ -30,6 +32,13 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+def run_coroutine(function, *args):
+    """``await function(*args)`` from a plain test, in a thread of its own: the test's thread may already
+    run an event loop (Playwright's sync API keeps one for the session's browser)."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(anyio.run, function, *args).result()
 
 
 def csrf_of(page: str) -> str:
@@ -89,9 +98,9 @@ class ClassServer:
 
     # ---------------------------------------------------------------- clients
 
-    def client(self) -> httpx.Client:
-        """A fresh browser: no cookies yet."""
-        return httpx.Client(base_url=self.base, follow_redirects=False, timeout=120)
+    def client(self, cookies: dict[str, str] | None = None) -> httpx.Client:
+        """A fresh browser: no cookies yet, or these."""
+        return httpx.Client(base_url=self.base, follow_redirects=False, timeout=120, cookies=cookies)
 
     def post_form(self, client: httpx.Client, path: str, fields: dict[str, str], form_page: str | None = None):
         """Open the form's page (for its CSRF token), then send the form as a browser does."""
