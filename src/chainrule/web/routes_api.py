@@ -1,7 +1,8 @@
 """The JSON API: a thin face over chainrule.lessons, chainrule.grading and chainrule.progress.
 
-Every route here sits behind SecurityMiddleware (token, Host, Origin, body size). Errors are JSON
-{"detail": "what was wrong and what is allowed"}; store problems are 503 with the StoreError text.
+Every route here sits behind the security layers (web/security.py: Host, Origin, the token or class mode's
+gate, body size). A route raises; web/errors.py answers ({"detail", "field", "problems"}; an InputError is
+a 422, a store problem a 503).
 """
 
 from __future__ import annotations
