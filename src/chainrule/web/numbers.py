@@ -37,8 +37,29 @@ def with_texts(trace: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _add_lists(entry: dict[str, Any], *keys: str) -> dict[str, Any]:
+    return entry | {f"{key}_text": [number_text(x) for x in entry[key]] for key in keys if key in entry}
+
+
 def plot_with_texts(plot: dict[str, Any]) -> dict[str, Any]:
-    """A fit plot's runs with the text of each learning rate and of each frame's w, b and loss."""
+    """A lesson plot with the text of every number its captions and tables show: a fit plot's learning rates
+    and each frame's w, b and loss; a nudge plot's point and each nudge's numbers; a boundary plot's
+    learning rates and each frame's loss and accuracy; a sweeps plot's inputs, outputs, Jacobian and the
+    column or row each sweep fills."""
+    kind = plot.get("kind", "line-fit")
+    if kind == "nudge":
+        return _add(plot, "at", "value", "slope") | {
+            "nudges": [_add(row, "h", "after", "change", "ratio", "error") for row in plot["nudges"]]}
+    if kind == "boundary":
+        return plot | {"runs": [_add(run, "lr") | {"frames": [_add(frame, "loss", "accuracy") for frame in run["frames"]]}
+                                for run in plot["runs"]]}
+    if kind == "sweeps":
+        return plot | {"functions": [
+            _add_lists(function, "values", "results") | {
+                "jacobian_text": [[number_text(x) for x in row] for row in function["jacobian"]],
+                "forward": [_add_lists(frame, "column") for frame in function["forward"]],
+                "reverse": [_add_lists(frame, "row") for frame in function["reverse"]]}
+            for function in plot["functions"]]}
     return plot | {"runs": [_add(run, "lr") | {"frames": [_add(frame, "w", "b", "loss") for frame in run["frames"]]}
                             for run in plot["runs"]]}
 
