@@ -26,6 +26,8 @@ from chainrule.grading.numbers import same_graded
 __all__ = ["CHAIN_OPS", "ONE_VARIABLE", "RULE_FUNCTIONS", "SLOPE_KINDS", "chain_variant", "nudge_variant"]
 
 NOT_FINITE = "A number is NaN or infinite: check for a division by zero, or an h of 0."
+EVERY_LINK = ("Every link on the way from x to y changes how much a nudge grows or shrinks: multiply all of their "
+              "slopes.")
 
 # --------------------------------------------------------------------------------- nudging a function
 
@@ -77,8 +79,10 @@ def _nudge_expected(case: dict) -> list[float]:
 
 def _replayed(variant: str) -> Callable[[Attempt, list[Attempt]], Fills | None]:
     def recognise(attempt: Attempt, run: list[Attempt]) -> Fills | None:
+        # Tighter than close_to: for tiny nudges every estimate agrees to a millionth, so only the digits
+        # of the very formula the learner wrote (the same float operations) tell the variants apart.
         function, x, hs = attempt.args
-        return {} if attempt.close_to(nudge_variant(function, x, hs, variant)) and not attempt.matches(
+        return {} if attempt.close_to(nudge_variant(function, x, hs, variant), rel=1e-12) and not attempt.matches(
             attempt.want) else None
 
     return recognise
@@ -87,7 +91,7 @@ def _replayed(variant: str) -> Callable[[Attempt, list[Attempt]], Fills | None]:
 def _exact_slope(attempt: Attempt, run: list[Attempt]) -> Fills | None:
     function, x, hs = attempt.args
     exact = _slope_on_engine(function, x)
-    return {} if attempt.close_to([exact] * len(hs)) and not attempt.matches(attempt.want) else None
+    return {} if attempt.close_to([exact] * len(hs), rel=1e-12) and not attempt.matches(attempt.want) else None
 
 
 def _wrong_length(count_of: Callable[[Attempt], int], what: str) -> Mistake:
@@ -110,15 +114,15 @@ NUDGE = CaseKind(
                 about="every estimate is 0"),
         sign_flipped("Every estimate has the wrong sign: the nudge is f(x + h) - f(x), the new value minus the "
                      "old one."),
-        Mistake("exact-slope", "You returned the true slope for every h. The task is the estimate each nudge "
-                "gives, (f(x + h) - f(x)) / h, errors and all: watching them is the point.", _exact_slope,
-                about="the exact derivative for every h"),
         Mistake("backward-difference", "Your numbers are nudges to the left, (f(x) - f(x - h)) / h. Nudge to the "
                 "right: (f(x + h) - f(x)) / h.", _replayed("backward-difference"),
                 about="(f(x) - f(x - h)) / h"),
         Mistake("central-difference", "Your numbers are the two-sided estimate (f(x + h) - f(x - h)) / (2h). It is "
                 "often better, but this exercise asks for the one-sided nudge (f(x + h) - f(x)) / h.",
                 _replayed("central-difference"), about="(f(x + h) - f(x - h)) / (2h)"),
+        Mistake("exact-slope", "You returned the true slope for every h. The task is the estimate each nudge "
+                "gives, (f(x + h) - f(x)) / h, errors and all: watching them is the point.", _exact_slope,
+                about="the exact derivative for every h"),
         Mistake("no-divide", "Your numbers are the change in f alone. A slope is a ratio: divide the change "
                 "f(x + h) - f(x) by the nudge h.", _replayed("no-divide"), about="f(x + h) - f(x), not divided by h"),
         Mistake("times-h", "Your numbers multiply the change by h. A slope divides it: (f(x + h) - f(x)) / h.",
@@ -319,11 +323,9 @@ CHAIN = CaseKind(
         Mistake("slope-at-output", "Each link's slope belongs at that link's input, the value before the link, "
                 "not at its output. Work out the slope first, then move the value on.",
                 _chain_replayed("slope-at-output"), about="each local slope taken at the link's output"),
-        Mistake("last-link-only", "Your slope is the last link's alone. Every link on the way from x to y "
-                "changes how much a nudge grows or shrinks: multiply all of their slopes.",
+        Mistake("last-link-only", f"Your slope is the last link's alone. {EVERY_LINK}",
                 _chain_replayed("last-link-only"), about="only the last link's slope"),
-        Mistake("first-link-only", "Your slope is the first link's alone. Every link on the way from x to y "
-                "changes how much a nudge grows or shrinks: multiply all of their slopes.",
+        Mistake("first-link-only", f"Your slope is the first link's alone. {EVERY_LINK}",
                 _chain_replayed("first-link-only"), about="only the first link's slope"),
     ),
 )

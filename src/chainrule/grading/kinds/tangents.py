@@ -97,14 +97,16 @@ def _jvp_expected(case: dict) -> list[float]:
     return [value, tangent]
 
 
-def _dual_mistake(name: str, message: str, about: str, rules: list[tuple[str, str]]) -> Mistake:
+def _dual_mistake(name: str, message: str, about: str, rules: list[tuple[str, str]],
+                  unless: list[tuple[str, str]] = ()) -> Mistake:
+    """A test whose numbers one of `rules` gives, and none of `unless` (where a case cannot tell two
+    mistakes apart, such as a' × b' and a' × b when b' is 0, neither is named)."""
     def recognise(attempt: Attempt, run: list[Attempt]) -> Fills | None:
         if len(attempt.got) != 2 or attempt.same(1):
             return None
         expression, values, tangents = attempt.args
-        found = any(attempt.close_to(dual_variant(expression, values, tangents, product, tanh))
-                    for product, tanh in rules)
-        return {} if found else None
+        fits = lambda rule: attempt.close_to(dual_variant(expression, values, tangents, *rule))  # noqa: E731
+        return {} if any(map(fits, rules)) and not any(map(fits, unless)) else None
 
     return Mistake(name, message, recognise, about=about)
 
@@ -135,10 +137,12 @@ JVP = CaseKind(
                 about="the value is wrong"),
         _dual_mistake("product-one-term", "Your product's tangent keeps one term of the product rule. A nudge "
                       "moves both factors: the tangent of a × b is a' × b + a × b'.",
-                      "one term of the product rule", [("left-term", "right"), ("right-term", "right")]),
+                      "one term of the product rule", [("left-term", "right"), ("right-term", "right")],
+                      unless=[("tangents-multiplied", "right")]),
         _dual_mistake("tangents-multiplied", "Your product's tangent multiplies the two tangents. The product rule "
                       "pairs each tangent with the other factor's value: a' × b + a × b'.",
-                      "a' × b' for a product", [("tangents-multiplied", "right")]),
+                      "a' × b' for a product", [("tangents-multiplied", "right")],
+                      unless=[("left-term", "right"), ("right-term", "right")]),
         _dual_mistake("tanh-slope-at-input", "Your tanh uses 1 - a^2 with a its input. Its slope is 1 - y^2 with "
                       "y = tanh(a), the output: compute y first, then the tangent (1 - y^2) × a'.",
                       "tanh's slope from its input", [("right", "slope-at-input")]),

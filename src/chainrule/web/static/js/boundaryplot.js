@@ -5,14 +5,13 @@
 // score on a grid of (cells + 1)^2 points, row by row from the top.
 import { el } from "./api.js";
 import { numberText } from "./graph.js";
-import { svg, scale, frameStepper, choiceGroup } from "./fitplot.js";
+import { svg, scale, axes, frameStepper, W, H, PAD, TOP, choiceGroup } from "./fitplot.js";
 
 const SIZE = 300;
-const SUB = 3;  // shaded squares per cell side
-const W = 320;
-const H = 240;
-const PAD = 34;
-const TOP = 26;
+const SUB = 6;  // pixels of shading per cell side
+// The two sides' colours (RGBA): label -1 light blue, label +1 light orange, as chainrule.plot draws them.
+const MINUS = [220, 230, 247, 255];
+const PLUS = [251, 227, 214, 255];
 
 /** Where the score crosses 0 inside each cell (marching squares on the grid), as one SVG path. */
 function boundaryPath(scores, cells, step) {
@@ -48,18 +47,16 @@ function planePanel(plot) {
   const sy = scale(y0, y1, SIZE, 0);
   const root = svg("svg", { viewBox: `0 0 ${SIZE} ${SIZE}`, class: "fit-panel boundary-plane", role: "img",
     "aria-label": "The points of the two moons, circles labelled -1 and squares labelled +1, over the two regions the network's score splits the plane into" });
-  // Each cell is shaded in SUB x SUB squares, each by the sign of the score blended from the cell's corners
-  // (as chainrule.plot shades its pictures), so the shading follows the boundary line closely.
-  const shades = [];
+  // The shading is one picture, SUB x SUB pixels per cell, each pixel on the side its score (blended from the
+  // cell's corners, as chainrule.plot shades its pictures) falls on: one element, however fine.
   const fine = cells * SUB;
-  for (let j = 0; j < fine; j += 1) {
-    for (let i = 0; i < fine; i += 1) {
-      const rect = svg("rect", { x: (i * step) / SUB, y: (j * step) / SUB, width: step / SUB + 0.5, height: step / SUB + 0.5,
-        class: "boundary-cell" });
-      shades.push(rect);
-      root.append(rect);
-    }
-  }
+  const canvas = document.createElement("canvas");
+  canvas.width = fine;
+  canvas.height = fine;
+  const context = canvas.getContext("2d");
+  const pixels = context.createImageData(fine, fine);
+  const shading = svg("image", { x: 0, y: 0, width: SIZE, height: SIZE, preserveAspectRatio: "none", class: "boundary-shading" });
+  root.append(shading);
   const line = svg("path", { class: "boundary-line", fill: "none" });
   root.append(line);
   plot.points.forEach(([x, y], i) => {
@@ -70,17 +67,22 @@ function planePanel(plot) {
   });
   const update = (frame) => {
     const at = (a, b) => frame.scores[b * (cells + 1) + a];
-    let k = 0;
+    let plus = 0;
     for (let j = 0; j < fine; j += 1) {
       const v = (j + 0.5) / SUB, b = Math.min(Math.floor(v), cells - 1), fv = v - b;
       for (let i = 0; i < fine; i += 1) {
         const u = (i + 0.5) / SUB, a = Math.min(Math.floor(u), cells - 1), fu = u - a;
         const upper = at(a, b) + (at(a + 1, b) - at(a, b)) * fu;
         const lower = at(a, b + 1) + (at(a + 1, b + 1) - at(a, b + 1)) * fu;
-        shades[k].setAttribute("class", `boundary-cell ${upper + (lower - upper) * fv > 0 ? "plus" : "minus"}`);
-        k += 1;
+        const side = upper + (lower - upper) * fv > 0 ? PLUS : MINUS;
+        if (side === PLUS) plus += 1;
+        pixels.data.set(side, 4 * (j * fine + i));
       }
     }
+    context.putImageData(pixels, 0, 0);
+    shading.setAttribute("href", canvas.toDataURL());
+    // Which sides the picture shows: "both", or the one side every region is on.
+    root.dataset.sides = plus === 0 ? "minus" : plus === fine * fine ? "plus" : "both";
     line.setAttribute("d", boundaryPath(frame.scores, cells, step));
   };
   return { root, update };
@@ -93,11 +95,8 @@ function lossPanel(run) {
   const high = highest.loss || 1;
   const sy = scale(0, high, H - PAD, TOP);
   const root = svg("svg", { viewBox: `0 0 ${W} ${H}`, class: "fit-panel", role: "img", "aria-label": "The loss after each step" });
+  axes(root, "step", "loss");
   root.append(
-    svg("line", { x1: PAD, y1: H - PAD, x2: W - 8, y2: H - PAD, class: "fit-axis" }),
-    svg("line", { x1: PAD, y1: TOP - 6, x2: PAD, y2: H - PAD, class: "fit-axis" }),
-    svg("text", { x: W - 8, y: H - 8, "text-anchor": "end", class: "fit-axis-label" }, "step"),
-    svg("text", { x: 4, y: 13, class: "fit-axis-label" }, "loss"),
     svg("text", { x: PAD - 4, y: sy(0) + 4, "text-anchor": "end", class: "fit-tick" }, "0"),
     svg("text", { x: PAD + 4, y: sy(high) - 4, class: "fit-tick" }, numberText(highest, "loss")));
   const path = svg("polyline", { class: "fit-loss", fill: "none" });

@@ -5,10 +5,11 @@ import { el } from "./api.js";
 import { numberText, reducedMotion } from "./graph.js";
 
 const SVG_NS = "http://www.w3.org/2000/svg";
-const W = 320;
-const H = 240;
-const PAD = 34;
-const TOP = 26;  // room for the y axis's name above the plot
+// A panel's size and margins, shared by the other plots (nudgeplot.js, boundaryplot.js).
+export const W = 320;
+export const H = 240;
+export const PAD = 34;
+export const TOP = 26;  // room for the y axis's name above the plot
 const INTERVAL_MS = 250;
 const REDUCED_INTERVAL_MS = 1000;  // with less motion asked for: one frame a second
 
@@ -24,7 +25,7 @@ export function scale(lo, hi, outLo, outHi) {
   return (v) => outLo + ((v - lo) / span) * (outHi - outLo);
 }
 
-function axes(root, xLabel, yLabel) {
+export function axes(root, xLabel, yLabel) {
   root.append(
     svg("line", { x1: PAD, y1: H - PAD, x2: W - 8, y2: H - PAD, class: "fit-axis" }),
     svg("line", { x1: PAD, y1: TOP - 6, x2: PAD, y2: H - PAD, class: "fit-axis" }),

@@ -4,21 +4,9 @@
 // computed by the engine, with its text.
 import { el } from "./api.js";
 import { numberText } from "./graph.js";
-import { svg, scale, frameStepper } from "./fitplot.js";
+import { svg, scale, axes, frameStepper, W, H, PAD, TOP } from "./fitplot.js";
 
-const W = 320;
-const H = 240;
-const PAD = 34;
-const TOP = 26;
 const TINY = 1e-17;  // an error of exactly 0 still needs a place on a log scale
-
-function frame(root, xLabel, yLabel) {
-  root.append(
-    svg("line", { x1: PAD, y1: H - PAD, x2: W - 8, y2: H - PAD, class: "fit-axis" }),
-    svg("line", { x1: PAD, y1: TOP - 6, x2: PAD, y2: H - PAD, class: "fit-axis" }),
-    svg("text", { x: W - 8, y: H - 8, "text-anchor": "end", class: "fit-axis-label" }, xLabel),
-    svg("text", { x: 4, y: 13, class: "fit-axis-label" }, yLabel));
-}
 
 /** The curve, the point, and the secant of the current nudge beside the tangent; return update(nudge). */
 function curvePanel(plot) {
@@ -33,7 +21,7 @@ function curvePanel(plot) {
   const clip = svg("clipPath", { id: "nudge-clip" });
   clip.append(svg("rect", { x: PAD, y: TOP, width: W - PAD - 8, height: H - PAD - TOP }));
   root.append(clip);
-  frame(root, plot.input, "f");
+  axes(root, plot.input, "f");
   const clipped = { "clip-path": "url(#nudge-clip)" };
   root.append(svg("polyline", { ...clipped, class: "nudge-function", fill: "none",
     points: plot.curve.map(([x, y]) => `${sx(x)},${sy(y)}`).join(" ") }));
@@ -62,7 +50,7 @@ function errorPanel(plot) {
   const sy = scale(eLo, eHi === eLo ? eLo + 1 : eHi, H - PAD, TOP);
   const root = svg("svg", { viewBox: `0 0 ${W} ${H}`, class: "fit-panel nudge-errors", role: "img",
     "aria-label": "The error of each slope estimate against the size of h, both on log scales" });
-  frame(root, "", "error (log scale)");
+  axes(root, "", "error (log scale)");
   root.append(svg("text", { x: W - 8, y: 13, "text-anchor": "end", class: "fit-axis-label" }, "h shrinks to the right"));
   const every = Math.max(1, Math.ceil((eHi - eLo) / 6));
   for (let p = eLo; p <= eHi; p += every) {

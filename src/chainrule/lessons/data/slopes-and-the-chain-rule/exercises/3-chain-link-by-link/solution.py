@@ -22,7 +22,7 @@ def chain_slope(links, x):
         elif op == "recip":
             local, after = -1 / (value * value), 1 / value
         else:
-            raise ValueError(f"unknown link {op!r}")
+            raise ValueError("unknown link " + repr(op))
         slope = slope * local
         value = after
     return [value, slope]
