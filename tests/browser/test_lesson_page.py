@@ -104,13 +104,13 @@ def test_path_page_shows_the_lesson_in_place(open_page, lesson_server, screensho
         assert titles[here - 1] == "Computational graphs"
         assert titles[here + 1] == "Gradient descent: linear regression"
         lesson = page.locator(f".path-lesson[data-lesson='{LESSON}']")
-        assert lesson.locator("a").get_attribute("href") == f"/lessons/{LESSON}"
+        assert lesson.locator(".lesson-title a").get_attribute("href") == f"/lessons/{LESSON}"
         assert "Your progress" in lesson.text_content()
         following = page.locator(".path-lesson").nth(here + 1)
-        assert following.locator("a").get_attribute("href") == "/lessons/gradient-descent-linear-regression"
+        assert following.locator(".lesson-title a").get_attribute("href") == "/lessons/gradient-descent-linear-regression"
         assert "fit a line" in following.locator(".lesson-summary").text_content()
         page.screenshot(path=str(screenshots_dir / "path.png"), full_page=True)
-        lesson.locator("a").click()
+        lesson.locator(".lesson-title a").click()
         page.wait_for_selector("main[data-ready='true']")
         assert page.url.endswith(f"/lessons/{LESSON}")
         assert log.outside(lesson_server.origin) == []
@@ -274,7 +274,7 @@ def test_lesson_end_to_end_and_kept_on_reload(open_page, lesson_server, screensh
         assert recap.locator("a.back-to-path").get_attribute("href") == "/"
         following = recap.locator(".next-lesson")
         assert "Gradient descent: linear regression" in following.text_content()
-        assert following.locator("a").get_attribute("href") == "/lessons/gradient-descent-linear-regression"
+        assert following.locator(".lesson-title a").get_attribute("href") == "/lessons/gradient-descent-linear-regression"
 
         for number in ("01", "02", "03", "04", "05", "06", "07", "08"):
             page.locator(f"#section-{number}").screenshot(path=str(screenshots_dir / f"section-{number}.png"))
