@@ -18,7 +18,7 @@ from typing import Any, Callable
 import chainrule
 from chainrule.folder_paths import OutsideFolderError, inside_folder
 from chainrule.lessons.graphs import build_graph, graph_values
-from chainrule.lessons.loader import add_lesson_dirs, before_step, find_lesson_folders, make_resolver
+from chainrule.lessons.loader import DATA_DIR, add_lesson_dirs, before_step, find_lesson_folders, make_resolver
 from chainrule.lessons.plots import lesson_plot
 from chainrule.lessons.scaffold import LESSON_ID
 from chainrule.lessons.text import PLACEHOLDER, LessonDataError
@@ -162,8 +162,6 @@ def check_lesson_folder(folder: Path, *, grade: bool = True, grade_with: Callabl
 
 def _check_builds_on(folder: Path, path: Path, text: str, data: dict, problems: Problems) -> None:
     """builds_on (optional) names lessons of the path: built-in ones, or lesson folders beside this one."""
-    from chainrule.lessons.loader import DATA_DIR
-
     if "assumes" in data and (not isinstance(data["assumes"], str) or not data["assumes"].strip()):
         problems.add(path, "'assumes' must be a phrase: what the lesson assumes a learner knows", text, '"assumes"')
     if "builds_on" not in data:
@@ -207,7 +205,7 @@ def _check_plot(path: Path, text: str, data: dict, problems: Problems):
         return None
     try:
         return lesson_plot(spec)
-    except (LessonDataError, TypeError, ValueError) as error:
+    except (LessonDataError, TypeError, ValueError, ArithmeticError) as error:
         problems.add(path, str(error), text, '"plot"')
         return None
 
