@@ -125,7 +125,7 @@ export function renderBoundaryPlot(slot, plot) {
       + `step ${frame.step} of ${run.steps}: loss = ${numberText(frame, "loss")}, `
       + `${numberText(frame, "accuracy")}% of the points on their side.`;
   };
-  const stepper = frameStepper(holder, run.frames.length - 1, show);
+  const stepper = frameStepper(holder, run.frames.length - 1, show, caption);
   const choose = (chosen) => {
     stepper.stop();
     run = chosen;

@@ -152,9 +152,13 @@ export function renderFitPlot(slot, plot) {
   return holder;
 }
 
-/** Play, next step and restart for a plot that steps through frames 0..last: show(k) draws frame k.
- * Returns {controls (the buttons' row), goTo(k), stop(), position()}; the holder's data-step says where it is. */
-export function frameStepper(holder, last, show) {
+/** Play, next step and restart for a plot that steps through frames 0..last: show(k) draws frame k, and
+ * `caption` (read out a step at a time, not while playing) says what it shows. As the line fit does, it
+ * plays one frame a second when the learner asks for less motion.
+ * Returns {controls (the buttons' row), goTo(k), stop(), setLast(k)}; the holder's data-step says where it is. */
+export function frameStepper(holder, last, show, caption) {
+  const interval = reducedMotion() ? REDUCED_INTERVAL_MS : INTERVAL_MS;
+  holder.dataset.frameMs = String(interval);
   const playButton = el("button", { type: "button", class: "secondary", "data-action": "play" }, "Play");
   const nextButton = el("button", { type: "button", class: "secondary", "data-action": "next" }, "Next step");
   const resetButton = el("button", { type: "button", class: "secondary", "data-action": "reset" }, "Restart");
@@ -166,6 +170,7 @@ export function frameStepper(holder, last, show) {
     if (timer !== null) clearInterval(timer);
     timer = null;
     playButton.textContent = "Play";
+    caption.setAttribute("aria-live", "polite");
   };
   const goTo = (k) => {
     step = Math.max(0, Math.min(end, k));
@@ -177,14 +182,15 @@ export function frameStepper(holder, last, show) {
     if (timer !== null) { stop(); return; }
     if (step >= end) goTo(0);
     playButton.textContent = "Pause";
+    caption.setAttribute("aria-live", "off");
     timer = setInterval(() => {
       goTo(step + 1);
       if (step >= end) stop();
-    }, INTERVAL_MS);
+    }, interval);
   });
   nextButton.addEventListener("click", () => { stop(); goTo(step + 1); });
   resetButton.addEventListener("click", () => { stop(); goTo(0); });
-  return { controls, goTo, stop, position: () => step, setLast: (k) => { end = k; } };
+  return { controls, goTo, stop, setLast: (k) => { end = k; } };
 }
 
 /** A group of radio buttons, one per choice ({id, label}); onChoose(choice) when the learner picks one. */

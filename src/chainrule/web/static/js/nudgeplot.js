@@ -84,7 +84,7 @@ export function renderNudgePlot(slot, plot) {
       + `(f(${at} + h) - f(${at})) / h = ${numberText(nudge, "ratio")}. The slope is ${numberText(plot, "slope")}, `
       + `so this estimate is off by ${numberText(nudge, "error")}.`;
   };
-  const stepper = frameStepper(holder, plot.nudges.length - 1, show);
+  const stepper = frameStepper(holder, plot.nudges.length - 1, show, caption);
   holder.append(el("p", { class: "plot-legend" }, "The dashed line is the tangent, with the exact slope; the solid line "
     + "goes through the point and the nudged point."), stepper.controls,
   el("div", { class: "fit-panels" }, curve.root, errors.root), caption);

@@ -53,8 +53,7 @@ function buildsOnLine(lesson, byId) {
 /** Where the learner stands: the first lesson begun and not finished, else the first one not finished. */
 function standingAt(lessons) {
   const written = lessons.filter((lesson) => lesson.href);
-  const begun = written.find((lesson) => !finished(lesson)
-    && (progressShare(lesson.progress, lesson.totals) || { done: 0 }).done > 0);
+  const begun = written.find((lesson) => !finished(lesson) && lesson.started);
   return begun || written.find((lesson) => !finished(lesson)) || null;
 }
 

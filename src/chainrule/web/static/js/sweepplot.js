@@ -63,7 +63,7 @@ export function renderSweepPlot(slot, plot) {
     }
   };
 
-  const stepper = frameStepper(holder, fn.forward.length, show);
+  const stepper = frameStepper(holder, fn.forward.length, show, caption);
   const redraw = () => {
     stepper.stop();
     area.replaceChildren(formulaList(fn), table());
