@@ -9,6 +9,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from fastapi.testclient import TestClient
 
+from chainrule import lessons
 from chainrule.web import create_app
 
 TOKEN = "test-token-0123456789"
@@ -279,6 +280,8 @@ def test_openapi_schema_is_served_behind_the_token(client):
     assert "/api/grade" in schema["paths"] and "/api/review/undo" in schema["paths"]
     body = schema["paths"]["/api/progress/{lesson_id}/predictions/{key}"]["put"]["requestBody"]
     assert body["content"]["application/json"]["schema"]["$ref"].endswith("/PredictionIn")
+    starter = schema["paths"]["/api/exercises/{exercise_id}/starter"]["get"]["parameters"][0]["schema"]
+    assert starter["examples"] == lessons.exercise_ids("backprop")  # written out, so the app imports no lesson
     client.headers.pop("X-Chainrule-Token")
     assert client.get("/api/openapi.json").status_code == 401
     assert client.get("/docs").status_code in (401, 404)  # no docs page that would load remote scripts

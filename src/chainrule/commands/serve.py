@@ -60,7 +60,8 @@ def class_grader(store, args: argparse.Namespace):
 
 
 def run(args: argparse.Namespace) -> int:
-    from chainrule.commands.lesson import _sandbox_level, _url_host
+    from chainrule.commands.lesson import url_host
+    from chainrule.commands.sandbox_policy import weak_sandbox_refusal
     from chainrule.progress import StoreError
     from chainrule.web.security import is_loopback_bind, split_host
 
@@ -68,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"chainrule serve: --port must be between 1 and 65535, not {args.port}", file=sys.stderr)
         return 2
     bind_host = args.host.strip().strip("[]")
-    url = (args.url or f"http://{_url_host(bind_host)}:{args.port}").rstrip("/")
+    url = (args.url or f"http://{url_host(bind_host)}:{args.port}").rstrip("/")
     parts = urlsplit(url)
     parsed = split_host(parts.netloc) if parts.scheme in ("http", "https") else None
     if parsed is None or parts.path not in ("", "/"):
@@ -76,12 +77,10 @@ def run(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2
     if not is_loopback_bind(bind_host):
-        level, detail = _sandbox_level()
-        if level != "strong" and not args.allow_weak_sandbox:
-            print(f"chainrule serve: refusing to listen on {args.host}: learners' code runs on this machine, and "
-                  f"the grader's sandbox here is {level!r}, not 'strong'" + (f" ({detail})" if detail else "")
-                  + ". Fix the sandbox (docs/grading.md), or pass --allow-weak-sandbox if you accept the risk.",
-                  file=sys.stderr)
+        refusal = weak_sandbox_refusal("serve", f"listen on {args.host}", "learners' code runs on this machine",
+                                       "Fix the sandbox (docs/grading.md)", allowed=args.allow_weak_sandbox)
+        if refusal:
+            print(refusal, file=sys.stderr)
             return 2
 
     from chainrule.classes import open_class_store
@@ -95,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
         return 1
     # Host and Origin are checked with their port (a page on another port of this host is another origin):
     # the names this process listens as, on its own port, and the --url's host on the --url's port.
-    hosts = [_url_host(bind_host).lower(), *(name.lower() for name in args.allow_host)]
+    hosts = [url_host(bind_host).lower(), *(name.lower() for name in args.allow_host)]
     public = (parsed[0], parsed[1] or (443 if parts.scheme == "https" else 80))
     try:
         grader = class_grader(store, args)

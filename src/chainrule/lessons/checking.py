@@ -13,9 +13,9 @@ from typing import Any
 from chainrule.lessons.fresh import draw_numbers, engine_key, has_fresh_numbers
 from chainrule.lessons.loader import (
     UnknownItemError,
-    _check_lesson_id,
-    _lesson_data,
-    _lesson_numbers,
+    check_lesson_id,
+    loaded_lesson,
+    loaded_numbers,
     lesson_resolver,
 )
 from chainrule.lessons.text import fill
@@ -56,8 +56,8 @@ def parse_number(text: str) -> float | None:
 
 
 def _questions(lesson_id: str) -> dict[str, dict[str, Any]]:
-    _check_lesson_id(lesson_id)
-    return {question["id"]: question for question in _lesson_data(lesson_id)["quiz"]}
+    check_lesson_id(lesson_id)
+    return {question["id"]: question for question in loaded_lesson(lesson_id)["quiz"]}
 
 
 def question_ids(lesson_id: str) -> list[str]:
@@ -135,7 +135,7 @@ def check_quiz_answer(lesson_id: str, question_id: str, answer: str, variant: st
                 "correct": False, "expected": "", "invalid": True,
                 "reason": f"{text.strip()[:40]!r} is not a number. {NUMBER_HELP}",
             }
-        tolerance = _lesson_data(lesson_id)["tolerance"]
+        tolerance = loaded_lesson(lesson_id)["tolerance"]
         key = float(resolve(["answer"]))
         correct = abs(value - key) <= tolerance + TOLERANCE_SLACK
         return {"correct": correct, "expected": format_number(key), "reason": reason, "invalid": False}
@@ -168,8 +168,8 @@ def _choice_index(text: str, options: list[str]) -> int | None:
 
 
 def _prediction(lesson_id: str, key: str) -> dict[str, Any]:
-    _check_lesson_id(lesson_id)
-    steps = {step["key"]: step for step in _lesson_data(lesson_id)["predict"]["steps"]}
+    check_lesson_id(lesson_id)
+    steps = {step["key"]: step for step in loaded_lesson(lesson_id)["predict"]["steps"]}
     if key not in steps:
         raise UnknownItemError(
             f"lesson {lesson_id!r} has no prediction {key!r}: its predictions are {', '.join(steps)}"
@@ -178,8 +178,8 @@ def _prediction(lesson_id: str, key: str) -> dict[str, Any]:
 
 
 def prediction_keys(lesson_id: str) -> list[str]:
-    _check_lesson_id(lesson_id)
-    return [step["key"] for step in _lesson_data(lesson_id)["predict"]["steps"]]
+    check_lesson_id(lesson_id)
+    return [step["key"] for step in loaded_lesson(lesson_id)["predict"]["steps"]]
 
 
 def check_prediction(lesson_id: str, key: str, value: float) -> dict[str, Any]:
@@ -189,9 +189,9 @@ def check_prediction(lesson_id: str, key: str, value: float) -> dict[str, Any]:
     decimal places; `expected_text` the same rounded to 4 for display.
     """
     step = _prediction(lesson_id, key)
-    data = _lesson_data(lesson_id)
+    data = loaded_lesson(lesson_id)
     graph = data["predict"]["graph"]
-    expected = _lesson_numbers(lesson_id)[graph][step["node_label"]][step["field"]]
+    expected = loaded_numbers(lesson_id)[graph][step["node_label"]][step["field"]]
     if not math.isfinite(value):
         raise ValueError(f"a prediction must be a finite number, not {value!r}")
     correct = abs(value - expected) <= data["tolerance"] + TOLERANCE_SLACK
@@ -206,5 +206,5 @@ def check_prediction(lesson_id: str, key: str, value: float) -> dict[str, Any]:
 
 
 def key_idea_ids(lesson_id: str) -> list[str]:
-    _check_lesson_id(lesson_id)
-    return [idea["id"] for idea in _lesson_data(lesson_id)["explain"]["key_ideas"]]
+    check_lesson_id(lesson_id)
+    return [idea["id"] for idea in loaded_lesson(lesson_id)["explain"]["key_ideas"]]

@@ -18,7 +18,7 @@ from typing import Any, Callable
 import chainrule
 from chainrule.folder_paths import OutsideFolderError, inside_folder
 from chainrule.lessons.graphs import build_graph, graph_values
-from chainrule.lessons.loader import add_lesson_dirs, before_step, find_lesson_folders, make_resolver
+from chainrule.lessons.loader import add_lesson_dirs, before_step, find_lesson_folders, make_resolver, register_exercises
 from chainrule.lessons.plots import line_fit_plot
 from chainrule.lessons.scaffold import LESSON_ID
 from chainrule.lessons.text import PLACEHOLDER, LessonDataError
@@ -408,6 +408,7 @@ def _check_exercises(folder: Path, path: Path, text: str, data: dict, resolve: C
     from chainrule.grading import LANGUAGES, ExerciseFolderError, grade as grade_source, register_exercise_folder
 
     grade_with = grade_with or grade_source
+    register_exercises()  # the built-in exercises hold their ids first: a folder may not take one of them
     entries = data.get("exercises")
     if not isinstance(entries, list):
         problems.add(path, "'exercises' must be a list of {\"folder\": \"exercises/NAME\"}", text, '"exercises"')

@@ -64,7 +64,8 @@ LessonId = Annotated[str, Path(description="A lesson id, e.g. backprop", example
 GraphName = Annotated[str, Path(description="section03 or neuron", examples=["section03", "neuron"])]
 PredictionKey = Annotated[str, Path(description="n, o, dn, db, dw1 or dw2", examples=["dn", "dw2"])]
 QuestionId = Annotated[str, Path(description="A quiz question id", examples=["product-gradient", "addition-node"])]
-ExerciseId = Annotated[str, Path(description="An exercise id", examples=lessons.exercise_ids("backprop"))]
+ExerciseId = Annotated[str, Path(description="An exercise id",
+                                  examples=["neuron-grads", "local-gradients", "backward-order"])]
 
 
 def services(request: Request) -> StoreAccess:
