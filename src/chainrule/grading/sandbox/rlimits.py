@@ -1,4 +1,5 @@
-"""The rlimits layer: per-process limits, set in the child between fork and exec (always on, POSIX only).
+"""The rlimits layer: per-process limits, set by the launcher on itself before it executes the program
+(always on, POSIX only); the program and everything it starts inherit them.
 
 RLIMIT_NPROC is not used: it does not bind root and counts threads (node needs several); the cgroup's
 pids.max bounds processes instead.
@@ -6,23 +7,24 @@ pids.max bounds processes instead.
 
 from __future__ import annotations
 
-from chainrule.grading.sandbox.limits import Limits
+TYPE_CHECKING = False  # the launcher imports this module: no `typing` (tens of ms) and no package imports
+if TYPE_CHECKING:
+    from chainrule.grading.sandbox.limits import Limits
+    from chainrule.grading.sandbox.plan import Plan
 
 
-def apply(limits: Limits) -> None:
-    """Lower this process's limits to `limits` (called in the child; `resource` is POSIX-only)."""
-    import resource
+def prepare(plan: Plan) -> None:
+    plan.step("rlimits", *settings(plan.limits))
 
+
+def settings(limits: Limits) -> list[str]:
+    """Every limit as NAME=SOFT:HARD, the launcher's arguments for this layer."""
     cpu = max(1, int(limits.cpu_seconds))
-    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))  # SIGXCPU first, SIGKILL a second later
-    for name, value in planned(limits):
-        setting = getattr(resource, name, None)
-        if setting is not None:  # RLIMIT_MSGQUEUE exists on Linux only
-            resource.setrlimit(setting, (value, value))
+    return [f"RLIMIT_CPU={cpu}:{cpu + 1}"] + [f"{name}={value}:{value}" for name, value in planned(limits)]
 
 
 def planned(limits: Limits) -> list[tuple[str, int]]:
-    """(name, value) of every limit besides CPU: what `apply` sets, for the report and the docs."""
+    """(name, value) of every limit besides CPU (soft 5 s, hard a second later: SIGXCPU, then SIGKILL)."""
     return [
         ("RLIMIT_AS", limits.address_space_bytes),
         ("RLIMIT_FSIZE", limits.file_size_bytes),
@@ -31,3 +33,15 @@ def planned(limits: Limits) -> list[tuple[str, int]]:
         # Each POSIX message queue is charged to its user's RLIMIT_MSGQUEUE budget: allow none.
         ("RLIMIT_MSGQUEUE", limits.message_queue_bytes),
     ]
+
+
+def in_child(*limits: str) -> None:
+    """In the launcher: lower this process's limits (NAME=SOFT:HARD each)."""
+    import resource
+
+    for setting in limits:
+        name, values = setting.split("=")
+        soft, hard = values.split(":")
+        number = getattr(resource, name, None)
+        if number is not None:  # RLIMIT_MSGQUEUE exists on Linux only
+            resource.setrlimit(number, (int(soft), int(hard)))
