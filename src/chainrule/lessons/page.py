@@ -21,6 +21,7 @@ from chainrule.lessons.loader import (
     lesson_resolver,
     path_data,
     path_entry,
+    register_exercises,
 )
 from chainrule.lessons.text import LessonDataError, fill, inside_lesson, render_inline, render_markdown
 
@@ -121,6 +122,7 @@ def _build_lesson(lesson_id: str) -> dict[str, Any]:
 def get_lesson(lesson_id: str) -> dict[str, Any]:
     """The lesson as GET /api/lessons/{id} serves it; no answers are included."""
     check_lesson_id(lesson_id)
+    register_exercises()  # the page lists each exercise's languages, which the grader's registry knows
     return copy.deepcopy(_build_lesson(lesson_id))
 
 
