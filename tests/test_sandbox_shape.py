@@ -7,7 +7,8 @@ Python between fork and exec in the grader (a threaded server).
 - no source file passes a preexec_fn;
 - what applies a layer (setrlimit, setresuid, cgroup.procs, the filter, the subreaper, bwrap's options,
   setpriv) is written in that layer's module only, and every module with a `prepare` is in LAYERS;
-- for every combination of layers, the launcher's steps and bubblewrap's options come in LAYERS' order;
+- for every combination of layers, what the grader does while the run waits, the launcher's steps and
+  bubblewrap's options come in LAYERS' order;
 - a step that fails in the launcher is the run's start error, and nothing is executed after it.
 """
 
@@ -77,12 +78,12 @@ def test_no_source_passes_a_preexec_fn():
 
 # What applies each layer, and the one module it may be written in.
 APPLIED_BY = {
-    r"\bsetrlimit\(": "rlimits",
+    r"\bsetrlimit\(|\bprlimit\(": "rlimits",
     r"\bset(res)?[ug]id\(|\bsetgroups\(|--reuid": "identity",
     r"cgroup\.procs": "cgroups",
     r"PR_SET_SECCOMP\b|--seccomp": "seccomp",
     r"PR_SET_CHILD_SUBREAPER\b|\bos\.fork\(": "reaper",
-    r"--unshare|--die-with-parent": "bubblewrap",
+    r"--unshare|--die-with-parent|--block-fd": "bubblewrap",
     r"--ro-bind|--tmpfs|--remount-ro": "mounts",
 }
 
@@ -106,7 +107,7 @@ def test_every_module_that_prepares_a_layer_is_in_the_ordered_list():
 
 
 class FakeGroup:
-    def admit(self, pid: int) -> None: ...
+    def admit(self, pids: list[int]) -> None: ...
     def kill_all(self, deadline: float) -> None: ...
     def remove(self) -> None: ...
 
@@ -134,23 +135,26 @@ def test_each_combination_of_layers_is_applied_in_the_lists_order(present, tmp_p
         steps = [name for name, _ in plan.steps]
         assert steps == sorted(steps, key=LAYER_NAMES.index)
         bwrap = "bubblewrap" in present
-        expected = ["rlimits"] + (["reaper"] if not bwrap and "cgroup" not in present and sys.platform == "linux"
-                                  else [])
+        linux = sys.platform.startswith("linux")
+        expected = (["rlimits"] if not linux else []) + (["reaper"] if not bwrap and "cgroup" not in present and linux
+                                                         else [])
         expected += [name for name in ("seccomp", "identity") if name in present and not bwrap]
         assert steps == expected
-        assert len(plan.on_start) == ("cgroup" in present)  # the grader places the launcher in its group
-        sync_fd, launcher_steps, program = launcher.parse(plan.command(3)[4:])  # as the launcher reads it
-        assert sync_fd == 3 and [(name, tuple(args)) for name, args in launcher_steps] == plan.steps
+        # While the first processes wait: the cgroup takes them in, then their limits are lowered (prlimit).
+        assert len(plan.on_start) == ("cgroup" in present) + linux
         if bwrap:
-            assert program == plan.bwrap + ["--"] + plan.inside + [os.path.realpath(sys.executable), "-c", "pass"]
+            assert plan.command() == plan.bwrap + ["--"] + plan.inside + [os.path.realpath(sys.executable), "-c", "pass"]
             options = plan.bwrap
             first_mount = options.index("--ro-bind")
             last_mount = max(i for i, option in enumerate(options) if option == "--remount-ro")
             assert max(i for i, option in enumerate(options) if option.startswith("--unshare")) < first_mount
+            assert "--block-fd" in options and "--info-fd" in options  # bwrap waits for the grader itself
             if "seccomp" in present:
                 assert options.index("--seccomp") > last_mount
             assert bool(plan.inside) == ("identity" in present)
         else:
+            sync_fd, launcher_steps, program = launcher.parse(plan.command(3)[4:])  # as the launcher reads it
+            assert sync_fd == 3 and [(name, tuple(args)) for name, args in launcher_steps] == plan.steps
             assert program == [sys.executable, "-c", "pass"] and plan.bwrap == plan.inside == []
     finally:
         plan.clean_up()

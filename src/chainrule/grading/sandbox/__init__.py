@@ -13,8 +13,8 @@ And around them:
 
 * limits.py: what a run may use (Limits) and what happened to it (RunOutcome);
 * plan.py: one run's config and what each layer adds to it; layers.py: LAYERS, and a run's start and end;
-* launcher.py: the program every run starts as, which applies the steps that must happen in the new
-  process (no Python runs between fork and exec in the grader);
+* launcher.py: how a run without bubblewrap starts: it waits for the grader, then applies the steps that
+  must happen in the new process (no Python runs between fork and exec in the grader);
 * isolation.py: probe() and the report ("strong" = bubblewrap + cgroup + seccomp + identity);
 * runner.py: run(), the process layer (output, time limit, verdicts).
 

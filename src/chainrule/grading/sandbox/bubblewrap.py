@@ -11,6 +11,8 @@ setpriv switches to the dedicated user before the program runs.
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
 from typing import TYPE_CHECKING
 
@@ -34,7 +36,51 @@ def prepare(plan: Plan) -> None:
                  "--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
     for key, value in plan.env.items():
         argv += ["--setenv", key, value]
-    plan.bwrap = argv + ["--chdir", plan.work]
+    plan.gate = Gate()
+    plan.bwrap = argv + ["--chdir", plan.work] + plan.gate.options
+
+
+class Gate:
+    """bwrap's own wait: it writes its child's pid on --info-fd once it has made the namespaces, and after
+    the mounts it reads --block-fd before it forks the program. Meanwhile the grader takes both processes
+    in (the cgroup, the rlimits: plan.on_start), so the program starts inside every layer."""
+
+    def __init__(self) -> None:
+        self.info, info_end = os.pipe()
+        block_end, self.block = os.pipe()
+        self.child_fds = [info_end, block_end]  # bwrap's ends, closed here once it has them
+        self.own_fds = [self.info, self.block]
+        self.options = ["--info-fd", str(info_end), "--block-fd", str(block_end)]
+
+    def command(self, plan: Plan) -> list[str]:
+        return plan.command()
+
+    def waiting(self, process) -> list[int]:
+        """The pids that wait: bwrap and its child in the new namespaces (OSError if bwrap made none)."""
+        self._close_child_fds()
+        report = b""
+        while chunk := os.read(self.info, 4096):  # bwrap closes it once it has written
+            report += chunk
+        try:
+            return [process.pid, int(json.loads(report)["child-pid"])]
+        except (ValueError, KeyError, TypeError):
+            process.wait(timeout=10)
+            said = process.stderr.read(300).decode(errors="replace").strip() if process.stderr else ""
+            raise OSError(f"bwrap could not make the sandbox: {said or f'exit status {process.returncode}'}")
+
+    def go(self, timeout: float) -> str | None:
+        """Let bwrap fork the program; bwrap's own failures from here on are the run's exit status and stderr."""
+        os.write(self.block, b"g")
+        return None
+
+    def _close_child_fds(self) -> None:
+        while self.child_fds:
+            os.close(self.child_fds.pop())
+
+    def close(self) -> None:
+        self._close_child_fds()
+        while self.own_fds:
+            os.close(self.own_fds.pop())
 
 
 def probe() -> tuple[str | None, list[tuple[str, str]]]:

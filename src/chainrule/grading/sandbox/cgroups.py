@@ -6,10 +6,11 @@ memory and cpu hierarchies: memory.limit_in_bytes, cpu.cfs_quota_us). The CPU li
 CPU time per period for the whole group: however many processes a run forks, each in its own session
 (its own scheduler autogroup), together they get `Limits.cpu_cores` of CPU time per wall second, one
 core by default, matching the one-grading-per-core gate. Without a usable cpu controller the run keeps
-its process and memory limits, and the report says the CPU limit is missing. The grader moves the
-launcher into the group before the launcher does anything (as nsjail does from its parent), so every
-process of the run starts inside it. At the end of a run every process left in the group (and any group a submission made below it) is killed, and the groups
-are removed. Linux only; nothing here runs at import.
+its process and memory limits, and the report says the CPU limit is missing. The grader moves the run's
+first processes (bwrap and its child, or the launcher) into the group while they wait, before anything
+of the program runs (as nsjail does from its parent), so every process of the run starts inside it. At
+the end of a run every process left in the group (and any group a submission made below it) is killed,
+and the groups are removed. Linux only; nothing here runs at import.
 """
 
 from __future__ import annotations
@@ -92,10 +93,11 @@ class RunCgroup:
         self.version = version
         self.paths = paths
 
-    def admit(self, pid: int) -> None:
-        """Move the process `pid` (the launcher, waiting for its go) into the run's groups."""
+    def admit(self, pids: list[int]) -> None:
+        """Move the processes `pids` (the run's first ones, waiting at its gate) into the run's groups."""
         for path in self.paths:
-            _write(path / "cgroup.procs", str(pid))
+            for pid in pids:
+                _write(path / "cgroup.procs", str(pid))
 
     def memory_exceeded(self) -> bool:
         if self.version == 2:
@@ -243,7 +245,7 @@ def _with_cpu(backend: CgroupBackend, cpu_parent: Path, limits: Limits) -> Cgrou
 
 def prepare(plan: Plan) -> None:
     """A fresh group for the run (without it, when it cannot be made: the run goes on and says so). The
-    grader moves the launcher into it before the launcher does anything, as nsjail does from its parent."""
+    grader moves the run's first processes into it while they wait, as nsjail does from its parent."""
     if not plan.isolation.cgroup:
         return
     try:

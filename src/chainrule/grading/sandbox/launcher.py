@@ -1,22 +1,24 @@
-"""The launcher: the one program the grader starts for a run. It applies the run's steps, then executes it.
+"""The launcher: how a run without bubblewrap starts. It waits, applies the run's steps, then executes it.
 
     python -I -S launcher.py SYNC_FD [LAYER COUNT ARG...]... -- PROGRAM [ARG...]
 
 The grader is a threaded server, and between fork and exec only async-signal-safe work is safe there:
 so it starts this launcher with no Python between its fork and exec (subprocess without preexec_fn),
-and everything a layer must do in the new process happens here, in a fresh single-threaded interpreter.
+and what a layer must do in the new process happens here, in a fresh single-threaded interpreter.
+(Under bubblewrap, bwrap waits and applies the rest itself; see bubblewrap.Gate.)
 
 1. It waits on SYNC_FD (one end of a socket pair) until the grader says go: by then the grader has put
-   this process in the run's cgroup, so nothing below runs outside it.
+   this process in the run's cgroup and lowered its rlimits, so nothing below runs outside them.
 2. It applies each step, in the order the layers planned them (layers.LAYERS), by calling its layer
-   module's `in_child(*ARGS)`: rlimits, the reaper, the seccomp filter, the switch of user.
-3. It executes PROGRAM (bubblewrap, when the run is under it, which applies the rest).
+   module's `in_child(*ARGS)`: the reaper, the seccomp filter, the switch of user (and the rlimits on a
+   system without prlimit).
+3. It executes PROGRAM.
 
 It answers "+" on SYNC_FD as it begins. If a step fails, it writes why after it and exits with status
 127; a successful exec closes SYNC_FD (close-on-exec), which tells the grader the program has started.
 
 Standard library only, and the layer modules alone: the package's __init__ files (which import the
-grader and the engine) do not run here, so a run starts in a few milliseconds.
+grader and the engine) do not run here.
 """
 
 from __future__ import annotations

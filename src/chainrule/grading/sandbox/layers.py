@@ -2,19 +2,21 @@
 
 As nsjail applies one flat list of steps from one config, a run is planned by calling each layer's
 `prepare(plan)` in the order of LAYERS (plan.py says what a layer may add), all in the grader and before
-anything starts. Then the launcher starts, and the layers take effect in that same order:
+anything starts. The run's first process then waits at a gate (bwrap's own, or the launcher's), and the
+layers take effect in that same order:
 
-1. cgroups: the grader moves the waiting launcher into the run's group;
-2. rlimits: the launcher lowers its own limits;
+1. cgroups: the grader moves the waiting processes into the run's group;
+2. rlimits: the grader lowers their limits (prlimit; where there is none, the launcher lowers its own);
 3. reaper (no bubblewrap and no cgroup): the launcher becomes the run's subreaper and forks;
-4. bubblewrap: the launcher executes bwrap (namespaces),
-5. mounts: which builds the file system,
-6. seccomp: and loads the filter (bwrap, or else the launcher),
-7. identity: and executes setpriv, which switches to the dedicated user (or else the launcher does),
+4. bubblewrap: bwrap has made the namespaces,
+5. mounts: and the file system, and waits; let go, it forks the program's process,
+6. seccomp: loads the filter (bwrap, or else the launcher),
+7. identity: and executes setpriv, which switches to the dedicated user (or else the launcher switches),
    last before the program.
 
 No Python runs between fork and exec in the grader (a threaded server): `start` uses subprocess without
-preexec_fn, and what must happen in the new process happens in the launcher, a fresh interpreter.
+preexec_fn, and what must happen in the new process happens in bwrap or in the launcher, a fresh
+single-threaded interpreter.
 """
 
 from __future__ import annotations
@@ -38,6 +40,37 @@ class StartError(Exception):
     """The sandbox could not start the program (the program itself never ran)."""
 
 
+class LauncherGate:
+    """The launcher's wait (runs without bubblewrap): it waits on a socket pair for go, answers "+", and
+    then either writes why a step failed or closes the socket by executing the program."""
+
+    def __init__(self) -> None:
+        self.ours, self.theirs = socket.socketpair()
+        self.child_fds = [self.theirs.fileno()]
+
+    def command(self, plan: Plan) -> list[str]:
+        return plan.command(self.theirs.fileno())
+
+    def waiting(self, process: subprocess.Popen) -> list[int]:
+        self.theirs.close()
+        return [process.pid]
+
+    def go(self, timeout: float) -> str | None:
+        """None once the program runs, else why it does not."""
+        self.ours.sendall(b"g")
+        self.ours.settimeout(timeout)
+        report = b""
+        while chunk := self.ours.recv(4096):
+            report += chunk
+        if report == b"+":
+            return None
+        return report[1:].decode(errors="replace") if report.startswith(b"+") else "the launcher ended before it began"
+
+    def close(self) -> None:
+        self.ours.close()
+        self.theirs.close()
+
+
 def plan_run(isolation: Any, limits: Limits, scratch: str, program: Sequence[str], read_only: Sequence[str] = (),
              env: dict[str, str] | None = None) -> Plan:
     """Every layer's part of one run, in order; OSError (after removing what was made) if one cannot be set up."""
@@ -49,44 +82,42 @@ def plan_run(isolation: Any, limits: Limits, scratch: str, program: Sequence[str
         except OSError as error:
             plan.clean_up()
             raise OSError(error.errno, f"the {layer.__name__.rsplit('.', 1)[-1]} layer: {error}") from error
+    if plan.gate is None:  # no bubblewrap: the launcher waits, applies the steps and executes the program
+        plan.gate = LauncherGate()
+    elif plan.steps:
+        plan.clean_up()
+        raise OSError(f"steps for the launcher ({', '.join(name for name, _ in plan.steps)}) in a run under bwrap")
     return plan
 
 
 def start(plan: Plan, stdout: Any = subprocess.PIPE, stderr: Any = subprocess.PIPE) -> subprocess.Popen:
-    """Start the launcher, place it (on_start), let it apply its steps and execute the program.
+    """Start the run's first process, which waits at the plan's gate; take it in (on_start: the cgroup,
+    the rlimits); let it go on to the program.
 
-    Returns once the program runs; StartError (with the run's processes ended) if anything before it failed.
+    Returns once nothing but the program is left to run; StartError (with the run's processes ended) if
+    anything before it failed.
     """
-    ours, theirs = socket.socketpair()
+    gate = plan.gate
     try:
-        try:
-            process = subprocess.Popen(
-                plan.command(theirs.fileno()), stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr,
-                cwd=plan.work, env=plan.env, start_new_session=True, close_fds=True,
-                pass_fds=[theirs.fileno(), *plan.pass_fds],
-            )
-        except (OSError, subprocess.SubprocessError) as error:
-            raise StartError(f"could not start the sandbox's launcher: {error}") from None
-        finally:
-            theirs.close()
-            plan.close_fds()  # the launcher has its copies
-        try:
-            for place in plan.on_start:
-                place(process.pid)
-            ours.sendall(b"g")
-            ours.settimeout(plan.limits.wall_seconds)
-            report = b""
-            while chunk := ours.recv(4096):  # "+" (the launcher began), then its end: the program's exec
-                report += chunk
-        except OSError as error:
-            report = f"could not start the run: {error}".encode()
-        if report != b"+":
-            _end(process)
-            raise StartError(report[1:].decode(errors="replace") if report.startswith(b"+")
-                             else report.decode(errors="replace") or "the sandbox's launcher ended before it began")
-        return process
+        process = subprocess.Popen(
+            gate.command(plan), stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr, cwd=plan.work,
+            env=plan.env, start_new_session=True, close_fds=True, pass_fds=[*gate.child_fds, *plan.pass_fds],
+        )
+    except (OSError, subprocess.SubprocessError) as error:
+        raise StartError(f"could not start {gate.command(plan)[0]}: {error}") from None
     finally:
-        ours.close()
+        plan.close_fds()  # the run has its copies
+    try:
+        waiting = gate.waiting(process)
+        for take in plan.on_start:
+            take(waiting)
+        failure = gate.go(plan.limits.wall_seconds)
+    except OSError as error:
+        failure = f"could not start the run: {error}"
+    if failure:
+        _end(process)
+        raise StartError(failure)
+    return process
 
 
 def stop(plan: Plan, process: subprocess.Popen, deadline: float) -> None:

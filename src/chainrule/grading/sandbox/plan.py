@@ -3,15 +3,17 @@
 layers.py fills it by calling each layer's `prepare(plan)` in the order of LAYERS, in the grader and
 before anything is started. A layer adds its part where it takes effect:
 
-* `steps`: what the launcher (launcher.py, a fresh single-threaded interpreter started without any
-  Python between fork and exec) applies to itself, in order, before it executes the rest;
+* `on_start`: what the grader does to the run's first processes while they wait at the gate, before
+  anything of the program runs (the cgroup takes them in, the rlimits are lowered);
+* `steps`: what the launcher (launcher.py, a fresh single-threaded interpreter) applies to itself, in
+  order, before it executes the program: used when the run has no bubblewrap;
 * `bwrap` and `inside`: bubblewrap's options (namespaces, mounts, the filter) and what bwrap executes
   before the program (setpriv, which switches users);
-* `on_start`: what the grader does with the launcher's pid while the launcher waits (the cgroup);
-* `pass_fds`: files the launcher inherits (the compiled filter);
+* `pass_fds`: files the run's first process inherits (the compiled filter);
 * `on_stop` and `cleanups`: what ends the run's processes and what removes the run's resources.
 
-Plain data and no platform code: it imports everywhere.
+The gate is how the first processes wait: bwrap's own (bubblewrap.Gate), else the
+launcher's socket (layers.py). Either way no Python runs between fork and exec in the grader.
 """
 
 from __future__ import annotations
@@ -37,13 +39,14 @@ class Plan:
     program: list[str]
     read_only: tuple[str, ...] = ()
     env: dict[str, str] = field(default_factory=dict)
+    on_start: list[Callable[[list[int]], None]] = field(default_factory=list)
     steps: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)
     bwrap: list[str] = field(default_factory=list)
     inside: list[str] = field(default_factory=list)
     pass_fds: list[int] = field(default_factory=list)
-    on_start: list[Callable[[int], None]] = field(default_factory=list)
     on_stop: list[Callable[[Any, float], None]] = field(default_factory=list)
     cleanups: list[Callable[[], None]] = field(default_factory=list)
+    gate: Any = None  # how the run's first processes wait for the grader (layers.py)
     cgroup: Any = None  # the run's cgroups.RunCgroup, when it has one
     reaped: bool = False  # started below the reaper (neither a pid namespace nor a cgroup holds the run)
 
@@ -56,24 +59,26 @@ class Plan:
         """Have the launcher apply `layer`'s in_child(*args) (as strings), after the steps added before."""
         self.steps.append((layer, tuple(str(arg) for arg in args)))
 
-    def command(self, sync_fd: int) -> list[str]:
-        """The launcher's argv: its steps, then bubblewrap (if any) and what it executes, then the program."""
+    def command(self, sync_fd: int | None = None) -> list[str]:
+        """What the grader executes: bwrap, its options, what it executes and the program; or, without
+        bubblewrap, the launcher (waiting on `sync_fd`), its steps and the program."""
+        if self.bwrap:
+            # The program by its real path: a virtual environment's link points outside what is mounted.
+            return self.bwrap + ["--"] + self.inside + [os.path.realpath(self.program[0])] + self.program[1:]
         argv = [os.path.realpath(sys.executable), "-I", "-S", str(LAUNCHER), str(sync_fd)]
         for layer, args in self.steps:
             argv += [layer, str(len(args)), *args]
-        argv.append("--")
-        if self.bwrap:
-            # The program by its real path: a virtual environment's link points outside what is mounted.
-            return argv + self.bwrap + ["--"] + self.inside + [os.path.realpath(self.program[0])] + self.program[1:]
-        return argv + self.program
+        return argv + ["--"] + self.program
 
     def close_fds(self) -> None:
-        """Close the grader's copies of the files the launcher inherits (once it has them, or never will)."""
+        """Close the grader's copies of the files the run inherits (once it has them, or never will)."""
         while self.pass_fds:
             os.close(self.pass_fds.pop())
 
     def clean_up(self) -> None:
-        """Remove what the layers made for this run (its cgroup); each cleanup runs once."""
+        """Remove what the layers made for this run (its cgroup, its gate); each cleanup runs once."""
         self.close_fds()
+        if self.gate is not None:
+            self.gate.close()
         while self.cleanups:
             self.cleanups.pop()()

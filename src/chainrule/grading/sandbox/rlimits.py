@@ -1,5 +1,6 @@
-"""The rlimits layer: per-process limits, set by the launcher on itself before it executes the program
-(always on, POSIX only); the program and everything it starts inherit them.
+"""The rlimits layer: per-process limits (always on, POSIX only), lowered by the grader on the run's
+waiting processes (prlimit) before anything of the program runs, or, where there is no prlimit (not
+Linux), by the launcher on itself; the program and everything it starts inherit them.
 
 RLIMIT_NPROC is not used: it does not bind root and counts threads (node needs several); the cgroup's
 pids.max bounds processes instead.
@@ -14,11 +15,16 @@ if TYPE_CHECKING:
 
 
 def prepare(plan: Plan) -> None:
-    plan.step("rlimits", *settings(plan.limits))
+    import resource
+
+    if hasattr(resource, "prlimit"):  # Linux: the grader lowers them on the processes waiting at the gate
+        plan.on_start.append(lambda pids: lower(pids, settings(plan.limits)))
+    else:
+        plan.step("rlimits", *settings(plan.limits))
 
 
 def settings(limits: Limits) -> list[str]:
-    """Every limit as NAME=SOFT:HARD, the launcher's arguments for this layer."""
+    """Every limit as NAME=SOFT:HARD."""
     cpu = max(1, int(limits.cpu_seconds))
     return [f"RLIMIT_CPU={cpu}:{cpu + 1}"] + [f"{name}={value}:{value}" for name, value in planned(limits)]
 
@@ -35,13 +41,30 @@ def planned(limits: Limits) -> list[tuple[str, int]]:
     ]
 
 
+def lower(pids: list[int], limits: list[str]) -> None:
+    """In the grader: lower the limits (NAME=SOFT:HARD each) of the processes `pids`, waiting at the gate."""
+    import resource
+
+    for pid in pids:
+        for number, values in _parsed(limits):
+            resource.prlimit(pid, number, values)
+
+
 def in_child(*limits: str) -> None:
     """In the launcher: lower this process's limits (NAME=SOFT:HARD each)."""
     import resource
 
+    for number, values in _parsed(limits):
+        resource.setrlimit(number, values)
+
+
+def _parsed(limits) -> list[tuple[int, tuple[int, int]]]:
+    import resource
+
+    found = []
     for setting in limits:
         name, values = setting.split("=")
         soft, hard = values.split(":")
-        number = getattr(resource, name, None)
-        if number is not None:  # RLIMIT_MSGQUEUE exists on Linux only
-            resource.setrlimit(number, (int(soft), int(hard)))
+        if hasattr(resource, name):  # RLIMIT_MSGQUEUE exists on Linux only
+            found.append((getattr(resource, name), (int(soft), int(hard))))
+    return found

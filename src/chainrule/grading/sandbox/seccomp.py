@@ -110,11 +110,11 @@ def probe() -> tuple[bytes | None, list[tuple[str, str]]]:
 
 
 def prepare(plan: Plan) -> None:
-    """The compiled filter in a memory file the launcher inherits: for bwrap --seccomp, or for in_child."""
+    """The compiled filter in a memory file the run inherits: for bwrap --seccomp, or for in_child."""
     if plan.isolation.seccomp is None:
         return
     fd = os.memfd_create("chainrule-seccomp", 0)
-    plan.pass_fds.append(fd)  # the grader's copy is closed once the launcher has started (or the plan ends)
+    plan.pass_fds.append(fd)  # the grader's copy is closed once the run has started (or the plan ends)
     os.write(fd, plan.isolation.seccomp)
     os.lseek(fd, 0, os.SEEK_SET)
     if plan.isolation.bubblewrap:
