@@ -9,7 +9,8 @@ Python between fork and exec in the grader (a threaded server).
   setpriv) is written in that layer's module only, and every module with a `prepare` is in LAYERS;
 - for every combination of layers, what the grader does while the run waits, the launcher's steps and
   bubblewrap's options come in LAYERS' order;
-- a step that fails in the launcher is the run's start error, and nothing is executed after it.
+- a step that fails in the launcher, or a bwrap that makes no sandbox, is the run's start error, and
+  nothing is executed after it.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from pathlib import Path
 import pytest
 
 from chainrule.grading.sandbox import launcher, layers
-from chainrule.grading.sandbox.isolation import OPTIONAL_LAYERS, Isolation
+from chainrule.grading.sandbox.isolation import OPTIONAL_LAYERS, Isolation, probe
 from chainrule.grading.sandbox.limits import Limits
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -171,3 +172,17 @@ def test_a_step_that_fails_is_a_start_error_and_nothing_is_executed(tmp_path):
     finally:
         plan.clean_up()
     assert not witness.exists()
+
+
+def test_a_bwrap_that_makes_no_sandbox_is_a_start_error(tmp_path):
+    bwrap = probe().bubblewrap
+    if bwrap is None:
+        pytest.skip("no bubblewrap here")
+    isolation = Isolation(bubblewrap=bwrap, cgroup=None, seccomp=None, missing=())
+    plan = layers.plan_run(isolation, Limits(), str(tmp_path), [sys.executable, "-c", "pass"])
+    plan.bwrap.append("--no-such-option")
+    try:
+        with pytest.raises(layers.StartError, match="bwrap could not make the sandbox: .*no-such-option"):
+            layers.start(plan)
+    finally:
+        plan.clean_up()

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import shutil
+import time
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -55,18 +57,23 @@ class Gate:
     def command(self, plan: Plan) -> list[str]:
         return plan.command()
 
-    def waiting(self, process) -> list[int]:
+    def waiting(self, process, timeout: float) -> list[int]:
         """The pids that wait: bwrap and its child in the new namespaces (OSError if bwrap made none)."""
         self._close_child_fds()
-        report = b""
-        while chunk := os.read(self.info, 4096):  # bwrap closes it once it has written
+        report, deadline = b"", time.monotonic() + timeout
+        while select.select([self.info], [], [], max(0.0, deadline - time.monotonic()))[0]:
+            chunk = os.read(self.info, 4096)
+            if not chunk:  # bwrap closes it once it has written
+                break
             report += chunk
         try:
             return [process.pid, int(json.loads(report)["child-pid"])]
         except (ValueError, KeyError, TypeError):
-            process.wait(timeout=10)
-            said = process.stderr.read(300).decode(errors="replace").strip() if process.stderr else ""
-            raise OSError(f"bwrap could not make the sandbox: {said or f'exit status {process.returncode}'}")
+            if process.poll() is None:
+                raise OSError(f"bwrap made no sandbox within {timeout:g} s") from None
+            # Before its clone (no report), bwrap alone held its stderr: reading it cannot block.
+            said = process.stderr.read(300).decode(errors="replace").strip() if process.stderr and not report else ""
+            raise OSError(f"bwrap could not make the sandbox: {said or f'exit status {process.returncode}'}") from None
 
     def go(self, timeout: float) -> str | None:
         """Let bwrap fork the program; bwrap's own failures from here on are the run's exit status and stderr."""

@@ -51,7 +51,7 @@ class LauncherGate:
     def command(self, plan: Plan) -> list[str]:
         return plan.command(self.theirs.fileno())
 
-    def waiting(self, process: subprocess.Popen) -> list[int]:
+    def waiting(self, process: subprocess.Popen, timeout: float) -> list[int]:
         self.theirs.close()
         return [process.pid]
 
@@ -108,7 +108,7 @@ def start(plan: Plan, stdout: Any = subprocess.PIPE, stderr: Any = subprocess.PI
     finally:
         plan.close_fds()  # the run has its copies
     try:
-        waiting = gate.waiting(process)
+        waiting = gate.waiting(process, plan.limits.wall_seconds)
         for take in plan.on_start:
             take(waiting)
         failure = gate.go(plan.limits.wall_seconds)
