@@ -15,8 +15,10 @@ if TYPE_CHECKING:
 
 
 def prepare(plan: Plan) -> None:
-    import resource
-
+    try:
+        import resource
+    except ImportError:  # not a POSIX system: nothing may run without these limits
+        raise OSError("per-process limits need Python's resource module, which this system lacks") from None
     if hasattr(resource, "prlimit"):  # Linux: the grader lowers them on the processes waiting at the gate
         plan.on_start.append(lambda pids: lower(pids, settings(plan.limits)))
     else:
