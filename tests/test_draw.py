@@ -131,7 +131,7 @@ def test_text_table_lists_every_node():
     rows = {line.split()[1]: line.split() for line in lines[2:]}
     assert set(rows) == {"a", "b", "c", "f", "e", "d", "L"}
     assert rows["a"][-2:] == ["2", "6"] and rows["b"][-2:] == ["-3", "-4"]
-    assert "e = a * b" in text
+    assert "e = a × b" in text
 
 
 def test_repr_svg_and_stored_grads():

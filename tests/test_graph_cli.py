@@ -44,7 +44,7 @@ def test_steps_print_the_backward_captions(capsys):
     assert code == 0
     assert "Backward pass:" in out and "out is the output, so its gradient is 1." in out
     assert "a receives b × (gradient at t1) = -3 × 1 = -3" in out
-    assert "t1 = a * b = 2 * -3 = -6" in out
+    assert "t1 = a × b = 2 × (-3) = -6" in out
 
 
 def test_json_is_the_trace(capsys):
