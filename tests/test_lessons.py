@@ -159,7 +159,7 @@ def test_section_prose_shows_the_engines_numbers():
     assert "$x_1 = 2$" in html["predict"] and "$w_1 = -3$" in html["predict"]
     assert "$0.01$" in html["predict"]
     formula = get_lesson(LESSON)["see_it_work"]["chain_formula"]
-    assert formula.endswith("= (-2) \\cdot 1 \\cdot (-3) = 6")
+    assert formula.endswith("= -2 \\cdot 1 \\cdot (-3) = 6")  # a negative in parentheses only after an operator
 
 
 def test_markdown_leaves_math_alone():
@@ -285,7 +285,7 @@ def test_before_step_refuses_ambiguous_labels():
 def test_numeric_answers_accept_typed_forms(typed):
     result = check_quiz_answer(LESSON, "product-gradient", typed)
     assert result["correct"] and result["expected"] == "6" and not result["invalid"]
-    assert "-3 * -2 = 6" in result["reason"]
+    assert "-3 × (-2) = 6" in result["reason"]  # × and a negative in parentheses after it
 
 
 def test_numeric_answers_outside_tolerance_are_wrong_and_junk_is_invalid():

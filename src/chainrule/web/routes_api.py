@@ -43,7 +43,7 @@ from chainrule.web.models import (
     TraceOut,
     UndoOut,
 )
-from chainrule.web.numbers import number_text, plot_with_texts
+from chainrule.web.numbers import grade_result_with_texts, number_text, plot_with_texts
 from chainrule.web.errors import store_message
 from chainrule.web.store_access import StoreAccess, review_text
 
@@ -288,7 +288,7 @@ def get_progress(request: Request, lesson_id: LessonId) -> dict[str, Any]:
                      if key in ("sections", "lesson")},
         "predictions": _with_feedback(lesson_id, store.predictions(lesson_id), _prediction_feedback),
         "code": code,
-        "results": of_lesson(store.latest_results()),
+        "results": {key: grade_result_with_texts(result) for key, result in of_lesson(store.latest_results()).items()},
         "quiz": _with_feedback(lesson_id, store.quiz_answers(lesson_id), _quiz_feedback),
         "explanation": store.explanation(lesson_id),
     }
