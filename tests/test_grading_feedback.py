@@ -9,22 +9,10 @@ from __future__ import annotations
 import pytest
 
 from chainrule.grading import starter_source
+from submissions import APPEND_IN_LIST_ORDER
 
 pytestmark = pytest.mark.timeout(180)
 
-# The classic mistake in Python: values in a list grown with append, computed in the listed order. A node
-# listed before its inputs reads past the end of the list: IndexError.
-APPEND_IN_LIST_ORDER = """
-import math
-
-def forward_any_order(nodes, leaves):
-    values = list(leaves)
-    for op, a, b in nodes:
-        x = values[a]
-        y = None if b is None else values[b]
-        values.append(x + y if op == "add" else x * y if op == "mul" else math.tanh(x))
-    return values
-"""
 
 
 def test_an_index_error_from_reading_a_node_before_it_is_computed_is_diagnosed(grade_once):

@@ -26,6 +26,7 @@ from chainrule.grading import starter_source
 from chainrule.lessons.scaffold import write_lesson
 
 from conftest import WIDTHS, axe_violations, kill_lesson_server, start_lesson_server, stop_lesson_server
+from submissions import APPEND_IN_LIST_ORDER
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -169,19 +170,6 @@ def test_the_nudge_check_says_when_and_why_the_two_numbers_differ(open_page, ser
 
 # ---------------------------------------------------------------- grader feedback
 
-APPEND_IN_LIST_ORDER = """
-import math
-
-def forward_any_order(nodes, leaves):
-    values = list(leaves)
-    for op, a, b in nodes:
-        x = values[a]
-        y = None if b is None else values[b]
-        values.append(x + y if op == "add" else x * y if op == "mul" else math.tanh(x))
-    return values
-"""
-
-
 def run_source(page, exercise: str, source: str) -> dict:
     block = page.locator(f"article[data-exercise='{exercise}']")
     page.evaluate("([id, s]) => window.chainruleEditors[id].setText(s)", [exercise, source])
@@ -221,54 +209,48 @@ def test_grader_feedback_has_one_header_that_matches_the_counts_and_the_diagnosi
 
 @pytest.mark.parametrize("size", SIZES)
 def test_the_solution_opens_by_itself_at_the_third_run_and_a_reconnect_leaves_no_dangling_reference(
-        open_page, tmp_path: Path, size):
+        open_page, server_factory, tmp_path: Path, size):
     from conftest import free_port
 
     data = tmp_path / "data"
     data.mkdir()
     port = free_port()
-    first = start_lesson_server(data, port)
-    second = None
-    try:
-        context, page, log = open_at(open_page, first, size)
-        open_lesson(page, first, "backprop")
-        exercise = "neuron-grads"
-        block = page.locator(f"article[data-exercise='{exercise}']")
-        help_panel = block.locator(".exercise-help")
-        # Asked for before any run: a confirm that says what will happen.
-        help_panel.locator("button.show-solution").click()
-        confirm = help_panel.locator(".solution-confirm-text")
-        confirm.wait_for()
-        assert "opens by itself after 3 runs that do not pass (3 to go)" in confirm.inner_text()
-        help_panel.locator("button.keep-trying").click()
-        starter = starter_source(exercise, "python")
-        for run in (1, 2, 3):
-            assert run_source(page, exercise, starter + f"\n# run {run}\n")["status"] == "fail"
-            if run < 3:
-                assert help_panel.locator(".solution").is_hidden()
-        # The third run that does not pass opens it, without a click.
-        page.wait_for_selector(f"article[data-exercise='{exercise}'] .exercise-help[data-solution='open']")
-        assert help_panel.get_attribute("data-solution-opened") == "by-itself"
-        assert "opened by itself: 3 runs did not pass" in help_panel.locator(".solution-note").inner_text()
+    first = server_factory(data, port)  # a store of its own: the runs that did not pass start at 0
+    context, page, log = open_at(open_page, first, size)
+    open_lesson(page, first, "backprop")
+    exercise = "neuron-grads"
+    block = page.locator(f"article[data-exercise='{exercise}']")
+    help_panel = block.locator(".exercise-help")
+    # Asked for before any run: a confirm that says what will happen.
+    help_panel.locator("button.show-solution").click()
+    confirm = help_panel.locator(".solution-confirm-text")
+    confirm.wait_for()
+    assert "opens by itself after 3 runs that do not pass (3 to go)" in confirm.inner_text()
+    help_panel.locator("button.keep-trying").click()
+    starter = starter_source(exercise, "python")
+    for run in (1, 2, 3):
+        assert run_source(page, exercise, starter + f"\n# run {run}\n")["status"] == "fail"
+        if run < 3:
+            assert help_panel.locator(".solution").is_hidden()
+    # The third run that does not pass opens it, without a click.
+    page.wait_for_selector(f"article[data-exercise='{exercise}'] .exercise-help[data-solution='open']")
+    assert help_panel.get_attribute("data-solution-opened") == "by-itself"
+    assert "opened by itself: 3 runs did not pass" in help_panel.locator(".solution-note").inner_text()
 
-        # The server goes away: the status says so itself, and when it is back, says that.
-        kill_lesson_server(first)
-        block.locator("button.run-tests").click()
-        status = block.locator(".run-status")
-        page.wait_for_function(
-            "s => document.querySelector(s).textContent.startsWith('The tests did not run')",
-            arg=f"article[data-exercise='{exercise}'] .run-status")
-        assert "the lesson server did not answer" in status.inner_text()
-        second = start_lesson_server(data, port)
-        page.wait_for_function("() => document.documentElement.dataset.connection === 'ok'", timeout=30_000)
-        assert status.inner_text() == "The lesson server is back: press Run tests to run them."
-        assert "message at the top" not in block.inner_text()
-        assert page.locator("#messages .message").count() == 0
-        assert not log.page_errors
-    finally:
-        for server in (first, second):
-            if server is not None:
-                stop_lesson_server(server.process)
+    # The server goes away: the status says so itself, and when it is back, says that.
+    kill_lesson_server(first)
+    block.locator("button.run-tests").click()
+    status = block.locator(".run-status")
+    page.wait_for_function(
+        "s => document.querySelector(s).textContent.startsWith('The tests did not run')",
+        arg=f"article[data-exercise='{exercise}'] .run-status")
+    assert "the lesson server did not answer" in status.inner_text()
+    server_factory(data, port)
+    page.wait_for_function("() => document.documentElement.dataset.connection === 'ok'", timeout=30_000)
+    assert status.inner_text() == "The lesson server is back: press Run tests to run them."
+    assert "message at the top" not in block.inner_text()
+    assert page.locator("#messages .message").count() == 0
+    assert not log.page_errors
 
 
 # ---------------------------------------------------------------- wording

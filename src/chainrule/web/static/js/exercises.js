@@ -254,7 +254,7 @@ export function headline(result) {
 function renderResult(holder, result, restored) {
   const summary = el("div", { class: `verdict verdict-${result.status}` },
     el("strong", { class: "verdict-text" }, headline(result)));
-  const facts = el("p", { class: "result-facts" }, restored ? "Your last run." : "");
+  const facts = el("p", { class: "result-facts" }, restored ? "Shown: your last run, kept from before." : "");
   const isolation = result.isolation || {};
   // One sentence for the learner; the layers, and why any is missing, folded away for whoever runs the server.
   const isolationLine = el("p", { class: `isolation isolation-${isolation.level}` },
@@ -384,8 +384,12 @@ function renderHelp(exercise, help, currentLanguage) {
     const language = currentLanguage();
     const query = `language=${encodeURIComponent(language)}${withConfirm ? "&confirm=true" : ""}`;
     const body = await get(`${base}/solution?${query}`, "load the model solution");
-    element.dataset.solutionAnswers = String(++answers);
-    if (byItself && (!body.unlocked || body.failed_runs !== body.needed || solutionOpen)) return;
+    if (byItself) {
+      // After a run: only the run that makes the number opens it (a later one leaves it as the learner set it).
+      if (!body.unlocked || body.failed_runs !== body.needed || solutionOpen) return;
+    } else {
+      element.dataset.solutionAnswers = String(++answers);  // answers to the learner's own requests
+    }
     if (!body.unlocked) {
       const left = body.needed - body.failed_runs;
       confirmText.textContent = `So far ${plural(body.failed_runs, "run")} did not pass; the model solution opens ` +
