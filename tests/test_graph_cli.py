@@ -73,7 +73,7 @@ def test_svg_file_and_dot(capsys, tmp_path):
 def test_why_explains_a_gradient_as_paths(capsys):
     code, out, _ = run(capsys, *NEURON, "--why", "w2")
     assert code == 0
-    assert "w2 reaches out along one path only, first through t2 = x2 * w2" in out
+    assert "w2 reaches out along one path only, first through t2 = x2 × w2" in out
     assert "derivative with respect to w2 is x2 = 0" in out
     code, out, _ = run(capsys, "a*b + a", "a=3", "b=4", "--why", "a")
     assert "Sum over the 2 paths: 4 + 1 = 5" in out  # d(ab + a)/da = b + 1

@@ -113,3 +113,18 @@ def test_only_non_finite_numbers_get_texts_when_asked():
 
 def test_a_share_is_a_whole_percentage():
     assert [format_percent(x) for x in (0.675, 1.0, 0.0, None)] == ["68 %", "100 %", "0 %", "\u2013"]
+
+
+def test_a_number_too_large_for_a_float_is_refused_for_its_size_everywhere_it_is_typed():
+    from chainrule.lessons import check_quiz_answer
+    from chainrule.lessons.playground import PlaygroundError, run_playground
+    from chainrule.web.numbers import read_explore_number, read_number
+
+    said = check_quiz_answer("backprop", "product-gradient", "1e400")["reason"]
+    assert said.startswith("1e400 is too large") and "digits" not in said
+    with pytest.raises(ValueError, match="^1e400 is too large to hold as a number"):
+        read_number("1e400")
+    with pytest.raises(ValueError, match="^1e400 is too large: type a number from -1000 to 1000"):
+        read_explore_number("1e400")
+    with pytest.raises(PlaygroundError, match="1e400 is too large for x"):
+        run_playground("x", {"x": "1e400"})

@@ -311,7 +311,7 @@ def test_explain_section03_path_product():
     text = chainrule.explain(L, v["a"])
     assert "a reaches L along one path only" in text
     assert "a -> e -> d -> L" in text
-    assert "product: -3 × 1 × -2 = 6" in text  # dL/da = b * 1 * f, the spec's chain formula
+    assert "product: -3 × 1 × (-2) = 6" in text  # dL/da = b * 1 * f, the spec's chain formula, as captions write it
     assert "dL/da = 6" in text
 
 

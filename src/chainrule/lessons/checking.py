@@ -22,7 +22,7 @@ from chainrule.lessons.text import fill
 from chainrule.trace import format_number
 
 __all__ = [
-    "NUMBER_HELP", "TOLERANCE_SLACK", "parse_number", "too_large", "quiz_question", "question_ids", "check_quiz_answer",
+    "NUMBER_HELP", "TOLERANCE_SLACK", "parse_number", "too_large", "too_large_text", "quiz_question", "question_ids", "check_quiz_answer",
     "prediction_keys", "check_prediction", "key_idea_ids",
 ]
 
@@ -43,6 +43,11 @@ def _cleaned(text: str) -> str:
     if "." not in cleaned and cleaned.count(",") == 1:
         cleaned = cleaned.replace(",", ".")  # a decimal comma
     return cleaned
+
+
+def too_large_text(shown: str) -> str:
+    """What is wrong with a number typed in digits that no float holds: its size, not how it is typed."""
+    return f"{shown} is too large to hold as a number (the largest is about 1.8e308): type a smaller one."
 
 
 def too_large(text: str) -> bool:
@@ -143,9 +148,10 @@ def check_quiz_answer(lesson_id: str, question_id: str, answer: str, variant: st
     if question["kind"] == "number":
         value = parse_number(text)
         if value is None:
+            shown = text.strip()[:40]
             return {
                 "correct": False, "expected": "", "invalid": True,
-                "reason": f"{text.strip()[:40]!r} is not a number. {NUMBER_HELP}",
+                "reason": too_large_text(shown) if too_large(text) else f"{shown!r} is not a number. {NUMBER_HELP}",
             }
         tolerance = _lesson_data(lesson_id)["tolerance"]
         key = float(resolve(["answer"]))

@@ -22,7 +22,7 @@ from chainrule.engine import Value
 from chainrule.errors import InputError
 from chainrule.expr import ExpressionError, Expression, Node, parse
 from chainrule.forward import tangents
-from chainrule.lessons.checking import NUMBER_HELP, parse_number
+from chainrule.lessons.checking import NUMBER_HELP, parse_number, too_large
 from chainrule.lessons.graphs import EXPLORE_LIMIT, NUDGE_RANGE
 from chainrule.lessons.nudge import nudge_check
 from chainrule.explain import derivative_notation as derivative_symbol  # d(out)/dx: one notation
@@ -101,11 +101,7 @@ def _number(field: str, name: str, raw: Any, low: float, high: float, what: str)
         return None, Problem(field, f"{name} is empty: type {what}.")
     number = parse_number(text) if isinstance(raw, str) else float(raw)
     if number is None or not math.isfinite(number):
-        try:
-            huge = math.isinf(float(text.strip()))
-        except ValueError:
-            huge = False
-        if huge:
+        if too_large(text):  # its size is the problem, not its digits
             return None, Problem(field, f"{shown} is too large for {name}: type {what}.")
         return None, Problem(field, f"{shown!r} is not a number. {NUMBER_HELP} {name} needs {what}.")
     if not low <= abs(number) <= high:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from chainrule.lessons.checking import NUMBER_HELP, parse_number, too_large
+from chainrule.lessons.checking import NUMBER_HELP, parse_number, too_large, too_large_text
 from chainrule.number_text import format_number, with_number_texts
 
 __all__ = ["MAX_TYPED_CHARS", "number_text", "plot_with_texts", "grade_result_with_texts", "read_number",
@@ -64,7 +64,7 @@ def read_number(value: Any, limit: float | None = None) -> float:
     if limit is not None and not abs(number) <= limit:
         raise ValueError(f"{shown} is too large: type a number from {format_number(-limit)} to {format_number(limit)}.")
     if math.isinf(number):
-        raise ValueError(f"{shown} is too large to hold as a number (the largest is about 1.8e308): type a smaller one.")
+        raise ValueError(too_large_text(shown))
     return number
 
 
