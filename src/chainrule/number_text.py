@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import re
+from functools import lru_cache
 from typing import Any, Mapping
 
 __all__ = ["TIMES", "format_number", "format_percent", "json_number", "number_fields", "with_number_texts",
@@ -123,16 +124,36 @@ def formula_text(text: str) -> str:
     return _NEGATIVE_OPERAND.sub(r"\1(\2)", _CODE_TIMES.sub(f" {TIMES} ", text))
 
 
+@lru_cache(maxsize=4096)
+def _template_parts(template: str) -> tuple[tuple[str, str | None, bool, bool], ...]:
+    """A template written as a formula (×, literal negatives in parentheses), cut into (literal, field,
+    an operator before the field, a power after it): the work of `place_numbers` done once per template."""
+    written = formula_text(template)
+    parts = []
+    at = 0
+    for match in _FIELD.finditer(written):
+        literal = written[at:match.start()]
+        after = written[match.end():]
+        parts.append((literal, match.group(1), bool(_OPERATOR_BEFORE.search(literal)),
+                      bool(_POWER_AFTER.search(after))))
+        at = match.end()
+    parts.append((written[at:], None, False, False))
+    return tuple(parts)
+
+
 def place_numbers(template: str, values: Mapping[str, float | str], digits: int = 4) -> str:
     """Put `values` into the `{name}` fields of a formula template, each number written by
     `operand_text` for what surrounds it, and multiplication as ×:
     place_numbers("{out} = {a} * {b}", {"out": -6.0, "a": 2.0, "b": -3.0}) == "-6 = 2 × (-3)"."""
     pieces: list[str] = []
-    at = 0
-    for match in _FIELD.finditer(template):
-        pieces.append(template[at:match.start()])
-        after = template[match.end():]
-        pieces.append(operand_text(values[match.group(1)], "".join(pieces), after, digits))
-        at = match.end()
-    pieces.append(template[at:])
-    return formula_text("".join(pieces))
+    for literal, field, operator_before, power_after in _template_parts(template):
+        pieces.append(literal)
+        if field is None:
+            continue
+        value = values[field]
+        text = value if isinstance(value, str) else format_number(value, digits)
+        negative = text.startswith(("-", "\u2212"))
+        # Two fields side by side: what touches the second is the end of the first.
+        touched = operator_before or (not literal and bool(pieces) and bool(_OPERATOR_BEFORE.search("".join(pieces))))
+        pieces.append(f"({text})" if negative and (touched or power_after) else text)
+    return "".join(pieces)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -159,27 +160,31 @@ def trace(output: Value, *, gradients: dict[Value, float] | None = None,
     ids = [f"n{i}" for i in range(len(nodes))]
     is_constant = [not v._prev and (not v.label or id(v) in fixed) for v in nodes]
     fmt = format_number
+    names_sides = [_names_side(v, labels, index) if v._prev else "" for v in nodes]
+    texts = [fmt(v.data) for v in nodes]  # each value's text, written once
 
     node_entries: list[dict[str, Any]] = []
     forward: list[dict[str, Any]] = []
     for i, v in enumerate(nodes):
+        data = json_number(v.data)
         entry: dict[str, Any] = {
             "id": ids[i], "label": labels[i], "op": v.op, "symbol": v._op.symbol if v._op else "",
-            "inputs": [ids[index[id(p)]] for p in v._prev], **number_fields("data", v.data),
-            **number_fields("grad", 0.0), "leaf": not v._prev, "constant": is_constant[i],
+            "inputs": [ids[index[id(p)]] for p in v._prev], "data": data, "data_text": texts[i],
+            "grad": None, "grad_text": "", "leaf": not v._prev, "constant": is_constant[i],
         }
         if v._prev:
-            names_side = _names_side(v, labels, index)
-            entry["formula"] = equation_text(labels[i], names_side)
-            caption = equation_text(labels[i], names_side, _numbers_side(v), fmt(v.data))
+            entry["formula"] = equation_text(labels[i], names_sides[i])
+            numbers_side = place_numbers(_right_side(v._op), {
+                "a": texts[index[id(v._prev[0])]], "b": texts[index[id(v._prev[-1])]], "out": texts[i]})
+            caption = equation_text(labels[i], names_sides[i], numbers_side, texts[i])
         elif not is_constant[i]:
-            caption = f"{labels[i]} = {fmt(v.data)} is an input."
+            caption = f"{labels[i]} = {texts[i]} is an input."
         elif v.label:
-            caption = f"{labels[i]} = {fmt(v.data)} is a constant of the formula."
+            caption = f"{labels[i]} = {texts[i]} is a constant of the formula."
         else:
             caption = f"{labels[i]} is a constant input."
         node_entries.append(entry)
-        forward.append({"step": i, "node": ids[i], **number_fields("value", v.data), "caption": caption})
+        forward.append({"step": i, "node": ids[i], "value": data, "value_text": texts[i], "caption": caption})
 
     # Backward: the engine's sweep into our own dict, so the graph's .grad stays untouched; each node's
     # step is recorded from what the sweep's pullback passed.
@@ -199,33 +204,37 @@ def trace(output: Value, *, gradients: dict[Value, float] | None = None,
         holds: dict[int, float] = {}  # an input's gradient after each contribution (x * x gets two)
         contributions = []
         parts = []
+        upstream_json, upstream_text = json_number(upstream), fmt(upstream)
+        upstream_operand = operand_text(upstream_text, TIMES)
         for k, (p, slope, given) in enumerate(zip(v._prev, local_derivatives(v), passed)):
             j = index[id(p)]
             local = 0.0 if slope is None else slope
             contribution = 0.0 if given is None else float(given)  # masked: passes nothing
             holds[j] = holds.get(j, grads.get(p, 0.0)) + contribution
             received[j].append(contribution)
-            local_text = formula_text(fill_template(v._op.local_text[k], v._op, input_labels, labels[i]))
+            local_text = fill_template(_written(v._op.local_text[k]), v._op, input_labels, labels[i])
+            local_value_text, contribution_text = fmt(local), fmt(contribution)
             contributions.append({
                 "input": ids[j], "local": json_number(local), "local_text": local_text,
-                "local_value_text": fmt(local), **number_fields("upstream", upstream),
-                **number_fields("contribution", contribution), **number_fields("grad_after", holds[j]),
+                "local_value_text": local_value_text, "upstream": upstream_json, "upstream_text": upstream_text,
+                "contribution": json_number(contribution), "contribution_text": contribution_text,
+                **number_fields("grad_after", holds[j]),
             })
             said = (f"{subject(labels[j], is_constant[j])} receives {_grouped(local_text)} {TIMES} (gradient at "
-                    f"{labels[i]}) = {fmt(local)} {TIMES} {operand_text(upstream, TIMES)} = {fmt(contribution)}")
+                    f"{labels[i]}) = {local_value_text} {TIMES} {upstream_operand} = {contribution_text}")
             if len(received[j]) > 1:
                 said += f" ({labels[j]} now holds {_sum_text(received[j])} = {fmt(holds[j])})"
             parts.append(said)
             if not first_bad and not math.isfinite(contribution) and math.isfinite(upstream):
                 first_bad.append({"phase": "backward", "node": ids[i], "input": ids[j],
                                   "text": _backward_origin(said, labels[i], labels[j], p.data, local_text, local)})
-        names_side = _names_side(v, labels, index)
+        names_side = names_sides[i]
         if _same_text(labels[i], names_side):  # labelled by its own expression: name it once
             caption = f"For {subject(labels[i], False)}, " + ", and ".join(parts)
         else:
             caption = f"{equation_text(labels[i], names_side)}, so " + ", and ".join(parts)
         backward.append({
-            "step": len(backward), "node": ids[i], **number_fields("grad", upstream),
+            "step": len(backward), "node": ids[i], "grad": upstream_json, "grad_text": upstream_text,
             "caption": caption, "contributions": contributions,
         })
 
@@ -238,6 +247,12 @@ def trace(output: Value, *, gradients: dict[Value, float] | None = None,
     origin = _forward_origin(nodes, labels, index, ids) or (first_bad[0] if first_bad else None)
     return {"schema": SCHEMA_ID, "output": ids[out_index], "nodes": node_entries,
             "forward": forward, "backward": backward, "non_finite": origin}
+
+
+@lru_cache(maxsize=1024)
+def _written(template: str) -> str:
+    """An op template as a formula is written (× for *, literal negatives in parentheses), once per template."""
+    return formula_text(template)
 
 
 def _names_side(v: Value, labels: list[str], index: dict[int, int]) -> str:
