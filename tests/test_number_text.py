@@ -76,14 +76,16 @@ def test_captions_use_the_same_writer():
     assert not any("*" in c for c in captions)
 
 
-def test_a_node_labelled_by_its_expression_is_named_as_a_node_in_a_sentence():
+def test_a_node_labelled_by_its_expression_is_named_once_and_the_sentence_reads_whole():
     x2, w2 = Value(0.0, label="x2"), Value(1.0, label="w2")
     product = x2 * w2
     product.label = "x2*w2"
     out = product.tanh()
     out.label = "o"
     step = next(s for s in chainrule.trace(out)["backward"] if s["node"] == "n2")
-    assert step["caption"].startswith("For the node x2*w2, x2 receives w2 × (gradient at x2*w2) = 1 × 1 = 1")
+    # Not "x2*w2, so x2 receives ...": the node is named once, then its gradient is "its gradient".
+    assert step["caption"] == ("Back through x2*w2: x2 receives w2 × (its gradient) = 1 × 1 = 1, "
+                               "and w2 receives x2 × (its gradient) = 0 × 1 = 0")
 
 
 def resolve(numbers):

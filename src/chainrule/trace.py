@@ -119,16 +119,14 @@ _PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_']*")
 
 
 def subject(label: str, constant: bool) -> str:
-    """How a sentence names a node: a plain name as it is ("a receives ..."), a constant as "the
-    constant 1" (never "1 receives ..."), and a node labelled by an expression as "the node x2*w2"."""
-    if constant:
-        return f"the constant {label}"
-    return label if _PLAIN_NAME.fullmatch(label) else f"the node {label}"
+    """How a sentence names a node: by its label ("a receives ...", "x1*w1 receives ..."), and a constant
+    as "the constant 1" (never "1 receives ...")."""
+    return f"the constant {label}" if constant else label
 
 
 def _sentence(text: str) -> str:
-    """A sentence that starts with "the constant ..." or "the node ..." starts with a capital; a label never
-    changes case (e and E are different names)."""
+    """A sentence that starts with "the constant ..." starts with a capital; a label never changes case
+    (e and E are different names)."""
     return "The" + text[3:] if text.startswith("the ") else text
 
 
@@ -206,6 +204,10 @@ def trace(output: Value, *, gradients: dict[Value, float] | None = None,
         parts = []
         upstream_json, upstream_text = json_number(upstream), fmt(upstream)
         upstream_operand = operand_text(upstream_text, TIMES)
+        # A node labelled by its own expression is named once, at the start ("Back through x2*w2: ..."),
+        # and its gradient is "its gradient" after that: "x2*w2, so x2 receives ..." read as a fragment.
+        own_expression = _same_text(labels[i], names_sides[i])
+        at = "its gradient" if own_expression else f"gradient at {labels[i]}"
         for k, (p, slope, given) in enumerate(zip(v._prev, local_derivatives(v), passed)):
             j = index[id(p)]
             local = 0.0 if slope is None else slope
@@ -220,19 +222,18 @@ def trace(output: Value, *, gradients: dict[Value, float] | None = None,
                 "contribution": json_number(contribution), "contribution_text": contribution_text,
                 **number_fields("grad_after", holds[j]),
             })
-            said = (f"{subject(labels[j], is_constant[j])} receives {_grouped(local_text)} {TIMES} (gradient at "
-                    f"{labels[i]}) = {local_value_text} {TIMES} {upstream_operand} = {contribution_text}")
+            said = (f"{subject(labels[j], is_constant[j])} receives {_grouped(local_text)} {TIMES} ({at}) = "
+                    f"{local_value_text} {TIMES} {upstream_operand} = {contribution_text}")
             if len(received[j]) > 1:
                 said += f" ({labels[j]} now holds {_sum_text(received[j])} = {fmt(holds[j])})"
             parts.append(said)
             if not first_bad and not math.isfinite(contribution) and math.isfinite(upstream):
                 first_bad.append({"phase": "backward", "node": ids[i], "input": ids[j],
                                   "text": _backward_origin(said, labels[i], labels[j], p.data, local_text, local)})
-        names_side = names_sides[i]
-        if _same_text(labels[i], names_side):  # labelled by its own expression: name it once
-            caption = f"For {subject(labels[i], False)}, " + ", and ".join(parts)
+        if own_expression:
+            caption = f"Back through {labels[i]}: " + ", and ".join(parts)
         else:
-            caption = f"{equation_text(labels[i], names_side)}, so " + ", and ".join(parts)
+            caption = f"{equation_text(labels[i], names_sides[i])}, so " + ", and ".join(parts)
         backward.append({
             "step": len(backward), "node": ids[i], "grad": upstream_json, "grad_text": upstream_text,
             "caption": caption, "contributions": contributions,

@@ -133,7 +133,7 @@ def test_the_lessons_layout_at_every_width_no_number_overprints_and_a_repeat_is_
     frame = page.locator("#pg-player .graph-figure")
     assert frame.evaluate("f => f.scrollWidth <= f.clientWidth"), frame.evaluate("f => [f.scrollWidth, f.clientWidth]")
     # Two boxes compute a*b, and the page says why.
-    products = player.locator("g.node title").evaluate_all("ts => ts.filter(t => / = a \\* b$/.test(t.textContent)).length")
+    products = player.locator("g.node title").evaluate_all("ts => ts.filter(t => / = a × b$/.test(t.textContent)).length")
     assert products == 2
     note = page.locator("#pg-repeats")
     assert note.is_visible() and "2 times" in note.text_content() and "t1" in note.text_content() and "t2" in note.text_content()
