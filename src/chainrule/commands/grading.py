@@ -139,9 +139,10 @@ def run_check(args: argparse.Namespace) -> int:
 
 
 def _numbers(values: list | None) -> str:
-    if values is None:
-        return "-"
-    return "[" + ", ".join(v if isinstance(v, str) else ("?" if v is None else repr(v)) for v in values) + "]"
+    """A test's numbers as the lesson page shows them (grading.numbers.graded_texts: one text per number)."""
+    from chainrule.grading.numbers import graded_texts
+
+    return graded_texts(values) or "-"
 
 
 def render_result(result: dict, verbose: bool = False) -> str:

@@ -22,7 +22,7 @@ from chainrule.lessons.text import fill
 from chainrule.trace import format_number
 
 __all__ = [
-    "NUMBER_HELP", "TOLERANCE_SLACK", "parse_number", "quiz_question", "question_ids", "check_quiz_answer",
+    "NUMBER_HELP", "TOLERANCE_SLACK", "parse_number", "too_large", "too_large_text", "quiz_question", "question_ids", "check_quiz_answer",
     "prediction_keys", "check_prediction", "key_idea_ids",
 ]
 
@@ -38,6 +38,25 @@ NUMBER_HELP = (
 )
 
 
+def _cleaned(text: str) -> str:
+    cleaned = text.strip(_SPACES).replace("\u2212", "-")  # a typographic minus counts as a minus
+    if "." not in cleaned and cleaned.count(",") == 1:
+        cleaned = cleaned.replace(",", ".")  # a decimal comma
+    return cleaned
+
+
+def too_large_text(shown: str) -> str:
+    """What is wrong with a number typed in digits that no float holds: its size, not how it is typed."""
+    return f"{shown} is too large to hold as a number (the largest is about 1.8e308): type a smaller one."
+
+
+def too_large(text: str) -> bool:
+    """Whether `text` is written as a number but is too large for any float ("1e400"): a problem of
+    size, not of how it is typed."""
+    cleaned = _cleaned(text)
+    return bool(_NUMBER.fullmatch(cleaned)) and math.isinf(float(cleaned))
+
+
 def parse_number(text: str) -> float | None:
     """A typed number as a float, or None if it is not one.
 
@@ -46,9 +65,7 @@ def parse_number(text: str) -> float | None:
     "2.5E-3"). The result must be finite ("1e999" is refused). Anything else (words, "1,000.5", "1 000",
     "nan", "inf", "0x10", "1_000") gives None.
     """
-    cleaned = text.strip(_SPACES).replace("\u2212", "-")  # a typographic minus counts as a minus
-    if "." not in cleaned and cleaned.count(",") == 1:
-        cleaned = cleaned.replace(",", ".")  # a decimal comma
+    cleaned = _cleaned(text)
     if not _NUMBER.fullmatch(cleaned):
         return None
     value = float(cleaned)
@@ -131,9 +148,10 @@ def check_quiz_answer(lesson_id: str, question_id: str, answer: str, variant: st
     if question["kind"] == "number":
         value = parse_number(text)
         if value is None:
+            shown = text.strip()[:40]
             return {
                 "correct": False, "expected": "", "invalid": True,
-                "reason": f"{text.strip()[:40]!r} is not a number. {NUMBER_HELP}",
+                "reason": too_large_text(shown) if too_large(text) else f"{shown!r} is not a number. {NUMBER_HELP}",
             }
         tolerance = loaded_lesson(lesson_id)["tolerance"]
         key = float(resolve(["answer"]))

@@ -33,6 +33,8 @@ __all__ = [
 DATA_DIR = Path(__file__).parent / "data"
 # Graded runs that did not pass before an exercise's model solution opens (lesson.json may say otherwise).
 SOLUTION_AFTER_DEFAULT = 3
+# What `{{lesson.KEY}}` gives for a key lesson.json may leave out.
+LESSON_DEFAULTS = {"solution_after_failed_runs": SOLUTION_AFTER_DEFAULT}
 LANGUAGES = ("python", "javascript", "typescript")
 
 
@@ -256,7 +258,7 @@ def make_resolver(data: dict[str, Any], numbers: dict[str, dict[str, dict[str, f
         if len(parts) == 3 and parts[0] == "plot" and plot is not None:
             return plot_number(plot, parts[1], parts[2])
         if len(parts) == 2 and parts[0] == "lesson":
-            value = data[parts[1]]
+            value = data[parts[1]] if parts[1] in data else LESSON_DEFAULTS[parts[1]]
             if isinstance(value, (int, float, str)) and not isinstance(value, bool):
                 return value
         raise KeyError(".".join(parts))
