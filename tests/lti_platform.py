@@ -163,6 +163,7 @@ def create_platform(config: dict) -> FastAPI:
         if deep:
             launch.set_dl(f"{base}/deep-link-return?" + urlencode({"course": course}), title="chainrule",
                           accept_types={"ltiResourceLink"}, extra_data={"course": course})
+            launch.set_ags(lineitems, None, allow_creating_lineitems=True)
         else:
             found = book.data["links"][link]
             launch.set_launch_url(found["url"])

@@ -87,13 +87,13 @@ def chainrule(*argv: str, env: dict, ok: bool = True) -> subprocess.CompletedPro
 
 def cli(*argv: str, env: dict) -> tuple[int, str, str]:
     """`chainrule ARGV` in this process (a command's own start costs seconds on a loaded machine): its exit code,
-    output and errors, with the class's data folder and database of ``env``."""
+    output and errors, with the CHAINRULE_ variables of ``env`` (the class's data folder and database)."""
     import contextlib
     import io
 
     from chainrule.cli import main
 
-    names = ("CHAINRULE_DATA_DIR", "CHAINRULE_DATABASE")
+    names = {"CHAINRULE_DATA_DIR", "CHAINRULE_DATABASE"} | {name for name in env if name.startswith("CHAINRULE_")}
     saved = {name: os.environ.get(name) for name in names}
     out, err = io.StringIO(), io.StringIO()
     try:

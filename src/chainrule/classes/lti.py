@@ -21,18 +21,19 @@ the lesson the link names, and the course's service endpoints (grades, roster) f
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
 import logging
-import secrets
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 from urllib.parse import urlencode, urlsplit
 
 from chainrule import lessons
-from chainrule.classes.accounts import LEARNER, TEACHER, Account, Accounts, ClassError, clean_name
+from chainrule.classes.accounts import LEARNER, TEACHER, Account, Accounts, ClassError
+from chainrule.classes.federation import (
+    FORGET_LOGINS, LOGIN_LIFETIME, Refused, clean, digest, display_name, free_name, new_state, same_browser,
+    state_cookie,
+)
 from chainrule.classes.id_tokens import KeySets, TokenRefused, verify
 from chainrule.classes.lti_keys import ToolKeys
 from chainrule.classes.remote import Remote
@@ -49,8 +50,6 @@ GRADES = "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint"
 ROSTER = "https://purl.imsglobal.org/spec/lti-nrps/claim/namesroleservice"
 RESOURCE_LAUNCH, DEEP_LINKING_LAUNCH = "LtiResourceLinkRequest", "LtiDeepLinkingRequest"
 
-LOGIN_LIFETIME = 600  # seconds from the login to its launch
-FORGET_LOGINS = 24 * 3600  # a used login is kept this long, so that a replay is named as one
 PATH = "path"  # the resource of a link to the whole path (else: a lesson id)
 ROLE_PREFIX = "http://purl.imsglobal.org/vocab/lis/v2/"
 TEACHING = {"membership#Instructor", "membership#Administrator", "membership#ContentDeveloper", "membership#Manager",
@@ -110,15 +109,11 @@ CAUSES: dict[str, tuple[int, str]] = {
 }
 
 
-class LaunchRefused(Exception):
-    """A login or launch refused: ``cause`` (a key of CAUSES), the sentence of what happened (str), and, where a
-    new window may work, the parameters to start the login again there (``relaunch``)."""
+class LaunchRefused(Refused):
+    """A login or launch refused, with its cause (a key of CAUSES) and, where a new window may work, the
+    parameters to start the login again there (``relaunch``)."""
 
-    def __init__(self, cause: str, message: str, relaunch: dict | None = None) -> None:
-        super().__init__(message)
-        self.cause = cause
-        self.status, self.advice = CAUSES[cause]
-        self.relaunch = relaunch
+    CAUSES = CAUSES
 
 
 @dataclass(frozen=True)
@@ -157,11 +152,6 @@ class Launch:
 def origin_of(url: str) -> str:
     parts = urlsplit(url or "")
     return f"{parts.scheme}://{parts.netloc}".lower() if parts.scheme in ("http", "https") and parts.netloc else ""
-
-
-def state_cookie_name(state: str, secure: bool) -> str:
-    """The cookie binding one login's state to the browser (one per login: two frames may launch at once)."""
-    return ("__Host-" if secure else "") + "chainrule_lti_" + hashlib.sha256(state.encode()).hexdigest()[:16]
 
 
 def role_of(roles: Any) -> str | None:
@@ -271,10 +261,10 @@ class Lti:
             raise LaunchRefused("unknown-deployment", f"the deployment {deployment!r} of {platform.name} is not "
                                 "registered here")
         self._landing(target)
-        state, nonce, now = secrets.token_urlsafe(32), secrets.token_urlsafe(32), self.clock()
+        state, nonce, now = new_state(), new_state(), self.clock()
         relaunch = {key: str(params[key]) for key in ("iss", "login_hint", "target_link_uri", "lti_message_hint",
                                                       "client_id", "lti_deployment_id") if params.get(key)}
-        self.tables.add_login(_digest(state), platform.id, nonce, target, relaunch, now, now - FORGET_LOGINS)
+        self.tables.add_login(digest(state), platform.id, nonce, target, relaunch, now, now - FORGET_LOGINS)
         query = {"scope": "openid", "response_type": "id_token", "response_mode": "form_post", "prompt": "none",
                  "client_id": platform.client_id, "redirect_uri": self.urls()["redirect"], "login_hint": hint,
                  "state": state, "nonce": nonce}
@@ -282,7 +272,7 @@ class Lti:
             query["lti_message_hint"] = str(params["lti_message_hint"])
         separator = "&" if urlsplit(platform.auth_login_url).query else "?"
         return Begun(platform.auth_login_url + separator + urlencode(query), state,
-                     state_cookie_name(state, self.secure))
+                     state_cookie("lti", state, self.secure))
 
     # ---------------------------------------------------------------- the launch
 
@@ -294,7 +284,7 @@ class Lti:
         state, token = str(form.get("state") or ""), str(form.get("id_token") or "")
         if not state or not token:
             raise LaunchRefused("missing-parameter", "the launch lacks its " + ("state" if not state else "id_token"))
-        login = self.tables.login(_digest(state))
+        login = self.tables.login(digest(state))
         now = self.clock()
         if login is None or now - login[4] > LOGIN_LIFETIME and login[5] is None:
             raise LaunchRefused("unknown-state", "no login of this server has this launch's state (or it is "
@@ -302,8 +292,8 @@ class Lti:
         platform_id, nonce, target, relaunch, _, used = login
         if used is not None:
             raise LaunchRefused("replayed", "this launch's login was used already: a launch works once")
-        cookie = state_cookie_name(state, self.secure)
-        if not any(hmac.compare_digest(value.encode("utf-8", "replace"), state.encode()) for value in cookies.get(cookie, [])):
+        cookie = state_cookie("lti", state, self.secure)
+        if not same_browser(cookies, cookie, state):
             raise LaunchRefused("not-this-browser", "the launch came without the cookie its login set in this "
                                 "browser", relaunch=relaunch)
         platform = self.platform(platform_id)
@@ -313,7 +303,7 @@ class Lti:
         except TokenRefused as refused:
             raise LaunchRefused(refused.cause, str(refused)) from None
         self._check_message(platform, claims, target)
-        if not self.tables.use_login(_digest(state), now):
+        if not self.tables.use_login(digest(state), now):
             raise LaunchRefused("replayed", "this launch's login was used already: a launch works once")
         return self._land(platform, claims, target, cookie, framed)
 
@@ -364,14 +354,14 @@ class Lti:
             resource = PATH
         context = claims[CONTEXT]
         now_text = self.store.now().isoformat()
-        title = _clean(context.get("title") or context.get("label") or "", f"Course {context['id'][:20]}")
+        title = clean(context.get("title") or context.get("label") or "", f"Course {context['id'][:20]}")
         context_row, class_id, made = self.tables.context_class(
-            platform.id, context["id"], title, lambda taken: _free_name(title, taken, context.get("label")), now_text)
+            platform.id, context["id"], title, lambda taken: free_name(title, taken, context.get("label")), now_text)
         if made:
             log.info("LMS course %r of %s: new class %d", title, platform.name, class_id)
-        display = _person_name(claims)
+        display = display_name(claims)
         account_id, _ = self.tables.linked_account(platform.issuer, claims["sub"], class_id, role,
-                                                   lambda taken: _free_name(display, taken), now_text)
+                                                   lambda taken: free_name(display, taken), now_text)
         grades = claims.get(GRADES) if isinstance(claims.get(GRADES), dict) else {}
         roster = claims.get(ROSTER) if isinstance(claims.get(ROSTER), dict) else {}
         presentation = claims.get(PRESENTATION) if isinstance(claims.get(PRESENTATION), dict) else {}
@@ -406,31 +396,5 @@ def _platform(row: tuple, deployments: list[str]) -> Platform:
                     tuple(deployments))
 
 
-def _digest(state: str) -> str:
-    return hashlib.sha256(state.encode("utf-8", "replace")).hexdigest()
-
-
 def _http_url(value: Any) -> str:
     return value if isinstance(value, str) and origin_of(value) and len(value) <= 2000 else ""
-
-
-def _clean(value: Any, fallback: str) -> str:
-    """A name fit for a class or an account (classes.accounts.clean_name), cut to length; else the fallback."""
-    text = "".join(char for char in str(value or "") if char.isprintable())[:60].strip()
-    try:
-        return clean_name(text, "name")
-    except ClassError:
-        return fallback
-
-
-def _person_name(claims: dict) -> str:
-    given = " ".join(str(claims.get(key) or "") for key in ("given_name", "family_name")).strip()
-    fallback = "Learner " + hashlib.sha256(str(claims.get("sub")).encode()).hexdigest()[:6]
-    return _clean(claims.get("name") or given or claims.get("preferred_username"), fallback)
-
-
-def _free_name(name: str, taken: Callable[[str], bool], label: Any = None) -> str:
-    """name, else "name (label)", else "name (2)", "name (3)", ...: the first not in use."""
-    candidates = [name] + ([f"{name[:40]} ({str(label)[:15]})"] if label else [])
-    candidates += [f"{name[:52]} ({number})" for number in range(2, 1000)]
-    return next(candidate for candidate in candidates if not taken(candidate))

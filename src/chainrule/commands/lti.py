@@ -93,7 +93,7 @@ def _open(args: argparse.Namespace, url: str = "http://localhost:8000") -> tuple
     return store, tool(args.data_dir, store, Accounts(store), url)
 
 
-def _check_url(url: str) -> str:
+def check_url(url: str) -> str:
     from urllib.parse import urlsplit
 
     from chainrule.classes.accounts import ClassError
@@ -111,7 +111,7 @@ def _check_url(url: str) -> str:
 def _register(args: argparse.Namespace) -> int:
     from chainrule.classes.accounts import ClassError
 
-    url = _check_url(args.url)
+    url = check_url(args.url)
     store, lti = _open(args, url)
     with store:
         given = [args.issuer, args.client_id, args.jwks_url, args.auth_url, args.token_url]

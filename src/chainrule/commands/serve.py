@@ -63,17 +63,21 @@ def class_grader(store, args: argparse.Namespace):
 
 
 def _add_lti(app, store, accounts, url: str, args: argparse.Namespace):
-    """The LTI tool's pages on the app (classes/lti.py), and the thread that sends scores to the LMS."""
+    """The LTI tool's pages on the app (classes/lti.py), the thread that sends scores to the LMS, and single
+    sign-on's pages (classes/sso.py)."""
     from chainrule.classes.lti_scores import ScoreSender
     from chainrule.classes.lti_services import LtiServices
     from chainrule.commands.lti import tool
+    from chainrule.classes.sso import Sso
     from chainrule.web.routes_lti import add_lti
+    from chainrule.web.routes_sso import add_sso
 
     if not args.lms_retry > 0:
         raise ValueError("--lms-retry must be more than 0 seconds")
     lti = tool(args.data_dir, store, accounts, url)
     sender = ScoreSender(lti, LtiServices(lti), retry_base=args.lms_retry)
     add_lti(app, lti, sender)
+    add_sso(app, Sso(store, accounts, url, remote=lti.remote))
     return sender
 
 

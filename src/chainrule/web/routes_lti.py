@@ -14,9 +14,6 @@ Pages of an LMS class may be framed by that LMS's origins only (frame-ancestors)
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import hmac
 import json
 import logging
 import threading
@@ -33,11 +30,11 @@ from chainrule.classes.lti import PATH, LaunchRefused, Lti, origin_of, resource_
 from chainrule.classes.lti_scores import ScoreSender
 from chainrule.classes.lti_services import LtiServices
 from chainrule.classes.remote import RemoteError
-from chainrule.classes.sessions import (
-    CSRF_COOKIE, SESSION_COOKIE, SESSION_LIFETIME, cookie_header, csrf_ok, csrf_token, session_cookie,
-)
-from chainrule.web.class_gate import cookies_of, signed_in
+from chainrule.classes.sessions import csrf_ok
+from chainrule.web.class_gate import signed_in
+from chainrule.web.cookies import request_cookies
 from chainrule.web.routes_pages import templates
+from chainrule.web.sign_in import add_session, cookie, new_session, sealed, unsealed
 
 log = logging.getLogger("chainrule.lti")
 router = APIRouter(include_in_schema=False)
@@ -95,21 +92,22 @@ async def _params(request: Request) -> dict[str, str]:
 def _refused(request: Request, refused: LaunchRefused, frame: tuple[str, ...] | None = None) -> HTMLResponse:
     log.warning("LTI refused (%s): %s", refused.cause, refused)
     request.scope.setdefault("state", {})["frame_ancestors"] = frame or ("*",)
-    response = templates.TemplateResponse(request, "lti_refused.html", {
+    response = templates.TemplateResponse(request, "login_refused.html", {
         "request": request, "title": "This launch was refused", "cause": refused.cause, "message": str(refused),
-        "advice": refused.advice, "relaunch": refused.relaunch or {}}, status_code=refused.status)
+        "advice": refused.advice, "relaunch": refused.relaunch or {},
+        "where_explained": "the LMS administrator finds it in chainrule's docs, \"When a launch fails\""},
+        status_code=refused.status)
     response.headers["x-chainrule-lti-refusal"] = refused.cause
+    if refused.relaunch:  # the new window's form goes to /lti/login, which sends it on to the LMS
+        from chainrule.web.security import CONTENT_SECURITY_POLICY
+
+        lms = " ".join(origin_of(platform.auth_login_url) for platform in _lti(request).platforms()
+                       if platform.issuer == refused.relaunch.get("iss"))
+        response.headers["content-security-policy"] = CONTENT_SECURITY_POLICY.replace(
+            "form-action 'self'", f"form-action 'self' {lms}").replace(
+            "frame-ancestors 'none'", "frame-ancestors " + " ".join(frame or ("*",)))
     response.headers["referrer-policy"] = "same-origin"  # the new-window form's POST must carry our Origin
     return response
-
-
-def _cookie(name: str, value: str, *, framed: bool, secure: bool, http_only: bool = True, same_site: str = "Lax",
-            max_age: int | None = SESSION_LIFETIME, path: str = "/") -> str:
-    """A Set-Cookie value; in the LMS's frame: SameSite=None, Secure and Partitioned (its own jar per LMS site)."""
-    if not framed:
-        return cookie_header(name, value, secure=secure, http_only=http_only, same_site=same_site, max_age=max_age)
-    text = cookie_header(name, value, secure=True, http_only=http_only, same_site="None", max_age=max_age)
-    return text.replace("Path=/", f"Path={path}", 1) + "; Partitioned"
 
 
 @router.get("/lti/jwks.json")
@@ -128,7 +126,7 @@ async def login(request: Request) -> Response:
         return _refused(request, refused)
     response = RedirectResponse(begun.redirect, status_code=302)
     # Always in the frame's form: the login may be in a frame or a window, and its launch comes back cross-site.
-    response.headers.append("set-cookie", _cookie(begun.cookie, begun.state, framed=True, secure=lti.secure,
+    response.headers.append("set-cookie", cookie(begun.cookie, begun.state, framed=True, secure=lti.secure,
                                                   max_age=600, path="/" if lti.secure else "/lti/launch"))
     return response
 
@@ -137,7 +135,7 @@ async def login(request: Request) -> Response:
 async def launch(request: Request) -> Response:
     lti = _lti(request)
     form = await _params(request)
-    cookies = {name: [value] for name, value in cookies_of(request.headers.get("cookie", "")).items()}
+    cookies = request_cookies(request.scope)
     # In a frame, or a window of its own? The browser says (Sec-Fetch-Dest); one that does not is taken as framed
     # unless the launch asked for a window (its cookies then work in both).
     destination = request.headers.get("sec-fetch-dest", "")
@@ -149,39 +147,18 @@ async def launch(request: Request) -> Response:
     framed = destination in ("iframe", "frame") or (not destination and presentation.get("document_target") != "window")
     request.app.state.frame_origins.add(done.account.class_id, done.frame_origins)
     request.scope.setdefault("state", {})["frame_ancestors"] = done.frame_origins
-    secret = request.app.state.gate.secret
-    now = int(request.app.state.clock().timestamp())
-    session = session_cookie(secret, done.account.id, done.account.session_epoch, now)
-    csrf = csrf_token(secret, session)
+    made = new_session(request, done.account)
     if done.deep_linking is not None:
-        response: Response = _picker(request, done.deep_linking, csrf)
+        response: Response = _picker(request, done.deep_linking, made[1])
     else:
         response = RedirectResponse(done.landing, status_code=303)
-    response.headers.append("set-cookie", _cookie(SESSION_COOKIE, session, framed=framed, secure=lti.secure))
-    response.headers.append("set-cookie", _cookie(CSRF_COOKIE, csrf, framed=framed, secure=lti.secure, http_only=False,
-                                                  same_site="Strict"))
-    response.headers.append("set-cookie", _cookie(done.state_cookie, "", framed=True, secure=lti.secure, max_age=0,
+    add_session(request, response, done.account, framed=framed, made=made)
+    response.headers.append("set-cookie", cookie(done.state_cookie, "", framed=True, secure=lti.secure, max_age=0,
                                                   path="/" if lti.secure else "/lti/launch"))
     return response
 
 
 # ---------------------------------------------------------------- deep linking
-
-
-def _sign(secret: str, settings: dict) -> str:
-    body = base64.urlsafe_b64encode(json.dumps(settings, sort_keys=True).encode()).decode()
-    return body + "." + hmac.new(secret.encode(), ("lti-pick:" + body).encode(), hashlib.sha256).hexdigest()
-
-
-def _unsign(secret: str, value: str) -> dict | None:
-    body, _, signature = (value or "").rpartition(".")
-    expected = hmac.new(secret.encode(), ("lti-pick:" + body).encode(), hashlib.sha256).hexdigest()
-    if not body or not hmac.compare_digest(signature.encode("utf-8", "replace"), expected.encode()):
-        return None
-    try:
-        return json.loads(base64.urlsafe_b64decode(body))
-    except ValueError:
-        return None
 
 
 def _choices() -> list[dict]:
@@ -193,7 +170,7 @@ def _picker(request: Request, settings: dict, csrf: str, error: str = "", status
     settings = dict(settings, expires=int(request.app.state.clock().timestamp()) + PICK_LIFETIME)
     response = templates.TemplateResponse(request, "lti_pick.html", {
         "request": request, "title": "Add chainrule to the course", "choices": _choices(), "csrf": csrf,
-        "settings": _sign(request.app.state.gate.secret, settings), "multiple": settings.get("accept_multiple"),
+        "settings": sealed(request.app.state.secret, "lti-pick", settings), "multiple": settings.get("accept_multiple"),
         "error": error}, status_code=status)
     response.headers["referrer-policy"] = "same-origin"
     return response
@@ -205,10 +182,10 @@ async def pick(request: Request) -> Response:
     account = signed_in(request)
     form = await _params(request)
     state = request.scope.get("state", {})
-    secret = request.app.state.gate.secret
-    if not csrf_ok(secret, state.get("csrf_cookie"), form.get("csrf"), state.get("session_cookie")):
+    secret = request.app.state.secret
+    if not csrf_ok(secret, state.get("csrf_cookies", []), form.get("csrf"), state.get("session_cookie")):
         raise HTTPException(status_code=403, detail="this form has expired: open chainrule from the LMS again")
-    settings = _unsign(secret, form.get("settings", ""))
+    settings = unsealed(secret, "lti-pick", form.get("settings", ""))
     now = int(request.app.state.clock().timestamp())
     if settings is None or settings.get("account") != account.id or settings.get("expires", 0) < now:
         raise HTTPException(status_code=403, detail="this choice is not valid any more: open chainrule from the LMS "
@@ -240,17 +217,16 @@ async def pick(request: Request) -> Response:
 
 def _deep_link(lti: Lti, services: LtiServices, settings: dict, chosen: list[str]) -> str:
     """Record the resources as linked in the course, and sign the answer: a resource gets a gradebook column
-    from the LMS only if the course has none for it yet (not here, not in the LMS)."""
+    from the LMS only if the course has none for it yet (none known here, none the LMS lists when it offers
+    the list; when the list cannot be read, the score sender makes the column later, after looking again)."""
     platform = lti.platform(int(settings["platform"]))
     context = lti.tables.context(int(settings["context"]))
     wanted = {}
     for resource in chosen:
-        known = lti.tables.line_items(int(settings["context"]), resource)
-        if known:
-            wanted[resource] = False
-        else:
+        wanted[resource] = not lti.tables.line_items(int(settings["context"]), resource)
+        if wanted[resource] and context is not None and context[5]:
             try:
-                wanted[resource] = bool(context and context[5]) and not services.line_items(platform, context[5], resource)
+                wanted[resource] = not services.line_items(platform, context[5], resource)
             except RemoteError as error:  # unknown: leave the column to the score sender, which looks again
                 log.warning("could not list the course's gradebook columns: %s", error)
                 wanted[resource] = False
