@@ -4,7 +4,7 @@ elsewhere (an issuer and a subject), whose display name comes from their claims.
 
     state = new_state(); cookie = state_cookie("lti", state, secure)     # the cookie binds the state to the browser
     same_browser(cookies, cookie, state)                                  # the browser that comes back is that one
-    display_name(claims)  /  free_name("Ada Lovelace", taken)            # "Ada Lovelace", else "Ada Lovelace (2)"
+    display_name(claims)  /  free_display_name("Ada Lovelace", names)    # "Ada Lovelace", else "Ada Lovelace (2)"
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ import secrets
 from typing import Any, Callable, Mapping
 
 from chainrule.classes.accounts import ClassError, clean_name
+from chainrule.classes.names import look_alike_keys
+from chainrule.errors import InputError
 
 LOGIN_LIFETIME = 600  # seconds from the start of a login to its end
 FORGET_LOGINS = 24 * 3600  # a used login is kept this long, so that a replay is named as one
@@ -57,7 +59,7 @@ def clean(value: Any, fallback: str) -> str:
     text = "".join(char for char in str(value or "") if char.isprintable())[:60].strip()
     try:
         return clean_name(text, "name")
-    except ClassError:
+    except (ClassError, InputError):
         return fallback
 
 
@@ -74,3 +76,10 @@ def free_name(name: str, taken: Callable[[str], bool], label: Any = None) -> str
     candidates = [name] + ([f"{name[:40]} ({clean(label, '')[:15]})"] if clean(label, "") else [])
     candidates += [f"{name[:52]} ({number})" for number in range(2, 1000)]
     return next(candidate for candidate in candidates if not taken(candidate))
+
+
+def free_display_name(name: str, names: list[str]) -> str:
+    """A display name for a newcomer to a class holding ``names``: none that looks like a classmate's (the rule
+    of classes/names.py, which joining with a password keeps too)."""
+    keys = [look_alike_keys(other) for other in names]
+    return free_name(name, lambda candidate: any(not look_alike_keys(candidate).isdisjoint(other) for other in keys))

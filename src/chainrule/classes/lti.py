@@ -31,8 +31,8 @@ from urllib.parse import urlencode, urlsplit
 from chainrule import lessons
 from chainrule.classes.accounts import LEARNER, TEACHER, Account, Accounts, ClassError
 from chainrule.classes.federation import (
-    FORGET_LOGINS, LOGIN_LIFETIME, Refused, clean, digest, display_name, free_name, new_state, same_browser,
-    state_cookie,
+    FORGET_LOGINS, LOGIN_LIFETIME, Refused, clean, digest, display_name, free_display_name, free_name, new_state,
+    same_browser, state_cookie,
 )
 from chainrule.classes.id_tokens import KeySets, TokenRefused, verify
 from chainrule.classes.lti_keys import ToolKeys
@@ -361,7 +361,7 @@ class Lti:
             log.info("LMS course %r of %s: new class %d", title, platform.name, class_id)
         display = display_name(claims)
         account_id, _ = self.tables.linked_account(platform.issuer, claims["sub"], class_id, role,
-                                                   lambda taken: free_name(display, taken), now_text)
+                                                   lambda names: free_display_name(display, names), now_text)
         grades = claims.get(GRADES) if isinstance(claims.get(GRADES), dict) else {}
         roster = claims.get(ROSTER) if isinstance(claims.get(ROSTER), dict) else {}
         presentation = claims.get(PRESENTATION) if isinstance(claims.get(PRESENTATION), dict) else {}

@@ -249,7 +249,7 @@ class Sso:
                  for account_id in self.tables.linked_accounts(finished.provider.issuer, finished.claims["sub"])]
         return [account for account in found if account is not None]
 
-    def join(self, finished: Finished, invite: str, name: Callable[[Callable], str]) -> Any:
+    def join(self, finished: Finished, invite: str, name: Callable[[list[str]], str]) -> Any:
         """The person's learner account in the invite's class (made with their claims' name on the first join)."""
         try:
             class_id, _ = self.accounts.invited_class(invite)

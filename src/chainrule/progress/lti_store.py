@@ -155,10 +155,10 @@ class LtiStore:
             "SELECT c.class_id, p.lms_origins, c.frame_origin FROM lti_contexts c "
             "JOIN lti_platforms p ON p.id = c.platform_id").fetchall())
 
-    def linked_account(self, issuer: str, subject: str, class_id: int, role: str, name: Callable[[Callable], str],
+    def linked_account(self, issuer: str, subject: str, class_id: int, role: str, name: Callable[[list[str]], str],
                        at: str) -> tuple[int, bool]:
         """(account id, made now) of the person (issuer, subject) in the class: made on first launch with a free
-        display name (name(taken)); its role follows the LMS's."""
+        display name (name(the class's names)); its role follows the LMS's."""
 
         def work(conn: Connection) -> tuple[int, bool]:
             row = conn.execute("SELECT account_id FROM lti_users WHERE issuer = ? AND subject = ? AND class_id = ?",
@@ -167,13 +167,11 @@ class LtiStore:
                 conn.execute("UPDATE accounts SET role = ? WHERE id = ? AND role != ?", (role, row[0], role))
                 return int(row[0]), False
 
-            def taken(display: str) -> bool:
-                return conn.execute("SELECT 1 FROM accounts WHERE class_id = ? AND name = ?",
-                                    (class_id, display)).fetchone() is not None
-
+            names = [row[0] for row in conn.execute("SELECT name FROM accounts WHERE class_id = ?",
+                                                    (class_id,)).fetchall()]
             account_id = int(conn.execute(
                 "INSERT INTO accounts (class_id, role, name, created_at) VALUES (?, ?, ?, ?) RETURNING id",
-                (class_id, role, name(taken), at)).fetchone()[0])
+                (class_id, role, name(names), at)).fetchone()[0])
             conn.execute("INSERT INTO lti_users (issuer, subject, class_id, account_id) VALUES (?, ?, ?, ?)",
                          (issuer, subject, class_id, account_id))
             return account_id, True

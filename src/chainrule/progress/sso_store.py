@@ -103,7 +103,7 @@ class SsoStore:
 
         return self.database.write(work, lock=ACCOUNT_LOCK)
 
-    def join(self, issuer: str, subject: str, class_id: int, name: Callable[[Callable], str], at: str) -> tuple[int, bool]:
+    def join(self, issuer: str, subject: str, class_id: int, name: Callable[[list[str]], str], at: str) -> tuple[int, bool]:
         """(account id, made now) of the person in the class: their linked learner account, or a new one."""
 
         def work(conn: Connection) -> tuple[int, bool]:
@@ -112,13 +112,11 @@ class SsoStore:
             if row is not None:
                 return int(row[0]), False
 
-            def taken(display: str) -> bool:
-                return conn.execute("SELECT 1 FROM accounts WHERE class_id = ? AND name = ?",
-                                    (class_id, display)).fetchone() is not None
-
+            names = [row[0] for row in conn.execute("SELECT name FROM accounts WHERE class_id = ?",
+                                                    (class_id,)).fetchall()]
             account_id = int(conn.execute(
                 "INSERT INTO accounts (class_id, role, name, created_at) VALUES (?, 'learner', ?, ?) RETURNING id",
-                (class_id, name(taken), at)).fetchone()[0])
+                (class_id, name(names), at)).fetchone()[0])
             conn.execute("INSERT INTO sso_users (issuer, subject, class_id, account_id) VALUES (?, ?, ?, ?)",
                          (issuer, subject, class_id, account_id))
             return account_id, True

@@ -20,7 +20,7 @@ from fastapi import APIRouter, FastAPI, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from chainrule.classes.accounts import TEACHER, ClassError
-from chainrule.classes.federation import display_name, free_name, new_state, same_browser
+from chainrule.classes.federation import display_name, free_display_name, new_state, same_browser
 from chainrule.classes.sessions import csrf_ok
 from chainrule.classes.sso import SignInRefused, Sso
 from chainrule.web.class_gate import signed_in
@@ -120,7 +120,7 @@ async def _arrive(request: Request, sso: Sso, finished: Any) -> Response:
     if intent.get("do") == "join":
         name = display_name(finished.claims)
         account = await anyio.to_thread.run_sync(
-            lambda: sso.join(finished, str(intent.get("invite")), lambda taken: free_name(name, taken)))
+            lambda: sso.join(finished, str(intent.get("invite")), lambda names: free_display_name(name, names)))
         return _session(request, account, "/")
     if intent.get("do") == "link":
         account = request.scope.get("state", {}).get("account")
