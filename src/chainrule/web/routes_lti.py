@@ -31,6 +31,7 @@ from chainrule.classes.lti_scores import ScoreSender
 from chainrule.classes.lti_services import LtiServices
 from chainrule.classes.remote import RemoteError
 from chainrule.classes.sessions import csrf_ok
+from chainrule.errors import InputError
 from chainrule.web.class_gate import signed_in
 from chainrule.web.cookies import request_cookies
 from chainrule.web.routes_pages import templates
@@ -166,12 +167,12 @@ def _choices() -> list[dict]:
         {"value": entry["id"], "title": entry["title"], "summary": entry["summary"]} for entry in written_lessons()]
 
 
-def _picker(request: Request, settings: dict, csrf: str, error: str = "", status: int = 200) -> HTMLResponse:
+def _picker(request: Request, settings: dict, csrf: str) -> HTMLResponse:
     settings = dict(settings, expires=int(request.app.state.clock().timestamp()) + PICK_LIFETIME)
     response = templates.TemplateResponse(request, "lti_pick.html", {
         "request": request, "title": "Add chainrule to the course", "choices": _choices(), "csrf": csrf,
         "settings": sealed(request.app.state.secret, "lti-pick", settings), "multiple": settings.get("accept_multiple"),
-        "error": error}, status_code=status)
+        "error": ""})
     response.headers["referrer-policy"] = "same-origin"
     return response
 
@@ -196,10 +197,8 @@ async def pick(request: Request) -> Response:
     body = (await request.body()).decode("utf-8", "replace")
     chosen = [value for key, value in parse_qsl(body, max_num_fields=40) if key == "resource" and value in known]
     if not chosen or len(chosen) > 1 and not settings.get("accept_multiple"):
-        request.scope.setdefault("state", {})["frame_ancestors"] = request.app.state.frame_origins.by_class.get(
-            account.class_id, ())
-        return _picker(request, settings, form.get("csrf", ""), error="Choose one lesson, or the whole path.",
-                       status=422)
+        raise InputError("choose one lesson, or the whole path" + (" (or several)" if settings.get("accept_multiple")
+                                                                   else ""), field="resource")
     lti, services = _lti(request), _services(request)
     answer = await anyio.to_thread.run_sync(lambda: _deep_link(lti, services, settings, chosen))
     return_url = settings["return_url"]

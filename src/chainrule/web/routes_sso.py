@@ -23,6 +23,8 @@ from chainrule.classes.accounts import TEACHER, ClassError
 from chainrule.classes.federation import display_name, free_display_name, new_state, same_browser
 from chainrule.classes.sessions import csrf_ok
 from chainrule.classes.sso import SignInRefused, Sso
+from chainrule.errors import InputError
+from chainrule.progress.errors import StoreError
 from chainrule.web.class_gate import signed_in
 from chainrule.web.cookies import request_cookies
 from chainrule.web.routes_pages import templates
@@ -68,10 +70,12 @@ def buttons(request: Request, **intent: str) -> list[dict]:
     """The sign-in providers' buttons for a class form (routes_class): each posts to /sso/start/ID with the
     form's fields of intent (next, invite)."""
     sso = getattr(request.app.state, "sso", None)
-    if sso is None:
+    try:
+        providers = sso.providers() if sso is not None else []
+    except StoreError:  # the class database is away: the page keeps its password form (its POST says why)
         return []
     return [{"id": provider.id, "name": provider.name, "fields": {k: v for k, v in intent.items() if v}}
-            for provider in sso.providers()]
+            for provider in providers]
 
 
 def passwords_allowed(request: Request, class_id: int) -> bool:
@@ -196,7 +200,7 @@ async def set_options(request: Request) -> dict[str, Any]:
         raise HTTPException(status_code=403, detail="only the class's teacher decides how its people sign in.")
     body = await request.json()
     if not isinstance(body, dict) or not isinstance(body.get("passwords"), bool):
-        raise HTTPException(status_code=422, detail='send {"passwords": true} or {"passwords": false}')
+        raise InputError('send {"passwords": true} or {"passwords": false}', field="passwords")
     sso = _sso(request)
     try:
         await anyio.to_thread.run_sync(sso.set_passwords, account, body["passwords"])
