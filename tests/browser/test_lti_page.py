@@ -1,8 +1,9 @@
 """Issue 30 in Chromium: chainrule inside an LMS's course page, both real processes (tests/lti_platform.py with
 lti1p3platform on 127.0.0.1, `chainrule serve` on localhost: another site). A teacher adds a lesson by deep
 linking inside the LMS's frame; a learner launches it in the frame, passes both exercises in the lesson page,
-and each change of the lesson's score reaches the LMS gradebook exactly once; another learner opens the link in
-a window of its own. The frame's cookies are partitioned (CHIPS): Chromium here blocks third-party cookies that
+and each change of the lesson's score reaches the LMS gradebook exactly once; the teacher's page shows the
+LMS's roster (who has not opened chainrule yet); another learner opens the link in a window of its own. The
+picker and the teacher's page pass axe-core. The frame's cookies are partitioned (CHIPS): Chromium here blocks third-party cookies that
 are not."""
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from conftest import axe_violations  # noqa: E402
 from lti_world import LtiWorld  # noqa: E402
 from test_lesson_page import reference  # noqa: E402
 
@@ -53,7 +55,7 @@ def pass_exercise(page, frame, exercise: str) -> None:
 
 
 def test_launch_lesson_pass_and_score_in_the_lms_gradebook_exactly_once(browser, world):
-    teacher = browser.new_context(viewport={"width": 1400, "height": 1000})
+    teacher = browser.new_context(viewport={"width": 1400, "height": 1000}, bypass_csp=True)  # axe-core goes in
     learner = browser.new_context(viewport={"width": 1400, "height": 1000})
     for context in (teacher, learner):
         context.set_default_timeout(60_000)
@@ -63,6 +65,7 @@ def test_launch_lesson_pass_and_score_in_the_lms_gradebook_exactly_once(browser,
         page.goto(f"{world.lms_url}/course/physics?user=hopper&link=dl:physics")
         frame = tool_frame(page)
         frame.wait_for_selector("form.lti-pick")
+        assert axe_violations(frame) == []
         frame.locator(f"#choice-{LESSON}").check()
         frame.locator("form.lti-pick button[type=submit]").click()
         frame.wait_for_selector("p.added")  # the LMS's page, in the frame: the link is made
@@ -91,6 +94,16 @@ def test_launch_lesson_pass_and_score_in_the_lms_gradebook_exactly_once(browser,
         assert given == [3, 4], given  # started (the reading, 01-03), then the exercises' section (05): once each
         result = world.state()["results"][f"{columns[0]['id']} ada"]
         assert result["scoreGiven"] == 4 and result["scoreMaximum"] == 8
+
+        # The teacher's page, in the teacher's frame: the LMS's roster (who has not opened chainrule yet) and
+        # the scores, all in the gradebook.
+        teacher_frame = tool_frame(teacher.pages[0])
+        teacher_frame.goto(world.tool_url + "/teacher")
+        teacher_frame.wait_for_selector("tr[data-member='Cyd Charisse']")
+        assert teacher_frame.locator("tr[data-member='Cyd Charisse'] td").nth(2).text_content() == "not yet"
+        assert teacher_frame.locator("tr[data-member='Ada Lovelace'] td").nth(2).text_content() == "yes"
+        assert "Every score is in the LMS gradebook" in teacher_frame.locator("#lms-scores").text_content()
+        assert axe_violations(teacher_frame) == []
 
         # Another learner opens the same link in a window of its own.
         page = learner.new_page()
