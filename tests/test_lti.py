@@ -378,3 +378,52 @@ def test_a_down_lms_loses_no_score_and_the_score_keeps_the_time_of_the_work(worl
     moment = datetime.fromisoformat(sent_for).timestamp()
     assert worked - 5 <= moment < back, (worked, sent_for, back)  # the time of the work, not of the sending
     assert "sent" in cli("lti", "scores", "Physics 2b", env=world.env)[1]
+
+
+def test_a_captured_id_token_does_not_work_with_a_login_of_ones_own(world, backprop_link):
+    """Token replay: Ada's id_token, captured on its way, posted with a fresh login the attacker began: its
+    nonce is Ada's login's, not the attacker's."""
+    captured = world.begin(Browser(), "ada", backprop_link)
+    attacker = Browser()
+    own = world.begin(attacker, "cyd", backprop_link)
+    answer = world.post_launch(attacker, dict(own.form, id_token=captured.form["id_token"]))
+    assert refusal(answer) == "wrong-nonce", answer.text
+    assert world.tool_get(attacker, "/api/class/me").status_code == 401
+
+
+def test_framed_sessions_still_need_the_csrf_token_and_the_picker_its_own_seal(world, backprop_link):
+    """Cookies sent across sites (SameSite=None, in the LMS's frame) carry no right to change anything by
+    themselves: every change still needs the CSRF token, and the deep-linking picker's choice needs the
+    settings sealed for this teacher's launch."""
+    learner = Browser()
+    world.launch(learner, "ada", backprop_link)
+    forged = learner.request("PUT", world.tool_url + "/api/progress/backprop/predictions/n", json={"value": 1.0},
+                             headers={"origin": world.tool_url})
+    assert forged.status_code == 403 and "CSRF" in forged.text
+    teacher = Browser()
+    journey = world.launch(teacher, "hopper", "dl:physics")
+    _, fields = [form for form in forms_of(journey.answer.text) if form[0] == "/lti/pick"][0]
+    for changed in ({"csrf": "not-the-token"}, {"settings": fields["settings"][:-4] + "0000"}):
+        answer = teacher.request("POST", world.tool_url + "/lti/pick", data=dict(fields, resource="backprop", **changed),
+                                 headers={"origin": world.tool_url})
+        assert answer.status_code == 403, (changed, answer.text)
+    other = Browser()
+    world.launch(other, "hopper", backprop_link)  # the same teacher, another browser: its own CSRF token
+    host = f"localhost:{world.tool_port}"
+    answer = other.request("POST", world.tool_url + "/lti/pick", data=dict(
+        fields, resource="backprop", csrf=other.jar[host]["chainrule_csrf"]), headers={"origin": world.tool_url})
+    assert answer.status_code == 200  # the seal is the teacher's: the same teacher may finish it anywhere
+    answer = learner.request("POST", world.tool_url + "/lti/pick", data=dict(
+        fields, resource="backprop", csrf=learner.jar[host]["chainrule_csrf"]), headers={"origin": world.tool_url})
+    assert answer.status_code == 403  # a learner carrying a teacher's picker: the seal names the teacher
+
+
+def test_every_refusal_cause_is_explained_in_the_classroom_guide():
+    """docs/classroom.md ("When a launch fails", "Single sign-on") names every cause a refusal can give."""
+    from pathlib import Path
+
+    from chainrule.classes import lti, sso
+
+    guide = (Path(__file__).resolve().parents[1] / "docs" / "classroom.md").read_text(encoding="utf-8")
+    missing = [cause for cause in [*lti.CAUSES, *sso.CAUSES] if f"`{cause}`" not in guide]
+    assert missing == []

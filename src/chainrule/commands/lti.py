@@ -137,22 +137,19 @@ def _register(args: argparse.Namespace) -> int:
 def _print_tool(lti: Any) -> None:
     urls = lti.urls()
     lti.keys.signing_key()  # the key pair exists from now on: the LMS may fetch the key set at once
-    lines = [
-        "Paste these into the LMS (docs/classroom.md has the steps for Canvas, Moodle and Blackboard):",
+    rows = [("Tool URL, Target Link URI", urls["target"]), ("Login initiation URL", urls["login"]),
+            ("Redirect URI(s)", urls["redirect"]), ("Deep linking (content selection) URL", urls["deep_linking"]),
+            ("Public keyset (JWKS) URL", urls["jwks"]), ("Domain", urls["domain"])]
+    lines = ["Paste these into the LMS (docs/classroom.md has the steps for Canvas, Moodle and Blackboard):", ""]
+    lines += [f"  {label + ':':38} {value}" for label, value in rows]
+    lines += [
         "",
-        f"  Tool URL / Target link URI:          {urls['target']}",
-        f"  OpenID Connect login (initiation) URL: {urls['login']}",
-        f"  Redirect URI(s):                      {urls['redirect']}",
-        f"  Deep linking (content selection) URL: {urls['deep_linking']}",
-        f"  Public keyset (JWKS) URL:             {urls['jwks']}",
-        f"  Domain:                               {urls['domain']}",
+        "  Services: Assignment and Grade Services (line items, scores), Names and Role Provisioning.",
+        "  Privacy: send the user's name. Placements: course navigation, and assignment or link selection",
+        "  (deep linking).",
         "",
-        "  Services to allow: Assignment and Grade Services (line items, scores), Names and Role Provisioning.",
-        "  Send the user's name (and roles) to the tool; placements: course navigation and assignment or link",
-        "  selection (deep linking).",
-        "",
-        "Then register the LMS here with what it shows: chainrule lti register --url URL --issuer ... --client-id ...",
-        "--deployment-id ... --jwks-url ... --auth-url ... --token-url ...",
+        "Then register the LMS here with what it shows (chainrule lti register --url URL --issuer ...",
+        "--client-id ... --deployment-id ... --jwks-url ... --auth-url ... --token-url ...).",
     ]
     for line in lines:
         print(terminal_text(line))
