@@ -33,6 +33,7 @@ COURSES = {
         "ada": {"name": "Ada Lovelace", "roles": LEARNER, "email": "shared@school.example"},
         "bea": {"name": "Bea Noether", "roles": LEARNER, "email": "shared@school.example"},
         "cyd": {"name": "Cyd Charisse", "roles": LEARNER},
+        "mimic": {"name": "\u0410da Lovelace", "roles": LEARNER},  # a Cyrillic A: it looks like Ada's name
         "hopper": {"name": "Grace Hopper", "roles": TEACHER},
         "olly": {"name": "Olly Observer", "roles": ["Mentor"]}}},
     "chemistry": {"title": "Chemistry", "label": "CHEM", "members": {

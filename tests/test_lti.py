@@ -142,6 +142,9 @@ def test_people_are_linked_by_subject_never_by_email_and_each_course_is_a_class(
     world.launch(ada, "ada", backprop_link)
     world.launch(bea, "bea", backprop_link)  # the same e-mail address as Ada's
     assert me(world, ada)["id"] != me(world, bea)["id"]
+    mimic = Browser()
+    world.launch(mimic, "mimic", backprop_link)  # a name that looks like Ada's gets a number (classes/names.py)
+    assert me(world, mimic)["name"] == "\u0410da Lovelace (2)"
     chemistry = world.add_link("chemistry", "computational-graphs")
     elsewhere = Browser()
     journey = world.launch(elsewhere, "ada", chemistry)
