@@ -430,3 +430,27 @@ def test_every_refusal_cause_is_explained_in_the_classroom_guide():
     guide = (Path(__file__).resolve().parents[1] / "docs" / "classroom.md").read_text(encoding="utf-8")
     missing = [cause for cause in [*lti.CAUSES, *sso.CAUSES] if f"`{cause}`" not in guide]
     assert missing == []
+
+
+def test_on_postgresql_the_outbox_keeps_a_score_until_the_lms_takes_it_once(postgres_url, tmp_path_factory):
+    """The same outbox in a class kept in PostgreSQL: a launch, the LMS down while the learner works, the
+    score delivered once when it is back."""
+    world = LtiWorld.start(tmp_path_factory.mktemp("lti-pg"), database=postgres_url)
+    try:
+        link = world.add_link("physics", "backprop")
+        learner = Browser()
+        assert world.launch(learner, "ada", link).answer.status_code == 303
+        world.stop_platform()
+        try:
+            assert world.tool_change(learner, "PUT", "/api/progress/backprop/predictions/n", {"value": 0.5}).status_code == 200
+            deadline = time.monotonic() + 30
+            while "waiting" not in (listing := cli("lti", "scores", env=world.env)[1]):
+                assert time.monotonic() < deadline, listing
+                time.sleep(0.3)
+        finally:
+            world.start_platform()
+        world.wait(lambda: scores_for(world, "ada", "backprop"))
+        time.sleep(2)
+        assert [post["scoreGiven"] for post in scores_for(world, "ada", "backprop")] == [3]
+    finally:
+        world.stop()

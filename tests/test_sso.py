@@ -149,3 +149,38 @@ def test_a_token_for_another_audience_and_a_provider_that_is_down(world):
     assert "sign in with your password" in down.text
     page = browser.request("GET", world.tool_url + "/sign-in")  # the password form is still there
     assert 'name="password"' in page.text
+
+
+def test_the_sign_in_tables_on_both_backends(store_place):
+    """classes/sso.py's tables on SQLite and PostgreSQL: a sign-in is used once, a person joins a class once
+    (linked by subject), a link taken by another account is refused, and the teacher's choice of passwords."""
+    from chainrule.classes import open_class_store
+    from chainrule.classes.accounts import Accounts
+    from chainrule.classes.sso import Sso
+
+    place = store_place("class")
+    store = open_class_store(place.get("data_dir"), place.get("database"))
+    try:
+        accounts = Accounts(store)
+        made = accounts.create_class("Physics 2b")
+        sso = Sso(store, accounts, "https://class.example.org")
+        provider = sso.add_provider("School", "https://login.school.example", "client", "secret")
+        assert sso.add_provider("School", "https://login.school.example", "client", "new secret").id == provider.id
+        sso.tables.add_login("hash", provider.id, "nonce", "verifier", {"do": "sign-in"}, 100.0, 0.0)
+        assert sso.tables.login("hash")[3] == {"do": "sign-in"}
+        assert sso.tables.use_login("hash", 101.0) and not sso.tables.use_login("hash", 102.0)
+        class_id = made.class_id
+        first, created = sso.tables.join(provider.issuer, "subject-1", class_id, lambda names: "Ada", "2026-03-01")
+        again, created_again = sso.tables.join(provider.issuer, "subject-1", class_id, lambda names: "Ada", "2026-03-01")
+        assert created and not created_again and again == first
+        other, _ = sso.tables.join(provider.issuer, "subject-2", class_id, lambda names: f"Bea ({len(names)})",
+                                   "2026-03-01")
+        assert accounts.account(other).name == "Bea (2)"  # the callback saw the class's names: Teacher, Ada
+        assert sso.tables.linked_accounts(provider.issuer, "subject-1") == [first]
+        assert not sso.tables.link(provider.issuer, "subject-1", other, class_id)  # subject-1 is Ada's here
+        assert sso.tables.link(provider.issuer, "subject-1", first, class_id)  # her own link again: fine
+        assert sso.tables.passwords_allowed(class_id)
+        sso.tables.set_passwords(class_id, False)
+        assert not sso.tables.passwords_allowed(class_id)
+    finally:
+        store.close()
