@@ -250,6 +250,12 @@ class LtiWorld:
             if process is not None:
                 stop_process(process)
 
+    def __enter__(self) -> "LtiWorld":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
     # ------------------------------------------------------------ the LMS's side
 
     def lms(self, method: str, path: str, **kwargs) -> httpx.Response:

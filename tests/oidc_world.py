@@ -107,6 +107,12 @@ class OidcWorld:
             if process is not None:
                 stop_process(process)
 
+    def __enter__(self) -> "OidcWorld":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
     # ------------------------------------------------------------ a browser's side
 
     def start_sign_in(self, browser: Browser, page: str, provider: str, **fields: str):

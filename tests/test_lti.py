@@ -30,11 +30,8 @@ SCORE = "https://purl.imsglobal.org/spec/lti-ags/scope/"
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
-    started = LtiWorld.start(tmp_path_factory.mktemp("lti"))
-    try:
+    with LtiWorld.start(tmp_path_factory.mktemp("lti")) as started:
         yield started
-    finally:
-        started.stop()
 
 
 @pytest.fixture(scope="module")
@@ -435,8 +432,7 @@ def test_every_refusal_cause_is_explained_in_the_classroom_guide():
 def test_on_postgresql_the_outbox_keeps_a_score_until_the_lms_takes_it_once(postgres_url, tmp_path_factory):
     """The same outbox in a class kept in PostgreSQL: a launch, the LMS down while the learner works, the
     score delivered once when it is back."""
-    world = LtiWorld.start(tmp_path_factory.mktemp("lti-pg"), database=postgres_url)
-    try:
+    with LtiWorld.start(tmp_path_factory.mktemp("lti-pg"), database=postgres_url) as world:
         link = world.add_link("physics", "backprop")
         learner = Browser()
         assert world.launch(learner, "ada", link).answer.status_code == 303
@@ -452,5 +448,3 @@ def test_on_postgresql_the_outbox_keeps_a_score_until_the_lms_takes_it_once(post
         world.wait(lambda: scores_for(world, "ada", "backprop"))
         time.sleep(2)
         assert [post["scoreGiven"] for post in scores_for(world, "ada", "backprop")] == [3]
-    finally:
-        world.stop()

@@ -13,11 +13,8 @@ from oidc_world import PASSWORD, OidcWorld, query_of
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
-    started = OidcWorld.start(tmp_path_factory.mktemp("sso"))
-    try:
+    with OidcWorld.start(tmp_path_factory.mktemp("sso")) as started:
         yield started
-    finally:
-        started.stop()
 
 
 def me(world: OidcWorld, browser: Browser) -> dict:

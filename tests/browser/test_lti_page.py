@@ -25,11 +25,8 @@ LESSON = "computational-graphs"
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
-    started = LtiWorld.start(tmp_path_factory.mktemp("lti-browser"))
-    try:
+    with LtiWorld.start(tmp_path_factory.mktemp("lti-browser")) as started:
         yield started
-    finally:
-        started.stop()
 
 
 def tool_frame(page):

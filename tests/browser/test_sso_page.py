@@ -16,11 +16,8 @@ from oidc_world import OidcWorld  # noqa: E402
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
-    started = OidcWorld.start(tmp_path_factory.mktemp("sso-browser"))
-    try:
+    with OidcWorld.start(tmp_path_factory.mktemp("sso-browser")) as started:
         yield started
-    finally:
-        started.stop()
 
 
 def through_provider(page, login: str) -> None:

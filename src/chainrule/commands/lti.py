@@ -46,20 +46,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                      help="the address people open the LMS at, whose pages frame the tool (repeatable)")
     sub.add_argument("--name", default="", help="a name for this LMS in listings")
     add_database_options(sub)
-    sub.set_defaults(func=_guarded(_register))
+    sub.set_defaults(func=guarded(_register))
     for name, function, help_text in (("list", _list, "the registered LMS platforms"),
                                       ("rotate-key", _rotate, "make a new key pair; the previous one stays published")):
         sub = commands.add_parser(name, help=help_text, description=help_text)
         add_database_options(sub)
-        sub.set_defaults(func=_guarded(function))
+        sub.set_defaults(func=guarded(function))
     sub = commands.add_parser("scores", help="the scores on their way to the LMS gradebook",
                               description="Every score of an LMS class (or of all): sent, or waiting and why.")
     sub.add_argument("name", nargs="?", help="the class's name (default: every class)")
     add_database_options(sub)
-    sub.set_defaults(func=_guarded(_scores))
+    sub.set_defaults(func=guarded(_scores))
 
 
-def _guarded(command: Any) -> Any:
+def guarded(command: Any, name: str = "lti") -> Any:
+    """The command, with its refusals (and a store or file that cannot be used) as one line on stderr, exit 1."""
+
     def run(args: argparse.Namespace) -> int:
         from chainrule.classes.accounts import ClassError
         from chainrule.progress import StoreError
@@ -67,7 +69,7 @@ def _guarded(command: Any) -> Any:
         try:
             return command(args)
         except (ClassError, StoreError, OSError) as error:
-            print(f"chainrule lti: error: {terminal_text(str(error))}", file=sys.stderr)
+            print(f"chainrule {name}: error: {terminal_text(str(error))}", file=sys.stderr)
             return 1
 
     return run

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from typing import Any
 
 from chainrule.commands.class_ import add_database_options
+from chainrule.commands.lti import check_url, guarded
 from chainrule.text_safety import terminal_text
 
 COMMANDS = ("sso",)
@@ -38,34 +38,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                      help=f"a file holding the client secret (default: ${SECRET_ENV})")
     sub.add_argument("--url", required=True, help="the address learners open, as `chainrule serve --url` has it")
     add_database_options(sub)
-    sub.set_defaults(func=_guarded(_add))
+    sub.set_defaults(func=guarded(_add, "sso"))
     sub = commands.add_parser("list", help="the sign-in providers")
     add_database_options(sub)
-    sub.set_defaults(func=_guarded(_list))
+    sub.set_defaults(func=guarded(_list, "sso"))
     sub = commands.add_parser("remove", help="remove a sign-in provider (linked accounts keep their link)")
     sub.add_argument("name")
     add_database_options(sub)
-    sub.set_defaults(func=_guarded(_remove))
+    sub.set_defaults(func=guarded(_remove, "sso"))
     sub = commands.add_parser("passwords", help="allow or forbid passwords in a class (the teacher decides on the "
                               "teacher's page; this is the administrator's way back)")
     sub.add_argument("class_name", metavar="class")
     sub.add_argument("setting", choices=("on", "off"))
     add_database_options(sub)
-    sub.set_defaults(func=_guarded(_passwords))
-
-
-def _guarded(command: Any) -> Any:
-    def run(args: argparse.Namespace) -> int:
-        from chainrule.classes.accounts import ClassError
-        from chainrule.progress import StoreError
-
-        try:
-            return command(args)
-        except (ClassError, StoreError, OSError) as error:
-            print(f"chainrule sso: error: {terminal_text(str(error))}", file=sys.stderr)
-            return 1
-
-    return run
+    sub.set_defaults(func=guarded(_passwords, "sso"))
 
 
 def _open(args: argparse.Namespace, url: str = "http://localhost:8000") -> tuple[Any, Any]:
@@ -90,8 +76,6 @@ def _secret(args: argparse.Namespace) -> str:
 
 
 def _add(args: argparse.Namespace) -> int:
-    from chainrule.commands.lti import check_url
-
     store, sso = _open(args, check_url(args.url))
     with store:
         provider = sso.add_provider(args.name, args.issuer, args.client_id, _secret(args))

@@ -20,6 +20,35 @@ PLATFORM_COLUMNS = ("id, issuer, client_id, name, auth_login_url, token_url, jwk
 CONTEXT_COLUMNS = "id, platform_id, context_id, class_id, title, lineitems_url, ags_scopes, memberships_url, frame_origin"
 
 
+def use_login(database: Any, table: str, state_hash: str, now: float) -> bool:
+    """Mark a login in progress (LTI's or a sign-in provider's) used; False if it was already (a replay, or
+    the same answer sent twice at once)."""
+    assert table in ("lti_logins", "sso_logins")
+    return database.write(lambda conn: conn.execute(
+        f"UPDATE {table} SET used_ts = ? WHERE state_hash = ? AND used_ts IS NULL", (now, state_hash)).rowcount == 1,
+        lock=OUTBOX_LOCK)
+
+
+def linked_account(conn: Connection, table: str, issuer: str, subject: str, class_id: int, role: str,
+                   name: Callable[[list[str]], str], at: str, *, follow_role: bool) -> tuple[int, bool]:
+    """(account id, made now) of the person (issuer, subject) in the class, linked in ``table`` (lti_users,
+    sso_users): made with the name name(the class's names) gives, if none is linked yet. follow_role: the
+    account's role becomes ``role`` (an LMS says what someone is in the course at every launch)."""
+    assert table in ("lti_users", "sso_users")
+    row = conn.execute(f"SELECT account_id FROM {table} WHERE issuer = ? AND subject = ? AND class_id = ?",
+                       (issuer, subject, class_id)).fetchone()
+    if row is not None:
+        if follow_role:
+            conn.execute("UPDATE accounts SET role = ? WHERE id = ? AND role != ?", (role, row[0], role))
+        return int(row[0]), False
+    names = [found[0] for found in conn.execute("SELECT name FROM accounts WHERE class_id = ?", (class_id,)).fetchall()]
+    account_id = int(conn.execute("INSERT INTO accounts (class_id, role, name, created_at) VALUES (?, ?, ?, ?) "
+                                  "RETURNING id", (class_id, role, name(names), at)).fetchone()[0])
+    conn.execute(f"INSERT INTO {table} (issuer, subject, class_id, account_id) VALUES (?, ?, ?, ?)",
+                 (issuer, subject, class_id, account_id))
+    return account_id, True
+
+
 class LtiStore:
     """The LTI and single sign-on tables of a class store's database."""
 
@@ -101,10 +130,7 @@ class LtiStore:
         return None if row is None else (int(row[0]), row[1], row[2], json.loads(row[3]), float(row[4]), row[5])
 
     def use_login(self, state_hash: str, now: float) -> bool:
-        """Mark the login used; False if it was already (a replay, or the same form sent twice at once)."""
-        return self._write(lambda conn: conn.execute(
-            "UPDATE lti_logins SET used_ts = ? WHERE state_hash = ? AND used_ts IS NULL",
-            (now, state_hash)).rowcount == 1, lock=OUTBOX_LOCK)
+        return use_login(self.database, "lti_logins", state_hash, now)
 
     # ---------------------------------------------------------------- courses, classes and accounts
 
@@ -159,24 +185,8 @@ class LtiStore:
                        at: str) -> tuple[int, bool]:
         """(account id, made now) of the person (issuer, subject) in the class: made on first launch with a free
         display name (name(the class's names)); its role follows the LMS's."""
-
-        def work(conn: Connection) -> tuple[int, bool]:
-            row = conn.execute("SELECT account_id FROM lti_users WHERE issuer = ? AND subject = ? AND class_id = ?",
-                               (issuer, subject, class_id)).fetchone()
-            if row is not None:
-                conn.execute("UPDATE accounts SET role = ? WHERE id = ? AND role != ?", (role, row[0], role))
-                return int(row[0]), False
-
-            names = [row[0] for row in conn.execute("SELECT name FROM accounts WHERE class_id = ?",
-                                                    (class_id,)).fetchall()]
-            account_id = int(conn.execute(
-                "INSERT INTO accounts (class_id, role, name, created_at) VALUES (?, ?, ?, ?) RETURNING id",
-                (class_id, role, name(names), at)).fetchone()[0])
-            conn.execute("INSERT INTO lti_users (issuer, subject, class_id, account_id) VALUES (?, ?, ?, ?)",
-                         (issuer, subject, class_id, account_id))
-            return account_id, True
-
-        return self._write(work)
+        return self._write(lambda conn: linked_account(conn, "lti_users", issuer, subject, class_id, role, name, at,
+                                                       follow_role=True))
 
     def linked_people(self, class_id: int) -> dict[tuple[str, str], int]:
         """(issuer, subject) -> account id of everyone of the class who has launched."""

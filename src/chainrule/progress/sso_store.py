@@ -10,7 +10,7 @@ from typing import Any, Callable
 
 from chainrule.progress.class_store import ACCOUNT_LOCK
 from chainrule.progress.connection import Connection
-from chainrule.progress.lti_store import OUTBOX_LOCK
+from chainrule.progress.lti_store import OUTBOX_LOCK, linked_account, use_login
 
 PROVIDER_COLUMNS = "id, name, issuer, client_id, client_secret"
 
@@ -77,9 +77,7 @@ class SsoStore:
         return None if row is None else (int(row[0]), row[1], row[2], json.loads(row[3]), float(row[4]), row[5])
 
     def use_login(self, state_hash: str, now: float) -> bool:
-        return self.database.write(lambda conn: conn.execute(
-            "UPDATE sso_logins SET used_ts = ? WHERE state_hash = ? AND used_ts IS NULL", (now, state_hash)).rowcount == 1,
-            lock=OUTBOX_LOCK)
+        return use_login(self.database, "sso_logins", state_hash, now)
 
     # ---------------------------------------------------------------- linked accounts
 
@@ -105,23 +103,8 @@ class SsoStore:
 
     def join(self, issuer: str, subject: str, class_id: int, name: Callable[[list[str]], str], at: str) -> tuple[int, bool]:
         """(account id, made now) of the person in the class: their linked learner account, or a new one."""
-
-        def work(conn: Connection) -> tuple[int, bool]:
-            row = conn.execute("SELECT account_id FROM sso_users WHERE issuer = ? AND subject = ? AND class_id = ?",
-                               (issuer, subject, class_id)).fetchone()
-            if row is not None:
-                return int(row[0]), False
-
-            names = [row[0] for row in conn.execute("SELECT name FROM accounts WHERE class_id = ?",
-                                                    (class_id,)).fetchall()]
-            account_id = int(conn.execute(
-                "INSERT INTO accounts (class_id, role, name, created_at) VALUES (?, 'learner', ?, ?) RETURNING id",
-                (class_id, name(names), at)).fetchone()[0])
-            conn.execute("INSERT INTO sso_users (issuer, subject, class_id, account_id) VALUES (?, ?, ?, ?)",
-                         (issuer, subject, class_id, account_id))
-            return account_id, True
-
-        return self.database.write(work, lock=ACCOUNT_LOCK)
+        return self.database.write(lambda conn: linked_account(conn, "sso_users", issuer, subject, class_id, "learner",
+                                                               name, at, follow_role=False), lock=ACCOUNT_LOCK)
 
     def is_linked(self, account_id: int) -> bool:
         return self._read(lambda conn: conn.execute(
