@@ -448,3 +448,12 @@ def test_on_postgresql_the_outbox_keeps_a_score_until_the_lms_takes_it_once(post
         world.wait(lambda: scores_for(world, "ada", "backprop"))
         time.sleep(2)
         assert [post["scoreGiven"] for post in scores_for(world, "ada", "backprop")] == [3]
+
+
+def test_a_course_class_without_a_teacher_yet_says_so_to_the_administrator(world):
+    """A course's class is made by its first launch, a learner's perhaps: `chainrule class teacher-link` then
+    says that it has no teacher yet instead of failing."""
+    link = world.add_link("chemistry", "backprop")
+    world.launch(Browser(), "ada", link)
+    code, _, error = cli("class", "teacher-link", "Chemistry", env=world.env)
+    assert code == 1 and "no teacher account yet" in error, error
