@@ -45,6 +45,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--learner-storage", type=float, default=None, metavar="MB",
                         help="how much one learner may keep, in millions of characters of code, results and answers: "
                         "a progress file that would pass it is refused (default 64)")
+    parser.add_argument("--lms-retry", type=float, default=5.0, metavar="SECONDS",
+                        help="a score the LMS did not take is sent again after this long, then twice as long each "
+                        "time, at most hourly (default 5)")
     add_database_options(parser)
     parser.set_defaults(func=run)
 
@@ -57,6 +60,25 @@ def class_grader(store, args: argparse.Namespace):
         return InProcessGrader()
     return QueuedGrader(store, store.database.url, deadline_seconds=args.run_deadline,
                         max_open=args.runs_per_learner)
+
+
+def _add_lti(app, store, accounts, url: str, args: argparse.Namespace):
+    """The LTI tool's pages on the app (classes/lti.py), the thread that sends scores to the LMS, and single
+    sign-on's pages (classes/sso.py)."""
+    from chainrule.classes.lti_scores import ScoreSender
+    from chainrule.classes.lti_services import LtiServices
+    from chainrule.commands.lti import tool
+    from chainrule.classes.sso import Sso
+    from chainrule.web.routes_lti import add_lti
+    from chainrule.web.routes_sso import add_sso
+
+    if not args.lms_retry > 0:
+        raise ValueError("--lms-retry must be more than 0 seconds")
+    lti = tool(args.data_dir, store, accounts, url)
+    sender = ScoreSender(lti, LtiServices(lti), retry_base=args.lms_retry)
+    add_lti(app, lti, sender)
+    add_sso(app, Sso(store, accounts, url, remote=lti.remote))
+    return sender
 
 
 def run(args: argparse.Namespace) -> int:
@@ -101,8 +123,10 @@ def run(args: argparse.Namespace) -> int:
         quota = {} if args.learner_storage is None else {"learner_quota": int(args.learner_storage * 1_000_000)}
         if quota and quota["learner_quota"] <= 0:
             raise ValueError("--learner-storage must be more than 0 (millions of characters)")
-        app = create_class_app(store, accounts=Accounts(store), grader=grader,
+        accounts = Accounts(store)
+        app = create_class_app(store, accounts=accounts, grader=grader,
                                secure=parts.scheme == "https", hosts=hosts, port=args.port, public=public, **quota)
+        sender = _add_lti(app, store, accounts, url, args)
     except (StoreError, ValueError) as error:
         store.close()
         print(f"chainrule serve: {error}", file=sys.stderr)
@@ -131,11 +155,13 @@ def run(args: argparse.Namespace) -> int:
     # Behind a proxy on this machine, the client address (for sign-in limits) comes from X-Forwarded-For.
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on", proxy_headers=True,
                             forwarded_allow_ips="127.0.0.1,::1", **server_options())
+    sender.start()
     try:
         uvicorn.Server(config).run(sockets=[sock])
     except KeyboardInterrupt:
         pass
     finally:
+        sender.stop()
         sock.close()
         if grader.queued:
             grader.close()
