@@ -207,6 +207,9 @@ class Accounts:
     def new_teacher_link(self, class_name: str) -> str:
         """A fresh one-time link for the class's teacher (to sign in the first time, or after losing the password)."""
         teacher_id = self.tables.teacher_id(self.class_id(class_name))
+        if teacher_id is None:
+            raise ClassError(f"{class_name!r} has no teacher account yet: an LMS course's class gets its teachers "
+                             "when they first open chainrule from the course", kind="not-found")
         link, link_hash, expires = self._new_link(TEACHER_LINK_LIFETIME)
         self.tables.add_link(teacher_id, link_hash, expires)
         return link

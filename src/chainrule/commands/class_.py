@@ -160,10 +160,6 @@ def _list(args: argparse.Namespace) -> int:
     return 0
 
 
-def _percent(share: float | None) -> str:
-    return "-" if share is None else f"{share * 100:.0f} %"
-
-
 def _view(args: argparse.Namespace) -> int:
     from chainrule.classes.report import ClassReport
 
@@ -183,17 +179,16 @@ def _view(args: argparse.Namespace) -> int:
     elif args.view == "exercises":
         _print(f"{'exercise':24} {'runs':>5} {'first run':>10} {'median':>7}  most common diagnoses of failing runs")
         for r in rows:
-            median = "-" if r["median_runs_to_pass"] is None else f"{r['median_runs_to_pass']:g}"
             diagnoses = "; ".join(f"{d['diagnosis']} ({d['runs']})" for d in r["diagnoses"]) or "-"
-            _print(f"{r['exercise_id'][:24]:24} {r['runs']:>5} {_percent(r['passed_first_run']):>10} {median:>7}  "
-                   f"{diagnoses}")
+            _print(f"{r['exercise_id'][:24]:24} {r['runs']:>5} {r['passed_first_run_text']:>10} "
+                   f"{r['median_runs_to_pass_text']:>7}  {diagnoses}")
     else:
         _print(f"{'question':44} {'answered':>8} {'right':>6}  most chosen wrong answer")
         for r in rows:
             wrong = "-" if r["most_chosen_wrong"] is None else (
                 f"{r['most_chosen_wrong']['answer']} ({r['most_chosen_wrong']['times']}x)")
             _print(f"{(r['lesson_id'] + '/' + r['question_id'])[:44]:44} {r['learners_answered']:>8} "
-                   f"{_percent(r['share_right']):>6}  {wrong}")
+                   f"{r['share_right_text']:>6}  {wrong}")
     return 0
 
 

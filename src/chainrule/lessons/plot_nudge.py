@@ -21,12 +21,14 @@ from typing import Any
 
 from chainrule.expr import ExpressionError, parse
 from chainrule.lessons.text import LessonDataError
+from chainrule.number_text import format_number
 
 __all__ = ["NUDGE_FIELDS", "nudge_number", "nudge_plot"]
 
 NUDGE_FIELDS = ("h", "after", "change", "ratio", "error", "at", "value", "slope")
 CURVE_POINTS = 61  # samples of the curve the page draws
 MAX_NUDGES = 20
+TINY = 1e-17  # an error of exactly 0 still needs a place on a log scale
 
 
 def _number(spec: dict[str, Any], key: str, where: str) -> float:
@@ -36,9 +38,21 @@ def _number(spec: dict[str, Any], key: str, where: str) -> float:
     return float(value)
 
 
+def log_axis(numbers: list[float], most_ticks: int) -> dict[str, Any]:
+    """A log scale holding the numbers: {"low", "high"} as powers of ten (at least one apart) and at most
+    about `most_ticks` ticks {"power", "text"}, each labelled by the one rule for a number (10^-3 is "0.001")."""
+    logs = [math.log10(max(abs(x), TINY)) for x in numbers]
+    low, high = math.floor(min(logs)), math.ceil(max(logs))
+    high = max(high, low + 1)
+    every = max(1, math.ceil((high - low) / most_ticks))
+    return {"low": low, "high": high,
+            "ticks": [{"power": p, "text": format_number(10.0 ** p)} for p in range(low, high + 1, every)]}
+
+
 def nudge_plot(spec: dict[str, Any]) -> dict[str, Any]:
     """{"kind", "expression", "input", "at", "value", "slope", "curve": [[x, f(x)], ...],
-    "nudges": [{"name", "h", "after", "change", "ratio", "error"}]}."""
+    "nudges": [{"name", "h", "after", "change", "ratio", "error"}], "h_axis", "error_axis"} (the error
+    plot's log scales, `log_axis`)."""
     text = spec.get("expression")
     if not isinstance(text, str):
         raise LessonDataError("plot: a nudge plot needs \"expression\": a function of one input, e.g. \"x*x\"")
@@ -82,7 +96,8 @@ def nudge_plot(spec: dict[str, Any]) -> dict[str, Any]:
     if not all(math.isfinite(y) for _, y in curve):
         raise LessonDataError("plot: the function is not finite around the point; choose smaller nudges")
     return {"kind": "nudge", "expression": text, "input": name, "at": at, "value": value, "slope": slope,
-            "curve": curve, "nudges": rows}
+            "curve": curve, "nudges": rows, "h_axis": log_axis([row["h"] for row in rows], 5),
+            "error_axis": log_axis([row["error"] for row in rows], 6)}
 
 
 def nudge_number(plot: dict[str, Any], name: str, field: str) -> float:

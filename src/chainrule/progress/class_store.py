@@ -77,9 +77,11 @@ class ClassStore:
 
         return self._write(work)
 
-    def teacher_id(self, class_id: int) -> int:
-        return int(self.database.read(lambda conn: conn.execute(
-            "SELECT id FROM accounts WHERE class_id = ? AND role = 'teacher'", (class_id,)).fetchone()[0]))
+    def teacher_id(self, class_id: int) -> int | None:
+        """The class's first teacher (an LMS course's class may have several, or none before one launches)."""
+        row = self.database.read(lambda conn: conn.execute(
+            "SELECT id FROM accounts WHERE class_id = ? AND role = 'teacher' ORDER BY id", (class_id,)).fetchone())
+        return None if row is None else int(row[0])
 
     def add_link(self, account_id: int, link_hash: str, expires: float) -> None:
         self._write(lambda conn: _add_link(conn, account_id, link_hash, expires))

@@ -17,6 +17,7 @@ from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 
 from chainrule import __version__
+from chainrule.lessons import register_exercises
 from chainrule.web import routes_api, routes_pages, routes_playground
 from chainrule.web.errors import install_error_handlers
 from chainrule.web.grading_gate import GradingGate
@@ -57,6 +58,7 @@ def create_app(
     store), the gate that signs accounts in instead of the token (ClassGate and its options), the public
     (host, port) of its --url, the schemes its Origin may use, and its routers.
     """
+    register_exercises()  # the pages offer the lessons' exercises, graded by id
     app = FastAPI(
         title="chainrule lesson API",
         version=__version__,

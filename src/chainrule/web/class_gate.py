@@ -32,9 +32,11 @@ from chainrule.web.errors import CLASS_DATABASE_AWAY, log, refusal
 from chainrule.progress.connection import redact_secrets
 from chainrule.web.store_access import StoreAccess, StoreUnavailable
 
-PUBLIC_PREFIXES = ("/static/", "/sign-in", "/join/", "/set-password/")
-# HTML forms: their CSRF token comes in the form body, which the route checks (routes_class.form_csrf).
-FORM_PREFIXES = ("/sign-in", "/join/", "/set-password/", "/sign-out")
+PUBLIC_PREFIXES = ("/static/", "/sign-in", "/join/", "/set-password/", "/lti/", "/sso/")
+# HTML forms: their CSRF token comes in the form body, which the route checks (routes_class.form_csrf); the LTI
+# login and launch, and a provider's sign-in callback, carry a state, its cookie and a signed id_token instead
+# (web/routes_lti.py, web/routes_sso.py).
+FORM_PREFIXES = ("/sign-in", "/join/", "/set-password/", "/sign-out", "/lti/", "/sso/")
 STATE_CHANGING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 

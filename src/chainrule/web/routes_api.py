@@ -43,7 +43,7 @@ from chainrule.web.models import (
     TraceOut,
     UndoOut,
 )
-from chainrule.web.numbers import number_text, plot_with_texts, with_texts
+from chainrule.web.numbers import grade_result_with_texts, number_text, plot_with_texts
 from chainrule.web.errors import store_message
 from chainrule.web.store_access import StoreAccess, review_text
 
@@ -64,7 +64,8 @@ LessonId = Annotated[str, Path(description="A lesson id, e.g. backprop", example
 GraphName = Annotated[str, Path(description="section03 or neuron", examples=["section03", "neuron"])]
 PredictionKey = Annotated[str, Path(description="n, o, dn, db, dw1 or dw2", examples=["dn", "dw2"])]
 QuestionId = Annotated[str, Path(description="A quiz question id", examples=["product-gradient", "addition-node"])]
-ExerciseId = Annotated[str, Path(description="An exercise id", examples=lessons.exercise_ids("backprop"))]
+ExerciseId = Annotated[str, Path(description="An exercise id",
+                                  examples=["neuron-grads", "local-gradients", "backward-order"])]
 
 
 def services(request: Request) -> StoreAccess:
@@ -126,12 +127,22 @@ def get_lesson(lesson_id: LessonId) -> dict[str, Any]:
 
 @router.get("/lessons/{lesson_id}/trace/{graph}", response_model=TraceOut, summary="Step trace of a lesson graph")
 def get_trace(lesson_id: LessonId, graph: GraphName) -> dict[str, Any]:
-    """The trace, with the layout of its picture for wide and narrow screens (chainrule.draw's)."""
-    import chainrule
+    """The trace (every number with its text), with the layout of its picture for wide and narrow screens."""
     from chainrule.draw import page_layout
+    from chainrule.lessons.graphs import graph_trace
 
-    steps = with_texts(chainrule.trace(lessons.build_lesson_graph(lesson_id, graph)))
+    steps, _ = graph_trace(_lesson_graph(lesson_id, graph), graph)
     return steps | {"layout": page_layout(steps)}  # every box sized to the texts it will show
+
+
+def _lesson_graph(lesson_id: str, graph: str) -> dict[str, Any]:
+    graphs = lessons.lesson_data(lesson_id)["graphs"]
+    if graph not in graphs:
+        raise HTTPException(
+            status_code=404,
+            detail=f"lesson {lesson_id!r} has no graph {graph!r}: its graphs are {', '.join(graphs)}",
+        )
+    return graphs[graph]
 
 
 @router.post(
@@ -142,18 +153,9 @@ def post_explore(lesson_id: LessonId, graph: GraphName, body: ExploreIn) -> dict
     from chainrule.draw import page_layout
     from chainrule.lessons.graphs import explore_graph
 
-    graphs = lessons.lesson_data(lesson_id)["graphs"]
-    if graph not in graphs:
-        raise HTTPException(
-            status_code=404,
-            detail=f"lesson {lesson_id!r} has no graph {graph!r}: its graphs are {', '.join(graphs)}",
-        )
     nudge = (body.nudge.input, body.nudge.h) if body.nudge else None
-    explored = explore_graph(graphs[graph], body.values, nudge, graph)
-    if explored["nudge"]:
-        explored["nudge"] |= {f"{key}_text": number_text(explored["nudge"][key])
-                              for key in ("h", "before", "after", "change", "ratio", "grad")}
-    steps = with_texts(explored["trace"])
+    explored = explore_graph(_lesson_graph(lesson_id, graph), body.values, nudge, graph)
+    steps = explored["trace"]
     return explored | {"trace": steps | {"layout": page_layout(steps)}}  # boxes sized to these numbers
 
 
@@ -287,7 +289,7 @@ def get_progress(request: Request, lesson_id: LessonId) -> dict[str, Any]:
                      if key in ("sections", "lesson")},
         "predictions": _with_feedback(lesson_id, store.predictions(lesson_id), _prediction_feedback),
         "code": code,
-        "results": of_lesson(store.latest_results()),
+        "results": {key: grade_result_with_texts(result) for key, result in of_lesson(store.latest_results()).items()},
         "quiz": _with_feedback(lesson_id, store.quiz_answers(lesson_id), _quiz_feedback),
         "explanation": store.explanation(lesson_id),
     }

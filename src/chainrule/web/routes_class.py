@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Iterable
 from urllib.parse import parse_qsl
 
+import anyio
 from fastapi import APIRouter, FastAPI, HTTPException, Path, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response, StreamingResponse
 
@@ -32,6 +33,8 @@ from chainrule.errors import InputError
 from chainrule.progress import StoreError
 from chainrule.web.class_gate import ClassGate, ClassServices, signed_in
 from chainrule.web.errors import answer_for
+from chainrule.web.routes_sso import buttons as sso_buttons
+from chainrule.web.routes_sso import passwords_allowed
 from chainrule.web.models import ErrorBody
 from chainrule.web.routes_pages import templates
 
@@ -154,7 +157,8 @@ SIGN_IN_FIELDS = [
 @router.get("/sign-in", response_class=HTMLResponse)
 def sign_in_page(request: Request, next: str = "") -> HTMLResponse:
     return _form_page(request, title="Sign in", intro="Sign in to your class.", fields=SIGN_IN_FIELDS,
-                      action="/sign-in?next=" + _local_path(next, ""), button="Sign in")
+                      action="/sign-in?next=" + _local_path(next, ""), button="Sign in",
+                      extra={"providers": sso_buttons(request, next=_local_path(next, ""))})
 
 
 @router.post("/sign-in")
@@ -163,9 +167,13 @@ async def sign_in(request: Request, next: str = "") -> Response:
         form = await _form(request)
         account = await _accounts(request).sign_in(form.get("class_name", ""), form.get("name", ""),
                                                    form.get("password", ""), known_device=_state(request).get("device"))
+        if not await anyio.to_thread.run_sync(passwords_allowed, request, account.class_id):
+            raise ClassError("this class signs in with a school account only (its teacher turned passwords off): "
+                             "use the button below", kind="refused")
     except FORM_ERRORS as error:
         return _form_page(request, title="Sign in", intro="Sign in to your class.", fields=SIGN_IN_FIELDS,
-                          action="/sign-in?next=" + _local_path(next, ""), button="Sign in", error=error)
+                          action="/sign-in?next=" + _local_path(next, ""), button="Sign in", error=error,
+                          extra={"providers": sso_buttons(request, next=_local_path(next, ""))})
     return _signed_in_response(request, account, _local_path(next, _home(account)))
 
 
@@ -186,8 +194,13 @@ def join_page(request: Request, invite: str) -> HTMLResponse:
 def _join_form(request: Request, invite: str, class_name: str, error: BaseException | None = None) -> HTMLResponse:
     fields = [{"name": "name", "label": "Your name (your teacher and you will see it)", "type": "text",
                "autocomplete": "username"}, NEW_PASSWORD]
-    return _form_page(request, title=f"Join {class_name}", intro="Choose the name your teacher will know you by.",
-                      fields=fields, action=f"/join/{invite}", button="Join the class", error=error)
+    class_id, _ = _accounts(request).invited_class(invite)
+    with_passwords = passwords_allowed(request, class_id)
+    intro = "Choose the name your teacher will know you by." if with_passwords else \
+        "Join with your school account (your teacher turned passwords off for this class)."
+    return _form_page(request, title=f"Join {class_name}", intro=intro, fields=fields if with_passwords else [],
+                      action=f"/join/{invite}", button="Join the class", error=error,
+                      extra={"providers": sso_buttons(request, invite=invite), "provider_verb": "Join"})
 
 
 @router.post("/join/{invite}")
@@ -199,6 +212,8 @@ async def join(request: Request, invite: str) -> Response:
         raise HTTPException(status_code=404, detail=str(error)) from None
     try:
         form = await _form(request)
+        if not await anyio.to_thread.run_sync(passwords_allowed, request, accounts.invited_class(invite)[0]):
+            raise ClassError("this class is joined with a school account only: use the button below", kind="refused")
         account = await accounts.join(invite, form.get("name", ""), form.get("password", ""))
     except FORM_ERRORS as error:
         return _join_form(request, invite, class_name, error)
@@ -390,7 +405,7 @@ def account_page(request: Request) -> HTMLResponse:
         request.app.state.secret, [value], value, state.get("session_cookie"))), None)
     response = templates.TemplateResponse(request, "account.html", {
         "request": request, "title": "Your account", "name": account.name, "class_name": account.class_name,
-        "csrf": token or ""})
+        "csrf": token or "", "providers": sso_buttons(request)})
     response.headers["referrer-policy"] = "same-origin"  # its sign-out form, as in _form_page
     return response
 

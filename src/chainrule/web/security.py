@@ -51,6 +51,10 @@ LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "[::1]"})
 DEFAULT_MAX_BODY = 256 * 1024  # bytes; code is the biggest body, and 256 KB is far beyond any answer
 STATE_CHANGING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 PUBLIC_PREFIXES = ("/static/",)  # the page's own scripts and styles: nothing secret, nothing executed
+# Class mode's LTI login and launch are POSTed by the LMS's pages, across sites, by design: their proof is the
+# state, its cookie and the LMS's signed id_token (classes/lti.py), not the Origin. (Personal mode has no such
+# pages: its token gate refuses them.)
+CROSS_SITE_POSTS = ("/lti/login", "/lti/launch")
 
 CONTENT_SECURITY_POLICY = (
     "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
@@ -191,9 +195,16 @@ class AllowedHosts:
         return ", ".join(sorted(f"{name}:{port}" if port else name for name, port in self.pairs))
 
 
+def _framers(scope: Scope) -> tuple[str, ...]:
+    """The origins that may frame this answer: none, unless class mode's LTI (web/routes_lti.py) installed a
+    policy on the app (an LMS class's pages may be framed by its LMS)."""
+    policy = getattr(getattr(scope.get("app"), "state", None), "frame_ancestors", None)
+    return tuple(policy(scope) or ()) if policy is not None else ()
+
+
 class SecurityHeaders:
-    """Headers on every response: no framing, no sniffing, no referrer, a CSP on pages, and no-store on
-    everything but the static files."""
+    """Headers on every response: no framing (but by an LMS class's own LMS), no sniffing, no referrer, a CSP
+    on pages, and no-store on everything but the static files."""
 
     def __init__(self, app: App) -> None:
         self.app = app
@@ -211,10 +222,14 @@ class SecurityHeaders:
                     headers = [(k, v) for k, v in headers if k.lower() != b"cache-control"]
                     headers.append((b"cache-control", b"no-store"))
                 present = {key.lower() for key, _ in headers}
-                headers += [(k, v) for k, v in COMMON_HEADERS if k not in present]
+                framers = _framers(scope)
+                headers += [(k, v) for k, v in COMMON_HEADERS if k not in present
+                            and not (framers and k == b"x-frame-options")]
                 content_type = next((v for k, v in headers if k.lower() == b"content-type"), b"")
                 if content_type.startswith(b"text/html") and b"content-security-policy" not in present:
-                    headers.append((b"content-security-policy", CONTENT_SECURITY_POLICY.encode()))
+                    policy = CONTENT_SECURITY_POLICY if not framers else CONTENT_SECURITY_POLICY.replace(
+                        "frame-ancestors 'none'", "frame-ancestors 'self' " + " ".join(framers))
+                    headers.append((b"content-security-policy", policy.encode()))
                 message = dict(message, headers=headers)
             await send(message)
 
@@ -253,7 +268,8 @@ class OriginCheck:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         method = scope.get("method", "GET").upper() if scope["type"] == "http" else ""
         origin = _header(scope, b"origin")
-        if method in STATE_CHANGING and origin is not None and not self.hosts.origin_allowed(origin, self.schemes):
+        if method in STATE_CHANGING and origin is not None and not self.hosts.origin_allowed(origin, self.schemes) \
+                and scope.get("path") not in CROSS_SITE_POSTS:
             await _refuse(scope, receive, send, 403,
                           f"Origin {origin!r} is not this server: a {method} is accepted only from this "
                           "server's own pages (or from a client that sends no Origin).")

@@ -31,7 +31,7 @@ function boundaryPath(scores, cells, step) {
         }
       }
       for (let k = 0; k + 1 < crossings.length; k += 2) {
-        parts.push(`M${crossings[k][0].toFixed(1)} ${crossings[k][1].toFixed(1)}L${crossings[k + 1][0].toFixed(1)} ${crossings[k + 1][1].toFixed(1)}`);
+        parts.push(`M${crossings[k][0]} ${crossings[k][1]}L${crossings[k + 1][0]} ${crossings[k + 1][1]}`);
       }
     }
   }
@@ -65,13 +65,16 @@ function planePanel(plot) {
       ? svg("rect", { x: cx - 4, y: cy - 4, width: 8, height: 8, class: "boundary-point plus" })
       : svg("circle", { cx, cy, r: 4.5, class: "boundary-point minus" }));
   });
+  // A pixel's centre in cells across the grid, and the cell it falls in.
+  const centre = (px) => (px + 0.5) / SUB;
+  const cellOf = (px) => Math.min(Math.floor(centre(px)), cells - 1);
   const update = (frame) => {
     const at = (a, b) => frame.scores[b * (cells + 1) + a];
     let plus = 0;
     for (let j = 0; j < fine; j += 1) {
-      const v = (j + 0.5) / SUB, b = Math.min(Math.floor(v), cells - 1), fv = v - b;
+      const b = cellOf(j), fv = centre(j) - b;
       for (let i = 0; i < fine; i += 1) {
-        const u = (i + 0.5) / SUB, a = Math.min(Math.floor(u), cells - 1), fu = u - a;
+        const a = cellOf(i), fu = centre(i) - a;
         const upper = at(a, b) + (at(a + 1, b) - at(a, b)) * fu;
         const lower = at(a, b + 1) + (at(a + 1, b + 1) - at(a, b + 1)) * fu;
         const side = upper + (lower - upper) * fv > 0 ? PLUS : MINUS;

@@ -87,7 +87,7 @@ function lossPanel(run) {
 
 export function renderFitPlot(slot, plot) {
   const interval = reducedMotion() ? REDUCED_INTERVAL_MS : INTERVAL_MS;
-  const holder = el("div", { class: "fit-plot", id: "fit-plot", "data-frame-ms": String(interval) });
+  const holder = el("div", { class: "fit-plot", id: "fit-plot", "data-frame-ms": interval });
   const choices = el("fieldset", { class: "fit-runs" }, el("legend", {}, "Learning rate"));
   const caption = el("p", { class: "fit-caption", "aria-live": "polite" });
   const panels = el("div", { class: "fit-panels" });
@@ -158,7 +158,7 @@ export function renderFitPlot(slot, plot) {
  * Returns {controls (the buttons' row), goTo(k), stop(), setLast(k)}; the holder's data-step says where it is. */
 export function frameStepper(holder, last, show, caption) {
   const interval = reducedMotion() ? REDUCED_INTERVAL_MS : INTERVAL_MS;
-  holder.dataset.frameMs = String(interval);
+  holder.dataset.frameMs = interval;
   const playButton = el("button", { type: "button", class: "secondary", "data-action": "play" }, "Play");
   const nextButton = el("button", { type: "button", class: "secondary", "data-action": "next" }, "Next step");
   const resetButton = el("button", { type: "button", class: "secondary", "data-action": "reset" }, "Restart");

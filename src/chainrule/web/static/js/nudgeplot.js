@@ -44,21 +44,18 @@ function curvePanel(plot) {
 function errorPanel(plot) {
   const logH = plot.nudges.map((n) => Math.log10(Math.abs(n.h)));
   const logE = plot.nudges.map((n) => Math.log10(Math.max(n.error, TINY)));
-  const hLo = Math.floor(Math.min(...logH)), hHi = Math.ceil(Math.max(...logH));
-  const eLo = Math.floor(Math.min(...logE)), eHi = Math.ceil(Math.max(...logE));
-  const sx = scale(hHi, hLo === hHi ? hHi - 1 : hLo, PAD + 6, W - 12);  // h shrinks to the right
-  const sy = scale(eLo, eHi === eLo ? eLo + 1 : eHi, H - PAD, TOP);
+  const hAxis = plot.h_axis, eAxis = plot.error_axis;  // log scales and their ticks, from the server
+  const sx = scale(hAxis.high, hAxis.low, PAD + 6, W - 12);  // h shrinks to the right
+  const sy = scale(eAxis.low, eAxis.high, H - PAD, TOP);
   const root = svg("svg", { viewBox: `0 0 ${W} ${H}`, class: "fit-panel nudge-errors", role: "img",
     "aria-label": "The error of each slope estimate against the size of h, both on log scales" });
   axes(root, "", "error (log scale)");
   root.append(svg("text", { x: W - 8, y: 13, "text-anchor": "end", class: "fit-axis-label" }, "h shrinks to the right"));
-  const every = Math.max(1, Math.ceil((eHi - eLo) / 6));
-  for (let p = eLo; p <= eHi; p += every) {
-    root.append(svg("text", { x: PAD - 4, y: sy(p) + 4, "text-anchor": "end", class: "fit-tick" }, `1e${p}`));
+  for (const tick of eAxis.ticks) {
+    root.append(svg("text", { x: PAD - 4, y: sy(tick.power) + 4, "text-anchor": "end", class: "fit-tick" }, tick.text));
   }
-  const across = Math.max(1, Math.ceil((hHi - hLo) / 5));
-  for (let p = hHi; p >= hLo; p -= across) {
-    root.append(svg("text", { x: sx(p), y: H - PAD + 14, "text-anchor": "middle", class: "fit-tick" }, `1e${p}`));
+  for (const tick of hAxis.ticks) {
+    root.append(svg("text", { x: sx(tick.power), y: H - PAD + 14, "text-anchor": "middle", class: "fit-tick" }, tick.text));
   }
   const path = svg("polyline", { class: "fit-loss", fill: "none" });
   const dot = svg("circle", { r: 4, class: "fit-loss-dot" });

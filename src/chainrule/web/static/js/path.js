@@ -80,7 +80,7 @@ async function start() {
       el("span", { class: "lesson-index" }, `${index + 1}`), " ",
       available ? el("a", { href: lesson.href }, lesson.title) : el("span", {}, lesson.title));
     const item = el("li", { class: `path-lesson ${available ? "available" : "coming-next"}`, "data-lesson": lesson.id, "data-status": lesson.status, "data-finished": String(finished(lesson)),
-      "data-here": String(lesson === here), "aria-current": lesson === here ? "step" : undefined },
+      "data-here": lesson === here ? "true" : "false", "aria-current": lesson === here ? "step" : undefined },
       heading,
       available ? null : el("span", { class: "badge" }, lesson.status === "coming-next" ? "coming next · not written yet" : "not written yet"),
       lesson === here ? el("span", { class: "badge you-are-here" }, "you are here") : null,
