@@ -32,6 +32,7 @@ from chainrule.lessons import (
 )
 from chainrule.lessons.loader import DATA_DIR
 from chainrule.lessons.text import PLACEHOLDER
+from chainrule.number_text import format_number
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -350,6 +351,58 @@ def test_the_sweeps_plot_fills_one_jacobian_both_ways_with_the_steps_counted_by_
     prose = " ".join(next(s["html"] for s in get_lesson(MODES)["sections"] if s["slug"] == "see-it-work").split())
     assert "forward mode needs 6 sweeps and 48 steps; reverse mode 1 sweep and 8 steps" in prose
     assert "forward mode needs 1 sweep and 12 steps; reverse mode 6 sweeps and 37 steps" in prose
+
+
+def test_the_new_plots_numbers_arrive_as_the_one_text_for_a_number():
+    """The pages format no number: the nudge plot's log ticks, each nudge's numbers, the boundary plot's rates
+    and the sweeps' Jacobian entries come with their texts, and formulas read with × (texts written by hand)."""
+    from chainrule.lessons.loader import lesson_plots
+    from chainrule.web.numbers import plot_with_texts
+
+    nudge = plot_with_texts(lesson_plots(SLOPES))
+    # h runs from 1 down to 1e-13, the errors from 4 down to about 7e-8: ticks every third and second power.
+    assert [t["text"] for t in nudge["h_axis"]["ticks"]] == ["1", "0.001", "1e-6", "1e-9", "1e-12"]
+    assert [t["text"] for t in nudge["error_axis"]["ticks"]] == ["10", "0.1", "0.001", "1e-5", "1e-7"]
+    first = nudge["nudges"][0]  # h = 1: f(2) = 25, f(1) = 9
+    assert (first["h_text"], first["after_text"], first["change_text"], first["ratio_text"], first["error_text"]) == \
+        ("1", "25", "16", "16", "4")
+    assert (nudge["at_text"], nudge["value_text"], nudge["slope_text"]) == ("1", "9", "12")
+    boundary = plot_with_texts(lesson_plots(NETWORK))
+    assert all(run["lr_text"] and all("loss_text" in f and "accuracy_text" in f for f in run["frames"])
+               for run in boundary["runs"])
+    sweeps = {f["name"]: f for f in plot_with_texts(lesson_plots(MODES))["functions"]}
+    assert sweeps["gather"]["formulas"] == ["h = tanh(x1 \u00d7 x2 + x3 \u00d7 x4 + x5 \u00d7 x6)", "y1 = h \u00d7 h + h"]
+    assert sweeps["spread"]["formulas"][-2:] == ["y5 = h \u00d7 h \u00d7 h", "y6 = exp(h)"]
+    # d y2 / d t for y2 = h + t is 1 + dh/dt; the forward sweep's column holds it, written by the one rule.
+    column = sweeps["spread"]["forward"][0]
+    assert column["column_text"] == [format_number(x) for x in column["column"]]
+    assert sweeps["gather"]["reverse"][0]["row_text"] == [format_number(x) for x in sweeps["gather"]["reverse"][0]["row"]]
+    # The grader's test names too: h = 1e-6, not Python's 1e-06.
+    labels = [label for case in exercise_cases("slope-by-nudging") for label in case.labels]
+    assert "slope estimate with h = 1e-6" in labels and "slope estimate with h = 0.0001" in labels
+    assert not any("e-0" in label for label in labels)
+
+
+def test_the_new_lessons_exercises_register_by_the_explicit_call_only():
+    """In a fresh process: importing the lessons registers no exercise; lessons.register_exercises() registers
+    the new lessons' exercises with the built-in ones, in path order."""
+    import subprocess
+    import sys
+
+    code = (
+        "import json\n"
+        "from chainrule.grading import get_exercise, list_exercises\n"
+        "import chainrule.lessons as lessons\n"
+        "before = [e['id'] for e in list_exercises()]\n"
+        "lessons.register_exercises()\n"
+        "print(json.dumps([before, [e['id'] for e in list_exercises()]]))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    before, after = json.loads(done.stdout)
+    assert before == []
+    new = [exercise for lesson in NEW for exercise in EXERCISES[lesson]]
+    assert set(new) <= set(after) and after[:len(EXERCISES[SLOPES])] == EXERCISES[SLOPES]
 
 
 def test_tangent_exercise_cases_match_torch():

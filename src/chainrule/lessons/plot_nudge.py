@@ -40,13 +40,14 @@ def _number(spec: dict[str, Any], key: str, where: str) -> float:
 
 def log_axis(numbers: list[float], most_ticks: int) -> dict[str, Any]:
     """A log scale holding the numbers: {"low", "high"} as powers of ten (at least one apart) and at most
-    about `most_ticks` ticks {"power", "text"}, each labelled by the one rule for a number (10^-3 is "0.001")."""
+    about `most_ticks` ticks {"power", "text"} down from the highest, each labelled by the one rule for a
+    number (10^-3 reads "0.001", 10^-6 "1e-6")."""
     logs = [math.log10(max(abs(x), TINY)) for x in numbers]
     low, high = math.floor(min(logs)), math.ceil(max(logs))
     high = max(high, low + 1)
     every = max(1, math.ceil((high - low) / most_ticks))
     return {"low": low, "high": high,
-            "ticks": [{"power": p, "text": format_number(10.0 ** p)} for p in range(low, high + 1, every)]}
+            "ticks": [{"power": p, "text": format_number(10.0 ** p)} for p in range(high, low - 1, -every)]}
 
 
 def nudge_plot(spec: dict[str, Any]) -> dict[str, Any]:

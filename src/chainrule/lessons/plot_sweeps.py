@@ -26,6 +26,7 @@ from chainrule.engine import Value, reverse_sweep, topological_order
 from chainrule.expr import Expression, ExpressionError, parse
 from chainrule.forward import jvp
 from chainrule.lessons.text import LessonDataError
+from chainrule.number_text import formula_text
 
 __all__ = ["SWEEP_FIELDS", "sweep_number", "sweep_plot", "sweeps_of"]
 
@@ -113,8 +114,9 @@ def sweeps_of(names: list[str], values: list[float], shared: list[tuple[str, Exp
 
 
 def sweep_plot(spec: dict[str, Any]) -> dict[str, Any]:
-    """{"kind", "functions": [{"name", "label", "inputs": [names], "values", "let", "outputs": [texts], "results",
-    "nodes", "jacobian", "forward": [...], "reverse": [...]}]}."""
+    """{"kind", "functions": [{"name", "label", "inputs": [names], "values", "let", "outputs": [texts],
+    "formulas" (each definition and output as the page shows it, "y1 = h × h + h"), "results", "nodes",
+    "jacobian", "forward": [...], "reverse": [...]}]}."""
     functions = spec.get("functions")
     if not isinstance(functions, list) or not functions:
         raise LessonDataError("plot: a sweeps plot needs \"functions\": a list of {name, label, inputs, outputs}")
@@ -130,9 +132,11 @@ def sweep_plot(spec: dict[str, Any]) -> dict[str, Any]:
         numbers += [d for frame in swept["forward"] for d in frame["column"]]
         if not all(math.isfinite(x) for x in numbers):
             raise LessonDataError(f"plot: function {name!r} is not finite at its inputs")
-        out.append({"name": name, "label": function["label"], "inputs": names, "values": values,
-                    "let": [list(definition) for definition in function.get("let", [])],
-                    "outputs": list(function["outputs"])} | swept)
+        lets = [list(definition) for definition in function.get("let", [])]
+        formulas = [f"{let_name} = {text}" for let_name, text in lets]
+        formulas += [f"y{index + 1} = {text}" for index, text in enumerate(function["outputs"])]
+        out.append({"name": name, "label": function["label"], "inputs": names, "values": values, "let": lets,
+                    "outputs": list(function["outputs"]), "formulas": [formula_text(text) for text in formulas]} | swept)
     return {"kind": "sweeps", "functions": out}
 
 

@@ -22,6 +22,7 @@ from chainrule.grading.kinds.base import (
     Attempt, CaseError, CaseKind, Fills, Mistake, all_zero, not_finite, number_field, numbers_field, sign_flipped,
 )
 from chainrule.grading.numbers import same_graded
+from chainrule.number_text import format_number
 
 __all__ = ["CHAIN_OPS", "ONE_VARIABLE", "RULE_FUNCTIONS", "SLOPE_KINDS", "chain_variant", "nudge_variant"]
 
@@ -105,7 +106,7 @@ NUDGE = CaseKind(
     "nudge-slopes",
     lambda case: list(_nudge_inputs(case)),
     _nudge_expected,
-    lambda case: [f"slope estimate with h = {h:g}" for h in case["hs"]],
+    lambda case: [f"slope estimate with h = {format_number(h)}" for h in case["hs"]],
     (
         _wrong_length(lambda attempt: len(attempt.args[2]), "Return one estimate for every h in hs, in their order."),
         not_finite(NOT_FINITE),

@@ -10,9 +10,7 @@ const MODES = [
 ];
 
 function formulaList(fn) {
-  const lines = (fn.let || []).map(([name, text]) => `${name} = ${text}`)
-    .concat(fn.outputs.map((text, i) => `y${i + 1} = ${text}`));
-  return el("p", { class: "sweep-formula" }, el("code", {}, lines.join(";  ")));
+  return el("p", { class: "sweep-formula" }, fn.formulas.join(";  "));
 }
 
 export function renderSweepPlot(slot, plot) {
