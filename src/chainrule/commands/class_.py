@@ -34,6 +34,21 @@ def add_database_options(parser: argparse.ArgumentParser) -> None:
                         help="a postgresql:// URL: keep the class in PostgreSQL (default: $CHAINRULE_DATABASE)")
 
 
+def secret_on_command_line(url: str | None) -> str | None:
+    """Why ``--database URL`` may not be used as given, or None: a password in it would be on the command
+    line, which every user of the machine can read (`ps`, /proc/PID/cmdline)."""
+    from urllib.parse import parse_qsl, urlsplit
+
+    if not url:
+        return None
+    parts = urlsplit(url)
+    if parts.password is None and not any(key.strip().lower() == "password" for key, _ in parse_qsl(parts.query)):
+        return None
+    return ("--database holds a password, and every user of this machine can read a command line. Give the URL "
+            "in $CHAINRULE_DATABASE instead (its environment is this user's only), or keep the password out of "
+            "the URL in a password file of mode 0600 that PostgreSQL reads itself ($PGPASSFILE, ~/.pgpass).")
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("class", help="make a class for `chainrule serve`, and see its progress",
                                    description=__doc__.split("\n\n")[0])
@@ -85,8 +100,11 @@ def _guarded(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse
 
 def _open(args: argparse.Namespace) -> tuple[Any, Any]:
     from chainrule.classes import open_class_store
-    from chainrule.classes.accounts import Accounts
+    from chainrule.classes.accounts import ClassError, Accounts
 
+    refusal = secret_on_command_line(args.database)
+    if refusal:
+        raise ClassError(refusal, kind="invalid")
     store = open_class_store(args.data_dir, args.database)
     return store, Accounts(store)
 

@@ -21,8 +21,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from chainrule import __version__
 from chainrule.errors import InputError
 from chainrule.lessons import LessonDataError, UnknownItemError, UnknownLessonError
-from chainrule.web import routes_api, routes_pages, routes_playground
-from chainrule.web.grading_gate import GradingGate
+from chainrule.web import routes_api, routes_jobs, routes_pages, routes_playground
 from chainrule.web.security import DEFAULT_MAX_BODY, SecurityMiddleware
 from chainrule.web.store_access import StoreAccess, StoreUnavailable
 
@@ -89,9 +88,6 @@ def create_app(
         openapi_url="/api/openapi.json",
     )
     app.state.services = services or StoreAccess(data_dir, clock=clock, store=store)
-    from chainrule.grading import concurrency
-
-    app.state.grading_gate = GradingGate(*concurrency())  # sized like the grader's own gate
 
     @app.exception_handler(RequestValidationError)
     async def invalid_request(request: Request, error: RequestValidationError) -> JSONResponse:
@@ -146,6 +142,7 @@ def create_app(
     for extra in routers:
         app.include_router(extra)
     app.include_router(routes_api.router)
+    app.include_router(routes_jobs.router)
     app.include_router(routes_pages.router)
     app.include_router(routes_playground.router)
     app.mount("/static", StaticFiles(directory=str(STATIC_DIR), check_dir=False), name="static")

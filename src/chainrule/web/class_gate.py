@@ -105,10 +105,10 @@ async def _redirect(send: Any, location: str) -> None:
 
 class ClassServices(StoreAccess):
     """The lesson routes' services in class mode: each request gets the signed-in account's own store,
-    and graded runs go through the class's grader (classes/grading.py)."""
+    and graded runs go through the class's runs (classes/grading.py)."""
 
-    def __init__(self, store: Any, grader: Any) -> None:
-        super().__init__(None, store=store, grader=grader)
+    def __init__(self, store: Any, runs: Any) -> None:
+        super().__init__(None, store=store, runs=runs)
         self.class_store = store
 
     def store(self) -> Any:
@@ -116,16 +116,6 @@ class ClassServices(StoreAccess):
         if account is None:  # the gate admits no such request; refuse rather than show learner 0's data
             raise StoreUnavailable("not signed in")
         return self.class_store.for_learner(account.id)
-
-    def submit_run(self, exercise_id: str, language: str, source: str, key: str | None) -> dict | None:
-        if not getattr(self.grader, "queued", False):
-            return None
-        account = CURRENT_ACCOUNT.get()
-        if account is None:
-            raise StoreUnavailable("not signed in")
-        import uuid
-
-        return self.grader.submit(account.id, exercise_id, language, source, key or uuid.uuid4().hex)
 
 
 def signed_in(request: Request) -> Account:

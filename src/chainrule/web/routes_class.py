@@ -1,6 +1,6 @@
 """Class mode's own pages and API: sign-in, joining, one-time links, a learner's data, the teacher's view.
 
-    app = create_class_app(store, accounts=Accounts(store), grader=InProcessGrader(), secure=False)
+    app = create_class_app(store, accounts=Accounts(store), runs=QueuedRuns(store, url), secure=False)
 
 The lesson pages and their API (routes_api.py) are the personal mode's, unchanged: ClassServices hands
 them the signed-in account's own store. Here: the forms (their CSRF token travels in the form body),
@@ -317,7 +317,7 @@ async def import_own(request: Request) -> dict[str, Any]:
         if error.kind in ("invalid-file", OVER_QUOTA):
             raise HTTPException(status_code=422 if error.kind == "invalid-file" else 413, detail=str(error)) from None
         raise
-    return {"added": outcome.added, "graded_again": await grade_again(request.app, outcome.grade_again)}
+    return {"added": outcome.added, "graded_again": await grade_again(request.app, account.id, outcome.grade_again)}
 
 
 # ---------------------------------------------------------------- the teacher's view
@@ -383,25 +383,25 @@ def create_class_app(
     store: Any,
     *,
     accounts: Accounts,
-    grader: Any,
+    runs: Any = None,
     secure: bool = False,
     hosts: Iterable[str] = (),
     port: int | None = None,
     clock: Any = None,
     learner_quota: int = DEFAULT_LEARNER_QUOTA,
 ) -> FastAPI:
-    """The lesson app in class mode: the same pages and API, behind accounts instead of a token.
-    learner_quota: the most characters one learner may keep (an import past it is refused)."""
+    """The lesson app in class mode: the same pages and API, behind accounts instead of a token. ``runs``:
+    classes/grading.py's seam (default: graded in this process, kept in the class store). learner_quota:
+    the most characters one learner may keep (an import past it is refused)."""
+    from chainrule.classes.grading import InProcessRuns
     from chainrule.web.app import create_app
 
-    from chainrule.web import routes_jobs
-
-    services = ClassServices(store, grader)
+    services = ClassServices(store, runs if runs is not None else InProcessRuns(store.for_learner))
     clock = clock or store.now
     gate = ClassGate(accounts, accounts.secret(), clock=clock)
     app = create_app("", None, services=services, gate=gate, port=port, extra_hosts=hosts,
                      schemes=("http", "https") if secure else ("http",),
-                     routers=[router, api, routes_jobs.router], body_limits={IMPORT_PATH: MAX_IMPORT_BODY})
+                     routers=[router, api], body_limits={IMPORT_PATH: MAX_IMPORT_BODY})
     app.state.accounts = accounts
     app.state.gate = gate
     app.state.secure = secure

@@ -4,10 +4,12 @@
 // solution opens after a few runs that did not pass, or earlier if the learner confirms.
 import { get, put, el, debounce } from "./api.js";
 import { renderMath } from "./math.js";
-import { follow, runTests, waitingRuns } from "./jobs.js";
+import { follow, runTests, ungradedRuns, waitingRuns } from "./jobs.js";
 
 const LANGUAGE_NAMES = { python: "Python", javascript: "JavaScript", typescript: "TypeScript" };
 const SAVE_DELAY_MS = 700;
+const SAVE_RETRY_MS = 3000;  // a save the server answered 502-504 (its database away) is sent again this often
+const AWAY = new Set([502, 503, 504]);
 
 // This browser keeps two things per exercise: the text typed but not yet saved by the server (so an
 // outage or a restart loses nothing: it is sent again when the server answers) and the language last
@@ -66,7 +68,9 @@ async function renderExercise(list, exercise, index, codemirror, savedCode, save
   };
 
   const saveStatus = el("span", { class: "status save-status", role: "status", "aria-live": "polite" });
+  let saveRetry = null;
   const save = debounce(async (lang, source) => {
+    clearTimeout(saveRetry);
     saveStatus.textContent = "Saving…";
     try {
       await put("/api/progress/code", { exercise: exercise.id, language: lang, source }, "save your code");
@@ -74,6 +78,12 @@ async function renderExercise(list, exercise, index, codemirror, savedCode, save
       if (remembered(draftKey(exercise.id, lang)) === source) remember(draftKey(exercise.id, lang), null);
       if (lang === language) saveStatus.textContent = `Saved (${LANGUAGE_NAMES[lang] || lang}).`;
     } catch (error) {
+      if (AWAY.has(error.status)) {
+        // The server answers but cannot keep anything now (its database is away): send it again soon.
+        saveStatus.textContent = "Not saved yet: kept in this browser, and sent again in a few seconds.";
+        saveRetry = setTimeout(() => save(lang, remembered(draftKey(exercise.id, lang)) ?? source), SAVE_RETRY_MS);
+        return;
+      }
       saveStatus.textContent = error.status === 0
         ? "Not saved yet: kept in this browser, and saved when the server is back."
         : "Not saved: see the message at the top.";
@@ -126,11 +136,22 @@ async function renderExercise(list, exercise, index, codemirror, savedCode, save
   window.chainruleEditors = window.chainruleEditors || {};
   window.chainruleEditors[exercise.id] = editor;
   const setText = (text) => { programmatic = true; try { editor.setText(text); } finally { programmatic = false; } };
+  const ungraded = new Map();  // language -> the latest run, when it ended without a grade (jobs.js)
+  const ranHere = new Set();   // languages run on this page since it loaded: their newest result is on screen
   const showSavedResult = () => {
     const result = savedResults[key(language)];
-    if (result) renderResult(results, result, true); else results.replaceChildren();
+    const missed = ungraded.get(language);
+    if (result) renderResult(results, result, true, missed);
+    else if (missed) renderResult(results, missed, true);
+    else results.replaceChildren();
   };
   showSavedResult();
+  ungradedRuns().then((runs) => {
+    for (const run of runs.filter((entry) => entry.exercise === exercise.id && entry.result && !ranHere.has(entry.language))) {
+      ungraded.set(run.language, run.result);
+    }
+    if (ungraded.has(language)) showSavedResult();
+  });
   // Closing or reloading the page right after typing still saves the latest code.
   window.addEventListener("pagehide", () => save.flush());
   // Back after an outage: send what was typed meanwhile.
@@ -169,6 +190,8 @@ async function renderExercise(list, exercise, index, codemirror, savedCode, save
   });
 
   const showRun = (lang, result) => {
+    ranHere.add(lang);
+    ungraded.delete(lang);
     savedResults[key(lang)] = result;
     if (lang === language) renderResult(results, result, false);
     if (result.saved && result.status !== "pass") helpPanel.failedRun();
@@ -225,15 +248,27 @@ function numbers(values) {
   return `[${values.map((v) => (v === null ? "null" : String(v))).join(", ")}]`;
 }
 
-function renderResult(holder, result, restored) {
-  const summary = el("div", { class: `verdict verdict-${result.status}` },
-    el("strong", { class: "verdict-text" }, VERDICT_TEXT[result.verdict] || `Verdict: ${result.verdict}`),
-    el("span", { class: "verdict-code" }, ` (${result.verdict})`));
-  const passed = (result.tests || []).filter((test) => test.status === "pass").length;
+// A stored run without a verdict (written by an older version, or brought in from a file) is said by its status.
+const STATUS_TEXT = { pass: "All tests passed.", fail: "Some tests failed.", error: "Your code could not run." };
+
+function verdictText(result) {
+  if (typeof result.verdict === "string" && result.verdict) return VERDICT_TEXT[result.verdict] || `Verdict: ${result.verdict}`;
+  return STATUS_TEXT[result.status] || "This run has no verdict recorded.";
+}
+
+// ungradedAfter: the learner's latest run, when it ended without a grade after this (restored) one.
+function renderResult(holder, result, restored, ungradedAfter = null) {
+  const hasVerdict = typeof result.verdict === "string" && result.verdict !== "";
+  const status = STATUS_TEXT[result.status] ? result.status : "error";
+  const summary = el("div", { class: `verdict verdict-${status}` },
+    el("strong", { class: "verdict-text" }, verdictText(result)),
+    hasVerdict ? el("span", { class: "verdict-code" }, ` (${result.verdict})`) : null);
+  const testList = Array.isArray(result.tests) ? result.tests : [];
+  const passed = testList.filter((test) => test.status === "pass").length;
   const facts = el("p", { class: "result-facts" },
-    `${passed} of ${(result.tests || []).length} tests passed`,
-    result.duration_ms !== undefined ? ` · ${Math.round(result.duration_ms)} ms` : "",
-    restored ? " · your last run" : "");
+    `${passed} of ${testList.length} tests passed`,
+    typeof result.duration_ms === "number" ? ` · ${Math.round(result.duration_ms)} ms` : "",
+    restored ? (ungradedAfter ? " · your last graded run" : " · your last run") : "");
   const isolation = result.isolation || {};
   // One sentence for the learner; the layers, and why any is missing, folded away for whoever runs the server.
   const isolationLine = el("p", { class: `isolation isolation-${isolation.level}` },
@@ -246,9 +281,13 @@ function renderResult(holder, result, restored) {
     el("p", {}, `Isolation: ${isolation.level || "unknown"}; layers in use: ${layers.join(", ") || "none"}.`),
     missing.length ? el("ul", {}, ...missing) : "");
   const parts = [summary, facts, isolationLine, isolationDetails];
-  if (result.message) parts.push(el("pre", { class: "result-message" }, result.message));
+  if (ungradedAfter) {
+    parts.unshift(el("p", { class: "ungraded-note" }, el("strong", {}, "Your latest run was not graded. "),
+      String(ungradedAfter.message || "Run it again."), " Below: your last graded run."));
+  }
+  if (result.message) parts.push(el("pre", { class: "result-message" }, String(result.message)));
   const tests = el("ol", { class: "test-results" });
-  for (const test of result.tests || []) {
+  for (const test of testList) {
     const item = el("li", { class: `test test-${test.status}`, "data-status": test.status },
       el("span", { class: `test-status badge ${test.status}` }, test.status === "pass" ? "pass" : test.status),
       " ", el("span", { class: "test-name" }, test.name));
@@ -268,8 +307,8 @@ function renderResult(holder, result, restored) {
   if (typeErrors) parts.push(typeErrors);
   parts.push(tests);
   holder.replaceChildren(...parts);
-  holder.dataset.status = result.status;
-  holder.dataset.verdict = result.verdict;
+  holder.dataset.status = status;
+  holder.dataset.verdict = hasVerdict ? result.verdict : "";
 }
 
 // TypeScript's type checker reports [{line, column, message}]; older results have no such list.
