@@ -45,10 +45,12 @@ def env_for(url: str) -> dict:
 
 
 class Process:
-    """A chainrule command as its own process (its own process group), ready once it prints ``ready``."""
+    """A chainrule command as its own process (its own process group), ready once it prints ``ready``.
+    ``url``: the class database (None: ``env`` says where the class is); ``program``: what runs the CLI."""
 
-    def __init__(self, url: str, argv: list[str], ready: str) -> None:
-        self.process = subprocess.Popen([sys.executable, "-m", "chainrule", *argv], env=env_for(url), cwd=REPO,
+    def __init__(self, url: str | None, argv: list[str], ready: str, *, env: dict | None = None,
+                 program: tuple[str, ...] = ("-m", "chainrule")) -> None:
+        self.process = subprocess.Popen([sys.executable, *program, *argv], env=env or env_for(url), cwd=REPO,
                                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                         start_new_session=True)
         self.lines: list[str] = []

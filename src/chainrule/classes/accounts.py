@@ -22,7 +22,7 @@ from typing import Any
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
 
-from chainrule.progress.class_store import ClassStore
+from chainrule.progress.class_store import ClassStore, SeatsTaken
 from chainrule.text_safety import valid_text
 
 TEACHER, LEARNER = "teacher", "learner"
@@ -43,7 +43,7 @@ class ClassError(Exception):
     """A request about a class or an account that cannot be done; str() says why and what to do.
 
     kind: "invalid" (bad input), "not-found", "refused" (wrong password, used link), "conflict" (name
-    taken), "rate-limited".
+    taken), "rate-limited", "full" (every seat taken), "waiting" (not let in by the teacher yet).
     """
 
     def __init__(self, message: str, *, kind: str) -> None:
@@ -59,6 +59,26 @@ class Account:
     role: str
     name: str
     session_epoch: int
+    approved: bool = True  # False: joined a class that asks for approval, not let in by the teacher yet
+
+
+@dataclass(frozen=True)
+class Admission:
+    """Who may join a class: at most ``seats`` learners (None: any number), and whether the teacher lets
+    each one in (``approval``); ``taken``: learners in the class now, waiting ones included."""
+
+    seats: int | None
+    approval: bool
+    taken: int
+
+
+MAX_SEATS = 10_000
+WAITING_FOR_TEACHER = ("your teacher has not let you in yet: they see that you joined, and once they approve "
+                       "you, sign in here with your name and password")
+
+
+def _account_of(row: tuple) -> Account:
+    return Account(int(row[0]), int(row[1]), row[2], row[3], row[4], int(row[5]), bool(row[6]))
 
 
 @dataclass(frozen=True)
@@ -107,7 +127,7 @@ class Accounts:
 
     def account(self, account_id: int) -> Account | None:
         row = self.tables.account(account_id)
-        return None if row is None else Account(int(row[0]), int(row[1]), row[2], row[3], row[4], int(row[5]))
+        return None if row is None else _account_of(row)
 
     def created_at(self, account_id: int) -> datetime:
         """When the account was made (the start of its life: no work of it is older)."""
@@ -124,7 +144,7 @@ class Accounts:
         return [{"id": int(r[0]), "name": r[1], "created_at": r[2], "learners": int(r[3])} for r in self.tables.classes()]
 
     def learners(self, class_id: int) -> list[Account]:
-        return [Account(int(r[0]), int(r[1]), r[2], r[3], r[4], int(r[5])) for r in self.tables.learners(class_id)]
+        return [_account_of(row) for row in self.tables.learners(class_id)]
 
     def _new_link(self, lifetime: timedelta) -> tuple[str, str, float]:
         token = secrets.token_urlsafe(32)
@@ -171,12 +191,58 @@ class Accounts:
         """A learner joins the class of the invite with a display name and a password."""
         class_id, class_name = self.invited_class(invite_token)
         name = clean_name(name, "name")
+        self._seat_left(class_id, class_name)  # a full class answers before the password is hashed
         password_hash = self.hasher.hash(check_password(password))
-        account_id = self.tables.add_learner(class_id, name, password_hash, self._now().isoformat())
+        try:
+            account_id = self.tables.add_learner(class_id, name, password_hash, self._now().isoformat())
+        except SeatsTaken:
+            self._seat_left(class_id, class_name)
+            raise
         if account_id is None:
             raise ClassError(f"someone in {class_name!r} already goes by {name!r}: choose another name",
                              kind="conflict")
-        return Account(account_id, class_id, class_name, LEARNER, name, 0)
+        return self.account(account_id)
+
+    # ---------------------------------------------------------------- who is in (the teacher decides)
+
+    def admission(self, class_id: int) -> Admission:
+        return Admission(*self.tables.admission(class_id))
+
+    def _seat_left(self, class_id: int, class_name: str) -> None:
+        admission = self.admission(class_id)
+        if admission.seats is not None and admission.taken >= admission.seats:
+            raise ClassError(f"{class_name!r} is full: all {admission.seats} seats are taken. Ask your teacher.",
+                             kind="full")
+
+    def set_admission(self, class_id: int, seats: Any = None, approval: Any = False) -> Admission:
+        """Set how many learners the class takes (None: any number) and whether each waits for the teacher."""
+        if seats is not None and (isinstance(seats, bool) or not isinstance(seats, int) or not 0 <= seats <= MAX_SEATS):
+            raise ClassError(f"seats must be a whole number from 0 to {MAX_SEATS:,}, or none for no limit",
+                             kind="invalid")
+        if not isinstance(approval, bool):
+            raise ClassError("approval must be true or false", kind="invalid")
+        self.tables.set_admission(class_id, seats, approval)
+        return self.admission(class_id)
+
+    def _learner_of(self, teacher: Account, learner_id: int) -> Account:
+        if teacher.role != TEACHER:
+            raise ClassError("only the class's teacher can do this", kind="refused")
+        learner = self.account(learner_id)
+        if learner is None or learner.class_id != teacher.class_id or learner.role != LEARNER:
+            raise ClassError(f"there is no learner {learner_id} in your class", kind="not-found")
+        return learner
+
+    def approve(self, teacher: Account, learner_id: int) -> Account:
+        """Let a learner who joined in (their teacher only)."""
+        self.tables.approve(self._learner_of(teacher, learner_id).id)
+        return self.account(learner_id)
+
+    def remove_learner(self, teacher: Account, learner_id: int) -> Account:
+        """Remove a learner's account and everything it did (their teacher only): its seat is free again
+        and every session of it ends. Its runs waiting for the grader go with the seam's forget_learner."""
+        learner = self._learner_of(teacher, learner_id)
+        self.tables.remove_learner(learner.id)
+        return learner
 
     def sign_in(self, class_name: str, name: str, password: str, *, address: str = "") -> Account:
         """The account for this class, name and password; ClassError("refused") otherwise, or
@@ -196,7 +262,10 @@ class Accounts:
             self._verify(self._dummy_hash(), texts[2])  # same time either way: the timing tells no names
         elif self._verify(row[1], texts[2]):
             self.tables.clear_failures(scopes[0])
-            return self.account(row[0])
+            account = self.account(row[0])
+            if not account.approved:  # the right password: not a failure, but not in the class yet
+                raise ClassError(WAITING_FOR_TEACHER, kind="waiting")
+            return account
         self.tables.record_failure(scopes, now, forget_before=since)
         raise ClassError("the class, name or password is not right", kind="refused")
 
@@ -213,11 +282,7 @@ class Accounts:
 
     def new_reset_link(self, teacher: Account, learner_id: int) -> str:
         """A one-time link with which the learner sets a new password (their teacher only)."""
-        if teacher.role != TEACHER:
-            raise ClassError("only the class's teacher can make a reset link", kind="refused")
-        learner = self.account(learner_id)
-        if learner is None or learner.class_id != teacher.class_id or learner.role != LEARNER:
-            raise ClassError(f"there is no learner {learner_id} in your class", kind="not-found")
+        learner = self._learner_of(teacher, learner_id)
         link, link_hash, expires = self._new_link(RESET_LINK_LIFETIME)
         self.tables.add_link(learner.id, link_hash, expires)
         return link

@@ -124,15 +124,18 @@ def job_answer(status: dict) -> dict:
 
 class InProcessRuns:
     """Runs graded in this process's sandboxes, in turns of grading.gate(); the result is kept at once
-    through ``keeper(learner)`` (the learner's progress store; it may raise: the grade stands, unsaved)."""
+    through ``keeper(learner)`` (the learner's progress store; it may raise: the grade stands, unsaved),
+    and only if ``claim_for(learner)`` (a record_submission claim) agrees."""
 
     queued = False
 
-    def __init__(self, keeper: Callable[[int | None], Any], *, per_learner: int = MAX_OPEN_PER_LEARNER) -> None:
+    def __init__(self, keeper: Callable[[int | None], Any], *, per_learner: int = MAX_OPEN_PER_LEARNER,
+                 claim_for: Callable[[int | None], Any] | None = None) -> None:
         if per_learner < 1:
             raise ValueError("a learner may have at least 1 open run")
         self.keeper = keeper
         self.per_learner = int(per_learner)
+        self.claim_for = claim_for
         # Admitted runs' own threads (the gate admits at most its slots): never the pages' thread pool.
         self.threads = ThreadPoolExecutor(max_workers=64, thread_name_prefix="chainrule-grading")
 
@@ -165,12 +168,21 @@ class InProcessRuns:
         result = await asyncio.shield(asyncio.get_running_loop().run_in_executor(self.threads, graded))
         return Answer(await anyio.to_thread.run_sync(self.keep, run, result))
 
+    @classmethod
+    def for_class(cls, store: Any, *, per_learner: int = MAX_OPEN_PER_LEARNER) -> "InProcessRuns":
+        """A class kept in SQLite: each learner's runs kept in the class store, while the account exists."""
+        from chainrule.progress.class_store import account_exists
+
+        return cls(store.for_learner, per_learner=per_learner, claim_for=account_exists)
+
     def keep(self, run: Submission, result: dict) -> dict:
+        claim = None if self.claim_for is None else self.claim_for(run.learner)
         try:
-            self.keeper(run.learner).record_submission(run.exercise, run.language, run.source, result)
+            kept_id = self.keeper(run.learner).record_submission(run.exercise, run.language, run.source, result,
+                                                                 claim=claim)
         except Exception as failure:  # the store cannot be used: the grade stands, and says so
             return kept(result, saved=False, store_error=str(failure))
-        return kept(result, saved=True)
+        return kept(result, saved=kept_id is not None)
 
     def status(self, learner: int | None, job_id: int) -> dict | None:
         return None  # nothing waits here after its request: there are no jobs

@@ -57,7 +57,7 @@ def class_runs(store, args: argparse.Namespace):
     from chainrule.classes.grading import InProcessRuns, QueuedRuns
 
     if store.database.dialect != "postgresql":
-        return InProcessRuns(store.for_learner, per_learner=args.runs_per_learner)
+        return InProcessRuns.for_class(store, per_learner=args.runs_per_learner)
     return QueuedRuns(store, store.database.url, deadline_seconds=args.run_deadline,
                       max_open=args.runs_per_learner)
 

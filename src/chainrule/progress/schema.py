@@ -225,6 +225,19 @@ def _migration_5_imported_rows(conn: Connection) -> None:
         conn.execute(f"ALTER TABLE {table} ADD COLUMN origin TEXT NOT NULL DEFAULT ''")
 
 
+def _migration_6_class_seats(conn: Connection) -> None:
+    """The teacher decides who is in: a class takes at most ``seats`` learners (NULL: any number), and with
+    ``approval`` a learner who joins waits (accounts.approved 0) until the teacher lets them in."""
+    _run_statements(
+        conn,
+        """
+        ALTER TABLE classes ADD COLUMN seats INTEGER;
+        ALTER TABLE classes ADD COLUMN approval INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE accounts ADD COLUMN approved INTEGER NOT NULL DEFAULT 1
+        """,
+    )
+
+
 # Ordered; index i holds the migration that takes the schema version i to i + 1.
 MIGRATIONS: list[Callable[[Connection], None]] = [
     _migration_1_initial,
@@ -232,6 +245,7 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     _migration_3_classes,
     _migration_4_grading_jobs,
     _migration_5_imported_rows,
+    _migration_6_class_seats,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -51,7 +51,9 @@ class ClassGate:
         if session is None:
             return None
         account = self.accounts.account(session.account_id)
-        return account if account is not None and account.session_epoch == session.epoch else None
+        if account is None or account.session_epoch != session.epoch or not account.approved:
+            return None  # signed out, or removed, or not let in by the teacher (yet)
+        return account
 
     async def admit(self, scope: dict, headers: dict[str, str], method: str, is_api: bool, send: Any) -> bool:
         path: str = scope.get("path", "/")

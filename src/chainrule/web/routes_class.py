@@ -18,8 +18,9 @@ from typing import Annotated
 
 from fastapi import APIRouter, FastAPI, HTTPException, Path, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response, StreamingResponse
+from pydantic import BaseModel, Field
 
-from chainrule.classes.accounts import TEACHER, Account, Accounts, ClassError
+from chainrule.classes.accounts import MAX_SEATS, TEACHER, Account, Accounts, ClassError
 from chainrule.classes.sessions import (
     CSRF_COOKIE,
     SESSION_COOKIE,
@@ -38,6 +39,7 @@ CLASS_ERRORS: dict[int | str, dict[str, Any]] = {
     403: {"model": ErrorBody, "description": "Not the teacher of this class, a missing or wrong CSRF token, "
                                             "or a foreign Host or Origin."},
     404: {"model": ErrorBody, "description": "No such learner in your class."},
+    409: {"model": ErrorBody, "description": "The class is full, or the name is taken."},
     413: {"model": ErrorBody, "description": "Request body over the size limit."},
     422: {"model": ErrorBody, "description": "The request is not valid (a progress file that is not one, say)."},
     503: {"model": ErrorBody, "description": "The class database cannot be used (the StoreError text)."},
@@ -51,7 +53,8 @@ IMPORT_PATH = "/api/class/progress/import"
 MAX_IMPORT_BODY = 32 * 1024 * 1024  # a progress file holds every run's code and result: far above 256 KB
 DEFAULT_LEARNER_QUOTA = 64 * 1000 * 1000  # characters one learner may keep (code, results, answers, cards)
 
-STATUS = {"invalid": 422, "not-found": 404, "refused": 403, "conflict": 409, "rate-limited": 429}
+STATUS = {"invalid": 422, "not-found": 404, "refused": 403, "conflict": 409, "rate-limited": 429, "full": 409,
+          "waiting": 403}
 
 
 def _accounts(request: Request) -> Accounts:
@@ -178,6 +181,10 @@ async def join(request: Request, invite: str) -> Response:
         account = await _run(accounts.join, invite, form.get("name", ""), form.get("password", ""))
     except ClassError as error:
         return _join_form(request, invite, class_name, str(error), STATUS.get(error.kind, 400))
+    if not account.approved:  # the class asks for the teacher's approval: no session until then
+        return _form_page(request, title=f"Joined {class_name}", fields=[], action="", button="", status=202,
+                          intro=f"You joined as {account.name}. Your teacher lets each learner in: once they "
+                          "have, sign in at /sign-in with your name and password.")
     return _signed_in_response(request, account, "/")
 
 
@@ -346,6 +353,49 @@ def reset_link(request: Request, learner_id: LearnerId) -> dict[str, Any]:
     return {"link": f"{str(request.base_url).rstrip('/')}/set-password/{token}"}
 
 
+# ---------------------------------------------------------------- who is in the class (the teacher decides)
+
+
+class AdmissionIn(BaseModel):
+    seats: int | None = Field(default=None, ge=0, le=MAX_SEATS, description="learners the class takes (null: any number)")
+    approval: bool = Field(default=False, description="each learner who joins waits until the teacher lets them in")
+
+
+def _admission(accounts: Accounts, class_id: int) -> dict[str, Any]:
+    admission = accounts.admission(class_id)
+    return {"seats": admission.seats, "approval": admission.approval, "taken": admission.taken}
+
+
+@api.get("/learners")
+def learners(request: Request) -> dict[str, Any]:
+    """The class's learners (waiting ones too), its seats and whether joining needs approval."""
+    accounts, class_id = _accounts(request), teacher(request).class_id
+    return _admission(accounts, class_id) | {"learners": [
+        {"id": learner.id, "name": learner.name, "approved": learner.approved} for learner in accounts.learners(class_id)]}
+
+
+@api.put("/admission")
+def set_admission(request: Request, body: AdmissionIn) -> dict[str, Any]:
+    """How many learners the class takes, and whether each waits for the teacher's approval."""
+    accounts, class_id = _accounts(request), teacher(request).class_id
+    accounts.set_admission(class_id, body.seats, body.approval)
+    return _admission(accounts, class_id)
+
+
+@api.post("/learners/{learner_id}/approve")
+def approve(request: Request, learner_id: LearnerId) -> dict[str, Any]:
+    learner = _accounts(request).approve(teacher(request), learner_id)
+    return {"id": learner.id, "name": learner.name, "approved": learner.approved}
+
+
+@api.delete("/learners/{learner_id}")
+def remove(request: Request, learner_id: LearnerId) -> dict[str, Any]:
+    """Remove a learner's account, its work and its runs waiting for the grader; its seat is free again."""
+    learner = _accounts(request).remove_learner(teacher(request), learner_id)
+    taken_back = request.app.state.services.runs.forget_learner(learner.id)
+    return {"id": learner.id, "name": learner.name, "runs_taken_back": taken_back}
+
+
 @router.get("/teacher/gradebook.csv")
 def gradebook_csv(request: Request) -> Response:
     rows = _report(request).gradebook(teacher(request).class_id)
@@ -396,7 +446,7 @@ def create_class_app(
     from chainrule.classes.grading import InProcessRuns
     from chainrule.web.app import create_app
 
-    services = ClassServices(store, runs if runs is not None else InProcessRuns(store.for_learner))
+    services = ClassServices(store, runs if runs is not None else InProcessRuns.for_class(store))
     clock = clock or store.now
     gate = ClassGate(accounts, accounts.secret(), clock=clock)
     app = create_app("", None, services=services, gate=gate, port=port, extra_hosts=hosts,
