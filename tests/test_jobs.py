@@ -22,7 +22,6 @@ import pytest
 from fastapi.testclient import TestClient
 
 from chainrule.classes.accounts import Accounts
-from chainrule.classes.grading import QueuedRuns, job_answer
 from chainrule.progress.run_jobs import ENDED, GRADED, MAX_STARTS, RUNNING, RunJobs
 from chainrule.grading import reference_source
 from chainrule.progress import open_store
@@ -92,6 +91,8 @@ class Class:
         self.url = url
         self.store = open_store(database=url, fuzzing=False)
         self.accounts = Accounts(self.store, hasher=FAST_HASHER)
+        from chainrule.classes.grading import QueuedRuns
+
         self.runs = QueuedRuns(self.store, url, **grader_options)
         self.app = create_class_app(self.store, accounts=self.accounts, runs=self.runs,
                                     hosts=["class.example.org"])
@@ -197,19 +198,45 @@ def test_a_burst_from_one_learner_is_queued_up_to_the_bound_and_then_answered_cl
 
 
 def test_a_worker_killed_mid_run_loses_nothing_and_the_run_counts_once(school):
+    """The run goes back to the queue once its worker has been silent for --stalled-after, and the idle
+    worker is told at once (a NOTIFY, as for a new job), not at its next poll (issue 27: the 36-42 s)."""
+    import json
+
+    import psycopg
+
     ada = school.learner("Ada")
     first, second = school.worker(), school.worker()
     job = run(ada, SLOW_SOLUTION).json()["job"]
     wait_for(ada, job, states=(RUNNING,))
     taken_by = int(job_row(school, job)[2].rsplit(":", 1)[1])
-    os.killpg(taken_by, signal.SIGKILL)
-    survivor = second if taken_by == first.pid else first
-    done = wait_for(ada, job)
+    queue_job = school.store.database.read(lambda conn: conn.execute(
+        "SELECT queue_job_id FROM grading_jobs WHERE id = ?", (job,)).fetchone()[0])
+    with psycopg.connect(school.url, autocommit=True) as listener:
+        listener.execute('LISTEN "procrastinate_queue_v1#grading"')
+        os.killpg(taken_by, signal.SIGKILL)
+        survivor = second if taken_by == first.pid else first
+        done = wait_for(ada, job)
+        told = [json.loads(note.payload) for note in listener.notifies(timeout=1)]
     state, attempts, worker = job_row(school, job)
     assert done["result"]["status"] == "pass", done
     assert (state, attempts) == (GRADED, 2) and worker.endswith(f":{survivor.pid}")
+    assert {"type": "job_inserted", "job_id": queue_job} in told
     assert submissions(school, ada.learner_id) == 1
     assert school.store.for_learner(ada.learner_id).failed_runs(EXERCISE) == 0
+
+
+def test_a_worker_grades_learners_in_fair_turns_not_first_come(school):
+    """Two learners send two runs each, then Ada one: a worker process grades hers third, not fifth."""
+    pip, pia, ada = school.learner("Pip"), school.learner("Pia"), school.learner("Ada")
+    theirs = [run(learner).json()["job"] for learner in (pip, pip, pia, pia)]
+    mine = run(ada).json()
+    assert mine["position"] == 3
+    school.worker()
+    for client, job in [(pip, theirs[0]), (pip, theirs[1]), (pia, theirs[2]), (pia, theirs[3]), (ada, mine["job"])]:
+        assert wait_for(client, job)["result"]["status"] == "pass"
+    started = school.store.database.read(lambda conn: [row[0] for row in conn.execute(
+        "SELECT id FROM grading_jobs ORDER BY started_ts, id").fetchall()])
+    assert started == [theirs[0], theirs[2], mine["job"], theirs[1], theirs[3]]
 
 
 def test_workers_join_and_leave_while_the_class_works(school):
@@ -304,6 +331,8 @@ def test_a_class_in_sqlite_has_no_jobs_and_grades_in_process(tmp_path):
 
 
 def test_a_result_delivered_twice_is_kept_once_and_a_run_started_too_often_ends(store_place):
+    from chainrule.classes.grading import job_answer
+
     store = open_store(**store_place("class"), fuzzing=False)
     try:
         jobs = RunJobs(store)

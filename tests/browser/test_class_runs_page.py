@@ -44,7 +44,7 @@ def test_code_typed_while_the_database_is_away_is_saved_when_it_is_back_and_the_
     try:
         with database_away(url):
             set_editor_text(page, EXERCISE, "# typed while the class database was away\n")
-            says(page, f"{ARTICLE} .save-status", "Not saved yet: kept in this browser")
+            says(page, f"{ARTICLE} .save-status", "Not saved")
             says(page, "#messages", "Could not save your code (HTTP 503)")
         says(page, f"{ARTICLE} .save-status", "Saved (Python).")
         page.wait_for_function("() => !document.querySelector('#messages .message')")
@@ -61,7 +61,7 @@ def test_code_typed_while_the_database_is_away_is_saved_when_it_is_back_and_the_
 def test_after_a_reload_the_page_says_the_latest_run_was_not_graded(browser, class_server):
     from chainrule.grading import grade
     from chainrule.progress import open_store
-    from chainrule.progress.run_jobs import EXPIRED, RunJobs
+    from chainrule.progress.run_jobs import RunJobs
 
     context, page, url = signed_in_on_the_lesson(browser, class_server)
     store = open_store(database=url)
@@ -72,7 +72,7 @@ def test_after_a_reload_the_page_says_the_latest_run_was_not_graded(browser, cla
         # A later run that no worker took before its deadline (none runs here).
         jobs = RunJobs(store)
         job, _ = jobs.submit(ada, EXERCISE, "python", "# a later try\n" + solution, "a-later-click")
-        jobs.end(job, EXPIRED)
+        jobs.end(job, "expired", None)
 
         page.reload()
         results = f"{ARTICLE} .results"
