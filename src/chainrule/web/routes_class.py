@@ -18,7 +18,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, FastAPI, HTTPException, Path, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response, StreamingResponse
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from chainrule.classes.accounts import MAX_SEATS, TEACHER, Account, Accounts, ClassError
 from chainrule.classes.sessions import (
@@ -357,6 +357,8 @@ def reset_link(request: Request, learner_id: LearnerId) -> dict[str, Any]:
 
 
 class AdmissionIn(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
     seats: int | None = Field(default=None, ge=0, le=MAX_SEATS, description="learners the class takes (null: any number)")
     approval: bool = Field(default=False, description="each learner who joins waits until the teacher lets them in")
 
@@ -374,7 +376,7 @@ def learners(request: Request) -> dict[str, Any]:
         {"id": learner.id, "name": learner.name, "approved": learner.approved} for learner in accounts.learners(class_id)]}
 
 
-@api.put("/admission")
+@api.put("/admission", responses={400: {"model": ErrorBody, "description": "The body is not JSON."}})
 def set_admission(request: Request, body: AdmissionIn) -> dict[str, Any]:
     """How many learners the class takes, and whether each waits for the teacher's approval."""
     accounts, class_id = _accounts(request), teacher(request).class_id

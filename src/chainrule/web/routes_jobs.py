@@ -17,7 +17,10 @@ from fastapi import APIRouter, HTTPException, Path, Request
 from chainrule.web.models import ErrorBody, JobOut, JobsOut
 
 router = APIRouter(prefix="/api/jobs", responses={
+    401: {"model": ErrorBody, "description": "No session (a token in personal mode, signing in in class mode)."},
+    403: {"model": ErrorBody, "description": "Wrong token, foreign Host, or foreign Origin."},
     404: {"model": ErrorBody, "description": "No such run of yours."},
+    422: {"model": ErrorBody, "description": "A run's id is a whole number from 1."},
     503: {"model": ErrorBody, "description": "The class database cannot be used (the StoreError text)."},
 })
 
