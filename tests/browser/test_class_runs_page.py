@@ -12,30 +12,11 @@ from __future__ import annotations
 
 import pytest
 
-from test_class_page import EXERCISE, PASSWORD, class_server, submit_form  # noqa: F401 (fixture)
-from test_jobs_page import database_away
+from test_class_page import EXERCISE, class_server  # noqa: F401 (fixture)
+from test_jobs_page import database_away, says, signed_in_on_the_lesson
 from test_lesson_page import reference, set_editor_text
 
 ARTICLE = f"article[data-exercise='{EXERCISE}']"
-
-
-def says(page, selector: str, words: str) -> None:
-    page.wait_for_function("([selector, words]) => document.querySelector(selector)?.textContent.includes(words)",
-                           arg=[selector, words])
-
-
-def signed_in_on_the_lesson(browser, class_server):
-    base, _, invite, env = class_server
-    if "CHAINRULE_DATABASE" not in env:
-        pytest.skip("the class database goes away and runs wait for workers only in a class kept in PostgreSQL")
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    context.set_default_timeout(60_000)
-    page = context.new_page()
-    page.goto(invite)
-    submit_form(page, {"name": "Ada", "password": PASSWORD})
-    page.goto(base + "/lessons/backprop")
-    page.wait_for_selector(f"[data-editor='{EXERCISE}'] .cm-content")
-    return context, page, env["CHAINRULE_DATABASE"]
 
 
 @pytest.mark.no_worker

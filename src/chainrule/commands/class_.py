@@ -229,12 +229,17 @@ def _learners(args: argparse.Namespace) -> int:
     return 0
 
 
-def _approve(args: argparse.Namespace) -> int:
+def _for_a_learner(args: argparse.Namespace, act: Callable[[Any, Any, int, Any], Any]) -> Any:
+    """act(accounts, the class's teacher, the learner's id, store) in the open class database (the CLI acts
+    for the class's teacher)."""
     store, accounts = _open(args)
     with store:
         class_id = accounts.class_id(args.name)
-        learner = accounts.approve(_teacher_of(class_id, args.name),
-                                   _learner(accounts, class_id, args.learner).id)
+        return act(accounts, _teacher_of(class_id, args.name), _learner(accounts, class_id, args.learner).id, store)
+
+
+def _approve(args: argparse.Namespace) -> int:
+    learner = _for_a_learner(args, lambda accounts, teacher, learner_id, store: accounts.approve(teacher, learner_id))
     _print(f"{learner.name} is in the class: they can sign in now.")
     return 0
 
@@ -242,13 +247,12 @@ def _approve(args: argparse.Namespace) -> int:
 def _remove(args: argparse.Namespace) -> int:
     from chainrule.progress.run_jobs import RunJobs
 
-    store, accounts = _open(args)
-    with store:
-        class_id = accounts.class_id(args.name)
-        learner = accounts.remove_learner(_teacher_of(class_id, args.name),
-                                          _learner(accounts, class_id, args.learner).id)
-        # Runs waiting for a worker go with it (a class in SQLite has none: its server grades while a page waits).
-        taken_back = RunJobs(store).forget_learner(learner.id)
+    def remove(accounts: Any, teacher: Any, learner_id: int, store: Any) -> tuple[Any, int]:
+        learner = accounts.remove_learner(teacher, learner_id)
+        # Its runs waiting for a worker go too (a class in SQLite has none: its server grades while a page waits).
+        return learner, RunJobs(store).forget_learner(learner.id)
+
+    learner, taken_back = _for_a_learner(args, remove)
     runs = f", and {taken_back} run{'' if taken_back == 1 else 's'} waiting for the grader" if taken_back else ""
     _print(f"Removed {learner.name}: the account, its work{runs}.")
     return 0

@@ -14,10 +14,14 @@ from __future__ import annotations
 import argparse
 import socket
 import sys
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from chainrule.commands.class_ import add_database_options, secret_on_command_line
 from chainrule.turns import MAX_OPEN_PER_LEARNER
+
+if TYPE_CHECKING:
+    from chainrule.classes.grading import GradedRuns
 
 DEFAULT_PORT = 8000
 
@@ -51,7 +55,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
-def class_runs(store, args: argparse.Namespace):
+def class_runs(store, args: argparse.Namespace) -> "GradedRuns":
     """Where runs are graded, decided here once: a class in PostgreSQL queues them for `chainrule worker`;
     a class in SQLite grades them in this process. Either way one learner has --runs-per-learner open."""
     from chainrule.classes.grading import InProcessRuns, QueuedRuns

@@ -92,11 +92,6 @@ def restore_concurrency(previous: Admission) -> None:
     GATE = previous
 
 
-def concurrency() -> tuple[int, int, float]:
-    """(slots, queue, wait seconds): how many gradings run at once, how many more may wait, and for how long."""
-    return GATE.slots, GATE.queue, GATE.wait_seconds
-
-
 BUSY_MESSAGE = "The grader is busy: every slot is running and the queue is full. Try again in a few seconds."
 
 

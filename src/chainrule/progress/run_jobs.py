@@ -22,6 +22,7 @@ guarantees, on either backend:
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,6 +36,7 @@ EXPIRED, STOPPED, CANNOT_GRADE = "expired", "crashed", "cannot-grade"
 DEFAULT_DEADLINE_SECONDS = 600.0
 MAX_STARTS = 2  # a run whose worker died is started once more, on another worker, and no more
 MAX_KEY_CHARS = 100
+ORDER_FRESH_SECONDS = 1.0  # how old the queue's order may be when a page is told its place
 PICK_LOCK = -4  # the advisory lock key of taking a run (migrations -1, accounts and the queue's schema -2, sweeps -3)
 
 
@@ -74,6 +76,7 @@ class RunJobs:
         self.database = store.database
         self.deadline_seconds = float(deadline_seconds)
         self.max_open = int(max_open)
+        self._order: tuple[float, list[int]] = (float("-inf"), [])  # (when read, queued runs in fair turns)
 
     def _now(self) -> float:
         return self.store.now().timestamp()
@@ -128,8 +131,12 @@ class RunJobs:
         return answer
 
     def position(self, job_id: int) -> int:
-        """1 for the next run a worker takes (learners in fair turns); 0 if it is not queued."""
-        order = self.database.read(_queued_in_turns)
+        """1 for the next run a worker takes (learners in fair turns); 0 if it is not queued. Every page
+        that waits asks about once a second: the order is read once per ORDER_FRESH_SECONDS for all of them."""
+        read_at, order = self._order
+        if time.monotonic() - read_at > ORDER_FRESH_SECONDS or job_id > max(order, default=0):
+            order = self.database.read(_queued_in_turns)
+            self._order = (time.monotonic(), order)
         return order.index(job_id) + 1 if job_id in order else 0
 
     def open_jobs(self, learner_id: int) -> list[dict]:

@@ -11,7 +11,7 @@ Every refusal is a ClassError turned into 4xx with its sentence; an id of anothe
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 from urllib.parse import parse_qsl
 
 from typing import Annotated
@@ -33,6 +33,9 @@ from chainrule.web.class_gate import ClassGate, ClassServices, signed_in
 from chainrule.web.routes_pages import templates
 
 from chainrule.web.models import ErrorBody
+
+if TYPE_CHECKING:
+    from chainrule.classes.grading import GradedRuns
 
 CLASS_ERRORS: dict[int | str, dict[str, Any]] = {
     401: {"model": ErrorBody, "description": "Not signed in."},
@@ -435,7 +438,7 @@ def create_class_app(
     store: Any,
     *,
     accounts: Accounts,
-    runs: Any = None,
+    runs: "GradedRuns | None" = None,
     secure: bool = False,
     hosts: Iterable[str] = (),
     port: int | None = None,

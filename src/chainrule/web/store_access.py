@@ -7,7 +7,10 @@ from __future__ import annotations
 import os
 import threading
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
+
+if TYPE_CHECKING:
+    from chainrule.classes.grading import GradedRuns
 
 __all__ = ["StoreUnavailable", "StoreAccess", "review_text"]
 
@@ -32,14 +35,14 @@ class StoreAccess:
     """
 
     def __init__(self, data_dir: str | os.PathLike | None, clock: Callable | None = None, store: Any = None,
-                 runs: Any = None) -> None:
+                 runs: "GradedRuns | None" = None) -> None:
         from chainrule.classes.grading import InProcessRuns
 
         self.data_dir = Path(data_dir) if data_dir is not None else None
         self.clock = clock
         self._store = store
         # Graded runs (classes/grading.py): graded here and kept in this store, unless class mode gives its own.
-        self.runs = runs if runs is not None else InProcessRuns(lambda learner: self.store())
+        self.runs: GradedRuns = runs if runs is not None else InProcessRuns(lambda learner: self.store())
         self._lock = threading.Lock()
         self.last_store_error: str | None = None
 
