@@ -22,7 +22,6 @@ progress and classes all read it.
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 import threading
 from collections import Counter
@@ -98,6 +97,8 @@ class Admission:
 
     async def enter_async(self, owner: Hashable = None, *, bound: int | None = None) -> Ticket | str:
         """enter() for a coroutine: it waits in the event loop, holding no thread."""
+        import asyncio  # here: importing this module must not need asyncio (the package imports on any system)
+
         loop = asyncio.get_running_loop()
         arrived = loop.create_future()
 

@@ -3,8 +3,8 @@ from the walk"): `chainrule serve` on PostgreSQL for the first two, `chainrule l
 
 - The class database away while a learner types: the page says the code is kept and not saved yet, sends
   it again, and once the database is back says "Saved" and takes its error message away.
-- A run that ended without a grade (no worker took it before its deadline): after a reload the page says
-  so, and shows the older result as the last *graded* run, not as "your last run".
+- A run that ended without a grade (its workers died with it twice): after a reload the page says so, and
+  shows the older result as the last *graded* run, not as "your last run".
 - A stored run without a verdict is said by its status, never "Verdict: undefined (undefined)".
 """
 
@@ -50,16 +50,17 @@ def test_after_a_reload_the_page_says_the_latest_run_was_not_graded(browser, cla
         ada = page.evaluate("() => fetch('/api/class/me').then(r => r.json()).then(me => me.id)")
         solution = reference(EXERCISE, "python")
         store.for_learner(ada).record_submission(EXERCISE, "python", solution, grade(EXERCISE, "python", solution))
-        # A later run that no worker took before its deadline (none runs here).
+        # A later run whose workers died with it twice: it ends "crashed", not graded.
         jobs = RunJobs(store)
         job, _ = jobs.submit(ada, EXERCISE, "python", "# a later try\n" + solution, "a-later-click")
-        jobs.end(job, "expired", None)
+        for _ in range(3):  # taken, taken again after its worker died, then ended
+            jobs.start(job, "a-worker-that-dies")
 
         page.reload()
         results = f"{ARTICLE} .results"
         says(page, results, "Your latest run was not graded.")
         text = page.locator(results).inner_text()
-        assert "No grader took this run before its deadline" in text
+        assert "The grader stopped 2 times while running this code" in text
         assert "your last graded run" in text and "your last run" not in text.replace("your last graded run", "")
         assert page.locator(results).get_attribute("data-status") == "pass"  # the older result, said as such
     finally:

@@ -106,7 +106,7 @@ def ended_result(exercise: str, language: str, ended: dict) -> dict:
     }
     message = messages.get(verdict, "This run was not graded and does not count. Run it again.")
     shown = verdict if verdict in (EXPIRED, STOPPED) else "error"
-    return kept(run_result(exercise, language, shown, "error", message) | {"graded": False}, saved=False)
+    return kept(run_result(exercise, language, shown, "error", message), saved=False)
 
 
 def job_answer(status: dict) -> dict:

@@ -137,8 +137,9 @@ def run_result(exercise: str, language: str, verdict: str, status: str, message:
                tests: list[dict] | None = None, *, started: float | None = None,
                isolation: dict | None = None) -> dict:
     """The one shape of a run's result, graded or not (a run that was refused, expired or lost its worker
-    has a verdict that says so, no tests, and counts nothing): Exercism's test-runner interface v3 plus
-    verdict, exercise, language, isolation and (for a run that ran) duration_ms."""
+    has a verdict that says so, no tests, no isolation (None: it never ran) and counts nothing): Exercism's
+    test-runner interface v3 plus verdict, exercise, language, isolation and (for a run that ran)
+    duration_ms."""
     result = {
         "version": 3,
         "status": status,
@@ -146,7 +147,7 @@ def run_result(exercise: str, language: str, verdict: str, status: str, message:
         "verdict": verdict,
         "exercise": exercise,
         "language": language,
-        "isolation": isolation if isolation is not None else _isolation(),
+        "isolation": isolation,
         "tests": list(tests or []),
     }
     if started is not None:
@@ -156,7 +157,9 @@ def run_result(exercise: str, language: str, verdict: str, status: str, message:
 
 def _result(exercise: str, language: str, verdict: str, status: str, message: str | None,
             tests: list[dict], started: float, isolation: dict | None = None) -> dict:
-    return run_result(exercise, language, verdict, status, message, tests, started=started, isolation=isolation)
+    """A result of grade(): it always says how the code was (or would have been) isolated."""
+    return run_result(exercise, language, verdict, status, message, tests, started=started,
+                      isolation=isolation if isolation is not None else _isolation())
 
 
 def _test_code(function: str, case: GradingCase) -> str:

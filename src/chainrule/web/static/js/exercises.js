@@ -280,7 +280,8 @@ function renderResult(holder, result, restored, ungradedAfter = null) {
     el("summary", {}, "Sandbox layers"),
     el("p", {}, `Isolation: ${isolation.level || "unknown"}; layers in use: ${layers.join(", ") || "none"}.`),
     missing.length ? el("ul", {}, ...missing) : "");
-  const parts = [summary, facts, isolationLine, isolationDetails];
+  // A run that never ran (refused, or ended without a grade) has no isolation to tell of.
+  const parts = result.isolation ? [summary, facts, isolationLine, isolationDetails] : [summary, facts];
   if (ungradedAfter) {
     parts.unshift(el("p", { class: "ungraded-note" }, el("strong", {}, "Your latest run was not graded. "),
       String(ungradedAfter.message || "Run it again."), " Below: your last graded run."));
