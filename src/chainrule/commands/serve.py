@@ -108,14 +108,17 @@ def run(args: argparse.Namespace) -> int:
         print(f"chainrule serve: {error}", file=sys.stderr)
         return 1
     hosts = [parsed[0], _url_host(bind_host).lower(), *(name.lower() for name in args.allow_host)]
+    runs = None
     try:
-        runs = class_runs(store, args)
         quota = {} if args.learner_storage is None else {"learner_quota": int(args.learner_storage * 1_000_000)}
         if quota and quota["learner_quota"] <= 0:
             raise ValueError("--learner-storage must be more than 0 (millions of characters)")
+        runs = class_runs(store, args)
         app = create_class_app(store, accounts=Accounts(store), runs=runs,
                                secure=parts.scheme == "https", hosts=hosts, **quota)
     except (StoreError, ValueError) as error:
+        if runs is not None:
+            runs.close()
         store.close()
         print(f"chainrule serve: {error}", file=sys.stderr)
         return 1
