@@ -131,7 +131,7 @@ def test_text_table_lists_every_node():
     rows = {line.split()[1]: line.split() for line in lines[2:]}
     assert set(rows) == {"a", "b", "c", "f", "e", "d", "L"}
     assert rows["a"][-2:] == ["2", "6"] and rows["b"][-2:] == ["-3", "-4"]
-    assert "e = a * b" in text
+    assert "e = a × b" in text
 
 
 def test_repr_svg_and_stored_grads():
@@ -191,13 +191,66 @@ def test_edge_labels_stay_clear_of_arrowheads(shape):
             assert apart, (shape, edge)
 
 
-def test_lesson_graphs_narrow_layout_fits_a_phone():
-    """At 390 px the graph gets about 340 px: the narrow layout of the lesson's graphs needs at most a
-    little scaling (the wide one would need to shrink to about a third)."""
+def test_lesson_graphs_fit_a_phone_and_a_desktop_frame():
+    """Every lesson graph fits the frame a page gives it: about 340 px on a 390 px phone (narrow) and
+    1,170 px on a 1280 px desktop (wide), with boxes sized to their own text (issue 32 item 1)."""
     from chainrule.draw import geometry
-    from chainrule.lessons import build_lesson_graph
+    from chainrule.lessons import build_lesson_graph, lesson_data
 
-    for name in ("section03", "neuron"):
-        t = trace(build_lesson_graph("backprop", name))
-        assert geometry(t, "narrow")["width"] <= 450
-        assert geometry(t, "wide")["width"] > 900
+    for lesson in ("computational-graphs", "backprop", "gradient-descent-linear-regression"):
+        for name in lesson_data(lesson)["graphs"]:
+            t = trace(build_lesson_graph(lesson, name))
+            assert geometry(t, "narrow")["width"] <= 340, (lesson, name)
+            assert geometry(t, "wide")["width"] <= 1160, (lesson, name)
+
+
+def test_every_box_is_as_wide_as_the_longest_text_it_shows():
+    """Issue 32 item 2: the layout reads every text a box will show while the steps play (label, each
+    value and gradient, "?") and sizes the box so that "data"/"grad" and the longest number fit side by
+    side, and the label fits (at 12 px at least); long numbers widen the boxes that show them."""
+    from chainrule.draw import SHAPES, geometry, shown_texts, text_width
+
+    a, b = Value(-999.9876, label="a"), Value(123.4567, label="a_long_name")
+    out = (a * b).tanh() + a * b * 1e-9
+    for t in (trace(out), trace(section03()), trace(mlp(1))):
+        texts = shown_texts(t)
+        for shape in ("wide", "narrow"):
+            g, kind = geometry(t, shape), SHAPES[shape]["type"]
+            for node in t["nodes"]:
+                box, shown = g["boxes"][node["id"]], texts[node["id"]]
+                room = box["w"] - 2 * g["type"]["pad"]
+                assert box["label_size"] >= 12 and text_width(node["label"], box["label_size"]) <= room + 0.01
+                for slot in ("data", "grad"):
+                    widest = max(text_width(x, kind["number"]) for x in shown[slot])
+                    assert text_width(slot, kind["slot"]) + widest + 4 <= room, (shape, node["label"], slot)
+    # The product's data, -123455.1691 (12 characters), is in its box's texts and widens it.
+    t = trace(out)
+    product = next(n for n in t["nodes"] if n.get("formula", "").endswith("a × a_long_name"))
+    assert "-123455.1691" in shown_texts(t)[product["id"]]["data"]
+    narrow_boxes = geometry(trace(section03()), "narrow")["boxes"]
+    assert geometry(t, "narrow")["boxes"][product["id"]]["w"] > max(b["w"] for b in narrow_boxes.values())
+
+
+@pytest.mark.parametrize("shape", ["wide", "narrow"])
+def test_edge_labels_are_clear_of_boxes_ops_and_each_other(shape):
+    """An edge's label (its "+= ..." at a backward step, as wide as its longest text) touches no box and
+    no op ellipse, and no other label shown at the same step (the edges into the same op)."""
+    from chainrule.draw import SHAPES, geometry, shown_texts, text_width
+
+    size = SHAPES[shape]["type"]["edge"]
+    x = Value(-0.123456, label="x")
+    for out in (section03(), mlp(0), x * x * 3.5, (x * x).tanh() * x):
+        t = trace(out)
+        g, texts = geometry(t, shape), shown_texts(t)
+        h = g["box"]["h"]
+        obstacles = [(b["x"], b["y"], b["x"] + b["w"], b["y"] + h) for b in g["boxes"].values()]
+        obstacles += [(o["cx"] - o["rx"], o["cy"] - o["ry"], o["cx"] + o["rx"], o["cy"] + o["ry"]) for o in g["ops"].values()]
+        by_step: dict[str, list] = {}
+        for edge in g["edges"]:
+            w = text_width(texts[edge["to"]]["edges"][edge["input"]], size)
+            left = edge["label"]["x"] - (w if edge["label"]["anchor"] == "end" else 0)
+            r = (left, edge["label"]["y"] - 0.8 * size, left + w, edge["label"]["y"] + 0.25 * size)
+            assert 0 <= r[0] and r[2] <= g["width"] and 0 <= r[1] and r[3] <= g["height"], (shape, edge)
+            for o in obstacles + by_step.get(edge["to"], []):
+                assert r[2] <= o[0] or o[2] <= r[0] or r[3] <= o[1] or o[3] <= r[1], (shape, edge, o)
+            by_step.setdefault(edge["to"], []).append(r)

@@ -46,7 +46,7 @@ for (const name of readdirSync(join(katexDist, "fonts"))) {
 
 const versions = Object.fromEntries(
   ["katex", "@codemirror/state", "@codemirror/view", "@codemirror/commands", "@codemirror/language",
-   "@codemirror/autocomplete", "@codemirror/lang-python", "@codemirror/lang-javascript", "esbuild"]
+   "@codemirror/autocomplete", "@codemirror/lang-python", "@codemirror/lang-javascript", "@lezer/highlight", "esbuild"]
     .map((p) => [p, version(p)]));
 // The licenses of everything bundled into the vendored files (all MIT), in one file next to them.
 const bundled = ["katex", "@codemirror/state", "@codemirror/view", "@codemirror/commands", "@codemirror/language",

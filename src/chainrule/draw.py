@@ -15,22 +15,17 @@ that animates `chainrule.trace` can light up the same picture.
 
 from __future__ import annotations
 
+import math
+import unicodedata
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
 from chainrule.engine import Value
 from chainrule.trace import format_number, graph_nodes, trace
 
-__all__ = ["draw", "to_svg", "to_dot", "to_text", "layout", "geometry", "page_layout", "SHAPES"]
+__all__ = ["draw", "to_svg", "to_dot", "to_text", "layout", "geometry", "page_layout", "shown_texts", "text_width", "SHAPES"]
 
 FORMATS = ("svg", "dot", "text")
-
-BOX_W, BOX_H = 132, 58   # a value box
-COLUMN = BOX_W + 118     # horizontal distance between layers (the gap holds the op ellipse)
-ROW = BOX_H + 26         # vertical distance between boxes in a layer
-MARGIN = 24
-OP_RY = 17
-MAX_LABEL = 16           # longer labels are shortened in the picture (the full one is in <title>)
 
 
 def draw(output: Value, format: str = "svg", grads: str = "trace") -> str:
@@ -60,23 +55,82 @@ def _num(node: dict[str, Any], key: str) -> str:
     return node.get(f"{key}_text", "nan") if x is None else format_number(x)
 
 
-def _short(label: str) -> str:
-    return label if len(label) <= MAX_LABEL else label[: MAX_LABEL - 1] + "\u2026"
-
-
 # --- layout --------------------------------------------------------------------------------------
 
 # Two shapes of the same layered layout: "wide" runs left to right (a desktop page, the CLI's SVG),
-# "narrow" runs top to bottom with slimmer boxes (a phone). The lesson page receives both as data
-# (`page_layout`) and only renders them, so the page and `chainrule graph` draw the same picture.
-SHAPES: dict[str, dict[str, float]] = {
-    # box: value box size; step: distance between layers; spread: distance between boxes in a layer;
-    # op_offset: distance from a box's edge facing its inputs to the centre of its op ellipse.
-    "wide": {"box_w": BOX_W, "box_h": BOX_H, "step": BOX_W + 160, "spread": BOX_H + 26, "op_offset": 42},
-    "narrow": {"box_w": 92, "box_h": BOX_H, "step": BOX_H + 92, "spread": 100, "op_offset": 28},
+# "narrow" runs top to bottom (a phone). The lesson page receives both as data (`page_layout`) and only
+# renders them, so the page and `chainrule graph` draw the same picture.
+#
+# Every box is as wide as the longest text it will ever show: the layout reads every text of the trace
+# (the label, each value and gradient a step writes into the box, "?" before it has one), so no number
+# prints over a label or out of its box. The text is set in a monospace font, whose characters all have
+# one width, CHAR_EM of the font size (DejaVu Sans Mono, Menlo, Consolas and Liberation Mono: 0.55-0.61).
+CHAR_EM = 0.62
+MIN_TEXT = 12.0  # px: no text of the picture is smaller (a long label shrinks to this, then its box widens)
+
+SHAPES: dict[str, dict[str, Any]] = {
+    # type: font sizes in px of a box's label, its "data" and "grad" names, its numbers, an edge's label and
+    # an op's symbol. pad: inside a box; slot_gap: between "data" and its number; gap: between boxes side by
+    # side; run: the shortest edge before an op ellipse; link: from an ellipse to its box (arrowhead
+    # included); margin: around it all; min_digits: the room for a number, at least (a box never looks
+    # cramped); fit (wide only): the width a graph spreads out to when it can, by at most stretch per gap.
+    "wide": {"type": {"label": 14.0, "slot": 13.0, "number": 14.0, "edge": 13.0, "symbol": 15.0},
+             "pad": 7.0, "slot_gap": 8.0, "gap": 26.0, "run": 26.0, "link": 16.0, "fit": 900.0,
+             "stretch": 64.0, "margin": 12.0, "min_digits": 3},
+    "narrow": {"type": {"label": 13.0, "slot": 12.0, "number": 13.0, "edge": 12.0, "symbol": 13.0},
+               "pad": 6.0, "slot_gap": 6.0, "gap": 10.0, "run": 20.0, "link": 16.0, "margin": 12.0,
+               "min_digits": 1},
 }
-EDGE_SPREAD = 10  # two inputs meet an op ellipse this far apart
-LABEL_GAP = 6     # an edge label starts this far from the box its edge leaves
+BOX_H = 58.0
+BASELINES = {"label": 17.0, "data": 35.0, "grad": 52.0}  # from a box's top
+OP_RY = 15.0
+EDGE_SPREAD = 10.0  # two inputs meet an op ellipse this far apart
+EDGE_GAP = 5.0      # an edge label keeps this far from the box it belongs to
+
+
+def text_width(text: str, size: float) -> float:
+    """The width in px of `text` at font size `size` in a monospace font (a wide character, as in CJK, is
+    two cells)."""
+    cells = sum(2 if unicodedata.east_asian_width(ch) in "WF" else 0 if unicodedata.combining(ch) else 1
+                for ch in text)
+    return cells * size * CHAR_EM
+
+
+def _text(entry: dict[str, Any], key: str) -> str:
+    """The text a page shows for entry[key]: the trace's own "<key>_text" (or the playground's display
+    text) when it has one, else the one rule (format_number); null is nan or an infinity."""
+    if f"{key}_text" in entry:
+        return str(entry[f"{key}_text"])
+    display = entry.get("display")
+    if isinstance(display, dict) and key in display:
+        return str(display[key])
+    return "nan" if entry.get(key) is None else format_number(entry[key])
+
+
+def shown_texts(t: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Every text each box shows while the steps play, by node id: {"label", "data": {texts}, "grad": {texts},
+    "edges": {position among the node's inputs: the longest "+= ..." its edge from that input shows}}."""
+    texts: dict[str, dict[str, Any]] = {
+        n["id"]: {"label": n["label"], "data": {"?", _text(n, "data")}, "grad": {"?", _text(n, "grad")}, "edges": {}}
+        for n in t["nodes"]}
+    inputs = {n["id"]: n["inputs"] for n in t["nodes"]}
+    for step in t.get("forward", []):
+        texts[step["node"]]["data"].add(_text(step, "value"))
+    for step in t.get("backward", []):
+        texts[step["node"]]["grad"].add(_text(step, "grad"))
+        used: set[int] = set()
+        for c in step.get("contributions", []):
+            texts[c["input"]]["grad"].add(_text(c, "grad_after"))
+            # The edge of this use: the first position of the node's inputs holding it not paired yet.
+            position = next((k for k, p in enumerate(inputs[step["node"]]) if p == c["input"] and k not in used), None)
+            if position is None:
+                continue
+            used.add(position)
+            label = f"+= {_text(c, 'contribution')}"
+            edges = texts[step["node"]]["edges"]
+            if len(label) > len(edges.get(position, "")):
+                edges[position] = label
+    return texts
 
 
 def _layers(t: dict[str, Any]) -> tuple[list[int], list[list[int]], list[float]]:
@@ -126,80 +180,200 @@ def layout(t: dict[str, Any], shape: str = "wide") -> dict[str, tuple[float, flo
     return {node_id: (box["x"], box["y"]) for node_id, box in geometry(t, shape)["boxes"].items()}
 
 
-def _point(p0: float, p1: float, p2: float, p3: float, s: float) -> float:
-    """One coordinate of a cubic Bezier curve at parameter s."""
-    return (1 - s) ** 3 * p0 + 3 * (1 - s) ** 2 * s * p1 + 3 * (1 - s) * s ** 2 * p2 + s ** 3 * p3
+def _box_widths(shown: dict[str, dict[str, Any]], size: dict[str, Any]) -> dict[str, float]:
+    """The width each box needs for its longest texts (its label at MIN_TEXT at least), by node id."""
+    kind = size["type"]
+    widths = {}
+    for node_id, texts in shown.items():
+        numbers = max(text_width(slot, kind["slot"]) + size["slot_gap"] + max(text_width(x, kind["number"]) for x in texts[slot] | {"0" * size["min_digits"]})
+                      for slot in ("data", "grad"))
+        # A label longer than the numbers' room is set smaller (see _label_size) before its box widens.
+        label = min(text_width(texts["label"], kind["label"]), text_width(texts["label"], MIN_TEXT))
+        widths[node_id] = math.ceil(max(numbers, label) + 2 * size["pad"])
+    return widths
+
+
+def _label_size(label: str, box_w: float, size: dict[str, Any]) -> float:
+    """The label's font size in a box of width box_w: the shape's own, or smaller down to MIN_TEXT."""
+    full, room = text_width(label, size["type"]["label"]), box_w - 2 * size["pad"]
+    return size["type"]["label"] if full <= room else round(max(MIN_TEXT, size["type"]["label"] * room / full), 2)
+
+
+def _op_rx(symbol: str, size: dict[str, Any]) -> float:
+    return round(max(OP_RY, text_width(symbol, size["type"]["symbol"]) / 2 + 7), 1)
 
 
 def geometry(t: dict[str, Any], shape: str = "wide") -> dict[str, Any]:
     """Every shape of the picture in one coordinate system (the one layout of a graph).
 
-    {"shape", "width", "height", "box": {"w", "h"},
-     "boxes": {id: {"x", "y"}}                         top-left corners of the value boxes,
+    {"shape", "width", "height", "box": {"w" (the widest box), "h"},
+     "type": {"label", "slot", "number", "edge", "symbol": font sizes in px, "pad", "baselines"},
+     "boxes": {id: {"x", "y", "w", "label_size"}}        top-left corners, widths, label font sizes,
      "ops": {id: {"cx", "cy", "rx", "ry", "link"}}     op ellipses, link: path from ellipse to its box,
      "edges": [{"from", "to", "input", "d", "label": {"x", "y", "anchor"}}]}
-    An edge runs from its input's box to the op ellipse and ends in an arrowhead; its label (what
-    flows back along it) starts next to the box the edge leaves, so it never covers the arrowhead.
+    Wide: one column per layer, as wide as its widest box; narrow: one row per layer, each box as wide as
+    its own texts. An edge runs from its input's box to the op ellipse and ends in an arrowhead; its label
+    (what flows back along it) sits beside the box the edge leaves, clear of every box, ellipse and
+    arrowhead and of the labels shown with it.
     """
     if shape not in SHAPES:
         raise ValueError(f"unknown layout shape {shape!r}; choose one of: {', '.join(SHAPES)}")
     size = SHAPES[shape]
-    box_w, box_h, step, spread, op_offset = (size[k] for k in ("box_w", "box_h", "step", "spread", "op_offset"))
     wide = shape == "wide"
     nodes = t["nodes"]
+    by_id = {n["id"]: n for n in nodes}
     layer, columns, rank = _layers(t)
-    tallest = max(len(c) for c in columns)
+    shown = shown_texts(t)
+    needed = _box_widths(shown, size)
+    width_of = [needed[n["id"]] for n in nodes]
+    rx = {n["id"]: _op_rx(n["symbol"], size) for n in nodes if n["inputs"]}
+    # The room before the boxes of a layer: the shortest edge, then the widest op ellipse and its link.
+    def op_room(column: list[int]) -> float:
+        ellipses = [(rx[nodes[i]["id"]] if wide else OP_RY) for i in column if nodes[i]["inputs"]]
+        return size["run"] + (2 * max(ellipses) + size["link"] if ellipses else 0.0)
+
+    margin = size["margin"]
     boxes: dict[str, dict[str, float]] = {}
-    for i, n in enumerate(nodes):
-        along = MARGIN + layer[i] * step
-        across = MARGIN + ((tallest - 1) / 2 + rank[i]) * spread
-        x, y = (along, across) if wide else (across, along)
-        boxes[n["id"]] = {"x": round(x, 1), "y": round(y, 1)}
+    if wide:
+        column_w = [max(width_of[i] for i in column) for column in columns]
+        needs = [op_room(column) for column in columns[1:]]
+        spare = size["fit"] - 2 * margin - sum(column_w) - sum(needs)
+        extra = max(0.0, min(size["stretch"], spare / len(needs))) if needs else 0.0
+        tallest = max(len(c) for c in columns)
+        spread = BOX_H + size["gap"]
+        x = margin
+        for index, column in enumerate(columns):
+            if index:
+                x += column_w[index - 1] + needs[index - 1] + extra
+            for i in column:
+                y = margin + ((tallest - 1) / 2 + rank[i]) * spread
+                boxes[nodes[i]["id"]] = {"x": round(x, 1), "y": round(y, 1), "w": column_w[index]}
+    else:
+        # Each row: its boxes side by side in rank order, each as wide as its own texts, centred on one axis.
+        rows = []
+        for column in columns:
+            ordered = sorted(column, key=lambda i: rank[i])
+            centres, at = {}, 0.0
+            for before, i in zip([None] + ordered, ordered):
+                at += 0.0 if before is None else (width_of[before] + width_of[i]) / 2 + size["gap"]
+                centres[i] = at
+            middle = (centres[ordered[0]] - width_of[ordered[0]] / 2 + centres[ordered[-1]] + width_of[ordered[-1]] / 2) / 2
+            rows.append({i: centre - middle for i, centre in centres.items()})
+        half = max(abs(centre) + width_of[i] / 2 for row in rows for i, centre in row.items())
+        y = margin
+        for index, column in enumerate(columns):
+            if index:
+                y += BOX_H + EDGE_LABEL_ROOM + op_room(column)
+            for i in column:
+                x = margin + half + rows[index][i] - width_of[i] / 2
+                boxes[nodes[i]["id"]] = {"x": round(x, 1), "y": round(y, 1), "w": width_of[i]}
+    for node_id, box in boxes.items():
+        box["label_size"] = _label_size(by_id[node_id]["label"], box["w"], size)
 
     ops: dict[str, dict[str, Any]] = {}
-    edges: list[dict[str, Any]] = []
+    ends: list[dict[str, Any]] = []  # each edge's two ends, before its path is written
     for n in nodes:
         if not n["inputs"]:
             continue
-        x, y = boxes[n["id"]]["x"], boxes[n["id"]]["y"]
-        rx = _op_width(n["symbol"])
+        box = boxes[n["id"]]
+        r = rx[n["id"]]
         if wide:
-            cx, cy = x - op_offset, y + box_h / 2
-            link = f"M {cx + rx:.1f} {cy:.1f} L {x:.1f} {cy:.1f}"
+            cx, cy = box["x"] - size["link"] - r, box["y"] + BOX_H / 2
         else:
-            cx, cy = x + box_w / 2, y - op_offset
-            link = f"M {cx:.1f} {cy + OP_RY:.1f} L {cx:.1f} {y:.1f}"
-        ops[n["id"]] = {"cx": round(cx, 1), "cy": round(cy, 1), "rx": round(rx, 1), "ry": OP_RY, "link": link}
+            cx, cy = box["x"] + box["w"] / 2, box["y"] - size["link"] - OP_RY
+        ops[n["id"]] = {"cx": cx, "cy": cy, "rx": r, "ry": OP_RY}
         count = len(n["inputs"])
-        across_of = (lambda b: b["y"]) if wide else (lambda b: b["x"])
+        across_of = (lambda b: b["y"]) if wide else (lambda b: b["x"] + b["w"] / 2)
         # Two inputs meet the ellipse at two points, the nearer box at the nearer point (no crossing).
         slots = sorted(range(count), key=lambda k: (across_of(boxes[n["inputs"][k]]), k))
         for k, source in enumerate(n["inputs"]):
-            sx, sy = boxes[source]["x"], boxes[source]["y"]
+            s = boxes[source]
             offset = (slots.index(k) - (count - 1) / 2) * EDGE_SPREAD
             if wide:
-                x1, y1 = sx + box_w, sy + box_h / 2
-                x2, y2 = cx - rx, cy + offset
-                bend = max(30.0, (x2 - x1) / 2)
-                c1, c2 = (x1 + bend, y1), (x2 - bend, y2)
-                label = {"x": round(x1 + LABEL_GAP, 1), "y": round(y1 - LABEL_GAP, 1), "anchor": "start"}
+                start, end = (s["x"] + s["w"], s["y"] + BOX_H / 2), (cx - r, cy + offset)
             else:
-                x1, y1 = sx + box_w / 2, sy + box_h
-                x2, y2 = cx + offset, cy - OP_RY
-                bend = max(20.0, (y2 - y1) / 2)
-                c1, c2 = (x1, y1 + bend), (x2, y2 - bend)
-                # Beside the start of the edge, on the side away from where the edge heads.
-                side = -1 if x2 < x1 - 1 else 1
-                label = {"x": round(x1 + side * LABEL_GAP, 1), "y": round(y1 + 14, 1),
-                         "anchor": "end" if side < 0 else "start"}
-            edges.append({
-                "from": source, "to": n["id"], "input": k, "label": label,
-                "d": f"M {x1:.1f} {y1:.1f} C {c1[0]:.1f} {c1[1]:.1f}, {c2[0]:.1f} {c2[1]:.1f}, {x2:.1f} {y2:.1f}",
-            })
-    width = max(b["x"] for b in boxes.values()) + box_w + MARGIN
-    height = max(b["y"] for b in boxes.values()) + box_h + MARGIN
-    return {"shape": shape, "width": round(width), "height": round(height), "box": {"w": box_w, "h": box_h},
+                start, end = (s["x"] + s["w"] / 2, s["y"] + BOX_H), (cx + offset, cy - OP_RY)
+            ends.append({"from": source, "to": n["id"], "input": k, "start": start, "end": end})
+    labels = _edge_labels(ends, boxes, ops, shown, size, wide)
+
+    # Everything moves right and down so that the leftmost and topmost shape (a label too) keeps the margin.
+    lefts = [b["x"] for b in boxes.values()] + [o["cx"] - o["rx"] for o in ops.values()] + [r[0] for r in labels]
+    tops = [b["y"] for b in boxes.values()] + [o["cy"] - o["ry"] for o in ops.values()] + [r[1] for r in labels]
+    dx, dy = margin - min(lefts), margin - min(tops)
+    for box in boxes.values():
+        box["x"], box["y"] = round(box["x"] + dx, 1), round(box["y"] + dy, 1)
+    for op in ops.values():
+        op["cx"], op["cy"] = round(op["cx"] + dx, 1), round(op["cy"] + dy, 1)
+        cx, cy, r = op["cx"], op["cy"], op["rx"]
+        op["link"] = (f"M {cx + r:.1f} {cy:.1f} L {cx + r + size['link']:.1f} {cy:.1f}" if wide
+                      else f"M {cx:.1f} {cy + OP_RY:.1f} L {cx:.1f} {cy + OP_RY + size['link']:.1f}")
+    edges: list[dict[str, Any]] = []
+    for edge, (_, _, _, _, x, y, anchor) in zip(ends, labels):
+        (x1, y1), (x2, y2) = ((a + dx, b + dy) for a, b in (edge["start"], edge["end"]))
+        if wide:
+            bend = max(12.0, (x2 - x1) / 2)
+            c1, c2 = (x1 + bend, y1), (x2 - bend, y2)
+        else:
+            bend = max(12.0, (y2 - y1) / 2)
+            c1, c2 = (x1, y1 + bend), (x2, y2 - bend)
+        edges.append({
+            "from": edge["from"], "to": edge["to"], "input": edge["input"],
+            "d": f"M {x1:.1f} {y1:.1f} C {c1[0]:.1f} {c1[1]:.1f}, {c2[0]:.1f} {c2[1]:.1f}, {x2:.1f} {y2:.1f}",
+            "label": {"x": round(x + dx, 1), "y": round(y + dy, 1), "anchor": anchor},
+        })
+    rights = [b["x"] + b["w"] for b in boxes.values()] + [o["cx"] + o["rx"] for o in ops.values()] + [r[2] + dx for r in labels]
+    bottoms = [b["y"] + BOX_H for b in boxes.values()] + [o["cy"] + o["ry"] for o in ops.values()] + [r[3] + dy for r in labels]
+    return {"shape": shape, "width": round(max(rights) + margin), "height": round(max(bottoms) + margin),
+            "box": {"w": max(b["w"] for b in boxes.values()), "h": BOX_H},
+            "type": {**size["type"], "pad": size["pad"], "baselines": BASELINES},
             "boxes": boxes, "ops": ops, "edges": edges}
+
+
+EDGE_LABEL_ROOM = 18.0  # below each row (narrow): where the labels of the edges leaving it go
+
+
+def _edge_labels(ends: list[dict[str, Any]], boxes: dict[str, dict[str, float]], ops: dict[str, dict[str, Any]],
+                 texts: dict[str, dict[str, Any]], size: dict[str, Any], wide: bool) -> list[tuple]:
+    """A place for each edge's label beside the box the edge leaves, clear of every box and ellipse, of
+    the edge's own arrowhead, and of the labels of the same step (the edges into the same op). Returns
+    per edge (left, top, right, bottom, x, y, anchor): the label's extent and where its text goes."""
+    font = size["type"]["edge"]
+    obstacles = [(b["x"], b["y"], b["x"] + b["w"], b["y"] + BOX_H) for b in boxes.values()]
+    obstacles += [(o["cx"] - o["rx"], o["cy"] - o["ry"], o["cx"] + o["rx"], o["cy"] + o["ry"]) for o in ops.values()]
+    placed: dict[str, list[tuple[float, float, float, float]]] = {}
+
+    def extent(x: float, y: float, anchor: str, w: float) -> tuple[float, float, float, float]:
+        left = x if anchor == "start" else x - w
+        return (left, y - font * 0.8, left + w, y + font * 0.25)
+
+    def clear(r: tuple[float, float, float, float], others: list[tuple[float, float, float, float]]) -> bool:
+        return all(r[2] <= o[0] or o[2] <= r[0] or r[3] <= o[1] or o[3] <= r[1] for o in others)
+
+    labels = []
+    for edge in ends:
+        s = boxes[edge["from"]]
+        w = text_width(texts[edge["to"]]["edges"].get(edge["input"], "+= 0"), font)
+        end_x, end_y = edge["end"]
+        arrow = (end_x - 10, end_y - 10, end_x + 10, end_y + 10)
+        below = s["y"] + BOX_H + EDGE_GAP + font * 0.8
+        beside = s["y"] + BOX_H / 2 + font * 0.3
+        if wide:
+            right = s["x"] + s["w"]
+            candidates = [(right, s["y"] - EDGE_GAP, "end"), (right, below, "end"),
+                          (s["x"], s["y"] - EDGE_GAP, "start"), (s["x"], below, "start")]
+        else:
+            centre = s["x"] + s["w"] / 2
+            away = "end" if end_x < centre - 1 else "start"
+            step = -EDGE_GAP if away == "end" else EDGE_GAP
+            candidates = [(centre + step, below, away), (centre - step, below, "start" if away == "end" else "end"),
+                          (s["x"] + s["w"], below, "end"), (s["x"], below, "start"),
+                          (s["x"] - EDGE_GAP, beside, "end"), (s["x"] + s["w"] + EDGE_GAP, beside, "start")]
+        same_step = placed.setdefault(edge["to"], [])
+        x, y, anchor = next((c for c in candidates if clear(extent(c[0], c[1], c[2], w), obstacles + same_step + [arrow])),
+                            candidates[0])
+        same_step.append(extent(x, y, anchor, w))
+        labels.append((*extent(x, y, anchor, w), x, y, anchor))
+    return labels
 
 
 def page_layout(t: dict[str, Any]) -> dict[str, Any]:
@@ -210,30 +384,29 @@ def page_layout(t: dict[str, Any]) -> dict[str, Any]:
 # --- SVG ----------------------------------------------------------------------------------------------
 
 _STYLE = """
-.node rect { stroke: #33415c; stroke-width: 1.2; rx: 6; }
+.node rect { stroke: #33415c; stroke-width: 1.2; }
 .value rect { fill: #ffffff; }
 .value.leaf rect { fill: #e6f0ff; }
 .value.constant rect { fill: #f1f1f1; }
 .value.output rect { fill: #fff1dc; stroke-width: 2; }
-.node text { font-family: Helvetica, Arial, sans-serif; font-size: 12px; fill: #1b263b; }
-.node text.label { font-weight: bold; font-size: 13px; }
+.node text { font-family: ui-monospace, "DejaVu Sans Mono", Menlo, Consolas, monospace; fill: #1b263b; }
+.node text.label { font-weight: bold; }
 .op ellipse { fill: #fdf6c9; stroke: #7d6b14; stroke-width: 1.2; }
 .op text { font-weight: bold; text-anchor: middle; dominant-baseline: central; }
 .edge, .op-link { fill: none; stroke: #6c7a96; stroke-width: 1.3; }
 """.strip()
 
 
-def _op_width(symbol: str) -> float:
-    return max(17.0, 5.0 + 4.2 * len(symbol))
-
-
 def to_svg(t: dict[str, Any], shape: str = "wide") -> str:
-    """A standalone SVG picture of a trace (valid XML, labels escaped, no external resources)."""
+    """A standalone SVG picture of a trace (valid XML, labels escaped, no external resources), in the
+    monospace type its layout sized every box for."""
     nodes = t["nodes"]
     by_id = {n["id"]: n for n in nodes}
     g = geometry(t, shape)
-    box_w, box_h = g["box"]["w"], g["box"]["h"]
+    box_h, kind = g["box"]["h"], g["type"]
+    pad, baseline = kind["pad"], kind["baselines"]
     width, height = g["width"], g["height"]
+    sizes = f".node text {{ font-size: {kind['slot']:g}px; }} .op text {{ font-size: {kind['symbol']:g}px; }}"
     parts: list[str] = [
         f'<svg xmlns="http://www.w3.org/2000/svg" class="chainrule-graph" width="{width:.0f}" '
         f'height="{height:.0f}" viewBox="0 0 {width:.0f} {height:.0f}" role="img" '
@@ -241,12 +414,13 @@ def to_svg(t: dict[str, Any], shape: str = "wide") -> str:
         "<defs><marker id=\"chainrule-arrow\" viewBox=\"0 0 10 10\" refX=\"9\" refY=\"5\" "
         "markerWidth=\"7\" markerHeight=\"7\" orient=\"auto-start-reverse\">"
         "<path d=\"M 0 0 L 10 5 L 0 10 z\" fill=\"#6c7a96\"/></marker></defs>",
-        f"<style>{escape(_STYLE)}</style>",
+        f"<style>{escape(_STYLE)} {escape(sizes)}</style>",
     ]
     edges: list[str] = []
     shapes: list[str] = []
     for n in nodes:
-        x, y = g["boxes"][n["id"]]["x"], g["boxes"][n["id"]]["y"]
+        box = g["boxes"][n["id"]]
+        x, y = box["x"], box["y"]
         classes = ["node", "value"]
         if n["leaf"]:
             classes.append("constant" if n.get("constant") else "leaf")
@@ -257,10 +431,11 @@ def to_svg(t: dict[str, Any], shape: str = "wide") -> str:
             f'<g class="{" ".join(classes)}" id="value-{n["id"]}" data-node="{n["id"]}" '
             f'data-label={quoteattr(n["label"])}>'
             f"<title>{escape(title)}</title>"
-            f'<rect x="{x:.1f}" y="{y:.1f}" width="{box_w}" height="{box_h}" rx="6"/>'
-            f'<text class="label" x="{x + 8:.1f}" y="{y + 17:.1f}">{escape(_short(n["label"]))}</text>'
-            f'<text class="data" x="{x + 8:.1f}" y="{y + 34:.1f}">data {escape(_num(n, "data"))}</text>'
-            f'<text class="grad" x="{x + 8:.1f}" y="{y + 50:.1f}">grad {escape(_num(n, "grad"))}</text>'
+            f'<rect x="{x:.1f}" y="{y:.1f}" width="{box["w"]:g}" height="{box_h:g}" rx="6"/>'
+            f'<text class="label" x="{x + pad:.1f}" y="{y + baseline["label"]:.1f}" '
+            f'font-size="{box["label_size"]:g}">{escape(n["label"])}</text>'
+            f'<text class="data" x="{x + pad:.1f}" y="{y + baseline["data"]:.1f}">data {escape(_num(n, "data"))}</text>'
+            f'<text class="grad" x="{x + pad:.1f}" y="{y + baseline["grad"]:.1f}">grad {escape(_num(n, "grad"))}</text>'
             "</g>"
         )
         if not n["inputs"]:

@@ -146,10 +146,12 @@ class RequestLog:
         return [url for url in self.urls if not (url.startswith(origin + "/") or url == origin or url.startswith("data:"))]
 
 
-def new_page(browser, server: LessonServer, *, width: int = 1280, height: int = 900, bypass_csp: bool = False):
+def new_page(browser, server: LessonServer, *, width: int = 1280, height: int = 900, bypass_csp: bool = False,
+             **context_options):
     """A fresh context (cookies empty) holding the session cookie, and its request log.
-    bypass_csp lets a test inject a script (axe-core) that the page's Content Security Policy blocks."""
-    context = browser.new_context(viewport={"width": width, "height": height}, bypass_csp=bypass_csp)
+    bypass_csp lets a test inject a script (axe-core) that the page's Content Security Policy blocks;
+    context_options go to Playwright's new_context (reduced_motion="reduce", say)."""
+    context = browser.new_context(viewport={"width": width, "height": height}, bypass_csp=bypass_csp, **context_options)
     context.set_default_timeout(20_000)
     log = RequestLog()
     context.on("request", lambda request: log.urls.append(request.url))

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from conftest import WIDTHS, kill_lesson_server, start_lesson_server, stop_lesson_server
+from graph_checks import assert_asked_in_view, overprints
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -99,7 +100,7 @@ def test_explore_problems_are_said_once_at_their_field_and_no_stale_number_looks
     # a = 1e200 is out of the explorable range: said under the inputs, the graph marked as not run.
     page.locator("#explore-a").fill("1e200")
     page.wait_for_selector("#explore[data-stale='true']")
-    assert page.locator("#explore-problem").inner_text().startswith("a must be a number from -1000 to 1000")
+    assert page.locator("#explore-problem").inner_text().startswith("a: 1e200 is too large: type a number from -1000 to 1000")
     assert page.get_attribute("#explore-a", "aria-invalid") is not None
     assert "not for what is typed now" in status.inner_text() and "a = 2" in status.inner_text()
     assert "for your inputs" not in status.inner_text()
@@ -124,6 +125,13 @@ def test_explore_problems_are_said_once_at_their_field_and_no_stale_number_looks
     page.locator(".nudge-form button[type=submit]").click()
     page.locator(".nudge-result table").wait_for()
     assert page.locator("#nudge-problem").inner_text() == "" and page.get_attribute("#explore", "data-stale") == "false"
+    # Issue 32 item 2: long numbers widen their boxes; none prints over a label or out of its box.
+    narrow = page.locator("#explore g.node[data-label='a'] rect").bounding_box()["width"]
+    page.locator("#explore-a").fill("-999.9876")
+    page.wait_for_function("() => document.querySelector(\"#explore g.node[data-label='a'] .node-value\").textContent === '-999.9876'")
+    assert page.locator("#explore g.node[data-label='e'] .node-value").text_content() == "2999.9628"  # -999.9876 * -3
+    assert page.locator("#explore g.node[data-label='a'] rect").bounding_box()["width"] > narrow
+    assert overprints(page, "#explore") == []
     assert not log.page_errors
 
 
@@ -188,7 +196,8 @@ TOGETHER = """([holder, extra]) => {
       return r.top >= f.top - 1 && r.bottom <= f.bottom + 1 && r.left >= f.left - 1 && r.right <= f.right + 1; };
     const onScreen = (el) => { const r = el.getBoundingClientRect();
       return r.height > 0 && r.top >= -1 && r.bottom <= innerHeight + 1 && r.left >= -1 && r.right <= innerWidth + 1; };
-    const box = root.querySelector('g.node.active');
+    // At a prediction's gate the box to see is the one asked about (issue 32 item 1), else the step's.
+    const box = root.querySelector('g.node.asked') || root.querySelector('g.node.active');
     const figure = root.querySelector('.graph-figure');
     const parts = {box: box && onScreen(box) && inside(box, figure), caption: onScreen(root.querySelector('.caption')),
                    controls: onScreen(root.querySelector('.player-controls button.next'))};
@@ -197,17 +206,22 @@ TOGETHER = """([holder, extra]) => {
 
 
 def assert_together(page, holder, where, extra=None):
-    """The active box (inside its frame), the caption and the controls (and `extra`) all on screen."""
+    """The active box (at a gate: the asked box) inside its frame, the caption and the controls (and
+    `extra`) all on screen."""
     parts = page.evaluate(TOGETHER, [holder, extra])
     assert all(parts.values()), (where, parts)
 
 
 def walk_predictions(page, lesson_id: str) -> list[dict]:
     """Play section 04 with the Next buttons, answering each gate with the right value; at every step the
-    box, caption and controls must be on screen together (at a gate the form too). Returns, per gate, the
-    key asked, the labels whose gradient the graph shows, and the reason given."""
-    from chainrule.lessons import check_prediction
+    box, caption and controls must be on screen together (at a gate the form too, and the asked box with
+    the boxes it depends on: issue 32 item 1), and no number prints over a label (item 2). Returns, per
+    gate, the key asked, the labels whose gradient the graph shows, and the reason given."""
+    from chainrule.lessons import check_prediction, lesson_data
 
+    spec = lesson_data(lesson_id)
+    steps = {step["key"]: step for step in spec["predict"]["steps"]}
+    graph = spec["graphs"][spec["predict"]["graph"]]
     player = page.locator("#predict-player")
     gates = []
     for _ in range(200):
@@ -215,6 +229,8 @@ def walk_predictions(page, lesson_id: str) -> list[dict]:
         if form.count():
             key = form.get_attribute("data-key")
             assert_together(page, "predict-player", (lesson_id, "gate", key), "form.prediction-form button[type=submit]")
+            assert_asked_in_view(page, graph, steps[key]["node_label"], steps[key]["kind"], (lesson_id, key))
+            assert overprints(page, "#predict-player") == [], (lesson_id, key)
             shown = player.locator("g.node").evaluate_all(
                 "nodes => nodes.filter(n => n.querySelector('.node-grad').textContent !== '?').map(n => n.dataset.label)")
             form.locator("input").fill(repr(check_prediction(lesson_id, key, 0.0)["expected"]))
@@ -232,11 +248,13 @@ def walk_predictions(page, lesson_id: str) -> list[dict]:
 
 
 @pytest.mark.parametrize("size", SIZES)
-def test_every_step_and_gate_shows_box_caption_and_controls_and_asks_only_what_is_shown(
+def test_every_step_and_gate_shows_its_boxes_caption_and_controls_and_no_number_overprints(
         open_page, server_factory, tmp_path: Path, size) -> None:
     """Item 2: at every step and gate the active box, its caption and the controls are on screen at once
     (on a phone, 390x844, the graph scrolls in a frame to fit). Item 4: predictions come in the order the
-    lesson lists them, and no prompt or reason uses a gradient not shown yet."""
+    lesson lists them, and no prompt or reason uses a gradient not shown yet. Issue 32: at a gate the asked
+    box and the boxes it depends on are in view and named (item 1), every lesson graph fits a desktop frame
+    (item 1), and no text of a graph prints over another or out of its box at any step (item 2)."""
     import json
 
     from chainrule.lessons import lesson_data
@@ -245,10 +263,15 @@ def test_every_step_and_gate_shows_box_caption_and_controls_and_asks_only_what_i
     context, page, log = open_at(open_page, server, size)
     for lesson_id in LESSONS:
         lesson(page, server, lesson_id)
+        if size == "desktop":
+            frames = page.locator(".graph-figure").evaluate_all(
+                "fs => fs.map(f => [f.closest('[id]').id, f.scrollWidth, f.clientWidth])")
+            assert all(scroll <= client for _, scroll, client in frames), (lesson_id, frames)
         player = page.locator("#see-it-work-player")
         for position in range(1, int(player.get_attribute("data-total")) + 1):
             player.locator("button.next").click()
             assert_together(page, "see-it-work-player", (lesson_id, "see it work", position))
+            assert overprints(page, "#see-it-work-player") == [], (lesson_id, position)
         steps = lesson_data(lesson_id)["predict"]["steps"]
         gates = walk_predictions(page, lesson_id)
         assert [gate["key"] for gate in gates] == [step["key"] for step in steps], lesson_id

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from conftest import axe_violations
+from graph_checks import overprints
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -104,7 +105,7 @@ def test_step_forward_then_backward_with_the_lessons_captions(page):
         assert page.locator(".pg-sweeps-table tr.pg-active-row").get_attribute("data-node") == active
     phases = [phase for phase, _ in seen]
     assert phases == ["Forward"] * 5 + ["Backward"] * 3
-    assert re.match(r"t1 = a [*×·] b = 2 [*×·] -3 = -6", seen[3][1]), seen[3][1]  # the lessons' caption
+    assert seen[3][1] == "t1 = a × b = 2 × (-3) = -6", seen[3][1]  # the lessons' caption: ×, and (-3) after it
     assert seen[5][1] == "out is the output, so its gradient is 1."
     assert "a receives" in seen[-1][1] and "= -3" in seen[-1][1]
     player.locator("button.prev").click()
@@ -120,6 +121,37 @@ def test_a_large_graph_keeps_every_step_in_view(page):
     for step in range(total):
         player.locator("button.next").click()
         assert together_in_view(page), (page.size_name, step + 1)
+
+
+def test_the_lessons_layout_at_every_width_no_number_overprints_and_a_repeat_is_said(page):
+    """Issue 32 items 2 and 9: the playground lays its graph out as the lessons do (top to bottom on a phone,
+    in a frame as wide as the screen), its boxes fit their longest numbers at every step, and a computation
+    the expression writes twice is said to be computed twice (the engine builds one node per copy)."""
+    submit(page, "(a*b) + (a*b)**2")
+    player = page.locator("#pg-player")
+    assert player.locator("svg").get_attribute("data-shape") == ("narrow" if page.size_name == "phone" else "wide")
+    frame = page.locator("#pg-player .graph-figure")
+    assert frame.evaluate("f => f.scrollWidth <= f.clientWidth"), frame.evaluate("f => [f.scrollWidth, f.clientWidth]")
+    # Two boxes compute a*b, and the page says why.
+    products = player.locator("g.node title").evaluate_all("ts => ts.filter(t => / = a × b$/.test(t.textContent)).length")
+    assert products == 2
+    note = page.locator("#pg-repeats")
+    assert note.is_visible() and "2 times" in note.text_content() and "t1" in note.text_content() and "t2" in note.text_content()
+    assert "new box each time" in note.text_content()
+    after_run(page, lambda: page.fill("#pg-value-a", "-999.9876"))
+    after_run(page, lambda: page.fill("#pg-value-b", "123.4567"))
+    assert page.locator("#pg-repeats").is_visible()
+    scrubber = player.locator("input[type=range]")
+    scrubber.focus()
+    page.keyboard.press("Home")
+    for position in range(int(player.get_attribute("data-total")) + 1):
+        assert player.get_attribute("data-position") == str(position)
+        assert overprints(page, "#pg-player") == [], (page.size_name, position)
+        page.keyboard.press("ArrowRight")
+    # -999.9876 * 123.4567 = -123455.16913692 (4 decimals), squared 1.524e10 (4 significant digits).
+    assert box(page, "t1", "value") == "-123455.1691" and box(page, "t3", "value") == "1.524e10"
+    submit(page, "a*b + c")
+    assert page.locator("#pg-repeats").is_hidden()
 
 
 def test_change_an_input_then_nudge_it(page):

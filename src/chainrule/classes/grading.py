@@ -48,10 +48,12 @@ class Submission:
 
 @dataclass(frozen=True)
 class Answer:
-    """What a submit answers: a result (pending False), or a job to follow (pending True)."""
+    """What a submit answers: a result (pending False), or a job to follow (pending True). ``failure``: why
+    the result could not be kept (the web words it through its one error mapping: web/errors.py)."""
 
     body: dict = field(default_factory=dict)
     pending: bool = False
+    failure: BaseException | None = None
 
 
 class GradedRuns(Protocol):
@@ -166,7 +168,7 @@ class InProcessRuns:
             admission.leave(turn)
             return Answer(refused(run, BUSY, self.per_learner))
         result = await asyncio.shield(asyncio.get_running_loop().run_in_executor(self.threads, graded))
-        return Answer(await anyio.to_thread.run_sync(self.keep, run, result))
+        return await anyio.to_thread.run_sync(self.keep, run, result)
 
     @classmethod
     def for_class(cls, store: Any, *, per_learner: int = MAX_OPEN_PER_LEARNER) -> "InProcessRuns":
@@ -175,14 +177,14 @@ class InProcessRuns:
 
         return cls(store.for_learner, per_learner=per_learner, claim_for=account_exists)
 
-    def keep(self, run: Submission, result: dict) -> dict:
+    def keep(self, run: Submission, result: dict) -> Answer:
         claim = None if self.claim_for is None else self.claim_for(run.learner)
         try:
             kept_id = self.keeper(run.learner).record_submission(run.exercise, run.language, run.source, result,
                                                                  claim=claim)
         except Exception as failure:  # the store cannot be used: the grade stands, and says so
-            return kept(result, saved=False, store_error=str(failure))
-        return kept(result, saved=kept_id is not None)
+            return Answer(kept(result, saved=False, store_error=str(failure)), failure=failure)
+        return Answer(kept(result, saved=kept_id is not None))
 
     def status(self, learner: int | None, job_id: int) -> dict | None:
         return None  # nothing waits here after its request: there are no jobs

@@ -104,12 +104,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _guarded(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
     from chainrule.classes.accounts import ClassError
+    from chainrule.errors import InputError
     from chainrule.progress import StoreError
 
     def run(args: argparse.Namespace) -> int:
         try:
             return command(args)
-        except (ClassError, StoreError) as error:
+        except (ClassError, InputError, StoreError) as error:
             print(f"chainrule class: error: {terminal_text(str(error))}", file=sys.stderr)
             return 1
 
@@ -136,12 +137,18 @@ def _base(args: argparse.Namespace) -> str:
 
 
 def _seats(text: str) -> int | None:
+    from chainrule.classes.accounts import MAX_SEATS
+
     if text.strip().lower() == "none":
         return None
     try:
-        return int(text)
+        seats = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"--seats takes a whole number or \"none\", not {text!r}") from None
+        seats = -1
+    if not 0 <= seats <= MAX_SEATS:  # refused before the class is made
+        raise argparse.ArgumentTypeError(f"--seats takes a whole number from 0 to {MAX_SEATS:,} or \"none\", "
+                                         f"not {text!r}")
+    return seats
 
 
 def _admit(accounts: Any, class_id: int, args: argparse.Namespace) -> None:
@@ -269,10 +276,6 @@ def _list(args: argparse.Namespace) -> int:
     return 0
 
 
-def _percent(share: float | None) -> str:
-    return "-" if share is None else f"{share * 100:.0f} %"
-
-
 def _view(args: argparse.Namespace) -> int:
     from chainrule.classes.report import ClassReport
 
@@ -292,17 +295,16 @@ def _view(args: argparse.Namespace) -> int:
     elif args.view == "exercises":
         _print(f"{'exercise':24} {'runs':>5} {'first run':>10} {'median':>7}  most common diagnoses of failing runs")
         for r in rows:
-            median = "-" if r["median_runs_to_pass"] is None else f"{r['median_runs_to_pass']:g}"
             diagnoses = "; ".join(f"{d['diagnosis']} ({d['runs']})" for d in r["diagnoses"]) or "-"
-            _print(f"{r['exercise_id'][:24]:24} {r['runs']:>5} {_percent(r['passed_first_run']):>10} {median:>7}  "
-                   f"{diagnoses}")
+            _print(f"{r['exercise_id'][:24]:24} {r['runs']:>5} {r['passed_first_run_text']:>10} "
+                   f"{r['median_runs_to_pass_text']:>7}  {diagnoses}")
     else:
         _print(f"{'question':44} {'answered':>8} {'right':>6}  most chosen wrong answer")
         for r in rows:
             wrong = "-" if r["most_chosen_wrong"] is None else (
                 f"{r['most_chosen_wrong']['answer']} ({r['most_chosen_wrong']['times']}x)")
             _print(f"{(r['lesson_id'] + '/' + r['question_id'])[:44]:44} {r['learners_answered']:>8} "
-                   f"{_percent(r['share_right']):>6}  {wrong}")
+                   f"{r['share_right_text']:>6}  {wrong}")
     return 0
 
 

@@ -1,12 +1,12 @@
 """Grade runs again, through the same path as "Run tests": only the new verdict counts.
 
-    answers = await grade_again(request.app, learner, runs)    # runs: [classes.imports.RunToGrade]
+    answers = await grade_again(request, runs)    # runs: [classes.imports.RunToGrade]
 
 Each run goes through the class's graded runs (classes/grading.py), as a click of "Run tests" does: a class
 in PostgreSQL queues it for a worker (the answer is its job, which the page can follow at /api/jobs/{id});
 one in SQLite grades it in this process, waiting for its turn like any run, and keeps the result as the
-learner's run. This is the one step a class takes to grade code it did
-not grade itself (a learner's imported file; later, "regrade these runs").
+learner's run. This is the one step a class takes to grade code it did not grade itself (a learner's
+imported file; later, "regrade these runs").
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ import hashlib
 from typing import Any
 
 import anyio
+
+from chainrule.web.class_gate import signed_in
 
 __all__ = ["grade_again"]
 
@@ -27,10 +29,11 @@ def _key(run: Any) -> str:
     return "again-" + digest.hexdigest()[:40]
 
 
-async def grade_again(app: Any, learner: int, runs: list[Any]) -> list[dict[str, Any]]:
-    """One answer per run of ``learner``: {"exercise", "language"} with "job" and "state" (queued), or
-    "status" and "verdict" (graded now), or "verdict": "busy" (not graded: the grader stayed full)."""
-    graded = app.state.services.runs
+async def grade_again(request: Any, runs: list[Any]) -> list[dict[str, Any]]:
+    """One answer per run: {"exercise", "language"} with "job" and "state" (queued), or "status" and
+    "verdict" (graded now), or "verdict": "busy" (not graded: the grader stayed full). The runs are the
+    signed-in learner's (the request's account, web/class_gate.py)."""
+    graded, learner = request.app.state.services.runs, signed_in(request).id
     answers = []
     for run in runs:
         where = {"exercise": run.exercise_id, "language": run.language}

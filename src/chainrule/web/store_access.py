@@ -46,8 +46,9 @@ class StoreAccess:
         self._lock = threading.Lock()
         self.last_store_error: str | None = None
 
-    def store(self) -> Any:
-        """The open ProgressStore, or StoreUnavailable with the StoreError text."""
+    def store(self, request: Any = None) -> Any:
+        """The open ProgressStore, or StoreUnavailable with the StoreError text. (``request``: class mode
+        hands each request the signed-in account's own view; the personal store is everyone's.)"""
         if self._store is not None:
             return self._store
         with self._lock:
@@ -64,9 +65,9 @@ class StoreAccess:
                     raise StoreUnavailable(str(error)) from error
         return self._store
 
-    def try_store(self) -> tuple[Any, str | None]:
+    def try_store(self, request: Any = None) -> tuple[Any, str | None]:
         try:
-            return self.store(), None
+            return self.store(request), None
         except StoreUnavailable as error:
             return None, str(error)
 

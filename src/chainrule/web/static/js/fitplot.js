@@ -2,7 +2,7 @@
 // left, the loss after each step on the right (log scale, so a falling loss and a diverging one both
 // fit). Every number comes from the server (lesson.see_it_work.plot), computed by the engine.
 import { el } from "./api.js";
-import { numberText } from "./graph.js";
+import { numberText, reducedMotion } from "./graph.js";
 
 const SVG_NS = "http://www.w3.org/2000/svg";
 const W = 320;
@@ -10,6 +10,7 @@ const H = 240;
 const PAD = 34;
 const TOP = 26;  // room for the y axis's name above the plot
 const INTERVAL_MS = 250;
+const REDUCED_INTERVAL_MS = 1000;  // with less motion asked for: one frame a second
 
 function svg(tag, attrs = {}, text) {
   const node = document.createElementNS(SVG_NS, tag);
@@ -84,7 +85,8 @@ function lossPanel(run) {
 }
 
 export function renderFitPlot(slot, plot) {
-  const holder = el("div", { class: "fit-plot", id: "fit-plot" });
+  const interval = reducedMotion() ? REDUCED_INTERVAL_MS : INTERVAL_MS;
+  const holder = el("div", { class: "fit-plot", id: "fit-plot", "data-frame-ms": String(interval) });
   const choices = el("fieldset", { class: "fit-runs" }, el("legend", {}, "Learning rate"));
   const caption = el("p", { class: "fit-caption", "aria-live": "polite" });
   const panels = el("div", { class: "fit-panels" });
@@ -115,6 +117,7 @@ export function renderFitPlot(slot, plot) {
     if (timer !== null) clearInterval(timer);
     timer = null;
     playButton.textContent = "Play";
+    caption.setAttribute("aria-live", "polite");  // a step at a time: each caption is read out
   };
   const choose = (chosen) => {
     stop();
@@ -135,11 +138,12 @@ export function renderFitPlot(slot, plot) {
     if (timer !== null) { stop(); return; }
     if (step >= run.steps) step = 0;
     playButton.textContent = "Pause";
+    caption.setAttribute("aria-live", "off");  // playing: not a caption read out per frame
     timer = setInterval(() => {
       step += 1;
       show();
       if (step >= run.steps) stop();
-    }, INTERVAL_MS);
+    }, interval);
   });
   nextButton.addEventListener("click", () => { stop(); if (step < run.steps) { step += 1; show(); } });
   resetButton.addEventListener("click", () => { stop(); step = 0; show(); });

@@ -2,9 +2,11 @@
 //
 // The layout is not computed here: the server sends it with the trace (trace.layout.wide and
 // trace.layout.narrow, made by chainrule.draw, the same layout `chainrule graph` draws), and this
-// file only renders it and animates it. Narrow screens get the top-to-bottom layout. Every text slot
-// exists from the start, so nothing moves while values and gradients appear. Numbers are shown as the
-// server wrote them (the "<key>_text" beside each number, web/numbers.py): the page formats none itself.
+// file only renders it and animates it. Narrow screens get the top-to-bottom layout. Every box is already
+// as wide as the longest text it will show (the layout read them all), and every text slot exists from
+// the start, so nothing moves while values and gradients appear. Numbers are shown as the server wrote
+// them (the "<key>_text" beside each number, web/numbers.py): the page formats none itself. Beside the
+// picture: a table view of the same boxes, and a live region that says each step, for screen readers.
 import { el } from "./api.js";
 
 const SVG_NS = "http://www.w3.org/2000/svg";
@@ -38,10 +40,10 @@ export function playSteps(trace) {
   ];
 }
 
-/** The server's text of `entry[key]` (entry[key + "_text"]); a trace without texts shows the bare number. */
+/** The server's text of `entry[key]` (entry[key + "_text"]; every trace carries them); "?" without one. */
 export function numberText(entry, key) {
   const text = entry[`${key}_text`];
-  return typeof text === "string" ? text : String(entry[key]);
+  return typeof text === "string" ? text : "?";
 }
 
 /** Values and gradients known after the first `position` steps, as the texts to show (node id -> text). */
@@ -79,13 +81,16 @@ export class GraphView {
     if (!layout) throw new Error(`the graph has no ${shape} layout`);
     this.layout = layout;
     const { width, height } = layout;
-    const { w: boxW, h: boxH } = layout.box;
+    const boxH = layout.box.h;
+    // Type as the layout sized every box for it (inline, so no style sheet can make a text outgrow its box).
+    const type = layout.type || { label: 13, slot: 12, number: 13, edge: 12, symbol: 13, pad: 7, baselines: { label: 17, data: 35, grad: 52 } };
+    const sized = (px) => `font-size:${px}px`;
     this.element = svg("svg", {
       viewBox: `0 0 ${width} ${height}`, class: `graph-svg graph-${shape}`, role: "img",
-      "aria-label": `${title}: ${trace.nodes.length} boxes. The caption below says what each step does.`,
+      "aria-label": `${title}: ${trace.nodes.length} boxes. The caption below says what each step does; the table view lists every box.`,
       "data-shape": shape,
     });
-    // Drawn at the layout's own size, never scaled down (text stays at its CSS size, 12 px and more):
+    // Drawn at the layout's own size, never scaled down (text stays at its size, 12 px and more):
     // the figure holding it scrolls when it is larger than the screen.
     this.element.setAttribute("width", String(width));
     this.element.setAttribute("height", String(height));
@@ -119,7 +124,7 @@ export class GraphView {
       });
       const label = svg("text", {
         x: edge.label.x, y: edge.label.y, class: "edge-label", "text-anchor": edge.label.anchor,
-        "data-from": edge.from, "data-to": edge.to,
+        "data-from": edge.from, "data-to": edge.to, style: sized(type.edge),
       }, "");
       edgeLayer.append(path);
       labelLayer.append(label);
@@ -129,29 +134,28 @@ export class GraphView {
 
     this.boxes = new Map();
     const boxLayer = svg("g", { class: "boxes" });
+    const { pad, baselines } = type;
     for (const node of trace.nodes) {
-      const { x, y } = layout.boxes[node.id];
+      const place = layout.boxes[node.id];
+      const boxW = place.w || layout.box.w;
       const group = svg("g", {
-        class: `node ${node.leaf ? "leaf" : "op"}`, transform: `translate(${x},${y})`,
+        class: `node ${node.leaf ? "leaf" : "op"}`, transform: `translate(${place.x},${place.y})`,
         "data-node-id": node.id, "data-label": node.label,
       });
       group.append(svg("rect", { width: boxW, height: boxH, rx: 7, class: "box" }));
-      // Characters of the label font that fit the box (the wide picture uses a larger font, see lesson.css).
-      const room = Math.floor((boxW - 14) / (shape === "wide" ? 9.7 : 8));
-      const labelClass = node.label.length > room ? "node-label long" : "node-label";
-      group.append(svg("text", { x: 7, y: 17, class: labelClass }, node.label));
-      group.append(svg("text", { x: 7, y: 35, class: "slot-name" }, "data"));
-      const value = svg("text", { x: boxW - 7, y: 35, class: "node-value", "text-anchor": "end" }, "");
-      group.append(svg("text", { x: 7, y: 52, class: "slot-name" }, "grad"));
-      const grad = svg("text", { x: boxW - 7, y: 52, class: "node-grad", "text-anchor": "end" }, "");
+      group.append(svg("text", { x: pad, y: baselines.label, class: "node-label", style: sized(place.label_size || type.label) }, node.label));
+      group.append(svg("text", { x: pad, y: baselines.data, class: "slot-name", style: sized(type.slot) }, "data"));
+      const value = svg("text", { x: boxW - pad, y: baselines.data, class: "node-value", "text-anchor": "end", style: sized(type.number) }, "");
+      group.append(svg("text", { x: pad, y: baselines.grad, class: "slot-name", style: sized(type.slot) }, "grad"));
+      const grad = svg("text", { x: boxW - pad, y: baselines.grad, class: "node-grad", "text-anchor": "end", style: sized(type.number) }, "");
       group.append(value, grad, svg("title", {}, node.formula || `${node.label} (input)`));
       boxLayer.append(group);
-      const entry = { group, value, grad };
+      const entry = { group, value, grad, x: place.x, y: place.y, w: boxW, h: boxH };
       const op = layout.ops[node.id];
       if (op) {
         const opGroup = svg("g", { class: "op-node", "data-node-id": node.id });
         opGroup.append(svg("ellipse", { cx: op.cx, cy: op.cy, rx: op.rx, ry: op.ry }),
-          svg("text", { x: op.cx, y: op.cy, class: "op-symbol", "text-anchor": "middle", "dominant-baseline": "central" }, node.symbol));
+          svg("text", { x: op.cx, y: op.cy, class: "op-symbol", "text-anchor": "middle", "dominant-baseline": "central", style: sized(type.symbol) }, node.symbol));
         boxLayer.append(opGroup);
         entry.op = opGroup;
       }
@@ -200,11 +204,86 @@ export class GraphView {
     }
   }
 
-  /** The box of the node a step works on (to keep it in view), or null. */
-  activeBox(step) {
-    const box = step ? this.boxes.get(step.node) : null;
-    return box ? box.group : null;
+  /**
+   * Mark the boxes a prediction asks about: `asked` (a node id, or null) and the boxes it depends on.
+   * Both are drawn with their own outline, and said in words by the caller.
+   */
+  mark(asked, depends = []) {
+    for (const [id, box] of this.boxes) {
+      box.group.classList.toggle("asked", id === asked);
+      box.group.classList.toggle("depends", depends.includes(id));
+    }
   }
+
+  /** Where the box (and, for `withOp`, its op ellipse) of a node is, in the picture's own units. */
+  extent(id, withOp = false) {
+    const box = this.boxes.get(id);
+    if (!box) return null;
+    const rect = { left: box.x, top: box.y, right: box.x + box.w, bottom: box.y + box.h };
+    const op = withOp ? this.layout.ops[id] : null;
+    if (op) {
+      rect.left = Math.min(rect.left, op.cx - op.rx);
+      rect.top = Math.min(rect.top, op.cy - op.ry);
+    }
+    return rect;
+  }
+}
+
+/** The boxes a step is about: its node, then the boxes it reads (forward) or sends its gradient to (backward). */
+export function stepFocus(trace, step) {
+  if (!step) return null;
+  const node = trace.nodes.find((entry) => entry.id === step.node);
+  const related = step.phase === "forward" ? (node ? node.inputs : []) : (step.contributions || []).map((c) => c.input);
+  return { primary: step.node, related: [...new Set(related)].filter((id) => id !== step.node) };
+}
+
+/**
+ * What a prediction about `nodeId`'s data (forward) or gradient (backward) depends on: the boxes it is
+ * computed from, or the boxes that use it (they send its gradient back) and their other inputs (the
+ * local slopes read their values). Returns node ids, the graph's order.
+ */
+export function dependsOn(trace, nodeId, kind) {
+  const node = trace.nodes.find((entry) => entry.id === nodeId);
+  if (!node) return [];
+  if (kind === "forward") return trace.nodes.filter((entry) => node.inputs.includes(entry.id)).map((entry) => entry.id);
+  const users = trace.nodes.filter((entry) => entry.inputs.includes(nodeId));
+  const wanted = new Set(users.flatMap((user) => [user.id, ...user.inputs]));
+  wanted.delete(nodeId);
+  return trace.nodes.filter((entry) => wanted.has(entry.id)).map((entry) => entry.id);
+}
+
+/**
+ * Scroll `frame` (the figure holding `view`) so that the boxes of `focus` are in it: all of them, centred,
+ * when they fit; otherwise the primary box whole, on the side that leaves the most of the others in view.
+ * The page itself does not move.
+ */
+export function revealBoxes(frame, view, focus) {
+  if (!focus) return;
+  const primary = view.extent(focus.primary, true);
+  if (!primary) return;
+  const all = [primary, ...focus.related.map((id) => view.extent(id)).filter(Boolean)];
+  const svgRect = view.element.getBoundingClientRect();
+  const frameRect = frame.getBoundingClientRect();
+  // The picture's origin in the frame's scrolled content (it is centred when narrower than the frame).
+  const originX = svgRect.left - frameRect.left - frame.clientLeft + frame.scrollLeft;
+  const originY = svgRect.top - frameRect.top - frame.clientTop + frame.scrollTop;
+  const margin = 10;
+  const place = (low, high, size, pLow, pHigh, centre) => {
+    if (high - low + 2 * margin <= size) return (low + high) / 2 - size / 2;
+    if (centre < pLow) return pHigh + margin - size;  // the others are before it: it sits at the far edge
+    if (centre > pHigh) return pLow - margin;
+    return (pLow + pHigh) / 2 - size / 2;
+  };
+  const others = all.slice(1);
+  const middle = (key1, key2) => (others.length
+    ? others.reduce((sum, r) => sum + (r[key1] + r[key2]) / 2, 0) / others.length
+    : (primary[key1] + primary[key2]) / 2);
+  const left = Math.min(...all.map((r) => r.left));
+  const right = Math.max(...all.map((r) => r.right));
+  const top = Math.min(...all.map((r) => r.top));
+  const bottom = Math.max(...all.map((r) => r.bottom));
+  frame.scrollLeft = Math.max(0, originX + place(left, right, frame.clientWidth, primary.left, primary.right, middle("left", "right")));
+  frame.scrollTop = Math.max(0, originY + place(top, bottom, frame.clientHeight, primary.top, primary.bottom, middle("top", "bottom")));
 }
 
 /**
@@ -225,17 +304,6 @@ export function markScrolling(figure, title) {
   }
 }
 
-/** Scroll `frame` (a scrolling figure) just enough that `target` is inside it; the page does not move. */
-export function revealInFrame(frame, target) {
-  const outer = frame.getBoundingClientRect();
-  const inner = target.getBoundingClientRect();
-  const margin = 12;
-  if (inner.left < outer.left + margin) frame.scrollLeft -= outer.left + margin - inner.left;
-  else if (inner.right > outer.right - margin) frame.scrollLeft += Math.min(inner.right - outer.right + margin, inner.left - outer.left - margin);
-  if (inner.top < outer.top + margin) frame.scrollTop -= outer.top + margin - inner.top;
-  else if (inner.bottom > outer.bottom - margin) frame.scrollTop += Math.min(inner.bottom - outer.bottom + margin, inner.top - outer.top - margin);
-}
-
 /** Show the whole trace at once: every value and every gradient (for the explorable graph). */
 export function finalState(trace) {
   const values = new Map(trace.nodes.map((node) => [node.id, numberText(node, "data")]));
@@ -243,9 +311,59 @@ export function finalState(trace) {
   return { values, grads };
 }
 
+/** True when the learner asked the system for less motion (then nothing moves faster than it must). */
+export function reducedMotion() {
+  return window.matchMedia("(prefers-reduced-motion: reduce)").matches;
+}
+
 /**
- * An animated graph with previous / play / next buttons, a speed choice, a scrubber and a caption.
+ * The graph as a table, for a screen reader and for anyone who prefers rows to a picture: one row per box
+ * (its label, how it is computed, its value and its gradient), following the steps as the picture does.
+ */
+export class GraphTable {
+  constructor(trace, { title = "Computation graph", open = false } = {}) {
+    this.rows = new Map();
+    const body = el("tbody");
+    for (const node of trace.nodes) {
+      const value = el("td", { class: "table-value" });
+      const grad = el("td", { class: "table-grad" });
+      const row = el("tr", { "data-node-id": node.id },
+        el("th", { scope: "row" }, node.label),
+        el("td", { class: "table-formula" }, node.formula || (node.constant ? "a constant" : "an input")),
+        value, grad);
+      body.append(row);
+      this.rows.set(node.id, { row, value, grad });
+    }
+    this.table = el("table", { class: "graph-table" },
+      el("caption", { class: "visually-hidden" }, `${title}: every box, its value (data) and its gradient (grad)`),
+      el("thead", {}, el("tr", {},
+        el("th", { scope: "col" }, "Box"), el("th", { scope: "col" }, "Computed as"),
+        el("th", { scope: "col" }, "data"), el("th", { scope: "col" }, "grad"))),
+      body);
+    this.element = el("details", { class: "graph-table-view", open },
+      el("summary", {}, "Table view of the graph"),
+      el("div", { class: "graph-table-frame", tabindex: "0", role: "region", "aria-label": `${title} as a table` }, this.table));
+  }
+
+  /** Show the texts (node id -> text; "?" while unknown), and mark the step's row and the asked box. */
+  show(values, grads, step, asked = null) {
+    for (const [id, { row, value, grad }] of this.rows) {
+      value.textContent = values.has(id) ? values.get(id) : "?";
+      grad.textContent = grads.has(id) ? grads.get(id) : "?";
+      const active = Boolean(step && step.node === id);
+      row.classList.toggle("active", active);
+      if (active) row.setAttribute("aria-current", "step"); else row.removeAttribute("aria-current");
+      row.classList.toggle("asked", id === asked);
+    }
+  }
+}
+
+/**
+ * An animated graph with previous / play / next buttons, a speed choice, a scrubber, a caption and a
+ * table view. Each step's caption is announced (a polite live region says the step and its caption).
  * options.gate(stepIndex) -> true blocks that step from playing (section 04 predictions).
+ * options.focus(position, step) -> {primary, related} | null: the boxes to keep in view (default: the
+ * step's box and the boxes it reads or sends to).
  * options.onChange(position, step) is called after every move.
  */
 export class GraphPlayer {
@@ -256,10 +374,12 @@ export class GraphPlayer {
     this.position = 0;
     this.timer = null;
     this.gate = options.gate || (() => false);
+    this.focus = options.focus || (() => null);
     this.onChange = options.onChange || (() => {});
     // Kept on screen with the graph and its caption at every step (e.g. section 04's prediction panel).
     this.alsoInView = options.alsoInView || null;
-    this.speed = "normal";
+    // Less motion asked for: steps play at the slowest speed unless the learner picks another.
+    this.speed = reducedMotion() ? "slow" : "normal";
     this.name = options.name || "graph";
     this.title = options.title || "Computation graph";
     this.container = container;
@@ -295,7 +415,6 @@ export class GraphPlayer {
       [step.phase, step.phase === "forward" ? "Forward" : "Backward", step.caption])];
     for (const [phase, badge, text] of texts) {
       const copy = this.caption.cloneNode(false);
-      copy.removeAttribute("aria-live");
       copy.style.minHeight = "0px";
       copy.append(el("span", { class: `phase-badge ${phase}` }, badge), el("span", { class: "caption-text" }, text));
       probe.append(copy);
@@ -310,6 +429,16 @@ export class GraphPlayer {
     this.view = new GraphView(this.trace, { name: this.name, title: this.title });
     this.figure.replaceChildren(this.view.element);
     this.container.dataset.shape = this.view.shape;
+  }
+
+  /** Draw the trace again (new numbers, perhaps a new layout), keeping the position. */
+  redraw(trace) {
+    this.trace = trace;
+    this.steps = playSteps(trace);
+    this.#drawGraph();
+    markScrolling(this.figure, this.title);
+    this.render();
+    this.reserveCaptionHeight();
   }
 
   #build() {
@@ -334,9 +463,12 @@ export class GraphPlayer {
       el("label", { for: scrubberId, class: "scrubber-label" }, "Step"), this.scrubber, this.stepCount);
     this.phaseBadge = el("span", { class: "phase-badge" });
     this.captionText = el("span", { class: "caption-text" });
-    this.caption = el("p", { class: "caption", "aria-live": "polite" }, this.phaseBadge, this.captionText);
+    // The caption is read out by the live region below (with the step number), not twice.
+    this.caption = el("p", { class: "caption" }, this.phaseBadge, this.captionText);
+    this.announcer = el("p", { class: "visually-hidden step-announcer", role: "status", "aria-live": "polite", "aria-atomic": "true" });
     this.hint = el("p", { class: "gate-hint", "aria-live": "polite" });
-    this.container.append(this.figure, controls, this.caption, this.hint);
+    this.table = new GraphTable(this.trace, { title: this.title });
+    this.container.append(this.figure, controls, this.caption, this.announcer, this.hint, this.table.element);
   }
 
   /** Index one past the last step that may play now (the first blocked step, or the end). */
@@ -380,14 +512,17 @@ export class GraphPlayer {
   }
 
   /**
-   * Keep the active box, the controls and the caption (and alsoInView) on screen together: the graph
-   * scrolls inside its frame to the box, then the page scrolls only if that block is not all visible.
+   * Keep the boxes in focus, the controls and the caption (and alsoInView) on screen together: the graph
+   * scrolls inside its frame to the boxes, then the page scrolls only if that block is not all visible.
    */
-  #keepInView(step) {
-    const box = this.view.activeBox(step);
-    if (box && box.getBoundingClientRect) revealInFrame(this.figure, box);
+  #keepInView(focus) {
+    revealBoxes(this.figure, this.view, focus);
     const last = this.alsoInView && this.alsoInView.isConnected && this.alsoInView.getClientRects().length ? this.alsoInView : this.hint;
-    const top = (box ? box.getBoundingClientRect() : this.figure.getBoundingClientRect()).top;
+    // The highest of the focused boxes, as far as the frame shows it.
+    const frameTop = this.figure.getBoundingClientRect().top;
+    const tops = [focus.primary, ...focus.related].map((id) => this.view.boxes.get(id)).filter(Boolean)
+      .map((box) => Math.max(frameTop, box.group.getBoundingClientRect().top));
+    const top = tops.length ? Math.min(...tops) : frameTop;
     const bottom = Math.max(this.caption.getBoundingClientRect().bottom, last.getBoundingClientRect().bottom);
     const room = window.innerHeight;
     if (top >= 0 && bottom <= room) return;
@@ -416,12 +551,19 @@ export class GraphPlayer {
       this.phaseBadge.className = "phase-badge";
       this.captionText.textContent = START_CAPTION;
     }
+    const said = step ? `Step ${this.position} of ${this.total}, ${this.phaseBadge.textContent.toLowerCase()}: ${step.caption}`
+      : `Start: ${START_CAPTION}`;
+    if (this.announcer.textContent !== said && (step || this.announcer.textContent)) this.announcer.textContent = said;
     this.container.dataset.position = String(this.position);
     this.container.dataset.total = String(this.total);
     this.container.dataset.activeNode = step ? step.node : "";
     this.container.classList.toggle("at-end", this.position >= this.total);
+    const asked = this.focus(this.position, step);
+    this.view.mark(asked ? asked.primary : null, asked ? asked.related : []);
+    this.table.show(values, grads, step, asked ? asked.primary : null);
     this.onChange(this.position, step);
-    if (step) this.#keepInView(step);
+    const focus = asked || stepFocus(this.trace, step);
+    if (focus) this.#keepInView(focus);
   }
 }
 

@@ -1,9 +1,10 @@
 // The playground: the learner's own expression, run by the engine on the server (POST /api/playground),
 // stepped through with the lessons' graph player, with forward mode beside reverse mode and a nudge
-// check. Every number on this page is the server's display text (".text" and ".display" in the answer):
-// nothing here formats or computes a number.
+// check. Every number on this page is the server's text (the "<key>_text" beside each number in the
+// answer, the trace's included): nothing here formats or computes a number.
 import { el, clearLoading, debounce, requestInit } from "./api.js";
-import { GraphPlayer, playSteps } from "./graph.js";
+import { nudgeTable } from "./explore.js";
+import { GraphPlayer, numberText } from "./graph.js";
 
 const RUN_URL = "/api/playground";
 const main = document.getElementById("main");
@@ -182,7 +183,7 @@ function markStale(reason) {
 }
 
 function runDescription(result) {
-  const inputs = result.values.map((entry) => `${entry.name} = ${entry.text}`).join(", ");
+  const inputs = result.values.map((entry) => `${entry.name} = ${entry.value_text}`).join(", ");
   return inputs ? `${result.expression} with ${inputs}` : result.expression;
 }
 
@@ -198,8 +199,14 @@ function show(result) {
   renderSweeps(result);
   renderNudge(result, sameNames);
   const output = result.trace.nodes.find((node) => node.id === result.trace.output);
-  status.replaceChildren(`${runDescription(result)}: ${output.label} = ${output.display.data}. `,
+  status.replaceChildren(`${runDescription(result)}: ${output.label} = ${numberText(output, "data")}. `,
     "Every value and gradient on this page is for these inputs.");
+  // Where the first inf or nan came from: the node and the operation that made it.
+  const found = result.trace.non_finite;
+  const origin = document.getElementById("pg-non-finite");
+  origin.hidden = !found;
+  origin.textContent = found ? found.text : "";
+  results.dataset.nonFinite = found ? found.node : "";
   results.hidden = false;
   results.dataset.state = "current";
 }
@@ -210,7 +217,7 @@ function renderInputs(result) {
   const rows = result.values.map((entry) => {
     const id = `pg-value-${entry.name}`;  // names are letters, digits and _ only (the parser's rule)
     const input = el("input", {
-      id, type: "text", inputmode: "decimal", autocomplete: "off", class: "number-input", value: entry.text,
+      id, type: "text", inputmode: "decimal", autocomplete: "off", class: "number-input", value: entry.value_text,
       "data-name": entry.name, "aria-describedby": `${id}-problem`,
     });
     const problem = el("p", { class: "field-error", id: `${id}-problem`, "aria-live": "polite" });
@@ -222,99 +229,34 @@ function renderInputs(result) {
     "This expression has no names, so it has no inputs to change: it is a constant. Add a name such as x to play with it.")]));
 }
 
-// The picture: the left-to-right layout at every width, in a frame that scrolls (never shrunk, so its text
-// keeps its size); the frame follows the active box, and the player stays on screen while it is used.
+// The picture: the lessons' graph player, with its layouts (top to bottom on a phone), its boxes sized to
+// this run's numbers, in a frame that scrolls and follows each step.
 function renderPlayer(result, sameGraph) {
   const trace = result.trace;
-  trace.layout = { ...trace.layout, narrow: trace.layout.wide };
   if (sameGraph && player) {
-    // The same graph with other numbers: the same picture and the same step (even while it plays).
-    player.trace = trace;
-    player.steps = playSteps(trace);
-    player.render();
-    player.reserveCaptionHeight();
+    // The same graph with other numbers: drawn again (its boxes fit the new numbers), at the same step.
+    player.redraw(trace);
     return;
   }
   const holder = el("div", { class: "player-holder pg-player", id: "pg-player" });
-  playerSlot.replaceChildren(holder);
-  let made = null;
-  made = new GraphPlayer(holder, trace, {
+  playerSlot.replaceChildren(repeatsNote(result), holder);
+  player = new GraphPlayer(holder, trace, {
     name: "playground", title: `The graph of ${result.expression}`,
-    onChange: (at, step) => { if (made) decorate(made, made.trace, at, step); },
+    onChange: (at, step) => markActiveRow(step ? step.node : null),
   });
-  player = made;
-  decorate(made, trace, 0, null);
 }
 
-function decorate(graphPlayer, trace, position, step) {
-  const figure = graphPlayer.figure;
-  const svg = figure.querySelector("svg");
-  const geometry = trace.layout.wide;
-  if (svg) {
-    svg.style.width = `${geometry.width}px`;
-    svg.style.minWidth = `${geometry.width}px`;
-    svg.style.maxWidth = "none";
-  }
-  figure.tabIndex = 0;  // the frame scrolls: reachable from the keyboard
-  figure.setAttribute("aria-label", "The graph; it scrolls when it is larger than its frame");
-  paintTexts(graphPlayer, position, step);
-  markActiveRow(step ? step.node : null);
-  if (!step) return;
-  // Show the active box with the boxes it reads from (forward) or sends to (backward): centred when they
-  // fit the frame; otherwise the active box at the frame's right edge, its inputs reaching in from the left.
-  const node = trace.nodes.find((entry) => entry.id === step.node);
-  const active = geometry.boxes[step.node];
-  const around = [step.node, ...(node ? node.inputs : [])].map((id) => geometry.boxes[id]).filter(Boolean);
-  if (active && around.length) {
-    const { w, h } = geometry.box;
-    const left = Math.min(...around.map((b) => b.x));
-    const right = Math.max(...around.map((b) => b.x)) + w;
-    const top = Math.min(...around.map((b) => b.y));
-    const bottom = Math.max(...around.map((b) => b.y)) + h;
-    figure.scrollLeft = right - left <= figure.clientWidth
-      ? (left + right) / 2 - figure.clientWidth / 2
-      : active.x + w + 8 - figure.clientWidth;
-    figure.scrollTop = bottom - top <= figure.clientHeight
-      ? (top + bottom) / 2 - figure.clientHeight / 2
-      : active.y + h / 2 - figure.clientHeight / 2;
-  }
-  // While the learner works the controls (or it plays), keep graph, caption and controls on screen.
-  const holder = graphPlayer.container;
-  if (holder.contains(document.activeElement) || graphPlayer.timer) {
-    const rect = holder.getBoundingClientRect();
-    if (rect.height <= window.innerHeight && (rect.top < 0 || rect.bottom > window.innerHeight)) {
-      holder.scrollIntoView({ block: rect.top < 0 ? "start" : "end" });
-    }
-  }
-}
-
-/** Write the server's display text into the boxes and edge labels (graph.js formats on its own). */
-function paintTexts(graphPlayer, position, step) {
-  const values = new Map();
-  const grads = new Map();
-  for (const done of graphPlayer.steps.slice(0, position)) {
-    if (done.phase === "forward") {
-      values.set(done.node, done.display.value);
-    } else {
-      grads.set(done.node, done.display.grad);
-      for (const c of done.contributions || []) grads.set(c.input, c.display.grad_after);
-    }
-  }
-  for (const [id, box] of graphPlayer.view.boxes) {
-    if (values.has(id)) box.value.textContent = values.get(id);
-    if (grads.has(id)) box.grad.textContent = grads.get(id);
-  }
-  if (!step || step.phase !== "backward") return;
-  const used = new Set();
-  for (const edge of graphPlayer.view.edges) {
-    if (edge.to !== step.node) continue;
-    const contributions = step.contributions || [];
-    const index = contributions.findIndex((c, i) => c.input === edge.from && !used.has(i));
-    if (index >= 0) {
-      used.add(index);
-      edge.label.textContent = `+= ${contributions[index].display.contribution}`;
-    }
-  }
+/** Say when the expression writes one computation more than once: the engine builds each copy anew. */
+function repeatsNote(result) {
+  const groups = result.repeats || [];
+  if (!groups.length) return el("p", { id: "pg-repeats", hidden: true });
+  const formula = new Map(result.trace.nodes.map((node) => [node.id, node.formula || node.label]));
+  const said = groups.map((ids) => `${ids.length} times: ${ids.map((id) => formula.get(id)).join(", ")}`);
+  return el("p", { id: "pg-repeats", class: "pg-repeats", "data-groups": String(groups.length) },
+    el("strong", {}, "A computation written more than once is computed more than once. "),
+    `Your expression writes the same computation ${said.join("; and ")}. The engine builds a new box each time `
+    + "the text writes one (it does not look for repeats), so every copy has its own value and gradient, and the "
+    + "gradients of their inputs add up over the copies, as over any two paths.");
 }
 
 // ---------------------------------------------------------------- forward mode beside reverse mode
@@ -332,10 +274,10 @@ function renderSweeps(result) {
   choice.addEventListener("change", () => { seed = choice.value; run(); });
   const symbols = sweeps.symbols;
   const agreement = sweeps.agree
-    ? [`Both give ${symbols.result} = `, el("strong", {}, sweeps.forward.text),
+    ? [`Both give ${symbols.result} = `, el("strong", {}, sweeps.forward_text),
       `: forward mode as the tangent of ${out}, reverse mode as the gradient at ${by}.`]
-    : [`Here they differ: forward mode gives ${symbols.result} = `, el("strong", {}, sweeps.forward.text),
-      ", reverse mode ", el("strong", {}, sweeps.reverse.text),
+    : [`Here they differ: forward mode gives ${symbols.result} = `, el("strong", {}, sweeps.forward_text),
+      ", reverse mode ", el("strong", {}, sweeps.reverse_text),
       ". An infinity or a nan on the way makes the two sums come out differently."];
   const head = el("tr", {},
     el("th", { scope: "col" }, "Node"),
@@ -347,9 +289,9 @@ function renderSweeps(result) {
   },
   el("th", { scope: "row" }, el("span", { class: "pg-node-label" }, row.label),
     row.formula ? el("span", { class: "pg-node-formula" }, row.formula) : null),
-  el("td", { "data-col": "value" }, row.value.text),
-  el("td", { "data-col": "tangent", class: "pg-forward" }, row.tangent.text),
-  el("td", { "data-col": "grad", class: "pg-reverse" }, row.grad.text)));
+  el("td", { "data-col": "value" }, row.value_text),
+  el("td", { "data-col": "tangent", class: "pg-forward" }, row.tangent_text),
+  el("td", { "data-col": "grad", class: "pg-reverse" }, row.grad_text)));
   const table = el("table", { class: "pg-sweeps-table" },
     el("caption", { class: "visually-hidden" }, `Every node's value, its tangent ${symbols.tangent} from forward mode and its gradient ${symbols.grad} from reverse mode`),
     el("thead", {}, head), el("tbody", {}, ...rows));
@@ -399,19 +341,7 @@ function renderNudge(result, sameNames) {
   const n = result.nudge;
   if (!n) { slot.replaceChildren(); return; }
   const out = result.sweeps ? result.sweeps.output : "the output";
-  const rows = [
-    ["before", `${out} before`, n.before.text],
-    ["after", `${out} after moving ${n.input} by ${n.h.text}`, n.after.text],
-    ["change", `change in ${out}`, n.change.text],
-    ["ratio", "change / h", n.ratio.text],
-    ["grad", `gradient ${n.symbol} from the backward pass`, n.grad.text],
-  ];
-  slot.replaceChildren(
-    el("table", { class: "nudge-table" }, el("tbody", {}, ...rows.map(([key, what, text]) =>
-      el("tr", { "data-row": key }, el("th", { scope: "row" }, what), el("td", {}, text))))),
-    el("p", { class: "nudge-note" },
-      `change / h is ${n.ratio.text} and the gradient is ${n.grad.text}: for a small h they are close, because the `
-      + `gradient is how far ${out} moves per unit of ${n.input}.`));
+  slot.replaceChildren(nudgeTable(n, out));
 }
 
 // ---------------------------------------------------------------- start

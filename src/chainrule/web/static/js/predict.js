@@ -4,7 +4,7 @@
 // prompts already reached, and the feedback (right or not, the value, the reason) appears at the
 // input, where the learner reads it and moves on with Next when ready.
 import { get, put, el, fieldMessage } from "./api.js";
-import { GraphPlayer, numberText } from "./graph.js";
+import { GraphPlayer, dependsOn, numberText } from "./graph.js";
 
 /** "Right." / "Not quite." plus the value and the reason, as nodes. */
 function feedbackParts(entry) {
@@ -23,6 +23,15 @@ export async function renderPredict(slot, lesson, progress, base) {
   const forwardCount = trace.forward.length;
   const gateIndex = (step) => (step.before_step.phase === "forward" ? 0 : forwardCount) + step.before_step.index;
   const gates = new Map(spec.steps.map((step) => [gateIndex(step), step]));
+  // The box each prediction asks about, and the boxes it depends on (kept in view and named at the gate).
+  const idOf = new Map(trace.nodes.map((node) => [node.label, node.id]));
+  const labelOf = new Map(trace.nodes.map((node) => [node.id, node.label]));
+  const askedAt = (position) => {
+    const step = gates.get(position);
+    if (!step || made.has(step.key) || !idOf.has(step.node_label)) return null;
+    const primary = idOf.get(step.node_label);
+    return { primary, related: dependsOn(trace, primary, step.kind), step };
+  };
 
   const counter = el("p", { class: "prediction-counter", "aria-live": "polite" });
   const holder = el("div", { class: "player-holder", id: "predict-player" });
@@ -68,7 +77,7 @@ export async function renderPredict(slot, lesson, progress, base) {
     }
     showResult(step.key);
     const inputId = `prediction-${step.key}`;
-    const input = el("input", { id: inputId, name: "value", type: "text", inputmode: "decimal", autocomplete: "off", required: true, class: "number-input" });
+    const input = el("input", { id: inputId, name: "value", type: "text", inputmode: "decimal", autocomplete: "off", required: true, class: "number-input", "aria-describedby": `${inputId}-look` });
     const problem = el("p", { class: "field-error", "aria-live": "polite" });
     const form = el("form", { class: "prediction-form", "data-key": step.key },
       el("label", { for: inputId }, step.prompt), el("div", { class: "inline" }, input, el("button", { type: "submit" }, "Submit prediction")), problem);
@@ -98,8 +107,18 @@ export async function renderPredict(slot, lesson, progress, base) {
     // A keyboard user stepping with the player's buttons lands in the prediction box.
     const active = document.activeElement;
     const fromPlayer = active && holder.contains(active);
-    panel.replaceChildren(el("p", { class: "panel-note" }, "Predict before this step plays:"), form);
+    panel.replaceChildren(el("p", { class: "panel-note" }, "Predict before this step plays:"), form, lookAt(askedAt(position), `${inputId}-look`));
     if (fromPlayer) input.focus();
+  };
+
+  // Where to look: the asked box and the boxes it depends on, as the graph marks them.
+  const lookAt = (asked, id) => {
+    if (!asked) return null;
+    const names = asked.related.map((node) => labelOf.get(node)).join(", ");
+    const forward = asked.step.kind === "forward";
+    return el("p", { class: "look-at", id, "data-asked": labelOf.get(asked.primary) },
+      `In the graph: ${labelOf.get(asked.primary)} has a dashed blue outline: you predict its ${forward ? "value" : "gradient"}`,
+      names ? `; ${forward ? "the boxes it is computed from" : "the boxes that use it, and their other inputs,"} have a blue outline: ${names}.` : ".");
   };
 
   // The verdict at the input, and a Next button: the step plays when the learner is ready.
@@ -123,6 +142,7 @@ export async function renderPredict(slot, lesson, progress, base) {
   player = new GraphPlayer(holder, trace, {
     name: "predict", title: "The neuron",
     gate: (index) => gates.has(index) && !made.has(gates.get(index).key),
+    focus: (position) => askedAt(position),
     alsoInView: panel,
     onChange: (position) => renderPanel(position),
   });
