@@ -109,21 +109,15 @@ class ClassStore:
                     check_names: Callable[[list[str]], None]) -> int:
         """The new learner's id (waiting for the teacher if the class asks for approval). ``check_names``
         sees every name in the class, inside the same write (so two joins at once cannot both take a name),
-        and raises to refuse this one; SeatsTaken if every seat is taken (counted in the same transaction, so
-        that learners joining at once never pass the seats)."""
+        and raises to refuse this one; SeatsTaken if every seat is taken (``admitted``)."""
 
         def work(conn: Connection) -> int:
             check_names([row[0] for row in conn.execute(
                 "SELECT name FROM accounts WHERE class_id = ?", (class_id,)).fetchall()])
-            seats, approval = conn.execute("SELECT seats, approval FROM classes WHERE id = ?", (class_id,)).fetchone()
-            if seats is not None and conn.execute(
-                    "SELECT COUNT(*) FROM accounts WHERE class_id = ? AND role = 'learner'",
-                    (class_id,)).fetchone()[0] >= seats:
-                raise SeatsTaken(int(seats))
             return int(conn.execute(
                 "INSERT INTO accounts (class_id, role, name, password_hash, created_at, approved) "
                 "VALUES (?, 'learner', ?, ?, ?, ?) RETURNING id",
-                (class_id, name, password_hash, at, 0 if approval else 1)).fetchone()[0])
+                (class_id, name, password_hash, at, admitted(conn, class_id))).fetchone()[0])
 
         return self._write(work)
 
@@ -272,6 +266,17 @@ class ClassStore:
                                answers))
 
         return self.database.read(work, snapshot=True)
+
+
+def admitted(conn: Connection, class_id: int) -> int:
+    """Inside the write that makes a learner of the class: 0 if they wait for the teacher's approval, else 1;
+    SeatsTaken if every seat is taken (counted in the same transaction, so that learners joining at once, by
+    password or through a sign-in provider, never pass the seats)."""
+    seats, approval = conn.execute("SELECT seats, approval FROM classes WHERE id = ?", (class_id,)).fetchone()
+    if seats is not None and conn.execute(
+            "SELECT COUNT(*) FROM accounts WHERE class_id = ? AND role = 'learner'", (class_id,)).fetchone()[0] >= seats:
+        raise SeatsTaken(int(seats))
+    return 0 if approval else 1
 
 
 def account_exists(account_id: int):
