@@ -4,7 +4,7 @@
 // reload from GET /api/jobs (its runs still waiting, and its runs that ended without a grade); it never
 // guesses. A run is sent with a key, so sending it again after a lost answer finds the same job; while
 // the server or its database is away, the page says so and keeps trying.
-import { ApiError, requestInit, showError } from "./api.js";
+import { ApiError, post, requestInit, showError } from "./api.js";
 
 const POLL_MS = 1000;
 const RETRY_MS = [1000, 2000, 3000, 5000];
@@ -67,16 +67,22 @@ export async function follow(status, show) {
   return current.result;
 }
 
-/** Run the tests: the grading result, after following the job if the server queued the run (202). */
+/** Run the tests: the grading result, after following the job if the server queued the run (202). Where
+ * runs wait for workers (GET /api/jobs says so), a run is kept while the server is away, so the page tries
+ * again with the same key; where the server grades while the page waits, a run the server never answered
+ * did not run, and the page says so (api.js). */
 export async function runTests(exercise, language, source, show) {
+  if (!(await pageRuns()).queued) {
+    const answer = await post("/api/grade", { exercise, language, source }, "run the tests");  // api.js tells lesson.js
+    return answer && answer.job !== undefined ? finished(await follow(answer, show)) : answer;
+  }
   const key = newKey();
-  let queued = false;
-  const answer = await patiently(async () => {
-    const reply = await call("POST", "/api/grade", { exercise, language, source }, key);
-    queued = reply.status === 202;
-    return reply;
-  }, show, "run the tests");
-  const result = queued ? await follow(answer, show) : answer;
+  const answer = await patiently(() => call("POST", "/api/grade", { exercise, language, source }, key), show, "run the tests");
+  // A job (the server queued the run: 202) is followed until it is graded; a result is the grading itself.
+  return finished(answer && answer.job !== undefined ? await follow(answer, show) : answer);
+}
+
+function finished(result) {
   // A kept run may finish a section: the parts of the page that show progress refresh (lesson.js).
   if (result && result.saved) window.dispatchEvent(new CustomEvent("chainrule:saved", { detail: { method: "POST", url: "/api/grade" } }));
   return result;
@@ -90,7 +96,10 @@ function pageRuns() {
     runs = call("GET", "/api/jobs")
       .then((answer) => (answer.status === 200 && answer.body ? answer.body : null))
       .catch(() => null)
-      .then((body) => body || { queued: false, jobs: [], ungraded: [] });
+      .then((body) => {
+        if (!body) runs = null;  // not known now (the server or its database away): asked again next time
+        return body || { queued: false, jobs: [], ungraded: [] };
+      });
   }
   return runs;
 }
