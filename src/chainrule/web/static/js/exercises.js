@@ -299,7 +299,7 @@ function renderResult(holder, result, restored, ungradedAfter = null) {
   const parts = [summary];
   if (ungradedAfter) {
     parts.unshift(el("p", { class: "ungraded-note" }, el("strong", {}, "Your latest run was not graded. "),
-      String(ungradedAfter.message || "Run it again."), " Below: your last graded run."));
+      ungradedAfter.message || "Run it again.", " Below: your last graded run."));
   }
   if (restored) parts.push(facts);
   // The diagnosis once, at the top; the tests below do not repeat it. A run that stopped (or never ran)
@@ -308,7 +308,7 @@ function renderResult(holder, result, restored, ungradedAfter = null) {
   if (result.diagnosis) {
     parts.push(el("p", { class: "result-diagnosis" }, el("strong", {}, "What went wrong: "), result.diagnosis));
   } else if (result.message && (!tests.length || !["passed", "failed", "error"].includes(result.verdict))) {
-    parts.push(el("pre", { class: "result-message" }, String(result.message)));
+    parts.push(el("pre", { class: "result-message" }, result.message));
   }
   // A run that never ran (refused, or ended without a grade) has no isolation to tell of.
   if (result.isolation) parts.push(isolationLine, isolationDetails);
