@@ -14,9 +14,14 @@ from __future__ import annotations
 import argparse
 import socket
 import sys
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from chainrule.commands.class_ import add_database_options
+from chainrule.commands.class_ import add_database_options, secret_on_command_line
+from chainrule.turns import MAX_OPEN_PER_LEARNER
+
+if TYPE_CHECKING:
+    from chainrule.classes.grading import GradedRuns
 
 DEFAULT_PORT = 8000
 
@@ -40,8 +45,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--run-deadline", type=float, default=None, metavar="SECONDS",
                         help="with PostgreSQL: a run no worker has graded this long after it was sent ends "
                         "with the verdict 'expired' (default 600)")
-    parser.add_argument("--runs-per-learner", type=int, default=None, metavar="N",
-                        help="with PostgreSQL: how many runs one learner may have waiting or running (default 3)")
+    parser.add_argument("--runs-per-learner", type=int, default=MAX_OPEN_PER_LEARNER, metavar="N",
+                        help="how many runs one learner may have waiting or running; one more is refused at once "
+                        f"(default {MAX_OPEN_PER_LEARNER})")
     parser.add_argument("--learner-storage", type=float, default=None, metavar="MB",
                         help="how much one learner may keep, in millions of characters of code, results and answers: "
                         "a progress file that would pass it is refused (default 64)")
@@ -52,14 +58,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
-def class_grader(store, args: argparse.Namespace):
-    """A class in PostgreSQL queues its runs for `chainrule worker`; a class in SQLite grades in process."""
-    from chainrule.classes.grading import InProcessGrader, QueuedGrader
+def class_runs(store, args: argparse.Namespace) -> "GradedRuns":
+    """Where runs are graded, decided here once: a class in PostgreSQL queues them for `chainrule worker`;
+    a class in SQLite grades them in this process. Either way one learner has --runs-per-learner open."""
+    from chainrule.classes.grading import InProcessRuns, QueuedRuns
 
     if store.database.dialect != "postgresql":
-        return InProcessGrader()
-    return QueuedGrader(store, store.database.url, deadline_seconds=args.run_deadline,
-                        max_open=args.runs_per_learner)
+        return InProcessRuns.for_class(store, per_learner=args.runs_per_learner)
+    return QueuedRuns(store, store.database.url, deadline_seconds=args.run_deadline,
+                      max_open=args.runs_per_learner)
 
 
 def _add_lti(app, store, accounts, url: str, args: argparse.Namespace):
@@ -90,6 +97,13 @@ def run(args: argparse.Namespace) -> int:
     if not 1 <= args.port <= 65535:
         print(f"chainrule serve: --port must be between 1 and 65535, not {args.port}", file=sys.stderr)
         return 2
+    refusal = secret_on_command_line(args.database)
+    if refusal:
+        print(f"chainrule serve: {refusal}", file=sys.stderr)
+        return 2
+    if args.runs_per_learner < 1:
+        print(f"chainrule serve: --runs-per-learner must be 1 or more, not {args.runs_per_learner}", file=sys.stderr)
+        return 2
     bind_host = args.host.strip().strip("[]")
     url = (args.url or f"http://{url_host(bind_host)}:{args.port}").rstrip("/")
     parts = urlsplit(url)
@@ -118,16 +132,19 @@ def run(args: argparse.Namespace) -> int:
     # the names this process listens as, on its own port, and the --url's host on the --url's port.
     hosts = [url_host(bind_host).lower(), *(name.lower() for name in args.allow_host)]
     public = (parsed[0], parsed[1] or (443 if parts.scheme == "https" else 80))
+    runs = None
     try:
-        grader = class_grader(store, args)
         quota = {} if args.learner_storage is None else {"learner_quota": int(args.learner_storage * 1_000_000)}
         if quota and quota["learner_quota"] <= 0:
             raise ValueError("--learner-storage must be more than 0 (millions of characters)")
+        runs = class_runs(store, args)
         accounts = Accounts(store)
-        app = create_class_app(store, accounts=accounts, grader=grader,
+        app = create_class_app(store, accounts=accounts, runs=runs,
                                secure=parts.scheme == "https", hosts=hosts, port=args.port, public=public, **quota)
         sender = _add_lti(app, store, accounts, url, args)
     except (StoreError, ValueError) as error:
+        if runs is not None:
+            runs.close()
         store.close()
         print(f"chainrule serve: {error}", file=sys.stderr)
         return 1
@@ -143,12 +160,13 @@ def run(args: argparse.Namespace) -> int:
         sock.bind((bind_host, args.port))
         sock.listen(128)
     except OSError as error:
+        runs.close()
         store.close()
         print(f"chainrule serve: cannot listen on {args.host}:{args.port}: {error.strerror or error}. "
               "Choose another --port or --host.", file=sys.stderr)
         return 1
     print(f"chainrule serve is running for the classes in {store.where}.", flush=True)
-    if grader.queued:
+    if runs.queued:
         print("    Graded runs wait in the class database for `chainrule worker --database URL`.", flush=True)
     print(f"    Learners and teacher sign in at {url}/sign-in", flush=True)
     print("Press Ctrl+C to stop.", flush=True)
@@ -163,8 +181,7 @@ def run(args: argparse.Namespace) -> int:
     finally:
         sender.stop()
         sock.close()
-        if grader.queued:
-            grader.close()
+        runs.close()
         store.close()
     print("chainrule serve stopped.", flush=True)
     return 0

@@ -348,6 +348,21 @@ def _migration_6_school_systems(conn: Connection) -> None:
     )
 
 
+def _migration_7_class_seats(conn: Connection) -> None:
+    """The teacher decides who is in: a class takes at most ``seats`` learners (NULL: any number), and with
+    ``approval`` a learner who joins waits (accounts.approved 0) until the teacher lets them in. Workers take
+    learners in fair turns, which asks when each learner was last served (the index)."""
+    _run_statements(
+        conn,
+        """
+        ALTER TABLE classes ADD COLUMN seats INTEGER;
+        ALTER TABLE classes ADD COLUMN approval INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE accounts ADD COLUMN approved INTEGER NOT NULL DEFAULT 1;
+        CREATE INDEX grading_jobs_by_learner_start ON grading_jobs (learner_id, started_ts)
+        """,
+    )
+
+
 # Ordered; index i holds the migration that takes the schema version i to i + 1.
 MIGRATIONS: list[Callable[[Connection], None]] = [
     _migration_1_initial,
@@ -356,6 +371,7 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     _migration_4_grading_jobs,
     _migration_5_imported_rows,
     _migration_6_school_systems,
+    _migration_7_class_seats,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

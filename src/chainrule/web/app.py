@@ -18,9 +18,8 @@ from fastapi.staticfiles import StaticFiles
 
 from chainrule import __version__
 from chainrule.lessons import register_exercises
-from chainrule.web import routes_api, routes_pages, routes_playground
+from chainrule.web import routes_api, routes_jobs, routes_pages, routes_playground
 from chainrule.web.errors import install_error_handlers
-from chainrule.web.grading_gate import GradingGate
 from chainrule.web.security import DEFAULT_MAX_BODY, LOOPBACK_HOSTS, AllowedHosts, TokenGate, add_security_layers
 from chainrule.web.store_access import StoreAccess
 
@@ -69,9 +68,6 @@ def create_app(
         openapi_url="/api/openapi.json",
     )
     app.state.services = services or StoreAccess(data_dir, clock=clock, store=store)
-    from chainrule.grading import concurrency
-
-    app.state.grading_gate = GradingGate(*concurrency())  # sized like the grader's own gate
 
     install_error_handlers(app)  # web/errors.py: every error's status and body, in one place
     app.state.class_mode = gate is not None
@@ -79,6 +75,7 @@ def create_app(
     for extra in routers:
         app.include_router(extra)
     app.include_router(routes_api.router)
+    app.include_router(routes_jobs.router)
     app.include_router(routes_pages.router)
     app.include_router(routes_playground.router)
     app.mount("/static", StaticFiles(directory=str(STATIC_DIR), check_dir=False), name="static")
