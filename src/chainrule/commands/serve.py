@@ -48,6 +48,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--lms-retry", type=float, default=5.0, metavar="SECONDS",
                         help="a score the LMS did not take is sent again after this long, then twice as long each "
                         "time, at most hourly (default 5)")
+    parser.add_argument("--static-dir", default=None, metavar="DIR",
+                        help="also write the pages' fingerprinted static files (with .br and .gz forms) into DIR at "
+                        "start, for a proxy to serve at /static/ (docs/classroom.md)")
     add_database_options(parser)
     parser.set_defaults(func=run)
 
@@ -135,6 +138,17 @@ def run(args: argparse.Namespace) -> int:
     import uvicorn
 
     from chainrule.web.connections import server_options
+    from chainrule.web.static_files import static_bundle
+
+    static_bundle().precompress()  # once, before the web processes start, so that they share it
+    if args.static_dir:
+        try:
+            static_bundle().write(args.static_dir)
+        except OSError as error:
+            store.close()
+            print(f"chainrule serve: cannot write the static files into {args.static_dir}: "
+                  f"{error.strerror or error}. Give --static-dir a folder this user may write.", file=sys.stderr)
+            return 1
 
     family = socket.AF_INET6 if ":" in bind_host else socket.AF_INET
     try:
