@@ -64,6 +64,8 @@ class ClassServer:
                               cwd=REPO, capture_output=True, text=True, timeout=120)
         assert made.returncode == 0, made.stderr
         teacher_link, invite = re.findall(rf"{re.escape(base)}/\S+", made.stdout)
+        if "--workers" not in serve_args:  # one web process, whose memory and pools the tests measure
+            serve_args = ("--workers", "1", *serve_args)
         process = subprocess.Popen([sys.executable, "-m", "chainrule", "serve", "--port", str(port), *serve_args], env=env,
                                    cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                    start_new_session=True)
