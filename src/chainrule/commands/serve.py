@@ -52,6 +52,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--workers", type=int, default=None, metavar="N",
                         help="web processes answering on the port (default: one per core with PostgreSQL; "
                         "a class in SQLite has one)")
+    parser.add_argument("--max-connections", type=int, default=None, metavar="N",
+                        help="connections one web process keeps open; past 3/4 of it answers close theirs, past "
+                        "it newcomers wait (default 4096, lowered to fit the open-files limit)")
     parser.add_argument("--static-dir", default=None, metavar="DIR",
                         help="also write the pages' fingerprinted static files (with .br and .gz forms) into DIR at "
                         "start, for a proxy to serve at /static/ (docs/classroom.md)")
@@ -119,6 +122,10 @@ def run(args: argparse.Namespace) -> int:
     except StoreError as error:
         print(f"chainrule serve: {error}", file=sys.stderr)
         return 1
+    if args.max_connections is not None and args.max_connections < 1:
+        store.close()
+        print(f"chainrule serve: --max-connections must be 1 or more, not {args.max_connections}", file=sys.stderr)
+        return 2
     processes = _process_count(args, store.database.dialect)
     if isinstance(processes, str):
         store.close()
@@ -188,7 +195,7 @@ def run(args: argparse.Namespace) -> int:
     print("Press Ctrl+C to stop.", flush=True)
     try:
         if processes == 1:
-            _serve(app, grader, sender, store, sock)
+            _serve(app, grader, sender, store, sock, args.max_connections)
         else:
             # The children open their own connections and threads: nothing of this process's crosses the fork.
             if queued:
@@ -198,7 +205,7 @@ def run(args: argparse.Namespace) -> int:
 
             def serve_one() -> int:
                 child_store = open_class_store(args.data_dir, args.database)
-                _serve(*build(child_store), child_store, sock)
+                _serve(*build(child_store), child_store, sock, args.max_connections)
                 return 0
 
             from chainrule.commands.serve_processes import run_processes
@@ -229,15 +236,17 @@ def _process_count(args: argparse.Namespace, dialect: str) -> int | str:
     return 1
 
 
-def _serve(app, grader, sender, store, sock: socket.socket) -> None:
+def _serve(app, grader, sender, store, sock: socket.socket, max_connections: int | None) -> None:
     """Answer on ``sock`` until stopped, then close what the app holds."""
     import uvicorn
 
-    from chainrule.web.connections import server_options
+    from chainrule.web.connections import raise_open_files_limit, server_options
+
+    raise_open_files_limit()
 
     # Behind a proxy on this machine, the client address (for sign-in limits) comes from X-Forwarded-For.
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on", proxy_headers=True,
-                            forwarded_allow_ips="127.0.0.1,::1", **server_options())
+                            forwarded_allow_ips="127.0.0.1,::1", **server_options(max_connections))
     sender.start()
     try:
         uvicorn.Server(config).run(sockets=[sock])
