@@ -101,7 +101,7 @@ class OidcWorld:
         world.teacher_link, world.invite = [line.strip() for line in made.splitlines() if "://" in line]
         world.tool, world.tool_lines = start_process(
             [sys.executable, "-m", "chainrule", "serve", "--port", str(tool_port), "--url",
-             world.tool_url], env, tool_port)
+             world.tool_url, "--workers", "1"], env, tool_port)
         return world
 
     def stop(self) -> None:

@@ -47,8 +47,8 @@ class Served:
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.cli("list")  # the class database exists (and is migrated) before the server starts
-        self.web = Process(None, ["serve", "--port", str(self.port), *serve_options], "sign in at", env=env,
-                           program=program)
+        self.web = Process(None, ["serve", "--port", str(self.port), "--workers", "1", *serve_options], "sign in at",
+                           env=env, program=program)
 
     def cli(self, *argv: str, check: bool = True) -> subprocess.CompletedProcess:
         done = subprocess.run([sys.executable, "-m", "chainrule", "class", *argv], env=self.env, cwd=REPO,

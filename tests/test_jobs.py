@@ -393,7 +393,7 @@ def test_the_web_process_killed_and_started_again_loses_no_run(postgres_cluster)
                           env=env_for(url), cwd=REPO, capture_output=True, text=True, timeout=120)
     assert made.returncode == 0, made.stderr
     invite = re.findall(rf"{re.escape(base)}/join/\S+", made.stdout)[0]
-    serve = ["serve", "--port", str(port)]
+    serve = ["serve", "--port", str(port), "--workers", "1"]
     web = Process(url, serve, "sign in at")
     worker = None
     try:

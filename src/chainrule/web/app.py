@@ -14,18 +14,16 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from fastapi import FastAPI
-from fastapi.staticfiles import StaticFiles
 
 from chainrule import __version__
 from chainrule.lessons import register_exercises
 from chainrule.web import routes_api, routes_jobs, routes_pages, routes_playground
 from chainrule.web.errors import install_error_handlers
 from chainrule.web.security import DEFAULT_MAX_BODY, LOOPBACK_HOSTS, AllowedHosts, TokenGate, add_security_layers
+from chainrule.web.static_files import STATIC_DIR, StaticFilesApp
 from chainrule.web.store_access import StoreAccess
 
 __all__ = ["create_app", "STATIC_DIR"]
-
-STATIC_DIR = Path(__file__).parent / "static"
 
 
 def create_app(
@@ -78,7 +76,7 @@ def create_app(
     app.include_router(routes_jobs.router)
     app.include_router(routes_pages.router)
     app.include_router(routes_playground.router)
-    app.mount("/static", StaticFiles(directory=str(STATIC_DIR), check_dir=False), name="static")
+    app.mount("/static", StaticFilesApp(), name="static")  # web/static_files.py: fingerprinted, compressed
 
     from chainrule.web.session import cookie_value
 

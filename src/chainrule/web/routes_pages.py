@@ -12,9 +12,11 @@ from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
 
 from chainrule import lessons
+from chainrule.web.static_files import static_bundle
 
 TEMPLATES_DIR = Path(__file__).parent / "templates"
 templates = Jinja2Templates(directory=str(TEMPLATES_DIR))
+templates.env.globals["static"] = lambda path: static_bundle().url(path)  # {{ static("js/lesson.js") }}
 
 router = APIRouter(include_in_schema=False)
 
