@@ -12,13 +12,17 @@ import torch.autograd.forward_ad as fwd
 import chainrule
 from chainrule import Value, topological_order
 from chainrule.engine import reverse_sweep
-from chainrule.ops import safe_exp, safe_log
+from chainrule.commands.graph import torch_function
+from chainrule.ops import functions, safe_cos, safe_exp, safe_log, safe_sin
 
 SPECIAL = [0.0, -0.0, 5e-324, -5e-324, 1e-310, 2.2250738585072014e-308, 1e-200, 1e200, -1e300, 1.7976931348623157e308,
            math.inf, -math.inf, math.nan, 1.0, -1.0, 0.5, -2.5, 3.0, 710.0, -745.0]
 POWERS = [0.0, 1.0, 2.0, 3.0, 0.5, -1.0, -2.0, -0.5, 1.5, -3.0, 2.5]
 CONSTANTS = [2.0, -0.5, 0.0, -0.0, 1e-310, 1e308, math.inf]
-UNARY = ["neg", "exp", "log", "tanh", "sigmoid", "relu", "abs", "powk"]
+# Every one-input op of the table called by name (chainrule.ops.functions), so that a new op is fuzzed
+# against its PyTorch function (Op.torch) without a list to update here.
+FUNCTIONS = {name: op for name, op in functions(1).items()}
+UNARY = ["neg", *FUNCTIONS, "powk"]
 BINARY = ["add", "sub", "mul", "div", "pow"]
 WITH_CONSTANT = ["add_c", "c_sub", "mul_c", "div_c", "c_div", "c_pow"]
 
@@ -61,14 +65,9 @@ BINARY_OPS = {
     "add_c": lambda a, b, c: a + c, "c_sub": lambda a, b, c: c - a, "mul_c": lambda a, b, c: a * c,
     "div_c": lambda a, b, c: a / c, "c_div": lambda a, b, c: c / a, "c_pow": lambda a, b, c: c ** a,
 }
-CHAINRULE_UNARY = {
-    "neg": lambda v: -v, "exp": Value.exp, "log": Value.log, "tanh": Value.tanh, "sigmoid": Value.sigmoid,
-    "relu": Value.relu, "abs": abs,
-}
-TORCH_UNARY = {
-    "neg": lambda v: -v, "exp": torch.exp, "log": torch.log, "tanh": torch.tanh, "sigmoid": torch.sigmoid,
-    "relu": torch.relu, "abs": torch.abs,
-}
+CHAINRULE_UNARY = {"neg": lambda v: -v, **{name: getattr(Value, name) for name in FUNCTIONS}}
+TORCH_UNARY = {"neg": lambda v: -v, **{name: torch_function(torch, op) for name, op in FUNCTIONS.items()}}
+LIBM = {"exp": safe_exp, "log": safe_log, "tanh": math.tanh, "sin": safe_sin, "cos": safe_cos}
 
 
 def _tensor(x: float) -> torch.Tensor:
@@ -81,7 +80,7 @@ class _LibmKernel(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, x, name):
-        value = {"exp": safe_exp, "log": safe_log, "tanh": math.tanh}[name](x.item())
+        value = LIBM[name](x.item())
         out = _tensor(value)
         ctx.name = name
         ctx.save_for_backward(x, out)
@@ -94,6 +93,10 @@ class _LibmKernel(torch.autograd.Function):
             return grad * out, None
         if ctx.name == "log":
             return grad / x, None
+        if ctx.name == "sin":  # PyTorch's formula, grad * cos(x), with the C library's cos
+            return grad * _tensor(safe_cos(x.item())), None
+        if ctx.name == "cos":  # grad * -sin(x)
+            return grad * -_tensor(safe_sin(x.item())), None
         return grad * (1 - out * out), None
 
 
@@ -101,7 +104,7 @@ class _LibmKernel(torch.autograd.Function):
 VARIANTS = {
     "c / x": {"c_div": lambda a, b, c: torch.div(_tensor(c), a)},  # PyTorch: a.reciprocal() * c
     "x ** k": {"powk": lambda a, b, c: torch.pow(a, _tensor(c))},  # PyTorch: x*x*x, sqrt, rsqrt... for some k
-    "kernels": {name: (lambda a, name=name: _LibmKernel.apply(a, name)) for name in ("exp", "log", "tanh")},
+    "kernels": {name: (lambda a, name=name: _LibmKernel.apply(a, name)) for name in LIBM},
 }
 
 
@@ -215,11 +218,13 @@ def _dual(primal: torch.Tensor, tangent) -> torch.Tensor:
 def _libm_kernel_dual(a, name: str) -> torch.Tensor:
     """exp, log or tanh with the C library's value and PyTorch's tangent formula (the "kernels" twin)."""
     primal, tangent = _dual_parts(a)
-    out = _tensor({"exp": safe_exp, "log": safe_log, "tanh": math.tanh}[name](primal.item()))
+    out = _tensor(LIBM[name](primal.item()))
     if tangent is None:
         return out
     return _dual(out, {"exp": lambda: tangent * out, "log": lambda: tangent / primal,
-                       "tanh": lambda: tangent * (1 - out * out)}[name]())
+                       "tanh": lambda: tangent * (1 - out * out),
+                       "sin": lambda: tangent * _tensor(safe_cos(primal.item())),
+                       "cos": lambda: tangent * -_tensor(safe_sin(primal.item()))}[name]())
 
 
 def _div_dual_as_chainrule(a, b) -> torch.Tensor:
@@ -238,7 +243,7 @@ def _div_dual_as_chainrule(a, b) -> torch.Tensor:
 FORWARD_VARIANTS = {
     "c / x": VARIANTS["c / x"],
     "x ** k": VARIANTS["x ** k"],
-    "kernels": {name: (lambda a, name=name: _libm_kernel_dual(a, name)) for name in ("exp", "log", "tanh")},
+    "kernels": {name: (lambda a, name=name: _libm_kernel_dual(a, name)) for name in LIBM},
     "division's tangent": {"div": lambda a, b, c: _div_dual_as_chainrule(a, b),
                            "div_c": lambda a, b, c: _div_dual_as_chainrule(a, c),
                            "c_div": lambda a, b, c: _div_dual_as_chainrule(c, a)},

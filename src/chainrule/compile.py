@@ -26,6 +26,7 @@ from typing import Any, Callable, Sequence
 
 from chainrule import engine
 from chainrule.engine import Value, topological_order, tracing
+from chainrule.ops import functions
 from chainrule.replay import Planner
 
 __all__ = ["compile", "CompiledFunction", "TracingError"]
@@ -50,7 +51,7 @@ def _refusal(what: str) -> TracingError:
         f"{what} is not allowed on a traced value. chainrule.compile calls your function once with "
         "placeholders, which have no number yet, and replays the graph it records for every example, "
         "so that graph must not depend on the numbers. Combine Values with + - * / ** and their "
-        "methods (tanh, exp, log, relu, sigmoid, abs); do not read a value's number (float(x), x.data, "
+        f"methods ({', '.join(functions())}); do not read a value's number (float(x), x.data, "
         "x.item()), compare values (x > 0) or branch on them (if x, bool(x)). For example, write "
         "x.relu() instead of `x if x > 0 else 0`."
     )

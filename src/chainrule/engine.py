@@ -25,9 +25,7 @@ from chainrule import modes
 from chainrule.modes import (
     AnomalyError, detect_anomaly, enable_grad, is_grad_enabled, no_grad, tracing,
 )
-from chainrule.ops import (
-    ABS, ADD, DIV, EXP, LOG, LOGADDEXP, MUL, NEG, POW, RELU, SIGMOID, SUB, TANH, Op, power_op,
-)
+from chainrule.ops import ABS, ADD, DIV, MUL, NEG, POW, SUB, Op, power_op, watch_ops
 
 __all__ = [
     "Value", "grad", "no_grad", "enable_grad", "is_grad_enabled", "zero_grad", "gradcheck",
@@ -38,7 +36,6 @@ __all__ = [
 _mul = MUL.forward
 _add = ADD.forward
 _sub = SUB.forward
-_tanh = TANH.forward
 
 # True while no thread has a mode open (no_grad, detect_anomaly, ...): then an op records its node with
 # no further check. A global read costs less than a thread-local; `modes` keeps it up to date.
@@ -206,28 +203,24 @@ class Value:
         base = _operand(base)
         return NotImplemented if base is None else base ** self
 
-    def tanh(self) -> "Value":
-        return Value(_tanh(self.data), self, None, TANH)
+    # Methods for the ops called by name (x.tanh(), x.sin(), x.logaddexp(y), ...) are made from the op table
+    # below the class (`_install_method`), one per op, so a new op needs no method written here.
 
-    def exp(self) -> "Value":
-        return Value(EXP.forward(self.data), self, None, EXP)
-
-    def log(self) -> "Value":
-        return Value(LOG.forward(self.data), self, None, LOG)
-
-    def relu(self) -> "Value":
-        return Value(RELU.forward(self.data), self, None, RELU)
-
-    def sigmoid(self) -> "Value":
-        return Value(SIGMOID.forward(self.data), self, None, SIGMOID)
-
-    def logaddexp(self, other: "Value | float") -> "Value":
-        """log(exp(self) + exp(other)), computed without overflow (see ops.LOGADDEXP)."""
-        if other.__class__ is not Value:
-            other = _operand(other)
-            if other is None:
-                raise TypeError("logaddexp takes a Value or a real number")
-        return Value(LOGADDEXP.forward(self.data, other.data), self, other, LOGADDEXP)
+    @staticmethod
+    def apply(op: Op, *inputs: "Value | float") -> "Value":
+        """A node of any op of the table on these inputs (numbers become constant leaves): what the
+        operators and the ops' methods make, for code that holds the op itself (`ops.apply`)."""
+        if len(inputs) != op.arity:
+            raise TypeError(f"{op.name} takes {op.arity} input{'s' if op.arity > 1 else ''}, got {len(inputs)}")
+        values = []
+        for x in inputs:
+            v = x if isinstance(x, Value) else _operand(x)
+            if v is None:
+                raise TypeError(f"{op.name} takes Values or real numbers, not {type(x).__name__}")
+            values.append(v)
+        if op.arity == 1:
+            return Value(op.forward(values[0].data), values[0], None, op)
+        return Value(op.forward(values[0].data, values[1].data), values[0], values[1], op)
 
     # --- the backward pass ---------------------------------------------------------------------------
 
@@ -284,6 +277,50 @@ class Value:
 
 
 
+def _unary_method(op: Op) -> Callable[[Value], Value]:
+    forward = op.forward
+
+    def method(self: Value) -> Value:
+        return Value(forward(self.data), self, None, op)
+
+    return method
+
+
+def _binary_method(op: Op) -> Callable[[Value, Any], Value]:
+    forward = op.forward
+
+    def method(self: Value, other: "Value | float") -> Value:
+        if other.__class__ is not Value:
+            other = _operand(other)
+            if other is None:
+                raise TypeError(f"{op.function} takes a Value or a real number")
+        return Value(forward(self.data, other.data), self, other, op)
+
+    return method
+
+
+_made_methods: dict[str, Op] = {}  # the methods made from the op table, by name
+
+
+def _install_method(op: Op, added: bool) -> None:
+    """Make (or, for an op taken out of the table, remove) the Value method of an op called by name."""
+    name = op.function
+    if name is None or op.arity not in (1, 2):
+        return
+    if not added:
+        if _made_methods.get(name) is op:
+            del _made_methods[name]
+            delattr(Value, name)
+        return
+    if name in Value.__dict__ and name not in _made_methods or name.startswith("_"):
+        raise ValueError(f"{name!r} cannot be an op's function name: Value already has an attribute of that name")
+    method = _unary_method(op) if op.arity == 1 else _binary_method(op)
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = op.doc
+    setattr(Value, name, method)
+    _made_methods[name] = op
+
+
 def _operand(x: Any) -> Value | None:
     """The other operand of an arithmetic op as a Value (a real number becomes a constant leaf), or
     None for anything else, which the caller turns into NotImplemented."""
@@ -293,6 +330,9 @@ def _operand(x: Any) -> Value | None:
         return x
     number = _real_or_none(x)
     return None if number is None else Value(number)
+
+
+watch_ops(_install_method)
 
 
 # --- graph walks -------------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from typing import Any, Sequence
 
 from chainrule.engine import Value, topological_order
 from chainrule.ops import (
-    ABS, ADD, EXP, MUL, RELU, SIGMOID, Op, array_pullback_of, array_sum_of_products, array_sum_of_products_pullback,
+    ADD, MUL, Op, array_pullback_of, array_sum_of_products, array_sum_of_products_pullback,
 )
 
 __all__ = ["Planner", "Elementwise", "MatrixSum", "UniformSum"]
@@ -104,7 +104,6 @@ class Elementwise:
 # fraction would recompute many more of an ordinary layer's sums, one by one.
 CANCELLATION = 2.0 ** -20
 HALF_MAX = 2.0 ** 1023
-NONNEGATIVE = (RELU, ABS, EXP, SIGMOID)  # ops whose results are >= 0 or nan: no minimum to look for
 SHORT_SUMS = 6  # at most this many terms in all: added term by term
 
 
@@ -129,7 +128,7 @@ class MatrixSum:
         # as a matrix product and with no order to check.
         self.written = terms if len(terms) * width <= SHORT_SUMS else None
         self.ones_row = len(coefficients[0])
-        self.inputs_nonnegative = inputs_nonnegative  # each column made by relu, abs, exp or sigmoid
+        self.inputs_nonnegative = inputs_nonnegative  # each column made by an op whose results are >= 0
         index = inputs.index
         self.input_slots = list(range(index.start, index.stop)) if index.__class__ is slice else index.tolist()
         self.out = _index(np, out_slots)
@@ -465,5 +464,5 @@ class Planner:
         self.instructions.append(MatrixSum(
             self.np, self._new_outputs([i[0] for i in items]), inputs, coefficients,
             coefficients_need_grad, bias, bias_needs_grad, terms, self.negative_zero_slot,
-            all(x._op in NONNEGATIVE for x in columns),
+            all(x._op is not None and x._op.nonnegative for x in columns),
         ))

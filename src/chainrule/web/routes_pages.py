@@ -12,9 +12,12 @@ from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
 
 from chainrule import lessons
+from chainrule.expr import FUNCTIONS
 
 TEMPLATES_DIR = Path(__file__).parent / "templates"
 templates = Jinja2Templates(directory=str(TEMPLATES_DIR))
+# The expression language's functions, read from the engine's op table whenever a page shows them.
+templates.env.globals["expression_functions"] = lambda: " ".join(FUNCTIONS)
 
 router = APIRouter(include_in_schema=False)
 
