@@ -455,26 +455,48 @@ def _inspected_pullback(node: Value, g: Any, differentiable: bool, inspect: Call
 # --- functional gradients ----------------------------------------------------------------------------
 
 
-def grad(output: Value, inputs: Sequence[Value] | Value, create_graph: bool = False) -> tuple[Value, ...]:
+def grad(
+    output: Value | Sequence[Value], inputs: Sequence[Value] | Value, create_graph: bool = False, *,
+    grad_outputs: Sequence[Any] | None = None,
+) -> tuple[Value, ...]:
     """d output / d input for each input, as Values, without touching any `.grad`.
 
     With `create_graph=True` the gradients are themselves built from Values, so they can be
-    differentiated again (second derivatives). Inputs the output does not depend on get 0.
+    differentiated again (second derivatives). Inputs the output does not depend on get 0. As in
+    `torch.autograd.grad`, `output` may be a sequence of Values and `grad_outputs` their cotangents
+    (numbers or Values, default 1 each): the result is then the vector-Jacobian product, sum over k of
+    grad_outputs[k] x d output[k] / d input.
     """
     single = isinstance(inputs, Value)
     inputs = (inputs,) if single else tuple(inputs)
     for x in inputs:
         if not isinstance(x, Value):
             raise TypeError(f"grad() takes Values as inputs, not {type(x).__name__}")
-    if not isinstance(output, Value):
-        raise TypeError(f"grad() takes a Value as output, not {type(output).__name__}")
+    outputs = (output,) if isinstance(output, Value) else tuple(output) if isinstance(output, (list, tuple)) else None
+    if outputs is None or not all(isinstance(out, Value) for out in outputs):
+        raise TypeError(f"grad() takes a Value (or a sequence of Values) as output, not {type(output).__name__}")
+    if grad_outputs is None:
+        seeds: Sequence[Any] = [1.0] * len(outputs)
+    else:
+        seeds = list(grad_outputs)
+        if len(seeds) != len(outputs):
+            raise ValueError(f"grad() needs one grad_output per output: {len(outputs)} outputs, {len(seeds)} given")
     tracer = None if _plain else modes.current_tracer()
     if tracer is not None and not create_graph:
-        tracer.numbers(output, "chainrule.grad(...) without create_graph=True")
-    grads: dict[Value, Any] = {output: Value(1.0) if create_graph else 1.0}
+        for out in outputs:
+            tracer.numbers(out, "chainrule.grad(...) without create_graph=True")
+    grads: dict[Value, Any] = {}
+    for out, seed in zip(outputs, seeds):
+        if create_graph:
+            seed = seed if isinstance(seed, Value) else Value(_to_float(seed))
+        elif isinstance(seed, Value):
+            seed = seed.data
+        else:
+            seed = _to_float(seed)
+        grads[out] = grads[out] + seed if out in grads else seed
     anomaly = None if _plain else modes.current_anomaly()
     check = None if anomaly is None else anomaly.check_pullback
-    order = topological_order(output, leaves=False)
+    order = topological_order(outputs[0], leaves=False) if len(outputs) == 1 else _merged_order(outputs)
     if create_graph:
         with enable_grad():
             reverse_sweep(order, grads, differentiable=True, inspect=check)
@@ -482,6 +504,18 @@ def grad(output: Value, inputs: Sequence[Value] | Value, create_graph: bool = Fa
         return tuple(g if isinstance(g, Value) else Value(g) for g in found)
     reverse_sweep(order, grads, inspect=check)
     return tuple(Value(float(grads.get(x, 0.0))) for x in inputs)
+
+
+def _merged_order(outputs: Sequence[Value]) -> list[Value]:
+    """The interior nodes of several outputs' graphs, each once, inputs before the nodes made from them."""
+    seen: set[Value] = set()
+    order: list[Value] = []
+    for out in outputs:
+        for node in topological_order(out, leaves=False):
+            if node not in seen:
+                seen.add(node)
+                order.append(node)
+    return order
 
 
 def zero_grad(values: Iterable[Value]) -> None:

@@ -366,7 +366,9 @@ class Op:
     function: str | None = None  # x.function() and function(x) in expressions; None: written as an operator
     torch: str | None = None  # PyTorch's function, a name under `torch` ("sin", "nn.functional.softplus")
     nonnegative: bool = False  # every result is >= 0 or nan (compiled replay skips a minimum)
-    constant: float | None = None  # the fixed exponent of a constant power
+    constant: bool = False  # piecewise constant (sign, an indicator): no derivative at all, not even a 0 that
+    # could meet an inf (forward mode gives it no tangent, as PyTorch's zero tensors in its formulas)
+    exponent: float | None = None  # the fixed exponent of a constant power
     array_forward: Callable[..., Any] | None = None  # None: `forward` works on arrays
     array_pullback: Callable[..., tuple] | None = None  # None: see array_pullback_of
 
@@ -458,7 +460,7 @@ def power_op(k: float) -> Op:
         op = Op(
             name=f"pow{text}", symbol=f"**{text}", arity=1, forward=lambda a, k=k: safe_pow(a, k),
             pullback=pullback, formula="{out} = {a} ** " + text, local_text=(f"{text} * {{a}} ** {k - 1.0:g}",),
-            doc=f"Constant power: d(a^{text})/da = {text} a^({k - 1.0:g}).", constant=k,
+            doc=f"Constant power: d(a^{text})/da = {text} a^({k - 1.0:g}).", exponent=k,
             array_forward=lambda a, k=k: _power_array(a, k), array_pullback=array_pullback,
         )
         if len(_power_ops) < 1024:  # bounded: exponents are few in practice
@@ -603,13 +605,13 @@ AT_MOST_ZERO = Op(
     name="at_most_zero", symbol="<=0", arity=1, forward=lambda a: 1.0 if a <= 0.0 else 0.0,
     pullback=lambda g, a, out: (None,), formula="{out} = 1 if {a} <= 0 else 0", local_text=("0",),
     doc="Where relu's slope is masked (nan is not <= 0: relu passes it).",
-    array_forward=lambda a: (a <= 0.0).astype(float),
+    constant=True, array_forward=lambda a: (a <= 0.0).astype(float),
 )
 IS_ZERO = Op(
     name="is_zero", symbol="==0", arity=1, forward=lambda a: 1.0 if a == 0.0 else 0.0,
     pullback=lambda g, a, out: (None,), formula="{out} = 1 if {a} == 0 else 0", local_text=("0",),
     doc="Where a power's slope in its base is masked (a zero exponent).",
-    array_forward=lambda a: (a == 0.0).astype(float),
+    constant=True, array_forward=lambda a: (a == 0.0).astype(float),
 )
 ZERO_BASE = Op(
     name="zero_base", symbol="0**", arity=2,
@@ -617,12 +619,20 @@ ZERO_BASE = Op(
     pullback=lambda g, a, out, indicator: (None, None),
     formula="{out} = 1 if {a} == 0 and {b} is finite else 0", local_text=("0", "0"),
     doc="Where a power's slope in its exponent is 0: a zero base with an exponent >= 0 (its result finite).",
-    array_forward=lambda a, out: ((a == 0.0) & _np().isfinite(out)).astype(float),
+    constant=True, array_forward=lambda a, out: ((a == 0.0) & _np().isfinite(out)).astype(float),
 )
 SIGN = Op(
     name="sign", symbol="sign", arity=1, forward=sign, pullback=lambda g, a, out: (None,),
     formula="{out} = sign({a})", local_text=("0",), doc="The slope of abs: 1, -1, or 0 at 0 and nan.",
-    array_forward=lambda a: _sign_array(a),
+    constant=True, array_forward=lambda a: _sign_array(a),
+)
+
+IDENTITY = Op(
+    name="identity", symbol="id", arity=1, forward=lambda a: a, pullback=lambda g, a, out: (g,),
+    formula="{out} = {a}", local_text=("1",),
+    doc="A new node with its input's value: a transform's own copy of an input given as a Value, so that "
+        "a derivative with respect to it is not one with respect to the caller's Value (no perturbation "
+        "confusion when transforms nest).",
 )
 
 #: Every op with a fixed definition, by name (constant powers are made by `power_op`). The one list:
