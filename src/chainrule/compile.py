@@ -296,6 +296,8 @@ class CompiledFunction:
         self._out_slot = plan._slot(out)
         self.node_count = len(plan.order)
         self.instruction_count = len(plan.instructions)
+        self._out, self._placeholders = out, placeholders
+        self._per_example: Planner | None = None  # made on first use of per_example_grads
 
     def _columns(self, columns: tuple) -> list[Any]:
         np = self._np
@@ -392,6 +394,43 @@ class CompiledFunction:
             grads = np.zeros(len(self.params))
             grads[self._param_positions] = GU[self._param_slots]
             return self._output(U, V, n), grads
+
+    def per_example_grads(self, *columns: Any, params: Any = None) -> Any:
+        """d(value of example n)/d(param p) for every example and parameter: an array of shape (N, P), what
+        torch.func.vmap(torch.func.grad(fn)) gives (`value_and_grad` gives the sum of its rows). `params`
+        as in `value_and_grad`.
+
+        The replay treats the parameters as inputs here, one row of N copies each, so that no gradient
+        is summed over the examples; a product of a parameter and an input is then an elementwise product
+        rather than a matrix product, so this costs more than `value_and_grad`, in time and in memory
+        (a row per node that depends on a parameter)."""
+        np = self._np
+        with np.errstate(all="ignore"):
+            if self._per_example is None:
+                self._per_example = Planner(np, self._out, self._placeholders, self.params, params_vary=True)
+            plan = self._per_example
+            arrays = self._columns(columns)
+            n = arrays[0].shape[0] if arrays else 1
+            values = self.parameter_values() if params is None else self._param_array(params)
+            position = {id(p): i for i, p in enumerate(self.params)}
+            U = np.asarray(plan.u_values, dtype=np.float64)
+            V = np.empty((len(plan.v_slots), n))
+            for i, array in enumerate(arrays):
+                V[i] = array
+            for p in plan.graph_params:
+                V[plan.v_slots[p]] = values[position[id(p)]]
+            for instruction in plan.instructions:
+                instruction.forward(U, V)
+            grads = np.zeros((n, len(self.params)))
+            if not plan.varying[self._out]:
+                return grads  # the output depends on neither the example nor a parameter
+            GU, GV = np.zeros(U.shape), np.zeros(V.shape)
+            GV[plan.v_slots[self._out]] = 1.0
+            for instruction in plan.instructions[::-1]:
+                instruction.backward(U, V, GU, GV)
+            for p in plan.graph_params:
+                grads[:, position[id(p)]] = GV[plan.v_slots[p]]
+            return grads
 
     def __repr__(self) -> str:
         return (f"<CompiledFunction: {self.n_inputs} inputs, {len(self.params)} params, "

@@ -284,7 +284,10 @@ def _operands(instruction: Any) -> list[Input]:
 class Planner:
     """Reads the traced graph once: which nodes vary, which sums fuse, levels, groups and slots."""
 
-    def __init__(self, np: Any, out: Value, placeholders: list[Value], params: list[Value]) -> None:
+    def __init__(self, np: Any, out: Value, placeholders: list[Value], params: list[Value],
+                 params_vary: bool = False) -> None:
+        """`params_vary`: the parameters get a row each, like the inputs (one copy per example), so that
+        their gradients stay per example instead of being summed (`CompiledFunction.per_example_grads`)."""
         self.np = np
         self.out = out
         order = topological_order(out)
@@ -298,7 +301,7 @@ class Planner:
         for node in order:
             inputs = node._prev
             if not inputs:
-                self.varying[node] = node in placeholder_index
+                self.varying[node] = node in placeholder_index or (params_vary and node in param_set)
                 self.needs_grad[node] = node in param_set
                 continue
             self.varying[node] = any(self.varying[c] for c in inputs)
@@ -313,9 +316,13 @@ class Planner:
         self.negative_zero_slot = 1
         self.graph_params = [p for p in params if p in self.varying]
         for p in self.graph_params:
-            self._new_u_slot(p, 0.0)
+            if params_vary:
+                self.v_slots[p] = len(self.v_slots)
+            else:
+                self._new_u_slot(p, 0.0)
         for node in order:
-            if not node._prev and node not in placeholder_index and node not in self.u_slots:
+            if not node._prev and node not in placeholder_index and node not in self.u_slots \
+                    and node not in self.v_slots:
                 self._new_u_slot(node, node.data)  # a constant, fixed at compile time
         self.instructions: list[Any] = []
         self._plan()
