@@ -3,7 +3,8 @@
 - roster: each learner against the path: sections done, lessons done, exercises passed, quiz score, last active;
 - exercises: runs, the share of learners who passed at their first run, the median runs to pass, the most
   common diagnoses among failing runs (grouped by the grader's hint, else by its verdict);
-- questions: the share of learners whose first answer was right, and the most chosen wrong answer;
+- questions: the share of learners whose first answer was right, the most chosen wrong answer, and the
+  probability FSRS predicts they recall it now (the mean over their review cards: which ideas are fading);
 - timeline: one learner's runs (with the code of each) and answers, oldest first;
 - gradebook: one row per learner, for a spreadsheet.
 
@@ -27,6 +28,7 @@ from chainrule import lessons
 from chainrule.classes.accounts import Accounts, ClassError
 from chainrule.progress.class_store import ClassStore
 from chainrule.progress.finished import Work, lesson_state
+from chainrule.progress.fitting import recall_now
 
 TOP_DIAGNOSES = 3
 IMPORTED = "imported"  # a row's origin when it came from the learner's own file (progress/schema.py, migration 5)
@@ -65,6 +67,7 @@ def _name(account: Any) -> str:
 
 class ClassReport:
     def __init__(self, store: Any, accounts: Accounts) -> None:
+        self.store = store
         self.tables = ClassStore(store)
         self.accounts = accounts
 
@@ -134,6 +137,7 @@ class ClassReport:
                                   for text, count in failing[exercise].most_common(TOP_DIAGNOSES)],
                 })
         questions = []
+        recall = recall_now(self.store, class_id, self.store.now())  # FSRS's prediction, per question
         for lesson in path:
             for question in lesson["quiz"]:
                 firsts = [value for key, value in first_answer.items() if key[1:] == (lesson["id"], question)]
@@ -143,6 +147,8 @@ class ClassReport:
                     "share_right": (sum(ok for _, ok in firsts) / len(firsts)) if firsts else None,
                     "most_chosen_wrong": ({"answer": common_wrong[0][0], "times": common_wrong[0][1]}
                                           if common_wrong else None),
+                    "recall_now": recall.get((lesson["id"], question), (None, 0))[0],
+                    "recall_cards": recall.get((lesson["id"], question), (None, 0))[1],
                 })
         return {"path": [self._path_entry(lesson) for lesson in path], "roster": roster, "exercises": exercises,
                 "questions": questions}

@@ -5,6 +5,7 @@
     chainrule class roster "Physics 2b"            (also: exercises, questions)
     chainrule class timeline "Physics 2b" "Ada"
     chainrule class gradebook "Physics 2b" --csv
+    chainrule class optimize "Physics 2b"          fit the review scheduler to the class's pooled logs
     chainrule class invite "Physics 2b"            a new learner invite (the old one stops working)
     chainrule class teacher-link "Physics 2b"      a new one-time sign-in link for the teacher
     chainrule class reset-link "Physics 2b" "Ada"  a one-time link for a learner to set a new password
@@ -65,6 +66,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sub = action("timeline", _timeline, "one learner's runs (with code) and answers", name,
                  ("learner", "the learner's display name"))
     sub.add_argument("--json", action="store_true", help="print JSON instead of text")
+    sub = action("optimize", _optimize, "fit the review scheduler (FSRS) to the class's pooled review logs", name)
+    sub.add_argument("--steps", type=int, default=250, help="Adam steps of the fit (default: 250)")
     sub = action("gradebook", _gradebook, "one row per learner: lessons, exercises, quiz", name)
     sub.add_argument("--csv", action="store_true", required=True, help="print CSV (the only format for now)")
 
@@ -188,12 +191,17 @@ def _view(args: argparse.Namespace) -> int:
             _print(f"{r['exercise_id'][:24]:24} {r['runs']:>5} {_percent(r['passed_first_run']):>10} {median:>7}  "
                    f"{diagnoses}")
     else:
-        _print(f"{'question':44} {'answered':>8} {'right':>6}  most chosen wrong answer")
+        _print(f"{'question':44} {'answered':>8} {'right':>6} {'recall now':>10}  most chosen wrong answer")
         for r in rows:
             wrong = "-" if r["most_chosen_wrong"] is None else (
                 f"{r['most_chosen_wrong']['answer']} ({r['most_chosen_wrong']['times']}x)")
             _print(f"{(r['lesson_id'] + '/' + r['question_id'])[:44]:44} {r['learners_answered']:>8} "
-                   f"{_percent(r['share_right']):>6}  {wrong}")
+                   f"{_percent(r['share_right']):>6} {_percent(r['recall_now']):>10}  {wrong}")
+        fading = [r for r in sorted(rows, key=lambda r: r["recall_now"] if r["recall_now"] is not None else 2.0)
+                  if r["recall_now"] is not None][:3]
+        if fading:
+            _print("Fading first (lowest predicted recall now): " + ", ".join(
+                f"{r['lesson_id']}/{r['question_id']} ({_percent(r['recall_now'])})" for r in fading))
     return 0
 
 
@@ -217,6 +225,21 @@ def _timeline(args: argparse.Namespace) -> int:
         else:
             _print(f"{event['at']}  answered {event['lesson_id']}/{event['question_id']}: {event['answer']!r} "
                    f"({'right' if event['correct'] else 'wrong'}{', imported' if event['imported'] else ''})")
+    return 0
+
+
+def _optimize(args: argparse.Namespace) -> int:
+    from chainrule.progress.fitting import class_reviews, fit, save_fit, summary
+    from chainrule.progress.scheduling import fit_scope
+
+    store, accounts = _open(args)
+    with store:
+        class_id = accounts.class_id(args.name)
+        result = fit(class_reviews(store, class_id), steps=args.steps)
+        if result.steps:
+            save_fit(store, fit_scope("class", class_id), result, store.now())
+    for line in summary(result):
+        _print(line)
     return 0
 
 

@@ -225,6 +225,24 @@ def _migration_5_imported_rows(conn: Connection) -> None:
         conn.execute(f"ALTER TABLE {table} ADD COLUMN origin TEXT NOT NULL DEFAULT ''")
 
 
+def _migration_6_scheduler_fits(conn: Connection) -> None:
+    """FSRS parameters fitted to review logs (progress/fitting.py): a learner's own (a personal store), or a
+    class's, from its learners' pooled logs. They schedule only when `used`: they predicted held-out
+    reviews better than the defaults."""
+    _run_statements(
+        conn,
+        """
+        CREATE TABLE scheduler_fits (
+            scope      TEXT PRIMARY KEY,    -- 'learner:<id>' or 'class:<id>'
+            parameters TEXT NOT NULL,       -- JSON list of FSRS's 21 parameters
+            used       INTEGER NOT NULL,    -- 1: they schedule, 0: the defaults did as well on held-out reviews
+            result     TEXT NOT NULL,       -- JSON: held-out log-losses, counts, time (FitResult)
+            at         TEXT NOT NULL
+        )
+        """,
+    )
+
+
 # Ordered; index i holds the migration that takes the schema version i to i + 1.
 MIGRATIONS: list[Callable[[Connection], None]] = [
     _migration_1_initial,
@@ -232,6 +250,7 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     _migration_3_classes,
     _migration_4_grading_jobs,
     _migration_5_imported_rows,
+    _migration_6_scheduler_fits,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
