@@ -180,30 +180,25 @@ class _FromParameters(Value):
     def __class__(self) -> type:  # noqa: D105
         return Value
 
-    @property
-    def data(self) -> float:  # type: ignore[override]
+
+
+def _guarded_slot(slot: Any, what: str) -> property:
+    """A slot of _FromParameters: read by the engine, or in a thread that is not tracing, as usual; read by the
+    traced function, refused."""
+
+    def read(self: Value) -> float:
         if id(sys._getframe(1).f_globals) in _READERS or not _Tracer.tracing_here():
-            return _DATA.__get__(self)
-        raise _refuse("reading p.data of a parameter (or of a Value computed from parameters only)", True)
+            return slot.__get__(self)
+        raise _refuse(what, True)
 
-    @data.setter
-    def data(self, value: float) -> None:
-        _DATA.__set__(self, value)
-
-    @property
-    def grad(self) -> float:  # type: ignore[override]
-        if id(sys._getframe(1).f_globals) in _READERS or not _Tracer.tracing_here():
-            return _GRAD.__get__(self)
-        raise _refuse("reading p.grad of a parameter (its last backward() pass)", True)
-
-    @grad.setter
-    def grad(self, value: float) -> None:
-        _GRAD.__set__(self, value)
+    return property(read, slot.__set__)
 
 
-_GRAD = Value.__dict__["grad"]
 _SET_CLASS = object.__dict__["__class__"].__set__  # past the class's own __class__ property
 _READERS = {id(vars(engine)), id(vars(modes))}  # the engine's own code reads numbers to build nodes
+_FromParameters.data = _guarded_slot(  # type: ignore[assignment]
+    _DATA, "reading p.data of a parameter (or of a Value computed from parameters only)")
+_FromParameters.grad = _guarded_slot(Value.__dict__["grad"], "reading p.grad of a parameter (its last backward() pass)")
 for _name, _what in _REFUSED.items():
     setattr(_FromParameters, _name, _refusing(re.sub(r"\bx\b", "p", _what) + " of a parameter", True, _name))
 
