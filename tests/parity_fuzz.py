@@ -529,14 +529,15 @@ def chainrule_vjp_in_creation_order(leaves, steps, cotangents, seed_zeros: bool 
     return [o.data for o in outputs] + [grads.get(x, 0.0) for x in xs]
 
 
-def chainrule_jacfwd(leaves, steps) -> list[float]:
-    """d output k / d leaf j, output by output, from chainrule.jacfwd."""
-    found = chainrule.jacfwd(_chainrule_two(steps), argnums=tuple(range(len(leaves))))(*leaves)
+def chainrule_jacobian(transform, leaves, steps) -> list[float]:
+    """d output k / d leaf j, output by output, from chainrule.jacfwd or chainrule.jacrev."""
+    found = transform(_chainrule_two(steps), argnums=tuple(range(len(leaves))))(*leaves)
     return [entry for row in found for entry in row]
 
 
-def torch_jacfwd(leaves, steps) -> list[float]:
-    found = torch.func.jacfwd(_torch_two(steps), argnums=tuple(range(len(leaves))))(*map(_tensor, leaves))
+def torch_jacobian(transform, leaves, steps) -> list[float]:
+    """The same from torch.func.jacfwd or torch.func.jacrev."""
+    found = transform(_torch_two(steps), argnums=tuple(range(len(leaves))))(*map(_tensor, leaves))
     return [entry.item() for row in found for entry in row]
 
 
@@ -556,12 +557,3 @@ def torch_jacfwd_twin(leaves, steps, variants: tuple[str, ...] = ()) -> list[flo
         columns.append(column)
     return [columns[j][k] for k in range(2) for j in range(n)]
 
-
-def chainrule_jacrev(leaves, steps) -> list[float]:
-    found = chainrule.jacrev(_chainrule_two(steps), argnums=tuple(range(len(leaves))))(*leaves)
-    return [entry for row in found for entry in row]
-
-
-def torch_jacrev(leaves, steps) -> list[float]:
-    found = torch.func.jacrev(_torch_two(steps), argnums=tuple(range(len(leaves))))(*map(_tensor, leaves))
-    return [entry.item() for row in found for entry in row]

@@ -103,17 +103,17 @@ def measure():
         classify(counts, examples, seed, "vjp", fuzz.chainrule_vjp(leaves, steps, cotangents), theirs,
                  lambda k, a: reverse_explain(leaves, steps, cotangents, k, a))
         # jacrev: one vjp per output, with a one-hot cotangent
-        theirs = fuzz.torch_jacrev(leaves, steps)
+        theirs = fuzz.torch_jacobian(fuzz.torch.func.jacrev, leaves, steps)
         rows = [fuzz.torch_vjp_twin(leaves, steps, hot)[2:] for hot in ((1.0, 0.0), (0.0, 1.0))]
         if not all(map(fuzz.same, [x for row in rows for x in row], theirs)):
             unfaithful.append(("jacrev", seed))
-        classify(counts, examples, seed, "jacrev", fuzz.chainrule_jacrev(leaves, steps), theirs,
+        classify(counts, examples, seed, "jacrev", fuzz.chainrule_jacobian(fuzz.chainrule.jacrev, leaves, steps), theirs,
                  lambda k, a: reverse_explain(leaves, steps, (1.0, 0.0) if k < n else (0.0, 1.0), 2 + k % n, a, row=True))
         # jacfwd: one jvp per leaf
-        theirs = fuzz.torch_jacfwd(leaves, steps)
+        theirs = fuzz.torch_jacobian(fuzz.torch.func.jacfwd, leaves, steps)
         if not all(map(fuzz.same, fuzz.torch_jacfwd_twin(leaves, steps), theirs)):
             unfaithful.append(("jacfwd", seed))
-        classify(counts, examples, seed, "jacfwd", fuzz.chainrule_jacfwd(leaves, steps), theirs,
+        classify(counts, examples, seed, "jacfwd", fuzz.chainrule_jacobian(fuzz.chainrule.jacfwd, leaves, steps), theirs,
                  lambda k, a: forward_explain(leaves, steps, k, a))
         # hessian of the one output
         theirs = fuzz.torch_hessian(leaves, steps)
