@@ -259,17 +259,20 @@ class _CheckedKernel:
         if not bands:
             return out
         np = _np()
-        if np.ndim(out) == 0:
+        if out.__class__ is not np.ndarray or not out.ndim:
             return self.float_rule(float(a))
-        high, low = a.max(initial=-INF), a.min(initial=INF)  # nan if any input is nan: then look
-        inside = None
+        if not a.size:
+            return out
+        high, low = a.max(), a.min()  # nan if any input is nan: then look
         for start, stop in bands:
-            if high < start or low > stop:
-                continue
-            mask = (a >= start) & (a <= stop)
-            inside = mask if inside is None else inside | mask
-        if inside is not None and inside.any():
-            out = np.array(out, copy=True) if out is a else out
+            if not (high < start or low > stop):
+                break
+        else:
+            return out  # the common case: no input in a band, two reductions
+        inside = np.zeros(a.shape, dtype=bool)
+        for start, stop in bands:
+            inside |= (a >= start) & (a <= stop)
+        if inside.any():
             out[inside] = [self.float_rule(x) for x in a[inside].tolist()]
         return out
 
