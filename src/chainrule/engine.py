@@ -312,7 +312,7 @@ def _install_method(op: Op, added: bool) -> None:
             del _made_methods[name]
             delattr(Value, name)
         return
-    if name in Value.__dict__ and name not in _made_methods or name.startswith("_"):
+    if (name in Value.__dict__ and name not in _made_methods) or name.startswith("_"):
         raise ValueError(f"{name!r} cannot be an op's function name: Value already has an attribute of that name")
     method = _unary_method(op) if op.arity == 1 else _binary_method(op)
     method.__name__ = method.__qualname__ = name
