@@ -356,3 +356,12 @@ def test_grad_with_create_graph_traces_abs_and_pow_with_a_value_exponent(name, f
         expected.append(out.data)
     np.testing.assert_allclose(values, expected, rtol=1e-13, equal_nan=True)
     np.testing.assert_allclose(grads, [p.grad], rtol=1e-12, equal_nan=True)
+
+
+def test_the_refusal_names_every_method_of_the_op_table_logaddexp_included() -> None:
+    from chainrule.ops import functions
+
+    with pytest.raises(TracingError) as refused:
+        chainrule.compile(lambda x: x * float(x), [])
+    assert all(name in str(refused.value) for name in functions()), str(refused.value)
+    assert "logaddexp" in str(refused.value) and "sin" in str(refused.value)
