@@ -36,8 +36,9 @@ setup: $(TEST_STAMP)
 system-deps:
 	@bash scripts/system-deps.sh
 
+# Options of `chainrule lesson` go in ARGS: make lesson ARGS="--no-browser --port 8800 --data-dir /tmp/x".
 lesson: $(LESSON_STAMP)
-	$(VENV)/bin/chainrule lesson
+	$(VENV)/bin/chainrule lesson $(ARGS)
 
 # The suite runs on every core (pytest-xdist), with one worker more than there are cores (at most 8, see
 # scripts/test-workers.sh): many tests spend part of their time waiting on a browser, a server or a sandbox.

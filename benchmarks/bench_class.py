@@ -257,6 +257,7 @@ GRADE_ALONE = """
 import sys, time
 from chainrule import lessons
 from chainrule.grading import grade, reference_source
+lessons.register_exercises()
 exercises = lessons.exercise_ids(sys.argv[1])
 sources = [(exercises[i % len(exercises)], reference_source(exercises[i % len(exercises)], "python"))
            for i in range(int(sys.argv[2]))]

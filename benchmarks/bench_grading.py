@@ -20,7 +20,7 @@ import time
 import uuid
 from pathlib import Path
 
-import chainrule.lessons  # noqa: F401  (registers the lessons' exercise folders with the grader)
+from chainrule.lessons import register_exercises
 from chainrule.grading import LANGUAGES, exercise_cases, get_exercise, grade, isolation_report, reference_source
 from chainrule.grading import typescript_snapshot
 from chainrule.grading.grader import NODE_FLAGS, RUNTIME_DIR, TRANSPILER, TYPE_CHECKER, _node
@@ -73,6 +73,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=21)
     parser.add_argument("--exercise", default="local-gradients")
     args = parser.parse_args()
+    register_exercises()
     report = isolation_report()
     print(f"exercise {args.exercise}, {args.runs} runs each, isolation: {report['level']} "
           f"(layers: {', '.join(k for k, v in report['layers'].items() if v is True)})")

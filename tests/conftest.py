@@ -10,11 +10,13 @@ import shutil
 
 import pytest
 
-# Grading knows exercise folders, not lessons: importing chainrule.lessons registers the built-in lessons'
-# exercise folders, so that every test can grade them by id.
-import chainrule.lessons  # noqa: F401,E402
+from chainrule.lessons import register_exercises
 from parallel import refuse_shared_node_ids
 from postgres_cluster import new_postgres_schema
+
+# Grading knows exercise folders, not lessons: the built-in lessons' exercises are registered once, so that
+# every test can grade them by id (as the web app and the commands that grade do).
+register_exercises()
 
 CHROMIUM_ARGS = [
     "--no-sandbox",

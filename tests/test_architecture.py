@@ -4,12 +4,19 @@
 - grading knows nothing of lessons, the web or progress storage (it is a library of exercise folders);
 - progress knows nothing of lessons;
 - no import cycles among the project's modules (function-level imports included);
-- SQL lives in progress/ only (no sqlite3 anywhere else, so none in web routes).
+- SQL lives in progress/ only (no sqlite3 anywhere else, so none in web routes);
+- no module uses another module's private names (a shared rule lives, public, in a layer both may import);
+- every name an `__all__` lists exists;
+- importing a module does no lesson's work: it reads no lesson folder and registers no exercise (who
+  serves lessons or grades calls chainrule.lessons.register_exercises()).
 """
 
 from __future__ import annotations
 
 import ast
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -170,3 +177,85 @@ def test_each_layer_imports_only_the_layers_below_it() -> None:
             if imported != "chainrule" and _layer(imported) not in LAYERS_MAY_IMPORT[_layer(module)]:
                 offenders.append(f"{module} ({_layer(module)}) imports {imported} ({_layer(imported)})")
     assert offenders == []
+
+
+# ------------------------------------------------------------------------------------- boundaries
+
+
+def private_names_used_across_modules(path: Path) -> list[str]:
+    """`from chainrule.x import _y`, and `m._y` where m is a chainrule module this file imported."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found, modules = [], set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("chainrule"):
+            for alias in node.names:
+                if alias.name.startswith("_") and not alias.name.startswith("__"):
+                    found.append(f"line {node.lineno}: from {node.module} import {alias.name}")
+                elif f"{node.module}.{alias.name}" in MODULES:
+                    modules.add(alias.asname or alias.name)
+        elif isinstance(node, ast.Import):
+            modules.update(alias.asname for alias in node.names if alias.asname and alias.name in MODULES)
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in modules
+                and node.attr.startswith("_") and not node.attr.startswith("__")):
+            found.append(f"line {node.lineno}: {node.value.id}.{node.attr}")
+    return found
+
+
+MODULES = {module_name(path) for path in python_files(PACKAGE)}
+
+
+def test_no_module_uses_another_modules_private_names() -> None:
+    offenders = {str(path.relative_to(PACKAGE)): found for path in python_files(PACKAGE)
+                 if (found := private_names_used_across_modules(path))}
+    assert offenders == {}
+
+
+def test_the_private_name_finder_finds_both_forms(tmp_path) -> None:
+    sample = tmp_path / "sample.py"
+    sample.write_text("from chainrule.lessons.loader import _read_json, lesson_ids\n"
+                      "from chainrule.grading import registry\n"
+                      "registry._private()\nregistry.public()\n", encoding="utf-8")
+    assert private_names_used_across_modules(sample) == [
+        "line 1: from chainrule.lessons.loader import _read_json", "line 3: registry._private"]
+
+
+IMPORT_EVERY_MODULE = """
+import importlib, json, os, sys
+lesson_data = sys.argv[1]
+opened = []
+
+def audit(event, args):
+    if event == "open" and isinstance(args[0], (str, bytes, os.PathLike)):
+        path = os.fsdecode(os.fspath(args[0]))
+        if path.startswith(lesson_data):
+            opened.append(path)
+
+sys.addaudithook(audit)
+missing = []
+for name in sys.argv[2:]:
+    module = importlib.import_module(name)
+    missing += [f"{name}.{listed}" for listed in getattr(module, "__all__", ()) if not hasattr(module, listed)]
+from chainrule.grading import EXERCISES
+print(json.dumps({"opened": sorted(set(opened)), "registered": list(EXERCISES), "missing": missing}))
+"""
+
+
+@pytest.fixture(scope="module")
+def every_module_imported() -> dict:
+    """What importing every chainrule module in a fresh process did: the lesson files it opened, the
+    exercises it registered, and the names an __all__ lists that do not exist."""
+    names = sorted(name for name in MODULES if not name.endswith("__main__"))
+    done = subprocess.run([sys.executable, "-c", IMPORT_EVERY_MODULE, str(PACKAGE / "lessons" / "data"), *names],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def test_every_name_in_an_all_exists(every_module_imported) -> None:
+    assert every_module_imported["missing"] == []
+
+
+def test_importing_a_module_reads_no_lesson_and_registers_no_exercise(every_module_imported) -> None:
+    assert every_module_imported["opened"] == []
+    assert every_module_imported["registered"] == []

@@ -16,6 +16,7 @@ from chainrule.classes import CLASS_DATABASE
 from chainrule.classes.accounts import Accounts, ClassError
 from chainrule.classes.report import ClassReport, csv_text, diagnosis_of
 from chainrule.progress import open_store
+from class_process import run_coroutine
 
 FAST_HASHER = PasswordHasher(time_cost=1, memory_cost=8 * 1024, parallelism=1)
 PASSWORD = "correct horse battery"
@@ -49,8 +50,8 @@ def made(store_place):
     accounts = Accounts(store, hasher=FAST_HASHER)
     physics = accounts.create_class("Physics")
     chemistry = accounts.create_class("Chemistry")
-    people = {name: accounts.join(physics.invite_token, name, PASSWORD) for name in ("Ada", "Bea", "Cal")}
-    people["Dan"] = accounts.join(chemistry.invite_token, "Dan", PASSWORD)
+    people = {name: run_coroutine(accounts.join, physics.invite_token, name, PASSWORD) for name in ("Ada", "Bea", "Cal")}
+    people["Dan"] = run_coroutine(accounts.join, chemistry.invite_token, "Dan", PASSWORD)
     exercise = lessons.exercise_ids("backprop")[0]
     question = lessons.lesson_data("backprop")["quiz"][0]["id"]
     view = {name: store.for_learner(account.id) for name, account in people.items()}
@@ -159,9 +160,9 @@ def test_class_create_prints_links_that_work(store_place, capsys):
     store = open_store(**place, file_name=CLASS_DATABASE)
     try:
         accounts = Accounts(store, hasher=FAST_HASHER)
-        learner = accounts.join(links[1].rsplit("/", 1)[1], "Eve", PASSWORD)
+        learner = run_coroutine(accounts.join, links[1].rsplit("/", 1)[1], "Eve", PASSWORD)
         assert learner.class_name == "Maths 3"
-        assert accounts.use_link(links[0].rsplit("/", 1)[1], PASSWORD).role == "teacher"
+        assert run_coroutine(accounts.use_link, links[0].rsplit("/", 1)[1], PASSWORD).role == "teacher"
     finally:
         store.close()
     code, _, err = run_cli(capsys, place, "create", "Maths 3")
@@ -178,6 +179,6 @@ def test_the_cli_makes_new_invite_teacher_and_reset_links(made, capsys):
     code, out, _ = run_cli(capsys, place, "teacher-link", "Physics")
     assert code == 0 and accounts.link_account(out.strip().rsplit("/", 1)[1]).role == "teacher"
     code, out, _ = run_cli(capsys, place, "reset-link", "Physics", "Bea")
-    assert code == 0 and accounts.use_link(out.strip().rsplit("/", 1)[1], "a new password!").name == "Bea"
+    assert code == 0 and run_coroutine(accounts.use_link, out.strip().rsplit("/", 1)[1], "a new password!").name == "Bea"
     code, _, err = run_cli(capsys, place, "reset-link", "Physics", "Dan")  # Dan is in Chemistry
     assert code == 1 and "no learner named 'Dan'" in err

@@ -11,7 +11,7 @@ from argon2 import PasswordHasher
 from fastapi.testclient import TestClient
 
 from chainrule.classes import CLASS_DATABASE
-from chainrule.classes.accounts import MAX_FAILURES_PER_NAME, Accounts
+from chainrule.classes.accounts import FREE_FAILURES, Accounts
 from chainrule.classes.grading import InProcessGrader
 from chainrule.progress import open_store
 from chainrule.web.routes_class import create_class_app
@@ -183,7 +183,7 @@ def test_session_cookies_are_signed_http_only_and_same_site(world):
 def test_sign_in_attempts_are_limited_per_name(world):
     client = world.client()
     csrf = csrf_of(client.get("/sign-in").text)
-    for _ in range(MAX_FAILURES_PER_NAME):
+    for _ in range(FREE_FAILURES):
         wrong = client.post("/sign-in", data={"csrf": csrf, "class_name": "Physics", "name": "Bea", "password": "nope nope nope"})
         assert wrong.status_code == 403 and "not right" in wrong.text
         csrf = csrf_of(wrong.text)  # the page shown again carries a fresh token
@@ -271,7 +271,11 @@ def test_behind_tls_cookies_are_secure_and_the_https_origin_is_accepted(store_pl
                              data={"csrf": csrf_of(page.text), "name": "Ada", "password": PASSWORD})
         assert joined.status_code == 303
         cookies = joined.headers.get_list("set-cookie")
-        assert all("Secure" in cookie for cookie in cookies) and len(cookies) == 2
+        assert len(cookies) == 3 and all("Secure" in cookie and "Path=/;" in cookie for cookie in cookies)
+        # __Host- names: a page on another port or a sibling host name cannot plant or overwrite them.
+        assert sorted(cookie.split("=", 1)[0] for cookie in cookies) == [
+            "__Host-chainrule_csrf", "__Host-chainrule_device", "__Host-chainrule_session"]
+        assert client.get("/api/class/me").json()["name"] == "Ada"
     finally:
         store.close()
 

@@ -131,7 +131,7 @@ def test_text_table_lists_every_node():
     rows = {line.split()[1]: line.split() for line in lines[2:]}
     assert set(rows) == {"a", "b", "c", "f", "e", "d", "L"}
     assert rows["a"][-2:] == ["2", "6"] and rows["b"][-2:] == ["-3", "-4"]
-    assert "e = a * b" in text
+    assert "e = a × b" in text
 
 
 def test_repr_svg_and_stored_grads():
@@ -225,7 +225,7 @@ def test_every_box_is_as_wide_as_the_longest_text_it_shows():
                     assert text_width(slot, kind["slot"]) + widest + 4 <= room, (shape, node["label"], slot)
     # The product's data, -123455.1691 (12 characters), is in its box's texts and widens it.
     t = trace(out)
-    product = next(n for n in t["nodes"] if n.get("formula", "").endswith("a * a_long_name"))
+    product = next(n for n in t["nodes"] if n.get("formula", "").endswith("a × a_long_name"))
     assert "-123455.1691" in shown_texts(t)[product["id"]]["data"]
     narrow_boxes = geometry(trace(section03()), "narrow")["boxes"]
     assert geometry(t, "narrow")["boxes"][product["id"]]["w"] > max(b["w"] for b in narrow_boxes.values())

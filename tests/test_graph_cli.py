@@ -44,7 +44,7 @@ def test_steps_print_the_backward_captions(capsys):
     assert code == 0
     assert "Backward pass:" in out and "out is the output, so its gradient is 1." in out
     assert "a receives b × (gradient at t1) = -3 × 1 = -3" in out
-    assert "t1 = a * b = 2 * -3 = -6" in out
+    assert "t1 = a × b = 2 × (-3) = -6" in out
 
 
 def test_json_is_the_trace(capsys):
@@ -73,7 +73,7 @@ def test_svg_file_and_dot(capsys, tmp_path):
 def test_why_explains_a_gradient_as_paths(capsys):
     code, out, _ = run(capsys, *NEURON, "--why", "w2")
     assert code == 0
-    assert "w2 reaches out along one path only, first through t2 = x2 * w2" in out
+    assert "w2 reaches out along one path only, first through t2 = x2 × w2" in out
     assert "derivative with respect to w2 is x2 = 0" in out
     code, out, _ = run(capsys, "a*b + a", "a=3", "b=4", "--why", "a")
     assert "Sum over the 2 paths: 4 + 1 = 5" in out  # d(ab + a)/da = b + 1

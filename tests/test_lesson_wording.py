@@ -39,13 +39,13 @@ def test_a_node_labelled_by_its_expression_is_not_named_twice():
     a, b = Value(2.0, label="a"), Value(-3.0, label="b")
     e = a * b
     e.label = "e"
-    assert chainrule.trace(e)["forward"][-1]["caption"] == "e = a * b = 2 * -3 = -6"
+    assert chainrule.trace(e)["forward"][-1]["caption"] == "e = a × b = 2 × (-3) = -6"
 
 
 def test_constants_whose_names_are_their_numbers_are_not_repeated():
     out = Value(2.0) * Value(3.0)
     caption = chainrule.trace(out)["forward"][-1]["caption"]
-    assert caption == "out = 2 * 3 = 6"
+    assert caption == "out = 2 × 3 = 6"
 
 
 def test_section_04_says_how_many_values_and_gradients_it_asks_for():

@@ -67,14 +67,14 @@ def test_forward_tangents_agree_with_torch_jvp_and_finite_differences(text):
     primals = tuple(torch.tensor(numbers[name], dtype=torch.float64) for name in order)
     directions = tuple(torch.tensor(1.0 if name == seed else 0.0, dtype=torch.float64) for name in order)
     _, expected = torch.func.jvp(lambda *xs: CASES[text](dict(zip(order, xs))), primals, directions)
-    assert sweeps["forward"]["value"] == pytest.approx(expected.item(), rel=1e-12, abs=1e-15)
+    assert sweeps["forward"] == pytest.approx(expected.item(), rel=1e-12, abs=1e-15)
     # Every node's tangent: central differences of that node's value (same graph, same node order).
     h = 1e-6
     up = run_playground(text, values | {seed: repr(numbers[seed] + h)})["trace"]["nodes"]
     down = run_playground(text, values | {seed: repr(numbers[seed] - h)})["trace"]["nodes"]
     for row, above, below in zip(sweeps["rows"], up, down):
         difference = (above["data"] - below["data"]) / (2 * h)
-        assert row["tangent"]["value"] == pytest.approx(difference, rel=1e-5, abs=1e-7), row["label"]
+        assert row["tangent"] == pytest.approx(difference, rel=1e-5, abs=1e-7), row["label"]
 
 
 @pytest.mark.parametrize("text", list(CASES))
@@ -83,40 +83,42 @@ def test_forward_and_reverse_agree_on_the_derivative_by_the_followed_input(text)
     for seed in names:
         sweeps = run_playground(text, {name: VALUES[name] for name in names}, seed=seed)["sweeps"]
         assert sweeps["agree"] is True
-        assert sweeps["forward"]["value"] == pytest.approx(sweeps["reverse"]["value"], rel=1e-12, abs=1e-15)
+        assert sweeps["forward"] == pytest.approx(sweeps["reverse"], rel=1e-12, abs=1e-15)
         leaf_row = next(row for row in sweeps["rows"] if row["label"] == seed)
-        assert leaf_row["tangent"]["value"] == 1.0  # d seed/d seed
-        assert leaf_row["grad"]["value"] == sweeps["reverse"]["value"]
+        assert leaf_row["tangent"] == 1.0  # d seed/d seed
+        assert leaf_row["grad"] == sweeps["reverse"]
 
 
-def test_every_number_carries_its_display_text():
+def test_every_number_carries_its_text():
     result = run_playground("x*y + tanh(x)", {"x": "2", "y": "-3"}, nudge=("x", "0.01"))
     t = result["trace"]
     for node in t["nodes"]:
-        assert node["display"] == {"data": format_number(node["data"]), "grad": format_number(node["grad"])}
+        assert (node["data_text"], node["grad_text"]) == (format_number(node["data"]), format_number(node["grad"]))
+        assert "display" not in node  # one scheme: the trace's own texts
     for step in t["forward"]:
-        assert step["display"]["value"] == format_number(step["value"])
+        assert step["value_text"] == format_number(step["value"])
     for step in t["backward"]:
-        assert step["display"]["grad"] == format_number(step["grad"])
+        assert step["grad_text"] == format_number(step["grad"])
         for c in step["contributions"]:
-            assert c["display"]["contribution"] == format_number(c["contribution"])
-            assert c["display"]["grad_after"] == format_number(c["grad_after"])
+            assert c["contribution_text"] == format_number(c["contribution"])
+            assert c["grad_after_text"] == format_number(c["grad_after"])
     for row in result["sweeps"]["rows"]:
         for key in ("value", "tangent", "grad"):
-            assert row[key]["text"] == format_number(row[key]["value"])
+            assert row[f"{key}_text"] == format_number(row[key])
     for key in ("before", "after", "change", "ratio", "grad", "h"):
-        assert result["nudge"][key]["text"] == format_number(result["nudge"][key]["value"])
-    assert result["trace"]["nodes"][-1]["display"]["data"] == "-5.036"  # 2*-3 + tanh(2) = -5.03597...
+        assert result["nudge"][f"{key}_text"] == format_number(result["nudge"][key])
+    assert result["values"] == [{"name": "x", "value": 2.0, "value_text": "2"}, {"name": "y", "value": -3.0, "value_text": "-3"}]
+    assert result["trace"]["nodes"][-1]["data_text"] == "-5.036"  # 2*-3 + tanh(2) = -5.03597...
 
 
 def test_nan_and_infinity_are_named_not_sent_as_numbers():
     result = run_playground("log(x) + exp(y)", {"x": "-1", "y": "800"})
     nodes = {node["label"]: node for node in result["trace"]["nodes"]}
-    assert nodes["t1"]["data"] is None and nodes["t1"]["display"]["data"] == "nan"   # log(-1)
-    assert nodes["t2"]["data"] is None and nodes["t2"]["display"]["data"] == "inf"   # exp(800)
-    assert nodes["y"]["display"]["grad"] == "inf"  # d exp(y)/dy = exp(800)
+    assert nodes["t1"]["data"] is None and nodes["t1"]["data_text"] == "nan"   # log(-1)
+    assert nodes["t2"]["data"] is None and nodes["t2"]["data_text"] == "inf"   # exp(800)
+    assert nodes["y"]["grad_text"] == "inf"  # d exp(y)/dy = exp(800)
     backward = result["trace"]["backward"]
-    received = [c["display"]["contribution"] for step in backward for c in step["contributions"]]
+    received = [c["contribution_text"] for step in backward for c in step["contributions"]]
     assert "inf" in received
 
 
@@ -124,9 +126,9 @@ def test_nudge_moves_the_output_by_about_gradient_times_h():
     result = run_playground("x*y + tanh(x)", {"x": "2", "y": "-3"}, nudge=("x", "0.001"))
     nudge = result["nudge"]
     after = 2.001 * -3 + math.tanh(2.001)
-    assert nudge["after"]["value"] == pytest.approx(after, rel=1e-12)
-    assert nudge["grad"]["value"] == pytest.approx(-3 + 1 - math.tanh(2) ** 2, rel=1e-12)
-    assert nudge["ratio"]["value"] == pytest.approx(nudge["grad"]["value"], abs=1e-3)
+    assert nudge["after"] == pytest.approx(after, rel=1e-12)
+    assert nudge["grad"] == pytest.approx(-3 + 1 - math.tanh(2) ** 2, rel=1e-12)
+    assert nudge["ratio"] == pytest.approx(nudge["grad"], abs=1e-3)
 
 
 def test_new_names_start_at_the_starting_values_and_unused_values_are_ignored():
@@ -139,7 +141,7 @@ def test_new_names_start_at_the_starting_values_and_unused_values_are_ignored():
 def test_an_expression_without_names_is_a_constant_with_no_sweeps():
     result = run_playground("2 * 3", {})
     assert result["names"] == [] and result["sweeps"] is None
-    assert result["trace"]["nodes"][-1]["display"]["data"] == "6"
+    assert result["trace"]["nodes"][-1]["data_text"] == "6"
 
 
 def problems(*args, **kwargs):

@@ -7,7 +7,7 @@ docs/security.md, "One core per run" and "Survivors without a pid namespace or a
   time they spun, inside the run: a ratio, not a duration);
 - with bubblewrap and cgroups both turned off, a child that calls setsid and re-executes itself with an
   empty environment (no marker left to find it by) is gone when the grading returns: the reaper
-  (sandbox/reaper.py, a child subreaper) kills every descendant.
+  (sandbox/reaper.py: the launcher as a child subreaper) kills every descendant.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ import pytest
 
 from chainrule.grading import default_limits, grade, isolation_report, reference_source
 from chainrule.grading.sandbox import Limits, cgroups, probe, run, scratch_directory
+from chainrule.grading.sandbox.isolation import Isolation
 from test_sandbox import marker, python_attack, survivors
 
 pytestmark = pytest.mark.timeout(120)
@@ -151,28 +152,28 @@ def test_the_degraded_sandbox_still_grades_and_reports_signals(no_namespace_no_c
     assert killed["verdict"] == "crashed" and "SIGKILL" in killed["message"], killed["message"]
 
 
-def reaper(*program: str, ids: tuple[str, str] = ("-", "-"), pass_fds: tuple[int, ...] = (), fd: str = "-"):
-    from chainrule.grading.sandbox.runner import REAPER
+def reaped(*program: str, seccomp: bytes | None = None, ids: tuple[int, int] | None = None):
+    """Run `program` through the launcher below the reaper (no bubblewrap, no cgroup), with the filter
+    and the switch of user when given; (returncode, stdout, stderr)."""
+    from chainrule.grading.sandbox import layers
 
-    return subprocess.run([os.path.realpath(sys.executable), "-I", "-S", str(REAPER), *ids, fd, "--", *program],
-                          capture_output=True, text=True, timeout=30, pass_fds=pass_fds)
+    isolation = Isolation(bubblewrap=None, cgroup=None, seccomp=seccomp, missing=(), identity=ids)
+    with scratch_directory() as scratch:
+        plan = layers.plan_run(isolation, Limits(), scratch, program, env={"PATH": "/usr/bin:/bin"})
+        assert plan.reaped
+        try:
+            process = layers.start(plan)
+            out, err = process.communicate(timeout=30)
+        finally:
+            plan.clean_up()
+    return subprocess.CompletedProcess(program, process.returncode, out.decode(), err.decode())
 
 
 def test_the_reapers_child_drops_to_the_sandbox_user_and_loads_the_filter_and_the_reaper_does_not():
     status = "grep -E '^(Uid|Seccomp|NoNewPrivs):' /proc/self/status; grep -E '^(Uid|Seccomp):' /proc/$PPID/status"
     filter_program = probe().seccomp
-    ids = ("65431", "65431") if os.geteuid() == 0 else ("-", "-")
-    fd = None
-    if filter_program is not None:
-        fd = os.memfd_create("test-seccomp", 0)
-        os.write(fd, filter_program)
-        os.lseek(fd, 0, os.SEEK_SET)
-    try:
-        done = reaper("/bin/sh", "-c", status, ids=ids, pass_fds=(fd,) if fd is not None else (),
-                      fd=str(fd) if fd is not None else "-")
-    finally:
-        if fd is not None:
-            os.close(fd)
+    ids = (65431, 65431) if os.geteuid() == 0 else None
+    done = reaped("/bin/sh", "-c", status, seccomp=filter_program, ids=ids)
     lines = done.stdout.split("\n")
     assert done.returncode == 0, done.stderr
     if os.geteuid() == 0:
@@ -185,4 +186,4 @@ def test_the_reapers_child_drops_to_the_sandbox_user_and_loads_the_filter_and_th
 
 @pytest.mark.parametrize("script,returncode", [("exit 3", 3), ("kill -9 $$", -9), ("kill -XCPU $$", -24)])
 def test_the_reaper_ends_as_its_program_ended(script, returncode):
-    assert reaper("/bin/sh", "-c", script).returncode == returncode
+    assert reaped("/bin/sh", "-c", script).returncode == returncode

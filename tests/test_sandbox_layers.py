@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from chainrule.grading.sandbox import bubblewrap, identity, isolation, mounts, rlimits, seccomp
+from chainrule.grading.sandbox import identity, isolation, layers, mounts, rlimits, seccomp
 from chainrule.grading.sandbox.isolation import OPTIONAL_LAYERS, Isolation
 from chainrule.grading.sandbox.limits import Limits
 
@@ -65,7 +65,7 @@ def test_the_filter_loaded_in_a_child_denies_aio_mqueue_and_inotify():
 def test_rlimits_allow_no_message_queue_and_apply_in_a_child():
     assert ("RLIMIT_MSGQUEUE", 0) in rlimits.planned(Limits())
     code = ("from chainrule.grading.sandbox import rlimits, limits\n"
-            "rlimits.apply(limits.Limits(open_files=99))\n"
+            "rlimits.in_child(*rlimits.settings(limits.Limits(open_files=99)))\n"
             "print(open('/proc/self/limits').read())")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30)
     lines = {" ".join(line.split()[:-3]): line.split()[-3:-1] for line in done.stdout.splitlines()[1:]}
@@ -110,7 +110,9 @@ def test_package_directories_inside_a_bound_directory_are_found_to_be_masked():
 
 
 def test_bubblewrap_binds_no_virtual_environment_and_masks_proc(tmp_path):
-    argv = bubblewrap.build("bwrap", str(tmp_path), sys.executable, [], {"PATH": "/usr/bin"})
+    plan = layers.plan_run(isolation_with({"bubblewrap"}), Limits(), str(tmp_path), [sys.executable], (),
+                           {"PATH": "/usr/bin"})
+    argv = plan.bwrap
     binds = [argv[i + 1] for i, arg in enumerate(argv) if arg == "--ro-bind"]
     destinations = [argv[i + 2] for i, arg in enumerate(argv) if arg == "--ro-bind"]
     assert "/usr" not in binds  # only /usr/bin and the library directories
@@ -118,11 +120,12 @@ def test_bubblewrap_binds_no_virtual_environment_and_masks_proc(tmp_path):
         assert not any(b == sys.prefix or b.startswith(sys.prefix + "/") for b in binds)
     for path in mounts.masked_proc_paths():
         assert path in destinations
-    assert oct(os.stat(tmp_path / bubblewrap.MASK_FILE).st_mode & 0o777) == "0o0"
-    with_identity = bubblewrap.build("bwrap", str(tmp_path), sys.executable, [], {}, drop_to=(65431, 65431))
-    assert "--unshare-all" not in with_identity and "--unshare-user" not in with_identity
-    assert with_identity[-7:] == [mounts.setpriv(), "--reuid=65431", "--regid=65431", "--clear-groups",
-                                  "--inh-caps=-all", "--no-new-privs", "--"]
+    assert oct(os.stat(tmp_path / mounts.MASK_FILE).st_mode & 0o777) == "0o0"
+    with_identity = layers.plan_run(isolation_with({"bubblewrap", "identity"}), Limits(), str(tmp_path),
+                                    [sys.executable])
+    assert "--unshare-all" not in with_identity.bwrap and "--unshare-user" not in with_identity.bwrap
+    assert with_identity.inside == [identity.setpriv(), "--reuid=65431", "--regid=65431", "--clear-groups",
+                                    "--inh-caps=-all", "--no-new-privs", "--"]
 
 
 # ------------------------------------------------------------------------------------- level and summary

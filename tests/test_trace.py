@@ -72,15 +72,16 @@ def test_section03_matches_the_contract_example_layout():
     assert [n["label"] for n in t["nodes"]] == ["a", "b", "c", "f", "e", "d", "L"]
     assert t["output"] == "n6" and t["nodes"][-1]["id"] == "n6"
     e = t["nodes"][4]
-    assert (e["id"], e["op"], e["symbol"], e["inputs"], e["formula"]) == ("n4", "mul", "*", ["n0", "n1"], "e = a * b")
+    assert (e["id"], e["op"], e["symbol"], e["inputs"], e["formula"]) == ("n4", "mul", "*", ["n0", "n1"], "e = a × b")
     assert [s["step"] for s in t["forward"]] == list(range(7))
     assert [s["node"] for s in t["forward"]] == [n["id"] for n in t["nodes"]]
     assert t["forward"][0]["caption"] == "a = 2 is an input."
-    assert t["forward"][4]["caption"] == "e = a * b = 2 * -3 = -6"
+    assert t["forward"][4]["caption"] == "e = a × b = 2 × (-3) = -6"
     # Backward: seed, then L, d, e (reverse topological order of interior nodes).
     assert [s["node"] for s in t["backward"]] == ["n6", "n6", "n5", "n4"]
-    assert t["backward"][0] == {"step": 0, "node": "n6", "grad": 1.0,
+    assert t["backward"][0] == {"step": 0, "node": "n6", "grad": 1.0, "grad_text": "1",
                                 "caption": "L is the output, so its gradient is 1.", "contributions": []}
+    assert t["non_finite"] is None
 
 
 def test_section03_captions_say_the_chain_rule_in_numbers():
@@ -89,15 +90,25 @@ def test_section03_captions_say_the_chain_rule_in_numbers():
     step = t["backward"][3]
     assert step["node"] == "n4" and step["grad"] == -2
     # The spec's caption: "e = a*b, so a gets b times the gradient at e: -3 * -2 = 6".
-    assert step["caption"] == ("e = a * b, so a receives b × (gradient at e) = -3 × -2 = 6, "
-                               "and b receives a × (gradient at e) = 2 × -2 = -4")
-    assert step["contributions"] == [
+    # × throughout, and a negative number that an operator touches in parentheses.
+    assert step["caption"] == ("e = a × b, so a receives b × (gradient at e) = -3 × (-2) = 6, "
+                               "and b receives a × (gradient at e) = 2 × (-2) = -4")
+    numbers = [{key: c[key] for key in ("input", "local", "local_text", "upstream", "contribution", "grad_after")}
+               for c in step["contributions"]]
+    assert numbers == [
         {"input": "n0", "local": -3.0, "local_text": "b", "upstream": -2.0, "contribution": 6.0, "grad_after": 6.0},
         {"input": "n1", "local": 2.0, "local_text": "a", "upstream": -2.0, "contribution": -4.0, "grad_after": -4.0},
     ]
+    # Each number with its text beside it.
+    texts = [{key: c[key] for key in ("local_value_text", "upstream_text", "contribution_text", "grad_after_text")}
+             for c in step["contributions"]]
+    assert texts == [
+        {"local_value_text": "-3", "upstream_text": "-2", "contribution_text": "6", "grad_after_text": "6"},
+        {"local_value_text": "2", "upstream_text": "-2", "contribution_text": "-4", "grad_after_text": "-4"},
+    ]
     add_step = step_of(t, "d")
-    assert "e receives 1 × (gradient at d) = 1 × -2 = -2" in add_step["caption"]
-    assert "c receives 1 × (gradient at d) = 1 × -2 = -2" in add_step["caption"]
+    assert "e receives 1 × (gradient at d) = 1 × (-2) = -2" in add_step["caption"]
+    assert "c receives 1 × (gradient at d) = 1 × (-2) = -2" in add_step["caption"]
 
 
 def test_neuron_gradients_match_the_spec():
@@ -190,7 +201,7 @@ def test_nan_and_inf_become_null_and_the_caption_says_so():
     assert "NaN" not in text and "Infinity" not in text
     node = by_label(t)["out"]
     assert node["data"] is None and node["data_text"] == "nan"
-    assert "data_text" not in by_label(t)["x"]
+    assert by_label(t)["x"]["data_text"] == "-1"  # every number has its text, finite ones too
     assert "nan" in t["forward"][-1]["caption"]
     z = Value(0.0, label="z")
     t2 = trace(1.0 / z)
@@ -300,7 +311,7 @@ def test_explain_section03_path_product():
     text = chainrule.explain(L, v["a"])
     assert "a reaches L along one path only" in text
     assert "a -> e -> d -> L" in text
-    assert "product: -3 × 1 × -2 = 6" in text  # dL/da = b * 1 * f, the spec's chain formula
+    assert "product: -3 × 1 × (-2) = 6" in text  # dL/da = b * 1 * f, the spec's chain formula, as captions write it
     assert "dL/da = 6" in text
 
 

@@ -9,6 +9,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from fastapi.testclient import TestClient
 
+from chainrule import lessons
 from chainrule.web import create_app
 
 TOKEN = "test-token-0123456789"
@@ -180,7 +181,7 @@ def test_quiz_answer_feedback_and_review_text(client):
     body = client.post("/api/lessons/backprop/quiz/product-gradient", json={"answer": " 6.0 "}).json()
     assert body["correct"] is True and body["expected"] == "6"
     assert body["review"]["text"].startswith("comes back in review in ")
-    assert "-3 * -2 = 6" in body["reason"]
+    assert "-3 × (-2) = 6" in body["reason"]
     wrong = client.post("/api/lessons/backprop/quiz/addition-node", json={"answer": "1"}).json()
     assert wrong["correct"] is False and wrong["expected"] == "g to each of them, unchanged."
     assert wrong["review"]["text"].startswith("comes back in review in ")
@@ -194,9 +195,11 @@ def test_quiz_bad_input_is_not_recorded(client):
     response = client.post("/api/lessons/backprop/quiz/product-gradient", json={"answer": "six"})
     assert response.status_code == 422 and "not a number" in response.json()["detail"]
     assert "Type a number in digits" in response.json()["detail"]
-    for junk in ("1,000.5", "0x6", "1e999"):
+    for junk in ("1,000.5", "0x6"):
         response = client.post("/api/lessons/backprop/quiz/product-gradient", json={"answer": junk})
         assert response.status_code == 422 and "not a number" in response.json()["detail"], junk
+    response = client.post("/api/lessons/backprop/quiz/product-gradient", json={"answer": "1e999"})
+    assert response.status_code == 422 and "1e999 is too large" in response.json()["detail"]  # its size
     response = client.post("/api/lessons/backprop/quiz/nope", json={"answer": "1"})
     assert response.status_code == 404 and "sum-of-uses" in response.json()["detail"]
     response = client.post("/api/lessons/backprop/quiz/product-gradient", json={"answer": "x" * 5000})
@@ -279,6 +282,8 @@ def test_openapi_schema_is_served_behind_the_token(client):
     assert "/api/grade" in schema["paths"] and "/api/review/undo" in schema["paths"]
     body = schema["paths"]["/api/progress/{lesson_id}/predictions/{key}"]["put"]["requestBody"]
     assert body["content"]["application/json"]["schema"]["$ref"].endswith("/PredictionIn")
+    starter = schema["paths"]["/api/exercises/{exercise_id}/starter"]["get"]["parameters"][0]["schema"]
+    assert starter["examples"] == lessons.exercise_ids("backprop")  # written out, so the app imports no lesson
     client.headers.pop("X-Chainrule-Token")
     assert client.get("/api/openapi.json").status_code == 401
     assert client.get("/docs").status_code in (401, 404)  # no docs page that would load remote scripts
@@ -333,4 +338,7 @@ def test_what_is_not_a_number_is_said_at_its_field(client, typed):
 
     response = client.put("/api/progress/backprop/predictions/dn", json={"value": typed})
     assert response.status_code == 422 and response.json()["field"] == "value"
-    assert NUMBER_HELP in response.json()["detail"]
+    if typed == "1e999":  # in digits, but too large: the message says so, not how to type digits
+        assert "1e999 is too large to hold as a number" in response.json()["detail"]
+    else:
+        assert NUMBER_HELP in response.json()["detail"]

@@ -155,9 +155,9 @@ def test_network_host_starts_with_the_flag_or_a_strong_sandbox(tmp_path, extra_a
     ("127.0.0.1", "127.0.0.1"), ("127.0.0.2", "127.0.0.2"), ("localhost", "localhost"), ("192.168.1.5", "192.168.1.5"),
 ])
 def test_printed_address_names_the_host_actually_bound(bind_host, url_host):
-    from chainrule.commands.lesson import _url_host
+    from chainrule.commands import lesson
 
-    assert _url_host(bind_host) == url_host
+    assert lesson.url_host(bind_host) == url_host
 
 
 def ipv6_loopback_problem() -> str | None:

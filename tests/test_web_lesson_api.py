@@ -87,7 +87,8 @@ def test_nudge_compares_change_over_h_with_the_gradient(client):
     ("body", "words"),
     [
         ({"values": {"z": 1}}, "has no input 'z': its inputs are a, b, c, f"),
-        ({"values": {"a": 1e9}}, "must be a number from -1000 to 1000"),
+        ({"values": {"a": 1e9}}, "a: 1e9 is too large: type a number from -1000 to 1000"),
+        ({"values": {"a": "1e400"}}, "a: 1e400 is too large: type a number from -1000 to 1000"),  # its size, not its digits
         ({"values": {}, "nudge": {"input": "a", "h": 0}}, "1e-06 <= |h| <= 1"),
         ({"values": {}, "nudge": {"input": "e", "h": 0.1}}, "cannot nudge 'e'"),
         ({"values": {"a": "two"}}, "a: Type a number"),

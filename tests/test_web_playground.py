@@ -34,7 +34,7 @@ def test_without_an_expression_the_example_runs(client):
     assert result["expression"] == EXAMPLE and result["names"] == ["x", "y"]
     output = result["trace"]["nodes"][-1]
     assert output["data"] == pytest.approx(2 * -3 + math.tanh(2), rel=1e-15)  # x = 2, y = -3 to start
-    assert output["display"]["data"] == "-5.036"
+    assert output["data_text"] == "-5.036"
     assert set(result["trace"]["layout"]) == {"wide", "narrow"}
 
 
@@ -51,8 +51,8 @@ def test_a_learners_expression_with_values_seed_and_nudge(client):
     assert grads["w"] == pytest.approx(w.grad.item()) and grads["b"] == pytest.approx(b.grad.item())
     sweeps = result["sweeps"]
     assert sweeps["seed"] == "b" and sweeps["agree"] is True
-    assert sweeps["forward"]["value"] == pytest.approx(b.grad.item(), rel=1e-12)
-    assert result["nudge"]["input"] == "w" and result["nudge"]["ratio"]["text"] == "-4"  # exactly linear in w
+    assert sweeps["forward"] == pytest.approx(b.grad.item(), rel=1e-12)
+    assert result["nudge"]["input"] == "w" and result["nudge"]["ratio_text"] == "-4"  # exactly linear in w
 
 
 def test_an_expression_problem_is_a_422_naming_the_column(client):
@@ -96,8 +96,8 @@ def test_nan_and_inf_travel_as_null_with_their_text(client):
     assert answer.status_code == 200
     json.loads(answer.text, parse_constant=lambda token: pytest.fail(f"{token} in strict JSON"))
     nodes = {node["label"]: node for node in answer.json()["trace"]["nodes"]}
-    assert (nodes["t1"]["data"], nodes["t1"]["display"]["data"]) == (None, "nan")
-    assert (nodes["t2"]["data"], nodes["t2"]["display"]["data"]) == (None, "inf")
+    assert (nodes["t1"]["data"], nodes["t1"]["data_text"]) == (None, "nan")
+    assert (nodes["t2"]["data"], nodes["t2"]["data_text"]) == (None, "inf")
 
 
 def test_the_api_needs_the_token(client):

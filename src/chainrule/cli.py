@@ -16,7 +16,7 @@ from typing import Sequence
 from chainrule import __version__
 
 # Feature modules under chainrule.commands, in the order their commands appear in --help.
-COMMAND_MODULES = ("lesson", "serve", "worker", "class_", "lessons", "graph", "grading", "train", "progress")
+COMMAND_MODULES = ("lesson", "serve", "worker", "class_", "lti", "sso", "lessons", "graph", "grading", "train", "progress")
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:

@@ -50,9 +50,9 @@ def _set_plain(plain: bool) -> None:
 modes.watch_plain(_set_plain)
 
 
-def _to_float(x: Any) -> float:
+def to_float(x: Any) -> float:
     """A Python number as float, or a TypeError that names what was given and what is allowed."""
-    number = _real_or_none(x)
+    number = real_or_none(x)
     if number is None:
         raise TypeError(
             f"a Value holds a real number (int or float), not {type(x).__name__}: {_short_repr(x)}"
@@ -60,7 +60,7 @@ def _to_float(x: Any) -> float:
     return number
 
 
-def _real_or_none(x: Any) -> float | None:
+def real_or_none(x: Any) -> float | None:
     """x as a float if it is a real number (int, float, bool, Fraction, NumPy scalar...), else None.
     A real number beyond the float range is an OverflowError that says so."""
     if isinstance(x, float):
@@ -121,7 +121,7 @@ class Value:
             if _a is not None:  # Value(5.0, (a, b), '+'): micrograd's children tuple in our input slot
                 raise _micrograd_style_call()
             if data.__class__ is not float:
-                self.data = _to_float(data)
+                self.data = to_float(data)
             self._a = self._b = None
             self._op = None
         elif _plain:
@@ -164,7 +164,7 @@ class Value:
     def __pow__(self, exponent: "Value | float") -> "Value":
         if isinstance(exponent, Value):
             return Value(POW.forward(self.data, exponent.data), self, exponent, POW)
-        k = exponent if exponent.__class__ is float else _real_or_none(exponent)
+        k = exponent if exponent.__class__ is float else real_or_none(exponent)
         if k is None:
             return NotImplemented
         op = power_op(k)
@@ -328,7 +328,7 @@ def _operand(x: Any) -> Value | None:
         return Value(x)
     if isinstance(x, Value):
         return x
-    number = _real_or_none(x)
+    number = real_or_none(x)
     return None if number is None else Value(number)
 
 
@@ -545,7 +545,7 @@ def gradcheck(
     agrees within atol + rtol * |numerical|; otherwise raises GradcheckError listing each mismatch
     (or returns False when raise_exception is False).
     """
-    point = [x.data if isinstance(x, Value) else _to_float(x) for x in inputs]
+    point = [x.data if isinstance(x, Value) else to_float(x) for x in inputs]
     leaves = [Value(x) for x in point]
     analytic = [g.data for g in grad(f(*leaves), leaves)]
     mismatches = []

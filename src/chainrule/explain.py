@@ -10,6 +10,7 @@ import math
 from typing import Any, Iterator
 
 from chainrule.engine import Value, grad
+from chainrule.number_text import formula_text, operand_text
 from chainrule.trace import TIMES, fill_template, format_number, graph_nodes, local_derivatives, node_labels
 
 __all__ = ["explain", "MAX_EXPLAINED_PATHS"]
@@ -64,9 +65,9 @@ def explain(output: Value, value: Value, max_paths: int = MAX_EXPLAINED_PATHS) -
     if total_paths == 1:
         (i, k), = paths[0][:1]
         v = nodes[i]
-        formula = fill_template(v._op.formula, v._op, [labels[index[id(p)]] for p in v._prev], labels[i])
-        local_text = fill_template(v._op.local_text[k], v._op, [labels[index[id(p)]] for p in v._prev],
-                           labels[i])
+        formula = formula_text(fill_template(v._op.formula, v._op, [labels[index[id(p)]] for p in v._prev], labels[i]))
+        local_text = formula_text(fill_template(v._op.local_text[k], v._op, [labels[index[id(p)]] for p in v._prev],
+                                                labels[i]))
         lines.append(f"{name} reaches {out} along one path only, first through {formula}, whose "
                      f"derivative with respect to {name} is {local_text} = {fmt(local(i, k))}.")
     else:
@@ -82,8 +83,8 @@ def explain(output: Value, value: Value, max_paths: int = MAX_EXPLAINED_PATHS) -
         for i, k in path:
             v = nodes[i]
             input_labels = [labels[index[id(p)]] for p in v._prev]
-            formula = fill_template(v._op.formula, v._op, input_labels, labels[i])
-            local_text = fill_template(v._op.local_text[k], v._op, input_labels, labels[i])
+            formula = formula_text(fill_template(v._op.formula, v._op, input_labels, labels[i]))
+            local_text = formula_text(fill_template(v._op.local_text[k], v._op, input_labels, labels[i]))
             d = local(i, k)
             factors.append(d)
             steps.append(labels[i])
@@ -100,11 +101,10 @@ def explain(output: Value, value: Value, max_paths: int = MAX_EXPLAINED_PATHS) -
             zero_paths += 1
         if len(detail) > 12:  # a long chain: show its ends
             detail = detail[:5] + [f"    ... {len(detail) - 10} more steps ..."] + detail[-5:]
-            factor_text = f" {TIMES} ".join(fmt(f) for f in factors[:5]) + f" {TIMES} ... {TIMES} " + \
-                f" {TIMES} ".join(fmt(f) for f in factors[-5:])
+            factor_text = _product_text(factors[:5]) + f" {TIMES} ... {TIMES} " + _product_text(factors[-5:], first=False)
             route = " -> ".join(steps[:6]) + " -> ... -> " + " -> ".join(steps[-5:])
         else:
-            factor_text = f" {TIMES} ".join(fmt(f) for f in factors)
+            factor_text = _product_text(factors)
             route = " -> ".join(steps)
         lines.append(f"  Path {number}: {route}")
         lines.extend(detail)
@@ -115,7 +115,8 @@ def explain(output: Value, value: Value, max_paths: int = MAX_EXPLAINED_PATHS) -
         lines.append(f"Over all {total_paths} paths the sum is {derivative_notation(out, name)} = {fmt(grad)} "
                      "(backpropagation adds them all up in one sweep).")
     else:
-        terms = " + ".join(fmt(p) for p in _path_products(paths, local)) if len(paths) > 1 else None
+        products = _path_products(paths, local)
+        terms = " + ".join([fmt(products[0])] + [operand_text(p, "+ ") for p in products[1:]]) if len(paths) > 1 else None
         if terms:
             lines.append(f"Sum over the {len(paths)} paths: {terms} = {fmt(grad)} = {derivative_notation(out, name)}.")
         else:
@@ -126,6 +127,12 @@ def explain(output: Value, value: Value, max_paths: int = MAX_EXPLAINED_PATHS) -
     elif zero_paths:
         lines.append(f"{zero_paths} of the paths shown have a zero factor and contribute nothing.")
     return "\n".join(lines)
+
+
+def _product_text(factors: list[float], first: bool = True) -> str:
+    """'-3 × 1 × (-2)': the factors as the captions write a product (a negative after × in parentheses)."""
+    shown = [operand_text(f, "" if first and n == 0 else TIMES) for n, f in enumerate(factors)]
+    return f" {TIMES} ".join(shown)
 
 
 def derivative_notation(top: str, bottom: str) -> str:

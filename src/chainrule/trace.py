@@ -20,53 +20,23 @@ from __future__ import annotations
 
 import json
 import math
+import re
+from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 from chainrule.engine import Value, reverse_sweep, topological_order
+from chainrule.number_text import TIMES, format_number, formula_text, json_number, number_fields, operand_text, place_numbers
 from chainrule.ops import Op
 
 __all__ = ["trace", "trace_to_json", "format_number", "graph_nodes", "node_labels", "fill_template",
-           "local_derivatives", "TRACE_SCHEMA", "SCHEMA_ID"]
+           "local_derivatives", "subject", "node_formulas", "first_non_finite", "TRACE_SCHEMA", "SCHEMA_ID",
+           "TIMES"]
 
 SCHEMA_ID = "chainrule.trace/1"
 
 
-# --- numbers and names -----------------------------------------------------------------------------
-
-
-# Multiplication in prose: a sign that no variable is named (a "x" beside an input named x reads wrong);
-# "*" stays for code and formulas.
-TIMES = "\u00d7"
-
-
-def format_number(x: float, digits: int = 4) -> str:
-    """A float as short readable text; the one rule for every number a learner reads.
-
-    nan, inf and -inf as words; 0 (and -0) as "0"; whole numbers below a million without a decimal point
-    (-3, 6); numbers from 1e-4 up to a million with at most `digits` decimals, trailing zeros dropped
-    (6.8814, 0.5, 0.7071); anything smaller or larger with `digits` significant digits in exponent form
-    (1e-5, 1.235e6). The lesson page's JavaScript applies the same rule (with digits = 4).
-    """
-    if x != x:
-        return "nan"
-    if math.isinf(x):
-        return "inf" if x > 0 else "-inf"
-    if x == 0:
-        return "0"
-    if x == int(x) and abs(x) < 1e6:
-        return str(int(x))
-    if 1e-4 <= abs(x) < 1e6:
-        text = f"{x:.{digits}f}".rstrip("0").rstrip(".")
-        return "0" if text in ("-0", "") else text
-    mantissa, exponent = f"{x:.{max(digits - 1, 0)}e}".split("e")
-    mantissa = mantissa.rstrip("0").rstrip(".")
-    return f"{mantissa}e{int(exponent)}"  # 1e-05 -> 1e-5, 1.235e+06 -> 1.235e6
-
-
-def _json_number(x: float) -> float | None:
-    """JSON has no nan or infinity: those become null (the caption still says nan/inf)."""
-    return float(x) if math.isfinite(x) else None
+# --- names ---------------------------------------------------------------------------------------------
 
 
 def graph_nodes(output: Value) -> list[Value]:
@@ -119,8 +89,15 @@ def _right_side(op: Op) -> str:
     return formula[len(prefix):] if formula.startswith(prefix) else formula
 
 
+def _same_text(a: str, b: str) -> bool:
+    """Two sides that say the same, spaces and the way multiplication is written aside."""
+    def squeeze(side: str) -> str:
+        return "".join(side.split()).replace(TIMES, "*")
+    return squeeze(a) == squeeze(b)
+
+
 def equation_text(*sides: str) -> str:
-    """The sides of a caption's equation joined by " = ", each said once: "e = a * b = 2 * -3 = -6".
+    """The sides of a caption's equation joined by " = ", each said once: "e = a × b = 2 × (-3) = -6".
 
     A node labelled by its own expression ("x1*w1 + x2*w2"), or an expression of constants whose
     numbers are its names, would otherwise read "x = x = ..."; a side equal to the one before it,
@@ -128,7 +105,7 @@ def equation_text(*sides: str) -> str:
     """
     kept: list[str] = []
     for side in sides:
-        if not kept or "".join(side.split()) != "".join(kept[-1].split()):
+        if not kept or not _same_text(side, kept[-1]):
             kept.append(side)
     return " = ".join(kept)
 
@@ -136,6 +113,21 @@ def equation_text(*sides: str) -> str:
 def _grouped(text: str) -> str:
     """Parenthesise a compound expression so that 'x (gradient ...)' reads right."""
     return f"({text})" if " " in text.strip() else text
+
+
+_PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_']*")
+
+
+def subject(label: str, constant: bool) -> str:
+    """How a sentence names a node: by its label ("a receives ...", "x1*w1 receives ..."), and a constant
+    as "the constant 1" (never "1 receives ...")."""
+    return f"the constant {label}" if constant else label
+
+
+def _sentence(text: str) -> str:
+    """A sentence that starts with "the constant ..." starts with a capital; a label never changes case
+    (e and E are different names)."""
+    return "The" + text[3:] if text.startswith("the ") else text
 
 
 def local_derivatives(node: Value) -> tuple[float | None, ...]:
@@ -147,39 +139,50 @@ def local_derivatives(node: Value) -> tuple[float | None, ...]:
 # --- the trace -----------------------------------------------------------------------------------
 
 
-def trace(output: Value) -> dict[str, Any]:
+def trace(output: Value, *, gradients: dict[Value, float] | None = None,
+          constants: Iterable[Value] = ()) -> dict[str, Any]:
     """The forward and backward passes of the graph behind `output`, step by step (schema
     "chainrule.trace/1", docs/trace.md). Does not change any `.grad`: it keeps its own accumulators.
 
     Backward step 0 seeds d output/d output = 1; each later step is one interior node, in reverse
     topological order, passing contribution = local derivative x its gradient to each input.
+    Every number comes with its text ("<key>_text", `chainrule.number_text`).
+
+    gradients: a dict to fill with every node's gradient (Value -> float), from the same one sweep.
+    constants: leaves to show as constants of the formula (a lesson's 1/n) although they have a label.
     """
     nodes = graph_nodes(output)
     labels = node_labels(nodes)
+    fixed = {id(v) for v in constants}
     index = {id(v): i for i, v in enumerate(nodes)}
     ids = [f"n{i}" for i in range(len(nodes))]
+    is_constant = [not v._prev and (not v.label or id(v) in fixed) for v in nodes]
     fmt = format_number
+    names_sides = [_names_side(v, labels, index) if v._prev else "" for v in nodes]
+    texts = [fmt(v.data) for v in nodes]  # each value's text, written once
 
     node_entries: list[dict[str, Any]] = []
     forward: list[dict[str, Any]] = []
     for i, v in enumerate(nodes):
+        data = json_number(v.data)
         entry: dict[str, Any] = {
             "id": ids[i], "label": labels[i], "op": v.op, "symbol": v._op.symbol if v._op else "",
-            "inputs": [ids[index[id(p)]] for p in v._prev], "data": _json_number(v.data),
-            "grad": None, "leaf": not v._prev, "constant": not v._prev and not v.label,
+            "inputs": [ids[index[id(p)]] for p in v._prev], "data": data, "data_text": texts[i],
+            "grad": None, "grad_text": "", "leaf": not v._prev, "constant": is_constant[i],
         }
         if v._prev:
-            input_labels = [labels[index[id(p)]] for p in v._prev]
-            right = _right_side(v._op)
-            entry["formula"] = equation_text(labels[i], fill_template(right, v._op, input_labels, labels[i]))
-            with_values = fill_template(right, v._op, [fmt(p.data) for p in v._prev], fmt(v.data))
-            caption = equation_text(labels[i], fill_template(right, v._op, input_labels, labels[i]), with_values, fmt(v.data))
+            entry["formula"] = equation_text(labels[i], names_sides[i])
+            numbers_side = place_numbers(_right_side(v._op), {
+                "a": texts[index[id(v._prev[0])]], "b": texts[index[id(v._prev[-1])]], "out": texts[i]})
+            caption = equation_text(labels[i], names_sides[i], numbers_side, texts[i])
+        elif not is_constant[i]:
+            caption = f"{labels[i]} = {texts[i]} is an input."
         elif v.label:
-            caption = f"{labels[i]} = {fmt(v.data)} is an input."
+            caption = f"{labels[i]} = {texts[i]} is a constant of the formula."
         else:
             caption = f"{labels[i]} is a constant input."
         node_entries.append(entry)
-        forward.append({"step": i, "node": ids[i], "value": _json_number(v.data), "caption": caption})
+        forward.append({"step": i, "node": ids[i], "value": data, "value_text": texts[i], "caption": caption})
 
     # Backward: the engine's sweep into our own dict, so the graph's .grad stays untouched; each node's
     # step is recorded from what the sweep's pullback passed.
@@ -188,9 +191,10 @@ def trace(output: Value) -> dict[str, Any]:
     received: list[list[float]] = [[] for _ in nodes]  # each contribution each node received
     out_label = labels[out_index]
     backward: list[dict[str, Any]] = [{
-        "step": 0, "node": ids[out_index], "grad": 1.0,
-        "caption": f"{out_label} is the output, so its gradient is 1.", "contributions": [],
+        "step": 0, "node": ids[out_index], **number_fields("grad", 1.0),
+        "caption": _sentence(f"{subject(out_label, False)} is the output, so its gradient is 1."), "contributions": [],
     }]
+    first_bad: list[dict[str, Any]] = []  # the first contribution that is not finite, made from finite numbers
 
     def record_step(v: Value, upstream: float, passed: tuple) -> None:
         i = index[id(v)]
@@ -198,47 +202,141 @@ def trace(output: Value) -> dict[str, Any]:
         holds: dict[int, float] = {}  # an input's gradient after each contribution (x * x gets two)
         contributions = []
         parts = []
+        upstream_json, upstream_text = json_number(upstream), fmt(upstream)
+        upstream_operand = operand_text(upstream_text, TIMES)
+        # A node labelled by its own expression is named once, at the start ("Back through x2*w2: ..."),
+        # and its gradient is "its gradient" after that: "x2*w2, so x2 receives ..." read as a fragment.
+        own_expression = _same_text(labels[i], names_sides[i])
+        at = "its gradient" if own_expression else f"gradient at {labels[i]}"
         for k, (p, slope, given) in enumerate(zip(v._prev, local_derivatives(v), passed)):
             j = index[id(p)]
             local = 0.0 if slope is None else slope
             contribution = 0.0 if given is None else float(given)  # masked: passes nothing
             holds[j] = holds.get(j, grads.get(p, 0.0)) + contribution
             received[j].append(contribution)
-            local_text = fill_template(v._op.local_text[k], v._op, input_labels, labels[i])
+            local_text = fill_template(_written(v._op.local_text[k]), v._op, input_labels, labels[i])
+            local_value_text, contribution_text = fmt(local), fmt(contribution)
             contributions.append({
-                "input": ids[j], "local": _json_number(local), "local_text": local_text,
-                "upstream": _json_number(upstream), "contribution": _json_number(contribution),
-                "grad_after": _json_number(holds[j]),
+                "input": ids[j], "local": json_number(local), "local_text": local_text,
+                "local_value_text": local_value_text, "upstream": upstream_json, "upstream_text": upstream_text,
+                "contribution": json_number(contribution), "contribution_text": contribution_text,
+                **number_fields("grad_after", holds[j]),
             })
-            part = (f"{labels[j]} receives {_grouped(local_text)} {TIMES} (gradient at {labels[i]}) = "
-                    f"{fmt(local)} {TIMES} {fmt(upstream)} = {fmt(contribution)}")
+            said = (f"{subject(labels[j], is_constant[j])} receives {_grouped(local_text)} {TIMES} ({at}) = "
+                    f"{local_value_text} {TIMES} {upstream_operand} = {contribution_text}")
             if len(received[j]) > 1:
-                part += f" ({labels[j]} now holds {_sum_text(received[j])} = {fmt(holds[j])})"
-            parts.append(part)
-        names_side = fill_template(_right_side(v._op), v._op, input_labels, labels[i])
-        caption = f"{equation_text(labels[i], names_side)}, so " + ", and ".join(parts)
+                said += f" ({labels[j]} now holds {_sum_text(received[j])} = {fmt(holds[j])})"
+            parts.append(said)
+            if not first_bad and not math.isfinite(contribution) and math.isfinite(upstream):
+                first_bad.append({"phase": "backward", "node": ids[i], "input": ids[j],
+                                  "text": _backward_origin(said, labels[i], labels[j], p.data, local_text, local)})
+        if own_expression:
+            caption = f"Back through {labels[i]}: " + ", and ".join(parts)
+        else:
+            caption = f"{equation_text(labels[i], names_sides[i])}, so " + ", and ".join(parts)
         backward.append({
-            "step": len(backward), "node": ids[i], "grad": _json_number(upstream),
+            "step": len(backward), "node": ids[i], "grad": upstream_json, "grad_text": upstream_text,
             "caption": caption, "contributions": contributions,
         })
 
     reverse_sweep([v for v in nodes if v._op is not None], grads, inspect=record_step)
     grad_of = [grads.get(v, 0.0) for v in nodes]
-
     for i, entry in enumerate(node_entries):
-        entry["grad"] = _json_number(grad_of[i])
-        # JSON has no nan/inf: say which one a null stands for.
-        if entry["data"] is None:
-            entry["data_text"] = fmt(nodes[i].data)
-        if entry["grad"] is None:
-            entry["grad_text"] = fmt(grad_of[i])
+        entry.update(number_fields("grad", grad_of[i]))
+    if gradients is not None:
+        gradients.update(zip(nodes, grad_of))
+    origin = _forward_origin(nodes, labels, index, ids) or (first_bad[0] if first_bad else None)
     return {"schema": SCHEMA_ID, "output": ids[out_index], "nodes": node_entries,
-            "forward": forward, "backward": backward}
+            "forward": forward, "backward": backward, "non_finite": origin}
+
+
+@lru_cache(maxsize=1024)
+def _written(template: str) -> str:
+    """An op template as a formula is written (× for *, literal negatives in parentheses), once per template."""
+    return formula_text(template)
+
+
+def _names_side(v: Value, labels: list[str], index: dict[int, int]) -> str:
+    """The right side of a node's formula over its inputs' labels: "a × b", "t1 + (-4)"."""
+    names = [labels[index[id(p)]] for p in v._prev]
+    return place_numbers(_right_side(v._op), {"a": names[0], "b": names[-1], "out": labels[index[id(v)]]})
+
+
+def _numbers_side(v: Value) -> str:
+    """The right side of a node's formula over its inputs' numbers: "2 × (-3)"."""
+    return place_numbers(_right_side(v._op), {"a": v._prev[0].data, "b": v._prev[-1].data, "out": v.data})
+
+
+def _inputs_said(v: Value, labels: list[str], index: dict[int, int]) -> str:
+    """"x = 0 and y = 2": the inputs with their numbers (a constant by its number alone)."""
+    said: list[str] = []
+    for p in v._prev:
+        label, number = labels[index[id(p)]], format_number(p.data)
+        if f"{label} = {number}" not in said and number not in said:
+            said.append(number if label == number else f"{label} = {number}")
+    return " and ".join(said)
+
+
+def _forward_origin(nodes: list[Value], labels: list[str], index: dict[int, int], ids: list[str]) -> dict[str, Any] | None:
+    """The first value that is not finite although every input it was made from is: where it came from."""
+    for i, v in enumerate(nodes):
+        if math.isfinite(v.data) or any(not math.isfinite(p.data) for p in v._prev):
+            continue
+        if not v._prev:
+            text = f"The input {labels[i]} is {format_number(v.data)}, so the values computed from it can be inf or nan too."
+            return {"phase": "forward", "node": ids[i], "text": text}
+        names_side = _names_side(v, labels, index)
+        equation = equation_text(labels[i], names_side, _numbers_side(v), format_number(v.data))
+        if v.data != v.data:
+            what, why = "not a number (nan)", f"{names_side} has no real result for {_inputs_said(v, labels, index)}"
+        elif any(p.data == 0 for p in v._prev):
+            what = "infinite"
+            zeros = " and ".join(dict.fromkeys(labels[index[id(p)]] for p in v._prev if p.data == 0))
+            why = f"{names_side} grows without bound as {zeros} nears 0"
+        else:
+            what = "infinite"
+            why = (f"{names_side} is too large for a float (beyond about 1.8e308) at "
+                   f"{_inputs_said(v, labels, index)}")
+        text = (f"{equation} is the first value that is {what}: {why}. Every value computed from {labels[i]}, "
+                f"and every gradient that flows back through it, can be inf or nan too.")
+        return {"phase": "forward", "node": ids[i], "text": text}
+    return None
+
+
+def _backward_origin(said: str, node: str, receiver: str, receiver_value: float, local_text: str, local: float) -> str:
+    """Why the first gradient that is not finite is not: its slope, or a product too large for a float."""
+    at = f"{receiver} = {format_number(receiver_value)}"
+    if local != local:
+        why = f"the slope of {node} with respect to {receiver}, {local_text}, has no value at {at}"
+    elif math.isinf(local):
+        why = f"the slope of {node} with respect to {receiver}, {local_text}, is {format_number(local)} at {at}: the curve is vertical there"
+    else:
+        why = "the product is too large for a float (beyond about 1.8e308)"
+    return (f"Every value is finite, but a gradient is not: {said}. That is because {why}. Every gradient this "
+            f"one flows into can be inf or nan too.")
+
+
+def node_formulas(nodes: list[Value]) -> list[str]:
+    """Each node of `graph_nodes(...)` as a caption names it: "t1 = relu(x)" for an interior node, its
+    label for a leaf."""
+    labels = node_labels(nodes)
+    index = {id(v): i for i, v in enumerate(nodes)}
+    return [equation_text(labels[i], _names_side(v, labels, index)) if v._prev else labels[i]
+            for i, v in enumerate(nodes)]
+
+
+def first_non_finite(output: Value) -> str | None:
+    """Where the first value of the graph that is inf or nan came from (the sentence of a trace's
+    "non_finite"), without a backward pass; None when every value is finite."""
+    nodes = graph_nodes(output)
+    labels = node_labels(nodes)
+    origin = _forward_origin(nodes, labels, {id(v): i for i, v in enumerate(nodes)}, [f"n{i}" for i in range(len(nodes))])
+    return origin["text"] if origin else None
 
 
 def _sum_text(terms: list[float]) -> str:
-    """'2 + 2', or for many uses '... + 2' after the first three terms."""
-    shown = [format_number(t) for t in terms]
+    """'2 + 2' or '3 + (-2)', or for many uses '... + 2' after the first three terms."""
+    shown = [format_number(terms[0])] + [operand_text(t, "+ ") for t in terms[1:]]
     if len(shown) > 6:
         shown = shown[:3] + ["..."] + shown[-2:]
     return " + ".join(shown)

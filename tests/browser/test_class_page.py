@@ -7,16 +7,13 @@ from __future__ import annotations
 
 import csv
 import io
-import os
-import re
 import subprocess
 import sys
-import threading
-import time
 
 import pytest
 
-from conftest import REPO, WIDTHS, axe_violations, free_port, stop_lesson_server
+from class_process import ClassServer
+from conftest import REPO, WIDTHS, axe_violations, stop_lesson_server
 from test_lesson_page import reference, run_tests, set_editor_text
 
 PASSWORD = "correct horse battery"
@@ -24,58 +21,23 @@ EXERCISE = "neuron-grads"
 QUESTION = "product-gradient"  # its right answer is 6
 
 
-def chainrule(*argv: str, env: dict) -> str:
-    done = subprocess.run([sys.executable, "-m", "chainrule", *argv], capture_output=True, text=True, env=env,
-                          cwd=REPO, timeout=120)
-    assert done.returncode == 0, done.stderr
-    return done.stdout
-
-
 @pytest.fixture
 def class_server(request, tmp_path):
     """(base URL, teacher link, invite link, environment) of a running `chainrule serve`."""
-    env = dict(os.environ, PYTHONUNBUFFERED="1", CHAINRULE_DATA_DIR=str(tmp_path / "data"))
-    env.pop("CHAINRULE_DATABASE", None)
+    database = None
     try:
-        env["CHAINRULE_DATABASE"] = request.getfixturevalue("postgres_url")
+        database = request.getfixturevalue("postgres_url")
     except pytest.skip.Exception:
         pass  # no PostgreSQL here: the class lives in SQLite in the data folder
-    port = free_port()
-    base = f"http://127.0.0.1:{port}"
-    out = chainrule("class", "create", "Browser class", "--url", base, env=env)
-    teacher_link, invite_link = re.findall(rf"{re.escape(base)}/\S+", out)
-    process = subprocess.Popen([sys.executable, "-m", "chainrule", "serve", "--port", str(port)], env=env, cwd=REPO,
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
-    ready = threading.Event()
-    lines: list[str] = []
-
-    def read() -> None:
-        for line in process.stdout:
-            lines.append(line)
-            if "sign in at" in line:
-                ready.set()
-        ready.set()
-
-    threading.Thread(target=read, daemon=True).start()
-    assert ready.wait(60) and process.poll() is None, "".join(lines)
-    import socket
-
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            break
-        except OSError:
-            time.sleep(0.1)
+    server = ClassServer.start(tmp_path, database, class_name="Browser class")
     # A class in PostgreSQL queues its runs: a `chainrule worker` grades them (unless the test starts its own).
-    worker = start_worker(env) if "CHAINRULE_DATABASE" in env and not request.node.get_closest_marker("no_worker") \
-        else None
+    worker = start_worker(server.env) if database and not request.node.get_closest_marker("no_worker") else None
     try:
-        yield base, teacher_link, invite_link, env
+        yield server.base, server.teacher_link, server.invite, server.env
     finally:
         if worker is not None:
             stop_lesson_server(worker)
-        stop_lesson_server(process)
+        server.stop()
 
 
 def start_worker(env: dict) -> subprocess.Popen:

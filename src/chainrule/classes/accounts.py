@@ -2,26 +2,43 @@
 
 Everything lives in the class store's database (tables of schema migration 3, their SQL in
 progress/class_store.py), so that any number of web processes share it and keep no state of their own. Secrets are never stored as given: passwords as
-argon2id hashes (argon2-cffi), invite and one-time link tokens as their SHA-256.
+argon2id hashes (argon2-cffi, computed in classes/passwords.py's bounded pool), invite and one-time link
+tokens as their SHA-256. Joining, signing in and setting a password are coroutines: their cheap checks
+(the invite, the link, the name, the limits) run first, then the password's hash waits for its turn in
+the pool, so a made-up link or a locked name costs no hashing at all.
 
     roster = Accounts(store)                         # store: open_store(...) of the class database
     made = roster.create_class("Physics 2b")         # -> NewClass(class_id, teacher_token, invite_token)
-    learner = roster.join(made.invite_token, "Ada", "a long password")
-    account = roster.sign_in("Physics 2b", "Ada", "a long password", address="203.0.113.7")
+    learner = await roster.join(made.invite_token, "Ada", "a long password")
+    account = await roster.sign_in("Physics 2b", "Ada", "a long password")
+
+Sign-in limits slow a guesser without letting anyone lock another person out. Failures are counted per
+name (whoever sends them) or, from a browser the account has signed in on before (a device cookie,
+classes/sessions.py), per that browser. Each name (or known browser) has FREE_FAILURES failures free;
+after that each further attempt waits, after the latest failure, FIRST_WAIT doubled per failure beyond
+the free ones, at most LONGEST_WAIT; failures are forgotten after FAILURE_MEMORY. A failure is counted
+(reserved) before the password is checked, in one transaction, so simultaneous guesses cannot all pass.
+No client address is counted: a school behind one address is many people, and its thirty mistakes lock
+nobody out. The arithmetic is in docs/security.md ("Class mode").
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import math
 import secrets
 import unicodedata
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from typing import Any
+from typing import Any, Callable
 
+import anyio
 from argon2 import PasswordHasher
-from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
 
+from chainrule.classes.names import look_alike_keys
+from chainrule.classes.passwords import PasswordPool
+from chainrule.errors import InputError
 from chainrule.progress.class_store import ClassStore
 from chainrule.text_safety import valid_text
 
@@ -31,24 +48,46 @@ TEACHER_LINK_LIFETIME = timedelta(days=7)
 RESET_LINK_LIFETIME = timedelta(days=2)
 MIN_PASSWORD, MAX_PASSWORD = 10, 200  # characters; argon2 hashes any length, the cap bounds the work
 MAX_NAME = 60
-# Failed sign-ins allowed in the window: per account name (guessing one password), per client address
-# (trying many names). Past either, sign-in is refused without checking the password.
-SIGN_IN_WINDOW = timedelta(minutes=15)
-MAX_FAILURES_PER_NAME = 5
-MAX_FAILURES_PER_ADDRESS = 30
+FREE_FAILURES = 5  # failed sign-ins per name (or known browser) before any wait
+FIRST_WAIT = 30.0  # seconds after the first failure beyond the free ones; doubled per further failure
+LONGEST_WAIT = 15 * 60.0  # seconds: the wait grows no further
+FAILURE_MEMORY = timedelta(hours=24)  # failures older than this are forgotten
 LINK_NOT_VALID = "this link is not valid: it was used already, or it expired. Ask for a new one."
+# Characters that show nothing, beyond the control and format characters (category C) that a name may not
+# hold either: Unicode's default-ignorable code points of other categories (Hangul fillers, variation
+# selectors, the combining grapheme joiner, Mongolian variation selectors, Khmer inherent vowels).
+INVISIBLE = frozenset("\u034f\u115f\u1160\u17b4\u17b5\u180b\u180c\u180d\u180f\u3164\uffa0") | frozenset(
+    chr(code) for code in [*range(0xFE00, 0xFE10), *range(0xE0100, 0xE01F0)])
+
+
+def wait_after(failures: int) -> float:
+    """Seconds a further attempt waits after the latest of ``failures`` recent failures (0: none)."""
+    if failures < FREE_FAILURES:
+        return 0.0
+    return min(FIRST_WAIT * 2 ** (failures - FREE_FAILURES), LONGEST_WAIT)
+
+
+def _duration(seconds: float) -> str:
+    whole = max(1, math.ceil(seconds))
+    return f"{whole} seconds" if whole < 120 else f"{math.ceil(whole / 60)} minutes"
+
+
+async def _in_thread(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """A database call, off the event loop (in the server's shared pool, like every other short query)."""
+    return await anyio.to_thread.run_sync(functools.partial(function, *args, **kwargs))
 
 
 class ClassError(Exception):
     """A request about a class or an account that cannot be done; str() says why and what to do.
 
-    kind: "invalid" (bad input), "not-found", "refused" (wrong password, used link), "conflict" (name
-    taken), "rate-limited".
+    kind: "not-found", "refused" (wrong password, used link), "conflict" (name taken), "rate-limited" (then
+    retry_after: the seconds to wait). Input that cannot be used at all is an InputError (chainrule.errors).
     """
 
-    def __init__(self, message: str, *, kind: str) -> None:
+    def __init__(self, message: str, *, kind: str, retry_after: float | None = None) -> None:
         super().__init__(message)
         self.kind = kind
+        self.retry_after = retry_after
 
 
 @dataclass(frozen=True)
@@ -69,27 +108,46 @@ class NewClass:
     invite_token: str
 
 
+@dataclass(frozen=True)
+class SignInAttempt:
+    """A sign-in between its cheap checks and its password check: the failure it has reserved."""
+
+    account_id: int | None
+    stored_hash: str | None
+    scope: str  # whose failures it counts under: "name:<class>/<name>" or "device:<nonce>"
+    reservation: int
+
+
 def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8", "replace")).hexdigest()
 
 
-def clean_name(value: Any, what: str) -> str:
-    """A display or class name: 1-60 printable characters, surrounding space removed, Unicode NFC."""
+def storable_text(value: Any, field: str) -> str:
+    """Text a database can keep: an InputError for a NUL (PostgreSQL cannot store it); lone surrogates
+    become U+FFFD."""
     if not isinstance(value, str):
-        raise ClassError(f"the {what} must be text", kind="invalid")
-    name = unicodedata.normalize("NFC", valid_text(value)).strip()
+        raise InputError(f"the {field.replace('_', ' ')} must be text", field=field)
+    if "\x00" in value:
+        raise InputError(f"the {field.replace('_', ' ')} may not hold a NUL character (U+0000)", field=field)
+    return valid_text(value)
+
+
+def clean_name(value: Any, what: str, field: str | None = None) -> str:
+    """A display or class name: 1-60 printable characters, surrounding space removed, Unicode NFC."""
+    field = field or what.replace(" ", "_")
+    name = unicodedata.normalize("NFC", storable_text(value, field)).strip()
     if not name or len(name) > MAX_NAME:
-        raise ClassError(f"the {what} must be 1 to {MAX_NAME} characters, got {len(name)}", kind="invalid")
-    if any(unicodedata.category(char).startswith("C") for char in name):
-        raise ClassError(f"the {what} may not hold control or invisible format characters", kind="invalid")
+        raise InputError(f"the {what} must be 1 to {MAX_NAME} characters, got {len(name)}", field=field)
+    if any(unicodedata.category(char).startswith("C") or char in INVISIBLE for char in name):
+        raise InputError(f"the {what} may not hold control or invisible characters", field=field)
     return name
 
 
 def check_password(value: Any) -> str:
     if not isinstance(value, str) or not MIN_PASSWORD <= len(value) <= MAX_PASSWORD:
-        raise ClassError(
+        raise InputError(
             f"a password must be {MIN_PASSWORD} to {MAX_PASSWORD} characters (a few words make a good one)",
-            kind="invalid",
+            field="password",
         )
     return value
 
@@ -97,10 +155,12 @@ def check_password(value: Any) -> str:
 class Accounts:
     """Classes and accounts in a class store (a ProgressStore opened on the class database)."""
 
-    def __init__(self, store: Any, hasher: PasswordHasher | None = None) -> None:
+    def __init__(self, store: Any, hasher: PasswordHasher | None = None, *,
+                 passwords: PasswordPool | None = None) -> None:
         self.store = store
         self.tables = ClassStore(store)
-        self.hasher = hasher or PasswordHasher()  # argon2id, RFC 9106's low-memory profile by default
+        self.passwords = passwords or PasswordPool(hasher)
+        self._dummy: str | None = None
 
     def _now(self):
         return self.store.now()
@@ -135,7 +195,7 @@ class Accounts:
     def create_class(self, name: str, teacher_name: str = "Teacher") -> NewClass:
         """A new class with its teacher account; returns the teacher's one-time link token and the invite token."""
         name = clean_name(name, "class name")
-        teacher_name = clean_name(teacher_name, "teacher's name")
+        teacher_name = clean_name(teacher_name, "teacher's name", "teacher")
         invite = secrets.token_urlsafe(24)
         link, link_hash, expires = self._new_link(TEACHER_LINK_LIFETIME)
         class_id = self.tables.create_class(name, token_hash(invite), teacher_name, self._now().isoformat(),
@@ -147,6 +207,9 @@ class Accounts:
     def new_teacher_link(self, class_name: str) -> str:
         """A fresh one-time link for the class's teacher (to sign in the first time, or after losing the password)."""
         teacher_id = self.tables.teacher_id(self.class_id(class_name))
+        if teacher_id is None:
+            raise ClassError(f"{class_name!r} has no teacher account yet: an LMS course's class gets its teachers "
+                             "when they first open chainrule from the course", kind="not-found")
         link, link_hash, expires = self._new_link(TEACHER_LINK_LIFETIME)
         self.tables.add_link(teacher_id, link_hash, expires)
         return link
@@ -167,49 +230,85 @@ class Accounts:
 
     # ---------------------------------------------------------------- accounts
 
-    def join(self, invite_token: str, name: str, password: str) -> Account:
-        """A learner joins the class of the invite with a display name and a password."""
+    def check_join(self, invite_token: str, name: Any) -> tuple[int, str, str]:
+        """The cheap checks of joining, before any hashing: (class id, class name, the cleaned name)."""
         class_id, class_name = self.invited_class(invite_token)
         name = clean_name(name, "name")
-        password_hash = self.hasher.hash(check_password(password))
-        account_id = self.tables.add_learner(class_id, name, password_hash, self._now().isoformat())
-        if account_id is None:
-            raise ClassError(f"someone in {class_name!r} already goes by {name!r}: choose another name",
-                             kind="conflict")
+        self._refuse_look_alike(class_name, name, self.tables.names(class_id))
+        return class_id, class_name, name
+
+    @staticmethod
+    def _refuse_look_alike(class_name: str, name: str, taken: list[str]) -> None:
+        keys = look_alike_keys(name)
+        for other in taken:
+            if not keys.isdisjoint(look_alike_keys(other)):
+                same = "already goes by" if other == name else "goes by a name that looks the same:"
+                raise ClassError(f"someone in {class_name!r} {same} {other!r}: choose another name", kind="conflict")
+
+    async def join(self, invite_token: str, name: str, password: str) -> Account:
+        """A learner joins the class of the invite with a display name and a password."""
+        class_id, class_name, name = await _in_thread(self.check_join, invite_token, name)
+        password_hash = await self.passwords.hash(check_password(password))
+
+        def taken(names: list[str]) -> None:  # checked again inside the write: two joins at once
+            self._refuse_look_alike(class_name, name, names)
+
+        account_id = await _in_thread(self.tables.add_learner, class_id, name, password_hash,
+                                      self._now().isoformat(), taken)
         return Account(account_id, class_id, class_name, LEARNER, name, 0)
 
-    def sign_in(self, class_name: str, name: str, password: str, *, address: str = "") -> Account:
+    async def sign_in(self, class_name: str, name: str, password: str, *,
+                      known_device: tuple[int, str] | None = None) -> Account:
         """The account for this class, name and password; ClassError("refused") otherwise, or
-        ClassError("rate-limited") after too many failures (then the password is not even checked)."""
-        now = self._now().timestamp()
-        texts = [value if isinstance(value, str) else "" for value in (class_name, name, password)]
-        class_text, name_text = (unicodedata.normalize("NFC", value).strip() for value in texts[:2])
-        scopes = (f"name:{class_text.casefold()}/{name_text.casefold()}", f"address:{address}")
-        since = now - SIGN_IN_WINDOW.total_seconds()
-        counts = self.tables.failures(scopes, since)
-        if counts[0] >= MAX_FAILURES_PER_NAME or counts[1] >= MAX_FAILURES_PER_ADDRESS:
-            minutes = int(SIGN_IN_WINDOW.total_seconds() // 60)
-            raise ClassError(f"too many failed sign-ins: wait {minutes} minutes, or ask your teacher for a "
-                             "reset link", kind="rate-limited")
-        row = self.tables.password_hash(class_text, name_text)
-        if row is None or row[1] is None:
-            self._verify(self._dummy_hash(), texts[2])  # same time either way: the timing tells no names
-        elif self._verify(row[1], texts[2]):
-            self.tables.clear_failures(scopes[0])
-            return self.account(row[0])
-        self.tables.record_failure(scopes, now, forget_before=since)
-        raise ClassError("the class, name or password is not right", kind="refused")
-
-    def _dummy_hash(self) -> str:
-        if getattr(self, "_dummy", None) is None:
-            self._dummy = self.hasher.hash(secrets.token_hex(16))
-        return self._dummy
-
-    def _verify(self, stored: str, password: str) -> bool:
+        ClassError("rate-limited") while the name (or this known browser) must wait: then the password is
+        not even checked. known_device: (account id, nonce) of the browser's device cookie, if any."""
+        if not isinstance(password, str):
+            raise InputError("the password must be text", field="password")
+        attempt = await _in_thread(self.begin_sign_in, class_name, name, known_device)
         try:
-            return self.hasher.verify(stored, password)
-        except (VerifyMismatchError, VerificationError, InvalidHashError):
-            return False
+            stored = attempt.stored_hash or await self._dummy_hash()  # same work either way: no names leak
+            matched = await self.passwords.verify(stored, password) and attempt.stored_hash is not None
+        except BaseException:  # busy or cancelled: the attempt never happened, so it is not a failure
+            with anyio.CancelScope(shield=True):
+                await _in_thread(self.tables.release_attempt, attempt.reservation)
+            raise
+        return await _in_thread(self.end_sign_in, attempt, matched)
+
+    def begin_sign_in(self, class_name: Any, name: Any, known_device: tuple[int, str] | None) -> SignInAttempt:
+        """Look the account up and reserve this attempt as a failure (atomically: simultaneous guesses are
+        counted one after another), unless the name or browser must wait."""
+        class_text = unicodedata.normalize("NFC", storable_text(class_name, "class_name")).strip()
+        name_text = unicodedata.normalize("NFC", storable_text(name, "name")).strip()
+        row = self.tables.password_hash(class_text, name_text)
+        account_id, stored = (None, None) if row is None else row
+        if known_device is not None and account_id is not None and known_device[0] == account_id:
+            scope = f"device:{known_device[1]}"  # only this browser's own mistakes slow it down
+        else:
+            scope = f"name:{class_text.casefold()}/{name_text.casefold()}"
+        now = self._now().timestamp()
+        reservation, wait = self.tables.reserve_attempt(scope, now, now - FAILURE_MEMORY.total_seconds(), wait_after)
+        if reservation is None:
+            raise ClassError(f"too many failed sign-ins for this name: try again in {_duration(wait)}. From a "
+                             "browser you signed in on before, you can sign in at once; or ask your teacher "
+                             "for a reset link.", kind="rate-limited", retry_after=wait)
+        return SignInAttempt(account_id, stored, scope, reservation)
+
+    def end_sign_in(self, attempt: SignInAttempt, matched: bool) -> Account:
+        """The password was checked: a failure keeps its reservation; the right one takes it back."""
+        if not matched or attempt.account_id is None:
+            raise ClassError("the class, name or password is not right", kind="refused")
+        self.tables.release_attempt(attempt.reservation)
+        if attempt.scope.startswith("device:"):
+            self.tables.clear_failures(attempt.scope)  # this browser's own earlier mistakes are forgiven
+        account = self.account(attempt.account_id)
+        if account is None:
+            raise ClassError("the class, name or password is not right", kind="refused")
+        return account
+
+    async def _dummy_hash(self) -> str:
+        if self._dummy is None:
+            self._dummy = await self.passwords.hash(secrets.token_hex(16))
+        return self._dummy
 
     def new_reset_link(self, teacher: Account, learner_id: int) -> str:
         """A one-time link with which the learner sets a new password (their teacher only)."""
@@ -230,14 +329,18 @@ class Accounts:
             raise ClassError(LINK_NOT_VALID, kind="not-found")
         return account
 
-    def use_link(self, token: str, password: str) -> Account:
-        """Set the password through a one-time link (once); every earlier session of the account ends."""
-        password_hash = self.hasher.hash(check_password(password))
+    async def use_link(self, token: str, password: str) -> Account:
+        """Set the password through a one-time link (once); every earlier session of the account ends.
+        The link is looked up before the password is hashed: a made-up link costs no hashing."""
+        check_password(password)
+        await _in_thread(self.link_account, token)
+        password_hash = await self.passwords.hash(password)
         now = self._now()
-        account_id = self.tables.use_link(token_hash(token), now.timestamp(), now.isoformat(), password_hash)
+        account_id = await _in_thread(self.tables.use_link, token_hash(token), now.timestamp(), now.isoformat(),
+                                      password_hash)
         if account_id is None:
             raise ClassError(LINK_NOT_VALID, kind="not-found")
-        return self.account(account_id)
+        return await _in_thread(self.account, account_id)
 
     def end_sessions(self, account_id: int) -> None:
         """Sign the account out everywhere: every session cookie made so far stops working."""

@@ -24,7 +24,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from chainrule import lessons
-from chainrule.classes.accounts import ClassError
+from chainrule.errors import InputError
 
 IMPORTED = "imported"
 CLOCK_ALLOWANCE = timedelta(minutes=10)
@@ -58,17 +58,17 @@ def _times(document: dict) -> list[tuple[str, str]]:
 
 
 def check_times(document: dict, created_at: datetime, now: datetime) -> None:
-    """ClassError (invalid) naming the times outside the account's life, if any."""
+    """InputError (a 422) naming the times outside the account's life, if any."""
     earliest, latest = created_at - CLOCK_ALLOWANCE, now + CLOCK_ALLOWANCE
     outside = [(where, at) for where, at in _times(document)
                if not earliest <= datetime.fromisoformat(at).astimezone(timezone.utc) <= latest]
     if outside:
         shown = "; ".join(f"{where} is {at}" for where, at in outside[:MAX_TIMES_SHOWN])
         more = f" (and {len(outside) - MAX_TIMES_SHOWN} more)" if len(outside) > MAX_TIMES_SHOWN else ""
-        raise ClassError(
+        raise InputError(
             f"This file holds work dated outside your account's life in this class (from "
             f"{created_at.isoformat(timespec='minutes')} to now): {shown}{more}. Only work done since you joined "
-            "can be added; nothing was imported.", kind="invalid")
+            "can be added; nothing was imported.")
 
 
 def _checked(lesson_id: str, check: Any) -> bool:

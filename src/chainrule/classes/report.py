@@ -26,6 +26,7 @@ from typing import Any
 
 from chainrule import lessons
 from chainrule.classes.accounts import Accounts, ClassError
+from chainrule.number_text import format_number, format_percent
 from chainrule.progress.class_store import ClassStore
 from chainrule.progress.finished import Work, lesson_state
 from chainrule.progress.fitting import recall_now
@@ -127,12 +128,16 @@ class ClassReport:
             for exercise in lesson["exercises"]:
                 tried = [runs[key] for key in runs if key[1] == exercise]
                 to_pass = [statuses.index("pass") + 1 for statuses in tried if "pass" in statuses]
+                first_run = (sum(statuses[0] == "pass" for statuses in tried) / len(tried)) if tried else None
+                median = statistics.median(to_pass) if to_pass else None
                 exercises.append({
                     "lesson_id": lesson["id"], "exercise_id": exercise,
                     "runs": sum(len(statuses) for statuses in tried), "learners_tried": len(tried),
-                    "learners_passed": len(to_pass),
-                    "passed_first_run": (sum(statuses[0] == "pass" for statuses in tried) / len(tried)) if tried else None,
-                    "median_runs_to_pass": statistics.median(to_pass) if to_pass else None,
+                    "learners_passed": len(to_pass), "passed_first_run": first_run, "median_runs_to_pass": median,
+                    # The texts a page shows (pages format no number): chainrule.number_text's rules.
+                    "passed_text": format_percent(len(to_pass) / len(tried) if tried else None),
+                    "passed_first_run_text": format_percent(first_run),
+                    "median_runs_to_pass_text": "\u2013" if median is None else format_number(median),
                     "diagnoses": [{"diagnosis": text, "runs": count}
                                   for text, count in failing[exercise].most_common(TOP_DIAGNOSES)],
                 })
@@ -142,13 +147,14 @@ class ClassReport:
             for question in lesson["quiz"]:
                 firsts = [value for key, value in first_answer.items() if key[1:] == (lesson["id"], question)]
                 common_wrong = wrong[lesson["id"], question].most_common(1)
+                share = (sum(ok for _, ok in firsts) / len(firsts)) if firsts else None
+                predicted, cards = recall.get((lesson["id"], question), (None, 0))
                 questions.append({
                     "lesson_id": lesson["id"], "question_id": question, "learners_answered": len(firsts),
-                    "share_right": (sum(ok for _, ok in firsts) / len(firsts)) if firsts else None,
+                    "share_right": share, "share_right_text": format_percent(share),
                     "most_chosen_wrong": ({"answer": common_wrong[0][0], "times": common_wrong[0][1]}
                                           if common_wrong else None),
-                    "recall_now": recall.get((lesson["id"], question), (None, 0))[0],
-                    "recall_cards": recall.get((lesson["id"], question), (None, 0))[1],
+                    "recall_now": predicted, "recall_now_text": format_percent(predicted), "recall_cards": cards,
                 })
         return {"path": [self._path_entry(lesson) for lesson in path], "roster": roster, "exercises": exercises,
                 "questions": questions}

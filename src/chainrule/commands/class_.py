@@ -163,10 +163,6 @@ def _list(args: argparse.Namespace) -> int:
     return 0
 
 
-def _percent(share: float | None) -> str:
-    return "-" if share is None else f"{share * 100:.0f} %"
-
-
 def _view(args: argparse.Namespace) -> int:
     from chainrule.classes.report import ClassReport
 
@@ -186,22 +182,20 @@ def _view(args: argparse.Namespace) -> int:
     elif args.view == "exercises":
         _print(f"{'exercise':24} {'runs':>5} {'first run':>10} {'median':>7}  most common diagnoses of failing runs")
         for r in rows:
-            median = "-" if r["median_runs_to_pass"] is None else f"{r['median_runs_to_pass']:g}"
             diagnoses = "; ".join(f"{d['diagnosis']} ({d['runs']})" for d in r["diagnoses"]) or "-"
-            _print(f"{r['exercise_id'][:24]:24} {r['runs']:>5} {_percent(r['passed_first_run']):>10} {median:>7}  "
-                   f"{diagnoses}")
+            _print(f"{r['exercise_id'][:24]:24} {r['runs']:>5} {r['passed_first_run_text']:>10} "
+                   f"{r['median_runs_to_pass_text']:>7}  {diagnoses}")
     else:
         _print(f"{'question':44} {'answered':>8} {'right':>6} {'recall now':>10}  most chosen wrong answer")
         for r in rows:
             wrong = "-" if r["most_chosen_wrong"] is None else (
                 f"{r['most_chosen_wrong']['answer']} ({r['most_chosen_wrong']['times']}x)")
             _print(f"{(r['lesson_id'] + '/' + r['question_id'])[:44]:44} {r['learners_answered']:>8} "
-                   f"{_percent(r['share_right']):>6} {_percent(r['recall_now']):>10}  {wrong}")
-        fading = [r for r in sorted(rows, key=lambda r: r["recall_now"] if r["recall_now"] is not None else 2.0)
-                  if r["recall_now"] is not None][:3]
+                   f"{r['share_right_text']:>6} {r['recall_now_text']:>10}  {wrong}")
+        fading = sorted((r for r in rows if r["recall_now"] is not None), key=lambda r: r["recall_now"])[:3]
         if fading:
             _print("Fading first (lowest predicted recall now): " + ", ".join(
-                f"{r['lesson_id']}/{r['question_id']} ({_percent(r['recall_now'])})" for r in fading))
+                f"{r['lesson_id']}/{r['question_id']} ({r['recall_now_text']})" for r in fading))
     return 0
 
 

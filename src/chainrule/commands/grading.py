@@ -5,7 +5,7 @@
     chainrule check EXERCISE.ts [--json]             grade it: a table of tests, and one line on isolation
     chainrule check EXERCISE.ts --verbose            ... and the sandbox's layers under that line
 
-The exercises are the lessons' exercise folders (chainrule.lessons registers them with the grader).
+The exercises are the lessons' exercise folders (chainrule.lessons.register_exercises registers them).
 
 Exit codes of `check`: 0 every test passed, 1 not all passed, 2 usage error (no such file, unknown
 extension, exercise not recognisable).
@@ -24,10 +24,11 @@ COMMANDS = ("exercises", "start", "check")
 
 
 def _exercises() -> dict:
-    """The registered exercises: importing chainrule.lessons registers its lessons' exercise folders."""
-    import chainrule.lessons  # noqa: F401
+    """The registered exercises: the built-in lessons' exercise folders, registered first."""
     from chainrule.grading import EXERCISES
+    from chainrule.lessons import register_exercises
 
+    register_exercises()
     return EXERCISES
 
 
@@ -138,9 +139,10 @@ def run_check(args: argparse.Namespace) -> int:
 
 
 def _numbers(values: list | None) -> str:
-    if values is None:
-        return "-"
-    return "[" + ", ".join(v if isinstance(v, str) else ("?" if v is None else repr(v)) for v in values) + "]"
+    """A test's numbers as the lesson page shows them (grading.numbers.graded_texts: one text per number)."""
+    from chainrule.grading.numbers import graded_texts
+
+    return graded_texts(values) or "-"
 
 
 def render_result(result: dict, verbose: bool = False) -> str:

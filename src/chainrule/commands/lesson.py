@@ -63,20 +63,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
-def _sandbox_level() -> tuple[str, str]:
-    """(level, detail) of the grader's sandbox: level is strong, partial, minimal or unknown."""
-    try:
-        from chainrule.grading import isolation_report
-    except ImportError as error:
-        return "unknown", f"the grader cannot be loaded ({error})"
-    try:
-        report = isolation_report()
-    except Exception as error:  # a probe failure means we cannot vouch for the sandbox
-        return "unknown", f"the sandbox probe failed ({error})"
-    missing = "; ".join(f"{item.get('layer')}: {item.get('error')}" for item in report.get("missing", []))
-    return str(report.get("level", "unknown")), missing
-
-
 def _network_names(host: str) -> list[str]:
     """Host names a remote browser may use for this machine when listening on `host`."""
     names = set()
@@ -91,7 +77,7 @@ def _network_names(host: str) -> list[str]:
     return sorted(n.lower() for n in names if n)
 
 
-def _url_host(bind_host: str) -> str:
+def url_host(bind_host: str) -> str:
     """The host part of the address to open for a server listening on `bind_host` (brackets removed).
 
     The wildcards 0.0.0.0 and :: (and "") listen on loopback too, so 127.0.0.1 reaches them; an IPv6
@@ -152,6 +138,7 @@ def _landing(lesson: str | None, added: list[str]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from chainrule.commands.sandbox_policy import weak_sandbox_refusal
     from chainrule.lessons import LessonDataError, lesson_ids
     from chainrule.lessons.validate import add_checked_lesson_dirs
     from chainrule.text_safety import terminal_text
@@ -199,15 +186,10 @@ def run(args: argparse.Namespace) -> int:
         listen_address = next((address for address in bind_addresses(bind_host)
                                if (":" in address) == (family == socket.AF_INET6)), bind_host)
     else:
-        level, detail = _sandbox_level()
-        if level != "strong" and not args.allow_weak_sandbox:
-            print(
-                f"chainrule lesson: refusing to listen on {args.host}: other machines could then submit code, "
-                f"and the grader's sandbox here is {level!r}, not 'strong'"
-                + (f" ({detail})" if detail else "")
-                + ". Listen on 127.0.0.1 (the default), or pass --allow-weak-sandbox if you accept the risk.",
-                file=sys.stderr,
-            )
+        refusal = weak_sandbox_refusal("lesson", f"listen on {args.host}", "other machines could then submit code",
+                                       "Listen on 127.0.0.1 (the default)", allowed=args.allow_weak_sandbox)
+        if refusal:
+            print(refusal, file=sys.stderr)
             return 2
 
     try:
@@ -245,10 +227,10 @@ def run(args: argparse.Namespace) -> int:
     from chainrule.web import create_app
 
     token = new_token()
-    url_host = _url_host(bind_host)
+    shown_host = url_host(bind_host)
     if loopback:
         # e.g. 127.0.0.2: the address we print must pass the server's Host check too.
-        extra_hosts = [url_host.lower()]
+        extra_hosts = [shown_host.lower()]
     else:
         extra_hosts = _network_names(bind_host) + [h.lower() for h in args.allow_host]
     from chainrule.web.session import SecretError, load_or_create_secret
@@ -261,7 +243,7 @@ def run(args: argparse.Namespace) -> int:
     app = create_app(token, data_dir, port=port, extra_hosts=extra_hosts, session_secret=secret)
     _, store_error = app.state.services.try_store()
 
-    url = f"http://{url_host}:{port}{_landing(args.lesson, added)}?token={token}"
+    url = f"http://{shown_host}:{port}{_landing(args.lesson, added)}?token={token}"
     print("chainrule lesson is running. Open this address in your browser:", flush=True)
     print(f"    {url}", flush=True)
     if store_error:

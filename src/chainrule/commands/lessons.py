@@ -4,8 +4,10 @@
     chainrule lessons new ID --title "TITLE" DIR           write a complete lesson folder DIR/ID
     chainrule lessons check DIR                            check the lesson folder(s) in DIR
 
-`check` exits 0 when every lesson in DIR is clean and 1 when any problem is found (each printed as
-FILE:LINE: what is wrong); 2 is a usage error. docs/authoring.md describes the format.
+`check` prints every problem as FILE:LINE: what is wrong (FILE relative to the current directory when it
+is inside it, else absolute), then one summary line per lesson, all on standard output; it exits 0 when
+every lesson in DIR is clean and 1 when any problem is found. A usage error (2) is said on standard error.
+docs/authoring.md describes the format.
 """
 
 from __future__ import annotations
@@ -135,5 +137,5 @@ def run_check(args: argparse.Namespace) -> int:
         for problem in problems:  # a problem may quote the lesson's text or what its solution printed
             print(terminal_text(problem))
         verdict = "ok" if not problems else f"{len(problems)} problem{'s' if len(problems) != 1 else ''}"
-        print(terminal_text(f"lesson {folder.name}: {verdict}"), file=sys.stderr if problems else sys.stdout)
+        print(terminal_text(f"lesson {folder.name}: {verdict}"))  # on the problems' stream, after them
     return EXIT_PROBLEMS if total else EXIT_OK

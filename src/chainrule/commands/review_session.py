@@ -58,6 +58,17 @@ def format_due(iso: str) -> str:
     return datetime.fromisoformat(iso).strftime("%Y-%m-%d %H:%M UTC")
 
 
+def missing_question(lesson_id: str, error: LookupError) -> str:
+    """Why a due question cannot be asked: a lesson this session does not know (an added lesson, which
+    `--lessons DIR` brings in), or a question its lesson no longer has."""
+    from chainrule.lessons import UnknownLessonError
+
+    if isinstance(error, UnknownLessonError):
+        return (f"its lesson {lesson_id!r} is not loaded; if you added that lesson, run "
+                f"`chainrule review --lessons DIR` with the folder that holds it")
+    return "this question is no longer in the lesson"
+
+
 def answer_sentence(kind: str | None, expected: str) -> str:
     """'The answer is 6.'; an option is a sentence of its own, so it is quoted, not run into ours."""
     text = str(expected).strip()
@@ -94,9 +105,9 @@ def run_review(
     for item in queue:
         try:
             prompt = ask(item["lesson_id"], item["question_id"], item["due"])["prompt"]
-        except LookupError:
-            prompt = "(this question is no longer in the lesson)"
-        short = prompt if len(prompt) <= 70 else prompt[:67] + "..."
+            short = prompt if len(prompt) <= 70 else prompt[:67] + "..."
+        except LookupError as error:
+            short = f"({missing_question(item['lesson_id'], error)})"  # said whole: it says what to do
         say(f"  - [{item['lesson_id']}] {short} (due {format_due(item['due'])})")
     say(f"Type your answer and press Enter; '{UNDO}' undoes your last rating, '{QUIT}' quits.")
 
@@ -136,8 +147,8 @@ def run_review(
         lesson_id, question_id = item["lesson_id"], item["question_id"]
         try:
             shown = ask(lesson_id, question_id, item["due"])
-        except LookupError as error:  # the lesson no longer has this question
-            say(f"\nSkipping {lesson_id}/{question_id}: {error}")
+        except LookupError as error:  # not loaded, or the lesson no longer has this question
+            say(f"\nSkipping {lesson_id}/{question_id}: {missing_question(lesson_id, error)}.")
             queue.pop(0)
             continue
         if on_screen != (lesson_id, question_id):

@@ -45,6 +45,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--learner-storage", type=float, default=None, metavar="MB",
                         help="how much one learner may keep, in millions of characters of code, results and answers: "
                         "a progress file that would pass it is refused (default 64)")
+    parser.add_argument("--lms-retry", type=float, default=5.0, metavar="SECONDS",
+                        help="a score the LMS did not take is sent again after this long, then twice as long each "
+                        "time, at most hourly (default 5)")
     add_database_options(parser)
     parser.set_defaults(func=run)
 
@@ -59,8 +62,28 @@ def class_grader(store, args: argparse.Namespace):
                         max_open=args.runs_per_learner)
 
 
+def _add_lti(app, store, accounts, url: str, args: argparse.Namespace):
+    """The LTI tool's pages on the app (classes/lti.py), the thread that sends scores to the LMS, and single
+    sign-on's pages (classes/sso.py)."""
+    from chainrule.classes.lti_scores import ScoreSender
+    from chainrule.classes.lti_services import LtiServices
+    from chainrule.commands.lti import tool
+    from chainrule.classes.sso import Sso
+    from chainrule.web.routes_lti import add_lti
+    from chainrule.web.routes_sso import add_sso
+
+    if not args.lms_retry > 0:
+        raise ValueError("--lms-retry must be more than 0 seconds")
+    lti = tool(args.data_dir, store, accounts, url)
+    sender = ScoreSender(lti, LtiServices(lti), retry_base=args.lms_retry)
+    add_lti(app, lti, sender)
+    add_sso(app, Sso(store, accounts, url, remote=lti.remote))
+    return sender
+
+
 def run(args: argparse.Namespace) -> int:
-    from chainrule.commands.lesson import _sandbox_level, _url_host
+    from chainrule.commands.lesson import url_host
+    from chainrule.commands.sandbox_policy import weak_sandbox_refusal
     from chainrule.progress import StoreError
     from chainrule.web.security import is_loopback_bind, split_host
 
@@ -68,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"chainrule serve: --port must be between 1 and 65535, not {args.port}", file=sys.stderr)
         return 2
     bind_host = args.host.strip().strip("[]")
-    url = (args.url or f"http://{_url_host(bind_host)}:{args.port}").rstrip("/")
+    url = (args.url or f"http://{url_host(bind_host)}:{args.port}").rstrip("/")
     parts = urlsplit(url)
     parsed = split_host(parts.netloc) if parts.scheme in ("http", "https") else None
     if parsed is None or parts.path not in ("", "/"):
@@ -76,12 +99,10 @@ def run(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2
     if not is_loopback_bind(bind_host):
-        level, detail = _sandbox_level()
-        if level != "strong" and not args.allow_weak_sandbox:
-            print(f"chainrule serve: refusing to listen on {args.host}: learners' code runs on this machine, and "
-                  f"the grader's sandbox here is {level!r}, not 'strong'" + (f" ({detail})" if detail else "")
-                  + ". Fix the sandbox (docs/grading.md), or pass --allow-weak-sandbox if you accept the risk.",
-                  file=sys.stderr)
+        refusal = weak_sandbox_refusal("serve", f"listen on {args.host}", "learners' code runs on this machine",
+                                       "Fix the sandbox (docs/grading.md)", allowed=args.allow_weak_sandbox)
+        if refusal:
+            print(refusal, file=sys.stderr)
             return 2
 
     from chainrule.classes import open_class_store
@@ -93,14 +114,19 @@ def run(args: argparse.Namespace) -> int:
     except StoreError as error:
         print(f"chainrule serve: {error}", file=sys.stderr)
         return 1
-    hosts = [parsed[0], _url_host(bind_host).lower(), *(name.lower() for name in args.allow_host)]
+    # Host and Origin are checked with their port (a page on another port of this host is another origin):
+    # the names this process listens as, on its own port, and the --url's host on the --url's port.
+    hosts = [url_host(bind_host).lower(), *(name.lower() for name in args.allow_host)]
+    public = (parsed[0], parsed[1] or (443 if parts.scheme == "https" else 80))
     try:
         grader = class_grader(store, args)
         quota = {} if args.learner_storage is None else {"learner_quota": int(args.learner_storage * 1_000_000)}
         if quota and quota["learner_quota"] <= 0:
             raise ValueError("--learner-storage must be more than 0 (millions of characters)")
-        app = create_class_app(store, accounts=Accounts(store), grader=grader,
-                               secure=parts.scheme == "https", hosts=hosts, **quota)
+        accounts = Accounts(store)
+        app = create_class_app(store, accounts=accounts, grader=grader,
+                               secure=parts.scheme == "https", hosts=hosts, port=args.port, public=public, **quota)
+        sender = _add_lti(app, store, accounts, url, args)
     except (StoreError, ValueError) as error:
         store.close()
         print(f"chainrule serve: {error}", file=sys.stderr)
@@ -129,11 +155,13 @@ def run(args: argparse.Namespace) -> int:
     # Behind a proxy on this machine, the client address (for sign-in limits) comes from X-Forwarded-For.
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on", proxy_headers=True,
                             forwarded_allow_ips="127.0.0.1,::1", **server_options())
+    sender.start()
     try:
         uvicorn.Server(config).run(sockets=[sock])
     except KeyboardInterrupt:
         pass
     finally:
+        sender.stop()
         sock.close()
         if grader.queued:
             grader.close()

@@ -26,6 +26,7 @@ from chainrule.datasets import moons
 from chainrule.engine import Value
 from chainrule.losses import l2_penalty, max_margin
 from chainrule.nn import ACTIVATIONS, MLP
+from chainrule.number_text import format_number, format_percent, with_number_texts
 from chainrule.optim import SGD
 
 #: The documented seed: with it the default demo reaches 100 % training accuracy.
@@ -264,52 +265,31 @@ def run(args: argparse.Namespace) -> int:
         except OSError as error:
             return _error(f"could not write --plot {args.plot!r}: {error.strerror or error}")
     if args.json:
-        print(json.dumps(_finite_for_json({
+        # Strict JSON: a run that diverges has a nan loss, sent as null with "loss_text" saying which.
+        print(json.dumps(with_number_texts({
             "dataset": "moons", "config": asdict(config),
             "parameters": demo.model.num_parameters(),
             "curve": [asdict(record) for record in curve], "final": final,
             "plot": args.plot,
-        }), indent=2, allow_nan=False))
+        }, every=False), indent=2, allow_nan=False))
         return 0
     print(
-        f"done in {seconds:.1f} s: loss {final['loss']:.4f}, training accuracy "
-        f"{final['accuracy']:.0%} ({final['correct']}/{final['total']})"
+        f"done in {seconds:.1f} s: loss {format_number(final['loss'])}, training accuracy "
+        f"{format_percent(final['accuracy'])} ({final['correct']}/{final['total']})"
     )
     if args.plot is not None:
         print(f"decision boundary written to {args.plot}")
     return 0
 
 
-def _number_text(x: float) -> str:
-    """'nan', 'inf' or '-inf': the words chainrule.trace uses for the numbers JSON cannot hold."""
-    return "nan" if math.isnan(x) else ("inf" if x > 0 else "-inf")
-
-
-def _finite_for_json(document: object) -> object:
-    """A copy that strict JSON can hold: each non-finite number under a key becomes null, with a
-    "<key>_text" field beside it saying which one it was (a training run that diverges has a nan loss)."""
-    if isinstance(document, dict):
-        result = {}
-        for key, value in document.items():
-            if isinstance(value, float) and not math.isfinite(value):
-                result[key] = None
-                result[f"{key}_text"] = _number_text(value)
-            else:
-                result[key] = _finite_for_json(value)
-        return result
-    if isinstance(document, list):
-        return [None if isinstance(item, float) and not math.isfinite(item) else _finite_for_json(item)
-                for item in document]
-    return document
-
-
 def _header(demo: MoonsDemo) -> str:
     c = demo.config
     return (
-        f"moons: {c.samples} points (noise {c.noise:g}, seed {c.seed}); "
+        f"moons: {c.samples} points (noise {format_number(c.noise)}, seed {c.seed}); "
         f"MLP(2, {c.sizes}) with {c.activation}, {demo.model.num_parameters()} parameters; "
         f"{c.steps} steps of SGD" + (
-            f", lr {c.lr:g} decaying linearly to {c.learning_rate(c.steps - 1):.3g}" if c.steps else ""
+            f", lr {format_number(c.lr)} decaying linearly to {format_number(c.learning_rate(c.steps - 1))}"
+            if c.steps else ""
         )
     )
 
@@ -317,8 +297,8 @@ def _header(demo: MoonsDemo) -> str:
 def _line(record: StepRecord, steps: int) -> str:
     width = len(str(steps))
     return (
-        f"step {record.step:>{width}}/{steps}  loss {record.loss:.4f}  "
-        f"accuracy {record.accuracy:>4.0%}  lr {record.learning_rate:.3g}"
+        f"step {record.step:>{width}}/{steps}  loss {format_number(record.loss)}  "
+        f"accuracy {format_percent(record.accuracy):>5}  lr {format_number(record.learning_rate)}"
     )
 
 
@@ -350,5 +330,5 @@ def _train_with_progress(demo: MoonsDemo) -> list[StepRecord]:
         for k in range(steps):
             record = demo.step(k)
             curve.append(record)
-            progress.update(task, advance=1, loss=f"{record.loss:.4f}", accuracy=f"{record.accuracy:.0%}")
+            progress.update(task, advance=1, loss=format_number(record.loss), accuracy=format_percent(record.accuracy))
     return curve

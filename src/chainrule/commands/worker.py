@@ -80,17 +80,16 @@ def run(args: argparse.Namespace) -> int:
     if not 0 <= args.nice <= 19:
         print(f"chainrule worker: --nice must be between 0 and 19, not {args.nice}", file=sys.stderr)
         return 2
-    # The runs name the lessons' exercises: importing chainrule.lessons registers their folders with the grader.
-    import chainrule.lessons  # noqa: F401
-    from chainrule.commands.lesson import _sandbox_level
+    from chainrule.commands.sandbox_policy import weak_sandbox_refusal
+    from chainrule.lessons import register_exercises
 
-    level, detail = _sandbox_level()
-    if level != "strong" and not args.allow_weak_sandbox:
-        print(f"chainrule worker: refusing to grade here: learners' code runs on this host, which holds the class "
-              f"database's address, and the grader's sandbox here is {level!r}, not 'strong'"
-              + (f" ({detail})" if detail else "") + ". Fix the sandbox (docs/grading.md), or pass "
-              "--allow-weak-sandbox if you accept the risk.", file=sys.stderr)
+    refusal = weak_sandbox_refusal("worker", "grade here", "learners' code runs on this host, which holds the class "
+                                   "database's address", "Fix the sandbox (docs/grading.md)",
+                                   allowed=args.allow_weak_sandbox)
+    if refusal:
+        print(refusal, file=sys.stderr)
         return 2
+    register_exercises()  # the runs name the lessons' exercises
     if args.nice:
         os.nice(args.nice)  # the processes it starts, sandboxes and worker processes included, inherit it
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s %(levelname)s %(message)s")

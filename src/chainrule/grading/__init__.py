@@ -4,8 +4,8 @@
     exercise = register_exercise_folder(Path("my-lesson/exercises/1-gradients"))
     result = grade(exercise, "python", reference_source(exercise, "python"))
 
-Grading knows exercise folders only (see exercise_folder.py); chainrule.lessons registers its
-lessons' folders, so that `grade(exercise_id, ...)` finds them. `grade` returns a result dict in
+Grading knows exercise folders only (see exercise_folder.py); chainrule.lessons.register_exercises()
+registers the lessons' folders, so that `grade(exercise_id, ...)` finds them. `grade` returns a result dict in
 Exercism's test-runner interface v3 with chainrule's extras (verdict, isolation, expected/actual);
 see docs/grading.md.
 """

@@ -28,7 +28,7 @@ from typing import Any
 from chainrule.grading import sandbox, typescript_snapshot
 from chainrule.grading.diagnoses import diagnose_run
 from chainrule.grading.exercise_folder import LANGUAGES, Exercise, GradingCase
-from chainrule.grading.numbers import graded
+from chainrule.grading.numbers import graded, graded_text, graded_texts
 from chainrule.grading.registry import normalize_language, resolve
 from chainrule.grading.harness_output import parse_events
 from chainrule.grading.type_errors import with_type_errors
@@ -237,13 +237,16 @@ def _judge_case(function: str, slot: str, language: str, case: GradingCase, even
         "test_code": _test_code(function, case),
         "expected": expected,
         "actual": None,
+        "expected_text": graded_texts(expected),
+        "actual_text": None,
     }
     if event.get("error"):
         entry["status"] = "error"
-        entry["message"] = _error_text(event["error"], language, "Your code raised")
+        entry["message"] = entry["problems"] = _error_text(event["error"], language, "Your code raised")
         return entry
     raw = event.get("actual") or []
     entry["actual"] = [_shown_number(x) for x in raw]
+    entry["actual_text"] = graded_texts(entry["actual"])
     names = list(case.labels)
     problems: list[str] = []
     if len(raw) != len(expected):
@@ -251,26 +254,30 @@ def _judge_case(function: str, slot: str, language: str, case: GradingCase, even
     for i, (got, want) in enumerate(zip(raw, expected)):
         label = names[i] if i < len(names) else f"{slot}[{i}]"
         if not isinstance(got, (int, float)) or isinstance(got, bool):
-            problems.append(f"{label} ({slot}[{i}]): expected {want!r}, got {_describe(got)}, which is not a finite number")
+            problems.append(f"{label} ({slot}[{i}]): expected {graded_text(want)}, got {_describe(got)}, which is not a finite number")
         elif graded(float(got)) != want:
-            problems.append(f"{label} ({slot}[{i}]): expected {want!r}, got {graded(float(got))!r}")
+            problems.append(f"{label} ({slot}[{i}]): expected {graded_text(want)}, got {graded_text(got)}")
     if problems:
         entry["status"] = "fail"
-        entry["message"] = "\n".join(problems)
+        entry["message"] = entry["problems"] = "\n".join(problems)
     return entry
 
 
 def _add_hints(exercise: Exercise, function: str, cases: list[GradingCase], tests: list[dict],
-               by_index: dict[int, dict]) -> str | None:
-    """Append each failing test's hint to its message; the whole run's hint (or None)."""
+               by_index: dict[int, dict]) -> tuple[str | None, str | None]:
+    """Each test's hint ("hint", also appended to its message, as the test runner interface has it, and the
+    "mistake" it names); the whole run's (hint, mistake) or (None, None), which the result carries once as
+    its "diagnosis"."""
     raws = [None if (e := by_index.get(i)) is None or e.get("error") or not isinstance(e.get("actual") or [], list)
             else (e.get("actual") or []) for i in range(len(cases))]
     failing = [t["status"] == "fail" for t in tests]
-    diagnosis = diagnose_run(exercise, cases, raws, failing, function=function)
-    for test, hint in zip(tests, diagnosis.hints):
-        if hint and test["status"] == "fail":
+    errors = [e.get("error") if (e := by_index.get(i)) is not None else None for i in range(len(cases))]
+    diagnosis = diagnose_run(exercise, cases, raws, failing, function=function, errors=errors)
+    for test, hint, mistake in zip(tests, diagnosis.hints, diagnosis.mistakes):
+        if hint and test["status"] != "pass" and test.get("problems"):
             test["message"] += "\n" + hint
-    return diagnosis.summary
+            test["hint"], test["mistake"] = hint, mistake
+    return diagnosis.summary, diagnosis.summary_mistake
 
 
 def _sandbox_text(data: bytes) -> str:
@@ -451,7 +458,7 @@ def _judge(exercise: Exercise, language: str, cases: list[GradingCase], events: 
             if event.get("error"):
                 kind = _error_verdict(event["error"])
                 if kind != "error":
-                    entry["message"] = _error_message(kind, event["error"])
+                    entry["message"] = entry["problems"] = _error_message(kind, event["error"])
                 if verdict_from_tests in (None, "error"):
                     verdict_from_tests = kind
             tests.append(entry)
@@ -468,9 +475,11 @@ def _judge(exercise: Exercise, language: str, cases: list[GradingCase], events: 
             "test_code": _test_code(function, case),
             "expected": [graded(x) for x in case.expected],
             "actual": None,
+            "expected_text": graded_texts([graded(x) for x in case.expected]),
+            "actual_text": None,
         })
 
-    summary = _add_hints(exercise, function, cases, tests, by_index)
+    summary, summary_mistake = _add_hints(exercise, function, cases, tests, by_index)
     if stopped is not None:
         verdict, message = stopped
         return _result(exercise.id, language, verdict, "error", message, tests, started, isolation)
@@ -493,4 +502,6 @@ def _judge(exercise: Exercise, language: str, cases: list[GradingCase], events: 
         if summary:
             message += " " + summary
     status = "fail" if verdict in ("failed", "error") else "error"
-    return _result(exercise.id, language, verdict, status, message, tests, started, isolation)
+    # The run's diagnosis on its own, for a page that says it once, above the tests.
+    return _result(exercise.id, language, verdict, status, message, tests, started, isolation) | {
+        "diagnosis": summary, "diagnosis_mistake": summary_mistake}

@@ -5,9 +5,11 @@ Python's round(x, 9) ties to even; the learner's runtimes only report raw floats
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Any, Sequence
 
-__all__ = ["DECIMALS", "graded", "same_graded", "all_same_graded"]
+from chainrule.number_text import format_number
+
+__all__ = ["DECIMALS", "graded", "same_graded", "all_same_graded", "graded_text", "graded_texts"]
 
 DECIMALS = 9
 
@@ -23,3 +25,26 @@ def same_graded(x: float, y: float) -> bool:
 
 def all_same_graded(got: Sequence[float], want: Sequence[float]) -> bool:
     return len(got) == len(want) and all(same_graded(g, w) for g, w in zip(got, want))
+
+
+# How a runtime names a number JSON cannot hold, and the words every text of chainrule uses for it.
+_SPECIAL_TEXT = {"NaN": "nan", "Infinity": "inf", "-Infinity": "-inf"}
+
+
+def graded_text(x: Any) -> str:
+    """One entry of a test's numbers as the learner reads it: a number with its graded digits ("0.657600983",
+    "1", "-inf"), NaN or an infinity by name, anything else as the learner's language wrote it."""
+    if isinstance(x, (int, float)) and not isinstance(x, bool):
+        return format_number(graded(float(x)), DECIMALS)
+    if isinstance(x, str):
+        return _SPECIAL_TEXT.get(x, x)
+    return "null" if x is None else str(x)
+
+
+def graded_texts(values: Any) -> str | None:
+    """A test's list of numbers as one text, "[-1.5, 1, 0.5]" (None when there is no list)."""
+    if values is None:
+        return None
+    if not isinstance(values, (list, tuple)):
+        return graded_text(values)
+    return "[" + ", ".join(graded_text(x) for x in values) + "]"

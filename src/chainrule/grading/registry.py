@@ -1,8 +1,9 @@
 """The exercises that can be graded by id: exercise folders, registered by whoever knows them.
 
 Grading knows exercise folders, not lessons: chainrule.lessons registers its lessons' folders (the
-built-in ones when it is imported, added ones with `chainrule lesson --lessons DIR`). A program that
-grades without lessons registers folders itself with `register_exercise_folder`.
+built-in ones when whoever serves lessons or grades calls `chainrule.lessons.register_exercises()`,
+added ones with `chainrule lesson --lessons DIR`). A program that grades without lessons registers
+folders itself with `register_exercise_folder`.
 """
 
 from __future__ import annotations

@@ -4,9 +4,10 @@
     check_quiz_answer("backprop", "product-gradient", " 6 ")   # {"correct": True, "expected": "6", ...}
 
 The built-in lessons live in chainrule/lessons/data/, one folder each; `add_lesson_dirs` adds lesson
-folders from elsewhere. Importing this package registers the built-in lessons' exercise folders with
-the grader (chainrule.grading knows folders, not lessons). Every number in them is recomputed with the engine (`chainrule lessons check`),
-and every number in the prose is filled in from the engine when the lesson loads.
+folders from elsewhere. `register_exercises()` registers the built-in lessons' exercise folders with the
+grader (chainrule.grading knows folders, not lessons); importing this package registers nothing. Every
+number in them is recomputed with the engine (`chainrule lessons check`), and every number in the prose
+is filled in from the engine when the lesson loads.
 """
 
 from chainrule.lessons.checking import (
@@ -32,10 +33,10 @@ from chainrule.lessons.loader import (
     lesson_ids,
     lesson_numbers,
     lesson_shape,
+    register_exercises,
 )
-from chainrule.lessons.exercises import exercise_catalog, register_builtin_exercises
+from chainrule.lessons.exercises import exercise_catalog
 from chainrule.lessons.fresh import variant_for as review_variant
-from chainrule.lessons.loader import DATA_DIR
 from chainrule.lessons.page import get_lesson
 from chainrule.lessons.text import LessonDataError, format_number
 
@@ -43,7 +44,5 @@ __all__ = [
     "LANGUAGES", "LessonDataError", "add_lesson_dirs", "added_lesson_ids", "UnknownItemError", "UnknownLessonError", "build_lesson_graph",
     "check_prediction", "check_quiz_answer", "exercise_catalog", "exercise_ids", "format_number", "get_lesson", "get_path",
     "graph_names", "key_idea_ids", "lesson_data", "lesson_ids", "lesson_numbers", "lesson_shape", "parse_number",
-    "prediction_keys", "question_ids", "quiz_question", "review_variant",
+    "prediction_keys", "question_ids", "quiz_question", "register_exercises", "review_variant",
 ]
-
-register_builtin_exercises(DATA_DIR)

@@ -13,16 +13,16 @@ from typing import Any
 from chainrule.lessons.fresh import draw_numbers, engine_key, has_fresh_numbers
 from chainrule.lessons.loader import (
     UnknownItemError,
-    _check_lesson_id,
-    _lesson_data,
-    _lesson_numbers,
+    check_lesson_id,
+    loaded_lesson,
+    loaded_numbers,
     lesson_resolver,
 )
 from chainrule.lessons.text import fill
 from chainrule.trace import format_number
 
 __all__ = [
-    "NUMBER_HELP", "TOLERANCE_SLACK", "parse_number", "quiz_question", "question_ids", "check_quiz_answer",
+    "NUMBER_HELP", "TOLERANCE_SLACK", "parse_number", "too_large", "too_large_text", "quiz_question", "question_ids", "check_quiz_answer",
     "prediction_keys", "check_prediction", "key_idea_ids",
 ]
 
@@ -38,6 +38,25 @@ NUMBER_HELP = (
 )
 
 
+def _cleaned(text: str) -> str:
+    cleaned = text.strip(_SPACES).replace("\u2212", "-")  # a typographic minus counts as a minus
+    if "." not in cleaned and cleaned.count(",") == 1:
+        cleaned = cleaned.replace(",", ".")  # a decimal comma
+    return cleaned
+
+
+def too_large_text(shown: str) -> str:
+    """What is wrong with a number typed in digits that no float holds: its size, not how it is typed."""
+    return f"{shown} is too large to hold as a number (the largest is about 1.8e308): type a smaller one."
+
+
+def too_large(text: str) -> bool:
+    """Whether `text` is written as a number but is too large for any float ("1e400"): a problem of
+    size, not of how it is typed."""
+    cleaned = _cleaned(text)
+    return bool(_NUMBER.fullmatch(cleaned)) and math.isinf(float(cleaned))
+
+
 def parse_number(text: str) -> float | None:
     """A typed number as a float, or None if it is not one.
 
@@ -46,9 +65,7 @@ def parse_number(text: str) -> float | None:
     "2.5E-3"). The result must be finite ("1e999" is refused). Anything else (words, "1,000.5", "1 000",
     "nan", "inf", "0x10", "1_000") gives None.
     """
-    cleaned = text.strip(_SPACES).replace("\u2212", "-")  # a typographic minus counts as a minus
-    if "." not in cleaned and cleaned.count(",") == 1:
-        cleaned = cleaned.replace(",", ".")  # a decimal comma
+    cleaned = _cleaned(text)
     if not _NUMBER.fullmatch(cleaned):
         return None
     value = float(cleaned)
@@ -56,8 +73,8 @@ def parse_number(text: str) -> float | None:
 
 
 def _questions(lesson_id: str) -> dict[str, dict[str, Any]]:
-    _check_lesson_id(lesson_id)
-    return {question["id"]: question for question in _lesson_data(lesson_id)["quiz"]}
+    check_lesson_id(lesson_id)
+    return {question["id"]: question for question in loaded_lesson(lesson_id)["quiz"]}
 
 
 def question_ids(lesson_id: str) -> list[str]:
@@ -131,11 +148,12 @@ def check_quiz_answer(lesson_id: str, question_id: str, answer: str, variant: st
     if question["kind"] == "number":
         value = parse_number(text)
         if value is None:
+            shown = text.strip()[:40]
             return {
                 "correct": False, "expected": "", "invalid": True,
-                "reason": f"{text.strip()[:40]!r} is not a number. {NUMBER_HELP}",
+                "reason": too_large_text(shown) if too_large(text) else f"{shown!r} is not a number. {NUMBER_HELP}",
             }
-        tolerance = _lesson_data(lesson_id)["tolerance"]
+        tolerance = loaded_lesson(lesson_id)["tolerance"]
         key = float(resolve(["answer"]))
         correct = abs(value - key) <= tolerance + TOLERANCE_SLACK
         return {"correct": correct, "expected": format_number(key), "reason": reason, "invalid": False}
@@ -168,8 +186,8 @@ def _choice_index(text: str, options: list[str]) -> int | None:
 
 
 def _prediction(lesson_id: str, key: str) -> dict[str, Any]:
-    _check_lesson_id(lesson_id)
-    steps = {step["key"]: step for step in _lesson_data(lesson_id)["predict"]["steps"]}
+    check_lesson_id(lesson_id)
+    steps = {step["key"]: step for step in loaded_lesson(lesson_id)["predict"]["steps"]}
     if key not in steps:
         raise UnknownItemError(
             f"lesson {lesson_id!r} has no prediction {key!r}: its predictions are {', '.join(steps)}"
@@ -178,8 +196,8 @@ def _prediction(lesson_id: str, key: str) -> dict[str, Any]:
 
 
 def prediction_keys(lesson_id: str) -> list[str]:
-    _check_lesson_id(lesson_id)
-    return [step["key"] for step in _lesson_data(lesson_id)["predict"]["steps"]]
+    check_lesson_id(lesson_id)
+    return [step["key"] for step in loaded_lesson(lesson_id)["predict"]["steps"]]
 
 
 def check_prediction(lesson_id: str, key: str, value: float) -> dict[str, Any]:
@@ -189,9 +207,9 @@ def check_prediction(lesson_id: str, key: str, value: float) -> dict[str, Any]:
     decimal places; `expected_text` the same rounded to 4 for display.
     """
     step = _prediction(lesson_id, key)
-    data = _lesson_data(lesson_id)
+    data = loaded_lesson(lesson_id)
     graph = data["predict"]["graph"]
-    expected = _lesson_numbers(lesson_id)[graph][step["node_label"]][step["field"]]
+    expected = loaded_numbers(lesson_id)[graph][step["node_label"]][step["field"]]
     if not math.isfinite(value):
         raise ValueError(f"a prediction must be a finite number, not {value!r}")
     correct = abs(value - expected) <= data["tolerance"] + TOLERANCE_SLACK
@@ -206,5 +224,5 @@ def check_prediction(lesson_id: str, key: str, value: float) -> dict[str, Any]:
 
 
 def key_idea_ids(lesson_id: str) -> list[str]:
-    _check_lesson_id(lesson_id)
-    return [idea["id"] for idea in _lesson_data(lesson_id)["explain"]["key_ideas"]]
+    check_lesson_id(lesson_id)
+    return [idea["id"] for idea in loaded_lesson(lesson_id)["explain"]["key_ideas"]]

@@ -1,5 +1,6 @@
-"""The lessons' exercise folders, registered with the grader: the built-in lessons' when this package is
-imported, an added lesson's when it is added (loader.add_lesson_dirs).
+"""The lessons' exercise folders, registered with the grader: the built-in lessons' when whoever serves
+lessons or grades calls loader.register_exercises(), an added lesson's when it is added
+(loader.add_lesson_dirs).
 
 Grading knows exercise folders only; which folders exist is the lessons' business. A lesson.json
 lists its exercises as {"folder": "exercises/NAME"}, in the order the page shows them.
@@ -7,6 +8,7 @@ lists its exercises as {"folder": "exercises/NAME"}, in the order the page shows
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 from typing import Any
@@ -34,8 +36,9 @@ def register_lesson_exercises(folder: Path, meta: dict[str, Any]) -> list[Exerci
     return registered
 
 
+@functools.cache
 def register_builtin_exercises(data_dir: Path) -> None:
-    """Register the exercises of the built-in lessons, in path order."""
+    """Register the exercises of the built-in lessons, in path order (once per folder of lessons)."""
     path = json.loads((data_dir / "path.json").read_text(encoding="utf-8"))
     for entry in path["lessons"]:
         lesson = data_dir / entry["id"]

@@ -15,7 +15,7 @@ from chainrule.errors import InputError
 from chainrule.ops import OPS
 from chainrule.lessons.text import LessonDataError
 
-__all__ = ["known_ops", "build_graph", "graph_values", "explore_graph"]
+__all__ = ["known_ops", "build_graph", "graph_values", "graph_constants", "graph_trace", "explore_graph"]
 
 
 def known_ops() -> list[str]:
@@ -58,41 +58,63 @@ EXPLORE_LIMIT = 1000.0
 NUDGE_RANGE = (1e-6, 1.0)
 
 
+def graph_constants(spec: dict[str, Any]) -> list[str]:
+    """The leaves a graph fixes as constants of its formula (`"constants": ["1/n"]`): shown, never edited."""
+    return list(spec.get("constants", []))
+
+
+def graph_trace(spec: dict[str, Any], name: str = "graph", values: dict[str, float] | None = None,
+                gradients: dict[Value, float] | None = None) -> tuple[dict[str, Any], dict[str, Value]]:
+    """The step trace of the graph (with `values` for some inputs), its constants marked as such; and
+    every node by label. `gradients` is filled with each node's gradient (one backward sweep)."""
+    from chainrule.trace import trace
+
+    changed = {**spec, "leaves": [[label, float((values or {}).get(label, data))] for label, data in spec["leaves"]]}
+    output, nodes = build_graph(changed, name)
+    fixed = [nodes[label] for label in graph_constants(spec)]
+    return trace(output, gradients=gradients, constants=fixed), nodes
+
+
 def explore_graph(spec: dict[str, Any], values: dict[str, float], nudge: tuple[str, float] | None = None,
                   name: str = "graph") -> dict[str, Any]:
     """The graph with some inputs changed, run through the engine: {"trace": its trace, "nudge": ...}.
 
-    values: {input label: number} for any of the graph's inputs (the others keep the lesson's).
-    nudge: (input label, h): the output is computed again with that input moved by h, and
-    "nudge" = {"input", "h", "before", "after", "change", "ratio" (change / h), "grad" (d output/d input)}.
+    values: {input label: number} for any of the graph's inputs (the others keep the lesson's; a constant
+    of the formula cannot be changed). nudge: (input label, h): the nudge check of chainrule.lessons.nudge
+    (the output again with that input moved by h, change / h beside the gradient, and why they agree or not).
     Raises InputError (a ValueError) saying what is allowed when a label or a number is not.
     """
-    from chainrule.trace import trace
+    from chainrule.lessons.nudge import nudge_check
+    from chainrule.number_text import format_number
 
-    leaves = [label for label, _ in spec["leaves"]]
-    unknown = sorted(set(values) - set(leaves))
-    if unknown:
-        raise InputError(f"graph {name!r} has no input {', '.join(map(repr, unknown))}: its inputs are {', '.join(leaves)}")
+    constants = graph_constants(spec)
+    inputs = [label for label, _ in spec["leaves"] if label not in constants]
+    limits = f"from {format_number(-EXPLORE_LIMIT)} to {format_number(EXPLORE_LIMIT)}"
+    for label in sorted(set(values) - set(inputs)):
+        if label in constants:
+            raise InputError(f"{label} is a constant of the formula, not an input: the inputs you can change are "
+                             f"{', '.join(inputs)}", field=label)
+        raise InputError(f"graph {name!r} has no input {label!r}: its inputs are {', '.join(inputs)}")
     for label, number in values.items():
         if not (isinstance(number, (int, float)) and math.isfinite(number) and abs(number) <= EXPLORE_LIMIT):
-            raise InputError(f"{label} must be a number from -{EXPLORE_LIMIT:g} to {EXPLORE_LIMIT:g}, not {number!r}",
-                             field=label)
-    changed = {**spec, "leaves": [[label, float(values.get(label, data))] for label, data in spec["leaves"]]}
-    output, _ = build_graph(changed, name)
-    result: dict[str, Any] = {"trace": trace(output), "nudge": None}
+            shown = format_number(number) if isinstance(number, (int, float)) else repr(number)
+            raise InputError(f"{label} = {shown} is too large: type a number {limits}", field=label)
+    gradients: dict[Value, float] = {}
+    steps, nodes = graph_trace(spec, name, values, gradients)
+    result: dict[str, Any] = {"trace": steps, "nudge": None}
     if nudge is not None:
         label, h = nudge
-        if label not in leaves:
-            raise InputError(f"cannot nudge {label!r}: the inputs of graph {name!r} are {', '.join(leaves)}")
+        if label not in inputs:
+            raise InputError(f"cannot nudge {label!r}: the inputs of graph {name!r} are {', '.join(inputs)}")
         low, high = NUDGE_RANGE
         if not (isinstance(h, (int, float)) and math.isfinite(h) and low <= abs(h) <= high):
             raise InputError(f"h must be a number with {low:g} <= |h| <= {high:g}, not {h!r}", field="h")
-        moved = {**changed, "leaves": [[leaf, data + h if leaf == label else data] for leaf, data in changed["leaves"]]}
-        after, _ = build_graph(moved, name)
-        grads = {n["label"]: n["grad"] for n in result["trace"]["nodes"]}
-        change = after.data - output.data
-        numbers = {"before": output.data, "after": after.data, "change": change, "ratio": change / h}
-        # JSON has no nan or infinity: such a number is sent as null.
-        result["nudge"] = {"input": label, "h": h, "grad": grads[label]} | {
-            key: (value if math.isfinite(value) else None) for key, value in numbers.items()}
+        numbers = {leaf: float(values.get(leaf, data)) for leaf, data in spec["leaves"]}
+
+        def build(changed: dict[str, float]) -> Value:
+            return build_graph({**spec, "leaves": [[leaf, changed[leaf]] for leaf, _ in spec["leaves"]]}, name)[0]
+
+        origin = steps["non_finite"]["text"] if steps["non_finite"] else None
+        result["nudge"] = nudge_check(build, numbers, label, h, gradients[nodes[label]], spec["output"],
+                                      gradient_origin=origin)
     return result

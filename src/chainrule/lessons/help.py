@@ -13,8 +13,8 @@ from typing import Any
 from chainrule.lessons.loader import (
     SOLUTION_AFTER_DEFAULT,
     UnknownItemError,
-    _check_lesson_id,
-    _lesson_data,
+    check_lesson_id,
+    loaded_lesson,
     lesson_resolver,
 )
 from chainrule.lessons.text import fill, render_markdown
@@ -23,8 +23,8 @@ __all__ = ["exercise_hint", "hint_count", "solution_after", "solution_unlocked"]
 
 
 def _exercise(lesson_id: str, exercise_id: str) -> dict[str, Any]:
-    _check_lesson_id(lesson_id)
-    exercises = {exercise["id"]: exercise for exercise in _lesson_data(lesson_id)["exercises"]}
+    check_lesson_id(lesson_id)
+    exercises = {exercise["id"]: exercise for exercise in loaded_lesson(lesson_id)["exercises"]}
     if exercise_id not in exercises:
         raise UnknownItemError(
             f"lesson {lesson_id!r} has no exercise {exercise_id!r}: its exercises are {', '.join(exercises)}"
@@ -50,8 +50,8 @@ def exercise_hint(lesson_id: str, exercise_id: str, number: int) -> dict[str, An
 
 def solution_after(lesson_id: str) -> int:
     """How many runs that did not pass open an exercise's model solution."""
-    _check_lesson_id(lesson_id)
-    return int(_lesson_data(lesson_id).get("solution_after_failed_runs", SOLUTION_AFTER_DEFAULT))
+    check_lesson_id(lesson_id)
+    return int(loaded_lesson(lesson_id).get("solution_after_failed_runs", SOLUTION_AFTER_DEFAULT))
 
 
 def solution_unlocked(lesson_id: str, failed_runs: int, confirmed: bool) -> bool:

@@ -17,21 +17,24 @@ from pathlib import Path
 from typing import Any
 
 from chainrule.engine import Value
-from chainrule.lessons.exercises import register_lesson_exercises
+from chainrule.lessons.exercises import register_builtin_exercises, register_lesson_exercises
 from chainrule.lessons.graphs import build_graph, graph_values
 from chainrule.lessons.plots import line_fit_plot, plot_number
 from chainrule.lessons.text import LessonDataError, inside_lesson
 
 __all__ = [
-    "DATA_DIR", "LANGUAGES", "UnknownLessonError", "UnknownItemError", "get_path", "get_lesson",
+    "DATA_DIR", "LANGUAGES", "UnknownLessonError", "UnknownItemError", "get_path", "register_exercises",
     "lesson_ids", "lesson_data", "lesson_numbers", "lesson_resolver", "build_lesson_graph",
     "graph_names", "exercise_ids", "before_step", "add_lesson_dirs", "find_lesson_folders",
     "lesson_folder", "added_lesson_ids", "make_resolver", "path_data", "path_entry", "lesson_plots", "lesson_shape",
+    "check_lesson_id", "loaded_lesson", "loaded_numbers", "lesson_cache", "SOLUTION_AFTER_DEFAULT",
 ]
 
 DATA_DIR = Path(__file__).parent / "data"
 # Graded runs that did not pass before an exercise's model solution opens (lesson.json may say otherwise).
 SOLUTION_AFTER_DEFAULT = 3
+# What `{{lesson.KEY}}` gives for a key lesson.json may leave out.
+LESSON_DEFAULTS = {"solution_after_failed_runs": SOLUTION_AFTER_DEFAULT}
 LANGUAGES = ("python", "javascript", "typescript")
 
 
@@ -52,6 +55,15 @@ def _read_json(path: Path) -> Any:
 
 # Lessons added from folders outside the package: {id: folder}, in the order they were added.
 _ADDED: dict[str, Path] = {}
+# What is built from the lessons and cached, cleared whenever lessons are added.
+_CACHES: list = []
+
+
+def lesson_cache(function):
+    """functools.lru_cache for something built from the lessons: cleared whenever lessons are added."""
+    cached = functools.lru_cache(maxsize=None)(function)
+    _CACHES.append(cached)
+    return cached
 
 
 @functools.lru_cache(maxsize=None)
@@ -59,7 +71,7 @@ def _builtin_path() -> dict[str, Any]:
     return _read_json(DATA_DIR / "path.json")
 
 
-@functools.lru_cache(maxsize=None)
+@lesson_cache
 def path_data() -> dict[str, Any]:
     """path.json, with the added lessons after the built-in ones (their entries from lesson.json)."""
     data = copy.deepcopy(_builtin_path())
@@ -83,7 +95,7 @@ def added_lesson_ids() -> list[str]:
 
 
 def lesson_folder(lesson_id: str) -> Path:
-    _check_lesson_id(lesson_id)
+    check_lesson_id(lesson_id)
     return _ADDED.get(lesson_id, DATA_DIR / lesson_id)
 
 
@@ -100,13 +112,19 @@ def find_lesson_folders(directory: Path) -> list[Path]:
     return found
 
 
-# Caches of what is built from the lessons (the page's shape lives in page.py and registers its own).
-_CACHES: list = []
-
-
 def _clear_caches() -> None:
-    for cached in (path_data, _lesson_data, _lesson_numbers, lesson_plots, *_CACHES):
+    for cached in _CACHES:
         cached.cache_clear()
+
+
+def register_exercises() -> None:
+    """Make the built-in lessons' exercises gradable by id, once per process (calling again costs nothing).
+
+    chainrule.grading knows exercise folders, not lessons, and importing this package registers nothing:
+    whoever serves lessons or grades by id calls this first (the web app, `chainrule worker`, `chainrule
+    check`). Added lessons register theirs when they are added, after these.
+    """
+    register_builtin_exercises(DATA_DIR)
 
 
 def add_lesson_dirs(directories: list[Path]) -> list[str]:
@@ -116,6 +134,7 @@ def add_lesson_dirs(directories: list[Path]) -> list[str]:
     are graded in the same sandbox. Raises LessonDataError (naming the file) for a folder that cannot
     be used: run `chainrule lessons check` on it for every problem at once.
     """
+    register_exercises()  # the built-in lessons' ids first: an added exercise may not take one
     added = []
     for directory in directories:
         for folder in find_lesson_folders(Path(directory)):
@@ -144,7 +163,8 @@ def remove_added_lessons() -> None:
     _clear_caches()
 
 
-def _check_lesson_id(lesson_id: str) -> None:
+def check_lesson_id(lesson_id: str) -> None:
+    """UnknownLessonError, naming the lessons there are, unless `lesson_id` is one."""
     if lesson_id not in lesson_ids():
         raise UnknownLessonError(
             f"unknown lesson {lesson_id!r}: the lessons you can open are {', '.join(lesson_ids())}"
@@ -161,8 +181,10 @@ def _exercise_entry(folder: Path, entry: dict[str, Any]) -> dict[str, Any]:
             "hints": list(manifest.get("hints", []))}
 
 
-@functools.lru_cache(maxsize=None)
-def _lesson_data(lesson_id: str) -> dict[str, Any]:
+@lesson_cache
+def loaded_lesson(lesson_id: str) -> dict[str, Any]:
+    """The lesson's data as loaded, cached and shared by every caller of the lessons package: read it,
+    never change it (lesson_data gives a copy). The id is not checked here (check_lesson_id)."""
     folder = _ADDED.get(lesson_id, DATA_DIR / lesson_id)
     data = _read_json(inside_lesson(folder, "lesson.json"))
     data["quiz"] = _read_json(inside_lesson(folder, "quiz.json"))["questions"]
@@ -173,19 +195,19 @@ def _lesson_data(lesson_id: str) -> dict[str, Any]:
 
 def lesson_data(lesson_id: str) -> dict[str, Any]:
     """The raw data of a lesson (lesson.json with quiz.json's questions under "quiz"); a fresh copy."""
-    _check_lesson_id(lesson_id)
-    return copy.deepcopy(_lesson_data(lesson_id))
+    check_lesson_id(lesson_id)
+    return copy.deepcopy(loaded_lesson(lesson_id))
 
 
 def graph_names(lesson_id: str) -> list[str]:
-    _check_lesson_id(lesson_id)
-    return list(_lesson_data(lesson_id)["graphs"])
+    check_lesson_id(lesson_id)
+    return list(loaded_lesson(lesson_id)["graphs"])
 
 
 def build_lesson_graph(lesson_id: str, graph: str) -> Value:
     """A freshly built graph of the lesson (forward values only); its output Value."""
-    _check_lesson_id(lesson_id)
-    graphs = _lesson_data(lesson_id)["graphs"]
+    check_lesson_id(lesson_id)
+    graphs = loaded_lesson(lesson_id)["graphs"]
     if graph not in graphs:
         raise UnknownItemError(
             f"lesson {lesson_id!r} has no graph {graph!r}: its graphs are {', '.join(graphs)}"
@@ -194,28 +216,29 @@ def build_lesson_graph(lesson_id: str, graph: str) -> Value:
     return output
 
 
-@functools.lru_cache(maxsize=None)
-def _lesson_numbers(lesson_id: str) -> dict[str, dict[str, dict[str, float]]]:
-    graphs = _lesson_data(lesson_id)["graphs"]
+@lesson_cache
+def loaded_numbers(lesson_id: str) -> dict[str, dict[str, dict[str, float]]]:
+    """lesson_numbers, cached and shared (read it, never change it); the id is not checked here."""
+    graphs = loaded_lesson(lesson_id)["graphs"]
     return {name: graph_values(spec, name) for name, spec in graphs.items()}
 
 
 def lesson_numbers(lesson_id: str) -> dict[str, dict[str, dict[str, float]]]:
     """{graph: {label: {"data", "grad"}}}: every node's value and gradient, computed by the engine."""
-    _check_lesson_id(lesson_id)
-    return copy.deepcopy(_lesson_numbers(lesson_id))
+    check_lesson_id(lesson_id)
+    return copy.deepcopy(loaded_numbers(lesson_id))
 
 
-@functools.lru_cache(maxsize=None)
+@lesson_cache
 def lesson_plots(lesson_id: str) -> dict[str, Any] | None:
-    spec = _lesson_data(lesson_id).get("see_it_work", {}).get("plot")
+    spec = loaded_lesson(lesson_id).get("see_it_work", {}).get("plot")
     return line_fit_plot(spec) if spec else None
 
 
 def lesson_resolver(lesson_id: str):
     """The placeholder resolver for a lesson's prose: graph and plot numbers from the engine, others
     from lesson.json."""
-    return make_resolver(_lesson_data(lesson_id), _lesson_numbers(lesson_id), lesson_plots(lesson_id))
+    return make_resolver(loaded_lesson(lesson_id), loaded_numbers(lesson_id), lesson_plots(lesson_id))
 
 
 def make_resolver(data: dict[str, Any], numbers: dict[str, dict[str, dict[str, float]]],
@@ -235,7 +258,7 @@ def make_resolver(data: dict[str, Any], numbers: dict[str, dict[str, dict[str, f
         if len(parts) == 3 and parts[0] == "plot" and plot is not None:
             return plot_number(plot, parts[1], parts[2])
         if len(parts) == 2 and parts[0] == "lesson":
-            value = data[parts[1]]
+            value = data[parts[1]] if parts[1] in data else LESSON_DEFAULTS[parts[1]]
             if isinstance(value, (int, float, str)) and not isinstance(value, bool):
                 return value
         raise KeyError(".".join(parts))
@@ -244,15 +267,15 @@ def make_resolver(data: dict[str, Any], numbers: dict[str, dict[str, dict[str, f
 
 
 def exercise_ids(lesson_id: str) -> list[str]:
-    _check_lesson_id(lesson_id)
-    return [exercise["id"] for exercise in _lesson_data(lesson_id)["exercises"]]
+    check_lesson_id(lesson_id)
+    return [exercise["id"] for exercise in loaded_lesson(lesson_id)["exercises"]]
 
 
 def lesson_shape(lesson_id: str) -> dict[str, Any]:
     """What a written lesson asks a learner for, by the parts of chainrule.sections: its section numbers,
     its prediction keys, exercise ids and quiz question ids (progress.finished decides "finished" from it)."""
-    _check_lesson_id(lesson_id)
-    data = _lesson_data(lesson_id)
+    check_lesson_id(lesson_id)
+    data = loaded_lesson(lesson_id)
     return {"id": lesson_id, "sections": [section["number"] for section in data["sections"]],
             "predictions": [step["key"] for step in data.get("predict", {}).get("steps", [])],
             "exercises": [exercise["id"] for exercise in data["exercises"]],

@@ -5,7 +5,6 @@ answers."""
 from __future__ import annotations
 
 import copy
-import functools
 from pathlib import Path
 from typing import Any
 
@@ -13,15 +12,16 @@ from chainrule.grading import get_exercise
 from chainrule.lessons.checking import quiz_question
 from chainrule.lessons.loader import (
     SOLUTION_AFTER_DEFAULT,
-    _CACHES,
-    _check_lesson_id,
-    _lesson_data,
+    check_lesson_id,
+    loaded_lesson,
     before_step,
     build_lesson_graph,
+    lesson_cache,
     lesson_plots,
     lesson_resolver,
     path_data,
     path_entry,
+    register_exercises,
 )
 from chainrule.lessons.text import LessonDataError, fill, inside_lesson, render_inline, render_markdown
 
@@ -35,11 +35,11 @@ def _neighbour(index: int) -> dict[str, Any] | None:
     return None
 
 
-@functools.lru_cache(maxsize=None)
+@lesson_cache
 def _build_lesson(lesson_id: str) -> dict[str, Any]:
     import chainrule
 
-    data = _lesson_data(lesson_id)
+    data = loaded_lesson(lesson_id)
     folder = Path(data["folder"])
     resolve = lesson_resolver(lesson_id)
     path = path_data()
@@ -121,8 +121,8 @@ def _build_lesson(lesson_id: str) -> dict[str, Any]:
 
 def get_lesson(lesson_id: str) -> dict[str, Any]:
     """The lesson as GET /api/lessons/{id} serves it; no answers are included."""
-    _check_lesson_id(lesson_id)
+    check_lesson_id(lesson_id)
+    register_exercises()  # the page lists each exercise's languages, which the grader's registry knows
     return copy.deepcopy(_build_lesson(lesson_id))
 
 
-_CACHES.append(_build_lesson)

@@ -5,8 +5,9 @@
 parses the text with the safe parser of `chainrule graph` (chainrule.expr), builds the graph with the
 engine and returns the step trace of its forward and backward passes (with the page layout), the
 forward-mode sweep for one input (`chainrule.forward.tangents`) beside the reverse one, and optionally
-a nudge check. Every number comes with its display text (`format_number`, the one formatting rule), so
-the page shows what the server wrote. Bad input raises `PlaygroundError` naming each problem's field
+a nudge check (chainrule.lessons.nudge). Every number comes with its text ("<key>_text" beside it,
+chainrule.number_text: the trace carries its own), so the page shows what the server wrote; the
+gradients are those of the trace's one backward sweep. Bad input raises `PlaygroundError` naming each problem's field
 (and, in the expression, its column).
 """
 
@@ -18,12 +19,15 @@ from typing import Any, Mapping
 
 from chainrule.draw import page_layout
 from chainrule.engine import Value
+from chainrule.errors import InputError
 from chainrule.expr import ExpressionError, Expression, Node, parse
 from chainrule.forward import tangents
-from chainrule.lessons.checking import NUMBER_HELP, parse_number
+from chainrule.lessons.checking import NUMBER_HELP, parse_number, too_large
 from chainrule.lessons.graphs import EXPLORE_LIMIT, NUDGE_RANGE
+from chainrule.lessons.nudge import nudge_check
 from chainrule.explain import derivative_notation as derivative_symbol  # d(out)/dx: one notation
-from chainrule.trace import format_number, graph_nodes, trace
+from chainrule.number_text import format_number, number_fields
+from chainrule.trace import graph_nodes, trace
 
 __all__ = ["run_playground", "repeated_computations", "PlaygroundError", "Problem", "EXAMPLE", "MAX_CHARS", "MAX_BOXES", "MAX_NAME",
            "STARTING_VALUES"]
@@ -48,15 +52,15 @@ class Problem:
     length: int | None = None
 
 
-class PlaygroundError(ValueError):
-    """The input cannot be run; `problems` lists each one with its field."""
+class PlaygroundError(InputError):
+    """The input cannot be run; `problems` lists each one with its field (an InputError: the web's 422)."""
 
     def __init__(self, problems: list[Problem]) -> None:
-        self.problems = problems
-        super().__init__("; ".join(f"{p.field}: {p.message}" for p in problems))
+        super().__init__("; ".join(f"{p.field}: {p.message}" for p in problems), field=problems[0].field,
+                         problems=[asdict(p) for p in problems])
 
     def as_json(self) -> list[dict[str, Any]]:
-        return [asdict(p) for p in self.problems]
+        return list(self.problems)
 
 
 # --- reading the input -------------------------------------------------------------------------------
@@ -97,11 +101,7 @@ def _number(field: str, name: str, raw: Any, low: float, high: float, what: str)
         return None, Problem(field, f"{name} is empty: type {what}.")
     number = parse_number(text) if isinstance(raw, str) else float(raw)
     if number is None or not math.isfinite(number):
-        try:
-            huge = math.isinf(float(text.strip()))
-        except ValueError:
-            huge = False
-        if huge:
+        if too_large(text):  # its size is the problem, not its digits
             return None, Problem(field, f"{shown} is too large for {name}: type {what}.")
         return None, Problem(field, f"{shown!r} is not a number. {NUMBER_HELP} {name} needs {what}.")
     if not low <= abs(number) <= high:
@@ -111,46 +111,6 @@ def _number(field: str, name: str, raw: Any, low: float, high: float, what: str)
 
 def _value_range() -> str:
     return f"a number from {format_number(-EXPLORE_LIMIT)} to {format_number(EXPLORE_LIMIT)}"
-
-
-# --- display texts --------------------------------------------------------------------------------
-
-
-def _with_display(steps: dict[str, Any], nodes: list[Value]) -> tuple[dict[str, Any], dict[Value, float]]:
-    """Add the display text of every number of the trace ("display" beside it), and return each node's
-    gradient as a float. JSON sends nan and the infinities as null, so the backward pass is followed again
-    here with the op table's pullback, as `chainrule.trace` forms it, to know which one each null is."""
-    fmt = format_number
-    index = {entry["id"]: i for i, entry in enumerate(steps["nodes"])}
-    for step in steps["forward"]:
-        step["display"] = {"value": fmt(nodes[index[step["node"]]].data)}
-    grads = [0.0] * len(nodes)
-    grads[-1] = 1.0
-    for step in steps["backward"]:
-        i = index[step["node"]]
-        upstream = grads[i]
-        step["display"] = {"grad": fmt(upstream)}
-        if not step["contributions"]:
-            continue
-        node = nodes[i]
-        inputs = [p.data for p in node._prev]
-        received = node._op.pullback(upstream, *inputs, node.data)
-        for contribution, r in zip(step["contributions"], received):
-            j = index[contribution["input"]]
-            grads[j] += 0.0 if r is None else float(r)
-            contribution["display"] = {
-                "local": contribution["local_text"] if contribution["local"] is None else fmt(contribution["local"]),
-                "upstream": fmt(upstream), "contribution": fmt(0.0 if r is None else float(r)),
-                "grad_after": fmt(grads[j]),
-            }
-    for i, entry in enumerate(steps["nodes"]):
-        entry["display"] = {"data": fmt(nodes[i].data), "grad": fmt(grads[i])}
-    return steps, dict(zip(nodes, grads))
-
-
-def _number_out(x: float) -> dict[str, Any]:
-    """A number for JSON (null for nan and the infinities) and its display text."""
-    return {"value": float(x) if math.isfinite(x) else None, "text": format_number(x)}
 
 
 def _agree(a: float, b: float) -> bool:
@@ -170,9 +130,10 @@ def run_playground(expression: Any, values: Mapping[str, Any] | None = None, see
 
     seed: the input the forward-mode sweep differentiates by (default, or when it is not a name of the
     expression: the first name). nudge: (name, h): the output again with that input moved by h.
-    Returns {"expression", "names", "values" ([{name, value, text}]), "seed", "trace" (with "layout" and a
-    "display" text beside each number), "sweeps" (forward beside reverse mode; None without names),
-    "nudge" (None without one), "repeats" (repeated_computations)}; raises PlaygroundError listing every problem with its field.
+    Returns {"expression", "names", "values" ([{name, value, value_text}]), "seed", "trace" (with its
+    "layout"), "sweeps" (forward beside reverse mode; None without names), "nudge" (None without one),
+    "repeats" (repeated_computations)}, every number with its "<key>_text"; raises PlaygroundError listing
+    every problem with its field.
     """
     parsed = _parse_expression(expression)
     values = dict(values or {})
@@ -217,18 +178,19 @@ def run_playground(expression: Any, values: Mapping[str, Any] | None = None, see
 
     output, leaves = parsed.build(numbers)
     nodes = graph_nodes(output)
-    steps, gradients = _with_display(trace(output), nodes)
+    gradients: dict[Value, float] = {}
+    steps = trace(output, gradients=gradients)  # the one backward sweep: every gradient and its text
     steps["layout"] = page_layout(steps)
     if seed not in parsed.names:
         seed = parsed.names[0] if parsed.names else None
     return {
         "expression": parsed.text,
         "names": parsed.names,
-        "values": [{"name": name} | _number_out(numbers[name]) for name in parsed.names],
+        "values": [{"name": name} | number_fields("value", numbers[name]) for name in parsed.names],
         "seed": seed,
         "trace": steps,
         "sweeps": _sweeps(steps, nodes, leaves, seed, gradients),
-        "nudge": _nudge(parsed, numbers, output, leaves, steps, moved, gradients) if moved else None,
+        "nudge": _nudge(parsed, numbers, leaves, steps, moved, gradients) if moved else None,
         "repeats": repeated_computations(steps),
     }
 
@@ -266,9 +228,9 @@ def _sweeps(steps: dict[str, Any], nodes: list[Value], leaves: dict[str, Value],
     rows = []
     for entry, node in zip(steps["nodes"], nodes):
         rows.append({
-            "node": entry["id"], "label": entry["label"], "formula": entry.get("formula", ""),
-            "leaf": entry["leaf"], "value": _number_out(node.data), "tangent": _number_out(swept[node]),
-            "grad": {"value": entry["grad"], "text": entry["display"]["grad"]},
+            "node": entry["id"], "label": entry["label"], "formula": entry.get("formula", ""), "leaf": entry["leaf"],
+            **number_fields("value", node.data), **number_fields("tangent", swept[node]),
+            **number_fields("grad", gradients[node]),
         })
     seed_entry = next(entry for entry, node in zip(steps["nodes"], nodes) if node is leaves[seed])
     forward = swept[nodes[-1]]
@@ -276,21 +238,18 @@ def _sweeps(steps: dict[str, Any], nodes: list[Value], leaves: dict[str, Value],
     out = steps["nodes"][-1]["label"]
     return {
         "seed": seed, "seed_node": seed_entry["id"], "output": out, "rows": rows,
-        "forward": _number_out(forward), "reverse": _number_out(reverse), "agree": _agree(forward, reverse),
+        **number_fields("forward", forward), **number_fields("reverse", reverse), "agree": _agree(forward, reverse),
         # How the page writes the derivatives: d(out)/dx, and the two columns' d(node)/dx, d(out)/d(node).
         "symbols": {"result": derivative_symbol(out, seed), "tangent": derivative_symbol("node", seed),
                     "grad": derivative_symbol(out, "node")},
     }
 
 
-def _nudge(parsed: Expression, numbers: dict[str, float], output: Value, leaves: dict[str, Value],
-           steps: dict[str, Any], moved: tuple[str, float], gradients: dict[Value, float]) -> dict[str, Any]:
-    """The output before and after moving one input by h, the change, change / h and the gradient."""
+def _nudge(parsed: Expression, numbers: dict[str, float], leaves: dict[str, Value], steps: dict[str, Any],
+           moved: tuple[str, float], gradients: dict[Value, float]) -> dict[str, Any]:
+    """The nudge check (chainrule.lessons.nudge): the output before and after moving one input by h, the
+    change, change / h and the gradient, and why the two agree or not."""
     name, h = moved
-    after, _ = parsed.build({**numbers, name: numbers[name] + h})
-    change = after.data - output.data
-    return {
-        "input": name, "h": _number_out(h), "before": _number_out(output.data), "after": _number_out(after.data),
-        "change": _number_out(change), "ratio": _number_out(change / h), "grad": _number_out(gradients[leaves[name]]),
-        "symbol": derivative_symbol(steps["nodes"][-1]["label"], name),
-    }
+    origin = steps["non_finite"]["text"] if steps.get("non_finite") else None
+    return nudge_check(lambda changed: parsed.build(dict(changed))[0], numbers, name, h, gradients[leaves[name]],
+                       steps["nodes"][-1]["label"], gradient_origin=origin)

@@ -16,7 +16,7 @@ from typing import Callable
 from markdown_it import MarkdownIt
 
 from chainrule.folder_paths import OutsideFolderError, inside_folder
-from chainrule.trace import format_number  # the one number format, shared with the captions
+from chainrule.number_text import format_number, formula_text, operand_text  # the captions' writer too
 
 __all__ = ["LessonDataError", "format_number", "fill", "render_markdown", "render_inline"]
 
@@ -42,13 +42,26 @@ MATH = re.compile(r"\$\$.+?\$\$|\$[^$\n]+?\$", re.DOTALL)
 _markdown = MarkdownIt("commonmark", {"html": False})
 
 
+# Parentheses an author put around a placeholder, "({{b}})": the writer decides them (a negative number
+# where an operator touches it), so they are dropped, unless they belong to a function call, "tanh({{x}})".
+_AUTHOR_PARENS = re.compile(r"(?<![\w)\]])\(\s*(" + PLACEHOLDER.pattern + r")\s*\)")
+# Code spans and math are left as written: `a * b` is code, and KaTeX has its own multiplication signs.
+_CODE_OR_MATH = re.compile(r"`[^`\n]*`|" + MATH.pattern, re.DOTALL)
+
+
 def fill(template: str, resolve: Callable[[list[str]], float | str], where: str = "") -> str:
-    """Replace each `{{a.b.c}}` in `template` by `resolve(["a", "b", "c"])`, numbers formatted.
+    """Replace each `{{a.b.c}}` in `template` by `resolve(["a", "b", "c"])`, written by the one number and
+    formula writer (chainrule.number_text): a number in the captions' format, a negative one in
+    parentheses where an operator touches it ("{{b}} * {{upstream}}" reads "-3 × (-2)"), and a
+    multiplication written with * in prose as × (not in `code` or $math$).
 
     `resolve` raises KeyError for an unknown path; that becomes a LessonDataError naming `where`.
     """
-
-    def substitute(match: re.Match[str]) -> str:
+    unwrapped = _AUTHOR_PARENS.sub(lambda match: match.group(1), template)
+    pieces: list[str] = []
+    at = 0
+    for match in PLACEHOLDER.finditer(unwrapped):
+        pieces.append(unwrapped[at:match.start()])
         parts = match.group("path").split(".")
         try:
             value = resolve(parts)
@@ -57,11 +70,25 @@ def fill(template: str, resolve: Callable[[list[str]], float | str], where: str 
                 f"{where or 'lesson text'}: unknown placeholder {match.group(0)!r}"
             ) from None
         if isinstance(value, str):
-            return value
-        digits = match.group("digits")
-        return format_number(value, int(digits)) if digits else format_number(value)
+            pieces.append(value)
+        else:
+            digits = int(match.group("digits")) if match.group("digits") else 4
+            pieces.append(operand_text(float(value), "".join(pieces[-1:]), unwrapped[match.end():], digits))
+        at = match.end()
+    pieces.append(unwrapped[at:])
+    return _times_outside_code("".join(pieces))
 
-    return PLACEHOLDER.sub(substitute, template)
+
+def _times_outside_code(text: str) -> str:
+    """`formula_text` on the prose, leaving code spans and math as they are."""
+    out: list[str] = []
+    at = 0
+    for match in _CODE_OR_MATH.finditer(text):
+        out.append(formula_text(text[at:match.start()]))
+        out.append(match.group(0))
+        at = match.end()
+    out.append(formula_text(text[at:]))
+    return "".join(out)
 
 
 def _protect_math(text: str) -> tuple[str, list[str]]:

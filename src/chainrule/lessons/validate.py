@@ -18,7 +18,7 @@ from typing import Any, Callable
 import chainrule
 from chainrule.folder_paths import OutsideFolderError, inside_folder
 from chainrule.lessons.graphs import build_graph, graph_values
-from chainrule.lessons.loader import add_lesson_dirs, before_step, find_lesson_folders, make_resolver
+from chainrule.lessons.loader import add_lesson_dirs, before_step, find_lesson_folders, make_resolver, register_exercises
 from chainrule.lessons.plots import line_fit_plot
 from chainrule.lessons.scaffold import LESSON_ID
 from chainrule.lessons.text import PLACEHOLDER, LessonDataError
@@ -34,6 +34,16 @@ SECTIONS = tuple((number, slug) for number, slug, _ in LESSON_SECTIONS)
 CHECKED_PLACES = 4
 
 
+def shown_path(path: Path | str) -> str:
+    """A path as every problem prints it, one way: relative to the current directory when the file is
+    inside it, else absolute."""
+    resolved = Path(path).resolve()
+    try:
+        return str(resolved.relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(resolved)
+
+
 class Problems:
     """Collects "FILE:LINE: message" lines; `near` finds the line of the first occurrence of a text."""
 
@@ -46,7 +56,11 @@ class Problems:
             start = max(text.find(after), 0) if after else 0
             at = text.find(near, start)
             line = text.count("\n", 0, at) + 1 if at >= 0 else None
-        self.items.append(f"{path}{f':{line}' if line else ''}: {message}")
+        self.items.append(f"{shown_path(path)}{f':{line}' if line else ''}: {message}")
+
+    def add_error(self, folder: Path, message: str) -> None:
+        """A problem worded elsewhere (it names its file), with the folder's path written as `add` writes it."""
+        self.items.append(message.replace(str(folder.resolve()), shown_path(folder)))
 
 
 def _read(path: Path, problems: Problems) -> tuple[Any, str] | None:
@@ -177,6 +191,11 @@ def _check_graphs(path: Path, text: str, data: dict, problems: Problems):
             if any("." in str(label) for label in labels):
                 problems.add(path, f"graph {name!r}: a label may not contain a dot (placeholders split at dots)",
                              text, f'"{name}"')
+            leaves = [label for label, *_ in spec["leaves"]]
+            constants = spec.get("constants", [])
+            if not isinstance(constants, list) or any(label not in leaves for label in constants):
+                problems.add(path, f"graph {name!r}: 'constants' must list some of its leaves ({', '.join(map(str, leaves))}),"
+                             f" not {constants!r}", text, f'"{name}"')
     return numbers, {name: graphs[name] for name in numbers}
 
 
@@ -408,6 +427,7 @@ def _check_exercises(folder: Path, path: Path, text: str, data: dict, resolve: C
     from chainrule.grading import LANGUAGES, ExerciseFolderError, grade as grade_source, register_exercise_folder
 
     grade_with = grade_with or grade_source
+    register_exercises()  # the built-in exercises hold their ids first: a folder may not take one of them
     entries = data.get("exercises")
     if not isinstance(entries, list):
         problems.add(path, "'exercises' must be a list of {\"folder\": \"exercises/NAME\"}", text, '"exercises"')
@@ -425,7 +445,7 @@ def _check_exercises(folder: Path, path: Path, text: str, data: dict, resolve: C
             problems.add(path, f"the exercise folder {error}", text, f'"{entry["folder"]}"')
             continue
         except ExerciseFolderError as error:
-            problems.items.append(str(error))
+            problems.add_error(folder, str(error))
             continue
         manifest = exercise.folder / "exercise.json"
         manifest_text = manifest.read_text(encoding="utf-8")
@@ -446,7 +466,11 @@ def _check_exercises(folder: Path, path: Path, text: str, data: dict, resolve: C
         for language in exercise.languages:
             ext = LANGUAGES[language]
             reference = grade_with(exercise, language, exercise.source("solution", language))
-            if reference["verdict"] != "passed":
+            if reference["verdict"] == "type-error":
+                problems.add(exercise.folder / f"solution.{ext}",
+                             f"exercise {exercise.id!r}: the reference solution does not pass in {language}: "
+                             f"{_first_type_error(reference)}")
+            elif reference["verdict"] != "passed":
                 problems.add(exercise.folder / f"solution.{ext}",
                              f"exercise {exercise.id!r}: the reference solution does not pass in {language}: "
                              f"{reference['message']}{_failing_cases(reference)}")
@@ -455,6 +479,23 @@ def _check_exercises(folder: Path, path: Path, text: str, data: dict, resolve: C
                 problems.add(exercise.folder / f"starter.{ext}",
                              f"exercise {exercise.id!r}: the starter already passes every test in {language}; "
                              "leave the learner something to do")
+
+
+def _first_type_error(result: dict) -> str:
+    """A run failed by TypeScript's checker, said as the author needs it: the first type error, which the
+    ones after it often only follow from (one wrong type makes every use of it wrong too), counted once."""
+    from chainrule.grading.type_errors import type_error_lines
+
+    errors = result.get("type_errors") or []
+    if not errors:
+        return str(result.get("message"))
+    first = " ".join(type_error_lines(errors[:1])[0].split())
+    later = len(errors) - 1
+    after = (f"; the {later} type error{'s' if later != 1 else ''} TypeScript reports after it may all follow "
+             "from this one: fix it first, then check again") if later else ""
+    passed = sum(t.get("status") == "pass" for t in result.get("tests", []))
+    return (f"TypeScript finds a type error at {first}{after} (the tests ran anyway: {passed} of "
+            f"{len(result.get('tests', []))} passed)")
 
 
 def _failing_cases(result: dict) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from chainrule.engine import _real_or_none, _to_float
+from chainrule.engine import real_or_none, to_float
 from chainrule.ops import ADD, EXP, LOG, MUL, POW, RELU, SIGMOID, TANH, Op, power_op
 
 __all__ = ["Value"]
@@ -14,7 +14,7 @@ class Value:
     """A scalar and the graph that made it, laid out as micrograd lays it out."""
 
     def __init__(self, data: Any, _children: Iterable["Value"] = (), _op: str = "", label: str = "") -> None:
-        self.data = data if data.__class__ is float else _to_float(data)
+        self.data = data if data.__class__ is float else to_float(data)
         self.grad = 0.0
         self._backward = _nothing
         self._children = _children if _children.__class__ is tuple else tuple(_children)  # the inputs in order: the walk follows these, not the set
@@ -35,7 +35,7 @@ class Value:
     def __pow__(self, exponent: Any) -> "Value":
         if isinstance(exponent, Value):  # beyond micrograd, which takes a number only
             return _apply(POW, "**", self, exponent)
-        k = _real_or_none(exponent)
+        k = real_or_none(exponent)
         return NotImplemented if k is None else _apply(power_op(k), f"**{exponent}", self)
 
     def relu(self) -> "Value":
@@ -109,7 +109,7 @@ def _nothing() -> None:
 def _as_value(x: Any) -> Value | None:
     if isinstance(x, Value):
         return x
-    number = _real_or_none(x)
+    number = real_or_none(x)
     return None if number is None else Value(number)
 
 

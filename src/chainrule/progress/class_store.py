@@ -8,7 +8,7 @@ Secrets arrive already hashed (token hashes, argon2id password hashes); times as
 from __future__ import annotations
 
 import secrets
-from typing import Any
+from typing import Any, Callable
 
 from chainrule.progress.connection import Connection
 from chainrule.progress.rows import sound_rows
@@ -77,9 +77,11 @@ class ClassStore:
 
         return self._write(work)
 
-    def teacher_id(self, class_id: int) -> int:
-        return int(self.database.read(lambda conn: conn.execute(
-            "SELECT id FROM accounts WHERE class_id = ? AND role = 'teacher'", (class_id,)).fetchone()[0]))
+    def teacher_id(self, class_id: int) -> int | None:
+        """The class's first teacher (an LMS course's class may have several, or none before one launches)."""
+        row = self.database.read(lambda conn: conn.execute(
+            "SELECT id FROM accounts WHERE class_id = ? AND role = 'teacher' ORDER BY id", (class_id,)).fetchone())
+        return None if row is None else int(row[0])
 
     def add_link(self, account_id: int, link_hash: str, expires: float) -> None:
         self._write(lambda conn: _add_link(conn, account_id, link_hash, expires))
@@ -92,12 +94,19 @@ class ClassStore:
             "SELECT id, name FROM classes WHERE invite_hash = ?", (invite_hash,)).fetchone())
         return None if row is None else (int(row[0]), row[1])
 
-    def add_learner(self, class_id: int, name: str, password_hash: str, at: str) -> int | None:
-        """The new learner's id; None if someone in the class already has that name."""
+    def names(self, class_id: int) -> list[str]:
+        """The name of every account of the class, its teacher's included."""
+        return [row[0] for row in self.database.read(lambda conn: conn.execute(
+            "SELECT name FROM accounts WHERE class_id = ?", (int(class_id),)).fetchall())]
 
-        def work(conn: Connection) -> int | None:
-            if conn.execute("SELECT 1 FROM accounts WHERE class_id = ? AND name = ?", (class_id, name)).fetchone():
-                return None
+    def add_learner(self, class_id: int, name: str, password_hash: str, at: str,
+                    check_names: Callable[[list[str]], None]) -> int:
+        """The new learner's id. ``check_names`` sees every name in the class, inside the same write (so two
+        joins at once cannot both take a name), and raises to refuse this one."""
+
+        def work(conn: Connection) -> int:
+            check_names([row[0] for row in conn.execute(
+                "SELECT name FROM accounts WHERE class_id = ?", (class_id,)).fetchall()])
             return int(conn.execute(
                 "INSERT INTO accounts (class_id, role, name, password_hash, created_at) "
                 "VALUES (?, 'learner', ?, ?, ?) RETURNING id", (class_id, name, password_hash, at)).fetchone()[0])
@@ -112,20 +121,28 @@ class ClassStore:
 
     # ---------------------------------------------------------------- sign-in failures
 
-    def failures(self, scopes: tuple[str, ...], since: float) -> list[int]:
-        return self.database.read(lambda conn: [int(conn.execute(
-            "SELECT COUNT(*) FROM sign_in_failures WHERE scope = ? AND at_ts > ?", (scope, since)).fetchone()[0])
-            for scope in scopes])
+    def reserve_attempt(self, scope: str, now: float, since: float,
+                        wait_after: Callable[[int], float]) -> tuple[int | None, float]:
+        """Count a sign-in attempt as a failure before its password is checked, in one transaction (one
+        writer at a time on both backends, so simultaneous attempts are counted one after another):
+        (the reservation's id, 0), or (None, seconds still to wait) when the scope's ``wait_after(failures
+        since ``since``)`` after its latest failure has not passed. Failures before ``since`` are dropped."""
 
-    def record_failure(self, scopes: tuple[str, ...], at: float, forget_before: float) -> None:
-        """Count a failed sign-in under each scope; failures older than ``forget_before`` are dropped."""
+        def work(conn: Connection) -> tuple[int | None, float]:
+            conn.execute("DELETE FROM sign_in_failures WHERE at_ts < ?", (since,))
+            count, latest = conn.execute("SELECT COUNT(*), MAX(at_ts) FROM sign_in_failures WHERE scope = ?",
+                                         (scope,)).fetchone()
+            ready_at = float(latest) + wait_after(int(count)) if latest is not None else now
+            if now < ready_at:
+                return None, ready_at - now
+            return int(conn.execute("INSERT INTO sign_in_failures (scope, at_ts) VALUES (?, ?) RETURNING id",
+                                    (scope, now)).fetchone()[0]), 0.0
 
-        def work(conn: Connection) -> None:
-            conn.execute("DELETE FROM sign_in_failures WHERE at_ts < ?", (forget_before,))
-            for scope in scopes:
-                conn.execute("INSERT INTO sign_in_failures (scope, at_ts) VALUES (?, ?)", (scope, at))
+        return self._write(work)
 
-        self._write(work)
+    def release_attempt(self, reservation: int) -> None:
+        """The attempt was no failure (the right password, or it never got checked)."""
+        self._write(lambda conn: conn.execute("DELETE FROM sign_in_failures WHERE id = ?", (reservation,)))
 
     def clear_failures(self, scope: str) -> None:
         self._write(lambda conn: conn.execute("DELETE FROM sign_in_failures WHERE scope = ?", (scope,)))

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import sqlite3
 import threading
 import time
@@ -31,6 +32,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from chainrule.progress.errors import (
     CANNOT_OPEN,
+    INVALID_INPUT,
     IO_ERROR,
     LOCKED,
     NOT_FOUND,
@@ -60,6 +62,10 @@ class Connection:
             return self.raw.execute(sql, params)
         if not params:
             return self.raw.execute(sql)
+        if any(isinstance(value, str) and "\x00" in value for value in params):
+            # PostgreSQL's text cannot hold U+0000: refused as input, before anything reaches the server.
+            raise StoreError("a text to keep holds a NUL character (U+0000), which the class database cannot "
+                             "store: remove it and send it again", kind=INVALID_INPUT)
         return self.raw.execute(_postgres_placeholders(sql), params)
 
 
@@ -73,14 +79,25 @@ def is_database_url(text: str) -> bool:
     return urlsplit(text).scheme in POSTGRES_SCHEMES
 
 
+# Every way a PostgreSQL password can be written: in a URL's user info, as a URL's ?password= parameter,
+# and as password=... in a key=value connection string (quoted or not).
+_SECRET_FORMS = (
+    (re.compile(r"(\b[a-z][a-z0-9+.-]*://[^\s/?#@:]*:)[^\s/?#@]*@", re.IGNORECASE), r"\1***@"),
+    (re.compile(r"([?&;]password=)[^&#\s'\"]*", re.IGNORECASE), r"\1***"),
+    (re.compile(r"(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s'\"&]+)", re.IGNORECASE), r"\1***"),
+)
+
+
+def redact_secrets(text: str) -> str:
+    """``text`` (a URL, a connection string, an error message) with every password in it written ***."""
+    for pattern, replacement in _SECRET_FORMS:
+        text = pattern.sub(replacement, text)
+    return text
+
+
 def redacted_url(url: str) -> str:
     """The URL without its password, for messages and logs."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.rsplit("@", 1)
-    user = (parts.username or "") + ":***"
-    return urlunsplit(parts._replace(netloc=f"{user}@{netloc[-1]}"))
+    return redact_secrets(url)
 
 
 def _is_busy(error: sqlite3.Error) -> bool:

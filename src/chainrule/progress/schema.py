@@ -225,7 +225,130 @@ def _migration_5_imported_rows(conn: Connection) -> None:
         conn.execute(f"ALTER TABLE {table} ADD COLUMN origin TEXT NOT NULL DEFAULT ''")
 
 
-def _migration_6_scheduler_fits(conn: Connection) -> None:
+def _migration_6_school_systems(conn: Connection) -> None:
+    """Class mode inside the school's systems (classes/lti.py, classes/sso.py): LMS platforms registered for
+    LTI 1.3, logins in progress, one class per LMS course, accounts linked by the platform's (or the sign-in
+    provider's) issuer and subject, the LMS's gradebook columns, and the outbox of scores the LMS has not
+    acknowledged yet (kept until it has, however long the LMS is down)."""
+    _run_statements(
+        conn,
+        """
+        CREATE TABLE lti_platforms (
+            id             INTEGER PRIMARY KEY AUTOINCREMENT,
+            issuer         TEXT NOT NULL,
+            client_id      TEXT NOT NULL,
+            name           TEXT NOT NULL,
+            auth_login_url TEXT NOT NULL,       -- the platform's OIDC authorization endpoint
+            token_url      TEXT NOT NULL,       -- its OAuth 2 token endpoint (grades, roster)
+            jwks_url       TEXT NOT NULL,       -- its public keys
+            token_audience TEXT NOT NULL,       -- aud of the tool's client assertion ('' : the token URL)
+            lms_origins    TEXT NOT NULL,       -- JSON list of the origins whose pages may frame the tool
+            created_at     TEXT NOT NULL,
+            UNIQUE (issuer, client_id)
+        );
+        CREATE TABLE lti_deployments (
+            platform_id   INTEGER NOT NULL REFERENCES lti_platforms (id),
+            deployment_id TEXT NOT NULL,
+            PRIMARY KEY (platform_id, deployment_id)
+        );
+        -- An OIDC login in progress: its state (only the SHA-256 is kept), the nonce the id_token must carry,
+        -- and the login's own parameters (to start it again in a new window where the frame has no cookies).
+        CREATE TABLE lti_logins (
+            state_hash  TEXT PRIMARY KEY,
+            platform_id INTEGER NOT NULL REFERENCES lti_platforms (id),
+            nonce       TEXT NOT NULL,
+            target      TEXT NOT NULL,
+            relaunch    TEXT NOT NULL,
+            created_ts  REAL NOT NULL,
+            used_ts     REAL DEFAULT NULL
+        );
+        CREATE INDEX lti_logins_by_age ON lti_logins (created_ts);
+        -- One class per LMS course (context), with the course's service endpoints as its last launch gave them.
+        CREATE TABLE lti_contexts (
+            id              INTEGER PRIMARY KEY AUTOINCREMENT,
+            platform_id     INTEGER NOT NULL REFERENCES lti_platforms (id),
+            context_id      TEXT NOT NULL,
+            class_id        INTEGER NOT NULL UNIQUE REFERENCES classes (id),
+            title           TEXT NOT NULL,
+            lineitems_url   TEXT NOT NULL DEFAULT '',
+            ags_scopes      TEXT NOT NULL DEFAULT '[]',
+            memberships_url TEXT NOT NULL DEFAULT '',
+            frame_origin    TEXT NOT NULL DEFAULT '',
+            UNIQUE (platform_id, context_id)
+        );
+        CREATE TABLE lti_users (
+            issuer     TEXT NOT NULL,
+            subject    TEXT NOT NULL,
+            class_id   INTEGER NOT NULL REFERENCES classes (id),
+            account_id INTEGER NOT NULL UNIQUE REFERENCES accounts (id),
+            PRIMARY KEY (issuer, subject, class_id)
+        );
+        -- The LMS's gradebook columns (line items) of each lesson, or of the whole path ('path'), in a course.
+        -- url '' marks a column being made (claimed_ts: since when), so that two processes never make two.
+        CREATE TABLE lti_line_items (
+            context_row INTEGER NOT NULL REFERENCES lti_contexts (id),
+            resource    TEXT NOT NULL,
+            url         TEXT NOT NULL,
+            claimed_ts  REAL NOT NULL,
+            PRIMARY KEY (context_row, resource, url)
+        );
+        -- The outbox: each learner's latest score per lesson (or path), until the LMS has acknowledged it.
+        CREATE TABLE lti_scores (
+            account_id    INTEGER NOT NULL REFERENCES accounts (id),
+            resource      TEXT NOT NULL,
+            score_given   REAL NOT NULL,
+            score_maximum REAL NOT NULL,
+            completed     INTEGER NOT NULL,
+            work_at       TEXT NOT NULL,         -- when the work that made this score was done
+            version       INTEGER NOT NULL,      -- raised at each change
+            sent_version  INTEGER NOT NULL DEFAULT 0,  -- the version the LMS acknowledged
+            attempts      INTEGER NOT NULL DEFAULT 0,
+            next_ts       REAL NOT NULL,         -- not sent again before
+            claimed_ts    REAL NOT NULL DEFAULT 0,  -- a sender is on it since (0: nobody)
+            last_error    TEXT NOT NULL DEFAULT '',
+            PRIMARY KEY (account_id, resource)
+        );
+        CREATE INDEX lti_scores_due ON lti_scores (sent_version, next_ts);
+        -- What the score scan last saw of each linked learner's work (a change means: compute the scores again).
+        CREATE TABLE lti_work_seen (
+            account_id INTEGER PRIMARY KEY REFERENCES accounts (id),
+            signature  TEXT NOT NULL
+        );
+        -- OpenID Connect sign-in providers of a standalone class server, and the accounts linked to them.
+        CREATE TABLE sso_providers (
+            id            INTEGER PRIMARY KEY AUTOINCREMENT,
+            name          TEXT NOT NULL UNIQUE,
+            issuer        TEXT NOT NULL,
+            client_id     TEXT NOT NULL,
+            client_secret TEXT NOT NULL,
+            created_at    TEXT NOT NULL
+        );
+        CREATE TABLE sso_logins (
+            state_hash  TEXT PRIMARY KEY,
+            provider_id INTEGER NOT NULL REFERENCES sso_providers (id),
+            nonce       TEXT NOT NULL,
+            verifier    TEXT NOT NULL,         -- the PKCE code verifier
+            intent      TEXT NOT NULL,         -- JSON: sign in, join a class, link an account
+            created_ts  REAL NOT NULL,
+            used_ts     REAL DEFAULT NULL
+        );
+        CREATE TABLE sso_users (
+            issuer     TEXT NOT NULL,
+            subject    TEXT NOT NULL,
+            class_id   INTEGER NOT NULL REFERENCES classes (id),
+            account_id INTEGER NOT NULL UNIQUE REFERENCES accounts (id),
+            PRIMARY KEY (issuer, subject, class_id)
+        );
+        -- A class whose teacher turned passwords off signs in through a provider only.
+        CREATE TABLE class_sign_in (
+            class_id  INTEGER PRIMARY KEY REFERENCES classes (id),
+            passwords INTEGER NOT NULL
+        )
+        """,
+    )
+
+
+def _migration_7_scheduler_fits(conn: Connection) -> None:
     """FSRS parameters fitted to review logs (progress/fitting.py): a learner's own (a personal store), or a
     class's, from its learners' pooled logs. They schedule only when `used`: they predicted held-out
     reviews better than the defaults."""
@@ -250,7 +373,8 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     _migration_3_classes,
     _migration_4_grading_jobs,
     _migration_5_imported_rows,
-    _migration_6_scheduler_fits,
+    _migration_6_school_systems,
+    _migration_7_scheduler_fits,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

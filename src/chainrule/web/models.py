@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
 
-from chainrule.web.numbers import MAX_TYPED_CHARS, read_number
+from chainrule.web.numbers import MAX_TYPED_CHARS, read_explore_number, read_number
 
 Language = Literal["python", "javascript", "typescript"]
 
@@ -41,8 +41,20 @@ class Open(BaseModel):
     model_config = ConfigDict(extra="allow")
 
 
+class Problem(BaseModel):
+    field: str | None = Field(description='The input it is about: "expression", "values.<name>", "nudge.h", ...')
+    message: str
+    column: int | None = Field(default=None, description="1-based column in a text (the expression), or null")
+    length: int | None = Field(default=None, description="How many characters from the column, or null")
+
+
 class ErrorBody(BaseModel):
+    """Every error answer's shape (web/errors.py builds them all)."""
+
     detail: str = Field(description="What was wrong and what is allowed.")
+    field: str | None = Field(default=None, description="The input a 422 is about, so a page can say it there.")
+    problems: list[Problem] = Field(default_factory=list, description="Each problem at its field, when a 422 "
+                                    "has several or they have a place in a text; else empty")
 
 
 # ---------------------------------------------------------------- requests
@@ -75,9 +87,16 @@ class NudgeIn(BaseModel):
     h: TypedNumber = Field(description="How far to move it (1e-6 <= |h| <= 1)")
 
 
+# A number typed into the explorable graph: the same reading, and "too large" said with the range it takes.
+ExploreNumber = Annotated[float, BeforeValidator(read_explore_number), WithJsonSchema({
+    "anyOf": [{"type": "number"}, {"type": "string", "maxLength": MAX_TYPED_CHARS}],
+    "description": "A number from -1000 to 1000, or the text typed for it.",
+})]
+
+
 class ExploreIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    values: dict[Text, TypedNumber] = Field(default_factory=dict, max_length=20, description="{input label: number}; the others keep the lesson's")
+    values: dict[Text, ExploreNumber] = Field(default_factory=dict, max_length=20, description="{input label: number}; the others keep the lesson's")
     nudge: NudgeIn | None = None
 
 
@@ -244,6 +263,8 @@ class TraceOut(Open):
 
 
 class NudgeOut(Open):
+    """The nudge check (chainrule.lessons.nudge): every number with its "<key>_text" beside it."""
+
     input: str
     h: float
     before: float | None
@@ -251,6 +272,9 @@ class NudgeOut(Open):
     change: float | None
     ratio: float | None
     grad: float | None
+    symbol: str = Field(description="How the page writes the gradient: dL/da")
+    verdict: Literal["agree", "close", "h-large", "kink", "not-finite", "differ"]
+    note: str = Field(description="Whether change / h and the gradient agree, and if not, why")
 
 
 class ExploreOut(Open):

@@ -1,64 +1,75 @@
-"""Numbers between the server and the page, each rule once: the page shows the text the server sends
-beside every number (chainrule.trace.format_number, the captions' rule) and sends what the learner typed
-as it was typed, for the server to read (chainrule.lessons.checking.parse_number)."""
+"""Numbers between the server and the page, each rule once: every number the page shows comes with its
+text ("<key>_text", chainrule.number_text, the captions' rule; a trace carries its own), and the page
+sends what the learner typed as it was typed, for the server to read (chainrule.lessons.checking.parse_number).
+Pages format no number themselves."""
 
 from __future__ import annotations
 
 import math
 from typing import Any
 
-from chainrule.lessons.checking import NUMBER_HELP, parse_number
-from chainrule.trace import format_number
+from chainrule.lessons.checking import NUMBER_HELP, parse_number, too_large, too_large_text
+from chainrule.number_text import format_number, with_number_texts
 
-__all__ = ["MAX_TYPED_CHARS", "number_text", "with_texts", "plot_with_texts", "read_number"]
+__all__ = ["MAX_TYPED_CHARS", "number_text", "plot_with_texts", "grade_result_with_texts", "read_number",
+           "read_explore_number"]
 
 MAX_TYPED_CHARS = 100  # a typed number longer than this is not one anybody typed
 
 
-def number_text(x: float | None) -> str:
-    """The text of a number as the page shows it; None (JSON's stand-in for nan and infinity) as "nan/inf"."""
-    return "nan/inf" if x is None else format_number(x)
-
-
-def _add(entry: dict[str, Any], *keys: str) -> dict[str, Any]:
-    return entry | {f"{key}_text": number_text(entry[key]) for key in keys if key in entry}
-
-
-def with_texts(trace: dict[str, Any]) -> dict[str, Any]:
-    """The trace with "<key>_text" beside each number the page shows: nodes' data and grad, forward steps'
-    value, backward steps' grad and each contribution's contribution and grad_after."""
-    return trace | {
-        "nodes": [_add(node, "data", "grad") for node in trace["nodes"]],
-        "forward": [_add(step, "value") for step in trace["forward"]],
-        "backward": [
-            _add(step, "grad") | {"contributions": [_add(c, "contribution", "grad_after") for c in step.get("contributions", [])]}
-            for step in trace["backward"]
-        ],
-    }
+def number_text(x: float) -> str:
+    """The text of a number as the page shows it (nan, inf and -inf included)."""
+    return format_number(x)
 
 
 def plot_with_texts(plot: dict[str, Any]) -> dict[str, Any]:
     """A fit plot's runs with the text of each learning rate and of each frame's w, b and loss."""
-    return plot | {"runs": [_add(run, "lr") | {"frames": [_add(frame, "w", "b", "loss") for frame in run["frames"]]}
-                            for run in plot["runs"]]}
+    return plot | {"runs": [with_number_texts(run) for run in plot["runs"]]}
 
 
-def read_number(value: Any) -> float:
-    """A number the learner typed (the text as typed) or a JSON number, as a finite float.
-    Raises ValueError with NUMBER_HELP when it is not one (pydantic turns that into a 422)."""
+def grade_result_with_texts(result: dict[str, Any]) -> dict[str, Any]:
+    """A grading result whose tests' expected and actual numbers have their texts (a result stored before
+    the grader wrote them gets them here): "expected_text" and "actual_text", one text per entry."""
+    from chainrule.grading.numbers import graded_texts
+
+    tests = []
+    for test in result.get("tests") or []:
+        if isinstance(test, dict) and "expected_text" not in test:
+            test = test | {"expected_text": graded_texts(test.get("expected")), "actual_text": graded_texts(test.get("actual"))}
+        tests.append(test)
+    return result | {"tests": tests} if "tests" in result else result
+
+
+def read_number(value: Any, limit: float | None = None) -> float:
+    """A number the learner typed (the text as typed) or a JSON number, as a finite float (within
+    -limit..limit when a limit is given). Raises ValueError saying what is wrong (pydantic turns that into
+    a 422): not a number (NUMBER_HELP), or too large (its size, not its digits, is the problem)."""
     if isinstance(value, bool):
         raise ValueError(NUMBER_HELP)
     if isinstance(value, (int, float)):
         number = float(value)
+        shown = format_number(number)
     elif isinstance(value, str):
         if len(value) > MAX_TYPED_CHARS:
             raise ValueError(f"{NUMBER_HELP} (at most {MAX_TYPED_CHARS} characters)")
+        shown = value.strip()[:40]
         parsed = parse_number(value)
-        if parsed is None:
+        if parsed is None and not too_large(value):
             raise ValueError(NUMBER_HELP)
-        number = parsed
+        number = math.inf if parsed is None else parsed
     else:
         raise ValueError(NUMBER_HELP)
-    if not math.isfinite(number):
+    if number != number:
         raise ValueError(NUMBER_HELP)
+    if limit is not None and not abs(number) <= limit:
+        raise ValueError(f"{shown} is too large: type a number from {format_number(-limit)} to {format_number(limit)}.")
+    if math.isinf(number):
+        raise ValueError(too_large_text(shown))
     return number
+
+
+def read_explore_number(value: Any) -> float:
+    """A number typed into the explorable graph: within the range it takes (lessons.graphs.EXPLORE_LIMIT)."""
+    from chainrule.lessons.graphs import EXPLORE_LIMIT
+
+    return read_number(value, EXPLORE_LIMIT)

@@ -1,7 +1,8 @@
 """The JSON API: a thin face over chainrule.lessons, chainrule.grading and chainrule.progress.
 
-Every route here sits behind SecurityMiddleware (token, Host, Origin, body size). Errors are JSON
-{"detail": "what was wrong and what is allowed"}; store problems are 503 with the StoreError text.
+Every route here sits behind the security layers (web/security.py: Host, Origin, the token or class mode's
+gate, body size). A route raises; web/errors.py answers ({"detail", "field", "problems"}; an InputError is
+a 422, a store problem a 503).
 """
 
 from __future__ import annotations
@@ -42,8 +43,9 @@ from chainrule.web.models import (
     TraceOut,
     UndoOut,
 )
-from chainrule.web.numbers import number_text, plot_with_texts, with_texts
-from chainrule.web.store_access import StoreAccess, StoreUnavailable, review_text
+from chainrule.web.numbers import grade_result_with_texts, number_text, plot_with_texts
+from chainrule.web.errors import store_message
+from chainrule.web.store_access import StoreAccess, review_text
 
 ERRORS: dict[int | str, dict[str, Any]] = {
     400: {"model": ErrorBody, "description": "The request body cannot be read (not UTF-8 JSON)."},
@@ -62,7 +64,8 @@ LessonId = Annotated[str, Path(description="A lesson id, e.g. backprop", example
 GraphName = Annotated[str, Path(description="section03 or neuron", examples=["section03", "neuron"])]
 PredictionKey = Annotated[str, Path(description="n, o, dn, db, dw1 or dw2", examples=["dn", "dw2"])]
 QuestionId = Annotated[str, Path(description="A quiz question id", examples=["product-gradient", "addition-node"])]
-ExerciseId = Annotated[str, Path(description="An exercise id", examples=lessons.exercise_ids("backprop"))]
+ExerciseId = Annotated[str, Path(description="An exercise id",
+                                  examples=["neuron-grads", "local-gradients", "backward-order"])]
 
 
 def services(request: Request) -> StoreAccess:
@@ -70,10 +73,8 @@ def services(request: Request) -> StoreAccess:
 
 
 def store_of(request: Request) -> Any:
-    try:
-        return services(request).store()
-    except StoreUnavailable as error:
-        raise HTTPException(status_code=503, detail=str(error)) from None
+    """The store this request may use (class mode: the signed-in account's own); StoreUnavailable is a 503."""
+    return services(request).store(request)
 
 
 def check_exercise(request: Request, exercise_id: str, language: str) -> None:
@@ -85,9 +86,9 @@ def check_exercise(request: Request, exercise_id: str, language: str) -> None:
         )
     languages = known[exercise_id].get("languages", list(lessons.LANGUAGES))
     if language not in languages:
-        raise HTTPException(
-            status_code=422,
-            detail=f"exercise {exercise_id!r} is not offered in {language!r}: it is offered in {', '.join(languages)}",
+        raise InputError(
+            f"exercise {exercise_id!r} is not offered in {language!r}: it is offered in {', '.join(languages)}",
+            field="language",
         )
 
 
@@ -97,13 +98,13 @@ def check_exercise(request: Request, exercise_id: str, language: str) -> None:
 @router.get("/path", response_model=PathOut, summary="The course path with progress per lesson")
 def get_path(request: Request) -> dict[str, Any]:
     path = lessons.get_path()
-    store, error = services(request).try_store()
+    store, error = services(request).try_store(request)
     work = None
     if store is not None:
         try:
             work = store.work()
         except StoreError as failure:  # a store error must not hide the path
-            error = str(failure)
+            error = store_message(request, failure)
     for entry in path["lessons"]:
         entry["progress"] = entry["totals"] = None
         if entry["written"] and work is not None:
@@ -126,12 +127,22 @@ def get_lesson(lesson_id: LessonId) -> dict[str, Any]:
 
 @router.get("/lessons/{lesson_id}/trace/{graph}", response_model=TraceOut, summary="Step trace of a lesson graph")
 def get_trace(lesson_id: LessonId, graph: GraphName) -> dict[str, Any]:
-    """The trace, with the layout of its picture for wide and narrow screens (chainrule.draw's)."""
-    import chainrule
+    """The trace (every number with its text), with the layout of its picture for wide and narrow screens."""
     from chainrule.draw import page_layout
+    from chainrule.lessons.graphs import graph_trace
 
-    steps = with_texts(chainrule.trace(lessons.build_lesson_graph(lesson_id, graph)))
+    steps, _ = graph_trace(_lesson_graph(lesson_id, graph), graph)
     return steps | {"layout": page_layout(steps)}  # every box sized to the texts it will show
+
+
+def _lesson_graph(lesson_id: str, graph: str) -> dict[str, Any]:
+    graphs = lessons.lesson_data(lesson_id)["graphs"]
+    if graph not in graphs:
+        raise HTTPException(
+            status_code=404,
+            detail=f"lesson {lesson_id!r} has no graph {graph!r}: its graphs are {', '.join(graphs)}",
+        )
+    return graphs[graph]
 
 
 @router.post(
@@ -142,18 +153,9 @@ def post_explore(lesson_id: LessonId, graph: GraphName, body: ExploreIn) -> dict
     from chainrule.draw import page_layout
     from chainrule.lessons.graphs import explore_graph
 
-    graphs = lessons.lesson_data(lesson_id)["graphs"]
-    if graph not in graphs:
-        raise HTTPException(
-            status_code=404,
-            detail=f"lesson {lesson_id!r} has no graph {graph!r}: its graphs are {', '.join(graphs)}",
-        )
     nudge = (body.nudge.input, body.nudge.h) if body.nudge else None
-    explored = explore_graph(graphs[graph], body.values, nudge, graph)
-    if explored["nudge"]:
-        explored["nudge"] |= {f"{key}_text": number_text(explored["nudge"][key])
-                              for key in ("h", "before", "after", "change", "ratio", "grad")}
-    steps = with_texts(explored["trace"])
+    explored = explore_graph(_lesson_graph(lesson_id, graph), body.values, nudge, graph)
+    steps = explored["trace"]
     return explored | {"trace": steps | {"layout": page_layout(steps)}}  # boxes sized to these numbers
 
 
@@ -179,8 +181,8 @@ async def post_grade(request: Request, body: CodeIn) -> Any:
     # async: the grading waits for its turn in the event loop, not in the pages' threads (grading_gate.py)
     await run_in_threadpool(check_exercise, request, body.exercise, body.language)
     # Class mode in PostgreSQL: the run becomes a job, and the page watches it (web/routes_jobs.py).
-    ticket = await run_in_threadpool(services(request).submit_run, body.exercise, body.language, body.source,
-                                     request.headers.get("x-chainrule-run"))
+    ticket = await run_in_threadpool(services(request).submit_run, request, body.exercise, body.language,
+                                     body.source, request.headers.get("x-chainrule-run"))
     if ticket is not None:
         return JSONResponse(ticket, status_code=202 if "job" in ticket else 200)
     from chainrule.grading import busy_result
@@ -202,12 +204,12 @@ def _still_connected(request: Request):
 
 
 def _keep_submission(request: Request, body: CodeIn, result: dict[str, Any]) -> dict[str, Any]:
-    store, error = services(request).try_store()
+    store, error = services(request).try_store(request)
     if store is not None:
         try:
             store.record_submission(body.exercise, body.language, body.source, result)
         except Exception as failure:  # the grade stands even if it cannot be kept
-            error = str(failure)
+            error = store_message(request, failure)
     result["saved"] = error is None
     result["store_error"] = error
     return result
@@ -287,7 +289,7 @@ def get_progress(request: Request, lesson_id: LessonId) -> dict[str, Any]:
                      if key in ("sections", "lesson")},
         "predictions": _with_feedback(lesson_id, store.predictions(lesson_id), _prediction_feedback),
         "code": code,
-        "results": of_lesson(store.latest_results()),
+        "results": {key: grade_result_with_texts(result) for key, result in of_lesson(store.latest_results()).items()},
         "quiz": _with_feedback(lesson_id, store.quiz_answers(lesson_id), _quiz_feedback),
         "explanation": store.explanation(lesson_id),
     }
@@ -363,10 +365,7 @@ def put_explanation(request: Request, lesson_id: LessonId, body: ExplanationIn) 
     ideas = lessons.key_idea_ids(lesson_id)
     unknown = [idea for idea in body.ticked if idea not in ideas]
     if unknown:
-        raise HTTPException(
-            status_code=422,
-            detail=f"unknown key idea ids {unknown}: the key ideas are {', '.join(ideas)}",
-        )
+        raise InputError(f"unknown key idea ids {unknown}: the key ideas are {', '.join(ideas)}", field="ticked")
     ticked = [idea for idea in ideas if idea in body.ticked]  # lesson order, no duplicates
     store_of(request).save_explanation(lesson_id, body.text, ticked)
     return {"saved": True}

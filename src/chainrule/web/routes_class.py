@@ -5,33 +5,38 @@
 The lesson pages and their API (routes_api.py) are the personal mode's, unchanged: ClassServices hands
 them the signed-in account's own store. Here: the forms (their CSRF token travels in the form body),
 and /api/class/... for the teacher (their own class only) and for a learner's export and import.
-Every refusal is a ClassError turned into 4xx with its sentence; an id of another class's learner is
-"not found", exactly as an id that does not exist.
+Every refusal is a ClassError or an InputError, answered by web/errors.py (a form shows it on its page);
+an id of another class's learner is "not found", exactly as an id that does not exist.
 """
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Annotated, Any, Iterable
 from urllib.parse import parse_qsl
 
-from typing import Annotated
-
+import anyio
 from fastapi import APIRouter, FastAPI, HTTPException, Path, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response, StreamingResponse
 
-from chainrule.classes.accounts import TEACHER, Account, Accounts, ClassError
+from chainrule.classes.accounts import TEACHER, Account, Accounts, ClassError, storable_text
+from chainrule.classes.passwords import PasswordsBusy
 from chainrule.classes.sessions import (
-    CSRF_COOKIE,
-    SESSION_COOKIE,
+    DEVICE_LIFETIME,
     cookie_header,
+    cookie_names,
     csrf_ok,
     csrf_token,
+    device_cookie,
     session_cookie,
 )
+from chainrule.errors import InputError
+from chainrule.progress import StoreError
 from chainrule.web.class_gate import ClassGate, ClassServices, signed_in
-from chainrule.web.routes_pages import templates
-
+from chainrule.web.errors import answer_for
+from chainrule.web.routes_sso import buttons as sso_buttons
+from chainrule.web.routes_sso import passwords_allowed
 from chainrule.web.models import ErrorBody
+from chainrule.web.routes_pages import templates
 
 CLASS_ERRORS: dict[int | str, dict[str, Any]] = {
     401: {"model": ErrorBody, "description": "Not signed in."},
@@ -40,7 +45,7 @@ CLASS_ERRORS: dict[int | str, dict[str, Any]] = {
     404: {"model": ErrorBody, "description": "No such learner in your class."},
     413: {"model": ErrorBody, "description": "Request body over the size limit."},
     422: {"model": ErrorBody, "description": "The request is not valid (a progress file that is not one, say)."},
-    503: {"model": ErrorBody, "description": "The class database cannot be used (the StoreError text)."},
+    503: {"model": ErrorBody, "description": "The class database cannot be reached (nothing of its address)."},
 }
 
 LearnerId = Annotated[int, Path(ge=1, le=2**31 - 1, description="A learner's account id", examples=[2])]
@@ -50,16 +55,15 @@ api = APIRouter(prefix="/api/class", responses=CLASS_ERRORS)
 IMPORT_PATH = "/api/class/progress/import"
 MAX_IMPORT_BODY = 32 * 1024 * 1024  # a progress file holds every run's code and result: far above 256 KB
 DEFAULT_LEARNER_QUOTA = 64 * 1000 * 1000  # characters one learner may keep (code, results, answers, cards)
-
-STATUS = {"invalid": 422, "not-found": 404, "refused": 403, "conflict": 409, "rate-limited": 429}
+MAX_FORM_FIELDS = 20  # the largest form has 3 fields and its CSRF token
 
 
 def _accounts(request: Request) -> Accounts:
     return request.app.state.accounts
 
 
-def _gate(request: Request) -> ClassGate:
-    return request.app.state.gate
+def _state(request: Request) -> dict[str, Any]:
+    return request.scope.get("state", {})
 
 
 def teacher(request: Request) -> Account:
@@ -80,38 +84,63 @@ def _local_path(target: str | None, default: str) -> str:
 
 
 def _form_page(request: Request, *, title: str, intro: str, fields: list[dict], action: str, button: str,
-               error: str = "", status: int = 200, extra: dict | None = None) -> HTMLResponse:
-    token = csrf_token(_gate(request).secret, request.scope.get("state", {}).get("session_cookie"))
+               error: BaseException | None = None, status: int = 200, extra: dict | None = None) -> HTMLResponse:
+    """A form page; with ``error``, the form again with that error's sentence and status (web/errors.py)."""
+    headers: dict[str, str] = {}
+    message = ""
+    if error is not None:
+        answer = answer_for(error, request)
+        status, message, headers = answer.status, answer.detail, answer.headers
+    names = request.app.state.cookie_names
+    token = csrf_token(request.app.state.secret, _state(request).get("session_cookie"))
     context = {"request": request, "title": title, "intro": intro, "fields": fields, "action": action,
-               "button": button, "error": error, "csrf": token, **(extra or {})}
-    response = templates.TemplateResponse(request, "class_form.html", context, status_code=status)
+               "button": button, "error": message, "csrf": token, **(extra or {})}
+    response = templates.TemplateResponse(request, "class_form.html", context, status_code=status, headers=headers)
     # With "no-referrer" (the default here) Chromium sends a form's POST with "Origin: null", which the
     # Origin check refuses; "same-origin" still sends nothing to other sites.
     response.headers["referrer-policy"] = "same-origin"
-    response.headers.append("set-cookie", cookie_header(CSRF_COOKIE, token, secure=request.app.state.secure,
+    response.headers.append("set-cookie", cookie_header(names.csrf, token, secure=request.app.state.secure,
                                                         http_only=False, same_site="Strict", max_age=None))
     return response
 
 
 async def _form(request: Request) -> dict[str, str]:
-    """The url-encoded form, after checking its CSRF field against the cookie."""
+    """The url-encoded form, after checking its CSRF field against the cookie. Too many fields, or a field
+    holding a NUL, is an InputError (422), before anything reaches the database."""
     body = (await request.body()).decode("utf-8", "replace")
-    form = dict(parse_qsl(body, keep_blank_values=True, max_num_fields=20))
-    state = request.scope.get("state", {})
-    if not csrf_ok(_gate(request).secret, state.get("csrf_cookie"), form.get("csrf"), state.get("session_cookie")):
+    try:
+        pairs = parse_qsl(body, keep_blank_values=True, max_num_fields=MAX_FORM_FIELDS)
+    except ValueError:
+        raise InputError(f"this form has more than {MAX_FORM_FIELDS} fields: send only the form's own "
+                         "fields") from None
+    form = dict(pairs)
+    for name, value in pairs:
+        storable_text(name, "field name")
+        storable_text(value, name if name.isidentifier() else "field")
+    state = _state(request)
+    if not csrf_ok(request.app.state.secret, state.get("csrf_cookies", []), form.get("csrf"),
+                   state.get("session_cookie")):
         raise ClassError("this form has expired: reload the page and send it again", kind="refused")
     return form
 
 
 def _signed_in_response(request: Request, account: Account, target: str) -> Response:
-    secure = request.app.state.secure
+    secure, names, secret = request.app.state.secure, request.app.state.cookie_names, request.app.state.secret
     now = int(request.app.state.clock().timestamp())
-    cookie = session_cookie(_gate(request).secret, account.id, account.session_epoch, now)
+    cookie = session_cookie(secret, account.id, account.session_epoch, now)
     response = RedirectResponse(target, status_code=303)
-    response.headers.append("set-cookie", cookie_header(SESSION_COOKIE, cookie, secure=secure))
+    response.headers.append("set-cookie", cookie_header(names.session, cookie, secure=secure))
     response.headers.append("set-cookie", cookie_header(
-        CSRF_COOKIE, csrf_token(_gate(request).secret, cookie), secure=secure, http_only=False, same_site="Strict"))
+        names.csrf, csrf_token(secret, cookie), secure=secure, http_only=False, same_site="Strict"))
+    device = _state(request).get("device")
+    if device is None or device[0] != account.id:  # this browser is known to the account from now on
+        response.headers.append("set-cookie", cookie_header(
+            names.device, device_cookie(secret, account.id), secure=secure, max_age=DEVICE_LIFETIME))
     return response
+
+
+# What a form shows again with its sentence and status (web/errors.py's mapping; anything else is a 500).
+FORM_ERRORS = (ClassError, InputError, PasswordsBusy, StoreError)
 
 
 def _home(account: Account) -> str:
@@ -128,20 +157,23 @@ SIGN_IN_FIELDS = [
 @router.get("/sign-in", response_class=HTMLResponse)
 def sign_in_page(request: Request, next: str = "") -> HTMLResponse:
     return _form_page(request, title="Sign in", intro="Sign in to your class.", fields=SIGN_IN_FIELDS,
-                      action="/sign-in?next=" + _local_path(next, ""), button="Sign in")
+                      action="/sign-in?next=" + _local_path(next, ""), button="Sign in",
+                      extra={"providers": sso_buttons(request, next=_local_path(next, ""))})
 
 
 @router.post("/sign-in")
 async def sign_in(request: Request, next: str = "") -> Response:
     try:
         form = await _form(request)
-        address = request.client.host if request.client else ""
-        account = await _run(_accounts(request).sign_in, form.get("class_name", ""), form.get("name", ""),
-                             form.get("password", ""), address=address)
-    except ClassError as error:
+        account = await _accounts(request).sign_in(form.get("class_name", ""), form.get("name", ""),
+                                                   form.get("password", ""), known_device=_state(request).get("device"))
+        if not await anyio.to_thread.run_sync(passwords_allowed, request, account.class_id):
+            raise ClassError("this class signs in with a school account only (its teacher turned passwords off): "
+                             "use the button below", kind="refused")
+    except FORM_ERRORS as error:
         return _form_page(request, title="Sign in", intro="Sign in to your class.", fields=SIGN_IN_FIELDS,
-                          action="/sign-in?next=" + _local_path(next, ""), button="Sign in", error=str(error),
-                          status=STATUS.get(error.kind, 400))
+                          action="/sign-in?next=" + _local_path(next, ""), button="Sign in", error=error,
+                          extra={"providers": sso_buttons(request, next=_local_path(next, ""))})
     return _signed_in_response(request, account, _local_path(next, _home(account)))
 
 
@@ -159,25 +191,32 @@ def join_page(request: Request, invite: str) -> HTMLResponse:
     return _join_form(request, invite, class_name)
 
 
-def _join_form(request: Request, invite: str, class_name: str, error: str = "", status: int = 200) -> HTMLResponse:
+def _join_form(request: Request, invite: str, class_name: str, error: BaseException | None = None) -> HTMLResponse:
     fields = [{"name": "name", "label": "Your name (your teacher and you will see it)", "type": "text",
                "autocomplete": "username"}, NEW_PASSWORD]
-    return _form_page(request, title=f"Join {class_name}", intro="Choose the name your teacher will know you by.",
-                      fields=fields, action=f"/join/{invite}", button="Join the class", error=error, status=status)
+    class_id, _ = _accounts(request).invited_class(invite)
+    with_passwords = passwords_allowed(request, class_id)
+    intro = "Choose the name your teacher will know you by." if with_passwords else \
+        "Join with your school account (your teacher turned passwords off for this class)."
+    return _form_page(request, title=f"Join {class_name}", intro=intro, fields=fields if with_passwords else [],
+                      action=f"/join/{invite}", button="Join the class", error=error,
+                      extra={"providers": sso_buttons(request, invite=invite), "provider_verb": "Join"})
 
 
 @router.post("/join/{invite}")
 async def join(request: Request, invite: str) -> Response:
     accounts = _accounts(request)
     try:
-        _, class_name = accounts.invited_class(invite)
+        _, class_name = await _run(accounts.invited_class, invite)
     except ClassError as error:
         raise HTTPException(status_code=404, detail=str(error)) from None
     try:
         form = await _form(request)
-        account = await _run(accounts.join, invite, form.get("name", ""), form.get("password", ""))
-    except ClassError as error:
-        return _join_form(request, invite, class_name, str(error), STATUS.get(error.kind, 400))
+        if not await anyio.to_thread.run_sync(passwords_allowed, request, accounts.invited_class(invite)[0]):
+            raise ClassError("this class is joined with a school account only: use the button below", kind="refused")
+        account = await accounts.join(invite, form.get("name", ""), form.get("password", ""))
+    except FORM_ERRORS as error:
+        return _join_form(request, invite, class_name, error)
     return _signed_in_response(request, account, "/")
 
 
@@ -197,28 +236,28 @@ def set_password_page(request: Request, token: str) -> HTMLResponse:
 async def set_password(request: Request, token: str) -> Response:
     try:
         form = await _form(request)
-        account = await _run(_accounts(request).use_link, token, form.get("password", ""))
-    except ClassError as error:
-        return _form_page(request, title="Set your password", intro=str(error), fields=[NEW_PASSWORD],
-                          action=f"/set-password/{token}", button="Set the password",
-                          status=STATUS.get(error.kind, 400))
+        account = await _accounts(request).use_link(token, form.get("password", ""))
+    except FORM_ERRORS as error:
+        return _form_page(request, title="Set your password", intro="Choose a new password.", fields=[NEW_PASSWORD],
+                          action=f"/set-password/{token}", button="Set the password", error=error)
     return _signed_in_response(request, account, _home(account))
 
 
 @router.post("/sign-out")
 async def sign_out(request: Request) -> Response:
     await _form(request)
-    account = request.scope.get("state", {}).get("account")
+    account = _state(request).get("account")
     if account is not None:  # every copy of the cookie, on any device, stops working
         await _run(_accounts(request).end_sessions, account.id)
     response = RedirectResponse("/sign-in", status_code=303)
     secure = request.app.state.secure
-    response.headers.append("set-cookie", cookie_header(SESSION_COOKIE, "", secure=secure, max_age=0))
+    response.headers.append("set-cookie", cookie_header(request.app.state.cookie_names.session, "", secure=secure,
+                                                        max_age=0))
     return response
 
 
 async def _run(function: Any, *args: Any, **kwargs: Any) -> Any:
-    """Password hashing takes a moment: off the event loop."""
+    """A database call (or a big file's work): off the event loop."""
     import functools
 
     import anyio
@@ -242,7 +281,7 @@ async def export_own(request: Request) -> StreamingResponse:
     """The signed-in account's progress in the format `chainrule progress export` writes. It is written to
     a temporary file first (one consistent read) and sent from there: an answer the client does not read
     holds no copy in the server's memory, and is dropped after the write deadline (web/connections.py)."""
-    store = request.app.state.services.store()
+    store = request.app.state.services.store(request)
     async with _file_slot(request):
         spool = await _run(_spooled_export, store)
     return StreamingResponse(_chunks(spool), media_type="application/json", headers={
@@ -305,7 +344,7 @@ async def import_own(request: Request) -> dict[str, Any]:
 
     account = signed_in(request)
     spool = await _upload(request, MAX_IMPORT_BODY)
-    store = request.app.state.services.store()
+    store = request.app.state.services.store(request)
     created = await _run(_accounts(request).created_at, account.id)
     try:
         async with _file_slot(request):
@@ -315,9 +354,11 @@ async def import_own(request: Request) -> dict[str, Any]:
             del document
     except StoreError as error:
         if error.kind in ("invalid-file", OVER_QUOTA):
-            raise HTTPException(status_code=422 if error.kind == "invalid-file" else 413, detail=str(error)) from None
+            if error.kind == "invalid-file":
+                raise InputError(str(error)) from None
+            raise HTTPException(status_code=413, detail=str(error)) from None
         raise
-    return {"added": outcome.added, "graded_again": await grade_again(request.app, outcome.grade_again)}
+    return {"added": outcome.added, "graded_again": await grade_again(request, outcome.grade_again)}
 
 
 # ---------------------------------------------------------------- the teacher's view
@@ -359,10 +400,12 @@ def gradebook_csv(request: Request) -> Response:
 def account_page(request: Request) -> HTMLResponse:
     """Who is signed in, their progress as a file (both ways), and signing out."""
     account = signed_in(request)
-    token = request.scope.get("state", {}).get("csrf_cookie")
+    state = _state(request)  # the CSRF cookie that belongs to this session (another port may have planted more)
+    token = next((value for value in state.get("csrf_cookies", []) if csrf_ok(
+        request.app.state.secret, [value], value, state.get("session_cookie"))), None)
     response = templates.TemplateResponse(request, "account.html", {
         "request": request, "title": "Your account", "name": account.name, "class_name": account.class_name,
-        "csrf": token or ""})
+        "csrf": token or "", "providers": sso_buttons(request)})
     response.headers["referrer-policy"] = "same-origin"  # its sign-out form, as in _form_page
     return response
 
@@ -387,29 +430,30 @@ def create_class_app(
     secure: bool = False,
     hosts: Iterable[str] = (),
     port: int | None = None,
+    public: tuple[str, int] | None = None,
     clock: Any = None,
     learner_quota: int = DEFAULT_LEARNER_QUOTA,
 ) -> FastAPI:
     """The lesson app in class mode: the same pages and API, behind accounts instead of a token.
-    learner_quota: the most characters one learner may keep (an import past it is refused)."""
+    learner_quota: the most characters one learner may keep (an import past it is refused).
+
+    hosts: names (besides loopback) this server answers to on ``port`` (None: any port, in-process
+    tests); public: the (host, port) of the address learners open (--url), which may be a proxy's."""
     from chainrule.web.app import create_app
 
     from chainrule.web import routes_jobs
 
     services = ClassServices(store, grader)
     clock = clock or store.now
-    gate = ClassGate(accounts, accounts.secret(), clock=clock)
-    app = create_app("", None, services=services, gate=gate, port=port, extra_hosts=hosts,
+    secret = accounts.secret()
+    gate = (ClassGate, {"accounts": accounts, "secret": secret, "clock": clock, "secure": secure})
+    app = create_app("", None, services=services, gate=gate, port=port, extra_hosts=hosts, public=public,
                      schemes=("http", "https") if secure else ("http",),
                      routers=[router, api, routes_jobs.router], body_limits={IMPORT_PATH: MAX_IMPORT_BODY})
     app.state.accounts = accounts
-    app.state.gate = gate
+    app.state.secret = secret
     app.state.secure = secure
+    app.state.cookie_names = cookie_names(secure)
     app.state.clock = clock
     app.state.learner_quota = learner_quota
-
-    @app.exception_handler(ClassError)
-    async def class_error(request: Request, error: ClassError) -> JSONResponse:
-        return JSONResponse({"detail": str(error)}, status_code=STATUS.get(error.kind, 400))
-
     return app

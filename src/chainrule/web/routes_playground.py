@@ -7,11 +7,11 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Request
-from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi.responses import HTMLResponse
 from pydantic import BaseModel, ConfigDict, Field, Strict
 
 from chainrule.expr import MAX_LENGTH
-from chainrule.lessons.playground import EXAMPLE, PlaygroundError, run_playground
+from chainrule.lessons.playground import EXAMPLE, run_playground
 from chainrule.web.models import ErrorBody, Open, Text
 from chainrule.web.routes_api import ERRORS
 from chainrule.web.routes_pages import render
@@ -39,18 +39,6 @@ class PlaygroundIn(BaseModel):
     nudge: PlaygroundNudgeIn | None = None
 
 
-class PlaygroundProblem(BaseModel):
-    field: str = Field(description='"expression", "values.<name>", "nudge.input" or "nudge.h"')
-    message: str
-    column: int | None = Field(description="1-based column in the expression, or null")
-    length: int | None = Field(description="How many characters from the column, or null")
-
-
-class PlaygroundErrorBody(ErrorBody):
-    problems: list[PlaygroundProblem] = Field(
-        default_factory=list, description="Each problem by field; absent when the body itself is not valid")
-
-
 class PlaygroundOut(Open):
     expression: str
     names: list[str]
@@ -70,12 +58,9 @@ def playground_page(request: Request) -> HTMLResponse:
 
 @router.post(
     "/api/playground", response_model=PlaygroundOut, tags=["playground"],
-    responses=ERRORS | {422: {"model": PlaygroundErrorBody, "description": "A problem with the input, by field."}},
+    responses=ERRORS | {422: {"model": ErrorBody, "description": "A problem with the input, by field (its problems)."}},
     summary="Run your own expression: its trace, forward- and reverse-mode sweeps, and a nudge",
 )
 def post_playground(body: PlaygroundIn) -> Any:
     nudge = (body.nudge.input, body.nudge.h) if body.nudge else None
-    try:
-        return run_playground(body.expression, body.values, body.seed, nudge)
-    except PlaygroundError as error:
-        return JSONResponse({"detail": str(error), "problems": error.as_json()}, status_code=422)
+    return run_playground(body.expression, body.values, body.seed, nudge)  # a PlaygroundError is an InputError: 422

@@ -41,8 +41,9 @@ class StoreAccess:
         self._lock = threading.Lock()
         self.last_store_error: str | None = None
 
-    def store(self) -> Any:
-        """The open ProgressStore, or StoreUnavailable with the StoreError text."""
+    def store(self, request: Any = None) -> Any:
+        """The open ProgressStore, or StoreUnavailable with the StoreError text. (``request``: class mode
+        hands each request the signed-in account's own view; the personal store is everyone's.)"""
         if self._store is not None:
             return self._store
         with self._lock:
@@ -59,9 +60,9 @@ class StoreAccess:
                     raise StoreUnavailable(str(error)) from error
         return self._store
 
-    def try_store(self) -> tuple[Any, str | None]:
+    def try_store(self, request: Any = None) -> tuple[Any, str | None]:
         try:
-            return self.store(), None
+            return self.store(request), None
         except StoreUnavailable as error:
             return None, str(error)
 
@@ -77,7 +78,7 @@ class StoreAccess:
         """Grade one run now: the one seam between the routes and the grader (class mode plugs its own in)."""
         return self.grader.grade(exercise_id, language, source)
 
-    def submit_run(self, exercise_id: str, language: str, source: str, key: str | None) -> dict | None:
+    def submit_run(self, request: Any, exercise_id: str, language: str, source: str, key: str | None) -> dict | None:
         """A queued grader's ticket for the run (class mode in PostgreSQL); None: grade it now with grade()."""
         return None
 

@@ -22,7 +22,7 @@ from typing import Any, Callable
 from chainrule.grading.numbers import all_same_graded, same_graded
 
 __all__ = [
-    "Attempt", "CaseError", "CaseKind", "Fills", "Mistake", "all_zero", "check_messages", "describe", "first_different",
+    "Attempt", "CaseError", "CaseKind", "Fills", "Mistake", "RaisedRecogniser", "all_zero", "check_messages", "describe", "first_different",
     "format_message", "message_fields", "not_finite", "number_field", "numbers_field", "run_all_zero", "sign_flipped",
 ]
 
@@ -56,6 +56,9 @@ class Attempt:
 
 Fills = dict[str, str]
 Recogniser = Callable[[Attempt, list[Attempt]], Fills | None]
+# A test that raised instead of returning numbers: (the error as the harness reported it, {"type",
+# "message", "line"}; the case's inputs as written) -> the fill-ins when the error means this mistake.
+RaisedRecogniser = Callable[[dict, dict], Fills | None]
 
 
 @dataclass(frozen=True)
@@ -66,6 +69,7 @@ class Mistake:
     fields: tuple[str, ...] = ()
     run_level: bool = False
     about: str = ""  # one line for docs and for `lessons check`'s list of mistakes
+    raised: RaisedRecogniser | None = None  # also recognised from an exception (Python's IndexError, ...)
 
 
 @dataclass(frozen=True)

@@ -116,12 +116,31 @@ def _nodes_only(attempt: Attempt, run: list[Attempt]) -> Fills | None:
     return {} if len(attempt.got) == len(attempt.want) - len(attempt.inputs["leaves"]) else None
 
 
+def _first_read_ahead(case: dict) -> Fills | None:
+    """The first node that, computed in list order, reads a value not computed yet: {node, index}."""
+    count = len(case["leaves"])
+    for position, (op, a, b) in enumerate(case["nodes"]):
+        for index in (a, b):
+            if index is not None and index >= count + position:
+                return {"node": str(position), "index": str(index)}
+    return None
+
+
 def _list_order(attempt: Attempt, run: list[Attempt]) -> Fills | None:
     if attempt.matches(attempt.want):
         return None
     for unset in (0.0, math.nan):
         if _same_or_both_nan(attempt.got, _in_list_order(attempt.inputs, unset)):
-            return {}
+            return _first_read_ahead(attempt.inputs)
+    return None
+
+
+def _list_order_raised(error: dict, case: dict) -> Fills | None:
+    """Python's IndexError (a list grown with append, read past its end) or None used in arithmetic (a list
+    filled with None): the list order read a value that is not computed yet."""
+    kind, message = error.get("type", ""), error.get("message", "")
+    if kind == "IndexError" or (kind == "TypeError" and "NoneType" in message):
+        return _first_read_ahead(case)
     return None
 
 
@@ -183,10 +202,11 @@ NODE_WRONG = Mistake(
     _node_wrong, fields=("index", "node", "op", "inputs"), about="the first wrong value (names the node)")
 LIST_ORDER = Mistake(
     "read-before-computed",
-    "Your values match a pass that computes the nodes in the order they are listed, before their inputs are "
-    "ready. Find an order where every node comes after its inputs (a topological order), compute in that "
-    "order, and store each value in its own position.",
-    _list_order, about="the nodes were computed in list order, reading values not computed yet (0 or undefined)")
+    "Your code computes the nodes in the order they are listed, before their inputs are ready: node {node} "
+    "reads value {index} before it is computed. Find an order where every node comes after its inputs (a "
+    "topological order), compute in that order, and store each value in its own position.",
+    _list_order, fields=("node", "index"), raised=_list_order_raised,
+    about="the nodes were computed in list order, reading values not computed yet (0, undefined, None or an IndexError)")
 
 
 def _graph_kind(name: str, any_order: bool, grads: bool) -> CaseKind:

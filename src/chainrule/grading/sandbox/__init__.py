@@ -1,15 +1,22 @@
 """Run untrusted code in layers of isolation, each probed once and reported.
 
-One module per layer, each readable and testable alone:
+One module per layer, each readable and testable alone, applied in the order of layers.LAYERS:
+
+* cgroups.py: a process, a memory and a CPU limit per run (cgroup v2 or v1);
+* rlimits.py: per-process limits (always on);
+* reaper.py: a subreaper that keeps a run's processes when neither a pid namespace nor a cgroup does;
+* bubblewrap.py: namespaces; mounts.py: the read-only file system, the masked /proc entries;
+* seccomp.py: the system-call filter, each denied call with its reason;
+* identity.py: a dedicated unprivileged uid/gid instead of the grader's root, switched to last.
+
+And around them:
 
 * limits.py: what a run may use (Limits) and what happened to it (RunOutcome);
-* rlimits.py: per-process limits (always on);
-* identity.py: a dedicated unprivileged uid/gid instead of the grader's root;
-* bubblewrap.py and mounts.py: namespaces, the read-only file system, the masked /proc entries;
-* cgroups.py: a process and a memory limit per run (cgroup v2 or v1);
-* seccomp.py: the system-call filter, each denied call with its reason;
+* plan.py: one run's config and what each layer adds to it; layers.py: LAYERS, and a run's start and end;
+* launcher.py: how a run without bubblewrap starts: it waits for the grader, then applies the steps that
+  must happen in the new process (no Python runs between fork and exec in the grader);
 * isolation.py: probe() and the report ("strong" = bubblewrap + cgroup + seccomp + identity);
-* runner.py: run(), which composes them.
+* runner.py: run(), the process layer (output, time limit, verdicts).
 
 Nothing here imports a Linux-only module at import time: on other systems probe() says what is missing.
 """

@@ -1,55 +1,33 @@
 """The bubblewrap layer: Linux namespaces (pid, mount, network, IPC, UTS, cgroup; and user, when the
-grader is not root) and a file system of read-only binds, with the sensitive parts of /proc masked.
+grader is not root), a clean environment, and no survivors: the pid namespace dies with its first
+process, and --die-with-parent ties that to the grader. What the file system inside holds is the mounts
+layer's (mounts.py), the filter bwrap loads the seccomp layer's, and setpriv, which bwrap executes
+last, the identity layer's.
 
-Inside: the system directories and program files of mounts.py (read-only), /proc with /proc/sys
-read-only and the entries of mounts.PROC_MASKED covered, a minimal /dev, the scratch directory
-read-only and its `work` subdirectory as a size-capped tmpfs (the only writable place and the working
-directory). No network, no host files, no capabilities, and no survivors: the pid namespace dies with
-its first process, and --die-with-parent ties that to the grader.
-
-With the identity layer, bwrap (run by root) makes no user namespace and ends by executing setpriv,
-which switches to the dedicated user and executes the program: the mounts are made with root's right to
-read the host paths (an interpreter under /root), and nothing inside runs as root.
+With the identity layer, bwrap (run by root) makes no user namespace: the mounts are made with root's
+right to read the host paths (an interpreter under /root), and nothing inside runs as root, because
+setpriv switches to the dedicated user before the program runs.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import select
 import shutil
-import subprocess
-import sys
-import tempfile
-from typing import Sequence
+import time
+from typing import TYPE_CHECKING
 
-from chainrule.grading.sandbox import mounts
-from chainrule.grading.sandbox.limits import MB
-
-# Both mode 000, in the scratch directory: bound over a masked /proc file, and over a masked /proc
-# directory or a package directory.
-MASK_FILE = ".masked-file"
-MASK_DIR = ".masked-dir"
+if TYPE_CHECKING:
+    from chainrule.grading.sandbox.plan import Plan
 
 
-def prepare_scratch(scratch: str) -> None:
-    """Create the scratch directory's `work` subdirectory and the two unreadable mask sources."""
-    os.makedirs(os.path.join(scratch, "work"), exist_ok=True)
-    mask_file, mask_dir = os.path.join(scratch, MASK_FILE), os.path.join(scratch, MASK_DIR)
-    if not os.path.exists(mask_file):
-        os.close(os.open(mask_file, os.O_CREAT | os.O_WRONLY, 0))
-        os.chmod(mask_file, 0)
-    if not os.path.exists(mask_dir):
-        os.mkdir(mask_dir, 0)
-        os.chmod(mask_dir, 0)
-
-
-def build(bwrap: str, scratch: str, program: str, read_only: Sequence[str], env: dict[str, str],
-          work_bytes: int = 64 * MB, seccomp_fd: int | None = None,
-          drop_to: tuple[int, int] | None = None) -> list[str]:
-    """bwrap's argv, up to and including the `--` before the program (or before setpriv, which switches
-    to the `drop_to` (uid, gid) and then executes the program)."""
-    prepare_scratch(scratch)
-    argv = [bwrap, "--die-with-parent", "--new-session", "--clearenv"]
-    if drop_to is None:
+def prepare(plan: Plan) -> None:
+    """bwrap's namespaces, capabilities, environment and working directory: the start of plan.bwrap."""
+    if not plan.isolation.bubblewrap:
+        return
+    argv = [plan.isolation.bubblewrap, "--die-with-parent", "--new-session", "--clearenv"]
+    if plan.isolation.identity is None:
         # Run as root, bwrap would keep every capability inside the sandbox: enough to remount the
         # read-only binds writable (mount_setattr) or mount cgroup hierarchies and lift the limits.
         argv += ["--unshare-all", "--cap-drop", "ALL"]
@@ -58,74 +36,63 @@ def build(bwrap: str, scratch: str, program: str, read_only: Sequence[str], env:
         # CAP_SETUID/CAP_SETGID just long enough to become the dedicated user, which has no capability.
         argv += ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
                  "--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
-    system = mounts.system_dirs()
-    files = list(dict.fromkeys(mounts.program_binds(program) + [os.path.realpath(p) for p in read_only]
-                               + ([mounts.setpriv()] if drop_to else [])))
-    files = [p for p in files if not _inside(p, system)]
-    for path in system + files:
-        argv += ["--ro-bind", path, path]
-    for target, link in mounts.root_links():
-        argv += ["--symlink", target, link]
-    # /proc/sys read-only: without the identity layer uid 0 inside is the host's root.
-    argv += ["--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys"]
-    mask_file, mask_dir = os.path.join(scratch, MASK_FILE), os.path.join(scratch, MASK_DIR)
-    for path in mounts.masked_proc_paths():
-        argv += ["--ro-bind", mask_dir if os.path.isdir(path) else mask_file, path]
-    # /dev/shm is a small tmpfs and the rest of /dev read-only, so `work` is the one sizeable writable place.
-    argv += ["--dev", "/dev", "--size", str(MB), "--tmpfs", "/dev/shm", "--remount-ro", "/dev"]
-    for path in mounts.package_dirs(tuple(system + files)):
-        argv += ["--ro-bind", mask_dir, path]
-    work = os.path.join(scratch, "work")
-    argv += ["--ro-bind", scratch, scratch, "--size", str(work_bytes)]
-    argv += ["--perms", "0777"] if drop_to else []  # bwrap makes it as root; the dedicated user writes there
-    argv += ["--tmpfs", work]
-    # The directories bwrap creates to hold the binds are private to root: let every user through them,
-    # but not list them (an empty `chainrule` directory on the way to the runtime files would otherwise
-    # import as a namespace package).
-    for directory in _created_parents(system + files + [scratch, "/proc/sys", "/dev/shm"]):
-        argv += ["--chmod", "0711", directory]
-    argv += ["--remount-ro", "/", "--chdir", work]
-    for key, value in env.items():
+    for key, value in plan.env.items():
         argv += ["--setenv", key, value]
-    if seccomp_fd is not None:
-        argv += ["--seccomp", str(seccomp_fd)]
-    argv.append("--")
-    if drop_to is not None:
-        uid, gid = drop_to
-        argv += [mounts.setpriv(), f"--reuid={uid}", f"--regid={gid}", "--clear-groups", "--inh-caps=-all",
-                 "--no-new-privs", "--"]
-    return argv
+    plan.gate = Gate()
+    plan.bwrap = argv + ["--chdir", plan.work] + plan.gate.options
 
 
-def _inside(path: str, directories: Sequence[str]) -> bool:
-    return any(path == d or path.startswith(d.rstrip("/") + "/") for d in directories)
+class Gate:
+    """bwrap's own wait: it writes its child's pid on --info-fd once it has made the namespaces, and after
+    the mounts it reads --block-fd before it forks the program. Meanwhile the grader takes both processes
+    in (the cgroup, the rlimits: plan.on_start), so the program starts inside every layer."""
 
+    def __init__(self) -> None:
+        self.info, info_end = os.pipe()
+        block_end, self.block = os.pipe()
+        self.child_fds = [info_end, block_end]  # bwrap's ends, closed here once it has them
+        self.own_fds = [self.info, self.block]
+        self.options = ["--info-fd", str(info_end), "--block-fd", str(block_end)]
 
-def _created_parents(bound: Sequence[str]) -> list[str]:
-    """Every ancestor of a bound path that is not itself bound or inside a bind, shallowest first."""
-    parents = set()
-    for path in bound:
-        parent = os.path.dirname(path)
-        while parent not in ("/", ""):
-            parents.add(parent)
-            parent = os.path.dirname(parent)
-    return sorted((p for p in parents if not _inside(p, bound) and p not in ("/proc", "/dev")),
-                  key=lambda p: (p.count("/"), p))
+    def command(self, plan: Plan) -> list[str]:
+        return plan.command()
+
+    def waiting(self, process, timeout: float) -> list[int]:
+        """The pids that wait: bwrap and its child in the new namespaces (OSError if bwrap made none)."""
+        self._close_child_fds()
+        report, deadline = b"", time.monotonic() + timeout
+        while select.select([self.info], [], [], max(0.0, deadline - time.monotonic()))[0]:
+            chunk = os.read(self.info, 4096)
+            if not chunk:  # bwrap closes it once it has written
+                break
+            report += chunk
+        try:
+            return [process.pid, int(json.loads(report)["child-pid"])]
+        except (ValueError, KeyError, TypeError):
+            if process.poll() is None:
+                raise OSError(f"bwrap made no sandbox within {timeout:g} s") from None
+            # Before its clone (no report), bwrap alone held its stderr: reading it cannot block.
+            said = process.stderr.read(300).decode(errors="replace").strip() if process.stderr and not report else ""
+            raise OSError(f"bwrap could not make the sandbox: {said or f'exit status {process.returncode}'}") from None
+
+    def go(self, timeout: float) -> str | None:
+        """Let bwrap fork the program; bwrap's own failures from here on are the run's exit status and stderr."""
+        os.write(self.block, b"g")
+        return None
+
+    def _close_child_fds(self) -> None:
+        while self.child_fds:
+            os.close(self.child_fds.pop())
+
+    def close(self) -> None:
+        self._close_child_fds()
+        while self.own_fds:
+            os.close(self.own_fds.pop())
 
 
 def probe() -> tuple[str | None, list[tuple[str, str]]]:
-    """The path of a bwrap that runs this interpreter as the grader's user, or why there is none."""
+    """The path of bwrap, or why there is none (isolation.py then tries a run under it)."""
     bwrap = shutil.which("bwrap")
     if not bwrap:
         return None, [("bubblewrap", "bwrap was not found on PATH (install the bubblewrap package)")]
-    with tempfile.TemporaryDirectory(prefix="chainrule-probe-") as scratch:
-        try:
-            argv = build(bwrap, scratch, sys.executable, [], {"PATH": "/usr/bin:/bin"})
-            done = subprocess.run(argv + [os.path.realpath(sys.executable), "-I", "-S", "-c", "print('ok')"],
-                                  stdin=subprocess.DEVNULL, capture_output=True, timeout=10)
-        except (OSError, subprocess.TimeoutExpired) as error:
-            return None, [("bubblewrap", f"{bwrap} could not run: {error}")]
-        if done.returncode != 0 or done.stdout.strip() != b"ok":
-            detail = done.stderr.decode(errors="replace").strip()[:300] or f"exit status {done.returncode}"
-            return None, [("bubblewrap", f"{bwrap} --unshare-all failed: {detail}")]
     return bwrap, []

@@ -6,9 +6,11 @@ memory and cpu hierarchies: memory.limit_in_bytes, cpu.cfs_quota_us). The CPU li
 CPU time per period for the whole group: however many processes a run forks, each in its own session
 (its own scheduler autogroup), together they get `Limits.cpu_cores` of CPU time per wall second, one
 core by default, matching the one-grading-per-core gate. Without a usable cpu controller the run keeps
-its process and memory limits, and the report says the CPU limit is missing. At the end of a run
-every process left in the group (and any group a submission made below it) is killed, and the groups
-are removed. Linux only; nothing here runs at import.
+its process and memory limits, and the report says the CPU limit is missing. The grader moves the run's
+first processes (bwrap and its child, or the launcher) into the group while they wait, before anything
+of the program runs (as nsjail does from its parent), so every process of the run starts inside it. At
+the end of a run every process left in the group (and any group a submission made below it) is killed,
+and the groups are removed. Linux only; nothing here runs at import.
 """
 
 from __future__ import annotations
@@ -18,8 +20,12 @@ import signal
 import time
 import uuid
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from chainrule.grading.sandbox.limits import Limits
+
+if TYPE_CHECKING:
+    from chainrule.grading.sandbox.plan import Plan
 
 
 CPU_PERIOD_US = 100_000  # the scheduler's accounting period for the quota (100 ms, the kernel's default)
@@ -87,8 +93,11 @@ class RunCgroup:
         self.version = version
         self.paths = paths
 
-    def procs_files(self) -> list[str]:
-        return [str(p / "cgroup.procs") for p in self.paths]
+    def admit(self, pids: list[int]) -> None:
+        """Move the processes `pids` (the run's first ones, waiting at its gate) into the run's groups."""
+        for path in self.paths:
+            for pid in pids:
+                _write(path / "cgroup.procs", str(pid))
 
     def memory_exceeded(self) -> bool:
         if self.version == 2:
@@ -234,8 +243,17 @@ def _with_cpu(backend: CgroupBackend, cpu_parent: Path, limits: Limits) -> Cgrou
     return trial
 
 
-def join(procs_files: list[str]) -> None:
-    """In the child, before it gives up root: move the calling process into the run's groups."""
-    for procs in procs_files:
-        with open(procs, "w") as f:
-            f.write("0")  # "0" means the writing process itself
+def prepare(plan: Plan) -> None:
+    """A fresh group for the run (without it, when it cannot be made: the run goes on and says so). The
+    grader moves the run's first processes into it while they wait, as nsjail does from its parent."""
+    if not plan.isolation.cgroup:
+        return
+    try:
+        group = plan.isolation.cgroup.create(plan.limits)
+    except OSError as error:
+        plan.isolation = plan.isolation.without("cgroup", f"could not create this run's cgroup: {error}")
+        return
+    plan.cgroup = group
+    plan.cleanups.append(group.remove)
+    plan.on_start.append(group.admit)
+    plan.on_stop.append(lambda process, deadline: group.kill_all(deadline))

@@ -11,13 +11,11 @@ from __future__ import annotations
 
 import functools
 import os
-import subprocess
 import sys
-import tempfile
 import threading
 from dataclasses import dataclass
 
-from chainrule.grading.sandbox import bubblewrap, cgroups, identity, seccomp
+from chainrule.grading.sandbox import bubblewrap, cgroups, identity, layers, seccomp
 
 OPTIONAL_LAYERS = ("bubblewrap", "cgroup", "seccomp", "identity")
 
@@ -107,27 +105,26 @@ def _probe_unless(layer: str, switch: str, probe_layer, missing: list[tuple[str,
     return found
 
 
+def _probe_bubblewrap() -> tuple[str | None, list[tuple[str, str]]]:
+    """The path of a bwrap that runs this interpreter as a run would run it, or why there is none."""
+    bwrap, missing = bubblewrap.probe()
+    if bwrap is None:
+        return None, missing
+    problem = layers.trial(Isolation(bubblewrap=bwrap, cgroup=None, seccomp=None, missing=()))
+    if problem:
+        return None, [("bubblewrap", f"{bwrap} could not run the interpreter in its namespaces: {problem}")]
+    return bwrap, []
+
+
 def _probe_identity(bwrap: str | None) -> tuple[tuple[int, int] | None, list[tuple[str, str]]]:
     """The dedicated user, if this grader can run the interpreter as it (through bwrap when there is one)."""
     uid, gid = identity.sandbox_ids()
     reason = identity.unavailable_reason(uid)
     if reason:
         return None, [("identity", reason)]
-    with tempfile.TemporaryDirectory(prefix="chainrule-probe-") as scratch:
-        os.chmod(scratch, 0o711)
-        try:
-            prefix = (bubblewrap.build(bwrap, scratch, sys.executable, [], {"PATH": "/usr/bin:/bin"}, drop_to=(uid, gid))
-                      if bwrap else [])
-            # Without bubblewrap the child switches users itself, just before it executes the interpreter.
-            switch = None if bwrap else functools.partial(identity.drop_to, uid, gid)
-            done = subprocess.run(prefix + [os.path.realpath(sys.executable), "-I", "-S", "-c", "print('ok')"],
-                                  stdin=subprocess.DEVNULL, capture_output=True, timeout=10, cwd="/",
-                                  preexec_fn=switch)
-        except (OSError, subprocess.SubprocessError) as error:
-            return None, [("identity", f"could not run the interpreter as uid {uid}: {error}")]
-    if done.returncode != 0 or done.stdout.strip() != b"ok":
-        detail = done.stderr.decode(errors="replace").strip()[:300] or f"exit status {done.returncode}"
-        return None, [("identity", f"the interpreter does not run as uid {uid}: {detail}")]
+    problem = layers.trial(Isolation(bubblewrap=bwrap, cgroup=None, seccomp=None, missing=(), identity=(uid, gid)))
+    if problem:
+        return None, [("identity", f"the interpreter does not run as uid {uid}: {problem}")]
     return (uid, gid), []
 
 
@@ -141,7 +138,7 @@ def probe_cached() -> Isolation:
     if not sys.platform.startswith("linux"):
         return _not_linux()
     missing: list[tuple[str, str]] = []
-    bwrap = _probe_unless("bubblewrap", "CHAINRULE_SANDBOX_NO_BWRAP", bubblewrap.probe, missing)
+    bwrap = _probe_unless("bubblewrap", "CHAINRULE_SANDBOX_NO_BWRAP", _probe_bubblewrap, missing)
     cgroup = _probe_unless("cgroup", "CHAINRULE_SANDBOX_NO_CGROUP", cgroups.probe, missing)
     program = _probe_unless("seccomp", "CHAINRULE_SANDBOX_NO_SECCOMP", seccomp.probe, missing)
     ids = _probe_unless("identity", "CHAINRULE_SANDBOX_NO_IDENTITY", lambda: _probe_identity(bwrap), missing)

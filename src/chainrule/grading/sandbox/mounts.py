@@ -1,4 +1,4 @@
-"""What exists inside the sandbox's file system, and what is masked there.
+"""The mounts layer: what exists inside bubblewrap's file system, and what is masked there.
 
 Only these are bound (read-only): the system's binaries and shared libraries (/usr/bin and the
 architecture's library directory), the program's own executable, and, for the Python interpreter, its
@@ -11,6 +11,10 @@ The /proc entries in PROC_MASKED are covered by an unreadable file or directory,
 do: each would tell a submission about the host's kernel, memory or other processes. Each mask is one
 more mount per run, so the list is the container runtimes' set and the entries a review found
 readable, not every file of /proc.
+
+Inside: these binds, /proc with /proc/sys read-only and the entries of PROC_MASKED covered, a minimal
+/dev, the scratch directory read-only and its `work` subdirectory as a size-capped tmpfs (the only
+writable place and the working directory); then the root is remounted read-only.
 """
 
 from __future__ import annotations
@@ -20,6 +24,18 @@ import glob
 import os
 import sys
 import sysconfig
+from typing import TYPE_CHECKING, Sequence
+
+from chainrule.grading.sandbox import identity
+from chainrule.grading.sandbox.limits import MB
+
+if TYPE_CHECKING:
+    from chainrule.grading.sandbox.plan import Plan
+
+# Both mode 000, in the scratch directory: bound over a masked /proc file, and over a masked /proc
+# directory or a package directory.
+MASK_FILE = ".masked-file"
+MASK_DIR = ".masked-dir"
 
 PACKAGE_DIR_NAMES = ("site-packages", "dist-packages", "node_modules")
 
@@ -116,11 +132,64 @@ def program_binds(executable: str) -> list[str]:
     return [real]
 
 
-def setpriv() -> str:
-    """util-linux's setpriv, which the identity layer uses inside bubblewrap to switch users."""
-    import shutil
+def prepare(plan: Plan) -> None:
+    """Under bubblewrap: the file system, as bwrap's mount operations in the order bwrap applies them."""
+    if not plan.isolation.bubblewrap:
+        return
+    scratch = plan.scratch
+    _make_mask_sources(scratch)
+    switches_user = plan.isolation.identity is not None
+    system = system_dirs()
+    files = list(dict.fromkeys(program_binds(plan.program[0]) + [os.path.realpath(p) for p in plan.read_only]
+                               + ([identity.setpriv()] if switches_user else [])))
+    files = [p for p in files if not _inside(p, system)]
+    argv: list[str] = []
+    for path in system + files:
+        argv += ["--ro-bind", path, path]
+    for target, link in root_links():
+        argv += ["--symlink", target, link]
+    # /proc/sys read-only: without the identity layer uid 0 inside is the host's root.
+    argv += ["--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys"]
+    mask_file, mask_dir = os.path.join(scratch, MASK_FILE), os.path.join(scratch, MASK_DIR)
+    for path in masked_proc_paths():
+        argv += ["--ro-bind", mask_dir if os.path.isdir(path) else mask_file, path]
+    # /dev/shm is a small tmpfs and the rest of /dev read-only, so `work` is the one sizeable writable place.
+    argv += ["--dev", "/dev", "--size", str(MB), "--tmpfs", "/dev/shm", "--remount-ro", "/dev"]
+    for path in package_dirs(tuple(system + files)):
+        argv += ["--ro-bind", mask_dir, path]
+    argv += ["--ro-bind", scratch, scratch, "--size", str(plan.limits.work_bytes)]
+    argv += ["--perms", "0777"] if switches_user else []  # bwrap makes it as root; the dedicated user writes there
+    argv += ["--tmpfs", plan.work]
+    # The directories bwrap creates to hold the binds are private to root: let every user through them,
+    # but not list them (an empty `chainrule` directory on the way to the runtime files would otherwise
+    # import as a namespace package).
+    for directory in _created_parents(system + files + [scratch, "/proc/sys", "/dev/shm"]):
+        argv += ["--chmod", "0711", directory]
+    plan.bwrap += argv + ["--remount-ro", "/"]
 
-    found = shutil.which("setpriv", path="/usr/bin:/bin:/usr/sbin:/sbin")
-    if not found:
-        raise OSError("setpriv (from util-linux) was not found; it switches to the sandbox's user")
-    return os.path.realpath(found)
+
+def _make_mask_sources(scratch: str) -> None:
+    """The two unreadable mask sources in the scratch directory."""
+    mask_file, mask_dir = os.path.join(scratch, MASK_FILE), os.path.join(scratch, MASK_DIR)
+    if not os.path.exists(mask_file):
+        os.close(os.open(mask_file, os.O_CREAT | os.O_WRONLY, 0))
+        os.chmod(mask_file, 0)
+    if not os.path.exists(mask_dir):
+        os.mkdir(mask_dir, 0)
+        os.chmod(mask_dir, 0)
+
+
+def _inside(path: str, directories: Sequence[str]) -> bool:
+    return any(path == d or path.startswith(d.rstrip("/") + "/") for d in directories)
+
+
+def _created_parents(bound: Sequence[str]) -> list[str]:
+    """Every ancestor of a bound path that is not itself bound or inside a bind, shallowest first."""
+    parents = set()
+    for path in bound:
+        parent = os.path.dirname(path)
+        while parent not in ("/", ""):
+            parents.add(parent)
+            parent = os.path.dirname(parent)
+    return sorted((p for p in parents if not _inside(p, bound) and p not in ("/proc", "/dev")),
+                  key=lambda p: (p.count("/"), p))

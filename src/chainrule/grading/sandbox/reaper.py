@@ -1,85 +1,94 @@
-"""The reaper: a small supervisor that outlives every process of a run, then kills them all.
-
-    python -I -S reaper.py UID GID SECCOMP_FD -- PROGRAM ARG...     ("-" for what is not used)
+"""The reaper layer: a small supervisor that outlives every process of a run, then kills them all.
 
 Used when a run has neither bubblewrap (its pid namespace ends with its first process) nor a cgroup
-(which lists every process in it). Without either, the processes of a run could only be found by
-something they carry, and everything a process carries can be shed: a child that calls setsid leaves
-the process group, and one that re-executes itself with an empty environment leaves no marker.
+(which lists every process in it), on Linux. Without either, the processes of a run could only be
+found by something they carry, and everything a process carries can be shed: a child that calls
+setsid leaves the process group, and one that re-executes itself with an empty environment leaves
+no marker.
 
-What a process cannot shed is its ancestry. This program marks itself a child subreaper
-(PR_SET_CHILD_SUBREAPER): an orphan anywhere below it (a setsid'd grandchild whose parent exited)
-is re-parented to it rather than to init, so every process the run ever starts stays its descendant.
-It starts PROGRAM in a child, which first drops to the sandbox's user (UID/GID) and loads the
-system-call filter (the BPF program read from SECCOMP_FD), so that the reaper itself keeps the
-grader's user: the learner's code, running as another user, cannot kill it. When PROGRAM exits, or
-when the grader sends SIGTERM (the wall-clock limit, the output limit), it kills every descendant
-(SIGKILL, over and over, until it has no children left) and exits as PROGRAM did: the same status,
-or the same signal.
-
-Standard library only, and no chainrule import: it runs in a fresh interpreter with -I -S.
+What a process cannot shed is its ancestry. The launcher, at this step, marks itself a child subreaper
+(PR_SET_CHILD_SUBREAPER) and forks: an orphan anywhere below it (a setsid'd grandchild whose parent
+exited) is re-parented to it rather than to init, so every process the run ever starts stays its
+descendant. The child goes on with the next steps (the filter, the switch to the sandbox's user) and
+executes the program; the reaper itself keeps the grader's user, so the learner's code, running as
+another user, cannot kill it. When the program exits, or when the grader sends SIGTERM (the
+wall-clock limit, the output limit), it kills every descendant (SIGKILL, over and over, until it has
+no children left) and exits as the program did: the same status, or the same signal.
 """
 
 from __future__ import annotations
 
-import ctypes
 import os
 import signal
 import sys
 import time
 
+TYPE_CHECKING = False  # the launcher imports this module: no `typing` and no package imports
+if TYPE_CHECKING:
+    from chainrule.grading.sandbox.plan import Plan
+
 PR_SET_CHILD_SUBREAPER = 36
-PR_SET_NO_NEW_PRIVS = 38
-PR_SET_SECCOMP = 22
-SECCOMP_MODE_FILTER = 2
 SWEEP_SECONDS = 2.0
 
-libc = ctypes.CDLL(None, use_errno=True)
+
+def prepare(plan: Plan) -> None:
+    if plan.isolation.bubblewrap or plan.cgroup is not None or not sys.platform.startswith("linux"):
+        return
+    plan.reaped = True
+    plan.step("reaper")
+    plan.on_stop.append(stop)
+
+
+def stop(process, deadline: float) -> None:
+    """In the grader: ask the reaper to kill every process of the run (it may have done so already), and
+    wait for it."""
+    import subprocess  # not at the top: the launcher imports this module
+
+    try:
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=max(0.1, deadline - time.monotonic()))
+    except (OSError, subprocess.TimeoutExpired):
+        pass
 
 
 class _Stop(Exception):
     """The grader asked the run to end (SIGTERM)."""
 
 
-class _SockFprog(ctypes.Structure):
-    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+def in_child() -> None:
+    """In the launcher: fork; the child returns (and goes on to the next steps), this process supervises
+    the run and never returns."""
+    from chainrule.grading.sandbox.seccomp import prctl
 
-
-def _prctl(option: int, value: int) -> None:
-    if libc.prctl(option, ctypes.c_ulong(value), ctypes.c_ulong(0), ctypes.c_ulong(0), ctypes.c_ulong(0)) != 0:
-        number = ctypes.get_errno()
-        raise OSError(number, f"prctl({option}): {os.strerror(number)}")
-
-
-def _load_filter(fd: int) -> None:
-    """Load the BPF program (an array of struct sock_filter, as bubblewrap's --seccomp takes it)."""
-    chunks = []
-    while chunk := os.read(fd, 65536):
-        chunks.append(chunk)
-    os.close(fd)
-    program = b"".join(chunks)
-    buffer = ctypes.create_string_buffer(program, len(program))
-    fprog = _SockFprog(len(program) // 8, ctypes.cast(buffer, ctypes.c_void_p))
-    _prctl(PR_SET_NO_NEW_PRIVS, 1)
-    if libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) != 0:
-        number = ctypes.get_errno()
-        raise OSError(number, f"loading the system-call filter: {os.strerror(number)}")
-
-
-def _start(uid: int | None, gid: int | None, seccomp_fd: int | None, argv: list[str]) -> None:
-    """In the child: become the sandbox's user, load the filter, become PROGRAM. Never returns."""
+    prctl(PR_SET_CHILD_SUBREAPER, 1)
+    statuses: dict[int, int] = {}
+    program = 0
     try:
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        if uid is not None and gid is not None:
-            os.setgroups([])
-            os.setresgid(gid, gid, gid)
-            os.setresuid(uid, uid, uid)
-        if seccomp_fd is not None:
-            _load_filter(seccomp_fd)
-        os.execv(argv[0], argv)
-    except BaseException as error:  # anything: the child must never return into the reaper's code
-        os.write(2, f"the sandbox could not start {argv[0]}: {error}\n".encode(errors="replace"))
-    os._exit(127)
+        signal.signal(signal.SIGTERM, _stop)  # inside the try: a SIGTERM at any moment still sweeps
+        program = os.fork()
+        if program == 0:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            return
+        os.closerange(3, 65536)  # the supervisor holds no file of the run's (the filter, the grader's sync)
+        while program not in statuses:
+            pid, status = os.waitpid(-1, 0)  # reaps re-parented orphans too
+            statuses[pid] = status
+    except (_Stop, ChildProcessError):
+        pass
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    _sweep(statuses)
+    status = statuses.get(program, 0)
+    if os.WIFSIGNALED(status):
+        number = os.WTERMSIG(status)
+        if number not in (signal.SIGKILL, signal.SIGSTOP):  # the two whose action cannot be set
+            signal.signal(number, signal.SIG_DFL)
+        os.kill(os.getpid(), number)  # end as PROGRAM ended: killed by the same signal
+    os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)
+
+
+def _stop(signum, frame) -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # once: the sweep itself must not be interrupted
+    raise _Stop
 
 
 def _children() -> set[int]:
@@ -127,45 +136,3 @@ def _sweep(statuses: dict[int, int]) -> None:
             except ProcessLookupError:
                 pass
         time.sleep(0.001)
-
-
-def _stop(signum, frame) -> None:
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # once: the sweep itself must not be interrupted
-    raise _Stop
-
-
-def main(args: list[str]) -> None:
-    uid, gid, seccomp_fd = (None if value == "-" else int(value) for value in args[:3])
-    argv = args[4:]
-    _prctl(PR_SET_CHILD_SUBREAPER, 1)
-    statuses: dict[int, int] = {}
-    program = 0
-    try:
-        signal.signal(signal.SIGTERM, _stop)  # inside the try: a SIGTERM at any moment still sweeps
-        program = os.fork()
-        if program == 0:
-            _start(uid, gid, seccomp_fd, argv)
-        if seccomp_fd is not None:
-            os.close(seccomp_fd)
-        while program not in statuses:
-            pid, status = os.waitpid(-1, 0)  # reaps re-parented orphans too
-            statuses[pid] = status
-    except (_Stop, ChildProcessError):
-        pass
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    _sweep(statuses)
-    status = statuses.get(program, 0)
-    if os.WIFSIGNALED(status):
-        number = os.WTERMSIG(status)
-        if number not in (signal.SIGKILL, signal.SIGSTOP):  # the two whose action cannot be set
-            signal.signal(number, signal.SIG_DFL)
-        os.kill(os.getpid(), number)  # end as PROGRAM ended: killed by the same signal
-    os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)
-
-
-if __name__ == "__main__":
-    try:
-        main(sys.argv[1:])
-    except OSError as error:
-        os.write(2, f"the sandbox's reaper could not start: {error}\n".encode(errors="replace"))
-        os._exit(126)

@@ -1,4 +1,6 @@
-"""The rlimits layer: per-process limits, set in the child between fork and exec (always on, POSIX only).
+"""The rlimits layer: per-process limits (always on, POSIX only), lowered by the grader on the run's
+waiting processes (prlimit) before anything of the program runs, or, where there is no prlimit (not
+Linux), by the launcher on itself; the program and everything it starts inherit them.
 
 RLIMIT_NPROC is not used: it does not bind root and counts threads (node needs several); the cgroup's
 pids.max bounds processes instead.
@@ -6,23 +8,31 @@ pids.max bounds processes instead.
 
 from __future__ import annotations
 
-from chainrule.grading.sandbox.limits import Limits
+TYPE_CHECKING = False  # the launcher imports this module: no `typing` (tens of ms) and no package imports
+if TYPE_CHECKING:
+    from chainrule.grading.sandbox.limits import Limits
+    from chainrule.grading.sandbox.plan import Plan
 
 
-def apply(limits: Limits) -> None:
-    """Lower this process's limits to `limits` (called in the child; `resource` is POSIX-only)."""
-    import resource
+def prepare(plan: Plan) -> None:
+    try:
+        import resource
+    except ImportError:  # not a POSIX system: nothing may run without these limits
+        raise OSError("per-process limits need Python's resource module, which this system lacks") from None
+    if hasattr(resource, "prlimit"):  # Linux: the grader lowers them on the processes waiting at the gate
+        plan.on_start.append(lambda pids: lower(pids, settings(plan.limits)))
+    else:
+        plan.step("rlimits", *settings(plan.limits))
 
+
+def settings(limits: Limits) -> list[str]:
+    """Every limit as NAME=SOFT:HARD."""
     cpu = max(1, int(limits.cpu_seconds))
-    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))  # SIGXCPU first, SIGKILL a second later
-    for name, value in planned(limits):
-        setting = getattr(resource, name, None)
-        if setting is not None:  # RLIMIT_MSGQUEUE exists on Linux only
-            resource.setrlimit(setting, (value, value))
+    return [f"RLIMIT_CPU={cpu}:{cpu + 1}"] + [f"{name}={value}:{value}" for name, value in planned(limits)]
 
 
 def planned(limits: Limits) -> list[tuple[str, int]]:
-    """(name, value) of every limit besides CPU: what `apply` sets, for the report and the docs."""
+    """(name, value) of every limit besides CPU (soft 5 s, hard a second later: SIGXCPU, then SIGKILL)."""
     return [
         ("RLIMIT_AS", limits.address_space_bytes),
         ("RLIMIT_FSIZE", limits.file_size_bytes),
@@ -31,3 +41,32 @@ def planned(limits: Limits) -> list[tuple[str, int]]:
         # Each POSIX message queue is charged to its user's RLIMIT_MSGQUEUE budget: allow none.
         ("RLIMIT_MSGQUEUE", limits.message_queue_bytes),
     ]
+
+
+def lower(pids: list[int], limits: list[str]) -> None:
+    """In the grader: lower the limits (NAME=SOFT:HARD each) of the processes `pids`, waiting at the gate."""
+    import resource
+
+    for pid in pids:
+        for number, values in _parsed(limits):
+            resource.prlimit(pid, number, values)
+
+
+def in_child(*limits: str) -> None:
+    """In the launcher: lower this process's limits (NAME=SOFT:HARD each)."""
+    import resource
+
+    for number, values in _parsed(limits):
+        resource.setrlimit(number, values)
+
+
+def _parsed(limits) -> list[tuple[int, tuple[int, int]]]:
+    import resource
+
+    found = []
+    for setting in limits:
+        name, values = setting.split("=")
+        soft, hard = values.split(":")
+        if hasattr(resource, name):  # RLIMIT_MSGQUEUE exists on Linux only
+            found.append((getattr(resource, name), (int(soft), int(hard))))
+    return found

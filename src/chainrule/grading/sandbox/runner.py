@@ -3,27 +3,23 @@
 The process layer (always on): a separate process in a new session (so the whole group can be
 killed), a clean environment, a fresh scratch directory as working directory, stdin closed,
 stdout/stderr read incrementally and capped, a wall-clock timeout, and a bounded wait for the pipes
-(a child that calls setsid and keeps them open cannot hang the grader). Between fork and exec the child
-joins its cgroup and lowers its rlimits. Under bubblewrap, bwrap loads the seccomp filter and setpriv,
-last, switches to the dedicated user; without bubblewrap the child does both itself before exec.
+(a child that calls setsid and keeps them open cannot hang the grader). The other layers are planned,
+started and ended in their order by layers.py.
 """
 
 from __future__ import annotations
 
-import functools
 import os
 import selectors
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 import uuid
-from pathlib import Path
 from typing import Sequence
 
-from chainrule.grading.sandbox import bubblewrap, cgroups, identity, rlimits, seccomp
-from chainrule.grading.sandbox.isolation import Isolation, probe
+from chainrule.grading.sandbox import layers
+from chainrule.grading.sandbox.isolation import probe
 from chainrule.grading.sandbox.limits import Limits, RunOutcome
 
 
@@ -35,41 +31,14 @@ def scratch_directory() -> tempfile.TemporaryDirectory:
     return tempfile.TemporaryDirectory(prefix="chainrule-grade-", ignore_cleanup_errors=True)
 
 
-def _prepare_child(limits: Limits, cgroup_procs: list[str], ids: tuple[int, int] | None, seccomp_filter) -> None:
-    """Runs in the child between fork and exec, in this order: the cgroup and rlimits need root's
-    rights, so they come before the switch of user; the filter comes last."""
-    cgroups.join(cgroup_procs)
-    rlimits.apply(limits)
-    if ids is not None:
-        identity.drop_to(*ids)
-    if seccomp_filter is not None:
-        seccomp_filter.load()
-
-
-REAPER = Path(__file__).with_name("reaper.py")
-
-
-def _under_reaper(command: list[str], isolation: Isolation, seccomp_fd: int | None) -> list[str]:
-    """The command started by the reaper (reaper.py): used when neither a pid namespace nor a cgroup
-    holds the run's processes. The reaper keeps the grader's user; its child drops to the sandbox's."""
-    uid, gid = isolation.identity or ("-", "-")
-    fd = "-" if seccomp_fd is None else str(seccomp_fd)
-    return [os.path.realpath(sys.executable), "-I", "-S", str(REAPER), str(uid), str(gid), fd, "--", *command]
-
-
-def _end_reaper(process: subprocess.Popen, deadline: float) -> None:
-    """Ask the reaper to kill every process of the run (it may have done so already), and wait for it."""
-    try:
-        process.send_signal(signal.SIGTERM)
-        process.wait(timeout=max(0.1, deadline - time.monotonic()))
-    except (OSError, subprocess.TimeoutExpired):
-        pass
-
-
 def _kill_marked(marker: str) -> None:
     """Without namespaces or cgroups: SIGKILL every process whose environment carries the run's marker."""
     needle = marker.encode()
-    for entry in os.listdir("/proc"):
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return
+    for entry in entries:
         if not entry.isdigit() or int(entry) == os.getpid():
             continue
         try:
@@ -78,24 +47,6 @@ def _kill_marked(marker: str) -> None:
                     os.kill(int(entry), signal.SIGKILL)
         except OSError:
             pass
-
-
-def _kill_group(pid: int) -> None:
-    """SIGKILL the run's process group (its session leader's pid); gone already is fine."""
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except OSError:
-        pass
-
-
-def _give_to(isolation: Isolation, scratch: str, work: str) -> None:
-    """Let the dedicated user reach its inputs (traverse only) and, without bubblewrap, write in `work`
-    (under bubblewrap `work` is a tmpfs the user may write)."""
-    if isolation.identity is None:
-        return
-    os.chmod(scratch, 0o711)
-    if not isolation.bubblewrap:
-        os.chown(work, *isolation.identity)
 
 
 def run(
@@ -117,8 +68,7 @@ def run(
                           start_error="running submissions needs a POSIX system; grading in a sandbox needs Linux")
     marker = f"CHAINRULE_SANDBOX_RUN={uuid.uuid4().hex}"
     work = os.path.join(scratch, "work")
-    os.makedirs(work, exist_ok=True)
-    _give_to(isolation, scratch, work)
+    key, value = marker.split("=", 1)
     clean_env = {
         "PATH": "/usr/local/bin:/usr/bin:/bin",
         "HOME": work,
@@ -127,88 +77,29 @@ def run(
         "PYTHONIOENCODING": "utf-8",
         "PYTHONDONTWRITEBYTECODE": "1",
         **(env or {}),
+        key: value,
     }
-    key, value = marker.split("=", 1)
-    clean_env[key] = value
-    command = list(argv)
-    report = isolation.report()
-    cgroup = None
-    if isolation.cgroup:
-        try:
-            cgroup = isolation.cgroup.create(limits)
-        except OSError as error:
-            # This run goes without its group (every other layer still applies), and says so.
-            isolation = isolation.without("cgroup", f"could not create this run's cgroup: {error}")
-            report = isolation.report()
-    # Neither a pid namespace nor a cgroup to find every process of the run by: the reaper keeps them.
-    reaped = not isolation.bubblewrap and cgroup is None
-    seccomp_fd: int | None = None
-    direct_filter = None
-    if isolation.seccomp is not None:
-        if isolation.bubblewrap or reaped:
-            seccomp_fd = os.memfd_create("chainrule-seccomp", 0)  # bwrap or the reaper reads the BPF program
-            os.write(seccomp_fd, isolation.seccomp)
-            os.lseek(seccomp_fd, 0, os.SEEK_SET)
-        else:
-            direct_filter = seccomp.build_filter()  # loaded in the child just before exec
     try:
-        if isolation.bubblewrap:
-            wrapper = bubblewrap.build(isolation.bubblewrap, scratch, command[0], read_only, clean_env,
-                                       limits.work_bytes, seccomp_fd, drop_to=isolation.identity)
-            # The program by its real path: a virtual environment's link points outside what is mounted.
-            command = wrapper + [os.path.realpath(command[0])] + command[1:]
-        elif reaped:
-            command = _under_reaper(command, isolation, seccomp_fd)
+        plan = layers.plan_run(isolation, limits, scratch, argv, read_only, clean_env)
     except OSError as error:
-        if seccomp_fd is not None:
-            os.close(seccomp_fd)
-        if cgroup:
-            cgroup.remove()
-        return RunOutcome(stdout=b"", stderr=b"", returncode=None, signal=None, isolation=report,
-                          start_error=f"could not prepare the sandbox's file system: {error}")
-
-    pass_fds = [seccomp_fd] if seccomp_fd is not None else []
-    # Under bubblewrap, setpriv switches users inside (bwrap needs root to mount); under the reaper, the
-    # reaper's child does; otherwise the child does, just before exec.
-    switch_in_child = None if isolation.bubblewrap or reaped else isolation.identity
+        return RunOutcome(stdout=b"", stderr=b"", returncode=None, signal=None, isolation=isolation.report(),
+                          start_error=f"could not prepare the sandbox: {error.strerror or error}")
+    report = plan.isolation.report()  # without the layers this run lost (a cgroup that could not be made)
     started = time.monotonic()
     deadline = started + limits.wall_seconds
     try:
-        process = subprocess.Popen(
-            command,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            cwd=work,
-            env=clean_env,
-            start_new_session=True,
-            close_fds=True,
-            pass_fds=pass_fds,
-            preexec_fn=functools.partial(
-                _prepare_child, limits, cgroup.procs_files() if cgroup else [], switch_in_child, direct_filter
-            ),
-        )
-    except (OSError, subprocess.SubprocessError) as error:
-        if cgroup:
-            cgroup.remove()
-        return RunOutcome(
-            stdout=b"", stderr=b"", returncode=None, signal=None, isolation=report,
-            start_error=f"could not start {command[0]}: {error}",
-        )
-    finally:
-        if seccomp_fd is not None:
-            os.close(seccomp_fd)
+        process = layers.start(plan)
+    except layers.StartError as error:
+        plan.clean_up()
+        return RunOutcome(stdout=b"", stderr=b"", returncode=None, signal=None, isolation=report,
+                          start_error=str(error))
 
     stdout, stderr, timed_out, output_exceeded = _read_capped(process, limits, deadline)
-    # Whatever is left (a setsid child, a fork bomb) dies now: the reaper's sweep, the group, the cgroup,
+    # Whatever is left (a setsid child, a fork bomb) dies now: the reaper's sweep, the cgroup, the group,
     # or the marked environment.
     kill_deadline = time.monotonic() + 2.0
-    if reaped:
-        _end_reaper(process, kill_deadline)
-    _kill_group(process.pid)
-    if cgroup:
-        cgroup.kill_all(kill_deadline)
-    if not isolation.bubblewrap and not cgroup:
+    layers.stop(plan, process, kill_deadline)
+    if not plan.isolation.bubblewrap and plan.cgroup is None:
         _kill_marked(marker)
     try:
         process.wait(timeout=max(0.1, kill_deadline - time.monotonic()))
@@ -223,13 +114,13 @@ def run(
     sig = None
     if returncode is not None and returncode < 0:
         sig = -returncode
-    elif isolation.bubblewrap and returncode is not None and returncode > 128:
+    elif plan.isolation.bubblewrap and returncode is not None and returncode > 128:
         sig = returncode - 128  # bwrap reports a child killed by signal N as exit status 128 + N
     memory_exceeded = process_limit_hit = False
-    if cgroup:
-        memory_exceeded = cgroup.memory_exceeded()
-        process_limit_hit = cgroup.process_limit_hit()
-        cgroup.remove()
+    if plan.cgroup:
+        memory_exceeded = plan.cgroup.memory_exceeded()
+        process_limit_hit = plan.cgroup.process_limit_hit()
+    plan.clean_up()
     return RunOutcome(
         stdout=stdout,
         stderr=stderr,

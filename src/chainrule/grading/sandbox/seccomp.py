@@ -5,13 +5,20 @@ group carries the reason it is denied. Besides those: sockets other than AF_UNIX
 without bubblewrap), clone() with a namespace flag, and io_uring and clone3 with ENOSYS (io_uring would
 bypass the filter; clone3's flags cannot be inspected; ENOSYS makes libuv and glibc fall back).
 
-Needs pyseccomp and libseccomp (Linux); imported lazily, so this module imports everywhere.
+The grader compiles the filter once (probe) with pyseccomp and libseccomp (Linux; imported lazily, so
+this module imports everywhere) and hands each run the BPF program in a memory file: bwrap --seccomp
+loads it, or, without bubblewrap, the launcher (in_child), while still the grader's user; the switch to
+the dedicated user comes after it, last.
 """
 
 from __future__ import annotations
 
 import errno
-import tempfile
+import os
+
+TYPE_CHECKING = False  # the launcher imports this module: no `typing` and no package imports
+if TYPE_CHECKING:
+    from chainrule.grading.sandbox.plan import Plan
 
 DENIED: tuple[tuple[tuple[str, ...], str], ...] = (
     (("io_setup", "io_submit", "io_getevents", "io_pgetevents", "io_cancel", "io_destroy"),
@@ -79,6 +86,8 @@ def _add(flt, action, name: str, *args) -> None:
 
 def probe() -> tuple[bytes | None, list[tuple[str, str]]]:
     """The compiled BPF program of the filter (bwrap --seccomp loads it), or why there is none."""
+    import tempfile
+
     try:
         import pyseccomp  # noqa: F401
     except ImportError as error:
@@ -98,3 +107,50 @@ def probe() -> tuple[bytes | None, list[tuple[str, str]]]:
     if not program:
         return None, [("seccomp", "libseccomp produced an empty filter")]
     return program, []
+
+
+def prepare(plan: Plan) -> None:
+    """The compiled filter in a memory file the run inherits: for bwrap --seccomp, or for in_child."""
+    if plan.isolation.seccomp is None:
+        return
+    fd = os.memfd_create("chainrule-seccomp", 0)
+    plan.pass_fds.append(fd)  # the grader's copy is closed once the run has started (or the plan ends)
+    os.write(fd, plan.isolation.seccomp)
+    os.lseek(fd, 0, os.SEEK_SET)
+    if plan.isolation.bubblewrap:
+        plan.bwrap += ["--seccomp", str(fd)]  # bwrap loads it just before it executes what follows
+    else:
+        plan.step("seccomp", fd)
+
+
+PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 38, 22, 2
+
+
+def in_child(fd: str) -> None:
+    """In the launcher: load the BPF program (an array of struct sock_filter, as bwrap --seccomp takes it)
+    from the file `fd`, for this process and everything it executes."""
+    import ctypes
+
+    chunks = []
+    while chunk := os.read(int(fd), 65536):
+        chunks.append(chunk)
+    os.close(int(fd))
+    program = b"".join(chunks)
+
+    class SockFprog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+    buffer = ctypes.create_string_buffer(program, len(program))
+    fprog = SockFprog(len(program) // 8, ctypes.cast(buffer, ctypes.c_void_p))
+    prctl(PR_SET_NO_NEW_PRIVS, ctypes.c_ulong(1))  # nothing executed from here on gains privileges
+    prctl(PR_SET_SECCOMP, ctypes.c_ulong(SECCOMP_MODE_FILTER), ctypes.byref(fprog))
+
+
+def prctl(option: int, *args) -> None:
+    """Linux's prctl(option, *args), or an OSError naming the option."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(option, *args, *[ctypes.c_ulong(0)] * (4 - len(args))) != 0:
+        number = ctypes.get_errno()
+        raise OSError(number, f"prctl({option}): {os.strerror(number)}")

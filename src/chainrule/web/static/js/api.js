@@ -39,7 +39,7 @@ export function requestInit(method, body, extraHeaders = {}, raw = false) {
   const headers = { Accept: "application/json", ...extraHeaders };
   if (tokenFromUrl) headers["X-Chainrule-Token"] = tokenFromUrl;
   // Class mode (`chainrule serve`): a change carries the CSRF token its cookie holds (web/class_gate.py).
-  const csrf = document.cookie.match(/(?:^|; )chainrule_csrf=([^;]+)/);
+  const csrf = document.cookie.match(/(?:^|; )(?:__Host-)?chainrule_csrf=([^;]+)/);
   if (csrf && method !== "GET") headers["X-CSRF-Token"] = decodeURIComponent(csrf[1]);
   const init = { method, headers, credentials: "same-origin" };
   if (body !== undefined) {

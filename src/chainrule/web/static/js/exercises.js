@@ -1,10 +1,19 @@
 // Section 05: three graded exercises, each with a language switch, a CodeMirror editor,
 // reset, "Run tests" and per-test results. The latest code per exercise and language is
 // saved (debounced) and restored on reload. Hints open one at a time on request; the model
-// solution opens after a few runs that did not pass, or earlier if the learner confirms.
+// solution opens by itself at the run that makes it the lesson's number of runs that did not pass
+// (3 unless lesson.json says otherwise), or earlier if the learner asks and confirms.
+// Numbers on this page are the server's texts (expected_text, actual_text): nothing here formats one.
 import { get, put, el, debounce } from "./api.js";
 import { renderMath } from "./math.js";
 import { follow, runTests, waitingRuns } from "./jobs.js";
+
+// What went wrong, said where it matters: the notice at the top may be dismissed, or gone after a reconnect.
+function failureReason(error) {
+  if (error && error.status === 0) return "the lesson server did not answer.";
+  const detail = error && error.detail ? String(error.detail) : "no explanation came back.";
+  return /[.!?]$/.test(detail) ? detail : `${detail}.`;
+}
 
 const LANGUAGE_NAMES = { python: "Python", javascript: "JavaScript", typescript: "TypeScript" };
 const SAVE_DELAY_MS = 700;
@@ -76,7 +85,7 @@ async function renderExercise(list, exercise, index, codemirror, savedCode, save
     } catch (error) {
       saveStatus.textContent = error.status === 0
         ? "Not saved yet: kept in this browser, and saved when the server is back."
-        : "Not saved: see the message at the top.";
+        : `Not saved: ${failureReason(error)}`;
     }
   }, SAVE_DELAY_MS);
 
@@ -133,10 +142,15 @@ async function renderExercise(list, exercise, index, codemirror, savedCode, save
   showSavedResult();
   // Closing or reloading the page right after typing still saves the latest code.
   window.addEventListener("pagehide", () => save.flush());
-  // Back after an outage: send what was typed meanwhile.
+  // Back after an outage: send what was typed meanwhile, and say that a run that could not reach the
+  // server can be made now (the notice at the top is gone by then).
   window.addEventListener("chainrule:reconnected", () => {
     const draft = remembered(draftKey(exercise.id, language));
     if (draft !== null) { save(language, draft); save.flush(); }
+    if (runStatus.dataset.outage === "true") {
+      runStatus.textContent = "The lesson server is back: press Run tests to run them.";
+      delete runStatus.dataset.outage;
+    }
   });
 
   async function switchTo(lang) {
@@ -195,7 +209,10 @@ async function renderExercise(list, exercise, index, codemirror, savedCode, save
       savedCode[key(lang)] = source;
       showRun(lang, result);
     } catch (error) {
-      runStatus.textContent = "The tests did not run: see the message at the top.";
+      runStatus.dataset.outage = String(error.status === 0);
+      runStatus.textContent = error.status === 0
+        ? "The tests did not run: the lesson server did not answer. This page notices when it is back."
+        : `The tests did not run: ${failureReason(error)}`;
     } finally {
       runButton.disabled = false;
       results.removeAttribute("aria-busy");
@@ -204,9 +221,8 @@ async function renderExercise(list, exercise, index, codemirror, savedCode, save
   block.dataset.language = language;
 }
 
+// Why a run ended without every test's own result (the counts follow, when there are tests).
 const VERDICT_TEXT = {
-  passed: "All tests passed.",
-  failed: "Some tests failed.",
   error: "Your code could not run.",
   timeout: "Your code took too long (time limit).",
   "cpu-limit": "Your code used too much CPU time.",
@@ -219,21 +235,26 @@ const VERDICT_TEXT = {
   "type-error": "TypeScript found type errors, so this run does not pass (the tests ran anyway).",
 };
 
-function numbers(values) {
-  if (values === null || values === undefined) return "—";
-  if (!Array.isArray(values)) return String(values);
-  return `[${values.map((v) => (v === null ? "null" : String(v))).join(", ")}]`;
+const plural = (count, word) => `${count} ${word}${count === 1 ? "" : "s"}`;
+
+/** One header that matches the counts below it: what passed, what failed, what raised or never finished. */
+export function headline(result) {
+  const tests = result.tests || [];
+  const count = (status) => tests.filter((test) => test.status === status).length;
+  if (result.verdict === "passed") return tests.length === 1 ? "The test passed." : `All ${tests.length} tests passed.`;
+  if (!tests.length) return VERDICT_TEXT[result.verdict] || "This run was not graded.";
+  const parts = [`${count("pass")} of ${plural(tests.length, "test")} passed`];
+  if (count("fail")) parts.push(`${count("fail")} failed`);
+  if (count("error")) parts.push(`${count("error")} ${result.verdict === "error" ? "raised an error" : "did not finish"}`);
+  const counts = `${parts.join("; ")}.`;
+  const why = result.verdict === "failed" || result.verdict === "error" ? "" : VERDICT_TEXT[result.verdict] || "";
+  return why ? `${why} ${counts}` : counts;
 }
 
 function renderResult(holder, result, restored) {
   const summary = el("div", { class: `verdict verdict-${result.status}` },
-    el("strong", { class: "verdict-text" }, VERDICT_TEXT[result.verdict] || `Verdict: ${result.verdict}`),
-    el("span", { class: "verdict-code" }, ` (${result.verdict})`));
-  const passed = (result.tests || []).filter((test) => test.status === "pass").length;
-  const facts = el("p", { class: "result-facts" },
-    `${passed} of ${(result.tests || []).length} tests passed`,
-    result.duration_ms !== undefined ? ` · ${Math.round(result.duration_ms)} ms` : "",
-    restored ? " · your last run" : "");
+    el("strong", { class: "verdict-text" }, headline(result)));
+  const facts = el("p", { class: "result-facts" }, restored ? "Shown: your last run, kept from before." : "");
   const isolation = result.isolation || {};
   // One sentence for the learner; the layers, and why any is missing, folded away for whoever runs the server.
   const isolationLine = el("p", { class: `isolation isolation-${isolation.level}` },
@@ -245,28 +266,40 @@ function renderResult(holder, result, restored) {
     el("summary", {}, "Sandbox layers"),
     el("p", {}, `Isolation: ${isolation.level || "unknown"}; layers in use: ${layers.join(", ") || "none"}.`),
     missing.length ? el("ul", {}, ...missing) : "");
-  const parts = [summary, facts, isolationLine, isolationDetails];
-  if (result.message) parts.push(el("pre", { class: "result-message" }, result.message));
-  const tests = el("ol", { class: "test-results" });
-  for (const test of result.tests || []) {
+  const parts = [summary];
+  if (restored) parts.push(facts);
+  // The diagnosis once, at the top; the tests below do not repeat it. A run that stopped (or never ran)
+  // says why in its message; a run whose tests all reported needs no more than the header and the tests.
+  const tests = result.tests || [];
+  if (result.diagnosis) {
+    parts.push(el("p", { class: "result-diagnosis" }, el("strong", {}, "What went wrong: "), result.diagnosis));
+  } else if (result.message && (!tests.length || !["passed", "failed", "error"].includes(result.verdict))) {
+    parts.push(el("pre", { class: "result-message" }, result.message));
+  }
+  parts.push(isolationLine, isolationDetails);
+  const list = el("ol", { class: "test-results" });
+  for (const test of tests) {
     const item = el("li", { class: `test test-${test.status}`, "data-status": test.status },
-      el("span", { class: `test-status badge ${test.status}` }, test.status === "pass" ? "pass" : test.status),
+      el("span", { class: `test-status badge ${test.status}` }, test.status),
       " ", el("span", { class: "test-name" }, test.name));
     if (test.status !== "pass" || test.expected) {
       const table = el("table", { class: "expected-actual" },
         el("tbody", {},
-          el("tr", {}, el("th", { scope: "row" }, "expected"), el("td", { class: "expected" }, numbers(test.expected))),
-          el("tr", {}, el("th", { scope: "row" }, "actual"), el("td", { class: "actual" }, numbers(test.actual)))));
+          el("tr", {}, el("th", { scope: "row" }, "expected"), el("td", { class: "expected" }, test.expected_text || "—")),
+          el("tr", {}, el("th", { scope: "row" }, "actual"), el("td", { class: "actual" }, test.actual_text || "—"))));
       item.append(table);
     }
-    if (test.message) item.append(el("p", { class: "test-message" }, test.message));
+    const said = typeof test.problems === "string" ? test.problems : test.message;
+    if (said) item.append(el("p", { class: "test-message" }, said));
+    const sameAsTop = result.diagnosis_mistake && test.mistake === result.diagnosis_mistake;
+    if (test.hint && typeof test.problems === "string" && !sameAsTop) item.append(el("p", { class: "test-hint" }, test.hint));
     if (test.output) item.append(el("details", {}, el("summary", {}, "Output"), el("pre", {}, test.output)));
     if (test.test_code) item.append(el("details", {}, el("summary", {}, "Test code"), el("pre", {}, test.test_code)));
-    tests.append(item);
+    list.append(item);
   }
   const typeErrors = typeErrorList(result);
   if (typeErrors) parts.push(typeErrors);
-  parts.push(tests);
+  parts.push(list);
   holder.replaceChildren(...parts);
   holder.dataset.status = result.status;
   holder.dataset.verdict = result.verdict;
@@ -289,8 +322,6 @@ function typeErrorList(result) {
     el("ul", {}, ...items));
 }
 
-const plural = (count, word) => `${count} ${word}${count === 1 ? "" : "s"}`;
-
 // Hints on request, one at a time, and the model solution behind a few failed runs or a confirm.
 // currentLanguage() is the editor's language; the solution is shown in it, next to the learner's
 // code (never replacing it).
@@ -299,7 +330,6 @@ function renderHelp(exercise, help, currentLanguage) {
   const hintCount = exercise.hint_count || 0;
   let hintsShown = 0;
   let confirmed = false;   // the learner asked for the solution and confirmed, or it opened by itself
-  let failedRuns = null;   // as the server last counted them; null until asked
   let solutionOpen = false;
   let answers = 0;         // solution requests answered (data-solution-answers, for tests)
 
@@ -341,19 +371,25 @@ function renderHelp(exercise, help, currentLanguage) {
       hintsShown = hint.number;
       element.dataset.hintsShown = String(hintsShown);
     } catch (error) {
-      status.textContent = "The hint did not load: see the message at the top.";
+      status.textContent = `The hint did not load: ${failureReason(error)}`;
     } finally {
       hintButton.disabled = false;
       labelHintButton();
     }
   });
 
-  const showSolution = async (withConfirm) => {
+  // One behaviour, as the lesson says: after `needed` runs that do not pass the solution opens by itself
+  // (once, at that run); sooner, asking shows a confirm first; once open, it opens again at a click.
+  const showSolution = async (withConfirm, { byItself = false } = {}) => {
     const language = currentLanguage();
     const query = `language=${encodeURIComponent(language)}${withConfirm ? "&confirm=true" : ""}`;
     const body = await get(`${base}/solution?${query}`, "load the model solution");
-    failedRuns = body.failed_runs;
-    element.dataset.solutionAnswers = String(++answers);
+    if (byItself) {
+      // After a run: only the run that makes the number opens it (a later one leaves it as the learner set it).
+      if (!body.unlocked || body.failed_runs !== body.needed || solutionOpen) return;
+    } else {
+      element.dataset.solutionAnswers = String(++answers);  // answers to the learner's own requests
+    }
     if (!body.unlocked) {
       const left = body.needed - body.failed_runs;
       confirmText.textContent = `So far ${plural(body.failed_runs, "run")} did not pass; the model solution opens ` +
@@ -367,11 +403,15 @@ function renderHelp(exercise, help, currentLanguage) {
     confirmed = true;
     solutionOpen = true;
     confirmBox.hidden = true;
-    solutionNote.textContent = `Model solution (${LANGUAGE_NAMES[body.language] || body.language}). ` +
-      "Compare it with your code; your code in the editor is unchanged.";
+    const name = LANGUAGE_NAMES[body.language] || body.language;
+    solutionNote.textContent = byItself
+      ? `The model solution (${name}) opened by itself: ${plural(body.failed_runs, "run")} did not pass. ` +
+        "Compare it with your code; your code in the editor is unchanged."
+      : `Model solution (${name}). Compare it with your code; your code in the editor is unchanged.`;
     solutionCode.textContent = body.source;
     solution.hidden = false;
     element.dataset.solution = "open";
+    element.dataset.solutionOpened = byItself ? "by-itself" : "asked";
     solution.dataset.language = body.language;
     solutionButton.textContent = "Hide the model solution";
   };
@@ -379,7 +419,7 @@ function renderHelp(exercise, help, currentLanguage) {
   const guarded = (action) => async () => {
     solutionButton.disabled = true;
     try { await action(); } catch (error) {
-      status.textContent = "The model solution did not load: see the message at the top.";
+      status.textContent = `The model solution did not load: ${failureReason(error)}`;
     } finally { solutionButton.disabled = false; }
   };
 
@@ -400,10 +440,10 @@ function renderHelp(exercise, help, currentLanguage) {
 
   return {
     element,
-    // A graded run that did not pass: one closer to the solution opening by itself.
+    // A graded run that did not pass: at the run that reaches the number, the solution opens by itself.
     failedRun() {
-      if (failedRuns !== null) failedRuns += 1;
       if (!confirmBox.hidden) confirmBox.hidden = true;
+      return guarded(() => showSolution(false, { byItself: true }))();
     },
     async languageChanged() {
       if (solutionOpen) await guarded(() => showSolution(confirmed))();

@@ -1,8 +1,10 @@
 // Section 03, after the animation: change the inputs and watch every value and gradient change at
 // once, then nudge one input by a small h and compare (change in the output) / h with its gradient.
-// Every number comes from the engine on the server (POST /api/lessons/{id}/explore/{graph}), which also
-// reads what was typed: a problem is said once, at its field, and the graph never shows numbers for
-// other inputs as if they were for what is typed now.
+// Every number comes from the engine on the server (POST /api/lessons/{id}/explore/{graph}), with its
+// text: nothing here formats a number. The server also reads what was typed: a problem is said once, at
+// its field, and the graph never shows numbers for other inputs as if they were for what is typed now.
+// When a value or a gradient is inf or nan, the server says where the first one came from (non_finite),
+// and the nudge check says whether change / h and the gradient agree, and if not, why (its note).
 import { post, el, debounce } from "./api.js";
 import { GraphTable, GraphView, currentShape, finalState, markScrolling, numberText } from "./graph.js";
 
@@ -16,6 +18,14 @@ export function renderExplore(slot, lesson, trace, base) {
   const holder = el("div", { class: "explore", id: "explore" });
   const figure = el("figure", { class: "graph-figure" });
   const status = el("p", { class: "explore-status", "aria-live": "polite" });
+  // Where the first inf or nan came from (the node and its operation), while there is one.
+  const origin = el("p", { class: "non-finite-note", id: "explore-non-finite", hidden: true });
+  const sayOrigin = (steps) => {
+    const found = steps && steps.non_finite;
+    origin.hidden = !found;
+    origin.textContent = found ? found.text : "";
+    holder.dataset.nonFinite = found ? found.node : "";
+  };
   let view = null;
   const title = "The example graph with your inputs";
   const table = new GraphTable(trace, { title });
@@ -73,6 +83,7 @@ export function renderExplore(slot, lesson, trace, base) {
       if (ticket !== asked) return;  // a newer change is on its way
       current = answer.trace;
       show();
+      sayOrigin(current);
       fieldProblem(null);
       markStale(false);
       const out = current.nodes.find((node) => node.id === current.output);
@@ -123,37 +134,46 @@ export function renderExplore(slot, lesson, trace, base) {
     if (ticket !== asked) return;
     current = answer.trace;
     show();
+    sayOrigin(current);
     fieldProblem(null);
     markStale(false);
-    const n = answer.nudge;
-    const name = output.label;
     const out = current.nodes.find((node) => node.id === current.output);
     status.textContent = `${out.label} = ${numberText(out, "data")}. Every value and gradient above is for your inputs.`;
-    const rows = [
-      [`${name} before`, n.before_text],
-      [`${name} after moving ${n.input} by ${n.h_text}`, n.after_text],
-      [`change in ${name}`, n.change_text],
-      [`change / h`, n.ratio_text],
-      [`gradient d${name}/d${n.input} from the backward pass`, n.grad_text],
-    ];
-    nudgeResult.replaceChildren(
-      el("table", { class: "nudge-table" }, el("tbody", {}, ...rows.map(([what, value], index) =>
-        el("tr", { "data-row": ["before", "after", "change", "ratio", "grad"][index] }, el("th", { scope: "row" }, what), el("td", {}, value))))),
-      el("p", { class: "nudge-note" },
-        `change / h is ${n.ratio_text} and the gradient is ${n.grad_text}: for a small h they agree, because the gradient `
-        + `is how much ${name} moves per unit of ${n.input}.`));
+    nudgeResult.replaceChildren(nudgeTable(answer.nudge, output.label));
   });
 
   holder.append(
     el("h3", {}, "Explore: change the inputs"),
     el("p", {}, "Type other values for the inputs: the engine runs the graph forward and backward again, and every box shows its new value and gradient."),
-    inputs, problem, el("div", { class: "inline" }, reset), figure, status, table.element,
+    inputs, problem, el("div", { class: "inline" }, reset), figure, status, origin, table.element,
     el("h3", {}, "Nudge check"),
     el("p", {}, "A gradient says how much the output moves per unit of an input. Nudge an input by a small h and compare."),
     nudgeForm);
   slot.append(holder);
   draw();
+  sayOrigin(trace);
   window.addEventListener("resize", debounce(() => markScrolling(figure, title), 150));
   window.matchMedia("(max-width: 40rem)").addEventListener("change", draw);
   return { update };
+}
+
+/**
+ * The nudge check's numbers (the server's texts) and its note, which says whether change / h and the
+ * gradient agree and, if not, why (a kink, h not small, an inf or nan and where it came from).
+ * Shared with the playground.
+ */
+export function nudgeTable(n, name) {
+  const rows = [
+    ["before", `${name} before`, n.before_text],
+    ["after", `${name} after moving ${n.input} by ${n.h_text}`, n.after_text],
+    ["change", `change in ${name}`, n.change_text],
+    ["ratio", "change / h", n.ratio_text],
+    ["grad", `gradient ${n.symbol} from the backward pass`, n.grad_text],
+  ];
+  const table = el("table", { class: "nudge-table" }, el("tbody", {}, ...rows.map(([key, what, text]) =>
+    el("tr", { "data-row": key }, el("th", { scope: "row" }, what), el("td", {}, text)))));
+  const note = el("p", { class: "nudge-note", "data-verdict": n.verdict }, n.note);
+  const holder = document.createDocumentFragment();
+  holder.append(table, note);
+  return holder;
 }

@@ -40,15 +40,10 @@ export function playSteps(trace) {
   ];
 }
 
-/**
- * The server's text of `entry[key]`: entry[key + "_text"], or the playground's entry.display[key]; a trace
- * without texts shows the bare number.
- */
+/** The server's text of `entry[key]` (entry[key + "_text"]; every trace carries them); "?" without one. */
 export function numberText(entry, key) {
   const text = entry[`${key}_text`];
-  if (typeof text === "string") return text;
-  const shown = entry.display && entry.display[key];
-  return typeof shown === "string" ? shown : String(entry[key]);
+  return typeof text === "string" ? text : "?";
 }
 
 /** Values and gradients known after the first `position` steps, as the texts to show (node id -> text). */

@@ -9,7 +9,7 @@ const POLL_MS = 1000;
 const RETRY_MS = [1000, 2000, 3000, 5000];
 
 // Class mode's pages carry a CSRF cookie; the personal lesson server has no jobs.
-const classMode = () => /(?:^|; )chainrule_csrf=/.test(document.cookie);
+const classMode = () => /(?:^|; )(?:__Host-)?chainrule_csrf=/.test(document.cookie);
 const pause = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function newKey() {

@@ -1,9 +1,10 @@
 // The playground: the learner's own expression, run by the engine on the server (POST /api/playground),
 // stepped through with the lessons' graph player, with forward mode beside reverse mode and a nudge
-// check. Every number on this page is the server's display text (".text" and ".display" in the answer):
-// nothing here formats or computes a number.
+// check. Every number on this page is the server's text (the "<key>_text" beside each number in the
+// answer, the trace's included): nothing here formats or computes a number.
 import { el, clearLoading, debounce, requestInit } from "./api.js";
-import { GraphPlayer } from "./graph.js";
+import { nudgeTable } from "./explore.js";
+import { GraphPlayer, numberText } from "./graph.js";
 
 const RUN_URL = "/api/playground";
 const main = document.getElementById("main");
@@ -182,7 +183,7 @@ function markStale(reason) {
 }
 
 function runDescription(result) {
-  const inputs = result.values.map((entry) => `${entry.name} = ${entry.text}`).join(", ");
+  const inputs = result.values.map((entry) => `${entry.name} = ${entry.value_text}`).join(", ");
   return inputs ? `${result.expression} with ${inputs}` : result.expression;
 }
 
@@ -198,8 +199,14 @@ function show(result) {
   renderSweeps(result);
   renderNudge(result, sameNames);
   const output = result.trace.nodes.find((node) => node.id === result.trace.output);
-  status.replaceChildren(`${runDescription(result)}: ${output.label} = ${output.display.data}. `,
+  status.replaceChildren(`${runDescription(result)}: ${output.label} = ${numberText(output, "data")}. `,
     "Every value and gradient on this page is for these inputs.");
+  // Where the first inf or nan came from: the node and the operation that made it.
+  const found = result.trace.non_finite;
+  const origin = document.getElementById("pg-non-finite");
+  origin.hidden = !found;
+  origin.textContent = found ? found.text : "";
+  results.dataset.nonFinite = found ? found.node : "";
   results.hidden = false;
   results.dataset.state = "current";
 }
@@ -210,7 +217,7 @@ function renderInputs(result) {
   const rows = result.values.map((entry) => {
     const id = `pg-value-${entry.name}`;  // names are letters, digits and _ only (the parser's rule)
     const input = el("input", {
-      id, type: "text", inputmode: "decimal", autocomplete: "off", class: "number-input", value: entry.text,
+      id, type: "text", inputmode: "decimal", autocomplete: "off", class: "number-input", value: entry.value_text,
       "data-name": entry.name, "aria-describedby": `${id}-problem`,
     });
     const problem = el("p", { class: "field-error", id: `${id}-problem`, "aria-live": "polite" });
@@ -267,10 +274,10 @@ function renderSweeps(result) {
   choice.addEventListener("change", () => { seed = choice.value; run(); });
   const symbols = sweeps.symbols;
   const agreement = sweeps.agree
-    ? [`Both give ${symbols.result} = `, el("strong", {}, sweeps.forward.text),
+    ? [`Both give ${symbols.result} = `, el("strong", {}, sweeps.forward_text),
       `: forward mode as the tangent of ${out}, reverse mode as the gradient at ${by}.`]
-    : [`Here they differ: forward mode gives ${symbols.result} = `, el("strong", {}, sweeps.forward.text),
-      ", reverse mode ", el("strong", {}, sweeps.reverse.text),
+    : [`Here they differ: forward mode gives ${symbols.result} = `, el("strong", {}, sweeps.forward_text),
+      ", reverse mode ", el("strong", {}, sweeps.reverse_text),
       ". An infinity or a nan on the way makes the two sums come out differently."];
   const head = el("tr", {},
     el("th", { scope: "col" }, "Node"),
@@ -282,9 +289,9 @@ function renderSweeps(result) {
   },
   el("th", { scope: "row" }, el("span", { class: "pg-node-label" }, row.label),
     row.formula ? el("span", { class: "pg-node-formula" }, row.formula) : null),
-  el("td", { "data-col": "value" }, row.value.text),
-  el("td", { "data-col": "tangent", class: "pg-forward" }, row.tangent.text),
-  el("td", { "data-col": "grad", class: "pg-reverse" }, row.grad.text)));
+  el("td", { "data-col": "value" }, row.value_text),
+  el("td", { "data-col": "tangent", class: "pg-forward" }, row.tangent_text),
+  el("td", { "data-col": "grad", class: "pg-reverse" }, row.grad_text)));
   const table = el("table", { class: "pg-sweeps-table" },
     el("caption", { class: "visually-hidden" }, `Every node's value, its tangent ${symbols.tangent} from forward mode and its gradient ${symbols.grad} from reverse mode`),
     el("thead", {}, head), el("tbody", {}, ...rows));
@@ -334,19 +341,7 @@ function renderNudge(result, sameNames) {
   const n = result.nudge;
   if (!n) { slot.replaceChildren(); return; }
   const out = result.sweeps ? result.sweeps.output : "the output";
-  const rows = [
-    ["before", `${out} before`, n.before.text],
-    ["after", `${out} after moving ${n.input} by ${n.h.text}`, n.after.text],
-    ["change", `change in ${out}`, n.change.text],
-    ["ratio", "change / h", n.ratio.text],
-    ["grad", `gradient ${n.symbol} from the backward pass`, n.grad.text],
-  ];
-  slot.replaceChildren(
-    el("table", { class: "nudge-table" }, el("tbody", {}, ...rows.map(([key, what, text]) =>
-      el("tr", { "data-row": key }, el("th", { scope: "row" }, what), el("td", {}, text))))),
-    el("p", { class: "nudge-note" },
-      `change / h is ${n.ratio.text} and the gradient is ${n.grad.text}: for a small h they are close, because the `
-      + `gradient is how far ${out} moves per unit of ${n.input}.`));
+  slot.replaceChildren(nudgeTable(n, out));
 }
 
 // ---------------------------------------------------------------- start

@@ -2,7 +2,6 @@
 // learner's timeline. Everything comes from /api/class/... (routes_class.py); text goes in as text only.
 import { get, post, el, clearLoading } from "./api.js";
 
-const percent = (share) => (share === null || share === undefined ? "–" : `${Math.round(share * 100)} %`);
 
 function cell(state, label) {
   const kind = state === true ? "passed" : state === false ? "wrong" : "none";
@@ -39,9 +38,10 @@ function grid(data) {
   return el("table", { class: "class-grid" }, el("thead", {}, lessons, head), el("tbody", {}, ...rows));
 }
 
-function bar(share) {
-  const width = share === null ? 0 : Math.round(share * 100);
-  return el("span", {}, el("span", { class: "bar-track", "aria-hidden": "true" }, el("span", { class: "bar", style: `width: ${width}%` })), percent(share));
+// A share as a bar (its width) beside the server's text of it (numbers are written by the server).
+function bar(share, text) {
+  const width = share === null || share === undefined ? 0 : share * 100;
+  return el("span", {}, el("span", { class: "bar-track", "aria-hidden": "true" }, el("span", { class: "bar", style: `width: ${width}%` })), text);
 }
 
 function exercisesTable(data) {
@@ -50,9 +50,9 @@ function exercisesTable(data) {
   const rows = data.exercises.map((item) => el("tr", { "data-exercise": item.exercise_id },
     el("td", { "data-label": "Exercise" }, item.exercise_id),
     el("td", { "data-label": "Runs" }, String(item.runs)),
-    el("td", { "data-label": "Passed" }, bar(item.learners_tried ? item.learners_passed / item.learners_tried : null)),
-    el("td", { "data-label": "Passed at the first run" }, percent(item.passed_first_run)),
-    el("td", { "data-label": "Median runs to pass" }, item.median_runs_to_pass === null ? "–" : String(item.median_runs_to_pass)),
+    el("td", { "data-label": "Passed" }, bar(item.learners_tried ? item.learners_passed / item.learners_tried : null, item.passed_text)),
+    el("td", { "data-label": "Passed at the first run" }, item.passed_first_run_text),
+    el("td", { "data-label": "Median runs to pass" }, item.median_runs_to_pass_text),
     el("td", { "data-label": "Diagnoses" }, item.diagnoses.length
       ? el("ul", {}, ...item.diagnoses.map((d) => el("li", {}, `${d.diagnosis} (${d.runs})`))) : "–")));
   return el("table", { class: "class-table" }, el("thead", {}, head), el("tbody", {}, ...rows));
@@ -63,8 +63,8 @@ function questionsTable(data) {
   const rows = data.questions.map((item) => el("tr", {},
     el("td", { "data-label": "Question" }, `${item.lesson_id} / ${item.question_id}`),
     el("td", { "data-label": "Answered" }, String(item.learners_answered)),
-    el("td", { "data-label": "First answer right" }, bar(item.share_right)),
-    el("td", { "data-label": "Recall now (predicted)" }, bar(item.recall_now)),
+    el("td", { "data-label": "First answer right" }, bar(item.share_right, item.share_right_text)),
+    el("td", { "data-label": "Recall now (predicted)" }, bar(item.recall_now, item.recall_now_text)),
     el("td", { "data-label": "Most chosen wrong answer" }, item.most_chosen_wrong ? `${item.most_chosen_wrong.answer} (${item.most_chosen_wrong.times}×)` : "–")));
   return el("table", { class: "class-table" }, el("thead", {}, head), el("tbody", {}, ...rows));
 }
@@ -89,7 +89,7 @@ async function showTimeline(learnerId) {
 }
 
 async function main() {
-  const csrf = document.cookie.match(/(?:^|; )chainrule_csrf=([^;]+)/);
+  const csrf = document.cookie.match(/(?:^|; )(?:__Host-)?chainrule_csrf=([^;]+)/);
   if (csrf) document.getElementById("sign-out-csrf").value = decodeURIComponent(csrf[1]);
   const data = await get("/api/class/overview", "load the class");
   document.getElementById("class-grid").replaceChildren(grid(data));

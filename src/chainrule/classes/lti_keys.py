@@ -1,0 +1,80 @@
+"""The LTI tool's own key pair: made and rotated by the tool, each private key in a file of mode 0600.
+
+    keys = ToolKeys(data_dir / "lti-keys")
+    keys.signing_key()      # the newest key (made on first use): signs deep-linking answers and service requests
+    keys.jwks()             # {"keys": [...]}: the public keys an LMS fetches from /lti/jwks.json
+    keys.rotate()           # a new signing key; the one before stays published, older ones are removed
+
+Why two are published: an LMS caches the tool's key set for a while, so a message signed just before a
+rotation must still verify after it. Rotating twice retires the oldest key. Each key is one file
+``<made, epoch seconds>-<kid>.pem`` in a folder of mode 0700; a file readable by others is set back to 0600
+(the server says so on its log).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+import time
+from pathlib import Path
+
+from joserfc.jwk import RSAKey
+
+KEY_FOLDER = "lti-keys"
+KEY_BITS = 2048
+PUBLISHED = 2  # the signing key and the one before it
+log = logging.getLogger("chainrule.lti")
+
+
+class ToolKeys:
+    def __init__(self, folder: str | os.PathLike) -> None:
+        self.folder = Path(folder)
+
+    def _files(self) -> list[Path]:
+        if not self.folder.is_dir():
+            return []
+        return sorted((path for path in self.folder.glob("*.pem") if path.name.split("-", 1)[0].isdigit()),
+                      key=lambda path: (int(path.name.split("-", 1)[0]), path.name))
+
+    def _load(self, path: Path) -> RSAKey:
+        mode = path.stat().st_mode & 0o777
+        if mode & 0o077:
+            log.warning("the LTI key %s was readable by others (mode %o): set back to 0600", path, mode)
+            path.chmod(0o600)
+        kid = path.stem.split("-", 1)[1]
+        return RSAKey.import_key(path.read_bytes(), parameters={"kid": kid, "use": "sig", "alg": "RS256"})
+
+    def _make(self) -> RSAKey:
+        self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        self.folder.chmod(0o700)
+        kid = secrets.token_hex(8)
+        key = RSAKey.generate_key(KEY_BITS, parameters={"kid": kid, "use": "sig", "alg": "RS256"})
+        made = time.time_ns() // 1000  # microseconds: two rotations in one second still sort in order
+        path = self.folder / f"{made}-{kid}.pem"
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(key.as_pem(private=True))
+        return key
+
+    def signing_key(self) -> RSAKey:
+        files = self._files()
+        return self._load(files[-1]) if files else self._make()
+
+    def published(self) -> list[RSAKey]:
+        files = self._files()
+        return [self._load(path) for path in files[-PUBLISHED:]] if files else [self._make()]
+
+    def jwks(self) -> dict:
+        return {"keys": [key.as_dict(private=False) for key in self.published()]}
+
+    def rotate(self) -> tuple[str, list[str]]:
+        """A new signing key; returns its kid and the kids retired (no longer published)."""
+        self.signing_key()  # a folder without a key gets its first one, so that the rotation keeps it published
+        new = self._make()
+        files = self._files()
+        retired = []
+        for path in files[:-PUBLISHED]:
+            retired.append(path.stem.split("-", 1)[1])
+            path.unlink()
+        return new.kid, retired

@@ -1,0 +1,75 @@
+"""Talking to the school's other systems (an LMS, a sign-in provider) over HTTP: bounded in time and size.
+
+    client = Remote()
+    answer = client.json("GET", "https://lms.example.edu/api/lti/security/jwks", what="the LMS's public keys")
+
+Every call has a deadline (5 s to connect, 15 s in all, however slowly the answer drips) and reads at most
+2 MB, so that a slow or hostile server can hold neither a thread nor memory for long. A failure is a RemoteError whose text names what was
+asked for, where, and what happened (never a secret: tokens go in headers, which no message repeats).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import requests
+
+MAX_ANSWER = 2 * 1024 * 1024
+TIMEOUT = (5.0, 15.0)  # seconds to connect, to wait for each part of the answer (and for the whole answer)
+
+
+class RemoteError(Exception):
+    """A call to another system that failed. status: its HTTP status (0: no answer at all)."""
+
+    def __init__(self, message: str, *, status: int = 0) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+@dataclass
+class Answer:
+    status: int
+    headers: Any  # a case-insensitive mapping
+    body: Any  # the JSON document ({} for an empty body)
+
+
+class Remote:
+    def __init__(self) -> None:
+        self.session = requests.Session()
+        self.session.headers["user-agent"] = "chainrule"
+
+    def close(self) -> None:
+        self.session.close()
+
+    def json(self, method: str, url: str, *, what: str, headers: dict | None = None, body: Any = None,
+             content_type: str = "application/json", ok: tuple[int, ...] = (200, 201)) -> Answer:
+        """The JSON answer of one call; RemoteError if it cannot be made, is not in ``ok``, or is not JSON."""
+        sent = dict(headers or {})
+        data = None
+        if body is not None:
+            data = json.dumps(body).encode("utf-8")
+            sent["content-type"] = content_type
+        started = time.monotonic()
+        try:
+            with self.session.request(method, url, headers=sent, data=data, timeout=TIMEOUT, stream=True,
+                                      allow_redirects=False) as response:
+                raw = bytearray()
+                for chunk in response.iter_content(64 * 1024):
+                    raw += chunk
+                    if len(raw) > MAX_ANSWER or time.monotonic() - started > TIMEOUT[1]:
+                        raise RemoteError(f"{what} at {url} answered with more than {MAX_ANSWER} bytes, or took "
+                                          f"longer than {TIMEOUT[1]:.0f} s", status=response.status_code)
+        except requests.RequestException as error:
+            raise RemoteError(f"{what} at {url} cannot be reached: {type(error).__name__}") from None
+        if response.status_code not in ok:
+            text = bytes(raw[:300]).decode("utf-8", "replace").strip()
+            raise RemoteError(f"{what} at {url} answered HTTP {response.status_code}"
+                              + (f": {text}" if text else ""), status=response.status_code)
+        try:
+            document = json.loads(bytes(raw)) if raw.strip() else {}
+        except ValueError:
+            raise RemoteError(f"{what} at {url} did not answer JSON", status=response.status_code) from None
+        return Answer(response.status_code, response.headers, document)

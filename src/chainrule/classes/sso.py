@@ -1,0 +1,278 @@
+"""Single sign-on for a standalone class server: OpenID Connect (authorization code flow with PKCE) with any
+standard provider (Google, Microsoft Entra ID, Keycloak, a university's), through Authlib.
+
+    sso = Sso(store, accounts, "https://class.example.org")
+    sso.add_provider("School account", "https://login.school.example", client_id, client_secret)
+    begun = sso.begin(provider_id, {"do": "sign-in"})     # where to send the browser, and its state's cookie
+    done = sso.finish(provider_id, query, cookies)        # the code exchanged, the id_token checked: who it is
+
+The provider's settings come from its discovery document, whose ``issuer`` must be the one registered. A
+sign-in keeps a fresh state (its SHA-256), nonce and PKCE verifier in the class database and binds the state to
+the browser with a cookie; each provider has a callback address of its own, and the authorization response's
+``iss`` (RFC 9207) must be that provider's when it is sent (it must be when the provider says it sends it), so a
+response from one provider cannot finish a sign-in begun with another (mix-up). The code is exchanged once, with
+the verifier, at the provider's token endpoint (the client authenticates with its secret); the id_token is
+checked as an LTI launch's is (classes/id_tokens.py), its at_hash against the access token. Accounts are linked by
+the provider's issuer and subject, never by e-mail. What the person came to do (the intent) is kept with the
+state: sign in, join a class through its invite, or link the signed-in account to the provider.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping
+
+from authlib.integrations.requests_client import OAuth2Session
+
+from chainrule.classes.accounts import ClassError
+from chainrule.classes.federation import (
+    FORGET_LOGINS, LOGIN_LIFETIME, Refused, digest, new_state, same_browser, state_cookie,
+)
+from chainrule.classes.id_tokens import KeySets, TokenRefused, verify
+from chainrule.classes.lti import origin_of
+from chainrule.classes.remote import TIMEOUT, Remote, RemoteError
+from chainrule.progress.sso_store import SsoStore
+
+log = logging.getLogger("chainrule.sso")
+KEEP_METADATA = 3600.0  # seconds a provider's discovery document is used before it is read again
+
+CAUSES: dict[str, tuple[int, str]] = {
+    "unknown-provider": (404, "Choose one of the sign-in buttons of this server's sign-in page."),
+    "provider-unreachable": (502, "The sign-in provider cannot be reached now: try again in a moment, or sign in "
+                                  "with your password if your class allows it."),
+    "provider-misconfigured": (502, "The administrator checks the provider's issuer registered with "
+                                    "`chainrule sso add`."),
+    "provider-error": (400, "The sign-in provider did not sign you in; start again from the sign-in page."),
+    "missing-parameter": (400, "Start again from the sign-in page (a sign-in cannot be finished from a bookmark)."),
+    "unknown-state": (400, "Start again from the sign-in page (this sign-in did not start here, or took longer "
+                           "than 10 minutes)."),
+    "replayed": (400, "This sign-in was finished already. Start again from the sign-in page."),
+    "not-this-browser": (400, "This sign-in was started in another browser (or this one dropped its cookie): start "
+                              "again from the sign-in page in this browser."),
+    "wrong-provider": (400, "This answer comes from another provider than the one the sign-in started with: start "
+                            "again from the sign-in page."),
+    "wrong-issuer": (400, "The answer is not from the provider this sign-in started with: start again."),
+    "token-refused": (502, "The provider did not exchange the sign-in for a token: start again; if it keeps "
+                           "failing, the administrator checks the client ID and secret (`chainrule sso add`)."),
+    "not-a-token": (400, "The provider's answer cannot be read: start again, or tell the administrator."),
+    "algorithm": (400, "The provider's signature is not one this server accepts: tell the administrator."),
+    "keys-unreachable": (502, "The provider's public keys could not be fetched: try again in a moment."),
+    "keys-unreadable": (502, "The provider's public keys could not be read: tell the administrator."),
+    "unknown-key": (400, "The token is signed with a key the provider does not publish: start again."),
+    "bad-signature": (400, "The token is not signed by the provider: start again."),
+    "wrong-audience": (400, "The provider's token is meant for another application: the administrator checks the "
+                            "client ID registered with `chainrule sso add`."),
+    "wrong-authorized-party": (400, "The provider's token is meant for another application (azp): the "
+                                    "administrator checks the client ID."),
+    "expired": (400, "The token expired on its way, or a clock is wrong: start again."),
+    "issued-in-the-future": (400, "A clock is wrong: the server's and the provider's clocks must be set right."),
+    "not-yet-valid": (400, "A clock is wrong: the server's and the provider's clocks must be set right."),
+    "wrong-nonce": (400, "The token does not belong to this sign-in: start again."),
+    "no-subject": (400, "The provider did not say who you are: tell the administrator."),
+    "missing-claim": (400, "The provider's token lacks a claim: tell the administrator."),
+    "bad-claim": (400, "The provider's token has a claim this server cannot read: tell the administrator."),
+    "no-account": (403, "No account of this server is linked to your provider account yet: join your class with "
+                        "its invite link, or sign in with your password and link the account on your account page."),
+    "invite-not-valid": (404, "Ask your teacher for the class's current invite link."),
+    "link-refused": (409, "That provider account is linked to another account of this class already."),
+    "session-changed": (403, "You signed out or in as someone else meanwhile: sign in and link again."),
+}
+
+
+class SignInRefused(Refused):
+    CAUSES = CAUSES
+
+
+@dataclass(frozen=True)
+class Provider:
+    id: int
+    name: str
+    issuer: str
+    client_id: str
+    client_secret: str
+
+
+@dataclass(frozen=True)
+class Begun:
+    redirect: str
+    state: str
+    cookie: str
+    provider_name: str
+
+
+@dataclass(frozen=True)
+class Finished:
+    provider: Provider
+    claims: dict
+    intent: dict
+
+
+class Sso:
+    def __init__(self, store: Any, accounts: Any, base_url: str, *, remote: Remote | None = None,
+                 clock: Callable[[], float] = time.time) -> None:
+        self.store = store
+        self.accounts = accounts
+        self.base_url = base_url.rstrip("/")
+        self.secure = self.base_url.startswith("https://")
+        self.tables = SsoStore(store)
+        self.remote = remote or Remote()
+        self.key_sets = KeySets(self.remote)
+        self.clock = clock
+        self._metadata: dict[int, tuple[float, dict]] = {}
+        self._lock = threading.Lock()
+
+    # ---------------------------------------------------------------- providers
+
+    def add_provider(self, name: str, issuer: str, client_id: str, client_secret: str) -> Provider:
+        name, issuer = name.strip(), issuer.strip().rstrip("/")
+        if not name or len(name) > 60:
+            raise ClassError("a provider's name must be 1 to 60 characters (it is shown on the sign-in button)",
+                             kind="invalid")
+        if not origin_of(issuer):
+            raise ClassError(f"the issuer must be an http(s):// address, not {issuer!r}", kind="invalid")
+        if not client_id.strip() or not client_secret.strip():
+            raise ClassError("the client ID and the client secret must not be empty", kind="invalid")
+        provider_id = self.tables.save_provider(name, issuer, client_id.strip(), client_secret.strip(),
+                                                self.store.now().isoformat())
+        with self._lock:
+            self._metadata.pop(provider_id, None)
+        return self.provider(provider_id)
+
+    def providers(self) -> list[Provider]:
+        return [Provider(int(row[0]), *row[1:]) for row in self.tables.providers()]
+
+    def provider(self, provider_id: int) -> Provider:
+        row = self.tables.provider(provider_id)
+        if row is None:
+            raise SignInRefused("unknown-provider", f"there is no sign-in provider {provider_id} on this server")
+        return Provider(int(row[0]), *row[1:])
+
+    def callback(self, provider: Provider) -> str:
+        """The redirect URI to register at the provider (one per provider: a response names its provider)."""
+        return f"{self.base_url}/sso/callback/{provider.id}"
+
+    def metadata(self, provider: Provider) -> dict:
+        with self._lock:
+            fetched, document = self._metadata.get(provider.id, (0.0, {}))
+        if document and time.monotonic() - fetched < KEEP_METADATA:
+            return document
+        url = provider.issuer + "/.well-known/openid-configuration"
+        try:
+            document = self.remote.json("GET", url, what=f"the discovery document of {provider.name}").body
+        except RemoteError as error:
+            raise SignInRefused("provider-unreachable", str(error)) from None
+        if not isinstance(document, dict) or document.get("issuer") != provider.issuer:
+            raise SignInRefused("provider-misconfigured", f"the discovery document at {url} names the issuer "
+                                f"{document.get('issuer') if isinstance(document, dict) else None!r}, not "
+                                f"{provider.issuer!r}")
+        for key in ("authorization_endpoint", "token_endpoint", "jwks_uri"):
+            if not origin_of(str(document.get(key) or "")):
+                raise SignInRefused("provider-misconfigured", f"the discovery document at {url} lacks {key}")
+        with self._lock:
+            self._metadata[provider.id] = (time.monotonic(), document)
+        return document
+
+    # ---------------------------------------------------------------- the sign-in
+
+    def begin(self, provider_id: int, intent: dict) -> Begun:
+        provider = self.provider(provider_id)
+        metadata = self.metadata(provider)
+        state, nonce, verifier, now = new_state(), new_state(), new_state() + new_state(), self.clock()
+        self.tables.add_login(digest(state), provider.id, nonce, verifier, intent, now, now - FORGET_LOGINS)
+        client = OAuth2Session(provider.client_id, scope="openid profile email", redirect_uri=self.callback(provider),
+                               code_challenge_method="S256")
+        url, _ = client.create_authorization_url(metadata["authorization_endpoint"], state=state, nonce=nonce,
+                                                 code_verifier=verifier)
+        client.close()
+        return Begun(url, state, state_cookie("sso", state, self.secure), provider.name)
+
+    def finish(self, provider_id: int, query: Mapping[str, str], cookies: Mapping[str, list[str]]) -> Finished:
+        provider = self.provider(provider_id)
+        state = str(query.get("state") or "")
+        if query.get("error"):
+            raise SignInRefused("provider-error", f"the provider answered {str(query['error'])[:80]!r}"
+                                + (f": {str(query.get('error_description'))[:200]}" if query.get("error_description")
+                                   else ""))
+        if not state or not query.get("code"):
+            raise SignInRefused("missing-parameter", "the answer lacks its " + ("state" if not state else "code"))
+        login = self.tables.login(digest(state))
+        now = self.clock()
+        if login is None or now - login[4] > LOGIN_LIFETIME and login[5] is None:
+            raise SignInRefused("unknown-state", "no sign-in of this server has this answer's state (or it is "
+                                "older than 10 minutes)")
+        started_with, nonce, verifier, intent, _, used = login
+        if used is not None:
+            raise SignInRefused("replayed", "this sign-in was finished already: an answer works once")
+        if started_with != provider.id:
+            raise SignInRefused("wrong-provider", f"this sign-in started with provider {started_with}, and the answer "
+                                f"came to the address of {provider.name}")
+        if not same_browser(cookies, state_cookie("sso", state, self.secure), state):
+            raise SignInRefused("not-this-browser", "the answer came without the cookie its sign-in set in this "
+                                "browser")
+        metadata = self.metadata(provider)
+        if ("iss" in query or metadata.get("authorization_response_iss_parameter_supported")) \
+                and query.get("iss") != provider.issuer:
+            raise SignInRefused("wrong-issuer", f"the answer's iss {query.get('iss')!r} is not {provider.issuer!r}")
+        if not self.tables.use_login(digest(state), now):
+            raise SignInRefused("replayed", "this sign-in was finished already: an answer works once")
+        tokens = self._exchange(provider, metadata, str(query["code"]), verifier)
+        try:
+            claims = verify(str(tokens.get("id_token") or ""), self.key_sets, metadata["jwks_uri"],
+                            issuer=provider.issuer, client_id=provider.client_id, nonce=nonce, now=now,
+                            access_token=str(tokens.get("access_token") or "") or None)
+        except TokenRefused as refused:
+            raise SignInRefused(refused.cause, str(refused)) from None
+        if not isinstance(claims.get("sub"), str) or not claims["sub"]:
+            raise SignInRefused("no-subject", "the token names nobody (no sub claim)")
+        return Finished(provider, claims, intent)
+
+    def _exchange(self, provider: Provider, metadata: dict, code: str, verifier: str) -> dict:
+        client = OAuth2Session(provider.client_id, provider.client_secret, redirect_uri=self.callback(provider),
+                               token_endpoint_auth_method="client_secret_basic")
+        try:
+            return dict(client.fetch_token(metadata["token_endpoint"], grant_type="authorization_code", code=code,
+                                           code_verifier=verifier, timeout=TIMEOUT))
+        except Exception as error:  # Authlib's OAuthError, requests' RequestException, a bad answer's ValueError
+            raise SignInRefused("token-refused", f"the provider's token endpoint answered {type(error).__name__}: "
+                                f"{str(error)[:300]}") from None
+        finally:
+            client.close()
+
+    # ---------------------------------------------------------------- who it is here
+
+    def accounts_of(self, finished: Finished) -> list[Any]:
+        """The accounts linked to the person (one per class they are in)."""
+        found = [self.accounts.account(account_id)
+                 for account_id in self.tables.linked_accounts(finished.provider.issuer, finished.claims["sub"])]
+        return [account for account in found if account is not None]
+
+    def join(self, finished: Finished, invite: str, name: Callable[[list[str]], str]) -> Any:
+        """The person's learner account in the invite's class (made with their claims' name on the first join)."""
+        try:
+            class_id, _ = self.accounts.invited_class(invite)
+        except ClassError as error:
+            raise SignInRefused("invite-not-valid", str(error)) from None
+        account_id, made = self.tables.join(finished.provider.issuer, finished.claims["sub"], class_id, name,
+                                            self.store.now().isoformat())
+        if made:
+            log.info("account %d joined class %d through %s", account_id, class_id, finished.provider.name)
+        return self.accounts.account(account_id)
+
+    def link(self, finished: Finished, account: Any) -> None:
+        if not self.tables.link(finished.provider.issuer, finished.claims["sub"], account.id, account.class_id):
+            raise SignInRefused("link-refused", f"that {finished.provider.name} account is linked to another account "
+                                "(in this class), or yours to another person")
+
+    def passwords_allowed(self, class_id: int) -> bool:
+        return self.tables.passwords_allowed(class_id)
+
+    def set_passwords(self, teacher: Any, allowed: bool) -> None:
+        """The teacher's choice for their class. Passwords go off only once the teacher's own account is linked to a
+        provider (else nobody could sign in as the teacher)."""
+        if not allowed and not self.tables.is_linked(teacher.id):
+            raise ClassError("link your own account to a sign-in provider first (your account page): with passwords "
+                             "off, you sign in through it too", kind="refused")
+        self.tables.set_passwords(teacher.class_id, allowed)

@@ -1,0 +1,123 @@
+"""The SQL of OpenID Connect sign-in for a standalone class server (tables of schema migration 6): providers,
+sign-ins in progress, accounts linked by the provider's issuer and subject, and each class's choice of whether
+passwords stay possible. classes/sso.py holds the rules.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Callable
+
+from chainrule.progress.class_store import ACCOUNT_LOCK
+from chainrule.progress.connection import Connection
+from chainrule.progress.lti_store import OUTBOX_LOCK, linked_account, use_login
+
+PROVIDER_COLUMNS = "id, name, issuer, client_id, client_secret"
+
+
+class SsoStore:
+    def __init__(self, store: Any) -> None:
+        self.database = store.database
+
+    def _read(self, work: Callable[[Connection], Any]) -> Any:
+        return self.database.read(work)
+
+    # ---------------------------------------------------------------- providers
+
+    def save_provider(self, name: str, issuer: str, client_id: str, client_secret: str, at: str) -> int:
+        def work(conn: Connection) -> int:
+            row = conn.execute("SELECT id FROM sso_providers WHERE name = ?", (name,)).fetchone()
+            if row is not None:
+                conn.execute("UPDATE sso_providers SET issuer = ?, client_id = ?, client_secret = ? WHERE id = ?",
+                             (issuer, client_id, client_secret, row[0]))
+                return int(row[0])
+            return int(conn.execute("INSERT INTO sso_providers (name, issuer, client_id, client_secret, created_at) "
+                                    "VALUES (?, ?, ?, ?, ?) RETURNING id",
+                                    (name, issuer, client_id, client_secret, at)).fetchone()[0])
+
+        return self.database.write(work, lock=ACCOUNT_LOCK)
+
+    def providers(self) -> list[tuple]:
+        return self._read(lambda conn: conn.execute(
+            f"SELECT {PROVIDER_COLUMNS} FROM sso_providers ORDER BY name").fetchall())
+
+    def provider(self, provider_id: int) -> tuple | None:
+        return self._read(lambda conn: conn.execute(
+            f"SELECT {PROVIDER_COLUMNS} FROM sso_providers WHERE id = ?", (provider_id,)).fetchone())
+
+    def remove_provider(self, name: str) -> bool:
+        """Remove the provider and its sign-ins in progress (accounts linked to it keep their links)."""
+
+        def work(conn: Connection) -> bool:
+            row = conn.execute("SELECT id FROM sso_providers WHERE name = ?", (name,)).fetchone()
+            if row is None:
+                return False
+            conn.execute("DELETE FROM sso_logins WHERE provider_id = ?", (row[0],))
+            conn.execute("DELETE FROM sso_providers WHERE id = ?", (row[0],))
+            return True
+
+        return self.database.write(work, lock=ACCOUNT_LOCK)
+
+    # ---------------------------------------------------------------- sign-ins in progress
+
+    def add_login(self, state_hash: str, provider_id: int, nonce: str, verifier: str, intent: dict, now: float,
+                  forget_before: float) -> None:
+        def work(conn: Connection) -> None:
+            conn.execute("DELETE FROM sso_logins WHERE created_ts < ?", (forget_before,))
+            conn.execute("INSERT INTO sso_logins (state_hash, provider_id, nonce, verifier, intent, created_ts) "
+                         "VALUES (?, ?, ?, ?, ?, ?)", (state_hash, provider_id, nonce, verifier, json.dumps(intent), now))
+
+        self.database.write(work, lock=OUTBOX_LOCK)
+
+    def login(self, state_hash: str) -> tuple | None:
+        """(provider id, nonce, verifier, intent, created_ts, used_ts), or None."""
+        row = self._read(lambda conn: conn.execute(
+            "SELECT provider_id, nonce, verifier, intent, created_ts, used_ts FROM sso_logins WHERE state_hash = ?",
+            (state_hash,)).fetchone())
+        return None if row is None else (int(row[0]), row[1], row[2], json.loads(row[3]), float(row[4]), row[5])
+
+    def use_login(self, state_hash: str, now: float) -> bool:
+        return use_login(self.database, "sso_logins", state_hash, now)
+
+    # ---------------------------------------------------------------- linked accounts
+
+    def linked_accounts(self, issuer: str, subject: str) -> list[int]:
+        return [int(row[0]) for row in self._read(lambda conn: conn.execute(
+            "SELECT account_id FROM sso_users WHERE issuer = ? AND subject = ? ORDER BY account_id",
+            (issuer, subject)).fetchall())]
+
+    def link(self, issuer: str, subject: str, account_id: int, class_id: int) -> bool:
+        """Link the account to the person (issuer, subject); False if the person has another account in that class
+        or the account is linked to someone else already."""
+
+        def work(conn: Connection) -> bool:
+            taken = conn.execute("SELECT account_id FROM sso_users WHERE (issuer = ? AND subject = ? AND class_id = ?) "
+                                 "OR account_id = ?", (issuer, subject, class_id, account_id)).fetchall()
+            if taken:
+                return all(int(row[0]) == account_id for row in taken) and len(taken) == 1
+            conn.execute("INSERT INTO sso_users (issuer, subject, class_id, account_id) VALUES (?, ?, ?, ?)",
+                         (issuer, subject, class_id, account_id))
+            return True
+
+        return self.database.write(work, lock=ACCOUNT_LOCK)
+
+    def join(self, issuer: str, subject: str, class_id: int, name: Callable[[list[str]], str], at: str) -> tuple[int, bool]:
+        """(account id, made now) of the person in the class: their linked learner account, or a new one."""
+        return self.database.write(lambda conn: linked_account(conn, "sso_users", issuer, subject, class_id, "learner",
+                                                               name, at, follow_role=False), lock=ACCOUNT_LOCK)
+
+    def is_linked(self, account_id: int) -> bool:
+        return self._read(lambda conn: conn.execute(
+            "SELECT 1 FROM sso_users WHERE account_id = ?", (account_id,)).fetchone()) is not None
+
+    # ---------------------------------------------------------------- passwords, class by class
+
+    def passwords_allowed(self, class_id: int) -> bool:
+        row = self._read(lambda conn: conn.execute(
+            "SELECT passwords FROM class_sign_in WHERE class_id = ?", (class_id,)).fetchone())
+        return row is None or bool(row[0])
+
+    def set_passwords(self, class_id: int, allowed: bool) -> None:
+        self.database.write(lambda conn: conn.execute(
+            "INSERT INTO class_sign_in (class_id, passwords) VALUES (?, ?) ON CONFLICT (class_id) "
+            "DO UPDATE SET passwords = excluded.passwords", (class_id, int(allowed))), lock=ACCOUNT_LOCK)

@@ -1,0 +1,300 @@
+"""Class mode's LTI 1.3 pages (classes/lti.py has the rules): the login, the launch, the tool's keys, the
+deep-linking picker, and the teacher's view of the LMS course (its roster, the scores on their way).
+
+    add_lti(app, lti, sender)     # after create_class_app: the routes and the frame policy
+
+The login and the launch come from the LMS's pages, across sites: security.py lets their POSTs through the
+Origin check (CROSS_SITE_POSTS), and the gate asks no session or CSRF token of them (class_gate's LTI prefix):
+their own proofs are the state, its cookie, and the signed id_token. A launch inside the LMS's frame gets
+cookies marked ``SameSite=None; Secure; Partitioned`` (CHIPS: a browser that blocks third-party cookies still
+keeps them, for this LMS's pages only); a launch in a window of its own gets the usual first-party cookies.
+Pages of an LMS class may be framed by that LMS's origins only (frame-ancestors); every other page keeps
+``frame-ancestors 'none'``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from typing import Any
+from urllib.parse import parse_qsl
+
+import anyio
+from fastapi import APIRouter, FastAPI, HTTPException, Request
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+
+from chainrule import lessons
+from chainrule.classes.accounts import TEACHER
+from chainrule.classes.lti import PATH, LaunchRefused, Lti, origin_of, resource_title, written_lessons
+from chainrule.classes.lti_scores import ScoreSender
+from chainrule.classes.lti_services import LtiServices
+from chainrule.classes.remote import RemoteError
+from chainrule.classes.sessions import csrf_ok
+from chainrule.errors import InputError
+from chainrule.web.class_gate import signed_in
+from chainrule.web.cookies import request_cookies
+from chainrule.web.routes_pages import templates
+from chainrule.web.sign_in import add_session, cookie, new_session, sealed, unsealed
+
+log = logging.getLogger("chainrule.lti")
+router = APIRouter(include_in_schema=False)
+api = APIRouter(prefix="/api/class/lms", include_in_schema=False)
+PICK_LIFETIME = 3600  # seconds a deep-linking picker may stay open
+MAX_FORM = 64 * 1024
+
+
+class FrameOrigins:
+    """Which LMS origins may frame the pages of each LMS class: kept in memory (the security layer asks at every
+    answer, in the event loop), read again from the class database every few seconds by the score thread."""
+
+    def __init__(self, lti: Lti) -> None:
+        self.lti = lti
+        self.by_class: dict[int, tuple[str, ...]] = {}
+        self._lock = threading.Lock()
+
+    def reload(self) -> None:
+        found: dict[int, set[str]] = {}
+        for class_id, platform_origins, frame_origin in self.lti.tables.frame_origins():
+            found.setdefault(int(class_id), set()).update(json.loads(platform_origins), {frame_origin} - {""})
+        with self._lock:
+            self.by_class = {class_id: tuple(sorted(origins)) for class_id, origins in found.items()}
+
+    def add(self, class_id: int, origins: tuple[str, ...]) -> None:
+        with self._lock:
+            self.by_class[class_id] = tuple(sorted(set(self.by_class.get(class_id, ())) | set(origins)))
+
+    def __call__(self, scope: dict) -> tuple[str, ...] | None:
+        state = scope.get("state") or {}
+        if state.get("frame_ancestors"):
+            return tuple(state["frame_ancestors"])
+        account = state.get("account")
+        return self.by_class.get(account.class_id) if account is not None else None
+
+
+def _lti(request: Request) -> Lti:
+    return request.app.state.lti
+
+
+def _services(request: Request) -> LtiServices:
+    return request.app.state.lti_services
+
+
+async def _params(request: Request) -> dict[str, str]:
+    params = dict(request.query_params)
+    if request.method == "POST":
+        body = await request.body()
+        if len(body) > MAX_FORM:
+            raise HTTPException(status_code=413, detail="the LTI form is too large")
+        params.update(parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True, max_num_fields=40))
+    return params
+
+
+def _refused(request: Request, refused: LaunchRefused, frame: tuple[str, ...] | None = None) -> HTMLResponse:
+    log.warning("LTI refused (%s): %s", refused.cause, refused)
+    request.scope.setdefault("state", {})["frame_ancestors"] = frame or ("*",)
+    response = templates.TemplateResponse(request, "login_refused.html", {
+        "request": request, "title": "This launch was refused", "cause": refused.cause, "message": str(refused),
+        "advice": refused.advice, "relaunch": refused.relaunch or {},
+        "where_explained": "the LMS administrator finds it in chainrule's docs, \"When a launch fails\""},
+        status_code=refused.status)
+    response.headers["x-chainrule-lti-refusal"] = refused.cause
+    if refused.relaunch:  # the new window's form goes to /lti/login, which sends it on to the LMS
+        from chainrule.web.security import CONTENT_SECURITY_POLICY
+
+        lms = " ".join(origin_of(platform.auth_login_url) for platform in _lti(request).platforms()
+                       if platform.issuer == refused.relaunch.get("iss"))
+        response.headers["content-security-policy"] = CONTENT_SECURITY_POLICY.replace(
+            "form-action 'self'", f"form-action 'self' {lms}").replace(
+            "frame-ancestors 'none'", "frame-ancestors " + " ".join(frame or ("*",)))
+    response.headers["referrer-policy"] = "same-origin"  # the new-window form's POST must carry our Origin
+    return response
+
+
+@router.get("/lti/jwks.json")
+def jwks(request: Request) -> JSONResponse:
+    return JSONResponse(_lti(request).keys.jwks())
+
+
+@router.api_route("/lti/login", methods=["GET", "POST"])
+async def login(request: Request) -> Response:
+    """OIDC third-party-initiated login: the state's cookie, then off to the platform's authorization endpoint."""
+    lti = _lti(request)
+    params = await _params(request)
+    try:
+        begun = await anyio.to_thread.run_sync(lti.login, params)
+    except LaunchRefused as refused:
+        return _refused(request, refused)
+    response = RedirectResponse(begun.redirect, status_code=302)
+    # Always in the frame's form: the login may be in a frame or a window, and its launch comes back cross-site.
+    response.headers.append("set-cookie", cookie(begun.cookie, begun.state, framed=True, secure=lti.secure,
+                                                  max_age=600, path="/" if lti.secure else "/lti/launch"))
+    return response
+
+
+@router.post("/lti/launch")
+async def launch(request: Request) -> Response:
+    lti = _lti(request)
+    form = await _params(request)
+    cookies = request_cookies(request.scope)
+    # In a frame, or a window of its own? The browser says (Sec-Fetch-Dest); one that does not is taken as framed
+    # unless the launch asked for a window (its cookies then work in both).
+    destination = request.headers.get("sec-fetch-dest", "")
+    try:
+        done = await anyio.to_thread.run_sync(lambda: lti.launch(form, cookies, framed=destination != "document"))
+    except LaunchRefused as refused:
+        return _refused(request, refused)
+    presentation = done.claims.get("https://purl.imsglobal.org/spec/lti/claim/launch_presentation") or {}
+    framed = destination in ("iframe", "frame") or (not destination and presentation.get("document_target") != "window")
+    request.app.state.frame_origins.add(done.account.class_id, done.frame_origins)
+    request.scope.setdefault("state", {})["frame_ancestors"] = done.frame_origins
+    made = new_session(request, done.account)
+    if done.deep_linking is not None:
+        response: Response = _picker(request, done.deep_linking, made[1])
+    else:
+        response = RedirectResponse(done.landing, status_code=303)
+    add_session(request, response, done.account, framed=framed, made=made)
+    response.headers.append("set-cookie", cookie(done.state_cookie, "", framed=True, secure=lti.secure, max_age=0,
+                                                  path="/" if lti.secure else "/lti/launch"))
+    return response
+
+
+# ---------------------------------------------------------------- deep linking
+
+
+def _choices() -> list[dict]:
+    return [{"value": PATH, "title": resource_title(PATH), "summary": "Every lesson of the path, scored together."}] + [
+        {"value": entry["id"], "title": entry["title"], "summary": entry["summary"]} for entry in written_lessons()]
+
+
+def _picker(request: Request, settings: dict, csrf: str) -> HTMLResponse:
+    settings = dict(settings, expires=int(request.app.state.clock().timestamp()) + PICK_LIFETIME)
+    response = templates.TemplateResponse(request, "lti_pick.html", {
+        "request": request, "title": "Add chainrule to the course", "choices": _choices(), "csrf": csrf,
+        "settings": sealed(request.app.state.secret, "lti-pick", settings), "multiple": settings.get("accept_multiple"),
+        "error": ""})
+    response.headers["referrer-policy"] = "same-origin"
+    return response
+
+
+@router.post("/lti/pick")
+async def pick(request: Request) -> Response:
+    """The teacher's choice: the signed LtiDeepLinkingResponse, sent to the LMS by the browser (a form)."""
+    account = signed_in(request)
+    form = await _params(request)
+    state = request.scope.get("state", {})
+    secret = request.app.state.secret
+    if not csrf_ok(secret, state.get("csrf_cookies", []), form.get("csrf"), state.get("session_cookie")):
+        raise HTTPException(status_code=403, detail="this form has expired: open chainrule from the LMS again")
+    settings = unsealed(secret, "lti-pick", form.get("settings", ""))
+    now = int(request.app.state.clock().timestamp())
+    if settings is None or settings.get("account") != account.id or settings.get("expires", 0) < now:
+        raise HTTPException(status_code=403, detail="this choice is not valid any more: open chainrule from the LMS "
+                                                    "again to add a lesson")
+    if account.role != TEACHER:
+        raise HTTPException(status_code=403, detail="only a teacher of the course can add lessons to it")
+    known = {choice["value"] for choice in _choices()}
+    body = (await request.body()).decode("utf-8", "replace")
+    chosen = [value for key, value in parse_qsl(body, max_num_fields=40) if key == "resource" and value in known]
+    if not chosen or len(chosen) > 1 and not settings.get("accept_multiple"):
+        raise InputError("choose one lesson, or the whole path" + (" (or several)" if settings.get("accept_multiple")
+                                                                   else ""), field="resource")
+    lti, services = _lti(request), _services(request)
+    answer = await anyio.to_thread.run_sync(lambda: _deep_link(lti, services, settings, chosen))
+    return_url = settings["return_url"]
+    response = templates.TemplateResponse(request, "lti_return.html", {
+        "request": request, "title": "Adding to the course", "action": return_url, "jwt": answer})
+    frame = request.app.state.frame_origins.by_class.get(account.class_id, ())
+    request.scope.setdefault("state", {})["frame_ancestors"] = frame
+    from chainrule.web.security import CONTENT_SECURITY_POLICY
+
+    response.headers["content-security-policy"] = CONTENT_SECURITY_POLICY.replace(
+        "form-action 'self'", f"form-action 'self' {origin_of(return_url)}").replace(
+        "frame-ancestors 'none'", "frame-ancestors " + (" ".join(frame) or "'none'"))
+    return response
+
+
+def _deep_link(lti: Lti, services: LtiServices, settings: dict, chosen: list[str]) -> str:
+    """Record the resources as linked in the course, and sign the answer: a resource gets a gradebook column
+    from the LMS only if the course has none for it yet (none known here, none the LMS lists when it offers
+    the list; when the list cannot be read, the score sender makes the column later, after looking again)."""
+    platform = lti.platform(int(settings["platform"]))
+    context = lti.tables.context(int(settings["context"]))
+    wanted = {}
+    for resource in chosen:
+        wanted[resource] = not lti.tables.line_items(int(settings["context"]), resource)
+        if wanted[resource] and context is not None and context[5]:
+            try:
+                wanted[resource] = not services.line_items(platform, context[5], resource)
+            except RemoteError as error:  # unknown: leave the column to the score sender, which looks again
+                log.warning("could not list the course's gradebook columns: %s", error)
+                wanted[resource] = False
+        lti.tables.link_resource(int(settings["context"]), resource)
+    return services.deep_link_answer(platform, settings, chosen, wanted)
+
+
+# ---------------------------------------------------------------- the teacher's view of the LMS course
+
+
+def _teacher_context(request: Request) -> tuple[Any, Any]:
+    account = signed_in(request)
+    if account.role != TEACHER:
+        raise HTTPException(status_code=403, detail="only the class's teacher can see this.")
+    context = _lti(request).tables.context_of_class(account.class_id)
+    if context is None:
+        raise HTTPException(status_code=404, detail="this class is not an LMS course's")
+    return account, context
+
+
+@api.get("/roster")
+async def roster(request: Request) -> dict[str, Any]:
+    """The course's members as the LMS lists them (Names and Role Provisioning Services), each marked with
+    whether they have opened chainrule yet."""
+    account, context = _teacher_context(request)
+    lti, services = _lti(request), _services(request)
+    linked = await anyio.to_thread.run_sync(lti.tables.linked_people, account.class_id)
+    platform = await anyio.to_thread.run_sync(lti.platform, int(context[1]))
+    if not context[7]:
+        return {"course": context[4], "members": [], "error": "The LMS has not offered this course's roster to "
+                "chainrule (the administrator enables Names and Role Provisioning Services for the tool)."}
+    try:
+        members = await anyio.to_thread.run_sync(services.roster, platform, context[7])
+    except RemoteError as error:
+        return {"course": context[4], "members": [], "error": f"The roster could not be read: {error}"}
+    from chainrule.classes.lti import role_of
+
+    shown = []
+    for member in members:
+        subject = str(member.get("user_id") or "")
+        name = str(member.get("name") or " ".join(str(member.get(k) or "") for k in ("given_name", "family_name")))
+        shown.append({"name": name.strip()[:120] or subject[:40], "role": role_of(member.get("roles")) or "other",
+                      "status": str(member.get("status") or "Active")[:20],
+                      "launched": (platform.issuer, subject) in linked})
+    shown.sort(key=lambda member: (member["launched"], member["role"] != "learner", member["name"].casefold()))
+    return {"course": context[4], "members": shown, "error": ""}
+
+
+@api.get("/scores")
+async def scores(request: Request) -> dict[str, Any]:
+    """Every score of the class on its way to the LMS gradebook, or there."""
+    account, _ = _teacher_context(request)
+    rows = await anyio.to_thread.run_sync(_lti(request).tables.outbox, account.class_id)
+    return {"scores": [{"learner": row[1], "lesson": row[2], "score": row[3], "maximum": row[4], "sent": bool(row[5]),
+                        "attempts": int(row[6]), "error": row[7]} for row in rows]}
+
+
+# ---------------------------------------------------------------- installing
+
+
+def add_lti(app: FastAPI, lti: Lti, sender: ScoreSender | None) -> None:
+    """The LTI routes and the frame policy on a class app (`chainrule serve` starts and stops the sender)."""
+    app.state.lti = lti
+    app.state.lti_services = sender.services if sender is not None else LtiServices(lti)
+    frame_origins = FrameOrigins(lti)
+    app.state.frame_origins = frame_origins
+    app.state.frame_ancestors = frame_origins
+    app.include_router(router)
+    app.include_router(api)
+    frame_origins.reload()
+    if sender is not None:
+        sender.after_round = frame_origins.reload  # a course another web process saw first, framed here too

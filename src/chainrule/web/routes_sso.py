@@ -1,0 +1,215 @@
+"""Class mode's single sign-on pages (classes/sso.py has the rules): a sign-in through a provider begun from this
+server's own pages, its callback, and the teacher's choice of whether passwords stay possible.
+
+    add_sso(app, sso)       # after create_class_app: the routes, and the sign-in buttons on the class forms
+
+A sign-in begins with a POST from one of this server's pages (a button of the sign-in, join or account page):
+the form carries its CSRF token, so no other site can start one in a learner's browser (a silent sign-in into
+a class the learner never chose to join). Its state's cookie is SameSite=Lax (the provider sends the browser back
+with a top-level GET, which carries it) and HttpOnly.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+from urllib.parse import parse_qsl
+
+import anyio
+from fastapi import APIRouter, FastAPI, HTTPException, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+
+from chainrule.classes.accounts import TEACHER, ClassError
+from chainrule.classes.federation import display_name, free_display_name, new_state, same_browser
+from chainrule.classes.sessions import csrf_ok
+from chainrule.classes.sso import SignInRefused, Sso
+from chainrule.errors import InputError
+from chainrule.progress.errors import StoreError
+from chainrule.web.class_gate import signed_in
+from chainrule.web.cookies import request_cookies
+from chainrule.web.routes_pages import templates
+from chainrule.web.sign_in import add_session, cookie, sealed, unsealed
+
+log = logging.getLogger("chainrule.sso")
+router = APIRouter(include_in_schema=False)
+api = APIRouter(prefix="/api/class", include_in_schema=False)
+CHOICE_LIFETIME = 600
+CHOICE_COOKIE = "chainrule_sso_choice"
+
+
+def _sso(request: Request) -> Sso:
+    return request.app.state.sso
+
+
+def _local(target: str) -> str:
+    """Only a path on this server (never //host or a scheme): no open redirect."""
+    return target if target.startswith("/") and not target.startswith("//") and "\\" not in target else ""
+
+
+async def _form(request: Request) -> dict[str, str]:
+    body = (await request.body()).decode("utf-8", "replace")
+    form = dict(parse_qsl(body, keep_blank_values=True, max_num_fields=20))
+    state = request.scope.get("state", {})
+    if not csrf_ok(request.app.state.secret, state.get("csrf_cookies", []), form.get("csrf"), state.get("session_cookie")):
+        raise HTTPException(status_code=403, detail="this form has expired: reload the page and send it again")
+    return form
+
+
+def _refused(request: Request, refused: SignInRefused) -> HTMLResponse:
+    log.warning("sign-in refused (%s): %s", refused.cause, refused)
+    response = templates.TemplateResponse(request, "login_refused.html", {
+        "request": request, "title": "This sign-in was refused", "cause": refused.cause, "message": str(refused),
+        "advice": refused.advice, "relaunch": {}, "back": "/sign-in",
+        "where_explained": "your class's administrator finds it in chainrule's docs, \"Single sign-on\""},
+        status_code=refused.status)
+    response.headers["x-chainrule-sign-in-refusal"] = refused.cause
+    return response
+
+
+def buttons(request: Request, **intent: str) -> list[dict]:
+    """The sign-in providers' buttons for a class form (routes_class): each posts to /sso/start/ID with the
+    form's fields of intent (next, invite)."""
+    sso = getattr(request.app.state, "sso", None)
+    try:
+        providers = sso.providers() if sso is not None else []
+    except StoreError:  # the class database is away: the page keeps its password form (its POST says why)
+        return []
+    return [{"id": provider.id, "name": provider.name, "fields": {k: v for k, v in intent.items() if v}}
+            for provider in providers]
+
+
+def passwords_allowed(request: Request, class_id: int) -> bool:
+    """Whether the class's teacher keeps passwords possible (always, on a server without single sign-on)."""
+    sso = getattr(request.app.state, "sso", None)
+    return sso is None or sso.passwords_allowed(class_id)
+
+
+@router.post("/sso/start/{provider_id}")
+async def start(request: Request, provider_id: int) -> Response:
+    form = await _form(request)
+    sso = _sso(request)
+    intent: dict[str, Any] = {"do": "sign-in", "next": _local(form.get("next", ""))}
+    if form.get("invite"):
+        intent = {"do": "join", "invite": form["invite"][:200]}
+    elif form.get("link"):
+        account = signed_in(request)
+        intent = {"do": "link", "account": account.id, "epoch": account.session_epoch}
+    try:
+        begun = await anyio.to_thread.run_sync(sso.begin, provider_id, intent)
+    except SignInRefused as refused:
+        return _refused(request, refused)
+    # A page that moves on by itself, not a redirect: a form's redirect to another origin would break the page's
+    # own Content Security Policy (form-action 'self'), which browsers apply to a form's redirects too.
+    response = templates.TemplateResponse(request, "sso_go.html", {
+        "request": request, "title": f"Signing in with {begun.provider_name}", "url": begun.redirect})
+    response.headers.append("set-cookie", cookie(begun.cookie, begun.state, framed=False, secure=sso.secure,
+                                                  max_age=600))
+    return response
+
+
+@router.get("/sso/callback/{provider_id}")
+async def callback(request: Request, provider_id: int) -> Response:
+    sso = _sso(request)
+    query = dict(request.query_params)
+    cookies = request_cookies(request.scope)
+    try:
+        finished = await anyio.to_thread.run_sync(sso.finish, provider_id, query, cookies)
+        return await _arrive(request, sso, finished)
+    except SignInRefused as refused:
+        return _refused(request, refused)
+
+
+async def _arrive(request: Request, sso: Sso, finished: Any) -> Response:
+    intent = finished.intent
+    if intent.get("do") == "join":
+        name = display_name(finished.claims)
+        account = await anyio.to_thread.run_sync(
+            lambda: sso.join(finished, str(intent.get("invite")), lambda names: free_display_name(name, names)))
+        return _session(request, account, "/")
+    if intent.get("do") == "link":
+        account = request.scope.get("state", {}).get("account")
+        if account is None or account.id != intent.get("account") or account.session_epoch != intent.get("epoch"):
+            raise SignInRefused("session-changed", "the account that asked for the link is not the one signed in")
+        await anyio.to_thread.run_sync(sso.link, finished, account)
+        return RedirectResponse("/teacher" if account.role == TEACHER else "/account", status_code=303)
+    accounts = await anyio.to_thread.run_sync(sso.accounts_of, finished)
+    if not accounts:
+        raise SignInRefused("no-account", f"no account here is linked to this {finished.provider.name} account")
+    target = str(intent.get("next") or "")
+    if len(accounts) == 1:
+        return _session(request, accounts[0], target or _home(accounts[0]))
+    # The choice is bound to this browser (a cookie holds the ticket's nonce): nobody can hand theirs to another.
+    nonce = new_state()
+    ticket = sealed(request.app.state.secret, "sso-choice", {
+        "accounts": [account.id for account in accounts], "next": target, "nonce": nonce,
+        "expires": int(request.app.state.clock().timestamp()) + CHOICE_LIFETIME})
+    response = templates.TemplateResponse(request, "sso_choose.html", {
+        "request": request, "title": "Choose your class", "ticket": ticket,
+        "accounts": [{"id": account.id, "class_name": account.class_name, "name": account.name}
+                     for account in accounts]})
+    response.headers.append("set-cookie", cookie(CHOICE_COOKIE, nonce, framed=False, secure=sso.secure,
+                                                  max_age=CHOICE_LIFETIME))
+    return response
+
+
+@router.post("/sso/choose")
+async def choose(request: Request) -> Response:
+    """One of the person's classes, chosen after a sign-in linked to several (the ticket says which)."""
+    body = (await request.body()).decode("utf-8", "replace")
+    form = dict(parse_qsl(body, max_num_fields=10))
+    ticket = unsealed(request.app.state.secret, "sso-choice", form.get("ticket", ""))
+    now = int(request.app.state.clock().timestamp())
+    cookies = request_cookies(request.scope)
+    if ticket is None or ticket.get("expires", 0) < now or not form.get("account", "").isdigit() \
+            or int(form["account"]) not in ticket.get("accounts", []) \
+            or not same_browser(cookies, CHOICE_COOKIE, str(ticket.get("nonce"))):
+        raise HTTPException(status_code=403, detail="this choice is not valid any more: sign in again")
+    account = await anyio.to_thread.run_sync(request.app.state.accounts.account, int(form["account"]))
+    if account is None:
+        raise HTTPException(status_code=404, detail="that account no longer exists")
+    return _session(request, account, _local(str(ticket.get("next") or "")) or _home(account))
+
+
+def _home(account: Any) -> str:
+    return "/teacher" if account.role == TEACHER else "/"
+
+
+def _session(request: Request, account: Any, target: str) -> Response:
+    response = RedirectResponse(target, status_code=303)
+    add_session(request, response, account)
+    return response
+
+
+# ---------------------------------------------------------------- the teacher's choice
+
+
+@api.get("/sign-in-options")
+async def options(request: Request) -> dict[str, Any]:
+    account = signed_in(request)
+    sso = _sso(request)
+    allowed = await anyio.to_thread.run_sync(sso.passwords_allowed, account.class_id)
+    linked = await anyio.to_thread.run_sync(sso.tables.is_linked, account.id)
+    providers = await anyio.to_thread.run_sync(sso.providers)
+    return {"passwords": allowed, "linked": linked, "providers": [{"id": p.id, "name": p.name} for p in providers]}
+
+
+@api.post("/sign-in-options")
+async def set_options(request: Request) -> dict[str, Any]:
+    account = signed_in(request)
+    if account.role != TEACHER:
+        raise HTTPException(status_code=403, detail="only the class's teacher decides how its people sign in.")
+    body = await request.json()
+    if not isinstance(body, dict) or not isinstance(body.get("passwords"), bool):
+        raise InputError('send {"passwords": true} or {"passwords": false}', field="passwords")
+    sso = _sso(request)
+    try:
+        await anyio.to_thread.run_sync(sso.set_passwords, account, body["passwords"])
+    except ClassError as error:
+        raise HTTPException(status_code=409, detail=str(error)) from None
+    return await options(request)
+
+
+def add_sso(app: FastAPI, sso: Sso) -> None:
+    app.state.sso = sso
+    app.include_router(router)
+    app.include_router(api)

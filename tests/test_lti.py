@@ -1,0 +1,459 @@
+"""chainrule as an LTI 1.3 tool (issue 30, items 1-6), against an independent platform: tests/lti_platform.py
+(lti1p3platform, on PyJWT and jwcrypto) and `chainrule serve` (joserfc) run as processes, the LMS registered
+with `chainrule lti register`. Here the browser's side is played over HTTP (each exchange can be looked at and
+tampered with); tests/browser/test_lti_page.py walks the same launch in Chromium.
+
+Tokens the tests forge are signed with PyJWT, with the LMS's own key where the point is a claim (an expired
+token, another audience, another issuer, another nonce) and with another key where it is the signature."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import os
+import re
+import stat
+import time
+
+import httpx
+import jwt as pyjwt
+import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+
+from lti_world import CLIENT_ID, Browser, LtiWorld, cli, forms_of, refusal
+
+SCORE = "https://purl.imsglobal.org/spec/lti-ags/scope/"
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    with LtiWorld.start(tmp_path_factory.mktemp("lti")) as started:
+        yield started
+
+
+@pytest.fixture(scope="module")
+def backprop_link(world) -> str:
+    return world.add_link("physics", "backprop")
+
+
+def claims_of(token: str) -> dict:
+    return pyjwt.decode(token, options={"verify_signature": False})
+
+
+def signed(world: LtiWorld, claims: dict, *, key: str | bytes | None = None, algorithm: str = "RS256") -> str:
+    if algorithm == "HS256":  # by hand: PyJWT (rightly) refuses a public key as an HMAC secret
+        def part(value: dict) -> str:
+            return base64.urlsafe_b64encode(json.dumps(value).encode()).rstrip(b"=").decode()
+
+        body = part({"alg": "HS256", "typ": "JWT"}) + "." + part(claims)
+        mac = hmac.new(key, body.encode(), hashlib.sha256).digest()
+        return body + "." + base64.urlsafe_b64encode(mac).rstrip(b"=").decode()
+    return pyjwt.encode(claims, key or world.platform_key(), algorithm=algorithm)
+
+
+def me(world: LtiWorld, browser: Browser) -> dict:
+    answer = world.tool_get(browser, "/api/class/me")
+    assert answer.status_code == 200, answer.text
+    return answer.json()
+
+
+def set_cookies(answer) -> list[str]:
+    return answer.headers.get_list("set-cookie")
+
+
+# ---------------------------------------------------------------- registration and keys
+
+
+def test_register_prints_what_an_lms_admin_pastes_and_keeps_the_key_private(tmp_path):
+    env = dict(os.environ, CHAINRULE_DATA_DIR=str(tmp_path))
+    env.pop("CHAINRULE_DATABASE", None)
+    code, printed, _ = cli("lti", "register", "--url", "https://class.example.org", env=env)
+    assert code == 0
+    for url in ("https://class.example.org/lti/login", "https://class.example.org/lti/launch",
+                "https://class.example.org/lti/jwks.json", "https://class.example.org/"):
+        assert url in printed, printed
+    keys = list((tmp_path / "lti-keys").glob("*.pem"))
+    assert len(keys) == 1
+    assert stat.S_IMODE(keys[0].stat().st_mode) == 0o600
+    assert stat.S_IMODE((tmp_path / "lti-keys").stat().st_mode) == 0o700
+    code, _, refused = cli("lti", "register", "--url", "http://class.example.org", env=env)
+    assert code == 1 and "HTTPS" in refused
+    code, _, partial = cli("lti", "register", "--url", "https://class.example.org", "--issuer", "https://lms.example",
+                           env=env)
+    assert code == 1 and "--client-id" in partial and "--deployment-id" in partial
+
+
+def test_key_rotation_keeps_the_previous_key_published(world):
+    def kids() -> list[str]:
+        return [key["kid"] for key in httpx.get(world.tool_url + "/lti/jwks.json").json()["keys"]]
+
+    before = set(kids())
+    assert cli("lti", "rotate-key", env=world.env)[0] == 0
+    after_one = kids()
+    assert len(after_one) == 2 and before <= set(after_one), (before, after_one)
+    assert cli("lti", "rotate-key", env=world.env)[0] == 0
+    after_two = set(kids())
+    assert len(after_two) == 2 and not before & after_two  # the first key is retired at the second rotation
+    for path in (world.root / "data" / "lti-keys").glob("*.pem"):
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600
+
+
+# ---------------------------------------------------------------- the launch
+
+
+def test_a_learner_launch_lands_on_the_lesson_in_an_account_made_once(world, backprop_link):
+    browser = Browser()
+    journey = world.launch(browser, "ada", backprop_link)
+    assert journey.answer.status_code == 303, journey.answer.text
+    assert journey.answer.headers["location"] == "/lessons/backprop"
+    session = next(c for c in set_cookies(journey.answer) if c.startswith("chainrule_session="))
+    assert "SameSite=None" in session and "Secure" in session and "Partitioned" in session, session
+    first = me(world, browser)
+    assert first["name"] == "Ada Lovelace" and first["role"] == "learner" and first["class"] == "Physics 2b"
+    page = world.tool_get(browser, "/lessons/backprop")
+    assert page.status_code == 200
+    policy = page.headers["content-security-policy"]
+    assert f"frame-ancestors 'self' {world.lms_url}" in policy and "x-frame-options" not in page.headers
+    again = Browser()
+    assert world.launch(again, "ada", backprop_link).answer.status_code == 303
+    assert me(world, again)["id"] == first["id"]
+    # A page that is not an LMS class's keeps refusing every frame.
+    assert "frame-ancestors 'none'" in Browser().request("GET", world.tool_url + "/sign-in").headers[
+        "content-security-policy"]
+
+
+def test_a_launch_in_a_window_of_its_own_gets_first_party_cookies(world, backprop_link):
+    browser = Browser()
+    journey = world.launch(browser, "cyd", backprop_link, frame=False)
+    assert journey.answer.status_code == 303, journey.answer.text
+    session = next(c for c in set_cookies(journey.answer) if c.startswith("chainrule_session="))
+    assert "SameSite=Lax" in session and "Partitioned" not in session, session
+    assert me(world, browser)["name"] == "Cyd Charisse"
+
+
+def test_people_are_linked_by_subject_never_by_email_and_each_course_is_a_class(world, backprop_link):
+    ada, bea = Browser(), Browser()
+    world.launch(ada, "ada", backprop_link)
+    world.launch(bea, "bea", backprop_link)  # the same e-mail address as Ada's
+    assert me(world, ada)["id"] != me(world, bea)["id"]
+    mimic = Browser()
+    world.launch(mimic, "mimic", backprop_link)  # a name that looks like Ada's gets a number (classes/names.py)
+    assert me(world, mimic)["name"] == "\u0410da Lovelace (2)"
+    chemistry = world.add_link("chemistry", "computational-graphs")
+    elsewhere = Browser()
+    journey = world.launch(elsewhere, "ada", chemistry)
+    assert journey.answer.headers["location"] == "/lessons/computational-graphs"
+    assert me(world, elsewhere)["class"] == "Chemistry" and me(world, elsewhere)["id"] != me(world, ada)["id"]
+    classes = cli("class", "list", env=world.env)[1]
+    assert "Physics 2b" in classes and "Chemistry" in classes
+
+
+def test_the_teacher_sees_the_roster_from_the_lms_with_who_has_not_launched(world, backprop_link):
+    teacher = Browser()
+    assert world.launch(teacher, "hopper", backprop_link).answer.status_code == 303
+    assert me(world, teacher)["role"] == "teacher"
+    world.launch(Browser(), "ada", backprop_link)
+    roster = world.tool_get(teacher, "/api/class/lms/roster")
+    assert roster.status_code == 200, roster.text
+    members = {member["name"]: member for member in roster.json()["members"]}
+    assert members["Ada Lovelace"]["launched"] is True and members["Ada Lovelace"]["role"] == "learner"
+    assert members["Grace Hopper"]["role"] == "teacher"
+    never = [name for name, member in members.items() if not member["launched"]]
+    assert "Olly Observer" in never  # listed though it never launched (and could not: see the role test)
+    ada = Browser()
+    world.launch(ada, "ada", backprop_link)
+    assert world.tool_get(ada, "/api/class/lms/roster").status_code == 403
+
+
+# ---------------------------------------------------------------- what is refused, each with its cause
+
+
+def _forge(world: LtiWorld, change: dict | None = None, drop: tuple = (), **options):
+    def forge(journey) -> dict:
+        claims = claims_of(journey.form["id_token"])
+        claims.update(change or {})
+        for key in drop:
+            claims.pop(key, None)
+        return dict(journey.form, id_token=signed(world, claims, **options))
+
+    return forge
+
+
+OTHER_KEY = rsa.generate_private_key(public_exponent=65537, key_size=2048).private_bytes(
+    serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()).decode()
+
+
+@pytest.mark.parametrize("case, cause", [
+    ("forged: signed by another key", "bad-signature"),
+    ("expired", "expired"),
+    ("another audience", "wrong-audience"),
+    ("several audiences and no azp", "wrong-authorized-party"),
+    ("another issuer (mix-up)", "wrong-issuer"),
+    ("another login's nonce", "wrong-nonce"),
+    ("HS256 keyed with the LMS's public key", "algorithm"),
+    ("another deployment", "unknown-deployment"),
+    ("an anonymous launch", "no-subject"),
+])
+def test_a_tampered_id_token_is_refused_with_its_cause(world, backprop_link, case, cause):
+    now = int(time.time())
+    public = serialization.load_pem_private_key(world.platform_key().encode(), None).public_key().public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+    forge = {
+        "forged: signed by another key": _forge(world, key=OTHER_KEY),
+        "expired": _forge(world, {"iat": now - 3600, "exp": now - 600}),
+        "another audience": _forge(world, {"aud": "another-tool", "azp": "another-tool"}),
+        "several audiences and no azp": _forge(world, {"aud": [CLIENT_ID, "another-tool"]}, drop=("azp",)),
+        "another issuer (mix-up)": _forge(world, {"iss": "https://other-lms.example"}),
+        "another login's nonce": _forge(world, {"nonce": "a-nonce-of-another-login"}),
+        "HS256 keyed with the LMS's public key": _forge(world, key=public, algorithm="HS256"),
+        "another deployment": _forge(world, {"https://purl.imsglobal.org/spec/lti/claim/deployment_id": "elsewhere"}),
+        "an anonymous launch": _forge(world, drop=("sub",)),
+    }[case]
+    browser = Browser()
+    journey = world.begin(browser, "ada", backprop_link)
+    answer = world.post_launch(browser, forge(journey))
+    assert refusal(answer) == cause, answer.text
+    assert answer.status_code == 400
+    assert not any(c.startswith("chainrule_session=") for c in set_cookies(answer))
+    assert world.tool_get(browser, "/api/class/me").status_code == 401
+
+
+def test_a_replayed_launch_is_refused(world, backprop_link):
+    browser = Browser()
+    journey = world.launch(browser, "ada", backprop_link)
+    assert journey.answer.status_code == 303
+    browser.jar.setdefault(f"localhost:{world.tool_port}", {})[journey.state_cookie[0]] = journey.state_cookie[1]
+    again = world.post_launch(browser, journey.form)
+    assert refusal(again) == "replayed", again.text
+
+
+def test_a_launch_from_another_browser_is_refused_and_offers_a_new_window(world, backprop_link):
+    """The state is bound to the browser that began the login (its cookie): a login begun by someone else
+    (login CSRF), or a browser that blocks the frame's cookies, cannot finish it here."""
+    journey = world.begin(Browser(), "ada", backprop_link)
+    stranger = Browser()
+    answer = world.post_launch(stranger, journey.form)
+    assert refusal(answer) == "not-this-browser", answer.text
+    action, fields = [form for form in forms_of(answer.text) if form[0] == "/lti/login"][0]
+    assert fields["iss"] == world.lms_url and fields["login_hint"] == "ada" and fields["client_id"] == CLIENT_ID
+    assert 'target="_blank"' in answer.text
+    # The new window starts a login of its own, which completes.
+    restarted = stranger.request("POST", world.tool_url + "/lti/login", data=fields,
+                                 headers={"origin": world.tool_url, "sec-fetch-dest": "document"})
+    assert restarted.status_code == 302 and restarted.headers["location"].startswith(world.lms_url + "/auth")
+    page = stranger.request("GET", restarted.headers["location"])
+    finished = world.post_launch(stranger, forms_of(page.text)[0][1], frame=False)
+    assert finished.status_code == 303, finished.text
+    assert me(world, stranger)["name"] == "Ada Lovelace"
+
+
+def test_an_unknown_state_a_foreign_target_and_an_unknown_lms_are_refused(world, backprop_link):
+    browser = Browser()
+    journey = world.begin(browser, "ada", backprop_link)
+    answer = world.post_launch(browser, dict(journey.form, state="a-state-this-server-never-made"))
+    assert refusal(answer) == "unknown-state"
+    login = {"iss": world.lms_url, "login_hint": "ada", "client_id": CLIENT_ID}
+    for target in ("https://evil.example/steal", f"{world.tool_url}.evil.example/", "//evil.example/",
+                   f"{world.tool_url}/teacher/gradebook.csv", f"http://user@localhost:{world.tool_port}/"):
+        answer = browser.request("GET", world.tool_url + "/lti/login", params=dict(login, target_link_uri=target))
+        assert refusal(answer) == "target-not-this-tool", (target, answer.text)
+        assert "location" not in answer.headers
+    answer = browser.request("POST", world.tool_url + "/lti/login", data=dict(
+        login, iss="https://unknown-lms.example", target_link_uri=world.tool_url + "/"),
+        headers={"origin": "https://unknown-lms.example"})
+    assert refusal(answer) == "unknown-platform"
+    assert refusal(world.post_launch(browser, {"error": "login_required", "state": "x"})) == "platform-error"
+
+
+def test_only_learners_and_teachers_get_in_and_only_teachers_link_content(world, backprop_link):
+    answer = world.launch(Browser(), "olly", backprop_link).answer
+    assert refusal(answer) == "role" and answer.status_code == 403
+    answer = world.launch(Browser(), "ada", "dl:physics").answer
+    assert refusal(answer) == "teachers-only" and answer.status_code == 403
+
+
+# ---------------------------------------------------------------- deep linking and grades
+
+
+def deep_link(world: LtiWorld, teacher: Browser, lesson: str) -> list[dict]:
+    """A teacher's deep linking: the picker, the choice, the answer the browser carries to the LMS."""
+    journey = world.launch(teacher, "hopper", "dl:physics")
+    assert journey.answer.status_code == 200, journey.answer.text
+    action, fields = [form for form in forms_of(journey.answer.text) if form[0] == "/lti/pick"][0]
+    choice = teacher.request("POST", world.tool_url + "/lti/pick", data=dict(fields, resource=lesson),
+                             headers={"origin": world.tool_url})
+    assert choice.status_code == 200, choice.text
+    assert f"form-action 'self' {world.lms_url}" in choice.headers["content-security-policy"]
+    action, answer = forms_of(choice.text)[0]
+    assert action.startswith(world.lms_url + "/deep-link-return")
+    items = claims_of(answer["JWT"])["https://purl.imsglobal.org/spec/lti-dl/claim/content_items"]
+    added = teacher.request("POST", action, data=answer)
+    assert added.status_code == 200, added.text
+    links = re.findall(r'data-link="(\d+)"', added.text)
+    return [dict(item, link=link) for item, link in zip(items, links)]
+
+
+def scores_for(world: LtiWorld, user: str, resource: str) -> list[dict]:
+    state = world.state()
+    columns = {url for url, item in state["line_items"].items() if item.get("resourceId") == resource
+               and item["course"] == "physics"}
+    return [post for post in state["score_posts"] if post["userId"] == user and post["line_item"] in columns]
+
+
+def test_deep_linking_makes_one_gradebook_column_however_often_a_lesson_is_linked(world):
+    teacher = Browser()
+    first = deep_link(world, teacher, "gradient-descent-linear-regression")
+    assert first[0]["url"] == f"{world.tool_url}/lessons/gradient-descent-linear-regression"
+    assert first[0]["lineItem"]["resourceId"] == "gradient-descent-linear-regression"
+    assert first[0]["lineItem"]["scoreMaximum"] == 8
+    second = deep_link(world, teacher, "gradient-descent-linear-regression")
+    assert "lineItem" not in second[0]  # the course has its column already
+    state = world.state()
+    columns = [item for item in state["line_items"].values()
+               if item.get("resourceId") == "gradient-descent-linear-regression"]
+    assert len(columns) == 1, columns
+    # A learner works through both links: the score still goes to the one column, once per change.
+    learner = Browser()
+    for item in first + second:
+        assert world.launch(learner, "cyd", item["link"]).answer.headers["location"] == \
+            "/lessons/gradient-descent-linear-regression"
+    answer = world.tool_change(learner, "PUT", "/api/lessons/gradient-descent-linear-regression/explanation",
+                               {"text": "Step against the gradient, a little at a time.", "ticked": []})
+    assert answer.status_code == 200, answer.text
+    posts = world.wait(lambda: scores_for(world, "cyd", "gradient-descent-linear-regression"))
+    time.sleep(2)  # several rounds of the sender: nothing more is sent
+    posts = scores_for(world, "cyd", "gradient-descent-linear-regression")
+    assert len(posts) == 1, posts
+    assert len([item for item in world.state()["line_items"].values()
+                if item.get("resourceId") == "gradient-descent-linear-regression"]) == 1
+
+
+def test_a_score_goes_to_the_gradebook_once_for_each_change(world, backprop_link):
+    learner = Browser()
+    world.launch(learner, "bea", backprop_link)
+    answer = world.tool_change(learner, "PUT", "/api/progress/backprop/predictions/n", {"value": 0.5})
+    assert answer.status_code == 200, answer.text
+    posts = world.wait(lambda: scores_for(world, "bea", "backprop"))
+    assert posts[0]["scoreGiven"] == 3 and posts[0]["scoreMaximum"] == 8  # the reading before the work, 01-03
+    assert posts[0]["activityProgress"] == "InProgress" and posts[0]["gradingProgress"] == "FullyGraded"
+    for key in ("o", "dn", "db", "dw1", "dw2"):
+        world.tool_change(learner, "PUT", f"/api/progress/backprop/predictions/{key}", {"value": 0.5})
+    world.wait(lambda: [p for p in scores_for(world, "bea", "backprop") if p["scoreGiven"] == 4])
+    time.sleep(2)
+    given = [post["scoreGiven"] for post in scores_for(world, "bea", "backprop")]
+    assert given == [3, 4], given  # each change once, none twice
+    columns = [item for item in world.state()["line_items"].values() if item.get("resourceId") == "backprop"]
+    assert len(columns) == 1, columns  # made once by the tool (the link had none), for every learner
+
+
+def test_a_down_lms_loses_no_score_and_the_score_keeps_the_time_of_the_work(world, backprop_link):
+    learner = Browser()
+    world.launch(learner, "ada", backprop_link)
+    world.stop_platform()
+    try:
+        worked = time.time()
+        answer = world.tool_change(learner, "PUT", "/api/lessons/backprop/explanation",
+                                   {"text": "The chain rule, node by node, from the output back.", "ticked": []})
+        assert answer.status_code == 200
+        deadline = time.monotonic() + 30
+        while "waiting" not in (listing := cli("lti", "scores", "Physics 2b", env=world.env)[1]):
+            assert time.monotonic() < deadline, listing
+            time.sleep(0.3)
+        assert "cannot be reached" in listing, listing
+        time.sleep(1.5)  # a few retries meet the LMS down
+    finally:
+        world.start_platform()
+    back = time.time()
+    posts = world.wait(lambda: scores_for(world, "ada", "backprop"), seconds=60)
+    time.sleep(2)
+    posts = scores_for(world, "ada", "backprop")
+    assert len(posts) == 1, posts
+    assert posts[0]["scoreGiven"] == 4  # the reading before the work (01-03) and the explanation (07)
+    sent_for = posts[0]["timestamp"]
+    from datetime import datetime
+
+    moment = datetime.fromisoformat(sent_for).timestamp()
+    assert worked - 5 <= moment < back, (worked, sent_for, back)  # the time of the work, not of the sending
+    assert "sent" in cli("lti", "scores", "Physics 2b", env=world.env)[1]
+
+
+def test_a_captured_id_token_does_not_work_with_a_login_of_ones_own(world, backprop_link):
+    """Token replay: Ada's id_token, captured on its way, posted with a fresh login the attacker began: its
+    nonce is Ada's login's, not the attacker's."""
+    captured = world.begin(Browser(), "ada", backprop_link)
+    attacker = Browser()
+    own = world.begin(attacker, "cyd", backprop_link)
+    answer = world.post_launch(attacker, dict(own.form, id_token=captured.form["id_token"]))
+    assert refusal(answer) == "wrong-nonce", answer.text
+    assert world.tool_get(attacker, "/api/class/me").status_code == 401
+
+
+def test_framed_sessions_still_need_the_csrf_token_and_the_picker_its_own_seal(world, backprop_link):
+    """Cookies sent across sites (SameSite=None, in the LMS's frame) carry no right to change anything by
+    themselves: every change still needs the CSRF token, and the deep-linking picker's choice needs the
+    settings sealed for this teacher's launch."""
+    learner = Browser()
+    world.launch(learner, "ada", backprop_link)
+    forged = learner.request("PUT", world.tool_url + "/api/progress/backprop/predictions/n", json={"value": 1.0},
+                             headers={"origin": world.tool_url})
+    assert forged.status_code == 403 and "CSRF" in forged.text
+    teacher = Browser()
+    journey = world.launch(teacher, "hopper", "dl:physics")
+    _, fields = [form for form in forms_of(journey.answer.text) if form[0] == "/lti/pick"][0]
+    for changed in ({"csrf": "not-the-token"}, {"settings": fields["settings"][:-4] + "0000"}):
+        answer = teacher.request("POST", world.tool_url + "/lti/pick", data=dict(fields, resource="backprop", **changed),
+                                 headers={"origin": world.tool_url})
+        assert answer.status_code == 403, (changed, answer.text)
+    other = Browser()
+    world.launch(other, "hopper", backprop_link)  # the same teacher, another browser: its own CSRF token
+    host = f"localhost:{world.tool_port}"
+    answer = other.request("POST", world.tool_url + "/lti/pick", data=dict(
+        fields, resource="backprop", csrf=other.jar[host]["chainrule_csrf"]), headers={"origin": world.tool_url})
+    assert answer.status_code == 200  # the seal is the teacher's: the same teacher may finish it anywhere
+    answer = learner.request("POST", world.tool_url + "/lti/pick", data=dict(
+        fields, resource="backprop", csrf=learner.jar[host]["chainrule_csrf"]), headers={"origin": world.tool_url})
+    assert answer.status_code == 403  # a learner carrying a teacher's picker: the seal names the teacher
+
+
+def test_every_refusal_cause_is_explained_in_the_classroom_guide():
+    """docs/classroom.md ("When a launch fails", "Single sign-on") names every cause a refusal can give."""
+    from pathlib import Path
+
+    from chainrule.classes import lti, sso
+
+    guide = (Path(__file__).resolve().parents[1] / "docs" / "classroom.md").read_text(encoding="utf-8")
+    missing = [cause for cause in [*lti.CAUSES, *sso.CAUSES] if f"`{cause}`" not in guide]
+    assert missing == []
+
+
+def test_on_postgresql_the_outbox_keeps_a_score_until_the_lms_takes_it_once(postgres_url, tmp_path_factory):
+    """The same outbox in a class kept in PostgreSQL: a launch, the LMS down while the learner works, the
+    score delivered once when it is back."""
+    with LtiWorld.start(tmp_path_factory.mktemp("lti-pg"), database=postgres_url) as world:
+        link = world.add_link("physics", "backprop")
+        learner = Browser()
+        assert world.launch(learner, "ada", link).answer.status_code == 303
+        world.stop_platform()
+        try:
+            assert world.tool_change(learner, "PUT", "/api/progress/backprop/predictions/n", {"value": 0.5}).status_code == 200
+            deadline = time.monotonic() + 30
+            while "waiting" not in (listing := cli("lti", "scores", env=world.env)[1]):
+                assert time.monotonic() < deadline, listing
+                time.sleep(0.3)
+        finally:
+            world.start_platform()
+        world.wait(lambda: scores_for(world, "ada", "backprop"))
+        time.sleep(2)
+        assert [post["scoreGiven"] for post in scores_for(world, "ada", "backprop")] == [3]
+
+
+def test_a_course_class_without_a_teacher_yet_says_so_to_the_administrator(world):
+    """A course's class is made by its first launch, a learner's perhaps: `chainrule class teacher-link` then
+    says that it has no teacher yet instead of failing."""
+    link = world.add_link("chemistry", "backprop")
+    world.launch(Browser(), "ada", link)
+    code, _, error = cli("class", "teacher-link", "Chemistry", env=world.env)
+    assert code == 1 and "no teacher account yet" in error, error

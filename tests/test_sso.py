@@ -1,0 +1,183 @@
+"""Single sign-on for a standalone class server (issue 30, item 7): OpenID Connect's authorization code flow with
+PKCE through Authlib, against npm's oidc-provider run as a process (tests/oidc_world.py), played over HTTP here
+(tests/browser/test_sso_page.py walks it in Chromium). Accounts are linked by the provider's subject; the
+teacher decides whether passwords stay possible; the password flow keeps working beside it."""
+
+from __future__ import annotations
+
+import pytest
+
+from lti_world import Browser, forms_of
+from oidc_world import PASSWORD, OidcWorld, query_of
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    with OidcWorld.start(tmp_path_factory.mktemp("sso")) as started:
+        yield started
+
+
+def me(world: OidcWorld, browser: Browser) -> dict:
+    answer = browser.request("GET", world.tool_url + "/api/class/me")
+    assert answer.status_code == 200, answer.text
+    return answer.json()
+
+
+def refusal(answer) -> str:
+    cause = answer.headers.get("x-chainrule-sign-in-refusal", "")
+    assert not cause or f'data-cause="{cause}"' in answer.text
+    return cause
+
+
+def joined(world: OidcWorld, login: str, provider: str = "School") -> Browser:
+    browser = Browser()
+    answer = world.sign_in_with(browser, "/join/" + world.invite.rsplit("/", 1)[1], provider, login)
+    assert answer.status_code == 303 and answer.headers["location"] == "/", answer.text
+    return browser
+
+
+def test_a_learner_joins_and_signs_in_through_the_provider_linked_by_subject(world):
+    ada = joined(world, "ada-7f3")
+    first = me(world, ada)
+    assert first["name"] == "Ada Lovelace" and first["class"] == "Physics 2b" and first["role"] == "learner"
+    again = Browser()
+    answer = world.sign_in_with(again, "/sign-in", "School", "ada-7f3")
+    assert answer.status_code == 303 and answer.headers["location"] == "/"
+    assert me(world, again)["id"] == first["id"]
+    # Bea shares Ada's e-mail address at the provider: another subject, another account.
+    assert me(world, joined(world, "bea-c21"))["id"] != first["id"]
+    # Someone the provider knows but who never joined has no account here.
+    answer = world.sign_in_with(Browser(), "/sign-in", "School", "hopper-9a0")
+    assert refusal(answer) == "no-account" and answer.status_code == 403
+
+
+def teacher_browser(world: OidcWorld) -> Browser:
+    browser = Browser()
+    page = browser.request("GET", world.teacher_link)
+    action, form = forms_of(page.text)[0]
+    answer = browser.request("POST", world.tool_url + action, data=dict(form, password=PASSWORD),
+                             headers={"origin": world.tool_url})
+    assert answer.status_code == 303, answer.text
+    return browser
+
+
+def test_the_teacher_decides_whether_passwords_stay_possible(world):
+    learner = Browser()
+    page = learner.request("GET", world.invite)
+    action, form = forms_of(page.text)[0]
+    assert learner.request("POST", world.tool_url + action, data=dict(form, name="Cyd", password=PASSWORD),
+                           headers={"origin": world.tool_url}).status_code == 303
+    teacher = teacher_browser(world)
+    host = f"localhost:{world.tool_port}"
+
+    def set_passwords(allowed: bool):
+        return teacher.request("POST", world.tool_url + "/api/class/sign-in-options", json={"passwords": allowed},
+                               headers={"x-csrf-token": teacher.csrf(host), "origin": world.tool_url})
+
+    refused = set_passwords(False)
+    assert refused.status_code == 409 and "link your own account" in refused.json()["detail"]
+    back = world.at_provider(teacher, world.start_sign_in(teacher, "/account", "School"), "hopper-9a0")
+    assert teacher.request("GET", back).headers["location"] == "/teacher"
+    assert set_passwords(False).json()["passwords"] is False
+    try:
+        # Passwords are off: the learner's right password is refused, saying how to sign in instead.
+        again = Browser()
+        page = again.request("GET", world.tool_url + "/sign-in")
+        action, form = forms_of(page.text)[0]
+        answer = again.request("POST", world.tool_url + action, data=dict(
+            form, class_name="Physics 2b", name="Cyd", password=PASSWORD), headers={"origin": world.tool_url})
+        assert answer.status_code == 403 and "school account only" in answer.text
+        join = Browser().request("GET", world.invite)
+        assert 'name="password"' not in join.text and "Join with School" in join.text
+        # The teacher now signs in through the provider.
+        fresh = Browser()
+        answer = world.sign_in_with(fresh, "/sign-in", "School", "hopper-9a0")
+        assert answer.headers["location"] == "/teacher" and me(world, fresh)["role"] == "teacher"
+    finally:
+        assert set_passwords(True).json()["passwords"] is True
+    # On again: the standalone password flow works as before.
+    again = Browser()
+    page = again.request("GET", world.tool_url + "/sign-in")
+    action, form = forms_of(page.text)[0]
+    answer = again.request("POST", world.tool_url + action, data=dict(
+        form, class_name="Physics 2b", name="Cyd", password=PASSWORD), headers={"origin": world.tool_url})
+    assert answer.status_code == 303 and me(world, again)["name"] == "Cyd"
+
+
+def test_a_sign_in_cannot_be_started_by_another_site(world):
+    """CSRF on the login's initiation: a page elsewhere cannot start a sign-in (or a join) in a learner's browser."""
+    browser = Browser()
+    start = f"{world.tool_url}/sso/start/{world.ids['School']}"
+    invite = world.invite.rsplit("/", 1)[1]
+    assert browser.request("GET", start).status_code == 405
+    assert browser.request("POST", start, data={"invite": invite}, headers={"origin": world.tool_url}).status_code == 403
+    foreign = browser.request("POST", start, data={"invite": invite}, headers={"origin": "https://evil.example"})
+    assert foreign.status_code == 403 and "Origin" in foreign.text
+
+
+def test_a_replayed_or_carried_answer_and_a_mix_up_are_refused(world):
+    browser = Browser()
+    back = world.at_provider(browser, world.start_sign_in(browser, "/sign-in", "School"), "ada-7f3")
+    query = query_of(back)
+    assert query["iss"] == world.issuer("School")  # RFC 9207: the provider names itself in its answer
+    # Carried to another browser (login CSRF): the state is bound to the browser that began it.
+    assert refusal(Browser().request("GET", back)) == "not-this-browser"
+    # Delivered to the other provider's callback (mix-up): the state says which provider it began with.
+    other = back.replace(f"/sso/callback/{world.ids['School']}", f"/sso/callback/{world.ids['Other']}")
+    assert refusal(browser.request("GET", other)) == "wrong-provider"
+    # Its iss changed to another issuer: refused before the code is ever sent anywhere.
+    assert refusal(browser.request("GET", back.replace(query["iss"].replace(":", "%3A").replace("/", "%2F"),
+                                                       "https%3A%2F%2Fevil.example"))) == "wrong-issuer"
+    assert browser.request("GET", back).status_code == 303  # the answer itself, once
+    assert refusal(browser.request("GET", back)) == "replayed"
+    assert refusal(browser.request("GET", back.split("?")[0] + "?code=x&state=made-up")) == "unknown-state"
+
+
+def test_a_token_for_another_audience_and_a_provider_that_is_down(world):
+    world.set_mode("School", id_token_audience="another-application")
+    try:
+        answer = world.sign_in_with(Browser(), "/sign-in", "School", "ada-7f3")
+    finally:
+        world.set_mode("School", id_token_audience="")
+    assert refusal(answer) == "wrong-audience", answer.text
+    browser = Browser()
+    down = world.start_sign_in(browser, "/sign-in", "Down")
+    assert refusal(down) == "provider-unreachable" and down.status_code == 502
+    assert "sign in with your password" in down.text
+    page = browser.request("GET", world.tool_url + "/sign-in")  # the password form is still there
+    assert 'name="password"' in page.text
+
+
+def test_the_sign_in_tables_on_both_backends(store_place):
+    """classes/sso.py's tables on SQLite and PostgreSQL: a sign-in is used once, a person joins a class once
+    (linked by subject), a link taken by another account is refused, and the teacher's choice of passwords."""
+    from chainrule.classes import open_class_store
+    from chainrule.classes.accounts import Accounts
+    from chainrule.classes.sso import Sso
+
+    place = store_place("class")
+    store = open_class_store(place.get("data_dir"), place.get("database"))
+    try:
+        accounts = Accounts(store)
+        made = accounts.create_class("Physics 2b")
+        sso = Sso(store, accounts, "https://class.example.org")
+        provider = sso.add_provider("School", "https://login.school.example", "client", "secret")
+        assert sso.add_provider("School", "https://login.school.example", "client", "new secret").id == provider.id
+        sso.tables.add_login("hash", provider.id, "nonce", "verifier", {"do": "sign-in"}, 100.0, 0.0)
+        assert sso.tables.login("hash")[3] == {"do": "sign-in"}
+        assert sso.tables.use_login("hash", 101.0) and not sso.tables.use_login("hash", 102.0)
+        class_id = made.class_id
+        first, created = sso.tables.join(provider.issuer, "subject-1", class_id, lambda names: "Ada", "2026-03-01")
+        again, created_again = sso.tables.join(provider.issuer, "subject-1", class_id, lambda names: "Ada", "2026-03-01")
+        assert created and not created_again and again == first
+        other, _ = sso.tables.join(provider.issuer, "subject-2", class_id, lambda names: f"Bea ({len(names)})",
+                                   "2026-03-01")
+        assert accounts.account(other).name == "Bea (2)"  # the callback saw the class's names: Teacher, Ada
+        assert sso.tables.linked_accounts(provider.issuer, "subject-1") == [first]
+        assert not sso.tables.link(provider.issuer, "subject-1", other, class_id)  # subject-1 is Ada's here
+        assert sso.tables.link(provider.issuer, "subject-1", first, class_id)  # her own link again: fine
+        assert sso.tables.passwords_allowed(class_id)
+        sso.tables.set_passwords(class_id, False)
+        assert not sso.tables.passwords_allowed(class_id)
+    finally:
+        store.close()
