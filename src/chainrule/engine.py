@@ -488,11 +488,11 @@ def grad(
     grads: dict[Value, Any] = {}
     for out, seed in zip(outputs, seeds):
         if create_graph:
-            seed = seed if isinstance(seed, Value) else Value(_to_float(seed))
+            seed = seed if isinstance(seed, Value) else Value(to_float(seed))
         elif isinstance(seed, Value):
             seed = seed.data
         else:
-            seed = _to_float(seed)
+            seed = to_float(seed)
         grads[out] = grads[out] + seed if out in grads else seed
     anomaly = None if _plain else modes.current_anomaly()
     check = None if anomaly is None else anomaly.check_pullback
