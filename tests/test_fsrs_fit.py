@@ -152,3 +152,13 @@ def test_a_class_fits_its_pooled_logs_and_the_teacher_sees_recall_now_per_questi
     assert cli.main(["class", "questions", "Physics", *place]) == 0
     out = capsys.readouterr().out
     assert "recall now" in out and "Fading first (lowest predicted recall now): backprop/" in out
+
+
+@pytest.mark.parametrize("command", [["progress", "optimize"], ["class", "optimize", "Physics"]])
+@pytest.mark.parametrize("steps", ["0", "-3", "many"])
+def test_optimize_refuses_steps_that_are_not_a_whole_number_from_1(command, steps, tmp_path, capsys) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        cli.main([*command, "--data-dir", str(tmp_path), "--steps", steps])
+    assert stopped.value.code == 2
+    assert f"--steps must be a whole number >= 1, got {steps if steps != 'many' else repr(steps)}" in (
+        capsys.readouterr().err)

@@ -21,6 +21,7 @@ import argparse
 import sys
 from typing import Any, Callable
 
+from chainrule.commands.arguments import whole_number
 from chainrule.text_safety import terminal_json, terminal_text
 
 COMMANDS = ("class",)
@@ -67,7 +68,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                  ("learner", "the learner's display name"))
     sub.add_argument("--json", action="store_true", help="print JSON instead of text")
     sub = action("optimize", _optimize, "fit the review scheduler (FSRS) to the class's pooled review logs", name)
-    sub.add_argument("--steps", type=int, default=250, help="Adam steps of the fit (default: 250)")
+    sub.add_argument("--steps", type=whole_number(1, "--steps"), default=250,
+                     help="Adam steps of the fit (default: 250)")
     sub = action("gradebook", _gradebook, "one row per learner: lessons, exercises, quiz", name)
     sub.add_argument("--csv", action="store_true", required=True, help="print CSV (the only format for now)")
 

@@ -16,6 +16,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Callable
 
+from chainrule.commands.arguments import whole_number
 from chainrule.progress import StoreError, open_store
 from chainrule.text_safety import terminal_text
 
@@ -209,7 +210,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "on four question cards in five, and scores them and the defaults on the fifth: the fitted ones schedule "
         "your reviews from then on only if they predict those held-out reviews better.")
     optimize.add_argument("--data-dir", default=None, help=DATA_DIR_HELP)
-    optimize.add_argument("--steps", type=int, default=250, help="Adam steps of the fit (default: 250)")
+    optimize.add_argument("--steps", type=whole_number(1, "--steps"), default=250,
+                          help="Adam steps of the fit (default: 250)")
     optimize.set_defaults(func=_guarded(optimize_command))
 
     review = subparsers.add_parser(
