@@ -5,6 +5,7 @@
     chainrule class roster "Physics 2b"            (also: exercises, questions)
     chainrule class timeline "Physics 2b" "Ada"
     chainrule class gradebook "Physics 2b" --csv
+    chainrule class optimize "Physics 2b"          fit the review scheduler to the class's pooled logs
     chainrule class invite "Physics 2b"            a new learner invite (the old one stops working)
     chainrule class teacher-link "Physics 2b"      a new one-time sign-in link for the teacher
     chainrule class reset-link "Physics 2b" "Ada"  a one-time link for a learner to set a new password
@@ -24,6 +25,7 @@ import argparse
 import sys
 from typing import Any, Callable
 
+from chainrule.commands.arguments import whole_number
 from chainrule.text_safety import terminal_json, terminal_text
 
 COMMANDS = ("class",)
@@ -98,6 +100,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sub = action("timeline", _timeline, "one learner's runs (with code) and answers", name,
                  ("learner", "the learner's display name"))
     sub.add_argument("--json", action="store_true", help="print JSON instead of text")
+    sub = action("optimize", _optimize, "fit the review scheduler (FSRS) to the class's pooled review logs", name)
+    sub.add_argument("--steps", type=whole_number(1, "--steps"), default=250,
+                     help="Adam steps of the fit (default: 250)")
     sub = action("gradebook", _gradebook, "one row per learner: lessons, exercises, quiz", name)
     sub.add_argument("--csv", action="store_true", required=True, help="print CSV (the only format for now)")
 
@@ -299,12 +304,16 @@ def _view(args: argparse.Namespace) -> int:
             _print(f"{r['exercise_id'][:24]:24} {r['runs']:>5} {r['passed_first_run_text']:>10} "
                    f"{r['median_runs_to_pass_text']:>7}  {diagnoses}")
     else:
-        _print(f"{'question':44} {'answered':>8} {'right':>6}  most chosen wrong answer")
+        _print(f"{'question':44} {'answered':>8} {'right':>6} {'recall now':>10}  most chosen wrong answer")
         for r in rows:
             wrong = "-" if r["most_chosen_wrong"] is None else (
                 f"{r['most_chosen_wrong']['answer']} ({r['most_chosen_wrong']['times']}x)")
             _print(f"{(r['lesson_id'] + '/' + r['question_id'])[:44]:44} {r['learners_answered']:>8} "
-                   f"{r['share_right_text']:>6}  {wrong}")
+                   f"{r['share_right_text']:>6} {r['recall_now_text']:>10}  {wrong}")
+        fading = sorted((r for r in rows if r["recall_now"] is not None), key=lambda r: r["recall_now"])[:3]
+        if fading:
+            _print("Fading first (lowest predicted recall now): " + ", ".join(
+                f"{r['lesson_id']}/{r['question_id']} ({r['recall_now_text']})" for r in fading))
     return 0
 
 
@@ -328,6 +337,21 @@ def _timeline(args: argparse.Namespace) -> int:
         else:
             _print(f"{event['at']}  answered {event['lesson_id']}/{event['question_id']}: {event['answer']!r} "
                    f"({'right' if event['correct'] else 'wrong'}{', imported' if event['imported'] else ''})")
+    return 0
+
+
+def _optimize(args: argparse.Namespace) -> int:
+    from chainrule.progress.fitting import class_reviews, fit, save_fit, summary
+    from chainrule.progress.scheduling import fit_scope
+
+    store, accounts = _open(args)
+    with store:
+        class_id = accounts.class_id(args.name)
+        result = fit(class_reviews(store, class_id), steps=args.steps)
+        if result.steps:
+            save_fit(store, fit_scope("class", class_id), result, store.now())
+    for line in summary(result):
+        _print(line)
     return 0
 
 

@@ -363,6 +363,24 @@ def _migration_7_class_seats(conn: Connection) -> None:
     )
 
 
+def _migration_8_scheduler_fits(conn: Connection) -> None:
+    """FSRS parameters fitted to review logs (progress/fitting.py): a learner's own (a personal store), or a
+    class's, from its learners' pooled logs. They schedule only when `used`: they predicted held-out
+    reviews better than the defaults."""
+    _run_statements(
+        conn,
+        """
+        CREATE TABLE scheduler_fits (
+            scope      TEXT PRIMARY KEY,    -- 'learner:<id>' or 'class:<id>'
+            parameters TEXT NOT NULL,       -- JSON list of FSRS's 21 parameters
+            used       INTEGER NOT NULL,    -- 1: they schedule, 0: the defaults did as well on held-out reviews
+            result     TEXT NOT NULL,       -- JSON: held-out log-losses, counts, time (FitResult)
+            at         TEXT NOT NULL
+        )
+        """,
+    )
+
+
 # Ordered; index i holds the migration that takes the schema version i to i + 1.
 MIGRATIONS: list[Callable[[Connection], None]] = [
     _migration_1_initial,
@@ -372,6 +390,7 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     _migration_5_imported_rows,
     _migration_6_school_systems,
     _migration_7_class_seats,
+    _migration_8_scheduler_fits,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
