@@ -75,3 +75,17 @@ def new_postgres_schema(cluster_url: str) -> str:
     with psycopg.connect(cluster_url, autocommit=True) as conn:
         conn.execute(f"CREATE SCHEMA {name}")
     return f"{cluster_url}&options=-csearch_path%3D{name}"
+
+
+def restart_cluster(cluster_url: str) -> None:
+    """Restart the throwaway cluster at ``cluster_url`` (every connection to it ends), as an upgrade or a
+    failover does; returns once it accepts connections again."""
+    import re
+
+    folder = re.search(r"host=([^&]+)", cluster_url).group(1)
+    run_as = ["runuser", "-u", "nobody", "--"] if os.geteuid() == 0 else []
+    done = subprocess.run([*run_as, str(postgres_bin() / "pg_ctl"), "-D", os.path.join(folder, "data"), "-l",
+                           os.path.join(folder, "log"), "-m", "fast", "-w", "restart"],
+                          capture_output=True, text=True, timeout=120)
+    if done.returncode != 0:
+        raise RuntimeError(f"pg_ctl restart failed: {done.stdout}{done.stderr}")

@@ -12,15 +12,16 @@ CLASS_DATABASE = "class.sqlite"
 ENV_DATABASE = "CHAINRULE_DATABASE"
 
 
-def open_class_store(data_dir=None, database=None, *, clock=None, create=True):
-    """The class database: PostgreSQL when ``database`` (or $CHAINRULE_DATABASE) is a URL, else
-    CLASS_DATABASE in the data folder (``data_dir``, $CHAINRULE_DATA_DIR, or the user data folder)."""
+def open_class_store(data_dir=None, database=None, *, clock=None, create=True, pool_size=None):
+    """The class database: PostgreSQL when ``database`` (or $CHAINRULE_DATABASE) is a URL (at most
+    ``pool_size`` connections from this process), else CLASS_DATABASE in the data folder (``data_dir``,
+    $CHAINRULE_DATA_DIR, or the user data folder)."""
     import os
 
     from chainrule.progress import open_store
 
     url = database or os.environ.get(ENV_DATABASE) or None
     if url:
-        return open_store(database=url, clock=clock)
+        return open_store(database=url, clock=clock, pool_size=pool_size)
     return open_store(data_dir or os.environ.get("CHAINRULE_DATA_DIR") or None, clock=clock,
                       file_name=CLASS_DATABASE, create=create)

@@ -18,8 +18,10 @@ import logging
 from typing import Any, Callable
 
 from chainrule.progress.run_jobs import (
+    listen_async,
     lock_session,
     notify_async,
+    ping_async,
     queue_schema_ready,
     try_lock_session_async,
     unlock_session,
@@ -28,6 +30,9 @@ from chainrule.progress.run_jobs import (
 
 QUEUE = "grading"
 TASK = "chainrule.grade_run"
+# PostgreSQL connections the queue opens at most, for the connection budget (commands/connection_budget.py):
+SENDER_CONNECTIONS = 2  # a Sender's pool (a web process's sends, a worker's sweeps)
+WORKER_QUEUE_CONNECTIONS = 3 + 1  # a worker process's procrastinate pool (fetch, finish, heartbeat) + its listener
 SCHEMA_LOCK = -2  # advisory lock keys (migrations use -1, learners >= 0): applying procrastinate's schema,
 SWEEP_LOCK = -3  # and handing back stalled runs
 
@@ -66,7 +71,8 @@ class Sender:
         from procrastinate import App, SyncPsycopgConnector
 
         # A small pool that checks its connections: after a database restart the next send reconnects.
-        self.app = App(connector=SyncPsycopgConnector(conninfo=url, min_size=0, max_size=4, timeout=5))
+        self.app = App(connector=SyncPsycopgConnector(conninfo=url, min_size=0, max_size=SENDER_CONNECTIONS,
+                                                    timeout=5, max_idle=30))
         self.app.open()
 
     def send(self, job_id: int) -> int | None:
@@ -87,15 +93,54 @@ class Sender:
 def worker_app(url: str, grade_turn: Callable[[int], None]) -> Any:
     """procrastinate's App for a worker process, with the one task: a turn of grading, which takes the run
     that is due (``grade_turn(queue job id)``; the job's ``run_id`` is only the run that was sent)."""
-    from procrastinate import App, PsycopgConnector
+    from procrastinate import App
 
-    app = App(connector=PsycopgConnector(conninfo=url, min_size=1, max_size=5))
+    app = App(connector=_listening_connector(url))
 
     @app.task(name=TASK, queue=QUEUE, pass_context=True)
     def grade(context: Any, run_id: int) -> None:
         grade_turn(int(context.job.id))
 
     return app
+
+
+LISTEN_CHECK_SECONDS = 10.0  # a quiet listening connection is checked this often (a dead one is opened again)
+
+
+def _listening_connector(url: str) -> Any:
+    """procrastinate's connector for a worker, with a listener that outlives the database: procrastinate's own
+    stays silent for good once PostgreSQL restarts under it (the worker then only polls, once a --heartbeat).
+    This one opens its connection again, LISTENs again and wakes the worker once, for the runs sent meanwhile."""
+    import asyncio
+
+    import psycopg
+    from procrastinate import PsycopgConnector
+
+    class ListeningConnector(PsycopgConnector):
+        async def listen_notify(self, on_notification: Any, channels: Any) -> None:
+            wake = json.dumps({"type": "job_inserted", "job_id": 0})
+            first = True
+            while True:
+                try:
+                    async with await psycopg.AsyncConnection.connect(url, autocommit=True, connect_timeout=10) as raw:
+                        for channel in channels:
+                            await listen_async(raw, channel)
+                        if not first:
+                            log.warning("listening for new runs again")
+                            for channel in channels:
+                                await on_notification(channel=channel, payload=wake)
+                        first = False
+                        while True:
+                            async for notice in raw.notifies(timeout=LISTEN_CHECK_SECONDS):
+                                await on_notification(channel=notice.channel, payload=notice.payload)
+                            await ping_async(raw)
+                except psycopg.Error as error:
+                    first = False
+                    log.warning("the connection that listens for new runs broke (%s); opening it again in 1 s",
+                                str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__)
+                    await asyncio.sleep(1)
+
+    return ListeningConnector(conninfo=url, min_size=1, max_size=WORKER_QUEUE_CONNECTIONS - 1)
 
 
 async def requeue_stalled(app: Any, stalled_after: float) -> int:

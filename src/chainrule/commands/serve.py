@@ -64,6 +64,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--static-dir", default=None, metavar="DIR",
                         help="also write the pages' fingerprinted static files (with .br and .gz forms) into DIR at "
                         "start, for a proxy to serve at /static/ (docs/classroom.md)")
+    parser.add_argument("--db-pool", type=int, default=None, metavar="N",
+                        help="with PostgreSQL: connections one web process opens at most, given back when idle "
+                        "(default 10)")
+    parser.add_argument("--db-reserve", type=int, default=None, metavar="N",
+                        help="with PostgreSQL: connections left free for `chainrule worker` and the teacher's tools; "
+                        "serve refuses to start if its web processes' pools would not leave them (default: one "
+                        "worker host like this one, 8 per core, + 3)")
     add_database_options(parser)
     parser.set_defaults(func=run)
 
@@ -131,8 +138,13 @@ def run(args: argparse.Namespace) -> int:
 
     from chainrule.classes import open_class_store
 
+    for name, value in (("--db-pool", args.db_pool), ("--db-reserve", args.db_reserve)):
+        if value is not None and value < (1 if name == "--db-pool" else 0):
+            print(f"chainrule serve: {name} must be {1 if name == '--db-pool' else 0} or more, not {value}",
+                  file=sys.stderr)
+            return 2
     try:
-        store = open_class_store(args.data_dir, args.database)
+        store = open_class_store(args.data_dir, args.database, pool_size=args.db_pool)
     except StoreError as error:
         print(f"chainrule serve: {error}", file=sys.stderr)
         return 1
@@ -141,6 +153,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"chainrule serve: --max-connections must be 1 or more, not {args.max_connections}", file=sys.stderr)
         return 2
     processes = _process_count(args, store.database.dialect)
+    if isinstance(processes, int) and store.database.dialect == "postgresql":
+        processes = _over_budget(store, processes, args) or processes
     if isinstance(processes, str):
         store.close()
         print(f"chainrule serve: {processes}", file=sys.stderr)
@@ -218,7 +232,7 @@ def run(args: argparse.Namespace) -> int:
             del app, runs, sender, store
 
             def serve_one() -> int:
-                child_store = open_class_store(args.data_dir, args.database)
+                child_store = open_class_store(args.data_dir, args.database, pool_size=args.db_pool)
                 _serve(*build(child_store), child_store, sock, args.max_connections)
                 return 0
 
@@ -248,6 +262,19 @@ def _process_count(args: argparse.Namespace, dialect: str) -> int | str:
                 "(docs/performance.md). Use --workers 1 here, or move the class to PostgreSQL with "
                 "`chainrule worker` processes grading for it.")
     return 1
+
+
+def _over_budget(store, processes: int, args: argparse.Namespace) -> str | None:
+    """Why the web processes' connection pools do not fit in what PostgreSQL allows (commands/connection_budget.py)."""
+    from chainrule.commands.connection_budget import default_reserve, serve_budget, server_limit
+    from chainrule.commands.serve_processes import default_process_count
+
+    try:
+        limit = server_limit(store.database.url)
+    except Exception:  # the store opened a moment ago: an error here is said by the next step that needs it
+        return None
+    reserve = args.db_reserve if args.db_reserve is not None else default_reserve(default_process_count())
+    return serve_budget(limit, processes, store.database.pool_size, reserve)
 
 
 def _serve(app, runs, sender, store, sock: socket.socket, max_connections: int | None) -> None:

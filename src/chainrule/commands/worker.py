@@ -30,6 +30,7 @@ PREFETCH = 1  # runs a worker process holds besides the one it grades
 FINISH_PATIENCE_SECONDS = 60.0
 YOUNG_SECONDS = 10.0  # a process that dies younger than this is started again after a growing pause
 MAX_RESTART_PAUSE = 30.0  # how long a graded result waits for an unreachable database
+SUPERVISED = "CHAINRULE_WORKER_SUPERVISED"  # set for the processes a supervisor starts
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -100,6 +101,11 @@ def run(args: argparse.Namespace) -> int:
     if args.nice:
         os.nice(args.nice)  # the processes it starts, sandboxes and worker processes included, inherit it
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    if not os.environ.get(SUPERVISED):  # a supervisor checked for all its processes
+        refusal = _over_budget(url, concurrency)
+        if refusal:
+            print(f"chainrule worker: {refusal}", file=sys.stderr)
+            return 2
     if concurrency > 1:
         return _supervise(args, url, concurrency)
     from chainrule.progress import StoreError
@@ -114,13 +120,24 @@ def run(args: argparse.Namespace) -> int:
         return 1
 
 
+def _over_budget(url: str, processes: int) -> str | None:
+    """Why ``processes`` worker processes would not find the connections they need (connection_budget.py)."""
+    from chainrule.commands.connection_budget import server_limit, worker_budget
+
+    try:
+        limit = server_limit(url)
+    except Exception:  # unreachable now: the worker says so, and waits for it, as it starts
+        return None
+    return worker_budget(limit, processes)
+
+
 def _supervise(args: argparse.Namespace, url: str, count: int) -> int:
     """Run ``count`` worker processes; start again any that dies (after a pause that grows while they keep
     dying young, e.g. the database is away); stop them all on a signal."""
     from chainrule.progress import StoreError
 
     try:
-        _prepare(url)  # a database that cannot be reached is said once, here, not by every process
+        _prepare(url).close()  # a database that cannot be reached is said once, here, not by every process
     except StoreError as error:
         print(f"chainrule worker: {error}", file=sys.stderr)
         return 1
@@ -131,7 +148,7 @@ def _supervise(args: argparse.Namespace, url: str, count: int) -> int:
     command = [sys.executable, "-m", "chainrule", "worker", "--concurrency", "1", "--nice", "0",
                *(["--allow-weak-sandbox"] if args.allow_weak_sandbox else []),
                "--heartbeat", str(args.heartbeat), "--stalled-after", str(args.stalled_after)]
-    environment = dict(os.environ, **{ENV_DATABASE: url})
+    environment = dict(os.environ, **{ENV_DATABASE: url, SUPERVISED: "1"})
     stopping = False
 
     def stop(signum: int, frame: object) -> None:
@@ -169,7 +186,9 @@ def _prepare(url: str):
     from chainrule.classes.grading import queue_unreachable
     from chainrule.classes.queue import apply_schema
 
-    store = open_class_store(database=url)
+    from chainrule.commands.connection_budget import WORKER_STORE_CONNECTIONS
+
+    store = open_class_store(database=url, pool_size=WORKER_STORE_CONNECTIONS)
     try:
         apply_schema(url)
     except Exception as error:
@@ -235,9 +254,10 @@ async def _work(url: str, name: str, heartbeat: float, stalled_after: float) -> 
 
 
 async def _sweep(app, jobs, sender, heartbeat: float, stalled_after: float, stop: asyncio.Event) -> None:
-    """Every heartbeat: runs of dead workers back to the queue, runs the queue never got sent to it,
-    runs past their deadline ended. A failure (the database away) waits for the next round."""
-    from chainrule.classes.queue import requeue_stalled
+    """Every heartbeat: runs of dead workers back to the queue, runs the queue never got or lost (their
+    queue job failed or is gone) sent to it, runs past their deadline ended. A failure (the database away)
+    waits for the next round."""
+    from chainrule.classes.queue import QUEUE, requeue_stalled
 
     log = logging.getLogger("chainrule.worker")
     while not stop.is_set():
@@ -249,7 +269,12 @@ async def _sweep(app, jobs, sender, heartbeat: float, stalled_after: float, stop
         try:
             if app.connector._async_pool is not None:  # the worker's pool is open (not between restarts)
                 await requeue_stalled(app, stalled_after)
-            for job_id in await asyncio.to_thread(jobs.unsent, 2 * heartbeat):
+            unsent = await asyncio.to_thread(jobs.unsent, 2 * heartbeat)
+            lost = await asyncio.to_thread(jobs.without_turn, QUEUE, 2 * heartbeat)
+            if lost:
+                log.warning("%d queued run(s) lost their queue job (it failed or is gone); sending them again",
+                            len(lost))
+            for job_id in unsent + lost:
                 queue_job_id = await asyncio.to_thread(sender.send, job_id)
                 if queue_job_id is not None:
                     await asyncio.to_thread(jobs.mark_sent, job_id, queue_job_id)

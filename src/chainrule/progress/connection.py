@@ -10,10 +10,12 @@ SQLite, for a learner's own machine and a class on one machine (WAL, synchronous
 one connection per thread per process, reopened after a fork; every write ``BEGIN IMMEDIATE``, retried
 a bounded number of times while another writer holds the lock).
 
-PostgreSQL, for a class on a school's server or several web processes: one connection per thread per
-process; a write that reads before it writes (one learner's two tabs answering at once) takes a
-transaction-scoped advisory lock on the learner, which is what SQLite's single writer gives for free.
-A dropped connection or a serialization failure is retried like a busy SQLite.
+PostgreSQL, for a class on a school's server or several web processes: a bounded pool per process
+(psycopg_pool: at most ``pool_size`` connections, each checked before use, idle ones given back to the
+server after POOL_IDLE_SECONDS, so that web processes and workers share max_connections by a budget,
+commands/connection_budget.py); a write that reads before it writes (one learner's two tabs answering at
+once) takes a transaction-scoped advisory lock on the learner, which is what SQLite's single writer gives
+for free. A dropped connection or a serialization failure is retried like a busy SQLite.
 
 Every driver error becomes a StoreError that says what happened, where, and what to do.
 """
@@ -46,6 +48,9 @@ DEFAULT_BUSY_TIMEOUT = 5.0  # seconds SQLite waits for a lock before reporting "
 DEFAULT_WRITE_ATTEMPTS = 3  # a busy write is retried this many times in all
 POSTGRES_SCHEMES = ("postgresql", "postgres")
 ADVISORY_NAMESPACE = 0x63726C  # "crl": the first key of every advisory lock chainrule takes
+DEFAULT_POOL_SIZE = 10  # PostgreSQL connections one process opens at most (the web process's 40 threads share them)
+POOL_IDLE_SECONDS = 30.0  # a pooled connection unused this long is closed (one per such period, down to none)
+POOL_WAIT_SECONDS = 5.0  # how long a request waits for a pooled connection (as SQLite waits for its lock)
 
 
 class Connection:
@@ -319,7 +324,8 @@ class PostgresDatabase:
 
     dialect = "postgresql"
 
-    def __init__(self, url: str, *, write_attempts: int = DEFAULT_WRITE_ATTEMPTS, connect_timeout: int = 10) -> None:
+    def __init__(self, url: str, *, write_attempts: int = DEFAULT_WRITE_ATTEMPTS, connect_timeout: int = 10,
+                 pool_size: int = DEFAULT_POOL_SIZE, pool_wait: float = POOL_WAIT_SECONDS) -> None:
         if not is_database_url(url):
             raise StoreError(
                 f"{redacted_url(url)!r} is not a PostgreSQL URL: write postgresql://USER@HOST/DATABASE "
@@ -328,43 +334,64 @@ class PostgresDatabase:
             )
         try:
             import psycopg
+            import psycopg_pool
         except ImportError as error:
             raise StoreError(
-                "A PostgreSQL database needs the psycopg package, which is not installed: "
+                "A PostgreSQL database needs the psycopg and psycopg-pool packages, which are not installed: "
                 "pip install 'chainrule[postgres]' (or leave out --database to keep the class in SQLite).",
                 kind=CANNOT_OPEN,
             ) from error
+        if pool_size < 1:
+            raise ValueError(f"a PostgreSQL pool holds at least 1 connection, not {pool_size}")
         self._psycopg = psycopg
+        self._pool_module = psycopg_pool
         self.url = url
         self.write_attempts = max(1, int(write_attempts))
         self.connect_timeout = int(connect_timeout)
-        self._threads = _PerThread(self._close_one)
+        self.pool_size = int(pool_size)
+        self.pool_wait = float(pool_wait)
+        self._pool: Any = None
+        self._pool_pid = 0
+        self._pool_lock = threading.Lock()
 
     @property
     def where(self) -> str:
         return redacted_url(self.url)
 
-    def _connect(self) -> Any:
-        try:
-            return self._psycopg.connect(self.url, autocommit=True, connect_timeout=self.connect_timeout)
-        except self._psycopg.Error as error:
-            raise self._translate(error) from error
-
-    def _connection(self) -> Any:
-        raw = self._threads.get(self._connect)
-        if raw.closed or raw.broken:
-            self._threads.forget_current()
-            raw = self._threads.get(self._connect)
-        return raw
+    def _connections(self) -> Any:
+        """This process's pool, opened on first use (a pool inherited through a fork is left to its parent)."""
+        pool = self._pool
+        if pool is not None and self._pool_pid == os.getpid():
+            return pool
+        with self._pool_lock:
+            if self._pool is None or self._pool_pid != os.getpid():
+                self._pool = self._pool_module.ConnectionPool(
+                    self.url, min_size=0, max_size=self.pool_size, max_idle=POOL_IDLE_SECONDS,
+                    timeout=self.pool_wait, check=self._pool_module.ConnectionPool.check_connection,
+                    kwargs={"autocommit": True, "connect_timeout": self.connect_timeout},
+                    name="chainrule-store", open=True)
+                self._pool_pid = os.getpid()
+            return self._pool
 
     def close(self) -> None:
-        self._threads.close_all()
+        with self._pool_lock:
+            pool, self._pool = self._pool, None
+        if pool is not None and self._pool_pid == os.getpid():
+            pool.close()
 
-    def _close_one(self, raw: Any) -> None:
-        try:
-            raw.close()
-        except self._psycopg.Error:
-            pass
+    def _connect_error(self, error: Exception) -> StoreError:
+        """A pool that could not hand out a connection in time: the server refused or is away (the
+        pool's last connection error says which), or every pooled connection stayed busy."""
+        try:  # the pool does not say why it has no connection: one attempt of our own does
+            self._psycopg.connect(self.url, connect_timeout=self.connect_timeout).close()
+        except self._psycopg.Error as refused:
+            return self._translate(refused)
+        return StoreError(
+            f"The class database {self.where} is busy: all {self.pool_size} of this process's connections stayed "
+            f"in use for {self.pool_wait:g} s, so nothing was read or saved. Try again in a moment; if it keeps "
+            "happening, the database server is overloaded or cannot be reached (docs/classroom.md: PostgreSQL connections).",
+            kind=LOCKED,
+        )
 
     def _translate(self, error: Exception, waited: float | None = None) -> StoreError:
         errors = self._psycopg.errors
@@ -403,20 +430,21 @@ class PostgresDatabase:
         REPEATABLE READ transaction: several SELECTs see one state, as SQLite's BEGIN gives) or "read"."""
         started = time.monotonic()
         for attempt in range(self.write_attempts):
-            raw = self._connection()
-            conn = Connection(raw, self.dialect)
             try:
-                if kind == "read":
-                    return work(conn)
-                with raw.transaction():
-                    if kind == "snapshot":
-                        raw.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-                    elif lock is not None:
-                        raw.execute("SELECT pg_advisory_xact_lock(%s, %s)", (ADVISORY_NAMESPACE, int(lock)))
-                    return work(conn)
+                with self._connections().connection() as raw:
+                    conn = Connection(raw, self.dialect)
+                    if kind == "read":
+                        return work(conn)
+                    with raw.transaction():
+                        if kind == "snapshot":
+                            raw.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+                        elif lock is not None:
+                            raw.execute("SELECT pg_advisory_xact_lock(%s, %s)", (ADVISORY_NAMESPACE, int(lock)))
+                        return work(conn)
+            except self._pool_module.PoolTimeout as error:
+                raise self._connect_error(error) from error
             except self._psycopg.Error as error:
-                if raw.broken or raw.closed:
-                    self._threads.forget_current()
+                # A broken connection is not given back to the pool (psycopg_pool drops it), so a retry gets another.
                 if attempt + 1 < self.write_attempts and self._retryable(error):
                     time.sleep(0.02 * (attempt + 1))
                     continue

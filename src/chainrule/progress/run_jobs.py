@@ -182,6 +182,28 @@ class RunJobs:
             (QUEUED, before)).fetchall())
         return [int(job_id) for (job_id,) in rows]
 
+    def without_turn(self, queue: str, older_than_seconds: float) -> list[int]:
+        """Queued runs the queue got but no longer carries, to be sent again: their queue job failed (its
+        worker could not reach the database: "too many clients", a failover) or is gone. A queue job is a
+        turn, not a run (another run may have taken it), so only as many as the waiting queue jobs fall short
+        of the queued runs; one sent too many finds no run and ends (PostgreSQL only: the queue's table)."""
+        before = self._now() - older_than_seconds
+
+        def work(conn: Connection) -> list[int]:
+            queued = conn.execute("SELECT COUNT(*) FROM grading_jobs WHERE state = ? AND queue_job_id IS NOT NULL",
+                                  (QUEUED,)).fetchone()[0]
+            waiting = conn.execute("SELECT COUNT(*) FROM procrastinate_jobs WHERE queue_name = ? AND status = 'todo'",
+                                   (queue,)).fetchone()[0]
+            if queued <= waiting:
+                return []
+            rows = conn.execute(
+                "SELECT g.id FROM grading_jobs g WHERE g.state = ? AND g.queue_job_id IS NOT NULL AND g.submitted_ts < ? "
+                "AND NOT EXISTS (SELECT 1 FROM procrastinate_jobs p WHERE p.id = g.queue_job_id "
+                "AND p.status IN ('todo', 'doing')) ORDER BY g.id LIMIT ?", (QUEUED, before, queued - waiting)).fetchall()
+            return [int(job_id) for (job_id,) in rows]
+
+        return self.database.read(work, snapshot=True)
+
     def expire_overdue(self) -> int:
         rows = self.database.read(lambda conn: conn.execute(
             "SELECT id FROM grading_jobs WHERE state IN (?, ?) AND deadline_ts < ?",
@@ -275,3 +297,25 @@ async def unlock_session_async(raw: Any, key: int) -> None:
 
 async def notify_async(raw: Any, channel: str, payload: str) -> None:
     await raw.execute("SELECT pg_notify(%s, %s)", (channel, payload))
+
+
+async def listen_async(raw: Any, channel: str) -> None:
+    from psycopg import sql
+
+    await raw.execute(sql.SQL("LISTEN {}").format(sql.Identifier(channel)))
+
+
+async def ping_async(raw: Any) -> None:
+    """A round trip on a quiet connection: an error here says the connection is gone."""
+    await raw.execute("SELECT 1")
+
+
+def connection_limits(raw: Any) -> tuple[int, int, int, bool, int, int]:
+    """(max_connections, superuser_reserved_connections, reserved_connections, whether this role is a
+    superuser, its CONNECTION LIMIT (-1: none), client connections open now) of the server ``raw`` reaches."""
+    row = raw.execute(
+        "SELECT current_setting('max_connections')::int, current_setting('superuser_reserved_connections')::int, "
+        "COALESCE(current_setting('reserved_connections', true), '0')::int, r.rolsuper, r.rolconnlimit, "
+        "(SELECT COUNT(*) FROM pg_stat_activity WHERE backend_type = 'client backend') "
+        "FROM pg_roles r WHERE r.rolname = current_user").fetchone()
+    return int(row[0]), int(row[1]), int(row[2]), bool(row[3]), int(row[4]), int(row[5])

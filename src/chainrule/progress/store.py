@@ -575,6 +575,7 @@ def open_store(
     create: bool = True,
     database: str | None = None,
     file_name: str = DATABASE_NAME,
+    pool_size: int | None = None,
 ) -> ProgressStore:
     """Open (creating and migrating if needed) the progress store in ``data_dir``, or in PostgreSQL.
 
@@ -586,10 +587,12 @@ def open_store(
     so a mistyped --data-dir is reported instead of showing an empty store.
     database: a postgresql:// URL puts the store in that PostgreSQL database instead (data_dir is
     then not used). file_name: the SQLite file in data_dir (a class keeps its own, classes.CLASS_DATABASE).
+    pool_size: with PostgreSQL, the connections this process opens at most (default DEFAULT_POOL_SIZE).
     Raises StoreError if the store cannot be used.
     """
     if database is not None:
-        return _initialized(ProgressStore(PostgresDatabase(database, write_attempts=write_attempts), clock,
+        pool = {} if pool_size is None else {"pool_size": pool_size}
+        return _initialized(ProgressStore(PostgresDatabase(database, write_attempts=write_attempts, **pool), clock,
                                           fuzzing=fuzzing), check_integrity)
     directory = Path(data_dir).expanduser() if data_dir is not None else default_data_dir()
     path = directory / file_name
