@@ -1,0 +1,353 @@
+"""A class under load, learners behaving like browsers: the curve of learners a school's server holds.
+
+    .venv/bin/python benchmarks/bench_class_browsers.py [--curve 100 200 400] [--web 2] [--workers 2]
+        [--think 3] [--ramp 45] [--exercises 3]
+
+Everything runs on this machine, on loopback: a throwaway PostgreSQL cluster (fsync on; tests/postgres_cluster.py),
+`chainrule class create`, one `chainrule serve --workers WEB` (WEB web processes on one port) and one
+`chainrule worker --concurrency WORKERS`. Each learner is an httpx client with its own cookies, at most 6
+connections (as a browser keeps per host) and a browser cache (a fingerprinted static file, `immutable`, is
+fetched once; any other is revalidated with If-None-Match). The accounts exist before a step starts (as a
+class does on its first day); in the step each learner, arriving spread over --ramp seconds:
+signs in with the password; opens the lesson page, then every static file the page and its modules name, and
+the API the page asks; saves each prediction after a pause (--think, on average); per exercise saves a draft,
+runs failing code (one time in three) and then passing code, and one learner in 25 runs an endless loop once,
+following each run until graded as the page does; reloads the page (cached); answers the quiz.
+
+Per step it prints p50/p95/p99 per route, failed requests (a status >= 500 or a dropped connection: 429/409
+answers are a page's business, counted apart), sign-in latency, queue wait (sent to started, from the database),
+runs graded per second, lost runs (accepted, never graded or ended with a verdict) and doubled runs (more
+submissions than graded runs), each web process's peak resident size, and the most PostgreSQL connections open.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import re
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections import defaultdict
+from pathlib import Path
+from urllib.parse import urljoin
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests"))
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+from bench_class import PASSWORD, free_port, percentile, start, stop  # noqa: E402
+from postgres_cluster import new_postgres_schema, throwaway_cluster  # noqa: E402
+
+from chainrule import lessons  # noqa: E402
+from chainrule.grading import reference_source  # noqa: E402
+
+lessons.register_exercises()
+
+LESSON = "backprop"
+CLASS = "Bench"
+FAILING = "# not finished yet\nanswer = None\n"
+ENDLESS = "while True:\n    pass\n"
+REFERENCE = re.compile(r"""(?:src|href)=["']([^"']+)["']|from\s+["']([^"']+)["']|import\s*\(?\s*["']([^"']+)["']|"""
+                       r"""url\(\s*["']?([^"')]+)["']?\s*\)""")
+
+
+def route_of(method: str, path: str) -> str:
+    path = re.sub(r"^https?://[^/]+", "", path)
+    if path.startswith("/static/"):
+        return "static"
+    path = re.sub(r"/\d+(?=/|$)", "/N", path.split("?")[0])
+    path = re.sub(r"/predictions/[^/]+", "/predictions/K", path)
+    path = re.sub(r"/quiz/[^/]+", "/quiz/Q", path)
+    return f"{method} {path}"
+
+
+class Learner:
+    def __init__(self, client, name: str, stats: dict) -> None:
+        self.client, self.name, self.stats = client, name, stats
+        self.cache: dict[str, str | None] = {}  # URL -> ETag (None: immutable, never asked again)
+        self.jobs: list[int] = []
+
+    async def call(self, method: str, url: str, **kwargs):
+        headers = dict(kwargs.pop("headers", {}))
+        if method not in ("GET", "HEAD"):
+            headers["X-CSRF-Token"] = self.client.cookies.get("chainrule_csrf", "")
+        route = route_of(method, url)
+        started = time.perf_counter()
+        try:
+            answer = await self.client.request(method, url, headers=headers, **kwargs)
+        except Exception as error:  # a refused or dropped connection: the learner sees it fail
+            self.stats["failed"].append(f"{route}: {type(error).__name__}")
+            return None
+        self.stats["ms"][route].append((time.perf_counter() - started) * 1000)
+        if answer.status_code >= 500:
+            self.stats["failed"].append(f"{route}: {answer.status_code} {answer.text[:100]}")
+            return None
+        if answer.status_code >= 400:
+            self.stats["refused"][f"{route} {answer.status_code}"] += 1
+            return None
+        return answer
+
+    async def static(self, url: str) -> str | None:
+        """A static file through the browser's cache; its text if it was fetched (to follow its references)."""
+        if url in self.cache and self.cache[url] is None:
+            self.stats["cache_hits"] += 1
+            return None
+        headers = {"If-None-Match": self.cache[url]} if self.cache.get(url) else {}
+        answer = await self.call("GET", url, headers={**headers, "Accept-Encoding": "br, gzip"})
+        if answer is None or answer.status_code == 304:
+            return None
+        immutable = "immutable" in answer.headers.get("cache-control", "")
+        self.cache[url] = None if immutable else answer.headers.get("etag")
+        self.stats["static_bytes"] += answer.num_bytes_downloaded  # as sent (compressed)
+        kind = answer.headers.get("content-type", "")
+        return answer.text if ("javascript" in kind or "css" in kind) else None
+
+    async def page(self, path: str) -> None:
+        answer = await self.call("GET", path)
+        if answer is None:
+            return
+        seen: set[str] = set()
+        waiting = [(urljoin(str(answer.url), found), answer.text) for found in self._references(answer.text)]
+        while waiting:
+            batch, waiting = waiting[:6], waiting[6:]  # about as many at once as a browser's connections
+            texts = await asyncio.gather(*(self.static(url) for url, _ in batch if url not in seen))
+            for (url, _), text in zip([item for item in batch if item[0] not in seen], texts):
+                seen.add(url)
+                if text:
+                    waiting += [(urljoin(url, found), text) for found in self._references(text)
+                                if urljoin(url, found) not in seen]
+        await asyncio.gather(self.call("GET", f"/api/lessons/{LESSON}"), self.call("GET", f"/api/progress/{LESSON}"),
+                             self.call("GET", "/api/jobs"))
+
+    @staticmethod
+    def _references(text: str) -> list[str]:
+        found = [next(group for group in match.groups() if group) for match in REFERENCE.finditer(text)]
+        return [item for item in found if "/static/" in item or (item.startswith(".") and item.endswith((".js", ".css")))]
+
+    async def think(self, mean: float) -> None:
+        await asyncio.sleep(random.uniform(0.5, 1.5) * mean)
+
+    async def sign_in(self) -> bool:
+        form = await self.call("GET", "/sign-in")
+        if form is None:
+            return False
+        csrf = re.search(r'name="csrf" value="([^"]+)"', form.text).group(1)
+        started = time.perf_counter()
+        answer = await self.call("POST", "/sign-in", data={"csrf": csrf, "class_name": CLASS, "name": self.name,
+                                                           "password": PASSWORD})
+        if answer is None or answer.status_code != 303:
+            self.stats["sign_in_failed"] += 1
+            return False
+        self.stats["sign_in_ms"].append((time.perf_counter() - started) * 1000)
+        return True
+
+    async def lesson(self, think: float, exercises: int, endless: bool) -> None:
+        if not await self.sign_in():
+            return
+        await self.page(f"/lessons/{LESSON}")
+        for key in lessons.prediction_keys(LESSON):
+            await self.think(think)
+            await self.call("PUT", f"/api/progress/{LESSON}/predictions/{key}", json={"value": 1.0})
+        for number, exercise in enumerate(lessons.exercise_ids(LESSON)[:exercises]):
+            source = reference_source(exercise, "python")
+            await self.think(think)
+            await self.call("PUT", "/api/progress/code", json={"exercise": exercise, "language": "python",
+                                                               "source": FAILING})
+            if endless and number == 0:
+                await self.run(exercise, ENDLESS)
+                await self.think(think)
+            if random.random() < 1 / 3:
+                await self.run(exercise, FAILING)
+                await self.think(think)
+            await self.call("PUT", "/api/progress/code", json={"exercise": exercise, "language": "python",
+                                                               "source": source})
+            await self.run(exercise, source)
+        await self.page(f"/lessons/{LESSON}")  # a reload: the static files come from the cache
+        for question in lessons.question_ids(LESSON):
+            await self.think(think)
+            options = lessons.quiz_question(LESSON, question).get("options") or ["1"]
+            await self.call("POST", f"/api/lessons/{LESSON}/quiz/{question}", json={"answer": random.choice(options)})
+
+    async def run(self, exercise: str, source: str) -> None:
+        ticket = await self.call("POST", "/api/grade", headers={"X-Chainrule-Run": uuid.uuid4().hex},
+                                 json={"exercise": exercise, "language": "python", "source": source})
+        if ticket is None or "job" not in ticket.json():
+            self.stats["runs_refused"] += 1
+            return
+        status = ticket.json()
+        self.jobs.append(status["job"])
+        while status.get("state") in ("queued", "running"):
+            await asyncio.sleep(status.get("poll_after", 1.0))
+            answer = await self.call("GET", f"/api/jobs/{status['job']}")
+            if answer is not None:
+                status = answer.json()
+
+
+async def join_all(base: str, invite: str, names: list[str]) -> None:
+    import httpx
+
+    async with httpx.AsyncClient(base_url=base, timeout=120) as client:
+        async def join(name: str) -> None:
+            client.cookies.clear()
+            page = await client.get(invite)
+            csrf = re.search(r'name="csrf" value="([^"]+)"', page.text).group(1)
+            answer = await client.post(invite, data={"csrf": csrf, "name": name, "password": PASSWORD})
+            if answer.status_code != 303:
+                raise SystemExit(f"{name} could not join: {answer.status_code} {answer.text[:200]}")
+
+        for name in names:  # one at a time: one client's cookies
+            await join(name)
+
+
+async def class_works(base: str, names: list[str], think: float, ramp: float, exercises: int) -> dict:
+    import httpx
+
+    stats: dict = {"ms": defaultdict(list), "failed": [], "refused": defaultdict(int), "sign_in_ms": [],
+                   "sign_in_failed": 0, "runs_refused": 0, "cache_hits": 0, "static_bytes": 0}
+    limits = httpx.Limits(max_connections=6, max_keepalive_connections=6)
+    clients = [httpx.AsyncClient(base_url=base, timeout=60, limits=limits) for _ in names]
+    learners = [Learner(client, name, stats) for client, name in zip(clients, names)]
+    endless = set(random.sample(range(len(learners)), max(1, len(learners) // 25)))
+    try:
+        async def one(index: int, learner: Learner) -> None:
+            await asyncio.sleep(ramp * index / len(learners))
+            await learner.lesson(think, exercises, index in endless)
+
+        started = time.perf_counter()
+        await asyncio.gather(*(one(index, learner) for index, learner in enumerate(learners)))
+        stats["seconds"] = time.perf_counter() - started
+        stats["jobs"] = [job for learner in learners for job in learner.jobs]
+    finally:
+        await asyncio.gather(*(client.aclose() for client in clients))
+    return stats
+
+
+class Sampler:
+    """Once a second: each web process's resident size (its peak kept), and PostgreSQL's open connections."""
+
+    def __init__(self, supervisor: int, url: str) -> None:
+        self.supervisor, self.url = supervisor, url
+        self.peak_kib: dict[int, int] = {}
+        self.connections = 0
+        self.stopping = threading.Event()
+        self.thread = threading.Thread(target=self.sample, daemon=True)
+        self.thread.start()
+
+    def sample(self) -> None:
+        import psycopg
+
+        with psycopg.connect(self.url, autocommit=True) as conn:
+            while not self.stopping.wait(1.0):
+                children = Path(f"/proc/{self.supervisor}/task/{self.supervisor}/children")
+                pids = [int(pid) for pid in children.read_text().split()] if children.exists() else []
+                for pid in pids or [self.supervisor]:
+                    try:
+                        status = Path(f"/proc/{pid}/status").read_text()
+                    except OSError:
+                        continue
+                    rss = int(re.search(r"^VmRSS:\s+(\d+)", status, re.MULTILINE).group(1))
+                    self.peak_kib[pid] = max(self.peak_kib.get(pid, 0), rss)
+                count = conn.execute("SELECT COUNT(*) FROM pg_stat_activity WHERE backend_type = 'client backend'"
+                                     ).fetchone()[0]
+                self.connections = max(self.connections, count - 1)
+
+    def stop(self) -> None:
+        self.stopping.set()
+        self.thread.join()
+
+
+def database_figures(url: str, jobs: list[int], wait_seconds: float = 180) -> dict:
+    """From the rows: runs graded, lost (accepted, never graded nor ended with a verdict; after the queue
+    drained), doubled, queue wait, runs graded per second."""
+    import psycopg
+
+    deadline = time.monotonic() + wait_seconds
+    with psycopg.connect(url, autocommit=True) as conn:
+        while (conn.execute("SELECT COUNT(*) FROM grading_jobs WHERE state IN ('queued', 'running')").fetchone()[0]
+               and time.monotonic() < deadline):
+            time.sleep(1)
+        rows = conn.execute("SELECT id, state, submitted_ts, started_ts, finished_ts, result FROM grading_jobs").fetchall()
+        submissions = conn.execute("SELECT COUNT(*) FROM submissions").fetchone()[0]
+    by_id = {row[0]: row for row in rows}
+    graded = [row for row in rows if row[1] == "graded"]
+    ended = [row for row in rows if row[1] == "ended"]
+    lost = [job for job in jobs if job not in by_id or by_id[job][1] not in ("graded", "ended")]
+    lost += [row[0] for row in ended if '"expired"' in (row[5] or "") or '"crashed"' in (row[5] or "")]
+    waits = [row[3] - row[2] for row in graded if row[3] is not None]
+    span = (max(row[4] for row in graded) - min(row[3] for row in graded)) if graded else float("nan")
+    return {"graded": len(graded), "ended": len(ended), "lost": len(set(lost)),
+            "doubled": max(0, submissions - len(graded)), "wait_p50": percentile(waits, 0.5),
+            "wait_p95": percentile(waits, 0.95), "rate": len(graded) / span if graded and span else float("nan")}
+
+
+def step(cluster: str, learners: int, args: argparse.Namespace) -> None:
+    url = new_postgres_schema(cluster)
+    env = dict(os.environ, CHAINRULE_DATABASE=url, PYTHONUNBUFFERED="1")
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    made = subprocess.run([sys.executable, "-m", "chainrule", "class", "create", CLASS, "--url", base],
+                          env=env, cwd=REPO, capture_output=True, text=True, check=True)
+    invite = re.findall(rf"{re.escape(base)}/join/\S+", made.stdout)[0]
+    web = start(["serve", "--port", str(port), "--workers", str(args.web)], env, "sign in at")
+    workers = start(["worker", "--concurrency", str(args.workers)], env, "processes grading" if args.workers > 1
+                    else "is grading")
+    names = [f"learner{index:04d}" for index in range(learners)]
+    try:
+        asyncio.run(join_all(base, invite.removeprefix(base), names))
+        sampler = Sampler(web.pid, cluster)
+        load = os.getloadavg()[0]
+        stats = asyncio.run(class_works(base, names, args.think, args.ramp, args.exercises))
+        figures = database_figures(url, stats["jobs"])
+        sampler.stop()
+    finally:
+        stop(workers)
+        stop(web)
+    api = [value for route, values in stats["ms"].items() if " /api/" in route for value in values]
+    every = [value for values in stats["ms"].values() for value in values]
+    peaks = " + ".join(f"{kib / 1024:.0f}" for kib in sorted(sampler.peak_kib.values(), reverse=True)[:args.web])
+    print(f"\n{learners} learners ({args.web} web processes, {args.workers} worker processes; load average "
+          f"{load:.1f} at the start) in {stats['seconds']:.0f} s, {len(every)} requests:")
+    print(f"  API p50/p95/p99 {percentile(api, 0.5):.0f} / {percentile(api, 0.95):.0f} / {percentile(api, 0.99):.0f} ms;"
+          f" all requests p95 {percentile(every, 0.95):.0f} ms; failed {len(stats['failed'])}; "
+          f"sign-in p50/p95 {percentile(stats['sign_in_ms'], 0.5):.0f} / {percentile(stats['sign_in_ms'], 0.95):.0f} ms, "
+          f"{stats['sign_in_failed']} failed")
+    print(f"  runs: {len(stats['jobs'])} accepted, {figures['graded']} graded, {figures['ended']} ended, lost "
+          f"{figures['lost']}, doubled {figures['doubled']}, refused (per-learner bound) {stats['runs_refused']}; "
+          f"queue wait p50/p95 {figures['wait_p50']:.1f} / {figures['wait_p95']:.1f} s; "
+          f"{figures['rate']:.2f} runs graded/s")
+    print(f"  web processes' peak RSS {peaks} MB; most PostgreSQL connections {sampler.connections}; static "
+          f"{stats['static_bytes'] / 1e6:.1f} MB sent, {stats['cache_hits']} served from the browsers' caches")
+    for route in sorted(stats["ms"], key=lambda name: -len(stats["ms"][name])):
+        values = stats["ms"][route]
+        print(f"    {route:48} {len(values):6d}  p50 {percentile(values, 0.5):6.0f}  p95 "
+              f"{percentile(values, 0.95):6.0f}  p99 {percentile(values, 0.99):6.0f} ms")
+    for name, count in sorted(stats["refused"].items()):
+        print(f"    answered 4xx: {name} x {count}")
+    for failure in stats["failed"][:5]:
+        print(f"    failed: {failure}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--curve", type=int, nargs="+", default=[100, 200, 400])
+    parser.add_argument("--web", type=int, default=2, help="web processes (serve --workers)")
+    parser.add_argument("--workers", type=int, default=2, help="worker processes (worker --concurrency)")
+    parser.add_argument("--think", type=float, default=3.0, help="mean seconds a learner pauses between steps")
+    parser.add_argument("--ramp", type=float, default=45.0, help="seconds over which the learners arrive")
+    parser.add_argument("--exercises", type=int, default=3, help="exercises each learner does (of 3)")
+    args = parser.parse_args(argv)
+    print(f"load before: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores", flush=True)
+    with throwaway_cluster(max_connections=100, fsync=True) as cluster:
+        for learners in args.curve:
+            step(cluster, learners, args)
+    print(f"load after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
