@@ -50,7 +50,7 @@ POSTGRES_SCHEMES = ("postgresql", "postgres")
 ADVISORY_NAMESPACE = 0x63726C  # "crl": the first key of every advisory lock chainrule takes
 DEFAULT_POOL_SIZE = 10  # PostgreSQL connections one process opens at most (the web process's 40 threads share them)
 POOL_IDLE_SECONDS = 30.0  # a pooled connection unused this long is closed (one per such period, down to none)
-POOL_WAIT_SECONDS = 5.0  # how long a request waits for a pooled connection (as SQLite waits for its lock)
+POOL_WAIT_SECONDS = 10.0  # how long a request waits for a pooled connection before "busy, try again"
 
 
 class Connection:
@@ -459,7 +459,12 @@ class PostgresDatabase:
         return self._run(work, None, "snapshot" if snapshot else "read")
 
     def prepare(self, *, check_integrity: bool = True) -> None:
-        self.read(lambda conn: conn.execute("SELECT 1").fetchone())  # reachable, or a clear StoreError
+        """Reachable, or a clear StoreError at once: a connection of its own, since the pool would wait
+        pool_wait seconds for a server that refuses, retrying in the background."""
+        try:
+            self._psycopg.connect(self.url, connect_timeout=self.connect_timeout).close()
+        except self._psycopg.Error as error:
+            raise self._translate(error) from error
 
     def repair_text(self) -> int:
         return 0  # PostgreSQL refuses text that is not valid UTF-8 on the way in: nothing to repair
