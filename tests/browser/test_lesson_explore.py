@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import WIDTHS
 from graph_checks import overprints
 from lesson_pages import SIZES, box_text, lesson, open_at
 
