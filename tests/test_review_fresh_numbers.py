@@ -197,15 +197,17 @@ def test_two_reviews_of_the_same_card_in_the_terminal_show_different_numbers(tmp
 # ---------------------------------------------------------------- every lesson's numeric questions
 
 
-NUMERIC = [(lesson, q["id"]) for lesson in ("computational-graphs", "backprop", "gradient-descent-linear-regression")
-           for q in lesson_data(lesson)["quiz"] if q["kind"] == "number"]
+NUMERIC = [(lesson, q["id"]) for lesson in lesson_ids() for q in lesson_data(lesson)["quiz"] if q["kind"] == "number"]
+# The functions a `compute` expression may call, as PyTorch computes them.
+TORCH_FUNCTIONS = {"tanh": torch.tanh, "exp": torch.exp, "log": torch.log, "relu": torch.relu,
+                   "sigmoid": torch.sigmoid, "abs": torch.abs}
 
 
 def torch_compute(question: dict, numbers: dict[str, float]) -> float:
     """The question's `compute` (Python syntax: + - * / and names) evaluated with PyTorch float64 tensors."""
     names = {name: torch.tensor(float(value), dtype=torch.float64, requires_grad=True)
              for name, value in (question["given"] | numbers).items()}
-    out = eval(question["compute"]["expression"], {"__builtins__": {}}, dict(names))  # noqa: S307 (our own data)
+    out = eval(question["compute"]["expression"], {"__builtins__": {}}, TORCH_FUNCTIONS | names)  # noqa: S307 (our own data)
     wrt = question["compute"].get("wrt")
     if wrt is None:
         return out.item()

@@ -46,12 +46,12 @@ def client(tmp_path, clock):
 
 def test_path_lists_lessons_with_progress(client):
     body = client.get("/api/path").json()
-    assert [lesson["status"] for lesson in body["lessons"]] == ["available", "available", "available"]
-    written = body["lessons"][1]
+    assert [lesson["status"] for lesson in body["lessons"]] == ["available"] * 6
+    written = body["lessons"][2]
     assert written["href"] == "/lessons/backprop"
     assert written["progress"] == {"predictions": 0, "exercises": 0, "quiz": 0, "explanation": False}
     assert written["started"] is False
-    assert body["lessons"][0]["href"] == "/lessons/computational-graphs" and body["lessons"][0]["progress"] is not None
+    assert body["lessons"][0]["href"] == "/lessons/slopes-and-the-chain-rule" and body["lessons"][0]["progress"] is not None
     assert body["store_error"] is None
 
 
@@ -70,7 +70,8 @@ def test_unknown_lesson_is_404_naming_the_lessons(client):
     response = client.get("/api/lessons/nope")
     assert response.status_code == 404
     assert response.json()["detail"] == ("unknown lesson 'nope': the lessons you can open are "
-                                        "computational-graphs, backprop, gradient-descent-linear-regression")
+                                        "slopes-and-the-chain-rule, computational-graphs, backprop, gradient-descent-linear-regression, "
+                                        "a-network-learns, forward-and-reverse-mode")
 
 
 @pytest.mark.parametrize("graph, output_value, leaf_grads", [
@@ -129,7 +130,7 @@ def test_grade_stores_the_submission(client):
     assert progress["results"]["neuron-grads/python"]["status"] == "pass"
     assert progress["code"]["neuron-grads/python"] == solution
     assert progress["code"]["neuron-grads/javascript"] == starter
-    assert client.get("/api/path").json()["lessons"][1]["progress"]["exercises"] == 1
+    assert client.get("/api/path").json()["lessons"][2]["progress"]["exercises"] == 1
 
 
 def test_grade_bad_input(client):
@@ -162,7 +163,7 @@ def test_predictions_checked_saved_and_counted(client):
     assert wrong["correct"] is False and wrong["expected"] == pytest.approx(0.881373587)
     saved = client.get("/api/progress/backprop").json()["predictions"]
     assert saved["db"]["correct"] is True and saved["n"]["value"] == 1.0 and saved["n"]["correct"] is False
-    assert client.get("/api/path").json()["lessons"][1]["progress"]["predictions"] == 2
+    assert client.get("/api/path").json()["lessons"][2]["progress"]["predictions"] == 2
 
 
 def test_prediction_bad_input(client):
@@ -271,7 +272,7 @@ def test_store_that_cannot_open_gives_503_but_pages_serve(tmp_path):
         assert broken.post("/api/lessons/backprop/quiz/sum-of-uses", json={"answer": "8"}).status_code == 503
         assert broken.get("/api/review/due").status_code == 503
         path = broken.get("/api/path").json()
-        assert path["store_error"] == detail and path["lessons"][1]["progress"] is None
+        assert path["store_error"] == detail and path["lessons"][2]["progress"] is None
         assert broken.get("/api/lessons/backprop").status_code == 200
         broken.cookies.set("chainrule_token", TOKEN)
         assert broken.get("/lessons/backprop").status_code == 200

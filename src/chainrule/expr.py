@@ -423,6 +423,12 @@ class Expression:
         """(output Value, {name: leaf Value}) for the given values of the names."""
         return self.evaluate(values)
 
+    def build_on(self, leaves: Mapping[str, Value]) -> Value:
+        """The output Value built on the given leaf Values (one per name), so that several expressions
+        can share their inputs (one graph with several outputs)."""
+        lib = _VALUE_LIB | {"leaf": lambda name, value: leaves[name]}
+        return self.evaluate({name: leaves[name].data for name in self.names}, lib)[0]
+
 
 def _constant_exponent(node: Node) -> float | None:
     """The exponent as a float when it is a literal number (or a negated one), else None."""

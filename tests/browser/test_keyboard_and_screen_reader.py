@@ -168,7 +168,16 @@ GRAPH_TEXT = """() => Array.from(document.querySelectorAll('svg.graph-svg text')
 
 # Pages axe-core audits in other tests (test_accessibility.py: the path, backprop, review;
 # test_playground_page.py: the playground): here it audits the others, the costliest check of a page.
-AUDITED_ELSEWHERE = {"path", "backprop", "review", "playground"}
+AUDITED_ELSEWHERE = {"path", "backprop", "review", "playground", "slopes-and-the-chain-rule", "a-network-learns",
+                     "forward-and-reverse-mode"}  # the last three in test_path_six.py, at both widths
+# The path's new lessons, finished by clicks in test_path_six.py: here each is opened from the path and its
+# plot worked by keyboard (a choice by arrow keys, a step by Enter): (holder, a choice group, the
+# choice an arrow key moves to, the data attribute that says which is shown).
+PLOTS_BY_KEYBOARD = {
+    "slopes-and-the-chain-rule": ("#nudge-plot", None, None, None),
+    "a-network-learns": ("#boundary-plot", "boundary-run", "large", "run"),
+    "forward-and-reverse-mode": ("#sweep-plot", "sweep-mode", "reverse", "mode"),
+}
 
 
 def assert_page_rules(page, where: str, site_nav: set) -> None:
@@ -322,8 +331,9 @@ def walk(page, keys: Keys, server, size: str) -> dict:
         assert_page_rules(page, lesson_id, site_nav)
         if size == "desktop":
             assert_reflows(page, lesson_id)
-        # 08: the recap's link leads on; the last lesson leads back to the path.
-        following = NEXT[lesson_id]
+        # 08: the recap's link leads on; the last lesson walked here leads back to the path (the path's later
+        # lessons are walked in tests/browser/test_path_six.py).
+        following = NEXT[lesson_id] if NEXT[lesson_id] and NEXT[lesson_id].rsplit("/", 1)[1] in PREDICTIONS else None
         keys.tab_to("#section-08 .next-lesson a" if following else "#section-08 a.back-to-path")
         keys.press("Enter")
         lesson_id = following.rsplit("/", 1)[1] if following else None
@@ -334,6 +344,27 @@ def walk(page, keys: Keys, server, size: str) -> dict:
     if size == "desktop":
         assert_reflows(page, "path")
     keys.cycle()  # the path page: round and back to the skip link
+
+    for lesson_id, (holder, group, chosen, shown) in PLOTS_BY_KEYBOARD.items():
+        keys.tab_to(f".path-lesson[data-lesson='{lesson_id}'] h2 a")
+        keys.press("Enter")
+        wait_page(page, complete=True)
+        plot = page.locator(holder)
+        assert plot.get_attribute("data-frame-ms") == ("1000" if size == "phone" else "250")
+        if group:
+            keys.tab_to(f"{holder} input[name='{group}']:checked")
+            while not keys.at(f"#{group}-{chosen}"):
+                keys.press("ArrowRight")
+            assert plot.get_attribute(f"data-{shown}") == chosen
+        keys.tab_to(f"{holder} button[data-action='next']")
+        keys.press("Enter")
+        assert plot.get_attribute("data-step") == "1"
+        assert_page_rules(page, lesson_id, site_nav)
+        if size == "desktop":
+            assert_reflows(page, lesson_id)
+        keys.tab_to("nav a[href='/']")
+        keys.press("Enter")
+        wait_page(page)
 
     # Review: the question due, answered by keyboard.
     keys.tab_to("nav a[href='/review']")
@@ -388,7 +419,9 @@ def test_the_whole_path_by_keyboard_alone_with_live_steps_table_views_and_contra
         browser, server_factory, tmp_path: Path, size: str) -> None:
     from chainrule.progress import open_store
 
-    import chainrule.lessons  # noqa: F401  (registers the lessons' exercises, for their reference solutions)
+    from chainrule.lessons import register_exercises
+
+    register_exercises()  # the lessons' exercises, for their reference solutions (importing registers nothing)
 
     data_dir = tmp_path / "data"
     past = datetime.now(timezone.utc) - timedelta(days=10)

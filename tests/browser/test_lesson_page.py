@@ -104,13 +104,13 @@ def test_path_page_shows_the_lesson_in_place(open_page, lesson_server, screensho
         assert titles[here - 1] == "Computational graphs"
         assert titles[here + 1] == "Gradient descent: linear regression"
         lesson = page.locator(f".path-lesson[data-lesson='{LESSON}']")
-        assert lesson.locator("a").get_attribute("href") == f"/lessons/{LESSON}"
+        assert lesson.locator(".lesson-title a").get_attribute("href") == f"/lessons/{LESSON}"
         assert "Your progress" in lesson.text_content()
         following = page.locator(".path-lesson").nth(here + 1)
-        assert following.locator("a").get_attribute("href") == "/lessons/gradient-descent-linear-regression"
+        assert following.locator(".lesson-title a").get_attribute("href") == "/lessons/gradient-descent-linear-regression"
         assert "fit a line" in following.locator(".lesson-summary").text_content()
         page.screenshot(path=str(screenshots_dir / "path.png"), full_page=True)
-        lesson.locator("a").click()
+        lesson.locator(".lesson-title a").click()
         page.wait_for_selector("main[data-ready='true']")
         assert page.url.endswith(f"/lessons/{LESSON}")
         assert log.outside(lesson_server.origin) == []

@@ -19,7 +19,7 @@ from typing import Any
 from chainrule.engine import Value
 from chainrule.lessons.exercises import register_builtin_exercises, register_lesson_exercises
 from chainrule.lessons.graphs import build_graph, graph_values
-from chainrule.lessons.plots import line_fit_plot, plot_number
+from chainrule.lessons.plots import lesson_plot, plot_number
 from chainrule.lessons.text import LessonDataError, inside_lesson
 
 __all__ = [
@@ -80,7 +80,7 @@ def path_data() -> dict[str, Any]:
         data["lessons"].append({
             "id": lesson_id, "title": meta["title"], "status": "available",
             "minutes": meta["minutes"], "summary": meta["summary"],
-        })
+        } | {key: meta[key] for key in ("builds_on", "assumes") if key in meta})
     return data
 
 
@@ -232,7 +232,7 @@ def lesson_numbers(lesson_id: str) -> dict[str, dict[str, dict[str, float]]]:
 @lesson_cache
 def lesson_plots(lesson_id: str) -> dict[str, Any] | None:
     spec = loaded_lesson(lesson_id).get("see_it_work", {}).get("plot")
-    return line_fit_plot(spec) if spec else None
+    return lesson_plot(spec) if spec else None
 
 
 def lesson_resolver(lesson_id: str):
@@ -282,6 +282,13 @@ def lesson_shape(lesson_id: str) -> dict[str, Any]:
             "quiz": [question["id"] for question in data.get("quiz", [])]}
 
 
+def _builds_on(entry: dict[str, Any]) -> list[dict[str, Any]]:
+    """The lessons an entry builds on ({"id", "title", "href"}), those the path has, in the entry's order."""
+    on_path = {lesson["id"]: lesson for lesson in path_data()["lessons"]}
+    return [{"id": lesson_id, "title": on_path[lesson_id]["title"], "href": f"/lessons/{lesson_id}"}
+            for lesson_id in entry.get("builds_on", []) if lesson_id in on_path]
+
+
 def path_entry(entry: dict[str, Any]) -> dict[str, Any]:
     written = entry["status"] == "available"
     return {
@@ -293,11 +300,16 @@ def path_entry(entry: dict[str, Any]) -> dict[str, Any]:
         "written": written,
         # A lesson that is not written yet is never a link to an empty page.
         "href": f"/lessons/{entry['id']}" if written else None,
+        # What the lesson builds on, and what it assumes a learner knows (a note shows it to one who
+        # opens it before finishing those lessons).
+        "builds_on": _builds_on(entry),
+        "assumes": entry.get("assumes"),
     }
 
 
 def get_path() -> dict[str, Any]:
-    """The course path: {"id","title","summary","href","lessons":[{"id","title","summary","minutes","status","written","href"}]}."""
+    """The course path: {"id","title","summary","href","lessons":[{"id","title","summary","minutes","status","written","href",
+    "builds_on","assumes"}]}."""
     data = path_data()
     return {
         "id": data["id"],

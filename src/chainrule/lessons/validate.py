@@ -18,8 +18,9 @@ from typing import Any, Callable
 import chainrule
 from chainrule.folder_paths import OutsideFolderError, inside_folder
 from chainrule.lessons.graphs import build_graph, graph_values
-from chainrule.lessons.loader import add_lesson_dirs, before_step, find_lesson_folders, make_resolver, register_exercises
-from chainrule.lessons.plots import line_fit_plot
+from chainrule.lessons.loader import (DATA_DIR, add_lesson_dirs, before_step, find_lesson_folders, make_resolver,
+                                     register_exercises)
+from chainrule.lessons.plots import lesson_plot
 from chainrule.lessons.scaffold import LESSON_ID
 from chainrule.lessons.text import PLACEHOLDER, LessonDataError
 from chainrule.sections import SECTIONS as LESSON_SECTIONS
@@ -157,6 +158,7 @@ def check_lesson_folder(folder: Path, *, grade: bool = True, grade_with: Callabl
     tolerance = need("tolerance", (int, float), "a number: how far a prediction may be from the engine's")
     need("summary", str, "a one-sentence summary (the path shows it)")
     need("minutes", int, "a whole number of minutes (the path shows it)")
+    _check_builds_on(folder, lesson_path, text, data, problems)
     numbers, graphs = _check_graphs(lesson_path, text, data, problems)
     plot = _check_plot(lesson_path, text, data, problems)
     resolve = make_resolver(data, numbers, plot)
@@ -171,6 +173,24 @@ def check_lesson_folder(folder: Path, *, grade: bool = True, grade_with: Callabl
     if tolerance is not None and tolerance <= 0:
         problems.add(lesson_path, "'tolerance' must be more than 0", text, '"tolerance"')
     return problems.items
+
+
+def _check_builds_on(folder: Path, path: Path, text: str, data: dict, problems: Problems) -> None:
+    """builds_on (optional) names lessons of the path: built-in ones, or lesson folders beside this one."""
+    if "assumes" in data and (not isinstance(data["assumes"], str) or not data["assumes"].strip()):
+        problems.add(path, "'assumes' must be a phrase: what the lesson assumes a learner knows", text, '"assumes"')
+    if "builds_on" not in data:
+        return
+    ids = data["builds_on"]
+    if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
+        problems.add(path, "'builds_on' must be a list of lesson ids", text, '"builds_on"')
+        return
+    builtin = [entry["id"] for entry in json.loads((DATA_DIR / "path.json").read_text(encoding="utf-8"))["lessons"]]
+    for lesson_id in ids:
+        beside = LESSON_ID.fullmatch(lesson_id) and (folder.parent / lesson_id / "lesson.json").is_file()
+        if lesson_id == folder.name or not (lesson_id in builtin or beside):
+            problems.add(path, f"'builds_on' names {lesson_id!r}, which is neither a lesson of the path "
+                               f"({', '.join(builtin)}) nor a lesson folder beside this one", text, '"builds_on"')
 
 
 def _check_graphs(path: Path, text: str, data: dict, problems: Problems):
@@ -204,8 +224,8 @@ def _check_plot(path: Path, text: str, data: dict, problems: Problems):
     if spec is None:
         return None
     try:
-        return line_fit_plot(spec)
-    except (LessonDataError, TypeError, ValueError) as error:
+        return lesson_plot(spec)
+    except (LessonDataError, TypeError, ValueError, ArithmeticError) as error:
         problems.add(path, str(error), text, '"plot"')
         return None
 

@@ -11,6 +11,7 @@ rather than after py-fsrs's default learning steps of 1 and 10 minutes.
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from typing import Any, Sequence
 
 from fsrs import Rating, Scheduler
 
@@ -21,6 +22,24 @@ SCHEDULER_SETTINGS: dict = {"learning_steps": ()}
 def make_scheduler(fuzzing: bool = True) -> Scheduler:
     """The FSRS scheduler the store uses; ``fuzzing=False`` makes intervals deterministic (tests)."""
     return Scheduler(enable_fuzzing=fuzzing, **SCHEDULER_SETTINGS)
+
+
+def interleave_lessons(due: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The due questions mixed across lessons: one from each lesson in turn (the lesson whose earliest
+    question is due first leads), each lesson's own questions in the order they are due.
+
+    Interleaved practice, moving between kinds of problem, makes a learner pick the rule each question
+    needs instead of repeating the one just used; a queue sorted by due time alone would hand back a
+    whole lesson's quiz in a row, since its questions were answered together.
+    """
+    by_lesson: dict[str, list[dict[str, Any]]] = {}
+    for item in due:  # already in due order: the first lesson seen has the earliest question
+        by_lesson.setdefault(item["lesson_id"], []).append(item)
+    queues = list(by_lesson.values())
+    mixed: list[dict[str, Any]] = []
+    for turn in range(max((len(queue) for queue in queues), default=0)):
+        mixed.extend(queue[turn] for queue in queues if turn < len(queue))
+    return mixed
 
 
 def rating_for(correct: bool) -> Rating:

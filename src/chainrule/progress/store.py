@@ -34,7 +34,9 @@ from chainrule.progress.connection import (
 from chainrule.progress.errors import CANNOT_OPEN, NOT_FOUND, StoreError
 from chainrule.progress import schema
 from chainrule.progress.migrations import apply_migrations, schema_version
-from chainrule.progress.scheduling import interval_phrase, make_scheduler, rating_for, schedule_summary
+from chainrule.progress.scheduling import (
+    interleave_lessons, interval_phrase, make_scheduler, rating_for, schedule_summary,
+)
 from chainrule.progress.rows import sound_rows
 from chainrule.progress.validation import stored_card
 
@@ -390,7 +392,8 @@ class ProgressStore:
         return answers
 
     def due_reviews(self, now: datetime | None = None) -> list[dict]:
-        """Questions whose card is due at ``now`` (default: the clock), earliest first."""
+        """Questions whose card is due at ``now`` (default: the clock), mixed across lessons: one from each
+        lesson in turn, each lesson's in the order they are due (scheduling.interleave_lessons)."""
         moment = self.now() if now is None else now.astimezone(timezone.utc)
         rows = self._read(
             lambda conn: conn.execute(
@@ -401,8 +404,8 @@ class ProgressStore:
         )
         cards = [(lesson_id, question_id, stored_card(card, f"card {lesson_id}/{question_id}"))
                  for lesson_id, question_id, card in rows]
-        return [{"lesson_id": lesson_id, "question_id": question_id, "due": card.due.isoformat()}
-                for lesson_id, question_id, card in cards if card is not None]
+        return interleave_lessons([{"lesson_id": lesson_id, "question_id": question_id, "due": card.due.isoformat()}
+                                   for lesson_id, question_id, card in cards if card is not None])
 
     def next_due(self) -> str | None:
         """When the earliest review card is due (ISO 8601), or None if there are no cards."""

@@ -117,6 +117,12 @@ class Progress(BaseModel):
     explanation: bool = Field(description="The explanation is written")
 
 
+class LessonRef(Open):
+    id: str
+    title: str
+    href: str
+
+
 class PathLesson(Open):
     id: str
     title: str
@@ -130,6 +136,8 @@ class PathLesson(Open):
                                           "predictions, exercises and quiz questions (with progress)")
     started: bool = Field(default=False, description="Any work of the lesson saved (code included)")
     finished: bool = Field(default=False, description="Every section finished (chainrule.progress.finished's rule)")
+    builds_on: list[LessonRef] = Field(default=[], description="The lessons this one builds on, in path order")
+    assumes: str | None = Field(default=None, description="What the lesson assumes a learner knows, as a phrase")
 
 
 class PathOut(Open):

@@ -23,8 +23,22 @@ def number_text(x: float) -> str:
 
 
 def plot_with_texts(plot: dict[str, Any]) -> dict[str, Any]:
-    """A fit plot's runs with the text of each learning rate and of each frame's w, b and loss."""
-    return plot | {"runs": [with_number_texts(run) for run in plot["runs"]]}
+    """A lesson plot with the text of every number its captions and tables show: each number under a key
+    gets "<key>_text" beside it (a fit plot's learning rates and each frame's w, b and loss; a nudge plot's
+    point and each nudge's numbers; a boundary plot's learning rates and each frame's loss and accuracy),
+    and a sweeps plot's Jacobian entries, as each sweep fills them (a forward sweep's "column_text", a
+    reverse sweep's "row_text", one text per entry)."""
+    texts = with_number_texts(plot)
+    if plot.get("kind") != "sweeps":
+        return texts
+
+    def listed(frame: dict[str, Any], key: str) -> dict[str, Any]:
+        return frame | {f"{key}_text": [number_text(x) for x in frame[key]]}
+
+    return texts | {"functions": [
+        function | {"forward": [listed(frame, "column") for frame in function["forward"]],
+                    "reverse": [listed(frame, "row") for frame in function["reverse"]]}
+        for function in plot["functions"]]}
 
 
 def grade_result_with_texts(result: dict[str, Any]) -> dict[str, Any]:

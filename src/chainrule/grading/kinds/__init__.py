@@ -6,6 +6,9 @@ The kinds, by module:
     graphs.py     graph-values, graph-values-any-order, graph-grads
     lines.py      line-loss-grad, line-fit
     backward.py   neuron-params, expression-grads
+    slopes.py     nudge-slopes, rule-slopes, chain-links
+    training.py   neuron-step, neuron-train
+    tangents.py   expression-jvp, jacobian
 
 Each kind also recognises classic mistakes from the numbers a failing test produced (its `mistakes`);
 docs/grading.md lists them all.
@@ -19,10 +22,15 @@ from chainrule.grading.kinds.backward import BACKWARD_KINDS
 from chainrule.grading.kinds.base import Attempt, CaseError, CaseKind, Mistake
 from chainrule.grading.kinds.graphs import GRAPH_KINDS
 from chainrule.grading.kinds.lines import LINE_KINDS
+from chainrule.grading.kinds.slopes import SLOPE_KINDS
+from chainrule.grading.kinds.tangents import TANGENT_KINDS
+from chainrule.grading.kinds.training import TRAINING_KINDS
 
 __all__ = ["CASE_KINDS", "Attempt", "CaseError", "CaseKind", "Mistake", "describe_kinds", "kind_of"]
 
-CASE_KINDS: dict[str, CaseKind] = {kind.name: kind for kind in (*GRAPH_KINDS, *LINE_KINDS, *BACKWARD_KINDS)}
+CASE_KINDS: dict[str, CaseKind] = {
+    kind.name: kind for kind in (*GRAPH_KINDS, *LINE_KINDS, *BACKWARD_KINDS, *SLOPE_KINDS, *TRAINING_KINDS, *TANGENT_KINDS)
+}
 
 
 def describe_kinds() -> str:

@@ -5,26 +5,27 @@ import { el } from "./api.js";
 import { numberText, reducedMotion } from "./graph.js";
 
 const SVG_NS = "http://www.w3.org/2000/svg";
-const W = 320;
-const H = 240;
-const PAD = 34;
-const TOP = 26;  // room for the y axis's name above the plot
+// A panel's size and margins, shared by the other plots (nudgeplot.js, boundaryplot.js).
+export const W = 320;
+export const H = 240;
+export const PAD = 34;
+export const TOP = 26;  // room for the y axis's name above the plot
 const INTERVAL_MS = 250;
 const REDUCED_INTERVAL_MS = 1000;  // with less motion asked for: one frame a second
 
-function svg(tag, attrs = {}, text) {
+export function svg(tag, attrs = {}, text) {
   const node = document.createElementNS(SVG_NS, tag);
   for (const [key, value] of Object.entries(attrs)) node.setAttribute(key, String(value));
   if (text !== undefined) node.textContent = text;
   return node;
 }
 
-function scale(lo, hi, outLo, outHi) {
+export function scale(lo, hi, outLo, outHi) {
   const span = hi - lo || 1;
   return (v) => outLo + ((v - lo) / span) * (outHi - outLo);
 }
 
-function axes(root, xLabel, yLabel) {
+export function axes(root, xLabel, yLabel) {
   root.append(
     svg("line", { x1: PAD, y1: H - PAD, x2: W - 8, y2: H - PAD, class: "fit-axis" }),
     svg("line", { x1: PAD, y1: TOP - 6, x2: PAD, y2: H - PAD, class: "fit-axis" }),
@@ -86,7 +87,7 @@ function lossPanel(run) {
 
 export function renderFitPlot(slot, plot) {
   const interval = reducedMotion() ? REDUCED_INTERVAL_MS : INTERVAL_MS;
-  const holder = el("div", { class: "fit-plot", id: "fit-plot", "data-frame-ms": String(interval) });
+  const holder = el("div", { class: "fit-plot", id: "fit-plot", "data-frame-ms": interval });
   const choices = el("fieldset", { class: "fit-runs" }, el("legend", {}, "Learning rate"));
   const caption = el("p", { class: "fit-caption", "aria-live": "polite" });
   const panels = el("div", { class: "fit-panels" });
@@ -149,4 +150,66 @@ export function renderFitPlot(slot, plot) {
   resetButton.addEventListener("click", () => { stop(); step = 0; show(); });
   choose(run);
   return holder;
+}
+
+/** Play, next step and restart for a plot that steps through frames 0..last: show(k) draws frame k, and
+ * `caption` (read out a step at a time, not while playing) says what it shows. As the line fit does, it
+ * plays one frame a second when the learner asks for less motion.
+ * Returns {controls (the buttons' row), goTo(k), stop(), setLast(k)}; the holder's data-step says where it is. */
+export function frameStepper(holder, last, show, caption) {
+  const interval = reducedMotion() ? REDUCED_INTERVAL_MS : INTERVAL_MS;
+  holder.dataset.frameMs = interval;
+  const playButton = el("button", { type: "button", class: "secondary", "data-action": "play" }, "Play");
+  const nextButton = el("button", { type: "button", class: "secondary", "data-action": "next" }, "Next step");
+  const resetButton = el("button", { type: "button", class: "secondary", "data-action": "reset" }, "Restart");
+  const controls = el("div", { class: "player-controls" }, playButton, nextButton, resetButton);
+  let step = 0;
+  let end = last;
+  let timer = null;
+  const stop = () => {
+    if (timer !== null) clearInterval(timer);
+    timer = null;
+    playButton.textContent = "Play";
+    caption.setAttribute("aria-live", "polite");
+  };
+  const goTo = (k) => {
+    step = Math.max(0, Math.min(end, k));
+    holder.dataset.step = String(step);
+    nextButton.disabled = step >= end;
+    show(step);
+  };
+  playButton.addEventListener("click", () => {
+    if (timer !== null) { stop(); return; }
+    if (step >= end) goTo(0);
+    playButton.textContent = "Pause";
+    caption.setAttribute("aria-live", "off");
+    timer = setInterval(() => {
+      goTo(step + 1);
+      if (step >= end) stop();
+    }, interval);
+  });
+  nextButton.addEventListener("click", () => { stop(); goTo(step + 1); });
+  resetButton.addEventListener("click", () => { stop(); goTo(0); });
+  return { controls, goTo, stop, setLast: (k) => { end = k; } };
+}
+
+/** A group of radio buttons, one per choice ({id, label}); onChoose(choice) when the learner picks one. */
+export function choiceGroup(legend, name, choices, chosen, onChoose) {
+  const group = el("fieldset", { class: "fit-runs" }, el("legend", {}, legend));
+  for (const choice of choices) {
+    const id = `${name}-${choice.id}`;
+    const input = el("input", { type: "radio", name, id, value: choice.id, checked: choice === chosen,
+      onchange: () => onChoose(choice) });
+    group.append(el("label", { for: id, class: "fit-run" }, input, ` ${choice.label}`));
+  }
+  return group;
+}
+
+/** The see-it-work plot of any kind: the line fit here, the others in their own modules. */
+export async function renderPlot(slot, plot) {
+  const kind = plot.kind || "line-fit";
+  if (kind === "nudge") return (await import("./nudgeplot.js")).renderNudgePlot(slot, plot);
+  if (kind === "boundary") return (await import("./boundaryplot.js")).renderBoundaryPlot(slot, plot);
+  if (kind === "sweeps") return (await import("./sweepplot.js")).renderSweepPlot(slot, plot);
+  return renderFitPlot(slot, plot);
 }

@@ -96,6 +96,26 @@ function renderSeeItWork(slot, lesson, trace) {
   });
 }
 
+/** A lesson opened before the lessons it builds on are finished says what it assumes, and where that is taught. */
+async function noteWhatItAssumes() {
+  const path = await get("/api/path", "load the path");
+  const entry = path.lessons.find((lesson) => lesson.id === lessonId);
+  if (!entry || entry.finished || !entry.builds_on || !entry.builds_on.length) return;
+  const states = new Map(path.lessons.map((lesson) => [lesson.id, Boolean(lesson.finished)]));
+  const missing = entry.builds_on.filter((ref) => !states.get(ref.id));
+  if (!missing.length) return;
+  const links = [];
+  missing.forEach((ref, index) => {
+    if (index) links.push(index === missing.length - 1 ? " and " : ", ");
+    links.push(el("a", { href: ref.href }, ref.title));
+  });
+  const note = el("p", { class: "continue-note assumes-note", id: "assumes-note", role: "note" },
+    "This lesson builds on ", ...links, `, which you have not finished yet.`,
+    entry.assumes ? ` It assumes you know ${entry.assumes}.` : "",
+    " You can go on here, or start with ", el("a", { href: missing[0].href }, missing[0].title), " first.");
+  document.getElementById("lesson-toc").before(note);
+}
+
 async function start() {
   let lesson, progress, trace;
   // Without the progress store (e.g. 503: locked or unreadable) the lesson still works; the message
@@ -144,9 +164,14 @@ async function start() {
   performance.mark("chainrule-ready");
 
   // The rest loads in parallel; each part reports its own errors on the page.
-  const parts = [];
+  const parts = [noteWhatItAssumes()];
   if (slots.has("03")) parts.push(import("./explore.js").then((m) => m.renderExplore(slots.get("03"), lesson, trace, base)));
-  if (slots.has("03") && lesson.see_it_work.plot) parts.push(import("./fitplot.js").then((m) => m.renderFitPlot(slots.get("03"), lesson.see_it_work.plot)));
+  if (slots.has("03") && lesson.see_it_work.plot) {
+    // The plot goes right under the graph's formula, whichever part of section 03 finishes loading first.
+    const plotSlot = el("div", { class: "plot-slot" });
+    slots.get("03").append(plotSlot);
+    parts.push(import("./fitplot.js").then((m) => m.renderPlot(plotSlot, lesson.see_it_work.plot)));
+  }
   if (slots.has("04")) parts.push(import("./predict.js").then((m) => m.renderPredict(slots.get("04"), lesson, progress, base)));
   if (slots.has("06")) parts.push(import("./quiz.js").then((m) => m.renderQuiz(slots.get("06"), lesson, progress, base)));
   if (slots.has("07")) parts.push(import("./explain.js").then((m) => m.renderExplain(slots.get("07"), lesson, progress, base)));

@@ -35,6 +35,28 @@ function progressBlock(lesson) {
       lesson.started ? el("span", { class: "badge" }, state) : null));
 }
 
+/** "Builds on: A ✓, B": the lessons this one builds on, linked, each ticked once it is finished. */
+function buildsOnLine(lesson, byId) {
+  if (!lesson.builds_on || !lesson.builds_on.length) {
+    return el("p", { class: "lesson-builds-on" }, "Builds on: nothing before it; a good place to start.");
+  }
+  const parts = [];
+  lesson.builds_on.forEach((ref, index) => {
+    if (index) parts.push(", ");
+    const done = byId.has(ref.id) && finished(byId.get(ref.id));
+    parts.push(el("a", { href: ref.href }, ref.title), done ? el("span", { class: "builds-on-done" }, " ✓",
+      el("span", { class: "visually-hidden" }, " (finished)")) : null);
+  });
+  return el("p", { class: "lesson-builds-on" }, "Builds on: ", ...parts);
+}
+
+/** Where the learner stands: the first lesson begun and not finished, else the first one not finished. */
+function standingAt(lessons) {
+  const written = lessons.filter((lesson) => lesson.href);
+  const begun = written.find((lesson) => !finished(lesson) && lesson.started);
+  return begun || written.find((lesson) => !finished(lesson)) || null;
+}
+
 async function start() {
   const main = document.getElementById("main");
   let path;
@@ -50,15 +72,20 @@ async function start() {
   document.title = `${path.title} · chainrule`;
   if (path.summary) document.getElementById("path-title").after(el("p", { class: "lead" }, path.summary));
   const list = document.getElementById("path-lessons");
+  const byId = new Map(path.lessons.map((lesson) => [lesson.id, lesson]));
+  const here = standingAt(path.lessons);
   path.lessons.forEach((lesson, index) => {
     const available = lesson.status === "available" && lesson.href;
     const heading = el("h2", { class: "lesson-title" },
       el("span", { class: "lesson-index" }, `${index + 1}`), " ",
       available ? el("a", { href: lesson.href }, lesson.title) : el("span", {}, lesson.title));
-    const item = el("li", { class: `path-lesson ${available ? "available" : "coming-next"}`, "data-lesson": lesson.id, "data-status": lesson.status, "data-finished": String(finished(lesson)) },
+    const item = el("li", { class: `path-lesson ${available ? "available" : "coming-next"}`, "data-lesson": lesson.id, "data-status": lesson.status, "data-finished": String(finished(lesson)),
+      "data-here": lesson === here ? "true" : "false", "aria-current": lesson === here ? "step" : undefined },
       heading,
       available ? null : el("span", { class: "badge" }, lesson.status === "coming-next" ? "coming next · not written yet" : "not written yet"),
+      lesson === here ? el("span", { class: "badge you-are-here" }, "you are here") : null,
       el("p", { class: "lesson-summary" }, lesson.summary),
+      available ? buildsOnLine(lesson, byId) : null,
       lesson.minutes ? el("p", { class: "lesson-minutes" }, `About ${lesson.minutes} minutes`) : null,
       available && finished(lesson) ? el("p", { class: "lesson-done" }, el("strong", {}, "✓ Finished."), " Its questions come back in review.") : null,
       available && lesson.progress ? progressBlock(lesson) : null,

@@ -252,7 +252,7 @@ function repeatsNote(result) {
   if (!groups.length) return el("p", { id: "pg-repeats", hidden: true });
   const formula = new Map(result.trace.nodes.map((node) => [node.id, node.formula || node.label]));
   const said = groups.map((ids) => `${ids.length} times: ${ids.map((id) => formula.get(id)).join(", ")}`);
-  return el("p", { id: "pg-repeats", class: "pg-repeats", "data-groups": String(groups.length) },
+  return el("p", { id: "pg-repeats", class: "pg-repeats", "data-groups": groups.length },
     el("strong", {}, "A computation written more than once is computed more than once. "),
     `Your expression writes the same computation ${said.join("; and ")}. The engine builds a new box each time `
     + "the text writes one (it does not look for repeats), so every copy has its own value and gradient, and the "

@@ -1,0 +1,207 @@
+"""The three lessons that make the path six, taken end to end in a real Chromium at desktop and phone width:
+one server and one page per width, each lesson opened once.
+
+Predictions and quiz answers are worked out by hand here, never read back from the page; exercises are pasted
+from the reference solutions and graded through the page (one language per exercise, taking turns: the
+in-process tests grade every language). The desktop run's graded runs are imported into the phone run's data
+folder, as tests/browser/test_path_lessons.py does, so the phone run grades one exercise per lesson and finds
+the others passed. Along the way: the note a lesson shows when opened before the lessons it builds on, each
+lesson's animated plot, axe-core on each finished lesson, and the path page's "builds on" and "you are here".
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from conftest import WIDTHS, axe_violations, new_page
+from test_lesson_page import choose_language, reference, run_tests, set_editor_text
+from test_path_lessons import answer_quiz, keep_graded, make_predictions, reuse_graded
+
+pytestmark = pytest.mark.timeout(400)
+
+SLOPES, NETWORK, MODES = "slopes-and-the-chain-rule", "a-network-learns", "forward-and-reverse-mode"
+# The order a learner who skips ahead might take: the network lesson first, before gradient descent is done.
+VISITS = (NETWORK, SLOPES, MODES)
+LANGUAGES = ("python", "javascript", "typescript")
+
+TANH_HALF = math.tanh(0.5)
+PREDICTIONS = {  # section 04, by hand
+    SLOPES: {"s": 4.0, "u": 5.0, "y": 25.0, "du": 10.0, "ds": 10.0, "dx": 40.0},
+    NETWORK: {"s": 0.125, "ys": -0.125, "L": 1.125, "dys": -1.0, "ds": 1.0, "dw1": -0.5},
+    MODES: {"o": TANH_HALF, "slope": 1 - TANH_HALF ** 2, "od": 1 - TANH_HALF ** 2, "xod": 0.5 * (1 - TANH_HALF ** 2),
+            "yd": TANH_HALF + 0.5 * (1 - TANH_HALF ** 2)},
+}
+QUIZ_NUMBERS = {  # the numeric questions' keys, by hand
+    "nudge-estimate": "6.1", "power-rule": "6", "chain-rule": "12",
+    "hinge-loss": "0.75", "hinge-gradient": "0.5", "parameter-count": "33",
+    "product-tangent": "-0.5", "tanh-tangent": f"{(1 - TANH_HALF ** 2) * 2:.4f}", "sweep-count": "5",
+    "tangent-from-gradient": "-2",
+}
+# Section 03: the graph's output after the forward pass, by hand: (2 × 1 + 1)^2; max(0, 1 - 1 × (-0.25));
+# 0.5 × tanh(2 × 0.5).
+OUTPUT = {SLOPES: ("y", "9"), NETWORK: ("L", "1.25"), MODES: ("y", f"{0.5 * math.tanh(1.0):.4f}")}
+NEXT = {SLOPES: "/lessons/computational-graphs", NETWORK: f"/lessons/{MODES}", MODES: None}
+# What each lesson says it builds on when it is opened: (the unfinished lessons it names, or none).
+NOTE = {NETWORK: ["Gradient descent: linear regression"], SLOPES: None, MODES: ["Backpropagation: the chain rule on a graph"]}
+
+
+def caption(page, holder: str) -> str:
+    return page.locator(f"{holder} .fit-caption").text_content()
+
+
+def step_to_end(page, holder: str) -> None:
+    next_step = page.locator(f"{holder} button[data-action='next']")
+    while not next_step.is_disabled():
+        next_step.click()
+
+
+def play_nudges(page) -> None:
+    """Every nudge in turn: the first estimate is (f(2) - f(1)) / 1 = 25 - 9 = 16, the slope 12; the error
+    falls, then rises again for the tiniest h."""
+    assert "h = 1: (f(1 + h) - f(1)) / h = 16. The slope is 12, so this estimate is off by 4." in caption(page, "#nudge-plot")
+    errors = []
+    next_step = page.locator("#nudge-plot button[data-action='next']")
+    while not next_step.is_disabled():
+        next_step.click()
+        errors.append(float(caption(page, "#nudge-plot").rsplit("off by ", 1)[1].rstrip(".")))
+    assert len(errors) == 8 and errors[0] == pytest.approx(2.0)  # h = 0.5: 12 + 4 × 0.5
+    assert min(errors) < 1e-6 and errors[-1] > 1e-3  # too small an h: rounding takes over
+    assert page.locator("#nudge-plot line.nudge-secant").get_attribute("x2")
+
+
+def play_boundary(page) -> None:
+    """The too-large rate ends stuck on one side; the network, played then stepped, separates the moons."""
+    plot = page.locator("#boundary-plot")
+    page.locator("#boundary-run-large").check()
+    step_to_end(page, "#boundary-plot")
+    assert "step 20 of 20: loss = 1, 50% of the points on their side." in caption(page, "#boundary-plot")
+    assert plot.locator("svg.boundary-plane").get_attribute("data-sides") == "plus"  # every region on one side
+    page.locator("#boundary-run-network").check()
+    plot.locator("button[data-action='play']").click()
+    page.wait_for_function("() => Number(document.querySelector('#boundary-plot').dataset.step) >= 3", timeout=30_000)
+    step_to_end(page, "#boundary-plot")
+    assert "step 80 of 80" in caption(page, "#boundary-plot") and "100% of the points" in caption(page, "#boundary-plot")
+    assert plot.locator("path.boundary-line").get_attribute("d").startswith("M")
+    assert plot.locator("svg.boundary-plane").get_attribute("data-sides") == "both"
+    assert plot.locator("image.boundary-shading").get_attribute("href").startswith("data:image/png")
+
+
+def cells(page) -> list[str]:
+    return page.locator("#sweep-plot td.sweep-cell").all_text_contents()
+
+
+def play_sweeps(page) -> None:
+    """Six forward sweeps fill the loss-like function's row column by column; one reverse sweep fills it at
+    once, with the same numbers; the one-input function takes six reverse sweeps and 37 steps (by hand)."""
+    tally = page.locator("#sweep-plot .sweep-tally")
+    step_to_end(page, "#sweep-plot")
+    assert tally.text_content() == "Sweeps so far: 6 of 6. Steps so far: 48."
+    forward = cells(page)
+    assert len(forward) == 6 and "·" not in forward
+    page.locator("#sweep-mode-reverse").check()
+    assert "·" in cells(page)
+    page.locator("#sweep-plot button[data-action='next']").click()
+    assert cells(page) == forward and tally.text_content() == "Sweeps so far: 1 of 1. Steps so far: 8."
+    page.locator("#sweep-function-spread").check()
+    step_to_end(page, "#sweep-plot")
+    assert tally.text_content() == "Sweeps so far: 6 of 6. Steps so far: 37."
+    assert "filled the row of y6" in caption(page, "#sweep-plot")
+
+
+PLOTS = {SLOPES: play_nudges, NETWORK: play_boundary, MODES: play_sweeps}
+
+
+def do_exercises(page, lesson_id: str, size: str, reused: bool, turn: int) -> None:
+    exercises = page.locator("article.exercise").evaluate_all("nodes => nodes.map(n => n.dataset.exercise)")
+    assert len(exercises) >= 2
+    for number, exercise in enumerate(exercises):
+        block = page.locator(f"article[data-exercise='{exercise}']")
+        language = LANGUAGES[(turn + number) % 3]
+        if reused and number > 0:
+            # Graded in the desktop run, in this language: the passing run is restored here.
+            choose_language(page, exercise, language)
+            page.wait_for_function(
+                "id => document.querySelector(`article[data-exercise='${id}'] .results`).dataset.status === 'pass'",
+                arg=exercise)
+            assert "your last run" in block.locator(".result-facts").text_content()
+            continue
+        if size == "phone":
+            language = "typescript"
+        choose_language(page, exercise, language)
+        set_editor_text(page, exercise, reference(exercise, language))
+        run_tests(page, exercise)
+        assert block.locator(".results").get_attribute("data-status") == "pass", block.text_content()
+
+
+@pytest.mark.parametrize("size", WIDTHS)
+def test_the_three_new_lessons_end_to_end(browser, server_factory, tmp_path: Path, screenshots_dir: Path, size: str) -> None:
+    reused = size == "phone" and reuse_graded("new-lessons", tmp_path / "data")
+    server = server_factory(tmp_path / "data")
+    width, height = WIDTHS[size]
+    context, page, log = new_page(browser, server, width=width, height=height, bypass_csp=True)
+    try:
+        for turn, lesson_id in enumerate(VISITS):
+            page.goto(f"{server.origin}/lessons/{lesson_id}")
+            page.wait_for_selector("main[data-complete='true']", timeout=60_000)
+            assert page.locator("#messages .message").count() == 0
+            assert page.locator("section.lesson-section").count() == 8
+
+            # Opened before the lessons it builds on are finished: a note says what it assumes.
+            note = page.locator("#assumes-note")
+            if NOTE[lesson_id] is None:
+                assert note.count() == 0
+            else:
+                assert note.locator("a").all_text_contents()[:-1] == NOTE[lesson_id]
+                assert "It assumes you know" in note.text_content()
+
+            # 03: the graph jumps to its end (its slider, by keyboard), then the plot plays.
+            player = page.locator("#see-it-work-player")
+            player.locator("input[type=range]").focus()
+            page.keyboard.press("End")
+            assert player.locator("button.next").is_disabled()
+            label, value = OUTPUT[lesson_id]
+            assert player.locator(f"g.node[data-label='{label}'] .node-value").text_content() == value
+            PLOTS[lesson_id](page)
+
+            # 04 to 07.
+            make_predictions(page, PREDICTIONS[lesson_id])
+            do_exercises(page, lesson_id, size, reused, turn)
+            answer_quiz(page, lesson_id, QUIZ_NUMBERS)
+            page.locator("#explanation-text").fill("Each step multiplies the slopes it meets, in order.")
+            with page.expect_response(lambda r: r.url.endswith("/explanation") and r.request.method == "PUT") as saved:
+                page.locator("#section-07 button[type=submit]").click()
+            assert saved.value.status == 200
+
+            # 08: the recap leads on; the finished lesson says so; no serious accessibility problem.
+            following = page.locator("#section-08 .next-lesson a")
+            assert following.get_attribute("href") == NEXT[lesson_id] if NEXT[lesson_id] else following.count() == 0
+            page.wait_for_selector("main[data-finished='true']")
+            assert axe_violations(page) == [], lesson_id
+            if size == "phone":
+                assert page.evaluate("document.documentElement.scrollWidth") <= width  # no sideways scrolling
+            page.locator("#section-03").screenshot(path=str(screenshots_dir / f"lesson-{lesson_id}-03-{size}.png"))
+        if size == "desktop":
+            keep_graded("new-lessons", tmp_path / "data")
+
+        # The path: six lessons in order, what each builds on (ticked once finished), where the learner stands.
+        page.goto(f"{server.origin}/")
+        page.wait_for_selector("main[data-ready='true']")
+        ids = page.locator(".path-lesson").evaluate_all("nodes => nodes.map(n => n.dataset.lesson)")
+        assert ids == [SLOPES, "computational-graphs", "backprop", "gradient-descent-linear-regression", NETWORK, MODES]
+        for lesson_id in VISITS:
+            entry = page.locator(f".path-lesson[data-lesson='{lesson_id}']")
+            assert entry.get_attribute("data-finished") == "true"
+            assert entry.locator(".lesson-progress-block").get_attribute("data-state") == "done"
+        modes = page.locator(f".path-lesson[data-lesson='{MODES}'] .lesson-builds-on")
+        assert modes.locator("a").all_text_contents() == ["Slopes and the chain rule", "Backpropagation: the chain rule on a graph"]
+        assert modes.locator(".builds-on-done").count() == 1 and "✓" in modes.text_content().split(",")[0]
+        here = page.locator(".path-lesson[data-here='true']")
+        assert here.get_attribute("data-lesson") == "computational-graphs"  # the first lesson not finished
+        assert here.get_attribute("aria-current") == "step" and "you are here" in here.text_content()
+        assert axe_violations(page) == []
+        assert log.outside(server.origin) == [] and log.page_errors == []
+    finally:
+        context.close()
