@@ -199,12 +199,12 @@ def queue_cost(cluster: str, runs: int, rounds: int) -> dict:
     """What the queue costs: rounds of K runs queued at once and graded by one worker process, each next to
     K runs of grade() called one after another in this process (rounds interleaved, as the machine's load
     drifts); the medians of the rates and of the per-round ratio."""
-    from chainrule.classes.grading import QueuedGrader
+    from chainrule.classes.grading import QueuedRuns, Submission
     from chainrule.progress import open_store
 
     url = new_postgres_schema(cluster)
     store = open_store(database=url)
-    grader = QueuedGrader(store, url, max_open=runs)
+    grader = QueuedRuns(store, url, max_open=runs)
     exercises = lessons.exercise_ids(LESSON)
     sources = [(exercises[index % len(exercises)], reference_source(exercises[index % len(exercises)], "python"))
                for index in range(runs)]
@@ -213,7 +213,7 @@ def queue_cost(cluster: str, runs: int, rounds: int) -> dict:
     alone, queued, pair = [], [], []
 
     def batch(label: str) -> float:
-        jobs = [grader.submit(1, exercise, "python", source, f"{label}-{index}")["job"]
+        jobs = [grader.submit_now(Submission(1, exercise, "python", source, f"{label}-{index}")).body["job"]
                 for index, (exercise, source) in enumerate(sources)]
         return batch_rate(store, jobs)
 

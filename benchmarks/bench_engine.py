@@ -18,7 +18,9 @@ Workloads (forward + backward each):
 
 micrograd's backward builds its topological order by recursion, so its processes raise the recursion
 limit (the output says so); micrograd 0.1.0 has no tanh, so its processes add one in its own closure style.
-Run: python benchmarks/bench_engine.py [--repeats 7] [--quick]
+With --runs N everything is measured N times over, and each cell shows the lowest and highest of the N medians,
+with the machine's load average over the runs: the range a clean process reproduces.
+Run: python benchmarks/bench_engine.py [--repeats 7] [--runs 3] [--quick]
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import argparse
 import gc
 import json
 import math
+import os
 import statistics
 import subprocess
 import sys
@@ -161,6 +164,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--quick", action="store_true", help="smaller sizes, for a smoke run")
+    parser.add_argument("--runs", type=int, default=1, help="measure everything this many times; show the range")
     parser.add_argument("--measure", nargs=4, metavar=("ENGINE", "WORKLOAD", "SIZE", "REPEATS"),
                         help=argparse.SUPPRESS)  # used by the parent for each clean process
     args = parser.parse_args()
@@ -172,32 +176,49 @@ def main() -> None:
     n_chain, m_sum, deep = (1_000, 10_000, 100_000) if args.quick else (10_000, 100_000, 1_000_000)
     print("note: each engine in a clean process of its own, gc on and gc.collect() inside each timed run; "
           "micrograd gets a closure-style tanh and a higher recursion limit")
-    rows = []
-    for label, workload, size, engines in (
+    workloads = (
         (f"chain of (x*w).tanh(), n={n_chain:,}", "chain", n_chain, ENGINES),
         (f"sum of products, n={m_sum:,}", "sum", m_sum, ENGINES),
         ("moons training step (100 points, MLP(2, [16, 16, 1]))", "step", 0, ("chainrule", "micrograd", "torch")),
-    ):
-        medians = {}
-        for engine in engines:
-            # The chain takes milliseconds: three times the runs, as its median moves most from run to run.
-            repeats = {"chain": 3 * args.repeats, "sum": args.repeats if engine == "chainrule" else
-                       max(3, args.repeats // 2)}.get(workload, args.repeats)
-            found = in_clean_process(engine, workload, size, repeats)
-            expected = {"micrograd": ["micrograd"], "torch": ["torch"]}.get(engine, [])
-            assert found["modules"] == expected, f"{engine} process imported {found['modules']}"
-            medians[engine] = statistics.median(found["times"])
-            print(f"  {label:55s} {TITLES[engine]:32s} {medians[engine] * 1e3:10.1f} ms", flush=True)
-        rows.append((label, medians))
+    )
+    runs: list[dict[str, dict[str, float]]] = []  # per run: workload label -> engine -> median
+    loads = [os.getloadavg()[0]]
+    for run in range(args.runs):
+        medians_of_run: dict[str, dict[str, float]] = {}
+        for label, workload, size, engines in workloads:
+            medians = {}
+            for engine in engines:
+                # The chain takes milliseconds: three times the runs, as its median moves most from run to run.
+                repeats = {"chain": 3 * args.repeats, "sum": args.repeats if engine == "chainrule" else
+                           max(3, args.repeats // 2)}.get(workload, args.repeats)
+                found = in_clean_process(engine, workload, size, repeats)
+                expected = {"micrograd": ["micrograd"], "torch": ["torch"]}.get(engine, [])
+                assert found["modules"] == expected, f"{engine} process imported {found['modules']}"
+                medians[engine] = statistics.median(found["times"])
+                print(f"  run {run + 1}: {label:55s} {TITLES[engine]:32s} {medians[engine] * 1e3:10.1f} ms", flush=True)
+            medians_of_run[label] = medians
+        runs.append(medians_of_run)
+        loads.append(os.getloadavg()[0])
 
+    def spread(values: list[float], unit: str, scale: float = 1.0, digits: int = 1) -> str:
+        low, high = min(values) * scale, max(values) * scale
+        return f"{low:.{digits}f}{unit}" if f"{low:.{digits}f}" == f"{high:.{digits}f}" else \
+            f"{low:.{digits}f}-{high:.{digits}f}{unit}"
+
+    print()
+    print(f"{args.runs} run(s); load average (1 minute) {min(loads):.1f} to {max(loads):.1f} "
+          f"on {os.cpu_count()} cores. Each cell: the lowest and highest of the runs' medians.")
     print()
     print("| workload (forward + backward), CPU time | chainrule | micrograd 0.1.0 | PyTorch 0-d | vs micrograd "
           "| vs PyTorch | chainrule.micrograd (drop-in) |")
     print("|---|---|---|---|---|---|---|")
-    for label, m in rows:
-        dropin = f"{m['dropin'] * 1e3:.1f} ms" if "dropin" in m else "-"
-        print(f"| {label} | {m['chainrule'] * 1e3:.1f} ms | {m['micrograd'] * 1e3:.1f} ms | {m['torch'] * 1e3:.1f} ms "
-              f"| {m['micrograd'] / m['chainrule']:.1f}x faster | {m['torch'] / m['chainrule']:.1f}x faster | {dropin} |")
+    for label, _, _, engines in workloads:
+        per = {engine: [run[label][engine] for run in runs] for engine in engines}
+        ratio = {engine: [run[label][engine] / run[label]["chainrule"] for run in runs] for engine in engines}
+        dropin = spread(per["dropin"], " ms", 1e3) if "dropin" in per else "-"
+        print(f"| {label} | {spread(per['chainrule'], ' ms', 1e3)} | {spread(per['micrograd'], ' ms', 1e3)} "
+              f"| {spread(per['torch'], ' ms', 1e3)} | {spread(ratio['micrograd'], 'x')} faster "
+              f"| {spread(ratio['torch'], 'x')} faster | {dropin} |")
 
     memory = {engine: in_clean_process(engine, "memory", 0, 1)["bytes"] for engine in ("chainrule", "micrograd", "dropin")}
     print()

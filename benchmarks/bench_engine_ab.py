@@ -85,7 +85,9 @@ SMALL = {"none": lambda Value: None, "chain": lambda Value: chain(Value, 2_000),
 
 def instructions(arm: str, workload: str, folder: str) -> int:
     """Instructions a fresh process executes to import both engines and run `workload` on `arm`."""
-    script = (f"import sys; sys.path[:0] = [{str(Path(__file__).parent)!r}, {folder!r}]\n"
+    # This checkout's src/ first: a copy of the repository (git archive of a commit) measures that commit's
+    # engine, not the editable install's, which may be changing while the count runs.
+    script = (f"import sys; sys.path[:0] = [{str(Path(__file__).parent)!r}, {folder!r}, {str(ROOT / 'src')!r}]\n"
               "import bench_engine_ab as ab, chainrule_base.engine as base, chainrule.engine as current\n"
               f"ab.SMALL[{workload!r}]({arm}.Value)\n")
     run = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, "-c", script],

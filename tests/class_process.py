@@ -52,7 +52,8 @@ class ClassServer:
         self.process, self.lines, self.env = process, lines, env
 
     @classmethod
-    def start(cls, folder: Path, database: str | None = None, class_name: str = CLASS) -> "ClassServer":
+    def start(cls, folder: Path, database: str | None = None, class_name: str = CLASS,
+              serve_args: tuple[str, ...] = ()) -> "ClassServer":
         env = dict(os.environ, PYTHONUNBUFFERED="1", CHAINRULE_DATA_DIR=str(folder / "data"))
         env.pop("CHAINRULE_DATABASE", None)
         if database:
@@ -63,7 +64,9 @@ class ClassServer:
                               cwd=REPO, capture_output=True, text=True, timeout=120)
         assert made.returncode == 0, made.stderr
         teacher_link, invite = re.findall(rf"{re.escape(base)}/\S+", made.stdout)
-        process = subprocess.Popen([sys.executable, "-m", "chainrule", "serve", "--port", str(port)], env=env,
+        if "--workers" not in serve_args:  # one web process, whose memory and pools the tests measure
+            serve_args = ("--workers", "1", *serve_args)
+        process = subprocess.Popen([sys.executable, "-m", "chainrule", "serve", "--port", str(port), *serve_args], env=env,
                                    cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                    start_new_session=True)
         lines: list[str] = []

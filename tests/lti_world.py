@@ -243,7 +243,7 @@ class LtiWorld:
     def start_tool(self, retry: float = 0.5) -> None:
         self.tool, self.tool_lines = start_process(
             [sys.executable, "-m", "chainrule", "serve", "--port", str(self.tool_port), "--url", self.tool_url,
-             "--lms-retry", str(retry)], self.env, self.tool_port)
+             "--lms-retry", str(retry), "--workers", "1"], self.env, self.tool_port)
 
     def stop(self) -> None:
         for process in (self.tool, self.platform):

@@ -30,7 +30,9 @@ PROVIDER_DIR = REPO / "tests" / "oidc"
 CLIENT_ID, SECRET = "chainrule-class", "a-client-secret-only-the-tests-know"
 PEOPLE = {"ada-7f3": {"name": "Ada Lovelace", "email": "shared@school.example"},
           "bea-c21": {"name": "Bea Noether", "email": "shared@school.example"},
-          "hopper-9a0": {"name": "Grace Hopper", "email": "hopper@school.example"}}
+          "hopper-9a0": {"name": "Grace Hopper", "email": "hopper@school.example"},
+          "dot-4e2": {"name": "Dorothy Vaughan", "email": "dorothy@school.example"},
+          "kat-5d1": {"name": "Katherine Johnson", "email": "katherine@school.example"}}
 PASSWORD = "correct horse battery"
 
 
@@ -99,7 +101,7 @@ class OidcWorld:
         world.teacher_link, world.invite = [line.strip() for line in made.splitlines() if "://" in line]
         world.tool, world.tool_lines = start_process(
             [sys.executable, "-m", "chainrule", "serve", "--port", str(tool_port), "--url",
-             world.tool_url], env, tool_port)
+             world.tool_url, "--workers", "1"], env, tool_port)
         return world
 
     def stop(self) -> None:

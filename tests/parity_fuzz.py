@@ -11,14 +11,19 @@ import torch.autograd.forward_ad as fwd
 
 import chainrule
 from chainrule import Value, topological_order
+from chainrule import modes
 from chainrule.engine import reverse_sweep
-from chainrule.ops import safe_exp, safe_log
+from chainrule.commands.graph import torch_function
+from chainrule.ops import functions, safe_cos, safe_exp, safe_log, safe_sin
 
 SPECIAL = [0.0, -0.0, 5e-324, -5e-324, 1e-310, 2.2250738585072014e-308, 1e-200, 1e200, -1e300, 1.7976931348623157e308,
            math.inf, -math.inf, math.nan, 1.0, -1.0, 0.5, -2.5, 3.0, 710.0, -745.0]
 POWERS = [0.0, 1.0, 2.0, 3.0, 0.5, -1.0, -2.0, -0.5, 1.5, -3.0, 2.5]
 CONSTANTS = [2.0, -0.5, 0.0, -0.0, 1e-310, 1e308, math.inf]
-UNARY = ["neg", "exp", "log", "tanh", "sigmoid", "relu", "abs", "powk"]
+# Every one-input op of the table called by name (chainrule.ops.functions), so that a new op is fuzzed
+# against its PyTorch function (Op.torch) without a list to update here.
+FUNCTIONS = {name: op for name, op in functions(1).items()}
+UNARY = ["neg", *FUNCTIONS, "powk"]
 BINARY = ["add", "sub", "mul", "div", "pow"]
 WITH_CONSTANT = ["add_c", "c_sub", "mul_c", "div_c", "c_div", "c_pow"]
 
@@ -61,14 +66,9 @@ BINARY_OPS = {
     "add_c": lambda a, b, c: a + c, "c_sub": lambda a, b, c: c - a, "mul_c": lambda a, b, c: a * c,
     "div_c": lambda a, b, c: a / c, "c_div": lambda a, b, c: c / a, "c_pow": lambda a, b, c: c ** a,
 }
-CHAINRULE_UNARY = {
-    "neg": lambda v: -v, "exp": Value.exp, "log": Value.log, "tanh": Value.tanh, "sigmoid": Value.sigmoid,
-    "relu": Value.relu, "abs": abs,
-}
-TORCH_UNARY = {
-    "neg": lambda v: -v, "exp": torch.exp, "log": torch.log, "tanh": torch.tanh, "sigmoid": torch.sigmoid,
-    "relu": torch.relu, "abs": torch.abs,
-}
+CHAINRULE_UNARY = {"neg": lambda v: -v, **{name: getattr(Value, name) for name in FUNCTIONS}}
+TORCH_UNARY = {"neg": lambda v: -v, **{name: torch_function(torch, op) for name, op in FUNCTIONS.items()}}
+LIBM = {"exp": safe_exp, "log": safe_log, "tanh": math.tanh, "sin": safe_sin, "cos": safe_cos}
 
 
 def _tensor(x: float) -> torch.Tensor:
@@ -81,7 +81,7 @@ class _LibmKernel(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, x, name):
-        value = {"exp": safe_exp, "log": safe_log, "tanh": math.tanh}[name](x.item())
+        value = LIBM[name](x.item())
         out = _tensor(value)
         ctx.name = name
         ctx.save_for_backward(x, out)
@@ -94,6 +94,10 @@ class _LibmKernel(torch.autograd.Function):
             return grad * out, None
         if ctx.name == "log":
             return grad / x, None
+        if ctx.name == "sin":  # PyTorch's formula, grad * cos(x), with the C library's cos
+            return grad * _tensor(safe_cos(x.item())), None
+        if ctx.name == "cos":  # grad * -sin(x)
+            return grad * -_tensor(safe_sin(x.item())), None
         return grad * (1 - out * out), None
 
 
@@ -101,7 +105,7 @@ class _LibmKernel(torch.autograd.Function):
 VARIANTS = {
     "c / x": {"c_div": lambda a, b, c: torch.div(_tensor(c), a)},  # PyTorch: a.reciprocal() * c
     "x ** k": {"powk": lambda a, b, c: torch.pow(a, _tensor(c))},  # PyTorch: x*x*x, sqrt, rsqrt... for some k
-    "kernels": {name: (lambda a, name=name: _LibmKernel.apply(a, name)) for name in ("exp", "log", "tanh")},
+    "kernels": {name: (lambda a, name=name: _LibmKernel.apply(a, name)) for name in LIBM},
 }
 
 
@@ -215,11 +219,13 @@ def _dual(primal: torch.Tensor, tangent) -> torch.Tensor:
 def _libm_kernel_dual(a, name: str) -> torch.Tensor:
     """exp, log or tanh with the C library's value and PyTorch's tangent formula (the "kernels" twin)."""
     primal, tangent = _dual_parts(a)
-    out = _tensor({"exp": safe_exp, "log": safe_log, "tanh": math.tanh}[name](primal.item()))
+    out = _tensor(LIBM[name](primal.item()))
     if tangent is None:
         return out
     return _dual(out, {"exp": lambda: tangent * out, "log": lambda: tangent / primal,
-                       "tanh": lambda: tangent * (1 - out * out)}[name]())
+                       "tanh": lambda: tangent * (1 - out * out),
+                       "sin": lambda: tangent * _tensor(safe_cos(primal.item())),
+                       "cos": lambda: tangent * -_tensor(safe_sin(primal.item()))}[name]())
 
 
 def _div_dual_as_chainrule(a, b) -> torch.Tensor:
@@ -238,7 +244,7 @@ def _div_dual_as_chainrule(a, b) -> torch.Tensor:
 FORWARD_VARIANTS = {
     "c / x": VARIANTS["c / x"],
     "x ** k": VARIANTS["x ** k"],
-    "kernels": {name: (lambda a, name=name: _libm_kernel_dual(a, name)) for name in ("exp", "log", "tanh")},
+    "kernels": {name: (lambda a, name=name: _libm_kernel_dual(a, name)) for name in LIBM},
     "division's tangent": {"div": lambda a, b, c: _div_dual_as_chainrule(a, b),
                            "div_c": lambda a, b, c: _div_dual_as_chainrule(a, c),
                            "c_div": lambda a, b, c: _div_dual_as_chainrule(c, a)},
@@ -257,3 +263,297 @@ def torch_forward_twin(leaves, steps, tangents, variants: tuple[str, ...] = ()) 
         out, _, _ = run(duals, steps, lambda d: d, unary, binary)
         primal, tangent = fwd.unpack_dual(out)
         return [primal.item(), 0.0 if tangent is None else tangent.item()]
+
+
+# --- second order: chainrule.hessian (forward-over-reverse) against torch.func.hessian ----------------------
+
+
+class _LibmKernel2(torch.autograd.Function):
+    """exp, log, tanh, sin or cos with the C library's value, differentiable again in both modes with PyTorch's
+    own formulas (its backward calls this function again for the value it needs): the second-order twin."""
+
+    @staticmethod
+    def forward(ctx, x, name):
+        ctx.name = name
+        ctx.save_for_backward(x)
+        ctx.save_for_forward(x)
+        return _tensor(LIBM[name](x.item()))
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return _libm_slope(ctx.name, x, grad), None
+
+    @staticmethod
+    def jvp(ctx, x_t, _):
+        (x,) = ctx.saved_tensors
+        return _libm_slope(ctx.name, fwd.unpack_dual(x).primal if isinstance(x, torch.Tensor) else x, x_t)
+
+
+def _libm_slope(name: str, x: torch.Tensor, g: torch.Tensor) -> torch.Tensor:
+    """PyTorch's derivative formula for the kernel, g the incoming gradient (or tangent), with the C library's
+    values wherever the formula needs the kernel again."""
+    if name == "exp":
+        return g * _LibmKernel2.apply(x, "exp")
+    if name == "log":
+        return g.div(x)
+    if name == "tanh":
+        return torch.ops.aten.tanh_backward(g, _LibmKernel2.apply(x, "tanh"))
+    if name == "sin":
+        return g * _LibmKernel2.apply(x, "cos")
+    return g * -_LibmKernel2.apply(x, "sin")
+
+
+SECOND_ORDER_VARIANTS = {
+    "c / x": VARIANTS["c / x"],
+    "x ** k": VARIANTS["x ** k"],
+    "kernels": {name: (lambda a, name=name: _LibmKernel2.apply(a, name)) for name in LIBM},
+}
+
+
+def torch_hessian(leaves, steps) -> list[float]:
+    """torch.func.hessian of the graph with respect to every leaf, row by row."""
+    n = len(leaves)
+    found = torch.func.hessian(lambda *xs: run(xs, steps, lambda t: t, TORCH_UNARY, BINARY_OPS)[0],
+                               argnums=tuple(range(n)))(*map(_tensor, leaves))
+    return [found[i][j].item() for i in range(n) for j in range(n)]
+
+
+def torch_hessian_twin(leaves, steps, variants: tuple[str, ...] = ()) -> list[float]:
+    """The same, forward-over-reverse written out with PyTorch's dual tensors over torch.autograd.grad
+    (what torch.func.hessian runs, one column per leaf), with the named SECOND_ORDER_VARIANTS' replacements."""
+    unary, binary = dict(TORCH_UNARY), dict(BINARY_OPS)
+    for name in variants:
+        for op, fn in SECOND_ORDER_VARIANTS[name].items():
+            (unary if op in unary else binary)[op] = fn
+    if "kernels" in variants and "derivative formulas" in variants:
+        unary.update(_BOTH)
+    if "x ** k" in variants and "derivative formulas" in variants:
+        binary["powk"] = lambda a, b, c: _rule("powk|tensor", a, _tensor(c))
+    n = len(leaves)
+    columns = [forward_over_reverse(leaves, steps, [1.0 if i == j else 0.0 for i in range(n)], unary, binary)
+               for j in range(n)]
+    return [columns[j][i] for i in range(n) for j in range(n)]
+
+
+def forward_over_reverse(leaves, steps, direction, unary, binary) -> list[float]:
+    """The Hessian times `direction`: PyTorch's dual tensors over torch.autograd.grad(create_graph=True)."""
+    found = [0.0] * len(leaves)
+    with fwd.dual_level():
+        xs = [_tensor(x).requires_grad_(True) for x in leaves]
+        duals = [fwd.make_dual(x, _tensor(t)) for x, t in zip(xs, direction)]
+        out, _, _ = run(duals, steps, lambda d: d, unary, binary)
+        if out.requires_grad:
+            for i, g in enumerate(torch.autograd.grad(out, duals, create_graph=True, allow_unused=True)):
+                tangent = None if g is None else fwd.unpack_dual(g).tangent
+                found[i] = 0.0 if tangent is None else tangent.item()
+    return found
+
+
+def torch_hvp_twin(leaves, steps, direction, variants: tuple[str, ...] = ()) -> list[float]:
+    unary, binary = _with_variants(variants, SECOND_ORDER_VARIANTS)
+    if "kernels" in variants and "derivative formulas" in variants:
+        unary.update(_BOTH)
+    return forward_over_reverse(leaves, steps, direction, unary, binary)
+
+
+def chainrule_hessian(leaves, steps) -> list[float]:
+    n = len(leaves)
+    found = chainrule.hessian(lambda *xs: run(xs, steps, lambda v: v, CHAINRULE_UNARY, BINARY_OPS)[0],
+                              argnums=tuple(range(n)))(*leaves)
+    return [found[i][j] for i in range(n) for j in range(n)]
+
+
+def chainrule_hessian_in_creation_order(leaves, steps) -> list[float]:
+    """chainrule.hessian with its reverse sweeps run over the nodes newest first, in the order they were made
+    (PyTorch's order), where chainrule walks its own topological order: the summation order witness."""
+    import chainrule.engine as engine
+
+    made: dict = {}
+    walk = engine.topological_order
+
+    def in_creation_order(root, leaves=True, reset_grads=False):
+        return sorted(walk(root, leaves, reset_grads), key=lambda node: made.get(node, -1))
+
+    engine.topological_order = in_creation_order
+    try:
+        with modes.observe_nodes(lambda node: made.setdefault(node, len(made))):
+            return chainrule_hessian(leaves, steps)
+    finally:
+        engine.topological_order = walk
+
+
+class _ChainruleRule(torch.autograd.Function):
+    """div, pow, sigmoid or tanh with PyTorch's value and chainrule's derivative: the op table's pullback,
+    written in plain PyTorch ops (this function again wherever the pullback divides or takes a power), so
+    that PyTorch differentiates it by the chain rule as chainrule does, instead of its own hand-written
+    second-order formulas (sigmoid_backward's, tanh_backward's, pow's and div's): the "derivative formulas"
+    twin."""
+
+    @staticmethod
+    def forward(ctx, a, b, name, constants):
+        ctx.name, ctx.constants = name, constants
+        ctx.save_for_backward(a, b)
+        ctx.save_for_forward(a, b)
+        return _RULE_VALUES[name](a, b)
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.saved_tensors
+        da, db = _chainrule_pullback(ctx.name, g, a, b, ctx.needs_input_grad[:2])
+        return da, db, None, None
+
+    @staticmethod
+    def jvp(ctx, ta, tb, *_):
+        a, b = (fwd.unpack_dual(x).primal for x in ctx.saved_tensors)
+        total = None
+        for k, t in enumerate((ta, tb)):
+            if t is None or ctx.constants[k]:  # a constant has no tangent: no term (not 0 x ...)
+                continue
+            term = _chainrule_pullback(ctx.name, t, a, b)[k]
+            if term is not None:
+                total = term if total is None else total + term
+        return total
+
+
+_RULE_VALUES = {
+    "div": lambda a, b: a / b, "pow": lambda a, b: torch.pow(a, b), "sigmoid": lambda a, b: TORCH_UNARY["sigmoid"](a),
+    "tanh": lambda a, b: TORCH_UNARY["tanh"](a), "log": lambda a, b: TORCH_UNARY["log"](a),
+    "powk": lambda a, b: torch.pow(a, b.item()), "powk|tensor": lambda a, b: torch.pow(a, b),
+    # with the "kernels" twin as well: the C library's values
+    "tanh|libm": lambda a, b: _tensor(math.tanh(a.item())), "log|libm": lambda a, b: _tensor(safe_log(a.item())),
+}
+
+
+def _rule(name: str, a, b=None):
+    b = _tensor(0.0) if b is None else b
+    constants = tuple(not x.requires_grad and fwd.unpack_dual(x).tangent is None for x in (a, b))
+    return _ChainruleRule.apply(a, b, name, constants)
+
+
+def _chainrule_pullback(name: str, g, a, b, needed=(True, True)) -> tuple:
+    """ops.py's pullbacks (their float forms, masks as where()), in PyTorch ops; an input that needs no
+    gradient (a constant) gets none computed, as chainrule's forward mode gives a constant no tangent."""
+    zero = _tensor(0.0)
+    if name == "div":
+        return (_rule("div", g, b) if needed[0] else None,
+                -g * _rule("div", _rule("div", a, b), b) if needed[1] else None)
+    if name == "pow":
+        out = _rule("pow", a, b)
+        da = torch.where(b == 0.0, zero, g * (b * _rule("pow", a, b - 1.0))) if needed[0] else None
+        db = g * torch.where((a == 0.0) & (b >= 0.0), zero, out * torch.log(a)) if needed[1] else None
+        return da, db
+    if name.startswith("log"):
+        return _rule("div", g, a), None
+    if name.startswith("powk"):  # a constant exponent b: masked at 0, the inner power by the C library's rule
+        k = b.item()
+        return (torch.where(b == 0.0, zero, g * (k * _rule("powk|tensor", a, _tensor(k - 1.0)))), None)
+    out = _rule(name, a)
+    if name == "sigmoid":
+        return g * (1.0 - out) * out, None
+    return g * (1.0 - out * out), None
+
+
+SECOND_ORDER_VARIANTS["derivative formulas"] = {
+    "div": lambda a, b, c: _rule("div", a, b), "div_c": lambda a, b, c: _rule("div", a, _tensor(c)),
+    "c_div": lambda a, b, c: _rule("div", _tensor(c), a),
+    "pow": lambda a, b, c: _rule("pow", a, b), "c_pow": lambda a, b, c: _rule("pow", _tensor(c), a),
+    "sigmoid": lambda a: _rule("sigmoid", a), "tanh": lambda a: _rule("tanh", a), "log": lambda a: _rule("log", a),
+    "powk": lambda a, b, c: _rule("powk", a, _tensor(c)),
+}
+# Both twins at once: the C library's values under chainrule's derivatives.
+_BOTH = {"tanh": lambda a: _rule("tanh|libm", a), "log": lambda a: _rule("log|libm", a)}
+
+
+# --- vjp, jacrev, jacfwd: functions of every leaf with two outputs -----------------------------------------
+
+
+def two_outputs(xs, steps, make, unary, binary) -> tuple:
+    """The graph's output and a node made halfway (a leaf, for a short graph): a function with two outputs."""
+    out, _, values = run(xs, steps, make, unary, binary)
+    return out, values[len(values) // 2]
+
+
+def _chainrule_two(steps):
+    return lambda *xs: two_outputs(xs, steps, lambda v: v, CHAINRULE_UNARY, BINARY_OPS)
+
+
+def _torch_two(steps, unary=None, binary=None):
+    return lambda *xs: two_outputs(xs, steps, lambda t: t, unary or TORCH_UNARY, binary or BINARY_OPS)
+
+
+def _with_variants(variants, table):
+    unary, binary = dict(TORCH_UNARY), dict(BINARY_OPS)
+    for name in variants:
+        for op, fn in table[name].items():
+            (unary if op in unary else binary)[op] = fn
+    return unary, binary
+
+
+def chainrule_vjp(leaves, steps, cotangents) -> list[float]:
+    """[both outputs, then cotangents . d outputs / d leaf for each leaf] from chainrule.vjp."""
+    outputs, vjp_fn = chainrule.vjp(_chainrule_two(steps), *leaves)
+    return [*outputs, *vjp_fn(tuple(cotangents))]
+
+
+def torch_vjp(leaves, steps, cotangents) -> list[float]:
+    outputs, vjp_fn = torch.func.vjp(_torch_two(steps), *map(_tensor, leaves))
+    return [o.item() for o in outputs] + [g.item() for g in vjp_fn(tuple(map(_tensor, cotangents)))]
+
+
+def torch_vjp_twin(leaves, steps, cotangents, variants: tuple[str, ...] = (), seed_zeros: bool = True) -> list[float]:
+    """The same from PyTorch's backward() with the named VARIANTS (0 for an unreached leaf). torch.func
+    seeds every output, a zero cotangent too; `seed_zeros=False` leaves those outputs out, as chainrule's
+    jacrev does for the other outputs of a row."""
+    unary, binary = _with_variants(variants, VARIANTS)
+    xs = [torch_leaf(x) for x in leaves]
+    outputs = _torch_two(steps, unary, binary)(*xs)
+    pairs = [(o, _tensor(c)) for o, c in zip(outputs, cotangents) if o.requires_grad and (seed_zeros or c != 0.0)]
+    if pairs:
+        torch.autograd.backward([o for o, _ in pairs], [c for _, c in pairs])
+    return [o.item() for o in outputs] + [0.0 if x.grad is None else x.grad.item() for x in xs]
+
+
+def chainrule_vjp_in_creation_order(leaves, steps, cotangents, seed_zeros: bool = True) -> list[float]:
+    """chainrule's numbers with the reverse sweep run newest node first (PyTorch's order)."""
+    xs = [Value(x) for x in leaves]
+    made: dict = {}
+    with modes.observe_nodes(lambda node: made.setdefault(node, len(made))):
+        outputs = _chainrule_two(steps)(*xs)
+    grads: dict = {}
+    seeded = [(o, c) for o, c in zip(outputs, cotangents) if seed_zeros or c != 0.0]
+    for o, c in seeded:
+        grads[o] = grads.get(o, 0.0) + c
+    reached = {n for o, _ in seeded for n in topological_order(o)}
+    reverse_sweep(sorted((n for n in reached if not n.is_leaf()), key=made.get), grads)
+    return [o.data for o in outputs] + [grads.get(x, 0.0) for x in xs]
+
+
+def chainrule_jacobian(transform, leaves, steps) -> list[float]:
+    """d output k / d leaf j, output by output, from chainrule.jacfwd or chainrule.jacrev."""
+    found = transform(_chainrule_two(steps), argnums=tuple(range(len(leaves))))(*leaves)
+    return [entry for row in found for entry in row]
+
+
+def torch_jacobian(transform, leaves, steps) -> list[float]:
+    """The same from torch.func.jacfwd or torch.func.jacrev."""
+    found = transform(_torch_two(steps), argnums=tuple(range(len(leaves))))(*map(_tensor, leaves))
+    return [entry.item() for row in found for entry in row]
+
+
+def torch_jacfwd_twin(leaves, steps, variants: tuple[str, ...] = ()) -> list[float]:
+    """The same, one dual-tensor sweep per leaf, with the named FORWARD_VARIANTS."""
+    unary, binary = _with_variants(variants, FORWARD_VARIANTS)
+    n = len(leaves)
+    columns = []
+    for j in range(n):
+        with fwd.dual_level():
+            duals = [fwd.make_dual(_tensor(x), _tensor(1.0 if i == j else 0.0)) for i, x in enumerate(leaves)]
+            outputs = _torch_two(steps, unary, binary)(*duals)
+            column = []
+            for o in outputs:
+                tangent = fwd.unpack_dual(o).tangent
+                column.append(0.0 if tangent is None else tangent.item())
+        columns.append(column)
+    return [columns[j][k] for k in range(2) for j in range(n)]
+

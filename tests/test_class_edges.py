@@ -59,7 +59,7 @@ class Served:
         assert made.returncode == 0, made.stderr
         self.teacher_link, self.invite = re.findall(rf"{re.escape(self.base)}/\S+", made.stdout)
         self.lines: list[str] = []
-        self.processes = [self._start(["serve", "--port", str(self.port), *serve_args], "sign in at")]
+        self.processes = [self._start(["serve", "--port", str(self.port), "--workers", "1", *serve_args], "sign in at")]
         if database:
             self.processes.append(self._start(["worker", "--concurrency", "1"], "is grading"))
 

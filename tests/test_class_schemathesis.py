@@ -18,7 +18,6 @@ from schemathesis.config import SchemathesisConfig
 
 from chainrule.classes import CLASS_DATABASE
 from chainrule.classes.accounts import Accounts
-from chainrule.classes.grading import InProcessGrader
 from chainrule.progress import open_store
 from chainrule.web.routes_class import create_class_app
 
@@ -27,7 +26,7 @@ DATA_DIR = tempfile.mkdtemp(prefix="chainrule-class-schemathesis-")
 store = open_store(DATA_DIR, file_name=CLASS_DATABASE)
 accounts = Accounts(store, hasher=PasswordHasher(time_cost=1, memory_cost=8 * 1024, parallelism=1))
 made = accounts.create_class("Fuzzed")
-app = create_class_app(store, accounts=accounts, grader=InProcessGrader(), hosts=["class.example.org"])
+app = create_class_app(store, accounts=accounts, hosts=["class.example.org"])
 
 
 def signed_in(path: str, fields: dict[str, str]) -> dict[str, str]:

@@ -12,7 +12,6 @@ from fastapi.testclient import TestClient
 
 from chainrule.classes import CLASS_DATABASE
 from chainrule.classes.accounts import FREE_FAILURES, Accounts
-from chainrule.classes.grading import InProcessGrader
 from chainrule.progress import open_store
 from chainrule.web.routes_class import create_class_app
 
@@ -36,7 +35,7 @@ class World:
     def __init__(self, store, clock) -> None:
         self.store, self.clock = store, clock
         self.accounts = Accounts(store, hasher=FAST_HASHER)
-        self.app = create_class_app(store, accounts=self.accounts, grader=InProcessGrader(),
+        self.app = create_class_app(store, accounts=self.accounts,
                                     hosts=["class.example.org"], clock=clock)
         self.physics = self.accounts.create_class("Physics")
         self.chemistry = self.accounts.create_class("Chemistry")
@@ -263,7 +262,7 @@ def test_behind_tls_cookies_are_secure_and_the_https_origin_is_accepted(store_pl
     try:
         accounts = Accounts(store, hasher=FAST_HASHER)
         made = accounts.create_class("Secure")
-        app = create_class_app(store, accounts=accounts, grader=InProcessGrader(), secure=True,
+        app = create_class_app(store, accounts=accounts, secure=True,
                                hosts=["class.example.org"], clock=clock)
         client = TestClient(app, base_url="https://class.example.org", follow_redirects=False)
         page = client.get(f"/join/{made.invite_token}")

@@ -73,6 +73,8 @@ OPS = {
     "sigmoid": lambda x, y: (x * a_param).sigmoid(),
     "relu": lambda x, y: (x * a_param + b_param).relu(),
     "abs": lambda x, y: abs(x * a_param + b_param),
+    "sin": lambda x, y: (x * a_param + y).sin(),
+    "cos": lambda x, y: (x * a_param).cos() * y,
 }
 ORDINARY = [-2.5, -1.0, -0.3, 0.2, 0.9, 1.7, 3.0]
 

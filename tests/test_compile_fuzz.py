@@ -38,6 +38,7 @@ UNARY = {
     "neg": lambda a: -a, "tanh": lambda a: a.tanh(), "exp": lambda a: a.exp(), "log": lambda a: a.log(),
     "sigmoid": lambda a: a.sigmoid(), "relu": lambda a: a.relu(), "abs": lambda a: abs(a),
     "square": lambda a: a ** 2, "sqrt": lambda a: a ** 0.5, "inverse": lambda a: a ** -1,
+    "sin": lambda a: a.sin(), "cos": lambda a: a.cos(),
 }
 BINARY = {
     "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b, "div": lambda a, b: a / b,

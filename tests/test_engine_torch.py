@@ -58,6 +58,9 @@ UNARY = {
     "sigmoid": (lambda v: v.sigmoid(), torch.sigmoid),
     "neg": (lambda v: -v, lambda v: -v),
     "abs": (abs, torch.abs),
+    "sin": (lambda v: v.sin(), torch.sin),
+    "cos": (lambda v: v.cos(), torch.cos),
+    "sin of a product": (lambda v: (v * 0.75).sin() * v, lambda v: torch.sin(v * 0.75) * v),
     "square": (lambda v: v**2, lambda v: v**2),
     "cube": (lambda v: v**3, lambda v: v**3),
     "sqrt": (lambda v: v**0.5, lambda v: v**0.5),
@@ -121,6 +124,10 @@ EDGES = [
     ("product overflow", lambda v: v * v, 1e200),
     ("inf minus inf", lambda v: v.exp() - v.exp(), 1000.0),
     ("relu of nan passes the gradient", lambda v: v.log().relu() * 2, -1.0),
+    ("sin of inf is nan", lambda v: v.exp().sin(), 1000.0),
+    ("cos of -inf is nan", lambda v: (-v.exp()).cos(), 1000.0),
+    ("sin of a huge number", lambda v: v.sin(), 1e300),
+    ("cos of nan", lambda v: v.log().cos(), -1.0),
 ]
 
 
@@ -256,6 +263,9 @@ SECOND = {
     "exp": (lambda v: v.exp(), torch.exp),
     "log": (lambda v: v.log(), torch.log),
     "sigmoid": (lambda v: v.sigmoid(), torch.sigmoid),
+    "sin": (lambda v: v.sin(), torch.sin),
+    "cos": (lambda v: v.cos(), torch.cos),
+    "sin of cos": (lambda v: v.cos().sin() * v, lambda v: torch.sin(torch.cos(v)) * v),
     "cube": (lambda v: v**3, lambda v: v**3),
     "reciprocal": (lambda v: 1 / v, lambda v: 1 / v),
     "x to the x": (lambda v: v**v, lambda v: v**v),

@@ -95,26 +95,19 @@ def test_a_burst_of_gradings_on_16_cores_gets_busy_answers_and_pages_stay_served
 
 
 def test_the_gate_admits_its_slots_queues_the_next_and_refuses_the_rest():
-    from chainrule.web.grading_gate import GradingGate
+    from chainrule.turns import BUSY, Admission
 
     async def scenario() -> None:
-        gate = GradingGate(1, 1, wait_seconds=0.2)
-        release = threading.Event()
-        running = asyncio.create_task(gate.run(release.wait, 30))
-        while gate.running == 0:  # the first is admitted (and holds its slot)
-            await asyncio.sleep(0)
-        queued = asyncio.create_task(gate.run(lambda: "ran"))
+        gate = Admission(1, 1, wait_seconds=0.2)
+        running = await gate.enter_async()
+        assert running.admitted  # the first is admitted (and holds its slot)
+        queued = asyncio.create_task(gate.enter_async())
         while gate.waiting == 0:  # the second waits in the queue
             await asyncio.sleep(0)
-        assert await gate.run(lambda: "ran") is None  # slot taken, queue full: refused at once
-        assert await queued is None  # it waited its 0.2 s for the slot, then gave up
-        release.set()
-        assert await running is True
-
-        async def page_gone() -> bool:
-            return False
-
-        assert await gate.run(lambda: "ran", still_wanted=page_gone) is None  # admitted, but nobody waits
-        assert await gate.run(lambda: "ran") == "ran"
+        assert await gate.enter_async() == BUSY  # slot taken, queue full: refused at once
+        assert await queued == BUSY  # it waited its 0.2 s for the slot, then gave up
+        gate.leave(running)
+        assert gate.running == 0 and gate.waiting == 0
+        assert (await gate.enter_async()).admitted
 
     run_async(scenario)

@@ -22,7 +22,6 @@ import pytest
 from fastapi.testclient import TestClient
 
 from chainrule.classes.accounts import Accounts
-from chainrule.classes.grading import QueuedGrader
 from chainrule.progress.run_jobs import ENDED, GRADED, MAX_STARTS, RUNNING, RunJobs
 from chainrule.grading import reference_source
 from chainrule.progress import open_store
@@ -45,10 +44,12 @@ def env_for(url: str) -> dict:
 
 
 class Process:
-    """A chainrule command as its own process (its own process group), ready once it prints ``ready``."""
+    """A chainrule command as its own process (its own process group), ready once it prints ``ready``.
+    ``url``: the class database (None: ``env`` says where the class is); ``program``: what runs the CLI."""
 
-    def __init__(self, url: str, argv: list[str], ready: str) -> None:
-        self.process = subprocess.Popen([sys.executable, "-m", "chainrule", *argv], env=env_for(url), cwd=REPO,
+    def __init__(self, url: str | None, argv: list[str], ready: str, *, env: dict | None = None,
+                 program: tuple[str, ...] = ("-m", "chainrule")) -> None:
+        self.process = subprocess.Popen([sys.executable, *program, *argv], env=env or env_for(url), cwd=REPO,
                                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                         start_new_session=True)
         self.lines: list[str] = []
@@ -90,8 +91,10 @@ class Class:
         self.url = url
         self.store = open_store(database=url, fuzzing=False)
         self.accounts = Accounts(self.store, hasher=FAST_HASHER)
-        self.grader = QueuedGrader(self.store, url, **grader_options)
-        self.app = create_class_app(self.store, accounts=self.accounts, grader=self.grader,
+        from chainrule.classes.grading import QueuedRuns
+
+        self.runs = QueuedRuns(self.store, url, **grader_options)
+        self.app = create_class_app(self.store, accounts=self.accounts, runs=self.runs,
                                     hosts=["class.example.org"])
         self.physics = self.accounts.create_class("Physics")
         self.workers: list[Worker] = []
@@ -112,7 +115,7 @@ class Class:
     def close(self) -> None:
         for worker in self.workers:
             worker.stop()
-        self.grader.close()
+        self.runs.close()
         self.store.close()
 
 
@@ -185,8 +188,8 @@ def test_a_burst_from_one_learner_is_queued_up_to_the_bound_and_then_answered_cl
         refused = answers[3].json()
         assert refused["verdict"] == "busy" and refused["saved"] is False
         assert "already have 3 runs waiting" in refused["message"]
-        # Others are not held back by Ada's burst: Bea is queued behind it.
-        assert run(bea).json()["position"] == 4
+        # Others are not held back by Ada's burst: learners take turns, and Bea goes next.
+        assert run(bea).json()["position"] == 2
         # The page of a learner with a long queue still answers (progress, the list of runs).
         assert ada.get("/api/progress/backprop").status_code == 200
         assert len(ada.get("/api/jobs").json()["jobs"]) == 3
@@ -195,19 +198,45 @@ def test_a_burst_from_one_learner_is_queued_up_to_the_bound_and_then_answered_cl
 
 
 def test_a_worker_killed_mid_run_loses_nothing_and_the_run_counts_once(school):
+    """The run goes back to the queue once its worker has been silent for --stalled-after, and the idle
+    worker is told at once (a NOTIFY, as for a new job), not at its next poll (issue 27: the 36-42 s)."""
+    import json
+
+    import psycopg
+
     ada = school.learner("Ada")
     first, second = school.worker(), school.worker()
     job = run(ada, SLOW_SOLUTION).json()["job"]
     wait_for(ada, job, states=(RUNNING,))
     taken_by = int(job_row(school, job)[2].rsplit(":", 1)[1])
-    os.killpg(taken_by, signal.SIGKILL)
-    survivor = second if taken_by == first.pid else first
-    done = wait_for(ada, job)
+    queue_job = school.store.database.read(lambda conn: conn.execute(
+        "SELECT queue_job_id FROM grading_jobs WHERE id = ?", (job,)).fetchone()[0])
+    with psycopg.connect(school.url, autocommit=True) as listener:
+        listener.execute('LISTEN "procrastinate_queue_v1#grading"')
+        os.killpg(taken_by, signal.SIGKILL)
+        survivor = second if taken_by == first.pid else first
+        done = wait_for(ada, job)
+        told = [json.loads(note.payload) for note in listener.notifies(timeout=1)]
     state, attempts, worker = job_row(school, job)
     assert done["result"]["status"] == "pass", done
     assert (state, attempts) == (GRADED, 2) and worker.endswith(f":{survivor.pid}")
+    assert {"type": "job_inserted", "job_id": queue_job} in told
     assert submissions(school, ada.learner_id) == 1
     assert school.store.for_learner(ada.learner_id).failed_runs(EXERCISE) == 0
+
+
+def test_a_worker_grades_learners_in_fair_turns_not_first_come(school):
+    """Two learners send two runs each, then Ada one: a worker process grades hers third, not fifth."""
+    pip, pia, ada = school.learner("Pip"), school.learner("Pia"), school.learner("Ada")
+    theirs = [run(learner).json()["job"] for learner in (pip, pip, pia, pia)]
+    mine = run(ada).json()
+    assert mine["position"] == 3
+    school.worker()
+    for client, job in [(pip, theirs[0]), (pip, theirs[1]), (pia, theirs[2]), (pia, theirs[3]), (ada, mine["job"])]:
+        assert wait_for(client, job)["result"]["status"] == "pass"
+    started = school.store.database.read(lambda conn: [row[0] for row in conn.execute(
+        "SELECT id FROM grading_jobs ORDER BY started_ts, id").fetchall()])
+    assert started == [theirs[0], theirs[2], mine["job"], theirs[1], theirs[3]]
 
 
 def test_workers_join_and_leave_while_the_class_works(school):
@@ -228,7 +257,7 @@ def test_workers_join_and_leave_while_the_class_works(school):
 def test_a_run_the_queue_never_got_is_sent_by_a_worker(school):
     ada = school.learner("Ada")
     # Kept in the class database, but the web process stopped before handing it to the queue.
-    job, _ = school.grader.jobs.submit(ada.learner_id, EXERCISE, "python", SOLUTION, "never-sent")
+    job, _ = school.runs.jobs.submit(ada.learner_id, EXERCISE, "python", SOLUTION, "never-sent")
     school.worker()
     assert wait_for(ada, job)["result"]["status"] == "pass"
     assert submissions(school, ada.learner_id) == 1
@@ -281,12 +310,10 @@ def test_the_database_away_for_a_moment_loses_no_run(school):
 
 
 def test_a_class_in_sqlite_has_no_jobs_and_grades_in_process(tmp_path):
-    from chainrule.classes.grading import InProcessGrader
-
     store = open_store(tmp_path, fuzzing=False, file_name="class.sqlite")
     try:
         accounts = Accounts(store, hasher=FAST_HASHER)
-        app = create_class_app(store, accounts=accounts, grader=InProcessGrader(), hosts=["class.example.org"])
+        app = create_class_app(store, accounts=accounts, hosts=["class.example.org"])
         physics = accounts.create_class("Physics")
         client = TestClient(app, base_url=BASE, follow_redirects=False)
         page = client.get(f"/join/{physics.invite_token}")
@@ -295,7 +322,7 @@ def test_a_class_in_sqlite_has_no_jobs_and_grades_in_process(tmp_path):
         answer = send(client, "POST", "/api/grade", json={"exercise": EXERCISE, "language": "python",
                                                           "source": SOLUTION})
         assert answer.status_code == 200 and answer.json()["status"] == "pass" and answer.json()["saved"]
-        assert client.get("/api/jobs").json() == {"queued": False, "jobs": []}
+        assert client.get("/api/jobs").json() == {"queued": False, "jobs": [], "ungraded": []}
     finally:
         store.close()
 
@@ -304,26 +331,49 @@ def test_a_class_in_sqlite_has_no_jobs_and_grades_in_process(tmp_path):
 
 
 def test_a_result_delivered_twice_is_kept_once_and_a_run_started_too_often_ends(store_place):
+    from chainrule.classes.grading import job_answer
+
     store = open_store(**store_place("class"), fuzzing=False)
     try:
         jobs = RunJobs(store)
         job, queued = jobs.submit(7, EXERCISE, "python", SOLUTION, "click-1")
         assert queued and jobs.submit(7, EXERCISE, "python", SOLUTION, "click-1") == (job, True)
-        taken = jobs.start(job, "host:1")
+        taken = jobs.start(101, "host:1")  # queue job 101 takes the one run there is
+        assert taken.id == job
         result = {"status": "fail", "verdict": "failed", "tests": []}
         assert jobs.finish(taken, result) is not None
         assert jobs.finish(taken, result) is None  # a second worker finishing the same run
         learner = store.for_learner(7)
         assert learner.submission_count() == 1 and learner.failed_runs(EXERCISE) == 1
-        assert jobs.start(job, "host:2") is None  # graded: nothing to do
+        assert jobs.start(102, "host:2") is None  # graded: nothing left to take
 
         again, _ = jobs.submit(7, EXERCISE, "python", SOLUTION, "click-2")
-        for _ in range(MAX_STARTS):
-            assert jobs.start(again, "host:dies") is not None  # each time its worker dies mid-run
-        assert jobs.start(again, "host:3") is None
-        ended = jobs.status(7, again)
+        for _ in range(MAX_STARTS):  # queue job 201 handed back each time its worker dies mid-run
+            assert jobs.start(201, "host:dies").id == again
+        assert jobs.start(201, "host:3") is None
+        ended = job_answer(jobs.status(7, again))
         assert ended["state"] == ENDED and ended["result"]["verdict"] == "crashed"
+        assert ended["result"]["saved"] is False and "stopped 2 times" in ended["result"]["message"]
         assert learner.submission_count() == 1
+    finally:
+        store.close()
+
+
+def test_workers_take_learners_in_fair_turns_not_first_come(store_place):
+    """Two learners send three runs each, then Ada one: her run is third in line, not seventh, and
+    queue jobs take runs in that order whichever job was sent for which run (issue 27, items 8 and 9)."""
+    store = open_store(**store_place("class"), fuzzing=False)
+    try:
+        jobs = RunJobs(store)
+        sent = {name: [jobs.submit(learner, EXERCISE, "python", SOLUTION, f"{name}-{n}")[0] for n in range(3)]
+                for name, learner in (("pip", 11), ("pia", 12))}
+        ada, _ = jobs.submit(13, EXERCISE, "python", SOLUTION, "ada")
+        assert jobs.position(ada) == 3 and jobs.status(13, ada)["position"] == 3
+        assert jobs.submit(11, EXERCISE, "python", SOLUTION, "pip-3") == (None, False)  # the bound: 3 open
+        taken = [jobs.start(1000 + turn, "host:1").id for turn in range(7)]
+        assert taken == [sent["pip"][0], sent["pia"][0], ada, sent["pip"][1], sent["pia"][1],
+                         sent["pip"][2], sent["pia"][2]]
+        assert jobs.start(2000, "host:1") is None
     finally:
         store.close()
 
@@ -343,7 +393,7 @@ def test_the_web_process_killed_and_started_again_loses_no_run(postgres_cluster)
                           env=env_for(url), cwd=REPO, capture_output=True, text=True, timeout=120)
     assert made.returncode == 0, made.stderr
     invite = re.findall(rf"{re.escape(base)}/join/\S+", made.stdout)[0]
-    serve = ["serve", "--port", str(port)]
+    serve = ["serve", "--port", str(port), "--workers", "1"]
     web = Process(url, serve, "sign in at")
     worker = None
     try:

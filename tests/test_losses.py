@@ -310,3 +310,19 @@ def test_logaddexp_second_derivatives_match_torch(a, b):
     expected = torch.autograd.functional.hessian(lambda v: torch.logaddexp(v[0], v[1]), t)
     assert [gx.data, gy.data] == pytest.approx(torch.softmax(t, 0).tolist(), rel=1e-14)
     assert np.allclose(hessian, expected.numpy(), rtol=1e-12, atol=1e-300)
+
+
+@pytest.mark.parametrize("gap", [709.0, 709.79, 710.0, 800.0, 1e4])
+def test_logaddexp_second_derivatives_stay_finite_however_far_apart_the_logits_are(gap):
+    """Past 709.78 apart e^(b - a) overflows, and PyTorch's own form g / (1 + e^(b - a)) has slope inf x 0 = nan
+    (torch.autograd on torch.logaddexp gives nan there); its cross-entropy (logsumexp) stays finite, and so does
+    chainrule's: the Hessian w_a w_b [[1, -1], [-1, 1]] with w = the softmax weights, as torch.func.hessian of
+    torch.logsumexp gives."""
+    a, b = 0.0, -gap
+    x, y = Value(a), Value(b)
+    gx, gy = chainrule.grad(x.logaddexp(y), [x, y], create_graph=True)
+    hessian = [[h.data for h in chainrule.grad(g, [x, y])] for g in (gx, gy)]
+    expected = torch.func.hessian(lambda v: torch.logsumexp(v, 0))(torch.tensor([a, b], dtype=torch.float64))
+    assert all(math.isfinite(h) for row in hessian for h in row)
+    np.testing.assert_allclose(hessian, expected.numpy(), rtol=1e-12, atol=1e-300)
+    assert chainrule.hessian(lambda p, q: p.logaddexp(q), argnums=(0, 1))(a, b) == tuple(map(tuple, hessian))

@@ -118,6 +118,15 @@ def test_tanh_of_pytorch_is_correctly_rounded_more_often_than_the_c_librarys() -
     assert differ > 0 and theirs > ours, (differ, ours, theirs)
 
 
+@pytest.mark.parametrize("name", ["sin", "cos"])
+def test_sin_and_cos_of_pytorch_are_correctly_rounded_more_often_than_the_c_librarys(name: str) -> None:
+    import mpmath
+    from chainrule import Value
+    differ, ours, theirs = correctly_rounded_counts(lambda x: getattr(Value(x), name)().data,
+                                                    getattr(fuzz.torch, name), getattr(mpmath, name), POINTS)
+    assert differ > 0 and theirs > ours, (differ, ours, theirs)
+
+
 @pytest.mark.parametrize("k", [3.0, -0.5, -2.0])
 def test_constant_powers_are_correctly_rounded_where_pytorchs_fast_paths_are_not(k: float) -> None:
     from chainrule import Value

@@ -23,7 +23,7 @@ import pytest
 import uvicorn
 
 from chainrule.web import create_app
-from chainrule.web.connections import GuardedH11Protocol, connection_cap
+from chainrule.web.connections import GuardedH11Protocol, connection_cap, waiting_cap
 from test_web_launch import stop, wait_for_url
 
 TOKEN = "test-token-0123456789"
@@ -205,9 +205,32 @@ def test_at_the_cap_the_longest_idle_connection_makes_room():
 
 
 @pytest.mark.timeout(60)
-def test_at_the_cap_with_every_connection_busy_a_request_gets_a_clear_503():
+def test_at_the_cap_with_every_connection_busy_a_newcomer_waits_for_a_place():
     RELEASE_SLOW.clear()
     with Served(max_connections=2, header_timeout=30) as served:
+        busy = [served.connect() for _ in range(2)]
+        for sock in busy:
+            sock.sendall(b"GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
+        served.wait_until(lambda connections: len(connections) == 2 and all(
+            c.cycle is not None and not c.cycle.response_complete for c in connections))
+        with served.connect() as newcomer:
+            newcomer.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+            served.wait_until(lambda connections: len(connections) == 3)
+            newcomer.settimeout(0.5)
+            with pytest.raises(socket.timeout):
+                newcomer.recv(4096)  # it waits, unanswered, while both places are busy
+            RELEASE_SLOW.set()
+            for sock in busy:
+                assert sock.recv(4096).startswith(b"HTTP/1.1 200")
+                sock.close()  # a place is free: the newcomer is taken in and answered
+            newcomer.settimeout(10)
+            assert newcomer.recv(4096).startswith(b"HTTP/1.1 200")
+
+
+@pytest.mark.timeout(60)
+def test_at_the_cap_with_every_connection_busy_and_no_room_to_wait_a_request_gets_a_clear_503():
+    RELEASE_SLOW.clear()
+    with Served(max_connections=2, max_waiting=0, header_timeout=30) as served:
         busy = [served.connect() for _ in range(2)]
         for sock in busy:
             sock.sendall(b"GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
@@ -225,9 +248,11 @@ def test_at_the_cap_with_every_connection_busy_a_request_gets_a_clear_503():
 
 
 def test_the_cap_stays_under_the_open_files_limit():
-    assert connection_cap(1024) == 512
+    assert connection_cap(1024) == 1024 - 128 - 3 * 64
     assert connection_cap(600) == 600 - 128 - 3 * 64
-    assert connection_cap(resource.RLIM_INFINITY) == 512
+    assert connection_cap(resource.RLIM_INFINITY) == 4096
+    assert waiting_cap(connection_cap(1024), 1024) == 0  # no room left: past the cap, a 503
+    assert waiting_cap(4096, 8192) == 1024
 
 
 # ---------------------------------------------------------------- bodies that never come (docs/security.md)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from lti_world import Browser, forms_of
+from lti_world import Browser, cli, forms_of
 from oidc_world import PASSWORD, OidcWorld, query_of
 
 
@@ -146,6 +146,33 @@ def test_a_token_for_another_audience_and_a_provider_that_is_down(world):
     assert "sign in with your password" in down.text
     page = browser.request("GET", world.tool_url + "/sign-in")  # the password form is still there
     assert 'name="password"' in page.text
+
+
+def test_joining_through_the_provider_keeps_the_seats_and_the_teachers_approval(world):
+    def invite(*options: str) -> str:  # `chainrule class invite`: who may join, and the new invite's page
+        code, printed, error = cli("class", "invite", "Physics 2b", "--url", world.tool_url, *options, env=world.env)
+        assert code == 0, error
+        world.invite = next(line.strip() for line in printed.splitlines() if "://" in line)
+        return "/join/" + world.invite.rsplit("/", 1)[1]
+
+    def taken() -> int:
+        code, printed, error = cli("class", "learners", "Physics 2b", env=world.env)
+        assert code == 0, error
+        return int(printed.split()[0])  # "3 learners; seats: ..."
+
+    try:
+        full = world.sign_in_with(Browser(), invite("--seats", str(taken())), "School", "dot-4e2")
+        assert refusal(full) == "class-full" and full.status_code == 409 and "seats are taken" in full.text
+        joining = world.sign_in_with(Browser(), invite("--seats", "none", "--approval"), "School", "kat-5d1")
+        assert refusal(joining) == "waiting" and joining.status_code == 403
+        assert "Katherine Johnson" in joining.text and "not let you in yet" in joining.text
+        assert refusal(world.sign_in_with(Browser(), "/sign-in", "School", "kat-5d1")) == "waiting"
+        assert cli("class", "approve", "Physics 2b", "Katherine Johnson", env=world.env)[0] == 0
+        katherine = Browser()
+        answer = world.sign_in_with(katherine, "/sign-in", "School", "kat-5d1")
+        assert answer.status_code == 303 and me(world, katherine)["name"] == "Katherine Johnson"
+    finally:
+        invite("--seats", "none", "--no-approval")
 
 
 def test_the_sign_in_tables_on_both_backends(store_place):

@@ -56,13 +56,13 @@ def test_a_learners_expression_with_values_seed_and_nudge(client):
 
 
 def test_an_expression_problem_is_a_422_naming_the_column(client):
-    answer = client.post(RUN, json={"expression": "x * cos(x)"})
+    answer = client.post(RUN, json={"expression": "x * tan(x)"})
     assert answer.status_code == 422
     body = answer.json()
     assert body["problems"] == [{"field": "expression", "column": 5, "length": 3,
                                  "message": body["problems"][0]["message"]}]
-    assert "unknown function 'cos'" in body["problems"][0]["message"]
-    assert "unknown function 'cos'" in body["detail"]
+    assert "unknown function 'tan'" in body["problems"][0]["message"]
+    assert "unknown function 'tan'" in body["detail"]
 
 
 def test_bad_numbers_are_problems_of_their_fields(client):

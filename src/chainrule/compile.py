@@ -18,14 +18,19 @@ its nodes at that level, over index arrays, with the array forms of its rules fr
 from __future__ import annotations
 
 import inspect
+import linecache
 import math
+import random
+import re
 import sys
 import threading
 from operator import attrgetter
+from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from chainrule import engine
+from chainrule import engine, modes, ops
 from chainrule.engine import Value, topological_order, tracing
+from chainrule.ops import functions
 from chainrule.replay import Planner
 
 __all__ = ["compile", "CompiledFunction", "TracingError"]
@@ -39,21 +44,47 @@ class TracingError(TypeError):
     """A traced function asked a placeholder for its number, which it does not have yet."""
 
 
-def _refuse(what: str) -> TracingError:
-    error = _refusal(what)
+def _refuse(what: str, frozen: bool = False, frame: Any = None) -> TracingError:
+    error = _refusal(what, frozen, _user_site(frame or sys._getframe(2)))
     _Tracer.record(error)
     return error
 
 
-def _refusal(what: str) -> TracingError:
+def _refusal(what: str, frozen: bool, site: str) -> TracingError:
+    if frozen:  # a parameter's number, or Python state: it would be fixed at its value now
+        return TracingError(
+            f"{what} is not allowed while chainrule.compile traces the function: the number it gives is "
+            "taken now and would be frozen into the compiled graph, while the replay reads the parameters' "
+            ".data at every call only through the graph (an SGD step would not reach it). Compute with the "
+            "Values themselves (p * x, not p.data * x; chainrule.grad(..., create_graph=True)), and pass "
+            f"what varies from call to call, such as a dropout mask, as an input column. Refused at {site}."
+        )
     return TracingError(
         f"{what} is not allowed on a traced value. chainrule.compile calls your function once with "
         "placeholders, which have no number yet, and replays the graph it records for every example, "
         "so that graph must not depend on the numbers. Combine Values with + - * / ** and their "
-        "methods (tanh, exp, log, relu, sigmoid, abs); do not read a value's number (float(x), x.data, "
+        f"methods ({', '.join(functions())}); do not read a value's number (float(x), x.data, "
         "x.item()), compare values (x > 0) or branch on them (if x, bool(x)). For example, write "
-        "x.relu() instead of `x if x > 0 else 0`."
+        f"x.relu() instead of `x if x > 0 else 0`. Refused at {site}."
     )
+
+
+# Frames in these files are chainrule's own; a refusal names the first frame outside them.
+_OWN_FILES = {str(Path(m.__file__).resolve()) for m in (engine, modes, ops)} | {
+    str(Path(__file__).resolve()), str(Path(__file__).with_name("forward.py").resolve()),
+    str(Path(__file__).with_name("func.py").resolve()), str(Path(__file__).with_name("replay.py").resolve())}
+_RANDOM_FILE = str(Path(random.__file__).resolve())
+
+
+def _user_site(frame: Any) -> str:
+    """file:line and the source of the first frame outside chainrule's engine: the user's line."""
+    while frame is not None and (frame.f_code.co_filename in _OWN_FILES
+                                 or str(Path(frame.f_code.co_filename).resolve()) in _OWN_FILES):
+        frame = frame.f_back
+    if frame is None:
+        return "<unknown>"
+    source = linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()
+    return f"{frame.f_code.co_filename}:{frame.f_lineno}" + (f" ({source})" if source else "")
 
 
 def _numpy() -> Any:
@@ -112,15 +143,64 @@ _REFUSED = {
 }
 
 
-def _refusing(what: str) -> Callable[..., Any]:
+def _refusing(what: str, frozen: bool = False, name: str = "") -> Callable[..., Any]:
     def refuse(self: Value, *args: Any) -> Any:
-        raise _refuse(what)
+        if frozen and not _Tracer.tracing_here():  # another thread's own eager work: as a Value
+            return _as_a_value(self, name, args)
+        raise _refuse(what, frozen)
 
     return refuse
 
 
+def _as_a_value(value: Value, name: str, args: tuple) -> Any:
+    """What a plain Value does for the method `name` (a parameter used by a thread that is not tracing)."""
+    method = getattr(Value, name, None)
+    if method is not None:
+        return method(value, *args)
+    if name == "__bool__":
+        return True
+    if name in ("__lt__", "__le__", "__gt__", "__ge__"):
+        return NotImplemented
+    raise TypeError(f"{name} is not defined for a Value")
+
+
 for _name, _what in _REFUSED.items():
     setattr(_Traced, _name, _refusing(_what))
+
+
+class _FromParameters(Value):
+    """While a trace runs: a parameter, or a Value computed from parameters and constants only. Its number is
+    real but would be frozen if taken now (compile reads the parameters' .data at every call, through the
+    graph), so reading it outside the engine (x.data, x.grad, float(x), comparisons, backward()) is refused;
+    the class of these Values goes back to Value when the trace ends."""
+
+    __slots__ = ()
+
+    @property  # type: ignore[misc]
+    def __class__(self) -> type:  # noqa: D105
+        return Value
+
+
+
+def _guarded_slot(slot: Any, what: str) -> property:
+    """A slot of _FromParameters: read by the engine, or in a thread that is not tracing, as usual; read by the
+    traced function, refused."""
+
+    def read(self: Value) -> float:
+        if id(sys._getframe(1).f_globals) in _READERS or not _Tracer.tracing_here():
+            return slot.__get__(self)
+        raise _refuse(what, True)
+
+    return property(read, slot.__set__)
+
+
+_SET_CLASS = object.__dict__["__class__"].__set__  # past the class's own __class__ property
+_READERS = {id(vars(engine)), id(vars(modes))}  # the engine's own code reads numbers to build nodes
+_FromParameters.data = _guarded_slot(  # type: ignore[assignment]
+    _DATA, "reading p.data of a parameter (or of a Value computed from parameters only)")
+_FromParameters.grad = _guarded_slot(Value.__dict__["grad"], "reading p.grad of a parameter (its last backward() pass)")
+for _name, _what in _REFUSED.items():
+    setattr(_FromParameters, _name, _refusing(re.sub(r"\bx\b", "p", _what) + " of a parameter", True, _name))
 
 
 class _Tracer:
@@ -132,22 +212,39 @@ class _Tracer:
 
     _lock = threading.Lock()
     _active: dict[int, list[TracingError]] = {}  # the refusals of each trace running now, by its thread
+    _from_parameters: list[Value] = []  # Values made _FromParameters by the traces running now
 
-    @staticmethod
-    def node(node: Value, a: Value | None, b: Value | None, recording: bool) -> bool:
+    @classmethod
+    def node(cls, node: Value, a: Value | None, b: Value | None, recording: bool) -> bool:
         """A node the engine made from a placeholder is a placeholder too (this covers `Value.relu(x)`
-        called on the class, as chainrule.nn does, and nodes made in other threads)."""
-        if type(a) is not _Traced and type(b) is not _Traced:
-            return False
-        if not recording:
-            raise _refuse("computing under no_grad() (the result would be a constant)")
-        node.__class__ = _Traced
-        return True
+        called on the class, as chainrule.nn does, and nodes made in other threads); one made from
+        parameters and constants only is marked as such, and computing it under no_grad() is refused."""
+        kinds = (type(a), type(b))
+        if _Traced in kinds:
+            if not recording:
+                raise _refuse("computing under no_grad() (the result would be a constant)")
+            node.__class__ = _Traced
+            return True
+        if _FromParameters in kinds and cls.tracing_here():
+            if not recording:
+                raise _refuse("computing under no_grad() from parameters (the result would be a constant)", True)
+            node.__class__ = _FromParameters
+            with cls._lock:
+                cls._from_parameters.append(node)
+        return False
+
+    @classmethod
+    def tracing_here(cls) -> bool:
+        """Whether this thread runs a trace (a thread a traced function started cannot be told apart from
+        any other: there a parameter is read as a plain Value)."""
+        return threading.get_ident() in cls._active
 
     @staticmethod
     def numbers(value: Value, what: str) -> None:
         if type(value) is _Traced:
             raise _refuse(what)
+        if type(value) is _FromParameters and _Tracer.tracing_here():
+            raise _refuse(what + " of a Value computed from parameters only", True)
 
     @classmethod
     def record(cls, error: TracingError) -> None:
@@ -159,26 +256,95 @@ class _Tracer:
                 refusals.append(error)
 
     @classmethod
-    def run(cls, fn: Callable[..., Any], placeholders: list[Value]) -> Any:
-        """fn(*placeholders) with the hook on; a TracingError if anything was refused meanwhile."""
+    def run(cls, fn: Callable[..., Any], placeholders: list[Value], params: list[Value]) -> Any:
+        """fn(*placeholders) with the hook on; a TracingError if anything was refused meanwhile, whatever
+        the function raised then (a thread's refusal can surface as the function's own error)."""
         refusals: list[TracingError] = []
         me = threading.get_ident()
         with cls._lock:
             outer = cls._active.get(me)  # compile called inside a traced function: restored after
             cls._active[me] = refusals
+            swapped = [p for p in params if type(p) is Value]
+            for p in swapped:
+                p.__class__ = _FromParameters
+        failure: BaseException | None = None
+        out = None
         try:
-            with tracing(cls):
+            with tracing(cls), _watching_random():
                 out = fn(*placeholders)
+        except BaseException as error:  # noqa: BLE001 - re-raised below unless a refusal explains it
+            failure = error
         finally:
             with cls._lock:
                 if outer is None:
                     del cls._active[me]
                 else:
                     cls._active[me] = outer
+                if not cls._active:  # the last trace running: every marked Value is a Value again
+                    for value in cls._from_parameters:
+                        _SET_CLASS(value, Value)
+                    cls._from_parameters.clear()
+                for p in swapped:
+                    _SET_CLASS(p, Value)
         if refusals:
-            raise TracingError(f"{refusals[0]} (This was refused while tracing, then caught inside the "
-                               "function or raised in a thread it started.)") from refusals[0]
+            first = refusals[0]
+            if failure is first:
+                raise first
+            how = ("caught inside the function or raised in a thread it started" if failure is None else
+                   f"and the function then failed with {type(failure).__name__}: {failure}")
+            raise TracingError(f"{first} (This was refused while tracing, {how}.)") from first
+        if failure is not None:
+            raise failure
         return out
+
+
+def _same_state(a: Any, b: Any) -> bool:
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_same_state(a[k], b[k]) for k in a)
+    return bool((a == b).all()) if hasattr(a, "all") else a == b
+
+
+class _watching_random:
+    """While a trace runs: drawing a random number (the random module, a random.Random, NumPy's random) is
+    refused, naming the line, whether or not the two traces happen to draw the same mask."""
+
+    def __enter__(self) -> None:
+        self.previous = sys.getprofile()
+        self.previous_threads = threading.getprofile()
+        self.numpy_state = self.numpy_random_state()
+        sys.setprofile(self.watch)
+        threading.setprofile(self.watch)
+
+    def __exit__(self, *exc: Any) -> None:
+        sys.setprofile(self.previous)
+        threading.setprofile(self.previous_threads)
+        # NumPy's random functions are compiled code that the profiler does not see: their global state says.
+        after = self.numpy_random_state()
+        if self.numpy_state is not None and after is not None and not _same_state(self.numpy_state, after):
+            _Tracer.record(_refusal("drawing a random number from numpy.random", True,
+                                    "a call to numpy.random (its global state changed while tracing)"))
+
+    @staticmethod
+    def numpy_random_state() -> Any:
+        numpy_random = sys.modules.get("numpy.random")
+        return None if numpy_random is None else numpy_random.get_state(legacy=False)
+
+    def watch(self, frame: Any, event: str, arg: Any) -> None:
+        if event == "c_call":
+            owner = getattr(arg, "__self__", None)
+            module = type(owner).__module__ or ""
+            if isinstance(owner, random.Random) or module.startswith(("numpy.random", "_random")):
+                self.drawn(getattr(arg, "__name__", "random"), frame)
+        elif event == "call" and frame.f_code.co_filename == _RANDOM_FILE and frame.f_back is not None \
+                and frame.f_back.f_code.co_filename != _RANDOM_FILE:
+            self.drawn(frame.f_code.co_name, frame.f_back)
+        if self.previous is not None:
+            self.previous(frame, event, arg)
+
+    @staticmethod
+    def drawn(name: str, frame: Any) -> None:
+        if not frame.f_code.co_filename.startswith("<frozen importlib"):  # a module being imported seeds itself
+            _refuse(f"drawing a random number ({name}())", True, frame)
 
 
 def _count_inputs(fn: Callable[..., Any]) -> int:
@@ -226,12 +392,12 @@ def compile(  # noqa: A001 - chainrule.compile, as the library's public name
     if isinstance(n_inputs, bool) or not isinstance(n_inputs, int) or n_inputs < 0:
         raise ValueError(f"n_inputs must be a whole number >= 0, not {n_inputs!r}")
     placeholders = _placeholders(n_inputs)
-    out = _check_output(_Tracer.run(fn, placeholders))
+    out = _check_output(_Tracer.run(fn, placeholders, params))
     # Traced again with new placeholders: Python state read while tracing (a `random` dropout mask, a
     # call counter, a global) would be frozen into the graph, so a second call must record the same one.
     again = _placeholders(n_inputs)
     if _graph_signature(out, placeholders, params) != _graph_signature(
-            _check_output(_Tracer.run(fn, again)), again, params):
+            _check_output(_Tracer.run(fn, again, params)), again, params):
         raise TracingError(
             "the function recorded a different graph when chainrule.compile called it a second time, so it "
             "depends on Python state read while tracing (random numbers such as a dropout mask, a call "
@@ -295,6 +461,8 @@ class CompiledFunction:
         self._out_slot = plan._slot(out)
         self.node_count = len(plan.order)
         self.instruction_count = len(plan.instructions)
+        self._out, self._placeholders = out, placeholders
+        self._per_example: Planner | None = None  # made on first use of per_example_grads
 
     def _columns(self, columns: tuple) -> list[Any]:
         np = self._np
@@ -391,6 +559,43 @@ class CompiledFunction:
             grads = np.zeros(len(self.params))
             grads[self._param_positions] = GU[self._param_slots]
             return self._output(U, V, n), grads
+
+    def per_example_grads(self, *columns: Any, params: Any = None) -> Any:
+        """d(value of example n)/d(param p) for every example and parameter: an array of shape (N, P), what
+        torch.func.vmap(torch.func.grad(fn)) gives (`value_and_grad` gives the sum of its rows). `params`
+        as in `value_and_grad`.
+
+        The replay treats the parameters as inputs here, one row of N copies each, so that no gradient
+        is summed over the examples; a product of a parameter and an input is then an elementwise product
+        rather than a matrix product, so this costs more than `value_and_grad`, in time and in memory
+        (a row per node that depends on a parameter)."""
+        np = self._np
+        with np.errstate(all="ignore"):
+            if self._per_example is None:
+                self._per_example = Planner(np, self._out, self._placeholders, self.params, params_vary=True)
+            plan = self._per_example
+            arrays = self._columns(columns)
+            n = arrays[0].shape[0] if arrays else 1
+            values = self.parameter_values() if params is None else self._param_array(params)
+            position = {id(p): i for i, p in enumerate(self.params)}
+            U = np.asarray(plan.u_values, dtype=np.float64)
+            V = np.empty((len(plan.v_slots), n))
+            for i, array in enumerate(arrays):
+                V[i] = array
+            for p in plan.graph_params:
+                V[plan.v_slots[p]] = values[position[id(p)]]
+            for instruction in plan.instructions:
+                instruction.forward(U, V)
+            grads = np.zeros((n, len(self.params)))
+            if not plan.varying[self._out]:
+                return grads  # the output depends on neither the example nor a parameter
+            GU, GV = np.zeros(U.shape), np.zeros(V.shape)
+            GV[plan.v_slots[self._out]] = 1.0
+            for instruction in plan.instructions[::-1]:
+                instruction.backward(U, V, GU, GV)
+            for p in plan.graph_params:
+                grads[:, position[id(p)]] = GV[plan.v_slots[p]]
+            return grads
 
     def __repr__(self) -> str:
         return (f"<CompiledFunction: {self.n_inputs} inputs, {len(self.params)} params, "

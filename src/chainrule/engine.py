@@ -25,9 +25,7 @@ from chainrule import modes
 from chainrule.modes import (
     AnomalyError, detect_anomaly, enable_grad, is_grad_enabled, no_grad, tracing,
 )
-from chainrule.ops import (
-    ABS, ADD, DIV, EXP, LOG, LOGADDEXP, MUL, NEG, POW, RELU, SIGMOID, SUB, TANH, Op, power_op,
-)
+from chainrule.ops import ABS, ADD, DIV, MUL, NEG, POW, SUB, Op, power_op, watch_ops
 
 __all__ = [
     "Value", "grad", "no_grad", "enable_grad", "is_grad_enabled", "zero_grad", "gradcheck",
@@ -38,7 +36,6 @@ __all__ = [
 _mul = MUL.forward
 _add = ADD.forward
 _sub = SUB.forward
-_tanh = TANH.forward
 
 # True while no thread has a mode open (no_grad, detect_anomaly, ...): then an op records its node with
 # no further check. A global read costs less than a thread-local; `modes` keeps it up to date.
@@ -206,28 +203,24 @@ class Value:
         base = _operand(base)
         return NotImplemented if base is None else base ** self
 
-    def tanh(self) -> "Value":
-        return Value(_tanh(self.data), self, None, TANH)
+    # Methods for the ops called by name (x.tanh(), x.sin(), x.logaddexp(y), ...) are made from the op table
+    # below the class (`_install_method`), one per op, so a new op needs no method written here.
 
-    def exp(self) -> "Value":
-        return Value(EXP.forward(self.data), self, None, EXP)
-
-    def log(self) -> "Value":
-        return Value(LOG.forward(self.data), self, None, LOG)
-
-    def relu(self) -> "Value":
-        return Value(RELU.forward(self.data), self, None, RELU)
-
-    def sigmoid(self) -> "Value":
-        return Value(SIGMOID.forward(self.data), self, None, SIGMOID)
-
-    def logaddexp(self, other: "Value | float") -> "Value":
-        """log(exp(self) + exp(other)), computed without overflow (see ops.LOGADDEXP)."""
-        if other.__class__ is not Value:
-            other = _operand(other)
-            if other is None:
-                raise TypeError("logaddexp takes a Value or a real number")
-        return Value(LOGADDEXP.forward(self.data, other.data), self, other, LOGADDEXP)
+    @staticmethod
+    def apply(op: Op, *inputs: "Value | float") -> "Value":
+        """A node of any op of the table on these inputs (numbers become constant leaves): what the
+        operators and the ops' methods make, for code that holds the op itself (`ops.apply`)."""
+        if len(inputs) != op.arity:
+            raise TypeError(f"{op.name} takes {op.arity} input{'s' if op.arity > 1 else ''}, got {len(inputs)}")
+        values = []
+        for x in inputs:
+            v = x if isinstance(x, Value) else _operand(x)
+            if v is None:
+                raise TypeError(f"{op.name} takes Values or real numbers, not {type(x).__name__}")
+            values.append(v)
+        if op.arity == 1:
+            return Value(op.forward(values[0].data), values[0], None, op)
+        return Value(op.forward(values[0].data, values[1].data), values[0], values[1], op)
 
     # --- the backward pass ---------------------------------------------------------------------------
 
@@ -284,6 +277,50 @@ class Value:
 
 
 
+def _unary_method(op: Op) -> Callable[[Value], Value]:
+    forward = op.forward
+
+    def method(self: Value) -> Value:
+        return Value(forward(self.data), self, None, op)
+
+    return method
+
+
+def _binary_method(op: Op) -> Callable[[Value, Any], Value]:
+    forward = op.forward
+
+    def method(self: Value, other: "Value | float") -> Value:
+        if other.__class__ is not Value:
+            other = _operand(other)
+            if other is None:
+                raise TypeError(f"{op.function} takes a Value or a real number")
+        return Value(forward(self.data, other.data), self, other, op)
+
+    return method
+
+
+_made_methods: dict[str, Op] = {}  # the methods made from the op table, by name
+
+
+def _install_method(op: Op, added: bool) -> None:
+    """Make (or, for an op taken out of the table, remove) the Value method of an op called by name."""
+    name = op.function
+    if name is None or op.arity not in (1, 2):
+        return
+    if not added:
+        if _made_methods.get(name) is op:
+            del _made_methods[name]
+            delattr(Value, name)
+        return
+    if (name in Value.__dict__ and name not in _made_methods) or name.startswith("_"):
+        raise ValueError(f"{name!r} cannot be an op's function name: Value already has an attribute of that name")
+    method = _unary_method(op) if op.arity == 1 else _binary_method(op)
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = op.doc
+    setattr(Value, name, method)
+    _made_methods[name] = op
+
+
 def _operand(x: Any) -> Value | None:
     """The other operand of an arithmetic op as a Value (a real number becomes a constant leaf), or
     None for anything else, which the caller turns into NotImplemented."""
@@ -293,6 +330,9 @@ def _operand(x: Any) -> Value | None:
         return x
     number = real_or_none(x)
     return None if number is None else Value(number)
+
+
+watch_ops(_install_method)
 
 
 # --- graph walks -------------------------------------------------------------------------------------
@@ -415,26 +455,48 @@ def _inspected_pullback(node: Value, g: Any, differentiable: bool, inspect: Call
 # --- functional gradients ----------------------------------------------------------------------------
 
 
-def grad(output: Value, inputs: Sequence[Value] | Value, create_graph: bool = False) -> tuple[Value, ...]:
+def grad(
+    output: Value | Sequence[Value], inputs: Sequence[Value] | Value, create_graph: bool = False, *,
+    grad_outputs: Sequence[Any] | None = None,
+) -> tuple[Value, ...]:
     """d output / d input for each input, as Values, without touching any `.grad`.
 
     With `create_graph=True` the gradients are themselves built from Values, so they can be
-    differentiated again (second derivatives). Inputs the output does not depend on get 0.
+    differentiated again (second derivatives). Inputs the output does not depend on get 0. As in
+    `torch.autograd.grad`, `output` may be a sequence of Values and `grad_outputs` their cotangents
+    (numbers or Values, default 1 each): the result is then the vector-Jacobian product, sum over k of
+    grad_outputs[k] x d output[k] / d input.
     """
     single = isinstance(inputs, Value)
     inputs = (inputs,) if single else tuple(inputs)
     for x in inputs:
         if not isinstance(x, Value):
             raise TypeError(f"grad() takes Values as inputs, not {type(x).__name__}")
-    if not isinstance(output, Value):
-        raise TypeError(f"grad() takes a Value as output, not {type(output).__name__}")
+    outputs = (output,) if isinstance(output, Value) else tuple(output) if isinstance(output, (list, tuple)) else None
+    if outputs is None or not all(isinstance(out, Value) for out in outputs):
+        raise TypeError(f"grad() takes a Value (or a sequence of Values) as output, not {type(output).__name__}")
+    if grad_outputs is None:
+        seeds: Sequence[Any] = [1.0] * len(outputs)
+    else:
+        seeds = list(grad_outputs)
+        if len(seeds) != len(outputs):
+            raise ValueError(f"grad() needs one grad_output per output: {len(outputs)} outputs, {len(seeds)} given")
     tracer = None if _plain else modes.current_tracer()
     if tracer is not None and not create_graph:
-        tracer.numbers(output, "chainrule.grad(...) without create_graph=True")
-    grads: dict[Value, Any] = {output: Value(1.0) if create_graph else 1.0}
+        for out in outputs:
+            tracer.numbers(out, "chainrule.grad(...) without create_graph=True")
+    grads: dict[Value, Any] = {}
+    for out, seed in zip(outputs, seeds):
+        if create_graph:
+            seed = seed if isinstance(seed, Value) else Value(to_float(seed))
+        elif isinstance(seed, Value):
+            seed = seed.data
+        else:
+            seed = to_float(seed)
+        grads[out] = grads[out] + seed if out in grads else seed
     anomaly = None if _plain else modes.current_anomaly()
     check = None if anomaly is None else anomaly.check_pullback
-    order = topological_order(output, leaves=False)
+    order = topological_order(outputs[0], leaves=False) if len(outputs) == 1 else _merged_order(outputs)
     if create_graph:
         with enable_grad():
             reverse_sweep(order, grads, differentiable=True, inspect=check)
@@ -442,6 +504,18 @@ def grad(output: Value, inputs: Sequence[Value] | Value, create_graph: bool = Fa
         return tuple(g if isinstance(g, Value) else Value(g) for g in found)
     reverse_sweep(order, grads, inspect=check)
     return tuple(Value(float(grads.get(x, 0.0))) for x in inputs)
+
+
+def _merged_order(outputs: Sequence[Value]) -> list[Value]:
+    """The interior nodes of several outputs' graphs, each once, inputs before the nodes made from them."""
+    seen: set[Value] = set()
+    order: list[Value] = []
+    for out in outputs:
+        for node in topological_order(out, leaves=False):
+            if node not in seen:
+                seen.add(node)
+                order.append(node)
+    return order
 
 
 def zero_grad(values: Iterable[Value]) -> None:

@@ -8,7 +8,8 @@ then ``+ -``; ``-x**2`` is ``-(x**2)`` as in Python)::
     unary      := ("-" | "+") unary | power
     power      := atom ("**" unary)?
     atom       := number | name | function "(" expression ")" | "(" expression ")"
-    function   := tanh | exp | log | relu | sigmoid | abs
+    function   := the name of any one-input op of the table in ops.py (tanh, exp, log, relu, sigmoid,
+                  abs, sin, cos, ...: `ops.functions(1)`)
 
 The parser is an operator-precedence parser with explicit stacks, not recursion, and evaluation walks
 the tree with a stack too, so no input can cause a RecursionError. Text is never evaluated as Python:
@@ -22,28 +23,39 @@ from __future__ import annotations
 import keyword
 import math
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
+from chainrule import ops
 from chainrule.engine import Value
 
 __all__ = ["parse", "Expression", "ExpressionError", "Node", "FUNCTIONS", "MAX_LENGTH", "MAX_DEPTH",
-           "ALLOWED"]
+           "allowed"]
 
 MAX_LENGTH = 10_000
 MAX_DEPTH = 200
 
-#: The functions an expression may call, with how each acts on a chainrule Value.
-FUNCTIONS: dict[str, Callable[[Value], Value]] = {
-    "tanh": lambda v: v.tanh(),
-    "exp": lambda v: v.exp(),
-    "log": lambda v: v.log(),
-    "relu": lambda v: v.relu(),
-    "sigmoid": lambda v: v.sigmoid(),
-    "abs": lambda v: abs(v),
-}
+class _Functions(Mapping[str, Callable[[Value], Value]]):
+    """The functions an expression may call, read from the op table each time (an op registered at run
+    time is callable at once): name -> how it acts on a chainrule Value."""
 
-ALLOWED = ("allowed: numbers (2, 0.5, 1e-3), names (x, w1), + - * / **, unary minus, parentheses, "
-           "and the functions " + ", ".join(FUNCTIONS) + " with one argument each")
+    def __getitem__(self, name: str) -> Callable[[Value], Value]:
+        op = ops.functions(1)[name]
+        return lambda v: Value.apply(op, v)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(ops.functions(1))
+
+    def __len__(self) -> int:
+        return len(ops.functions(1))
+
+
+FUNCTIONS: Mapping[str, Callable[[Value], Value]] = _Functions()
+
+
+def allowed() -> str:
+    """What an expression may hold, for error messages."""
+    return ("allowed: numbers (2, 0.5, 1e-3), names (x, w1), + - * / **, unary minus, parentheses, "
+            "and the functions " + ", ".join(FUNCTIONS) + " with one argument each")
 
 
 class ExpressionError(ValueError):
@@ -163,7 +175,7 @@ def _scan(text: str, tokens: list[_Token]) -> None:
                     f"{literal}*{text[j:k]}", text, j + 1, k - j)
             if j < n and text[j] == ".":
                 raise ExpressionError(
-                    f"malformed number {text[i:j + 1]!r}; {ALLOWED}", text, j + 1)
+                    f"malformed number {text[i:j + 1]!r}; {allowed()}", text, j + 1)
             value = float(literal)
             if not math.isfinite(value):
                 raise ExpressionError(f"the number {literal} is too large for a float", text, column, len(literal))
@@ -175,7 +187,7 @@ def _scan(text: str, tokens: list[_Token]) -> None:
                 j += 1
             word = text[i:j]
             if keyword.iskeyword(word) or keyword.issoftkeyword(word):
-                raise ExpressionError(f"{word!r} is a Python keyword and is not allowed; {ALLOWED}",
+                raise ExpressionError(f"{word!r} is a Python keyword and is not allowed; {allowed()}",
                                       text, column, len(word))
             tokens.append(_Token("name", word, column))
             i = j
@@ -190,7 +202,7 @@ def _scan(text: str, tokens: list[_Token]) -> None:
             i += 1
         else:
             hint = _HINTS.get(ch, "this character is not part of the language")
-            raise ExpressionError(f"unexpected {ch!r}: {hint}; {ALLOWED}", text, column)
+            raise ExpressionError(f"unexpected {ch!r}: {hint}; {allowed()}", text, column)
 
 
 # --- the parser: operator precedence with explicit stacks -------------------------------------------
@@ -240,7 +252,7 @@ def parse(text: str) -> "Expression":
         raise ExpressionError(
             f"the expression is {len(text):,} characters long; the limit is {MAX_LENGTH:,}")
     if not text.strip():
-        raise ExpressionError(f"the expression is empty; {ALLOWED}")
+        raise ExpressionError(f"the expression is empty; {allowed()}")
     tokens = _tokenize(text)
     operands: list[Node] = []
     pending: list[_Pending] = []
@@ -261,7 +273,7 @@ def parse(text: str) -> "Expression":
                 if following.kind == "(":
                     if token.text not in FUNCTIONS:
                         raise ExpressionError(
-                            f"unknown function {token.text!r}; {ALLOWED}", text, token.column, len(token.text))
+                            f"unknown function {token.text!r}; {allowed()}", text, token.column, len(token.text))
                     depth += 1
                     if depth > MAX_DEPTH:
                         raise ExpressionError(
@@ -439,7 +451,16 @@ def _constant_exponent(node: Node) -> float | None:
     return sign * node.value if node.kind == "number" else None
 
 
-_VALUE_LIB: dict[str, Callable[..., Any]] = {
+class _ValueLib(dict):
+    """The default `lib` of `Expression.evaluate`: chainrule Values, "call:<f>" from the op table."""
+
+    def __missing__(self, key: str) -> Callable[..., Any]:
+        if key.startswith("call:"):
+            return FUNCTIONS[key[5:]]
+        raise KeyError(key)
+
+
+_VALUE_LIB: dict[str, Callable[..., Any]] = _ValueLib({
     "leaf": lambda name, value: Value(value, label=name),
     "number": lambda value: Value(value),
     "neg": lambda a: -a,
@@ -449,5 +470,4 @@ _VALUE_LIB: dict[str, Callable[..., Any]] = {
     "/": lambda a, b: a / b,
     "**": lambda a, b: a ** b,
     "**const": lambda a, k: a ** k,
-    **{"call:" + name: function for name, function in FUNCTIONS.items()},
-}
+})

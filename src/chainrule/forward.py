@@ -12,6 +12,14 @@ slope (None) gives an exact 0, as PyTorch's forward mode does.
 A node that depends on no seeded input has no tangent at all (a structural zero): its term is left out,
 not multiplied by 0, so an inf or nan value upstream of it cannot turn the tangent into nan, as
 `torch.func.jvp` treats tensors it was given no tangent for (constants, in particular).
+
+Tangents are floats when every primal and tangent given is a number, as before. When any of them is a Value
+(a caller that wants a graph: an outer `grad`, `jvp` or `vjp`, or compile's placeholders), each primal
+Value gets a node of its own (`ops.IDENTITY`, so that this sweep's derivative is not confused with an
+outer one's), the tangents are computed from the op table's pullbacks on the Values themselves, and the
+outputs and tangents come back as Values that are part of the caller's graph: differentiable again, by
+either mode, to any depth. Sweeps nest (`modes.observe_nodes`): a sweep inside another's function sees the
+nodes of the outer one's tangents, so a jvp of a jvp gives second directional derivatives.
 """
 
 from __future__ import annotations
@@ -21,28 +29,33 @@ from typing import Any, Callable, Mapping, Sequence
 
 from chainrule.engine import Value, topological_order
 from chainrule.modes import observe_nodes
+from chainrule.ops import IDENTITY
 
-__all__ = ["jvp", "tangents"]
+__all__ = ["jvp", "jvp_tree", "tangents", "tree_flatten", "tree_unflatten", "tree_map"]
 
 
-def _tangent(node: Value, known: Mapping[Value, float]) -> float | None:
-    """The tangent of an interior node from its inputs' tangents (None: no input has one)."""
+def _tangent(node: Value, known: Mapping[Value, Any], graph: bool = False) -> Any:
+    """The tangent of an interior node from its inputs' tangents (None: no input has one). With `graph`
+    the pullbacks get the Values themselves, so the tangent is a Value built from them."""
     a, b, op = node._a, node._b, node._op
+    if op.constant:  # sign, an indicator: no tangent, however the inputs move
+        return None
     ta = known.get(a)
     if b is None:
         if ta is None:
             return None
-        passed = op.pullback(ta, a.data, node.data)[0]
+        passed = op.pullback(ta, a, node)[0] if graph else op.pullback(ta, a.data, node.data)[0]
         return 0.0 if passed is None else passed
     tb = known.get(b)
     if ta is None and tb is None:
         return None
+    inputs = (a, b, node) if graph else (a.data, b.data, node.data)
     total = None
     if ta is not None:
-        passed = op.pullback(ta, a.data, b.data, node.data)[0]
+        passed = op.pullback(ta, *inputs)[0]
         total = 0.0 if passed is None else passed
     if tb is not None:
-        passed = op.pullback(tb, a.data, b.data, node.data)[1]
+        passed = op.pullback(tb, *inputs)[1]
         passed = 0.0 if passed is None else passed
         total = passed if total is None else total + passed
     return total
@@ -69,42 +82,145 @@ def tangents(output: Value, seeds: Mapping[Value, float]) -> dict[Value, float]:
     return {node: known.get(node, 0.0) for node in order}
 
 
+# --- pytrees: nested lists and tuples of scalars, as torch.func takes them --------------------------------
+
+
+def tree_flatten(tree: Any) -> tuple[list[Any], Any]:
+    """The scalars of nested lists, tuples and dicts, in order, and the structure to rebuild them with."""
+    if isinstance(tree, dict):
+        leaves, spec = tree_flatten(list(tree.values()))
+        return leaves, (dict, list(tree), spec)
+    if isinstance(tree, (list, tuple)):
+        leaves: list[Any] = []
+        specs = []
+        for item in tree:
+            item_leaves, spec = tree_flatten(item)
+            leaves.extend(item_leaves)
+            specs.append((len(item_leaves), spec))
+        return leaves, (type(tree), specs)
+    return [tree], None
+
+
+def tree_unflatten(spec: Any, leaves: Sequence[Any]) -> Any:
+    if spec is None:
+        return leaves[0]
+    if spec[0] is dict:
+        return dict(zip(spec[1], tree_unflatten(spec[2], leaves)))
+    kind, specs = spec
+    items, start = [], 0
+    for count, item_spec in specs:
+        items.append(tree_unflatten(item_spec, leaves[start:start + count]))
+        start += count
+    return kind(items)
+
+
+def tree_map(function: Callable[[Any], Any], tree: Any) -> Any:
+    leaves, spec = tree_flatten(tree)
+    return tree_unflatten(spec, [function(x) for x in leaves])
+
+
+def as_numbers(tree: Any) -> Any:
+    """The tree with each Value replaced by its float: what a transform returns to a caller that gave
+    numbers only (no graph asked for)."""
+    return tree_map(lambda x: float(x.data) if isinstance(x, Value) else x, tree)
+
+
+def own_copy(x: Any, what: str) -> Value:
+    """A transform's own node for an input: a new node on a Value (connected to the caller's graph), a
+    new leaf for a number."""
+    if isinstance(x, Value):
+        return Value.apply(IDENTITY, x)
+    return Value(_as_float(x, what))
+
+
+def split_aux(result: Any, has_aux: bool, who: str) -> tuple[Any, Any]:
+    if not has_aux:
+        return result, None
+    if not (isinstance(result, (list, tuple)) and len(result) == 2):
+        raise TypeError(f"{who}(..., has_aux=True) needs the function to return a pair (output, aux), "
+                        f"not {type(result).__name__}")
+    return result[0], result[1]
+
+
+# --- jvp ---------------------------------------------------------------------------------------------------
+
+
 def jvp(
-    fn: Callable[..., Value | Sequence[Value]], inputs: Sequence[float] | float,
-    tangents: Sequence[float] | float,
+    fn: Callable[..., Any], inputs: Sequence[float | Value] | float | Value,
+    tangents: Sequence[float | Value] | float | Value, *, has_aux: bool = False,
+) -> tuple:
+    """fn's value(s) at `inputs` and its directional derivative(s) along `tangents` (see `jvp_tree`),
+    a sequence of outputs coming back as a tuple."""
+    return jvp_tree(fn, inputs, tangents, has_aux=has_aux, lists_as_tuples=True)
+
+
+def jvp_tree(
+    fn: Callable[..., Any], inputs: Sequence[float | Value] | float | Value,
+    tangents: Sequence[float | Value] | float | Value, *, has_aux: bool = False, lists_as_tuples: bool = False,
 ) -> tuple:
     """fn's value(s) at `inputs` and its directional derivative(s) along `tangents`, in one sweep.
 
-    fn takes one Value per input and returns a Value or a sequence of Values. Returns (value, tangent)
-    as floats, or (tuple of values, tuple of tangents) when fn returns a sequence. Each tangent is
-    computed as its node is made (the ops fn runs report to this sweep), so no graph walk follows.
+    fn takes one Value per input and returns a Value, or nested lists and tuples of Values. Returns
+    (value, tangent) with the output's structure (a sequence comes back as a tuple), as
+    `torch.func.jvp` does; with ``has_aux=True`` fn returns (output, aux) and jvp (value, tangent, aux).
+    Numbers in, numbers out; any Value among the inputs or tangents gives Values, part of the caller's
+    graph (see the module docstring). Each tangent is computed as its node is made (the ops fn runs
+    report to this sweep), so no graph walk follows.
     """
     single_input = isinstance(inputs, (numbers.Real, Value))
     points = [inputs] if single_input else list(inputs)
     directions = [tangents] if isinstance(tangents, (numbers.Real, Value)) else list(tangents)
     if len(points) != len(directions):
         raise ValueError(f"jvp() needs one tangent per input: {len(points)} inputs, {len(directions)} tangents")
-    leaves = [Value(x.data if isinstance(x, Value) else _as_float(x, "an input")) for x in points]
-    known: dict[Value, float] = {leaf: _as_float(t, "a tangent") for leaf, t in zip(leaves, directions)}
+    graph = any(isinstance(x, Value) for x in points + directions)
+    if graph:
+        leaves = [own_copy(x, "an input of jvp") for x in points]
+        seeds = [t if isinstance(t, Value) else Value(_as_float(t, "a tangent")) for t in directions]
+    else:
+        leaves = [Value(x.data if isinstance(x, Value) else _as_float(x, "an input")) for x in points]
+        seeds = [_as_float(t, "a tangent") for t in directions]
+    known: dict[Value, Any] = {}
+    for leaf, t in zip(leaves, seeds):
+        known[leaf] = known[leaf] + t if leaf in known else t
 
     def carry(node: Value) -> None:
-        t = _tangent(node, known)
+        t = _tangent(node, known, graph)
         if t is not None:
             known[node] = t
 
     with observe_nodes(carry):
         result = fn(*leaves)
-    outputs = [result] if isinstance(result, Value) else list(result) if isinstance(result, (list, tuple)) else None
-    if outputs is None or not all(isinstance(v, Value) for v in outputs):
-        raise TypeError(f"jvp() needs fn to return a Value or a sequence of Values, not {type(result).__name__}")
-    values = tuple(v.data for v in outputs)
-    derivatives = tuple(float(known.get(v, 0.0)) for v in outputs)
-    if isinstance(result, Value):
-        return values[0], derivatives[0]
+    output, aux = split_aux(result, has_aux, "jvp")
+    outputs, spec = tree_flatten(output)
+    if not all(isinstance(v, Value) for v in outputs):
+        raise TypeError(f"jvp() needs fn to return a Value or a sequence of Values, not {type(output).__name__}")
+    if lists_as_tuples:
+        spec = _tuples(spec)
+    if graph:
+        values = tree_unflatten(spec, outputs)
+        derivatives = tree_unflatten(spec, [_as_value(known.get(v, 0.0)) for v in outputs])
+    else:
+        values = tree_unflatten(spec, [v.data for v in outputs])
+        derivatives = tree_unflatten(spec, [float(known.get(v, 0.0)) for v in outputs])
+    if has_aux:
+        return values, derivatives, aux if graph else as_numbers(aux)
     return values, derivatives
 
 
+def _tuples(spec: Any) -> Any:
+    """The structure with every list made a tuple: jvp has returned a sequence's results as a tuple."""
+    if spec is None:
+        return None
+    if spec[0] is dict:
+        return dict, spec[1], _tuples(spec[2])
+    return tuple, [(count, _tuples(item)) for count, item in spec[1]]
+
+
+def _as_value(x: Any) -> Value:
+    return x if isinstance(x, Value) else Value(float(x))
+
+
 def _as_float(x: Any, what: str) -> float:
-    if not isinstance(x, numbers.Real):
+    if isinstance(x, bool) or not isinstance(x, numbers.Real):
         raise TypeError(f"{what} of jvp must be a real number, not {type(x).__name__}")
     return float(x)

@@ -23,7 +23,7 @@ from chainrule import ops
 
 __all__ = ["no_grad", "enable_grad", "is_grad_enabled", "detect_anomaly", "AnomalyError", "observe_nodes", "tracing"]
 
-_thread = threading.local()  # .grad_enabled (default True), .anomaly (default None), .observer
+_thread = threading.local()  # .grad_enabled (default True), .anomaly (default None), .observers
 _active_modes = 0  # mode blocks open in any thread
 _state_lock = threading.Lock()
 _plain_watchers: list[Callable[[bool], None]] = []
@@ -118,8 +118,11 @@ def tracing(tracer: Any) -> Iterator[None]:
 @contextmanager
 def observe_nodes(observer: Callable[[Any], None]) -> Iterator[None]:
     """Call observer(node) on every op node this thread makes inside the block, graph recording on
-    (forward mode carries each node's tangent this way)."""
-    with _mode(grad_enabled=True, observer=observer):
+    (forward mode carries each node's tangent this way). Blocks nest: each open block observes, the
+    outermost first, and the nodes an observer makes itself (a tangent computed on Values) are seen
+    by the blocks outside it only, so a jvp of a jvp carries tangents of tangents."""
+    outer = getattr(_thread, "observers", ())
+    with _mode(grad_enabled=True, observers=outer + (observer,)):
         yield
 
 
@@ -138,9 +141,16 @@ def record(node: Any, a: Any, b: Any, op: ops.Op) -> None:
     anomaly = current_anomaly()
     if anomaly is not None and not traced:  # a traced node has no number to check yet
         anomaly.record(node)
-    observer = getattr(_thread, "observer", None)
-    if observer is not None:
-        observer(node)
+    observers = getattr(_thread, "observers", None)
+    if observers:
+        try:
+            # Outermost first: an inner level's tangent is built from this node, whose outer tangents must
+            # be known by then. What a level makes, only the levels outside it see.
+            for level in range(len(observers)):
+                _thread.observers = observers[:level]
+                observers[level](node)
+        finally:
+            _thread.observers = observers
 
 
 # --- detect_anomaly -----------------------------------------------------------------------------------

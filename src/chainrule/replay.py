@@ -14,7 +14,7 @@ from typing import Any, Sequence
 
 from chainrule.engine import Value, topological_order
 from chainrule.ops import (
-    ABS, ADD, EXP, MUL, RELU, SIGMOID, Op, array_pullback_of, array_sum_of_products, array_sum_of_products_pullback,
+    ADD, MUL, Op, array_pullback_of, array_sum_of_products, array_sum_of_products_pullback,
 )
 
 __all__ = ["Planner", "Elementwise", "MatrixSum", "UniformSum"]
@@ -104,7 +104,6 @@ class Elementwise:
 # fraction would recompute many more of an ordinary layer's sums, one by one.
 CANCELLATION = 2.0 ** -20
 HALF_MAX = 2.0 ** 1023
-NONNEGATIVE = (RELU, ABS, EXP, SIGMOID)  # ops whose results are >= 0 or nan: no minimum to look for
 SHORT_SUMS = 6  # at most this many terms in all: added term by term
 
 
@@ -129,7 +128,7 @@ class MatrixSum:
         # as a matrix product and with no order to check.
         self.written = terms if len(terms) * width <= SHORT_SUMS else None
         self.ones_row = len(coefficients[0])
-        self.inputs_nonnegative = inputs_nonnegative  # each column made by relu, abs, exp or sigmoid
+        self.inputs_nonnegative = inputs_nonnegative  # each column made by an op whose results are >= 0
         index = inputs.index
         self.input_slots = list(range(index.start, index.stop)) if index.__class__ is slice else index.tolist()
         self.out = _index(np, out_slots)
@@ -285,7 +284,10 @@ def _operands(instruction: Any) -> list[Input]:
 class Planner:
     """Reads the traced graph once: which nodes vary, which sums fuse, levels, groups and slots."""
 
-    def __init__(self, np: Any, out: Value, placeholders: list[Value], params: list[Value]) -> None:
+    def __init__(self, np: Any, out: Value, placeholders: list[Value], params: list[Value],
+                 params_vary: bool = False) -> None:
+        """`params_vary`: the parameters get a row each, like the inputs (one copy per example), so that
+        their gradients stay per example instead of being summed (`CompiledFunction.per_example_grads`)."""
         self.np = np
         self.out = out
         order = topological_order(out)
@@ -299,7 +301,7 @@ class Planner:
         for node in order:
             inputs = node._prev
             if not inputs:
-                self.varying[node] = node in placeholder_index
+                self.varying[node] = node in placeholder_index or (params_vary and node in param_set)
                 self.needs_grad[node] = node in param_set
                 continue
             self.varying[node] = any(self.varying[c] for c in inputs)
@@ -314,9 +316,13 @@ class Planner:
         self.negative_zero_slot = 1
         self.graph_params = [p for p in params if p in self.varying]
         for p in self.graph_params:
-            self._new_u_slot(p, 0.0)
+            if params_vary:
+                self.v_slots[p] = len(self.v_slots)
+            else:
+                self._new_u_slot(p, 0.0)
         for node in order:
-            if not node._prev and node not in placeholder_index and node not in self.u_slots:
+            if not node._prev and node not in placeholder_index and node not in self.u_slots \
+                    and node not in self.v_slots:
                 self._new_u_slot(node, node.data)  # a constant, fixed at compile time
         self.instructions: list[Any] = []
         self._plan()
@@ -465,5 +471,5 @@ class Planner:
         self.instructions.append(MatrixSum(
             self.np, self._new_outputs([i[0] for i in items]), inputs, coefficients,
             coefficients_need_grad, bias, bias_needs_grad, terms, self.negative_zero_slot,
-            all(x._op in NONNEGATIVE for x in columns),
+            all(x._op is not None and x._op.nonnegative for x in columns),
         ))

@@ -133,6 +133,13 @@ def test_a_teacher_sees_two_learners_who_never_see_each_other(browser, class_ser
             assert row.locator(f"[aria-label='{QUESTION}: {'done' if right else 'not right'}']").count() == 1
         bar_cell = teacher_page.locator(f"tr[data-exercise='{EXERCISE}']")
         assert "100 %" in bar_cell.text_content()
+        # The recall FSRS predicts now for the question both answered: the server's text, as it wrote it.
+        overview = teacher_page.evaluate("() => fetch('/api/class/overview').then(r => r.json())")
+        asked = next(q for q in overview["questions"] if q["question_id"] == QUESTION)
+        assert asked["recall_cards"] == 2 and asked["recall_now_text"].endswith(" %")
+        recall_cell = teacher_page.locator("tr", has_text=f"{asked['lesson_id']} / {QUESTION}").locator(
+            "td[data-label='Recall now (predicted)']")
+        assert recall_cell.text_content() == asked["recall_now_text"]
 
         csv_text = teacher_page.evaluate("() => fetch('/teacher/gradebook.csv').then(r => r.text())")
         rows = {row[0]: row for row in csv.reader(io.StringIO(csv_text))}

@@ -34,25 +34,37 @@ def database_away(url: str):
 STATUS = f"article[data-exercise='{EXERCISE}'] .run-status"
 
 
-def status_says(page, words: str) -> None:
+def says(page, selector: str, words: str) -> None:
+    """Wait until the element's text includes ``words``."""
     page.wait_for_function("([selector, words]) => document.querySelector(selector)?.textContent.includes(words)",
-                           arg=[STATUS, words])
+                           arg=[selector, words])
+
+
+def status_says(page, words: str) -> None:
+    says(page, STATUS, words)
+
+
+def signed_in_on_the_lesson(browser, class_server):
+    """(context, page, the class database's URL): Ada joined and on the lesson with the exercises."""
+    base, _, invite, env = class_server
+    if "CHAINRULE_DATABASE" not in env:
+        pytest.skip("runs wait for workers, and the class database can go away, only in a class kept in PostgreSQL")
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context.set_default_timeout(60_000)
+    page = context.new_page()
+    page.goto(invite)
+    submit_form(page, {"name": "Ada", "password": PASSWORD})
+    page.goto(base + "/lessons/backprop")
+    page.wait_for_selector(f"[data-editor='{EXERCISE}'] .cm-content")
+    return context, page, env["CHAINRULE_DATABASE"]
 
 
 @pytest.mark.no_worker
 def test_the_page_follows_a_queued_run_across_a_reload_until_a_worker_grades_it(browser, class_server):
-    base, _, invite, env = class_server
-    if "CHAINRULE_DATABASE" not in env:
-        pytest.skip("runs are queued for workers only in a class kept in PostgreSQL")
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    context.set_default_timeout(60_000)
+    context, page, url = signed_in_on_the_lesson(browser, class_server)
+    env = class_server[3]
     worker = None
     try:
-        page = context.new_page()
-        page.goto(invite)
-        submit_form(page, {"name": "Ada", "password": PASSWORD})
-        page.goto(base + "/lessons/backprop")
-        page.wait_for_selector(f"[data-editor='{EXERCISE}'] .cm-content")
         set_editor_text(page, EXERCISE, reference(EXERCISE, "python"))
         with page.expect_response(lambda r: r.url.endswith("/api/grade")) as response:
             page.locator(f"article[data-exercise='{EXERCISE}'] button.run-tests").click()
@@ -64,7 +76,7 @@ def test_the_page_follows_a_queued_run_across_a_reload_until_a_worker_grades_it(
         assert page.locator(f"article[data-exercise='{EXERCISE}'] button.run-tests").is_disabled()
 
         # PostgreSQL away for a moment: the page says so, keeps the run, and carries on when it is back.
-        with database_away(env["CHAINRULE_DATABASE"]):
+        with database_away(url):
             status_says(page, "The class server cannot reach its database; your run is kept.")
         worker = start_worker(env)
         status_says(page, "All tests passed.")

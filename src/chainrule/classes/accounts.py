@@ -39,7 +39,7 @@ from argon2 import PasswordHasher
 from chainrule.classes.names import look_alike_keys
 from chainrule.classes.passwords import PasswordPool
 from chainrule.errors import InputError
-from chainrule.progress.class_store import ClassStore
+from chainrule.progress.class_store import ClassStore, SeatsTaken
 from chainrule.text_safety import valid_text
 
 TEACHER, LEARNER = "teacher", "learner"
@@ -81,7 +81,8 @@ class ClassError(Exception):
     """A request about a class or an account that cannot be done; str() says why and what to do.
 
     kind: "not-found", "refused" (wrong password, used link), "conflict" (name taken), "rate-limited" (then
-    retry_after: the seconds to wait). Input that cannot be used at all is an InputError (chainrule.errors).
+    retry_after: the seconds to wait), "full" (every seat taken), "waiting" (not let in by the teacher yet).
+    Input that cannot be used at all is an InputError (chainrule.errors).
     """
 
     def __init__(self, message: str, *, kind: str, retry_after: float | None = None) -> None:
@@ -98,6 +99,26 @@ class Account:
     role: str
     name: str
     session_epoch: int
+    approved: bool = True  # False: joined a class that asks for approval, not let in by the teacher yet
+
+
+@dataclass(frozen=True)
+class Admission:
+    """Who may join a class: at most ``seats`` learners (None: any number), and whether the teacher lets
+    each one in (``approval``); ``taken``: learners in the class now, waiting ones included."""
+
+    seats: int | None
+    approval: bool
+    taken: int
+
+
+MAX_SEATS = 10_000
+WAITING_FOR_TEACHER = ("your teacher has not let you in yet: they see that you joined, and once they approve "
+                       "you, sign in here with your name and password")
+
+
+def _account_of(row: tuple) -> Account:
+    return Account(int(row[0]), int(row[1]), row[2], row[3], row[4], int(row[5]), bool(row[6]))
 
 
 @dataclass(frozen=True)
@@ -167,7 +188,7 @@ class Accounts:
 
     def account(self, account_id: int) -> Account | None:
         row = self.tables.account(account_id)
-        return None if row is None else Account(int(row[0]), int(row[1]), row[2], row[3], row[4], int(row[5]))
+        return None if row is None else _account_of(row)
 
     def created_at(self, account_id: int) -> datetime:
         """When the account was made (the start of its life: no work of it is older)."""
@@ -184,7 +205,7 @@ class Accounts:
         return [{"id": int(r[0]), "name": r[1], "created_at": r[2], "learners": int(r[3])} for r in self.tables.classes()]
 
     def learners(self, class_id: int) -> list[Account]:
-        return [Account(int(r[0]), int(r[1]), r[2], r[3], r[4], int(r[5])) for r in self.tables.learners(class_id)]
+        return [_account_of(row) for row in self.tables.learners(class_id)]
 
     def _new_link(self, lifetime: timedelta) -> tuple[str, str, float]:
         token = secrets.token_urlsafe(32)
@@ -235,6 +256,7 @@ class Accounts:
         class_id, class_name = self.invited_class(invite_token)
         name = clean_name(name, "name")
         self._refuse_look_alike(class_name, name, self.tables.names(class_id))
+        self._seat_left(class_id, class_name)  # a full class answers before the password is hashed
         return class_id, class_name, name
 
     @staticmethod
@@ -246,16 +268,62 @@ class Accounts:
                 raise ClassError(f"someone in {class_name!r} {same} {other!r}: choose another name", kind="conflict")
 
     async def join(self, invite_token: str, name: str, password: str) -> Account:
-        """A learner joins the class of the invite with a display name and a password."""
+        """A learner joins the class of the invite with a display name and a password (waiting for the
+        teacher if the class asks for approval)."""
         class_id, class_name, name = await _in_thread(self.check_join, invite_token, name)
         password_hash = await self.passwords.hash(check_password(password))
 
         def taken(names: list[str]) -> None:  # checked again inside the write: two joins at once
             self._refuse_look_alike(class_name, name, names)
 
-        account_id = await _in_thread(self.tables.add_learner, class_id, name, password_hash,
-                                      self._now().isoformat(), taken)
-        return Account(account_id, class_id, class_name, LEARNER, name, 0)
+        try:
+            account_id = await _in_thread(self.tables.add_learner, class_id, name, password_hash,
+                                          self._now().isoformat(), taken)
+        except SeatsTaken:
+            await _in_thread(self._seat_left, class_id, class_name)
+            raise
+        return await _in_thread(self.account, account_id)
+
+    # ---------------------------------------------------------------- who is in (the teacher decides)
+
+    def admission(self, class_id: int) -> Admission:
+        return Admission(*self.tables.admission(class_id))
+
+    def _seat_left(self, class_id: int, class_name: str) -> None:
+        admission = self.admission(class_id)
+        if admission.seats is not None and admission.taken >= admission.seats:
+            raise ClassError(f"{class_name!r} is full: all {admission.seats} seats are taken. Ask your teacher.",
+                             kind="full")
+
+    def set_admission(self, class_id: int, seats: Any = None, approval: Any = False) -> Admission:
+        """Set how many learners the class takes (None: any number) and whether each waits for the teacher."""
+        if seats is not None and (isinstance(seats, bool) or not isinstance(seats, int) or not 0 <= seats <= MAX_SEATS):
+            raise InputError(f"seats must be a whole number from 0 to {MAX_SEATS:,}, or none for no limit",
+                             field="seats")
+        if not isinstance(approval, bool):
+            raise InputError("approval must be true or false", field="approval")
+        self.tables.set_admission(class_id, seats, approval)
+        return self.admission(class_id)
+
+    def _learner_of(self, teacher: Account, learner_id: int) -> Account:
+        if teacher.role != TEACHER:
+            raise ClassError("only the class's teacher can do this", kind="refused")
+        learner = self.account(learner_id)
+        if learner is None or learner.class_id != teacher.class_id or learner.role != LEARNER:
+            raise ClassError(f"there is no learner {learner_id} in your class", kind="not-found")
+        return learner
+
+    def approve(self, teacher: Account, learner_id: int) -> Account:
+        """Let a learner who joined in (their teacher only)."""
+        self.tables.approve(self._learner_of(teacher, learner_id).id)
+        return self.account(learner_id)
+
+    def remove_learner(self, teacher: Account, learner_id: int) -> Account:
+        """Remove a learner's account and everything it did (their teacher only): its seat is free again
+        and every session of it ends. Its runs waiting for the grader go with the seam's forget_learner."""
+        learner = self._learner_of(teacher, learner_id)
+        self.tables.remove_learner(learner.id)
+        return learner
 
     async def sign_in(self, class_name: str, name: str, password: str, *,
                       known_device: tuple[int, str] | None = None) -> Account:
@@ -303,6 +371,8 @@ class Accounts:
         account = self.account(attempt.account_id)
         if account is None:
             raise ClassError("the class, name or password is not right", kind="refused")
+        if not account.approved:  # the right password: not a failure, but not in the class yet
+            raise ClassError(WAITING_FOR_TEACHER, kind="waiting")
         return account
 
     async def _dummy_hash(self) -> str:
@@ -312,11 +382,7 @@ class Accounts:
 
     def new_reset_link(self, teacher: Account, learner_id: int) -> str:
         """A one-time link with which the learner sets a new password (their teacher only)."""
-        if teacher.role != TEACHER:
-            raise ClassError("only the class's teacher can make a reset link", kind="refused")
-        learner = self.account(learner_id)
-        if learner is None or learner.class_id != teacher.class_id or learner.role != LEARNER:
-            raise ClassError(f"there is no learner {learner_id} in your class", kind="not-found")
+        learner = self._learner_of(teacher, learner_id)
         link, link_hash, expires = self._new_link(RESET_LINK_LIFETIME)
         self.tables.add_link(learner.id, link_hash, expires)
         return link

@@ -1,39 +1,210 @@
-"""The one seam between a submitted run and its result in class mode.
+"""The one seam between a submitted run and its result, for every face that grades for a learner.
 
-    answer = grader.submit(learner_id, exercise_id, language, source, key)
+    runs = InProcessRuns(keeper)                       # `chainrule lesson`, and a class kept in SQLite
+    runs = QueuedRuns(store, url)                      # a class kept in PostgreSQL: `chainrule worker` grades
+    answer = await runs.submit(Submission(learner, exercise, language, source, key), still_wanted)
+    answer.pending                                     # True: answer.body is a job to follow ...
+    runs.status(learner, job)                          # ... {"job", "state", "position"?, "result"?} or None
+    runs.open_runs(learner)                            # the runs still waiting or running (a reloaded page)
+    runs.ungraded_runs(learner)                        # runs that ended without a grade after the last graded one
+    runs.forget_learner(learner)                       # an account removed: its waiting runs go
 
-InProcessGrader (a class in SQLite, as `chainrule lesson` does): grades now, in this process's sandbox
-pool, and answers with the grading result (the route keeps it as a submission).
-QueuedGrader (a class in PostgreSQL): never runs learner code here. It keeps the run as a job
-(progress/run_jobs.py), hands it to the queue (classes/queue.py), and answers with a ticket
-``{"job", "state": "queued", "position"}`` that the page watches (``status``); a worker
-(`chainrule worker`) grades it and keeps the result. ``key`` names one click of "Run tests", so a
-request sent again after a lost answer finds its job instead of making a second.
+The routes hold one of these (web/store_access.py) and ask it; the page learns from the answers (202 and a
+job, or 200 and a result; GET /api/jobs) whether runs are queued, never from anything else.
+
+One admission policy (chainrule.turns): at most ``per_learner`` open runs per learner (3 unless `serve
+--runs-per-learner` says otherwise) and learners in fair turns, whether the run waits for this process's
+sandboxes (grading.gate()) or for a worker (progress/run_jobs.py). One result builder: every answer a page
+sees, graded or not, is grading.run_result's shape, with "saved" and "store_error" added here only (kept()).
+``key`` names one click of "Run tests", so a request sent again after a lost answer finds its job.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from typing import Any, Protocol
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Awaitable, Callable, Protocol
+
+from chainrule.turns import BOUND, BUSY, MAX_OPEN_PER_LEARNER
 
 log = logging.getLogger("chainrule.serve")
 
-
-class Grader(Protocol):
-    queued: bool
-
-    def grade(self, exercise_id: str, language: str, source: str) -> dict: ...
+StillWanted = Callable[[], Awaitable[bool]]
 
 
-class InProcessGrader:
-    """Grades in the web process, through chainrule.grading (its own pool bounds how many at once)."""
+@dataclass(frozen=True)
+class Submission:
+    """One click of "Run tests": whose (None: the one learner of `chainrule lesson`), what, and its key."""
+
+    learner: int | None
+    exercise: str
+    language: str
+    source: str
+    key: str | None = None
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What a submit answers: a result (pending False), or a job to follow (pending True). ``failure``: why
+    the result could not be kept (the web words it through its one error mapping: web/errors.py)."""
+
+    body: dict = field(default_factory=dict)
+    pending: bool = False
+    failure: BaseException | None = None
+
+
+class GradedRuns(Protocol):
+    """A graded run, in process or queued: what the routes hold."""
+
+    queued: bool  # True when runs wait for `chainrule worker` (then submit answers jobs)
+
+    async def submit(self, run: Submission, still_wanted: StillWanted | None = None) -> Answer: ...
+
+    def status(self, learner: int | None, job_id: int) -> dict | None: ...
+
+    def open_runs(self, learner: int | None) -> list[dict]: ...
+
+    def ungraded_runs(self, learner: int | None) -> list[dict]: ...
+
+    def forget_learner(self, learner: int) -> int: ...
+
+    def close(self) -> None: ...
+
+
+# ---------------------------------------------------------------- the answers (one builder: grading.run_result)
+
+
+def kept(result: dict, saved: bool, store_error: str | None = None) -> dict:
+    """A result as a page gets it: whether it was kept as the learner's submission, and if not, why."""
+    return result | {"saved": bool(saved), "store_error": store_error}
+
+
+def refused(run: Submission, reason: str, per_learner: int) -> dict:
+    """The answer to a run that got no turn (not a verdict on the code, and it counts nothing)."""
+    from chainrule.grading import busy_result
+
+    if reason == BOUND:
+        return kept(busy_result(run.exercise, run.language,
+                                f"You already have {per_learner} runs waiting for the grader; this one was not "
+                                "queued. Wait for one of them to finish, then run it again."), saved=False)
+    return kept(busy_result(run.exercise, run.language), saved=False)
+
+
+def ended_result(exercise: str, language: str, ended: dict) -> dict:
+    """The result of a queued run that ended without a grade (progress/run_jobs.py says which way)."""
+    from chainrule.grading import run_result
+    from chainrule.progress.run_jobs import CANNOT_GRADE, EXPIRED, MAX_STARTS, STOPPED
+
+    verdict = ended.get("verdict")
+    messages = {
+        EXPIRED: "No grader took this run before its deadline (the graders are stopped or the queue is very "
+                 "long), so it was not graded and does not count. Run it again in a moment.",
+        STOPPED: f"The grader stopped {MAX_STARTS} times while running this code (a worker machine failed), so "
+                 "it was not graded and does not count. Run it again.",
+        CANNOT_GRADE: f"This worker cannot grade it: {ended.get('detail')}",
+    }
+    message = messages.get(verdict, "This run was not graded and does not count. Run it again.")
+    shown = verdict if verdict in (EXPIRED, STOPPED) else "error"
+    return kept(run_result(exercise, language, shown, "error", message), saved=False)
+
+
+def job_answer(status: dict) -> dict:
+    """RunJobs.status as the page gets it: a graded run's result kept, an ended run's result built."""
+    answer = {key: value for key, value in status.items() if key != "ended"}
+    if "result" in status:
+        answer["result"] = kept(status["result"], saved=True)
+    elif "ended" in status:
+        answer["result"] = ended_result(status["exercise"], status["language"], status["ended"])
+    return answer
+
+
+# ---------------------------------------------------------------- in this process
+
+
+class InProcessRuns:
+    """Runs graded in this process's sandboxes, in turns of grading.gate(); the result is kept at once
+    through ``keeper(learner)`` (the learner's progress store; it may raise: the grade stands, unsaved),
+    and only if ``claim_for(learner)`` (a record_submission claim) agrees."""
 
     queued = False
 
-    def grade(self, exercise_id: str, language: str, source: str) -> dict:
-        from chainrule.grading import grade
+    def __init__(self, keeper: Callable[[int | None], Any], *, per_learner: int = MAX_OPEN_PER_LEARNER,
+                 claim_for: Callable[[int | None], Any] | None = None) -> None:
+        if per_learner < 1:
+            raise ValueError("a learner may have at least 1 open run")
+        self.keeper = keeper
+        self.per_learner = int(per_learner)
+        self.claim_for = claim_for
+        # Admitted runs' own threads (the gate admits at most its slots): never the pages' thread pool.
+        self.threads = ThreadPoolExecutor(max_workers=64, thread_name_prefix="chainrule-grading")
 
-        return grade(exercise_id, language, source)
+    async def submit(self, run: Submission, still_wanted: StillWanted | None = None) -> Answer:
+        """Wait for a turn in the event loop (holding no thread), grade, keep. A run whose page has gone
+        by the time its turn comes is not graded."""
+        import anyio
+
+        from chainrule.grading import gate, grade_now
+
+        admission = gate()
+        turn = await admission.enter_async(run.learner, bound=self.per_learner)
+        if isinstance(turn, str):
+            return Answer(refused(run, turn, self.per_learner))
+
+        def graded() -> dict:
+            try:
+                return grade_now(run.exercise, run.language, run.source)
+            finally:
+                admission.leave(turn)  # in the grading's thread: the turn ends when the sandbox does
+
+        try:
+            wanted = still_wanted is None or await still_wanted()
+        except BaseException:
+            admission.leave(turn)
+            raise
+        if not wanted:
+            admission.leave(turn)
+            return Answer(refused(run, BUSY, self.per_learner))
+        result = await asyncio.shield(asyncio.get_running_loop().run_in_executor(self.threads, graded))
+        return await anyio.to_thread.run_sync(self.keep, run, result)
+
+    @classmethod
+    def for_class(cls, store: Any, *, per_learner: int = MAX_OPEN_PER_LEARNER) -> "InProcessRuns":
+        """A class kept in SQLite: each learner's runs kept in the class store, while the account exists."""
+        from chainrule.progress.class_store import account_exists
+
+        return cls(store.for_learner, per_learner=per_learner, claim_for=account_exists)
+
+    def keep(self, run: Submission, result: dict) -> Answer:
+        claim = None if self.claim_for is None else self.claim_for(run.learner)
+        try:
+            kept_id = self.keeper(run.learner).record_submission(run.exercise, run.language, run.source, result,
+                                                                 claim=claim)
+        except Exception as failure:  # the store cannot be used: the grade stands, and says so
+            return Answer(kept(result, saved=False, store_error=str(failure)), failure=failure)
+        return Answer(kept(result, saved=kept_id is not None))
+
+    def status(self, learner: int | None, job_id: int) -> dict | None:
+        return None  # nothing waits here after its request: there are no jobs
+
+    def open_runs(self, learner: int | None) -> list[dict]:
+        return []
+
+    def ungraded_runs(self, learner: int | None) -> list[dict]:
+        return []
+
+    def forget_learner(self, learner: int) -> int:
+        from chainrule.grading import gate
+
+        return gate().withdraw_owner(learner)
+
+    def close(self) -> None:
+        self.threads.shutdown(wait=False)
+
+
+# ---------------------------------------------------------------- queued for workers
 
 
 def queue_unreachable(where: str, error: Exception) -> Exception:
@@ -44,15 +215,17 @@ def queue_unreachable(where: str, error: Exception) -> Exception:
                       "PostgreSQL is running and that the URL is right; then try again.", kind=CANNOT_OPEN)
 
 
-class QueuedGrader:
-    """Runs become jobs in the class database; workers on any host grade them."""
+class QueuedRuns:
+    """Runs become jobs in the class database (progress/run_jobs.py) and go to the queue
+    (classes/queue.py); `chainrule worker` processes on any host grade them and keep the results.
+    Nothing of a learner's code runs in the web process."""
 
     queued = True
 
     def __init__(self, store: Any, url: str, *, deadline_seconds: float | None = None,
                  max_open: int | None = None) -> None:
-        from chainrule.progress.run_jobs import RunJobs
         from chainrule.classes.queue import Sender, apply_schema
+        from chainrule.progress.run_jobs import RunJobs
 
         options = {name: value for name, value in
                    (("deadline_seconds", deadline_seconds), ("max_open", max_open)) if value is not None}
@@ -63,17 +236,19 @@ class QueuedGrader:
         except Exception as error:  # psycopg's and procrastinate's errors: say what and where, no traceback
             raise queue_unreachable(store.where, error) from error
 
-    def grade(self, exercise_id: str, language: str, source: str) -> dict:
-        raise RuntimeError("a queued grader never grades in the web process: use submit()")
+    async def submit(self, run: Submission, still_wanted: StillWanted | None = None) -> Answer:
+        import anyio
 
-    def submit(self, learner_id: int, exercise_id: str, language: str, source: str, key: str) -> dict:
-        from chainrule.progress.run_jobs import busy_result
+        return await anyio.to_thread.run_sync(self.submit_now, run)
 
-        job_id, queued = self.jobs.submit(learner_id, exercise_id, language, source, key)
+    def submit_now(self, run: Submission) -> Answer:
+        """submit() from synchronous code (the benchmark)."""
+        job_id, queued = self.jobs.submit(run.learner, run.exercise, run.language, run.source,
+                                          run.key or uuid.uuid4().hex)
         if not queued:
-            return busy_result(exercise_id, language, self.jobs.max_open)
+            return Answer(refused(run, BOUND, self.jobs.max_open))
         self.send(job_id)
-        return self.jobs.status(learner_id, job_id) or {}
+        return Answer(self.status(run.learner, job_id) or {}, pending=True)
 
     def send(self, job_id: int) -> None:
         """Hand the run to the queue. If the queue cannot be reached now, the run stays queued in the
@@ -85,11 +260,18 @@ class QueuedGrader:
         except Exception as error:  # the queue's own errors, the store's: the sweeper sends it later
             log.warning("run %s is kept but not yet on the queue (%s); a worker will send it", job_id, error)
 
-    def status(self, learner_id: int, job_id: int) -> dict | None:
-        return self.jobs.status(learner_id, job_id)
+    def status(self, learner: int | None, job_id: int) -> dict | None:
+        status = None if learner is None else self.jobs.status(learner, job_id)
+        return None if status is None else job_answer(status)
 
-    def open_jobs(self, learner_id: int) -> list[dict]:
-        return self.jobs.open_jobs(learner_id)
+    def open_runs(self, learner: int | None) -> list[dict]:
+        return [] if learner is None else [job_answer(status) for status in self.jobs.open_jobs(learner)]
+
+    def ungraded_runs(self, learner: int | None) -> list[dict]:
+        return [] if learner is None else [job_answer(status) for status in self.jobs.ended_since_graded(learner)]
+
+    def forget_learner(self, learner: int) -> int:
+        return self.jobs.forget_learner(learner)
 
     def close(self) -> None:
         self.sender.close()

@@ -5,17 +5,21 @@ wakes workers with LISTEN/NOTIFY, keeps a worker heartbeat from which a dead wor
 and has a lock per job so that one run never grades twice at once.
 
 The web process only defers (Sender); `chainrule worker` runs procrastinate's worker with the one task
-below, plus a sweeper (Sweeper) that hands the jobs of dead workers back to the queue and sends the runs
-the queue never got. What a run is, and that it counts once, is progress/run_jobs.py's business.
+below, plus a sweeper that hands the jobs of dead workers back to the queue and sends the runs the queue
+never got. A queue job is a turn, not a run: when it starts, it takes the run whose learner's turn it is
+(progress/run_jobs.py: learners in fair turns), so the order procrastinate keeps (first come) does not
+decide who is graded first. What a run is, and that it counts once, is progress/run_jobs.py's business.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import Any, Callable
 
 from chainrule.progress.run_jobs import (
     lock_session,
+    notify_async,
     queue_schema_ready,
     try_lock_session_async,
     unlock_session,
@@ -69,7 +73,8 @@ class Sender:
         """procrastinate's job id, or None if the run is already waiting in the queue."""
         from procrastinate import exceptions
 
-        deferrer = self.app.configure_task(TASK, queue=QUEUE, lock=_lock_of(job_id), queueing_lock=_lock_of(job_id))
+        # The queueing lock keeps a run sent twice (by the web process and by a sweeper) from making two jobs.
+        deferrer = self.app.configure_task(TASK, queue=QUEUE, queueing_lock=_lock_of(job_id))
         try:
             return deferrer.defer(run_id=job_id)
         except exceptions.AlreadyEnqueued:
@@ -79,15 +84,16 @@ class Sender:
         self.app.close()
 
 
-def worker_app(url: str, grade_run: Callable[[int], None]) -> Any:
-    """procrastinate's App for a worker process, with the one task: grade run ``run_id``."""
+def worker_app(url: str, grade_turn: Callable[[int], None]) -> Any:
+    """procrastinate's App for a worker process, with the one task: a turn of grading, which takes the run
+    that is due (``grade_turn(queue job id)``; the job's ``run_id`` is only the run that was sent)."""
     from procrastinate import App, PsycopgConnector
 
     app = App(connector=PsycopgConnector(conninfo=url, min_size=1, max_size=5))
 
-    @app.task(name=TASK, queue=QUEUE)
-    def grade(run_id: int) -> None:
-        grade_run(int(run_id))
+    @app.task(name=TASK, queue=QUEUE, pass_context=True)
+    def grade(context: Any, run_id: int) -> None:
+        grade_turn(int(context.job.id))
 
     return app
 
@@ -103,9 +109,20 @@ async def requeue_stalled(app: Any, stalled_after: float) -> int:
         try:
             stalled = await app.job_manager.get_stalled_jobs(queue=QUEUE, seconds_since_heartbeat=stalled_after)
             for job in stalled:
-                log.warning("run %s: its worker stopped answering; handing it back to the queue",
-                            job.task_kwargs.get("run_id"))
+                log.warning("queue job %s: its worker has not sent a heartbeat for %g s (--stalled-after); "
+                            "handing its run back to the queue", job.id, stalled_after)
                 await app.job_manager.retry_job(job)
+                await wake_workers(raw, job.id)
             return len(stalled)
         finally:
             await unlock_session_async(raw, SWEEP_LOCK)
+
+
+async def wake_workers(raw: Any, queue_job_id: int) -> None:
+    """Tell idle workers that a job is waiting, as procrastinate does for a new one (a job handed back is
+    not new, and without this it would wait for a worker's next poll, up to one --heartbeat more)."""
+    from procrastinate.manager import get_channel_for_queues
+
+    payload = json.dumps({"type": "job_inserted", "job_id": queue_job_id})
+    for channel in get_channel_for_queues([QUEUE]):
+        await notify_async(raw, channel, payload)

@@ -3,7 +3,8 @@
 - roster: each learner against the path: sections done, lessons done, exercises passed, quiz score, last active;
 - exercises: runs, the share of learners who passed at their first run, the median runs to pass, the most
   common diagnoses among failing runs (grouped by the grader's hint, else by its verdict);
-- questions: the share of learners whose first answer was right, and the most chosen wrong answer;
+- questions: the share of learners whose first answer was right, the most chosen wrong answer, and the
+  probability FSRS predicts they recall it now (the mean over their review cards: which ideas are fading);
 - timeline: one learner's runs (with the code of each) and answers, oldest first;
 - gradebook: one row per learner, for a spreadsheet.
 
@@ -28,6 +29,7 @@ from chainrule.classes.accounts import Accounts, ClassError
 from chainrule.number_text import format_number, format_percent
 from chainrule.progress.class_store import ClassStore
 from chainrule.progress.finished import Work, lesson_state
+from chainrule.progress.fitting import recall_now
 
 TOP_DIAGNOSES = 3
 IMPORTED = "imported"  # a row's origin when it came from the learner's own file (progress/schema.py, migration 5)
@@ -66,6 +68,7 @@ def _name(account: Any) -> str:
 
 class ClassReport:
     def __init__(self, store: Any, accounts: Accounts) -> None:
+        self.store = store
         self.tables = ClassStore(store)
         self.accounts = accounts
 
@@ -139,16 +142,19 @@ class ClassReport:
                                   for text, count in failing[exercise].most_common(TOP_DIAGNOSES)],
                 })
         questions = []
+        recall = recall_now(self.store, class_id, self.store.now())  # FSRS's prediction, per question
         for lesson in path:
             for question in lesson["quiz"]:
                 firsts = [value for key, value in first_answer.items() if key[1:] == (lesson["id"], question)]
                 common_wrong = wrong[lesson["id"], question].most_common(1)
                 share = (sum(ok for _, ok in firsts) / len(firsts)) if firsts else None
+                predicted, cards = recall.get((lesson["id"], question), (None, 0))
                 questions.append({
                     "lesson_id": lesson["id"], "question_id": question, "learners_answered": len(firsts),
                     "share_right": share, "share_right_text": format_percent(share),
                     "most_chosen_wrong": ({"answer": common_wrong[0][0], "times": common_wrong[0][1]}
                                           if common_wrong else None),
+                    "recall_now": predicted, "recall_now_text": format_percent(predicted), "recall_cards": cards,
                 })
         return {"path": [self._path_entry(lesson) for lesson in path], "roster": roster, "exercises": exercises,
                 "questions": questions}

@@ -34,6 +34,7 @@ from chainrule.classes.federation import (
 from chainrule.classes.id_tokens import KeySets, TokenRefused, verify
 from chainrule.classes.lti import origin_of
 from chainrule.classes.remote import TIMEOUT, Remote, RemoteError
+from chainrule.progress.class_store import SeatsTaken
 from chainrule.progress.sso_store import SsoStore
 
 log = logging.getLogger("chainrule.sso")
@@ -77,6 +78,8 @@ CAUSES: dict[str, tuple[int, str]] = {
     "no-account": (403, "No account of this server is linked to your provider account yet: join your class with "
                         "its invite link, or sign in with your password and link the account on your account page."),
     "invite-not-valid": (404, "Ask your teacher for the class's current invite link."),
+    "class-full": (409, "Ask your teacher: they can give the class more seats."),
+    "waiting": (403, "Sign in again once your teacher has let you in."),
     "link-refused": (409, "That provider account is linked to another account of this class already."),
     "session-changed": (403, "You signed out or in as someone else meanwhile: sign in and link again."),
 }
@@ -247,19 +250,29 @@ class Sso:
         """The accounts linked to the person (one per class they are in)."""
         found = [self.accounts.account(account_id)
                  for account_id in self.tables.linked_accounts(finished.provider.issuer, finished.claims["sub"])]
-        return [account for account in found if account is not None]
+        found = [account for account in found if account is not None]
+        if found and not any(account.approved for account in found):
+            raise SignInRefused("waiting", "your teacher has not let you in yet: they see that you joined")
+        return [account for account in found if account.approved]
 
     def join(self, finished: Finished, invite: str, name: Callable[[list[str]], str]) -> Any:
         """The person's learner account in the invite's class (made with their claims' name on the first join)."""
         try:
-            class_id, _ = self.accounts.invited_class(invite)
+            class_id, class_name = self.accounts.invited_class(invite)
         except ClassError as error:
             raise SignInRefused("invite-not-valid", str(error)) from None
-        account_id, made = self.tables.join(finished.provider.issuer, finished.claims["sub"], class_id, name,
-                                            self.store.now().isoformat())
+        try:
+            account_id, made = self.tables.join(finished.provider.issuer, finished.claims["sub"], class_id, name,
+                                                self.store.now().isoformat())
+        except SeatsTaken as full:
+            raise SignInRefused("class-full", f"{class_name!r} is full: all {full.args[0]} seats are taken") from None
         if made:
             log.info("account %d joined class %d through %s", account_id, class_id, finished.provider.name)
-        return self.accounts.account(account_id)
+        account = self.accounts.account(account_id)
+        if not account.approved:  # the class asks for the teacher's approval: no session until then
+            raise SignInRefused("waiting", f"you joined {class_name!r} as {account.name}; your teacher lets each "
+                                "learner in, and has not let you in yet")
+        return account
 
     def link(self, finished: Finished, account: Any) -> None:
         if not self.tables.link(finished.provider.issuer, finished.claims["sub"], account.id, account.class_id):

@@ -5,9 +5,14 @@
     chainrule class roster "Physics 2b"            (also: exercises, questions)
     chainrule class timeline "Physics 2b" "Ada"
     chainrule class gradebook "Physics 2b" --csv
+    chainrule class optimize "Physics 2b"          fit the review scheduler to the class's pooled logs
     chainrule class invite "Physics 2b"            a new learner invite (the old one stops working)
     chainrule class teacher-link "Physics 2b"      a new one-time sign-in link for the teacher
     chainrule class reset-link "Physics 2b" "Ada"  a one-time link for a learner to set a new password
+    chainrule class invite "Physics 2b" --seats 30 --approval   who may join: 30 learners, each let in by the teacher
+    chainrule class learners "Physics 2b"          every learner, waiting ones too, and the seats taken
+    chainrule class approve "Physics 2b" "Ada"     let a waiting learner in
+    chainrule class remove "Physics 2b" "Ada"      remove an account, its work and its runs waiting for the grader
 
 Each takes --data-dir / --database like `chainrule serve` (the class database: $CHAINRULE_DATABASE, else
 class.sqlite in the data folder). Whoever can run these can read that database: they are the admin's.
@@ -20,9 +25,11 @@ import argparse
 import sys
 from typing import Any, Callable
 
+from chainrule.commands.arguments import whole_number
 from chainrule.text_safety import terminal_json, terminal_text
 
 COMMANDS = ("class",)
+AS_IT_WAS = object()  # --seats not given (None means "any number")
 DEFAULT_URL = "http://localhost:8000"
 
 
@@ -32,6 +39,21 @@ def add_database_options(parser: argparse.ArgumentParser) -> None:
                              "else the user data folder)")
     parser.add_argument("--database", default=None, metavar="URL",
                         help="a postgresql:// URL: keep the class in PostgreSQL (default: $CHAINRULE_DATABASE)")
+
+
+def secret_on_command_line(url: str | None) -> str | None:
+    """Why ``--database URL`` may not be used as given, or None: a password in it would be on the command
+    line, which every user of the machine can read (`ps`, /proc/PID/cmdline)."""
+    from urllib.parse import parse_qsl, urlsplit
+
+    if not url:
+        return None
+    parts = urlsplit(url)
+    if parts.password is None and not any(key.strip().lower() == "password" for key, _ in parse_qsl(parts.query)):
+        return None
+    return ("--database holds a password, and every user of this machine can read a command line. Give the URL "
+            "in $CHAINRULE_DATABASE instead (its environment is this user's only), or keep the password out of "
+            "the URL in a password file of mode 0600 that PostgreSQL reads itself ($PGPASSFILE, ~/.pgpass).")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -49,9 +71,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         return sub
 
     name = ("name", "the class's name")
+    learner = ("learner", "the learner's display name")
     create = action("create", _create, "make a class: prints the teacher's sign-in link and the learners' invite", name)
     create.add_argument("--teacher-name", default="Teacher", help="the teacher's display name (default: Teacher)")
-    for sub in (create, action("invite", _invite, "a new learner invite link (the old one stops working)", name),
+    invite = action("invite", _invite, "a new learner invite link (the old one stops working)", name)
+    for sub in (create, invite):
+        sub.add_argument("--seats", type=_seats, default=AS_IT_WAS, metavar="N",
+                         help="how many learners the class takes (\"none\": any number; default: as it was, none "
+                         "for a new class)")
+        sub.add_argument("--approval", action=argparse.BooleanOptionalAction, default=None,
+                         help="each learner who joins waits until the teacher lets them in (default: as it was, "
+                         "off for a new class)")
+    action("learners", _learners, "every learner of the class, waiting ones too, and its seats", name)
+    action("approve", _approve, "let a learner who joined a class with --approval in", name, learner)
+    action("remove", _remove, "remove a learner's account, everything it did, and its runs waiting for the grader",
+           name, learner)
+    for sub in (create, invite,
                 action("teacher-link", _teacher_link, "a new one-time sign-in link for the teacher", name),
                 action("reset-link", _reset_link, "a one-time link for a learner to set a new password", name,
                        ("learner", "the learner's display name"))):
@@ -65,18 +100,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sub = action("timeline", _timeline, "one learner's runs (with code) and answers", name,
                  ("learner", "the learner's display name"))
     sub.add_argument("--json", action="store_true", help="print JSON instead of text")
+    sub = action("optimize", _optimize, "fit the review scheduler (FSRS) to the class's pooled review logs", name)
+    sub.add_argument("--steps", type=whole_number(1, "--steps"), default=250,
+                     help="Adam steps of the fit (default: 250)")
     sub = action("gradebook", _gradebook, "one row per learner: lessons, exercises, quiz", name)
     sub.add_argument("--csv", action="store_true", required=True, help="print CSV (the only format for now)")
 
 
 def _guarded(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
     from chainrule.classes.accounts import ClassError
+    from chainrule.errors import InputError
     from chainrule.progress import StoreError
 
     def run(args: argparse.Namespace) -> int:
         try:
             return command(args)
-        except (ClassError, StoreError) as error:
+        except (ClassError, InputError, StoreError) as error:
             print(f"chainrule class: error: {terminal_text(str(error))}", file=sys.stderr)
             return 1
 
@@ -85,8 +124,11 @@ def _guarded(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse
 
 def _open(args: argparse.Namespace) -> tuple[Any, Any]:
     from chainrule.classes import open_class_store
-    from chainrule.classes.accounts import Accounts
+    from chainrule.classes.accounts import ClassError, Accounts
 
+    refusal = secret_on_command_line(args.database)
+    if refusal:
+        raise ClassError(refusal, kind="invalid")
     store = open_class_store(args.data_dir, args.database)
     return store, Accounts(store)
 
@@ -99,10 +141,40 @@ def _base(args: argparse.Namespace) -> str:
     return args.url.rstrip("/")
 
 
+def _seats(text: str) -> int | None:
+    from chainrule.classes.accounts import MAX_SEATS
+
+    if text.strip().lower() == "none":
+        return None
+    try:
+        seats = int(text)
+    except ValueError:
+        seats = -1
+    if not 0 <= seats <= MAX_SEATS:  # refused before the class is made
+        raise argparse.ArgumentTypeError(f"--seats takes a whole number from 0 to {MAX_SEATS:,} or \"none\", "
+                                         f"not {text!r}")
+    return seats
+
+
+def _admit(accounts: Any, class_id: int, args: argparse.Namespace) -> None:
+    """Apply --seats and --approval (each only if given) and then say who may join."""
+    given = {} if args.seats is AS_IT_WAS else {"seats": args.seats}
+    if args.approval is not None:
+        given["approval"] = args.approval
+    if not given:
+        return
+    current = accounts.admission(class_id)
+    current = accounts.set_admission(class_id, given.get("seats", current.seats), given.get("approval", current.approval))
+    seats = "any number of learners" if current.seats is None else f"{current.seats} learners ({current.taken} joined)"
+    _print(f"Who may join: {seats}; " + ("each waits until the teacher lets them in."
+                                         if current.approval else "no approval needed."))
+
+
 def _create(args: argparse.Namespace) -> int:
     store, accounts = _open(args)
     with store:
         made = accounts.create_class(args.name, args.teacher_name)
+        _admit(accounts, made.class_id, args)
     _print(f"Class {made.name!r} is ready.")
     _print("The teacher signs in the first time with this one-time link (it sets the teacher's password; valid 7 days):")
     print(f"    {_base(args)}/set-password/{made.teacher_token}")
@@ -112,7 +184,12 @@ def _create(args: argparse.Namespace) -> int:
 
 
 def _invite(args: argparse.Namespace) -> int:
-    return _print_link(args, "join", lambda accounts: accounts.new_invite(args.name))
+    def make(accounts: Any) -> str:
+        token = accounts.new_invite(args.name)
+        _admit(accounts, accounts.class_id(args.name), args)
+        return token
+
+    return _print_link(args, "join", make)
 
 
 def _teacher_link(args: argparse.Namespace) -> int:
@@ -138,15 +215,59 @@ def _learner(accounts: Any, class_id: int, name: str) -> Any:
 
 
 def _reset_link(args: argparse.Namespace) -> int:
-    from chainrule.classes.accounts import TEACHER, Account
-
     def make(accounts: Any) -> str:
         class_id = accounts.class_id(args.name)
         learner = _learner(accounts, class_id, args.learner)
-        admin = Account(0, class_id, args.name, TEACHER, "admin", 0)  # the CLI acts for the class's teacher
-        return accounts.new_reset_link(admin, learner.id)
+        return accounts.new_reset_link(_teacher_of(class_id, args.name), learner.id)
 
     return _print_link(args, "set-password", make)
+
+
+def _teacher_of(class_id: int, class_name: str) -> Any:
+    from chainrule.classes.accounts import TEACHER, Account
+
+    return Account(0, class_id, class_name, TEACHER, "admin", 0)  # the CLI acts for the class's teacher
+
+
+def _learners(args: argparse.Namespace) -> int:
+    store, accounts = _open(args)
+    with store:
+        class_id = accounts.class_id(args.name)
+        admission, learners = accounts.admission(class_id), accounts.learners(class_id)
+    seats = "no limit" if admission.seats is None else f"{admission.seats}"
+    _print(f"{admission.taken} learners; seats: {seats}; approval: {'on' if admission.approval else 'off'}")
+    for learner in learners:
+        _print(f"{learner.name}  ({'in the class' if learner.approved else 'waiting for the teacher'})")
+    return 0
+
+
+def _for_a_learner(args: argparse.Namespace, act: Callable[[Any, Any, int, Any], Any]) -> Any:
+    """act(accounts, the class's teacher, the learner's id, store) in the open class database (the CLI acts
+    for the class's teacher)."""
+    store, accounts = _open(args)
+    with store:
+        class_id = accounts.class_id(args.name)
+        return act(accounts, _teacher_of(class_id, args.name), _learner(accounts, class_id, args.learner).id, store)
+
+
+def _approve(args: argparse.Namespace) -> int:
+    learner = _for_a_learner(args, lambda accounts, teacher, learner_id, store: accounts.approve(teacher, learner_id))
+    _print(f"{learner.name} is in the class: they can sign in now.")
+    return 0
+
+
+def _remove(args: argparse.Namespace) -> int:
+    from chainrule.progress.run_jobs import RunJobs
+
+    def remove(accounts: Any, teacher: Any, learner_id: int, store: Any) -> tuple[Any, int]:
+        learner = accounts.remove_learner(teacher, learner_id)
+        # Its runs waiting for a worker go too (a class in SQLite has none: its server grades while a page waits).
+        return learner, RunJobs(store).forget_learner(learner.id)
+
+    learner, taken_back = _for_a_learner(args, remove)
+    runs = f", and {taken_back} run{'' if taken_back == 1 else 's'} waiting for the grader" if taken_back else ""
+    _print(f"Removed {learner.name}: the account, its work{runs}.")
+    return 0
 
 
 def _list(args: argparse.Namespace) -> int:
@@ -183,12 +304,16 @@ def _view(args: argparse.Namespace) -> int:
             _print(f"{r['exercise_id'][:24]:24} {r['runs']:>5} {r['passed_first_run_text']:>10} "
                    f"{r['median_runs_to_pass_text']:>7}  {diagnoses}")
     else:
-        _print(f"{'question':44} {'answered':>8} {'right':>6}  most chosen wrong answer")
+        _print(f"{'question':44} {'answered':>8} {'right':>6} {'recall now':>10}  most chosen wrong answer")
         for r in rows:
             wrong = "-" if r["most_chosen_wrong"] is None else (
                 f"{r['most_chosen_wrong']['answer']} ({r['most_chosen_wrong']['times']}x)")
             _print(f"{(r['lesson_id'] + '/' + r['question_id'])[:44]:44} {r['learners_answered']:>8} "
-                   f"{r['share_right_text']:>6}  {wrong}")
+                   f"{r['share_right_text']:>6} {r['recall_now_text']:>10}  {wrong}")
+        fading = sorted((r for r in rows if r["recall_now"] is not None), key=lambda r: r["recall_now"])[:3]
+        if fading:
+            _print("Fading first (lowest predicted recall now): " + ", ".join(
+                f"{r['lesson_id']}/{r['question_id']} ({r['recall_now_text']})" for r in fading))
     return 0
 
 
@@ -212,6 +337,21 @@ def _timeline(args: argparse.Namespace) -> int:
         else:
             _print(f"{event['at']}  answered {event['lesson_id']}/{event['question_id']}: {event['answer']!r} "
                    f"({'right' if event['correct'] else 'wrong'}{', imported' if event['imported'] else ''})")
+    return 0
+
+
+def _optimize(args: argparse.Namespace) -> int:
+    from chainrule.progress.fitting import class_reviews, fit, save_fit, summary
+    from chainrule.progress.scheduling import fit_scope
+
+    store, accounts = _open(args)
+    with store:
+        class_id = accounts.class_id(args.name)
+        result = fit(class_reviews(store, class_id), steps=args.steps)
+        if result.steps:
+            save_fit(store, fit_scope("class", class_id), result, store.now())
+    for line in summary(result):
+        _print(line)
     return 0
 
 

@@ -179,7 +179,8 @@ def render_result(result: dict, verbose: bool = False) -> str:
     passed = sum(t["status"] == "pass" for t in tests)
     lines.append("")
     lines.append(f"{passed} of {len(tests)} tests passed.")
-    lines += isolation_lines(result["isolation"], verbose)
+    if result.get("isolation"):  # None: the run never ran (the grader was busy)
+        lines += isolation_lines(result["isolation"], verbose)
     return terminal_text("\n".join(lines))
 
 

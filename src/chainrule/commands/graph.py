@@ -17,6 +17,8 @@ import re
 import sys
 from typing import Any
 
+from chainrule.ops import functions
+
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 TORCH_RTOL = 1e-9
 TORCH_ATOL = 1e-12
@@ -33,7 +35,7 @@ def register(subparsers: Any) -> None:
         description=(
             "Build the computation graph of EXPRESSION with the given values, run backpropagation,\n"
             "and print every node's value and every input's gradient. Expressions use numbers,\n"
-            "names, + - * / **, unary minus, parentheses and tanh exp log relu sigmoid abs."
+            "names, + - * / **, unary minus, parentheses and " + " ".join(functions(1)) + "."
         ),
         epilog=(
             'example: chainrule graph "tanh(x1*w1 + x2*w2 + b)" x1=2 x2=0 w1=-3 w2=1 b=6.8813735870195432\n'
@@ -186,18 +188,24 @@ def torch_gradients(expression: Any, values: dict[str, float]) -> tuple[float, d
         "/": lambda a, b: a / b,
         "**": lambda a, b: torch.pow(a, b),
         "**const": lambda a, k: torch.pow(a, k),
-        "call:tanh": torch.tanh,
-        "call:exp": torch.exp,
-        "call:log": torch.log,
-        "call:relu": torch.relu,
-        "call:sigmoid": torch.sigmoid,
-        "call:abs": torch.abs,
     }
+    for name, op in functions(1).items():  # every function of the op table, by its PyTorch name
+        lib["call:" + name] = torch_function(torch, op)
     output, leaves = expression.evaluate(values, lib)
     if output.requires_grad:
         output.backward()
     grads = {name: (t.grad.item() if t.grad is not None else 0.0) for name, t in leaves.items()}
     return output.item(), grads
+
+
+def torch_function(torch: Any, op: Any) -> Any:
+    """PyTorch's function for an op of the table (`Op.torch`, a name under `torch`)."""
+    if op.torch is None:
+        raise ImportError(f"the op {op.name} names no PyTorch function to compare with")
+    found = torch
+    for part in op.torch.split("."):
+        found = getattr(found, part)
+    return found
 
 
 def _agree(a: float, b: float) -> bool:

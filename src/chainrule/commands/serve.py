@@ -1,9 +1,10 @@
 """`chainrule serve`: one lesson server for a class (accounts instead of a token; see docs/classroom.md).
 
-    chainrule serve [--host H] [--port P] [--url PUBLIC_URL] [--data-dir DIR | --database URL]
+    chainrule serve [--host H] [--port P] [--url PUBLIC_URL] [--data-dir DIR | --database URL] [--workers N]
 
 The class lives in class.sqlite in the data folder, or in PostgreSQL (--database or $CHAINRULE_DATABASE);
-the web process keeps no state of its own, so several can serve one PostgreSQL class behind a proxy.
+the web process keeps no state of its own, so several can serve one PostgreSQL class: --workers N runs N of
+them on the one port (commands/serve_processes.py; one per core by default), a class in SQLite has one.
 --url is the address learners open (a TLS proxy's https://... address makes the cookies Secure); its host
 name, with loopback, is what the Host check accepts. Listening beyond loopback needs a strong grading
 sandbox, or --allow-weak-sandbox, as `chainrule lesson` does.
@@ -14,9 +15,14 @@ from __future__ import annotations
 import argparse
 import socket
 import sys
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from chainrule.commands.class_ import add_database_options
+from chainrule.commands.class_ import add_database_options, secret_on_command_line
+from chainrule.turns import MAX_OPEN_PER_LEARNER
+
+if TYPE_CHECKING:
+    from chainrule.classes.grading import GradedRuns
 
 DEFAULT_PORT = 8000
 
@@ -40,26 +46,37 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--run-deadline", type=float, default=None, metavar="SECONDS",
                         help="with PostgreSQL: a run no worker has graded this long after it was sent ends "
                         "with the verdict 'expired' (default 600)")
-    parser.add_argument("--runs-per-learner", type=int, default=None, metavar="N",
-                        help="with PostgreSQL: how many runs one learner may have waiting or running (default 3)")
+    parser.add_argument("--runs-per-learner", type=int, default=MAX_OPEN_PER_LEARNER, metavar="N",
+                        help="how many runs one learner may have waiting or running; one more is refused at once "
+                        f"(default {MAX_OPEN_PER_LEARNER})")
     parser.add_argument("--learner-storage", type=float, default=None, metavar="MB",
                         help="how much one learner may keep, in millions of characters of code, results and answers: "
                         "a progress file that would pass it is refused (default 64)")
     parser.add_argument("--lms-retry", type=float, default=5.0, metavar="SECONDS",
                         help="a score the LMS did not take is sent again after this long, then twice as long each "
                         "time, at most hourly (default 5)")
+    parser.add_argument("--workers", type=int, default=None, metavar="N",
+                        help="web processes answering on the port (default: one per core with PostgreSQL; "
+                        "a class in SQLite has one)")
+    parser.add_argument("--max-connections", type=int, default=None, metavar="N",
+                        help="connections one web process keeps open; past 3/4 of it answers close theirs, past "
+                        "it newcomers wait (default 4096, lowered to fit the open-files limit)")
+    parser.add_argument("--static-dir", default=None, metavar="DIR",
+                        help="also write the pages' fingerprinted static files (with .br and .gz forms) into DIR at "
+                        "start, for a proxy to serve at /static/ (docs/classroom.md)")
     add_database_options(parser)
     parser.set_defaults(func=run)
 
 
-def class_grader(store, args: argparse.Namespace):
-    """A class in PostgreSQL queues its runs for `chainrule worker`; a class in SQLite grades in process."""
-    from chainrule.classes.grading import InProcessGrader, QueuedGrader
+def class_runs(store, args: argparse.Namespace) -> "GradedRuns":
+    """Where runs are graded, decided here once: a class in PostgreSQL queues them for `chainrule worker`;
+    a class in SQLite grades them in this process. Either way one learner has --runs-per-learner open."""
+    from chainrule.classes.grading import InProcessRuns, QueuedRuns
 
     if store.database.dialect != "postgresql":
-        return InProcessGrader()
-    return QueuedGrader(store, store.database.url, deadline_seconds=args.run_deadline,
-                        max_open=args.runs_per_learner)
+        return InProcessRuns.for_class(store, per_learner=args.runs_per_learner)
+    return QueuedRuns(store, store.database.url, deadline_seconds=args.run_deadline,
+                      max_open=args.runs_per_learner)
 
 
 def _add_lti(app, store, accounts, url: str, args: argparse.Namespace):
@@ -90,6 +107,13 @@ def run(args: argparse.Namespace) -> int:
     if not 1 <= args.port <= 65535:
         print(f"chainrule serve: --port must be between 1 and 65535, not {args.port}", file=sys.stderr)
         return 2
+    refusal = secret_on_command_line(args.database)
+    if refusal:
+        print(f"chainrule serve: {refusal}", file=sys.stderr)
+        return 2
+    if args.runs_per_learner < 1:
+        print(f"chainrule serve: --runs-per-learner must be 1 or more, not {args.runs_per_learner}", file=sys.stderr)
+        return 2
     bind_host = args.host.strip().strip("[]")
     url = (args.url or f"http://{url_host(bind_host)}:{args.port}").rstrip("/")
     parts = urlsplit(url)
@@ -106,35 +130,64 @@ def run(args: argparse.Namespace) -> int:
             return 2
 
     from chainrule.classes import open_class_store
-    from chainrule.classes.accounts import Accounts
-    from chainrule.web.routes_class import create_class_app
 
     try:
         store = open_class_store(args.data_dir, args.database)
     except StoreError as error:
         print(f"chainrule serve: {error}", file=sys.stderr)
         return 1
+    if args.max_connections is not None and args.max_connections < 1:
+        store.close()
+        print(f"chainrule serve: --max-connections must be 1 or more, not {args.max_connections}", file=sys.stderr)
+        return 2
+    processes = _process_count(args, store.database.dialect)
+    if isinstance(processes, str):
+        store.close()
+        print(f"chainrule serve: {processes}", file=sys.stderr)
+        return 2
     # Host and Origin are checked with their port (a page on another port of this host is another origin):
     # the names this process listens as, on its own port, and the --url's host on the --url's port.
     hosts = [url_host(bind_host).lower(), *(name.lower() for name in args.allow_host)]
     public = (parsed[0], parsed[1] or (443 if parts.scheme == "https" else 80))
+
+    def build(store):
+        """The class app on ``store``: (app, its graded runs, LTI score sender); StoreError or ValueError if refused."""
+        from chainrule.classes.accounts import Accounts
+        from chainrule.web.routes_class import create_class_app
+
+        runs = class_runs(store, args)
+        try:
+            quota = {} if args.learner_storage is None else {"learner_quota": int(args.learner_storage * 1_000_000)}
+            if quota and quota["learner_quota"] <= 0:
+                raise ValueError("--learner-storage must be more than 0 (millions of characters)")
+            accounts = Accounts(store)
+            app = create_class_app(store, accounts=accounts, runs=runs, secure=parts.scheme == "https",
+                                   hosts=hosts, port=args.port, public=public, **quota)
+            return app, runs, _add_lti(app, store, accounts, url, args)
+        except BaseException:
+            runs.close()
+            raise
+
     try:
-        grader = class_grader(store, args)
-        quota = {} if args.learner_storage is None else {"learner_quota": int(args.learner_storage * 1_000_000)}
-        if quota and quota["learner_quota"] <= 0:
-            raise ValueError("--learner-storage must be more than 0 (millions of characters)")
-        accounts = Accounts(store)
-        app = create_class_app(store, accounts=accounts, grader=grader,
-                               secure=parts.scheme == "https", hosts=hosts, port=args.port, public=public, **quota)
-        sender = _add_lti(app, store, accounts, url, args)
+        app, runs, sender = build(store)
     except (StoreError, ValueError) as error:
         store.close()
         print(f"chainrule serve: {error}", file=sys.stderr)
         return 1
+    queued = runs.queued
 
-    import uvicorn
+    from chainrule.web.static_files import static_bundle
 
-    from chainrule.web.connections import server_options
+    static_bundle().precompress()  # once, before the web processes start, so that they share it
+    if args.static_dir:
+        try:
+            static_bundle().write(args.static_dir)
+        except OSError as error:
+            runs.close()
+            store.close()
+            print(f"chainrule serve: cannot write the static files into {args.static_dir}: "
+                  f"{error.strerror or error}. Give --static-dir a folder this user may write.", file=sys.stderr)
+            return 1
 
     family = socket.AF_INET6 if ":" in bind_host else socket.AF_INET
     try:
@@ -143,18 +196,71 @@ def run(args: argparse.Namespace) -> int:
         sock.bind((bind_host, args.port))
         sock.listen(128)
     except OSError as error:
+        runs.close()
         store.close()
         print(f"chainrule serve: cannot listen on {args.host}:{args.port}: {error.strerror or error}. "
               "Choose another --port or --host.", file=sys.stderr)
         return 1
     print(f"chainrule serve is running for the classes in {store.where}.", flush=True)
-    if grader.queued:
+    if processes > 1:
+        print(f"    {processes} web processes answer on port {args.port}.", flush=True)
+    if queued:
         print("    Graded runs wait in the class database for `chainrule worker --database URL`.", flush=True)
     print(f"    Learners and teacher sign in at {url}/sign-in", flush=True)
     print("Press Ctrl+C to stop.", flush=True)
+    try:
+        if processes == 1:
+            _serve(app, runs, sender, store, sock, args.max_connections)
+        else:
+            # The children open their own connections and threads: nothing of this process's crosses the fork.
+            runs.close()
+            store.close()
+            del app, runs, sender, store
+
+            def serve_one() -> int:
+                child_store = open_class_store(args.data_dir, args.database)
+                _serve(*build(child_store), child_store, sock, args.max_connections)
+                return 0
+
+            from chainrule.commands.serve_processes import run_processes
+
+            if run_processes(processes, serve_one):
+                return 1
+    finally:
+        sock.close()
+    print("chainrule serve stopped.", flush=True)
+    return 0
+
+
+def _process_count(args: argparse.Namespace, dialect: str) -> int | str:
+    """How many web processes to run, or why the number asked for cannot be."""
+    from chainrule.commands.serve_processes import default_process_count
+
+    if args.workers is not None and args.workers < 1:
+        return f"--workers must be 1 or more, not {args.workers}"
+    if dialect == "postgresql":
+        return args.workers or default_process_count()
+    if (args.workers or 1) > 1:
+        return (f"--workers {args.workers} needs the class in PostgreSQL (--database URL, docs/classroom.md). "
+                "With SQLite, runs are graded inside the web process, at most as many at once as this machine "
+                "has cores, and one process is what keeps that bound and SQLite's one writer at a time; the "
+                "pages themselves (static files, sign-in in its own pool) already hold about 100 learners "
+                "(docs/performance.md). Use --workers 1 here, or move the class to PostgreSQL with "
+                "`chainrule worker` processes grading for it.")
+    return 1
+
+
+def _serve(app, runs, sender, store, sock: socket.socket, max_connections: int | None) -> None:
+    """Answer on ``sock`` until stopped, then close what the app holds."""
+    import uvicorn
+
+    from chainrule.web.connections import raise_open_files_limit, server_options
+
+    raise_open_files_limit()
+
     # Behind a proxy on this machine, the client address (for sign-in limits) comes from X-Forwarded-For.
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on", proxy_headers=True,
-                            forwarded_allow_ips="127.0.0.1,::1", **server_options())
+                            forwarded_allow_ips="127.0.0.1,::1", **server_options(max_connections))
     sender.start()
     try:
         uvicorn.Server(config).run(sockets=[sock])
@@ -162,9 +268,5 @@ def run(args: argparse.Namespace) -> int:
         pass
     finally:
         sender.stop()
-        sock.close()
-        if grader.queued:
-            grader.close()
+        runs.close()
         store.close()
-    print("chainrule serve stopped.", flush=True)
-    return 0

@@ -22,6 +22,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Callable
 
+from chainrule.commands.arguments import whole_number
 from chainrule.datasets import moons
 from chainrule.engine import Value
 from chainrule.losses import l2_penalty, max_margin
@@ -155,19 +156,6 @@ def _layer_sizes(text: str) -> list[int]:
     return sizes
 
 
-def _count(minimum: int, what: str) -> Callable[[str], int]:
-    def parse(text: str) -> int:
-        try:
-            n = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{what} must be a whole number >= {minimum}, got {text!r}") from None
-        if n < minimum:
-            raise argparse.ArgumentTypeError(f"{what} must be a whole number >= {minimum}, got {n}")
-        return n
-
-    return parse
-
-
 def _real(what: str, positive: bool) -> Callable[[str], float]:
     def parse(text: str) -> float:
         try:
@@ -193,7 +181,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ),
     )
     parser.add_argument("dataset", choices=["moons"], help="the data set to learn")
-    parser.add_argument("--steps", type=_count(0, "--steps"), default=100, help="training steps (default 100)")
+    parser.add_argument("--steps", type=whole_number(0, "--steps"), default=100, help="training steps (default 100)")
     parser.add_argument(
         "--seed", type=int, default=DEFAULT_SEED, help=f"seed for the data and the weights (default {DEFAULT_SEED})"
     )
@@ -203,7 +191,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--activation", choices=ACTIVATIONS, default="relu", help="hidden activation (default relu)")
     parser.add_argument("--lr", type=_real("--lr", True), default=1.0, help="initial learning rate (default 1.0)")
-    parser.add_argument("--samples", type=_count(2, "--samples"), default=100, help="number of points (default 100)")
+    parser.add_argument("--samples", type=whole_number(2, "--samples"), default=100, help="number of points (default 100)")
     parser.add_argument("--noise", type=_real("--noise", False), default=0.1, help="noise std (default 0.1)")
     parser.add_argument("--alpha", type=_real("--alpha", False), default=1e-4, help="L2 strength (default 1e-4)")
     parser.add_argument("--plot", metavar="FILE", help="write the decision boundary to FILE (.png or .svg)")

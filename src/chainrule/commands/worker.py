@@ -2,11 +2,13 @@
 
     chainrule worker [--database URL] [--concurrency N]
 
-Takes the runs `chainrule serve` queued (classes/queue.py), grades each in the same layered sandbox as
-`chainrule lesson`, and keeps the result as the learner's submission (progress/run_jobs.py). N processes
-(default: one per core of this host), each grading one run at a time; a process that dies is started
-again. Start and stop workers at any time: a run whose worker died goes back to the queue once its
-heartbeat is missed, and is graded by another. See docs/classroom.md.
+Takes the runs `chainrule serve` queued (classes/queue.py), learners in fair turns, grades each in the
+same layered sandbox as `chainrule lesson`, and keeps the result as the learner's submission
+(progress/run_jobs.py). N processes (default: one per core of this host), each grading one run at a time;
+a process that dies is started again. Start and stop workers at any time: a run whose worker died goes
+back to the queue once that worker has been silent for --stalled-after, and is graded by another. See
+docs/classroom.md. The database's address (and its password) never goes on a command line: the worker
+processes get it in their environment.
 """
 
 from __future__ import annotations
@@ -63,8 +65,13 @@ def _cores() -> int:
 
 def run(args: argparse.Namespace) -> int:
     from chainrule.classes import ENV_DATABASE
+    from chainrule.commands.class_ import secret_on_command_line
     from chainrule.progress.connection import is_database_url
 
+    refusal = secret_on_command_line(args.database)
+    if refusal:
+        print(f"chainrule worker: {refusal}", file=sys.stderr)
+        return 2
     url = args.database or os.environ.get(ENV_DATABASE) or ""
     if not is_database_url(url):
         print("chainrule worker: give the class's PostgreSQL database with --database postgresql://... (or "
@@ -117,9 +124,14 @@ def _supervise(args: argparse.Namespace, url: str, count: int) -> int:
     except StoreError as error:
         print(f"chainrule worker: {error}", file=sys.stderr)
         return 1
-    command = [sys.executable, "-m", "chainrule", "worker", "--concurrency", "1", "--nice", "0", "--database", url,
+    from chainrule.classes import ENV_DATABASE
+
+    # The URL (and any password in it) goes to the processes in their environment, which only this user
+    # can read (/proc/PID/environ), never on their command lines, which every local user can (`ps`).
+    command = [sys.executable, "-m", "chainrule", "worker", "--concurrency", "1", "--nice", "0",
                *(["--allow-weak-sandbox"] if args.allow_weak_sandbox else []),
                "--heartbeat", str(args.heartbeat), "--stalled-after", str(args.stalled_after)]
+    environment = dict(os.environ, **{ENV_DATABASE: url})
     stopping = False
 
     def stop(signum: int, frame: object) -> None:
@@ -128,7 +140,7 @@ def _supervise(args: argparse.Namespace, url: str, count: int) -> int:
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
-    children = [(subprocess.Popen(command), time.monotonic()) for _ in range(count)]
+    children = [(subprocess.Popen(command, env=environment), time.monotonic()) for _ in range(count)]
     pause = 1.0
     print(f"chainrule worker: {count} processes grading (one run each at a time).", flush=True)
     while not stopping:
@@ -142,7 +154,7 @@ def _supervise(args: argparse.Namespace, url: str, count: int) -> int:
                   + (f" in {pause:g} s." if young else "."), file=sys.stderr, flush=True)
             if young:
                 time.sleep(pause)
-            children[index] = (subprocess.Popen(command), time.monotonic())
+            children[index] = (subprocess.Popen(command, env=environment), time.monotonic())
     for child, _ in children:
         if child.poll() is None:
             child.send_signal(signal.SIGTERM)
@@ -178,7 +190,7 @@ async def _work(url: str, name: str, heartbeat: float, stalled_after: float) -> 
     # This process grades one run at a time, with the next one already taken and waiting at the gate: the
     # queue's bookkeeping (keeping a result, taking the next run) overlaps a grading instead of adding to it.
     configure_concurrency(slots=1, queue=PREFETCH)
-    app = worker_app(url, lambda run_id: _grade_run(jobs, run_id, name))
+    app = worker_app(url, lambda queue_job_id: _grade_turn(jobs, queue_job_id, name))
     sender = Sender(url)
     stop = asyncio.Event()
     sweeping = asyncio.create_task(_sweep(app, jobs, sender, heartbeat, stalled_after, stop))
@@ -246,18 +258,20 @@ async def _sweep(app, jobs, sender, heartbeat: float, stalled_after: float, stop
             log.warning("sweeping the queue failed (%s); trying again in %g s", error, heartbeat)
 
 
-def _grade_run(jobs, run_id: int, name: str) -> None:
-    """procrastinate's task: grade one run and keep its result (runs in a thread of the worker)."""
+def _grade_turn(jobs, queue_job_id: int, name: str) -> None:
+    """procrastinate's task: take the run that is due (learners in fair turns, or the run this queue job
+    held when its worker died), grade it and keep its result (runs in a thread of the worker)."""
     from chainrule.grading import grade
     from chainrule.progress import StoreError
+    from chainrule.progress.run_jobs import CANNOT_GRADE
 
-    run = jobs.start(run_id, name)
+    run = jobs.start(queue_job_id, name)
     if run is None:
-        return  # graded already, or ended
+        return  # no run left to take (another queue job took it), or it has ended
     try:
         result = grade(run.exercise_id, run.language, run.source)
     except ValueError as error:  # an exercise or language this host's chainrule does not know
-        jobs.end(run.id, "error", f"This worker cannot grade it: {error}")
+        jobs.end(run.id, CANNOT_GRADE, str(error))
         return
     waited = 0.0
     while True:

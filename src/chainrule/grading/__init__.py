@@ -11,8 +11,8 @@ see docs/grading.md.
 """
 
 from chainrule.grading.exercise_folder import LANGUAGES, Exercise, ExerciseFolderError, GradingCase, load_exercise_folder
-from chainrule.grading.grader import (GradingError, busy_result, concurrency, configure_concurrency, default_limits,
-                                      grade, prepare_typescript)
+from chainrule.grading.grader import (GradingError, busy_result, configure_concurrency, default_limits,
+                                      gate, grade, grade_now, prepare_typescript, run_result)
 from chainrule.grading.registry import (
     EXERCISES,
     detect_exercise,
@@ -28,7 +28,7 @@ from chainrule.grading.sandbox import Limits, isolation_report
 
 __all__ = [
     "EXERCISES", "Exercise", "ExerciseFolderError", "GradingCase", "LANGUAGES", "GradingError", "Limits",
-    "busy_result", "concurrency", "configure_concurrency", "default_limits", "detect_exercise", "exercise_cases", "get_exercise", "grade",
+    "busy_result", "configure_concurrency", "default_limits", "detect_exercise", "exercise_cases", "gate", "get_exercise", "grade", "grade_now",
     "isolation_report", "list_exercises", "load_exercise_folder", "normalize_language", "prepare_typescript",
-    "reference_source", "register_exercise_folder", "starter_source",
+    "reference_source", "register_exercise_folder", "run_result", "starter_source",
 ]

@@ -18,7 +18,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import threading
 import time
 import uuid
 from functools import lru_cache
@@ -32,6 +31,7 @@ from chainrule.grading.numbers import graded, graded_text, graded_texts
 from chainrule.grading.registry import normalize_language, resolve
 from chainrule.grading.harness_output import parse_events
 from chainrule.grading.type_errors import with_type_errors
+from chainrule.turns import Admission
 
 RUNTIME_DIR = Path(__file__).with_name("runtime")
 VENDOR_DIR = Path(__file__).with_name("vendor")
@@ -57,41 +57,6 @@ class GradingError(Exception):
 # ------------------------------------------------------------------------------------- concurrency
 
 
-class _Gate:
-    """At most `slots` gradings run at once; at most `queue` more wait; anything past that is busy."""
-
-    def __init__(self, slots: int, queue: int) -> None:
-        self.slots = slots
-        self.queue = queue
-        self.running = 0
-        self.waiting = 0
-        self.peak = 0  # the most gradings ever running at once (for tests and the benchmark)
-        self.condition = threading.Condition()
-
-    def enter(self, wait_seconds: float) -> bool:
-        with self.condition:
-            if self.running >= self.slots and self.waiting >= self.queue:
-                return False
-            self.waiting += 1
-            try:
-                deadline = time.monotonic() + wait_seconds
-                while self.running >= self.slots:
-                    left = deadline - time.monotonic()
-                    if left <= 0:
-                        return False
-                    self.condition.wait(left)
-                self.running += 1
-                self.peak = max(self.peak, self.running)
-                return True
-            finally:
-                self.waiting -= 1
-
-    def leave(self) -> None:
-        with self.condition:
-            self.running -= 1
-            self.condition.notify()
-
-
 def _cores() -> int:
     try:
         return max(1, len(os.sched_getaffinity(0)))  # the cores this process may use
@@ -99,37 +64,40 @@ def _cores() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-GATE = _Gate(slots=_cores(), queue=max(4, 2 * _cores()))
 QUEUE_WAIT_SECONDS = 60.0
+# The one gate of this process's sandboxes (chainrule.turns: slots, a waiting room, per-learner bounds and
+# fair turns). grade() takes a turn here; a server takes the turn itself (gate()) and then calls grade_now().
+GATE = Admission(slots=_cores(), queue=max(4, 2 * _cores()), wait_seconds=QUEUE_WAIT_SECONDS)
 
 
-def configure_concurrency(slots: int | None = None, queue: int | None = None) -> _Gate:
+def gate() -> Admission:
+    """The gate gradings in this process pass (configure_concurrency replaces it)."""
+    return GATE
+
+
+def configure_concurrency(slots: int | None = None, queue: int | None = None) -> Admission:
     """Change how many gradings may run at once and how many may wait (for servers and tests).
 
     Takes effect for gradings that start afterwards; returns the previous gate (to restore it).
     """
     global GATE
     previous = GATE
-    GATE = _Gate(slots=slots or previous.slots, queue=previous.queue if queue is None else queue)
+    GATE = Admission(slots=slots or previous.slots, queue=previous.queue if queue is None else queue,
+                     wait_seconds=previous.wait_seconds)
     return previous
 
 
-def restore_concurrency(gate: _Gate) -> None:
+def restore_concurrency(previous: Admission) -> None:
     global GATE
-    GATE = gate
+    GATE = previous
 
 
-def concurrency() -> tuple[int, int, float]:
-    """(slots, queue, wait seconds): how many gradings run at once, how many more may wait, and for how
-    long (a server that queues gradings itself admits as many)."""
-    return GATE.slots, GATE.queue, QUEUE_WAIT_SECONDS
+BUSY_MESSAGE = "The grader is busy: every slot is running and the queue is full. Try again in a few seconds."
 
 
-def busy_result(exercise_id: str, language: str, started: float | None = None) -> dict:
-    """The answer to a grading that found every slot running and the queue full (not a verdict on the code)."""
-    return _result(exercise_id, normalize_language(language), "busy", "error",
-                   "The grader is busy: every slot is running and the queue is full. Try again in a few seconds.",
-                   [], time.monotonic() if started is None else started)
+def busy_result(exercise_id: str, language: str, message: str = BUSY_MESSAGE) -> dict:
+    """The answer to a run that was not graded because the grader had no turn for it (not a verdict on the code)."""
+    return run_result(exercise_id, normalize_language(language), "busy", "error", message)
 
 
 # ------------------------------------------------------------------------------------- runtimes
@@ -165,19 +133,33 @@ def _isolation() -> dict:
     return sandbox.isolation_report()
 
 
-def _result(exercise: str, language: str, verdict: str, status: str, message: str | None,
-            tests: list[dict], started: float, isolation: dict | None = None) -> dict:
-    return {
+def run_result(exercise: str, language: str, verdict: str, status: str, message: str | None,
+               tests: list[dict] | None = None, *, started: float | None = None,
+               isolation: dict | None = None) -> dict:
+    """The one shape of a run's result, graded or not (a run that was refused, expired or lost its worker
+    has a verdict that says so, no tests, no isolation (None: it never ran) and counts nothing): Exercism's
+    test-runner interface v3 plus verdict, exercise, language, isolation and (for a run that ran)
+    duration_ms."""
+    result = {
         "version": 3,
         "status": status,
         "message": message,
         "verdict": verdict,
         "exercise": exercise,
         "language": language,
-        "isolation": isolation if isolation is not None else _isolation(),
-        "tests": tests,
-        "duration_ms": round((time.monotonic() - started) * 1000, 3),
+        "isolation": isolation,
+        "tests": list(tests or []),
     }
+    if started is not None:
+        result["duration_ms"] = round((time.monotonic() - started) * 1000, 3)
+    return result
+
+
+def _result(exercise: str, language: str, verdict: str, status: str, message: str | None,
+            tests: list[dict], started: float, isolation: dict | None = None) -> dict:
+    """A result of grade(): it always says how the code was (or would have been) isolated."""
+    return run_result(exercise, language, verdict, status, message, tests, started=started,
+                      isolation=isolation if isolation is not None else _isolation())
 
 
 def _test_code(function: str, case: GradingCase) -> str:
@@ -334,32 +316,48 @@ def _error_message(verdict: str, error: dict) -> str:
 
 def grade(exercise: str | Exercise, language: str, source: str, *, limits: sandbox.Limits | None = None) -> dict:
     """Grade `source` (the learner's whole file) for one exercise (a registered id, or an Exercise) and
-    language. The exercise is resolved here, once, and passed on.
+    language, after waiting for a turn of this process's gate (busy_result when there is none).
 
     Never raises for anything the learner's code does; raises ValueError for an unknown exercise or
     language, or a source that is not a string.
     """
     started = time.monotonic()
+    exercise, language, refused = _checked(exercise, language, source, started)
+    if refused is not None:
+        return refused
+    admission = GATE  # the gate this run entered, even if configure_concurrency replaces it meanwhile
+    turn = admission.enter()
+    if isinstance(turn, str):
+        return busy_result(exercise.id, language)
+    try:
+        return _grade_admitted(exercise, language, source, limits, started)
+    finally:
+        admission.leave(turn)
+
+
+def grade_now(exercise: str | Exercise, language: str, source: str, *, limits: sandbox.Limits | None = None) -> dict:
+    """grade() for a caller that already holds a turn of gate() (a server waits for it in its event loop):
+    the run passes one gate, not two."""
+    started = time.monotonic()
+    exercise, language, refused = _checked(exercise, language, source, started)
+    return refused if refused is not None else _grade_admitted(exercise, language, source, limits, started)
+
+
+def _checked(exercise: str | Exercise, language: str, source: str, started: float) -> tuple[Exercise, str, dict | None]:
+    """The exercise resolved here, once, and the language; a result already for a file not graded at all."""
     exercise = resolve(exercise)
     language = normalize_language(language)
     if not isinstance(source, str):
         raise ValueError(f"source must be the text of the file (a str), not {type(source).__name__}")
     size = len(source.encode("utf-8", errors="replace"))
     if size > MAX_SOURCE_BYTES:
-        return _result(exercise.id, language, "error", "error",
-                       f"Your file is {size:,} bytes; files of at most {MAX_SOURCE_BYTES:,} bytes are graded.",
-                       [], started)
+        return exercise, language, _result(exercise.id, language, "error", "error",
+                                           f"Your file is {size:,} bytes; files of at most {MAX_SOURCE_BYTES:,} "
+                                           "bytes are graded.", [], started)
     if "\x00" in source:
-        return _result(exercise.id, language, "error", "error",
-                       "Your file contains a NUL character; remove it and try again.", [], started)
-
-    gate = GATE
-    if not gate.enter(QUEUE_WAIT_SECONDS):
-        return busy_result(exercise.id, language, started)
-    try:
-        return _grade_admitted(exercise, language, source, limits, started)
-    finally:
-        gate.leave()
+        return exercise, language, _result(exercise.id, language, "error", "error",
+                                           "Your file contains a NUL character; remove it and try again.", [], started)
+    return exercise, language, None
 
 
 def default_limits(language: str) -> sandbox.Limits:

@@ -8,27 +8,19 @@ Each node is [label, op, input labels...]; inputs must be defined before they ar
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from typing import Any
 
 from chainrule.engine import Value
 from chainrule.errors import InputError
+from chainrule.ops import OPS
 from chainrule.lessons.text import LessonDataError
 
-__all__ = ["BUILDERS", "build_graph", "graph_values", "graph_constants", "graph_trace", "explore_graph"]
+__all__ = ["known_ops", "build_graph", "graph_values", "graph_constants", "graph_trace", "explore_graph"]
 
-# The ops a lesson graph may use, each built with the engine's own operators.
-BUILDERS: dict[str, Callable[..., Value]] = {
-    "add": lambda a, b: a + b,
-    "sub": lambda a, b: a - b,
-    "mul": lambda a, b: a * b,
-    "div": lambda a, b: a / b,
-    "neg": lambda a: -a,
-    "tanh": lambda a: a.tanh(),
-    "exp": lambda a: a.exp(),
-    "log": lambda a: a.log(),
-    "relu": lambda a: a.relu(),
-    "sigmoid": lambda a: a.sigmoid(),
-}
+
+def known_ops() -> list[str]:
+    """The ops a lesson graph may use: every op of the engine's table, by name (docs/engine.md)."""
+    return sorted(OPS)
 
 
 def build_graph(spec: dict[str, Any], name: str = "graph") -> tuple[Value, dict[str, Value]]:
@@ -36,13 +28,17 @@ def build_graph(spec: dict[str, Any], name: str = "graph") -> tuple[Value, dict[
     values: dict[str, Value] = {}
     for label, data in spec["leaves"]:
         values[label] = Value(float(data), label=label)
-    for label, op, *inputs in spec["nodes"]:
-        if op not in BUILDERS:
-            raise LessonDataError(f"graph {name!r}: node {label!r} uses unknown op {op!r}; known: {sorted(BUILDERS)}")
+    for label, op_name, *inputs in spec["nodes"]:
+        op = OPS.get(op_name)
+        if op is None:
+            raise LessonDataError(f"graph {name!r}: node {label!r} uses unknown op {op_name!r}; known: {known_ops()}")
+        if len(inputs) != op.arity:
+            raise LessonDataError(f"graph {name!r}: node {label!r} ({op_name}) takes {op.arity} "
+                                  f"input{'s' if op.arity > 1 else ''}, not {len(inputs)}")
         missing = [i for i in inputs if i not in values]
         if missing:
             raise LessonDataError(f"graph {name!r}: node {label!r} uses {missing} before they are defined")
-        node = BUILDERS[op](*(values[i] for i in inputs))
+        node = Value.apply(op, *(values[i] for i in inputs))
         node.label = label
         values[label] = node
     if spec["output"] not in values:

@@ -15,11 +15,17 @@ from chainrule.progress.rows import sound_rows
 
 ACCOUNT_LOCK = -2  # the advisory lock key for account writes that read first (learners' keys are >= 0)
 CLASS_LEARNERS = "learner_id IN (SELECT id FROM accounts WHERE class_id = ? AND role = 'learner')"
-ACCOUNT_COLUMNS = ("SELECT a.id, a.class_id, c.name, a.role, a.name, a.session_epoch FROM accounts a "
+ACCOUNT_COLUMNS = ("SELECT a.id, a.class_id, c.name, a.role, a.name, a.session_epoch, a.approved FROM accounts a "
                    "JOIN classes c ON c.id = a.class_id ")
 
-AccountRow = tuple  # (id, class_id, class name, role, name, session epoch)
+AccountRow = tuple  # (id, class_id, class name, role, name, session epoch, approved)
+# Every table that holds a learner's own rows (a removed account's go with it; grading_jobs: run_jobs.py).
+LEARNER_TABLES = ("predictions", "code", "submissions", "quiz_answers", "explanations", "cards", "review_logs")
 MAX_ID = 2**31 - 1  # learner_id is a 4-byte INTEGER in PostgreSQL; a larger id is no account
+
+
+class SeatsTaken(Exception):
+    """add_learner: the class has as many learners as its seats."""
 
 
 class ClassStore:
@@ -101,17 +107,44 @@ class ClassStore:
 
     def add_learner(self, class_id: int, name: str, password_hash: str, at: str,
                     check_names: Callable[[list[str]], None]) -> int:
-        """The new learner's id. ``check_names`` sees every name in the class, inside the same write (so two
-        joins at once cannot both take a name), and raises to refuse this one."""
+        """The new learner's id (waiting for the teacher if the class asks for approval). ``check_names``
+        sees every name in the class, inside the same write (so two joins at once cannot both take a name),
+        and raises to refuse this one; SeatsTaken if every seat is taken (``admitted``)."""
 
         def work(conn: Connection) -> int:
             check_names([row[0] for row in conn.execute(
                 "SELECT name FROM accounts WHERE class_id = ?", (class_id,)).fetchall()])
             return int(conn.execute(
-                "INSERT INTO accounts (class_id, role, name, password_hash, created_at) "
-                "VALUES (?, 'learner', ?, ?, ?) RETURNING id", (class_id, name, password_hash, at)).fetchone()[0])
+                "INSERT INTO accounts (class_id, role, name, password_hash, created_at, approved) "
+                "VALUES (?, 'learner', ?, ?, ?, ?) RETURNING id",
+                (class_id, name, password_hash, at, admitted(conn, class_id))).fetchone()[0])
 
         return self._write(work)
+
+    def admission(self, class_id: int) -> tuple[int | None, bool, int]:
+        """(seats or None, whether joining needs the teacher's approval, learners in the class)."""
+        seats, approval, learners = self.database.read(lambda conn: conn.execute(
+            "SELECT seats, approval, (SELECT COUNT(*) FROM accounts a WHERE a.class_id = c.id AND "
+            "a.role = 'learner') FROM classes c WHERE c.id = ?", (class_id,)).fetchone())
+        return None if seats is None else int(seats), bool(approval), int(learners)
+
+    def set_admission(self, class_id: int, seats: int | None, approval: bool) -> None:
+        self._write(lambda conn: conn.execute("UPDATE classes SET seats = ?, approval = ? WHERE id = ?",
+                                              (seats, int(bool(approval)), class_id)))
+
+    def approve(self, account_id: int) -> None:
+        self._write(lambda conn: conn.execute("UPDATE accounts SET approved = 1 WHERE id = ?", (account_id,)))
+
+    def remove_learner(self, account_id: int) -> None:
+        """The account and everything it did, in one transaction (its sessions end with it)."""
+
+        def work(conn: Connection) -> None:
+            for table in LEARNER_TABLES:
+                conn.execute(f"DELETE FROM {table} WHERE learner_id = ?", (account_id,))
+            conn.execute("DELETE FROM one_time_links WHERE account_id = ?", (account_id,))
+            conn.execute("DELETE FROM accounts WHERE id = ? AND role = 'learner'", (account_id,))
+
+        self._write(work)
 
     def password_hash(self, class_name: str, name: str) -> tuple[int, str | None] | None:
         row = self.database.read(lambda conn: conn.execute(
@@ -233,6 +266,27 @@ class ClassStore:
                                answers))
 
         return self.database.read(work, snapshot=True)
+
+
+def admitted(conn: Connection, class_id: int) -> int:
+    """Inside the write that makes a learner of the class: 0 if they wait for the teacher's approval, else 1;
+    SeatsTaken if every seat is taken (counted in the same transaction, so that learners joining at once, by
+    password or through a sign-in provider, never pass the seats)."""
+    seats, approval = conn.execute("SELECT seats, approval FROM classes WHERE id = ?", (class_id,)).fetchone()
+    if seats is not None and conn.execute(
+            "SELECT COUNT(*) FROM accounts WHERE class_id = ? AND role = 'learner'", (class_id,)).fetchone()[0] >= seats:
+        raise SeatsTaken(int(seats))
+    return 0 if approval else 1
+
+
+def account_exists(account_id: int):
+    """A record_submission claim: keep a run only while its account exists (a run that ends after its
+    account was removed keeps nothing)."""
+
+    def claim(conn: Connection, submission_id: int) -> bool:
+        return conn.execute("SELECT 1 FROM accounts WHERE id = ?", (account_id,)).fetchone() is not None
+
+    return claim
 
 
 def _add_link(conn: Connection, account_id: int, link_hash: str, expires: float) -> None:

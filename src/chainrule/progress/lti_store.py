@@ -10,7 +10,7 @@ import json
 import secrets
 from typing import Any, Callable
 
-from chainrule.progress.class_store import ACCOUNT_LOCK
+from chainrule.progress.class_store import ACCOUNT_LOCK, admitted
 from chainrule.progress.connection import Connection
 
 OUTBOX_LOCK = -3  # the advisory lock key of outbox claims (learners' keys are >= 0)
@@ -30,10 +30,13 @@ def use_login(database: Any, table: str, state_hash: str, now: float) -> bool:
 
 
 def linked_account(conn: Connection, table: str, issuer: str, subject: str, class_id: int, role: str,
-                   name: Callable[[list[str]], str], at: str, *, follow_role: bool) -> tuple[int, bool]:
+                   name: Callable[[list[str]], str], at: str, *, follow_role: bool,
+                   by_invite: bool = False) -> tuple[int, bool]:
     """(account id, made now) of the person (issuer, subject) in the class, linked in ``table`` (lti_users,
     sso_users): made with the name name(the class's names) gives, if none is linked yet. follow_role: the
-    account's role becomes ``role`` (an LMS says what someone is in the course at every launch)."""
+    account's role becomes ``role`` (an LMS says what someone is in the course at every launch). by_invite:
+    a newcomer joins as a password's learner does, within the class's seats and approval (class_store.admitted);
+    an LMS's course roster says itself who is in."""
     assert table in ("lti_users", "sso_users")
     row = conn.execute(f"SELECT account_id FROM {table} WHERE issuer = ? AND subject = ? AND class_id = ?",
                        (issuer, subject, class_id)).fetchone()
@@ -42,8 +45,10 @@ def linked_account(conn: Connection, table: str, issuer: str, subject: str, clas
             conn.execute("UPDATE accounts SET role = ? WHERE id = ? AND role != ?", (role, row[0], role))
         return int(row[0]), False
     names = [found[0] for found in conn.execute("SELECT name FROM accounts WHERE class_id = ?", (class_id,)).fetchall()]
-    account_id = int(conn.execute("INSERT INTO accounts (class_id, role, name, created_at) VALUES (?, ?, ?, ?) "
-                                  "RETURNING id", (class_id, role, name(names), at)).fetchone()[0])
+    approved = admitted(conn, class_id) if by_invite else 1
+    account_id = int(conn.execute("INSERT INTO accounts (class_id, role, name, created_at, approved) "
+                                  "VALUES (?, ?, ?, ?, ?) RETURNING id",
+                                  (class_id, role, name(names), at, approved)).fetchone()[0])
     conn.execute(f"INSERT INTO {table} (issuer, subject, class_id, account_id) VALUES (?, ?, ?, ?)",
                  (issuer, subject, class_id, account_id))
     return account_id, True

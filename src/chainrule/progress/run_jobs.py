@@ -2,34 +2,42 @@
 
     jobs = RunJobs(store)                       # the class store (SQLite or PostgreSQL)
     job, queued = jobs.submit(learner, exercise, language, source, key)   # queued False: over the bound
-    jobs.status(learner, job_id)                # {"job", "state", "position", "result"?}
-    run = jobs.start(job_id, worker)            # a worker takes it (None: nothing left to do)
+    jobs.status(learner, job_id)                # {"job", "state", "position"?, "result"? | "ended"?}
+    run = jobs.start(queue_job, worker)         # a worker's queue job takes the next run in fair turns
     jobs.finish(run, result)                    # kept as the learner's submission, once
 
 The queue that carries a job to a worker is procrastinate's (classes/queue.py); this module knows nothing
-of it. What it guarantees, on either backend:
+of it but its job ids, and nothing of a result's shape (classes/grading.py builds every answer). What it
+guarantees, on either backend:
 - a click counts once: the page sends a key per click, and a resent request finds the job it made;
 - a run counts once: the result becomes a submission in the same transaction that marks the job graded,
   and only if it was not graded yet (a worker killed after grading, a job delivered twice);
 - a run started twice and stopped twice (its workers died) ends, as does one not graded by its
   deadline, with a verdict that says so and counts nothing;
-- one learner has at most ``max_open`` runs waiting or running.
+- one learner has at most ``max_open`` runs waiting or running;
+- learners take turns (chainrule.turns.fair_order): a queue job takes the run of the learner served
+  longest ago, not the oldest run, so one learner's runs never make a classmate's wait behind them all.
 """
 
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass
 from typing import Any
 
 from chainrule.progress.connection import ADVISORY_NAMESPACE, Connection
+from chainrule.turns import MAX_OPEN_PER_LEARNER, fair_order
 
 QUEUED, RUNNING, GRADED, ENDED = "queued", "running", "graded", "ended"
 OPEN_STATES = (QUEUED, RUNNING)
-MAX_OPEN_PER_LEARNER = 3
+# Why a run ended without a grade (classes/grading.py says each to the learner).
+EXPIRED, STOPPED, CANNOT_GRADE = "expired", "crashed", "cannot-grade"
 DEFAULT_DEADLINE_SECONDS = 600.0
 MAX_STARTS = 2  # a run whose worker died is started once more, on another worker, and no more
 MAX_KEY_CHARS = 100
+ORDER_FRESH_SECONDS = 1.0  # how old the queue's order may be when a page is told its place
+PICK_LOCK = -4  # the advisory lock key of taking a run (migrations -1, accounts and the queue's schema -2, sweeps -3)
 
 
 @dataclass(frozen=True)
@@ -50,18 +58,13 @@ def poll_after(position: int) -> float:
     return float(min(5, max(1, position // 10)))
 
 
-def ended_result(exercise_id: str, language: str, verdict: str, message: str) -> dict:
-    """A grading-result-shaped answer for a run that was not graded (the page shows it like any other)."""
-    return {"version": 3, "status": "error", "verdict": verdict, "message": message, "tests": [],
-            "exercise": exercise_id, "language": language}
-
-
-def busy_result(exercise_id: str, language: str, max_open: int) -> dict:
-    return ended_result(
-        exercise_id, language, "busy",
-        f"You already have {max_open} runs waiting for the grader; this one was not queued. "
-        "Wait for one of them to finish, then run it again.",
-    ) | {"saved": False, "store_error": None}
+def _queued_in_turns(conn: Connection) -> list[int]:
+    """The queued runs' ids in the order workers will take them (if no more came)."""
+    rows = conn.execute(
+        "SELECT q.id, q.learner_id, (SELECT MAX(s.started_ts) FROM grading_jobs s WHERE s.learner_id = q.learner_id) "
+        "FROM grading_jobs q WHERE q.state = ? ORDER BY q.id", (QUEUED,)).fetchall()
+    served = {int(learner): float(last) for _, learner, last in rows if last is not None}
+    return fair_order(((int(job), int(learner)) for job, learner, _ in rows), served)
 
 
 class RunJobs:
@@ -73,6 +76,7 @@ class RunJobs:
         self.database = store.database
         self.deadline_seconds = float(deadline_seconds)
         self.max_open = int(max_open)
+        self._order: tuple[float, list[int]] = (float("-inf"), [])  # (when read, queued runs in fair turns)
 
     def _now(self) -> float:
         return self.store.now().timestamp()
@@ -107,14 +111,15 @@ class RunJobs:
         return self.database.write(work, lock=learner_id)
 
     def status(self, learner_id: int, job_id: int) -> dict | None:
-        """What the page shows; None if this learner has no such job."""
+        """Where the run is; None if this learner has no such job. "result": the graded run's result;
+        "ended": {"verdict", "detail"?} of a run that ended without a grade."""
         row = self.database.read(lambda conn: conn.execute(
             "SELECT id, state, result, deadline_ts, exercise_id, language FROM grading_jobs "
             "WHERE id = ? AND learner_id = ?", (job_id, learner_id)).fetchone())
         if row is None:
             return None
         if row[1] in OPEN_STATES and self._now() > row[3]:
-            self._expire(int(row[0]))
+            self.end(int(row[0]), EXPIRED)
             return self.status(learner_id, job_id)
         answer: dict[str, Any] = {"job": int(row[0]), "state": row[1], "exercise": row[4], "language": row[5]}
         if row[1] == QUEUED:
@@ -122,13 +127,17 @@ class RunJobs:
         if row[1] in OPEN_STATES:
             answer["poll_after"] = poll_after(answer.get("position", 0))
         if row[2] is not None:
-            answer["result"] = json.loads(row[2]) | {"saved": row[1] == GRADED, "store_error": None}
+            answer["result" if row[1] == GRADED else "ended"] = json.loads(row[2])
         return answer
 
     def position(self, job_id: int) -> int:
-        """1 for the next run a worker takes (first come, first served)."""
-        return int(self.database.read(lambda conn: conn.execute(
-            "SELECT COUNT(*) FROM grading_jobs WHERE state = ? AND id <= ?", (QUEUED, job_id)).fetchone()[0]))
+        """1 for the next run a worker takes (learners in fair turns); 0 if it is not queued. Every page
+        that waits asks about once a second: the order is read once per ORDER_FRESH_SECONDS for all of them."""
+        read_at, order = self._order
+        if time.monotonic() - read_at > ORDER_FRESH_SECONDS or job_id > max(order, default=0):
+            order = self.database.read(_queued_in_turns)
+            self._order = (time.monotonic(), order)
+        return order.index(job_id) + 1 if job_id in order else 0
 
     def open_jobs(self, learner_id: int) -> list[dict]:
         """The learner's runs still waiting or running (a reloaded page watches them again)."""
@@ -137,15 +146,33 @@ class RunJobs:
             (learner_id, *OPEN_STATES)).fetchall())
         return [status for (job_id,) in rows if (status := self.status(learner_id, int(job_id))) is not None]
 
-    def queue_length(self) -> int:
-        return int(self.database.read(lambda conn: conn.execute(
-            "SELECT COUNT(*) FROM grading_jobs WHERE state = ?", (QUEUED,)).fetchone()[0]))
+    def ended_since_graded(self, learner_id: int) -> list[dict]:
+        """Per exercise and language, the learner's latest run if it ended without a grade after their
+        latest graded one (a page that loads shows it was not graded, not the older result as the last)."""
+        rows = self.database.read(lambda conn: conn.execute(
+            "SELECT j.id FROM grading_jobs j WHERE j.learner_id = ? AND j.state = ? AND j.id = "
+            "(SELECT MAX(k.id) FROM grading_jobs k WHERE k.learner_id = j.learner_id AND "
+            "k.exercise_id = j.exercise_id AND k.language = j.language AND k.state IN (?, ?)) ORDER BY j.id",
+            (learner_id, ENDED, GRADED, ENDED)).fetchall())
+        return [status for (job_id,) in rows if (status := self.status(learner_id, int(job_id))) is not None]
+
+    def forget_learner(self, learner_id: int) -> int:
+        """An account removed: its runs are deleted (a worker still grading one keeps nothing); how many
+        were still waiting or running."""
+        def work(conn: Connection) -> int:
+            waiting = conn.execute("SELECT COUNT(*) FROM grading_jobs WHERE learner_id = ? AND state IN (?, ?)",
+                                   (learner_id, *OPEN_STATES)).fetchone()[0]
+            conn.execute("DELETE FROM grading_jobs WHERE learner_id = ?", (learner_id,))
+            return int(waiting)
+
+        return self.database.write(work, lock=learner_id)
 
     # ---------------------------------------------------------------- handing jobs to the queue
 
     def mark_sent(self, job_id: int, queue_job_id: int) -> None:
+        """The queue has a job for this run (if a worker has taken the run already, its job id stays)."""
         self.database.write(lambda conn: conn.execute(
-            "UPDATE grading_jobs SET queue_job_id = ? WHERE id = ?", (queue_job_id, job_id)))
+            "UPDATE grading_jobs SET queue_job_id = ? WHERE id = ? AND state = ?", (queue_job_id, job_id, QUEUED)))
 
     def unsent(self, older_than_seconds: float) -> list[int]:
         """Queued runs the queue never got (the web process stopped, or the database went away, in between)."""
@@ -159,38 +186,39 @@ class RunJobs:
         rows = self.database.read(lambda conn: conn.execute(
             "SELECT id FROM grading_jobs WHERE state IN (?, ?) AND deadline_ts < ?",
             (*OPEN_STATES, self._now())).fetchall())
-        return sum(self._expire(int(job_id)) for (job_id,) in rows)
+        return sum(self.end(int(job_id), EXPIRED) for (job_id,) in rows)
 
     # ---------------------------------------------------------------- a worker
 
-    def start(self, job_id: int, worker: str) -> Run | None:
-        """Take the job: the Run to grade, or None if it is graded, ended, or has now ended (past its
-        deadline, or started MAX_STARTS times already)."""
+    def start(self, queue_job_id: int, worker: str) -> Run | None:
+        """A queue job's run to grade: the run it was grading when its worker died (started once more,
+        unless that was MAX_STARTS times already: then it ends), else the next run in fair turns; None
+        when no run is left (each queue job takes one run, whichever is due, so an extra one finds none)."""
         now = self._now()
 
-        def work(conn: Connection) -> Run | str | None:
-            row = conn.execute(
-                "SELECT learner_id, exercise_id, language, source, state, attempts, deadline_ts "
-                "FROM grading_jobs WHERE id = ?", (job_id,)).fetchone()
-            if row is None or row[4] not in OPEN_STATES:
+        def work(conn: Connection) -> Run | None:
+            row = conn.execute("SELECT id FROM grading_jobs WHERE queue_job_id = ? AND state = ?",
+                               (queue_job_id, RUNNING)).fetchone()
+            if row is None:  # not a run handed back: the next one in fair turns
+                conn.execute("UPDATE grading_jobs SET state = ?, result = ?, finished_ts = ? "
+                             "WHERE state = ? AND deadline_ts < ?", (ENDED, _ended(EXPIRED), now, QUEUED, now))
+                order = _queued_in_turns(conn)
+                if not order:
+                    return None
+                row = (order[0],)
+            job_id = int(row[0])
+            found = conn.execute("SELECT learner_id, exercise_id, language, source, attempts, deadline_ts "
+                                 "FROM grading_jobs WHERE id = ?", (job_id,)).fetchone()
+            verdict = EXPIRED if now > found[5] else STOPPED if found[4] >= MAX_STARTS else None
+            if verdict is not None:
+                conn.execute("UPDATE grading_jobs SET state = ?, result = ?, finished_ts = ? WHERE id = ?",
+                             (ENDED, _ended(verdict), now, job_id))
                 return None
-            if now > row[6]:
-                return "expired"
-            if row[5] >= MAX_STARTS:
-                return "stopped"
-            conn.execute("UPDATE grading_jobs SET state = ?, attempts = attempts + 1, started_ts = ?, worker = ? "
-                         "WHERE id = ?", (RUNNING, now, worker, job_id))
-            return Run(job_id, int(row[0]), row[1], row[2], row[3], int(row[5]) + 1)
+            conn.execute("UPDATE grading_jobs SET state = ?, attempts = attempts + 1, started_ts = ?, worker = ?, "
+                         "queue_job_id = ? WHERE id = ?", (RUNNING, now, worker, queue_job_id, job_id))
+            return Run(job_id, int(found[0]), found[1], found[2], found[3], int(found[4]) + 1)
 
-        taken = self.database.write(work)
-        if taken == "expired":
-            self._expire(job_id)
-            return None
-        if taken == "stopped":
-            self.end(job_id, "crashed", f"The grader stopped {MAX_STARTS} times while running this code (a "
-                      "worker machine failed), so it was not graded and does not count. Run it again.")
-            return None
-        return taken
+        return self.database.write(work, lock=PICK_LOCK)
 
     def finish(self, run: Run, result: dict) -> int | None:
         """Keep the result as the learner's submission and mark the job graded, in one transaction;
@@ -208,22 +236,15 @@ class RunJobs:
         learner = self.store.for_learner(run.learner_id)
         return learner.record_submission(run.exercise_id, run.language, run.source, result, claim=claim)
 
-    def _expire(self, job_id: int) -> int:
-        return self.end(job_id, "expired", "No grader took this run before its deadline (the graders are "
-                         "stopped or the queue is very long), so it was not graded and does not count. "
-                         "Run it again in a moment.")
+    def end(self, job_id: int, verdict: str, detail: str | None = None) -> int:
+        """End a run that is still open without a grade; 1 if it was open."""
+        return self.database.write(lambda conn: conn.execute(
+            "UPDATE grading_jobs SET state = ?, result = ?, finished_ts = ? WHERE id = ? AND state IN (?, ?)",
+            (ENDED, _ended(verdict, detail), self._now(), job_id, *OPEN_STATES)).rowcount)
 
-    def end(self, job_id: int, verdict: str, message: str) -> int:
-        def work(conn: Connection) -> int:
-            row = conn.execute("SELECT exercise_id, language FROM grading_jobs WHERE id = ? AND state IN (?, ?)",
-                               (job_id, *OPEN_STATES)).fetchone()
-            if row is None:
-                return 0
-            result = json.dumps(ended_result(row[0], row[1], verdict, message), sort_keys=True)
-            return conn.execute("UPDATE grading_jobs SET state = ?, result = ?, finished_ts = ? WHERE id = ?",
-                                (ENDED, result, self._now(), job_id)).rowcount
 
-        return self.database.write(work)
+def _ended(verdict: str, detail: str | None = None) -> str:
+    return json.dumps({"verdict": verdict} | ({"detail": detail} if detail else {}), sort_keys=True)
 
 
 # ---------------------------------------------------------------- the queue's few statements of its own
@@ -250,3 +271,7 @@ async def try_lock_session_async(raw: Any, key: int) -> bool:
 
 async def unlock_session_async(raw: Any, key: int) -> None:
     await raw.execute("SELECT pg_advisory_unlock(%s, %s)", (ADVISORY_NAMESPACE, key))
+
+
+async def notify_async(raw: Any, channel: str, payload: str) -> None:
+    await raw.execute("SELECT pg_notify(%s, %s)", (channel, payload))

@@ -1,6 +1,8 @@
 """Spaced-repetition scheduling: FSRS via py-fsrs, plus the human phrase for an interval.
 
-The scheduling itself is py-fsrs's; this module only chooses its settings and words the result.
+The scheduling itself is py-fsrs's; this module chooses its settings (with FSRS's parameters fitted to the
+logs when a fit predicted held-out reviews better than the defaults: progress/fitting.py) and words the
+result.
 
 Settings: py-fsrs defaults (desired retention 0.9, default weights, relearning step of 10 minutes)
 except ``learning_steps=()``: a quiz question answered in a lesson goes straight to the review
@@ -10,18 +12,40 @@ rather than after py-fsrs's default learning steps of 1 and 10 minutes.
 
 from __future__ import annotations
 
+import json
 from datetime import datetime, timedelta
 from typing import Any, Sequence
 
 from fsrs import Rating, Scheduler
 
+from chainrule.progress.connection import Connection
+
 #: Keyword arguments given to fsrs.Scheduler besides enable_fuzzing (documented in docs/progress.md).
 SCHEDULER_SETTINGS: dict = {"learning_steps": ()}
 
 
-def make_scheduler(fuzzing: bool = True) -> Scheduler:
-    """The FSRS scheduler the store uses; ``fuzzing=False`` makes intervals deterministic (tests)."""
-    return Scheduler(enable_fuzzing=fuzzing, **SCHEDULER_SETTINGS)
+def make_scheduler(fuzzing: bool = True, parameters: Sequence[float] | None = None) -> Scheduler:
+    """The FSRS scheduler the store uses; ``fuzzing=False`` makes intervals deterministic (tests);
+    ``parameters``: FSRS's 21 weights fitted to review logs (progress/fitting.py), default py-fsrs's."""
+    if parameters is None:
+        return Scheduler(enable_fuzzing=fuzzing, **SCHEDULER_SETTINGS)
+    return Scheduler(parameters=tuple(parameters), enable_fuzzing=fuzzing, **SCHEDULER_SETTINGS)
+
+
+def fit_scope(kind: str, number: int) -> str:
+    """Where a fit is kept: 'learner:<id>' (a personal store's learner) or 'class:<id>' (a class's pool)."""
+    return f"{kind}:{int(number)}"
+
+
+def fitted_parameters(conn: Connection, learner_id: int) -> list[float] | None:
+    """The fitted parameters that schedule this learner's cards: the learner's own fit if used, else the
+    fit of the learner's class if used, else None (py-fsrs's defaults)."""
+    row = conn.execute(
+        "SELECT parameters FROM scheduler_fits WHERE used = 1 AND scope IN (?, "
+        "(SELECT 'class:' || class_id FROM accounts WHERE id = ?)) ORDER BY scope DESC LIMIT 1",
+        (fit_scope("learner", learner_id), int(learner_id)),
+    ).fetchone()
+    return None if row is None else [float(x) for x in json.loads(row[0])]
 
 
 def interleave_lessons(due: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -348,6 +348,39 @@ def _migration_6_school_systems(conn: Connection) -> None:
     )
 
 
+def _migration_7_class_seats(conn: Connection) -> None:
+    """The teacher decides who is in: a class takes at most ``seats`` learners (NULL: any number), and with
+    ``approval`` a learner who joins waits (accounts.approved 0) until the teacher lets them in. Workers take
+    learners in fair turns, which asks when each learner was last served (the index)."""
+    _run_statements(
+        conn,
+        """
+        ALTER TABLE classes ADD COLUMN seats INTEGER;
+        ALTER TABLE classes ADD COLUMN approval INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE accounts ADD COLUMN approved INTEGER NOT NULL DEFAULT 1;
+        CREATE INDEX grading_jobs_by_learner_start ON grading_jobs (learner_id, started_ts)
+        """,
+    )
+
+
+def _migration_8_scheduler_fits(conn: Connection) -> None:
+    """FSRS parameters fitted to review logs (progress/fitting.py): a learner's own (a personal store), or a
+    class's, from its learners' pooled logs. They schedule only when `used`: they predicted held-out
+    reviews better than the defaults."""
+    _run_statements(
+        conn,
+        """
+        CREATE TABLE scheduler_fits (
+            scope      TEXT PRIMARY KEY,    -- 'learner:<id>' or 'class:<id>'
+            parameters TEXT NOT NULL,       -- JSON list of FSRS's 21 parameters
+            used       INTEGER NOT NULL,    -- 1: they schedule, 0: the defaults did as well on held-out reviews
+            result     TEXT NOT NULL,       -- JSON: held-out log-losses, counts, time (FitResult)
+            at         TEXT NOT NULL
+        )
+        """,
+    )
+
+
 # Ordered; index i holds the migration that takes the schema version i to i + 1.
 MIGRATIONS: list[Callable[[Connection], None]] = [
     _migration_1_initial,
@@ -356,6 +389,8 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     _migration_4_grading_jobs,
     _migration_5_imported_rows,
     _migration_6_school_systems,
+    _migration_7_class_seats,
+    _migration_8_scheduler_fits,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -102,9 +102,11 @@ class SsoStore:
         return self.database.write(work, lock=ACCOUNT_LOCK)
 
     def join(self, issuer: str, subject: str, class_id: int, name: Callable[[list[str]], str], at: str) -> tuple[int, bool]:
-        """(account id, made now) of the person in the class: their linked learner account, or a new one."""
+        """(account id, made now) of the person in the class: their linked learner account, or a new one
+        (within the class's seats and approval: SeatsTaken when every seat is taken)."""
         return self.database.write(lambda conn: linked_account(conn, "sso_users", issuer, subject, class_id, "learner",
-                                                               name, at, follow_role=False), lock=ACCOUNT_LOCK)
+                                                               name, at, follow_role=False, by_invite=True),
+                                   lock=ACCOUNT_LOCK)
 
     def is_linked(self, account_id: int) -> bool:
         return self._read(lambda conn: conn.execute(

@@ -35,7 +35,7 @@ from chainrule.progress.errors import CANNOT_OPEN, NOT_FOUND, StoreError
 from chainrule.progress import schema
 from chainrule.progress.migrations import apply_migrations, schema_version
 from chainrule.progress.scheduling import (
-    interleave_lessons, interval_phrase, make_scheduler, rating_for, schedule_summary,
+    fitted_parameters, interleave_lessons, interval_phrase, make_scheduler, rating_for, schedule_summary,
 )
 from chainrule.progress.rows import sound_rows
 from chainrule.progress.validation import stored_card
@@ -109,6 +109,7 @@ class ProgressStore:
         self.where = database.where  # the file, or the URL without its password, for messages
         self._clock: Clock = clock or system_clock
         self.scheduler = make_scheduler(fuzzing)
+        self.fuzzing = fuzzing
         self.learner_id = int(learner_id)
         self.repaired = 0  # how many unreadable text values initialize() repaired (see repair.py)
 
@@ -310,7 +311,9 @@ class ProgressStore:
             previous_json = None
             card = Card(card_id=int(now.timestamp() * 1000), due=now)
         rating: Rating = rating_for(correct)
-        new_card, log = self.scheduler.review_card(card, rating, review_datetime=now)
+        fitted = fitted_parameters(conn, self.learner_id)  # FSRS fitted to the logs, when it predicts better
+        scheduler = self.scheduler if fitted is None else make_scheduler(self.fuzzing, fitted)
+        new_card, log = scheduler.review_card(card, rating, review_datetime=now)
         self._put_card(conn, lesson_id, question_id, new_card)
         conn.execute(
             "INSERT INTO review_logs (learner_id, lesson_id, question_id, kind, answer, correct, rating, log, "

@@ -14,19 +14,16 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from fastapi import FastAPI
-from fastapi.staticfiles import StaticFiles
 
 from chainrule import __version__
 from chainrule.lessons import register_exercises
-from chainrule.web import routes_api, routes_pages, routes_playground
+from chainrule.web import routes_api, routes_jobs, routes_pages, routes_playground
 from chainrule.web.errors import install_error_handlers
-from chainrule.web.grading_gate import GradingGate
 from chainrule.web.security import DEFAULT_MAX_BODY, LOOPBACK_HOSTS, AllowedHosts, TokenGate, add_security_layers
+from chainrule.web.static_files import STATIC_DIR, StaticFilesApp
 from chainrule.web.store_access import StoreAccess
 
 __all__ = ["create_app", "STATIC_DIR"]
-
-STATIC_DIR = Path(__file__).parent / "static"
 
 
 def create_app(
@@ -69,9 +66,6 @@ def create_app(
         openapi_url="/api/openapi.json",
     )
     app.state.services = services or StoreAccess(data_dir, clock=clock, store=store)
-    from chainrule.grading import concurrency
-
-    app.state.grading_gate = GradingGate(*concurrency())  # sized like the grader's own gate
 
     install_error_handlers(app)  # web/errors.py: every error's status and body, in one place
     app.state.class_mode = gate is not None
@@ -79,9 +73,10 @@ def create_app(
     for extra in routers:
         app.include_router(extra)
     app.include_router(routes_api.router)
+    app.include_router(routes_jobs.router)
     app.include_router(routes_pages.router)
     app.include_router(routes_playground.router)
-    app.mount("/static", StaticFiles(directory=str(STATIC_DIR), check_dir=False), name="static")
+    app.mount("/static", StaticFilesApp(), name="static")  # web/static_files.py: fingerprinted, compressed
 
     from chainrule.web.session import cookie_value
 

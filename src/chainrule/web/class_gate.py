@@ -67,7 +67,9 @@ class ClassGate:
         if session is None:
             return None
         account = self.accounts.account(session.account_id)
-        return account if account is not None and account.session_epoch == session.epoch else None
+        if account is None or account.session_epoch != session.epoch or not account.approved:
+            return None  # signed out, or removed, or not let in by the teacher (yet)
+        return account
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
         path: str = scope.get("path", "/")
@@ -135,10 +137,10 @@ def signed_in(request: Request) -> Account:
 
 class ClassServices(StoreAccess):
     """The lesson routes' services in class mode: each request gets the signed-in account's own store,
-    and graded runs go through the class's grader (classes/grading.py)."""
+    and graded runs go through the class's runs (classes/grading.py)."""
 
-    def __init__(self, store: Any, grader: Any) -> None:
-        super().__init__(None, store=store, grader=grader)
+    def __init__(self, store: Any, runs: Any) -> None:
+        super().__init__(None, store=store, runs=runs)
         self.class_store = store
 
     def store(self, request: Any = None) -> Any:
@@ -146,11 +148,3 @@ class ClassServices(StoreAccess):
         if account is None:  # the gate admits no such request; refuse rather than show learner 0's data
             raise StoreUnavailable("not signed in")
         return self.class_store.for_learner(account.id)
-
-    def submit_run(self, request: Any, exercise_id: str, language: str, source: str, key: str | None) -> dict | None:
-        if not getattr(self.grader, "queued", False):
-            return None
-        import uuid
-
-        account = signed_in(request)
-        return self.grader.submit(account.id, exercise_id, language, source, key or uuid.uuid4().hex)

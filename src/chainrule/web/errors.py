@@ -6,7 +6,8 @@
 several or they have a place in a text (the playground's expression); else it is empty. The mapping:
 
     InputError (and FastAPI's own validation errors, read into one)    422  the only source of a 422
-    ClassError: not-found 404, refused 403, conflict 409, rate-limited 429 (with Retry-After)
+    ClassError: not-found 404, refused 403, conflict 409, rate-limited 429 (with Retry-After), full 409
+        (every seat of the class taken), waiting 403 (the teacher has not let the learner in yet)
     PasswordsBusy (the password pool is full)                          503  with Retry-After
     StoreError, StoreUnavailable                                       503  in class mode without the
         database's address or file ("the class database cannot be reached"); the whole text goes to the
@@ -45,7 +46,7 @@ __all__ = ["ErrorAnswer", "answer_for", "install_error_handlers", "refusal", "st
 
 log = logging.getLogger("chainrule.web")
 
-CLASS_STATUS = {"not-found": 404, "refused": 403, "conflict": 409, "rate-limited": 429}
+CLASS_STATUS = {"not-found": 404, "refused": 403, "conflict": 409, "rate-limited": 429, "full": 409, "waiting": 403}
 CLASS_DATABASE_AWAY = ("the class database cannot be reached, so nothing was read or saved: try again in a "
                        "moment (the server's log says why)")
 CLASS_DATABASE_BUSY = "the class database is busy with other changes, so nothing was saved: try again in a moment"

@@ -389,3 +389,5 @@ class JobOut(Open):
 class JobsOut(BaseModel):
     queued: bool = Field(description="True when runs are graded by workers (a class in PostgreSQL)")
     jobs: list[JobOut]
+    ungraded: list[JobOut] = Field(default_factory=list, description="per exercise and language, the latest run "
+                                   "if it ended without a grade after the latest graded one")

@@ -2,10 +2,11 @@
 
     answers = await grade_again(request, runs)    # runs: [classes.imports.RunToGrade]
 
-A class in PostgreSQL queues each run for a worker (the answer is its job, which the page can follow at
-/api/jobs/{id}); one in SQLite grades it in this process, waiting for a slot in the grading gate like any
-run, and keeps the result as the learner's run. This is the one step a class takes to grade code it did
-not grade itself (a learner's imported file; later, "regrade these runs").
+Each run goes through the class's graded runs (classes/grading.py), as a click of "Run tests" does: a class
+in PostgreSQL queues it for a worker (the answer is its job, which the page can follow at /api/jobs/{id});
+one in SQLite grades it in this process, waiting for its turn like any run, and keeps the result as the
+learner's run. This is the one step a class takes to grade code it did not grade itself (a learner's
+imported file; later, "regrade these runs").
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ import hashlib
 from typing import Any
 
 import anyio
-from starlette.concurrency import run_in_threadpool
+
+from chainrule.web.class_gate import signed_in
 
 __all__ = ["grade_again"]
 
@@ -31,13 +33,13 @@ async def grade_again(request: Any, runs: list[Any]) -> list[dict[str, Any]]:
     """One answer per run: {"exercise", "language"} with "job" and "state" (queued), or "status" and
     "verdict" (graded now), or "verdict": "busy" (not graded: the grader stayed full). The runs are the
     signed-in learner's (the request's account, web/class_gate.py)."""
-    services, gate = request.app.state.services, request.app.state.grading_gate
+    graded, learner = request.app.state.services.runs, signed_in(request).id
     answers = []
     for run in runs:
         where = {"exercise": run.exercise_id, "language": run.language}
         answer, waited = None, 0.0
         while answer is None and waited < BUSY_WAIT_SECONDS:
-            answer = await _grade_once(request, services, gate, run)
+            answer = await _grade_once(graded, learner, run)
             if answer.get("verdict") == "busy":  # the grader is full, or the learner's open runs are at the bound
                 answer = None
                 await anyio.sleep(1)
@@ -46,13 +48,10 @@ async def grade_again(request: Any, runs: list[Any]) -> list[dict[str, Any]]:
     return answers
 
 
-async def _grade_once(request: Any, services: Any, gate: Any, run: Any) -> dict[str, Any]:
-    ticket = await run_in_threadpool(services.submit_run, request, run.exercise_id, run.language, run.source,
-                                     _key(run))
-    if ticket is not None:
-        return {key: ticket[key] for key in ("job", "state", "status", "verdict") if key in ticket}
-    result = await gate.run(services.grade, run.exercise_id, run.language, run.source)
-    if result is None or result.get("verdict") == "busy":
+async def _grade_once(graded: Any, learner: int, run: Any) -> dict[str, Any]:
+    from chainrule.classes.grading import Submission
+
+    answer = await graded.submit(Submission(learner, run.exercise_id, run.language, run.source, _key(run)))
+    if answer.body.get("verdict") == "busy":
         return {"verdict": "busy"}
-    await run_in_threadpool(services.store(request).record_submission, run.exercise_id, run.language, run.source, result)
-    return {"status": result.get("status"), "verdict": result.get("verdict")}
+    return {key: answer.body[key] for key in ("job", "state", "status", "verdict") if key in answer.body}

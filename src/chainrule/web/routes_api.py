@@ -178,22 +178,17 @@ def get_starter(
              responses={202: {"model": JobOut, "description": "Queued for a worker (a class in PostgreSQL): "
                               "follow it at /api/jobs/{job}"}})
 async def post_grade(request: Request, body: CodeIn) -> Any:
-    # async: the grading waits for its turn in the event loop, not in the pages' threads (grading_gate.py)
+    # async: a run waits for its turn in the event loop, not in the pages' threads (classes/grading.py)
     await run_in_threadpool(check_exercise, request, body.exercise, body.language)
-    # Class mode in PostgreSQL: the run becomes a job, and the page watches it (web/routes_jobs.py).
-    ticket = await run_in_threadpool(services(request).submit_run, request, body.exercise, body.language,
-                                     body.source, request.headers.get("x-chainrule-run"))
-    if ticket is not None:
-        return JSONResponse(ticket, status_code=202 if "job" in ticket else 200)
-    from chainrule.grading import busy_result
+    from chainrule.classes.grading import Submission
 
-    # check_exercise has refused an unknown exercise or language: anything grade() raises now is a bug (500).
-    result = await request.app.state.grading_gate.run(
-        services(request).grade, body.exercise, body.language, body.source, still_wanted=_still_connected(request))
-    result = dict(result if result is not None else busy_result(body.exercise, body.language))
-    if result.get("verdict") == "busy":  # not a verdict on the code: keep the last real result
-        return result | {"saved": False, "store_error": None}
-    return await run_in_threadpool(_keep_submission, request, body, result)
+    account = request.scope.get("state", {}).get("account")  # class mode's signed-in learner; None: personal
+    run = Submission(account.id if account is not None else None, body.exercise, body.language, body.source,
+                     request.headers.get("x-chainrule-run"))
+    answer = await services(request).runs.submit(run, _still_connected(request))
+    if answer.failure is not None:  # graded but not kept: said as every store failure is (no database address)
+        answer.body["store_error"] = store_message(request, answer.failure)
+    return JSONResponse(answer.body, status_code=202 if answer.pending else 200)
 
 
 def _still_connected(request: Request):
@@ -201,18 +196,6 @@ def _still_connected(request: Request):
         return not await request.is_disconnected()
 
     return connected
-
-
-def _keep_submission(request: Request, body: CodeIn, result: dict[str, Any]) -> dict[str, Any]:
-    store, error = services(request).try_store(request)
-    if store is not None:
-        try:
-            store.record_submission(body.exercise, body.language, body.source, result)
-        except Exception as failure:  # the grade stands even if it cannot be kept
-            error = store_message(request, failure)
-    result["saved"] = error is None
-    result["store_error"] = error
-    return result
 
 
 def _lesson_exercise_or_404(request: Request, lesson_id: str, exercise_id: str, language: str = "python") -> None:

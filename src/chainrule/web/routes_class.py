@@ -1,6 +1,6 @@
 """Class mode's own pages and API: sign-in, joining, one-time links, a learner's data, the teacher's view.
 
-    app = create_class_app(store, accounts=Accounts(store), grader=InProcessGrader(), secure=False)
+    app = create_class_app(store, accounts=Accounts(store), runs=QueuedRuns(store, url), secure=False)
 
 The lesson pages and their API (routes_api.py) are the personal mode's, unchanged: ClassServices hands
 them the signed-in account's own store. Here: the forms (their CSRF token travels in the form body),
@@ -11,14 +11,15 @@ an id of another class's learner is "not found", exactly as an id that does not 
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Iterable
+from typing import TYPE_CHECKING, Annotated, Any, Iterable
 from urllib.parse import parse_qsl
 
 import anyio
 from fastapi import APIRouter, FastAPI, HTTPException, Path, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response, StreamingResponse
+from pydantic import BaseModel, ConfigDict, Field
 
-from chainrule.classes.accounts import TEACHER, Account, Accounts, ClassError, storable_text
+from chainrule.classes.accounts import MAX_SEATS, TEACHER, Account, Accounts, ClassError, storable_text
 from chainrule.classes.passwords import PasswordsBusy
 from chainrule.classes.sessions import (
     DEVICE_LIFETIME,
@@ -38,11 +39,15 @@ from chainrule.web.routes_sso import passwords_allowed
 from chainrule.web.models import ErrorBody
 from chainrule.web.routes_pages import templates
 
+if TYPE_CHECKING:
+    from chainrule.classes.grading import GradedRuns
+
 CLASS_ERRORS: dict[int | str, dict[str, Any]] = {
     401: {"model": ErrorBody, "description": "Not signed in."},
     403: {"model": ErrorBody, "description": "Not the teacher of this class, a missing or wrong CSRF token, "
                                             "or a foreign Host or Origin."},
     404: {"model": ErrorBody, "description": "No such learner in your class."},
+    409: {"model": ErrorBody, "description": "The class is full, or the name is taken."},
     413: {"model": ErrorBody, "description": "Request body over the size limit."},
     422: {"model": ErrorBody, "description": "The request is not valid (a progress file that is not one, say)."},
     503: {"model": ErrorBody, "description": "The class database cannot be reached (nothing of its address)."},
@@ -217,6 +222,10 @@ async def join(request: Request, invite: str) -> Response:
         account = await accounts.join(invite, form.get("name", ""), form.get("password", ""))
     except FORM_ERRORS as error:
         return _join_form(request, invite, class_name, error)
+    if not account.approved:  # the class asks for the teacher's approval: no session until then
+        return _form_page(request, title=f"Joined {class_name}", fields=[], action="", button="", status=202,
+                          intro=f"You joined as {account.name}. Your teacher lets each learner in: once they "
+                          "have, sign in at /sign-in with your name and password.")
     return _signed_in_response(request, account, "/")
 
 
@@ -387,6 +396,51 @@ def reset_link(request: Request, learner_id: LearnerId) -> dict[str, Any]:
     return {"link": f"{str(request.base_url).rstrip('/')}/set-password/{token}"}
 
 
+# ---------------------------------------------------------------- who is in the class (the teacher decides)
+
+
+class AdmissionIn(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    seats: int | None = Field(default=None, ge=0, le=MAX_SEATS, description="learners the class takes (null: any number)")
+    approval: bool = Field(default=False, description="each learner who joins waits until the teacher lets them in")
+
+
+def _admission(accounts: Accounts, class_id: int) -> dict[str, Any]:
+    admission = accounts.admission(class_id)
+    return {"seats": admission.seats, "approval": admission.approval, "taken": admission.taken}
+
+
+@api.get("/learners")
+def learners(request: Request) -> dict[str, Any]:
+    """The class's learners (waiting ones too), its seats and whether joining needs approval."""
+    accounts, class_id = _accounts(request), teacher(request).class_id
+    return _admission(accounts, class_id) | {"learners": [
+        {"id": learner.id, "name": learner.name, "approved": learner.approved} for learner in accounts.learners(class_id)]}
+
+
+@api.put("/admission", responses={400: {"model": ErrorBody, "description": "The body is not JSON."}})
+def set_admission(request: Request, body: AdmissionIn) -> dict[str, Any]:
+    """How many learners the class takes, and whether each waits for the teacher's approval."""
+    accounts, class_id = _accounts(request), teacher(request).class_id
+    accounts.set_admission(class_id, body.seats, body.approval)
+    return _admission(accounts, class_id)
+
+
+@api.post("/learners/{learner_id}/approve")
+def approve(request: Request, learner_id: LearnerId) -> dict[str, Any]:
+    learner = _accounts(request).approve(teacher(request), learner_id)
+    return {"id": learner.id, "name": learner.name, "approved": learner.approved}
+
+
+@api.delete("/learners/{learner_id}")
+def remove(request: Request, learner_id: LearnerId) -> dict[str, Any]:
+    """Remove a learner's account, its work and its runs waiting for the grader; its seat is free again."""
+    learner = _accounts(request).remove_learner(teacher(request), learner_id)
+    taken_back = request.app.state.services.runs.forget_learner(learner.id)
+    return {"id": learner.id, "name": learner.name, "runs_taken_back": taken_back}
+
+
 @router.get("/teacher/gradebook.csv")
 def gradebook_csv(request: Request) -> Response:
     rows = _report(request).gradebook(teacher(request).class_id)
@@ -426,7 +480,7 @@ def create_class_app(
     store: Any,
     *,
     accounts: Accounts,
-    grader: Any,
+    runs: "GradedRuns | None" = None,
     secure: bool = False,
     hosts: Iterable[str] = (),
     port: int | None = None,
@@ -434,22 +488,22 @@ def create_class_app(
     clock: Any = None,
     learner_quota: int = DEFAULT_LEARNER_QUOTA,
 ) -> FastAPI:
-    """The lesson app in class mode: the same pages and API, behind accounts instead of a token.
-    learner_quota: the most characters one learner may keep (an import past it is refused).
+    """The lesson app in class mode: the same pages and API, behind accounts instead of a token. ``runs``:
+    classes/grading.py's seam (default: graded in this process, kept in the class store). learner_quota:
+    the most characters one learner may keep (an import past it is refused).
 
     hosts: names (besides loopback) this server answers to on ``port`` (None: any port, in-process
     tests); public: the (host, port) of the address learners open (--url), which may be a proxy's."""
+    from chainrule.classes.grading import InProcessRuns
     from chainrule.web.app import create_app
 
-    from chainrule.web import routes_jobs
-
-    services = ClassServices(store, grader)
+    services = ClassServices(store, runs if runs is not None else InProcessRuns.for_class(store))
     clock = clock or store.now
     secret = accounts.secret()
     gate = (ClassGate, {"accounts": accounts, "secret": secret, "clock": clock, "secure": secure})
     app = create_app("", None, services=services, gate=gate, port=port, extra_hosts=hosts, public=public,
                      schemes=("http", "https") if secure else ("http",),
-                     routers=[router, api, routes_jobs.router], body_limits={IMPORT_PATH: MAX_IMPORT_BODY})
+                     routers=[router, api], body_limits={IMPORT_PATH: MAX_IMPORT_BODY})
     app.state.accounts = accounts
     app.state.secret = secret
     app.state.secure = secure

@@ -1,9 +1,11 @@
-"""Class mode's graded runs as jobs (classes/grading.py's QueuedGrader): what the page watches.
+"""Graded runs that wait for a worker (classes/grading.py's QueuedRuns): what the page watches.
 
-    GET /api/jobs         the signed-in learner's runs still waiting or running (a reloaded page resumes them)
+    GET /api/jobs         {"queued", "jobs": the runs still waiting or running, "ungraded": runs that ended
+                          without a grade after the last graded one} (a reloaded page resumes and says them)
     GET /api/jobs/{id}    one run: {"job", "state": queued|running|graded|ended, "position"?, "result"?}
 
-With the in-process grader (a class in SQLite) there are no jobs: the list is empty.
+Every face serves these: where runs are graded in process (`chainrule lesson`, a class in SQLite) there are
+no jobs, and "queued" is false. The page learns here, from the server, whether runs are queued.
 """
 
 from __future__ import annotations
@@ -12,28 +14,32 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Path, Request
 
-from chainrule.web.models import JobOut, JobsOut
-from chainrule.web.class_gate import signed_in
+from chainrule.web.models import ErrorBody, JobOut, JobsOut
 
-router = APIRouter(prefix="/api/jobs")
+router = APIRouter(prefix="/api/jobs", responses={
+    401: {"model": ErrorBody, "description": "No session (a token in personal mode, signing in in class mode)."},
+    403: {"model": ErrorBody, "description": "Wrong token, foreign Host, or foreign Origin."},
+    404: {"model": ErrorBody, "description": "No such run of yours."},
+    422: {"model": ErrorBody, "description": "A run's id is a whole number from 1."},
+    503: {"model": ErrorBody, "description": "The class database cannot be used (the StoreError text)."},
+})
 
 
-def _grader(request: Request) -> Any:
-    return request.app.state.services.grader
+def _learner(request: Request) -> int | None:
+    """The signed-in learner in class mode (the gate let the request in as them); None in personal mode."""
+    account = request.scope.get("state", {}).get("account")
+    return None if account is None else account.id
 
 
-@router.get("", response_model=JobsOut, summary="The learner's runs waiting for, or being graded by, a worker")
+@router.get("", response_model=JobsOut, summary="Whether runs wait for workers; yours still waiting, and ungraded")
 def open_jobs(request: Request) -> dict[str, Any]:
-    account = signed_in(request)
-    grader = _grader(request)
-    return {"queued": bool(grader.queued), "jobs": grader.open_jobs(account.id) if grader.queued else []}
+    runs, learner = request.app.state.services.runs, _learner(request)
+    return {"queued": bool(runs.queued), "jobs": runs.open_runs(learner), "ungraded": runs.ungraded_runs(learner)}
 
 
 @router.get("/{job_id}", response_model=JobOut, summary="Where one run is: queued (with its place), running, graded or ended")
 def job_status(request: Request, job_id: Annotated[int, Path(ge=1, le=2**62)]) -> dict[str, Any]:
-    account = signed_in(request)
-    grader = _grader(request)
-    status = grader.status(account.id, job_id) if grader.queued else None
+    status = request.app.state.services.runs.status(_learner(request), job_id)
     if status is None:
         raise HTTPException(status_code=404, detail=f"you have no graded run with id {job_id}")
     return status

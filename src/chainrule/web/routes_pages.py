@@ -12,9 +12,14 @@ from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
 
 from chainrule import lessons
+from chainrule.expr import FUNCTIONS
+from chainrule.web.static_files import static_bundle
 
 TEMPLATES_DIR = Path(__file__).parent / "templates"
 templates = Jinja2Templates(directory=str(TEMPLATES_DIR))
+templates.env.globals["static"] = lambda path: static_bundle().url(path)  # {{ static("js/lesson.js") }}
+# The expression language's functions, read from the engine's op table whenever a page shows them.
+templates.env.globals["expression_functions"] = lambda: " ".join(FUNCTIONS)
 
 router = APIRouter(include_in_schema=False)
 

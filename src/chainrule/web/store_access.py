@@ -1,12 +1,16 @@
-"""The app's access to the progress store: opened on first use, retried after a failure, so that the
-routes stay thin and free of SQL. (What the grader offers comes from chainrule.lessons.)"""
+"""The app's access to the progress store (opened on first use, retried after a failure) and to graded
+runs (classes/grading.py's seam), so that the routes stay thin and free of SQL. (What the grader offers
+comes from chainrule.lessons.)"""
 
 from __future__ import annotations
 
 import os
 import threading
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
+
+if TYPE_CHECKING:
+    from chainrule.classes.grading import GradedRuns
 
 __all__ = ["StoreUnavailable", "StoreAccess", "review_text"]
 
@@ -31,13 +35,14 @@ class StoreAccess:
     """
 
     def __init__(self, data_dir: str | os.PathLike | None, clock: Callable | None = None, store: Any = None,
-                 grader: Any = None) -> None:
-        from chainrule.classes.grading import InProcessGrader
+                 runs: "GradedRuns | None" = None) -> None:
+        from chainrule.classes.grading import InProcessRuns
 
         self.data_dir = Path(data_dir) if data_dir is not None else None
         self.clock = clock
         self._store = store
-        self.grader = grader if grader is not None else InProcessGrader()  # classes/grading.py
+        # Graded runs (classes/grading.py): graded here and kept in this store, unless class mode gives its own.
+        self.runs: GradedRuns = runs if runs is not None else InProcessRuns(lambda learner: self.store())
         self._lock = threading.Lock()
         self.last_store_error: str | None = None
 
@@ -71,14 +76,3 @@ class StoreAccess:
             if self._store is not None and hasattr(self._store, "close"):
                 self._store.close()
             self._store = None
-
-    # ---------------------------------------------------------------- grading
-
-    def grade(self, exercise_id: str, language: str, source: str) -> dict:
-        """Grade one run now: the one seam between the routes and the grader (class mode plugs its own in)."""
-        return self.grader.grade(exercise_id, language, source)
-
-    def submit_run(self, request: Any, exercise_id: str, language: str, source: str, key: str | None) -> dict | None:
-        """A queued grader's ticket for the run (class mode in PostgreSQL); None: grade it now with grade()."""
-        return None
-

@@ -70,9 +70,10 @@ export async function api(method, url, body, what = "talk to the lesson server",
   if (!response.ok) {
     const field = parsed && typeof parsed.field === "string" ? parsed.field : null;
     const failure = new ApiError(response.status, detailText(parsed, response), `Could not ${what} (HTTP ${response.status})`, field);
-    if (!(options.atField && response.status === 422 && field)) showError(failure.message);
+    if (!(options.atField && response.status === 422 && field)) showError(failure.message, what);
     throw failure;
   }
+  clearErrors(what);  // it worked this time: what an earlier failure of the same action said is over
   // Something was saved: parts of the page that show progress (the contents) may refresh.
   if (method !== "GET") window.dispatchEvent(new CustomEvent("chainrule:saved", { detail: { method, url } }));
   return parsed;
@@ -151,8 +152,16 @@ export const get = (url, what) => api("GET", url, undefined, what);
 export const put = (url, body, what, options) => api("PUT", url, body, what, options);
 export const post = (url, body, what, options) => api("POST", url, body === undefined ? {} : body, what, options);
 
-/** Show an error in the page's message area (kept until dismissed). */
-export function showError(text) {
+/** Take away the messages that failures of one action (`what`, as given to api()) showed. */
+function clearErrors(what) {
+  const area = document.getElementById("messages");
+  if (!area) return;
+  for (const item of area.querySelectorAll(".message.error")) if (item.dataset.what === what) item.remove();
+  if (!area.querySelector(".message")) area.hidden = true;
+}
+
+/** Show an error in the page's message area (kept until dismissed, or until the same action, `what`, works). */
+export function showError(text, what = "") {
   const area = document.getElementById("messages");
   if (!area) { console.error(text); return; }
   area.hidden = false;
@@ -167,6 +176,7 @@ export function showError(text) {
   }
   const item = document.createElement("div");
   item.dataset.text = text;
+  item.dataset.what = what;
   item.className = "message error";
   const words = document.createElement("span");
   words.textContent = text;

@@ -6,7 +6,7 @@
 // Numbers on this page are the server's texts (expected_text, actual_text): nothing here formats one.
 import { get, put, el, debounce } from "./api.js";
 import { renderMath } from "./math.js";
-import { follow, runTests, waitingRuns } from "./jobs.js";
+import { follow, runTests, ungradedRuns, waitingRuns } from "./jobs.js";
 
 // What went wrong, said where it matters: the notice at the top may be dismissed, or gone after a reconnect.
 function failureReason(error) {
@@ -17,6 +17,8 @@ function failureReason(error) {
 
 const LANGUAGE_NAMES = { python: "Python", javascript: "JavaScript", typescript: "TypeScript" };
 const SAVE_DELAY_MS = 700;
+const SAVE_RETRY_MS = 3000;  // a save the server answered 502-504 (its database away) is sent again this often
+const AWAY = new Set([502, 503, 504]);
 
 // This browser keeps two things per exercise: the text typed but not yet saved by the server (so an
 // outage or a restart loses nothing: it is sent again when the server answers) and the language last
@@ -75,7 +77,9 @@ async function renderExercise(list, exercise, index, codemirror, savedCode, save
   };
 
   const saveStatus = el("span", { class: "status save-status", role: "status", "aria-live": "polite" });
+  let saveRetry = null;
   const save = debounce(async (lang, source) => {
+    clearTimeout(saveRetry);
     saveStatus.textContent = "Saving…";
     try {
       await put("/api/progress/code", { exercise: exercise.id, language: lang, source }, "save your code");
@@ -83,6 +87,12 @@ async function renderExercise(list, exercise, index, codemirror, savedCode, save
       if (remembered(draftKey(exercise.id, lang)) === source) remember(draftKey(exercise.id, lang), null);
       if (lang === language) saveStatus.textContent = `Saved (${LANGUAGE_NAMES[lang] || lang}).`;
     } catch (error) {
+      if (AWAY.has(error.status)) {
+        // The server answers but cannot keep anything now (its database is away): send it again soon.
+        saveStatus.textContent = "Not saved yet: kept in this browser, and sent again in a few seconds.";
+        saveRetry = setTimeout(() => save(lang, remembered(draftKey(exercise.id, lang)) ?? source), SAVE_RETRY_MS);
+        return;
+      }
       saveStatus.textContent = error.status === 0
         ? "Not saved yet: kept in this browser, and saved when the server is back."
         : `Not saved: ${failureReason(error)}`;
@@ -135,11 +145,22 @@ async function renderExercise(list, exercise, index, codemirror, savedCode, save
   window.chainruleEditors = window.chainruleEditors || {};
   window.chainruleEditors[exercise.id] = editor;
   const setText = (text) => { programmatic = true; try { editor.setText(text); } finally { programmatic = false; } };
+  const ungraded = new Map();  // language -> the latest run, when it ended without a grade (jobs.js)
+  const ranHere = new Set();   // languages run on this page since it loaded: their newest result is on screen
   const showSavedResult = () => {
     const result = savedResults[key(language)];
-    if (result) renderResult(results, result, true); else results.replaceChildren();
+    const missed = ungraded.get(language);
+    if (result) renderResult(results, result, true, missed);
+    else if (missed) renderResult(results, missed, true);
+    else results.replaceChildren();
   };
   showSavedResult();
+  ungradedRuns().then((runs) => {
+    for (const run of runs.filter((entry) => entry.exercise === exercise.id && entry.result && !ranHere.has(entry.language))) {
+      ungraded.set(run.language, run.result);
+    }
+    if (ungraded.has(language)) showSavedResult();
+  });
   // Closing or reloading the page right after typing still saves the latest code.
   window.addEventListener("pagehide", () => save.flush());
   // Back after an outage: send what was typed meanwhile, and say that a run that could not reach the
@@ -183,6 +204,8 @@ async function renderExercise(list, exercise, index, codemirror, savedCode, save
   });
 
   const showRun = (lang, result) => {
+    ranHere.add(lang);
+    ungraded.delete(lang);
     savedResults[key(lang)] = result;
     if (lang === language) renderResult(results, result, false);
     if (result.saved && result.status !== "pass") helpPanel.failedRun();
@@ -235,6 +258,9 @@ const VERDICT_TEXT = {
   "type-error": "TypeScript found type errors, so this run does not pass (the tests ran anyway).",
 };
 
+// A stored run without a verdict (written by an older version, or brought in from a file) is said by its status.
+const STATUS_TEXT = { pass: "All tests passed.", fail: "Some tests failed.", error: "Your code could not run." };
+
 const plural = (count, word) => `${count} ${word}${count === 1 ? "" : "s"}`;
 
 /** One header that matches the counts below it: what passed, what failed, what raised or never finished. */
@@ -242,7 +268,7 @@ export function headline(result) {
   const tests = result.tests || [];
   const count = (status) => tests.filter((test) => test.status === status).length;
   if (result.verdict === "passed") return tests.length === 1 ? "The test passed." : `All ${tests.length} tests passed.`;
-  if (!tests.length) return VERDICT_TEXT[result.verdict] || "This run was not graded.";
+  if (!tests.length) return VERDICT_TEXT[result.verdict] || STATUS_TEXT[result.status] || "This run was not graded.";
   const parts = [`${count("pass")} of ${plural(tests.length, "test")} passed`];
   if (count("fail")) parts.push(`${count("fail")} failed`);
   if (count("error")) parts.push(`${count("error")} ${result.verdict === "error" ? "raised an error" : "did not finish"}`);
@@ -251,10 +277,14 @@ export function headline(result) {
   return why ? `${why} ${counts}` : counts;
 }
 
-function renderResult(holder, result, restored) {
-  const summary = el("div", { class: `verdict verdict-${result.status}` },
+// ungradedAfter: the learner's latest run, when it ended without a grade after this (restored) one.
+function renderResult(holder, result, restored, ungradedAfter = null) {
+  const hasVerdict = typeof result.verdict === "string" && result.verdict !== "";
+  const status = STATUS_TEXT[result.status] ? result.status : "error";
+  const summary = el("div", { class: `verdict verdict-${status}` },
     el("strong", { class: "verdict-text" }, headline(result)));
-  const facts = el("p", { class: "result-facts" }, restored ? "Shown: your last run, kept from before." : "");
+  const facts = el("p", { class: "result-facts" },
+    restored ? `Shown: your last ${ungradedAfter ? "graded " : ""}run, kept from before.` : "");
   const isolation = result.isolation || {};
   // One sentence for the learner; the layers, and why any is missing, folded away for whoever runs the server.
   const isolationLine = el("p", { class: `isolation isolation-${isolation.level}` },
@@ -267,16 +297,21 @@ function renderResult(holder, result, restored) {
     el("p", {}, `Isolation: ${isolation.level || "unknown"}; layers in use: ${layers.join(", ") || "none"}.`),
     missing.length ? el("ul", {}, ...missing) : "");
   const parts = [summary];
+  if (ungradedAfter) {
+    parts.unshift(el("p", { class: "ungraded-note" }, el("strong", {}, "Your latest run was not graded. "),
+      ungradedAfter.message || "Run it again.", " Below: your last graded run."));
+  }
   if (restored) parts.push(facts);
   // The diagnosis once, at the top; the tests below do not repeat it. A run that stopped (or never ran)
   // says why in its message; a run whose tests all reported needs no more than the header and the tests.
-  const tests = result.tests || [];
+  const tests = Array.isArray(result.tests) ? result.tests : [];
   if (result.diagnosis) {
     parts.push(el("p", { class: "result-diagnosis" }, el("strong", {}, "What went wrong: "), result.diagnosis));
   } else if (result.message && (!tests.length || !["passed", "failed", "error"].includes(result.verdict))) {
     parts.push(el("pre", { class: "result-message" }, result.message));
   }
-  parts.push(isolationLine, isolationDetails);
+  // A run that never ran (refused, or ended without a grade) has no isolation to tell of.
+  if (result.isolation) parts.push(isolationLine, isolationDetails);
   const list = el("ol", { class: "test-results" });
   for (const test of tests) {
     const item = el("li", { class: `test test-${test.status}`, "data-status": test.status },
@@ -301,8 +336,8 @@ function renderResult(holder, result, restored) {
   if (typeErrors) parts.push(typeErrors);
   parts.push(list);
   holder.replaceChildren(...parts);
-  holder.dataset.status = result.status;
-  holder.dataset.verdict = result.verdict;
+  holder.dataset.status = status;
+  holder.dataset.verdict = hasVerdict ? result.verdict : "";
 }
 
 // TypeScript's type checker reports [{line, column, message}]; older results have no such list.

@@ -204,12 +204,3 @@ export function choiceGroup(legend, name, choices, chosen, onChoose) {
   }
   return group;
 }
-
-/** The see-it-work plot of any kind: the line fit here, the others in their own modules. */
-export async function renderPlot(slot, plot) {
-  const kind = plot.kind || "line-fit";
-  if (kind === "nudge") return (await import("./nudgeplot.js")).renderNudgePlot(slot, plot);
-  if (kind === "boundary") return (await import("./boundaryplot.js")).renderBoundaryPlot(slot, plot);
-  if (kind === "sweeps") return (await import("./sweepplot.js")).renderSweepPlot(slot, plot);
-  return renderFitPlot(slot, plot);
-}

@@ -1,15 +1,14 @@
-// Graded runs that wait for a grader. In a class kept in PostgreSQL, "Run tests" makes a job that a
-// `chainrule worker` takes (web/routes_jobs.py): this module sends the run, follows its job (queued with
-// its place, running, graded) and gives back the grading result, as POST /api/grade does elsewhere.
-// A run is sent with a key, so sending it again after a lost answer finds the same job; while the
-// server or its database is away, the page says so and keeps trying. A reloaded page resumes its jobs.
+// Graded runs. "Run tests" posts the run to /api/grade; the server answers with the result (200: graded
+// in the server's own sandbox) or with a job to follow (202: a class kept in PostgreSQL, where a
+// `chainrule worker` takes it; web/routes_jobs.py). The page learns which from the answer, and after a
+// reload from GET /api/jobs (its runs still waiting, and its runs that ended without a grade); it never
+// guesses. A run is sent with a key, so sending it again after a lost answer finds the same job; while
+// the server or its database is away, the page says so and keeps trying.
 import { ApiError, post, requestInit, showError } from "./api.js";
 
 const POLL_MS = 1000;
 const RETRY_MS = [1000, 2000, 3000, 5000];
 
-// Class mode's pages carry a CSRF cookie; the personal lesson server has no jobs.
-const classMode = () => /(?:^|; )(?:__Host-)?chainrule_csrf=/.test(document.cookie);
 const pause = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function newKey() {
@@ -24,12 +23,15 @@ async function call(method, url, body, key) {
   return { status: response.status, body: parsed };
 }
 
+// Answers that mean "not now" (the server restarting behind a proxy, its database away), tried again.
+const AWAY = new Set([502, 503, 504]);
+
 /** The call's answer; while the server or its database does not answer, say so and try again. */
 async function patiently(attempt, show, what) {
   for (let tries = 0; ; tries += 1) {
     let answer = null;
     try { answer = await attempt(); } catch { answer = null; }
-    if (answer && answer.status < 500) {
+    if (answer && !AWAY.has(answer.status)) {
       if (answer.status >= 400) {
         const detail = (answer.body && typeof answer.body.detail === "string") ? answer.body.detail : `HTTP ${answer.status}`;
         const failure = new ApiError(answer.status, detail, `Could not ${what} (HTTP ${answer.status})`);
@@ -39,7 +41,7 @@ async function patiently(attempt, show, what) {
       return answer.body;
     }
     const wait = RETRY_MS[Math.min(tries, RETRY_MS.length - 1)];
-    const why = answer ? "The class server cannot reach its database" : "The class server is not answering";
+    const why = answer ? "The class server cannot reach its database" : "The server is not answering";
     show(`${why}; your run is kept. Trying again in ${wait / 1000} s…`);
     await pause(wait);
   }
@@ -65,23 +67,45 @@ export async function follow(status, show) {
   return current.result;
 }
 
-/** Run the tests: the grading result, after following the job if the run was queued. */
+/** Run the tests: the grading result, after following the job if the server queued the run (202). Where
+ * runs wait for workers (GET /api/jobs says so), a run is kept while the server is away, so the page tries
+ * again with the same key; where the server grades while the page waits, a run the server never answered
+ * did not run, and the page says so (api.js). */
 export async function runTests(exercise, language, source, show) {
-  if (!classMode()) return post("/api/grade", { exercise, language, source }, "run the tests");
+  if (!(await pageRuns()).queued) {
+    const answer = await post("/api/grade", { exercise, language, source }, "run the tests");  // api.js tells lesson.js
+    return answer && answer.job !== undefined ? finished(await follow(answer, show)) : answer;
+  }
   const key = newKey();
   const answer = await patiently(() => call("POST", "/api/grade", { exercise, language, source }, key), show, "run the tests");
-  if (!answer || answer.job === undefined) return answer;
-  return follow(answer, show);
+  // A job (the server queued the run: 202) is followed until it is graded; a result is the grading itself.
+  return finished(answer && answer.job !== undefined ? await follow(answer, show) : answer);
 }
 
-let openJobs = null;
+function finished(result) {
+  // A kept run may finish a section: the parts of the page that show progress refresh (lesson.js).
+  if (result && result.saved) window.dispatchEvent(new CustomEvent("chainrule:saved", { detail: { method: "POST", url: "/api/grade" } }));
+  return result;
+}
 
-/** The learner's runs still waiting or running (for a page loaded while they wait); [] if none or unknown. */
-export function waitingRuns() {
-  if (openJobs === null && !classMode()) openJobs = Promise.resolve([]);
-  if (openJobs === null) {
-    openJobs = call("GET", "/api/jobs").then((answer) => (answer.status === 200 && answer.body ? answer.body.jobs : []))
-      .catch(() => []);
+let runs = null;
+
+/** GET /api/jobs once per page: {queued, jobs, ungraded} ({jobs: [], ungraded: []} if it cannot be read). */
+function pageRuns() {
+  if (runs === null) {
+    runs = call("GET", "/api/jobs")
+      .then((answer) => (answer.status === 200 && answer.body ? answer.body : null))
+      .catch(() => null)
+      .then((body) => {
+        if (!body) runs = null;  // not known now (the server or its database away): asked again next time
+        return body || { queued: false, jobs: [], ungraded: [] };
+      });
   }
-  return openJobs;
+  return runs;
 }
+
+/** The learner's runs still waiting or running (for a page loaded while they wait); [] if none. */
+export const waitingRuns = () => pageRuns().then((body) => body.jobs || []);
+
+/** Runs that ended without a grade after the learner's last graded run (per exercise and language). */
+export const ungradedRuns = () => pageRuns().then((body) => body.ungraded || []);

@@ -170,7 +170,7 @@ async function start() {
     // The plot goes right under the graph's formula, whichever part of section 03 finishes loading first.
     const plotSlot = el("div", { class: "plot-slot" });
     slots.get("03").append(plotSlot);
-    parts.push(import("./fitplot.js").then((m) => m.renderPlot(plotSlot, lesson.see_it_work.plot)));
+    parts.push(import("./plots.js").then((m) => m.renderPlot(plotSlot, lesson.see_it_work.plot)));
   }
   if (slots.has("04")) parts.push(import("./predict.js").then((m) => m.renderPredict(slots.get("04"), lesson, progress, base)));
   if (slots.has("06")) parts.push(import("./quiz.js").then((m) => m.renderQuiz(slots.get("06"), lesson, progress, base)));

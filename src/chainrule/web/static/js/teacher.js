@@ -59,11 +59,12 @@ function exercisesTable(data) {
 }
 
 function questionsTable(data) {
-  const head = el("tr", {}, ...["Question", "Answered", "First answer right", "Most chosen wrong answer"].map((t) => el("th", { scope: "col" }, t)));
+  const head = el("tr", {}, ...["Question", "Answered", "First answer right", "Recall now (predicted)", "Most chosen wrong answer"].map((t) => el("th", { scope: "col" }, t)));
   const rows = data.questions.map((item) => el("tr", {},
     el("td", { "data-label": "Question" }, `${item.lesson_id} / ${item.question_id}`),
     el("td", { "data-label": "Answered" }, String(item.learners_answered)),
     el("td", { "data-label": "First answer right" }, bar(item.share_right, item.share_right_text)),
+    el("td", { "data-label": "Recall now (predicted)" }, bar(item.recall_now, item.recall_now_text)),
     el("td", { "data-label": "Most chosen wrong answer" }, item.most_chosen_wrong ? `${item.most_chosen_wrong.answer} (${item.most_chosen_wrong.times}×)` : "–")));
   return el("table", { class: "class-table" }, el("thead", {}, head), el("tbody", {}, ...rows));
 }

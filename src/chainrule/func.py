@@ -1,0 +1,233 @@
+"""Composable transforms, named and shaped as `torch.func`: `grad`, `grad_and_value`, `vjp`, `jvp`,
+`jacrev`, `jacfwd`, `hessian`, and `hvp` (a Hessian-vector product).
+
+Each takes a function of scalars (numbers or Values, or nested lists and tuples of them) and returns a new
+function, or its result, as torch.func does with 0-d tensors: a Jacobian has the output's structure, each
+output scalar holding the inputs' structure (a tuple over `argnums` when that is a tuple). Numbers in,
+numbers out. A Value among the inputs means the caller wants a graph: every result is then a Value in the
+caller's graph, built with `create_graph` (reverse mode) or with tangents on Values (forward mode), so the
+transforms compose in any order and to any depth (`jacfwd(jacrev(f))` is `hessian(f)`, `grad` of a `jvp`,
+a `jvp` of a `jvp`). Each transform gives the inputs it differentiates nodes of their own
+(`ops.IDENTITY`), so an inner derivative is never taken with respect to an outer one's variable.
+
+`hvp(f, primals, tangents)` is forward-over-reverse: the jvp of the gradient, as `torch.func.hessian`
+computes a Hessian. The one rule where it and reverse-over-reverse (the gradient of gradient . v) differ:
+a term whose tangent is structurally zero is left out, never multiplied by 0, so an inf or nan elsewhere in
+the graph cannot make an entry nan (docs/engine.md, "Composable transforms").
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+from chainrule.engine import Value, grad as _reverse
+from chainrule.forward import as_numbers, jvp, jvp_tree, own_copy, split_aux, tree_flatten, tree_unflatten
+
+__all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "hvp"]
+
+
+def _wants_graph(*trees: Any) -> bool:
+    return any(isinstance(x, Value) for tree in trees for x in tree_flatten(tree)[0])
+
+
+def _argnums(argnums: int | Sequence[int], count: int, who: str) -> tuple[tuple[int, ...], bool]:
+    """(the positions, whether one was given as an int) or a clear error."""
+    single = isinstance(argnums, int) and not isinstance(argnums, bool)
+    positions = (argnums,) if single else tuple(argnums) if isinstance(argnums, (tuple, list)) else None
+    if positions is None or not positions or not all(isinstance(k, int) and not isinstance(k, bool) for k in positions):
+        raise TypeError(f"{who}: argnums is an int or a non-empty tuple of ints, not {argnums!r}")
+    for k in positions:
+        if not -count <= k < count:
+            raise ValueError(f"{who}: argnums {k} is out of range for a function called with {count} "
+                             f"argument{'s' if count != 1 else ''}")
+    return tuple(k % count for k in positions), single
+
+
+def _own_inputs(args: tuple, positions: tuple[int, ...], who: str) -> tuple[list, list[list[Value]], list]:
+    """The arguments with those at `positions` replaced by the transform's own nodes; those nodes per
+    position (flattened); and the structure of each."""
+    args = list(args)
+    leaves_per_position, specs = [], []
+    for k in positions:
+        leaves, spec = tree_flatten(args[k])
+        own = [own_copy(x, f"an input of {who}") for x in leaves]
+        args[k] = tree_unflatten(spec, own)
+        leaves_per_position.append(own)
+        specs.append(spec)
+    return args, leaves_per_position, specs
+
+
+def _scalar_output(out: Any, who: str) -> Value:
+    if isinstance(out, Value):
+        return out
+    if isinstance(out, (int, float)) and not isinstance(out, bool):
+        return Value(float(out))  # a constant: its gradient is 0
+    raise TypeError(f"{who} needs the function to return one scalar (a Value or a number), not {type(out).__name__}")
+
+
+def grad_and_value(func: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False
+                   ) -> Callable[..., Any]:
+    """A function returning (gradient, value), or (gradient, (value, aux)) with ``has_aux``, as
+    `torch.func.grad_and_value`: the gradient of func's one scalar output with respect to the arguments
+    at `argnums`, each with that argument's structure (a tuple of them when argnums is a tuple)."""
+
+    def wrapper(*args: Any) -> Any:
+        positions, single = _argnums(argnums, len(args), "grad")
+        graph = _wants_graph(args)
+        own_args, own, specs = _own_inputs(args, positions, "grad")
+        out, aux = split_aux(func(*own_args), has_aux, "grad")
+        out = _scalar_output(out, "grad")
+        flat = [x for leaves in own for x in leaves]
+        found = _reverse(out, flat, create_graph=graph) if flat else ()
+        grads, start = [], 0
+        for leaves, spec in zip(own, specs):
+            grads.append(tree_unflatten(spec, list(found[start:start + len(leaves)])))
+            start += len(leaves)
+        result = grads[0] if single else tuple(grads)
+        value: Any = out
+        if not graph:
+            result, value, aux = as_numbers(result), as_numbers(value), as_numbers(aux)
+        return (result, (value, aux)) if has_aux else (result, value)
+
+    return wrapper
+
+
+def grad(func: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Callable[..., Any]:
+    """The gradient of func (one scalar output) as a function, as `torch.func.grad`: returns the
+    gradient, or (gradient, aux) with ``has_aux``. Not to be confused with `chainrule.grad(output,
+    inputs)`, the autograd form (as `torch.autograd.grad`), which this one calls."""
+    with_value = grad_and_value(func, argnums, has_aux)
+
+    def wrapper(*args: Any) -> Any:
+        gradient, value = with_value(*args)
+        return (gradient, value[1]) if has_aux else gradient
+
+    return wrapper
+
+
+def vjp(func: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple:
+    """(output, vjp_fn) or (output, vjp_fn, aux), as `torch.func.vjp`: vjp_fn(cotangents), with
+    cotangents in the output's structure, returns a tuple with, for each primal, the sum over outputs of
+    cotangent x d output / d primal, in that primal's structure."""
+    graph = _wants_graph(primals)
+    own_args, own, specs = _own_inputs(primals, tuple(range(len(primals))), "vjp")
+    output, aux = split_aux(func(*own_args), has_aux, "vjp")
+    outputs, out_spec = tree_flatten(output)
+    outputs = [_scalar_output(v, "vjp") for v in outputs]
+    flat = [x for leaves in own for x in leaves]
+
+    def vjp_fn(cotangents: Any) -> tuple:
+        cots, cot_spec = tree_flatten(cotangents)
+        if len(cots) != len(outputs) or cot_spec != out_spec:
+            raise ValueError(f"vjp_fn takes cotangents in the output's structure ({len(outputs)} "
+                             f"scalar{'s' if len(outputs) != 1 else ''}), not {cotangents!r}")
+        with_graph = graph or _wants_graph(cots)
+        found = _reverse(outputs, flat, create_graph=with_graph, grad_outputs=cots) if flat else ()
+        grads, start = [], 0
+        for leaves, spec in zip(own, specs):
+            grads.append(tree_unflatten(spec, list(found[start:start + len(leaves)])))
+            start += len(leaves)
+        return tuple(grads) if with_graph else tuple(as_numbers(g) for g in grads)
+
+    value = tree_unflatten(out_spec, outputs)
+    if not graph:
+        value, aux = as_numbers(value), as_numbers(aux)
+    return (value, vjp_fn, aux) if has_aux else (value, vjp_fn)
+
+
+def jacrev(func: Callable[..., Any], argnums: int | Sequence[int] = 0, *, has_aux: bool = False
+           ) -> Callable[..., Any]:
+    """The Jacobian by reverse mode, one vector-Jacobian product per output scalar, as
+    `torch.func.jacrev`: the output's structure, each scalar holding the structure of the inputs at
+    `argnums` (a tuple over them when argnums is a tuple)."""
+
+    def wrapper(*args: Any) -> Any:
+        positions, single = _argnums(argnums, len(args), "jacrev")
+        graph = _wants_graph(args)
+        own_args, own, specs = _own_inputs(args, positions, "jacrev")
+        output, aux = split_aux(func(*own_args), has_aux, "jacrev")
+        outputs, out_spec = tree_flatten(output)
+        outputs = [_scalar_output(v, "jacrev") for v in outputs]
+        flat = [x for leaves in own for x in leaves]
+        rows = []
+        for out in outputs:
+            found = _reverse(out, flat, create_graph=graph)
+            per_position, start = [], 0
+            for leaves, spec in zip(own, specs):
+                per_position.append(tree_unflatten(spec, list(found[start:start + len(leaves)])))
+                start += len(leaves)
+            rows.append(per_position[0] if single else tuple(per_position))
+        jacobian = tree_unflatten(out_spec, rows)
+        if not graph:
+            jacobian, aux = as_numbers(jacobian), as_numbers(aux)
+        return (jacobian, aux) if has_aux else jacobian
+
+    return wrapper
+
+
+def jacfwd(func: Callable[..., Any], argnums: int | Sequence[int] = 0, *, has_aux: bool = False
+           ) -> Callable[..., Any]:
+    """The Jacobian by forward mode, one jvp per input scalar, as `torch.func.jacfwd` (the same
+    structure as `jacrev`)."""
+
+    def wrapper(*args: Any) -> Any:
+        positions, single = _argnums(argnums, len(args), "jacfwd")
+        graph = _wants_graph(args)
+        flats, specs = [], []
+        for k in positions:
+            leaves, spec = tree_flatten(args[k])
+            flats.append(leaves)
+            specs.append(spec)
+        flat = [x for leaves in flats for x in leaves]
+
+        def of_flat(*xs: Any) -> Any:
+            call, start = list(args), 0
+            for k, leaves, spec in zip(positions, flats, specs):
+                call[k] = tree_unflatten(spec, list(xs[start:start + len(leaves)]))
+                start += len(leaves)
+            return func(*call)
+
+        columns, out_spec, aux = [], None, None
+        for j in range(len(flat)):
+            direction = [1.0 if i == j else 0.0 for i in range(len(flat))]
+            found = jvp_tree(of_flat, flat, direction, has_aux=has_aux)
+            out, column = found[0], found[1]
+            if has_aux:
+                aux = found[2]
+            columns.append(tree_flatten(column)[0])
+            out_spec = tree_flatten(out)[1]
+        if not flat:
+            raise ValueError("jacfwd: the arguments at argnums hold no scalar to differentiate")
+        rows = []
+        for i in range(len(columns[0])):
+            per_position, start = [], 0
+            for leaves, spec in zip(flats, specs):
+                per_position.append(tree_unflatten(spec, [columns[j][i] for j in range(start, start + len(leaves))]))
+                start += len(leaves)
+            rows.append(per_position[0] if single else tuple(per_position))
+        jacobian = tree_unflatten(out_spec, rows)
+        if not graph:
+            jacobian = as_numbers(jacobian)
+        return (jacobian, aux) if has_aux else jacobian
+
+    return wrapper
+
+
+def hessian(func: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
+    """The Hessian, forward-over-reverse, as `torch.func.hessian`: ``jacfwd(jacrev(func, argnums),
+    argnums)``."""
+    return jacfwd(jacrev(func, argnums), argnums)
+
+
+def hvp(func: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]) -> tuple:
+    """(func's value, the Hessian of func at `primals` times `tangents`), as
+    `torch.autograd.functional.hvp` shapes it: forward-over-reverse, the jvp of the gradient, in one
+    sweep each way (see the module docstring for where it and reverse-over-reverse differ). `primals`
+    and `tangents` hold one scalar per argument of func."""
+    primals, tangents = tuple(primals), tuple(tangents)
+    if len(primals) != len(tangents):
+        raise ValueError(f"hvp needs one tangent per primal: {len(primals)} primals, {len(tangents)} tangents")
+    every = tuple(range(len(primals)))
+    with_value = grad_and_value(func, argnums=every)
+    (gradient, value), (products, _) = jvp(lambda *xs: with_value(*xs), primals, tangents)
+    return value, products

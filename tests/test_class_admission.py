@@ -1,0 +1,228 @@
+"""Who is in a class, and whose run goes next, against `chainrule serve` and `chainrule class` as real
+processes on SQLite and on PostgreSQL (issue 27, items 8 and 9).
+
+- The teacher decides who is in: a seat count (learners joining at once never pass it) and approval (a
+  learner who joins waits until the teacher lets them in).
+- A teacher removes an account: its sessions end, its work and its runs waiting for the grader go, and
+  its seat is free again (the API and `chainrule class remove`).
+- A class in SQLite grades in the web process with the queue's rules: one learner has at most 3 runs open,
+  and learners take turns, so a burst of ten slow runs does not make a classmate's run "busy".
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import httpx
+import pytest
+
+from chainrule.grading import reference_source
+from postgres_cluster import new_postgres_schema
+from test_class_server import PASSWORD, csrf_of, send
+from test_jobs import REPO, Process, run
+
+pytestmark = pytest.mark.timeout(240)
+
+EXERCISE = "neuron-grads"
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+class Served:
+    """`chainrule serve` on one class database; classes are made with `chainrule class create`."""
+
+    def __init__(self, env: dict, program: tuple[str, ...] = ("-m", "chainrule"), *serve_options: str) -> None:
+        self.env = env
+        self.port = free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.cli("list")  # the class database exists (and is migrated) before the server starts
+        self.web = Process(None, ["serve", "--port", str(self.port), "--workers", "1", *serve_options], "sign in at",
+                           env=env, program=program)
+
+    def cli(self, *argv: str, check: bool = True) -> subprocess.CompletedProcess:
+        done = subprocess.run([sys.executable, "-m", "chainrule", "class", *argv], env=self.env, cwd=REPO,
+                              capture_output=True, text=True, timeout=120)
+        assert not check or done.returncode == 0, done.stderr
+        return done
+
+    def new_class(self, name: str, *options: str) -> tuple[str, str]:
+        """(the teacher's one-time link, the invite link) of a new class."""
+        out = self.cli("create", name, "--url", self.base, *options).stdout
+        teacher_link, invite = re.findall(rf"{re.escape(self.base)}/\S+", out)
+        return teacher_link, invite
+
+    def client(self) -> httpx.Client:
+        return httpx.Client(base_url=self.base, timeout=60)
+
+    def join(self, invite: str, name: str) -> tuple[httpx.Client, httpx.Response]:
+        client = self.client()
+        page = client.get(invite)
+        return client, client.post(invite, data={"csrf": csrf_of(page.text), "name": name, "password": PASSWORD})
+
+    def sign_in(self, class_name: str, name: str) -> tuple[httpx.Client, httpx.Response]:
+        client = self.client()
+        page = client.get("/sign-in")
+        return client, client.post("/sign-in", data={"csrf": csrf_of(page.text), "class_name": class_name,
+                                                     "name": name, "password": PASSWORD})
+
+    def teacher(self, link: str) -> httpx.Client:
+        client = self.client()
+        page = client.get(link)
+        assert client.post(link, data={"csrf": csrf_of(page.text), "password": PASSWORD}).status_code == 303
+        return client
+
+    def stop(self) -> None:
+        self.web.stop()
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def served(request, tmp_path_factory):
+    env = dict(os.environ, PYTHONUNBUFFERED="1", CHAINRULE_DATA_DIR=str(tmp_path_factory.mktemp("class-data")))
+    env.pop("CHAINRULE_DATABASE", None)
+    if request.param == "postgresql":
+        env["CHAINRULE_DATABASE"] = new_postgres_schema(request.getfixturevalue("postgres_cluster"))
+    server = Served(env)
+    yield server
+    server.stop()
+
+
+def test_a_class_takes_as_many_learners_as_its_seats_even_when_they_join_at_once(served):
+    _, invite = served.new_class("Seats", "--seats", "3")
+    with ThreadPoolExecutor(8) as pool:
+        answers = list(pool.map(lambda number: served.join(invite, f"Pupil {number}")[1], range(8)))
+    assert sorted(answer.status_code for answer in answers) == [303] * 3 + [409] * 5
+    refused = next(answer for answer in answers if answer.status_code == 409)
+    assert "is full: all 3 seats are taken" in refused.text
+    assert served.cli("learners", "Seats").stdout.startswith("3 learners; seats: 3; approval: off")
+    # The teacher makes room: a new invite with one more seat lets one more in; the old invite is gone.
+    new_invite = served.cli("invite", "Seats", "--seats", "4", "--url", served.base).stdout.split()[-1]
+    assert [served.join(new_invite, name)[1].status_code for name in ("Ada", "Bea")] == [303, 409]
+    assert served.client().get(invite).status_code == 404
+
+
+@pytest.mark.parametrize("served", ["sqlite"], indirect=True)  # the rule is the same SQL on both backends
+def test_with_approval_a_learner_who_joins_waits_until_the_teacher_lets_them_in(served):
+    teacher_link, invite = served.new_class("Gate", "--approval")
+    ada, joined = served.join(invite, "Ada")
+    assert joined.status_code == 202 and "Your teacher lets each learner in" in joined.text
+    assert ada.get("/api/class/me").status_code == 401  # no session until the teacher says so
+    _, refused = served.sign_in("Gate", "Ada")
+    assert refused.status_code == 403 and "has not let you in yet" in refused.text
+
+    teacher = served.teacher(teacher_link)
+    listed = teacher.get("/api/class/learners").json()
+    assert listed["approval"] is True and listed["seats"] is None and listed["taken"] == 1
+    [waiting] = listed["learners"]
+    assert (waiting["name"], waiting["approved"]) == ("Ada", False)
+    assert "Ada  (waiting for the teacher)" in served.cli("learners", "Gate").stdout
+    approved = send(teacher, "POST", f"/api/class/learners/{waiting['id']}/approve")
+    assert approved.status_code == 200 and approved.json()["approved"] is True
+    ada, signed_in = served.sign_in("Gate", "Ada")
+    assert signed_in.status_code == 303 and ada.get("/api/class/me").json()["name"] == "Ada"
+
+    # The same from the command line.
+    served.join(invite, "Bea")
+    assert "Bea is in the class" in served.cli("approve", "Gate", "Bea").stdout
+    bea, signed_in = served.sign_in("Gate", "Bea")
+    assert signed_in.status_code == 303
+    # A learner cannot let anyone in, nor remove anyone.
+    assert send(bea, "POST", f"/api/class/learners/{waiting['id']}/approve").status_code == 403
+    assert send(bea, "DELETE", f"/api/class/learners/{waiting['id']}").status_code == 403
+
+
+@pytest.mark.parametrize("served", ["postgresql"], indirect=True)  # where runs wait for workers
+def test_a_teacher_removes_an_account_its_work_and_its_waiting_runs(served):
+    teacher_link, invite = served.new_class("Clean", "--seats", "1")
+    puppet, joined = served.join(invite, "Puppet")
+    assert joined.status_code == 303
+    me = puppet.get("/api/class/me").json()["id"]
+    assert send(puppet, "PUT", "/api/progress/code", json={"exercise": EXERCISE, "language": "python",
+                                                            "source": "# mine"}).status_code == 200
+    # No worker runs here: the runs wait in the class database.
+    assert [run(puppet).status_code for _ in range(3)] == [202] * 3
+    assert served.join(invite, "Ada")[1].status_code == 409  # the one seat is taken
+
+    teacher = served.teacher(teacher_link)
+    removed = send(teacher, "DELETE", f"/api/class/learners/{me}")
+    assert removed.status_code == 200, removed.text
+    assert removed.json() == {"id": me, "name": "Puppet", "runs_taken_back": 3}
+    assert puppet.get("/api/class/me").status_code == 401  # every session of it ended
+    assert send(teacher, "DELETE", f"/api/class/learners/{me}").status_code == 404
+    assert teacher.get("/api/class/learners").json()["learners"] == []
+    ada, joined = served.join(invite, "Ada")  # the seat is free again
+    assert joined.status_code == 303 and ada.get("/api/progress/backprop").json()["code"] == {}
+
+    from chainrule.progress import open_store
+
+    store = open_store(database=served.env["CHAINRULE_DATABASE"])
+    try:
+        left = store.database.read(lambda conn: conn.execute(
+            "SELECT COUNT(*) FROM grading_jobs WHERE learner_id = ?", (me,)).fetchone()[0])
+    finally:
+        store.close()
+    assert left == 0
+    assert run(ada).status_code == 202
+    assert served.cli("remove", "Clean", "Ada").stdout.strip() == (
+        "Removed Ada: the account, its work, and 1 run waiting for the grader.")
+    assert ada.get("/api/class/me").status_code == 401
+
+
+# ------------------------------------------------------------------------------------------------ item 8
+
+ONE_CORE = """
+import os, sys
+os.sched_getaffinity = lambda pid: {0}
+os.cpu_count = lambda: 1
+from chainrule.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+SLOW = "import time\ntime.sleep(3)\n" + reference_source(EXERCISE, "python")
+
+
+def test_ten_slow_runs_of_one_learner_leave_a_classmate_her_turn_on_sqlite(tmp_path):
+    """The server grades one run at a time (it sees one core) and lets 4 more wait. Ada sends ten slow runs
+    at once: three are taken (one running, two waiting) and seven are refused at once, as the queue of a
+    class in PostgreSQL does; Bea's run then goes before Ada's waiting ones, not after them."""
+    env = dict(os.environ, PYTHONUNBUFFERED="1", CHAINRULE_DATA_DIR=str(tmp_path / "data"))
+    env.pop("CHAINRULE_DATABASE", None)
+    server = Served(env, ("-c", ONE_CORE))
+    try:
+        _, invite = server.new_class("Physics")
+        ada, bea = server.join(invite, "Ada")[0], server.join(invite, "Bea")[0]
+        finished: list[tuple[str, dict]] = []
+        lock = threading.Lock()
+
+        def graded(client: httpx.Client, name: str) -> dict:
+            answer = run(client, SLOW)
+            assert answer.status_code == 200, answer.text
+            with lock:
+                finished.append((name, answer.json()))
+            return answer.json()
+
+        with ThreadPoolExecutor(12) as pool:
+            burst = [pool.submit(graded, ada, "ada") for _ in range(10)]
+            while len(finished) < 5 and not any(future.done() and future.exception() for future in burst):
+                threading.Event().wait(0.05)  # refusals come at once, long before a slow run ends
+            threading.Event().wait(0.5)  # Bea runs while Ada's burst is in
+            bea_run = pool.submit(graded, bea, "bea")
+            results = [future.result() for future in burst]
+            assert bea_run.result()["verdict"] == "passed"  # not "busy"
+        refused = [result for result in results if result["verdict"] == "busy"]
+        assert len(refused) == 7
+        assert all("You already have 3 runs waiting" in result["message"] and result["saved"] is False
+                   for result in refused)
+        order = [name for name, result in finished if result["verdict"] != "busy"]
+        assert order.count("ada") == 3 and order[-1] == "ada", order  # Bea's turn came before Ada's last
+    finally:
+        server.stop()
