@@ -199,8 +199,8 @@ def test_two_reviews_of_the_same_card_in_the_terminal_show_different_numbers(tmp
 
 NUMERIC = [(lesson, q["id"]) for lesson in lesson_ids() for q in lesson_data(lesson)["quiz"] if q["kind"] == "number"]
 # The functions a `compute` expression may call, as PyTorch computes them.
-TORCH_FUNCTIONS = {"tanh": torch.tanh, "exp": torch.exp, "log": torch.log, "relu": torch.relu,
-                   "sigmoid": torch.sigmoid, "abs": torch.abs}
+TORCH_FUNCTIONS = None if torch is None else {"tanh": torch.tanh, "exp": torch.exp, "log": torch.log,
+                                              "relu": torch.relu, "sigmoid": torch.sigmoid, "abs": torch.abs}
 
 
 def torch_compute(question: dict, numbers: dict[str, float]) -> float:

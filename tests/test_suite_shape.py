@@ -55,19 +55,29 @@ def helper_modules(tree: ast.Module) -> dict[str, str]:
             for alias in node.names if (TESTS / f"{alias.name}.py").exists()}
 
 
+# Names of other packages that run PyTorch: py-fsrs's optimizer (installed without PyTorch, it is a stub that
+# raises when made), as `fsrs.Optimizer`, or imported from `fsrs` or `fsrs.optimizer`.
+PYTORCH_ELSEWHERE = {"fsrs": {"Optimizer", "optimizer"}, "fsrs.optimizer": {"Optimizer"}}
+
+
 def torch_users(path: Path, seen: dict[Path, set[str]] | None = None) -> set[str]:
     """The module-level names of a test module (functions, classes, constants) that use PyTorch, directly
-    or through another such name or a helper module's such name; `torch` itself included."""
+    or through another such name, a helper module's such name or one of PYTORCH_ELSEWHERE; `torch` itself
+    included."""
     seen = {} if seen is None else seen
     if path in seen:
         return seen[path]
-    seen[path] = users = {"torch"}
+    seen[path] = users = {"torch", *(f"{module}.{name}" for module in PYTORCH_ELSEWHERE
+                                     for name in PYTORCH_ELSEWHERE[module])}
     tree = parsed(path)
     for bound, module in helper_modules(tree).items():
         users |= {f"{bound}.{name}" for name in torch_users(TESTS / f"{module}.py", seen)}
     for node in tree.body:
         if isinstance(node, ast.ImportFrom) and node.module and (TESTS / f"{node.module}.py").exists():
             theirs = torch_users(TESTS / f"{node.module}.py", seen)
+            users |= {alias.asname or alias.name for alias in node.names if alias.name in theirs}
+        if isinstance(node, ast.ImportFrom) and node.module in PYTORCH_ELSEWHERE:
+            theirs = PYTORCH_ELSEWHERE[node.module]
             users |= {alias.asname or alias.name for alias in node.names if alias.name in theirs}
     definitions = {}
     for node in tree.body:
@@ -188,6 +198,12 @@ def test_the_rule_sees_a_test_that_skips_with_its_module_for_nothing(tmp_path: P
                      'LAZY = lambda: torch.exp\nF = None if torch is None else torch.nn.functional\n', encoding="utf-8")
     assert torch_needs(probe) == {"built from PyTorch at import, in a module that does not skip as a whole":
                                   ["(module level)"]}
+    probe = tmp_path / "test_fsrs_probe.py"
+    probe.write_text('import fsrs\nfrom fsrs import Optimizer, Rating\n\n'
+                     'def test_fits():\n    assert Optimizer([]).review_logs == ()\n\n'
+                     'def test_fits_too():\n    assert fsrs.Optimizer([]).review_logs == ()\n\n'
+                     'def test_rates():\n    assert Rating(1) == Rating.Again\n', encoding="utf-8")
+    assert torch_needs(probe) == {"use PyTorch but are not marked needs_torch": ["test_fits", "test_fits_too"]}
 
 
 def test_the_modules_left_skipping_as_a_whole_still_do() -> None:
