@@ -13,6 +13,10 @@
     chainrule class learners "Physics 2b"          every learner, waiting ones too, and the seats taken
     chainrule class approve "Physics 2b" "Ada"     let a waiting learner in
     chainrule class remove "Physics 2b" "Ada"      remove an account, its work and its runs waiting for the grader
+    chainrule class due "Physics 2b" backprop "2026-12-04 23:59" --time-zone Europe/Berlin --late 10%
+                                                   a lesson's due date (--exercise ID: one exercise's), the policy
+    chainrule class extend "Physics 2b" "Ada" backprop +2      Ada's own due date: 2 days later (or a date)
+    chainrule class extend "Physics 2b" --csv extensions.csv   many at once: learner,lesson,due per row
 
 Each takes --data-dir / --database like `chainrule serve` (the class database: $CHAINRULE_DATABASE, else
 class.sqlite in the data folder). Whoever can run these can read that database: they are the admin's.
@@ -103,6 +107,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sub = action("optimize", _optimize, "fit the review scheduler (FSRS) to the class's pooled review logs", name)
     sub.add_argument("--steps", type=whole_number(1, "--steps"), default=250,
                      help="Adam steps of the fit (default: 250)")
+    sub = action("due", _due, "due dates (in the class's time zone) and the late policy: set them, or list them",
+                 name)
+    sub.add_argument("lesson", nargs="?", help="the lesson's id (leave out to list the dates)")
+    sub.add_argument("date", nargs="?", help="YYYY-MM-DD HH:MM or YYYY-MM-DD (23:59), in the class's time zone; "
+                     "\"none\" removes it")
+    sub.add_argument("--exercise", default=None, help="one exercise of the lesson, due on its own date")
+    sub.add_argument("--time-zone", default=None, help="the class's time zone, an IANA name (default: as it was, UTC "
+                     "for a new class)")
+    sub.add_argument("--late", default=None, metavar="POLICY",
+                     help="what late work earns: \"no-credit\" (the default) or a percentage less per day late, like 10%%")
+    sub = action("extend", _extend, "a learner's own due date for a lesson (or many, from a CSV)", name)
+    for argument, argument_help in (("learner", "the learner's display name (not with --csv)"),
+                                    ("lesson", "the lesson's id"),
+                                    ("date", "YYYY-MM-DD HH:MM, YYYY-MM-DD, +N (days after the lesson's date) or "
+                                             "\"none\"")):
+        sub.add_argument(argument, nargs="?", help=argument_help)
+    sub.add_argument("--csv", default=None, metavar="FILE",
+                     help="a CSV of extensions, one per row: learner,lesson,due (- : standard input); all or none")
     sub = action("gradebook", _gradebook, "one row per learner: lessons, exercises, quiz", name)
     sub.add_argument("--csv", action="store_true", required=True, help="print CSV (the only format for now)")
 
@@ -362,4 +384,56 @@ def _gradebook(args: argparse.Namespace) -> int:
     with store:
         rows = ClassReport(store, accounts).gradebook(accounts.class_id(args.name))
     sys.stdout.write(terminal_text(csv_text(rows)))
+    return 0
+
+
+def _print_deadlines(settings: dict) -> None:
+    _print(f"Time zone: {settings['time_zone']}; {settings['late_policy_text']}.")
+    for entry in settings["due"]:
+        what = entry["lesson_id"] + (f" / {entry['exercise_id']}" if entry["exercise_id"] else "")
+        _print(f"{what:48} due {entry['due_text']}")
+    for entry in settings["extensions"]:
+        _print(f"extension: {entry['name']}, {entry['lesson_id']}: due {entry['due_text']}")
+
+
+def _due(args: argparse.Namespace) -> int:
+    from chainrule.classes.accounts import ClassError
+    from chainrule.classes.deadlines import Deadlines
+
+    if (args.lesson is None) != (args.date is None) or (args.exercise and args.lesson is None):
+        raise ClassError("give a lesson and its date (or neither, to list the dates)", kind="invalid")
+    store, accounts = _open(args)
+    with store:
+        class_id, deadlines = accounts.class_id(args.name), Deadlines(store, accounts)
+        settings = deadlines.settings(class_id)
+        if args.time_zone is not None or args.late is not None:
+            settings = deadlines.set_policy(class_id, time_zone_name=args.time_zone, late=args.late)
+        if args.lesson is not None:
+            settings = deadlines.set_due(class_id, args.lesson, args.date, exercise=args.exercise)
+    _print_deadlines(settings)
+    return 0
+
+
+def _extend(args: argparse.Namespace) -> int:
+    from chainrule.classes.accounts import ClassError
+    from chainrule.classes.deadlines import Deadlines
+
+    given = [args.learner, args.lesson, args.date]
+    if (args.csv is None) == (None in given) or (args.csv is not None and any(given)):
+        raise ClassError("give a learner, a lesson and a date, or --csv FILE alone", kind="invalid")
+    if args.csv is not None:
+        try:
+            text = sys.stdin.read() if args.csv == "-" else open(args.csv, encoding="utf-8-sig").read()
+        except (OSError, UnicodeDecodeError) as error:
+            raise ClassError(f"cannot read {args.csv}: {error}", kind="invalid") from None
+    store, accounts = _open(args)
+    with store:
+        class_id, deadlines = accounts.class_id(args.name), Deadlines(store, accounts)
+        if args.csv is not None:
+            count = deadlines.extend_from_csv(class_id, text)
+            _print(f"{count} extension{'' if count == 1 else 's'} set.")
+            settings = deadlines.settings(class_id)
+        else:
+            settings = deadlines.extend(class_id, _learner(accounts, class_id, args.learner).id, args.lesson, args.date)
+    _print_deadlines(settings)
     return 0

@@ -381,6 +381,33 @@ def _migration_8_scheduler_fits(conn: Connection) -> None:
     )
 
 
+def _migration_9_due_dates(conn: Connection) -> None:
+    """Due dates (classes/deadlines.py): a class's time zone and late policy, a due date per lesson (exercise
+    '') or per exercise, as the wall-clock time of the class's zone, and each learner's extensions per lesson.
+    Credit is computed from these and the work's own times, never stored: moving a date recomputes it."""
+    _run_statements(
+        conn,
+        """
+        ALTER TABLE classes ADD COLUMN time_zone TEXT NOT NULL DEFAULT 'UTC';
+        ALTER TABLE classes ADD COLUMN late_policy TEXT NOT NULL DEFAULT 'no-credit';  -- or 'per-day'
+        ALTER TABLE classes ADD COLUMN late_percent INTEGER NOT NULL DEFAULT 0;        -- per day late, 'per-day'
+        CREATE TABLE due_dates (
+            class_id    INTEGER NOT NULL REFERENCES classes (id),
+            lesson_id   TEXT NOT NULL,
+            exercise_id TEXT NOT NULL,          -- '' : the whole lesson
+            due         TEXT NOT NULL,          -- 'YYYY-MM-DDTHH:MM' in the class's time zone
+            PRIMARY KEY (class_id, lesson_id, exercise_id)
+        );
+        CREATE TABLE extensions (
+            learner_id INTEGER NOT NULL REFERENCES accounts (id),
+            lesson_id  TEXT NOT NULL,
+            due        TEXT NOT NULL,           -- the learner's own due date of the lesson's work, same form
+            PRIMARY KEY (learner_id, lesson_id)
+        )
+        """,
+    )
+
+
 # Ordered; index i holds the migration that takes the schema version i to i + 1.
 MIGRATIONS: list[Callable[[Connection], None]] = [
     _migration_1_initial,
@@ -391,6 +418,7 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     _migration_6_school_systems,
     _migration_7_class_seats,
     _migration_8_scheduler_fits,
+    _migration_9_due_dates,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
