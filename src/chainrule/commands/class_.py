@@ -17,6 +17,8 @@
                                                    a lesson's due date (--exercise ID: one exercise's), the policy
     chainrule class extend "Physics 2b" "Ada" backprop +2      Ada's own due date: 2 days later (or a date)
     chainrule class extend "Physics 2b" --csv extensions.csv   many at once: learner,lesson,due per row
+    chainrule class regrade "Physics 2b" neuron-grads           grade each learner's latest run again (--best)
+    chainrule class regrade "Physics 2b" --apply 1              the new verdicts count (--revert 1: undo)
 
 Each takes --data-dir / --database like `chainrule serve` (the class database: $CHAINRULE_DATABASE, else
 class.sqlite in the data folder). Whoever can run these can read that database: they are the admin's.
@@ -125,6 +127,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         sub.add_argument(argument, nargs="?", help=argument_help)
     sub.add_argument("--csv", default=None, metavar="FILE",
                      help="a CSV of extensions, one per row: learner,lesson,due (- : standard input); all or none")
+    sub = action("regrade", _regrade, "grade an exercise's runs again after its cases changed: who would change "
+                 "standing, then --apply or --revert", name)
+    sub.add_argument("exercise", nargs="?", help="the exercise's id (each learner's latest run is graded again)")
+    sub.add_argument("--best", action="store_true", help="grade each learner's best run instead of the latest")
+    group = sub.add_mutually_exclusive_group()
+    group.add_argument("--apply", type=whole_number(1, "--apply"), metavar="ID", help="apply regrade ID")
+    group.add_argument("--revert", type=whole_number(1, "--revert"), metavar="ID", help="revert regrade ID")
+    group.add_argument("--list", action="store_true", help="the class's regrades")
     sub = action("gradebook", _gradebook, "one row per learner: lessons, exercises, quiz", name)
     sub.add_argument("--csv", action="store_true", required=True, help="print CSV (the only format for now)")
 
@@ -436,4 +446,60 @@ def _extend(args: argparse.Namespace) -> int:
         else:
             settings = deadlines.extend(class_id, _learner(accounts, class_id, args.learner).id, args.lesson, args.date)
     _print_deadlines(settings)
+    return 0
+
+
+def _print_regrade(table: dict) -> None:
+    learners = f"{table['changes']} learner{'' if table['changes'] == 1 else 's'}"
+    said = {"grading": f"{table['waiting']} runs still waiting for the grader", "graded": f"{learners} would change "
+            "standing", "applied": f"{learners} changed standing", "reverted": "every standing is as before it"}
+    _print(f"Regrade {table['id']} of {table['exercise_id']} ({table['pick']} runs): {table['state']}; "
+           f"{said[table['state']]}")
+    _print(f"{'learner':24} {'before':>8} {'after':>12}  changes")
+    for row in table["rows"]:
+        before = "passed" if row["passed_before"] else "not yet"
+        after = row["after"] or "waiting"
+        _print(f"{row['name'][:24]:24} {before:>8} {after:>12}  {'yes' if row['changes'] else '-'}")
+
+
+def _regrade(args: argparse.Namespace) -> int:
+    from chainrule.classes.accounts import ClassError
+    from chainrule.classes.grading import InProcessRuns, QueuedRuns
+    from chainrule.classes.regrade import Regrades
+    import shlex
+
+    import anyio
+
+    from chainrule.lessons import register_exercises
+
+    chosen = [args.exercise is not None, args.apply is not None, args.revert is not None, args.list]
+    if sum(chosen) != 1:
+        raise ClassError("give an exercise to grade again, or one of --apply ID, --revert ID, --list", kind="invalid")
+    store, accounts = _open(args)
+    with store:
+        class_id = accounts.class_id(args.name)
+        # The class's own grading seam, as `chainrule serve` builds it: workers where the class is in PostgreSQL.
+        runs = (QueuedRuns(store, store.database.url) if store.database.dialect == "postgresql"
+                else InProcessRuns.for_class(store))
+        try:
+            regrades = Regrades(store, accounts, runs)
+            if args.list:
+                for entry in regrades.list(class_id):
+                    _print(f"{entry['id']}  {entry['exercise_id']} ({entry['pick']} runs)  {entry['state']}  "
+                           f"{entry['created_at']}")
+                return 0
+            if args.apply is not None:
+                table = regrades.apply(class_id, args.apply)
+            elif args.revert is not None:
+                table = regrades.revert(class_id, args.revert)
+            else:
+                register_exercises()
+                regrade_id = regrades.start(class_id, args.exercise, "best" if args.best else "latest")
+                table = anyio.run(regrades.grade, class_id, regrade_id)
+        finally:
+            runs.close()
+    _print_regrade(table)
+    if table["state"] == "graded":
+        _print(f"Nothing counts yet: `chainrule class regrade {shlex.quote(args.name)} --apply {table['id']}` "
+               "applies it.")
     return 0

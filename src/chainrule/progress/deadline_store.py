@@ -14,10 +14,11 @@ from typing import Any
 from chainrule.progress.class_store import ACCOUNT_LOCK, CLASS_LEARNERS
 from chainrule.progress.connection import Connection
 
-__all__ = ["DeadlineStore"]
+__all__ = ["DeadlineStore", "rescore"]
 
 
-def _rescore(conn: Connection, class_id: int) -> None:
+def rescore(conn: Connection, class_id: int) -> None:
+    """Inside a write that changes the class's credit: the LMS score scan looks at its learners again."""
     conn.execute("DELETE FROM lti_work_seen WHERE account_id IN "
                  "(SELECT id FROM accounts WHERE class_id = ? AND role = 'learner')", (class_id,))
 
@@ -53,7 +54,7 @@ class DeadlineStore:
         def work(conn: Connection) -> None:
             conn.execute("UPDATE classes SET time_zone = ?, late_policy = ?, late_percent = ? WHERE id = ?",
                          (time_zone, late_policy, int(late_percent), class_id))
-            _rescore(conn, class_id)
+            rescore(conn, class_id)
 
         self._write(work)
 
@@ -68,7 +69,7 @@ class DeadlineStore:
                 conn.execute("INSERT INTO due_dates (class_id, lesson_id, exercise_id, due) VALUES (?, ?, ?, ?) "
                              "ON CONFLICT (class_id, lesson_id, exercise_id) DO UPDATE SET due = excluded.due",
                              (class_id, lesson_id, exercise_id, due))
-            _rescore(conn, class_id)
+            rescore(conn, class_id)
 
         self._write(work)
 
@@ -83,7 +84,7 @@ class DeadlineStore:
                     conn.execute("INSERT INTO extensions (learner_id, lesson_id, due) VALUES (?, ?, ?) "
                                  "ON CONFLICT (learner_id, lesson_id) DO UPDATE SET due = excluded.due",
                                  (learner, lesson, due))
-            _rescore(conn, class_id)
+            rescore(conn, class_id)
 
         self._write(work)
 

@@ -381,10 +381,11 @@ def _migration_8_scheduler_fits(conn: Connection) -> None:
     )
 
 
-def _migration_9_due_dates(conn: Connection) -> None:
-    """Due dates (classes/deadlines.py): a class's time zone and late policy, a due date per lesson (exercise
+def _migration_9_due_dates_and_regrades(conn: Connection) -> None:
+    """Due dates and regrades. Due dates (classes/deadlines.py): a class's time zone and late policy, a due date per lesson (exercise
     '') or per exercise, as the wall-clock time of the class's zone, and each learner's extensions per lesson.
-    Credit is computed from these and the work's own times, never stored: moving a date recomputes it."""
+    Credit is computed from these and the work's own times, never stored: moving a date recomputes it.
+    Regrades: see the tables' comment."""
     _run_statements(
         conn,
         """
@@ -403,6 +404,32 @@ def _migration_9_due_dates(conn: Connection) -> None:
             lesson_id  TEXT NOT NULL,
             due        TEXT NOT NULL,           -- the learner's own due date of the lesson's work, same form
             PRIMARY KEY (learner_id, lesson_id)
+        );
+        -- Regrades (classes/regrade.py): an exercise's runs graded again after its cases changed. Each
+        -- learner's chosen run goes through the class's grader as a run of theirs kept apart (origin
+        -- 'regrade:<id>') until the teacher applies it, then their earlier runs of the exercise are kept
+        -- apart instead (origin 'superseded:<id>'), and reverting swaps them back.
+        CREATE TABLE regrades (
+            id             INTEGER PRIMARY KEY AUTOINCREMENT,
+            class_id       INTEGER NOT NULL REFERENCES classes (id),
+            exercise_id    TEXT NOT NULL,
+            pick           TEXT NOT NULL,       -- 'latest' or 'best': which run of each learner
+            cases          TEXT NOT NULL,       -- SHA-256 of the exercise's cases it grades with
+            nonce          TEXT NOT NULL,       -- in each run's key, so no learner can make one beforehand
+            state          TEXT NOT NULL,       -- 'grading', 'graded', 'applied' or 'reverted'
+            last_run       INTEGER NOT NULL,    -- the highest submission id when it started
+            created_at     TEXT NOT NULL
+        );
+        CREATE TABLE regrade_runs (
+            regrade_id    INTEGER NOT NULL REFERENCES regrades (id),
+            learner_id    INTEGER NOT NULL,
+            submission_id INTEGER NOT NULL,     -- the run graded again
+            language      TEXT NOT NULL,
+            passed_before INTEGER NOT NULL,     -- the learner had passed the exercise when it started
+            after_status  TEXT,                 -- the run's status with the new cases (NULL: not graded yet)
+            job_id        INTEGER,              -- its job, where runs wait for workers
+            new_run       INTEGER,              -- the submission it became (set when applied)
+            PRIMARY KEY (regrade_id, learner_id)
         )
         """,
     )
@@ -418,7 +445,7 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     _migration_6_school_systems,
     _migration_7_class_seats,
     _migration_8_scheduler_fits,
-    _migration_9_due_dates,
+    _migration_9_due_dates_and_regrades,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
