@@ -1,14 +1,18 @@
-"""The teacher's due dates on the teacher's page, in Chromium against a real `chainrule serve` (PostgreSQL when
-the session has it, else SQLite): a lesson's date set in its field, one learner's extension, extensions from a
-CSV, each learner's credit as of their own due date redrawn after each; axe-core finds nothing serious at
-1280 and 390 px and the page does not scroll sideways on a phone."""
+"""The teacher's due dates and regrades on the teacher's page, in Chromium against a real `chainrule serve`
+(PostgreSQL and a `chainrule worker` when the session has it, else SQLite): a lesson's date set in its field,
+one learner's extension, extensions from a CSV, each learner's credit as of their own due date redrawn after
+each; an exercise regraded (who would change, apply, revert); axe-core finds nothing serious at 1280 and
+390 px and the page does not scroll sideways on a phone."""
 
 from __future__ import annotations
 
 import pytest
 
+from chainrule.classes import open_class_store
+from chainrule.grading import reference_source
 from class_process import ClassServer
-from conftest import WIDTHS, axe_violations
+from conftest import WIDTHS, axe_violations, stop_lesson_server
+from test_class_page import start_worker
 
 PASSWORD = "correct horse battery"
 
@@ -21,10 +25,23 @@ def server(request, tmp_path):
     except pytest.skip.Exception:
         pass
     started = ClassServer.start(tmp_path, database, class_name="Due dates")
+    worker = start_worker(started.env) if database else None  # a class in PostgreSQL: its runs are queued
     try:
         yield started
     finally:
+        if worker is not None:
+            stop_lesson_server(worker)
         started.stop()
+
+
+def keep_an_old_pass(server: ClassServer, learner_id: int) -> None:
+    """A run the exercise's older cases passed: its code forgets tanh's derivative, which the cases fail now."""
+    source = reference_source("neuron-grads", "python").replace("dn = 1 - out**2", "dn = 1")
+    store = open_class_store(server.env["CHAINRULE_DATA_DIR"], server.env.get("CHAINRULE_DATABASE"))
+    try:
+        store.for_learner(learner_id).record_submission("neuron-grads", "python", source, {"status": "pass"})
+    finally:
+        store.close()
 
 
 def credit_cell(page, name: str):
@@ -71,6 +88,18 @@ def test_the_teacher_sets_a_date_extends_it_for_one_learner_and_from_a_csv(brows
         page.get_by_label("Many extensions at once").fill("Zed,backprop,+1\n")
         page.get_by_role("button", name="Set these extensions").click()
         page.wait_for_selector("text=row 1: there is no learner named 'Zed'")  # said on the page; nothing set
+
+        keep_an_old_pass(server, learner.get("/api/class/me").json()["id"])
+        page.locator("#regrade-exercise").select_option("neuron-grads")
+        page.get_by_role("button", name="Check who would change").click()
+        page.wait_for_selector("[data-regrade='graded']", timeout=120_000)
+        ada = page.locator("tr[data-regrade-row='Ada']")
+        assert [ada.locator(f"td[data-label='{label}']").text_content() for label in ("Before", "After", "Changes")] \
+            == ["passed", "fails", "yes"]
+        page.get_by_role("button", name="Apply: the new verdicts count").click()
+        page.wait_for_selector("[data-regrade='applied']")
+        page.get_by_role("button", name="Revert").click()
+        page.wait_for_selector("[data-regrade='reverted']")
 
         for name, (width, height) in WIDTHS.items():
             page.set_viewport_size({"width": width, "height": height})

@@ -21,18 +21,20 @@ from chainrule.classes.deadlines import Deadlines
 from chainrule.web.class_gate import signed_in
 from chainrule.web.models import ErrorBody
 
-api = APIRouter(prefix="/api/class/deadlines", responses={
+ERRORS: dict[int | str, dict[str, Any]] = {
     status: {"model": ErrorBody, "description": description} for status, description in (
         (401, "Not signed in."), (403, "Not the teacher of this class, or a missing or wrong CSRF token."),
-        (404, "No such learner in your class."), (422, "A date, lesson, time zone or policy that is not one."))})
+        (404, "No such learner (or regrade) in your class."), (409, "A regrade not in a state to apply or revert."),
+        (422, "A date, lesson, exercise, time zone or policy that is not one."))}
+api = APIRouter(prefix="/api/class/deadlines", responses=ERRORS)
 MAX_CSV_CHARACTERS = 200_000  # under the server's 256 KB body limit: 10,000 rows of extensions
 
 
 def teacher(request: Request) -> Account:
-    """The signed-in teacher: a learner may neither see nor set due dates (403)."""
+    """The signed-in teacher: a learner may neither see nor change due dates or regrades (403)."""
     account = signed_in(request)
     if account.role != TEACHER:
-        raise HTTPException(status_code=403, detail="only the class's teacher can see or set its due dates.")
+        raise HTTPException(status_code=403, detail="only the class's teacher can see or change this.")
     return account
 
 

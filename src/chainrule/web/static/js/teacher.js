@@ -2,6 +2,7 @@
 // learner's timeline. Everything comes from /api/class/... (routes_class.py); text goes in as text only.
 import { get, post, el, clearLoading } from "./api.js";
 import { mountDeadlines } from "./teacher_deadlines.js";
+import { mountRegrade } from "./teacher_regrade.js";
 
 
 function cell(state, label) {
@@ -98,6 +99,7 @@ async function main() {
   document.getElementById("class-questions").replaceChildren(questionsTable(data));
   clearLoading();
   mountDeadlines();
+  mountRegrade();
 }
 
 main();
