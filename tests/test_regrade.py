@@ -82,7 +82,11 @@ def test_a_regrade_shows_who_changes_applies_once_and_reverts(tmp_path):
         # The learners' latest code stays theirs (an editor is not given back an older run).
         assert store.for_learner(people["Cal"]).latest_code()[f"{EXERCISE}/python"] == "def neuron_grads(:\n"
 
+        # Applying changes LMS scores: the score scan looks at the class's learners again (lti_work_seen).
+        store.database.write(lambda conn: conn.execute(
+            "INSERT INTO lti_work_seen (account_id, signature) VALUES (?, 'seen')", (people["Bea"],)))
         assert rows(regrades.apply(class_id, latest))["Bea"] == (True, "fail", True)
+        assert store.database.read(lambda conn: conn.execute("SELECT COUNT(*) FROM lti_work_seen").fetchone()[0]) == 0
         assert (passed(store, people["Ada"]), passed(store, people["Bea"]), passed(store, people["Cal"])) == \
                (True, False, False)
         assert regrades.apply(class_id, latest)["state"] == "applied"  # twice: nothing more

@@ -114,9 +114,11 @@ class RegradeStore:
                 if apply:
                     conn.execute("UPDATE submissions SET origin = ? WHERE learner_id = ? AND exercise_id = ? "
                                  "AND origin = '' AND id <= ?", (superseded, learner, exercise, regrade["last_run"]))
-                    conn.execute("UPDATE regrade_runs SET new_run = (SELECT MAX(id) FROM submissions WHERE "
-                                 "learner_id = ? AND exercise_id = ? AND origin = ?) WHERE regrade_id = ? AND "
-                                 "learner_id = ?", (learner, exercise, mine, regrade_id, learner))
+                    # The regrade's own run: kept apart under its origin, with the regraded run's code.
+                    conn.execute("UPDATE regrade_runs SET new_run = (SELECT MAX(s.id) FROM submissions s WHERE "
+                                 "s.learner_id = regrade_runs.learner_id AND s.exercise_id = ? AND s.origin = ? AND "
+                                 "s.source = (SELECT o.source FROM submissions o WHERE o.id = regrade_runs.submission_id)) "
+                                 "WHERE regrade_id = ? AND learner_id = ?", (exercise, mine, regrade_id, learner))
                     conn.execute("UPDATE submissions SET origin = '' WHERE id = (SELECT new_run FROM regrade_runs "
                                  "WHERE regrade_id = ? AND learner_id = ?)", (regrade_id, learner))
                 else:
