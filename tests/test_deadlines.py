@@ -254,8 +254,8 @@ def test_the_teacher_sets_dates_in_a_real_server_and_a_learner_may_not(server):
     no_token = teacher.put("/api/class/deadlines/due", json={"lesson_id": "backprop", "due": None})
     assert no_token.status_code == 403  # CSRF
     # Regrades are the teacher's too (tests/test_regrade.py grades them).
-    assert change(learner, "POST", "/api/class/regrades", {"exercise_id": "neuron-grads"}).status_code == 403
+    assert change(learner, "POST", "/api/class/regrades/new", {"exercise_id": "neuron-grads"}).status_code == 403
     assert learner.get("/api/class/regrades").status_code == 403
     assert teacher.get("/api/class/regrades/999").status_code == 404
-    unknown = change(teacher, "POST", "/api/class/regrades", {"exercise_id": "no-such"})
+    unknown = change(teacher, "POST", "/api/class/regrades/new", {"exercise_id": "no-such"})
     assert unknown.status_code == 422 and "there is no exercise 'no-such'" in unknown.text

@@ -107,25 +107,23 @@ class RegradeStore:
                                   "graded" if apply else "applied")).rowcount
             if moved != 1:
                 return False
-            learners = [row[0] for row in conn.execute(
-                "SELECT learner_id FROM regrade_runs WHERE regrade_id = ? AND after_status IS NOT NULL "
-                "AND after_status != 'not-graded'", (regrade_id,)).fetchall()]
-            for learner in learners:
-                if apply:
-                    conn.execute("UPDATE submissions SET origin = ? WHERE learner_id = ? AND exercise_id = ? "
-                                 "AND origin = '' AND id <= ?", (superseded, learner, exercise, regrade["last_run"]))
-                    # The regrade's own run: kept apart under its origin, with the regraded run's code.
-                    conn.execute("UPDATE regrade_runs SET new_run = (SELECT MAX(s.id) FROM submissions s WHERE "
-                                 "s.learner_id = regrade_runs.learner_id AND s.exercise_id = ? AND s.origin = ? AND "
-                                 "s.source = (SELECT o.source FROM submissions o WHERE o.id = regrade_runs.submission_id)) "
-                                 "WHERE regrade_id = ? AND learner_id = ?", (exercise, mine, regrade_id, learner))
-                    conn.execute("UPDATE submissions SET origin = '' WHERE id = (SELECT new_run FROM regrade_runs "
-                                 "WHERE regrade_id = ? AND learner_id = ?)", (regrade_id, learner))
-                else:
-                    conn.execute("UPDATE submissions SET origin = ? WHERE id = (SELECT new_run FROM regrade_runs "
-                                 "WHERE regrade_id = ? AND learner_id = ?)", (mine, regrade_id, learner))
-                    conn.execute("UPDATE submissions SET origin = '' WHERE learner_id = ? AND exercise_id = ? "
-                                 "AND origin = ?", (learner, exercise, superseded))
+            graded = ("SELECT learner_id FROM regrade_runs WHERE regrade_id = ? AND after_status IS NOT NULL "
+                      "AND after_status != 'not-graded'")
+            new_runs = "SELECT new_run FROM regrade_runs WHERE regrade_id = ? AND new_run IS NOT NULL"
+            if apply:
+                conn.execute(f"UPDATE submissions SET origin = ? WHERE exercise_id = ? AND origin = '' AND id <= ? "
+                             f"AND learner_id IN ({graded})", (superseded, exercise, regrade["last_run"], regrade_id))
+                # Each learner's run of this regrade: kept apart under its origin, with the regraded run's code.
+                conn.execute(
+                    "UPDATE regrade_runs SET new_run = (SELECT MAX(s.id) FROM submissions s WHERE "
+                    "s.learner_id = regrade_runs.learner_id AND s.exercise_id = ? AND s.origin = ? AND s.source = "
+                    "(SELECT o.source FROM submissions o WHERE o.id = regrade_runs.submission_id)) "
+                    f"WHERE regrade_id = ? AND learner_id IN ({graded})", (exercise, mine, regrade_id, regrade_id))
+                conn.execute(f"UPDATE submissions SET origin = '' WHERE id IN ({new_runs})", (regrade_id,))
+            else:
+                conn.execute(f"UPDATE submissions SET origin = ? WHERE id IN ({new_runs})", (mine, regrade_id))
+                conn.execute("UPDATE submissions SET origin = '' WHERE exercise_id = ? AND origin = ?",
+                             (exercise, superseded))
             rescore(conn, int(regrade["class_id"]))
             return True
 

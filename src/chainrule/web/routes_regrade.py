@@ -3,7 +3,7 @@
 apply or revert it. The teacher of the class only; another class's regrade is "not found".
 
     GET  /api/class/regrades                  the exercises and the class's regrades
-    POST /api/class/regrades                  {"exercise_id", "pick": "latest" | "best"} -> its table
+    POST /api/class/regrades/new              {"exercise_id", "pick": "latest" | "best"} -> its table
     GET  /api/class/regrades/{id}             its before/after table ("state": grading, graded, ...)
     POST /api/class/regrades/{id}/apply       the new verdicts count
     POST /api/class/regrades/{id}/revert      as before applying
@@ -65,7 +65,7 @@ def regrades(request: Request) -> dict[str, Any]:
     return {"exercises": exercises, "regrades": _regrades(request).list(class_id)}
 
 
-@api.post("")
+@api.post("/new")
 async def start(request: Request, body: RegradeIn) -> dict[str, Any]:
     """Start a regrade (or find the same one not reverted) and grade its runs in the background."""
     import anyio
@@ -79,16 +79,16 @@ async def start(request: Request, body: RegradeIn) -> dict[str, Any]:
     return table
 
 
-@api.get("/{regrade_id}")
+@api.get("/{regrade_id:int}")
 def table(request: Request, regrade_id: RegradeId) -> dict[str, Any]:
     return _regrades(request).table(teacher(request).class_id, regrade_id)
 
 
-@api.post("/{regrade_id}/apply")
+@api.post("/{regrade_id:int}/apply")
 def apply(request: Request, regrade_id: RegradeId) -> dict[str, Any]:
     return _regrades(request).apply(teacher(request).class_id, regrade_id)
 
 
-@api.post("/{regrade_id}/revert")
+@api.post("/{regrade_id:int}/revert")
 def revert(request: Request, regrade_id: RegradeId) -> dict[str, Any]:
     return _regrades(request).revert(teacher(request).class_id, regrade_id)

@@ -55,7 +55,7 @@ export async function mountRegrade() {
     el("button", { type: "submit" }, "Check who would change"));
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
-    show(await post("/api/class/regrades", { exercise_id: exercise.value, pick: pick.value }, "start the regrade"));
+    show(await post("/api/class/regrades/new", { exercise_id: exercise.value, pick: pick.value }, "start the regrade"));
   });
   box.replaceChildren(form, el("div", { "data-regrade-table": "" }));
 }
