@@ -12,7 +12,6 @@ import os
 import subprocess
 import sys
 
-import anyio
 import pytest
 from argon2 import PasswordHasher
 
@@ -69,7 +68,7 @@ def test_a_regrade_shows_who_changes_applies_once_and_reverts(tmp_path):
         accounts, class_id, people = made_class(store)
         regrades = Regrades(store, accounts, runs)
         latest = regrades.start(class_id, EXERCISE)
-        table = anyio.run(regrades.grade, class_id, latest)
+        table = run_coroutine(regrades.grade, class_id, latest)
         # Cal's latest run is the syntax error; Dan has none and is not in the table.
         assert rows(table) == {"Ada": (True, "pass", False), "Bea": (True, "fail", True), "Cal": (True, "error", True)}
         assert (table["state"], table["changes"]) == ("graded", 2)
@@ -78,7 +77,7 @@ def test_a_regrade_shows_who_changes_applies_once_and_reverts(tmp_path):
         # Idempotent: starting again finds the same regrade; grading again grades nothing new.
         before = count_runs(store)
         assert regrades.start(class_id, EXERCISE) == latest
-        assert anyio.run(regrades.grade, class_id, latest)["rows"] == table["rows"] and count_runs(store) == before
+        assert run_coroutine(regrades.grade, class_id, latest)["rows"] == table["rows"] and count_runs(store) == before
         # The learners' latest code stays theirs (an editor is not given back an older run).
         assert store.for_learner(people["Cal"]).latest_code()[f"{EXERCISE}/python"] == "def neuron_grads(:\n"
 
@@ -99,7 +98,7 @@ def test_a_regrade_shows_who_changes_applies_once_and_reverts(tmp_path):
         # "best": Cal's pass (the code that forgets tanh) rather than his latest syntax error.
         best = regrades.start(class_id, EXERCISE, pick="best")
         assert best != latest
-        assert rows(anyio.run(regrades.grade, class_id, best))["Cal"] == (True, "fail", True)
+        assert rows(run_coroutine(regrades.grade, class_id, best))["Cal"] == (True, "fail", True)
         assert store.for_learner(people["Cal"]).latest_code()[f"{EXERCISE}/python"] == "def neuron_grads(:\n"
         with pytest.raises(ClassError, match="no regrade"):
             regrades.table(class_id + 1, best)  # another class's id: not found
