@@ -26,6 +26,7 @@ from typing import Any
 
 from chainrule import lessons
 from chainrule.classes.accounts import Accounts, ClassError
+from chainrule.classes.deadlines import Deadlines
 from chainrule.number_text import format_number, format_percent
 from chainrule.progress.class_store import ClassStore
 from chainrule.progress.finished import Work, lesson_state
@@ -198,7 +199,13 @@ class ClassReport:
             for lesson in entry["grid"]:
                 row += [sum(lesson["exercises"].values()), sum(bool(v) for v in lesson["questions"].values())]
             rows.append(row)
-        return rows
+        return _with_credit(rows, data["roster"], *Deadlines(self.store, self.accounts).gradebook_columns(class_id))
+
+
+def _with_credit(rows: list[list[Any]], roster: list[dict], header: list[str], cells: dict[int, list]) -> list[list]:
+    """The gradebook with each learner's credit as of their own due dates (classes/deadlines.py) at the end."""
+    return [rows[0] + header] + [row + cells.get(entry["id"], [""] * len(header))
+                                 for row, entry in zip(rows[1:], roster)]
 
 
 def csv_text(rows: list[list[Any]]) -> str:

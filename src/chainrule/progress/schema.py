@@ -381,6 +381,60 @@ def _migration_8_scheduler_fits(conn: Connection) -> None:
     )
 
 
+def _migration_9_due_dates_and_regrades(conn: Connection) -> None:
+    """Due dates and regrades. Due dates (classes/deadlines.py): a class's time zone and late policy, a due date per lesson (exercise
+    '') or per exercise, as the wall-clock time of the class's zone, and each learner's extensions per lesson.
+    Credit is computed from these and the work's own times, never stored: moving a date recomputes it.
+    Regrades: see the tables' comment."""
+    _run_statements(
+        conn,
+        """
+        ALTER TABLE classes ADD COLUMN time_zone TEXT NOT NULL DEFAULT 'UTC';
+        ALTER TABLE classes ADD COLUMN late_policy TEXT NOT NULL DEFAULT 'no-credit';  -- or 'per-day'
+        ALTER TABLE classes ADD COLUMN late_percent INTEGER NOT NULL DEFAULT 0;        -- per day late, 'per-day'
+        CREATE TABLE due_dates (
+            class_id    INTEGER NOT NULL REFERENCES classes (id),
+            lesson_id   TEXT NOT NULL,
+            exercise_id TEXT NOT NULL,          -- '' : the whole lesson
+            due         TEXT NOT NULL,          -- 'YYYY-MM-DDTHH:MM' in the class's time zone
+            PRIMARY KEY (class_id, lesson_id, exercise_id)
+        );
+        CREATE TABLE extensions (
+            learner_id INTEGER NOT NULL REFERENCES accounts (id),
+            lesson_id  TEXT NOT NULL,
+            due        TEXT NOT NULL,           -- the learner's own due date of the lesson's work, same form
+            PRIMARY KEY (learner_id, lesson_id)
+        );
+        -- Regrades (classes/regrade.py): an exercise's runs graded again after its cases changed. Each
+        -- learner's chosen run goes through the class's grader as a run of theirs kept apart (origin
+        -- 'regrade:<id>') until the teacher applies it, then their earlier runs of the exercise are kept
+        -- apart instead (origin 'superseded:<id>'), and reverting swaps them back.
+        CREATE TABLE regrades (
+            id             INTEGER PRIMARY KEY AUTOINCREMENT,
+            class_id       INTEGER NOT NULL REFERENCES classes (id),
+            exercise_id    TEXT NOT NULL,
+            pick           TEXT NOT NULL,       -- 'latest' or 'best': which run of each learner
+            cases          TEXT NOT NULL,       -- SHA-256 of the exercise's cases it grades with
+            nonce          TEXT NOT NULL,       -- in each run's key, so no learner can make one beforehand
+            state          TEXT NOT NULL,       -- 'grading', 'graded', 'applied' or 'reverted'
+            last_run       INTEGER NOT NULL,    -- the highest submission id when it started
+            created_at     TEXT NOT NULL
+        );
+        CREATE TABLE regrade_runs (
+            regrade_id    INTEGER NOT NULL REFERENCES regrades (id),
+            learner_id    INTEGER NOT NULL,
+            submission_id INTEGER NOT NULL,     -- the run graded again
+            language      TEXT NOT NULL,
+            passed_before INTEGER NOT NULL,     -- the learner had passed the exercise when it started
+            after_status  TEXT,                 -- the run's status with the new cases (NULL: not graded yet)
+            job_id        INTEGER,              -- its job, where runs wait for workers
+            new_run       INTEGER,              -- the submission it became (set when applied)
+            PRIMARY KEY (regrade_id, learner_id)
+        )
+        """,
+    )
+
+
 # Ordered; index i holds the migration that takes the schema version i to i + 1.
 MIGRATIONS: list[Callable[[Connection], None]] = [
     _migration_1_initial,
@@ -391,6 +445,7 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     _migration_6_school_systems,
     _migration_7_class_seats,
     _migration_8_scheduler_fits,
+    _migration_9_due_dates_and_regrades,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

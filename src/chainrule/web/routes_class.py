@@ -496,6 +496,8 @@ def create_class_app(
     tests); public: the (host, port) of the address learners open (--url), which may be a proxy's."""
     from chainrule.classes.grading import InProcessRuns
     from chainrule.web.app import create_app
+    from chainrule.web.routes_deadlines import api as deadlines_api
+    from chainrule.web.routes_regrade import api as regrade_api
 
     services = ClassServices(store, runs if runs is not None else InProcessRuns.for_class(store))
     clock = clock or store.now
@@ -503,7 +505,7 @@ def create_class_app(
     gate = (ClassGate, {"accounts": accounts, "secret": secret, "clock": clock, "secure": secure})
     app = create_app("", None, services=services, gate=gate, port=port, extra_hosts=hosts, public=public,
                      schemes=("http", "https") if secure else ("http",),
-                     routers=[router, api], body_limits={IMPORT_PATH: MAX_IMPORT_BODY})
+                     routers=[router, api, deadlines_api, regrade_api], body_limits={IMPORT_PATH: MAX_IMPORT_BODY})
     app.state.accounts = accounts
     app.state.secret = secret
     app.state.secure = secure

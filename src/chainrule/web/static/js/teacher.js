@@ -1,6 +1,8 @@
 // The teacher's page: the class's progress grid, a pass-rate bar per exercise, quiz questions, and one
 // learner's timeline. Everything comes from /api/class/... (routes_class.py); text goes in as text only.
 import { get, post, el, clearLoading } from "./api.js";
+import { mountDeadlines } from "./teacher_deadlines.js";
+import { mountRegrade } from "./teacher_regrade.js";
 
 
 function cell(state, label) {
@@ -96,6 +98,8 @@ async function main() {
   document.getElementById("class-exercises").replaceChildren(exercisesTable(data));
   document.getElementById("class-questions").replaceChildren(questionsTable(data));
   clearLoading();
+  mountDeadlines();
+  mountRegrade();
 }
 
 main();
