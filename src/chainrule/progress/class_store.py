@@ -15,12 +15,13 @@ from chainrule.progress.rows import sound_rows
 
 ACCOUNT_LOCK = -2  # the advisory lock key for account writes that read first (learners' keys are >= 0)
 CLASS_LEARNERS = "learner_id IN (SELECT id FROM accounts WHERE class_id = ? AND role = 'learner')"
-ACCOUNT_COLUMNS = ("SELECT a.id, a.class_id, c.name, a.role, a.name, a.session_epoch, a.approved FROM accounts a "
-                   "JOIN classes c ON c.id = a.class_id ")
+ACCOUNT_COLUMNS = ("SELECT a.id, a.class_id, c.name, a.role, a.name, a.session_epoch, a.approved, c.state "
+                   "FROM accounts a JOIN classes c ON c.id = a.class_id ")
 
-AccountRow = tuple  # (id, class_id, class name, role, name, session epoch, approved)
+AccountRow = tuple  # (id, class_id, class name, role, name, session epoch, approved, class state)
 # Every table that holds a learner's own rows (a removed account's go with it; grading_jobs: run_jobs.py).
-LEARNER_TABLES = ("predictions", "code", "submissions", "quiz_answers", "explanations", "cards", "review_logs")
+LEARNER_TABLES = ("predictions", "code", "submissions", "quiz_answers", "explanations", "cards", "review_logs",
+                  "comments")
 MAX_ID = 2**31 - 1  # learner_id is a 4-byte INTEGER in PostgreSQL; a larger id is no account
 
 
