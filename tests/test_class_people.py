@@ -111,7 +111,7 @@ def test_rename_a_learner_and_add_a_second_teacher_who_may_do_the_same(served):
     added = send(teacher, "POST", "/api/class/teachers", json={"name": "Ms Brown"})
     assert added.status_code == 200, added.text
     second = served.teacher(added.json()["link"].removeprefix(served.base))
-    assert second.get("/teacher").status_code == 200
+    assert second.get("/teacher").status_code == 200, "".join(served.web.lines[-40:])
     listed = second.get("/api/class/people").json()
     assert [(t["name"], t["signed_up"], t["you"]) for t in listed["teachers"]] == [
         ("Teacher", True, False), ("Ms Brown", True, True)]
