@@ -5,7 +5,8 @@ teacher, a learner and a second teacher in separate browser contexts.
 The teacher copies the invite, makes a new one, adds a second teacher and comments on a line of the learner's
 run with Markdown that holds HTML, a javascript: link and an http link; the learner sees it rendered as text
 on the lesson page (under the exercise) and on the account page, and answers; the second teacher sees the
-answer, renames the learner and closes the class, after which the learner's answer is refused. Every page
+answer, renames the learner and closes the class, after which the learner's answer is refused; then keeps the
+learner's work as a file and removes them. Every page
 involved has no serious axe-core violation at 1280 and 390 px."""
 
 from __future__ import annotations
@@ -159,5 +160,15 @@ def test_teacher_learner_and_second_teacher_manage_people_and_talk_about_a_run(b
     ada_page.locator("#comment-threads").get_by_role("button", name="Answer").first.click()
     ada_page.locator("#messages .message.error").wait_for()
     assert "is closed" in ada_page.locator("#messages").text_content()
+
+    # The second teacher keeps Ada's work as a file, then removes her: every session of hers ends.
+    row = brown_page.locator("#class-people li[data-person='Ada L.']")
+    row.get_by_role("button", name="Remove Ada L.").click()
+    with brown_page.expect_download() as download:
+        row.get_by_role("link", name="Download Ada L.'s work first").click()
+    assert "x = 1" in Path(download.value.path()).read_text(encoding="utf-8")
+    row.get_by_role("button", name="Remove Ada L. for good").click()
+    brown_page.wait_for_function("() => document.getElementById('people-said').textContent.startsWith('Removed Ada L.')")
+    assert ada_page.evaluate("() => fetch('/api/class/me').then(r => r.status)") == 401
     for made in (ada, teacher, brown):
         made.close()

@@ -480,7 +480,7 @@ def create_class_app(
     gate = (ClassGate, {"accounts": accounts, "secret": secret, "clock": clock, "secure": secure})
     app = create_app("", None, services=services, gate=gate, port=port, extra_hosts=hosts, public=public,
                      schemes=("http", "https") if secure else ("http",),
-                     routers=[router, api, people_api, comments_api], body_limits={IMPORT_PATH: MAX_IMPORT_BODY})
+                     routers=[router, people_api, comments_api, api], body_limits={IMPORT_PATH: MAX_IMPORT_BODY})
     app.state.accounts = accounts
     app.state.secret = secret
     app.state.secure = secure

@@ -23,6 +23,7 @@ from chainrule.web.class_gate import signed_in
 from chainrule.web.models import ErrorBody
 
 COMMENT_ERRORS: dict[int | str, dict[str, Any]] = {
+    400: {"model": ErrorBody, "description": "The body is not JSON."},
     401: {"model": ErrorBody, "description": "Not signed in."},
     403: {"model": ErrorBody, "description": "Not a teacher of this class, a closed or archived class, or a "
                                             "missing or wrong CSRF token."},
@@ -38,7 +39,7 @@ class CommentIn(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     line: int | None = Field(default=None, description="the run's line (1 is the first); null: the whole file")
-    body: str = Field(max_length=4 * MAX_COMMENT, description="Markdown, shown as text: no HTML")
+    body: str = Field(default="", max_length=4 * MAX_COMMENT, description="Markdown, shown as text: no HTML")
 
 
 def _comments(request: Request) -> Comments:

@@ -31,6 +31,7 @@ from chainrule.web.models import ErrorBody
 from chainrule.web.progress_files import chunks, file_slot, spooled_export
 
 PEOPLE_ERRORS: dict[int | str, dict[str, Any]] = {
+    400: {"model": ErrorBody, "description": "The body is not JSON."},
     401: {"model": ErrorBody, "description": "Not signed in."},
     403: {"model": ErrorBody, "description": "Not a teacher of this class, a closed or archived class, or a "
                                             "missing or wrong CSRF token."},
@@ -47,7 +48,8 @@ api = APIRouter(prefix="/api/class", responses=PEOPLE_ERRORS)
 class NameIn(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    name: str = Field(max_length=4 * MAX_NAME, description="1 to 60 printable characters")
+    # A missing name is the rule's refusal (a 422 after the caller is known to be a teacher of the class).
+    name: str = Field(default="", max_length=4 * MAX_NAME, description="1 to 60 printable characters")
 
 
 class StateIn(BaseModel):
