@@ -14,30 +14,17 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
 
 from chainrule.classes import open_class_store
-from test_class_admission import Served
-from postgres_cluster import new_postgres_schema
+from test_class_admission import served  # noqa: F401 (a module-scoped server per backend, here too)
 from test_class_server import PASSWORD, csrf_of, send
 
 pytestmark = pytest.mark.timeout(240)
 
 EXERCISE = "neuron-grads"
-
-
-@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
-def served(request, tmp_path_factory):
-    env = dict(os.environ, PYTHONUNBUFFERED="1", CHAINRULE_DATA_DIR=str(tmp_path_factory.mktemp("people-data")))
-    env.pop("CHAINRULE_DATABASE", None)
-    if request.param == "postgresql":
-        env["CHAINRULE_DATABASE"] = new_postgres_schema(request.getfixturevalue("postgres_cluster"))
-    server = Served(env)
-    yield server
-    server.stop()
 
 
 def a_class(served, name: str, *options: str):

@@ -93,14 +93,6 @@ class ClassStore:
     def add_link(self, account_id: int, link_hash: str, expires: float) -> None:
         self._write(lambda conn: _add_link(conn, account_id, link_hash, expires))
 
-    def set_invite(self, class_id: int, invite_hash: str) -> None:
-        self._write(lambda conn: conn.execute("UPDATE classes SET invite_hash = ? WHERE id = ?", (invite_hash, class_id)))
-
-    def class_of_invite(self, invite_hash: str) -> tuple[int, str] | None:
-        row = self.database.read(lambda conn: conn.execute(
-            "SELECT id, name FROM classes WHERE invite_hash = ?", (invite_hash,)).fetchone())
-        return None if row is None else (int(row[0]), row[1])
-
     def names(self, class_id: int) -> list[str]:
         """The name of every account of the class, its teacher's included."""
         return [row[0] for row in self.database.read(lambda conn: conn.execute(

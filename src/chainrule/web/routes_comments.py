@@ -21,12 +21,9 @@ from chainrule.classes.accounts import TEACHER, ClassError
 from chainrule.classes.comments import MAX_COMMENT, Comments
 from chainrule.web.class_gate import signed_in
 from chainrule.web.models import ErrorBody
+from chainrule.web.routes_people import PEOPLE_ERRORS
 
-COMMENT_ERRORS: dict[int | str, dict[str, Any]] = {
-    400: {"model": ErrorBody, "description": "The body is not JSON."},
-    401: {"model": ErrorBody, "description": "Not signed in."},
-    403: {"model": ErrorBody, "description": "Not a teacher of this class, a closed or archived class, or a "
-                                            "missing or wrong CSRF token."},
+COMMENT_ERRORS = PEOPLE_ERRORS | {
     404: {"model": ErrorBody, "description": "No such run of yours or of your class."},
     422: {"model": ErrorBody, "description": "The comment is not valid (empty, too long, a line the run lacks)."},
 }
