@@ -94,6 +94,7 @@ def test_teacher_learner_and_second_teacher_manage_people_and_talk_about_a_run(b
     people.get_by_role("button", name="Add the teacher").click()
     second_link = people.locator("#teacher-link").input_value()
     assert second_link.startswith(base + "/set-password/")
+    assert "it works for 7 days" in people.locator("label[for='teacher-link']").text_content()
 
     feedback = page.locator("#class-feedback")
     feedback.locator("#feedback-learner").select_option(label="Ada")

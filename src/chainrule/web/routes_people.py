@@ -23,7 +23,15 @@ from fastapi import APIRouter, Path, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from chainrule.classes.accounts import MAX_NAME, MAX_PASSWORD, TEACHER, Account, Accounts, ClassError
+from chainrule.classes.accounts import (
+    MAX_NAME,
+    MAX_PASSWORD,
+    TEACHER,
+    TEACHER_LINK_LIFETIME,
+    Account,
+    Accounts,
+    ClassError,
+)
 from chainrule.classes.people import STATE_SAYS, People
 from chainrule.classes.sessions import cookie_header, csrf_token, session_cookie
 from chainrule.web.class_gate import signed_in
@@ -147,7 +155,8 @@ async def export_learner(request: Request, learner_id: LearnerId) -> StreamingRe
 def add_teacher(request: Request, body: NameIn) -> dict[str, Any]:
     """A further teacher of this class: give them the one-time link, with which they set their password."""
     made, token = _people(request).add_teacher(_teacher(request), body.name)
-    return {"id": made.id, "name": made.name, "link": _link(request, f"/set-password/{token}")}
+    return {"id": made.id, "name": made.name, "link": _link(request, f"/set-password/{token}"),
+            "valid_for": f"{TEACHER_LINK_LIFETIME.days} days"}
 
 
 @api.post("/account/password")

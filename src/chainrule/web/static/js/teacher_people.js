@@ -10,6 +10,13 @@ function say(target, text) {
   target.textContent = text;
 }
 
+/** After the list was drawn again (the button pressed is gone): say what happened, and keep the focus there. */
+function announce(text) {
+  const said = document.getElementById("people-said");
+  say(said, text);
+  said.focus();
+}
+
 async function copy(text, said) {
   try {
     await navigator.clipboard.writeText(text);
@@ -28,7 +35,6 @@ function linkField(id, label, link, said) {
 }
 
 function stateSection(data) {
-  const said = el("p", { "aria-live": "polite" });
   const buttons = [];
   const change = (state, text) => {
     const button = el("button", { type: "button", class: "secondary", "data-state": state }, text);
@@ -43,7 +49,7 @@ function stateSection(data) {
   if (data.state !== "archived") change("archived", "Archive the class");
   if (data.state !== "open") change("open", "Open the class again");
   return el("div", {}, el("p", { id: "people-state", tabindex: "-1" }, `This class is ${data.state_text}.`),
-    el("p", { class: "button-row" }, ...buttons), said);
+    el("p", { class: "button-row" }, ...buttons));
 }
 
 function inviteSection(data) {
@@ -79,7 +85,7 @@ function inviteSection(data) {
   return el("div", {}, el("p", { id: "people-seats-text" }, data.seats_text), ...parts, said, form);
 }
 
-function learnerRow(learner, said) {
+function learnerRow(learner) {
   const actions = el("div", { class: "button-row" });
   const row = el("li", { "data-person": learner.name }, el("span", { class: "person-name" }, learner.name),
     learner.approved ? null : el("span", { class: "muted" }, " (waiting to be let in)"), actions);
@@ -88,6 +94,7 @@ function learnerRow(learner, said) {
     approve.addEventListener("click", async () => {
       await post(`/api/class/learners/${learner.id}/approve`, {}, "let the learner in");
       await draw();
+      announce(`${learner.name} is in the class.`);
     });
     actions.append(approve);
   }
@@ -102,7 +109,7 @@ function learnerRow(learner, said) {
       try {
         const renamed = await put(`/api/class/learners/${learner.id}/name`, { name: field.value }, "rename the learner", { atField: true });
         await draw();
-        say(document.getElementById("people-said"), `${learner.name} is now ${renamed.name}.`);
+        announce(`${learner.name} is now ${renamed.name}.`);
       } catch (failure) {
         if (failure.status === 422) error.textContent = failure.detail;
       }
@@ -116,11 +123,14 @@ function learnerRow(learner, said) {
       download: `chainrule-progress-${learner.name}.json` }, `Download ${learner.name}'s work first`);
     const sure = el("button", { type: "button", class: "danger" }, `Remove ${learner.name} for good`);
     const cancel = el("button", { type: "button", class: "secondary" }, "Cancel");
-    cancel.addEventListener("click", () => draw());
+    cancel.addEventListener("click", async () => {
+      await draw();
+      document.querySelector(`#class-people li[data-person="${CSS.escape(learner.name)}"] button`)?.focus();
+    });
     sure.addEventListener("click", async () => {
       const gone = await api("DELETE", `/api/class/learners/${learner.id}`, undefined, "remove the learner");
       await draw();
-      say(document.getElementById("people-said"), `Removed ${gone.name}: their account and work`
+      announce(`Removed ${gone.name}: their account and work`
         + (gone.runs_taken_back ? `, and ${gone.runs_taken_back} runs waiting for the grader.` : "."));
     });
     actions.replaceChildren(el("p", { role: "group", "aria-label": `Remove ${learner.name}` },
@@ -133,7 +143,6 @@ function learnerRow(learner, said) {
 }
 
 function teachersSection(data) {
-  const said = el("p", { "aria-live": "polite" });
   const list = el("ul", { class: "people-list" }, ...data.teachers.map((teacher) => el("li", {}, teacher.name,
     teacher.you ? " (you)" : "", teacher.signed_up ? "" : " (has not set a password yet)")));
   const name = el("input", { id: "teacher-name", type: "text", maxlength: "60", autocomplete: "off" });
@@ -147,20 +156,21 @@ function teachersSection(data) {
       const made = await post("/api/class/teachers", { name: name.value }, "add a teacher", { atField: true });
       await draw();
       const out = document.getElementById("teacher-link-out");
-      out.replaceChildren(linkField("teacher-link", `Give ${made.name} this one-time link (they choose their password with it; it works for 7 days)`, made.link, out));
+      const copied = el("p", { "aria-live": "polite" });
+      out.replaceChildren(linkField("teacher-link", `Give ${made.name} this one-time link (they choose their password with it; it works for ${made.valid_for})`, made.link, copied), copied);
       document.getElementById("teacher-link").focus();
     } catch (failure) {
       if (failure.status === 422) error.textContent = failure.detail;
     }
   });
-  return el("div", {}, list, form, el("div", { id: "teacher-link-out", "aria-live": "polite" }), said);
+  return el("div", {}, list, form, el("div", { id: "teacher-link-out", "aria-live": "polite" }));
 }
 
 async function draw() {
   const data = await get("/api/class/people", "load the class's people");
-  const said = el("p", { id: "people-said", "aria-live": "polite" });
+  const said = el("p", { id: "people-said", "aria-live": "polite", tabindex: "-1" });
   const learners = data.learners.length
-    ? el("ul", { class: "people-list" }, ...data.learners.map((learner) => learnerRow(learner, said)))
+    ? el("ul", { class: "people-list" }, ...data.learners.map(learnerRow))
     : el("p", {}, "No learner has joined yet: give them the invite link.");
   box.replaceChildren(
     el("h3", {}, "The class"), stateSection(data),
