@@ -150,6 +150,8 @@ def test_a_closed_class_takes_no_one_and_is_read_only_an_archived_one_for_its_te
     refused = send(ada, "PUT", "/api/progress/code", json=dict(code, source="# after"))
     assert refused.status_code == 403 and "'Closing' is closed" in refused.json()["detail"]
     kept = json.dumps(ada.get("/api/progress/backprop").json()["code"])  # reading goes on
+    explored = send(ada, "POST", "/api/lessons/backprop/explore/section03", json={"values": {}})
+    assert explored.status_code == 200, explored.text  # running a lesson's graph keeps nothing: not refused
     assert "# before" in kept and "# after" not in kept
     assert teacher.get("/api/class/people").json()["invite"] is None
     assert send(teacher, "POST", "/api/class/invite").status_code == 403

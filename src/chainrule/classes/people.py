@@ -16,6 +16,7 @@ enforced for every request at the door (refused_change, called by web/class_gate
 from __future__ import annotations
 
 import functools
+import re
 from typing import Any
 
 import anyio
@@ -41,14 +42,16 @@ STATE_SAYS = {
     CLOSED: "closed: no one joins, and learners can read their work but not change it",
     ARCHIVED: "archived: read-only for everyone, its teachers too, until a teacher opens it again",
 }
-# Changes still allowed in a class that is not open: signing out (a form), a new password, and a teacher
-# setting the class's state (to open it again).
-ALWAYS_ALLOWED = ("/api/class/account/password", "/api/class/state")
+# Requests still allowed in a class that is not open: signing out (a form), a new password, a teacher setting
+# the class's state (to open it again), and the POSTs that compute without keeping anything (running a
+# lesson's graph with other inputs, the playground): reading a lesson is not changing one's work.
+ALWAYS_ALLOWED = ("/api/class/account/password", "/api/class/state", "/api/playground")
+COMPUTES_ONLY = re.compile(r"/api/lessons/[^/]+/explore/[^/]+")
 
 
 def refused_change(account: Account | None, path: str) -> str | None:
     """Why the signed-in account may not change anything in its class now, or None if it may."""
-    if account is None or account.class_state == OPEN or path in ALWAYS_ALLOWED:
+    if account is None or account.class_state == OPEN or path in ALWAYS_ALLOWED or COMPUTES_ONLY.fullmatch(path):
         return None
     if account.class_state == CLOSED and account.role == TEACHER:
         return None
