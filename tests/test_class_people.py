@@ -217,6 +217,11 @@ def test_a_teacher_comments_on_a_run_and_only_its_learner_reads_and_answers(serv
     assert answer.status_code == 200 and answer.json()["by_teacher"] is False
     seen = teacher.get(f"/api/class/learners/{ada_id}/runs").json()["runs"][0]["comments"]
     assert [c["author"] for c in seen] == ["Teacher", "Teacher", "Ada"]
+    [latest] = teacher.get("/api/class/answers").json()["answers"]  # the teacher's page lists the answer
+    assert (latest["author"], latest["learner_id"], latest["run_id"], latest["body"]) == (
+        "Ada", ada_id, run_id, "It doubles x.")
+    assert other.get("/api/class/answers").json()["answers"] == []
+    assert ada.get("/api/class/answers").status_code == 403
 
     # Nobody else reads or writes them: a classmate, another class's teacher or learner.
     for client in (bea, other, stranger):

@@ -141,8 +141,10 @@ def test_teacher_learner_and_second_teacher_manage_people_and_talk_about_a_run(b
     brown_page.goto(second_link)
     form(brown_page, {"password": PASSWORD})
     assert brown_page.url == base + "/teacher"
-    brown_page.locator("#feedback-learner").select_option(label="Ada")
-    answer = brown_page.locator("#class-feedback li.comment").nth(1)
+    latest = brown_page.locator("#class-feedback .latest-answers li.comment")
+    assert "doubles" in latest.locator("em").text_content()
+    latest.get_by_role("button", name="Open Ada's runs").click()
+    answer = brown_page.locator("#feedback-runs li.comment").nth(1)
     assert "Ada" in answer.locator(".comment-meta").text_content() and "doubles" in answer.text_content()
     row = brown_page.locator("#class-people li[data-person='Ada']")
     row.get_by_role("button", name="Rename Ada").click()

@@ -22,6 +22,7 @@ from chainrule.progress.comment_store import CommentStore
 MAX_COMMENT = 4000  # characters: a paragraph or three, with a code block
 TEACHER_RUNS = 20  # the latest runs of a learner the teacher's page shows to comment on
 LEARNER_RUNS = 50  # the latest commented runs a learner's pages show
+LATEST_ANSWERS = 10  # learners' answers the teacher's page lists
 
 
 def clean_body(value: Any) -> str:
@@ -69,6 +70,15 @@ class Comments:
         learner = self.accounts.learner_in_class(teacher, learner_id)
         return {"learner": {"id": learner.id, "name": learner.name},
                 "runs": self._threads(teacher, learner.id, limit=TEACHER_RUNS)}
+
+    def latest_answers(self, teacher: Account) -> list[dict[str, Any]]:
+        """The latest answers of the class's learners (newest first), for a teacher of the class."""
+        if teacher.role != TEACHER:
+            raise ClassError("only the class's teachers can see this", kind="refused")
+        return [{"id": int(comment_id), "run_id": int(run_id), "line": None if line is None else int(line),
+                 "body": body, "at": at, "learner_id": int(learner_id), "author": name, "exercise_id": exercise}
+                for comment_id, run_id, line, body, at, learner_id, name, exercise
+                in self.tables.latest_answers(teacher.class_id, LATEST_ANSWERS)]
 
     def threads(self, learner: Account, exercise_id: str | None = None) -> list[dict[str, Any]]:
         """The signed-in learner's own runs that have comments (of one exercise, if given), newest first."""

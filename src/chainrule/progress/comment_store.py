@@ -57,3 +57,11 @@ class CommentStore:
             return runs, sound_rows("comments", ("body", "at"), comments, keep=3)
 
         return self.database.read(work, snapshot=True)
+
+    def latest_answers(self, class_id: int, limit: int) -> list[tuple]:
+        """The class's learners' latest answers: (comment id, run id, line, body, at, learner id, name, exercise)."""
+        rows = self.database.read(lambda conn: conn.execute(
+            "SELECT c.id, c.submission_id, c.line, c.body, c.at, c.learner_id, a.name, s.exercise_id FROM comments c "
+            "JOIN accounts a ON a.id = c.author_id JOIN submissions s ON s.id = c.submission_id "
+            "WHERE a.class_id = ? AND a.role = 'learner' ORDER BY c.id DESC LIMIT ?", (int(class_id), limit)).fetchall())
+        return sound_rows("comments", ("body", "at"), rows, keep=3)

@@ -4,6 +4,7 @@
     POST /api/class/runs/{id}/comments     {"line": 3 or null, "body": "Markdown"}: a teacher's comment, or the
                                            run's learner's answer
     GET  /api/class/comments?exercise=x    the signed-in learner's own commented runs (of one exercise)
+    GET  /api/class/answers                the latest answers of the class's learners (a teacher of the class)
 
 Every change carries the CSRF header (web/class_gate.py, which also refuses a closed class's learners and an
 archived class's everyone); every refusal is a ClassError or InputError answered by web/errors.py. A run
@@ -49,6 +50,12 @@ def learner_runs(request: Request, learner_id: Id) -> dict[str, Any]:
     if account.role != TEACHER:
         raise ClassError("only the class's teachers can see this", kind="refused")
     return _comments(request).runs_of(account, learner_id)
+
+
+@api.get("/answers")
+def latest_answers(request: Request) -> dict[str, Any]:
+    """The latest answers of the class's learners to comments (a teacher of the class)."""
+    return {"answers": _comments(request).latest_answers(signed_in(request))}
 
 
 @api.post("/runs/{run_id}/comments")

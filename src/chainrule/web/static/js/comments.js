@@ -135,8 +135,22 @@ function runBlock(run, { verb, headingLevel }) {
 
 // ---------------------------------------------------------------- the three pages
 
+/** The latest answers of the class's learners, each with a button that opens that learner's runs. */
+function latestAnswers(answers, open) {
+  if (!answers.length) return el("p", { class: "muted" }, "No learner has answered a comment yet.");
+  return el("ol", { class: "comments latest-answers" }, ...answers.map((answer) => {
+    const show = el("button", { type: "button", class: "secondary" }, `Open ${answer.author}'s runs`);
+    show.addEventListener("click", () => open(answer.learner_id));
+    return el("li", { class: "comment" },
+      el("p", { class: "comment-meta" }, el("strong", { text: answer.author }),
+        ` · ${answer.exercise_id} · ${where(answer)} · ${formatWhen(answer.at)}`),
+      markdown(answer.body), show);
+  }));
+}
+
 async function teacherPage(box) {
-  const people = await get("/api/class/people", "load the class's learners");
+  const [people, latest] = await Promise.all([get("/api/class/people", "load the class's learners"),
+    get("/api/class/answers", "load the learners' answers")]);
   const learners = people.learners.filter((learner) => learner.approved);
   const choose = el("select", { id: "feedback-learner" }, el("option", { value: "" }, "Choose a learner"),
     ...learners.map((learner) => el("option", { value: `${learner.id}` }, learner.name)));
@@ -145,10 +159,16 @@ async function teacherPage(box) {
     if (!choose.value) { runs.replaceChildren(); return; }
     const data = await get(`/api/class/learners/${choose.value}/runs`, "load the learner's runs");
     runs.replaceChildren(data.runs.length
-      ? el("div", {}, ...data.runs.map((run) => runBlock(run, { verb: "Comment", headingLevel: 3 })))
+      ? el("div", {}, ...data.runs.map((run) => runBlock(run, { verb: "Comment", headingLevel: 4 })))
       : el("p", {}, `${data.learner.name} has no runs yet.`));
   });
-  box.replaceChildren(el("p", {}, el("label", { for: choose.id }, "Learner: "), choose), runs);
+  const open = (learnerId) => {
+    choose.value = `${learnerId}`;
+    choose.dispatchEvent(new Event("change"));
+    choose.focus();
+  };
+  box.replaceChildren(el("h3", {}, "Latest answers from learners"), latestAnswers(latest.answers, open),
+    el("h3", {}, "A learner's runs"), el("p", {}, el("label", { for: choose.id }, "Learner: "), choose), runs);
 }
 
 async function learnerThreads(box, exercise, headingLevel) {
