@@ -60,7 +60,7 @@ def no_serious_violations(page) -> None:
         assert axe_violations(page) == [], (page.url, width)
 
 
-def test_teacher_learner_and_second_teacher_manage_people_and_talk_about_a_run(browser, server):
+def test_teacher_learner_and_second_teacher_manage_people_and_talk_about_a_run(browser, server, screenshots_dir):
     base = server.base
     ada = context(browser, 390, 844)
     ada_page = ada.new_page()
@@ -83,7 +83,7 @@ def test_teacher_learner_and_second_teacher_manage_people_and_talk_about_a_run(b
     people = page.locator("#class-people")
     invite = people.locator("#invite-link")
     assert invite.input_value() == server.invite  # the link `chainrule class create` printed
-    assert people.locator("#people-seats-text").text_content() == "1 learners; no seat limit"
+    assert people.locator("#people-seats-text").text_content() == "1 learner; no seat limit"
     people.get_by_role("button", name="Copy").click()
     page.wait_for_function("() => document.getElementById('invite-said').textContent === 'Copied.'")
     assert page.evaluate("() => navigator.clipboard.readText()") == server.invite
@@ -134,6 +134,7 @@ def test_teacher_learner_and_second_teacher_manage_people_and_talk_about_a_run(b
     ada_page.locator("#comment-threads li.comment").nth(1).wait_for()
     rendered_safely(ada_page.locator("#comment-threads"))
     no_serious_violations(ada_page)
+    ada_page.screenshot(path=str(screenshots_dir / "account-comments-390.png"), full_page=True)
 
     # The second teacher signs up with the link, sees Ada's answer, renames her and closes the class.
     brown = context(browser, 390, 844)
@@ -155,6 +156,7 @@ def test_teacher_learner_and_second_teacher_manage_people_and_talk_about_a_run(b
     brown_page.wait_for_function("() => document.getElementById('people-state').textContent.includes('closed')")
     assert brown_page.locator("#invite-link").count() == 0
     no_serious_violations(brown_page)
+    brown_page.locator("#class-people").screenshot(path=str(screenshots_dir / "class-people-390.png"))
 
     # Closed: Ada reads, but her answer is refused with the reason on the page.
     ada_page.goto(base + "/account")

@@ -106,7 +106,7 @@ def people(request: Request) -> dict[str, Any]:
     invite = people_.current_invite(teacher)
     admission = accounts.admission(teacher.class_id)
     seats_text = (f"{admission.taken} of {admission.seats} seats taken" if admission.seats is not None
-                  else f"{admission.taken} learners; no seat limit")
+                  else f"{admission.taken} learner{'' if admission.taken == 1 else 's'}; no seat limit")
     return {
         "class": teacher.class_name, "state": state, "state_text": STATE_SAYS[state],
         "invite": None if invite is None else _link(request, f"/join/{invite}"),
