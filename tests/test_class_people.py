@@ -38,6 +38,12 @@ def a_class(served, name: str, *options: str):
     return served.teacher(teacher_link), invite, learners
 
 
+@pytest.fixture(scope="module")
+def elsewhere(served):
+    """Another class on the same server (its teacher, invite and learners), for every cross-class refusal."""
+    return a_class(served, "Elsewhere")
+
+
 def learner_id(client) -> int:
     return client.get("/api/class/me").json()["id"]
 
@@ -51,9 +57,9 @@ def a_run(served, learner: int, source: str) -> int:
         store.close()
 
 
-def test_the_teacher_sees_the_invite_and_seats_rotates_the_invite_and_nobody_else_can(served):
+def test_the_teacher_sees_the_invite_and_seats_rotates_the_invite_and_nobody_else_can(served, elsewhere):
     teacher, invite, (ada, _) = a_class(served, "Invite page", "--seats", "30")
-    other, other_invite, _ = a_class(served, "Invite other")
+    other, other_invite, _ = elsewhere
     people = teacher.get("/api/class/people")
     assert people.status_code == 200, people.text
     shown = people.json()
@@ -77,9 +83,9 @@ def test_the_teacher_sees_the_invite_and_seats_rotates_the_invite_and_nobody_els
     assert other.get("/api/class/people").json()["invite"] == other_invite  # another class's is untouched
 
 
-def test_rename_a_learner_and_add_a_second_teacher_who_may_do_the_same(served):
+def test_rename_a_learner_and_add_a_second_teacher_who_may_do_the_same(served, elsewhere):
     teacher, _, (ada, bea) = a_class(served, "Names")
-    other, _, (stranger, _) = a_class(served, "Names other")
+    other, _, (stranger, _) = elsewhere
     ada_id = learner_id(ada)
     renamed = send(teacher, "PUT", f"/api/class/learners/{ada_id}/name", json={"name": " Ada L. "})
     assert renamed.status_code == 200, renamed.text
@@ -168,9 +174,9 @@ def test_a_closed_class_takes_no_one_and_is_read_only_an_archived_one_for_its_te
     assert served.join(new_invite, "Cy")[1].status_code == 303
 
 
-def test_a_teacher_keeps_a_learners_data_before_removing_them(served):
+def test_a_teacher_keeps_a_learners_data_before_removing_them(served, elsewhere):
     teacher, _, (ada, bea) = a_class(served, "Leaving")
-    other, _, _ = a_class(served, "Leaving other")
+    other, _, _ = elsewhere
     ada_id = learner_id(ada)
     a_run(served, ada_id, "# Ada's own work")
     assert bea.get(f"/api/class/learners/{ada_id}/export").status_code == 403
@@ -186,9 +192,9 @@ def test_a_teacher_keeps_a_learners_data_before_removing_them(served):
 # ------------------------------------------------------------------------------------------------ item 7
 
 
-def test_a_teacher_comments_on_a_run_and_only_its_learner_reads_and_answers(served):
+def test_a_teacher_comments_on_a_run_and_only_its_learner_reads_and_answers(served, elsewhere):
     teacher, _, (ada, bea) = a_class(served, "Feedback")
-    other, _, (stranger, _) = a_class(served, "Feedback other")
+    other, _, (stranger, _) = elsewhere
     ada_id = learner_id(ada)
     run_id = a_run(served, ada_id, "x = 1\ny = x * 2\nprint(y)\n")
     runs = teacher.get(f"/api/class/learners/{ada_id}/runs")
