@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -259,3 +260,27 @@ def test_every_name_in_an_all_exists(every_module_imported) -> None:
 def test_importing_a_module_reads_no_lesson_and_registers_no_exercise(every_module_imported) -> None:
     assert every_module_imported["opened"] == []
     assert every_module_imported["registered"] == []
+
+
+def _table_paths(markdown: str) -> list[str]:
+    """The file and folder names in docs/architecture.md's "To change X, edit Y" table (backquoted, with a dot
+    or a slash), each as written."""
+    section = markdown.split("## To change X, edit Y", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| ") and not line.startswith("|---")][1:]
+    names = [name for row in rows for name in re.findall(r"`([^`\s]+)`", row)]
+    return [name for name in names if re.fullmatch(r"[\w./*-]+", name)
+            and ("/" in name or name.endswith((".py", ".js", ".md"))) and not name.startswith("torch.")]
+
+
+def test_every_file_the_change_table_names_exists() -> None:
+    """Each row of docs/architecture.md's "To change X, edit Y" table names files that are there: a name is
+    looked for in the package, the repository and tests/ (a * in it matches any file); a bare file name,
+    anywhere in the package (the row says where: "its probe in `isolation.py`")."""
+    root = Path(__file__).resolve().parent.parent
+    package = root / "src" / "chainrule"
+    names = _table_paths((root / "docs" / "architecture.md").read_text(encoding="utf-8"))
+    assert len(names) > 40, names  # the table is read (it names about sixty files)
+    missing = [name for name in names
+               if not any(list(base.glob(name)) for base in (package, root, root / "tests"))
+               and not ("/" not in name and any(package.rglob(name)))]
+    assert missing == []
