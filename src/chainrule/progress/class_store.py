@@ -15,12 +15,13 @@ from chainrule.progress.rows import sound_rows
 
 ACCOUNT_LOCK = -2  # the advisory lock key for account writes that read first (learners' keys are >= 0)
 CLASS_LEARNERS = "learner_id IN (SELECT id FROM accounts WHERE class_id = ? AND role = 'learner')"
-ACCOUNT_COLUMNS = ("SELECT a.id, a.class_id, c.name, a.role, a.name, a.session_epoch, a.approved FROM accounts a "
-                   "JOIN classes c ON c.id = a.class_id ")
+ACCOUNT_COLUMNS = ("SELECT a.id, a.class_id, c.name, a.role, a.name, a.session_epoch, a.approved, c.state "
+                   "FROM accounts a JOIN classes c ON c.id = a.class_id ")
 
-AccountRow = tuple  # (id, class_id, class name, role, name, session epoch, approved)
+AccountRow = tuple  # (id, class_id, class name, role, name, session epoch, approved, class state)
 # Every table that holds a learner's own rows (a removed account's go with it; grading_jobs: run_jobs.py).
-LEARNER_TABLES = ("predictions", "code", "submissions", "quiz_answers", "explanations", "cards", "review_logs")
+LEARNER_TABLES = ("predictions", "code", "submissions", "quiz_answers", "explanations", "cards", "review_logs",
+                  "comments")
 MAX_ID = 2**31 - 1  # learner_id is a 4-byte INTEGER in PostgreSQL; a larger id is no account
 
 
@@ -91,14 +92,6 @@ class ClassStore:
 
     def add_link(self, account_id: int, link_hash: str, expires: float) -> None:
         self._write(lambda conn: _add_link(conn, account_id, link_hash, expires))
-
-    def set_invite(self, class_id: int, invite_hash: str) -> None:
-        self._write(lambda conn: conn.execute("UPDATE classes SET invite_hash = ? WHERE id = ?", (invite_hash, class_id)))
-
-    def class_of_invite(self, invite_hash: str) -> tuple[int, str] | None:
-        row = self.database.read(lambda conn: conn.execute(
-            "SELECT id, name FROM classes WHERE invite_hash = ?", (invite_hash,)).fetchone())
-        return None if row is None else (int(row[0]), row[1])
 
     def names(self, class_id: int) -> list[str]:
         """The name of every account of the class, its teacher's included."""

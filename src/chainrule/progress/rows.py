@@ -99,6 +99,7 @@ COLUMNS: dict[str, dict[str, Reader]] = {
     "review_logs": {"lesson_id": _name, "question_id": _name, "kind": _name, "answer": _text, "correct": _flag,
                     "rating": _rating, "undone": _flag, "at": _time},
     "accounts": {"name": _name},
+    "comments": {"body": _text, "at": _time},
 }
 
 

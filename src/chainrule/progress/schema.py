@@ -435,6 +435,31 @@ def _migration_9_due_dates_and_regrades(conn: Connection) -> None:
     )
 
 
+def _migration_10_people_and_comments(conn: Connection) -> None:
+    """A class's life and its feedback (classes/people.py, classes/comments.py): a class is 'open', 'closed'
+    (no one joins, its learners' work is read-only) or 'archived' (read-only for its teachers too); the
+    invite's salt, from which the server derives the current invite again to show it on the teacher's page;
+    and comments on a learner's run (a line, or the whole file when line is NULL), by a teacher or, as an
+    answer, by the run's learner."""
+    _run_statements(
+        conn,
+        """
+        ALTER TABLE classes ADD COLUMN state TEXT NOT NULL DEFAULT 'open';
+        ALTER TABLE classes ADD COLUMN invite_salt TEXT;
+        CREATE TABLE comments (
+            id            INTEGER PRIMARY KEY AUTOINCREMENT,
+            learner_id    INTEGER NOT NULL,     -- whose run: the thread belongs to that learner
+            submission_id INTEGER NOT NULL,
+            author_id     INTEGER NOT NULL,     -- a teacher of the class, or the learner answering
+            line          INTEGER,              -- 1-based line of the run's source, NULL for the whole file
+            body          TEXT NOT NULL,        -- Markdown as written, rendered by the pages as text
+            at            TEXT NOT NULL
+        );
+        CREATE INDEX comments_by_run ON comments (learner_id, submission_id, id)
+        """,
+    )
+
+
 # Ordered; index i holds the migration that takes the schema version i to i + 1.
 MIGRATIONS: list[Callable[[Connection], None]] = [
     _migration_1_initial,
@@ -446,6 +471,7 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     _migration_7_class_seats,
     _migration_8_scheduler_fits,
     _migration_9_due_dates_and_regrades,
+    _migration_10_people_and_comments,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

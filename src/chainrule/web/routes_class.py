@@ -37,6 +37,7 @@ from chainrule.web.errors import answer_for
 from chainrule.web.routes_sso import buttons as sso_buttons
 from chainrule.web.routes_sso import passwords_allowed
 from chainrule.web.models import ErrorBody
+from chainrule.web.progress_files import chunks, file_slot, spooled_export
 from chainrule.web.routes_pages import templates
 
 if TYPE_CHECKING:
@@ -291,37 +292,10 @@ async def export_own(request: Request) -> StreamingResponse:
     a temporary file first (one consistent read) and sent from there: an answer the client does not read
     holds no copy in the server's memory, and is dropped after the write deadline (web/connections.py)."""
     store = request.app.state.services.store(request)
-    async with _file_slot(request):
-        spool = await _run(_spooled_export, store)
-    return StreamingResponse(_chunks(spool), media_type="application/json", headers={
+    async with file_slot(request):
+        spool = await _run(spooled_export, store)
+    return StreamingResponse(chunks(spool), media_type="application/json", headers={
         "content-disposition": 'attachment; filename="chainrule-progress.json"'})
-
-
-def _spooled_export(store: Any) -> Any:
-    import json
-    import tempfile
-
-    spool = tempfile.TemporaryFile()  # no name: its space is freed when it is closed, however the answer ends
-    spool.write(json.dumps(store.export_data()).encode("utf-8"))
-    spool.seek(0)
-    return spool
-
-
-def _chunks(spool: Any, size: int = 64 * 1024) -> Any:
-    with spool:
-        while chunk := spool.read(size):
-            yield chunk
-
-
-def _file_slot(request: Request) -> Any:
-    """One progress file read or written at a time in this process: a file's tree takes many times its size."""
-    import asyncio
-
-    loop = asyncio.get_running_loop()
-    slot = getattr(request.app.state, "file_slot", None)
-    if slot is None or slot[0] is not loop:
-        slot = request.app.state.file_slot = (loop, asyncio.Lock())
-    return slot[1]
 
 
 async def _upload(request: Request, limit: int) -> Any:
@@ -356,7 +330,7 @@ async def import_own(request: Request) -> dict[str, Any]:
     store = request.app.state.services.store(request)
     created = await _run(_accounts(request).created_at, account.id)
     try:
-        async with _file_slot(request):
+        async with file_slot(request):
             with spool:
                 document = await _run(lambda: read_progress_file(spool.read()))
             outcome = await _run(add_own_file, store, created, document, quota=request.app.state.learner_quota)
@@ -459,7 +433,8 @@ def account_page(request: Request) -> HTMLResponse:
         request.app.state.secret, [value], value, state.get("session_cookie"))), None)
     response = templates.TemplateResponse(request, "account.html", {
         "request": request, "title": "Your account", "name": account.name, "class_name": account.class_name,
-        "csrf": token or "", "providers": sso_buttons(request)})
+        "csrf": token or "", "providers": sso_buttons(request),
+        "is_teacher": account.role == TEACHER})
     response.headers["referrer-policy"] = "same-origin"  # its sign-out form, as in _form_page
     return response
 
@@ -498,6 +473,8 @@ def create_class_app(
     from chainrule.web.app import create_app
     from chainrule.web.routes_deadlines import api as deadlines_api
     from chainrule.web.routes_regrade import api as regrade_api
+    from chainrule.web.routes_comments import api as comments_api
+    from chainrule.web.routes_people import api as people_api
 
     services = ClassServices(store, runs if runs is not None else InProcessRuns.for_class(store))
     clock = clock or store.now
@@ -505,7 +482,8 @@ def create_class_app(
     gate = (ClassGate, {"accounts": accounts, "secret": secret, "clock": clock, "secure": secure})
     app = create_app("", None, services=services, gate=gate, port=port, extra_hosts=hosts, public=public,
                      schemes=("http", "https") if secure else ("http",),
-                     routers=[router, api, deadlines_api, regrade_api], body_limits={IMPORT_PATH: MAX_IMPORT_BODY})
+                     routers=[router, people_api, comments_api, api, deadlines_api, regrade_api],
+                     body_limits={IMPORT_PATH: MAX_IMPORT_BODY})
     app.state.accounts = accounts
     app.state.secret = secret
     app.state.secure = secure
