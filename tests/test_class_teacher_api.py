@@ -45,7 +45,8 @@ def test_help_used_is_kept_and_the_overview_answers_304_until_it_changes(served)
     assert changed.status_code == 200 and changed.headers["etag"] != etag
     row = next(entry for entry in changed.json()["roster"] if entry["name"] == "Ada")
     backprop = next(entry for entry in row["grid"] if entry["lesson_id"] == "backprop")
-    assert backprop["help"][EXERCISE] == {"hints": 1, "solution_shown": True}
+    assert backprop["help"][EXERCISE] == {"hints": 1, "solution_shown": True,
+                                          "text": "1 hint opened, the model solution shown"}
     assert backprop["exercise_states"][EXERCISE] == "not-started"
     events = teacher.get(f"/api/class/learners/{row['id']}/timeline").json()["events"]
     assert [(event["kind"], event["number"]) for event in events] == [("hint", 1), ("solution", 0)]

@@ -89,6 +89,7 @@ def test_each_learners_explanation_with_the_ideas_they_ticked_and_one_lessons_si
     # The text as she wrote it (the page puts it in as text); the ideas in the lesson's order, the unknown one dropped.
     assert by_name["Ada"]["text"] == "It starts at the output <b>with 1</b>."
     assert by_name["Ada"]["ticked"] == [texts[0], texts[3]] and by_name["Ada"]["key_ideas"] == len(ideas)
+    assert by_name["Ada"]["ticked_text"] == f"2 of {len(ideas)} key ideas ticked"
     assert by_name["Cal"]["text"] is None and by_name["Bea"]["text"] is None  # an empty box is no explanation
     mine = report.timeline(made["class_id"], made["people"]["Ada"].id)["explanations"]
     assert [(entry["lesson_id"], entry["text"]) for entry in mine] == [("backprop", by_name["Ada"]["text"])]
@@ -106,9 +107,10 @@ def test_hints_and_solutions_in_the_timeline_the_grid_and_the_gradebook(made):
     # Ada saw the solution before her pass; Bea after hers (an earned pass); Cal tried; Eve never started.
     assert {name: grid["exercise_states"][exercise] for name, grid in grids.items()} == {
         "Ada": "passed-with-solution", "Bea": "passed", "Cal": "tried", "Eve": "not-started"}
-    assert grids["Ada"]["help"][exercise] == {"hints": 2, "solution_shown": True}
-    assert grids["Bea"]["help"][exercise] == {"hints": 0, "solution_shown": True}
-    assert grids["Eve"]["help"][exercise] == {"hints": 0, "solution_shown": False}
+    assert grids["Ada"]["help"][exercise] == {"hints": 2, "solution_shown": True,
+                                              "text": "2 hints opened, the model solution shown"}
+    assert grids["Bea"]["help"][exercise] == {"hints": 0, "solution_shown": True, "text": "the model solution shown"}
+    assert grids["Eve"]["help"][exercise] == {"hints": 0, "solution_shown": False, "text": ""}
     events = report.timeline(made["class_id"], made["people"]["Ada"].id)["events"]
     assert [(e["kind"], e.get("number")) for e in events] == [("hint", 1), ("hint", 2), ("solution", 0), ("run", None)]
     rows = list(csv.reader(io.StringIO(csv_text(report.gradebook(made["class_id"])))))

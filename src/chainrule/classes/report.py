@@ -127,13 +127,22 @@ def exercise_state(exercise: str, work: Work, first_pass: str | None, solution_a
     return TRIED if exercise in work.tried else NOT_STARTED
 
 
+def _help_entry(hints: int, solution_shown: bool) -> dict[str, Any]:
+    """The help one learner used on one exercise, and the page's words for it (number_text's numbers)."""
+    words = ([f"{format_number(hints)} hint{'' if hints == 1 else 's'} opened"] if hints else []) + (
+        ["the model solution shown"] if solution_shown else [])
+    return {"hints": hints, "solution_shown": solution_shown, "text": ", ".join(words)}
+
+
 def _explanation(lesson: dict[str, Any], text: str | None, ticked: list[str], at: str | None) -> dict[str, Any]:
     """A learner's explanation of a lesson: the text, and the lesson's key ideas they ticked (in the lesson's
     order; an id the lesson no longer has counts for nothing)."""
     mine = set(ticked)
     return {"lesson_id": lesson["id"], "lesson_title": lesson["title"], "text": text, "at": at,
             "ticked": [idea for idea in lesson["key_ideas"] if idea["id"] in mine],
-            "key_ideas": len(lesson["key_ideas"])}
+            "key_ideas": len(lesson["key_ideas"]),
+            "ticked_text": (f"{format_number(len([i for i in lesson['key_ideas'] if i['id'] in mine]))} of "
+                            f"{format_number(len(lesson['key_ideas']))} key ideas ticked")}
 
 
 def _name(account: Any) -> str:
@@ -196,8 +205,7 @@ class ClassReport:
                                    "exercise_states": {e: exercise_state(e, learner_work, first_pass.get((learner.id, e)),
                                                                          helped[e]["solution_at"])
                                                        for e in lesson["exercises"]},
-                                   "help": {e: {"hints": helped[e]["hints"],
-                                                "solution_shown": helped[e]["solution_at"] is not None}
+                                   "help": {e: _help_entry(helped[e]["hints"], helped[e]["solution_at"] is not None)
                                             for e in lesson["exercises"]},
                                    "explained": (learner.id, lesson["id"]) in explained,
                                    "questions": {q: (first_answer[learner.id, lesson["id"], q][1]
