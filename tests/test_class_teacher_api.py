@@ -8,13 +8,12 @@ from __future__ import annotations
 import pytest
 
 from class_process import ClassServer, csrf_of
-from conftest import STORE_BACKENDS
 
 EXERCISE = "neuron-grads"
 BASE = f"/api/lessons/backprop/exercises/{EXERCISE}"
 
 
-@pytest.fixture(scope="module", params=STORE_BACKENDS)
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])  # conftest's STORE_BACKENDS, module-scoped
 def served(request, tmp_path_factory):
     database = request.getfixturevalue("postgres_cluster") if request.param == "postgresql" else None
     if database:

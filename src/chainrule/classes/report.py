@@ -24,7 +24,6 @@ import csv
 import hashlib
 import io
 import json
-import logging
 import re
 import statistics
 from collections import Counter, defaultdict
@@ -46,7 +45,6 @@ _NUMBERS_LINE = re.compile(r"expected .*, got ")
 # The kind of error in a run's message ("Your file could not be loaded: SyntaxError on line 3: ..."), the
 # grader's words (grading/grader.py's _error_text): the group's key is the kind, never the learner's line.
 _ERROR_KIND = re.compile(r"(?:could not be loaded:|raised) ([A-Za-z_][\w.]{0,60})")
-log = logging.getLogger("chainrule.classes")
 
 
 def _first_line(value: Any, limit: int = 120) -> str:
@@ -74,15 +72,12 @@ def diagnosis_of(result: dict) -> str:
 
 
 def _texts(lesson_id: str) -> dict[str, Any]:
-    """A lesson's exercise titles, question prompts (with the numbers its page shows) and key ideas."""
-    try:
-        page = lessons.get_lesson(lesson_id)
-    except Exception as error:  # noqa: BLE001 - a lesson whose page cannot be built keeps its raw texts
-        log.warning("the teacher's view shows lesson %s's raw question texts: its page failed (%r)", lesson_id, error)
-        page = lessons.lesson_data(lesson_id)
-    return {"exercise_titles": {e["id"]: e["title"] for e in page["exercises"]},
-            "question_prompts": {q["id"]: re.sub(r"\{\{[^}]*\}\}", "\u2026", q["prompt"]) for q in page["quiz"]},
-            "key_ideas": [{"id": idea["id"], "text": idea["text"]} for idea in page["explain"]["key_ideas"]]}
+    """A lesson's exercise titles, question prompts (with the numbers the lesson page asks them with) and
+    key ideas."""
+    data = lessons.lesson_data(lesson_id)
+    return {"exercise_titles": {e["id"]: e["title"] for e in data["exercises"]},
+            "question_prompts": {q["id"]: lessons.quiz_question(lesson_id, q["id"])["prompt"] for q in data["quiz"]},
+            "key_ideas": [{"id": idea["id"], "text": idea["text"]} for idea in data["explain"]["key_ideas"]]}
 
 
 def _path() -> list[dict[str, Any]]:

@@ -49,7 +49,8 @@ function grid(data) {
     el("th", { scope: "col" }, "Lessons"), el("th", { scope: "col" }, "Exercises"), el("th", { scope: "col" }, "Quiz"),
     el("th", { scope: "col" }, `Last active (your time, ${zone})`));
   for (const lesson of data.path) {
-    lessons.append(el("th", { scope: "colgroup", colspan: String(lesson.exercises.length + lesson.questions.length + 1), class: "lesson-head" }, lesson.title));
+    const all = lesson.exercises.length + lesson.questions.length + 1;  // its squares and its W
+    lessons.append(el("th", { scope: "colgroup", colspan: String(all), class: "lesson-head" }, lesson.title));
     lesson.exercise_titles.forEach((title, index) => head.append(columnHead(`E${index + 1}`, `${lesson.title}, exercise: ${title}`)));
     lesson.question_prompts.forEach((prompt, index) => head.append(columnHead(`Q${index + 1}`, `${lesson.title}, question: ${prompt}`)));
     head.append(columnHead("W", `${lesson.title}: explanation written`));
