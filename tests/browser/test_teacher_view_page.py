@@ -43,7 +43,7 @@ def learner(browser, server, name: str, width: int, height: int):
     return context, page
 
 
-def test_the_teacher_watches_two_learners_work(browser, served):
+def test_the_teacher_watches_two_learners_work(browser, served, screenshots_dir):
     teacher = browser.new_context(viewport={"width": 1280, "height": 900}, bypass_csp=True, timezone_id=ZONE,
                                   locale="en-GB", has_touch=True)
     teacher.set_default_timeout(60_000)
@@ -104,6 +104,7 @@ def test_the_teacher_watches_two_learners_work(browser, served):
         for width, height in WIDTHS.values():
             page.set_viewport_size({"width": width, "height": height})
             assert axe_violations(page) == [], width
+            page.screenshot(path=str(screenshots_dir / f"teacher-view-{width}.png"))
         # At 390 px the grid scrolls sideways and the learner's name stays in view; a tapped heading names its column.
         grid = page.locator("#class-grid")
         assert grid.evaluate("box => box.scrollWidth > box.clientWidth")
@@ -115,6 +116,8 @@ def test_the_teacher_watches_two_learners_work(browser, served):
         heading.scroll_into_view_if_needed()
         heading.tap()
         assert title in page.locator("#grid-column-name").text_content()
+        page.locator("#grid-title").scroll_into_view_if_needed()
+        page.screenshot(path=str(screenshots_dir / "teacher-view-grid-390.png"))
         overflow = page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
         assert overflow <= 1, "the teacher's page scrolls sideways at 390 px"
 

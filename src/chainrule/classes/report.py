@@ -192,12 +192,12 @@ class ClassReport:
                 exercises_total += len(lesson["exercises"])
                 right += len(correct)
                 asked += len(lesson["quiz"])
-                learner_work = work.get(learner.id, Work())
+                mine = work.get(learner.id, Work())
                 helped = {e: help_used.get((learner.id, e)) or {"hints": 0, "solution_at": None}
                           for e in lesson["exercises"]}
                 per_lesson.append({"lesson_id": lesson["id"], "done": done, "sections": state["parts"],
                                    "exercises": {e: e in passed for e in lesson["exercises"]},
-                                   "exercise_states": {e: exercise_state(e, learner_work, first_pass.get((learner.id, e)),
+                                   "exercise_states": {e: exercise_state(e, mine, first_pass.get((learner.id, e)),
                                                                          helped[e]["solution_at"])
                                                        for e in lesson["exercises"]},
                                    "help": {e: _help_entry(helped[e]["hints"], helped[e]["solution_at"] is not None)

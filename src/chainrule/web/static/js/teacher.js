@@ -189,8 +189,12 @@ function draw(data) {
   document.getElementById("class-exercises").replaceChildren(exercisesTable(data));
   document.getElementById("class-questions").replaceChildren(questionsTable(data));
   explanationsPicker(data);
-  const status = document.getElementById("class-refreshed");
-  status.textContent = `Up to date as of ${formatLocalTime(new Date().toISOString())} (your time); it refreshes by itself while this page is open.`;
+  stamp();
+}
+
+function stamp() {
+  document.getElementById("class-refreshed").textContent =
+    `Up to date as of ${formatLocalTime(new Date().toISOString())} (your time); it refreshes by itself while this page is open.`;
 }
 
 // The overview again, only when it changed: If-None-Match with the last ETag, 304 while nothing changed.
@@ -199,7 +203,7 @@ let count = 0;  // overviews drawn (data-refreshes, for tests)
 async function refresh() {
   const init = requestInit("GET", undefined, etag ? { "If-None-Match": etag } : {});
   const response = await fetch("/api/class/overview", init);
-  if (response.status === 304) return;
+  if (response.status === 304) { stamp(); return; }
   if (!response.ok) {
     if (etag === null) await get("/api/class/overview", "load the class");  // says why, on the page
     return;
