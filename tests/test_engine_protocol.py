@@ -9,7 +9,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
+from reference_torch import needs_torch, torch  # noqa: E402
 
 from chainrule import Value, grad  # noqa: E402
 
@@ -104,6 +104,7 @@ TINY = [
 ]
 
 
+@needs_torch
 @pytest.mark.parametrize("name,f,x", TINY, ids=[row[0] for row in TINY])
 def test_tiny_denominators_give_pytorchs_gradient(name, f, x) -> None:
     tx = t(x)

@@ -21,9 +21,9 @@ from chainrule.progress import open_store
 from chainrule.progress import fitting
 from chainrule.progress.scheduling import fit_scope, make_scheduler
 from class_process import run_coroutine
+from reference_torch import needs_torch  # py-fsrs's optimizer, the reference, needs PyTorch (and pandas)
 
 fsrs = pytest.importorskip("fsrs")
-pytest.importorskip("torch")  # py-fsrs's optimizer, the reference, needs PyTorch (and pandas)
 from fsrs import Optimizer, Rating, ReviewLog  # noqa: E402
 
 # Learners whose memory fades faster than FSRS's defaults assume (a larger decay, a smaller first stability).
@@ -36,6 +36,7 @@ def py_fsrs(reviews) -> Optimizer:
                                 review_duration=None) for r in reviews])
 
 
+@needs_torch
 def test_the_model_is_py_fsrs_own_to_the_last_bits() -> None:
     reviews = fitting.simulated_reviews(40, TRUTH, seed=3)
     loss = fitting.FsrsLoss(list(fitting.histories_of(reviews).values()))
@@ -47,6 +48,7 @@ def test_the_model_is_py_fsrs_own_to_the_last_bits() -> None:
             py_fsrs(reviews)._compute_batch_loss(parameters=list(parameters)), rel=1e-12)
 
 
+@needs_torch
 def test_the_fit_is_within_one_percent_of_py_fsrs_optimizer_on_the_same_logs() -> None:
     reviews = fitting.simulated_reviews(70, TRUTH, seed=5)
     reference = py_fsrs(reviews)

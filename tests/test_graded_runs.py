@@ -129,9 +129,9 @@ def test_the_page_learns_from_the_server_whether_runs_are_queued(personal_app):
     answer = personal_app.post("/api/grade", json={"exercise": EXERCISE, "language": "python", "source": SOLUTION},
                                headers={"X-Chainrule-Run": "a-click"})
     assert answer.status_code == 200 and answer.json()["verdict"] == "passed" and answer.json()["saved"] is True
-    # The page reads no cookie to decide: it follows the server's answer (202 and a job, or 200 and a result).
+    # The page reads no cookie to decide: GET /api/jobs says whether runs wait for workers.
     script = (JS / "jobs.js").read_text()
-    assert "document.cookie" not in script and "reply.status === 202" in script
+    assert "document.cookie" not in script and "(await pageRuns()).queued" in script
 
 
 def test_a_run_in_process_passes_one_gate_once_and_the_gate_knows_whose_it_is(tmp_path):

@@ -17,7 +17,6 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
-import torch
 
 from chainrule.grading import exercise_cases, get_exercise, reference_source, starter_source
 from chainrule.grading.diagnoses import diagnose_run
@@ -33,6 +32,7 @@ from chainrule.lessons import (
 from chainrule.lessons.loader import DATA_DIR
 from chainrule.lessons.text import PLACEHOLDER
 from chainrule.number_text import format_number
+from reference_torch import needs_torch, torch
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -46,10 +46,10 @@ EXERCISES = {
 }
 PLOT_KIND = {SLOPES: "nudge", NETWORK: "boundary", MODES: "sweeps"}
 LANGUAGES = ("python", "javascript", "typescript")
-F64 = torch.float64
+F64 = None if torch is None else torch.float64
 
 
-@pytest.fixture(scope="module", autouse=True)
+@pytest.fixture(scope="module", autouse=torch is not None)
 def one_torch_thread():
     """PyTorch on tiny tensors, on a machine the suite's workers share: one thread runs a backward pass in
     about a millisecond where several fight over the cores for a hundred times that."""
@@ -134,6 +134,7 @@ def test_slopes_graphs_and_predictions_by_hand():
         assert not check_prediction(SLOPES, key, want + 0.05)["correct"], key
 
 
+@needs_torch
 def test_the_nudge_plot_is_the_ratio_of_nudges_and_shows_both_ways_to_go_wrong():
     plot = get_lesson(SLOPES)["see_it_work"]["plot"]
     f = lambda x: (2 * x + 1) * (2 * x + 1)  # noqa: E731 - the plot's expression, in plain floats
@@ -153,6 +154,7 @@ def test_the_nudge_plot_is_the_ratio_of_nudges_and_shows_both_ways_to_go_wrong()
     assert any(point == [plot["at"] - 1.25, f(plot["at"] - 1.25)] for point in plot["curve"])
 
 
+@needs_torch
 def test_slope_exercise_cases_match_plain_arithmetic_and_torch():
     functions = {"square": lambda x: x * x, "cube": lambda x: x * x * x,
                  "poly": lambda x: 3 * x * x - 2 * x + 1, "wave": lambda x: math.tanh(2 * x)}
@@ -196,6 +198,7 @@ def torch_hinge(points, labels, w, b):
     return (1 - y * (x @ w + b)).clamp(min=0).mean()
 
 
+@needs_torch
 def test_network_graphs_and_predictions_match_torch():
     numbers = lesson_numbers(NETWORK)
     for graph, point, label, weights, bias in (("point", [1.5, -0.25], 1, [0.5, 2.0], -0.5),
@@ -257,6 +260,7 @@ def sgd_step(parameters, loss, lr):
             p -= lr * p.grad
 
 
+@needs_torch
 def test_the_boundary_runs_are_the_training_pytorch_does():
     plot = get_lesson(NETWORK)["see_it_work"]["plot"]
     box, cells = plot["box"], plot["cells"]
@@ -287,6 +291,7 @@ def test_the_boundary_runs_are_the_training_pytorch_does():
     assert runs["network"]["parameters"] == 3 * 8 + 9 * 8 + 9
 
 
+@needs_torch
 def test_training_exercise_cases_match_pytorch():
     for exercise, steps_of in (("one-training-step", lambda case: 1), ("zero-grad-bug", lambda case: case.args[5])):
         for case in exercise_cases(exercise):
@@ -304,6 +309,7 @@ def test_training_exercise_cases_match_pytorch():
 # ---------------------------------------------------------------- forward mode and reverse mode
 
 
+@needs_torch
 def test_modes_graphs_and_predictions_by_hand():
     numbers = lesson_numbers(MODES)
     x, w = 0.5, 2.0
@@ -321,6 +327,7 @@ def test_modes_graphs_and_predictions_by_hand():
         assert check_prediction(MODES, key, want)["correct"]
 
 
+@needs_torch
 def test_the_sweeps_plot_fills_one_jacobian_both_ways_with_the_steps_counted_by_hand():
     plot = get_lesson(MODES)["see_it_work"]["plot"]
     functions = {f["name"]: f for f in plot["functions"]}
@@ -405,6 +412,7 @@ def test_the_new_lessons_exercises_register_by_the_explicit_call_only():
     assert set(new) <= set(after) and after[:len(EXERCISES[SLOPES])] == EXERCISES[SLOPES]
 
 
+@needs_torch
 def test_tangent_exercise_cases_match_torch():
     builders = {
         "neuron": lambda v: torch.tanh(v[0] * v[1] + v[2] * v[3] + v[4]),

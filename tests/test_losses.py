@@ -7,8 +7,8 @@ import random
 
 import pytest
 
-torch = pytest.importorskip("torch")
-F = torch.nn.functional
+from reference_torch import needs_torch, torch  # noqa: E402
+F = None if torch is None else torch.nn.functional
 
 from chainrule import Value
 from chainrule.losses import bce_with_logits, hinge, l2_penalty, max_margin, mse, softmax_cross_entropy
@@ -57,6 +57,7 @@ def compare(model, loss: Value, seq, t_loss: torch.Tensor) -> None:
     assert [p.grad for p in model.parameters()] == pytest.approx(torch_grads(seq), rel=1e-9, abs=1e-12)
 
 
+@needs_torch
 @pytest.mark.parametrize("reduction", ["mean", "sum"])
 def test_mse_matches_torch(reduction):
     rng, model, points, seq, tx = setup(1)
@@ -66,6 +67,7 @@ def test_mse_matches_torch(reduction):
     compare(model, loss, seq, t_loss)
 
 
+@needs_torch
 def test_max_margin_matches_torch_hinge_with_l2():
     rng, model, points, seq, tx = setup(1, activation="relu")
     labels = [rng.choice([-1, 1]) for _ in points]
@@ -76,6 +78,7 @@ def test_max_margin_matches_torch_hinge_with_l2():
     assert hinge is max_margin
 
 
+@needs_torch
 @pytest.mark.parametrize("reduction", ["mean", "sum"])
 def test_bce_with_logits_matches_torch(reduction):
     rng, model, points, seq, tx = setup(1)
@@ -87,6 +90,7 @@ def test_bce_with_logits_matches_torch(reduction):
     compare(model, loss, seq, t_loss)
 
 
+@needs_torch
 @pytest.mark.parametrize("reduction", ["mean", "sum"])
 def test_softmax_cross_entropy_matches_torch(reduction):
     rng, model, points, seq, tx = setup(4)
@@ -99,6 +103,7 @@ def test_softmax_cross_entropy_matches_torch(reduction):
 EXTREME = [-1000.0, -50.0, 0.0, 50.0, 1000.0]
 
 
+@needs_torch
 @pytest.mark.parametrize("target", [0.0, 1.0, 0.25])
 def test_bce_with_logits_at_extreme_logits(target):
     logits = [Value(x) for x in EXTREME]
@@ -120,6 +125,7 @@ def test_bce_gradient_at_zero_logit_is_half_minus_target():
     assert x.grad == pytest.approx(0.5 - 1.0, abs=1e-15)  # sigmoid(0) - y, by hand
 
 
+@needs_torch
 @pytest.mark.parametrize(
     "row",
     [[1000.0, -1000.0, 0.0], [-1000.0, -1000.0, -999.0], [1000.0, 1000.0, 1000.0], [0.0, 1000.0, -1000.0]],
@@ -184,6 +190,7 @@ HUGE_ROWS = [[1e308, -1e308, 0.0], [-1e308, -1e308, 5.0], [800.0, 799.0, -800.0]
              [1.0, 2.0, 3.0], [7.0, 7.0, 7.0]]
 
 
+@needs_torch
 @pytest.mark.parametrize("row", HUGE_ROWS)
 def test_logsumexp_matches_torch_at_any_size(row):
     values = [Value(z) for z in row]
@@ -196,6 +203,7 @@ def test_logsumexp_matches_torch_at_any_size(row):
     assert [v.grad for v in values] == pytest.approx(t.grad.tolist(), rel=1e-13, abs=1e-300)
 
 
+@needs_torch
 def test_logaddexp_keeps_infinities_and_nan_as_torch_does():
     cases = [(math.inf, math.inf), (-math.inf, -math.inf), (math.inf, -math.inf), (-math.inf, 3.0),
              (math.nan, 1.0), (1.0, math.nan), (0.0, 0.0)]
@@ -205,6 +213,7 @@ def test_logaddexp_keeps_infinities_and_nan_as_torch_does():
         assert (math.isnan(got) and math.isnan(expected.item())) or got == expected.item(), (a, b)
 
 
+@needs_torch
 def test_softmax_cross_entropy_with_class_probabilities_matches_torch():
     rng, model, points, seq, tx = setup(4)
     probabilities = [[rng.random() for _ in range(4)] for _ in points]
@@ -240,6 +249,7 @@ def torch_example_losses(logits, targets, classes):
     }
 
 
+@needs_torch
 @pytest.mark.parametrize("scale", [1.0, 1e3, 1e150])
 @pytest.mark.parametrize("name", ["cross_entropy", "mse", "bce", "hinge"])
 def test_every_loss_traces_and_its_compiled_values_and_gradients_match_torch(name, scale):
@@ -271,6 +281,7 @@ def test_every_loss_traces_and_its_compiled_values_and_gradients_match_torch(nam
     np.testing.assert_allclose(grads, torch_grads(seq), rtol=1e-9, atol=1e-12 * scale)
 
 
+@needs_torch
 def test_a_compiled_whole_batch_loss_follows_the_logits_wherever_they_move():
     """Compiled over the whole batch (no inputs), the loss reads no number at trace time: scaling the
     weights by 1e3 afterwards must give torch's finite loss, not an overflow from a frozen shift."""
@@ -288,6 +299,7 @@ def test_a_compiled_whole_batch_loss_follows_the_logits_wherever_they_move():
     np.testing.assert_allclose(grads, torch_grads(seq), rtol=1e-9, atol=1e-9)
 
 
+@needs_torch
 @pytest.mark.parametrize("a, b", [(1.0, 2.0), (-3.0, 40.0), (700.0, 699.5), (0.0, 0.0)])
 def test_logaddexp_second_derivatives_match_torch(a, b):
     """The op's pullback on Values (create_graph=True) is differentiable again: the Hessian as torch's."""
@@ -300,6 +312,7 @@ def test_logaddexp_second_derivatives_match_torch(a, b):
     assert np.allclose(hessian, expected.numpy(), rtol=1e-12, atol=1e-300)
 
 
+@needs_torch
 @pytest.mark.parametrize("gap", [709.0, 709.79, 710.0, 800.0, 1e4])
 def test_logaddexp_second_derivatives_stay_finite_however_far_apart_the_logits_are(gap):
     """Past 709.78 apart e^(b - a) overflows, and PyTorch's own form g / (1 + e^(b - a)) has slope inf x 0 = nan

@@ -7,12 +7,13 @@ import random
 
 import pytest
 
-torch = pytest.importorskip("torch")
+from reference_torch import needs_torch, torch  # noqa: E402
 
 from chainrule import Value
 from chainrule.nn import ACTIVATIONS, MLP, Layer, Module, Neuron
 
-TORCH_ACTIVATION = {"tanh": torch.tanh, "relu": torch.relu, "sigmoid": torch.sigmoid, "linear": lambda z: z}
+def torch_activation(name: str):
+    return {"tanh": torch.tanh, "relu": torch.relu, "sigmoid": torch.sigmoid, "linear": lambda z: z}[name]
 
 
 def torch_copy(model: MLP) -> list[tuple[torch.nn.Linear, object]]:
@@ -25,7 +26,7 @@ def torch_copy(model: MLP) -> list[tuple[torch.nn.Linear, object]]:
                 for k, w in enumerate(neuron.w):
                     linear.weight[j, k] = w.data
                 linear.bias[j] = neuron.b.data
-        layers.append((linear, TORCH_ACTIVATION[layer.activation]))
+        layers.append((linear, torch_activation(layer.activation)))
     return layers
 
 
@@ -105,6 +106,7 @@ def test_neuron_matches_hand_computation(activation):
     assert neuron([2.0, 1.0]).data == pytest.approx(expected[activation], abs=1e-15)
 
 
+@needs_torch
 @pytest.mark.parametrize("activation", ACTIVATIONS)
 def test_mlp_forward_and_gradients_match_torch(activation):
     rng = random.Random(7)

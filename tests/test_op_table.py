@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
+from reference_torch import needs_torch, torch  # noqa: E402
 
 import chainrule  # noqa: E402
 from chainrule import Value, ops  # noqa: E402
@@ -52,6 +52,7 @@ def t(x: float) -> torch.Tensor:
     return torch.tensor(x, dtype=torch.float64, requires_grad=True)
 
 
+@needs_torch
 def test_an_op_registered_here_is_seen_by_every_face(softplus, capsys) -> None:
     torch_softplus = torch.nn.functional.softplus
     for x in POINTS:

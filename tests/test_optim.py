@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-torch = pytest.importorskip("torch")
+from reference_torch import needs_torch, torch  # noqa: E402
 
 from chainrule import Value
 from chainrule.losses import mse
@@ -75,6 +75,7 @@ CASES = {
 }
 
 
+@needs_torch
 @pytest.mark.parametrize("case", list(CASES))
 def test_ten_steps_match_torch_optim(case):
     make_ours, make_theirs = CASES[case]
@@ -84,6 +85,7 @@ def test_ten_steps_match_torch_optim(case):
     assert ours == pytest.approx(theirs, rel=1e-11, abs=1e-13)
 
 
+@needs_torch
 def test_learning_rate_schedule_matches_torch():
     schedule = lambda k: 1.0 - 0.9 * k / 10  # noqa: E731 - the demo's schedule, shortened
     ours, theirs = run_both(

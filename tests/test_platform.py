@@ -126,7 +126,7 @@ def test_lesson_page_is_served_without_posix_modules(tmp_path):
             page = client.get(f"/lessons/backprop?token={token}")
             lesson = client.get("/api/lessons/backprop", headers={"X-Chainrule-Token": token})
         app.state.services.close()
-        print(page.status_code, lesson.status_code, "lesson.js" in page.text)
+        print(page.status_code, lesson.status_code, "/static/js/lesson." in page.text)
         """,
         tmp_path,
     )

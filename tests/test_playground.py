@@ -14,7 +14,7 @@ from chainrule.lessons.playground import (
 )
 from chainrule.trace import format_number
 
-torch = pytest.importorskip("torch")
+from reference_torch import needs_torch, torch  # noqa: E402
 
 # Each expression with the same function written in PyTorch by hand (an independent source).
 CASES = {
@@ -38,6 +38,7 @@ def torch_run(function, numbers):
     return out.item(), {name: leaf.grad.item() for name, leaf in leaves.items()}
 
 
+@needs_torch
 @pytest.mark.parametrize("text", list(CASES))
 def test_values_and_gradients_agree_with_pytorch(text):
     names = parse(text).names
@@ -53,6 +54,7 @@ def test_values_and_gradients_agree_with_pytorch(text):
         assert leaf["grad"] == pytest.approx(grads[name], rel=1e-12, abs=1e-15)
 
 
+@needs_torch
 @pytest.mark.parametrize("text", list(CASES))
 def test_forward_tangents_agree_with_torch_jvp_and_finite_differences(text):
     names = parse(text).names
@@ -77,6 +79,7 @@ def test_forward_tangents_agree_with_torch_jvp_and_finite_differences(text):
         assert row["tangent"] == pytest.approx(difference, rel=1e-5, abs=1e-7), row["label"]
 
 
+@needs_torch
 @pytest.mark.parametrize("text", list(CASES))
 def test_forward_and_reverse_agree_on_the_derivative_by_the_followed_input(text):
     names = parse(text).names

@@ -18,7 +18,7 @@ from chainrule.progress import open_store
 from chainrule.commands.review_session import run_review
 from chainrule.web import create_app
 
-torch = pytest.importorskip("torch")
+from reference_torch import needs_torch, torch  # noqa: E402
 
 LESSON = "backprop"
 FRESH = ["product-gradient", "tanh-gradient", "sum-of-uses"]
@@ -91,6 +91,7 @@ def test_the_recipes_give_the_lessons_own_keys_for_the_lessons_own_numbers():
                     assert "{{" not in prompt
 
 
+@needs_torch
 @pytest.mark.parametrize("question_id", FRESH)
 def test_every_review_variant_is_checked_against_torch_and_finite_differences(question_id):
     tolerance = lesson_data(LESSON)["tolerance"]
@@ -137,6 +138,7 @@ class Clock:
         return self.now
 
 
+@needs_torch
 def test_two_reviews_of_the_same_card_on_the_page_show_different_numbers(tmp_path):
     clock = Clock()
     app = create_app("test-token-0123456789", tmp_path / "data", port=8765, clock=clock)
@@ -168,6 +170,7 @@ def test_two_reviews_of_the_same_card_on_the_page_show_different_numbers(tmp_pat
 # ---------------------------------------------------------------- two reviews of one card: the terminal
 
 
+@needs_torch
 def test_two_reviews_of_the_same_card_in_the_terminal_show_different_numbers(tmp_path):
     clock = Clock()
     store = open_store(tmp_path, clock=clock, fuzzing=False)
@@ -196,8 +199,8 @@ def test_two_reviews_of_the_same_card_in_the_terminal_show_different_numbers(tmp
 
 NUMERIC = [(lesson, q["id"]) for lesson in lesson_ids() for q in lesson_data(lesson)["quiz"] if q["kind"] == "number"]
 # The functions a `compute` expression may call, as PyTorch computes them.
-TORCH_FUNCTIONS = {"tanh": torch.tanh, "exp": torch.exp, "log": torch.log, "relu": torch.relu,
-                   "sigmoid": torch.sigmoid, "abs": torch.abs}
+TORCH_FUNCTIONS = None if torch is None else {"tanh": torch.tanh, "exp": torch.exp, "log": torch.log,
+                                              "relu": torch.relu, "sigmoid": torch.sigmoid, "abs": torch.abs}
 
 
 def torch_compute(question: dict, numbers: dict[str, float]) -> float:
@@ -212,6 +215,7 @@ def torch_compute(question: dict, numbers: dict[str, float]) -> float:
     return names[wrt].grad.item()
 
 
+@needs_torch
 @pytest.mark.parametrize("lesson,question_id", NUMERIC, ids=[f"{lesson}/{q}" for lesson, q in NUMERIC])
 def test_every_numeric_question_of_every_lesson_comes_back_with_fresh_numbers(lesson, question_id):
     from chainrule.lessons import format_number

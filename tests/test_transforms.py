@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-torch = pytest.importorskip("torch")
-import parity_fuzz as fuzz  # noqa: E402
+from reference_torch import needs_torch, torch  # noqa: E402
 
 import chainrule  # noqa: E402
 from chainrule import Value, func  # noqa: E402
@@ -33,6 +32,7 @@ def nested_floats(tree):
     return tree.item() if isinstance(tree, torch.Tensor) else type(tree)(nested_floats(t) for t in tree)
 
 
+@needs_torch
 @pytest.mark.parametrize("argnums", [0, 1, (0, 1), (1, 0)])
 def test_grad_jacrev_jacfwd_and_hessian_have_torch_funcs_numbers_and_structure(argnums) -> None:
     point = (0.3, -1.2)
@@ -60,6 +60,7 @@ def fuzz_flat(tree):
     return [tree] if not isinstance(tree, (list, tuple)) else [x for t in tree for x in fuzz_flat(t)]
 
 
+@needs_torch
 def test_vjp_takes_cotangents_and_has_aux_as_torch_func() -> None:
     def g(x, y):
         return (x * y, x.exp() + y), {"note": x * 2}
@@ -88,6 +89,7 @@ def test_has_aux_everywhere() -> None:
         func.grad(lambda x: x * x, has_aux=True)(1.0)
 
 
+@needs_torch
 def test_jvp_of_jvp_grad_of_jvp_jvp_of_grad_and_third_derivatives() -> None:
     cube = lambda z: z ** 3  # noqa: E731
     first = lambda x: chainrule.jvp(cube, [x], [1.0])[1]  # noqa: E731  3 x^2
@@ -122,6 +124,7 @@ def test_values_in_give_values_out_in_the_callers_graph() -> None:
     assert isinstance(chainrule.jvp(lambda z: z.exp(), [0.8], [2.0])[1], float)
 
 
+@needs_torch
 def test_hvp_is_the_jvp_of_the_gradient_and_agrees_with_torch() -> None:
     value, product = chainrule.hvp(f, (0.3, -1.2), (1.0, 2.0))
     hessian = torch.func.hessian(f, argnums=(0, 1))(T(0.3), T(-1.2))
@@ -135,11 +138,14 @@ def nan_class(x: float) -> bool:
     return x != x
 
 
+@needs_torch
 def test_where_forward_over_reverse_and_reverse_over_reverse_disagree_on_nan_hvp_is_torch_funcs() -> None:
     """The one rule: hvp is forward-over-reverse, as torch.func's Hessian. Where reverse-over-reverse (the
     gradient of gradient . v) gives nan and it does not, or the other way round, hvp has the nan class of
     torch.func.jvp(torch.func.grad(f)), or of its twin with the named first- and second-order choices replaced
     by chainrule's (tests/parity_fuzz.py)."""
+    import parity_fuzz as fuzz  # builds torch objects at import
+
     disagreements = followed = 0
     for seed in range(1000):
         leaves, steps = fuzz.recipe(random.Random(seed))

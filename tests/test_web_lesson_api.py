@@ -1,4 +1,4 @@
-"""The lesson API behind the round-2 page: the explorable graph (numbers checked against PyTorch),
+"""The lesson API behind the lesson page: the explorable graph (numbers checked against PyTorch),
 feedback that survives a restart, practice answers that never rate a card, the session secret."""
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from fastapi.testclient import TestClient
 
 from chainrule.web import create_app
 from chainrule.web.session import cookie_value, load_or_create_secret
+from reference_torch import needs_torch, torch
 
 TOKEN = "test-token-0123456789"
 BASE = "http://127.0.0.1:8765"
@@ -48,7 +49,6 @@ def client(tmp_path, clock):
 
 
 def torch_section03(a, b, c, f):
-    torch = pytest.importorskip("torch")
     leaves = {name: torch.tensor(value, dtype=torch.float64, requires_grad=True)
               for name, value in zip("abcf", (a, b, c, f))}
     L = (leaves["a"] * leaves["b"] + leaves["c"]) * leaves["f"]
@@ -56,6 +56,7 @@ def torch_section03(a, b, c, f):
     return L.item(), {name: t.grad.item() for name, t in leaves.items()}
 
 
+@needs_torch
 @pytest.mark.parametrize("values", [{"a": 3}, {"a": -1.5, "b": 0.25, "c": 7, "f": 4}, {"f": 0}])
 def test_explore_runs_the_engine_with_the_learners_inputs(client, values):
     body = client.post(EXPLORE, json={"values": values}).json()
@@ -69,6 +70,7 @@ def test_explore_runs_the_engine_with_the_learners_inputs(client, values):
     assert body["nudge"] is None
 
 
+@needs_torch
 def test_nudge_compares_change_over_h_with_the_gradient(client):
     h = 1e-3
     body = client.post(EXPLORE, json={"values": {"a": 3}, "nudge": {"input": "b", "h": h}}).json()

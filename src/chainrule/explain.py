@@ -65,8 +65,8 @@ def explain(output: Value, value: Value, max_paths: int = MAX_EXPLAINED_PATHS) -
     if total_paths == 1:
         (i, k), = paths[0][:1]
         v = nodes[i]
-        formula = formula_text(fill_template(v._op.formula, v._op, [labels[index[id(p)]] for p in v._prev], labels[i]))
-        local_text = formula_text(fill_template(v._op.local_text[k], v._op, [labels[index[id(p)]] for p in v._prev],
+        formula = formula_text(fill_template(v._op.formula, [labels[index[id(p)]] for p in v._prev], labels[i]))
+        local_text = formula_text(fill_template(v._op.local_text[k], [labels[index[id(p)]] for p in v._prev],
                                                 labels[i]))
         lines.append(f"{name} reaches {out} along one path only, first through {formula}, whose "
                      f"derivative with respect to {name} is {local_text} = {fmt(local(i, k))}.")
@@ -83,8 +83,8 @@ def explain(output: Value, value: Value, max_paths: int = MAX_EXPLAINED_PATHS) -
         for i, k in path:
             v = nodes[i]
             input_labels = [labels[index[id(p)]] for p in v._prev]
-            formula = formula_text(fill_template(v._op.formula, v._op, input_labels, labels[i]))
-            local_text = formula_text(fill_template(v._op.local_text[k], v._op, input_labels, labels[i]))
+            formula = formula_text(fill_template(v._op.formula, input_labels, labels[i]))
+            local_text = formula_text(fill_template(v._op.local_text[k], input_labels, labels[i]))
             d = local(i, k)
             factors.append(d)
             steps.append(labels[i])

@@ -438,7 +438,7 @@ class Expression:
     def build_on(self, leaves: Mapping[str, Value]) -> Value:
         """The output Value built on the given leaf Values (one per name), so that several expressions
         can share their inputs (one graph with several outputs)."""
-        lib = _VALUE_LIB | {"leaf": lambda name, value: leaves[name]}
+        lib = _ValueLib(_VALUE_LIB, leaf=lambda name, value: leaves[name])
         return self.evaluate({name: leaves[name].data for name in self.names}, lib)[0]
 
 

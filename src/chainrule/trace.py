@@ -75,7 +75,7 @@ def node_labels(nodes: list[Value]) -> list[str]:
     return labels
 
 
-def fill_template(template: str, op: Op, names: list[str], out: str) -> str:
+def fill_template(template: str, names: list[str], out: str) -> str:
     """Put names into an op template: {a}, {b} are the inputs, {out} the result."""
     a = names[0] if names else ""
     b = names[1] if len(names) > 1 else ""
@@ -214,7 +214,7 @@ def trace(output: Value, *, gradients: dict[Value, float] | None = None,
             contribution = 0.0 if given is None else float(given)  # masked: passes nothing
             holds[j] = holds.get(j, grads.get(p, 0.0)) + contribution
             received[j].append(contribution)
-            local_text = fill_template(_written(v._op.local_text[k]), v._op, input_labels, labels[i])
+            local_text = fill_template(_written(v._op.local_text[k]), input_labels, labels[i])
             local_value_text, contribution_text = fmt(local), fmt(contribution)
             contributions.append({
                 "input": ids[j], "local": json_number(local), "local_text": local_text,

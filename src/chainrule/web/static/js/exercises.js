@@ -1,4 +1,4 @@
-// Section 05: three graded exercises, each with a language switch, a CodeMirror editor,
+// A lesson's graded exercises (section 05 of the built-in lessons), each with a language switch, a CodeMirror editor,
 // reset, "Run tests" and per-test results. The latest code per exercise and language is
 // saved (debounced) and restored on reload. Hints open one at a time on request; the model
 // solution opens by itself at the run that makes it the lesson's number of runs that did not pass
