@@ -366,9 +366,17 @@ def _timeline(args: argparse.Namespace) -> int:
             _print(f"{event['at']}  run {event['exercise_id']} ({event['language']}): {verdict}")
             for line in event["source"].splitlines():
                 _print(f"    | {line}")
-        else:
+        elif event["kind"] == "answer":
             _print(f"{event['at']}  answered {event['lesson_id']}/{event['question_id']}: {event['answer']!r} "
                    f"({'right' if event['correct'] else 'wrong'}{', imported' if event['imported'] else ''})")
+        else:
+            what = f"opened hint {event['number']} of" if event["kind"] == "hint" else "was shown the model solution of"
+            _print(f"{event['at']}  {what} {event['exercise_id']}")
+    for entry in data["explanations"]:
+        ticked = ", ".join(idea["id"] for idea in entry["ticked"]) or "none"
+        _print(f"explained {entry['lesson_id']} ({entry['at']}; key ideas ticked: {ticked}):")
+        for line in entry["text"].splitlines():
+            _print(f"    | {line}")
     return 0
 
 

@@ -460,6 +460,27 @@ def _migration_10_people_and_comments(conn: Connection) -> None:
     )
 
 
+def _migration_11_help_used(conn: Connection) -> None:
+    """Each hint a learner opened and each model solution shown to them (web/routes_api.py), so that the
+    teacher tells a pass after the solution from an earned one. number: the hint's (1-based), 0 for the
+    solution. Numbered 11 (issue 29: the deadlines take 9, people 10)."""
+    _run_statements(
+        conn,
+        """
+        CREATE TABLE help_used (
+            id          INTEGER PRIMARY KEY AUTOINCREMENT,
+            learner_id  INTEGER NOT NULL DEFAULT 0,
+            lesson_id   TEXT NOT NULL,
+            exercise_id TEXT NOT NULL,
+            kind        TEXT NOT NULL,      -- 'hint' or 'solution'
+            number      INTEGER NOT NULL,   -- the hint's number, 0 for the solution
+            at          TEXT NOT NULL
+        );
+        CREATE INDEX help_used_by_learner ON help_used (learner_id, id)
+        """,
+    )
+
+
 # Ordered; index i holds the migration that takes the schema version i to i + 1.
 MIGRATIONS: list[Callable[[Connection], None]] = [
     _migration_1_initial,
@@ -472,6 +493,7 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     _migration_8_scheduler_fits,
     _migration_9_due_dates_and_regrades,
     _migration_10_people_and_comments,
+    _migration_11_help_used,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -533,6 +533,18 @@ class ProgressStore:
         text, ticked, at = rows[0]
         return {"text": text, "ticked": ticked, "at": at}
 
+    def record_help(self, lesson_id: str, exercise_id: str, kind: str, number: int = 0) -> None:
+        """Keep that the learner opened hint ``number`` of an exercise (kind "hint"), or was shown its model
+        solution (kind "solution", number 0): the teacher's view tells such a pass from an earned one."""
+        _require_text("lesson_id", lesson_id)
+        _require_text("exercise_id", exercise_id)
+        if kind not in ("hint", "solution") or not isinstance(number, int) or number < 0:
+            raise ValueError("help is a hint (its number, from 1) or the solution (number 0)")
+        at = _iso(self.now())
+        self._write(lambda conn: conn.execute(
+            "INSERT INTO help_used (learner_id, lesson_id, exercise_id, kind, number, at) VALUES (?, ?, ?, ?, ?, ?)",
+            (self.learner_id, lesson_id, exercise_id, kind, number, at)))
+
     # ---------------------------------------------------------------- summary, export, import
 
     def work(self) -> Any:

@@ -55,6 +55,8 @@ CLASS_ERRORS: dict[int | str, dict[str, Any]] = {
 }
 
 LearnerId = Annotated[int, Path(ge=1, le=2**31 - 1, description="A learner's account id", examples=[2])]
+PathLessonId = Annotated[str, Path(max_length=100, description="A lesson id of the path, e.g. backprop",
+                                   examples=["backprop"])]
 
 router = APIRouter(include_in_schema=False)
 api = APIRouter(prefix="/api/class", responses=CLASS_ERRORS)
@@ -353,10 +355,24 @@ def _report(request: Request) -> Any:
     return ClassReport(request.app.state.services.class_store, _accounts(request))
 
 
-@api.get("/overview")
-def overview(request: Request) -> dict[str, Any]:
-    """Roster against the path, per exercise and per quiz question, for the teacher's own class."""
-    return _report(request).overview(teacher(request).class_id)
+@api.get("/overview", responses={304: {"description": "Nothing changed since the ETag sent in If-None-Match."}})
+def overview(request: Request) -> Response:
+    """Roster against the path, per exercise and per quiz question, for the teacher's own class. With the
+    ETag of an earlier answer in If-None-Match, 304 while nothing has changed (the page asks every few
+    seconds while a class works)."""
+    from chainrule.classes.report import overview_etag
+
+    data = _report(request).overview(teacher(request).class_id)
+    etag = overview_etag(data)
+    if etag in request.headers.get("if-none-match", ""):
+        return Response(status_code=304, headers={"etag": etag})
+    return JSONResponse(data, headers={"etag": etag})
+
+
+@api.get("/lessons/{lesson_id}/explanations")
+def explanations(request: Request, lesson_id: PathLessonId) -> dict[str, Any]:
+    """Every learner's explain-it-back text of one lesson, side by side, with the key ideas each ticked."""
+    return _report(request).explanations(teacher(request).class_id, lesson_id)
 
 
 @api.get("/learners/{learner_id}/timeline")
@@ -441,7 +457,11 @@ def account_page(request: Request) -> HTMLResponse:
 
 @router.get("/teacher", response_class=HTMLResponse)
 def teacher_page(request: Request) -> HTMLResponse:
-    account = teacher(request)
+    account = signed_in(request)
+    if account.role != TEACHER:  # a page that says so, not the API's JSON refusal
+        return templates.TemplateResponse(request, "not_for_learners.html", {
+            "request": request, "title": "This page is for teachers", "class_name": account.class_name},
+            status_code=403)
     response = templates.TemplateResponse(request, "teacher.html", {
         "request": request, "title": f"{account.class_name}: the class", "class_name": account.class_name})
     response.headers["referrer-policy"] = "same-origin"  # its sign-out form, as in _form_page
