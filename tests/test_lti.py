@@ -457,3 +457,26 @@ def test_a_course_class_without_a_teacher_yet_says_so_to_the_administrator(world
     world.launch(Browser(), "ada", link)
     code, _, error = cli("class", "teacher-link", "Chemistry", env=world.env)
     assert code == 1 and "no teacher account yet" in error, error
+
+
+def test_a_moved_due_date_or_an_extension_sends_the_changed_score_through_the_outbox(world, backprop_link):
+    """Issue 30 item 3: the score the LMS gets is the credit as of the learner's own due date and the late
+    policy (classes/deadlines.py); moving the date, or extending it for one learner, sends the changed score."""
+    learner = Browser()
+    world.launch(learner, "cyd", backprop_link)
+    name = me(world, learner)["name"]
+    assert world.tool_change(learner, "PUT", "/api/progress/backprop/predictions/n", {"value": 0.5}).status_code == 200
+    world.wait(lambda: [p for p in scores_for(world, "cyd", "backprop") if p["scoreGiven"] == 3])
+    try:
+        # A date long past: all of Cyd's work is late, and late work earns no credit (the default policy).
+        code, out, error = cli("class", "due", "Physics 2b", "backprop", "2020-01-01 00:00", env=world.env)
+        assert code == 0, error
+        world.wait(lambda: [p for p in scores_for(world, "cyd", "backprop") if p["scoreGiven"] == 0])
+        code, out, error = cli("class", "extend", "Physics 2b", name, "backprop", "2099-01-01", env=world.env)
+        assert code == 0, error
+        world.wait(lambda: scores_for(world, "cyd", "backprop")[-1]["scoreGiven"] == 3 or None)
+        time.sleep(2)  # a few rounds of the sender: nothing sent twice
+        assert [post["scoreGiven"] for post in scores_for(world, "cyd", "backprop")] == [3, 0, 3]
+    finally:
+        cli("class", "due", "Physics 2b", "backprop", "none", env=world.env)
+        cli("class", "extend", "Physics 2b", name, "backprop", "none", env=world.env)

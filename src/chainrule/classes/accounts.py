@@ -24,8 +24,10 @@ nobody out. The arithmetic is in docs/security.md ("Class mode").
 
 from __future__ import annotations
 
+import base64
 import functools
 import hashlib
+import hmac
 import math
 import secrets
 import unicodedata
@@ -40,6 +42,7 @@ from chainrule.classes.names import look_alike_keys
 from chainrule.classes.passwords import PasswordPool
 from chainrule.errors import InputError
 from chainrule.progress.class_store import ClassStore, SeatsTaken
+from chainrule.progress.people_store import PeopleStore
 from chainrule.text_safety import valid_text
 
 TEACHER, LEARNER = "teacher", "learner"
@@ -100,6 +103,7 @@ class Account:
     name: str
     session_epoch: int
     approved: bool = True  # False: joined a class that asks for approval, not let in by the teacher yet
+    class_state: str = "open"  # "closed": no one joins, learners only read; "archived": teachers only read too
 
 
 @dataclass(frozen=True)
@@ -118,7 +122,7 @@ WAITING_FOR_TEACHER = ("your teacher has not let you in yet: they see that you j
 
 
 def _account_of(row: tuple) -> Account:
-    return Account(int(row[0]), int(row[1]), row[2], row[3], row[4], int(row[5]), bool(row[6]))
+    return Account(int(row[0]), int(row[1]), row[2], row[3], row[4], int(row[5]), bool(row[6]), row[7])
 
 
 @dataclass(frozen=True)
@@ -141,6 +145,14 @@ class SignInAttempt:
 
 def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8", "replace")).hexdigest()
+
+
+def invite_token(secret: str, salt: str) -> str:
+    """A class's invite, derived from its salt and the server's secret: the teacher's page can show the
+    current one again, while the database keeps its SHA-256 (a copy of the database, which holds the
+    secret, gives no more than it gave before: the secret signs every session)."""
+    digest = hmac.new(secret.encode(), b"invite:" + salt.encode(), hashlib.sha256).digest()[:24]
+    return base64.urlsafe_b64encode(digest).decode("ascii")
 
 
 def storable_text(value: Any, field: str) -> str:
@@ -180,6 +192,7 @@ class Accounts:
                  passwords: PasswordPool | None = None) -> None:
         self.store = store
         self.tables = ClassStore(store)
+        self.people = PeopleStore(store)
         self.passwords = passwords or PasswordPool(hasher)
         self._dummy: str | None = None
 
@@ -207,6 +220,10 @@ class Accounts:
     def learners(self, class_id: int) -> list[Account]:
         return [_account_of(row) for row in self.tables.learners(class_id)]
 
+    def new_link(self, lifetime: timedelta) -> tuple[str, str, float]:
+        """(a one-time link's token, its hash, when it expires)."""
+        return self._new_link(lifetime)
+
     def _new_link(self, lifetime: timedelta) -> tuple[str, str, float]:
         token = secrets.token_urlsafe(32)
         return token, token_hash(token), (self._now() + lifetime).timestamp()
@@ -217,13 +234,18 @@ class Accounts:
         """A new class with its teacher account; returns the teacher's one-time link token and the invite token."""
         name = clean_name(name, "class name")
         teacher_name = clean_name(teacher_name, "teacher's name", "teacher")
-        invite = secrets.token_urlsafe(24)
+        invite, salt = self._fresh_invite()
         link, link_hash, expires = self._new_link(TEACHER_LINK_LIFETIME)
         class_id = self.tables.create_class(name, token_hash(invite), teacher_name, self._now().isoformat(),
                                             link_hash, expires)
         if class_id is None:
             raise ClassError(f"a class named {name!r} exists already: choose another name", kind="conflict")
+        self.people.set_invite(class_id, token_hash(invite), salt)
         return NewClass(class_id, name, link, invite)
+
+    def _fresh_invite(self) -> tuple[str, str]:
+        salt = secrets.token_urlsafe(16)
+        return invite_token(self.secret(), salt), salt
 
     def new_teacher_link(self, class_name: str) -> str:
         """A fresh one-time link for the class's teacher (to sign in the first time, or after losing the password)."""
@@ -237,17 +259,22 @@ class Accounts:
 
     def new_invite(self, class_name: str) -> str:
         """A new learner invite for the class; the previous one stops working."""
-        class_id = self.class_id(class_name)
-        invite = secrets.token_urlsafe(24)
-        self.tables.set_invite(class_id, token_hash(invite))
+        return self.rotate_invite(self.class_id(class_name))
+
+    def rotate_invite(self, class_id: int) -> str:
+        """A new invite for the class (the previous one stops working)."""
+        invite, salt = self._fresh_invite()
+        self.people.set_invite(class_id, token_hash(invite), salt)
         return invite
 
     def invited_class(self, invite_token: str) -> tuple[int, str]:
-        found = self.tables.class_of_invite(token_hash(invite_token))
+        found = self.people.class_of_invite(token_hash(invite_token))
         if found is None:
             raise ClassError("this invite link is not (or no longer) valid: ask your teacher for the current one",
                              kind="not-found")
-        return found
+        if found[2] != "open":
+            raise ClassError(f"{found[1]!r} is closed: it takes no new learners. Ask your teacher.", kind="refused")
+        return found[0], found[1]
 
     # ---------------------------------------------------------------- accounts
 
@@ -258,6 +285,10 @@ class Accounts:
         self._refuse_look_alike(class_name, name, self.tables.names(class_id))
         self._seat_left(class_id, class_name)  # a full class answers before the password is hashed
         return class_id, class_name, name
+
+    def refuse_look_alike(self, class_name: str, name: str, taken: list[str]) -> None:
+        """ClassError "conflict" if ``name`` is, or looks like, one of ``taken``."""
+        self._refuse_look_alike(class_name, name, taken)
 
     @staticmethod
     def _refuse_look_alike(class_name: str, name: str, taken: list[str]) -> None:
@@ -312,6 +343,10 @@ class Accounts:
         if learner is None or learner.class_id != teacher.class_id or learner.role != LEARNER:
             raise ClassError(f"there is no learner {learner_id} in your class", kind="not-found")
         return learner
+
+    def learner_in_class(self, teacher: Account, learner_id: int) -> Account:
+        """The learner of the teacher's class (ClassError "not-found" for anyone else, as for no one)."""
+        return self._learner_of(teacher, learner_id)
 
     def approve(self, teacher: Account, learner_id: int) -> Account:
         """Let a learner who joined in (their teacher only)."""

@@ -28,6 +28,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Protocol
 
+from chainrule.progress.store import origin_of_key
 from chainrule.turns import BOUND, BUSY, MAX_OPEN_PER_LEARNER
 
 log = logging.getLogger("chainrule.serve")
@@ -181,7 +182,7 @@ class InProcessRuns:
         claim = None if self.claim_for is None else self.claim_for(run.learner)
         try:
             kept_id = self.keeper(run.learner).record_submission(run.exercise, run.language, run.source, result,
-                                                                 claim=claim)
+                                                                 claim=claim, origin=origin_of_key(run.key))
         except Exception as failure:  # the store cannot be used: the grade stands, and says so
             return Answer(kept(result, saved=False, store_error=str(failure)), failure=failure)
         return Answer(kept(result, saved=kept_id is not None))

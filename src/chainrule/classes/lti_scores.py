@@ -6,10 +6,13 @@ LMS has them.
     sender.send_due()    # the outbox's due scores sent (a score the LMS did not take is tried again later)
     sender.start()       # both, every `interval` seconds, in a thread of the web process (stop() ends it)
 
-A score is the lesson's sections finished (progress/finished.py's one rule: the same count the learner's page,
-the teacher's grid and the CSV show) out of its sections; a link to the whole path scores the sections of
-every written lesson. It changes with a pass, an answer, a prediction, an explanation, and with a run graded
-again (an import, a worker's late result): the scan looks at every table a score is made of, whoever wrote it.
+A score is the lesson's credit as of the learner's own due date under the class's late policy
+(classes/deadlines.py: the sections finished by progress/finished.py's one rule, each late one as the policy
+says; the same credit the gradebook and its CSV show) out of its sections; a link to the whole path scores
+the sections of every written lesson. It changes with a pass, an answer, a prediction, an explanation, with a
+run graded again (an import, a worker's late result): the scan looks at every table a score is made of,
+whoever wrote it; and with a due date, an extension or the late policy moved (which make the scan look at
+the class's learners again: progress/deadline_store.py).
 
 The outbox (table lti_scores, in the class database on SQLite and PostgreSQL alike) keeps one row per learner
 and lesson holding the latest score and the version the LMS acknowledged. Nothing is lost when the LMS is
@@ -30,11 +33,11 @@ from datetime import datetime, timezone
 from typing import Any
 
 from chainrule import lessons
+from chainrule.classes.deadlines import Deadlines
 from chainrule.classes.lti import PATH, Lti, written_lessons
 from chainrule.classes.lti_services import LINE_ITEM_SCOPE, LtiServices, score_maximum
 from chainrule.classes.remote import RemoteError
 from chainrule.progress.errors import StoreError
-from chainrule.progress.finished import lesson_state
 
 log = logging.getLogger("chainrule.lti")
 
@@ -42,15 +45,15 @@ HELD_FOR = 60.0  # seconds a sender may hold a row before another takes it
 CANVAS_SUBMISSION = "https://canvas.instructure.com/lti/submission"
 
 
-def lesson_score(resource: str, work: Any) -> tuple[float, float, bool]:
-    """(sections finished, sections, lesson finished) of a lesson, or of the whole path."""
-    from chainrule.progress.finished import Work
-
-    work = work or Work()
+def lesson_score(resource: str, credit: dict[str, dict]) -> tuple[float, float, bool]:
+    """(credit, sections, lesson finished) of a lesson, or of the whole path: the credit as of the learner's
+    own due dates under the class's late policy (classes/deadlines.py: with no due date, every section
+    finished), from ``credit``, Deadlines.credit's entry of the learner."""
     ids = [entry["id"] for entry in written_lessons()] if resource == PATH else [resource]
-    finished = [lesson_state(lessons.lesson_shape(lesson), work) for lesson in ids]
-    given = sum(len(state["sections"]) for state in finished)
-    return float(given), float(score_maximum(resource)), all(state["lesson"] for state in finished)
+    found = [credit[lesson] for lesson in ids if lesson in credit]
+    given = sum(entry["credit"] for entry in found)
+    completed = len(found) == len(ids) and all(entry["completed"] for entry in found)
+    return float(given), float(score_maximum(resource)), completed
 
 
 def score_time(at: str) -> str:
@@ -86,7 +89,7 @@ class ScoreSender:
             return 0
         contexts = dict(self.tables.linked_learners())
         learners = [account for account in changes if account in contexts]
-        works = self.tables.learners_work(learners)
+        credit = Deadlines(self.lti.store, self.lti.accounts).credit_of(learners)
         resources: dict[int, list[str]] = {}
         changed = 0
         for account in learners:
@@ -94,7 +97,7 @@ class ScoreSender:
             if context_row not in resources:
                 resources[context_row] = [r for r in self.tables.resources(context_row)
                                           if r == PATH or r in lessons.lesson_ids()]
-            scores = {resource: lesson_score(resource, works.get(account)) for resource in resources[context_row]}
+            scores = {resource: lesson_score(resource, credit.get(account, {})) for resource in resources[context_row]}
             signature, latest = changes[account]
             changed += len(self.tables.queue_scores(account, scores, latest, signature, self.lti.clock()))
         return changed

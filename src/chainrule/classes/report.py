@@ -1,11 +1,15 @@
 """The teacher's view of one class: the same data for the page (/teacher), its API and `chainrule class ...`.
 
-- roster: each learner against the path: sections done, lessons done, exercises passed, quiz score, last active;
+- roster: each learner against the path: sections done, lessons done, exercises passed, quiz score, last active,
+  and per exercise its state (not started, tried, passed, passed with the solution shown) and the help used;
 - exercises: runs, the share of learners who passed at their first run, the median runs to pass, the most
-  common diagnoses among failing runs (grouped by the grader's hint, else by its verdict);
+  common diagnoses among failing runs (grouped by the grader's hint, else by its verdict and the kind of
+  error, never by anything of the learner's own code such as a line);
+- explanations: every learner's explain-it-back text and the key ideas they ticked, for one lesson;
 - questions: the share of learners whose first answer was right, the most chosen wrong answer, and the
   probability FSRS predicts they recall it now (the mean over their review cards: which ideas are fading);
-- timeline: one learner's runs (with the code of each) and answers, oldest first;
+- timeline: one learner's runs (with the code of each), answers, hints opened and solutions shown, oldest
+  first, and their explanation of each lesson;
 - gradebook: one row per learner, for a spreadsheet.
 
 Only learners of the asked class are read: every query is limited to that class's accounts. A section, and a
@@ -17,7 +21,9 @@ answered) and explain-it-back (written).
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
+import json
 import re
 import statistics
 from collections import Counter, defaultdict
@@ -26,14 +32,20 @@ from typing import Any
 
 from chainrule import lessons
 from chainrule.classes.accounts import Accounts, ClassError
+from chainrule.classes.deadlines import Deadlines
 from chainrule.number_text import format_number, format_percent
 from chainrule.progress.class_store import ClassStore
 from chainrule.progress.finished import Work, lesson_state
 from chainrule.progress.fitting import recall_now
 
 TOP_DIAGNOSES = 3
+# An exercise's state in the grid, from the one rule's Work (progress/finished.py) and the help used.
+NOT_STARTED, TRIED, PASSED, PASSED_WITH_SOLUTION = "not-started", "tried", "passed", "passed-with-solution"
 IMPORTED = "imported"  # a row's origin when it came from the learner's own file (progress/schema.py, migration 5)
 _NUMBERS_LINE = re.compile(r"expected .*, got ")
+# The kind of error in a run's message ("Your file could not be loaded: SyntaxError on line 3: ..."), the
+# grader's words (grading/grader.py's _error_text): the group's key is the kind, never the learner's line.
+_ERROR_KIND = re.compile(r"(?:could not be loaded:|raised) ([A-Za-z_][\w.]{0,60})")
 
 
 def _first_line(value: Any, limit: int = 120) -> str:
@@ -42,10 +54,14 @@ def _first_line(value: Any, limit: int = 120) -> str:
 
 
 def diagnosis_of(result: dict) -> str:
-    """What a failing run is grouped by: the hint the grader gave its failing tests, else its verdict."""
+    """What a failing run is grouped by, the same for every learner who made the same mistake: the hint the
+    grader gave its failing tests; else its verdict ("timeout", "type-error", ...), with the kind of error
+    for a run that raised ("error: SyntaxError"). Nothing of the learner's own code (a line, a name, a
+    message their code wrote) is part of it."""
     verdict = _first_line(result.get("verdict") or result.get("status") or "unknown", 60) or "unknown"
     if verdict != "failed":
-        return f"{verdict}: {_first_line(result.get('message'))}".rstrip(": ")
+        kind = _ERROR_KIND.search(str(result.get("message") or ""))
+        return f"{verdict}: {kind.group(1)}" if kind else verdict
     hints: Counter[str] = Counter()
     tests = result.get("tests")
     for test in tests if isinstance(tests, list) else []:
@@ -56,10 +72,73 @@ def diagnosis_of(result: dict) -> str:
     return hints.most_common(1)[0][0] if hints else "wrong numbers, no diagnosis"
 
 
+def _texts(lesson_id: str) -> dict[str, Any]:
+    """A lesson's exercise titles, question prompts (with the numbers the lesson page asks them with) and
+    key ideas."""
+    data = lessons.lesson_data(lesson_id)
+    return {"exercise_titles": {e["id"]: e["title"] for e in data["exercises"]},
+            "question_prompts": {q["id"]: lessons.quiz_question(lesson_id, q["id"])["prompt"] for q in data["quiz"]},
+            "key_ideas": [{"id": idea["id"], "text": idea["text"]} for idea in data["explain"]["key_ideas"]]}
+
+
 def _path() -> list[dict[str, Any]]:
     """The written lessons in path order: each one's title and what it asks for (lessons.lesson_shape)."""
-    return [lessons.lesson_shape(entry["id"]) | {"title": entry["title"]}
+    return [lessons.lesson_shape(entry["id"]) | {"title": entry["title"]} | _texts(entry["id"])
             for entry in lessons.get_path()["lessons"] if entry.get("written")]
+
+
+def _help_by_exercise(rows: list[tuple]) -> dict[tuple[int, str], dict[str, Any]]:
+    """(learner, exercise) -> {"hints": hints opened (the highest number), "solution_at": when the solution
+    was first shown, or None}; rows: (learner, lesson, exercise, kind, number, at), oldest first."""
+    help_used: dict[tuple[int, str], dict[str, Any]] = defaultdict(lambda: {"hints": 0, "solution_at": None})
+    for learner, _, exercise, kind, number, at in rows:
+        entry = help_used[learner, exercise]
+        if kind == "hint":
+            entry["hints"] = max(entry["hints"], number)
+        elif kind == "solution" and entry["solution_at"] is None:
+            entry["solution_at"] = at
+    return help_used
+
+
+def _first_pass(submissions: list[tuple]) -> dict[tuple[int, str], str]:
+    """(learner, exercise) -> when their first passing run here was made."""
+    passed: dict[tuple[int, str], str] = {}
+    for learner, exercise, status, _, at, origin in submissions:
+        if status == "pass" and origin != IMPORTED:
+            passed.setdefault((learner, exercise), at)
+    return passed
+
+
+def _earlier(first: str, second: str) -> bool:
+    return datetime.fromisoformat(first).astimezone(timezone.utc) <= datetime.fromisoformat(second).astimezone(timezone.utc)
+
+
+def exercise_state(exercise: str, work: Work, first_pass: str | None, solution_at: str | None) -> str:
+    """The grid's state of one exercise for one learner: passed (by the one rule, progress/finished.py),
+    "passed with the solution shown" when the solution was shown before the first pass, tried (code saved
+    or a run), or not started."""
+    if exercise in work.passed:
+        shown_before = solution_at is not None and (first_pass is None or _earlier(solution_at, first_pass))
+        return PASSED_WITH_SOLUTION if shown_before else PASSED
+    return TRIED if exercise in work.tried else NOT_STARTED
+
+
+def _help_entry(hints: int, solution_shown: bool) -> dict[str, Any]:
+    """The help one learner used on one exercise, and the page's words for it (number_text's numbers)."""
+    words = ([f"{format_number(hints)} hint{'' if hints == 1 else 's'} opened"] if hints else []) + (
+        ["the model solution shown"] if solution_shown else [])
+    return {"hints": hints, "solution_shown": solution_shown, "text": ", ".join(words)}
+
+
+def _explanation(lesson: dict[str, Any], text: str | None, ticked: list[str], at: str | None) -> dict[str, Any]:
+    """A learner's explanation of a lesson: the text, and the lesson's key ideas they ticked (in the lesson's
+    order; an id the lesson no longer has counts for nothing)."""
+    mine = set(ticked)
+    return {"lesson_id": lesson["id"], "lesson_title": lesson["title"], "text": text, "at": at,
+            "ticked": [idea for idea in lesson["key_ideas"] if idea["id"] in mine],
+            "key_ideas": len(lesson["key_ideas"]),
+            "ticked_text": (f"{format_number(len([i for i in lesson['key_ideas'] if i['id'] in mine]))} of "
+                            f"{format_number(len(lesson['key_ideas']))} key ideas ticked")}
 
 
 def _name(account: Any) -> str:
@@ -79,6 +158,8 @@ class ClassReport:
         last_seen, work = activity["last_active"], activity["work"]
         # Only runs graded here count (an imported run's code is graded again here: classes/imports.py).
         submissions = [row for row in activity["submissions"] if row[5] != IMPORTED]
+        help_used, first_pass = _help_by_exercise(activity["help"]), _first_pass(submissions)
+        explained = {(learner, lesson) for learner, lesson, _, _, _ in activity["explanations"]}
 
         runs: dict[tuple[int, str], list[str]] = defaultdict(list)  # (learner, exercise) -> statuses in order
         failing: dict[str, Counter[str]] = defaultdict(Counter)
@@ -112,8 +193,17 @@ class ClassReport:
                 exercises_total += len(lesson["exercises"])
                 right += len(correct)
                 asked += len(lesson["quiz"])
+                mine = work.get(learner.id, Work())
+                helped = {e: help_used.get((learner.id, e)) or {"hints": 0, "solution_at": None}
+                          for e in lesson["exercises"]}
                 per_lesson.append({"lesson_id": lesson["id"], "done": done, "sections": state["parts"],
                                    "exercises": {e: e in passed for e in lesson["exercises"]},
+                                   "exercise_states": {e: exercise_state(e, mine, first_pass.get((learner.id, e)),
+                                                                         helped[e]["solution_at"])
+                                                       for e in lesson["exercises"]},
+                                   "help": {e: _help_entry(helped[e]["hints"], helped[e]["solution_at"] is not None)
+                                            for e in lesson["exercises"]},
+                                   "explained": (learner.id, lesson["id"]) in explained,
                                    "questions": {q: (first_answer[learner.id, lesson["id"], q][1]
                                                      if (learner.id, lesson["id"], q) in first_answer else None)
                                                  for q in lesson["quiz"]}})
@@ -132,6 +222,7 @@ class ClassReport:
                 median = statistics.median(to_pass) if to_pass else None
                 exercises.append({
                     "lesson_id": lesson["id"], "exercise_id": exercise,
+                    "title": lesson["exercise_titles"].get(exercise, exercise),
                     "runs": sum(len(statuses) for statuses in tried), "learners_tried": len(tried),
                     "learners_passed": len(to_pass), "passed_first_run": first_run, "median_runs_to_pass": median,
                     # The texts a page shows (pages format no number): chainrule.number_text's rules.
@@ -151,6 +242,7 @@ class ClassReport:
                 predicted, cards = recall.get((lesson["id"], question), (None, 0))
                 questions.append({
                     "lesson_id": lesson["id"], "question_id": question, "learners_answered": len(firsts),
+                    "lesson_title": lesson["title"], "prompt": lesson["question_prompts"].get(question, question),
                     "share_right": share, "share_right_text": format_percent(share),
                     "most_chosen_wrong": ({"answer": common_wrong[0][0], "times": common_wrong[0][1]}
                                           if common_wrong else None),
@@ -163,26 +255,54 @@ class ClassReport:
     def _path_entry(lesson: dict[str, Any]) -> dict[str, Any]:
         return {"id": lesson["id"], "title": lesson["title"], "exercises": lesson["exercises"],
                 "questions": lesson["quiz"], "sections": lesson["sections"],
-                "predictions": len(lesson["predictions"])}
+                "predictions": len(lesson["predictions"]),
+                "exercise_titles": [lesson["exercise_titles"].get(e, e) for e in lesson["exercises"]],
+                "question_prompts": [lesson["question_prompts"].get(q, q) for q in lesson["quiz"]]}
 
-    def timeline(self, class_id: int, learner_id: int) -> dict[str, Any]:
-        """One learner's runs (with code) and quiz answers, oldest first; only a learner of this class."""
+    def _learner(self, class_id: int, learner_id: int) -> Any:
         learner = self.accounts.account(learner_id)
         if learner is None or learner.class_id != class_id or learner.role != "learner":
             raise ClassError(f"there is no learner {learner_id} in your class", kind="not-found")
+        return learner
 
-        runs, answers = self.tables.learner_activity(learner.id)
+    def timeline(self, class_id: int, learner_id: int) -> dict[str, Any]:
+        """One learner's runs (with code), quiz answers, hints opened and solutions shown, oldest first, and
+        their explanation of each lesson (its text and the key ideas ticked); only a learner of this class."""
+        learner = self._learner(class_id, learner_id)
+        activity = self.tables.learner_activity(learner.id)
+        texts = {lesson["id"]: lesson for lesson in _path()}
         # An imported run is the learner's own claim: shown as such, never with a verdict of ours.
         events = [{"kind": "run", "at": at, "exercise_id": exercise, "language": language,
                    "status": IMPORTED if origin == IMPORTED else status, "imported": origin == IMPORTED,
                    "diagnosis": None if status == "pass" or origin == IMPORTED else diagnosis_of(result),
                    "source": source}
-                  for at, exercise, language, status, result, source, origin in runs]
+                  for at, exercise, language, status, result, source, origin in activity["runs"]]
         events += [{"kind": "answer", "at": at, "lesson_id": lesson, "question_id": question, "answer": answer,
                     "correct": correct, "imported": origin == IMPORTED}
-                   for at, lesson, question, answer, correct, origin in answers]
+                   for at, lesson, question, answer, correct, origin in activity["answers"]]
+        events += [{"kind": kind, "at": at, "lesson_id": lesson, "exercise_id": exercise, "number": number}
+                   for at, lesson, exercise, kind, number in activity["help"]]
         events.sort(key=lambda event: datetime.fromisoformat(event["at"]).astimezone(timezone.utc))
-        return {"learner": {"id": learner.id, "name": _name(learner)}, "events": events}
+        explanations = [_explanation(texts[lesson], text, ticked, at)
+                        for at, lesson, text, ticked in activity["explanations"] if text and lesson in texts]
+        return {"learner": {"id": learner.id, "name": _name(learner)}, "events": events,
+                "explanations": explanations}
+
+    def explanations(self, class_id: int, lesson_id: str) -> dict[str, Any]:
+        """Every learner's explanation of one lesson side by side (a learner who wrote none: text None), with
+        the lesson's key ideas and, per learner, those they ticked."""
+        lesson = next((entry for entry in _path() if entry["id"] == lesson_id), None)
+        if lesson is None:
+            raise ClassError(f"the path has no written lesson {lesson_id!r}", kind="not-found")
+        written = {learner: (text, ticked, at) for learner, lesson_of, text, ticked, at
+                   in self.tables.class_activity(class_id)["explanations"] if lesson_of == lesson_id}
+        learners = []
+        for learner in self.accounts.learners(class_id):
+            text, ticked, at = written.get(learner.id, (None, [], None))
+            learners.append({"id": learner.id, "name": _name(learner)}
+                            | _explanation(lesson, text, ticked, at))
+        return {"lesson": {"id": lesson["id"], "title": lesson["title"], "key_ideas": lesson["key_ideas"]},
+                "learners": learners}
 
     def gradebook(self, class_id: int) -> list[list[Any]]:
         """Rows for a CSV: a header, then one row per learner (per lesson: exercises passed, quiz right)."""
@@ -190,15 +310,36 @@ class ClassReport:
         header = ["learner", "sections done", "lessons done", "exercises passed", "quiz right (first answer)",
                   "last active"]
         for lesson in data["path"]:
-            header += [f"{lesson['id']}: exercises passed", f"{lesson['id']}: quiz right"]
+            header += [f"{lesson['id']}: exercises passed", f"{lesson['id']}: quiz right",
+                       f"{lesson['id']}: hints opened", f"{lesson['id']}: passed after the solution was shown"]
         rows: list[list[Any]] = [header]
         for entry in data["roster"]:
             row: list[Any] = [entry["name"], entry["sections_done"], entry["lessons_done"], entry["exercises_passed"],
                               entry["quiz_right"], entry["last_active"] or ""]
             for lesson in entry["grid"]:
-                row += [sum(lesson["exercises"].values()), sum(bool(v) for v in lesson["questions"].values())]
+                row += [sum(lesson["exercises"].values()), sum(bool(v) for v in lesson["questions"].values()),
+                        sum(help_used["hints"] for help_used in lesson["help"].values()),
+                        sum(state == PASSED_WITH_SOLUTION for state in lesson["exercise_states"].values())]
             rows.append(row)
-        return rows
+        return _with_credit(rows, data["roster"], *Deadlines(self.store, self.accounts).gradebook_columns(class_id))
+
+
+def _with_credit(rows: list[list[Any]], roster: list[dict], header: list[str], cells: dict[int, list]) -> list[list]:
+    """The gradebook with each learner's credit as of their own due dates (classes/deadlines.py) at the end."""
+    return [rows[0] + header] + [row + cells.get(entry["id"], [""] * len(header))
+                                 for row, entry in zip(rows[1:], roster)]
+
+
+def overview_etag(data: dict[str, Any]) -> str:
+    """The overview's ETag: a hash of everything in it but FSRS's recall floats, which drift with every
+    second (their texts, which change only at a whole percent, are part of it)."""
+    def steady(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {key: steady(item) for key, item in value.items() if key != "recall_now"}
+        return [steady(item) for item in value] if isinstance(value, list) else value
+
+    digest = hashlib.sha256(json.dumps(steady(data), sort_keys=True, default=str).encode()).hexdigest()
+    return f'"{digest[:32]}"'
 
 
 def csv_text(rows: list[list[Any]]) -> str:

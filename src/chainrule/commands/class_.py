@@ -13,6 +13,12 @@
     chainrule class learners "Physics 2b"          every learner, waiting ones too, and the seats taken
     chainrule class approve "Physics 2b" "Ada"     let a waiting learner in
     chainrule class remove "Physics 2b" "Ada"      remove an account, its work and its runs waiting for the grader
+    chainrule class due "Physics 2b" backprop "2026-12-04 23:59" --time-zone Europe/Berlin --late 10%
+                                                   a lesson's due date (--exercise ID: one exercise's), the policy
+    chainrule class extend "Physics 2b" "Ada" backprop +2      Ada's own due date: 2 days later (or a date)
+    chainrule class extend "Physics 2b" --csv extensions.csv   many at once: learner,lesson,due per row
+    chainrule class regrade "Physics 2b" neuron-grads           grade each learner's latest run again (--best)
+    chainrule class regrade "Physics 2b" --apply 1              the new verdicts count (--revert 1: undo)
 
 Each takes --data-dir / --database like `chainrule serve` (the class database: $CHAINRULE_DATABASE, else
 class.sqlite in the data folder). Whoever can run these can read that database: they are the admin's.
@@ -103,6 +109,32 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sub = action("optimize", _optimize, "fit the review scheduler (FSRS) to the class's pooled review logs", name)
     sub.add_argument("--steps", type=whole_number(1, "--steps"), default=250,
                      help="Adam steps of the fit (default: 250)")
+    sub = action("due", _due, "due dates (in the class's time zone) and the late policy: set them, or list them",
+                 name)
+    sub.add_argument("lesson", nargs="?", help="the lesson's id (leave out to list the dates)")
+    sub.add_argument("date", nargs="?", help="YYYY-MM-DD HH:MM or YYYY-MM-DD (23:59), in the class's time zone; "
+                     "\"none\" removes it")
+    sub.add_argument("--exercise", default=None, help="one exercise of the lesson, due on its own date")
+    sub.add_argument("--time-zone", default=None, help="the class's time zone, an IANA name (default: as it was, UTC "
+                     "for a new class)")
+    sub.add_argument("--late", default=None, metavar="POLICY",
+                     help="what late work earns: \"no-credit\" (the default) or a percentage less per day late, like 10%%")
+    sub = action("extend", _extend, "a learner's own due date for a lesson (or many, from a CSV)", name)
+    for argument, argument_help in (("learner", "the learner's display name (not with --csv)"),
+                                    ("lesson", "the lesson's id"),
+                                    ("date", "YYYY-MM-DD HH:MM, YYYY-MM-DD, +N (days after the lesson's date) or "
+                                             "\"none\"")):
+        sub.add_argument(argument, nargs="?", help=argument_help)
+    sub.add_argument("--csv", default=None, metavar="FILE",
+                     help="a CSV of extensions, one per row: learner,lesson,due (- : standard input); all or none")
+    sub = action("regrade", _regrade, "grade an exercise's runs again after its cases changed: who would change "
+                 "standing, then --apply or --revert", name)
+    sub.add_argument("exercise", nargs="?", help="the exercise's id (each learner's latest run is graded again)")
+    sub.add_argument("--best", action="store_true", help="grade each learner's best run instead of the latest")
+    group = sub.add_mutually_exclusive_group()
+    group.add_argument("--apply", type=whole_number(1, "--apply"), metavar="ID", help="apply regrade ID")
+    group.add_argument("--revert", type=whole_number(1, "--revert"), metavar="ID", help="revert regrade ID")
+    group.add_argument("--list", action="store_true", help="the class's regrades")
     sub = action("gradebook", _gradebook, "one row per learner: lessons, exercises, quiz", name)
     sub.add_argument("--csv", action="store_true", required=True, help="print CSV (the only format for now)")
 
@@ -334,9 +366,17 @@ def _timeline(args: argparse.Namespace) -> int:
             _print(f"{event['at']}  run {event['exercise_id']} ({event['language']}): {verdict}")
             for line in event["source"].splitlines():
                 _print(f"    | {line}")
-        else:
+        elif event["kind"] == "answer":
             _print(f"{event['at']}  answered {event['lesson_id']}/{event['question_id']}: {event['answer']!r} "
                    f"({'right' if event['correct'] else 'wrong'}{', imported' if event['imported'] else ''})")
+        else:
+            what = f"opened hint {event['number']} of" if event["kind"] == "hint" else "was shown the model solution of"
+            _print(f"{event['at']}  {what} {event['exercise_id']}")
+    for entry in data["explanations"]:
+        ticked = ", ".join(idea["id"] for idea in entry["ticked"]) or "none"
+        _print(f"explained {entry['lesson_id']} ({entry['at']}; key ideas ticked: {ticked}):")
+        for line in entry["text"].splitlines():
+            _print(f"    | {line}")
     return 0
 
 
@@ -362,4 +402,112 @@ def _gradebook(args: argparse.Namespace) -> int:
     with store:
         rows = ClassReport(store, accounts).gradebook(accounts.class_id(args.name))
     sys.stdout.write(terminal_text(csv_text(rows)))
+    return 0
+
+
+def _print_deadlines(settings: dict) -> None:
+    _print(f"Time zone: {settings['time_zone']}; {settings['late_policy_text']}.")
+    for entry in settings["due"]:
+        what = entry["lesson_id"] + (f" / {entry['exercise_id']}" if entry["exercise_id"] else "")
+        _print(f"{what:48} due {entry['due_text']}")
+    for entry in settings["extensions"]:
+        _print(f"extension: {entry['name']}, {entry['lesson_id']}: due {entry['due_text']}")
+
+
+def _due(args: argparse.Namespace) -> int:
+    from chainrule.classes.accounts import ClassError
+    from chainrule.classes.deadlines import Deadlines
+
+    if (args.lesson is None) != (args.date is None) or (args.exercise and args.lesson is None):
+        raise ClassError("give a lesson and its date (or neither, to list the dates)", kind="invalid")
+    store, accounts = _open(args)
+    with store:
+        class_id, deadlines = accounts.class_id(args.name), Deadlines(store, accounts)
+        settings = deadlines.settings(class_id)
+        if args.time_zone is not None or args.late is not None:
+            settings = deadlines.set_policy(class_id, time_zone_name=args.time_zone, late=args.late)
+        if args.lesson is not None:
+            settings = deadlines.set_due(class_id, args.lesson, args.date, exercise=args.exercise)
+    _print_deadlines(settings)
+    return 0
+
+
+def _extend(args: argparse.Namespace) -> int:
+    from chainrule.classes.accounts import ClassError
+    from chainrule.classes.deadlines import Deadlines
+
+    given = [args.learner, args.lesson, args.date]
+    if (args.csv is None) == (None in given) or (args.csv is not None and any(given)):
+        raise ClassError("give a learner, a lesson and a date, or --csv FILE alone", kind="invalid")
+    if args.csv is not None:
+        try:
+            text = sys.stdin.read() if args.csv == "-" else open(args.csv, encoding="utf-8-sig").read()
+        except (OSError, UnicodeDecodeError) as error:
+            raise ClassError(f"cannot read {args.csv}: {error}", kind="invalid") from None
+    store, accounts = _open(args)
+    with store:
+        class_id, deadlines = accounts.class_id(args.name), Deadlines(store, accounts)
+        if args.csv is not None:
+            count = deadlines.extend_from_csv(class_id, text)
+            _print(f"{count} extension{'' if count == 1 else 's'} set.")
+            settings = deadlines.settings(class_id)
+        else:
+            settings = deadlines.extend(class_id, _learner(accounts, class_id, args.learner).id, args.lesson, args.date)
+    _print_deadlines(settings)
+    return 0
+
+
+def _print_regrade(table: dict) -> None:
+    learners = f"{table['changes']} learner{'' if table['changes'] == 1 else 's'}"
+    said = {"grading": f"{table['waiting']} runs still waiting for the grader", "graded": f"{learners} would change "
+            "standing", "applied": f"{learners} changed standing", "reverted": "every standing is as before it"}
+    _print(f"Regrade {table['id']} of {table['exercise_id']} ({table['pick']} runs): {table['state']}; "
+           f"{said[table['state']]}")
+    _print(f"{'learner':24} {'before':>8} {'after':>12}  changes")
+    for row in table["rows"]:
+        before = "passed" if row["passed_before"] else "not yet"
+        after = row["after"] or "waiting"
+        _print(f"{row['name'][:24]:24} {before:>8} {after:>12}  {'yes' if row['changes'] else '-'}")
+
+
+def _regrade(args: argparse.Namespace) -> int:
+    from chainrule.classes.accounts import ClassError
+    from chainrule.classes.grading import InProcessRuns, QueuedRuns
+    from chainrule.classes.regrade import Regrades
+    import shlex
+
+    import anyio
+
+    from chainrule.lessons import register_exercises
+
+    chosen = [args.exercise is not None, args.apply is not None, args.revert is not None, args.list]
+    if sum(chosen) != 1:
+        raise ClassError("give an exercise to grade again, or one of --apply ID, --revert ID, --list", kind="invalid")
+    store, accounts = _open(args)
+    with store:
+        class_id = accounts.class_id(args.name)
+        # The class's own grading seam, as `chainrule serve` builds it: workers where the class is in PostgreSQL.
+        runs = (QueuedRuns(store, store.database.url) if store.database.dialect == "postgresql"
+                else InProcessRuns.for_class(store))
+        try:
+            regrades = Regrades(store, accounts, runs)
+            if args.list:
+                for entry in regrades.list(class_id):
+                    _print(f"{entry['id']}  {entry['exercise_id']} ({entry['pick']} runs)  {entry['state']}  "
+                           f"{entry['created_at']}")
+                return 0
+            if args.apply is not None:
+                table = regrades.apply(class_id, args.apply)
+            elif args.revert is not None:
+                table = regrades.revert(class_id, args.revert)
+            else:
+                register_exercises()
+                regrade_id = regrades.start(class_id, args.exercise, "best" if args.best else "latest")
+                table = anyio.run(regrades.grade, class_id, regrade_id)
+        finally:
+            runs.close()
+    _print_regrade(table)
+    if table["state"] == "graded":
+        _print(f"Nothing counts yet: `chainrule class regrade {shlex.quote(args.name)} --apply {table['id']}` "
+               "applies it.")
     return 0

@@ -15,12 +15,14 @@ from chainrule.progress.rows import sound_rows
 
 ACCOUNT_LOCK = -2  # the advisory lock key for account writes that read first (learners' keys are >= 0)
 CLASS_LEARNERS = "learner_id IN (SELECT id FROM accounts WHERE class_id = ? AND role = 'learner')"
-ACCOUNT_COLUMNS = ("SELECT a.id, a.class_id, c.name, a.role, a.name, a.session_epoch, a.approved FROM accounts a "
-                   "JOIN classes c ON c.id = a.class_id ")
+ACCOUNT_COLUMNS = ("SELECT a.id, a.class_id, c.name, a.role, a.name, a.session_epoch, a.approved, c.state "
+                   "FROM accounts a JOIN classes c ON c.id = a.class_id ")
 
-AccountRow = tuple  # (id, class_id, class name, role, name, session epoch, approved)
+AccountRow = tuple  # (id, class_id, class name, role, name, session epoch, approved, class state)
 # Every table that holds a learner's own rows (a removed account's go with it; grading_jobs: run_jobs.py).
-LEARNER_TABLES = ("predictions", "code", "submissions", "quiz_answers", "explanations", "cards", "review_logs")
+LEARNER_TABLES = ("predictions", "code", "submissions", "quiz_answers", "explanations", "cards", "review_logs",
+                  "comments", "help_used")
+HELP_COLUMNS = ("lesson_id", "exercise_id", "kind", "number", "at")  # a hint opened or a solution shown
 MAX_ID = 2**31 - 1  # learner_id is a 4-byte INTEGER in PostgreSQL; a larger id is no account
 
 
@@ -91,14 +93,6 @@ class ClassStore:
 
     def add_link(self, account_id: int, link_hash: str, expires: float) -> None:
         self._write(lambda conn: _add_link(conn, account_id, link_hash, expires))
-
-    def set_invite(self, class_id: int, invite_hash: str) -> None:
-        self._write(lambda conn: conn.execute("UPDATE classes SET invite_hash = ? WHERE id = ?", (invite_hash, class_id)))
-
-    def class_of_invite(self, invite_hash: str) -> tuple[int, str] | None:
-        row = self.database.read(lambda conn: conn.execute(
-            "SELECT id, name FROM classes WHERE invite_hash = ?", (invite_hash,)).fetchone())
-        return None if row is None else (int(row[0]), row[1])
 
     def names(self, class_id: int) -> list[str]:
         """The name of every account of the class, its teacher's included."""
@@ -234,7 +228,7 @@ class ClassStore:
                 return conn.execute(sql.format(learners=CLASS_LEARNERS), (class_id,)).fetchall()
 
             latest: dict[int, str] = {}
-            for table in ("submissions", "quiz_answers", "predictions", "code", "explanations"):
+            for table in ("submissions", "quiz_answers", "predictions", "code", "explanations", "help_used"):
                 for learner, at in sound_rows(table, ("at",), rows(
                         f"SELECT learner_id, MAX(at) FROM {table} WHERE {{learners}} GROUP BY learner_id"), keep=1):
                     latest[learner] = max(latest.get(learner, at), at)
@@ -245,25 +239,33 @@ class ClassStore:
                 "answers": sound_rows("quiz_answers", ("lesson_id", "question_id", "answer", "correct", "at", "origin"),
                                       rows("SELECT learner_id, lesson_id, question_id, answer, correct, at, origin "
                                            "FROM quiz_answers WHERE {learners} ORDER BY id"), keep=1),
+                "explanations": sound_rows("explanations", ("lesson_id", "text", "ticked", "at"), rows(
+                    "SELECT learner_id, lesson_id, text, ticked, at FROM explanations WHERE {learners} "
+                    "AND text != '' ORDER BY at"), keep=1),
+                "help": sound_rows("help_used", HELP_COLUMNS, rows(
+                    f"SELECT learner_id, {', '.join(HELP_COLUMNS)} FROM help_used WHERE {{learners}} ORDER BY id"),
+                    keep=1),
                 "work": learner_work(conn, CLASS_LEARNERS, (class_id,)),
                 "last_active": latest,
             }
 
         return self.database.read(work, snapshot=True)
 
-    def learner_activity(self, learner_id: int) -> tuple[list[tuple], list[tuple]]:
-        """One learner's runs (at, exercise, language, status, result, source, origin) and answers (at, lesson,
-        question, answer, correct, origin), oldest first; rows no reader could use are reported and skipped."""
+    def learner_activity(self, learner_id: int) -> dict[str, list[tuple]]:
+        """One learner's runs (at, exercise, language, status, result, source, origin), answers (at, lesson,
+        question, answer, correct, origin), explanations (at, lesson, text, ticked) and help used (at, lesson,
+        exercise, kind, number), oldest first; rows no reader could use are reported and skipped."""
 
-        def work(conn: Connection) -> tuple[list[tuple], list[tuple]]:
-            runs = conn.execute("SELECT at, exercise_id, language, status, result, source, origin FROM submissions "
-                                "WHERE learner_id = ? ORDER BY id", (learner_id,)).fetchall()
-            answers = conn.execute("SELECT at, lesson_id, question_id, answer, correct, origin FROM quiz_answers "
-                                   "WHERE learner_id = ? ORDER BY id", (learner_id,)).fetchall()
-            return (sound_rows("submissions", ("at", "exercise_id", "language", "status", "result", "source", "origin"),
-                               runs),
-                    sound_rows("quiz_answers", ("at", "lesson_id", "question_id", "answer", "correct", "origin"),
-                               answers))
+        def work(conn: Connection) -> dict[str, list[tuple]]:
+            def rows(table: str, columns: tuple[str, ...], order: str = "id") -> list[tuple]:
+                found = conn.execute(f"SELECT {', '.join(columns)} FROM {table} WHERE learner_id = ? ORDER BY {order}",
+                                     (learner_id,)).fetchall()
+                return sound_rows(table, columns, found)
+
+            return {"runs": rows("submissions", ("at", "exercise_id", "language", "status", "result", "source", "origin")),
+                    "answers": rows("quiz_answers", ("at", "lesson_id", "question_id", "answer", "correct", "origin")),
+                    "explanations": rows("explanations", ("at", "lesson_id", "text", "ticked"), "at"),
+                    "help": rows("help_used", ("at", "lesson_id", "exercise_id", "kind", "number"))}
 
         return self.database.read(work, snapshot=True)
 

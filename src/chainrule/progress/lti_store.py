@@ -290,15 +290,6 @@ class LtiStore:
 
         return self._read(work)
 
-    def learners_work(self, account_ids: list[int]) -> dict[int, Any]:
-        """progress.finished.Work of each account (one read of each table)."""
-        from chainrule.progress.finished import learner_work
-
-        if not account_ids:
-            return {}
-        marks = ", ".join("?" for _ in account_ids)
-        return self._read(lambda conn: learner_work(conn, f"learner_id IN ({marks})", tuple(account_ids)))
-
     def queue_scores(self, account_id: int, scores: dict[str, tuple[float, float, bool]], work_at: str,
                      signature: str, now: float) -> list[str]:
         """Keep each resource's score in the outbox when it differs from the one kept (a new version to send),

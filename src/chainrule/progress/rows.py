@@ -83,6 +83,10 @@ def _name_list(value: Any) -> tuple[bool, Any]:
     return (ok and all(_name(item)[0] for item in decoded)), decoded
 
 
+def _count(value: Any) -> tuple[bool, Any]:
+    return (isinstance(value, int) and not isinstance(value, bool) and value >= 0), value
+
+
 def _anything(value: Any) -> tuple[bool, Any]:
     return True, value
 
@@ -98,7 +102,9 @@ COLUMNS: dict[str, dict[str, Reader]] = {
     "explanations": {"lesson_id": _name, "text": _text, "ticked": _name_list, "at": _time},
     "review_logs": {"lesson_id": _name, "question_id": _name, "kind": _name, "answer": _text, "correct": _flag,
                     "rating": _rating, "undone": _flag, "at": _time},
+    "help_used": {"lesson_id": _name, "exercise_id": _name, "kind": _name, "number": _count, "at": _time},
     "accounts": {"name": _name},
+    "comments": {"body": _text, "at": _time},
 }
 
 

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from chainrule.progress.connection import ADVISORY_NAMESPACE, Connection
+from chainrule.progress.store import origin_of_key
 from chainrule.turns import MAX_OPEN_PER_LEARNER, fair_order
 
 QUEUED, RUNNING, GRADED, ENDED = "queued", "running", "graded", "ended"
@@ -255,8 +256,11 @@ class RunJobs:
                 (GRADED, result_json, now, submission_id, run.id, *OPEN_STATES))
             return changed.rowcount == 1
 
+        key = self.database.read(lambda conn: conn.execute(
+            "SELECT request_key FROM grading_jobs WHERE id = ?", (run.id,)).fetchone())
         learner = self.store.for_learner(run.learner_id)
-        return learner.record_submission(run.exercise_id, run.language, run.source, result, claim=claim)
+        return learner.record_submission(run.exercise_id, run.language, run.source, result, claim=claim,
+                                         origin=origin_of_key(key[0] if key else None))
 
     def end(self, job_id: int, verdict: str, detail: str | None = None) -> int:
         """End a run that is still open without a grade; 1 if it was open."""

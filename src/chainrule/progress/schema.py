@@ -381,6 +381,106 @@ def _migration_8_scheduler_fits(conn: Connection) -> None:
     )
 
 
+def _migration_9_due_dates_and_regrades(conn: Connection) -> None:
+    """Due dates and regrades. Due dates (classes/deadlines.py): a class's time zone and late policy, a due date per lesson (exercise
+    '') or per exercise, as the wall-clock time of the class's zone, and each learner's extensions per lesson.
+    Credit is computed from these and the work's own times, never stored: moving a date recomputes it.
+    Regrades: see the tables' comment."""
+    _run_statements(
+        conn,
+        """
+        ALTER TABLE classes ADD COLUMN time_zone TEXT NOT NULL DEFAULT 'UTC';
+        ALTER TABLE classes ADD COLUMN late_policy TEXT NOT NULL DEFAULT 'no-credit';  -- or 'per-day'
+        ALTER TABLE classes ADD COLUMN late_percent INTEGER NOT NULL DEFAULT 0;        -- per day late, 'per-day'
+        CREATE TABLE due_dates (
+            class_id    INTEGER NOT NULL REFERENCES classes (id),
+            lesson_id   TEXT NOT NULL,
+            exercise_id TEXT NOT NULL,          -- '' : the whole lesson
+            due         TEXT NOT NULL,          -- 'YYYY-MM-DDTHH:MM' in the class's time zone
+            PRIMARY KEY (class_id, lesson_id, exercise_id)
+        );
+        CREATE TABLE extensions (
+            learner_id INTEGER NOT NULL REFERENCES accounts (id),
+            lesson_id  TEXT NOT NULL,
+            due        TEXT NOT NULL,           -- the learner's own due date of the lesson's work, same form
+            PRIMARY KEY (learner_id, lesson_id)
+        );
+        -- Regrades (classes/regrade.py): an exercise's runs graded again after its cases changed. Each
+        -- learner's chosen run goes through the class's grader as a run of theirs kept apart (origin
+        -- 'regrade:<id>') until the teacher applies it, then their earlier runs of the exercise are kept
+        -- apart instead (origin 'superseded:<id>'), and reverting swaps them back.
+        CREATE TABLE regrades (
+            id             INTEGER PRIMARY KEY AUTOINCREMENT,
+            class_id       INTEGER NOT NULL REFERENCES classes (id),
+            exercise_id    TEXT NOT NULL,
+            pick           TEXT NOT NULL,       -- 'latest' or 'best': which run of each learner
+            cases          TEXT NOT NULL,       -- SHA-256 of the exercise's cases it grades with
+            nonce          TEXT NOT NULL,       -- in each run's key, so no learner can make one beforehand
+            state          TEXT NOT NULL,       -- 'grading', 'graded', 'applied' or 'reverted'
+            last_run       INTEGER NOT NULL,    -- the highest submission id when it started
+            created_at     TEXT NOT NULL
+        );
+        CREATE TABLE regrade_runs (
+            regrade_id    INTEGER NOT NULL REFERENCES regrades (id),
+            learner_id    INTEGER NOT NULL,
+            submission_id INTEGER NOT NULL,     -- the run graded again
+            language      TEXT NOT NULL,
+            passed_before INTEGER NOT NULL,     -- the learner had passed the exercise when it started
+            after_status  TEXT,                 -- the run's status with the new cases (NULL: not graded yet)
+            job_id        INTEGER,              -- its job, where runs wait for workers
+            new_run       INTEGER,              -- the submission it became (set when applied)
+            PRIMARY KEY (regrade_id, learner_id)
+        )
+        """,
+    )
+
+
+def _migration_10_people_and_comments(conn: Connection) -> None:
+    """A class's life and its feedback (classes/people.py, classes/comments.py): a class is 'open', 'closed'
+    (no one joins, its learners' work is read-only) or 'archived' (read-only for its teachers too); the
+    invite's salt, from which the server derives the current invite again to show it on the teacher's page;
+    and comments on a learner's run (a line, or the whole file when line is NULL), by a teacher or, as an
+    answer, by the run's learner."""
+    _run_statements(
+        conn,
+        """
+        ALTER TABLE classes ADD COLUMN state TEXT NOT NULL DEFAULT 'open';
+        ALTER TABLE classes ADD COLUMN invite_salt TEXT;
+        CREATE TABLE comments (
+            id            INTEGER PRIMARY KEY AUTOINCREMENT,
+            learner_id    INTEGER NOT NULL,     -- whose run: the thread belongs to that learner
+            submission_id INTEGER NOT NULL,
+            author_id     INTEGER NOT NULL,     -- a teacher of the class, or the learner answering
+            line          INTEGER,              -- 1-based line of the run's source, NULL for the whole file
+            body          TEXT NOT NULL,        -- Markdown as written, rendered by the pages as text
+            at            TEXT NOT NULL
+        );
+        CREATE INDEX comments_by_run ON comments (learner_id, submission_id, id)
+        """,
+    )
+
+
+def _migration_11_help_used(conn: Connection) -> None:
+    """Each hint a learner opened and each model solution shown to them (web/routes_api.py), so that the
+    teacher tells a pass after the solution from an earned one. number: the hint's (1-based), 0 for the
+    solution. Numbered 11 (issue 29: the deadlines take 9, people 10)."""
+    _run_statements(
+        conn,
+        """
+        CREATE TABLE help_used (
+            id          INTEGER PRIMARY KEY AUTOINCREMENT,
+            learner_id  INTEGER NOT NULL DEFAULT 0,
+            lesson_id   TEXT NOT NULL,
+            exercise_id TEXT NOT NULL,
+            kind        TEXT NOT NULL,      -- 'hint' or 'solution'
+            number      INTEGER NOT NULL,   -- the hint's number, 0 for the solution
+            at          TEXT NOT NULL
+        );
+        CREATE INDEX help_used_by_learner ON help_used (learner_id, id)
+        """,
+    )
+
+
 # Ordered; index i holds the migration that takes the schema version i to i + 1.
 MIGRATIONS: list[Callable[[Connection], None]] = [
     _migration_1_initial,
@@ -391,6 +491,9 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     _migration_6_school_systems,
     _migration_7_class_seats,
     _migration_8_scheduler_fits,
+    _migration_9_due_dates_and_regrades,
+    _migration_10_people_and_comments,
+    _migration_11_help_used,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -13,6 +13,7 @@ import copy
 import json
 import math
 import os
+import re
 import threading
 from datetime import datetime, timezone
 from pathlib import Path
@@ -65,6 +66,14 @@ def default_data_dir() -> Path:
 
 def system_clock() -> datetime:
     return datetime.now(timezone.utc)
+
+
+def origin_of_key(key: str | None) -> str:
+    """The origin a graded run is kept with, from its request key: a teacher's regrade's run (key
+    'regrade-<id>-...', classes/regrade.py) is kept apart as 'regrade:<id>' (it counts for nothing until
+    the teacher applies the regrade); every other run is the learner's own ('')."""
+    match = re.match(r"regrade-(\d+)-", key or "")
+    return f"regrade:{match.group(1)}" if match else ""
 
 
 def _iso(moment: datetime) -> str:
@@ -216,8 +225,11 @@ class ProgressStore:
         return {f"{exercise}/{language}": source for exercise, language, source in rows}
 
     def record_submission(self, exercise_id: str, language: str, source: str, result: dict,
-                          *, claim: Callable[[Connection, int], bool] | None = None) -> int | None:
+                          *, claim: Callable[[Connection, int], bool] | None = None, origin: str = "") -> int | None:
         """Keep one graded run (source and result); it also becomes the latest code. Returns its id.
+
+        origin: '' for the learner's own run; a teacher's regrade keeps its runs apart (origin_of_key), and
+        such a run does not become the learner's latest code.
 
         claim(conn, submission_id) runs in the same transaction after the insert (class mode's job queue
         marks its job graded there): if it returns False, the run was already kept, nothing is written
@@ -238,13 +250,14 @@ class ProgressStore:
 
         def work(conn: Connection) -> int:
             submission_id = conn.execute(
-                "INSERT INTO submissions (learner_id, exercise_id, language, source, result, status, at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
-                (self.learner_id, exercise_id, language, source, result_json, status, at),
+                "INSERT INTO submissions (learner_id, exercise_id, language, source, result, status, at, origin) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                (self.learner_id, exercise_id, language, source, result_json, status, at, origin),
             ).fetchone()[0]
             if claim is not None and not claim(conn, int(submission_id)):
                 raise _AlreadyKept
-            self._upsert_code(conn, exercise_id, language, source, at)
+            if not origin:
+                self._upsert_code(conn, exercise_id, language, source, at)
             return int(submission_id)
 
         try:
@@ -519,6 +532,18 @@ class ProgressStore:
             return None
         text, ticked, at = rows[0]
         return {"text": text, "ticked": ticked, "at": at}
+
+    def record_help(self, lesson_id: str, exercise_id: str, kind: str, number: int = 0) -> None:
+        """Keep that the learner opened hint ``number`` of an exercise (kind "hint"), or was shown its model
+        solution (kind "solution", number 0): the teacher's view tells such a pass from an earned one."""
+        _require_text("lesson_id", lesson_id)
+        _require_text("exercise_id", exercise_id)
+        if kind not in ("hint", "solution") or not isinstance(number, int) or number < 0:
+            raise ValueError("help is a hint (its number, from 1) or the solution (number 0)")
+        at = _iso(self.now())
+        self._write(lambda conn: conn.execute(
+            "INSERT INTO help_used (learner_id, lesson_id, exercise_id, kind, number, at) VALUES (?, ?, ?, ?, ?, ?)",
+            (self.learner_id, lesson_id, exercise_id, kind, number, at)))
 
     # ---------------------------------------------------------------- summary, export, import
 

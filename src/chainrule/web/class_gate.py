@@ -25,6 +25,7 @@ import anyio
 from fastapi import HTTPException, Request
 
 from chainrule.classes.accounts import Account, Accounts
+from chainrule.classes.people import refused_change
 from chainrule.classes.sessions import CSRF_HEADER, cookie_header, cookie_names, csrf_ok, read_device, read_session
 from chainrule.progress.errors import StoreError
 from chainrule.web.cookies import request_cookies
@@ -108,6 +109,11 @@ class ClassGate:
                 await refusal(401, "not signed in: sign in at /sign-in first.", as_json=True)(scope, receive, send)
             else:
                 await _redirect(send, "/sign-in?next=" + quote(path, safe="/"))
+            return
+        closed = refused_change(account, path) if method in STATE_CHANGING and not path.startswith(FORM_PREFIXES) \
+            else None
+        if closed is not None:  # a closed class's learners, an archived class's everyone (classes/people.py)
+            await refusal(403, closed, as_json=is_api)(scope, receive, send)
             return
         await self.app(scope, receive, send)
 

@@ -221,9 +221,11 @@ def get_hint(
 
     _lesson_exercise_or_404(request, lesson_id, exercise_id)
     try:
-        return exercise_hint(lesson_id, exercise_id, number)
+        hint = exercise_hint(lesson_id, exercise_id, number)
     except LookupError as error:
         raise HTTPException(status_code=404, detail=str(error)) from None
+    store_of(request).record_help(lesson_id, exercise_id, "hint", number)  # the teacher sees the help used
+    return hint
 
 
 @router.get(
@@ -235,6 +237,8 @@ def get_solution(
     request: Request, lesson_id: LessonId, exercise_id: ExerciseId,
     language: Language = Query("python", description="python, javascript or typescript"),
     confirm: bool = Query(False, description="The learner asked to see it now, and confirmed."),
+    after_run: bool = Query(False, description="Asked by the page after a run that did not pass: the page shows "
+                                               "it only at the run that unlocks it."),
 ) -> dict[str, Any]:
     from chainrule.grading import reference_source
     from chainrule.lessons.help import solution_after, solution_unlocked
@@ -242,6 +246,8 @@ def get_solution(
     _lesson_exercise_or_404(request, lesson_id, exercise_id, language)
     failed = store_of(request).failed_runs(exercise_id)
     unlocked = solution_unlocked(lesson_id, failed, confirm)
+    if unlocked and (not after_run or failed == solution_after(lesson_id)):  # what the page shows: kept
+        store_of(request).record_help(lesson_id, exercise_id, "solution")
     return {
         "unlocked": unlocked, "failed_runs": failed, "needed": solution_after(lesson_id), "language": language,
         "source": reference_source(exercise_id, language) if unlocked else None,

@@ -37,6 +37,7 @@ from chainrule.web.errors import answer_for
 from chainrule.web.routes_sso import buttons as sso_buttons
 from chainrule.web.routes_sso import passwords_allowed
 from chainrule.web.models import ErrorBody
+from chainrule.web.progress_files import chunks, file_slot, spooled_export
 from chainrule.web.routes_pages import templates
 
 if TYPE_CHECKING:
@@ -54,6 +55,8 @@ CLASS_ERRORS: dict[int | str, dict[str, Any]] = {
 }
 
 LearnerId = Annotated[int, Path(ge=1, le=2**31 - 1, description="A learner's account id", examples=[2])]
+PathLessonId = Annotated[str, Path(max_length=100, description="A lesson id of the path, e.g. backprop",
+                                   examples=["backprop"])]
 
 router = APIRouter(include_in_schema=False)
 api = APIRouter(prefix="/api/class", responses=CLASS_ERRORS)
@@ -291,37 +294,10 @@ async def export_own(request: Request) -> StreamingResponse:
     a temporary file first (one consistent read) and sent from there: an answer the client does not read
     holds no copy in the server's memory, and is dropped after the write deadline (web/connections.py)."""
     store = request.app.state.services.store(request)
-    async with _file_slot(request):
-        spool = await _run(_spooled_export, store)
-    return StreamingResponse(_chunks(spool), media_type="application/json", headers={
+    async with file_slot(request):
+        spool = await _run(spooled_export, store)
+    return StreamingResponse(chunks(spool), media_type="application/json", headers={
         "content-disposition": 'attachment; filename="chainrule-progress.json"'})
-
-
-def _spooled_export(store: Any) -> Any:
-    import json
-    import tempfile
-
-    spool = tempfile.TemporaryFile()  # no name: its space is freed when it is closed, however the answer ends
-    spool.write(json.dumps(store.export_data()).encode("utf-8"))
-    spool.seek(0)
-    return spool
-
-
-def _chunks(spool: Any, size: int = 64 * 1024) -> Any:
-    with spool:
-        while chunk := spool.read(size):
-            yield chunk
-
-
-def _file_slot(request: Request) -> Any:
-    """One progress file read or written at a time in this process: a file's tree takes many times its size."""
-    import asyncio
-
-    loop = asyncio.get_running_loop()
-    slot = getattr(request.app.state, "file_slot", None)
-    if slot is None or slot[0] is not loop:
-        slot = request.app.state.file_slot = (loop, asyncio.Lock())
-    return slot[1]
 
 
 async def _upload(request: Request, limit: int) -> Any:
@@ -356,7 +332,7 @@ async def import_own(request: Request) -> dict[str, Any]:
     store = request.app.state.services.store(request)
     created = await _run(_accounts(request).created_at, account.id)
     try:
-        async with _file_slot(request):
+        async with file_slot(request):
             with spool:
                 document = await _run(lambda: read_progress_file(spool.read()))
             outcome = await _run(add_own_file, store, created, document, quota=request.app.state.learner_quota)
@@ -379,10 +355,24 @@ def _report(request: Request) -> Any:
     return ClassReport(request.app.state.services.class_store, _accounts(request))
 
 
-@api.get("/overview")
-def overview(request: Request) -> dict[str, Any]:
-    """Roster against the path, per exercise and per quiz question, for the teacher's own class."""
-    return _report(request).overview(teacher(request).class_id)
+@api.get("/overview", responses={304: {"description": "Nothing changed since the ETag sent in If-None-Match."}})
+def overview(request: Request) -> Response:
+    """Roster against the path, per exercise and per quiz question, for the teacher's own class. With the
+    ETag of an earlier answer in If-None-Match, 304 while nothing has changed (the page asks every few
+    seconds while a class works)."""
+    from chainrule.classes.report import overview_etag
+
+    data = _report(request).overview(teacher(request).class_id)
+    etag = overview_etag(data)
+    if etag in request.headers.get("if-none-match", ""):
+        return Response(status_code=304, headers={"etag": etag})
+    return JSONResponse(data, headers={"etag": etag})
+
+
+@api.get("/lessons/{lesson_id}/explanations")
+def explanations(request: Request, lesson_id: PathLessonId) -> dict[str, Any]:
+    """Every learner's explain-it-back text of one lesson, side by side, with the key ideas each ticked."""
+    return _report(request).explanations(teacher(request).class_id, lesson_id)
 
 
 @api.get("/learners/{learner_id}/timeline")
@@ -459,14 +449,19 @@ def account_page(request: Request) -> HTMLResponse:
         request.app.state.secret, [value], value, state.get("session_cookie"))), None)
     response = templates.TemplateResponse(request, "account.html", {
         "request": request, "title": "Your account", "name": account.name, "class_name": account.class_name,
-        "csrf": token or "", "providers": sso_buttons(request)})
+        "csrf": token or "", "providers": sso_buttons(request),
+        "is_teacher": account.role == TEACHER})
     response.headers["referrer-policy"] = "same-origin"  # its sign-out form, as in _form_page
     return response
 
 
 @router.get("/teacher", response_class=HTMLResponse)
 def teacher_page(request: Request) -> HTMLResponse:
-    account = teacher(request)
+    account = signed_in(request)
+    if account.role != TEACHER:  # a page that says so, not the API's JSON refusal
+        return templates.TemplateResponse(request, "not_for_learners.html", {
+            "request": request, "title": "This page is for teachers", "class_name": account.class_name},
+            status_code=403)
     response = templates.TemplateResponse(request, "teacher.html", {
         "request": request, "title": f"{account.class_name}: the class", "class_name": account.class_name})
     response.headers["referrer-policy"] = "same-origin"  # its sign-out form, as in _form_page
@@ -496,6 +491,10 @@ def create_class_app(
     tests); public: the (host, port) of the address learners open (--url), which may be a proxy's."""
     from chainrule.classes.grading import InProcessRuns
     from chainrule.web.app import create_app
+    from chainrule.web.routes_deadlines import api as deadlines_api
+    from chainrule.web.routes_regrade import api as regrade_api
+    from chainrule.web.routes_comments import api as comments_api
+    from chainrule.web.routes_people import api as people_api
 
     services = ClassServices(store, runs if runs is not None else InProcessRuns.for_class(store))
     clock = clock or store.now
@@ -503,7 +502,8 @@ def create_class_app(
     gate = (ClassGate, {"accounts": accounts, "secret": secret, "clock": clock, "secure": secure})
     app = create_app("", None, services=services, gate=gate, port=port, extra_hosts=hosts, public=public,
                      schemes=("http", "https") if secure else ("http",),
-                     routers=[router, api], body_limits={IMPORT_PATH: MAX_IMPORT_BODY})
+                     routers=[router, people_api, comments_api, api, deadlines_api, regrade_api],
+                     body_limits={IMPORT_PATH: MAX_IMPORT_BODY})
     app.state.accounts = accounts
     app.state.secret = secret
     app.state.secure = secure

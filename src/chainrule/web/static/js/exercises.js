@@ -417,7 +417,7 @@ function renderHelp(exercise, help, currentLanguage) {
   // (once, at that run); sooner, asking shows a confirm first; once open, it opens again at a click.
   const showSolution = async (withConfirm, { byItself = false } = {}) => {
     const language = currentLanguage();
-    const query = `language=${encodeURIComponent(language)}${withConfirm ? "&confirm=true" : ""}`;
+    const query = `language=${encodeURIComponent(language)}${withConfirm ? "&confirm=true" : ""}${byItself ? "&after_run=true" : ""}`;
     const body = await get(`${base}/solution?${query}`, "load the model solution");
     if (byItself) {
       // After a run: only the run that makes the number opens it (a later one leaves it as the learner set it).

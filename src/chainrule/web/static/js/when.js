@@ -14,3 +14,16 @@ export function answerSentence(kind, expected) {
   if (kind === "choice") return `The right answer: “${text.replace(/[.!?]+$/, "")}”.`;
   return `The answer is ${text}.`;
 }
+
+// A moment in the reader's own time zone, short ("2 Mar, 09:30"), and the name of that zone for a label
+// ("Europe/Paris"): the teacher's page writes every time of the class this way.
+const SHORT = { day: "numeric", month: "short", hour: "2-digit", minute: "2-digit" };
+
+export function formatLocalTime(iso) {
+  const moment = new Date(iso);
+  return Number.isNaN(moment.getTime()) ? String(iso) : moment.toLocaleString(undefined, SHORT);
+}
+
+export function localZoneName() {
+  return Intl.DateTimeFormat().resolvedOptions().timeZone || "your time zone";
+}

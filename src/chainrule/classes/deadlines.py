@@ -1,0 +1,377 @@
+"""Due dates in the class's time zone, learners' extensions, the late policy, and credit as of each learner's
+own due date: the one place the gradebook, the CSV, the teacher's page, the CLI and the LMS score ask.
+
+    deadlines = Deadlines(store, accounts)
+    deadlines.set_policy(class_id, time_zone="Europe/Berlin", late="10")     # 10 % less a day late ("no-credit")
+    deadlines.set_due(class_id, "backprop", "2026-12-04 23:59")             # the lesson's work
+    deadlines.set_due(class_id, "backprop", "2026-12-03", exercise="neuron-grads")   # 23:59 that day
+    deadlines.extend(class_id, learner_id, "backprop", "+2")                # 2 days after the lesson's date
+    deadlines.extend_from_csv(class_id, text)                               # learner,lesson,due on each line
+    deadlines.credit(class_id)        # {learner: {lesson: {"credit", "due", "late_sections", ...}}}
+
+Credit is computed from the dates and the work's own times, never stored: moving a date, an extension or
+the policy recomputes every number (and a penalty goes when the date moves past the work). A lesson earns
+one point per section finished, by the one rule of "finished" (progress/finished.py): a section finished
+with the work done by each piece's due date earns 1; one finished only with work done later earns, under
+"no-credit", nothing, under a percentage per day, 1 less that percentage for each day (24 hours, begun)
+past the due date of its latest piece, never below 0. Late work is kept and shown as late all the same.
+
+A piece of work is due at its exercise's date if the exercise has one, else at its lesson's; a learner's
+extension of a lesson moves every date of that lesson's work to the extension when it is later. Work
+without a date is never late.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from typing import Any, Iterable
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from chainrule import lessons
+from chainrule.classes.accounts import Accounts, ClassError
+from chainrule.errors import InputError
+from chainrule.number_text import format_number
+from chainrule.progress.class_store import CLASS_LEARNERS
+from chainrule.progress.deadline_store import DeadlineStore
+from chainrule.progress.finished import Work, lesson_state
+
+__all__ = ["Deadlines", "LatePolicy", "NO_CREDIT", "PER_DAY", "parse_late_policy"]
+
+NO_CREDIT = "no-credit"
+PER_DAY = "per-day"
+DAY = timedelta(days=1)
+MAX_EXTENSION_ROWS = 10_000  # a CSV of extensions longer than this is refused whole
+_DATE = re.compile(r"^(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}:\d{2}))?$")
+_RELATIVE = re.compile(r"^\+(\d{1,3})(?:\s*d(?:ays?)?)?$")
+DATE_FORMS = ("YYYY-MM-DD HH:MM, YYYY-MM-DD (23:59 that day), or, for an extension, +N (N days after the "
+              "lesson's due date)")
+
+
+@dataclass(frozen=True)
+class LatePolicy:
+    """What late work earns: nothing ("no-credit"), or ``percent`` less per day late ("per-day")."""
+
+    kind: str = NO_CREDIT
+    percent: int = 0
+
+    def hundredths(self, days_late: int) -> int:
+        """The share of a point (in hundredths) a section earns ``days_late`` days after its due date."""
+        if days_late <= 0:
+            return 100
+        if self.kind == NO_CREDIT:
+            return 0
+        return max(0, 100 - self.percent * days_late)
+
+    def text(self) -> str:
+        if self.kind == NO_CREDIT:
+            return "late work earns no credit"
+        return f"late work loses {format_number(self.percent)} % of its credit per day late"
+
+
+def parse_late_policy(text: str) -> LatePolicy:
+    """ "no-credit", or a whole percentage per day from 1 to 100 ("10" or "10%")."""
+    given = str(text).strip().lower()
+    if given in (NO_CREDIT, "none", "no credit"):
+        return LatePolicy(NO_CREDIT, 0)
+    match = re.fullmatch(r"(\d{1,3})\s*%?(?:\s*(?:per|a|/)\s*day)?", given)
+    if match is None or not 1 <= int(match.group(1)) <= 100:
+        raise InputError(f"the late policy {text!r} is not one: give \"no-credit\" (late work earns nothing) or a "
+                         "whole percentage from 1 to 100 taken off per day late, like \"10\" or \"10%\"",
+                         field="late")
+    return LatePolicy(PER_DAY, int(match.group(1)))
+
+
+def time_zone(name: str) -> ZoneInfo:
+    try:
+        if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9_+\-]+(?:/[A-Za-z0-9_+\-]+)*", name):
+            raise ValueError(name)
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError, OSError):
+        raise InputError(f"{name!r} is not a time zone: give an IANA name such as \"Europe/Berlin\", "
+                         "\"America/New_York\" or \"UTC\"", field="time_zone") from None
+
+
+def parse_due(text: str, *, field: str = "due") -> str:
+    """A due date as stored: 'YYYY-MM-DDTHH:MM', the class's wall-clock time (a day alone: 23:59)."""
+    match = _DATE.match(str(text).strip())
+    if match is not None:
+        day, clock = match.group(1), match.group(2) or "23:59"
+        try:
+            return datetime.fromisoformat(f"{day}T{clock}").strftime("%Y-%m-%dT%H:%M")
+        except ValueError:
+            pass
+    raise InputError(f"{text!r} is not a date: give {DATE_FORMS}", field=field)
+
+
+def due_text(due: str | None, zone: str) -> str:
+    """How a page and the CSV write a due date: '2026-12-04 23:59 (Europe/Berlin)', '–' if none."""
+    return "\u2013" if due is None else f"{due.replace('T', ' ')} ({zone})"
+
+
+def _lessons() -> list[dict[str, Any]]:
+    return [lessons.lesson_shape(entry["id"]) | {"title": entry["title"]}
+            for entry in lessons.get_path()["lessons"] if entry.get("written")]
+
+
+def _moment(at: str) -> datetime | None:
+    try:
+        moment = datetime.fromisoformat(at)
+    except (TypeError, ValueError):
+        return None
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=timezone.utc)
+
+
+def days_late(done: datetime, due: datetime | None) -> int:
+    """Whole days begun after the due date (0: on time, or no due date)."""
+    if due is None or done <= due:
+        return 0
+    return math.ceil((done - due) / DAY)
+
+
+class Deadlines:
+    def __init__(self, store: Any, accounts: Accounts) -> None:
+        self.tables = DeadlineStore(store)
+        self.accounts = accounts
+
+    # ---------------------------------------------------------------- the teacher sets
+
+    def set_policy(self, class_id: int, *, time_zone_name: str | None = None, late: str | None = None) -> dict:
+        current = self.tables.settings(class_id)
+        zone = current["time_zone"] if time_zone_name is None else str(time_zone_name).strip()
+        time_zone(zone)
+        policy = (LatePolicy(current["late_policy"], current["late_percent"]) if late is None
+                  else parse_late_policy(late))
+        self.tables.set_policy(class_id, zone, policy.kind, policy.percent)
+        return self.settings(class_id)
+
+    def set_due(self, class_id: int, lesson_id: str, due: str | None, *, exercise: str | None = None) -> dict:
+        """Set a lesson's (or one of its exercises') due date; None or "none" removes it."""
+        shape = self._lesson(lesson_id)
+        if exercise and exercise not in shape["exercises"]:
+            raise InputError(f"lesson {lesson_id!r} has no exercise {exercise!r}: its exercises are "
+                             f"{', '.join(shape['exercises']) or 'none'}", field="exercise")
+        stored = None if due is None or str(due).strip().lower() in ("", "none") else parse_due(due)
+        self.tables.set_due(class_id, lesson_id, exercise or "", stored)
+        return self.settings(class_id)
+
+    def extend(self, class_id: int, learner_id: int, lesson_id: str, due: str | None) -> dict:
+        """One learner's own due date for a lesson's work; None or "none" removes the extension."""
+        self._learner(class_id, learner_id)
+        settings = self.tables.settings(class_id)
+        self.tables.set_extensions(class_id, [(learner_id, lesson_id, self._extension(settings, lesson_id, due))])
+        return self.settings(class_id)
+
+    def extend_from_csv(self, class_id: int, text: str) -> int:
+        """Extensions for many learners at once: a CSV with the columns learner, lesson, due (a header row of
+        those names is optional). Every row is checked first; one bad row refuses the file, naming the row."""
+        by_name = {learner.name: learner.id for learner in self.accounts.learners(class_id)}
+        settings = self.tables.settings(class_id)
+        rows = list(csv.reader(io.StringIO(text)))
+        if rows and [cell.strip().lower() for cell in rows[0][:3]] == ["learner", "lesson", "due"]:
+            rows = rows[1:]
+        rows = [row for row in rows if any(cell.strip() for cell in row)]
+        if len(rows) > MAX_EXTENSION_ROWS:
+            raise InputError(f"this CSV has {len(rows):,} rows: send at most {MAX_EXTENSION_ROWS:,} at a time",
+                             field="csv")
+        if not rows:
+            raise InputError("this CSV has no extensions: give one row per learner and lesson: learner,lesson,due",
+                             field="csv")
+        extensions = []
+        for number, row in enumerate(rows, start=1):
+            where = f"row {number}"
+            if len(row) != 3:
+                raise InputError(f"{where} has {len(row)} cells: each row is learner,lesson,due", field="csv")
+            name, lesson_id, due = (cell.strip() for cell in row)
+            if name not in by_name:
+                raise InputError(f"{where}: there is no learner named {name!r} in this class", field="csv")
+            try:
+                extensions.append((by_name[name], lesson_id, self._extension(settings, lesson_id, due)))
+            except InputError as error:
+                raise InputError(f"{where}: {error}", field="csv") from None
+        self.tables.set_extensions(class_id, extensions)
+        return len(extensions)
+
+    def _extension(self, settings: dict, lesson_id: str, due: str | None) -> str | None:
+        self._lesson(lesson_id)
+        if due is None or str(due).strip().lower() in ("", "none"):
+            return None
+        relative = _RELATIVE.match(str(due).strip())
+        if relative is None:
+            return parse_due(due)
+        base = settings["due"].get((lesson_id, ""))
+        if base is None:
+            raise InputError(f"lesson {lesson_id!r} has no due date yet, so +{relative.group(1)} days has nothing "
+                             "to count from: set the lesson's date first, or give the extension as a date",
+                             field="due")
+        return (datetime.fromisoformat(base) + int(relative.group(1)) * DAY).strftime("%Y-%m-%dT%H:%M")
+
+    @staticmethod
+    def _lesson(lesson_id: str) -> dict[str, Any]:
+        for shape in _lessons():
+            if shape["id"] == lesson_id:
+                return shape
+        raise InputError(f"there is no lesson {lesson_id!r} on the path: the lessons are "
+                         f"{', '.join(shape['id'] for shape in _lessons())}", field="lesson")
+
+    def _learner(self, class_id: int, learner_id: int) -> Any:
+        learner = self.accounts.account(learner_id)
+        if learner is None or learner.class_id != class_id or learner.role != "learner":
+            raise ClassError(f"there is no learner {learner_id} in your class", kind="not-found")
+        return learner
+
+    # ---------------------------------------------------------------- what they read
+
+    def settings(self, class_id: int) -> dict[str, Any]:
+        """The class's time zone, late policy, due dates and extensions, as a page and the CLI show them."""
+        found = self.tables.settings(class_id)
+        zone = found["time_zone"]
+        policy = LatePolicy(found["late_policy"], found["late_percent"])
+        names = {learner.id: learner.name for learner in self.accounts.learners(class_id)}
+        due = []
+        for shape in _lessons():
+            for exercise in ["", *shape["exercises"]]:
+                at = found["due"].get((shape["id"], exercise))
+                if exercise == "" or at is not None:
+                    due.append({"lesson_id": shape["id"], "title": shape["title"], "exercise_id": exercise or None,
+                                "due": at, "due_text": due_text(at, zone)})
+        extensions = [{"learner_id": learner, "name": names.get(learner, f"(learner {learner})"), "lesson_id": lesson,
+                       "due": at, "due_text": due_text(at, zone)}
+                      for (learner, lesson), at in sorted(found["extensions"].items(),
+                                                          key=lambda item: (names.get(item[0][0], ""), item[0][1]))]
+        return {"time_zone": zone, "late_policy": policy.kind, "late_percent": policy.percent,
+                "late_policy_text": policy.text(), "due": due, "extensions": extensions}
+
+    def credit(self, class_id: int, learner_ids: Iterable[int] | None = None) -> dict[int, dict[str, dict]]:
+        """{learner: {lesson: credit}} for the class's learners (or the given ones of them): each lesson's
+        "credit" (points, one per section, after the late policy) and its text, "sections", "on_time" and
+        "late_sections" (finished by the due dates, or only later), "late_work" (pieces done after their
+        due date), "completed" (every section finished, late or not), the learner's "due" and "extended"."""
+        found = self.tables.settings(class_id)
+        zone_name = found["time_zone"]
+        zone = time_zone(zone_name)
+        policy = LatePolicy(found["late_policy"], found["late_percent"])
+        if learner_ids is None:
+            learners, params = CLASS_LEARNERS, (class_id,)
+        else:
+            ids = [int(learner) for learner in learner_ids]
+            if not ids:
+                return {}
+            learners = f"{CLASS_LEARNERS} AND learner_id IN ({', '.join('?' for _ in ids)})"
+            params = (class_id, *ids)
+            wanted = ids
+        times: dict[int, list[tuple]] = defaultdict(list)
+        for learner, kind, lesson, item, at in self.tables.work_times(learners, params):
+            moment = _moment(at)
+            if moment is not None:
+                times[learner].append((kind, lesson, item, moment))
+        if learner_ids is None:
+            wanted = [learner.id for learner in self.accounts.learners(class_id)]
+        shapes = _lessons()
+
+        def instant(due: str | None) -> datetime | None:
+            return None if due is None else datetime.fromisoformat(due).replace(tzinfo=zone)
+
+        result: dict[int, dict[str, dict]] = {}
+        for learner in wanted:
+            result[learner] = {}
+            for shape in shapes:
+                lesson = shape["id"]
+                extension = found["extensions"].get((learner, lesson))
+
+                def due_of(exercise: str = "", lesson: str = lesson, extension: str | None = extension) -> str | None:
+                    base = found["due"].get((lesson, exercise)) or found["due"].get((lesson, ""))
+                    if extension is not None and (base is None or extension > base):
+                        return extension
+                    return base
+
+                result[learner][lesson] = _lesson_credit(shape, times.get(learner, []), due_of, instant, policy) | {
+                    "due": due_of(), "due_text": due_text(due_of(), zone_name), "extended": extension is not None}
+        return result
+
+    def credit_of(self, learner_ids: Iterable[int]) -> dict[int, dict[str, dict]]:
+        """credit() of learners of any classes (the LMS score scan's learners)."""
+        by_class: dict[int, list[int]] = defaultdict(list)
+        for learner_id in learner_ids:
+            account = self.accounts.account(learner_id)
+            if account is not None and account.role == "learner":
+                by_class[account.class_id].append(account.id)
+        found: dict[int, dict[str, dict]] = {}
+        for class_id, ids in by_class.items():
+            found |= self.credit(class_id, ids)
+        return found
+
+    def gradebook_columns(self, class_id: int) -> tuple[list[str], dict[int, list[Any]]]:
+        """The gradebook's credit columns (per lesson: the learner's due date, credit, late work; then the
+        credit of the whole path) and each learner's cells."""
+        shapes = _lessons()
+        header = []
+        for shape in shapes:
+            header += [f"{shape['id']}: due", f"{shape['id']}: credit (of {len(shape['sections'])})",
+                       f"{shape['id']}: late work"]
+        header.append(f"credit (of {sum(len(shape['sections']) for shape in shapes)})")
+        cells = {}
+        for learner, per_lesson in self.credit(class_id).items():
+            row: list[Any] = []
+            for shape in shapes:
+                entry = per_lesson[shape["id"]]
+                row += [entry["due_text"] if entry["due"] else "", entry["credit_text"], entry["late_work"]]
+            row.append(format_number(sum(entry["credit"] for entry in per_lesson.values())))
+            cells[learner] = row
+        return header, cells
+
+
+def _lesson_credit(shape: dict[str, Any], times: list[tuple], due_of: Any, instant: Any,
+                   policy: LatePolicy) -> dict[str, Any]:
+    """One learner's credit in one lesson: the rule of "finished" asked once per number of days late found
+    among the pieces, each section credited at the fewest days late it is finished with."""
+    lesson = shape["id"]
+    pieces = []  # (days late, kind, item)
+    for kind, in_lesson, item, moment in times:
+        if kind in ("pass", "tried"):
+            if item not in shape["exercises"]:
+                continue
+            due = instant(due_of(item))
+        elif in_lesson != lesson:
+            continue
+        else:
+            due = instant(due_of())
+        pieces.append((days_late(moment, due), kind, item))
+
+    def work_within(days: int) -> Work:
+        work = Work()
+        for late, kind, item in pieces:
+            if late > days:
+                continue
+            if kind == "prediction":
+                work.predictions[lesson].add(item)
+            elif kind == "pass":
+                work.passed.add(item)
+            elif kind == "tried":
+                work.tried.add(item)
+            elif kind == "answer":
+                work.answered[lesson].add(item)
+            else:
+                work.explained.add(lesson)
+        return work
+
+    first_at: dict[str, int] = {}
+    completed = False
+    for days in sorted({0, *(late for late, _, _ in pieces)}):
+        state = lesson_state(shape, work_within(days))
+        for section in state["sections"]:
+            first_at.setdefault(section, days)
+        completed = state["lesson"]
+    hundredths = sum(policy.hundredths(days) for days in first_at.values())
+    credit = hundredths / 100
+    late_work = sum(late > 0 for late, kind, _ in pieces if kind != "tried")
+    return {"lesson_id": lesson, "credit": credit, "credit_text": format_number(credit),
+            "score_text": f"{format_number(credit)} of {format_number(len(shape['sections']))}",
+            "sections": len(shape["sections"]), "on_time": sum(days == 0 for days in first_at.values()),
+            "late_sections": sum(days > 0 for days in first_at.values()), "late_work": late_work,
+            "completed": completed}

@@ -1,0 +1,156 @@
+"""Who is in a class and what it is now, decided by its teachers: the invite shown again and rotated, a
+learner renamed, a further teacher, a class closed (no one joins; its learners' work is read-only) or
+archived (read-only for its teachers too), and anyone's own new password.
+
+    people = People(accounts)
+    people.rename(teacher, learner_id, "Ada L.")
+    link_token = people.add_teacher(teacher, "Mr Brown")      # the new teacher's one-time link
+    people.set_state(teacher, "closed")
+    await people.change_password(account, "the old one", "a new long password")
+
+Every rule asks for a teacher of that class: an account of another class (or a learner) finds no
+learner (ClassError "not-found", as for an id that does not exist) or is refused. The class's state is
+enforced for every request at the door (refused_change, called by web/class_gate.py).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import Any
+
+import anyio
+
+from chainrule.classes.accounts import (
+    FAILURE_MEMORY,
+    TEACHER,
+    TEACHER_LINK_LIFETIME,
+    Account,
+    Accounts,
+    ClassError,
+    check_password,
+    clean_name,
+    invite_token,
+    wait_after,
+)
+from chainrule.errors import InputError
+from chainrule.progress.people_store import CLASS_STATES
+
+OPEN, CLOSED, ARCHIVED = CLASS_STATES
+STATE_SAYS = {
+    OPEN: "open: learners join with the invite and work",
+    CLOSED: "closed: no one joins, and learners can read their work but not change it",
+    ARCHIVED: "archived: read-only for everyone, its teachers too, until a teacher opens it again",
+}
+# Requests still allowed in a class that is not open: signing out (a form), a new password, a teacher setting
+# the class's state (to open it again), and the POSTs that compute without keeping anything (running a
+# lesson's graph with other inputs, the playground): reading a lesson is not changing one's work.
+ALWAYS_ALLOWED = ("/api/class/account/password", "/api/class/state", "/api/playground")
+COMPUTES_ONLY = re.compile(r"/api/lessons/[^/]+/explore/[^/]+")
+
+
+def refused_change(account: Account | None, path: str) -> str | None:
+    """Why the signed-in account may not change anything in its class now, or None if it may."""
+    if account is None or account.class_state == OPEN or path in ALWAYS_ALLOWED or COMPUTES_ONLY.fullmatch(path):
+        return None
+    if account.class_state == CLOSED and account.role == TEACHER:
+        return None
+    return (f"{account.class_name!r} is {account.class_state}: its work can be read but not changed"
+            + (" (open it again on the class's page to change it)" if account.role == TEACHER
+               else ". Ask your teacher if you need to change something."))
+
+
+def _teacher(account: Account) -> Account:
+    if account.role != TEACHER:
+        raise ClassError("only the class's teachers can do this", kind="refused")
+    return account
+
+
+async def _in_thread(function: Any, *args: Any) -> Any:
+    return await anyio.to_thread.run_sync(functools.partial(function, *args))
+
+
+class People:
+    """The people and the state of a class, for its teachers (and each account's own password)."""
+
+    def __init__(self, accounts: Accounts) -> None:
+        self.accounts = accounts
+        self.tables = accounts.people
+
+    # ---------------------------------------------------------------- the invite and the class's state
+
+    def state(self, class_id: int) -> str:
+        return self.tables.class_state(class_id)[0]
+
+    def current_invite(self, teacher: Account) -> str | None:
+        """The class's invite token while it is open (None when closed, or made before it could be shown)."""
+        state, salt = self.tables.class_state(_teacher(teacher).class_id)
+        return invite_token(self.accounts.secret(), salt) if state == OPEN and salt else None
+
+    def rotate_invite(self, teacher: Account) -> str:
+        """A new invite; the previous one stops working. An open class only (a closed one takes no one)."""
+        class_id = _teacher(teacher).class_id
+        if self.state(class_id) != OPEN:
+            raise ClassError("the class is closed: open it again before making a new invite", kind="refused")
+        return self.accounts.rotate_invite(class_id)
+
+    def set_state(self, teacher: Account, state: Any) -> str:
+        _teacher(teacher)
+        if state not in CLASS_STATES:
+            raise InputError(f"a class's state is one of {', '.join(CLASS_STATES)}; got {state!r}", field="state")
+        self.tables.set_state(teacher.class_id, state)
+        return state
+
+    # ---------------------------------------------------------------- people
+
+    def rename(self, teacher: Account, learner_id: int, name: Any) -> Account:
+        """The learner's new display name, unique in the class as a joining name is (no look-alikes)."""
+        learner = self.accounts.learner_in_class(_teacher(teacher), learner_id)
+        name = clean_name(name, "name")
+
+        def taken(names: list[str]) -> None:  # checked inside the write: a join at the same moment
+            self.accounts.refuse_look_alike(teacher.class_name, name, names)
+
+        self.tables.rename(learner.id, teacher.class_id, name, taken)
+        return self.accounts.account(learner.id)
+
+    def teachers(self, teacher: Account) -> list[dict[str, Any]]:
+        return [{"id": id_, "name": name, "signed_up": has_password, "you": id_ == teacher.id}
+                for id_, name, has_password in self.tables.teachers(_teacher(teacher).class_id)]
+
+    def add_teacher(self, teacher: Account, name: Any) -> tuple[Account, str]:
+        """A further teacher of the class and their one-time link (to set a password and sign in)."""
+        _teacher(teacher)
+        name = clean_name(name, "teacher's name", "name")
+
+        def taken(names: list[str]) -> None:
+            self.accounts.refuse_look_alike(teacher.class_name, name, names)
+
+        link, link_hash, expires = self.accounts.new_link(TEACHER_LINK_LIFETIME)
+        account_id = self.tables.add_teacher(teacher.class_id, name, self.accounts.store.now().isoformat(), taken,
+                                             link_hash, expires)
+        return self.accounts.account(account_id), link
+
+    # ---------------------------------------------------------------- one's own account
+
+    async def change_password(self, account: Account, current: Any, new: Any) -> Account:
+        """A new password, given the current one: every session of the account ends (the caller gives this
+        browser a new one). Wrong guesses are counted as sign-in failures are (a stolen session cannot try
+        passwords at leisure)."""
+        if not isinstance(current, str):
+            raise InputError("the current password must be text", field="current")
+        check_password(new)
+        tables = self.accounts.tables
+        now = self.accounts.store.now().timestamp()
+        reservation, wait = await _in_thread(tables.reserve_attempt, f"password:{account.id}", now,
+                                             now - FAILURE_MEMORY.total_seconds(), wait_after)
+        if reservation is None:
+            raise ClassError(f"too many wrong passwords: try again in {max(1, int(wait + 0.999))} seconds",
+                             kind="rate-limited", retry_after=wait)
+        stored = await _in_thread(self.tables.password_hash, account.id)
+        if stored is None or not await self.accounts.passwords.verify(stored, current):
+            raise ClassError("the current password is not right: nothing was changed", kind="refused")
+        await _in_thread(tables.release_attempt, reservation)
+        await _in_thread(self.tables.set_password, account.id, await self.accounts.passwords.hash(new))
+        return await _in_thread(self.accounts.account, account.id)
+

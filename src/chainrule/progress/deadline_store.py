@@ -1,0 +1,116 @@
+"""The SQL of due dates (schema migration 9): a class's time zone and late policy, due dates per lesson or
+exercise, learners' extensions, and the times of each learner's work that credit is judged by.
+classes/deadlines.py holds the rules; every statement lives here.
+
+A change of a date, an extension or the policy forgets what the LMS score scan last saw of the class's
+learners (lti_work_seen), in the same transaction: the scan computes their scores again, and a score that
+changed goes through the outbox (classes/lti_scores.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from chainrule.progress.class_store import ACCOUNT_LOCK, CLASS_LEARNERS
+from chainrule.progress.connection import Connection
+
+__all__ = ["DeadlineStore", "rescore"]
+
+
+def rescore(conn: Connection, class_id: int) -> None:
+    """Inside a write that changes the class's credit: the LMS score scan looks at its learners again."""
+    conn.execute("DELETE FROM lti_work_seen WHERE account_id IN "
+                 "(SELECT id FROM accounts WHERE class_id = ? AND role = 'learner')", (class_id,))
+
+
+class DeadlineStore:
+    def __init__(self, store: Any) -> None:
+        self.database = store.database
+
+    def _write(self, work: Any) -> Any:
+        return self.database.write(work, lock=ACCOUNT_LOCK)
+
+    def _read(self, work: Any) -> Any:
+        return self.database.read(work, snapshot=True)
+
+    def settings(self, class_id: int) -> dict[str, Any]:
+        """{"time_zone", "late_policy", "late_percent", "due": {(lesson, exercise): due},
+        "extensions": {(learner, lesson): due}} of one class."""
+
+        def work(conn: Connection) -> dict[str, Any]:
+            zone, policy, percent = conn.execute(
+                "SELECT time_zone, late_policy, late_percent FROM classes WHERE id = ?", (class_id,)).fetchone()
+            due = conn.execute("SELECT lesson_id, exercise_id, due FROM due_dates WHERE class_id = ?",
+                               (class_id,)).fetchall()
+            extended = conn.execute(
+                f"SELECT learner_id, lesson_id, due FROM extensions WHERE {CLASS_LEARNERS}", (class_id,)).fetchall()
+            return {"time_zone": zone, "late_policy": policy, "late_percent": int(percent),
+                    "due": {(lesson, exercise): at for lesson, exercise, at in due},
+                    "extensions": {(int(learner), lesson): at for learner, lesson, at in extended}}
+
+        return self._read(work)
+
+    def set_policy(self, class_id: int, time_zone: str, late_policy: str, late_percent: int) -> None:
+        def work(conn: Connection) -> None:
+            conn.execute("UPDATE classes SET time_zone = ?, late_policy = ?, late_percent = ? WHERE id = ?",
+                         (time_zone, late_policy, int(late_percent), class_id))
+            rescore(conn, class_id)
+
+        self._write(work)
+
+    def set_due(self, class_id: int, lesson_id: str, exercise_id: str, due: str | None) -> None:
+        """Set (or, with None, remove) a lesson's ('' exercise) or an exercise's due date."""
+
+        def work(conn: Connection) -> None:
+            if due is None:
+                conn.execute("DELETE FROM due_dates WHERE class_id = ? AND lesson_id = ? AND exercise_id = ?",
+                             (class_id, lesson_id, exercise_id))
+            else:
+                conn.execute("INSERT INTO due_dates (class_id, lesson_id, exercise_id, due) VALUES (?, ?, ?, ?) "
+                             "ON CONFLICT (class_id, lesson_id, exercise_id) DO UPDATE SET due = excluded.due",
+                             (class_id, lesson_id, exercise_id, due))
+            rescore(conn, class_id)
+
+        self._write(work)
+
+    def set_extensions(self, class_id: int, extensions: list[tuple[int, str, str | None]]) -> None:
+        """Each (learner, lesson, due or None: removed), all in one transaction (a CSV is taken whole)."""
+
+        def work(conn: Connection) -> None:
+            for learner, lesson, due in extensions:
+                if due is None:
+                    conn.execute("DELETE FROM extensions WHERE learner_id = ? AND lesson_id = ?", (learner, lesson))
+                else:
+                    conn.execute("INSERT INTO extensions (learner_id, lesson_id, due) VALUES (?, ?, ?) "
+                                 "ON CONFLICT (learner_id, lesson_id) DO UPDATE SET due = excluded.due",
+                                 (learner, lesson, due))
+            rescore(conn, class_id)
+
+        self._write(work)
+
+    def work_times(self, learners: str, params: tuple) -> list[tuple]:
+        """(learner, kind, lesson or '', item, first time) of every piece of work "finished" counts, for the
+        learners the SQL condition selects: kind 'prediction' (lesson, key), 'pass' and 'tried' ('', exercise:
+        a passing run graded here; a run or code saved), 'answer' (lesson, question), 'explanation' (lesson,
+        ''). The time is when it was first done (a prediction or an explanation: when it was last saved).
+        A row whose values are not text is left out (the reader of times skips a time it cannot read)."""
+        queries = (
+            ("prediction", "lesson_id, key, at", "predictions", ""),
+            ("pass", "'', exercise_id, MIN(at)", "submissions", " AND status = 'pass' AND origin = '' "
+                                                                "GROUP BY learner_id, exercise_id"),
+            ("tried", "'', exercise_id, MIN(at)", "submissions", " GROUP BY learner_id, exercise_id"),
+            ("tried", "'', exercise_id, MIN(at)", "code", " GROUP BY learner_id, exercise_id"),
+            ("answer", "lesson_id, question_id, MIN(at)", "quiz_answers", " GROUP BY learner_id, lesson_id, question_id"),
+            ("explanation", "lesson_id, '', at", "explanations", " AND text != ''"),
+        )
+
+        def work(conn: Connection) -> list[tuple]:
+            found = []
+            for kind, columns, table, rest in queries:
+                rows = conn.execute(f"SELECT learner_id, {columns} FROM {table} WHERE {learners}{rest}",
+                                    params).fetchall()
+                found += [(int(learner), kind, lesson, item, at) for learner, lesson, item, at in rows
+                          if isinstance(lesson, str) and isinstance(item, str) and isinstance(at, str)]
+            return found
+
+        return self._read(work)

@@ -1,0 +1,68 @@
+"""Comments on a learner's run (classes/comments.py holds the rules).
+
+    GET  /api/class/learners/{id}/runs     a learner's latest runs with their comments (a teacher of the class)
+    POST /api/class/runs/{id}/comments     {"line": 3 or null, "body": "Markdown"}: a teacher's comment, or the
+                                           run's learner's answer
+    GET  /api/class/comments?exercise=x    the signed-in learner's own commented runs (of one exercise)
+    GET  /api/class/answers                the latest answers of the class's learners (a teacher of the class)
+
+Every change carries the CSRF header (web/class_gate.py, which also refuses a closed class's learners and an
+archived class's everyone); every refusal is a ClassError or InputError answered by web/errors.py. A run
+that is neither the learner's own nor of the teacher's class is "not found", as a run that does not exist.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Path, Query, Request
+from pydantic import BaseModel, ConfigDict, Field
+
+from chainrule.classes.accounts import TEACHER, ClassError
+from chainrule.classes.comments import MAX_COMMENT, Comments
+from chainrule.web.class_gate import signed_in
+from chainrule.web.models import ErrorBody
+from chainrule.web.routes_people import PEOPLE_ERRORS
+
+COMMENT_ERRORS = PEOPLE_ERRORS | {
+    404: {"model": ErrorBody, "description": "No such run of yours or of your class."},
+    422: {"model": ErrorBody, "description": "The comment is not valid (empty, too long, a line the run lacks)."},
+}
+Id = Annotated[int, Path(ge=1, le=2**31 - 1, examples=[2])]
+
+api = APIRouter(prefix="/api/class", responses=COMMENT_ERRORS)
+
+
+class CommentIn(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    line: int | None = Field(default=None, description="the run's line (1 is the first); null: the whole file")
+    body: str = Field(default="", max_length=4 * MAX_COMMENT, description="Markdown, shown as text: no HTML")
+
+
+def _comments(request: Request) -> Comments:
+    return Comments(request.app.state.accounts)
+
+
+@api.get("/learners/{learner_id}/runs")
+def learner_runs(request: Request, learner_id: Id) -> dict[str, Any]:
+    account = signed_in(request)
+    if account.role != TEACHER:
+        raise ClassError("only the class's teachers can see this", kind="refused")
+    return _comments(request).runs_of(account, learner_id)
+
+
+@api.get("/answers")
+def latest_answers(request: Request) -> dict[str, Any]:
+    """The latest answers of the class's learners to comments (a teacher of the class)."""
+    return {"answers": _comments(request).latest_answers(signed_in(request))}
+
+
+@api.post("/runs/{run_id}/comments")
+def add_comment(request: Request, run_id: Id, body: CommentIn) -> dict[str, Any]:
+    return _comments(request).add(signed_in(request), run_id, body.line, body.body)
+
+
+@api.get("/comments")
+def own_comments(request: Request, exercise: Annotated[str | None, Query(max_length=200)] = None) -> dict[str, Any]:
+    return {"runs": _comments(request).threads(signed_in(request), exercise)}

@@ -1,0 +1,173 @@
+"""The people of a class on its teacher's page, and anyone's own password (classes/people.py holds the rules).
+
+    GET  /api/class/people                     the class's state, its invite and seats, learners and teachers
+    POST /api/class/invite                     a new invite (the previous one stops working)
+    PUT  /api/class/state                      {"state": "open" | "closed" | "archived"}
+    PUT  /api/class/learners/{id}/name         {"name": ...}: rename a learner
+    GET  /api/class/learners/{id}/export       the learner's progress file (before removing them, say)
+    POST /api/class/teachers                   {"name": ...}: a further teacher, with their one-time link
+    POST /api/class/account/password           {"current", "new"}: one's own; every other session ends
+
+Every change carries the CSRF header (web/class_gate.py, which also refuses changes in a closed or archived
+class); every refusal is a ClassError or InputError answered by web/errors.py. Only a teacher of the class
+may use the class's routes: another class's learner id is "not found", as an id that does not exist.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Annotated, Any
+
+import anyio
+from fastapi import APIRouter, Path, Request
+from fastapi.responses import JSONResponse, StreamingResponse
+from pydantic import BaseModel, ConfigDict, Field
+
+from chainrule.classes.accounts import (
+    MAX_NAME,
+    MAX_PASSWORD,
+    TEACHER,
+    TEACHER_LINK_LIFETIME,
+    Account,
+    Accounts,
+    ClassError,
+)
+from chainrule.classes.people import STATE_SAYS, People
+from chainrule.classes.sessions import cookie_header, csrf_token, session_cookie
+from chainrule.web.class_gate import signed_in
+from chainrule.web.models import ErrorBody
+from chainrule.web.progress_files import chunks, file_slot, spooled_export
+
+PEOPLE_ERRORS: dict[int | str, dict[str, Any]] = {
+    400: {"model": ErrorBody, "description": "The body is not JSON."},
+    401: {"model": ErrorBody, "description": "Not signed in."},
+    403: {"model": ErrorBody, "description": "Not a teacher of this class, a closed or archived class, or a "
+                                            "missing or wrong CSRF token."},
+    404: {"model": ErrorBody, "description": "No such learner in your class."},
+    409: {"model": ErrorBody, "description": "The name is taken (or looks like one that is)."},
+    422: {"model": ErrorBody, "description": "The request is not valid."},
+    429: {"model": ErrorBody, "description": "Too many wrong passwords: wait (Retry-After)."},
+}
+LearnerId = Annotated[int, Path(ge=1, le=2**31 - 1, description="A learner's account id", examples=[2])]
+
+api = APIRouter(prefix="/api/class", responses=PEOPLE_ERRORS)
+
+
+class NameIn(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    # A missing name is the rule's refusal (a 422 after the caller is known to be a teacher of the class).
+    name: str = Field(default="", max_length=4 * MAX_NAME, description="1 to 60 printable characters")
+
+
+class StateIn(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    state: str = Field(max_length=20, description="open, closed or archived")
+
+
+class PasswordIn(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    current: str = Field(max_length=MAX_PASSWORD, description="the password the account has now")
+    new: str = Field(max_length=4 * MAX_PASSWORD, description="10 to 200 characters")
+
+
+def _people(request: Request) -> People:
+    return People(request.app.state.accounts)
+
+
+def _accounts(request: Request) -> Accounts:
+    return request.app.state.accounts
+
+
+async def _run(function: Any, *args: Any) -> Any:
+    return await anyio.to_thread.run_sync(functools.partial(function, *args))
+
+
+def _teacher(request: Request) -> Account:
+    account = signed_in(request)
+    if account.role != TEACHER:
+        raise ClassError("only the class's teachers can see or change this", kind="refused")
+    return account
+
+
+def _link(request: Request, path: str) -> str:
+    return f"{str(request.base_url).rstrip('/')}{path}"
+
+
+@api.get("/people")
+def people(request: Request) -> dict[str, Any]:
+    """What the teacher's page shows of the class's people: its state, the current invite (while open),
+    the seats, the learners (waiting ones too) and the teachers."""
+    teacher = _teacher(request)
+    people_, accounts = _people(request), _accounts(request)
+    state = people_.state(teacher.class_id)
+    invite = people_.current_invite(teacher)
+    admission = accounts.admission(teacher.class_id)
+    seats_text = (f"{admission.taken} of {admission.seats} seats taken" if admission.seats is not None
+                  else f"{admission.taken} learner{'' if admission.taken == 1 else 's'}; no seat limit")
+    return {
+        "class": teacher.class_name, "state": state, "state_text": STATE_SAYS[state],
+        "invite": None if invite is None else _link(request, f"/join/{invite}"),
+        "seats": admission.seats, "approval": admission.approval, "taken": admission.taken, "seats_text": seats_text,
+        "learners": [{"id": learner.id, "name": learner.name, "approved": learner.approved}
+                     for learner in accounts.learners(teacher.class_id)],
+        "teachers": people_.teachers(teacher),
+    }
+
+
+@api.post("/invite")
+def rotate_invite(request: Request) -> dict[str, Any]:
+    """A new invite link; the previous one stops working at once."""
+    token = _people(request).rotate_invite(_teacher(request))
+    return {"invite": _link(request, f"/join/{token}")}
+
+
+@api.put("/state")
+def set_state(request: Request, body: StateIn) -> dict[str, Any]:
+    """Open, close (no one joins; learners read only) or archive (read-only for teachers too) the class."""
+    state = _people(request).set_state(_teacher(request), body.state)
+    return {"state": state, "state_text": STATE_SAYS[state]}
+
+
+@api.put("/learners/{learner_id}/name")
+def rename(request: Request, learner_id: LearnerId, body: NameIn) -> dict[str, Any]:
+    learner = _people(request).rename(_teacher(request), learner_id, body.name)
+    return {"id": learner.id, "name": learner.name}
+
+
+@api.get("/learners/{learner_id}/export", response_class=StreamingResponse,
+         responses={200: {"content": {"application/json": {}},
+                          "description": "The learner's progress as `chainrule progress export` writes it"}})
+async def export_learner(request: Request, learner_id: LearnerId) -> StreamingResponse:
+    """A learner's progress file, for their teacher (to keep before removing them)."""
+    learner = await _run(_accounts(request).learner_in_class, _teacher(request), learner_id)
+    store = request.app.state.services.class_store.for_learner(learner.id)
+    async with file_slot(request):
+        spool = await _run(spooled_export, store)
+    filename = f"chainrule-progress-learner-{learner.id}.json"
+    return StreamingResponse(chunks(spool), media_type="application/json",
+                             headers={"content-disposition": f'attachment; filename="{filename}"'})
+
+
+@api.post("/teachers")
+def add_teacher(request: Request, body: NameIn) -> dict[str, Any]:
+    """A further teacher of this class: give them the one-time link, with which they set their password."""
+    made, token = _people(request).add_teacher(_teacher(request), body.name)
+    return {"id": made.id, "name": made.name, "link": _link(request, f"/set-password/{token}"),
+            "valid_for": f"{TEACHER_LINK_LIFETIME.days} days"}
+
+
+@api.post("/account/password")
+async def change_password(request: Request, body: PasswordIn) -> JSONResponse:
+    """The signed-in account's new password: every session of it ends, but this browser gets a new one."""
+    account = await _people(request).change_password(signed_in(request), body.current, body.new)
+    app = request.app.state
+    cookie = session_cookie(app.secret, account.id, account.session_epoch, int(app.clock().timestamp()))
+    response = JSONResponse({"changed": True, "detail": "Your password is changed; every other browser and device "
+                                                        "signed in as you is signed out."})
+    response.headers.append("set-cookie", cookie_header(app.cookie_names.session, cookie, secure=app.secure))
+    response.headers.append("set-cookie", cookie_header(app.cookie_names.csrf, csrf_token(app.secret, cookie),
+                                                        secure=app.secure, http_only=False, same_site="Strict"))
+    return response

@@ -1,0 +1,94 @@
+"""The teacher's regrades (classes/regrade.py) for the teacher's page (static/js/teacher_regrade.js): start one
+(its runs are graded in the background through the app's one grading seam), follow its before/after table,
+apply or revert it. The teacher of the class only; another class's regrade is "not found".
+
+    GET  /api/class/regrades                  the exercises and the class's regrades
+    POST /api/class/regrades/new              {"exercise_id", "pick": "latest" | "best"} -> its table
+    GET  /api/class/regrades/{id}             its before/after table ("state": grading, graded, ...)
+    POST /api/class/regrades/{id}/apply       the new verdicts count
+    POST /api/class/regrades/{id}/revert      as before applying
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Path, Request
+from pydantic import BaseModel, ConfigDict, Field
+
+from chainrule.classes.regrade import Regrades
+from chainrule.web.routes_deadlines import ERRORS, teacher
+
+log = logging.getLogger("chainrule.serve")
+api = APIRouter(prefix="/api/class/regrades", responses=ERRORS)
+RegradeId = Annotated[int, Path(ge=1, le=2**31 - 1, description="A regrade's id")]
+
+
+class RegradeIn(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    exercise_id: str = Field(max_length=200)
+    pick: Literal["latest", "best"] = Field(default="latest", description="each learner's latest or best run")
+
+
+def _regrades(request: Request) -> Regrades:
+    services = request.app.state.services
+    return Regrades(services.class_store, request.app.state.accounts, services.runs)
+
+
+def _grade_in_background(request: Request, regrades: Regrades, class_id: int, regrade_id: int) -> None:
+    """Grade the regrade's runs after the answer (kept referenced until done; a failure is logged, and
+    starting the same regrade again grades what is left)."""
+    tasks: set = request.app.state.__dict__.setdefault("regrade_tasks", set())
+
+    async def grade() -> None:
+        try:
+            await regrades.grade(class_id, regrade_id)
+        except Exception:
+            log.exception("regrade %s stopped before every run was graded", regrade_id)
+
+    task = asyncio.get_running_loop().create_task(grade())
+    tasks.add(task)
+    task.add_done_callback(tasks.discard)
+
+
+@api.get("")
+def regrades(request: Request) -> dict[str, Any]:
+    from chainrule import lessons
+
+    class_id = teacher(request).class_id
+    exercises = [{"exercise_id": exercise, "lesson_id": entry["id"], "title": entry["title"]}
+                 for entry in lessons.get_path()["lessons"] if entry.get("written")
+                 for exercise in lessons.exercise_ids(entry["id"])]
+    return {"exercises": exercises, "regrades": _regrades(request).list(class_id)}
+
+
+@api.post("/new")
+async def start(request: Request, body: RegradeIn) -> dict[str, Any]:
+    """Start a regrade (or find the same one not reverted) and grade its runs in the background."""
+    import anyio
+
+    class_id = teacher(request).class_id
+    regrades = _regrades(request)
+    regrade_id = await anyio.to_thread.run_sync(regrades.start, class_id, body.exercise_id, body.pick)
+    table = await anyio.to_thread.run_sync(regrades.table, class_id, regrade_id)
+    if table["waiting"]:
+        _grade_in_background(request, regrades, class_id, regrade_id)
+    return table
+
+
+@api.get("/{regrade_id:int}")
+def table(request: Request, regrade_id: RegradeId) -> dict[str, Any]:
+    return _regrades(request).table(teacher(request).class_id, regrade_id)
+
+
+@api.post("/{regrade_id:int}/apply")
+def apply(request: Request, regrade_id: RegradeId) -> dict[str, Any]:
+    return _regrades(request).apply(teacher(request).class_id, regrade_id)
+
+
+@api.post("/{regrade_id:int}/revert")
+def revert(request: Request, regrade_id: RegradeId) -> dict[str, Any]:
+    return _regrades(request).revert(teacher(request).class_id, regrade_id)

@@ -1,0 +1,112 @@
+"""The teacher's due dates and regrades on the teacher's page, in Chromium against a real `chainrule serve`
+(PostgreSQL and a `chainrule worker` when the session has it, else SQLite): a lesson's date set in its field,
+one learner's extension, extensions from a CSV, each learner's credit as of their own due date redrawn after
+each; an exercise regraded (who would change, apply, revert); axe-core finds nothing serious at 1280 and
+390 px and the page does not scroll sideways on a phone."""
+
+from __future__ import annotations
+
+import pytest
+
+from chainrule.classes import open_class_store
+from chainrule.grading import reference_source
+from class_process import ClassServer
+from conftest import WIDTHS, axe_violations, stop_lesson_server
+from test_class_page import start_worker
+
+PASSWORD = "correct horse battery"
+
+
+@pytest.fixture
+def server(request, tmp_path):
+    database = None
+    try:
+        database = request.getfixturevalue("postgres_url")
+    except pytest.skip.Exception:
+        pass
+    started = ClassServer.start(tmp_path, database, class_name="Due dates")
+    worker = start_worker(started.env) if database else None  # a class in PostgreSQL: its runs are queued
+    try:
+        yield started
+    finally:
+        if worker is not None:
+            stop_lesson_server(worker)
+        started.stop()
+
+
+def keep_an_old_pass(server: ClassServer, learner_id: int) -> None:
+    """A run the exercise's older cases passed: its code forgets tanh's derivative, which the cases fail now."""
+    source = reference_source("neuron-grads", "python").replace("dn = 1 - out**2", "dn = 1")
+    store = open_class_store(server.env["CHAINRULE_DATA_DIR"], server.env.get("CHAINRULE_DATABASE"))
+    try:
+        store.for_learner(learner_id).record_submission("neuron-grads", "python", source, {"status": "pass"})
+    finally:
+        store.close()
+
+
+def credit_cell(page, name: str):
+    return page.locator(f"tr[data-credit-row='{name}'] td[data-lesson='backprop']")
+
+
+def test_the_teacher_sets_a_date_extends_it_for_one_learner_and_from_a_csv(browser, server, screenshots_dir):
+    learner = server.join("Ada")
+    token = next(value for name, value in learner.cookies.items() if name.endswith("chainrule_csrf"))
+    made = learner.put("/api/progress/backprop/predictions/n", json={"value": 0.5}, headers={"X-CSRF-Token": token})
+    assert made.status_code == 200, made.text
+
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, bypass_csp=True)
+    context.set_default_timeout(30_000)
+    try:
+        page = context.new_page()
+        page.goto(server.teacher_link)
+        page.locator("input[name='password']").fill(PASSWORD)
+        with page.expect_navigation():
+            page.locator("form.class-form button[type=submit]").click()
+        assert page.url == server.base + "/teacher"
+        page.wait_for_selector("tr[data-credit-row='Ada']")
+        assert credit_cell(page, "Ada").text_content() == "3 of 8"  # 01-03, started; no date yet
+
+        row = page.locator("tr[data-due='backprop']")
+        row.get_by_label("Due date of Backpropagation: the chain rule on a graph").fill("2020-01-01T00:00")
+        row.get_by_role("button", name="Save").click()
+        page.wait_for_function("() => document.querySelector(\"tr[data-due='backprop']\").textContent.includes('2020-01-01 00:00 (UTC)')")
+        assert credit_cell(page, "Ada").text_content() == "0 of 8 · late work: 1"
+
+        page.locator("#extend-learner").select_option(label="Ada")
+        page.locator("#extend-lesson").select_option("backprop")
+        page.get_by_label("Their own due date").fill("2099-01-01")
+        page.get_by_role("button", name="Extend", exact=True).click()
+        page.wait_for_selector("#extension-list")
+        assert "Ada, backprop: due 2099-01-01 23:59 (UTC)" in page.locator("#extension-list").text_content()
+        assert credit_cell(page, "Ada").text_content() == "3 of 8 · extended to 2099-01-01 23:59 (UTC)"
+
+        page.get_by_label("Many extensions at once").fill("learner,lesson,due\nAda,backprop,none\n")
+        page.get_by_role("button", name="Set these extensions").click()
+        page.wait_for_function("() => document.querySelector('[data-deadline-status]').textContent === 'Extensions set: 1.'")
+        assert credit_cell(page, "Ada").text_content() == "0 of 8 · late work: 1"
+
+        page.get_by_label("Many extensions at once").fill("Zed,backprop,+1\n")
+        page.get_by_role("button", name="Set these extensions").click()
+        page.wait_for_selector("text=row 1: there is no learner named 'Zed'")  # said on the page; nothing set
+
+        keep_an_old_pass(server, learner.get("/api/class/me").json()["id"])
+        page.locator("#regrade-exercise").select_option("neuron-grads")
+        page.get_by_role("button", name="Check who would change").click()
+        page.wait_for_selector("[data-regrade='graded']", timeout=120_000)
+        ada = page.locator("tr[data-regrade-row='Ada']")
+        assert [ada.locator(f"td[data-label='{label}']").text_content() for label in ("Before", "After", "Changes")] \
+            == ["passed", "fails", "yes"]
+        page.get_by_role("button", name="Apply: the new verdicts count").click()
+        page.wait_for_selector("[data-regrade='applied']")
+        page.get_by_role("button", name="Revert").click()
+        page.wait_for_selector("[data-regrade='reverted']")
+
+        for name, (width, height) in WIDTHS.items():
+            page.set_viewport_size({"width": width, "height": height})
+            assert axe_violations(page) == [], width
+            section = page.locator("#class-deadlines")
+            section.screenshot(path=str(screenshots_dir / f"teacher-deadlines-{name}.png"))
+            overflow = page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
+            assert overflow <= 0, (width, overflow)
+    finally:
+        context.close()
