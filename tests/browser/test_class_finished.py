@@ -27,6 +27,11 @@ def change(page, method: str, url: str, body: dict) -> None:
     assert status == 200, (method, url, status)
 
 
+def code_kept(page, key: str) -> str | None:
+    """The code the server keeps under ``key`` (exercise/language), read by the page's own session."""
+    return page.evaluate("key => fetch('/api/progress/backprop').then(r => r.json()).then(p => p.code[key] ?? null)", key)
+
+
 def views(base: str, learner, teacher) -> dict:
     """Sections finished in backprop as each view shows them (nothing else of the path is touched)."""
     learner.goto(base + "/lessons/backprop")
@@ -71,9 +76,13 @@ def test_every_view_of_a_learner_agrees_on_what_is_finished(browser, class_serve
         # Code typed, never run: the reading before the work is finished, on every view.
         learner.goto(base + "/lessons/backprop")
         learner.wait_for_selector(f"[data-editor='{EXERCISE}'] .cm-content")
-        set_editor_text(learner, EXERCISE, "def f():\n    return 1  # my first try\n")
-        learner.wait_for_function("() => fetch('/api/progress/backprop').then(r => r.json())"
-                                  f".then(p => Object.keys(p.code).includes('{EXERCISE}/python'))")
+        typed = "def f():\n    return 1  # my first try\n"
+        set_editor_text(learner, EXERCISE, typed)
+        # Saved means the server keeps this text. (wait_for_function does not await a promise, so a fetch
+        # there was no wait at all: the page moved on before the save and saw no code now and then.)
+        learner.locator(f"[data-editor='{EXERCISE}']").locator("xpath=ancestor::*[.//*[contains(@class, 'save-status')]][1]")\
+            .locator(".save-status", has_text="Saved (Python).").wait_for()
+        assert code_kept(learner, f"{EXERCISE}/python") == typed
         step(["01", "02", "03"], "in progress")
         for key in ("n", "o", "dn", "db", "dw1", "dw2"):
             change(learner, "PUT", f"/api/progress/backprop/predictions/{key}", {"value": 0.5})
