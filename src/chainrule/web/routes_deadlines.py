@@ -22,12 +22,15 @@ from chainrule.web.class_gate import signed_in
 from chainrule.web.models import ErrorBody
 
 ERRORS: dict[int | str, dict[str, Any]] = {
-    status: {"model": ErrorBody, "description": description} for status, description in (
-        (400, "The body is not JSON."), (401, "Not signed in."),
-        (403, "Not the teacher of this class, or a missing or wrong CSRF token."),
-        (404, "No such learner (or regrade) in your class."), (409, "A regrade not in a state to apply or revert."),
-        (413, "Request body over the size limit."), (422, "A date, lesson, exercise, time zone or policy that is not one."),
-        (503, "The class database cannot be reached (nothing of its address)."))}
+    400: {"model": ErrorBody, "description": "The body is not JSON."},
+    401: {"model": ErrorBody, "description": "Not signed in."},
+    403: {"model": ErrorBody, "description": "Not the teacher of this class, or a missing or wrong CSRF token."},
+    404: {"model": ErrorBody, "description": "No such learner (or regrade) in your class."},
+    409: {"model": ErrorBody, "description": "A regrade not in a state to apply or revert."},
+    413: {"model": ErrorBody, "description": "Request body over the size limit."},
+    422: {"model": ErrorBody, "description": "A date, lesson, exercise, time zone or policy that is not one."},
+    503: {"model": ErrorBody, "description": "The class database cannot be reached (nothing of its address)."},
+}
 api = APIRouter(prefix="/api/class/deadlines", responses=ERRORS)
 MAX_CSV_CHARACTERS = 200_000  # under the server's 256 KB body limit: 10,000 rows of extensions
 
