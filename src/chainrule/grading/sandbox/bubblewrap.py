@@ -15,6 +15,7 @@ import json
 import os
 import select
 import shutil
+import subprocess
 import time
 from typing import TYPE_CHECKING
 
@@ -69,7 +70,9 @@ class Gate:
         try:
             return [process.pid, int(json.loads(report)["child-pid"])]
         except (ValueError, KeyError, TypeError):
-            if process.poll() is None:
+            try:  # bwrap closes its end as it exits: wait for the exit itself before reading why
+                process.wait(timeout=max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
                 raise OSError(f"bwrap made no sandbox within {timeout:g} s") from None
             # Before its clone (no report), bwrap alone held its stderr: reading it cannot block.
             said = process.stderr.read(300).decode(errors="replace").strip() if process.stderr and not report else ""
