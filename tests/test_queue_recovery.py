@@ -149,3 +149,53 @@ def test_pools_give_idle_connections_back_and_stay_within_their_bound(own_cluste
             assert open_connections() == 0
     finally:
         store.close()
+
+
+def test_a_store_reads_again_at_once_after_postgresql_restarts(own_cluster):
+    """Ten pooled connections, all ended by a restart: the first read after it is served, not answered "busy"
+    after the pool met its broken connections one backoff at a time (1, 2, 4 s: 20 s before this was fixed)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from chainrule.progress import open_store
+
+    store = open_store(database=new_postgres_schema(own_cluster), fuzzing=False)
+    try:
+        def slow_read(_: int) -> None:
+            store.database.read(lambda conn: conn.execute("SELECT pg_sleep(0.1)").fetchone())
+
+        with ThreadPoolExecutor(10) as pool:
+            list(pool.map(slow_read, range(10)))  # the pool now holds up to 10 idle connections
+        restart_cluster(own_cluster)
+        # One call, no retry of ours (before the fix it raised StoreError "busy" after POOL_WAIT_SECONDS).
+        assert store.database.read(lambda conn: conn.execute("SELECT 41 + 1").fetchone())[0] == 42
+    finally:
+        store.close()
+
+
+@pytest.mark.timeout(120)
+def test_a_store_says_at_once_that_postgresql_is_away(own_cluster):
+    """While the server is away a request is refused saying so, not after the pool's wait for a connection it
+    cannot open (here 600 s: this test's timeout is far shorter); once it is back, the next request works."""
+    from pathlib import Path
+
+    from chainrule.progress.connection import PostgresDatabase
+    from chainrule.progress.errors import StoreError
+
+    database = PostgresDatabase(new_postgres_schema(own_cluster), pool_wait=600)
+    folder = Path(own_cluster.split("host=")[1].split("&")[0])
+    place, hidden = folder / ".s.PGSQL.5432", folder / "away"
+    try:
+        assert database.read(lambda conn: conn.execute("SELECT 1").fetchone())[0] == 1
+        with psycopg.connect(own_cluster, autocommit=True) as admin:
+            place.rename(hidden)  # no new connection can be made, and every open one is ended
+            try:
+                admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                              "WHERE pid <> pg_backend_pid() AND backend_type = 'client backend'")
+                for _ in range(3):  # the one whose connection broke, and those after it with an empty pool
+                    with pytest.raises(StoreError, match="cannot be reached"):
+                        database.read(lambda conn: conn.execute("SELECT 1").fetchone())
+            finally:
+                hidden.rename(place)
+        assert database.read(lambda conn: conn.execute("SELECT 2").fetchone())[0] == 2
+    finally:
+        database.close()

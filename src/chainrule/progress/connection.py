@@ -11,8 +11,8 @@ one connection per thread per process, reopened after a fork; every write ``BEGI
 a bounded number of times while another writer holds the lock).
 
 PostgreSQL, for a class on a school's server or several web processes: a bounded pool per process
-(psycopg_pool: at most ``pool_size`` connections, each checked before use, idle ones given back to the
-server after POOL_IDLE_SECONDS, so that web processes and workers share max_connections by a budget,
+(psycopg_pool: at most ``pool_size`` connections, idle ones given back to the server after POOL_IDLE_SECONDS;
+when one turns out broken, every idle one is checked at once and the work runs again on a new one, so that web processes and workers share max_connections by a budget,
 commands/connection_budget.py); a write that reads before it writes (one learner's two tabs answering at
 once) takes a transaction-scoped advisory lock on the learner, which is what SQLite's single writer gives
 for free. A dropped connection or a serialization failure is retried like a busy SQLite.
@@ -51,6 +51,10 @@ ADVISORY_NAMESPACE = 0x63726C  # "crl": the first key of every advisory lock cha
 DEFAULT_POOL_SIZE = 10  # PostgreSQL connections one process opens at most (the web process's 40 threads share them)
 POOL_IDLE_SECONDS = 30.0  # a pooled connection unused this long is closed (one per such period, down to none)
 POOL_WAIT_SECONDS = 10.0  # how long a request waits for a pooled connection before "busy, try again"
+# psycopg_pool retries a failed connection after 1, 2, 4, ... s until its reconnect_timeout: while PostgreSQL is
+# away that backoff grows, and once it is back the pool would wait out the last delay. Giving up after 3 s (tries
+# at 0, 1 and 3 s) lets the next request start afresh, so a restarted database is used again within a second or two.
+POOL_RECONNECT_SECONDS = 3.0
 
 
 class Connection:
@@ -353,6 +357,9 @@ class PostgresDatabase:
         self._pool: Any = None
         self._pool_pid = 0
         self._pool_lock = threading.Lock()
+        # Set when a connection of our own was refused: until one succeeds again, a request asks the server
+        # directly (refused at once) instead of waiting pool_wait seconds for a pool that cannot connect.
+        self._away = False
 
     @property
     def where(self) -> str:
@@ -367,7 +374,7 @@ class PostgresDatabase:
             if self._pool is None or self._pool_pid != os.getpid():
                 self._pool = self._pool_module.ConnectionPool(
                     self.url, min_size=0, max_size=self.pool_size, max_idle=POOL_IDLE_SECONDS,
-                    timeout=self.pool_wait, check=self._pool_module.ConnectionPool.check_connection,
+                    timeout=self.pool_wait, reconnect_timeout=POOL_RECONNECT_SECONDS,
                     kwargs={"autocommit": True, "connect_timeout": self.connect_timeout},
                     name="chainrule-store", open=True)
                 self._pool_pid = os.getpid()
@@ -382,16 +389,25 @@ class PostgresDatabase:
     def _connect_error(self, error: Exception) -> StoreError:
         """A pool that could not hand out a connection in time: the server refused or is away (the
         pool's last connection error says which), or every pooled connection stayed busy."""
-        try:  # the pool does not say why it has no connection: one attempt of our own does
-            self._psycopg.connect(self.url, connect_timeout=self.connect_timeout).close()
-        except self._psycopg.Error as refused:
-            return self._translate(refused)
+        refused = self._reachable()  # the pool does not say why it has no connection: one attempt of our own does
+        if refused is not None:
+            return refused
         return StoreError(
             f"The class database {self.where} is busy: all {self.pool_size} of this process's connections stayed "
             f"in use for {self.pool_wait:g} s, so nothing was read or saved. Try again in a moment; if it keeps "
             "happening, the database server is overloaded or cannot be reached (docs/classroom.md: PostgreSQL connections).",
             kind=LOCKED,
         )
+
+    def _reachable(self) -> StoreError | None:
+        """None if a connection of our own opens (the database is back, if it was away); else why not."""
+        try:
+            self._psycopg.connect(self.url, connect_timeout=self.connect_timeout).close()
+        except self._psycopg.Error as refused:
+            self._away = True
+            return self._translate(refused)
+        self._away = False
+        return None
 
     def _translate(self, error: Exception, waited: float | None = None) -> StoreError:
         errors = self._psycopg.errors
@@ -429,6 +445,8 @@ class PostgresDatabase:
         """kind: "write" (a transaction, with the advisory lock ``lock`` if given), "snapshot" (a
         REPEATABLE READ transaction: several SELECTs see one state, as SQLite's BEGIN gives) or "read"."""
         started = time.monotonic()
+        if self._away and (refused := self._reachable()) is not None:
+            raise refused
         for attempt in range(self.write_attempts):
             try:
                 with self._connections().connection() as raw:
@@ -446,6 +464,13 @@ class PostgresDatabase:
             except self._psycopg.Error as error:
                 # A broken connection is not given back to the pool (psycopg_pool drops it), so a retry gets another.
                 if attempt + 1 < self.write_attempts and self._retryable(error):
+                    if isinstance(error, self._psycopg.OperationalError):
+                        # The server restarted or the network dropped: its other idle connections broke too. Check
+                        # them all now (a round trip each) rather than meeting them one failed attempt at a time;
+                        # and if the server is away, say so now rather than after the pool's wait.
+                        self._connections().check()
+                        if (refused := self._reachable()) is not None:
+                            raise refused from error
                     time.sleep(0.02 * (attempt + 1))
                     continue
                 raise self._translate(error, round(time.monotonic() - started, 2)) from error
