@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import collections
 import os
 import random
 import re
@@ -28,6 +29,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -53,12 +55,17 @@ def free_port() -> int:
 def start(argv: list[str], env: dict, ready: str | None) -> subprocess.Popen:
     process = subprocess.Popen([sys.executable, "-m", "chainrule", *argv], env=env, cwd=REPO, text=True,
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    seen: list[str] = []
     if ready is not None:
         for line in process.stdout:
+            seen.append(line)
             if ready in line:
                 break
         else:
-            raise SystemExit(f"chainrule {' '.join(argv)} did not start")
+            raise SystemExit(f"chainrule {' '.join(argv)} did not start: {''.join(seen)[-2000:]}")
+    # Read the rest as it comes (the last lines kept): a full pipe would stop the process mid-benchmark.
+    process.last_lines = collections.deque(maxlen=50)  # type: ignore[attr-defined]
+    threading.Thread(target=process.last_lines.extend, args=(process.stdout,), daemon=True).start()  # type: ignore[attr-defined]
     return process
 
 

@@ -1,14 +1,20 @@
 """A class under load, learners behaving like browsers: the curve of learners a school's server holds.
 
     .venv/bin/python benchmarks/bench_class_browsers.py [--curve 100 200 400] [--web 2] [--workers 2]
-        [--think 3] [--ramp 45] [--exercises 3]
+        [--think 3] [--ramp 45] [--exercises 3] [--sqlite | --separate]
 
 Everything runs on this machine, on loopback: a throwaway PostgreSQL cluster (fsync on; tests/postgres_cluster.py),
 `chainrule class create`, one `chainrule serve --workers WEB` (WEB web processes on one port) and one
-`chainrule worker --concurrency WORKERS`. Each learner is an httpx client with its own cookies, at most 6
-connections (as a browser keeps per host) and a browser cache (a fingerprinted static file, `immutable`, is
-fetched once; any other is revalidated with If-None-Match). The accounts exist before a step starts (as a
-class does on its first day); in the step each learner, arriving spread over --ramp seconds:
+`chainrule worker --concurrency WORKERS`. With --separate, WEB `chainrule serve --workers 1` on ports of their
+own (a learner keeps to one, as behind a proxy) and WORKERS `chainrule worker --concurrency 1`, all reaching
+PostgreSQL by TCP with the role's password, as from separate hosts. With --sqlite, the default class: SQLite
+and one `chainrule serve` that grades the runs itself.
+
+Each learner is an httpx client with its own cookies, at most 6 connections (as a browser keeps per host) and a
+browser cache (a fingerprinted static file, `immutable`, is fetched once; any other is revalidated with
+If-None-Match); a request whose kept-alive connection the server closed as it was sent goes again once on a
+new connection, as a browser does (counted). The accounts exist before a step starts (as a class does on its
+first day); in the step each learner, arriving spread over --ramp seconds:
 signs in with the password; opens the lesson page, then every static file the page and its modules name, and
 the API the page asks; saves each prediction after a pause (--think, on average); per exercise saves a draft,
 runs failing code (one time in three) and then passing code, and one learner in 25 runs an endless loop once,
@@ -29,6 +35,7 @@ import random
 import re
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import uuid
@@ -39,6 +46,8 @@ from urllib.parse import urljoin
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO / "benchmarks"))
+
+import httpx  # noqa: E402
 
 from bench_class import PASSWORD, free_port, percentile, start, stop  # noqa: E402
 from postgres_cluster import new_postgres_schema, throwaway_cluster  # noqa: E402
@@ -52,6 +61,8 @@ LESSON = "backprop"
 CLASS = "Bench"
 FAILING = "# not finished yet\nanswer = None\n"
 ENDLESS = "while True:\n    pass\n"
+DATABASE_PASSWORD = "a database password for the benchmark"
+RESENT_AFTER = (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)
 REFERENCE = re.compile(r"""(?:src|href)=["']([^"']+)["']|from\s+["']([^"']+)["']|import\s*\(?\s*["']([^"']+)["']|"""
                        r"""url\(\s*["']?([^"')]+)["']?\s*\)""")
 
@@ -78,11 +89,21 @@ class Learner:
             headers["X-CSRF-Token"] = self.client.cookies.get("chainrule_csrf", "")
         route = route_of(method, url)
         started = time.perf_counter()
-        try:
-            answer = await self.client.request(method, url, headers=headers, **kwargs)
-        except Exception as error:  # a refused or dropped connection: the learner sees it fail
-            self.stats["failed"].append(f"{route}: {type(error).__name__}")
-            return None
+        for attempt in (1, 2):
+            try:
+                answer = await self.client.request(method, url, headers=headers, **kwargs)
+                break
+            except RESENT_AFTER as error:
+                # The server closed a kept-alive connection as this request was sent on it: a browser sends the
+                # request again, once, on a new connection (a run carries its key, so it is not sent twice).
+                if attempt == 1:
+                    self.stats["resent"] += 1
+                    continue
+                self.stats["failed"].append(f"{route}: {type(error).__name__}")
+                return None
+            except Exception as error:  # a refused connection or a timeout: the learner sees it fail
+                self.stats["failed"].append(f"{route}: {type(error).__name__}")
+                return None
         self.stats["ms"][route].append((time.perf_counter() - started) * 1000)
         if answer.status_code >= 500:
             self.stats["failed"].append(f"{route}: {answer.status_code} {answer.text[:100]}")
@@ -176,8 +197,12 @@ class Learner:
     async def run(self, exercise: str, source: str) -> None:
         ticket = await self.call("POST", "/api/grade", headers={"X-Chainrule-Run": uuid.uuid4().hex},
                                  json={"exercise": exercise, "language": "python", "source": source})
-        if ticket is None or "job" not in ticket.json():
+        if ticket is None:
             self.stats["runs_refused"] += 1
+            return
+        if "job" not in ticket.json():  # graded in the web process (a class in SQLite): the result itself
+            verdict = ticket.json().get("verdict")
+            self.stats["runs_busy" if verdict == "busy" else "runs_inline"] += 1
             return
         status = ticket.json()
         self.jobs.append(status["job"])
@@ -188,29 +213,33 @@ class Learner:
                 status = answer.json()
 
 
-async def join_all(base: str, invite: str, names: list[str]) -> None:
+async def join_all(base: str, invite: str, names: list[str], at_once: int = 2) -> None:
+    """Make the accounts before the step, ``at_once`` joins at a time (the password pool's width on 2 cores)."""
     import httpx
 
-    async with httpx.AsyncClient(base_url=base, timeout=120) as client:
-        async def join(name: str) -> None:
-            client.cookies.clear()
-            page = await client.get(invite)
-            csrf = re.search(r'name="csrf" value="([^"]+)"', page.text).group(1)
-            answer = await client.post(invite, data={"csrf": csrf, "name": name, "password": PASSWORD})
-            if answer.status_code != 303:
-                raise SystemExit(f"{name} could not join: {answer.status_code} {answer.text[:200]}")
+    async def joiner(share: list[str]) -> None:
+        async with httpx.AsyncClient(base_url=base, timeout=120) as client:
+            for name in share:  # one at a time per client: one client's cookies
+                client.cookies.clear()
+                page = await client.get(invite)
+                csrf = re.search(r'name="csrf" value="([^"]+)"', page.text).group(1)
+                answer = await client.post(invite, data={"csrf": csrf, "name": name, "password": PASSWORD})
+                if answer.status_code != 303:
+                    raise SystemExit(f"{name} could not join: {answer.status_code} {answer.text[:200]}")
 
-        for name in names:  # one at a time: one client's cookies
-            await join(name)
+    await asyncio.gather(*(joiner(names[start::at_once]) for start in range(at_once)))
 
 
-async def class_works(base: str, names: list[str], think: float, ramp: float, exercises: int) -> dict:
+async def class_works(bases: list[str], names: list[str], think: float, ramp: float, exercises: int) -> dict:
+    """The learners' lessons; learner i uses web address i mod len(bases) (as a proxy keeps a browser on one)."""
     import httpx
 
     stats: dict = {"ms": defaultdict(list), "failed": [], "refused": defaultdict(int), "sign_in_ms": [],
-                   "sign_in_failed": 0, "runs_refused": 0, "cache_hits": 0, "static_bytes": 0}
+                   "sign_in_failed": 0, "runs_refused": 0, "runs_busy": 0, "runs_inline": 0, "resent": 0,
+                   "cache_hits": 0, "static_bytes": 0}
     limits = httpx.Limits(max_connections=6, max_keepalive_connections=6)
-    clients = [httpx.AsyncClient(base_url=base, timeout=60, limits=limits) for _ in names]
+    clients = [httpx.AsyncClient(base_url=bases[index % len(bases)], timeout=60, limits=limits)
+               for index in range(len(names))]
     learners = [Learner(client, name, stats) for client, name in zip(clients, names)]
     endless = set(random.sample(range(len(learners)), max(1, len(learners) // 25)))
     try:
@@ -230,31 +259,43 @@ async def class_works(base: str, names: list[str], think: float, ramp: float, ex
 class Sampler:
     """Once a second: each web process's resident size (its peak kept), and PostgreSQL's open connections."""
 
-    def __init__(self, supervisor: int, url: str) -> None:
-        self.supervisor, self.url = supervisor, url
+    def __init__(self, supervisors: list[int], url: str | None) -> None:
+        self.supervisors, self.url = supervisors, url
         self.peak_kib: dict[int, int] = {}
         self.connections = 0
         self.stopping = threading.Event()
         self.thread = threading.Thread(target=self.sample, daemon=True)
         self.thread.start()
 
+    def web_processes(self) -> list[int]:
+        """Each supervisor's children (serve --workers N > 1 forks them), or the supervisor itself."""
+        found = []
+        for supervisor in self.supervisors:
+            children = Path(f"/proc/{supervisor}/task/{supervisor}/children")
+            pids = [int(pid) for pid in children.read_text().split()] if children.exists() else []
+            found += pids or [supervisor]
+        return found
+
     def sample(self) -> None:
         import psycopg
 
-        with psycopg.connect(self.url, autocommit=True) as conn:
+        conn = psycopg.connect(self.url, autocommit=True) if self.url else None
+        try:
             while not self.stopping.wait(1.0):
-                children = Path(f"/proc/{self.supervisor}/task/{self.supervisor}/children")
-                pids = [int(pid) for pid in children.read_text().split()] if children.exists() else []
-                for pid in pids or [self.supervisor]:
+                for pid in self.web_processes():
                     try:
                         status = Path(f"/proc/{pid}/status").read_text()
                     except OSError:
                         continue
                     rss = int(re.search(r"^VmRSS:\s+(\d+)", status, re.MULTILINE).group(1))
                     self.peak_kib[pid] = max(self.peak_kib.get(pid, 0), rss)
-                count = conn.execute("SELECT COUNT(*) FROM pg_stat_activity WHERE backend_type = 'client backend'"
-                                     ).fetchone()[0]
-                self.connections = max(self.connections, count - 1)
+                if conn is not None:
+                    count = conn.execute("SELECT COUNT(*) FROM pg_stat_activity WHERE backend_type = 'client backend'"
+                                         ).fetchone()[0]
+                    self.connections = max(self.connections, count - 1)
+        finally:
+            if conn is not None:
+                conn.close()
 
     def stop(self) -> None:
         self.stopping.set()
@@ -285,41 +326,70 @@ def database_figures(url: str, jobs: list[int], wait_seconds: float = 180) -> di
             "wait_p95": percentile(waits, 0.95), "rate": len(graded) / span if graded and span else float("nan")}
 
 
-def step(cluster: str, learners: int, args: argparse.Namespace) -> None:
-    url = new_postgres_schema(cluster)
-    env = dict(os.environ, CHAINRULE_DATABASE=url, PYTHONUNBUFFERED="1")
+def step(cluster: str | None, learners: int, args: argparse.Namespace) -> None:
+    """One step of the curve: a new class (a new schema, or a new SQLite folder), its servers, the learners."""
     port = free_port()
     base = f"http://127.0.0.1:{port}"
+    if cluster is None:  # the default: the class in SQLite, runs graded in the one web process
+        folder = tempfile.mkdtemp(prefix="chainrule-bench-")
+        env = dict(os.environ, CHAINRULE_DATA_DIR=folder, PYTHONUNBUFFERED="1")
+        env.pop("CHAINRULE_DATABASE", None)
+        url = None
+    else:
+        url = new_postgres_schema(cluster)
+        if args.separate:  # as from other hosts: TCP and the role's password
+            schema = url.split("search_path%3D")[1]
+            url = (f"postgresql://chainrule:{DATABASE_PASSWORD.replace(' ', '%20')}@127.0.0.1:{args.pg_port}/postgres"
+                   f"?options=-csearch_path%3D{schema}")
+        env = dict(os.environ, CHAINRULE_DATABASE=url, PYTHONUNBUFFERED="1")
     made = subprocess.run([sys.executable, "-m", "chainrule", "class", "create", CLASS, "--url", base],
                           env=env, cwd=REPO, capture_output=True, text=True, check=True)
     invite = re.findall(rf"{re.escape(base)}/join/\S+", made.stdout)[0]
-    web = start(["serve", "--port", str(port), "--workers", str(args.web)], env, "sign in at")
-    workers = start(["worker", "--concurrency", str(args.workers)], env, "processes grading" if args.workers > 1
-                    else "is grading")
+    if cluster is None:
+        webs, workers = [start(["serve", "--port", str(port)], env, "sign in at")], []
+        bases = [base]
+    elif args.separate:  # each web process and each worker a process of its own, as on its own host
+        ports = [port] + [free_port() for _ in range(args.web - 1)]
+        webs = [start(["serve", "--port", str(each), "--workers", "1", "--url", base], env, "sign in at")
+                for each in ports]
+        workers = [start(["worker", "--concurrency", "1"], env, "is grading") for _ in range(args.workers)]
+        bases = [f"http://127.0.0.1:{each}" for each in ports]
+    else:
+        webs = [start(["serve", "--port", str(port), "--workers", str(args.web)], env, "sign in at")]
+        workers = [start(["worker", "--concurrency", str(args.workers)], env,
+                         "processes grading" if args.workers > 1 else "is grading")]
+        bases = [base]
     names = [f"learner{index:04d}" for index in range(learners)]
     try:
         asyncio.run(join_all(base, invite.removeprefix(base), names))
-        sampler = Sampler(web.pid, cluster)
+        sampler = Sampler([web.pid for web in webs], cluster)
         load = os.getloadavg()[0]
-        stats = asyncio.run(class_works(base, names, args.think, args.ramp, args.exercises))
-        figures = database_figures(url, stats["jobs"])
+        stats = asyncio.run(class_works(bases, names, args.think, args.ramp, args.exercises))
+        figures = database_figures(url, stats["jobs"]) if url else None
         sampler.stop()
     finally:
-        stop(workers)
-        stop(web)
+        for process in [*workers, *webs]:
+            stop(process)
     api = [value for route, values in stats["ms"].items() if " /api/" in route for value in values]
     every = [value for values in stats["ms"].values() for value in values]
     peaks = " + ".join(f"{kib / 1024:.0f}" for kib in sorted(sampler.peak_kib.values(), reverse=True)[:args.web])
-    print(f"\n{learners} learners ({args.web} web processes, {args.workers} worker processes; load average "
-          f"{load:.1f} at the start) in {stats['seconds']:.0f} s, {len(every)} requests:")
+    kind = ("SQLite, runs graded in the web process" if cluster is None else
+            f"{args.web} web processes, {args.workers} worker processes"
+            + (", each a process of its own reaching PostgreSQL by TCP with a password" if args.separate else ""))
+    print(f"\n{learners} learners ({kind}; load average {load:.1f} at the start) in {stats['seconds']:.0f} s, "
+          f"{len(every)} requests:")
     print(f"  API p50/p95/p99 {percentile(api, 0.5):.0f} / {percentile(api, 0.95):.0f} / {percentile(api, 0.99):.0f} ms;"
-          f" all requests p95 {percentile(every, 0.95):.0f} ms; failed {len(stats['failed'])}; "
-          f"sign-in p50/p95 {percentile(stats['sign_in_ms'], 0.5):.0f} / {percentile(stats['sign_in_ms'], 0.95):.0f} ms, "
-          f"{stats['sign_in_failed']} failed")
-    print(f"  runs: {len(stats['jobs'])} accepted, {figures['graded']} graded, {figures['ended']} ended, lost "
-          f"{figures['lost']}, doubled {figures['doubled']}, refused (per-learner bound) {stats['runs_refused']}; "
-          f"queue wait p50/p95 {figures['wait_p50']:.1f} / {figures['wait_p95']:.1f} s; "
-          f"{figures['rate']:.2f} runs graded/s")
+          f" all requests p95 {percentile(every, 0.95):.0f} ms; failed {len(stats['failed'])} (sent again once, as a "
+          f"browser does: {stats['resent']}); sign-in p50/p95 {percentile(stats['sign_in_ms'], 0.5):.0f} / "
+          f"{percentile(stats['sign_in_ms'], 0.95):.0f} ms, {stats['sign_in_failed']} failed")
+    if figures is None:
+        print(f"  runs: {stats['runs_inline']} graded, {stats['runs_busy']} answered busy, {stats['runs_refused']} "
+              "refused or failed")
+    else:
+        print(f"  runs: {len(stats['jobs'])} accepted, {figures['graded']} graded, {figures['ended']} ended, lost "
+              f"{figures['lost']}, doubled {figures['doubled']}, refused (per-learner bound) {stats['runs_refused']}; "
+              f"queue wait p50/p95 {figures['wait_p50']:.1f} / {figures['wait_p95']:.1f} s; "
+              f"{figures['rate']:.2f} runs graded/s")
     print(f"  web processes' peak RSS {peaks} MB; most PostgreSQL connections {sampler.connections}; static "
           f"{stats['static_bytes'] / 1e6:.1f} MB sent, {stats['cache_hits']} served from the browsers' caches")
     for route in sorted(stats["ms"], key=lambda name: -len(stats["ms"][name])):
@@ -340,11 +410,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--think", type=float, default=3.0, help="mean seconds a learner pauses between steps")
     parser.add_argument("--ramp", type=float, default=45.0, help="seconds over which the learners arrive")
     parser.add_argument("--exercises", type=int, default=3, help="exercises each learner does (of 3)")
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--sqlite", action="store_true",
+                       help="the default class: SQLite, one web process grading the runs itself (no workers)")
+    where.add_argument("--separate", action="store_true",
+                       help="each web process (`serve --workers 1`, on ports of their own) and each worker "
+                            "(`worker --concurrency 1`) a process of its own, reaching PostgreSQL by TCP with a "
+                            "password, as from separate hosts")
     args = parser.parse_args(argv)
     print(f"load before: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores", flush=True)
-    with throwaway_cluster(max_connections=100, fsync=True) as cluster:
+    if args.sqlite:
         for learners in args.curve:
-            step(cluster, learners, args)
+            step(None, learners, args)
+    else:
+        args.pg_port = free_port() if args.separate else None
+        with throwaway_cluster(max_connections=100, fsync=True, tcp_port=args.pg_port,
+                               password=DATABASE_PASSWORD if args.separate else None) as cluster:
+            for learners in args.curve:
+                step(cluster, learners, args)
     print(f"load after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
     return 0
 

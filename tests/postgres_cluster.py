@@ -34,8 +34,11 @@ def postgres_bin() -> Path | None:
 
 
 @contextmanager
-def throwaway_cluster(max_connections: int = 200, fsync: bool = False) -> Iterator[str]:
-    """fsync=False for tests (nothing to keep); the benchmark writes as a real server does."""
+def throwaway_cluster(max_connections: int = 200, fsync: bool = False, tcp_port: int | None = None,
+                      password: str | None = None) -> Iterator[str]:
+    """fsync=False for tests (nothing to keep); the benchmark writes as a real server does. With ``tcp_port``
+    and ``password`` it also listens on 127.0.0.1:tcp_port, where the role chainrule must give the password
+    (scram-sha-256), as a database on another host does; the URL yielded is still the trusted Unix socket's."""
     bin_dir = postgres_bin()
     if bin_dir is None:
         raise ClusterUnavailable("PostgreSQL's initdb and pg_ctl are not installed (apt-get install postgresql; "
@@ -53,11 +56,20 @@ def throwaway_cluster(max_connections: int = 200, fsync: bool = False) -> Iterat
         if done.returncode != 0:
             raise RuntimeError(f"{' '.join(command)} failed: {done.stdout}{done.stderr}")
 
-    run(str(bin_dir / "initdb"), "-D", data, "-U", "chainrule", "--auth=trust", "-E", "UTF8", "--no-sync")
-    options = f"-k {folder} -c listen_addresses='' -c fsync={'on' if fsync else 'off'} -c max_connections={max_connections}"
+    authentication = ["--auth=trust"]
+    if password is not None:
+        secret = os.path.join(folder, "password")
+        with open(secret, "w") as file:
+            file.write(password)
+        if run_as:
+            os.chown(secret, user.pw_uid, user.pw_gid)
+        authentication = ["--auth-local=trust", "--auth-host=scram-sha-256", f"--pwfile={secret}"]
+    run(str(bin_dir / "initdb"), "-D", data, "-U", "chainrule", *authentication, "-E", "UTF8", "--no-sync")
+    listen = f"-c listen_addresses=127.0.0.1 -p {tcp_port}" if tcp_port else "-c listen_addresses=''"
+    options = f"-k {folder} {listen} -c fsync={'on' if fsync else 'off'} -c max_connections={max_connections}"
     run(str(bin_dir / "pg_ctl"), "-D", data, "-l", log, "-o", options, "-w", "start")
     try:
-        yield f"postgresql://chainrule@/postgres?host={folder}"
+        yield f"postgresql://chainrule@/postgres?host={folder}" + (f"&port={tcp_port}" if tcp_port else "")
     finally:
         subprocess.run([*run_as, str(bin_dir / "pg_ctl"), "-D", data, "-m", "immediate", "-w", "stop"],
                        capture_output=True, timeout=120)
