@@ -20,6 +20,10 @@ the API the page asks; saves each prediction after a pause (--think, on average)
 runs failing code (one time in three) and then passing code, and one learner in 25 runs an endless loop once,
 following each run until graded as the page does; reloads the page (cached); answers the quiz.
 
+One more learner, in a process of its own whose event loop is idle (as a browser on its own machine), reads its
+progress and saves a prediction in turn twice a second through the step: what one learner waits, without this
+load generator's own queue (one Python process for every learner, on the same cores as the servers).
+
 Per step it prints p50/p95/p99 per route, failed requests (a status >= 500 or a dropped connection: 429/409
 answers are a page's business, counted apart), sign-in latency, queue wait (sent to started, from the database),
 runs graded per second, lost runs (accepted, never graded or ended with a verdict) and doubled runs (more
@@ -30,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import multiprocessing
 import os
 import random
 import re
@@ -47,6 +52,13 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
+import importlib.util  # noqa: E402
+
+if importlib.util.find_spec("sniffio") is None:
+    # httpcore asks `import sniffio` on every request; without it each failed import searches sys.path again
+    # (a seventh of this load generator's time, measured with py-spy). None in sys.modules fails it at once.
+    sys.modules["sniffio"] = None  # type: ignore[assignment]
+
 import httpx  # noqa: E402
 
 from bench_class import PASSWORD, free_port, percentile, start, stop  # noqa: E402
@@ -63,6 +75,7 @@ FAILING = "# not finished yet\nanswer = None\n"
 ENDLESS = "while True:\n    pass\n"
 DATABASE_PASSWORD = "a database password for the benchmark"
 RESENT_AFTER = (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)
+NAMED: dict[str, list[str]] = {}  # a static file's URL -> the URLs it names (the same file for every learner)
 REFERENCE = re.compile(r"""(?:src|href)=["']([^"']+)["']|from\s+["']([^"']+)["']|import\s*\(?\s*["']([^"']+)["']|"""
                        r"""url\(\s*["']?([^"')]+)["']?\s*\)""")
 
@@ -83,7 +96,8 @@ class Learner:
         self.cache: dict[str, str | None] = {}  # URL -> ETag (None: immutable, never asked again)
         self.jobs: list[int] = []
 
-    async def call(self, method: str, url: str, **kwargs):
+    async def call(self, method: str, url: str, raw: bool = False, **kwargs):
+        """raw: read the body as sent, undecoded (a static file whose references are known already)."""
         headers = dict(kwargs.pop("headers", {}))
         if method not in ("GET", "HEAD"):
             headers["X-CSRF-Token"] = self.client.cookies.get("chainrule_csrf", "")
@@ -91,7 +105,16 @@ class Learner:
         started = time.perf_counter()
         for attempt in (1, 2):
             try:
-                answer = await self.client.request(method, url, headers=headers, **kwargs)
+                if raw:
+                    answer = await self.client.send(self.client.build_request(method, url, headers=headers, **kwargs),
+                                                    stream=True)
+                    try:
+                        async for _ in answer.aiter_raw():
+                            pass
+                    finally:
+                        await answer.aclose()
+                else:
+                    answer = await self.client.request(method, url, headers=headers, **kwargs)
                 break
             except RESENT_AFTER as error:
                 # The server closed a kept-alive connection as this request was sent on it: a browser sends the
@@ -113,35 +136,42 @@ class Learner:
             return None
         return answer
 
-    async def static(self, url: str) -> str | None:
-        """A static file through the browser's cache; its text if it was fetched (to follow its references)."""
+    async def static(self, url: str) -> list[str]:
+        """A static file through the browser's cache; the URLs it names (imports, fonts) if it was fetched."""
         if url in self.cache and self.cache[url] is None:
             self.stats["cache_hits"] += 1
-            return None
+            return []
         headers = {"If-None-Match": self.cache[url]} if self.cache.get(url) else {}
-        answer = await self.call("GET", url, headers={**headers, "Accept-Encoding": "br, gzip"})
+        known = NAMED.get(url)
+        # Decoding and scanning 1 MB of scripts is the browser's work, on the learner's own machine: here it would
+        # take the server's cores. Each file is read once for what it names; other learners take it as sent.
+        answer = await self.call("GET", url, raw=known is not None, headers={**headers, "Accept-Encoding": "br, gzip"})
         if answer is None or answer.status_code == 304:
-            return None
+            return []
         immutable = "immutable" in answer.headers.get("cache-control", "")
         self.cache[url] = None if immutable else answer.headers.get("etag")
         self.stats["static_bytes"] += answer.num_bytes_downloaded  # as sent (compressed)
-        kind = answer.headers.get("content-type", "")
-        return answer.text if ("javascript" in kind or "css" in kind) else None
+        if known is None:
+            kind = answer.headers.get("content-type", "")
+            text = answer.text if ("javascript" in kind or "css" in kind) else ""
+            known = NAMED[url] = [urljoin(url, found) for found in self._references(text)]
+        return known
 
     async def page(self, path: str) -> None:
         answer = await self.call("GET", path)
         if answer is None:
             return
         seen: set[str] = set()
-        waiting = [(urljoin(str(answer.url), found), answer.text) for found in self._references(answer.text)]
+        waiting = [urljoin(str(answer.url), found) for found in self._references(answer.text)]
         while waiting:
-            batch, waiting = waiting[:6], waiting[6:]  # about as many at once as a browser's connections
-            texts = await asyncio.gather(*(self.static(url) for url, _ in batch if url not in seen))
-            for (url, _), text in zip([item for item in batch if item[0] not in seen], texts):
-                seen.add(url)
-                if text:
-                    waiting += [(urljoin(url, found), text) for found in self._references(text)
-                                if urljoin(url, found) not in seen]
+            batch: list[str] = []
+            while waiting and len(batch) < 6:  # about as many at once as a browser's connections
+                url = waiting.pop(0)
+                if url not in seen and url not in batch:
+                    batch.append(url)
+            seen.update(batch)
+            for named in await asyncio.gather(*(self.static(url) for url in batch)):
+                waiting += [url for url in named if url not in seen]
         await asyncio.gather(self.call("GET", f"/api/lessons/{LESSON}"), self.call("GET", f"/api/progress/{LESSON}"),
                              self.call("GET", "/api/jobs"))
 
@@ -256,6 +286,36 @@ async def class_works(bases: list[str], names: list[str], think: float, ramp: fl
     return stats
 
 
+def probe(base: str, name: str, stop: "multiprocessing.synchronize.Event", results: "multiprocessing.Queue") -> None:
+    """One more learner in a process of its own, with an idle event loop as a browser on its own machine has:
+    twice a second a read of the API and, in turn, a save; what it waits is what one learner sees."""
+    waits: dict[str, list[float]] = {"read": [], "save": []}
+    failed = 0
+    with httpx.Client(base_url=base, timeout=60) as client:
+        form = client.get("/sign-in")
+        csrf = re.search(r'name="csrf" value="([^"]+)"', form.text).group(1)
+        signed = client.post("/sign-in", data={"csrf": csrf, "class_name": CLASS, "name": name, "password": PASSWORD})
+        assert signed.status_code == 303, signed.text
+        key = lessons.prediction_keys(LESSON)[0]
+        turn = 0
+        while not stop.wait(0.5):
+            turn += 1
+            kind = "save" if turn % 2 else "read"
+            started = time.perf_counter()
+            try:
+                if kind == "read":
+                    answer = client.get(f"/api/progress/{LESSON}")
+                else:
+                    answer = client.put(f"/api/progress/{LESSON}/predictions/{key}", json={"value": 1.0},
+                                        headers={"X-CSRF-Token": client.cookies.get("chainrule_csrf", "")})
+                failed += answer.status_code >= 400
+            except httpx.HTTPError:
+                failed += 1
+                continue
+            waits[kind].append((time.perf_counter() - started) * 1000)
+    results.put((waits, failed))
+
+
 class Sampler:
     """Once a second: each web process's resident size (its peak kept), and PostgreSQL's open connections."""
 
@@ -360,11 +420,18 @@ def step(cluster: str | None, learners: int, args: argparse.Namespace) -> None:
                          "processes grading" if args.workers > 1 else "is grading")]
         bases = [base]
     names = [f"learner{index:04d}" for index in range(learners)]
+    spawn = multiprocessing.get_context("spawn")
+    probe_stop, probe_results = spawn.Event(), spawn.Queue()
     try:
-        asyncio.run(join_all(base, invite.removeprefix(base), names))
+        asyncio.run(join_all(base, invite.removeprefix(base), [*names, "probe"]))
         sampler = Sampler([web.pid for web in webs], cluster)
+        prober = spawn.Process(target=probe, args=(bases[0], "probe", probe_stop, probe_results), daemon=True)
+        prober.start()
         load = os.getloadavg()[0]
         stats = asyncio.run(class_works(bases, names, args.think, args.ramp, args.exercises))
+        probe_stop.set()
+        probe_waits, probe_failed = probe_results.get(timeout=120)
+        prober.join(30)
         figures = database_figures(url, stats["jobs"]) if url else None
         sampler.stop()
     finally:
@@ -382,6 +449,11 @@ def step(cluster: str | None, learners: int, args: argparse.Namespace) -> None:
           f" all requests p95 {percentile(every, 0.95):.0f} ms; failed {len(stats['failed'])} (sent again once, as a "
           f"browser does: {stats['resent']}); sign-in p50/p95 {percentile(stats['sign_in_ms'], 0.5):.0f} / "
           f"{percentile(stats['sign_in_ms'], 0.95):.0f} ms, {stats['sign_in_failed']} failed")
+    print(f"  one more learner, in a process of its own with an idle loop (as a browser): read p50/p95/p99 "
+          f"{percentile(probe_waits['read'], 0.5):.0f} / {percentile(probe_waits['read'], 0.95):.0f} / "
+          f"{percentile(probe_waits['read'], 0.99):.0f} ms, save {percentile(probe_waits['save'], 0.5):.0f} / "
+          f"{percentile(probe_waits['save'], 0.95):.0f} / {percentile(probe_waits['save'], 0.99):.0f} ms "
+          f"({len(probe_waits['read']) + len(probe_waits['save'])} requests, {probe_failed} failed)")
     if figures is None:
         print(f"  runs: {stats['runs_inline']} graded, {stats['runs_busy']} answered busy, {stats['runs_refused']} "
               "refused or failed")

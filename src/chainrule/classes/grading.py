@@ -125,6 +125,12 @@ def job_answer(status: dict) -> dict:
 # ---------------------------------------------------------------- in this process
 
 
+# Runs of a class in SQLite that may wait for this process's sandboxes (each at most the gate's minute; the
+# per-learner bound keeps one learner to 3): 100 learners' busiest moments measured 24 "busy" answers of 387
+# runs with the personal app's room of 4 (benchmarks/bench_class_browsers.py --sqlite), none with this one.
+CLASS_WAITING_ROOM = 400
+
+
 class InProcessRuns:
     """Runs graded in this process's sandboxes, in turns of grading.gate(); the result is kept at once
     through ``keeper(learner)`` (the learner's progress store; it may raise: the grade stands, unsaved),

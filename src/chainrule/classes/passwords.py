@@ -1,11 +1,15 @@
 """Password hashing (argon2id) in a small pool of threads of its own, within a memory budget.
 
-    passwords = PasswordPool()                        # argon2-cffi's defaults: 64 MiB and ~0.1 s a hash
+    passwords = PasswordPool()                        # argon2id at OWASP's minimum: 19 MiB, 2 passes, 1 lane
     digest = await passwords.hash("a long password")
     matched = await passwords.verify(digest, "a long password")
 
-Every sign-in, join and new password costs one argon2id computation: 64 MiB of memory (memory_cost) and a
-tenth of a second or more of a core. Run in the server's shared thread pool, 40 at once took 2.5 GB and
+Every sign-in, join and new password costs one argon2id computation. The cost is OWASP's minimum for argon2id
+(Password Storage Cheat Sheet: 19 MiB of memory, 2 passes, 1 lane), about 0.03 s of one core on the 2-core
+machine of docs/performance.md. argon2-cffi's default (RFC 9106's low-memory profile: 64 MiB, 3 passes, 4
+lanes) took 0.26 core-seconds a check there: a class of 400 signing in within a minute needed 100 core-seconds,
+more than two cores have, and sign-ins failed (issue 31). A hash made with other parameters still checks (they
+are part of the hash). Run in the server's shared thread pool, 40 at once took 2.5 GB and
 every thread, and pages waited behind them (issue 27, item 4). Here a computation first waits for a slot
 in the event loop, costing no thread; as many run at once as the memory budget holds and the machine has
 cores (at most `memory_budget // memory_cost`, at most os.cpu_count()), each in a thread of this pool's
@@ -23,12 +27,18 @@ import anyio
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
 
-__all__ = ["PasswordPool", "PasswordsBusy", "MEMORY_BUDGET", "MAX_WAITING", "WAIT_SECONDS", "RETRY_AFTER"]
+__all__ = ["PasswordPool", "PasswordsBusy", "production_hasher", "MEMORY_BUDGET", "MAX_WAITING", "WAIT_SECONDS", "RETRY_AFTER"]
 
-MEMORY_BUDGET = 256 * 1024 * 1024  # bytes of argon2 memory at once: 4 hashes at argon2-cffi's 64 MiB
+TIME_COST, MEMORY_KIB, PARALLELISM = 2, 19 * 1024, 1  # argon2id's passes, memory and lanes (OWASP's minimum)
+MEMORY_BUDGET = 256 * 1024 * 1024  # bytes of argon2 memory at once (13 hashes of 19 MiB; the cores bound it first)
 MAX_WAITING = 400  # sign-ins waiting for a slot (a waiting one holds a coroutine, not memory or a thread)
 WAIT_SECONDS = 30.0  # the longest a sign-in waits for its slot before "try again"
 RETRY_AFTER = 5  # seconds, in the Retry-After of a busy answer
+
+
+def production_hasher() -> PasswordHasher:
+    """argon2id at the cost every account's password is kept with."""
+    return PasswordHasher(time_cost=TIME_COST, memory_cost=MEMORY_KIB, parallelism=PARALLELISM)
 
 
 class PasswordsBusy(Exception):
@@ -44,7 +54,7 @@ class PasswordPool:
 
     def __init__(self, hasher: PasswordHasher | None = None, *, memory_budget: int = MEMORY_BUDGET,
                  max_waiting: int = MAX_WAITING, wait_seconds: float = WAIT_SECONDS) -> None:
-        self.hasher = hasher or PasswordHasher()  # argon2id, RFC 9106's low-memory profile
+        self.hasher = hasher or production_hasher()
         per_hash = self.hasher.memory_cost * 1024  # memory_cost is in KiB
         self.slots = max(1, min(os.cpu_count() or 1, memory_budget // per_hash))
         self.max_waiting = max_waiting

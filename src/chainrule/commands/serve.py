@@ -81,6 +81,12 @@ def class_runs(store, args: argparse.Namespace) -> "GradedRuns":
     from chainrule.classes.grading import InProcessRuns, QueuedRuns
 
     if store.database.dialect != "postgresql":
+        from chainrule.classes.grading import CLASS_WAITING_ROOM
+        from chainrule.grading import configure_concurrency, gate
+
+        # A class's runs wait their turn in the event loop (no thread each, at most a minute); the waiting room
+        # of 4 that serves one person's `chainrule lesson` would turn a class's busy minute into "busy" answers.
+        configure_concurrency(queue=max(gate().queue, CLASS_WAITING_ROOM))
         return InProcessRuns.for_class(store, per_learner=args.runs_per_learner)
     return QueuedRuns(store, store.database.url, deadline_seconds=args.run_deadline,
                       max_open=args.runs_per_learner)
@@ -121,6 +127,9 @@ def run(args: argparse.Namespace) -> int:
     if args.runs_per_learner < 1:
         print(f"chainrule serve: --runs-per-learner must be 1 or more, not {args.runs_per_learner}", file=sys.stderr)
         return 2
+    from chainrule.commands.malloc_arenas import limit_malloc_arenas
+
+    limit_malloc_arenas()  # before any thread starts, and inherited by the web processes it forks
     bind_host = args.host.strip().strip("[]")
     url = (args.url or f"http://{url_host(bind_host)}:{args.port}").rstrip("/")
     parts = urlsplit(url)
