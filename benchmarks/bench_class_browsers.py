@@ -10,7 +10,8 @@ own (a learner keeps to one, as behind a proxy) and WORKERS `chainrule worker --
 PostgreSQL by TCP with the role's password, as from separate hosts. With --sqlite, the default class: SQLite
 and one `chainrule serve` that grades the runs itself.
 
-Each learner is an httpx client with its own cookies, at most 6 connections (as a browser keeps per host) and a
+The learners are split over --generators processes (2 by default), each with an event loop of its own. Each
+learner is an httpx client with its own cookies, at most 6 connections (as a browser keeps per host) and a
 browser cache (a fingerprinted static file, `immutable`, is fetched once; any other is revalidated with
 If-None-Match); a request whose kept-alive connection the server closed as it was sent goes again once on a
 new connection, as a browser does (counted). The accounts exist before a step starts (as a class does on its
@@ -75,7 +76,7 @@ FAILING = "# not finished yet\nanswer = None\n"
 ENDLESS = "while True:\n    pass\n"
 DATABASE_PASSWORD = "a database password for the benchmark"
 RESENT_AFTER = (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)
-NAMED: dict[str, list[str]] = {}  # a static file's URL -> the URLs it names (the same file for every learner)
+NAMED: dict[str, list[str]] = {}  # a static file's URL -> the URLs it names (the same file for every learner; per process)
 REFERENCE = re.compile(r"""(?:src|href)=["']([^"']+)["']|from\s+["']([^"']+)["']|import\s*\(?\s*["']([^"']+)["']|"""
                        r"""url\(\s*["']?([^"')]+)["']?\s*\)""")
 
@@ -260,30 +261,73 @@ async def join_all(base: str, invite: str, names: list[str], at_once: int = 2) -
     await asyncio.gather(*(joiner(names[start::at_once]) for start in range(at_once)))
 
 
-async def class_works(bases: list[str], names: list[str], think: float, ramp: float, exercises: int) -> dict:
-    """The learners' lessons; learner i uses web address i mod len(bases) (as a proxy keeps a browser on one)."""
+async def class_works(bases: list[str], names: list[str], chosen: list[int], endless: set[int], think: float,
+                      ramp: float, exercises: int) -> dict:
+    """The lessons of the learners ``chosen`` (indices into ``names``); learner i arrives at ramp * i / len(names)
+    and uses web address i mod len(bases) (as a proxy keeps a browser on one)."""
     import httpx
 
     stats: dict = {"ms": defaultdict(list), "failed": [], "refused": defaultdict(int), "sign_in_ms": [],
                    "sign_in_failed": 0, "runs_refused": 0, "runs_busy": 0, "runs_inline": 0, "resent": 0,
                    "cache_hits": 0, "static_bytes": 0}
     limits = httpx.Limits(max_connections=6, max_keepalive_connections=6)
-    clients = [httpx.AsyncClient(base_url=bases[index % len(bases)], timeout=60, limits=limits)
-               for index in range(len(names))]
-    learners = [Learner(client, name, stats) for client, name in zip(clients, names)]
-    endless = set(random.sample(range(len(learners)), max(1, len(learners) // 25)))
+    clients = {index: httpx.AsyncClient(base_url=bases[index % len(bases)], timeout=60, limits=limits)
+               for index in chosen}
+    learners = {index: Learner(clients[index], names[index], stats) for index in chosen}
     try:
-        async def one(index: int, learner: Learner) -> None:
-            await asyncio.sleep(ramp * index / len(learners))
-            await learner.lesson(think, exercises, index in endless)
+        async def one(index: int) -> None:
+            await asyncio.sleep(ramp * index / len(names))
+            await learners[index].lesson(think, exercises, index in endless)
 
         started = time.perf_counter()
-        await asyncio.gather(*(one(index, learner) for index, learner in enumerate(learners)))
+        await asyncio.gather(*(one(index) for index in chosen))
         stats["seconds"] = time.perf_counter() - started
-        stats["jobs"] = [job for learner in learners for job in learner.jobs]
+        stats["jobs"] = [job for learner in learners.values() for job in learner.jobs]
     finally:
-        await asyncio.gather(*(client.aclose() for client in clients))
+        await asyncio.gather(*(client.aclose() for client in clients.values()))
+    stats["ms"], stats["refused"] = dict(stats["ms"]), dict(stats["refused"])  # plain, to pass between processes
     return stats
+
+
+def generate(arguments: tuple, results: "multiprocessing.Queue") -> None:
+    """class_works in a process of its own (one of --generators)."""
+    results.put(asyncio.run(class_works(*arguments)))
+
+
+def merged(parts: list[dict]) -> dict:
+    """The generators' figures as one: lists joined, counts added, the longest time."""
+    total: dict = {"ms": defaultdict(list), "refused": defaultdict(int)}
+    for part in parts:
+        for key, value in part.items():
+            if key == "ms":
+                for route, values in value.items():
+                    total["ms"][route] += values
+            elif key == "refused":
+                for route, count in value.items():
+                    total["refused"][route] += count
+            elif key == "seconds":
+                total[key] = max(total.get(key, 0.0), value)
+            elif isinstance(value, list):
+                total[key] = total.get(key, []) + value
+            else:
+                total[key] = total.get(key, 0) + value
+    return total
+
+
+def class_works_in_processes(bases: list[str], names: list[str], args: argparse.Namespace) -> dict:
+    """The learners split over --generators processes (learner i in process i mod N), each its own event loop."""
+    endless = set(random.sample(range(len(names)), max(1, len(names) // 25)))
+    shares = [list(range(first, len(names), args.generators)) for first in range(args.generators)]
+    spawn = multiprocessing.get_context("spawn")
+    results = spawn.Queue()
+    processes = [spawn.Process(target=generate, args=((bases, names, share, endless, args.think, args.ramp,
+                                                       args.exercises), results), daemon=True) for share in shares]
+    for process in processes:
+        process.start()
+    parts = [results.get(timeout=3600) for _ in processes]
+    for process in processes:
+        process.join(60)
+    return merged(parts)
 
 
 def probe(base: str, name: str, stop: "multiprocessing.synchronize.Event", results: "multiprocessing.Queue") -> None:
@@ -428,7 +472,7 @@ def step(cluster: str | None, learners: int, args: argparse.Namespace) -> None:
         prober = spawn.Process(target=probe, args=(bases[0], "probe", probe_stop, probe_results), daemon=True)
         prober.start()
         load = os.getloadavg()[0]
-        stats = asyncio.run(class_works(bases, names, args.think, args.ramp, args.exercises))
+        stats = class_works_in_processes(bases, names, args)
         probe_stop.set()
         probe_waits, probe_failed = probe_results.get(timeout=120)
         prober.join(30)
@@ -443,7 +487,8 @@ def step(cluster: str | None, learners: int, args: argparse.Namespace) -> None:
     kind = ("SQLite, runs graded in the web process" if cluster is None else
             f"{args.web} web processes, {args.workers} worker processes"
             + (", each a process of its own reaching PostgreSQL by TCP with a password" if args.separate else ""))
-    print(f"\n{learners} learners ({kind}; load average {load:.1f} at the start) in {stats['seconds']:.0f} s, "
+    print(f"\n{learners} learners ({kind}; {args.generators} load-generating processes; load average {load:.1f} at "
+          f"the start) in {stats['seconds']:.0f} s, "
           f"{len(every)} requests:")
     print(f"  API p50/p95/p99 {percentile(api, 0.5):.0f} / {percentile(api, 0.95):.0f} / {percentile(api, 0.99):.0f} ms;"
           f" all requests p95 {percentile(every, 0.95):.0f} ms; failed {len(stats['failed'])} (sent again once, as a "
@@ -482,6 +527,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--think", type=float, default=3.0, help="mean seconds a learner pauses between steps")
     parser.add_argument("--ramp", type=float, default=45.0, help="seconds over which the learners arrive")
     parser.add_argument("--exercises", type=int, default=3, help="exercises each learner does (of 3)")
+    parser.add_argument("--generators", type=int, default=2,
+                        help="processes the learners are split over (one event loop each)")
     where = parser.add_mutually_exclusive_group()
     where.add_argument("--sqlite", action="store_true",
                        help="the default class: SQLite, one web process grading the runs itself (no workers)")

@@ -194,6 +194,24 @@ def test_sign_in_attempts_are_limited_per_name(world):
                                          "password": PASSWORD}).status_code == 303
 
 
+def test_simultaneous_right_sign_ins_are_never_refused_within_the_free_failures(world):
+    """Attempts are reserved as failures one transaction at a time, each with the time its request read: one read
+    at 100.0 s may be written after one read at 100.1 s. With no wait owed (fewer than FREE_FAILURES), it must
+    not be refused for being "before" the other (it was answered 429, "try again in 1 seconds")."""
+    from chainrule.classes.accounts import wait_after
+    from chainrule.progress.class_store import ClassStore
+
+    tables = ClassStore(world.store)
+    later, wait = tables.reserve_attempt("name:physics/ada", 100.1, 0.0, wait_after)
+    assert later is not None and wait == 0.0
+    earlier, wait = tables.reserve_attempt("name:physics/ada", 100.0, 0.0, wait_after)
+    assert earlier is not None and wait == 0.0
+    for _ in range(FREE_FAILURES - 2):
+        assert tables.reserve_attempt("name:physics/ada", 100.2, 0.0, wait_after)[0] is not None
+    refused, wait = tables.reserve_attempt("name:physics/ada", 100.3, 0.0, wait_after)  # now a wait is owed
+    assert refused is None and wait == pytest.approx(wait_after(FREE_FAILURES) - 0.1)
+
+
 def test_a_reset_link_works_once_and_ends_the_old_sessions(world):
     ada_id = world.ada.get("/api/class/me").json()["id"]
     assert send(world.chemistry_teacher, "POST", f"/api/class/learners/{ada_id}/reset-link").status_code == 404

@@ -159,9 +159,11 @@ class ClassStore:
             conn.execute("DELETE FROM sign_in_failures WHERE at_ts < ?", (since,))
             count, latest = conn.execute("SELECT COUNT(*), MAX(at_ts) FROM sign_in_failures WHERE scope = ?",
                                          (scope,)).fetchone()
-            ready_at = float(latest) + wait_after(int(count)) if latest is not None else now
-            if now < ready_at:
-                return None, ready_at - now
+            wait = wait_after(int(count))
+            # No wait owed, no refusal: a simultaneous attempt whose clock was read a moment later may have been
+            # written first, so `latest` can be after `now` (two tabs signing in at once got "try again in 1 s").
+            if latest is not None and wait > 0 and now < float(latest) + wait:
+                return None, float(latest) + wait - now
             return int(conn.execute("INSERT INTO sign_in_failures (scope, at_ts) VALUES (?, ?) RETURNING id",
                                     (scope, now)).fetchone()[0]), 0.0
 
