@@ -11,10 +11,11 @@ PostgreSQL by TCP with the role's password, as from separate hosts. With --sqlit
 and one `chainrule serve` that grades the runs itself.
 
 The learners are split over --generators processes (2 by default), each with an event loop of its own. Each
-learner is an httpx client with its own cookies, at most 6 connections (as a browser keeps per host) and a
-browser cache (a fingerprinted static file, `immutable`, is fetched once; any other is revalidated with
-If-None-Match); a request whose kept-alive connection the server closed as it was sent goes again once on a
-new connection, as a browser does (counted). The accounts exist before a step starts (as a class does on its
+learner is a browser_http.Browser (a lean HTTP/1.1 client: httpx costs 7.7 times its CPU a request,
+bench_http_clients.py) with its own cookies, at most 6 connections (as a browser keeps per host) and a browser cache (a fingerprinted
+static file, `immutable`, is fetched once; any other is revalidated with If-None-Match); a request whose
+kept-alive connection the server closed as it was sent goes again once on a new connection, as a browser does
+(counted). The accounts exist before a step starts (as a class does on its
 first day); in the step each learner, arriving spread over --ramp seconds:
 signs in with the password; opens the lesson page, then every static file the page and its modules name, and
 the API the page asks; saves each prediction after a pause (--think, on average); per exercise saves a draft,
@@ -53,15 +54,9 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-import importlib.util  # noqa: E402
-
-if importlib.util.find_spec("sniffio") is None:
-    # httpcore asks `import sniffio` on every request; without it each failed import searches sys.path again
-    # (a seventh of this load generator's time, measured with py-spy). None in sys.modules fails it at once.
-    sys.modules["sniffio"] = None  # type: ignore[assignment]
-
 import httpx  # noqa: E402
 
+from browser_http import Browser, Dropped  # noqa: E402
 from bench_class import PASSWORD, free_port, percentile, start, stop  # noqa: E402
 from postgres_cluster import new_postgres_schema, throwaway_cluster  # noqa: E402
 
@@ -75,7 +70,6 @@ CLASS = "Bench"
 FAILING = "# not finished yet\nanswer = None\n"
 ENDLESS = "while True:\n    pass\n"
 DATABASE_PASSWORD = "a database password for the benchmark"
-RESENT_AFTER = (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)
 NAMED: dict[str, list[str]] = {}  # a static file's URL -> the URLs it names (the same file for every learner; per process)
 REFERENCE = re.compile(r"""(?:src|href)=["']([^"']+)["']|from\s+["']([^"']+)["']|import\s*\(?\s*["']([^"']+)["']|"""
                        r"""url\(\s*["']?([^"')]+)["']?\s*\)""")
@@ -97,38 +91,23 @@ class Learner:
         self.cache: dict[str, str | None] = {}  # URL -> ETag (None: immutable, never asked again)
         self.jobs: list[int] = []
 
-    async def call(self, method: str, url: str, raw: bool = False, **kwargs):
-        """raw: read the body as sent, undecoded (a static file whose references are known already)."""
+    async def call(self, method: str, url: str, **kwargs):
         headers = dict(kwargs.pop("headers", {}))
         if method not in ("GET", "HEAD"):
             headers["X-CSRF-Token"] = self.client.cookies.get("chainrule_csrf", "")
         route = route_of(method, url)
         started = time.perf_counter()
-        for attempt in (1, 2):
-            try:
-                if raw:
-                    answer = await self.client.send(self.client.build_request(method, url, headers=headers, **kwargs),
-                                                    stream=True)
-                    try:
-                        async for _ in answer.aiter_raw():
-                            pass
-                    finally:
-                        await answer.aclose()
-                else:
-                    answer = await self.client.request(method, url, headers=headers, **kwargs)
-                break
-            except RESENT_AFTER as error:
-                # The server closed a kept-alive connection as this request was sent on it: a browser sends the
-                # request again, once, on a new connection (a run carries its key, so it is not sent twice).
-                if attempt == 1:
-                    self.stats["resent"] += 1
-                    continue
-                self.stats["failed"].append(f"{route}: {type(error).__name__}")
-                return None
-            except Exception as error:  # a refused connection or a timeout: the learner sees it fail
-                self.stats["failed"].append(f"{route}: {type(error).__name__}")
-                return None
+        resent = self.client.resent
+        try:
+            # A request whose kept-alive connection the server closed as it was sent goes again once, on a new
+            # connection, as a browser's does (browser_http; a run carries its key, so it is not sent twice).
+            answer = await self.client.request(method, url, headers=headers, **kwargs)
+        except Dropped as error:  # a refused or dropped connection, twice, or a timeout: the learner sees it fail
+            self.stats["failed"].append(f"{route}: {error}")
+            return None
         self.stats["ms"][route].append((time.perf_counter() - started) * 1000)
+        if self.client.resent > resent:
+            self.stats["resent_routes"][route] += 1
         if answer.status_code >= 500:
             self.stats["failed"].append(f"{route}: {answer.status_code} {answer.text[:100]}")
             return None
@@ -146,7 +125,7 @@ class Learner:
         known = NAMED.get(url)
         # Decoding and scanning 1 MB of scripts is the browser's work, on the learner's own machine: here it would
         # take the server's cores. Each file is read once for what it names; other learners take it as sent.
-        answer = await self.call("GET", url, raw=known is not None, headers={**headers, "Accept-Encoding": "br, gzip"})
+        answer = await self.call("GET", url, headers={**headers, "Accept-Encoding": "br, gzip"})
         if answer is None or answer.status_code == 304:
             return []
         immutable = "immutable" in answer.headers.get("cache-control", "")
@@ -265,15 +244,14 @@ async def class_works(bases: list[str], names: list[str], chosen: list[int], end
                       ramp: float, exercises: int) -> dict:
     """The lessons of the learners ``chosen`` (indices into ``names``); learner i arrives at ramp * i / len(names)
     and uses web address i mod len(bases) (as a proxy keeps a browser on one)."""
-    import httpx
-
-    stats: dict = {"ms": defaultdict(list), "failed": [], "refused": defaultdict(int), "sign_in_ms": [],
+    stats: dict = {"ms": defaultdict(list), "failed": [], "refused": defaultdict(int), "resent_routes": defaultdict(int),
+                   "sign_in_ms": [],
                    "sign_in_failed": 0, "runs_refused": 0, "runs_busy": 0, "runs_inline": 0, "resent": 0,
                    "cache_hits": 0, "static_bytes": 0}
-    limits = httpx.Limits(max_connections=6, max_keepalive_connections=6)
-    clients = {index: httpx.AsyncClient(base_url=bases[index % len(bases)], timeout=60, limits=limits)
-               for index in chosen}
-    learners = {index: Learner(clients[index], names[index], stats) for index in chosen}
+    browsers = {index: Browser(bases[index % len(bases)]) for index in chosen}
+    learners = {index: Learner(browsers[index], names[index], stats) for index in chosen}
+    lag = LoopLag()
+    cpu_before = time.process_time()
     try:
         async def one(index: int) -> None:
             await asyncio.sleep(ramp * index / len(names))
@@ -284,9 +262,32 @@ async def class_works(bases: list[str], names: list[str], chosen: list[int], end
         stats["seconds"] = time.perf_counter() - started
         stats["jobs"] = [job for learner in learners.values() for job in learner.jobs]
     finally:
-        await asyncio.gather(*(client.aclose() for client in clients.values()))
-    stats["ms"], stats["refused"] = dict(stats["ms"]), dict(stats["refused"])  # plain, to pass between processes
+        lag.stop()
+        await asyncio.gather(*(browser.aclose() for browser in browsers.values()))
+    stats["resent"] = sum(browser.resent for browser in browsers.values())
+    stats["generator_cpu"] = time.process_time() - cpu_before
+    stats["loop_lag_ms"] = lag.late_ms
+    for key in ("ms", "refused", "resent_routes"):  # plain dicts, to pass between processes
+        stats[key] = dict(stats[key])
     return stats
+
+
+class LoopLag:
+    """How late this generator's event loop wakes a 100 ms timer: what its own queue adds to every figure it
+    measures (a browser's loop on its own machine adds about nothing)."""
+
+    def __init__(self, every: float = 0.1) -> None:
+        self.every, self.late_ms = every, []
+        self.task = asyncio.get_running_loop().create_task(self.watch())
+
+    async def watch(self) -> None:
+        while True:
+            before = time.perf_counter()
+            await asyncio.sleep(self.every)
+            self.late_ms.append((time.perf_counter() - before - self.every) * 1000)
+
+    def stop(self) -> None:
+        self.task.cancel()
 
 
 def generate(arguments: tuple, results: "multiprocessing.Queue") -> None:
@@ -296,15 +297,15 @@ def generate(arguments: tuple, results: "multiprocessing.Queue") -> None:
 
 def merged(parts: list[dict]) -> dict:
     """The generators' figures as one: lists joined, counts added, the longest time."""
-    total: dict = {"ms": defaultdict(list), "refused": defaultdict(int)}
+    total: dict = {"ms": defaultdict(list), "refused": defaultdict(int), "resent_routes": defaultdict(int)}
     for part in parts:
         for key, value in part.items():
             if key == "ms":
                 for route, values in value.items():
                     total["ms"][route] += values
-            elif key == "refused":
+            elif key in ("refused", "resent_routes"):
                 for route, count in value.items():
-                    total["refused"][route] += count
+                    total[key][route] += count
             elif key == "seconds":
                 total[key] = max(total.get(key, 0.0), value)
             elif isinstance(value, list):
@@ -494,6 +495,9 @@ def step(cluster: str | None, learners: int, args: argparse.Namespace) -> None:
           f" all requests p95 {percentile(every, 0.95):.0f} ms; failed {len(stats['failed'])} (sent again once, as a "
           f"browser does: {stats['resent']}); sign-in p50/p95 {percentile(stats['sign_in_ms'], 0.5):.0f} / "
           f"{percentile(stats['sign_in_ms'], 0.95):.0f} ms, {stats['sign_in_failed']} failed")
+    print(f"  load generators: {stats['generator_cpu'] / max(1, len(every)) * 1000:.2f} ms of CPU a request; their "
+          f"event loops woke a 100 ms timer late by p95 {percentile(stats['loop_lag_ms'], 0.95):.0f} ms, at most "
+          f"{max(stats['loop_lag_ms'], default=0):.0f} ms (what their own queue adds to the figures above)")
     print(f"  one more learner, in a process of its own with an idle loop (as a browser): read p50/p95/p99 "
           f"{percentile(probe_waits['read'], 0.5):.0f} / {percentile(probe_waits['read'], 0.95):.0f} / "
           f"{percentile(probe_waits['read'], 0.99):.0f} ms, save {percentile(probe_waits['save'], 0.5):.0f} / "
@@ -513,6 +517,8 @@ def step(cluster: str | None, learners: int, args: argparse.Namespace) -> None:
         values = stats["ms"][route]
         print(f"    {route:48} {len(values):6d}  p50 {percentile(values, 0.5):6.0f}  p95 "
               f"{percentile(values, 0.95):6.0f}  p99 {percentile(values, 0.99):6.0f} ms")
+    for name, count in sorted(stats["resent_routes"].items(), key=lambda item: -item[1]):
+        print(f"    sent again: {name} x {count}")
     for name, count in sorted(stats["refused"].items()):
         print(f"    answered 4xx: {name} x {count}")
     for failure in stats["failed"][:5]:

@@ -20,8 +20,9 @@ from fastapi.testclient import TestClient
 from chainrule.classes.grading import InProcessRuns, Submission, ended_result, job_answer, kept, refused
 from chainrule.grading import configure_concurrency, gate, grade, reference_source
 from chainrule.grading.grader import restore_concurrency
-from chainrule.progress.run_jobs import CANNOT_GRADE, EXPIRED, STOPPED
+from chainrule.progress.run_jobs import CANNOT_GRADE, EXPIRED, STOPPED, poll_after
 from chainrule.turns import BOUND, BUSY, Admission, fair_order
+from chainrule.web.connections import KEEP_ALIVE_TIMEOUT
 
 EXERCISE = "neuron-grads"
 SOLUTION = reference_source(EXERCISE, "python")
@@ -38,6 +39,15 @@ def test_fair_order_is_round_robin_by_learner_not_first_come():
     assert fair_order(waiting, {"pip": 9.0, "pia": 3.0}) == [6, 4, 1, 5, 2, 3]
     assert fair_order([(1, None), (2, None), (3, None)], {None: 1.0}) == [1, 2, 3]  # one learner: first come
     assert fair_order([], {}) == []
+
+
+def test_a_waiting_page_asks_again_before_the_server_closes_its_kept_alive_connection():
+    """A page far back in a long queue asks less often, but never as late as the server's keep-alive: a poll
+    sent as the server closes the idle connection is lost and sent again (measured: 1,034 of 33,053 requests
+    in the 400-learner benchmark when the longest pause was the keep-alive's 5 s)."""
+    waits = [poll_after(position) for position in range(0, 5000)]
+    assert waits[0] == waits[1] == 1.0 and max(waits) < KEEP_ALIVE_TIMEOUT
+    assert waits == sorted(waits)  # further back: never asked sooner
 
 
 def test_the_gate_bounds_a_learner_and_gives_the_next_turn_to_the_learner_served_longest_ago():

@@ -455,6 +455,11 @@ def test_worker_with_two_processes_grades_and_stops_them_on_sigterm(school):
     for job in jobs:
         assert wait_for(ada, job)["result"]["status"] == "pass"
     workers = {job_row(school, job)[2] for job in jobs}
+    # At the default nice, and so is its session's scheduling group: Linux schedules each session as one group
+    # and a nice counts only inside it (a group of its own at nice 0 would take a web server's share).
+    if Path("/proc/self/autogroup").exists():  # a kernel with autogroups
+        assert Path(f"/proc/{supervisor.pid}/autogroup").read_text().split()[-2:] == ["nice", "10"]
+    assert {os.getpriority(os.PRIO_PROCESS, int(name.rsplit(":", 1)[1])) for name in workers} == {10}
     supervisor.process.send_signal(signal.SIGTERM)
     assert supervisor.process.wait(60) == 0
     for name in workers:  # the processes that graded are gone with it

@@ -92,6 +92,91 @@ def test_each_runs_cgroup_gets_a_quota_of_one_core_by_default():
     assert isolation_report()["layers"]["cpu_limit"] is True
 
 
+WEIGHT_OF_A_GROUP_MADE_AT_NICE_10 = """
+import os, sys
+os.nice(10)
+from chainrule.grading.sandbox import probe
+from chainrule.grading import default_limits
+backend = probe().cgroup
+group = backend.create(default_limits("python"))
+try:
+    name = "cpu.weight" if backend.version == 2 else "cpu.shares"
+    print((group.paths[0 if backend.version == 2 else 2] / name).read_text().strip())
+finally:
+    group.remove()
+"""
+
+
+@needs_cpu_limit
+def test_a_runs_cgroup_weighs_as_much_as_its_grader_at_its_nice():
+    """A process in a cgroup of its own is scheduled by the group's weight, not its nice: a niced worker's run
+    must weigh as the kernel weighs nice 10 (110 of 1024; 11 of 100 in cgroup v2)."""
+    made = subprocess.run([sys.executable, "-c", WEIGHT_OF_A_GROUP_MADE_AT_NICE_10], capture_output=True, text=True,
+                          timeout=60)
+    assert made.returncode == 0, made.stderr
+    assert made.stdout.strip() in ("110", "11")
+    assert [cgroups.cpu_weight(nice) for nice in (0, 1, 5, 10, 19)] == [1024, 819, 336, 110, 15]  # kernel: 820, 335
+
+
+NICE_GRADER_SPINS = r"""
+import os, sys, time
+os.sched_setaffinity(0, {0})
+os.nice(10)
+from chainrule.grading.sandbox import Limits, run, scratch_directory
+SPIN = "import os, time\nos.setsid()\nend = time.monotonic() + 2.0\nwhile time.monotonic() < end:\n    pass\n" \
+       "t = os.times()\nprint('CPU', t.user + t.system)\n"
+with scratch_directory() as scratch:
+    with open(os.path.join(scratch, "spin.py"), "w") as f:
+        f.write(SPIN)
+    outcome = run([sys.executable, "-I", "-S", os.path.join(scratch, "spin.py")], scratch, Limits(wall_seconds=20))
+print(outcome.stdout.decode().strip(), outcome.stderr.decode()[-500:])
+"""
+
+
+@needs_cpu_limit
+def test_a_niced_graders_run_yields_the_core_to_a_busy_server_even_in_a_session_of_its_own():
+    """One core, a busy process at nice 0 in a session of its own (a web server), and a run graded at nice 10
+    whose program calls setsid: the run gets about a tenth of the core (110 / (1024 + 110)); as an autogroup of
+    its own at nice 0 it would get half."""
+    server = subprocess.Popen([sys.executable, "-c", "import os, time\nos.sched_setaffinity(0, {0})\n"
+                               "end = time.monotonic() + 30\nwhile time.monotonic() < end:\n    pass\n"],
+                              start_new_session=True)
+    try:
+        graded = subprocess.run([sys.executable, "-c", NICE_GRADER_SPINS], capture_output=True, text=True,
+                                timeout=60, start_new_session=True)
+    finally:
+        server.kill()
+        server.wait()
+    found = re.search(r"CPU ([\d.]+)", graded.stdout)
+    assert found, graded.stdout + graded.stderr
+    share = float(found[1]) / 2.0
+    assert share < 0.3, f"the niced run got {share:.0%} of the core beside a busy server"
+
+
+@pytest.mark.skipif(not isolation_report()["layers"]["cgroup"], reason="no cgroup layer here")
+def test_run_groups_a_killed_grader_left_are_swept_and_no_other():
+    """A grader killed mid-run (SIGKILL, a host's OOM killer) cannot remove its run's groups: the next probe
+    removes the empty ones older than any run, and leaves a young group and one with a process in it."""
+    import time
+
+    backend = probe().cgroup
+    left, young, busy = (backend.create(default_limits("python")) for _ in range(3))
+    sleeper = subprocess.Popen(["sleep", "60"])
+    try:
+        busy.admit([sleeper.pid])
+        long_ago = time.time() - 2 * cgroups.LEFTOVER_SECONDS
+        for path in left.paths + busy.paths:
+            os.utime(path, (long_ago, long_ago))
+        backend.sweep_leftovers()
+        assert [path.exists() for path in left.paths + young.paths + busy.paths] == \
+            [False] * len(left.paths) + [True] * (len(young.paths) + len(busy.paths))
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+        for group in (left, young, busy):
+            group.remove()
+
+
 # ---------------------------------------------------------------- without bubblewrap and cgroups
 
 

@@ -57,6 +57,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
+def lower_priority(nice: int) -> None:
+    """Run at this nice, and so do the processes it starts (worker processes; a run's cgroup takes its weight
+    from it, grading/sandbox/cgroups.py). Linux schedules each session as a group (autogroup) and a nice counts
+    only inside its group: a worker that leads its own session (a service, or started with setsid) gives its
+    group the nice too, or it would compete as an equal of the web server's session whatever its nice."""
+    os.nice(nice)
+    if os.getsid(0) == os.getpid():  # a session shared with a shell would lower the shell's processes too
+        try:
+            with open("/proc/self/autogroup", "w") as group:
+                group.write(str(nice))
+        except OSError:
+            pass  # no autogroups (or not Linux): the process's nice is the whole story
+
+
 def _cores() -> int:
     try:
         return max(1, len(os.sched_getaffinity(0)))
@@ -99,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     register_exercises()  # the runs name the lessons' exercises
     if args.nice:
-        os.nice(args.nice)  # the processes it starts, sandboxes and worker processes included, inherit it
+        lower_priority(args.nice)
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     if not os.environ.get(SUPERVISED):  # a supervisor checked for all its processes
         refusal = _over_budget(url, concurrency)

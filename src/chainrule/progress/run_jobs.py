@@ -53,10 +53,14 @@ class Run:
     attempts: int
 
 
+POLL_AFTER_MOST = 4  # seconds; under the server's keep-alive (web/connections.py KEEP_ALIVE_TIMEOUT, 5 s), so
+# that the page's next question finds its connection open instead of racing the server closing it
+
+
 def poll_after(position: int) -> float:
     """Seconds the page waits before asking again: soon when the run is next or running, less often far
     back in a long queue (so that a long queue does not slow every page down with questions)."""
-    return float(min(5, max(1, position // 10)))
+    return float(min(POLL_AFTER_MOST, max(1, position // 10)))
 
 
 def _queued_in_turns(conn: Connection) -> list[int]:

@@ -6,7 +6,10 @@ memory and cpu hierarchies: memory.limit_in_bytes, cpu.cfs_quota_us). The CPU li
 CPU time per period for the whole group: however many processes a run forks, each in its own session
 (its own scheduler autogroup), together they get `Limits.cpu_cores` of CPU time per wall second, one
 core by default, matching the one-grading-per-core gate. Without a usable cpu controller the run keeps
-its process and memory limits, and the report says the CPU limit is missing. The grader moves the run's
+its process and memory limits, and the report says the CPU limit is missing. The group's CPU weight is
+the grader's nice (cpu_weight): a process in a cgroup of its own is scheduled by the group, not by its
+nice, and without the weight every run of a niced worker would compete as an equal of the web server
+(each session is an autogroup, which makes a nice count only inside its own session). The grader moves the run's
 first processes (bwrap and its child, or the launcher) into the group while they wait, before anything
 of the program runs (as nsjail does from its parent), so every process of the run starts inside it. At
 the end of a run every process left in the group (and any group a submission made below it) is killed,
@@ -28,10 +31,17 @@ if TYPE_CHECKING:
     from chainrule.grading.sandbox.plan import Plan
 
 
+LEFTOVER_SECONDS = 3600  # an empty run group this old was left by a grader killed before it could remove it
 CPU_PERIOD_US = 100_000  # the scheduler's accounting period for the quota (100 ms, the kernel's default)
 # Where the kernel has CFS burst (5.14+), quota left unused in one period may be spent in a later one,
 # up to one period's quota: node's short parallel start (compiler and GC threads) is not throttled,
 # while a run's CPU time over any longer span stays at `cpu_cores` per wall second.
+
+
+def cpu_weight(nice: int) -> int:
+    """The scheduler's weight of a process at this nice (1024 at 0, 1.25 times less per step: the kernel's
+    table to within 2 %), for the run's group: it gets the share of the CPU its grader has."""
+    return max(2, round(1024 / 1.25 ** max(-20, min(19, nice))))
 
 
 def cpu_quota_us(limits: Limits) -> int:
@@ -64,6 +74,7 @@ class CgroupBackend:
                 _try_write(path / "memory.swap.max", "0")
                 if self.cpu_parent is not None:
                     _write(path / "cpu.max", f"{cpu_quota_us(limits)} {CPU_PERIOD_US}")
+                    _write(path / "cpu.weight", str(max(1, round(_grader_weight() * 100 / 1024))))
                     _try_write(path / "cpu.max.burst", str(cpu_quota_us(limits)))  # see CPU_BURST below
             except OSError:
                 group.remove()
@@ -81,11 +92,31 @@ class CgroupBackend:
             if self.cpu_parent is not None:
                 _write(group.paths[2] / "cpu.cfs_period_us", str(CPU_PERIOD_US))
                 _write(group.paths[2] / "cpu.cfs_quota_us", str(cpu_quota_us(limits)))
+                _write(group.paths[2] / "cpu.shares", str(_grader_weight()))
                 _try_write(group.paths[2] / "cpu.cfs_burst_us", str(cpu_quota_us(limits)))
         except OSError:
             group.remove()
             raise
         return group
+
+
+    def sweep_leftovers(self, now: float | None = None) -> int:
+        """Remove the run groups a killed grader left behind (empty, older than LEFTOVER_SECONDS: a run's
+        group lives its run's seconds); how many. A group with a process in it cannot be removed."""
+        now = time.time() if now is None else now
+        removed = 0
+        for parent in {self.pids_parent, self.memory_parent, *([self.cpu_parent] if self.cpu_parent else [])}:
+            for path in parent.glob("chainrule-*"):
+                try:
+                    if now - path.stat().st_mtime < LEFTOVER_SECONDS:
+                        continue
+                    for group in sorted((p for p in path.rglob("*") if p.is_dir()), key=lambda p: -len(p.parts)):
+                        group.rmdir()  # a submission's own subgroups first
+                    path.rmdir()
+                    removed += 1
+                except OSError:
+                    continue  # in use, or gone already
+        return removed
 
 
 class RunCgroup:
@@ -154,6 +185,10 @@ class RunCgroup:
                     time.sleep(0.01)  # the last killed processes are still being reaped
 
 
+def _grader_weight() -> int:
+    return cpu_weight(os.getpriority(os.PRIO_PROCESS, 0))
+
+
 def _write(path: Path, text: str) -> None:
     with open(path, "w") as f:
         f.write(text)
@@ -209,8 +244,8 @@ def probe() -> tuple[CgroupBackend | None, list[tuple[str, str]]]:
             group.remove()
             if "cpu" not in available:
                 backend.cpu_missing = f"{parent} offers no cpu controller (it offers {sorted(available)})"
-                return backend, []
-            return _with_cpu(backend, parent, limits), []
+                return _swept(backend), []
+            return _swept(_with_cpu(backend, parent, limits)), []
         except OSError as error:
             errors.append(f"cgroup v2 at {base}: {error}")
     # cgroup v1: separate pids and memory hierarchies.
@@ -224,11 +259,16 @@ def probe() -> tuple[CgroupBackend | None, list[tuple[str, str]]]:
             cpu_parent = root / "cpu" / _own_cgroup("cpu").lstrip("/")
         except OSError as error:
             backend.cpu_missing = f"cgroup v1 has no cpu hierarchy ({error})"
-            return backend, []
-        return _with_cpu(backend, cpu_parent, limits), []
+            return _swept(backend), []
+        return _swept(_with_cpu(backend, cpu_parent, limits)), []
     except OSError as error:
         errors.append(f"cgroup v1: {error}")
     return None, [("cgroup", "; ".join(errors) or "no cgroup hierarchy is mounted at /sys/fs/cgroup")]
+
+
+def _swept(backend: CgroupBackend) -> CgroupBackend:
+    backend.sweep_leftovers()
+    return backend
 
 
 def _with_cpu(backend: CgroupBackend, cpu_parent: Path, limits: Limits) -> CgroupBackend:
