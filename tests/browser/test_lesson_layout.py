@@ -232,6 +232,9 @@ def test_math_breaks_only_between_sides_and_no_line_starts_with_a_full_stop(open
     context, page, log = open_at(open_page, lesson_server, size)
     for lesson_id in LESSONS:
         lesson(page, lesson_server, lesson_id, complete=False)
+        # Measured as a learner sees it, with KaTeX's fonts in: before they load, a fallback font's metrics put
+        # a side's pieces at different heights (once in a loaded CI run).
+        page.evaluate("document.fonts.ready.then(() => true)")
         # Every piece of display math between two relations is on one line.
         split = page.evaluate("""() => Array.from(document.querySelectorAll('.katex-display .katex-html')).filter(html => {
             const tops = new Set();
