@@ -99,11 +99,10 @@ class CgroupBackend:
             raise
         return group
 
-
-    def sweep_leftovers(self, now: float | None = None) -> int:
+    def sweep_leftovers(self) -> int:
         """Remove the run groups a killed grader left behind (empty, older than LEFTOVER_SECONDS: a run's
         group lives its run's seconds); how many. A group with a process in it cannot be removed."""
-        now = time.time() if now is None else now
+        now = time.time()
         removed = 0
         for parent in {self.pids_parent, self.memory_parent, *([self.cpu_parent] if self.cpu_parent else [])}:
             for path in parent.glob("chainrule-*"):
