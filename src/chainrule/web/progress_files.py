@@ -11,8 +11,15 @@ def spooled_export(store: Any) -> Any:
     import json
     import tempfile
 
+    import io
+
     spool = tempfile.TemporaryFile()  # no name: its space is freed when it is closed, however the answer ends
-    spool.write(json.dumps(store.export_data()).encode("utf-8"))
+    # Encoded piece by piece into the file: one whole text and its bytes would be two more copies of a file
+    # that may be 32 MB, which the allocator keeps after they are freed.
+    text = io.TextIOWrapper(spool, encoding="utf-8")
+    json.dump(store.export_data(), text)
+    text.flush()
+    text.detach()
     spool.seek(0)
     return spool
 
