@@ -88,6 +88,11 @@ class LtiServices:
             answer = client.fetch_token(platform.token_url, grant_type="client_credentials", scope=key[1],
                                         timeout=TIMEOUT)
         except Exception as error:  # Authlib's OAuthError, requests' RequestException, a bad answer's ValueError
+            import requests
+
+            if isinstance(error, (requests.ConnectionError, requests.Timeout)):  # said as remote.py says it
+                raise RemoteError(f"the LMS's token endpoint {platform.token_url} cannot be reached: "
+                                  f"{type(error).__name__}") from None
             raise RemoteError(f"the LMS's token endpoint {platform.token_url} gave no access token: "
                               f"{type(error).__name__}: {str(error)[:300]}") from None
         finally:
