@@ -109,9 +109,8 @@ class CgroupBackend:
                 try:
                     if now - path.stat().st_mtime < LEFTOVER_SECONDS:
                         continue
-                    for group in sorted((p for p in path.rglob("*") if p.is_dir()), key=lambda p: -len(p.parts)):
-                        group.rmdir()  # a submission's own subgroups first
-                    path.rmdir()
+                    for group in RunCgroup(self.version, [path])._groups():  # a submission's own subgroups first
+                        group.rmdir()
                     removed += 1
                 except OSError:
                     continue  # in use, or gone already
