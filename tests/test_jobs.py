@@ -378,6 +378,43 @@ def test_workers_take_learners_in_fair_turns_not_first_come(store_place):
         store.close()
 
 
+def test_a_run_is_started_at_the_time_it_was_taken_not_when_its_worker_began_waiting(postgres_cluster):
+    """Two workers asking at once: the one that waited for the pick lock starts later, so the starts keep
+    the order runs were taken in, which the next fair turn reads (a flake of the worker test above)."""
+    from datetime import datetime, timedelta, timezone
+
+    import psycopg
+
+    from chainrule.progress.connection import ADVISORY_NAMESPACE
+    from chainrule.progress.run_jobs import PICK_LOCK
+
+    url = new_postgres_schema(postgres_cluster)
+    moment = [datetime(2026, 12, 2, 9, 0, tzinfo=timezone.utc)]
+    store = open_store(database=url, fuzzing=False, clock=lambda: moment[0])
+    try:
+        jobs = RunJobs(store)
+        job, _ = jobs.submit(11, EXERCISE, "python", SOLUTION, "pip-0")
+        taken: list = []
+        with psycopg.connect(url, autocommit=True) as other:  # another worker, in the middle of its pick
+            other.execute("SELECT pg_advisory_lock(%s, %s)", (ADVISORY_NAMESPACE, PICK_LOCK))
+            asking = threading.Thread(target=lambda: taken.append(jobs.start(1, "host:late")))
+            asking.start()
+            deadline = time.monotonic() + 30
+            while not other.execute("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted "
+                                    "AND objid = %s", (PICK_LOCK % 2**32,)).fetchone()[0]:
+                assert time.monotonic() < deadline, "the worker never waited for the pick lock"
+                time.sleep(0.01)
+            moment[0] += timedelta(seconds=3)  # the other pick takes its time
+            other.execute("SELECT pg_advisory_unlock(%s, %s)", (ADVISORY_NAMESPACE, PICK_LOCK))
+            asking.join(30)
+        assert taken[0].id == job
+        started = store.database.read(lambda conn: conn.execute(
+            "SELECT started_ts FROM grading_jobs WHERE id = ?", (job,)).fetchone()[0])
+        assert started == moment[0].timestamp()
+    finally:
+        store.close()
+
+
 # ------------------------------------------------------------------------------------------------ the web process
 
 

@@ -221,9 +221,11 @@ class RunJobs:
         """A queue job's run to grade: the run it was grading when its worker died (started once more,
         unless that was MAX_STARTS times already: then it ends), else the next run in fair turns; None
         when no run is left (each queue job takes one run, whichever is due, so an extra one finds none)."""
-        now = self._now()
 
         def work(conn: Connection) -> Run | None:
+            # Read the clock under the lock: starts then follow the order runs were taken in, which the
+            # fair turns read back (a time read before waiting for the lock put a later pick first).
+            now = self._now()
             row = conn.execute("SELECT id FROM grading_jobs WHERE queue_job_id = ? AND state = ?",
                                (queue_job_id, RUNNING)).fetchone()
             if row is None:  # not a run handed back: the next one in fair turns
