@@ -212,6 +212,33 @@ def test_simultaneous_right_sign_ins_are_never_refused_within_the_free_failures(
     assert refused is None and wait == pytest.approx(wait_after(FREE_FAILURES) - 0.1)
 
 
+def test_a_password_kept_at_an_older_cost_is_kept_at_todays_after_the_next_sign_in(world):
+    """A hash made with other argon2 parameters (argon2-cffi's defaults were the cost before issue 31) still
+    signs in; that sign-in keeps the password again at the server's cost, and no session ends with it."""
+    from chainrule.progress.class_store import ClassStore
+
+    tables = ClassStore(world.store)
+    ada_id = world.ada.get("/api/class/me").json()["id"]
+    older = PasswordHasher(time_cost=2, memory_cost=4 * 1024, parallelism=2).hash(PASSWORD)
+    world.store.database.write(lambda conn: conn.execute(
+        "UPDATE accounts SET password_hash = ? WHERE id = ?", (older, ada_id)))
+
+    def sign_in() -> None:
+        client = world.client()
+        csrf = csrf_of(client.get("/sign-in").text)
+        answer = client.post("/sign-in", data={"csrf": csrf, "class_name": "Physics", "name": "Ada",
+                                               "password": PASSWORD})
+        assert answer.status_code == 303, answer.text
+
+    sign_in()
+    renewed = tables.password_hash("Physics", "Ada")[1]
+    assert renewed != older and not FAST_HASHER.check_needs_rehash(renewed) and FAST_HASHER.verify(renewed, PASSWORD)
+    assert world.ada.get("/api/class/me").status_code == 200  # the session from before goes on
+    sign_in()
+    assert tables.password_hash("Physics", "Ada")[1] == renewed  # at today's cost: left as it is
+    assert not tables.renew_password_hash(ada_id, older, FAST_HASHER.hash("changed meanwhile"))  # a reset won
+
+
 def test_a_reset_link_works_once_and_ends_the_old_sessions(world):
     ada_id = world.ada.get("/api/class/me").json()["id"]
     assert send(world.chemistry_teacher, "POST", f"/api/class/learners/{ada_id}/reset-link").status_code == 404

@@ -39,7 +39,7 @@ import anyio
 from argon2 import PasswordHasher
 
 from chainrule.classes.names import look_alike_keys
-from chainrule.classes.passwords import PasswordPool
+from chainrule.classes.passwords import PasswordPool, PasswordsBusy
 from chainrule.errors import InputError
 from chainrule.progress.class_store import ClassStore, SeatsTaken
 from chainrule.progress.people_store import PeopleStore
@@ -375,7 +375,20 @@ class Accounts:
             with anyio.CancelScope(shield=True):
                 await _in_thread(self.tables.release_attempt, attempt.reservation)
             raise
-        return await _in_thread(self.end_sign_in, attempt, matched)
+        account = await _in_thread(self.end_sign_in, attempt, matched)
+        await self._renew_outdated_hash(account.id, attempt.stored_hash, password)
+        return account
+
+    async def _renew_outdated_hash(self, account_id: int, stored: str, password: str) -> None:
+        """A hash made at an older cost (argon2-cffi's default before issue 31) is made again at today's, once;
+        busy now, it waits for a later sign-in."""
+        if not self.passwords.outdated(stored):
+            return
+        try:
+            renewed = await self.passwords.hash(password)
+        except PasswordsBusy:
+            return
+        await _in_thread(self.tables.renew_password_hash, account_id, stored, renewed)
 
     def begin_sign_in(self, class_name: Any, name: Any, known_device: tuple[int, str] | None) -> SignInAttempt:
         """Look the account up and reserve this attempt as a failure (atomically: simultaneous guesses are

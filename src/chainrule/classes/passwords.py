@@ -9,7 +9,7 @@ Every sign-in, join and new password costs one argon2id computation. The cost is
 machine of docs/performance.md. argon2-cffi's default (RFC 9106's low-memory profile: 64 MiB, 3 passes, 4
 lanes) took 0.26 core-seconds a check there: a class of 400 signing in within a minute needed 100 core-seconds,
 more than two cores have, and sign-ins failed (issue 31). A hash made with other parameters still checks (they
-are part of the hash). Run in the server's shared thread pool, 40 at once took 2.5 GB and
+are part of the hash), and the account's next sign-in keeps the password again at this cost. Run in the server's shared thread pool, 40 at once took 2.5 GB and
 every thread, and pages waited behind them (issue 27, item 4). Here a computation first waits for a slot
 in the event loop, costing no thread; as many run at once as the memory budget holds and the machine has
 cores (at most `memory_budget // memory_cost`, at most os.cpu_count()), each in a thread of this pool's
@@ -95,6 +95,13 @@ class PasswordPool:
     async def verify(self, stored: str, password: str) -> bool:
         """True when ``password`` matches the hash ``stored``; False for a mismatch or a damaged hash."""
         return await self._run(self.matches, stored, password)
+
+    def outdated(self, stored: str) -> bool:
+        """True when ``stored`` was made at another cost than this pool's (it still checks; a sign-in renews it)."""
+        try:
+            return self.hasher.check_needs_rehash(stored)
+        except (InvalidHashError, ValueError):
+            return False
 
     def matches(self, stored: str, password: str) -> bool:
         try:

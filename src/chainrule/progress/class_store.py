@@ -146,6 +146,13 @@ class ClassStore:
             "WHERE c.name = ? AND a.name = ?", (class_name, name)).fetchone())
         return None if row is None else (int(row[0]), row[1])
 
+    def renew_password_hash(self, account_id: int, old_hash: str, new_hash: str) -> bool:
+        """The same password kept at today's cost; sessions go on. Only if the hash is still ``old_hash``
+        (a reset meanwhile wins); True if it was renewed."""
+        return self._write(lambda conn: conn.execute(
+            "UPDATE accounts SET password_hash = ? WHERE id = ? AND password_hash = ?",
+            (new_hash, int(account_id), old_hash)).rowcount == 1)
+
     # ---------------------------------------------------------------- sign-in failures
 
     def reserve_attempt(self, scope: str, now: float, since: float,
