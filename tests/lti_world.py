@@ -38,6 +38,9 @@ COURSES = {
         "olly": {"name": "Olly Observer", "roles": ["Mentor"]}}},
     "chemistry": {"title": "Chemistry", "label": "CHEM", "members": {
         "ada": {"name": "Ada Lovelace", "roles": LEARNER}, "curie": {"name": "Marie Curie", "roles": TEACHER}}},
+    "biology": {"title": "Biology", "label": "BIO", "members": {
+        "ada": {"name": "Ada Lovelace", "roles": LEARNER}, "dina": {"name": "Dina Sanichar", "roles": LEARNER},
+        "lamarck": {"name": "Jean Lamarck", "roles": TEACHER}}},
 }
 
 

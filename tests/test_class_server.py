@@ -239,6 +239,28 @@ def test_a_password_kept_at_an_older_cost_is_kept_at_todays_after_the_next_sign_
     assert not tables.renew_password_hash(ada_id, older, FAST_HASHER.hash("changed meanwhile"))  # a reset won
 
 
+def test_a_closed_class_takes_no_newcomer_even_past_the_checks_before_the_write(world):
+    """Closed between a newcomer's checks and the write that makes their account (an invite, a sign-in
+    provider, an LMS launch): the write itself refuses a learner; a teacher from the LMS still comes in."""
+    from chainrule.progress.class_store import ClassClosed, ClassStore
+    from chainrule.progress.lti_store import LtiStore
+    from chainrule.progress.sso_store import SsoStore
+
+    class_id = world.physics.class_id
+    world.store.database.write(lambda conn: conn.execute("UPDATE classes SET state = 'closed' WHERE id = ?", (class_id,)))
+    at = world.clock.now.isoformat()
+    with pytest.raises(ClassClosed):
+        ClassStore(world.store).add_learner(class_id, "Cy", FAST_HASHER.hash(PASSWORD), at, lambda names: None)
+    with pytest.raises(ClassClosed):
+        SsoStore(world.store).join("https://id.example", "cy", class_id, lambda names: "Cy", at)
+    lti = LtiStore(world.store)
+    with pytest.raises(ClassClosed):
+        lti.linked_account("https://lms.example", "cy", class_id, "learner", lambda names: "Cy", at)
+    teacher, made = lti.linked_account("https://lms.example", "hopper", class_id, "teacher", lambda names: "Hopper", at)
+    assert made and world.accounts.account(teacher).role == "teacher"
+    assert sorted(ClassStore(world.store).names(class_id)) == ["Ada", "Bea", "Hopper", "Teacher"]
+
+
 def test_a_reset_link_works_once_and_ends_the_old_sessions(world):
     ada_id = world.ada.get("/api/class/me").json()["id"]
     assert send(world.chemistry_teacher, "POST", f"/api/class/learners/{ada_id}/reset-link").status_code == 404

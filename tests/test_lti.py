@@ -275,6 +275,26 @@ def test_only_learners_and_teachers_get_in_and_only_teachers_link_content(world,
     assert refusal(answer) == "teachers-only" and answer.status_code == 403
 
 
+def test_a_closed_class_takes_no_newcomer_from_the_lms_and_keeps_those_in_it(world):
+    """The teacher closed the course's class here: a learner new to it is refused with a cause (no account is
+    made), a learner in it and the teacher still come in; opened again, the newcomer comes in."""
+    link = world.add_link("biology", "backprop")
+    teacher, ada = Browser(), Browser()
+    assert world.launch(teacher, "lamarck", link).answer.status_code == 303
+    assert world.launch(ada, "ada", link).answer.status_code == 303
+    assert world.tool_change(teacher, "PUT", "/api/class/state", {"state": "closed"}).status_code == 200
+    answer = world.launch(Browser(), "dina", link).answer
+    assert refusal(answer) == "class-closed" and answer.status_code == 403
+    assert "takes no new learners" in answer.text
+    members = {m["name"]: m for m in world.tool_get(teacher, "/api/class/lms/roster").json()["members"]}
+    assert members["Dina Sanichar"]["launched"] is False  # no account was made for her
+    assert world.launch(Browser(), "ada", link).answer.status_code == 303
+    assert world.launch(Browser(), "lamarck", link).answer.status_code == 303
+    assert world.tool_change(teacher, "PUT", "/api/class/state", {"state": "open"}).status_code == 200
+    dina = Browser()
+    assert world.launch(dina, "dina", link).answer.status_code == 303 and me(world, dina)["name"] == "Dina Sanichar"
+
+
 # ---------------------------------------------------------------- deep linking and grades
 
 

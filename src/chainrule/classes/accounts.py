@@ -41,7 +41,7 @@ from argon2 import PasswordHasher
 from chainrule.classes.names import look_alike_keys
 from chainrule.classes.passwords import PasswordPool, PasswordsBusy
 from chainrule.errors import InputError
-from chainrule.progress.class_store import ClassStore, SeatsTaken
+from chainrule.progress.class_store import ClassClosed, ClassStore, SeatsTaken
 from chainrule.progress.people_store import PeopleStore
 from chainrule.text_safety import valid_text
 
@@ -141,6 +141,10 @@ class SignInAttempt:
     stored_hash: str | None
     scope: str  # whose failures it counts under: "name:<class>/<name>" or "device:<nonce>"
     reservation: int
+
+
+def closed_to_newcomers(class_name: str) -> str:
+    return f"{class_name!r} is closed: it takes no new learners. Ask your teacher."
 
 
 def token_hash(token: str) -> str:
@@ -273,7 +277,7 @@ class Accounts:
             raise ClassError("this invite link is not (or no longer) valid: ask your teacher for the current one",
                              kind="not-found")
         if found[2] != "open":
-            raise ClassError(f"{found[1]!r} is closed: it takes no new learners. Ask your teacher.", kind="refused")
+            raise ClassError(closed_to_newcomers(found[1]), kind="refused")
         return found[0], found[1]
 
     # ---------------------------------------------------------------- accounts
@@ -313,6 +317,8 @@ class Accounts:
         except SeatsTaken:
             await _in_thread(self._seat_left, class_id, class_name)
             raise
+        except ClassClosed:  # closed between the invite's check and the write
+            raise ClassError(closed_to_newcomers(class_name), kind="refused") from None
         return await _in_thread(self.account, account_id)
 
     # ---------------------------------------------------------------- who is in (the teacher decides)

@@ -29,7 +29,7 @@ from typing import Any, Callable, Mapping
 from urllib.parse import urlencode, urlsplit
 
 from chainrule import lessons
-from chainrule.classes.accounts import LEARNER, TEACHER, Account, Accounts, ClassError
+from chainrule.classes.accounts import LEARNER, TEACHER, Account, Accounts, ClassError, closed_to_newcomers
 from chainrule.classes.federation import (
     FORGET_LOGINS, LOGIN_LIFETIME, Refused, clean, digest, display_name, free_display_name, free_name, new_state,
     same_browser, state_cookie,
@@ -37,6 +37,7 @@ from chainrule.classes.federation import (
 from chainrule.classes.id_tokens import KeySets, TokenRefused, verify
 from chainrule.classes.lti_keys import ToolKeys
 from chainrule.classes.remote import Remote
+from chainrule.progress.class_store import ClassClosed
 from chainrule.progress.lti_store import LtiStore
 
 log = logging.getLogger("chainrule.lti")
@@ -106,6 +107,8 @@ CAUSES: dict[str, tuple[int, str]] = {
     "no-course": (400, "Open chainrule from inside a course: each LMS course has its own class here."),
     "role": (403, "Only the course's learners and teachers can open chainrule; ask the teacher."),
     "teachers-only": (403, "Only a teacher of the course can add chainrule's lessons to it."),
+    "class-closed": (403, "The course's teacher closed its class in chainrule; they can open it again on the "
+                          "teacher's page."),
 }
 
 
@@ -360,8 +363,11 @@ class Lti:
         if made:
             log.info("LMS course %r of %s: new class %d", title, platform.name, class_id)
         display = display_name(claims)
-        account_id, _ = self.tables.linked_account(platform.issuer, claims["sub"], class_id, role,
-                                                   lambda names: free_display_name(display, names), now_text)
+        try:
+            account_id, _ = self.tables.linked_account(platform.issuer, claims["sub"], class_id, role,
+                                                       lambda names: free_display_name(display, names), now_text)
+        except ClassClosed:  # a learner new to the class: learners already in it still read their work
+            raise LaunchRefused("class-closed", closed_to_newcomers(title)) from None
         grades = claims.get(GRADES) if isinstance(claims.get(GRADES), dict) else {}
         roster = claims.get(ROSTER) if isinstance(claims.get(ROSTER), dict) else {}
         presentation = claims.get(PRESENTATION) if isinstance(claims.get(PRESENTATION), dict) else {}

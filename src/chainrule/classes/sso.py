@@ -27,14 +27,14 @@ from typing import Any, Callable, Mapping
 
 from authlib.integrations.requests_client import OAuth2Session
 
-from chainrule.classes.accounts import ClassError
+from chainrule.classes.accounts import ClassError, closed_to_newcomers
 from chainrule.classes.federation import (
     FORGET_LOGINS, LOGIN_LIFETIME, Refused, digest, new_state, same_browser, state_cookie,
 )
 from chainrule.classes.id_tokens import KeySets, TokenRefused, verify
 from chainrule.classes.lti import origin_of
 from chainrule.classes.remote import TIMEOUT, Remote, RemoteError
-from chainrule.progress.class_store import SeatsTaken
+from chainrule.progress.class_store import ClassClosed, SeatsTaken
 from chainrule.progress.sso_store import SsoStore
 
 log = logging.getLogger("chainrule.sso")
@@ -266,6 +266,8 @@ class Sso:
                                                 self.store.now().isoformat())
         except SeatsTaken as full:
             raise SignInRefused("class-full", f"{class_name!r} is full: all {full.args[0]} seats are taken") from None
+        except ClassClosed:  # closed between the invite's check and the write
+            raise SignInRefused("invite-not-valid", closed_to_newcomers(class_name)) from None
         if made:
             log.info("account %d joined class %d through %s", account_id, class_id, finished.provider.name)
         account = self.accounts.account(account_id)

@@ -30,6 +30,10 @@ class SeatsTaken(Exception):
     """add_learner: the class has as many learners as its seats."""
 
 
+class ClassClosed(Exception):
+    """A newcomer to a class that is closed or archived: it takes no new learners."""
+
+
 class ClassStore:
     """The class tables of a progress store's database (``store.database``)."""
 
@@ -103,7 +107,8 @@ class ClassStore:
                     check_names: Callable[[list[str]], None]) -> int:
         """The new learner's id (waiting for the teacher if the class asks for approval). ``check_names``
         sees every name in the class, inside the same write (so two joins at once cannot both take a name),
-        and raises to refuse this one; SeatsTaken if every seat is taken (``admitted``)."""
+        and raises to refuse this one; SeatsTaken if every seat is taken, ClassClosed if the class is not open
+        (``admitted``)."""
 
         def work(conn: Connection) -> int:
             check_names([row[0] for row in conn.execute(
@@ -284,10 +289,18 @@ def admitted(conn: Connection, class_id: int) -> int:
     SeatsTaken if every seat is taken (counted in the same transaction, so that learners joining at once, by
     password or through a sign-in provider, never pass the seats)."""
     seats, approval = conn.execute("SELECT seats, approval FROM classes WHERE id = ?", (class_id,)).fetchone()
+    refuse_if_closed(conn, class_id)
     if seats is not None and conn.execute(
             "SELECT COUNT(*) FROM accounts WHERE class_id = ? AND role = 'learner'", (class_id,)).fetchone()[0] >= seats:
         raise SeatsTaken(int(seats))
     return 0 if approval else 1
+
+
+def refuse_if_closed(conn: Connection, class_id: int) -> None:
+    """Inside the write that makes a learner of the class: ClassClosed unless the class is open (checked in the
+    same transaction as the insert, so a class closed a moment before takes no one, whichever way they come)."""
+    if conn.execute("SELECT state FROM classes WHERE id = ?", (class_id,)).fetchone()[0] != "open":
+        raise ClassClosed()
 
 
 def account_exists(account_id: int):

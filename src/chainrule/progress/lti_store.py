@@ -10,7 +10,7 @@ import json
 import secrets
 from typing import Any, Callable
 
-from chainrule.progress.class_store import ACCOUNT_LOCK, admitted
+from chainrule.progress.class_store import ACCOUNT_LOCK, admitted, refuse_if_closed
 from chainrule.progress.connection import Connection
 
 OUTBOX_LOCK = -3  # the advisory lock key of outbox claims (learners' keys are >= 0)
@@ -36,7 +36,8 @@ def linked_account(conn: Connection, table: str, issuer: str, subject: str, clas
     sso_users): made with the name name(the class's names) gives, if none is linked yet. follow_role: the
     account's role becomes ``role`` (an LMS says what someone is in the course at every launch). by_invite:
     a newcomer joins as a password's learner does, within the class's seats and approval (class_store.admitted);
-    an LMS's course roster says itself who is in."""
+    an LMS's course roster says itself who is in. A newcomer learner to a class that is not open: ClassClosed
+    (a teacher still comes in, to read it or open it again)."""
     assert table in ("lti_users", "sso_users")
     row = conn.execute(f"SELECT account_id FROM {table} WHERE issuer = ? AND subject = ? AND class_id = ?",
                        (issuer, subject, class_id)).fetchone()
@@ -44,6 +45,8 @@ def linked_account(conn: Connection, table: str, issuer: str, subject: str, clas
         if follow_role:
             conn.execute("UPDATE accounts SET role = ? WHERE id = ? AND role != ?", (role, row[0], role))
         return int(row[0]), False
+    if role == "learner":
+        refuse_if_closed(conn, class_id)
     names = [found[0] for found in conn.execute("SELECT name FROM accounts WHERE class_id = ?", (class_id,)).fetchall()]
     approved = admitted(conn, class_id) if by_invite else 1
     account_id = int(conn.execute("INSERT INTO accounts (class_id, role, name, created_at, approved) "
