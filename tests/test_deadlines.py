@@ -131,6 +131,38 @@ def test_an_exercise_due_before_its_lesson_makes_its_section_late(made):
         deadlines.set_due(class_id, "backprop", "2026-12-03", exercise="no-such")
 
 
+def test_each_learner_reads_their_own_dates_whether_they_passed_and_their_credit_so_far(made):
+    """Ada: due 5 Dec 12:00 Berlin, neuron-grads 3 Dec 23:59. She passed it on 4 Dec 10:00 UTC (11 hours late)
+    and explained on 6 Dec 10:00 UTC (23 hours late): 05, 07 and 08 one day late, 5 + 3 x 0.9 = 7.7. Bea's
+    extension to 8 Dec 09:00 moves both her dates; her work of 5 Dec is on time: 8."""
+    deadlines, class_id, people, store = made["deadlines"], made["class_id"], made["people"], made["store"]
+    deadlines.set_policy(class_id, time_zone_name="Europe/Berlin", late="10%")
+    deadlines.set_due(class_id, "backprop", "2026-12-05 12:00")
+    deadlines.set_due(class_id, "backprop", "2026-12-03", exercise="neuron-grads")
+    deadlines.extend(class_id, people["Bea"].id, "backprop", "2026-12-08 09:00")
+    now = datetime(2026, 12, 6, 10, 0, tzinfo=timezone.utc)
+    ada = deadlines.mine(people["Ada"], now)
+    assert ada["time_zone"] == "Europe/Berlin"
+    assert ada["late_policy_text"] == "late work loses 10 % of its credit per day late"
+    (lesson,) = ada["lessons"]  # only lessons with a date
+    assert (lesson["lesson_id"], lesson["due_text"], lesson["past_due"], lesson["extended"]) == (
+        "backprop", "2026-12-05 12:00 (Europe/Berlin)", True, False)
+    assert (lesson["score_text"], lesson["late_sections"], lesson["late_work"]) == ("7.7 of 8", 3, 2)
+    assert lesson["exercises"] == [{"exercise_id": "neuron-grads", "due": "2026-12-03T23:59",
+                                    "due_text": "2026-12-03 23:59 (Europe/Berlin)", "past_due": True}]
+    (lesson,) = deadlines.mine(people["Bea"], now)["lessons"]
+    assert (lesson["due_text"], lesson["past_due"], lesson["extended"], lesson["score_text"]) == (
+        "2026-12-08 09:00 (Europe/Berlin)", False, True, "8 of 8")
+    assert [(e["due"], e["past_due"]) for e in lesson["exercises"]] == [("2026-12-08T09:00", False)]
+    # 08:00 UTC on 8 Dec is 09:00 in Berlin: the minute it is due is not past it; the minute after is.
+    assert not deadlines.mine(people["Bea"], datetime(2026, 12, 8, 8, 0, tzinfo=timezone.utc))["lessons"][0]["past_due"]
+    assert deadlines.mine(people["Bea"], datetime(2026, 12, 8, 8, 1, tzinfo=timezone.utc))["lessons"][0]["past_due"]
+    teacher_id = made["accounts"].people.teachers(class_id)[0][0]
+    (lesson,) = deadlines.mine(made["accounts"].account(teacher_id), now)["lessons"]  # the class's dates
+    assert lesson["due_text"] == "2026-12-05 12:00 (Europe/Berlin)" and "score_text" not in lesson
+    assert deadlines.mine(people["Dan"], now)["lessons"] == []  # Chemistry has no dates
+
+
 def test_extensions_one_learner_relative_and_from_a_csv_all_or_nothing(made):
     deadlines, class_id, people = made["deadlines"], made["class_id"], made["people"]
     deadlines.set_due(class_id, "backprop", "2026-12-05 00:00")  # UTC, no credit late

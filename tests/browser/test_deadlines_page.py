@@ -1,8 +1,8 @@
 """The teacher's due dates and regrades on the teacher's page, in Chromium against a real `chainrule serve`
 (PostgreSQL and a `chainrule worker` when the session has it, else SQLite): a lesson's date set in its field,
 one learner's extension, extensions from a CSV, each learner's credit as of their own due date redrawn after
-each; an exercise regraded (who would change, apply, revert); axe-core finds nothing serious at 1280 and
-390 px and the page does not scroll sideways on a phone."""
+each; an exercise regraded (who would change, apply, revert); a learner's own dates on the path and lesson
+pages; axe-core finds nothing serious at 1280 and 390 px and the pages do not scroll sideways on a phone."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ from chainrule.classes import open_class_store
 from chainrule.grading import reference_source
 from class_process import ClassServer
 from conftest import WIDTHS, axe_violations, stop_lesson_server
-from test_class_page import start_worker
+from test_class_page import start_worker, submit_form
+from test_deadlines import change, teacher_client
 
 PASSWORD = "correct horse battery"
 
@@ -106,6 +107,54 @@ def test_the_teacher_sets_a_date_extends_it_for_one_learner_and_from_a_csv(brows
             assert axe_violations(page) == [], width
             section = page.locator("#class-deadlines")
             section.screenshot(path=str(screenshots_dir / f"teacher-deadlines-{name}.png"))
+            overflow = page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
+            assert overflow <= 0, (width, overflow)
+    finally:
+        context.close()
+
+
+def test_a_learner_sees_their_own_due_dates_on_the_path_and_in_the_lesson(browser, server, screenshots_dir):
+    teacher = teacher_client(server)
+    for path, body in [("/api/class/deadlines/policy", {"late": "10%"}),
+                       ("/api/class/deadlines/due", {"lesson_id": "backprop", "due": "2020-01-01 00:00"}),
+                       ("/api/class/deadlines/due", {"lesson_id": "backprop", "exercise_id": "neuron-grads",
+                                                     "due": "2099-01-01 12:00"})]:
+        answer = change(teacher, "PUT", path, body)
+        assert answer.status_code == 200, answer.text
+
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, bypass_csp=True)
+    context.set_default_timeout(30_000)
+    try:
+        page = context.new_page()
+        page.goto(server.invite)
+        submit_form(page, {"name": "Ada", "password": PASSWORD})
+        assert page.url == server.base + "/"
+        due = page.locator("[data-lesson='backprop'] .lesson-due")
+        assert due.text_content() == "Past its due date, 2020-01-01 00:00 (UTC). Credit so far: 0 of 8."
+        assert due.get_attribute("data-past-due") == "true"
+        assert page.locator("[data-lesson='computational-graphs'] .lesson-due").count() == 0  # no date there
+
+        page.goto(server.base + "/lessons/backprop")
+        page.wait_for_selector("#main[data-complete='true']")
+        assert page.locator("#main .lesson-due").text_content() == (
+            "Past its due date, 2020-01-01 00:00 (UTC). Credit so far: 0 of 8. "
+            "After a due date, late work loses 10 % of its credit per day late.")
+        assert page.locator("article[data-exercise='neuron-grads'] .exercise-due").text_content() == \
+            "Due 2099-01-01 12:00 (UTC)."
+        assert page.locator(".exercise-due").count() == 1  # the other exercises have the lesson's date
+        assert axe_violations(page) == []  # the past date's colour included
+
+        ada = next(entry for entry in teacher.get("/api/class/deadlines").json()["learners"] if entry["name"] == "Ada")
+        extended = change(teacher, "PUT", "/api/class/deadlines/extensions",
+                          {"learner_id": ada["id"], "lesson_id": "backprop", "due": "2099-02-01"})
+        assert extended.status_code == 200, extended.text
+        page.goto(server.base + "/")
+        assert due.text_content() == "Due 2099-02-01 23:59 (UTC) (your own date). Credit so far: 0 of 8."
+        assert due.get_attribute("data-past-due") == "false"
+        for name, (width, height) in WIDTHS.items():
+            page.set_viewport_size({"width": width, "height": height})
+            assert axe_violations(page) == [], width
+            page.locator("[data-lesson='backprop']").screenshot(path=str(screenshots_dir / f"learner-due-{name}.png"))
             overflow = page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
             assert overflow <= 0, (width, overflow)
     finally:

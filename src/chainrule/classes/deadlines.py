@@ -285,14 +285,43 @@ class Deadlines:
                 extension = found["extensions"].get((learner, lesson))
 
                 def due_of(exercise: str = "", lesson: str = lesson, extension: str | None = extension) -> str | None:
-                    base = found["due"].get((lesson, exercise)) or found["due"].get((lesson, ""))
-                    if extension is not None and (base is None or extension > base):
-                        return extension
-                    return base
+                    return _due_of(found, lesson, exercise, extension)
 
                 result[learner][lesson] = _lesson_credit(shape, times.get(learner, []), due_of, instant, policy) | {
                     "due": due_of(), "due_text": due_text(due_of(), zone_name), "extended": extension is not None}
         return result
+
+    def mine(self, account: Any, now: datetime) -> dict[str, Any]:
+        """What a learner's own pages show: each lesson with a due date (the learner's own, extension
+        included), whether it has passed, the dates of exercises that have their own, and the credit so far;
+        the class's late policy. A teacher sees the class's dates."""
+        found = self.tables.settings(account.class_id)
+        zone_name = found["time_zone"]
+        zone = time_zone(zone_name)
+        learner = account.role == "learner"
+        credit = self.credit(account.class_id, [account.id]).get(account.id, {}) if learner else {}
+
+        def dated(due: str) -> dict[str, Any]:
+            return {"due": due, "due_text": due_text(due, zone_name),
+                    "past_due": now > datetime.fromisoformat(due).replace(tzinfo=zone)}
+
+        shown = []
+        for shape in _lessons():
+            lesson = shape["id"]
+            extension = found["extensions"].get((account.id, lesson)) if learner else None
+            exercises = [{"exercise_id": exercise} | dated(due) for exercise in shape["exercises"]
+                         if (lesson, exercise) in found["due"]
+                         and (due := _due_of(found, lesson, exercise, extension)) is not None]
+            due = _due_of(found, lesson, "", extension)
+            if due is None and not exercises:
+                continue
+            entry = {"lesson_id": lesson, "title": shape["title"], "extended": extension is not None,
+                     "exercises": exercises} | (dated(due) if due else {"due": None, "due_text": None, "past_due": False})
+            if lesson in credit:
+                entry |= {key: credit[lesson][key] for key in ("score_text", "completed", "late_sections", "late_work")}
+            shown.append(entry)
+        policy = LatePolicy(found["late_policy"], found["late_percent"])
+        return {"time_zone": zone_name, "late_policy_text": policy.text(), "lessons": shown}
 
     def credit_of(self, learner_ids: Iterable[int]) -> dict[int, dict[str, dict]]:
         """credit() of learners of any classes (the LMS score scan's learners)."""
@@ -324,6 +353,14 @@ class Deadlines:
             row.append(format_number(sum(entry["credit"] for entry in per_lesson.values())))
             cells[learner] = row
         return header, cells
+
+
+def _due_of(found: dict[str, Any], lesson: str, exercise: str, extension: str | None) -> str | None:
+    """A piece's due date: its exercise's own, else its lesson's; a later extension of the lesson moves it."""
+    base = found["due"].get((lesson, exercise)) or found["due"].get((lesson, ""))
+    if extension is not None and (base is None or extension > base):
+        return extension
+    return base
 
 
 def _lesson_credit(shape: dict[str, Any], times: list[tuple], due_of: Any, instant: Any,

@@ -1,8 +1,9 @@
 """The teacher's due dates, extensions and late policy, and each learner's credit as of their own due dates
 (classes/deadlines.py), for the teacher's page (static/js/teacher_deadlines.js). The teacher of the class
-only; a learner id of another class is "not found", as one that does not exist.
+only (but /mine, each person's own); a learner id of another class is "not found", as one that does not exist.
 
     GET  /api/class/deadlines              settings and credit per learner and lesson
+    GET  /api/class/deadlines/mine         the signed-in learner's own dates and credit (a teacher: the class's)
     PUT  /api/class/deadlines/policy       {"time_zone", "late"}
     PUT  /api/class/deadlines/due          {"lesson_id", "exercise_id"?, "due"} (null: removed)
     PUT  /api/class/deadlines/extensions   {"learner_id", "lesson_id", "due"} (null: removed)
@@ -89,6 +90,14 @@ def _view(request: Request, class_id: int) -> dict[str, Any]:
 def deadlines(request: Request) -> dict[str, Any]:
     """The class's time zone, late policy, due dates, extensions, and each learner's credit per lesson."""
     return _view(request, teacher(request).class_id)
+
+
+@api.get("/mine")
+def mine(request: Request) -> dict[str, Any]:
+    """The signed-in learner's own due dates (extensions included), whether each has passed, and their credit
+    so far, for the path and lesson pages; a teacher gets the class's dates."""
+    store = request.app.state.services.class_store
+    return _deadlines(request).mine(signed_in(request), store.now())
 
 
 @api.put("/policy")

@@ -3,6 +3,7 @@
 import { get, el, clearLoading, showError, debounce } from "./api.js";
 import { GraphPlayer, formulaHighlighter } from "./graph.js";
 import { renderMath, renderTex } from "./math.js";
+import { dueLine, lessonDates, markExerciseDates, myDueDates } from "./due.js";
 
 const main = document.getElementById("main");
 const lessonId = main.dataset.lessonId;
@@ -118,6 +119,7 @@ async function noteWhatItAssumes() {
 
 async function start() {
   let lesson, progress, trace;
+  const dueLoad = myDueDates().then((dates) => ({ dates, entry: lessonDates(dates, lessonId) }));
   // Without the progress store (e.g. 503: locked or unreadable) the lesson still works; the message
   // area says why nothing is restored, and each later save reports its own failure.
   const noProgress = { finished: { sections: [], lesson: false }, predictions: {}, code: {}, results: {}, quiz: {}, explanation: null };
@@ -164,7 +166,9 @@ async function start() {
   performance.mark("chainrule-ready");
 
   // The rest loads in parallel; each part reports its own errors on the page.
-  const parts = [noteWhatItAssumes()];
+  const parts = [noteWhatItAssumes(), dueLoad.then(({ dates, entry }) => {
+    if (entry) document.getElementById("lesson-meta").after(dueLine(entry, dates, { policy: true }));
+  })];
   if (slots.has("03")) parts.push(import("./explore.js").then((m) => m.renderExplore(slots.get("03"), lesson, trace, base)));
   if (slots.has("03") && lesson.see_it_work.plot) {
     // The plot goes right under the graph's formula, whichever part of section 03 finishes loading first.
@@ -177,10 +181,11 @@ async function start() {
   if (slots.has("07")) parts.push(import("./explain.js").then((m) => m.renderExplain(slots.get("07"), lesson, progress, base)));
   if (slots.has("08")) parts.push(import("./explain.js").then((m) => m.renderRecap(slots.get("08"), lesson)));
   if (slots.has("05")) {
-    parts.push(import("./exercises.js").then((m) => m.renderExercises(slots.get("05"), lesson, progress)).then(() => {
+    parts.push(import("./exercises.js").then((m) => m.renderExercises(slots.get("05"), lesson, progress)).then(async () => {
       // An editor whose long lines scroll sideways must be reachable from the keyboard: its text area
       // is focusable already (contenteditable); tabindex=0 says so to assistive tools as well.
       for (const content of slots.get("05").querySelectorAll(".cm-content")) content.tabIndex = 0;
+      markExerciseDates((await dueLoad).entry, slots.get("05"));
     }));
   }
   const outcomes = await Promise.allSettled(parts);

@@ -1,5 +1,6 @@
 // The path page: the lessons of the path in order (added lessons last), with the learner's progress in each.
 import { get, el, clearLoading } from "./api.js";
+import { dueLine, lessonDates, myDueDates } from "./due.js";
 
 // "2 of 5 predictions · 1 of 2 exercises passed · ..." when the lesson's totals are known.
 function progressText(progress, totals) {
@@ -60,6 +61,7 @@ function standingAt(lessons) {
 async function start() {
   const main = document.getElementById("main");
   let path;
+  const dueLoad = myDueDates();
   try {
     path = await get("/api/path", "load the path");
   } catch (error) {
@@ -74,6 +76,7 @@ async function start() {
   const list = document.getElementById("path-lessons");
   const byId = new Map(path.lessons.map((lesson) => [lesson.id, lesson]));
   const here = standingAt(path.lessons);
+  const dates = await dueLoad;
   path.lessons.forEach((lesson, index) => {
     const available = lesson.status === "available" && lesson.href;
     const heading = el("h2", { class: "lesson-title" },
@@ -87,6 +90,7 @@ async function start() {
       el("p", { class: "lesson-summary" }, lesson.summary),
       available ? buildsOnLine(lesson, byId) : null,
       lesson.minutes ? el("p", { class: "lesson-minutes" }, `About ${lesson.minutes} minutes`) : null,
+      available && lessonDates(dates, lesson.id) ? dueLine(lessonDates(dates, lesson.id), dates) : null,
       available && finished(lesson) ? el("p", { class: "lesson-done" }, el("strong", {}, "✓ Finished."), " Its questions come back in review.") : null,
       available && lesson.progress ? progressBlock(lesson) : null,
       available && !lesson.progress ? el("p", { class: "lesson-progress unknown" }, "Your progress cannot be read right now.") : null);

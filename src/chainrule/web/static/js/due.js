@@ -1,0 +1,49 @@
+// A learner's own due dates in a class (GET /api/class/deadlines/mine, extensions included): a line under
+// each dated lesson on the path page; on the lesson page, the lesson's date, the late policy, the credit so
+// far, and each exercise's own date on the exercise. Outside a class there are no dates and nothing is asked.
+// Every date and number is the server's text.
+import { el, requestInit } from "./api.js";
+
+/** The signed-in person's dates ({time_zone, late_policy_text, lessons}), or null (no class, or unreadable). */
+export async function myDueDates() {
+  if (!document.body.dataset.account) return null;
+  try {
+    const answer = await fetch("/api/class/deadlines/mine", requestInit("GET"));
+    return answer.ok ? await answer.json() : null;
+  } catch (error) {
+    return null;  // the dates are an aid: the page works without them
+  }
+}
+
+export function lessonDates(dates, lessonId) {
+  return (dates && dates.lessons.find((entry) => entry.lesson_id === lessonId)) || null;
+}
+
+function whenText(entry) {
+  return entry.past_due ? `Past its due date, ${entry.due_text}` : `Due ${entry.due_text}`;
+}
+
+/** "Due 2026-12-05 12:00 (Europe/Berlin), your own date. Credit so far: 3 of 8." as one paragraph. */
+export function dueLine(entry, dates, { policy = false } = {}) {
+  const parts = [];
+  if (entry.due) {
+    parts.push(el("strong", {}, whenText(entry)), entry.extended ? " (your own date)." : ".");
+  } else if (entry.exercises.length) {
+    parts.push(el("strong", {}, "Some exercises have due dates."));
+  }
+  if (entry.score_text) parts.push(` Credit so far: ${entry.score_text}.`);
+  if (policy && dates.late_policy_text) parts.push(` After a due date, ${dates.late_policy_text}.`);
+  return el("p", { class: "lesson-due", "data-past-due": String(Boolean(entry.past_due)) }, ...parts);
+}
+
+/** Each exercise with a date of its own says it under its title. */
+export function markExerciseDates(entry, holder) {
+  if (!entry) return;
+  for (const exercise of entry.exercises) {
+    const block = holder.querySelector(`[data-exercise="${CSS.escape(exercise.exercise_id)}"]`);
+    const title = block && block.querySelector("h3");
+    if (!title || block.querySelector(".exercise-due")) continue;
+    title.after(el("p", { class: "exercise-due", "data-past-due": String(exercise.past_due) },
+      `${whenText(exercise)}${entry.extended ? " (your own date)" : ""}.`));
+  }
+}
