@@ -153,7 +153,7 @@ class Learner:
             for named in await asyncio.gather(*(self.static(url) for url in batch)):
                 waiting += [url for url in named if url not in seen]
         await asyncio.gather(self.call("GET", f"/api/lessons/{LESSON}"), self.call("GET", f"/api/progress/{LESSON}"),
-                             self.call("GET", "/api/jobs"))
+                             self.call("GET", "/api/jobs"), self.call("GET", "/api/class/deadlines/mine"))
 
     @staticmethod
     def _references(text: str) -> list[str]:

@@ -63,7 +63,7 @@ def test_export_import_export_through_the_cli_round_trips(tmp_path):
     ("content", "says"),
     [
         ("{not json", "is not valid JSON (line 1, column 2"),
-        ('{"format": "chainrule.progress", "version": 7}', "this chainrule reads up to 1"),
+        ('{"format": "chainrule.progress", "version": 7}', "this chainrule reads up to 2"),
         ("[1, 2]", "must be a JSON object"),
         (None, "cannot read"),
     ],

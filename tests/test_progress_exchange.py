@@ -27,6 +27,8 @@ def fill_store(store, clock: FakeClock) -> None:
     store.save_prediction("backprop", "n", 0.8814, True)
     store.save_prediction("backprop", "dw2", 0.5, False)
     store.save_code("neuron-grads", "typescript", "export function neuronGrads() {}")
+    store.record_help("backprop", "neuron-grads", "hint", 1)
+    store.record_help("backprop", "neuron-grads", "solution")
     store.record_submission("neuron-grads", "python", "def neuron_grads(x, w, b, out, grad):\n    return grad  # é ∂",
                             {"status": "fail", "tests": [{"name": "t1", "expected": [1.0], "actual": [0.0]}]})
     clock.now += timedelta(minutes=3)
@@ -75,8 +77,10 @@ def test_export_then_import_into_an_empty_store_round_trips_exactly(filled, stor
         assert empty.quiz_answers("backprop") == filled.quiz_answers("backprop")
     finally:
         empty.close()
-    assert exported["format"] == "chainrule.progress" and exported["version"] == 1
+    assert exported["format"] == "chainrule.progress" and exported["version"] == 2
     assert len(exported["submissions"]) == 2
+    assert [(h["exercise_id"], h["kind"], h["number"]) for h in exported["help_used"]] == [
+        ("neuron-grads", "hint", 1), ("neuron-grads", "solution", 0)]
     assert [log["undone"] for log in exported["review_logs"]] == [False, False, False, True, False]
 
 
@@ -85,7 +89,7 @@ def test_importing_the_same_file_twice_adds_nothing_the_second_time(filled, stor
     target = open_store(**store_place("target"), clock=clock, fuzzing=False)
     try:
         first = target.import_data(document)
-        assert first["submissions"] == 2 and first["review_logs"] == 5
+        assert first["submissions"] == 2 and first["review_logs"] == 5 and first["help_used"] == 2
         second = target.import_data(document)
         assert set(second.values()) == {0}
         assert without_time(target.export_data()) == without_time(document)
@@ -131,6 +135,9 @@ def _last_record_bad(document: dict) -> None:
         (_bad(["quiz_answers", 0, "at"], "2026-03-01T09:30:00"), "has no time zone"),
         (_bad(["explanations", 0, "ticked"], [1, 2]), "explanations[0].ticked: expected a list of strings"),
         (_drop("cards"), "cards: missing"),
+        (_drop("help_used"), "help_used: missing"),  # in version 2; a version-1 file has none (below)
+        (_bad(["help_used", 0, "kind"], "peek"), "help_used[0].kind: expected 'hint' or 'solution'"),
+        (_bad(["help_used", 1, "number"], -1), "help_used[1].number: expected a whole number from 0"),
         (_extra_key, "predictions[0]: unknown key 'confidence'"),
         (_duplicate, "a second record for backprop/product-gradient"),
         (_last_record_bad, "review_logs[4].rating: expected a rating 1 (Again) to 4 (Easy)"),
@@ -151,6 +158,21 @@ def test_a_bad_file_is_refused_with_the_reason_and_nothing_stored_changes(filled
         assert says in str(caught.value)
         assert "Nothing was imported" in str(caught.value)
         assert without_time(target.export_data()) == before
+    finally:
+        target.close()
+
+
+def test_a_version_1_file_from_before_help_was_kept_still_imports(filled, store_place, clock):
+    document = json.loads(json.dumps(filled.export_data()))
+    document["version"] = 1
+    document.pop("help_used")
+    target = open_store(**store_place("target"), clock=clock, fuzzing=False)
+    try:
+        added = target.import_data(document)
+        assert added["submissions"] == 2 and added["help_used"] == 0
+        again = target.export_data()
+        assert again["version"] == 2 and again["help_used"] == []
+        assert again["submissions"] == document["submissions"]
     finally:
         target.close()
 

@@ -1,6 +1,6 @@
 """Export and import of the whole progress store as one JSON document.
 
-Format ``chainrule.progress`` version 1 (see docs/progress.md for an example)::
+Format ``chainrule.progress`` version 2 (see docs/progress.md for an example)::
 
     {"format": "chainrule.progress", "version": 1, "exported_at": ISO 8601,
      "predictions":  [{"lesson_id", "key", "value": number, "correct": bool, "at"}],
@@ -11,13 +11,14 @@ Format ``chainrule.progress`` version 1 (see docs/progress.md for an example)::
      "cards":        [{"lesson_id", "question_id", "card": fsrs card dict}],
      "review_logs":  [{"lesson_id", "question_id", "kind": "quiz"|"review", "answer", "correct": bool,
                        "rating": 1-4, "log": fsrs review-log dict, "previous_card": card dict|null,
-                       "card_after": card dict, "undone": bool, "at"}]}
+                       "card_after": card dict, "undone": bool, "at"}],
+     "help_used":    [{"lesson_id", "exercise_id", "kind": "hint"|"solution", "number": int, "at"}]}
 
-Every record must have exactly these keys. Export leaves out (and reports) a stored row that import
+Every record must have exactly these keys; a version-1 file (before help_used) has no help_used section. Export leaves out (and reports) a stored row that import
 would refuse, so every export imports back. Import validates the whole document first (a bad file changes
 nothing), then compares it with the stored rows in one read, in linear time, and writes it in short
 batches: keyed records (a prediction, the latest code, an explanation, a card) replace the stored one
-with the same key; history records (submissions, quiz answers, review logs) are appended, except those
+with the same key; history records (submissions, quiz answers, review logs, help used) are appended, except those
 already stored (a record the file holds k times and the store m times is added k - m times; two records
 are the same when they mean the same: 0.0 and 0, one moment written with two offsets), so importing the
 same file twice adds nothing the second time, and a write that failed part way is completed by
@@ -39,7 +40,8 @@ from chainrule.progress.errors import INVALID_FILE, StoreError
 from chainrule.progress.validation import card_problem, depth_problem, finite_json, log, stored_json
 
 FORMAT_NAME = "chainrule.progress"
-EXPORT_VERSION = 1
+EXPORT_VERSION = 2
+SECTION_SINCE = {"help_used": 2}  # a section added in a later version: absent from older files (read as [])
 MAX_ERRORS_SHOWN = 5
 
 Checker = Callable[[Any], str | None]  # returns a description of the problem, or None if fine
@@ -126,6 +128,16 @@ def _review_kind(value: Any) -> str | None:
     return None if value in ("quiz", "review") else f"expected \"quiz\" or \"review\", got {value!r}"
 
 
+def _help_kind(value: Any) -> str | None:
+    return None if value in ("hint", "solution") else f"expected 'hint' or 'solution', got {value!r}"[:120]
+
+
+def _count(value: Any) -> str | None:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2 ** 31:
+        return f"expected a whole number from 0, got {_kind(value)}"
+    return None
+
+
 def _card_or_null(value: Any) -> str | None:
     return None if value is None else card_problem(value)
 
@@ -178,6 +190,10 @@ SECTIONS: dict[str, tuple[dict[str, Checker], tuple[str, ...] | None]] = {
             "correct": _boolean, "rating": _rating, "log": _review_log, "previous_card": _card_or_null,
             "card_after": card_problem, "undone": _boolean, "at": _time,
         },
+        None,
+    ),
+    "help_used": (
+        {"lesson_id": _name, "exercise_id": _name, "kind": _help_kind, "number": _count, "at": _time},
         None,
     ),
 }
@@ -257,6 +273,8 @@ def validate_export(data: Any) -> None:
     for key in sorted(set(data) - TOP_LEVEL_KEYS):
         errors.append(f"{key}: unknown section (allowed: {', '.join(sorted(TOP_LEVEL_KEYS))})")
     for section, (fields, key_fields) in SECTIONS.items():
+        if section not in data and isinstance(version, int) and version < SECTION_SINCE.get(section, 1):
+            continue  # an older file, from before this section
         if section not in data:
             errors.append(f"{section}: missing (use [] if there is nothing)")
             continue
@@ -363,6 +381,10 @@ def export_rows(conn: Any, now: datetime, learner_id: int = 0) -> dict:
                 "undone, at FROM review_logs ORDER BY id"
             )
         ],
+        "help_used": [
+            {"lesson_id": a, "exercise_id": b, "kind": c, "number": d, "at": e}
+            for a, b, c, d, e in rows("SELECT lesson_id, exercise_id, kind, number, at FROM help_used ORDER BY id")
+        ],
     })
 
 
@@ -406,6 +428,8 @@ HISTORY: dict[str, tuple[tuple[str, ...], Callable[[dict], tuple]]] = {
                     lambda r: (r["lesson_id"], r["question_id"], r["kind"], r["answer"], int(r["correct"]), r["rating"],
                                _dumps(r["log"]), None if r["previous_card"] is None else _dumps(r["previous_card"]),
                                _dumps(r["card_after"]), int(r["undone"]), r["at"])),
+    "help_used": (("lesson_id", "exercise_id", "kind", "number", "at"),
+                  lambda r: (r["lesson_id"], r["exercise_id"], r["kind"], r["number"], r["at"])),
 }
 _JSON_COLUMNS = {"result", "log", "previous_card", "card_after"}
 
@@ -452,7 +476,7 @@ def new_rows(conn: Any, data: dict, learner_id: int) -> dict[str, list[tuple]]:
             _identity(columns, row) for row in conn.execute(
                 f"SELECT {', '.join(columns)} FROM {section} WHERE learner_id = ?", (learner_id,)))
         rows[section] = []
-        for record in data[section]:
+        for record in data.get(section, []):  # help_used is absent from a version-1 file
             values = values_of(record)
             identity = _identity(columns, values)
             if stored[identity] > 0:
