@@ -148,12 +148,12 @@ def test_each_learner_reads_their_own_dates_whether_they_passed_and_their_credit
     assert (lesson["lesson_id"], lesson["due_text"], lesson["past_due"], lesson["extended"]) == (
         "backprop", "2026-12-05 12:00 (Europe/Berlin)", True, False)
     assert (lesson["score_text"], lesson["late_sections"], lesson["late_work"]) == ("7.7 of 8", 3, 2)
-    assert lesson["exercises"] == [{"exercise_id": "neuron-grads", "due": "2026-12-03T23:59",
+    assert lesson["exercises"] == [{"exercise_id": "neuron-grads", "due": "2026-12-03T23:59", "extended": False,
                                     "due_text": "2026-12-03 23:59 (Europe/Berlin)", "past_due": True}]
     (lesson,) = deadlines.mine(people["Bea"], now)["lessons"]
     assert (lesson["due_text"], lesson["past_due"], lesson["extended"], lesson["score_text"]) == (
         "2026-12-08 09:00 (Europe/Berlin)", False, True, "8 of 8")
-    assert [(e["due"], e["past_due"]) for e in lesson["exercises"]] == [("2026-12-08T09:00", False)]
+    assert [(e["due"], e["past_due"], e["extended"]) for e in lesson["exercises"]] == [("2026-12-08T09:00", False, True)]
     # 08:00 UTC on 8 Dec is 09:00 in Berlin: the minute it is due is not past it; the minute after is.
     assert not deadlines.mine(people["Bea"], datetime(2026, 12, 8, 8, 0, tzinfo=timezone.utc))["lessons"][0]["past_due"]
     assert deadlines.mine(people["Bea"], datetime(2026, 12, 8, 8, 1, tzinfo=timezone.utc))["lessons"][0]["past_due"]
@@ -161,6 +161,10 @@ def test_each_learner_reads_their_own_dates_whether_they_passed_and_their_credit
     (lesson,) = deadlines.mine(made["accounts"].account(teacher_id), now)["lessons"]  # the class's dates
     assert lesson["due_text"] == "2026-12-05 12:00 (Europe/Berlin)" and "score_text" not in lesson
     assert deadlines.mine(people["Dan"], now)["lessons"] == []  # Chemistry has no dates
+    # An extension earlier than an exercise's own date leaves that date, which is then not "her own".
+    deadlines.set_due(class_id, "backprop", "2026-12-10", exercise="neuron-grads")
+    (lesson,) = deadlines.mine(people["Bea"], now)["lessons"]
+    assert lesson["extended"] and [(e["due"], e["extended"]) for e in lesson["exercises"]] == [("2026-12-10T23:59", False)]
 
 
 def test_extensions_one_learner_relative_and_from_a_csv_all_or_nothing(made):

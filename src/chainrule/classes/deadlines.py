@@ -293,30 +293,30 @@ class Deadlines:
 
     def mine(self, account: Any, now: datetime) -> dict[str, Any]:
         """What a learner's own pages show: each lesson with a due date (the learner's own, extension
-        included), whether it has passed, the dates of exercises that have their own, and the credit so far;
-        the class's late policy. A teacher sees the class's dates."""
+        included; "extended" when the extension is the date), whether it has passed, the dates of exercises
+        that have their own, and the credit so far; the class's late policy. A teacher sees the class's dates."""
         found = self.tables.settings(account.class_id)
         zone_name = found["time_zone"]
         zone = time_zone(zone_name)
         learner = account.role == "learner"
         credit = self.credit(account.class_id, [account.id]).get(account.id, {}) if learner else {}
 
-        def dated(due: str) -> dict[str, Any]:
-            return {"due": due, "due_text": due_text(due, zone_name),
+        def dated(due: str, extension: str | None) -> dict[str, Any]:
+            return {"due": due, "due_text": due_text(due, zone_name), "extended": due == extension,
                     "past_due": now > datetime.fromisoformat(due).replace(tzinfo=zone)}
 
         shown = []
         for shape in _lessons():
             lesson = shape["id"]
             extension = found["extensions"].get((account.id, lesson)) if learner else None
-            exercises = [{"exercise_id": exercise} | dated(due) for exercise in shape["exercises"]
+            exercises = [{"exercise_id": exercise} | dated(due, extension) for exercise in shape["exercises"]
                          if (lesson, exercise) in found["due"]
                          and (due := _due_of(found, lesson, exercise, extension)) is not None]
             due = _due_of(found, lesson, "", extension)
             if due is None and not exercises:
                 continue
-            entry = {"lesson_id": lesson, "title": shape["title"], "extended": extension is not None,
-                     "exercises": exercises} | (dated(due) if due else {"due": None, "due_text": None, "past_due": False})
+            entry = {"lesson_id": lesson, "title": shape["title"], "exercises": exercises} | (
+                dated(due, extension) if due else {"due": None, "due_text": None, "extended": False, "past_due": False})
             if lesson in credit:
                 entry |= {key: credit[lesson][key] for key in ("score_text", "completed", "late_sections", "late_work")}
             shown.append(entry)

@@ -9,8 +9,9 @@ Every sign-in, join and new password costs one argon2id computation. The cost is
 machine of docs/performance.md. argon2-cffi's default (RFC 9106's low-memory profile: 64 MiB, 3 passes, 4
 lanes) took 0.26 core-seconds a check there: a class of 400 signing in within a minute needed 100 core-seconds,
 more than two cores have, and sign-ins failed (issue 31). A hash made with other parameters still checks (they
-are part of the hash), and the account's next sign-in keeps the password again at this cost. Run in the server's shared thread pool, 40 at once took 2.5 GB and
-every thread, and pages waited behind them (issue 27, item 4). Here a computation first waits for a slot
+are part of the hash), and the account's next sign-in keeps the password again at this cost. Run in the
+server's shared thread pool, 40 at once took 2.5 GB and every thread, and pages waited behind them (issue 27,
+item 4). Here a computation first waits for a slot
 in the event loop, costing no thread; as many run at once as the memory budget holds and the machine has
 cores (at most `memory_budget // memory_cost`, at most os.cpu_count()), each in a thread of this pool's
 own limiter, never one of the pages'. Up to `max_waiting` more wait, each at most `wait_seconds`; past

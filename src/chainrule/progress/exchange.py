@@ -2,7 +2,7 @@
 
 Format ``chainrule.progress`` version 2 (see docs/progress.md for an example)::
 
-    {"format": "chainrule.progress", "version": 1, "exported_at": ISO 8601,
+    {"format": "chainrule.progress", "version": 2, "exported_at": ISO 8601,
      "predictions":  [{"lesson_id", "key", "value": number, "correct": bool, "at"}],
      "code":         [{"exercise_id", "language", "source", "at"}],
      "submissions":  [{"exercise_id", "language", "source", "result": object, "at"}],
@@ -14,15 +14,15 @@ Format ``chainrule.progress`` version 2 (see docs/progress.md for an example)::
                        "card_after": card dict, "undone": bool, "at"}],
      "help_used":    [{"lesson_id", "exercise_id", "kind": "hint"|"solution", "number": int, "at"}]}
 
-Every record must have exactly these keys; a version-1 file (before help_used) has no help_used section. Export leaves out (and reports) a stored row that import
-would refuse, so every export imports back. Import validates the whole document first (a bad file changes
-nothing), then compares it with the stored rows in one read, in linear time, and writes it in short
-batches: keyed records (a prediction, the latest code, an explanation, a card) replace the stored one
-with the same key; history records (submissions, quiz answers, review logs, help used) are appended, except those
-already stored (a record the file holds k times and the store m times is added k - m times; two records
-are the same when they mean the same: 0.0 and 0, one moment written with two offsets), so importing the
-same file twice adds nothing the second time, and a write that failed part way is completed by
-importing the file again. `read_progress_file` reads a file's bytes with limits on depth and count.
+Every record must have exactly these keys; a version-1 file (from before help_used) has no help_used
+section. Export leaves out (and reports) a stored row that import would refuse, so every export imports
+back. Import validates the whole document first (a bad file changes nothing), then compares it with the
+stored rows in one read, in linear time, and writes it in short batches: keyed records (a prediction, the
+latest code, an explanation, a card) replace the stored one with the same key; history records
+(submissions, quiz answers, review logs, help used) are appended, except those already stored (a record
+the file holds k times and the store m times is added k - m times; two records are the same when they mean
+the same: 0.0 and 0, one moment written with two offsets), so importing the same file twice adds nothing
+the second time, and a write that failed part way is completed by importing the file again. `read_progress_file` reads a file's bytes with limits on depth and count.
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ function whenText(entry) {
   return entry.past_due ? `Past its due date, ${entry.due_text}` : `Due ${entry.due_text}`;
 }
 
-/** "Due 2026-12-05 12:00 (Europe/Berlin), your own date. Credit so far: 3 of 8." as one paragraph. */
+/** "Due 2026-12-08 09:00 (Europe/Berlin) (your own date). Credit so far: 3 of 8." as one paragraph. */
 export function dueLine(entry, dates, { policy = false } = {}) {
   const parts = [];
   if (entry.due) {
@@ -44,6 +44,6 @@ export function markExerciseDates(entry, holder) {
     const title = block && block.querySelector("h3");
     if (!title || block.querySelector(".exercise-due")) continue;
     title.after(el("p", { class: "exercise-due", "data-past-due": String(exercise.past_due) },
-      `${whenText(exercise)}${entry.extended ? " (your own date)" : ""}.`));
+      `${whenText(exercise)}${exercise.extended ? " (your own date)" : ""}.`));
   }
 }
