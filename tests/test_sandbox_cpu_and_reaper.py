@@ -118,6 +118,22 @@ def test_a_runs_cgroup_weighs_as_much_as_its_grader_at_its_nice():
     assert [cgroups.cpu_weight(nice) for nice in (0, 1, 5, 10, 19)] == [1024, 819, 336, 110, 15]  # kernel: 820, 335
 
 
+def test_the_threads_that_grade_in_serve_run_below_the_pages_and_weigh_so():
+    """A class in SQLite grades in `chainrule serve`: its grading threads run at GRADING_NICE (Linux keeps a nice
+    per thread), so a run's cgroup weighs 110, as a worker's; the pages' threads keep theirs."""
+    from chainrule.classes.grading import InProcessRuns
+    from chainrule.turns import GRADING_NICE
+
+    before = os.getpriority(os.PRIO_PROCESS, 0)
+    runs = InProcessRuns(lambda learner: None)
+    try:
+        assert runs.threads.submit(lambda: (os.getpriority(os.PRIO_PROCESS, 0), cgroups._grader_weight())).result() \
+            == (GRADING_NICE, cgroups.cpu_weight(GRADING_NICE))
+    finally:
+        runs.threads.shutdown()
+    assert os.getpriority(os.PRIO_PROCESS, 0) == before  # this thread, as the pages' threads: unchanged
+
+
 NICE_GRADER_SPINS = r"""
 import os, sys, time
 os.sched_setaffinity(0, {0})

@@ -13,7 +13,9 @@ The rules, the same for a run graded in this process and for one queued for `cha
 - a run past the free slots and a full waiting room is refused at once (BUSY);
 - when a slot frees, learners take turns: the learner served longest ago goes first (one never served
   before anyone), each learner's own runs oldest first. Round robin by learner, not first come: ten runs
-  of one learner do not make a classmate's one run wait behind all ten.
+  of one learner do not make a classmate's one run wait behind all ten;
+- runs are graded at nice GRADING_NICE, below the pages of the server beside them (a run's cgroup weighs as
+  its grader's nice: grading/sandbox/cgroups.py).
 
 An owner of None (the one learner of `chainrule lesson`, `chainrule check`, a worker's own runs) has no
 bound, and its runs go first come first served. This module imports nothing of chainrule: grading,
@@ -31,6 +33,7 @@ from typing import Callable, Hashable, Iterable, Mapping, TypeVar
 __all__ = ["MAX_OPEN_PER_LEARNER", "BUSY", "BOUND", "Admission", "Ticket", "fair_order"]
 
 MAX_OPEN_PER_LEARNER = 3
+GRADING_NICE = 10  # the CPU priority runs are graded at beside pages (a worker's default; serve's grading threads)
 BUSY = "busy"    # every slot runs and the waiting room is full (or the wait was too long)
 BOUND = "bound"  # this learner already has their open runs
 

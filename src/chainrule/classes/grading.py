@@ -23,17 +23,27 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Protocol
 
 from chainrule.progress.store import origin_of_key
-from chainrule.turns import BOUND, BUSY, MAX_OPEN_PER_LEARNER
+from chainrule.turns import BOUND, BUSY, GRADING_NICE, MAX_OPEN_PER_LEARNER
 
 log = logging.getLogger("chainrule.serve")
 
 StillWanted = Callable[[], Awaitable[bool]]
+
+
+def yield_to_pages() -> None:
+    """Lower the calling thread's priority to GRADING_NICE (Linux keeps a nice per thread; the processes a
+    thread starts inherit it): the runs this thread grades then yield the CPU to the server's pages."""
+    try:
+        os.setpriority(os.PRIO_PROCESS, 0, max(GRADING_NICE, os.getpriority(os.PRIO_PROCESS, 0)))
+    except (OSError, AttributeError):  # not allowed, or not a POSIX system: the runs weigh as the server
+        pass
 
 
 @dataclass(frozen=True)
@@ -145,8 +155,10 @@ class InProcessRuns:
         self.keeper = keeper
         self.per_learner = int(per_learner)
         self.claim_for = claim_for
-        # Admitted runs' own threads (the gate admits at most its slots): never the pages' thread pool.
-        self.threads = ThreadPoolExecutor(max_workers=64, thread_name_prefix="chainrule-grading")
+        # Admitted runs' own threads (the gate admits at most its slots): never the pages' thread pool, and
+        # at a lower priority than the pages (the server stays quick while a room's runs are graded).
+        self.threads = ThreadPoolExecutor(max_workers=64, thread_name_prefix="chainrule-grading",
+                                          initializer=yield_to_pages)
 
     async def submit(self, run: Submission, still_wanted: StillWanted | None = None) -> Answer:
         """Wait for a turn in the event loop (holding no thread), grade, keep. A run whose page has gone

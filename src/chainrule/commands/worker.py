@@ -23,8 +23,10 @@ import subprocess
 import sys
 import time
 
+from chainrule.turns import GRADING_NICE
+
 DEFAULT_HEARTBEAT = 5.0
-DEFAULT_NICE = 10
+DEFAULT_NICE = GRADING_NICE
 DEFAULT_STALLED_AFTER = 30.0
 PREFETCH = 1  # runs a worker process holds besides the one it grades
 FINISH_PATIENCE_SECONDS = 60.0
