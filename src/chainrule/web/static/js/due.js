@@ -33,7 +33,7 @@ export function dueLine(entry, dates, { policy = false } = {}) {
   }
   if (entry.score_text) parts.push(` Credit so far: ${entry.score_text}.`);
   if (policy && dates.late_policy_text) parts.push(` After a due date, ${dates.late_policy_text}.`);
-  return el("p", { class: "lesson-due", "data-past-due": String(Boolean(entry.past_due)) }, ...parts);
+  return el("p", { class: "lesson-due", "data-past-due": entry.past_due ? "true" : "false" }, ...parts);
 }
 
 /** Each exercise with a date of its own says it under its title. */
@@ -43,7 +43,7 @@ export function markExerciseDates(entry, holder) {
     const block = holder.querySelector(`[data-exercise="${CSS.escape(exercise.exercise_id)}"]`);
     const title = block && block.querySelector("h3");
     if (!title || block.querySelector(".exercise-due")) continue;
-    title.after(el("p", { class: "exercise-due", "data-past-due": String(exercise.past_due) },
+    title.after(el("p", { class: "exercise-due", "data-past-due": exercise.past_due ? "true" : "false" },
       `${whenText(exercise)}${exercise.extended ? " (your own date)" : ""}.`));
   }
 }
