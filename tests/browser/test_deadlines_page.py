@@ -6,6 +6,8 @@ pages; axe-core finds nothing serious at 1280 and 390 px and the pages do not sc
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import pytest
 
 from chainrule.classes import open_class_store
@@ -35,6 +37,17 @@ def server(request, tmp_path):
         started.stop()
 
 
+@contextmanager
+def desktop_page(browser):
+    """A page of a fresh browser context at desktop size (axe-core needs CSP bypassed)."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, bypass_csp=True)
+    context.set_default_timeout(30_000)
+    try:
+        yield context.new_page()
+    finally:
+        context.close()
+
+
 def keep_an_old_pass(server: ClassServer, learner_id: int) -> None:
     """A run the exercise's older cases passed: its code forgets tanh's derivative, which the cases fail now."""
     source = reference_source("neuron-grads", "python").replace("dn = 1 - out**2", "dn = 1")
@@ -55,10 +68,7 @@ def test_the_teacher_sets_a_date_extends_it_for_one_learner_and_from_a_csv(brows
     made = learner.put("/api/progress/backprop/predictions/n", json={"value": 0.5}, headers={"X-CSRF-Token": token})
     assert made.status_code == 200, made.text
 
-    context = browser.new_context(viewport={"width": 1280, "height": 900}, bypass_csp=True)
-    context.set_default_timeout(30_000)
-    try:
-        page = context.new_page()
+    with desktop_page(browser) as page:
         page.goto(server.teacher_link)
         page.locator("input[name='password']").fill(PASSWORD)
         with page.expect_navigation():
@@ -109,8 +119,6 @@ def test_the_teacher_sets_a_date_extends_it_for_one_learner_and_from_a_csv(brows
             section.screenshot(path=str(screenshots_dir / f"teacher-deadlines-{name}.png"))
             overflow = page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
             assert overflow <= 0, (width, overflow)
-    finally:
-        context.close()
 
 
 def test_a_learner_sees_their_own_due_dates_on_the_path_and_in_the_lesson(browser, server, screenshots_dir):
@@ -122,10 +130,7 @@ def test_a_learner_sees_their_own_due_dates_on_the_path_and_in_the_lesson(browse
         answer = change(teacher, "PUT", path, body)
         assert answer.status_code == 200, answer.text
 
-    context = browser.new_context(viewport={"width": 1280, "height": 900}, bypass_csp=True)
-    context.set_default_timeout(30_000)
-    try:
-        page = context.new_page()
+    with desktop_page(browser) as page:
         page.goto(server.invite)
         submit_form(page, {"name": "Ada", "password": PASSWORD})
         assert page.url == server.base + "/"
@@ -157,5 +162,3 @@ def test_a_learner_sees_their_own_due_dates_on_the_path_and_in_the_lesson(browse
             page.locator("[data-lesson='backprop']").screenshot(path=str(screenshots_dir / f"learner-due-{name}.png"))
             overflow = page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
             assert overflow <= 0, (width, overflow)
-    finally:
-        context.close()
