@@ -30,7 +30,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Callable, Hashable, Iterable, Mapping, TypeVar
 
-__all__ = ["MAX_OPEN_PER_LEARNER", "BUSY", "BOUND", "Admission", "Ticket", "fair_order"]
+__all__ = ["MAX_OPEN_PER_LEARNER", "GRADING_NICE", "BUSY", "BOUND", "Admission", "Ticket", "fair_order"]
 
 MAX_OPEN_PER_LEARNER = 3
 GRADING_NICE = 10  # the CPU priority runs are graded at beside pages (a worker's default; serve's grading threads)
