@@ -135,14 +135,14 @@ def test_a_learner_sees_their_own_due_dates_on_the_path_and_in_the_lesson(browse
         submit_form(page, {"name": "Ada", "password": PASSWORD})
         assert page.url == server.base + "/"
         due = page.locator("[data-lesson='backprop'] .lesson-due")
-        assert due.text_content() == "Past its due date, 2020-01-01 00:00 (UTC). Credit so far: 0 of 8."
+        assert due.text_content() == "Was due 2020-01-01 00:00 (UTC). Credit so far: 0 of 8."
         assert due.get_attribute("data-past-due") == "true"
         assert page.locator("[data-lesson='computational-graphs'] .lesson-due").count() == 0  # no date there
 
         page.goto(server.base + "/lessons/backprop")
         page.wait_for_selector("#main[data-complete='true']")
         assert page.locator("#main .lesson-due").text_content() == (
-            "Past its due date, 2020-01-01 00:00 (UTC). Credit so far: 0 of 8. "
+            "Was due 2020-01-01 00:00 (UTC). Credit so far: 0 of 8. "
             "After a due date, late work loses 10 % of its credit per day late.")
         assert page.locator("article[data-exercise='neuron-grads'] .exercise-due").text_content() == \
             "Due 2099-01-01 12:00 (UTC)."

@@ -20,7 +20,7 @@ export function lessonDates(dates, lessonId) {
 }
 
 function whenText(entry) {
-  return entry.past_due ? `Past its due date, ${entry.due_text}` : `Due ${entry.due_text}`;
+  return entry.past_due ? `Was due ${entry.due_text}` : `Due ${entry.due_text}`;
 }
 
 /** "Due 2026-12-08 09:00 (Europe/Berlin) (your own date). Credit so far: 3 of 8." as one paragraph. */
