@@ -247,12 +247,14 @@ class Deadlines:
         return {"time_zone": zone, "late_policy": policy.kind, "late_percent": policy.percent,
                 "late_policy_text": policy.text(), "due": due, "extensions": extensions}
 
-    def credit(self, class_id: int, learner_ids: Iterable[int] | None = None) -> dict[int, dict[str, dict]]:
+    def credit(self, class_id: int, learner_ids: Iterable[int] | None = None, *,
+               found: dict[str, Any] | None = None) -> dict[int, dict[str, dict]]:
         """{learner: {lesson: credit}} for the class's learners (or the given ones of them): each lesson's
         "credit" (points, one per section, after the late policy) and its text, "sections", "on_time" and
         "late_sections" (finished by the due dates, or only later), "late_work" (pieces done after their
-        due date), "completed" (every section finished, late or not), the learner's "due" and "extended"."""
-        found = self.tables.settings(class_id)
+        due date), "completed" (every section finished, late or not), the learner's "due" and "extended".
+        found: the class's settings when the caller has read them already."""
+        found = self.tables.settings(class_id) if found is None else found
         zone_name = found["time_zone"]
         zone = time_zone(zone_name)
         policy = LatePolicy(found["late_policy"], found["late_percent"])
@@ -299,7 +301,7 @@ class Deadlines:
         zone_name = found["time_zone"]
         zone = time_zone(zone_name)
         learner = account.role == "learner"
-        credit = self.credit(account.class_id, [account.id]).get(account.id, {}) if learner else {}
+        credit = self.credit(account.class_id, [account.id], found=found).get(account.id, {}) if learner else {}
 
         def dated(due: str, extension: str | None) -> dict[str, Any]:
             return {"due": due, "due_text": due_text(due, zone_name), "extended": due == extension,
