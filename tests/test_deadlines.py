@@ -275,6 +275,9 @@ def test_the_teacher_sets_dates_in_a_real_server_and_a_learner_may_not(server):
     assert answer.status_code == 200, answer.text
     kim = next(entry for entry in answer.json()["learners"] if entry["name"] == "Kim")
     assert next(e for e in kim["lessons"] if e["lesson_id"] == "backprop")["credit"] == 3
+    mine = learner.get("/api/class/deadlines/mine").json()["lessons"]  # her own date, not the class's
+    assert [(e["lesson_id"], e["due"], e["extended"]) for e in mine] == [("backprop", "2099-01-01T00:00", True)]
+    assert server.client().get("/api/class/deadlines/mine").status_code == 401  # a stranger
     sheet = teacher.get("/teacher/gradebook.csv").text
     assert "backprop: credit (of 8)" in sheet.splitlines()[0]
     # Refusals: a learner (403), a learner of no class of this teacher (404), a bad date (422, saying why).
