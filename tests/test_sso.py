@@ -46,9 +46,11 @@ def test_a_learner_joins_and_signs_in_through_the_provider_linked_by_subject(wor
     assert me(world, again)["id"] == first["id"]
     # Bea shares Ada's e-mail address at the provider: another subject, another account.
     assert me(world, joined(world, "bea-c21"))["id"] != first["id"]
-    # Someone the provider knows but who never joined has no account here.
+    # Someone the provider knows but who never joined has no account here: the page says what they can do.
     answer = world.sign_in_with(Browser(), "/sign-in", "School", "hopper-9a0")
     assert refusal(answer) == "no-account" and answer.status_code == 403
+    assert "linked to the account you signed in with at School" in answer.text
+    assert "join it with its invite link" in answer.text and "ask them to turn passwords on" in answer.text
 
 
 def teacher_browser(world: OidcWorld) -> Browser:
@@ -70,23 +72,36 @@ def test_the_teacher_decides_whether_passwords_stay_possible(world):
     teacher = teacher_browser(world)
     host = f"localhost:{world.tool_port}"
 
-    def set_passwords(allowed: bool):
-        return teacher.request("POST", world.tool_url + "/api/class/sign-in-options", json={"passwords": allowed},
+    def set_passwords(allowed: bool, **more: bool):
+        return teacher.request("POST", world.tool_url + "/api/class/sign-in-options",
+                               json={"passwords": allowed, **more},
                                headers={"x-csrf-token": teacher.csrf(host), "origin": world.tool_url})
 
     refused = set_passwords(False)
     assert refused.status_code == 409 and "link your own account" in refused.json()["detail"]
     back = world.at_provider(teacher, world.start_sign_in(teacher, "/account", "School"), "hopper-9a0")
     assert teacher.request("GET", back).headers["location"] == "/teacher"
-    assert set_passwords(False).json()["passwords"] is False
+    # Cyd joined with a password and has no linked account: turning passwords off warns, naming her, and the
+    # administrator's command too; nothing changes until the teacher says to lock her out.
+    warned = set_passwords(False)
+    assert warned.status_code == 409, warned.text
+    assert "would lock out 1 person with no linked sign-in account (Cyd (learner))" in warned.json()["detail"]
+    options = teacher.request("GET", world.tool_url + "/api/class/sign-in-options").json()
+    assert options["passwords"] is True and options["locked_out"] == [{"name": "Cyd", "role": "learner"}]
+    code, _, error = cli("sso", "passwords", "Physics 2b", "off", env=world.env)
+    assert code == 1 and "(Cyd (learner))" in error and "--lock-out" in error, error
+    assert teacher.request("GET", world.tool_url + "/api/class/sign-in-options").json()["passwords"] is True
+    assert set_passwords(False, lock_out=True).json()["passwords"] is False
     try:
-        # Passwords are off: the learner's right password is refused, saying how to sign in instead.
+        # Passwords are off: Cyd's right password is refused, saying what she can do (her account is not linked).
         again = Browser()
         page = again.request("GET", world.tool_url + "/sign-in")
         action, form = forms_of(page.text)[0]
         answer = again.request("POST", world.tool_url + action, data=dict(
             form, class_name="Physics 2b", name="Cyd", password=PASSWORD), headers={"origin": world.tool_url})
         assert answer.status_code == 403 and "school account only" in answer.text
+        assert "your account is not linked to one yet: ask your teacher to turn passwords on" in answer.text
+        assert "use the button below" not in answer.text
         join = Browser().request("GET", world.invite)
         assert 'name="password"' not in join.text and "Join with School" in join.text
         # The teacher now signs in through the provider.
@@ -206,5 +221,55 @@ def test_the_sign_in_tables_on_both_backends(store_place):
         assert sso.tables.passwords_allowed(class_id)
         sso.tables.set_passwords(class_id, False)
         assert not sso.tables.passwords_allowed(class_id)
+    finally:
+        store.close()
+
+
+def test_passwords_go_off_only_when_no_teacher_is_locked_out_and_learners_are_named_first(store_place):
+    """Issue 39 item 7 on SQLite and PostgreSQL: turning passwords off names everyone with no linked sign-in account
+    (a provider's or an LMS's), refuses while that includes a teacher (a co-teacher too), and locks learners out
+    only when the caller says so (lock_out)."""
+    import anyio
+
+    from chainrule.classes import open_class_store
+    from chainrule.classes.accounts import Accounts, ClassError
+    from chainrule.classes.people import People
+    from chainrule.classes.sso import LockOut, Sso
+
+    place = store_place("class")
+    store = open_class_store(place.get("data_dir"), place.get("database"))
+    try:
+        accounts = Accounts(store)
+        made = accounts.create_class("Physics 2b")
+        class_id = made.class_id
+        sso = Sso(store, accounts, "https://class.example.org")
+        issuer = sso.add_provider("School", "https://login.school.example", "client", "secret").issuer
+        teacher = accounts.account(accounts.tables.teacher_id(class_id))
+        for name in ("Cyd", "Bea"):
+            anyio.run(accounts.join, made.invite_token, name, PASSWORD)
+        ada, _ = sso.tables.join(issuer, "subject-ada", class_id, lambda names: "Ada", "2026-03-01")
+        brown, _ = People(accounts).add_teacher(teacher, "Mr Brown")
+
+        assert [(p["name"], p["role"]) for p in sso.locked_out(class_id)] == [
+            ("Mr Brown", "teacher"), ("Teacher", "teacher"), ("Bea", "learner"), ("Cyd", "learner")]
+        with pytest.raises(ClassError, match="link your own account"):
+            sso.set_passwords(class_id, False, asked_by=teacher)
+        assert sso.tables.link(issuer, "subject-teacher", teacher.id, class_id)
+        with pytest.raises(ClassError, match=r"passwords stay on: 1 teacher of the class .*\(Mr Brown \(teacher\)\)") as refused:
+            sso.set_passwords(class_id, False, asked_by=teacher, lock_out=True)  # lock_out never locks out a teacher
+        assert not isinstance(refused.value, LockOut)
+        with pytest.raises(ClassError, match=r"\(Mr Brown \(teacher\)\)"):
+            sso.set_passwords(class_id, False, lock_out=True)  # the administrator's command: the same rule
+        assert sso.passwords_allowed(class_id)
+        assert sso.tables.link(issuer, "subject-brown", brown.id, class_id)
+        with pytest.raises(LockOut) as warned:
+            sso.set_passwords(class_id, False, asked_by=teacher)
+        assert [person["name"] for person in warned.value.people] == ["Bea", "Cyd"]
+        assert "would lock out 2 people with no linked sign-in account (Bea (learner), Cyd (learner))" in str(warned.value)
+        assert sso.passwords_allowed(class_id)  # nothing changed
+        sso.set_passwords(class_id, False, asked_by=teacher, lock_out=True)
+        assert not sso.passwords_allowed(class_id)
+        sso.set_passwords(class_id, True, asked_by=teacher)
+        assert sso.passwords_allowed(class_id) and ada not in [p["id"] for p in sso.locked_out(class_id)]
     finally:
         store.close()

@@ -27,7 +27,7 @@ from typing import Any, Callable, Mapping
 
 from authlib.integrations.requests_client import OAuth2Session
 
-from chainrule.classes.accounts import ClassError, closed_to_newcomers
+from chainrule.classes.accounts import TEACHER, ClassError, closed_to_newcomers
 from chainrule.classes.federation import (
     FORGET_LOGINS, LOGIN_LIFETIME, Refused, digest, new_state, same_browser, state_cookie,
 )
@@ -75,8 +75,9 @@ CAUSES: dict[str, tuple[int, str]] = {
     "no-subject": (400, "The provider did not say who you are: tell the administrator."),
     "missing-claim": (400, "The provider's token lacks a claim: tell the administrator."),
     "bad-claim": (400, "The provider's token has a claim this server cannot read: tell the administrator."),
-    "no-account": (403, "No account of this server is linked to your provider account yet: join your class with "
-                        "its invite link, or sign in with your password and link the account on your account page."),
+    "no-account": (403, "New to a class: join it with its invite link. Already in a class: sign in with your "
+                        "password and link your school account on your account page. If your teacher turned "
+                        "passwords off, ask them to turn passwords on for a moment while you link it."),
     "invite-not-valid": (404, "Ask your teacher for the class's current invite link."),
     "class-full": (409, "Ask your teacher: they can give the class more seats."),
     "waiting": (403, "Sign in again once your teacher has let you in."),
@@ -278,16 +279,56 @@ class Sso:
 
     def link(self, finished: Finished, account: Any) -> None:
         if not self.tables.link(finished.provider.issuer, finished.claims["sub"], account.id, account.class_id):
-            raise SignInRefused("link-refused", f"that {finished.provider.name} account is linked to another account "
-                                "(in this class), or yours to another person")
+            raise SignInRefused("link-refused", f"the account you signed in with at {finished.provider.name} is linked "
+                                "to another account (in this class), or yours to another person")
 
     def passwords_allowed(self, class_id: int) -> bool:
         return self.tables.passwords_allowed(class_id)
 
-    def set_passwords(self, teacher: Any, allowed: bool) -> None:
-        """The teacher's choice for their class. Passwords go off only once the teacher's own account is linked to a
-        provider (else nobody could sign in as the teacher)."""
-        if not allowed and not self.tables.is_linked(teacher.id):
-            raise ClassError("link your own account to a sign-in provider first (your account page): with passwords "
-                             "off, you sign in through it too", kind="refused")
-        self.tables.set_passwords(teacher.class_id, allowed)
+    def locked_out(self, class_id: int) -> list[dict[str, Any]]:
+        """Who could not sign in if passwords went off: everyone of the class with no linked sign-in account
+        (a provider's or an LMS's), teachers first: [{"id", "name", "role"}]."""
+        return [{"id": account_id, "name": name, "role": role}
+                for account_id, name, role in self.tables.unlinked_people(class_id)]
+
+    def set_passwords(self, class_id: int, allowed: bool, *, asked_by: Any = None, lock_out: bool = False) -> None:
+        """Passwords on or off in a class (asked_by: the teacher who asks on the page; None: the administrator's
+        `chainrule sso passwords`). The one rule of turning them off: never while a teacher of the class has no
+        linked sign-in account (they could not sign in: refused, naming them), and while learners have none only
+        with lock_out, once the caller has said who they are (else LockOut, naming them and their number)."""
+        if not allowed:
+            people = self.locked_out(class_id)
+            teachers = [person for person in people if person["role"] == TEACHER]
+            if asked_by is not None and any(person["id"] == asked_by.id for person in teachers):
+                raise ClassError("link your own account to a sign-in provider first (your account page): with passwords "
+                                 "off, you sign in through it too", kind="conflict")
+            if teachers:
+                raise ClassError(f"passwords stay on: {count(teachers, 'teacher')} of the class with no linked sign-in "
+                                 f"account could not sign in without a password ({names(teachers)}); each teacher "
+                                 "links their account on their account page first", kind="conflict")
+            if people and not lock_out:
+                raise LockOut(people)
+        self.tables.set_passwords(class_id, allowed)
+
+
+NAMES_SHOWN = 30  # names a lock-out's sentence lists (the page's list has them all)
+
+
+def count(people: list[dict[str, Any]], noun: str = "person") -> str:
+    """'1 person', '2 people', '2 teachers'."""
+    return f"{len(people)} {noun if len(people) == 1 else 'people' if noun == 'person' else noun + 's'}"
+
+
+def names(people: list[dict[str, Any]]) -> str:
+    """'Ada (learner), Cyd (learner)': at most NAMES_SHOWN names, then how many more."""
+    shown = ", ".join(f"{person['name']} ({person['role']})" for person in people[:NAMES_SHOWN])
+    return shown + (f" and {len(people) - NAMES_SHOWN} more" if len(people) > NAMES_SHOWN else "")
+
+
+class LockOut(ClassError):
+    """Turning passwords off would lock out learners with no linked sign-in account: ``people`` says who."""
+
+    def __init__(self, people: list[dict[str, Any]]) -> None:
+        super().__init__(f"turning passwords off would lock out {count(people)} with no linked sign-in account "
+                         f"({names(people)}): they could not sign in until passwords are on again", kind="conflict")
+        self.people = people

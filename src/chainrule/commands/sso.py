@@ -6,6 +6,8 @@
     chainrule sso list
     chainrule sso remove "School account"
     chainrule sso passwords "Physics 2b" on|off      the administrator's override of the teacher's choice
+        (off: refused while a teacher has no linked sign-in account; learners without one are named, and
+        --lock-out turns passwords off anyway)
 
 Each takes --data-dir / --database like `chainrule serve`.
 """
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 from typing import Any
 
 from chainrule.commands.class_ import add_database_options
@@ -50,6 +53,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                               "teacher's page; this is the administrator's way back)")
     sub.add_argument("class_name", metavar="class")
     sub.add_argument("setting", choices=("on", "off"))
+    sub.add_argument("--lock-out", action="store_true",
+                     help="turn passwords off even though learners with no linked sign-in account could not sign in")
     add_database_options(sub)
     sub.set_defaults(func=guarded(_passwords, "sso"))
 
@@ -107,9 +112,18 @@ def _remove(args: argparse.Namespace) -> int:
 
 
 def _passwords(args: argparse.Namespace) -> int:
+    from chainrule.classes.accounts import ClassError
+    from chainrule.classes.sso import LockOut, count, names
+
     store, sso = _open(args)
     with store:
         class_id = sso.accounts.class_id(args.class_name)
-        sso.tables.set_passwords(class_id, args.setting == "on")
+        try:
+            sso.set_passwords(class_id, args.setting == "on", lock_out=args.lock_out)
+        except LockOut as error:
+            raise ClassError(f"{error}. To turn them off anyway: chainrule sso passwords {shlex.quote(args.class_name)} "
+                             "off --lock-out", kind="conflict") from None
+        if args.setting == "off" and args.lock_out and (people := sso.locked_out(class_id)):
+            print(terminal_text(f"Locked out until passwords are on again: {count(people)} ({names(people)})."))
     print(terminal_text(f"Passwords are {args.setting} in {args.class_name!r}."))
     return 0

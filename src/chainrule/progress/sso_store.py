@@ -108,6 +108,15 @@ class SsoStore:
                                                                name, at, follow_role=False, by_invite=True),
                                    lock=ACCOUNT_LOCK)
 
+    def unlinked_people(self, class_id: int) -> list[tuple[int, str, str]]:
+        """(account id, name, role) of everyone in the class who has no linked sign-in account (neither a
+        provider's nor an LMS's): with passwords off they could not sign in. Teachers first, then by name."""
+        return [(int(row[0]), row[1], row[2]) for row in self._read(lambda conn: conn.execute(
+            "SELECT a.id, a.name, a.role FROM accounts a WHERE a.class_id = ? "
+            "AND NOT EXISTS (SELECT 1 FROM sso_users s WHERE s.account_id = a.id) "
+            "AND NOT EXISTS (SELECT 1 FROM lti_users l WHERE l.account_id = a.id) "
+            "ORDER BY CASE WHEN a.role = 'teacher' THEN 0 ELSE 1 END, a.name, a.id", (class_id,)).fetchall())]
+
     def is_linked(self, account_id: int) -> bool:
         return self._read(lambda conn: conn.execute(
             "SELECT 1 FROM sso_users WHERE account_id = ?", (account_id,)).fetchone()) is not None

@@ -35,7 +35,7 @@ from chainrule.progress import StoreError
 from chainrule.web.class_gate import ClassGate, ClassServices, signed_in
 from chainrule.web.errors import answer_for
 from chainrule.web.routes_sso import buttons as sso_buttons
-from chainrule.web.routes_sso import passwords_allowed
+from chainrule.web.routes_sso import password_refusal, passwords_allowed
 from chainrule.web.models import ErrorBody
 from chainrule.web.progress_files import chunks, file_slot, spooled_export
 from chainrule.web.routes_pages import templates
@@ -175,9 +175,9 @@ async def sign_in(request: Request, next: str = "") -> Response:
         form = await _form(request)
         account = await _accounts(request).sign_in(form.get("class_name", ""), form.get("name", ""),
                                                    form.get("password", ""), known_device=_state(request).get("device"))
-        if not await anyio.to_thread.run_sync(passwords_allowed, request, account.class_id):
-            raise ClassError("this class signs in with a school account only (its teacher turned passwords off): "
-                             "use the button below", kind="refused")
+        refusal = await anyio.to_thread.run_sync(password_refusal, request, account)
+        if refusal is not None:
+            raise ClassError(refusal, kind="refused")
     except FORM_ERRORS as error:
         return _form_page(request, title="Sign in", intro="Sign in to your class.", fields=SIGN_IN_FIELDS,
                           action="/sign-in?next=" + _local_path(next, ""), button="Sign in", error=error,

@@ -22,7 +22,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from chainrule.classes.accounts import TEACHER, ClassError
 from chainrule.classes.federation import display_name, free_display_name, new_state, same_browser
 from chainrule.classes.sessions import csrf_ok
-from chainrule.classes.sso import SignInRefused, Sso
+from chainrule.classes.sso import LockOut, SignInRefused, Sso
 from chainrule.errors import InputError
 from chainrule.progress.errors import StoreError
 from chainrule.web.class_gate import signed_in
@@ -84,6 +84,18 @@ def passwords_allowed(request: Request, class_id: int) -> bool:
     return sso is None or sso.passwords_allowed(class_id)
 
 
+def password_refusal(request: Request, account: Any) -> str | None:
+    """Why a password sign-in to the account is refused (its class has passwords off), saying what the person
+    can do; None when passwords are allowed. Runs in a thread (it reads the class database)."""
+    if passwords_allowed(request, account.class_id):
+        return None
+    if _sso(request).tables.is_linked(account.id):
+        return "this class signs in with a school account only (its teacher turned passwords off): use the button below"
+    return ("this class signs in with a school account only (its teacher turned passwords off), and your account is "
+            "not linked to one yet: ask your teacher to turn passwords on for a moment, then sign in here with your "
+            "password and link your school account on your account page")
+
+
 @router.post("/sso/start/{provider_id}")
 async def start(request: Request, provider_id: int) -> Response:
     form = await _form(request)
@@ -134,7 +146,8 @@ async def _arrive(request: Request, sso: Sso, finished: Any) -> Response:
         return RedirectResponse("/teacher" if account.role == TEACHER else "/account", status_code=303)
     accounts = await anyio.to_thread.run_sync(sso.accounts_of, finished)
     if not accounts:
-        raise SignInRefused("no-account", f"no account here is linked to this {finished.provider.name} account")
+        raise SignInRefused("no-account", "no account of this server is linked to the account you signed in with "
+                            f"at {finished.provider.name}")
     target = str(intent.get("next") or "")
     if len(accounts) == 1:
         return _session(request, accounts[0], target or _home(accounts[0]))
@@ -190,7 +203,11 @@ async def options(request: Request) -> dict[str, Any]:
     allowed = await anyio.to_thread.run_sync(sso.passwords_allowed, account.class_id)
     linked = await anyio.to_thread.run_sync(sso.tables.is_linked, account.id)
     providers = await anyio.to_thread.run_sync(sso.providers)
-    return {"passwords": allowed, "linked": linked, "providers": [{"id": p.id, "name": p.name} for p in providers]}
+    answer = {"passwords": allowed, "linked": linked, "providers": [{"id": p.id, "name": p.name} for p in providers]}
+    if account.role == TEACHER:  # who could not sign in with passwords off (no linked sign-in account)
+        people = await anyio.to_thread.run_sync(sso.locked_out, account.class_id)
+        answer["locked_out"] = [{"name": person["name"], "role": person["role"]} for person in people]
+    return answer
 
 
 @api.post("/sign-in-options")
@@ -201,9 +218,15 @@ async def set_options(request: Request) -> dict[str, Any]:
     body = await request.json()
     if not isinstance(body, dict) or not isinstance(body.get("passwords"), bool):
         raise InputError('send {"passwords": true} or {"passwords": false}', field="passwords")
+    if not isinstance(body.get("lock_out", False), bool):
+        raise InputError('"lock_out" is true (turn passwords off even though people would be locked out) or false',
+                         field="lock_out")
     sso = _sso(request)
     try:
-        await anyio.to_thread.run_sync(sso.set_passwords, account, body["passwords"])
+        await anyio.to_thread.run_sync(lambda: sso.set_passwords(account.class_id, body["passwords"], asked_by=account,
+                                                                 lock_out=body.get("lock_out", False)))
+    except LockOut as error:
+        raise HTTPException(status_code=409, detail=f'{error}. To turn them off anyway, send "lock_out": true.') from None
     except ClassError as error:
         raise HTTPException(status_code=409, detail=str(error)) from None
     return await options(request)

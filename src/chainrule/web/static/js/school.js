@@ -3,6 +3,7 @@
 // not opened chainrule yet) and the scores on their way to the LMS gradebook. Sections the server does not
 // offer (no provider, not an LMS course) stay hidden. Text goes in as text only.
 import { el, post, requestInit } from "./api.js";
+import { confirmStep } from "./confirm.js";
 
 async function optional(url) {
   const answer = await fetch(url, requestInit("GET"));
@@ -12,6 +13,15 @@ async function optional(url) {
 function csrf() {
   const found = document.cookie.match(/(?:^|; )(?:__Host-)?chainrule_csrf=([^;]+)/);
   return found ? decodeURIComponent(found[1]) : "";
+}
+
+function people(count) {
+  return count === 1 ? "1 person" : `${count} people`;
+}
+
+async function setPasswords(body, what) {
+  const changed = await post("/api/class/sign-in-options", body, what).catch(() => null);
+  if (changed) signInSection(changed);
 }
 
 function signInSection(options) {
@@ -24,14 +34,39 @@ function signInSection(options) {
     ? "Learners sign in with a password, or with a school account."
     : "Passwords are off: everyone signs in with a school account.";
   actions.replaceChildren();
-  const toggle = el("button", { type: "button", class: "secondary", id: "passwords-toggle" },
-    options.passwords ? "Turn passwords off" : "Turn passwords on");
-  toggle.addEventListener("click", async () => {
-    const changed = await post("/api/class/sign-in-options", { passwords: !options.passwords },
-      options.passwords ? "turn passwords off" : "turn passwords on").catch(() => null);
-    if (changed) signInSection(changed);
-  });
-  actions.append(el("p", {}, toggle));
+  // Who could not sign in with passwords off: everyone with no linked school (or LMS) account.
+  const lockedOut = options.locked_out || [];
+  const teachers = lockedOut.filter((person) => person.role === "teacher");
+  const names = (list) => el("ul", { class: "locked-out" }, ...list.map((person) =>
+    el("li", { "data-locked-out": person.name }, `${person.name} (${person.role})`)));
+  if (!options.passwords) {
+    const on = el("button", { type: "button", class: "secondary", id: "passwords-toggle" }, "Turn passwords on");
+    on.addEventListener("click", () => setPasswords({ passwords: true }, "turn passwords on"));
+    actions.append(el("p", {}, on));
+    if (lockedOut.length) {
+      actions.append(el("p", { id: "lock-out-warning" }, `${people(lockedOut.length)} cannot sign in now (no linked school account):`), names(lockedOut));
+    }
+  } else if (teachers.length) {
+    actions.append(el("p", { id: "lock-out-warning" }, `Passwords stay on while a teacher has no linked school account (they could not sign in): ${teachers.length === 1 ? "1 teacher" : `${teachers.length} teachers`}.`),
+      names(teachers));
+  } else {
+    const off = el("button", { type: "button", class: "secondary", id: "passwords-toggle" }, "Turn passwords off");
+    const place = el("div", {});
+    off.addEventListener("click", () => {
+      if (!lockedOut.length) { setPasswords({ passwords: false }, "turn passwords off"); return; }
+      off.disabled = true;
+      const step = confirmStep({
+        question: `Turning passwords off locks out ${people(lockedOut.length)}: they have no linked school account.`,
+        details: [names(lockedOut), el("p", { class: "muted" }, "They could not sign in until passwords are on again (then they sign in with their password and link their school account on their account page).")],
+        yes: "Turn passwords off anyway", no: "Keep passwords on",
+        onYes: () => setPasswords({ passwords: false, lock_out: true }, "turn passwords off"),
+        onNo: () => { place.replaceChildren(); off.disabled = false; off.focus(); },
+      });
+      place.replaceChildren(step);
+      step.focus();
+    });
+    actions.append(el("p", {}, off), place);
+  }
   if (!options.linked) {
     actions.append(el("p", { class: "muted" }, "Your own account is not linked to a school account yet (passwords can go off once it is):"));
     for (const provider of options.providers) {
