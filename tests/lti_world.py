@@ -41,6 +41,8 @@ COURSES = {
     "biology": {"title": "Biology", "label": "BIO", "members": {
         "ada": {"name": "Ada Lovelace", "roles": LEARNER}, "dina": {"name": "Dina Sanichar", "roles": LEARNER},
         "lamarck": {"name": "Jean Lamarck", "roles": TEACHER}}},
+    "history": {"title": "History", "label": "HIST", "members": {
+        "ada": {"name": "Ada Lovelace", "roles": LEARNER}, "hume": {"name": "David Hume", "roles": TEACHER}}},
 }
 
 

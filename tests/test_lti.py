@@ -502,3 +502,88 @@ def test_a_moved_due_date_or_an_extension_sends_the_changed_score_through_the_ou
     finally:
         cli("class", "due", "Physics 2b", "backprop", "none", env=world.env)
         cli("class", "extend", "Physics 2b", name, "backprop", "none", env=world.env)
+
+
+def test_the_whole_path_gets_a_gradebook_column_only_when_the_teacher_chooses_it(world):
+    """Issue 39 item 8: opening chainrule from the course's navigation (a link to the whole path, no column bound)
+    makes no 'path' column and sends no path score; the teacher turns the column on (the teacher's page's API) and
+    each learner's whole-path score goes to one column of 48 points (6 lessons of 8 sections); `chainrule lti
+    path-column` says it and turns it off again."""
+
+    def history(user: str, resource: str) -> tuple[list[str], list[dict]]:
+        state = world.state()
+        columns = [url for url, item in state["line_items"].items()
+                   if item.get("resourceId") == resource and item["course"] == "history"]
+        return columns, [post for post in state["score_posts"] if post["userId"] == user and post["line_item"] in columns]
+
+    navigation, lesson = world.add_link("history", None), world.add_link("history", "backprop")
+    learner, teacher = Browser(), Browser()
+    assert world.launch(learner, "ada", navigation).answer.headers["location"] == "/"
+    assert world.launch(teacher, "hume", navigation).answer.status_code == 303
+    assert world.launch(learner, "ada", lesson).answer.headers["location"] == "/lessons/backprop"
+    assert world.tool_change(learner, "PUT", "/api/progress/backprop/predictions/n", {"value": 0.5}).status_code == 200
+    # The scan keeps all of a learner's scores in one write: once the lesson's score is in the outbox, a path
+    # score would be there too.
+    outbox = world.wait(lambda: [row for row in world.tool_get(teacher, "/api/class/lms/scores").json()["scores"]
+                                 if row["lesson"] == "backprop"] and world.tool_get(teacher, "/api/class/lms/scores"))
+    assert [row["lesson"] for row in outbox.json()["scores"]] == ["backprop"]
+    world.wait(lambda: history("ada", "backprop")[1])
+    assert history("ada", "path") == ([], [])  # no column made, nothing sent
+    assert world.tool_get(teacher, "/api/class/lms/path-column").json() == {"path_column": False, "points_text": "48"}
+
+    turned = world.tool_change(teacher, "PUT", "/api/class/lms/path-column", {"path_column": True})
+    assert turned.status_code == 200 and turned.json()["path_column"] is True, turned.text
+    posts = world.wait(lambda: history("ada", "path")[1])
+    assert [(post["scoreGiven"], post["scoreMaximum"]) for post in posts] == [(3, 48)]  # backprop's 01-03
+    assert len(history("ada", "path")[0]) == 1
+    code, printed, error = cli("lti", "path-column", "History", env=world.env)
+    assert code == 0 and "the whole path has a column" in printed, error
+    code, printed, error = cli("lti", "path-column", "History", "off", env=world.env)
+    assert code == 0 and "has no column" in printed, error
+    assert [row["lesson"] for row in world.tool_get(teacher, "/api/class/lms/scores").json()["scores"]] == ["backprop"]
+    refused = world.tool_change(learner, "PUT", "/api/class/lms/path-column", {"path_column": True})
+    assert refused.status_code == 403
+
+
+def test_the_path_column_setting_on_both_backends(store_place):
+    """The path's column in the class database (SQLite and PostgreSQL): a course where the path was linked (as a
+    launch of the path did before) scores it only once the teacher turns its column on; off forgets its column
+    and its scores waiting in the outbox."""
+    from chainrule.classes import open_class_store
+    from chainrule.classes.accounts import Accounts
+    from chainrule.classes.lti import PATH, Lti
+    from chainrule.classes.lti_scores import ScoreSender
+
+    place = store_place("class")
+    store = open_class_store(place.get("data_dir"), place.get("database"))
+    try:
+        accounts = Accounts(store)
+        lti = Lti(store, accounts, None, "https://class.example.org")
+        platform = lti.register(issuer="https://lms.example", client_id="client", deployments=["1"],
+                                jwks_url="https://lms.example/jwks", auth_login_url="https://lms.example/auth",
+                                token_url="https://lms.example/token")
+        context_row, class_id, _ = lti.tables.context_class(platform.id, "course-1", "History", lambda taken: "History",
+                                                            "2026-03-01T00:00:00")
+        learner, _ = lti.tables.linked_account(platform.issuer, "ada", class_id, "learner", lambda names: "Ada",
+                                               "2026-03-01T00:00:00")
+        lti.tables.link_resource(context_row, "backprop")
+        lti.tables.link_resource(context_row, PATH)
+        store.for_learner(learner).save_prediction("backprop", "n", 0.5, True)
+        sender = ScoreSender(lti, None)
+
+        def outbox() -> dict[str, tuple]:
+            return {row[2]: (row[3], row[4]) for row in lti.tables.outbox(class_id)}
+
+        assert not lti.path_column(class_id)
+        sender.scan()
+        assert outbox() == {"backprop": (3, 8)}
+        lti.set_path_column(class_id, True)
+        assert lti.path_column(class_id)
+        sender.scan()
+        assert outbox() == {"backprop": (3, 8), PATH: (3, 48)}
+        lti.set_path_column(class_id, False)
+        assert outbox() == {"backprop": (3, 8)} and lti.tables.resources(context_row) == ["backprop"]
+        sender.scan()
+        assert outbox() == {"backprop": (3, 8)}
+    finally:
+        store.close()

@@ -381,7 +381,7 @@ class Lti:
         if resource is not None and not deep_linking:
             if _http_url(grades.get("lineitem")):
                 self.tables.add_line_item(context_row, resource, grades["lineitem"], self.clock())
-            else:
+            elif resource != PATH:  # the path gets a column only by the teacher's choice (set_path_column)
                 self.tables.link_resource(context_row, resource)
         account = self.accounts.account(account_id)
         settings = None
@@ -395,6 +395,24 @@ class Lti:
         log.info("LTI launch: account %d (%s) of class %d lands on %s%s", account_id, role, class_id, landing,
                  " in the LMS's frame" if framed else "")
         return Launch(account, landing, frame, cookie, settings, claims)
+
+
+    # ---------------------------------------------------------------- the path's column: the teacher's choice
+
+    def _course(self, class_id: int) -> tuple:
+        context = self.tables.context_of_class(class_id)
+        if context is None:
+            raise ClassError("this class is not an LMS course's: its gradebook is chainrule's own", kind="not-found")
+        return context
+
+    def path_column(self, class_id: int) -> bool:
+        """Whether each learner's score for the whole path goes to a column of the course's gradebook. Off until
+        the teacher turns it on (the teacher's page, `chainrule lti path-column`, or the whole path added to the
+        course through the picker): opening chainrule from the course's navigation makes no column by itself."""
+        return self.tables.path_column(int(self._course(class_id)[0]))
+
+    def set_path_column(self, class_id: int, on: bool) -> None:
+        self.tables.set_path_column(int(self._course(class_id)[0]), class_id, PATH, on)
 
 
 def _platform(row: tuple, deployments: list[str]) -> Platform:

@@ -9,7 +9,8 @@ LMS has them.
 A score is the lesson's credit as of the learner's own due date under the class's late policy
 (classes/deadlines.py: the sections finished by progress/finished.py's one rule, each late one as the policy
 says; the same credit the gradebook and its CSV show) out of its sections; a link to the whole path scores
-the sections of every written lesson. It changes with a pass, an answer, a prediction, an explanation, with a
+the sections of every written lesson, and is sent only where the course's teacher chose a column for the path
+(Lti.path_column: off until they turn it on). It changes with a pass, an answer, a prediction, an explanation, with a
 run graded again (an import, a worker's late result): the scan looks at every table a score is made of,
 whoever wrote it; and with a due date, an extension or the late policy moved (which make the scan look at
 the class's learners again: progress/deadline_store.py).
@@ -94,9 +95,10 @@ class ScoreSender:
         changed = 0
         for account in learners:
             context_row = contexts[account]
-            if context_row not in resources:
+            if context_row not in resources:  # the path only where the teacher chose its column
+                with_path = self.tables.path_column(context_row)
                 resources[context_row] = [r for r in self.tables.resources(context_row)
-                                          if r == PATH or r in lessons.lesson_ids()]
+                                          if r == PATH and with_path or r in lessons.lesson_ids()]
             scores = {resource: lesson_score(resource, credit.get(account, {})) for resource in resources[context_row]}
             signature, latest = changes[account]
             changed += len(self.tables.queue_scores(account, scores, latest, signature, self.lti.clock()))

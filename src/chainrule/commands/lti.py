@@ -8,6 +8,8 @@
     chainrule lti list                 the registered LMS platforms and their deployments
     chainrule lti rotate-key           a new key pair (the old public key stays published until the next rotation)
     chainrule lti scores [CLASS]       the scores on their way to the LMS gradebook, and why one waits
+    chainrule lti path-column CLASS [on|off]   whether the course's gradebook gets a column for the whole path
+                                       (off until the teacher turns it on; without on|off: what it is)
 
 Each takes --data-dir / --database like `chainrule serve`. The tool's key pair lives in the data folder
 (lti-keys/, each private key of mode 0600): a web process on another host needs a copy of that folder.
@@ -57,6 +59,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sub.add_argument("name", nargs="?", help="the class's name (default: every class)")
     add_database_options(sub)
     sub.set_defaults(func=guarded(_scores))
+    sub = commands.add_parser("path-column", help="whether the LMS gradebook gets a column for the whole path",
+                              description="Each lesson linked in the course has its gradebook column; the whole path "
+                              "gets one (each learner's credit in every lesson) only when its teacher turns it on.")
+    sub.add_argument("name", help="the class's name (an LMS course's)")
+    sub.add_argument("setting", nargs="?", choices=("on", "off"), help="turn it on or off (default: say what it is)")
+    add_database_options(sub)
+    sub.set_defaults(func=guarded(_path_column))
 
 
 def guarded(command: Any, name: str = "lti") -> Any:
@@ -190,4 +199,17 @@ def _scores(args: argparse.Namespace) -> int:
     for _, learner, resource, given, maximum, sent, attempts, error in rows:
         state = "sent" if sent else f"waiting ({attempts} tries: {error or 'not tried yet'})"
         print(terminal_text(f"{learner[:24]:24} {resource:36} {given:g} of {maximum:g}  {state}"))
+    return 0
+
+
+def _path_column(args: argparse.Namespace) -> int:
+    store, lti = _open(args)
+    with store:
+        class_id = lti.accounts.class_id(args.name)
+        if args.setting is not None:
+            lti.set_path_column(class_id, args.setting == "on")
+        on = lti.path_column(class_id)
+    print(terminal_text(f"{args.name}: the whole path " + (
+        "has a column in the LMS gradebook (each learner's credit in every lesson)." if on else
+        "has no column in the LMS gradebook (each lesson linked in the course has its own).")))
     return 0

@@ -12,6 +12,7 @@ from typing import Any, Callable
 
 from chainrule.progress.class_store import ACCOUNT_LOCK, admitted, refuse_if_closed
 from chainrule.progress.connection import Connection
+from chainrule.progress.deadline_store import rescore
 
 OUTBOX_LOCK = -3  # the advisory lock key of outbox claims (learners' keys are >= 0)
 WORK_TABLES = ("submissions", "quiz_answers", "predictions", "code", "explanations")  # what a score is made of
@@ -221,6 +222,30 @@ class LtiStore:
         return [row[0] for row in self._read(lambda conn: conn.execute(
             "SELECT DISTINCT resource FROM lti_line_items WHERE context_row = ? ORDER BY resource",
             (context_row,)).fetchall())]
+
+    def path_column(self, context_row: int) -> bool:
+        """Whether the teacher chose a gradebook column for the whole path in this course (off by default)."""
+        row = self._read(lambda conn: conn.execute(
+            "SELECT path_column FROM lti_contexts WHERE id = ?", (context_row,)).fetchone())
+        return row is not None and bool(row[0])
+
+    def set_path_column(self, context_row: int, class_id: int, path: str, on: bool) -> None:
+        """The teacher's choice (path: the resource of the whole path), in one write: on, the path is linked in the course (its column is found or made
+        by the score sender) and the scan looks at every learner again; off, the course forgets the path's
+        columns and its scores waiting in the outbox (nothing more is sent to them)."""
+
+        def work(conn: Connection) -> None:
+            conn.execute("UPDATE lti_contexts SET path_column = ? WHERE id = ?", (int(on), context_row))
+            if on:
+                conn.execute("INSERT INTO lti_line_items (context_row, resource, url, claimed_ts) "
+                             "VALUES (?, ?, '', 0) ON CONFLICT DO NOTHING", (context_row, path))
+                rescore(conn, class_id)
+            else:
+                conn.execute("DELETE FROM lti_line_items WHERE context_row = ? AND resource = ?", (context_row, path))
+                conn.execute("DELETE FROM lti_scores WHERE resource = ? AND account_id IN "
+                             "(SELECT id FROM accounts WHERE class_id = ?)", (path, class_id))
+
+        self._write(work, lock=OUTBOX_LOCK)
 
     def line_items(self, context_row: int, resource: str) -> list[str]:
         return [row[0] for row in self._read(lambda conn: conn.execute(

@@ -481,6 +481,12 @@ def _migration_11_help_used(conn: Connection) -> None:
     )
 
 
+def _migration_12_path_column(conn: Connection) -> None:
+    """Whether an LMS course's gradebook gets a column for the whole path (classes/lti.py): the teacher's
+    choice, off until they make it (issue 39, item 8)."""
+    _run_statements(conn, "ALTER TABLE lti_contexts ADD COLUMN path_column INTEGER NOT NULL DEFAULT 0")
+
+
 # Ordered; index i holds the migration that takes the schema version i to i + 1.
 MIGRATIONS: list[Callable[[Connection], None]] = [
     _migration_1_initial,
@@ -494,6 +500,7 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     _migration_9_due_dates_and_regrades,
     _migration_10_people_and_comments,
     _migration_11_help_used,
+    _migration_12_path_column,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -1,5 +1,6 @@
 """Class mode's LTI 1.3 pages (classes/lti.py has the rules): the login, the launch, the tool's keys, the
-deep-linking picker, and the teacher's view of the LMS course (its roster, the scores on their way).
+deep-linking picker, and the teacher's view of the LMS course (its roster, the scores on their way, whether the
+whole path has a gradebook column).
 
     add_lti(app, lti, sender)     # after create_class_app: the routes and the frame policy
 
@@ -28,10 +29,11 @@ from chainrule import lessons
 from chainrule.classes.accounts import TEACHER
 from chainrule.classes.lti import PATH, LaunchRefused, Lti, origin_of, resource_title, written_lessons
 from chainrule.classes.lti_scores import ScoreSender
-from chainrule.classes.lti_services import LtiServices
+from chainrule.classes.lti_services import LtiServices, score_maximum
 from chainrule.classes.remote import RemoteError
 from chainrule.classes.sessions import csrf_ok
 from chainrule.errors import InputError
+from chainrule.number_text import format_number
 from chainrule.web.class_gate import signed_in
 from chainrule.web.cookies import request_cookies
 from chainrule.web.routes_pages import templates
@@ -230,6 +232,8 @@ def _deep_link(lti: Lti, services: LtiServices, settings: dict, chosen: list[str
                 log.warning("could not list the course's gradebook columns: %s", error)
                 wanted[resource] = False
         lti.tables.link_resource(int(settings["context"]), resource)
+    if PATH in chosen and context is not None:  # the teacher added the whole path: that is choosing its column
+        lti.tables.set_path_column(int(settings["context"]), int(context[3]), PATH, True)
     return services.deep_link_answer(platform, settings, chosen, wanted)
 
 
@@ -281,6 +285,25 @@ async def scores(request: Request) -> dict[str, Any]:
     rows = await anyio.to_thread.run_sync(_lti(request).tables.outbox, account.class_id)
     return {"scores": [{"learner": row[1], "lesson": row[2], "score": row[3], "maximum": row[4], "sent": bool(row[5]),
                         "attempts": int(row[6]), "error": row[7]} for row in rows]}
+
+
+@api.get("/path-column")
+async def path_column(request: Request) -> dict[str, Any]:
+    """Whether the course's gradebook gets a column for the whole path (the teacher's choice, off by default)."""
+    account, _ = _teacher_context(request)
+    on = await anyio.to_thread.run_sync(_lti(request).path_column, account.class_id)
+    return {"path_column": on, "points_text": format_number(score_maximum(PATH))}
+
+
+@api.put("/path-column")
+async def set_path_column(request: Request) -> dict[str, Any]:
+    account, _ = _teacher_context(request)
+    body = await request.json()
+    if not isinstance(body, dict) or not isinstance(body.get("path_column"), bool):
+        raise InputError('send {"path_column": true} (a column for the whole path) or {"path_column": false}',
+                         field="path_column")
+    await anyio.to_thread.run_sync(_lti(request).set_path_column, account.class_id, body["path_column"])
+    return await path_column(request)
 
 
 # ---------------------------------------------------------------- installing

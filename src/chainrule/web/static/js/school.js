@@ -2,7 +2,7 @@
 // the teacher's own link to a provider) and, for a class made by an LMS course, that course's roster (who has
 // not opened chainrule yet) and the scores on their way to the LMS gradebook. Sections the server does not
 // offer (no provider, not an LMS course) stay hidden. Text goes in as text only.
-import { el, post, requestInit } from "./api.js";
+import { el, post, put, requestInit } from "./api.js";
 import { confirmStep } from "./confirm.js";
 
 async function optional(url) {
@@ -102,5 +102,23 @@ function rosterSection(roster, scores) {
   }
 }
 
+// Each lesson linked in the course has its column; the whole path has one only when the teacher says so.
+function pathColumnSection(setting) {
+  if (!setting) return;
+  const place = document.getElementById("lms-path-column");
+  const box = el("input", { type: "checkbox", id: "path-column", checked: setting.path_column });
+  box.addEventListener("change", async () => {
+    const changed = await put("/api/class/lms/path-column", { path_column: box.checked }, "change the path's column").catch(() => null);
+    if (changed) pathColumnSection(changed);
+    else box.checked = !box.checked;
+  });
+  place.replaceChildren(
+    el("p", {}, box, " ", el("label", { for: "path-column" }, `A column for the whole path (${setting.points_text} points: every lesson's sections)`)),
+    el("p", { class: "muted", id: "path-column-state" }, setting.path_column
+      ? "On: each learner's score for the whole path goes to its own column of the LMS gradebook, besides each lesson's."
+      : "Off: only the lessons linked in the course get columns. Opening chainrule from the course's navigation adds none."));
+}
+
 signInSection(await optional("/api/class/sign-in-options"));
+pathColumnSection(await optional("/api/class/lms/path-column"));
 rosterSection(await optional("/api/class/lms/roster"), await optional("/api/class/lms/scores"));
