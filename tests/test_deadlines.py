@@ -149,7 +149,9 @@ def test_each_learner_reads_their_own_dates_whether_they_passed_and_their_credit
         "backprop", "2026-12-05 12:00 (Europe/Berlin)", True, False)
     assert (lesson["score_text"], lesson["late_sections"], lesson["late_work"]) == ("7.7 of 8", 3, 2)
     assert lesson["exercises"] == [{"exercise_id": "neuron-grads", "due": "2026-12-03T23:59", "extended": False,
-                                    "due_text": "2026-12-03 23:59 (Europe/Berlin)", "past_due": True}]
+                                    "due_text": "2026-12-03 23:59 (Europe/Berlin)", "past_due": True,
+                                    "due_at": "2026-12-03T22:59:00Z"}]  # Berlin is UTC+1 in December
+    assert lesson["due_at"] == "2026-12-05T11:00:00Z"  # the moment, for the learner's page to write in its own zone
     (lesson,) = deadlines.mine(people["Bea"], now)["lessons"]
     assert (lesson["due_text"], lesson["past_due"], lesson["extended"], lesson["score_text"]) == (
         "2026-12-08 09:00 (Europe/Berlin)", False, True, "8 of 8")

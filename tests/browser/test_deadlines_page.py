@@ -38,9 +38,10 @@ def server(request, tmp_path):
 
 
 @contextmanager
-def desktop_page(browser):
-    """A page of a fresh browser context at desktop size (axe-core needs CSP bypassed)."""
-    context = browser.new_context(viewport={"width": 1280, "height": 900}, bypass_csp=True)
+def desktop_page(browser, timezone_id: str = "UTC"):
+    """A page of a fresh browser context at desktop size (axe-core needs CSP bypassed), its clock in a time zone
+    of its own (UTC unless told: the learner's dates are written in the browser's zone)."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, bypass_csp=True, timezone_id=timezone_id)
     context.set_default_timeout(30_000)
     try:
         yield context.new_page()
@@ -162,3 +163,33 @@ def test_a_learner_sees_their_own_due_dates_on_the_path_and_in_the_lesson(browse
             page.locator("[data-lesson='backprop']").screenshot(path=str(screenshots_dir / f"learner-due-{name}.png"))
             overflow = page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
             assert overflow <= 0, (width, overflow)
+
+
+def test_a_learner_reads_due_dates_in_their_own_time_zone_with_the_classs_beside_it(browser, server):
+    """Issue 39 item 8: the class's dates are Europe/Berlin's wall clock; a learner whose browser is in New York
+    reads each in New York's time with the class's beside it (Berlin is UTC+1 and New York UTC-5 in December and
+    January, 6 hours apart), and a learner in Berlin reads the one date."""
+    teacher = teacher_client(server)
+    for path, body in [("/api/class/deadlines/policy", {"time_zone": "Europe/Berlin", "late": "no-credit"}),
+                       ("/api/class/deadlines/due", {"lesson_id": "backprop", "due": "2020-01-01 00:00"}),
+                       ("/api/class/deadlines/due", {"lesson_id": "backprop", "exercise_id": "neuron-grads",
+                                                     "due": "2099-12-04 23:59"})]:
+        answer = change(teacher, "PUT", path, body)
+        assert answer.status_code == 200, answer.text
+    with desktop_page(browser, "America/New_York") as page:
+        page.goto(server.invite)
+        submit_form(page, {"name": "Noor", "password": PASSWORD})
+        mine = page.evaluate("fetch('/api/class/deadlines/mine').then(r => r.json())")
+        assert mine["lessons"][0]["due_at"] == "2019-12-31T23:00:00Z"  # midnight in Berlin, UTC+1
+        due = page.locator("[data-lesson='backprop'] .lesson-due")
+        assert due.text_content() == ("Was due 2019-12-31 18:00 your time (America/New_York); 2020-01-01 00:00 "
+                                      "(Europe/Berlin) for the class. Credit so far: 0 of 8.")
+        page.goto(server.base + "/lessons/backprop")
+        page.wait_for_selector("#main[data-complete='true']")
+        assert page.locator("article[data-exercise='neuron-grads'] .exercise-due").text_content() == (
+            "Due 2099-12-04 17:59 your time (America/New_York); 2099-12-04 23:59 (Europe/Berlin) for the class.")
+    with desktop_page(browser, "Europe/Berlin") as page:
+        page.goto(server.invite)
+        submit_form(page, {"name": "Jon", "password": PASSWORD})
+        assert page.locator("[data-lesson='backprop'] .lesson-due").text_content() == \
+            "Was due 2020-01-01 00:00 (Europe/Berlin). Credit so far: 0 of 8."

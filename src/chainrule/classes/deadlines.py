@@ -114,6 +114,12 @@ def due_text(due: str | None, zone: str) -> str:
     return "\u2013" if due is None else f"{due.replace('T', ' ')} ({zone})"
 
 
+def due_instant(due: str, zone: ZoneInfo) -> str:
+    """The moment a due date (the class's wall-clock time) stands for, in ISO 8601 UTC ('2026-12-04T22:59:00Z'):
+    what a learner's page writes in the learner's own time zone."""
+    return datetime.fromisoformat(due).replace(tzinfo=zone).astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
+
+
 def _lessons() -> list[dict[str, Any]]:
     return [lessons.lesson_shape(entry["id"]) | {"title": entry["title"]}
             for entry in lessons.get_path()["lessons"] if entry.get("written")]
@@ -304,7 +310,8 @@ class Deadlines:
         credit = self.credit(account.class_id, [account.id], found=found).get(account.id, {}) if learner else {}
 
         def dated(due: str, extension: str | None) -> dict[str, Any]:
-            return {"due": due, "due_text": due_text(due, zone_name), "extended": due == extension,
+            return {"due": due, "due_text": due_text(due, zone_name), "due_at": due_instant(due, zone),
+                    "extended": due == extension,
                     "past_due": now > datetime.fromisoformat(due).replace(tzinfo=zone)}
 
         shown = []
@@ -318,7 +325,8 @@ class Deadlines:
             if due is None and not exercises:
                 continue
             entry = {"lesson_id": lesson, "title": shape["title"], "exercises": exercises} | (
-                dated(due, extension) if due else {"due": None, "due_text": None, "extended": False, "past_due": False})
+                dated(due, extension) if due else {"due": None, "due_text": None, "due_at": None, "extended": False,
+                                                  "past_due": False})
             if lesson in credit:
                 entry |= {key: credit[lesson][key] for key in ("score_text", "completed", "late_sections", "late_work")}
             shown.append(entry)

@@ -3,6 +3,7 @@
 // far, and each exercise's own date on the exercise. Outside a class there are no dates and nothing is asked.
 // Every date and number is the server's text.
 import { el, requestInit } from "./api.js";
+import { localZoneName, wallClock } from "./when.js";
 
 /** The signed-in person's dates ({time_zone, late_policy_text, lessons}), or null (no class, or unreadable). */
 export async function myDueDates() {
@@ -19,11 +20,20 @@ export function lessonDates(dates, lessonId) {
   return (dates && dates.lessons.find((entry) => entry.lesson_id === lessonId)) || null;
 }
 
-function whenText(entry) {
-  return entry.past_due ? `Was due ${entry.due_text}` : `Due ${entry.due_text}`;
+// The date in the learner's own time zone (the browser's) with the class's beside it; one date alone where
+// both read the same. The server sends the moment (due_at, ISO 8601) and the class's text (due_text).
+function dateText(entry) {
+  const mine = entry.due_at ? wallClock(entry.due_at) : null;
+  if (!mine || mine === entry.due.replace("T", " ")) return entry.due_text;
+  return `${mine} your time (${localZoneName()}); ${entry.due_text} for the class`;
 }
 
-/** "Due 2026-12-08 09:00 (Europe/Berlin) (your own date). Credit so far: 3 of 8." as one paragraph. */
+function whenText(entry) {
+  return entry.past_due ? `Was due ${dateText(entry)}` : `Due ${dateText(entry)}`;
+}
+
+/** "Due 2026-12-08 03:00 your time (America/New_York); 2026-12-08 09:00 (Europe/Berlin) for the class (your own
+ * date). Credit so far: 3 of 8." as one paragraph. */
 export function dueLine(entry, dates, { policy = false } = {}) {
   const parts = [];
   if (entry.due) {

@@ -27,3 +27,15 @@ export function formatLocalTime(iso) {
 export function localZoneName() {
   return Intl.DateTimeFormat().resolvedOptions().timeZone || "your time zone";
 }
+
+// A moment as the class's due dates are written ("2026-12-04 17:59"), in the reader's own time zone; null for
+// a moment that cannot be read.
+const WALL_CLOCK = { year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit", hourCycle: "h23" };
+
+export function wallClock(iso) {
+  const moment = new Date(iso);
+  if (Number.isNaN(moment.getTime())) return null;
+  const parts = Object.fromEntries(new Intl.DateTimeFormat("en-GB", WALL_CLOCK).formatToParts(moment)
+    .map((part) => [part.type, part.value]));
+  return `${parts.year}-${parts.month}-${parts.day} ${parts.hour}:${parts.minute}`;
+}
