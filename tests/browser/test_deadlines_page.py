@@ -6,6 +6,8 @@ pages; axe-core finds nothing serious at 1280 and 390 px and the pages do not sc
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from contextlib import contextmanager
 
 import pytest
@@ -109,8 +111,10 @@ def test_the_teacher_sets_a_date_extends_it_for_one_learner_and_from_a_csv(brows
         assert [ada.locator(f"td[data-label='{label}']").text_content() for label in ("Before", "After", "Changes")] \
             == ["passed", "fails", "yes"]
         page.get_by_role("button", name="Apply: the new verdicts count").click()
+        page.get_by_role("button", name="Yes, apply it").click()  # asked first
         page.wait_for_selector("[data-regrade='applied']")
         page.get_by_role("button", name="Revert").click()
+        page.get_by_role("button", name="Yes, revert it").click()
         page.wait_for_selector("[data-regrade='reverted']")
 
         for name, (width, height) in WIDTHS.items():
@@ -193,3 +197,67 @@ def test_a_learner_reads_due_dates_in_their_own_time_zone_with_the_classs_beside
         submit_form(page, {"name": "Jon", "password": PASSWORD})
         assert page.locator("[data-lesson='backprop'] .lesson-due").text_content() == \
             "Was due 2020-01-01 00:00 (Europe/Berlin). Credit so far: 0 of 8."
+
+
+def test_every_regrade_is_listed_with_its_state_and_apply_and_revert_ask_first(browser, server):
+    """Issue 39 item 2 (the page): the teacher's page lists every regrade of the class, those made with `chainrule
+    class regrade` too, with its state; applying and reverting each ask first, by keyboard as well (Escape or
+    Cancel changes nothing)."""
+    learner = server.join("Ada")
+    keep_an_old_pass(server, learner.get("/api/class/me").json()["id"])
+
+    def regrade(*argv: str) -> None:  # the administrator's command, as a process against the class's database
+        done = subprocess.run([sys.executable, "-m", "chainrule", "class", "regrade", "Due dates", *argv],
+                              env=server.env, capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, done.stdout + done.stderr
+
+    for argv in (["neuron-grads"], ["--apply", "1"], ["--revert", "1"], ["neuron-grads", "--best"]):
+        regrade(*argv)
+
+    with desktop_page(browser) as page:
+        page.goto(server.teacher_link)
+        page.locator("input[name='password']").fill(PASSWORD)
+        with page.expect_navigation():
+            page.locator("form.class-form button[type=submit]").click()
+        page.wait_for_selector("#regrade-list")
+
+        def listed() -> dict[str, tuple[str, str]]:
+            rows = page.locator("#regrade-list tbody tr")
+            return {rows.nth(i).get_attribute("data-regrade-entry"): (
+                rows.nth(i).get_attribute("data-state"), rows.nth(i).locator("td[data-label='State']").text_content())
+                for i in range(rows.count())}
+
+        assert listed() == {"1": ("reverted", "reverted"), "2": ("graded", "graded, not applied")}
+        page.get_by_role("button", name="Show regrade 2 of neuron-grads").click()
+        page.wait_for_selector("[data-regrade='graded'][data-regrade-id='2']")
+
+        def state() -> str:
+            return page.evaluate("fetch('/api/class/regrades/2').then(r => r.json()).then(r => r.state)")
+
+        apply = page.get_by_role("button", name="Apply: the new verdicts count")
+        apply.focus()
+        page.keyboard.press("Enter")
+        asking = page.get_by_role("group", name="Apply the regrade of neuron-grads? 1 learner changes standing.")
+        asking.wait_for()
+        assert page.evaluate("document.activeElement.textContent") == "Cancel"  # the safe choice first
+        assert axe_violations(page) == []
+        page.keyboard.press("Escape")
+        asking.wait_for(state="detached")
+        assert page.evaluate("document.activeElement.textContent") == "Apply: the new verdicts count"
+        assert state() == "graded"  # nothing changed
+        page.keyboard.press("Enter")
+        asking.wait_for()
+        page.keyboard.press("Shift+Tab")
+        assert page.evaluate("document.activeElement.textContent") == "Yes, apply it"
+        page.keyboard.press("Enter")
+        page.wait_for_selector("[data-regrade='applied'][data-regrade-id='2']")
+        page.wait_for_selector("#regrade-list tr[data-regrade-entry='2'][data-state='applied']")
+        assert state() == "applied"
+
+        page.get_by_role("button", name="Revert").click()
+        page.get_by_role("button", name="Cancel").click()
+        assert state() == "applied"
+        page.get_by_role("button", name="Revert").click()
+        page.get_by_role("button", name="Yes, revert it").click()
+        page.wait_for_selector("#regrade-list tr[data-regrade-entry='2'][data-state='reverted']")
+        assert listed() == {"1": ("reverted", "reverted"), "2": ("reverted", "reverted")}
