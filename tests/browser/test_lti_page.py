@@ -105,6 +105,15 @@ def test_launch_lesson_pass_and_score_in_the_lms_gradebook_exactly_once(browser,
         assert teacher_frame.locator("tr[data-member='Ada Lovelace'] td").nth(2).text_content() == "yes"
         assert "Every score is in the LMS gradebook" in teacher_frame.locator("#lms-scores").text_content()
         assert axe_violations(teacher_frame) == []
+        # The whole path's column is the teacher's choice, off until they turn it on (issue 39, item 8).
+        toggle = teacher_frame.get_by_label("A column for the whole path (48 points: every lesson's sections)")
+        assert not toggle.is_checked()
+        assert teacher_frame.locator("#path-column-state").text_content().startswith("Off: only the lessons linked")
+        toggle.check()
+        teacher_frame.wait_for_function("() => document.querySelector('#path-column-state').textContent.startsWith('On:')")
+        assert teacher_frame.evaluate("fetch('/api/class/lms/path-column').then(r => r.json())")["path_column"] is True
+        toggle.uncheck()
+        teacher_frame.wait_for_function("() => document.querySelector('#path-column-state').textContent.startsWith('Off:')")
 
         # Another learner opens the same link in a window of its own.
         page = learner.new_page()

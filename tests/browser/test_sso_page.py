@@ -11,6 +11,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from conftest import axe_violations  # noqa: E402
 from oidc_world import OidcWorld  # noqa: E402
 
 
@@ -64,5 +65,63 @@ def test_sign_in_through_a_real_provider_a_provider_down_and_a_token_for_another
             assert page.evaluate("fetch('/api/class/me').then(r => r.status)") == 401
         finally:
             other.close()
+    finally:
+        context.close()
+
+
+def password_form(page, values: dict[str, str]) -> None:
+    for name, value in values.items():
+        page.locator(f"input[name='{name}']").fill(value)
+    with page.expect_navigation():
+        page.locator("form.class-form button[type=submit]").click()
+
+
+def test_turning_passwords_off_names_who_would_be_locked_out_and_asks_first(browser, world):
+    """Issue 39 item 7 on the teacher's page: Cyd joined with a password and has no linked account; turning
+    passwords off lists her, with how many, and goes ahead only when the teacher confirms; then her password
+    sign-in says what she can do instead of sending her to a school account she has not linked."""
+    from oidc_world import PASSWORD
+
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, bypass_csp=True)
+    context.set_default_timeout(60_000)
+    try:
+        page = context.new_page()
+        page.goto(world.invite)
+        password_form(page, {"name": "Cyd", "password": PASSWORD})
+        context.clear_cookies()
+        page.goto(world.teacher_link)
+        password_form(page, {"password": PASSWORD})
+        page.wait_for_selector("#lock-out-warning")  # the teacher's own account is not linked yet: no toggle
+        assert page.locator("#passwords-toggle").count() == 0
+        assert page.locator("#lock-out-warning").text_content().startswith("Passwords stay on while a teacher")
+        page.click("text=Link with School")
+        through_provider(page, "hopper-9a0")
+        page.wait_for_selector("#passwords-toggle")
+        page.click("#passwords-toggle")
+        asking = page.get_by_role("group", name="Turning passwords off locks out 1 person: they have no linked "
+                                                "school account.")
+        asking.wait_for()
+        assert asking.locator("[data-locked-out]").all_text_contents() == ["Cyd (learner)"]
+        assert axe_violations(page) == []
+        page.get_by_role("button", name="Keep passwords on").click()
+        asking.wait_for(state="detached")
+        assert page.locator("#sign-in-state").text_content().startswith("Learners sign in with a password")
+        page.click("#passwords-toggle")
+        page.get_by_role("button", name="Turn passwords off anyway").click()
+        page.wait_for_function("() => document.querySelector('#sign-in-state').textContent.startsWith('Passwords are off')")
+        assert page.locator("#lock-out-warning").text_content() == "1 person cannot sign in now (no linked school account):"
+
+        other = browser.new_context(viewport={"width": 390, "height": 844})
+        other.set_default_timeout(60_000)
+        try:
+            cyd = other.new_page()
+            cyd.goto(world.tool_url + "/sign-in")
+            password_form(cyd, {"class_name": "Physics 2b", "name": "Cyd", "password": PASSWORD})
+            said = cyd.locator("#form-error").text_content()
+            assert "your account is not linked to one yet: ask your teacher to turn passwords on" in said, said
+        finally:
+            other.close()
+        page.click("#passwords-toggle")  # on again
+        page.wait_for_function("() => document.querySelector('#sign-in-state').textContent.startsWith('Learners')")
     finally:
         context.close()
