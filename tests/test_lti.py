@@ -587,3 +587,38 @@ def test_the_path_column_setting_on_both_backends(store_place):
         assert outbox() == {"backprop": (3, 8)}
     finally:
         store.close()
+
+
+def test_upgrading_keeps_a_path_column_the_lms_has_and_makes_none_elsewhere(store_place, monkeypatch):
+    """Migration 12 on SQLite and PostgreSQL: a course whose gradebook has a path column already keeps sending to
+    it (on); a course where the path was only linked (as a launch from the course's navigation did) gets none."""
+    from chainrule.classes import open_class_store
+    from chainrule.classes.accounts import Accounts
+    from chainrule.classes.lti import PATH, Lti
+    from chainrule.progress import schema
+
+    place = store_place("class")
+    full = list(schema.MIGRATIONS)
+    monkeypatch.setattr(schema, "MIGRATIONS", full[:11])  # the schema before the path's column was a choice
+    store = open_class_store(place.get("data_dir"), place.get("database"))
+    try:
+        lti = Lti(store, Accounts(store), None, "https://class.example.org")
+        platform = lti.register(issuer="https://lms.example", client_id="client", deployments=["1"],
+                                jwks_url="https://lms.example/jwks", auth_login_url="https://lms.example/auth",
+                                token_url="https://lms.example/token")
+        made = {}
+        for course in ("with-column", "linked-only"):
+            made[course] = lti.tables.context_class(platform.id, course, course, lambda taken, c=course: c,
+                                                    "2026-03-01T00:00:00")[:2]
+        lti.tables.add_line_item(made["with-column"][0], PATH, "https://lms.example/lineitems/7", 1.0)
+        lti.tables.link_resource(made["linked-only"][0], PATH)
+    finally:
+        store.close()
+    monkeypatch.setattr(schema, "MIGRATIONS", full)
+    store = open_class_store(place.get("data_dir"), place.get("database"))
+    try:
+        lti = Lti(store, Accounts(store), None, "https://class.example.org")
+        assert store.schema_version() == len(full)
+        assert lti.path_column(made["with-column"][1]) and not lti.path_column(made["linked-only"][1])
+    finally:
+        store.close()

@@ -483,8 +483,16 @@ def _migration_11_help_used(conn: Connection) -> None:
 
 def _migration_12_path_column(conn: Connection) -> None:
     """Whether an LMS course's gradebook gets a column for the whole path (classes/lti.py): the teacher's
-    choice, off until they make it (issue 39, item 8)."""
-    _run_statements(conn, "ALTER TABLE lti_contexts ADD COLUMN path_column INTEGER NOT NULL DEFAULT 0")
+    choice, off until they make it (issue 39, item 8). A course whose gradebook has a path column already keeps
+    getting its scores (the teacher turns it off on their page); elsewhere the path waits for the teacher."""
+    _run_statements(
+        conn,
+        """
+        ALTER TABLE lti_contexts ADD COLUMN path_column INTEGER NOT NULL DEFAULT 0;
+        UPDATE lti_contexts SET path_column = 1
+            WHERE id IN (SELECT context_row FROM lti_line_items WHERE resource = 'path' AND url != '')
+        """,
+    )
 
 
 # Ordered; index i holds the migration that takes the schema version i to i + 1.
