@@ -524,9 +524,10 @@ def test_the_whole_path_gets_a_gradebook_column_only_when_the_teacher_chooses_it
     assert world.tool_change(learner, "PUT", "/api/progress/backprop/predictions/n", {"value": 0.5}).status_code == 200
     # The scan keeps all of a learner's scores in one write: once the lesson's score is in the outbox, a path
     # score would be there too.
-    outbox = world.wait(lambda: [row for row in world.tool_get(teacher, "/api/class/lms/scores").json()["scores"]
-                                 if row["lesson"] == "backprop"] and world.tool_get(teacher, "/api/class/lms/scores"))
-    assert [row["lesson"] for row in outbox.json()["scores"]] == ["backprop"]
+    def outbox() -> list[str]:
+        return [row["lesson"] for row in world.tool_get(teacher, "/api/class/lms/scores").json()["scores"]]
+
+    assert world.wait(outbox) == ["backprop"]
     world.wait(lambda: history("ada", "backprop")[1])
     assert history("ada", "path") == ([], [])  # no column made, nothing sent
     assert world.tool_get(teacher, "/api/class/lms/path-column").json() == {"path_column": False, "points_text": "48"}
@@ -540,7 +541,7 @@ def test_the_whole_path_gets_a_gradebook_column_only_when_the_teacher_chooses_it
     assert code == 0 and "the whole path has a column" in printed, error
     code, printed, error = cli("lti", "path-column", "History", "off", env=world.env)
     assert code == 0 and "has no column" in printed, error
-    assert [row["lesson"] for row in world.tool_get(teacher, "/api/class/lms/scores").json()["scores"]] == ["backprop"]
+    assert outbox() == ["backprop"]
     refused = world.tool_change(learner, "PUT", "/api/class/lms/path-column", {"path_column": True})
     assert refused.status_code == 403
 
