@@ -63,14 +63,14 @@ def test_a_file_over_its_cpu_budget_fails_the_run_and_is_named_with_its_time_and
 
 @pytest.mark.parametrize("workers", WORKERS)
 def test_files_within_their_budgets_pass_and_the_summary_shows_where_the_time_went(tmp_path, workers) -> None:
-    run = run_tiny_suite(tmp_path, 'default = 0.2\n[files]\n"test_child.py" = 60\n"test_here.py" = 60\n', *workers)
+    run = run_tiny_suite(tmp_path, 'default = 0.4\n[files]\n"test_child.py" = 60\n"test_here.py" = 60\n', *workers)
     assert run.returncode == 0, run.stdout + run.stderr
     assert "OVER BUDGET" not in run.stdout
     rows = {match.group(4): (float(match.group(2)), float(match.group(3))) for match in re.finditer(
         r"^ *([\d.]+) s wall +([\d.]+) s CPU  of +([\d.]+) s +1 tests  (test_\w+\.py)$", run.stdout, re.MULTILINE)}
     assert set(rows) == set(TINY_SUITE), run.stdout
     assert rows["test_here.py"][0] >= 0.5 and rows["test_child.py"][0] >= 0.5, rows
-    assert rows["test_cheap.py"][1] == 0.2 and rows["test_here.py"][1] == 60, rows  # each file's own budget
+    assert rows["test_cheap.py"][1] == 0.4 and rows["test_here.py"][1] == 60, rows  # each file's own budget
 
 
 def test_a_budgets_file_that_is_not_one_says_what_it_should_hold(tmp_path) -> None:
