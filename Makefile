@@ -8,7 +8,7 @@ PY := $(VENV)/bin/python
 LESSON_STAMP := $(VENV)/.installed-lesson
 TEST_STAMP := $(VENV)/.installed-test
 
-.PHONY: lesson test setup setup-lesson system-deps bench clean
+.PHONY: lesson test test-fast setup setup-lesson system-deps bench clean
 
 $(PY):
 	@$(PYTHON) -c 'import sys; sys.exit(None if sys.version_info >= (3, 11) else "chainrule needs Python 3.11 or newer; this is " + sys.version.split()[0] + ". Run make again with PYTHON=python3.11 (or newer).")'
@@ -50,6 +50,18 @@ PYTEST_WORKERS ?= $(shell bash scripts/test-workers.sh)
 
 test: $(TEST_STAMP) system-deps
 	PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
+
+# The edit-test loop: the engine's, the grader's and the progress store's tests (SQLite and PostgreSQL), about
+# 50 s of CPU time spread over the workers. A list of files, not a marker: pytest then imports only these (the whole suite's collection
+# alone imports PyTorch, Playwright and every helper), and a file is the unit a change is made in. It checks
+# less than `make test`, which CI and the README run (docs/architecture.md, "Running a fast subset").
+FAST_TESTS := tests/test_engine_behaviour.py tests/test_engine_protocol.py tests/test_engine_second_order.py \
+	tests/test_engine_torch.py tests/test_op_table.py tests/test_compile.py \
+	tests/test_grading.py tests/test_grading_cli.py tests/test_grading_diagnoses.py tests/test_grading_feedback.py \
+	tests/test_progress_store.py tests/test_progress_backends.py
+
+test-fast: $(TEST_STAMP) system-deps
+	PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadfile $(FAST_TESTS) $(PYTEST_ARGS)
 
 bench: $(TEST_STAMP)
 	$(PY) benchmarks/bench_engine.py

@@ -14,6 +14,8 @@ from chainrule.lessons import register_exercises
 from parallel import refuse_shared_node_ids
 from postgres_cluster import new_postgres_schema
 
+pytest_plugins = ["time_budgets"]  # time per test file, and its budget (tests/time_budgets.py)
+
 # Grading knows exercise folders, not lessons: the built-in lessons' exercises are registered once, so that
 # every test can grade them by id (as the web app and the commands that grade do).
 register_exercises()

@@ -172,19 +172,6 @@ def count_classes(counts, examples: dict, seed: int, ours: list[float], theirs: 
         examples.setdefault(key, (seed, k, a, b))
 
 
-def table(counts, columns: dict[str, str]) -> str:
-    """The markdown table of counts[(class, kind)], one column per kind (columns: kind -> title), classes
-    by size with bit-identical first, and a total row."""
-    names = sorted({name for name, _ in counts}, key=lambda n: (n != "bit-identical", -sum(
-        c for (m, _), c in counts.items() if m == n), n))
-    rows = ["| class | " + " | ".join(columns.values()) + " |", "|---" * (len(columns) + 1) + "|"]
-    for name in names:
-        rows.append(f"| {name} | " + " | ".join(str(counts[(name, kind)]) for kind in columns) + " |")
-    totals = [str(sum(c for (_, k), c in counts.items() if k == kind)) for kind in columns]
-    rows.append("| total | " + " | ".join(totals) + " |")
-    return "\n".join(rows)
-
-
 # --- forward mode: chainrule.jvp against torch.func.jvp ------------------------------------------------
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import random
+import re
 from pathlib import Path
 
 import pytest
@@ -172,9 +173,14 @@ def test_where_forward_over_reverse_and_reverse_over_reverse_disagree_on_nan_hvp
                 twin = fuzz.torch_hvp_twin(leaves, steps, v, tuple(fuzz.SECOND_ORDER_VARIANTS))
             assert nan_class(a) in (nan_class(theirs[i]), nan_class(twin[i])), (seed, i, a, b, theirs[i])
             followed += nan_class(a) == nan_class(theirs[i])
-    assert disagreements >= 10 and followed >= 0.8 * disagreements, (disagreements, followed)
-    docs = (Path(__file__).resolve().parent.parent / "docs" / "engine.md").read_text(encoding="utf-8")
-    assert f"they did in {disagreements} entries" in docs, disagreements
+    assert disagreements >= AT_LEAST and followed >= 0.8 * disagreements, (disagreements, followed)
+    # docs/engine.md shows one machine's count (the C library's kernels decide some nan classes) and this bound
+    docs = " ".join((Path(__file__).resolve().parent.parent / "docs" / "engine.md").read_text(encoding="utf-8").split())
+    shown = re.search(r"they did in (\d+) entries \(one machine's count; the test asks for at least (\d+) on any", docs)
+    assert shown and int(shown.group(2)) == AT_LEAST <= int(shown.group(1)), "docs/engine.md states the count and bound"
+
+
+AT_LEAST = 10  # entries where the two orders disagree on nan, on any machine: enough to exercise the rule
 
 
 def test_transforms_compose_inside_a_compiled_function() -> None:

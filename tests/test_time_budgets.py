@@ -1,0 +1,101 @@
+"""The suite's own cost, kept in view: the per-file CPU-time budget (tests/time_budgets.py, a pytest plugin;
+its budgets in tests/time_budgets.toml) run on tiny suites of its own, and `make test-fast`'s list of files
+(docs/architecture.md, "Running a fast subset of the tests")."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from test_install import make_dry_run
+
+TESTS = Path(__file__).resolve().parent
+ROOT = TESTS.parent
+
+# Each test spends a known amount of CPU time: half a second in the test process, or in a child process it
+# waits for (the plugin counts both). A loop on the process's own CPU clock, so the amount is the same on a
+# quiet and on a busy machine; only the wall time it takes differs.
+SPIN = "import time\nend = time.process_time() + 0.5\nwhile time.process_time() < end:\n    pass\n"
+TINY_SUITE = {
+    "test_here.py": "def test_spins_in_this_process():\n" + "".join(f"    {line}\n" for line in SPIN.splitlines()),
+    "test_child.py": ("import subprocess, sys\n\n\ndef test_spins_in_a_child_process():\n"
+                      f"    subprocess.run([sys.executable, '-c', {SPIN!r}], check=True)\n"),
+    "test_cheap.py": "def test_costs_nothing():\n    assert True\n",
+}
+
+
+def run_tiny_suite(tmp_path: Path, budgets: str, *options: str) -> subprocess.CompletedProcess:
+    """pytest with the plugin over TINY_SUITE in a folder of its own (its own rootdir, none of this suite's
+    settings), with the budgets file given."""
+    for name, source in TINY_SUITE.items():
+        (tmp_path / name).write_text(source, encoding="utf-8")
+    (tmp_path / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+    (tmp_path / "budgets.toml").write_text(budgets, encoding="utf-8")
+    # Only the plugins it needs: the many this environment installs would make each run take seconds.
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(TESTS), os.environ.get("PYTHONPATH")])),
+           "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    return subprocess.run([sys.executable, "-m", "pytest", "-p", "time_budgets", "--time-budgets", "budgets.toml",
+                           "-p", "no:cacheprovider", *options], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+WORKERS = [pytest.param(["-p", "no:xdist"], id="one-process"), pytest.param(["-p", "xdist", "-n", "2"], id="two-xdist-workers")]
+
+
+@pytest.mark.parametrize("workers", WORKERS)
+def test_a_file_over_its_cpu_budget_fails_the_run_and_is_named_with_its_time_and_budget(tmp_path, workers) -> None:
+    run = run_tiny_suite(tmp_path, 'default = 60\n[files]\n"test_child.py" = 0.2\n', *workers)
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "3 passed" in run.stdout, run.stdout  # every test passed: the budget alone fails the run
+    (line,) = [line for line in run.stdout.splitlines() if line.startswith("OVER BUDGET")]
+    spent = re.fullmatch(r"OVER BUDGET: test_child\.py took ([\d.]+) s of CPU time, over its budget of 0\.2 s "
+                         r"\(budgets\.toml\)", line)
+    # The child's half second counts (measured in the child, reported by the worker, added up by the controller).
+    assert spent and float(spent.group(1)) >= 0.5, line
+
+
+@pytest.mark.parametrize("workers", WORKERS)
+def test_files_within_their_budgets_pass_and_the_summary_shows_where_the_time_went(tmp_path, workers) -> None:
+    run = run_tiny_suite(tmp_path, 'default = 0.4\n[files]\n"test_child.py" = 60\n"test_here.py" = 60\n', *workers)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "OVER BUDGET" not in run.stdout
+    rows = {match.group(4): (float(match.group(2)), float(match.group(3))) for match in re.finditer(
+        r"^ *([\d.]+) s wall +([\d.]+) s CPU  of +([\d.]+) s +1 tests  (test_\w+\.py)$", run.stdout, re.MULTILINE)}
+    assert set(rows) == set(TINY_SUITE), run.stdout
+    assert rows["test_here.py"][0] >= 0.5 and rows["test_child.py"][0] >= 0.5, rows
+    assert rows["test_cheap.py"][1] == 0.4 and rows["test_here.py"][1] == 60, rows  # each file's own budget
+
+
+def test_a_budgets_file_that_is_not_one_says_what_it_should_hold(tmp_path) -> None:
+    run = run_tiny_suite(tmp_path, '[files]\n"test_here.py" = "fast"\n')
+    assert run.returncode == pytest.ExitCode.USAGE_ERROR, run.stdout + run.stderr
+    assert 'a time budgets file holds `default = SECONDS` and a [files] table of "tests/FILE.py" = SECONDS' \
+        in run.stderr, run.stderr
+
+
+def test_the_suites_budgets_name_files_that_exist() -> None:
+    budgets = tomllib.loads((TESTS / "time_budgets.toml").read_text(encoding="utf-8"))
+    assert budgets["default"] > 0
+    assert [name for name in budgets["files"] if not (ROOT / name).is_file()] == []
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="GNU make is not installed")
+def test_make_test_fast_runs_the_engine_grading_and_store_files_on_every_worker(tmp_path) -> None:
+    commands = make_dry_run("test-fast", tmp_path, (".installed-lesson", ".installed-test"))
+    (command,) = [c for c in commands if " -m pytest " in c]
+    files = [word for word in command.split() if word.startswith("tests/")]
+    assert files and [name for name in files if not (ROOT / name).is_file()] == [], command
+    assert {"tests/test_engine_behaviour.py", "tests/test_grading.py", "tests/test_progress_store.py"} <= set(files)
+    assert " -n " in command and "--dist loadfile" in command, command
+
+
+def test_every_run_ends_with_the_fifteen_slowest_tests() -> None:
+    options = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["pytest"]["ini_options"]
+    assert "--durations=15" in options["addopts"].split(), options["addopts"]

@@ -1,0 +1,130 @@
+"""Where the suite's time goes, file by file, and a budget of CPU time per test file (a pytest plugin that
+tests/conftest.py loads; docs/architecture.md, "What each test file costs").
+
+Each worker measures, for every phase of every test (setup, call, teardown), the CPU time its process spent
+and that of the child processes it waited for (servers, the CLI, sandboxed runs), and passes it to the
+controller on the phase's report (`user_properties`, which pytest-xdist carries across). The controller adds
+up wall time and CPU time per file, prints where the time went at the end of the run, and fails the run when
+a file's CPU time passes its budget in tests/time_budgets.toml (or the default budget there), naming the
+file, its time and its budget.
+
+The budget is CPU time, not wall time: a busy machine stretches a file's wall time several-fold (the
+scheduler gives each process a smaller share of the cores) but hardly its CPU time, so a budget that holds
+on a quiet machine holds on a loaded one. No test asserts on time; this is a check on the suite as a whole.
+"""
+
+from __future__ import annotations
+
+import resource
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+BUDGETS = Path(__file__).with_name("time_budgets.toml")
+CPU = "cpu_seconds"  # the name of the user property each report carries
+SHOWN = 15  # files listed in the summary, the most expensive first
+_since = pytest.StashKey[float]()
+
+
+def cpu_seconds() -> float:
+    """CPU time (user and system) of this process and of the children it has waited for."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.getgroup("time budgets").addoption(
+        "--time-budgets", default=str(BUDGETS), metavar="TOML",
+        help="the CPU-time budget of each test file (default: tests/time_budgets.toml)")
+
+
+# ------------------------------------------------------------------ in the process that runs the tests
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem):
+    item.stash[_since] = cpu_seconds()
+    return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call):
+    report = yield
+    now = cpu_seconds()
+    # A list of its own: the report's list is the item's, shared by its three phases.
+    report.user_properties = [*report.user_properties, (CPU, now - item.stash.get(_since, now))]
+    item.stash[_since] = now
+    return report
+
+
+# ------------------------------------------------------------------ in the process that reports
+
+@dataclass
+class FileTime:
+    tests: int = 0
+    wall: float = 0.0
+    cpu: float = 0.0
+
+
+def read_budgets(path: Path) -> tuple[float, dict[str, float]]:
+    """(the default budget in CPU seconds, {test file: its budget}) from a budgets file."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        default, files = float(data["default"]), {name: float(seconds) for name, seconds in data["files"].items()}
+    except (OSError, tomllib.TOMLDecodeError, KeyError, TypeError, ValueError, AttributeError) as error:
+        raise pytest.UsageError(f"{path}: a time budgets file holds `default = SECONDS` and a [files] table of "
+                                f"\"tests/FILE.py\" = SECONDS ({error!r})") from error
+    return default, files
+
+
+class TimeBudgets:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.default, self.budgets = read_budgets(path)
+        self.files: dict[str, FileTime] = {}
+        self.over: list[str] = []
+
+    def budget(self, name: str) -> float:
+        return self.budgets.get(name, self.default)
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        spent = self.files.setdefault(report.nodeid.split("::")[0], FileTime())
+        spent.wall += report.duration
+        spent.cpu += sum(value for key, value in report.user_properties if key == CPU)
+        spent.tests += report.when == "setup"
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        self.over = [f"{name} took {spent.cpu:.1f} s of CPU time, over its budget of {self.budget(name):g} s "
+                     f"({self.where()})" for name, spent in sorted(self.files.items())
+                     if spent.cpu > self.budget(name)]
+        if self.over and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def where(self) -> str:
+        try:
+            return str(self.path.relative_to(Path.cwd()))
+        except ValueError:
+            return str(self.path)
+
+    def pytest_terminal_summary(self, terminalreporter) -> None:
+        if not self.files:
+            return
+        write = terminalreporter.write_line
+        terminalreporter.write_sep("=", "time per test file (CPU: the test process and the children it waited for)")
+        ranked = sorted(self.files.items(), key=lambda entry: -entry[1].wall)
+        for name, spent in ranked[:SHOWN]:
+            write(f"{spent.wall:8.1f} s wall {spent.cpu:8.1f} s CPU  of {self.budget(name):5g} s  "
+                  f"{spent.tests:4d} tests  {name}")
+        rest = ranked[SHOWN:]
+        if rest:
+            write(f"{sum(s.wall for _, s in rest):8.1f} s wall {sum(s.cpu for _, s in rest):8.1f} s CPU  "
+                  f"in the other {len(rest)} files")
+        for line in self.over:
+            terminalreporter.write_line("OVER BUDGET: " + line, red=True, bold=True)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if not hasattr(config, "workerinput"):  # the controller (or a run without workers) adds up and checks
+        config.pluginmanager.register(TimeBudgets(Path(config.getoption("time_budgets"))), "time-budgets-check")
