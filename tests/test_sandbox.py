@@ -134,7 +134,8 @@ def test_fork_bomb_is_contained_and_cleaned_up():
     mark = marker()
     body = "while True:\n    try:\n        os.fork()\n    except OSError:\n        pass"
     result = run_attack(python_attack(mark, body))
-    assert result["verdict"] == "timeout", result["message"]
+    # Each process stays under its own RLIMIT_CPU; together they pass the run's CPU limit (docs/grading.md).
+    assert result["verdict"] == "cpu-limit", result["message"]
     assert_no_survivors(mark)
 
 

@@ -107,9 +107,12 @@ def refused(run: Submission, reason: str, per_learner: int) -> dict:
 def ended_result(exercise: str, language: str, ended: dict) -> dict:
     """The result of a queued run that ended without a grade (progress/run_jobs.py says which way)."""
     from chainrule.grading import run_result
+    from chainrule.grading import SERVER_BUSY
     from chainrule.progress.run_jobs import CANNOT_GRADE, EXPIRED, MAX_STARTS, STOPPED
 
     verdict = ended.get("verdict")
+    if verdict == SERVER_BUSY:  # the grader's own words (grading.grader), kept with the ended job
+        return kept(run_result(exercise, language, SERVER_BUSY, "error", ended.get("detail")), saved=False)
     messages = {
         EXPIRED: "No grader took this run before its deadline (the graders are stopped or the queue is very "
                  "long), so it was not graded and does not count. Run it again in a moment.",
@@ -197,6 +200,10 @@ class InProcessRuns:
         return cls(store.for_learner, per_learner=per_learner, claim_for=account_exists)
 
     def keep(self, run: Submission, result: dict) -> Answer:
+        from chainrule.grading import judged_the_code
+
+        if not judged_the_code(result):  # the server was too busy to run it: not a run of the learner's
+            return Answer(kept(result, saved=False))
         claim = None if self.claim_for is None else self.claim_for(run.learner)
         try:
             kept_id = self.keeper(run.learner).record_submission(run.exercise, run.language, run.source, result,

@@ -106,6 +106,8 @@ class Regrades:
 
     async def grade(self, class_id: int, regrade_id: int) -> dict:
         """Grade every run of the regrade not graded yet (waiting for workers where runs are queued)."""
+        from chainrule.grading import judged_the_code
+
         regrade = self._regrade(class_id, regrade_id)
         waiting = [row for row in self.tables.runs(regrade_id) if row[6] is None]
         limiter = anyio.Semaphore(AT_ONCE)
@@ -121,7 +123,8 @@ class Regrades:
                         break
                     await anyio.sleep(BUSY_RETRY_SECONDS)
             if not answer.pending:
-                self.tables.set_after(regrade_id, learner, str(answer.body.get("status") or NOT_GRADED))
+                graded = judged_the_code(answer.body) and answer.body.get("status")
+                self.tables.set_after(regrade_id, learner, str(graded or NOT_GRADED))
                 return
             job = int(answer.body["job"])
             self.tables.set_job(regrade_id, learner, job)

@@ -302,7 +302,7 @@ async def _sweep(app, jobs, sender, heartbeat: float, stalled_after: float, stop
 def _grade_turn(jobs, queue_job_id: int, name: str) -> None:
     """procrastinate's task: take the run that is due (learners in fair turns, or the run this queue job
     held when its worker died), grade it and keep its result (runs in a thread of the worker)."""
-    from chainrule.grading import grade
+    from chainrule.grading import grade, judged_the_code
     from chainrule.progress import StoreError
     from chainrule.progress.run_jobs import CANNOT_GRADE
 
@@ -313,6 +313,9 @@ def _grade_turn(jobs, queue_job_id: int, name: str) -> None:
         result = grade(run.exercise_id, run.language, run.source)
     except ValueError as error:  # an exercise or language this host's chainrule does not know
         jobs.end(run.id, CANNOT_GRADE, str(error))
+        return
+    if not judged_the_code(result):  # this machine was too busy to run it: the run ends ungraded, counting nothing
+        jobs.end(run.id, result["verdict"], result.get("message"))
         return
     waited = 0.0
     while True:

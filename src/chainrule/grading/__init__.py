@@ -11,8 +11,9 @@ see docs/grading.md.
 """
 
 from chainrule.grading.exercise_folder import LANGUAGES, Exercise, ExerciseFolderError, GradingCase, load_exercise_folder
-from chainrule.grading.grader import (GradingError, busy_result, configure_concurrency, default_limits,
-                                      gate, grade, grade_now, prepare_typescript, run_result)
+from chainrule.grading.grader import (NOT_A_VERDICT, SERVER_BUSY, GradingError, busy_result, configure_concurrency,
+                                      default_limits, gate, grade, grade_now, judged_the_code, prepare_typescript,
+                                      run_result)
 from chainrule.grading.registry import (
     EXERCISES,
     detect_exercise,
@@ -27,8 +28,8 @@ from chainrule.grading.registry import (
 from chainrule.grading.sandbox import Limits, isolation_report
 
 __all__ = [
-    "EXERCISES", "Exercise", "ExerciseFolderError", "GradingCase", "LANGUAGES", "GradingError", "Limits",
+    "EXERCISES", "NOT_A_VERDICT", "SERVER_BUSY", "Exercise", "ExerciseFolderError", "GradingCase", "LANGUAGES", "GradingError", "Limits",
     "busy_result", "configure_concurrency", "default_limits", "detect_exercise", "exercise_cases", "gate", "get_exercise", "grade", "grade_now",
-    "isolation_report", "list_exercises", "load_exercise_folder", "normalize_language", "prepare_typescript",
+    "isolation_report", "judged_the_code", "list_exercises", "load_exercise_folder", "normalize_language", "prepare_typescript",
     "reference_source", "register_exercise_folder", "run_result", "starter_source",
 ]

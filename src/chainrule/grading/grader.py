@@ -47,6 +47,9 @@ PYTHON_ADDRESS_SPACE = 1024 * sandbox.MB
 NODE_ADDRESS_SPACE = 3072 * sandbox.MB
 NODE_HEAP_MB = 256
 NODE_FLAGS = (f"--max-old-space-size={NODE_HEAP_MB}",)
+# CPU time the TypeScript compiler's check may take before the learner's code runs, added to the learner's CPU
+# limit (about 0.3 s from the startup snapshot, about 1.5 s without it: docs/grading.md).
+TYPE_CHECK_CPU_SECONDS = 2.0
 
 
 
@@ -98,6 +101,24 @@ BUSY_MESSAGE = "The grader is busy: every slot is running and the queue is full.
 def busy_result(exercise_id: str, language: str, message: str = BUSY_MESSAGE) -> dict:
     """The answer to a run that was not graded because the grader had no turn for it (not a verdict on the code)."""
     return run_result(exercise_id, normalize_language(language), "busy", "error", message)
+
+
+# A run that got a turn, but not the CPU to finish: the machine was too busy (sandbox/usage.py's rule).
+SERVER_BUSY = "server-busy"
+# The answers that are not a verdict on the learner's code: they are never kept as a run, so they count for
+# nothing (not a try toward the model solution, not a failing run in credit, diagnoses or pass rates).
+NOT_A_VERDICT = frozenset({"busy", SERVER_BUSY})
+
+
+def judged_the_code(result: dict) -> bool:
+    """Whether a result is a verdict on the learner's code (every reader that keeps or counts runs asks this)."""
+    return result.get("verdict") not in NOT_A_VERDICT
+
+
+def _server_busy_message(outcome: sandbox.RunOutcome) -> str:
+    return (f"The server was too busy to run your code: in {outcome.duration_ms / 1000:.0f} seconds it got "
+            f"{outcome.cpu_seconds:.1f} seconds of a processor. This is not a verdict on your code and does not "
+            "count as a try. Run it again in a minute.")
 
 
 # ------------------------------------------------------------------------------------- runtimes
@@ -277,12 +298,14 @@ def _resource_verdict(outcome: sandbox.RunOutcome, events: list[dict], limits: s
     if outcome.output_exceeded or any(e.get("event") == "output-limit" for e in events):
         return "output-limit", f"Your code printed more than {limits.output_bytes:,} bytes; the run was stopped."
     if outcome.timed_out:
-        return "timeout", f"Your code did not finish within {limits.wall_seconds:g} seconds (is there a loop that never ends, or a wait?)."
+        return "timeout", (f"Your code did not finish within {limits.wall_seconds:g} seconds and was not computing: "
+                           "is it waiting for something that never comes (a sleep, a promise that never settles)?")
     if outcome.memory_exceeded:
         return "memory-limit", f"Your code used more than {limits.memory_bytes // sandbox.MB} MB of memory and was stopped."
     sig = outcome.signal
-    if sig == signal.SIGXCPU:
-        return "cpu-limit", f"Your code used more than {limits.cpu_seconds} seconds of CPU time (an endless loop?) and was stopped."
+    if sig == signal.SIGXCPU or outcome.cpu_exceeded:
+        seconds = f"{limits.cpu_seconds} second{'' if limits.cpu_seconds == 1 else 's'}"
+        return "cpu-limit", f"Your code used more than {seconds} of CPU time (an endless loop?) and was stopped."
     if sig == signal.SIGXFSZ:
         return "file-limit", f"Your code wrote a file larger than {limits.file_size_bytes // sandbox.MB} MB and was stopped."
     if _MEMORY_ERRORS.search(stderr) and "done" not in {e.get("event") for e in events}:
@@ -364,7 +387,8 @@ def default_limits(language: str) -> sandbox.Limits:
     """The limits a grading uses for `language` (node needs a larger address space than Python)."""
     language = normalize_language(language)
     space = PYTHON_ADDRESS_SPACE if language == "python" else NODE_ADDRESS_SPACE
-    return sandbox.Limits(address_space_bytes=space)
+    own = TYPE_CHECK_CPU_SECONDS if language == "typescript" else 0.0
+    return sandbox.Limits(address_space_bytes=space, grader_cpu_seconds=own)
 
 
 def _grade_admitted(exercise: Exercise, language: str, source: str, limits: sandbox.Limits | None,
@@ -434,6 +458,9 @@ def _judge(exercise: Exercise, language: str, cases: list[GradingCase], events: 
         return _result(exercise.id, language, "error", "error",
                        f"The grader could not start your code ({outcome.start_error}); this is not your "
                        "mistake: report it with this message.", [], started, isolation)
+    if outcome.starved:
+        return _result(exercise.id, language, SERVER_BUSY, "error", _server_busy_message(outcome), [], started,
+                       isolation)
     by_index = {e["index"]: e for e in events if e.get("event") == "case" and isinstance(e.get("index"), int)}
     load_error = next((e for e in events if e.get("event") == "load-error"), None)
     finished = any(e.get("event") == "done" for e in events)

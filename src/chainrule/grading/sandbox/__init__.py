@@ -16,7 +16,9 @@ And around them:
 * launcher.py: how a run without bubblewrap starts: it waits for the grader, then applies the steps that
   must happen in the new process (no Python runs between fork and exec in the grader);
 * isolation.py: probe() and the report ("strong" = bubblewrap + cgroup + seccomp + identity);
-* runner.py: run(), the process layer (output, time limit, verdicts).
+* runner.py: run(), the process layer (output, the hang guard, verdicts);
+* usage.py: what a run got from the machine (CPU time, time waiting for a core) and the rule that says
+  whether it was starved (the machine's delay, not the program's).
 
 Nothing here imports a Linux-only module at import time: on other systems probe() says what is missing.
 """

@@ -9,10 +9,16 @@ MB = 1024 * 1024
 
 @dataclass(frozen=True)
 class Limits:
-    """Resource limits of one run. `cpu_seconds` is the soft limit; the hard one is one second more."""
+    """Resource limits of one run. `cpu_seconds` is the learner's CPU time (RLIMIT_CPU's soft limit, raised by
+    `grader_cpu_seconds`, the grader's own work in the same process; the hard limit is one second more).
+    `wall_seconds` is only a hang guard (code that waits, not computes): a run that reaches it while it was
+    waiting for a core gets `starved_windows` such windows in all before it ends as the server's delay
+    (usage.py says when a run was starved)."""
 
-    wall_seconds: float = 10.0
+    wall_seconds: float = 20.0
     cpu_seconds: int = 5
+    grader_cpu_seconds: float = 0.0  # the harness's own CPU before the learner's code runs (TypeScript: its type check)
+    starved_windows: int = 6
     address_space_bytes: int = 1024 * MB
     file_size_bytes: int = 16 * MB
     open_files: int = 256
@@ -40,3 +46,7 @@ class RunOutcome:
     duration_ms: float = 0.0
     isolation: dict = field(default_factory=dict)
     start_error: str | None = None  # the sandbox itself could not start the program
+    cpu_exceeded: bool = False  # the run's threads together used more than its CPU limit
+    starved: bool = False  # timed out while waiting for a core: the machine's delay, not the program's
+    cpu_seconds: float = 0.0  # at the wall guard: CPU time the run's live threads had used
+    waited_seconds: float = 0.0  # ... and time they had waited, runnable, for a core

@@ -27,12 +27,15 @@ def prepare(plan: Plan) -> None:
 
 def settings(limits: Limits) -> list[str]:
     """Every limit as NAME=SOFT:HARD."""
-    cpu = max(1, int(limits.cpu_seconds))
+    import math
+
+    cpu = max(1, math.ceil(limits.cpu_seconds + limits.grader_cpu_seconds))
     return [f"RLIMIT_CPU={cpu}:{cpu + 1}"] + [f"{name}={value}:{value}" for name, value in planned(limits)]
 
 
 def planned(limits: Limits) -> list[tuple[str, int]]:
-    """(name, value) of every limit besides CPU (soft 5 s, hard a second later: SIGXCPU, then SIGKILL)."""
+    """(name, value) of every limit besides CPU (soft: the learner's 5 s and the grader's own share, hard a
+    second later: SIGXCPU, then SIGKILL)."""
     return [
         ("RLIMIT_AS", limits.address_space_bytes),
         ("RLIMIT_FSIZE", limits.file_size_bytes),

@@ -2,9 +2,14 @@
 
 The process layer (always on): a separate process in a new session (so the whole group can be
 killed), a clean environment, a fresh scratch directory as working directory, stdin closed,
-stdout/stderr read incrementally and capped, a wall-clock timeout, and a bounded wait for the pipes
+stdout/stderr read incrementally and capped, a wall-clock hang guard, and a bounded wait for the pipes
 (a child that calls setsid and keeps them open cannot hang the grader). The other layers are planned,
 started and ended in their order by layers.py.
+
+The guard is not the learner's limit: a run that reaches it while it was waiting for a core (usage.py's
+rule) is given more time, up to `Limits.starved_windows` guards in all, and if it is still starved then, its
+outcome says so (`starved`): the machine's delay, not the program's. The CPU time of all the run's threads
+together is watched too (the per-process RLIMIT_CPU does not add up processes).
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ import time
 import uuid
 from typing import Sequence
 
-from chainrule.grading.sandbox import layers
+from chainrule.grading.sandbox import layers, usage
 from chainrule.grading.sandbox.isolation import probe
 from chainrule.grading.sandbox.limits import Limits, RunOutcome
 
@@ -94,7 +99,8 @@ def run(
         return RunOutcome(stdout=b"", stderr=b"", returncode=None, signal=None, isolation=report,
                           start_error=str(error))
 
-    stdout, stderr, timed_out, output_exceeded = _read_capped(process, limits, deadline)
+    guard = _Guard(plan, process, started)
+    stdout, stderr, timed_out, output_exceeded = _read_capped(process, limits, deadline, guard)
     # Whatever is left (a setsid child, a fork bomb) dies now: the reaper's sweep, the cgroup, the group,
     # or the marked environment.
     kill_deadline = time.monotonic() + 2.0
@@ -132,12 +138,56 @@ def run(
         process_limit_hit=process_limit_hit,
         duration_ms=duration_ms,
         isolation=report,
+        starved=timed_out and guard.starved,
+        cpu_exceeded=guard.cpu_exceeded,
+        cpu_seconds=guard.usage.ran,
+        waited_seconds=guard.usage.waited,
     )
 
 
-def _read_capped(process: subprocess.Popen, limits: Limits, deadline: float) -> tuple[bytes, bytes, bool, bool]:
-    """Read stdout and stderr until both close, the wall deadline, the output cap, or the pipe grace
-    after the program exited. Returns (stdout, stderr, timed_out, output_exceeded)."""
+CPU_CHECK_SECONDS = 0.25  # how often the run's CPU time, all its threads together, is read
+
+
+class _Guard:
+    """The run's wall-clock hang guard and its CPU time across processes, read from the kernel (usage.py)."""
+
+    def __init__(self, plan, process: subprocess.Popen, started: float) -> None:
+        self.plan, self.process, self.started = plan, process, started
+        self.limits: Limits = plan.limits
+        self.usage = usage.Usage()
+        self.starved = self.cpu_exceeded = False
+        self.checked = started
+        # The hard limit of RLIMIT_CPU, for all the run's processes together.
+        self.cpu_budget = self.limits.cpu_seconds + self.limits.grader_cpu_seconds + 1
+
+    def _measure(self, now: float) -> None:
+        pids = self.plan.cgroup.pids_everywhere() if self.plan.cgroup else usage.descendants(self.process.pid)
+        self.usage = usage.measure(pids)
+        self.checked = now
+        self.cpu_exceeded = self.usage.ran > self.cpu_budget
+
+    def over_cpu(self, now: float) -> bool:
+        """Every CPU_CHECK_SECONDS: whether the run's threads together used more than its CPU limit."""
+        if now - self.checked >= CPU_CHECK_SECONDS:
+            self._measure(now)
+        return self.cpu_exceeded
+
+    def extended(self, now: float) -> float | None:
+        """At the hang guard: the next deadline when the run was starved and has guard windows left; else
+        None (the run ends; `starved` says whether it ends as the machine's delay)."""
+        self._measure(now)
+        self.starved = usage.starved(self.usage, now - self.started, self.limits.cpu_cores)
+        last = self.started + self.limits.wall_seconds * max(1, self.limits.starved_windows)
+        if self.starved and now < last:
+            return min(now + self.limits.wall_seconds, last)
+        return None
+
+
+def _read_capped(process: subprocess.Popen, limits: Limits, deadline: float,
+                 guard: _Guard) -> tuple[bytes, bytes, bool, bool]:
+    """Read stdout and stderr until both close, the hang guard (extended while the run is starved), the
+    run's CPU limit, the output cap, or the pipe grace after the program exited. Returns (stdout, stderr,
+    timed_out, output_exceeded)."""
     stdout_fd, stderr_fd = process.stdout.fileno(), process.stderr.fileno()
     chunks: dict[int, list[bytes]] = {stdout_fd: [], stderr_fd: []}
     total = 0
@@ -152,10 +202,14 @@ def _read_capped(process: subprocess.Popen, limits: Limits, deadline: float) -> 
         while open_fds and not output_exceeded:
             now = time.monotonic()
             if now >= deadline:
-                timed_out = True
-                break
+                deadline = guard.extended(now) or deadline
+                if now >= deadline:
+                    timed_out = True
+                    break
             if exited_at is None and process.poll() is not None:
                 exited_at = now
+            if exited_at is None and guard.over_cpu(now):
+                break
             if exited_at is not None and now - exited_at > limits.pipe_grace_seconds:
                 break  # the program ended, but something it left behind still holds the pipes
             wait = min(deadline - now, 0.05 if exited_at is None else limits.pipe_grace_seconds)

@@ -254,6 +254,7 @@ const VERDICT_TEXT = {
   "file-limit": "Your code wrote too much to files.",
   crashed: "The test run crashed.",
   busy: "The grader is busy: try again in a moment.",
+  "server-busy": "The server was too busy to run your code, so this run does not count: try again in a minute.",
   expired: "No grader took this run in time, so it was not graded.",
   "type-error": "TypeScript found type errors, so this run does not pass (the tests ran anyway).",
 };
