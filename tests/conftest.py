@@ -125,21 +125,26 @@ def default_moons_run(tmp_path_factory) -> dict:
 
 
 @pytest.fixture(scope="session")
-def grade_once():
+def grade_once(tmp_path_factory):
     """grade(exercise, language, source) that grades each distinct (exercise folder, language, source) once
-    per session: the reference solutions and starters are checked by test_grading, test_lessons_path and
-    the lessons-check tests, and one real sandbox run each is enough. Each call gets its own copy."""
-    import copy
+    per test run, whatever the number of workers (parallel.once_per_run: the first worker that asks grades,
+    the others read its result): the reference solutions and starters are checked by test_grading,
+    test_lessons_path, test_lessons_six, test_typescript_check and the lessons-check tests, and one real
+    sandbox run each is enough. Each call gets its own copy (read from the result's JSON)."""
+    import hashlib
+    import json
 
     from chainrule.grading import grade
     from chainrule.grading.registry import resolve
-
-    results: dict[tuple[str, str, str], dict] = {}
+    from parallel import once_per_run
 
     def graded(exercise, language: str, source: str) -> dict:
-        key = (str(resolve(exercise).folder.resolve()), language, source)
-        if key not in results:
-            results[key] = grade(exercise, language, source)
-        return copy.deepcopy(results[key])
+        key = json.dumps([str(resolve(exercise).folder.resolve()), language, source])
+        name = "graded-" + hashlib.sha256(key.encode()).hexdigest()[:32]
+
+        def run(folder) -> None:
+            (folder / "result.json").write_text(json.dumps(grade(exercise, language, source)))
+
+        return json.loads((once_per_run(tmp_path_factory, name, run) / "result.json").read_text())
 
     return graded

@@ -6,9 +6,13 @@ teacher sees the recall FSRS predicts now for each question."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
+import re
 from datetime import datetime, timedelta, timezone
+from importlib.metadata import version
+from pathlib import Path
 
 import pytest
 from argon2 import PasswordHasher
@@ -29,6 +33,7 @@ from fsrs import Optimizer, Rating, ReviewLog  # noqa: E402
 # Learners whose memory fades faster than FSRS's defaults assume (a larger decay, a smaller first stability).
 TRUTH = list(fitting.DEFAULT_PARAMETERS)
 TRUTH[0], TRUTH[2], TRUTH[8], TRUTH[10], TRUTH[20] = 0.1, 0.8, 1.2, 0.9, 0.45
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def py_fsrs(reviews) -> Optimizer:
@@ -40,19 +45,62 @@ def py_fsrs(reviews) -> Optimizer:
 def test_the_model_is_py_fsrs_own_to_the_last_bits() -> None:
     reviews = fitting.simulated_reviews(40, TRUTH, seed=3)
     loss = fitting.FsrsLoss(list(fitting.histories_of(reviews).values()))
+    reference = py_fsrs(reviews)
     rng = random.Random(1)
     for parameters in (fitting.DEFAULT_PARAMETERS, TRUTH,
                        [low + rng.random() * (high - low) for low, high in zip(
                            fsrs.scheduler.LOWER_BOUNDS_PARAMETERS, fsrs.scheduler.UPPER_BOUNDS_PARAMETERS)]):
         assert loss.value(parameters) == pytest.approx(
-            py_fsrs(reviews)._compute_batch_loss(parameters=list(parameters)), rel=1e-12)
+            reference._compute_batch_loss(parameters=list(parameters)), rel=1e-12)
+
+
+# py-fsrs's optimizer's fit of the logs below takes it about ten core-seconds (5 epochs of PyTorch on scalars),
+# the most of this file: its result is kept in fsrs_reference.json, with the py-fsrs version and a digest of the
+# logs it was fitted to. Another version or other logs and the test fits again (and says how to keep the new fit).
+REFERENCE = Path(__file__).with_name("fsrs_reference.json")
+
+
+def logs_digest(reviews) -> str:
+    return hashlib.sha256(json.dumps([[r.card, int(r.rating), r.at.isoformat()] for r in reviews]).encode()).hexdigest()
+
+
+def reference_fit(reviews, record: bool = False) -> list[float]:
+    """py-fsrs's optimizer's parameters for ``reviews``: the kept ones when they were fitted by this py-fsrs to
+    these very logs, else fitted now (and kept, with ``record``: `python tests/test_fsrs_fit.py`)."""
+    kept = json.loads(REFERENCE.read_text()) if REFERENCE.is_file() else {}
+    key = {"py_fsrs": version("fsrs"), "logs_sha256": logs_digest(reviews)}
+    if not record and all(kept.get(name) == value for name, value in key.items()):
+        return kept["parameters"]
+    parameters = py_fsrs(reviews).compute_optimal_parameters()
+    if record:
+        REFERENCE.write_text(json.dumps({**key, "parameters": parameters}, indent=1) + "\n")
+    else:
+        print(f"py-fsrs's fit was made again ({key} differs from {REFERENCE.name}); keep it with "
+              f"`python tests/test_fsrs_fit.py`")
+    return parameters
+
+
+def reference_reviews():
+    return fitting.simulated_reviews(70, TRUTH, seed=5)
+
+
+def test_the_kept_reference_fit_is_for_the_pinned_py_fsrs_and_these_logs() -> None:
+    """The kept fit is used only while it is still py-fsrs's answer: the version pinned in pyproject.toml (the one
+    installed) and the logs this file simulates; and it is a real fit, not the defaults py-fsrs returns for too
+    few reviews (fewer than one mini-batch of 512)."""
+    kept = json.loads(REFERENCE.read_text())
+    pinned = re.search(r'"fsrs\[optimizer\]==([^"]+)"', (ROOT / "pyproject.toml").read_text()).group(1)
+    assert kept["py_fsrs"] == pinned == version("fsrs")
+    assert kept["logs_sha256"] == logs_digest(reference_reviews())
+    assert len(kept["parameters"]) == len(fitting.DEFAULT_PARAMETERS)
+    assert kept["parameters"] != list(fitting.DEFAULT_PARAMETERS)
 
 
 @needs_torch
 def test_the_fit_is_within_one_percent_of_py_fsrs_optimizer_on_the_same_logs() -> None:
-    reviews = fitting.simulated_reviews(70, TRUTH, seed=5)
+    reviews = reference_reviews()
     reference = py_fsrs(reviews)
-    theirs = reference._compute_batch_loss(parameters=reference.compute_optimal_parameters())
+    theirs = reference._compute_batch_loss(parameters=reference_fit(reviews))  # scored by py-fsrs now
     ours, _ = fitting.adam(fitting.FsrsLoss(list(fitting.histories_of(reviews).values())))
     ours_loss = reference._compute_batch_loss(parameters=ours)  # scored by py-fsrs itself
     assert ours_loss <= 1.01 * theirs, (ours_loss, theirs)
@@ -164,3 +212,8 @@ def test_optimize_refuses_steps_that_are_not_a_whole_number_from_1(command, step
     assert stopped.value.code == 2
     assert f"--steps must be a whole number >= 1, got {steps if steps != 'many' else repr(steps)}" in (
         capsys.readouterr().err)
+
+
+if __name__ == "__main__":  # keep py-fsrs's fit of the reference logs (after a py-fsrs upgrade)
+    reference_fit(reference_reviews(), record=True)
+    print(f"kept in {REFERENCE}")

@@ -63,16 +63,16 @@ def test_a_run_that_raises_keeps_its_verdict_and_lists_the_type_errors():
 
 
 @pytest.mark.parametrize("exercise_id", list(EXERCISES))
-def test_reference_solutions_and_starters_have_no_type_errors(exercise_id):
-    solved = grade(exercise_id, "typescript", reference_source(exercise_id, "typescript"))
+def test_reference_solutions_and_starters_have_no_type_errors(exercise_id, grade_once):
+    solved = grade_once(exercise_id, "typescript", reference_source(exercise_id, "typescript"))
     assert solved["type_errors"] == [] and solved["verdict"] == "passed", solved["message"]
-    started = grade(exercise_id, "typescript", starter_source(exercise_id, "typescript"))
+    started = grade_once(exercise_id, "typescript", starter_source(exercise_id, "typescript"))
     assert started["type_errors"] == [], started["type_errors"]
 
 
-def test_javascript_and_python_results_have_no_type_errors_field():
+def test_javascript_and_python_results_have_no_type_errors_field(grade_once):
     for language in ("javascript", "python"):
-        assert "type_errors" not in grade("neuron-grads", language, reference_source("neuron-grads", language))
+        assert "type_errors" not in grade_once("neuron-grads", language, reference_source("neuron-grads", language))
 
 
 def test_learner_code_cannot_forge_the_checkers_report():

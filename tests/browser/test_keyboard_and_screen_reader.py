@@ -1,5 +1,6 @@
 """The whole path by keyboard alone, and what a screen reader meets (issue 32 items 10 and 11), at desktop
-(1280x900) and phone (390x844, with less motion asked for) width, in a real Chromium against the real server.
+(1280x900) width here and phone (390x844, with less motion asked for) width in
+test_keyboard_and_screen_reader_phone.py, in a real Chromium against the real server.
 
 One walk per width presses keys only (no clicks, no focus() calls): it finishes every lesson of the path,
 answers a question in review and uses the playground. On the way it checks that
@@ -414,9 +415,15 @@ def walk(page, keys: Keys, server, size: str) -> dict:
     return {"colours": seen}
 
 
-@pytest.mark.parametrize("size", list(WIDTHS))
 def test_the_whole_path_by_keyboard_alone_with_live_steps_table_views_and_contrast(
-        browser, server_factory, tmp_path: Path, size: str) -> None:
+        browser, server_factory, tmp_path: Path) -> None:
+    walk_at_width(browser, server_factory, tmp_path, "desktop")
+
+
+def walk_at_width(browser, server_factory, tmp_path: Path, size: str) -> None:
+    """The whole walk at one of WIDTHS, then the editor's colours. The phone's walk is a test file of its own
+    (test_keyboard_and_screen_reader_phone.py), so that the two walks, the longest of the suite, run on two
+    pytest-xdist workers at once (`--dist loadfile` keeps a file on one worker)."""
     from chainrule.progress import open_store
 
     from chainrule.lessons import register_exercises
