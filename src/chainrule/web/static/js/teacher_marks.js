@@ -20,7 +20,7 @@ function field(label, input, hint) {
 }
 
 function markForm(data) {
-  const learner = el("select", { id: "mark-learner" }, ...data.learners.map((entry) => el("option", { value: String(entry.id) }, entry.name)));
+  const learner = el("select", { id: "mark-learner" }, ...data.learners.map((learner) => el("option", { value: String(learner.id) }, learner.name)));
   const lesson = el("select", { id: "mark-lesson" }, ...data.lessons.map((entry) => el("option", { value: entry.lesson_id }, entry.title)));
   const exercise = el("select", { id: "mark-exercise" });
   const credit = el("input", { type: "text", inputmode: "decimal", id: "mark-credit", autocomplete: "off" });
