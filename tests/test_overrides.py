@@ -253,6 +253,10 @@ def test_the_teacher_marks_credit_in_a_real_server_reads_the_log_and_a_learner_m
     assert (entry["kind"], entry["learner_name"], entry["before"]["credit"], entry["after"]["credit"]) == (
         "override", "Lou", "3 of 8", "7 of 8")
     assert entry["actor_name"] == "Teacher"
+    in_force = teacher.get("/api/class/marks/in-force").json()
+    assert [(m["name"], m["lesson_id"], m["kind"], m["credit_text"], m["reason"]) for m in in_force["marks"]] == [
+        ("Lou", "backprop", "override", "7", "checked by hand")]
+    assert learner.get("/api/class/marks/in-force").status_code == 403
     sheet = teacher.get("/teacher/audit.csv")
     assert sheet.status_code == 200 and "override,Lou,backprop" in sheet.text
     # Refused: a learner (403), a stranger (401), no reason (422, saying why), a learner of no class of hers (404).

@@ -3,7 +3,7 @@
 another class is "not found"; a closed class takes its teacher's changes, an archived one none (the door's
 rule, classes/people.refused_change).
 
-    GET /api/class/marks        the learners, the lessons and their exercises, the marks in force
+    GET /api/class/marks/in-force   the learners, the lessons and their exercises, the marks in force
     PUT /api/class/marks        {"learner_id", "lesson_id", "exercise_id"?, "action": "override" | "excuse" |
                                  "undo", "credit"? (override), "reason"} -> the learner's credit in the lesson
     GET /api/class/audit?page=N  one page of the audit log, newest first
@@ -43,7 +43,7 @@ def _overrides(request: Request) -> Overrides:
     return Overrides(request.app.state.services.class_store, request.app.state.accounts)
 
 
-@api.get("/api/class/marks")
+@api.get("/api/class/marks/in-force")
 def marks(request: Request) -> dict[str, Any]:
     """The learners and lessons the form offers, and the overrides and excuses in force."""
     return _overrides(request).current(teacher(request).class_id)

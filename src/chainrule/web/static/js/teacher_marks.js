@@ -68,7 +68,7 @@ function markForm(data) {
       const entry = await put("/api/class/marks", body, "save the change of credit");
       reason.value = "";
       page = 1;
-      const now = await get("/api/class/marks", "load the overrides and excuses");
+      const now = await get("/api/class/marks/in-force", "load the overrides and excuses");
       box.querySelector("[data-mark-list]").replaceChildren(markList(now));
       await drawLog();
       box.querySelector("[data-mark-status]").textContent = `Saved: ${what}: ${entry.score_text}.`;
@@ -122,7 +122,7 @@ async function drawLog() {
 }
 
 async function draw() {
-  const data = await get("/api/class/marks", "load the overrides and excuses");
+  const data = await get("/api/class/marks/in-force", "load the overrides and excuses");
   box.replaceChildren(
     el("p", { "data-mark-status": "", "aria-live": "polite", tabindex: "-1" }),
     data.learners.length ? markForm(data) : el("p", {}, "No learner has joined yet."),
