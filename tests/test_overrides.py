@@ -25,6 +25,7 @@ from chainrule.errors import InputError
 from chainrule.progress.audit_store import Actor
 from chainrule.progress.errors import StoreError
 from test_deadlines import backprop, change, gradebook, made, server, teacher_client  # noqa: F401 (fixtures)
+from test_lti import backprop_link, world  # noqa: F401 (fixtures: the LMS platform and the tool)
 
 TEACHER = Actor(41, "Ms Rivera")
 
@@ -278,3 +279,42 @@ def test_the_teacher_marks_credit_in_a_real_server_reads_the_log_and_a_learner_m
     log_now = teacher.get("/api/class/audit").json()
     assert log_now["total"] == log["total"] + 1  # the closed class's change only: nothing refused was logged
     assert log_now["entries"][0]["after"]["credit"] == "5 of 8"
+
+
+def test_an_override_reaches_the_lms_platform_once(world, backprop_link):  # noqa: F811 (test_lti's fixtures)
+    """The real LMS platform of tests/lti_world.py: Cyd launched and started backprop (3 of 8 sent). An
+    override to 5 sends 5; the same override again with another reason changes no score and sends nothing
+    (the sender's scan has seen her again before the next change); an override to 6 sends 6: [3, 5, 6]."""
+    from chainrule.classes import open_class_store
+    from lti_world import Browser, cli
+    from test_lti import me, scores_for
+
+    learner = Browser()
+    world.launch(learner, "cyd", backprop_link)
+    cyd = me(world, learner)
+    assert world.tool_change(learner, "PUT", "/api/progress/backprop/predictions/n", {"value": 0.5}).status_code == 200
+    world.wait(lambda: [post for post in scores_for(world, "cyd", "backprop") if post["scoreGiven"] == 3])
+
+    def sent() -> list:
+        return [post["scoreGiven"] for post in scores_for(world, "cyd", "backprop")]
+
+    def override(credit: str, reason: str) -> None:
+        code, out, error = cli("class", "override", "Physics 2b", cyd["name"], "backprop", credit, "--reason", reason,
+                               env=world.env)
+        assert code == 0, error
+
+    def seen_again() -> bool:  # the score scan has looked at her work since the change (lti_work_seen)
+        store = open_class_store(world.env["CHAINRULE_DATA_DIR"], None)
+        try:
+            return store.database.read(lambda conn: conn.execute(
+                "SELECT 1 FROM lti_work_seen WHERE account_id = ?", (cyd["id"],)).fetchone()) is not None
+        finally:
+            store.close()
+
+    override("5", "her quiz page failed")
+    world.wait(lambda: sent() == [3, 5] or None)
+    override("5", "her quiz page failed (checked with IT)")
+    world.wait(lambda: seen_again() or None)
+    override("6", "the explanation was fine after all")
+    world.wait(lambda: sent()[-1:] == [6] or None)
+    assert sent() == [3, 5, 6]
