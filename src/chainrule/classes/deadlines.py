@@ -262,7 +262,8 @@ class Deadlines:
         """{learner: {lesson: credit}} for the class's learners (or the given ones of them): each lesson's
         "credit" (points, one per section, after the late policy) and its text, "sections", "on_time" and
         "late_sections" (finished by the due dates, or only later), "late_work" (pieces done after their
-        due date), "completed" (every section finished, late or not), the learner's "due" and "extended".
+        due date), "completed" (every section finished, late or not), the learner's "due" and "extended"; the
+        teacher's overrides and excuses applied (classes/credit_marks.py: "counted", "mark", "exercise_marks").
         found: the class's settings when the caller has read them already."""
         found = self.tables.settings(class_id) if found is None else found
         zone_name = found["time_zone"]
