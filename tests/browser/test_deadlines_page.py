@@ -65,19 +65,25 @@ def credit_cell(page, name: str):
     return page.locator(f"tr[data-credit-row='{name}'] td[data-lesson='backprop']")
 
 
-def test_the_teacher_sets_a_date_extends_it_for_one_learner_and_from_a_csv(browser, server, screenshots_dir):
+def ada_started_and_the_teacher_in(server: ClassServer, page):
+    """Ada joins and makes one prediction of backprop (01-03 started: 3 of 8); the teacher signs in on
+    ``page`` and sees her row of credit. Ada's client."""
     learner = server.join("Ada")
     token = next(value for name, value in learner.cookies.items() if name.endswith("chainrule_csrf"))
     made = learner.put("/api/progress/backprop/predictions/n", json={"value": 0.5}, headers={"X-CSRF-Token": token})
     assert made.status_code == 200, made.text
+    page.goto(server.teacher_link)
+    page.locator("input[name='password']").fill(PASSWORD)
+    with page.expect_navigation():
+        page.locator("form.class-form button[type=submit]").click()
+    assert page.url == server.base + "/teacher"
+    page.wait_for_selector("tr[data-credit-row='Ada']")
+    return learner
 
+
+def test_the_teacher_sets_a_date_extends_it_for_one_learner_and_from_a_csv(browser, server, screenshots_dir):
     with desktop_page(browser) as page:
-        page.goto(server.teacher_link)
-        page.locator("input[name='password']").fill(PASSWORD)
-        with page.expect_navigation():
-            page.locator("form.class-form button[type=submit]").click()
-        assert page.url == server.base + "/teacher"
-        page.wait_for_selector("tr[data-credit-row='Ada']")
+        learner = ada_started_and_the_teacher_in(server, page)
         assert credit_cell(page, "Ada").text_content() == "3 of 8"  # 01-03, started; no date yet
 
         row = page.locator("tr[data-due='backprop']")

@@ -41,6 +41,7 @@ from argon2 import PasswordHasher
 from chainrule.classes.names import look_alike_keys
 from chainrule.classes.passwords import PasswordPool, PasswordsBusy
 from chainrule.errors import InputError
+from chainrule.progress.audit_store import actor_of
 from chainrule.progress.class_store import ClassClosed, ClassStore, SeatsTaken
 from chainrule.progress.people_store import PeopleStore
 from chainrule.text_safety import valid_text
@@ -363,7 +364,7 @@ class Accounts:
         """Remove a learner's account and everything it did (their teacher only): its seat is free again
         and every session of it ends. Its runs waiting for the grader go with the seam's forget_learner."""
         learner = self._learner_of(teacher, learner_id)
-        self.tables.remove_learner(learner.id)
+        self.tables.remove_learner(learner.id, learner.class_id, actor_of(teacher))
         return learner
 
     async def sign_in(self, class_name: str, name: str, password: str, *,

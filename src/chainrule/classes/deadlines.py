@@ -35,9 +35,11 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from chainrule import lessons
 from chainrule.classes.accounts import Accounts, ClassError
+from chainrule.classes.credit_marks import marked_credit
 from chainrule.errors import InputError
 from chainrule.number_text import format_number
 from chainrule.progress.class_store import CLASS_LEARNERS
+from chainrule.progress.audit_store import COMMAND_LINE, Actor
 from chainrule.progress.deadline_store import DeadlineStore
 from chainrule.progress.finished import Work, lesson_state
 
@@ -125,6 +127,11 @@ def _lessons() -> list[dict[str, Any]]:
             for entry in lessons.get_path()["lessons"] if entry.get("written")]
 
 
+def lesson_shapes() -> list[dict[str, Any]]:
+    """The written lessons' shapes with their titles, in the path's order (classes/overrides.py's form)."""
+    return _lessons()
+
+
 def _moment(at: str) -> datetime | None:
     try:
         moment = datetime.fromisoformat(at)
@@ -147,33 +154,36 @@ class Deadlines:
 
     # ---------------------------------------------------------------- the teacher sets
 
-    def set_policy(self, class_id: int, *, time_zone_name: str | None = None, late: str | None = None) -> dict:
+    def set_policy(self, class_id: int, *, time_zone_name: str | None = None, late: str | None = None,
+                   by: Actor = COMMAND_LINE) -> dict:
         current = self.tables.settings(class_id)
         zone = current["time_zone"] if time_zone_name is None else str(time_zone_name).strip()
         time_zone(zone)
         policy = (LatePolicy(current["late_policy"], current["late_percent"]) if late is None
                   else parse_late_policy(late))
-        self.tables.set_policy(class_id, zone, policy.kind, policy.percent)
+        self.tables.set_policy(class_id, zone, policy.kind, policy.percent, by)
         return self.settings(class_id)
 
-    def set_due(self, class_id: int, lesson_id: str, due: str | None, *, exercise: str | None = None) -> dict:
+    def set_due(self, class_id: int, lesson_id: str, due: str | None, *, exercise: str | None = None,
+                by: Actor = COMMAND_LINE) -> dict:
         """Set a lesson's (or one of its exercises') due date; None or "none" removes it."""
         shape = self._lesson(lesson_id)
         if exercise and exercise not in shape["exercises"]:
             raise InputError(f"lesson {lesson_id!r} has no exercise {exercise!r}: its exercises are "
                              f"{', '.join(shape['exercises']) or 'none'}", field="exercise")
         stored = None if due is None or str(due).strip().lower() in ("", "none") else parse_due(due)
-        self.tables.set_due(class_id, lesson_id, exercise or "", stored)
+        self.tables.set_due(class_id, lesson_id, exercise or "", stored, by)
         return self.settings(class_id)
 
-    def extend(self, class_id: int, learner_id: int, lesson_id: str, due: str | None) -> dict:
+    def extend(self, class_id: int, learner_id: int, lesson_id: str, due: str | None, *,
+               by: Actor = COMMAND_LINE) -> dict:
         """One learner's own due date for a lesson's work; None or "none" removes the extension."""
         self._learner(class_id, learner_id)
         settings = self.tables.settings(class_id)
-        self.tables.set_extensions(class_id, [(learner_id, lesson_id, self._extension(settings, lesson_id, due))])
+        self.tables.set_extensions(class_id, [(learner_id, lesson_id, self._extension(settings, lesson_id, due))], by)
         return self.settings(class_id)
 
-    def extend_from_csv(self, class_id: int, text: str) -> int:
+    def extend_from_csv(self, class_id: int, text: str, *, by: Actor = COMMAND_LINE) -> int:
         """Extensions for many learners at once: a CSV with the columns learner, lesson, due (a header row of
         those names is optional). Every row is checked first; one bad row refuses the file, naming the row."""
         by_name = {learner.name: learner.id for learner in self.accounts.learners(class_id)}
@@ -200,7 +210,7 @@ class Deadlines:
                 extensions.append((by_name[name], lesson_id, self._extension(settings, lesson_id, due)))
             except InputError as error:
                 raise InputError(f"{where}: {error}", field="csv") from None
-        self.tables.set_extensions(class_id, extensions)
+        self.tables.set_extensions(class_id, extensions, by)
         return len(extensions)
 
     def _extension(self, settings: dict, lesson_id: str, due: str | None) -> str | None:
@@ -258,7 +268,8 @@ class Deadlines:
         """{learner: {lesson: credit}} for the class's learners (or the given ones of them): each lesson's
         "credit" (points, one per section, after the late policy) and its text, "sections", "on_time" and
         "late_sections" (finished by the due dates, or only later), "late_work" (pieces done after their
-        due date), "completed" (every section finished, late or not), the learner's "due" and "extended".
+        due date), "completed" (every section finished, late or not), the learner's "due" and "extended"; the
+        teacher's overrides and excuses applied (classes/credit_marks.py: "counted", "mark", "exercise_marks").
         found: the class's settings when the caller has read them already."""
         found = self.tables.settings(class_id) if found is None else found
         zone_name = found["time_zone"]
@@ -295,7 +306,11 @@ class Deadlines:
                 def due_of(exercise: str = "", lesson: str = lesson, extension: str | None = extension) -> str | None:
                     return _due_of(found, lesson, exercise, extension)
 
-                result[learner][lesson] = _lesson_credit(shape, times.get(learner, []), due_of, instant, policy) | {
+                def compute(shape: dict, times: list[tuple], due_of: Any = due_of) -> dict[str, Any]:
+                    return _lesson_credit(shape, times, due_of, instant, policy)
+
+                result[learner][lesson] = marked_credit(shape, times.get(learner, []), found.get("marks", {}), learner,
+                                                        compute) | {
                     "due": due_of(), "due_text": due_text(due_of(), zone_name), "extended": extension is not None}
         return result
 
@@ -346,21 +361,23 @@ class Deadlines:
         return found
 
     def gradebook_columns(self, class_id: int) -> tuple[list[str], dict[int, list[Any]]]:
-        """The gradebook's credit columns (per lesson: the learner's due date, credit, late work; then the
-        credit of the whole path) and each learner's cells."""
+        """The gradebook's credit columns (per lesson: the learner's due date, credit ("excused" if the teacher
+        excused it), late work; then the credit of the whole path, and what it is out of: the sections of the
+        lessons not excused) and each learner's cells."""
         shapes = _lessons()
         header = []
         for shape in shapes:
             header += [f"{shape['id']}: due", f"{shape['id']}: credit (of {len(shape['sections'])})",
                        f"{shape['id']}: late work"]
-        header.append(f"credit (of {sum(len(shape['sections']) for shape in shapes)})")
+        header += [f"credit (of {sum(len(shape['sections']) for shape in shapes)})", "credit out of (excused left out)"]
         cells = {}
         for learner, per_lesson in self.credit(class_id).items():
             row: list[Any] = []
             for shape in shapes:
                 entry = per_lesson[shape["id"]]
                 row += [entry["due_text"] if entry["due"] else "", entry["credit_text"], entry["late_work"]]
-            row.append(format_number(sum(entry["credit"] for entry in per_lesson.values())))
+            row += [format_number(sum(entry["credit"] for entry in per_lesson.values())),
+                    format_number(sum(entry["counted"] for entry in per_lesson.values()))]
             cells[learner] = row
         return header, cells
 

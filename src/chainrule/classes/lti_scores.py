@@ -12,8 +12,10 @@ says; the same credit the gradebook and its CSV show) out of its sections; a lin
 the sections of every written lesson, and is sent only where the course's teacher chose a column for the path
 (Lti.path_column: off until they turn it on). It changes with a pass, an answer, a prediction, an explanation, with a
 run graded again (an import, a worker's late result): the scan looks at every table a score is made of,
-whoever wrote it; and with a due date, an extension or the late policy moved (which make the scan look at
-the class's learners again: progress/deadline_store.py).
+whoever wrote it; and with a due date, an extension or the late policy moved, a regrade applied or reverted,
+a teacher's override or excuse (which make the scan look at the learners again: progress/deadline_store.py,
+progress/mark_store.py); the outbox keeps a new version only when the score differs, so each change is sent
+once.
 
 The outbox (table lti_scores, in the class database on SQLite and PostgreSQL alike) keeps one row per learner
 and lesson holding the latest score and the version the LMS acknowledged. Nothing is lost when the LMS is
@@ -46,15 +48,21 @@ HELD_FOR = 60.0  # seconds a sender may hold a row before another takes it
 CANVAS_SUBMISSION = "https://canvas.instructure.com/lti/submission"
 
 
-def lesson_score(resource: str, credit: dict[str, dict]) -> tuple[float, float, bool]:
+def lesson_score(resource: str, credit: dict[str, dict]) -> tuple[float, float, bool] | None:
     """(credit, sections, lesson finished) of a lesson, or of the whole path: the credit as of the learner's
     own due dates under the class's late policy (classes/deadlines.py: with no due date, every section
-    finished), from ``credit``, Deadlines.credit's entry of the learner."""
+    finished), with the teacher's overrides and excuses (classes/credit_marks.py), from ``credit``,
+    Deadlines.credit's entry of the learner. An excused lesson leaves the path's maximum; its own column
+    gets no score (None)."""
     ids = [entry["id"] for entry in written_lessons()] if resource == PATH else [resource]
     found = [credit[lesson] for lesson in ids if lesson in credit]
+    excused = [entry for entry in found if entry.get("counted", 1) == 0]
+    if resource != PATH and excused:
+        return None
     given = sum(entry["credit"] for entry in found)
-    completed = len(found) == len(ids) and all(entry["completed"] for entry in found)
-    return float(given), float(score_maximum(resource)), completed
+    completed = len(found) == len(ids) and all(entry["completed"] or entry in excused for entry in found)
+    left_out = sum(entry["sections"] for entry in excused)
+    return float(given), float(score_maximum(resource) - left_out), completed
 
 
 def score_time(at: str) -> str:
@@ -99,7 +107,8 @@ class ScoreSender:
                 with_path = self.tables.path_column(context_row)
                 resources[context_row] = [r for r in self.tables.resources(context_row)
                                           if r == PATH and with_path or r in lessons.lesson_ids()]
-            scores = {resource: lesson_score(resource, credit.get(account, {})) for resource in resources[context_row]}
+            scores = {resource: score for resource in resources[context_row]
+                      if (score := lesson_score(resource, credit.get(account, {}))) is not None}
             signature, latest = changes[account]
             changed += len(self.tables.queue_scores(account, scores, latest, signature, self.lti.clock()))
         return changed

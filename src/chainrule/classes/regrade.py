@@ -29,6 +29,7 @@ import anyio
 from chainrule.classes.accounts import Accounts, ClassError
 from chainrule.classes.grading import Submission
 from chainrule.errors import InputError
+from chainrule.progress.audit_store import COMMAND_LINE, Actor
 from chainrule.progress.regrade_store import RegradeStore
 
 __all__ = ["PICKS", "Regrades", "cases_fingerprint"]
@@ -165,16 +166,16 @@ class Regrades:
         return [{"id": int(r["id"]), "exercise_id": r["exercise_id"], "pick": r["pick"], "state": r["state"],
                  "created_at": r["created_at"]} for r in self.tables.regrades(class_id)]
 
-    def apply(self, class_id: int, regrade_id: int) -> dict:
-        return self._swap(class_id, regrade_id, apply=True)
+    def apply(self, class_id: int, regrade_id: int, *, by: Actor = COMMAND_LINE) -> dict:
+        return self._swap(class_id, regrade_id, apply=True, by=by)
 
-    def revert(self, class_id: int, regrade_id: int) -> dict:
-        return self._swap(class_id, regrade_id, apply=False)
+    def revert(self, class_id: int, regrade_id: int, *, by: Actor = COMMAND_LINE) -> dict:
+        return self._swap(class_id, regrade_id, apply=False, by=by)
 
-    def _swap(self, class_id: int, regrade_id: int, *, apply: bool) -> dict:
+    def _swap(self, class_id: int, regrade_id: int, *, apply: bool, by: Actor) -> dict:
         regrade = self._regrade(class_id, regrade_id)
         wanted = "applied" if apply else "reverted"
-        if regrade["state"] != wanted and not self.tables.swap(regrade, apply):
+        if regrade["state"] != wanted and not self.tables.swap(regrade, apply, by):
             needed = "graded (all its runs)" if apply else "applied"
             raise ClassError(f"regrade {regrade_id} is {regrade['state']}: it can be "
                              f"{'applied' if apply else 'reverted'} once it is {needed}", kind="conflict")

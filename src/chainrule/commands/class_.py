@@ -19,6 +19,9 @@
     chainrule class extend "Physics 2b" --csv extensions.csv   many at once: learner,lesson,due per row
     chainrule class regrade "Physics 2b" neuron-grads           grade each learner's latest run again (--best)
     chainrule class regrade "Physics 2b" --apply 1              the new verdicts count (--revert 1: undo)
+    chainrule class override "Physics 2b" "Ada" backprop 6 --reason "..."   credit by hand (also: excuse, undo)
+    chainrule class excuse "Physics 2b" "Ada" backprop --exercise neuron-grads --reason "..."   (leaves the count)
+    chainrule class audit "Physics 2b"             every change to what learners are credited (--csv)
 
 Each takes --data-dir / --database like `chainrule serve` (the class database: $CHAINRULE_DATABASE, else
 class.sqlite in the data folder). Whoever can run these can read that database: they are the admin's.
@@ -135,6 +138,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     group.add_argument("--apply", type=whole_number(1, "--apply"), metavar="ID", help="apply regrade ID")
     group.add_argument("--revert", type=whole_number(1, "--revert"), metavar="ID", help="revert regrade ID")
     group.add_argument("--list", action="store_true", help="the class's regrades")
+    _register_marks(action, name, learner)
     sub = action("gradebook", _gradebook, "one row per learner: lessons, exercises, quiz", name)
     sub.add_argument("--csv", action="store_true", required=True, help="print CSV (the only format for now)")
 
@@ -510,4 +514,65 @@ def _regrade(args: argparse.Namespace) -> int:
     if table["state"] == "graded":
         _print(f"Nothing counts yet: `chainrule class regrade {shlex.quote(args.name)} --apply {table['id']}` "
                "applies it.")
+    return 0
+
+
+def _register_marks(action: Callable[..., argparse.ArgumentParser], name: tuple[str, str],
+                    learner: tuple[str, str]) -> None:
+    """override, excuse, undo and audit: a teacher's hand on the gradebook (classes/overrides.py)."""
+    lesson = ("lesson", "the lesson's id")
+    for command, help_text in (("override", "set a learner's credit of a lesson (or --exercise: 1 passed on time, "
+                                            "0 not passed) by hand"),
+                               ("excuse", "excuse a learner from a lesson (it leaves the total) or an exercise"),
+                               ("undo", "undo an override or excuse: back to the computed credit")):
+        arguments = [name, learner, lesson] + ([("credit", "the credit to give")] if command == "override" else [])
+        sub = action(command, _mark, help_text, *arguments)
+        sub.add_argument("--exercise", default=None, help="one exercise of the lesson instead of the whole lesson")
+        sub.add_argument("--reason", required=True, help="why (kept in the audit log; required)")
+        sub.set_defaults(mark=command)
+    sub = action("audit", _audit, "every change to what the class's learners are credited: who, when, before, "
+                 "after, why", name)
+    sub.add_argument("--csv", action="store_true", help="print CSV instead of text")
+
+
+def _mark(args: argparse.Namespace) -> int:
+    from chainrule.classes.overrides import Overrides
+    from chainrule.errors import InputError
+
+    store, accounts = _open(args)
+    with store:
+        class_id = accounts.class_id(args.name)
+        learner = _learner(accounts, class_id, args.learner)
+        overrides = Overrides(store, accounts)
+        where: dict[str, Any] = {"exercise": args.exercise}
+        if args.mark == "override":
+            try:
+                credit = float(args.credit)
+            except ValueError:
+                raise InputError(f"the credit {args.credit!r} is not a number", field="credit") from None
+            entry = overrides.override(class_id, learner.id, args.lesson, credit, args.reason, **where)
+        elif args.mark == "excuse":
+            entry = overrides.excuse(class_id, learner.id, args.lesson, args.reason, **where)
+        else:
+            entry = overrides.undo(class_id, learner.id, args.lesson, args.reason, **where)
+    _print(f"{learner.name}, {args.lesson}: {entry['score_text']}.")
+    return 0
+
+
+def _audit(args: argparse.Namespace) -> int:
+    from chainrule.classes.overrides import Overrides, audit_rows
+    from chainrule.classes.report import csv_text
+
+    store, accounts = _open(args)
+    with store:
+        entries = Overrides(store, accounts).audit_all(accounts.class_id(args.name))
+    if args.csv:
+        sys.stdout.write(terminal_text(csv_text(audit_rows(entries))))
+        return 0
+    if not entries:
+        _print("Nothing has changed what a learner is credited yet.")
+    for entry in entries:
+        what = " ".join(part for part in (entry["learner_name"], entry["lesson_id"], entry["exercise_id"]) if part)
+        _print(f"{entry['at']}  {entry['actor_name']}: {entry['kind']} {what or '(the class)'}: "
+               f"{entry['before_text']} -> {entry['after_text']}" + (f"  ({entry['reason']})" if entry["reason"] else ""))
     return 0

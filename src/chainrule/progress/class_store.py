@@ -10,10 +10,10 @@ from __future__ import annotations
 import secrets
 from typing import Any, Callable
 
+from chainrule.progress.audit_store import ACCOUNT_LOCK, audited_write
 from chainrule.progress.connection import Connection
 from chainrule.progress.rows import sound_rows
 
-ACCOUNT_LOCK = -2  # the advisory lock key for account writes that read first (learners' keys are >= 0)
 CLASS_LEARNERS = "learner_id IN (SELECT id FROM accounts WHERE class_id = ? AND role = 'learner')"
 ACCOUNT_COLUMNS = ("SELECT a.id, a.class_id, c.name, a.role, a.name, a.session_epoch, a.approved, c.state "
                    "FROM accounts a JOIN classes c ON c.id = a.class_id ")
@@ -38,6 +38,7 @@ class ClassStore:
     """The class tables of a progress store's database (``store.database``)."""
 
     def __init__(self, store: Any) -> None:
+        self.store = store
         self.database = store.database
 
     def _write(self, work: Any) -> Any:
@@ -134,16 +135,19 @@ class ClassStore:
     def approve(self, account_id: int) -> None:
         self._write(lambda conn: conn.execute("UPDATE accounts SET approved = 1 WHERE id = ?", (account_id,)))
 
-    def remove_learner(self, account_id: int) -> None:
-        """The account and everything it did, in one transaction (its sessions end with it)."""
-
-        def work(conn: Connection) -> None:
-            for table in LEARNER_TABLES:
+    def remove_learner(self, account_id: int, class_id: int, by: Any) -> None:
+        """The account and everything it did, its extensions and marks, in one transaction (its sessions end
+        with it); the audit log keeps that it was removed, by whom, and how much work went with it."""
+        def work(conn: Connection, log: Any) -> None:
+            rows = {table: int(conn.execute(f"SELECT COUNT(*) FROM {table} WHERE learner_id = ?",
+                                            (account_id,)).fetchone()[0]) for table in LEARNER_TABLES}
+            log.add("learner-removed", learner=account_id, before={"work rows": rows}, after=None)
+            for table in (*LEARNER_TABLES, "extensions", "credit_marks"):
                 conn.execute(f"DELETE FROM {table} WHERE learner_id = ?", (account_id,))
             conn.execute("DELETE FROM one_time_links WHERE account_id = ?", (account_id,))
             conn.execute("DELETE FROM accounts WHERE id = ? AND role = 'learner'", (account_id,))
 
-        self._write(work)
+        audited_write(self.store, by, class_id, work)
 
     def password_hash(self, class_name: str, name: str) -> tuple[int, str | None] | None:
         row = self.database.read(lambda conn: conn.execute(

@@ -2,7 +2,7 @@
 exercise, learners' extensions, and the times of each learner's work that credit is judged by.
 classes/deadlines.py holds the rules; every statement lives here.
 
-A change of a date, an extension or the policy forgets what the LMS score scan last saw of the class's
+Every change is written to the audit log in its own transaction (progress/audit_store.py), and forgets what the LMS score scan last saw of the class's
 learners (lti_work_seen), in the same transaction: the scan computes their scores again, and a score that
 changed goes through the outbox (classes/lti_scores.py).
 """
@@ -11,8 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from chainrule.progress.class_store import ACCOUNT_LOCK, CLASS_LEARNERS
+from chainrule.progress.audit_store import Actor, AuditLog, audited_write
+from chainrule.progress.class_store import CLASS_LEARNERS
 from chainrule.progress.connection import Connection
+from chainrule.progress.mark_store import marks_of
 
 __all__ = ["DeadlineStore", "rescore"]
 
@@ -23,19 +25,21 @@ def rescore(conn: Connection, class_id: int) -> None:
                  "(SELECT id FROM accounts WHERE class_id = ? AND role = 'learner')", (class_id,))
 
 
+def _policy(time_zone: str, late_policy: str, late_percent: int) -> dict[str, Any]:
+    return {"time_zone": time_zone, "late": late_policy if late_policy == "no-credit" else f"{int(late_percent)}%"}
+
+
 class DeadlineStore:
     def __init__(self, store: Any) -> None:
+        self.store = store
         self.database = store.database
-
-    def _write(self, work: Any) -> Any:
-        return self.database.write(work, lock=ACCOUNT_LOCK)
 
     def _read(self, work: Any) -> Any:
         return self.database.read(work, snapshot=True)
 
     def settings(self, class_id: int) -> dict[str, Any]:
         """{"time_zone", "late_policy", "late_percent", "due": {(lesson, exercise): due},
-        "extensions": {(learner, lesson): due}} of one class."""
+        "extensions": {(learner, lesson): due}, "marks": the teacher's (mark_store.marks_of)} of one class."""
 
         def work(conn: Connection) -> dict[str, Any]:
             zone, policy, percent = conn.execute(
@@ -46,22 +50,28 @@ class DeadlineStore:
                 f"SELECT learner_id, lesson_id, due FROM extensions WHERE {CLASS_LEARNERS}", (class_id,)).fetchall()
             return {"time_zone": zone, "late_policy": policy, "late_percent": int(percent),
                     "due": {(lesson, exercise): at for lesson, exercise, at in due},
-                    "extensions": {(int(learner), lesson): at for learner, lesson, at in extended}}
+                    "extensions": {(int(learner), lesson): at for learner, lesson, at in extended},
+                    "marks": marks_of(conn, class_id)}
 
         return self._read(work)
 
-    def set_policy(self, class_id: int, time_zone: str, late_policy: str, late_percent: int) -> None:
-        def work(conn: Connection) -> None:
+    def set_policy(self, class_id: int, time_zone: str, late_policy: str, late_percent: int, by: Actor) -> None:
+        def work(conn: Connection, log: AuditLog) -> None:
+            before = conn.execute("SELECT time_zone, late_policy, late_percent FROM classes WHERE id = ?",
+                                  (class_id,)).fetchone()
             conn.execute("UPDATE classes SET time_zone = ?, late_policy = ?, late_percent = ? WHERE id = ?",
                          (time_zone, late_policy, int(late_percent), class_id))
+            log.add("late-policy", before=_policy(*before), after=_policy(time_zone, late_policy, late_percent))
             rescore(conn, class_id)
 
-        self._write(work)
+        audited_write(self.store, by, class_id, work)
 
-    def set_due(self, class_id: int, lesson_id: str, exercise_id: str, due: str | None) -> None:
+    def set_due(self, class_id: int, lesson_id: str, exercise_id: str, due: str | None, by: Actor) -> None:
         """Set (or, with None, remove) a lesson's ('' exercise) or an exercise's due date."""
 
-        def work(conn: Connection) -> None:
+        def work(conn: Connection, log: AuditLog) -> None:
+            before = conn.execute("SELECT due FROM due_dates WHERE class_id = ? AND lesson_id = ? AND exercise_id = ?",
+                                  (class_id, lesson_id, exercise_id)).fetchone()
             if due is None:
                 conn.execute("DELETE FROM due_dates WHERE class_id = ? AND lesson_id = ? AND exercise_id = ?",
                              (class_id, lesson_id, exercise_id))
@@ -69,24 +79,30 @@ class DeadlineStore:
                 conn.execute("INSERT INTO due_dates (class_id, lesson_id, exercise_id, due) VALUES (?, ?, ?, ?) "
                              "ON CONFLICT (class_id, lesson_id, exercise_id) DO UPDATE SET due = excluded.due",
                              (class_id, lesson_id, exercise_id, due))
+            log.add("due-date", lesson=lesson_id, exercise=exercise_id, before={"due": before and before[0]},
+                    after={"due": due})
             rescore(conn, class_id)
 
-        self._write(work)
+        audited_write(self.store, by, class_id, work)
 
-    def set_extensions(self, class_id: int, extensions: list[tuple[int, str, str | None]]) -> None:
+    def set_extensions(self, class_id: int, extensions: list[tuple[int, str, str | None]], by: Actor) -> None:
         """Each (learner, lesson, due or None: removed), all in one transaction (a CSV is taken whole)."""
 
-        def work(conn: Connection) -> None:
+        def work(conn: Connection, log: AuditLog) -> None:
             for learner, lesson, due in extensions:
+                before = conn.execute("SELECT due FROM extensions WHERE learner_id = ? AND lesson_id = ?",
+                                      (learner, lesson)).fetchone()
                 if due is None:
                     conn.execute("DELETE FROM extensions WHERE learner_id = ? AND lesson_id = ?", (learner, lesson))
                 else:
                     conn.execute("INSERT INTO extensions (learner_id, lesson_id, due) VALUES (?, ?, ?) "
                                  "ON CONFLICT (learner_id, lesson_id) DO UPDATE SET due = excluded.due",
                                  (learner, lesson, due))
+                log.add("extension", learner=learner, lesson=lesson, before={"due": before and before[0]},
+                        after={"due": due})
             rescore(conn, class_id)
 
-        self._write(work)
+        audited_write(self.store, by, class_id, work)
 
     def work_times(self, learners: str, params: tuple) -> list[tuple]:
         """(learner, kind, lesson or '', item, first time) of every piece of work "finished" counts, for the

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from chainrule.progress.audit_store import Actor, AuditLog, audited_write
 from chainrule.progress.class_store import ACCOUNT_LOCK, CLASS_LEARNERS
 from chainrule.progress.connection import Connection
 from chainrule.progress.deadline_store import rescore
@@ -21,6 +22,7 @@ REGRADE_COLUMNS = "id, class_id, exercise_id, pick, cases, nonce, state, last_ru
 
 class RegradeStore:
     def __init__(self, store: Any) -> None:
+        self.store = store
         self.database = store.database
 
     def _write(self, work: Any) -> Any:
@@ -95,13 +97,13 @@ class RegradeStore:
             f"UPDATE regrades SET state = ? WHERE id = ? AND state IN ({', '.join('?' for _ in was)})",
             (state, regrade_id, *was)).rowcount) == 1
 
-    def swap(self, regrade: dict, apply: bool) -> bool:
+    def swap(self, regrade: dict, apply: bool, by: Actor) -> bool:
         """Apply (or revert) the regrade in one transaction, if it is graded (or applied); whether it did.
-        Only learners whose run was graded again take part."""
+        Only learners whose run was graded again take part; each one's change goes to the audit log."""
         regrade_id, exercise = int(regrade["id"]), regrade["exercise_id"]
         mine, superseded = f"regrade:{regrade_id}", f"superseded:{regrade_id}"
 
-        def work(conn: Connection) -> bool:
+        def work(conn: Connection, log: AuditLog) -> bool:
             moved = conn.execute("UPDATE regrades SET state = ? WHERE id = ? AND state = ?",
                                  ("applied" if apply else "reverted", regrade_id,
                                   "graded" if apply else "applied")).rowcount
@@ -124,7 +126,14 @@ class RegradeStore:
                 conn.execute(f"UPDATE submissions SET origin = ? WHERE id IN ({new_runs})", (mine, regrade_id))
                 conn.execute("UPDATE submissions SET origin = '' WHERE exercise_id = ? AND origin = ?",
                              (exercise, superseded))
+            for learner, passed, after in conn.execute(
+                    "SELECT learner_id, passed_before, after_status FROM regrade_runs WHERE regrade_id = ? AND "
+                    "after_status IS NOT NULL AND after_status != 'not-graded' ORDER BY learner_id",
+                    (regrade_id,)).fetchall():
+                standing = [{"passed": bool(passed)}, {"passed": after == "pass", "regrade": regrade_id}]
+                log.add("regrade-applied" if apply else "regrade-reverted", learner=int(learner),
+                        exercise=exercise, before=standing[0 if apply else 1], after=standing[1 if apply else 0])
             rescore(conn, int(regrade["class_id"]))
             return True
 
-        return self._write(work)
+        return audited_write(self.store, by, int(regrade["class_id"]), work)

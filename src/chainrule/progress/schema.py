@@ -495,6 +495,57 @@ def _migration_12_path_column(conn: Connection) -> None:
     )
 
 
+def _migration_13_credit_marks_and_audit_log(conn: Connection) -> None:
+    """A teacher's hand on the gradebook (classes/overrides.py) and the audit log of every change to what a
+    learner is credited (progress/audit_store.py). credit_marks: one learner's credit of a lesson
+    (exercise_id '') or of one exercise set by hand ('override', with its credit) or left out of the count
+    ('excuse'), always with a reason. audit_log: append-only, who (a teacher account, or the command line:
+    actor_id 0), when (the store's clock), what (kind, learner, lesson, exercise), before and after as JSON;
+    names are kept as they were, so an entry about a learner since removed still says who. Triggers refuse
+    every UPDATE and DELETE of it (and TRUNCATE, in PostgreSQL)."""
+    _run_statements(
+        conn,
+        """
+        CREATE TABLE credit_marks (
+            class_id    INTEGER NOT NULL REFERENCES classes (id),
+            learner_id  INTEGER NOT NULL,
+            lesson_id   TEXT NOT NULL,
+            exercise_id TEXT NOT NULL,          -- '' : the whole lesson
+            kind        TEXT NOT NULL,          -- 'override' or 'excuse'
+            credit      REAL,                   -- the credit given by hand ('override'), NULL for 'excuse'
+            reason      TEXT NOT NULL,
+            PRIMARY KEY (learner_id, lesson_id, exercise_id)
+        );
+        CREATE TABLE audit_log (
+            id           INTEGER PRIMARY KEY AUTOINCREMENT,
+            class_id     INTEGER NOT NULL,
+            at           TEXT NOT NULL,         -- the store's clock, ISO 8601 UTC
+            actor_id     INTEGER NOT NULL,      -- the teacher's account, 0: the command line
+            actor_name   TEXT NOT NULL,
+            kind         TEXT NOT NULL,         -- override, excuse, undo, extension, due-date, late-policy, ...
+            learner_id   INTEGER,               -- NULL: the whole class
+            learner_name TEXT NOT NULL,         -- '' : the whole class
+            lesson_id    TEXT NOT NULL,
+            exercise_id  TEXT NOT NULL,
+            before       TEXT NOT NULL,         -- JSON
+            after        TEXT NOT NULL,         -- JSON
+            reason       TEXT NOT NULL
+        );
+        CREATE INDEX audit_log_by_class ON audit_log (class_id, id)
+        """,
+    )
+    refused = "the audit log is append-only: its entries cannot be changed or deleted"
+    if conn.dialect == "sqlite":
+        for event in ("UPDATE", "DELETE"):
+            conn.execute(f"CREATE TRIGGER audit_log_no_{event.lower()} BEFORE {event} ON audit_log "
+                         f"BEGIN SELECT RAISE(ABORT, '{refused}'); END")
+        return
+    conn.execute("CREATE FUNCTION audit_log_append_only() RETURNS trigger LANGUAGE plpgsql AS "
+                 f"$$ BEGIN RAISE EXCEPTION '{refused}'; END $$")
+    conn.execute("CREATE TRIGGER audit_log_append_only BEFORE UPDATE OR DELETE OR TRUNCATE ON audit_log "
+                 "FOR EACH STATEMENT EXECUTE FUNCTION audit_log_append_only()")
+
+
 # Ordered; index i holds the migration that takes the schema version i to i + 1.
 MIGRATIONS: list[Callable[[Connection], None]] = [
     _migration_1_initial,
@@ -509,6 +560,7 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     _migration_10_people_and_comments,
     _migration_11_help_used,
     _migration_12_path_column,
+    _migration_13_credit_marks_and_audit_log,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

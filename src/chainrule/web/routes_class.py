@@ -493,6 +493,7 @@ def create_class_app(
     from chainrule.web.app import create_app
     from chainrule.web.routes_deadlines import api as deadlines_api
     from chainrule.web.routes_regrade import api as regrade_api
+    from chainrule.web.routes_marks import api as marks_api
     from chainrule.web.routes_comments import api as comments_api
     from chainrule.web.routes_people import api as people_api
 
@@ -502,7 +503,7 @@ def create_class_app(
     gate = (ClassGate, {"accounts": accounts, "secret": secret, "clock": clock, "secure": secure})
     app = create_app("", None, services=services, gate=gate, port=port, extra_hosts=hosts, public=public,
                      schemes=("http", "https") if secure else ("http",),
-                     routers=[router, people_api, comments_api, api, deadlines_api, regrade_api],
+                     routers=[router, people_api, comments_api, api, deadlines_api, regrade_api, marks_api],
                      body_limits={IMPORT_PATH: MAX_IMPORT_BODY})
     app.state.accounts = accounts
     app.state.secret = secret

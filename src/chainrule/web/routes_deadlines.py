@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from chainrule.classes.accounts import TEACHER, Account
 from chainrule.classes.deadlines import Deadlines
+from chainrule.progress.audit_store import actor_of
 from chainrule.web.class_gate import signed_in
 from chainrule.web.models import ErrorBody
 
@@ -102,27 +103,31 @@ def mine(request: Request) -> dict[str, Any]:
 
 @api.put("/policy")
 def set_policy(request: Request, body: PolicyIn) -> dict[str, Any]:
-    class_id = teacher(request).class_id
-    _deadlines(request).set_policy(class_id, time_zone_name=body.time_zone, late=body.late)
+    account = teacher(request)
+    class_id = account.class_id
+    _deadlines(request).set_policy(class_id, time_zone_name=body.time_zone, late=body.late, by=actor_of(account))
     return _view(request, class_id)
 
 
 @api.put("/due")
 def set_due(request: Request, body: DueIn) -> dict[str, Any]:
-    class_id = teacher(request).class_id
-    _deadlines(request).set_due(class_id, body.lesson_id, body.due, exercise=body.exercise_id)
+    account = teacher(request)
+    class_id = account.class_id
+    _deadlines(request).set_due(class_id, body.lesson_id, body.due, exercise=body.exercise_id, by=actor_of(account))
     return _view(request, class_id)
 
 
 @api.put("/extensions")
 def extend(request: Request, body: ExtensionIn) -> dict[str, Any]:
-    class_id = teacher(request).class_id
-    _deadlines(request).extend(class_id, body.learner_id, body.lesson_id, body.due)
+    account = teacher(request)
+    class_id = account.class_id
+    _deadlines(request).extend(class_id, body.learner_id, body.lesson_id, body.due, by=actor_of(account))
     return _view(request, class_id)
 
 
 @api.post("/extensions.csv")
 def extend_from_csv(request: Request, body: ExtensionsCsvIn) -> dict[str, Any]:
-    class_id = teacher(request).class_id
-    count = _deadlines(request).extend_from_csv(class_id, body.csv)
+    account = teacher(request)
+    class_id = account.class_id
+    count = _deadlines(request).extend_from_csv(class_id, body.csv, by=actor_of(account))
     return _view(request, class_id) | {"set": count}

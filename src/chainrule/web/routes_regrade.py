@@ -19,6 +19,7 @@ from fastapi import APIRouter, Path, Request
 from pydantic import BaseModel, ConfigDict, Field
 
 from chainrule.classes.regrade import Regrades
+from chainrule.progress.audit_store import actor_of
 from chainrule.web.routes_deadlines import ERRORS, teacher
 
 log = logging.getLogger("chainrule.serve")
@@ -86,9 +87,11 @@ def table(request: Request, regrade_id: RegradeId) -> dict[str, Any]:
 
 @api.post("/{regrade_id:int}/apply")
 def apply(request: Request, regrade_id: RegradeId) -> dict[str, Any]:
-    return _regrades(request).apply(teacher(request).class_id, regrade_id)
+    account = teacher(request)
+    return _regrades(request).apply(account.class_id, regrade_id, by=actor_of(account))
 
 
 @api.post("/{regrade_id:int}/revert")
 def revert(request: Request, regrade_id: RegradeId) -> dict[str, Any]:
-    return _regrades(request).revert(teacher(request).class_id, regrade_id)
+    account = teacher(request)
+    return _regrades(request).revert(account.class_id, regrade_id, by=actor_of(account))

@@ -6,6 +6,7 @@ import { get, post, el, clearLoading, requestInit } from "./api.js";
 import { formatLocalTime, localZoneName } from "./when.js";
 import { mountDeadlines } from "./teacher_deadlines.js";
 import { mountRegrade } from "./teacher_regrade.js";
+import { mountMarks } from "./teacher_marks.js";
 
 const REFRESH_MS = 5000;
 // An exercise's state in the grid (classes/report.py) and how the page says it.
@@ -234,6 +235,7 @@ async function main() {
   clearLoading();
   mountDeadlines();
   mountRegrade();
+  mountMarks();
   keepRefreshing();
 }
 

@@ -78,7 +78,8 @@ function creditTable(data) {
     ...learner.lessons.map((entry) => el("td", { "data-lesson": entry.lesson_id },
       el("span", { class: "credit" }, entry.score_text),
       entry.late_work ? el("span", { class: "late-mark" }, ` · late work: ${entry.late_work}`) : null,
-      entry.extended ? el("span", { class: "muted" }, ` · extended to ${entry.due_text}`) : null))));
+      entry.extended ? el("span", { class: "muted" }, ` · extended to ${entry.due_text}`) : null,
+      entry.mark && entry.mark.kind === "override" ? el("span", { class: "muted" }, " · given by hand") : null))));
   return el("div", { class: "class-grid-scroll", tabindex: "0", role: "region", "aria-label": "Credit as of each learner's due dates (scrolls sideways)" },
     el("table", { class: "class-grid credit-grid" }, el("thead", {}, head), el("tbody", {}, ...rows)));
 }
