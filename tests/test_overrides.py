@@ -200,7 +200,7 @@ def test_the_database_refuses_to_change_or_delete_the_log(made, statement):
 
 def test_a_changed_credit_is_kept_for_the_lms_once(made):
     """An LMS course's learner Cy (linked as a launch links her) does backprop on time: 8 of 8 is kept for
-    the lesson's column and the path's (48). An override to 5 keeps each once more (one new version each,
+    the lesson's column and the path's (48), whose column the teacher chose. An override to 5 keeps each once more (one new version each,
     however often the scan runs); an excuse takes the lesson out of the path's maximum and sends its own
     column nothing new."""
     store, accounts = made["store"], made["accounts"]
@@ -211,8 +211,8 @@ def test_a_changed_credit_is_kept_for_the_lms_once(made):
     at = store.now().isoformat()
     context, class_id, _ = lti.tables.context_class(platform.id, "course-1", "Course", lambda taken: "Course", at)
     cy, _ = lti.tables.linked_account("https://lms.example", "cy", class_id, "learner", lambda names: "Cy", at)
-    for resource in ("backprop", "path"):
-        lti.tables.link_resource(context, resource)
+    lti.tables.link_resource(context, "backprop")
+    lti.set_path_column(class_id, True)  # the teacher chose a column for the whole path
     view = store.for_learner(cy)
     for key in ("n", "o", "dn", "db", "dw2", "dw1"):
         view.save_prediction("backprop", key, 1.0, True)
