@@ -224,7 +224,7 @@ def test_credit_is_the_documented_rule_applied_to_the_times_of_the_work(place, p
             settings_now["zone"], settings_now["late"] = change[1], change[2]
         found = deadlines.credit(made.class_id)
         for who, work in zip(ids, people):
-            expected = rule(work, events, who, kept, counted, settings_now)
+            expected = rule(events, who, kept, counted, settings_now)
             got = found[who][LESSON]
             assert (round(got["credit"] * 100), got["late_sections"]) == expected, (
                 f"learner {who}, dates {settings_now}, their work {work}, regrade {regraded}, runs kept {kept}")
@@ -235,7 +235,7 @@ def test_credit_is_the_documented_rule_applied_to_the_times_of_the_work(place, p
     assert table == {exercise: sum(run[1] == exercise for run in counted) for exercise in SHAPE["exercises"]}
 
 
-def rule(work: dict, events: list, who: int, kept: list, counted: list, found: dict) -> tuple[int, int]:
+def rule(events: list, who: int, kept: list, counted: list, found: dict) -> tuple[int, int]:
     """(credit in hundredths, sections late) of one learner by docs/classroom.md's rule, from the times of
     their work."""
     zone = ZoneInfo(found["zone"])

@@ -22,7 +22,6 @@ import threading
 import time
 from datetime import datetime, timedelta, timezone
 
-import pytest
 from argon2 import PasswordHasher
 
 from chainrule import lessons
