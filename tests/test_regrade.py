@@ -134,6 +134,11 @@ def test_on_postgresql_the_regrade_goes_through_the_queue_to_a_worker(postgres_u
         store = open_store(database=postgres_url, fuzzing=False)
         try:
             assert (passed(store, people["Ada"]), passed(store, people["Bea"])) == (True, False)
+            # Ada's run graded again by the worker counts with the time of the run it grades (issue 39 item 2),
+            # never the worker's or the regrade's own: a pass before a due date stays on time.
+            kept = store.database.read(lambda conn: conn.execute(
+                "SELECT origin, at FROM submissions WHERE learner_id = ? ORDER BY id", (people["Ada"],)).fetchall())
+            assert [at for origin, at in kept if origin == ""] == [at for origin, at in kept if origin == "superseded:1"]
             jobs = store.database.read(lambda conn: conn.execute(
                 "SELECT COUNT(*), MIN(worker) FROM grading_jobs WHERE request_key LIKE 'regrade-1-%'").fetchone())
             assert jobs[0] == 3 and jobs[1]  # three runs, each taken by the worker

@@ -26,10 +26,10 @@ import logging
 import os
 import uuid
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Awaitable, Callable, Protocol
 
-from chainrule.progress.store import origin_of_key
+from chainrule.progress.store import origin_of_key, system_clock, work_time
 from chainrule.turns import BOUND, BUSY, GRADING_NICE, MAX_OPEN_PER_LEARNER
 
 log = logging.getLogger("chainrule.serve")
@@ -48,13 +48,21 @@ def yield_to_pages() -> None:
 
 @dataclass(frozen=True)
 class Submission:
-    """One click of "Run tests": whose (None: the one learner of `chainrule lesson`), what, and its key."""
+    """One click of "Run tests": whose (None: the one learner of `chainrule lesson`), what, and its key.
+    accepted: the run's work time, kept as its submission's time whenever it is graded: when the server
+    accepted it (submit() stamps it, with the store's clock), or, for a regrade's run, the time of the run it
+    grades again. The waiting room, the queue and the grader take time; the learner's work does not."""
 
     learner: int | None
     exercise: str
     language: str
     source: str
     key: str | None = None
+    accepted: str | None = None
+
+    def stamped(self, now: Callable[[], Any]) -> "Submission":
+        """This run with its work time: the one it has, else ``now()`` (the server accepting it)."""
+        return self if work_time(self.accepted) else replace(self, accepted=work_time(now()))
 
 
 @dataclass(frozen=True)
@@ -170,6 +178,7 @@ class InProcessRuns:
 
         from chainrule.grading import gate, grade_now
 
+        run = run.stamped(lambda: self._clock(run.learner))
         admission = gate()
         turn = await admission.enter_async(run.learner, bound=self.per_learner)
         if isinstance(turn, str):
@@ -199,6 +208,13 @@ class InProcessRuns:
 
         return cls(store.for_learner, per_learner=per_learner, claim_for=account_exists)
 
+    def _clock(self, learner: int | None) -> Any:
+        """Now, by the learner's store's clock (the system's if the store cannot be reached)."""
+        try:
+            return self.keeper(learner).now()
+        except Exception:
+            return system_clock()
+
     def keep(self, run: Submission, result: dict) -> Answer:
         from chainrule.grading import judged_the_code
 
@@ -207,7 +223,8 @@ class InProcessRuns:
         claim = None if self.claim_for is None else self.claim_for(run.learner)
         try:
             kept_id = self.keeper(run.learner).record_submission(run.exercise, run.language, run.source, result,
-                                                                 claim=claim, origin=origin_of_key(run.key))
+                                                                 claim=claim, origin=origin_of_key(run.key),
+                                                                 at=run.accepted)
         except Exception as failure:  # the store cannot be used: the grade stands, and says so
             return Answer(kept(result, saved=False, store_error=str(failure)), failure=failure)
         return Answer(kept(result, saved=kept_id is not None))
@@ -270,7 +287,7 @@ class QueuedRuns:
     def submit_now(self, run: Submission) -> Answer:
         """submit() from synchronous code (the benchmark)."""
         job_id, queued = self.jobs.submit(run.learner, run.exercise, run.language, run.source,
-                                          run.key or uuid.uuid4().hex)
+                                          run.key or uuid.uuid4().hex, accepted=run.accepted)
         if not queued:
             return Answer(refused(run, BOUND, self.jobs.max_open))
         self.send(job_id)

@@ -13,7 +13,8 @@ Idempotent: starting again with the same cases finds the regrade not reverted; e
 (regrade, a random nonce no learner knows, the run), so grading again finds its job instead of a second,
 and a learner cannot make that job beforehand; applying or reverting twice does nothing the second time.
 Until applied, a regrade's runs count for nothing (origin 'regrade:<id>', progress/store.origin_of_key) and
-are not the learners' latest code. "Best" is a passing run if the learner has one (the latest of them),
+are not the learners' latest code; reverted, they count nowhere again. Each keeps the work time of the run it
+grades again (a pass before the due date stays on time), never the regrade's own time. "Best" is a passing run if the learner has one (the latest of them),
 else the run that passed the most tests (the latest of those).
 """
 
@@ -115,9 +116,10 @@ class Regrades:
 
         async def one(row: tuple) -> None:
             async with limiter:
-                learner, _, submission, language, source, _, _, job = row
+                learner, _, submission, language, source, _, _, job, at = row
                 key = f"regrade-{regrade_id}-{regrade['nonce']}-{submission}"
-                run = Submission(int(learner), regrade["exercise_id"], language, source, key)
+                # The new run keeps the work time of the run it grades again, never the regrade's own.
+                run = Submission(int(learner), regrade["exercise_id"], language, source, key, accepted=at)
                 while True:
                     answer = await self.runs.submit(run)
                     if answer.body.get("verdict") != "busy":
@@ -152,7 +154,7 @@ class Regrades:
         their standing changes when the regrade is applied."""
         regrade = self._regrade(class_id, regrade_id)
         rows = []
-        for learner, name, submission, language, _, passed, after, _ in self.tables.runs(regrade_id):
+        for learner, name, submission, language, _, passed, after, _, _ in self.tables.runs(regrade_id):
             graded = after is not None and after != NOT_GRADED
             rows.append({"learner_id": int(learner), "name": name, "run": int(submission), "language": language,
                          "passed_before": bool(passed), "after": after, "graded": graded,

@@ -101,16 +101,29 @@ def _help_by_exercise(rows: list[tuple]) -> dict[tuple[int, str], dict[str, Any]
 
 
 def _first_pass(submissions: list[tuple]) -> dict[tuple[int, str], str]:
-    """(learner, exercise) -> when their first passing run here was made."""
+    """(learner, exercise) -> when their first passing run that counts was made (runs in work-time order)."""
     passed: dict[tuple[int, str], str] = {}
-    for learner, exercise, status, _, at, origin in submissions:
-        if status == "pass" and origin != IMPORTED:
+    for learner, exercise, status, _, at, _ in submissions:
+        if status == "pass":
             passed.setdefault((learner, exercise), at)
     return passed
 
 
+def _counted(submissions: list[tuple]) -> list[tuple]:
+    """The runs that count (progress/finished.py's rule: origin '', the learner's own run graded here: never an
+    imported one, a regrade's run not applied or reverted, or one an applied regrade set aside), in the order
+    the work was done (a regrade's run has the work time of the run it graded again), then as kept."""
+    counted = [(index, row) for index, row in enumerate(submissions) if row[5] == ""]
+    return [row for _, row in sorted(counted, key=lambda item: (_utc(item[1][4]), item[0]))]
+
+
+def _utc(at: str) -> datetime:
+    moment = datetime.fromisoformat(at)
+    return moment.astimezone(timezone.utc) if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+
+
 def _earlier(first: str, second: str) -> bool:
-    return datetime.fromisoformat(first).astimezone(timezone.utc) <= datetime.fromisoformat(second).astimezone(timezone.utc)
+    return _utc(first) <= _utc(second)
 
 
 def exercise_state(exercise: str, work: Work, first_pass: str | None, solution_at: str | None) -> str:
@@ -156,8 +169,9 @@ class ClassReport:
         learners = self.accounts.learners(class_id)
         activity = self.tables.class_activity(class_id)
         last_seen, work = activity["last_active"], activity["work"]
-        # Only runs graded here count (an imported run's code is graded again here: classes/imports.py).
-        submissions = [row for row in activity["submissions"] if row[5] != IMPORTED]
+        # Only runs that count: graded here (an imported run's code is graded again here: classes/imports.py),
+        # and a regrade's runs only while it is applied.
+        submissions = _counted(activity["submissions"])
         help_used, first_pass = _help_by_exercise(activity["help"]), _first_pass(submissions)
         explained = {(learner, lesson) for learner, lesson, _, _, _ in activity["explanations"]}
 

@@ -14,6 +14,7 @@ from typing import Any
 from chainrule.progress.audit_store import Actor, AuditLog, audited_write
 from chainrule.progress.class_store import CLASS_LEARNERS
 from chainrule.progress.connection import Connection
+from chainrule.progress.finished import COUNTED_PASS, OWN_RUN
 from chainrule.progress.mark_store import marks_of
 
 __all__ = ["DeadlineStore", "rescore"]
@@ -107,17 +108,18 @@ class DeadlineStore:
     def work_times(self, learners: str, params: tuple) -> list[tuple]:
         """(learner, kind, lesson or '', item, first time) of every piece of work "finished" counts, for the
         learners the SQL condition selects: kind 'prediction' (lesson, key), 'pass' and 'tried' ('', exercise:
-        a passing run graded here; a run or code saved), 'answer' (lesson, question), 'explanation' (lesson,
-        ''). The time is when it was first done (a prediction or an explanation: when it was last saved).
-        A row whose values are not text is left out (the reader of times skips a time it cannot read)."""
+        a passing run that counts; a run or code saved), 'answer' (lesson, question), 'explanation' (lesson,
+        ''). The time is when it was first done: a run's work time (when the server accepted it), the first
+        answer, the prediction first made, the explanation first written, the code first saved (a re-save
+        after the due date does not make it late). A row whose values are not text is left out (the reader of times skips a time it
+        cannot read)."""
         queries = (
-            ("prediction", "lesson_id, key, at", "predictions", ""),
-            ("pass", "'', exercise_id, MIN(at)", "submissions", " AND status = 'pass' AND origin = '' "
-                                                                "GROUP BY learner_id, exercise_id"),
-            ("tried", "'', exercise_id, MIN(at)", "submissions", " GROUP BY learner_id, exercise_id"),
-            ("tried", "'', exercise_id, MIN(at)", "code", " GROUP BY learner_id, exercise_id"),
+            ("prediction", "lesson_id, key, COALESCE(first_at, at)", "predictions", ""),
+            ("pass", "'', exercise_id, MIN(at)", "submissions", f" AND {COUNTED_PASS} GROUP BY learner_id, exercise_id"),
+            ("tried", "'', exercise_id, MIN(at)", "submissions", f" AND {OWN_RUN} GROUP BY learner_id, exercise_id"),
+            ("tried", "'', exercise_id, MIN(COALESCE(first_at, at))", "code", " GROUP BY learner_id, exercise_id"),
             ("answer", "lesson_id, question_id, MIN(at)", "quiz_answers", " GROUP BY learner_id, lesson_id, question_id"),
-            ("explanation", "lesson_id, '', at", "explanations", " AND text != ''"),
+            ("explanation", "lesson_id, '', COALESCE(first_at, at)", "explanations", " AND text != ''"),
         )
 
         def work(conn: Connection) -> list[tuple]:

@@ -25,7 +25,15 @@ from chainrule.progress.connection import Connection
 from chainrule.progress.rows import sound_rows
 from chainrule.sections import WORK_OF_SECTION
 
-__all__ = ["Work", "finished", "learner_work", "lesson_state"]
+__all__ = ["COUNTED_PASS", "OWN_RUN", "Work", "finished", "learner_work", "lesson_state"]
+
+# The runs that count, as SQL conditions on submissions (every reader of runs for credit, "finished" and the
+# teacher's numbers uses these). A run counts when it is the learner's own run graded here (origin ''):
+# never an imported one ('imported'), a regrade's run not applied or reverted ('regrade:<id>') or a run an
+# applied regrade set aside ('superseded:<id>'). "Tried" is any run of the learner's own code (a regrade's
+# run is the teacher's, of code the learner already ran).
+COUNTED_PASS = "status = 'pass' AND origin = ''"
+OWN_RUN = "origin NOT LIKE 'regrade:%'"
 
 
 def finished(sections: list[str], totals: dict[str, int], done: dict[str, Any]) -> dict[str, Any]:
@@ -78,9 +86,9 @@ def learner_work(conn: Connection, learners: str, params: tuple) -> dict[int, Wo
 
     for learner, lesson, key, _ in rows("predictions", ("lesson_id", "key", "value"), ""):
         work[learner].predictions[lesson].add(key)
-    for learner, exercise in rows("submissions", ("exercise_id",), " AND status = 'pass' AND origin = ''"):
+    for learner, exercise in rows("submissions", ("exercise_id",), f" AND {COUNTED_PASS}"):
         work[learner].passed.add(exercise)
-    for learner, exercise in rows("submissions", ("exercise_id",), ""):
+    for learner, exercise in rows("submissions", ("exercise_id",), f" AND {OWN_RUN}"):
         work[learner].tried.add(exercise)
     for learner, exercise in rows("code", ("exercise_id",), ""):
         work[learner].tried.add(exercise)

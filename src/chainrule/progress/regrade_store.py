@@ -75,10 +75,11 @@ class RegradeStore:
         return [dict(zip(REGRADE_COLUMNS.split(", "), row)) for row in rows]
 
     def runs(self, regrade_id: int) -> list[tuple]:
-        """(learner, name, submission id, language, source, passed before, after status, job) of each run."""
+        """(learner, name, submission id, language, source, passed before, after status, job, the run's work
+        time) of each run."""
         return self.database.read(lambda conn: conn.execute(
             "SELECT r.learner_id, a.name, r.submission_id, r.language, s.source, r.passed_before, r.after_status, "
-            "r.job_id FROM regrade_runs r JOIN accounts a ON a.id = r.learner_id "
+            "r.job_id, s.at FROM regrade_runs r JOIN accounts a ON a.id = r.learner_id "
             "JOIN submissions s ON s.id = r.submission_id WHERE r.regrade_id = ? ORDER BY a.name, a.id",
             (regrade_id,)).fetchall())
 

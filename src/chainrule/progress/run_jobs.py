@@ -4,7 +4,7 @@
     job, queued = jobs.submit(learner, exercise, language, source, key)   # queued False: over the bound
     jobs.status(learner, job_id)                # {"job", "state", "position"?, "result"? | "ended"?}
     run = jobs.start(queue_job, worker)         # a worker's queue job takes the next run in fair turns
-    jobs.finish(run, result)                    # kept as the learner's submission, once
+    jobs.finish(run, result)                    # kept as the learner's submission, once, at its work time
 
 The queue that carries a job to a worker is procrastinate's (classes/queue.py); this module knows nothing
 of it but its job ids, and nothing of a result's shape (classes/grading.py builds every answer). What it
@@ -12,6 +12,8 @@ guarantees, on either backend:
 - a click counts once: the page sends a key per click, and a resent request finds the job it made;
 - a run counts once: the result becomes a submission in the same transaction that marks the job graded,
   and only if it was not graded yet (a worker killed after grading, a job delivered twice);
+- a run counts from when the server accepted it: its submission's time is the job's work_at (the click's
+  time, or a regrade's run's original time), however long it waited for a worker;
 - a run started twice and stopped twice (its workers died) ends, as does one not graded by its
   deadline, with a verdict that says so and counts nothing;
 - one learner has at most ``max_open`` runs waiting or running;
@@ -24,10 +26,11 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from typing import Any
 
 from chainrule.progress.connection import ADVISORY_NAMESPACE, Connection
-from chainrule.progress.store import origin_of_key
+from chainrule.progress.store import origin_of_key, work_time
 from chainrule.turns import MAX_OPEN_PER_LEARNER, fair_order
 
 QUEUED, RUNNING, GRADED, ENDED = "queued", "running", "graded", "ended"
@@ -89,11 +92,15 @@ class RunJobs:
     # ---------------------------------------------------------------- the web process
 
     def submit(self, learner_id: int, exercise_id: str, language: str, source: str,
-               key: str) -> tuple[int | None, bool]:
-        """(job id, True) for a new or resent run; (None, False) when the learner has too many open."""
+               key: str, *, accepted: str | None = None) -> tuple[int | None, bool]:
+        """(job id, True) for a new or resent run; (None, False) when the learner has too many open.
+        accepted: the run's work time (default now: the server accepting it), which its submission is kept
+        with however long it waits for a worker (finish)."""
         if not isinstance(key, str) or not 1 <= len(key) <= MAX_KEY_CHARS:
             raise ValueError(f"a run's key is 1 to {MAX_KEY_CHARS} characters")
-        now = self._now()
+        moment = self.store.now()
+        now = moment.timestamp()
+        work_at = work_time(accepted) or work_time(moment)
 
         def work(conn: Connection) -> tuple[int | None, bool]:
             found = conn.execute("SELECT id FROM grading_jobs WHERE learner_id = ? AND request_key = ?",
@@ -107,8 +114,8 @@ class RunJobs:
                 return None, False
             row = conn.execute(
                 "INSERT INTO grading_jobs (learner_id, request_key, exercise_id, language, source, state, "
-                "submitted_ts, deadline_ts) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
-                (learner_id, key, exercise_id, language, source, QUEUED, now, now + self.deadline_seconds),
+                "submitted_ts, deadline_ts, work_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                (learner_id, key, exercise_id, language, source, QUEUED, now, now + self.deadline_seconds, work_at),
             ).fetchone()
             return int(row[0]), True
 
@@ -262,11 +269,14 @@ class RunJobs:
                 (GRADED, result_json, now, submission_id, run.id, *OPEN_STATES))
             return changed.rowcount == 1
 
-        key = self.database.read(lambda conn: conn.execute(
-            "SELECT request_key FROM grading_jobs WHERE id = ?", (run.id,)).fetchone())
+        found = self.database.read(lambda conn: conn.execute(
+            "SELECT request_key, work_at, submitted_ts FROM grading_jobs WHERE id = ?", (run.id,)).fetchone())
+        key, work_at, submitted = found if found else (None, None, None)
+        if work_time(work_at) is None and isinstance(submitted, (int, float)):  # a job queued before work_at
+            work_at = datetime.fromtimestamp(submitted, timezone.utc).isoformat()
         learner = self.store.for_learner(run.learner_id)
         return learner.record_submission(run.exercise_id, run.language, run.source, result, claim=claim,
-                                         origin=origin_of_key(key[0] if key else None))
+                                         origin=origin_of_key(key), at=work_at)
 
     def end(self, job_id: int, verdict: str, detail: str | None = None) -> int:
         """End a run that is still open without a grade; 1 if it was open."""

@@ -546,6 +546,28 @@ def _migration_13_credit_marks_and_audit_log(conn: Connection) -> None:
                  "FOR EACH STATEMENT EXECUTE FUNCTION audit_log_append_only()")
 
 
+def _migration_14_work_times(conn: Connection) -> None:
+    """Credit from when the learner did the work (issue 39; classes/deadlines.py). grading_jobs.work_at: the
+    time a queued run is kept with, when the server accepted it (the learner's click; a regrade's run: the time
+    of the run it grades again), not when a worker graded it. predictions.first_at, explanations.first_at and
+    code.first_at: when the prediction was first made, the explanation first written (not empty) and code of
+    the exercise first saved (a re-save changes only ``at``).
+    Existing rows keep what is known: a run's ``at`` stays (it cannot be told apart from its grading time), and
+    a prediction's, explanation's or code's first time is taken as its last save (NULL reads as ``at``)."""
+    _run_statements(
+        conn,
+        """
+        ALTER TABLE grading_jobs ADD COLUMN work_at TEXT;
+        ALTER TABLE predictions ADD COLUMN first_at TEXT;
+        ALTER TABLE explanations ADD COLUMN first_at TEXT;
+        ALTER TABLE code ADD COLUMN first_at TEXT;
+        UPDATE predictions SET first_at = at;
+        UPDATE code SET first_at = at;
+        UPDATE explanations SET first_at = at WHERE text != ''
+        """,
+    )
+
+
 # Ordered; index i holds the migration that takes the schema version i to i + 1.
 MIGRATIONS: list[Callable[[Connection], None]] = [
     _migration_1_initial,
@@ -561,6 +583,7 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     _migration_11_help_used,
     _migration_12_path_column,
     _migration_13_credit_marks_and_audit_log,
+    _migration_14_work_times,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -76,6 +76,15 @@ def origin_of_key(key: str | None) -> str:
     return f"regrade:{match.group(1)}" if match else ""
 
 
+def work_time(at: Any) -> str | None:
+    """A run's given work time as it is kept (ISO 8601 in UTC), or None when it is not an aware time."""
+    try:
+        moment = at if isinstance(at, datetime) else datetime.fromisoformat(at)
+    except (TypeError, ValueError):
+        return None
+    return None if moment.tzinfo is None else _iso(moment.astimezone(timezone.utc))
+
+
 def _iso(moment: datetime) -> str:
     return moment.isoformat()
 
@@ -171,7 +180,8 @@ class ProgressStore:
     # ---------------------------------------------------------------- predictions
 
     def save_prediction(self, lesson_id: str, key: str, value: float, correct: bool) -> None:
-        """Keep the learner's latest prediction for ``key`` (one per lesson and key)."""
+        """Keep the learner's latest prediction for ``key`` (one per lesson and key); ``first_at`` stays when it
+        was first made (what its section's lateness is judged by: classes/deadlines.py)."""
         _require_text("lesson_id", lesson_id)
         _require_text("key", key)
         number = float(value)
@@ -180,10 +190,12 @@ class ProgressStore:
         at = _iso(self.now())
         self._write(
             lambda conn: conn.execute(
-                "INSERT INTO predictions (learner_id, lesson_id, key, value, correct, at) VALUES (?, ?, ?, ?, ?, ?) "
+                "INSERT INTO predictions (learner_id, lesson_id, key, value, correct, at, first_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?) "
                 "ON CONFLICT (learner_id, lesson_id, key) DO UPDATE SET value = excluded.value, "
-                "correct = excluded.correct, at = excluded.at",
-                (self.learner_id, lesson_id, key, number, int(bool(correct)), at),
+                "correct = excluded.correct, at = excluded.at, "
+                "first_at = COALESCE(predictions.first_at, predictions.at)",
+                (self.learner_id, lesson_id, key, number, int(bool(correct)), at, at),
             )
         )
 
@@ -201,9 +213,10 @@ class ProgressStore:
 
     def _upsert_code(self, conn: Connection, exercise_id: str, language: str, source: str, at: str) -> None:
         conn.execute(
-            "INSERT INTO code (learner_id, exercise_id, language, source, at) VALUES (?, ?, ?, ?, ?) "
-            "ON CONFLICT (learner_id, exercise_id, language) DO UPDATE SET source = excluded.source, at = excluded.at",
-            (self.learner_id, exercise_id, language, source, at),
+            "INSERT INTO code (learner_id, exercise_id, language, source, at, first_at) VALUES (?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (learner_id, exercise_id, language) DO UPDATE SET source = excluded.source, at = excluded.at, "
+            "first_at = COALESCE(code.first_at, code.at)",
+            (self.learner_id, exercise_id, language, source, at, at),
         )
 
     def save_code(self, exercise_id: str, language: str, source: str) -> None:
@@ -225,8 +238,13 @@ class ProgressStore:
         return {f"{exercise}/{language}": source for exercise, language, source in rows}
 
     def record_submission(self, exercise_id: str, language: str, source: str, result: dict,
-                          *, claim: Callable[[Connection, int], bool] | None = None, origin: str = "") -> int | None:
+                          *, claim: Callable[[Connection, int], bool] | None = None, origin: str = "",
+                          at: str | None = None) -> int | None:
         """Keep one graded run (source and result); it also becomes the latest code. Returns its id.
+
+        at: the run's work time, when the server accepted it (classes/grading.py's Submission.accepted; a
+        regrade's run: the time of the run it grades again), ISO 8601 with its offset; default now. Credit
+        judges lateness by it (classes/deadlines.py): a queue's or a grader's delay never makes work late.
 
         origin: '' for the learner's own run; a teacher's regrade keeps its runs apart (origin_of_key), and
         such a run does not become the learner's latest code.
@@ -246,7 +264,7 @@ class ProgressStore:
         except (TypeError, ValueError) as error:
             raise ValueError(f"result must be JSON-serialisable (the grading result dict): {error}") from error
         status = str(result.get("status", ""))
-        at = _iso(self.now())
+        at = work_time(at) or _iso(self.now())
 
         def work(conn: Connection) -> int:
             submission_id = conn.execute(
@@ -503,7 +521,8 @@ class ProgressStore:
     # ---------------------------------------------------------------- explanations
 
     def save_explanation(self, lesson_id: str, text: str, ticked: list[str]) -> None:
-        """Keep the learner's own explanation and the key ideas they ticked as covered."""
+        """Keep the learner's own explanation and the key ideas they ticked as covered; ``first_at`` stays when
+        it was first written (not empty): a typo fixed later does not make it late (classes/deadlines.py)."""
         _require_text("lesson_id", lesson_id)
         _require_text("text", text, allow_empty=True)
         if not isinstance(ticked, (list, tuple)) or not all(isinstance(item, str) for item in ticked):
@@ -513,10 +532,11 @@ class ProgressStore:
         at = _iso(self.now())
         self._write(
             lambda conn: conn.execute(
-                "INSERT INTO explanations (learner_id, lesson_id, text, ticked, at) VALUES (?, ?, ?, ?, ?) "
+                "INSERT INTO explanations (learner_id, lesson_id, text, ticked, at, first_at) VALUES (?, ?, ?, ?, ?, ?) "
                 "ON CONFLICT (learner_id, lesson_id) DO UPDATE SET text = excluded.text, ticked = excluded.ticked, "
-                "at = excluded.at",
-                (self.learner_id, lesson_id, text, json.dumps(list(ticked)), at),
+                "at = excluded.at, first_at = COALESCE(explanations.first_at, "
+                "CASE WHEN explanations.text != '' THEN explanations.at END, excluded.first_at)",
+                (self.learner_id, lesson_id, text, json.dumps(list(ticked)), at, at if text else None),
             )
         )
 
