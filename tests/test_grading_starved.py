@@ -3,9 +3,10 @@
 The learner's limits are what their code used (CPU time, memory, output); the wall clock is only a hang guard,
 and a run that reaches it while it waited for a core is given more time or ends as 'server-busy', which is not
 a verdict on the code and counts for nothing. With CPU burners keeping every core busy (tests/burners.py: two
-per core, each in its own session), the reference solutions pass at the nice the servers grade at, in
-`chainrule check`, in a real `chainrule serve` (SQLite) and through a real `chainrule worker` (PostgreSQL); an
-endless loop still ends at its CPU limit, and code that waits still ends at the guard as the learner's timeout.
+per core, each in its own session; here, on the one core the test keeps to), the reference solutions pass at
+the nice the servers grade at, in `chainrule check`, in a real `chainrule serve` (SQLite) and through a real
+`chainrule worker` (PostgreSQL); an endless loop still ends at its CPU limit, and code that waits still ends at
+the guard as the learner's timeout.
 A starved run is made deterministic with a CPU quota of 1 % on the run's cgroup: it is the server's delay,
 never kept as a run, and three of them do not open the model solution.
 """
@@ -46,8 +47,23 @@ needs_cpu_limit = pytest.mark.skipif(not CPU_LIMIT, reason="a starved run is mad
 
 
 @pytest.fixture
-def busy_machine():
-    with burners(per_core=2) as started:
+def one_core():
+    """This test and every process it starts (the grader, its sandbox, a server, a worker, the burners) keep
+    to one core: that core is as busy as a machine whose every core is, while the rest of the suite's workers
+    keep the other cores (burners on all of them would slow every test running beside this file)."""
+    if not hasattr(os, "sched_setaffinity"):
+        pytest.skip("this system cannot keep a process to one core (os.sched_setaffinity)")
+    allowed = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {min(allowed)})
+    try:
+        yield
+    finally:
+        os.sched_setaffinity(0, allowed)
+
+
+@pytest.fixture
+def busy_machine(one_core):
+    with burners(per_core=2) as started:  # two burners on the one core this test may use
         yield started
 
 
@@ -95,9 +111,11 @@ def test_code_that_waits_forever_is_still_the_learners_timeout_on_a_busy_machine
     assert result["verdict"] == "timeout" and "3 seconds" in result["message"], result["message"]
 
 
-def test_serve_and_a_worker_pass_a_typescript_reference_while_burners_keep_every_core_busy(postgres_cluster):
+def test_serve_and_a_worker_pass_a_typescript_reference_while_burners_keep_every_core_busy(postgres_cluster,
+                                                                                          one_core):
     """benchmarks/bench_starved.py on one exercise: a class in SQLite graded by `chainrule serve`, a class in
-    PostgreSQL graded by `chainrule worker`, each with its own burners (two per core)."""
+    PostgreSQL graded by `chainrule worker`, each with its own burners (two per core, on the one core the
+    benchmark may use here)."""
     done = subprocess.run([sys.executable, str(REPO / "benchmarks" / "bench_starved.py"), "--exercises", EXERCISE,
                            "--languages", "typescript", "--postgres", postgres_cluster],
                           cwd=REPO, capture_output=True, text=True, timeout=HANG_SECONDS)

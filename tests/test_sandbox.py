@@ -133,8 +133,9 @@ def test_touching_memory_beyond_the_cgroup_limit_is_a_memory_limit():
 def test_fork_bomb_is_contained_and_cleaned_up():
     mark = marker()
     body = "while True:\n    try:\n        os.fork()\n    except OSError:\n        pass"
-    result = run_attack(python_attack(mark, body))
     # Each process stays under its own RLIMIT_CPU; together they pass the run's CPU limit (docs/grading.md).
+    # The hang guard is far off: on a busy machine the bomb's share of a core still reaches that limit first.
+    result = run_attack(python_attack(mark, body), wall_seconds=30.0)
     assert result["verdict"] == "cpu-limit", result["message"]
     assert_no_survivors(mark)
 

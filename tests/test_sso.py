@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from class_process import run_coroutine
 from lti_world import Browser, cli, forms_of
 from oidc_world import PASSWORD, OidcWorld, query_of
 
@@ -226,11 +227,9 @@ def test_the_sign_in_tables_on_both_backends(store_place):
 
 
 def test_passwords_go_off_only_when_no_teacher_is_locked_out_and_learners_are_named_first(store_place):
-    """Issue 39 item 7 on SQLite and PostgreSQL: turning passwords off names everyone with no linked sign-in account
+    """On SQLite and PostgreSQL: turning passwords off names everyone with no linked sign-in account
     (a provider's or an LMS's), refuses while that includes a teacher (a co-teacher too), and locks learners out
     only when the caller says so (lock_out)."""
-    import anyio
-
     from chainrule.classes import open_class_store
     from chainrule.classes.accounts import Accounts, ClassError
     from chainrule.classes.people import People
@@ -246,7 +245,7 @@ def test_passwords_go_off_only_when_no_teacher_is_locked_out_and_learners_are_na
         issuer = sso.add_provider("School", "https://login.school.example", "client", "secret").issuer
         teacher = accounts.account(accounts.tables.teacher_id(class_id))
         for name in ("Cyd", "Bea"):
-            anyio.run(accounts.join, made.invite_token, name, PASSWORD)
+            run_coroutine(accounts.join, made.invite_token, name, PASSWORD)
         ada, _ = sso.tables.join(issuer, "subject-ada", class_id, lambda names: "Ada", "2026-03-01")
         brown, _ = People(accounts).add_teacher(teacher, "Mr Brown")
 

@@ -4,6 +4,7 @@ its budgets in tests/time_budgets.toml) run on tiny suites of its own, and `make
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -71,6 +72,22 @@ def test_files_within_their_budgets_pass_and_the_summary_shows_where_the_time_we
     assert set(rows) == set(TINY_SUITE), run.stdout
     assert rows["test_here.py"][0] >= 0.5 and rows["test_child.py"][0] >= 0.5, rows
     assert rows["test_cheap.py"][1] == 0.4 and rows["test_here.py"][1] == 60, rows  # each file's own budget
+
+
+@pytest.mark.parametrize("workers", WORKERS)
+def test_what_the_session_wide_fixtures_started_is_not_charged_to_the_file_that_ran_last(tmp_path, workers) -> None:
+    """A session-wide fixture (as the one Chromium) ends after a worker's last test, and the CPU time of the
+    process it started is counted only then: it is shown as the session's, not put on the last file's budget."""
+    (tmp_path / "conftest.py").write_text(
+        "import subprocess, sys\nimport pytest\n\n\n@pytest.fixture(scope='session', autouse=True)\n"
+        "def browser_like():\n    started = subprocess.Popen([sys.executable, '-c', " + repr(SPIN) + "])\n"
+        "    yield\n    started.wait()\n", encoding="utf-8")
+    run = run_tiny_suite(tmp_path, 'default = 60\n[files]\n"test_cheap.py" = 0.4\n"test_here.py" = 0.9\n'
+                                   '"test_child.py" = 0.9\n', "--time-report", "times.json", *workers)
+    assert run.returncode == 0 and "OVER BUDGET" not in run.stdout, run.stdout + run.stderr
+    report = json.loads((tmp_path / "times.json").read_text(encoding="utf-8"))
+    assert report["session_cpu"] >= 0.5 and set(report["files"]) == set(TINY_SUITE), report
+    assert "(the session-wide fixtures, ended after each worker's last test)" in run.stdout, run.stdout
 
 
 def test_a_budgets_file_that_is_not_one_says_what_it_should_hold(tmp_path) -> None:

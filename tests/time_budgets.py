@@ -15,6 +15,7 @@ on a quiet machine holds on a loaded one. No test asserts on time; this is a che
 
 from __future__ import annotations
 
+import json
 import resource
 import tomllib
 from dataclasses import dataclass
@@ -24,8 +25,13 @@ import pytest
 
 BUDGETS = Path(__file__).with_name("time_budgets.toml")
 CPU = "cpu_seconds"  # the name of the user property each report carries
+# The worker's last teardown also ends the session-wide fixtures (the one Chromium, a PostgreSQL cluster): the
+# CPU time of what they started, reaped only then, belongs to the whole session, not to the file that ran last.
+SESSION_CPU = "session_cpu_seconds"
+SESSION = "(the session-wide fixtures, ended after each worker's last test)"
 SHOWN = 15  # files listed in the summary, the most expensive first
 _since = pytest.StashKey[float]()
+_last = pytest.StashKey[bool]()
 
 
 def cpu_seconds() -> float:
@@ -35,9 +41,11 @@ def cpu_seconds() -> float:
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.getgroup("time budgets").addoption(
-        "--time-budgets", default=str(BUDGETS), metavar="TOML",
-        help="the CPU-time budget of each test file (default: tests/time_budgets.toml)")
+    group = parser.getgroup("time budgets")
+    group.addoption("--time-budgets", default=str(BUDGETS), metavar="TOML",
+                    help="the CPU-time budget of each test file (default: tests/time_budgets.toml)")
+    group.addoption("--time-report", default=None, metavar="JSON",
+                    help="also write every file's wall and CPU time to this file")
 
 
 # ------------------------------------------------------------------ in the process that runs the tests
@@ -45,6 +53,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem):
     item.stash[_since] = cpu_seconds()
+    item.stash[_last] = nextitem is None
     return (yield)
 
 
@@ -53,7 +62,8 @@ def pytest_runtest_makereport(item: pytest.Item, call):
     report = yield
     now = cpu_seconds()
     # A list of its own: the report's list is the item's, shared by its three phases.
-    report.user_properties = [*report.user_properties, (CPU, now - item.stash.get(_since, now))]
+    key = SESSION_CPU if call.when == "teardown" and item.stash.get(_last, False) else CPU
+    report.user_properties = [*report.user_properties, (key, now - item.stash.get(_since, now))]
     item.stash[_since] = now
     return report
 
@@ -79,8 +89,9 @@ def read_budgets(path: Path) -> tuple[float, dict[str, float]]:
 
 
 class TimeBudgets:
-    def __init__(self, path: Path) -> None:
-        self.path = path
+    def __init__(self, path: Path, report: str | None = None) -> None:
+        self.path, self.report = path, report
+        self.session_cpu = 0.0
         self.default, self.budgets = read_budgets(path)
         self.files: dict[str, FileTime] = {}
         self.over: list[str] = []
@@ -93,6 +104,7 @@ class TimeBudgets:
         spent.wall += report.duration
         spent.cpu += sum(value for key, value in report.user_properties if key == CPU)
         spent.tests += report.when == "setup"
+        self.session_cpu += sum(value for key, value in report.user_properties if key == SESSION_CPU)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
@@ -101,6 +113,11 @@ class TimeBudgets:
                      if spent.cpu > self.budget(name)]
         if self.over and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        if self.report:
+            times = {name: {"tests": spent.tests, "wall": round(spent.wall, 2), "cpu": round(spent.cpu, 2),
+                            "budget": self.budget(name)} for name, spent in sorted(self.files.items())}
+            Path(self.report).write_text(json.dumps({"files": times, "session_cpu": round(self.session_cpu, 2)},
+                                                    indent=1) + "\n", encoding="utf-8")
 
     def where(self) -> str:
         try:
@@ -121,10 +138,13 @@ class TimeBudgets:
         if rest:
             write(f"{sum(s.wall for _, s in rest):8.1f} s wall {sum(s.cpu for _, s in rest):8.1f} s CPU  "
                   f"in the other {len(rest)} files")
+        if self.session_cpu:
+            write(f"{'':8} {self.session_cpu:15.1f} s CPU  {SESSION}")
         for line in self.over:
             terminalreporter.write_line("OVER BUDGET: " + line, red=True, bold=True)
 
 
 def pytest_configure(config: pytest.Config) -> None:
     if not hasattr(config, "workerinput"):  # the controller (or a run without workers) adds up and checks
-        config.pluginmanager.register(TimeBudgets(Path(config.getoption("time_budgets"))), "time-budgets-check")
+        config.pluginmanager.register(TimeBudgets(Path(config.getoption("time_budgets")),
+                                                  config.getoption("time_report")), "time-budgets-check")
