@@ -188,7 +188,11 @@ class Deadlines:
         those names is optional). Every row is checked first; one bad row refuses the file, naming the row."""
         by_name = {learner.name: learner.id for learner in self.accounts.learners(class_id)}
         settings = self.tables.settings(class_id)
-        rows = list(csv.reader(io.StringIO(text)))
+        try:  # newline="": a lone carriage return ends a row, as in the files spreadsheets write
+            rows = list(csv.reader(io.StringIO(text, newline="")))
+        except csv.Error as error:  # a field longer than the csv module reads, say
+            raise InputError(f"this is not a CSV that can be read ({error}): give one row per learner and lesson: "
+                             "learner,lesson,due", field="csv") from error
         if rows and [cell.strip().lower() for cell in rows[0][:3]] == ["learner", "lesson", "due"]:
             rows = rows[1:]
         rows = [row for row in rows if any(cell.strip() for cell in row)]
