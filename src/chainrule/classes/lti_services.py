@@ -19,7 +19,8 @@ import time
 from typing import Any
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
-from authlib.integrations.requests_client import OAuth2Session
+import httpx
+from authlib.integrations.httpx_client import OAuth2Client
 from authlib.oauth2.rfc7523 import PrivateKeyJWT
 from joserfc import jwt
 
@@ -82,15 +83,13 @@ class LtiServices:
             return token
         signing = self.lti.keys.signing_key()
         auth = PrivateKeyJWT(platform.token_audience or platform.token_url, headers={"kid": signing.kid})
-        client = OAuth2Session(platform.client_id, client_secret=signing, token_endpoint_auth_method=auth)
+        client = OAuth2Client(platform.client_id, client_secret=signing, token_endpoint_auth_method=auth)
         client.register_client_auth_method(auth)
         try:
             answer = client.fetch_token(platform.token_url, grant_type="client_credentials", scope=key[1],
                                         timeout=TIMEOUT)
-        except Exception as error:  # Authlib's OAuthError, requests' RequestException, a bad answer's ValueError
-            import requests
-
-            if isinstance(error, (requests.ConnectionError, requests.Timeout)):  # said as remote.py says it
+        except Exception as error:  # Authlib's OAuthError, httpx's HTTPError, a bad answer's ValueError
+            if isinstance(error, httpx.TransportError):  # said as remote.py says it
                 raise RemoteError(f"the LMS's token endpoint {platform.token_url} cannot be reached: "
                                   f"{type(error).__name__}") from None
             raise RemoteError(f"the LMS's token endpoint {platform.token_url} gave no access token: "

@@ -15,10 +15,11 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-import requests
+import httpx
 
 MAX_ANSWER = 2 * 1024 * 1024
-TIMEOUT = (5.0, 15.0)  # seconds to connect, to wait for each part of the answer (and for the whole answer)
+TIMEOUT = httpx.Timeout(15.0, connect=5.0)  # seconds to connect, to wait for each part of the answer
+WHOLE_ANSWER = 15.0  # seconds for the whole answer, however slowly it drips
 
 
 class RemoteError(Exception):
@@ -38,11 +39,10 @@ class Answer:
 
 class Remote:
     def __init__(self) -> None:
-        self.session = requests.Session()
-        self.session.headers["user-agent"] = "chainrule"
+        self.client = httpx.Client(headers={"user-agent": "chainrule"}, timeout=TIMEOUT, follow_redirects=False)
 
     def close(self) -> None:
-        self.session.close()
+        self.client.close()
 
     def json(self, method: str, url: str, *, what: str, headers: dict | None = None, body: Any = None,
              content_type: str = "application/json", ok: tuple[int, ...] = (200, 201)) -> Answer:
@@ -54,15 +54,14 @@ class Remote:
             sent["content-type"] = content_type
         started = time.monotonic()
         try:
-            with self.session.request(method, url, headers=sent, data=data, timeout=TIMEOUT, stream=True,
-                                      allow_redirects=False) as response:
+            with self.client.stream(method, url, headers=sent, content=data) as response:
                 raw = bytearray()
-                for chunk in response.iter_content(64 * 1024):
+                for chunk in response.iter_bytes(64 * 1024):
                     raw += chunk
-                    if len(raw) > MAX_ANSWER or time.monotonic() - started > TIMEOUT[1]:
+                    if len(raw) > MAX_ANSWER or time.monotonic() - started > WHOLE_ANSWER:
                         raise RemoteError(f"{what} at {url} answered with more than {MAX_ANSWER} bytes, or took "
-                                          f"longer than {TIMEOUT[1]:.0f} s", status=response.status_code)
-        except requests.RequestException as error:
+                                          f"longer than {WHOLE_ANSWER:.0f} s", status=response.status_code)
+        except httpx.HTTPError as error:
             raise RemoteError(f"{what} at {url} cannot be reached: {type(error).__name__}") from None
         if response.status_code not in ok:
             text = bytes(raw[:300]).decode("utf-8", "replace").strip()

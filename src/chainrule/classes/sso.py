@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
-from authlib.integrations.requests_client import OAuth2Session
+from authlib.integrations.httpx_client import OAuth2Client
 
 from chainrule.classes.accounts import TEACHER, ClassError, closed_to_newcomers
 from chainrule.classes.federation import (
@@ -186,8 +186,8 @@ class Sso:
         metadata = self.metadata(provider)
         state, nonce, verifier, now = new_state(), new_state(), new_state() + new_state(), self.clock()
         self.tables.add_login(digest(state), provider.id, nonce, verifier, intent, now, now - FORGET_LOGINS)
-        client = OAuth2Session(provider.client_id, scope="openid profile email", redirect_uri=self.callback(provider),
-                               code_challenge_method="S256")
+        client = OAuth2Client(provider.client_id, scope="openid profile email", redirect_uri=self.callback(provider),
+                              code_challenge_method="S256")
         url, _ = client.create_authorization_url(metadata["authorization_endpoint"], state=state, nonce=nonce,
                                                  code_verifier=verifier)
         client.close()
@@ -234,12 +234,12 @@ class Sso:
         return Finished(provider, claims, intent)
 
     def _exchange(self, provider: Provider, metadata: dict, code: str, verifier: str) -> dict:
-        client = OAuth2Session(provider.client_id, provider.client_secret, redirect_uri=self.callback(provider),
-                               token_endpoint_auth_method="client_secret_basic")
+        client = OAuth2Client(provider.client_id, provider.client_secret, redirect_uri=self.callback(provider),
+                              token_endpoint_auth_method="client_secret_basic")
         try:
             return dict(client.fetch_token(metadata["token_endpoint"], grant_type="authorization_code", code=code,
                                            code_verifier=verifier, timeout=TIMEOUT))
-        except Exception as error:  # Authlib's OAuthError, requests' RequestException, a bad answer's ValueError
+        except Exception as error:  # Authlib's OAuthError, httpx's HTTPError, a bad answer's ValueError
             raise SignInRefused("token-refused", f"the provider's token endpoint answered {type(error).__name__}: "
                                 f"{str(error)[:300]}") from None
         finally:
