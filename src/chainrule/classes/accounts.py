@@ -47,7 +47,6 @@ from chainrule.progress.people_store import PeopleStore
 from chainrule.text_safety import valid_text
 
 TEACHER, LEARNER = "teacher", "learner"
-SET_PASSWORD = "set-password"
 TEACHER_LINK_LIFETIME = timedelta(days=7)
 RESET_LINK_LIFETIME = timedelta(days=2)
 MIN_PASSWORD, MAX_PASSWORD = 10, 200  # characters; argon2 hashes any length, the cap bounds the work

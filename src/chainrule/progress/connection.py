@@ -152,15 +152,6 @@ class _PerThread:
             self._local.pid = os.getpid()
         return raw
 
-    def forget_current(self) -> None:
-        """Drop (and close) this thread's connection: it broke; the next get() opens another."""
-        raw = getattr(self._local, "conn", None)
-        self._local.conn = None
-        if raw is not None:
-            with self._registry_lock:
-                self._all = [entry for entry in self._all if entry[2] is not raw]
-            self._close(raw)
-
     def close_all(self) -> None:
         pid = os.getpid()
         with self._registry_lock:

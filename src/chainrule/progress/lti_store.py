@@ -115,11 +115,6 @@ class LtiStore:
             "SELECT deployment_id FROM lti_deployments WHERE platform_id = ? ORDER BY deployment_id",
             (platform_id,)).fetchall())]
 
-    def remove_deployment(self, platform_id: int, deployment_id: str) -> int:
-        return self._write(lambda conn: conn.execute(
-            "DELETE FROM lti_deployments WHERE platform_id = ? AND deployment_id = ?",
-            (platform_id, deployment_id)).rowcount)
-
     # ---------------------------------------------------------------- logins in progress
 
     def add_login(self, state_hash: str, platform_id: int, nonce: str, target: str, relaunch: dict, now: float,

@@ -87,10 +87,6 @@ def _count(value: Any) -> tuple[bool, Any]:
     return (isinstance(value, int) and not isinstance(value, bool) and value >= 0), value
 
 
-def _anything(value: Any) -> tuple[bool, Any]:
-    return True, value
-
-
 # Every column a reader selects, by table: what its values must be.
 COLUMNS: dict[str, dict[str, Reader]] = {
     "predictions": {"lesson_id": _name, "key": _name, "value": _number, "correct": _flag, "at": _time},
