@@ -162,6 +162,15 @@ def test_a_learner_with_every_kind_of_row_is_removed_in_a_closed_class(served):
     assert [row[0] for row in read(served, "SELECT kind FROM audit_log WHERE learner_id = ? ORDER BY id", (me,))] == [
         "extension", "learner-removed"]
     assert read(served, "SELECT COUNT(*) FROM accounts WHERE id = ?", (me,)) == [(0,)]
+    # As docs/classroom.md says: the same invite takes her again until the teacher makes a new one.
+    again = served.join("Ada")
+    assert send(teacher, "DELETE", f"/api/class/learners/{again.get('/api/class/me').json()['id']}").status_code == 200
+    rotated = send(teacher, "POST", "/api/class/invite")
+    assert rotated.status_code == 200, rotated.text
+    path = served.invite.removeprefix(served.base)
+    refused = served.client().get(path)
+    assert refused.status_code == 404 and 'name="password"' not in refused.text, refused.text
+    served.invite = rotated.json()["invite"]
 
 
 def test_a_teacher_removes_another_but_not_themself_nor_the_last(served):

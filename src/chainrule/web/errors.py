@@ -107,7 +107,7 @@ def store_message(request: Request, error: BaseException) -> str:
 
 def _refused_by_a_constraint(error: BaseException) -> bool:
     """The database refused the change by a constraint (a foreign key, a unique key): the DB-API's
-    IntegrityError on both backends (sqlite3's, psycopg's), which the store keeps as the error's cause."""
+    IntegrityError on both backends (SQLite's, psycopg's), which the store keeps as the error's cause."""
     return any(kind.__name__ == "IntegrityError" for kind in type(error.__cause__).__mro__)
 
 
