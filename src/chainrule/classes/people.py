@@ -5,6 +5,7 @@ archived (read-only for its teachers too), and anyone's own new password.
     people = People(accounts)
     people.rename(teacher, learner_id, "Ada L.")
     link_token = people.add_teacher(teacher, "Mr Brown")      # the new teacher's one-time link
+    people.remove_teacher(teacher, brown_id)                  # not oneself, never the class's last teacher
     people.set_state(teacher, "closed")
     await people.change_password(account, "the old one", "a new long password")
 
@@ -34,7 +35,8 @@ from chainrule.classes.accounts import (
     wait_after,
 )
 from chainrule.errors import InputError
-from chainrule.progress.people_store import CLASS_STATES
+from chainrule.progress.audit_store import actor_of
+from chainrule.progress.people_store import CLASS_STATES, LastTeacher
 
 OPEN, CLOSED, ARCHIVED = CLASS_STATES
 STATE_SAYS = {
@@ -130,6 +132,23 @@ class People:
         account_id = self.tables.add_teacher(teacher.class_id, name, self.accounts.store.now().isoformat(), taken,
                                              link_hash, expires)
         return self.accounts.account(account_id), link
+
+    def remove_teacher(self, teacher: Account, teacher_id: int) -> dict[str, Any]:
+        """Remove another teacher of the class and everything of their account (comments they wrote stay, from
+        "a removed account"); every session of theirs ends. Never oneself, never the class's last teacher (so a
+        class always has someone who can open it, rotate its invite and see its work)."""
+        _teacher(teacher)
+        if int(teacher_id) == teacher.id:
+            raise ClassError("you cannot remove yourself: another teacher of the class can remove you",
+                             kind="refused")
+        found = {id_: name for id_, name, _ in self.tables.teachers(teacher.class_id)}
+        try:
+            removed = self.tables.remove_teacher(teacher_id, teacher.class_id, actor_of(teacher))
+        except LastTeacher:
+            raise ClassError("a class keeps at least one teacher: this is its last one", kind="refused") from None
+        if not removed:
+            raise ClassError(f"there is no teacher {teacher_id} in your class", kind="not-found")
+        return {"id": int(teacher_id), "name": found.get(int(teacher_id), "")}
 
     # ---------------------------------------------------------------- one's own account
 

@@ -9,7 +9,8 @@ where there is one), a before/after table of who would change standing, then app
     regrades.apply(class_id, regrade_id)     # the new verdicts count; the learners' earlier runs do not
     regrades.revert(class_id, regrade_id)    # as it was before applying
 
-Idempotent: starting again with the same cases finds the regrade not reverted; each run's key names it
+Idempotent: starting again with the same cases finds the regrade not reverted (looked for and made in one
+transaction, so simultaneous starts make one); each run's key names it
 (regrade, a random nonce no learner knows, the run), so grading again finds its job instead of a second,
 and a learner cannot make that job beforehand; applying or reverting twice does nothing the second time.
 Until applied, a regrade's runs count for nothing (origin 'regrade:<id>', progress/store.origin_of_key) and

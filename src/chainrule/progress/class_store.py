@@ -10,8 +10,9 @@ from __future__ import annotations
 import secrets
 from typing import Any, Callable
 
-from chainrule.progress.audit_store import ACCOUNT_LOCK, audited_write
+from chainrule.progress.audit_store import ACCOUNT_LOCK
 from chainrule.progress.connection import Connection
+from chainrule.progress.people_store import remove_account
 from chainrule.progress.rows import sound_rows
 
 CLASS_LEARNERS = "learner_id IN (SELECT id FROM accounts WHERE class_id = ? AND role = 'learner')"
@@ -19,9 +20,6 @@ ACCOUNT_COLUMNS = ("SELECT a.id, a.class_id, c.name, a.role, a.name, a.session_e
                    "FROM accounts a JOIN classes c ON c.id = a.class_id ")
 
 AccountRow = tuple  # (id, class_id, class name, role, name, session epoch, approved, class state)
-# Every table that holds a learner's own rows (a removed account's go with it; grading_jobs: run_jobs.py).
-LEARNER_TABLES = ("predictions", "code", "submissions", "quiz_answers", "explanations", "cards", "review_logs",
-                  "comments", "help_used")
 HELP_COLUMNS = ("lesson_id", "exercise_id", "kind", "number", "at")  # a hint opened or a solution shown
 MAX_ID = 2**31 - 1  # learner_id is a 4-byte INTEGER in PostgreSQL; a larger id is no account
 
@@ -136,18 +134,8 @@ class ClassStore:
         self._write(lambda conn: conn.execute("UPDATE accounts SET approved = 1 WHERE id = ?", (account_id,)))
 
     def remove_learner(self, account_id: int, class_id: int, by: Any) -> None:
-        """The account and everything it did, its extensions and marks, in one transaction (its sessions end
-        with it); the audit log keeps that it was removed, by whom, and how much work went with it."""
-        def work(conn: Connection, log: Any) -> None:
-            rows = {table: int(conn.execute(f"SELECT COUNT(*) FROM {table} WHERE learner_id = ?",
-                                            (account_id,)).fetchone()[0]) for table in LEARNER_TABLES}
-            log.add("learner-removed", learner=account_id, before={"work rows": rows}, after=None)
-            for table in (*LEARNER_TABLES, "extensions", "credit_marks"):
-                conn.execute(f"DELETE FROM {table} WHERE learner_id = ?", (account_id,))
-            conn.execute("DELETE FROM one_time_links WHERE account_id = ?", (account_id,))
-            conn.execute("DELETE FROM accounts WHERE id = ? AND role = 'learner'", (account_id,))
-
-        audited_write(self.store, by, class_id, work)
+        """The account and everything of it, in one transaction (progress/people_store.py: remove_account)."""
+        remove_account(self.store, account_id, class_id, "learner", by)
 
     def password_hash(self, class_name: str, name: str) -> tuple[int, str | None] | None:
         row = self.database.read(lambda conn: conn.execute(

@@ -1,21 +1,88 @@
 """The SQL of a class's people and life (schema migration 10): the class's state and its invite's salt,
-renaming a learner, a further teacher, a new password. classes/people.py holds the rules.
+renaming a learner, a further teacher, a new password, and removing an account. classes/people.py holds the
+rules.
+
+Removing an account (a learner, or a teacher who is not the class's last) is one transaction on both backends,
+and what it does to each table that names an account is declared once, below: every (table, column) that holds
+an account's id is in exactly one of DELETED_WITH_ACCOUNT, ANONYMISED and KEPT_AFTER_REMOVAL
+(tests/test_class_removal.py reads the tables from the schema itself, so a new table cannot be forgotten).
 """
 
 from __future__ import annotations
 
 from typing import Callable
 
-from chainrule.progress.class_store import ACCOUNT_LOCK
+from chainrule.progress.audit_store import ACCOUNT_LOCK, Actor, AuditLog, audited_write
 from chainrule.progress.connection import Connection
 
 CLASS_STATES = ("open", "closed", "archived")
+
+# Every table of a learner's own work (the audit log's entry of a removal counts its rows).
+WORK_TABLES = ("predictions", "code", "submissions", "quiz_answers", "explanations", "cards", "review_logs",
+               "comments", "help_used")
+# (table, the column holding the account's id): its rows go with the account, in the removal's transaction.
+DELETED_WITH_ACCOUNT = (
+    *((table, "learner_id") for table in WORK_TABLES),
+    ("extensions", "learner_id"), ("credit_marks", "learner_id"), ("regrade_runs", "learner_id"),
+    ("one_time_links", "account_id"), ("sso_users", "account_id"), ("lti_users", "account_id"),
+    ("lti_scores", "account_id"), ("lti_work_seen", "account_id"),
+    # The account's runs waiting for the grader: deleted right after, by the runs seam (classes/grading.py's
+    # forget_learner, in a transaction of its own under the learner's lock, the lock a worker saving a run
+    # holds), which also says how many were taken back. A run a worker finishes meanwhile finds no job and
+    # keeps nothing.
+    ("grading_jobs", "learner_id"),
+    ("accounts", "id"),
+)
+BY_THE_RUNS_SEAM = ("grading_jobs",)
+# Kept, with the account's id replaced by 0 (no account): a removed teacher's comments on learners' runs stay in
+# the learners' threads, from "someone who has left the class" (classes/comments.py).
+ANONYMISED = (("comments", "author_id"),)
+# Kept as they are, and why: the audit log is append-only (its triggers refuse UPDATE and DELETE); it keeps who
+# did what under the names they had, so that a credit changed by a teacher since removed still says by whom.
+KEPT_AFTER_REMOVAL = (("audit_log", "learner_id"), ("audit_log", "actor_id"))
+REMOVED_ACCOUNT = 0
+
+
+class LastTeacher(Exception):
+    """remove_account: the account is the class's only teacher."""
+
+
+def _remove_account(conn: Connection, log: AuditLog, account_id: int, class_id: int, role: str) -> bool:
+    """Everything of the account, as the lists above say; False if the class has no such account of that role."""
+    found = conn.execute("SELECT 1 FROM accounts WHERE id = ? AND class_id = ? AND role = ?",
+                         (account_id, class_id, role)).fetchone()
+    if found is None:
+        return False
+    if role == "teacher" and int(conn.execute(
+            "SELECT COUNT(*) FROM accounts WHERE class_id = ? AND role = 'teacher'", (class_id,)).fetchone()[0]) < 2:
+        raise LastTeacher(account_id)
+    rows = {table: int(conn.execute(f"SELECT COUNT(*) FROM {table} WHERE learner_id = ?",
+                                    (account_id,)).fetchone()[0]) for table in WORK_TABLES}
+    log.add(f"{role}-removed", learner=account_id, before={"work rows": rows}, after=None)
+    for table, column in ANONYMISED:
+        conn.execute(f"UPDATE {table} SET {column} = ? WHERE {column} = ?", (REMOVED_ACCOUNT, account_id))
+    for table, column in DELETED_WITH_ACCOUNT:
+        if table not in BY_THE_RUNS_SEAM:
+            conn.execute(f"DELETE FROM {table} WHERE {column} = ?", (account_id,))
+    # Its sign-in failures are counted by scope (text), not by a column naming the account.
+    conn.execute("DELETE FROM sign_in_failures WHERE scope IN (?, ?)", (f"account:{account_id}",
+                                                                        f"password:{account_id}"))
+    return True
+
+
+def remove_account(store, account_id: int, class_id: int, role: str, by: Actor) -> bool:
+    """Remove the class's account of that role and everything of it in one transaction (its sessions end with
+    it); the audit log keeps that it was removed, by whom, and how much went with it. False if there is no such
+    account; LastTeacher for the class's only teacher (checked inside the same transaction)."""
+    return audited_write(store, by, class_id, lambda conn, log: _remove_account(conn, log, int(account_id),
+                                                                               int(class_id), role))
 
 
 class PeopleStore:
     """The class tables of a progress store's database, for classes/people.py."""
 
     def __init__(self, store) -> None:
+        self.store = store
         self.database = store.database
 
     def _write(self, work):
@@ -88,3 +155,6 @@ class PeopleStore:
             return int(conn.execute("SELECT session_epoch FROM accounts WHERE id = ?", (account_id,)).fetchone()[0])
 
         return self._write(work)
+
+    def remove_teacher(self, teacher_id: int, class_id: int, by: Actor) -> bool:
+        return remove_account(self.store, teacher_id, class_id, "teacher", by)

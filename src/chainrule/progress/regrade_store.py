@@ -20,6 +20,12 @@ __all__ = ["RegradeStore"]
 REGRADE_COLUMNS = "id, class_id, exercise_id, pick, cases, nonce, state, last_run, created_at"
 
 
+def _open_regrade(conn: Connection, class_id: int, exercise_id: str, pick: str, cases: str) -> int | None:
+    row = conn.execute("SELECT id FROM regrades WHERE class_id = ? AND exercise_id = ? AND pick = ? AND cases = ? "
+                       "AND state != 'reverted' ORDER BY id DESC", (class_id, exercise_id, pick, cases)).fetchone()
+    return None if row is None else int(row[0])
+
+
 class RegradeStore:
     def __init__(self, store: Any) -> None:
         self.store = store
@@ -43,16 +49,18 @@ class RegradeStore:
 
     def open_regrade(self, class_id: int, exercise_id: str, pick: str, cases: str) -> int | None:
         """A regrade of the same exercise, pick and cases that was not reverted (starting again finds it)."""
-        row = self.database.read(lambda conn: conn.execute(
-            "SELECT id FROM regrades WHERE class_id = ? AND exercise_id = ? AND pick = ? AND cases = ? "
-            "AND state != 'reverted' ORDER BY id DESC", (class_id, exercise_id, pick, cases)).fetchone())
-        return None if row is None else int(row[0])
+        return self.database.read(lambda conn: _open_regrade(conn, class_id, exercise_id, pick, cases))
 
     def create(self, class_id: int, exercise_id: str, pick: str, cases: str, nonce: str, last_run: int, at: str,
                runs: list[tuple[int, int, str, bool]]) -> int:
-        """A new regrade of ``runs`` (learner, submission id, language, passed before); its id."""
+        """A new regrade of ``runs`` (learner, submission id, language, passed before), or the same one not
+        reverted if there is one: its id. Looked for and made in one transaction under the account writes' lock
+        (one writer at a time on both backends), so that simultaneous starts make one regrade."""
 
         def work(conn: Connection) -> int:
+            found = _open_regrade(conn, class_id, exercise_id, pick, cases)
+            if found is not None:
+                return found
             regrade_id = int(conn.execute(
                 "INSERT INTO regrades (class_id, exercise_id, pick, cases, nonce, state, last_run, created_at) "
                 "VALUES (?, ?, ?, ?, ?, 'grading', ?, ?) RETURNING id",

@@ -10,8 +10,9 @@ several or they have a place in a text (the playground's expression); else it is
         (every seat of the class taken), waiting 403 (the teacher has not let the learner in yet)
     PasswordsBusy (the password pool is full)                          503  with Retry-After
     StoreError, StoreUnavailable                                       503  in class mode without the
-        database's address or file ("the class database cannot be reached"); the whole text goes to the
-        server's log, every password in it redacted
+        database's address or file; the whole text goes to the server's log, every password in it redacted.
+        Only a connection failure says "the class database cannot be reached"; busy says busy; a change
+        the database refused by a constraint is a 409 (nothing saved); any other failure says it failed
     UnknownLessonError, UnknownItemError                               404
     LessonDataError                                                    500
     a route's HTTPException (401, 403, 404, 405, ...)                  its own status
@@ -39,7 +40,7 @@ from chainrule.errors import InputError
 from chainrule.lessons import LessonDataError, UnknownItemError, UnknownLessonError
 from chainrule.progress import StoreError
 from chainrule.progress.connection import redact_secrets
-from chainrule.progress.errors import INVALID_INPUT, LOCKED
+from chainrule.progress.errors import CANNOT_OPEN, INVALID_INPUT, LOCKED
 from chainrule.web.store_access import StoreUnavailable
 
 __all__ = ["ErrorAnswer", "answer_for", "install_error_handlers", "refusal", "store_message", "log"]
@@ -50,6 +51,10 @@ CLASS_STATUS = {"not-found": 404, "refused": 403, "conflict": 409, "rate-limited
 CLASS_DATABASE_AWAY = ("the class database cannot be reached, so nothing was read or saved: try again in a "
                        "moment (the server's log says why)")
 CLASS_DATABASE_BUSY = "the class database is busy with other changes, so nothing was saved: try again in a moment"
+CLASS_DATABASE_REFUSED = ("the class database refused this change because it conflicts with what it holds, so "
+                          "nothing was saved: reload the page and try again (the server's log says why)")
+CLASS_DATABASE_FAILED = ("the class database failed on this request, so nothing was read or saved: try again in "
+                         "a moment (the server's log says why)")
 BUG = ("the lesson server failed on this request (a bug in chainrule, not in what you sent); the server's "
        "output has the details")
 
@@ -91,7 +96,19 @@ def store_message(request: Request, error: BaseException) -> str:
     if not getattr(request.app.state, "class_mode", False):
         return text
     log.error("class database failure on %s %s: %s", request.method, request.url.path, redact_secrets(text))
-    return CLASS_DATABASE_BUSY if getattr(error, "kind", None) == LOCKED else CLASS_DATABASE_AWAY
+    if _refused_by_a_constraint(error):
+        return CLASS_DATABASE_REFUSED
+    kind = getattr(error, "kind", None)
+    if kind == LOCKED:
+        return CLASS_DATABASE_BUSY
+    # Only a connection that could not be made or was lost is "cannot be reached" (a database that is away).
+    return CLASS_DATABASE_AWAY if isinstance(error, StoreUnavailable) or kind == CANNOT_OPEN else CLASS_DATABASE_FAILED
+
+
+def _refused_by_a_constraint(error: BaseException) -> bool:
+    """The database refused the change by a constraint (a foreign key, a unique key): the DB-API's
+    IntegrityError on both backends (SQLite's, psycopg's), which the store keeps as the error's cause."""
+    return any(kind.__name__ == "IntegrityError" for kind in type(error.__cause__).__mro__)
 
 
 def answer_for(error: BaseException, request: Request) -> ErrorAnswer:
@@ -108,6 +125,8 @@ def answer_for(error: BaseException, request: Request) -> ErrorAnswer:
     if isinstance(error, PasswordsBusy):
         return ErrorAnswer(503, str(error), headers={"retry-after": str(error.retry_after)})
     if isinstance(error, (StoreError, StoreUnavailable)):
+        if _refused_by_a_constraint(error):
+            return ErrorAnswer(409, store_message(request, error))
         return ErrorAnswer(503, store_message(request, error), headers={"retry-after": "5"})
     if isinstance(error, (UnknownLessonError, UnknownItemError)):
         return ErrorAnswer(404, str(error))

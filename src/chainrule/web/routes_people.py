@@ -6,6 +6,7 @@
     PUT  /api/class/learners/{id}/name         {"name": ...}: rename a learner
     GET  /api/class/learners/{id}/export       the learner's progress file (before removing them, say)
     POST /api/class/teachers                   {"name": ...}: a further teacher, with their one-time link
+    DELETE /api/class/teachers/{id}            remove another teacher (not oneself, not the last one)
     POST /api/class/account/password           {"current", "new"}: one's own; every other session ends
 
 Every change carries the CSRF header (web/class_gate.py, which also refuses changes in a closed or archived
@@ -43,12 +44,13 @@ PEOPLE_ERRORS: dict[int | str, dict[str, Any]] = {
     401: {"model": ErrorBody, "description": "Not signed in."},
     403: {"model": ErrorBody, "description": "Not a teacher of this class, a closed or archived class, or a "
                                             "missing or wrong CSRF token."},
-    404: {"model": ErrorBody, "description": "No such learner in your class."},
+    404: {"model": ErrorBody, "description": "No such learner (or teacher) in your class."},
     409: {"model": ErrorBody, "description": "The name is taken (or looks like one that is)."},
     422: {"model": ErrorBody, "description": "The request is not valid."},
     429: {"model": ErrorBody, "description": "Too many wrong passwords: wait (Retry-After)."},
 }
 LearnerId = Annotated[int, Path(ge=1, le=2**31 - 1, description="A learner's account id", examples=[2])]
+TeacherId = Annotated[int, Path(ge=1, le=2**31 - 1, description="A teacher's account id", examples=[1])]
 
 api = APIRouter(prefix="/api/class", responses=PEOPLE_ERRORS)
 
@@ -157,6 +159,13 @@ def add_teacher(request: Request, body: NameIn) -> dict[str, Any]:
     made, token = _people(request).add_teacher(_teacher(request), body.name)
     return {"id": made.id, "name": made.name, "link": _link(request, f"/set-password/{token}"),
             "valid_for": f"{TEACHER_LINK_LIFETIME.days} days"}
+
+
+@api.delete("/teachers/{teacher_id}")
+def remove_teacher(request: Request, teacher_id: TeacherId) -> dict[str, Any]:
+    """Remove another teacher of this class (403 for yourself or the class's last teacher): their account and
+    sessions end; comments they wrote stay, from "a removed account"."""
+    return _people(request).remove_teacher(_teacher(request), teacher_id)
 
 
 @api.post("/account/password")
