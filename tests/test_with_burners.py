@@ -37,10 +37,10 @@ def ran(pid):
 children = open(f"/proc/{parent}/task/{parent}/children").read().split()
 burners = [int(pid) for pid in children if int(pid) != os.getpid()]
 end = time.monotonic() + %(hang)s
-while any(ran(pid) < 0.3 for pid in burners) and time.monotonic() < end:
+while any(ran(pid) < 0.2 for pid in burners) and time.monotonic() < end:
     time.sleep(0.05)
 print(json.dumps({"burners": {pid: int(stat(pid)[3]) for pid in burners},
-                  "spun": [pid for pid in burners if ran(pid) >= 0.3],
+                  "spun": [pid for pid in burners if ran(pid) >= 0.2],
                   "burner_code": [b"while True" in open(f"/proc/{pid}/cmdline", "rb").read() for pid in burners],
                   "own_session": os.getsid(0)}), flush=True)
 if sys.argv[1:] == ["wait"]:
