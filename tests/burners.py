@@ -8,7 +8,8 @@ Each burner is a `python -c` loop that spins, in a session of its own (setsid), 
 one a scheduling group of its own, as unrelated programs on a shared machine are: they are not lumped together
 into one group that would weigh as one process. They are killed, by their own pids, when the block ends, and
 each asks the kernel to kill it when the process that started it dies (prctl PR_SET_PDEATHSIG), so a killed
-test worker or script leaves none spinning.
+test worker or script leaves none spinning. The kernel follows the thread that started a burner: start them
+from a thread that outlives them (the main thread, as every user here does).
 """
 
 from __future__ import annotations

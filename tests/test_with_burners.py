@@ -104,14 +104,21 @@ def test_the_burners_spin_while_the_command_runs_each_in_a_session_of_its_own_an
 def test_killing_the_script_outright_kills_its_burners():
     script = with_burners(sys.executable, "-c", PROBE, "wait", stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                           text=True)
+    left: list[int] = []  # burners that may still run
     try:
         seen = json.loads(script.stdout.readline())
-        burners = [int(pid) for pid in seen["burners"]]
+        left = burners = [int(pid) for pid in seen["burners"]]
         assert len(burners) == 2 and sorted(seen["spun"]) == sorted(burners)
         script.kill()  # SIGKILL: the script cleans nothing up; the kernel's parent-death signal does
         script.wait(timeout=HANG_SECONDS)
-        assert ended(burners) == []
+        left = ended(burners)
+        assert left == [], f"burners {left} outlived the script"
     finally:
         script.kill()
         script.stdin.close()  # the command, left running, reads its end and ends
         script.stdout.close()
+        for pid in left:  # a failed run leaves nothing spinning
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
