@@ -5,12 +5,14 @@ in PostgreSQL).
     .venv/bin/python benchmarks/bench_starved.py [--faces serve worker] [--exercises ID ...]
                                                  [--languages python javascript typescript] [--burners-per-core 2]
 
-Everything runs on this machine: `burners-per-core` spinning processes per core, each in its own session
-(tests/burners.py), then per face a class made with `chainrule class create`, one `chainrule serve --workers 1`
-process (grading in process at its grading nice, for the SQLite class) or that server and one `chainrule worker
---concurrency 1` (at its default nice, for the PostgreSQL class, in a throwaway cluster: tests/postgres_cluster.py,
-or `--postgres URL`, a cluster's URL, where a fresh schema is made), and one learner who sends each reference
-solution through POST /api/grade and follows it to its result as the page does, one run at a time.
+Everything runs on this machine: per face a class made with `chainrule class create`, one `chainrule serve
+--workers 1` process (grading in process at its grading nice, for the SQLite class) or that server and one
+`chainrule worker --concurrency 1` (at its default nice, for the PostgreSQL class, in a throwaway cluster:
+tests/postgres_cluster.py, or `--postgres URL`, a cluster's URL, where a fresh schema is made), and one learner
+who sends each reference solution through POST /api/grade and follows it to its result as the page does, one
+run at a time, while `burners-per-core` spinning processes per core, each in its own session (tests/burners.py),
+keep every core busy: they start once the face is ready and stop after its last run, so they slow the runs,
+not the set-up.
 
 Prints a line per run (face, exercise, language, verdict, seconds from sent to result) and a summary; exits 0
 when every run passed, 1 otherwise. docs/performance.md records a whole run; tests/test_grading_starved.py runs
@@ -85,8 +87,11 @@ def graded(client, exercise: str, language: str) -> dict:
     return body.get("result") or {"verdict": "no result", "message": f"still {body.get('state')}"}
 
 
-def face(name: str, runs: list[tuple[str, str]], folder: Path, postgres: str | None) -> list[tuple]:
-    """Every run through one face: (face, exercise, language, verdict, seconds, message)."""
+def face(name: str, runs: list[tuple[str, str]], folder: Path, postgres: str | None,
+         per_core: int) -> tuple[list[tuple], float]:
+    """Every run through one face: (face, exercise, language, verdict, seconds, message), and the load average
+    at the end. The burners start once the face is set up (its class made, its processes ready, the learner
+    joined) and stop before it is taken down: they weigh on the runs, not on the set-up."""
     env = dict(os.environ, PYTHONUNBUFFERED="1", CHAINRULE_DATA_DIR=str(folder / "data"))
     env.pop("CHAINRULE_DATABASE", None)
     with ExitStack() as stack:
@@ -107,13 +112,17 @@ def face(name: str, runs: list[tuple[str, str]], folder: Path, postgres: str | N
         client = learner(base, invite)
         stack.callback(client.close)
         rows = []
-        for exercise, language in runs:
-            sent = time.monotonic()
-            result = graded(client, exercise, language)
-            rows.append((name, exercise, language, result.get("verdict"), time.monotonic() - sent,
-                         result.get("message")))
-            print(f"{name:7} {exercise:28} {language:11} {rows[-1][3]:12} {rows[-1][4]:6.1f} s", flush=True)
-        return rows
+        with burners(per_core) as spinning:
+            print(f"{name}: {len(spinning)} burners on {cores()} cores; load average {os.getloadavg()[0]:.1f}",
+                  flush=True)
+            for exercise, language in runs:
+                sent = time.monotonic()
+                result = graded(client, exercise, language)
+                rows.append((name, exercise, language, result.get("verdict"), time.monotonic() - sent,
+                             result.get("message")))
+                print(f"{name:7} {exercise:28} {language:11} {rows[-1][3]:12} {rows[-1][4]:6.1f} s", flush=True)
+            load = os.getloadavg()[0]
+        return rows, load
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -128,11 +137,11 @@ def main(argv: list[str] | None = None) -> int:
     runs = planned_runs(args.exercises, args.languages)
     started = time.monotonic()
     rows: list[tuple] = []
-    with tempfile.TemporaryDirectory(prefix="chainrule-starved-") as folder, burners(args.burners_per_core) as spinning:
-        print(f"{len(spinning)} burners on {cores()} cores; load average {os.getloadavg()[0]:.1f}", flush=True)
+    load = 0.0
+    with tempfile.TemporaryDirectory(prefix="chainrule-starved-") as folder:
         for name in args.faces:
-            rows += face(name, runs, Path(folder) / name, args.postgres)
-        load = os.getloadavg()[0]
+            face_rows, load = face(name, runs, Path(folder) / name, args.postgres, args.burners_per_core)
+            rows += face_rows
     failed = [row for row in rows if row[3] != "passed"]
     for row in failed:
         print(f"NOT PASSED: {row[0]} {row[1]} {row[2]}: {row[3]}: {row[5]}")
