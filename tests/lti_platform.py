@@ -16,6 +16,7 @@ gradebook are kept in state_dir, so a platform stopped and started again (an LMS
 
 from __future__ import annotations
 
+import asyncio
 import html
 import json
 import sys
@@ -174,9 +175,26 @@ def create_platform(config: dict) -> FastAPI:
         launch.set_nrps(f"{base}/courses/{course}/memberships")
         return launch.lti_launch()
 
+    jwks_served = {"fetches": 0, "delay": 0.0}  # how often the key set was asked for; how slowly it answers
+
     @app.get("/jwks")
-    def jwks() -> dict:
+    async def jwks() -> dict:
+        jwks_served["fetches"] += 1
+        if jwks_served["delay"]:
+            await asyncio.sleep(jwks_served["delay"])  # a slow LMS (not a wait for an event: the delay is the point)
         return {"keys": registration().get_jwks()}
+
+    @app.post("/jwks-mode")
+    async def jwks_mode(request: Request) -> dict:
+        """{"delay": seconds} for every answer of /jwks from now; the count of fetches so far (then 0 again)."""
+        body = await request.json()
+        counted = jwks_served["fetches"]
+        jwks_served.update(fetches=0, delay=float(body.get("delay", 0.0)))
+        return {"fetches": counted}
+
+    @app.get("/jwks-fetches")
+    def jwks_fetches() -> dict:
+        return {"fetches": jwks_served["fetches"]}
 
     # ------------------------------------------------------------ deep linking
 

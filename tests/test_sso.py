@@ -197,6 +197,7 @@ def test_the_sign_in_tables_on_both_backends(store_place):
     from chainrule.classes import open_class_store
     from chainrule.classes.accounts import Accounts
     from chainrule.classes.sso import Sso
+    from chainrule.classes.stranger_budget import BUDGET
 
     place = store_place("class")
     store = open_class_store(place.get("data_dir"), place.get("database"))
@@ -206,7 +207,8 @@ def test_the_sign_in_tables_on_both_backends(store_place):
         sso = Sso(store, accounts, "https://class.example.org")
         provider = sso.add_provider("School", "https://login.school.example", "client", "secret")
         assert sso.add_provider("School", "https://login.school.example", "client", "new secret").id == provider.id
-        sso.tables.add_login("hash", provider.id, "nonce", "verifier", {"do": "sign-in"}, 100.0, 0.0)
+        sso.tables.add_login("hash", provider.id, "nonce", "verifier", {"do": "sign-in"}, client="192.0.2.1", now=100.0,
+                             budget=BUDGET)
         assert sso.tables.login("hash")[3] == {"do": "sign-in"}
         assert sso.tables.use_login("hash", 101.0) and not sso.tables.use_login("hash", 102.0)
         class_id = made.class_id

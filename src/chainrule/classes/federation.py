@@ -19,20 +19,27 @@ from chainrule.classes.names import look_alike_keys
 from chainrule.errors import InputError
 
 LOGIN_LIFETIME = 600  # seconds from the start of a login to its end
-FORGET_LOGINS = 24 * 3600  # a used login is kept this long, so that a replay is named as one
 
 
 class Refused(Exception):
     """A login refused: ``cause`` (a key of the module's table of causes), the sentence of what happened (str),
-    ``status`` and ``advice`` (what the person can do) from that table."""
+    ``status`` and ``advice`` (what the person can do) from that table, and ``detail``: what came from outside
+    (an LMS's or a provider's error text, a value it sent, an address such as its key set's URL). The refusal
+    page shows the sentence and the advice, never the detail, which goes to the server's log only (issue 41,
+    item 12): the sentence is this server's own words, with no value from outside in it."""
 
     CAUSES: dict[str, tuple[int, str]] = {}
 
-    def __init__(self, cause: str, message: str, relaunch: dict | None = None) -> None:
+    def __init__(self, cause: str, message: str, relaunch: dict | None = None, *, detail: str = "") -> None:
         super().__init__(message)
         self.cause = cause
         self.status, self.advice = self.CAUSES[cause]
         self.relaunch = relaunch
+        self.detail = detail
+
+    def logged(self) -> str:
+        """The line the server's log keeps: the sentence and the detail."""
+        return f"{self}" + (f" [{self.detail}]" if self.detail else "")
 
 
 def new_state() -> str:

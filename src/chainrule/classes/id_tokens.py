@@ -48,17 +48,27 @@ CLAIM_CAUSES = {"iss": "wrong-issuer", "aud": "wrong-audience", "azp": "wrong-au
 
 
 class TokenRefused(Exception):
-    def __init__(self, cause: str, detail: str) -> None:
-        super().__init__(detail)
+    """``cause`` names the check that failed; the sentence is this server's words, ``detail`` what came from
+    outside (a value of the token, an error text, the key set's URL), for the log only (federation.Refused)."""
+
+    def __init__(self, cause: str, message: str, detail: str = "") -> None:
+        super().__init__(message)
         self.cause = cause
+        self.detail = detail
 
 
 class KeySets:
-    """The issuers' key sets, fetched when needed and kept for an hour (shared by every request)."""
+    """The issuers' key sets, fetched when needed and kept for an hour (shared by every request). One fetch of a
+    URL is in flight at a time (issue 41, item 8): the requests that need it meanwhile wait for it and use its
+    answer. A key id the set lacks fetches it again at most every REFETCH_AFTER seconds per URL, and a fetch
+    that failed is not tried again for REFETCH_AFTER seconds (its refusal is given instead): a stranger's
+    tokens with made-up key ids cost the issuer one fetch per REFETCH_AFTER, not one each."""
 
     def __init__(self, remote: Remote) -> None:
         self.remote = remote
         self._sets: dict[str, tuple[float, KeySet]] = {}
+        self._failed: dict[str, tuple[float, TokenRefused]] = {}
+        self._fetching: dict[str, threading.Lock] = {}
         self._lock = threading.Lock()
 
     def _fetch(self, url: str) -> KeySet:
@@ -67,25 +77,52 @@ class KeySets:
             keys = KeySet.import_key_set({"keys": [key for key in document.get("keys", [])
                                                    if isinstance(key, dict) and key.get("kty") in ("RSA", "EC")]})
         except RemoteError as error:
-            raise TokenRefused("keys-unreachable", str(error)) from None
+            raise TokenRefused("keys-unreachable", "the issuer's public keys could not be fetched",
+                               f"{url}: {error}") from None
         except (AttributeError, TypeError, ValueError, JoseError) as error:
-            raise TokenRefused("keys-unreadable", f"the key set at {url} cannot be read: {error}") from None
-        with self._lock:
-            self._sets[url] = (time.monotonic(), keys)
+            raise TokenRefused("keys-unreadable", "the issuer's public keys cannot be read",
+                               f"{url}: {error}") from None
         return keys
 
-    def key(self, url: str, kid: str | None) -> Any:
+    def _cached(self, url: str) -> tuple[float, KeySet | None]:
         with self._lock:
-            fetched, keys = self._sets.get(url, (0.0, None))
-        age = time.monotonic() - fetched
-        if keys is None or age > KEEP_KEYS:
-            keys = self._fetch(url)
+            return self._sets.get(url, (float("-inf"), None))
+
+    def _refresh(self, url: str, older_than: float) -> KeySet:
+        """The URL's key set, fetched again unless a fetch younger than ``older_than`` seconds is known (one
+        that finished while this request waited its turn included)."""
+        with self._lock:
+            turn = self._fetching.setdefault(url, threading.Lock())
+        with turn:  # one fetch per URL in flight; the others wait here, then find its answer
+            fetched, keys = self._cached(url)
+            now = time.monotonic()
+            if keys is not None and now - fetched <= older_than:
+                return keys
+            with self._lock:
+                failed_at, refusal = self._failed.get(url, (float("-inf"), None))
+            if refusal is not None and now - failed_at <= REFETCH_AFTER:
+                raise refusal
+            try:
+                keys = self._fetch(url)
+            except TokenRefused as refused:
+                with self._lock:
+                    self._failed[url] = (time.monotonic(), refused)
+                raise
+            with self._lock:
+                self._sets[url] = (time.monotonic(), keys)
+                self._failed.pop(url, None)
+            return keys
+
+    def key(self, url: str, kid: str | None) -> Any:
+        fetched, keys = self._cached(url)
+        if keys is None or time.monotonic() - fetched > KEEP_KEYS:
+            keys = self._refresh(url, KEEP_KEYS)
         found = _find(keys, kid)
-        if found is None and age > REFETCH_AFTER:
-            found = _find(self._fetch(url), kid)
+        if found is None:  # the issuer may have rotated its keys: look again, unless looked at just now
+            found = _find(self._refresh(url, REFETCH_AFTER), kid)
         if found is None:
-            raise TokenRefused("unknown-key", f"the token is signed with a key ({kid!r}) that the issuer does not "
-                               f"publish at {url}")
+            raise TokenRefused("unknown-key", "the token is signed with a key that the issuer does not publish",
+                               f"kid {str(kid)[:80]!r} is not in {url}")
         return found
 
 
@@ -115,8 +152,8 @@ def verify(token: str, keys: KeySets, jwks_url: str, *, issuer: str, client_id: 
     the token may carry); TokenRefused naming the cause otherwise."""
     head = header(token)
     if head.get("alg") not in ALGORITHMS:
-        raise TokenRefused("algorithm", f"the token is signed with {head.get('alg')!r}; only asymmetric "
-                           f"signatures are accepted ({', '.join(ALGORITHMS)})")
+        raise TokenRefused("algorithm", f"only asymmetric signatures are accepted ({', '.join(ALGORITHMS)})",
+                           f"alg {str(head.get('alg'))[:40]!r}")
     key = keys.key(jwks_url, head.get("kid"))
     try:
         decoded = jwt.decode(token, key, algorithms=list(ALGORITHMS))
@@ -124,9 +161,9 @@ def verify(token: str, keys: KeySets, jwks_url: str, *, issuer: str, client_id: 
         raise TokenRefused("bad-signature", "the token's signature does not match the issuer's key: it was "
                            "not made by the issuer, or was changed on the way") from None
     except UnsupportedAlgorithmError as error:
-        raise TokenRefused("algorithm", f"the token's algorithm does not fit the issuer's key: {error}") from None
+        raise TokenRefused("algorithm", "the token's algorithm does not fit the issuer's key", str(error)) from None
     except (DecodeError, JoseError, ValueError) as error:
-        raise TokenRefused("not-a-token", f"the token cannot be read: {error}") from None
+        raise TokenRefused("not-a-token", "the token cannot be read", str(error)) from None
     claims_class = CodeIDToken if access_token is not None else ImplicitIDToken
     params = {"client_id": client_id, "nonce": nonce} | ({"access_token": access_token} if access_token else {})
     claims = claims_class(decoded.claims, decoded.header,
@@ -140,9 +177,10 @@ def verify(token: str, keys: KeySets, jwks_url: str, *, issuer: str, client_id: 
         claim = error.claim.split(",")[0]
         cause = CLAIM_CAUSES.get(claim, "missing-claim" if isinstance(error, MissingClaimError) else "bad-claim")
         shown = decoded.claims.get(claim)
-        raise TokenRefused(cause, f"the token's {claim!r} claim " + (
-            "is missing" if isinstance(error, MissingClaimError) else f"({shown!r}) is not what this server expects")
-        ) from None
+        known = claim if claim in CLAIM_CAUSES else "a"
+        raise TokenRefused(cause, f"the token's {known} claim " + (
+            "is missing" if isinstance(error, MissingClaimError) else "is not what this server expects"),
+            f"{claim!r}: {str(shown)[:200]!r}") from None
     iat = decoded.claims.get("iat")
     if isinstance(iat, (int, float)) and iat > now + LEEWAY:
         raise TokenRefused("issued-in-the-future", "the token's iat claim is in the future")

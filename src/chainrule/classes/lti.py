@@ -31,12 +31,14 @@ from urllib.parse import urlencode, urlsplit
 from chainrule import lessons
 from chainrule.classes.accounts import LEARNER, TEACHER, Account, Accounts, ClassError, closed_to_newcomers
 from chainrule.classes.federation import (
-    FORGET_LOGINS, LOGIN_LIFETIME, Refused, clean, digest, display_name, free_display_name, free_name, new_state,
+    LOGIN_LIFETIME, Refused, clean, digest, display_name, free_display_name, free_name, new_state,
     same_browser, state_cookie,
 )
 from chainrule.classes.id_tokens import KeySets, TokenRefused, verify
 from chainrule.classes.lti_keys import ToolKeys
 from chainrule.classes.remote import Remote
+from chainrule.classes.stranger_budget import BUDGET, OverBudget
+from chainrule.classes.stranger_budget import CAUSES as STRANGER_CAUSES
 from chainrule.progress.class_store import ClassClosed
 from chainrule.progress.lti_store import LtiStore
 
@@ -109,6 +111,7 @@ CAUSES: dict[str, tuple[int, str]] = {
     "teachers-only": (403, "Only a teacher of the course can add chainrule's lessons to it."),
     "class-closed": (403, "The course's teacher closed its class in chainrule; they can open it again on the "
                           "teacher's page."),
+    **STRANGER_CAUSES,
 }
 
 
@@ -233,8 +236,8 @@ class Lti:
         """(the path to land on, its resource) for a target_link_uri of this tool; LaunchRefused otherwise."""
         parts = urlsplit(target or "")
         if origin_of(target) != origin_of(self.base_url) or parts.username or parts.password:
-            raise LaunchRefused("target-not-this-tool", f"the target_link_uri {target!r} is not an address of this "
-                                f"tool ({self.base_url})")
+            raise LaunchRefused("target-not-this-tool", f"the target_link_uri is not an address of this tool "
+                                f"({self.base_url})", detail=f"target_link_uri {target[:300]!r}")
         path = parts.path or "/"
         if path in ("/", "/lti/launch", "/lti/login"):
             return "/", None
@@ -242,10 +245,12 @@ class Lti:
             lesson = path.removeprefix("/lessons/")
             if lesson in lessons.lesson_ids():
                 return path, lesson
-        raise LaunchRefused("target-not-this-tool", f"the target_link_uri {target!r} is not a page of this tool "
-                            "(the path '/', or '/lessons/' and a lesson's id)")
+        raise LaunchRefused("target-not-this-tool", "the target_link_uri is not a page of this tool (the path '/', "
+                            "or '/lessons/' and a lesson's id)", detail=f"target_link_uri {target[:300]!r}")
 
-    def login(self, params: Mapping[str, str]) -> Begun:
+    def login(self, params: Mapping[str, str], *, client: str = "") -> Begun:
+        """The login's state kept (within the strangers' budget, for ``client``: classes/stranger_budget.py) and
+        where to send the browser; LaunchRefused otherwise."""
         issuer, hint, target = (str(params.get(key) or "") for key in ("iss", "login_hint", "target_link_uri"))
         missing = [key for key, value in (("iss", issuer), ("login_hint", hint), ("target_link_uri", target)) if not value]
         if missing:
@@ -253,21 +258,26 @@ class Lti:
         client_id = str(params.get("client_id") or "") or None
         rows = self.tables.platforms(issuer, client_id)
         if not rows:
-            raise LaunchRefused("unknown-platform", f"no LMS with issuer {issuer!r}"
-                                + (f" and client ID {client_id!r}" if client_id else "") + " is registered here")
+            raise LaunchRefused("unknown-platform", "no LMS with the login's issuer"
+                                + (" and client ID" if client_id else "") + " is registered here",
+                                detail=f"issuer {issuer[:300]!r}, client ID {(client_id or '')[:300]!r}")
         if len(rows) > 1:
-            raise LaunchRefused("ambiguous-platform", f"{len(rows)} registrations have issuer {issuer!r} and the "
-                                "login names no client_id")
+            raise LaunchRefused("ambiguous-platform", f"{len(rows)} registrations have the login's issuer and the "
+                                "login names no client_id", detail=f"issuer {issuer[:300]!r}")
         platform = _platform(rows[0], self.tables.deployments(rows[0][0]))
         deployment = str(params.get("lti_deployment_id") or "")
         if deployment and deployment not in platform.deployments:
-            raise LaunchRefused("unknown-deployment", f"the deployment {deployment!r} of {platform.name} is not "
-                                "registered here")
+            raise LaunchRefused("unknown-deployment", f"the login's deployment of {platform.name} is not registered "
+                                "here", detail=f"deployment {deployment[:300]!r}")
         self._landing(target)
         state, nonce, now = new_state(), new_state(), self.clock()
         relaunch = {key: str(params[key]) for key in ("iss", "login_hint", "target_link_uri", "lti_message_hint",
                                                       "client_id", "lti_deployment_id") if params.get(key)}
-        self.tables.add_login(digest(state), platform.id, nonce, target, relaunch, now, now - FORGET_LOGINS)
+        try:
+            self.tables.add_login(digest(state), platform.id, nonce, target, relaunch, client=client, now=now,
+                                  budget=BUDGET)
+        except OverBudget as over:
+            raise LaunchRefused(over.cause, str(over)) from None
         query = {"scope": "openid", "response_type": "id_token", "response_mode": "form_post", "prompt": "none",
                  "client_id": platform.client_id, "redirect_uri": self.urls()["redirect"], "login_hint": hint,
                  "state": state, "nonce": nonce}
@@ -281,7 +291,7 @@ class Lti:
 
     def launch(self, form: Mapping[str, str], cookies: Mapping[str, list[str]], *, framed: bool) -> Launch:
         if form.get("error"):
-            raise LaunchRefused("platform-error", f"the LMS refused the login: {str(form.get('error'))[:100]}"
+            raise LaunchRefused("platform-error", "the LMS refused the login", detail=f"{str(form.get('error'))[:100]}"
                                 + (f" ({str(form.get('error_description'))[:300]})" if form.get("error_description")
                                    else ""))
         state, token = str(form.get("state") or ""), str(form.get("id_token") or "")
@@ -304,7 +314,7 @@ class Lti:
             claims = verify(token, self.key_sets, platform.jwks_url, issuer=platform.issuer,
                             client_id=platform.client_id, nonce=nonce, now=now)
         except TokenRefused as refused:
-            raise LaunchRefused(refused.cause, str(refused)) from None
+            raise LaunchRefused(refused.cause, str(refused), detail=refused.detail) from None
         self._check_message(platform, claims, target)
         if not self.tables.use_login(digest(state), now):
             raise LaunchRefused("replayed", "this launch's login was used already: a launch works once")
@@ -312,20 +322,21 @@ class Lti:
 
     def _check_message(self, platform: Platform, claims: dict, target: str) -> None:
         if claims.get(VERSION) != "1.3.0":
-            raise LaunchRefused("not-lti-1.3", f"the launch's LTI version is {claims.get(VERSION)!r}, not '1.3.0'")
+            raise LaunchRefused("not-lti-1.3", "the launch's LTI version is not '1.3.0'",
+                                detail=f"version {str(claims.get(VERSION))[:100]!r}")
         kind = claims.get(MESSAGE_TYPE)
         if kind not in (RESOURCE_LAUNCH, DEEP_LINKING_LAUNCH):
-            raise LaunchRefused("unsupported-message", f"the message type {kind!r} is not one chainrule takes "
-                                f"({RESOURCE_LAUNCH}, {DEEP_LINKING_LAUNCH})")
+            raise LaunchRefused("unsupported-message", f"the launch's message type is not one chainrule takes "
+                                f"({RESOURCE_LAUNCH}, {DEEP_LINKING_LAUNCH})", detail=f"type {str(kind)[:100]!r}")
         deployment = claims.get(DEPLOYMENT)
         if not isinstance(deployment, str) or deployment not in platform.deployments:
-            raise LaunchRefused("unknown-deployment", f"the deployment {deployment!r} of {platform.name} is not "
-                                "registered here")
+            raise LaunchRefused("unknown-deployment", f"the launch's deployment of {platform.name} is not "
+                                "registered here", detail=f"deployment {str(deployment)[:300]!r}")
         if not isinstance(claims.get("sub"), str) or not claims["sub"]:
             raise LaunchRefused("no-subject", "the launch names nobody (no sub claim)")
         if claims.get(TARGET) != target:
-            raise LaunchRefused("target-changed", f"the launch's target_link_uri {claims.get(TARGET)!r} is not its "
-                                f"login's ({target!r})")
+            raise LaunchRefused("target-changed", "the launch's target_link_uri is not its login's",
+                                detail=f"{str(claims.get(TARGET))[:300]!r}, not {target[:300]!r}")
         if kind == RESOURCE_LAUNCH and not (isinstance(claims.get(RESOURCE_LINK), dict)
                                             and isinstance(claims[RESOURCE_LINK].get("id"), str)):
             raise LaunchRefused("missing-claim", "the launch lacks its resource_link id")
@@ -350,8 +361,8 @@ class Lti:
         if isinstance(custom.get("lesson"), str):
             resource = custom["lesson"]
             if resource != PATH and resource not in lessons.lesson_ids():
-                raise LaunchRefused("unknown-lesson", f"the link names the lesson {resource!r}, which this server does "
-                                    "not have")
+                raise LaunchRefused("unknown-lesson", "the link names a lesson this server does not have",
+                                    detail=f"lesson {str(resource)[:100]!r}")
             landing = "/" if resource == PATH else f"/lessons/{resource}"
         if not deep_linking and resource is None:
             resource = PATH

@@ -29,11 +29,13 @@ from authlib.integrations.httpx_client import OAuth2Client
 
 from chainrule.classes.accounts import TEACHER, ClassError, closed_to_newcomers
 from chainrule.classes.federation import (
-    FORGET_LOGINS, LOGIN_LIFETIME, Refused, digest, new_state, same_browser, state_cookie,
+    LOGIN_LIFETIME, Refused, digest, new_state, same_browser, state_cookie,
 )
 from chainrule.classes.id_tokens import KeySets, TokenRefused, verify
 from chainrule.classes.lti import origin_of
 from chainrule.classes.remote import TIMEOUT, Remote, RemoteError
+from chainrule.classes.stranger_budget import BUDGET, OverBudget
+from chainrule.classes.stranger_budget import CAUSES as STRANGER_CAUSES
 from chainrule.progress.class_store import ClassClosed, SeatsTaken
 from chainrule.progress.sso_store import SsoStore
 
@@ -83,6 +85,7 @@ CAUSES: dict[str, tuple[int, str]] = {
     "waiting": (403, "Sign in again once your teacher has let you in."),
     "link-refused": (409, "That provider account is linked to another account of this class already."),
     "session-changed": (403, "You signed out or in as someone else meanwhile: sign in and link again."),
+    **STRANGER_CAUSES,
 }
 
 
@@ -167,25 +170,33 @@ class Sso:
         try:
             document = self.remote.json("GET", url, what=f"the discovery document of {provider.name}").body
         except RemoteError as error:
-            raise SignInRefused("provider-unreachable", str(error)) from None
+            raise SignInRefused("provider-unreachable", f"{provider.name} cannot be reached", detail=str(error)) from None
         if not isinstance(document, dict) or document.get("issuer") != provider.issuer:
-            raise SignInRefused("provider-misconfigured", f"the discovery document at {url} names the issuer "
-                                f"{document.get('issuer') if isinstance(document, dict) else None!r}, not "
+            raise SignInRefused("provider-misconfigured", f"the discovery document of {provider.name} names "
+                                "another issuer", detail=f"{url} names "
+                                f"{str(document.get('issuer') if isinstance(document, dict) else None)[:200]!r}, not "
                                 f"{provider.issuer!r}")
         for key in ("authorization_endpoint", "token_endpoint", "jwks_uri"):
             if not origin_of(str(document.get(key) or "")):
-                raise SignInRefused("provider-misconfigured", f"the discovery document at {url} lacks {key}")
+                raise SignInRefused("provider-misconfigured", f"the discovery document of {provider.name} lacks "
+                                    f"{key}", detail=url)
         with self._lock:
             self._metadata[provider.id] = (time.monotonic(), document)
         return document
 
     # ---------------------------------------------------------------- the sign-in
 
-    def begin(self, provider_id: int, intent: dict) -> Begun:
+    def begin(self, provider_id: int, intent: dict, *, client: str = "") -> Begun:
+        """The sign-in's state kept (within the strangers' budget, for ``client``: classes/stranger_budget.py)
+        and where to send the browser; SignInRefused otherwise."""
         provider = self.provider(provider_id)
         metadata = self.metadata(provider)
         state, nonce, verifier, now = new_state(), new_state(), new_state() + new_state(), self.clock()
-        self.tables.add_login(digest(state), provider.id, nonce, verifier, intent, now, now - FORGET_LOGINS)
+        try:
+            self.tables.add_login(digest(state), provider.id, nonce, verifier, intent, client=client, now=now,
+                                  budget=BUDGET)
+        except OverBudget as over:
+            raise SignInRefused(over.cause, str(over)) from None
         client = OAuth2Client(provider.client_id, scope="openid profile email", redirect_uri=self.callback(provider),
                               code_challenge_method="S256")
         url, _ = client.create_authorization_url(metadata["authorization_endpoint"], state=state, nonce=nonce,
@@ -197,9 +208,9 @@ class Sso:
         provider = self.provider(provider_id)
         state = str(query.get("state") or "")
         if query.get("error"):
-            raise SignInRefused("provider-error", f"the provider answered {str(query['error'])[:80]!r}"
-                                + (f": {str(query.get('error_description'))[:200]}" if query.get("error_description")
-                                   else ""))
+            raise SignInRefused("provider-error", f"{provider.name} did not sign you in",
+                                detail=f"{str(query['error'])[:80]!r}" + (f": {str(query.get('error_description'))[:200]}"
+                                                                          if query.get("error_description") else ""))
         if not state or not query.get("code"):
             raise SignInRefused("missing-parameter", "the answer lacks its " + ("state" if not state else "code"))
         login = self.tables.login(digest(state))
@@ -219,7 +230,8 @@ class Sso:
         metadata = self.metadata(provider)
         if ("iss" in query or metadata.get("authorization_response_iss_parameter_supported")) \
                 and query.get("iss") != provider.issuer:
-            raise SignInRefused("wrong-issuer", f"the answer's iss {query.get('iss')!r} is not {provider.issuer!r}")
+            raise SignInRefused("wrong-issuer", f"the answer's iss is not {provider.name}'s issuer",
+                                detail=f"{str(query.get('iss'))[:200]!r}, not {provider.issuer!r}")
         if not self.tables.use_login(digest(state), now):
             raise SignInRefused("replayed", "this sign-in was finished already: an answer works once")
         tokens = self._exchange(provider, metadata, str(query["code"]), verifier)
@@ -228,7 +240,7 @@ class Sso:
                             issuer=provider.issuer, client_id=provider.client_id, nonce=nonce, now=now,
                             access_token=str(tokens.get("access_token") or "") or None)
         except TokenRefused as refused:
-            raise SignInRefused(refused.cause, str(refused)) from None
+            raise SignInRefused(refused.cause, str(refused), detail=refused.detail) from None
         if not isinstance(claims.get("sub"), str) or not claims["sub"]:
             raise SignInRefused("no-subject", "the token names nobody (no sub claim)")
         return Finished(provider, claims, intent)
@@ -240,8 +252,8 @@ class Sso:
             return dict(client.fetch_token(metadata["token_endpoint"], grant_type="authorization_code", code=code,
                                            code_verifier=verifier, timeout=TIMEOUT))
         except Exception as error:  # Authlib's OAuthError, httpx's HTTPError, a bad answer's ValueError
-            raise SignInRefused("token-refused", f"the provider's token endpoint answered {type(error).__name__}: "
-                                f"{str(error)[:300]}") from None
+            raise SignInRefused("token-refused", f"the token endpoint of {provider.name} did not give a token",
+                                detail=f"{type(error).__name__}: {str(error)[:300]}") from None
         finally:
             client.close()
 

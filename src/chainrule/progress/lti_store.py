@@ -30,6 +30,28 @@ def use_login(database: Any, table: str, state_hash: str, now: float) -> bool:
         lock=OUTBOX_LOCK)
 
 
+def add_stranger_row(database: Any, table: str, row: dict, client: str, now: float, budget: Any) -> None:
+    """Add a login in progress (``row``: its columns; a dict becomes a JSON column) for ``client``, within the
+    strangers' budget (classes/stranger_budget.py): its fields checked, rows older than budget.keep deleted,
+    then the client's and the server's logins in progress counted and budget.admit asked, in one transaction
+    (under one lock, so simultaneous logins are counted one after another)."""
+    assert table in ("lti_logins", "sso_logins")
+    budget.check_fields(row)
+    values = {name: json.dumps(value) if isinstance(value, dict) else value for name, value in row.items()}
+    values.update(client=client, created_ts=now)
+
+    def work(conn: Connection) -> None:
+        conn.execute(f"DELETE FROM {table} WHERE created_ts < ?", (now - budget.keep,))
+        mine, everyone = conn.execute(
+            f"SELECT COUNT(CASE WHEN client = ? THEN 1 END), COUNT(*) FROM {table} WHERE used_ts IS NULL",
+            (client,)).fetchone()
+        budget.admit(int(mine), int(everyone))
+        conn.execute(f"INSERT INTO {table} ({', '.join(values)}) VALUES ({', '.join('?' for _ in values)})",
+                     tuple(values.values()))
+
+    database.write(work, lock=OUTBOX_LOCK)
+
+
 def linked_account(conn: Connection, table: str, issuer: str, subject: str, class_id: int, role: str,
                    name: Callable[[list[str]], str], at: str, *, follow_role: bool,
                    by_invite: bool = False) -> tuple[int, bool]:
@@ -117,14 +139,12 @@ class LtiStore:
 
     # ---------------------------------------------------------------- logins in progress
 
-    def add_login(self, state_hash: str, platform_id: int, nonce: str, target: str, relaunch: dict, now: float,
-                  forget_before: float) -> None:
-        def work(conn: Connection) -> None:
-            conn.execute("DELETE FROM lti_logins WHERE created_ts < ?", (forget_before,))
-            conn.execute("INSERT INTO lti_logins (state_hash, platform_id, nonce, target, relaunch, created_ts) "
-                         "VALUES (?, ?, ?, ?, ?, ?)", (state_hash, platform_id, nonce, target, json.dumps(relaunch), now))
-
-        self._write(work, lock=OUTBOX_LOCK)
+    def add_login(self, state_hash: str, platform_id: int, nonce: str, target: str, relaunch: dict, *, client: str,
+                  now: float, budget: Any) -> None:
+        """Within the strangers' budget (add_stranger_row): OverBudget when the login does not fit."""
+        add_stranger_row(self.database, "lti_logins", {"state_hash": state_hash, "platform_id": platform_id,
+                                                       "nonce": nonce, "target": target, "relaunch": relaunch},
+                         client, now, budget)
 
     def login(self, state_hash: str) -> tuple | None:
         """(platform id, nonce, target, relaunch, created_ts, used_ts) of a login, or None."""

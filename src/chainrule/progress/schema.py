@@ -568,6 +568,22 @@ def _migration_14_work_times(conn: Connection) -> None:
     )
 
 
+def _migration_15_strangers_rows(conn: Connection) -> None:
+    """Logins in progress (LTI's and single sign-on's) carry the client address that began them, so that one
+    budget bounds what strangers store (issue 41, item 6; classes/stranger_budget.py): rows of an address and
+    in all, counted among the logins not yet used."""
+    _run_statements(
+        conn,
+        """
+        ALTER TABLE lti_logins ADD COLUMN client TEXT NOT NULL DEFAULT '';
+        ALTER TABLE sso_logins ADD COLUMN client TEXT NOT NULL DEFAULT '';
+        CREATE INDEX lti_logins_in_progress ON lti_logins (used_ts, client);
+        CREATE INDEX sso_logins_in_progress ON sso_logins (used_ts, client);
+        CREATE INDEX sso_logins_by_age ON sso_logins (created_ts)
+        """,
+    )
+
+
 # Ordered; index i holds the migration that takes the schema version i to i + 1.
 MIGRATIONS: list[Callable[[Connection], None]] = [
     _migration_1_initial,
@@ -584,6 +600,7 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     _migration_12_path_column,
     _migration_13_credit_marks_and_audit_log,
     _migration_14_work_times,
+    _migration_15_strangers_rows,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -10,7 +10,7 @@ from typing import Any, Callable
 
 from chainrule.progress.class_store import ACCOUNT_LOCK
 from chainrule.progress.connection import Connection
-from chainrule.progress.lti_store import OUTBOX_LOCK, linked_account, use_login
+from chainrule.progress.lti_store import add_stranger_row, linked_account, use_login
 
 PROVIDER_COLUMNS = "id, name, issuer, client_id, client_secret"
 
@@ -60,14 +60,12 @@ class SsoStore:
 
     # ---------------------------------------------------------------- sign-ins in progress
 
-    def add_login(self, state_hash: str, provider_id: int, nonce: str, verifier: str, intent: dict, now: float,
-                  forget_before: float) -> None:
-        def work(conn: Connection) -> None:
-            conn.execute("DELETE FROM sso_logins WHERE created_ts < ?", (forget_before,))
-            conn.execute("INSERT INTO sso_logins (state_hash, provider_id, nonce, verifier, intent, created_ts) "
-                         "VALUES (?, ?, ?, ?, ?, ?)", (state_hash, provider_id, nonce, verifier, json.dumps(intent), now))
-
-        self.database.write(work, lock=OUTBOX_LOCK)
+    def add_login(self, state_hash: str, provider_id: int, nonce: str, verifier: str, intent: dict, *, client: str,
+                  now: float, budget: Any) -> None:
+        """Within the strangers' budget (lti_store.add_stranger_row): OverBudget when the login does not fit."""
+        add_stranger_row(self.database, "sso_logins", {"state_hash": state_hash, "provider_id": provider_id,
+                                                       "nonce": nonce, "verifier": verifier, "intent": intent},
+                         client, now, budget)
 
     def login(self, state_hash: str) -> tuple | None:
         """(provider id, nonce, verifier, intent, created_ts, used_ts), or None."""

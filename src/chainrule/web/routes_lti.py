@@ -32,6 +32,7 @@ from chainrule.classes.lti_scores import ScoreSender
 from chainrule.classes.lti_services import LtiServices, score_maximum
 from chainrule.classes.remote import RemoteError
 from chainrule.classes.sessions import csrf_ok
+from chainrule.classes.stranger_budget import RETRY_AFTER, charged, client_key
 from chainrule.errors import InputError
 from chainrule.number_text import format_number
 from chainrule.web.class_gate import signed_in
@@ -93,7 +94,7 @@ async def _params(request: Request) -> dict[str, str]:
 
 
 def _refused(request: Request, refused: LaunchRefused, frame: tuple[str, ...] | None = None) -> HTMLResponse:
-    log.warning("LTI refused (%s): %s", refused.cause, refused)
+    log.warning("LTI refused (%s): %s", refused.cause, refused.logged())
     request.scope.setdefault("state", {})["frame_ancestors"] = frame or ("*",)
     response = templates.TemplateResponse(request, "login_refused.html", {
         "request": request, "title": "This launch was refused", "cause": refused.cause, "message": str(refused),
@@ -101,6 +102,8 @@ def _refused(request: Request, refused: LaunchRefused, frame: tuple[str, ...] | 
         "where_explained": "the LMS administrator finds it in chainrule's docs, \"When a launch fails\""},
         status_code=refused.status)
     response.headers["x-chainrule-lti-refusal"] = refused.cause
+    if refused.status == 429:
+        response.headers["retry-after"] = str(RETRY_AFTER)
     if refused.relaunch:  # the new window's form goes to /lti/login, which sends it on to the LMS
         from chainrule.web.security import CONTENT_SECURITY_POLICY
 
@@ -119,12 +122,14 @@ def jwks(request: Request) -> JSONResponse:
 
 
 @router.api_route("/lti/login", methods=["GET", "POST"])
+@charged
 async def login(request: Request) -> Response:
     """OIDC third-party-initiated login: the state's cookie, then off to the platform's authorization endpoint."""
     lti = _lti(request)
     params = await _params(request)
+    client = client_key(request.client.host if request.client else "")
     try:
-        begun = await anyio.to_thread.run_sync(lti.login, params)
+        begun = await anyio.to_thread.run_sync(lambda: lti.login(params, client=client))
     except LaunchRefused as refused:
         return _refused(request, refused)
     response = RedirectResponse(begun.redirect, status_code=302)

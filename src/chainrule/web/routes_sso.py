@@ -23,6 +23,7 @@ from chainrule.classes.accounts import TEACHER, ClassError
 from chainrule.classes.federation import display_name, free_display_name, new_state, same_browser
 from chainrule.classes.sessions import csrf_ok
 from chainrule.classes.sso import LockOut, SignInRefused, Sso
+from chainrule.classes.stranger_budget import RETRY_AFTER, charged, client_key
 from chainrule.errors import InputError
 from chainrule.progress.errors import StoreError
 from chainrule.web.class_gate import signed_in
@@ -56,13 +57,15 @@ async def _form(request: Request) -> dict[str, str]:
 
 
 def _refused(request: Request, refused: SignInRefused) -> HTMLResponse:
-    log.warning("sign-in refused (%s): %s", refused.cause, refused)
+    log.warning("sign-in refused (%s): %s", refused.cause, refused.logged())
     response = templates.TemplateResponse(request, "login_refused.html", {
         "request": request, "title": "This sign-in was refused", "cause": refused.cause, "message": str(refused),
         "advice": refused.advice, "relaunch": {}, "back": "/sign-in",
         "where_explained": "your class's administrator finds it in chainrule's docs, \"Single sign-on\""},
         status_code=refused.status)
     response.headers["x-chainrule-sign-in-refusal"] = refused.cause
+    if refused.status == 429:
+        response.headers["retry-after"] = str(RETRY_AFTER)
     return response
 
 
@@ -97,6 +100,7 @@ def password_refusal(request: Request, account: Any) -> str | None:
 
 
 @router.post("/sso/start/{provider_id}")
+@charged
 async def start(request: Request, provider_id: int) -> Response:
     form = await _form(request)
     sso = _sso(request)
@@ -107,7 +111,8 @@ async def start(request: Request, provider_id: int) -> Response:
         account = signed_in(request)
         intent = {"do": "link", "account": account.id, "epoch": account.session_epoch}
     try:
-        begun = await anyio.to_thread.run_sync(sso.begin, provider_id, intent)
+        client = client_key(request.client.host if request.client else "")
+        begun = await anyio.to_thread.run_sync(lambda: sso.begin(provider_id, intent, client=client))
     except SignInRefused as refused:
         return _refused(request, refused)
     # A page that moves on by itself, not a redirect: a form's redirect to another origin would break the page's
