@@ -119,9 +119,9 @@ def test_path_page_shows_the_lesson_in_place(open_page, lesson_server, screensho
 
 
 def test_lesson_end_to_end_and_kept_on_reload(open_page, lesson_server, screenshots_dir: Path) -> None:
-    context, page, log = open_page(lesson_server)
+    context, page, log = open_page(lesson_server, wait_until="commit")
     try:
-        page.goto(f"{lesson_server.origin}/lessons/{LESSON}")
+        page.goto(f"{lesson_server.origin}/lessons/{LESSON}", wait_until="commit")
         page.wait_for_selector("main[data-complete='true']", timeout=60_000)
         assert page.locator("#messages .message").count() == 0
 
@@ -141,11 +141,16 @@ def test_lesson_end_to_end_and_kept_on_reload(open_page, lesson_server, screensh
         assert total == forward_steps + 4  # the seed plus three interior nodes (spec: e, d, L)
         page.evaluate("document.fonts.ready.then(() => true)")
         top_before = section_top(page, "04")
+        # The page's timers run on Playwright's clock (time flows as usual until the test moves it on), so that
+        # "nothing moves after Pause" is seen at once: the clock is run far past any step's time.
+        page.clock.install()
+        player.locator("select.speed").select_option("fast")  # this test is not about the speed
         player.locator("button.play").click()
         page.wait_for_function("() => Number(document.querySelector('#see-it-work-player').dataset.position) >= 2")
         player.locator("button.play").click()  # pause
+        assert player.locator("button.play").get_attribute("aria-pressed") == "false"
         paused_at = int(player.get_attribute("data-position"))
-        page.wait_for_timeout(900)
+        page.clock.run_for(60_000)  # a minute on the page's clock: longer than any step stays at any speed
         assert int(player.get_attribute("data-position")) == paused_at
         scrubber = player.locator("input[type=range]")
         scrubber.focus()
