@@ -42,7 +42,8 @@ def test_no_serious_or_critical_violation_on_any_page(browser, audited_server, s
     from conftest import new_page
 
     width, height = WIDTHS[size]
-    context, page, log = new_page(browser, audited_server, width=width, height=height, bypass_csp=True)
+    context, page, log = new_page(browser, audited_server, width=width, height=height, bypass_csp=True,
+                                  wait_until="commit")
     try:
         found = {}
         page.goto(audited_server.origin + "/")

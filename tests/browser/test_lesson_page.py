@@ -93,7 +93,7 @@ def choose_language(page, exercise: str, language: str) -> None:
 
 
 def test_path_page_shows_the_lesson_in_place(open_page, lesson_server, screenshots_dir: Path) -> None:
-    context, page, log = open_page(lesson_server)
+    context, page, log = open_page(lesson_server, wait_until="commit")
     try:
         page.goto(lesson_server.origin + "/")
         page.wait_for_selector("main[data-ready='true']")
@@ -312,7 +312,7 @@ def test_lesson_end_to_end_and_kept_on_reload(open_page, lesson_server, screensh
 
 
 def test_phone_width_no_sideways_scroll_no_layout_jump(open_page, lesson_server, screenshots_dir: Path) -> None:
-    context, page, log = open_page(lesson_server, width=390, height=844)
+    context, page, log = open_page(lesson_server, width=390, height=844, wait_until="commit")
     try:
         page.goto(f"{lesson_server.origin}/lessons/{LESSON}")
         page.wait_for_selector("main[data-ready='true']")
@@ -336,7 +336,7 @@ def test_phone_width_no_sideways_scroll_no_layout_jump(open_page, lesson_server,
 def test_api_error_is_shown_then_reset_and_typing_are_kept(open_page, lesson_server) -> None:
     """A body over the server's limit gets 413 and the page says so; reset restores the starter code;
     typed code is saved after a short pause (no run needed) and is back after a reload."""
-    context, page, log = open_page(lesson_server)
+    context, page, log = open_page(lesson_server, wait_until="commit")
     try:
         page.goto(f"{lesson_server.origin}/lessons/{LESSON}")
         page.wait_for_selector("main[data-complete='true']", timeout=60_000)
@@ -397,7 +397,7 @@ def test_review_page_asks_due_questions_and_undoes(open_page, server_factory, tm
         close()
     server = server_factory(tmp_path)
     try:
-        context, page, log = open_page(server)
+        context, page, log = open_page(server, wait_until="commit")
         page.goto(server.origin + "/review")
         page.wait_for_selector("main[data-ready='true']")
         assert page.get_attribute("main", "data-due") == "1"
@@ -423,7 +423,7 @@ def test_review_page_asks_due_questions_and_undoes(open_page, server_factory, tm
 def test_keyboard_alone(open_page, server_factory, tmp_path: Path) -> None:
     """Buttons, the scrubber and a prediction work from the keyboard, with a visible focus outline."""
     lesson_server = server_factory(tmp_path)  # its own store: no predictions made yet
-    context, page, log = open_page(lesson_server)
+    context, page, log = open_page(lesson_server, wait_until="commit")
     page.goto(f"{lesson_server.origin}/lessons/{LESSON}")
     page.wait_for_selector("main[data-complete='true']", timeout=60_000)
     player = page.locator("#see-it-work-player")
@@ -478,7 +478,7 @@ def test_store_problem_is_shown_and_the_lesson_still_works(open_page, server_fac
     not_a_directory = tmp_path / "progress-file"
     not_a_directory.write_text("this is a file, so the progress store cannot live here")
     server = server_factory(not_a_directory)
-    context, page, log = open_page(server)
+    context, page, log = open_page(server, wait_until="commit")
     page.goto(f"{server.origin}/lessons/{LESSON}")
     page.wait_for_selector("main[data-ready='true']")
     message = page.locator("#messages .message", has_text="load your progress")

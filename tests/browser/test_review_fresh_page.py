@@ -37,7 +37,7 @@ def test_review_page_asks_fresh_numbers(open_page, server_factory, tmp_path: Pat
     store.answer_question(LESSON, "addition-node", "1", False)
     store.close()
     server = server_factory(tmp_path)
-    context, page, log = open_page(server, width=width)
+    context, page, log = open_page(server, width=width, wait_until="commit")
     page.goto(server.origin + "/review")
     page.wait_for_selector("main[data-ready='true']")
     assert page.get_attribute("main", "data-due") == "2"
