@@ -125,6 +125,22 @@ def stop_lesson_server(process: subprocess.Popen) -> None:
             process.wait(timeout=10)
 
 
+def answered_days_ago(data_dir: Path, days: int, *answers: tuple[str, str, str, bool]) -> None:
+    """Store answers (lesson, question, answer, right) as given `days` ago, in the data folder a server is then
+    started on: a question answered ten days ago or more is due in review."""
+    from datetime import datetime, timedelta, timezone
+
+    from chainrule.progress import open_store
+
+    past = datetime.now(timezone.utc) - timedelta(days=days)
+    store = open_store(data_dir=data_dir, clock=lambda: past)
+    try:
+        for answer in answers:
+            store.answer_question(*answer)
+    finally:
+        store.close()
+
+
 @pytest.fixture(scope="session")
 def lesson_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LessonServer]:
     data_dir = tmp_path_factory.mktemp("chainrule-data")

@@ -21,10 +21,9 @@ from __future__ import annotations
 
 import json
 from contextlib import contextmanager
-from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from conftest import WIDTHS, axe_violations, new_page
+from conftest import WIDTHS, answered_days_ago, axe_violations, new_page
 from test_path_lessons import NEXT, NUMERIC_ANSWERS, PREDICTIONS, quiz_of
 
 LANGUAGE = {"desktop": "python", "phone": "javascript"}
@@ -331,16 +330,12 @@ def keyboard_session(browser, server_factory, tmp_path: Path, size: str, *, due_
     of WIDTHS (the phone asks for less motion); yields (page, keys, server). The page may raise no error and ask
     nothing of another origin."""
     from chainrule.lessons import register_exercises
-    from chainrule.progress import open_store
 
     register_exercises()  # the lessons' exercises, for their reference solutions (importing registers nothing)
     data_dir = tmp_path / "data"
     if due_in_review:
-        past = datetime.now(timezone.utc) - timedelta(days=10)
         question = next(q for q in quiz_of(REVIEWED[0]) if q["id"] == REVIEWED[1])
-        store = open_store(data_dir=data_dir, clock=lambda: past)
-        store.answer_question(*REVIEWED, question["options"][question["answer_index"]], True)
-        store.close()
+        answered_days_ago(data_dir, 10, (*REVIEWED, question["options"][question["answer_index"]], True))
     server = server_factory(data_dir)
     width, height = WIDTHS[size]
     options = {"reduced_motion": "reduce"} if size == "phone" else {}

@@ -108,16 +108,10 @@ def learner(request, tmp_path_factory):
     """(size, server): one server per size for the review and the retry tests, with "addition-node" answered
     wrong 400 days ago (due in review). The review test comes first in the file (it finds nothing else due);
     the retry test answers a question of its own."""
-    from datetime import datetime, timedelta, timezone
-
-    from chainrule.progress import open_store
-    from conftest import start_lesson_server, stop_lesson_server
+    from conftest import answered_days_ago, start_lesson_server, stop_lesson_server
 
     data_dir = tmp_path_factory.mktemp(f"learner-{request.param}")
-    past = datetime.now(timezone.utc) - timedelta(days=400)
-    store = open_store(data_dir=data_dir, clock=lambda: past)
-    store.answer_question(LESSON, "addition-node", "1", False)
-    store.close()
+    answered_days_ago(data_dir, 400, (LESSON, "addition-node", "1", False))
     server = start_lesson_server(data_dir)
     try:
         yield request.param, server

@@ -384,17 +384,10 @@ def test_api_error_is_shown_then_reset_and_typing_are_kept(open_page, lesson_ser
 
 
 def test_review_page_asks_due_questions_and_undoes(open_page, server_factory, tmp_path: Path, screenshots_dir: Path) -> None:
-    from datetime import datetime, timedelta, timezone
-
-    from chainrule.progress import open_store
+    from conftest import answered_days_ago
 
     # A question answered ten days ago is due now (its first interval is a few days).
-    past = datetime.now(timezone.utc) - timedelta(days=10)
-    store = open_store(data_dir=tmp_path, clock=lambda: past)
-    store.answer_question(LESSON, "product-gradient", "6", True)
-    close = getattr(store, "close", None)
-    if close:
-        close()
+    answered_days_ago(tmp_path, 10, (LESSON, "product-gradient", "6", True))
     server = server_factory(tmp_path)
     try:
         context, page, log = open_page(server, wait_until="commit")
