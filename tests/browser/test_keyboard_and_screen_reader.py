@@ -7,7 +7,7 @@ on one worker):
 * test_keyboard_and_screen_reader_backprop.py and _descent.py: the next two lessons at desktop width;
 * test_keyboard_and_screen_reader_beyond.py: the path page, the later lessons' plots, review and the
   playground at desktop width;
-* test_keyboard_and_screen_reader_phone.py: the rest of the walk on the phone.
+* test_keyboard_and_screen_reader_phone.py and _phone_beyond.py: the rest of the walk on the phone.
 
 The editor's colours: every colour of its theme has 4.5:1 against every background it is drawn on, and every
 token colour in the editor as drawn (Python at desktop, JavaScript on the phone) too.
