@@ -125,6 +125,22 @@ def stop_lesson_server(process: subprocess.Popen) -> None:
             process.wait(timeout=10)
 
 
+def answered_days_ago(data_dir: Path, days: int, *answers: tuple[str, str, str, bool]) -> None:
+    """Store answers (lesson, question, answer, right) as given `days` ago, in the data folder a server is then
+    started on: a question answered ten days ago or more is due in review."""
+    from datetime import datetime, timedelta, timezone
+
+    from chainrule.progress import open_store
+
+    past = datetime.now(timezone.utc) - timedelta(days=days)
+    store = open_store(data_dir=data_dir, clock=lambda: past)
+    try:
+        for answer in answers:
+            store.answer_question(*answer)
+    finally:
+        store.close()
+
+
 @pytest.fixture(scope="session")
 def lesson_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LessonServer]:
     data_dir = tmp_path_factory.mktemp("chainrule-data")
@@ -147,27 +163,30 @@ class RequestLog:
 
 
 def new_page(browser, server: LessonServer, *, width: int = 1280, height: int = 900, bypass_csp: bool = False,
-             **context_options):
+             wait_until: str = "load", **context_options):
     """A fresh context (cookies empty) holding the session cookie, and its request log.
     bypass_csp lets a test inject a script (axe-core) that the page's Content Security Policy blocks;
-    context_options go to Playwright's new_context (reduced_motion="reduce", say)."""
+    wait_until is Playwright's goto option for the sign-in page: "commit" when the test goes on to a page of
+    its own and waits for what it needs there (the cookie is set by the response's headers, so it is there at
+    "commit"); context_options go to Playwright's new_context (reduced_motion="reduce", say)."""
     context = browser.new_context(viewport={"width": width, "height": height}, bypass_csp=bypass_csp, **context_options)
     context.set_default_timeout(20_000)
     log = RequestLog()
     context.on("request", lambda request: log.urls.append(request.url))
     page = context.new_page()
     page.on("pageerror", lambda error: log.page_errors.append(str(error)))
-    page.goto(server.url)  # the printed URL sets the `chainrule_token` cookie
+    page.goto(server.url, wait_until=wait_until)  # the printed URL sets the `chainrule_token` cookie
     return context, page, log
 
 
 @pytest.fixture()
 def open_page(browser):
-    """open_page(server, width=..., height=...) -> (context, page, request log); contexts close after the test."""
+    """open_page(server, width=..., height=..., wait_until=...) -> (context, page, request log); contexts close
+    after the test."""
     contexts = []
 
-    def open_(server: LessonServer, **size):
-        context, page, log = new_page(browser, server, **size)
+    def open_(server: LessonServer, **options):
+        context, page, log = new_page(browser, server, **options)
         contexts.append(context)
         return context, page, log
 

@@ -15,12 +15,14 @@ SPEC_PREDICTIONS = {"n": 0.8814, "o": 0.7071, "dn": 0.5, "db": 0.5, "dw1": 1.0, 
 
 
 def open_at(open_page, server, size):
+    """A signed-in page at one of SIZES. It returns once the sign-in's answer is in (the cookie is set): the test
+    goes on to the page it needs and waits for what it needs there."""
     width, height = WIDTHS[size]
-    return open_page(server, width=width, height=height)
+    return open_page(server, width=width, height=height, wait_until="commit")
 
 
 def lesson(page, server, lesson_id=LESSON, complete=True):
-    page.goto(f"{server.origin}/lessons/{lesson_id}")
+    page.goto(f"{server.origin}/lessons/{lesson_id}", wait_until="commit")
     page.wait_for_selector("main[data-complete='true']" if complete else "main[data-ready='true']", timeout=60_000)
 
 

@@ -5,8 +5,6 @@ a prediction and a quiz answer shown, and the review page with a question due.""
 from __future__ import annotations
 
 import json
-
-from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -21,15 +19,10 @@ LESSON = "backprop"
 @pytest.fixture(scope="module")
 def audited_server(tmp_path_factory):
     """A server whose store has one question due for review (so the review page has a question)."""
-    from chainrule.progress import open_store
-
-    from conftest import start_lesson_server, stop_lesson_server
+    from conftest import answered_days_ago, start_lesson_server, stop_lesson_server
 
     data_dir = tmp_path_factory.mktemp("axe-data")
-    past = datetime.now(timezone.utc) - timedelta(days=10)
-    store = open_store(data_dir=data_dir, clock=lambda: past)
-    store.answer_question(LESSON, "product-gradient", "6", True)
-    store.close()
+    answered_days_ago(data_dir, 10, (LESSON, "product-gradient", "6", True))
     server = start_lesson_server(data_dir)
     try:
         yield server
@@ -42,7 +35,8 @@ def test_no_serious_or_critical_violation_on_any_page(browser, audited_server, s
     from conftest import new_page
 
     width, height = WIDTHS[size]
-    context, page, log = new_page(browser, audited_server, width=width, height=height, bypass_csp=True)
+    context, page, log = new_page(browser, audited_server, width=width, height=height, bypass_csp=True,
+                                  wait_until="commit")
     try:
         found = {}
         page.goto(audited_server.origin + "/")

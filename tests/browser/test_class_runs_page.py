@@ -79,7 +79,7 @@ def test_a_stored_run_without_a_verdict_is_said_by_its_status(open_page, server_
     finally:
         store.close()
     server = server_factory(data)
-    context, page, log = open_page(server)
+    context, page, log = open_page(server, wait_until="commit")
     page.goto(f"{server.origin}/lessons/backprop")
     results = f"{ARTICLE} .results"
     says(page, results, "Some tests failed.")

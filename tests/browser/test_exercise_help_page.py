@@ -16,9 +16,22 @@ LESSON = "backprop"
 WIDTHS = [1280, 390]
 
 
+@pytest.fixture(scope="module", params=WIDTHS)
+def width_server(request, tmp_path_factory):
+    """One server per width for the tests that store runs: each test works on an exercise of its own (failed runs
+    and confirms are counted per exercise), and each width starts from no runs."""
+    from conftest import start_lesson_server, stop_lesson_server
+
+    server = start_lesson_server(tmp_path_factory.mktemp(f"help-{request.param}"))
+    try:
+        yield request.param, server
+    finally:
+        stop_lesson_server(server.process)
+
+
 def open_lesson(open_page, server, width: int):
-    context, page, log = open_page(server, width=width, height=900)
-    page.goto(f"{server.origin}/lessons/{LESSON}")
+    context, page, log = open_page(server, width=width, height=900, wait_until="commit")
+    page.goto(f"{server.origin}/lessons/{LESSON}", wait_until="commit")
     page.wait_for_selector("main[data-complete='true']", timeout=60_000)
     return context, page, log
 
@@ -52,10 +65,9 @@ def fits(page, selector: str, width: int) -> None:
     assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= width + 1, (selector, box)
 
 
-@pytest.mark.parametrize("width", WIDTHS)
 def test_hints_one_at_a_time_and_the_solution_behind_three_failed_runs(
-        open_page, server_factory, tmp_path: Path, screenshots_dir: Path, width: int) -> None:
-    server = server_factory(tmp_path / "data")
+        open_page, width_server, screenshots_dir: Path) -> None:
+    width, server = width_server
     context, page, log = open_lesson(open_page, server, width)
     exercise = "local-gradients"
     block = page.locator(f"article[data-exercise='{exercise}']")
@@ -114,10 +126,9 @@ def test_hints_one_at_a_time_and_the_solution_behind_three_failed_runs(
     context.close()
 
 
-@pytest.mark.parametrize("width", WIDTHS)
 def test_the_solution_opens_early_only_after_a_confirm(
-        open_page, server_factory, tmp_path: Path, screenshots_dir: Path, width: int) -> None:
-    server = server_factory(tmp_path / "data")
+        open_page, width_server, screenshots_dir: Path) -> None:
+    width, server = width_server
     context, page, log = open_lesson(open_page, server, width)
     exercise = "backward-order"
     help_panel = page.locator(f"article[data-exercise='{exercise}'] .exercise-help")

@@ -12,7 +12,7 @@ TYPE_ERROR_LINE = '  let label: number = "a";'
 
 def test_type_errors_and_lone_surrogates_on_the_page(open_page, server_factory, tmp_path, screenshots_dir: Path):
     server = server_factory(tmp_path / "data")
-    context, page, log = open_page(server)
+    context, page, log = open_page(server, wait_until="commit")
     page.goto(f"{server.origin}/lessons/{LESSON}")
     page.wait_for_selector("main[data-complete='true']", timeout=60_000)
 

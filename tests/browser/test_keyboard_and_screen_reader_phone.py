@@ -1,6 +1,7 @@
-"""The whole path by keyboard alone on a phone (390x844) that asks for less motion: the walk of
-test_keyboard_and_screen_reader.py, in a file of its own so that it runs beside the desktop walk on another
-pytest-xdist worker (each walk takes a minute or more; `--dist loadfile` keeps a file on one worker)."""
+"""The path's next lessons by keyboard alone on a phone (390x844) that asks for less motion, after its first
+lesson (which test_keyboard_and_screen_reader.py walks at both widths), one leading to the other by its recap's
+link. A part of the keyboard and screen-reader walk (tests/browser/keyboard_walk.py), in a file of its own so
+that it runs beside the other parts; test_keyboard_and_screen_reader_phone_beyond.py walks on from the path."""
 
 from __future__ import annotations
 
@@ -8,10 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from test_keyboard_and_screen_reader import walk_at_width
+from keyboard_walk import keyboard_session, walk_lessons
+from test_path_lessons import PREDICTIONS
 
 pytestmark = pytest.mark.timeout(600)
 
 
-def test_the_whole_path_by_keyboard_alone_on_a_phone_with_less_motion(browser, server_factory, tmp_path: Path) -> None:
-    walk_at_width(browser, server_factory, tmp_path, "phone")
+def test_the_next_lessons_by_keyboard_alone_on_a_phone_with_less_motion(browser, server_factory, tmp_path: Path) -> None:
+    with keyboard_session(browser, server_factory, tmp_path, "phone") as (page, keys, server):
+        walk_lessons(page, keys, server, "phone", list(PREDICTIONS)[1:])

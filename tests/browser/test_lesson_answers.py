@@ -100,14 +100,60 @@ def test_predictions_spoil_nothing_and_feedback_waits_and_is_kept(
     assert log.outside(server.origin) == [] and log.page_errors == []
 
 
+# ---------------------------------------------------------------- one learner's server per size
+
+
+@pytest.fixture(scope="module", params=SIZES)
+def learner(request, tmp_path_factory):
+    """(size, server): one server per size for the review and the retry tests, with "addition-node" answered
+    wrong 400 days ago (due in review). The review test comes first in the file (it finds nothing else due);
+    the retry test answers a question of its own."""
+    from conftest import answered_days_ago, start_lesson_server, stop_lesson_server
+
+    data_dir = tmp_path_factory.mktemp(f"learner-{request.param}")
+    answered_days_ago(data_dir, 400, (LESSON, "addition-node", "1", False))
+    server = start_lesson_server(data_dir)
+    try:
+        yield request.param, server
+    finally:
+        stop_lesson_server(server.process)
+
+
+# ---------------------------------------------------------------- review answers
+
+
+def test_review_answers_stay_on_reload_and_nothing_due_says_when(open_page, learner) -> None:
+    size, server = learner
+    context, page, log = open_at(open_page, server, size)
+    page.goto(server.origin + "/review", wait_until="commit")
+    page.wait_for_selector("main[data-ready='true']")
+    form = page.locator("#review-list form[data-question='addition-node']")
+    # The question's number is at the start of its prompt, not beside the middle of the fieldset.
+    number, marker = page.evaluate("""() => [getComputedStyle(document.querySelector(
+        "#review-list form[data-question='addition-node'] .question-prompt"), '::before').content,
+        getComputedStyle(document.querySelector('#review-list > li')).listStyleType]""")
+    assert number.startswith("counter(question)") and marker == "none"
+    form.locator("label", has_text="g to each of them, unchanged").click()
+    form.locator("button[type=submit]").click()
+    page.wait_for_function("() => document.querySelector(\"#review-list form[data-question='addition-node']\").dataset.correct === 'true'")
+    reason = form.locator(".reason").inner_text()
+    assert reason
+    page.reload()
+    page.wait_for_selector("main[data-ready='true']")
+    empty = page.locator("#review-empty")
+    assert empty.is_visible() and "The next question comes back" in empty.inner_text()
+    kept = page.locator("#reviewed-list form[data-question='addition-node']")
+    assert kept.locator(".reason").inner_text() == reason and "Right." in kept.locator(".feedback").inner_text()
+    assert not log.page_errors
+
+
 # ---------------------------------------------------------------- a retry after the reveal is practice
 
 
-@pytest.mark.parametrize("size", SIZES)
-def test_a_retry_after_the_reveal_is_practice(open_page, server_factory, tmp_path: Path, size) -> None:
+def test_a_retry_after_the_reveal_is_practice(open_page, learner) -> None:
     from chainrule.progress import open_store
 
-    server = server_factory(tmp_path)
+    size, server = learner
     context, page, log = open_at(open_page, server, size)
     lesson(page, server)
     form = page.locator("#section-06 form[data-question='product-gradient']")
@@ -131,7 +177,7 @@ def test_a_retry_after_the_reveal_is_practice(open_page, server_factory, tmp_pat
               headers: {'Content-Type': 'application/json'}, body: JSON.stringify({answer: '6'})})
               .then(r => r.json())""")
     assert status["correct"] is True and status["practice"] is True
-    store = open_store(tmp_path)
+    store = open_store(server.data_dir)
     try:
         log_entries = [e for e in store.review_log(LESSON, "product-gradient") if not e["undone"]]
     finally:
@@ -142,43 +188,6 @@ def test_a_retry_after_the_reveal_is_practice(open_page, server_factory, tmp_pat
     assert form.get_attribute("data-practice") == "true"
     assert "The answer is" not in form.locator(".feedback").text_content()  # the latest answer was right
     assert log.page_errors == []
-
-
-# ---------------------------------------------------------------- review answers
-
-
-@pytest.mark.parametrize("size", SIZES)
-def test_review_answers_stay_on_reload_and_nothing_due_says_when(open_page, server_factory, tmp_path: Path, size) -> None:
-    from datetime import datetime, timedelta, timezone
-
-    from chainrule.progress import open_store
-
-    past = datetime.now(timezone.utc) - timedelta(days=400)
-    store = open_store(data_dir=tmp_path, clock=lambda: past)
-    store.answer_question(LESSON, "addition-node", "1", False)
-    store.close()
-    server = server_factory(tmp_path)
-    context, page, log = open_at(open_page, server, size)
-    page.goto(server.origin + "/review")
-    page.wait_for_selector("main[data-ready='true']")
-    form = page.locator("#review-list form[data-question='addition-node']")
-    # The question's number is at the start of its prompt, not beside the middle of the fieldset.
-    number, marker = page.evaluate("""() => [getComputedStyle(document.querySelector(
-        "#review-list form[data-question='addition-node'] .question-prompt"), '::before').content,
-        getComputedStyle(document.querySelector('#review-list > li')).listStyleType]""")
-    assert number.startswith("counter(question)") and marker == "none"
-    form.locator("label", has_text="g to each of them, unchanged").click()
-    form.locator("button[type=submit]").click()
-    page.wait_for_function("() => document.querySelector(\"#review-list form[data-question='addition-node']\").dataset.correct === 'true'")
-    reason = form.locator(".reason").inner_text()
-    assert reason
-    page.reload()
-    page.wait_for_selector("main[data-ready='true']")
-    empty = page.locator("#review-empty")
-    assert empty.is_visible() and "The next question comes back" in empty.inner_text()
-    kept = page.locator("#reviewed-list form[data-question='addition-node']")
-    assert kept.locator(".reason").inner_text() == reason and "Right." in kept.locator(".feedback").inner_text()
-    assert not log.page_errors
 
 
 # ---------------------------------------------------------------- verdicts of this exercise, values as returned

@@ -93,7 +93,7 @@ def choose_language(page, exercise: str, language: str) -> None:
 
 
 def test_path_page_shows_the_lesson_in_place(open_page, lesson_server, screenshots_dir: Path) -> None:
-    context, page, log = open_page(lesson_server)
+    context, page, log = open_page(lesson_server, wait_until="commit")
     try:
         page.goto(lesson_server.origin + "/")
         page.wait_for_selector("main[data-ready='true']")
@@ -119,9 +119,9 @@ def test_path_page_shows_the_lesson_in_place(open_page, lesson_server, screensho
 
 
 def test_lesson_end_to_end_and_kept_on_reload(open_page, lesson_server, screenshots_dir: Path) -> None:
-    context, page, log = open_page(lesson_server)
+    context, page, log = open_page(lesson_server, wait_until="commit")
     try:
-        page.goto(f"{lesson_server.origin}/lessons/{LESSON}")
+        page.goto(f"{lesson_server.origin}/lessons/{LESSON}", wait_until="commit")
         page.wait_for_selector("main[data-complete='true']", timeout=60_000)
         assert page.locator("#messages .message").count() == 0
 
@@ -141,11 +141,16 @@ def test_lesson_end_to_end_and_kept_on_reload(open_page, lesson_server, screensh
         assert total == forward_steps + 4  # the seed plus three interior nodes (spec: e, d, L)
         page.evaluate("document.fonts.ready.then(() => true)")
         top_before = section_top(page, "04")
+        # The page's timers run on Playwright's clock (time flows as usual until the test moves it on), so that
+        # "nothing moves after Pause" is seen at once: the clock is run far past any step's time.
+        page.clock.install()
+        player.locator("select.speed").select_option("fast")  # this test is not about the speed
         player.locator("button.play").click()
         page.wait_for_function("() => Number(document.querySelector('#see-it-work-player').dataset.position) >= 2")
         player.locator("button.play").click()  # pause
+        assert player.locator("button.play").get_attribute("aria-pressed") == "false"
         paused_at = int(player.get_attribute("data-position"))
-        page.wait_for_timeout(900)
+        page.clock.run_for(60_000)  # a minute on the page's clock: longer than any step stays at any speed
         assert int(player.get_attribute("data-position")) == paused_at
         scrubber = player.locator("input[type=range]")
         scrubber.focus()
@@ -307,7 +312,7 @@ def test_lesson_end_to_end_and_kept_on_reload(open_page, lesson_server, screensh
 
 
 def test_phone_width_no_sideways_scroll_no_layout_jump(open_page, lesson_server, screenshots_dir: Path) -> None:
-    context, page, log = open_page(lesson_server, width=390, height=844)
+    context, page, log = open_page(lesson_server, width=390, height=844, wait_until="commit")
     try:
         page.goto(f"{lesson_server.origin}/lessons/{LESSON}")
         page.wait_for_selector("main[data-ready='true']")
@@ -331,7 +336,7 @@ def test_phone_width_no_sideways_scroll_no_layout_jump(open_page, lesson_server,
 def test_api_error_is_shown_then_reset_and_typing_are_kept(open_page, lesson_server) -> None:
     """A body over the server's limit gets 413 and the page says so; reset restores the starter code;
     typed code is saved after a short pause (no run needed) and is back after a reload."""
-    context, page, log = open_page(lesson_server)
+    context, page, log = open_page(lesson_server, wait_until="commit")
     try:
         page.goto(f"{lesson_server.origin}/lessons/{LESSON}")
         page.wait_for_selector("main[data-complete='true']", timeout=60_000)
@@ -379,20 +384,13 @@ def test_api_error_is_shown_then_reset_and_typing_are_kept(open_page, lesson_ser
 
 
 def test_review_page_asks_due_questions_and_undoes(open_page, server_factory, tmp_path: Path, screenshots_dir: Path) -> None:
-    from datetime import datetime, timedelta, timezone
-
-    from chainrule.progress import open_store
+    from conftest import answered_days_ago
 
     # A question answered ten days ago is due now (its first interval is a few days).
-    past = datetime.now(timezone.utc) - timedelta(days=10)
-    store = open_store(data_dir=tmp_path, clock=lambda: past)
-    store.answer_question(LESSON, "product-gradient", "6", True)
-    close = getattr(store, "close", None)
-    if close:
-        close()
+    answered_days_ago(tmp_path, 10, (LESSON, "product-gradient", "6", True))
     server = server_factory(tmp_path)
     try:
-        context, page, log = open_page(server)
+        context, page, log = open_page(server, wait_until="commit")
         page.goto(server.origin + "/review")
         page.wait_for_selector("main[data-ready='true']")
         assert page.get_attribute("main", "data-due") == "1"
@@ -418,7 +416,7 @@ def test_review_page_asks_due_questions_and_undoes(open_page, server_factory, tm
 def test_keyboard_alone(open_page, server_factory, tmp_path: Path) -> None:
     """Buttons, the scrubber and a prediction work from the keyboard, with a visible focus outline."""
     lesson_server = server_factory(tmp_path)  # its own store: no predictions made yet
-    context, page, log = open_page(lesson_server)
+    context, page, log = open_page(lesson_server, wait_until="commit")
     page.goto(f"{lesson_server.origin}/lessons/{LESSON}")
     page.wait_for_selector("main[data-complete='true']", timeout=60_000)
     player = page.locator("#see-it-work-player")
@@ -473,7 +471,7 @@ def test_store_problem_is_shown_and_the_lesson_still_works(open_page, server_fac
     not_a_directory = tmp_path / "progress-file"
     not_a_directory.write_text("this is a file, so the progress store cannot live here")
     server = server_factory(not_a_directory)
-    context, page, log = open_page(server)
+    context, page, log = open_page(server, wait_until="commit")
     page.goto(f"{server.origin}/lessons/{LESSON}")
     page.wait_for_selector("main[data-ready='true']")
     message = page.locator("#messages .message", has_text="load your progress")

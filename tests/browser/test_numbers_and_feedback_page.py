@@ -54,7 +54,7 @@ def server(tmp_path_factory):
 
 def open_at(open_page, server, size):
     width, height = WIDTHS[size]
-    return open_page(server, width=width, height=height, bypass_csp=True)
+    return open_page(server, width=width, height=height, bypass_csp=True, wait_until="commit")
 
 
 def open_lesson(page, server, lesson_id):

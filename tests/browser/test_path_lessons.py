@@ -148,7 +148,7 @@ def test_a_lesson_end_to_end(open_page, server_factory, tmp_path: Path, screensh
     reused = size == "phone" and reuse_graded(lesson_id, tmp_path / "data")
     server = server_factory(tmp_path / "data")
     width, height = SIZES[size]
-    context, page, log = open_page(server, width=width, height=height)
+    context, page, log = open_page(server, width=width, height=height, wait_until="commit")
     page.goto(f"{server.origin}/lessons/{lesson_id}")
     page.wait_for_selector("main[data-complete='true']", timeout=60_000)
     assert page.locator("#messages .message").count() == 0
@@ -253,7 +253,7 @@ def test_a_scaffolded_lesson_joins_the_path_and_is_graded(open_page, tmp_path: P
     assert made.returncode == 0, made.stderr
     server = start_with_lessons(tmp_path / "data", tmp_path / "mine")
     try:
-        context, page, log = open_page(server, width=390, height=844)
+        context, page, log = open_page(server, width=390, height=844, wait_until="commit")
         page.goto(f"{server.origin}/")
         page.wait_for_selector("main[data-ready='true']")
         ids = page.locator(".path-lesson").evaluate_all("nodes => nodes.map(n => n.dataset.lesson)")

@@ -141,7 +141,8 @@ def test_the_three_new_lessons_end_to_end(browser, server_factory, tmp_path: Pat
     reused = size == "phone" and reuse_graded("new-lessons", tmp_path / "data")
     server = server_factory(tmp_path / "data")
     width, height = WIDTHS[size]
-    context, page, log = new_page(browser, server, width=width, height=height, bypass_csp=True)
+    context, page, log = new_page(browser, server, width=width, height=height, bypass_csp=True,
+                                  wait_until="commit")
     try:
         for turn, lesson_id in enumerate(VISITS):
             page.goto(f"{server.origin}/lessons/{lesson_id}")

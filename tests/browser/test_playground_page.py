@@ -23,19 +23,33 @@ pytestmark = pytest.mark.timeout(300)
 SIZES = {"desktop": (1280, 800), "phone": (390, 844)}
 
 
-@pytest.fixture(params=list(SIZES))
-def page(request, browser, lesson_server):
+@pytest.fixture(scope="module", params=list(SIZES))
+def signed_in(request, browser, lesson_server):
+    """One signed-in browser context per screen size for the whole file: each test opens a page of its own in it
+    (the playground keeps its run in the page's address, so a fresh page starts afresh)."""
     from conftest import new_page
 
     width, height = SIZES[request.param]
-    context, page, log = new_page(browser, lesson_server, width=width, height=height, bypass_csp=True)
-    page.goto(f"{lesson_server.origin}/playground")
-    page.wait_for_selector("main[data-ready='true']")
-    page.size_name = request.param
-    yield page
-    assert log.page_errors == []
+    context, page, log = new_page(browser, lesson_server, width=width, height=height, bypass_csp=True,
+                                  wait_until="commit")
+    page.close()
+    yield request.param, context, log
     assert log.outside(lesson_server.origin) == []
     context.close()
+
+
+@pytest.fixture()
+def page(signed_in, lesson_server):
+    size, context, log = signed_in
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.goto(f"{lesson_server.origin}/playground", wait_until="commit")
+    page.wait_for_selector("main[data-ready='true']")
+    page.size_name = size
+    yield page
+    page.close()
+    assert errors == []
 
 
 def runs(page) -> int:

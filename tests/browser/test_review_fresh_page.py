@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import math
 import re
-from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
 
 from chainrule.lessons import quiz_question
-from chainrule.progress import open_store
+
+from conftest import answered_days_ago
 
 torch = pytest.importorskip("torch")
 
@@ -31,13 +31,9 @@ def tanh_key(prompt: str) -> float:
 @pytest.mark.parametrize("width", [1280, 390])
 def test_review_page_asks_fresh_numbers(open_page, server_factory, tmp_path: Path, screenshots_dir: Path,
                                         width: int) -> None:
-    past = datetime.now(timezone.utc) - timedelta(days=400)
-    store = open_store(data_dir=tmp_path, clock=lambda: past)
-    store.answer_question(LESSON, "tanh-gradient", "0.49", False)
-    store.answer_question(LESSON, "addition-node", "1", False)
-    store.close()
+    answered_days_ago(tmp_path, 400, (LESSON, "tanh-gradient", "0.49", False), (LESSON, "addition-node", "1", False))
     server = server_factory(tmp_path)
-    context, page, log = open_page(server, width=width)
+    context, page, log = open_page(server, width=width, wait_until="commit")
     page.goto(server.origin + "/review")
     page.wait_for_selector("main[data-ready='true']")
     assert page.get_attribute("main", "data-due") == "2"
