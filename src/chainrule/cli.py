@@ -26,8 +26,8 @@ MODULE_COMMANDS = {
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """The parser of every command, or, given a command's name, of that command alone (with the others its
-    module registers): only that module is imported, and registering it can load what its choices list
+    """The parser of every command (command None), or, given a command's name, of that command alone (with the
+    others its module registers): only that module is imported, and registering it can load what its choices list
     (the exercises, the roles), which the other commands never need."""
     parser = argparse.ArgumentParser(
         prog="chainrule",
@@ -35,7 +35,10 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"chainrule {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    names = [MODULE_COMMANDS[command]] if command in MODULE_COMMANDS else list(dict.fromkeys(MODULE_COMMANDS.values()))
+    if command is None:
+        names = list(dict.fromkeys(MODULE_COMMANDS.values()))
+    else:  # "": none, for `chainrule --version`
+        names = [MODULE_COMMANDS[command]] if command in MODULE_COMMANDS else []
     for name in names:
         commands = [each for each, module in MODULE_COMMANDS.items() if module == name]
         try:
@@ -55,8 +58,10 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 
 def _command_named(argv: Sequence[str]) -> str | None:
-    """The command argv runs, if it names one; None for `--help`, `--version` or a name no module has (the
-    whole parser then lists every command)."""
+    """The command argv runs, if it names one; "" for `--version` alone (no command's parser is needed); None for
+    `--help` or a name no module has (the whole parser then lists every command)."""
+    if list(argv) == ["--version"]:
+        return ""
     if not argv or argv[0].startswith("-"):
         return None
     return argv[0] if argv[0] in MODULE_COMMANDS else None
