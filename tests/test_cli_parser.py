@@ -68,7 +68,7 @@ def test_the_table_names_every_command_of_the_whole_parser() -> None:
 # Run in a fresh process: the chainrule modules (and a few others) a command loads, as `chainrule ARGS` does.
 IMPORTED = ("import sys; from chainrule.cli import main\n"
             "try:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
-            "print(' '.join(sorted(m for m in sys.modules if m.startswith('chainrule') or m in {watched!r})))")
+            "print('modules:', *sorted(m for m in sys.modules if m.startswith('chainrule') or m in {watched!r}))")
 WATCHED = ("fastapi", "starlette", "uvicorn", "pydantic", "authlib", "jinja2", "psycopg", "xml.sax.saxutils")
 # Command modules that another command's module uses for its shared options (`--database`, the LTI tool).
 SHARED = {"serve": {"class_"}, "lti": {"class_"}, "sso": {"class_", "lti"}}
@@ -78,7 +78,7 @@ def imported_by(*args: str, cwd: Path = ROOT) -> set[str]:
     run = subprocess.run([sys.executable, "-c", IMPORTED.format(watched=set(WATCHED)), *args], capture_output=True,
                          text=True, timeout=120, cwd=cwd)
     assert run.returncode == 0, run.stderr
-    return set(run.stdout.split())
+    return set(run.stdout.rsplit("modules:", 1)[1].split())  # after what the command printed
 
 
 def test_a_command_loads_no_other_command_module() -> None:
