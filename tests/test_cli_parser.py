@@ -133,3 +133,14 @@ def test_the_package_keeps_its_public_names() -> None:
     assert namespace["hvp"] is chainrule.func.hvp and namespace["explain"] is chainrule.explain
     with pytest.raises(AttributeError):
         chainrule.no_such_name
+
+
+def test_the_start_up_cpu_benchmark_runs() -> None:
+    run = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_startup.py"), "--runs", "1"],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    rows = [line.rsplit(None, 1) for line in run.stdout.splitlines()[1:]]
+    assert [what for what, _ in rows][:2] == ["import chainrule", "chainrule check --help"]
+    if sys.platform.startswith("linux"):
+        assert rows[-1][0] == "chainrule lesson, first answer"
+    assert all(float(cpu) > 0 for _, cpu in rows)
