@@ -1,8 +1,9 @@
 """The `chainrule` command: a thin dispatcher over one module per feature.
 
 Each module in `chainrule.commands` exposes `register(subparsers)`, adding its subcommands and
-setting `func` on their parsers; `func(args)` returns the exit code. Modules are imported lazily
-so that `chainrule --help` stays fast and a broken feature cannot take the others down.
+setting `func` on their parsers; `func(args)` returns the exit code. `chainrule COMMAND` imports the
+module of COMMAND only (MODULE_COMMANDS), so that a command starts fast and a broken feature cannot take
+the others down; a module that fails to import or register is listed as not available here.
 """
 
 from __future__ import annotations
@@ -42,14 +43,10 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     for name in names:
         commands = [each for each, module in MODULE_COMMANDS.items() if module == name]
         try:
-            module = importlib.import_module(f"chainrule.commands.{name}")
-        except ModuleNotFoundError as error:
-            if error.name == f"chainrule.commands.{name}":
-                continue  # that feature is not part of this build
-            raise
-        try:
-            module.register(subparsers)
+            importlib.import_module(f"chainrule.commands.{name}").register(subparsers)
         except ImportError as error:
+            if isinstance(error, ModuleNotFoundError) and error.name == f"chainrule.commands.{name}":
+                continue  # that feature is not part of this build
             # A module this platform lacks (Windows has no `resource`, say): the other commands still work,
             # and these say what is missing when they are used.
             for each in commands:
