@@ -144,3 +144,23 @@ def test_the_start_up_cpu_benchmark_runs() -> None:
     if sys.platform.startswith("linux"):
         assert rows[-1][0] == "chainrule lesson, first answer"
     assert all(float(cpu) > 0 for _, cpu in rows)
+
+
+BROKEN_TRAIN = ("import sys; sys.modules['chainrule.datasets'] = None  # as a module this system lacks looks\n"
+                "from chainrule.cli import main\nsys.exit(main(sys.argv[1:]))")
+
+
+def test_a_command_module_that_cannot_import_leaves_the_others_working(tmp_path) -> None:
+    def chainrule(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-c", BROKEN_TRAIN, *args], capture_output=True, text=True,
+                              timeout=120, cwd=tmp_path)
+
+    listing = chainrule("--help")
+    assert listing.returncode == 0, listing.stderr
+    words = " ".join(listing.stdout.split())  # as argparse wrapped it
+    assert "train (not available here: needs the Python module 'chainrule.datasets')" in words
+    assert "graph show an expression's graph" in words
+    train = chainrule("train", "moons")
+    assert train.returncode == 2 and "chainrule train is not available on this system" in train.stderr
+    graph = chainrule("graph", "x*y", "x=2", "y=3")  # d(x*y)/dx = y = 3, by hand
+    assert graph.returncode == 0 and "d(out)/dx = 3" in graph.stdout, graph.stderr
