@@ -1,4 +1,5 @@
-"""`chainrule COMMAND` builds its own command's parser only; `chainrule --help` builds every one."""
+"""`chainrule COMMAND` imports and builds its own command's parser only; `chainrule --help` builds every one;
+`import chainrule` loads its names when they are used."""
 
 from __future__ import annotations
 
@@ -6,7 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from chainrule.cli import build_parser
+import pytest
+
+from chainrule.cli import MODULE_COMMANDS, build_parser, main
 
 ROOT = Path(__file__).resolve().parent.parent
 LOADED = ("import sys; from chainrule.cli import build_parser; build_parser({command!r}); "
@@ -47,3 +50,117 @@ def test_the_start_benchmark_runs() -> None:
                          capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
     assert [line.split()[0] for line in run.stdout.splitlines()[1:]] == ["progress", "lessons", "worker", "check"]
+
+
+def test_every_command_answers_help(capsys) -> None:
+    for command in MODULE_COMMANDS:
+        with pytest.raises(SystemExit) as stopped:
+            main([command, "--help"])
+        assert stopped.value.code == 0, command
+        assert capsys.readouterr().out.startswith(f"usage: chainrule {command} "), command
+
+
+def test_the_table_names_every_command_of_the_whole_parser() -> None:
+    (subparsers,) = [action for action in build_parser()._actions if action.dest == "command"]
+    assert list(subparsers.choices) == list(MODULE_COMMANDS)  # the order of --help too
+
+
+# Run in a fresh process: the chainrule modules (and a few others) a command loads, as `chainrule ARGS` does.
+IMPORTED = ("import sys; from chainrule.cli import main\n"
+            "try:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
+            "print('modules:', *sorted(m for m in sys.modules if m.startswith('chainrule') or m in {watched!r}))")
+WATCHED = ("fastapi", "starlette", "uvicorn", "pydantic", "authlib", "jinja2", "psycopg", "xml.sax.saxutils")
+# Command modules that another command's module uses for its shared options (`--database`, the LTI tool).
+SHARED = {"serve": {"class_"}, "lti": {"class_"}, "sso": {"class_", "lti"}}
+
+
+def imported_by(*args: str, cwd: Path = ROOT) -> set[str]:
+    run = subprocess.run([sys.executable, "-c", IMPORTED.format(watched=set(WATCHED)), *args], capture_output=True,
+                         text=True, timeout=120, cwd=cwd)
+    assert run.returncode == 0, run.stderr
+    return set(run.stdout.rsplit("modules:", 1)[1].split())  # after what the command printed
+
+
+def test_a_command_loads_no_other_command_module() -> None:
+    for command, own in MODULE_COMMANDS.items():
+        if command in ("start", "check", "review"):
+            continue  # their module is that of `exercises` and `progress`, checked with them
+        loaded = {name.rsplit(".", 1)[1] for name in imported_by(command, "--help")
+                  if name.startswith("chainrule.commands.") and name.rsplit(".", 1)[1] in MODULE_COMMANDS.values()}
+        assert loaded == {own} | SHARED.get(own, set()), command
+
+
+def test_import_chainrule_loads_its_names_when_used() -> None:
+    run = subprocess.run([sys.executable, "-c", "import sys, chainrule; print(' '.join(sys.modules))"],
+                         capture_output=True, text=True, check=True, timeout=120)
+    assert [name for name in run.stdout.split() if name.startswith("chainrule")] == ["chainrule"]
+    loaded = imported_by("--version")  # no command's module either
+    assert not any(name.startswith("chainrule.commands.") for name in loaded), loaded
+    assert loaded & {"chainrule.engine", "chainrule.trace", "chainrule.draw", "chainrule.compile",
+                     "chainrule.replay", "chainrule.explain", "chainrule.func"} == set()
+
+
+def test_grading_a_file_loads_no_web_server(tmp_path) -> None:
+    # A real `chainrule check` of a starter file: the grader runs, the web server's modules never load.
+    subprocess.run([sys.executable, "-m", "chainrule", "start", "local-gradients"], cwd=tmp_path, check=True,
+                   capture_output=True, timeout=120)
+    loaded = imported_by("check", "local-gradients.py", cwd=tmp_path)
+    assert "chainrule.grading.grader" in loaded  # it did grade
+    assert loaded & {"fastapi", "starlette", "uvicorn", "pydantic", "jinja2", "chainrule.web", "chainrule.classes",
+                     "xml.sax.saxutils", "chainrule.draw"} == set(), loaded
+
+
+def test_the_worker_and_the_lesson_help_load_no_web_framework() -> None:
+    for command in ("worker", "lesson", "serve", "class"):
+        assert imported_by(command, "--help") & {"fastapi", "starlette", "uvicorn", "pydantic", "authlib"} == set()
+
+
+def test_the_package_keeps_its_public_names() -> None:
+    import chainrule
+    import chainrule.compile
+    import chainrule.draw
+    import chainrule.trace
+    from chainrule.engine import Value
+    from chainrule.trace import trace
+
+    # Loading a submodule whose name is also a function's leaves the function on the package.
+    assert chainrule.trace is trace and callable(chainrule.draw) and callable(chainrule.compile)
+    assert chainrule.Value is Value and chainrule.func.__name__ == "chainrule.func"
+    assert all(hasattr(chainrule, name) for name in chainrule.__all__)
+    assert set(chainrule.__all__) <= set(dir(chainrule))
+    namespace: dict = {}
+    exec("from chainrule import *", namespace)
+    assert namespace["hvp"] is chainrule.func.hvp and namespace["explain"] is chainrule.explain
+    with pytest.raises(AttributeError):
+        chainrule.no_such_name
+
+
+def test_the_start_up_cpu_benchmark_runs() -> None:
+    run = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_startup.py"), "--runs", "1"],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    rows = [line.rsplit(None, 1) for line in run.stdout.splitlines()[1:]]
+    assert [what for what, _ in rows][:2] == ["import chainrule", "chainrule check --help"]
+    if sys.platform.startswith("linux"):
+        assert rows[-1][0] == "chainrule lesson, first answer"
+    assert all(float(cpu) > 0 for _, cpu in rows)
+
+
+BROKEN_TRAIN = ("import sys; sys.modules['chainrule.datasets'] = None  # as a module this system lacks looks\n"
+                "from chainrule.cli import main\nsys.exit(main(sys.argv[1:]))")
+
+
+def test_a_command_module_that_cannot_import_leaves_the_others_working(tmp_path) -> None:
+    def chainrule(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-c", BROKEN_TRAIN, *args], capture_output=True, text=True,
+                              timeout=120, cwd=tmp_path)
+
+    listing = chainrule("--help")
+    assert listing.returncode == 0, listing.stderr
+    words = " ".join(listing.stdout.split())  # as argparse wrapped it
+    assert "train (not available here: needs the Python module 'chainrule.datasets')" in words
+    assert "graph show an expression's graph" in words
+    train = chainrule("train", "moons")
+    assert train.returncode == 2 and "chainrule train is not available on this system" in train.stderr
+    graph = chainrule("graph", "x*y", "x=2", "y=3")  # d(x*y)/dx = y = 3, by hand
+    assert graph.returncode == 0 and "d(out)/dx = 3" in graph.stdout, graph.stderr

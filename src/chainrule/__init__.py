@@ -4,33 +4,33 @@ The engine (`Value`, `grad`, `jvp`, `no_grad`, `gradcheck`, `detect_anomaly`) im
 project; the transforms of `chainrule.func` (`vjp`, `jacrev`, `jacfwd`, `hessian`, `hvp`, also here) compose
 with it; traces (`trace`, `explain`), pictures (`draw`) and compiled replay (`compile`, NumPy only
 when called) build on it.
+
+Every name here is loaded when it is first used (`chainrule.Value`, `from chainrule import draw`), so that
+`import chainrule` (which every `chainrule` command does) costs nothing for a command that needs none of them.
 """
 
-from chainrule.engine import (
-    AnomalyError,
-    GradcheckError,
-    Value,
-    detect_anomaly,
-    enable_grad,
-    grad,
-    gradcheck,
-    is_grad_enabled,
-    no_grad,
-    topological_order,
-    zero_grad,
-)
-from chainrule.forward import jvp
-from chainrule import func  # noqa: E402  torch.func's names: func.grad, func.vjp, ...
-from chainrule.func import hessian, hvp, jacfwd, jacrev, vjp  # noqa: E402
+from __future__ import annotations
 
-# Imported here, after the engine, so that the package attributes `trace` and `draw` are the functions
-# (importing a submodule would otherwise bind its module object to the same name).
-from chainrule.trace import trace  # noqa: E402
-from chainrule.explain import explain  # noqa: E402
-from chainrule.draw import draw  # noqa: E402
-from chainrule.compile import CompiledFunction, TracingError, compile  # noqa: E402  (NumPy only when called)
+import importlib
+import sys
+import types
 
 __version__ = "0.1.0"
+
+# Each public name and the module that defines it.
+_WHERE = {
+    **dict.fromkeys(("AnomalyError", "GradcheckError", "Value", "detect_anomaly", "enable_grad", "grad", "gradcheck",
+                     "is_grad_enabled", "no_grad", "topological_order", "zero_grad"), "chainrule.engine"),
+    "jvp": "chainrule.forward",
+    **dict.fromkeys(("hessian", "hvp", "jacfwd", "jacrev", "vjp"), "chainrule.func"),
+    "trace": "chainrule.trace",
+    "explain": "chainrule.explain",
+    "draw": "chainrule.draw",
+    **dict.fromkeys(("CompiledFunction", "TracingError", "compile"), "chainrule.compile"),
+}
+# Submodules whose function of the same name is what the package attribute means: `chainrule.trace` is the
+# function even after `import chainrule.trace` somewhere (which would otherwise bind the module to that name).
+_SHADOWED = ("trace", "explain", "draw", "compile")
 
 __all__ = [
     "AnomalyError", "GradcheckError", "Value", "detect_anomaly", "enable_grad", "grad", "gradcheck",
@@ -39,3 +39,28 @@ __all__ = [
     "__version__",
 ]
 
+
+def __getattr__(name: str):
+    if name == "func":  # torch.func's names: func.grad, func.vjp, ...
+        return importlib.import_module("chainrule.func")
+    if name not in _WHERE:
+        raise AttributeError(f"module 'chainrule' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_WHERE[name]), name)
+    setattr(sys.modules[__name__], name, value)  # found here directly from now on
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+class _Package(types.ModuleType):
+    def __setattr__(self, name: str, value) -> None:
+        # The import system binds a loaded submodule to its name on the package; for these names the package
+        # keeps the function the submodule defines instead, as it did when it imported them eagerly.
+        if name in _SHADOWED and isinstance(value, types.ModuleType) and value.__name__ == f"{__name__}.{name}":
+            value = getattr(value, name)
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package

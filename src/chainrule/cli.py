@@ -1,8 +1,9 @@
 """The `chainrule` command: a thin dispatcher over one module per feature.
 
 Each module in `chainrule.commands` exposes `register(subparsers)`, adding its subcommands and
-setting `func` on their parsers; `func(args)` returns the exit code. Modules are imported lazily
-so that `chainrule --help` stays fast and a broken feature cannot take the others down.
+setting `func` on their parsers; `func(args)` returns the exit code. `chainrule COMMAND` imports the
+module of COMMAND only (MODULE_COMMANDS), so that a command starts fast and a broken feature cannot take
+the others down; a module that fails to import or register is listed as not available here.
 """
 
 from __future__ import annotations
@@ -15,26 +16,37 @@ from typing import Sequence
 
 from chainrule import __version__
 
-# Feature modules under chainrule.commands, in the order their commands appear in --help.
-COMMAND_MODULES = ("lesson", "serve", "worker", "class_", "lti", "sso", "lessons", "graph", "grading", "train", "progress")
+# Each command and the module under chainrule.commands that implements it, in the order of --help. Only the
+# module of the command run is imported (`chainrule check` never loads the web server's); `chainrule --help`
+# imports them all. A module that implements several commands registers them all at once.
+MODULE_COMMANDS = {
+    "lesson": "lesson", "serve": "serve", "worker": "worker", "class": "class_", "lti": "lti", "sso": "sso",
+    "lessons": "lessons", "graph": "graph", "exercises": "grading", "start": "grading", "check": "grading",
+    "train": "train", "progress": "progress", "review": "progress",
+}
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """The parser of every command, or, given a command's name, of that command alone: registering a
-    module can load what its choices list (the exercises, the roles), which the other commands never need."""
+    """The parser of every command (command None), or, given a command's name, of that command alone (with the
+    others its module registers): only that module is imported, and registering it can load what its choices list
+    (the exercises, the roles), which the other commands never need."""
     parser = argparse.ArgumentParser(
         prog="chainrule",
         description="Learn, see and use backpropagation.",
     )
     parser.add_argument("--version", action="version", version=f"chainrule {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name, module in _command_modules():
-        commands = getattr(module, "COMMANDS", (name,))
-        if command is not None and command not in commands:
-            continue
+    if command is None:
+        names = list(dict.fromkeys(MODULE_COMMANDS.values()))
+    else:  # "": none, for `chainrule --version`
+        names = [MODULE_COMMANDS[command]] if command in MODULE_COMMANDS else []
+    for name in names:
+        commands = [each for each, module in MODULE_COMMANDS.items() if module == name]
         try:
-            module.register(subparsers)
+            importlib.import_module(f"chainrule.commands.{name}").register(subparsers)
         except ImportError as error:
+            if isinstance(error, ModuleNotFoundError) and error.name == f"chainrule.commands.{name}":
+                continue  # that feature is not part of this build
             # A module this platform lacks (Windows has no `resource`, say): the other commands still work,
             # and these say what is missing when they are used.
             for each in commands:
@@ -42,25 +54,14 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-def _command_modules() -> list[tuple[str, object]]:
-    modules = []
-    for name in COMMAND_MODULES:
-        try:
-            modules.append((name, importlib.import_module(f"chainrule.commands.{name}")))
-        except ModuleNotFoundError as error:
-            if error.name == f"chainrule.commands.{name}":
-                continue  # that feature is not part of this build
-            raise
-    return modules
-
-
 def _command_named(argv: Sequence[str]) -> str | None:
-    """The command argv runs, if it names one; None for `--help`, `--version` or a name no module has (the
-    whole parser then lists every command)."""
+    """The command argv runs, if it names one; "" for `--version` alone (no command's parser is needed); None for
+    `--help` or a name no module has (the whole parser then lists every command)."""
+    if list(argv) == ["--version"]:
+        return ""
     if not argv or argv[0].startswith("-"):
         return None
-    known = {each for name, module in _command_modules() for each in getattr(module, "COMMANDS", (name,))}
-    return argv[0] if argv[0] in known else None
+    return argv[0] if argv[0] in MODULE_COMMANDS else None
 
 
 def _register_unavailable(subparsers: argparse._SubParsersAction, command: str, error: ImportError) -> None:

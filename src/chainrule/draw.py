@@ -18,7 +18,6 @@ from __future__ import annotations
 import math
 import unicodedata
 from typing import Any
-from xml.sax.saxutils import escape, quoteattr
 
 from chainrule.engine import Value
 from chainrule.trace import format_number, graph_nodes, trace
@@ -400,6 +399,8 @@ _STYLE = """
 def to_svg(t: dict[str, Any], shape: str = "wide") -> str:
     """A standalone SVG picture of a trace (valid XML, labels escaped, no external resources), in the
     monospace type its layout sized every box for."""
+    from xml.sax.saxutils import escape, quoteattr  # here: it loads urllib and email, which a text table never needs
+
     nodes = t["nodes"]
     by_id = {n["id"]: n for n in nodes}
     g = geometry(t, shape)
