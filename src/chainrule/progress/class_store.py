@@ -235,10 +235,11 @@ class ClassStore:
 
     # ---------------------------------------------------------------- the teacher's view
 
-    def class_activity(self, class_id: int) -> dict[str, Any]:
+    def class_activity(self, class_id: int, exercises: tuple[str, ...] = ()) -> dict[str, Any]:
         """Every run and quiz answer of the class's learners (oldest first, each with its origin: '' for
         work done here, 'imported' for a learner's own file), each learner's work for "finished"
-        (progress/finished.py) and last activity. Rows no reader could use are reported and skipped."""
+        (progress/finished.py), last activity, and the help they used on ``exercises`` (help_by_exercise).
+        Rows no reader could use are reported and skipped."""
         from chainrule.progress.finished import learner_work
 
         def work(conn: Connection) -> dict[str, Any]:
@@ -260,9 +261,7 @@ class ClassStore:
                 "explanations": sound_rows("explanations", ("lesson_id", "text", "ticked", "at"), rows(
                     "SELECT learner_id, lesson_id, text, ticked, at FROM explanations WHERE {learners} "
                     "AND text != '' ORDER BY at"), keep=1),
-                "help": sound_rows("help_used", HELP_COLUMNS, rows(
-                    f"SELECT learner_id, {', '.join(HELP_COLUMNS)} FROM help_used WHERE {{learners}} ORDER BY id"),
-                    keep=1),
+                "help": help_by_exercise(conn, class_id, exercises),
                 "work": learner_work(conn, CLASS_LEARNERS, (class_id,)),
                 "last_active": latest,
             }
@@ -286,6 +285,28 @@ class ClassStore:
                     "help": rows("help_used", ("at", "lesson_id", "exercise_id", "kind", "number"))}
 
         return self.database.read(work, snapshot=True)
+
+
+def help_by_exercise(conn: Connection, class_id: int, exercises: tuple[str, ...]) -> list[tuple]:
+    """(learner, exercise, hints opened: the highest number, when the solution was first shown or None) of
+    each of the class's learners and ``exercises``, aggregated in the database: one row per learner and
+    exercise, however many help rows a learner keeps (issue 41, item 1). A first solution time no reader
+    could use is reported and read as None."""
+    if not exercises:
+        return []
+    marks = ", ".join("?" for _ in exercises)
+    found = conn.execute(
+        "SELECT h.learner_id, h.exercise_id, h.hints, s.at FROM (SELECT learner_id, exercise_id, "
+        "MAX(CASE WHEN kind = 'hint' THEN number ELSE 0 END) AS hints, "
+        "MIN(CASE WHEN kind = 'solution' THEN id END) AS first_solution FROM help_used "
+        f"WHERE {CLASS_LEARNERS} AND exercise_id IN ({marks}) GROUP BY learner_id, exercise_id) h "
+        "LEFT JOIN help_used s ON s.id = h.first_solution", (class_id, *exercises)).fetchall()
+    rows = []
+    for learner, exercise, hints, at in found:
+        if at is not None and not sound_rows("help_used", ("at",), [(at,)]):
+            at = None
+        rows.append((int(learner), exercise, max(0, int(hints or 0)), at))
+    return rows
 
 
 def admitted(conn: Connection, class_id: int) -> int:
