@@ -247,10 +247,16 @@ class ClassStore:
                 return conn.execute(sql.format(learners=CLASS_LEARNERS), (class_id,)).fetchall()
 
             latest: dict[int, str] = {}
-            for table in ("submissions", "quiz_answers", "predictions", "code", "explanations", "help_used"):
+            for table in ("submissions", "quiz_answers", "predictions", "code", "explanations"):
                 for learner, at in sound_rows(table, ("at",), rows(
                         f"SELECT learner_id, MAX(at) FROM {table} WHERE {{learners}} GROUP BY learner_id"), keep=1):
                     latest[learner] = max(latest.get(learner, at), at)
+            # Help: each learner's latest row, by index (not every row: issue 41, item 1).
+            helped = [row for row in rows(
+                "SELECT a.id, (SELECT h.at FROM help_used h WHERE h.learner_id = a.id ORDER BY h.id DESC LIMIT 1) "
+                "FROM accounts a WHERE a.class_id = ? AND a.role = 'learner'") if row[1] is not None]
+            for learner, at in sound_rows("help_used", ("at",), helped, keep=1):
+                latest[learner] = max(latest.get(learner, at), at)
             return {
                 "submissions": sound_rows("submissions", ("exercise_id", "status", "result", "at", "origin"), rows(
                     "SELECT learner_id, exercise_id, status, result, at, origin FROM submissions "
@@ -289,23 +295,23 @@ class ClassStore:
 
 def help_by_exercise(conn: Connection, class_id: int, exercises: tuple[str, ...]) -> list[tuple]:
     """(learner, exercise, hints opened: the highest number, when the solution was first shown or None) of
-    each of the class's learners and ``exercises``, aggregated in the database: one row per learner and
-    exercise, however many help rows a learner keeps (issue 41, item 1). A first solution time no reader
-    could use is reported and read as None."""
-    if not exercises:
-        return []
-    marks = ", ".join("?" for _ in exercises)
-    found = conn.execute(
-        "SELECT h.learner_id, h.exercise_id, h.hints, s.at FROM (SELECT learner_id, exercise_id, "
-        "MAX(CASE WHEN kind = 'hint' THEN number ELSE 0 END) AS hints, "
-        "MIN(CASE WHEN kind = 'solution' THEN id END) AS first_solution FROM help_used "
-        f"WHERE {CLASS_LEARNERS} AND exercise_id IN ({marks}) GROUP BY learner_id, exercise_id) h "
-        "LEFT JOIN help_used s ON s.id = h.first_solution", (class_id, *exercises)).fetchall()
+    each of the class's learners who used help on one of ``exercises``. Read in the database by index
+    (migration 15), a few index steps per learner and exercise: its cost and its answer do not grow with the
+    rows one learner keeps (issue 41, item 1). A solution time no reader could use is reported and read as
+    None."""
     rows = []
-    for learner, exercise, hints, at in found:
-        if at is not None and not sound_rows("help_used", ("at",), [(at,)]):
-            at = None
-        rows.append((int(learner), exercise, max(0, int(hints or 0)), at))
+    for exercise in dict.fromkeys(exercises):
+        found = conn.execute(
+            "SELECT a.id, (SELECT MAX(h.number) FROM help_used h WHERE h.learner_id = a.id AND h.exercise_id = ? "
+            "AND h.kind = 'hint'), (SELECT h.at FROM help_used h WHERE h.learner_id = a.id AND h.exercise_id = ? "
+            "AND h.kind = 'solution' ORDER BY h.number, h.id LIMIT 1) FROM accounts a "
+            "WHERE a.class_id = ? AND a.role = 'learner' ORDER BY a.id", (exercise, exercise, class_id)).fetchall()
+        for learner, hints, at in found:
+            if hints is None and at is None:
+                continue
+            if at is not None and not sound_rows("help_used", ("at",), [(at,)]):
+                at = None
+            rows.append((int(learner), exercise, max(0, int(hints or 0)), at))
     return rows
 
 
