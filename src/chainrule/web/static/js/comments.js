@@ -129,19 +129,16 @@ function commentForm(run, list, verb) {
 /** A view shows only the latest comments (classes/comments.py): this button loads a run's earlier ones. */
 function earlierButton(run, list) {
   let left = run.earlier_comments || 0;
-  const button = el("button", { type: "button", class: "earlier-comments" });
-  const show = () => {
-    button.textContent = `Show earlier comments (${left} more)`;
-    button.hidden = left === 0;
-  };
-  show();
+  if (!left) return document.createTextNode("");
+  const button = el("button", { type: "button", class: "earlier-comments" }, `Show earlier comments (${left} more)`);
   button.addEventListener("click", async () => {
     const first = list.querySelector("[data-comment]");
     const before = first ? first.dataset.comment : `${2 ** 31 - 1}`;
     const page = await get(`/api/class/runs/${run.id}/comments?before=${before}`, "load the earlier comments");
     list.prepend(...page.comments.map(commentItem));
     left = page.earlier_comments;
-    show();
+    if (left) button.textContent = `Show earlier comments (${left} more)`;
+    else button.remove();
   });
   return button;
 }
