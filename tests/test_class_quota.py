@@ -192,10 +192,10 @@ def test_a_learners_comments_have_a_rate_and_every_view_of_them_is_paged(served)
     for client, path in ((teacher, f"/api/class/learners/{ada_id}/runs"), (ada, "/api/class/comments")):
         [run] = client.get(path).json()["runs"]
         assert [c["body"] for c in run["comments"]] == written[10:] and run["earlier_comments"] == 10, path
-        back = client.get(f"/api/class/runs/{run_id}/comments", params={"before": run["comments"][0]["id"]}).json()
+        back = client.get(f"/api/class/runs/{run_id}/earlier-comments", params={"before": run["comments"][0]["id"]}).json()
         assert [c["body"] for c in back["comments"]] == written[:10] and back["earlier_comments"] == 0
     stranger_teacher, _ = a_learner(served, "Paged elsewhere")
-    assert stranger_teacher.get(f"/api/class/runs/{run_id}/comments", params={"before": 10**6}).status_code == 404
+    assert stranger_teacher.get(f"/api/class/runs/{run_id}/earlier-comments", params={"before": 10**6}).status_code == 404
 
 
 # ------------------------------------------------------------------ item 4: the one rule for imported times

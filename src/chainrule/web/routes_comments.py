@@ -3,7 +3,7 @@
     GET  /api/class/learners/{id}/runs     a learner's latest runs with their comments (a teacher of the class)
     POST /api/class/runs/{id}/comments     {"line": 3 or null, "body": "Markdown"}: a teacher's comment, or the
                                            run's learner's answer
-    GET  /api/class/runs/{id}/comments?before=c   the run's comments before comment c (a view shows the latest)
+    GET  /api/class/runs/{id}/earlier-comments?before=c   the run's comments before comment c (a view shows the latest)
     GET  /api/class/comments?exercise=x    the signed-in learner's own commented runs (of one exercise)
     GET  /api/class/answers                the latest answers of the class's learners (a teacher of the class)
 
@@ -66,7 +66,7 @@ def add_comment(request: Request, run_id: Id, body: CommentIn) -> dict[str, Any]
     return _comments(request).add(signed_in(request), run_id, body.line, body.body)
 
 
-@api.get("/runs/{run_id}/comments")
+@api.get("/runs/{run_id}/earlier-comments")
 def earlier_comments(request: Request, run_id: Id, before: Annotated[int, Query(ge=1, le=2**31 - 1)]) -> dict[str, Any]:
     """The run's comments just before comment ``before`` (each view shows only the latest: classes/comments.py)."""
     return _comments(request).earlier(signed_in(request), run_id, before)

@@ -134,7 +134,7 @@ function earlierButton(run, list) {
   button.addEventListener("click", async () => {
     const first = list.querySelector("[data-comment]");
     const before = first ? first.dataset.comment : `${2 ** 31 - 1}`;
-    const page = await get(`/api/class/runs/${run.id}/comments?before=${before}`, "load the earlier comments");
+    const page = await get(`/api/class/runs/${run.id}/earlier-comments?before=${before}`, "load the earlier comments");
     list.prepend(...page.comments.map(commentItem));
     left = page.earlier_comments;
     if (left) button.textContent = `Show earlier comments (${left} more)`;
