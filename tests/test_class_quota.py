@@ -14,7 +14,6 @@
 
 from __future__ import annotations
 
-import os
 import sqlite3
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -22,8 +21,7 @@ from pathlib import Path
 import pytest
 
 from chainrule.classes import open_class_store
-from postgres_cluster import new_postgres_schema
-from test_class_admission import Served
+from test_class_admission import Served, class_env
 from test_class_people import a_run, learner_id
 from test_class_server import send
 
@@ -36,11 +34,7 @@ IMPORT = "/api/class/progress/import"
 
 @pytest.fixture(scope="module", params=["sqlite", "postgresql"])
 def served(request, tmp_path_factory):
-    env = dict(os.environ, PYTHONUNBUFFERED="1", CHAINRULE_DATA_DIR=str(tmp_path_factory.mktemp("quota-data")))
-    env.pop("CHAINRULE_DATABASE", None)
-    if request.param == "postgresql":
-        env["CHAINRULE_DATABASE"] = new_postgres_schema(request.getfixturevalue("postgres_cluster"))
-    server = Served(env, ("-m", "chainrule"), "--learner-storage", "1")
+    server = Served(class_env(request, tmp_path_factory), ("-m", "chainrule"), "--learner-storage", "1")
     server.backend = request.param
     yield server
     server.stop()
