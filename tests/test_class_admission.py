@@ -86,13 +86,18 @@ class Served:
         self.web.stop()
 
 
-@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
-def served(request, tmp_path_factory):
+def class_env(request, tmp_path_factory) -> dict:
+    """The environment of a class server on the backend ``request.param`` names (a fresh schema or folder)."""
     env = dict(os.environ, PYTHONUNBUFFERED="1", CHAINRULE_DATA_DIR=str(tmp_path_factory.mktemp("class-data")))
     env.pop("CHAINRULE_DATABASE", None)
     if request.param == "postgresql":
         env["CHAINRULE_DATABASE"] = new_postgres_schema(request.getfixturevalue("postgres_cluster"))
-    server = Served(env)
+    return env
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def served(request, tmp_path_factory):
+    server = Served(class_env(request, tmp_path_factory))
     yield server
     server.stop()
 

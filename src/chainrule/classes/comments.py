@@ -8,21 +8,30 @@ links only http(s): static/js/comments.js).
 
 Who may: a teacher of the run's learner's class, and the learner on their own runs. Anyone else finds no
 such run (ClassError "not-found", as for an id that does not exist): nobody learns that a run exists.
+
+A learner's comments count toward their storage quota (progress/quota.py: 413 past it) and have a rate:
+at most LEARNER_RATE[0] in any LEARNER_RATE[1] (ClassError "rate-limited": 429 with Retry-After). A view
+shows the latest SHOWN_COMMENTS comments of its runs; each run says how many of its comments are not shown
+("earlier_comments"), and `earlier` pages back through one run's.
 """
 
 from __future__ import annotations
 
 import unicodedata
+from datetime import datetime, timedelta
 from typing import Any
 
 from chainrule.classes.accounts import LEARNER, TEACHER, Account, Accounts, ClassError, storable_text
 from chainrule.errors import InputError
-from chainrule.progress.comment_store import CommentStore
+from chainrule.progress.comment_store import CommentStore, TooManyComments
+from chainrule.progress.quota import refuse_over_quota, row_cost
 
 MAX_COMMENT = 4000  # characters: a paragraph or three, with a code block
 TEACHER_RUNS = 20  # the latest runs of a learner the teacher's page shows to comment on
 LEARNER_RUNS = 50  # the latest commented runs a learner's pages show
 LATEST_ANSWERS = 10  # learners' answers the teacher's page lists
+SHOWN_COMMENTS = 50  # the latest comments a view shows (the rest: "earlier_comments", then `earlier`)
+LEARNER_RATE = (30, timedelta(minutes=10))  # a learner writes at most 30 comments in any 10 minutes
 
 
 def clean_body(value: Any) -> str:
@@ -60,8 +69,23 @@ class Comments:
     def add(self, account: Account, run_id: int, line: Any, body: Any) -> dict[str, Any]:
         learner_id, source = self._run(account, run_id)
         line, body = clean_line(line, source), clean_body(body)
-        at = self.accounts.store.now().isoformat()
-        comment_id = self.tables.add(learner_id, run_id, account.id, line, body, at)
+        store = self.accounts.store
+        now = store.now()
+        at = now.isoformat()
+        if account.role != LEARNER:
+            comment_id = self.tables.add(learner_id, run_id, account.id, line, body, at)
+        else:
+            refuse_over_quota(store.database, account.id, row_cost(body, at), getattr(store, "quota", None),
+                              "This comment")
+            most, window = LEARNER_RATE
+            try:
+                comment_id = self.tables.add(learner_id, run_id, account.id, line, body, at, most=most,
+                                             since=(now - window).isoformat())
+            except TooManyComments as limit:
+                wait = max(1.0, (datetime.fromisoformat(limit.oldest) + window - now).total_seconds())
+                raise ClassError(f"you have written {most} comments in the last {window.seconds // 60} minutes, "
+                                 f"the most a learner may: try again in {int(wait + 0.999)} seconds",
+                                 kind="rate-limited", retry_after=wait) from None
         return {"id": comment_id, "run_id": run_id, "line": line, "body": body, "at": at, "author": account.name,
                 "by_teacher": account.role == TEACHER, "yours": True}
 
@@ -86,15 +110,26 @@ class Comments:
             return []
         return self._threads(learner, learner.id, limit=LEARNER_RUNS, commented_only=True, exercise_id=exercise_id)
 
+    def earlier(self, account: Account, run_id: int, before: int) -> dict[str, Any]:
+        """The SHOWN_COMMENTS comments on a run just before comment ``before``, and how many are earlier still."""
+        learner_id, _ = self._run(account, run_id)
+        comments, left = self.tables.earlier(learner_id, run_id, before, SHOWN_COMMENTS)
+        return {"run_id": run_id, "comments": [_comment(row, account) for row in comments], "earlier_comments": left}
+
     def _threads(self, reader: Account, learner_id: int, **options: Any) -> list[dict[str, Any]]:
-        runs, comments = self.tables.runs(learner_id, **options)
+        runs, comments, counts = self.tables.runs(learner_id, shown=SHOWN_COMMENTS, **options)
         by_run: dict[int, list[dict[str, Any]]] = {}
-        for comment_id, run_id, line, body, at, author_id, author, role in comments:
-            by_run.setdefault(int(run_id), []).append({
-                "id": int(comment_id), "run_id": int(run_id), "line": None if line is None else int(line),
-                "body": body, "at": at, "author": author or "someone who has left the class",
-                "by_teacher": role == TEACHER, "yours": author_id == reader.id})
+        for row in comments:
+            by_run.setdefault(int(row[1]), []).append(_comment(row, reader))
         return [{"id": int(run_id), "exercise_id": exercise, "language": language, "source": source,
                  "passed": status == "pass", "at": at, "imported": origin == "imported",
-                 "comments": by_run.get(int(run_id), [])}
+                 "comments": by_run.get(int(run_id), []),
+                 "earlier_comments": counts.get(int(run_id), 0) - len(by_run.get(int(run_id), []))}
                 for run_id, exercise, language, source, status, at, origin in runs]
+
+
+def _comment(row: tuple, reader: Account) -> dict[str, Any]:
+    comment_id, run_id, line, body, at, author_id, author, role = row
+    return {"id": int(comment_id), "run_id": int(run_id), "line": None if line is None else int(line),
+            "body": body, "at": at, "author": author or "someone who has left the class",
+            "by_teacher": role == TEACHER, "yours": author_id == reader.id}

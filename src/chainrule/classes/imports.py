@@ -6,9 +6,9 @@
 
 A file made by `chainrule progress export` is the learner's own account of their work, and anyone can
 write one by hand. So, before anything is kept:
-- every time in it must lie within the account's life (from its creation to now, with a few minutes'
-  allowance for a clock that is off): a file dated before the learner joined, or in the future, is
-  refused whole;
+- every time in it (progress/exchange.py's TIME_FIELDS: every section's, help used too) must lie within
+  the account's life (from its creation to now, with a few minutes' allowance for a clock that is off): a
+  file dated before the learner joined, or in the future, is refused whole;
 - each quiz answer and prediction is checked against the lesson's own answer (lessons/checking.py): its
   "correct" is ours, not the file's; one the lesson has no question or prediction for counts for nothing;
 - runs are kept as imported (their code and times, shown to the teacher as imported), and count for
@@ -44,23 +44,12 @@ class Outcome:
     grade_again: list[RunToGrade]
 
 
-def _times(document: dict) -> list[tuple[str, str]]:
-    """(where, time) of every time the file states."""
-    found = [("exported_at", document["exported_at"])] if "exported_at" in document else []
-    for section in ("predictions", "code", "submissions", "quiz_answers", "explanations", "review_logs"):
-        found += [(f"{section}[{index}].at", record["at"]) for index, record in enumerate(document[section])]
-    for index, record in enumerate(document["review_logs"]):
-        found.append((f"review_logs[{index}].log.review_datetime", record["log"]["review_datetime"]))
-    for index, record in enumerate(document["cards"]):
-        if record["card"]["last_review"] is not None:
-            found.append((f"cards[{index}].card.last_review", record["card"]["last_review"]))
-    return found
-
-
 def check_times(document: dict, created_at: datetime, now: datetime) -> None:
     """InputError (a 422) naming the times outside the account's life, if any."""
+    from chainrule.progress.exchange import stated_times
+
     earliest, latest = created_at - CLOCK_ALLOWANCE, now + CLOCK_ALLOWANCE
-    outside = [(where, at) for where, at in _times(document)
+    outside = [(where, at) for where, at in stated_times(document)
                if not earliest <= datetime.fromisoformat(at).astimezone(timezone.utc) <= latest]
     if outside:
         shown = "; ".join(f"{where} is {at}" for where, at in outside[:MAX_TIMES_SHOWN])

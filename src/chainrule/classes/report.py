@@ -89,15 +89,9 @@ def _path() -> list[dict[str, Any]]:
 
 def _help_by_exercise(rows: list[tuple]) -> dict[tuple[int, str], dict[str, Any]]:
     """(learner, exercise) -> {"hints": hints opened (the highest number), "solution_at": when the solution
-    was first shown, or None}; rows: (learner, lesson, exercise, kind, number, at), oldest first."""
-    help_used: dict[tuple[int, str], dict[str, Any]] = defaultdict(lambda: {"hints": 0, "solution_at": None})
-    for learner, _, exercise, kind, number, at in rows:
-        entry = help_used[learner, exercise]
-        if kind == "hint":
-            entry["hints"] = max(entry["hints"], number)
-        elif kind == "solution" and entry["solution_at"] is None:
-            entry["solution_at"] = at
-    return help_used
+    was first shown, or None}; rows: (learner, exercise, hints, solution_at), aggregated by the database
+    (progress/class_store.py's help_by_exercise: one row per learner and exercise)."""
+    return {(learner, exercise): {"hints": hints, "solution_at": at} for learner, exercise, hints, at in rows}
 
 
 def _first_pass(submissions: list[tuple]) -> dict[tuple[int, str], str]:
@@ -167,7 +161,7 @@ class ClassReport:
     def overview(self, class_id: int) -> dict[str, Any]:
         path = _path()
         learners = self.accounts.learners(class_id)
-        activity = self.tables.class_activity(class_id)
+        activity = self.tables.class_activity(class_id, tuple(e for lesson in path for e in lesson["exercises"]))
         last_seen, work = activity["last_active"], activity["work"]
         # Only runs that count: graded here (an imported run's code is graded again here: classes/imports.py),
         # and a regrade's runs only while it is applied.

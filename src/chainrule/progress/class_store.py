@@ -223,10 +223,11 @@ class ClassStore:
 
     # ---------------------------------------------------------------- the teacher's view
 
-    def class_activity(self, class_id: int) -> dict[str, Any]:
+    def class_activity(self, class_id: int, exercises: tuple[str, ...] = ()) -> dict[str, Any]:
         """Every run and quiz answer of the class's learners (oldest first, each with its origin: '' for
         work done here, 'imported' for a learner's own file), each learner's work for "finished"
-        (progress/finished.py) and last activity. Rows no reader could use are reported and skipped."""
+        (progress/finished.py), last activity, and the help they used on ``exercises`` (help_by_exercise).
+        Rows no reader could use are reported and skipped."""
         from chainrule.progress.finished import learner_work
 
         def work(conn: Connection) -> dict[str, Any]:
@@ -234,10 +235,16 @@ class ClassStore:
                 return conn.execute(sql.format(learners=CLASS_LEARNERS), (class_id,)).fetchall()
 
             latest: dict[int, str] = {}
-            for table in ("submissions", "quiz_answers", "predictions", "code", "explanations", "help_used"):
+            for table in ("submissions", "quiz_answers", "predictions", "code", "explanations"):
                 for learner, at in sound_rows(table, ("at",), rows(
                         f"SELECT learner_id, MAX(at) FROM {table} WHERE {{learners}} GROUP BY learner_id"), keep=1):
                     latest[learner] = max(latest.get(learner, at), at)
+            # Help: each learner's latest row, by index (not every row: issue 41, item 1).
+            helped = [row for row in rows(
+                "SELECT a.id, (SELECT h.at FROM help_used h WHERE h.learner_id = a.id ORDER BY h.id DESC LIMIT 1) "
+                "FROM accounts a WHERE a.class_id = ? AND a.role = 'learner'") if row[1] is not None]
+            for learner, at in sound_rows("help_used", ("at",), helped, keep=1):
+                latest[learner] = max(latest.get(learner, at), at)
             return {
                 "submissions": sound_rows("submissions", ("exercise_id", "status", "result", "at", "origin"), rows(
                     "SELECT learner_id, exercise_id, status, result, at, origin FROM submissions "
@@ -248,9 +255,7 @@ class ClassStore:
                 "explanations": sound_rows("explanations", ("lesson_id", "text", "ticked", "at"), rows(
                     "SELECT learner_id, lesson_id, text, ticked, at FROM explanations WHERE {learners} "
                     "AND text != '' ORDER BY at"), keep=1),
-                "help": sound_rows("help_used", HELP_COLUMNS, rows(
-                    f"SELECT learner_id, {', '.join(HELP_COLUMNS)} FROM help_used WHERE {{learners}} ORDER BY id"),
-                    keep=1),
+                "help": help_by_exercise(conn, class_id, exercises),
                 "work": learner_work(conn, CLASS_LEARNERS, (class_id,)),
                 "last_active": latest,
             }
@@ -274,6 +279,28 @@ class ClassStore:
                     "help": rows("help_used", ("at", "lesson_id", "exercise_id", "kind", "number"))}
 
         return self.database.read(work, snapshot=True)
+
+
+def help_by_exercise(conn: Connection, class_id: int, exercises: tuple[str, ...]) -> list[tuple]:
+    """(learner, exercise, hints opened: the highest number, when the solution was first shown or None) of
+    each of the class's learners who used help on one of ``exercises``. Read in the database by index
+    (migration 16), a few index steps per learner and exercise: its cost and its answer do not grow with the
+    rows one learner keeps (issue 41, item 1). A solution time no reader could use is reported and read as
+    None."""
+    rows = []
+    for exercise in dict.fromkeys(exercises):
+        found = conn.execute(
+            "SELECT a.id, (SELECT MAX(h.number) FROM help_used h WHERE h.learner_id = a.id AND h.exercise_id = ? "
+            "AND h.kind = 'hint'), (SELECT h.at FROM help_used h WHERE h.learner_id = a.id AND h.exercise_id = ? "
+            "AND h.kind = 'solution' ORDER BY h.number, h.id LIMIT 1) FROM accounts a "
+            "WHERE a.class_id = ? AND a.role = 'learner' ORDER BY a.id", (exercise, exercise, class_id)).fetchall()
+        for learner, hints, at in found:
+            if hints is None and at is None:
+                continue
+            if at is not None and not sound_rows("help_used", ("at",), [(at,)]):
+                at = None
+            rows.append((int(learner), exercise, max(0, int(hints or 0)), at))
+    return rows
 
 
 def admitted(conn: Connection, class_id: int) -> int:

@@ -6,6 +6,15 @@ from chainrule.progress.connection import Connection
 from chainrule.progress.rows import sound_rows
 
 RUN_COLUMNS = ("id", "exercise_id", "language", "source", "status", "at", "origin")
+COMMENT_COLUMNS = "c.id, c.submission_id, c.line, c.body, c.at, c.author_id, a.name, a.role"
+
+
+class TooManyComments(Exception):
+    """add: the author wrote as many comments as the rate allows since ``since``; ``oldest``: the first of them."""
+
+    def __init__(self, oldest: str) -> None:
+        super().__init__(oldest)
+        self.oldest = oldest
 
 
 class CommentStore:
@@ -21,21 +30,32 @@ class CommentStore:
             "WHERE s.id = ?", (int(submission_id),)).fetchone())
         return None if row is None else (int(row[0]), int(row[1]), row[2])
 
-    def add(self, learner_id: int, submission_id: int, author_id: int, line: int | None, body: str, at: str) -> int:
+    def add(self, learner_id: int, submission_id: int, author_id: int, line: int | None, body: str, at: str,
+            *, most: int | None = None, since: str = "") -> int:
+        """The new comment's id. most: the author may have written at most this many comments after ``since``
+        (TooManyComments otherwise, nothing written); counted in the insert's transaction, with the learner's
+        other writes serialized, so comments sent at once are counted one after another."""
+
         def work(conn: Connection) -> int:
+            if most is not None:
+                count, oldest = conn.execute(
+                    "SELECT COUNT(*), MIN(at) FROM comments WHERE learner_id = ? AND author_id = ? AND at > ?",
+                    (learner_id, author_id, since)).fetchone()
+                if int(count) >= most:
+                    raise TooManyComments(oldest)
             return int(conn.execute(
                 "INSERT INTO comments (learner_id, submission_id, author_id, line, body, at) "
                 "VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
                 (learner_id, submission_id, author_id, line, body, at)).fetchone()[0])
 
-        return self.database.write(work)
+        return self.database.write(work, lock=learner_id)
 
-    def runs(self, learner_id: int, *, limit: int, commented_only: bool = False,
-             exercise_id: str | None = None) -> tuple[list[tuple], list[tuple]]:
+    def runs(self, learner_id: int, *, limit: int, shown: int, commented_only: bool = False,
+             exercise_id: str | None = None) -> tuple[list[tuple], list[tuple], dict[int, int]]:
         """The learner's latest ``limit`` runs (newest first; only those with a comment, or of one exercise,
-        if asked) and every comment on them, oldest first."""
+        if asked), the latest ``shown`` comments on them (oldest first), and how many comments each has."""
 
-        def work(conn: Connection) -> tuple[list[tuple], list[tuple]]:
+        def work(conn: Connection) -> tuple[list[tuple], list[tuple], dict[int, int]]:
             where, args = "learner_id = ?", [learner_id]
             if commented_only:
                 where += " AND id IN (SELECT submission_id FROM comments WHERE learner_id = ?)"
@@ -48,13 +68,33 @@ class CommentStore:
                 (*args, limit)).fetchall())
             ids = [int(run[0]) for run in runs]
             if not ids:
-                return runs, []
+                return runs, [], {}
             marks = ", ".join("?" for _ in ids)
             comments = conn.execute(
-                "SELECT c.id, c.submission_id, c.line, c.body, c.at, c.author_id, a.name, a.role FROM comments c "
-                f"LEFT JOIN accounts a ON a.id = c.author_id WHERE c.learner_id = ? AND c.submission_id IN ({marks}) "
-                "ORDER BY c.id", (learner_id, *ids)).fetchall()
-            return runs, sound_rows("comments", ("body", "at"), comments, keep=3)
+                f"SELECT {COMMENT_COLUMNS} FROM comments c LEFT JOIN accounts a ON a.id = c.author_id "
+                f"WHERE c.learner_id = ? AND c.submission_id IN ({marks}) ORDER BY c.id DESC LIMIT ?",
+                (learner_id, *ids, shown)).fetchall()
+            counts = conn.execute(
+                f"SELECT submission_id, COUNT(*) FROM comments WHERE learner_id = ? AND submission_id IN ({marks}) "
+                "GROUP BY submission_id", (learner_id, *ids)).fetchall()
+            return (runs, sound_rows("comments", ("body", "at"), comments[::-1], keep=3),
+                    {int(run): int(count) for run, count in counts})
+
+        return self.database.read(work, snapshot=True)
+
+    def earlier(self, learner_id: int, submission_id: int, before: int, shown: int) -> tuple[list[tuple], int]:
+        """The ``shown`` comments on one run just before comment ``before`` (oldest first), and how many
+        earlier ones are left."""
+
+        def work(conn: Connection) -> tuple[list[tuple], int]:
+            comments = conn.execute(
+                f"SELECT {COMMENT_COLUMNS} FROM comments c LEFT JOIN accounts a ON a.id = c.author_id "
+                "WHERE c.learner_id = ? AND c.submission_id = ? AND c.id < ? ORDER BY c.id DESC LIMIT ?",
+                (learner_id, submission_id, before, shown)).fetchall()
+            first = min((int(row[0]) for row in comments), default=before)
+            left = conn.execute("SELECT COUNT(*) FROM comments WHERE learner_id = ? AND submission_id = ? AND id < ?",
+                                (learner_id, submission_id, first)).fetchone()[0]
+            return sound_rows("comments", ("body", "at"), comments[::-1], keep=3), int(left)
 
         return self.database.read(work, snapshot=True)
 

@@ -37,6 +37,7 @@ from typing import Any, Callable
 from fsrs import Card, ReviewLog
 
 from chainrule.progress.errors import INVALID_FILE, StoreError
+from chainrule.progress.quota import OVER_QUOTA, refuse_over_quota, row_cost
 from chainrule.progress.validation import card_problem, depth_problem, finite_json, log, stored_json
 
 FORMAT_NAME = "chainrule.progress"
@@ -198,6 +199,27 @@ SECTIONS: dict[str, tuple[dict[str, Checker], tuple[str, ...] | None]] = {
     ),
 }
 TOP_LEVEL_KEYS = {"format", "version", "exported_at", *SECTIONS}
+# Every time an imported record states, per section: each field checked as a time, and the times inside its
+# FSRS objects. classes/imports.py holds every one to the account's life (the one rule for imported times);
+# derived from SECTIONS, so that a section's new time field is held too.
+_NESTED_TIMES = {"cards": ("card.last_review",), "review_logs": ("log.review_datetime",)}
+TIME_FIELDS: dict[str, tuple[str, ...]] = {
+    section: tuple(name for name, check in fields.items() if check is _time) + _NESTED_TIMES.get(section, ())
+    for section, (fields, _) in SECTIONS.items()}
+
+
+def stated_times(document: dict) -> list[tuple[str, str]]:
+    """(where, time) of every time a validated document states (TIME_FIELDS; a null time states nothing)."""
+    found = [("exported_at", document["exported_at"])] if "exported_at" in document else []
+    for section, names in TIME_FIELDS.items():
+        for index, record in enumerate(document.get(section, [])):
+            for name in names:
+                value: Any = record
+                for part in name.split("."):
+                    value = value.get(part) if isinstance(value, dict) else None
+                if value is not None:
+                    found.append((f"{section}[{index}].{name}", value))
+    return found
 
 
 MAX_FILE_DEPTH = 4 + 20  # the document, a section, a record, a field, then a value nested as the store allows
@@ -392,7 +414,6 @@ def export_rows(conn: Any, now: datetime, learner_id: int = 0) -> dict:
 # about as long as a learner's ordinary save, so that classmates' saves go on between batches.
 BATCH_ROWS = 200
 BATCH_CHARS = 512 * 1024
-OVER_QUOTA = "over-quota"
 
 
 def _same_number(value: Any) -> Any:
@@ -454,17 +475,6 @@ def _identity(columns: tuple[str, ...], values: tuple) -> tuple | None:
 
 def _size(values: tuple) -> int:
     return sum(len(value) for value in values if isinstance(value, str))
-
-
-def stored_chars(conn: Any, learner_id: int) -> int:
-    """How much text one learner keeps (characters of code, results, answers, cards): what a quota counts."""
-    total = 0
-    for table, columns in (("submissions", "source || result"), ("code", "source"), ("quiz_answers", "answer"),
-                           ("explanations", "text || ticked"), ("cards", "card"),
-                           ("review_logs", "answer || log || card_after"), ("predictions", "key")):
-        total += int(conn.execute(f"SELECT COALESCE(SUM(LENGTH({columns})), 0) FROM {table} WHERE learner_id = ?",
-                                  (learner_id,)).fetchone()[0])
-    return total
 
 
 def new_rows(conn: Any, data: dict, learner_id: int) -> dict[str, list[tuple]]:
@@ -532,14 +542,9 @@ def import_rows(store: Any, data: dict, *, origin: str = "", quota: int | None =
     added: dict[str, Any] = {section: 0 for section in SECTIONS}
     rows = store.database.read(lambda conn: new_rows(conn, data, learner_id), snapshot=True)
     keyed = _keyed(data)
-    if quota is not None:
-        kept = store.database.read(lambda conn: stored_chars(conn, learner_id))
-        adding = sum(_size(values) for values in (*(v for r in rows.values() for v in r), *(k[2] for k in keyed)))
-        if kept + adding > quota:
-            raise StoreError(
-                f"This file would take your storage past its limit: you keep {kept / 1e6:.1f} MB, the file adds "
-                f"{adding / 1e6:.1f} MB, and each learner may keep {quota / 1e6:.1f} MB (docs/classroom.md, "
-                "\"Limits\"). Nothing was imported; ask your teacher if you need more room.", kind=OVER_QUOTA)
+    if quota is not None:  # the one quota over every table a learner writes (progress/quota.py)
+        adding = sum(row_cost(*values) for values in (*(v for r in rows.values() for v in r), *(k[2] for k in keyed)))
+        refuse_over_quota(store.database, learner_id, adding, quota, "This file")
 
     batch: list[tuple[str, str, tuple, bool]] = []  # (section, SQL, parameters, counts as added whatever its rowcount)
 

@@ -129,6 +129,7 @@ class ProgressStore:
         self.scheduler = make_scheduler(fuzzing)
         self.fuzzing = fuzzing
         self.learner_id = int(learner_id)
+        self.quota: int | None = None  # the most a learner may keep (class mode): progress/quota.py
         self.repaired = 0  # how many unreadable text values initialize() repaired (see repair.py)
 
     def for_learner(self, learner_id: int) -> "ProgressStore":
@@ -162,6 +163,13 @@ class ProgressStore:
         """Run ``work`` in one transaction, serialized with this learner's other writes."""
         return self.database.write(work, lock=self.learner_id)
 
+    def _refuse_over_quota(self, what: str, *values: Any) -> None:
+        """StoreError over-quota (413) if keeping a row of ``values`` takes the learner past ``self.quota``."""
+        if self.quota is not None:
+            from chainrule.progress.quota import refuse_over_quota, row_cost
+
+            refuse_over_quota(self.database, self.learner_id, row_cost(*values), self.quota, what)
+
     def _read(self, work: Callable[[Connection], T], *, snapshot: bool = False) -> T:
         """Run a read; ``snapshot=True`` wraps several SELECTs in one transaction (a consistent view)."""
         return self.database.read(work, snapshot=snapshot)
@@ -188,6 +196,7 @@ class ProgressStore:
         if not math.isfinite(number):
             raise ValueError(f"a prediction must be a finite number, got {value!r}")
         at = _iso(self.now())
+        self._refuse_over_quota("This prediction", lesson_id, key, at)
         self._write(
             lambda conn: conn.execute(
                 "INSERT INTO predictions (learner_id, lesson_id, key, value, correct, at, first_at) "
@@ -225,6 +234,7 @@ class ProgressStore:
         _require_text("language", language)
         _require_text("source", source, allow_empty=True)
         at = _iso(self.now())
+        self._refuse_over_quota("This code", exercise_id, language, source, at)
         self._write(lambda conn: self._upsert_code(conn, exercise_id, language, source, at))
 
     def latest_code(self) -> dict[str, str]:
@@ -372,6 +382,7 @@ class ProgressStore:
         _require_text("question_id", question_id)
         _require_text("answer", answer, allow_empty=True)
         now = self.now()
+        self._refuse_over_quota("This answer", lesson_id, question_id, answer, _iso(now))
 
         def work(conn: Connection) -> dict:
             earlier = conn.execute(
@@ -454,6 +465,7 @@ class ProgressStore:
         _require_text("question_id", question_id)
         _require_text("answer", answer, allow_empty=True)
         now = self.now()
+        self._refuse_over_quota("This answer", lesson_id, question_id, answer, _iso(now))
         return self._write(lambda conn: self._rate(conn, "review", lesson_id, question_id, answer, correct, now))
 
     def undo_last_review(self) -> dict | None:
@@ -530,6 +542,7 @@ class ProgressStore:
         for item in ticked:
             _require_text("a ticked key-idea id", item)
         at = _iso(self.now())
+        self._refuse_over_quota("This explanation", lesson_id, text, *ticked, at)
         self._write(
             lambda conn: conn.execute(
                 "INSERT INTO explanations (learner_id, lesson_id, text, ticked, at, first_at) VALUES (?, ?, ?, ?, ?, ?) "
@@ -561,6 +574,7 @@ class ProgressStore:
         if kind not in ("hint", "solution") or not isinstance(number, int) or number < 0:
             raise ValueError("help is a hint (its number, from 1) or the solution (number 0)")
         at = _iso(self.now())
+        self._refuse_over_quota("Opening this help", lesson_id, exercise_id, kind, at)
         self._write(lambda conn: conn.execute(
             "INSERT INTO help_used (learner_id, lesson_id, exercise_id, kind, number, at) VALUES (?, ?, ?, ?, ?, ?)",
             (self.learner_id, lesson_id, exercise_id, kind, number, at)))

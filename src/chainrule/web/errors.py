@@ -9,6 +9,7 @@ several or they have a place in a text (the playground's expression); else it is
     ClassError: not-found 404, refused 403, conflict 409, rate-limited 429 (with Retry-After), full 409
         (every seat of the class taken), waiting 403 (the teacher has not let the learner in yet)
     PasswordsBusy (the password pool is full)                          503  with Retry-After
+    StoreError kind over-quota (progress/quota.py: a learner's storage) 413  its own sentence
     StoreError, StoreUnavailable                                       503  in class mode without the
         database's address or file; the whole text goes to the server's log, every password in it redacted.
         Only a connection failure says "the class database cannot be reached"; busy says busy; a change
@@ -41,6 +42,7 @@ from chainrule.lessons import LessonDataError, UnknownItemError, UnknownLessonEr
 from chainrule.progress import StoreError
 from chainrule.progress.connection import redact_secrets
 from chainrule.progress.errors import CANNOT_OPEN, INVALID_INPUT, LOCKED
+from chainrule.progress.quota import OVER_QUOTA
 from chainrule.web.store_access import StoreUnavailable
 
 __all__ = ["ErrorAnswer", "answer_for", "install_error_handlers", "refusal", "store_message", "log"]
@@ -122,6 +124,8 @@ def answer_for(error: BaseException, request: Request) -> ErrorAnswer:
     if isinstance(error, ClassError):
         after = {"retry-after": str(max(1, int(error.retry_after + 0.999)))} if error.retry_after else {}
         return ErrorAnswer(CLASS_STATUS.get(error.kind, 400), str(error), headers=after)
+    if isinstance(error, StoreError) and error.kind == OVER_QUOTA:
+        return ErrorAnswer(413, str(error))
     if isinstance(error, PasswordsBusy):
         return ErrorAnswer(503, str(error), headers={"retry-after": str(error.retry_after)})
     if isinstance(error, (StoreError, StoreUnavailable)):

@@ -324,7 +324,7 @@ async def import_own(request: Request) -> dict[str, Any]:
     by the class's own grader (web/regrading.py)."""
     from chainrule.classes.imports import add_own_file
     from chainrule.progress import StoreError
-    from chainrule.progress.exchange import OVER_QUOTA, read_progress_file
+    from chainrule.progress.exchange import read_progress_file
     from chainrule.web.regrading import grade_again
 
     account = signed_in(request)
@@ -338,11 +338,9 @@ async def import_own(request: Request) -> dict[str, Any]:
             outcome = await _run(add_own_file, store, created, document, quota=request.app.state.learner_quota)
             del document
     except StoreError as error:
-        if error.kind in ("invalid-file", OVER_QUOTA):
-            if error.kind == "invalid-file":
-                raise InputError(str(error)) from None
-            raise HTTPException(status_code=413, detail=str(error)) from None
-        raise
+        if error.kind == "invalid-file":
+            raise InputError(str(error)) from None
+        raise  # over the quota: 413 (web/errors.py)
     return {"added": outcome.added, "graded_again": await grade_again(request, outcome.grade_again)}
 
 
@@ -485,7 +483,7 @@ def create_class_app(
 ) -> FastAPI:
     """The lesson app in class mode: the same pages and API, behind accounts instead of a token. ``runs``:
     classes/grading.py's seam (default: graded in this process, kept in the class store). learner_quota:
-    the most characters one learner may keep (an import past it is refused).
+    the most characters one learner may keep (progress/quota.py: anything past it is refused).
 
     hosts: names (besides loopback) this server answers to on ``port`` (None: any port, in-process
     tests); public: the (host, port) of the address learners open (--url), which may be a proxy's."""
@@ -511,4 +509,5 @@ def create_class_app(
     app.state.cookie_names = cookie_names(secure)
     app.state.clock = clock
     app.state.learner_quota = learner_quota
+    store.quota = learner_quota  # every learner's store (for_learner) refuses saves past it: progress/quota.py
     return app

@@ -3,6 +3,7 @@
     GET  /api/class/learners/{id}/runs     a learner's latest runs with their comments (a teacher of the class)
     POST /api/class/runs/{id}/comments     {"line": 3 or null, "body": "Markdown"}: a teacher's comment, or the
                                            run's learner's answer
+    GET  /api/class/runs/{id}/earlier-comments?before=c   the run's comments before comment c (a view shows the latest)
     GET  /api/class/comments?exercise=x    the signed-in learner's own commented runs (of one exercise)
     GET  /api/class/answers                the latest answers of the class's learners (a teacher of the class)
 
@@ -26,7 +27,9 @@ from chainrule.web.routes_people import PEOPLE_ERRORS
 
 COMMENT_ERRORS = PEOPLE_ERRORS | {
     404: {"model": ErrorBody, "description": "No such run of yours or of your class."},
+    413: {"model": ErrorBody, "description": "The learner's storage is full (progress/quota.py)."},
     422: {"model": ErrorBody, "description": "The comment is not valid (empty, too long, a line the run lacks)."},
+    429: {"model": ErrorBody, "description": "Too many comments from this learner lately; see Retry-After."},
 }
 Id = Annotated[int, Path(ge=1, le=2**31 - 1, examples=[2])]
 
@@ -61,6 +64,12 @@ def latest_answers(request: Request) -> dict[str, Any]:
 @api.post("/runs/{run_id}/comments")
 def add_comment(request: Request, run_id: Id, body: CommentIn) -> dict[str, Any]:
     return _comments(request).add(signed_in(request), run_id, body.line, body.body)
+
+
+@api.get("/runs/{run_id}/earlier-comments")
+def earlier_comments(request: Request, run_id: Id, before: Annotated[int, Query(ge=1, le=2**31 - 1)]) -> dict[str, Any]:
+    """The run's comments just before comment ``before`` (each view shows only the latest: classes/comments.py)."""
+    return _comments(request).earlier(signed_in(request), run_id, before)
 
 
 @api.get("/comments")

@@ -119,10 +119,28 @@ function commentForm(run, list, verb) {
       text.value = "";
       said.textContent = "Sent.";
     } catch (error) {
-      if (error.status === 422) said.textContent = error.detail;
+      // Not valid (422), the learner's storage full (413), too many comments lately (429): say why.
+      if ([413, 422, 429].includes(error.status)) said.textContent = error.detail;
     }
   });
   return form;
+}
+
+/** A view shows only the latest comments (classes/comments.py): this button loads a run's earlier ones. */
+function earlierButton(run, list) {
+  let left = run.earlier_comments || 0;
+  if (!left) return document.createTextNode("");
+  const button = el("button", { type: "button", class: "earlier-comments" }, `Show earlier comments (${left} more)`);
+  button.addEventListener("click", async () => {
+    const first = list.querySelector("[data-comment]");
+    const before = first ? first.dataset.comment : `${2 ** 31 - 1}`;
+    const page = await get(`/api/class/runs/${run.id}/earlier-comments?before=${before}`, "load the earlier comments");
+    list.prepend(...page.comments.map(commentItem));
+    left = page.earlier_comments;
+    if (left) button.textContent = `Show earlier comments (${left} more)`;
+    else button.remove();
+  });
+  return button;
 }
 
 function runBlock(run, { verb, headingLevel }) {
@@ -130,7 +148,7 @@ function runBlock(run, { verb, headingLevel }) {
   const list = el("ol", { class: "comments" }, ...run.comments.map(commentItem));
   return el("article", { class: "run-thread", "data-run": `${run.id}`, "aria-label": `Run of ${run.exercise_id}, ${formatWhen(run.at)}` },
     el(`h${headingLevel}`, {}, `${run.exercise_id} (${run.language}) · ${formatWhen(run.at)} · ${outcome}`),
-    codeLines(run), list, commentForm(run, list, verb));
+    codeLines(run), earlierButton(run, list), list, commentForm(run, list, verb));
 }
 
 // ---------------------------------------------------------------- the three pages
