@@ -274,3 +274,14 @@ def test_passwords_go_off_only_when_no_teacher_is_locked_out_and_learners_are_na
         assert sso.passwords_allowed(class_id) and ada not in [p["id"] for p in sso.locked_out(class_id)]
     finally:
         store.close()
+
+
+
+def test_the_pkce_challenge_agrees_with_authlibs():
+    from authlib.oauth2.rfc7636 import create_s256_code_challenge
+
+    from chainrule.classes.federation import new_state
+    from chainrule.classes.sso import pkce_challenge
+
+    for verifier in [new_state() + new_state() for _ in range(20)] + ["a" * 43, "~._-" * 20]:
+        assert pkce_challenge(verifier) == create_s256_code_challenge(verifier)

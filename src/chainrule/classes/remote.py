@@ -14,6 +14,7 @@ import json
 import time
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlencode, urlsplit, urlunsplit
 
 import httpx
 
@@ -45,13 +46,18 @@ class Remote:
         self.client.close()
 
     def json(self, method: str, url: str, *, what: str, headers: dict | None = None, body: Any = None,
-             content_type: str = "application/json", ok: tuple[int, ...] = (200, 201)) -> Answer:
-        """The JSON answer of one call; RemoteError if it cannot be made, is not in ``ok``, or is not JSON."""
+             content_type: str = "application/json", form: dict[str, str] | None = None,
+             ok: tuple[int, ...] = (200, 201)) -> Answer:
+        """The JSON answer of one call; RemoteError if it cannot be made, is not in ``ok``, or is not JSON.
+        ``body`` is sent as JSON (with ``content_type``), ``form`` as an HTML form (an OAuth token request)."""
         sent = dict(headers or {})
         data = None
         if body is not None:
             data = json.dumps(body).encode("utf-8")
             sent["content-type"] = content_type
+        elif form is not None:
+            data = urlencode(form).encode("ascii")
+            sent["content-type"] = "application/x-www-form-urlencoded"
         started = time.monotonic()
         try:
             with self.client.stream(method, url, headers=sent, content=data) as response:
@@ -72,3 +78,9 @@ class Remote:
         except ValueError:
             raise RemoteError(f"{what} at {url} did not answer JSON", status=response.status_code) from None
         return Answer(response.status_code, response.headers, document)
+
+
+def with_query(url: str, parameters: dict[str, str]) -> str:
+    """``url`` with ``parameters`` added to whatever query it has (an authorization endpoint may carry one)."""
+    parts = urlsplit(url)
+    return urlunsplit(parts._replace(query="&".join(filter(None, [parts.query, urlencode(parameters)]))))

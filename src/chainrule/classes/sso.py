@@ -19,13 +19,14 @@ state: sign in, join a class through its invite, or link the signed-in account t
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import logging
 import threading
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
-
-from authlib.integrations.httpx_client import OAuth2Client
+from urllib.parse import quote
 
 from chainrule.classes.accounts import TEACHER, ClassError, closed_to_newcomers
 from chainrule.classes.federation import (
@@ -33,7 +34,7 @@ from chainrule.classes.federation import (
 )
 from chainrule.classes.id_tokens import KeySets, TokenRefused, verify
 from chainrule.classes.lti import origin_of
-from chainrule.classes.remote import TIMEOUT, Remote, RemoteError
+from chainrule.classes.remote import Remote, RemoteError, with_query
 from chainrule.classes.stranger_budget import BUDGET, OverBudget
 from chainrule.classes.stranger_budget import CAUSES as STRANGER_CAUSES
 from chainrule.progress.class_store import ClassClosed, SeatsTaken
@@ -117,6 +118,11 @@ class Finished:
     intent: dict
 
 
+def pkce_challenge(verifier: str) -> str:
+    """PKCE's S256 code challenge of ``verifier`` (RFC 7636): base64url of its SHA-256, without padding."""
+    return base64.urlsafe_b64encode(hashlib.sha256(verifier.encode("ascii")).digest()).rstrip(b"=").decode("ascii")
+
+
 class Sso:
     def __init__(self, store: Any, accounts: Any, base_url: str, *, remote: Remote | None = None,
                  clock: Callable[[], float] = time.time) -> None:
@@ -197,11 +203,10 @@ class Sso:
                                   budget=BUDGET)
         except OverBudget as over:
             raise SignInRefused(over.cause, str(over)) from None
-        client = OAuth2Client(provider.client_id, scope="openid profile email", redirect_uri=self.callback(provider),
-                              code_challenge_method="S256")
-        url, _ = client.create_authorization_url(metadata["authorization_endpoint"], state=state, nonce=nonce,
-                                                 code_verifier=verifier)
-        client.close()
+        url = with_query(metadata["authorization_endpoint"], {
+            "response_type": "code", "client_id": provider.client_id, "redirect_uri": self.callback(provider),
+            "scope": "openid profile email", "state": state, "nonce": nonce,
+            "code_challenge": pkce_challenge(verifier), "code_challenge_method": "S256"})
         return Begun(url, state, state_cookie("sso", state, self.secure), provider.name)
 
     def finish(self, provider_id: int, query: Mapping[str, str], cookies: Mapping[str, list[str]]) -> Finished:
@@ -246,16 +251,22 @@ class Sso:
         return Finished(provider, claims, intent)
 
     def _exchange(self, provider: Provider, metadata: dict, code: str, verifier: str) -> dict:
-        client = OAuth2Client(provider.client_id, provider.client_secret, redirect_uri=self.callback(provider),
-                              token_endpoint_auth_method="client_secret_basic")
+        """The code exchanged for the tokens (OAuth 2's authorization code with PKCE; the client authenticates
+        with HTTP Basic, its id and secret form-encoded first as RFC 6749 section 2.3.1 asks)."""
+        secret = base64.b64encode(f"{quote(provider.client_id, safe='')}:{quote(provider.client_secret, safe='')}"
+                                  .encode()).decode("ascii")
         try:
-            return dict(client.fetch_token(metadata["token_endpoint"], grant_type="authorization_code", code=code,
-                                           code_verifier=verifier, timeout=TIMEOUT))
-        except Exception as error:  # Authlib's OAuthError, httpx's HTTPError, a bad answer's ValueError
+            answer = self.remote.json("POST", metadata["token_endpoint"], what=f"the token endpoint of {provider.name}",
+                                      headers={"authorization": f"Basic {secret}"}, ok=(200,), form={
+                                          "grant_type": "authorization_code", "code": code,
+                                          "redirect_uri": self.callback(provider), "code_verifier": verifier}).body
+        except RemoteError as error:
             raise SignInRefused("token-refused", f"the token endpoint of {provider.name} did not give a token",
-                                detail=f"{type(error).__name__}: {str(error)[:300]}") from None
-        finally:
-            client.close()
+                                detail=str(error)) from None
+        if not isinstance(answer, dict):
+            raise SignInRefused("token-refused", f"the token endpoint of {provider.name} did not give a token",
+                                detail="its answer is not a JSON object")
+        return answer
 
     # ---------------------------------------------------------------- who it is here
 

@@ -37,7 +37,6 @@ from typing import Any, Callable
 from chainrule.commands.arguments import whole_number
 from chainrule.text_safety import terminal_json, terminal_text
 
-COMMANDS = ("class",)
 AS_IT_WAS = object()  # --seats not given (None means "any number")
 DEFAULT_URL = "http://localhost:8000"
 

@@ -19,9 +19,6 @@ import sys
 from pathlib import Path
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
-# The subcommands register() adds; the CLI names them when this feature cannot load here.
-COMMANDS = ("exercises", "start", "check")
-
 
 def _exercises() -> dict:
     """The registered exercises: the built-in lessons' exercise folders, registered first."""

@@ -24,8 +24,6 @@ from typing import Any
 from chainrule.commands.class_ import add_database_options
 from chainrule.text_safety import terminal_text
 
-COMMANDS = ("lti",)
-
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("lti", help="put the class server in a school's LMS (LTI 1.3)",

@@ -20,7 +20,6 @@ from chainrule.commands.arguments import whole_number
 from chainrule.progress import StoreError, open_store
 from chainrule.text_safety import terminal_text
 
-COMMANDS = ("progress", "review")
 
 DATA_DIR_HELP = (
     "directory holding the progress database (default: $CHAINRULE_DATA_DIR, else the user data "

@@ -23,7 +23,6 @@ from chainrule.commands.class_ import add_database_options
 from chainrule.commands.lti import check_url, guarded
 from chainrule.text_safety import terminal_text
 
-COMMANDS = ("sso",)
 SECRET_ENV = "CHAINRULE_SSO_SECRET"
 
 
