@@ -108,7 +108,10 @@ def cli(*argv: str, env: dict) -> tuple[int, str, str]:
             if env.get(name):
                 os.environ[name] = env[name]
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            code = main(list(argv))
+            try:
+                code = main(list(argv))
+            except SystemExit as exit:  # argparse refuses the arguments (code 2), or --help (0)
+                code = exit.code if isinstance(exit.code, int) else 1
     finally:
         for name, value in saved.items():
             os.environ.pop(name, None)
