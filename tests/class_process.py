@@ -1,14 +1,22 @@
-"""A real `chainrule serve` for tests that attack it: `chainrule class create` and `chainrule serve` as processes
-(the class in SQLite in a data folder, or in PostgreSQL when ``database`` is a URL), and browser-like clients.
+"""A real `chainrule serve` for tests that attack it: `chainrule serve` as a process (the class in SQLite in a
+data folder, or in PostgreSQL when ``database`` is a URL), its classes made by `chainrule class create` run in
+this process (tests/lti_world.py's cli(): the command's own code on the same database, without a process's
+start), and browser-like clients.
 
     server = ClassServer.start(tmp_path, database=None)
     ada = server.join("Ada")                  # an httpx client holding Ada's cookies
     answer = server.sign_in(server.client(), "Ada", PASSWORD)
+    other = server.add_class("Other")         # another class on the same server: its own links and learners
+    bea = other.join("Bea")
     server.stop()
+
+A server shared by a module's tests gives each test a class of its own with add_class(), so that the tests
+stay independent of each other while only one server starts.
 """
 
 from __future__ import annotations
 
+import copy
 import os
 import re
 import signal
@@ -22,6 +30,8 @@ from pathlib import Path
 
 import anyio
 import httpx
+
+from lti_world import cli
 
 REPO = Path(__file__).resolve().parents[1]
 PASSWORD = "correct horse battery"
@@ -41,14 +51,23 @@ def run_coroutine(function, *args):
         return pool.submit(anyio.run, function, *args).result()
 
 
+def create_class(name: str, base: str, env: dict[str, str], *options: str) -> tuple[str, str]:
+    """(the teacher's one-time link, the invite link) of a class made by `chainrule class create` on the
+    database ``env`` names."""
+    code, printed, error = cli("class", "create", name, "--url", base, *options, env=env)
+    assert code == 0, error
+    teacher_link, invite = re.findall(rf"{re.escape(base)}/\S+", printed)
+    return teacher_link, invite
+
+
 def csrf_of(page: str) -> str:
     return re.search(r'name="csrf" value="([^"]+)"', page).group(1)
 
 
 class ClassServer:
     def __init__(self, base: str, teacher_link: str, invite: str, process: subprocess.Popen, lines: list[str],
-                 env: dict[str, str]) -> None:
-        self.base, self.teacher_link, self.invite = base, teacher_link, invite
+                 env: dict[str, str], class_name: str = CLASS) -> None:
+        self.base, self.teacher_link, self.invite, self.class_name = base, teacher_link, invite, class_name
         self.process, self.lines, self.env = process, lines, env
 
     @classmethod
@@ -60,10 +79,7 @@ class ClassServer:
             env["CHAINRULE_DATABASE"] = database  # in the environment, never on a command line
         port = free_port()
         base = f"http://127.0.0.1:{port}"
-        made = subprocess.run([sys.executable, "-m", "chainrule", "class", "create", class_name, "--url", base], env=env,
-                              cwd=REPO, capture_output=True, text=True, timeout=120)
-        assert made.returncode == 0, made.stderr
-        teacher_link, invite = re.findall(rf"{re.escape(base)}/\S+", made.stdout)
+        teacher_link, invite = create_class(class_name, base, env)
         if "--workers" not in serve_args:  # one web process, whose memory and pools the tests measure
             serve_args = ("--workers", "1", *serve_args)
         process = subprocess.Popen([sys.executable, "-m", "chainrule", "serve", "--port", str(port), *serve_args], env=env,
@@ -88,7 +104,15 @@ class ClassServer:
                 break
             except OSError:
                 time.sleep(0.1)
-        return cls(base, teacher_link, invite, process, lines, env)
+        return cls(base, teacher_link, invite, process, lines, env, class_name)
+
+    def add_class(self, name: str, *options: str) -> "ClassServer":
+        """A new class on this server (`chainrule class create NAME OPTIONS`): this server seen through the new
+        class's teacher link and invite, so that join() and the rest act in it."""
+        teacher_link, invite = create_class(name, self.base, self.env, *options)
+        view = copy.copy(self)
+        view.teacher_link, view.invite, view.class_name = teacher_link, invite, name
+        return view
 
     def stop(self) -> None:
         if self.process.poll() is None:
@@ -110,8 +134,9 @@ class ClassServer:
         page = client.get(form_page or path)
         return client.post(path, data={"csrf": csrf_of(page.text), **fields})
 
-    def sign_in(self, client: httpx.Client, name: str, password: str, class_name: str = CLASS):
-        return self.post_form(client, "/sign-in", {"class_name": class_name, "name": name, "password": password})
+    def sign_in(self, client: httpx.Client, name: str, password: str, class_name: str | None = None):
+        return self.post_form(client, "/sign-in", {"class_name": class_name or self.class_name, "name": name,
+                                                   "password": password})
 
     def join(self, name: str, client: httpx.Client | None = None) -> httpx.Client:
         client = client or self.client()

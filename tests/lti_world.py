@@ -28,6 +28,9 @@ import httpx
 REPO = Path(__file__).resolve().parents[1]
 CLIENT_ID, DEPLOYMENT = "chainrule-test-client", "deployment-1"
 LEARNER, TEACHER = ["Learner"], ["Instructor"]
+# The score sender's rounds (`serve --lms-interval`; 2 s by default): a score reaches the LMS soon after the work,
+# and a test that waits for it waits less.
+SENDER_INTERVAL = 0.25
 COURSES = {
     "physics": {"title": "Physics 2b", "label": "PHY2B", "members": {
         "ada": {"name": "Ada Lovelace", "roles": LEARNER, "email": "shared@school.example"},
@@ -108,7 +111,10 @@ def cli(*argv: str, env: dict) -> tuple[int, str, str]:
             if env.get(name):
                 os.environ[name] = env[name]
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            code = main(list(argv))
+            try:
+                code = main(list(argv))
+            except SystemExit as exit:  # argparse refuses the arguments (code 2), or --help (0)
+                code = exit.code if isinstance(exit.code, int) else 1
     finally:
         for name, value in saved.items():
             os.environ.pop(name, None)
@@ -248,7 +254,8 @@ class LtiWorld:
     def start_tool(self, retry: float = 0.5) -> None:
         self.tool, self.tool_lines = start_process(
             [sys.executable, "-m", "chainrule", "serve", "--port", str(self.tool_port), "--url", self.tool_url,
-             "--lms-retry", str(retry), "--workers", "1"], self.env, self.tool_port)
+             "--lms-retry", str(retry), "--lms-interval", str(SENDER_INTERVAL), "--workers", "1"], self.env,
+            self.tool_port)
 
     def stop(self) -> None:
         for process in (self.tool, self.platform):

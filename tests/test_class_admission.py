@@ -12,9 +12,7 @@ processes on SQLite and on PostgreSQL (issue 27, items 8 and 9).
 from __future__ import annotations
 
 import os
-import re
 import subprocess
-import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
@@ -22,9 +20,11 @@ import httpx
 import pytest
 
 from chainrule.grading import reference_source
+from class_process import create_class
+from lti_world import cli
 from postgres_cluster import new_postgres_schema
 from test_class_server import PASSWORD, csrf_of, send
-from test_jobs import REPO, Process, run
+from test_jobs import Process, run
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -40,7 +40,8 @@ def free_port() -> int:
 
 
 class Served:
-    """`chainrule serve` on one class database; classes are made with `chainrule class create`."""
+    """`chainrule serve` on one class database; classes are made with `chainrule class create` (run in this process:
+    tests/lti_world.py's cli())."""
 
     def __init__(self, env: dict, program: tuple[str, ...] = ("-m", "chainrule"), *serve_options: str) -> None:
         self.env = env
@@ -51,16 +52,13 @@ class Served:
                            env=env, program=program)
 
     def cli(self, *argv: str, check: bool = True) -> subprocess.CompletedProcess:
-        done = subprocess.run([sys.executable, "-m", "chainrule", "class", *argv], env=self.env, cwd=REPO,
-                              capture_output=True, text=True, timeout=120)
-        assert not check or done.returncode == 0, done.stderr
-        return done
+        code, out, err = cli("class", *argv, env=self.env)
+        assert not check or code == 0, err
+        return subprocess.CompletedProcess(["chainrule", "class", *argv], code, out, err)
 
     def new_class(self, name: str, *options: str) -> tuple[str, str]:
         """(the teacher's one-time link, the invite link) of a new class."""
-        out = self.cli("create", name, "--url", self.base, *options).stdout
-        teacher_link, invite = re.findall(rf"{re.escape(self.base)}/\S+", out)
-        return teacher_link, invite
+        return create_class(name, self.base, self.env, *options)
 
     def client(self) -> httpx.Client:
         return httpx.Client(base_url=self.base, timeout=60)
@@ -217,9 +215,10 @@ def test_ten_slow_runs_of_one_learner_leave_a_classmate_her_turn_on_sqlite(tmp_p
 
         with ThreadPoolExecutor(12) as pool:
             burst = [pool.submit(graded, ada, "ada") for _ in range(10)]
-            while len(finished) < 5 and not any(future.done() and future.exception() for future in burst):
-                threading.Event().wait(0.05)  # refusals come at once, long before a slow run ends
-            threading.Event().wait(0.5)  # Bea runs while Ada's burst is in
+            # Bea runs while Ada's burst is in: once the seven refusals are back, each refused because Ada's three
+            # were taken (they come at once, long before a slow run ends).
+            while len(finished) < 7 and not any(future.done() and future.exception() for future in burst):
+                threading.Event().wait(0.05)
             bea_run = pool.submit(graded, bea, "bea")
             results = [future.result() for future in burst]
             assert bea_run.result()["verdict"] == "passed"  # not "busy"

@@ -1,11 +1,17 @@
 """Issue 27, items 1, 2, 3, 5, 6, 7, 16 and 17 (the import): the harm done for real against `chainrule serve`
 (and `chainrule worker` for a class in PostgreSQL) as separate processes, on SQLite and on PostgreSQL where
-the item concerns the store. Each test failed on the code before the fix (docs/security.md, "Class mode")."""
+the item concerns the store. Each test failed on the code before the fix (docs/security.md, "Class mode").
+
+One server per backend serves the module (a server's start costs seconds of CPU); each test makes a class of
+its own on it (Served.add_class), so that no test sees another's learners or work. The tests that start a
+server with options of their own (asyncio's debug mode, a storage quota) start it themselves."""
 
 from __future__ import annotations
 
+import copy
 import csv
 import io
+import itertools
 import json
 import os
 import re
@@ -22,6 +28,9 @@ import pytest
 
 from chainrule.grading import reference_source
 from chainrule.progress import open_store
+from class_process import create_class
+from lti_world import cli
+from postgres_cluster import new_postgres_schema
 
 REPO = Path(__file__).resolve().parents[1]
 PASSWORD = "correct horse battery"
@@ -38,13 +47,12 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def chainrule(*argv: str, env: dict) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "chainrule", *argv], capture_output=True, text=True, env=env,
-                          cwd=REPO, timeout=WAIT)
+CLASSES = itertools.count(1)
 
 
 class Served:
-    """`chainrule class create` + `chainrule serve` (+ `chainrule worker` in PostgreSQL), as processes."""
+    """`chainrule serve` (+ `chainrule worker` in PostgreSQL) as processes, and a class on it made by `chainrule
+    class create` (in this process: tests/lti_world.py's cli()); add_class() gives another class on the same server."""
 
     def __init__(self, tmp_path: Path, database: str | None, *serve_args: str, debug_loop: bool = False) -> None:
         self.env = dict(os.environ, PYTHONUNBUFFERED="1", CHAINRULE_DATA_DIR=str(tmp_path / "data"))
@@ -55,9 +63,8 @@ class Served:
             self.env["PYTHONASYNCIODEBUG"] = "1"
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
-        made = chainrule("class", "create", "Edges", "--url", self.base, env=self.env)
-        assert made.returncode == 0, made.stderr
-        self.teacher_link, self.invite = re.findall(rf"{re.escape(self.base)}/\S+", made.stdout)
+        self.name = "Edges"
+        self.teacher_link, self.invite = create_class(self.name, self.base, self.env)
         self.lines: list[str] = []
         self.processes = [self._start(["serve", "--port", str(self.port), "--workers", "1", *serve_args], "sign in at")]
         if database:
@@ -78,6 +85,13 @@ class Served:
         threading.Thread(target=read, daemon=True).start()
         assert started.wait(WAIT) and process.poll() is None, "".join(self.lines)
         return process
+
+    def add_class(self) -> "Served":
+        """This server seen through a new class of its own (its name, teacher link and invite)."""
+        view = copy.copy(self)
+        view.name = f"Edges {next(CLASSES)}"
+        view.teacher_link, view.invite = create_class(view.name, self.base, self.env)
+        return view
 
     def close(self) -> None:
         for process in reversed(self.processes):
@@ -108,7 +122,9 @@ class Served:
         return client
 
     def cli(self, *argv: str) -> subprocess.CompletedProcess:
-        return chainrule("class", *argv, env=self.env)
+        """`chainrule class ARGV` on this server's database, run in this process (the output is under test)."""
+        code, out, err = cli("class", *argv, env=self.env)
+        return subprocess.CompletedProcess(["chainrule", "class", *argv], code, out, err)
 
     def write_rows(self, statements: list[tuple[str, tuple]]) -> None:
         """Rows written straight into the class database, as nothing of chainrule would write them."""
@@ -129,20 +145,31 @@ def csrf_of(page: str) -> str:
     return re.search(r'name="csrf" value="([^"]+)"', page).group(1)
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def served(request, tmp_path):
-    database = request.getfixturevalue("postgres_url") if request.param == "postgresql" else None
-    made = Served(tmp_path, database)
-    made.backend = request.param
+@pytest.fixture(scope="module")
+def sqlite_server(tmp_path_factory):
+    made = Served(tmp_path_factory.mktemp("edges-sqlite"), None)
+    made.backend = "sqlite"
     yield made
     made.close()
+
+
+@pytest.fixture(scope="module")
+def postgresql_server(tmp_path_factory, postgres_cluster):
+    made = Served(tmp_path_factory.mktemp("edges-postgresql"), new_postgres_schema(postgres_cluster))
+    made.backend = "postgresql"
+    yield made
+    made.close()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def served(request):
+    """A class of this test's own on the module's server of each backend."""
+    return request.getfixturevalue(f"{request.param}_server").add_class()
 
 
 @pytest.fixture
-def served_sqlite(tmp_path):
-    made = Served(tmp_path, None)
-    yield made
-    made.close()
+def served_sqlite(sqlite_server):
+    return sqlite_server.add_class()
 
 
 def export_document(**sections) -> dict:
@@ -218,7 +245,7 @@ def test_a_hand_made_file_gives_no_grade_and_its_code_is_graded_again(served):
     imported = [event for event in timeline if event["kind"] == "run" and event["imported"]]
     assert len(imported) == len(document["submissions"]) and all(e["status"] == "imported" for e in imported)
     assert all(not event["correct"] for event in timeline if event["kind"] == "answer")
-    roster = served.cli("roster", "Edges", "--json")
+    roster = served.cli("roster", served.name, "--json")
     assert roster.returncode == 0 and json.loads(roster.stdout)[0]["exercises_passed"] == 1
     # The learner's own page counts the same: the imported "pass" is not shown as their result.
     results = ada.get("/api/progress/backprop").json()["results"]
@@ -277,6 +304,7 @@ def bad_rows(learner: int, backend: str) -> list[tuple[str, tuple]]:
 
 def test_no_stored_row_breaks_a_page_or_a_command(served):
     ada, teacher = served.join("Ada"), served.teacher()
+    started = len(served.lines)
     assert ada.put("/api/progress/code", json={"exercise": EXERCISE, "language": "python", "source": "ok"}).status_code == 200
     served.write_rows(bad_rows(ada.learner_id, served.backend))
     for client, path in ((teacher, "/api/class/overview"), (teacher, "/teacher/gradebook.csv"),
@@ -287,12 +315,13 @@ def test_no_stored_row_breaks_a_page_or_a_command(served):
         assert answer.status_code == 200, (path, answer.text[:300])
     back = ada.get("/api/class/progress/export").json()
     assert ada.post("/api/class/progress/import", json=back).status_code == 200  # what is exported imports back
-    for argv in (("roster", "Edges"), ("roster", "Edges", "--json"), ("exercises", "Edges"), ("questions", "Edges"),
-                 ("questions", "Edges", "--json"), ("timeline", "Edges", "Ada"), ("timeline", "Edges", "Ada", "--json"),
-                 ("gradebook", "Edges", "--csv")):
+    name = served.name
+    for argv in (("roster", name), ("roster", name, "--json"), ("exercises", name), ("questions", name),
+                 ("questions", name, "--json"), ("timeline", name, "Ada"), ("timeline", name, "Ada", "--json"),
+                 ("gradebook", name, "--csv")):
         done = served.cli(*argv)
         assert done.returncode == 0, (argv, done.stderr[-2000:])
-    assert "skipped a stored row" in "".join(served.lines)
+    assert "skipped a stored row" in "".join(served.lines[started:])
 
 
 # ------------------------------------------------------------------ item 3: the round trip adds nothing twice
@@ -492,11 +521,12 @@ def test_class_json_output_prints_no_terminal_control(served_sqlite):
         quiz_answers=[{"lesson_id": "backprop", "question_id": QUESTION, "answer": nasty, "correct": False,
                        "at": now_text(20)}])
     assert ada.post("/api/class/progress/import", json=document).status_code == 200
-    for argv in (("timeline", "Edges", "Ada", "--json"), ("questions", "Edges", "--json"), ("timeline", "Edges", "Ada"),
-                 ("questions", "Edges"), ("roster", "Edges", "--json"), ("exercises", "Edges", "--json")):
+    name = served_sqlite.name
+    for argv in (("timeline", name, "Ada", "--json"), ("questions", name, "--json"), ("timeline", name, "Ada"),
+                 ("questions", name), ("roster", name, "--json"), ("exercises", name, "--json")):
         done = served_sqlite.cli(*argv)
         assert done.returncode == 0, done.stderr
         raw = [char for char in done.stdout if 0x80 <= ord(char) <= 0x9f or char in "\u202e\u2066\u0007\x1b"]
         assert raw == [], (argv, raw)
-    timeline = json.loads(served_sqlite.cli("timeline", "Edges", "Ada", "--json").stdout)
+    timeline = json.loads(served_sqlite.cli("timeline", name, "Ada", "--json").stdout)
     assert nasty in [event.get("source") or event.get("answer") for event in timeline["events"]]

@@ -13,6 +13,8 @@ import time
 import httpx
 import pytest
 
+from class_process import create_class
+
 
 def free_port() -> int:
     with socket.socket() as sock:
@@ -25,10 +27,7 @@ def test_serve_answers_on_the_sqlite_default_and_checks_the_host(tmp_path):
     env = {**os.environ, "CHAINRULE_DATA_DIR": str(tmp_path / "data")}
     env.pop("CHAINRULE_DATABASE", None)
     port = free_port()
-    made = subprocess.run([sys.executable, "-m", "chainrule", "class", "create", "Launch", "--url",
-                           f"http://127.0.0.1:{port}"], capture_output=True, text=True, env=env, timeout=60)
-    assert made.returncode == 0, made.stderr
-    invite = next(line.strip() for line in made.stdout.splitlines() if "/join/" in line)
+    _, invite = create_class("Launch", f"http://127.0.0.1:{port}", env)  # in this process; serve is the process here
     process = subprocess.Popen([sys.executable, "-m", "chainrule", "serve", "--port", str(port)], env=env,
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
     try:

@@ -10,15 +10,14 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from lti_world import cli
 from postgres_cluster import new_postgres_schema
 from test_class_admission import Served
-from test_jobs import FAST_WORKER, REPO, Process, run, wait_for
+from test_jobs import FAST_WORKER, Process, run, wait_for
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -89,9 +88,8 @@ def test_a_password_given_on_the_command_line_is_refused_with_the_way_to_give_it
     url = (f"postgresql://chainrule:{SECRET}@/postgres?host=/nonexistent" if form == "user:password@"
            else f"postgresql://chainrule@/postgres?host=/nonexistent&password={SECRET}")
     env = {key: value for key, value in os.environ.items() if key != "CHAINRULE_DATABASE"}
-    done = subprocess.run([sys.executable, "-m", "chainrule", *command, "--database", url], env=env, cwd=REPO,
-                          capture_output=True, text=True, timeout=120)
-    assert done.returncode in (1, 2) and "--database holds a password" in done.stderr, done.stderr
-    assert "$CHAINRULE_DATABASE" in done.stderr and "PGPASSFILE" in done.stderr
-    assert SECRET not in done.stderr + done.stdout and "Traceback" not in done.stderr
-    assert re.search(r"mode 0600", done.stderr)
+    code, out, error = cli(*command, "--database", url, env=env)  # in this process: refused before any work
+    assert code in (1, 2) and "--database holds a password" in error, error
+    assert "$CHAINRULE_DATABASE" in error and "PGPASSFILE" in error
+    assert SECRET not in error + out and "Traceback" not in error
+    assert re.search(r"mode 0600", error)

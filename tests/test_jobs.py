@@ -26,6 +26,8 @@ from chainrule.progress.run_jobs import ENDED, GRADED, MAX_STARTS, RUNNING, RunJ
 from chainrule.grading import reference_source
 from chainrule.progress import open_store
 from chainrule.web.routes_class import create_class_app
+from class_process import create_class
+from lti_world import cli
 from postgres_cluster import new_postgres_schema  # not via conftest: tests/browser has a conftest too
 from test_class_server import BASE, FAST_HASHER, PASSWORD, csrf_of, send
 
@@ -426,10 +428,7 @@ def test_the_web_process_killed_and_started_again_loses_no_run(postgres_cluster)
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     base = f"http://127.0.0.1:{port}"
-    made = subprocess.run([sys.executable, "-m", "chainrule", "class", "create", "Physics", "--url", base],
-                          env=env_for(url), cwd=REPO, capture_output=True, text=True, timeout=120)
-    assert made.returncode == 0, made.stderr
-    invite = re.findall(rf"{re.escape(base)}/join/\S+", made.stdout)[0]
+    _, invite = create_class("Physics", base, env_for(url))
     serve = ["serve", "--port", str(port), "--workers", "1"]
     web = Process(url, serve, "sign in at")
     worker = None
@@ -467,14 +466,26 @@ def test_the_web_process_killed_and_started_again_loses_no_run(postgres_cluster)
 
 @pytest.mark.parametrize("argv, code, says", [
     ([], 2, "give the class's PostgreSQL database with --database"),
-    (["--database", "postgresql://nobody@/none?host=/nonexistent"], 1, "cannot be reached"),
-    (["--database", "postgresql://nobody@/none?host=/nonexistent", "--concurrency", "3"], 1, "cannot be reached"),
     (["--database", "postgresql:///x", "--concurrency", "0"], 2, "--concurrency must be between 1 and 256"),
     (["--database", "postgresql:///x", "--heartbeat", "40"], 2, "shorter than --stalled-after"),
     (["--database", "postgresql:///x", "--nice", "25"], 2, "--nice must be between 0 and 19"),
+])
+def test_worker_refuses_arguments_it_cannot_work_with_and_says_why(argv, code, says):
+    """Refused before the worker does anything (run in this process: the command's output is under test)."""
+    env = {key: value for key, value in os.environ.items() if key != "CHAINRULE_DATABASE"}
+    done, _, error = cli("worker", *argv, env=env)
+    assert done == code and says in error, error
+    assert "Traceback" not in error
+
+
+@pytest.mark.parametrize("argv, code, says", [
+    (["--database", "postgresql://nobody@/none?host=/nonexistent"], 1, "cannot be reached"),
+    (["--database", "postgresql://nobody@/none?host=/nonexistent", "--concurrency", "3"], 1, "cannot be reached"),
     (["--database", "postgresql:///x", "weak"], 2, "refusing to grade here"),
 ])
 def test_worker_refuses_what_it_cannot_do_with_the_reason(argv, code, says):
+    """As a process: a worker lowers its own priority before it reaches the database, and probes this host's
+    sandbox once per process."""
     env = {key: value for key, value in os.environ.items() if key != "CHAINRULE_DATABASE"}
     if "weak" in argv:  # a host whose sandbox lacks a layer (here: bubblewrap turned off)
         argv = [item for item in argv if item != "weak"]

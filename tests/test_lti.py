@@ -379,8 +379,7 @@ def test_a_down_lms_loses_no_score_and_the_score_keeps_the_time_of_the_work(worl
                                    {"text": "The chain rule, node by node, from the output back.", "ticked": []})
         assert answer.status_code == 200
         deadline = time.monotonic() + 30
-        # Waiting, and tried at least once (the sender's rounds are 2 s apart: "waiting (0 tries: not tried
-        # yet)" comes first).
+        # Waiting, and tried at least once ("waiting (0 tries: not tried yet)" comes first).
         while "cannot be reached" not in (listing := cli("lti", "scores", "Physics 2b", env=world.env)[1]):
             assert time.monotonic() < deadline, listing
             time.sleep(0.3)

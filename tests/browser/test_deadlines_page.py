@@ -2,10 +2,14 @@
 (PostgreSQL and a `chainrule worker` when the session has it, else SQLite): a lesson's date set in its field,
 one learner's extension, extensions from a CSV, each learner's credit as of their own due date redrawn after
 each; an exercise regraded (who would change, apply, revert); a learner's own dates on the path and lesson
-pages; axe-core finds nothing serious at 1280 and 390 px and the pages do not scroll sideways on a phone."""
+pages; axe-core finds nothing serious at 1280 and 390 px and the pages do not scroll sideways on a phone.
+
+One server (and worker) serves the module; each test has a class of its own on it (ClassServer.add_class)."""
 
 from __future__ import annotations
 
+import itertools
+import re
 import subprocess
 import sys
 from contextlib import contextmanager
@@ -22,14 +26,19 @@ from test_deadlines import change, teacher_client
 PASSWORD = "correct horse battery"
 
 
-@pytest.fixture
-def server(request, tmp_path):
+CLASSES = itertools.count(1)
+
+
+@pytest.fixture(scope="module")
+def served(request, tmp_path_factory):
     database = None
     try:
-        database = request.getfixturevalue("postgres_url")
+        from postgres_cluster import new_postgres_schema
+
+        database = new_postgres_schema(request.getfixturevalue("postgres_cluster"))
     except pytest.skip.Exception:
         pass
-    started = ClassServer.start(tmp_path, database, class_name="Due dates")
+    started = ClassServer.start(tmp_path_factory.mktemp("deadlines-page"), database, class_name="Due dates")
     worker = start_worker(started.env) if database else None  # a class in PostgreSQL: its runs are queued
     try:
         yield started
@@ -37,6 +46,12 @@ def server(request, tmp_path):
         if worker is not None:
             stop_lesson_server(worker)
         started.stop()
+
+
+@pytest.fixture
+def server(served):
+    """The module's server, seen through a class of this test's own."""
+    return served.add_class(f"Due dates {next(CLASSES)}")
 
 
 @contextmanager
@@ -212,13 +227,15 @@ def test_every_regrade_is_listed_with_its_state_and_apply_and_revert_ask_first(b
     learner = server.join("Ada")
     keep_an_old_pass(server, learner.get("/api/class/me").json()["id"])
 
-    def regrade(*argv: str) -> None:  # the administrator's command, as a process against the class's database
-        done = subprocess.run([sys.executable, "-m", "chainrule", "class", "regrade", "Due dates", *argv],
+    def regrade(*argv: str) -> str:  # the administrator's command, as a process against the class's database
+        done = subprocess.run([sys.executable, "-m", "chainrule", "class", "regrade", server.class_name, *argv],
                               env=server.env, capture_output=True, text=True, timeout=600)
         assert done.returncode == 0, done.stdout + done.stderr
+        return re.match(r"Regrade (\d+) of ", done.stdout).group(1)  # its number, as the command says it
 
-    for argv in (["neuron-grads"], ["--apply", "1"], ["--revert", "1"], ["neuron-grads", "--best"]):
-        regrade(*argv)
+    first = regrade("neuron-grads")
+    assert regrade("--apply", first) == first and regrade("--revert", first) == first
+    second = regrade("neuron-grads", "--best")
 
     with desktop_page(browser) as page:
         page.goto(server.teacher_link)
@@ -233,12 +250,12 @@ def test_every_regrade_is_listed_with_its_state_and_apply_and_revert_ask_first(b
                 rows.nth(i).get_attribute("data-state"), rows.nth(i).locator("td[data-label='State']").text_content())
                 for i in range(rows.count())}
 
-        assert listed() == {"1": ("reverted", "reverted"), "2": ("graded", "graded, not applied")}
-        page.get_by_role("button", name="Show regrade 2 of neuron-grads").click()
-        page.wait_for_selector("[data-regrade='graded'][data-regrade-id='2']")
+        assert listed() == {first: ("reverted", "reverted"), second: ("graded", "graded, not applied")}
+        page.get_by_role("button", name=f"Show regrade {second} of neuron-grads").click()
+        page.wait_for_selector(f"[data-regrade='graded'][data-regrade-id='{second}']")
 
         def state() -> str:
-            return page.evaluate("fetch('/api/class/regrades/2').then(r => r.json()).then(r => r.state)")
+            return page.evaluate(f"fetch('/api/class/regrades/{second}').then(r => r.json()).then(r => r.state)")
 
         apply = page.get_by_role("button", name="Apply: the new verdicts count")
         apply.focus()
@@ -256,8 +273,8 @@ def test_every_regrade_is_listed_with_its_state_and_apply_and_revert_ask_first(b
         page.keyboard.press("Shift+Tab")
         assert page.evaluate("document.activeElement.textContent") == "Yes, apply it"
         page.keyboard.press("Enter")
-        page.wait_for_selector("[data-regrade='applied'][data-regrade-id='2']")
-        page.wait_for_selector("#regrade-list tr[data-regrade-entry='2'][data-state='applied']")
+        page.wait_for_selector(f"[data-regrade='applied'][data-regrade-id='{second}']")
+        page.wait_for_selector(f"#regrade-list tr[data-regrade-entry='{second}'][data-state='applied']")
         assert state() == "applied"
 
         page.get_by_role("button", name="Revert").click()
@@ -265,5 +282,5 @@ def test_every_regrade_is_listed_with_its_state_and_apply_and_revert_ask_first(b
         assert state() == "applied"
         page.get_by_role("button", name="Revert").click()
         page.get_by_role("button", name="Yes, revert it").click()
-        page.wait_for_selector("#regrade-list tr[data-regrade-entry='2'][data-state='reverted']")
-        assert listed() == {"1": ("reverted", "reverted"), "2": ("reverted", "reverted")}
+        page.wait_for_selector(f"#regrade-list tr[data-regrade-entry='{second}'][data-state='reverted']")
+        assert listed() == {first: ("reverted", "reverted"), second: ("reverted", "reverted")}

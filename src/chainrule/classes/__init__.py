@@ -10,6 +10,11 @@ data folder, or PostgreSQL by URL.
 
 CLASS_DATABASE = "class.sqlite"
 ENV_DATABASE = "CHAINRULE_DATABASE"
+# The LMS score sender's timing (classes/lti_scores.py), here so that `chainrule serve`'s options can name the
+# defaults without loading the sender: seconds between its rounds (--lms-interval), and before a score the LMS
+# did not take is sent again (--lms-retry; doubled each time, at most hourly).
+LMS_INTERVAL = 2.0
+LMS_RETRY = 5.0
 
 
 def open_class_store(data_dir=None, database=None, *, clock=None, create=True, pool_size=None):

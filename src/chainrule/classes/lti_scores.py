@@ -4,7 +4,8 @@ LMS has them.
     sender = ScoreSender(lti, LtiServices(lti))
     sender.scan()        # learners whose work changed -> their scores recomputed, each change kept in the outbox
     sender.send_due()    # the outbox's due scores sent (a score the LMS did not take is tried again later)
-    sender.start()       # both, every `interval` seconds, in a thread of the web process (stop() ends it)
+    sender.start()       # both, every `interval` seconds (`serve --lms-interval`, default 2), in a thread of the
+                         # web process (stop() ends it)
 
 A score is the lesson's credit as of the learner's own due date under the class's late policy
 (classes/deadlines.py: the sections finished by progress/finished.py's one rule, each late one as the policy
@@ -36,6 +37,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from chainrule import lessons
+from chainrule.classes import LMS_INTERVAL, LMS_RETRY
 from chainrule.classes.deadlines import Deadlines
 from chainrule.classes.lti import PATH, Lti, written_lessons
 from chainrule.classes.lti_services import LINE_ITEM_SCOPE, LtiServices, score_maximum
@@ -45,6 +47,7 @@ from chainrule.progress.errors import StoreError
 log = logging.getLogger("chainrule.lti")
 
 HELD_FOR = 60.0  # seconds a sender may hold a row before another takes it
+RETRY_MAX = 3600.0  # the longest wait between two tries of one score
 CANVAS_SUBMISSION = "https://canvas.instructure.com/lti/submission"
 
 
@@ -77,8 +80,8 @@ def score_time(at: str) -> str:
 
 
 class ScoreSender:
-    def __init__(self, lti: Lti, services: LtiServices, *, interval: float = 2.0, retry_base: float = 5.0,
-                 retry_max: float = 3600.0) -> None:
+    def __init__(self, lti: Lti, services: LtiServices, *, interval: float = LMS_INTERVAL,
+                 retry_base: float = LMS_RETRY, retry_max: float = RETRY_MAX) -> None:
         self.lti = lti
         self.services = services
         self.tables = lti.tables

@@ -18,6 +18,7 @@ import sys
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
+from chainrule.classes import LMS_INTERVAL, LMS_RETRY
 from chainrule.commands.class_ import add_database_options, secret_on_command_line
 from chainrule.turns import MAX_OPEN_PER_LEARNER
 
@@ -52,9 +53,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--learner-storage", type=float, default=None, metavar="MB",
                         help="how much one learner may keep, in millions of characters of code, results and answers: "
                         "a progress file that would pass it is refused (default 64)")
-    parser.add_argument("--lms-retry", type=float, default=5.0, metavar="SECONDS",
+    parser.add_argument("--lms-retry", type=float, default=LMS_RETRY, metavar="SECONDS",
                         help="a score the LMS did not take is sent again after this long, then twice as long each "
-                        "time, at most hourly (default 5)")
+                        f"time, at most hourly (default {LMS_RETRY:g})")
+    parser.add_argument("--lms-interval", type=float, default=LMS_INTERVAL, metavar="SECONDS",
+                        help="how often the LMS score sender looks for changed work and sends the scores that are "
+                        f"due (default {LMS_INTERVAL:g})")
     parser.add_argument("--workers", type=int, default=None, metavar="N",
                         help="web processes answering on the port (default: one per core with PostgreSQL; "
                         "a class in SQLite has one)")
@@ -102,10 +106,11 @@ def _add_lti(app, store, accounts, url: str, args: argparse.Namespace):
     from chainrule.web.routes_lti import add_lti
     from chainrule.web.routes_sso import add_sso
 
-    if not args.lms_retry > 0:
-        raise ValueError("--lms-retry must be more than 0 seconds")
+    for option, seconds in (("--lms-retry", args.lms_retry), ("--lms-interval", args.lms_interval)):
+        if not seconds > 0:
+            raise ValueError(f"{option} must be more than 0 seconds")
     lti = tool(args.data_dir, store, accounts, url)
-    sender = ScoreSender(lti, LtiServices(lti), retry_base=args.lms_retry)
+    sender = ScoreSender(lti, LtiServices(lti), interval=args.lms_interval, retry_base=args.lms_retry)
     add_lti(app, lti, sender)
     add_sso(app, Sso(store, accounts, url, remote=lti.remote))
     return sender
