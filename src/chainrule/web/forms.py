@@ -13,8 +13,9 @@ its form with ``read_form`` (whatever the body's content type says), which appli
 Every refusal is the project's one 4xx shape (web/errors.py): 422 saying what was wrong and what is allowed,
 413 for a body over the size.
 
-RowId: SQLite keeps 64-bit integers and PostgreSQL's ids are 32-bit; an id past 2**31 - 1 names no row on
-either, and 2**64 overflows SQLite's driver (a 500): refused here as a 422 instead.
+RowId: the ids of a class's rows count up from 1 in every table, and no class makes 2**31 rows of anything: an
+id past 2**31 - 1 names no row, and 2**64 overflowed SQLite's driver (a 500). Refused here as a 422 instead,
+the same on both backends.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ MAX_FIELDS = 40  # the largest form (an LMS's launch) has about 10; the class's 
 MAX_FIELD = 2000  # characters in a field's name or value: a name is 60, a password 200
 MAX_BODY = 64 * 1024  # bytes of a url-encoded body: an LMS's signed launch (id_token) is a few KB
 TOKEN_FIELDS = frozenset({"id_token", "JWT", "settings", "ticket", "code", "lti_message_hint"})  # signed tokens
-ROW_ID_MAX = 2**31 - 1  # PostgreSQL's integer; every table's id is one
+ROW_ID_MAX = 2**31 - 1  # far past any class's rows; the bound every id route had
 FORM_TYPE = "application/x-www-form-urlencoded"
 
 RowId = Annotated[int, Path(ge=1, le=ROW_ID_MAX, description="A row's id (1 to 2147483647)", examples=[2])]
