@@ -21,7 +21,8 @@ import pytest
 from argon2 import PasswordHasher
 from fastapi.routing import APIRoute
 
-from class_process import PASSWORD, REPO, ClassServer, csrf_of
+from class_process import PASSWORD, REPO, ClassServer
+from postgres_cluster import new_postgres_schema
 
 HUGE = str(2**64)
 MANY = [(f"field{index}", "x") for index in range(41)]  # one past the limit of 40
@@ -102,10 +103,13 @@ def csrf_header(client: httpx.Client) -> dict[str, str]:
 
 
 def teacher_of(server: ClassServer) -> tuple[httpx.Client, dict[str, str]]:
-    client = server.client()
-    answer = server.post_form(client, server.teacher_link.removeprefix(server.base), {"password": PASSWORD})
-    assert answer.status_code == 303, answer.text
-    return client, csrf_header(client)
+    """The teacher's browser (the one-time link used once per server) and its CSRF header."""
+    if not hasattr(server, "teacher"):
+        client = server.client()
+        answer = server.post_form(client, server.teacher_link.removeprefix(server.base), {"password": PASSWORD})
+        assert answer.status_code == 303, answer.text
+        server.teacher = client
+    return server.teacher, csrf_header(server.teacher)
 
 
 # ---------------------------------------------------------------- item 11: one reader of every form and query
@@ -156,10 +160,13 @@ def test_a_launch_token_may_be_longer_than_a_field(server):
 # ---------------------------------------------------------------- item 11: ids of 2**64
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def either_server(request, tmp_path):
-    database = request.getfixturevalue("postgres_url") if request.param == "postgresql" else None
-    made = ClassServer.start(tmp_path, database=database)
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def either_server(request, tmp_path_factory):
+    """A served class on each backend, for the tests of ids and dates (each uses its own lesson and learner)."""
+    database = None
+    if request.param == "postgresql":
+        database = new_postgres_schema(request.getfixturevalue("postgres_cluster"))
+    made = ClassServer.start(tmp_path_factory.mktemp(request.param), database=database)
     yield made
     made.stop()
 
@@ -199,28 +206,24 @@ def test_a_due_date_or_an_extension_outside_the_years_of_stored_times_is_a_422(e
     assert ada.get("/api/class/deadlines/mine").status_code == 200
 
 
-def test_a_due_date_stored_past_the_years_and_extended_past_9999_is_a_422(tmp_path):
+def test_a_due_date_stored_past_the_years_and_extended_past_9999_is_a_422(server):
     """A class whose due date was stored before the rule (9999-12-31): "+999" days runs past datetime's year
     9999 (an OverflowError, a 500 before)."""
-    server = ClassServer.start(tmp_path)
-    try:
-        teacher, csrf = teacher_of(server)
-        ada = server.join("Ada")
-        ada_id = ada.get("/api/class/me").json()["id"]
-        assert teacher.put("/api/class/deadlines/due", json={"lesson_id": "backprop", "due": "2999-12-30"},
-                           headers=csrf).status_code == 200
-        import sqlite3
+    import sqlite3
 
-        from chainrule.classes import CLASS_DATABASE
+    from chainrule.classes import CLASS_DATABASE
 
-        with sqlite3.connect(tmp_path / "data" / CLASS_DATABASE) as conn:
-            changed = conn.execute("UPDATE due_dates SET due = '9999-12-31T23:59' WHERE due = '2999-12-30T23:59'")
-            assert changed.rowcount == 1
-        answer = teacher.put("/api/class/deadlines/extensions", headers=csrf,
-                             json={"learner_id": ada_id, "lesson_id": "backprop", "due": "+999"})
-        assert answer.status_code == 422 and "1970 to 2999" in answer.text, answer.text
-    finally:
-        server.stop()
+    teacher, csrf = teacher_of(server)
+    ida = server.join("Ida")
+    ida_id = ida.get("/api/class/me").json()["id"]
+    assert teacher.put("/api/class/deadlines/due", json={"lesson_id": "gradient-descent-linear-regression", "due": "2999-12-29"},
+                       headers=csrf).status_code == 200
+    with sqlite3.connect(Path(server.env["CHAINRULE_DATA_DIR"]) / CLASS_DATABASE) as conn:
+        changed = conn.execute("UPDATE due_dates SET due = '9999-12-31T23:59' WHERE due = '2999-12-29T23:59'")
+        assert changed.rowcount == 1
+    answer = teacher.put("/api/class/deadlines/extensions", headers=csrf,
+                         json={"learner_id": ida_id, "lesson_id": "gradient-descent-linear-regression", "due": "+999"})
+    assert answer.status_code == 422 and "1970 to 2999" in answer.text, answer.text
 
 
 def test_a_csv_cell_over_the_csv_modules_limit_is_a_422_saying_the_limit(server):
