@@ -131,7 +131,7 @@ def test_every_route_refuses_41_query_fields_and_41_form_fields(server, routes):
 
 @pytest.mark.parametrize("path,size", [("/lti/login", 41), ("/lti/launch", 41), ("/sso/start/1", 21),
                                         ("/sso/choose", 11), ("/sign-in", 41)])
-def test_the_round_4_form_attacks_are_a_422_whatever_the_content_type_says(server, path, size):
+def test_the_lti_and_sign_in_forms_refuse_too_many_fields_whatever_the_content_type_says(server, path, size):
     """Round 4's 500s: each form read by the route itself (a body sent as text/plain passes no layer's check)."""
     body = urlencode([(f"field{index}", "x") for index in range(size)])
     answer = server.client().post(path, content=body, headers={"content-type": "text/plain"})
