@@ -26,7 +26,7 @@ from urllib.parse import parse_qsl
 from fastapi import Path, Request
 
 from chainrule.errors import InputError
-from chainrule.web.errors import ErrorAnswer, refusal
+from chainrule.web.errors import ErrorAnswer, answer_for, refusal
 
 __all__ = ["MAX_FIELDS", "MAX_FIELD", "MAX_BODY", "TOKEN_FIELDS", "ROW_ID_MAX", "RowId", "FormLimits", "fields",
            "read_form", "query", "row_id"]
@@ -104,32 +104,20 @@ class FormLimits:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        content_type = dict(scope.get("headers", [])).get(b"content-type", b"").split(b";")[0].strip().lower()
+        is_form = content_type == FORM_TYPE.encode() and scope.get("path", "/") not in self.uploads
         try:
             fields(scope.get("query_string", b""), "address's query")
-        except InputError as error:
+            body = await self._body(receive) if is_form else None
+            if body is not None:
+                fields(body)
+        except (InputError, OverflowError) as error:
             await self._refuse(scope, receive, send, error)
             return
-        content_type = dict(scope.get("headers", [])).get(b"content-type", b"").split(b";")[0].strip().lower()
-        if content_type != FORM_TYPE.encode() or scope.get("path", "/") in self.uploads:
+        except ConnectionAbortedError:  # the client went away before its body was whole
+            return
+        if body is None:
             await self.app(scope, receive, send)
-            return
-        body = bytearray()
-        while True:
-            message = await receive()
-            if message["type"] != "http.request":
-                return  # the client went away
-            body += message.get("body", b"")
-            if len(body) > MAX_BODY:
-                await self._refuse(scope, receive, send, InputError("too large"), status=413, detail=(
-                    f"request body too large: more than {MAX_BODY} bytes, and the limit for a form is {MAX_BODY} "
-                    f"bytes ({MAX_BODY // 1024} KB)."))
-                return
-            if not message.get("more_body", False):
-                break
-        try:
-            fields(bytes(body))
-        except InputError as error:
-            await self._refuse(scope, receive, send, error)
             return
         replayed = False
 
@@ -138,17 +126,35 @@ class FormLimits:
             if replayed:
                 return await receive()
             replayed = True
-            return {"type": "http.request", "body": bytes(body), "more_body": False}
+            return {"type": "http.request", "body": body, "more_body": False}
 
         await self.app(scope, replay, send)
 
     @staticmethod
-    async def _refuse(scope: Scope, receive: Receive, send: Send, error: InputError, *, status: int = 422,
-                      detail: str = "") -> None:
+    async def _body(receive: Receive) -> bytes:
+        """The whole url-encoded body; OverflowError past MAX_BODY, ConnectionAbortedError when the client left."""
+        body = bytearray()
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                raise ConnectionAbortedError
+            body += message.get("body", b"")
+            if len(body) > MAX_BODY:
+                raise OverflowError
+            if not message.get("more_body", False):
+                return bytes(body)
+
+    @staticmethod
+    async def _refuse(scope: Scope, receive: Receive, send: Send, error: Exception) -> None:
+        """web/errors.py's answer (an InputError's 422), or 413 for a body past MAX_BODY; a page off the API."""
+        if isinstance(error, OverflowError):
+            answer = ErrorAnswer(413, f"request body too large: more than {MAX_BODY} bytes, and the limit for a form "
+                                      f"is {MAX_BODY} bytes ({MAX_BODY // 1024} KB).")
+        else:
+            answer = answer_for(error, Request(scope))
         path = scope.get("path", "/")
         if path == "/api" or path.startswith("/api/"):
-            answer = ErrorAnswer(status, detail or str(error), None if detail else error.field)
             await answer.json()(scope, receive, send)
             return
-        await refusal(status, detail or str(error), as_json=False, title="This request was refused")(
+        await refusal(answer.status, answer.detail, as_json=False, title="This request was refused")(
             scope, receive, send)
