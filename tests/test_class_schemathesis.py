@@ -1,6 +1,7 @@
 """Property-based fuzzing of class mode's own API (/api/class/...) from its OpenAPI schema, signed in as a
-learner and as the teacher: no input gives a server error, an undocumented status or a hang. (The lesson API
-is fuzzed in tests/test_web_schemathesis.py.)"""
+learner and as the teacher: no input gives a server error, an undocumented status or a hang; and of its forms
+and LTI and sign-in pages (left out of the API's schema: FORMS below describes them), as a stranger: no input
+gives a server error. (The lesson API is fuzzed in tests/test_web_schemathesis.py.)"""
 
 from __future__ import annotations
 
@@ -16,12 +17,17 @@ import schemathesis
 from argon2 import PasswordHasher
 from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, settings
+from schemathesis.checks import not_a_server_error
 from schemathesis.config import SchemathesisConfig
 
 from chainrule.classes import CLASS_DATABASE
 from chainrule.classes.accounts import Accounts
+from chainrule.classes.sso import Sso
+from chainrule.commands.lti import tool
 from chainrule.progress import open_store
 from chainrule.web.routes_class import create_class_app
+from chainrule.web.routes_lti import add_lti
+from chainrule.web.routes_sso import add_sso
 
 BASE = "http://class.example.org"
 DATA_DIR = tempfile.mkdtemp(prefix="chainrule-class-schemathesis-")
@@ -29,6 +35,9 @@ store = open_store(DATA_DIR, file_name=CLASS_DATABASE)
 accounts = Accounts(store, hasher=PasswordHasher(time_cost=1, memory_cost=8 * 1024, parallelism=1))
 made = accounts.create_class("Fuzzed")
 app = create_class_app(store, accounts=accounts, hosts=["class.example.org"])
+lti = tool(DATA_DIR, store, accounts, BASE)
+add_lti(app, lti, None)
+add_sso(app, Sso(store, accounts, BASE, remote=lti.remote))
 
 
 def signed_in(path: str, fields: dict[str, str]) -> dict[str, str]:
@@ -49,6 +58,44 @@ CONFIG = SchemathesisConfig.from_dict({"checks": {
 }})
 schema = schemathesis.openapi.from_dict(app.openapi(), config=CONFIG).include(path_regex="^/api/class/")
 schema.app = app
+
+
+
+
+def _form(*names: str, path: tuple[str, ...] = (), method: str = "post") -> dict:
+    """An operation whose fields are sent url-encoded (in the query for a GET), any further field allowed."""
+    fields = {"type": "object", "properties": {name: {"type": "string"} for name in names},
+              "additionalProperties": {"type": "string"}}
+    parameters = [{"name": name, "in": "path", "required": True, "schema": {"type": "integer"}} for name in path]
+    if method == "get":
+        parameters += [{"name": name, "in": "query", "schema": {"type": "string"}} for name in names]
+        return {method: {"parameters": parameters, "responses": {"default": {"description": "any"}}}}
+    return {method: {"parameters": parameters, "responses": {"default": {"description": "any"}},
+                     "requestBody": {"content": {"application/x-www-form-urlencoded": {"schema": fields}}}}}
+
+
+FORMS = {"openapi": "3.0.3", "info": {"title": "class forms", "version": "1"}, "paths": {
+    "/sign-in": _form("csrf", "class_name", "name", "password"),
+    "/join/{invite}": {"post": {**_form("csrf", "name", "password")["post"],
+                                "parameters": [{"name": "invite", "in": "path", "required": True,
+                                                "schema": {"type": "string"}}]}},
+    "/lti/login": _form("iss", "login_hint", "target_link_uri", "lti_message_hint", "client_id"),
+    "/lti/launch": _form("id_token", "state"),
+    "/lti/pick": _form("csrf", "settings", "resource"),
+    "/sso/start/{provider_id}": _form("csrf", "next", "invite", "link", path=("provider_id",)),
+    "/sso/callback/{provider_id}": _form("code", "state", "error", path=("provider_id",), method="get"),
+    "/sso/choose": _form("ticket", "account"),
+}}
+forms = schemathesis.openapi.from_dict(FORMS)
+forms.app = app
+
+
+@pytest.mark.timeout(300)
+@forms.parametrize()
+@settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
+@pytest.mark.parametrize("who", ["stranger"])  # (gives each operation's test a node id of its own)
+def test_the_forms_and_lti_and_sign_in_pages_never_fail(case, who):
+    case.call_and_validate(base_url=BASE, checks=[not_a_server_error])
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from fastapi.testclient import TestClient
 
-from chainrule.web import create_app, security
+from chainrule.web import create_app, forms, security
 from test_class_server import Clock, World, csrf_of
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "chainrule"
@@ -77,7 +77,7 @@ def test_each_security_layer_does_one_job_in_order(tmp_path):
     app = create_app("a-token-for-this-test", tmp_path, port=8765)
     layers = [entry.cls for entry in app.user_middleware]
     assert layers == [security.SecurityHeaders, security.HostCheck, security.OriginCheck, security.StaticTakesNoBody,
-                      security.TokenGate, security.BodyLimit]
+                      forms.FormLimits, security.TokenGate, security.BodyLimit]
     for layer in layers:  # Starlette's shape: a class whose __call__ is one short job
         assert len(inspect.getsource(layer.__call__).splitlines()) <= 40, layer
     app.state.services.close()

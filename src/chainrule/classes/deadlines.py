@@ -42,6 +42,7 @@ from chainrule.progress.class_store import CLASS_LEARNERS
 from chainrule.progress.audit_store import COMMAND_LINE, Actor
 from chainrule.progress.deadline_store import DeadlineStore
 from chainrule.progress.finished import Work, lesson_state
+from chainrule.progress.validation import EARLIEST, LATEST
 
 __all__ = ["Deadlines", "LatePolicy", "NO_CREDIT", "PER_DAY", "parse_late_policy"]
 
@@ -100,15 +101,26 @@ def time_zone(name: str) -> ZoneInfo:
 
 
 def parse_due(text: str, *, field: str = "due") -> str:
-    """A due date as stored: 'YYYY-MM-DDTHH:MM', the class's wall-clock time (a day alone: 23:59)."""
+    """A due date as stored: 'YYYY-MM-DDTHH:MM', the class's wall-clock time (a day alone: 23:59), in the years
+    every stored time keeps to (progress/validation.py's EARLIEST and LATEST: 1970 to 2999)."""
     match = _DATE.match(str(text).strip())
     if match is not None:
         day, clock = match.group(1), match.group(2) or "23:59"
         try:
-            return datetime.fromisoformat(f"{day}T{clock}").strftime("%Y-%m-%dT%H:%M")
+            moment = datetime.fromisoformat(f"{day}T{clock}")
         except ValueError:
-            pass
+            moment = None
+        if moment is not None:
+            return _stored(moment, text, field)
     raise InputError(f"{text!r} is not a date: give {DATE_FORMS}", field=field)
+
+
+def _stored(moment: datetime | None, text: str, field: str) -> str:
+    """``moment`` as stored, or an InputError when it is outside the years of stored times (None: past 9999)."""
+    if moment is None or not EARLIEST.replace(tzinfo=None) <= moment < LATEST.replace(tzinfo=None):
+        raise InputError(f"{text!r} is outside the years {EARLIEST.year} to {LATEST.year - 1}: give a date in "
+                         "them", field=field)
+    return moment.strftime("%Y-%m-%dT%H:%M")
 
 
 def due_text(due: str | None, zone: str) -> str:
@@ -190,8 +202,9 @@ class Deadlines:
         settings = self.tables.settings(class_id)
         try:  # newline="": a lone carriage return ends a row, as in the files spreadsheets write
             rows = list(csv.reader(io.StringIO(text, newline="")))
-        except csv.Error as error:  # a field longer than the csv module reads, say
-            raise InputError(f"this is not a CSV that can be read ({error}): give one row per learner and lesson: "
+        except csv.Error as error:  # a cell longer than the csv module reads (its limit, said once), say
+            raise InputError(f"this is not a CSV that can be read ({error}; a cell holds at most "
+                             f"{csv.field_size_limit():,} characters): give one row per learner and lesson: "
                              "learner,lesson,due", field="csv") from error
         if rows and [cell.strip().lower() for cell in rows[0][:3]] == ["learner", "lesson", "due"]:
             rows = rows[1:]
@@ -229,7 +242,11 @@ class Deadlines:
             raise InputError(f"lesson {lesson_id!r} has no due date yet, so +{relative.group(1)} days has nothing "
                              "to count from: set the lesson's date first, or give the extension as a date",
                              field="due")
-        return (datetime.fromisoformat(base) + int(relative.group(1)) * DAY).strftime("%Y-%m-%dT%H:%M")
+        try:
+            moment: datetime | None = datetime.fromisoformat(base) + int(relative.group(1)) * DAY
+        except OverflowError:  # past the year 9999
+            moment = None
+        return _stored(moment, f"{due} (after {base.replace('T', ' ')})", "due")
 
     @staticmethod
     def _lesson(lesson_id: str) -> dict[str, Any]:

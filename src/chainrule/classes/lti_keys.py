@@ -9,6 +9,11 @@ Why two are published: an LMS caches the tool's key set for a while, so a messag
 rotation must still verify after it. Rotating twice retires the oldest key. Each key is one file
 ``<made, epoch seconds>-<kid>.pem`` in a folder of mode 0700; a file readable by others is set back to 0600
 (the server says so on its log).
+
+The keys are read from their files once and kept in memory, with the public key set built from them
+(``jwks()`` answers every LMS's fetch of /lti/jwks.json from memory, in no time): a request lists the folder
+(one system call) and reads the files again only when the list changed, after a rotation by this process or
+by ``chainrule lti rotate-key`` in another. A key file is never rewritten in place: a new key is a new file.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from __future__ import annotations
 import logging
 import os
 import secrets
+import threading
 import time
 from pathlib import Path
 
@@ -30,6 +36,27 @@ log = logging.getLogger("chainrule.lti")
 class ToolKeys:
     def __init__(self, folder: str | os.PathLike) -> None:
         self.folder = Path(folder)
+        self._lock = threading.Lock()
+        self._loaded: tuple[tuple[str, ...], list[RSAKey], dict] = ((), [], {"keys": []})  # files, keys, set
+
+    def _current(self) -> tuple[list[RSAKey], dict]:
+        """The published keys (oldest first) and their public set: from memory unless the files changed."""
+        files = self._files()[-PUBLISHED:]
+        names = tuple(path.name for path in files)
+        loaded = self._loaded
+        if names and names == loaded[0]:
+            return loaded[1], loaded[2]
+        with self._lock:
+            files = self._files()[-PUBLISHED:] or [self._newest_made()]
+            names = tuple(path.name for path in files)
+            if names != self._loaded[0]:
+                keys = [self._load(path) for path in files]
+                self._loaded = (names, keys, {"keys": [key.as_dict(private=False) for key in keys]})
+            return self._loaded[1], self._loaded[2]
+
+    def _newest_made(self) -> Path:
+        self._make()
+        return self._files()[-1]
 
     def _files(self) -> list[Path]:
         if not self.folder.is_dir():
@@ -58,15 +85,14 @@ class ToolKeys:
         return key
 
     def signing_key(self) -> RSAKey:
-        files = self._files()
-        return self._load(files[-1]) if files else self._make()
+        return self._current()[0][-1]
 
     def published(self) -> list[RSAKey]:
-        files = self._files()
-        return [self._load(path) for path in files[-PUBLISHED:]] if files else [self._make()]
+        return list(self._current()[0])
 
     def jwks(self) -> dict:
-        return {"keys": [key.as_dict(private=False) for key in self.published()]}
+        """The public key set (the same dict each time until the keys change: do not modify it)."""
+        return self._current()[1]
 
     def rotate(self) -> tuple[str, list[str]]:
         """A new signing key; returns its kid and the kids retired (no longer published)."""

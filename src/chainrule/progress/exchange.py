@@ -37,6 +37,7 @@ from typing import Any, Callable
 from fsrs import Card, ReviewLog
 
 from chainrule.progress.errors import INVALID_FILE, StoreError
+from chainrule.progress.json_shape import shape_problem
 from chainrule.progress.quota import OVER_QUOTA, refuse_over_quota, row_cost
 from chainrule.progress.validation import card_problem, depth_problem, finite_json, log, stored_json
 
@@ -233,7 +234,8 @@ def _file_problem(message: str) -> StoreError:
 
 def read_progress_file(data: bytes) -> Any:
     """The JSON document in ``data``, read with limits (StoreError kind "invalid-file" naming what was wrong):
-    UTF-8, JSON, finite numbers, at most MAX_FILE_OBJECTS objects (counted while reading: the parse stops
+    UTF-8, a shape within json_shape's limits (checked on the bytes, before anything is built), JSON, finite
+    numbers, at most MAX_FILE_OBJECTS objects (counted while reading: the parse stops
     at the first one past it) and MAX_FILE_DEPTH levels deep (a document nested far deeper stops the parse
     at once, before it is built). Each object read returns to Python, so a server thread that reads a
     large file lets the event loop run in between."""
@@ -241,6 +243,9 @@ def read_progress_file(data: bytes) -> Any:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
         raise _file_problem(f"it is not UTF-8 text (byte {error.start})") from None
+    problem = shape_problem(data, max_depth=MAX_FILE_DEPTH)  # before anything is built (progress/json_shape.py)
+    if problem:
+        raise _file_problem(f"it is {problem}")
     objects = 0
 
     def counted(pairs: list[tuple[str, Any]]) -> dict:

@@ -12,14 +12,13 @@ an id of another class's learner is "not found", exactly as an id that does not 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated, Any, Iterable
-from urllib.parse import parse_qsl
 
 import anyio
 from fastapi import APIRouter, FastAPI, HTTPException, Path, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from chainrule.classes.accounts import MAX_SEATS, TEACHER, Account, Accounts, ClassError, storable_text
+from chainrule.classes.accounts import MAX_SEATS, TEACHER, Account, Accounts, ClassError
 from chainrule.classes.passwords import PasswordsBusy
 from chainrule.classes.sessions import (
     DEVICE_LIFETIME,
@@ -34,6 +33,7 @@ from chainrule.errors import InputError
 from chainrule.progress import StoreError
 from chainrule.web.class_gate import ClassGate, ClassServices, signed_in
 from chainrule.web.errors import answer_for
+from chainrule.web.forms import RowId, read_form
 from chainrule.web.routes_sso import buttons as sso_buttons
 from chainrule.web.routes_sso import password_refusal, passwords_allowed
 from chainrule.web.models import ErrorBody
@@ -54,7 +54,7 @@ CLASS_ERRORS: dict[int | str, dict[str, Any]] = {
     503: {"model": ErrorBody, "description": "The class database cannot be reached (nothing of its address)."},
 }
 
-LearnerId = Annotated[int, Path(ge=1, le=2**31 - 1, description="A learner's account id", examples=[2])]
+LearnerId = RowId
 PathLessonId = Annotated[str, Path(max_length=100, description="A lesson id of the path, e.g. backprop",
                                    examples=["backprop"])]
 
@@ -63,7 +63,6 @@ api = APIRouter(prefix="/api/class", responses=CLASS_ERRORS)
 IMPORT_PATH = "/api/class/progress/import"
 MAX_IMPORT_BODY = 32 * 1024 * 1024  # a progress file holds every run's code and result: far above 256 KB
 DEFAULT_LEARNER_QUOTA = 64 * 1000 * 1000  # characters one learner may keep (code, results, answers, cards)
-MAX_FORM_FIELDS = 20  # the largest form has 3 fields and its CSRF token
 
 
 def _accounts(request: Request) -> Accounts:
@@ -113,18 +112,8 @@ def _form_page(request: Request, *, title: str, intro: str, fields: list[dict], 
 
 
 async def _form(request: Request) -> dict[str, str]:
-    """The url-encoded form, after checking its CSRF field against the cookie. Too many fields, or a field
-    holding a NUL, is an InputError (422), before anything reaches the database."""
-    body = (await request.body()).decode("utf-8", "replace")
-    try:
-        pairs = parse_qsl(body, keep_blank_values=True, max_num_fields=MAX_FORM_FIELDS)
-    except ValueError:
-        raise InputError(f"this form has more than {MAX_FORM_FIELDS} fields: send only the form's own "
-                         "fields") from None
-    form = dict(pairs)
-    for name, value in pairs:
-        storable_text(name, "field name")
-        storable_text(value, name if name.isidentifier() else "field")
+    """The url-encoded form (web/forms.py's limits), after checking its CSRF field against the cookie."""
+    form = await read_form(request)
     state = _state(request)
     if not csrf_ok(request.app.state.secret, state.get("csrf_cookies", []), form.get("csrf"),
                    state.get("session_cookie")):

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Path, Query, Request
+from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, ConfigDict, Field
 
 from chainrule.classes.accounts import TEACHER, ClassError
@@ -24,6 +24,7 @@ from chainrule.classes.comments import MAX_COMMENT, Comments
 from chainrule.web.class_gate import signed_in
 from chainrule.web.models import ErrorBody
 from chainrule.web.routes_people import PEOPLE_ERRORS
+from chainrule.web.forms import RowId
 
 COMMENT_ERRORS = PEOPLE_ERRORS | {
     404: {"model": ErrorBody, "description": "No such run of yours or of your class."},
@@ -31,7 +32,7 @@ COMMENT_ERRORS = PEOPLE_ERRORS | {
     422: {"model": ErrorBody, "description": "The comment is not valid (empty, too long, a line the run lacks)."},
     429: {"model": ErrorBody, "description": "Too many comments from this learner lately; see Retry-After."},
 }
-Id = Annotated[int, Path(ge=1, le=2**31 - 1, examples=[2])]
+Id = RowId
 
 api = APIRouter(prefix="/api/class", responses=COMMENT_ERRORS)
 

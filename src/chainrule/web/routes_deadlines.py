@@ -22,6 +22,7 @@ from chainrule.classes.deadlines import Deadlines
 from chainrule.progress.audit_store import actor_of
 from chainrule.web.class_gate import signed_in
 from chainrule.web.models import ErrorBody
+from chainrule.web.forms import ROW_ID_MAX
 
 ERRORS: dict[int | str, dict[str, Any]] = {
     400: {"model": ErrorBody, "description": "The body is not JSON."},
@@ -63,7 +64,7 @@ class DueIn(BaseModel):
 class ExtensionIn(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    learner_id: int = Field(ge=1, le=2**31 - 1)
+    learner_id: int = Field(ge=1, le=ROW_ID_MAX)
     lesson_id: str = Field(max_length=200)
     due: str | None = Field(max_length=40, description="a date, +N days after the lesson's, or null: removed")
 

@@ -19,7 +19,6 @@ import json
 import logging
 import threading
 from typing import Any
-from urllib.parse import parse_qsl
 
 import anyio
 from fastapi import APIRouter, FastAPI, HTTPException, Request
@@ -37,6 +36,7 @@ from chainrule.errors import InputError
 from chainrule.number_text import format_number
 from chainrule.web.class_gate import signed_in
 from chainrule.web.cookies import request_cookies
+from chainrule.web.forms import all_values, query, read_form
 from chainrule.web.routes_pages import templates
 from chainrule.web.sign_in import add_session, cookie, new_session, sealed, unsealed
 
@@ -44,7 +44,6 @@ log = logging.getLogger("chainrule.lti")
 router = APIRouter(include_in_schema=False)
 api = APIRouter(prefix="/api/class/lms", include_in_schema=False)
 PICK_LIFETIME = 3600  # seconds a deep-linking picker may stay open
-MAX_FORM = 64 * 1024
 
 
 class FrameOrigins:
@@ -84,12 +83,9 @@ def _services(request: Request) -> LtiServices:
 
 
 async def _params(request: Request) -> dict[str, str]:
-    params = dict(request.query_params)
+    params = query(request)
     if request.method == "POST":
-        body = await request.body()
-        if len(body) > MAX_FORM:
-            raise HTTPException(status_code=413, detail="the LTI form is too large")
-        params.update(parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True, max_num_fields=40))
+        params.update(await read_form(request))
     return params
 
 
@@ -201,8 +197,7 @@ async def pick(request: Request) -> Response:
     if account.role != TEACHER:
         raise HTTPException(status_code=403, detail="only a teacher of the course can add lessons to it")
     known = {choice["value"] for choice in _choices()}
-    body = (await request.body()).decode("utf-8", "replace")
-    chosen = [value for key, value in parse_qsl(body, max_num_fields=40) if key == "resource" and value in known]
+    chosen = [value for value in all_values(await request.body(), "resource") if value in known]
     if not chosen or len(chosen) > 1 and not settings.get("accept_multiple"):
         raise InputError("choose one lesson, or the whole path" + (" (or several)" if settings.get("accept_multiple")
                                                                    else ""), field="resource")

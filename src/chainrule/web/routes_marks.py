@@ -24,6 +24,7 @@ from chainrule.classes.report import csv_text
 from chainrule.errors import InputError
 from chainrule.progress.audit_store import actor_of
 from chainrule.web.routes_deadlines import ERRORS, teacher
+from chainrule.web.forms import ROW_ID_MAX
 
 api = APIRouter(responses=ERRORS)
 
@@ -31,7 +32,7 @@ api = APIRouter(responses=ERRORS)
 class MarkIn(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    learner_id: int = Field(ge=1, le=2**31 - 1)
+    learner_id: int = Field(ge=1, le=ROW_ID_MAX)
     lesson_id: str = Field(max_length=200)
     exercise_id: str | None = Field(default=None, max_length=200, description="one exercise of the lesson")
     action: Literal["override", "excuse", "undo"]

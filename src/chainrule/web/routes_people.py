@@ -17,10 +17,10 @@ may use the class's routes: another class's learner id is "not found", as an id 
 from __future__ import annotations
 
 import functools
-from typing import Annotated, Any
+from typing import Any
 
 import anyio
-from fastapi import APIRouter, Path, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -38,6 +38,7 @@ from chainrule.classes.sessions import cookie_header, csrf_token, session_cookie
 from chainrule.web.class_gate import signed_in
 from chainrule.web.models import ErrorBody
 from chainrule.web.progress_files import chunks, file_slot, spooled_export
+from chainrule.web.forms import RowId
 
 PEOPLE_ERRORS: dict[int | str, dict[str, Any]] = {
     400: {"model": ErrorBody, "description": "The body is not JSON."},
@@ -49,8 +50,7 @@ PEOPLE_ERRORS: dict[int | str, dict[str, Any]] = {
     422: {"model": ErrorBody, "description": "The request is not valid."},
     429: {"model": ErrorBody, "description": "Too many wrong passwords: wait (Retry-After)."},
 }
-LearnerId = Annotated[int, Path(ge=1, le=2**31 - 1, description="A learner's account id", examples=[2])]
-TeacherId = Annotated[int, Path(ge=1, le=2**31 - 1, description="A teacher's account id", examples=[1])]
+LearnerId = TeacherId = RowId
 
 api = APIRouter(prefix="/api/class", responses=PEOPLE_ERRORS)
 

@@ -13,18 +13,19 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
-from fastapi import APIRouter, Path, Request
+from fastapi import APIRouter, Request
 from pydantic import BaseModel, ConfigDict, Field
 
 from chainrule.classes.regrade import Regrades
 from chainrule.progress.audit_store import actor_of
 from chainrule.web.routes_deadlines import ERRORS, teacher
+from chainrule.web.forms import RowId
 
 log = logging.getLogger("chainrule.serve")
 api = APIRouter(prefix="/api/class/regrades", responses=ERRORS)
-RegradeId = Annotated[int, Path(ge=1, le=2**31 - 1, description="A regrade's id")]
+RegradeId = RowId
 
 
 class RegradeIn(BaseModel):

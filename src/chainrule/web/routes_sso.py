@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import logging
 from typing import Any
-from urllib.parse import parse_qsl
 
 import anyio
 from fastapi import APIRouter, FastAPI, HTTPException, Request
@@ -28,6 +27,7 @@ from chainrule.errors import InputError
 from chainrule.progress.errors import StoreError
 from chainrule.web.class_gate import signed_in
 from chainrule.web.cookies import request_cookies
+from chainrule.web.forms import RowId, query, read_form, row_id
 from chainrule.web.routes_pages import templates
 from chainrule.web.sign_in import add_session, cookie, sealed, unsealed
 
@@ -48,8 +48,7 @@ def _local(target: str) -> str:
 
 
 async def _form(request: Request) -> dict[str, str]:
-    body = (await request.body()).decode("utf-8", "replace")
-    form = dict(parse_qsl(body, keep_blank_values=True, max_num_fields=20))
+    form = await read_form(request)
     state = request.scope.get("state", {})
     if not csrf_ok(request.app.state.secret, state.get("csrf_cookies", []), form.get("csrf"), state.get("session_cookie")):
         raise HTTPException(status_code=403, detail="this form has expired: reload the page and send it again")
@@ -101,7 +100,7 @@ def password_refusal(request: Request, account: Any) -> str | None:
 
 @router.post("/sso/start/{provider_id}")
 @charged
-async def start(request: Request, provider_id: int) -> Response:
+async def start(request: Request, provider_id: RowId) -> Response:
     form = await _form(request)
     sso = _sso(request)
     intent: dict[str, Any] = {"do": "sign-in", "next": _local(form.get("next", ""))}
@@ -125,12 +124,12 @@ async def start(request: Request, provider_id: int) -> Response:
 
 
 @router.get("/sso/callback/{provider_id}")
-async def callback(request: Request, provider_id: int) -> Response:
+async def callback(request: Request, provider_id: RowId) -> Response:
     sso = _sso(request)
-    query = dict(request.query_params)
+    params = query(request)
     cookies = request_cookies(request.scope)
     try:
-        finished = await anyio.to_thread.run_sync(sso.finish, provider_id, query, cookies)
+        finished = await anyio.to_thread.run_sync(sso.finish, provider_id, params, cookies)
         return await _arrive(request, sso, finished)
     except SignInRefused as refused:
         return _refused(request, refused)
@@ -173,16 +172,15 @@ async def _arrive(request: Request, sso: Sso, finished: Any) -> Response:
 @router.post("/sso/choose")
 async def choose(request: Request) -> Response:
     """One of the person's classes, chosen after a sign-in linked to several (the ticket says which)."""
-    body = (await request.body()).decode("utf-8", "replace")
-    form = dict(parse_qsl(body, max_num_fields=10))
+    form = await read_form(request)
+    chosen = row_id(form.get("account"), "account")
     ticket = unsealed(request.app.state.secret, "sso-choice", form.get("ticket", ""))
     now = int(request.app.state.clock().timestamp())
     cookies = request_cookies(request.scope)
-    if ticket is None or ticket.get("expires", 0) < now or not form.get("account", "").isdigit() \
-            or int(form["account"]) not in ticket.get("accounts", []) \
+    if ticket is None or ticket.get("expires", 0) < now or chosen not in ticket.get("accounts", []) \
             or not same_browser(cookies, CHOICE_COOKIE, str(ticket.get("nonce"))):
         raise HTTPException(status_code=403, detail="this choice is not valid any more: sign in again")
-    account = await anyio.to_thread.run_sync(request.app.state.accounts.account, int(form["account"]))
+    account = await anyio.to_thread.run_sync(request.app.state.accounts.account, chosen)
     if account is None:
         raise HTTPException(status_code=404, detail="that account no longer exists")
     return _session(request, account, _local(str(ticket.get("next") or "")) or _home(account))

@@ -39,6 +39,7 @@ from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
 from chainrule.web.cookies import request_cookies
 from chainrule.web.errors import refusal
+from chainrule.web.forms import FormLimits
 
 __all__ = [
     "COOKIE_NAME", "TOKEN_HEADER", "LOOPBACK_HOSTS", "DEFAULT_MAX_BODY", "add_security_layers", "AllowedHosts",
@@ -418,10 +419,12 @@ def add_security_layers(app: Any, *, hosts: AllowedHosts, gate: tuple[type, dict
                         schemes: Iterable[str] = ("http",), max_body: int = DEFAULT_MAX_BODY,
                         body_limits: dict[str, int] | None = None) -> None:
     """The layers in order, outermost first: headers on every answer, Host, Origin, no body for static
-    files, the gate (TokenGate, or class mode's ClassGate: ``(class, its keyword arguments)``), body size."""
+    files, the limits on every query string and form (web/forms.py), the gate (TokenGate, or class mode's
+    ClassGate: ``(class, its keyword arguments)``), body size."""
     gate_class, gate_options = gate
     app.add_middleware(BodyLimit, max_body=max_body, limits=body_limits)  # Starlette: the last added is outermost
     app.add_middleware(gate_class, **gate_options)
+    app.add_middleware(FormLimits, uploads=tuple(body_limits or ()))  # every query and form, before the gate
     app.add_middleware(StaticTakesNoBody)
     app.add_middleware(OriginCheck, hosts=hosts, schemes=schemes)
     app.add_middleware(HostCheck, hosts=hosts)
