@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import secrets
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -21,7 +22,8 @@ import httpx
 import pytest
 from argon2 import PasswordHasher
 
-from chainrule.classes.accounts import FIRST_WAIT, FREE_FAILURES
+from chainrule.classes import open_class_store
+from chainrule.classes.accounts import FIRST_WAIT, FREE_FAILURES, UNKNOWN_SCOPES
 from chainrule.classes.passwords import PasswordPool, PasswordsBusy, production_hasher
 from class_process import CLASS, PASSWORD, ClassServer, csrf_of, run_coroutine
 from postgres_cluster import new_postgres_schema  # not via conftest: tests/browser has a conftest too
@@ -298,3 +300,26 @@ def test_a_change_from_another_port_of_this_host_is_refused(served):
     answer = client.post("/sign-in", headers={"origin": f"http://127.0.0.1:{port + 1}"},
                          data={"csrf": csrf, "class_name": CLASS, "name": "Ada", "password": PASSWORD})
     assert answer.status_code == 403 and "is not this server" in answer.text, answer.text
+
+
+def test_made_up_names_share_a_bounded_number_of_failure_counters(served):
+    """Issue 41, item 6: POST /sign-in kept a failure row under every name a stranger made up, so the names tried
+    bounded nothing. A name with no account is now counted under one of UNKNOWN_SCOPES shared counters: no row
+    names a made-up name, and the counters stay few however many names are tried."""
+    names = [f"Nobody {index} {secrets.token_hex(3)}" for index in range(24)]
+    client, csrf = _form_client(served)
+    for name in names:
+        answer = client.post("/sign-in", data={"csrf": csrf, "class_name": CLASS, "name": name,
+                                               "password": "a wrong password"})
+        assert answer.status_code in (403, 429), answer.text
+    store = open_class_store(Path(served.env["CHAINRULE_DATA_DIR"]), served.env.get("CHAINRULE_DATABASE"),
+                             create=False)
+    try:
+        scopes = [row[0] for row in store.database.read(
+            lambda conn: conn.execute("SELECT scope FROM sign_in_failures").fetchall())]
+    finally:
+        store.close()
+    assert not [scope for scope in scopes if any(name.casefold() in scope for name in names)], scopes
+    unknown = {scope for scope in scopes if scope.startswith("unknown:")}
+    assert unknown and len(unknown) <= min(len(names), UNKNOWN_SCOPES)
+    assert all(0 <= int(scope.split(":")[1]) < UNKNOWN_SCOPES for scope in unknown)

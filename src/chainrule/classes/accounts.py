@@ -13,8 +13,8 @@ the pool, so a made-up link or a locked name costs no hashing at all.
     account = await roster.sign_in("Physics 2b", "Ada", "a long password")
 
 Sign-in limits slow a guesser without letting anyone lock another person out. Failures are counted per
-name (whoever sends them) or, from a browser the account has signed in on before (a device cookie,
-classes/sessions.py), per that browser. Each name (or known browser) has FREE_FAILURES failures free;
+name (whoever sends them; names with no account share UNKNOWN_SCOPES counters) or, from a browser the
+account has signed in on before (a device cookie, classes/sessions.py), per that browser. Each name (or known browser) has FREE_FAILURES failures free;
 after that each further attempt waits, after the latest failure, FIRST_WAIT doubled per failure beyond
 the free ones, at most LONGEST_WAIT; failures are forgotten after FAILURE_MEMORY. A failure is counted
 (reserved) before the password is checked, in one transaction, so simultaneous guesses cannot all pass.
@@ -55,6 +55,10 @@ FREE_FAILURES = 5  # failed sign-ins per name (or known browser) before any wait
 FIRST_WAIT = 30.0  # seconds after the first failure beyond the free ones; doubled per further failure
 LONGEST_WAIT = 15 * 60.0  # seconds: the wait grows no further
 FAILURE_MEMORY = timedelta(hours=24)  # failures older than this are forgotten
+# Names with no account share this many failure counters (by a hash of the name): a stranger trying made-up
+# names keeps at most (accounts + UNKNOWN_SCOPES) counters of failures, however many names it tries (issue 41,
+# item 6), and a made-up name still slows down as a real one does, so the answers tell no name from another.
+UNKNOWN_SCOPES = 256
 LINK_NOT_VALID = "this link is not valid: it was used already, or it expired. Ask for a new one."
 # Characters that show nothing, beyond the control and format characters (category C) that a name may not
 # hold either: Unicode's default-ignorable code points of other categories (Hangul fillers, variation
@@ -403,10 +407,13 @@ class Accounts:
         name_text = unicodedata.normalize("NFC", storable_text(name, "name")).strip()
         row = self.tables.password_hash(class_text, name_text)
         account_id, stored = (None, None) if row is None else row
+        named = f"{class_text.casefold()}/{name_text.casefold()}"
         if known_device is not None and account_id is not None and known_device[0] == account_id:
             scope = f"device:{known_device[1]}"  # only this browser's own mistakes slow it down
+        elif account_id is None:
+            scope = f"unknown:{int.from_bytes(hashlib.sha256(named.encode()).digest()[:4], 'big') % UNKNOWN_SCOPES}"
         else:
-            scope = f"name:{class_text.casefold()}/{name_text.casefold()}"
+            scope = f"name:{named}"
         now = self._now().timestamp()
         reservation, wait = self.tables.reserve_attempt(scope, now, now - FAILURE_MEMORY.total_seconds(), wait_after)
         if reservation is None:

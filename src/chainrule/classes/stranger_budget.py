@@ -45,8 +45,9 @@ PROVEN: dict[str, str] = {
     "/lti/pick": "needs a teacher's session (signed_in) and the picker's sealed settings",
     "/sso/callback/{provider_id}": "writes only after the provider's code is exchanged and its id_token checks out",
     "/sso/choose": "needs a sealed ticket of a finished sign-in, bound to the browser's cookie",
-    "/sign-in": "NOT this budget yet: a wrong password keeps a sign_in_failures row for 24 h per name tried "
-                "(classes/accounts.py bounds the rows of one name, not the number of names; issue 41's report)",
+    "/sign-in": "a wrong password is counted under its account's name, or for a name with no account under one of "
+                "UNKNOWN_SCOPES shared counters, each slowed as a name is (classes/accounts.py): the rows stay "
+                "bounded by the accounts, not by the names a stranger tries",
     "/join/{invite}": "needs the class's invite (classes/accounts.py: seats and approval bound what it admits)",
     "/set-password/{token}": "needs a teacher's one-time link",
     "/sign-out": "deletes, never adds",
