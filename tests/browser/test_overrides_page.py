@@ -7,7 +7,7 @@ and the page does not scroll sideways on a phone."""
 from __future__ import annotations
 
 from conftest import WIDTHS, axe_violations
-from test_deadlines_page import server  # noqa: F401 (a fixture)
+from test_deadlines_page import served, server  # noqa: F401 (fixtures: the module server, a class per test)
 from test_deadlines_page import ada_started_and_the_teacher_in, credit_cell, desktop_page
 
 
