@@ -8,6 +8,7 @@ the tests skip (with the reason) only when no `chromium` executable is on PATH. 
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import signal
@@ -238,3 +239,58 @@ def axe_violations(page, impacts: tuple[str, ...] = ("serious", "critical")) -> 
         {"id": v["id"], "impact": v["impact"], "help": v["help"], "targets": [n["target"] for n in v["nodes"]][:5]}
         for v in result["violations"] if v["impact"] in impacts
     ]
+
+
+@pytest.fixture
+def class_server(request, tmp_path):
+    """(base URL, teacher link, invite link, environment) of a running `chainrule serve` (on PostgreSQL when the
+    session has it, else SQLite in the data folder)."""
+    from class_pages import start_worker
+    from class_process import ClassServer
+
+    database = None
+    try:
+        database = request.getfixturevalue("postgres_url")
+    except pytest.skip.Exception:
+        pass  # no PostgreSQL here: the class lives in SQLite in the data folder
+    server = ClassServer.start(tmp_path, database, class_name="Browser class")
+    # A class in PostgreSQL queues its runs: a `chainrule worker` grades them (unless the test starts its own).
+    worker = start_worker(server.env) if database and not request.node.get_closest_marker("no_worker") else None
+    try:
+        yield server.base, server.teacher_link, server.invite, server.env
+    finally:
+        if worker is not None:
+            stop_lesson_server(worker)
+        server.stop()
+
+
+@pytest.fixture(scope="module")
+def due_dates_server(request, tmp_path_factory):
+    """One `chainrule serve` (and, on PostgreSQL, a worker) for a module of due-date tests."""
+    from class_pages import start_worker
+    from class_process import ClassServer
+
+    database = None
+    try:
+        from postgres_cluster import new_postgres_schema
+
+        database = new_postgres_schema(request.getfixturevalue("postgres_cluster"))
+    except pytest.skip.Exception:
+        pass
+    started = ClassServer.start(tmp_path_factory.mktemp("deadlines-page"), database, class_name="Due dates")
+    worker = start_worker(started.env) if database else None  # a class in PostgreSQL: its runs are queued
+    try:
+        yield started
+    finally:
+        if worker is not None:
+            stop_lesson_server(worker)
+        started.stop()
+
+
+CLASSES = itertools.count(1)
+
+
+@pytest.fixture
+def due_class(due_dates_server):
+    """The module's due-dates server, seen through a class of this test's own."""
+    return due_dates_server.add_class(f"Due dates {next(CLASSES)}")

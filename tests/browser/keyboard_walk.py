@@ -13,7 +13,7 @@ Each part presses keys only (no clicks, no focus() calls). On the way it checks 
 * axe-core finds no serious or critical violation on the lessons other tests do not audit (the editors hold the
   reference solutions, f-strings and template strings among them).
 
-Predictions and quiz answers are the hand-worked ones of test_path_lessons.py; exercises are the reference
+Predictions and quiz answers are the hand-worked ones of path_walk.py; exercises are the reference
 solutions, typed in.
 """
 
@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from conftest import WIDTHS, answered_days_ago, axe_violations, new_page
-from test_path_lessons import NEXT, NUMERIC_ANSWERS, PREDICTIONS, quiz_of
+from path_walk import NEXT, NUMERIC_ANSWERS, PREDICTIONS, quiz_of
 
 LANGUAGE = {"desktop": "python", "phone": "javascript"}
 REVIEWED = ("backprop", "addition-node")  # answered ten days ago: due in review

@@ -1,5 +1,6 @@
 """What the lesson-page tests share: the lesson they open, the two screen sizes, opening a page at a size,
-and reading what a page shows (a box's text, whether an element is on screen)."""
+reading what a page shows (a box's text, whether an element is on screen), and working an exercise as a
+learner does (choosing its language, pasting code into its editor, running its tests)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from conftest import WIDTHS
 LESSON = "backprop"
 LESSONS = ["computational-graphs", "backprop", "gradient-descent-linear-regression"]
 SIZES = list(WIDTHS)
+LANGUAGES = ("python", "javascript", "typescript")  # the languages an exercise is done in
 # The right predictions of section 04, hand-derived from the lesson spec (the neuron).
 SPEC_PREDICTIONS = {"n": 0.8814, "o": 0.7071, "dn": 0.5, "db": 0.5, "dw1": 1.0, "dw2": 0.0}
 
@@ -51,3 +53,43 @@ def saved_code(page, lesson_id=LESSON) -> dict:
         "id => fetch(`/api/progress/${id}`, {credentials: 'same-origin'}).then(r => r.json()).then(p => p.code)",
         lesson_id)
 
+
+
+def reference(exercise: str, language: str) -> str:
+    from chainrule.grading import reference_source
+
+    return reference_source(exercise, language)
+
+
+def set_editor_text(page, exercise: str, text: str) -> None:
+    """Put `text` into the exercise's CodeMirror editor the way a learner pastes it (select all, paste)."""
+    content = page.locator(f"[data-editor='{exercise}'] .cm-content")
+    content.click()
+    page.keyboard.press("Control+A")
+    content.evaluate(
+        """(node, text) => {
+            const data = new DataTransfer();
+            data.setData('text/plain', text);
+            node.dispatchEvent(new ClipboardEvent('paste', {clipboardData: data, bubbles: true, cancelable: true}));
+        }""",
+        text,
+    )
+    assert page.evaluate("id => window.chainruleEditors[id].getText()", exercise) == text
+
+
+def run_tests(page, exercise: str) -> None:
+    block = page.locator(f"article[data-exercise='{exercise}']")
+    with page.expect_response(lambda r: r.url.endswith("/api/grade"), timeout=120_000) as response:
+        block.locator("button.run-tests").click()
+    assert response.value.status in (200, 202), response.value.text()  # 202: queued for a worker (class mode)
+    page.wait_for_function(
+        "id => !document.querySelector(`article[data-exercise='${id}'] .results`).hasAttribute('aria-busy')", arg=exercise
+    )
+
+
+def choose_language(page, exercise: str, language: str) -> None:
+    page.locator(f"#lang-{exercise}-{language}").check()
+    page.wait_for_function(
+        "([id, lang]) => document.querySelector(`article[data-exercise='${id}']`).dataset.language === lang",
+        arg=[exercise, language],
+    )

@@ -8,8 +8,8 @@ from __future__ import annotations
 import csv
 import io
 
-from test_class_page import EXERCISE, PASSWORD, class_server, submit_form  # noqa: F401 (class_server: a fixture)
-from test_lesson_page import set_editor_text
+from class_pages import EXERCISE, PASSWORD, submit_form
+from lesson_pages import set_editor_text
 
 CHOICE_OR_NUMBER = {"product-gradient": "6", "addition-node": "1", "tanh-gradient": "0.51", "reverse-order": "1",
                     "sum-of-uses": "8"}

@@ -7,49 +7,12 @@ from __future__ import annotations
 
 import csv
 import io
-import subprocess
-import sys
 
-import pytest
+from class_pages import EXERCISE, PASSWORD, submit_form
+from conftest import WIDTHS, axe_violations
+from lesson_pages import reference, run_tests, set_editor_text
 
-from class_process import ClassServer
-from conftest import REPO, WIDTHS, axe_violations, stop_lesson_server
-from test_lesson_page import reference, run_tests, set_editor_text
-
-PASSWORD = "correct horse battery"
-EXERCISE = "neuron-grads"
 QUESTION = "product-gradient"  # its right answer is 6
-
-
-@pytest.fixture
-def class_server(request, tmp_path):
-    """(base URL, teacher link, invite link, environment) of a running `chainrule serve`."""
-    database = None
-    try:
-        database = request.getfixturevalue("postgres_url")
-    except pytest.skip.Exception:
-        pass  # no PostgreSQL here: the class lives in SQLite in the data folder
-    server = ClassServer.start(tmp_path, database, class_name="Browser class")
-    # A class in PostgreSQL queues its runs: a `chainrule worker` grades them (unless the test starts its own).
-    worker = start_worker(server.env) if database and not request.node.get_closest_marker("no_worker") else None
-    try:
-        yield server.base, server.teacher_link, server.invite, server.env
-    finally:
-        if worker is not None:
-            stop_lesson_server(worker)
-        server.stop()
-
-
-def start_worker(env: dict) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "chainrule", "worker", "--concurrency", "1"], env=env, cwd=REPO,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-
-
-def submit_form(page, values: dict[str, str]) -> None:
-    for name, value in values.items():
-        page.locator(f"input[name='{name}']").fill(value)
-    with page.expect_navigation():
-        page.locator("form.class-form button[type=submit]").click()
 
 
 def learner_works(browser, invite: str, base: str, name: str, answer: str):

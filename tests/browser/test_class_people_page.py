@@ -16,11 +16,10 @@ from pathlib import Path
 import pytest
 
 from chainrule.classes import open_class_store
+from class_pages import EXERCISE, PASSWORD, new_context, submit_form
 from class_process import ClassServer
 from conftest import WIDTHS, axe_violations
 
-PASSWORD = "correct horse battery"
-EXERCISE = "neuron-grads"
 HOSTILE = ("Why **twice**? <img src=x onerror=\"document.title='pwned'\"> see [the notes](https://example.org/n) "
            "and [this](javascript:document.title='pwned')\n\n- one\n- two\n\n```\n<b>not bold</b>\n```")
 
@@ -41,19 +40,6 @@ def server(request, tmp_path):
         served.stop()
 
 
-def form(page, values: dict[str, str]) -> None:
-    for name, value in values.items():
-        page.locator(f"input[name='{name}']").fill(value)
-    with page.expect_navigation():
-        page.locator("form.class-form button[type=submit]").click()
-
-
-def context(browser, width: int = 1280, height: int = 900):
-    made = browser.new_context(viewport={"width": width, "height": height}, bypass_csp=True)
-    made.set_default_timeout(30_000)
-    return made
-
-
 def no_serious_violations(page) -> None:
     for width, height in WIDTHS.values():
         page.set_viewport_size({"width": width, "height": height})
@@ -62,10 +48,10 @@ def no_serious_violations(page) -> None:
 
 def test_teacher_learner_and_second_teacher_manage_people_and_talk_about_a_run(browser, server, screenshots_dir):
     base = server.base
-    ada = context(browser, 390, 844)
+    ada = new_context(browser, 390, 844)
     ada_page = ada.new_page()
     ada_page.goto(server.invite)
-    form(ada_page, {"name": "Ada", "password": PASSWORD})
+    submit_form(ada_page, {"name": "Ada", "password": PASSWORD})
     ada_id = ada_page.evaluate("() => fetch('/api/class/me').then(r => r.json()).then(me => me.id)")
     store = open_class_store(Path(server.env["CHAINRULE_DATA_DIR"]), server.env.get("CHAINRULE_DATABASE"))
     try:  # a run as the grader keeps one
@@ -74,11 +60,11 @@ def test_teacher_learner_and_second_teacher_manage_people_and_talk_about_a_run(b
     finally:
         store.close()
 
-    teacher = context(browser)
+    teacher = new_context(browser)
     teacher.grant_permissions(["clipboard-read", "clipboard-write"], origin=base)
     page = teacher.new_page()
     page.goto(server.teacher_link)
-    form(page, {"password": PASSWORD})
+    submit_form(page, {"password": PASSWORD})
     assert page.url == base + "/teacher"
     people = page.locator("#class-people")
     invite = people.locator("#invite-link")
@@ -137,10 +123,10 @@ def test_teacher_learner_and_second_teacher_manage_people_and_talk_about_a_run(b
     ada_page.screenshot(path=str(screenshots_dir / "account-comments-390.png"), full_page=True)
 
     # The second teacher signs up with the link, sees Ada's answer, renames her and closes the class.
-    brown = context(browser, 390, 844)
+    brown = new_context(browser, 390, 844)
     brown_page = brown.new_page()
     brown_page.goto(second_link)
-    form(brown_page, {"password": PASSWORD})
+    submit_form(brown_page, {"password": PASSWORD})
     assert brown_page.url == base + "/teacher"
     latest = brown_page.locator("#class-feedback .latest-answers li.comment")
     assert "doubles" in latest.locator("em").text_content()

@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import pytest
 
-from test_class_page import EXERCISE, class_server  # noqa: F401 (fixture)
-from test_jobs_page import database_away, says, signed_in_on_the_lesson
-from test_lesson_page import reference, set_editor_text
+from class_pages import EXERCISE, database_away, says, signed_in_on_the_lesson
+from lesson_pages import reference, set_editor_text
 
 ARTICLE = f"article[data-exercise='{EXERCISE}']"
 

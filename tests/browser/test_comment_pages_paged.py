@@ -9,11 +9,9 @@ from pathlib import Path
 import pytest
 
 from chainrule.classes import open_class_store
+from class_pages import EXERCISE, PASSWORD, new_context, submit_form
 from class_process import ClassServer
-from test_class_people_page import context, form
 
-PASSWORD = "correct horse battery"
-EXERCISE = "neuron-grads"
 COMMENTS = 120  # a view shows 50: two pages back
 
 pytestmark = pytest.mark.timeout(300)
@@ -22,10 +20,10 @@ pytestmark = pytest.mark.timeout(300)
 def test_earlier_comments_load_on_request_on_both_pages(browser, tmp_path):
     server = ClassServer.start(tmp_path, None, class_name="Paged class")
     try:
-        ada = context(browser)
+        ada = new_context(browser)
         ada_page = ada.new_page()
         ada_page.goto(server.invite)
-        form(ada_page, {"name": "Ada", "password": PASSWORD})
+        submit_form(ada_page, {"name": "Ada", "password": PASSWORD})
         ada_id = ada_page.evaluate("() => fetch('/api/class/me').then(r => r.json()).then(me => me.id)")
         store = open_class_store(Path(server.env["CHAINRULE_DATA_DIR"]), None)
         try:  # a run as the grader keeps one, and the teacher's comments on it as the class keeps them
@@ -42,10 +40,10 @@ def test_earlier_comments_load_on_request_on_both_pages(browser, tmp_path):
         finally:
             store.close()
 
-        teacher = context(browser)
+        teacher = new_context(browser)
         page = teacher.new_page()
         page.goto(server.teacher_link)
-        form(page, {"password": PASSWORD})
+        submit_form(page, {"password": PASSWORD})
         feedback = page.locator("#class-feedback")
         feedback.locator("#feedback-learner").select_option(label="Ada")
         for where in (feedback, None):

@@ -4,101 +4,36 @@ one learner's extension, extensions from a CSV, each learner's credit as of thei
 each; an exercise regraded (who would change, apply, revert); a learner's own dates on the path and lesson
 pages; axe-core finds nothing serious at 1280 and 390 px and the pages do not scroll sideways on a phone.
 
-One server (and worker) serves the module; each test has a class of its own on it (ClassServer.add_class)."""
+One server (and worker) serves the module; each test has a class of its own on it (ClassServer.add_class;
+the fixtures due_dates_server and due_class are in conftest.py)."""
 
 from __future__ import annotations
 
-import itertools
 import re
 import subprocess
 import sys
-from contextlib import contextmanager
-
-import pytest
 
 from chainrule.classes import open_class_store
 from chainrule.grading import reference_source
+from class_pages import (PASSWORD, ada_started_and_the_teacher_in, credit_cell, desktop_page, submit_form,
+                         the_teacher_puts)
 from class_process import ClassServer
-from conftest import WIDTHS, axe_violations, stop_lesson_server
-from test_class_page import start_worker, submit_form
-from test_deadlines import change, teacher_client
-
-PASSWORD = "correct horse battery"
+from conftest import WIDTHS, axe_violations
 
 
-CLASSES = itertools.count(1)
-
-
-@pytest.fixture(scope="module")
-def served(request, tmp_path_factory):
-    database = None
-    try:
-        from postgres_cluster import new_postgres_schema
-
-        database = new_postgres_schema(request.getfixturevalue("postgres_cluster"))
-    except pytest.skip.Exception:
-        pass
-    started = ClassServer.start(tmp_path_factory.mktemp("deadlines-page"), database, class_name="Due dates")
-    worker = start_worker(started.env) if database else None  # a class in PostgreSQL: its runs are queued
-    try:
-        yield started
-    finally:
-        if worker is not None:
-            stop_lesson_server(worker)
-        started.stop()
-
-
-@pytest.fixture
-def server(served):
-    """The module's server, seen through a class of this test's own."""
-    return served.add_class(f"Due dates {next(CLASSES)}")
-
-
-@contextmanager
-def desktop_page(browser, timezone_id: str = "UTC"):
-    """A page of a fresh browser context at desktop size (axe-core needs CSP bypassed), its clock in a time zone
-    of its own (UTC unless told: the learner's dates are written in the browser's zone)."""
-    context = browser.new_context(viewport={"width": 1280, "height": 900}, bypass_csp=True, timezone_id=timezone_id)
-    context.set_default_timeout(30_000)
-    try:
-        yield context.new_page()
-    finally:
-        context.close()
-
-
-def keep_an_old_pass(server: ClassServer, learner_id: int) -> None:
+def keep_an_old_pass(due_class: ClassServer, learner_id: int) -> None:
     """A run the exercise's older cases passed: its code forgets tanh's derivative, which the cases fail now."""
     source = reference_source("neuron-grads", "python").replace("dn = 1 - out**2", "dn = 1")
-    store = open_class_store(server.env["CHAINRULE_DATA_DIR"], server.env.get("CHAINRULE_DATABASE"))
+    store = open_class_store(due_class.env["CHAINRULE_DATA_DIR"], due_class.env.get("CHAINRULE_DATABASE"))
     try:
         store.for_learner(learner_id).record_submission("neuron-grads", "python", source, {"status": "pass"})
     finally:
         store.close()
 
 
-def credit_cell(page, name: str):
-    return page.locator(f"tr[data-credit-row='{name}'] td[data-lesson='backprop']")
-
-
-def ada_started_and_the_teacher_in(server: ClassServer, page):
-    """Ada joins and makes one prediction of backprop (01-03 started: 3 of 8); the teacher signs in on
-    ``page`` and sees her row of credit. Ada's client."""
-    learner = server.join("Ada")
-    token = next(value for name, value in learner.cookies.items() if name.endswith("chainrule_csrf"))
-    made = learner.put("/api/progress/backprop/predictions/n", json={"value": 0.5}, headers={"X-CSRF-Token": token})
-    assert made.status_code == 200, made.text
-    page.goto(server.teacher_link)
-    page.locator("input[name='password']").fill(PASSWORD)
-    with page.expect_navigation():
-        page.locator("form.class-form button[type=submit]").click()
-    assert page.url == server.base + "/teacher"
-    page.wait_for_selector("tr[data-credit-row='Ada']")
-    return learner
-
-
-def test_the_teacher_sets_a_date_extends_it_for_one_learner_and_from_a_csv(browser, server, screenshots_dir):
+def test_the_teacher_sets_a_date_extends_it_for_one_learner_and_from_a_csv(browser, due_class, screenshots_dir):
     with desktop_page(browser) as page:
-        learner = ada_started_and_the_teacher_in(server, page)
+        learner = ada_started_and_the_teacher_in(due_class, page)
         assert credit_cell(page, "Ada").text_content() == "3 of 8"  # 01-03, started; no date yet
 
         row = page.locator("tr[data-due='backprop']")
@@ -124,7 +59,7 @@ def test_the_teacher_sets_a_date_extends_it_for_one_learner_and_from_a_csv(brows
         page.get_by_role("button", name="Set these extensions").click()
         page.wait_for_selector("text=row 1: there is no learner named 'Zed'")  # said on the page; nothing set
 
-        keep_an_old_pass(server, learner.get("/api/class/me").json()["id"])
+        keep_an_old_pass(due_class, learner.get("/api/class/me").json()["id"])
         page.locator("#regrade-exercise").select_option("neuron-grads")
         page.get_by_role("button", name="Check who would change").click()
         page.wait_for_selector("[data-regrade='graded']", timeout=120_000)
@@ -147,25 +82,22 @@ def test_the_teacher_sets_a_date_extends_it_for_one_learner_and_from_a_csv(brows
             assert overflow <= 0, (width, overflow)
 
 
-def test_a_learner_sees_their_own_due_dates_on_the_path_and_in_the_lesson(browser, server, screenshots_dir):
-    teacher = teacher_client(server)
-    for path, body in [("/api/class/deadlines/policy", {"late": "10%"}),
-                       ("/api/class/deadlines/due", {"lesson_id": "backprop", "due": "2020-01-01 00:00"}),
-                       ("/api/class/deadlines/due", {"lesson_id": "backprop", "exercise_id": "neuron-grads",
-                                                     "due": "2099-01-01 12:00"})]:
-        answer = change(teacher, "PUT", path, body)
-        assert answer.status_code == 200, answer.text
+def test_a_learner_sees_their_own_due_dates_on_the_path_and_in_the_lesson(browser, due_class, screenshots_dir):
+    teacher = the_teacher_puts(due_class, [("/api/class/deadlines/policy", {"late": "10%"}),
+                                 ("/api/class/deadlines/due", {"lesson_id": "backprop", "due": "2020-01-01 00:00"}),
+                                 ("/api/class/deadlines/due", {"lesson_id": "backprop", "exercise_id": "neuron-grads",
+                                                               "due": "2099-01-01 12:00"})])
 
     with desktop_page(browser) as page:
-        page.goto(server.invite)
+        page.goto(due_class.invite)
         submit_form(page, {"name": "Ada", "password": PASSWORD})
-        assert page.url == server.base + "/"
+        assert page.url == due_class.base + "/"
         due = page.locator("[data-lesson='backprop'] .lesson-due")
         assert due.text_content() == "Was due 2020-01-01 00:00 (UTC). Credit so far: 0 of 8."
         assert due.get_attribute("data-past-due") == "true"
         assert page.locator("[data-lesson='computational-graphs'] .lesson-due").count() == 0  # no date there
 
-        page.goto(server.base + "/lessons/backprop")
+        page.goto(due_class.base + "/lessons/backprop")
         page.wait_for_selector("#main[data-complete='true']")
         assert page.locator("#main .lesson-due").text_content() == (
             "Was due 2020-01-01 00:00 (UTC). Credit so far: 0 of 8. "
@@ -176,10 +108,9 @@ def test_a_learner_sees_their_own_due_dates_on_the_path_and_in_the_lesson(browse
         assert axe_violations(page) == []  # the past date's colour included
 
         ada = next(entry for entry in teacher.get("/api/class/deadlines").json()["learners"] if entry["name"] == "Ada")
-        extended = change(teacher, "PUT", "/api/class/deadlines/extensions",
-                          {"learner_id": ada["id"], "lesson_id": "backprop", "due": "2099-02-01"})
-        assert extended.status_code == 200, extended.text
-        page.goto(server.base + "/")
+        the_teacher_puts(due_class, [("/api/class/deadlines/extensions",
+                                      {"learner_id": ada["id"], "lesson_id": "backprop", "due": "2099-02-01"})], teacher)
+        page.goto(due_class.base + "/")
         assert due.text_content() == "Due 2099-02-01 23:59 (UTC) (your own date). Credit so far: 0 of 8."
         assert due.get_attribute("data-past-due") == "false"
         for name, (width, height) in WIDTHS.items():
@@ -190,46 +121,43 @@ def test_a_learner_sees_their_own_due_dates_on_the_path_and_in_the_lesson(browse
             assert overflow <= 0, (width, overflow)
 
 
-def test_a_learner_reads_due_dates_in_their_own_time_zone_with_the_classs_beside_it(browser, server):
+def test_a_learner_reads_due_dates_in_their_own_time_zone_with_the_classs_beside_it(browser, due_class):
     """Issue 39 item 8: the class's dates are Europe/Berlin's wall clock; a learner whose browser is in New York
     reads each in New York's time with the class's beside it (Berlin is UTC+1 and New York UTC-5 in December and
     January, 6 hours apart), and a learner in Berlin reads the one date."""
-    teacher = teacher_client(server)
-    for path, body in [("/api/class/deadlines/policy", {"time_zone": "Europe/Berlin", "late": "no-credit"}),
-                       ("/api/class/deadlines/due", {"lesson_id": "backprop", "due": "2020-01-01 00:00"}),
-                       ("/api/class/deadlines/due", {"lesson_id": "backprop", "exercise_id": "neuron-grads",
-                                                     "due": "2099-12-04 23:59"})]:
-        answer = change(teacher, "PUT", path, body)
-        assert answer.status_code == 200, answer.text
+    the_teacher_puts(due_class, [("/api/class/deadlines/policy", {"time_zone": "Europe/Berlin", "late": "no-credit"}),
+                                 ("/api/class/deadlines/due", {"lesson_id": "backprop", "due": "2020-01-01 00:00"}),
+                                 ("/api/class/deadlines/due", {"lesson_id": "backprop", "exercise_id": "neuron-grads",
+                                                               "due": "2099-12-04 23:59"})])
     with desktop_page(browser, "America/New_York") as page:
-        page.goto(server.invite)
+        page.goto(due_class.invite)
         submit_form(page, {"name": "Noor", "password": PASSWORD})
         mine = page.evaluate("fetch('/api/class/deadlines/mine').then(r => r.json())")
         assert mine["lessons"][0]["due_at"] == "2019-12-31T23:00:00Z"  # midnight in Berlin, UTC+1
         due = page.locator("[data-lesson='backprop'] .lesson-due")
         assert due.text_content() == ("Was due 2019-12-31 18:00 your time (America/New_York); 2020-01-01 00:00 "
                                       "(Europe/Berlin) for the class. Credit so far: 0 of 8.")
-        page.goto(server.base + "/lessons/backprop")
+        page.goto(due_class.base + "/lessons/backprop")
         page.wait_for_selector("#main[data-complete='true']")
         assert page.locator("article[data-exercise='neuron-grads'] .exercise-due").text_content() == (
             "Due 2099-12-04 17:59 your time (America/New_York); 2099-12-04 23:59 (Europe/Berlin) for the class.")
     with desktop_page(browser, "Europe/Berlin") as page:
-        page.goto(server.invite)
+        page.goto(due_class.invite)
         submit_form(page, {"name": "Jon", "password": PASSWORD})
         assert page.locator("[data-lesson='backprop'] .lesson-due").text_content() == \
             "Was due 2020-01-01 00:00 (Europe/Berlin). Credit so far: 0 of 8."
 
 
-def test_every_regrade_is_listed_with_its_state_and_apply_and_revert_ask_first(browser, server):
+def test_every_regrade_is_listed_with_its_state_and_apply_and_revert_ask_first(browser, due_class):
     """Issue 39 item 2 (the page): the teacher's page lists every regrade of the class, those made with `chainrule
     class regrade` too, with its state; applying and reverting each ask first, by keyboard as well (Escape or
     Cancel changes nothing)."""
-    learner = server.join("Ada")
-    keep_an_old_pass(server, learner.get("/api/class/me").json()["id"])
+    learner = due_class.join("Ada")
+    keep_an_old_pass(due_class, learner.get("/api/class/me").json()["id"])
 
     def regrade(*argv: str) -> str:  # the administrator's command, as a process against the class's database
-        done = subprocess.run([sys.executable, "-m", "chainrule", "class", "regrade", server.class_name, *argv],
-                              env=server.env, capture_output=True, text=True, timeout=600)
+        done = subprocess.run([sys.executable, "-m", "chainrule", "class", "regrade", due_class.class_name, *argv],
+                              env=due_class.env, capture_output=True, text=True, timeout=600)
         assert done.returncode == 0, done.stdout + done.stderr
         return re.match(r"Regrade (\d+) of ", done.stdout).group(1)  # its number, as the command says it
 
@@ -238,7 +166,7 @@ def test_every_regrade_is_listed_with_its_state_and_apply_and_revert_ask_first(b
     second = regrade("neuron-grads", "--best")
 
     with desktop_page(browser) as page:
-        page.goto(server.teacher_link)
+        page.goto(due_class.teacher_link)
         page.locator("input[name='password']").fill(PASSWORD)
         with page.expect_navigation():
             page.locator("form.class-form button[type=submit]").click()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from test_lesson_page import LESSON, choose_language, reference, run_tests, set_editor_text
+from lesson_pages import LESSON, choose_language, reference, run_tests, set_editor_text
 
 TYPE_ERROR_LINE = '  let label: number = "a";'
 

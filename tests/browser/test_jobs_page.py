@@ -4,59 +4,18 @@ carries on, and shows the result once a `chainrule worker` process grades it."""
 
 from __future__ import annotations
 
-import re
-from contextlib import contextmanager
-from pathlib import Path
-
 import pytest
 
+from class_pages import EXERCISE, database_away, says, signed_in_on_the_lesson, start_worker
 from conftest import stop_lesson_server
-from test_class_page import EXERCISE, PASSWORD, class_server, start_worker, submit_form  # noqa: F401 (fixture)
-from test_lesson_page import reference, set_editor_text
-
-@contextmanager
-def database_away(url: str):
-    """New connections fail (the socket is hidden) and the open ones are ended, until the block ends."""
-    import psycopg
-
-    place = Path(re.search(r"host=([^&]+)", url).group(1)) / ".s.PGSQL.5432"
-    hidden = place.with_name("away")
-    with psycopg.connect(url, autocommit=True) as admin:
-        place.rename(hidden)
-        try:
-            admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                          "WHERE pid <> pg_backend_pid() AND backend_type = 'client backend'")
-            yield
-        finally:
-            hidden.rename(place)
+from lesson_pages import reference, set_editor_text
 
 
 STATUS = f"article[data-exercise='{EXERCISE}'] .run-status"
 
 
-def says(page, selector: str, words: str) -> None:
-    """Wait until the element's text includes ``words``."""
-    page.wait_for_function("([selector, words]) => document.querySelector(selector)?.textContent.includes(words)",
-                           arg=[selector, words])
-
-
 def status_says(page, words: str) -> None:
     says(page, STATUS, words)
-
-
-def signed_in_on_the_lesson(browser, class_server):
-    """(context, page, the class database's URL): Ada joined and on the lesson with the exercises."""
-    base, _, invite, env = class_server
-    if "CHAINRULE_DATABASE" not in env:
-        pytest.skip("runs wait for workers, and the class database can go away, only in a class kept in PostgreSQL")
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    context.set_default_timeout(60_000)
-    page = context.new_page()
-    page.goto(invite)
-    submit_form(page, {"name": "Ada", "password": PASSWORD})
-    page.goto(base + "/lessons/backprop")
-    page.wait_for_selector(f"[data-editor='{EXERCISE}'] .cm-content")
-    return context, page, env["CHAINRULE_DATABASE"]
 
 
 @pytest.mark.no_worker

@@ -21,7 +21,7 @@ import pytest
 
 from conftest import WIDTHS
 from keyboard_walk import contrast, keyboard_session, walk_lessons
-from test_path_lessons import PREDICTIONS
+from path_walk import PREDICTIONS
 
 pytestmark = pytest.mark.timeout(600)
 

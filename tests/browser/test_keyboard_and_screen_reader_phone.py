@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from keyboard_walk import keyboard_session, walk_lessons
-from test_path_lessons import PREDICTIONS
+from path_walk import PREDICTIONS
 
 pytestmark = pytest.mark.timeout(600)
 

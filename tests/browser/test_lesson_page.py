@@ -12,17 +12,17 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.timeout(300)
+from lesson_pages import (LANGUAGES, LESSON, SPEC_PREDICTIONS, box_text, choose_language, reference, run_tests,
+                          set_editor_text)
 
-LESSON = "backprop"
+pytestmark = pytest.mark.timeout(300)
 
 # Section 03 (spec): a = 2, b = -3, c = 10, f = -2; e = a*b = -6, d = e + c = 4, L = d*f = -8;
 # dL/da = 6, dL/db = -4, dL/dc = -2, dL/df = 4, dL/de = -2, dL/dd = -2.
 SECTION03_VALUES = {"a": "2", "b": "-3", "c": "10", "f": "-2", "e": "-6", "d": "4", "L": "-8"}
 SECTION03_GRADS = {"a": "6", "b": "-4", "c": "-2", "f": "4", "e": "-2", "d": "-2", "L": "1"}
 
-# Section 04 (spec): n ~= 0.8814, o ~= 0.7071, dn = 0.5, db = 0.5, dw1 = 1.0, dw2 = 0.
-SPEC_PREDICTIONS = {"n": 0.8814, "o": 0.7071, "dn": 0.5, "db": 0.5, "dw1": 1.0, "dw2": 0.0}
+# Section 04 (spec): SPEC_PREDICTIONS (lesson_pages.py).
 WRONG_GUESSES = {"n": 0.5, "db": 1.0}  # two deliberate mistakes; the other four are right
 
 # Section 06 (spec): the answers, with a deliberate mistake on the tanh question (0.49 instead of 0.51).
@@ -34,8 +34,6 @@ QUIZ_ANSWERS = {
     "sum-of-uses": ("number", "8", True),
 }
 
-LANGUAGES = ("python", "javascript", "typescript")
-
 # One wrong solution per exercise (Python), each a classic mistake the spec names, made from the reference.
 WRONG_EDITS = {
     "neuron-grads": ("1 - out**2", "1 - out"),                                     # tanh's derivative wrong
@@ -44,52 +42,8 @@ WRONG_EDITS = {
 }
 
 
-def reference(exercise: str, language: str) -> str:
-    from chainrule.grading import reference_source
-
-    return reference_source(exercise, language)
-
-
 def section_top(page, number: str) -> float:
     return page.evaluate(f"document.querySelector('#section-{number}').getBoundingClientRect().top + window.scrollY")
-
-
-def box_text(page, player: str, label: str, slot: str) -> str:
-    return page.locator(f"#{player} g.node[data-label='{label}'] .node-{slot}").text_content()
-
-
-def set_editor_text(page, exercise: str, text: str) -> None:
-    """Put `text` into the exercise's CodeMirror editor the way a learner pastes it (select all, paste)."""
-    content = page.locator(f"[data-editor='{exercise}'] .cm-content")
-    content.click()
-    page.keyboard.press("Control+A")
-    content.evaluate(
-        """(node, text) => {
-            const data = new DataTransfer();
-            data.setData('text/plain', text);
-            node.dispatchEvent(new ClipboardEvent('paste', {clipboardData: data, bubbles: true, cancelable: true}));
-        }""",
-        text,
-    )
-    assert page.evaluate("id => window.chainruleEditors[id].getText()", exercise) == text
-
-
-def run_tests(page, exercise: str) -> None:
-    block = page.locator(f"article[data-exercise='{exercise}']")
-    with page.expect_response(lambda r: r.url.endswith("/api/grade"), timeout=120_000) as response:
-        block.locator("button.run-tests").click()
-    assert response.value.status in (200, 202), response.value.text()  # 202: queued for a worker (class mode)
-    page.wait_for_function(
-        "id => !document.querySelector(`article[data-exercise='${id}'] .results`).hasAttribute('aria-busy')", arg=exercise
-    )
-
-
-def choose_language(page, exercise: str, language: str) -> None:
-    page.locator(f"#lang-{exercise}-{language}").check()
-    page.wait_for_function(
-        "([id, lang]) => document.querySelector(`article[data-exercise='${id}']`).dataset.language === lang",
-        arg=[exercise, language],
-    )
 
 
 def test_path_page_shows_the_lesson_in_place(open_page, lesson_server, screenshots_dir: Path) -> None:

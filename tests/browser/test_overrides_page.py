@@ -7,14 +7,13 @@ and the page does not scroll sideways on a phone."""
 from __future__ import annotations
 
 from conftest import WIDTHS, axe_violations
-from test_deadlines_page import served, server  # noqa: F401 (fixtures: the module server, a class per test)
-from test_deadlines_page import ada_started_and_the_teacher_in, credit_cell, desktop_page
+from class_pages import ada_started_and_the_teacher_in, credit_cell, desktop_page
 
 
-def test_the_teacher_gives_a_credit_by_hand_with_the_keyboard_and_excuses_after_confirming(browser, server,
+def test_the_teacher_gives_a_credit_by_hand_with_the_keyboard_and_excuses_after_confirming(browser, due_class,
                                                                                            screenshots_dir):
     with desktop_page(browser) as page:
-        ada_started_and_the_teacher_in(server, page)
+        ada_started_and_the_teacher_in(due_class, page)
         page.wait_for_selector("#audit-page")
         assert credit_cell(page, "Ada").text_content() == "3 of 8"  # 01-03, started
         assert page.locator("#audit-page").text_content() == "Page 1 of 1 (0 changes, newest first)"

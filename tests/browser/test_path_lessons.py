@@ -7,113 +7,22 @@ tanh), never read back from the page. Exercises are pasted from the reference so
 
 from __future__ import annotations
 
-import json
-import math
-import os
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import pytest
 
-from conftest import URL_PATTERN, LessonServer, stop_lesson_server, wait_until_listening, free_port
-from test_lesson_page import choose_language, reference, run_tests, set_editor_text
+from conftest import WIDTHS, start_lesson_server, stop_lesson_server
+from lesson_pages import LANGUAGES, choose_language, reference, run_tests, set_editor_text
+from path_walk import (NEXT, PREDICTIONS, answer_quiz, keep_graded, make_predictions, quiz_of,
+                       reuse_graded)
 
 pytestmark = pytest.mark.timeout(400)
 
-REPO = Path(__file__).resolve().parents[2]
-DATA = REPO / "src" / "chainrule" / "lessons" / "data"
-
-# Hand-worked predictions of each lesson's section 04.
-PREDICTIONS = {
-    "computational-graphs": {"p": -3.0, "n": -0.5, "o": math.tanh(-0.5), "oo": math.tanh(-0.5) ** 2,
-                             "y": math.tanh(-0.5) ** 2 + math.tanh(-0.5)},
-    "backprop": {"n": 0.8814, "o": 0.7071, "dn": 0.5, "db": 0.5, "dw1": 1.0, "dw2": 0.0},
-    "gradient-descent-linear-regression": {"f": 2.0, "r": -1.0, "L": 1.0, "dr": -2.0, "dw": -4.0, "db": -2.0},
-}
-# Hand-worked keys of the numeric quiz questions (the choice questions are answered from quiz.json's index).
-NUMERIC_ANSWERS = {
-    "product-gradient": "6", "tanh-gradient": "0.51", "sum-of-uses": "8",
-    "evaluate-graph": "8", "shared-value": "2", "count-values": "7",
-    "one-step": "0.9", "point-gradient": "6", "mean-squared-error": "4.6667",
-}
 # Section 03: the output's value after the forward pass, by hand.
 OUTPUT_VALUE = {"computational-graphs": ("out", "10"), "backprop": ("L", "-8"),
                 "gradient-descent-linear-regression": ("L", "8.125")}
-NEXT = {"computational-graphs": "/lessons/backprop", "backprop": "/lessons/gradient-descent-linear-regression",
-        "gradient-descent-linear-regression": "/lessons/a-network-learns"}
-SIZES = {"desktop": (1280, 900), "phone": (390, 844)}
-LANGUAGES = ("python", "javascript", "typescript")
-# Each reference solution is graded once, in the desktop run (every language); the phone run of the same
-# lesson (collected right after it) starts from those runs, imported into its data folder, and grades one.
-GRADED: dict[str, dict] = {}
-
-
-def keep_graded(lesson_id: str, data_dir: Path) -> None:
-    from chainrule.progress import open_store
-
-    store = open_store(data_dir)
-    try:
-        exported = store.export_data()
-    finally:
-        store.close()
-    GRADED[lesson_id] = {key: (value if key in ("format", "version", "exported_at", "code", "submissions")
-                               or not isinstance(value, list) else []) for key, value in exported.items()}
-
-
-def reuse_graded(lesson_id: str, data_dir: Path) -> bool:
-    if lesson_id not in GRADED:
-        return False
-    from chainrule.progress import open_store
-
-    store = open_store(data_dir)
-    try:
-        store.import_data(GRADED[lesson_id])
-    finally:
-        store.close()
-    return True
-
-
-def quiz_of(lesson_id: str) -> list[dict]:
-    return json.loads((DATA / lesson_id / "quiz.json").read_text(encoding="utf-8"))["questions"]
-
-
-def make_predictions(page, expected: dict[str, float]) -> None:
-    predict = page.locator("#section-04")
-    player = page.locator("#predict-player")
-    made = 0
-    while made < len(expected):
-        form = predict.locator("form.prediction-form")
-        if form.count() == 0:
-            player.locator("button.next").click()
-            continue
-        key = form.get_attribute("data-key")
-        form.locator("input").fill(f"{expected[key]:.4f}")
-        form.locator("input").press("Enter")
-        made += 1
-        page.wait_for_function("k => document.querySelector('#section-04').dataset.predictionsMade === String(k)",
-                               arg=made)
-    for key in expected:
-        item = predict.locator(f".prediction-list li[data-key='{key}']")
-        assert "right" in item.get_attribute("class"), (key, item.text_content())
-
-
-def answer_quiz(page, lesson_id: str, numeric_answers: dict[str, str] = NUMERIC_ANSWERS) -> None:
-    quiz = page.locator("#section-06")
-    for question in quiz_of(lesson_id):
-        form = quiz.locator(f"form[data-question='{question['id']}']")
-        if question["kind"] == "number":
-            form.locator("input").fill(numeric_answers[question["id"]])
-            form.locator("input").press("Enter")
-        else:
-            form.locator("label", has_text=question["options"][question["answer_index"]]).click()
-            form.locator("button[type=submit]").click()
-        page.wait_for_function(
-            "q => document.querySelector(`#section-06 form[data-question='${q}']`).dataset.correct !== undefined",
-            arg=question["id"])
-        assert form.get_attribute("data-correct") == "true", form.text_content()
-        assert "comes back in review" in form.locator(".feedback").text_content().lower()
 
 
 def play_fit_plot(page) -> None:
@@ -141,13 +50,13 @@ def play_fit_plot(page) -> None:
     assert line.get_attribute("x1") and line.get_attribute("y2")
 
 
-@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize("size", WIDTHS)
 @pytest.mark.parametrize("lesson_id", list(PREDICTIONS))
 def test_a_lesson_end_to_end(open_page, server_factory, tmp_path: Path, screenshots_dir: Path, lesson_id: str,
                              size: str) -> None:
     reused = size == "phone" and reuse_graded(lesson_id, tmp_path / "data")
     server = server_factory(tmp_path / "data")
-    width, height = SIZES[size]
+    width, height = WIDTHS[size]
     context, page, log = open_page(server, width=width, height=height, wait_until="commit")
     page.goto(f"{server.origin}/lessons/{lesson_id}")
     page.wait_for_selector("main[data-complete='true']", timeout=60_000)
@@ -220,38 +129,11 @@ def test_a_lesson_end_to_end(open_page, server_factory, tmp_path: Path, screensh
     assert log.outside(server.origin) == [] and log.page_errors == []
 
 
-def start_with_lessons(data_dir: Path, lessons_dir: Path) -> LessonServer:
-    """`chainrule lesson --lessons DIR`, the real server, waited for as conftest's start_lesson_server does."""
-    command = [sys.executable, "-m", "chainrule", "lesson", "--no-browser", "--port", str(free_port()),
-               "--data-dir", str(data_dir), "--lessons", str(lessons_dir)]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=REPO,
-                               env=dict(os.environ, PYTHONUNBUFFERED="1"), start_new_session=True)
-    lines: list[str] = []
-    ready = threading.Event()
-
-    def read() -> None:
-        for line in process.stdout:
-            lines.append(line)
-            if URL_PATTERN.search(line):
-                ready.set()
-        ready.set()
-
-    threading.Thread(target=read, daemon=True).start()
-    ready.wait(60)
-    found = [URL_PATTERN.search(line).group(1) for line in lines if URL_PATTERN.search(line)]
-    if not found:
-        stop_lesson_server(process)
-        raise RuntimeError("".join(lines))
-    server = LessonServer(process=process, url=found[0], data_dir=data_dir, output=lines)
-    wait_until_listening(server)
-    return server
-
-
 def test_a_scaffolded_lesson_joins_the_path_and_is_graded(open_page, tmp_path: Path) -> None:
     made = subprocess.run([sys.executable, "-m", "chainrule", "lessons", "new", "vectors", "--title", "Vectors",
                            str(tmp_path / "mine")], capture_output=True, text=True, timeout=60)
     assert made.returncode == 0, made.stderr
-    server = start_with_lessons(tmp_path / "data", tmp_path / "mine")
+    server = start_lesson_server(tmp_path / "data", extra_args=("--lessons", str(tmp_path / "mine")))
     try:
         context, page, log = open_page(server, width=390, height=844, wait_until="commit")
         page.goto(f"{server.origin}/")

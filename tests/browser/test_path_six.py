@@ -4,7 +4,7 @@ one server and one page per width, each lesson opened once.
 Predictions and quiz answers are worked out by hand here, never read back from the page; exercises are pasted
 from the reference solutions and graded through the page (one language per exercise, taking turns: the
 in-process tests grade every language). The desktop run's graded runs are imported into the phone run's data
-folder, as tests/browser/test_path_lessons.py does, so the phone run grades one exercise per lesson and finds
+folder (path_walk.py's keep_graded and reuse_graded), so the phone run grades one exercise per lesson and finds
 the others passed. Along the way: the note a lesson shows when opened before the lessons it builds on, each
 lesson's animated plot, axe-core on each finished lesson, and the path page's "builds on" and "you are here".
 """
@@ -17,15 +17,14 @@ from pathlib import Path
 import pytest
 
 from conftest import WIDTHS, axe_violations, new_page
-from test_lesson_page import choose_language, reference, run_tests, set_editor_text
-from test_path_lessons import answer_quiz, keep_graded, make_predictions, reuse_graded
+from lesson_pages import LANGUAGES, choose_language, reference, run_tests, set_editor_text
+from path_walk import answer_quiz, keep_graded, make_predictions, reuse_graded
 
 pytestmark = pytest.mark.timeout(400)
 
 SLOPES, NETWORK, MODES = "slopes-and-the-chain-rule", "a-network-learns", "forward-and-reverse-mode"
 # The order a learner who skips ahead might take: the network lesson first, before gradient descent is done.
 VISITS = (NETWORK, SLOPES, MODES)
-LANGUAGES = ("python", "javascript", "typescript")
 
 TANH_HALF = math.tanh(0.5)
 PREDICTIONS = {  # section 04, by hand

@@ -15,10 +15,9 @@ import pytest
 from chainrule import lessons
 from class_process import ClassServer
 from conftest import WIDTHS, axe_violations
-from test_class_page import PASSWORD, submit_form
-from test_lesson_page import run_tests, set_editor_text
+from class_pages import EXERCISE, PASSWORD, submit_form
+from lesson_pages import run_tests, set_editor_text
 
-EXERCISE = "neuron-grads"
 ZONE = "America/New_York"
 WRITTEN = "<img src=x onerror=\"document.title='owned'\"> The sweep starts at the output with 1."
 
