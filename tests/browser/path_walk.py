@@ -1,6 +1,6 @@
 """The path's end-to-end walks share these: each lesson's hand-worked predictions (section 04) and numeric quiz
-keys (section 06), making the predictions and answering the quiz through the page, where each lesson's recap
-leads, and graded runs kept from one walk for the next (keep_graded, reuse_graded).
+keys (section 06), making the predictions and answering the quiz through the page, and where each lesson's
+recap leads.
 
 Predictions and quiz keys are worked out by hand (math.tanh for the one tanh), never read back from the page."""
 
@@ -29,35 +29,6 @@ NUMERIC_ANSWERS = {
 }
 NEXT = {"computational-graphs": "/lessons/backprop", "backprop": "/lessons/gradient-descent-linear-regression",
         "gradient-descent-linear-regression": "/lessons/a-network-learns"}
-# Graded runs kept by name (keep_graded: the reference solutions a desktop walk graded through the page), for a
-# later walk in the same worker (the phone walk of the same lessons, collected right after it) to start from,
-# imported into its own data folder (reuse_graded), instead of grading the same code in the sandbox again.
-GRADED: dict[str, dict] = {}
-
-
-def keep_graded(lesson_id: str, data_dir: Path) -> None:
-    from chainrule.progress import open_store
-
-    store = open_store(data_dir)
-    try:
-        exported = store.export_data()
-    finally:
-        store.close()
-    GRADED[lesson_id] = {key: (value if key in ("format", "version", "exported_at", "code", "submissions")
-                               or not isinstance(value, list) else []) for key, value in exported.items()}
-
-
-def reuse_graded(lesson_id: str, data_dir: Path) -> bool:
-    if lesson_id not in GRADED:
-        return False
-    from chainrule.progress import open_store
-
-    store = open_store(data_dir)
-    try:
-        store.import_data(GRADED[lesson_id])
-    finally:
-        store.close()
-    return True
 
 
 def quiz_of(lesson_id: str) -> list[dict]:

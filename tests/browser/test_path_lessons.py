@@ -1,8 +1,9 @@
-"""The three lessons of the path taken end to end in a real Chromium, at desktop and phone widths, and a
-teacher's lesson added with `chainrule lesson --lessons DIR`.
+"""The three lessons of the path taken end to end in a real Chromium at desktop width, each then reloaded at
+phone width (what differs by size, on the state the walk reached), and a teacher's lesson added with
+`chainrule lesson --lessons DIR`.
 
-Predictions and quiz answers are typed from numbers worked out by hand here (math.tanh for the one
-tanh), never read back from the page. Exercises are pasted from the reference solutions.
+Predictions and quiz answers are typed from numbers worked out by hand (path_walk.py), never read back from
+the page. Exercises are pasted from the reference solutions.
 """
 
 from __future__ import annotations
@@ -15,14 +16,16 @@ import pytest
 
 from conftest import WIDTHS, start_lesson_server, stop_lesson_server
 from lesson_pages import LANGUAGES, choose_language, reference, run_tests, set_editor_text
-from path_walk import (NEXT, PREDICTIONS, answer_quiz, keep_graded, make_predictions, quiz_of,
-                       reuse_graded)
+from path_walk import NEXT, PREDICTIONS, answer_quiz, make_predictions, quiz_of
 
 pytestmark = pytest.mark.timeout(400)
 
 # Section 03: the output's value after the forward pass, by hand.
 OUTPUT_VALUE = {"computational-graphs": ("out", "10"), "backprop": ("L", "-8"),
                 "gradient-descent-linear-regression": ("L", "8.125")}
+# Where each lesson's turn of languages starts: its exercises (2, 3, 2) take turns, and each lesson has one in
+# TypeScript.
+TURN = {"computational-graphs": 2, "backprop": 0, "gradient-descent-linear-regression": 1}
 
 
 def play_fit_plot(page) -> None:
@@ -50,13 +53,34 @@ def play_fit_plot(page) -> None:
     assert line.get_attribute("x1") and line.get_attribute("y2")
 
 
-@pytest.mark.parametrize("size", WIDTHS)
+def restored_at_phone_width(page, server, lesson_id: str, graded: dict[str, str], screenshots_dir: Path) -> None:
+    """What differs by size, on the state the desktop walk reached: at 390 px a reload of the lesson shows each
+    exercise's code and its passing run as kept (the language it was graded in), nothing scrolls sideways, and
+    section 03 is pictured."""
+    width, height = WIDTHS["phone"]
+    page.set_viewport_size({"width": width, "height": height})
+    page.goto(f"{server.origin}/lessons/{lesson_id}")
+    page.wait_for_selector("main[data-complete='true']", timeout=60_000)
+    assert page.locator("#messages .message").count() == 0
+    for exercise, language in graded.items():
+        block = page.locator(f"article[data-exercise='{exercise}']")
+        choose_language(page, exercise, language)
+        page.wait_for_function("id => window.chainruleEditors[id].getText().length > 0", arg=exercise)
+        assert page.evaluate("id => window.chainruleEditors[id].getText()", exercise) == reference(exercise, language)
+        page.wait_for_function(
+            "id => document.querySelector(`article[data-exercise='${id}'] .results`).dataset.status === 'pass'",
+            arg=exercise)
+        assert "your last run" in block.locator(".result-facts").text_content()
+    assert page.evaluate("document.documentElement.scrollWidth") <= width  # no sideways scrolling
+    page.locator("#section-03").screenshot(path=str(screenshots_dir / f"lesson-{lesson_id}-03-phone.png"))
+
+
 @pytest.mark.parametrize("lesson_id", list(PREDICTIONS))
-def test_a_lesson_end_to_end(open_page, server_factory, tmp_path: Path, screenshots_dir: Path, lesson_id: str,
-                             size: str) -> None:
-    reused = size == "phone" and reuse_graded(lesson_id, tmp_path / "data")
+def test_a_lesson_end_to_end(open_page, server_factory, tmp_path: Path, screenshots_dir: Path, lesson_id: str) -> None:
+    """The walk at desktop width, then what differs at phone width on the state it reached (the walk's steps at
+    390 px are the keyboard walk's, tests/browser/test_keyboard_and_screen_reader*.py)."""
     server = server_factory(tmp_path / "data")
-    width, height = WIDTHS[size]
+    width, height = WIDTHS["desktop"]
     context, page, log = open_page(server, width=width, height=height, wait_until="commit")
     page.goto(f"{server.origin}/lessons/{lesson_id}")
     page.wait_for_selector("main[data-complete='true']", timeout=60_000)
@@ -76,26 +100,17 @@ def test_a_lesson_end_to_end(open_page, server_factory, tmp_path: Path, screensh
     make_predictions(page, PREDICTIONS[lesson_id])
     exercises = page.locator("article.exercise").evaluate_all("nodes => nodes.map(n => n.dataset.exercise)")
     assert len(exercises) >= 2
+    graded = {}
     for number, exercise in enumerate(exercises):
         block = page.locator(f"article[data-exercise='{exercise}']")
-        # One language per exercise, taking turns (every reference is graded in every language in process, by
-        # tests/test_lessons_path.py and tests/test_grading.py): the page's grading of each language is what
-        # this test shows.
-        turn = LANGUAGES[number % 3]
-        for language in (turn,) if size == "desktop" or (reused and number > 0) else ("typescript",):
-            choose_language(page, exercise, language)
-            if reused and number > 0:
-                # Graded in the desktop run: the restored code and its passing run are shown here.
-                assert block.get_attribute("data-language") == language
-                page.wait_for_function("id => window.chainruleEditors[id].getText().length > 0", arg=exercise)
-                assert page.evaluate("id => window.chainruleEditors[id].getText()", exercise) == reference(exercise, language)
-                assert "your last run" in block.locator(".result-facts").text_content()
-            else:
-                set_editor_text(page, exercise, reference(exercise, language))
-                run_tests(page, exercise)
-            assert block.locator(".results").get_attribute("data-status") == "pass", block.text_content()
-    if size == "desktop":
-        keep_graded(lesson_id, tmp_path / "data")
+        # One language per exercise, taking turns from the lesson's own start so that every lesson grades one
+        # in TypeScript (every reference is graded in every language in process, by tests/test_lessons_path.py
+        # and tests/test_grading.py): the page's grading of each language is what this test shows.
+        language = graded[exercise] = LANGUAGES[(number + TURN[lesson_id]) % 3]
+        choose_language(page, exercise, language)
+        set_editor_text(page, exercise, reference(exercise, language))
+        run_tests(page, exercise)
+        assert block.locator(".results").get_attribute("data-status") == "pass", block.text_content()
     answer_quiz(page, lesson_id)
     page.locator("#explanation-text").fill("Each box waits for its inputs; the values are kept for later.")
     with page.expect_response(lambda r: r.url.endswith("/explanation") and r.request.method == "PUT") as saved:
@@ -108,9 +123,9 @@ def test_a_lesson_end_to_end(open_page, server_factory, tmp_path: Path, screensh
         assert following.get_attribute("href") == NEXT[lesson_id]
     else:
         assert following.count() == 0
-    if size == "phone":
-        assert page.evaluate("document.documentElement.scrollWidth") <= width  # no sideways scrolling
-    page.locator("#section-03").screenshot(path=str(screenshots_dir / f"lesson-{lesson_id}-03-{size}.png"))
+    page.locator("#section-03").screenshot(path=str(screenshots_dir / f"lesson-{lesson_id}-03-desktop.png"))
+
+    restored_at_phone_width(page, server, lesson_id, graded, screenshots_dir)
 
     # The path page shows the progress made in this lesson.
     page.goto(f"{server.origin}/")
@@ -126,6 +141,7 @@ def test_a_lesson_end_to_end(open_page, server_factory, tmp_path: Path, screensh
     others = [key for key in PREDICTIONS if key != lesson_id]
     for other in others:
         assert "not started yet" in page.locator(f".path-lesson[data-lesson='{other}'] .lesson-progress").text_content()
+    assert page.evaluate("document.documentElement.scrollWidth") <= WIDTHS["phone"][0]
     assert log.outside(server.origin) == [] and log.page_errors == []
 
 

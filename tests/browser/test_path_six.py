@@ -1,12 +1,13 @@
-"""The three lessons that make the path six, taken end to end in a real Chromium at desktop and phone width:
-one server and one page per width, each lesson opened once.
+"""The three lessons that make the path six, taken end to end in a real Chromium at desktop width: one server
+and one page, each lesson opened once; on each finished lesson and on the path page, what differs by size
+(axe-core, no sideways scrolling, the picture) is checked at phone width too, on the state the walk reached.
+The walk's steps at 390 px are the keyboard walk's (tests/browser/test_keyboard_and_screen_reader_phone_beyond.py).
 
 Predictions and quiz answers are worked out by hand here, never read back from the page; exercises are pasted
-from the reference solutions and graded through the page (one language per exercise, taking turns: the
-in-process tests grade every language). The desktop run's graded runs are imported into the phone run's data
-folder (path_walk.py's keep_graded and reuse_graded), so the phone run grades one exercise per lesson and finds
-the others passed. Along the way: the note a lesson shows when opened before the lessons it builds on, each
-lesson's animated plot, axe-core on each finished lesson, and the path page's "builds on" and "you are here".
+from the reference solutions and graded through the page (one language per exercise, taking turns so that each
+lesson grades one in TypeScript: the in-process tests grade every language). Along the way: the note a lesson
+shows when opened before the lessons it builds on, each lesson's animated plot, axe-core on each finished
+lesson, and the path page's "builds on" and "you are here".
 """
 
 from __future__ import annotations
@@ -18,13 +19,16 @@ import pytest
 
 from conftest import WIDTHS, axe_violations, new_page
 from lesson_pages import LANGUAGES, choose_language, reference, run_tests, set_editor_text
-from path_walk import answer_quiz, keep_graded, make_predictions, reuse_graded
+from path_walk import answer_quiz, make_predictions
 
 pytestmark = pytest.mark.timeout(400)
 
 SLOPES, NETWORK, MODES = "slopes-and-the-chain-rule", "a-network-learns", "forward-and-reverse-mode"
 # The order a learner who skips ahead might take: the network lesson first, before gradient descent is done.
 VISITS = (NETWORK, SLOPES, MODES)
+# Where each lesson's turn of languages starts: its exercises (2, 3, 2) take turns, and each lesson has one in
+# TypeScript.
+TURN = {NETWORK: 1, SLOPES: 0, MODES: 2}
 
 TANH_HALF = math.tanh(0.5)
 PREDICTIONS = {  # section 04, by hand
@@ -113,37 +117,33 @@ def play_sweeps(page) -> None:
 PLOTS = {SLOPES: play_nudges, NETWORK: play_boundary, MODES: play_sweeps}
 
 
-def do_exercises(page, lesson_id: str, size: str, reused: bool, turn: int) -> None:
+def do_exercises(page, turn: int) -> None:
     exercises = page.locator("article.exercise").evaluate_all("nodes => nodes.map(n => n.dataset.exercise)")
     assert len(exercises) >= 2
     for number, exercise in enumerate(exercises):
         block = page.locator(f"article[data-exercise='{exercise}']")
         language = LANGUAGES[(turn + number) % 3]
-        if reused and number > 0:
-            # Graded in the desktop run, in this language: the passing run is restored here.
-            choose_language(page, exercise, language)
-            page.wait_for_function(
-                "id => document.querySelector(`article[data-exercise='${id}'] .results`).dataset.status === 'pass'",
-                arg=exercise)
-            assert "your last run" in block.locator(".result-facts").text_content()
-            continue
-        if size == "phone":
-            language = "typescript"
         choose_language(page, exercise, language)
         set_editor_text(page, exercise, reference(exercise, language))
         run_tests(page, exercise)
         assert block.locator(".results").get_attribute("data-status") == "pass", block.text_content()
 
 
-@pytest.mark.parametrize("size", WIDTHS)
-def test_the_three_new_lessons_end_to_end(browser, server_factory, tmp_path: Path, screenshots_dir: Path, size: str) -> None:
-    reused = size == "phone" and reuse_graded("new-lessons", tmp_path / "data")
+def at_both_widths(page, check) -> None:
+    """check(size, width) at phone width then back at desktop width, on the state the page is in."""
+    for size in ("phone", "desktop"):
+        width, height = WIDTHS[size]
+        page.set_viewport_size({"width": width, "height": height})
+        check(size, width)
+
+
+def test_the_three_new_lessons_end_to_end(browser, server_factory, tmp_path: Path, screenshots_dir: Path) -> None:
     server = server_factory(tmp_path / "data")
-    width, height = WIDTHS[size]
+    width, height = WIDTHS["desktop"]
     context, page, log = new_page(browser, server, width=width, height=height, bypass_csp=True,
                                   wait_until="commit")
     try:
-        for turn, lesson_id in enumerate(VISITS):
+        for lesson_id in VISITS:
             page.goto(f"{server.origin}/lessons/{lesson_id}")
             page.wait_for_selector("main[data-complete='true']", timeout=60_000)
             assert page.locator("#messages .message").count() == 0
@@ -168,7 +168,7 @@ def test_the_three_new_lessons_end_to_end(browser, server_factory, tmp_path: Pat
 
             # 04 to 07.
             make_predictions(page, PREDICTIONS[lesson_id])
-            do_exercises(page, lesson_id, size, reused, turn)
+            do_exercises(page, TURN[lesson_id])
             answer_quiz(page, lesson_id, QUIZ_NUMBERS)
             page.locator("#explanation-text").fill("Each step multiplies the slopes it meets, in order.")
             with page.expect_response(lambda r: r.url.endswith("/explanation") and r.request.method == "PUT") as saved:
@@ -179,12 +179,13 @@ def test_the_three_new_lessons_end_to_end(browser, server_factory, tmp_path: Pat
             following = page.locator("#section-08 .next-lesson a")
             assert following.get_attribute("href") == NEXT[lesson_id] if NEXT[lesson_id] else following.count() == 0
             page.wait_for_selector("main[data-finished='true']")
-            assert axe_violations(page) == [], lesson_id
-            if size == "phone":
+
+            def finished_lesson(size: str, width: int) -> None:  # what differs by size, on the finished lesson
+                assert axe_violations(page) == [], (lesson_id, size)
                 assert page.evaluate("document.documentElement.scrollWidth") <= width  # no sideways scrolling
-            page.locator("#section-03").screenshot(path=str(screenshots_dir / f"lesson-{lesson_id}-03-{size}.png"))
-        if size == "desktop":
-            keep_graded("new-lessons", tmp_path / "data")
+                page.locator("#section-03").screenshot(path=str(screenshots_dir / f"lesson-{lesson_id}-03-{size}.png"))
+
+            at_both_widths(page, finished_lesson)
 
         # The path: six lessons in order, what each builds on (ticked once finished), where the learner stands.
         page.goto(f"{server.origin}/")
@@ -201,7 +202,12 @@ def test_the_three_new_lessons_end_to_end(browser, server_factory, tmp_path: Pat
         here = page.locator(".path-lesson[data-here='true']")
         assert here.get_attribute("data-lesson") == "computational-graphs"  # the first lesson not finished
         assert here.get_attribute("aria-current") == "step" and "you are here" in here.text_content()
-        assert axe_violations(page) == []
+
+        def path_page(size: str, width: int) -> None:
+            assert axe_violations(page) == [], size
+            assert page.evaluate("document.documentElement.scrollWidth") <= width  # no sideways scrolling
+
+        at_both_widths(page, path_page)
         assert log.outside(server.origin) == [] and log.page_errors == []
     finally:
         context.close()
