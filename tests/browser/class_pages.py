@@ -19,6 +19,15 @@ PASSWORD = "correct horse battery"
 EXERCISE = "neuron-grads"
 
 
+def class_database(request) -> str | None:
+    """The session's PostgreSQL database URL for a class, or None (no PostgreSQL here: the class lives in SQLite
+    in its data folder)."""
+    try:
+        return request.getfixturevalue("postgres_url")
+    except pytest.skip.Exception:
+        return None
+
+
 def start_worker(env: dict) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "chainrule", "worker", "--concurrency", "1"], env=env, cwd=REPO,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)

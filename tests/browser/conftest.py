@@ -245,14 +245,10 @@ def axe_violations(page, impacts: tuple[str, ...] = ("serious", "critical")) -> 
 def class_server(request, tmp_path):
     """(base URL, teacher link, invite link, environment) of a running `chainrule serve` (on PostgreSQL when the
     session has it, else SQLite in the data folder)."""
-    from class_pages import start_worker
+    from class_pages import class_database, start_worker
     from class_process import ClassServer
 
-    database = None
-    try:
-        database = request.getfixturevalue("postgres_url")
-    except pytest.skip.Exception:
-        pass  # no PostgreSQL here: the class lives in SQLite in the data folder
+    database = class_database(request)
     server = ClassServer.start(tmp_path, database, class_name="Browser class")
     # A class in PostgreSQL queues its runs: a `chainrule worker` grades them (unless the test starts its own).
     worker = start_worker(server.env) if database and not request.node.get_closest_marker("no_worker") else None

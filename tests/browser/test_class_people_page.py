@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from chainrule.classes import open_class_store
-from class_pages import EXERCISE, PASSWORD, new_context, submit_form
+from class_pages import EXERCISE, PASSWORD, class_database, new_context, submit_form
 from class_process import ClassServer
 from conftest import WIDTHS, axe_violations
 
@@ -28,12 +28,7 @@ pytestmark = pytest.mark.timeout(300)
 
 @pytest.fixture
 def server(request, tmp_path):
-    database = None
-    try:
-        database = request.getfixturevalue("postgres_url")
-    except pytest.skip.Exception:
-        pass  # no PostgreSQL here: the class lives in SQLite in the data folder
-    served = ClassServer.start(tmp_path, database, class_name="People class")
+    served = ClassServer.start(tmp_path, class_database(request), class_name="People class")
     try:
         yield served
     finally:
