@@ -21,7 +21,7 @@ from conftest import WIDTHS, axe_violations, new_page
 from lesson_pages import LANGUAGES, choose_language, reference, run_tests, set_editor_text
 from path_walk import answer_quiz, make_predictions
 
-pytestmark = pytest.mark.timeout(400)
+pytestmark = pytest.mark.timeout(900)  # one walk of three lessons: 4 min at load average 25, a bound for a hang
 
 SLOPES, NETWORK, MODES = "slopes-and-the-chain-rule", "a-network-learns", "forward-and-reverse-mode"
 # The order a learner who skips ahead might take: the network lesson first, before gradient descent is done.
