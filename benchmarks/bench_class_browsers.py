@@ -61,7 +61,7 @@ from bench_class import PASSWORD, free_port, percentile, start, stop  # noqa: E4
 from postgres_cluster import new_postgres_schema, throwaway_cluster  # noqa: E402
 
 from chainrule import lessons  # noqa: E402
-from chainrule.grading import reference_source  # noqa: E402
+from chainrule.grading import default_limits, gate, reference_source  # noqa: E402
 
 lessons.register_exercises()
 
@@ -71,6 +71,13 @@ FAILING = "# not finished yet\nanswer = None\n"
 ENDLESS = "while True:\n    pass\n"
 DATABASE_PASSWORD = "a database password for the benchmark"
 NAMED: dict[str, list[str]] = {}  # a static file's URL -> the URLs it names (the same file for every learner; per process)
+# A browser waits for a slow answer (the page sets no timeout on "Run tests"), so a learner's client here gives up
+# only on a hang: past twice the longest answer the server may give, a run that waited its whole turn in the
+# grading gate and then ran every hang-guard window a starved run is given (docs/grading.md, "A busy machine").
+# On a busy machine that answer is legitimate: an endless loop at the grading nice took 127 s with two burners
+# per core.
+RUN_LIMITS = default_limits("python")
+ANSWER_BOUND = 2 * (gate().wait_seconds + RUN_LIMITS.wall_seconds * RUN_LIMITS.starved_windows)  # 360 s
 REFERENCE = re.compile(r"""(?:src|href)=["']([^"']+)["']|from\s+["']([^"']+)["']|import\s*\(?\s*["']([^"']+)["']|"""
                        r"""url\(\s*["']?([^"')]+)["']?\s*\)""")
 
@@ -248,7 +255,7 @@ async def class_works(bases: list[str], names: list[str], chosen: list[int], end
                    "sign_in_ms": [],
                    "sign_in_failed": 0, "runs_refused": 0, "runs_busy": 0, "runs_inline": 0, "resent": 0,
                    "cache_hits": 0, "static_bytes": 0}
-    browsers = {index: Browser(bases[index % len(bases)]) for index in chosen}
+    browsers = {index: Browser(bases[index % len(bases)], timeout=ANSWER_BOUND) for index in chosen}
     learners = {index: Learner(browsers[index], names[index], stats) for index in chosen}
     lag = LoopLag()
     cpu_before = time.process_time()

@@ -144,13 +144,18 @@ def test_a_browser_keeps_at_most_six_connections_to_a_site() -> None:
     assert run_async(scenario()) <= 6
 
 
-@pytest.mark.timeout(240)
+# A bound that only catches a hang: on a busy machine one run may legitimately take minutes (a starved endless
+# loop is given every hang-guard window: 127 s with two burners per core; the benchmark's ANSWER_BOUND).
+BENCHMARK_HANG_SECONDS = 900
+
+
+@pytest.mark.timeout(BENCHMARK_HANG_SECONDS + 60)
 @pytest.mark.parametrize("where", [[], ["--sqlite", "--generators", "1"]], ids=["postgresql", "sqlite"])
 def test_the_documented_benchmark_runs_a_small_class_with_nothing_failed_or_lost(where: list[str]) -> None:
     """docs/performance.md's command, on 4 learners: it runs end to end and its figures say nothing failed."""
     run = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_class_browsers.py"), "--curve", "4",
                           "--web", "2", "--workers", "1", "--think", "0.05", "--ramp", "0.5", "--exercises", "1", *where],
-                         cwd=ROOT, capture_output=True, text=True, timeout=220)
+                         cwd=ROOT, capture_output=True, text=True, timeout=BENCHMARK_HANG_SECONDS)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     assert re.search(r"4 learners .* requests:", run.stdout), run.stdout
     assert re.search(r"; failed 0 \(", run.stdout), run.stdout

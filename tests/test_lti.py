@@ -316,6 +316,21 @@ def deep_link(world: LtiWorld, teacher: Browser, lesson: str) -> list[dict]:
     return [dict(item, link=link) for item, link in zip(items, links)]
 
 
+def outbox_rows(world: LtiWorld, name: str, resource: str) -> list[str]:
+    """The tool's outbox (`chainrule lti scores`) rows of the account ``name`` for ``resource``."""
+    listing = cli("lti", "scores", env=world.env)[1]
+    return [line for line in listing.splitlines() if line.startswith(name[:24]) and f" {resource} " in line]
+
+
+def all_sent(world: LtiWorld, name: str, resource: str) -> None:
+    """Wait until the outbox says every score of ``name`` for ``resource`` is sent. The sender sends a score
+    again only as a new version, made when the score changes (lti_store.queue_scores compares it with the one
+    kept), and never a version marked sent: after this the LMS has every post the work made. A score sent but
+    not marked (and so sent again next round) keeps this waiting, and the test fails."""
+    world.wait(lambda: (rows := outbox_rows(world, name, resource)) and all(row.endswith("  sent") for row in rows),
+               what="the outbox")
+
+
 def scores_for(world: LtiWorld, user: str, resource: str) -> list[dict]:
     state = world.state()
     columns = {url for url, item in state["line_items"].items() if item.get("resourceId") == resource
@@ -343,8 +358,8 @@ def test_deep_linking_makes_one_gradebook_column_however_often_a_lesson_is_linke
     answer = world.tool_change(learner, "PUT", "/api/lessons/gradient-descent-linear-regression/explanation",
                                {"text": "Step against the gradient, a little at a time.", "ticked": []})
     assert answer.status_code == 200, answer.text
-    posts = world.wait(lambda: scores_for(world, "cyd", "gradient-descent-linear-regression"))
-    time.sleep(2)  # several rounds of the sender: nothing more is sent
+    world.wait(lambda: scores_for(world, "cyd", "gradient-descent-linear-regression"))
+    all_sent(world, me(world, learner)["name"], "gradient-descent-linear-regression")  # nothing more to send
     posts = scores_for(world, "cyd", "gradient-descent-linear-regression")
     assert len(posts) == 1, posts
     assert len([item for item in world.state()["line_items"].values()
@@ -362,7 +377,7 @@ def test_a_score_goes_to_the_gradebook_once_for_each_change(world, backprop_link
     for key in ("o", "dn", "db", "dw1", "dw2"):
         world.tool_change(learner, "PUT", f"/api/progress/backprop/predictions/{key}", {"value": 0.5})
     world.wait(lambda: [p for p in scores_for(world, "bea", "backprop") if p["scoreGiven"] == 4])
-    time.sleep(2)
+    all_sent(world, me(world, learner)["name"], "backprop")
     given = [post["scoreGiven"] for post in scores_for(world, "bea", "backprop")]
     assert given == [3, 4], given  # each change once, none twice
     columns = [item for item in world.state()["line_items"].values() if item.get("resourceId") == "backprop"]
@@ -384,12 +399,14 @@ def test_a_down_lms_loses_no_score_and_the_score_keeps_the_time_of_the_work(worl
             assert time.monotonic() < deadline, listing
             time.sleep(0.3)
         assert "waiting" in listing, listing
-        time.sleep(1.5)  # a few retries meet the LMS down
+        name = me(world, learner)["name"]
+        world.wait(lambda: [row for row in outbox_rows(world, name, "backprop")  # a few retries meet the LMS down
+                            if int(re.search(r"waiting \((\d+) tries", row).group(1)) >= 2], what="the outbox")
     finally:
         world.start_platform()
     back = time.time()
-    posts = world.wait(lambda: scores_for(world, "ada", "backprop"), seconds=60)
-    time.sleep(2)
+    world.wait(lambda: scores_for(world, "ada", "backprop"), seconds=60)
+    all_sent(world, name, "backprop")
     posts = scores_for(world, "ada", "backprop")
     assert len(posts) == 1, posts
     assert posts[0]["scoreGiven"] == 4  # the reading before the work (01-03) and the explanation (07)
@@ -467,7 +484,7 @@ def test_on_postgresql_the_outbox_keeps_a_score_until_the_lms_takes_it_once(post
         finally:
             world.start_platform()
         world.wait(lambda: scores_for(world, "ada", "backprop"))
-        time.sleep(2)
+        all_sent(world, me(world, learner)["name"], "backprop")
         assert [post["scoreGiven"] for post in scores_for(world, "ada", "backprop")] == [3]
 
 
@@ -496,7 +513,7 @@ def test_a_moved_due_date_or_an_extension_sends_the_changed_score_through_the_ou
         code, out, error = cli("class", "extend", "Physics 2b", name, "backprop", "2099-01-01", env=world.env)
         assert code == 0, error
         world.wait(lambda: scores_for(world, "cyd", "backprop")[-1]["scoreGiven"] == 3 or None)
-        time.sleep(2)  # a few rounds of the sender: nothing sent twice
+        all_sent(world, name, "backprop")  # nothing more to send: nothing sent twice
         assert [post["scoreGiven"] for post in scores_for(world, "cyd", "backprop")] == [3, 0, 3]
     finally:
         cli("class", "due", "Physics 2b", "backprop", "none", env=world.env)
