@@ -36,7 +36,7 @@ from chainrule.classes.accounts import TEACHER, Account
 from chainrule.web.app_state import app_state
 
 __all__ = ["ANYONE", "LEARNER", "TEACHER_ONLY", "Anyone", "Learner", "Teacher", "RoleRefused", "NotSignedIn",
-           "NotATeacher", "anyone", "learner", "teacher", "role_of", "ROLES"]
+           "NotATeacher", "anyone", "learner", "teacher", "role_of", "routes_of", "ROLES"]
 
 NOT_SIGNED_IN = "not signed in: sign in at /sign-in first."
 NOT_A_TEACHER = "only a teacher of this class can see or change this."
@@ -107,7 +107,7 @@ ROLES = {anyone: "anyone", learner: "learner", teacher: "teacher"}
 
 
 def role_of(route: Any) -> list[str]:
-    """The roles a route declares (for the test that every route has exactly one)."""
+    """The roles a route declares (exactly one, says tests/test_web_roles.py)."""
     found: list[str] = []
     pending = list(route.dependant.dependencies)
     while pending:
@@ -115,4 +115,14 @@ def role_of(route: Any) -> list[str]:
         if dependency.call in ROLES:
             found.append(ROLES[dependency.call])
         pending += dependency.dependencies
+    return found
+
+
+def routes_of(routes: list[Any]) -> list[Any]:
+    """Every route of an app (``app.routes``), the routers it includes walked too (FastAPI keeps an included
+    router's routes in the router, and resolves them when first asked)."""
+    found = []
+    for route in routes:
+        inner = getattr(route, "original_router", None)
+        found += routes_of(inner.routes) if inner is not None else [route]
     return found
