@@ -15,10 +15,11 @@ import pytest
 from argon2 import PasswordHasher
 from fastapi.routing import APIRoute
 
-from class_process import PASSWORD, REPO, ClassServer
+import chainrule.web
+from class_process import PASSWORD, ClassServer
 from postgres_cluster import new_postgres_schema
 
-WEB = REPO / "src" / "chainrule" / "web"
+WEB = Path(chainrule.web.__file__).parent
 
 
 def lesson_app(folder: Path):
