@@ -39,7 +39,7 @@ from chainrule.web.routes_sso import buttons as sso_buttons
 from chainrule.web.routes_sso import password_refusal, passwords_allowed
 from chainrule.web.models import ErrorBody
 from chainrule.web.progress_files import chunks, file_slot, spooled_export
-from chainrule.web.roles import ANYONE, LEARNER, Learner, Teacher
+from chainrule.web.roles import ANYONE, Learner, Teacher
 from chainrule.web.page_templates import templates
 
 if TYPE_CHECKING:

@@ -29,7 +29,7 @@ from chainrule.web.app_state import app_state, install
 from chainrule.web.cookies import request_cookies
 from chainrule.web.forms import RowId, query, read_form, row_id
 from chainrule.web.page_templates import templates
-from chainrule.web.roles import ANYONE, Learner, Teacher, learner
+from chainrule.web.roles import ANYONE, Learner, Teacher, anyone, learner
 from chainrule.web.sign_in import add_session, cookie, sealed, unsealed
 
 log = logging.getLogger("chainrule.sso")
@@ -146,7 +146,7 @@ async def _arrive(request: Request, sso: Sso, finished: Any) -> Response:
             lambda: sso.join(finished, str(intent.get("invite")), lambda names: free_display_name(name, names)))
         return _session(request, account, "/")
     if intent.get("do") == "link":
-        account = request.scope.get("state", {}).get("account")
+        account = anyone(request)  # the intent's account must still be the one signed in
         if account is None or account.id != intent.get("account") or account.session_epoch != intent.get("epoch"):
             raise SignInRefused("session-changed", "the account that asked for the link is not the one signed in")
         await anyio.to_thread.run_sync(sso.link, finished, account)
