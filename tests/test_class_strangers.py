@@ -83,19 +83,19 @@ def lti_login(world: LtiWorld, address: str, **fields: str) -> httpx.Response:
 
 
 def routes_of(routes: list, prefix: str = "") -> list[tuple[str, str, object]]:
-    """(method, path, endpoint) of every route of the app, the routers it includes walked too."""
+    """(method, path, route) of every route of the app, the routers it includes walked too."""
     found = []
     for route in routes:
         if hasattr(route, "original_router"):  # an included router (FastAPI resolves its routes lazily)
             found += routes_of(route.original_router.routes, prefix + route.include_context.prefix)
         elif hasattr(route, "methods") and hasattr(route, "endpoint"):
-            found += [(method, prefix + route.path, route.endpoint) for method in sorted(route.methods - {"HEAD"})]
+            found += [(method, prefix + route.path, route) for method in sorted(route.methods - {"HEAD"})]
     return found
 
 
 def test_every_route_a_stranger_reaches_that_writes_charges_the_budget_or_names_its_proof(tmp_path):
-    """The app's routes, listed from the app itself: each one a request without a session reaches (the gate's
-    public prefixes) must be marked @charged or be listed in stranger_budget.PROVEN or READS_ONLY, so that a new
+    """The app's routes, listed from the app itself: each one a request without a session reaches (its declared
+    role is "anyone": web/roles.py) must be marked @charged or be listed in stranger_budget.PROVEN or READS_ONLY, so that a new
     route fails here until someone says which."""
     from argon2 import PasswordHasher
 
@@ -104,7 +104,7 @@ def test_every_route_a_stranger_reaches_that_writes_charges_the_budget_or_names_
     from chainrule.classes.lti import Lti
     from chainrule.classes.lti_keys import ToolKeys
     from chainrule.classes.sso import Sso
-    from chainrule.web.class_gate import PUBLIC_PREFIXES
+    from chainrule.web.roles import role_of
     from chainrule.web.routes_class import create_class_app
     from chainrule.web.routes_lti import add_lti
     from chainrule.web.routes_sso import add_sso
@@ -114,8 +114,8 @@ def test_every_route_a_stranger_reaches_that_writes_charges_the_budget_or_names_
     app = create_class_app(store, accounts=accounts, hosts=["class.example.org"])
     add_lti(app, Lti(store, accounts, ToolKeys(tmp_path / "keys"), "https://class.example.org"), None)
     add_sso(app, Sso(store, accounts, "https://class.example.org"))
-    public = [(method, path, endpoint) for method, path, endpoint in routes_of(app.routes)
-              if path.startswith(PUBLIC_PREFIXES) and not path.startswith("/static/")]
+    public = [(method, path, route.endpoint) for method, path, route in routes_of(app.routes)
+              if role_of(route) == ["anyone"]]
     assert {path for _, path, _ in public} >= {"/lti/login", "/sso/start/{provider_id}", "/lti/launch", "/sign-in"}
     unaccounted = [f"{method} {path}" for method, path, endpoint in public
                    if not getattr(endpoint, "stranger_budget", False)

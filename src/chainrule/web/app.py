@@ -18,6 +18,7 @@ from fastapi import FastAPI
 from chainrule import __version__
 from chainrule.lessons import register_exercises
 from chainrule.web import routes_api, routes_jobs, routes_pages, routes_playground
+from chainrule.web.app_state import DEFAULTS, install
 from chainrule.web.errors import install_error_handlers
 from chainrule.web.security import DEFAULT_MAX_BODY, LOOPBACK_HOSTS, AllowedHosts, TokenGate, add_security_layers
 from chainrule.web.static_files import STATIC_DIR, StaticFilesApp
@@ -63,12 +64,12 @@ def create_app(
         "(cookie chainrule_token or header X-Chainrule-Token).",
         docs_url=None,  # the interactive docs page would load scripts from the internet
         redoc_url=None,
-        openapi_url="/api/openapi.json",
+        openapi_url=None,  # served by routes_api (/api/openapi.json), a route with its role like every other
     )
-    app.state.services = services or StoreAccess(data_dir, clock=clock, store=store)
+    install(app, **(DEFAULTS | {"services": services or StoreAccess(data_dir, clock=clock, store=store),
+                                "class_mode": gate is not None, "regrade_tasks": set()}))  # web/app_state.py: what the routes read, named once
 
     install_error_handlers(app)  # web/errors.py: every error's status and body, in one place
-    app.state.class_mode = gate is not None
 
     for extra in routers:
         app.include_router(extra)

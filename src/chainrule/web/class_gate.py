@@ -4,7 +4,7 @@ ClassGate is the gate layer of security.py's stack in class mode (where personal
 reads the signed session cookie (classes/sessions.py), looks the account up (its session epoch must still
 be current) and puts what it found in the request's state, the one place the rest of the app reads it:
 
-    request.state.account          the signed-in Account, or None      (signed_in(request) or 401)
+    request.state.account          the signed-in Account, or None      (web/roles.py reads it)
     request.state.session_cookie   its cookie value, or None
     request.state.csrf_cookies     every CSRF cookie value sent
     request.state.device           (account id, nonce) of a valid device cookie, or None
@@ -12,31 +12,32 @@ be current) and puts what it found in the request's state, the one place the res
 Cookies are not tied to ports, so a page on another port of the host can plant a second session cookie
 (the attacker's own, validly signed, at a longer path so that it is sent first). Several different
 session cookies are therefore nobody's: the request is a stranger's, and the answer expires the cookie at
-every path above the request's, so that the next sign-in starts clean. A page without a session
-redirects to /sign-in; an API call gets 401.
+every path above the request's, so that the next sign-in starts clean. Whether a route needs a session
+(and which role) the route declares (web/roles.py): the gate refuses no one for being a stranger.
 """
 
 from __future__ import annotations
 
 from typing import Any, Callable
-from urllib.parse import quote
 
 import anyio
-from fastapi import HTTPException, Request
 
 from chainrule.classes.accounts import Account, Accounts
 from chainrule.classes.people import refused_change
 from chainrule.classes.sessions import CSRF_HEADER, cookie_header, cookie_names, csrf_ok, read_device, read_session
 from chainrule.progress.errors import StoreError
 from chainrule.web.cookies import request_cookies
-from chainrule.web.errors import CLASS_DATABASE_AWAY, log, refusal
+from chainrule.web.errors import CLASS_DATABASE_AWAY, is_api, log, refusal
 from chainrule.progress.connection import redact_secrets
 from chainrule.web.store_access import StoreAccess, StoreUnavailable
 
-PUBLIC_PREFIXES = ("/static/", "/sign-in", "/join/", "/set-password/", "/lti/", "/sso/")
-# HTML forms: their CSRF token comes in the form body, which the route checks (routes_class.form_csrf); the LTI
-# login and launch, and a provider's sign-in callback, carry a state, its cookie and a signed id_token instead
-# (web/routes_lti.py, web/routes_sso.py).
+# Why a middleware and not each route's declaration (web/roles.py declares who may call each route): these checks
+# come before routing, for every request, to a route or not (one added later included): the session cookie read
+# once (planted copies from another port drop the sign-in), the class database being away, the CSRF token of
+# every change and a closed or archived class's refusal of changes (classes/people.refused_change). The gate
+# decides by path only which changes carry their CSRF token in the form body instead of a header, which the
+# route checks (routes_class's forms), or bring another proof: the LTI login and launch, and a provider's
+# sign-in callback, carry a state, its cookie and a signed id_token (web/routes_lti.py, web/routes_sso.py).
 FORM_PREFIXES = ("/sign-in", "/join/", "/set-password/", "/sign-out", "/lti/", "/sso/")
 STATE_CHANGING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
@@ -78,67 +79,44 @@ class ClassGate:
         if scope["type"] != "http" or path.startswith("/static/") and method in ("GET", "HEAD"):
             await self.app(scope, receive, send)  # the page's own scripts and styles: nothing to look up
             return
-        is_api = path == "/api" or path.startswith("/api/")
-        cookies = request_cookies(scope)
-        sessions = sorted(set(cookies.get(self.names.session, [])))
-        planted = len(sessions) > 1  # copies that disagree: one of them was planted from another port
-        session_cookie = sessions[0] if len(sessions) == 1 else None
         try:
-            account = await anyio.to_thread.run_sync(self.signed_in, session_cookie) if session_cookie else None
+            refused = await self._admit(scope, path, method)
         except StoreError as error:  # the class database is away: say so (the page tries again), never a 500
             log.error("class database failure on %s %s: %s", method, path, redact_secrets(str(error)))
-            await refusal(503, CLASS_DATABASE_AWAY, as_json=is_api, headers={"retry-after": "5"})(scope, receive, send)
-            return
+            refused = refusal(503, CLASS_DATABASE_AWAY, as_json=is_api(path), headers={"retry-after": "5"})
+        await (refused or self.app)(scope, receive, send)
+
+    async def _admit(self, scope: dict, path: str, method: str) -> Any:
+        """Who is signed in, into the request's state; the answer that refuses the request, or None."""
+        cookies = request_cookies(scope)
+        sessions = sorted(set(cookies.get(self.names.session, [])))
+        session_cookie = sessions[0] if len(sessions) == 1 else None
+        account = await anyio.to_thread.run_sync(self.signed_in, session_cookie) if session_cookie else None
         devices = {read_device(self.secret, value) for value in cookies.get(self.names.device, [])} - {None}
         state = scope.setdefault("state", {})
         state.update(account=account, session_cookie=session_cookie if account else None,
                      csrf_cookies=cookies.get(self.names.csrf, []),
                      device=next(iter(devices)) if len(devices) == 1 else None)
-        if planted:
-            await self._start_clean(scope, receive, send, is_api)
-            return
-        if method in STATE_CHANGING and not path.startswith(FORM_PREFIXES):
-            sent = next((value.decode("latin-1") for key, value in scope.get("headers", [])
-                         if key.lower() == CSRF_HEADER.encode()), None)
-            if not csrf_ok(self.secret, state["csrf_cookies"], sent, state["session_cookie"]):
-                await refusal(403, "missing or wrong CSRF token: reload the page and try again (a change is "
-                              "accepted only from this server's own pages).", as_json=is_api)(scope, receive, send)
-                return
-        if account is None and not path.startswith(PUBLIC_PREFIXES):
-            if is_api:
-                await refusal(401, "not signed in: sign in at /sign-in first.", as_json=True)(scope, receive, send)
-            else:
-                await _redirect(send, "/sign-in?next=" + quote(path, safe="/"))
-            return
-        closed = refused_change(account, path) if method in STATE_CHANGING and not path.startswith(FORM_PREFIXES) \
-            else None
-        if closed is not None:  # a closed class's learners, an archived class's everyone (classes/people.py)
-            await refusal(403, closed, as_json=is_api)(scope, receive, send)
-            return
-        await self.app(scope, receive, send)
+        if len(sessions) > 1:  # copies that disagree: one of them was planted from another port
+            return self._start_clean(path)
+        if method not in STATE_CHANGING or path.startswith(FORM_PREFIXES):
+            return None
+        sent = next((value.decode("latin-1") for key, value in scope.get("headers", [])
+                     if key.lower() == CSRF_HEADER.encode()), None)
+        if not csrf_ok(self.secret, state["csrf_cookies"], sent, state["session_cookie"]):
+            return refusal(403, "missing or wrong CSRF token: reload the page and try again (a change is "
+                           "accepted only from this server's own pages).", as_json=is_api(path))
+        closed = refused_change(account, path)  # a closed class's learners, an archived class's everyone
+        return None if closed is None else refusal(403, closed, as_json=is_api(path))
 
-    async def _start_clean(self, scope: dict, receive: Any, send: Any, is_api: bool) -> None:
-        expire = [("set-cookie", cookie_header(self.names.session, "", secure=self.secure, max_age=0, path=path))
-                  for path in _paths_above(scope.get("path", "/"))]
+    def _start_clean(self, path: str) -> Any:
+        expire = [("set-cookie", cookie_header(self.names.session, "", secure=self.secure, max_age=0, path=above))
+                  for above in _paths_above(path)]
         response = refusal(401, "two different sign-ins arrived with this request (a page on another port of "
                            "this host may have set one): both are dropped. Sign in again at /sign-in.",
-                           as_json=is_api)
+                           as_json=is_api(path))
         response.raw_headers.extend((name.encode(), value.encode("latin-1")) for name, value in expire)
-        await response(scope, receive, send)
-
-
-async def _redirect(send: Any, location: str) -> None:
-    await send({"type": "http.response.start", "status": 303,
-                "headers": [(b"location", location.encode("latin-1", "replace")), (b"content-length", b"0")]})
-    await send({"type": "http.response.body", "body": b""})
-
-
-def signed_in(request: Request) -> Account:
-    """The account this request was let in as (the gate put it in the request's state), or 401."""
-    account = request.scope.get("state", {}).get("account")
-    if account is None:
-        raise HTTPException(status_code=401, detail="not signed in: sign in at /sign-in first.")
-    return account
+        return response
 
 
 class ClassServices(StoreAccess):

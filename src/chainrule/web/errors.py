@@ -16,6 +16,8 @@ several or they have a place in a text (the playground's expression); else it is
         the database refused by a constraint is a 409 (nothing saved); any other failure says it failed
     UnknownLessonError, UnknownItemError                               404
     LessonDataError                                                    500
+    a role's refusal (web/roles.py): NotSignedIn 401, NotATeacher 403  one sentence each; a page (not
+        under /api) gets the role's page instead (NotSignedIn: to /sign-in; NotATeacher: "for teachers")
     a route's HTTPException (401, 403, 404, 405, ...)                  its own status
     anything else                                                      500 (a bug; the traceback is logged)
 
@@ -43,9 +45,11 @@ from chainrule.progress import StoreError
 from chainrule.progress.connection import redact_secrets
 from chainrule.progress.errors import CANNOT_OPEN, INVALID_INPUT, LOCKED
 from chainrule.progress.quota import OVER_QUOTA
+from chainrule.web.app_state import app_state
+from chainrule.web.roles import RoleRefused
 from chainrule.web.store_access import StoreUnavailable
 
-__all__ = ["ErrorAnswer", "answer_for", "install_error_handlers", "refusal", "store_message", "log"]
+__all__ = ["ErrorAnswer", "answer_for", "install_error_handlers", "refusal", "store_message", "log", "is_api"]
 
 log = logging.getLogger("chainrule.web")
 
@@ -95,7 +99,7 @@ def store_message(request: Request, error: BaseException) -> str:
     files, and what to do about them). Class mode: nothing of the database's address or file; the whole
     text, with any password redacted, goes to the server's log."""
     text = str(error)
-    if not getattr(request.app.state, "class_mode", False):
+    if not getattr(app_state(request), "class_mode", False):  # (a bare app in a test sets no default)
         return text
     log.error("class database failure on %s %s: %s", request.method, request.url.path, redact_secrets(text))
     if _refused_by_a_constraint(error):
@@ -121,6 +125,8 @@ def answer_for(error: BaseException, request: Request) -> ErrorAnswer:
         error = InputError(str(error))
     if isinstance(error, InputError):
         return ErrorAnswer(422, str(error), error.field, list(error.problems))
+    if isinstance(error, RoleRefused):
+        return ErrorAnswer(error.status, str(error))
     if isinstance(error, ClassError):
         after = {"retry-after": str(max(1, int(error.retry_after + 0.999)))} if error.retry_after else {}
         return ErrorAnswer(CLASS_STATUS.get(error.kind, 400), str(error), headers=after)
@@ -150,11 +156,17 @@ def answer_for(error: BaseException, request: Request) -> ErrorAnswer:
 
 def install_error_handlers(app: FastAPI) -> None:
     async def handle(request: Request, error: Exception) -> Response:
-        return answer_for(error, request).json()
+        page = error.page(request) if isinstance(error, RoleRefused) and not is_api(request.url.path) else None
+        return page or answer_for(error, request).json()
 
-    for kind in (RequestValidationError, InputError, ClassError, PasswordsBusy, StoreError, StoreUnavailable,
+    for kind in (RequestValidationError, InputError, RoleRefused, ClassError, PasswordsBusy, StoreError, StoreUnavailable,
                  UnknownLessonError, UnknownItemError, LessonDataError, HTTPException, Exception):
         app.add_exception_handler(kind, handle)
+
+
+def is_api(path: str) -> bool:
+    """Whether a path is the JSON API's (a refusal is JSON) rather than a page's."""
+    return path == "/api" or path.startswith("/api/")
 
 
 REFUSED_PAGE = """<!doctype html>

@@ -7,6 +7,8 @@ from typing import Any
 
 from fastapi import Request
 
+from chainrule.web.app_state import app_state
+
 def spooled_export(store: Any) -> Any:
     import json
     import tempfile
@@ -35,7 +37,8 @@ def file_slot(request: Request) -> Any:
     import asyncio
 
     loop = asyncio.get_running_loop()
-    slot = getattr(request.app.state, "file_slot", None)
+    state = app_state(request)
+    slot = state.file_slot
     if slot is None or slot[0] is not loop:
-        slot = request.app.state.file_slot = (loop, asyncio.Lock())
+        slot = state.file_slot = (loop, asyncio.Lock())
     return slot[1]

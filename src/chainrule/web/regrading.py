@@ -16,7 +16,8 @@ from typing import Any
 
 import anyio
 
-from chainrule.web.class_gate import signed_in
+from chainrule.web.app_state import app_state
+from chainrule.web.roles import learner
 
 __all__ = ["grade_again"]
 
@@ -33,13 +34,13 @@ async def grade_again(request: Any, runs: list[Any]) -> list[dict[str, Any]]:
     """One answer per run: {"exercise", "language"} with "job" and "state" (queued), or "status" and
     "verdict" (graded now), or "verdict": "busy" (not graded: the grader stayed full). The runs are the
     signed-in learner's (the request's account, web/class_gate.py)."""
-    graded, learner = request.app.state.services.runs, signed_in(request).id
+    graded, learner_id = app_state(request).services.runs, learner(request).id
     answers = []
     for run in runs:
         where = {"exercise": run.exercise_id, "language": run.language}
         answer, waited = None, 0.0
         while answer is None and waited < BUSY_WAIT_SECONDS:
-            answer = await _grade_once(graded, learner, run)
+            answer = await _grade_once(graded, learner_id, run)
             if answer.get("verdict") == "busy":  # the grader is full, or the learner's open runs are at the bound
                 answer = None
                 await anyio.sleep(1)

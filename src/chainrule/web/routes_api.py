@@ -44,7 +44,9 @@ from chainrule.web.models import (
     UndoOut,
 )
 from chainrule.web.numbers import grade_result_with_texts, number_text, plot_with_texts
+from chainrule.web.app_state import app_state
 from chainrule.web.errors import store_message
+from chainrule.web.roles import LEARNER, learner
 from chainrule.web.store_access import StoreAccess, review_text
 
 ERRORS: dict[int | str, dict[str, Any]] = {
@@ -57,7 +59,7 @@ ERRORS: dict[int | str, dict[str, Any]] = {
     503: {"model": ErrorBody, "description": "The progress store cannot be used (the StoreError text)."},
 }
 
-router = APIRouter(prefix="/api", responses=ERRORS)
+router = APIRouter(prefix="/api", responses=ERRORS, dependencies=[LEARNER])  # every route: a learner's (web/roles.py)
 
 # Path parameters, with examples so that the schema (and schemathesis) reach the real content too.
 LessonId = Annotated[str, Path(description="A lesson id, e.g. backprop", examples=["backprop"])]
@@ -69,7 +71,7 @@ ExerciseId = Annotated[str, Path(description="An exercise id",
 
 
 def services(request: Request) -> StoreAccess:
-    return request.app.state.services
+    return app_state(request).services
 
 
 def store_of(request: Request) -> Any:
@@ -90,6 +92,12 @@ def check_exercise(request: Request, exercise_id: str, language: str) -> None:
             f"exercise {exercise_id!r} is not offered in {language!r}: it is offered in {', '.join(languages)}",
             field="language",
         )
+
+
+@router.get("/openapi.json", include_in_schema=False)
+def openapi(request: Request) -> JSONResponse:
+    """This API's OpenAPI schema (FastAPI's own would be served without a role: app.py turns it off)."""
+    return JSONResponse(request.app.openapi())
 
 
 # ---------------------------------------------------------------- path and lesson content
@@ -182,7 +190,7 @@ async def post_grade(request: Request, body: CodeIn) -> Any:
     await run_in_threadpool(check_exercise, request, body.exercise, body.language)
     from chainrule.classes.grading import Submission
 
-    account = request.scope.get("state", {}).get("account")  # class mode's signed-in learner; None: personal
+    account = learner(request)  # class mode's signed-in learner; None: personal mode's
     run = Submission(account.id if account is not None else None, body.exercise, body.language, body.source,
                      request.headers.get("x-chainrule-run"))
     answer = await services(request).runs.submit(run, _still_connected(request))

@@ -31,14 +31,16 @@ from chainrule.classes.sessions import (
 )
 from chainrule.errors import InputError
 from chainrule.progress import StoreError
-from chainrule.web.class_gate import ClassGate, ClassServices, signed_in
+from chainrule.web.app_state import app_state, install
+from chainrule.web.class_gate import ClassGate, ClassServices
 from chainrule.web.errors import answer_for
 from chainrule.web.forms import RowId, read_form
 from chainrule.web.routes_sso import buttons as sso_buttons
 from chainrule.web.routes_sso import password_refusal, passwords_allowed
 from chainrule.web.models import ErrorBody
 from chainrule.web.progress_files import chunks, file_slot, spooled_export
-from chainrule.web.routes_pages import templates
+from chainrule.web.roles import ANYONE, Learner, Teacher
+from chainrule.web.page_templates import templates
 
 if TYPE_CHECKING:
     from chainrule.classes.grading import GradedRuns
@@ -58,26 +60,18 @@ LearnerId = RowId
 PathLessonId = Annotated[str, Path(max_length=100, description="A lesson id of the path, e.g. backprop",
                                    examples=["backprop"])]
 
-router = APIRouter(include_in_schema=False)
-api = APIRouter(prefix="/api/class", responses=CLASS_ERRORS)
+router = APIRouter(responses=CLASS_ERRORS)  # each route's role: web/roles.py
 IMPORT_PATH = "/api/class/progress/import"
 MAX_IMPORT_BODY = 32 * 1024 * 1024  # a progress file holds every run's code and result: far above 256 KB
 DEFAULT_LEARNER_QUOTA = 64 * 1000 * 1000  # characters one learner may keep (code, results, answers, cards)
 
 
 def _accounts(request: Request) -> Accounts:
-    return request.app.state.accounts
+    return app_state(request).accounts
 
 
 def _state(request: Request) -> dict[str, Any]:
     return request.scope.get("state", {})
-
-
-def teacher(request: Request) -> Account:
-    account = signed_in(request)
-    if account.role != TEACHER:
-        raise HTTPException(status_code=403, detail="only the class's teacher can see this.")
-    return account
 
 
 def _local_path(target: str | None, default: str) -> str:
@@ -98,15 +92,16 @@ def _form_page(request: Request, *, title: str, intro: str, fields: list[dict], 
     if error is not None:
         answer = answer_for(error, request)
         status, message, headers = answer.status, answer.detail, answer.headers
-    names = request.app.state.cookie_names
-    token = csrf_token(request.app.state.secret, _state(request).get("session_cookie"))
+    state = app_state(request)
+    names = state.cookie_names
+    token = csrf_token(state.secret, _state(request).get("session_cookie"))
     context = {"request": request, "title": title, "intro": intro, "fields": fields, "action": action,
                "button": button, "error": message, "csrf": token, **(extra or {})}
     response = templates.TemplateResponse(request, "class_form.html", context, status_code=status, headers=headers)
     # With "no-referrer" (the default here) Chromium sends a form's POST with "Origin: null", which the
     # Origin check refuses; "same-origin" still sends nothing to other sites.
     response.headers["referrer-policy"] = "same-origin"
-    response.headers.append("set-cookie", cookie_header(names.csrf, token, secure=request.app.state.secure,
+    response.headers.append("set-cookie", cookie_header(names.csrf, token, secure=state.secure,
                                                         http_only=False, same_site="Strict", max_age=None))
     return response
 
@@ -115,15 +110,16 @@ async def _form(request: Request) -> dict[str, str]:
     """The url-encoded form (web/forms.py's limits), after checking its CSRF field against the cookie."""
     form = await read_form(request)
     state = _state(request)
-    if not csrf_ok(request.app.state.secret, state.get("csrf_cookies", []), form.get("csrf"),
+    if not csrf_ok(app_state(request).secret, state.get("csrf_cookies", []), form.get("csrf"),
                    state.get("session_cookie")):
         raise ClassError("this form has expired: reload the page and send it again", kind="refused")
     return form
 
 
 def _signed_in_response(request: Request, account: Account, target: str) -> Response:
-    secure, names, secret = request.app.state.secure, request.app.state.cookie_names, request.app.state.secret
-    now = int(request.app.state.clock().timestamp())
+    app = app_state(request)
+    secure, names, secret = app.secure, app.cookie_names, app.secret
+    now = int(app.clock().timestamp())
     cookie = session_cookie(secret, account.id, account.session_epoch, now)
     response = RedirectResponse(target, status_code=303)
     response.headers.append("set-cookie", cookie_header(names.session, cookie, secure=secure))
@@ -151,14 +147,14 @@ SIGN_IN_FIELDS = [
 ]
 
 
-@router.get("/sign-in", response_class=HTMLResponse)
+@router.get("/sign-in", include_in_schema=False, response_class=HTMLResponse, dependencies=[ANYONE])
 def sign_in_page(request: Request, next: str = "") -> HTMLResponse:
     return _form_page(request, title="Sign in", intro="Sign in to your class.", fields=SIGN_IN_FIELDS,
                       action="/sign-in?next=" + _local_path(next, ""), button="Sign in",
                       extra={"providers": sso_buttons(request, next=_local_path(next, ""))})
 
 
-@router.post("/sign-in")
+@router.post("/sign-in", include_in_schema=False, dependencies=[ANYONE])
 async def sign_in(request: Request, next: str = "") -> Response:
     try:
         form = await _form(request)
@@ -178,7 +174,7 @@ NEW_PASSWORD = {"name": "password", "label": "Choose a password (10 characters o
                 "autocomplete": "new-password"}
 
 
-@router.get("/join/{invite}", response_class=HTMLResponse)
+@router.get("/join/{invite}", include_in_schema=False, response_class=HTMLResponse, dependencies=[ANYONE])
 def join_page(request: Request, invite: str) -> HTMLResponse:
     try:
         _, class_name = _accounts(request).invited_class(invite)
@@ -200,7 +196,7 @@ def _join_form(request: Request, invite: str, class_name: str, error: BaseExcept
                       extra={"providers": sso_buttons(request, invite=invite), "provider_verb": "Join"})
 
 
-@router.post("/join/{invite}")
+@router.post("/join/{invite}", include_in_schema=False, dependencies=[ANYONE])
 async def join(request: Request, invite: str) -> Response:
     accounts = _accounts(request)
     try:
@@ -221,7 +217,7 @@ async def join(request: Request, invite: str) -> Response:
     return _signed_in_response(request, account, "/")
 
 
-@router.get("/set-password/{token}", response_class=HTMLResponse)
+@router.get("/set-password/{token}", include_in_schema=False, response_class=HTMLResponse, dependencies=[ANYONE])
 def set_password_page(request: Request, token: str) -> HTMLResponse:
     try:
         account = _accounts(request).link_account(token)
@@ -233,7 +229,7 @@ def set_password_page(request: Request, token: str) -> HTMLResponse:
                       fields=[NEW_PASSWORD], action=f"/set-password/{token}", button="Set the password")
 
 
-@router.post("/set-password/{token}")
+@router.post("/set-password/{token}", include_in_schema=False, dependencies=[ANYONE])
 async def set_password(request: Request, token: str) -> Response:
     try:
         form = await _form(request)
@@ -244,15 +240,13 @@ async def set_password(request: Request, token: str) -> Response:
     return _signed_in_response(request, account, _home(account))
 
 
-@router.post("/sign-out")
-async def sign_out(request: Request) -> Response:
+@router.post("/sign-out", include_in_schema=False)
+async def sign_out(request: Request, account: Learner) -> Response:
     await _form(request)
-    account = _state(request).get("account")
-    if account is not None:  # every copy of the cookie, on any device, stops working
-        await _run(_accounts(request).end_sessions, account.id)
+    await _run(_accounts(request).end_sessions, account.id)  # every copy of the cookie, on any device, stops working
     response = RedirectResponse("/sign-in", status_code=303)
-    secure = request.app.state.secure
-    response.headers.append("set-cookie", cookie_header(request.app.state.cookie_names.session, "", secure=secure,
+    state = app_state(request)
+    response.headers.append("set-cookie", cookie_header(state.cookie_names.session, "", secure=state.secure,
                                                         max_age=0))
     return response
 
@@ -269,20 +263,19 @@ async def _run(function: Any, *args: Any, **kwargs: Any) -> Any:
 # ---------------------------------------------------------------- a learner's own data
 
 
-@api.get("/me")
-def me(request: Request) -> dict[str, Any]:
-    account = signed_in(request)
+@router.get("/api/class/me")
+def me(account: Learner) -> dict[str, Any]:
     return {"id": account.id, "name": account.name, "role": account.role, "class": account.class_name}
 
 
-@api.get("/progress/export", response_class=StreamingResponse,
+@router.get("/api/class/progress/export", response_class=StreamingResponse,
          responses={200: {"content": {"application/json": {}},
                           "description": "The file `chainrule progress export` writes"}})
-async def export_own(request: Request) -> StreamingResponse:
+async def export_own(request: Request, account: Learner) -> StreamingResponse:
     """The signed-in account's progress in the format `chainrule progress export` writes. It is written to
     a temporary file first (one consistent read) and sent from there: an answer the client does not read
     holds no copy in the server's memory, and is dropped after the write deadline (web/connections.py)."""
-    store = request.app.state.services.store(request)
+    store = app_state(request).services.store(request)
     async with file_slot(request):
         spool = await _run(spooled_export, store)
     return StreamingResponse(chunks(spool), media_type="application/json", headers={
@@ -306,8 +299,8 @@ async def _upload(request: Request, limit: int) -> Any:
     return spool
 
 
-@api.post(IMPORT_PATH.removeprefix("/api/class"))
-async def import_own(request: Request) -> dict[str, Any]:
+@router.post(IMPORT_PATH)
+async def import_own(request: Request, account: Learner) -> dict[str, Any]:
     """A file from `chainrule progress export` (personal mode), added to the signed-in account: read with
     limits off the event loop, checked (classes/imports.py), kept in short batches, and its code graded again
     by the class's own grader (web/regrading.py)."""
@@ -316,15 +309,14 @@ async def import_own(request: Request) -> dict[str, Any]:
     from chainrule.progress.exchange import read_progress_file
     from chainrule.web.regrading import grade_again
 
-    account = signed_in(request)
     spool = await _upload(request, MAX_IMPORT_BODY)
-    store = request.app.state.services.store(request)
+    store = app_state(request).services.store(request)
     created = await _run(_accounts(request).created_at, account.id)
     try:
         async with file_slot(request):
             with spool:
                 document = await _run(lambda: read_progress_file(spool.read()))
-            outcome = await _run(add_own_file, store, created, document, quota=request.app.state.learner_quota)
+            outcome = await _run(add_own_file, store, created, document, quota=app_state(request).learner_quota)
             del document
     except StoreError as error:
         if error.kind == "invalid-file":
@@ -339,37 +331,37 @@ async def import_own(request: Request) -> dict[str, Any]:
 def _report(request: Request) -> Any:
     from chainrule.classes.report import ClassReport
 
-    return ClassReport(request.app.state.services.class_store, _accounts(request))
+    return ClassReport(app_state(request).services.class_store, _accounts(request))
 
 
-@api.get("/overview", responses={304: {"description": "Nothing changed since the ETag sent in If-None-Match."}})
-def overview(request: Request) -> Response:
+@router.get("/api/class/overview", responses={304: {"description": "Nothing changed since the ETag sent in If-None-Match."}})
+def overview(request: Request, account: Teacher) -> Response:
     """Roster against the path, per exercise and per quiz question, for the teacher's own class. With the
     ETag of an earlier answer in If-None-Match, 304 while nothing has changed (the page asks every few
     seconds while a class works)."""
     from chainrule.classes.report import overview_etag
 
-    data = _report(request).overview(teacher(request).class_id)
+    data = _report(request).overview(account.class_id)
     etag = overview_etag(data)
     if etag in request.headers.get("if-none-match", ""):
         return Response(status_code=304, headers={"etag": etag})
     return JSONResponse(data, headers={"etag": etag})
 
 
-@api.get("/lessons/{lesson_id}/explanations")
-def explanations(request: Request, lesson_id: PathLessonId) -> dict[str, Any]:
+@router.get("/api/class/lessons/{lesson_id}/explanations")
+def explanations(request: Request, account: Teacher, lesson_id: PathLessonId) -> dict[str, Any]:
     """Every learner's explain-it-back text of one lesson, side by side, with the key ideas each ticked."""
-    return _report(request).explanations(teacher(request).class_id, lesson_id)
+    return _report(request).explanations(account.class_id, lesson_id)
 
 
-@api.get("/learners/{learner_id}/timeline")
-def timeline(request: Request, learner_id: LearnerId) -> dict[str, Any]:
-    return _report(request).timeline(teacher(request).class_id, learner_id)
+@router.get("/api/class/learners/{learner_id}/timeline")
+def timeline(request: Request, account: Teacher, learner_id: LearnerId) -> dict[str, Any]:
+    return _report(request).timeline(account.class_id, learner_id)
 
 
-@api.post("/learners/{learner_id}/reset-link")
-def reset_link(request: Request, learner_id: LearnerId) -> dict[str, Any]:
-    token = _accounts(request).new_reset_link(teacher(request), learner_id)
+@router.post("/api/class/learners/{learner_id}/reset-link")
+def reset_link(request: Request, account: Teacher, learner_id: LearnerId) -> dict[str, Any]:
+    token = _accounts(request).new_reset_link(account, learner_id)
     return {"link": f"{str(request.base_url).rstrip('/')}/set-password/{token}"}
 
 
@@ -388,52 +380,51 @@ def _admission(accounts: Accounts, class_id: int) -> dict[str, Any]:
     return {"seats": admission.seats, "approval": admission.approval, "taken": admission.taken}
 
 
-@api.get("/learners")
-def learners(request: Request) -> dict[str, Any]:
+@router.get("/api/class/learners")
+def learners(request: Request, account: Teacher) -> dict[str, Any]:
     """The class's learners (waiting ones too), its seats and whether joining needs approval."""
-    accounts, class_id = _accounts(request), teacher(request).class_id
+    accounts, class_id = _accounts(request), account.class_id
     return _admission(accounts, class_id) | {"learners": [
         {"id": learner.id, "name": learner.name, "approved": learner.approved} for learner in accounts.learners(class_id)]}
 
 
-@api.put("/admission", responses={400: {"model": ErrorBody, "description": "The body is not JSON."}})
-def set_admission(request: Request, body: AdmissionIn) -> dict[str, Any]:
+@router.put("/api/class/admission", responses={400: {"model": ErrorBody, "description": "The body is not JSON."}})
+def set_admission(request: Request, account: Teacher, body: AdmissionIn) -> dict[str, Any]:
     """How many learners the class takes, and whether each waits for the teacher's approval."""
-    accounts, class_id = _accounts(request), teacher(request).class_id
+    accounts, class_id = _accounts(request), account.class_id
     accounts.set_admission(class_id, body.seats, body.approval)
     return _admission(accounts, class_id)
 
 
-@api.post("/learners/{learner_id}/approve")
-def approve(request: Request, learner_id: LearnerId) -> dict[str, Any]:
-    learner = _accounts(request).approve(teacher(request), learner_id)
+@router.post("/api/class/learners/{learner_id}/approve")
+def approve(request: Request, account: Teacher, learner_id: LearnerId) -> dict[str, Any]:
+    learner = _accounts(request).approve(account, learner_id)
     return {"id": learner.id, "name": learner.name, "approved": learner.approved}
 
 
-@api.delete("/learners/{learner_id}")
-def remove(request: Request, learner_id: LearnerId) -> dict[str, Any]:
+@router.delete("/api/class/learners/{learner_id}")
+def remove(request: Request, account: Teacher, learner_id: LearnerId) -> dict[str, Any]:
     """Remove a learner's account, its work and its runs waiting for the grader; its seat is free again."""
-    learner = _accounts(request).remove_learner(teacher(request), learner_id)
-    taken_back = request.app.state.services.runs.forget_learner(learner.id)
+    learner = _accounts(request).remove_learner(account, learner_id)
+    taken_back = app_state(request).services.runs.forget_learner(learner.id)
     return {"id": learner.id, "name": learner.name, "runs_taken_back": taken_back}
 
 
-@router.get("/teacher/gradebook.csv")
-def gradebook_csv(request: Request) -> Response:
-    rows = _report(request).gradebook(teacher(request).class_id)
+@router.get("/teacher/gradebook.csv", include_in_schema=False)
+def gradebook_csv(request: Request, account: Teacher) -> Response:
+    rows = _report(request).gradebook(account.class_id)
     from chainrule.classes.report import csv_text
 
     return Response(csv_text(rows), media_type="text/csv; charset=utf-8",
                     headers={"content-disposition": 'attachment; filename="gradebook.csv"'})
 
 
-@router.get("/account", response_class=HTMLResponse)
-def account_page(request: Request) -> HTMLResponse:
+@router.get("/account", include_in_schema=False, response_class=HTMLResponse)
+def account_page(request: Request, account: Learner) -> HTMLResponse:
     """Who is signed in, their progress as a file (both ways), and signing out."""
-    account = signed_in(request)
     state = _state(request)  # the CSRF cookie that belongs to this session (another port may have planted more)
     token = next((value for value in state.get("csrf_cookies", []) if csrf_ok(
-        request.app.state.secret, [value], value, state.get("session_cookie"))), None)
+        app_state(request).secret, [value], value, state.get("session_cookie"))), None)
     response = templates.TemplateResponse(request, "account.html", {
         "request": request, "title": "Your account", "name": account.name, "class_name": account.class_name,
         "csrf": token or "", "providers": sso_buttons(request),
@@ -442,13 +433,9 @@ def account_page(request: Request) -> HTMLResponse:
     return response
 
 
-@router.get("/teacher", response_class=HTMLResponse)
-def teacher_page(request: Request) -> HTMLResponse:
-    account = signed_in(request)
-    if account.role != TEACHER:  # a page that says so, not the API's JSON refusal
-        return templates.TemplateResponse(request, "not_for_learners.html", {
-            "request": request, "title": "This page is for teachers", "class_name": account.class_name},
-            status_code=403)
+@router.get("/teacher", include_in_schema=False, response_class=HTMLResponse)
+def teacher_page(request: Request, account: Teacher) -> HTMLResponse:
+    """The class's page (a learner gets a page saying it is for teachers: web/roles.py)."""
     response = templates.TemplateResponse(request, "teacher.html", {
         "request": request, "title": f"{account.class_name}: the class", "class_name": account.class_name})
     response.headers["referrer-policy"] = "same-origin"  # its sign-out form, as in _form_page
@@ -478,11 +465,7 @@ def create_class_app(
     tests); public: the (host, port) of the address learners open (--url), which may be a proxy's."""
     from chainrule.classes.grading import InProcessRuns
     from chainrule.web.app import create_app
-    from chainrule.web.routes_deadlines import api as deadlines_api
-    from chainrule.web.routes_regrade import api as regrade_api
-    from chainrule.web.routes_marks import api as marks_api
-    from chainrule.web.routes_comments import api as comments_api
-    from chainrule.web.routes_people import api as people_api
+    from chainrule.web import routes_comments, routes_deadlines, routes_marks, routes_people, routes_regrade
 
     services = ClassServices(store, runs if runs is not None else InProcessRuns.for_class(store))
     clock = clock or store.now
@@ -490,13 +473,10 @@ def create_class_app(
     gate = (ClassGate, {"accounts": accounts, "secret": secret, "clock": clock, "secure": secure})
     app = create_app("", None, services=services, gate=gate, port=port, extra_hosts=hosts, public=public,
                      schemes=("http", "https") if secure else ("http",),
-                     routers=[router, people_api, comments_api, api, deadlines_api, regrade_api, marks_api],
+                     routers=[router, routes_people.router, routes_comments.router, routes_deadlines.router,
+                              routes_regrade.router, routes_marks.router],
                      body_limits={IMPORT_PATH: MAX_IMPORT_BODY})
-    app.state.accounts = accounts
-    app.state.secret = secret
-    app.state.secure = secure
-    app.state.cookie_names = cookie_names(secure)
-    app.state.clock = clock
-    app.state.learner_quota = learner_quota
+    install(app, accounts=accounts, secret=secret, secure=secure, cookie_names=cookie_names(secure), clock=clock,
+            learner_quota=learner_quota)
     store.quota = learner_quota  # every learner's store (for_learner) refuses saves past it: progress/quota.py
     return app

@@ -19,12 +19,12 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, ConfigDict, Field
 
-from chainrule.classes.accounts import TEACHER, ClassError
 from chainrule.classes.comments import MAX_COMMENT, Comments
-from chainrule.web.class_gate import signed_in
+from chainrule.web.app_state import app_state
 from chainrule.web.models import ErrorBody
 from chainrule.web.routes_people import PEOPLE_ERRORS
 from chainrule.web.forms import RowId
+from chainrule.web.roles import Learner, Teacher
 
 COMMENT_ERRORS = PEOPLE_ERRORS | {
     404: {"model": ErrorBody, "description": "No such run of yours or of your class."},
@@ -34,7 +34,7 @@ COMMENT_ERRORS = PEOPLE_ERRORS | {
 }
 Id = RowId
 
-api = APIRouter(prefix="/api/class", responses=COMMENT_ERRORS)
+router = APIRouter(prefix="/api/class", responses=COMMENT_ERRORS)
 
 
 class CommentIn(BaseModel):
@@ -45,34 +45,34 @@ class CommentIn(BaseModel):
 
 
 def _comments(request: Request) -> Comments:
-    return Comments(request.app.state.accounts)
+    return Comments(app_state(request).accounts)
 
 
-@api.get("/learners/{learner_id}/runs")
-def learner_runs(request: Request, learner_id: Id) -> dict[str, Any]:
-    account = signed_in(request)
-    if account.role != TEACHER:
-        raise ClassError("only the class's teachers can see this", kind="refused")
+@router.get("/learners/{learner_id}/runs")
+def learner_runs(request: Request, account: Teacher, learner_id: Id) -> dict[str, Any]:
     return _comments(request).runs_of(account, learner_id)
 
 
-@api.get("/answers")
-def latest_answers(request: Request) -> dict[str, Any]:
+@router.get("/answers")
+def latest_answers(request: Request, account: Teacher) -> dict[str, Any]:
     """The latest answers of the class's learners to comments (a teacher of the class)."""
-    return {"answers": _comments(request).latest_answers(signed_in(request))}
+    return {"answers": _comments(request).latest_answers(account)}
 
 
-@api.post("/runs/{run_id}/comments")
-def add_comment(request: Request, run_id: Id, body: CommentIn) -> dict[str, Any]:
-    return _comments(request).add(signed_in(request), run_id, body.line, body.body)
+@router.post("/runs/{run_id}/comments")
+def add_comment(request: Request, account: Learner, run_id: Id, body: CommentIn) -> dict[str, Any]:
+    """A teacher's comment on a run of their class, or the run's learner's answer."""
+    return _comments(request).add(account, run_id, body.line, body.body)
 
 
-@api.get("/runs/{run_id}/earlier-comments")
-def earlier_comments(request: Request, run_id: Id, before: Annotated[int, Query(ge=1, le=2**31 - 1)]) -> dict[str, Any]:
+@router.get("/runs/{run_id}/earlier-comments")
+def earlier_comments(request: Request, account: Learner, run_id: Id,
+                     before: Annotated[int, Query(ge=1, le=2**31 - 1)]) -> dict[str, Any]:
     """The run's comments just before comment ``before`` (each view shows only the latest: classes/comments.py)."""
-    return _comments(request).earlier(signed_in(request), run_id, before)
+    return _comments(request).earlier(account, run_id, before)
 
 
-@api.get("/comments")
-def own_comments(request: Request, exercise: Annotated[str | None, Query(max_length=200)] = None) -> dict[str, Any]:
-    return {"runs": _comments(request).threads(signed_in(request), exercise)}
+@router.get("/comments")
+def own_comments(request: Request, account: Learner,
+                 exercise: Annotated[str | None, Query(max_length=200)] = None) -> dict[str, Any]:
+    return {"runs": _comments(request).threads(account, exercise)}

@@ -14,15 +14,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, HTTPException, Request
+from fastapi import APIRouter, Request
 from pydantic import BaseModel, ConfigDict, Field
 
-from chainrule.classes.accounts import TEACHER, Account
 from chainrule.classes.deadlines import Deadlines
 from chainrule.progress.audit_store import actor_of
-from chainrule.web.class_gate import signed_in
+from chainrule.web.app_state import app_state
 from chainrule.web.models import ErrorBody
 from chainrule.web.forms import ROW_ID_MAX
+from chainrule.web.roles import Learner, Teacher
 
 ERRORS: dict[int | str, dict[str, Any]] = {
     400: {"model": ErrorBody, "description": "The body is not JSON."},
@@ -34,16 +34,8 @@ ERRORS: dict[int | str, dict[str, Any]] = {
     422: {"model": ErrorBody, "description": "A date, lesson, exercise, time zone or policy that is not one."},
     503: {"model": ErrorBody, "description": "The class database cannot be reached (nothing of its address)."},
 }
-api = APIRouter(prefix="/api/class/deadlines", responses=ERRORS)
+router = APIRouter(prefix="/api/class/deadlines", responses=ERRORS)
 MAX_CSV_CHARACTERS = 200_000  # under the server's 256 KB body limit: 10,000 rows of extensions
-
-
-def teacher(request: Request) -> Account:
-    """The signed-in teacher: a learner may neither see nor change due dates or regrades (403)."""
-    account = signed_in(request)
-    if account.role != TEACHER:
-        raise HTTPException(status_code=403, detail="only the class's teacher can see or change this.")
-    return account
 
 
 class PolicyIn(BaseModel):
@@ -76,59 +68,56 @@ class ExtensionsCsvIn(BaseModel):
 
 
 def _deadlines(request: Request) -> Deadlines:
-    return Deadlines(request.app.state.services.class_store, request.app.state.accounts)
+    state = app_state(request)
+    return Deadlines(state.services.class_store, state.accounts)
 
 
 def _view(request: Request, class_id: int) -> dict[str, Any]:
     deadlines = _deadlines(request)
-    names = {learner.id: learner.name for learner in request.app.state.accounts.learners(class_id)}
+    names = {learner.id: learner.name for learner in app_state(request).accounts.learners(class_id)}
     credit = deadlines.credit(class_id)
     return deadlines.settings(class_id) | {"learners": [
         {"id": learner, "name": names.get(learner, ""), "lessons": list(per_lesson.values())}
         for learner, per_lesson in credit.items()]}
 
 
-@api.get("")
-def deadlines(request: Request) -> dict[str, Any]:
+@router.get("")
+def deadlines(request: Request, account: Teacher) -> dict[str, Any]:
     """The class's time zone, late policy, due dates, extensions, and each learner's credit per lesson."""
-    return _view(request, teacher(request).class_id)
+    return _view(request, account.class_id)
 
 
-@api.get("/mine")
-def mine(request: Request) -> dict[str, Any]:
+@router.get("/mine")
+def mine(request: Request, account: Learner) -> dict[str, Any]:
     """The signed-in learner's own due dates (extensions included), whether each has passed, and their credit
     so far, for the path and lesson pages; a teacher gets the class's dates."""
-    store = request.app.state.services.class_store
-    return _deadlines(request).mine(signed_in(request), store.now())
+    store = app_state(request).services.class_store
+    return _deadlines(request).mine(account, store.now())
 
 
-@api.put("/policy")
-def set_policy(request: Request, body: PolicyIn) -> dict[str, Any]:
-    account = teacher(request)
+@router.put("/policy")
+def set_policy(request: Request, account: Teacher, body: PolicyIn) -> dict[str, Any]:
     class_id = account.class_id
     _deadlines(request).set_policy(class_id, time_zone_name=body.time_zone, late=body.late, by=actor_of(account))
     return _view(request, class_id)
 
 
-@api.put("/due")
-def set_due(request: Request, body: DueIn) -> dict[str, Any]:
-    account = teacher(request)
+@router.put("/due")
+def set_due(request: Request, account: Teacher, body: DueIn) -> dict[str, Any]:
     class_id = account.class_id
     _deadlines(request).set_due(class_id, body.lesson_id, body.due, exercise=body.exercise_id, by=actor_of(account))
     return _view(request, class_id)
 
 
-@api.put("/extensions")
-def extend(request: Request, body: ExtensionIn) -> dict[str, Any]:
-    account = teacher(request)
+@router.put("/extensions")
+def extend(request: Request, account: Teacher, body: ExtensionIn) -> dict[str, Any]:
     class_id = account.class_id
     _deadlines(request).extend(class_id, body.learner_id, body.lesson_id, body.due, by=actor_of(account))
     return _view(request, class_id)
 
 
-@api.post("/extensions.csv")
-def extend_from_csv(request: Request, body: ExtensionsCsvIn) -> dict[str, Any]:
-    account = teacher(request)
+@router.post("/extensions.csv")
+def extend_from_csv(request: Request, account: Teacher, body: ExtensionsCsvIn) -> dict[str, Any]:
     class_id = account.class_id
     count = _deadlines(request).extend_from_csv(class_id, body.csv, by=actor_of(account))
     return _view(request, class_id) | {"set": count}

@@ -14,9 +14,11 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Path, Request
 
+from chainrule.web.app_state import app_state
 from chainrule.web.models import ErrorBody, JobOut, JobsOut
+from chainrule.web.roles import LEARNER, learner
 
-router = APIRouter(prefix="/api/jobs", responses={
+router = APIRouter(prefix="/api/jobs", dependencies=[LEARNER], responses={
     401: {"model": ErrorBody, "description": "No session (a token in personal mode, signing in in class mode)."},
     403: {"model": ErrorBody, "description": "Wrong token, foreign Host, or foreign Origin."},
     404: {"model": ErrorBody, "description": "No such run of yours."},
@@ -26,20 +28,20 @@ router = APIRouter(prefix="/api/jobs", responses={
 
 
 def _learner(request: Request) -> int | None:
-    """The signed-in learner in class mode (the gate let the request in as them); None in personal mode."""
-    account = request.scope.get("state", {}).get("account")
+    """The signed-in learner's id in class mode; None in personal mode."""
+    account = learner(request)
     return None if account is None else account.id
 
 
 @router.get("", response_model=JobsOut, summary="Whether runs wait for workers; yours still waiting, and ungraded")
 def open_jobs(request: Request) -> dict[str, Any]:
-    runs, learner = request.app.state.services.runs, _learner(request)
-    return {"queued": bool(runs.queued), "jobs": runs.open_runs(learner), "ungraded": runs.ungraded_runs(learner)}
+    runs, who = app_state(request).services.runs, _learner(request)
+    return {"queued": bool(runs.queued), "jobs": runs.open_runs(who), "ungraded": runs.ungraded_runs(who)}
 
 
 @router.get("/{job_id}", response_model=JobOut, summary="Where one run is: queued (with its place), running, graded or ended")
 def job_status(request: Request, job_id: Annotated[int, Path(ge=1, le=2**62)]) -> dict[str, Any]:
-    status = request.app.state.services.runs.status(_learner(request), job_id)
+    status = app_state(request).services.runs.status(_learner(request), job_id)
     if status is None:
         raise HTTPException(status_code=404, detail=f"you have no graded run with id {job_id}")
     return status

@@ -25,7 +25,7 @@ from fastapi import APIRouter, FastAPI, HTTPException, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
 from chainrule import lessons
-from chainrule.classes.accounts import TEACHER
+from chainrule.classes.accounts import Account
 from chainrule.classes.lti import PATH, LaunchRefused, Lti, origin_of, resource_title, written_lessons
 from chainrule.classes.lti_scores import ScoreSender
 from chainrule.classes.lti_services import LtiServices, score_maximum
@@ -34,15 +34,15 @@ from chainrule.classes.sessions import csrf_ok
 from chainrule.classes.stranger_budget import RETRY_AFTER, charged, client_key
 from chainrule.errors import InputError
 from chainrule.number_text import format_number
-from chainrule.web.class_gate import signed_in
+from chainrule.web.app_state import app_state, install
 from chainrule.web.cookies import request_cookies
 from chainrule.web.forms import all_values, query, read_form
-from chainrule.web.routes_pages import templates
+from chainrule.web.page_templates import templates
+from chainrule.web.roles import ANYONE, Teacher
 from chainrule.web.sign_in import add_session, cookie, new_session, sealed, unsealed
 
 log = logging.getLogger("chainrule.lti")
-router = APIRouter(include_in_schema=False)
-api = APIRouter(prefix="/api/class/lms", include_in_schema=False)
+router = APIRouter(include_in_schema=False)  # each route's role: web/roles.py
 PICK_LIFETIME = 3600  # seconds a deep-linking picker may stay open
 
 
@@ -75,11 +75,15 @@ class FrameOrigins:
 
 
 def _lti(request: Request) -> Lti:
-    return request.app.state.lti
+    lti = app_state(request).lti
+    assert lti is not None  # these routes are added with it (add_lti)
+    return lti
 
 
 def _services(request: Request) -> LtiServices:
-    return request.app.state.lti_services
+    services = app_state(request).lti_services
+    assert services is not None
+    return services
 
 
 async def _params(request: Request) -> dict[str, str]:
@@ -112,12 +116,12 @@ def _refused(request: Request, refused: LaunchRefused, frame: tuple[str, ...] | 
     return response
 
 
-@router.get("/lti/jwks.json")
+@router.get("/lti/jwks.json", dependencies=[ANYONE])
 def jwks(request: Request) -> JSONResponse:
     return JSONResponse(_lti(request).keys.jwks())
 
 
-@router.api_route("/lti/login", methods=["GET", "POST"])
+@router.api_route("/lti/login", methods=["GET", "POST"], dependencies=[ANYONE])
 @charged
 async def login(request: Request) -> Response:
     """OIDC third-party-initiated login: the state's cookie, then off to the platform's authorization endpoint."""
@@ -135,7 +139,7 @@ async def login(request: Request) -> Response:
     return response
 
 
-@router.post("/lti/launch")
+@router.post("/lti/launch", dependencies=[ANYONE])
 async def launch(request: Request) -> Response:
     lti = _lti(request)
     form = await _params(request)
@@ -149,7 +153,7 @@ async def launch(request: Request) -> Response:
         return _refused(request, refused)
     presentation = done.claims.get("https://purl.imsglobal.org/spec/lti/claim/launch_presentation") or {}
     framed = destination in ("iframe", "frame") or (not destination and presentation.get("document_target") != "window")
-    request.app.state.frame_origins.add(done.account.class_id, done.frame_origins)
+    app_state(request).frame_origins.add(done.account.class_id, done.frame_origins)
     request.scope.setdefault("state", {})["frame_ancestors"] = done.frame_origins
     made = new_session(request, done.account)
     if done.deep_linking is not None:
@@ -171,31 +175,29 @@ def _choices() -> list[dict]:
 
 
 def _picker(request: Request, settings: dict, csrf: str) -> HTMLResponse:
-    settings = dict(settings, expires=int(request.app.state.clock().timestamp()) + PICK_LIFETIME)
+    state = app_state(request)
+    settings = dict(settings, expires=int(state.clock().timestamp()) + PICK_LIFETIME)
     response = templates.TemplateResponse(request, "lti_pick.html", {
         "request": request, "title": "Add chainrule to the course", "choices": _choices(), "csrf": csrf,
-        "settings": sealed(request.app.state.secret, "lti-pick", settings), "multiple": settings.get("accept_multiple"),
+        "settings": sealed(state.secret, "lti-pick", settings), "multiple": settings.get("accept_multiple"),
         "error": ""})
     response.headers["referrer-policy"] = "same-origin"
     return response
 
 
 @router.post("/lti/pick")
-async def pick(request: Request) -> Response:
+async def pick(request: Request, account: Teacher) -> Response:
     """The teacher's choice: the signed LtiDeepLinkingResponse, sent to the LMS by the browser (a form)."""
-    account = signed_in(request)
     form = await _params(request)
     state = request.scope.get("state", {})
-    secret = request.app.state.secret
-    if not csrf_ok(secret, state.get("csrf_cookies", []), form.get("csrf"), state.get("session_cookie")):
+    app = app_state(request)
+    if not csrf_ok(app.secret, state.get("csrf_cookies", []), form.get("csrf"), state.get("session_cookie")):
         raise HTTPException(status_code=403, detail="this form has expired: open chainrule from the LMS again")
-    settings = unsealed(secret, "lti-pick", form.get("settings", ""))
-    now = int(request.app.state.clock().timestamp())
+    settings = unsealed(app.secret, "lti-pick", form.get("settings", ""))
+    now = int(app.clock().timestamp())
     if settings is None or settings.get("account") != account.id or settings.get("expires", 0) < now:
         raise HTTPException(status_code=403, detail="this choice is not valid any more: open chainrule from the LMS "
                                                     "again to add a lesson")
-    if account.role != TEACHER:
-        raise HTTPException(status_code=403, detail="only a teacher of the course can add lessons to it")
     known = {choice["value"] for choice in _choices()}
     chosen = [value for value in all_values(await request.body(), "resource") if value in known]
     if not chosen or len(chosen) > 1 and not settings.get("accept_multiple"):
@@ -206,7 +208,7 @@ async def pick(request: Request) -> Response:
     return_url = settings["return_url"]
     response = templates.TemplateResponse(request, "lti_return.html", {
         "request": request, "title": "Adding to the course", "action": return_url, "jwt": answer})
-    frame = request.app.state.frame_origins.by_class.get(account.class_id, ())
+    frame = app.frame_origins.by_class.get(account.class_id, ())
     request.scope.setdefault("state", {})["frame_ancestors"] = frame
     from chainrule.web.security import CONTENT_SECURITY_POLICY
 
@@ -240,21 +242,19 @@ def _deep_link(lti: Lti, services: LtiServices, settings: dict, chosen: list[str
 # ---------------------------------------------------------------- the teacher's view of the LMS course
 
 
-def _teacher_context(request: Request) -> tuple[Any, Any]:
-    account = signed_in(request)
-    if account.role != TEACHER:
-        raise HTTPException(status_code=403, detail="only the class's teacher can see this.")
+def _context(request: Request, account: Account) -> Any:
+    """The LMS course of the teacher's class, or 404."""
     context = _lti(request).tables.context_of_class(account.class_id)
     if context is None:
         raise HTTPException(status_code=404, detail="this class is not an LMS course's")
-    return account, context
+    return context
 
 
-@api.get("/roster")
-async def roster(request: Request) -> dict[str, Any]:
+@router.get("/api/class/lms/roster")
+async def roster(request: Request, account: Teacher) -> dict[str, Any]:
     """The course's members as the LMS lists them (Names and Role Provisioning Services), each marked with
     whether they have opened chainrule yet."""
-    account, context = _teacher_context(request)
+    context = _context(request, account)
     lti, services = _lti(request), _services(request)
     linked = await anyio.to_thread.run_sync(lti.tables.linked_people, account.class_id)
     platform = await anyio.to_thread.run_sync(lti.platform, int(context[1]))
@@ -278,32 +278,32 @@ async def roster(request: Request) -> dict[str, Any]:
     return {"course": context[4], "members": shown, "error": ""}
 
 
-@api.get("/scores")
-async def scores(request: Request) -> dict[str, Any]:
+@router.get("/api/class/lms/scores")
+async def scores(request: Request, account: Teacher) -> dict[str, Any]:
     """Every score of the class on its way to the LMS gradebook, or there."""
-    account, _ = _teacher_context(request)
+    _context(request, account)
     rows = await anyio.to_thread.run_sync(_lti(request).tables.outbox, account.class_id)
     return {"scores": [{"learner": row[1], "lesson": row[2], "score": row[3], "maximum": row[4], "sent": bool(row[5]),
                         "attempts": int(row[6]), "error": row[7]} for row in rows]}
 
 
-@api.get("/path-column")
-async def path_column(request: Request) -> dict[str, Any]:
+@router.get("/api/class/lms/path-column")
+async def path_column(request: Request, account: Teacher) -> dict[str, Any]:
     """Whether the course's gradebook gets a column for the whole path (the teacher's choice, off by default)."""
-    account, _ = _teacher_context(request)
+    _context(request, account)
     on = await anyio.to_thread.run_sync(_lti(request).path_column, account.class_id)
     return {"path_column": on, "points_text": format_number(score_maximum(PATH))}
 
 
-@api.put("/path-column")
-async def set_path_column(request: Request) -> dict[str, Any]:
-    account, _ = _teacher_context(request)
+@router.put("/api/class/lms/path-column")
+async def set_path_column(request: Request, account: Teacher) -> dict[str, Any]:
+    _context(request, account)
     body = await request.json()
     if not isinstance(body, dict) or not isinstance(body.get("path_column"), bool):
         raise InputError('send {"path_column": true} (a column for the whole path) or {"path_column": false}',
                          field="path_column")
     await anyio.to_thread.run_sync(_lti(request).set_path_column, account.class_id, body["path_column"])
-    return await path_column(request)
+    return await path_column(request, account)
 
 
 # ---------------------------------------------------------------- installing
@@ -311,13 +311,10 @@ async def set_path_column(request: Request) -> dict[str, Any]:
 
 def add_lti(app: FastAPI, lti: Lti, sender: ScoreSender | None) -> None:
     """The LTI routes and the frame policy on a class app (`chainrule serve` starts and stops the sender)."""
-    app.state.lti = lti
-    app.state.lti_services = sender.services if sender is not None else LtiServices(lti)
     frame_origins = FrameOrigins(lti)
-    app.state.frame_origins = frame_origins
-    app.state.frame_ancestors = frame_origins
+    install(app, lti=lti, lti_services=sender.services if sender is not None else LtiServices(lti),
+            frame_origins=frame_origins, frame_ancestors=frame_origins)
     app.include_router(router)
-    app.include_router(api)
     frame_origins.reload()
     if sender is not None:
         sender.after_round = frame_origins.reload  # a course another web process saw first, framed here too

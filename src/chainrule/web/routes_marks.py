@@ -23,10 +23,12 @@ from chainrule.classes.overrides import Overrides, audit_rows
 from chainrule.classes.report import csv_text
 from chainrule.errors import InputError
 from chainrule.progress.audit_store import actor_of
-from chainrule.web.routes_deadlines import ERRORS, teacher
+from chainrule.web.app_state import app_state
+from chainrule.web.roles import Teacher
+from chainrule.web.routes_deadlines import ERRORS
 from chainrule.web.forms import ROW_ID_MAX
 
-api = APIRouter(responses=ERRORS)
+router = APIRouter(responses=ERRORS)
 
 
 class MarkIn(BaseModel):
@@ -41,19 +43,19 @@ class MarkIn(BaseModel):
 
 
 def _overrides(request: Request) -> Overrides:
-    return Overrides(request.app.state.services.class_store, request.app.state.accounts)
+    state = app_state(request)
+    return Overrides(state.services.class_store, state.accounts)
 
 
-@api.get("/api/class/marks/in-force")
-def marks(request: Request) -> dict[str, Any]:
+@router.get("/api/class/marks/in-force")
+def marks(request: Request, account: Teacher) -> dict[str, Any]:
     """The learners and lessons the form offers, and the overrides and excuses in force."""
-    return _overrides(request).current(teacher(request).class_id)
+    return _overrides(request).current(account.class_id)
 
 
-@api.put("/api/class/marks")
-def mark(request: Request, body: MarkIn) -> dict[str, Any]:
+@router.put("/api/class/marks")
+def mark(request: Request, account: Teacher, body: MarkIn) -> dict[str, Any]:
     """Override or excuse one learner's credit of a lesson or an exercise, or undo it; audited."""
-    account = teacher(request)
     overrides, by = _overrides(request), actor_of(account)
     where = {"exercise": body.exercise_id or None, "by": by}
     if body.action == "override":
@@ -65,15 +67,15 @@ def mark(request: Request, body: MarkIn) -> dict[str, Any]:
     return overrides.undo(account.class_id, body.learner_id, body.lesson_id, body.reason, **where)
 
 
-@api.get("/api/class/audit")
-def audit(request: Request, page: int = Query(default=1, ge=1, le=2**31 - 1)) -> dict[str, Any]:
+@router.get("/api/class/audit")
+def audit(request: Request, account: Teacher, page: int = Query(default=1, ge=1, le=2**31 - 1)) -> dict[str, Any]:
     """One page of the class's audit log, newest first: who changed what a learner is credited, when, the
     credit or setting before and after, and why."""
-    return _overrides(request).audit(teacher(request).class_id, page)
+    return _overrides(request).audit(account.class_id, page)
 
 
-@api.get("/teacher/audit.csv")
-def audit_csv(request: Request) -> Response:
-    rows = audit_rows(_overrides(request).audit_all(teacher(request).class_id))
+@router.get("/teacher/audit.csv")
+def audit_csv(request: Request, account: Teacher) -> Response:
+    rows = audit_rows(_overrides(request).audit_all(account.class_id))
     return Response(csv_text(rows), media_type="text/csv; charset=utf-8",
                     headers={"content-disposition": 'attachment; filename="audit-log.csv"'})

@@ -5,23 +5,15 @@ a minimal fallback page is served, so that the server never depends on the front
 from __future__ import annotations
 
 import html
-from pathlib import Path
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
-from fastapi.templating import Jinja2Templates
 
 from chainrule import lessons
-from chainrule.expr import FUNCTIONS
-from chainrule.web.static_files import static_bundle
+from chainrule.web.page_templates import TEMPLATES_DIR, templates
+from chainrule.web.roles import LEARNER
 
-TEMPLATES_DIR = Path(__file__).parent / "templates"
-templates = Jinja2Templates(directory=str(TEMPLATES_DIR))
-templates.env.globals["static"] = lambda path: static_bundle().url(path)  # {{ static("js/lesson.js") }}
-# The expression language's functions, read from the engine's op table whenever a page shows them.
-templates.env.globals["expression_functions"] = lambda: " ".join(FUNCTIONS)
-
-router = APIRouter(include_in_schema=False)
+router = APIRouter(include_in_schema=False, dependencies=[LEARNER])  # every page: a learner's (web/roles.py)
 
 FALLBACK = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>{title} · chainrule</title></head>

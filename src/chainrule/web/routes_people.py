@@ -24,21 +24,14 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from chainrule.classes.accounts import (
-    MAX_NAME,
-    MAX_PASSWORD,
-    TEACHER,
-    TEACHER_LINK_LIFETIME,
-    Account,
-    Accounts,
-    ClassError,
-)
+from chainrule.classes.accounts import MAX_NAME, MAX_PASSWORD, TEACHER_LINK_LIFETIME, Accounts
 from chainrule.classes.people import STATE_SAYS, People
 from chainrule.classes.sessions import cookie_header, csrf_token, session_cookie
-from chainrule.web.class_gate import signed_in
+from chainrule.web.app_state import app_state
 from chainrule.web.models import ErrorBody
 from chainrule.web.progress_files import chunks, file_slot, spooled_export
 from chainrule.web.forms import RowId
+from chainrule.web.roles import Learner, Teacher
 
 PEOPLE_ERRORS: dict[int | str, dict[str, Any]] = {
     400: {"model": ErrorBody, "description": "The body is not JSON."},
@@ -52,7 +45,7 @@ PEOPLE_ERRORS: dict[int | str, dict[str, Any]] = {
 }
 LearnerId = TeacherId = RowId
 
-api = APIRouter(prefix="/api/class", responses=PEOPLE_ERRORS)
+router = APIRouter(prefix="/api/class", responses=PEOPLE_ERRORS)
 
 
 class NameIn(BaseModel):
@@ -76,33 +69,25 @@ class PasswordIn(BaseModel):
 
 
 def _people(request: Request) -> People:
-    return People(request.app.state.accounts)
+    return People(app_state(request).accounts)
 
 
 def _accounts(request: Request) -> Accounts:
-    return request.app.state.accounts
+    return app_state(request).accounts
 
 
 async def _run(function: Any, *args: Any) -> Any:
     return await anyio.to_thread.run_sync(functools.partial(function, *args))
 
 
-def _teacher(request: Request) -> Account:
-    account = signed_in(request)
-    if account.role != TEACHER:
-        raise ClassError("only the class's teachers can see or change this", kind="refused")
-    return account
-
-
 def _link(request: Request, path: str) -> str:
     return f"{str(request.base_url).rstrip('/')}{path}"
 
 
-@api.get("/people")
-def people(request: Request) -> dict[str, Any]:
+@router.get("/people")
+def people(request: Request, teacher: Teacher) -> dict[str, Any]:
     """What the teacher's page shows of the class's people: its state, the current invite (while open),
     the seats, the learners (waiting ones too) and the teachers."""
-    teacher = _teacher(request)
     people_, accounts = _people(request), _accounts(request)
     state = people_.state(teacher.class_id)
     invite = people_.current_invite(teacher)
@@ -119,33 +104,33 @@ def people(request: Request) -> dict[str, Any]:
     }
 
 
-@api.post("/invite")
-def rotate_invite(request: Request) -> dict[str, Any]:
+@router.post("/invite")
+def rotate_invite(request: Request, teacher: Teacher) -> dict[str, Any]:
     """A new invite link; the previous one stops working at once."""
-    token = _people(request).rotate_invite(_teacher(request))
+    token = _people(request).rotate_invite(teacher)
     return {"invite": _link(request, f"/join/{token}")}
 
 
-@api.put("/state")
-def set_state(request: Request, body: StateIn) -> dict[str, Any]:
+@router.put("/state")
+def set_state(request: Request, teacher: Teacher, body: StateIn) -> dict[str, Any]:
     """Open, close (no one joins; learners read only) or archive (read-only for teachers too) the class."""
-    state = _people(request).set_state(_teacher(request), body.state)
+    state = _people(request).set_state(teacher, body.state)
     return {"state": state, "state_text": STATE_SAYS[state]}
 
 
-@api.put("/learners/{learner_id}/name")
-def rename(request: Request, learner_id: LearnerId, body: NameIn) -> dict[str, Any]:
-    learner = _people(request).rename(_teacher(request), learner_id, body.name)
+@router.put("/learners/{learner_id}/name")
+def rename(request: Request, teacher: Teacher, learner_id: LearnerId, body: NameIn) -> dict[str, Any]:
+    learner = _people(request).rename(teacher, learner_id, body.name)
     return {"id": learner.id, "name": learner.name}
 
 
-@api.get("/learners/{learner_id}/export", response_class=StreamingResponse,
+@router.get("/learners/{learner_id}/export", response_class=StreamingResponse,
          responses={200: {"content": {"application/json": {}},
                           "description": "The learner's progress as `chainrule progress export` writes it"}})
-async def export_learner(request: Request, learner_id: LearnerId) -> StreamingResponse:
+async def export_learner(request: Request, teacher: Teacher, learner_id: LearnerId) -> StreamingResponse:
     """A learner's progress file, for their teacher (to keep before removing them)."""
-    learner = await _run(_accounts(request).learner_in_class, _teacher(request), learner_id)
-    store = request.app.state.services.class_store.for_learner(learner.id)
+    learner = await _run(_accounts(request).learner_in_class, teacher, learner_id)
+    store = app_state(request).services.class_store.for_learner(learner.id)
     async with file_slot(request):
         spool = await _run(spooled_export, store)
     filename = f"chainrule-progress-learner-{learner.id}.json"
@@ -153,26 +138,26 @@ async def export_learner(request: Request, learner_id: LearnerId) -> StreamingRe
                              headers={"content-disposition": f'attachment; filename="{filename}"'})
 
 
-@api.post("/teachers")
-def add_teacher(request: Request, body: NameIn) -> dict[str, Any]:
+@router.post("/teachers")
+def add_teacher(request: Request, teacher: Teacher, body: NameIn) -> dict[str, Any]:
     """A further teacher of this class: give them the one-time link, with which they set their password."""
-    made, token = _people(request).add_teacher(_teacher(request), body.name)
+    made, token = _people(request).add_teacher(teacher, body.name)
     return {"id": made.id, "name": made.name, "link": _link(request, f"/set-password/{token}"),
             "valid_for": f"{TEACHER_LINK_LIFETIME.days} days"}
 
 
-@api.delete("/teachers/{teacher_id}")
-def remove_teacher(request: Request, teacher_id: TeacherId) -> dict[str, Any]:
+@router.delete("/teachers/{teacher_id}")
+def remove_teacher(request: Request, teacher: Teacher, teacher_id: TeacherId) -> dict[str, Any]:
     """Remove another teacher of this class (403 for yourself or the class's last teacher): their account and
     sessions end; comments they wrote stay, from "a removed account"."""
-    return _people(request).remove_teacher(_teacher(request), teacher_id)
+    return _people(request).remove_teacher(teacher, teacher_id)
 
 
-@api.post("/account/password")
-async def change_password(request: Request, body: PasswordIn) -> JSONResponse:
+@router.post("/account/password")
+async def change_password(request: Request, signed_in: Learner, body: PasswordIn) -> JSONResponse:
     """The signed-in account's new password: every session of it ends, but this browser gets a new one."""
-    account = await _people(request).change_password(signed_in(request), body.current, body.new)
-    app = request.app.state
+    account = await _people(request).change_password(signed_in, body.current, body.new)
+    app = app_state(request)
     cookie = session_cookie(app.secret, account.id, account.session_epoch, int(app.clock().timestamp()))
     response = JSONResponse({"changed": True, "detail": "Your password is changed; every other browser and device "
                                                         "signed in as you is signed out."})

@@ -14,9 +14,10 @@ from chainrule.expr import MAX_LENGTH
 from chainrule.lessons.playground import EXAMPLE, run_playground
 from chainrule.web.models import ErrorBody, Open, Text
 from chainrule.web.routes_api import ERRORS
+from chainrule.web.roles import LEARNER
 from chainrule.web.routes_pages import render
 
-router = APIRouter()
+router = APIRouter(dependencies=[LEARNER])  # the page and its API: a learner's (web/roles.py)
 
 # Typed numbers travel as text so that the server reads them (one rule, one message); a program may
 # send a JSON number too.

@@ -20,11 +20,13 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from chainrule.classes.regrade import Regrades
 from chainrule.progress.audit_store import actor_of
-from chainrule.web.routes_deadlines import ERRORS, teacher
+from chainrule.web.app_state import app_state
+from chainrule.web.roles import Teacher
+from chainrule.web.routes_deadlines import ERRORS
 from chainrule.web.forms import RowId
 
 log = logging.getLogger("chainrule.serve")
-api = APIRouter(prefix="/api/class/regrades", responses=ERRORS)
+router = APIRouter(prefix="/api/class/regrades", responses=ERRORS)
 RegradeId = RowId
 
 
@@ -36,14 +38,14 @@ class RegradeIn(BaseModel):
 
 
 def _regrades(request: Request) -> Regrades:
-    services = request.app.state.services
-    return Regrades(services.class_store, request.app.state.accounts, services.runs)
+    state = app_state(request)
+    return Regrades(state.services.class_store, state.accounts, state.services.runs)
 
 
 def _grade_in_background(request: Request, regrades: Regrades, class_id: int, regrade_id: int) -> None:
     """Grade the regrade's runs after the answer (kept referenced until done; a failure is logged, and
     starting the same regrade again grades what is left)."""
-    tasks: set = request.app.state.__dict__.setdefault("regrade_tasks", set())
+    tasks = app_state(request).regrade_tasks
 
     async def grade() -> None:
         try:
@@ -56,23 +58,23 @@ def _grade_in_background(request: Request, regrades: Regrades, class_id: int, re
     task.add_done_callback(tasks.discard)
 
 
-@api.get("")
-def regrades(request: Request) -> dict[str, Any]:
+@router.get("")
+def regrades(request: Request, account: Teacher) -> dict[str, Any]:
     from chainrule import lessons
 
-    class_id = teacher(request).class_id
+    class_id = account.class_id
     exercises = [{"exercise_id": exercise, "lesson_id": entry["id"], "title": entry["title"]}
                  for entry in lessons.get_path()["lessons"] if entry.get("written")
                  for exercise in lessons.exercise_ids(entry["id"])]
     return {"exercises": exercises, "regrades": _regrades(request).list(class_id)}
 
 
-@api.post("/new")
-async def start(request: Request, body: RegradeIn) -> dict[str, Any]:
+@router.post("/new")
+async def start(request: Request, account: Teacher, body: RegradeIn) -> dict[str, Any]:
     """Start a regrade (or find the same one not reverted) and grade its runs in the background."""
     import anyio
 
-    class_id = teacher(request).class_id
+    class_id = account.class_id
     regrades = _regrades(request)
     regrade_id = await anyio.to_thread.run_sync(regrades.start, class_id, body.exercise_id, body.pick)
     table = await anyio.to_thread.run_sync(regrades.table, class_id, regrade_id)
@@ -81,18 +83,16 @@ async def start(request: Request, body: RegradeIn) -> dict[str, Any]:
     return table
 
 
-@api.get("/{regrade_id:int}")
-def table(request: Request, regrade_id: RegradeId) -> dict[str, Any]:
-    return _regrades(request).table(teacher(request).class_id, regrade_id)
+@router.get("/{regrade_id:int}")
+def table(request: Request, account: Teacher, regrade_id: RegradeId) -> dict[str, Any]:
+    return _regrades(request).table(account.class_id, regrade_id)
 
 
-@api.post("/{regrade_id:int}/apply")
-def apply(request: Request, regrade_id: RegradeId) -> dict[str, Any]:
-    account = teacher(request)
+@router.post("/{regrade_id:int}/apply")
+def apply(request: Request, account: Teacher, regrade_id: RegradeId) -> dict[str, Any]:
     return _regrades(request).apply(account.class_id, regrade_id, by=actor_of(account))
 
 
-@api.post("/{regrade_id:int}/revert")
-def revert(request: Request, regrade_id: RegradeId) -> dict[str, Any]:
-    account = teacher(request)
+@router.post("/{regrade_id:int}/revert")
+def revert(request: Request, account: Teacher, regrade_id: RegradeId) -> dict[str, Any]:
     return _regrades(request).revert(account.class_id, regrade_id, by=actor_of(account))

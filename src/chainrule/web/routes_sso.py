@@ -25,21 +25,23 @@ from chainrule.classes.sso import LockOut, SignInRefused, Sso
 from chainrule.classes.stranger_budget import RETRY_AFTER, charged, client_key
 from chainrule.errors import InputError
 from chainrule.progress.errors import StoreError
-from chainrule.web.class_gate import signed_in
+from chainrule.web.app_state import app_state, install
 from chainrule.web.cookies import request_cookies
 from chainrule.web.forms import RowId, query, read_form, row_id
-from chainrule.web.routes_pages import templates
+from chainrule.web.page_templates import templates
+from chainrule.web.roles import ANYONE, Learner, Teacher, anyone, learner
 from chainrule.web.sign_in import add_session, cookie, sealed, unsealed
 
 log = logging.getLogger("chainrule.sso")
-router = APIRouter(include_in_schema=False)
-api = APIRouter(prefix="/api/class", include_in_schema=False)
+router = APIRouter(include_in_schema=False)  # each route's role: web/roles.py
 CHOICE_LIFETIME = 600
 CHOICE_COOKIE = "chainrule_sso_choice"
 
 
 def _sso(request: Request) -> Sso:
-    return request.app.state.sso
+    sso = app_state(request).sso
+    assert sso is not None  # these routes are added with it (add_sso)
+    return sso
 
 
 def _local(target: str) -> str:
@@ -50,7 +52,8 @@ def _local(target: str) -> str:
 async def _form(request: Request) -> dict[str, str]:
     form = await read_form(request)
     state = request.scope.get("state", {})
-    if not csrf_ok(request.app.state.secret, state.get("csrf_cookies", []), form.get("csrf"), state.get("session_cookie")):
+    if not csrf_ok(app_state(request).secret, state.get("csrf_cookies", []), form.get("csrf"),
+                   state.get("session_cookie")):
         raise HTTPException(status_code=403, detail="this form has expired: reload the page and send it again")
     return form
 
@@ -71,7 +74,7 @@ def _refused(request: Request, refused: SignInRefused) -> HTMLResponse:
 def buttons(request: Request, **intent: str) -> list[dict]:
     """The sign-in providers' buttons for a class form (routes_class): each posts to /sso/start/ID with the
     form's fields of intent (next, invite)."""
-    sso = getattr(request.app.state, "sso", None)
+    sso = app_state(request).sso
     try:
         providers = sso.providers() if sso is not None else []
     except StoreError:  # the class database is away: the page keeps its password form (its POST says why)
@@ -82,7 +85,7 @@ def buttons(request: Request, **intent: str) -> list[dict]:
 
 def passwords_allowed(request: Request, class_id: int) -> bool:
     """Whether the class's teacher keeps passwords possible (always, on a server without single sign-on)."""
-    sso = getattr(request.app.state, "sso", None)
+    sso = app_state(request).sso
     return sso is None or sso.passwords_allowed(class_id)
 
 
@@ -98,7 +101,7 @@ def password_refusal(request: Request, account: Any) -> str | None:
             "password and link your school account on your account page")
 
 
-@router.post("/sso/start/{provider_id}")
+@router.post("/sso/start/{provider_id}", dependencies=[ANYONE])
 @charged
 async def start(request: Request, provider_id: RowId) -> Response:
     form = await _form(request)
@@ -107,7 +110,7 @@ async def start(request: Request, provider_id: RowId) -> Response:
     if form.get("invite"):
         intent = {"do": "join", "invite": form["invite"][:200]}
     elif form.get("link"):
-        account = signed_in(request)
+        account = learner(request)  # linking a school account: the signed-in account's own
         intent = {"do": "link", "account": account.id, "epoch": account.session_epoch}
     try:
         client = client_key(request.client.host if request.client else "")
@@ -123,7 +126,7 @@ async def start(request: Request, provider_id: RowId) -> Response:
     return response
 
 
-@router.get("/sso/callback/{provider_id}")
+@router.get("/sso/callback/{provider_id}", dependencies=[ANYONE])
 async def callback(request: Request, provider_id: RowId) -> Response:
     sso = _sso(request)
     params = query(request)
@@ -143,7 +146,7 @@ async def _arrive(request: Request, sso: Sso, finished: Any) -> Response:
             lambda: sso.join(finished, str(intent.get("invite")), lambda names: free_display_name(name, names)))
         return _session(request, account, "/")
     if intent.get("do") == "link":
-        account = request.scope.get("state", {}).get("account")
+        account = anyone(request)  # the intent's account must still be the one signed in
         if account is None or account.id != intent.get("account") or account.session_epoch != intent.get("epoch"):
             raise SignInRefused("session-changed", "the account that asked for the link is not the one signed in")
         await anyio.to_thread.run_sync(sso.link, finished, account)
@@ -157,9 +160,10 @@ async def _arrive(request: Request, sso: Sso, finished: Any) -> Response:
         return _session(request, accounts[0], target or _home(accounts[0]))
     # The choice is bound to this browser (a cookie holds the ticket's nonce): nobody can hand theirs to another.
     nonce = new_state()
-    ticket = sealed(request.app.state.secret, "sso-choice", {
+    state = app_state(request)
+    ticket = sealed(state.secret, "sso-choice", {
         "accounts": [account.id for account in accounts], "next": target, "nonce": nonce,
-        "expires": int(request.app.state.clock().timestamp()) + CHOICE_LIFETIME})
+        "expires": int(state.clock().timestamp()) + CHOICE_LIFETIME})
     response = templates.TemplateResponse(request, "sso_choose.html", {
         "request": request, "title": "Choose your class", "ticket": ticket,
         "accounts": [{"id": account.id, "class_name": account.class_name, "name": account.name}
@@ -169,18 +173,19 @@ async def _arrive(request: Request, sso: Sso, finished: Any) -> Response:
     return response
 
 
-@router.post("/sso/choose")
+@router.post("/sso/choose", dependencies=[ANYONE])
 async def choose(request: Request) -> Response:
     """One of the person's classes, chosen after a sign-in linked to several (the ticket says which)."""
     form = await read_form(request)
     chosen = row_id(form.get("account"), "account")
-    ticket = unsealed(request.app.state.secret, "sso-choice", form.get("ticket", ""))
-    now = int(request.app.state.clock().timestamp())
+    state = app_state(request)
+    ticket = unsealed(state.secret, "sso-choice", form.get("ticket", ""))
+    now = int(state.clock().timestamp())
     cookies = request_cookies(request.scope)
     if ticket is None or ticket.get("expires", 0) < now or chosen not in ticket.get("accounts", []) \
             or not same_browser(cookies, CHOICE_COOKIE, str(ticket.get("nonce"))):
         raise HTTPException(status_code=403, detail="this choice is not valid any more: sign in again")
-    account = await anyio.to_thread.run_sync(request.app.state.accounts.account, chosen)
+    account = await anyio.to_thread.run_sync(state.accounts.account, chosen)
     if account is None:
         raise HTTPException(status_code=404, detail="that account no longer exists")
     return _session(request, account, _local(str(ticket.get("next") or "")) or _home(account))
@@ -199,9 +204,8 @@ def _session(request: Request, account: Any, target: str) -> Response:
 # ---------------------------------------------------------------- the teacher's choice
 
 
-@api.get("/sign-in-options")
-async def options(request: Request) -> dict[str, Any]:
-    account = signed_in(request)
+@router.get("/api/class/sign-in-options")
+async def options(request: Request, account: Learner) -> dict[str, Any]:
     sso = _sso(request)
     allowed = await anyio.to_thread.run_sync(sso.passwords_allowed, account.class_id)
     linked = await anyio.to_thread.run_sync(sso.tables.is_linked, account.id)
@@ -213,11 +217,8 @@ async def options(request: Request) -> dict[str, Any]:
     return answer
 
 
-@api.post("/sign-in-options")
-async def set_options(request: Request) -> dict[str, Any]:
-    account = signed_in(request)
-    if account.role != TEACHER:
-        raise HTTPException(status_code=403, detail="only the class's teacher decides how its people sign in.")
+@router.post("/api/class/sign-in-options")
+async def set_options(request: Request, account: Teacher) -> dict[str, Any]:
     body = await request.json()
     if not isinstance(body, dict) or not isinstance(body.get("passwords"), bool):
         raise InputError('send {"passwords": true} or {"passwords": false}', field="passwords")
@@ -232,10 +233,9 @@ async def set_options(request: Request) -> dict[str, Any]:
         raise HTTPException(status_code=409, detail=f'{error}. To turn them off anyway, send "lock_out": true.') from None
     except ClassError as error:
         raise HTTPException(status_code=409, detail=str(error)) from None
-    return await options(request)
+    return await options(request, account)
 
 
 def add_sso(app: FastAPI, sso: Sso) -> None:
-    app.state.sso = sso
+    install(app, sso=sso)
     app.include_router(router)
-    app.include_router(api)

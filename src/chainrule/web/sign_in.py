@@ -18,6 +18,7 @@ from typing import Any
 from fastapi import Request
 
 from chainrule.classes.sessions import SESSION_LIFETIME, cookie_header, csrf_token, session_cookie
+from chainrule.web.app_state import app_state
 
 
 def cookie(name: str, value: str, *, framed: bool, secure: bool, http_only: bool = True, same_site: str = "Lax",
@@ -33,15 +34,15 @@ def cookie(name: str, value: str, *, framed: bool, secure: bool, http_only: bool
 
 def new_session(request: Request, account: Any) -> tuple[str, str]:
     """(session cookie value, its CSRF token) for the account, signed with the class's secret."""
-    secret = request.app.state.secret
-    value = session_cookie(secret, account.id, account.session_epoch, int(request.app.state.clock().timestamp()))
-    return value, csrf_token(secret, value)
+    state = app_state(request)
+    value = session_cookie(state.secret, account.id, account.session_epoch, int(state.clock().timestamp()))
+    return value, csrf_token(state.secret, value)
 
 
 def add_session(request: Request, response: Any, account: Any, *, framed: bool = False,
                 made: tuple[str, str] | None = None) -> str:
     """Put the account's session (made now, unless ``made`` gives it) on the response; returns its CSRF token."""
-    secure, names = request.app.state.secure, request.app.state.cookie_names
+    secure, names = app_state(request).secure, app_state(request).cookie_names
     session, csrf = made or new_session(request, account)
     response.headers.append("set-cookie", cookie(names.session, session, framed=framed, secure=secure))
     response.headers.append("set-cookie", cookie(names.csrf, csrf, framed=framed, secure=secure, http_only=False,

@@ -1,0 +1,21 @@
+"""The HTML pages' templates (web/templates/), with the names every template may use.
+
+    templates.TemplateResponse(request, "account.html", {"request": request, "title": "Your account"})
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fastapi.templating import Jinja2Templates
+
+from chainrule.expr import FUNCTIONS
+from chainrule.web.static_files import static_bundle
+
+__all__ = ["TEMPLATES_DIR", "templates"]
+
+TEMPLATES_DIR = Path(__file__).parent / "templates"
+templates = Jinja2Templates(directory=str(TEMPLATES_DIR))
+templates.env.globals["static"] = lambda path: static_bundle().url(path)  # {{ static("js/lesson.js") }}
+# The expression language's functions, read from the engine's op table whenever a page shows them.
+templates.env.globals["expression_functions"] = lambda: " ".join(FUNCTIONS)

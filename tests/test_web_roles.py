@@ -1,0 +1,215 @@
+"""Issue 46, item 1: who may call a route is declared where the route is declared (web/roles.py), and each
+refusal is one rule.
+
+The route lists come from the apps themselves (the lesson app of `chainrule lesson` and the class app with
+its LTI and sign-in pages, as `chainrule serve` builds it): a route added without a role fails here. The
+refusals are asked of a real `chainrule serve`, in SQLite and in PostgreSQL."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import httpx
+import pytest
+from argon2 import PasswordHasher
+from fastapi.routing import APIRoute
+
+import chainrule.web
+from class_process import PASSWORD, ClassServer
+from postgres_cluster import new_postgres_schema
+
+WEB = Path(chainrule.web.__file__).parent
+
+
+def lesson_app(folder: Path):
+    from chainrule.web.app import create_app
+
+    return create_app("a-token", folder)
+
+
+def class_app(folder: Path):
+    """The class app with its LTI and sign-in pages, put together as `chainrule serve` does; and its store."""
+    from chainrule.classes import CLASS_DATABASE
+    from chainrule.classes.accounts import Accounts
+    from chainrule.classes.sso import Sso
+    from chainrule.commands.lti import tool
+    from chainrule.progress import open_store
+    from chainrule.web.routes_class import create_class_app
+    from chainrule.web.routes_lti import add_lti
+    from chainrule.web.routes_sso import add_sso
+
+    store = open_store(folder, file_name=CLASS_DATABASE)
+    accounts = Accounts(store, hasher=PasswordHasher(time_cost=1, memory_cost=8 * 1024, parallelism=1))
+    app = create_class_app(store, accounts=accounts)
+    lti = tool(folder, store, accounts, "http://127.0.0.1")
+    add_lti(app, lti, None)
+    add_sso(app, Sso(store, accounts, "http://127.0.0.1", remote=lti.remote))
+    return app, store
+
+
+def without_one_role(app) -> list[str]:
+    """Every route of the app that does not declare exactly one role (the static files' mount is the one
+    thing that is not a route: the gates let anyone read the page's own scripts and styles)."""
+    from chainrule.web.roles import role_of, routes_of
+
+    wrong = []
+    for route in routes_of(app.routes):
+        if not isinstance(route, APIRoute):
+            if getattr(route, "path", None) != "/static":
+                wrong.append(f"{type(route).__name__} {getattr(route, 'path', route)}: not a route with a role")
+        elif len(role_of(route)) != 1:
+            wrong.append(f"{sorted(route.methods)} {route.path}: roles {role_of(route)}")
+    return wrong
+
+
+def roles_by_route(app) -> dict[str, str]:
+    from chainrule.web.roles import role_of, routes_of
+
+    return {f"{method} {route.path}": role_of(route)[0] for route in routes_of(app.routes)
+            if isinstance(route, APIRoute) for method in route.methods - {"HEAD"}}
+
+
+def test_every_route_of_both_apps_declares_one_role(tmp_path):
+    lesson = lesson_app(tmp_path / "lesson")
+    assert without_one_role(lesson) == []
+    assert set(roles_by_route(lesson).values()) == {"learner"}  # the token's holder: there is no one else
+    assert "GET /api/openapi.json" in roles_by_route(lesson)  # the schema too is a route with its role
+
+    app, store = class_app(tmp_path / "class")
+    try:
+        assert without_one_role(app) == []
+        roles = roles_by_route(app)
+        assert len(roles) >= 80
+        assert {route for route, role in roles.items() if role == "anyone"} == {
+            "GET /sign-in", "POST /sign-in", "GET /join/{invite}", "POST /join/{invite}", "GET /set-password/{token}",
+            "POST /set-password/{token}", "GET /lti/jwks.json", "GET /lti/login", "POST /lti/login",
+            "POST /lti/launch", "POST /sso/start/{provider_id}", "GET /sso/callback/{provider_id}", "POST /sso/choose"}
+        assert roles["GET /api/class/overview"] == roles["POST /lti/pick"] == roles["GET /teacher"] == "teacher"
+        assert roles["GET /api/class/me"] == roles["GET /api/path"] == roles["GET /"] == "learner"
+    finally:
+        store.close()
+
+
+def test_a_route_added_without_a_role_is_found(tmp_path):
+    from fastapi import APIRouter, Depends
+
+    from chainrule.web.roles import learner, teacher
+
+    app = lesson_app(tmp_path)
+    extra = APIRouter(prefix="/api/extra")
+    extra.add_api_route("/none", lambda: {})
+    extra.add_api_route("/two", lambda: {}, dependencies=[Depends(learner), Depends(teacher)])
+    app.include_router(extra)
+    assert [line.split(":")[0] for line in without_one_role(app)] == ["['GET'] /api/extra/none",
+                                                                       "['GET'] /api/extra/two"]
+
+
+def test_routes_reach_the_apps_services_one_way():
+    """`request.app.state.X` is read in web/app_state.py only (app_state(request)), and every role's check
+    is in web/roles.py only: no route module compares a role to refuse."""
+    readers = sorted(path.name for path in WEB.glob("*.py")
+                     if "request.app.state" in path.read_text(encoding="utf-8") and path.name != "app_state.py")
+    assert readers == []
+    by_hand = sorted(f"{path.name}: {line.strip()}" for path in WEB.glob("*.py") if path.name != "roles.py"
+                     for line in path.read_text(encoding="utf-8").splitlines() if ".role != TEACHER" in line)
+    assert by_hand == []
+
+
+def test_every_route_module_names_its_router_router():
+    names = {path.name: sorted(set(re.findall(r"^(\w+) = APIRouter\(", path.read_text(encoding="utf-8"), re.M)))
+             for path in WEB.glob("routes_*.py")}
+    assert len(names) >= 12 and {name: found for name, found in names.items() if found != ["router"]} == {}
+
+
+# ---------------------------------------------------------------- the refusals, of a real `chainrule serve`
+
+# A sample of the teacher's routes, one or more of every module that has them (the role runs before the body is
+# read, so an empty body is refused as a learner's, never as a body).
+TEACHER_ROUTES = [
+    ("GET", "/api/class/overview"), ("GET", "/api/class/learners/{ada}/timeline"),
+    ("POST", "/api/class/learners/{ada}/reset-link"), ("PUT", "/api/class/admission"),
+    ("GET", "/api/class/people"), ("PUT", "/api/class/state"), ("GET", "/api/class/learners/{ada}/export"),
+    ("GET", "/api/class/learners/{ada}/runs"), ("GET", "/api/class/answers"), ("GET", "/api/class/deadlines"),
+    ("PUT", "/api/class/deadlines/due"), ("GET", "/api/class/regrades"), ("POST", "/api/class/regrades/1/apply"),
+    ("GET", "/api/class/marks/in-force"), ("GET", "/api/class/audit"), ("GET", "/api/class/lms/scores"),
+    ("PUT", "/api/class/lms/path-column"), ("POST", "/api/class/sign-in-options"),
+]
+TEACHER_PAGES = ["/teacher", "/teacher/gradebook.csv", "/teacher/audit.csv"]
+LEARNER_ROUTES = [("GET", "/api/class/me"), ("GET", "/api/path"), ("GET", "/api/class/deadlines/mine"),
+                  ("GET", "/api/class/comments"), ("GET", "/api/jobs"), ("GET", "/api/class/sign-in-options")]
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def served(request, tmp_path_factory):
+    database = None
+    if request.param == "postgresql":
+        database = new_postgres_schema(request.getfixturevalue("postgres_cluster"))
+    server = ClassServer.start(tmp_path_factory.mktemp(f"roles-{request.param}"), database=database)
+    yield server
+    server.stop()
+
+
+def csrf(client: httpx.Client) -> dict[str, str]:
+    return {"x-csrf-token": client.cookies["chainrule_csrf"]}
+
+
+def teacher_of(server: ClassServer) -> httpx.Client:
+    client = server.client()
+    answer = server.post_form(client, server.teacher_link.removeprefix(server.base), {"password": PASSWORD})
+    assert answer.status_code == 303, answer.text
+    return client
+
+
+def ask(client: httpx.Client, method: str, path: str) -> httpx.Response:
+    return client.request(method, path, headers=csrf(client), **({"json": {}} if method != "GET" else {}))
+
+
+def test_a_learner_is_refused_every_teacher_route_with_one_status_and_one_sentence(served):
+    ada = served.join("Ada")
+    ada_id = ada.get("/api/class/me").json()["id"]
+    answers = {(method, path): ask(ada, method, path.format(ada=ada_id)) for method, path in TEACHER_ROUTES}
+    assert {answer.status_code for answer in answers.values()} == {403}, \
+        {key: (answer.status_code, answer.text[:120]) for key, answer in answers.items()}
+    bodies = {answer.text for answer in answers.values()}
+    assert len(bodies) == 1, bodies  # one rule: the same sentence from every module
+    from chainrule.web.roles import NOT_A_TEACHER
+
+    assert answers["GET", "/api/class/overview"].json() == {"detail": NOT_A_TEACHER, "field": None, "problems": []}
+    for path in TEACHER_PAGES:  # a page says it, as a page
+        page = ada.get(path)
+        assert page.status_code == 403 and page.headers["content-type"].startswith("text/html"), (path, page.text)
+        assert "This page is for teachers" in page.text and served.class_name in page.text
+    for method, path in LEARNER_ROUTES:  # the learner's own routes stay theirs
+        assert ask(ada, method, path).status_code == 200, path
+    assert ada.get("/api/class/people").status_code == 403 and ada.get("/api/class/me").json()["name"] == "Ada"
+
+
+def test_a_stranger_is_refused_every_signed_in_route_with_one_status_and_one_sentence(served):
+    stranger = served.client()
+    answers = [stranger.get(path.format(ada=1)) for method, path in TEACHER_ROUTES + LEARNER_ROUTES if method == "GET"]
+    assert {answer.status_code for answer in answers} == {401}
+    assert len({answer.text for answer in answers}) == 1
+    for path in ["/", "/lessons/backprop", "/account", *TEACHER_PAGES]:
+        page = stranger.get(path)
+        assert page.status_code == 303 and page.headers["location"] == f"/sign-in?next={path}", path
+    assert stranger.get("/sign-in").status_code == 200  # the routes of anyone stay open
+
+
+def test_a_teacher_of_another_class_finds_no_learner_of_this_one(served):
+    """No route names a class: a teacher's routes act on their own class, and another class's learner is "not
+    found" exactly as a learner that does not exist (nothing says the id is taken)."""
+    here = served.add_class("Here")
+    ada = here.join("Ada")
+    ada_id = ada.get("/api/class/me").json()["id"]
+    other = teacher_of(served.add_class("Elsewhere"))
+    own = teacher_of(here)
+    assert own.get(f"/api/class/learners/{ada_id}/timeline").status_code == 200
+    missing = 2**31 - 7
+    for method, path in [("GET", "/api/class/learners/{id}/timeline"), ("GET", "/api/class/learners/{id}/export"),
+                         ("GET", "/api/class/learners/{id}/runs"), ("POST", "/api/class/learners/{id}/approve"),
+                         ("POST", "/api/class/learners/{id}/reset-link")]:
+        taken, nobody = ask(other, method, path.format(id=ada_id)), ask(other, method, path.format(id=missing))
+        assert taken.status_code == nobody.status_code == 404, (path, taken.text)
+        assert taken.text.replace(str(ada_id), "N") == nobody.text.replace(str(missing), "N"), path
+    assert other.get("/api/class/overview").status_code == 200  # their own class's view: theirs
