@@ -416,7 +416,12 @@ def reverse_sweep(
     get = None if in_slots else grads.get
     plain = not differentiable and inspect is None  # the hot path: one test per node
     for node in reversed(order):
-        g = node.grad if in_slots else get(node, 0.0)
+        if in_slots:
+            g = node.grad
+        else:
+            g = get(node)
+            if g is None:  # reached only through constant ops (sign): no gradient at all, as PyTorch's
+                continue  # undefined one, so 0 x an infinite slope upstream cannot make a nan
         a = node._a
         b = node._b
         if not plain:
@@ -435,11 +440,15 @@ def reverse_sweep(
                 a.grad += da
             else:
                 grads[a] = get(a, 0.0) + da
+        elif not in_slots and a not in grads and not node._op.constant:
+            grads[a] = 0.0  # masked (relu left of 0): a zero gradient, as PyTorch's threshold_backward gives
         if db is not None:
             if in_slots:
                 b.grad += db
             else:
                 grads[b] = get(b, 0.0) + db
+        elif b is not None and not in_slots and b not in grads and not node._op.constant:
+            grads[b] = 0.0
 
 
 def _inspected_pullback(node: Value, g: Any, differentiable: bool, inspect: Callable | None) -> tuple:

@@ -21,13 +21,12 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 from chainrule.engine import Value, grad as _reverse
-from chainrule.forward import as_numbers, jvp, jvp_tree, own_copy, split_aux, tree_flatten, tree_unflatten
+from chainrule.forward import (
+    as_numbers, jvp, jvp_tree, own_copy, split_aux, tree_flatten, tree_unflatten, wants_graph,
+)
+from chainrule.modes import transform_level
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "hvp"]
-
-
-def _wants_graph(*trees: Any) -> bool:
-    return any(isinstance(x, Value) for tree in trees for x in tree_flatten(tree)[0])
 
 
 def _argnums(argnums: int | Sequence[int], count: int, who: str) -> tuple[tuple[int, ...], bool]:
@@ -40,7 +39,12 @@ def _argnums(argnums: int | Sequence[int], count: int, who: str) -> tuple[tuple[
         if not -count <= k < count:
             raise ValueError(f"{who}: argnums {k} is out of range for a function called with {count} "
                              f"argument{'s' if count != 1 else ''}")
-    return tuple(k % count for k in positions), single
+    positions = tuple(k % count for k in positions)
+    repeated = sorted({k for k in positions if positions.count(k) > 1})
+    if repeated:
+        raise ValueError(f"{who}: argnums names argument {repeated[0]} more than once ({argnums!r}); each "
+                         f"position may appear once, as in torch.func")
+    return positions, single
 
 
 def _own_inputs(args: tuple, positions: tuple[int, ...], who: str) -> tuple[list, list[list[Value]], list]:
@@ -73,9 +77,10 @@ def grad_and_value(func: Callable[..., Any], argnums: int | Sequence[int] = 0, h
 
     def wrapper(*args: Any) -> Any:
         positions, single = _argnums(argnums, len(args), "grad")
-        graph = _wants_graph(args)
+        graph = wants_graph(args)
         own_args, own, specs = _own_inputs(args, positions, "grad")
-        out, aux = split_aux(func(*own_args), has_aux, "grad")
+        with transform_level():
+            out, aux = split_aux(func(*own_args), has_aux, "grad")
         out = _scalar_output(out, "grad")
         flat = [x for leaves in own for x in leaves]
         found = _reverse(out, flat, create_graph=graph) if flat else ()
@@ -109,9 +114,10 @@ def vjp(func: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple
     """(output, vjp_fn) or (output, vjp_fn, aux), as `torch.func.vjp`: vjp_fn(cotangents), with
     cotangents in the output's structure, returns a tuple with, for each primal, the sum over outputs of
     cotangent x d output / d primal, in that primal's structure."""
-    graph = _wants_graph(primals)
+    graph = wants_graph(primals)
     own_args, own, specs = _own_inputs(primals, tuple(range(len(primals))), "vjp")
-    output, aux = split_aux(func(*own_args), has_aux, "vjp")
+    with transform_level():
+        output, aux = split_aux(func(*own_args), has_aux, "vjp")
     outputs, out_spec = tree_flatten(output)
     outputs = [_scalar_output(v, "vjp") for v in outputs]
     flat = [x for leaves in own for x in leaves]
@@ -121,7 +127,7 @@ def vjp(func: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple
         if len(cots) != len(outputs) or cot_spec != out_spec:
             raise ValueError(f"vjp_fn takes cotangents in the output's structure ({len(outputs)} "
                              f"scalar{'s' if len(outputs) != 1 else ''}), not {cotangents!r}")
-        with_graph = graph or _wants_graph(cots)
+        with_graph = graph or wants_graph(cots)  # called inside a transform, or with Values
         found = _reverse(outputs, flat, create_graph=with_graph, grad_outputs=cots) if flat else ()
         grads, start = [], 0
         for leaves, spec in zip(own, specs):
@@ -143,9 +149,10 @@ def jacrev(func: Callable[..., Any], argnums: int | Sequence[int] = 0, *, has_au
 
     def wrapper(*args: Any) -> Any:
         positions, single = _argnums(argnums, len(args), "jacrev")
-        graph = _wants_graph(args)
+        graph = wants_graph(args)
         own_args, own, specs = _own_inputs(args, positions, "jacrev")
-        output, aux = split_aux(func(*own_args), has_aux, "jacrev")
+        with transform_level():
+            output, aux = split_aux(func(*own_args), has_aux, "jacrev")
         outputs, out_spec = tree_flatten(output)
         outputs = [_scalar_output(v, "jacrev") for v in outputs]
         flat = [x for leaves in own for x in leaves]
@@ -172,7 +179,7 @@ def jacfwd(func: Callable[..., Any], argnums: int | Sequence[int] = 0, *, has_au
 
     def wrapper(*args: Any) -> Any:
         positions, single = _argnums(argnums, len(args), "jacfwd")
-        graph = _wants_graph(args)
+        graph = wants_graph(args)
         flats, specs = [], []
         for k in positions:
             leaves, spec = tree_flatten(args[k])
@@ -190,7 +197,7 @@ def jacfwd(func: Callable[..., Any], argnums: int | Sequence[int] = 0, *, has_au
         columns, out_spec, aux = [], None, None
         for j in range(len(flat)):
             direction = [1.0 if i == j else 0.0 for i in range(len(flat))]
-            found = jvp_tree(of_flat, flat, direction, has_aux=has_aux)
+            found = jvp_tree(of_flat, flat, direction, has_aux=has_aux, who="jacfwd")
             out, column = found[0], found[1]
             if has_aux:
                 aux = found[2]
