@@ -184,3 +184,51 @@ def test_every_op_called_by_name_is_a_method_written_in_the_value_class() -> Non
     assert sorted(named - written) == []
     assert "setattr(" not in source and "setattr(" not in (ROOT / "src" / "chainrule" / "ops.py").read_text()
     assert Value.__dict__["tanh"].__qualname__ == "Value.tanh"
+
+
+# --- a custom rule for a function (custom_vjp) ----------------------------------------------------------------
+
+
+def _clip_backward(g, x, out):
+    return (g.maximum(-1.0).minimum(1.0) if isinstance(g, Value) else max(-1.0, min(1.0, g)),)
+
+
+clipped = func.custom_vjp(lambda x: x, _clip_backward, name="clip_gradient")  # identity, gradient clipped to 1
+scaled = func.custom_vjp(lambda a, b: a * b, lambda g, a, b, out: (g * b, None), name="no_grad_to_b")
+
+
+@needs_torch
+def test_a_custom_rule_is_honoured_by_grad_vjp_jacrev_backward_and_compiled_replay() -> None:
+    class Clip(torch.autograd.Function):  # the same rule, written for PyTorch
+        @staticmethod
+        def forward(ctx, x):
+            return x.clone()
+
+        @staticmethod
+        def backward(ctx, g):
+            return g.clamp(-1.0, 1.0)
+
+    f = lambda x: clipped(x * 3.0) * 5.0  # noqa: E731
+    t = T(0.4)
+    (expected,) = torch.autograd.grad(Clip.apply(t * 3.0) * 5.0, [t])  # 5 clipped to 1, times 3
+    assert func.grad(f)(0.4) == func.jacrev(f)(0.4) == func.vjp(f, 0.4)[1](1.0)[0] == expected.item() == 3.0
+    x = Value(0.4)
+    f(x).backward()
+    assert x.grad == 3.0
+    p = Value(2.0)
+    values, grads = chainrule.compile(lambda x: clipped(x * p) * 5.0 + scaled(p, x), [p]).value_and_grad(
+        np.array([0.5, -1.0]))
+    assert values.tolist() == [0.5 * 2.0 * 5.0 + 2.0 * 0.5, -1.0 * 2.0 * 5.0 + 2.0 * -1.0]
+    assert grads[0] == (1.0 * 0.5 + 0.5) + (1.0 * -1.0 - 1.0)  # clipped 5 -> 1, times x; plus d(p x)/dp = x
+    # the second input's gradient is masked by the rule: nothing reaches b
+    assert func.grad(lambda b: scaled(2.0, b))(3.0) == 0.0
+
+
+def test_a_custom_rule_in_forward_mode_and_second_order_and_its_limits() -> None:
+    # Forward mode reads the rule with the tangent in place of g (right for a rule linear in g): 2 clipped to 1.
+    assert func.jvp(lambda x: clipped(x) * 5.0, (0.4,), (2.0,)) == (2.0, 5.0)
+    # f = scaled(x, x) x: by the rule f' = scaled(x, x) + x . x (b masked), and f'' = x (the rule again) + 2x
+    assert func.grad(lambda x: scaled(x, x) * x)(1.5) == 2 * 1.5 ** 2
+    assert func.hessian(lambda x: scaled(x, x) * x)(1.5) == 3 * 1.5
+    with pytest.raises(TypeError, match="custom_vjp: clip_gradient takes one or two scalars"):
+        clipped(1.0, 2.0, 3.0)

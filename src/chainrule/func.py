@@ -4,9 +4,10 @@
 Each takes a function of scalars (numbers or Values, or nested lists and tuples of them) and returns a new
 function, or its result, as torch.func does with 0-d tensors: a Jacobian has the output's structure, each
 output scalar holding the inputs' structure (a tuple over `argnums` when that is a tuple). Numbers in,
-numbers out. A Value among the inputs means the caller wants a graph: every result is then a Value in the
-caller's graph, built with `create_graph` (reverse mode) or with tangents on Values (forward mode), so the
-transforms compose in any order and to any depth (`jacfwd(jacrev(f))` is `hessian(f)`, `grad` of a `jvp`,
+numbers out. Each transform runs its function at a level of its own (`modes.transform_level`); one called
+while another runs, or given a Value, builds every result as a Value in the caller's graph, with
+`create_graph` (reverse mode) or with tangents on Values (forward mode), so the transforms compose in any
+order and to any depth, over closures too (an inner function that captures an outer one's variable) (`jacfwd(jacrev(f))` is `hessian(f)`, `grad` of a `jvp`,
 a `jvp` of a `jvp`). Each transform gives the inputs it differentiates nodes of their own
 (`ops.IDENTITY`), so an inner derivative is never taken with respect to an outer one's variable.
 
@@ -24,9 +25,10 @@ from chainrule.engine import Value, grad as _reverse
 from chainrule.forward import (
     as_numbers, jvp, jvp_tree, own_copy, split_aux, tree_flatten, tree_unflatten, wants_graph,
 )
-from chainrule.modes import transform_level
+from chainrule.modes import transform_level, transforms_running
+from chainrule.ops import Op
 
-__all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "hvp"]
+__all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "hvp", "custom_vjp"]
 
 
 def _argnums(argnums: int | Sequence[int], count: int, who: str) -> tuple[tuple[int, ...], bool]:
@@ -238,3 +240,61 @@ def hvp(func: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any
     with_value = grad_and_value(func, argnums=every)
     (gradient, value), (products, _) = jvp(lambda *xs: with_value(*xs), primals, tangents)
     return value, products
+
+
+def custom_vjp(forward: Callable[..., float], backward: Callable[..., tuple], name: str = "") -> Callable[..., Any]:
+    """A function of one or two scalars with its own gradient rule, as `jax.custom_vjp` (and a
+    `torch.autograd.Function`): ``forward(*xs)`` computes the value from floats, ``backward(g, *xs, out)``
+    returns one gradient per input for the gradient g arriving at the result (None: masked, nothing passes).
+
+    The result is one node of an op made for it, so every transform and `compile` honour the rule: grad,
+    vjp, jacrev, backward() and compiled replay call `backward` (replay element by element, with floats);
+    forward mode (jvp, jacfwd) reads it as every op's pullback is read, with the tangent in place of g, which
+    is the jvp for a rule linear in g (a true vjp) and that rule's own tangent otherwise. Second derivatives
+    (hessian, a grad of a grad) call `backward` with Values: write it with operators and Value methods, as
+    the op table's pullbacks are, or they raise the TypeError of the float function it used."""
+    label = name or getattr(forward, "__name__", "custom")
+    made: dict[int, Op] = {}
+
+    def op_for(arity: int) -> Op:
+        if arity not in (1, 2):
+            raise TypeError(f"custom_vjp: {label} takes one or two scalars (a node has at most two inputs), "
+                            f"not {arity}")
+        if arity not in made:
+            made[arity] = Op(
+                name=f"custom_vjp:{label}", symbol=label, arity=arity, forward=forward, pullback=backward,
+                formula="{out} = " + label + ("({a})" if arity == 1 else "({a}, {b})"),
+                local_text=("custom",) * arity, doc=f"{label}, with its own gradient rule (custom_vjp)",
+                array_forward=_elementwise(forward, arity, 1), array_pullback=_elementwise_pullback(backward, arity),
+            )
+        return made[arity]
+
+    def call(*args: Any) -> Any:
+        op = op_for(len(args))
+        if not any(isinstance(x, Value) for x in args) and not transforms_running():
+            return float(op.forward(*(float(x) for x in args)))
+        return Value.apply(op, *args)
+
+    call.__name__ = label
+    return call
+
+
+def _elementwise(function: Callable[..., Any], arity: int, outputs: int) -> Callable[..., Any]:
+    """The float rule on NumPy arrays, element by element: what compiled replay runs for a custom rule."""
+    def on_arrays(*arrays: Any) -> Any:
+        import numpy
+
+        found = numpy.frompyfunc(function, arity, outputs)(*arrays)
+        if outputs == 1:
+            return numpy.asarray(found, dtype=numpy.float64)
+        return tuple(numpy.asarray(part, dtype=numpy.float64) for part in found)
+    return on_arrays
+
+
+def _elementwise_pullback(backward: Callable[..., tuple], arity: int) -> Callable[..., tuple]:
+    def one(*numbers: float) -> Any:
+        passed = tuple(0.0 if p is None else p for p in backward(*numbers))  # masked: exactly 0
+        return passed[0] if arity == 1 else passed
+
+    rule = _elementwise(one, arity + 2, arity)
+    return lambda g, *inputs_and_out: (rule(g, *inputs_and_out),) if arity == 1 else rule(g, *inputs_and_out)
