@@ -21,14 +21,14 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-from chainrule.engine import Value, grad as _reverse
+from chainrule.engine import Value, enable_grad, grad as _reverse, no_grad
 from chainrule.forward import (
     as_numbers, jvp, jvp_tree, own_copy, split_aux, tree_flatten, tree_unflatten, wants_graph,
 )
 from chainrule.modes import transform_level, transforms_running
 from chainrule.ops import Op
 
-__all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "hvp", "custom_vjp"]
+__all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "hvp", "custom_vjp", "checkpoint"]
 
 
 def _argnums(argnums: int | Sequence[int], count: int, who: str) -> tuple[tuple[int, ...], bool]:
@@ -277,6 +277,30 @@ def custom_vjp(forward: Callable[..., float], backward: Callable[..., tuple], na
 
     call.__name__ = label
     return call
+
+
+def checkpoint(segment: Callable[..., Any], name: str = "") -> Callable[..., Any]:
+    """`segment` (a function of one or two scalars) kept as one node: its inner graph is not stored but
+    made again, one segment at a time, when a gradient arrives (gradient checkpointing, as
+    `torch.utils.checkpoint`). A chain of N ops cut into segments of k keeps about N / k nodes plus one
+    segment's k during the backward pass, for one more forward sweep. Every transform honours it, as a
+    `custom_vjp` rule; second derivatives differentiate the segment made again."""
+    label = name or getattr(segment, "__name__", "checkpoint")
+
+    def forward(*xs: float) -> float:
+        with no_grad():
+            return float(segment(*(Value(x) for x in xs)))
+
+    def backward(g: Any, *inputs_and_out: Any) -> tuple:
+        xs = inputs_and_out[:-1]
+        graph = any(isinstance(x, Value) for x in (g, *xs))
+        leaves = [own_copy(x, f"an input of {label}") for x in xs]
+        with enable_grad():
+            out = _scalar_output(segment(*leaves), label)
+            found = _reverse(out, leaves, create_graph=graph)
+        return tuple(g * d if graph else g * d.data for d in found)
+
+    return custom_vjp(forward, backward, name=label)
 
 
 def _elementwise(function: Callable[..., Any], arity: int, outputs: int) -> Callable[..., Any]:
