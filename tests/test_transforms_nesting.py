@@ -152,6 +152,7 @@ def test_closure_cases_equal_torch_func(chunk: int) -> None:
     assert not failures, f"{len(failures)} of {len(CASES[chunk::4])} differ:\n" + "\n".join(failures[:20])
 
 
+@needs_torch
 def test_the_generated_set_covers_every_ordered_pair_and_triples() -> None:
     pairs = {forms for _, forms, _, _ in CASES if len(forms) == 2}
     assert pairs == set(itertools.product(FORMS, repeat=2))
