@@ -181,7 +181,7 @@ class AnomalyError(FloatingPointError):
 
 # Frames in these files are the engine's own; a node's creation site is the first frame outside them.
 _ENGINE_FILES = {os.path.abspath(__file__), os.path.abspath(ops.__file__),
-                 os.path.join(os.path.dirname(os.path.abspath(__file__)), "engine.py")}
+                 *(os.path.join(os.path.dirname(os.path.abspath(__file__)), name) for name in ("engine.py", "kernels.py"))}
 
 
 def _creation_site() -> str:
