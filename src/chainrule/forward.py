@@ -13,8 +13,9 @@ A node that depends on no seeded input has no tangent at all (a structural zero)
 not multiplied by 0, so an inf or nan value upstream of it cannot turn the tangent into nan, as
 `torch.func.jvp` treats tensors it was given no tangent for (constants, in particular).
 
-Tangents are floats when every primal and tangent given is a number, as before. When any of them is a Value
-(a caller that wants a graph: an outer `grad`, `jvp` or `vjp`, or compile's placeholders), each primal
+Tangents are floats when every primal and tangent given is a number and no other transform is running (the
+outermost one). When any of them is a Value, or an outer transform is running (`modes.transforms_running`: an
+outer `grad`, `jvp` or `vjp` whose function called this one, over a closure too; or compile's placeholders), each primal
 Value gets a node of its own (`ops.IDENTITY`, so that this sweep's derivative is not confused with an
 outer one's), the tangents are computed from the op table's pullbacks on the Values themselves, and the
 outputs and tangents come back as Values that are part of the caller's graph: differentiable again, by
