@@ -59,7 +59,7 @@ def test_an_op_registered_here_is_seen_by_every_face(softsign, capsys) -> None:
     for x in POINTS:
         # eager: value and gradient
         v = Value(x)
-        out = v.softsign()
+        out = ops.apply(softsign, v)
         out.backward()
         tx = t(x)
         (torch_grad,) = torch.autograd.grad(torch_softsign(tx), tx, create_graph=True)
@@ -68,24 +68,25 @@ def test_an_op_registered_here_is_seen_by_every_face(softsign, capsys) -> None:
         assert v.grad == pytest.approx(torch_grad.item(), rel=1e-14)
         # second order, through the pullback written with ops.apply
         w = Value(x)
-        (dw,) = chainrule.grad(w.softsign(), [w], create_graph=True)
+        (dw,) = chainrule.grad(ops.apply(softsign, w), [w], create_graph=True)
         (d2w,) = chainrule.grad(dw, [w])
         assert d2w.data == pytest.approx(torch_second.item(), rel=1e-13)
         # forward mode
-        assert chainrule.jvp(lambda a: a.softsign(), [x], [2.0])[1] == pytest.approx(2 * torch_grad.item(), rel=1e-14)
+        tangent = chainrule.jvp(lambda a: ops.apply(softsign, a), [x], [2.0])[1]
+        assert tangent == pytest.approx(2 * torch_grad.item(), rel=1e-14)
 
     # the trace's captions, from the op's templates
-    trace = chainrule.trace(Value(0.5, label="x").softsign())
+    trace = chainrule.trace(ops.apply(softsign, Value(0.5, label="x")))
     assert "out = softsign(x) = softsign(0.5)" in trace["forward"][-1]["caption"]
     assert "x receives (1 / (1 + |x|)^2)" in trace["backward"][1]["caption"]
 
     # compiled replay: the array form forward, the pullback on arrays backward
     p = Value(1.5)
-    compiled = chainrule.compile(lambda x: (x * p).softsign(), [p])
+    compiled = chainrule.compile(lambda x: ops.apply(softsign, x * p), [p])
     values, grads = compiled.value_and_grad(np.array(POINTS))
     p.grad = 0.0
     for x in POINTS:
-        (Value(x) * p).softsign().backward()
+        ops.apply(softsign, Value(x) * p).backward()
     np.testing.assert_allclose(values, [_softsign(1.5 * x) for x in POINTS], rtol=1e-14)
     assert grads[0] == pytest.approx(p.grad, rel=1e-13)
 
@@ -105,7 +106,6 @@ def test_an_op_registered_here_is_seen_by_every_face(softsign, capsys) -> None:
 def test_after_unregister_no_face_knows_it_any_more(softsign) -> None:
     ops.unregister(softsign)
     try:
-        assert not hasattr(Value(1.0), "softsign")
         with pytest.raises(ExpressionError, match="unknown function 'softsign'"):
             parse("softsign(x)")
         with pytest.raises(LessonDataError, match="unknown op 'softsign'"):

@@ -270,13 +270,6 @@ class Value:
         `lax.stop_gradient`). A node, not a new leaf, so compiled code keeps it per example."""
         return Value(STOP_GRADIENT.forward(self.data), self, None, STOP_GRADIENT)
 
-    def __getattr__(self, name: str) -> Any:
-        # Only for an op added with `ops.register` while running (the table's own ops are methods above).
-        op = None if name.startswith("_") else ops.functions().get(name)
-        if op is None:
-            raise AttributeError(f"'Value' object has no attribute {name!r}")
-        return lambda *others: Value.apply(op, self, *others)
-
     @staticmethod
     def apply(op: Op, *inputs: "Value | float") -> "Value":
         """A node of any op of the table on these inputs (numbers become constant leaves): what the
@@ -365,8 +358,9 @@ _BUILT_IN = {op.function for op in ops.OPS.values()}  # the ops whose methods ar
 
 
 def _check_function_name(op: Op, added: bool) -> None:
-    """An op registered at run time is a Value method through `Value.__getattr__`; its name must not hide
-    or be hidden by an attribute of the class."""
+    """An op registered at run time is made with `Value.apply(op, x)` (or `ops.apply`); its function name
+    (the expression language's) must still not be one of Value's attributes, so that `x.name()` never
+    means something else than `name(x)`."""
     name = op.function
     if not added or name is None or name in _BUILT_IN or op.arity not in (1, 2):
         return

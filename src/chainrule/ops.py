@@ -4,7 +4,8 @@ Everything else reads this table: `Value` computes forward values with `Op.forwa
 (`engine.reverse_sweep`) hands each input what `Op.pullback` gives for the upstream gradient, forward mode
 (`forward.py`) reads the same pullback with an input's tangent in place of the gradient, and the step
 captions and docs show `Op.formula`, `Op.local` and `Op.local_text`. Change a rule here and it changes
-everywhere; a new op is one `Op(...)` entry below (and a `Value` method that makes it).
+everywhere; a new op is one `Op(...)` entry below (and, called by name, its one-line `Value` method in
+engine.py, which tests/test_ops_selects.py asks for).
 
 Conventions, with a and b the inputs and out the result:
 
@@ -484,15 +485,16 @@ _op_watchers: list[Callable[[Op, bool], None]] = []
 
 def watch_ops(watcher: Callable[[Op, bool], None]) -> None:
     """Call watcher(op, added) for every op in OPS now and whenever one is registered or removed (the
-    engine makes and removes `Value`'s methods this way)."""
+    engine checks a registered op's function name this way)."""
     _op_watchers.append(watcher)
     for op in OPS.values():
         watcher(op, True)
 
 
 def register(op: Op) -> Op:
-    """Add an op to the table at run time: from then on it is a Value method, an expression function,
-    a lesson graph node and replayable, like the built-in ones. Returns the op."""
+    """Add an op to the table at run time: from then on it is an expression function, a lesson graph node
+    and replayable, like the built-in ones, and `apply(op, x)` makes its node (the table's own ops also have
+    a `Value` method each, written in the class). Returns the op."""
     if not isinstance(op, Op):
         raise TypeError(f"register() takes an Op, not {type(op).__name__}")
     if op.name in OPS:
