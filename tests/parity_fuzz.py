@@ -21,8 +21,11 @@ SPECIAL = [0.0, -0.0, 5e-324, -5e-324, 1e-310, 2.2250738585072014e-308, 1e-200, 
 POWERS = [0.0, 1.0, 2.0, 3.0, 0.5, -1.0, -2.0, -0.5, 1.5, -3.0, 2.5]
 CONSTANTS = [2.0, -0.5, 0.0, -0.0, 1e-310, 1e308, math.inf]
 # Every one-input op of the table called by name (chainrule.ops.functions), so that a new op is fuzzed
-# against its PyTorch function (Op.torch) without a list to update here.
-FUNCTIONS = {name: op for name, op in functions(1).items()}
+# against its PyTorch function (Op.torch) without a list to update here; but the five of issue 45, which
+# tests/test_ops_selects.py compares with PyTorch at the edges to second order: fuzzing them here needs their
+# kernel twins below (PyTorch's log1p and erf round subnormals otherwise) and the docs' tables measured again.
+NOT_YET_FUZZED = {"sqrt", "log1p", "softplus", "erf", "atan"}
+FUNCTIONS = {name: op for name, op in functions(1).items() if name not in NOT_YET_FUZZED}
 UNARY = ["neg", *FUNCTIONS, "powk"]
 BINARY = ["add", "sub", "mul", "div", "pow"]
 WITH_CONSTANT = ["add_c", "c_sub", "mul_c", "div_c", "c_div", "c_pow"]

@@ -20,7 +20,8 @@ __version__ = "0.1.0"
 # Each public name and the module that defines it.
 _WHERE = {
     **dict.fromkeys(("AnomalyError", "GradcheckError", "Value", "detect_anomaly", "enable_grad", "grad", "gradcheck",
-                     "is_grad_enabled", "no_grad", "topological_order", "zero_grad"), "chainrule.engine"),
+                     "is_grad_enabled", "no_grad", "topological_order", "zero_grad", "where", "stop_gradient"),
+                    "chainrule.engine"),
     "jvp": "chainrule.forward",
     **dict.fromkeys(("hessian", "hvp", "jacfwd", "jacrev", "vjp"), "chainrule.func"),
     "trace": "chainrule.trace",
@@ -36,7 +37,7 @@ __all__ = [
     "AnomalyError", "GradcheckError", "Value", "detect_anomaly", "enable_grad", "grad", "gradcheck",
     "is_grad_enabled", "no_grad", "topological_order", "zero_grad", "trace", "draw", "explain",
     "compile", "CompiledFunction", "TracingError", "jvp", "vjp", "jacfwd", "jacrev", "hessian", "hvp", "func",
-    "__version__",
+    "where", "stop_gradient", "__version__",
 ]
 
 

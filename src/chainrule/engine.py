@@ -25,10 +25,14 @@ from chainrule import modes
 from chainrule.modes import (
     AnomalyError, detect_anomaly, enable_grad, is_grad_enabled, no_grad, tracing,
 )
-from chainrule.ops import ABS, ADD, DIV, MUL, NEG, POW, SUB, Op, power_op, watch_ops
+from chainrule import ops
+from chainrule.ops import (
+    ABS, ADD, ATAN, COS, DIV, ERF, EXP, GREATER, IS_ZERO, LOG, LOG1P, LOGADDEXP, MASK, MAXIMUM, MINIMUM, MUL, NEG,
+    POW, RELU, SIGMOID, SIN, SOFTPLUS, SQRT, STOP_GRADIENT, SUB, TANH, Op, clamp_op, power_op, watch_ops,
+)
 
 __all__ = [
-    "Value", "grad", "no_grad", "enable_grad", "is_grad_enabled", "zero_grad", "gradcheck",
+    "Value", "grad", "where", "stop_gradient", "no_grad", "enable_grad", "is_grad_enabled", "zero_grad", "gradcheck",
     "detect_anomaly", "AnomalyError", "GradcheckError", "topological_order", "reverse_sweep",
     "tracing",
 ]
@@ -203,8 +207,68 @@ class Value:
         base = _operand(base)
         return NotImplemented if base is None else base ** self
 
-    # Methods for the ops called by name (x.tanh(), x.sin(), x.logaddexp(y), ...) are made from the op table
-    # below the class (`_install_method`), one per op, so a new op needs no method written here.
+    # --- the ops called by name: one method each, into the op table (ops.py) ---------------------------
+
+    def exp(self) -> "Value":
+        return Value(EXP.forward(self.data), self, None, EXP)
+
+    def log(self) -> "Value":
+        return Value(LOG.forward(self.data), self, None, LOG)
+
+    def tanh(self) -> "Value":
+        return Value(TANH.forward(self.data), self, None, TANH)
+
+    def sigmoid(self) -> "Value":
+        return Value(SIGMOID.forward(self.data), self, None, SIGMOID)
+
+    def relu(self) -> "Value":
+        return Value(RELU.forward(self.data), self, None, RELU)
+
+    def abs(self) -> "Value":
+        return Value(ABS.forward(self.data), self, None, ABS)
+
+    def sin(self) -> "Value":
+        return Value(SIN.forward(self.data), self, None, SIN)
+
+    def cos(self) -> "Value":
+        return Value(COS.forward(self.data), self, None, COS)
+
+    def sqrt(self) -> "Value":
+        return Value(SQRT.forward(self.data), self, None, SQRT)
+
+    def log1p(self) -> "Value":
+        return Value(LOG1P.forward(self.data), self, None, LOG1P)
+
+    def softplus(self) -> "Value":
+        return Value(SOFTPLUS.forward(self.data), self, None, SOFTPLUS)
+
+    def erf(self) -> "Value":
+        return Value(ERF.forward(self.data), self, None, ERF)
+
+    def atan(self) -> "Value":
+        return Value(ATAN.forward(self.data), self, None, ATAN)
+
+    def logaddexp(self, other: "Value | float") -> "Value":
+        return _binary(LOGADDEXP, self, other)
+
+    def maximum(self, other: "Value | float") -> "Value":
+        return _binary(MAXIMUM, self, other)
+
+    def minimum(self, other: "Value | float") -> "Value":
+        return _binary(MINIMUM, self, other)
+
+    def greater(self, other: "Value | float") -> "Value":
+        return _binary(GREATER, self, other)
+
+    def clamp(self, low: float | None = None, high: float | None = None) -> "Value":
+        """self held within [low, high] (either bound may be None), as `torch.clamp`: the gradient passes
+        where low <= self <= high and is 0 outside."""
+        return _unary(clamp_op(low, high), self)
+
+    def detach(self) -> "Value":
+        """self's value, passing no gradient back (`stop_gradient`, as `torch.Tensor.detach` and JAX's
+        `lax.stop_gradient`). A node, not a new leaf, so compiled code keeps it per example."""
+        return Value(STOP_GRADIENT.forward(self.data), self, None, STOP_GRADIENT)
 
     @staticmethod
     def apply(op: Op, *inputs: "Value | float") -> "Value":
@@ -277,48 +341,31 @@ class Value:
 
 
 
-def _unary_method(op: Op) -> Callable[[Value], Value]:
-    forward = op.forward
-
-    def method(self: Value) -> Value:
-        return Value(forward(self.data), self, None, op)
-
-    return method
+def _unary(op: Op, a: Value) -> Value:
+    return Value(op.forward(a.data), a, None, op)
 
 
-def _binary_method(op: Op) -> Callable[[Value, Any], Value]:
-    forward = op.forward
-
-    def method(self: Value, other: "Value | float") -> Value:
-        if other.__class__ is not Value:
-            other = _operand(other)
-            if other is None:
-                raise TypeError(f"{op.function} takes a Value or a real number")
-        return Value(forward(self.data, other.data), self, other, op)
-
-    return method
+def _binary(op: Op, a: Value, other: Any) -> Value:
+    if other.__class__ is not Value:
+        b = _operand(other)
+        if b is None:
+            raise TypeError(f"{op.function} takes a Value or a real number, not {type(other).__name__}")
+        other = b
+    return Value(op.forward(a.data, other.data), a, other, op)
 
 
-_made_methods: dict[str, Op] = {}  # the methods made from the op table, by name
+_BUILT_IN = {op.function for op in ops.OPS.values()}  # the ops whose methods are written in the class
 
 
-def _install_method(op: Op, added: bool) -> None:
-    """Make (or, for an op taken out of the table, remove) the Value method of an op called by name."""
+def _check_function_name(op: Op, added: bool) -> None:
+    """An op registered at run time is made with `Value.apply(op, x)` (or `ops.apply`); its function name
+    (the expression language's) must still not be one of Value's attributes, so that `x.name()` never
+    means something else than `name(x)`."""
     name = op.function
-    if name is None or op.arity not in (1, 2):
+    if not added or name is None or name in _BUILT_IN or op.arity not in (1, 2):
         return
-    if not added:
-        if _made_methods.get(name) is op:
-            del _made_methods[name]
-            delattr(Value, name)
-        return
-    if (name in Value.__dict__ and name not in _made_methods) or name.startswith("_"):
+    if name in Value.__dict__ or name.startswith("_"):
         raise ValueError(f"{name!r} cannot be an op's function name: Value already has an attribute of that name")
-    method = _unary_method(op) if op.arity == 1 else _binary_method(op)
-    method.__name__ = method.__qualname__ = name
-    method.__doc__ = op.doc
-    setattr(Value, name, method)
-    _made_methods[name] = op
 
 
 def _operand(x: Any) -> Value | None:
@@ -332,7 +379,33 @@ def _operand(x: Any) -> Value | None:
     return None if number is None else Value(number)
 
 
-watch_ops(_install_method)
+watch_ops(_check_function_name)
+
+
+def where(condition: "Value | bool", a: "Value | float", b: "Value | float") -> Value:
+    """a where condition holds, else b, as `torch.where`: `condition` is a bool or a Value, true where it is
+    not 0 (`x.greater(y)` makes one). The gradient goes to the chosen input only (the other gets exactly 0,
+    even from an inf), and the choice is a node, so compiled code makes it per example. One difference:
+    a chosen -0.0 comes out as 0.0 (the choice is a sum of the chosen input and an exact 0)."""
+    c = condition if isinstance(condition, Value) else Value(1.0 if _truth(condition) else 0.0)
+    a_value, b_value = _operand(a), _operand(b)
+    if a_value is None or b_value is None:
+        raise TypeError(f"where() chooses between Values or real numbers, not {type(a if a_value is None else b).__name__}")
+    return Value.apply(MASK, a_value, Value.apply(IS_ZERO, c)) + Value.apply(MASK, b_value, c)
+
+
+def _truth(condition: Any) -> bool:
+    if isinstance(condition, bool):
+        return condition
+    raise TypeError(f"where() takes a condition that is a bool or a Value (x.greater(y)), not {type(condition).__name__}")
+
+
+def stop_gradient(x: "Value | float") -> Value:
+    """x's value, passing no gradient back: `x.detach()`, by JAX's name."""
+    value = _operand(x)
+    if value is None:
+        raise TypeError(f"stop_gradient() takes a Value or a real number, not {type(x).__name__}")
+    return value.detach()
 
 
 # --- graph walks -------------------------------------------------------------------------------------
@@ -416,7 +489,12 @@ def reverse_sweep(
     get = None if in_slots else grads.get
     plain = not differentiable and inspect is None  # the hot path: one test per node
     for node in reversed(order):
-        g = node.grad if in_slots else get(node, 0.0)
+        if in_slots:
+            g = node.grad
+        else:
+            g = get(node)
+            if g is None:  # reached only through constant ops (sign): no gradient at all, as PyTorch's
+                continue  # undefined one, so 0 x an infinite slope upstream cannot make a nan
         a = node._a
         b = node._b
         if not plain:
@@ -435,11 +513,15 @@ def reverse_sweep(
                 a.grad += da
             else:
                 grads[a] = get(a, 0.0) + da
+        elif not in_slots and a not in grads and not node._op.constant:
+            grads[a] = 0.0  # masked (relu left of 0): a zero gradient, as PyTorch's threshold_backward gives
         if db is not None:
             if in_slots:
                 b.grad += db
             else:
                 grads[b] = get(b, 0.0) + db
+        elif b is not None and not in_slots and b not in grads and not node._op.constant:
+            grads[b] = 0.0
 
 
 def _inspected_pullback(node: Value, g: Any, differentiable: bool, inspect: Callable | None) -> tuple:

@@ -13,8 +13,9 @@ A node that depends on no seeded input has no tangent at all (a structural zero)
 not multiplied by 0, so an inf or nan value upstream of it cannot turn the tangent into nan, as
 `torch.func.jvp` treats tensors it was given no tangent for (constants, in particular).
 
-Tangents are floats when every primal and tangent given is a number, as before. When any of them is a Value
-(a caller that wants a graph: an outer `grad`, `jvp` or `vjp`, or compile's placeholders), each primal
+Tangents are floats when every primal and tangent given is a number and no other transform is running (the
+outermost one). When any of them is a Value, or an outer transform is running (`modes.transforms_running`: an
+outer `grad`, `jvp` or `vjp` whose function called this one, over a closure too; or compile's placeholders), each primal
 Value gets a node of its own (`ops.IDENTITY`, so that this sweep's derivative is not confused with an
 outer one's), the tangents are computed from the op table's pullbacks on the Values themselves, and the
 outputs and tangents come back as Values that are part of the caller's graph: differentiable again, by
@@ -28,7 +29,7 @@ import numbers
 from typing import Any, Callable, Mapping, Sequence
 
 from chainrule.engine import Value, topological_order
-from chainrule.modes import observe_nodes
+from chainrule.modes import observe_nodes, transform_level, transforms_running
 from chainrule.ops import IDENTITY
 
 __all__ = ["jvp", "jvp_tree", "tangents", "tree_flatten", "tree_unflatten", "tree_map"]
@@ -73,7 +74,7 @@ def tangents(output: Value, seeds: Mapping[Value, float]) -> dict[Value, float]:
     for leaf, t in seeds.items():
         if not isinstance(leaf, Value) or leaf not in in_graph or not leaf.is_leaf():
             raise ValueError(f"seeds are tangents of leaves of the output's graph; {leaf!r} is not one")
-        known[leaf] = _as_float(t, "a seed")
+        known[leaf] = _as_float(t, "a seed of tangents()")
     for node in order:
         if node._op is not None:
             t = _tangent(node, known)
@@ -127,10 +128,16 @@ def as_numbers(tree: Any) -> Any:
 
 def own_copy(x: Any, what: str) -> Value:
     """A transform's own node for an input: a new node on a Value (connected to the caller's graph), a
-    new leaf for a number."""
+    new leaf for a number. `what` names it in an error ("an input of grad")."""
     if isinstance(x, Value):
         return Value.apply(IDENTITY, x)
     return Value(_as_float(x, what))
+
+
+def wants_graph(*trees: Any) -> bool:
+    """Whether a transform builds its results as Values in the caller's graph: when an outer transform
+    is running (its function called this one, perhaps over a closure) or a Value is among the inputs."""
+    return transforms_running() > 0 or any(isinstance(x, Value) for tree in trees for x in tree_flatten(tree)[0])
 
 
 def split_aux(result: Any, has_aux: bool, who: str) -> tuple[Any, Any]:
@@ -157,6 +164,7 @@ def jvp(
 def jvp_tree(
     fn: Callable[..., Any], inputs: Sequence[float | Value] | float | Value,
     tangents: Sequence[float | Value] | float | Value, *, has_aux: bool = False, lists_as_tuples: bool = False,
+    who: str = "jvp",
 ) -> tuple:
     """fn's value(s) at `inputs` and its directional derivative(s) along `tangents`, in one sweep.
 
@@ -171,14 +179,14 @@ def jvp_tree(
     points = [inputs] if single_input else list(inputs)
     directions = [tangents] if isinstance(tangents, (numbers.Real, Value)) else list(tangents)
     if len(points) != len(directions):
-        raise ValueError(f"jvp() needs one tangent per input: {len(points)} inputs, {len(directions)} tangents")
-    graph = any(isinstance(x, Value) for x in points + directions)
+        raise ValueError(f"{who}() needs one tangent per input: {len(points)} inputs, {len(directions)} tangents")
+    graph = wants_graph(points, directions)
     if graph:
-        leaves = [own_copy(x, "an input of jvp") for x in points]
-        seeds = [t if isinstance(t, Value) else Value(_as_float(t, "a tangent")) for t in directions]
+        leaves = [own_copy(x, f"an input of {who}") for x in points]
+        seeds = [t if isinstance(t, Value) else Value(_as_float(t, f"a tangent of {who}")) for t in directions]
     else:
-        leaves = [Value(x.data if isinstance(x, Value) else _as_float(x, "an input")) for x in points]
-        seeds = [_as_float(t, "a tangent") for t in directions]
+        leaves = [Value(_as_float(x, f"an input of {who}")) for x in points]
+        seeds = [_as_float(t, f"a tangent of {who}") for t in directions]
     known: dict[Value, Any] = {}
     for leaf, t in zip(leaves, seeds):
         known[leaf] = known[leaf] + t if leaf in known else t
@@ -188,12 +196,12 @@ def jvp_tree(
         if t is not None:
             known[node] = t
 
-    with observe_nodes(carry):
+    with observe_nodes(carry), transform_level():
         result = fn(*leaves)
     output, aux = split_aux(result, has_aux, "jvp")
     outputs, spec = tree_flatten(output)
     if not all(isinstance(v, Value) for v in outputs):
-        raise TypeError(f"jvp() needs fn to return a Value or a sequence of Values, not {type(output).__name__}")
+        raise TypeError(f"{who}() needs fn to return a Value or a sequence of Values, not {type(output).__name__}")
     if lists_as_tuples:
         spec = _tuples(spec)
     if graph:
@@ -222,5 +230,5 @@ def _as_value(x: Any) -> Value:
 
 def _as_float(x: Any, what: str) -> float:
     if isinstance(x, bool) or not isinstance(x, numbers.Real):
-        raise TypeError(f"{what} of jvp must be a real number, not {type(x).__name__}")
+        raise TypeError(f"{what} must be a real number, not {type(x).__name__}")
     return float(x)

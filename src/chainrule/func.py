@@ -4,9 +4,10 @@
 Each takes a function of scalars (numbers or Values, or nested lists and tuples of them) and returns a new
 function, or its result, as torch.func does with 0-d tensors: a Jacobian has the output's structure, each
 output scalar holding the inputs' structure (a tuple over `argnums` when that is a tuple). Numbers in,
-numbers out. A Value among the inputs means the caller wants a graph: every result is then a Value in the
-caller's graph, built with `create_graph` (reverse mode) or with tangents on Values (forward mode), so the
-transforms compose in any order and to any depth (`jacfwd(jacrev(f))` is `hessian(f)`, `grad` of a `jvp`,
+numbers out. Each transform runs its function at a level of its own (`modes.transform_level`); one called
+while another runs, or given a Value, builds every result as a Value in the caller's graph, with
+`create_graph` (reverse mode) or with tangents on Values (forward mode), so the transforms compose in any
+order and to any depth, over closures too (an inner function that captures an outer one's variable) (`jacfwd(jacrev(f))` is `hessian(f)`, `grad` of a `jvp`,
 a `jvp` of a `jvp`). Each transform gives the inputs it differentiates nodes of their own
 (`ops.IDENTITY`), so an inner derivative is never taken with respect to an outer one's variable.
 
@@ -20,14 +21,14 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-from chainrule.engine import Value, grad as _reverse
-from chainrule.forward import as_numbers, jvp, jvp_tree, own_copy, split_aux, tree_flatten, tree_unflatten
+from chainrule.engine import Value, enable_grad, grad as _reverse, no_grad
+from chainrule.forward import (
+    as_numbers, jvp, jvp_tree, own_copy, split_aux, tree_flatten, tree_unflatten, wants_graph,
+)
+from chainrule.modes import transform_level, transforms_running
+from chainrule.ops import Op
 
-__all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "hvp"]
-
-
-def _wants_graph(*trees: Any) -> bool:
-    return any(isinstance(x, Value) for tree in trees for x in tree_flatten(tree)[0])
+__all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "hvp", "custom_vjp", "checkpoint"]
 
 
 def _argnums(argnums: int | Sequence[int], count: int, who: str) -> tuple[tuple[int, ...], bool]:
@@ -40,7 +41,12 @@ def _argnums(argnums: int | Sequence[int], count: int, who: str) -> tuple[tuple[
         if not -count <= k < count:
             raise ValueError(f"{who}: argnums {k} is out of range for a function called with {count} "
                              f"argument{'s' if count != 1 else ''}")
-    return tuple(k % count for k in positions), single
+    positions = tuple(k % count for k in positions)
+    repeated = sorted({k for k in positions if positions.count(k) > 1})
+    if repeated:
+        raise ValueError(f"{who}: argnums names argument {repeated[0]} more than once ({argnums!r}); each "
+                         f"position may appear once, as in torch.func")
+    return positions, single
 
 
 def _own_inputs(args: tuple, positions: tuple[int, ...], who: str) -> tuple[list, list[list[Value]], list]:
@@ -73,9 +79,10 @@ def grad_and_value(func: Callable[..., Any], argnums: int | Sequence[int] = 0, h
 
     def wrapper(*args: Any) -> Any:
         positions, single = _argnums(argnums, len(args), "grad")
-        graph = _wants_graph(args)
+        graph = wants_graph(args)
         own_args, own, specs = _own_inputs(args, positions, "grad")
-        out, aux = split_aux(func(*own_args), has_aux, "grad")
+        with transform_level():
+            out, aux = split_aux(func(*own_args), has_aux, "grad")
         out = _scalar_output(out, "grad")
         flat = [x for leaves in own for x in leaves]
         found = _reverse(out, flat, create_graph=graph) if flat else ()
@@ -109,9 +116,10 @@ def vjp(func: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple
     """(output, vjp_fn) or (output, vjp_fn, aux), as `torch.func.vjp`: vjp_fn(cotangents), with
     cotangents in the output's structure, returns a tuple with, for each primal, the sum over outputs of
     cotangent x d output / d primal, in that primal's structure."""
-    graph = _wants_graph(primals)
+    graph = wants_graph(primals)
     own_args, own, specs = _own_inputs(primals, tuple(range(len(primals))), "vjp")
-    output, aux = split_aux(func(*own_args), has_aux, "vjp")
+    with transform_level():
+        output, aux = split_aux(func(*own_args), has_aux, "vjp")
     outputs, out_spec = tree_flatten(output)
     outputs = [_scalar_output(v, "vjp") for v in outputs]
     flat = [x for leaves in own for x in leaves]
@@ -121,7 +129,7 @@ def vjp(func: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple
         if len(cots) != len(outputs) or cot_spec != out_spec:
             raise ValueError(f"vjp_fn takes cotangents in the output's structure ({len(outputs)} "
                              f"scalar{'s' if len(outputs) != 1 else ''}), not {cotangents!r}")
-        with_graph = graph or _wants_graph(cots)
+        with_graph = graph or wants_graph(cots)  # called inside a transform, or with Values
         found = _reverse(outputs, flat, create_graph=with_graph, grad_outputs=cots) if flat else ()
         grads, start = [], 0
         for leaves, spec in zip(own, specs):
@@ -143,9 +151,10 @@ def jacrev(func: Callable[..., Any], argnums: int | Sequence[int] = 0, *, has_au
 
     def wrapper(*args: Any) -> Any:
         positions, single = _argnums(argnums, len(args), "jacrev")
-        graph = _wants_graph(args)
+        graph = wants_graph(args)
         own_args, own, specs = _own_inputs(args, positions, "jacrev")
-        output, aux = split_aux(func(*own_args), has_aux, "jacrev")
+        with transform_level():
+            output, aux = split_aux(func(*own_args), has_aux, "jacrev")
         outputs, out_spec = tree_flatten(output)
         outputs = [_scalar_output(v, "jacrev") for v in outputs]
         flat = [x for leaves in own for x in leaves]
@@ -172,7 +181,7 @@ def jacfwd(func: Callable[..., Any], argnums: int | Sequence[int] = 0, *, has_au
 
     def wrapper(*args: Any) -> Any:
         positions, single = _argnums(argnums, len(args), "jacfwd")
-        graph = _wants_graph(args)
+        graph = wants_graph(args)
         flats, specs = [], []
         for k in positions:
             leaves, spec = tree_flatten(args[k])
@@ -190,7 +199,7 @@ def jacfwd(func: Callable[..., Any], argnums: int | Sequence[int] = 0, *, has_au
         columns, out_spec, aux = [], None, None
         for j in range(len(flat)):
             direction = [1.0 if i == j else 0.0 for i in range(len(flat))]
-            found = jvp_tree(of_flat, flat, direction, has_aux=has_aux)
+            found = jvp_tree(of_flat, flat, direction, has_aux=has_aux, who="jacfwd")
             out, column = found[0], found[1]
             if has_aux:
                 aux = found[2]
@@ -231,3 +240,85 @@ def hvp(func: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any
     with_value = grad_and_value(func, argnums=every)
     (gradient, value), (products, _) = jvp(lambda *xs: with_value(*xs), primals, tangents)
     return value, products
+
+
+def custom_vjp(forward: Callable[..., float], backward: Callable[..., tuple], name: str = "") -> Callable[..., Any]:
+    """A function of one or two scalars with its own gradient rule, as `jax.custom_vjp` (and a
+    `torch.autograd.Function`): ``forward(*xs)`` computes the value from floats, ``backward(g, *xs, out)``
+    returns one gradient per input for the gradient g arriving at the result (None: masked, nothing passes).
+
+    The result is one node of an op made for it, so every transform and `compile` honour the rule: grad,
+    vjp, jacrev, backward() and compiled replay call `backward` (replay element by element, with floats);
+    forward mode (jvp, jacfwd) reads it as every op's pullback is read, with the tangent in place of g, which
+    is the jvp for a rule linear in g (a true vjp) and that rule's own tangent otherwise. Second derivatives
+    (hessian, a grad of a grad) call `backward` with Values: write it with operators and Value methods, as
+    the op table's pullbacks are, or they raise the TypeError of the float function it used."""
+    label = name or getattr(forward, "__name__", "custom")
+    made: dict[int, Op] = {}
+
+    def op_for(arity: int) -> Op:
+        if arity not in (1, 2):
+            raise TypeError(f"custom_vjp: {label} takes one or two scalars (a node has at most two inputs), "
+                            f"not {arity}")
+        if arity not in made:
+            made[arity] = Op(
+                name=f"custom_vjp:{label}", symbol=label, arity=arity, forward=forward, pullback=backward,
+                formula="{out} = " + label + ("({a})" if arity == 1 else "({a}, {b})"),
+                local_text=("custom",) * arity, doc=f"{label}, with its own gradient rule (custom_vjp)",
+                array_forward=_elementwise(forward, arity, 1), array_pullback=_elementwise_pullback(backward, arity),
+            )
+        return made[arity]
+
+    def call(*args: Any) -> Any:
+        op = op_for(len(args))
+        if not any(isinstance(x, Value) for x in args) and not transforms_running():
+            return float(op.forward(*(float(x) for x in args)))
+        return Value.apply(op, *args)
+
+    call.__name__ = label
+    return call
+
+
+def checkpoint(segment: Callable[..., Any], name: str = "") -> Callable[..., Any]:
+    """`segment` (a function of one or two scalars) kept as one node: its inner graph is not stored but
+    made again, one segment at a time, when a gradient arrives (gradient checkpointing, as
+    `torch.utils.checkpoint`). A chain of N ops cut into segments of k keeps about N / k nodes plus one
+    segment's k during the backward pass, for one more forward sweep. Every transform honours it, as a
+    `custom_vjp` rule; second derivatives differentiate the segment made again."""
+    label = name or getattr(segment, "__name__", "checkpoint")
+
+    def forward(*xs: float) -> float:
+        with no_grad():
+            return float(segment(*(Value(x) for x in xs)))
+
+    def backward(g: Any, *inputs_and_out: Any) -> tuple:
+        xs = inputs_and_out[:-1]
+        graph = any(isinstance(x, Value) for x in (g, *xs))
+        leaves = [own_copy(x, f"an input of {label}") for x in xs]
+        with enable_grad():
+            out = _scalar_output(segment(*leaves), label)
+            found = _reverse(out, leaves, create_graph=graph)
+        return tuple(g * d if graph else g * d.data for d in found)
+
+    return custom_vjp(forward, backward, name=label)
+
+
+def _elementwise(function: Callable[..., Any], arity: int, outputs: int) -> Callable[..., Any]:
+    """The float rule on NumPy arrays, element by element: what compiled replay runs for a custom rule."""
+    def on_arrays(*arrays: Any) -> Any:
+        import numpy
+
+        found = numpy.frompyfunc(function, arity, outputs)(*arrays)
+        if outputs == 1:
+            return numpy.asarray(found, dtype=numpy.float64)
+        return tuple(numpy.asarray(part, dtype=numpy.float64) for part in found)
+    return on_arrays
+
+
+def _elementwise_pullback(backward: Callable[..., tuple], arity: int) -> Callable[..., tuple]:
+    def one(*numbers: float) -> Any:
+        passed = tuple(0.0 if p is None else p for p in backward(*numbers))  # masked: exactly 0
+        return passed[0] if arity == 1 else passed
+
+    rule = _elementwise(one, arity + 2, arity)
+    return lambda g, *inputs_and_out: (rule(g, *inputs_and_out),) if arity == 1 else rule(g, *inputs_and_out)

@@ -115,6 +115,25 @@ def tracing(tracer: Any) -> Iterator[None]:
                 _tracer = None
 
 
+def transforms_running() -> int:
+    """How many transforms (grad, vjp, jvp, jacrev, jacfwd, hessian, hvp) this thread is inside: an inner
+    one builds its results as Values in the graph whenever this is not 0, so that an outer one can
+    differentiate through it, closures included (the levels torch.func and JAX keep)."""
+    return getattr(_thread, "transform_depth", 0)
+
+
+@contextmanager
+def transform_level() -> Iterator[None]:
+    """One transform's level for the block: the functions it runs see an outer transform running. No
+    mode of its own (the engine's fast path stays on)."""
+    depth = transforms_running()
+    _thread.transform_depth = depth + 1
+    try:
+        yield
+    finally:
+        _thread.transform_depth = depth
+
+
 @contextmanager
 def observe_nodes(observer: Callable[[Any], None]) -> Iterator[None]:
     """Call observer(node) on every op node this thread makes inside the block, graph recording on
@@ -162,7 +181,7 @@ class AnomalyError(FloatingPointError):
 
 # Frames in these files are the engine's own; a node's creation site is the first frame outside them.
 _ENGINE_FILES = {os.path.abspath(__file__), os.path.abspath(ops.__file__),
-                 os.path.join(os.path.dirname(os.path.abspath(__file__)), "engine.py")}
+                 *(os.path.join(os.path.dirname(os.path.abspath(__file__)), name) for name in ("engine.py", "kernels.py"))}
 
 
 def _creation_site() -> str:

@@ -4,7 +4,8 @@ Everything else reads this table: `Value` computes forward values with `Op.forwa
 (`engine.reverse_sweep`) hands each input what `Op.pullback` gives for the upstream gradient, forward mode
 (`forward.py`) reads the same pullback with an input's tangent in place of the gradient, and the step
 captions and docs show `Op.formula`, `Op.local` and `Op.local_text`. Change a rule here and it changes
-everywhere; a new op is one `Op(...)` entry below (and a `Value` method that makes it).
+everywhere; a new op is one `Op(...)` entry below (and, called by name, its one-line `Value` method in
+engine.py, which tests/test_ops_selects.py asks for).
 
 Conventions, with a and b the inputs and out the result:
 
@@ -31,316 +32,18 @@ Conventions, with a and b the inputs and out the result:
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable
 
-INF = math.inf
-NAN = math.nan
-
-
-# --- float semantics that never raise --------------------------------------------------------------
-
-
-def safe_exp(x: float) -> float:
-    try:
-        return math.exp(x)
-    except OverflowError:
-        return INF
-
-
-def safe_log(x: float) -> float:
-    if x > 0.0:
-        return math.log(x)
-    if x == 0.0:
-        return -INF
-    return NAN  # negative or nan
-
-
-def safe_div(a: float, b: float) -> float:
-    try:
-        return a / b
-    except ZeroDivisionError:
-        if a == 0.0 or a != a:
-            return NAN
-        return math.copysign(INF, a) * math.copysign(1.0, b)
-
-
-def _is_odd_integer(x: float) -> bool:
-    return math.isfinite(x) and x == int(x) and int(x) % 2 == 1
-
-
-def safe_pow(a: float, b: float) -> float:
-    try:
-        return math.pow(a, b)
-    except OverflowError:
-        return -INF if (a < 0.0 and _is_odd_integer(b)) else INF
-    except ValueError:
-        if a == 0.0:  # zero to a negative power: a pole
-            return math.copysign(INF, a) if _is_odd_integer(b) else INF
-        return NAN  # negative base, fractional exponent
-
-
-def stable_sigmoid(x: float) -> float:
-    # PyTorch's formula, 1 / (1 + e^-x), so the bits agree with it. Where e^-x overflows the result is
-    # 1 / (1 + inf) = 0, so it never raises; the try costs nothing on the common path.
-    try:
-        return 1.0 / (1.0 + math.exp(-x))
-    except OverflowError:
-        return 0.0
-
-
-def safe_sin(x: float) -> float:
-    return math.sin(x) if x - x == 0.0 else NAN  # sin(+-inf) is nan, as in PyTorch (math.sin raises)
-
-
-def safe_cos(x: float) -> float:
-    return math.cos(x) if x - x == 0.0 else NAN
-
-
-def relu(x: float) -> float:
-    return 0.0 if x < 0.0 else x  # nan stays nan and -0.0 stays -0.0, as in PyTorch
-
-
-def sign(x: float) -> float:
-    if x > 0.0:
-        return 1.0
-    if x < 0.0:
-        return -1.0
-    return 0.0  # 0 and nan, as torch.sgn
-
-
-# --- helpers that work on floats and on Values alike (for local derivatives) ----------------------
-
-
-def chain(local: Any, upstream: Any) -> Any:
-    """One step of the chain rule: local derivative x upstream gradient. A masked slope (None)
-    passes exactly 0.0, even when the upstream gradient is inf or nan."""
-    return 0.0 if local is None else local * upstream
-
-
-def _is_float(x: Any) -> bool:
-    return x.__class__ is float or x.__class__ is int
-
-
-def data_of(x: Any) -> float:
-    """The float behind x, whether x is a float or a Value."""
-    return x if _is_float(x) else x.data
-
-
-def div(a: Any, b: Any) -> Any:
-    return safe_div(a, b) if _is_float(a) and _is_float(b) else a / b
-
-
-def power(a: Any, k: Any) -> Any:
-    return safe_pow(a, k) if _is_float(a) and _is_float(k) else a**k
-
-
-def log(a: Any) -> Any:
-    return safe_log(a) if _is_float(a) else a.log()
-
-
-def exp(a: Any) -> Any:
-    return safe_exp(a) if _is_float(a) else a.exp()
-
-
-def logaddexp(a: float, b: float) -> float:
-    """log(e^a + e^b) without overflow, as PyTorch: max(a, b) + log1p(e^-|a - b|), and a itself when a
-    and b are the same infinity (where a - b would be nan)."""
-    if a == b and math.isinf(a):
-        return a
-    return (a if a > b else b) + math.log1p(math.exp(-abs(a - b)))
-
-
-# --- array forms (NumPy, for chainrule.compile): the same rules on float64 arrays --------------------
-
-_numpy: Any = None
-
-
-def _np() -> Any:
-    """NumPy, imported on first use: `import chainrule` must work without it."""
-    global _numpy
-    if _numpy is None:
-        import numpy
-
-        _numpy = numpy
-    return _numpy
-
-
-def _matmul(a: Any, b: Any, out: Any = None) -> Any:
-    # With an inner dimension of 1 the product is an outer product, which BLAS computes several times
-    # slower than NumPy's broadcasting multiply (the same single rounding per element).
-    np = _np()
-    if a.shape[1] == 1:
-        return np.multiply(a, b, out=out)
-    return np.matmul(a, b, out=out)
-
-
-def array_sum_of_products(weights: Any, inputs: Any, out: Any = None) -> Any:
-    """Many sums of products at once, out[j] = sum_k weights[j, k] * inputs[k]: MUL then ADD, fused
-    into one matrix product (weights (J, K), inputs (K, N), one column per example)."""
-    return _matmul(weights, inputs, out)
-
-
-def array_sum_of_products_pullback(
-    g: Any, weights: Any, inputs: Any, inputs_grad_out: Any = None, inputs_need_grad: bool = True
-) -> tuple:
-    """Its backward pass, from MUL's local derivatives (d(wx)/dw = x, d(wx)/dx = w) and ADD's (1):
-    the gradients of the weights, summed over the examples, and of the inputs (written into
-    `inputs_grad_out` when given, and then None in their place; None when not needed)."""
-    weights_grad = _matmul(g, inputs.T)
-    if not inputs_need_grad:
-        return weights_grad, None
-    inputs_grad = _matmul(weights.T, g, inputs_grad_out)
-    return weights_grad, None if inputs_grad_out is not None else inputs_grad
-
-
-def _power_array(a: Any, k: float) -> Any:
-    # The exponent as a full array: for a scalar one NumPy takes shortcuts (sqrt for 0.5) that differ
-    # from pow at the edges (sqrt(-inf) is nan, pow(-inf, 0.5) is inf). Powers 1 and 2 are a and a * a,
-    # as PyTorch computes them and much faster than pow; a * a is correctly rounded, where libm's pow
-    # (the float rule) is one unit in the last place off for some squares (7 in 10,000 random ones).
-    if k == 1.0:
-        return a
-    if k == 2.0:
-        return a * a
-    np = _np()
-    return np.power(a, np.full(np.shape(a), k))
-
-
-def _relu_array(a: Any, out: Any = None) -> Any:
-    # max(0, a) with 0 first: NumPy then returns a itself where a is -0.0 or nan, as `relu` does.
-    return _np().maximum(0.0, a, out=out)
-
-
-_relu_array.takes_out = True  # type: ignore[attr-defined]  # compile's replay may pass its store
-
-
-def _sign_array(a: Any) -> Any:
-    np = _np()
-    return np.greater(a, 0.0) - np.less(a, 0.0).astype(float)  # 0 at 0 and nan, as `sign`
-
-
-class _CheckedKernel:
-    """A NumPy kernel that gives the float rule's class (nan, +-inf, 0, +-1, subnormal, normal) everywhere.
-
-    NumPy picks a kernel for the CPU's vector unit, and near an edge of its range it may round to another
-    class than the C library, which the eager engine uses: NumPy 2.4's AVX-512 tanh returns exactly +-1.0
-    from |x| = 18.99, the C library (and PyTorch) from 19.06, so log(1 - tanh(x)) was -inf compiled and
-    -36.74 eager. Each kernel lists the `bands` of inputs where a result can change class; on first use
-    every band is probed (a grid of points, NumPy against the float rule), and in a band where they
-    disagree on this machine the inputs that fall in it are computed with the float rule, one by one.
-    Elsewhere NumPy's kernel is used as it is: away from the edges its result is a normal number, as the
-    C library's, within a few units in the last place (tests/test_compile_kernels.py sweeps the bands)."""
-
-    def __init__(self, name: str, numpy_rule: Callable[[Any], Any], float_rule: Callable[[float], float],
-                 bands: tuple[tuple[float, float], ...]) -> None:
-        self.name = name
-        self.numpy_rule = numpy_rule
-        self.float_rule = float_rule
-        self.bands = bands
-        self._checked: tuple[tuple[float, float], ...] | None = None  # the bands to compute by the float rule
-
-    def disagreements(self, points: Any) -> list[float]:
-        """The points where NumPy's kernel and the float rule give results of different classes."""
-        np = _np()
-        with np.errstate(all="ignore"):
-            got = self.numpy_rule(np.asarray(points, dtype=np.float64)).tolist()
-        return [x for x, y in zip(np.asarray(points).tolist(), got) if value_class(y) != value_class(self.float_rule(x))]
-
-    def bands_to_check(self) -> tuple[tuple[float, float], ...]:
-        if self._checked is None:
-            np = _np()
-            self._checked = tuple(band for band in self.bands if self.disagreements(probe_points(*band)))
-        return self._checked
-
-    def __call__(self, a: Any) -> Any:
-        out = self.numpy_rule(a)
-        bands = self._checked if self._checked is not None else self.bands_to_check()
-        if not bands:
-            return out
-        np = _np()
-        if out.__class__ is not np.ndarray or not out.ndim:
-            return self.float_rule(float(a))
-        if not a.size:
-            return out
-        high, low = a.max(), a.min()  # nan if any input is nan: then look
-        for start, stop in bands:
-            if not (high < start or low > stop):
-                break
-        else:
-            return out  # the common case: no input in a band, two reductions
-        inside = np.zeros(a.shape, dtype=bool)
-        for start, stop in bands:
-            inside |= (a >= start) & (a <= stop)
-        if inside.any():
-            out[inside] = [self.float_rule(x) for x in a[inside].tolist()]
-        return out
-
-
-def probe_points(start: float, stop: float, count: int = 4001) -> Any:
-    """A grid over [start, stop] with the neighbours of 1 and -1 where the band holds them."""
-    np = _np()
-    grid = np.linspace(start, stop, count)
-    ones = [x for one in (1.0, -1.0) for x in (np.nextafter(one, -INF), one, np.nextafter(one, INF))
-            if start <= x <= stop]
-    return np.concatenate([grid, np.asarray(ones, dtype=np.float64)])
-
-
-def value_class(x: float) -> str:
-    """The class of a result, as the compiled replay keeps it equal to eager's: nan, +inf, -inf, zero,
-    +1 or -1 exactly (tanh's and sigmoid's saturation), subnormal or normal."""
-    if x != x:
-        return "nan"
-    if x == 0.0:
-        return "zero"
-    if math.isinf(x):
-        return "+inf" if x > 0 else "-inf"
-    if x == 1.0 or x == -1.0:
-        return "+1" if x > 0 else "-1"
-    return "subnormal" if abs(x) < 2.2250738585072014e-308 else "normal"
-
-
-# Where NumPy's kernel may round to another class than the C library's: tanh's saturation at +-19.06, exp's
-# overflow at 709.78 and its subnormal results below -708.4, log of subnormals and next to 1 (log 1 = 0),
-# sigmoid's 0 below -709.78 (e^-x overflows), its subnormals and its 1 above 36.7.
-_exp_array = _CheckedKernel("exp", lambda a: _np().exp(a), safe_exp,
-                            ((709.0, 710.0), (-746.0, -708.0)))
-_log_array = _CheckedKernel("log", lambda a: _np().log(a), safe_log,
-                            ((0.0, 2.3e-308), (1.0 - 2.0 ** -40, 1.0 + 2.0 ** -40)))
-_tanh_array = _CheckedKernel("tanh", lambda a: _np().tanh(a), math.tanh,
-                             ((18.0, 20.0), (-20.0, -18.0)))
-# `stable_sigmoid`'s formula, 1 / (1 + e^-a): where e^-a overflows it gives exactly 0, as the float rule
-# and PyTorch do (e / (1 + e) with e = e^-|a| would give a subnormal for a in (-745.2, -709.78]).
-_sigmoid_array = _CheckedKernel("sigmoid", lambda a: 1.0 / (1.0 + _np().exp(-a)), stable_sigmoid,
-                                ((-746.0, -700.0), (30.0, 40.0)))
-
-
-def _logaddexp_array(a: Any, b: Any) -> Any:
-    np = _np()
-    out = np.maximum(a, b) + np.log1p(_exp_array(-np.abs(a - b)))  # np.maximum passes a nan on
-    same_infinity = (a == b) & np.isinf(a)
-    return np.where(same_infinity, a, out) if same_infinity.any() else out
-
-
-def _masked(keep: Any, contribution: Any) -> Any:
-    """Exactly 0 where the slope is masked, even where the contribution is inf or nan (as `chain`).
-    contribution x keep is that whenever the contribution is finite, and much faster than
-    numpy.where on a random mask; a sum that is not finite says when where() is needed."""
-    np = _np()
-    passed = contribution * keep
-    if np.isfinite(passed.sum()):
-        return passed
-    return np.where(keep, contribution, 0.0)
-
-
-def _pow_array_pullback(g: Any, a: Any, b: Any, out: Any) -> tuple:
-    # `_pow_pullback`, element by element: a zero exponent masks the base's slope; a zero base with a
-    # non-negative exponent has slope 0 in the exponent, multiplied by g (not masked), as PyTorch does.
-    np = _np()
-    da = _masked(b != 0.0, g * (b * np.power(a, b - 1.0)))
-    db = g * np.where((a == 0.0) & (b >= 0.0), 0.0, out * np.log(a))
-    return da, db
-
+from chainrule.kernels import (  # noqa: F401  (re-exported: the table's rules, by their old names)
+    INF, NAN, safe_exp, safe_log, safe_div, safe_pow, stable_sigmoid, safe_sin, safe_cos, relu, sign, chain,
+    data_of, div, power, log, exp, logaddexp, array_sum_of_products, array_sum_of_products_pullback, probe_points,
+    value_class, is_float as _is_float, numpy_module as _np, power_array as _power_array, relu_array as _relu_array, sign_array as _sign_array,
+    exp_array as _exp_array, log_array as _log_array, tanh_array as _tanh_array,
+    sigmoid_array as _sigmoid_array, logaddexp_array as _logaddexp_array, masked as _masked,
+    pow_array_pullback as _pow_array_pullback, safe_sqrt, safe_log1p, softplus, softplus_slope, maximum, minimum,
+    clamp, erf_array, softplus_array, softplus_slope_array, maximum_array_pullback, minimum_array_pullback,
+)
 
 # --- the table ---------------------------------------------------------------------------------------
 
@@ -636,12 +339,145 @@ IDENTITY = Op(
         "confusion when transforms nest).",
 )
 
+# --- the selects and functions users reach for (issue 45): each one Op, as those above ---------------------
+
+SQRT = Op(
+    name="sqrt", symbol="sqrt", arity=1, forward=safe_sqrt,
+    pullback=lambda g, a, out: (div(g, 2.0 * out),),  # PyTorch's formula: grad / (2 * result)
+    formula="{out} = sqrt({a})", local_text=("1 / (2 {out})",),
+    doc="Square root: d sqrt(a)/da = 1 / (2 sqrt(a)).",
+    function="sqrt", torch="sqrt", nonnegative=True, array_forward=lambda a: _np().sqrt(a),
+)
+LOG1P = Op(
+    name="log1p", symbol="log1p", arity=1, forward=safe_log1p,
+    pullback=lambda g, a, out: (div(g, a + 1.0),),  # PyTorch's formula: grad / (self + 1)
+    formula="{out} = log(1 + {a})", local_text=("1 / (1 + {a})",),
+    doc="log(1 + a), exact for small a: d/da = 1 / (1 + a).",
+    function="log1p", torch="log1p", array_forward=lambda a: _np().log1p(a),
+)
+SOFTPLUS_SLOPE = Op(
+    name="softplus_slope", symbol="sigma", arity=1, forward=softplus_slope,
+    # As PyTorch's softplus_double_backward: sigmoid's slope at a, times an indicator (so nan stays nan) that
+    # is 0 from the threshold on.
+    pullback=lambda g, a, out: (g * (1.0 - apply(SIGMOID, a)) * apply(SIGMOID, a) * apply(GREATER, 20.0, a),),
+    formula="{out} = e^{a} / (e^{a} + 1)", local_text=("{out} (1 - {out})",),
+    doc="softplus's slope, made by its pullback on Values so that second derivatives see PyTorch's threshold.",
+    array_forward=softplus_slope_array,
+)
+SOFTPLUS = Op(
+    name="softplus", symbol="softplus", arity=1, forward=softplus,
+    pullback=lambda g, a, out: ((g if a > 20.0 else g * safe_exp(a) / (safe_exp(a) + 1.0),) if _is_float(a)
+                                else (g * apply(SOFTPLUS_SLOPE, a),)),
+    formula="{out} = log(1 + exp({a}))", local_text=("exp({a}) / (1 + exp({a}))",),
+    doc="Softplus, log(1 + e^a), a itself above 20 (PyTorch's threshold): d/da = e^a / (1 + e^a).",
+    function="softplus", torch="nn.functional.softplus", nonnegative=True, array_forward=softplus_array,
+    array_pullback=lambda g, a, out: (g * softplus_slope_array(a),),
+)
+ERF = Op(
+    name="erf", symbol="erf", arity=1, forward=math.erf,
+    pullback=lambda g, a, out: (1.1283791670955126 * apply(EXP, -(a * a)) * g,),  # PyTorch's 2/sqrt(pi) e^(-a^2) grad
+    formula="{out} = erf({a})", local_text=("2 / sqrt(pi) exp(-{a}^2)",),
+    doc="Error function: d erf(a)/da = 2 / sqrt(pi) e^(-a^2).",
+    function="erf", torch="erf", array_forward=erf_array,
+)
+ATAN = Op(
+    name="atan", symbol="atan", arity=1, forward=math.atan,
+    pullback=lambda g, a, out: (div(g, a * a + 1.0),),  # PyTorch's formula: grad / (self * self + 1)
+    formula="{out} = atan({a})", local_text=("1 / (1 + {a}^2)",),
+    doc="Arctangent: d atan(a)/da = 1 / (1 + a^2).",
+    function="atan", torch="atan", array_forward=lambda a: _np().arctan(a),
+)
+GREATER = Op(
+    name="greater", symbol=">", arity=2, forward=lambda a, b: 1.0 if a > b else 0.0,
+    pullback=lambda g, a, b, out: (None, None), formula="{out} = 1 if {a} > {b} else 0", local_text=("0", "0"),
+    doc="1 where a > b, else 0 (nan compares false): a condition for `where`, with no derivative.",
+    function="greater", torch="gt", constant=True, array_forward=lambda a, b: (a > b).astype(float),
+)
+EQUAL = Op(
+    name="equal", symbol="==", arity=2, forward=lambda a, b: 1.0 if a == b else 0.0,
+    pullback=lambda g, a, b, out: (None, None), formula="{out} = 1 if {a} == {b} else 0", local_text=("0", "0"),
+    doc="Where maximum and minimum split the gradient between tied inputs.",
+    constant=True, array_forward=lambda a, b: (a == b).astype(float),
+)
+
+
+def _select_pullback(g: Any, a: Any, b: Any, largest: bool) -> tuple:
+    # As PyTorch's maximum and minimum: the chosen input gets g, tied inputs g / 2 each, the other exactly 0.
+    if _is_float(a) and _is_float(b):
+        if a == b:
+            return g * 0.5, g * 0.5
+        a_loses, b_loses = (a < b, a > b) if largest else (a > b, a < b)
+        return (None if a_loses else g), (None if b_loses else g)
+    share = g * (1.0 - 0.5 * apply(EQUAL, a, b))  # exactly g, or g / 2 at a tie
+    beats = (lambda x, y: apply(GREATER, y, x)) if largest else (lambda x, y: apply(GREATER, x, y))
+    return apply(MASK, share, beats(a, b)), apply(MASK, share, beats(b, a))
+
+
+MAXIMUM = Op(
+    name="maximum", symbol="max", arity=2, forward=maximum,
+    pullback=lambda g, a, b, out: _select_pullback(g, a, b, largest=True),
+    formula="{out} = max({a}, {b})", local_text=("1 if {a} > {b} else 0", "1 if {b} > {a} else 0"),
+    doc="The larger of two, as torch.maximum: the gradient goes to the larger (half each at a tie).",
+    function="maximum", torch="maximum", array_forward=lambda a, b: _np().maximum(a, b),
+    array_pullback=maximum_array_pullback,
+)
+MINIMUM = Op(
+    name="minimum", symbol="min", arity=2, forward=minimum,
+    pullback=lambda g, a, b, out: _select_pullback(g, a, b, largest=False),
+    formula="{out} = min({a}, {b})", local_text=("1 if {a} < {b} else 0", "1 if {b} < {a} else 0"),
+    doc="The smaller of two, as torch.minimum: the gradient goes to the smaller (half each at a tie).",
+    function="minimum", torch="minimum", array_forward=lambda a, b: _np().minimum(a, b),
+    array_pullback=minimum_array_pullback,
+)
+STOP_GRADIENT = Op(
+    name="stop_gradient", symbol="sg", arity=1, forward=lambda a: a, pullback=lambda g, a, out: (None,),
+    formula="{out} = {a}", local_text=("0",),
+    doc="Its input's value, with no derivative at all (`x.detach()`, `stop_gradient(x)`).",
+    constant=True,
+)
+
+_clamp_ops: dict[tuple[float, float], Op] = {}
+
+
+def clamp_op(low: float | None, high: float | None) -> Op:
+    """The op `a.clamp(low, high)` for constant bounds (None: unbounded), one shared Op per pair, as
+    torch.clamp: the gradient passes where low <= a <= high (a bound included) and is exactly 0 outside."""
+    lo, hi = -INF if low is None else float(low), INF if high is None else float(high)
+    op = _clamp_ops.get((lo, hi))
+    if op is not None:
+        return op
+    outside = Op(
+        name="outside", symbol="out", arity=1, forward=lambda a: 0.0 if lo <= a <= hi else 1.0,
+        pullback=lambda g, a, out: (None,), formula=f"{{out}} = 0 if {lo:g} <= {{a}} <= {hi:g} else 1",
+        local_text=("0",), doc="Where clamp's slope is masked.", constant=True,
+        array_forward=lambda a: 1.0 - ((a >= lo) & (a <= hi)),
+    )
+
+    def pullback(g: Any, a: Any, out: Any) -> tuple:
+        if _is_float(a):
+            return (g if lo <= a <= hi else None,)
+        return (apply(MASK, g, apply(outside, a)),)
+
+    op = Op(
+        name=f"clamp[{lo:g},{hi:g}]", symbol="clamp", arity=1, forward=lambda a: clamp(a, lo, hi),
+        pullback=pullback, formula=f"{{out}} = clamp({{a}}, {lo:g}, {hi:g})",
+        local_text=(f"1 if {lo:g} <= {{a}} <= {hi:g} else 0",),
+        doc=f"Clamp to [{lo:g}, {hi:g}]: slope 1 inside, 0 outside.",
+        array_forward=lambda a: _np().minimum(_np().maximum(a, lo), hi),
+        array_pullback=lambda g, a, out: (_masked((a >= lo) & (a <= hi), g),),
+    )
+    if len(_clamp_ops) < 1024:
+        _clamp_ops[(lo, hi)] = op
+    return op
+
+
 #: Every op with a fixed definition, by name (constant powers are made by `power_op`). The one list:
 #: `Value`'s methods, the expression language's functions, the lessons' graph nodes, the graph command's
 #: PyTorch check and compiled replay all read it, so a new op is one `Op` here (or one `register` call).
 OPS: dict[str, Op] = {
     op.name: op
-    for op in (ADD, SUB, MUL, DIV, NEG, POW, TANH, EXP, LOG, RELU, SIGMOID, ABS, SIN, COS, LOGADDEXP)
+    for op in (ADD, SUB, MUL, DIV, NEG, POW, TANH, EXP, LOG, RELU, SIGMOID, ABS, SIN, COS, LOGADDEXP,
+               SQRT, LOG1P, SOFTPLUS, ERF, ATAN, MAXIMUM, MINIMUM, GREATER)
 }
 
 _op_watchers: list[Callable[[Op, bool], None]] = []
@@ -649,15 +485,16 @@ _op_watchers: list[Callable[[Op, bool], None]] = []
 
 def watch_ops(watcher: Callable[[Op, bool], None]) -> None:
     """Call watcher(op, added) for every op in OPS now and whenever one is registered or removed (the
-    engine makes and removes `Value`'s methods this way)."""
+    engine checks a registered op's function name this way)."""
     _op_watchers.append(watcher)
     for op in OPS.values():
         watcher(op, True)
 
 
 def register(op: Op) -> Op:
-    """Add an op to the table at run time: from then on it is a Value method, an expression function,
-    a lesson graph node and replayable, like the built-in ones. Returns the op."""
+    """Add an op to the table at run time: from then on it is an expression function, a lesson graph node
+    and replayable, like the built-in ones, and `apply(op, x)` makes its node (the table's own ops also have
+    a `Value` method each, written in the class). Returns the op."""
     if not isinstance(op, Op):
         raise TypeError(f"register() takes an Op, not {type(op).__name__}")
     if op.name in OPS:
