@@ -303,3 +303,50 @@ def test_the_teacher_sets_dates_in_a_real_server_and_a_learner_may_not(server):
     assert teacher.get("/api/class/regrades/999").status_code == 404
     unknown = change(teacher, "POST", "/api/class/regrades/new", {"exercise_id": "no-such"})
     assert unknown.status_code == 422 and "there is no exercise 'no-such'" in unknown.text
+
+
+def test_every_change_to_credit_raises_scores_changed_for_its_learners_and_no_others(made):
+    """Issue 46 item 3: the link from a teacher's change to the score the LMS gets is one named event,
+    progress/credit_changes.py's scores_changed, raised by audited_write in the change's transaction. Its
+    subscriber's state is lti_work_seen (what the LMS score scan last saw of each learner): every learner is
+    marked seen, a change is made, and the learners the scan must look at again are those no longer seen."""
+    from chainrule.classes.overrides import Overrides
+    from chainrule.progress.audit_store import Actor
+
+    store, class_id, people = made["store"], made["class_id"], made["people"]
+    by = Actor(41, "Ms Rivera")
+    everyone = {people[name].id: name for name in ("Ada", "Bea", "Dan")}
+
+    def looked_at_again(change) -> set[str]:
+        store.database.write(lambda conn: [conn.execute(
+            "INSERT INTO lti_work_seen (account_id, signature) VALUES (?, 'seen') ON CONFLICT (account_id) "
+            "DO UPDATE SET signature = excluded.signature", (learner,)) for learner in everyone])
+        change()
+        seen = {int(row[0]) for row in store.database.read(
+            lambda conn: conn.execute("SELECT account_id FROM lti_work_seen").fetchall())}
+        return {name for learner, name in everyone.items() if learner not in seen}
+
+    deadlines, overrides = made["deadlines"], Overrides(store, made["accounts"])
+    assert looked_at_again(lambda: deadlines.set_due(class_id, "backprop", "2026-12-05 00:00", by=by)) == {"Ada", "Bea"}
+    assert looked_at_again(lambda: deadlines.set_policy(class_id, late="10%", by=by)) == {"Ada", "Bea"}
+    assert looked_at_again(lambda: deadlines.extend(class_id, people["Bea"].id, "backprop", "+1", by=by)) == {"Bea"}
+    assert looked_at_again(lambda: overrides.override(class_id, people["Ada"].id, "backprop", 5, "by hand",
+                                                      by=by)) == {"Ada"}
+    assert looked_at_again(lambda: overrides.excuse(class_id, people["Bea"].id, "backprop", "ill", by=by)) == {"Bea"}
+    assert looked_at_again(lambda: deadlines.set_due(made["chemistry"], "backprop", None, by=by)) == {"Dan"}
+    # A change refused is no change: nothing is looked at again.
+    with pytest.raises(InputError):
+        deadlines.set_due(class_id, "backprop", "tomorrow", by=by)
+    assert looked_at_again(lambda: None) == set()
+
+
+def test_only_the_event_of_a_change_to_credit_makes_the_score_scan_look_again():
+    """The one statement that makes the LMS score scan look at learners again lives in
+    progress/credit_changes.py; a store that changes credit raises scores_changed instead of its own SQL."""
+    import pathlib
+    import re
+
+    source = pathlib.Path(__file__).parents[1] / "src" / "chainrule"
+    found = sorted(str(path.relative_to(source)) for path in source.rglob("*.py")
+                   if re.search(r"DELETE\s+FROM\s+lti_work_seen", path.read_text(), re.IGNORECASE))
+    assert found == ["progress/credit_changes.py"], found

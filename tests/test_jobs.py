@@ -335,7 +335,7 @@ def test_a_class_in_sqlite_has_no_jobs_and_grades_in_process(tmp_path):
 
 
 def test_a_result_delivered_twice_is_kept_once_and_a_run_started_too_often_ends(store_place):
-    from chainrule.classes.grading import job_answer
+    from chainrule.classes.grading import job_answer, keep_graded_job
 
     store = open_store(**store_place("class"), fuzzing=False)
     try:
@@ -345,8 +345,8 @@ def test_a_result_delivered_twice_is_kept_once_and_a_run_started_too_often_ends(
         taken = jobs.start(101, "host:1")  # queue job 101 takes the one run there is
         assert taken.id == job
         result = {"status": "fail", "verdict": "failed", "tests": []}
-        assert jobs.finish(taken, result) is not None
-        assert jobs.finish(taken, result) is None  # a second worker finishing the same run
+        assert keep_graded_job(jobs, taken, result) is not None
+        assert keep_graded_job(jobs, taken, result) is None  # a second worker finishing the same run
         learner = store.for_learner(7)
         assert learner.submission_count() == 1 and learner.failed_runs(EXERCISE) == 1
         assert jobs.start(102, "host:2") is None  # graded: nothing left to take
@@ -557,3 +557,22 @@ def test_threads_that_come_and_go_leave_no_connections_open(postgres_cluster):
         finally:
             store.close()
         assert settles_at_most(before) <= before
+
+
+def test_a_graded_runs_result_is_kept_in_one_place_for_both_backends():
+    """Issue 46 item 3: in process and queued, a result becomes a submission through classes/grading.py's
+    keep() alone (the worker's keep_graded_job passes the job's claim to it): no other module of the package
+    calls the store's record_submission."""
+    import ast
+    import pathlib
+
+    package = pathlib.Path(__file__).parents[1] / "src" / "chainrule"
+    callers = []
+    for path in sorted(package.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for function in ast.walk(tree):
+            if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                calls = [node for node in ast.walk(function) if isinstance(node, ast.Call)
+                         and isinstance(node.func, ast.Attribute) and node.func.attr == "record_submission"]
+                callers += [f"{path.relative_to(package)}:{function.name}"] * bool(calls)
+    assert callers == ["classes/grading.py:keep"], callers

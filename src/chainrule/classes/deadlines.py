@@ -173,7 +173,7 @@ class Deadlines:
         time_zone(zone)
         policy = (LatePolicy(current["late_policy"], current["late_percent"]) if late is None
                   else parse_late_policy(late))
-        self.tables.set_policy(class_id, zone, policy.kind, policy.percent, by)
+        self.tables.save_policy(class_id, zone, policy.kind, policy.percent, by)
         return self.settings(class_id)
 
     def set_due(self, class_id: int, lesson_id: str, due: str | None, *, exercise: str | None = None,
@@ -184,7 +184,7 @@ class Deadlines:
             raise InputError(f"lesson {lesson_id!r} has no exercise {exercise!r}: its exercises are "
                              f"{', '.join(shape['exercises']) or 'none'}", field="exercise")
         stored = None if due is None or str(due).strip().lower() in ("", "none") else parse_due(due)
-        self.tables.set_due(class_id, lesson_id, exercise or "", stored, by)
+        self.tables.save_due(class_id, lesson_id, exercise or "", stored, by)
         return self.settings(class_id)
 
     def extend(self, class_id: int, learner_id: int, lesson_id: str, due: str | None, *,
@@ -192,7 +192,7 @@ class Deadlines:
         """One learner's own due date for a lesson's work; None or "none" removes the extension."""
         self._learner(class_id, learner_id)
         settings = self.tables.settings(class_id)
-        self.tables.set_extensions(class_id, [(learner_id, lesson_id, self._extension(settings, lesson_id, due))], by)
+        self.tables.save_extensions(class_id, [(learner_id, lesson_id, self._extension(settings, lesson_id, due))], by)
         return self.settings(class_id)
 
     def extend_from_csv(self, class_id: int, text: str, *, by: Actor = COMMAND_LINE) -> int:
@@ -227,7 +227,7 @@ class Deadlines:
                 extensions.append((by_name[name], lesson_id, self._extension(settings, lesson_id, due)))
             except InputError as error:
                 raise InputError(f"{where}: {error}", field="csv") from None
-        self.tables.set_extensions(class_id, extensions, by)
+        self.tables.save_extensions(class_id, extensions, by)
         return len(extensions)
 
     def _extension(self, settings: dict, lesson_id: str, due: str | None) -> str | None:

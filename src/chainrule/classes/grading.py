@@ -143,6 +143,31 @@ def job_answer(status: dict) -> dict:
     return answer
 
 
+# ---------------------------------------------------------------- keeping a result (one place, both backends)
+
+
+def keep(learner_store: Any, run: Submission, result: dict,
+         claim: Callable[[Any, int], bool] | None = None) -> int | None:
+    """The one place a graded run's result is kept as the learner's submission, in process and queued: at
+    the run's work time, under the origin its key gives (a regrade's runs apart), only if it is a verdict on
+    the code (grading.judged_the_code) and ``claim`` (run in the same transaction) agrees. The submission's
+    id, or None when nothing was kept. It may raise the store's errors (the caller says what they mean)."""
+    from chainrule.grading import judged_the_code
+
+    if not judged_the_code(result):  # the server was too busy to run it: not a run of the learner's
+        return None
+    return learner_store.record_submission(run.exercise, run.language, run.source, result, claim=claim,
+                                           origin=origin_of_key(run.key), at=run.accepted)
+
+
+def keep_graded_job(jobs: Any, run: Any, result: dict) -> int | None:
+    """A worker's result of a queued run (progress/run_jobs.py's Run) kept through keep(), marking its job
+    graded in the same transaction; None if the job was graded already (a result delivered twice)."""
+    key, work_at, claim = jobs.graded(run, result)
+    submission = Submission(run.learner_id, run.exercise_id, run.language, run.source, key=key, accepted=work_at)
+    return keep(jobs.store.for_learner(run.learner_id), submission, result, claim)
+
+
 # ---------------------------------------------------------------- in this process
 
 
@@ -216,15 +241,9 @@ class InProcessRuns:
             return system_clock()
 
     def keep(self, run: Submission, result: dict) -> Answer:
-        from chainrule.grading import judged_the_code
-
-        if not judged_the_code(result):  # the server was too busy to run it: not a run of the learner's
-            return Answer(kept(result, saved=False))
         claim = None if self.claim_for is None else self.claim_for(run.learner)
         try:
-            kept_id = self.keeper(run.learner).record_submission(run.exercise, run.language, run.source, result,
-                                                                 claim=claim, origin=origin_of_key(run.key),
-                                                                 at=run.accepted)
+            kept_id = keep(self.keeper(run.learner), run, result, claim)
         except Exception as failure:  # the store cannot be used: the grade stands, and says so
             return Answer(kept(result, saved=False, store_error=str(failure)), failure=failure)
         return Answer(kept(result, saved=kept_id is not None))

@@ -14,8 +14,8 @@ the sections of every written lesson, and is sent only where the course's teache
 (Lti.path_column: off until they turn it on). It changes with a pass, an answer, a prediction, an explanation, with a
 run graded again (an import, a worker's late result): the scan looks at every table a score is made of,
 whoever wrote it; and with a due date, an extension or the late policy moved, a regrade applied or reverted,
-a teacher's override or excuse (which make the scan look at the learners again: progress/deadline_store.py,
-progress/mark_store.py); the outbox keeps a new version only when the score differs, so each change is sent
+a teacher's override or excuse (each raises progress/credit_changes.py's scores_changed, the event this scan
+subscribes to: it forgets what the scan last saw of those learners); the outbox keeps a new version only when the score differs, so each change is sent
 once.
 
 The outbox (table lti_scores, in the class database on SQLite and PostgreSQL alike) keeps one row per learner
@@ -95,7 +95,8 @@ class ScoreSender:
     # ---------------------------------------------------------------- noticing changes
 
     def scan(self) -> int:
-        """Recompute the scores of every linked learner whose work changed; returns how many scores changed."""
+        """Recompute the scores of every linked learner whose work changed, or whose credit changed
+        (credit_changes.scores_changed); returns how many scores changed."""
         changes = self.tables.work_changes()
         if not changes:
             return 0

@@ -27,6 +27,7 @@ import json
 import re
 import statistics
 from collections import Counter, defaultdict
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
@@ -159,105 +160,18 @@ class ClassReport:
         self.accounts = accounts
 
     def overview(self, class_id: int) -> dict[str, Any]:
+        """The class against the path: the roster (each learner's totals and grid), each exercise's runs and
+        diagnoses, each question's answers and predicted recall; data first, each number's text beside it."""
         path = _path()
-        learners = self.accounts.learners(class_id)
-        activity = self.tables.class_activity(class_id, tuple(e for lesson in path for e in lesson["exercises"]))
-        last_seen, work = activity["last_active"], activity["work"]
-        # Only runs that count: graded here (an imported run's code is graded again here: classes/imports.py),
-        # and a regrade's runs only while it is applied.
-        submissions = _counted(activity["submissions"])
-        help_used, first_pass = _help_by_exercise(activity["help"]), _first_pass(submissions)
-        explained = {(learner, lesson) for learner, lesson, _, _, _ in activity["explanations"]}
-
-        runs: dict[tuple[int, str], list[str]] = defaultdict(list)  # (learner, exercise) -> statuses in order
-        failing: dict[str, Counter[str]] = defaultdict(Counter)
-        for learner, exercise, status, result, _, _ in submissions:
-            runs[learner, exercise].append(status)
-            if status != "pass":
-                failing[exercise][diagnosis_of(result)] += 1
-        first_answer: dict[tuple[int, str, str], tuple[str, bool]] = {}
-        wrong: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
-        for learner, lesson, question, answer, correct, _, _ in activity["answers"]:
-            first_answer.setdefault((learner, lesson, question), (answer, correct))
-            if not correct:
-                wrong[lesson, question][answer] += 1
-
-        roster = []
-        for learner in learners:
-            lessons_done = sections_done = sections = 0
-            passed_total = exercises_total = right = asked = 0
-            per_lesson = []
-            for lesson in path:
-                # The one rule of "finished" and its one builder (progress/finished.py), as the learner's page.
-                state = lesson_state(lesson, work.get(learner.id, Work()))
-                passed = state["passed"]
-                answered = state["answered"]
-                correct = [q for q in answered if first_answer.get((learner.id, lesson["id"], q), ("", False))[1]]
-                done = state["lesson"]
-                lessons_done += done
-                sections_done += len(state["sections"])
-                sections += len(lesson["sections"])
-                passed_total += len(passed)
-                exercises_total += len(lesson["exercises"])
-                right += len(correct)
-                asked += len(lesson["quiz"])
-                mine = work.get(learner.id, Work())
-                helped = {e: help_used.get((learner.id, e)) or {"hints": 0, "solution_at": None}
-                          for e in lesson["exercises"]}
-                per_lesson.append({"lesson_id": lesson["id"], "done": done, "sections": state["parts"],
-                                   "exercises": {e: e in passed for e in lesson["exercises"]},
-                                   "exercise_states": {e: exercise_state(e, mine, first_pass.get((learner.id, e)),
-                                                                         helped[e]["solution_at"])
-                                                       for e in lesson["exercises"]},
-                                   "help": {e: _help_entry(helped[e]["hints"], helped[e]["solution_at"] is not None)
-                                            for e in lesson["exercises"]},
-                                   "explained": (learner.id, lesson["id"]) in explained,
-                                   "questions": {q: (first_answer[learner.id, lesson["id"], q][1]
-                                                     if (learner.id, lesson["id"], q) in first_answer else None)
-                                                 for q in lesson["quiz"]}})
-            roster.append({"id": learner.id, "name": _name(learner), "sections_done": sections_done,
-                           "sections": sections, "lessons_done": lessons_done,
-                           "lessons": len(path), "exercises_passed": passed_total, "exercises": exercises_total,
-                           "quiz_right": right, "quiz_questions": asked, "last_active": last_seen.get(learner.id),
-                           "grid": per_lesson})
-
-        exercises = []
-        for lesson in path:
-            for exercise in lesson["exercises"]:
-                tried = [runs[key] for key in runs if key[1] == exercise]
-                to_pass = [statuses.index("pass") + 1 for statuses in tried if "pass" in statuses]
-                first_run = (sum(statuses[0] == "pass" for statuses in tried) / len(tried)) if tried else None
-                median = statistics.median(to_pass) if to_pass else None
-                exercises.append({
-                    "lesson_id": lesson["id"], "exercise_id": exercise,
-                    "title": lesson["exercise_titles"].get(exercise, exercise),
-                    "runs": sum(len(statuses) for statuses in tried), "learners_tried": len(tried),
-                    "learners_passed": len(to_pass), "passed_first_run": first_run, "median_runs_to_pass": median,
-                    # The texts a page shows (pages format no number): chainrule.number_text's rules.
-                    "passed_text": format_percent(len(to_pass) / len(tried) if tried else None),
-                    "passed_first_run_text": format_percent(first_run),
-                    "median_runs_to_pass_text": "\u2013" if median is None else format_number(median),
-                    "diagnoses": [{"diagnosis": text, "runs": count}
-                                  for text, count in failing[exercise].most_common(TOP_DIAGNOSES)],
-                })
-        questions = []
+        exercises = tuple(e for lesson in path for e in lesson["exercises"])
+        seen = _seen(self.tables.class_activity(class_id, exercises))
         recall = recall_now(self.store, class_id, self.store.now())  # FSRS's prediction, per question
-        for lesson in path:
-            for question in lesson["quiz"]:
-                firsts = [value for key, value in first_answer.items() if key[1:] == (lesson["id"], question)]
-                common_wrong = wrong[lesson["id"], question].most_common(1)
-                share = (sum(ok for _, ok in firsts) / len(firsts)) if firsts else None
-                predicted, cards = recall.get((lesson["id"], question), (None, 0))
-                questions.append({
-                    "lesson_id": lesson["id"], "question_id": question, "learners_answered": len(firsts),
-                    "lesson_title": lesson["title"], "prompt": lesson["question_prompts"].get(question, question),
-                    "share_right": share, "share_right_text": format_percent(share),
-                    "most_chosen_wrong": ({"answer": common_wrong[0][0], "times": common_wrong[0][1]}
-                                          if common_wrong else None),
-                    "recall_now": predicted, "recall_now_text": format_percent(predicted), "recall_cards": cards,
-                })
-        return {"path": [self._path_entry(lesson) for lesson in path], "roster": roster, "exercises": exercises,
-                "questions": questions}
+        return {"path": [self._path_entry(lesson) for lesson in path],
+                "roster": [_roster_row(learner, path, seen) for learner in self.accounts.learners(class_id)],
+                "exercises": [_with_exercise_texts(_exercise_row(lesson, exercise, seen))
+                              for lesson in path for exercise in lesson["exercises"]],
+                "questions": [_with_question_texts(_question_row(lesson, question, seen, recall))
+                              for lesson in path for question in lesson["quiz"]]}
 
     @staticmethod
     def _path_entry(lesson: dict[str, Any]) -> dict[str, Any]:
@@ -330,6 +244,129 @@ class ClassReport:
                         sum(state == PASSED_WITH_SOLUTION for state in lesson["exercise_states"].values())]
             rows.append(row)
         return _with_credit(rows, data["roster"], *Deadlines(self.store, self.accounts).gradebook_columns(class_id))
+
+
+# ---------------------------------------------------------------- the overview's parts (data, then display text)
+
+
+@dataclass(frozen=True)
+class _Seen:
+    """What a class did, gathered once for the overview from ClassStore.class_activity: only runs that
+    count (graded here: an imported run's code is graded again here, classes/imports.py; a regrade's runs
+    only while it is applied), each learner's first answer to each question."""
+
+    work: dict[int, Work]
+    last_active: dict[int, str]
+    help_used: dict[tuple[int, str], dict[str, Any]]
+    first_pass: dict[tuple[int, str], str]
+    explained: set[tuple[int, str]]
+    runs: dict[tuple[int, str], list[str]]  # (learner, exercise) -> statuses in order
+    failing: dict[str, Counter[str]]  # exercise -> diagnoses of its failing runs
+    first_answer: dict[tuple[int, str, str], tuple[str, bool]]  # (learner, lesson, question) -> (answer, right)
+    wrong: dict[tuple[str, str], Counter[str]]  # (lesson, question) -> wrong answers
+
+
+def _seen(activity: dict[str, Any]) -> _Seen:
+    submissions = _counted(activity["submissions"])
+    runs: dict[tuple[int, str], list[str]] = defaultdict(list)
+    failing: dict[str, Counter[str]] = defaultdict(Counter)
+    for learner, exercise, status, result, _, _ in submissions:
+        runs[learner, exercise].append(status)
+        if status != "pass":
+            failing[exercise][diagnosis_of(result)] += 1
+    first_answer: dict[tuple[int, str, str], tuple[str, bool]] = {}
+    wrong: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
+    for learner, lesson, question, answer, correct, _, _ in activity["answers"]:
+        first_answer.setdefault((learner, lesson, question), (answer, correct))
+        if not correct:
+            wrong[lesson, question][answer] += 1
+    return _Seen(work=activity["work"], last_active=activity["last_active"],
+                 help_used=_help_by_exercise(activity["help"]), first_pass=_first_pass(submissions),
+                 explained={(learner, lesson) for learner, lesson, _, _, _ in activity["explanations"]},
+                 runs=runs, failing=failing, first_answer=first_answer, wrong=wrong)
+
+
+def _lesson_cell(lesson: dict[str, Any], learner: int, seen: _Seen) -> tuple[dict[str, Any], Counter[str]]:
+    """One lesson of one learner's grid, and what it adds to their totals. "Finished" is the one rule and
+    its one builder (progress/finished.py), as on the learner's own page."""
+    mine = seen.work.get(learner, Work())
+    state = lesson_state(lesson, mine)
+    firsts = {q: seen.first_answer[learner, lesson["id"], q][1] if (learner, lesson["id"], q) in seen.first_answer
+              else None for q in lesson["quiz"]}
+    helped = {e: seen.help_used.get((learner, e)) or {"hints": 0, "solution_at": None} for e in lesson["exercises"]}
+    cell = {"lesson_id": lesson["id"], "done": state["lesson"], "sections": state["parts"],
+            "exercises": {e: e in state["passed"] for e in lesson["exercises"]},
+            "exercise_states": {e: exercise_state(e, mine, seen.first_pass.get((learner, e)), helped[e]["solution_at"])
+                                for e in lesson["exercises"]},
+            "help": {e: _help_entry(helped[e]["hints"], helped[e]["solution_at"] is not None)
+                     for e in lesson["exercises"]},
+            "explained": (learner, lesson["id"]) in seen.explained, "questions": firsts}
+    tally = Counter(lessons_done=int(state["lesson"]), sections_done=len(state["sections"]),
+                    sections=len(lesson["sections"]), exercises_passed=len(state["passed"]),
+                    exercises=len(lesson["exercises"]), quiz_questions=len(lesson["quiz"]),
+                    quiz_right=sum(bool(firsts.get(q)) for q in state["answered"]))
+    return cell, tally
+
+
+def _roster_row(learner: Any, path: list[dict[str, Any]], seen: _Seen) -> dict[str, Any]:
+    """One learner against the path: totals, last active, and the grid of their lessons."""
+    cells, totals = [], Counter()
+    for lesson in path:
+        cell, tally = _lesson_cell(lesson, learner.id, seen)
+        cells.append(cell)
+        totals.update(tally)
+    counted = ("sections_done", "sections", "lessons_done", "exercises_passed", "exercises", "quiz_right",
+               "quiz_questions")
+    return {"id": learner.id, "name": _name(learner)} | {key: totals[key] for key in counted} | {
+        "lessons": len(path), "last_active": seen.last_active.get(learner.id), "grid": cells}
+
+
+def _tries(exercise: str, seen: _Seen) -> list[list[str]]:
+    """Each learner's statuses of one exercise's runs, in order (learners who ran it)."""
+    return [statuses for (_, ran), statuses in seen.runs.items() if ran == exercise]
+
+
+def _exercise_row(lesson: dict[str, Any], exercise: str, seen: _Seen) -> dict[str, Any]:
+    """An exercise's numbers: runs, learners who tried and passed, the share passing at their first run, the
+    median runs to pass, the most common diagnoses of failing runs."""
+    tried = _tries(exercise, seen)
+    to_pass = [statuses.index("pass") + 1 for statuses in tried if "pass" in statuses]
+    return {"lesson_id": lesson["id"], "exercise_id": exercise,
+            "title": lesson["exercise_titles"].get(exercise, exercise),
+            "runs": sum(len(statuses) for statuses in tried), "learners_tried": len(tried),
+            "learners_passed": len(to_pass),
+            "passed_first_run": sum(s[0] == "pass" for s in tried) / len(tried) if tried else None,
+            "median_runs_to_pass": statistics.median(to_pass) if to_pass else None,
+            "diagnoses": [{"diagnosis": text, "runs": count}
+                          for text, count in seen.failing[exercise].most_common(TOP_DIAGNOSES)]}
+
+
+def _with_exercise_texts(row: dict[str, Any]) -> dict[str, Any]:
+    """An exercise's row with the texts a page shows of its numbers (pages format no number: number_text)."""
+    tried, median = row["learners_tried"], row["median_runs_to_pass"]
+    return row | {"passed_text": format_percent(row["learners_passed"] / tried if tried else None),
+            "passed_first_run_text": format_percent(row["passed_first_run"]),
+            "median_runs_to_pass_text": "\u2013" if median is None else format_number(median)}
+
+
+def _question_row(lesson: dict[str, Any], question: str, seen: _Seen,
+                  recall: dict[tuple[str, str], tuple[float | None, int]]) -> dict[str, Any]:
+    """A question's first answers (the share right, the most chosen wrong answer) and FSRS's recall now."""
+    firsts = [right for (_, lesson_id, asked), (_, right) in seen.first_answer.items()
+              if (lesson_id, asked) == (lesson["id"], question)]
+    common_wrong = seen.wrong[lesson["id"], question].most_common(1)
+    predicted, cards = recall.get((lesson["id"], question), (None, 0))
+    return {"lesson_id": lesson["id"], "question_id": question, "learners_answered": len(firsts),
+            "lesson_title": lesson["title"], "prompt": lesson["question_prompts"].get(question, question),
+            "share_right": sum(firsts) / len(firsts) if firsts else None,
+            "most_chosen_wrong": {"answer": common_wrong[0][0], "times": common_wrong[0][1]} if common_wrong else None,
+            "recall_now": predicted, "recall_cards": cards}
+
+
+def _with_question_texts(row: dict[str, Any]) -> dict[str, Any]:
+    """A question's row with the texts a page shows of its shares."""
+    return row | {"share_right_text": format_percent(row["share_right"]),
+                  "recall_now_text": format_percent(row["recall_now"])}
 
 
 def _with_credit(rows: list[list[Any]], roster: list[dict], header: list[str], cells: dict[int, list]) -> list[list]:

@@ -12,13 +12,17 @@ so it is refused unless the grader's sandbox is strong or --allow-weak-sandbox i
 from __future__ import annotations
 
 import argparse
+import contextlib
 import errno
 import os
 import socket
 import sys
 import threading
 import webbrowser
+from dataclasses import dataclass
 from pathlib import Path
+
+from chainrule.commands.arguments import Refused
 
 DEFAULT_PORT = 8765
 PORT_FILE = "lesson-port"  # in the data folder: the port of the last start, so open tabs find the server again
@@ -137,113 +141,154 @@ def _landing(lesson: str | None, added: list[str]) -> str:
     return f"/lessons/{quote(chosen, safe='')}" if chosen else "/"
 
 
+@dataclass(frozen=True)
+class Place:
+    """Where the lesson server listens: the host as given, its family, whether it is loopback, and the
+    address bound (a loopback name resolved once, so it cannot resolve differently a moment later)."""
+
+    bind_host: str
+    family: socket.AddressFamily
+    loopback: bool
+    address: str
+
+
 def run(args: argparse.Namespace) -> int:
-    from chainrule.commands.sandbox_policy import weak_sandbox_refusal
+    """Check the arguments, listen, build the app and serve until stopped. What is opened (the socket, the
+    app's services) is closed by one ExitStack, whichever way the start ends."""
+    from chainrule.commands.serve_processes import serve_on
+
+    try:
+        added = _lessons_added(args)
+        data_dir = args.data_dir or os.environ.get("CHAINRULE_DATA_DIR") or None
+        place = _place(args)
+        with contextlib.ExitStack() as closing:
+            sock = closing.enter_context(_listening(args, place, _data_folder(data_dir)))
+            app = _lesson_app(args, place, sock, data_dir, added)
+            closing.callback(app.state.services.close)
+            serve_on(app, sock)
+    except Refused as refused:
+        print(refused.text("lesson"), file=sys.stderr)
+        return refused.code
+    print("chainrule lesson stopped.", flush=True)
+    return 0
+
+
+def _data_folder(data_dir: str | None) -> Path:
+    from chainrule.progress.store import default_data_dir
+
+    return Path(data_dir) if data_dir else default_data_dir()
+
+
+def _lessons_added(args: argparse.Namespace) -> list[str]:
+    """The lessons --lessons adds (checked), after --port and --lesson are checked; Refused (2) otherwise."""
     from chainrule.lessons import LessonDataError, lesson_ids
     from chainrule.lessons.validate import add_checked_lesson_dirs
     from chainrule.text_safety import terminal_text
-    from chainrule.web.security import bind_addresses, is_loopback_bind, new_token
 
     try:
         added = add_checked_lesson_dirs(args.lessons)
     except LessonDataError as error:
-        print(terminal_text(f"chainrule lesson: cannot add the lessons in --lessons: {error}. "
-                            "`chainrule lessons check DIR` lists every problem."), file=sys.stderr)
-        return 2
-
+        raise Refused(terminal_text(f"chainrule lesson: cannot add the lessons in --lessons: {error}. "
+                                    "`chainrule lessons check DIR` lists every problem."), whole=True) from error
     if args.port is not None and not 0 <= args.port <= 65535:
-        print(f"chainrule lesson: --port must be between 0 and 65535 (0 picks a free port), not {args.port}",
-              file=sys.stderr)
-        return 2
+        raise Refused(f"--port must be between 0 and 65535 (0 picks a free port), not {args.port}")
     if args.lesson is not None and args.lesson not in lesson_ids():
-        print(f"chainrule lesson: unknown lesson {args.lesson!r}; the lessons are {', '.join(lesson_ids())}",
-              file=sys.stderr)
-        return 2
-    data_dir = args.data_dir or os.environ.get("CHAINRULE_DATA_DIR") or None
-    from chainrule.progress.store import default_data_dir
+        raise Refused(f"unknown lesson {args.lesson!r}; the lessons are {', '.join(lesson_ids())}")
+    return added
 
-    data_folder = Path(data_dir) if data_dir else default_data_dir()
+
+def _place(args: argparse.Namespace) -> Place:
+    """Where to listen, from --host; Refused (2) for a host that cannot be, or one beyond loopback without a
+    strong sandbox (unless --allow-weak-sandbox)."""
+    from chainrule.commands.sandbox_policy import weak_sandbox_refusal
+    from chainrule.web.security import bind_addresses, is_loopback_bind
 
     bind_host = args.host.strip().strip("[]")
     family = socket.AF_INET6 if ":" in bind_host else socket.AF_INET
     problem = _host_problem(bind_host, family)
     if problem:
-        print(f"chainrule lesson: cannot listen on --host {args.host}: {problem}. Give an IP address such as "
-              "127.0.0.1 (the default, this machine only), ::1, 0.0.0.0 (every network interface), or a host "
-              "name that resolves to one of this machine's addresses.", file=sys.stderr)
-        return 2
-
+        raise Refused(f"cannot listen on --host {args.host}: {problem}. Give an IP address such as "
+                      "127.0.0.1 (the default, this machine only), ::1, 0.0.0.0 (every network interface), or a "
+                      "host name that resolves to one of this machine's addresses.")
     loopback = is_loopback_bind(bind_host)
     if not loopback and bind_host.startswith("127."):
         resolved = ", ".join(bind_addresses(bind_host)) or "nothing"
-        print(f"chainrule lesson: refusing --host {args.host}: it looks like a loopback address but it is a "
-              f"name that resolves to {resolved}, not only to loopback addresses (127.0.0.0/8, ::1). Give "
-              "127.0.0.1 itself (the default) or ::1.", file=sys.stderr)
-        return 2
-    listen_address = bind_host
-    if loopback:
-        # Listen on the address just checked, not on the name: it could resolve differently a moment later.
-        listen_address = next((address for address in bind_addresses(bind_host)
-                               if (":" in address) == (family == socket.AF_INET6)), bind_host)
-    else:
+        raise Refused(f"refusing --host {args.host}: it looks like a loopback address but it is a name that "
+                      f"resolves to {resolved}, not only to loopback addresses (127.0.0.0/8, ::1). Give "
+                      "127.0.0.1 itself (the default) or ::1.")
+    if not loopback:
         refusal = weak_sandbox_refusal("lesson", f"listen on {args.host}", "other machines could then submit code",
                                        "Listen on 127.0.0.1 (the default)", allowed=args.allow_weak_sandbox)
         if refusal:
-            print(refusal, file=sys.stderr)
-            return 2
+            raise Refused(refusal, whole=True)
+        return Place(bind_host, family, loopback, bind_host)
+    # Listen on the address just checked, not on the name: it could resolve differently a moment later.
+    address = next((found for found in bind_addresses(bind_host)
+                    if (":" in found) == (family == socket.AF_INET6)), bind_host)
+    return Place(bind_host, family, loopback, address)
 
+
+def _listening(args: argparse.Namespace, place: Place, data_folder: Path) -> socket.socket:
+    """The listening socket, on --port, else the port of the last start, else any free one; Refused (1)."""
     try:
-        sock = socket.socket(family, socket.SOCK_STREAM)
+        sock = socket.socket(place.family, socket.SOCK_STREAM)
     except OSError as error:
-        print(f"chainrule lesson: cannot listen on --host {args.host}: this machine has no "
-              f"{'IPv6' if family == socket.AF_INET6 else 'IPv4'} networking ({error.strerror or error}). "
-              "Choose another --host.", file=sys.stderr)
-        return 1
+        raise Refused(f"cannot listen on --host {args.host}: this machine has no "
+                      f"{'IPv6' if place.family == socket.AF_INET6 else 'IPv4'} networking "
+                      f"({error.strerror or error}). Choose another --host.", code=1) from error
     wanted = args.port if args.port is not None else _remembered_port(data_folder)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
-            sock.bind((listen_address, wanted))
+            sock.bind((place.address, wanted))
         except OSError as error:
             if args.port is not None or error.errno != errno.EADDRINUSE:
                 raise
-            sock.bind((listen_address, 0))  # the usual port is taken (another server?): any free one
+            sock.bind((place.address, 0))  # the usual port is taken (another server?): any free one
         sock.listen(128)
     except OSError as error:
         sock.close()
-        reason = error.strerror or str(error)
-        if isinstance(error, socket.gaierror) or error.errno in (errno.EADDRNOTAVAIL, errno.EAFNOSUPPORT):
-            advice = ("--host must be one of this machine's addresses: 127.0.0.1 (the default), ::1, "
-                      "0.0.0.0 (every interface) or the address of one of its network interfaces.")
-        else:
-            advice = "Choose another --port, or leave it out to get a free one."
-        print(f"chainrule lesson: cannot listen on {args.host}:{args.port}: {reason}. {advice}", file=sys.stderr)
-        return 1
+        raise Refused(f"cannot listen on {args.host}:{args.port}: {error.strerror or str(error)}. "
+                      f"{_listen_advice(error)}", code=1) from error
     sock.set_inheritable(True)
-    port = sock.getsockname()[1]
+    _remember_port(data_folder, sock.getsockname()[1])
+    return sock
 
-    import uvicorn
 
+def _listen_advice(error: OSError) -> str:
+    if isinstance(error, socket.gaierror) or error.errno in (errno.EADDRNOTAVAIL, errno.EAFNOSUPPORT):
+        return ("--host must be one of this machine's addresses: 127.0.0.1 (the default), ::1, "
+                "0.0.0.0 (every interface) or the address of one of its network interfaces.")
+    return "Choose another --port, or leave it out to get a free one."
+
+
+def _lesson_app(args: argparse.Namespace, place: Place, sock: socket.socket, data_dir: str | None,
+                added: list[str]):
+    """The one learner's app, with a fresh link token; says where to open it (and opens the browser)."""
     from chainrule.web import create_app
-
-    token = new_token()
-    shown_host = url_host(bind_host)
-    if loopback:
-        # e.g. 127.0.0.2: the address we print must pass the server's Host check too.
-        extra_hosts = [shown_host.lower()]
-    else:
-        extra_hosts = _network_names(bind_host) + [h.lower() for h in args.allow_host]
+    from chainrule.web.security import new_token
     from chainrule.web.session import SecretError, load_or_create_secret
 
-    _remember_port(data_folder, port)
+    token, port = new_token(), sock.getsockname()[1]
+    shown_host = url_host(place.bind_host)
+    # On loopback (e.g. 127.0.0.2) the address we print must pass the server's Host check too.
+    extra_hosts = [shown_host.lower()] if place.loopback else \
+        _network_names(place.bind_host) + [h.lower() for h in args.allow_host]
     try:  # kept in the data folder, so a signed-in tab survives a restart (fresh link token each start)
-        secret, secret_error = load_or_create_secret(data_folder), None
+        secret, secret_error = load_or_create_secret(_data_folder(data_dir)), None
     except SecretError as error:
         secret, secret_error = None, str(error)
     app = create_app(token, data_dir, port=port, extra_hosts=extra_hosts, session_secret=secret)
     _, store_error = app.state.services.try_store()
-
     url = f"http://{shown_host}:{port}{_landing(args.lesson, added)}?token={token}"
+    _say_running(url, store_error, secret_error)
+    if not args.no_browser:
+        threading.Thread(target=webbrowser.open, args=(url,), daemon=True).start()
+    threading.Thread(target=_prepare_typescript, daemon=True).start()
+    return app
+
+
+def _say_running(url: str, store_error: str | None, secret_error: str | None) -> None:
     print("chainrule lesson is running. Open this address in your browser:", flush=True)
     print(f"    {url}", flush=True)
     if store_error:
@@ -251,21 +296,3 @@ def run(args: argparse.Namespace) -> int:
     if secret_error:
         print(f"Warning: open tabs will need the new link after a restart: {secret_error}", file=sys.stderr, flush=True)
     print("Press Ctrl+C to stop.", flush=True)
-
-    if not args.no_browser:
-        threading.Thread(target=webbrowser.open, args=(url,), daemon=True).start()
-    threading.Thread(target=_prepare_typescript, daemon=True).start()
-
-    from chainrule.web.connections import server_options
-
-    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on", **server_options())
-    server = uvicorn.Server(config)
-    try:
-        server.run(sockets=[sock])
-    except KeyboardInterrupt:
-        pass
-    finally:
-        sock.close()
-        app.state.services.close()
-    print("chainrule lesson stopped.", flush=True)
-    return 0

@@ -13,12 +13,15 @@ sandbox, or --allow-weak-sandbox, as `chainrule lesson` does.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import socket
 import sys
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from chainrule.classes import LMS_INTERVAL, LMS_RETRY
+from chainrule.commands.arguments import Refused
 from chainrule.commands.class_ import add_database_options, secret_on_command_line
 from chainrule.turns import MAX_OPEN_PER_LEARNER
 
@@ -116,94 +119,158 @@ def _add_lti(app, store, accounts, url: str, args: argparse.Namespace):
     return sender
 
 
-def run(args: argparse.Namespace) -> int:
-    from chainrule.commands.lesson import url_host
-    from chainrule.commands.sandbox_policy import weak_sandbox_refusal
-    from chainrule.progress import StoreError
-    from chainrule.web.security import is_loopback_bind, split_host
+@dataclass(frozen=True)
+class Site:
+    """Where the class is served: the address bound, the --url learners open, the Host names accepted."""
 
-    if not 1 <= args.port <= 65535:
-        print(f"chainrule serve: --port must be between 1 and 65535, not {args.port}", file=sys.stderr)
-        return 2
-    refusal = secret_on_command_line(args.database)
-    if refusal:
-        print(f"chainrule serve: {refusal}", file=sys.stderr)
-        return 2
-    if args.runs_per_learner < 1:
-        print(f"chainrule serve: --runs-per-learner must be 1 or more, not {args.runs_per_learner}", file=sys.stderr)
-        return 2
+    bind_host: str
+    url: str
+    secure: bool
+    hosts: list[str]
+    public: tuple[str, int]
+
+
+def run(args: argparse.Namespace) -> int:
+    """Check the arguments, open the class, build its app and listen; then serve in this process or in
+    --workers processes. Everything opened is closed by one ExitStack, whichever way the start ends."""
     from chainrule.commands.malloc_arenas import limit_malloc_arenas
 
-    limit_malloc_arenas()  # before any thread starts, and inherited by the web processes it forks
+    try:
+        _check_arguments(args)
+        limit_malloc_arenas()  # before any thread starts, and inherited by the web processes it forks
+        site = _site(args)
+        with contextlib.ExitStack() as closing:
+            code = _serve_class(args, site, closing)
+    except Refused as refused:
+        print(refused.text("serve"), file=sys.stderr)
+        return refused.code
+    if code == 0:
+        print("chainrule serve stopped.", flush=True)
+    return code
+
+
+def _check_arguments(args: argparse.Namespace) -> None:
+    """Refused (2) for an argument that cannot be, before anything is opened."""
+    refusal = secret_on_command_line(args.database)
+    checks = [
+        (not 1 <= args.port <= 65535, f"--port must be between 1 and 65535, not {args.port}"),
+        (bool(refusal), refusal),
+        (args.runs_per_learner < 1, f"--runs-per-learner must be 1 or more, not {args.runs_per_learner}"),
+        (args.db_pool is not None and args.db_pool < 1, f"--db-pool must be 1 or more, not {args.db_pool}"),
+        (args.db_reserve is not None and args.db_reserve < 0,
+         f"--db-reserve must be 0 or more, not {args.db_reserve}"),
+        (args.max_connections is not None and args.max_connections < 1,
+         f"--max-connections must be 1 or more, not {args.max_connections}"),
+    ]
+    for wrong, message in checks:
+        if wrong:
+            raise Refused(str(message))
+
+
+def _site(args: argparse.Namespace) -> Site:
+    """The addresses of the class, from --host, --port, --url and --allow-host; Refused (2) if one cannot be."""
+    from chainrule.commands.lesson import url_host
+    from chainrule.commands.sandbox_policy import weak_sandbox_refusal
+    from chainrule.web.security import is_loopback_bind, split_host
+
     bind_host = args.host.strip().strip("[]")
     url = (args.url or f"http://{url_host(bind_host)}:{args.port}").rstrip("/")
     parts = urlsplit(url)
     parsed = split_host(parts.netloc) if parts.scheme in ("http", "https") else None
     if parsed is None or parts.path not in ("", "/"):
-        print(f"chainrule serve: --url must be an address like https://class.example.org, not {args.url!r}",
-              file=sys.stderr)
-        return 2
+        raise Refused(f"--url must be an address like https://class.example.org, not {args.url!r}")
     if not is_loopback_bind(bind_host):
         refusal = weak_sandbox_refusal("serve", f"listen on {args.host}", "learners' code runs on this machine",
                                        "Fix the sandbox (docs/grading.md)", allowed=args.allow_weak_sandbox)
         if refusal:
-            print(refusal, file=sys.stderr)
-            return 2
-
-    from chainrule.classes import open_class_store
-
-    for name, value in (("--db-pool", args.db_pool), ("--db-reserve", args.db_reserve)):
-        if value is not None and value < (1 if name == "--db-pool" else 0):
-            print(f"chainrule serve: {name} must be {1 if name == '--db-pool' else 0} or more, not {value}",
-                  file=sys.stderr)
-            return 2
-    try:
-        store = open_class_store(args.data_dir, args.database, pool_size=args.db_pool)
-    except StoreError as error:
-        print(f"chainrule serve: {error}", file=sys.stderr)
-        return 1
-    if args.max_connections is not None and args.max_connections < 1:
-        store.close()
-        print(f"chainrule serve: --max-connections must be 1 or more, not {args.max_connections}", file=sys.stderr)
-        return 2
-    processes = _process_count(args, store.database.dialect)
-    if isinstance(processes, int) and store.database.dialect == "postgresql":
-        processes = _over_budget(store, processes, args) or processes
-    if isinstance(processes, str):
-        store.close()
-        print(f"chainrule serve: {processes}", file=sys.stderr)
-        return 2
+            raise Refused(refusal, whole=True)
     # Host and Origin are checked with their port (a page on another port of this host is another origin):
     # the names this process listens as, on its own port, and the --url's host on the --url's port.
     hosts = [url_host(bind_host).lower(), *(name.lower() for name in args.allow_host)]
     public = (parsed[0], parsed[1] or (443 if parts.scheme == "https" else 80))
+    return Site(bind_host, url, parts.scheme == "https", hosts, public)
 
-    def build(store):
-        """The class app on ``store``: (app, its graded runs, LTI score sender); StoreError or ValueError if refused."""
-        from chainrule.classes.accounts import Accounts
-        from chainrule.web.routes_class import create_class_app
 
-        runs = class_runs(store, args)
-        try:
-            quota = {} if args.learner_storage is None else {"learner_quota": int(args.learner_storage * 1_000_000)}
-            if quota and quota["learner_quota"] <= 0:
-                raise ValueError("--learner-storage must be more than 0 (millions of characters)")
-            accounts = Accounts(store)
-            app = create_class_app(store, accounts=accounts, runs=runs, secure=parts.scheme == "https",
-                                   hosts=hosts, port=args.port, public=public, **quota)
-            return app, runs, _add_lti(app, store, accounts, url, args)
-        except BaseException:
-            runs.close()
-            raise
+def _serve_class(args: argparse.Namespace, site: Site, closing: contextlib.ExitStack) -> int:
+    """Open the class and its app (checked before any web process starts), listen, and serve until stopped;
+    the exit code."""
+    from chainrule.commands.serve_processes import run_processes
+
+    held = closing.enter_context(contextlib.ExitStack())  # what this process's app holds
+    store = _open_store(args, held)
+    processes = _processes(args, store)
+    app, runs, sender = _class_app(store, args, site, held)
+    _static_files(args)
+    sock = closing.enter_context(_listening(site.bind_host, args))
+    _say_running(store.where, runs.queued, processes, args.port, site.url)
+    if processes == 1:
+        _serve_app(app, sender, sock, args, held)
+        return 0
+    held.close()  # the children open their own connections and threads: nothing of this one crosses the fork
+    del app, runs, sender, store
+
+    def serve_one() -> int:
+        with contextlib.ExitStack() as child:
+            child_app, _, child_sender = _class_app(_open_store(args, child), args, site, child)
+            _serve_app(child_app, child_sender, sock, args, child)
+        return 0
+
+    return 1 if run_processes(processes, serve_one) else 0
+
+
+def _serve_app(app, sender, sock: socket.socket, args: argparse.Namespace, closing: contextlib.ExitStack) -> None:
+    """Send LMS scores and answer on ``sock`` until stopped (the sender stopped by ``closing``)."""
+    from chainrule.commands.serve_processes import serve_on
+
+    sender.start()
+    closing.callback(sender.stop)
+    serve_on(app, sock, **_server_options(args))
+
+
+def _processes(args: argparse.Namespace, store) -> int:
+    """How many web processes serve the class; Refused (2) if the number asked for cannot be."""
+    processes = _process_count(args, store.database.dialect)
+    if isinstance(processes, int) and store.database.dialect == "postgresql":
+        processes = _over_budget(store, processes, args) or processes
+    if isinstance(processes, str):
+        raise Refused(processes)
+    return processes
+
+
+def _open_store(args: argparse.Namespace, closing: contextlib.ExitStack):
+    from chainrule.classes import open_class_store
+    from chainrule.progress import StoreError
 
     try:
-        app, runs, sender = build(store)
-    except (StoreError, ValueError) as error:
-        store.close()
-        print(f"chainrule serve: {error}", file=sys.stderr)
-        return 1
-    queued = runs.queued
+        store = open_class_store(args.data_dir, args.database, pool_size=args.db_pool)
+    except StoreError as error:
+        raise Refused(str(error), code=1) from error
+    closing.callback(store.close)
+    return store
 
+
+def _class_app(store, args: argparse.Namespace, site: Site, closing: contextlib.ExitStack):
+    """The class app on ``store`` and its LTI score sender, their runs closed by ``closing``; Refused (1)
+    if the store or an option refuses."""
+    from chainrule.classes.accounts import Accounts
+    from chainrule.progress import StoreError
+    from chainrule.web.routes_class import create_class_app
+
+    runs = class_runs(store, args)
+    closing.callback(runs.close)
+    try:
+        quota = {} if args.learner_storage is None else {"learner_quota": int(args.learner_storage * 1_000_000)}
+        if quota and quota["learner_quota"] <= 0:
+            raise ValueError("--learner-storage must be more than 0 (millions of characters)")
+        accounts = Accounts(store)
+        app = create_class_app(store, accounts=accounts, runs=runs, secure=site.secure, hosts=site.hosts,
+                               port=args.port, public=site.public, **quota)
+        return app, runs, _add_lti(app, store, accounts, site.url, args)
+    except (StoreError, ValueError) as error:
+        raise Refused(str(error), code=1) from error
+
+
+def _static_files(args: argparse.Namespace) -> None:
     from chainrule.web.static_files import static_bundle
 
     static_bundle().precompress()  # once, before the web processes start, so that they share it
@@ -211,53 +278,38 @@ def run(args: argparse.Namespace) -> int:
         try:
             static_bundle().write(args.static_dir)
         except OSError as error:
-            runs.close()
-            store.close()
-            print(f"chainrule serve: cannot write the static files into {args.static_dir}: "
-                  f"{error.strerror or error}. Give --static-dir a folder this user may write.", file=sys.stderr)
-            return 1
+            raise Refused(f"cannot write the static files into {args.static_dir}: {error.strerror or error}. "
+                          "Give --static-dir a folder this user may write.", code=1) from error
 
+
+def _listening(bind_host: str, args: argparse.Namespace) -> socket.socket:
     family = socket.AF_INET6 if ":" in bind_host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
     try:
-        sock = socket.socket(family, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((bind_host, args.port))
         sock.listen(128)
     except OSError as error:
-        runs.close()
-        store.close()
-        print(f"chainrule serve: cannot listen on {args.host}:{args.port}: {error.strerror or error}. "
-              "Choose another --port or --host.", file=sys.stderr)
-        return 1
-    print(f"chainrule serve is running for the classes in {store.where}.", flush=True)
+        sock.close()
+        raise Refused(f"cannot listen on {args.host}:{args.port}: {error.strerror or error}. "
+                      "Choose another --port or --host.", code=1) from error
+    return sock
+
+
+def _say_running(where: str, queued: bool, processes: int, port: int, url: str) -> None:
+    print(f"chainrule serve is running for the classes in {where}.", flush=True)
     if processes > 1:
-        print(f"    {processes} web processes answer on port {args.port}.", flush=True)
+        print(f"    {processes} web processes answer on port {port}.", flush=True)
     if queued:
         print("    Graded runs wait in the class database for `chainrule worker --database URL`.", flush=True)
     print(f"    Learners and teacher sign in at {url}/sign-in", flush=True)
     print("Press Ctrl+C to stop.", flush=True)
-    try:
-        if processes == 1:
-            _serve(app, runs, sender, store, sock, args.max_connections)
-        else:
-            # The children open their own connections and threads: nothing of this process's crosses the fork.
-            runs.close()
-            store.close()
-            del app, runs, sender, store
 
-            def serve_one() -> int:
-                child_store = open_class_store(args.data_dir, args.database, pool_size=args.db_pool)
-                _serve(*build(child_store), child_store, sock, args.max_connections)
-                return 0
 
-            from chainrule.commands.serve_processes import run_processes
-
-            if run_processes(processes, serve_one):
-                return 1
-    finally:
-        sock.close()
-    print("chainrule serve stopped.", flush=True)
-    return 0
+def _server_options(args: argparse.Namespace) -> dict:
+    """uvicorn's options of a class's web process: behind a proxy on this machine, the client address (for
+    sign-in limits) comes from X-Forwarded-For; --max-connections."""
+    return {"proxy_headers": True, "forwarded_allow_ips": "127.0.0.1,::1", "max_connections": args.max_connections}
 
 
 def _process_count(args: argparse.Namespace, dialect: str) -> int | str:
@@ -289,25 +341,3 @@ def _over_budget(store, processes: int, args: argparse.Namespace) -> str | None:
         return None
     reserve = args.db_reserve if args.db_reserve is not None else default_reserve(default_process_count())
     return serve_budget(limit, processes, store.database.pool_size, reserve)
-
-
-def _serve(app, runs, sender, store, sock: socket.socket, max_connections: int | None) -> None:
-    """Answer on ``sock`` until stopped, then close what the app holds."""
-    import uvicorn
-
-    from chainrule.web.connections import raise_open_files_limit, server_options
-
-    raise_open_files_limit()
-
-    # Behind a proxy on this machine, the client address (for sign-in limits) comes from X-Forwarded-For.
-    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on", proxy_headers=True,
-                            forwarded_allow_ips="127.0.0.1,::1", **server_options(max_connections))
-    sender.start()
-    try:
-        uvicorn.Server(config).run(sockets=[sock])
-    except KeyboardInterrupt:
-        pass
-    finally:
-        sender.stop()
-        runs.close()
-        store.close()

@@ -1,4 +1,5 @@
-"""`chainrule serve --workers N`: N web processes answering on one port, under one supervisor.
+"""The one way a web process answers on its socket (serve_on: `chainrule lesson`, `chainrule serve`), and
+`chainrule serve --workers N`: N web processes answering on one port, under one supervisor (run_processes).
 
 The supervisor binds the listening socket once and forks N children that each build the app (their own
 database connections, their own threads) and accept from that one socket, so the port is one and the
@@ -17,12 +18,13 @@ from __future__ import annotations
 import ctypes
 import os
 import signal
+import socket
 import sys
 import time
 import traceback
 from typing import Callable
 
-__all__ = ["STARTUP_GRACE", "default_process_count", "run_processes"]
+__all__ = ["STARTUP_GRACE", "default_process_count", "run_processes", "serve_on"]
 
 STARTUP_GRACE = 10.0  # seconds: a child that ends sooner than this after its start stops the whole server
 PR_SET_PDEATHSIG = 1
@@ -34,6 +36,23 @@ def default_process_count() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # not Linux
         return max(1, os.cpu_count() or 1)
+
+
+def serve_on(app, sock: socket.socket, *, max_connections: int | None = None, **options) -> None:
+    """Answer on ``sock`` with uvicorn until stopped (Ctrl+C, SIGTERM): the open-files limit raised first,
+    then the connection bounds that fit it (web/connections.py), quiet logs, the app's lifespan run, and
+    ``options`` (a proxy's headers) added."""
+    import uvicorn
+
+    from chainrule.web.connections import raise_open_files_limit, server_options
+
+    raise_open_files_limit()
+    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on",
+                            **server_options(max_connections), **options)
+    try:
+        uvicorn.Server(config).run(sockets=[sock])
+    except KeyboardInterrupt:
+        pass
 
 
 def _die_with_parent() -> None:

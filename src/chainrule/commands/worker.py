@@ -302,6 +302,7 @@ async def _sweep(app, jobs, sender, heartbeat: float, stalled_after: float, stop
 def _grade_turn(jobs, queue_job_id: int, name: str) -> None:
     """procrastinate's task: take the run that is due (learners in fair turns, or the run this queue job
     held when its worker died), grade it and keep its result (runs in a thread of the worker)."""
+    from chainrule.classes.grading import keep_graded_job
     from chainrule.grading import grade, judged_the_code
     from chainrule.progress import StoreError
     from chainrule.progress.run_jobs import CANNOT_GRADE
@@ -320,7 +321,7 @@ def _grade_turn(jobs, queue_job_id: int, name: str) -> None:
     waited = 0.0
     while True:
         try:
-            jobs.finish(run, result)
+            keep_graded_job(jobs, run, result)
             return
         except StoreError:
             if waited >= FINISH_PATIENCE_SECONDS:

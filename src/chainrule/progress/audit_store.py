@@ -6,8 +6,10 @@ same transaction as the change itself, and never changed afterwards (the databas
         log.add("late-policy", before={"late": "no-credit"}, after={"late": "10%"})
     audited_write(store, Actor(7, "Ms Rivera"), class_id, work)
 
-One place: the stores that change credit (deadline_store.py, mark_store.py, regrade_store.py, class_store.py's
-removal) run their writes through audited_write; no route writes the log.
+One place: the stores that change credit (deadline_store.py, mark_store.py, regrade_store.py, people_store.py's
+removal) run their writes through audited_write; no route writes the log. audited_write also raises the event
+of a change to credit, credit_changes.scores_changed, for the learners the entries name (the whole class for an
+entry that names none), in the same transaction: that is how the LMS comes to get the new scores.
 """
 
 from __future__ import annotations
@@ -17,8 +19,9 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from chainrule.progress.connection import Connection
+from chainrule.progress.credit_changes import scores_changed
 
-__all__ = ["Actor", "AuditLog", "AuditStore", "COMMAND_LINE", "actor_of", "audited_write", "rescore_learner"]
+__all__ = ["Actor", "AuditLog", "AuditStore", "COMMAND_LINE", "actor_of", "audited_write"]
 
 ACCOUNT_LOCK = -2  # the advisory lock key for account writes that read first (learners' keys are >= 0)
 COLUMNS = ("id, at, actor_id, actor_name, kind, learner_id, learner_name, lesson_id, exercise_id, before, after, "
@@ -41,21 +44,21 @@ def actor_of(account: Any) -> Actor:
     return COMMAND_LINE if int(account.id) == 0 else Actor(int(account.id), str(account.name))
 
 
-def rescore_learner(conn: Connection, learner_id: int) -> None:
-    """Inside a write that changes one learner's credit: the LMS score scan looks at them again."""
-    conn.execute("DELETE FROM lti_work_seen WHERE account_id = ?", (int(learner_id),))
-
-
 class AuditLog:
-    """The entries one write adds, all at the store's time of that write."""
+    """The entries one write adds, all at the store's time of that write, and whose credit they change."""
 
     def __init__(self, conn: Connection, class_id: int, actor: Actor, at: str) -> None:
         self.conn, self.class_id, self.actor, self.at = conn, int(class_id), actor, at
+        self.learners: set[int] = set()  # the learners the entries name
+        self.whole_class = False  # an entry named no learner (a due date, the late policy)
 
     def add(self, kind: str, *, learner: int | None = None, lesson: str = "", exercise: str = "",
             before: Any = None, after: Any = None, reason: str = "") -> None:
         name = ""
-        if learner is not None:
+        if learner is None:
+            self.whole_class = True
+        else:
+            self.learners.add(int(learner))
             row = self.conn.execute("SELECT name FROM accounts WHERE id = ?", (int(learner),)).fetchone()
             name = "" if row is None else row[0]
         self.conn.execute(
@@ -66,9 +69,17 @@ class AuditLog:
 
 
 def audited_write(store: Any, actor: Actor, class_id: int, work: Callable[[Connection, AuditLog], Any]) -> Any:
-    """Run work(conn, log) in one write transaction: the change and its entries commit together or not at all."""
+    """Run work(conn, log) in one write transaction, then raise scores_changed for the learners its entries
+    name: the change, its entries and the event commit together or not at all."""
     at = store.now().isoformat()
-    return store.database.write(lambda conn: work(conn, AuditLog(conn, class_id, actor, at)), lock=ACCOUNT_LOCK)
+
+    def write(conn: Connection) -> Any:
+        log = AuditLog(conn, class_id, actor, at)
+        done = work(conn, log)
+        scores_changed(conn, class_id=class_id if log.whole_class else None, learners=log.learners)
+        return done
+
+    return store.database.write(write, lock=ACCOUNT_LOCK)
 
 
 class AuditStore:

@@ -1,10 +1,12 @@
 """The SQL of due dates (schema migration 9): a class's time zone and late policy, due dates per lesson or
 exercise, learners' extensions, and the times of each learner's work that credit is judged by.
-classes/deadlines.py holds the rules; every statement lives here.
+classes/deadlines.py holds the rules and the verbs (set_policy, set_due, extend); every statement lives here,
+in the save_* methods those verbs call once they have checked what they save.
 
-Every change is written to the audit log in its own transaction (progress/audit_store.py), and forgets what the LMS score scan last saw of the class's
-learners (lti_work_seen), in the same transaction: the scan computes their scores again, and a score that
-changed goes through the outbox (classes/lti_scores.py).
+Every change is written to the audit log in its own transaction (progress/audit_store.py's audited_write),
+which raises the event of a change to credit (progress/credit_changes.py's scores_changed) in the same
+transaction: the LMS score scan computes the learners' scores again, and a score that changed goes through the
+outbox (classes/lti_scores.py).
 """
 
 from __future__ import annotations
@@ -17,13 +19,7 @@ from chainrule.progress.connection import Connection
 from chainrule.progress.finished import COUNTED_PASS, OWN_RUN
 from chainrule.progress.mark_store import marks_of
 
-__all__ = ["DeadlineStore", "rescore"]
-
-
-def rescore(conn: Connection, class_id: int) -> None:
-    """Inside a write that changes the class's credit: the LMS score scan looks at its learners again."""
-    conn.execute("DELETE FROM lti_work_seen WHERE account_id IN "
-                 "(SELECT id FROM accounts WHERE class_id = ? AND role = 'learner')", (class_id,))
+__all__ = ["DeadlineStore"]
 
 
 def _policy(time_zone: str, late_policy: str, late_percent: int) -> dict[str, Any]:
@@ -56,18 +52,17 @@ class DeadlineStore:
 
         return self._read(work)
 
-    def set_policy(self, class_id: int, time_zone: str, late_policy: str, late_percent: int, by: Actor) -> None:
+    def save_policy(self, class_id: int, time_zone: str, late_policy: str, late_percent: int, by: Actor) -> None:
         def work(conn: Connection, log: AuditLog) -> None:
             before = conn.execute("SELECT time_zone, late_policy, late_percent FROM classes WHERE id = ?",
                                   (class_id,)).fetchone()
             conn.execute("UPDATE classes SET time_zone = ?, late_policy = ?, late_percent = ? WHERE id = ?",
                          (time_zone, late_policy, int(late_percent), class_id))
             log.add("late-policy", before=_policy(*before), after=_policy(time_zone, late_policy, late_percent))
-            rescore(conn, class_id)
 
         audited_write(self.store, by, class_id, work)
 
-    def set_due(self, class_id: int, lesson_id: str, exercise_id: str, due: str | None, by: Actor) -> None:
+    def save_due(self, class_id: int, lesson_id: str, exercise_id: str, due: str | None, by: Actor) -> None:
         """Set (or, with None, remove) a lesson's ('' exercise) or an exercise's due date."""
 
         def work(conn: Connection, log: AuditLog) -> None:
@@ -82,11 +77,10 @@ class DeadlineStore:
                              (class_id, lesson_id, exercise_id, due))
             log.add("due-date", lesson=lesson_id, exercise=exercise_id, before={"due": before and before[0]},
                     after={"due": due})
-            rescore(conn, class_id)
 
         audited_write(self.store, by, class_id, work)
 
-    def set_extensions(self, class_id: int, extensions: list[tuple[int, str, str | None]], by: Actor) -> None:
+    def save_extensions(self, class_id: int, extensions: list[tuple[int, str, str | None]], by: Actor) -> None:
         """Each (learner, lesson, due or None: removed), all in one transaction (a CSV is taken whole)."""
 
         def work(conn: Connection, log: AuditLog) -> None:
@@ -101,7 +95,6 @@ class DeadlineStore:
                                  (learner, lesson, due))
                 log.add("extension", learner=learner, lesson=lesson, before={"due": before and before[0]},
                         after={"due": due})
-            rescore(conn, class_id)
 
         audited_write(self.store, by, class_id, work)
 

@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 from chainrule.progress.class_store import ACCOUNT_LOCK, admitted, refuse_if_closed
 from chainrule.progress.connection import Connection
-from chainrule.progress.deadline_store import rescore
+from chainrule.progress.credit_changes import scores_changed
 
 OUTBOX_LOCK = -3  # the advisory lock key of outbox claims (learners' keys are >= 0)
 WORK_TABLES = ("submissions", "quiz_answers", "predictions", "code", "explanations")  # what a score is made of
@@ -254,7 +254,7 @@ class LtiStore:
             if on:
                 conn.execute("INSERT INTO lti_line_items (context_row, resource, url, claimed_ts) "
                              "VALUES (?, ?, '', 0) ON CONFLICT DO NOTHING", (context_row, path))
-                rescore(conn, class_id)
+                scores_changed(conn, class_id=class_id)
             else:
                 conn.execute("DELETE FROM lti_line_items WHERE context_row = ? AND resource = ?", (context_row, path))
                 conn.execute("DELETE FROM lti_scores WHERE resource = ? AND account_id IN "

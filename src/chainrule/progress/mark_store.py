@@ -1,13 +1,14 @@
 """The SQL of a teacher's marks on the gradebook (schema migration 13): a learner's credit of a lesson or an
 exercise overridden or excused, with a reason. classes/overrides.py holds the rules. Each change is audited
-(audit_store.py) and makes the LMS score scan look at the learner again, in the same transaction.
+(audit_store.py's audited_write, which raises credit_changes.scores_changed for the learner: the LMS score
+scan looks at them again, in the same transaction).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from chainrule.progress.audit_store import Actor, AuditLog, audited_write, rescore_learner
+from chainrule.progress.audit_store import Actor, AuditLog, audited_write
 from chainrule.progress.class_store import CLASS_LEARNERS
 from chainrule.progress.connection import Connection
 
@@ -57,7 +58,6 @@ class MarkStore:
                     before={"mark": None if was is None else {"kind": was["kind"], "credit": was["credit"]},
                             "credit": credit_before},
                     after={"mark": now, "credit": credit_after}, reason=reason)
-            rescore_learner(conn, learner)
             return was
 
         return audited_write(self.store, by, class_id, work)

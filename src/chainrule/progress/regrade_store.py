@@ -2,8 +2,8 @@
 again, what they gave, and applying or reverting it in one transaction.
 
 Applying keeps the learners' earlier runs of the exercise apart (origin 'superseded:<id>') and lets the
-regrade's runs count (origin ''); reverting swaps them back. Both forget what the LMS score scan last saw
-of the class's learners, so that a changed score is sent (progress/deadline_store.py's rescore).
+regrade's runs count (origin ''); reverting swaps them back. Both are audited writes, which raise
+credit_changes.scores_changed for the learners whose runs changed, so that a changed score is sent.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from typing import Any
 from chainrule.progress.audit_store import Actor, AuditLog, audited_write
 from chainrule.progress.class_store import ACCOUNT_LOCK, CLASS_LEARNERS
 from chainrule.progress.connection import Connection
-from chainrule.progress.deadline_store import rescore
 
 __all__ = ["RegradeStore"]
 
@@ -142,7 +141,6 @@ class RegradeStore:
                 standing = [{"passed": bool(passed)}, {"passed": after == "pass", "regrade": regrade_id}]
                 log.add("regrade-applied" if apply else "regrade-reverted", learner=int(learner),
                         exercise=exercise, before=standing[0 if apply else 1], after=standing[1 if apply else 0])
-            rescore(conn, int(regrade["class_id"]))
             return True
 
         return audited_write(self.store, by, int(regrade["class_id"]), work)

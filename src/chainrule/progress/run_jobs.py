@@ -4,7 +4,8 @@
     job, queued = jobs.submit(learner, exercise, language, source, key)   # queued False: over the bound
     jobs.status(learner, job_id)                # {"job", "state", "position"?, "result"? | "ended"?}
     run = jobs.start(queue_job, worker)         # a worker's queue job takes the next run in fair turns
-    jobs.finish(run, result)                    # kept as the learner's submission, once, at its work time
+    jobs.graded(run, result)                    # (the job's key, its work time, the claim that marks it graded):
+                                                # classes/grading.py's keep() keeps the result with them, once
 
 The queue that carries a job to a worker is procrastinate's (classes/queue.py); this module knows nothing
 of it but its job ids, and nothing of a result's shape (classes/grading.py builds every answer). What it
@@ -27,10 +28,10 @@ import json
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, Callable
 
 from chainrule.progress.connection import ADVISORY_NAMESPACE, Connection
-from chainrule.progress.store import origin_of_key, work_time
+from chainrule.progress.store import work_time
 from chainrule.turns import MAX_OPEN_PER_LEARNER, fair_order
 
 QUEUED, RUNNING, GRADED, ENDED = "queued", "running", "graded", "ended"
@@ -256,9 +257,10 @@ class RunJobs:
 
         return self.database.write(work, lock=PICK_LOCK)
 
-    def finish(self, run: Run, result: dict) -> int | None:
-        """Keep the result as the learner's submission and mark the job graded, in one transaction;
-        None if the job was graded already (then nothing is written)."""
+    def graded(self, run: Run, result: dict) -> tuple[str | None, str | None, Callable[[Connection, int], bool]]:
+        """What keeping a run's result needs from its job: (the click's key, the run's work time, the claim
+        that marks the job graded in the submission's transaction, refusing when it was graded already, so a
+        result delivered twice is kept once). classes/grading.py's keep() is the one place that keeps it."""
         result_json = json.dumps(result, sort_keys=True)
         now = self._now()
 
@@ -274,9 +276,7 @@ class RunJobs:
         key, work_at, submitted = found if found else (None, None, None)
         if work_time(work_at) is None and isinstance(submitted, (int, float)):  # a job queued before work_at
             work_at = datetime.fromtimestamp(submitted, timezone.utc).isoformat()
-        learner = self.store.for_learner(run.learner_id)
-        return learner.record_submission(run.exercise_id, run.language, run.source, result, claim=claim,
-                                         origin=origin_of_key(key), at=work_at)
+        return key, work_at, claim
 
     def end(self, job_id: int, verdict: str, detail: str | None = None) -> int:
         """End a run that is still open without a grade; 1 if it was open."""
