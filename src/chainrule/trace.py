@@ -256,9 +256,17 @@ def _written(template: str) -> str:
     return formula_text(template)
 
 
+# A label that is a sum or a difference ("1 - o*o") is put in parentheses where a product, a quotient
+# or a power takes it, so that the formula reads as the graph computes it.
+_BINDS_TIGHTER = ("*", "/", "**")
+_LOOSE_LABEL = re.compile(r"\s[+\-]\s")
+
+
 def _names_side(v: Value, labels: list[str], index: dict[int, int]) -> str:
     """The right side of a node's formula over its inputs' labels: "a × b", "t1 + (-4)"."""
     names = [labels[index[id(p)]] for p in v._prev]
+    if v._op is not None and v._op.symbol in _BINDS_TIGHTER:  # "(1 - o*o) × x'", never "1 - o*o × x'"
+        names = [f"({name})" if _LOOSE_LABEL.search(name) else name for name in names]
     return place_numbers(_right_side(v._op), {"a": names[0], "b": names[-1], "out": labels[index[id(v)]]})
 
 
