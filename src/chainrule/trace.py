@@ -222,10 +222,14 @@ def trace(output: Value, *, gradients: dict[Value, float] | None = None,
                 "contribution": json_number(contribution), "contribution_text": contribution_text,
                 **number_fields("grad_after", holds[j]),
             })
-            said = (f"{subject(labels[j], is_constant[j])} receives {_grouped(local_text)} {TIMES} ({at}) = "
-                    f"{local_value_text} {TIMES} {upstream_operand} = {contribution_text}")
+            # A constant's share is computed as any other, but it is no input: nothing uses it to change it.
+            said = (f"{subject(labels[j], is_constant[j])} {'gets' if is_constant[j] else 'receives'} "
+                    f"{_grouped(local_text)} {TIMES} ({at}) = {local_value_text} {TIMES} {upstream_operand} = "
+                    f"{contribution_text}")
             if len(received[j]) > 1:
                 said += f" ({labels[j]} now holds {_sum_text(received[j])} = {fmt(holds[j])})"
+            if is_constant[j]:
+                said += ", which changes nothing: a constant is not an input"
             parts.append(said)
             if not first_bad and not math.isfinite(contribution) and math.isfinite(upstream):
                 first_bad.append({"phase": "backward", "node": ids[i], "input": ids[j],
