@@ -29,7 +29,8 @@ sentence cannot be rewritten without its check. `value` and `expect` are each on
 - `{"check": NAME, ...}`: a named check (`CHECKS` below), with its arguments.
 
 `expect` may also be a plain number. The claim holds when the two are within `tolerance` (default 1e-9,
-relative or absolute). A false claim is reported with its sentence, the engine's number and the expected.
+relative or absolute); with `"relation": "<"` or `">"` when the value is below or above the expected by
+more than that. A false claim is reported with its sentence, the engine's number and the expected.
 """
 
 from __future__ import annotations
@@ -46,7 +47,13 @@ __all__ = ["CHECKS", "CLAIMS_FILE", "claim_problems"]
 
 CLAIMS_FILE = "claims.json"
 DEFAULT_TOLERANCE = 1e-9
-_CLAIM_FIELDS = {"id", "file", "sentence", "value", "expect", "tolerance"}
+_CLAIM_FIELDS = {"id", "file", "sentence", "value", "relation", "expect", "tolerance"}
+# How a value may stand to the expected: equal within the tolerance (the default), or beyond it on one side.
+RELATIONS = {
+    "=": ("equal to", lambda a, b, tol: math.isclose(a, b, rel_tol=tol, abs_tol=tol)),
+    "<": ("below", lambda a, b, tol: a < b and not math.isclose(a, b, rel_tol=tol, abs_tol=tol)),
+    ">": ("above", lambda a, b, tol: a > b and not math.isclose(a, b, rel_tol=tol, abs_tol=tol)),
+}
 
 
 def _boundary_run(plot_spec: dict[str, Any], run_name: str):
@@ -196,7 +203,7 @@ def claim_problems(folder: Path, data: dict[str, Any], resolve: Callable, add: C
         seen.add(cid)
         unknown = set(claim) - _CLAIM_FIELDS
         if unknown or not {"file", "sentence", "value", "expect"} <= set(claim):
-            add(path, f"claim {cid!r}: a claim holds id, file, sentence, value, expect and optionally tolerance"
+            add(path, f"claim {cid!r}: a claim holds id, file, sentence, value, expect and optionally relation, tolerance"
                       f"{'; unknown: ' + ', '.join(sorted(unknown)) if unknown else ''}", line=line)
             continue
         try:
@@ -220,6 +227,11 @@ def claim_problems(folder: Path, data: dict[str, Any], resolve: Callable, add: C
         except (LessonDataError, ArithmeticError) as error:
             add(path, f"claim {cid!r}: {error}", line=line)
             continue
-        if not (math.isfinite(actual) and math.isclose(actual, expected, rel_tol=tolerance, abs_tol=tolerance)):
+        relation = claim.get("relation", "=")
+        if relation not in RELATIONS:
+            add(path, f"claim {cid!r}: relation must be one of {', '.join(RELATIONS)}, not {relation!r}", line=line)
+            continue
+        words, holds = RELATIONS[relation]
+        if not (math.isfinite(actual) and holds(actual, expected, tolerance)):
             add(source, f"claim {cid!r} is false: \"{_spaced(sentence)}\": the engine gives {actual!r}, the claim "
-                        f"expects {expected!r} (within {tolerance:g})", line=at)
+                        f"expects a number {words} {expected!r} (tolerance {tolerance:g})", line=at)

@@ -212,6 +212,11 @@ export function el(tag, attrs = {}, ...children) {
   return node;
 }
 
+/** "1 sweep", "6 sweeps": the one plural rule of the page's sentences (`many` for an irregular plural). */
+export function plural(count, word, many = `${word}s`) {
+  return `${count} ${count === 1 ? word : many}`;
+}
+
 export function debounce(fn, ms) {
   let timer = null;
   let lastArgs = [];

@@ -4,7 +4,7 @@
 // solution opens by itself at the run that makes it the lesson's number of runs that did not pass
 // (3 unless lesson.json says otherwise), or earlier if the learner asks and confirms.
 // Numbers on this page are the server's texts (expected_text, actual_text): nothing here formats one.
-import { get, put, el, debounce } from "./api.js";
+import { get, put, el, debounce, plural } from "./api.js";
 import { renderMath } from "./math.js";
 import { follow, runTests, ungradedRuns, waitingRuns } from "./jobs.js";
 
@@ -262,7 +262,6 @@ const VERDICT_TEXT = {
 // A stored run without a verdict (written by an older version, or brought in from a file) is said by its status.
 const STATUS_TEXT = { pass: "All tests passed.", fail: "Some tests failed.", error: "Your code could not run." };
 
-const plural = (count, word) => `${count} ${word}${count === 1 ? "" : "s"}`;
 
 /** One header that matches the counts below it: what passed, what failed, what raised or never finished. */
 export function headline(result) {

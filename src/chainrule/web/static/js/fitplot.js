@@ -25,10 +25,10 @@ export function scale(lo, hi, outLo, outHi) {
   return (v) => outLo + ((v - lo) / span) * (outHi - outLo);
 }
 
-export function axes(root, xLabel, yLabel) {
+export function axes(root, xLabel, yLabel, left = PAD) {
   root.append(
-    svg("line", { x1: PAD, y1: H - PAD, x2: W - 8, y2: H - PAD, class: "fit-axis" }),
-    svg("line", { x1: PAD, y1: TOP - 6, x2: PAD, y2: H - PAD, class: "fit-axis" }),
+    svg("line", { x1: left, y1: H - PAD, x2: W - 8, y2: H - PAD, class: "fit-axis" }),
+    svg("line", { x1: left, y1: TOP - 6, x2: left, y2: H - PAD, class: "fit-axis" }),
     svg("text", { x: W - 8, y: H - 8, "text-anchor": "end", class: "fit-axis-label" }, xLabel),
     svg("text", { x: 4, y: 13, class: "fit-axis-label" }, yLabel));
 }
