@@ -107,7 +107,8 @@ def _on_kink(question: dict[str, Any], numbers: dict[str, float]) -> bool:
 
 def kinks_hit(question: dict[str, Any], numbers: dict[str, float]) -> list[str]:
     """Each node of the question's graph (its `compute` expression, or its fresh graph) whose input sits
-    on the op's kink with these numbers, as "relu(1 - y*s) at 1 - y*s = 0"; [] when none does."""
+    on the op's kink with these numbers, as "relu(u) at u = 0" ("relu at its input 0" for an input with no
+label, as an expression's); [] when none does."""
     output = _key_graph(question, numbers, f"question {question['id']}")[0]
     from chainrule.trace import graph_nodes
 
@@ -115,8 +116,8 @@ def kinks_hit(question: dict[str, Any], numbers: dict[str, float]) -> list[str]:
     for node in graph_nodes(output):
         op = node._op.name if node._op is not None else None
         if op in KINKS and node._prev and node._prev[0].data == KINKS[op]:
-            inside = node._prev[0].label or "its input"
-            found.append(f"{op}({inside}) at {inside} = {KINKS[op]:g}")
+            inside = node._prev[0].label
+            found.append(f"{op}({inside}) at {inside} = {KINKS[op]:g}" if inside else f"{op} at its input {KINKS[op]:g}")
     return found
 
 
