@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from chainrule.lessons.fresh import KINKS, draw_numbers, kinks_hit
+from chainrule.lessons.fresh import KINKS, draw_numbers, engine_key, kinks_hit
 from chainrule.lessons.graphs import explore_graph, graph_trace
 from chainrule.lessons.loader import DATA_DIR, lesson_plots
 from chainrule.lessons.validate import check_lesson_folder
@@ -132,7 +132,6 @@ def test_fresh_hinge_gradients_never_land_on_the_corner() -> None:
         margin = numbers["y"] * (numbers["w"] * numbers["x"] + numbers["r"])
         assert margin != 1, numbers  # the corner of max(0, 1 - margin)
         # Off the corner the engine's key is the formula the question teaches: -y x, or 0 past the corner.
-        from chainrule.lessons.fresh import engine_key
         assert engine_key(question, numbers) == (-numbers["y"] * numbers["x"] if margin < 1 else 0)
     # The corner is reachable from the grid at all (so the test above can fail): y = 1, w = 1, x = 1, r = 0.
     assert kinks_hit(question, {"y": 1, "w": 1, "x": 1, "r": 0}) == ["relu at its input 0"]
@@ -180,25 +179,13 @@ def test_the_slopes_estimate_at_a_tiny_h_is_not_shown_as_exact() -> None:
     assert next(n for n in plot["nudges"] if n["name"] == "whole")["ratio_text"] == "16"  # 12 + 4 × 1
 
 
-NAN_SLIP_JS = """
-function forwardValues(nodes, leaves) {
-  const values = [...leaves];
-  for (const [op, a, b] of nodes) {
-    if (op === "add") values.push(values[a] + values[b]);
-    else if (op === "mul") values.push(values[a] * values[b]);
-    else if (op === "tanh") values.push(Math.tanh(values[b]));
-    else throw new Error(`unknown op ${op}`);
-  }
-  return values;
-}
-"""
-
-
 def test_a_javascript_slip_that_gives_nan_gets_a_nan_diagnosis() -> None:
     """Math.tanh(values[b]) with b null for a tanh node is Math.tanh(undefined), NaN: no size ever grew."""
-    from chainrule.grading import grade
+    from chainrule.grading import grade, reference_source
 
-    result = grade("forward-values", "javascript", NAN_SLIP_JS)
+    source = reference_source("forward-values", "javascript")
+    assert "Math.tanh(values[a])" in source
+    result = grade("forward-values", "javascript", source.replace("Math.tanh(values[a])", "Math.tanh(values[b])"))
     assert result["verdict"] == "failed"
     messages = " ".join(str(t.get("message", "")) for t in result["tests"]) + str(result.get("message", ""))
     assert "NaN (not a number) and none is infinite" in messages

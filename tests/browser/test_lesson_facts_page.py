@@ -15,15 +15,27 @@ from lesson_pages import SIZES, lesson, open_at, visible_text
 pytestmark = pytest.mark.timeout(300)
 
 
-def no_sideways_scroll(page, size) -> None:
+def opened(open_page, server, size, lesson_id):
+    """The lesson at one of SIZES, complete; (page, log)."""
+    _, page, log = open_at(open_page, server, size)
+    lesson(page, server, lesson_id)
+    return page, log
+
+
+def words(page, selector: str) -> str:
+    """What `selector` shows, its runs of spaces and line breaks as one space."""
+    return " ".join(visible_text(page, selector).split())
+
+
+def fits_and_no_errors(page, log, size) -> None:
     assert page.evaluate("document.documentElement.scrollWidth") <= WIDTHS[size][0]
+    assert log.page_errors == []
 
 
 @pytest.mark.parametrize("size", SIZES)
 def test_the_network_lesson_says_which_layer_died_and_keeps_the_constant_one_fixed(open_page, lesson_server, size):
-    context, page, log = open_at(open_page, lesson_server, size)
-    lesson(page, lesson_server, "a-network-learns")
-    prose = " ".join(visible_text(page, "#section-03 .prose").split())
+    page, log = opened(open_page, lesson_server, size, "a-network-learns")
+    prose = words(page, "#section-03 .prose")
     # Rerun by hand (seed 1, rate 5, 20 steps): first-layer neurons 0 and 7 fire, the second layer never does.
     assert "every neuron of the second hidden layer outputs" in prose
     assert "two neurons of the first hidden layer still fire" in prose
@@ -37,22 +49,20 @@ def test_the_network_lesson_says_which_layer_died_and_keeps_the_constant_one_fix
         has=page.locator("td.table-formula", has_text="a constant"))
     assert row.count() == 1
     # The quiz's option says the same as the plot.
-    quiz = " ".join(visible_text(page, "#section-06").split())
+    quiz = words(page, "#section-06")
     assert "every ReLU of the second hidden layer" in quiz and "every hidden ReLU" not in quiz
-    no_sideways_scroll(page, size)
-    assert log.page_errors == []
+    fits_and_no_errors(page, log, size)
 
 
 @pytest.mark.parametrize("size", SIZES)
 def test_the_forward_mode_lesson_reads_unambiguously(open_page, lesson_server, size):
-    context, page, log = open_at(open_page, lesson_server, size)
-    lesson(page, lesson_server, "forward-and-reverse-mode")
-    terms = " ".join(visible_text(page, "#section-02 .prose").split())
+    page, log = opened(open_page, lesson_server, size, "forward-and-reverse-mode")
+    terms = words(page, "#section-02 .prose")
     order = [terms.index(word) for word in ("First, the tangent", "Second, the dual number", "Third, the Jacobian",
                                             "Fourth, the cost")]
     assert order == sorted(order)
     assert "reverse mode must keep every value of the forward pass" in terms
-    predict = " ".join(visible_text(page, "#section-04 .prose").split())
+    predict = words(page, "#section-04 .prose")
     assert "without ever going backward" not in predict and "second derivative" in predict
     # tanh(0.5) = 0.4621, so d/dx of y' = tanh(x) + x (1 - tanh(x)^2) at 0.5 is 1.2095 (by hand).
     assert "1.2095" in predict
@@ -66,17 +76,15 @@ def test_the_forward_mode_lesson_reads_unambiguously(open_page, lesson_server, s
     page.locator("label[for='sweep-mode-forward']").click()
     page.wait_for_function("() => document.querySelector('#sweep-plot .fit-caption').textContent.includes('1 sweep will')")
     assert "1 sweeps" not in visible_text(page, "#sweep-plot")
-    no_sideways_scroll(page, size)
-    assert log.page_errors == []
+    fits_and_no_errors(page, log, size)
 
 
 @pytest.mark.parametrize("size", SIZES)
 def test_the_slopes_lesson_shows_the_tiny_nudge_inexact_and_every_tick_whole(open_page, lesson_server, size):
-    context, page, log = open_at(open_page, lesson_server, size)
-    lesson(page, lesson_server, "slopes-and-the-chain-rule")
-    parts = " ".join(visible_text(page, "#section-02 .prose").split())
+    page, log = opened(open_page, lesson_server, size, "slopes-and-the-chain-rule")
+    parts = words(page, "#section-02 .prose")
     assert "Gradient (shown as grad in the graph's boxes)" in parts
-    see = " ".join(visible_text(page, "#section-03 .prose").split())
+    see = words(page, "#section-03 .prose")
     assert see.index("under grad") < see.index("Press play")
     # The sixth nudge, h = 1e-5: ((2(1 + h) + 1)^2 - 9) / h = 12 + 4h = 12.00004 (by hand), not "12".
     caption = page.locator("#nudge-plot .fit-caption")
@@ -89,5 +97,4 @@ def test_the_slopes_lesson_shows_the_tiny_nudge_inexact_and_every_tick_whole(ope
         .filter((t) => t.getBBox().x < 0).map((t) => t.textContent)""")
     assert cut == []
     assert "0.001" in page.evaluate("() => Array.from(document.querySelectorAll('#nudge-plot .nudge-errors text.fit-tick')).map((t) => t.textContent)")
-    no_sideways_scroll(page, size)
-    assert log.page_errors == []
+    fits_and_no_errors(page, log, size)
