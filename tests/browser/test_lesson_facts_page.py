@@ -98,3 +98,19 @@ def test_the_slopes_lesson_shows_the_tiny_nudge_inexact_and_every_tick_whole(ope
     assert cut == []
     assert "0.001" in page.evaluate("() => Array.from(document.querySelectorAll('#nudge-plot .nudge-errors text.fit-tick')).map((t) => t.textContent)")
     fits_and_no_errors(page, log, size)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_the_code_editor_tells_a_screen_reader_how_to_leave_it(open_page, lesson_server, size):
+    """Item 7: the Tab trap's way out is linked to the editor (aria-describedby), in every language."""
+    page, log = opened(open_page, lesson_server, size, "forward-and-reverse-mode")
+    described = """() => Array.from(document.querySelectorAll('article.exercise')).map((block) => {
+        const ids = (block.querySelector('.cm-content').getAttribute('aria-describedby') || '').split(' ');
+        return ids.map((id) => document.getElementById(id)?.textContent || '').join(' '); })"""
+    said = page.evaluate(described)
+    assert len(said) == 2 and all("press Esc, then Tab" in text for text in said)
+    block = page.locator("article.exercise").first
+    other = block.locator(".language-switch input:not(:checked)").first
+    page.locator(f"label[for='{other.get_attribute('id')}']").click()
+    assert all("press Esc, then Tab" in text for text in page.evaluate(described))
+    fits_and_no_errors(page, log, size)

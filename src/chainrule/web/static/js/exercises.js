@@ -116,7 +116,8 @@ async function renderExercise(list, exercise, index, codemirror, savedCode, save
 
   const editorHolder = el("div", { class: "editor", "data-editor": exercise.id });
   block.append(editorHolder);
-  block.append(el("p", { class: "editor-hint" }, "Tab indents. To leave the editor with the keyboard, press Esc, then Tab."));
+  const hintId = `editor-hint-${exercise.id}`;
+  block.append(el("p", { class: "editor-hint", id: hintId }, "Tab indents. To leave the editor with the keyboard, press Esc, then Tab."));
   const runButton = el("button", { type: "button", class: "run-tests" }, "Run tests");
   const resetButton = el("button", { type: "button", class: "secondary reset-code" }, "Reset to starter code");
   const runStatus = el("span", { class: "status run-status", role: "status", "aria-live": "polite" });
@@ -141,6 +142,9 @@ async function renderExercise(list, exercise, index, codemirror, savedCode, save
     },
   });
   texts.set(language, initial);
+  // The Tab trap and its way out, said by a screen reader as the editor takes focus, not only shown.
+  const content = editorHolder.querySelector(".cm-content");
+  if (content) content.setAttribute("aria-describedby", hintId);
   // A handle for tests and the benchmark (window.chainruleEditors[exercise id]).
   window.chainruleEditors = window.chainruleEditors || {};
   window.chainruleEditors[exercise.id] = editor;
