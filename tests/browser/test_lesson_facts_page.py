@@ -114,3 +114,16 @@ def test_the_code_editor_tells_a_screen_reader_how_to_leave_it(open_page, lesson
     page.locator(f"label[for='{other.get_attribute('id')}']").click()
     assert all("press Esc, then Tab" in text for text in page.evaluate(described))
     fits_and_no_errors(page, log, size)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_each_graph_is_named_by_its_section_and_formula(open_page, lesson_server, size):
+    """Item 8: the tangent graph is not "The neuron", the see-it-work graph not only "5 boxes" (boxes counted
+    by hand: x, x', 1 and 7 nodes; x, w and 3 nodes)."""
+    page, log = opened(open_page, lesson_server, size, "forward-and-reverse-mode")
+    labels = page.evaluate("""() => Object.fromEntries(['#predict-player', '#section-03'].map((at) =>
+        [at, document.querySelector(`${at} svg.graph[aria-label], ${at} svg[aria-label]`).getAttribute('aria-label')]))""")
+    assert labels["#predict-player"].startswith("Predict: the graph of y = x*tanh(x) and its tangent y': 10 boxes.")
+    assert labels["#section-03"].startswith("See it work: the graph of y = x*tanh(w*x): 5 boxes.")
+    assert "neuron" not in " ".join(labels.values())
+    fits_and_no_errors(page, log, size)
