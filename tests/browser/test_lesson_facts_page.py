@@ -127,3 +127,22 @@ def test_each_graph_is_named_by_its_section_and_formula(open_page, lesson_server
     assert labels["#section-03"].startswith("See it work: the graph of y = x*tanh(w*x): 5 boxes.")
     assert "neuron" not in " ".join(labels.values())
     fits_and_no_errors(page, log, size)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_focus_stays_on_the_controls_after_the_last_step(open_page, lesson_server, size):
+    """Item 6, players: the last Next is disabled, and focus moves to the next control, not to the page."""
+    page, log = opened(open_page, lesson_server, size, "slopes-and-the-chain-rule")
+    focused = "() => { const a = document.activeElement; return a === document.body ? 'body' : a.dataset.action || a.className; }"
+    nudge_next = page.locator("#nudge-plot button[data-action='next']")
+    nudge_next.focus()
+    for _ in range(8):  # nine nudges: eight steps from the first to the last
+        page.keyboard.press("Enter")
+    page.wait_for_function("() => document.querySelector('#nudge-plot').dataset.step === '8'")
+    assert nudge_next.is_disabled() and page.evaluate(focused) == "reset"
+    player_next = page.locator("#section-03 .player-controls button.next").first
+    player_next.focus()
+    while not player_next.is_disabled():
+        page.keyboard.press("Enter")
+    assert page.evaluate(focused) == "prev"
+    fits_and_no_errors(page, log, size)

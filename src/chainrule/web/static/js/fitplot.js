@@ -1,7 +1,7 @@
 // The animated line fit of a lesson's "see it work": the points and the line after each step on the
 // left, the loss after each step on the right (log scale, so a falling loss and a diverging one both
 // fit). Every number comes from the server (lesson.see_it_work.plot), computed by the engine.
-import { el } from "./api.js";
+import { el, keepFocus } from "./api.js";
 import { numberText, reducedMotion } from "./graph.js";
 
 const SVG_NS = "http://www.w3.org/2000/svg";
@@ -176,6 +176,7 @@ export function frameStepper(holder, last, show, caption) {
     step = Math.max(0, Math.min(end, k));
     holder.dataset.step = String(step);
     nextButton.disabled = step >= end;
+    keepFocus(nextButton, resetButton);  // the last step: focus stays on the controls, on Restart
     show(step);
   };
   playButton.addEventListener("click", () => {
