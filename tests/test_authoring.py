@@ -154,7 +154,7 @@ def edit(folder: Path, name: str, old: str, new: str) -> None:
      r"exercises/1-gradients/exercise\.json:\d+: hints must be a list of non-empty markdown strings"),
     (lambda f: edit(f, "exercises/1-gradients/exercise.json", '"overwrite":', '"overwritten":'),
      r"exercises/1-gradients/exercise\.json:\d+: diagnoses names the mistake 'overwritten', which the case kind "
-     r"'graph-grads' cannot recognise; its mistakes are: not-finite, .*overwrite"),
+     r"'graph-grads' cannot recognise; its mistakes are: not-a-number, not-finite, .*overwrite"),
     (lambda f: edit(f, "exercises/1-gradients/exercise.json", 'grads[a] += ...', 'grads[{a}] += ...'),
      r"exercises/1-gradients/exercise\.json:\d+: diagnoses\['overwrite'\] uses \{a\}; the fields this mistake fills are: none"),
     (lambda f: edit(f, "quiz.json", '"b": {"from": -5', '"zz": {"from": -5'),

@@ -126,7 +126,7 @@ def test_a_lesson_graphs_constant_is_shown_as_one_and_cannot_be_changed_or_nudge
     node = next(n for n in t["nodes"] if n["label"] == "1/n")
     assert node["constant"] is True and node["leaf"] is True
     assert "1/n = 0.5 is a constant of the formula." in [s["caption"] for s in t["forward"]]
-    assert any("the constant 1/n receives" in s["caption"] for s in t["backward"])
+    assert any("the constant 1/n gets wx × (gradient at L) = 1 × 1 = 1, which changes nothing: a constant is not an input" in s["caption"] for s in t["backward"])
     with pytest.raises(InputError, match="1/n is a constant of the formula, not an input"):
         explore_graph(LOSS, {"1/n": 1.0})
     with pytest.raises(InputError, match="cannot nudge '1/n'"):

@@ -72,7 +72,7 @@ def test_captions_use_the_same_writer():
     assert "e = a × b = 2 × (-3) = -6" in captions
     assert "d = e + (-4) = -6 + (-4) = -10" in captions
     # A constant is named as one in a sentence: never "-4 receives".
-    assert any("the constant -4 receives 1 × (gradient at d) = 1 × 1 = 1" in c for c in captions)
+    assert any("the constant -4 gets 1 × (gradient at d) = 1 × 1 = 1, which changes nothing" in c for c in captions)
     assert not any("*" in c for c in captions)
 
 

@@ -222,10 +222,14 @@ def trace(output: Value, *, gradients: dict[Value, float] | None = None,
                 "contribution": json_number(contribution), "contribution_text": contribution_text,
                 **number_fields("grad_after", holds[j]),
             })
-            said = (f"{subject(labels[j], is_constant[j])} receives {_grouped(local_text)} {TIMES} ({at}) = "
-                    f"{local_value_text} {TIMES} {upstream_operand} = {contribution_text}")
+            # A constant's share is computed as any other, but it is no input: nothing uses it to change it.
+            said = (f"{subject(labels[j], is_constant[j])} {'gets' if is_constant[j] else 'receives'} "
+                    f"{_grouped(local_text)} {TIMES} ({at}) = {local_value_text} {TIMES} {upstream_operand} = "
+                    f"{contribution_text}")
             if len(received[j]) > 1:
                 said += f" ({labels[j]} now holds {_sum_text(received[j])} = {fmt(holds[j])})"
+            if is_constant[j]:
+                said += ", which changes nothing: a constant is not an input"
             parts.append(said)
             if not first_bad and not math.isfinite(contribution) and math.isfinite(upstream):
                 first_bad.append({"phase": "backward", "node": ids[i], "input": ids[j],
@@ -256,9 +260,17 @@ def _written(template: str) -> str:
     return formula_text(template)
 
 
+# A label that is a sum or a difference ("1 - o*o") is put in parentheses where a product, a quotient
+# or a power takes it, so that the formula reads as the graph computes it.
+_BINDS_TIGHTER = ("*", "/", "**")
+_LOOSE_LABEL = re.compile(r"\s[+\-]\s")
+
+
 def _names_side(v: Value, labels: list[str], index: dict[int, int]) -> str:
     """The right side of a node's formula over its inputs' labels: "a × b", "t1 + (-4)"."""
     names = [labels[index[id(p)]] for p in v._prev]
+    if v._op is not None and v._op.symbol in _BINDS_TIGHTER:  # "(1 - o*o) × x'", never "1 - o*o × x'"
+        names = [f"({name})" if _LOOSE_LABEL.search(name) else name for name in names]
     return place_numbers(_right_side(v._op), {"a": names[0], "b": names[-1], "out": labels[index[id(v)]]})
 
 

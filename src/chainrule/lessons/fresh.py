@@ -22,6 +22,11 @@ keeps its number), and the key is the engine's: the `compute` expression's value
 its `wrt`) for the short form; the value or gradient of `answer.node` in `graph`, whose leaves are a
 number, a drawn name, or `{"atanh": name}`, for the long form. The lesson itself always asks the
 question with its own `given` numbers. `fresh_problems` says what `lessons check` finds wrong in a rule.
+
+Fresh numbers never land on a kink: a draw that puts the input of an op with a corner (`KINKS`: relu and
+abs at 0) exactly on that corner is drawn again, for every question, because there the engine's slope
+(0, as PyTorch's) is not the formula the question teaches (a hinge's -y x), and the learner would be
+marked wrong for knowing the rule. `lessons check` draws many variants and fails when one still does.
 """
 
 from __future__ import annotations
@@ -31,15 +36,19 @@ import math
 import random
 from typing import Any
 
-from chainrule.lessons.graphs import graph_values
+from chainrule.engine import Value
+from chainrule.lessons.graphs import build_graph
 from chainrule.lessons.text import LessonDataError
 
-__all__ = ["variant_for", "draw_numbers", "engine_key", "has_fresh_numbers", "fresh_problems"]
+__all__ = ["KINKS", "variant_for", "draw_numbers", "engine_key", "kinks_hit", "has_fresh_numbers", "fresh_problems"]
 
 # Functions a leaf may apply to a drawn number (the inverse of an op, to state an op's output).
 _LEAF_FUNCTIONS = {"atanh": math.atanh}
-# How many draws may be thrown away for repeating the lesson's own numbers.
+# How many draws may be thrown away for repeating the lesson's own numbers or landing on a kink.
 _REDRAWS = 50
+# The ops of the engine whose slope jumps at one input (docs/engine.md): there the engine's answer is one
+# side's slope (0 for both, as in PyTorch), not the formula either side follows. The one list of kinks.
+KINKS = {"relu": 0.0, "abs": 0.0}
 
 
 def has_fresh_numbers(question: dict[str, Any]) -> bool:
@@ -71,7 +80,7 @@ def draw_numbers(question: dict[str, Any], variant: str) -> dict[str, float]:
     """The numbers one review shows: each `draw` name from its grid, seeded by `variant`.
 
     A draw that repeats the lesson's own `given` numbers is drawn again, so a review never asks
-    the very question the learner answered in the lesson.
+    the very question the learner answered in the lesson. A draw that puts an op on its kink (`KINKS`) is drawn again too.
     """
     rules = question["fresh"]["draw"]
     grids = {name: _grid(name, rule) for name, rule in rules.items()}
@@ -80,9 +89,36 @@ def draw_numbers(question: dict[str, Any], variant: str) -> dict[str, float]:
     numbers: dict[str, float] = {}
     for _ in range(_REDRAWS):
         numbers = {name: rng.choice(grid) for name, grid in grids.items()}
-        if any(given.get(name) != value for name, value in numbers.items()):
+        if any(given.get(name) != value for name, value in numbers.items()) and not _on_kink(question, numbers):
             break
+    return _tidy(numbers)
+
+
+def _tidy(numbers: dict[str, float]) -> dict[str, float]:
     return {name: int(value) if value.is_integer() else value for name, value in numbers.items()}
+
+
+def _on_kink(question: dict[str, Any], numbers: dict[str, float]) -> bool:
+    try:
+        return bool(kinks_hit(question, _tidy(numbers)))
+    except (LessonDataError, KeyError, TypeError, ValueError, ArithmeticError):
+        return False  # a rule the engine cannot run: fresh_problems says so
+
+
+def kinks_hit(question: dict[str, Any], numbers: dict[str, float]) -> list[str]:
+    """Each node of the question's graph (its `compute` expression, or its fresh graph) whose input sits
+    on the op's kink with these numbers, as "relu(u) at u = 0" ("relu at its input 0" for an input with no
+label, as an expression's); [] when none does."""
+    output = _key_graph(question, numbers, f"question {question['id']}")[0]
+    from chainrule.trace import graph_nodes
+
+    found = []
+    for node in graph_nodes(output):
+        op = node._op.name if node._op is not None else None
+        if op in KINKS and node._prev and node._prev[0].data == KINKS[op]:
+            inside = node._prev[0].label
+            found.append(f"{op}({inside}) at {inside} = {KINKS[op]:g}" if inside else f"{op} at its input {KINKS[op]:g}")
+    return found
 
 
 def _leaf_value(value: Any, numbers: dict[str, float], where: str) -> float:
@@ -100,9 +136,23 @@ def _leaf_value(value: Any, numbers: dict[str, float], where: str) -> float:
     )
 
 
-def _compute_key(question: dict[str, Any], numbers: dict[str, float], where: str) -> float:
+def _key_graph(question: dict[str, Any], numbers: dict[str, float], where: str) -> tuple[Value, Value, str]:
+    """(the graph's output, the node holding the key, "data" or "grad") for these numbers, built by the
+    engine from the question's `compute` expression, or from its fresh graph; no backward pass yet."""
     from chainrule.expr import ExpressionError, parse
 
+    recipe = question.get("fresh") or {}
+    if "graph" in recipe:
+        spec = {
+            "leaves": [[label, _leaf_value(value, numbers, where)] for label, value in recipe["graph"]["leaves"]],
+            "nodes": recipe["graph"]["nodes"],
+            "output": recipe["graph"]["output"],
+        }
+        output, nodes = build_graph(spec, where)
+        target = recipe["answer"]
+        if not isinstance(target, dict) or target.get("node") not in nodes or target.get("field") not in ("data", "grad"):
+            raise LessonDataError(f"{where}: the fresh recipe's answer {target} names no node/field of its graph")
+        return output, nodes[target["node"]], target["field"]
     compute = question.get("compute") or {}
     values = {name: float(value) for name, value in (question.get("given") or {}).items()} | {
         name: float(value) for name, value in numbers.items()}
@@ -110,10 +160,7 @@ def _compute_key(question: dict[str, Any], numbers: dict[str, float], where: str
         expression = parse(compute["expression"])
         output, leaves = expression.build({name: values[name] for name in expression.names})
         wrt = compute.get("wrt")
-        if wrt is None:
-            return output.data
-        output.backward()
-        return leaves[wrt].grad
+        return (output, output, "data") if wrt is None else (output, leaves[wrt], "grad")
     except (KeyError, TypeError, ExpressionError, ArithmeticError, ValueError) as error:
         raise LessonDataError(f"{where}: the fresh numbers cannot be put into compute ({error})") from None
 
@@ -121,25 +168,14 @@ def _compute_key(question: dict[str, Any], numbers: dict[str, float], where: str
 def engine_key(question: dict[str, Any], numbers: dict[str, float]) -> float:
     """The answer for these numbers: the engine's value of the question's `compute` with them, or the
     value or gradient of the rule's answer node in its graph."""
-    recipe = question["fresh"]
-    where = f"question {question['id']}"
-    if "graph" not in recipe:
-        return _compute_key(question, numbers, where)
-    spec = {
-        "leaves": [[label, _leaf_value(value, numbers, where)] for label, value in recipe["graph"]["leaves"]],
-        "nodes": recipe["graph"]["nodes"],
-        "output": recipe["graph"]["output"],
-    }
-    values = graph_values(spec, where)
-    target = recipe["answer"]
-    try:
-        return values[target["node"]][target["field"]]
-    except KeyError:
-        raise LessonDataError(f"{where}: the fresh recipe's answer {target} names no node/field of its graph") from None
+    output, node, field = _key_graph(question, numbers, f"question {question['id']}")
+    if field == "grad":
+        output.backward()
+    return getattr(node, field)
 
 
-# How many variants `lessons check` tries on each rule.
-CHECKED_VARIANTS = 20
+# How many variants `lessons check` tries on each rule (each must give a finite key, none a kink).
+CHECKED_VARIANTS = 200
 _RULE_FIELDS = {"from", "to", "step", "skip"}
 
 
@@ -178,11 +214,24 @@ def fresh_problems(question: dict[str, Any]) -> list[str]:
         return problems
     if "graph" not in fresh and not isinstance(question.get("compute"), dict):
         return ['fresh: without a graph, the key is recomputed from "compute", which this question lacks']
+    try:
+        own = kinks_hit(question, question.get("given") or {})
+    except (LessonDataError, KeyError, TypeError, ValueError, ArithmeticError):
+        own = []  # the draws below say what the engine cannot compute
+    if own:
+        return [f"the lesson's own numbers land on a kink ({'; '.join(own)}): choose given numbers off it"]
     for index in range(CHECKED_VARIANTS):
         try:
-            key = engine_key(question, draw_numbers(question, f"check-{index}"))
+            numbers = draw_numbers(question, f"check-{index}")
+            key = engine_key(question, numbers)
+            kinks = kinks_hit(question, numbers)
         except (LessonDataError, KeyError, TypeError, ValueError, ArithmeticError) as error:
             return [f"fresh: the engine cannot compute a key for drawn numbers ({error})"]
         if not math.isfinite(key):
             return ["fresh: some drawn numbers give a key that is not finite; narrow the grids"]
+        if kinks:
+            shown = ", ".join(f"{name} = {value}" for name, value in numbers.items())
+            return [f"fresh: the drawn numbers {shown} land on a kink ({'; '.join(kinks)}), where the engine's "
+                    f"slope is not the rule the question teaches; no redraw of {_REDRAWS} got off it: move the "
+                    "grids away from the kink"]
     return []

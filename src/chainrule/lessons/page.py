@@ -100,6 +100,7 @@ def _build_lesson(lesson_id: str) -> dict[str, Any]:
         "sections": sections,
         "see_it_work": {
             "graph": data["see_it_work"]["graph"],
+            "graph_name": graph_name("See it work", data, data["see_it_work"]["graph"]),
             "chain_formula": fill(data["see_it_work"]["chain_formula"], resolve, "chain_formula"),
             # What the formula under the graph shows, for screen readers (a lesson before the chain rule
             # shows its steps, not the chain rule).
@@ -107,6 +108,7 @@ def _build_lesson(lesson_id: str) -> dict[str, Any]:
         } | ({"plot": plot} if plot is not None else {}),
         "predict": {
             "graph": predict["graph"],
+            "graph_name": graph_name("Predict", data, predict["graph"]),
             "tolerance": data["tolerance"],
             "total": len(steps),
             "steps": steps,
@@ -117,6 +119,16 @@ def _build_lesson(lesson_id: str) -> dict[str, Any]:
         "explain": copy.deepcopy(data["explain"]),
         "recap": {"points": list(data["recap"]["points"]), "next": following},
     }
+
+
+def graph_name(section: str, data: dict[str, Any], graph: str) -> str:
+    """What a graph of the page is called, for a screen reader too: its section and its formula (the graph's
+    title in lesson.json, "y = x*tanh(w*x)"), never one name for every graph."""
+    from chainrule.number_text import formula_text
+
+    title = data["graphs"][graph].get("title")
+    return f"{section}: the graph of {formula_text(title)}" if isinstance(title, str) and title.strip() \
+        else f"{section}: the graph {graph}"
 
 
 def get_lesson(lesson_id: str) -> dict[str, Any]:

@@ -3,7 +3,8 @@
     problems = check_lesson_folder(Path("my-lessons/vectors"))    # ["FILE:LINE: what is wrong", ...]
 
 It checks the schema of lesson.json and quiz.json; that every placeholder in the prose resolves;
-every checked number, quiz key and prediction against the engine; and, in the real sandbox, that
+every checked number, quiz key and prediction against the engine; every claim of claims.json
+(chainrule.lessons.claims); that no fresh draw lands on a kink; and, in the real sandbox, that
 every exercise's reference solution passes and its starter fails in every language it offers.
 """
 
@@ -17,6 +18,7 @@ from typing import Any, Callable
 
 import chainrule
 from chainrule.folder_paths import OutsideFolderError, inside_folder
+from chainrule.lessons.claims import claim_problems
 from chainrule.lessons.graphs import build_graph, graph_values
 from chainrule.lessons.loader import (DATA_DIR, add_lesson_dirs, before_step, find_lesson_folders, make_resolver,
                                      register_exercises)
@@ -167,6 +169,7 @@ def check_lesson_folder(folder: Path, *, grade: bool = True, grade_with: Callabl
     _check_see_it_work(lesson_path, text, data, graphs, resolve, problems)
     _check_predictions(lesson_path, text, data, graphs, numbers, resolve, problems)
     _check_explain_and_recap(lesson_path, text, data, problems)
+    claim_problems(folder, data, resolve, problems.add)
     if quiz_read is not None:
         _check_quiz(quiz_path, *quiz_read, problems)
     _check_exercises(folder, lesson_path, text, data, resolve, problems, grade=grade, grade_with=grade_with)

@@ -168,6 +168,7 @@ class Section(Open):
 
 class SeeItWork(Open):
     graph: str
+    graph_name: str = Field(description="The graph's name for the page and a screen reader: its section and formula")
     chain_formula: str
     formula_label: str = Field(default="The chain rule along one path", description="What the formula shows")
 
@@ -187,6 +188,7 @@ class PredictStep(Open):
 
 class Predict(Open):
     graph: str
+    graph_name: str = Field(description="The graph's name for the page and a screen reader: its section and formula")
     tolerance: float
     total: int
     steps: list[PredictStep]

@@ -11,7 +11,7 @@ from typing import Any
 from chainrule.lessons.checking import NUMBER_HELP, parse_number, too_large, too_large_text
 from chainrule.number_text import format_number, with_number_texts
 
-__all__ = ["MAX_TYPED_CHARS", "number_text", "plot_with_texts", "grade_result_with_texts", "read_number",
+__all__ = ["MAX_TYPED_CHARS", "number_text", "estimate_text", "plot_with_texts", "grade_result_with_texts", "read_number",
            "read_explore_number"]
 
 MAX_TYPED_CHARS = 100  # a typed number longer than this is not one anybody typed
@@ -22,6 +22,17 @@ def number_text(x: float) -> str:
     return format_number(x)
 
 
+def estimate_text(estimate: float, exact: float) -> str:
+    """An estimate of `exact` with as many decimals as it takes to differ from exact's text when the two
+    differ (12.00004, not 12, for a slope of 12), at most 12; the usual text otherwise."""
+    text = format_number(estimate)
+    digits = 4
+    while estimate != exact and text == format_number(exact, digits) and digits < 12:
+        digits += 1
+        text = format_number(estimate, digits)
+    return text
+
+
 def plot_with_texts(plot: dict[str, Any]) -> dict[str, Any]:
     """A lesson plot with the text of every number its captions and tables show: each number under a key
     gets "<key>_text" beside it (a fit plot's learning rates and each frame's w, b and loss; a nudge plot's
@@ -29,6 +40,9 @@ def plot_with_texts(plot: dict[str, Any]) -> dict[str, Any]:
     and a sweeps plot's Jacobian entries, as each sweep fills them (a forward sweep's "column_text", a
     reverse sweep's "row_text", one text per entry)."""
     texts = with_number_texts(plot)
+    if plot.get("kind") == "nudge":  # an estimate never reads as exact when it is not
+        return texts | {"nudges": [nudge | {"ratio_text": estimate_text(nudge["ratio"], plot["slope"])}
+                                   for nudge in texts["nudges"]]}
     if plot.get("kind") != "sweeps":
         return texts
 

@@ -20,7 +20,7 @@ import math
 from chainrule.engine import Value
 from chainrule.grading.expressions import INPUT_NAMES, WALKS, build, simulate_backward
 from chainrule.grading.kinds.base import (
-    Attempt, CaseError, CaseKind, Fills, Mistake, all_zero, not_finite, number_field, numbers_field, run_all_zero,
+    Attempt, CaseError, CaseKind, Fills, Mistake, all_zero, not_a_number, not_finite, number_field, numbers_field, run_all_zero,
     sign_flipped,
 )
 from chainrule.grading.numbers import same_graded
@@ -114,7 +114,7 @@ def _bias_zero(attempt: Attempt, run: list[Attempt]) -> Fills | None:
 NEURON = CaseKind(
     "neuron-params", _neuron_args, _neuron_expected, _neuron_labels,
     (
-        not_finite(NOT_FINITE),
+        not_a_number(), not_finite(NOT_FINITE),
         Mistake("all-zero", "Every gradient is 0: fill {slots} before returning grad.", _neuron_all_zero,
                 fields=("slots",), about="grad came back as it was given (all 0)"),
         sign_flipped(SIGN),
@@ -219,7 +219,7 @@ EXPRESSION = CaseKind(
     "expression-grads", _expression_args, _expression_expected,
     lambda case: [f"d out/d {name}" for name in INPUT_NAMES[case["expression"]]],
     (
-        not_finite(NOT_FINITE),
+        not_a_number(), not_finite(NOT_FINITE),
         run_all_zero("Every gradient is 0: the gradient never propagated. Set out.grad = 1, then call _backward() "
                      "on every value from out back to the leaves, the topological order reversed; walking it "
                      "forwards runs each _backward before its gradient has arrived."),

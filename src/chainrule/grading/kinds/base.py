@@ -108,6 +108,23 @@ def _any_not_finite(attempt: Attempt, run: list[Attempt]) -> Fills | None:
     return {} if any(math.isnan(x) or math.isinf(x) for x in attempt.got) else None
 
 
+def _only_nan(attempt: Attempt, run: list[Attempt]) -> Fills | None:
+    return {} if any(math.isnan(x) for x in attempt.got) and not any(math.isinf(x) for x in attempt.got) else None
+
+
+# NaN with no infinity beside it is rarely a size problem: it is a calculation on something that is no number.
+NOT_A_NUMBER = ("A number is NaN (not a number) and none is infinite, so nothing grew too large: NaN comes from "
+                "a calculation on something that is not a number, such as a value read from a position or a name "
+                "that holds nothing (in JavaScript values[i] is undefined when i is undefined or past the end, and "
+                "Math.tanh(undefined) is NaN), or from 0 / 0. Check that every step reads a value that exists and "
+                "is already computed.")
+
+
+def not_a_number() -> Mistake:
+    """A NaN among the numbers and no infinity: tried before `not_finite`, which names sizes."""
+    return Mistake("not-a-number", NOT_A_NUMBER, _only_nan, about="a number is NaN and none is infinite")
+
+
 def not_finite(message: str) -> Mistake:
     """The mistake every kind knows: a NaN or an infinity among the numbers."""
     return Mistake("not-finite", message, _any_not_finite, about="a number is NaN or infinite")

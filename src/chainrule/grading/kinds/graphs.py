@@ -15,7 +15,7 @@ import math
 
 from chainrule.engine import Value
 from chainrule.grading.kinds.base import (
-    Attempt, CaseError, CaseKind, Fills, Mistake, first_different, not_finite, numbers_field, run_all_zero,
+    Attempt, CaseError, CaseKind, Fills, Mistake, first_different, not_a_number, not_finite, numbers_field, run_all_zero,
 )
 from chainrule.ops import TANH
 
@@ -227,7 +227,7 @@ def _graph_kind(name: str, any_order: bool, grads: bool) -> CaseKind:
 
     if grads:
         mistakes: tuple[Mistake, ...] = (
-            not_finite(NOT_FINITE),
+            not_a_number(), not_finite(NOT_FINITE),
             run_all_zero("Every gradient is 0: nothing reached any value. Start the backward pass with the "
                          "last value's gradient set to 1, then walk the nodes from the last to the first."),
             Mistake("output-seed", "The last value is the output: its gradient with respect to itself is 1.",
@@ -239,7 +239,7 @@ def _graph_kind(name: str, any_order: bool, grads: bool) -> CaseKind:
         )
     else:
         mistakes = (NODES_ONLY,) + ((LIST_ORDER,) if any_order else ()) + (
-            not_finite(NOT_FINITE), LEAVES_CHANGED, NODE_WRONG)
+            not_a_number(), not_finite(NOT_FINITE), LEAVES_CHANGED, NODE_WRONG)
     return CaseKind(name, args, expected, labels, mistakes)
 
 

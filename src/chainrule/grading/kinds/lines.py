@@ -9,7 +9,7 @@
 from __future__ import annotations
 
 from chainrule.grading.kinds.base import (
-    Attempt, CaseError, CaseKind, Fills, Mistake, not_finite, number_field, numbers_field,
+    Attempt, CaseError, CaseKind, Fills, Mistake, not_a_number, not_finite, number_field, numbers_field,
 )
 from chainrule.grading.line_fit import fit_line_history, loss_and_gradient
 
@@ -135,7 +135,7 @@ LINE_KINDS = (
         lambda case: ["loss", "d loss/d w", "d loss/d b"],
         (
             Mistake("wrong-length", "Return the list [loss, dw, db].", _length(3), about="not three numbers"),
-            not_finite(NOT_FINITE),
+            not_a_number(), not_finite(NOT_FINITE),
             Mistake("sum-not-mean", "Your numbers are n times too big: the loss is the mean over the points, so "
                     "divide the sum by n.", _sum_not_mean, about="loss and gradient summed, not averaged"),
             Mistake("summed-loss", "Your loss is n times too big while its gradients are right: the loss is the "
@@ -152,6 +152,6 @@ LINE_KINDS = (
         "line-fit", _fit_args, _fit_expected, lambda case: ["w", "b"],
         (Mistake("wrong-length", "Return the list [w, b].", _length(2), about="not two numbers"),)
         + tuple(_fit_mistake(variant) for variant in FIT_VARIANTS)
-        + (not_finite(NOT_FINITE),),
+        + (not_a_number(), not_finite(NOT_FINITE),),
     ),
 )

@@ -19,7 +19,7 @@ from typing import Callable
 
 from chainrule.engine import Value
 from chainrule.grading.kinds.base import (
-    Attempt, CaseError, CaseKind, Fills, Mistake, all_zero, not_finite, number_field, numbers_field, sign_flipped,
+    Attempt, CaseError, CaseKind, Fills, Mistake, all_zero, not_a_number, not_finite, number_field, numbers_field, sign_flipped,
 )
 from chainrule.grading.numbers import same_graded
 from chainrule.number_text import format_number
@@ -109,7 +109,7 @@ NUDGE = CaseKind(
     lambda case: [f"slope estimate with h = {format_number(h)}" for h in case["hs"]],
     (
         _wrong_length(lambda attempt: len(attempt.args[2]), "Return one estimate for every h in hs, in their order."),
-        not_finite(NOT_FINITE),
+        not_a_number(), not_finite(NOT_FINITE),
         Mistake("all-zero", "Every estimate is 0: for each h, compute (f(x + h) - f(x)) / h as the worked example "
                 "does, and put it in the list.", lambda attempt, run: {} if all_zero(attempt) else None,
                 about="every estimate is 0"),
@@ -202,7 +202,7 @@ RULES = CaseKind(
     (
         _wrong_length(lambda attempt: len(RULE_FUNCTIONS),
                       f"Return a list of {len(RULE_FUNCTIONS)} slopes, one for each function, in the order given."),
-        not_finite(NOT_FINITE),
+        not_a_number(), not_finite(NOT_FINITE),
         Mistake("left-at-zero", "{slopes} still 0: work each one out with the rules and put it in its place in the list.",
                 _left_at_zero, fields=("slopes",), about="a slope left at 0"),
         _rule_mistake("constant-kept", "The slope of 3x^2 + 2x - 5 keeps the - 5. A constant does not move when x "
@@ -310,7 +310,7 @@ CHAIN = CaseKind(
     lambda case: ["y", "dy/dx"],
     (
         _wrong_length(lambda attempt: 2, "Return the list [y, slope]: the value after the last link, then dy/dx."),
-        not_finite(NOT_FINITE),
+        not_a_number(), not_finite(NOT_FINITE),
         Mistake("value-unchanged", "y came back as x itself: move the value through every link, one after the "
                 "other, as well as the slope.", _value_unchanged, about="y is x, unchanged"),
         Mistake("value-wrong", "The value y is wrong, so the links were not applied as listed: each link acts on "

@@ -21,7 +21,7 @@ from typing import Callable, Sequence
 from chainrule.forward import jvp
 from chainrule.grading.expressions import BUILDERS, INPUT_NAMES
 from chainrule.grading.kinds.base import (
-    Attempt, CaseError, CaseKind, Fills, Mistake, not_finite, numbers_field,
+    Attempt, CaseError, CaseKind, Fills, Mistake, not_a_number, not_finite, numbers_field,
 )
 from chainrule.grading.numbers import same_graded
 
@@ -131,7 +131,7 @@ JVP = CaseKind(
     (
         Mistake("wrong-length", "tangent_of returns the list [out.value, out.tangent]: keep that line as it is.",
                 lambda attempt, run: {} if len(attempt.got) != 2 else None, about="not two numbers"),
-        not_finite(NOT_FINITE),
+        not_a_number(), not_finite(NOT_FINITE),
         Mistake("value-wrong", "The value itself is wrong: a rule must compute the value exactly as a plain "
                 "number would (a + b, a × b, tanh(a)); only the tangent is new.", _value_wrong,
                 about="the value is wrong"),
@@ -231,7 +231,7 @@ JACOBIAN = CaseKind(
                 "holding one slope per input.",
                 lambda attempt, run: {} if len(attempt.got) != len(attempt.want) else None,
                 about="not outputs × inputs numbers"),
-        not_finite(NOT_FINITE),
+        not_a_number(), not_finite(NOT_FINITE),
         Mistake("transposed", "Your numbers are right but in columns: list them row by row, first every "
                 "d y1/d xj for j = 1, 2, ..., then the row of y2, and so on.", _transposed,
                 about="the entries column by column"),

@@ -20,7 +20,7 @@ import random
 from typing import Callable
 
 from chainrule.grading.kinds.base import (
-    Attempt, CaseError, CaseKind, Fills, Mistake, not_finite, number_field, numbers_field,
+    Attempt, CaseError, CaseKind, Fills, Mistake, not_a_number, not_finite, number_field, numbers_field,
 )
 
 __all__ = ["TRAINING_KINDS", "TRAINING_VARIANTS", "train_on_engine", "train_variant"]
@@ -153,7 +153,7 @@ def _unchanged(attempt: Attempt, run: list[Attempt]) -> Fills | None:
 def _mistakes(length_message: str, leave_out: tuple[str, ...] = ()) -> tuple[Mistake, ...]:
     return (
         Mistake("wrong-length", length_message, _length, about="a list of the wrong length"),
-        not_finite(NOT_FINITE),
+        not_a_number(), not_finite(NOT_FINITE),
         Mistake("not-moved", "The losses are right but the weights and the bias come back as they went in: after "
                 "the gradient, move each parameter, w -= lr × dw and b -= lr × db.", _unchanged,
                 about="the parameters never change"),

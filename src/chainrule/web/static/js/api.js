@@ -212,6 +212,16 @@ export function el(tag, attrs = {}, ...children) {
   return node;
 }
 
+/** When `button` is disabled while focused (the last Next), focus moves to `instead`, if that can take it. */
+export function keepFocus(button, instead) {
+  if (button.disabled && document.activeElement === button && !instead.disabled) instead.focus();
+}
+
+/** "1 sweep", "6 sweeps": the one plural rule of the page's sentences (`many` for an irregular plural). */
+export function plural(count, word, many = `${word}s`) {
+  return `${count} ${count === 1 ? word : many}`;
+}
+
 export function debounce(fn, ms) {
   let timer = null;
   let lastArgs = [];

@@ -4,7 +4,7 @@
 // solution opens by itself at the run that makes it the lesson's number of runs that did not pass
 // (3 unless lesson.json says otherwise), or earlier if the learner asks and confirms.
 // Numbers on this page are the server's texts (expected_text, actual_text): nothing here formats one.
-import { get, put, el, debounce } from "./api.js";
+import { get, put, el, debounce, plural } from "./api.js";
 import { renderMath } from "./math.js";
 import { follow, runTests, ungradedRuns, waitingRuns } from "./jobs.js";
 
@@ -116,7 +116,8 @@ async function renderExercise(list, exercise, index, codemirror, savedCode, save
 
   const editorHolder = el("div", { class: "editor", "data-editor": exercise.id });
   block.append(editorHolder);
-  block.append(el("p", { class: "editor-hint" }, "Tab indents. To leave the editor with the keyboard, press Esc, then Tab."));
+  const hintId = `editor-hint-${exercise.id}`;
+  block.append(el("p", { class: "editor-hint", id: hintId }, "Tab indents. To leave the editor with the keyboard, press Esc, then Tab."));
   const runButton = el("button", { type: "button", class: "run-tests" }, "Run tests");
   const resetButton = el("button", { type: "button", class: "secondary reset-code" }, "Reset to starter code");
   const runStatus = el("span", { class: "status run-status", role: "status", "aria-live": "polite" });
@@ -141,6 +142,9 @@ async function renderExercise(list, exercise, index, codemirror, savedCode, save
     },
   });
   texts.set(language, initial);
+  // The Tab trap and its way out, said by a screen reader as the editor takes focus, not only shown.
+  const content = editorHolder.querySelector(".cm-content");
+  if (content) content.setAttribute("aria-describedby", hintId);
   // A handle for tests and the benchmark (window.chainruleEditors[exercise id]).
   window.chainruleEditors = window.chainruleEditors || {};
   window.chainruleEditors[exercise.id] = editor;
@@ -262,7 +266,6 @@ const VERDICT_TEXT = {
 // A stored run without a verdict (written by an older version, or brought in from a file) is said by its status.
 const STATUS_TEXT = { pass: "All tests passed.", fail: "Some tests failed.", error: "Your code could not run." };
 
-const plural = (count, word) => `${count} ${word}${count === 1 ? "" : "s"}`;
 
 /** One header that matches the counts below it: what passed, what failed, what raised or never finished. */
 export function headline(result) {

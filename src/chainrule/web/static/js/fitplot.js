@@ -1,7 +1,7 @@
 // The animated line fit of a lesson's "see it work": the points and the line after each step on the
 // left, the loss after each step on the right (log scale, so a falling loss and a diverging one both
 // fit). Every number comes from the server (lesson.see_it_work.plot), computed by the engine.
-import { el } from "./api.js";
+import { el, keepFocus } from "./api.js";
 import { numberText, reducedMotion } from "./graph.js";
 
 const SVG_NS = "http://www.w3.org/2000/svg";
@@ -25,10 +25,10 @@ export function scale(lo, hi, outLo, outHi) {
   return (v) => outLo + ((v - lo) / span) * (outHi - outLo);
 }
 
-export function axes(root, xLabel, yLabel) {
+export function axes(root, xLabel, yLabel, left = PAD) {
   root.append(
-    svg("line", { x1: PAD, y1: H - PAD, x2: W - 8, y2: H - PAD, class: "fit-axis" }),
-    svg("line", { x1: PAD, y1: TOP - 6, x2: PAD, y2: H - PAD, class: "fit-axis" }),
+    svg("line", { x1: left, y1: H - PAD, x2: W - 8, y2: H - PAD, class: "fit-axis" }),
+    svg("line", { x1: left, y1: TOP - 6, x2: left, y2: H - PAD, class: "fit-axis" }),
     svg("text", { x: W - 8, y: H - 8, "text-anchor": "end", class: "fit-axis-label" }, xLabel),
     svg("text", { x: 4, y: 13, class: "fit-axis-label" }, yLabel));
 }
@@ -176,6 +176,7 @@ export function frameStepper(holder, last, show, caption) {
     step = Math.max(0, Math.min(end, k));
     holder.dataset.step = String(step);
     nextButton.disabled = step >= end;
+    keepFocus(nextButton, resetButton);  // the last step: focus stays on the controls, on Restart
     show(step);
   };
   playButton.addEventListener("click", () => {

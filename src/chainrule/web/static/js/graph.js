@@ -7,7 +7,7 @@
 // the start, so nothing moves while values and gradients appear. Numbers are shown as the server wrote
 // them (the "<key>_text" beside each number, web/numbers.py): the page formats none itself. Beside the
 // picture: a table view of the same boxes, and a live region that says each step, for screen readers.
-import { el } from "./api.js";
+import { el, keepFocus } from "./api.js";
 
 const SVG_NS = "http://www.w3.org/2000/svg";
 const NARROW = "(max-width: 40rem)";
@@ -539,6 +539,9 @@ export class GraphPlayer {
     const limit = this.reachable();
     this.prevButton.disabled = this.position <= 0;
     this.nextButton.disabled = this.position >= limit;
+    // A button that turns disabled while it has focus would drop focus to the page: hand it to the other one.
+    keepFocus(this.nextButton, this.prevButton);
+    keepFocus(this.prevButton, this.nextButton);
     this.scrubber.value = String(this.position);
     this.stepCount.textContent = `${this.position} / ${this.total}`;
     this.scrubber.setAttribute("aria-valuetext", `step ${this.position} of ${this.total}`);

@@ -92,7 +92,7 @@ function renderSeeItWork(slot, lesson, trace) {
   const highlight = formulaHighlighter(formula);
   const labels = new Map(trace.nodes.map((node) => [node.id, node.label]));
   return new GraphPlayer(holder, trace, {
-    name: "seeit", title: "The example graph",
+    name: "seeit", title: lesson.see_it_work.graph_name,
     onChange: (position, step) => highlight(step, (id) => labels.get(id)),
   });
 }

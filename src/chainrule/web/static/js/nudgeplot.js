@@ -7,6 +7,7 @@ import { numberText } from "./graph.js";
 import { svg, scale, axes, frameStepper, W, H, PAD, TOP } from "./fitplot.js";
 
 const TINY = 1e-17;  // an error of exactly 0 still needs a place on a log scale
+const ERROR_TICK_ROOM = 12;  // px more than a fit plot's left margin, for tick texts of five characters
 
 /** The curve, the point, and the secant of the current nudge beside the tangent; return update(nudge). */
 function curvePanel(plot) {
@@ -45,14 +46,16 @@ function errorPanel(plot) {
   const logH = plot.nudges.map((n) => Math.log10(Math.abs(n.h)));
   const logE = plot.nudges.map((n) => Math.log10(Math.max(n.error, TINY)));
   const hAxis = plot.h_axis, eAxis = plot.error_axis;  // log scales and their ticks, from the server
-  const sx = scale(hAxis.high, hAxis.low, PAD + 6, W - 12);  // h shrinks to the right
+  // The error ticks ("0.001", "1e-5") are wider than a fit plot's: the axis stands further in, so none is cut.
+  const left = PAD + ERROR_TICK_ROOM;
+  const sx = scale(hAxis.high, hAxis.low, left + 6, W - 12);  // h shrinks to the right
   const sy = scale(eAxis.low, eAxis.high, H - PAD, TOP);
   const root = svg("svg", { viewBox: `0 0 ${W} ${H}`, class: "fit-panel nudge-errors", role: "img",
     "aria-label": "The error of each slope estimate against the size of h, both on log scales" });
-  axes(root, "", "error (log scale)");
+  axes(root, "", "error (log scale)", left);
   root.append(svg("text", { x: W - 8, y: 13, "text-anchor": "end", class: "fit-axis-label" }, "h shrinks to the right"));
   for (const tick of eAxis.ticks) {
-    root.append(svg("text", { x: PAD - 4, y: sy(tick.power) + 4, "text-anchor": "end", class: "fit-tick" }, tick.text));
+    root.append(svg("text", { x: left - 4, y: sy(tick.power) + 4, "text-anchor": "end", class: "fit-tick" }, tick.text));
   }
   for (const tick of hAxis.ticks) {
     root.append(svg("text", { x: sx(tick.power), y: H - PAD + 14, "text-anchor": "middle", class: "fit-tick" }, tick.text));

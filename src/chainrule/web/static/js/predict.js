@@ -140,7 +140,7 @@ export async function renderPredict(slot, lesson, progress, base) {
   };
 
   player = new GraphPlayer(holder, trace, {
-    name: "predict", title: "The neuron",
+    name: "predict", title: spec.graph_name,
     gate: (index) => gates.has(index) && !made.has(gates.get(index).key),
     focus: (position) => askedAt(position),
     alsoInView: panel,

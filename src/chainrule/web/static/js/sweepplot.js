@@ -1,7 +1,7 @@
 // The sweeps plot of a lesson's "see it work": one Jacobian filled two ways. Forward mode fills a column
 // per sweep (one input seeded), reverse mode a row per sweep (one output seeded); the engine counted the
 // steps of every sweep. Every number comes from the server (lesson.see_it_work.plot), with its text.
-import { el } from "./api.js";
+import { el, plural } from "./api.js";
 import { frameStepper, choiceGroup } from "./fitplot.js";
 
 const MODES = [
@@ -50,8 +50,8 @@ export function renderSweepPlot(slot, plot) {
     tally.textContent = `Sweeps so far: ${k} of ${frames.length}. Steps so far: ${done ? done.total : 0}.`;
     if (!done) {
       caption.textContent = mode.id === "forward"
-        ? `Forward mode: each sweep seeds one input with tangent 1 and fills that input's column. ${frames.length} sweeps will fill the table.`
-        : `Reverse mode: each sweep seeds one output with gradient 1 and fills that output's row. ${frames.length} sweeps will fill the table.`;
+        ? `Forward mode: each sweep seeds one input with tangent 1 and fills that input's column. ${plural(frames.length, "sweep")} will fill the table.`
+        : `Reverse mode: each sweep seeds one output with gradient 1 and fills that output's row. ${plural(frames.length, "sweep")} will fill the table.`;
     } else if (mode.id === "forward") {
       caption.textContent = `Forward sweep ${k} of ${frames.length}: ${done.seed} seeded with tangent 1, every other input 0. `
         + `It carried a tangent through ${done.steps} nodes and filled the column of ${done.seed}.`;

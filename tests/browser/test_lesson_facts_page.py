@@ -1,0 +1,148 @@
+"""Issue 42 items 1, 2, 4 and 5 as a learner reads them, at desktop (1280 px) and phone (390 px) width, in a real
+Chromium against the real server: the network lesson's dead layer said truly, the constant 1 no input, the
+forward-mode lesson's (1 - o*o) × x' and its four terms, and the Slopes lesson's small slips.
+
+Expected texts come from hand derivations (said at each check), never from the page itself.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import WIDTHS
+from lesson_pages import SIZES, lesson, open_at, visible_text
+
+pytestmark = pytest.mark.timeout(300)
+
+
+def opened(open_page, server, size, lesson_id):
+    """The lesson at one of SIZES, complete; (page, log)."""
+    _, page, log = open_at(open_page, server, size)
+    lesson(page, server, lesson_id)
+    return page, log
+
+
+def words(page, selector: str) -> str:
+    """What `selector` shows, its runs of spaces and line breaks as one space."""
+    return " ".join(visible_text(page, selector).split())
+
+
+def fits_and_no_errors(page, log, size) -> None:
+    assert page.evaluate("document.documentElement.scrollWidth") <= WIDTHS[size][0]
+    assert log.page_errors == []
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_the_network_lesson_says_which_layer_died_and_keeps_the_constant_one_fixed(open_page, lesson_server, size):
+    page, log = opened(open_page, lesson_server, size, "a-network-learns")
+    prose = words(page, "#section-03 .prose")
+    # Rerun by hand (seed 1, rate 5, 20 steps): first-layer neurons 0 and 7 fire, the second layer never does.
+    assert "every neuron of the second hidden layer outputs" in prose
+    assert "two neurons of the first hidden layer still fire" in prose
+    assert "every hidden neuron's" not in prose
+    # The constant 1 of 1 - y*s: shown, never an input to edit or nudge.
+    assert page.locator("#explore-x1").count() == 1
+    assert page.locator("#explore-1").count() == 0
+    assert page.locator("#nudge-input option[value='1']").count() == 0
+    assert page.locator("#nudge-input option").first.get_attribute("value") != "1"
+    row = page.locator("#explore .graph-table tr", has=page.locator("th", has_text="1")).filter(
+        has=page.locator("td.table-formula", has_text="a constant"))
+    assert row.count() == 1
+    # The quiz's option says the same as the plot.
+    quiz = words(page, "#section-06")
+    assert "every ReLU of the second hidden layer" in quiz and "every hidden ReLU" not in quiz
+    fits_and_no_errors(page, log, size)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_the_forward_mode_lesson_reads_unambiguously(open_page, lesson_server, size):
+    page, log = opened(open_page, lesson_server, size, "forward-and-reverse-mode")
+    terms = words(page, "#section-02 .prose")
+    order = [terms.index(word) for word in ("First, the tangent", "Second, the dual number", "Third, the Jacobian",
+                                            "Fourth, the cost")]
+    assert order == sorted(order)
+    assert "reverse mode must keep every value of the forward pass" in terms
+    predict = words(page, "#section-04 .prose")
+    assert "without ever going backward" not in predict and "second derivative" in predict
+    # tanh(0.5) = 0.4621, so d/dx of y' = tanh(x) + x (1 - tanh(x)^2) at 0.5 is 1.2095 (by hand).
+    assert "1.2095" in predict
+    formulas = page.evaluate("""() => Array.from(document.querySelectorAll('#predict-player .graph-table tr'))
+        .map((row) => [row.querySelector('th')?.textContent, row.querySelector('td.table-formula')?.textContent])""")
+    formula = dict(f for f in formulas if f[0])
+    assert formula["o'"] == "o' = (1 - o*o) × x'"
+    assert formula["1"] == "a constant"
+    # One input, six outputs: one forward sweep, said in the singular.
+    page.locator("label[for='sweep-function-spread']").click()
+    page.locator("label[for='sweep-mode-forward']").click()
+    page.wait_for_function("() => document.querySelector('#sweep-plot .fit-caption').textContent.includes('1 sweep will')")
+    assert "1 sweeps" not in visible_text(page, "#sweep-plot")
+    fits_and_no_errors(page, log, size)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_the_slopes_lesson_shows_the_tiny_nudge_inexact_and_every_tick_whole(open_page, lesson_server, size):
+    page, log = opened(open_page, lesson_server, size, "slopes-and-the-chain-rule")
+    parts = words(page, "#section-02 .prose")
+    assert "Gradient (shown as grad in the graph's boxes)" in parts
+    see = words(page, "#section-03 .prose")
+    assert see.index("under grad") < see.index("Press play")
+    # The sixth nudge, h = 1e-5: ((2(1 + h) + 1)^2 - 9) / h = 12 + 4h = 12.00004 (by hand), not "12".
+    caption = page.locator("#nudge-plot .fit-caption")
+    for shown in range(2, 7):
+        page.locator("#nudge-plot button[data-action='next']").click()
+        page.wait_for_function(f"() => document.querySelector('#nudge-plot .fit-caption').textContent.startsWith('Nudge {shown} ')")
+    assert "h = 1e-5: (f(1 + h) - f(1)) / h = 12.00004." in caption.text_content()
+    # Every tick of the error plot lies wholly inside its picture ("0.001", not ".001").
+    cut = page.evaluate("""() => Array.from(document.querySelectorAll('#nudge-plot svg text.fit-tick'))
+        .filter((t) => t.getBBox().x < 0).map((t) => t.textContent)""")
+    assert cut == []
+    assert "0.001" in page.evaluate("() => Array.from(document.querySelectorAll('#nudge-plot .nudge-errors text.fit-tick')).map((t) => t.textContent)")
+    fits_and_no_errors(page, log, size)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_the_code_editor_tells_a_screen_reader_how_to_leave_it(open_page, lesson_server, size):
+    """Item 7: the Tab trap's way out is linked to the editor (aria-describedby), in every language."""
+    page, log = opened(open_page, lesson_server, size, "forward-and-reverse-mode")
+    described = """() => Array.from(document.querySelectorAll('article.exercise')).map((block) => {
+        const ids = (block.querySelector('.cm-content').getAttribute('aria-describedby') || '').split(' ');
+        return ids.map((id) => document.getElementById(id)?.textContent || '').join(' '); })"""
+    said = page.evaluate(described)
+    assert len(said) == 2 and all("press Esc, then Tab" in text for text in said)
+    block = page.locator("article.exercise").first
+    other = block.locator(".language-switch input:not(:checked)").first
+    page.locator(f"label[for='{other.get_attribute('id')}']").click()
+    assert all("press Esc, then Tab" in text for text in page.evaluate(described))
+    fits_and_no_errors(page, log, size)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_each_graph_is_named_by_its_section_and_formula(open_page, lesson_server, size):
+    """Item 8: the tangent graph is not "The neuron", the see-it-work graph not only "5 boxes" (boxes counted
+    by hand: x, x', 1 and 7 nodes; x, w and 3 nodes)."""
+    page, log = opened(open_page, lesson_server, size, "forward-and-reverse-mode")
+    labels = page.evaluate("""() => Object.fromEntries(['#predict-player', '#section-03'].map((at) =>
+        [at, document.querySelector(`${at} svg.graph[aria-label], ${at} svg[aria-label]`).getAttribute('aria-label')]))""")
+    assert labels["#predict-player"].startswith("Predict: the graph of y = x*tanh(x) and its tangent y': 10 boxes.")
+    assert labels["#section-03"].startswith("See it work: the graph of y = x*tanh(w*x): 5 boxes.")
+    assert "neuron" not in " ".join(labels.values())
+    fits_and_no_errors(page, log, size)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_focus_stays_on_the_controls_after_the_last_step(open_page, lesson_server, size):
+    """Item 6, players: the last Next is disabled, and focus moves to the next control, not to the page."""
+    page, log = opened(open_page, lesson_server, size, "slopes-and-the-chain-rule")
+    focused = "() => { const a = document.activeElement; return a === document.body ? 'body' : a.dataset.action || a.className; }"
+    nudge_next = page.locator("#nudge-plot button[data-action='next']")
+    nudge_next.focus()
+    for _ in range(8):  # nine nudges: eight steps from the first to the last
+        page.keyboard.press("Enter")
+    page.wait_for_function("() => document.querySelector('#nudge-plot').dataset.step === '8'")
+    assert nudge_next.is_disabled() and page.evaluate(focused) == "reset"
+    player_next = page.locator("#section-03 .player-controls button.next").first
+    player_next.focus()
+    while not player_next.is_disabled():
+        page.keyboard.press("Enter")
+    assert page.evaluate(focused) == "prev"
+    fits_and_no_errors(page, log, size)
