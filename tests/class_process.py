@@ -32,6 +32,7 @@ import anyio
 import httpx
 
 from lti_world import cli
+from reaper import spawn
 
 REPO = Path(__file__).resolve().parents[1]
 PASSWORD = "correct horse battery"
@@ -82,9 +83,8 @@ class ClassServer:
         teacher_link, invite = create_class(class_name, base, env)
         if "--workers" not in serve_args:  # one web process, whose memory and pools the tests measure
             serve_args = ("--workers", "1", *serve_args)
-        process = subprocess.Popen([sys.executable, "-m", "chainrule", "serve", "--port", str(port), *serve_args], env=env,
-                                   cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                   start_new_session=True)
+        process = spawn([sys.executable, "-m", "chainrule", "serve", "--port", str(port), *serve_args], env=env,
+                        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         lines: list[str] = []
         ready = threading.Event()
 

@@ -25,6 +25,8 @@ from urllib.parse import parse_qs, urljoin, urlsplit
 
 import httpx
 
+from reaper import spawn
+
 REPO = Path(__file__).resolve().parents[1]
 CLIENT_ID, DEPLOYMENT = "chainrule-test-client", "deployment-1"
 LEARNER, TEACHER = ["Learner"], ["Instructor"]
@@ -69,8 +71,7 @@ def wait_listening(port: int, process: subprocess.Popen, lines: list[str], secon
 
 
 def start_process(command: list[str], env: dict, port: int) -> tuple[subprocess.Popen, list[str]]:
-    process = subprocess.Popen(command, env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                               start_new_session=True)
+    process = spawn(command, env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     lines: list[str] = []
     threading.Thread(target=lambda: lines.extend(process.stdout), daemon=True).start()
     wait_listening(port, process, lines)

@@ -29,6 +29,7 @@ from chainrule.web.routes_class import create_class_app
 from class_process import create_class
 from lti_world import cli
 from postgres_cluster import new_postgres_schema  # not via conftest: tests/browser has a conftest too
+from reaper import spawn
 from test_class_server import BASE, FAST_HASHER, PASSWORD, csrf_of, send
 
 REPO = Path(__file__).resolve().parents[1]
@@ -51,9 +52,8 @@ class Process:
 
     def __init__(self, url: str | None, argv: list[str], ready: str, *, env: dict | None = None,
                  program: tuple[str, ...] = ("-m", "chainrule")) -> None:
-        self.process = subprocess.Popen([sys.executable, *program, *argv], env=env or env_for(url), cwd=REPO,
-                                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                        start_new_session=True)
+        self.process = spawn([sys.executable, *program, *argv], env=env or env_for(url), cwd=REPO,
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         self.lines: list[str] = []
         started = threading.Event()
 

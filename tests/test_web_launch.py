@@ -14,6 +14,8 @@ import time
 import httpx
 import pytest
 
+from reaper import spawn
+
 URL_LINE = re.compile(
     r"(?P<url>http://(?P<host>127\.0\.0\.1|\[::1\]|[a-z0-9.-]+):(?P<port>\d+)(?P<path>/[^?\s]*)\?token=(?P<token>[A-Za-z0-9_-]{20,}))"
 )
@@ -26,7 +28,7 @@ def free_port() -> int:
 
 
 def start(args: list[str], env: dict[str, str] | None = None) -> subprocess.Popen:
-    return subprocess.Popen(
+    return spawn(
         [sys.executable, "-m", "chainrule", "lesson", "--no-browser", *args],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
         env={**os.environ, **(env or {})},
