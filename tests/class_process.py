@@ -31,11 +31,11 @@ from pathlib import Path
 import anyio
 import httpx
 
+from class_world import PASSWORD, csrf_of
 from lti_world import cli
 from reaper import spawn
 
 REPO = Path(__file__).resolve().parents[1]
-PASSWORD = "correct horse battery"
 CLASS = "Edges"
 
 
@@ -59,10 +59,6 @@ def create_class(name: str, base: str, env: dict[str, str], *options: str) -> tu
     assert code == 0, error
     teacher_link, invite = re.findall(rf"{re.escape(base)}/\S+", printed)
     return teacher_link, invite
-
-
-def csrf_of(page: str) -> str:
-    return re.search(r'name="csrf" value="([^"]+)"', page).group(1)
 
 
 class ClassServer:

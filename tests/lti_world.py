@@ -24,6 +24,7 @@ from pathlib import Path
 from urllib.parse import parse_qs, urljoin, urlsplit
 
 import httpx
+import pytest
 
 from reaper import spawn
 
@@ -340,3 +341,27 @@ def refusal(answer: httpx.Response) -> str:
     if cause:
         assert re.search(rf'data-cause="{re.escape(cause)}"', answer.text), answer.text
     return cause
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    with LtiWorld.start(tmp_path_factory.mktemp("lti")) as started:
+        yield started
+
+
+@pytest.fixture(scope="module")
+def backprop_link(world) -> str:
+    return world.add_link("physics", "backprop")
+
+
+def me(world: LtiWorld, browser: Browser) -> dict:
+    answer = world.tool_get(browser, "/api/class/me")
+    assert answer.status_code == 200, answer.text
+    return answer.json()
+
+
+def scores_for(world: LtiWorld, user: str, resource: str) -> list[dict]:
+    state = world.state()
+    columns = {url for url, item in state["line_items"].items() if item.get("resourceId") == resource
+               and item["course"] == "physics"}
+    return [post for post in state["score_posts"] if post["userId"] == user and post["line_item"] in columns]

@@ -18,7 +18,7 @@ import pytest
 
 from chainrule.grading import reference_source
 from reaper import spawn
-from test_web_launch import stop, wait_for_url
+from web_process import stop, wait_for_url
 
 pytestmark = pytest.mark.timeout(180)
 

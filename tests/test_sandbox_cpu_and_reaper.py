@@ -25,7 +25,7 @@ from chainrule.grading import default_limits, grade, isolation_report, reference
 from chainrule.grading.sandbox import Limits, cgroups, probe, run, scratch_directory
 from chainrule.grading.sandbox.isolation import Isolation
 from reaper import run_in_a_session, spawn
-from test_sandbox import marker, python_attack, survivors
+from sandbox_attacks import marker, python_attack, survivors
 
 pytestmark = pytest.mark.timeout(120)
 

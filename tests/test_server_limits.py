@@ -25,7 +25,7 @@ import uvicorn
 from chainrule.web import create_app
 from chainrule.web.connections import GuardedH11Protocol, connection_cap, waiting_cap
 from reaper import spawn
-from test_web_launch import stop, wait_for_url
+from web_process import stop, wait_for_url
 
 TOKEN = "test-token-0123456789"
 

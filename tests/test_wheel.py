@@ -21,7 +21,7 @@ import httpx
 import pytest
 
 from reaper import spawn
-from test_web_launch import stop, wait_for_url
+from web_process import stop, wait_for_url
 from chainrule.web.static_files import StaticBundle
 
 ROOT = Path(__file__).resolve().parent.parent

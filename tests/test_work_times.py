@@ -22,7 +22,6 @@ import threading
 import time
 from datetime import datetime, timedelta, timezone
 
-from argon2 import PasswordHasher
 
 from chainrule import lessons
 from chainrule.classes import CLASS_DATABASE
@@ -36,9 +35,9 @@ from chainrule.grading import configure_concurrency, gate, reference_source
 from chainrule.progress import open_store
 from chainrule.progress.run_jobs import GRADED, RunJobs
 from class_process import PASSWORD, REPO, run_coroutine
+from class_world import FAST_HASHER
 from reaper import spawn
 
-FAST_HASHER = PasswordHasher(time_cost=1, memory_cost=8 * 1024, parallelism=1)
 PASS = {"status": "pass", "verdict": "passed", "tests": []}
 SHAPE = lessons.lesson_shape("backprop")
 EXERCISE = "neuron-grads"

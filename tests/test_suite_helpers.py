@@ -1,0 +1,80 @@
+"""Rules for the test suite's helpers, read from its source (AST, no test is run): a test module imports its
+helpers from helper modules (tests/class_process.py, tests/web_process.py, ...), never from another test
+module; and a process started in a session of its own is started by reaper.spawn, which records it with the
+watchdog that ends it if the run is killed (tests/reaper.py)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+TESTS = Path(__file__).resolve().parent
+
+# Browser test modules that still import from other browser test modules: their helpers are being moved by
+# another change (issue 46 item 7). This list may only shrink: the rule fails when a listed file stops
+# importing from a test module, so that its entry goes.
+BROWSER_IMPORTS_FOR_NOW = {
+    "browser/keyboard_walk.py", "browser/test_class_finished.py", "browser/test_class_page.py",
+    "browser/test_class_runs_page.py", "browser/test_comment_pages_paged.py", "browser/test_deadlines_page.py",
+    "browser/test_grading_edges_page.py", "browser/test_jobs_page.py",
+    "browser/test_keyboard_and_screen_reader.py", "browser/test_keyboard_and_screen_reader_phone.py",
+    "browser/test_lti_page.py", "browser/test_overrides_page.py", "browser/test_path_lessons.py",
+    "browser/test_path_six.py", "browser/test_teacher_view_page.py",
+}
+# Browser test modules that still start a process in a session of their own by hand, for the same reason.
+BROWSER_SESSIONS_FOR_NOW = {"browser/test_class_page.py", "browser/test_path_lessons.py"}
+
+
+def python_files() -> list[Path]:
+    return sorted(path for path in TESTS.rglob("*.py") if "vendor" not in path.parts and "oidc" not in path.parts)
+
+
+def imported_test_modules(path: Path) -> list[str]:
+    """The test modules (test_*) that a file imports, at any depth of its code."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module]
+        elif isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        else:
+            continue
+        found += [name for name in names if name.split(".")[0].startswith("test_")]
+    return found
+
+
+def own_sessions(path: Path) -> list[int]:
+    """Lines where a file starts a process in a session of its own by hand: start_new_session,
+    process_group or preexec_fn=os.setsid in a call."""
+    lines = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Call):
+            for keyword in node.keywords:
+                if keyword.arg in ("start_new_session", "process_group") or (
+                        keyword.arg == "preexec_fn" and "setsid" in ast.unparse(keyword.value)):
+                    lines.append(node.lineno)
+    return lines
+
+
+def test_no_test_module_imports_from_another_test_module() -> None:
+    importing = {str(path.relative_to(TESTS)): modules for path in python_files()
+                 if (modules := imported_test_modules(path))}
+    assert {name: modules for name, modules in importing.items() if name not in BROWSER_IMPORTS_FOR_NOW} == {}
+    assert sorted(BROWSER_IMPORTS_FOR_NOW - set(importing)) == []  # moved: its entry goes
+
+
+def test_every_process_in_a_session_of_its_own_is_started_by_spawn() -> None:
+    by_hand = {str(path.relative_to(TESTS)): lines for path in python_files()
+               if path.name != "reaper.py" and (lines := own_sessions(path))}
+    assert {name: lines for name, lines in by_hand.items() if name not in BROWSER_SESSIONS_FOR_NOW} == {}
+    assert sorted(BROWSER_SESSIONS_FOR_NOW - set(by_hand)) == []  # moved to spawn: its entry goes
+
+
+def test_the_rules_see_an_import_from_a_test_module_and_a_session_by_hand(tmp_path: Path) -> None:
+    probe = tmp_path / "test_probe.py"
+    probe.write_text("import os, subprocess\nfrom test_jobs import Process\n\n"
+                     "def test_starts():\n    import test_lti\n"
+                     "    subprocess.Popen(['true'], start_new_session=True)\n"
+                     "    subprocess.Popen(['true'], preexec_fn=os.setsid)\n", encoding="utf-8")
+    assert imported_test_modules(probe) == ["test_jobs", "test_lti"]
+    assert sorted(own_sessions(probe)) == [6, 7]
