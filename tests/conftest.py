@@ -112,14 +112,14 @@ def default_moons_run(tmp_path_factory) -> dict:
     final evaluation) plus "plot_file", the picture written. A clean process (no torch imported) trains
     about twice as fast as this one would (docs/performance.md)."""
     import json
-    import subprocess
     import sys
 
     from parallel import once_per_run
+    from reaper import run_in_a_session
 
     def train(folder) -> None:
-        result = subprocess.run([sys.executable, "-m", "chainrule", "train", "moons", "--json", "--plot",
-                                 str(folder / "moons.png")], capture_output=True, text=True, timeout=600)
+        result = run_in_a_session([sys.executable, "-m", "chainrule", "train", "moons", "--json", "--plot",
+                                   str(folder / "moons.png")], timeout=600)
         assert result.returncode == 0, result.stderr
         (folder / "moons.json").write_text(result.stdout)
 

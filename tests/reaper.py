@@ -32,10 +32,12 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 _pipe = None  # the write end of this process's pipe to its watchdog, once started
+_writing = threading.Lock()  # tests start processes from threads too: one message at a time
 _watchdog = 0  # its process id
 
 
@@ -65,13 +67,15 @@ def say_goodbye() -> None:
     global _pipe
     if _pipe is not None:
         _send({"bye": True})
-        _pipe.close()
-        _pipe = None
+        with _writing:
+            _pipe.close()
+            _pipe = None
 
 
 def _send(message: dict) -> None:
-    if _pipe is not None:
-        _pipe.write(json.dumps(message) + "\n")  # one line, written whole before the caller goes on
+    with _writing:
+        if _pipe is not None:
+            _pipe.write(json.dumps(message) + "\n")  # one line, written whole before the caller goes on
 
 
 def spawn(command, **popen) -> subprocess.Popen:
