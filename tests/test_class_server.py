@@ -17,7 +17,6 @@ from chainrule.web.routes_class import create_class_app
 from class_world import BASE, FAST_HASHER, PASSWORD, Clock, World, csrf_of, send
 
 
-
 @pytest.fixture
 def world(store_place):
     clock = Clock()

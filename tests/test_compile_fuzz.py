@@ -25,7 +25,6 @@ RELATIVE = 1e-9
 ABSOLUTE = 1e-300
 
 
-
 def mismatch(got: float, expected: float) -> bool:
     if kind(got) != kind(expected):
         return True
