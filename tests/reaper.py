@@ -169,13 +169,13 @@ def descendants(ancestor: int, processes: dict[int, list[str]] | None = None) ->
 
 
 def session_and_descendants(leader: int) -> set[int]:
-    """Every process of the session (or process group) ``leader`` leads, and every descendant of those (a
-    PostgreSQL postmaster's processes each have a session of their own)."""
+    """Every living process of the session (or process group) ``leader`` leads, and every descendant of those
+    (a PostgreSQL postmaster's processes each have a session of their own)."""
     processes = every_process()
     found = {pid for pid, fields in processes.items() if leader in (int(fields[2]), int(fields[3]))}
     for pid in list(found):
         found.update(descendants(pid, processes))
-    return found
+    return {pid for pid in found if processes.get(pid, ["Z"])[0] != "Z"}  # a zombie has ended already
 
 
 # ---------------------------------------------------------------- the watchdog's side
