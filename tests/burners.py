@@ -20,6 +20,8 @@ import sys
 from contextlib import contextmanager
 from typing import Iterator
 
+from reaper import spawn
+
 # argv[1] is the pid of the process that started the burner: if it died before the death signal was asked
 # for, the burner was already handed to another parent and ends at once.
 BURNER = """import os, signal, sys
@@ -44,8 +46,8 @@ def burners(per_core: int = 2) -> Iterator[list[subprocess.Popen]]:
     started: list[subprocess.Popen] = []
     try:
         for _ in range(per_core * cores()):
-            started.append(subprocess.Popen([sys.executable, "-c", BURNER, str(os.getpid())], start_new_session=True,
-                                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL))
+            started.append(spawn([sys.executable, "-c", BURNER, str(os.getpid())], stdin=subprocess.DEVNULL,
+                                 stdout=subprocess.DEVNULL))
         yield started
     finally:
         for burner in started:

@@ -31,10 +31,11 @@ from pathlib import Path
 import anyio
 import httpx
 
+from class_world import PASSWORD, csrf_of
 from lti_world import cli
+from reaper import spawn
 
 REPO = Path(__file__).resolve().parents[1]
-PASSWORD = "correct horse battery"
 CLASS = "Edges"
 
 
@@ -60,10 +61,6 @@ def create_class(name: str, base: str, env: dict[str, str], *options: str) -> tu
     return teacher_link, invite
 
 
-def csrf_of(page: str) -> str:
-    return re.search(r'name="csrf" value="([^"]+)"', page).group(1)
-
-
 class ClassServer:
     def __init__(self, base: str, teacher_link: str, invite: str, process: subprocess.Popen, lines: list[str],
                  env: dict[str, str], class_name: str = CLASS) -> None:
@@ -82,9 +79,8 @@ class ClassServer:
         teacher_link, invite = create_class(class_name, base, env)
         if "--workers" not in serve_args:  # one web process, whose memory and pools the tests measure
             serve_args = ("--workers", "1", *serve_args)
-        process = subprocess.Popen([sys.executable, "-m", "chainrule", "serve", "--port", str(port), *serve_args], env=env,
-                                   cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                   start_new_session=True)
+        process = spawn([sys.executable, "-m", "chainrule", "serve", "--port", str(port), *serve_args], env=env,
+                        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         lines: list[str] = []
         ready = threading.Event()
 

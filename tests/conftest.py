@@ -13,6 +13,8 @@ import pytest
 from chainrule.lessons import register_exercises
 from parallel import refuse_shared_node_ids
 from postgres_cluster import new_postgres_schema
+from reaper import adopt_descendants
+from reaper import pytest_configure, pytest_unconfigure  # noqa: F401 (hooks: a watchdog ends what a killed run started)
 
 pytest_plugins = ["time_budgets"]  # time per test file, and its budget (tests/time_budgets.py)
 
@@ -43,6 +45,7 @@ def browser(chromium_path: str):
     sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright for Python is not installed")
     with sync_api.sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
+        adopt_descendants()  # Playwright's driver and Chromium, ended by the watchdog if this process is killed
         try:
             yield browser
         finally:
@@ -109,14 +112,14 @@ def default_moons_run(tmp_path_factory) -> dict:
     final evaluation) plus "plot_file", the picture written. A clean process (no torch imported) trains
     about twice as fast as this one would (docs/performance.md)."""
     import json
-    import subprocess
     import sys
 
     from parallel import once_per_run
+    from reaper import run_in_a_session
 
     def train(folder) -> None:
-        result = subprocess.run([sys.executable, "-m", "chainrule", "train", "moons", "--json", "--plot",
-                                 str(folder / "moons.png")], capture_output=True, text=True, timeout=600)
+        result = run_in_a_session([sys.executable, "-m", "chainrule", "train", "moons", "--json", "--plot",
+                                   str(folder / "moons.png")], timeout=600)
         assert result.returncode == 0, result.stderr
         (folder / "moons.json").write_text(result.stdout)
 

@@ -24,6 +24,9 @@ from pathlib import Path
 from urllib.parse import parse_qs, urljoin, urlsplit
 
 import httpx
+import pytest
+
+from reaper import spawn
 
 REPO = Path(__file__).resolve().parents[1]
 CLIENT_ID, DEPLOYMENT = "chainrule-test-client", "deployment-1"
@@ -69,8 +72,7 @@ def wait_listening(port: int, process: subprocess.Popen, lines: list[str], secon
 
 
 def start_process(command: list[str], env: dict, port: int) -> tuple[subprocess.Popen, list[str]]:
-    process = subprocess.Popen(command, env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                               start_new_session=True)
+    process = spawn(command, env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     lines: list[str] = []
     threading.Thread(target=lambda: lines.extend(process.stdout), daemon=True).start()
     wait_listening(port, process, lines)
@@ -339,3 +341,27 @@ def refusal(answer: httpx.Response) -> str:
     if cause:
         assert re.search(rf'data-cause="{re.escape(cause)}"', answer.text), answer.text
     return cause
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    with LtiWorld.start(tmp_path_factory.mktemp("lti")) as started:
+        yield started
+
+
+@pytest.fixture(scope="module")
+def backprop_link(world) -> str:
+    return world.add_link("physics", "backprop")
+
+
+def me(world: LtiWorld, browser: Browser) -> dict:
+    answer = world.tool_get(browser, "/api/class/me")
+    assert answer.status_code == 200, answer.text
+    return answer.json()
+
+
+def scores_for(world: LtiWorld, user: str, resource: str) -> list[dict]:
+    state = world.state()
+    columns = {url for url, item in state["line_items"].items() if item.get("resourceId") == resource
+               and item["course"] == "physics"}
+    return [post for post in state["score_posts"] if post["userId"] == user and post["line_item"] in columns]

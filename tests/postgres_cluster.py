@@ -18,6 +18,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
+from reaper import forget_cluster, record_cluster
+
 POSTGRES_BIN_DIRS = ("/usr/lib/postgresql/17/bin", "/usr/lib/postgresql/16/bin", "/usr/lib/postgresql/15/bin")
 
 
@@ -64,6 +66,8 @@ def throwaway_cluster(max_connections: int = 200, fsync: bool = False, tcp_port:
         if run_as:
             os.chown(secret, user.pw_uid, user.pw_gid)
         authentication = ["--auth-local=trust", "--auth-host=scram-sha-256", f"--pwfile={secret}"]
+    stop = [*run_as, str(bin_dir / "pg_ctl"), "-D", data, "-m", "immediate", "-w", "stop"]
+    record_cluster(folder, stop)  # stopped and deleted by the test run's watchdog if the run is killed
     run(str(bin_dir / "initdb"), "-D", data, "-U", "chainrule", *authentication, "-E", "UTF8", "--no-sync")
     listen = f"-c listen_addresses=127.0.0.1 -p {tcp_port}" if tcp_port else "-c listen_addresses=''"
     options = f"-k {folder} {listen} -c fsync={'on' if fsync else 'off'} -c max_connections={max_connections}"
@@ -71,9 +75,9 @@ def throwaway_cluster(max_connections: int = 200, fsync: bool = False, tcp_port:
     try:
         yield f"postgresql://chainrule@/postgres?host={folder}" + (f"&port={tcp_port}" if tcp_port else "")
     finally:
-        subprocess.run([*run_as, str(bin_dir / "pg_ctl"), "-D", data, "-m", "immediate", "-w", "stop"],
-                       capture_output=True, timeout=120)
+        subprocess.run(stop, capture_output=True, timeout=120)
         shutil.rmtree(folder, ignore_errors=True)
+        forget_cluster(folder)
 
 
 def new_postgres_schema(cluster_url: str) -> str:

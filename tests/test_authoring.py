@@ -18,6 +18,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from reaper import spawn
+
 pytestmark = pytest.mark.timeout(600)
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -46,8 +48,7 @@ def documented_commands() -> list[str]:
 def serve_and_read_path(args: list[str], cwd: Path, data_dir: Path) -> dict:
     """Start `chainrule lesson ARGS` for real, read /api/path with the printed token, stop it."""
     command = [sys.executable, "-m", "chainrule", *args, "--no-browser", "--port", "0", "--data-dir", str(data_dir)]
-    process = subprocess.Popen(command, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                               start_new_session=True)
+    process = spawn(command, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     lines: list[str] = []
     found = threading.Event()
 

@@ -31,6 +31,7 @@ from chainrule.progress import open_store
 from class_process import create_class
 from lti_world import cli
 from postgres_cluster import new_postgres_schema
+from reaper import spawn
 
 REPO = Path(__file__).resolve().parents[1]
 PASSWORD = "correct horse battery"
@@ -71,8 +72,8 @@ class Served:
             self.processes.append(self._start(["worker", "--concurrency", "1"], "is grading"))
 
     def _start(self, argv: list[str], ready: str) -> subprocess.Popen:
-        process = subprocess.Popen([sys.executable, "-m", "chainrule", *argv], env=self.env, cwd=REPO,
-                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+        process = spawn([sys.executable, "-m", "chainrule", *argv], env=self.env, cwd=REPO,
+                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         started = threading.Event()
 
         def read() -> None:

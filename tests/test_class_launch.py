@@ -14,6 +14,7 @@ import httpx
 import pytest
 
 from class_process import create_class
+from reaper import spawn
 
 
 def free_port() -> int:
@@ -28,8 +29,8 @@ def test_serve_answers_on_the_sqlite_default_and_checks_the_host(tmp_path):
     env.pop("CHAINRULE_DATABASE", None)
     port = free_port()
     _, invite = create_class("Launch", f"http://127.0.0.1:{port}", env)  # in this process; serve is the process here
-    process = subprocess.Popen([sys.executable, "-m", "chainrule", "serve", "--port", str(port)], env=env,
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    process = spawn([sys.executable, "-m", "chainrule", "serve", "--port", str(port)], env=env,
+                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         first = process.stdout.readline()
         assert "chainrule serve is running for the classes in" in first and "class.sqlite" in first

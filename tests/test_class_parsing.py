@@ -18,10 +18,10 @@ from urllib.parse import urlencode
 
 import httpx
 import pytest
-from argon2 import PasswordHasher
 from fastapi.routing import APIRoute
 
 from class_process import PASSWORD, REPO, ClassServer
+from class_world import FAST_HASHER
 from postgres_cluster import new_postgres_schema
 
 HUGE = str(2**64)
@@ -43,7 +43,7 @@ def class_routes(folder: Path) -> list[APIRoute]:
 
     store = open_store(folder, file_name=CLASS_DATABASE)
     try:
-        accounts = Accounts(store, hasher=PasswordHasher(time_cost=1, memory_cost=8 * 1024, parallelism=1))
+        accounts = Accounts(store, hasher=FAST_HASHER)
         app = create_class_app(store, accounts=accounts)
         lti = tool(folder, store, accounts, "http://127.0.0.1")
         add_lti(app, lti, None)

@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from chainrule.classes import open_class_store
-from test_class_admission import served  # noqa: F401 (a module-scoped server per backend, here too)
-from test_class_server import PASSWORD, csrf_of, send
+from class_world import PASSWORD, csrf_of, send
+from served_class import a_run, learner_id, served  # noqa: F401 (served: a module-scoped server per backend)
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -42,19 +42,6 @@ def a_class(served, name: str, *options: str):
 def elsewhere(served):
     """Another class on the same server (its teacher, invite and learners), for every cross-class refusal."""
     return a_class(served, "Elsewhere")
-
-
-def learner_id(client) -> int:
-    return client.get("/api/class/me").json()["id"]
-
-
-def a_run(served, learner: int, source: str) -> int:
-    """A graded run kept in the class database, as the grader keeps one."""
-    store = open_class_store(Path(served.env["CHAINRULE_DATA_DIR"]), served.env.get("CHAINRULE_DATABASE"))
-    try:
-        return store.for_learner(learner).record_submission(EXERCISE, "python", source, {"status": "fail"})
-    finally:
-        store.close()
 
 
 def test_the_teacher_sees_the_invite_and_seats_rotates_the_invite_and_nobody_else_can(served, elsewhere):

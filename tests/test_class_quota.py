@@ -21,9 +21,8 @@ from pathlib import Path
 import pytest
 
 from chainrule.classes import open_class_store
-from test_class_admission import Served, class_env
-from test_class_people import a_run, learner_id
-from test_class_server import send
+from class_world import send
+from served_class import Served, a_run, class_env, learner_id
 
 pytestmark = pytest.mark.timeout(240)
 

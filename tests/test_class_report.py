@@ -9,7 +9,6 @@ import json
 from datetime import datetime, timedelta, timezone
 
 import pytest
-from argon2 import PasswordHasher
 
 from chainrule import cli, lessons
 from chainrule.classes import CLASS_DATABASE
@@ -17,8 +16,8 @@ from chainrule.classes.accounts import Accounts, ClassError
 from chainrule.classes.report import ClassReport, csv_text, diagnosis_of
 from chainrule.progress import open_store
 from class_process import run_coroutine
+from class_world import FAST_HASHER
 
-FAST_HASHER = PasswordHasher(time_cost=1, memory_cost=8 * 1024, parallelism=1)
 PASSWORD = "correct horse battery"
 HINT = "Every gradient is 0: nothing reached the inputs."
 

@@ -14,7 +14,6 @@ from urllib.parse import urlsplit
 
 import pytest
 import schemathesis
-from argon2 import PasswordHasher
 from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, settings
 from schemathesis.checks import not_a_server_error
@@ -28,11 +27,12 @@ from chainrule.progress import open_store
 from chainrule.web.routes_class import create_class_app
 from chainrule.web.routes_lti import add_lti
 from chainrule.web.routes_sso import add_sso
+from class_world import FAST_HASHER
 
 BASE = "http://class.example.org"
 DATA_DIR = tempfile.mkdtemp(prefix="chainrule-class-schemathesis-")
 store = open_store(DATA_DIR, file_name=CLASS_DATABASE)
-accounts = Accounts(store, hasher=PasswordHasher(time_cost=1, memory_cost=8 * 1024, parallelism=1))
+accounts = Accounts(store, hasher=FAST_HASHER)
 made = accounts.create_class("Fuzzed")
 app = create_class_app(store, accounts=accounts, hosts=["class.example.org"])
 lti = tool(DATA_DIR, store, accounts, BASE)

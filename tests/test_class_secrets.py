@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from job_process import FAST_WORKER, Process, run, wait_for
 from lti_world import cli
 from postgres_cluster import new_postgres_schema
-from test_class_admission import Served
-from test_jobs import FAST_WORKER, Process, run, wait_for
+from served_class import Served
 
 pytestmark = pytest.mark.timeout(240)
 

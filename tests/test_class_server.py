@@ -4,7 +4,7 @@ rate limits, one-time links, and above all that nobody reads what is not theirs.
 from __future__ import annotations
 
 import re
-from datetime import datetime, timedelta, timezone
+from datetime import timedelta
 
 import pytest
 from argon2 import PasswordHasher
@@ -14,64 +14,7 @@ from chainrule.classes import CLASS_DATABASE
 from chainrule.classes.accounts import FREE_FAILURES, Accounts
 from chainrule.progress import open_store
 from chainrule.web.routes_class import create_class_app
-
-BASE = "http://class.example.org"
-PASSWORD = "correct horse battery"
-# argon2id as in production, with small costs so that the suite stays fast.
-FAST_HASHER = PasswordHasher(time_cost=1, memory_cost=8 * 1024, parallelism=1)
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = datetime(2026, 3, 1, 12, 0, tzinfo=timezone.utc)
-
-    def __call__(self) -> datetime:
-        return self.now
-
-
-class World:
-    """A class server with two classes: "Physics" (teacher, Ada, Bea) and "Chemistry" (teacher, Cyd)."""
-
-    def __init__(self, store, clock) -> None:
-        self.store, self.clock = store, clock
-        self.accounts = Accounts(store, hasher=FAST_HASHER)
-        self.app = create_class_app(store, accounts=self.accounts,
-                                    hosts=["class.example.org"], clock=clock)
-        self.physics = self.accounts.create_class("Physics")
-        self.chemistry = self.accounts.create_class("Chemistry")
-        self.ada = self.join(self.physics.invite_token, "Ada")
-        self.bea = self.join(self.physics.invite_token, "Bea")
-        self.cyd = self.join(self.chemistry.invite_token, "Cyd")
-        self.physics_teacher = self.teacher(self.physics.teacher_token)
-        self.chemistry_teacher = self.teacher(self.chemistry.teacher_token)
-
-    def client(self) -> TestClient:
-        return TestClient(self.app, base_url=BASE, follow_redirects=False)
-
-    def join(self, invite: str, name: str) -> TestClient:
-        client = self.client()
-        page = client.get(f"/join/{invite}")
-        assert page.status_code == 200, page.text
-        answer = client.post(f"/join/{invite}", data={"csrf": csrf_of(page.text), "name": name, "password": PASSWORD})
-        assert answer.status_code == 303, answer.text
-        return client
-
-    def teacher(self, token: str) -> TestClient:
-        client = self.client()
-        page = client.get(f"/set-password/{token}")
-        answer = client.post(f"/set-password/{token}", data={"csrf": csrf_of(page.text), "password": PASSWORD})
-        assert answer.status_code == 303 and answer.headers["location"] == "/teacher", answer.text
-        return client
-
-
-def csrf_of(page: str) -> str:
-    return re.search(r'name="csrf" value="([^"]+)"', page).group(1)
-
-
-def send(client: TestClient, method: str, url: str, **kwargs):
-    """A change from the page's own script: it carries the CSRF cookie's value in X-CSRF-Token."""
-    headers = {"X-CSRF-Token": client.cookies.get("chainrule_csrf", "")}
-    return client.request(method, url, headers=headers, **kwargs)
+from class_world import BASE, FAST_HASHER, PASSWORD, Clock, World, csrf_of, send
 
 
 @pytest.fixture

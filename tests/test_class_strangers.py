@@ -97,8 +97,6 @@ def test_every_route_a_stranger_reaches_that_writes_charges_the_budget_or_names_
     """The app's routes, listed from the app itself: each one a request without a session reaches (its declared
     role is "anyone": web/roles.py) must be marked @charged or be listed in stranger_budget.PROVEN or READS_ONLY, so that a new
     route fails here until someone says which."""
-    from argon2 import PasswordHasher
-
     from chainrule.classes import stranger_budget
     from chainrule.classes.accounts import Accounts
     from chainrule.classes.lti import Lti
@@ -108,9 +106,10 @@ def test_every_route_a_stranger_reaches_that_writes_charges_the_budget_or_names_
     from chainrule.web.routes_class import create_class_app
     from chainrule.web.routes_lti import add_lti
     from chainrule.web.routes_sso import add_sso
+    from class_world import FAST_HASHER
 
     store = open_class_store(tmp_path)
-    accounts = Accounts(store, hasher=PasswordHasher(time_cost=1, memory_cost=8 * 1024, parallelism=1))
+    accounts = Accounts(store, hasher=FAST_HASHER)
     app = create_class_app(store, accounts=accounts, hosts=["class.example.org"])
     add_lti(app, Lti(store, accounts, ToolKeys(tmp_path / "keys"), "https://class.example.org"), None)
     add_sso(app, Sso(store, accounts, "https://class.example.org"))

@@ -12,7 +12,6 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
-from argon2 import PasswordHasher
 
 from chainrule import lessons
 from chainrule.classes import CLASS_DATABASE
@@ -20,9 +19,9 @@ from chainrule.classes.accounts import Accounts, ClassError
 from chainrule.classes.report import ClassReport, csv_text, diagnosis_of
 from chainrule.progress import open_store
 from class_process import run_coroutine
+from class_world import FAST_HASHER
 
 REPO = Path(__file__).resolve().parents[1]
-FAST_HASHER = PasswordHasher(time_cost=1, memory_cost=8 * 1024, parallelism=1)
 PASSWORD = "correct horse battery"
 PASS = {"status": "pass", "verdict": "passed", "tests": []}
 # Two learners' Python files that do not load, on different lines: the grader's own words (grading/grader.py).

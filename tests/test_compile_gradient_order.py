@@ -29,7 +29,7 @@ from chainrule import Value
 from chainrule.engine import reverse_sweep, topological_order
 
 import measured_tables
-import test_compile_fuzz as fuzz
+import compile_programs as fuzz
 
 EPS = 2.0 ** -53
 TINY = 2.0 ** -1074  # the smallest subnormal: below 2^-1022 a rounding error is absolute, at most this

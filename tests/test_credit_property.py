@@ -23,7 +23,6 @@ from datetime import datetime, timedelta, timezone
 from zoneinfo import ZoneInfo
 
 import pytest
-from argon2 import PasswordHasher
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from chainrule import lessons
@@ -37,8 +36,8 @@ from chainrule.progress import open_store
 from chainrule.progress.class_store import account_exists
 from chainrule.progress.run_jobs import RunJobs
 from class_process import PASSWORD, run_coroutine
+from class_world import FAST_HASHER
 
-FAST_HASHER = PasswordHasher(time_cost=1, memory_cost=8 * 1024, parallelism=1)
 LESSON = "backprop"
 SHAPE = lessons.lesson_shape(LESSON)
 # backprop's sections (docs/classroom.md, "The teacher's numbers"): 01-03 reading, then the work, then the recap.

@@ -15,7 +15,6 @@ from importlib.metadata import version
 from pathlib import Path
 
 import pytest
-from argon2 import PasswordHasher
 
 from chainrule import cli, lessons
 from chainrule.classes import CLASS_DATABASE
@@ -25,6 +24,7 @@ from chainrule.progress import open_store
 from chainrule.progress import fitting
 from chainrule.progress.scheduling import fit_scope, make_scheduler
 from class_process import run_coroutine
+from class_world import FAST_HASHER
 from reference_torch import needs_torch  # py-fsrs's optimizer, the reference, needs PyTorch (and pandas)
 
 fsrs = pytest.importorskip("fsrs")
@@ -169,7 +169,7 @@ def test_progress_optimize_fits_the_personal_logs_and_the_store_then_schedules_w
 def test_a_class_fits_its_pooled_logs_and_the_teacher_sees_recall_now_per_question(tmp_path, capsys) -> None:
     clock = Clock()
     store = open_store(tmp_path, clock=clock, fuzzing=False, file_name=CLASS_DATABASE)
-    accounts = Accounts(store, hasher=PasswordHasher(time_cost=1, memory_cost=8 * 1024, parallelism=1))
+    accounts = Accounts(store, hasher=FAST_HASHER)
     made = accounts.create_class("Physics")
     questions = [("backprop", q["id"]) for q in lessons.lesson_data("backprop")["quiz"]]
     learners = [run_coroutine(accounts.join, made.invite_token, f"learner {n}", "correct horse battery")

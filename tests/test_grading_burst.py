@@ -17,7 +17,8 @@ import httpx
 import pytest
 
 from chainrule.grading import reference_source
-from test_web_launch import stop, wait_for_url
+from reaper import spawn
+from web_process import stop, wait_for_url
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -35,7 +36,7 @@ SLEEPER = "import time\ntime.sleep(5)\n" + reference_source("neuron-grads", "pyt
 
 @pytest.fixture
 def sixteen_core_server(tmp_path):
-    process = subprocess.Popen(
+    process = spawn(
         [sys.executable, "-c", SIXTEEN_CORES, "lesson", "--no-browser", "--data-dir", str(tmp_path / "data")],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
     )

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from make_targets import make_dry_run
+
 ROOT = Path(__file__).resolve().parent.parent
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
 
@@ -20,19 +22,6 @@ PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["
 def test_pyseccomp_is_a_runtime_dependency_on_linux_only():
     (entry,) = [r for r in PROJECT["dependencies"] if r.lower().startswith("pyseccomp")]
     assert entry.replace('"', "'").endswith("sys_platform == 'linux'"), entry
-
-
-def make_dry_run(target: str, tmp_path: Path, stamps: tuple[str, ...]) -> list[str]:
-    """The commands `make TARGET` would run in a checkout whose .venv has the given stamps (newer than pyproject)."""
-    (tmp_path / ".venv" / "bin").mkdir(parents=True)
-    (tmp_path / ".venv" / "bin" / "python").touch()
-    for name in ("Makefile", "pyproject.toml"):
-        (tmp_path / name).write_bytes((ROOT / name).read_bytes())
-    os.utime(tmp_path / "pyproject.toml", (1_000_000_000, 1_000_000_000))
-    for stamp in stamps:
-        (tmp_path / ".venv" / stamp).touch()
-    result = subprocess.run(["make", "-n", target], cwd=tmp_path, capture_output=True, text=True, check=True)
-    return result.stdout.splitlines()
 
 
 def pip_installs(commands: list[str]) -> list[str]:

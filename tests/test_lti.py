@@ -23,20 +23,10 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from lti_world import CLIENT_ID, Browser, LtiWorld, cli, forms_of, refusal
+from lti_world import CLIENT_ID, Browser, LtiWorld, cli, forms_of, me, refusal, scores_for
+from lti_world import backprop_link, world  # noqa: F401 (fixtures: the LMS platform and the tool)
 
 SCORE = "https://purl.imsglobal.org/spec/lti-ags/scope/"
-
-
-@pytest.fixture(scope="module")
-def world(tmp_path_factory):
-    with LtiWorld.start(tmp_path_factory.mktemp("lti")) as started:
-        yield started
-
-
-@pytest.fixture(scope="module")
-def backprop_link(world) -> str:
-    return world.add_link("physics", "backprop")
 
 
 def claims_of(token: str) -> dict:
@@ -52,12 +42,6 @@ def signed(world: LtiWorld, claims: dict, *, key: str | bytes | None = None, alg
         mac = hmac.new(key, body.encode(), hashlib.sha256).digest()
         return body + "." + base64.urlsafe_b64encode(mac).rstrip(b"=").decode()
     return pyjwt.encode(claims, key or world.platform_key(), algorithm=algorithm)
-
-
-def me(world: LtiWorld, browser: Browser) -> dict:
-    answer = world.tool_get(browser, "/api/class/me")
-    assert answer.status_code == 200, answer.text
-    return answer.json()
 
 
 def set_cookies(answer) -> list[str]:
@@ -329,13 +313,6 @@ def all_sent(world: LtiWorld, name: str, resource: str) -> None:
     not marked (and so sent again next round) keeps this waiting, and the test fails."""
     world.wait(lambda: (rows := outbox_rows(world, name, resource)) and all(row.endswith("  sent") for row in rows),
                what="the outbox")
-
-
-def scores_for(world: LtiWorld, user: str, resource: str) -> list[dict]:
-    state = world.state()
-    columns = {url for url, item in state["line_items"].items() if item.get("resourceId") == resource
-               and item["course"] == "physics"}
-    return [post for post in state["score_posts"] if post["userId"] == user and post["line_item"] in columns]
 
 
 def test_deep_linking_makes_one_gradebook_column_however_often_a_lesson_is_linked(world):

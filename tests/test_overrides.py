@@ -24,8 +24,8 @@ from chainrule.classes.regrade import Regrades
 from chainrule.errors import InputError
 from chainrule.progress.audit_store import Actor
 from chainrule.progress.errors import StoreError
-from test_deadlines import backprop, change, gradebook, made, server, teacher_client  # noqa: F401 (fixtures)
-from test_lti import backprop_link, world  # noqa: F401 (fixtures: the LMS platform and the tool)
+from deadline_world import backprop, change, gradebook, made, server, teacher_client  # noqa: F401 (fixtures)
+from lti_world import backprop_link, world  # noqa: F401 (fixtures: the LMS platform and the tool)
 
 TEACHER = Actor(41, "Ms Rivera")
 
@@ -290,7 +290,7 @@ def test_an_override_reaches_the_lms_platform_once(world, backprop_link):  # noq
     (the sender's scan has seen her again before the next change); an override to 6 sends 6: [3, 5, 6]."""
     from chainrule.classes import open_class_store
     from lti_world import Browser, cli
-    from test_lti import me, scores_for
+    from lti_world import me, scores_for
 
     learner = Browser()
     world.launch(learner, "cyd", backprop_link)

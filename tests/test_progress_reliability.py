@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from chainrule.progress import DATABASE_NAME, SCHEMA_VERSION, StoreError, open_store
+from reaper import spawn
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -347,7 +348,7 @@ class LessonServer:
         import queue
         import threading
 
-        self.process = subprocess.Popen(
+        self.process = spawn(
             [sys.executable, "-m", "chainrule", "lesson", "--no-browser", "--port", "0", "--data-dir", str(data_dir)],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1,
         )

@@ -15,8 +15,8 @@ import psycopg
 import pytest
 
 from chainrule.progress.run_jobs import GRADED
+from job_process import REPO, WAIT_SECONDS, Class, Process, run, submissions, wait_for
 from postgres_cluster import new_postgres_schema, restart_cluster, throwaway_cluster
-from test_jobs import REPO, WAIT_SECONDS, Class, Process, run, submissions, wait_for
 
 SMALL_MAX_CONNECTIONS = 40
 

@@ -13,7 +13,6 @@ import subprocess
 import sys
 
 import pytest
-from argon2 import PasswordHasher
 
 from chainrule import lessons
 from chainrule.classes import CLASS_DATABASE
@@ -24,8 +23,9 @@ from chainrule.grading import reference_source
 from chainrule.progress import open_store
 from chainrule.progress.finished import learner_work
 from class_process import PASSWORD, REPO, run_coroutine
+from class_world import FAST_HASHER
+from reaper import spawn
 
-FAST_HASHER = PasswordHasher(time_cost=1, memory_cost=8 * 1024, parallelism=1)
 EXERCISE = "neuron-grads"
 OLD_PASS = {"status": "pass", "verdict": "passed", "tests": [{"status": "pass"}] * 3}
 lessons.register_exercises()
@@ -115,8 +115,8 @@ def test_on_postgresql_the_regrade_goes_through_the_queue_to_a_worker(postgres_u
         store.close()
     env = {key: value for key, value in os.environ.items() if not key.startswith("CHAINRULE_")}
     env["CHAINRULE_DATABASE"] = postgres_url  # in the environment, never on a command line
-    worker = subprocess.Popen([sys.executable, "-m", "chainrule", "worker", "--concurrency", "1"], env=env, cwd=REPO,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    worker = spawn([sys.executable, "-m", "chainrule", "worker", "--concurrency", "1"], env=env, cwd=REPO,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         def chainrule(*argv: str) -> str:
             done = subprocess.run([sys.executable, "-m", "chainrule", "class", *argv], env=env, cwd=REPO,

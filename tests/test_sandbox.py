@@ -14,12 +14,12 @@ import socket
 import threading
 import time
 import uuid
-from pathlib import Path
 
 import pytest
 
 from chainrule.grading import default_limits, grade, isolation_report, reference_source
 from chainrule.grading import sandbox
+from sandbox_attacks import js_attack, marker, python_attack, survivors
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -36,26 +36,6 @@ WALL = 3.0
 def limits(language: str = "python", **changes) -> sandbox.Limits:
     base = dataclasses.replace(default_limits(language), wall_seconds=WALL, cpu_seconds=1)
     return dataclasses.replace(base, **changes)
-
-
-def marker() -> str:
-    return "cr" + uuid.uuid4().hex[:10]  # fits in the 15 characters of /proc/<pid>/comm
-
-
-def survivors(mark: str) -> list[int]:
-    """Processes whose name or command line carries the marker."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            comm = Path(f"/proc/{entry}/comm").read_bytes()
-            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
-        except OSError:
-            continue
-        if mark.encode() in comm or mark.encode() in cmdline:
-            found.append(int(entry))
-    return found
 
 
 SURVIVOR_HANG_SECONDS = 30.0  # a bound that only catches a hang: the wait ends when the marked processes end
@@ -91,19 +71,6 @@ def assert_no_survivors(mark: str) -> None:
     for handle in left.values():
         os.close(handle)
     assert sorted(left) == [], f"processes marked {mark} survived the grading"
-
-
-def python_attack(mark: str, body: str) -> str:
-    """A neuron_grads whose body is the attack; it names its process with the marker first."""
-    lines = "\n".join("    " + line for line in body.strip("\n").splitlines())
-    return (
-        "import os, sys, time\n"
-        "def neuron_grads(x, w, b, out, grad):\n"
-        f"    open('/proc/self/comm', 'w').write({mark!r})\n"
-        f"{lines}\n"
-        "    d = 1 - out**2\n"
-        "    return [d * x[0], d * x[1], d]\n"
-    )
 
 
 def run_attack(source: str, language: str = "python", **limit_changes) -> dict:
@@ -422,15 +389,6 @@ def test_without_seccomp_the_report_says_why(monkeypatch):
 
 
 # ------------------------------------------------------------------------------------- JavaScript
-
-
-def js_attack(mark: str, body: str) -> str:
-    return (
-        "function neuronGrads(x, w, b, out, grad) {\n"
-        f"  require('fs').writeFileSync('/proc/self/comm', {mark!r});\n"
-        f"  {body}\n"
-        "  const d = 1 - out ** 2;\n  return [d * x[0], d * x[1], d];\n}\n"
-    )
 
 
 def test_js_infinite_loop_hits_the_cpu_limit():

@@ -24,7 +24,8 @@ import pytest
 from chainrule.grading import default_limits, grade, isolation_report, reference_source
 from chainrule.grading.sandbox import Limits, cgroups, probe, run, scratch_directory
 from chainrule.grading.sandbox.isolation import Isolation
-from test_sandbox import marker, python_attack, survivors
+from reaper import run_in_a_session, spawn
+from sandbox_attacks import marker, python_attack, survivors
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -154,12 +155,10 @@ def test_a_niced_graders_run_yields_the_core_to_a_busy_server_even_in_a_session_
     """One core, a busy process at nice 0 in a session of its own (a web server), and a run graded at nice 10
     whose program calls setsid: the run gets about a tenth of the core (110 / (1024 + 110)); as an autogroup of
     its own at nice 0 it would get half."""
-    server = subprocess.Popen([sys.executable, "-c", "import os, time\nos.sched_setaffinity(0, {0})\n"
-                               "end = time.monotonic() + 30\nwhile time.monotonic() < end:\n    pass\n"],
-                              start_new_session=True)
+    server = spawn([sys.executable, "-c", "import os, time\nos.sched_setaffinity(0, {0})\n"
+                    "end = time.monotonic() + 30\nwhile time.monotonic() < end:\n    pass\n"])
     try:
-        graded = subprocess.run([sys.executable, "-c", NICE_GRADER_SPINS], capture_output=True, text=True,
-                                timeout=60, start_new_session=True)
+        graded = run_in_a_session([sys.executable, "-c", NICE_GRADER_SPINS], timeout=60)
     finally:
         server.kill()
         server.wait()

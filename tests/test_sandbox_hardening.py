@@ -29,7 +29,7 @@ import pytest
 import chainrule
 from chainrule.grading import default_limits, grade, isolation_report, reference_source
 from chainrule.grading.sandbox import identity, mounts
-from test_sandbox import js_attack, marker, python_attack  # the same named attack bodies
+from sandbox_attacks import js_attack, marker, python_attack  # the same named attack bodies
 
 pytestmark = pytest.mark.timeout(90)
 

@@ -24,7 +24,8 @@ import uvicorn
 
 from chainrule.web import create_app
 from chainrule.web.connections import GuardedH11Protocol, connection_cap, waiting_cap
-from test_web_launch import stop, wait_for_url
+from reaper import spawn
+from web_process import stop, wait_for_url
 
 TOKEN = "test-token-0123456789"
 
@@ -67,7 +68,7 @@ def test_api_answers_while_2000_idle_connections_are_held_at_1024_open_files(tmp
     # The server is a real process started with the low limit (as `ulimit -n 1024` would).
     # Its stderr goes to a file: a pipe nobody reads would stop the server once 64 KiB of warnings filled it.
     errors = tmp_path / "server-stderr.txt"
-    process = subprocess.Popen(
+    process = spawn(
         [sys.executable, "-m", "chainrule", "lesson", "--no-browser", "--data-dir", str(tmp_path / "data")],
         stdout=subprocess.PIPE, stderr=errors.open("w"), stdin=subprocess.DEVNULL, text=True,
         preexec_fn=limit_open_files,

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from test_install import make_dry_run
+from make_targets import make_dry_run
 
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent

@@ -114,7 +114,7 @@ def test_the_snapshot_is_writable_by_its_owner_only_and_agrees_with_the_plain_bu
 def test_the_lesson_server_builds_the_snapshot_while_the_learner_reads(tmp_path):
     import time
 
-    from test_web_launch import start, stop, wait_for_url
+    from web_process import start, stop, wait_for_url
 
     cache = tmp_path / "cache"
     process = start(["--port", "0", "--data-dir", str(tmp_path / "data")],

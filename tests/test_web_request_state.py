@@ -15,7 +15,7 @@ from pathlib import Path
 from fastapi.testclient import TestClient
 
 from chainrule.web import create_app, forms, security
-from test_class_server import Clock, World, csrf_of
+from class_world import Clock, World, csrf_of
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "chainrule"
 WEB = SRC / "web"

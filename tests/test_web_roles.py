@@ -12,11 +12,11 @@ from pathlib import Path
 
 import httpx
 import pytest
-from argon2 import PasswordHasher
 from fastapi.routing import APIRoute
 
 import chainrule.web
 from class_process import PASSWORD, ClassServer
+from class_world import FAST_HASHER
 from postgres_cluster import new_postgres_schema
 
 WEB = Path(chainrule.web.__file__).parent
@@ -40,7 +40,7 @@ def class_app(folder: Path):
     from chainrule.web.routes_sso import add_sso
 
     store = open_store(folder, file_name=CLASS_DATABASE)
-    accounts = Accounts(store, hasher=PasswordHasher(time_cost=1, memory_cost=8 * 1024, parallelism=1))
+    accounts = Accounts(store, hasher=FAST_HASHER)
     app = create_class_app(store, accounts=accounts)
     lti = tool(folder, store, accounts, "http://127.0.0.1")
     add_lti(app, lti, None)

@@ -20,7 +20,8 @@ from urllib.parse import urljoin, urlsplit
 import httpx
 import pytest
 
-from test_web_launch import stop, wait_for_url
+from reaper import spawn
+from web_process import stop, wait_for_url
 from chainrule.web.static_files import StaticBundle
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -131,7 +132,7 @@ def crawl_static(client: httpx.Client, page_html: str) -> dict[str, bytes]:
 
 
 def test_lesson_serves_the_page_and_its_static_files(venv, tmp_path):
-    process = subprocess.Popen(
+    process = spawn(
         [tool(venv, "chainrule"), "lesson", "--no-browser", "--data-dir", str(tmp_path / "data")],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, cwd=tmp_path,
     )

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from reaper import spawn
+
 REPO = Path(__file__).resolve().parents[1]
 SCRIPT = REPO / "scripts" / "with_burners.py"
 HANG_SECONDS = 30.0  # a bound that only catches a hang; every wait below ends on an event
@@ -50,8 +52,8 @@ if sys.argv[1:] == ["wait"]:
 
 def with_burners(*command: str, **popen) -> subprocess.Popen:
     core = min(os.sched_getaffinity(0))
-    return subprocess.Popen([sys.executable, str(SCRIPT), "--per-core", "2", "--", *command], cwd=REPO,
-                            preexec_fn=lambda: os.sched_setaffinity(0, {core}), **popen)
+    return spawn([sys.executable, str(SCRIPT), "--per-core", "2", "--", *command], cwd=REPO,
+                 preexec_fn=lambda: os.sched_setaffinity(0, {core}), **popen)
 
 
 def ended(pids: list[int]) -> list[int]:
@@ -80,7 +82,7 @@ def test_the_commands_exit_code_and_a_ctrl_c_that_stops_it_are_passed_through():
     assert done.wait(timeout=HANG_SECONDS) == 7
     # Ctrl-C at a terminal: SIGINT to the foreground process group, the script's and the command's.
     interrupted = with_burners(sys.executable, "-c", "print('ready', flush=True); import time; time.sleep(600)",
-                               stdout=subprocess.PIPE, start_new_session=True, text=True)
+                               stdout=subprocess.PIPE, text=True)
     assert interrupted.stdout.readline() == "ready\n"
     os.killpg(interrupted.pid, signal.SIGINT)
     assert interrupted.wait(timeout=HANG_SECONDS) == -signal.SIGINT  # it ended as the command did

@@ -22,7 +22,6 @@ import threading
 import time
 from datetime import datetime, timedelta, timezone
 
-from argon2 import PasswordHasher
 
 from chainrule import lessons
 from chainrule.classes import CLASS_DATABASE
@@ -36,8 +35,9 @@ from chainrule.grading import configure_concurrency, gate, reference_source
 from chainrule.progress import open_store
 from chainrule.progress.run_jobs import GRADED, RunJobs
 from class_process import PASSWORD, REPO, run_coroutine
+from class_world import FAST_HASHER
+from reaper import spawn
 
-FAST_HASHER = PasswordHasher(time_cost=1, memory_cost=8 * 1024, parallelism=1)
 PASS = {"status": "pass", "verdict": "passed", "tests": []}
 SHAPE = lessons.lesson_shape("backprop")
 EXERCISE = "neuron-grads"
@@ -136,9 +136,8 @@ def test_a_run_sent_before_the_date_and_graded_by_a_worker_after_it_earns_full_c
         clock.now = AFTER
         env = {key: value for key, value in os.environ.items() if not key.startswith("CHAINRULE_")}
         env["CHAINRULE_DATABASE"] = postgres_url
-        worker = subprocess.Popen([sys.executable, "-m", "chainrule", "worker", "--concurrency", "1"], env=env,
-                                  cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                  start_new_session=True)
+        worker = spawn([sys.executable, "-m", "chainrule", "worker", "--concurrency", "1"], env=env,
+                       cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
             jobs = RunJobs(store, deadline_seconds=5 * 365 * 86400.0)
             wait_until(lambda: jobs.status(ada, job)["state"] == GRADED, "the worker to grade the run")

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO
+from reaper import spawn
 
 PASSWORD = "correct horse battery"
 EXERCISE = "neuron-grads"
@@ -29,8 +30,8 @@ def class_database(request) -> str | None:
 
 
 def start_worker(env: dict) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "chainrule", "worker", "--concurrency", "1"], env=env, cwd=REPO,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    return spawn([sys.executable, "-m", "chainrule", "worker", "--concurrency", "1"], env=env, cwd=REPO,
+                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
 def submit_form(page, values: dict[str, str]) -> None:

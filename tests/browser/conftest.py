@@ -24,6 +24,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from reaper import spawn
+
 REPO = Path(__file__).resolve().parents[2]
 SCREENSHOTS = REPO / "test-artifacts" / "screenshots"
 URL_PATTERN = re.compile(r"(http://(?:127\.0\.0\.1|localhost):\d+/\S*token=[\w\-.~%]+)")
@@ -66,9 +68,7 @@ def start_lesson_server(data_dir: Path, port: int | None = None, *, remembered_p
         command += ["--port", str(port or free_port())]
     command += list(extra_args)
     env = dict(os.environ, PYTHONUNBUFFERED="1")
-    process = subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, cwd=REPO, start_new_session=True
-    )
+    process = spawn(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, cwd=REPO)
     lines: list[str] = []
     found: list[str] = []
     ready = threading.Event()

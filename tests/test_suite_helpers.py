@@ -1,0 +1,73 @@
+"""Rules for the test suite's helpers, read from its source (AST, no test is run): a test module imports its
+helpers from helper modules (tests/class_process.py, tests/web_process.py, ...), never from another test
+module; and a process started in a session of its own is started by reaper.spawn, which records it with the
+watchdog that ends it if the run is killed (tests/reaper.py)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+TESTS = Path(__file__).resolve().parent
+
+def python_files() -> list[Path]:
+    return sorted(path for path in TESTS.rglob("*.py") if "vendor" not in path.parts and "oidc" not in path.parts)
+
+
+def imported_test_modules(path: Path) -> list[str]:
+    """The test modules (test_*) that a file imports, at any depth of its code."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module]
+        elif isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        else:
+            continue
+        found += [name for name in names if name.split(".")[0].startswith("test_")]
+    return found
+
+
+def own_sessions(path: Path) -> list[int]:
+    """Lines where a file starts a process in a session of its own by hand: start_new_session,
+    process_group or preexec_fn=os.setsid in a call."""
+    lines = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Call):
+            for keyword in node.keywords:
+                if keyword.arg in ("start_new_session", "process_group") or (
+                        keyword.arg == "preexec_fn" and "setsid" in ast.unparse(keyword.value)):
+                    lines.append(node.lineno)
+    return lines
+
+
+def test_no_test_module_imports_from_another_test_module() -> None:
+    importing = {str(path.relative_to(TESTS)): modules for path in python_files()
+                 if (modules := imported_test_modules(path))}
+    assert importing == {}
+
+
+def test_every_process_in_a_session_of_its_own_is_started_by_spawn() -> None:
+    by_hand = {str(path.relative_to(TESTS)): lines for path in python_files()
+               if path.name != "reaper.py" and (lines := own_sessions(path))}
+    assert by_hand == {}
+
+
+def test_the_rules_see_an_import_from_a_test_module_and_a_session_by_hand(tmp_path: Path) -> None:
+    probe = tmp_path / "test_probe.py"
+    probe.write_text("import os, subprocess\nfrom test_jobs import Process\n\n"
+                     "def test_starts():\n    import test_lti\n"
+                     "    subprocess.Popen(['true'], start_new_session=True)\n"
+                     "    subprocess.Popen(['true'], preexec_fn=os.setsid)\n", encoding="utf-8")
+    assert imported_test_modules(probe) == ["test_jobs", "test_lti"]
+    assert sorted(own_sessions(probe)) == [6, 7]
+
+
+def test_the_cheap_argon2_parameters_are_written_once() -> None:
+    """FAST_HASHER (tests/class_world.py) is the one place for the tests' cheap argon2id costs: no copy of
+    it, and no other hasher with the same costs."""
+    written = ("time_cost=1, " "memory_cost=8 * 1024", "FAST_HASHER" " = ")  # in two parts: not found here
+    copies = sorted(str(path.relative_to(TESTS.parent)) for root in ("tests", "src") for path in
+                    (TESTS.parent / root).rglob("*.py")
+                    if any(text in path.read_text(encoding="utf-8") for text in written))
+    assert copies == ["tests/class_world.py"]
