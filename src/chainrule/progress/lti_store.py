@@ -339,7 +339,7 @@ class LtiStore:
             latest: dict[int, str] = {}
             linked = "learner_id IN (SELECT account_id FROM lti_users)"
             for table in WORK_TABLES:
-                rows = conn.execute(f"SELECT learner_id, COUNT(*) AS rows, MAX(at) AS at FROM {table} WHERE {linked} "
+                rows = conn.execute(f"SELECT learner_id, COUNT(*) AS how_many, MAX(at) AS at FROM {table} WHERE {linked} "
                                     "GROUP BY learner_id").fetchall()
                 for learner, count, at in rows:
                     parts.setdefault(int(learner), []).append(f"{table}:{count}:{at}")
