@@ -11,7 +11,7 @@ text into what its driver runs, by reading it token by token (quoted text and co
   an append-only table.
 
 Rows come back as the same named records on both (:func:`sqlite_record`, :func:`postgres_records`):
-``row.due`` rather than ``row[5]``; a record is still a tuple, so a row unpacks as before.
+``row.due``, never a position; a record is still a tuple, so a row unpacks as before.
 
 Why a layer of our own and not SQLAlchemy Core: docs/architecture.md ("The SQL of two databases").
 """

@@ -283,8 +283,8 @@ async def scores(request: Request) -> dict[str, Any]:
     """Every score of the class on its way to the LMS gradebook, or there."""
     account, _ = _teacher_context(request)
     rows = await anyio.to_thread.run_sync(_lti(request).tables.outbox, account.class_id)
-    return {"scores": [{"learner": row[1], "lesson": row[2], "score": row[3], "maximum": row[4], "sent": bool(row[5]),
-                        "attempts": int(row[6]), "error": row[7]} for row in rows]}
+    return {"scores": [{"learner": row.name, "lesson": row.resource, "score": row.score_given, "maximum": row.score_maximum,
+                        "sent": bool(row.sent), "attempts": int(row.attempts), "error": row.last_error} for row in rows]}
 
 
 @api.get("/path-column")
