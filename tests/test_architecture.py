@@ -4,7 +4,8 @@
 - grading knows nothing of lessons, the web or progress storage (it is a library of exercise folders);
 - progress knows nothing of lessons;
 - no import cycles among the project's modules (function-level imports included);
-- SQL lives in progress/ only (no sqlite3 anywhere else, so none in web routes);
+- SQL lives in progress/ only (no sqlite3 anywhere else, so none in web routes; no SQL text in any string, nor
+  any SQL text imported from progress/), and only dialect.py turns it into one database's words;
 - no module uses another module's private names (a shared rule lives, public, in a layer both may import);
 - every name an `__all__` lists exists;
 - importing a module does no lesson's work: it reads no lesson folder and registers no exercise (who
@@ -60,6 +61,71 @@ def test_sql_lives_in_progress_only() -> None:
         text = path.read_text(encoding="utf-8")
         if "sqlite3" in text or ".execute(" in text:
             offenders.append(str(path.relative_to(PACKAGE)))
+    assert offenders == []
+
+
+# A string that reads as SQL: a statement's head, or a condition's words (WHERE, JOIN, "AND x IN", "AND x = ?").
+SQL_TEXT = re.compile(r"\bSELECT\b[\s\S]*\bFROM\b|\bINSERT\s+INTO\b|\bUPDATE\s+\w+\s+SET\b|\bDELETE\s+FROM\b|"
+                      r"\bWHERE\b|\bJOIN\b|\b(?:AND|OR)\s+\w+\s+(?:NOT\s+)?(?:IN\b|LIKE\b|[=<>])|"
+                      r"\b(?:CREATE|DROP|ALTER)\s+(?:TABLE|INDEX)\b")
+
+
+def sql_texts(source: str) -> list[tuple[int, str]]:
+    """(line, text) of every string constant in the source that reads as SQL (f-strings' parts included)."""
+    return [(node.lineno, node.value) for node in ast.walk(ast.parse(source))
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and SQL_TEXT.search(node.value)]
+
+
+def imported_sql(source: str) -> list[str]:
+    """Every name imported from chainrule.progress whose value is SQL text (a WHERE fragment passed along)."""
+    import importlib
+
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("chainrule.progress"):
+            module = importlib.import_module(node.module)
+            found += [f"{node.module}.{alias.name}" for alias in node.names
+                      if isinstance(value := getattr(module, alias.name, None), str) and SQL_TEXT.search(value)]
+    return found
+
+
+def test_no_sql_text_outside_progress() -> None:
+    """Found by what the text says, not by the method it is given to: a WHERE fragment built in classes/ and
+    handed to the store is SQL outside the store as much as an execute() call is."""
+    offenders = []
+    for path in python_files(PACKAGE):
+        if "progress" in path.relative_to(PACKAGE).parts:
+            continue
+        source = path.read_text(encoding="utf-8")
+        offenders += [f"{path.relative_to(PACKAGE)}:{line}: {text[:60]!r}" for line, text in sql_texts(source)]
+        offenders += [f"{path.relative_to(PACKAGE)} imports {name}" for name in imported_sql(source)]
+    assert offenders == []
+
+
+def test_the_sql_finder_finds_sql_in_any_string_and_leaves_prose_alone() -> None:
+    source = (
+        'learners = f"{CLASS} AND learner_id IN ({marks})"\n'
+        'rows = run("SELECT a, b FROM t")\n'
+        'UPDATE = "UPDATE accounts SET name = ?"\n'
+        'help = "Select a lesson from the list; update your name where it says so, and join the class."\n'
+        'from chainrule.progress.class_store import CLASS_LEARNERS\n'
+    )
+    assert sorted(line for line, _ in sql_texts(source)) == [1, 2, 3]
+    assert imported_sql(source) == ["chainrule.progress.class_store.CLASS_LEARNERS"]
+
+
+def test_only_the_dialect_layer_rewrites_sql_text() -> None:
+    """No `.replace("?", "%s")` (or any replace of SQL words) outside progress/dialect.py."""
+    offenders = []
+    for path in python_files(PACKAGE):
+        if path.name == "dialect.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "replace"
+                    and node.args and isinstance(node.args[0], ast.Constant)
+                    and (node.args[0].value in ("?", "%s", "%") or SQL_TEXT.search(str(node.args[0].value))
+                         or re.search(r"\b(REAL|INTEGER|AUTOINCREMENT|PRIMARY KEY)\b", str(node.args[0].value)))):
+                offenders.append(f"{path.relative_to(PACKAGE)}:{node.lineno}")
     assert offenders == []
 
 

@@ -130,7 +130,7 @@ def test_every_change_to_what_a_learner_is_credited_is_logged_with_who_when_befo
     regrades = Regrades(made["store"], made["accounts"], None)
     last_run, runs = regrades.tables.runs_of_exercise(class_id, "neuron-grads")
     regrade = regrades.tables.create(class_id, "neuron-grads", "latest", "cases", "nonce", last_run, "2026-12-07",
-                                     [(people["Bea"].id, runs[-1][1], "python", True)])
+                                     [(people["Bea"].id, runs[-1].id, "python", True)])
     regrades.tables.set_after(regrade, people["Bea"].id, "fail")
     regrades.tables.set_state(regrade, "graded", ("grading",))
     regrades.apply(class_id, regrade, by=TEACHER)

@@ -209,7 +209,7 @@ def test_the_sign_in_tables_on_both_backends(store_place):
         assert sso.add_provider("School", "https://login.school.example", "client", "new secret").id == provider.id
         sso.tables.add_login("hash", provider.id, "nonce", "verifier", {"do": "sign-in"}, client="192.0.2.1", now=100.0,
                              budget=BUDGET)
-        assert sso.tables.login("hash")[3] == {"do": "sign-in"}
+        assert sso.tables.login("hash").intent == {"do": "sign-in"}
         assert sso.tables.use_login("hash", 101.0) and not sso.tables.use_login("hash", 102.0)
         class_id = made.class_id
         first, created = sso.tables.join(provider.issuer, "subject-1", class_id, lambda names: "Ada", "2026-03-01")

@@ -125,8 +125,9 @@ WAITING_FOR_TEACHER = ("your teacher has not let you in yet: they see that you j
                        "you, sign in here with your name and password")
 
 
-def _account_of(row: tuple) -> Account:
-    return Account(int(row[0]), int(row[1]), row[2], row[3], row[4], int(row[5]), bool(row[6]), row[7])
+def _account_of(row: Any) -> Account:
+    return Account(int(row.id), int(row.class_id), row.class_name, row.role, row.name, int(row.session_epoch),
+                   bool(row.approved), row.class_state)
 
 
 @dataclass(frozen=True)
@@ -223,7 +224,8 @@ class Accounts:
         return found
 
     def classes(self) -> list[dict]:
-        return [{"id": int(r[0]), "name": r[1], "created_at": r[2], "learners": int(r[3])} for r in self.tables.classes()]
+        return [{"id": int(row.id), "name": row.name, "created_at": row.created_at, "learners": int(row.learners)}
+                for row in self.tables.classes()]
 
     def learners(self, class_id: int) -> list[Account]:
         return [_account_of(row) for row in self.tables.learners(class_id)]
@@ -280,9 +282,9 @@ class Accounts:
         if found is None:
             raise ClassError("this invite link is not (or no longer) valid: ask your teacher for the current one",
                              kind="not-found")
-        if found[2] != "open":
-            raise ClassError(closed_to_newcomers(found[1]), kind="refused")
-        return found[0], found[1]
+        if found.state != "open":
+            raise ClassError(closed_to_newcomers(found.name), kind="refused")
+        return int(found.id), found.name
 
     # ---------------------------------------------------------------- accounts
 

@@ -60,10 +60,9 @@ class Comments:
         """(the run's learner, its source) if ``account`` may read and answer its comments."""
         owner = self.tables.run_owner(run_id) if 1 <= run_id <= 2**31 - 1 else None
         if owner is not None:
-            learner_id, class_id, source = owner
-            if account.role == TEACHER and account.class_id == class_id or \
-                    account.role == LEARNER and account.id == learner_id:
-                return learner_id, source
+            if account.role == TEACHER and account.class_id == owner.class_id or \
+                    account.role == LEARNER and account.id == owner.learner_id:
+                return int(owner.learner_id), owner.source
         raise ClassError(f"there is no run {run_id} of yours or of your class", kind="not-found")
 
     def add(self, account: Account, run_id: int, line: Any, body: Any) -> dict[str, Any]:
@@ -120,7 +119,7 @@ class Comments:
         runs, comments, counts = self.tables.runs(learner_id, shown=SHOWN_COMMENTS, **options)
         by_run: dict[int, list[dict[str, Any]]] = {}
         for row in comments:
-            by_run.setdefault(int(row[1]), []).append(_comment(row, reader))
+            by_run.setdefault(int(row.submission_id), []).append(_comment(row, reader))
         return [{"id": int(run_id), "exercise_id": exercise, "language": language, "source": source,
                  "passed": status == "pass", "at": at, "imported": origin == "imported",
                  "comments": by_run.get(int(run_id), []),

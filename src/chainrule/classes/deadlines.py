@@ -38,7 +38,6 @@ from chainrule.classes.accounts import Accounts, ClassError
 from chainrule.classes.credit_marks import marked_credit
 from chainrule.errors import InputError
 from chainrule.number_text import format_number
-from chainrule.progress.class_store import CLASS_LEARNERS
 from chainrule.progress.audit_store import COMMAND_LINE, Actor
 from chainrule.progress.deadline_store import DeadlineStore
 from chainrule.progress.finished import Work, lesson_state
@@ -296,17 +295,13 @@ class Deadlines:
         zone_name = found["time_zone"]
         zone = time_zone(zone_name)
         policy = LatePolicy(found["late_policy"], found["late_percent"])
-        if learner_ids is None:
-            learners, params = CLASS_LEARNERS, (class_id,)
-        else:
-            ids = [int(learner) for learner in learner_ids]
+        ids = None if learner_ids is None else [int(learner) for learner in learner_ids]
+        if ids is not None:
             if not ids:
                 return {}
-            learners = f"{CLASS_LEARNERS} AND learner_id IN ({', '.join('?' for _ in ids)})"
-            params = (class_id, *ids)
             wanted = ids
         times: dict[int, list[tuple]] = defaultdict(list)
-        for learner, kind, lesson, item, at in self.tables.work_times(learners, params):
+        for learner, kind, lesson, item, at in self.tables.work_times(class_id, ids):
             moment = _moment(at)
             if moment is not None:
                 times[learner].append((kind, lesson, item, moment))

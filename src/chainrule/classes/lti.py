@@ -228,7 +228,7 @@ class Lti:
         return _platform(row, self.tables.deployments(platform_id))
 
     def platforms(self) -> list[Platform]:
-        return [_platform(row, self.tables.deployments(row[0])) for row in self.tables.platforms()]
+        return [_platform(row, self.tables.deployments(row.id)) for row in self.tables.platforms()]
 
     # ---------------------------------------------------------------- the login (third-party initiated)
 
@@ -264,7 +264,7 @@ class Lti:
         if len(rows) > 1:
             raise LaunchRefused("ambiguous-platform", f"{len(rows)} registrations have the login's issuer and the "
                                 "login names no client_id", detail=f"issuer {issuer[:300]!r}")
-        platform = _platform(rows[0], self.tables.deployments(rows[0][0]))
+        platform = _platform(rows[0], self.tables.deployments(rows[0].id))
         deployment = str(params.get("lti_deployment_id") or "")
         if deployment and deployment not in platform.deployments:
             raise LaunchRefused("unknown-deployment", f"the login's deployment of {platform.name} is not registered "
@@ -299,11 +299,11 @@ class Lti:
             raise LaunchRefused("missing-parameter", "the launch lacks its " + ("state" if not state else "id_token"))
         login = self.tables.login(digest(state))
         now = self.clock()
-        if login is None or now - login[4] > LOGIN_LIFETIME and login[5] is None:
+        if login is None or now - login.created_ts > LOGIN_LIFETIME and login.used_ts is None:
             raise LaunchRefused("unknown-state", "no login of this server has this launch's state (or it is "
                                 "older than 10 minutes)")
-        platform_id, nonce, target, relaunch, _, used = login
-        if used is not None:
+        platform_id, nonce, target, relaunch = login.platform_id, login.nonce, login.target, login.relaunch
+        if login.used_ts is not None:
             raise LaunchRefused("replayed", "this launch's login was used already: a launch works once")
         cookie = state_cookie("lti", state, self.secure)
         if not same_browser(cookies, cookie, state):
@@ -410,7 +410,7 @@ class Lti:
 
     # ---------------------------------------------------------------- the path's column: the teacher's choice
 
-    def _course(self, class_id: int) -> tuple:
+    def _course(self, class_id: int) -> Any:
         context = self.tables.context_of_class(class_id)
         if context is None:
             raise ClassError("this class is not an LMS course's: its gradebook is chainrule's own", kind="not-found")
@@ -420,15 +420,15 @@ class Lti:
         """Whether each learner's score for the whole path goes to a column of the course's gradebook. Off until
         the teacher turns it on (the teacher's page, `chainrule lti path-column`, or the whole path added to the
         course through the picker): opening chainrule from the course's navigation makes no column by itself."""
-        return self.tables.path_column(int(self._course(class_id)[0]))
+        return self.tables.path_column(int(self._course(class_id).id))
 
     def set_path_column(self, class_id: int, on: bool) -> None:
-        self.tables.set_path_column(int(self._course(class_id)[0]), class_id, PATH, on)
+        self.tables.set_path_column(int(self._course(class_id).id), class_id, PATH, on)
 
 
-def _platform(row: tuple, deployments: list[str]) -> Platform:
-    return Platform(int(row[0]), row[1], row[2], row[3], row[4], row[5], row[6], row[7], tuple(json.loads(row[8])),
-                    tuple(deployments))
+def _platform(row: Any, deployments: list[str]) -> Platform:
+    return Platform(int(row.id), row.issuer, row.client_id, row.name, row.auth_login_url, row.token_url, row.jwks_url,
+                    row.token_audience, tuple(json.loads(row.lms_origins)), tuple(deployments))
 
 
 def _http_url(value: Any) -> str:

@@ -146,10 +146,10 @@ class ScoreSender:
             log.info("the score of account %s for %s is dropped: the account is no longer in an LMS course",
                      account, resource)
             return
-        platform = self.lti.platform(int(context[1]))
+        platform = self.lti.platform(int(context.platform_id))
         columns = self._columns(platform, context, resource)
         at = score_time(work_at)
-        score = {"userId": person[1], "scoreGiven": given, "scoreMaximum": maximum,
+        score = {"userId": person.subject, "scoreGiven": given, "scoreMaximum": maximum,
                  "activityProgress": "Completed" if completed else "InProgress", "gradingProgress": "FullyGraded",
                  "timestamp": at, CANVAS_SUBMISSION: {"submitted_at": at}}
         for column in columns:
@@ -157,12 +157,12 @@ class ScoreSender:
                 self.services.send_score(platform, column, score)
             except RemoteError as error:
                 if error.status == 404:  # the teacher deleted the column: a new one is made next time
-                    self.tables.forget_line_item(int(context[0]), column)
+                    self.tables.forget_line_item(int(context.id), column)
                 raise
 
-    def _columns(self, platform: Any, context: tuple, resource: str) -> list[str]:
+    def _columns(self, platform: Any, context: Any, resource: str) -> list[str]:
         """The course's gradebook columns for the resource, the one made if there is none (once)."""
-        context_row, lineitems_url, scopes = int(context[0]), context[5], context[6]
+        context_row, lineitems_url, scopes = int(context.id), context.lineitems_url, context.ags_scopes
         columns = self.tables.line_items(context_row, resource)
         if columns:
             return columns
@@ -179,7 +179,7 @@ class ScoreSender:
                 self.tables.add_line_item(context_row, resource, url, now)
             made = found[0] if found else self.services.make_line_item(platform, lineitems_url, resource)
             if not found:
-                log.info("made the gradebook column of %s in course %s: %s", resource, context[2], made)
+                log.info("made the gradebook column of %s in course %s: %s", resource, context.context_id, made)
         finally:
             self.tables.release_line_item(context_row, resource, made, self.lti.clock())
         return self.tables.line_items(context_row, resource)

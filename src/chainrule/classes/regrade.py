@@ -24,7 +24,7 @@ from __future__ import annotations
 import hashlib
 import json
 import secrets
-from typing import Any
+from typing import Any, NamedTuple
 
 import anyio
 
@@ -59,19 +59,28 @@ def _tests_passed(result: Any) -> int:
     return sum(isinstance(test, dict) and test.get("status") == "pass" for test in tests or [])
 
 
-def _chosen(runs: list[tuple], pick: str) -> dict[int, tuple]:
-    """Each learner's run to grade again: (submission id, language, source, passed before)."""
+class Chosen(NamedTuple):
+    """A learner's run to grade again."""
+
+    submission_id: int
+    language: str
+    source: str
+    passed_before: bool
+
+
+def _chosen(runs: list[Any], pick: str) -> dict[int, Chosen]:
+    """Each learner's run to grade again (runs: RegradeStore.runs_of_exercise's records)."""
     by_learner: dict[int, list[tuple]] = {}
     for row in runs:
-        by_learner.setdefault(int(row[0]), []).append(row)
+        by_learner.setdefault(int(row.learner_id), []).append(row)
     chosen = {}
     for learner, rows in by_learner.items():
-        passed = any(row[4] == "pass" for row in rows)
+        passed = any(row.status == "pass" for row in rows)
         if pick == "latest":
             row = rows[-1]
         else:
-            row = max(rows, key=lambda r: (r[4] == "pass", _tests_passed(r[5]), int(r[1])))
-        chosen[learner] = (int(row[1]), row[2], row[3], passed)
+            row = max(rows, key=lambda run: (run.status == "pass", _tests_passed(run.result), int(run.id)))
+        chosen[learner] = Chosen(int(row.id), row.language, row.source, passed)
     return chosen
 
 
@@ -99,7 +108,8 @@ class Regrades:
         chosen = _chosen(runs, pick)
         return self.tables.create(class_id, exercise_id, pick, cases, secrets.token_hex(12), last_run,
                                   self.store.now().isoformat(),
-                                  [(learner, row[0], row[1], row[3]) for learner, row in sorted(chosen.items())])
+                                  [(learner, run.submission_id, run.language, run.passed_before)
+                                   for learner, run in sorted(chosen.items())])
 
     def _regrade(self, class_id: int, regrade_id: int) -> dict:
         found = self.tables.regrade(class_id, regrade_id)
@@ -112,7 +122,7 @@ class Regrades:
         from chainrule.grading import judged_the_code
 
         regrade = self._regrade(class_id, regrade_id)
-        waiting = [row for row in self.tables.runs(regrade_id) if row[6] is None]
+        waiting = [row for row in self.tables.runs(regrade_id) if row.after_status is None]
         limiter = anyio.Semaphore(AT_ONCE)
 
         async def one(row: tuple) -> None:

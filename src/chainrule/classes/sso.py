@@ -103,6 +103,10 @@ class Provider:
     client_secret: str
 
 
+def _provider(row: Any) -> Provider:
+    return Provider(int(row.id), row.name, row.issuer, row.client_id, row.client_secret)
+
+
 @dataclass(frozen=True)
 class Begun:
     redirect: str
@@ -155,13 +159,13 @@ class Sso:
         return self.provider(provider_id)
 
     def providers(self) -> list[Provider]:
-        return [Provider(int(row[0]), *row[1:]) for row in self.tables.providers()]
+        return [_provider(row) for row in self.tables.providers()]
 
     def provider(self, provider_id: int) -> Provider:
         row = self.tables.provider(provider_id)
         if row is None:
             raise SignInRefused("unknown-provider", f"there is no sign-in provider {provider_id} on this server")
-        return Provider(int(row[0]), *row[1:])
+        return _provider(row)
 
     def callback(self, provider: Provider) -> str:
         """The redirect URI to register at the provider (one per provider: a response names its provider)."""
@@ -220,11 +224,11 @@ class Sso:
             raise SignInRefused("missing-parameter", "the answer lacks its " + ("state" if not state else "code"))
         login = self.tables.login(digest(state))
         now = self.clock()
-        if login is None or now - login[4] > LOGIN_LIFETIME and login[5] is None:
+        if login is None or now - login.created_ts > LOGIN_LIFETIME and login.used_ts is None:
             raise SignInRefused("unknown-state", "no sign-in of this server has this answer's state (or it is "
                                 "older than 10 minutes)")
-        started_with, nonce, verifier, intent, _, used = login
-        if used is not None:
+        started_with, nonce, verifier, intent = login.provider_id, login.nonce, login.verifier, login.intent
+        if login.used_ts is not None:
             raise SignInRefused("replayed", "this sign-in was finished already: an answer works once")
         if started_with != provider.id:
             raise SignInRefused("wrong-provider", f"this sign-in started with provider {started_with}, and the answer "

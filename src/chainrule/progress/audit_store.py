@@ -60,7 +60,7 @@ class AuditLog:
         else:
             self.learners.add(int(learner))
             row = self.conn.execute("SELECT name FROM accounts WHERE id = ?", (int(learner),)).fetchone()
-            name = "" if row is None else row[0]
+            name = "" if row is None else row.name
         self.conn.execute(
             "INSERT INTO audit_log (class_id, at, actor_id, actor_name, kind, learner_id, learner_name, lesson_id, "
             "exercise_id, before, after, reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -90,7 +90,8 @@ class AuditStore:
         """(how many entries the class has, the page of them from ``offset``, newest first)."""
 
         def work(conn: Connection) -> tuple[int, list[dict[str, Any]]]:
-            total = conn.execute("SELECT COUNT(*) FROM audit_log WHERE class_id = ?", (class_id,)).fetchone()[0]
+            total = conn.execute("SELECT COUNT(*) AS entries FROM audit_log WHERE class_id = ?",
+                                 (class_id,)).fetchone().entries
             rows = conn.execute(f"SELECT {COLUMNS} FROM audit_log WHERE class_id = ? ORDER BY id DESC LIMIT ? "
                                 "OFFSET ?", (class_id, int(limit), int(offset))).fetchall()
             return int(total), [dict(zip(COLUMNS.split(", "), row)) for row in rows]

@@ -16,10 +16,10 @@ from chainrule.progress.people_store import remove_account
 from chainrule.progress.rows import sound_rows
 
 CLASS_LEARNERS = "learner_id IN (SELECT id FROM accounts WHERE class_id = ? AND role = 'learner')"
-ACCOUNT_COLUMNS = ("SELECT a.id, a.class_id, c.name, a.role, a.name, a.session_epoch, a.approved, c.state "
-                   "FROM accounts a JOIN classes c ON c.id = a.class_id ")
+ACCOUNT_COLUMNS = ("SELECT a.id, a.class_id, c.name AS class_name, a.role, a.name, a.session_epoch, a.approved, "
+                   "c.state AS class_state FROM accounts a JOIN classes c ON c.id = a.class_id ")
 
-AccountRow = tuple  # (id, class_id, class name, role, name, session epoch, approved, class state)
+AccountRow = tuple  # a record: id, class_id, class_name, role, name, session_epoch, approved, class_state
 HELP_COLUMNS = ("lesson_id", "exercise_id", "kind", "number", "at")  # a hint opened or a solution shown
 MAX_ID = 2**31 - 1  # learner_id is a 4-byte INTEGER in PostgreSQL; a larger id is no account
 
@@ -53,7 +53,7 @@ class ClassStore:
     def created_at(self, account_id: int) -> str | None:
         row = self.database.read(lambda conn: conn.execute(
             "SELECT created_at FROM accounts WHERE id = ?", (int(account_id),)).fetchone())
-        return None if row is None else row[0]
+        return None if row is None else row.created_at
 
     def learners(self, class_id: int) -> list[AccountRow]:
         return self.database.read(lambda conn: conn.execute(
@@ -62,13 +62,13 @@ class ClassStore:
 
     def class_id(self, name: str) -> int | None:
         row = self.database.read(lambda conn: conn.execute("SELECT id FROM classes WHERE name = ?", (name,)).fetchone())
-        return None if row is None else int(row[0])
+        return None if row is None else int(row.id)
 
     def classes(self) -> list[tuple]:
-        """(id, name, created_at, number of learners) of every class, by name."""
+        """Records (id, name, created_at, learners: how many) of every class, by name."""
         return self.database.read(lambda conn: conn.execute(
             "SELECT c.id, c.name, c.created_at, "
-            "(SELECT COUNT(*) FROM accounts a WHERE a.class_id = c.id AND a.role = 'learner') "
+            "(SELECT COUNT(*) FROM accounts a WHERE a.class_id = c.id AND a.role = 'learner') AS learners "
             "FROM classes c ORDER BY c.name").fetchall())
 
     def create_class(self, name: str, invite_hash: str, teacher_name: str, at: str, link_hash: str,
@@ -79,10 +79,10 @@ class ClassStore:
             if conn.execute("SELECT 1 FROM classes WHERE name = ?", (name,)).fetchone() is not None:
                 return None
             class_id = conn.execute("INSERT INTO classes (name, invite_hash, created_at) VALUES (?, ?, ?) RETURNING id",
-                                    (name, invite_hash, at)).fetchone()[0]
+                                    (name, invite_hash, at)).fetchone().id
             teacher_id = conn.execute(
                 "INSERT INTO accounts (class_id, role, name, created_at) VALUES (?, 'teacher', ?, ?) RETURNING id",
-                (class_id, teacher_name, at)).fetchone()[0]
+                (class_id, teacher_name, at)).fetchone().id
             _add_link(conn, teacher_id, link_hash, link_expires)
             return int(class_id)
 
@@ -92,14 +92,14 @@ class ClassStore:
         """The class's first teacher (an LMS course's class may have several, or none before one launches)."""
         row = self.database.read(lambda conn: conn.execute(
             "SELECT id FROM accounts WHERE class_id = ? AND role = 'teacher' ORDER BY id", (class_id,)).fetchone())
-        return None if row is None else int(row[0])
+        return None if row is None else int(row.id)
 
     def add_link(self, account_id: int, link_hash: str, expires: float) -> None:
         self._write(lambda conn: _add_link(conn, account_id, link_hash, expires))
 
     def names(self, class_id: int) -> list[str]:
         """The name of every account of the class, its teacher's included."""
-        return [row[0] for row in self.database.read(lambda conn: conn.execute(
+        return [row.name for row in self.database.read(lambda conn: conn.execute(
             "SELECT name FROM accounts WHERE class_id = ?", (int(class_id),)).fetchall())]
 
     def add_learner(self, class_id: int, name: str, password_hash: str, at: str,
@@ -110,12 +110,12 @@ class ClassStore:
         (``admitted``)."""
 
         def work(conn: Connection) -> int:
-            check_names([row[0] for row in conn.execute(
+            check_names([row.name for row in conn.execute(
                 "SELECT name FROM accounts WHERE class_id = ?", (class_id,)).fetchall()])
             return int(conn.execute(
                 "INSERT INTO accounts (class_id, role, name, password_hash, created_at, approved) "
                 "VALUES (?, 'learner', ?, ?, ?, ?) RETURNING id",
-                (class_id, name, password_hash, at, admitted(conn, class_id))).fetchone()[0])
+                (class_id, name, password_hash, at, admitted(conn, class_id))).fetchone().id)
 
         return self._write(work)
 
@@ -141,7 +141,7 @@ class ClassStore:
         row = self.database.read(lambda conn: conn.execute(
             "SELECT a.id, a.password_hash FROM accounts a JOIN classes c ON c.id = a.class_id "
             "WHERE c.name = ? AND a.name = ?", (class_name, name)).fetchone())
-        return None if row is None else (int(row[0]), row[1])
+        return None if row is None else (int(row.id), row.password_hash)
 
     def renew_password_hash(self, account_id: int, old_hash: str, new_hash: str) -> bool:
         """The same password kept at today's cost; sessions go on. Only if the hash is still ``old_hash``
@@ -161,15 +161,15 @@ class ClassStore:
 
         def work(conn: Connection) -> tuple[int | None, float]:
             conn.execute("DELETE FROM sign_in_failures WHERE at_ts < ?", (since,))
-            count, latest = conn.execute("SELECT COUNT(*), MAX(at_ts) FROM sign_in_failures WHERE scope = ?",
-                                         (scope,)).fetchone()
+            count, latest = conn.execute("SELECT COUNT(*) AS failures, MAX(at_ts) AS latest FROM sign_in_failures "
+                                         "WHERE scope = ?", (scope,)).fetchone()
             wait = wait_after(int(count))
             # No wait owed, no refusal: a simultaneous attempt whose clock was read a moment later may have been
             # written first, so `latest` can be after `now` (two tabs signing in at once got "try again in 1 s").
             if latest is not None and wait > 0 and now < float(latest) + wait:
                 return None, float(latest) + wait - now
             return int(conn.execute("INSERT INTO sign_in_failures (scope, at_ts) VALUES (?, ?) RETURNING id",
-                                    (scope, now)).fetchone()[0]), 0.0
+                                    (scope, now)).fetchone().id), 0.0
 
         return self._write(work)
 
@@ -186,7 +186,7 @@ class ClassStore:
         row = self.database.read(lambda conn: conn.execute(
             "SELECT account_id FROM one_time_links WHERE token_hash = ? AND used_at IS NULL AND expires_ts > ?",
             (link_hash, now)).fetchone())
-        return None if row is None else int(row[0])
+        return None if row is None else int(row.account_id)
 
     def use_link(self, link_hash: str, now: float, used_at: str, password_hash: str) -> int | None:
         """Mark the link used and set the password (its account's older sessions end); None if not valid."""
@@ -199,8 +199,8 @@ class ClassStore:
                 return None
             conn.execute("UPDATE one_time_links SET used_at = ? WHERE token_hash = ?", (used_at, link_hash))
             conn.execute("UPDATE accounts SET password_hash = ?, session_epoch = session_epoch + 1 WHERE id = ?",
-                         (password_hash, row[0]))
-            return int(row[0])
+                         (password_hash, row.account_id))
+            return int(row.account_id)
 
         return self._write(work)
 
@@ -214,7 +214,7 @@ class ClassStore:
         def work(conn: Connection) -> str:
             row = conn.execute("SELECT value FROM server_secrets WHERE name = 'session'").fetchone()
             if row is not None:
-                return row[0]
+                return row.value
             value = secrets.token_hex(32)
             conn.execute("INSERT INTO server_secrets (name, value) VALUES ('session', ?)", (value,))
             return value
@@ -241,8 +241,8 @@ class ClassStore:
                     latest[learner] = max(latest.get(learner, at), at)
             # Help: each learner's latest row, by index (not every row: issue 41, item 1).
             helped = [row for row in rows(
-                "SELECT a.id, (SELECT h.at FROM help_used h WHERE h.learner_id = a.id ORDER BY h.id DESC LIMIT 1) "
-                "FROM accounts a WHERE a.class_id = ? AND a.role = 'learner'") if row[1] is not None]
+                "SELECT a.id, (SELECT h.at FROM help_used h WHERE h.learner_id = a.id ORDER BY h.id DESC LIMIT 1) AS at "
+                "FROM accounts a WHERE a.class_id = ? AND a.role = 'learner'") if row.at is not None]
             for learner, at in sound_rows("help_used", ("at",), helped, keep=1):
                 latest[learner] = max(latest.get(learner, at), at)
             return {
@@ -309,8 +309,8 @@ def admitted(conn: Connection, class_id: int) -> int:
     password or through a sign-in provider, never pass the seats)."""
     seats, approval = conn.execute("SELECT seats, approval FROM classes WHERE id = ?", (class_id,)).fetchone()
     refuse_if_closed(conn, class_id)
-    if seats is not None and conn.execute(
-            "SELECT COUNT(*) FROM accounts WHERE class_id = ? AND role = 'learner'", (class_id,)).fetchone()[0] >= seats:
+    if seats is not None and conn.execute("SELECT COUNT(*) AS learners FROM accounts WHERE class_id = ? "
+                                          "AND role = 'learner'", (class_id,)).fetchone().learners >= seats:
         raise SeatsTaken(int(seats))
     return 0 if approval else 1
 
@@ -318,7 +318,7 @@ def admitted(conn: Connection, class_id: int) -> int:
 def refuse_if_closed(conn: Connection, class_id: int) -> None:
     """Inside the write that makes a learner of the class: ClassClosed unless the class is open (checked in the
     same transaction as the insert, so a class closed a moment before takes no one, whichever way they come)."""
-    if conn.execute("SELECT state FROM classes WHERE id = ?", (class_id,)).fetchone()[0] != "open":
+    if conn.execute("SELECT state FROM classes WHERE id = ?", (class_id,)).fetchone().state != "open":
         raise ClassClosed()
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from chainrule.progress.connection import Connection
 from chainrule.progress.rows import sound_rows
 
@@ -23,12 +25,11 @@ class CommentStore:
     def __init__(self, store) -> None:
         self.database = store.database
 
-    def run_owner(self, submission_id: int) -> tuple[int, int, str] | None:
-        """(learner id, their class id, the run's source) of a run, or None if there is no such run."""
-        row = self.database.read(lambda conn: conn.execute(
+    def run_owner(self, submission_id: int) -> Any | None:
+        """The run's (learner_id, class_id: their class, source), or None if there is no such run."""
+        return self.database.read(lambda conn: conn.execute(
             "SELECT s.learner_id, a.class_id, s.source FROM submissions s JOIN accounts a ON a.id = s.learner_id "
             "WHERE s.id = ?", (int(submission_id),)).fetchone())
-        return None if row is None else (int(row[0]), int(row[1]), row[2])
 
     def add(self, learner_id: int, submission_id: int, author_id: int, line: int | None, body: str, at: str,
             *, most: int | None = None, since: str = "") -> int:
@@ -46,7 +47,7 @@ class CommentStore:
             return int(conn.execute(
                 "INSERT INTO comments (learner_id, submission_id, author_id, line, body, at) "
                 "VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
-                (learner_id, submission_id, author_id, line, body, at)).fetchone()[0])
+                (learner_id, submission_id, author_id, line, body, at)).fetchone().id)
 
         return self.database.write(work, lock=learner_id)
 
@@ -66,7 +67,7 @@ class CommentStore:
             runs = sound_rows("submissions", RUN_COLUMNS[1:], keep=1, rows=conn.execute(
                 f"SELECT {', '.join(RUN_COLUMNS)} FROM submissions WHERE {where} ORDER BY id DESC LIMIT ?",
                 (*args, limit)).fetchall())
-            ids = [int(run[0]) for run in runs]
+            ids = [int(run.id) for run in runs]
             if not ids:
                 return runs, [], {}
             marks = ", ".join("?" for _ in ids)
@@ -91,9 +92,9 @@ class CommentStore:
                 f"SELECT {COMMENT_COLUMNS} FROM comments c LEFT JOIN accounts a ON a.id = c.author_id "
                 "WHERE c.learner_id = ? AND c.submission_id = ? AND c.id < ? ORDER BY c.id DESC LIMIT ?",
                 (learner_id, submission_id, before, shown)).fetchall()
-            first = min((int(row[0]) for row in comments), default=before)
-            left = conn.execute("SELECT COUNT(*) FROM comments WHERE learner_id = ? AND submission_id = ? AND id < ?",
-                                (learner_id, submission_id, first)).fetchone()[0]
+            first = min((int(row.id) for row in comments), default=before)
+            left = conn.execute("SELECT COUNT(*) AS earlier FROM comments WHERE learner_id = ? AND submission_id = ? "
+                                "AND id < ?", (learner_id, submission_id, first)).fetchone().earlier
             return sound_rows("comments", ("body", "at"), comments[::-1], keep=3), int(left)
 
         return self.database.read(work, snapshot=True)

@@ -3,8 +3,8 @@
 Both backends offer the same four calls to the store, which never sees which one it has:
 ``write(work, lock=...)`` runs ``work(conn)`` in one short transaction, ``read(work, snapshot=...)``
 runs a read, ``prepare(check_integrity)`` checks the database on open, ``close()`` closes its
-connections. ``conn`` is a :class:`Connection`: ``execute(sql, params)`` with ``?`` placeholders and a
-``dialect`` ("sqlite" or "postgresql") for the few statements the two write differently.
+connections. ``conn`` is a :class:`Connection`: ``execute(sql, params)`` with ``?`` placeholders, rows as named
+records, and a ``dialect`` ("sqlite" or "postgresql"; dialect.py says how the two write SQL differently).
 
 SQLite, for a learner's own machine and a class on one machine (WAL, synchronous=FULL, a busy timeout,
 one connection per thread per process, reopened after a fork; every write ``BEGIN IMMEDIATE``, retried
@@ -22,7 +22,6 @@ Every driver error becomes a StoreError that says what happened, where, and what
 
 from __future__ import annotations
 
-import functools
 import os
 import re
 import sqlite3
@@ -32,6 +31,7 @@ from pathlib import Path
 from typing import Any, Callable, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
+from chainrule.progress.dialect import DIALECTS, Dialect, postgres_records, sqlite_record
 from chainrule.progress.errors import (
     CANNOT_OPEN,
     INVALID_INPUT,
@@ -60,11 +60,12 @@ POOL_RECONNECT_SECONDS = 3.0
 class Connection:
     """One open database connection, as the store's SQL sees it: ``?`` placeholders on both backends."""
 
-    __slots__ = ("raw", "dialect")
+    __slots__ = ("raw", "dialect", "speaks")
 
     def __init__(self, raw: Any, dialect: str) -> None:
         self.raw = raw
         self.dialect = dialect
+        self.speaks: Dialect = DIALECTS[dialect]
 
     def execute(self, sql: str, params: tuple | list = ()) -> Any:
         if self.dialect == "sqlite":
@@ -75,13 +76,7 @@ class Connection:
             # PostgreSQL's text cannot hold U+0000: refused as input, before anything reaches the server.
             raise StoreError("a text to keep holds a NUL character (U+0000), which the class database cannot "
                              "store: remove it and send it again", kind=INVALID_INPUT)
-        return self.raw.execute(_postgres_placeholders(sql), params)
-
-
-@functools.lru_cache(maxsize=512)
-def _postgres_placeholders(sql: str) -> str:
-    """sqlite3's ``?`` as psycopg's ``%s`` (our SQL has no ``?`` inside string literals)."""
-    return sql.replace("%", "%%").replace("?", "%s")
+        return self.raw.execute(self.speaks.statement(sql), params)
 
 
 def is_database_url(text: str) -> bool:
@@ -200,6 +195,7 @@ class SqliteDatabase:
             if not self.create and not self.path.is_file():
                 raise missing_store_error(self.path) from error
             raise translate_sqlite_error(error, self.path) from error
+        conn.row_factory = sqlite_record
         try:
             conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
             conn.execute("PRAGMA synchronous = FULL")
@@ -366,7 +362,8 @@ class PostgresDatabase:
                 self._pool = self._pool_module.ConnectionPool(
                     self.url, min_size=0, max_size=self.pool_size, max_idle=POOL_IDLE_SECONDS,
                     timeout=self.pool_wait, reconnect_timeout=POOL_RECONNECT_SECONDS,
-                    kwargs={"autocommit": True, "connect_timeout": self.connect_timeout},
+                    kwargs={"autocommit": True, "connect_timeout": self.connect_timeout,
+                            "row_factory": postgres_records},
                     name="chainrule-store", open=True)
                 self._pool_pid = os.getpid()
             return self._pool

@@ -11,7 +11,7 @@ outbox (classes/lti_scores.py).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 from chainrule.progress.audit_store import Actor, AuditLog, audited_write
 from chainrule.progress.class_store import CLASS_LEARNERS
@@ -19,7 +19,18 @@ from chainrule.progress.connection import Connection
 from chainrule.progress.finished import COUNTED_PASS, OWN_RUN
 from chainrule.progress.mark_store import marks_of
 
-__all__ = ["DeadlineStore"]
+
+class WorkTime(NamedTuple):
+    """One piece of work "finished" counts and when it was first done (DeadlineStore.work_times)."""
+
+    learner: int
+    kind: str  # 'prediction', 'pass', 'tried', 'answer' or 'explanation'
+    lesson: str  # '' for a run or code
+    item: str  # the prediction's key, the exercise, the question; '' for an explanation
+    at: str
+
+
+__all__ = ["DeadlineStore", "WorkTime"]
 
 
 def _policy(time_zone: str, late_policy: str, late_percent: int) -> dict[str, Any]:
@@ -98,9 +109,9 @@ class DeadlineStore:
 
         audited_write(self.store, by, class_id, work)
 
-    def work_times(self, learners: str, params: tuple) -> list[tuple]:
+    def work_times(self, class_id: int, learner_ids: list[int] | None = None) -> list[WorkTime]:
         """(learner, kind, lesson or '', item, first time) of every piece of work "finished" counts, for the
-        learners the SQL condition selects: kind 'prediction' (lesson, key), 'pass' and 'tried' ('', exercise:
+        class's learners (or those of them in ``learner_ids``): kind 'prediction' (lesson, key), 'pass' and 'tried' ('', exercise:
         a passing run that counts; a run or code saved), 'answer' (lesson, question), 'explanation' (lesson,
         ''). The time is when it was first done: a run's work time (when the server accepted it), the first
         answer, the prediction first made, the explanation first written, the code first saved (a re-save
@@ -115,12 +126,17 @@ class DeadlineStore:
             ("explanation", "lesson_id, '', COALESCE(first_at, at)", "explanations", " AND text != ''"),
         )
 
-        def work(conn: Connection) -> list[tuple]:
+        learners, params = CLASS_LEARNERS, (int(class_id),)
+        if learner_ids is not None:
+            learners += f" AND learner_id IN ({', '.join('?' for _ in learner_ids)})"
+            params += tuple(int(learner) for learner in learner_ids)
+
+        def work(conn: Connection) -> list[WorkTime]:
             found = []
             for kind, columns, table, rest in queries:
                 rows = conn.execute(f"SELECT learner_id, {columns} FROM {table} WHERE {learners}{rest}",
                                     params).fetchall()
-                found += [(int(learner), kind, lesson, item, at) for learner, lesson, item, at in rows
+                found += [WorkTime(int(learner), kind, lesson, item, at) for learner, lesson, item, at in rows
                           if isinstance(lesson, str) and isinstance(item, str) and isinstance(at, str)]
             return found
 

@@ -309,7 +309,7 @@ def load_fit(store: Any, scope: str) -> dict[str, Any] | None:
     """The scope's last fit, as FitResult.as_dict() with "at", or None."""
     row = store.database.read(lambda conn: conn.execute(
         "SELECT result, at FROM scheduler_fits WHERE scope = ?", (scope,)).fetchone())
-    return None if row is None else json.loads(row[0]) | {"at": row[1]}
+    return None if row is None else json.loads(row.result) | {"at": row.at}
 
 
 def recall_now(store: Any, class_id: int, now: datetime) -> dict[tuple[str, str], tuple[float, int]]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import secrets
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 from chainrule.progress.class_store import ACCOUNT_LOCK, admitted, refuse_if_closed
 from chainrule.progress.connection import Connection
@@ -19,6 +19,18 @@ WORK_TABLES = ("submissions", "quiz_answers", "predictions", "code", "explanatio
 PLATFORM_COLUMNS = ("id, issuer, client_id, name, auth_login_url, token_url, jwks_url, token_audience, lms_origins, "
                     "created_at")
 CONTEXT_COLUMNS = "id, platform_id, context_id, class_id, title, lineitems_url, ags_scopes, memberships_url, frame_origin"
+
+
+class Login(NamedTuple):
+    """An LTI login in progress (lti_logins): the platform that asked, its nonce, where to go, the launch to
+    repeat, when it began and when it was used (None: not yet)."""
+
+    platform_id: int
+    nonce: str
+    target: str
+    relaunch: dict
+    created_ts: float
+    used_ts: float | None
 
 
 def use_login(database: Any, table: str, state_hash: str, now: float) -> bool:
@@ -42,10 +54,10 @@ def add_stranger_row(database: Any, table: str, row: dict, client: str, now: flo
 
     def work(conn: Connection) -> None:
         conn.execute(f"DELETE FROM {table} WHERE created_ts < ?", (now - budget.keep,))
-        mine, everyone = conn.execute(
-            f"SELECT COUNT(CASE WHEN client = ? THEN 1 END), COUNT(*) FROM {table} WHERE used_ts IS NULL",
-            (client,)).fetchone()
-        budget.admit(int(mine), int(everyone))
+        counted = conn.execute(
+            f"SELECT COUNT(CASE WHEN client = ? THEN 1 END) AS mine, COUNT(*) AS everyone FROM {table} "
+            "WHERE used_ts IS NULL", (client,)).fetchone()
+        budget.admit(int(counted.mine), int(counted.everyone))
         conn.execute(f"INSERT INTO {table} ({', '.join(values)}) VALUES ({', '.join('?' for _ in values)})",
                      tuple(values.values()))
 
@@ -66,15 +78,15 @@ def linked_account(conn: Connection, table: str, issuer: str, subject: str, clas
                        (issuer, subject, class_id)).fetchone()
     if row is not None:
         if follow_role:
-            conn.execute("UPDATE accounts SET role = ? WHERE id = ? AND role != ?", (role, row[0], role))
-        return int(row[0]), False
+            conn.execute("UPDATE accounts SET role = ? WHERE id = ? AND role != ?", (role, row.account_id, role))
+        return int(row.account_id), False
     if role == "learner":
         refuse_if_closed(conn, class_id)
-    names = [found[0] for found in conn.execute("SELECT name FROM accounts WHERE class_id = ?", (class_id,)).fetchall()]
+    names = [found.name for found in conn.execute("SELECT name FROM accounts WHERE class_id = ?", (class_id,))]
     approved = admitted(conn, class_id) if by_invite else 1
     account_id = int(conn.execute("INSERT INTO accounts (class_id, role, name, created_at, approved) "
                                   "VALUES (?, ?, ?, ?, ?) RETURNING id",
-                                  (class_id, role, name(names), at, approved)).fetchone()[0])
+                                  (class_id, role, name(names), at, approved)).fetchone().id)
     conn.execute(f"INSERT INTO {table} (issuer, subject, class_id, account_id) VALUES (?, ?, ?, ?)",
                  (issuer, subject, class_id, account_id))
     return account_id, True
@@ -106,9 +118,9 @@ class LtiStore:
                     "INSERT INTO lti_platforms (issuer, client_id, created_at, " + ", ".join(columns) + ") VALUES "
                     "(?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
                     (values["issuer"], values["client_id"], values["created_at"], *(values[c] for c in columns)),
-                ).fetchone()[0]
+                ).fetchone().id
             else:
-                platform_id = row[0]
+                platform_id = row.id
                 conn.execute("UPDATE lti_platforms SET " + ", ".join(f"{c} = ?" for c in columns) + " WHERE id = ?",
                              (*(values[c] for c in columns), platform_id))
             for deployment in deployments:
@@ -118,8 +130,10 @@ class LtiStore:
 
         return self._write(work)
 
-    def platforms(self, issuer: str | None = None, client_id: str | None = None) -> list[tuple]:
-        def work(conn: Connection) -> list[tuple]:
+    def platforms(self, issuer: str | None = None, client_id: str | None = None) -> list[Any]:
+        """The platforms (records of PLATFORM_COLUMNS), of one issuer (and client id) if given."""
+
+        def work(conn: Connection) -> list[Any]:
             sql, params = f"SELECT {PLATFORM_COLUMNS} FROM lti_platforms", []
             if issuer is not None:
                 sql += " WHERE issuer = ?" + (" AND client_id = ?" if client_id is not None else "")
@@ -128,12 +142,13 @@ class LtiStore:
 
         return self._read(work)
 
-    def platform(self, platform_id: int) -> tuple | None:
+    def platform(self, platform_id: int) -> Any | None:
+        """The platform's record (PLATFORM_COLUMNS: platform.issuer, platform.token_url, ...), or None."""
         return self._read(lambda conn: conn.execute(
             f"SELECT {PLATFORM_COLUMNS} FROM lti_platforms WHERE id = ?", (platform_id,)).fetchone())
 
     def deployments(self, platform_id: int) -> list[str]:
-        return [row[0] for row in self._read(lambda conn: conn.execute(
+        return [row.deployment_id for row in self._read(lambda conn: conn.execute(
             "SELECT deployment_id FROM lti_deployments WHERE platform_id = ? ORDER BY deployment_id",
             (platform_id,)).fetchall())]
 
@@ -146,12 +161,13 @@ class LtiStore:
                                                        "nonce": nonce, "target": target, "relaunch": relaunch},
                          client, now, budget)
 
-    def login(self, state_hash: str) -> tuple | None:
-        """(platform id, nonce, target, relaunch, created_ts, used_ts) of a login, or None."""
+    def login(self, state_hash: str) -> Login | None:
+        """The login in progress of this state, or None."""
         row = self._read(lambda conn: conn.execute(
             "SELECT platform_id, nonce, target, relaunch, created_ts, used_ts FROM lti_logins WHERE state_hash = ?",
             (state_hash,)).fetchone())
-        return None if row is None else (int(row[0]), row[1], row[2], json.loads(row[3]), float(row[4]), row[5])
+        return None if row is None else Login(int(row.platform_id), row.nonce, row.target, json.loads(row.relaunch),
+                                              float(row.created_ts), row.used_ts)
 
     def use_login(self, state_hash: str, now: float) -> bool:
         return use_login(self.database, "lti_logins", state_hash, now)
@@ -167,17 +183,17 @@ class LtiStore:
             row = conn.execute("SELECT id, class_id FROM lti_contexts WHERE platform_id = ? AND context_id = ?",
                                (platform_id, context_id)).fetchone()
             if row is not None:
-                return int(row[0]), int(row[1]), False
+                return int(row.id), int(row.class_id), False
 
             def taken(name: str) -> bool:
                 return conn.execute("SELECT 1 FROM classes WHERE name = ?", (name,)).fetchone() is not None
 
             name = class_name(taken)
             class_id = conn.execute("INSERT INTO classes (name, invite_hash, created_at) VALUES (?, ?, ?) RETURNING id",
-                                    (name, "lti:" + secrets.token_hex(32), at)).fetchone()[0]
+                                    (name, "lti:" + secrets.token_hex(32), at)).fetchone().id
             context_row = conn.execute("INSERT INTO lti_contexts (platform_id, context_id, class_id, title) "
                                        "VALUES (?, ?, ?, ?) RETURNING id",
-                                       (platform_id, context_id, class_id, title)).fetchone()[0]
+                                       (platform_id, context_id, class_id, title)).fetchone().id
             return int(context_row), int(class_id), True
 
         return self._write(work)
@@ -191,16 +207,19 @@ class LtiStore:
                 "UPDATE lti_contexts SET " + ", ".join(f"{c} = ?" for c in columns) + " WHERE id = ?",
                 (*(values[c] for c in columns), context_row)), lock=OUTBOX_LOCK)
 
-    def context_of_class(self, class_id: int) -> tuple | None:
+    def context_of_class(self, class_id: int) -> Any | None:
+        """The class's LMS course (a record of CONTEXT_COLUMNS: context.lineitems_url, ...), or None."""
         return self._read(lambda conn: conn.execute(
             f"SELECT {CONTEXT_COLUMNS} FROM lti_contexts WHERE class_id = ?", (class_id,)).fetchone())
 
-    def context(self, context_row: int) -> tuple | None:
+    def context(self, context_row: int) -> Any | None:
+        """The LMS course of this row (a record of CONTEXT_COLUMNS), or None."""
         return self._read(lambda conn: conn.execute(
             f"SELECT {CONTEXT_COLUMNS} FROM lti_contexts WHERE id = ?", (context_row,)).fetchone())
 
-    def frame_origins(self) -> list[tuple[int, str, str]]:
-        """(class id, the platform's LMS origins as JSON, the course's framing origin) of every LMS class."""
+    def frame_origins(self) -> list[Any]:
+        """(class_id, lms_origins: the platform's LMS origins as JSON, frame_origin: the course's) of every LMS
+        class."""
         return self._read(lambda conn: conn.execute(
             "SELECT c.class_id, p.lms_origins, c.frame_origin FROM lti_contexts c "
             "JOIN lti_platforms p ON p.id = c.platform_id").fetchall())
@@ -216,12 +235,12 @@ class LtiStore:
         """(issuer, subject) -> account id of everyone of the class who has launched."""
         rows = self._read(lambda conn: conn.execute(
             "SELECT issuer, subject, account_id FROM lti_users WHERE class_id = ?", (class_id,)).fetchall())
-        return {(row[0], row[1]): int(row[2]) for row in rows}
+        return {(row.issuer, row.subject): int(row.account_id) for row in rows}
 
-    def subject_of(self, account_id: int) -> tuple[str, str] | None:
-        row = self._read(lambda conn: conn.execute(
+    def subject_of(self, account_id: int) -> Any | None:
+        """The account's (issuer, subject) in its LMS (person.issuer, person.subject), or None."""
+        return self._read(lambda conn: conn.execute(
             "SELECT issuer, subject FROM lti_users WHERE account_id = ?", (account_id,)).fetchone())
-        return None if row is None else (row[0], row[1])
 
     # ---------------------------------------------------------------- gradebook columns
     # A row with url '' says the resource is linked in the course (a column is wanted); its claimed_ts is 0, or
@@ -234,7 +253,7 @@ class LtiStore:
 
     def resources(self, context_row: int) -> list[str]:
         """The lessons (and 'path') linked in the course."""
-        return [row[0] for row in self._read(lambda conn: conn.execute(
+        return [row.resource for row in self._read(lambda conn: conn.execute(
             "SELECT DISTINCT resource FROM lti_line_items WHERE context_row = ? ORDER BY resource",
             (context_row,)).fetchall())]
 
@@ -242,7 +261,7 @@ class LtiStore:
         """Whether the teacher chose a gradebook column for the whole path in this course (off by default)."""
         row = self._read(lambda conn: conn.execute(
             "SELECT path_column FROM lti_contexts WHERE id = ?", (context_row,)).fetchone())
-        return row is not None and bool(row[0])
+        return row is not None and bool(row.path_column)
 
     def set_path_column(self, context_row: int, class_id: int, path: str, on: bool) -> None:
         """The teacher's choice (path: the resource of the whole path), in one write: on, the path is linked in the course (its column is found or made
@@ -263,7 +282,7 @@ class LtiStore:
         self._write(work, lock=OUTBOX_LOCK)
 
     def line_items(self, context_row: int, resource: str) -> list[str]:
-        return [row[0] for row in self._read(lambda conn: conn.execute(
+        return [row.url for row in self._read(lambda conn: conn.execute(
             "SELECT url FROM lti_line_items WHERE context_row = ? AND resource = ? AND url != '' ORDER BY url",
             (context_row, resource)).fetchall())]
 
@@ -307,8 +326,8 @@ class LtiStore:
 
     def linked_learners(self) -> list[tuple[int, int]]:
         """(account id, context row) of every learner who came through an LMS course."""
-        return [(int(row[0]), int(row[1])) for row in self._read(lambda conn: conn.execute(
-            "SELECT u.account_id, c.id FROM lti_users u JOIN accounts a ON a.id = u.account_id "
+        return [(int(row.account_id), int(row.context_row)) for row in self._read(lambda conn: conn.execute(
+            "SELECT u.account_id, c.id AS context_row FROM lti_users u JOIN accounts a ON a.id = u.account_id "
             "JOIN lti_contexts c ON c.class_id = u.class_id WHERE a.role = 'learner' ORDER BY u.account_id").fetchall())]
 
     def work_changes(self) -> dict[int, tuple[str, str]]:
@@ -320,7 +339,7 @@ class LtiStore:
             latest: dict[int, str] = {}
             linked = "learner_id IN (SELECT account_id FROM lti_users)"
             for table in WORK_TABLES:
-                rows = conn.execute(f"SELECT learner_id, COUNT(*), MAX(at) FROM {table} WHERE {linked} "
+                rows = conn.execute(f"SELECT learner_id, COUNT(*) AS how_many, MAX(at) AS at FROM {table} WHERE {linked} "
                                     "GROUP BY learner_id").fetchall()
                 for learner, count, at in rows:
                     parts.setdefault(int(learner), []).append(f"{table}:{count}:{at}")
@@ -349,7 +368,8 @@ class LtiStore:
                                  "work_at, version, next_ts) VALUES (?, ?, ?, ?, ?, ?, 1, ?)",
                                  (account_id, resource, given, maximum, int(completed), work_at, now))
                     changed.append(resource)
-                elif row is not None and (float(row[0]), float(row[1]), bool(row[2])) != (given, maximum, completed):
+                elif row is not None and (float(row.score_given), float(row.score_maximum),
+                                          bool(row.completed)) != (given, maximum, completed):
                     conn.execute("UPDATE lti_scores SET score_given = ?, score_maximum = ?, completed = ?, work_at = ?, "
                                  "version = version + 1, attempts = 0, next_ts = ? WHERE account_id = ? AND resource = ?",
                                  (given, maximum, int(completed), work_at, now, account_id, resource))
@@ -360,18 +380,18 @@ class LtiStore:
 
         return self._write(work, lock=OUTBOX_LOCK)
 
-    def claim_due_scores(self, now: float, stale_before: float, limit: int = 20) -> list[tuple]:
-        """Take up to ``limit`` scores due for sending (none another sender holds since stale_before):
-        (account id, resource, score given, maximum, completed, work_at, version, attempts)."""
+    def claim_due_scores(self, now: float, stale_before: float, limit: int = 20) -> list[Any]:
+        """Take up to ``limit`` scores due for sending (none another sender holds since stale_before), as records
+        (account_id, resource, score_given, score_maximum, completed, work_at, version, attempts)."""
 
-        def work(conn: Connection) -> list[tuple]:
+        def work(conn: Connection) -> list[Any]:
             rows = conn.execute(
                 "SELECT account_id, resource, score_given, score_maximum, completed, work_at, version, attempts "
                 "FROM lti_scores WHERE sent_version < version AND next_ts <= ? AND claimed_ts < ? "
                 "ORDER BY next_ts LIMIT ?", (now, stale_before, limit)).fetchall()
             for row in rows:
                 conn.execute("UPDATE lti_scores SET claimed_ts = ? WHERE account_id = ? AND resource = ?",
-                             (now, row[0], row[1]))
+                             (now, row.account_id, row.resource))
             return rows
 
         return self._write(work, lock=OUTBOX_LOCK)
@@ -387,11 +407,11 @@ class LtiStore:
             "UPDATE lti_scores SET attempts = attempts + 1, next_ts = ?, claimed_ts = 0, last_error = ? "
             "WHERE account_id = ? AND resource = ?", (next_ts, error[:500], account_id, resource)), lock=OUTBOX_LOCK)
 
-    def outbox(self, class_id: int | None = None) -> list[tuple]:
-        """(account id, account name, resource, score given, maximum, sent: bool, attempts, last error) of the
+    def outbox(self, class_id: int | None = None) -> list[Any]:
+        """Records (account_id, name, resource, score_given, score_maximum, sent, attempts, last_error) of the
         scores of a class (or of every class)."""
         where, params = ("WHERE a.class_id = ?", (class_id,)) if class_id is not None else ("", ())
         return self._read(lambda conn: conn.execute(
-            "SELECT s.account_id, a.name, s.resource, s.score_given, s.score_maximum, s.sent_version >= s.version, "
+            "SELECT s.account_id, a.name, s.resource, s.score_given, s.score_maximum, s.sent_version >= s.version AS sent, "
             "s.attempts, s.last_error FROM lti_scores s JOIN accounts a ON a.id = s.account_id "
             f"{where} ORDER BY a.name, s.resource", params).fetchall())

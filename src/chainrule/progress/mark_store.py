@@ -27,8 +27,8 @@ def marks_of(conn: Connection, class_id: int) -> dict[tuple[int, str, str], dict
 def _mark(conn: Connection, learner: int, lesson: str, exercise: str) -> dict[str, Any] | None:
     row = conn.execute("SELECT kind, credit, reason FROM credit_marks WHERE learner_id = ? AND lesson_id = ? AND "
                        "exercise_id = ?", (learner, lesson, exercise)).fetchone()
-    return None if row is None else {"kind": row[0], "credit": None if row[1] is None else float(row[1]),
-                                     "reason": row[2]}
+    return None if row is None else {"kind": row.kind, "credit": None if row.credit is None else float(row.credit),
+                                     "reason": row.reason}
 
 
 class MarkStore:

@@ -10,7 +10,7 @@ an account's id is in exactly one of DELETED_WITH_ACCOUNT, ANONYMISED and KEPT_A
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any, Callable
 
 from chainrule.progress.audit_store import ACCOUNT_LOCK, Actor, AuditLog, audited_write
 from chainrule.progress.connection import Connection
@@ -53,11 +53,11 @@ def _remove_account(conn: Connection, log: AuditLog, account_id: int, class_id: 
                          (account_id, class_id, role)).fetchone()
     if found is None:
         return False
-    if role == "teacher" and int(conn.execute(
-            "SELECT COUNT(*) FROM accounts WHERE class_id = ? AND role = 'teacher'", (class_id,)).fetchone()[0]) < 2:
+    if role == "teacher" and int(conn.execute("SELECT COUNT(*) AS teachers FROM accounts WHERE class_id = ? "
+                                              "AND role = 'teacher'", (class_id,)).fetchone().teachers) < 2:
         raise LastTeacher(account_id)
-    rows = {table: int(conn.execute(f"SELECT COUNT(*) FROM {table} WHERE learner_id = ?",
-                                    (account_id,)).fetchone()[0]) for table in WORK_TABLES}
+    rows = {table: int(conn.execute(f"SELECT COUNT(*) AS how_many FROM {table} WHERE learner_id = ?",
+                                    (account_id,)).fetchone().how_many) for table in WORK_TABLES}
     log.add(f"{role}-removed", learner=account_id, before={"work rows": rows}, after=None)
     for table, column in ANONYMISED:
         conn.execute(f"UPDATE {table} SET {column} = ? WHERE {column} = ?", (REMOVED_ACCOUNT, account_id))
@@ -92,7 +92,7 @@ class PeopleStore:
         """(state, the invite's salt or None) of the class."""
         row = self.database.read(lambda conn: conn.execute(
             "SELECT state, invite_salt FROM classes WHERE id = ?", (int(class_id),)).fetchone())
-        return (row[0], row[1]) if row is not None else ("open", None)
+        return (row.state, row.invite_salt) if row is not None else ("open", None)
 
     def set_state(self, class_id: int, state: str) -> None:
         if state not in CLASS_STATES:
@@ -103,17 +103,16 @@ class PeopleStore:
         self._write(lambda conn: conn.execute("UPDATE classes SET invite_hash = ?, invite_salt = ? WHERE id = ?",
                                               (invite_hash, salt, int(class_id))))
 
-    def class_of_invite(self, invite_hash: str) -> tuple[int, str, str] | None:
-        """(class id, name, state) of the class whose invite this is."""
-        row = self.database.read(lambda conn: conn.execute(
+    def class_of_invite(self, invite_hash: str) -> Any | None:
+        """The class whose invite this is (a record: id, name, state), or None."""
+        return self.database.read(lambda conn: conn.execute(
             "SELECT id, name, state FROM classes WHERE invite_hash = ?", (invite_hash,)).fetchone())
-        return None if row is None else (int(row[0]), row[1], row[2])
 
     def rename(self, account_id: int, class_id: int, name: str, check_names: Callable[[list[str]], None]) -> None:
         """Give the account a new name; ``check_names`` sees the class's other names inside the same write."""
 
         def work(conn: Connection) -> None:
-            check_names([row[0] for row in conn.execute(
+            check_names([row.name for row in conn.execute(
                 "SELECT name FROM accounts WHERE class_id = ? AND id <> ?", (class_id, account_id)).fetchall()])
             conn.execute("UPDATE accounts SET name = ? WHERE id = ?", (name, account_id))
 
@@ -124,11 +123,11 @@ class PeopleStore:
         """A further teacher account of the class with its first one-time link; its id."""
 
         def work(conn: Connection) -> int:
-            check_names([row[0] for row in conn.execute(
+            check_names([row.name for row in conn.execute(
                 "SELECT name FROM accounts WHERE class_id = ?", (class_id,)).fetchall()])
             teacher_id = int(conn.execute(
                 "INSERT INTO accounts (class_id, role, name, created_at) VALUES (?, 'teacher', ?, ?) RETURNING id",
-                (class_id, name, at)).fetchone()[0])
+                (class_id, name, at)).fetchone().id)
             conn.execute("INSERT INTO one_time_links (token_hash, account_id, purpose, expires_ts) "
                          "VALUES (?, ?, 'set-password', ?)", (link_hash, teacher_id, link_expires))
             return teacher_id
@@ -137,14 +136,14 @@ class PeopleStore:
 
     def teachers(self, class_id: int) -> list[tuple[int, str, bool]]:
         """(id, name, whether a password is set) of each teacher of the class, oldest first."""
-        return [(int(row[0]), row[1], row[2] is not None) for row in self.database.read(lambda conn: conn.execute(
+        return [(int(row.id), row.name, row.password_hash is not None) for row in self.database.read(lambda conn: conn.execute(
             "SELECT id, name, password_hash FROM accounts WHERE class_id = ? AND role = 'teacher' ORDER BY id",
             (int(class_id),)).fetchall())]
 
     def password_hash(self, account_id: int) -> str | None:
         row = self.database.read(lambda conn: conn.execute(
             "SELECT password_hash FROM accounts WHERE id = ?", (int(account_id),)).fetchone())
-        return None if row is None else row[0]
+        return None if row is None else row.password_hash
 
     def set_password(self, account_id: int, password_hash: str) -> int:
         """The new hash; every session of the account ends (the epoch goes up). Returns the new epoch."""
@@ -152,7 +151,8 @@ class PeopleStore:
         def work(conn: Connection) -> int:
             conn.execute("UPDATE accounts SET password_hash = ?, session_epoch = session_epoch + 1 WHERE id = ?",
                          (password_hash, account_id))
-            return int(conn.execute("SELECT session_epoch FROM accounts WHERE id = ?", (account_id,)).fetchone()[0])
+            return int(conn.execute("SELECT session_epoch FROM accounts WHERE id = ?",
+                                    (account_id,)).fetchone().session_epoch)
 
         return self._write(work)
 

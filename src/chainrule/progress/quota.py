@@ -70,13 +70,13 @@ def _counted(table: str) -> str:
     return f"SELECT COALESCE(SUM({text}), 0) + {ROW_COST} * COUNT(*) AS n FROM {table} WHERE {owner} = ?"
 
 
-_STORED = "SELECT SUM(n) FROM (" + " UNION ALL ".join(_counted(table) for table in LEARNER_TABLES) + ") AS kept"
+_STORED = "SELECT SUM(n) AS chars FROM (" + " UNION ALL ".join(_counted(table) for table in LEARNER_TABLES) + ") AS kept"
 
 
 def stored_chars(conn: Any, learner_id: int) -> int:
     """What one learner keeps, as the quota counts it (one query over every table in LEARNER_TABLES)."""
     row = conn.execute(_STORED, (int(learner_id),) * len(LEARNER_TABLES)).fetchone()
-    return int(row[0] or 0)
+    return int(row.chars or 0)
 
 
 def refuse_over_quota(database: Any, learner_id: int, adding: int, quota: int | None, what: str) -> None:

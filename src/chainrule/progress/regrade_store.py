@@ -22,7 +22,7 @@ REGRADE_COLUMNS = "id, class_id, exercise_id, pick, cases, nonce, state, last_ru
 def _open_regrade(conn: Connection, class_id: int, exercise_id: str, pick: str, cases: str) -> int | None:
     row = conn.execute("SELECT id FROM regrades WHERE class_id = ? AND exercise_id = ? AND pick = ? AND cases = ? "
                        "AND state != 'reverted' ORDER BY id DESC", (class_id, exercise_id, pick, cases)).fetchone()
-    return None if row is None else int(row[0])
+    return None if row is None else int(row.id)
 
 
 class RegradeStore:
@@ -34,11 +34,11 @@ class RegradeStore:
         return self.database.write(work, lock=ACCOUNT_LOCK)
 
     def runs_of_exercise(self, class_id: int, exercise_id: str) -> tuple[int, list[tuple]]:
-        """(the highest submission id now, [(learner, submission id, language, source, status, result)] of
-        every counting run of the exercise by the class's learners, oldest first)."""
+        """(the highest submission id now, records (learner_id, id, language, source, status, result) of every
+        counting run of the exercise by the class's learners, oldest first)."""
 
         def work(conn: Connection) -> tuple[int, list[tuple]]:
-            last = conn.execute("SELECT COALESCE(MAX(id), 0) FROM submissions").fetchone()[0]
+            last = conn.execute("SELECT COALESCE(MAX(id), 0) AS id FROM submissions").fetchone().id
             rows = conn.execute(
                 f"SELECT learner_id, id, language, source, status, result FROM submissions WHERE {CLASS_LEARNERS} "
                 "AND exercise_id = ? AND origin = '' AND id <= ? ORDER BY id", (class_id, exercise_id, last)).fetchall()
@@ -63,7 +63,7 @@ class RegradeStore:
             regrade_id = int(conn.execute(
                 "INSERT INTO regrades (class_id, exercise_id, pick, cases, nonce, state, last_run, created_at) "
                 "VALUES (?, ?, ?, ?, ?, 'grading', ?, ?) RETURNING id",
-                (class_id, exercise_id, pick, cases, nonce, last_run, at)).fetchone()[0])
+                (class_id, exercise_id, pick, cases, nonce, last_run, at)).fetchone().id)
             for learner, submission, language, passed in runs:
                 conn.execute("INSERT INTO regrade_runs (regrade_id, learner_id, submission_id, language, passed_before) "
                              "VALUES (?, ?, ?, ?, ?)", (regrade_id, learner, submission, language, int(passed)))
@@ -82,8 +82,8 @@ class RegradeStore:
         return [dict(zip(REGRADE_COLUMNS.split(", "), row)) for row in rows]
 
     def runs(self, regrade_id: int) -> list[tuple]:
-        """(learner, name, submission id, language, source, passed before, after status, job, the run's work
-        time) of each run."""
+        """Records (learner_id, name, submission_id, language, source, passed_before, after_status, job_id, at: the
+        run's work time) of each run."""
         return self.database.read(lambda conn: conn.execute(
             "SELECT r.learner_id, a.name, r.submission_id, r.language, s.source, r.passed_before, r.after_status, "
             "r.job_id, s.at FROM regrade_runs r JOIN accounts a ON a.id = r.learner_id "

@@ -109,7 +109,7 @@ def sound_rows(table: str, columns: Iterable[str], rows: Iterable[tuple], *, kee
 
     ``columns`` names the checked columns in order; the first ``keep`` values of a row, and any after the
     checked ones, are passed through unchecked (a learner id, a count). Every other row is reported and
-    skipped."""
+    skipped. A row read from the database stays a record of its columns (``row.at``)."""
     readers = [(column, COLUMNS[table][column]) for column in columns]
     kept = []
     for row in rows:
@@ -122,5 +122,6 @@ def sound_rows(table: str, columns: Iterable[str], rows: Iterable[tuple], *, kee
                 break
             decoded.append(usable)
         else:
-            kept.append((*row[:keep], *decoded, *row[keep + len(readers):]))
+            values = (*row[:keep], *decoded, *row[keep + len(readers):])
+            kept.append(row._make(values) if hasattr(row, "_make") else values)
     return kept

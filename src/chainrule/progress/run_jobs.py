@@ -107,10 +107,10 @@ class RunJobs:
             found = conn.execute("SELECT id FROM grading_jobs WHERE learner_id = ? AND request_key = ?",
                                  (learner_id, key)).fetchone()
             if found is not None:
-                return int(found[0]), True
+                return int(found.id), True
             open_runs = conn.execute(
-                "SELECT COUNT(*) FROM grading_jobs WHERE learner_id = ? AND state IN (?, ?)",
-                (learner_id, *OPEN_STATES)).fetchone()[0]
+                "SELECT COUNT(*) AS runs FROM grading_jobs WHERE learner_id = ? AND state IN (?, ?)",
+                (learner_id, *OPEN_STATES)).fetchone().runs
             if open_runs >= self.max_open:
                 return None, False
             row = conn.execute(
@@ -118,7 +118,7 @@ class RunJobs:
                 "submitted_ts, deadline_ts, work_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
                 (learner_id, key, exercise_id, language, source, QUEUED, now, now + self.deadline_seconds, work_at),
             ).fetchone()
-            return int(row[0]), True
+            return int(row.id), True
 
         # The learner's lock: two tabs submitting at once see each other's count.
         return self.database.write(work, lock=learner_id)
@@ -131,16 +131,17 @@ class RunJobs:
             "WHERE id = ? AND learner_id = ?", (job_id, learner_id)).fetchone())
         if row is None:
             return None
-        if row[1] in OPEN_STATES and self._now() > row[3]:
-            self.end(int(row[0]), EXPIRED)
+        if row.state in OPEN_STATES and self._now() > row.deadline_ts:
+            self.end(int(row.id), EXPIRED)
             return self.status(learner_id, job_id)
-        answer: dict[str, Any] = {"job": int(row[0]), "state": row[1], "exercise": row[4], "language": row[5]}
-        if row[1] == QUEUED:
-            answer["position"] = self.position(int(row[0]))
-        if row[1] in OPEN_STATES:
+        answer: dict[str, Any] = {"job": int(row.id), "state": row.state, "exercise": row.exercise_id,
+                                  "language": row.language}
+        if row.state == QUEUED:
+            answer["position"] = self.position(int(row.id))
+        if row.state in OPEN_STATES:
             answer["poll_after"] = poll_after(answer.get("position", 0))
-        if row[2] is not None:
-            answer["result" if row[1] == GRADED else "ended"] = json.loads(row[2])
+        if row.result is not None:
+            answer["result" if row.state == GRADED else "ended"] = json.loads(row.result)
         return answer
 
     def position(self, job_id: int) -> int:
@@ -173,8 +174,8 @@ class RunJobs:
         """An account removed: its runs are deleted (a worker still grading one keeps nothing); how many
         were still waiting or running."""
         def work(conn: Connection) -> int:
-            waiting = conn.execute("SELECT COUNT(*) FROM grading_jobs WHERE learner_id = ? AND state IN (?, ?)",
-                                   (learner_id, *OPEN_STATES)).fetchone()[0]
+            waiting = conn.execute("SELECT COUNT(*) AS runs FROM grading_jobs WHERE learner_id = ? AND state IN (?, ?)",
+                                   (learner_id, *OPEN_STATES)).fetchone().runs
             conn.execute("DELETE FROM grading_jobs WHERE learner_id = ?", (learner_id,))
             return int(waiting)
 
@@ -203,10 +204,10 @@ class RunJobs:
         before = self._now() - older_than_seconds
 
         def work(conn: Connection) -> list[int]:
-            queued = conn.execute("SELECT COUNT(*) FROM grading_jobs WHERE state = ? AND queue_job_id IS NOT NULL",
-                                  (QUEUED,)).fetchone()[0]
-            waiting = conn.execute("SELECT COUNT(*) FROM procrastinate_jobs WHERE queue_name = ? AND status = 'todo'",
-                                   (queue,)).fetchone()[0]
+            queued = conn.execute("SELECT COUNT(*) AS runs FROM grading_jobs WHERE state = ? "
+                                  "AND queue_job_id IS NOT NULL", (QUEUED,)).fetchone().runs
+            waiting = conn.execute("SELECT COUNT(*) AS jobs FROM procrastinate_jobs WHERE queue_name = ? "
+                                   "AND status = 'todo'", (queue,)).fetchone().jobs
             if queued <= waiting:
                 return []
             rows = conn.execute(
@@ -242,18 +243,20 @@ class RunJobs:
                 order = _queued_in_turns(conn)
                 if not order:
                     return None
-                row = (order[0],)
-            job_id = int(row[0])
+                job_id = int(order[0])
+            else:
+                job_id = int(row.id)
             found = conn.execute("SELECT learner_id, exercise_id, language, source, attempts, deadline_ts "
                                  "FROM grading_jobs WHERE id = ?", (job_id,)).fetchone()
-            verdict = EXPIRED if now > found[5] else STOPPED if found[4] >= MAX_STARTS else None
+            verdict = EXPIRED if now > found.deadline_ts else STOPPED if found.attempts >= MAX_STARTS else None
             if verdict is not None:
                 conn.execute("UPDATE grading_jobs SET state = ?, result = ?, finished_ts = ? WHERE id = ?",
                              (ENDED, _ended(verdict), now, job_id))
                 return None
             conn.execute("UPDATE grading_jobs SET state = ?, attempts = attempts + 1, started_ts = ?, worker = ?, "
                          "queue_job_id = ? WHERE id = ?", (RUNNING, now, worker, queue_job_id, job_id))
-            return Run(job_id, int(found[0]), found[1], found[2], found[3], int(found[4]) + 1)
+            return Run(job_id, int(found.learner_id), found.exercise_id, found.language, found.source,
+                       int(found.attempts) + 1)
 
         return self.database.write(work, lock=PICK_LOCK)
 

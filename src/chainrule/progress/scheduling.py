@@ -45,7 +45,7 @@ def fitted_parameters(conn: Connection, learner_id: int) -> list[float] | None:
         "(SELECT 'class:' || class_id FROM accounts WHERE id = ?)) ORDER BY scope DESC LIMIT 1",
         (fit_scope("learner", learner_id), int(learner_id)),
     ).fetchone()
-    return None if row is None else [float(x) for x in json.loads(row[0])]
+    return None if row is None else [float(x) for x in json.loads(row.parameters)]
 
 
 def interleave_lessons(due: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -1,7 +1,7 @@
 """The progress database schema, as an ordered list of migrations (applied by migrations.py).
 
-Each step runs on SQLite and on PostgreSQL; its DDL is written in SQLite's words (migrations.ddl_for
-translates the few PostgreSQL spells differently). Never edit a migration that has shipped: append a
+Each step runs on SQLite and on PostgreSQL; its DDL is written in SQLite's words (dialect.py renders
+the few PostgreSQL spells differently). Never edit a migration that has shipped: append a
 new function to MIGRATIONS instead.
 """
 
@@ -132,11 +132,8 @@ def _migration_2_learner_per_row(conn: Connection) -> None:
         )
         if index is not None:
             conn.execute(f"CREATE INDEX {index[0]} ON {table} (learner_id, {index[1]})")
-        if "id" in names and conn.dialect == "postgresql":
-            # Copied ids do not move PostgreSQL's identity sequence: start it after the highest.
-            conn.execute(
-                f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), COALESCE(MAX(id), 0) + 1, false) FROM {table}"
-            )
+        if "id" in names:
+            conn.speaks.restart_ids(conn, table)  # copied ids do not move PostgreSQL's identity sequence
 
 
 def _migration_3_classes(conn: Connection) -> None:
@@ -535,15 +532,7 @@ def _migration_13_credit_marks_and_audit_log(conn: Connection) -> None:
         """,
     )
     refused = "the audit log is append-only: its entries cannot be changed or deleted"
-    if conn.dialect == "sqlite":
-        for event in ("UPDATE", "DELETE"):
-            conn.execute(f"CREATE TRIGGER audit_log_no_{event.lower()} BEFORE {event} ON audit_log "
-                         f"BEGIN SELECT RAISE(ABORT, '{refused}'); END")
-        return
-    conn.execute("CREATE FUNCTION audit_log_append_only() RETURNS trigger LANGUAGE plpgsql AS "
-                 f"$$ BEGIN RAISE EXCEPTION '{refused}'; END $$")
-    conn.execute("CREATE TRIGGER audit_log_append_only BEFORE UPDATE OR DELETE OR TRUNCATE ON audit_log "
-                 "FOR EACH STATEMENT EXECUTE FUNCTION audit_log_append_only()")
+    conn.speaks.refuse_changes(conn, "audit_log", refused)
 
 
 def _migration_14_work_times(conn: Connection) -> None:
@@ -591,6 +580,13 @@ def _migration_16_help_by_exercise(conn: Connection) -> None:
     conn.execute("CREATE INDEX help_used_by_exercise ON help_used (learner_id, exercise_id, kind, number, id)")
 
 
+def _migration_17_credit_marks_keep_8_byte_credit(conn: Connection) -> None:
+    """credit_marks.credit was made a 4-byte float in PostgreSQL (migration 13's DDL was then translated by
+    substring, which missed "REAL,"): a credit given by hand read back rounded (0.1 as 0.10000000149). Now an
+    8-byte float there too, as everywhere else; SQLite's REAL always was one."""
+    conn.speaks.make_double(conn, "credit_marks", "credit")
+
+
 # Ordered; index i holds the migration that takes the schema version i to i + 1.
 MIGRATIONS: list[Callable[[Connection], None]] = [
     _migration_1_initial,
@@ -609,6 +605,7 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     _migration_14_work_times,
     _migration_15_strangers_rows,
     _migration_16_help_by_exercise,
+    _migration_17_credit_marks_keep_8_byte_credit,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -6,13 +6,25 @@ passwords stay possible. classes/sso.py holds the rules.
 from __future__ import annotations
 
 import json
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 from chainrule.progress.class_store import ACCOUNT_LOCK
 from chainrule.progress.connection import Connection
 from chainrule.progress.lti_store import add_stranger_row, linked_account, use_login
 
 PROVIDER_COLUMNS = "id, name, issuer, client_id, client_secret"
+
+
+class SsoLogin(NamedTuple):
+    """A sign-in in progress (sso_logins): the provider asked, its nonce and PKCE verifier, what the person
+    meant to do, when it began and when it was used (None: not yet)."""
+
+    provider_id: int
+    nonce: str
+    verifier: str
+    intent: dict
+    created_ts: float
+    used_ts: float | None
 
 
 class SsoStore:
@@ -29,19 +41,20 @@ class SsoStore:
             row = conn.execute("SELECT id FROM sso_providers WHERE name = ?", (name,)).fetchone()
             if row is not None:
                 conn.execute("UPDATE sso_providers SET issuer = ?, client_id = ?, client_secret = ? WHERE id = ?",
-                             (issuer, client_id, client_secret, row[0]))
-                return int(row[0])
+                             (issuer, client_id, client_secret, row.id))
+                return int(row.id)
             return int(conn.execute("INSERT INTO sso_providers (name, issuer, client_id, client_secret, created_at) "
                                     "VALUES (?, ?, ?, ?, ?) RETURNING id",
-                                    (name, issuer, client_id, client_secret, at)).fetchone()[0])
+                                    (name, issuer, client_id, client_secret, at)).fetchone().id)
 
         return self.database.write(work, lock=ACCOUNT_LOCK)
 
-    def providers(self) -> list[tuple]:
+    def providers(self) -> list[Any]:
+        """Records of PROVIDER_COLUMNS (provider.issuer, ...), by name."""
         return self._read(lambda conn: conn.execute(
             f"SELECT {PROVIDER_COLUMNS} FROM sso_providers ORDER BY name").fetchall())
 
-    def provider(self, provider_id: int) -> tuple | None:
+    def provider(self, provider_id: int) -> Any | None:
         return self._read(lambda conn: conn.execute(
             f"SELECT {PROVIDER_COLUMNS} FROM sso_providers WHERE id = ?", (provider_id,)).fetchone())
 
@@ -52,8 +65,8 @@ class SsoStore:
             row = conn.execute("SELECT id FROM sso_providers WHERE name = ?", (name,)).fetchone()
             if row is None:
                 return False
-            conn.execute("DELETE FROM sso_logins WHERE provider_id = ?", (row[0],))
-            conn.execute("DELETE FROM sso_providers WHERE id = ?", (row[0],))
+            conn.execute("DELETE FROM sso_logins WHERE provider_id = ?", (row.id,))
+            conn.execute("DELETE FROM sso_providers WHERE id = ?", (row.id,))
             return True
 
         return self.database.write(work, lock=ACCOUNT_LOCK)
@@ -67,12 +80,13 @@ class SsoStore:
                                                        "nonce": nonce, "verifier": verifier, "intent": intent},
                          client, now, budget)
 
-    def login(self, state_hash: str) -> tuple | None:
-        """(provider id, nonce, verifier, intent, created_ts, used_ts), or None."""
+    def login(self, state_hash: str) -> SsoLogin | None:
+        """The sign-in in progress of this state, or None."""
         row = self._read(lambda conn: conn.execute(
             "SELECT provider_id, nonce, verifier, intent, created_ts, used_ts FROM sso_logins WHERE state_hash = ?",
             (state_hash,)).fetchone())
-        return None if row is None else (int(row[0]), row[1], row[2], json.loads(row[3]), float(row[4]), row[5])
+        return None if row is None else SsoLogin(int(row.provider_id), row.nonce, row.verifier, json.loads(row.intent),
+                                                 float(row.created_ts), row.used_ts)
 
     def use_login(self, state_hash: str, now: float) -> bool:
         return use_login(self.database, "sso_logins", state_hash, now)
@@ -80,7 +94,7 @@ class SsoStore:
     # ---------------------------------------------------------------- linked accounts
 
     def linked_accounts(self, issuer: str, subject: str) -> list[int]:
-        return [int(row[0]) for row in self._read(lambda conn: conn.execute(
+        return [int(row.account_id) for row in self._read(lambda conn: conn.execute(
             "SELECT account_id FROM sso_users WHERE issuer = ? AND subject = ? ORDER BY account_id",
             (issuer, subject)).fetchall())]
 
@@ -92,7 +106,7 @@ class SsoStore:
             taken = conn.execute("SELECT account_id FROM sso_users WHERE (issuer = ? AND subject = ? AND class_id = ?) "
                                  "OR account_id = ?", (issuer, subject, class_id, account_id)).fetchall()
             if taken:
-                return all(int(row[0]) == account_id for row in taken) and len(taken) == 1
+                return all(int(row.account_id) == account_id for row in taken) and len(taken) == 1
             conn.execute("INSERT INTO sso_users (issuer, subject, class_id, account_id) VALUES (?, ?, ?, ?)",
                          (issuer, subject, class_id, account_id))
             return True
@@ -109,7 +123,7 @@ class SsoStore:
     def unlinked_people(self, class_id: int) -> list[tuple[int, str, str]]:
         """(account id, name, role) of everyone in the class who has no linked sign-in account (neither a
         provider's nor an LMS's): with passwords off they could not sign in. Teachers first, then by name."""
-        return [(int(row[0]), row[1], row[2]) for row in self._read(lambda conn: conn.execute(
+        return [(int(row.id), row.name, row.role) for row in self._read(lambda conn: conn.execute(
             "SELECT a.id, a.name, a.role FROM accounts a WHERE a.class_id = ? "
             "AND NOT EXISTS (SELECT 1 FROM sso_users s WHERE s.account_id = a.id) "
             "AND NOT EXISTS (SELECT 1 FROM lti_users l WHERE l.account_id = a.id) "
@@ -124,7 +138,7 @@ class SsoStore:
     def passwords_allowed(self, class_id: int) -> bool:
         row = self._read(lambda conn: conn.execute(
             "SELECT passwords FROM class_sign_in WHERE class_id = ?", (class_id,)).fetchone())
-        return row is None or bool(row[0])
+        return row is None or bool(row.passwords)
 
     def set_passwords(self, class_id: int, allowed: bool) -> None:
         self.database.write(lambda conn: conn.execute(

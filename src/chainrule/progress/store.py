@@ -281,7 +281,7 @@ class ProgressStore:
                 "INSERT INTO submissions (learner_id, exercise_id, language, source, result, status, at, origin) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
                 (self.learner_id, exercise_id, language, source, result_json, status, at, origin),
-            ).fetchone()[0]
+            ).fetchone().id
             if claim is not None and not claim(conn, int(submission_id)):
                 raise _AlreadyKept
             if not origin:
@@ -308,8 +308,8 @@ class ProgressStore:
     def submission_count(self) -> int:
         return self._read(
             lambda conn: conn.execute(
-                "SELECT COUNT(*) FROM submissions WHERE learner_id = ?", (self.learner_id,)
-            ).fetchone()[0]
+                "SELECT COUNT(*) AS runs FROM submissions WHERE learner_id = ?", (self.learner_id,)
+            ).fetchone().runs
         )
 
     def failed_runs(self, exercise_id: str) -> int:
@@ -317,10 +317,10 @@ class ProgressStore:
         _require_text("exercise_id", exercise_id)
         return self._read(
             lambda conn: conn.execute(
-                "SELECT COUNT(*) FROM submissions WHERE learner_id = ? AND exercise_id = ? AND status != 'pass' "
-                "AND origin = ''",
+                "SELECT COUNT(*) AS runs FROM submissions WHERE learner_id = ? AND exercise_id = ? "
+                "AND status != 'pass' AND origin = ''",
                 (self.learner_id, exercise_id),
-            ).fetchone()[0]
+            ).fetchone().runs
         )
 
     # ---------------------------------------------------------------- quiz and review cards
@@ -330,7 +330,7 @@ class ProgressStore:
             "SELECT card FROM cards WHERE learner_id = ? AND lesson_id = ? AND question_id = ?",
             (self.learner_id, lesson_id, question_id),
         ).fetchone()
-        return None if row is None else row[0]
+        return None if row is None else row.card
 
     def _put_card(self, conn: Connection, lesson_id: str, question_id: str, card: Card) -> None:
         conn.execute(

@@ -227,15 +227,15 @@ def _deep_link(lti: Lti, services: LtiServices, settings: dict, chosen: list[str
     wanted = {}
     for resource in chosen:
         wanted[resource] = not lti.tables.line_items(int(settings["context"]), resource)
-        if wanted[resource] and context is not None and context[5]:
+        if wanted[resource] and context is not None and context.lineitems_url:
             try:
-                wanted[resource] = not services.line_items(platform, context[5], resource)
+                wanted[resource] = not services.line_items(platform, context.lineitems_url, resource)
             except RemoteError as error:  # unknown: leave the column to the score sender, which looks again
                 log.warning("could not list the course's gradebook columns: %s", error)
                 wanted[resource] = False
         lti.tables.link_resource(int(settings["context"]), resource)
     if PATH in chosen and context is not None:  # the teacher added the whole path: that is choosing its column
-        lti.tables.set_path_column(int(settings["context"]), int(context[3]), PATH, True)
+        lti.tables.set_path_column(int(settings["context"]), int(context.class_id), PATH, True)
     return services.deep_link_answer(platform, settings, chosen, wanted)
 
 
@@ -257,14 +257,14 @@ async def roster(request: Request, account: Teacher) -> dict[str, Any]:
     context = _context(request, account)
     lti, services = _lti(request), _services(request)
     linked = await anyio.to_thread.run_sync(lti.tables.linked_people, account.class_id)
-    platform = await anyio.to_thread.run_sync(lti.platform, int(context[1]))
-    if not context[7]:
-        return {"course": context[4], "members": [], "error": "The LMS has not offered this course's roster to "
+    platform = await anyio.to_thread.run_sync(lti.platform, int(context.platform_id))
+    if not context.memberships_url:
+        return {"course": context.title, "members": [], "error": "The LMS has not offered this course's roster to "
                 "chainrule (the administrator enables Names and Role Provisioning Services for the tool)."}
     try:
-        members = await anyio.to_thread.run_sync(services.roster, platform, context[7])
+        members = await anyio.to_thread.run_sync(services.roster, platform, context.memberships_url)
     except RemoteError as error:
-        return {"course": context[4], "members": [], "error": f"The roster could not be read: {error}"}
+        return {"course": context.title, "members": [], "error": f"The roster could not be read: {error}"}
     from chainrule.classes.lti import role_of
 
     shown = []
@@ -275,7 +275,7 @@ async def roster(request: Request, account: Teacher) -> dict[str, Any]:
                       "status": str(member.get("status") or "Active")[:20],
                       "launched": (platform.issuer, subject) in linked})
     shown.sort(key=lambda member: (member["launched"], member["role"] != "learner", member["name"].casefold()))
-    return {"course": context[4], "members": shown, "error": ""}
+    return {"course": context.title, "members": shown, "error": ""}
 
 
 @router.get("/api/class/lms/scores")
@@ -283,8 +283,8 @@ async def scores(request: Request, account: Teacher) -> dict[str, Any]:
     """Every score of the class on its way to the LMS gradebook, or there."""
     _context(request, account)
     rows = await anyio.to_thread.run_sync(_lti(request).tables.outbox, account.class_id)
-    return {"scores": [{"learner": row[1], "lesson": row[2], "score": row[3], "maximum": row[4], "sent": bool(row[5]),
-                        "attempts": int(row[6]), "error": row[7]} for row in rows]}
+    return {"scores": [{"learner": row.name, "lesson": row.resource, "score": row.score_given, "maximum": row.score_maximum,
+                        "sent": bool(row.sent), "attempts": int(row.attempts), "error": row.last_error} for row in rows]}
 
 
 @router.get("/api/class/lms/path-column")
