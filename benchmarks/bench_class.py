@@ -206,7 +206,7 @@ def queue_cost(cluster: str, runs: int, rounds: int) -> dict:
     """What the queue costs: rounds of K runs queued at once and graded by one worker process, each next to
     K runs of grade() called one after another in this process (rounds interleaved, as the machine's load
     drifts); the medians of the rates and of the per-round ratio."""
-    from chainrule.classes.grading import QueuedRuns, Submission
+    from chainrule.classes.graded_runs import QueuedRuns, Submission
     from chainrule.progress import open_store
 
     url = new_postgres_schema(cluster)

@@ -39,7 +39,7 @@ def main() -> int:
 
     from chainrule import lessons
     from chainrule.classes.accounts import Accounts
-    from chainrule.classes.grading import QueuedRuns
+    from chainrule.classes.graded_runs import QueuedRuns
     from chainrule.classes.regrade import Regrades
     from chainrule.grading import grade_now, reference_source
     from chainrule.progress import open_store

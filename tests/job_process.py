@@ -98,7 +98,7 @@ class Class:
         self.url = url
         self.store = open_store(database=url, fuzzing=False)
         self.accounts = Accounts(self.store, hasher=FAST_HASHER)
-        from chainrule.classes.grading import QueuedRuns
+        from chainrule.classes.graded_runs import QueuedRuns
 
         self.runs = QueuedRuns(self.store, url, **grader_options)
         self.app = create_class_app(self.store, accounts=self.accounts, runs=self.runs,

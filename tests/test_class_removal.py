@@ -20,7 +20,7 @@ from starlette.requests import Request
 
 from chainrule.progress import StoreError, open_store
 from chainrule.progress.people_store import ANONYMISED, DELETED_WITH_ACCOUNT, KEPT_AFTER_REMOVAL
-from chainrule.web.errors import answer_for
+from chainrule.web.error_answers import answer_for
 from class_process import PASSWORD, ClassServer, csrf_of
 from postgres_cluster import new_postgres_schema
 

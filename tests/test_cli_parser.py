@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import importlib
 import subprocess
 import sys
 from pathlib import Path
@@ -96,8 +97,8 @@ def test_import_chainrule_loads_its_names_when_used() -> None:
     assert [name for name in run.stdout.split() if name.startswith("chainrule")] == ["chainrule"]
     loaded = imported_by("--version")  # no command's module either
     assert not any(name.startswith("chainrule.commands.") for name in loaded), loaded
-    assert loaded & {"chainrule.engine", "chainrule.trace", "chainrule.draw", "chainrule.compile",
-                     "chainrule.replay", "chainrule.explain", "chainrule.func"} == set()
+    assert loaded & {"chainrule.engine", "chainrule.traces", "chainrule.drawing", "chainrule.compiled",
+                     "chainrule.replay", "chainrule.explanations", "chainrule.func"} == set()
 
 
 def test_grading_a_file_loads_no_web_server(tmp_path) -> None:
@@ -107,7 +108,7 @@ def test_grading_a_file_loads_no_web_server(tmp_path) -> None:
     loaded = imported_by("check", "local-gradients.py", cwd=tmp_path)
     assert "chainrule.grading.grader" in loaded  # it did grade
     assert loaded & {"fastapi", "starlette", "uvicorn", "pydantic", "jinja2", "chainrule.web", "chainrule.classes",
-                     "xml.sax.saxutils", "chainrule.draw"} == set(), loaded
+                     "xml.sax.saxutils", "chainrule.drawing"} == set(), loaded
 
 
 def test_the_worker_and_the_lesson_help_load_no_web_framework() -> None:
@@ -117,14 +118,20 @@ def test_the_worker_and_the_lesson_help_load_no_web_framework() -> None:
 
 def test_the_package_keeps_its_public_names() -> None:
     import chainrule
-    import chainrule.compile
-    import chainrule.draw
-    import chainrule.trace
+    import chainrule.compiled
+    import chainrule.drawing
+    import chainrule.traces
     from chainrule.engine import Value
-    from chainrule.trace import trace
+    from chainrule.traces import trace
 
-    # Loading a submodule whose name is also a function's leaves the function on the package.
-    assert chainrule.trace is trace and callable(chainrule.draw) and callable(chainrule.compile)
+    # The functions and their modules have names of their own (issue 46 item 4): both are reachable, and
+    # loading a module changes nothing the package's names mean.
+    assert chainrule.trace is trace and chainrule.traces.trace is trace
+    assert chainrule.draw is chainrule.drawing.draw and chainrule.compile is chainrule.compiled.compile
+    assert chainrule.explain is importlib.import_module("chainrule.explanations").explain
+    for shadowing in ("chainrule.trace", "chainrule.draw", "chainrule.compile", "chainrule.explain"):
+        with pytest.raises(ModuleNotFoundError):
+            importlib.import_module(shadowing)
     assert chainrule.Value is Value and chainrule.func.__name__ == "chainrule.func"
     assert all(hasattr(chainrule, name) for name in chainrule.__all__)
     assert set(chainrule.__all__) <= set(dir(chainrule))

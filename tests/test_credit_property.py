@@ -29,7 +29,7 @@ from chainrule import lessons
 from chainrule.classes import CLASS_DATABASE
 from chainrule.classes.accounts import Accounts
 from chainrule.classes.deadlines import Deadlines
-from chainrule.classes.grading import InProcessRuns, keep_graded_job
+from chainrule.classes.graded_runs import InProcessRuns, keep_graded_job
 from chainrule.classes.regrade import Regrades
 from chainrule.classes.report import ClassReport
 from chainrule.progress import open_store

@@ -10,9 +10,9 @@ import pytest
 
 import chainrule
 from chainrule import Value
-from chainrule.draw import draw
+from chainrule.drawing import draw
 from chainrule.expr import parse
-from chainrule.trace import trace
+from chainrule.traces import trace
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -150,14 +150,14 @@ def test_bad_format_is_a_clear_error():
 def test_chainrule_draw_stays_the_function_after_module_import():
     import importlib
 
-    module = importlib.import_module("chainrule.draw")
+    module = importlib.import_module("chainrule.drawing")
 
     out = section03()
     assert chainrule.draw(out, format="text") == module.draw(out, format="text")
 
 
 def test_narrow_layout_runs_top_to_bottom_without_overlaps():
-    from chainrule.draw import geometry
+    from chainrule.drawing import geometry
 
     g = geometry(trace(section03()), "narrow")
     y = {n["label"]: g["boxes"][n["id"]]["y"] for n in trace(section03())["nodes"]}
@@ -176,7 +176,7 @@ def test_narrow_layout_runs_top_to_bottom_without_overlaps():
 def test_edge_labels_stay_clear_of_arrowheads(shape):
     """An edge label (at most "+= -0.1234", 10 characters of the page's 13 px monospace font: 80 px by
     15 px) starts next to the box its edge leaves; the arrowhead (9 px) sits at the edge's other end."""
-    from chainrule.draw import geometry
+    from chainrule.drawing import geometry
 
     label_w, label_h, arrow = 80, 15, 9
     for out in (section03(), mlp(0)):
@@ -194,7 +194,7 @@ def test_edge_labels_stay_clear_of_arrowheads(shape):
 def test_lesson_graphs_fit_a_phone_and_a_desktop_frame():
     """Every lesson graph fits the frame a page gives it: about 340 px on a 390 px phone (narrow) and
     1,170 px on a 1280 px desktop (wide), with boxes sized to their own text (issue 32 item 1)."""
-    from chainrule.draw import geometry
+    from chainrule.drawing import geometry
     from chainrule.lessons import build_lesson_graph, lesson_data
 
     for lesson in ("computational-graphs", "backprop", "gradient-descent-linear-regression"):
@@ -208,7 +208,7 @@ def test_every_box_is_as_wide_as_the_longest_text_it_shows():
     """Issue 32 item 2: the layout reads every text a box will show while the steps play (label, each
     value and gradient, "?") and sizes the box so that "data"/"grad" and the longest number fit side by
     side, and the label fits (at 12 px at least); long numbers widen the boxes that show them."""
-    from chainrule.draw import SHAPES, geometry, shown_texts, text_width
+    from chainrule.drawing import SHAPES, geometry, shown_texts, text_width
 
     a, b = Value(-999.9876, label="a"), Value(123.4567, label="a_long_name")
     out = (a * b).tanh() + a * b * 1e-9
@@ -235,7 +235,7 @@ def test_every_box_is_as_wide_as_the_longest_text_it_shows():
 def test_edge_labels_are_clear_of_boxes_ops_and_each_other(shape):
     """An edge's label (its "+= ..." at a backward step, as wide as its longest text) touches no box and
     no op ellipse, and no other label shown at the same step (the edges into the same op)."""
-    from chainrule.draw import SHAPES, geometry, shown_texts, text_width
+    from chainrule.drawing import SHAPES, geometry, shown_texts, text_width
 
     size = SHAPES[shape]["type"]["edge"]
     x = Value(-0.123456, label="x")

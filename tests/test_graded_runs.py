@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from chainrule.classes.grading import InProcessRuns, Submission, ended_result, job_answer, kept, refused
+from chainrule.classes.graded_runs import InProcessRuns, Submission, ended_result, job_answer, kept, refused
 from chainrule.grading import configure_concurrency, gate, grade, reference_source
 from chainrule.grading.grader import restore_concurrency
 from chainrule.progress.run_jobs import CANNOT_GRADE, EXPIRED, STOPPED, poll_after

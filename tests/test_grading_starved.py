@@ -159,7 +159,7 @@ def test_a_starved_run_is_the_servers_delay_and_three_of_them_do_not_open_the_mo
 
 @needs_cpu_limit
 def test_a_starved_run_on_a_worker_ends_ungraded_and_counts_for_nothing(starving, store_place):
-    from chainrule.classes.grading import job_answer
+    from chainrule.classes.graded_runs import job_answer
     from chainrule.commands.worker import _grade_turn
     from chainrule.progress import open_store
     from chainrule.progress.run_jobs import ENDED, RunJobs

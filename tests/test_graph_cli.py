@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from chainrule.cli import main
 from chainrule.expr import parse
-from chainrule.trace import TRACE_SCHEMA
+from chainrule.traces import TRACE_SCHEMA
 
 NEURON = ["tanh(x1*w1 + x2*w2 + b)", "x1=2", "x2=0", "w1=-3", "w2=1", "b=6.8813735870195432"]
 

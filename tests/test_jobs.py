@@ -218,7 +218,7 @@ def test_a_class_in_sqlite_has_no_jobs_and_grades_in_process(tmp_path):
 
 
 def test_a_result_delivered_twice_is_kept_once_and_a_run_started_too_often_ends(store_place):
-    from chainrule.classes.grading import job_answer, keep_graded_job
+    from chainrule.classes.graded_runs import job_answer, keep_graded_job
 
     store = open_store(**store_place("class"), fuzzing=False)
     try:
@@ -443,7 +443,7 @@ def test_threads_that_come_and_go_leave_no_connections_open(postgres_cluster):
 
 
 def test_a_graded_runs_result_is_kept_in_one_place_for_both_backends():
-    """Issue 46 item 3: in process and queued, a result becomes a submission through classes/grading.py's
+    """Issue 46 item 3: in process and queued, a result becomes a submission through classes/graded_runs.py's
     keep() alone (the worker's keep_graded_job passes the job's claim to it): no other module of the package
     calls the store's record_submission."""
     import ast
@@ -458,4 +458,4 @@ def test_a_graded_runs_result_is_kept_in_one_place_for_both_backends():
                 calls = [node for node in ast.walk(function) if isinstance(node, ast.Call)
                          and isinstance(node.func, ast.Attribute) and node.func.attr == "record_submission"]
                 callers += [f"{path.relative_to(package)}:{function.name}"] * bool(calls)
-    assert callers == ["classes/grading.py:keep"], callers
+    assert callers == ["classes/graded_runs.py:keep"], callers

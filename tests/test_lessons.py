@@ -185,7 +185,7 @@ def test_format_number(x, text):
 
 
 def test_lesson_text_formats_numbers_like_the_trace():
-    from chainrule.trace import format_number as trace_format_number
+    from chainrule.traces import format_number as trace_format_number
 
     assert format_number is trace_format_number
 

@@ -169,7 +169,7 @@ def test_the_tangent_graph_writes_one_minus_o_squared_in_parentheses() -> None:
 
 
 def test_the_slopes_estimate_at_a_tiny_h_is_not_shown_as_exact() -> None:
-    from chainrule.web.numbers import plot_with_texts
+    from chainrule.web.page_numbers import plot_with_texts
 
     plot = plot_with_texts(lesson_plots("slopes-and-the-chain-rule"))
     tiny = next(n for n in plot["nudges"] if n["name"] == "tiny")

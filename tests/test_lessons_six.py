@@ -20,7 +20,7 @@ import pytest
 
 from chainrule.grading import exercise_cases, get_exercise, reference_source, starter_source
 from chainrule.grading.diagnoses import diagnose_run
-from chainrule.grading.numbers import all_same_graded
+from chainrule.grading.rounding import all_same_graded
 from chainrule.lessons import (
     check_prediction,
     check_quiz_answer,
@@ -364,7 +364,7 @@ def test_the_new_plots_numbers_arrive_as_the_one_text_for_a_number():
     """The pages format no number: the nudge plot's log ticks, each nudge's numbers, the boundary plot's rates
     and the sweeps' Jacobian entries come with their texts, and formulas read with × (texts written by hand)."""
     from chainrule.lessons.loader import lesson_plots
-    from chainrule.web.numbers import plot_with_texts
+    from chainrule.web.page_numbers import plot_with_texts
 
     nudge = plot_with_texts(lesson_plots(SLOPES))
     # h runs from 1 down to 1e-13, the errors from 4 down to about 7e-8: ticks every third and second power.

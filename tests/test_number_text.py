@@ -14,7 +14,7 @@ import pytest
 import chainrule
 from chainrule import Value
 from chainrule.lessons.text import fill
-from chainrule.trace import trace_to_json
+from chainrule.traces import trace_to_json
 from chainrule.number_text import (
     format_percent, number_fields, operand_text, place_numbers, with_number_texts,
 )
@@ -120,7 +120,7 @@ def test_a_share_is_a_whole_percentage():
 def test_a_number_too_large_for_a_float_is_refused_for_its_size_everywhere_it_is_typed():
     from chainrule.lessons import check_quiz_answer
     from chainrule.lessons.playground import PlaygroundError, run_playground
-    from chainrule.web.numbers import read_explore_number, read_number
+    from chainrule.web.page_numbers import read_explore_number, read_number
 
     said = check_quiz_answer("backprop", "product-gradient", "1e400")["reason"]
     assert said.startswith("1e400 is too large") and "digits" not in said

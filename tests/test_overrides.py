@@ -23,7 +23,7 @@ from chainrule.classes.overrides import Overrides
 from chainrule.classes.regrade import Regrades
 from chainrule.errors import InputError
 from chainrule.progress.audit_store import Actor
-from chainrule.progress.errors import StoreError
+from chainrule.progress.store_errors import StoreError
 from deadline_world import backprop, change, gradebook, made, server, teacher_client  # noqa: F401 (fixtures)
 from lti_world import backprop_link, world  # noqa: F401 (fixtures: the LMS platform and the tool)
 

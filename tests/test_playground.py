@@ -12,7 +12,7 @@ from chainrule.expr import ExpressionError, parse
 from chainrule.lessons.playground import (
     MAX_BOXES, MAX_CHARS, MAX_NAME, STARTING_VALUES, PlaygroundError, run_playground,
 )
-from chainrule.trace import format_number
+from chainrule.traces import format_number
 
 from reference_torch import needs_torch, torch  # noqa: E402
 

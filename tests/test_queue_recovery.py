@@ -179,7 +179,7 @@ def test_a_store_says_at_once_that_postgresql_is_away(own_cluster):
     from pathlib import Path
 
     from chainrule.progress.connection import PostgresDatabase
-    from chainrule.progress.errors import StoreError
+    from chainrule.progress.store_errors import StoreError
 
     database = PostgresDatabase(new_postgres_schema(own_cluster), pool_wait=600)
     folder = Path(own_cluster.split("host=")[1].split("&")[0])

@@ -17,7 +17,7 @@ import pytest
 from chainrule import lessons
 from chainrule.classes import CLASS_DATABASE
 from chainrule.classes.accounts import Accounts, ClassError
-from chainrule.classes.grading import InProcessRuns
+from chainrule.classes.graded_runs import InProcessRuns
 from chainrule.classes.regrade import Regrades
 from chainrule.grading import reference_source
 from chainrule.progress import open_store

@@ -122,7 +122,7 @@ def test_a_runs_cgroup_weighs_as_much_as_its_grader_at_its_nice():
 def test_the_threads_that_grade_in_serve_run_below_the_pages_and_weigh_so():
     """A class in SQLite grades in `chainrule serve`: its grading threads run at GRADING_NICE (Linux keeps a nice
     per thread), so a run's cgroup weighs 110, as a worker's; the pages' threads keep theirs."""
-    from chainrule.classes.grading import InProcessRuns
+    from chainrule.classes.graded_runs import InProcessRuns
     from chainrule.turns import GRADING_NICE
 
     before = os.getpriority(os.PRIO_PROCESS, 0)

@@ -13,8 +13,8 @@ from hypothesis import given, settings, strategies as st
 
 import chainrule
 from chainrule import Value
-from chainrule.explain import explain
-from chainrule.trace import TRACE_SCHEMA, format_number, trace, trace_to_json
+from chainrule.explanations import explain
+from chainrule.traces import TRACE_SCHEMA, format_number, trace, trace_to_json
 
 try:
     import torch
@@ -215,7 +215,7 @@ def test_nan_and_inf_become_null_and_the_caption_says_so():
 def test_chainrule_trace_stays_the_function_after_importing_the_module():
     import importlib
 
-    module = importlib.import_module("chainrule.trace")
+    module = importlib.import_module("chainrule.traces")
     L, _ = section03()
     assert chainrule.trace(L)["schema"] == "chainrule.trace/1"
     assert module.trace(L) == chainrule.trace(L)
@@ -349,11 +349,11 @@ def test_explain_value_not_in_graph():
 
 
 def test_layout_validates_and_is_the_one_the_svg_draws():
-    """The page's layout (chainrule.draw.page_layout) is part of the schema, and its wide shape is
+    """The page's layout (chainrule.drawing.page_layout) is part of the schema, and its wide shape is
     exactly where chainrule.draw's SVG puts every box."""
     import xml.etree.ElementTree as ET
 
-    from chainrule.draw import page_layout, to_svg
+    from chainrule.drawing import page_layout, to_svg
 
     jsonschema = pytest.importorskip("jsonschema")
     for out in (section03()[0], neuron()[0]):

@@ -50,7 +50,7 @@ def test_one_cookie_parser():
 
 
 def test_only_the_error_mapping_answers_422():
-    """A 422 is built in web/errors.py only (from an InputError); elsewhere 422 may only be a key of an
+    """A 422 is built in web/error_answers.py only (from an InputError); elsewhere 422 may only be a key of an
     OpenAPI `responses` table."""
     builders = []
     for path in _python_files():
@@ -61,7 +61,7 @@ def test_only_the_error_mapping_answers_422():
                 following = tokens[index + 1].string if index + 1 < len(tokens) else ""
                 if following != ":":  # a dict key: {422: {"model": ErrorBody, ...}}
                     builders.append(f"{path.relative_to(SRC)}:{token.start[0]}")
-    assert [place for place in builders if not place.startswith("web/errors.py:")] == []
+    assert [place for place in builders if not place.startswith("web/error_answers.py:")] == []
     assert len(builders) == 1, builders
 
 

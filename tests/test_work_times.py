@@ -27,7 +27,7 @@ from chainrule import lessons
 from chainrule.classes import CLASS_DATABASE
 from chainrule.classes.accounts import Accounts
 from chainrule.classes.deadlines import Deadlines
-from chainrule.classes.grading import InProcessRuns, QueuedRuns, Submission
+from chainrule.classes.graded_runs import InProcessRuns, QueuedRuns, Submission
 from chainrule.classes.lti_scores import lesson_score
 from chainrule.classes.regrade import Regrades
 from chainrule.classes.report import ClassReport, csv_text

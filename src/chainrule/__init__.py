@@ -5,6 +5,10 @@ project; the transforms of `chainrule.func` (`vjp`, `jacrev`, `jacfwd`, `hessian
 with it; traces (`trace`, `explain`), pictures (`draw`) and compiled replay (`compile`, NumPy only
 when called) build on it.
 
+The functions `trace`, `explain`, `draw` and `compile` live in modules of other names (`traces`, `explanations`,
+`drawing`, `compiled`), so `chainrule.trace(...)` is always the function and `import chainrule.traces` never
+changes what the package's names mean.
+
 Every name here is loaded when it is first used (`chainrule.Value`, `from chainrule import draw`), so that
 `import chainrule` (which every `chainrule` command does) costs nothing for a command that needs none of them.
 """
@@ -13,7 +17,6 @@ from __future__ import annotations
 
 import importlib
 import sys
-import types
 
 __version__ = "0.1.0"
 
@@ -24,15 +27,11 @@ _WHERE = {
                     "chainrule.engine"),
     "jvp": "chainrule.forward",
     **dict.fromkeys(("hessian", "hvp", "jacfwd", "jacrev", "vjp"), "chainrule.func"),
-    "trace": "chainrule.trace",
-    "explain": "chainrule.explain",
-    "draw": "chainrule.draw",
-    **dict.fromkeys(("CompiledFunction", "TracingError", "compile"), "chainrule.compile"),
+    "trace": "chainrule.traces",
+    "explain": "chainrule.explanations",
+    "draw": "chainrule.drawing",
+    **dict.fromkeys(("CompiledFunction", "TracingError", "compile"), "chainrule.compiled"),
 }
-# Submodules whose function of the same name is what the package attribute means: `chainrule.trace` is the
-# function even after `import chainrule.trace` somewhere (which would otherwise bind the module to that name).
-_SHADOWED = ("trace", "explain", "draw", "compile")
-
 __all__ = [
     "AnomalyError", "GradcheckError", "Value", "detect_anomaly", "enable_grad", "grad", "gradcheck",
     "is_grad_enabled", "no_grad", "topological_order", "zero_grad", "trace", "draw", "explain",
@@ -53,15 +52,3 @@ def __getattr__(name: str):
 
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__))
-
-
-class _Package(types.ModuleType):
-    def __setattr__(self, name: str, value) -> None:
-        # The import system binds a loaded submodule to its name on the package; for these names the package
-        # keeps the function the submodule defines instead, as it did when it imported them eagerly.
-        if name in _SHADOWED and isinstance(value, types.ModuleType) and value.__name__ == f"{__name__}.{name}":
-            value = getattr(value, name)
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package

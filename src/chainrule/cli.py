@@ -21,7 +21,7 @@ from chainrule import __version__
 # imports them all. A module that implements several commands registers them all at once.
 MODULE_COMMANDS = {
     "lesson": "lesson", "serve": "serve", "worker": "worker", "class": "class_", "lti": "lti", "sso": "sso",
-    "lessons": "lessons", "graph": "graph", "exercises": "grading", "start": "grading", "check": "grading",
+    "lessons": "lessons", "graph": "graph", "exercises": "exercises", "start": "exercises", "check": "exercises",
     "train": "train", "progress": "progress", "review": "progress",
 }
 

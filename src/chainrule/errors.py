@@ -12,7 +12,7 @@ class InputError(ValueError):
     is allowed. field: the input it is about ("h", an input's label), so a page can say it at that field.
     problems: each problem at its own field ({"field", "message", "column", "length"}) when there are
     several, or they have a place in a text. The web answers every InputError, and only it, with 422
-    (web/errors.py)."""
+    (web/error_answers.py)."""
 
     def __init__(self, message: str, *, field: str | None = None,
                  problems: list[dict[str, Any]] | None = None) -> None:

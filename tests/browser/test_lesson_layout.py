@@ -26,7 +26,7 @@ pytestmark = pytest.mark.timeout(300)
 @pytest.mark.parametrize("size", SIZES)
 def test_graph_is_the_python_layout_and_fits_the_screen(open_page, lesson_server, size, screenshots_dir: Path) -> None:
     import chainrule
-    from chainrule.draw import geometry
+    from chainrule.drawing import geometry
     from chainrule.lessons import build_lesson_graph
 
     context, page, log = open_at(open_page, lesson_server, size)

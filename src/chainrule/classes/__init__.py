@@ -3,7 +3,7 @@
 accounts.py: classes, accounts, passwords, invite and one-time links, sign-in limits.
 sessions.py: signed session cookies and CSRF tokens.
 report.py: the teacher's view (roster, exercises, quiz questions, timelines, gradebook).
-grading.py: the one seam between a submitted run and its result (in process now; a queue can plug in).
+graded_runs.py: the one seam between a submitted run and its result (in process now; a queue can plug in).
 The class's data lives in a progress store (chainrule.progress) on its own database: CLASS_DATABASE in the
 data folder, or PostgreSQL by URL.
 """

@@ -42,7 +42,7 @@ from chainrule.classes.deadlines import Deadlines
 from chainrule.classes.lti import PATH, Lti, written_lessons
 from chainrule.classes.lti_services import LINE_ITEM_SCOPE, LtiServices, score_maximum
 from chainrule.classes.remote import RemoteError
-from chainrule.progress.errors import StoreError
+from chainrule.progress.store_errors import StoreError
 
 log = logging.getLogger("chainrule.lti")
 

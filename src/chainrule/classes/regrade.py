@@ -1,5 +1,5 @@
 """Regrade an exercise after its cases changed (a lesson folder updated): each learner's latest (or best) run
-graded again through the class's one grading seam (classes/grading.py: the queue and `chainrule worker`
+graded again through the class's one grading seam (classes/graded_runs.py: the queue and `chainrule worker`
 where there is one), a before/after table of who would change standing, then apply or revert.
 
     regrades = Regrades(store, accounts, runs)
@@ -29,7 +29,7 @@ from typing import Any, NamedTuple
 import anyio
 
 from chainrule.classes.accounts import Accounts, ClassError
-from chainrule.classes.grading import Submission
+from chainrule.classes.graded_runs import Submission
 from chainrule.errors import InputError
 from chainrule.progress.audit_store import COMMAND_LINE, Actor
 from chainrule.progress.regrade_store import RegradeStore

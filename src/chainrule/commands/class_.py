@@ -475,7 +475,7 @@ def _print_regrade(table: dict) -> None:
 
 def _regrade(args: argparse.Namespace) -> int:
     from chainrule.classes.accounts import ClassError
-    from chainrule.classes.grading import InProcessRuns, QueuedRuns
+    from chainrule.classes.graded_runs import InProcessRuns, QueuedRuns
     from chainrule.classes.regrade import Regrades
     import shlex
 

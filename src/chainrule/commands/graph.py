@@ -101,9 +101,9 @@ def run(args: argparse.Namespace) -> int:
     except (ExpressionError, _InputError) as error:
         return _error(str(error))
 
-    from chainrule.draw import to_dot, to_svg, to_text
-    from chainrule.explain import explain
-    from chainrule.trace import trace, trace_to_json
+    from chainrule.drawing import to_dot, to_svg, to_text
+    from chainrule.explanations import explain
+    from chainrule.traces import trace, trace_to_json
 
     t = trace(output)
     status = 0
@@ -161,7 +161,7 @@ def _wrap(name: str) -> str:
 
 def _precise(node: dict[str, Any], key: str) -> str:
     """A node's data or grad with up to 10 significant digits (short when the number is short)."""
-    from chainrule.trace import format_number
+    from chainrule.traces import format_number
 
     x = node[key]
     return node.get(f"{key}_text", "nan") if x is None else format_number(x, 10)
@@ -219,7 +219,7 @@ def _agree(a: float, b: float) -> bool:
 def compare_with_torch(expression: Any, values: dict[str, float]) -> list[dict[str, Any]]:
     """One row per name (and one for the output value): chainrule's number, torch's, and whether
     they agree within rel 1e-9 / abs 1e-12. Raises ImportError when torch is not installed."""
-    from chainrule.trace import trace
+    from chainrule.traces import trace
 
     torch_output, torch_grads = torch_gradients(expression, values)
     output, leaves = expression.build(values)
@@ -238,7 +238,7 @@ def compare_with_torch(expression: Any, values: dict[str, float]) -> list[dict[s
 
 
 def _graph_nodes(output: Any) -> list[Any]:
-    from chainrule.trace import graph_nodes
+    from chainrule.traces import graph_nodes
 
     return graph_nodes(output)
 

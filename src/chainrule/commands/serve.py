@@ -26,7 +26,7 @@ from chainrule.commands.class_ import add_database_options, secret_on_command_li
 from chainrule.turns import MAX_OPEN_PER_LEARNER
 
 if TYPE_CHECKING:
-    from chainrule.classes.grading import GradedRuns
+    from chainrule.classes.graded_runs import GradedRuns
 
 DEFAULT_PORT = 8000
 
@@ -85,10 +85,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def class_runs(store, args: argparse.Namespace) -> "GradedRuns":
     """Where runs are graded, decided here once: a class in PostgreSQL queues them for `chainrule worker`;
     a class in SQLite grades them in this process. Either way one learner has --runs-per-learner open."""
-    from chainrule.classes.grading import InProcessRuns, QueuedRuns
+    from chainrule.classes.graded_runs import InProcessRuns, QueuedRuns
 
     if store.database.dialect != "postgresql":
-        from chainrule.classes.grading import CLASS_WAITING_ROOM
+        from chainrule.classes.graded_runs import CLASS_WAITING_ROOM
         from chainrule.grading import configure_concurrency, gate
 
         # A class's runs wait their turn in the event loop (no thread each, at most a minute); the waiting room

@@ -75,7 +75,7 @@ class MoonsDemo:
 
     def _compile(self) -> None:
         """The loss as a sum over points of hinge_i / n + L2 / n, traced once per example."""
-        from chainrule.compile import compile
+        from chainrule.compiled import compile
 
         params = self.model.parameters()
         share = 1.0 / len(self.points)

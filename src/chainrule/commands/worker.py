@@ -199,7 +199,7 @@ def _supervise(args: argparse.Namespace, url: str, count: int) -> int:
 def _prepare(url: str):
     """The class store, with procrastinate's schema applied; StoreError if the database cannot be used."""
     from chainrule.classes import open_class_store
-    from chainrule.classes.grading import queue_unreachable
+    from chainrule.classes.graded_runs import queue_unreachable
     from chainrule.classes.queue import apply_schema
 
     from chainrule.commands.connection_budget import WORKER_STORE_CONNECTIONS
@@ -302,7 +302,7 @@ async def _sweep(app, jobs, sender, heartbeat: float, stalled_after: float, stop
 def _grade_turn(jobs, queue_job_id: int, name: str) -> None:
     """procrastinate's task: take the run that is due (learners in fair turns, or the run this queue job
     held when its worker died), grade it and keep its result (runs in a thread of the worker)."""
-    from chainrule.classes.grading import keep_graded_job
+    from chainrule.classes.graded_runs import keep_graded_job
     from chainrule.grading import grade, judged_the_code
     from chainrule.progress import StoreError
     from chainrule.progress.run_jobs import CANNOT_GRADE

@@ -27,7 +27,7 @@ from typing import Any
 from chainrule.grading import sandbox, typescript_snapshot
 from chainrule.grading.diagnoses import diagnose_run
 from chainrule.grading.exercise_folder import LANGUAGES, Exercise, GradingCase
-from chainrule.grading.numbers import graded, graded_text, graded_texts
+from chainrule.grading.rounding import graded, graded_text, graded_texts
 from chainrule.grading.registry import normalize_language, resolve
 from chainrule.grading.harness_output import parse_events
 from chainrule.grading.type_errors import with_type_errors

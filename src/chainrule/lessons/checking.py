@@ -19,7 +19,7 @@ from chainrule.lessons.loader import (
     lesson_resolver,
 )
 from chainrule.lessons.text import fill
-from chainrule.trace import format_number
+from chainrule.traces import format_number
 
 __all__ = [
     "NUMBER_HELP", "TOLERANCE_SLACK", "parse_number", "too_large", "too_large_text", "quiz_question", "question_ids", "check_quiz_answer",

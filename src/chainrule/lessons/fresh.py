@@ -110,7 +110,7 @@ def kinks_hit(question: dict[str, Any], numbers: dict[str, float]) -> list[str]:
     on the op's kink with these numbers, as "relu(u) at u = 0" ("relu at its input 0" for an input with no
 label, as an expression's); [] when none does."""
     output = _key_graph(question, numbers, f"question {question['id']}")[0]
-    from chainrule.trace import graph_nodes
+    from chainrule.traces import graph_nodes
 
     found = []
     for node in graph_nodes(output):

@@ -67,7 +67,7 @@ def graph_trace(spec: dict[str, Any], name: str = "graph", values: dict[str, flo
                 gradients: dict[Value, float] | None = None) -> tuple[dict[str, Any], dict[str, Value]]:
     """The step trace of the graph (with `values` for some inputs), its constants marked as such; and
     every node by label. `gradients` is filled with each node's gradient (one backward sweep)."""
-    from chainrule.trace import trace
+    from chainrule.traces import trace
 
     changed = {**spec, "leaves": [[label, float((values or {}).get(label, data))] for label, data in spec["leaves"]]}
     output, nodes = build_graph(changed, name)

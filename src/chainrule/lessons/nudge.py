@@ -21,9 +21,9 @@ import math
 from typing import Any, Callable, Mapping
 
 from chainrule.engine import Value
-from chainrule.explain import derivative_notation
+from chainrule.explanations import derivative_notation
 from chainrule.number_text import format_number, number_fields
-from chainrule.trace import first_non_finite, graph_nodes, local_derivatives, node_formulas
+from chainrule.traces import first_non_finite, graph_nodes, local_derivatives, node_formulas
 
 __all__ = ["nudge_check", "VERDICTS"]
 

@@ -17,7 +17,7 @@ import math
 from dataclasses import asdict, dataclass
 from typing import Any, Mapping
 
-from chainrule.draw import page_layout
+from chainrule.drawing import page_layout
 from chainrule.engine import Value
 from chainrule.errors import InputError
 from chainrule.expr import ExpressionError, Expression, Node, parse
@@ -25,9 +25,9 @@ from chainrule.forward import tangents
 from chainrule.lessons.checking import NUMBER_HELP, parse_number, too_large
 from chainrule.lessons.graphs import EXPLORE_LIMIT, NUDGE_RANGE
 from chainrule.lessons.nudge import nudge_check
-from chainrule.explain import derivative_notation as derivative_symbol  # d(out)/dx: one notation
+from chainrule.explanations import derivative_notation as derivative_symbol  # d(out)/dx: one notation
 from chainrule.number_text import format_number, number_fields
-from chainrule.trace import graph_nodes, trace
+from chainrule.traces import graph_nodes, trace
 
 __all__ = ["run_playground", "repeated_computations", "PlaygroundError", "Problem", "EXAMPLE", "MAX_CHARS", "MAX_BOXES", "MAX_NAME",
            "STARTING_VALUES"]

@@ -75,7 +75,7 @@ def train_run(points: list[tuple[float, float]], labels: list[int], sizes: list[
     its gradient with respect to every parameter, then SGD's update. The batch is replayed with
     `chainrule.compile` (the graph of one example, traced once, run over all the points with NumPy): the
     numbers of eager mode, a hundred times faster, so that the lesson opens at once."""
-    from chainrule.compile import compile
+    from chainrule.compiled import compile
     import numpy as np
 
     model = MLP(2, sizes, activation=activation, rng=random.Random(seed))

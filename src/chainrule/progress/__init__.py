@@ -11,7 +11,7 @@ The store is one SQLite file (WAL mode) in the user's data directory, or a Postg
 cards (py-fsrs). See docs/progress.md.
 """
 
-from chainrule.progress.errors import StoreError
+from chainrule.progress.store_errors import StoreError
 from chainrule.progress.exchange import EXPORT_VERSION, FORMAT_NAME, validate_export
 from chainrule.progress.schema import SCHEMA_VERSION
 from chainrule.progress.scheduling import SCHEDULER_SETTINGS, interval_phrase, make_scheduler

@@ -32,7 +32,7 @@ from typing import Any, Callable, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 from chainrule.progress.dialect import DIALECTS, Dialect, postgres_records, sqlite_record
-from chainrule.progress.errors import (
+from chainrule.progress.store_errors import (
     CANNOT_OPEN,
     INVALID_INPUT,
     IO_ERROR,

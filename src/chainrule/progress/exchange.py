@@ -36,7 +36,7 @@ from typing import Any, Callable
 
 from fsrs import Card, ReviewLog
 
-from chainrule.progress.errors import INVALID_FILE, StoreError
+from chainrule.progress.store_errors import INVALID_FILE, StoreError
 from chainrule.progress.json_shape import shape_problem
 from chainrule.progress.quota import OVER_QUOTA, refuse_over_quota, row_cost
 from chainrule.progress.validation import card_problem, depth_problem, finite_json, log, stored_json

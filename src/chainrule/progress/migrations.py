@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Callable
 
 from chainrule.progress.connection import Connection, Database
-from chainrule.progress.errors import NEWER_VERSION, StoreError
+from chainrule.progress.store_errors import NEWER_VERSION, StoreError
 
 MIGRATION_LOCK = -1  # the advisory lock key migrations take (learners' keys are >= 0)
 

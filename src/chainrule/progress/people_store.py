@@ -26,7 +26,7 @@ DELETED_WITH_ACCOUNT = (
     ("extensions", "learner_id"), ("credit_marks", "learner_id"), ("regrade_runs", "learner_id"),
     ("one_time_links", "account_id"), ("sso_users", "account_id"), ("lti_users", "account_id"),
     ("lti_scores", "account_id"), ("lti_work_seen", "account_id"),
-    # The account's runs waiting for the grader: deleted right after, by the runs seam (classes/grading.py's
+    # The account's runs waiting for the grader: deleted right after, by the runs seam (classes/graded_runs.py's
     # forget_learner, in a transaction of its own under the learner's lock, the lock a worker saving a run
     # holds), which also says how many were taken back. A run a worker finishes meanwhile finds no job and
     # keeps nothing.

@@ -8,7 +8,7 @@ plus ROW_COST per row (the ids, numbers and times every row holds besides its te
 not free). Every path that keeps something a learner sends calls `refuse_over_quota` before writing: an
 import (progress/exchange.py), a save, an answer, a review, help opened (progress/store.py, when the store
 has a quota), a comment (classes/comments.py). Past the quota it raises StoreError kind OVER_QUOTA, which
-web/errors.py answers with 413 and this module's sentence; nothing is written.
+web/error_answers.py answers with 413 and this module's sentence; nothing is written.
 
 Every table with a learner column (learner_id, account_id or author_id) is either counted here or listed in
 EXEMPT with the reason; tests/test_class_quota.py reads the schema itself, so that a new table a learner
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from chainrule.progress.errors import StoreError
+from chainrule.progress.store_errors import StoreError
 
 __all__ = ["EXEMPT", "LEARNER_COLUMNS", "LEARNER_TABLES", "OVER_QUOTA", "ROW_COST", "refuse_over_quota",
            "row_cost", "stored_chars"]

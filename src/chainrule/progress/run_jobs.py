@@ -5,10 +5,10 @@
     jobs.status(learner, job_id)                # {"job", "state", "position"?, "result"? | "ended"?}
     run = jobs.start(queue_job, worker)         # a worker's queue job takes the next run in fair turns
     jobs.graded(run, result)                    # (the job's key, its work time, the claim that marks it graded):
-                                                # classes/grading.py's keep() keeps the result with them, once
+                                                # classes/graded_runs.py's keep() keeps the result with them, once
 
 The queue that carries a job to a worker is procrastinate's (classes/queue.py); this module knows nothing
-of it but its job ids, and nothing of a result's shape (classes/grading.py builds every answer). What it
+of it but its job ids, and nothing of a result's shape (classes/graded_runs.py builds every answer). What it
 guarantees, on either backend:
 - a click counts once: the page sends a key per click, and a resent request finds the job it made;
 - a run counts once: the result becomes a submission in the same transaction that marks the job graded,
@@ -36,7 +36,7 @@ from chainrule.turns import MAX_OPEN_PER_LEARNER, fair_order
 
 QUEUED, RUNNING, GRADED, ENDED = "queued", "running", "graded", "ended"
 OPEN_STATES = (QUEUED, RUNNING)
-# Why a run ended without a grade (classes/grading.py says each to the learner).
+# Why a run ended without a grade (classes/graded_runs.py says each to the learner).
 EXPIRED, STOPPED, CANNOT_GRADE = "expired", "crashed", "cannot-grade"
 DEFAULT_DEADLINE_SECONDS = 600.0
 MAX_STARTS = 2  # a run whose worker died is started once more, on another worker, and no more
@@ -263,7 +263,7 @@ class RunJobs:
     def graded(self, run: Run, result: dict) -> tuple[str | None, str | None, Callable[[Connection, int], bool]]:
         """What keeping a run's result needs from its job: (the click's key, the run's work time, the claim
         that marks the job graded in the submission's transaction, refusing when it was graded already, so a
-        result delivered twice is kept once). classes/grading.py's keep() is the one place that keeps it."""
+        result delivered twice is kept once). classes/graded_runs.py's keep() is the one place that keeps it."""
         result_json = json.dumps(result, sort_keys=True)
         now = self._now()
 

@@ -32,7 +32,7 @@ from chainrule.progress.connection import (
     SqliteDatabase,
     missing_store_error,
 )
-from chainrule.progress.errors import CANNOT_OPEN, NOT_FOUND, StoreError
+from chainrule.progress.store_errors import CANNOT_OPEN, NOT_FOUND, StoreError
 from chainrule.progress import schema
 from chainrule.progress.migrations import apply_migrations, schema_version
 from chainrule.progress.scheduling import (
@@ -252,7 +252,7 @@ class ProgressStore:
                           at: str | None = None) -> int | None:
         """Keep one graded run (source and result); it also becomes the latest code. Returns its id.
 
-        at: the run's work time, when the server accepted it (classes/grading.py's Submission.accepted; a
+        at: the run's work time, when the server accepted it (classes/graded_runs.py's Submission.accepted; a
         regrade's run: the time of the run it grades again), ISO 8601 with its offset; default now. Credit
         judges lateness by it (classes/deadlines.py): a queue's or a grader's delay never makes work late.
 

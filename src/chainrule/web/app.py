@@ -4,7 +4,7 @@
 
 Layers, outermost first: the security layers (headers, Host, Origin, token or class mode's gate, body
 size; security.py and docs/security.md), then the HTML pages, the JSON API under /api and the static
-files under /static. Every error becomes its answer in web/errors.py.
+files under /static. Every error becomes its answer in web/error_answers.py.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from chainrule import __version__
 from chainrule.lessons import register_exercises
 from chainrule.web import routes_api, routes_jobs, routes_pages, routes_playground
 from chainrule.web.app_state import DEFAULTS, install
-from chainrule.web.errors import install_error_handlers
+from chainrule.web.error_answers import install_error_handlers
 from chainrule.web.security import DEFAULT_MAX_BODY, LOOPBACK_HOSTS, AllowedHosts, TokenGate, add_security_layers
 from chainrule.web.static_files import STATIC_DIR, StaticFilesApp
 from chainrule.web.store_access import StoreAccess
@@ -69,7 +69,7 @@ def create_app(
     install(app, **(DEFAULTS | {"services": services or StoreAccess(data_dir, clock=clock, store=store),
                                 "class_mode": gate is not None, "regrade_tasks": set()}))  # web/app_state.py: what the routes read, named once
 
-    install_error_handlers(app)  # web/errors.py: every error's status and body, in one place
+    install_error_handlers(app)  # web/error_answers.py: every error's status and body, in one place
 
     for extra in routers:
         app.include_router(extra)

@@ -25,9 +25,9 @@ import anyio
 from chainrule.classes.accounts import Account, Accounts
 from chainrule.classes.people import refused_change
 from chainrule.classes.sessions import CSRF_HEADER, cookie_header, cookie_names, csrf_ok, read_device, read_session
-from chainrule.progress.errors import StoreError
+from chainrule.progress.store_errors import StoreError
 from chainrule.web.cookies import request_cookies
-from chainrule.web.errors import CLASS_DATABASE_AWAY, is_api, log, refusal
+from chainrule.web.error_answers import CLASS_DATABASE_AWAY, is_api, log, refusal
 from chainrule.progress.connection import redact_secrets
 from chainrule.web.store_access import StoreAccess, StoreUnavailable
 
@@ -121,7 +121,7 @@ class ClassGate:
 
 class ClassServices(StoreAccess):
     """The lesson routes' services in class mode: each request gets the signed-in account's own store,
-    and graded runs go through the class's runs (classes/grading.py)."""
+    and graded runs go through the class's runs (classes/graded_runs.py)."""
 
     def __init__(self, store: Any, runs: Any) -> None:
         super().__init__(None, store=store, runs=runs)

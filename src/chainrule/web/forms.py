@@ -10,7 +10,7 @@ made, TOKEN_FIELDS, may fill the body), a body of MAX_BODY bytes, no NUL. ``Form
 web/security.py, in front of the class gate) applies them to the query string of every request and to every
 url-encoded body, before any route runs: a route added later gets them without doing anything. A route reads
 its form with ``read_form`` (whatever the body's content type says), which applies the same rule again.
-Every refusal is the project's one 4xx shape (web/errors.py): 422 saying what was wrong and what is allowed,
+Every refusal is the project's one 4xx shape (web/error_answers.py): 422 saying what was wrong and what is allowed,
 413 for a body over the size.
 
 RowId: the ids of a class's rows count up from 1 in every table, and no class makes 2**31 rows of anything: an
@@ -26,7 +26,7 @@ from urllib.parse import parse_qsl
 from fastapi import Path, Request
 
 from chainrule.errors import InputError
-from chainrule.web.errors import ErrorAnswer, answer_for, refusal
+from chainrule.web.error_answers import ErrorAnswer, answer_for, refusal
 
 __all__ = ["MAX_FIELDS", "MAX_FIELD", "MAX_BODY", "TOKEN_FIELDS", "ROW_ID_MAX", "RowId", "FormLimits", "fields",
            "read_form", "query", "row_id"]
@@ -146,7 +146,7 @@ class FormLimits:
 
     @staticmethod
     async def _refuse(scope: Scope, receive: Receive, send: Send, error: Exception) -> None:
-        """web/errors.py's answer (an InputError's 422), or 413 for a body past MAX_BODY; a page off the API."""
+        """web/error_answers.py's answer (an InputError's 422), or 413 for a body past MAX_BODY; a page off the API."""
         if isinstance(error, OverflowError):
             answer = ErrorAnswer(413, f"request body too large: more than {MAX_BODY} bytes, and the limit for a form "
                                       f"is {MAX_BODY} bytes ({MAX_BODY // 1024} KB).")

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
 
-from chainrule.web.numbers import MAX_TYPED_CHARS, read_explore_number, read_number
+from chainrule.web.page_numbers import MAX_TYPED_CHARS, read_explore_number, read_number
 
 Language = Literal["python", "javascript", "typescript"]
 
@@ -28,7 +28,7 @@ def _encodable(text: str) -> str:
 
 Text = Annotated[str, AfterValidator(_encodable)]
 
-# A number as the learner typed it ("−1,5", " .5") or a JSON number; the server reads it (web/numbers.py).
+# A number as the learner typed it ("−1,5", " .5") or a JSON number; the server reads it (web/page_numbers.py).
 TypedNumber = Annotated[float, BeforeValidator(read_number), WithJsonSchema({
     "anyOf": [{"type": "number"}, {"type": "string", "maxLength": MAX_TYPED_CHARS}],
     "description": "A number, or the text typed for it (a decimal comma and the typographic minus are fine).",
@@ -49,7 +49,7 @@ class Problem(BaseModel):
 
 
 class ErrorBody(BaseModel):
-    """Every error answer's shape (web/errors.py builds them all)."""
+    """Every error answer's shape (web/error_answers.py builds them all)."""
 
     detail: str = Field(description="What was wrong and what is allowed.")
     field: str | None = Field(default=None, description="The input a 422 is about, so a page can say it there.")

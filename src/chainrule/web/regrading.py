@@ -2,7 +2,7 @@
 
     answers = await grade_again(request, runs)    # runs: [classes.imports.RunToGrade]
 
-Each run goes through the class's graded runs (classes/grading.py), as a click of "Run tests" does: a class
+Each run goes through the class's graded runs (classes/graded_runs.py), as a click of "Run tests" does: a class
 in PostgreSQL queues it for a worker (the answer is its job, which the page can follow at /api/jobs/{id});
 one in SQLite grades it in this process, waiting for its turn like any run, and keeps the result as the
 learner's run. This is the one step a class takes to grade code it did not grade itself (a learner's
@@ -50,7 +50,7 @@ async def grade_again(request: Any, runs: list[Any]) -> list[dict[str, Any]]:
 
 
 async def _grade_once(graded: Any, learner: int, run: Any) -> dict[str, Any]:
-    from chainrule.classes.grading import Submission
+    from chainrule.classes.graded_runs import Submission
 
     answer = await graded.submit(Submission(learner, run.exercise_id, run.language, run.source, _key(run)))
     if answer.body.get("verdict") == "busy":

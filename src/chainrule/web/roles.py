@@ -19,7 +19,7 @@ The roles (what the app really has):
               is "not found" exactly as one that does not exist (the flows in classes/ look it up within
               the teacher's class), so that a teacher of another class learns nothing of this one.
 
-Each refusal is one rule, answered through web/errors.py: NotSignedIn is 401 with one sentence (a page
+Each refusal is one rule, answered through web/error_answers.py: NotSignedIn is 401 with one sentence (a page
 is sent to /sign-in instead), NotATeacher is 403 with one sentence (a page says it is for teachers).
 tests/test_web_roles.py lists every route of the real app with its role, and fails on a route without one.
 """

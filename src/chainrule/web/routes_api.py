@@ -1,7 +1,7 @@
 """The JSON API: a thin face over chainrule.lessons, chainrule.grading and chainrule.progress.
 
 Every route here sits behind the security layers (web/security.py: Host, Origin, the token or class mode's
-gate, body size). A route raises; web/errors.py answers ({"detail", "field", "problems"}; an InputError is
+gate, body size). A route raises; web/error_answers.py answers ({"detail", "field", "problems"}; an InputError is
 a 422, a store problem a 503).
 """
 
@@ -43,9 +43,9 @@ from chainrule.web.models import (
     TraceOut,
     UndoOut,
 )
-from chainrule.web.numbers import grade_result_with_texts, number_text, plot_with_texts
+from chainrule.web.page_numbers import grade_result_with_texts, number_text, plot_with_texts
 from chainrule.web.app_state import app_state
-from chainrule.web.errors import store_message
+from chainrule.web.error_answers import store_message
 from chainrule.web.roles import LEARNER, learner
 from chainrule.web.store_access import StoreAccess, review_text
 
@@ -136,7 +136,7 @@ def get_lesson(lesson_id: LessonId) -> dict[str, Any]:
 @router.get("/lessons/{lesson_id}/trace/{graph}", response_model=TraceOut, summary="Step trace of a lesson graph")
 def get_trace(lesson_id: LessonId, graph: GraphName) -> dict[str, Any]:
     """The trace (every number with its text), with the layout of its picture for wide and narrow screens."""
-    from chainrule.draw import page_layout
+    from chainrule.drawing import page_layout
     from chainrule.lessons.graphs import graph_trace
 
     steps, _ = graph_trace(_lesson_graph(lesson_id, graph), graph)
@@ -158,7 +158,7 @@ def _lesson_graph(lesson_id: str, graph: str) -> dict[str, Any]:
     summary="Run a lesson graph with other input values (and optionally one input nudged by h)",
 )
 def post_explore(lesson_id: LessonId, graph: GraphName, body: ExploreIn) -> dict[str, Any]:
-    from chainrule.draw import page_layout
+    from chainrule.drawing import page_layout
     from chainrule.lessons.graphs import explore_graph
 
     nudge = (body.nudge.input, body.nudge.h) if body.nudge else None
@@ -186,9 +186,9 @@ def get_starter(
              responses={202: {"model": JobOut, "description": "Queued for a worker (a class in PostgreSQL): "
                               "follow it at /api/jobs/{job}"}})
 async def post_grade(request: Request, body: CodeIn) -> Any:
-    # async: a run waits for its turn in the event loop, not in the pages' threads (classes/grading.py)
+    # async: a run waits for its turn in the event loop, not in the pages' threads (classes/graded_runs.py)
     await run_in_threadpool(check_exercise, request, body.exercise, body.language)
-    from chainrule.classes.grading import Submission
+    from chainrule.classes.graded_runs import Submission
 
     account = learner(request)  # class mode's signed-in learner; None: personal mode's
     run = Submission(account.id if account is not None else None, body.exercise, body.language, body.source,

@@ -5,7 +5,7 @@
 The lesson pages and their API (routes_api.py) are the personal mode's, unchanged: ClassServices hands
 them the signed-in account's own store. Here: the forms (their CSRF token travels in the form body),
 and /api/class/... for the teacher (their own class only) and for a learner's export and import.
-Every refusal is a ClassError or an InputError, answered by web/errors.py (a form shows it on its page);
+Every refusal is a ClassError or an InputError, answered by web/error_answers.py (a form shows it on its page);
 an id of another class's learner is "not found", exactly as an id that does not exist.
 """
 
@@ -33,7 +33,7 @@ from chainrule.errors import InputError
 from chainrule.progress import StoreError
 from chainrule.web.app_state import app_state, install
 from chainrule.web.class_gate import ClassGate, ClassServices
-from chainrule.web.errors import answer_for
+from chainrule.web.error_answers import answer_for
 from chainrule.web.forms import RowId, read_form
 from chainrule.web.routes_sso import buttons as sso_buttons
 from chainrule.web.routes_sso import password_refusal, passwords_allowed
@@ -43,7 +43,7 @@ from chainrule.web.roles import ANYONE, Learner, Teacher
 from chainrule.web.page_templates import templates
 
 if TYPE_CHECKING:
-    from chainrule.classes.grading import GradedRuns
+    from chainrule.classes.graded_runs import GradedRuns
 
 CLASS_ERRORS: dict[int | str, dict[str, Any]] = {
     401: {"model": ErrorBody, "description": "Not signed in."},
@@ -86,7 +86,7 @@ def _local_path(target: str | None, default: str) -> str:
 
 def _form_page(request: Request, *, title: str, intro: str, fields: list[dict], action: str, button: str,
                error: BaseException | None = None, status: int = 200, extra: dict | None = None) -> HTMLResponse:
-    """A form page; with ``error``, the form again with that error's sentence and status (web/errors.py)."""
+    """A form page; with ``error``, the form again with that error's sentence and status (web/error_answers.py)."""
     headers: dict[str, str] = {}
     message = ""
     if error is not None:
@@ -132,7 +132,7 @@ def _signed_in_response(request: Request, account: Account, target: str) -> Resp
     return response
 
 
-# What a form shows again with its sentence and status (web/errors.py's mapping; anything else is a 500).
+# What a form shows again with its sentence and status (web/error_answers.py's mapping; anything else is a 500).
 FORM_ERRORS = (ClassError, InputError, PasswordsBusy, StoreError)
 
 
@@ -321,7 +321,7 @@ async def import_own(request: Request, account: Learner) -> dict[str, Any]:
     except StoreError as error:
         if error.kind == "invalid-file":
             raise InputError(str(error)) from None
-        raise  # over the quota: 413 (web/errors.py)
+        raise  # over the quota: 413 (web/error_answers.py)
     return {"added": outcome.added, "graded_again": await grade_again(request, outcome.grade_again)}
 
 
@@ -458,12 +458,12 @@ def create_class_app(
     learner_quota: int = DEFAULT_LEARNER_QUOTA,
 ) -> FastAPI:
     """The lesson app in class mode: the same pages and API, behind accounts instead of a token. ``runs``:
-    classes/grading.py's seam (default: graded in this process, kept in the class store). learner_quota:
+    classes/graded_runs.py's seam (default: graded in this process, kept in the class store). learner_quota:
     the most characters one learner may keep (progress/quota.py: anything past it is refused).
 
     hosts: names (besides loopback) this server answers to on ``port`` (None: any port, in-process
     tests); public: the (host, port) of the address learners open (--url), which may be a proxy's."""
-    from chainrule.classes.grading import InProcessRuns
+    from chainrule.classes.graded_runs import InProcessRuns
     from chainrule.web.app import create_app
     from chainrule.web import routes_comments, routes_deadlines, routes_marks, routes_people, routes_regrade
 

@@ -8,7 +8,7 @@
     GET  /api/class/answers                the latest answers of the class's learners (a teacher of the class)
 
 Every change carries the CSRF header (web/class_gate.py, which also refuses a closed class's learners and an
-archived class's everyone); every refusal is a ClassError or InputError answered by web/errors.py. A run
+archived class's everyone); every refusal is a ClassError or InputError answered by web/error_answers.py. A run
 that is neither the learner's own nor of the teacher's class is "not found", as a run that does not exist.
 """
 

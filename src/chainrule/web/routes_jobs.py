@@ -1,4 +1,4 @@
-"""Graded runs that wait for a worker (classes/grading.py's QueuedRuns): what the page watches.
+"""Graded runs that wait for a worker (classes/graded_runs.py's QueuedRuns): what the page watches.
 
     GET /api/jobs         {"queued", "jobs": the runs still waiting or running, "ungraded": runs that ended
                           without a grade after the last graded one} (a reloaded page resumes and says them)

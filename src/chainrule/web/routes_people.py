@@ -10,7 +10,7 @@
     POST /api/class/account/password           {"current", "new"}: one's own; every other session ends
 
 Every change carries the CSRF header (web/class_gate.py, which also refuses changes in a closed or archived
-class); every refusal is a ClassError or InputError answered by web/errors.py. Only a teacher of the class
+class); every refusal is a ClassError or InputError answered by web/error_answers.py. Only a teacher of the class
 may use the class's routes: another class's learner id is "not found", as an id that does not exist.
 """
 

@@ -24,7 +24,7 @@ from chainrule.classes.sessions import csrf_ok
 from chainrule.classes.sso import LockOut, SignInRefused, Sso
 from chainrule.classes.stranger_budget import RETRY_AFTER, charged, client_key
 from chainrule.errors import InputError
-from chainrule.progress.errors import StoreError
+from chainrule.progress.store_errors import StoreError
 from chainrule.web.app_state import app_state, install
 from chainrule.web.cookies import request_cookies
 from chainrule.web.forms import RowId, query, read_form, row_id

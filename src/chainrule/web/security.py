@@ -38,7 +38,7 @@ from typing import Any, Awaitable, Callable, Iterable
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
 from chainrule.web.cookies import request_cookies
-from chainrule.web.errors import refusal
+from chainrule.web.error_answers import refusal
 from chainrule.web.forms import FormLimits
 
 __all__ = [

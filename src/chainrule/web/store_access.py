@@ -1,5 +1,5 @@
 """The app's access to the progress store (opened on first use, retried after a failure) and to graded
-runs (classes/grading.py's seam), so that the routes stay thin and free of SQL. (What the grader offers
+runs (classes/graded_runs.py's seam), so that the routes stay thin and free of SQL. (What the grader offers
 comes from chainrule.lessons.)"""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 if TYPE_CHECKING:
-    from chainrule.classes.grading import GradedRuns
+    from chainrule.classes.graded_runs import GradedRuns
 
 __all__ = ["StoreUnavailable", "StoreAccess", "review_text"]
 
@@ -36,12 +36,12 @@ class StoreAccess:
 
     def __init__(self, data_dir: str | os.PathLike | None, clock: Callable | None = None, store: Any = None,
                  runs: "GradedRuns | None" = None) -> None:
-        from chainrule.classes.grading import InProcessRuns
+        from chainrule.classes.graded_runs import InProcessRuns
 
         self.data_dir = Path(data_dir) if data_dir is not None else None
         self.clock = clock
         self._store = store
-        # Graded runs (classes/grading.py): graded here and kept in this store, unless class mode gives its own.
+        # Graded runs (classes/graded_runs.py): graded here and kept in this store, unless class mode gives its own.
         self.runs: GradedRuns = runs if runs is not None else InProcessRuns(lambda learner: self.store())
         self._lock = threading.Lock()
         self.last_store_error: str | None = None

@@ -23,7 +23,7 @@ from chainrule.grading.kinds.base import (
     Attempt, CaseError, CaseKind, Fills, Mistake, all_zero, not_a_number, not_finite, number_field, numbers_field, run_all_zero,
     sign_flipped,
 )
-from chainrule.grading.numbers import same_graded
+from chainrule.grading.rounding import same_graded
 from chainrule.ops import TANH
 
 __all__ = ["BACKWARD_KINDS", "NAIVE_RECURSION", "SHARED_EXPLAINED"]

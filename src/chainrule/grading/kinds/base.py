@@ -19,7 +19,7 @@ import string
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from chainrule.grading.numbers import all_same_graded, same_graded
+from chainrule.grading.rounding import all_same_graded, same_graded
 
 __all__ = [
     "Attempt", "CaseError", "CaseKind", "Fills", "Mistake", "RaisedRecogniser", "all_zero", "check_messages", "describe", "first_different",

@@ -21,7 +21,7 @@ from chainrule.engine import Value
 from chainrule.grading.kinds.base import (
     Attempt, CaseError, CaseKind, Fills, Mistake, all_zero, not_a_number, not_finite, number_field, numbers_field, sign_flipped,
 )
-from chainrule.grading.numbers import same_graded
+from chainrule.grading.rounding import same_graded
 from chainrule.number_text import format_number
 
 __all__ = ["CHAIN_OPS", "ONE_VARIABLE", "RULE_FUNCTIONS", "SLOPE_KINDS", "chain_variant", "nudge_variant"]

@@ -23,7 +23,7 @@ from chainrule.grading.expressions import BUILDERS, INPUT_NAMES
 from chainrule.grading.kinds.base import (
     Attempt, CaseError, CaseKind, Fills, Mistake, not_a_number, not_finite, numbers_field,
 )
-from chainrule.grading.numbers import same_graded
+from chainrule.grading.rounding import same_graded
 
 __all__ = ["Dual", "TANGENT_KINDS", "VECTOR_FUNCTIONS", "dual_variant", "jacobian_on_engine"]
 

@@ -5,7 +5,7 @@
 // file only renders it and animates it. Narrow screens get the top-to-bottom layout. Every box is already
 // as wide as the longest text it will show (the layout read them all), and every text slot exists from
 // the start, so nothing moves while values and gradients appear. Numbers are shown as the server wrote
-// them (the "<key>_text" beside each number, web/numbers.py): the page formats none itself. Beside the
+// them (the "<key>_text" beside each number, web/page_numbers.py): the page formats none itself. Beside the
 // picture: a table view of the same boxes, and a live region that says each step, for screen readers.
 import { el, keepFocus } from "./api.js";
 

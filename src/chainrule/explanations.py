@@ -11,7 +11,7 @@ from typing import Any, Iterator
 
 from chainrule.engine import Value, grad
 from chainrule.number_text import formula_text, operand_text
-from chainrule.trace import TIMES, fill_template, format_number, graph_nodes, local_derivatives, node_labels
+from chainrule.traces import TIMES, fill_template, format_number, graph_nodes, local_derivatives, node_labels
 
 __all__ = ["explain", "MAX_EXPLAINED_PATHS"]
 

@@ -13,7 +13,7 @@ words and the numbers always come from the same rule as the engine's backward pa
 
 The backward steps are recorded by the engine's own backward sweep (`engine.reverse_sweep`, with an
 `inspect` hook), so the numbers a page shows are the ones `backward()` computes. The schema is the JSON file
-`trace_schema.json` next to this module; `chainrule.explain` (explain.py) says one gradient in words.
+`trace_schema.json` next to this module; `chainrule.explain` (explanations.py) says one gradient in words.
 """
 
 from __future__ import annotations

@@ -68,7 +68,7 @@ class Submission:
 @dataclass(frozen=True)
 class Answer:
     """What a submit answers: a result (pending False), or a job to follow (pending True). ``failure``: why
-    the result could not be kept (the web words it through its one error mapping: web/errors.py)."""
+    the result could not be kept (the web words it through its one error mapping: web/error_answers.py)."""
 
     body: dict = field(default_factory=dict)
     pending: bool = False
@@ -270,7 +270,7 @@ class InProcessRuns:
 
 
 def queue_unreachable(where: str, error: Exception) -> Exception:
-    from chainrule.progress.errors import CANNOT_OPEN, StoreError
+    from chainrule.progress.store_errors import CANNOT_OPEN, StoreError
 
     text = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
     return StoreError(f"The job queue in the class database {where} cannot be used ({text}). Check that "

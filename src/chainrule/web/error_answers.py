@@ -43,7 +43,7 @@ from chainrule.errors import InputError
 from chainrule.lessons import LessonDataError, UnknownItemError, UnknownLessonError
 from chainrule.progress import StoreError
 from chainrule.progress.connection import redact_secrets
-from chainrule.progress.errors import CANNOT_OPEN, INVALID_INPUT, LOCKED
+from chainrule.progress.store_errors import CANNOT_OPEN, INVALID_INPUT, LOCKED
 from chainrule.progress.quota import OVER_QUOTA
 from chainrule.web.app_state import app_state
 from chainrule.web.roles import RoleRefused

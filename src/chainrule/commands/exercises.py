@@ -137,7 +137,7 @@ def run_check(args: argparse.Namespace) -> int:
 
 def _numbers(values: list | None) -> str:
     """A test's numbers as the lesson page shows them (grading.numbers.graded_texts: one text per number)."""
-    from chainrule.grading.numbers import graded_texts
+    from chainrule.grading.rounding import graded_texts
 
     return graded_texts(values) or "-"
 

@@ -58,7 +58,7 @@ def plot_with_texts(plot: dict[str, Any]) -> dict[str, Any]:
 def grade_result_with_texts(result: dict[str, Any]) -> dict[str, Any]:
     """A grading result whose tests' expected and actual numbers have their texts (a result stored before
     the grader wrote them gets them here): "expected_text" and "actual_text", one text per entry."""
-    from chainrule.grading.numbers import graded_texts
+    from chainrule.grading.rounding import graded_texts
 
     tests = []
     for test in result.get("tests") or []:

@@ -20,7 +20,7 @@ import unicodedata
 from typing import Any
 
 from chainrule.engine import Value
-from chainrule.trace import format_number, graph_nodes, trace
+from chainrule.traces import format_number, graph_nodes, trace
 
 __all__ = ["draw", "to_svg", "to_dot", "to_text", "layout", "geometry", "page_layout", "shown_texts", "text_width", "SHAPES"]
 
