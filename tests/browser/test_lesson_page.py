@@ -302,7 +302,13 @@ def test_api_error_is_shown_then_reset_and_typing_are_kept(open_page, lesson_ser
         page.goto(f"{lesson_server.origin}/lessons/{LESSON}")
         page.wait_for_selector("main[data-complete='true']", timeout=60_000)
         assert page.locator("#messages").is_hidden()
-        huge = "# padding\n" * 40_000  # 400 KB of Python comments, over the 256 KB body limit
+        from chainrule.web.security import DEFAULT_MAX_BODY
+
+        # Python comments a little over the server's body limit, in lines of 100 characters: few lines, so the
+        # editor takes the text in a moment (40,000 short lines took it seconds).
+        line = "# " + "padding " * 12 + "\n"
+        huge = line * (DEFAULT_MAX_BODY // len(line) + 100)
+        assert DEFAULT_MAX_BODY < len(huge) < DEFAULT_MAX_BODY + 20_000
         page.evaluate("text => window.chainruleEditors['neuron-grads'].setText(text)", huge)
         page.locator("article[data-exercise='neuron-grads'] button.run-tests").click()
         message = page.locator("#messages .message", has_text="run the tests")
