@@ -23,6 +23,17 @@ def open_at(open_page, server, size):
     return open_page(server, width=width, height=height, wait_until="commit")
 
 
+def at_each_width(page, check) -> None:
+    """Run `check` on what the page shows now at each width in SIZES (desktop first), ending at desktop: a run
+    graded once is read at both widths, instead of grading it again on a second page."""
+    for size in SIZES:
+        width, height = WIDTHS[size]
+        page.set_viewport_size({"width": width, "height": height})
+        check()
+    width, height = WIDTHS[SIZES[0]]
+    page.set_viewport_size({"width": width, "height": height})
+
+
 def lesson(page, server, lesson_id=LESSON, complete=True):
     page.goto(f"{server.origin}/lessons/{lesson_id}", wait_until="commit")
     page.wait_for_selector("main[data-complete='true']" if complete else "main[data-ready='true']", timeout=60_000)

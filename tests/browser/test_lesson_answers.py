@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from lesson_pages import LESSON, SIZES, SPEC_PREDICTIONS, has_number, in_view, lesson, open_at, visible_text
+from lesson_pages import (LESSON, SIZES, SPEC_PREDICTIONS, at_each_width, has_number, in_view, lesson, open_at,
+                          visible_text)
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -200,9 +201,9 @@ WRONG_TYPES = {
 }
 
 
-@pytest.mark.parametrize("size", SIZES)
-def test_a_verdict_names_this_exercise_and_shows_values_as_returned(open_page, lesson_server, size) -> None:
-    context, page, log = open_at(open_page, lesson_server, size)
+def test_a_verdict_names_this_exercise_and_shows_values_as_returned(open_page, lesson_server) -> None:
+    """Each language's run is graded once and its verdict read at both widths."""
+    context, page, log = open_at(open_page, lesson_server, SIZES[0])
     lesson(page, lesson_server, "computational-graphs")
     article = page.locator("article[data-exercise='forward-values']")
     for language, (source, shown) in WRONG_TYPES.items():
@@ -212,10 +213,15 @@ def test_a_verdict_names_this_exercise_and_shows_values_as_returned(open_page, l
         page.evaluate("s => window.chainruleEditors['forward-values'].setText(s)", source)
         article.locator("button.run-tests").click()
         article.locator(".results[data-status]").wait_for(timeout=120_000)
-        first = article.locator(".test-results li").first
-        assert shown in first.locator("td.actual").inner_text()  # as returned: not null, not [object Object]
-        text = article.locator(".results").inner_text()
-        assert "grad" not in text and "[object Object]" not in text and "null" not in first.locator("td.actual").inner_text()
-        assert ("forward_values" if language == "python" else "forwardValues") in text
+
+        def named_and_as_returned(language=language, shown=shown):
+            first = article.locator(".test-results li").first
+            assert shown in first.locator("td.actual").inner_text()  # as returned: not null, not [object Object]
+            text = article.locator(".results").inner_text()
+            assert "grad" not in text and "[object Object]" not in text
+            assert "null" not in first.locator("td.actual").inner_text()
+            assert ("forward_values" if language == "python" else "forwardValues") in text
+
+        at_each_width(page, named_and_as_returned)
         page.evaluate("() => { const r = document.querySelector(\"article[data-exercise='forward-values'] .results\"); delete r.dataset.status; }")
     assert not log.page_errors

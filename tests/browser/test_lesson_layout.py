@@ -196,6 +196,39 @@ def test_every_step_and_gate_shows_its_boxes_caption_and_controls_and_no_number_
     assert not log.page_errors
 
 
+# ---------------------------------------------------------------- each lesson loaded once per size
+
+
+@pytest.fixture(scope="module")
+def loaded_lessons(browser, lesson_server):
+    """loaded_lessons(size) -> ({lesson id: page}, request log): every lesson of LESSONS open, complete, in a
+    signed-in context of its own at that size, loaded once for this file's tests that only read what the page
+    shows (they do not click, type or scroll), instead of once per test."""
+    from conftest import new_page
+
+    opened: dict[str, tuple[dict, object]] = {}
+    contexts = []
+
+    def load(size: str):
+        if size not in opened:
+            width, height = WIDTHS[size]
+            context, first, log = new_page(browser, lesson_server, width=width, height=height, wait_until="commit")
+            contexts.append(context)
+            pages = {}
+            for lesson_id in LESSONS:
+                page = first if not pages else context.new_page()
+                if page is not first:
+                    page.on("pageerror", lambda error: log.page_errors.append(str(error)))
+                lesson(page, lesson_server, lesson_id)
+                pages[lesson_id] = page
+            opened[size] = (pages, log)
+        return opened[size]
+
+    yield load
+    for context in contexts:
+        context.close()
+
+
 # ---------------------------------------------------------------- no graph text under 12 px
 
 
@@ -212,10 +245,9 @@ SMALLEST_TEXT = """() => {
 
 
 @pytest.mark.parametrize("size", SIZES)
-def test_no_text_in_any_graph_is_under_12_px(open_page, lesson_server, size) -> None:
-    context, page, log = open_at(open_page, lesson_server, size)
-    for lesson_id in LESSONS:
-        lesson(page, lesson_server, lesson_id)
+def test_no_text_in_any_graph_is_under_12_px(loaded_lessons, size) -> None:
+    pages, log = loaded_lessons(size)
+    for lesson_id, page in pages.items():
         smallest, where = page.evaluate(SMALLEST_TEXT)
         assert smallest >= 12, (lesson_id, where, smallest)
         # A graph larger than the screen scrolls in its frame (from the keyboard too), the page does not.
@@ -228,10 +260,9 @@ def test_no_text_in_any_graph_is_under_12_px(open_page, lesson_server, size) -> 
 
 
 @pytest.mark.parametrize("size", SIZES)
-def test_math_breaks_only_between_sides_and_no_line_starts_with_a_full_stop(open_page, lesson_server, size) -> None:
-    context, page, log = open_at(open_page, lesson_server, size)
-    for lesson_id in LESSONS:
-        lesson(page, lesson_server, lesson_id, complete=False)
+def test_math_breaks_only_between_sides_and_no_line_starts_with_a_full_stop(loaded_lessons, size) -> None:
+    pages, log = loaded_lessons(size)
+    for lesson_id, page in pages.items():
         # Measured as a learner sees it, with KaTeX's fonts in: before they load, a fallback font's metrics put
         # a side's pieces at different heights (once in a loaded CI run).
         page.evaluate("document.fonts.ready.then(() => true)")

@@ -26,6 +26,7 @@ from chainrule.grading import starter_source
 from chainrule.lessons.scaffold import write_lesson
 
 from conftest import WIDTHS, axe_violations, kill_lesson_server, start_lesson_server, stop_lesson_server
+from lesson_pages import at_each_width
 from submissions import APPEND_IN_LIST_ORDER
 
 pytestmark = pytest.mark.timeout(300)
@@ -180,62 +181,79 @@ def run_source(page, exercise: str, source: str) -> dict:
     return response.value.json()
 
 
-@pytest.mark.parametrize("size", SIZES)
-def test_grader_feedback_has_one_header_that_matches_the_counts_and_the_diagnosis_once(open_page, server, size):
-    context, page, log = open_at(open_page, server, size)
+def test_grader_feedback_has_one_header_that_matches_the_counts_and_the_diagnosis_once(open_page, server):
+    context, page, log = open_at(open_page, server, SIZES[0])
     open_lesson(page, server, "computational-graphs")
     run_source(page, "forward-any-order", APPEND_IN_LIST_ORDER)
     results = page.locator("article[data-exercise='forward-any-order'] .results")
-    assert results.locator(".verdict-text").inner_text() == "1 of 5 tests passed; 4 raised an error."
-    assert "could not run" not in results.inner_text() and "(error)" not in results.inner_text()
-    diagnosis = results.locator(".result-diagnosis")
-    assert diagnosis.count() == 1 and "computes the nodes in the order they are listed" in diagnosis.inner_text()
-    assert results.inner_text().count("in the order they are listed") == 1  # not again under each test
-    no_serious_violations(page)
+
+    def one_header_and_the_diagnosis_once():
+        assert results.locator(".verdict-text").inner_text() == "1 of 5 tests passed; 4 raised an error."
+        assert "could not run" not in results.inner_text() and "(error)" not in results.inner_text()
+        diagnosis = results.locator(".result-diagnosis")
+        assert diagnosis.count() == 1 and "computes the nodes in the order they are listed" in diagnosis.inner_text()
+        assert results.inner_text().count("in the order they are listed") == 1  # not again under each test
+        no_serious_violations(page)
+
+    at_each_width(page, one_header_and_the_diagnosis_once)
 
     open_lesson(page, server, "backprop")
     run_source(page, "local-gradients", starter_source("local-gradients", "python"))
     results = page.locator("article[data-exercise='local-gradients'] .results")
-    assert results.locator(".verdict-text").inner_text() == "0 of 16 tests passed; 16 failed."
-    assert results.inner_text().count("Every gradient is 0") == 1
-    first = results.locator("li.test").first
-    assert first.locator("td.expected").inner_text() == "[-1.5, 1, 0.5, 0, 0.5]"  # the spec's neuron, hand-derived
-    assert first.locator("td.actual").inner_text() == "[0, 0, 0, 0, 0]"
+
+    def the_counts_and_expected_against_actual():
+        assert results.locator(".verdict-text").inner_text() == "0 of 16 tests passed; 16 failed."
+        assert results.inner_text().count("Every gradient is 0") == 1
+        first = results.locator("li.test").first
+        assert first.locator("td.expected").inner_text() == "[-1.5, 1, 0.5, 0, 0.5]"  # the spec's neuron, by hand
+        assert first.locator("td.actual").inner_text() == "[0, 0, 0, 0, 0]"
+
+    at_each_width(page, the_counts_and_expected_against_actual)
     assert not log.page_errors
 
 
 # ---------------------------------------------------------------- the model solution, and a reconnect
 
 
-@pytest.mark.parametrize("size", SIZES)
 def test_the_solution_opens_by_itself_at_the_third_run_and_a_reconnect_leaves_no_dangling_reference(
-        open_page, server_factory, tmp_path: Path, size):
+        open_page, server_factory, tmp_path: Path):
+    """One store and one walk of three runs; what each step shows is read at both widths."""
     from conftest import free_port
 
     data = tmp_path / "data"
     data.mkdir()
     port = free_port()
     first = server_factory(data, port)  # a store of its own: the runs that did not pass start at 0
-    context, page, log = open_at(open_page, first, size)
+    context, page, log = open_at(open_page, first, SIZES[0])
     open_lesson(page, first, "backprop")
     exercise = "neuron-grads"
     block = page.locator(f"article[data-exercise='{exercise}']")
     help_panel = block.locator(".exercise-help")
-    # Asked for before any run: a confirm that says what will happen.
-    help_panel.locator("button.show-solution").click()
-    confirm = help_panel.locator(".solution-confirm-text")
-    confirm.wait_for()
-    assert "opens by itself after 3 runs that do not pass (3 to go)" in confirm.inner_text()
-    help_panel.locator("button.keep-trying").click()
+
+    def asked_before_any_run():  # a confirm that says what will happen
+        help_panel.locator("button.show-solution").click()
+        confirm = help_panel.locator(".solution-confirm-text")
+        confirm.wait_for()
+        assert "opens by itself after 3 runs that do not pass (3 to go)" in confirm.inner_text()
+        help_panel.locator("button.keep-trying").click()
+
+    at_each_width(page, asked_before_any_run)
+    def not_yet_shown():
+        assert help_panel.locator(".solution").is_hidden()
+
     starter = starter_source(exercise, "python")
     for run in (1, 2, 3):
         assert run_source(page, exercise, starter + f"\n# run {run}\n")["status"] == "fail"
         if run < 3:
-            assert help_panel.locator(".solution").is_hidden()
+            at_each_width(page, not_yet_shown)
     # The third run that does not pass opens it, without a click.
     page.wait_for_selector(f"article[data-exercise='{exercise}'] .exercise-help[data-solution='open']")
-    assert help_panel.get_attribute("data-solution-opened") == "by-itself"
-    assert "opened by itself: 3 runs did not pass" in help_panel.locator(".solution-note").inner_text()
+
+    def opened_by_itself():
+        assert help_panel.get_attribute("data-solution-opened") == "by-itself"
+        assert "opened by itself: 3 runs did not pass" in help_panel.locator(".solution-note").inner_text()
+
+    at_each_width(page, opened_by_itself)
 
     # The server goes away: the status says so itself, and when it is back, says that.
     kill_lesson_server(first)
@@ -244,12 +262,19 @@ def test_the_solution_opens_by_itself_at_the_third_run_and_a_reconnect_leaves_no
     page.wait_for_function(
         "s => document.querySelector(s).textContent.startsWith('The tests did not run')",
         arg=f"article[data-exercise='{exercise}'] .run-status")
-    assert "the lesson server did not answer" in status.inner_text()
+    def says_the_server_did_not_answer():
+        assert "the lesson server did not answer" in status.inner_text()
+
+    at_each_width(page, says_the_server_did_not_answer)
     server_factory(data, port)
     page.wait_for_function("() => document.documentElement.dataset.connection === 'ok'", timeout=30_000)
-    assert status.inner_text() == "The lesson server is back: press Run tests to run them."
-    assert "message at the top" not in block.inner_text()
-    assert page.locator("#messages .message").count() == 0
+
+    def back_with_no_dangling_reference():
+        assert status.inner_text() == "The lesson server is back: press Run tests to run them."
+        assert "message at the top" not in block.inner_text()
+        assert page.locator("#messages .message").count() == 0
+
+    at_each_width(page, back_with_no_dangling_reference)
     assert not log.page_errors
 
 
