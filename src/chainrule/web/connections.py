@@ -45,7 +45,6 @@ sockets would turn every real request into a 503, the same lockout in another fo
 from __future__ import annotations
 
 import json
-import socket
 import time
 from typing import Any
 
