@@ -132,7 +132,12 @@ def test_uvicorn_is_pinned_to_the_minor_version_whose_internals_we_extend():
     assert {"connection_made", "connection_lost", "handle_events"} <= set(overridden)
     assert all(hasattr(base, name) for name in overridden), "a method GuardedH11Protocol extends left H11Protocol"
     protocol_source, cycle_source = inspect.getsource(base), inspect.getsource(h11_impl.RequestResponseCycle)
-    for attribute in ("connections", "server_state", "loop", "app", "transport", "cycle", "conn"):
+    for attribute in ("connections", "server_state", "loop", "app", "transport", "cycle", "conn", "flow"):
         assert f"self.{attribute} =" in protocol_source, f"H11Protocol no longer sets self.{attribute}"
-    for attribute in ("response_complete", "default_headers"):
+    for attribute in ("response_complete", "default_headers", "waiting_for_100_continue"):
         assert f"self.{attribute} =" in cycle_source, f"RequestResponseCycle no longer sets self.{attribute}"
+    # The request deadline's clock stops and starts with uvicorn's read flow control (web/connections.py).
+    from uvicorn.protocols.http.flow_control import FlowControl
+    assert "self.flow.pause_reading()" in protocol_source and "self.flow.resume_reading()" in cycle_source
+    assert parameters(FlowControl.pause_reading) == parameters(FlowControl.resume_reading) == [
+        ("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]

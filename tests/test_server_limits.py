@@ -362,3 +362,85 @@ def test_a_client_that_does_not_read_its_answer_is_dropped_at_the_write_deadline
         while chunk := reader.recv(1 << 20):
             received += len(chunk)
         assert received > 800 * 65536 and STREAMED[-1] == 800
+
+
+# ---------------------------------------------------------------- a slow server is not charged to the client
+
+
+HOLD_READING = threading.Event()  # /held takes its body in once the test sets it
+BODY = b"b" * (1024 * 1024)  # far more than uvicorn buffers (64 KB) before it pauses reading for the app
+
+
+async def held_reader(scope, receive, send):
+    """Answers with the number of body bytes it read, after waiting for HOLD_READING before reading any."""
+    if scope["type"] != "http":
+        return
+    import asyncio
+
+    await asyncio.to_thread(HOLD_READING.wait, 30)
+    size, more = 0, True
+    while more:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return
+        size, more = size + len(message.get("body", b"")), message.get("more_body", False)
+    text = str(size).encode()
+    await send({"type": "http.response.start", "status": 200, "headers": [
+        (b"content-type", b"text/plain"), (b"content-length", str(len(text)).encode())]})
+    await send({"type": "http.response.body", "body": text})
+
+
+def send_in_background(sock: socket.socket, data: bytes) -> threading.Thread:
+    """sendall in a thread: a body larger than the socket buffers blocks until the server reads it."""
+    def send() -> None:
+        try:
+            sock.sendall(data)
+        except OSError:
+            pass  # closed by the server: the test sees it on the socket
+
+    thread = threading.Thread(target=send, daemon=True)
+    thread.start()
+    return thread
+
+
+def answer_of(sock: socket.socket) -> bytes:
+    """Everything the server sends until it closes (the request says Connection: close)."""
+    sock.settimeout(20)
+    answer = b""
+    try:
+        while chunk := sock.recv(4096):
+            answer += chunk
+    except OSError as error:  # reset
+        answer += repr(error).encode()
+    return answer
+
+
+@pytest.mark.timeout(60)
+def test_a_body_the_server_is_slow_to_take_in_is_not_charged_to_the_client():
+    """The client sends a whole 1 MB request at once; the app does not read the body for three request
+    deadlines (as a busy server's handler may not). uvicorn stops reading after 64 KB, so the rest waits in
+    the socket: the server's delay, not the client's. Before the fix the connection was closed at the deadline."""
+    HOLD_READING.clear()
+    with Served(app=held_reader, header_timeout=0.5) as served, served.connect() as sock:
+        head = f"POST /held HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: {len(BODY)}\r\n\r\n".encode()
+        sending = send_in_background(sock, head + BODY)
+        served.wait_until(lambda connections: connections and not connections[0].transport.is_reading())
+        time.sleep(1.5)  # the server's delay itself: three deadlines while it holds the body unread
+        HOLD_READING.set()
+        answer = answer_of(sock)
+        assert answer.startswith(b"HTTP/1.1 200") and answer.endswith(str(len(BODY)).encode()), answer
+        sending.join(10)
+
+
+@pytest.mark.timeout(60)
+def test_a_body_that_stops_once_the_server_reads_again_is_still_closed_at_the_deadline():
+    """The clock stops while the server holds reading, and runs again once it reads: a client that sent only
+    part of the body is closed at the deadline after the server caught up (a stalled body stays an attack)."""
+    HOLD_READING.clear()
+    with Served(app=held_reader, header_timeout=0.5) as served, served.connect() as sock:
+        head = f"POST /held HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: {len(BODY)}\r\n\r\n".encode()
+        sending = send_in_background(sock, head + BODY[: len(BODY) // 2])  # half, then nothing
+        served.wait_until(lambda connections: connections and not connections[0].transport.is_reading())
+        HOLD_READING.set()
+        assert closes_within(sock, 10) is not None
+        sending.join(10)

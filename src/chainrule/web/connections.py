@@ -10,7 +10,10 @@ nothing and every real request hangs. `GuardedH11Protocol` (uvicorn's h11 protoc
 - a request deadline: a connection that has not sent a whole request, head and body, within
   HEADER_TIMEOUT seconds of connecting (or of its previous response) is closed. The body counts: a
   head that declares `Content-Length: 1000` and never sends the body would otherwise hold the
-  connection, and the app reading it, for ever;
+  connection, and the app reading it, for ever. The clock counts only time the server waits on the
+  client: it stops while the server has paused reading (uvicorn pauses once 64 KB of body wait for the
+  app, or until the app asks for a body sent with `Expect: 100-continue`) and while bytes the client
+  sent lie unread in the socket (a busy or starved server); a slow server is not charged to the client;
 - a write deadline: a client that stops reading its answer (the server's send buffer stays full for
   WRITE_TIMEOUT seconds: an export it never downloads, say) is dropped, and what the answer held is
   freed;
@@ -46,6 +49,7 @@ import time
 from typing import Any
 
 import h11
+from uvicorn.protocols.http.flow_control import FlowControl
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 __all__ = ["HEADER_TIMEOUT", "KEEP_ALIVE_TIMEOUT", "WRITE_TIMEOUT", "GuardedH11Protocol", "connection_cap",
@@ -124,6 +128,36 @@ async def _too_many_connections(scope: Any, receive: Any, send: Any) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
+def _unread_bytes(transport: Any) -> int:
+    """Bytes the client has sent that lie in the socket, not yet read by the server (0 if unknown)."""
+    sock = transport.get_extra_info("socket")
+    if sock is None:
+        return 0
+    try:
+        import fcntl
+        import termios
+
+        return int.from_bytes(fcntl.ioctl(sock.fileno(), termios.FIONREAD, b"\0\0\0\0"), "little")
+    except (ImportError, OSError, ValueError):  # not POSIX, or the socket is gone
+        return 0
+
+
+class _ClockedFlow(FlowControl):
+    """uvicorn's read flow control, telling the protocol when the server pauses or resumes reading."""
+
+    def __init__(self, transport: Any, protocol: "GuardedH11Protocol") -> None:
+        super().__init__(transport)
+        self._protocol = protocol
+
+    def pause_reading(self) -> None:
+        super().pause_reading()
+        self._protocol._stop_clock()
+
+    def resume_reading(self) -> None:
+        super().resume_reading()
+        self._protocol._restart_clock()
+
+
 class GuardedH11Protocol(H11Protocol):
     """uvicorn's h11 protocol with a request-head deadline and a cap on open connections."""
 
@@ -134,7 +168,10 @@ class GuardedH11Protocol(H11Protocol):
 
     def connection_made(self, transport: Any) -> None:  # type: ignore[override]
         super().connection_made(transport)
+        self.flow = _ClockedFlow(transport, self)
         self._head_timer: Any = None
+        self._budget = self.header_timeout  # seconds of waiting on the client left for this request
+        self._clock_since: float | None = None  # when the clock last started; None while it is stopped
         self._write_timer: Any = None
         self._waiting_since: float | None = None
         self._parked = False
@@ -170,8 +207,8 @@ class GuardedH11Protocol(H11Protocol):
             self._room_timer.cancel()
             self._room_timer = None
         self._cancel_head_timer()
-        self._await_head()
         self.transport.resume_reading()
+        self._await_head()
 
     def _waited_too_long(self) -> None:
         self._head_timer = None
@@ -191,24 +228,59 @@ class GuardedH11Protocol(H11Protocol):
     def _await_head(self) -> None:
         self._waiting_since = time.monotonic()
         self._cancel_head_timer()
-        self._head_timer = self.loop.call_later(self.header_timeout, self._head_too_late)
+        self._clock_since = None
+        self._budget = self.header_timeout
+        self._restart_clock()
 
     def _cancel_head_timer(self) -> None:
         if self._head_timer is not None:
             self._head_timer.cancel()
             self._head_timer = None
 
+    # The request deadline's clock runs only while the server waits on the client: it has read all the client
+    # sent, and it is reading. HEADER_TIMEOUT is the budget of such time for one request.
+
+    def _server_behind(self) -> bool:
+        """Is the client waiting on the server (reading paused, a 100 Continue not yet sent, bytes unread)?"""
+        if not self.transport.is_reading() or (self.cycle is not None and self.cycle.waiting_for_100_continue
+                                                and not self.cycle.response_complete):
+            return True
+        return _unread_bytes(self.transport) > 0
+
+    def _stop_clock(self) -> None:
+        if self._clock_since is not None:
+            self._budget -= time.monotonic() - self._clock_since
+            self._clock_since = None
+            self._cancel_head_timer()
+
+    def _restart_clock(self) -> None:
+        """Start the clock again if the server is now waiting on the client (else a later read restarts it)."""
+        if (self._clock_since is not None or self._waiting_since is None or self._parked
+                or self.transport.is_closing() or self._server_behind()):
+            return
+        self._clock_since = time.monotonic()
+        self._head_timer = self.loop.call_later(max(self._budget, 0.0), self._head_too_late)
+
     def _head_too_late(self) -> None:
         self._head_timer = None
-        if self._waiting_since is not None and not self.transport.is_closing():
-            self.transport.close()
+        self._stop_clock()
+        if self._waiting_since is None or self.transport.is_closing():
+            return
+        if self._server_behind():  # the time was the server's (it was starved, say): wait on, clock stopped
+            return
+        self.transport.close()
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        if self._clock_since is None:
+            self._restart_clock()
 
     def _close_longest_waiting(self) -> bool:
         """Close the other connection that has waited longest for a request head; False if none waits."""
         # Only one idle for IDLE_BEFORE_EVICTION: a request's head follows its connection (or the previous
         # answer) within a round trip, and closing a socket whose request is in flight resets it.
         idle_since = time.monotonic() - IDLE_BEFORE_EVICTION
-        waiting = [c for c in self.connections if c is not self and getattr(c, "_waiting_since", None) is not None
+        waiting = [c for c in self.connections if c is not self and getattr(c, "_clock_since", None) is not None
                    and c._waiting_since <= idle_since and not c._parked and not c.transport.is_closing()]
         if not waiting:
             return False
@@ -223,6 +295,7 @@ class GuardedH11Protocol(H11Protocol):
             if self.conn.their_state is h11.SEND_BODY:
                 return  # the head arrived, the body has not: still waiting (deadline and eviction apply)
             self._waiting_since = None  # a whole request arrived: it is being answered
+            self._clock_since = None
             self._cancel_head_timer()
             if len(self.connections) >= self.max_connections * KEEP_ALIVE_SHARE and self.app is not _too_many_connections:
                 # Crowded: this answer closes its connection, so idle kept-alive ones never fill the cap.
@@ -232,6 +305,8 @@ class GuardedH11Protocol(H11Protocol):
         if not self.transport.is_closing():
             self._await_head()  # before the parent handles a pipelined request, which clears it again
         super().on_response_complete()
+        if self._clock_since is None:
+            self._restart_clock()  # uvicorn may have resumed reading without its flow control
 
     def pause_writing(self) -> None:
         """The send buffer is full: the client has this long to read some of it, or it is dropped."""
@@ -257,6 +332,7 @@ class GuardedH11Protocol(H11Protocol):
         self._cancel_write_timer()
         self._cancel_head_timer()
         self._waiting_since = None
+        self._clock_since = None
         if self._parked:
             self._parked = False
             self._waiting_room().remove(self)
