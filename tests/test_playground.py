@@ -172,7 +172,7 @@ def test_an_expression_problem_names_its_column_and_length(text, column, length,
 
 def test_the_parser_errors_carry_the_length_of_what_they_point_at():
     with pytest.raises(ExpressionError) as info:
-        parse("1 + sqrt(2)")
+        parse("1 + root(2)")
     assert (info.value.column, info.value.length) == (5, 4)
     with pytest.raises(ExpressionError) as info:
         parse("")
