@@ -30,6 +30,11 @@ class Limits:
     work_bytes: int = 64 * MB  # size of the writable tmpfs under bubblewrap
     message_queue_bytes: int = 0  # RLIMIT_MSGQUEUE: POSIX message queues are a per-user budget
 
+    @property
+    def longest_wall_seconds(self) -> float:
+        """The longest a run may take on a busy machine: every guard window it may be given."""
+        return self.wall_seconds * max(1, self.starved_windows)
+
 
 @dataclass
 class RunOutcome:

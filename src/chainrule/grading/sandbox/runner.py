@@ -90,14 +90,17 @@ def run(
         return RunOutcome(stdout=b"", stderr=b"", returncode=None, signal=None, isolation=isolation.report(),
                           start_error=f"could not prepare the sandbox: {error.strerror or error}")
     report = plan.isolation.report()  # without the layers this run lost (a cgroup that could not be made)
-    started = time.monotonic()
-    deadline = started + limits.wall_seconds
     try:
         process = layers.start(plan)
     except layers.StartError as error:
         plan.clean_up()
         return RunOutcome(stdout=b"", stderr=b"", returncode=None, signal=None, isolation=report,
                           start_error=str(error))
+    # The hang guard's clock starts when the program is let go: building the sandbox (namespaces, mounts,
+    # the cgroup) can block for seconds on a busy machine, and that is the server's time, not the learner's
+    # (its own bound is the gate's timeout in layers.start).
+    started = time.monotonic()
+    deadline = started + limits.wall_seconds
 
     guard = _Guard(plan, process, started)
     stdout, stderr, timed_out, output_exceeded = _read_capped(process, limits, deadline, guard)
@@ -177,7 +180,7 @@ class _Guard:
         None (the run ends; `starved` says whether it ends as the machine's delay)."""
         self._measure(now)
         self.starved = usage.starved(self.usage, now - self.started, self.limits.cpu_cores)
-        last = self.started + self.limits.wall_seconds * max(1, self.limits.starved_windows)
+        last = self.started + self.limits.longest_wall_seconds
         if self.starved and now < last:
             return min(now + self.limits.wall_seconds, last)
         return None
