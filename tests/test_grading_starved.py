@@ -146,8 +146,10 @@ def test_a_starved_run_is_the_servers_delay_and_three_of_them_do_not_open_the_mo
     app = create_app("t0ken-starved", tmp_path / "data", port=8765)
     with TestClient(app, base_url="http://127.0.0.1:8765", headers={"X-Chainrule-Token": "t0ken-starved"}) as client:
         for _ in range(3):
-            answer = client.post("/api/grade", json={"exercise": EXERCISE, "language": "python",
-                                                     "source": reference_source(EXERCISE, "python")})
+            # TypeScript: its compiler needs far more CPU than a starved run gets (a small Python reference
+            # can finish in the 20-odd ms that 1 ms per 100 ms, with the kernel's slack, gives in 2 s).
+            answer = client.post("/api/grade", json={"exercise": EXERCISE, "language": "typescript",
+                                                     "source": reference_source(EXERCISE, "typescript")})
             result = answer.json()
             assert (answer.status_code, result["verdict"], result["status"]) == (200, SERVER_BUSY, "error")
             assert result["saved"] is False and result["tests"] == []
