@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chainrule.progress.connection import Connection
 from chainrule.progress.rows import sound_rows
+
+if TYPE_CHECKING:
+    from chainrule.progress.store import ProgressStore
 
 RUN_COLUMNS = ("id", "exercise_id", "language", "source", "status", "at", "origin")
 COMMENT_COLUMNS = "c.id, c.submission_id, c.line, c.body, c.at, c.author_id, a.name, a.role"
@@ -22,7 +25,7 @@ class TooManyComments(Exception):
 class CommentStore:
     """Comments in a progress store's database (a class store's: learner ids are account ids)."""
 
-    def __init__(self, store) -> None:
+    def __init__(self, store: ProgressStore) -> None:
         self.database = store.database
 
     def run_owner(self, submission_id: int) -> Any | None:
@@ -44,10 +47,10 @@ class CommentStore:
                     (learner_id, author_id, since)).fetchone()
                 if int(count) >= most:
                     raise TooManyComments(oldest)
-            return int(conn.execute(
+            return int(conn.one(
                 "INSERT INTO comments (learner_id, submission_id, author_id, line, body, at) "
                 "VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
-                (learner_id, submission_id, author_id, line, body, at)).fetchone().id)
+                (learner_id, submission_id, author_id, line, body, at)).id)
 
         return self.database.write(work, lock=learner_id)
 
@@ -93,8 +96,8 @@ class CommentStore:
                 "WHERE c.learner_id = ? AND c.submission_id = ? AND c.id < ? ORDER BY c.id DESC LIMIT ?",
                 (learner_id, submission_id, before, shown)).fetchall()
             first = min((int(row.id) for row in comments), default=before)
-            left = conn.execute("SELECT COUNT(*) AS earlier FROM comments WHERE learner_id = ? AND submission_id = ? "
-                                "AND id < ?", (learner_id, submission_id, first)).fetchone().earlier
+            left = conn.one("SELECT COUNT(*) AS earlier FROM comments WHERE learner_id = ? AND submission_id = ? "
+                                "AND id < ?", (learner_id, submission_id, first)).earlier
             return sound_rows("comments", ("body", "at"), comments[::-1], keep=3), int(left)
 
         return self.database.read(work, snapshot=True)

@@ -11,13 +11,18 @@ outbox (classes/lti_scores.py).
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Callable, TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from chainrule.progress.audit_store import Actor, AuditLog, audited_write
 from chainrule.progress.class_store import CLASS_LEARNERS
 from chainrule.progress.connection import Connection
 from chainrule.progress.finished import COUNTED_PASS, OWN_RUN
 from chainrule.progress.mark_store import marks_of
+
+if TYPE_CHECKING:
+    from chainrule.progress.store import ProgressStore
+
+T = TypeVar("T")
 
 
 class WorkTime(NamedTuple):
@@ -38,11 +43,11 @@ def _policy(time_zone: str, late_policy: str, late_percent: int) -> dict[str, An
 
 
 class DeadlineStore:
-    def __init__(self, store: Any) -> None:
+    def __init__(self, store: ProgressStore) -> None:
         self.store = store
         self.database = store.database
 
-    def _read(self, work: Any) -> Any:
+    def _read(self, work: Callable[[Connection], T]) -> T:
         return self.database.read(work, snapshot=True)
 
     def settings(self, class_id: int) -> dict[str, Any]:

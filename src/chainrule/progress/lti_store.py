@@ -8,11 +8,17 @@ from __future__ import annotations
 
 import json
 import secrets
-from typing import Any, Callable, NamedTuple
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple, TypeVar
 
-from chainrule.progress.class_store import ACCOUNT_LOCK, admitted, refuse_if_closed
+from chainrule.progress.audit_store import ACCOUNT_LOCK
+from chainrule.progress.class_store import admitted, refuse_if_closed
 from chainrule.progress.connection import Connection
 from chainrule.progress.credit_changes import scores_changed
+
+if TYPE_CHECKING:
+    from chainrule.progress.store import ProgressStore
+
+T = TypeVar("T")
 
 OUTBOX_LOCK = -3  # the advisory lock key of outbox claims (learners' keys are >= 0)
 WORK_TABLES = ("submissions", "quiz_answers", "predictions", "code", "explanations")  # what a score is made of
@@ -84,9 +90,9 @@ def linked_account(conn: Connection, table: str, issuer: str, subject: str, clas
         refuse_if_closed(conn, class_id)
     names = [found.name for found in conn.execute("SELECT name FROM accounts WHERE class_id = ?", (class_id,))]
     approved = admitted(conn, class_id) if by_invite else 1
-    account_id = int(conn.execute("INSERT INTO accounts (class_id, role, name, created_at, approved) "
+    account_id = int(conn.one("INSERT INTO accounts (class_id, role, name, created_at, approved) "
                                   "VALUES (?, ?, ?, ?, ?) RETURNING id",
-                                  (class_id, role, name(names), at, approved)).fetchone().id)
+                                  (class_id, role, name(names), at, approved)).id)
     conn.execute(f"INSERT INTO {table} (issuer, subject, class_id, account_id) VALUES (?, ?, ?, ?)",
                  (issuer, subject, class_id, account_id))
     return account_id, True
@@ -95,13 +101,13 @@ def linked_account(conn: Connection, table: str, issuer: str, subject: str, clas
 class LtiStore:
     """The LTI and single sign-on tables of a class store's database."""
 
-    def __init__(self, store: Any) -> None:
+    def __init__(self, store: ProgressStore) -> None:
         self.database = store.database
 
-    def _write(self, work: Callable[[Connection], Any], lock: int = ACCOUNT_LOCK) -> Any:
+    def _write(self, work: Callable[[Connection], T], lock: int = ACCOUNT_LOCK) -> T:
         return self.database.write(work, lock=lock)
 
-    def _read(self, work: Callable[[Connection], Any]) -> Any:
+    def _read(self, work: Callable[[Connection], T]) -> T:
         return self.database.read(work)
 
     # ---------------------------------------------------------------- platforms
@@ -114,11 +120,11 @@ class LtiStore:
                                (values["issuer"], values["client_id"])).fetchone()
             columns = ("name", "auth_login_url", "token_url", "jwks_url", "token_audience", "lms_origins")
             if row is None:
-                platform_id = conn.execute(
+                platform_id = conn.one(
                     "INSERT INTO lti_platforms (issuer, client_id, created_at, " + ", ".join(columns) + ") VALUES "
                     "(?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
                     (values["issuer"], values["client_id"], values["created_at"], *(values[c] for c in columns)),
-                ).fetchone().id
+                ).id
             else:
                 platform_id = row.id
                 conn.execute("UPDATE lti_platforms SET " + ", ".join(f"{c} = ?" for c in columns) + " WHERE id = ?",
@@ -189,11 +195,11 @@ class LtiStore:
                 return conn.execute("SELECT 1 FROM classes WHERE name = ?", (name,)).fetchone() is not None
 
             name = class_name(taken)
-            class_id = conn.execute("INSERT INTO classes (name, invite_hash, created_at) VALUES (?, ?, ?) RETURNING id",
-                                    (name, "lti:" + secrets.token_hex(32), at)).fetchone().id
-            context_row = conn.execute("INSERT INTO lti_contexts (platform_id, context_id, class_id, title) "
+            class_id = conn.one("INSERT INTO classes (name, invite_hash, created_at) VALUES (?, ?, ?) RETURNING id",
+                                    (name, "lti:" + secrets.token_hex(32), at)).id
+            context_row = conn.one("INSERT INTO lti_contexts (platform_id, context_id, class_id, title) "
                                        "VALUES (?, ?, ?, ?) RETURNING id",
-                                       (platform_id, context_id, class_id, title)).fetchone().id
+                                       (platform_id, context_id, class_id, title)).id
             return int(context_row), int(class_id), True
 
         return self._write(work)

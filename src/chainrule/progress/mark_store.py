@@ -6,11 +6,14 @@ scan looks at them again, in the same transaction).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chainrule.progress.audit_store import Actor, AuditLog, audited_write
 from chainrule.progress.class_store import CLASS_LEARNERS
 from chainrule.progress.connection import Connection
+
+if TYPE_CHECKING:
+    from chainrule.progress.store import ProgressStore
 
 __all__ = ["MarkStore", "marks_of"]
 
@@ -32,7 +35,7 @@ def _mark(conn: Connection, learner: int, lesson: str, exercise: str) -> dict[st
 
 
 class MarkStore:
-    def __init__(self, store: Any) -> None:
+    def __init__(self, store: ProgressStore) -> None:
         self.store = store
 
     def marks(self, class_id: int) -> dict[tuple[int, str, str], dict[str, Any]]:

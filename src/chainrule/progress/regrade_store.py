@@ -8,11 +8,16 @@ credit_changes.scores_changed for the learners whose runs changed, so that a cha
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Callable, TYPE_CHECKING, Any, TypeVar
 
-from chainrule.progress.audit_store import Actor, AuditLog, audited_write
-from chainrule.progress.class_store import ACCOUNT_LOCK, CLASS_LEARNERS
+from chainrule.progress.audit_store import ACCOUNT_LOCK, Actor, AuditLog, audited_write
+from chainrule.progress.class_store import CLASS_LEARNERS
 from chainrule.progress.connection import Connection
+
+if TYPE_CHECKING:
+    from chainrule.progress.store import ProgressStore
+
+T = TypeVar("T")
 
 __all__ = ["RegradeStore"]
 
@@ -26,11 +31,11 @@ def _open_regrade(conn: Connection, class_id: int, exercise_id: str, pick: str, 
 
 
 class RegradeStore:
-    def __init__(self, store: Any) -> None:
+    def __init__(self, store: ProgressStore) -> None:
         self.store = store
         self.database = store.database
 
-    def _write(self, work: Any) -> Any:
+    def _write(self, work: Callable[[Connection], T]) -> T:
         return self.database.write(work, lock=ACCOUNT_LOCK)
 
     def runs_of_exercise(self, class_id: int, exercise_id: str) -> tuple[int, list[tuple]]:
@@ -38,7 +43,7 @@ class RegradeStore:
         counting run of the exercise by the class's learners, oldest first)."""
 
         def work(conn: Connection) -> tuple[int, list[tuple]]:
-            last = conn.execute("SELECT COALESCE(MAX(id), 0) AS id FROM submissions").fetchone().id
+            last = conn.one("SELECT COALESCE(MAX(id), 0) AS id FROM submissions").id
             rows = conn.execute(
                 f"SELECT learner_id, id, language, source, status, result FROM submissions WHERE {CLASS_LEARNERS} "
                 "AND exercise_id = ? AND origin = '' AND id <= ? ORDER BY id", (class_id, exercise_id, last)).fetchall()
@@ -60,10 +65,10 @@ class RegradeStore:
             found = _open_regrade(conn, class_id, exercise_id, pick, cases)
             if found is not None:
                 return found
-            regrade_id = int(conn.execute(
+            regrade_id = int(conn.one(
                 "INSERT INTO regrades (class_id, exercise_id, pick, cases, nonce, state, last_run, created_at) "
                 "VALUES (?, ?, ?, ?, ?, 'grading', ?, ?) RETURNING id",
-                (class_id, exercise_id, pick, cases, nonce, last_run, at)).fetchone().id)
+                (class_id, exercise_id, pick, cases, nonce, last_run, at)).id)
             for learner, submission, language, passed in runs:
                 conn.execute("INSERT INTO regrade_runs (regrade_id, learner_id, submission_id, language, passed_before) "
                              "VALUES (?, ?, ?, ?, ?)", (regrade_id, learner, submission, language, int(passed)))

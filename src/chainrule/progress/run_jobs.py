@@ -28,10 +28,10 @@ import json
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from chainrule.progress.connection import ADVISORY_NAMESPACE, Connection
-from chainrule.progress.store import work_time
+from chainrule.progress.store import ProgressStore, work_time
 from chainrule.turns import MAX_OPEN_PER_LEARNER, fair_order
 
 QUEUED, RUNNING, GRADED, ENDED = "queued", "running", "graded", "ended"
@@ -77,7 +77,7 @@ def _queued_in_turns(conn: Connection) -> list[int]:
 
 
 class RunJobs:
-    def __init__(self, store: Any, *, deadline_seconds: float = DEFAULT_DEADLINE_SECONDS,
+    def __init__(self, store: ProgressStore, *, deadline_seconds: float = DEFAULT_DEADLINE_SECONDS,
                  max_open: int = MAX_OPEN_PER_LEARNER) -> None:
         if deadline_seconds <= 0 or max_open < 1:
             raise ValueError("a job's deadline must be > 0 seconds and a learner may have at least 1 open run")
@@ -108,9 +108,9 @@ class RunJobs:
                                  (learner_id, key)).fetchone()
             if found is not None:
                 return int(found.id), True
-            open_runs = conn.execute(
+            open_runs = conn.one(
                 "SELECT COUNT(*) AS runs FROM grading_jobs WHERE learner_id = ? AND state IN (?, ?)",
-                (learner_id, *OPEN_STATES)).fetchone().runs
+                (learner_id, *OPEN_STATES)).runs
             if open_runs >= self.max_open:
                 return None, False
             row = conn.execute(
@@ -174,8 +174,8 @@ class RunJobs:
         """An account removed: its runs are deleted (a worker still grading one keeps nothing); how many
         were still waiting or running."""
         def work(conn: Connection) -> int:
-            waiting = conn.execute("SELECT COUNT(*) AS runs FROM grading_jobs WHERE learner_id = ? AND state IN (?, ?)",
-                                   (learner_id, *OPEN_STATES)).fetchone().runs
+            waiting = conn.one("SELECT COUNT(*) AS runs FROM grading_jobs WHERE learner_id = ? AND state IN (?, ?)",
+                                   (learner_id, *OPEN_STATES)).runs
             conn.execute("DELETE FROM grading_jobs WHERE learner_id = ?", (learner_id,))
             return int(waiting)
 
@@ -204,10 +204,10 @@ class RunJobs:
         before = self._now() - older_than_seconds
 
         def work(conn: Connection) -> list[int]:
-            queued = conn.execute("SELECT COUNT(*) AS runs FROM grading_jobs WHERE state = ? "
-                                  "AND queue_job_id IS NOT NULL", (QUEUED,)).fetchone().runs
-            waiting = conn.execute("SELECT COUNT(*) AS jobs FROM procrastinate_jobs WHERE queue_name = ? "
-                                   "AND status = 'todo'", (queue,)).fetchone().jobs
+            queued = conn.one("SELECT COUNT(*) AS runs FROM grading_jobs WHERE state = ? "
+                                  "AND queue_job_id IS NOT NULL", (QUEUED,)).runs
+            waiting = conn.one("SELECT COUNT(*) AS jobs FROM procrastinate_jobs WHERE queue_name = ? "
+                                   "AND status = 'todo'", (queue,)).jobs
             if queued <= waiting:
                 return []
             rows = conn.execute(

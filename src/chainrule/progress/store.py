@@ -277,11 +277,11 @@ class ProgressStore:
         at = work_time(at) or _iso(self.now())
 
         def work(conn: Connection) -> int:
-            submission_id = conn.execute(
+            submission_id = conn.one(
                 "INSERT INTO submissions (learner_id, exercise_id, language, source, result, status, at, origin) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
                 (self.learner_id, exercise_id, language, source, result_json, status, at, origin),
-            ).fetchone().id
+            ).id
             if claim is not None and not claim(conn, int(submission_id)):
                 raise _AlreadyKept
             if not origin:
@@ -307,20 +307,20 @@ class ProgressStore:
 
     def submission_count(self) -> int:
         return self._read(
-            lambda conn: conn.execute(
+            lambda conn: conn.one(
                 "SELECT COUNT(*) AS runs FROM submissions WHERE learner_id = ?", (self.learner_id,)
-            ).fetchone().runs
+            ).runs
         )
 
     def failed_runs(self, exercise_id: str) -> int:
         """How many graded runs of this exercise, in any language, did not pass (they unlock its model solution)."""
         _require_text("exercise_id", exercise_id)
         return self._read(
-            lambda conn: conn.execute(
+            lambda conn: conn.one(
                 "SELECT COUNT(*) AS runs FROM submissions WHERE learner_id = ? AND exercise_id = ? "
                 "AND status != 'pass' AND origin = ''",
                 (self.learner_id, exercise_id),
-            ).fetchone().runs
+            ).runs
         )
 
     # ---------------------------------------------------------------- quiz and review cards
