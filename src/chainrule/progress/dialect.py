@@ -69,6 +69,8 @@ class Cursor(Protocol):
 
     def fetchall(self) -> list[Record]: ...
 
+    def __iter__(self) -> Iterator[Record]: ...
+
 
 class Executes(Protocol):
     """What a dialect needs of a connection: connection.Connection (``?`` placeholders on both databases)."""
