@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Callable, NamedTuple, TypeVar
 
 from chainrule.progress.audit_store import ACCOUNT_LOCK
 from chainrule.progress.connection import Connection
-from chainrule.progress.lti_store import add_stranger_row, linked_account, use_login
+from chainrule.progress.lti_store import StrangerBudget, add_stranger_row, linked_account, use_login
 
 if TYPE_CHECKING:
     from chainrule.progress.store import ProgressStore
@@ -27,7 +27,7 @@ class SsoLogin(NamedTuple):
     provider_id: int
     nonce: str
     verifier: str
-    intent: dict
+    intent: dict[str, Any]
     created_ts: float
     used_ts: float | None
 
@@ -78,8 +78,8 @@ class SsoStore:
 
     # ---------------------------------------------------------------- sign-ins in progress
 
-    def add_login(self, state_hash: str, provider_id: int, nonce: str, verifier: str, intent: dict, *, client: str,
-                  now: float, budget: Any) -> None:
+    def add_login(self, state_hash: str, provider_id: int, nonce: str, verifier: str, intent: dict[str, Any], *,
+                  client: str, now: float, budget: StrangerBudget) -> None:
         """Within the strangers' budget (lti_store.add_stranger_row): OverBudget when the login does not fit."""
         add_stranger_row(self.database, "sso_logins", {"state_hash": state_hash, "provider_id": provider_id,
                                                        "nonce": nonce, "verifier": verifier, "intent": intent},
