@@ -343,7 +343,7 @@ def refuse_if_closed(conn: Connection, class_id: int) -> None:
         raise ClassClosed()
 
 
-def account_exists(account_id: int) -> Callable[[Connection, int], bool]:
+def account_exists(account_id: int | None) -> Callable[[Connection, int], bool]:
     """A record_submission claim: keep a run only while its account exists (a run that ends after its
     account was removed keeps nothing)."""
 

@@ -30,7 +30,8 @@ CONTEXT_COLUMNS = "id, platform_id, context_id, class_id, title, lineitems_url, 
 class StrangerBudget(Protocol):
     """What add_stranger_row asks of the strangers' budget (classes/stranger_budget.py: Budget)."""
 
-    keep: float  # seconds a login in progress is kept
+    @property
+    def keep(self) -> float: ...  # seconds a login in progress is kept
 
     def check_fields(self, row: Mapping[str, Any]) -> None: ...
 
