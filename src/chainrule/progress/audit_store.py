@@ -97,7 +97,7 @@ class AuditStore:
 
         def work(conn: Connection) -> tuple[int, list[dict[str, Any]]]:
             total = conn.one("SELECT COUNT(*) AS entries FROM audit_log WHERE class_id = ?",
-                                 (class_id,)).entries
+                             (class_id,)).entries
             rows = conn.execute(f"SELECT {COLUMNS} FROM audit_log WHERE class_id = ? ORDER BY id DESC LIMIT ? "
                                 "OFFSET ?", (class_id, int(limit), int(offset))).fetchall()
             return int(total), [dict(zip(COLUMNS.split(", "), row)) for row in rows]

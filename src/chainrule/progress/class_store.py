@@ -99,7 +99,7 @@ class ClassStore:
             if conn.execute("SELECT 1 FROM classes WHERE name = ?", (name,)).fetchone() is not None:
                 return None
             class_id = conn.one("INSERT INTO classes (name, invite_hash, created_at) VALUES (?, ?, ?) RETURNING id",
-                                    (name, invite_hash, at)).id
+                                (name, invite_hash, at)).id
             teacher_id = conn.one(
                 "INSERT INTO accounts (class_id, role, name, created_at) VALUES (?, 'teacher', ?, ?) RETURNING id",
                 (class_id, teacher_name, at)).id
@@ -189,7 +189,7 @@ class ClassStore:
             if latest is not None and wait > 0 and now < float(latest) + wait:
                 return None, float(latest) + wait - now
             return int(conn.one("INSERT INTO sign_in_failures (scope, at_ts) VALUES (?, ?) RETURNING id",
-                                    (scope, now)).id), 0.0
+                                (scope, now)).id), 0.0
 
         return self._write(work)
 
@@ -331,7 +331,7 @@ def admitted(conn: Connection, class_id: int) -> int:
     seats, approval = conn.one("SELECT seats, approval FROM classes WHERE id = ?", (class_id,))
     refuse_if_closed(conn, class_id)
     if seats is not None and conn.one("SELECT COUNT(*) AS learners FROM accounts WHERE class_id = ? "
-                                          "AND role = 'learner'", (class_id,)).learners >= seats:
+                                      "AND role = 'learner'", (class_id,)).learners >= seats:
         raise SeatsTaken(int(seats))
     return 0 if approval else 1
 

@@ -99,7 +99,7 @@ class CommentStore:
                 (learner_id, submission_id, before, shown)).fetchall()
             first = min((int(row.id) for row in comments), default=before)
             left = conn.one("SELECT COUNT(*) AS earlier FROM comments WHERE learner_id = ? AND submission_id = ? "
-                                "AND id < ?", (learner_id, submission_id, first)).earlier
+                            "AND id < ?", (learner_id, submission_id, first)).earlier
             return sound_rows("comments", ("body", "at"), comments[::-1], keep=3), int(left)
 
         return self.database.read(work, snapshot=True)

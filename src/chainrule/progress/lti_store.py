@@ -103,8 +103,8 @@ def linked_account(conn: Connection, table: str, issuer: str, subject: str, clas
     names = [found.name for found in conn.execute("SELECT name FROM accounts WHERE class_id = ?", (class_id,))]
     approved = admitted(conn, class_id) if by_invite else 1
     account_id = int(conn.one("INSERT INTO accounts (class_id, role, name, created_at, approved) "
-                                  "VALUES (?, ?, ?, ?, ?) RETURNING id",
-                                  (class_id, role, name(names), at, approved)).id)
+                              "VALUES (?, ?, ?, ?, ?) RETURNING id",
+                              (class_id, role, name(names), at, approved)).id)
     conn.execute(f"INSERT INTO {table} (issuer, subject, class_id, account_id) VALUES (?, ?, ?, ?)",
                  (issuer, subject, class_id, account_id))
     return account_id, True
@@ -208,10 +208,10 @@ class LtiStore:
 
             name = class_name(taken)
             class_id = conn.one("INSERT INTO classes (name, invite_hash, created_at) VALUES (?, ?, ?) RETURNING id",
-                                    (name, "lti:" + secrets.token_hex(32), at)).id
+                                (name, "lti:" + secrets.token_hex(32), at)).id
             context_row = conn.one("INSERT INTO lti_contexts (platform_id, context_id, class_id, title) "
-                                       "VALUES (?, ?, ?, ?) RETURNING id",
-                                       (platform_id, context_id, class_id, title)).id
+                                   "VALUES (?, ?, ?, ?) RETURNING id",
+                                   (platform_id, context_id, class_id, title)).id
             return int(context_row), int(class_id), True
 
         return self._write(work)

@@ -59,10 +59,10 @@ def _remove_account(conn: Connection, log: AuditLog, account_id: int, class_id: 
     if found is None:
         return False
     if role == "teacher" and int(conn.one("SELECT COUNT(*) AS teachers FROM accounts WHERE class_id = ? "
-                                              "AND role = 'teacher'", (class_id,)).teachers) < 2:
+                                          "AND role = 'teacher'", (class_id,)).teachers) < 2:
         raise LastTeacher(account_id)
     rows = {table: int(conn.one(f"SELECT COUNT(*) AS how_many FROM {table} WHERE learner_id = ?",
-                                    (account_id,)).how_many) for table in WORK_TABLES}
+                                (account_id,)).how_many) for table in WORK_TABLES}
     log.add(f"{role}-removed", learner=account_id, before={"work rows": rows}, after=None)
     for table, column in ANONYMISED:
         conn.execute(f"UPDATE {table} SET {column} = ? WHERE {column} = ?", (REMOVED_ACCOUNT, account_id))
@@ -157,7 +157,7 @@ class PeopleStore:
             conn.execute("UPDATE accounts SET password_hash = ?, session_epoch = session_epoch + 1 WHERE id = ?",
                          (password_hash, account_id))
             return int(conn.one("SELECT session_epoch FROM accounts WHERE id = ?",
-                                    (account_id,)).session_epoch)
+                                (account_id,)).session_epoch)
 
         return self._write(work)
 

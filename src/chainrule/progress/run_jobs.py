@@ -179,7 +179,7 @@ class RunJobs:
         were still waiting or running."""
         def work(conn: Connection) -> int:
             waiting = conn.one("SELECT COUNT(*) AS runs FROM grading_jobs WHERE learner_id = ? AND state IN (?, ?)",
-                                   (learner_id, *OPEN_STATES)).runs
+                               (learner_id, *OPEN_STATES)).runs
             conn.execute("DELETE FROM grading_jobs WHERE learner_id = ?", (learner_id,))
             return int(waiting)
 
@@ -209,9 +209,9 @@ class RunJobs:
 
         def work(conn: Connection) -> list[int]:
             queued = conn.one("SELECT COUNT(*) AS runs FROM grading_jobs WHERE state = ? "
-                                  "AND queue_job_id IS NOT NULL", (QUEUED,)).runs
+                              "AND queue_job_id IS NOT NULL", (QUEUED,)).runs
             waiting = conn.one("SELECT COUNT(*) AS jobs FROM procrastinate_jobs WHERE queue_name = ? "
-                                   "AND status = 'todo'", (queue,)).jobs
+                               "AND status = 'todo'", (queue,)).jobs
             if queued <= waiting:
                 return []
             rows = conn.execute(

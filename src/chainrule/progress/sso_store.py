@@ -49,8 +49,8 @@ class SsoStore:
                              (issuer, client_id, client_secret, row.id))
                 return int(row.id)
             return int(conn.one("INSERT INTO sso_providers (name, issuer, client_id, client_secret, created_at) "
-                                    "VALUES (?, ?, ?, ?, ?) RETURNING id",
-                                    (name, issuer, client_id, client_secret, at)).id)
+                                "VALUES (?, ?, ?, ?, ?) RETURNING id",
+                                (name, issuer, client_id, client_secret, at)).id)
 
         return self.database.write(work, lock=ACCOUNT_LOCK)
 
