@@ -25,6 +25,7 @@ from chainrule.classes.accounts import LEARNER, TEACHER, Account, Accounts, Clas
 from chainrule.errors import InputError
 from chainrule.progress.comment_store import CommentStore, TooManyComments
 from chainrule.progress.quota import refuse_over_quota, row_cost
+from chainrule.progress.dialect import Record
 
 MAX_COMMENT = 4000  # characters: a paragraph or three, with a code block
 TEACHER_RUNS = 20  # the latest runs of a learner the teacher's page shows to comment on
@@ -127,7 +128,7 @@ class Comments:
                 for run_id, exercise, language, source, status, at, origin in runs]
 
 
-def _comment(row: tuple, reader: Account) -> dict[str, Any]:
+def _comment(row: Record, reader: Account) -> dict[str, Any]:
     comment_id, run_id, line, body, at, author_id, author, role = row
     return {"id": int(comment_id), "run_id": int(run_id), "line": None if line is None else int(line),
             "body": body, "at": at, "author": author or "someone who has left the class",

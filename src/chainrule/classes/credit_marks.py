@@ -17,6 +17,7 @@ from typing import Any, Callable
 
 from chainrule.errors import InputError
 from chainrule.number_text import format_number
+from chainrule.progress.shapes import Mark
 
 __all__ = ["EXCUSE", "MAX_REASON", "OVERRIDE", "check_credit", "check_reason", "marked_credit"]
 
@@ -53,7 +54,7 @@ def check_credit(shape: dict[str, Any], exercise: str | None, credit: Any) -> fl
     return float(credit)
 
 
-def marked_credit(shape: dict[str, Any], times: list[tuple], marks: dict[tuple[int, str, str], dict], learner: int,
+def marked_credit(shape: dict[str, Any], times: list[tuple], marks: dict[tuple[int, str, str], Mark], learner: int,
                   compute: Callable[[dict[str, Any], list[tuple]], dict[str, Any]]) -> dict[str, Any]:
     """One learner's credit in one lesson with the teacher's marks: compute(shape, times) is the late policy's
     credit (deadlines._lesson_credit); exercise marks change what it is given, a lesson mark its result. Adds

@@ -42,6 +42,7 @@ from chainrule.progress.audit_store import COMMAND_LINE, Actor
 from chainrule.progress.deadline_store import DeadlineStore
 from chainrule.progress.finished import Work, lesson_state
 from chainrule.progress.validation import EARLIEST, LATEST
+from chainrule.progress.shapes import DeadlineSettings
 
 __all__ = ["Deadlines", "LatePolicy", "NO_CREDIT", "PER_DAY", "parse_late_policy"]
 
@@ -229,7 +230,7 @@ class Deadlines:
         self.tables.save_extensions(class_id, extensions, by)
         return len(extensions)
 
-    def _extension(self, settings: dict, lesson_id: str, due: str | None) -> str | None:
+    def _extension(self, settings: DeadlineSettings, lesson_id: str, due: str | None) -> str | None:
         self._lesson(lesson_id)
         if due is None or str(due).strip().lower() in ("", "none"):
             return None
@@ -284,7 +285,7 @@ class Deadlines:
                 "late_policy_text": policy.text(), "due": due, "extensions": extensions}
 
     def credit(self, class_id: int, learner_ids: Iterable[int] | None = None, *,
-               found: dict[str, Any] | None = None) -> dict[int, dict[str, dict]]:
+               found: DeadlineSettings | None = None) -> dict[int, dict[str, dict]]:
         """{learner: {lesson: credit}} for the class's learners (or the given ones of them): each lesson's
         "credit" (points, one per section, after the late policy) and its text, "sections", "on_time" and
         "late_sections" (finished by the due dates, or only later), "late_work" (pieces done after their
@@ -398,7 +399,7 @@ class Deadlines:
         return header, cells
 
 
-def _due_of(found: dict[str, Any], lesson: str, exercise: str, extension: str | None) -> str | None:
+def _due_of(found: DeadlineSettings, lesson: str, exercise: str, extension: str | None) -> str | None:
     """A piece's due date: its exercise's own, else its lesson's; a later extension of the lesson moves it."""
     base = found["due"].get((lesson, exercise)) or found["due"].get((lesson, ""))
     if extension is not None and (base is None or extension > base):

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Awaitable, Callable, Protocol
 
 from chainrule.progress.store import origin_of_key, system_clock, work_time
+from chainrule.progress.shapes import JobStatus
 from chainrule.turns import BOUND, BUSY, GRADING_NICE, MAX_OPEN_PER_LEARNER
 
 log = logging.getLogger("chainrule.serve")
@@ -133,9 +134,9 @@ def ended_result(exercise: str, language: str, ended: dict) -> dict:
     return kept(run_result(exercise, language, shown, "error", message), saved=False)
 
 
-def job_answer(status: dict) -> dict:
+def job_answer(status: JobStatus) -> dict[str, Any]:
     """RunJobs.status as the page gets it: a graded run's result kept, an ended run's result built."""
-    answer = {key: value for key, value in status.items() if key != "ended"}
+    answer: dict[str, Any] = {key: value for key, value in status.items() if key != "ended"}
     if "result" in status:
         answer["result"] = kept(status["result"], saved=True)
     elif "ended" in status:

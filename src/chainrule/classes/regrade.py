@@ -33,6 +33,7 @@ from chainrule.classes.graded_runs import Submission
 from chainrule.errors import InputError
 from chainrule.progress.audit_store import COMMAND_LINE, Actor
 from chainrule.progress.regrade_store import RegradeStore
+from chainrule.progress.dialect import Record
 
 __all__ = ["PICKS", "Regrades", "cases_fingerprint"]
 
@@ -125,7 +126,7 @@ class Regrades:
         waiting = [row for row in self.tables.runs(regrade_id) if row.after_status is None]
         limiter = anyio.Semaphore(AT_ONCE)
 
-        async def one(row: tuple) -> None:
+        async def one(row: Record) -> None:
             async with limiter:
                 learner, _, submission, language, source, _, _, job, at = row
                 key = f"regrade-{regrade_id}-{regrade['nonce']}-{submission}"

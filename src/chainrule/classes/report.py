@@ -38,6 +38,8 @@ from chainrule.number_text import format_number, format_percent
 from chainrule.progress.class_store import ClassStore
 from chainrule.progress.finished import Work, lesson_state
 from chainrule.progress.fitting import recall_now
+from chainrule.progress.class_store import ClassActivity
+from chainrule.progress.dialect import Record
 
 TOP_DIAGNOSES = 3
 # An exercise's state in the grid, from the one rule's Work (progress/finished.py) and the help used.
@@ -95,7 +97,7 @@ def _help_by_exercise(rows: list[tuple]) -> dict[tuple[int, str], dict[str, Any]
     return {(learner, exercise): {"hints": hints, "solution_at": at} for learner, exercise, hints, at in rows}
 
 
-def _first_pass(submissions: list[tuple]) -> dict[tuple[int, str], str]:
+def _first_pass(submissions: list[Record]) -> dict[tuple[int, str], str]:
     """(learner, exercise) -> when their first passing run that counts was made (runs in work-time order)."""
     passed: dict[tuple[int, str], str] = {}
     for learner, exercise, status, _, at, _ in submissions:
@@ -104,7 +106,7 @@ def _first_pass(submissions: list[tuple]) -> dict[tuple[int, str], str]:
     return passed
 
 
-def _counted(submissions: list[tuple]) -> list[tuple]:
+def _counted(submissions: list[Record]) -> list[Record]:
     """The runs that count (progress/finished.py's rule: origin '', the learner's own run graded here: never an
     imported one, a regrade's run not applied or reverted, or one an applied regrade set aside), in the order
     the work was done (a regrade's run has the work time of the run it graded again), then as kept."""
@@ -266,7 +268,7 @@ class _Seen:
     wrong: dict[tuple[str, str], Counter[str]]  # (lesson, question) -> wrong answers
 
 
-def _seen(activity: dict[str, Any]) -> _Seen:
+def _seen(activity: ClassActivity) -> _Seen:
     submissions = _counted(activity["submissions"])
     runs: dict[tuple[int, str], list[str]] = defaultdict(list)
     failing: dict[str, Counter[str]] = defaultdict(Counter)

@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Any, Callable, TextIO
 
 from chainrule.progress.store import ProgressStore
+from chainrule.progress.shapes import DueReview
 from chainrule.text_safety import terminal_text
 
 QuestionFn = Callable[[str, str], dict[str, Any]]
@@ -113,7 +114,7 @@ def run_review(
 
     reviewed = 0
 
-    def undo_into(queue: list[dict]) -> list[dict]:
+    def undo_into(queue: list[DueReview]) -> list[DueReview]:
         """Undo the last rating; if its question is due again, ask it next."""
         nonlocal reviewed
         undone = store.undo_last_review()
@@ -128,7 +129,8 @@ def run_review(
         reviewed = max(0, reviewed - 1)
         if datetime.fromisoformat(undone["due"]) > store.now():
             return queue
-        undone_item = {key: undone[key] for key in ("lesson_id", "question_id", "due")}
+        undone_item: DueReview = {"lesson_id": undone["lesson_id"], "question_id": undone["question_id"],
+                                  "due": undone["due"]}
         return [undone_item] + [entry for entry in queue if entry != undone_item]
 
     on_screen: tuple[str, str] | None = None  # the question last printed, not re-printed on a retry

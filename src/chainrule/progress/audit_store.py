@@ -16,10 +16,16 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 from chainrule.progress.connection import Connection
 from chainrule.progress.credit_changes import scores_changed
+from chainrule.progress.dialect import Record
+
+if TYPE_CHECKING:
+    from chainrule.progress.store import ProgressStore
+
+T = TypeVar("T")
 
 __all__ = ["Actor", "AuditLog", "AuditStore", "COMMAND_LINE", "actor_of", "audited_write"]
 
@@ -68,12 +74,12 @@ class AuditLog:
              json.dumps(before, sort_keys=True), json.dumps(after, sort_keys=True), reason))
 
 
-def audited_write(store: Any, actor: Actor, class_id: int, work: Callable[[Connection, AuditLog], Any]) -> Any:
+def audited_write(store: ProgressStore, actor: Actor, class_id: int, work: Callable[[Connection, AuditLog], T]) -> T:
     """Run work(conn, log) in one write transaction, then raise scores_changed for the learners its entries
     name: the change, its entries and the event commit together or not at all."""
     at = store.now().isoformat()
 
-    def write(conn: Connection) -> Any:
+    def write(conn: Connection) -> T:
         log = AuditLog(conn, class_id, actor, at)
         done = work(conn, log)
         scores_changed(conn, class_id=class_id if log.whole_class else None, learners=log.learners)
@@ -83,15 +89,15 @@ def audited_write(store: Any, actor: Actor, class_id: int, work: Callable[[Conne
 
 
 class AuditStore:
-    def __init__(self, store: Any) -> None:
+    def __init__(self, store: ProgressStore) -> None:
         self.database = store.database
 
     def entries(self, class_id: int, limit: int, offset: int = 0) -> tuple[int, list[dict[str, Any]]]:
         """(how many entries the class has, the page of them from ``offset``, newest first)."""
 
         def work(conn: Connection) -> tuple[int, list[dict[str, Any]]]:
-            total = conn.execute("SELECT COUNT(*) AS entries FROM audit_log WHERE class_id = ?",
-                                 (class_id,)).fetchone().entries
+            total = conn.one("SELECT COUNT(*) AS entries FROM audit_log WHERE class_id = ?",
+                             (class_id,)).entries
             rows = conn.execute(f"SELECT {COLUMNS} FROM audit_log WHERE class_id = ? ORDER BY id DESC LIMIT ? "
                                 "OFFSET ?", (class_id, int(limit), int(offset))).fetchall()
             return int(total), [dict(zip(COLUMNS.split(", "), row)) for row in rows]

@@ -8,20 +8,40 @@ Secrets arrive already hashed (token hashes, argon2id password hashes); times as
 from __future__ import annotations
 
 import secrets
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, TypedDict, TypeVar
 
 from chainrule.progress.audit_store import ACCOUNT_LOCK
 from chainrule.progress.connection import Connection
+from chainrule.progress.dialect import Record
 from chainrule.progress.people_store import remove_account
 from chainrule.progress.rows import sound_rows
+
+if TYPE_CHECKING:
+    from chainrule.progress.finished import Work
+    from chainrule.progress.store import ProgressStore
+
+T = TypeVar("T")
 
 CLASS_LEARNERS = "learner_id IN (SELECT id FROM accounts WHERE class_id = ? AND role = 'learner')"
 ACCOUNT_COLUMNS = ("SELECT a.id, a.class_id, c.name AS class_name, a.role, a.name, a.session_epoch, a.approved, "
                    "c.state AS class_state FROM accounts a JOIN classes c ON c.id = a.class_id ")
 
-AccountRow = tuple  # a record: id, class_id, class_name, role, name, session_epoch, approved, class_state
+AccountRow = Record  # columns: id, class_id, class_name, role, name, session_epoch, approved, class_state
 HELP_COLUMNS = ("lesson_id", "exercise_id", "kind", "number", "at")  # a hint opened or a solution shown
+# (learner, exercise, hints opened, when the solution was first shown or None): help_by_exercise
+HelpUsed = tuple[int, str, int, "str | None"]
 MAX_ID = 2**31 - 1  # learner_id is a 4-byte INTEGER in PostgreSQL; a larger id is no account
+
+
+class ClassActivity(TypedDict):
+    """What the teacher's view reads of a whole class (ClassStore.class_activity), every row checked."""
+
+    submissions: list[Record]  # learner_id, exercise_id, status, result, at, origin
+    answers: list[Record]  # learner_id, lesson_id, question_id, answer, correct, at, origin
+    explanations: list[Record]  # learner_id, lesson_id, text, ticked, at
+    help: list[HelpUsed]
+    work: dict[int, Work]  # by learner: progress/finished.py
+    last_active: dict[int, str]  # by learner: the time of their latest row of any kind
 
 
 class SeatsTaken(Exception):
@@ -35,11 +55,11 @@ class ClassClosed(Exception):
 class ClassStore:
     """The class tables of a progress store's database (``store.database``)."""
 
-    def __init__(self, store: Any) -> None:
+    def __init__(self, store: ProgressStore) -> None:
         self.store = store
         self.database = store.database
 
-    def _write(self, work: Any) -> Any:
+    def _write(self, work: Callable[[Connection], T]) -> T:
         return self.database.write(work, lock=ACCOUNT_LOCK)
 
     # ---------------------------------------------------------------- classes and accounts
@@ -64,7 +84,7 @@ class ClassStore:
         row = self.database.read(lambda conn: conn.execute("SELECT id FROM classes WHERE name = ?", (name,)).fetchone())
         return None if row is None else int(row.id)
 
-    def classes(self) -> list[tuple]:
+    def classes(self) -> list[Record]:
         """Records (id, name, created_at, learners: how many) of every class, by name."""
         return self.database.read(lambda conn: conn.execute(
             "SELECT c.id, c.name, c.created_at, "
@@ -78,11 +98,11 @@ class ClassStore:
         def work(conn: Connection) -> int | None:
             if conn.execute("SELECT 1 FROM classes WHERE name = ?", (name,)).fetchone() is not None:
                 return None
-            class_id = conn.execute("INSERT INTO classes (name, invite_hash, created_at) VALUES (?, ?, ?) RETURNING id",
-                                    (name, invite_hash, at)).fetchone().id
-            teacher_id = conn.execute(
+            class_id = conn.one("INSERT INTO classes (name, invite_hash, created_at) VALUES (?, ?, ?) RETURNING id",
+                                (name, invite_hash, at)).id
+            teacher_id = conn.one(
                 "INSERT INTO accounts (class_id, role, name, created_at) VALUES (?, 'teacher', ?, ?) RETURNING id",
-                (class_id, teacher_name, at)).fetchone().id
+                (class_id, teacher_name, at)).id
             _add_link(conn, teacher_id, link_hash, link_expires)
             return int(class_id)
 
@@ -112,18 +132,18 @@ class ClassStore:
         def work(conn: Connection) -> int:
             check_names([row.name for row in conn.execute(
                 "SELECT name FROM accounts WHERE class_id = ?", (class_id,)).fetchall()])
-            return int(conn.execute(
+            return int(conn.one(
                 "INSERT INTO accounts (class_id, role, name, password_hash, created_at, approved) "
                 "VALUES (?, 'learner', ?, ?, ?, ?) RETURNING id",
-                (class_id, name, password_hash, at, admitted(conn, class_id))).fetchone().id)
+                (class_id, name, password_hash, at, admitted(conn, class_id))).id)
 
         return self._write(work)
 
     def admission(self, class_id: int) -> tuple[int | None, bool, int]:
         """(seats or None, whether joining needs the teacher's approval, learners in the class)."""
-        seats, approval, learners = self.database.read(lambda conn: conn.execute(
+        seats, approval, learners = self.database.read(lambda conn: conn.one(
             "SELECT seats, approval, (SELECT COUNT(*) FROM accounts a WHERE a.class_id = c.id AND "
-            "a.role = 'learner') FROM classes c WHERE c.id = ?", (class_id,)).fetchone())
+            "a.role = 'learner') FROM classes c WHERE c.id = ?", (class_id,)))
         return None if seats is None else int(seats), bool(approval), int(learners)
 
     def set_admission(self, class_id: int, seats: int | None, approval: bool) -> None:
@@ -161,15 +181,15 @@ class ClassStore:
 
         def work(conn: Connection) -> tuple[int | None, float]:
             conn.execute("DELETE FROM sign_in_failures WHERE at_ts < ?", (since,))
-            count, latest = conn.execute("SELECT COUNT(*) AS failures, MAX(at_ts) AS latest FROM sign_in_failures "
-                                         "WHERE scope = ?", (scope,)).fetchone()
+            count, latest = conn.one("SELECT COUNT(*) AS failures, MAX(at_ts) AS latest FROM sign_in_failures "
+                                     "WHERE scope = ?", (scope,))
             wait = wait_after(int(count))
             # No wait owed, no refusal: a simultaneous attempt whose clock was read a moment later may have been
             # written first, so `latest` can be after `now` (two tabs signing in at once got "try again in 1 s").
             if latest is not None and wait > 0 and now < float(latest) + wait:
                 return None, float(latest) + wait - now
-            return int(conn.execute("INSERT INTO sign_in_failures (scope, at_ts) VALUES (?, ?) RETURNING id",
-                                    (scope, now)).fetchone().id), 0.0
+            return int(conn.one("INSERT INTO sign_in_failures (scope, at_ts) VALUES (?, ?) RETURNING id",
+                                (scope, now)).id), 0.0
 
         return self._write(work)
 
@@ -214,7 +234,7 @@ class ClassStore:
         def work(conn: Connection) -> str:
             row = conn.execute("SELECT value FROM server_secrets WHERE name = 'session'").fetchone()
             if row is not None:
-                return row.value
+                return str(row.value)
             value = secrets.token_hex(32)
             conn.execute("INSERT INTO server_secrets (name, value) VALUES ('session', ?)", (value,))
             return value
@@ -223,15 +243,15 @@ class ClassStore:
 
     # ---------------------------------------------------------------- the teacher's view
 
-    def class_activity(self, class_id: int, exercises: tuple[str, ...] = ()) -> dict[str, Any]:
+    def class_activity(self, class_id: int, exercises: tuple[str, ...] = ()) -> ClassActivity:
         """Every run and quiz answer of the class's learners (oldest first, each with its origin: '' for
         work done here, 'imported' for a learner's own file), each learner's work for "finished"
         (progress/finished.py), last activity, and the help they used on ``exercises`` (help_by_exercise).
         Rows no reader could use are reported and skipped."""
         from chainrule.progress.finished import learner_work
 
-        def work(conn: Connection) -> dict[str, Any]:
-            def rows(sql: str) -> list[tuple]:
+        def work(conn: Connection) -> ClassActivity:
+            def rows(sql: str) -> list[Record]:
                 return conn.execute(sql.format(learners=CLASS_LEARNERS), (class_id,)).fetchall()
 
             latest: dict[int, str] = {}
@@ -262,13 +282,13 @@ class ClassStore:
 
         return self.database.read(work, snapshot=True)
 
-    def learner_activity(self, learner_id: int) -> dict[str, list[tuple]]:
+    def learner_activity(self, learner_id: int) -> dict[str, list[Record]]:
         """One learner's runs (at, exercise, language, status, result, source, origin), answers (at, lesson,
         question, answer, correct, origin), explanations (at, lesson, text, ticked) and help used (at, lesson,
         exercise, kind, number), oldest first; rows no reader could use are reported and skipped."""
 
-        def work(conn: Connection) -> dict[str, list[tuple]]:
-            def rows(table: str, columns: tuple[str, ...], order: str = "id") -> list[tuple]:
+        def work(conn: Connection) -> dict[str, list[Record]]:
+            def rows(table: str, columns: tuple[str, ...], order: str = "id") -> list[Record]:
                 found = conn.execute(f"SELECT {', '.join(columns)} FROM {table} WHERE learner_id = ? ORDER BY {order}",
                                      (learner_id,)).fetchall()
                 return sound_rows(table, columns, found)
@@ -281,23 +301,24 @@ class ClassStore:
         return self.database.read(work, snapshot=True)
 
 
-def help_by_exercise(conn: Connection, class_id: int, exercises: tuple[str, ...]) -> list[tuple]:
+def help_by_exercise(conn: Connection, class_id: int, exercises: tuple[str, ...]) -> list[HelpUsed]:
     """(learner, exercise, hints opened: the highest number, when the solution was first shown or None) of
     each of the class's learners who used help on one of ``exercises``. Read in the database by index
     (migration 16), a few index steps per learner and exercise: its cost and its answer do not grow with the
     rows one learner keeps (issue 41, item 1). A solution time no reader could use is reported and read as
     None."""
-    rows = []
+    rows: list[HelpUsed] = []
     for exercise in dict.fromkeys(exercises):
         found = conn.execute(
             "SELECT a.id, (SELECT MAX(h.number) FROM help_used h WHERE h.learner_id = a.id AND h.exercise_id = ? "
             "AND h.kind = 'hint'), (SELECT h.at FROM help_used h WHERE h.learner_id = a.id AND h.exercise_id = ? "
             "AND h.kind = 'solution' ORDER BY h.number, h.id LIMIT 1) FROM accounts a "
             "WHERE a.class_id = ? AND a.role = 'learner' ORDER BY a.id", (exercise, exercise, class_id)).fetchall()
-        for learner, hints, at in found:
+        for row in found:
+            learner, hints, at = row
             if hints is None and at is None:
                 continue
-            if at is not None and not sound_rows("help_used", ("at",), [(at,)]):
+            if at is not None and not sound_rows("help_used", ("at",), [row], keep=2):
                 at = None
             rows.append((int(learner), exercise, max(0, int(hints or 0)), at))
     return rows
@@ -307,10 +328,10 @@ def admitted(conn: Connection, class_id: int) -> int:
     """Inside the write that makes a learner of the class: 0 if they wait for the teacher's approval, else 1;
     SeatsTaken if every seat is taken (counted in the same transaction, so that learners joining at once, by
     password or through a sign-in provider, never pass the seats)."""
-    seats, approval = conn.execute("SELECT seats, approval FROM classes WHERE id = ?", (class_id,)).fetchone()
+    seats, approval = conn.one("SELECT seats, approval FROM classes WHERE id = ?", (class_id,))
     refuse_if_closed(conn, class_id)
-    if seats is not None and conn.execute("SELECT COUNT(*) AS learners FROM accounts WHERE class_id = ? "
-                                          "AND role = 'learner'", (class_id,)).fetchone().learners >= seats:
+    if seats is not None and conn.one("SELECT COUNT(*) AS learners FROM accounts WHERE class_id = ? "
+                                      "AND role = 'learner'", (class_id,)).learners >= seats:
         raise SeatsTaken(int(seats))
     return 0 if approval else 1
 
@@ -318,11 +339,11 @@ def admitted(conn: Connection, class_id: int) -> int:
 def refuse_if_closed(conn: Connection, class_id: int) -> None:
     """Inside the write that makes a learner of the class: ClassClosed unless the class is open (checked in the
     same transaction as the insert, so a class closed a moment before takes no one, whichever way they come)."""
-    if conn.execute("SELECT state FROM classes WHERE id = ?", (class_id,)).fetchone().state != "open":
+    if conn.one("SELECT state FROM classes WHERE id = ?", (class_id,)).state != "open":
         raise ClassClosed()
 
 
-def account_exists(account_id: int):
+def account_exists(account_id: int | None) -> Callable[[Connection, int], bool]:
     """A record_submission claim: keep a run only while its account exists (a run that ends after its
     account was removed keeps nothing)."""
 

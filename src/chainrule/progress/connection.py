@@ -28,10 +28,10 @@ import sqlite3
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, Generic, Protocol, Sequence, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
-from chainrule.progress.dialect import DIALECTS, Dialect, postgres_records, sqlite_record
+from chainrule.progress.dialect import DIALECTS, Cursor, Dialect, Record, postgres_records, sqlite_record
 from chainrule.progress.store_errors import (
     CANNOT_OPEN,
     INVALID_INPUT,
@@ -43,6 +43,7 @@ from chainrule.progress.store_errors import (
 )
 
 T = TypeVar("T")
+Raw = TypeVar("Raw")  # a driver's connection
 
 DEFAULT_BUSY_TIMEOUT = 5.0  # seconds SQLite waits for a lock before reporting "busy"
 DEFAULT_WRITE_ATTEMPTS = 3  # a busy write is retried this many times in all
@@ -57,17 +58,30 @@ POOL_WAIT_SECONDS = 10.0  # how long a request waits for a pooled connection bef
 POOL_RECONNECT_SECONDS = 3.0
 
 
+class RawConnection(Protocol):
+    """A driver's own connection (sqlite3's, psycopg's), whose SQL is already in its dialect's words."""
+
+    def execute(self, sql: str, params: Sequence[Any] = ..., /) -> Cursor: ...
+
+
 class Connection:
     """One open database connection, as the store's SQL sees it: ``?`` placeholders on both backends."""
 
     __slots__ = ("raw", "dialect", "speaks")
 
-    def __init__(self, raw: Any, dialect: str) -> None:
+    def __init__(self, raw: RawConnection, dialect: str) -> None:
         self.raw = raw
         self.dialect = dialect
         self.speaks: Dialect = DIALECTS[dialect]
 
-    def execute(self, sql: str, params: tuple | list = ()) -> Any:
+    def one(self, sql: str, params: Sequence[Any] = ()) -> Record:
+        """The row of a statement that always gives one (``INSERT ... RETURNING``, ``COUNT(*)``, a PRAGMA)."""
+        row = self.execute(sql, params).fetchone()
+        if row is None:
+            raise LookupError(f"the statement gave no row, where it always gives one: {sql}")
+        return row
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> Cursor:
         if self.dialect == "sqlite":
             return self.raw.execute(sql, params)
         if not params:
@@ -119,21 +133,21 @@ def missing_store_error(path: Path) -> StoreError:
     )
 
 
-class _PerThread:
+class _PerThread(Generic[Raw]):
     """One connection per thread per process; connections inherited through a fork are left alone.
 
     A thread that has ended (a server's pool threads come and go) has its connection closed when another
     thread opens one, so that connections do not pile up on the database server.
     """
 
-    def __init__(self, close: Callable[[Any], None]) -> None:
+    def __init__(self, close: Callable[[Raw], None]) -> None:
         self._close = close
         self._local = threading.local()
-        self._all: list[tuple[int, threading.Thread, Any]] = []  # (pid that opened it, its thread, connection)
+        self._all: list[tuple[int, threading.Thread, Raw]] = []  # (pid that opened it, its thread, connection)
         self._registry_lock = threading.Lock()
 
-    def get(self, connect: Callable[[], Any]) -> Any:
-        raw = getattr(self._local, "conn", None)
+    def get(self, connect: Callable[[], Raw]) -> Raw:
+        raw: Raw | None = getattr(self._local, "conn", None)
         if raw is None or self._local.pid != os.getpid():
             raw = connect()
             pid = os.getpid()
@@ -174,7 +188,7 @@ class SqliteDatabase:
         self.create = bool(create)
         self.busy_timeout = float(busy_timeout)
         self.write_attempts = max(1, int(write_attempts))
-        self._threads = _PerThread(self._close_one)
+        self._threads: _PerThread[sqlite3.Connection] = _PerThread(self._close_one)
 
     @property
     def where(self) -> str:
@@ -305,9 +319,10 @@ class SqliteDatabase:
         """Repair stored text that cannot be read back (see repair.py); the write lock only when needed."""
         from chainrule.progress.repair import find_invalid_text, repair_invalid_text
 
-        if not self.read(lambda conn: find_invalid_text(conn.raw), snapshot=True):
+        raw = self._connection()  # the connection read() and write() run on in this thread: sqlite3's own
+        if not self.read(lambda conn: find_invalid_text(raw), snapshot=True):
             return 0
-        return self.write(lambda conn: repair_invalid_text(conn.raw))
+        return self.write(lambda conn: repair_invalid_text(raw))
 
 
 class PostgresDatabase:

@@ -11,13 +11,19 @@ outbox (classes/lti_scores.py).
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Callable, TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from chainrule.progress.audit_store import Actor, AuditLog, audited_write
 from chainrule.progress.class_store import CLASS_LEARNERS
 from chainrule.progress.connection import Connection
 from chainrule.progress.finished import COUNTED_PASS, OWN_RUN
 from chainrule.progress.mark_store import marks_of
+from chainrule.progress.shapes import DeadlineSettings
+
+if TYPE_CHECKING:
+    from chainrule.progress.store import ProgressStore
+
+T = TypeVar("T")
 
 
 class WorkTime(NamedTuple):
@@ -33,25 +39,25 @@ class WorkTime(NamedTuple):
 __all__ = ["DeadlineStore", "WorkTime"]
 
 
-def _policy(time_zone: str, late_policy: str, late_percent: int) -> dict[str, Any]:
+def _policy(time_zone: str, late_policy: str, late_percent: int) -> dict[str, str]:
     return {"time_zone": time_zone, "late": late_policy if late_policy == "no-credit" else f"{int(late_percent)}%"}
 
 
 class DeadlineStore:
-    def __init__(self, store: Any) -> None:
+    def __init__(self, store: ProgressStore) -> None:
         self.store = store
         self.database = store.database
 
-    def _read(self, work: Any) -> Any:
+    def _read(self, work: Callable[[Connection], T]) -> T:
         return self.database.read(work, snapshot=True)
 
-    def settings(self, class_id: int) -> dict[str, Any]:
+    def settings(self, class_id: int) -> DeadlineSettings:
         """{"time_zone", "late_policy", "late_percent", "due": {(lesson, exercise): due},
         "extensions": {(learner, lesson): due}, "marks": the teacher's (mark_store.marks_of)} of one class."""
 
-        def work(conn: Connection) -> dict[str, Any]:
-            zone, policy, percent = conn.execute(
-                "SELECT time_zone, late_policy, late_percent FROM classes WHERE id = ?", (class_id,)).fetchone()
+        def work(conn: Connection) -> DeadlineSettings:
+            zone, policy, percent = conn.one(
+                "SELECT time_zone, late_policy, late_percent FROM classes WHERE id = ?", (class_id,))
             due = conn.execute("SELECT lesson_id, exercise_id, due FROM due_dates WHERE class_id = ?",
                                (class_id,)).fetchall()
             extended = conn.execute(
@@ -65,8 +71,7 @@ class DeadlineStore:
 
     def save_policy(self, class_id: int, time_zone: str, late_policy: str, late_percent: int, by: Actor) -> None:
         def work(conn: Connection, log: AuditLog) -> None:
-            before = conn.execute("SELECT time_zone, late_policy, late_percent FROM classes WHERE id = ?",
-                                  (class_id,)).fetchone()
+            before = conn.one("SELECT time_zone, late_policy, late_percent FROM classes WHERE id = ?", (class_id,))
             conn.execute("UPDATE classes SET time_zone = ?, late_policy = ?, late_percent = ? WHERE id = ?",
                          (time_zone, late_policy, int(late_percent), class_id))
             log.add("late-policy", before=_policy(*before), after=_policy(time_zone, late_policy, late_percent))
@@ -126,7 +131,8 @@ class DeadlineStore:
             ("explanation", "lesson_id, '', COALESCE(first_at, at)", "explanations", " AND text != ''"),
         )
 
-        learners, params = CLASS_LEARNERS, (int(class_id),)
+        learners = CLASS_LEARNERS
+        params: tuple[int, ...] = (int(class_id),)
         if learner_ids is not None:
             learners += f" AND learner_id IN ({', '.join('?' for _ in learner_ids)})"
             params += tuple(int(learner) for learner in learner_ids)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import collections
 import functools
 import re
-from typing import Any
+from typing import Any, Callable, Iterable, Iterator, Protocol, Sequence, SupportsIndex, cast, overload
 
 # One token of SQL: a quoted string ('...' with '' inside), a quoted name ("..."), a $$-quoted body, a comment,
 # a word, or any other single character.
@@ -39,23 +39,71 @@ def like_prefix(text: str) -> str:
     return re.sub(r"([\\%_])", r"\\\1", text) + "%"
 
 
+class Record(Protocol):
+    """A row as both drivers give it: a named tuple of the statement's columns (``row.due``, ``row[0]``,
+    unpacked). A column holds whatever the database keeps there (SQLite keeps any type it is given), so its
+    value reads as Any; rows.py checks the values a reader relies on."""
+
+    def __getattr__(self, column: str) -> Any: ...
+
+    @overload
+    def __getitem__(self, index: SupportsIndex) -> Any: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[Any, ...]: ...
+
+    def __iter__(self) -> Iterator[Any]: ...
+
+    def __len__(self) -> int: ...
+
+    def _make(self, values: Iterable[Any]) -> Record: ...
+
+
+class Cursor(Protocol):
+    """What the store reads from a statement it ran (sqlite3's and psycopg's cursors both)."""
+
+    @property
+    def rowcount(self) -> int: ...
+
+    def fetchone(self) -> Record | None: ...
+
+    def fetchall(self) -> list[Record]: ...
+
+    def __iter__(self) -> Iterator[Record]: ...
+
+
+class Executes(Protocol):
+    """What a dialect needs of a connection: connection.Connection (``?`` placeholders on both databases)."""
+
+    def execute(self, sql: str, params: Sequence[Any] = ...) -> Cursor: ...
+
+    def one(self, sql: str, params: Sequence[Any] = ...) -> Record: ...
+
+
+class _RecordType(Protocol):
+    """A named tuple class of one statement's columns."""
+
+    def _make(self, values: Iterable[Any]) -> Record: ...
+
+
 @functools.lru_cache(maxsize=512)
-def _record_type(names: tuple[str, ...]) -> type:
+def _record_type(names: tuple[str, ...]) -> _RecordType:
     # rename=True: a column without a usable name (COUNT(*), a second "name" in a join) is read by index, as _1.
-    return collections.namedtuple("Row", names, rename=True)  # type: ignore[misc]
+    row_type = collections.namedtuple("Row", names, rename=True)  # type: ignore[misc]  # names known only at run time
+    return cast(_RecordType, row_type)
 
 
 @functools.lru_cache(maxsize=512)
-def _sqlite_type(description: tuple) -> type:
+def _sqlite_type(description: tuple[tuple[Any, ...], ...]) -> _RecordType:
     return _record_type(tuple(column[0] for column in description))
 
 
-def sqlite_record(cursor: Any, row: tuple) -> tuple:
+def sqlite_record(cursor: Any, row: tuple[Any, ...]) -> Record:
     """sqlite3's row factory: the row as a named tuple of its columns (``SELECT due FROM ...``: ``row.due``)."""
     return _sqlite_type(cursor.description)._make(row)
 
 
-def postgres_records(cursor: Any) -> Any:
+def postgres_records(cursor: Any) -> Callable[[Sequence[Any]], Record]:
     """psycopg's row factory, the same named tuples (psycopg's own namedtuple_row refuses a name twice)."""
     description = cursor.description or ()
     return _record_type(tuple(column.name for column in description))._make
@@ -72,19 +120,19 @@ class Dialect:
     def ddl(self, script: str) -> str:
         return script
 
-    def schema_version(self, conn: Any) -> int:
-        return int(conn.execute("PRAGMA user_version").fetchone()[0])
+    def schema_version(self, conn: Executes) -> int:
+        return int(conn.one("PRAGMA user_version")[0])
 
-    def set_schema_version(self, conn: Any, version: int) -> None:
+    def set_schema_version(self, conn: Executes, version: int) -> None:
         conn.execute(f"PRAGMA user_version = {int(version)}")
 
-    def make_double(self, conn: Any, table: str, column: str) -> None:
+    def make_double(self, conn: Executes, table: str, column: str) -> None:
         """Make ``column`` an 8-byte float (SQLite's REAL is one already)."""
 
-    def restart_ids(self, conn: Any, table: str) -> None:
+    def restart_ids(self, conn: Executes, table: str) -> None:
         """After rows were copied in with their ids, new rows get ids after the highest (SQLite does so itself)."""
 
-    def refuse_changes(self, conn: Any, table: str, refused: str) -> None:
+    def refuse_changes(self, conn: Executes, table: str, refused: str) -> None:
         """Make ``table`` append-only: an UPDATE or DELETE fails with the message ``refused``."""
         for event in ("UPDATE", "DELETE"):
             conn.execute(f"CREATE TRIGGER {table}_no_{event.lower()} BEFORE {event} ON {table} "
@@ -121,25 +169,25 @@ class PostgresDialect(Dialect):
                 index += 1
         return "".join(out)
 
-    def schema_version(self, conn: Any) -> int:
-        if conn.execute("SELECT to_regclass('chainrule_schema')").fetchone()[0] is None:
+    def schema_version(self, conn: Executes) -> int:
+        if conn.one("SELECT to_regclass('chainrule_schema')")[0] is None:
             return 0
         row = conn.execute("SELECT version FROM chainrule_schema").fetchone()
         return 0 if row is None else int(row.version)
 
-    def set_schema_version(self, conn: Any, version: int) -> None:
+    def set_schema_version(self, conn: Executes, version: int) -> None:
         conn.execute("CREATE TABLE IF NOT EXISTS chainrule_schema (version INTEGER NOT NULL)")
         conn.execute("DELETE FROM chainrule_schema")
         conn.execute("INSERT INTO chainrule_schema (version) VALUES (?)", (int(version),))
 
-    def make_double(self, conn: Any, table: str, column: str) -> None:
+    def make_double(self, conn: Executes, table: str, column: str) -> None:
         conn.execute(f"ALTER TABLE {table} ALTER COLUMN {column} TYPE DOUBLE PRECISION")
 
-    def restart_ids(self, conn: Any, table: str) -> None:
+    def restart_ids(self, conn: Executes, table: str) -> None:
         conn.execute(f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), COALESCE(MAX(id), 0) + 1, false) "
                      f"FROM {table}")
 
-    def refuse_changes(self, conn: Any, table: str, refused: str) -> None:
+    def refuse_changes(self, conn: Executes, table: str, refused: str) -> None:
         conn.execute(f"CREATE FUNCTION {table}_append_only() RETURNS trigger LANGUAGE plpgsql AS "
                      f"$$ BEGIN RAISE EXCEPTION '{refused}'; END $$")
         conn.execute(f"CREATE TRIGGER {table}_append_only BEFORE UPDATE OR DELETE OR TRUNCATE ON {table} "

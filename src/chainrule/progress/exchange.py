@@ -32,10 +32,13 @@ import json
 import math
 from collections import Counter
 from datetime import datetime, timezone
-from typing import Any, Callable
+from typing import Any, Callable, Protocol, cast
 
 from fsrs import Card, ReviewLog
+from fsrs.review_log import ReviewLogDict
 
+from chainrule.progress.connection import Connection, Database
+from chainrule.progress.dialect import Record
 from chainrule.progress.store_errors import INVALID_FILE, StoreError
 from chainrule.progress.json_shape import shape_problem
 from chainrule.progress.quota import OVER_QUOTA, refuse_over_quota, row_cost
@@ -49,7 +52,7 @@ MAX_ERRORS_SHOWN = 5
 Checker = Callable[[Any], str | None]  # returns a description of the problem, or None if fine
 
 
-def _kind(value: Any) -> str:
+def _kind(value: object) -> str:
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -73,17 +76,17 @@ def _not_unicode(value: str) -> str | None:
     return None
 
 
-def _text(value: Any) -> str | None:
+def _text(value: object) -> str | None:
     return _not_unicode(value) if isinstance(value, str) else f"expected a string, got {_kind(value)}"
 
 
-def _name(value: Any) -> str | None:
+def _name(value: object) -> str | None:
     if not isinstance(value, str):
         return f"expected a string, got {_kind(value)}"
     return _not_unicode(value) if value else "expected a non-empty string"
 
 
-def _number(value: Any) -> str | None:
+def _number(value: object) -> str | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return f"expected a number, got {_kind(value)}"
     try:
@@ -93,11 +96,11 @@ def _number(value: Any) -> str | None:
     return None if finite else "expected a finite number"
 
 
-def _boolean(value: Any) -> str | None:
+def _boolean(value: object) -> str | None:
     return None if isinstance(value, bool) else f"expected true or false, got {_kind(value)}"
 
 
-def _time(value: Any) -> str | None:
+def _time(value: object) -> str | None:
     if not isinstance(value, str):
         return f"expected an ISO 8601 time string, got {_kind(value)}"
     try:
@@ -107,44 +110,44 @@ def _time(value: Any) -> str | None:
     return None if moment.tzinfo is not None else f"the time {value!r} has no time zone (add +00:00)"
 
 
-def _object(value: Any) -> str | None:
+def _object(value: object) -> str | None:
     if not isinstance(value, dict):
         return f"expected an object, got {_kind(value)}"
     # Bounded in depth first (a lesson page reads it back), then every string inside, at any depth.
     return depth_problem(value) or _not_unicode(json.dumps(value, ensure_ascii=False))
 
 
-def _text_list(value: Any) -> str | None:
+def _text_list(value: object) -> str | None:
     if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
         return "expected a list of strings"
     return next((problem for problem in map(_not_unicode, value) if problem), None)
 
 
-def _rating(value: Any) -> str | None:
+def _rating(value: object) -> str | None:
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 4:
         return f"expected a rating 1 (Again) to 4 (Easy), got {value!r}"
     return None
 
 
-def _review_kind(value: Any) -> str | None:
+def _review_kind(value: object) -> str | None:
     return None if value in ("quiz", "review") else f"expected \"quiz\" or \"review\", got {value!r}"
 
 
-def _help_kind(value: Any) -> str | None:
+def _help_kind(value: object) -> str | None:
     return None if value in ("hint", "solution") else f"expected 'hint' or 'solution', got {value!r}"[:120]
 
 
-def _count(value: Any) -> str | None:
+def _count(value: object) -> str | None:
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2 ** 31:
         return f"expected a whole number from 0, got {_kind(value)}"
     return None
 
 
-def _card_or_null(value: Any) -> str | None:
+def _card_or_null(value: object) -> str | None:
     return None if value is None else card_problem(value)
 
 
-def _review_log(value: Any) -> str | None:
+def _review_log(value: object) -> str | None:
     if not isinstance(value, dict):
         return f"expected an FSRS review log object, got {_kind(value)}"
     required = {"card_id", "rating", "review_datetime", "review_duration"}
@@ -154,7 +157,7 @@ def _review_log(value: Any) -> str | None:
     if problem:
         return problem
     try:
-        ReviewLog.from_dict(value)
+        ReviewLog.from_dict(cast(ReviewLogDict, value))  # its keys are checked above; from_dict checks the rest
     except Exception as error:
         return f"not a valid FSRS review log ({error})"
     return None
@@ -209,7 +212,7 @@ TIME_FIELDS: dict[str, tuple[str, ...]] = {
     for section, (fields, _) in SECTIONS.items()}
 
 
-def stated_times(document: dict) -> list[tuple[str, str]]:
+def stated_times(document: dict[str, Any]) -> list[tuple[str, str]]:
     """(where, time) of every time a validated document states (TIME_FIELDS; a null time states nothing)."""
     found = [("exported_at", document["exported_at"])] if "exported_at" in document else []
     for section, names in TIME_FIELDS.items():
@@ -248,7 +251,7 @@ def read_progress_file(data: bytes) -> Any:
         raise _file_problem(f"it is {problem}")
     objects = 0
 
-    def counted(pairs: list[tuple[str, Any]]) -> dict:
+    def counted(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         nonlocal objects
         objects += 1
         if objects > MAX_FILE_OBJECTS:
@@ -309,7 +312,7 @@ def validate_export(data: Any) -> None:
         if not isinstance(records, list):
             errors.append(f"{section}: expected a list, got {_kind(records)}")
             continue
-        seen: set[tuple] = set()
+        seen: set[tuple[Any, ...]] = set()
         for index, record in enumerate(records):
             where = f"{section}[{index}]"
             if not isinstance(record, dict):
@@ -339,11 +342,11 @@ def validate_export(data: Any) -> None:
         )
 
 
-def _dumps(value: Any) -> str:
+def _dumps(value: object) -> str:
     return json.dumps(value, sort_keys=True)
 
 
-def _importable(document: dict) -> dict:
+def _importable(document: dict[str, Any]) -> dict[str, Any]:
     """The document without the stored rows that import would refuse (an older import's, or edited by
     hand), each reported on the "chainrule.progress" logger: every export can be imported back."""
     for section, (fields, _) in SECTIONS.items():
@@ -359,10 +362,10 @@ def _importable(document: dict) -> dict:
     return document
 
 
-def export_rows(conn: Any, now: datetime, learner_id: int = 0) -> dict:
+def export_rows(conn: Connection, now: datetime, learner_id: int = 0) -> dict[str, Any]:
     """Read one learner's rows of every table into the export document (inside one read transaction)."""
 
-    def rows(sql: str) -> list[tuple]:
+    def rows(sql: str) -> list[Record]:
         table, _, order = sql.partition(" ORDER BY ")
         return conn.execute(f"{table} WHERE learner_id = ? ORDER BY {order}", (learner_id,)).fetchall()
 
@@ -421,7 +424,7 @@ BATCH_ROWS = 200
 BATCH_CHARS = 512 * 1024
 
 
-def _same_number(value: Any) -> Any:
+def _same_number(value: object) -> Any:
     """0.0 and 0 mean the same number (JavaScript's JSON.stringify writes 0.0 as 0): one form of each."""
     if isinstance(value, float) and value.is_integer() and abs(value) < 2 ** 53:
         return int(value)
@@ -432,7 +435,7 @@ def _same_number(value: Any) -> Any:
     return value
 
 
-def _meaning(value: Any) -> str:
+def _meaning(value: object) -> str:
     """What a JSON value means, as text: two values that mean the same give the same text."""
     return json.dumps(_same_number(value), sort_keys=True)
 
@@ -443,7 +446,7 @@ def _moment(at: str) -> str:
 
 
 # History sections: the columns stored for a record (in order), from the record.
-HISTORY: dict[str, tuple[tuple[str, ...], Callable[[dict], tuple]]] = {
+HISTORY: dict[str, tuple[tuple[str, ...], Callable[[dict[str, Any]], tuple[Any, ...]]]] = {
     "submissions": (("exercise_id", "language", "source", "result", "status", "at"),
                     lambda r: (r["exercise_id"], r["language"], r["source"], _dumps(r["result"]),
                                str(r["result"].get("status", "")), r["at"])),
@@ -460,7 +463,7 @@ HISTORY: dict[str, tuple[tuple[str, ...], Callable[[dict], tuple]]] = {
 _JSON_COLUMNS = {"result", "log", "previous_card", "card_after"}
 
 
-def _identity(columns: tuple[str, ...], values: tuple) -> tuple | None:
+def _identity(columns: tuple[str, ...], values: tuple[Any, ...] | Record) -> tuple[Any, ...] | None:
     """What a stored or imported history row means: JSON compared by meaning, times by the moment, flags
     as flags. None for a stored row that cannot be read (it is never a duplicate of anything)."""
     out = []
@@ -478,14 +481,14 @@ def _identity(columns: tuple[str, ...], values: tuple) -> tuple | None:
     return tuple(out)
 
 
-def _size(values: tuple) -> int:
+def _size(values: tuple[Any, ...]) -> int:
     return sum(len(value) for value in values if isinstance(value, str))
 
 
-def new_rows(conn: Any, data: dict, learner_id: int) -> dict[str, list[tuple]]:
+def new_rows(conn: Connection, data: dict[str, Any], learner_id: int) -> dict[str, list[tuple[Any, ...]]]:
     """The history rows of ``data`` to add, per section (read once, compared in linear time): a record the
     file holds k times and the store m times (by what it means) is added k - m times, never below 0."""
-    rows: dict[str, list[tuple]] = {}
+    rows: dict[str, list[tuple[Any, ...]]] = {}
     for section, (columns, values_of) in HISTORY.items():
         stored = Counter(
             _identity(columns, row) for row in conn.execute(
@@ -501,9 +504,9 @@ def new_rows(conn: Any, data: dict, learner_id: int) -> dict[str, list[tuple]]:
     return rows
 
 
-def _keyed(data: dict) -> list[tuple[str, str, tuple]]:
+def _keyed(data: dict[str, Any]) -> list[tuple[str, str, tuple[Any, ...]]]:
     """(section, SQL, parameters) for each keyed record: it replaces the stored one, if different."""
-    out = []
+    out: list[tuple[str, str, tuple[Any, ...]]] = []
     for r in data["predictions"]:
         out.append(("predictions",
                     "INSERT INTO predictions (learner_id, lesson_id, key, value, correct, at) VALUES (?, ?, ?, ?, ?, ?) "
@@ -533,7 +536,17 @@ def _keyed(data: dict) -> list[tuple[str, str, tuple]]:
     return out
 
 
-def import_rows(store: Any, data: dict, *, origin: str = "", quota: int | None = None) -> dict[str, Any]:
+class LearnersStore(Protocol):
+    """What import_rows needs of a ProgressStore (progress/store.py, which imports this module)."""
+
+    @property
+    def learner_id(self) -> int: ...
+
+    @property
+    def database(self) -> Database: ...
+
+
+def import_rows(store: LearnersStore, data: dict[str, Any], *, origin: str = "", quota: int | None = None) -> dict[str, Any]:
     """Write a validated document as ``store``'s learner's, in batches.
 
     Compared first (one read of the learner's rows, linear time), then written in short transactions of at
@@ -551,10 +564,10 @@ def import_rows(store: Any, data: dict, *, origin: str = "", quota: int | None =
         adding = sum(row_cost(*values) for values in (*(v for r in rows.values() for v in r), *(k[2] for k in keyed)))
         refuse_over_quota(store.database, learner_id, adding, quota, "This file")
 
-    batch: list[tuple[str, str, tuple, bool]] = []  # (section, SQL, parameters, counts as added whatever its rowcount)
+    batch: list[tuple[str, str, tuple[Any, ...], bool]] = []  # (section, SQL, parameters, counts as added whatever its rowcount)
 
     def flush() -> None:
-        def work(conn: Any) -> None:
+        def work(conn: Connection) -> None:
             for section, sql, params, always in batch:
                 changed = conn.execute(sql, (learner_id, *params)).rowcount
                 added[section] += 1 if always else changed

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from chainrule.progress.connection import Connection
+from chainrule.progress.dialect import Record
 from chainrule.progress.rows import sound_rows
 from chainrule.sections import WORK_OF_SECTION
 
@@ -74,12 +75,12 @@ class Work:
     explained: set[str] = field(default_factory=set)  # lessons whose explanation is written
 
 
-def learner_work(conn: Connection, learners: str, params: tuple) -> dict[int, Work]:
+def learner_work(conn: Connection, learners: str, params: tuple[Any, ...]) -> dict[int, Work]:
     """Every learner's Work, for the learners that the SQL condition ``learners`` (on learner_id) selects;
     one read of each table, every row checked (progress/rows.py)."""
     work: dict[int, Work] = defaultdict(Work)
 
-    def rows(table: str, columns: tuple[str, ...], sql: str) -> list[tuple]:
+    def rows(table: str, columns: tuple[str, ...], sql: str) -> list[Record]:
         found = conn.execute(f"SELECT DISTINCT learner_id, {', '.join(columns)} FROM {table} WHERE {learners}{sql}",
                              params).fetchall()
         return sound_rows(table, columns, found, keep=1)

@@ -22,7 +22,7 @@ import random
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
-from typing import Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Hashable, Iterable, Sequence
 
 from fsrs import Card, Rating, Scheduler
 from fsrs.scheduler import DEFAULT_PARAMETERS, LOWER_BOUNDS_PARAMETERS, UPPER_BOUNDS_PARAMETERS
@@ -32,6 +32,12 @@ from chainrule import Value
 from chainrule.progress.class_store import CLASS_LEARNERS as _CLASS_LEARNERS
 from chainrule.progress.scheduling import fit_scope, make_scheduler
 from chainrule.progress.validation import stored_card
+
+if TYPE_CHECKING:
+    from numpy import float64
+    from numpy.typing import NDArray
+
+    from chainrule.progress.store import ProgressStore
 
 __all__ = ["Review", "FitResult", "histories_of", "history_loss", "FsrsLoss", "fit", "simulated_reviews",
            "DEFAULT_PARAMETERS", "MAX_REVIEWS_PER_CARD", "learner_reviews", "class_reviews", "save_fit", "load_fit",
@@ -47,14 +53,14 @@ COLUMNS = ("first", "short", "long", "again", "hard", "easy", "rating", "days", 
 class Review:
     """One rating of one card: its key (any hashable), when, and the rating 1-4 (Again, Hard, Good, Easy)."""
 
-    card: Any
+    card: Hashable
     at: datetime
     rating: int
 
 
-def histories_of(reviews: Iterable[Review]) -> dict[Any, list[Review]]:
+def histories_of(reviews: Iterable[Review]) -> dict[Hashable, list[Review]]:
     """Each card's reviews, oldest first, at most MAX_REVIEWS_PER_CARD."""
-    found: dict[Any, list[Review]] = {}
+    found: dict[Hashable, list[Review]] = {}
     for review in reviews:
         found.setdefault(review.card, []).append(review)
     return {card: sorted(items, key=lambda r: r.at)[:MAX_REVIEWS_PER_CARD] for card, items in found.items()}
@@ -126,12 +132,12 @@ def _columns(history: Sequence[Review], length: int) -> tuple[list[list[float]],
     """One history as COLUMNS x length numbers (padded), and how many predictions it scores."""
     rows, scored, previous = [], 0, None
     for review in history:
-        days = None if previous is None else (review.at - previous.at).days
+        days: int | None = None if previous is None else (review.at - previous.at).days
         first, short, long = previous is None, days is not None and days < 1, days is not None and days >= 1
         scored += long
         rows.append([float(first), float(short), float(long), float(review.rating == Rating.Again),
                      float(review.rating == Rating.Hard), float(review.rating == Rating.Easy), float(review.rating),
-                     float(days) if long else 1.0, float(review.rating != Rating.Again)])
+                     float(days) if long and days is not None else 1.0, float(review.rating != Rating.Again)])
         previous = review
     rows += [[0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 3.0, 1.0, 1.0]] * (length - len(rows))
     return rows, scored
@@ -167,7 +173,7 @@ class FsrsLoss:
         total = sum(float(compiled.values(*columns, params=theta).sum()) for compiled, columns in self.groups)
         return total / self.scored if self.scored else math.nan
 
-    def value_and_grad(self, theta: Sequence[float]) -> tuple[float, Any]:
+    def value_and_grad(self, theta: Sequence[float]) -> tuple[float, NDArray[float64]]:
         np = self.np
         total, grads = 0.0, np.zeros(len(DEFAULT_PARAMETERS))
         for compiled, columns in self.groups:
@@ -280,23 +286,23 @@ _REVIEWS = ("SELECT learner_id, lesson_id, question_id, rating, at FROM review_l
             "ORDER BY id")
 
 
-def _reviews(store: Any, where: str, arguments: tuple) -> list[Review]:
+def _reviews(store: ProgressStore, where: str, arguments: tuple[int, ...]) -> list[Review]:
     rows = store.database.read(lambda conn: conn.execute(_REVIEWS.format(where), arguments).fetchall())
     return [Review((learner, lesson, question), datetime.fromisoformat(at), int(rating))
             for learner, lesson, question, rating, at in rows]
 
 
-def learner_reviews(store: Any) -> list[Review]:
+def learner_reviews(store: ProgressStore) -> list[Review]:
     """Every rating of the store's learner (undone ones left out): one card per quiz question."""
     return _reviews(store, "learner_id = ?", (store.learner_id,))
 
 
-def class_reviews(store: Any, class_id: int) -> list[Review]:
+def class_reviews(store: ProgressStore, class_id: int) -> list[Review]:
     """Every rating of the learners of a class, pooled (one card per learner and question)."""
     return _reviews(store, _CLASS_LEARNERS, (int(class_id),))
 
 
-def save_fit(store: Any, scope: str, result: FitResult, at: datetime) -> None:
+def save_fit(store: ProgressStore, scope: str, result: FitResult, at: datetime) -> None:
     """Keep a fit (replacing the scope's last one); it schedules the scope's cards only if `result.used`."""
     row = (scope, json.dumps(result.parameters), int(result.used), json.dumps(result.as_dict()), at.isoformat())
     store.database.write(lambda conn: conn.execute(
@@ -305,14 +311,14 @@ def save_fit(store: Any, scope: str, result: FitResult, at: datetime) -> None:
         "result = excluded.result, at = excluded.at", row))
 
 
-def load_fit(store: Any, scope: str) -> dict[str, Any] | None:
+def load_fit(store: ProgressStore, scope: str) -> dict[str, Any] | None:
     """The scope's last fit, as FitResult.as_dict() with "at", or None."""
     row = store.database.read(lambda conn: conn.execute(
         "SELECT result, at FROM scheduler_fits WHERE scope = ?", (scope,)).fetchone())
     return None if row is None else json.loads(row.result) | {"at": row.at}
 
 
-def recall_now(store: Any, class_id: int, now: datetime) -> dict[tuple[str, str], tuple[float, int]]:
+def recall_now(store: ProgressStore, class_id: int, now: datetime) -> dict[tuple[str, str], tuple[float, int]]:
     """Per quiz question (lesson, question): the mean probability that the class's learners recall it now, as
     FSRS predicts from each one's card (the class's fitted parameters if used, else the defaults), and how
     many cards that is: the ideas that are fading have the lowest."""

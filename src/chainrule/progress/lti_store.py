@@ -8,17 +8,34 @@ from __future__ import annotations
 
 import json
 import secrets
-from typing import Any, Callable, NamedTuple
+from typing import TYPE_CHECKING, Any, Callable, Mapping, NamedTuple, Protocol, TypeVar
 
-from chainrule.progress.class_store import ACCOUNT_LOCK, admitted, refuse_if_closed
-from chainrule.progress.connection import Connection
+from chainrule.progress.audit_store import ACCOUNT_LOCK
+from chainrule.progress.class_store import admitted, refuse_if_closed
+from chainrule.progress.connection import Connection, Database
 from chainrule.progress.credit_changes import scores_changed
+
+if TYPE_CHECKING:
+    from chainrule.progress.store import ProgressStore
+
+T = TypeVar("T")
 
 OUTBOX_LOCK = -3  # the advisory lock key of outbox claims (learners' keys are >= 0)
 WORK_TABLES = ("submissions", "quiz_answers", "predictions", "code", "explanations")  # what a score is made of
 PLATFORM_COLUMNS = ("id, issuer, client_id, name, auth_login_url, token_url, jwks_url, token_audience, lms_origins, "
                     "created_at")
 CONTEXT_COLUMNS = "id, platform_id, context_id, class_id, title, lineitems_url, ags_scopes, memberships_url, frame_origin"
+
+
+class StrangerBudget(Protocol):
+    """What add_stranger_row asks of the strangers' budget (classes/stranger_budget.py: Budget)."""
+
+    @property
+    def keep(self) -> float: ...  # seconds a login in progress is kept
+
+    def check_fields(self, row: Mapping[str, Any]) -> None: ...
+
+    def admit(self, client_rows: int, all_rows: int) -> None: ...
 
 
 class Login(NamedTuple):
@@ -28,12 +45,12 @@ class Login(NamedTuple):
     platform_id: int
     nonce: str
     target: str
-    relaunch: dict
+    relaunch: dict[str, Any]
     created_ts: float
     used_ts: float | None
 
 
-def use_login(database: Any, table: str, state_hash: str, now: float) -> bool:
+def use_login(database: Database, table: str, state_hash: str, now: float) -> bool:
     """Mark a login in progress (LTI's or a sign-in provider's) used; False if it was already (a replay, or
     the same answer sent twice at once)."""
     assert table in ("lti_logins", "sso_logins")
@@ -42,7 +59,8 @@ def use_login(database: Any, table: str, state_hash: str, now: float) -> bool:
         lock=OUTBOX_LOCK)
 
 
-def add_stranger_row(database: Any, table: str, row: dict, client: str, now: float, budget: Any) -> None:
+def add_stranger_row(database: Database, table: str, row: dict[str, Any], client: str, now: float,
+                     budget: StrangerBudget) -> None:
     """Add a login in progress (``row``: its columns; a dict becomes a JSON column) for ``client``, within the
     strangers' budget (classes/stranger_budget.py): its fields checked, rows older than budget.keep deleted,
     then the client's and the server's logins in progress counted and budget.admit asked, in one transaction
@@ -54,9 +72,9 @@ def add_stranger_row(database: Any, table: str, row: dict, client: str, now: flo
 
     def work(conn: Connection) -> None:
         conn.execute(f"DELETE FROM {table} WHERE created_ts < ?", (now - budget.keep,))
-        counted = conn.execute(
+        counted = conn.one(
             f"SELECT COUNT(CASE WHEN client = ? THEN 1 END) AS mine, COUNT(*) AS everyone FROM {table} "
-            "WHERE used_ts IS NULL", (client,)).fetchone()
+            "WHERE used_ts IS NULL", (client,))
         budget.admit(int(counted.mine), int(counted.everyone))
         conn.execute(f"INSERT INTO {table} ({', '.join(values)}) VALUES ({', '.join('?' for _ in values)})",
                      tuple(values.values()))
@@ -84,9 +102,9 @@ def linked_account(conn: Connection, table: str, issuer: str, subject: str, clas
         refuse_if_closed(conn, class_id)
     names = [found.name for found in conn.execute("SELECT name FROM accounts WHERE class_id = ?", (class_id,))]
     approved = admitted(conn, class_id) if by_invite else 1
-    account_id = int(conn.execute("INSERT INTO accounts (class_id, role, name, created_at, approved) "
-                                  "VALUES (?, ?, ?, ?, ?) RETURNING id",
-                                  (class_id, role, name(names), at, approved)).fetchone().id)
+    account_id = int(conn.one("INSERT INTO accounts (class_id, role, name, created_at, approved) "
+                              "VALUES (?, ?, ?, ?, ?) RETURNING id",
+                              (class_id, role, name(names), at, approved)).id)
     conn.execute(f"INSERT INTO {table} (issuer, subject, class_id, account_id) VALUES (?, ?, ?, ?)",
                  (issuer, subject, class_id, account_id))
     return account_id, True
@@ -95,18 +113,18 @@ def linked_account(conn: Connection, table: str, issuer: str, subject: str, clas
 class LtiStore:
     """The LTI and single sign-on tables of a class store's database."""
 
-    def __init__(self, store: Any) -> None:
+    def __init__(self, store: ProgressStore) -> None:
         self.database = store.database
 
-    def _write(self, work: Callable[[Connection], Any], lock: int = ACCOUNT_LOCK) -> Any:
+    def _write(self, work: Callable[[Connection], T], lock: int = ACCOUNT_LOCK) -> T:
         return self.database.write(work, lock=lock)
 
-    def _read(self, work: Callable[[Connection], Any]) -> Any:
+    def _read(self, work: Callable[[Connection], T]) -> T:
         return self.database.read(work)
 
     # ---------------------------------------------------------------- platforms
 
-    def save_platform(self, values: dict, deployments: list[str]) -> int:
+    def save_platform(self, values: dict[str, Any], deployments: list[str]) -> int:
         """Add the platform (issuer, client id) or replace what is known of it; deployments are added to its own."""
 
         def work(conn: Connection) -> int:
@@ -114,11 +132,11 @@ class LtiStore:
                                (values["issuer"], values["client_id"])).fetchone()
             columns = ("name", "auth_login_url", "token_url", "jwks_url", "token_audience", "lms_origins")
             if row is None:
-                platform_id = conn.execute(
+                platform_id = conn.one(
                     "INSERT INTO lti_platforms (issuer, client_id, created_at, " + ", ".join(columns) + ") VALUES "
                     "(?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
                     (values["issuer"], values["client_id"], values["created_at"], *(values[c] for c in columns)),
-                ).fetchone().id
+                ).id
             else:
                 platform_id = row.id
                 conn.execute("UPDATE lti_platforms SET " + ", ".join(f"{c} = ?" for c in columns) + " WHERE id = ?",
@@ -154,8 +172,8 @@ class LtiStore:
 
     # ---------------------------------------------------------------- logins in progress
 
-    def add_login(self, state_hash: str, platform_id: int, nonce: str, target: str, relaunch: dict, *, client: str,
-                  now: float, budget: Any) -> None:
+    def add_login(self, state_hash: str, platform_id: int, nonce: str, target: str, relaunch: dict[str, Any], *,
+                  client: str, now: float, budget: StrangerBudget) -> None:
         """Within the strangers' budget (add_stranger_row): OverBudget when the login does not fit."""
         add_stranger_row(self.database, "lti_logins", {"state_hash": state_hash, "platform_id": platform_id,
                                                        "nonce": nonce, "target": target, "relaunch": relaunch},
@@ -174,7 +192,7 @@ class LtiStore:
 
     # ---------------------------------------------------------------- courses, classes and accounts
 
-    def context_class(self, platform_id: int, context_id: str, title: str, class_name: Callable[[Callable], str],
+    def context_class(self, platform_id: int, context_id: str, title: str, class_name: Callable[[Callable[[str], bool]], str],
                       at: str) -> tuple[int, int, bool]:
         """(context row, class id, made now) of the course's class, made (with no account yet) on first use.
         class_name(taken) gives a free class name, taken(name) saying whether a name is in use."""
@@ -189,16 +207,16 @@ class LtiStore:
                 return conn.execute("SELECT 1 FROM classes WHERE name = ?", (name,)).fetchone() is not None
 
             name = class_name(taken)
-            class_id = conn.execute("INSERT INTO classes (name, invite_hash, created_at) VALUES (?, ?, ?) RETURNING id",
-                                    (name, "lti:" + secrets.token_hex(32), at)).fetchone().id
-            context_row = conn.execute("INSERT INTO lti_contexts (platform_id, context_id, class_id, title) "
-                                       "VALUES (?, ?, ?, ?) RETURNING id",
-                                       (platform_id, context_id, class_id, title)).fetchone().id
+            class_id = conn.one("INSERT INTO classes (name, invite_hash, created_at) VALUES (?, ?, ?) RETURNING id",
+                                (name, "lti:" + secrets.token_hex(32), at)).id
+            context_row = conn.one("INSERT INTO lti_contexts (platform_id, context_id, class_id, title) "
+                                   "VALUES (?, ?, ?, ?) RETURNING id",
+                                   (platform_id, context_id, class_id, title)).id
             return int(context_row), int(class_id), True
 
         return self._write(work)
 
-    def update_context(self, context_row: int, values: dict) -> None:
+    def update_context(self, context_row: int, values: dict[str, Any]) -> None:
         """The course's service endpoints and the origin that frames it, as the latest launch gave them."""
         columns = [column for column in ("lineitems_url", "ags_scopes", "memberships_url", "frame_origin", "title")
                    if values.get(column)]
@@ -345,7 +363,8 @@ class LtiStore:
                     parts.setdefault(int(learner), []).append(f"{table}:{count}:{at}")
                     if isinstance(at, str) and at > latest.get(int(learner), ""):
                         latest[int(learner)] = at
-            seen = dict(conn.execute("SELECT account_id, signature FROM lti_work_seen").fetchall())
+            seen = {row.account_id: row.signature
+                    for row in conn.execute("SELECT account_id, signature FROM lti_work_seen").fetchall()}
             signatures = {learner: "|".join(items) for learner, items in parts.items()}
             return {learner: (signature, latest.get(learner, "")) for learner, signature in signatures.items()
                     if seen.get(learner) != signature}

@@ -6,16 +6,20 @@ scan looks at them again, in the same transaction).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chainrule.progress.audit_store import Actor, AuditLog, audited_write
 from chainrule.progress.class_store import CLASS_LEARNERS
 from chainrule.progress.connection import Connection
+from chainrule.progress.shapes import Mark
+
+if TYPE_CHECKING:
+    from chainrule.progress.store import ProgressStore
 
 __all__ = ["MarkStore", "marks_of"]
 
 
-def marks_of(conn: Connection, class_id: int) -> dict[tuple[int, str, str], dict[str, Any]]:
+def marks_of(conn: Connection, class_id: int) -> dict[tuple[int, str, str], Mark]:
     """{(learner, lesson, exercise or ''): {"kind", "credit", "reason"}} of the class's learners."""
     rows = conn.execute(f"SELECT learner_id, lesson_id, exercise_id, kind, credit, reason FROM credit_marks "
                         f"WHERE {CLASS_LEARNERS}", (class_id,)).fetchall()
@@ -24,7 +28,7 @@ def marks_of(conn: Connection, class_id: int) -> dict[tuple[int, str, str], dict
             for learner, lesson, exercise, kind, credit, reason in rows}
 
 
-def _mark(conn: Connection, learner: int, lesson: str, exercise: str) -> dict[str, Any] | None:
+def _mark(conn: Connection, learner: int, lesson: str, exercise: str) -> Mark | None:
     row = conn.execute("SELECT kind, credit, reason FROM credit_marks WHERE learner_id = ? AND lesson_id = ? AND "
                        "exercise_id = ?", (learner, lesson, exercise)).fetchone()
     return None if row is None else {"kind": row.kind, "credit": None if row.credit is None else float(row.credit),
@@ -32,18 +36,18 @@ def _mark(conn: Connection, learner: int, lesson: str, exercise: str) -> dict[st
 
 
 class MarkStore:
-    def __init__(self, store: Any) -> None:
+    def __init__(self, store: ProgressStore) -> None:
         self.store = store
 
-    def marks(self, class_id: int) -> dict[tuple[int, str, str], dict[str, Any]]:
+    def marks(self, class_id: int) -> dict[tuple[int, str, str], Mark]:
         return self.store.database.read(lambda conn: marks_of(conn, class_id))
 
     def set_mark(self, class_id: int, learner: int, lesson: str, exercise: str, kind: str | None,
-                 credit: float | None, reason: str, by: Actor, credit_before: Any, credit_after: Any) -> dict[str, Any] | None:
+                 credit: float | None, reason: str, by: Actor, credit_before: object, credit_after: object) -> Mark | None:
         """Set the mark (kind None: undo it, back to the computed credit); the mark it replaced, or None.
         credit_before, credit_after: the learner's credit there without and with this change, for the log."""
 
-        def work(conn: Connection, log: AuditLog) -> dict[str, Any] | None:
+        def work(conn: Connection, log: AuditLog) -> Mark | None:
             was = _mark(conn, learner, lesson, exercise)
             if kind is None:
                 conn.execute("DELETE FROM credit_marks WHERE learner_id = ? AND lesson_id = ? AND exercise_id = ?",

@@ -10,10 +10,15 @@ an account's id is in exactly one of DELETED_WITH_ACCOUNT, ANONYMISED and KEPT_A
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 from chainrule.progress.audit_store import ACCOUNT_LOCK, Actor, AuditLog, audited_write
 from chainrule.progress.connection import Connection
+
+if TYPE_CHECKING:
+    from chainrule.progress.store import ProgressStore
+
+T = TypeVar("T")
 
 CLASS_STATES = ("open", "closed", "archived")
 
@@ -53,11 +58,11 @@ def _remove_account(conn: Connection, log: AuditLog, account_id: int, class_id: 
                          (account_id, class_id, role)).fetchone()
     if found is None:
         return False
-    if role == "teacher" and int(conn.execute("SELECT COUNT(*) AS teachers FROM accounts WHERE class_id = ? "
-                                              "AND role = 'teacher'", (class_id,)).fetchone().teachers) < 2:
+    if role == "teacher" and int(conn.one("SELECT COUNT(*) AS teachers FROM accounts WHERE class_id = ? "
+                                          "AND role = 'teacher'", (class_id,)).teachers) < 2:
         raise LastTeacher(account_id)
-    rows = {table: int(conn.execute(f"SELECT COUNT(*) AS how_many FROM {table} WHERE learner_id = ?",
-                                    (account_id,)).fetchone().how_many) for table in WORK_TABLES}
+    rows = {table: int(conn.one(f"SELECT COUNT(*) AS how_many FROM {table} WHERE learner_id = ?",
+                                (account_id,)).how_many) for table in WORK_TABLES}
     log.add(f"{role}-removed", learner=account_id, before={"work rows": rows}, after=None)
     for table, column in ANONYMISED:
         conn.execute(f"UPDATE {table} SET {column} = ? WHERE {column} = ?", (REMOVED_ACCOUNT, account_id))
@@ -70,7 +75,7 @@ def _remove_account(conn: Connection, log: AuditLog, account_id: int, class_id: 
     return True
 
 
-def remove_account(store, account_id: int, class_id: int, role: str, by: Actor) -> bool:
+def remove_account(store: ProgressStore, account_id: int, class_id: int, role: str, by: Actor) -> bool:
     """Remove the class's account of that role and everything of it in one transaction (its sessions end with
     it); the audit log keeps that it was removed, by whom, and how much went with it. False if there is no such
     account; LastTeacher for the class's only teacher (checked inside the same transaction)."""
@@ -81,11 +86,11 @@ def remove_account(store, account_id: int, class_id: int, role: str, by: Actor) 
 class PeopleStore:
     """The class tables of a progress store's database, for classes/people.py."""
 
-    def __init__(self, store) -> None:
+    def __init__(self, store: ProgressStore) -> None:
         self.store = store
         self.database = store.database
 
-    def _write(self, work):
+    def _write(self, work: Callable[[Connection], T]) -> T:
         return self.database.write(work, lock=ACCOUNT_LOCK)
 
     def class_state(self, class_id: int) -> tuple[str, str | None]:
@@ -125,9 +130,9 @@ class PeopleStore:
         def work(conn: Connection) -> int:
             check_names([row.name for row in conn.execute(
                 "SELECT name FROM accounts WHERE class_id = ?", (class_id,)).fetchall()])
-            teacher_id = int(conn.execute(
+            teacher_id = int(conn.one(
                 "INSERT INTO accounts (class_id, role, name, created_at) VALUES (?, 'teacher', ?, ?) RETURNING id",
-                (class_id, name, at)).fetchone().id)
+                (class_id, name, at)).id)
             conn.execute("INSERT INTO one_time_links (token_hash, account_id, purpose, expires_ts) "
                          "VALUES (?, ?, 'set-password', ?)", (link_hash, teacher_id, link_expires))
             return teacher_id
@@ -151,8 +156,8 @@ class PeopleStore:
         def work(conn: Connection) -> int:
             conn.execute("UPDATE accounts SET password_hash = ?, session_epoch = session_epoch + 1 WHERE id = ?",
                          (password_hash, account_id))
-            return int(conn.execute("SELECT session_epoch FROM accounts WHERE id = ?",
-                                    (account_id,)).fetchone().session_epoch)
+            return int(conn.one("SELECT session_epoch FROM accounts WHERE id = ?",
+                                (account_id,)).session_epoch)
 
         return self._write(work)
 

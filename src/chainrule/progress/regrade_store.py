@@ -8,11 +8,17 @@ credit_changes.scores_changed for the learners whose runs changed, so that a cha
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Callable, TYPE_CHECKING, Any, TypeVar
 
-from chainrule.progress.audit_store import Actor, AuditLog, audited_write
-from chainrule.progress.class_store import ACCOUNT_LOCK, CLASS_LEARNERS
+from chainrule.progress.audit_store import ACCOUNT_LOCK, Actor, AuditLog, audited_write
+from chainrule.progress.class_store import CLASS_LEARNERS
 from chainrule.progress.connection import Connection
+from chainrule.progress.dialect import Record
+
+if TYPE_CHECKING:
+    from chainrule.progress.store import ProgressStore
+
+T = TypeVar("T")
 
 __all__ = ["RegradeStore"]
 
@@ -26,19 +32,19 @@ def _open_regrade(conn: Connection, class_id: int, exercise_id: str, pick: str, 
 
 
 class RegradeStore:
-    def __init__(self, store: Any) -> None:
+    def __init__(self, store: ProgressStore) -> None:
         self.store = store
         self.database = store.database
 
-    def _write(self, work: Any) -> Any:
+    def _write(self, work: Callable[[Connection], T]) -> T:
         return self.database.write(work, lock=ACCOUNT_LOCK)
 
-    def runs_of_exercise(self, class_id: int, exercise_id: str) -> tuple[int, list[tuple]]:
+    def runs_of_exercise(self, class_id: int, exercise_id: str) -> tuple[int, list[Record]]:
         """(the highest submission id now, records (learner_id, id, language, source, status, result) of every
         counting run of the exercise by the class's learners, oldest first)."""
 
-        def work(conn: Connection) -> tuple[int, list[tuple]]:
-            last = conn.execute("SELECT COALESCE(MAX(id), 0) AS id FROM submissions").fetchone().id
+        def work(conn: Connection) -> tuple[int, list[Record]]:
+            last = conn.one("SELECT COALESCE(MAX(id), 0) AS id FROM submissions").id
             rows = conn.execute(
                 f"SELECT learner_id, id, language, source, status, result FROM submissions WHERE {CLASS_LEARNERS} "
                 "AND exercise_id = ? AND origin = '' AND id <= ? ORDER BY id", (class_id, exercise_id, last)).fetchall()
@@ -60,10 +66,10 @@ class RegradeStore:
             found = _open_regrade(conn, class_id, exercise_id, pick, cases)
             if found is not None:
                 return found
-            regrade_id = int(conn.execute(
+            regrade_id = int(conn.one(
                 "INSERT INTO regrades (class_id, exercise_id, pick, cases, nonce, state, last_run, created_at) "
                 "VALUES (?, ?, ?, ?, ?, 'grading', ?, ?) RETURNING id",
-                (class_id, exercise_id, pick, cases, nonce, last_run, at)).fetchone().id)
+                (class_id, exercise_id, pick, cases, nonce, last_run, at)).id)
             for learner, submission, language, passed in runs:
                 conn.execute("INSERT INTO regrade_runs (regrade_id, learner_id, submission_id, language, passed_before) "
                              "VALUES (?, ?, ?, ?, ?)", (regrade_id, learner, submission, language, int(passed)))
@@ -71,17 +77,17 @@ class RegradeStore:
 
         return self._write(work)
 
-    def regrade(self, class_id: int, regrade_id: int) -> dict | None:
+    def regrade(self, class_id: int, regrade_id: int) -> dict[str, Any] | None:
         row = self.database.read(lambda conn: conn.execute(
             f"SELECT {REGRADE_COLUMNS} FROM regrades WHERE id = ? AND class_id = ?", (regrade_id, class_id)).fetchone())
         return None if row is None else dict(zip(REGRADE_COLUMNS.split(", "), row))
 
-    def regrades(self, class_id: int) -> list[dict]:
+    def regrades(self, class_id: int) -> list[dict[str, Any]]:
         rows = self.database.read(lambda conn: conn.execute(
             f"SELECT {REGRADE_COLUMNS} FROM regrades WHERE class_id = ? ORDER BY id", (class_id,)).fetchall())
         return [dict(zip(REGRADE_COLUMNS.split(", "), row)) for row in rows]
 
-    def runs(self, regrade_id: int) -> list[tuple]:
+    def runs(self, regrade_id: int) -> list[Record]:
         """Records (learner_id, name, submission_id, language, source, passed_before, after_status, job_id, at: the
         run's work time) of each run."""
         return self.database.read(lambda conn: conn.execute(
@@ -105,7 +111,7 @@ class RegradeStore:
             f"UPDATE regrades SET state = ? WHERE id = ? AND state IN ({', '.join('?' for _ in was)})",
             (state, regrade_id, *was)).rowcount) == 1
 
-    def swap(self, regrade: dict, apply: bool, by: Actor) -> bool:
+    def swap(self, regrade: dict[str, Any], apply: bool, by: Actor) -> bool:
         """Apply (or revert) the regrade in one transaction, if it is graded (or applied); whether it did.
         Only learners whose run was graded again take part; each one's change goes to the audit log."""
         regrade_id, exercise = int(regrade["id"]), regrade["exercise_id"]

@@ -16,14 +16,16 @@ import math
 from datetime import datetime
 from typing import Any, Callable, Iterable
 
+from chainrule.progress.dialect import Record
 from chainrule.progress.validation import log, stored_json
 
 __all__ = ["COLUMNS", "sound_rows", "sound_time"]
 
-Reader = Callable[[Any], tuple[bool, Any]]  # value -> (usable, decoded value)
+# A stored value (anything SQLite keeps) -> (usable, decoded value: a column's own type, str, bool, dict, ...).
+Reader = Callable[[object], tuple[bool, Any]]
 
 
-def _text(value: Any) -> tuple[bool, Any]:
+def _text(value: object) -> tuple[bool, str | None]:
     if not isinstance(value, str):
         return False, None
     try:
@@ -33,16 +35,16 @@ def _text(value: Any) -> tuple[bool, Any]:
     return True, value
 
 
-def _name(value: Any) -> tuple[bool, Any]:
+def _name(value: object) -> tuple[bool, str | None]:
     ok, text = _text(value)
     return (ok and bool(text)), text
 
 
-def _flag(value: Any) -> tuple[bool, Any]:
+def _flag(value: object) -> tuple[bool, bool]:
     return (value in (0, 1) and not isinstance(value, float)), bool(value)
 
 
-def _number(value: Any) -> tuple[bool, Any]:
+def _number(value: object) -> tuple[bool, float | None]:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return False, None
     try:
@@ -52,11 +54,11 @@ def _number(value: Any) -> tuple[bool, Any]:
     return math.isfinite(number), number
 
 
-def _rating(value: Any) -> tuple[bool, Any]:
+def _rating(value: object) -> tuple[bool, object]:
     return (isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 4), value
 
 
-def sound_time(value: Any) -> bool:
+def sound_time(value: object) -> bool:
     """An ISO 8601 time with a time zone (what every `at` column holds)."""
     if not isinstance(value, str):
         return False
@@ -66,24 +68,24 @@ def sound_time(value: Any) -> bool:
         return False
 
 
-def _time(value: Any) -> tuple[bool, Any]:
+def _time(value: object) -> tuple[bool, object]:
     return sound_time(value), value
 
 
 def _json(kind: type, what: str) -> Reader:
-    def read(value: Any) -> tuple[bool, Any]:
+    def read(value: object) -> tuple[bool, Any]:
         decoded = stored_json(value, what) if isinstance(value, str) else None
         return isinstance(decoded, kind), decoded
 
     return read
 
 
-def _name_list(value: Any) -> tuple[bool, Any]:
+def _name_list(value: object) -> tuple[bool, Any]:
     ok, decoded = _json(list, "the ideas an explanation ticked")(value)
     return (ok and all(_name(item)[0] for item in decoded)), decoded
 
 
-def _count(value: Any) -> tuple[bool, Any]:
+def _count(value: object) -> tuple[bool, object]:
     return (isinstance(value, int) and not isinstance(value, bool) and value >= 0), value
 
 
@@ -104,17 +106,18 @@ COLUMNS: dict[str, dict[str, Reader]] = {
 }
 
 
-def sound_rows(table: str, columns: Iterable[str], rows: Iterable[tuple], *, keep: int = 0) -> list[tuple]:
+def sound_rows(table: str, columns: Iterable[str], rows: Iterable[Record], *, keep: int = 0) -> list[Record]:
     """The rows whose every value is what its column means, decoded (JSON parsed, flags as bools).
 
     ``columns`` names the checked columns in order; the first ``keep`` values of a row, and any after the
     checked ones, are passed through unchecked (a learner id, a count). Every other row is reported and
     skipped. A row read from the database stays a record of its columns (``row.at``)."""
     readers = [(column, COLUMNS[table][column]) for column in columns]
-    kept = []
+    end = keep + len(readers)
+    kept: list[Record] = []
     for row in rows:
-        checked = row[keep:keep + len(readers)]
-        decoded = []
+        checked = row[keep:end]
+        decoded: list[Any] = []
         for (name, reader), value in zip(readers, checked):
             ok, usable = reader(value)
             if not ok:
@@ -122,6 +125,6 @@ def sound_rows(table: str, columns: Iterable[str], rows: Iterable[tuple], *, kee
                 break
             decoded.append(usable)
         else:
-            values = (*row[:keep], *decoded, *row[keep + len(readers):])
-            kept.append(row._make(values) if hasattr(row, "_make") else values)
+            values = (*row[:keep], *decoded, *row[end:])
+            kept.append(row._make(values))
     return kept

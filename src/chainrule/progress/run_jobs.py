@@ -28,10 +28,11 @@ import json
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Hashable
 
 from chainrule.progress.connection import ADVISORY_NAMESPACE, Connection
-from chainrule.progress.store import work_time
+from chainrule.progress.shapes import JobStatus
+from chainrule.progress.store import ProgressStore, work_time
 from chainrule.turns import MAX_OPEN_PER_LEARNER, fair_order
 
 QUEUED, RUNNING, GRADED, ENDED = "queued", "running", "graded", "ended"
@@ -72,12 +73,12 @@ def _queued_in_turns(conn: Connection) -> list[int]:
     rows = conn.execute(
         "SELECT q.id, q.learner_id, (SELECT MAX(s.started_ts) FROM grading_jobs s WHERE s.learner_id = q.learner_id) "
         "FROM grading_jobs q WHERE q.state = ? ORDER BY q.id", (QUEUED,)).fetchall()
-    served = {int(learner): float(last) for _, learner, last in rows if last is not None}
+    served: dict[Hashable, float] = {int(learner): float(last) for _, learner, last in rows if last is not None}
     return fair_order(((int(job), int(learner)) for job, learner, _ in rows), served)
 
 
 class RunJobs:
-    def __init__(self, store: Any, *, deadline_seconds: float = DEFAULT_DEADLINE_SECONDS,
+    def __init__(self, store: ProgressStore, *, deadline_seconds: float = DEFAULT_DEADLINE_SECONDS,
                  max_open: int = MAX_OPEN_PER_LEARNER) -> None:
         if deadline_seconds <= 0 or max_open < 1:
             raise ValueError("a job's deadline must be > 0 seconds and a learner may have at least 1 open run")
@@ -108,22 +109,22 @@ class RunJobs:
                                  (learner_id, key)).fetchone()
             if found is not None:
                 return int(found.id), True
-            open_runs = conn.execute(
+            open_runs = conn.one(
                 "SELECT COUNT(*) AS runs FROM grading_jobs WHERE learner_id = ? AND state IN (?, ?)",
-                (learner_id, *OPEN_STATES)).fetchone().runs
+                (learner_id, *OPEN_STATES)).runs
             if open_runs >= self.max_open:
                 return None, False
-            row = conn.execute(
+            row = conn.one(
                 "INSERT INTO grading_jobs (learner_id, request_key, exercise_id, language, source, state, "
                 "submitted_ts, deadline_ts, work_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
                 (learner_id, key, exercise_id, language, source, QUEUED, now, now + self.deadline_seconds, work_at),
-            ).fetchone()
+            )
             return int(row.id), True
 
         # The learner's lock: two tabs submitting at once see each other's count.
         return self.database.write(work, lock=learner_id)
 
-    def status(self, learner_id: int, job_id: int) -> dict | None:
+    def status(self, learner_id: int, job_id: int) -> JobStatus | None:
         """Where the run is; None if this learner has no such job. "result": the graded run's result;
         "ended": {"verdict", "detail"?} of a run that ended without a grade."""
         row = self.database.read(lambda conn: conn.execute(
@@ -134,14 +135,17 @@ class RunJobs:
         if row.state in OPEN_STATES and self._now() > row.deadline_ts:
             self.end(int(row.id), EXPIRED)
             return self.status(learner_id, job_id)
-        answer: dict[str, Any] = {"job": int(row.id), "state": row.state, "exercise": row.exercise_id,
-                                  "language": row.language}
+        answer: JobStatus = {"job": int(row.id), "state": row.state, "exercise": row.exercise_id,
+                             "language": row.language}
         if row.state == QUEUED:
             answer["position"] = self.position(int(row.id))
         if row.state in OPEN_STATES:
             answer["poll_after"] = poll_after(answer.get("position", 0))
         if row.result is not None:
-            answer["result" if row.state == GRADED else "ended"] = json.loads(row.result)
+            if row.state == GRADED:
+                answer["result"] = json.loads(row.result)
+            else:
+                answer["ended"] = json.loads(row.result)
         return answer
 
     def position(self, job_id: int) -> int:
@@ -153,14 +157,14 @@ class RunJobs:
             self._order = (time.monotonic(), order)
         return order.index(job_id) + 1 if job_id in order else 0
 
-    def open_jobs(self, learner_id: int) -> list[dict]:
+    def open_jobs(self, learner_id: int) -> list[JobStatus]:
         """The learner's runs still waiting or running (a reloaded page watches them again)."""
         rows = self.database.read(lambda conn: conn.execute(
             "SELECT id FROM grading_jobs WHERE learner_id = ? AND state IN (?, ?) ORDER BY id",
             (learner_id, *OPEN_STATES)).fetchall())
         return [status for (job_id,) in rows if (status := self.status(learner_id, int(job_id))) is not None]
 
-    def ended_since_graded(self, learner_id: int) -> list[dict]:
+    def ended_since_graded(self, learner_id: int) -> list[JobStatus]:
         """Per exercise and language, the learner's latest run if it ended without a grade after their
         latest graded one (a page that loads shows it was not graded, not the older result as the last)."""
         rows = self.database.read(lambda conn: conn.execute(
@@ -174,8 +178,8 @@ class RunJobs:
         """An account removed: its runs are deleted (a worker still grading one keeps nothing); how many
         were still waiting or running."""
         def work(conn: Connection) -> int:
-            waiting = conn.execute("SELECT COUNT(*) AS runs FROM grading_jobs WHERE learner_id = ? AND state IN (?, ?)",
-                                   (learner_id, *OPEN_STATES)).fetchone().runs
+            waiting = conn.one("SELECT COUNT(*) AS runs FROM grading_jobs WHERE learner_id = ? AND state IN (?, ?)",
+                               (learner_id, *OPEN_STATES)).runs
             conn.execute("DELETE FROM grading_jobs WHERE learner_id = ?", (learner_id,))
             return int(waiting)
 
@@ -204,10 +208,10 @@ class RunJobs:
         before = self._now() - older_than_seconds
 
         def work(conn: Connection) -> list[int]:
-            queued = conn.execute("SELECT COUNT(*) AS runs FROM grading_jobs WHERE state = ? "
-                                  "AND queue_job_id IS NOT NULL", (QUEUED,)).fetchone().runs
-            waiting = conn.execute("SELECT COUNT(*) AS jobs FROM procrastinate_jobs WHERE queue_name = ? "
-                                   "AND status = 'todo'", (queue,)).fetchone().jobs
+            queued = conn.one("SELECT COUNT(*) AS runs FROM grading_jobs WHERE state = ? "
+                              "AND queue_job_id IS NOT NULL", (QUEUED,)).runs
+            waiting = conn.one("SELECT COUNT(*) AS jobs FROM procrastinate_jobs WHERE queue_name = ? "
+                               "AND status = 'todo'", (queue,)).jobs
             if queued <= waiting:
                 return []
             rows = conn.execute(
@@ -246,8 +250,8 @@ class RunJobs:
                 job_id = int(order[0])
             else:
                 job_id = int(row.id)
-            found = conn.execute("SELECT learner_id, exercise_id, language, source, attempts, deadline_ts "
-                                 "FROM grading_jobs WHERE id = ?", (job_id,)).fetchone()
+            found = conn.one("SELECT learner_id, exercise_id, language, source, attempts, deadline_ts "
+                             "FROM grading_jobs WHERE id = ?", (job_id,))
             verdict = EXPIRED if now > found.deadline_ts else STOPPED if found.attempts >= MAX_STARTS else None
             if verdict is not None:
                 conn.execute("UPDATE grading_jobs SET state = ?, result = ?, finished_ts = ? WHERE id = ?",
@@ -260,7 +264,7 @@ class RunJobs:
 
         return self.database.write(work, lock=PICK_LOCK)
 
-    def graded(self, run: Run, result: dict) -> tuple[str | None, str | None, Callable[[Connection, int], bool]]:
+    def graded(self, run: Run, result: dict[str, Any]) -> tuple[str | None, str | None, Callable[[Connection, int], bool]]:
         """What keeping a run's result needs from its job: (the click's key, the run's work time, the claim
         that marks the job graded in the submission's transaction, refusing when it was graded already, so a
         result delivered twice is kept once). classes/graded_runs.py's keep() is the one place that keeps it."""

@@ -19,9 +19,10 @@ from typing import Any, Sequence
 from fsrs import Rating, Scheduler
 
 from chainrule.progress.connection import Connection
+from chainrule.progress.shapes import DueReview, Schedule
 
 #: Keyword arguments given to fsrs.Scheduler besides enable_fuzzing (documented in docs/progress.md).
-SCHEDULER_SETTINGS: dict = {"learning_steps": ()}
+SCHEDULER_SETTINGS: dict[str, Any] = {"learning_steps": ()}
 
 
 def make_scheduler(fuzzing: bool = True, parameters: Sequence[float] | None = None) -> Scheduler:
@@ -48,7 +49,7 @@ def fitted_parameters(conn: Connection, learner_id: int) -> list[float] | None:
     return None if row is None else [float(x) for x in json.loads(row.parameters)]
 
 
-def interleave_lessons(due: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+def interleave_lessons(due: Sequence[DueReview]) -> list[DueReview]:
     """The due questions mixed across lessons: one from each lesson in turn (the lesson whose earliest
     question is due first leads), each lesson's own questions in the order they are due.
 
@@ -56,11 +57,11 @@ def interleave_lessons(due: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     needs instead of repeating the one just used; a queue sorted by due time alone would hand back a
     whole lesson's quiz in a row, since its questions were answered together.
     """
-    by_lesson: dict[str, list[dict[str, Any]]] = {}
+    by_lesson: dict[str, list[DueReview]] = {}
     for item in due:  # already in due order: the first lesson seen has the earliest question
         by_lesson.setdefault(item["lesson_id"], []).append(item)
     queues = list(by_lesson.values())
-    mixed: list[dict[str, Any]] = []
+    mixed: list[DueReview] = []
     for turn in range(max((len(queue) for queue in queues), default=0)):
         mixed.extend(queue[turn] for queue in queues if turn < len(queue))
     return mixed
@@ -92,7 +93,7 @@ def interval_phrase(interval: timedelta) -> str:
     return "again in " + _plural(round(seconds / 86400), "day")
 
 
-def schedule_summary(card_due: datetime, reviewed_at: datetime) -> dict:
+def schedule_summary(card_due: datetime, reviewed_at: datetime) -> Schedule:
     """The dict answer_question/review return: due (ISO 8601), interval_days and the phrase."""
     interval = card_due - reviewed_at
     return {

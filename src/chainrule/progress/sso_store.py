@@ -6,11 +6,16 @@ passwords stay possible. classes/sso.py holds the rules.
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, NamedTuple
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple, TypeVar
 
-from chainrule.progress.class_store import ACCOUNT_LOCK
+from chainrule.progress.audit_store import ACCOUNT_LOCK
 from chainrule.progress.connection import Connection
-from chainrule.progress.lti_store import add_stranger_row, linked_account, use_login
+from chainrule.progress.lti_store import StrangerBudget, add_stranger_row, linked_account, use_login
+
+if TYPE_CHECKING:
+    from chainrule.progress.store import ProgressStore
+
+T = TypeVar("T")
 
 PROVIDER_COLUMNS = "id, name, issuer, client_id, client_secret"
 
@@ -22,16 +27,16 @@ class SsoLogin(NamedTuple):
     provider_id: int
     nonce: str
     verifier: str
-    intent: dict
+    intent: dict[str, Any]
     created_ts: float
     used_ts: float | None
 
 
 class SsoStore:
-    def __init__(self, store: Any) -> None:
+    def __init__(self, store: ProgressStore) -> None:
         self.database = store.database
 
-    def _read(self, work: Callable[[Connection], Any]) -> Any:
+    def _read(self, work: Callable[[Connection], T]) -> T:
         return self.database.read(work)
 
     # ---------------------------------------------------------------- providers
@@ -43,9 +48,9 @@ class SsoStore:
                 conn.execute("UPDATE sso_providers SET issuer = ?, client_id = ?, client_secret = ? WHERE id = ?",
                              (issuer, client_id, client_secret, row.id))
                 return int(row.id)
-            return int(conn.execute("INSERT INTO sso_providers (name, issuer, client_id, client_secret, created_at) "
-                                    "VALUES (?, ?, ?, ?, ?) RETURNING id",
-                                    (name, issuer, client_id, client_secret, at)).fetchone().id)
+            return int(conn.one("INSERT INTO sso_providers (name, issuer, client_id, client_secret, created_at) "
+                                "VALUES (?, ?, ?, ?, ?) RETURNING id",
+                                (name, issuer, client_id, client_secret, at)).id)
 
         return self.database.write(work, lock=ACCOUNT_LOCK)
 
@@ -73,8 +78,8 @@ class SsoStore:
 
     # ---------------------------------------------------------------- sign-ins in progress
 
-    def add_login(self, state_hash: str, provider_id: int, nonce: str, verifier: str, intent: dict, *, client: str,
-                  now: float, budget: Any) -> None:
+    def add_login(self, state_hash: str, provider_id: int, nonce: str, verifier: str, intent: dict[str, Any], *,
+                  client: str, now: float, budget: StrangerBudget) -> None:
         """Within the strangers' budget (lti_store.add_stranger_row): OverBudget when the login does not fit."""
         add_stranger_row(self.database, "sso_logins", {"state_hash": state_hash, "provider_id": provider_id,
                                                        "nonce": nonce, "verifier": verifier, "intent": intent},

@@ -17,9 +17,10 @@ import re
 import threading
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 from fsrs import Card, Rating
+from fsrs.card import CardDict
 
 from chainrule.text_safety import valid_data
 
@@ -32,6 +33,7 @@ from chainrule.progress.connection import (
     SqliteDatabase,
     missing_store_error,
 )
+from chainrule.progress.dialect import Record
 from chainrule.progress.store_errors import CANNOT_OPEN, NOT_FOUND, StoreError
 from chainrule.progress import schema
 from chainrule.progress.migrations import apply_migrations, schema_version
@@ -39,7 +41,13 @@ from chainrule.progress.scheduling import (
     fitted_parameters, interleave_lessons, interval_phrase, make_scheduler, rating_for, schedule_summary,
 )
 from chainrule.progress.rows import sound_rows
+from chainrule.progress.shapes import (
+    DueReview, Explanation, LoggedRating, Prediction, QuizAnswer, Schedule, UndoneReview,
+)
 from chainrule.progress.validation import stored_card
+
+if TYPE_CHECKING:
+    from chainrule.progress.finished import Work
 
 DATABASE_NAME = "progress.sqlite3"
 ENV_DATA_DIR = "CHAINRULE_DATA_DIR"
@@ -208,7 +216,7 @@ class ProgressStore:
             )
         )
 
-    def predictions(self, lesson_id: str) -> dict[str, dict]:
+    def predictions(self, lesson_id: str) -> dict[str, Prediction]:
         rows = self._read(
             lambda conn: conn.execute(
                 "SELECT key, value, correct, at FROM predictions WHERE learner_id = ? AND lesson_id = ? ORDER BY key",
@@ -247,7 +255,7 @@ class ProgressStore:
         rows = sound_rows("code", ("exercise_id", "language", "source"), rows)
         return {f"{exercise}/{language}": source for exercise, language, source in rows}
 
-    def record_submission(self, exercise_id: str, language: str, source: str, result: dict,
+    def record_submission(self, exercise_id: str, language: str, source: str, result: dict[str, Any],
                           *, claim: Callable[[Connection, int], bool] | None = None, origin: str = "",
                           at: str | None = None) -> int | None:
         """Keep one graded run (source and result); it also becomes the latest code. Returns its id.
@@ -277,11 +285,11 @@ class ProgressStore:
         at = work_time(at) or _iso(self.now())
 
         def work(conn: Connection) -> int:
-            submission_id = conn.execute(
+            submission_id = conn.one(
                 "INSERT INTO submissions (learner_id, exercise_id, language, source, result, status, at, origin) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
                 (self.learner_id, exercise_id, language, source, result_json, status, at, origin),
-            ).fetchone().id
+            ).id
             if claim is not None and not claim(conn, int(submission_id)):
                 raise _AlreadyKept
             if not origin:
@@ -293,7 +301,7 @@ class ProgressStore:
         except _AlreadyKept:
             return None
 
-    def latest_results(self) -> dict[str, dict]:
+    def latest_results(self) -> dict[str, dict[str, Any]]:
         rows = self._read(
             lambda conn: conn.execute(
                 "SELECT exercise_id, language, result FROM submissions WHERE id IN "
@@ -307,20 +315,20 @@ class ProgressStore:
 
     def submission_count(self) -> int:
         return self._read(
-            lambda conn: conn.execute(
+            lambda conn: int(conn.one(
                 "SELECT COUNT(*) AS runs FROM submissions WHERE learner_id = ?", (self.learner_id,)
-            ).fetchone().runs
+            ).runs)
         )
 
     def failed_runs(self, exercise_id: str) -> int:
         """How many graded runs of this exercise, in any language, did not pass (they unlock its model solution)."""
         _require_text("exercise_id", exercise_id)
         return self._read(
-            lambda conn: conn.execute(
+            lambda conn: int(conn.one(
                 "SELECT COUNT(*) AS runs FROM submissions WHERE learner_id = ? AND exercise_id = ? "
                 "AND status != 'pass' AND origin = ''",
                 (self.learner_id, exercise_id),
-            ).fetchone().runs
+            ).runs)
         )
 
     # ---------------------------------------------------------------- quiz and review cards
@@ -344,7 +352,7 @@ class ProgressStore:
     def _rate(
         self, conn: Connection, kind: str, lesson_id: str, question_id: str, answer: str, correct: bool,
         now: datetime,
-    ) -> dict:
+    ) -> Schedule:
         """Rate the question's card (creating it if new) and log the rating with the card before it."""
         previous_json = self._load_card(conn, lesson_id, question_id)
         card = None if previous_json is None else stored_card(previous_json, f"card {lesson_id}/{question_id}")
@@ -369,7 +377,7 @@ class ProgressStore:
 
     def answer_question(
         self, lesson_id: str, question_id: str, answer: str, correct: bool, *, first_only: bool = False
-    ) -> dict:
+    ) -> Schedule:
         """Keep a lesson quiz answer and schedule the question for review (right: Good, wrong: Again).
 
         first_only=True rates only the question's first answer: a later one (a retry after seeing the
@@ -384,7 +392,7 @@ class ProgressStore:
         now = self.now()
         self._refuse_over_quota("This answer", lesson_id, question_id, answer, _iso(now))
 
-        def work(conn: Connection) -> dict:
+        def work(conn: Connection) -> Schedule:
             earlier = conn.execute(
                 "SELECT 1 FROM quiz_answers WHERE learner_id = ? AND lesson_id = ? AND question_id = ? LIMIT 1",
                 (self.learner_id, lesson_id, question_id),
@@ -404,10 +412,10 @@ class ProgressStore:
 
         return self._write(work)
 
-    def quiz_answers(self, lesson_id: str) -> dict[str, dict]:
+    def quiz_answers(self, lesson_id: str) -> dict[str, QuizAnswer]:
         """Latest lesson answer per question, with when its review card is now due."""
 
-        def work(conn: Connection) -> list:
+        def work(conn: Connection) -> list[Record]:
             return conn.execute(
                 "SELECT q.question_id, q.answer, q.correct, q.at, c.card, "
                 "(SELECT COUNT(*) FROM quiz_answers n WHERE n.learner_id = q.learner_id "
@@ -421,11 +429,11 @@ class ProgressStore:
                 (self.learner_id, lesson_id),
             ).fetchall()
 
-        answers: dict[str, dict] = {}
+        answers: dict[str, QuizAnswer] = {}
         rows = sound_rows("quiz_answers", ("question_id", "answer", "correct", "at"), self._read(work, snapshot=True))
         for question_id, answer, correct, at, card_json, attempts in rows:
             # attempts: how many times it was answered in the lesson (after the first: practice).
-            entry = {"answer": answer, "correct": correct, "at": at, "due": None, "text": "",
+            entry: QuizAnswer = {"answer": answer, "correct": correct, "at": at, "due": None, "text": "",
                      "attempts": int(attempts)}
             where = f"card {lesson_id}/{question_id}"
             card = None if card_json is None else stored_card(card_json, where, review=False)
@@ -436,7 +444,7 @@ class ProgressStore:
             answers[question_id] = entry
         return answers
 
-    def due_reviews(self, now: datetime | None = None) -> list[dict]:
+    def due_reviews(self, now: datetime | None = None) -> list[DueReview]:
         """Questions whose card is due at ``now`` (default: the clock), mixed across lessons: one from each
         lesson in turn, each lesson's in the order they are due (scheduling.interleave_lessons)."""
         moment = self.now() if now is None else now.astimezone(timezone.utc)
@@ -459,7 +467,7 @@ class ProgressStore:
         due = (stored_card(card, "a review card", review=False) for (card,) in rows)
         return next((card.due.isoformat() for card in due if card is not None), None)
 
-    def review(self, lesson_id: str, question_id: str, answer: str, correct: bool) -> dict:
+    def review(self, lesson_id: str, question_id: str, answer: str, correct: bool) -> Schedule:
         """Rate a question answered in review; returns the same dict as answer_question."""
         _require_text("lesson_id", lesson_id)
         _require_text("question_id", question_id)
@@ -468,14 +476,14 @@ class ProgressStore:
         self._refuse_over_quota("This answer", lesson_id, question_id, answer, _iso(now))
         return self._write(lambda conn: self._rate(conn, "review", lesson_id, question_id, answer, correct, now))
 
-    def undo_last_review(self) -> dict | None:
+    def undo_last_review(self) -> UndoneReview | None:
         """Undo the most recent rating made in review: its card goes back exactly as it was before.
 
         Lesson quiz answers are not undone here (they are the learner's recorded answers). Calling
         again undoes the review before that. Returns {"lesson_id", "question_id", "due"} or None.
         """
 
-        def work(conn: Connection) -> dict | None:
+        def work(conn: Connection) -> UndoneReview | None:
             row = conn.execute(
                 "SELECT id, lesson_id, question_id, previous_card FROM review_logs "
                 "WHERE learner_id = ? AND kind = 'review' AND undone = 0 ORDER BY id DESC LIMIT 1",
@@ -509,13 +517,15 @@ class ProgressStore:
 
         return self._write(work)
 
-    def card(self, lesson_id: str, question_id: str) -> dict | None:
+    def card(self, lesson_id: str, question_id: str) -> CardDict | None:
         """The question's FSRS card as fsrs.Card.to_dict(), or None if it has none yet."""
         card_json = self._read(lambda conn: self._load_card(conn, lesson_id, question_id))
-        card = None if card_json is None else stored_card(card_json, f"card {lesson_id}/{question_id}", review=False)
-        return None if card is None else json.loads(card_json)
+        if card_json is None or stored_card(card_json, f"card {lesson_id}/{question_id}", review=False) is None:
+            return None
+        card: CardDict = json.loads(card_json)  # stored_card checked it is one
+        return card
 
-    def review_log(self, lesson_id: str, question_id: str) -> list[dict]:
+    def review_log(self, lesson_id: str, question_id: str) -> list[LoggedRating]:
         """Every rating of one question, oldest first (undone ones included, marked)."""
         rows = self._read(
             lambda conn: conn.execute(
@@ -553,7 +563,7 @@ class ProgressStore:
             )
         )
 
-    def explanation(self, lesson_id: str) -> dict | None:
+    def explanation(self, lesson_id: str) -> Explanation | None:
         row = self._read(
             lambda conn: conn.execute(
                 "SELECT text, ticked, at FROM explanations WHERE learner_id = ? AND lesson_id = ?",
@@ -581,7 +591,7 @@ class ProgressStore:
 
     # ---------------------------------------------------------------- summary, export, import
 
-    def work(self) -> Any:
+    def work(self) -> Work:
         """This learner's work, every lesson's (progress.finished.Work): what "finished" is decided from,
         with chainrule.lessons.lesson_shape(lesson_id) and progress.finished.lesson_state."""
         from chainrule.progress.finished import Work, learner_work
@@ -589,13 +599,13 @@ class ProgressStore:
         found = self._read(lambda conn: learner_work(conn, "learner_id = ?", (self.learner_id,)), snapshot=True)
         return found.get(self.learner_id, Work())
 
-    def export_data(self) -> dict:
+    def export_data(self) -> dict[str, Any]:
         """Everything stored, as a JSON-able, versioned dict (format described in docs/progress.md)."""
         from chainrule.progress.exchange import export_rows
 
         return self._read(lambda conn: export_rows(conn, self.now(), self.learner_id), snapshot=True)
 
-    def import_data(self, data: Any, *, origin: str = "", quota: int | None = None) -> dict:
+    def import_data(self, data: Any, *, origin: str = "", quota: int | None = None) -> dict[str, Any]:
         """Validate ``data`` completely, then add it (progress/exchange.py's import_rows: compared in linear
         time, written in short batches; importing the same file again adds nothing). On a bad file raise
         StoreError and change nothing. Returns counts of rows added per table."""
@@ -603,7 +613,7 @@ class ProgressStore:
         added.pop("new_runs")
         return added
 
-    def import_runs(self, data: Any, *, origin: str = "", quota: int | None = None) -> dict:
+    def import_runs(self, data: Any, *, origin: str = "", quota: int | None = None) -> dict[str, Any]:
         """import_data, whose answer also lists the runs added under "new_runs": (exercise, language,
         source, at), oldest first (a class grades them again: classes/imports.py)."""
         from chainrule.progress.exchange import import_rows, validate_export
@@ -613,18 +623,18 @@ class ProgressStore:
             return import_rows(self, data, origin=origin, quota=quota)
 
 
-_IMPORT_LOCKS: dict[int, Any] = {}
+_IMPORT_LOCKS: dict[int, threading.Lock] = {}
 _IMPORT_LOCKS_GUARD = threading.Lock()
 
 
-def _import_lock(learner_id: int) -> Any:
+def _import_lock(learner_id: int) -> threading.Lock:
     """One import at a time per learner in this process: the second compares against the first's rows."""
     with _IMPORT_LOCKS_GUARD:
         return _IMPORT_LOCKS.setdefault(learner_id, threading.Lock())
 
 
 def open_store(
-    data_dir: str | os.PathLike | None = None,
+    data_dir: str | os.PathLike[str] | None = None,
     clock: Clock | None = None,
     *,
     busy_timeout: float = DEFAULT_BUSY_TIMEOUT,

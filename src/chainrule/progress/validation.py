@@ -20,9 +20,10 @@ import json
 import logging
 import math
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, cast
 
 from fsrs import Card, Rating
+from fsrs.card import CardDict
 
 from chainrule.progress.scheduling import make_scheduler
 
@@ -40,7 +41,7 @@ log = logging.getLogger("chainrule.progress")
 _scheduler = make_scheduler(fuzzing=False)
 
 
-def depth_problem(value: Any, limit: int = MAX_DEPTH) -> str | None:
+def depth_problem(value: object, limit: int = MAX_DEPTH) -> str | None:
     """None when `value` nests lists and objects at most `limit` deep (checked without recursion)."""
     stack = [(value, 1)]
     while stack:
@@ -52,11 +53,11 @@ def depth_problem(value: Any, limit: int = MAX_DEPTH) -> str | None:
     return None
 
 
-def _is_number(value: Any) -> bool:
+def _is_number(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def _moment(value: Any, key: str) -> tuple[datetime | None, str | None]:
+def _moment(value: object, key: str) -> tuple[datetime | None, str | None]:
     if not isinstance(value, str):
         return None, f"{key} must be an ISO 8601 time string"
     try:
@@ -70,7 +71,7 @@ def _moment(value: Any, key: str) -> tuple[datetime | None, str | None]:
     return moment, None
 
 
-def _field_problem(value: dict) -> str | None:
+def _field_problem(value: dict[str, Any]) -> str | None:
     """The first field of a card dict outside what py-fsrs works with, or None."""
     if set(value) != CARD_KEYS:
         missing, extra = sorted(CARD_KEYS - set(value)), sorted(set(value) - CARD_KEYS)
@@ -117,7 +118,7 @@ def _review_problem(card: Card, at: datetime) -> str | None:
     return None
 
 
-def card_problem(value: Any, now: datetime | None = None, *, review: bool = True) -> str | None:
+def card_problem(value: object, now: datetime | None = None, *, review: bool = True) -> str | None:
     """Why `value` is not an FSRS card the store's scheduler can review, or None. review=False checks
     the fields only (enough for a reader that shows when a card is due)."""
     if not isinstance(value, dict):
@@ -126,7 +127,7 @@ def card_problem(value: Any, now: datetime | None = None, *, review: bool = True
     if problem or not review:
         return problem
     try:
-        card = Card.from_dict(value)
+        card = Card.from_dict(cast(CardDict, value))  # its keys are checked above; from_dict checks the rest
     except Exception as error:  # py-fsrs's own reading, whatever it raises
         return f"not a valid FSRS card ({error})"
     now = now or datetime.now(timezone.utc)

@@ -19,6 +19,7 @@ from chainrule.errors import InputError
 from chainrule.progress import StoreError
 from chainrule.progress.finished import lesson_state
 from chainrule.progress.scheduling import schedule_summary
+from chainrule.progress.shapes import Schedule
 from chainrule.web.models import (
     JobOut,
     AnswerIn,
@@ -335,7 +336,7 @@ def _checked_answer(lesson_id: str, question_id: str, answer: str, variant: str 
     return checked
 
 
-def _review_info(schedule: dict[str, Any]) -> dict[str, Any]:
+def _review_info(schedule: Schedule) -> dict[str, Any]:
     return {
         "due": schedule["due"],
         "text": review_text(schedule["text"]),
