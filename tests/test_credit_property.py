@@ -265,7 +265,7 @@ def rule(events: list, who: int, kept: list, counted: list, found: dict) -> tupl
             first.setdefault(("tried", what), moment)
     if not written:
         first.pop(("explain", ""), None)
-    for whose, exercise, accepted, verdict in kept:  # every run of the learner's own: tried
+    for whose, exercise, accepted, _verdict in kept:  # every run of the learner's own: tried
         if whose == who:
             first[("tried", exercise)] = min(first.get(("tried", exercise), accepted), accepted)
     for whose, exercise, accepted, verdict in counted:  # a pass that counts

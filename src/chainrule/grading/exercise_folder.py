@@ -24,6 +24,7 @@ from typing import Any
 from chainrule.folder_paths import OutsideFolderError, inside_folder
 from chainrule.grading.kinds import CaseError, CaseKind, kind_of
 from chainrule.grading.kinds.base import check_messages
+from chainrule.grading.json_objects import JsonList, JsonObject
 
 __all__ = ["Exercise", "ExerciseFolderError", "GradingCase", "LANGUAGES", "load_exercise_folder", "read_json_located"]
 
@@ -39,10 +40,10 @@ class ExerciseFolderError(ValueError):
 @dataclass(frozen=True)
 class GradingCase:
     name: str
-    args: list  # the call's arguments
+    args: JsonList  # the call's arguments
     expected: list[float]  # raw engine floats
     labels: tuple[str, ...]  # what each expected number is
-    inputs: dict  # the case as written in exercise.json (what its kind's recognisers read)
+    inputs: JsonObject  # the case as written in exercise.json (what its kind's recognisers read)
 
 
 @dataclass(frozen=True)
@@ -135,9 +136,9 @@ def load_exercise_folder(folder: Path) -> Exercise:
     except CaseError as problem:
         raise fail(str(problem), '"kind"') from None
     messages = data.get("diagnoses", {})
-    problem = check_messages(kind, messages)
-    if problem:
-        raise fail(problem, '"diagnoses"')
+    unusable = check_messages(kind, messages)
+    if unusable:
+        raise fail(unusable, '"diagnoses"')
     cases = data["cases"]
     if not isinstance(cases, list) or not cases:
         raise fail("cases must be a non-empty list", '"cases"')

@@ -18,6 +18,7 @@ import math
 from typing import Any
 
 from chainrule.text_safety import valid_data
+from chainrule.grading.json_objects import Event
 
 __all__ = ["MAX_DEPTH", "MAX_INT_DIGITS", "parse_event", "parse_events"]
 
@@ -59,7 +60,7 @@ def _depth_within(value: Any, limit: int) -> bool:
     return True
 
 
-def parse_event(payload: bytes) -> dict | None:
+def parse_event(payload: bytes) -> Event | None:
     """The event in one line's JSON text, or None when it is not one the harness could have printed."""
     try:
         event = json.loads(payload, parse_constant=_refuse_constant, parse_float=_finite_float,
@@ -68,13 +69,13 @@ def parse_event(payload: bytes) -> dict | None:
         return None
     if not isinstance(event, dict) or not _depth_within(event, MAX_DEPTH):
         return None
-    event = valid_data(event)  # recursive, and safe now that the depth is bounded
-    if event.get("error") is not None and not isinstance(event["error"], dict):
-        event["error"] = {"type": "Error", "message": str(event["error"])[:1000]}
-    return event
+    checked: Event = valid_data(event)  # recursive, and safe now that the depth is bounded
+    if checked.get("error") is not None and not isinstance(checked["error"], dict):
+        checked["error"] = {"type": "Error", "message": str(checked["error"])[:1000]}
+    return checked
 
 
-def parse_events(stdout: bytes, nonce: str) -> list[dict]:
+def parse_events(stdout: bytes, nonce: str) -> list[Event]:
     """Every event line the run printed with the run's marker, each checked by parse_event."""
     marker = f"@@chainrule:{nonce}@@ ".encode()
     events = []

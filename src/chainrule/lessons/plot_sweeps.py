@@ -90,7 +90,7 @@ def sweeps_of(names: list[str], values: list[float], shared: list[tuple[str, Exp
     for j, name in enumerate(names):
         built: list[list[Value]] = []
 
-        def carried(*leaves: Value) -> list[Value]:
+        def carried(*leaves: Value, built: list[list[Value]] = built) -> list[Value]:
             built.append(_build(names, leaves, shared, expressions))
             return built[-1]
 
@@ -105,7 +105,7 @@ def sweeps_of(names: list[str], values: list[float], shared: list[tuple[str, Exp
         grads: dict[Value, float] = {out: 1.0}
         passed: list[Value] = []
         reverse_sweep(topological_order(out, leaves=False), grads,
-                      inspect=lambda node, gradient, shares: passed.append(node))
+                      inspect=lambda node, gradient, shares, passed=passed: passed.append(node))
         total += len(passed)
         reverse.append({"sweep": i + 1, "output": f"y{i + 1}", "row": [grads.get(leaf, 0.0) for leaf in leaves],
                         "steps": len(passed), "total": total})

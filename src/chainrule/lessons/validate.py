@@ -389,7 +389,7 @@ def _check_quiz(path: Path, data: Any, text: str, problems: Problems) -> None:
                 problems.add(path, f"question {qid!r}: {problem}", text, near)
         values = _question_values(question)
 
-        def resolve(parts: list[str]) -> Any:
+        def resolve(parts: list[str], values: dict[str, Any] = values) -> Any:
             if len(parts) == 1 and parts[0] in values:
                 return values[parts[0]]
             raise KeyError(".".join(parts))
