@@ -147,7 +147,7 @@ def test_detect_anomaly_forward_names_op_and_line() -> None:
     x = Value(-1.0)
     with pytest.raises(AnomalyError) as error:
         with detect_anomaly():
-            x.log()  # the line the message must point at
+            y = x.log()  # noqa: F841 - the line the message must point at, quoted whole
     message = str(error.value)
     assert "log" in message
     assert "test_engine_behaviour.py" in message and "y = x.log()" in message
