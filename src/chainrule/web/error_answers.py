@@ -83,7 +83,7 @@ class ErrorAnswer:
 def _validation_input_error(error: RequestValidationError) -> InputError:
     """FastAPI's validation problems as one InputError: a readable sentence per problem, named by its
     field as the page labels it ("c: Type a number ..."), and each problem at its field."""
-    problems = []
+    problems: list[dict[str, Any]] = []
     for problem in error.errors():
         names = [str(item) for item in problem.get("loc", ()) if item != "body"]
         message = str(problem.get("msg", "is not valid")).removeprefix("Value error, ")

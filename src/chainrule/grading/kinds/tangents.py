@@ -25,7 +25,7 @@ from chainrule.grading.kinds.base import (
     Attempt, CaseError, CaseKind, Fills, Mistake, not_a_number, not_finite, numbers_field,
 )
 from chainrule.grading.rounding import same_graded
-from chainrule.grading.json_objects import Case, JsonList
+from chainrule.grading.json_objects import Case
 
 __all__ = ["Dual", "TANGENT_KINDS", "VECTOR_FUNCTIONS", "dual_variant", "jacobian_on_engine"]
 
