@@ -32,7 +32,7 @@ class Diagnosis:
     summary_mistake: str | None = None  # the mistake the summary names
 
 
-def _numbers(raw: list[Any]) -> list[float] | None:
+def _numbers(raw: list[object]) -> list[float] | None:
     """The numbers a test reported (a NaN or infinity as a runtime spells it), or None if some entry is none."""
     numbers = []
     for x in raw:

@@ -199,7 +199,7 @@ def _shown_number(x: object) -> float | str | None:
     return shown if isinstance(shown, str) else None
 
 
-def _describe(x: Any) -> str:
+def _describe(x: object) -> str:
     if isinstance(x, float):
         return repr(graded(x))
     if isinstance(x, str):

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any
 
 from chainrule.text_safety import valid_data
 from chainrule.grading.json_objects import Event
@@ -47,7 +46,7 @@ def _small_int(text: str) -> int:
     return int(text)
 
 
-def _depth_within(value: Any, limit: int) -> bool:
+def _depth_within(value: object, limit: int) -> bool:
     """True when `value` nests lists and dicts at most `limit` deep (iterative: no recursion to exhaust)."""
     stack = [(value, 1)]
     while stack:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import string
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Callable
 
 from chainrule.grading.rounding import all_same_graded, same_graded
 from chainrule.grading.json_objects import Case, JsonList, JsonObject
@@ -160,7 +160,7 @@ def format_message(mistake: Mistake, message: str, fills: Fills) -> str:
     return message.format_map({name: fills.get(name, "") for name in mistake.fields}) if mistake.fields else message
 
 
-def check_messages(kind: CaseKind, messages: Any) -> str | None:
+def check_messages(kind: CaseKind, messages: object) -> str | None:
     """Why a folder's "diagnoses" cannot be used by `kind` (None when it can)."""
     if not isinstance(messages, dict):
         return 'diagnoses must be an object {"mistake name": "message", ...}'
