@@ -8,7 +8,7 @@ PY := $(VENV)/bin/python
 LESSON_STAMP := $(VENV)/.installed-lesson
 TEST_STAMP := $(VENV)/.installed-test
 
-.PHONY: lesson test test-fast setup setup-lesson system-deps bench clean
+.PHONY: lesson test test-fast lint setup setup-lesson system-deps bench clean
 
 $(PY):
 	@$(PYTHON) -c 'import sys; sys.exit(None if sys.version_info >= (3, 11) else "chainrule needs Python 3.11 or newer; this is " + sys.version.split()[0] + ". Run make again with PYTHON=python3.11 (or newer).")'
@@ -48,7 +48,14 @@ lesson: $(LESSON_STAMP)
 # __pycache__ (ignored by git) even where PYTHONDONTWRITEBYTECODE is set, so chainrule is compiled once.
 PYTEST_WORKERS ?= $(shell bash scripts/test-workers.sh)
 
-test: $(TEST_STAMP) system-deps
+# ruff (pyflakes, pycodestyle, import order, bugbear, complexity) on everything, then mypy on the package, as
+# pyproject.toml's [tool.ruff] and [tool.mypy] say; `make test` runs it first, so CI does too. mypy keeps its
+# cache in the virtual environment, never beside the source.
+lint: $(TEST_STAMP)
+	$(PY) -m ruff check .
+	$(PY) -m mypy --cache-dir $(VENV)/mypy-cache
+
+test: $(TEST_STAMP) system-deps lint
 	PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 # The edit-test loop: the engine's, the grader's and the progress store's tests (SQLite and PostgreSQL), about

@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
         per_round = args.learners // args.rounds
         done = 0
         with ThreadPoolExecutor(args.parallel) as pool:
-            for round_number in range(args.rounds):
+            for _round in range(args.rounds):
                 names = [f"learner{done + index:05d}" for index in range(per_round)]
                 list(pool.map(lambda name: learner_works(server, name, database is not None), names))
                 done += per_round

@@ -392,7 +392,7 @@ def test_a_classmate_is_served_while_large_files_are_read(tmp_path):
                 b",".join(b'{"a": [0.5, 1.5], "b": {"c": "x"}}' for _ in range(800_000)) + b"]}")
         assert len(body) < 32 * 1024 * 1024
         started = len(served.lines)
-        times, statuses, uploading = [], [], threading.Event()
+        times, statuses = [], []
 
         def upload(client) -> None:
             for _ in range(3):

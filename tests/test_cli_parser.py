@@ -139,7 +139,7 @@ def test_the_package_keeps_its_public_names() -> None:
     exec("from chainrule import *", namespace)
     assert namespace["hvp"] is chainrule.func.hvp and namespace["explain"] is chainrule.explain
     with pytest.raises(AttributeError):
-        chainrule.no_such_name
+        _ = chainrule.no_such_name
 
 
 def test_the_start_up_cpu_benchmark_runs() -> None:

@@ -144,9 +144,35 @@ def test_credit_is_the_documented_rule_applied_to_the_times_of_the_work(place, p
     # An example that failed (while Hypothesis shrinks) may have left runs waiting: they are not this one's.
     store.database.write(lambda conn: conn.execute("DELETE FROM grading_jobs WHERE state IN ('queued', 'running')"))
 
-    # The timeline, in time order (ties: in the order drawn). A run's grading is a worker's turn at its
-    # moment: the queue decides which run it takes.
-    events = []
+    events = timeline(ids, people)
+    kept = play(events, store, clock, jobs)
+    counted = list(kept)
+    if regraded is not None:
+        clock.now = BASE + timedelta(minutes=max(t for _, (t, *_) in events) + regraded["after"]) if events else BASE
+        counted = regrade(store, accounts, made.class_id, ids, regraded, kept)
+
+    deadlines = Deadlines(store, accounts)
+    settings_now = {"zone": "UTC", "late": "no-credit", "due": {"": first_due}, "extensions": {}}
+    deadlines.set_due(made.class_id, LESSON, first_due)
+    for change in [("check",), *changes]:
+        change_dates(deadlines, made.class_id, ids, change, settings_now)
+        found = deadlines.credit(made.class_id)
+        for who, work in zip(ids, people):
+            expected = rule(events, who, kept, counted, settings_now)
+            got = found[who][LESSON]
+            assert (round(got["credit"] * 100), got["late_sections"]) == expected, (
+                f"learner {who}, dates {settings_now}, their work {work}, regrade {regraded}, runs kept {kept}")
+
+    # The Exercises table counts the runs that count, and nothing of a regrade that does not.
+    table = {row["exercise_id"]: row["runs"] for row in ClassReport(store, accounts).overview(made.class_id)["exercises"]
+             if row["exercise_id"] in SHAPE["exercises"]}
+    assert table == {exercise: sum(run[1] == exercise for run in counted) for exercise in SHAPE["exercises"]}
+
+
+def timeline(ids: list[int], people: list[dict]) -> list[tuple[int, tuple]]:
+    """The learners' work in time order (ties: in the order drawn), numbered: a run's grading is a worker's
+    turn at its moment (the queue decides which run it takes)."""
+    events: list[tuple] = []
     for who, work in zip(ids, people):
         for key, saves in work["predictions"].items():
             events += [(t, "predict", who, key) for t in saves]
@@ -156,7 +182,12 @@ def test_credit_is_the_documented_rule_applied_to_the_times_of_the_work(place, p
         events += [(t, "code", who, exercise) for exercise, t in work["code"]]
         for exercise, accepted, delay, verdict in work["runs"]:
             events += [(accepted, "submit", who, (exercise, verdict)), (accepted + delay, "grade", who, None)]
-    events = sorted(enumerate(events), key=lambda item: (item[1][0], item[1][1] == "grade", item[0]))
+    return sorted(enumerate(events), key=lambda item: (item[1][0], item[1][1] == "grade", item[0]))
+
+
+def play(events: list[tuple[int, tuple]], store, clock, jobs: RunJobs) -> list[tuple]:
+    """Do the work at its times; the runs, as the rule sees them: (learner, exercise, accepted, verdict) in
+    the order they were kept."""
     verdict_of, accepted_of, graded_order = {}, {}, []
     for turn, (t, kind, who, what) in events:
         clock.now = BASE + timedelta(minutes=t)
@@ -178,60 +209,48 @@ def test_credit_is_the_documented_rule_applied_to_the_times_of_the_work(place, p
             assert run is not None  # as many turns as runs sent by now: one is always waiting
             keep_graded_job(jobs, run, {"status": verdict_of[run.id][2], "tests": []})
             graded_order.append(run.id)
+    return [(verdict_of[job][0], verdict_of[job][1], accepted_of[job], verdict_of[job][2]) for job in graded_order]
 
-    # The runs, as the rule sees them: (learner, exercise, accepted, verdict) in the order they were kept.
-    kept = [(verdict_of[job][0], verdict_of[job][1], accepted_of[job], verdict_of[job][2]) for job in graded_order]
-    counted = list(kept)
-    if regraded is not None:
-        exercise = regraded["exercise"]
-        new = {who: regraded["verdicts"][n] for n, who in enumerate(ids)}
-        runs = ScriptedRuns(store, new)
-        try:
-            clock.now = BASE + timedelta(minutes=max(t for _, (t, *_) in events) + regraded["after"]) \
-                if events else BASE
-            regrades = Regrades(store, accounts, runs)
-            number = regrades.start(made.class_id, exercise)
-            run_coroutine(regrades.grade, made.class_id, number)
-            if regraded["ends"] in ("applied", "reverted"):
-                regrades.apply(made.class_id, number)
-            if regraded["ends"] == "reverted":
-                regrades.revert(made.class_id, number)
-        finally:
-            runs.close()
-        if regraded["ends"] == "applied":
-            # Each learner's latest run of the exercise graded again, at that run's time; their runs of it
-            # before are set aside.
-            counted = [run for run in kept if run[1] != exercise]
-            for who in ids:
-                theirs = [run for run in kept if run[:2] == (who, exercise)]
-                if theirs:
-                    counted.append((who, exercise, theirs[-1][2], new[who]))
 
-    deadlines = Deadlines(store, accounts)
-    settings_now = {"zone": "UTC", "late": "no-credit", "due": {"": first_due}, "extensions": {}}
-    deadlines.set_due(made.class_id, LESSON, first_due)
-    for change in [("check",), *changes]:
-        if change[0] == "due":
-            deadlines.set_due(made.class_id, LESSON, change[2], exercise=change[1] or None)
-            settings_now["due"][change[1]] = change[2]
-        elif change[0] == "extend":
-            who = ids[change[1] % len(ids)]
-            deadlines.extend(made.class_id, who, LESSON, change[2])
-            settings_now["extensions"][who] = change[2]
-        elif change[0] == "policy":
-            deadlines.set_policy(made.class_id, time_zone_name=change[1], late=change[2])
-            settings_now["zone"], settings_now["late"] = change[1], change[2]
-        found = deadlines.credit(made.class_id)
-        for who, work in zip(ids, people):
-            expected = rule(events, who, kept, counted, settings_now)
-            got = found[who][LESSON]
-            assert (round(got["credit"] * 100), got["late_sections"]) == expected, (
-                f"learner {who}, dates {settings_now}, their work {work}, regrade {regraded}, runs kept {kept}")
+def regrade(store, accounts, class_id: int, ids: list[int], regraded: dict, kept: list[tuple]) -> list[tuple]:
+    """Regrade the exercise (applied, reverted or left), now; the runs that count afterwards."""
+    exercise = regraded["exercise"]
+    new = {who: regraded["verdicts"][n] for n, who in enumerate(ids)}
+    runs = ScriptedRuns(store, new)
+    try:
+        regrades = Regrades(store, accounts, runs)
+        number = regrades.start(class_id, exercise)
+        run_coroutine(regrades.grade, class_id, number)
+        if regraded["ends"] in ("applied", "reverted"):
+            regrades.apply(class_id, number)
+        if regraded["ends"] == "reverted":
+            regrades.revert(class_id, number)
+    finally:
+        runs.close()
+    if regraded["ends"] != "applied":
+        return list(kept)
+    # Each learner's latest run of the exercise graded again, at that run's time; their runs of it before
+    # are set aside.
+    counted = [run for run in kept if run[1] != exercise]
+    for who in ids:
+        theirs = [run for run in kept if run[:2] == (who, exercise)]
+        if theirs:
+            counted.append((who, exercise, theirs[-1][2], new[who]))
+    return counted
 
-    # The Exercises table counts the runs that count, and nothing of a regrade that does not.
-    table = {row["exercise_id"]: row["runs"] for row in ClassReport(store, accounts).overview(made.class_id)["exercises"]
-             if row["exercise_id"] in SHAPE["exercises"]}
-    assert table == {exercise: sum(run[1] == exercise for run in counted) for exercise in SHAPE["exercises"]}
+
+def change_dates(deadlines: Deadlines, class_id: int, ids: list[int], change: tuple, settings_now: dict) -> None:
+    """One drawn change of the dates (a due date, an extension, the late policy), made and noted."""
+    if change[0] == "due":
+        deadlines.set_due(class_id, LESSON, change[2], exercise=change[1] or None)
+        settings_now["due"][change[1]] = change[2]
+    elif change[0] == "extend":
+        who = ids[change[1] % len(ids)]
+        deadlines.extend(class_id, who, LESSON, change[2])
+        settings_now["extensions"][who] = change[2]
+    elif change[0] == "policy":
+        deadlines.set_policy(class_id, time_zone_name=change[1], late=change[2])
+        settings_now["zone"], settings_now["late"] = change[1], change[2]
 
 
 def rule(events: list, who: int, kept: list, counted: list, found: dict) -> tuple[int, int]:
@@ -249,28 +268,7 @@ def rule(events: list, who: int, kept: list, counted: list, found: dict) -> tupl
     def late(moment: datetime, due: datetime | None) -> int:
         return 0 if due is None or moment <= due else math.ceil((moment - due) / DAY)
 
-    first: dict[tuple, datetime] = {}  # (kind, item) -> when first done
-    written = False
-    for _, (t, kind, whose, what) in events:
-        if whose != who:
-            continue
-        moment = BASE + timedelta(minutes=t)
-        if kind in ("predict", "answer"):
-            first.setdefault((kind, what), moment)
-        elif kind == "explain":
-            written = what  # the latest save decides whether it is written now
-            if what:
-                first.setdefault(("explain", ""), moment)
-        elif kind == "code":
-            first.setdefault(("tried", what), moment)
-    if not written:
-        first.pop(("explain", ""), None)
-    for whose, exercise, accepted, verdict in kept:  # every run of the learner's own: tried
-        if whose == who:
-            first[("tried", exercise)] = min(first.get(("tried", exercise), accepted), accepted)
-    for whose, exercise, accepted, verdict in counted:  # a pass that counts
-        if whose == who and verdict == "pass":
-            first[("pass", exercise)] = min(first.get(("pass", exercise), accepted), accepted)
+    first = first_times(events, who, kept, counted)
     days = {key: late(moment, due_of(key[1] if key[0] in ("pass", "tried") else "")) for key, moment in first.items()}
 
     needs = {"04": [("predict", key) for key in SHAPE["predictions"]],
@@ -291,3 +289,31 @@ def rule(events: list, who: int, kept: list, counted: list, found: dict) -> tupl
 
     earned = sum(share(d) for d in sections.values())
     return earned, sum(d > 0 for d in sections.values())
+
+
+def first_times(events: list, who: int, kept: list, counted: list) -> dict[tuple, datetime]:
+    """(kind, item) -> when the learner first did it: predicted, answered, explained (if still written),
+    tried an exercise (saved code or a run) and passed it (a run that counts)."""
+    first: dict[tuple, datetime] = {}
+    written = False
+    for _, (t, kind, whose, what) in events:
+        if whose != who:
+            continue
+        moment = BASE + timedelta(minutes=t)
+        if kind in ("predict", "answer"):
+            first.setdefault((kind, what), moment)
+        elif kind == "explain":
+            written = what  # the latest save decides whether it is written now
+            if what:
+                first.setdefault(("explain", ""), moment)
+        elif kind == "code":
+            first.setdefault(("tried", what), moment)
+    if not written:
+        first.pop(("explain", ""), None)
+    for whose, exercise, accepted, _verdict in kept:  # every run of the learner's own: tried
+        if whose == who:
+            first[("tried", exercise)] = min(first.get(("tried", exercise), accepted), accepted)
+    for whose, exercise, accepted, verdict in counted:  # a pass that counts
+        if whose == who and verdict == "pass":
+            first[("pass", exercise)] = min(first.get(("pass", exercise), accepted), accepted)
+    return first

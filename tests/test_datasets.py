@@ -39,7 +39,7 @@ def test_without_noise_points_lie_on_the_two_half_circles():
         else:  # lower moon: unit circle around (1, 0.5), y <= 0.5
             assert math.hypot(x - 1.0, y - 0.5) == pytest.approx(1.0) and y <= 0.5 + 1e-12
     # the ends of each half circle are present: angles 0 and pi
-    upper = {(round(x, 9), round(y, 9)) for (x, y), l in zip(points, labels) if l == -1}
+    upper = {(round(x, 9), round(y, 9)) for (x, y), label in zip(points, labels) if label == -1}
     assert (1.0, 0.0) in upper and (-1.0, 0.0) in upper
 
 
@@ -48,7 +48,7 @@ def test_noise_has_the_requested_spread():
     def off_circle(p, label):
         cx, cy = (0.0, 0.0) if label == -1 else (1.0, 0.5)
         return math.hypot(p[0] - cx, p[1] - cy) - 1.0
-    spread = statistics.pstdev(off_circle(p, l) for p, l in zip(noisy, noisy_labels))
+    spread = statistics.pstdev(off_circle(p, label) for p, label in zip(noisy, noisy_labels))
     assert 0.2 < spread < 0.4  # radial component of 2-D Gaussian noise with sigma 0.3
 
 

@@ -70,7 +70,7 @@ def test_each_learner_reads_their_own_dates_whether_they_passed_and_their_credit
     """Ada: due 5 Dec 12:00 Berlin, neuron-grads 3 Dec 23:59. She passed it on 4 Dec 10:00 UTC (11 hours late)
     and explained on 6 Dec 10:00 UTC (23 hours late): 05, 07 and 08 one day late, 5 + 3 x 0.9 = 7.7. Bea's
     extension to 8 Dec 09:00 moves both her dates; her work of 5 Dec is on time: 8."""
-    deadlines, class_id, people, store = made["deadlines"], made["class_id"], made["people"], made["store"]
+    deadlines, class_id, people = made["deadlines"], made["class_id"], made["people"]
     deadlines.set_policy(class_id, time_zone_name="Europe/Berlin", late="10%")
     deadlines.set_due(class_id, "backprop", "2026-12-05 12:00")
     deadlines.set_due(class_id, "backprop", "2026-12-03", exercise="neuron-grads")

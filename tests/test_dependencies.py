@@ -2,7 +2,7 @@
 
 - every third-party module that src/chainrule imports comes from a distribution pyproject.toml names: in the
   runtime dependencies, or in an extra when every import of it is deferred (inside a function or a try: the
-  feature says what to install when it is missing);
+  feature says what to install when it is missing; or for the type checker alone, under TYPE_CHECKING);
 - every runtime dependency is imported by chainrule (nothing declared for nothing);
 - one HTTP client, in the package and in its tests;
 - no exact pin in the runtime dependencies (a library's users must be able to take a bug-fix release);
@@ -35,12 +35,14 @@ def distribution_name(requirement: str) -> str:
 
 
 def imports(folder: Path) -> dict[str, list[tuple[str, bool]]]:
-    """Top-level module -> [(file:line, deferred)], deferred: inside a function or a try block."""
+    """Top-level module -> [(file:line, deferred)], deferred: inside a function, a try block or an
+    `if TYPE_CHECKING:` block (read by the type checker, never run)."""
     found: dict[str, list[tuple[str, bool]]] = {}
 
     def visit(node: ast.AST, path: Path, deferred: bool) -> None:
         for child in ast.iter_child_nodes(node):
-            inner = deferred or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Try))
+            inner = deferred or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Try)) or (
+                isinstance(child, ast.If) and isinstance(child.test, ast.Name) and child.test.id == "TYPE_CHECKING")
             names = []
             if isinstance(child, ast.Import):
                 names = [alias.name for alias in child.names]

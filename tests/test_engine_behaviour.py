@@ -93,7 +93,7 @@ def test_results_are_bitwise_repeatable_and_summation_order_is_fixed() -> None:
         rng = random.Random(11)
         leaves = [Value(rng.uniform(-2, 2)) for _ in range(50)]
         out = Value(0.0)
-        for i in range(300):
+        for _ in range(300):
             a, b = leaves[rng.randrange(50)], leaves[rng.randrange(50)]
             out = out + (a * b).tanh() * 0.1 + a * 1e-3
         out.backward()
@@ -147,7 +147,7 @@ def test_detect_anomaly_forward_names_op_and_line() -> None:
     x = Value(-1.0)
     with pytest.raises(AnomalyError) as error:
         with detect_anomaly():
-            y = x.log()  # the line the message must point at
+            y = x.log()  # noqa: F841 - the line the message must point at, quoted whole
     message = str(error.value)
     assert "log" in message
     assert "test_engine_behaviour.py" in message and "y = x.log()" in message

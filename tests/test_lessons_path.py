@@ -276,7 +276,7 @@ def test_a_stochastic_fit_fails_with_a_hint_that_says_so(language):
     assert result["verdict"] == "failed"
     assert "(stochastic gradient descent)" in result["message"]  # said once for the whole result too
     steps = [c.args[3] for c in exercise_cases("fit-line")]
-    for test, count in zip(result["tests"], steps):
+    for test, _count in zip(result["tests"], steps):
         assert test["status"] == "fail"
         assert "after every single point (stochastic gradient descent)" in test["message"]
         assert "full batch" in test["message"]

@@ -450,7 +450,7 @@ def _chain(x, w):
 
 HAND_KEYS = {  # each key worked out by hand from the question's given numbers
     "nudge-estimate": ((3 + 0.1) ** 2 - 9) / 0.1, "power-rule": 3 * 2 * (-1) ** 2, "chain-rule": 2 * (3 * 1 - 1) * 3,
-    "hinge-loss": max(0, 1 - 1 * 0.25), "hinge-gradient": -(-1) * 0.5, "parameter-count": 3 * 8 + 9,
+    "hinge-loss": max(0, 1 - 1 * 0.25), "hinge-gradient": -(-1 * 0.5), "parameter-count": 3 * 8 + 9,
     "product-tangent": 1 * -2 + 3 * 0.5, "tanh-tangent": (1 - math.tanh(0.5) ** 2) * 2, "sweep-count": 5,
     "tangent-from-gradient": 2 * 0.5 + -1 * 3,
 }

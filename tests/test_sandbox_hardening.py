@@ -339,17 +339,17 @@ def test_node_sees_no_package_directories():
 @pytest.fixture
 def only_one_of(monkeypatch):
     """Turn one layer off (by its CHAINRULE_SANDBOX_NO_* switch) and probe again; undo afterwards."""
-    from chainrule.grading import sandbox
+    from chainrule.grading.sandbox.isolation import probe_cached
 
     def turn_off(switch: str) -> dict:
         monkeypatch.setenv(switch, "1")
-        sandbox._probe_cached.cache_clear()
+        probe_cached.cache_clear()
         return isolation_report()
 
     yield turn_off
-    sandbox._probe_cached.cache_clear()
+    probe_cached.cache_clear()
     monkeypatch.undo()
-    sandbox._probe_cached.cache_clear()
+    probe_cached.cache_clear()
 
 
 @x86_64_only

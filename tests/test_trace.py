@@ -295,7 +295,7 @@ def test_random_graphs_trace_equals_engine_and_torch(values, program):
     if tout.requires_grad:
         tout.backward()
     nodes = by_label(t)
-    for i, (leaf, tleaf) in enumerate(zip(leaves, tleaves)):
+    for leaf, tleaf in zip(leaves, tleaves):
         traced = nodes[leaf.label]["grad"] if leaf.label in nodes else 0.0
         expected = tleaf.grad.item() if tleaf.grad is not None else 0.0
         if leaf.label in nodes:

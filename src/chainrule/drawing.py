@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 import unicodedata
-from typing import Any
+from typing import Any, Callable
 
 from chainrule.engine import Value
 from chainrule.traces import format_number, graph_nodes, trace
@@ -132,6 +132,18 @@ def shown_texts(t: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return texts
 
 
+def _layer_numbers(nodes: list[dict[str, Any]], position: dict[str, int], users: list[list[int]]) -> list[int]:
+    """Each node's layer: one past its latest input; a leaf just before its first user."""
+    layer = [0] * len(nodes)
+    for i, n in enumerate(nodes):  # nodes are in topological order
+        if n["inputs"]:
+            layer[i] = 1 + max(layer[position[p]] for p in n["inputs"])
+    for i, n in enumerate(nodes):
+        if not n["inputs"] and users[i]:
+            layer[i] = max(0, min(layer[u] for u in users[i]) - 1)
+    return layer
+
+
 def _layers(t: dict[str, Any]) -> tuple[list[int], list[list[int]], list[float]]:
     """(layer of each node, node indices per layer in drawing order, rank of each node in its layer)."""
     nodes = t["nodes"]
@@ -141,14 +153,7 @@ def _layers(t: dict[str, Any]) -> tuple[list[int], list[list[int]], list[float]]
         for p in n["inputs"]:
             users[position[p]].append(i)
 
-    layer = [0] * len(nodes)
-    for i, n in enumerate(nodes):  # nodes are in topological order
-        if n["inputs"]:
-            layer[i] = 1 + max(layer[position[p]] for p in n["inputs"])
-    for i, n in enumerate(nodes):
-        if not n["inputs"] and users[i]:
-            layer[i] = max(0, min(layer[u] for u in users[i]) - 1)
-
+    layer = _layer_numbers(nodes, position, users)
     depth = max(layer) + 1
     columns: list[list[int]] = [[] for _ in range(depth)]
     for i in range(len(nodes)):
@@ -202,6 +207,83 @@ def _op_rx(symbol: str, size: dict[str, Any]) -> float:
     return round(max(OP_RY, text_width(symbol, size["type"]["symbol"]) / 2 + 7), 1)
 
 
+def _wide_boxes(nodes: list[dict[str, Any]], columns: list[list[int]], rank: list[float], width_of: list[float],
+                size: dict[str, Any], op_room: Callable[[list[int]], float]) -> dict[str, dict[str, float]]:
+    """Wide: one column per layer, as wide as its widest box, the columns spread to fit the shape's width."""
+    margin = size["margin"]
+    boxes: dict[str, dict[str, float]] = {}
+    column_w = [max(width_of[i] for i in column) for column in columns]
+    needs = [op_room(column) for column in columns[1:]]
+    spare = size["fit"] - 2 * margin - sum(column_w) - sum(needs)
+    extra = max(0.0, min(size["stretch"], spare / len(needs))) if needs else 0.0
+    tallest = max(len(c) for c in columns)
+    spread = BOX_H + size["gap"]
+    x = margin
+    for index, column in enumerate(columns):
+        if index:
+            x += column_w[index - 1] + needs[index - 1] + extra
+        for i in column:
+            y = margin + ((tallest - 1) / 2 + rank[i]) * spread
+            boxes[nodes[i]["id"]] = {"x": round(x, 1), "y": round(y, 1), "w": column_w[index]}
+    return boxes
+
+
+def _narrow_boxes(nodes: list[dict[str, Any]], columns: list[list[int]], rank: list[float], width_of: list[float],
+                  size: dict[str, Any], op_room: Callable[[list[int]], float]) -> dict[str, dict[str, float]]:
+    """Narrow: one row per layer, its boxes side by side in rank order, each as wide as its own texts,
+    every row centred on one axis."""
+    margin = size["margin"]
+    boxes: dict[str, dict[str, float]] = {}
+    rows = []
+    for column in columns:
+        ordered = sorted(column, key=lambda i: rank[i])
+        centres, at = {}, 0.0
+        for before, i in zip([None] + ordered, ordered):
+            at += 0.0 if before is None else (width_of[before] + width_of[i]) / 2 + size["gap"]
+            centres[i] = at
+        middle = (centres[ordered[0]] - width_of[ordered[0]] / 2 + centres[ordered[-1]] + width_of[ordered[-1]] / 2) / 2
+        rows.append({i: centre - middle for i, centre in centres.items()})
+    half = max(abs(centre) + width_of[i] / 2 for row in rows for i, centre in row.items())
+    y = margin
+    for index, column in enumerate(columns):
+        if index:
+            y += BOX_H + EDGE_LABEL_ROOM + op_room(column)
+        for i in column:
+            x = margin + half + rows[index][i] - width_of[i] / 2
+            boxes[nodes[i]["id"]] = {"x": round(x, 1), "y": round(y, 1), "w": width_of[i]}
+    return boxes
+
+
+def _ops_and_edge_ends(nodes: list[dict[str, Any]], boxes: dict[str, dict[str, float]], rx: dict[str, float],
+                       size: dict[str, Any], wide: bool) -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]]]:
+    """Each op's ellipse beside its box, and each edge's two ends (its path is written once all shapes moved)."""
+    ops: dict[str, dict[str, Any]] = {}
+    ends: list[dict[str, Any]] = []
+    for n in nodes:
+        if not n["inputs"]:
+            continue
+        box = boxes[n["id"]]
+        r = rx[n["id"]]
+        if wide:
+            cx, cy = box["x"] - size["link"] - r, box["y"] + BOX_H / 2
+        else:
+            cx, cy = box["x"] + box["w"] / 2, box["y"] - size["link"] - OP_RY
+        ops[n["id"]] = {"cx": cx, "cy": cy, "rx": r, "ry": OP_RY}
+        count = len(n["inputs"])
+        across_of = (lambda b: b["y"]) if wide else (lambda b: b["x"] + b["w"] / 2)
+        # Two inputs meet the ellipse at two points, the nearer box at the nearer point (no crossing).
+        slots = sorted(range(count), key=lambda k: (across_of(boxes[n["inputs"][k]]), k))
+        for k, source in enumerate(n["inputs"]):
+            s = boxes[source]
+            offset = (slots.index(k) - (count - 1) / 2) * EDGE_SPREAD
+            if wide:
+                start, end = (s["x"] + s["w"], s["y"] + BOX_H / 2), (cx - r, cy + offset)
+            else:
+                start, end = (s["x"] + s["w"] / 2, s["y"] + BOX_H), (cx + offset, cy - OP_RY)
+            ends.append({"from": source, "to": n["id"], "input": k, "start": start, "end": end})
+    return ops, ends
+
+
 def geometry(t: dict[str, Any], shape: str = "wide") -> dict[str, Any]:
     """Every shape of the picture in one coordinate system (the one layout of a graph).
 
@@ -232,67 +314,11 @@ def geometry(t: dict[str, Any], shape: str = "wide") -> dict[str, Any]:
         return size["run"] + (2 * max(ellipses) + size["link"] if ellipses else 0.0)
 
     margin = size["margin"]
-    boxes: dict[str, dict[str, float]] = {}
-    if wide:
-        column_w = [max(width_of[i] for i in column) for column in columns]
-        needs = [op_room(column) for column in columns[1:]]
-        spare = size["fit"] - 2 * margin - sum(column_w) - sum(needs)
-        extra = max(0.0, min(size["stretch"], spare / len(needs))) if needs else 0.0
-        tallest = max(len(c) for c in columns)
-        spread = BOX_H + size["gap"]
-        x = margin
-        for index, column in enumerate(columns):
-            if index:
-                x += column_w[index - 1] + needs[index - 1] + extra
-            for i in column:
-                y = margin + ((tallest - 1) / 2 + rank[i]) * spread
-                boxes[nodes[i]["id"]] = {"x": round(x, 1), "y": round(y, 1), "w": column_w[index]}
-    else:
-        # Each row: its boxes side by side in rank order, each as wide as its own texts, centred on one axis.
-        rows = []
-        for column in columns:
-            ordered = sorted(column, key=lambda i: rank[i])
-            centres, at = {}, 0.0
-            for before, i in zip([None] + ordered, ordered):
-                at += 0.0 if before is None else (width_of[before] + width_of[i]) / 2 + size["gap"]
-                centres[i] = at
-            middle = (centres[ordered[0]] - width_of[ordered[0]] / 2 + centres[ordered[-1]] + width_of[ordered[-1]] / 2) / 2
-            rows.append({i: centre - middle for i, centre in centres.items()})
-        half = max(abs(centre) + width_of[i] / 2 for row in rows for i, centre in row.items())
-        y = margin
-        for index, column in enumerate(columns):
-            if index:
-                y += BOX_H + EDGE_LABEL_ROOM + op_room(column)
-            for i in column:
-                x = margin + half + rows[index][i] - width_of[i] / 2
-                boxes[nodes[i]["id"]] = {"x": round(x, 1), "y": round(y, 1), "w": width_of[i]}
+    place = _wide_boxes if wide else _narrow_boxes
+    boxes = place(nodes, columns, rank, width_of, size, op_room)
     for node_id, box in boxes.items():
         box["label_size"] = _label_size(by_id[node_id]["label"], box["w"], size)
-
-    ops: dict[str, dict[str, Any]] = {}
-    ends: list[dict[str, Any]] = []  # each edge's two ends, before its path is written
-    for n in nodes:
-        if not n["inputs"]:
-            continue
-        box = boxes[n["id"]]
-        r = rx[n["id"]]
-        if wide:
-            cx, cy = box["x"] - size["link"] - r, box["y"] + BOX_H / 2
-        else:
-            cx, cy = box["x"] + box["w"] / 2, box["y"] - size["link"] - OP_RY
-        ops[n["id"]] = {"cx": cx, "cy": cy, "rx": r, "ry": OP_RY}
-        count = len(n["inputs"])
-        across_of = (lambda b: b["y"]) if wide else (lambda b: b["x"] + b["w"] / 2)
-        # Two inputs meet the ellipse at two points, the nearer box at the nearer point (no crossing).
-        slots = sorted(range(count), key=lambda k: (across_of(boxes[n["inputs"][k]]), k))
-        for k, source in enumerate(n["inputs"]):
-            s = boxes[source]
-            offset = (slots.index(k) - (count - 1) / 2) * EDGE_SPREAD
-            if wide:
-                start, end = (s["x"] + s["w"], s["y"] + BOX_H / 2), (cx - r, cy + offset)
-            else:
-                start, end = (s["x"] + s["w"] / 2, s["y"] + BOX_H), (cx + offset, cy - OP_RY)
-            ends.append({"from": source, "to": n["id"], "input": k, "start": start, "end": end})
+    ops, ends = _ops_and_edge_ends(nodes, boxes, rx, size, wide)
     labels = _edge_labels(ends, boxes, ops, shown, size, wide)
 
     # Everything moves right and down so that the leftmost and topmost shape (a label too) keeps the margin.

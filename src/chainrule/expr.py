@@ -150,47 +150,11 @@ def _scan(text: str, tokens: list[_Token]) -> None:
         if ch in " \t\r\n":
             i += 1
         elif ch.isascii() and (ch.isdigit() or (ch == "." and i + 1 < n and text[i + 1].isdigit())):
-            j = i
-            while j < n and text[j].isascii() and text[j].isdigit():
-                j += 1
-            if j < n and text[j] == ".":
-                j += 1
-                while j < n and text[j].isascii() and text[j].isdigit():
-                    j += 1
-            if j < n and text[j] in "eE":
-                k = j + 1
-                if k < n and text[k] in "+-":
-                    k += 1
-                if k < n and text[k].isascii() and text[k].isdigit():
-                    while k < n and text[k].isascii() and text[k].isdigit():
-                        k += 1
-                    j = k
-            literal = text[i:j]
-            if j < n and (text[j].isalpha() or text[j] == "_"):
-                k = j
-                while k < n and text[k].isascii() and (text[k].isalnum() or text[k] == "_"):
-                    k += 1
-                raise ExpressionError(
-                    f"malformed number {text[i:k]!r}: a product needs an explicit *, as in "
-                    f"{literal}*{text[j:k]}", text, j + 1, k - j)
-            if j < n and text[j] == ".":
-                raise ExpressionError(
-                    f"malformed number {text[i:j + 1]!r}; {allowed()}", text, j + 1)
-            value = float(literal)
-            if not math.isfinite(value):
-                raise ExpressionError(f"the number {literal} is too large for a float", text, column, len(literal))
-            tokens.append(_Token("number", literal, column, value))
-            i = j
+            token, i = _number_token(text, i)
+            tokens.append(token)
         elif ch.isascii() and (ch.isalpha() or ch == "_"):
-            j = i
-            while j < n and text[j].isascii() and (text[j].isalnum() or text[j] == "_"):
-                j += 1
-            word = text[i:j]
-            if keyword.iskeyword(word) or keyword.issoftkeyword(word):
-                raise ExpressionError(f"{word!r} is a Python keyword and is not allowed; {allowed()}",
-                                      text, column, len(word))
-            tokens.append(_Token("name", word, column))
-            i = j
+            token, i = _name_token(text, i)
+            tokens.append(token)
         elif ch == "*" and text.startswith("**", i):
             tokens.append(_Token("op", "**", column))
             i += 2
@@ -203,6 +167,54 @@ def _scan(text: str, tokens: list[_Token]) -> None:
         else:
             hint = _HINTS.get(ch, "this character is not part of the language")
             raise ExpressionError(f"unexpected {ch!r}: {hint}; {allowed()}", text, column)
+
+
+def _digits_end(text: str, j: int) -> int:
+    """Where the run of ASCII digits starting at j ends."""
+    while j < len(text) and text[j].isascii() and text[j].isdigit():
+        j += 1
+    return j
+
+
+def _number_token(text: str, i: int) -> tuple[_Token, int]:
+    """The number starting at i (digits, a fraction, an exponent) and where it ends."""
+    n, column = len(text), i + 1
+    j = _digits_end(text, i)
+    if j < n and text[j] == ".":
+        j = _digits_end(text, j + 1)
+    if j < n and text[j] in "eE":
+        k = j + 1
+        if k < n and text[k] in "+-":
+            k += 1
+        if k < n and text[k].isascii() and text[k].isdigit():
+            j = _digits_end(text, k)
+    literal = text[i:j]
+    if j < n and (text[j].isalpha() or text[j] == "_"):
+        k = j
+        while k < n and text[k].isascii() and (text[k].isalnum() or text[k] == "_"):
+            k += 1
+        raise ExpressionError(
+            f"malformed number {text[i:k]!r}: a product needs an explicit *, as in "
+            f"{literal}*{text[j:k]}", text, j + 1, k - j)
+    if j < n and text[j] == ".":
+        raise ExpressionError(
+            f"malformed number {text[i:j + 1]!r}; {allowed()}", text, j + 1)
+    value = float(literal)
+    if not math.isfinite(value):
+        raise ExpressionError(f"the number {literal} is too large for a float", text, column, len(literal))
+    return _Token("number", literal, column, value), j
+
+
+def _name_token(text: str, i: int) -> tuple[_Token, int]:
+    """The name starting at i (never a Python keyword) and where it ends."""
+    j = i
+    while j < len(text) and text[j].isascii() and (text[j].isalnum() or text[j] == "_"):
+        j += 1
+    word = text[i:j]
+    if keyword.iskeyword(word) or keyword.issoftkeyword(word):
+        raise ExpressionError(f"{word!r} is a Python keyword and is not allowed; {allowed()}",
+                              text, i + 1, len(word))
+    return _Token("name", word, i + 1), j
 
 
 # --- the parser: operator precedence with explicit stacks -------------------------------------------
@@ -253,93 +265,116 @@ def parse(text: str) -> "Expression":
             f"the expression is {len(text):,} characters long; the limit is {MAX_LENGTH:,}")
     if not text.strip():
         raise ExpressionError(f"the expression is empty; {allowed()}")
-    tokens = _tokenize(text)
-    operands: list[Node] = []
-    pending: list[_Pending] = []
-    depth = 0
-    expect_operand = True
-    position = 0
-    while True:
-        token = tokens[position]
-        position += 1
-        if token.error is not None:
-            raise token.error
-        if expect_operand:
-            if token.kind == "number":
-                operands.append(Node("number", token.column, value=token.value))
-                expect_operand = False
-            elif token.kind == "name":
-                following = tokens[position]
-                if following.kind == "(":
-                    if token.text not in FUNCTIONS:
-                        raise ExpressionError(
-                            f"unknown function {token.text!r}; {allowed()}", text, token.column, len(token.text))
-                    depth += 1
-                    if depth > MAX_DEPTH:
-                        raise ExpressionError(
-                            f"the expression is nested deeper than {MAX_DEPTH} levels", text, token.column)
-                    pending.append(_Pending("paren", "(", following.column, function=token.text))
-                    position += 1
-                elif token.text in FUNCTIONS:
-                    raise ExpressionError(
-                        f"{token.text} is a function: write {token.text}(...)", text, token.column,
-                        len(token.text))
-                else:
-                    operands.append(Node("name", token.column, name=token.text))
-                    expect_operand = False
-            elif token.kind == "(":
-                depth += 1
-                if depth > MAX_DEPTH:
-                    raise ExpressionError(
-                        f"the expression is nested deeper than {MAX_DEPTH} levels", text, token.column)
-                pending.append(_Pending("paren", "(", token.column))
-            elif token.kind == "op" and token.text in "+-":
-                pending.append(_Pending("unary", token.text, token.column))
-            elif token.kind == "end":
-                raise ExpressionError(
-                    "the expression ends where a number, a name or '(' was expected", text, token.column)
-            else:
-                raise ExpressionError(
-                    f"unexpected {token.text!r} where a number, a name, a function or '(' was expected",
-                    text, token.column, len(token.text))
-            continue
+    return Expression(text, _Parser(text, _tokenize(text)).tree())
 
-        # Expecting an operator, a closing parenthesis or the end.
+
+class _Parser:
+    """Operator precedence with explicit stacks: operands, and the operators and parentheses pending."""
+
+    def __init__(self, text: str, tokens: list[_Token]) -> None:
+        self.text, self.tokens = text, tokens
+        self.operands: list[Node] = []
+        self.pending: list[_Pending] = []
+        self.depth = 0
+        self.position = 0
+
+    def tree(self) -> Node:
+        expect_operand = True
+        while True:
+            token = self.tokens[self.position]
+            self.position += 1
+            if token.error is not None:
+                raise token.error
+            if expect_operand:
+                expect_operand = not self._operand(token)
+            elif token.kind == "end":
+                self._end()
+                return self.operands[0]
+            else:
+                expect_operand = self._operator(token)
+
+    def _operand(self, token: _Token) -> bool:
+        """Read a token where an operand is expected; True when an operand is complete (an operator comes next)."""
+        if token.kind == "number":
+            self.operands.append(Node("number", token.column, value=token.value))
+            return True
+        if token.kind == "name":
+            return self._name(token)
+        if token.kind == "(":
+            self._open(token.column, token.column)
+            return False
+        if token.kind == "op" and token.text in "+-":
+            self.pending.append(_Pending("unary", token.text, token.column))
+            return False
+        if token.kind == "end":
+            raise ExpressionError(
+                "the expression ends where a number, a name or '(' was expected", self.text, token.column)
+        raise ExpressionError(
+            f"unexpected {token.text!r} where a number, a name, a function or '(' was expected",
+            self.text, token.column, len(token.text))
+
+    def _name(self, token: _Token) -> bool:
+        """A name: a function's call opens a parenthesis; a function without one is refused."""
+        following = self.tokens[self.position]
+        if following.kind == "(":
+            if token.text not in FUNCTIONS:
+                raise ExpressionError(
+                    f"unknown function {token.text!r}; {allowed()}", self.text, token.column, len(token.text))
+            self._open(token.column, following.column, function=token.text)
+            self.position += 1
+            return False
+        if token.text in FUNCTIONS:
+            raise ExpressionError(
+                f"{token.text} is a function: write {token.text}(...)", self.text, token.column,
+                len(token.text))
+        self.operands.append(Node("name", token.column, name=token.text))
+        return True
+
+    def _open(self, where: int, column: int, function: str = "") -> None:
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            raise ExpressionError(f"the expression is nested deeper than {MAX_DEPTH} levels", self.text, where)
+        self.pending.append(_Pending("paren", "(", column, function=function))
+
+    def _operator(self, token: _Token) -> bool:
+        """Read a token where an operator or a closing parenthesis is expected; True when an operand comes next."""
         if token.kind == "op":
             precedence, right_assoc = _BINARY[token.text]
-            while pending and (
-                _precedence(pending[-1]) > precedence
-                or (_precedence(pending[-1]) == precedence and not right_assoc)
+            while self.pending and (
+                _precedence(self.pending[-1]) > precedence
+                or (_precedence(self.pending[-1]) == precedence and not right_assoc)
             ):
-                _reduce(pending.pop(), operands)
-            pending.append(_Pending("binary", token.text, token.column))
-            expect_operand = True
-        elif token.kind == ")":
-            while pending and pending[-1].kind != "paren":
-                _reduce(pending.pop(), operands)
-            if not pending:
-                raise ExpressionError("unmatched ')'", text, token.column)
-            paren = pending.pop()
-            depth -= 1
-            if paren.function:
-                operands.append(Node("call", paren.column - len(paren.function), name=paren.function,
-                                     args=(operands.pop(),)))
-        elif token.kind == "end":
-            while pending:
-                entry = pending.pop()
-                if entry.kind == "paren":
-                    raise ExpressionError("this '(' is never closed", text, entry.column)
-                _reduce(entry, operands)
-            break
-        elif token.kind == "(":
+                _reduce(self.pending.pop(), self.operands)
+            self.pending.append(_Pending("binary", token.text, token.column))
+            return True
+        if token.kind == ")":
+            self._close(token)
+            return False
+        if token.kind == "(":
             raise ExpressionError(
                 "unexpected '(': only the functions " + ", ".join(FUNCTIONS) + " can be called, "
-                "and a product needs an explicit *", text, token.column)
-        else:
-            raise ExpressionError(
-                f"unexpected {token.text!r}: an operator (+ - * / **), ')' or the end was expected; "
-                "a product needs an explicit *", text, token.column, len(token.text))
-    return Expression(text, operands[0])
+                "and a product needs an explicit *", self.text, token.column)
+        raise ExpressionError(
+            f"unexpected {token.text!r}: an operator (+ - * / **), ')' or the end was expected; "
+            "a product needs an explicit *", self.text, token.column, len(token.text))
+
+    def _close(self, token: _Token) -> None:
+        while self.pending and self.pending[-1].kind != "paren":
+            _reduce(self.pending.pop(), self.operands)
+        if not self.pending:
+            raise ExpressionError("unmatched ')'", self.text, token.column)
+        paren = self.pending.pop()
+        self.depth -= 1
+        if paren.function:
+            self.operands.append(Node("call", paren.column - len(paren.function), name=paren.function,
+                                      args=(self.operands.pop(),)))
+
+    def _end(self) -> None:
+        while self.pending:
+            entry = self.pending.pop()
+            if entry.kind == "paren":
+                raise ExpressionError("this '(' is never closed", self.text, entry.column)
+            _reduce(entry, self.operands)
 
 
 # --- the parsed expression ----------------------------------------------------------------------

@@ -225,7 +225,6 @@ class CheckedKernel:
 
     def bands_to_check(self) -> tuple[tuple[float, float], ...]:
         if self._checked is None:
-            np = numpy_module()
             self._checked = tuple(band for band in self.bands if self.disagreements(probe_points(*band)))
         return self._checked
 

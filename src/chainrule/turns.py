@@ -28,7 +28,10 @@ import itertools
 import threading
 from collections import Counter
 from dataclasses import dataclass
-from typing import Callable, Hashable, Iterable, Mapping, TypeVar
+from typing import TYPE_CHECKING, Callable, Hashable, Iterable, Mapping, TypeVar
+
+if TYPE_CHECKING:
+    import asyncio
 
 __all__ = ["MAX_OPEN_PER_LEARNER", "GRADING_NICE", "BUSY", "BOUND", "Admission", "Ticket", "fair_order"]
 
@@ -92,7 +95,12 @@ class Admission:
     def enter(self, owner: Hashable = None, *, bound: int | None = None) -> Ticket | str:
         """A thread's turn: the admitted Ticket, or BUSY / BOUND."""
         arrived = threading.Event()
-        ticket = self._ask(owner, bound, lambda: arrived.set() or True)
+
+        def wake() -> bool:
+            arrived.set()
+            return True
+
+        ticket = self._ask(owner, bound, wake)
         if isinstance(ticket, str) or ticket.admitted:
             return ticket
         arrived.wait(self.wait_seconds)
@@ -107,7 +115,7 @@ class Admission:
 
         def wake() -> bool:
             try:
-                loop.call_soon_threadsafe(lambda: arrived.done() or arrived.set_result(True))
+                loop.call_soon_threadsafe(_settle, arrived)
                 return True
             except RuntimeError:  # that event loop has closed: nobody waits for this turn any more
                 return False
@@ -193,3 +201,9 @@ class Admission:
         self._open[owner] -= 1
         if self._open[owner] <= 0:
             del self._open[owner]
+
+
+def _settle(arrived: asyncio.Future[bool]) -> None:
+    """Resolve a waiter's future in its event loop, unless it is already done (cancelled)."""
+    if not arrived.done():
+        arrived.set_result(True)

@@ -101,7 +101,7 @@ def wait_until_listening(server: LessonServer) -> None:
                 return
         except OSError:
             if server.process.poll() is not None:
-                raise RuntimeError("the lesson server exited:\n" + "".join(server.output))
+                raise RuntimeError("the lesson server exited:\n" + "".join(server.output)) from None
             time.sleep(0.1)
     raise RuntimeError("the lesson server did not start listening in time")
 

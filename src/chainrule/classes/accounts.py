@@ -212,6 +212,13 @@ class Accounts:
         row = self.tables.account(account_id)
         return None if row is None else _account_of(row)
 
+    def written(self, account_id: int) -> Account:
+        """An account just written (ClassError "not-found" if it was removed in the meantime)."""
+        found = self.account(account_id)
+        if found is None:
+            raise ClassError(f"there is no account {account_id} any more", kind="not-found")
+        return found
+
     def created_at(self, account_id: int) -> datetime:
         """When the account was made (the start of its life: no work of it is older)."""
         return datetime.fromisoformat(self.tables.created_at(account_id)).astimezone(timezone.utc)
@@ -363,7 +370,7 @@ class Accounts:
     def approve(self, teacher: Account, learner_id: int) -> Account:
         """Let a learner who joined in (their teacher only)."""
         self.tables.approve(self._learner_of(teacher, learner_id).id)
-        return self.account(learner_id)
+        return self.written(learner_id)
 
     def remove_learner(self, teacher: Account, learner_id: int) -> Account:
         """Remove a learner's account and everything it did (their teacher only): its seat is free again

@@ -86,7 +86,7 @@ def runs_to_grade(new_runs: list[tuple]) -> list[RunToGrade]:
     """The latest new run of each exercise and language this class offers (its code is graded again)."""
     catalog = lessons.exercise_catalog()
     latest: dict[tuple[str, str], RunToGrade] = {}
-    for exercise, language, source, at in sorted(new_runs, key=lambda run: datetime.fromisoformat(run[3])):
+    for exercise, language, source, _at in sorted(new_runs, key=lambda run: datetime.fromisoformat(run[3])):
         offered = catalog.get(exercise, {}).get("languages", list(lessons.LANGUAGES)) if exercise in catalog else []
         if language in offered:
             latest[exercise, language] = RunToGrade(exercise, language, source)

@@ -141,7 +141,7 @@ class ScoreSender:
         """Send one score to each of its columns; a learner removed from the class has nothing left to send."""
         found = self.lti.accounts.account(account)
         person = self.tables.subject_of(account) if found is not None else None
-        context = self.tables.context_of_class(found.class_id) if person is not None else None
+        context = self.tables.context_of_class(found.class_id) if found is not None and person is not None else None
         if person is None or context is None:
             log.info("the score of account %s for %s is dropped: the account is no longer in an LMS course",
                      account, resource)

@@ -114,7 +114,7 @@ class People:
             self.accounts.refuse_look_alike(teacher.class_name, name, names)
 
         self.tables.rename(learner.id, teacher.class_id, name, taken)
-        return self.accounts.account(learner.id)
+        return self.accounts.written(learner.id)
 
     def teachers(self, teacher: Account) -> list[dict[str, Any]]:
         return [{"id": id_, "name": name, "signed_up": has_password, "you": id_ == teacher.id}
@@ -131,7 +131,7 @@ class People:
         link, link_hash, expires = self.accounts.new_link(TEACHER_LINK_LIFETIME)
         account_id = self.tables.add_teacher(teacher.class_id, name, self.accounts.store.now().isoformat(), taken,
                                              link_hash, expires)
-        return self.accounts.account(account_id), link
+        return self.accounts.written(account_id), link
 
     def remove_teacher(self, teacher: Account, teacher_id: int) -> dict[str, Any]:
         """Remove another teacher of the class and everything of their account (comments they wrote stay, from

@@ -29,7 +29,7 @@ import statistics
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, Mapping
 
 from chainrule import lessons
 from chainrule.classes.accounts import Accounts, ClassError
@@ -312,7 +312,8 @@ def _lesson_cell(lesson: dict[str, Any], learner: int, seen: _Seen) -> tuple[dic
 
 def _roster_row(learner: Any, path: list[dict[str, Any]], seen: _Seen) -> dict[str, Any]:
     """One learner against the path: totals, last active, and the grid of their lessons."""
-    cells, totals = [], Counter()
+    cells: list[dict[str, Any]] = []
+    totals: Counter[str] = Counter()
     for lesson in path:
         cell, tally = _lesson_cell(lesson, learner.id, seen)
         cells.append(cell)
@@ -352,7 +353,7 @@ def _with_exercise_texts(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def _question_row(lesson: dict[str, Any], question: str, seen: _Seen,
-                  recall: dict[tuple[str, str], tuple[float | None, int]]) -> dict[str, Any]:
+                  recall: Mapping[tuple[str, str], tuple[float | None, int]]) -> dict[str, Any]:
     """A question's first answers (the share right, the most chosen wrong answer) and FSRS's recall now."""
     firsts = [right for (_, lesson_id, asked), (_, right) in seen.first_answer.items()
               if (lesson_id, asked) == (lesson["id"], question)]

@@ -114,7 +114,9 @@ def _csrf_signature(secret: str, nonce: str, session_cookie_value: str | None) -
 def csrf_ok(secret: str, cookies: list[str], sent: str | None, session_cookie_value: str | None) -> bool:
     """The sent token equals one of the CSRF cookies sent (a page on another port of the host may have
     planted more) and was made for this session."""
-    return bool(sent) and any(_csrf_matches(secret, cookie, sent, session_cookie_value) for cookie in cookies)
+    if not sent:
+        return False
+    return any(_csrf_matches(secret, cookie, sent, session_cookie_value) for cookie in cookies)
 
 
 def _csrf_matches(secret: str, cookie: str, sent: str, session_cookie_value: str | None) -> bool:

@@ -110,13 +110,10 @@ def run_check(args: argparse.Namespace) -> int:
         )
     if not path.is_file():
         return _usage(f"no such file: {path}")
-    if args.lang:
-        language = normalize_language(args.lang)
-    else:
-        language = EXTENSION_LANGUAGE.get(path.suffix.lower())
-        if language is None:
-            allowed = ", ".join(sorted(EXTENSION_LANGUAGE))
-            return _usage(f"cannot tell the language of {path.name} (extensions: {allowed}); pass --lang")
+    language = normalize_language(args.lang) if args.lang else EXTENSION_LANGUAGE.get(path.suffix.lower())
+    if language is None:
+        allowed = ", ".join(sorted(EXTENSION_LANGUAGE))
+        return _usage(f"cannot tell the language of {path.name} (extensions: {allowed}); pass --lang")
     try:
         source = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:

@@ -15,9 +15,12 @@ import argparse
 import math
 import re
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from chainrule.ops import functions
+
+if TYPE_CHECKING:
+    from chainrule.expr import Expression
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 TORCH_RTOL = 1e-9
@@ -101,27 +104,41 @@ def run(args: argparse.Namespace) -> int:
     except (ExpressionError, _InputError) as error:
         return _error(str(error))
 
-    from chainrule.drawing import to_dot, to_svg, to_text
+    from chainrule.drawing import to_dot, to_svg
     from chainrule.explanations import explain
     from chainrule.traces import trace, trace_to_json
 
     t = trace(output)
-    status = 0
-    if args.svg:
-        try:
-            with open(args.svg, "w", encoding="utf-8") as file:
-                file.write(to_svg(t))
-        except OSError as error:
-            print(f"chainrule graph: cannot write {args.svg}: {error.strerror or error}", file=sys.stderr)
-            status = 1
-        else:
-            print(f"wrote {args.svg}", file=sys.stderr)
+    status = _write_svg(to_svg(t), args.svg) if args.svg else 0
     if args.json:
         print(trace_to_json(t, indent=2))
         return status
     if args.dot:
         print(to_dot(t), end="")
         return status
+    _print_report(expression, t, args, lambda name: explain(output, leaves[name]))
+    if args.check_torch:
+        print()
+        status = max(status, _print_torch_check(expression, values))
+    return status
+
+
+def _write_svg(svg: str, path: str) -> int:
+    """Write the picture to `path`: 0, or 1 after saying why it could not be written."""
+    try:
+        with open(path, "w", encoding="utf-8") as file:
+            file.write(svg)
+    except OSError as error:
+        print(f"chainrule graph: cannot write {path}: {error.strerror or error}", file=sys.stderr)
+        return 1
+    print(f"wrote {path}", file=sys.stderr)
+    return 0
+
+
+def _print_report(expression: Expression, t: dict[str, Any], args: argparse.Namespace,
+                  why: Callable[[str], str]) -> None:
+    """The graph as text, the output's gradients, the steps (--steps) and the paths of each --why name."""
+    from chainrule.drawing import to_text
 
     by_id = {n["id"]: n for n in t["nodes"]}
     out_node = by_id[t["output"]]
@@ -148,11 +165,7 @@ def run(args: argparse.Namespace) -> int:
     for name in args.why:
         print()
         print(f"Why d{_wrap(out_node['label'])}/d{_wrap(name)} = {_precise(label_to_node[name], 'grad')}:")
-        print(explain(output, leaves[name]))
-    if args.check_torch:
-        print()
-        status = max(status, _print_torch_check(expression, values))
-    return status
+        print(why(name))
 
 
 def _wrap(name: str) -> str:

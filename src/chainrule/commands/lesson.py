@@ -21,8 +21,12 @@ import threading
 import webbrowser
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from chainrule.commands.arguments import Refused
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
 
 DEFAULT_PORT = 8765
 PORT_FILE = "lesson-port"  # in the data folder: the port of the last start, so open tabs find the server again
@@ -263,7 +267,7 @@ def _listen_advice(error: OSError) -> str:
 
 
 def _lesson_app(args: argparse.Namespace, place: Place, sock: socket.socket, data_dir: str | None,
-                added: list[str]):
+                added: list[str]) -> FastAPI:
     """The one learner's app, with a fresh link token; says where to open it (and opens the browser)."""
     from chainrule.web import create_app
     from chainrule.web.security import new_token

@@ -94,7 +94,7 @@ def run_list(args: argparse.Namespace) -> int:
             if not entry["written"]:
                 state = "not written yet"
             elif store is None:
-                state = "not started" if note == "no progress saved yet" else note
+                state = "not started" if note == "no progress saved yet" else (note or "not started")
             else:
                 state = _progress_text(lesson_state(lessons.lesson_shape(entry["id"]), store.work()))
             added = " (from --lessons)" if entry["id"] in lessons.added_lesson_ids() else ""

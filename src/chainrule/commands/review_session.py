@@ -13,8 +13,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Callable, TextIO
 
-from chainrule.progress.store import ProgressStore
 from chainrule.progress.shapes import DueReview
+from chainrule.progress.store import ProgressStore
 from chainrule.text_safety import terminal_text
 
 QuestionFn = Callable[[str, str], dict[str, Any]]
@@ -87,108 +87,130 @@ def run_review(
     check: CheckFn | None = None,
 ) -> int:
     """Run one review session; returns the exit code (0)."""
-    ask, check_review = _review_functions(question, check)
-
-    def say(text: str = "") -> None:
-        # Answers and ids can come from an imported file: shown, never obeyed by the terminal.
-        stdout.write(terminal_text(text) + "\n")
-        stdout.flush()
-
+    session = _Session(store, stdin, stdout, *_review_functions(question, check))
     queue = store.due_reviews()
     if not queue:
-        upcoming = store.next_due()
-        if upcoming is None:
-            say("Nothing to review yet: answer the quiz questions in a lesson to add them.")
-        else:
-            say(f"Nothing is due for review right now; the next question comes back on {format_due(upcoming)}.")
+        session.nothing_due()
         return 0
-    say(f"{len(queue)} question{'s' if len(queue) != 1 else ''} due for review:")
-    for item in queue:
-        try:
-            prompt = ask(item["lesson_id"], item["question_id"], item["due"])["prompt"]
-            short = prompt if len(prompt) <= 70 else prompt[:67] + "..."
-        except LookupError as error:
-            short = f"({missing_question(item['lesson_id'], error)})"  # said whole: it says what to do
-        say(f"  - [{item['lesson_id']}] {short} (due {format_due(item['due'])})")
-    say(f"Type your answer and press Enter; '{UNDO}' undoes your last rating, '{QUIT}' quits.")
-
-    reviewed = 0
-
-    def undo_into(queue: list[DueReview]) -> list[DueReview]:
-        """Undo the last rating; if its question is due again, ask it next."""
-        nonlocal reviewed
-        undone = store.undo_last_review()
-        if undone is None:
-            say("Nothing to undo.")
-            return queue
-        name = f"{undone['lesson_id']}/{undone['question_id']}"
-        if undone["due"] is None:
-            say(f"Undone: your last rating of {name}; it has no review card any more.")
-            return queue
-        say(f"Undone: your last rating of {name}; it is due again {format_due(undone['due'])}.")
-        reviewed = max(0, reviewed - 1)
-        if datetime.fromisoformat(undone["due"]) > store.now():
-            return queue
-        undone_item: DueReview = {"lesson_id": undone["lesson_id"], "question_id": undone["question_id"],
-                                  "due": undone["due"]}
-        return [undone_item] + [entry for entry in queue if entry != undone_item]
-
+    session.list_due(queue)
     on_screen: tuple[str, str] | None = None  # the question last printed, not re-printed on a retry
     while True:
         if not queue:
             # One last chance to take back the final rating before the session ends.
-            say(f"\nAll due questions reviewed. Press Enter to finish, or '{UNDO}' to undo your last rating.")
-            stdout.write("> ")
-            stdout.flush()
-            if stdin.readline().strip().lower() != UNDO:
+            if session.answer(f"\nAll due questions reviewed. Press Enter to finish, or '{UNDO}' to undo your "
+                              "last rating.").strip().lower() != UNDO:
                 break
-            queue = undo_into(queue)
+            queue = session.undo_into(queue)
             on_screen = None
             continue
         item = queue[0]
         lesson_id, question_id = item["lesson_id"], item["question_id"]
         try:
-            shown = ask(lesson_id, question_id, item["due"])
+            shown = session.ask(lesson_id, question_id, item["due"])
         except LookupError as error:  # not loaded, or the lesson no longer has this question
-            say(f"\nSkipping {lesson_id}/{question_id}: {missing_question(lesson_id, error)}.")
+            session.say(f"\nSkipping {lesson_id}/{question_id}: {missing_question(lesson_id, error)}.")
             queue.pop(0)
             continue
-        if on_screen != (lesson_id, question_id):
-            say(f"\n[{lesson_id}] {shown['prompt']}")
-            if shown.get("kind") == "choice":
-                for number, option in enumerate(shown.get("options") or [], start=1):
-                    say(f"  {number}) {option}")
-            on_screen = (lesson_id, question_id)
-        stdout.write("> ")
-        stdout.flush()
-        line = stdin.readline()
+        line = session.answer(*([] if on_screen == (lesson_id, question_id) else _question_lines(lesson_id, shown)))
+        on_screen = (lesson_id, question_id)
         if line == "":  # end of input: stop like 'q'
-            say("")
+            session.say("")
             break
         typed = line.strip()
         if typed.lower() == QUIT:
             break
         if typed.lower() == UNDO:
-            queue = undo_into(queue)
+            queue = session.undo_into(queue)
             on_screen = None
-            continue
-        if not typed:
-            say(f"Type an answer, '{UNDO}' to undo or '{QUIT}' to quit.")
-            continue
-        verdict = check_review(lesson_id, question_id, typed, item["due"])
-        if verdict.get("invalid"):
-            say(verdict.get("reason", "That answer cannot be checked; try again."))
-            continue
-        if verdict["correct"]:
-            say("Right. " + verdict.get("reason", ""))
-        else:
-            say(f"Not quite. {answer_sentence(shown.get('kind'), verdict.get('expected', ''))} {verdict.get('reason', '')}")
-        schedule = store.review(lesson_id, question_id, typed, bool(verdict["correct"]))
-        say(f"Next review: {schedule['text']} ({format_due(schedule['due'])}).")
-        queue.pop(0)
-        on_screen = None
-        reviewed += 1
-
+        elif not typed:
+            session.say(f"Type an answer, '{UNDO}' to undo or '{QUIT}' to quit.")
+        elif session.rate(item, shown, typed):
+            queue.pop(0)
+            on_screen = None
     left = len(store.due_reviews())
-    say(f"\nReviewed {reviewed} question{'s' if reviewed != 1 else ''}; {left} still due.")
+    session.say(f"\nReviewed {session.reviewed} question{'s' if session.reviewed != 1 else ''}; {left} still due.")
     return 0
+
+
+def _question_lines(lesson_id: str, shown: dict[str, Any]) -> list[str]:
+    """A question as the terminal shows it: its prompt, and a choice question's numbered options."""
+    lines = [f"\n[{lesson_id}] {shown['prompt']}"]
+    if shown.get("kind") == "choice":
+        lines += [f"  {number}) {option}" for number, option in enumerate(shown.get("options") or [], start=1)]
+    return lines
+
+
+class _Session:
+    """One review session at the terminal: what it says, what it reads, and the ratings it made."""
+
+    def __init__(self, store: ProgressStore, stdin: TextIO, stdout: TextIO, ask: ReviewQuestionFn,
+                 check: ReviewCheckFn) -> None:
+        self.store, self.stdin, self.stdout = store, stdin, stdout
+        self.ask, self.check = ask, check
+        self.reviewed = 0
+
+    def say(self, text: str = "") -> None:
+        # Answers and ids can come from an imported file: shown, never obeyed by the terminal.
+        self.stdout.write(terminal_text(text) + "\n")
+        self.stdout.flush()
+
+    def answer(self, *before: str) -> str:
+        """Say the lines `before`, prompt, and read one line ("" at the end of the input)."""
+        for text in before:
+            self.say(text)
+        self.stdout.write("> ")
+        self.stdout.flush()
+        return self.stdin.readline()
+
+    def nothing_due(self) -> None:
+        upcoming = self.store.next_due()
+        if upcoming is None:
+            self.say("Nothing to review yet: answer the quiz questions in a lesson to add them.")
+        else:
+            self.say(f"Nothing is due for review right now; the next question comes back on {format_due(upcoming)}.")
+
+    def list_due(self, queue: list[DueReview]) -> None:
+        self.say(f"{len(queue)} question{'s' if len(queue) != 1 else ''} due for review:")
+        for item in queue:
+            try:
+                prompt = self.ask(item["lesson_id"], item["question_id"], item["due"])["prompt"]
+                short = prompt if len(prompt) <= 70 else prompt[:67] + "..."
+            except LookupError as error:
+                short = f"({missing_question(item['lesson_id'], error)})"  # said whole: it says what to do
+            self.say(f"  - [{item['lesson_id']}] {short} (due {format_due(item['due'])})")
+        self.say(f"Type your answer and press Enter; '{UNDO}' undoes your last rating, '{QUIT}' quits.")
+
+    def rate(self, item: DueReview, shown: dict[str, Any], typed: str) -> bool:
+        """Check the answer and rate the question; False when the answer cannot be checked (asked again)."""
+        lesson_id, question_id = item["lesson_id"], item["question_id"]
+        verdict = self.check(lesson_id, question_id, typed, item["due"])
+        if verdict.get("invalid"):
+            self.say(verdict.get("reason", "That answer cannot be checked; try again."))
+            return False
+        if verdict["correct"]:
+            self.say("Right. " + verdict.get("reason", ""))
+        else:
+            self.say(f"Not quite. {answer_sentence(shown.get('kind'), verdict.get('expected', ''))} "
+                     f"{verdict.get('reason', '')}")
+        schedule = self.store.review(lesson_id, question_id, typed, bool(verdict["correct"]))
+        self.say(f"Next review: {schedule['text']} ({format_due(schedule['due'])}).")
+        self.reviewed += 1
+        return True
+
+    def undo_into(self, queue: list[DueReview]) -> list[DueReview]:
+        """Undo the last rating; if its question is due again, ask it next."""
+        undone = self.store.undo_last_review()
+        if undone is None:
+            self.say("Nothing to undo.")
+            return queue
+        name = f"{undone['lesson_id']}/{undone['question_id']}"
+        if undone["due"] is None:
+            self.say(f"Undone: your last rating of {name}; it has no review card any more.")
+            return queue
+        self.say(f"Undone: your last rating of {name}; it is due again {format_due(undone['due'])}.")
+        self.reviewed = max(0, self.reviewed - 1)
+        if datetime.fromisoformat(undone["due"]) > self.store.now():
+            return queue
+        undone_item: DueReview = {"lesson_id": undone["lesson_id"], "question_id": undone["question_id"],
+                                  "due": undone["due"]}
+        return [undone_item] + [entry for entry in queue if entry != undone_item]

@@ -26,7 +26,13 @@ from chainrule.commands.class_ import add_database_options, secret_on_command_li
 from chainrule.turns import MAX_OPEN_PER_LEARNER
 
 if TYPE_CHECKING:
+    from fastapi import FastAPI
+
+    from chainrule.classes.accounts import Accounts
     from chainrule.classes.graded_runs import GradedRuns
+    from chainrule.classes.lti_scores import ScoreSender
+    from chainrule.progress.connection import PostgresDatabase
+    from chainrule.progress.store import ProgressStore
 
 DEFAULT_PORT = 8000
 
@@ -82,12 +88,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
-def class_runs(store, args: argparse.Namespace) -> "GradedRuns":
+def class_runs(store: ProgressStore, args: argparse.Namespace) -> GradedRuns:
     """Where runs are graded, decided here once: a class in PostgreSQL queues them for `chainrule worker`;
     a class in SQLite grades them in this process. Either way one learner has --runs-per-learner open."""
     from chainrule.classes.graded_runs import InProcessRuns, QueuedRuns
+    from chainrule.progress.connection import PostgresDatabase
 
-    if store.database.dialect != "postgresql":
+    database = store.database
+    if not isinstance(database, PostgresDatabase):
         from chainrule.classes.graded_runs import CLASS_WAITING_ROOM
         from chainrule.grading import configure_concurrency, gate
 
@@ -95,11 +103,11 @@ def class_runs(store, args: argparse.Namespace) -> "GradedRuns":
         # of 4 that serves one person's `chainrule lesson` would turn a class's busy minute into "busy" answers.
         configure_concurrency(queue=max(gate().queue, CLASS_WAITING_ROOM))
         return InProcessRuns.for_class(store, per_learner=args.runs_per_learner)
-    return QueuedRuns(store, store.database.url, deadline_seconds=args.run_deadline,
+    return QueuedRuns(store, database.url, deadline_seconds=args.run_deadline,
                       max_open=args.runs_per_learner)
 
 
-def _add_lti(app, store, accounts, url: str, args: argparse.Namespace):
+def _add_lti(app: FastAPI, store: ProgressStore, accounts: Accounts, url: str, args: argparse.Namespace) -> ScoreSender:
     """The LTI tool's pages on the app (classes/lti.py), the thread that sends scores to the LMS, and single
     sign-on's pages (classes/sso.py)."""
     from chainrule.classes.lti_scores import ScoreSender
@@ -218,7 +226,7 @@ def _serve_class(args: argparse.Namespace, site: Site, closing: contextlib.ExitS
     return 1 if run_processes(processes, serve_one) else 0
 
 
-def _serve_app(app, sender, sock: socket.socket, args: argparse.Namespace, closing: contextlib.ExitStack) -> None:
+def _serve_app(app: FastAPI, sender: ScoreSender, sock: socket.socket, args: argparse.Namespace, closing: contextlib.ExitStack) -> None:
     """Send LMS scores and answer on ``sock`` until stopped (the sender stopped by ``closing``)."""
     from chainrule.commands.serve_processes import serve_on
 
@@ -227,17 +235,20 @@ def _serve_app(app, sender, sock: socket.socket, args: argparse.Namespace, closi
     serve_on(app, sock, **_server_options(args))
 
 
-def _processes(args: argparse.Namespace, store) -> int:
+def _processes(args: argparse.Namespace, store: ProgressStore) -> int:
     """How many web processes serve the class; Refused (2) if the number asked for cannot be."""
+    from chainrule.progress.connection import PostgresDatabase
+
     processes = _process_count(args, store.database.dialect)
-    if isinstance(processes, int) and store.database.dialect == "postgresql":
-        processes = _over_budget(store, processes, args) or processes
+    database = store.database
+    if isinstance(processes, int) and isinstance(database, PostgresDatabase):
+        processes = _over_budget(database, processes, args) or processes
     if isinstance(processes, str):
         raise Refused(processes)
     return processes
 
 
-def _open_store(args: argparse.Namespace, closing: contextlib.ExitStack):
+def _open_store(args: argparse.Namespace, closing: contextlib.ExitStack) -> ProgressStore:
     from chainrule.classes import open_class_store
     from chainrule.progress import StoreError
 
@@ -249,7 +260,8 @@ def _open_store(args: argparse.Namespace, closing: contextlib.ExitStack):
     return store
 
 
-def _class_app(store, args: argparse.Namespace, site: Site, closing: contextlib.ExitStack):
+def _class_app(store: ProgressStore, args: argparse.Namespace, site: Site,
+               closing: contextlib.ExitStack) -> tuple[FastAPI, GradedRuns, ScoreSender]:
     """The class app on ``store`` and its LTI score sender, their runs closed by ``closing``; Refused (1)
     if the store or an option refuses."""
     from chainrule.classes.accounts import Accounts
@@ -330,14 +342,14 @@ def _process_count(args: argparse.Namespace, dialect: str) -> int | str:
     return 1
 
 
-def _over_budget(store, processes: int, args: argparse.Namespace) -> str | None:
+def _over_budget(database: PostgresDatabase, processes: int, args: argparse.Namespace) -> str | None:
     """Why the web processes' connection pools do not fit in what PostgreSQL allows (commands/connection_budget.py)."""
     from chainrule.commands.connection_budget import default_reserve, serve_budget, server_limit
     from chainrule.commands.serve_processes import default_process_count
 
     try:
-        limit = server_limit(store.database.url)
+        limit = server_limit(database.url)
     except Exception:  # the store opened a moment ago: an error here is said by the next step that needs it
         return None
     reserve = args.db_reserve if args.db_reserve is not None else default_reserve(default_process_count())
-    return serve_budget(limit, processes, store.database.pool_size, reserve)
+    return serve_budget(limit, processes, database.pool_size, reserve)

@@ -22,7 +22,10 @@ import socket
 import sys
 import time
 import traceback
-from typing import Callable
+from typing import TYPE_CHECKING, Any, Callable
+
+if TYPE_CHECKING:
+    from starlette.types import ASGIApp
 
 __all__ = ["STARTUP_GRACE", "default_process_count", "run_processes", "serve_on"]
 
@@ -38,7 +41,7 @@ def default_process_count() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def serve_on(app, sock: socket.socket, *, max_connections: int | None = None, **options) -> None:
+def serve_on(app: ASGIApp, sock: socket.socket, *, max_connections: int | None = None, **options: Any) -> None:
     """Answer on ``sock`` with uvicorn until stopped (Ctrl+C, SIGTERM): the open-files limit raised first,
     then the connection bounds that fit it (web/connections.py), quiet logs, the app's lifespan run, and
     ``options`` (a proxy's headers) added."""
@@ -98,7 +101,7 @@ def run_processes(count: int, serve_one: Callable[[], int]) -> int:
             _child(serve_one)
         children[pid] = time.monotonic()
 
-    def stop(*_) -> None:
+    def stop(*_: object) -> None:
         nonlocal stopping
         stopping = True
         for pid in list(children):

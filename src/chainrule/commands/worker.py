@@ -23,7 +23,16 @@ import subprocess
 import sys
 import time
 
+from typing import TYPE_CHECKING, cast
+
 from chainrule.turns import GRADING_NICE
+
+if TYPE_CHECKING:
+    from procrastinate import App, PsycopgConnector
+
+    from chainrule.classes.queue import Sender
+    from chainrule.progress.store import ProgressStore
+    from chainrule.progress.run_jobs import RunJobs
 
 DEFAULT_HEARTBEAT = 5.0
 DEFAULT_NICE = GRADING_NICE
@@ -196,7 +205,7 @@ def _supervise(args: argparse.Namespace, url: str, count: int) -> int:
     return 0
 
 
-def _prepare(url: str):
+def _prepare(url: str) -> ProgressStore:
     """The class store, with procrastinate's schema applied; StoreError if the database cannot be used."""
     from chainrule.classes import open_class_store
     from chainrule.classes.graded_runs import queue_unreachable
@@ -269,7 +278,8 @@ async def _work(url: str, name: str, heartbeat: float, stalled_after: float) -> 
         store.close()
 
 
-async def _sweep(app, jobs, sender, heartbeat: float, stalled_after: float, stop: asyncio.Event) -> None:
+async def _sweep(app: App, jobs: RunJobs, sender: Sender, heartbeat: float, stalled_after: float,
+                 stop: asyncio.Event) -> None:
     """Every heartbeat: runs of dead workers back to the queue, runs the queue never got or lost (their
     queue job failed or is gone) sent to it, runs past their deadline ended. A failure (the database away)
     waits for the next round."""
@@ -283,7 +293,8 @@ async def _sweep(app, jobs, sender, heartbeat: float, stalled_after: float, stop
         except asyncio.TimeoutError:
             pass
         try:
-            if app.connector._async_pool is not None:  # the worker's pool is open (not between restarts)
+            connector = cast("PsycopgConnector", app.connector)  # `chainrule worker` builds it (classes/queue.py)
+            if connector._async_pool is not None:  # the worker's pool is open (not between restarts)
                 await requeue_stalled(app, stalled_after)
             unsent = await asyncio.to_thread(jobs.unsent, 2 * heartbeat)
             lost = await asyncio.to_thread(jobs.without_turn, QUEUE, 2 * heartbeat)
@@ -299,7 +310,7 @@ async def _sweep(app, jobs, sender, heartbeat: float, stalled_after: float, stop
             log.warning("sweeping the queue failed (%s); trying again in %g s", error, heartbeat)
 
 
-def _grade_turn(jobs, queue_job_id: int, name: str) -> None:
+def _grade_turn(jobs: RunJobs, queue_job_id: int, name: str) -> None:
     """procrastinate's task: take the run that is due (learners in fair turns, or the run this queue job
     held when its worker died), grade it and keep its result (runs in a thread of the worker)."""
     from chainrule.classes.graded_runs import keep_graded_job

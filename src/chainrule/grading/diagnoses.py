@@ -17,6 +17,7 @@ from typing import Any
 
 from chainrule.grading.exercise_folder import Exercise, GradingCase
 from chainrule.grading.kinds.base import Attempt, format_message
+from chainrule.grading.json_objects import JsonObject
 
 __all__ = ["Diagnosis", "diagnose_run"]
 
@@ -31,7 +32,7 @@ class Diagnosis:
     summary_mistake: str | None = None  # the mistake the summary names
 
 
-def _numbers(raw: list[Any]) -> list[float] | None:
+def _numbers(raw: list[object]) -> list[float] | None:
     """The numbers a test reported (a NaN or infinity as a runtime spells it), or None if some entry is none."""
     numbers = []
     for x in raw:
@@ -54,7 +55,7 @@ def _recognise(exercise: Exercise, attempt: Attempt | None, run: list[Attempt], 
     return None
 
 
-def _recognise_raised(exercise: Exercise, error: dict, case: GradingCase) -> tuple[str, str] | None:
+def _recognise_raised(exercise: Exercise, error: JsonObject, case: GradingCase) -> tuple[str, str] | None:
     for mistake in exercise.kind.mistakes:
         fills = mistake.raised(error, case.inputs) if mistake.raised is not None else None
         if fills is not None:
@@ -64,7 +65,7 @@ def _recognise_raised(exercise: Exercise, error: dict, case: GradingCase) -> tup
 
 def diagnose_run(exercise: Exercise, cases: list[GradingCase], raws: list[list[Any] | None],
                  failing: list[bool], function: str = "your function",
-                 errors: list[dict | None] | None = None) -> Diagnosis:
+                 errors: list[JsonObject | None] | None = None) -> Diagnosis:
     """Hints for a graded run: `raws` holds each test's reported list (None when it raised or never
     reported), `failing` whether its numbers were judged wrong, `errors` the exception each test raised
     (None for the others); `function` is the learner's function's name in their language, for messages."""

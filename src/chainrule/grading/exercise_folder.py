@@ -24,6 +24,7 @@ from typing import Any
 from chainrule.folder_paths import OutsideFolderError, inside_folder
 from chainrule.grading.kinds import CaseError, CaseKind, kind_of
 from chainrule.grading.kinds.base import check_messages
+from chainrule.grading.json_objects import JsonList, JsonObject
 
 __all__ = ["Exercise", "ExerciseFolderError", "GradingCase", "LANGUAGES", "load_exercise_folder", "read_json_located"]
 
@@ -39,10 +40,10 @@ class ExerciseFolderError(ValueError):
 @dataclass(frozen=True)
 class GradingCase:
     name: str
-    args: list  # the call's arguments
+    args: JsonList  # the call's arguments
     expected: list[float]  # raw engine floats
     labels: tuple[str, ...]  # what each expected number is
-    inputs: dict  # the case as written in exercise.json (what its kind's recognisers read)
+    inputs: JsonObject  # the case as written in exercise.json (what its kind's recognisers read)
 
 
 @dataclass(frozen=True)
@@ -94,78 +95,34 @@ def _finite(numbers: list[float]) -> bool:
     return all(isinstance(x, float) and x == x and abs(x) != float("inf") for x in numbers)
 
 
+@dataclass(frozen=True)
+class _Manifest:
+    """An exercise.json being read: its errors name the file and, where known, the line."""
+
+    path: Path
+    text: str
+
+    def fail(self, message: str, near: str | None = None) -> ExerciseFolderError:
+        line = _line_of(self.text, near) if near else None
+        return ExerciseFolderError(f"{self.path}{f':{line}' if line else ''}: {message}")
+
+
 def load_exercise_folder(folder: Path) -> Exercise:
     """The exercise in `folder`, read and checked (ExerciseFolderError names the file and line at fault);
     every case's expected numbers computed by the engine."""
     folder = Path(folder)
-    manifest = folder / "exercise.json"
-    data = read_json_located(manifest, ExerciseFolderError)
-    text = manifest.read_text(encoding="utf-8")
-
-    def fail(message: str, near: str | None = None) -> ExerciseFolderError:
-        line = _line_of(text, near) if near else None
-        return ExerciseFolderError(f"{manifest}{f':{line}' if line else ''}: {message}")
-
+    path = folder / "exercise.json"
+    data = read_json_located(path, ExerciseFolderError)
+    manifest = _Manifest(path, path.read_text(encoding="utf-8"))
     if not isinstance(data, dict):
-        raise fail("the file must hold one JSON object")
-    for key in ("id", "title", "summary", "text", "function", "kind", "cases"):
-        if key not in data:
-            raise fail(f"missing the field {key!r}")
-    exercise_id = data["id"]
-    if not isinstance(exercise_id, str) or not _ID.fullmatch(exercise_id):
-        raise fail(f"id must be lower-case letters, digits and dashes, starting with a letter, not {exercise_id!r}",
-                   '"id"')
-    for key in ("title", "summary", "text"):
-        if not isinstance(data[key], str) or not data[key].strip():
-            raise fail(f"{key} must be a non-empty string", f'"{key}"')
-    for named in ["exercise.json", data["text"]] + [f"{kind}.{ext}" for ext in LANGUAGES.values()
-                                                    for kind in ("starter", "solution")]:
-        try:  # a name, or a symbolic link, that leads out of the folder would serve any file as lesson text
-            inside_folder(folder, named)
-        except OutsideFolderError as problem:
-            raise fail(str(problem), f'"{named}"' if named == data["text"] else None) from None
-    if not (folder / data["text"]).is_file():
-        raise fail(f"text names {data['text']!r}, which is not a file in {folder}", '"text"')
-    functions = data["function"]
-    if not isinstance(functions, dict) or set(functions) != {"python", "javascript"} or not all(
-            isinstance(name, str) and _FUNCTION.fullmatch(name) for name in functions.values()):
-        raise fail('function must be {"python": name, "javascript": name} with identifiers as names', '"function"')
-    try:
-        kind = kind_of(data["kind"])
-    except CaseError as problem:
-        raise fail(str(problem), '"kind"') from None
-    messages = data.get("diagnoses", {})
-    problem = check_messages(kind, messages)
-    if problem:
-        raise fail(problem, '"diagnoses"')
-    cases = data["cases"]
-    if not isinstance(cases, list) or not cases:
-        raise fail("cases must be a non-empty list", '"cases"')
-    graded: list[GradingCase] = []
-    for index, case in enumerate(cases):
-        if not isinstance(case, dict) or not isinstance(case.get("name"), str) or not case["name"].strip():
-            raise fail(f"case {index + 1} must be an object with a non-empty \"name\"", '"cases"')
-        if any(case["name"] == other.name for other in graded):
-            raise fail(f"two cases are named {case['name']!r}", f'"{case["name"]}"')
-        try:
-            args, expected, labels = kind.args(case), kind.expected(case), kind.labels(case)
-        except CaseError as problem:
-            raise fail(f"case {case['name']!r}: {problem}", f'"{case["name"]}"') from None
-        except (OverflowError, ValueError, ZeroDivisionError) as problem:
-            raise fail(f"case {case['name']!r}: the engine cannot compute it ({problem})", f'"{case["name"]}"') from None
-        if not _finite(expected):
-            raise fail(f"case {case['name']!r}: the engine's answer is not finite; choose other inputs",
-                       f'"{case["name"]}"')
-        graded.append(GradingCase(case["name"], args, expected, tuple(labels), case))
-    languages = tuple(
-        language for language, ext in LANGUAGES.items()
-        if (folder / f"starter.{ext}").is_file() and (folder / f"solution.{ext}").is_file()
-    )
-    if not languages:
-        raise fail("the folder needs a starter and a solution in at least one language "
-                   "(starter.py and solution.py, starter.js and solution.js, starter.ts and solution.ts)")
+        raise manifest.fail("the file must hold one JSON object")
+    _check_texts(manifest, data)
+    _check_files(manifest, folder, data)
+    functions = _functions(manifest, data)
+    kind, messages = _kind_and_messages(manifest, data)
+    graded = _graded_cases(manifest, kind, data["cases"])
     return Exercise(
-        id=exercise_id,
+        id=data["id"],
         title=data["title"].strip(),
         summary=data["summary"].strip(),
         python_function=functions["python"],
@@ -173,6 +130,89 @@ def load_exercise_folder(folder: Path) -> Exercise:
         folder=folder,
         kind=kind,
         cases=tuple(graded),
-        languages=languages,
+        languages=_languages(manifest, folder),
         messages=dict(messages),
     )
+
+
+def _check_texts(manifest: _Manifest, data: JsonObject) -> None:
+    """Every field is there; the id and the texts are well formed."""
+    for key in ("id", "title", "summary", "text", "function", "kind", "cases"):
+        if key not in data:
+            raise manifest.fail(f"missing the field {key!r}")
+    exercise_id = data["id"]
+    if not isinstance(exercise_id, str) or not _ID.fullmatch(exercise_id):
+        raise manifest.fail(
+            f"id must be lower-case letters, digits and dashes, starting with a letter, not {exercise_id!r}", '"id"')
+    for key in ("title", "summary", "text"):
+        if not isinstance(data[key], str) or not data[key].strip():
+            raise manifest.fail(f"{key} must be a non-empty string", f'"{key}"')
+
+
+def _check_files(manifest: _Manifest, folder: Path, data: JsonObject) -> None:
+    """The files the folder names stay inside it, and its text is there."""
+    for named in ["exercise.json", data["text"]] + [f"{kind}.{ext}" for ext in LANGUAGES.values()
+                                                    for kind in ("starter", "solution")]:
+        try:  # a name, or a symbolic link, that leads out of the folder would serve any file as lesson text
+            inside_folder(folder, named)
+        except OutsideFolderError as problem:
+            raise manifest.fail(str(problem), f'"{named}"' if named == data["text"] else None) from None
+    if not (folder / data["text"]).is_file():
+        raise manifest.fail(f"text names {data['text']!r}, which is not a file in {folder}", '"text"')
+
+
+def _functions(manifest: _Manifest, data: JsonObject) -> dict[str, str]:
+    functions = data["function"]
+    if not isinstance(functions, dict) or set(functions) != {"python", "javascript"} or not all(
+            isinstance(name, str) and _FUNCTION.fullmatch(name) for name in functions.values()):
+        raise manifest.fail('function must be {"python": name, "javascript": name} with identifiers as names',
+                            '"function"')
+    return functions
+
+
+def _kind_and_messages(manifest: _Manifest, data: JsonObject) -> tuple[CaseKind, JsonObject]:
+    """The case kind, and the folder's own messages for its mistakes (checked against the kind)."""
+    try:
+        kind = kind_of(data["kind"])
+    except CaseError as problem:
+        raise manifest.fail(str(problem), '"kind"') from None
+    messages = data.get("diagnoses", {})
+    unusable = check_messages(kind, messages)
+    if unusable:
+        raise manifest.fail(unusable, '"diagnoses"')
+    return kind, messages
+
+
+def _graded_cases(manifest: _Manifest, kind: CaseKind, cases: object) -> list[GradingCase]:
+    """Each case with its call's arguments and the engine's expected numbers."""
+    if not isinstance(cases, list) or not cases:
+        raise manifest.fail("cases must be a non-empty list", '"cases"')
+    graded: list[GradingCase] = []
+    for index, case in enumerate(cases):
+        if not isinstance(case, dict) or not isinstance(case.get("name"), str) or not case["name"].strip():
+            raise manifest.fail(f"case {index + 1} must be an object with a non-empty \"name\"", '"cases"')
+        name, near = case["name"], f'"{case["name"]}"'
+        if any(name == other.name for other in graded):
+            raise manifest.fail(f"two cases are named {name!r}", near)
+        try:
+            args, expected, labels = kind.args(case), kind.expected(case), kind.labels(case)
+        except CaseError as problem:
+            raise manifest.fail(f"case {name!r}: {problem}", near) from None
+        except (OverflowError, ValueError, ZeroDivisionError) as problem:
+            raise manifest.fail(f"case {name!r}: the engine cannot compute it ({problem})", near) from None
+        if not _finite(expected):
+            raise manifest.fail(f"case {name!r}: the engine's answer is not finite; choose other inputs", near)
+        graded.append(GradingCase(name, args, expected, tuple(labels), case))
+    return graded
+
+
+def _languages(manifest: _Manifest, folder: Path) -> tuple[str, ...]:
+    """The languages the folder has both a starter and a solution in (at least one)."""
+    languages = tuple(
+        language for language, ext in LANGUAGES.items()
+        if (folder / f"starter.{ext}").is_file() and (folder / f"solution.{ext}").is_file()
+    )
+    if not languages:
+        raise manifest.fail("the folder needs a starter and a solution in at least one language "
+                            "(starter.py and solution.py, starter.js and solution.js, starter.ts and solution.ts)")
+    return languages

@@ -16,7 +16,7 @@ the numbers a learner's walk produced:
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Protocol, Self, TypeVar
 
 from chainrule.engine import Value
 from chainrule.ops import chain
@@ -29,17 +29,34 @@ INPUT_NAMES: dict[str, list[str]] = {
 }
 
 
-def _neuron(leaves: list[Value]) -> Value:
+class Scalar(Protocol):
+    """What an expression does with its numbers: a Value, or a dual number replaying a mistake (kinds/tangents.py)."""
+
+    def __add__(self, other: Self) -> Self: ...
+
+    def __mul__(self, other: Self) -> Self: ...
+
+    def tanh(self) -> Self: ...
+
+
+S = TypeVar("S", bound=Scalar)
+
+
+class Builder(Protocol):
+    def __call__(self, leaves: list[S]) -> S: ...
+
+
+def _neuron(leaves: list[S]) -> S:
     x1, w1, x2, w2, b = leaves
     return (x1 * w1 + x2 * w2 + b).tanh()
 
 
-def _reuse(leaves: list[Value]) -> Value:
+def _reuse(leaves: list[S]) -> S:
     a, b = leaves
     return a * b + a * a
 
 
-def _chain(leaves: list[Value]) -> Value:
+def _chain(leaves: list[S]) -> S:
     x, w = leaves
     out = x
     for _ in range(10):
@@ -47,7 +64,7 @@ def _chain(leaves: list[Value]) -> Value:
     return out
 
 
-def _shared(leaves: list[Value]) -> Value:
+def _shared(leaves: list[S]) -> S:
     x, w = leaves
     h = (x * w).tanh()
     # h first, then h*h: a recursion that skips values it has seen then reaches h before h*h has
@@ -55,7 +72,7 @@ def _shared(leaves: list[Value]) -> Value:
     return h + h * h
 
 
-BUILDERS: dict[str, Callable[[list[Value]], Value]] = {
+BUILDERS: dict[str, Builder] = {
     "neuron": _neuron,
     "reuse": _reuse,
     "chain": _chain,
@@ -91,7 +108,7 @@ def simulate_backward(expr: str, vals: list[float], walk: str) -> list[float]:
     seen: set[int] = set()
 
     def run_backward(v: Value) -> None:
-        if v.is_leaf():
+        if v._op is None:  # a leaf
             return
         local = v._op.local(*[p.data for p in v._prev], v.data)
         g = grads.get(id(v), 0.0)

@@ -32,6 +32,7 @@ from chainrule.grading.registry import normalize_language, resolve
 from chainrule.grading.harness_output import parse_events
 from chainrule.grading.type_errors import with_type_errors
 from chainrule.turns import Admission
+from chainrule.grading.json_objects import Event, JsonObject, Result
 
 RUNTIME_DIR = Path(__file__).with_name("runtime")
 VENDOR_DIR = Path(__file__).with_name("vendor")
@@ -98,7 +99,7 @@ def restore_concurrency(previous: Admission) -> None:
 BUSY_MESSAGE = "The grader is busy: every slot is running and the queue is full. Try again in a few seconds."
 
 
-def busy_result(exercise_id: str, language: str, message: str = BUSY_MESSAGE) -> dict:
+def busy_result(exercise_id: str, language: str, message: str = BUSY_MESSAGE) -> Result:
     """The answer to a run that was not graded because the grader had no turn for it (not a verdict on the code)."""
     return run_result(exercise_id, normalize_language(language), "busy", "error", message)
 
@@ -110,7 +111,7 @@ SERVER_BUSY = "server-busy"
 NOT_A_VERDICT = frozenset({"busy", SERVER_BUSY})
 
 
-def judged_the_code(result: dict) -> bool:
+def judged_the_code(result: Result) -> bool:
     """Whether a result is a verdict on the learner's code (every reader that keeps or counts runs asks this)."""
     return result.get("verdict") not in NOT_A_VERDICT
 
@@ -150,13 +151,13 @@ def _node_binds(node: str) -> list[str]:
 # ------------------------------------------------------------------------------------- results
 
 
-def _isolation() -> dict:
+def _isolation() -> JsonObject:
     return sandbox.isolation_report()
 
 
 def run_result(exercise: str, language: str, verdict: str, status: str, message: str | None,
-               tests: list[dict] | None = None, *, started: float | None = None,
-               isolation: dict | None = None) -> dict:
+               tests: list[JsonObject] | None = None, *, started: float | None = None,
+               isolation: JsonObject | None = None) -> Result:
     """The one shape of a run's result, graded or not (a run that was refused, expired or lost its worker
     has a verdict that says so, no tests, no isolation (None: it never ran) and counts nothing): Exercism's
     test-runner interface v3 plus verdict, exercise, language, isolation and (for a run that ran)
@@ -177,7 +178,7 @@ def run_result(exercise: str, language: str, verdict: str, status: str, message:
 
 
 def _result(exercise: str, language: str, verdict: str, status: str, message: str | None,
-            tests: list[dict], started: float, isolation: dict | None = None) -> dict:
+            tests: list[JsonObject], started: float, isolation: JsonObject | None = None) -> Result:
     """A result of grade(): it always says how the code was (or would have been) isolated."""
     return run_result(exercise, language, verdict, status, message, tests, started=started,
                       isolation=isolation if isolation is not None else _isolation())
@@ -187,19 +188,18 @@ def _test_code(function: str, case: GradingCase) -> str:
     return f"{function}({', '.join(json.dumps(a) for a in case.args)})"
 
 
-def _shown_number(x: Any) -> float | str | None:
+def _shown_number(x: object) -> float | str | None:
     """A returned entry as the result shows it: a number rounded, NaN/Infinity by name, anything else as
     the learner's language writes it (the harness's repr: 'a' in Python, "a" or {"a":1} in JavaScript)."""
     if isinstance(x, (int, float)) and not isinstance(x, bool):
         return graded(float(x))
-    if x in ("NaN", "Infinity", "-Infinity"):
+    if isinstance(x, str) and x in ("NaN", "Infinity", "-Infinity"):
         return x
-    if isinstance(x, dict) and isinstance(x.get("repr"), str):
-        return x["repr"]
-    return None
+    shown = x.get("repr") if isinstance(x, dict) else None
+    return shown if isinstance(shown, str) else None
 
 
-def _describe(x: Any) -> str:
+def _describe(x: object) -> str:
     if isinstance(x, float):
         return repr(graded(x))
     if isinstance(x, str):
@@ -210,7 +210,7 @@ def _describe(x: Any) -> str:
     return repr(x)
 
 
-def _error_text(error: dict, language: str, prefix: str) -> str:
+def _error_text(error: JsonObject, language: str, prefix: str) -> str:
     where = ""
     if error.get("line"):
         where = f" on line {error['line']}"
@@ -219,7 +219,7 @@ def _error_text(error: dict, language: str, prefix: str) -> str:
     return f"{prefix} {error.get('type', 'Error')}{where}\n{error.get('type', 'Error')}: {error.get('message', '')}"
 
 
-def _output_field(event: dict) -> str | None:
+def _output_field(event: Event) -> str | None:
     text = event.get("output") or ""
     if not text:
         return None
@@ -228,7 +228,7 @@ def _output_field(event: dict) -> str | None:
     return text
 
 
-def _judge_case(function: str, slot: str, language: str, case: GradingCase, event: dict) -> dict:
+def _judge_case(function: str, slot: str, language: str, case: GradingCase, event: Event) -> Result:
     """One test's entry: pass when every number agrees with the engine to 9 decimal places. A failing
     entry's message lists the wrong numbers; the diagnosis adds its hint afterwards (`_add_hints`)."""
     expected = [graded(x) for x in case.expected]
@@ -266,8 +266,8 @@ def _judge_case(function: str, slot: str, language: str, case: GradingCase, even
     return entry
 
 
-def _add_hints(exercise: Exercise, function: str, cases: list[GradingCase], tests: list[dict],
-               by_index: dict[int, dict]) -> tuple[str | None, str | None]:
+def _add_hints(exercise: Exercise, function: str, cases: list[GradingCase], tests: list[JsonObject],
+               by_index: dict[int, JsonObject]) -> tuple[str | None, str | None]:
     """Each test's hint ("hint", also appended to its message, as the test runner interface has it, and the
     "mistake" it names); the whole run's (hint, mistake) or (None, None), which the result carries once as
     its "diagnosis"."""
@@ -292,7 +292,7 @@ _MEMORY_ERRORS = re.compile(r"heap out of memory|allocation failed|Invalid array
 _SIGNAL_NAMES = {s.value: s.name for s in signal.Signals}
 
 
-def _resource_verdict(outcome: sandbox.RunOutcome, events: list[dict], limits: sandbox.Limits) -> tuple[str, str] | None:
+def _resource_verdict(outcome: sandbox.RunOutcome, events: list[Event], limits: sandbox.Limits) -> tuple[str, str] | None:
     """The sandbox's reason for ending the run early, if any: (verdict, message)."""
     stderr = _sandbox_text(outcome.stderr)
     if outcome.output_exceeded or any(e.get("event") == "output-limit" for e in events):
@@ -316,7 +316,7 @@ def _resource_verdict(outcome: sandbox.RunOutcome, events: list[dict], limits: s
     return None
 
 
-def _error_verdict(error: dict) -> str:
+def _error_verdict(error: JsonObject) -> str:
     kind, message, number = error.get("type", ""), error.get("message", ""), error.get("errno")
     if kind == "MemoryError" or (kind == "RangeError" and _MEMORY_ERRORS.search(message)):
         return "memory-limit"
@@ -325,7 +325,7 @@ def _error_verdict(error: dict) -> str:
     return "error"
 
 
-def _error_message(verdict: str, error: dict) -> str:
+def _error_message(verdict: str, error: JsonObject) -> str:
     if verdict == "memory-limit":
         return f"Your code ran out of memory: {error.get('type')}: {error.get('message')}"
     if verdict == "file-limit":
@@ -337,7 +337,7 @@ def _error_message(verdict: str, error: dict) -> str:
 # ------------------------------------------------------------------------------------- grade
 
 
-def grade(exercise: str | Exercise, language: str, source: str, *, limits: sandbox.Limits | None = None) -> dict:
+def grade(exercise: str | Exercise, language: str, source: str, *, limits: sandbox.Limits | None = None) -> Result:
     """Grade `source` (the learner's whole file) for one exercise (a registered id, or an Exercise) and
     language, after waiting for a turn of this process's gate (busy_result when there is none).
 
@@ -358,7 +358,7 @@ def grade(exercise: str | Exercise, language: str, source: str, *, limits: sandb
         admission.leave(turn)
 
 
-def grade_now(exercise: str | Exercise, language: str, source: str, *, limits: sandbox.Limits | None = None) -> dict:
+def grade_now(exercise: str | Exercise, language: str, source: str, *, limits: sandbox.Limits | None = None) -> Result:
     """grade() for a caller that already holds a turn of gate() (a server waits for it in its event loop):
     the run passes one gate, not two."""
     started = time.monotonic()
@@ -366,7 +366,7 @@ def grade_now(exercise: str | Exercise, language: str, source: str, *, limits: s
     return refused if refused is not None else _grade_admitted(exercise, language, source, limits, started)
 
 
-def _checked(exercise: str | Exercise, language: str, source: str, started: float) -> tuple[Exercise, str, dict | None]:
+def _checked(exercise: str | Exercise, language: str, source: str, started: float) -> tuple[Exercise, str, JsonObject | None]:
     """The exercise resolved here, once, and the language; a result already for a file not graded at all."""
     exercise = resolve(exercise)
     language = normalize_language(language)
@@ -392,7 +392,7 @@ def default_limits(language: str) -> sandbox.Limits:
 
 
 def _grade_admitted(exercise: Exercise, language: str, source: str, limits: sandbox.Limits | None,
-                    started: float) -> dict:
+                    started: float) -> Result:
     if language not in exercise.languages:
         raise ValueError(f"exercise {exercise.id!r} comes in {', '.join(exercise.languages)}, not {language}")
     cases = list(exercise.cases)
@@ -432,7 +432,7 @@ def _grade_admitted(exercise: Exercise, language: str, source: str, limits: sand
                 flags += ["--snapshot-blob", str(snapshot)]
             argv = [interpreter, *flags, str(RUNTIME_DIR / "harness.js"), spec_path]
         outcome = sandbox.run(argv, scratch, limits, read_only=read_only)
-    events: list[dict] = []
+    events: list[Event] = []
     try:
         events = parse_events(outcome.stdout, nonce)
         result = _judge(exercise, language, cases, events, outcome, limits, started)
@@ -451,8 +451,8 @@ def prepare_typescript() -> bool:
     return node is not None and typescript_snapshot.snapshot_for(node, list(NODE_FLAGS)) is not None
 
 
-def _judge(exercise: Exercise, language: str, cases: list[GradingCase], events: list[dict],
-           outcome: sandbox.RunOutcome, limits: sandbox.Limits, started: float) -> dict:
+def _judge(exercise: Exercise, language: str, cases: list[GradingCase], events: list[Event],
+           outcome: sandbox.RunOutcome, limits: sandbox.Limits, started: float) -> Result:
     isolation = outcome.isolation
     if outcome.start_error:
         return _result(exercise.id, language, "error", "error",
@@ -474,7 +474,7 @@ def _judge(exercise: Exercise, language: str, cases: list[GradingCase], events: 
             error, language, "Your file could not be loaded:")
         return _result(exercise.id, language, verdict, "error", message, [], started, isolation)
 
-    tests: list[dict] = []
+    tests: list[JsonObject] = []
     verdict_from_tests: str | None = None
     for index, case in enumerate(cases):
         event = by_index.get(index)

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any
 
 from chainrule.text_safety import valid_data
+from chainrule.grading.json_objects import Event
 
 __all__ = ["MAX_DEPTH", "MAX_INT_DIGITS", "parse_event", "parse_events"]
 
@@ -46,7 +46,7 @@ def _small_int(text: str) -> int:
     return int(text)
 
 
-def _depth_within(value: Any, limit: int) -> bool:
+def _depth_within(value: object, limit: int) -> bool:
     """True when `value` nests lists and dicts at most `limit` deep (iterative: no recursion to exhaust)."""
     stack = [(value, 1)]
     while stack:
@@ -59,7 +59,7 @@ def _depth_within(value: Any, limit: int) -> bool:
     return True
 
 
-def parse_event(payload: bytes) -> dict | None:
+def parse_event(payload: bytes) -> Event | None:
     """The event in one line's JSON text, or None when it is not one the harness could have printed."""
     try:
         event = json.loads(payload, parse_constant=_refuse_constant, parse_float=_finite_float,
@@ -68,13 +68,13 @@ def parse_event(payload: bytes) -> dict | None:
         return None
     if not isinstance(event, dict) or not _depth_within(event, MAX_DEPTH):
         return None
-    event = valid_data(event)  # recursive, and safe now that the depth is bounded
-    if event.get("error") is not None and not isinstance(event["error"], dict):
-        event["error"] = {"type": "Error", "message": str(event["error"])[:1000]}
-    return event
+    checked: Event = valid_data(event)  # recursive, and safe now that the depth is bounded
+    if checked.get("error") is not None and not isinstance(checked["error"], dict):
+        checked["error"] = {"type": "Error", "message": str(checked["error"])[:1000]}
+    return checked
 
 
-def parse_events(stdout: bytes, nonce: str) -> list[dict]:
+def parse_events(stdout: bytes, nonce: str) -> list[Event]:
     """Every event line the run printed with the run's marker, each checked by parse_event."""
     marker = f"@@chainrule:{nonce}@@ ".encode()
     events = []

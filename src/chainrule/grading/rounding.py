@@ -5,7 +5,7 @@ Python's round(x, 9) ties to even; the learner's runtimes only report raw floats
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Sequence
 
 from chainrule.number_text import format_number
 
@@ -31,7 +31,7 @@ def all_same_graded(got: Sequence[float], want: Sequence[float]) -> bool:
 _SPECIAL_TEXT = {"NaN": "nan", "Infinity": "inf", "-Infinity": "-inf"}
 
 
-def graded_text(x: Any) -> str:
+def graded_text(x: object) -> str:
     """One entry of a test's numbers as the learner reads it: a number with its graded digits ("0.657600983",
     "1", "-inf"), NaN or an infinity by name, anything else as the learner's language wrote it."""
     if isinstance(x, (int, float)) and not isinstance(x, bool):
@@ -41,7 +41,7 @@ def graded_text(x: Any) -> str:
     return "null" if x is None else str(x)
 
 
-def graded_texts(values: Any) -> str | None:
+def graded_texts(values: object) -> str | None:
     """A test's list of numbers as one text, "[-1.5, 1, 0.5]" (None when there is no list)."""
     if values is None:
         return None

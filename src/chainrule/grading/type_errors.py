@@ -7,13 +7,14 @@ run fail with verdict "type-error" (see docs/grading.md, "TypeScript type checki
 """
 
 from __future__ import annotations
+from chainrule.grading.json_objects import Event, JsonObject, Result
 
 __all__ = ["TYPE_ERRORS_SHOWN", "type_error_lines", "with_type_errors"]
 
 TYPE_ERRORS_SHOWN = 21  # the checker reports at most 20, then one "... and N more" line
 
 
-def _type_errors(events: list[dict]) -> tuple[list[dict], str | None]:
+def _type_errors(events: list[Event]) -> tuple[list[JsonObject], str | None]:
     """(type errors, why the checker could not run or None), from the FIRST checker event: the harness
     sends it before any learner code runs, so a line the learner's code forges later is ignored."""
     first = next((e for e in events if e.get("event") in ("type-errors", "type-check-failed")), None)
@@ -22,7 +23,8 @@ def _type_errors(events: list[dict]) -> tuple[list[dict], str | None]:
     if first["event"] == "type-check-failed":
         return [], f"the type checker failed: {str(first.get('message'))[:500]}"
     errors = []
-    for item in first.get("errors") if isinstance(first.get("errors"), list) else []:
+    listed = first.get("errors")
+    for item in listed if isinstance(listed, list) else []:
         if not isinstance(item, dict):
             continue
         where = {key: item.get(key) if isinstance(item.get(key), int) and not isinstance(item.get(key), bool)
@@ -31,7 +33,7 @@ def _type_errors(events: list[dict]) -> tuple[list[dict], str | None]:
     return errors[:TYPE_ERRORS_SHOWN], None
 
 
-def type_error_lines(errors: list[dict]) -> list[str]:
+def type_error_lines(errors: list[JsonObject]) -> list[str]:
     """One line per type error: "line 3, column 7: Type 'string' is not assignable ... (TS2322)"."""
     lines = []
     for error in errors:
@@ -41,7 +43,7 @@ def type_error_lines(errors: list[dict]) -> list[str]:
     return lines
 
 
-def with_type_errors(result: dict, events: list[dict]) -> dict:
+def with_type_errors(result: Result, events: list[Event]) -> Result:
     """Add `type_errors` to a TypeScript result. Type errors fail a run that would otherwise pass or
     fail on its numbers (verdict "type-error"); the tests still ran, so both are shown. A run that
     ended in an error or a limit keeps that verdict, and lists the type errors too."""

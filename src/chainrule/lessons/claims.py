@@ -39,9 +39,12 @@ import json
 import math
 import re
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from chainrule.lessons.text import LessonDataError, inside_lesson
+
+if TYPE_CHECKING:
+    from chainrule.nn import MLP
 
 __all__ = ["CHECKS", "CLAIMS_FILE", "claim_problems"]
 
@@ -56,7 +59,7 @@ RELATIONS = {
 }
 
 
-def _boundary_run(plot_spec: dict[str, Any], run_name: str):
+def _boundary_run(plot_spec: dict[str, Any], run_name: object) -> tuple[MLP, list[tuple[float, float]], list[int]]:
     """The model of the boundary plot's run `run_name`, trained again exactly as the page's plot, with
     the plot's points and labels."""
     from chainrule.datasets import moons

@@ -195,9 +195,18 @@ def fresh_problems(question: dict[str, Any]) -> list[str]:
                 "optionally graph with answer"]
     if ("graph" in fresh) != ("answer" in fresh):
         return ["fresh: graph and answer go together (the answer names a node of the graph)"]
+    problems = _draw_problems(fresh["draw"], str(question.get("prompt", "")))
+    if problems:
+        return problems
+    if "graph" not in fresh and not isinstance(question.get("compute"), dict):
+        return ['fresh: without a graph, the key is recomputed from "compute", which this question lacks']
+    return _variant_problems(question)
+
+
+def _draw_problems(draw: dict[str, Any], prompt: str) -> list[str]:
+    """What is wrong with each drawn name's rule: its fields, its grid, its place in the prompt."""
     problems = []
-    prompt = str(question.get("prompt", ""))
-    for name, rule in fresh["draw"].items():
+    for name, rule in draw.items():
         where = f"fresh.draw.{name}"
         if not isinstance(rule, dict) or not {"from", "to", "step"} <= set(rule) or set(rule) - _RULE_FIELDS or not all(
                 isinstance(rule[k], (int, float)) and not isinstance(rule[k], bool) for k in ("from", "to", "step")):
@@ -210,10 +219,11 @@ def fresh_problems(question: dict[str, Any]) -> list[str]:
             _grid(name, rule)
         except (LessonDataError, TypeError, ValueError) as error:
             problems.append(f"{where}: {error}")
-    if problems:
-        return problems
-    if "graph" not in fresh and not isinstance(question.get("compute"), dict):
-        return ['fresh: without a graph, the key is recomputed from "compute", which this question lacks']
+    return problems
+
+
+def _variant_problems(question: dict[str, Any]) -> list[str]:
+    """Whether the lesson's own numbers and a sample of drawn ones give the engine a finite key off any kink."""
     try:
         own = kinks_hit(question, question.get("given") or {})
     except (LessonDataError, KeyError, TypeError, ValueError, ArithmeticError):

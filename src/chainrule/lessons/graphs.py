@@ -8,7 +8,7 @@ Each node is [label, op, input labels...]; inputs must be defined before they ar
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Mapping
 
 from chainrule.engine import Value
 from chainrule.errors import InputError
@@ -111,7 +111,7 @@ def explore_graph(spec: dict[str, Any], values: dict[str, float], nudge: tuple[s
             raise InputError(f"h must be a number with {low:g} <= |h| <= {high:g}, not {h!r}", field="h")
         numbers = {leaf: float(values.get(leaf, data)) for leaf, data in spec["leaves"]}
 
-        def build(changed: dict[str, float]) -> Value:
+        def build(changed: Mapping[str, float]) -> Value:
             return build_graph({**spec, "leaves": [[leaf, changed[leaf]] for leaf, _ in spec["leaves"]]}, name)[0]
 
         origin = steps["non_finite"]["text"] if steps["non_finite"] else None

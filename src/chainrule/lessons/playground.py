@@ -150,9 +150,9 @@ def run_playground(expression: Any, values: Mapping[str, Any] | None = None, see
             numbers[name] = STARTING_VALUES[position % len(STARTING_VALUES)]
             continue
         number, problem = _number(f"values.{name}", name, values[name], 0.0, EXPLORE_LIMIT, _value_range())
-        if problem:
+        if problem is not None:
             problems.append(problem)
-        else:
+        elif number is not None:  # always, when there is no problem
             numbers[name] = number
     moved: tuple[str, float] | None = None
     if nudge is not None:
@@ -163,9 +163,9 @@ def run_playground(expression: Any, values: Mapping[str, Any] | None = None, see
             problems.append(Problem("nudge.input", f"there is no input {str(label)[:40]!r} to nudge; the inputs are {known}"))
         h, problem = _number("nudge.h", "h", raw_h, low, high,
                              f"a number with {format_number(low)} <= |h| <= {format_number(high)}")
-        if problem:
+        if problem is not None:
             problems.append(problem)
-        elif label in parsed.names:
+        elif label in parsed.names and h is not None:
             moved = (label, h)
     # Count the graph's boxes (with any numbers: the count does not depend on them).
     placeholder, _ = parsed.build({name: numbers.get(name, 1.0) for name in parsed.names})

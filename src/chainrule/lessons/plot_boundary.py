@@ -86,12 +86,12 @@ def train_run(points: list[tuple[float, float]], labels: list[int], sizes: list[
     xs, ys = np.array([p[0] for p in points]), np.array([p[1] for p in points])
     targets = np.array(labels, dtype=float)
     optimizer = SGD(parameters, lr=lr)
-    frames = []
+    frames: list[dict[str, Any]] = []
     for step in range(steps + 1):
         losses, grads = example_loss.value_and_grad(xs, ys, targets)
         if step % every == 0 or step == steps:
             correct = int(((score.values(xs, ys) > 0.0) == (targets > 0)).sum())
-            frame = {"step": step, "loss": float(losses.sum()), "accuracy": 100.0 * correct / len(labels)}
+            frame: dict[str, Any] = {"step": step, "loss": float(losses.sum()), "accuracy": 100.0 * correct / len(labels)}
             if grid is not None:
                 scores = score.values(np.array([g[0] for g in grid]), np.array([g[1] for g in grid]))
                 frame["scores"] = [round(float(s), SCORE_DIGITS) + 0.0 for s in scores]
@@ -118,7 +118,7 @@ def boundary_plot(spec: dict[str, Any]) -> dict[str, Any]:
     runs = spec.get("runs")
     if not isinstance(runs, list) or not runs:
         raise LessonDataError("plot: runs must be a non-empty list of {name, label, sizes, lr, steps}")
-    out = []
+    out: list[dict[str, Any]] = []
     for run in runs:
         name = run.get("name") if isinstance(run, dict) else None
         if not isinstance(name, str) or not name or name == "data" or not isinstance(run.get("label"), str) \

@@ -75,7 +75,7 @@ def nudge_plot(spec: dict[str, Any]) -> dict[str, Any]:
     nudges = spec.get("nudges")
     if not isinstance(nudges, list) or not 1 <= len(nudges) <= MAX_NUDGES:
         raise LessonDataError(f"plot: nudges must be a list of 1 to {MAX_NUDGES} {{name, h}}")
-    rows = []
+    rows: list[dict[str, Any]] = []
     for nudge in nudges:
         label = nudge.get("name") if isinstance(nudge, dict) else None
         if not isinstance(label, str) or not label or label == "function" or any(r["name"] == label for r in rows):

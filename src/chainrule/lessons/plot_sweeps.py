@@ -90,7 +90,7 @@ def sweeps_of(names: list[str], values: list[float], shared: list[tuple[str, Exp
     for j, name in enumerate(names):
         built: list[list[Value]] = []
 
-        def carried(*leaves: Value) -> list[Value]:
+        def carried(*leaves: Value, built: list[list[Value]] = built) -> list[Value]:
             built.append(_build(names, leaves, shared, expressions))
             return built[-1]
 
@@ -104,8 +104,11 @@ def sweeps_of(names: list[str], values: list[float], shared: list[tuple[str, Exp
     for i, out in enumerate(outputs):
         grads: dict[Value, float] = {out: 1.0}
         passed: list[Value] = []
-        reverse_sweep(topological_order(out, leaves=False), grads,
-                      inspect=lambda node, gradient, shares: passed.append(node))
+
+        def record(node: Value, gradient: Any, shares: tuple[Any, ...], passed: list[Value] = passed) -> None:
+            passed.append(node)
+
+        reverse_sweep(topological_order(out, leaves=False), grads, inspect=record)
         total += len(passed)
         reverse.append({"sweep": i + 1, "output": f"y{i + 1}", "row": [grads.get(leaf, 0.0) for leaf in leaves],
                         "steps": len(passed), "total": total})
@@ -120,7 +123,7 @@ def sweep_plot(spec: dict[str, Any]) -> dict[str, Any]:
     functions = spec.get("functions")
     if not isinstance(functions, list) or not functions:
         raise LessonDataError("plot: a sweeps plot needs \"functions\": a list of {name, label, inputs, outputs}")
-    out = []
+    out: list[dict[str, Any]] = []
     for function in functions:
         name = function.get("name") if isinstance(function, dict) else None
         if not isinstance(name, str) or not name or not isinstance(function.get("label"), str) or any(

@@ -111,6 +111,7 @@ def _check_placeholders(path: Path, text: str, resolve: Callable, problems: Prob
         try:
             resolve(match.group("path").split("."))
         except (KeyError, IndexError, LessonDataError):
+            line: int | None
             if within is None:
                 line = text.count("\n", 0, match.start()) + 1
             else:
@@ -389,7 +390,7 @@ def _check_quiz(path: Path, data: Any, text: str, problems: Problems) -> None:
                 problems.add(path, f"question {qid!r}: {problem}", text, near)
         values = _question_values(question)
 
-        def resolve(parts: list[str]) -> Any:
+        def resolve(parts: list[str], values: dict[str, Any] = values) -> Any:
             if len(parts) == 1 and parts[0] in values:
                 return values[parts[0]]
             raise KeyError(".".join(parts))
@@ -401,7 +402,10 @@ def _check_numeric_question(path: Path, text: str, question: dict, near: str, pr
     from chainrule.expr import ExpressionError, parse
 
     qid = question["id"]
-    given, answer, compute = question.get("given") or {}, question.get("answer"), question.get("compute")
+    # As written in quiz.json: checked below before any is used.
+    given: Any = question.get("given") or {}
+    answer: Any = question.get("answer")
+    compute = question.get("compute")
     if not isinstance(given, dict) or not all(_is_number(v) for v in given.values()):
         problems.add(path, f"question {qid!r}: given must map names to numbers", text, near)
         return
@@ -414,7 +418,7 @@ def _check_numeric_question(path: Path, text: str, question: dict, near: str, pr
         return
     try:
         expression = parse(compute["expression"])
-        output, leaves = expression.build({name: given.get(name) for name in expression.names})
+        output, leaves = expression.build({name: given[name] for name in expression.names if name in given})
         wrt = compute.get("wrt")
         if wrt is not None:
             if wrt not in leaves:

@@ -18,7 +18,7 @@ every path above the request's, so that the next sign-in starts clean. Whether a
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 import anyio
 
@@ -26,6 +26,7 @@ from chainrule.classes.accounts import Account, Accounts
 from chainrule.classes.people import refused_change
 from chainrule.classes.sessions import CSRF_HEADER, cookie_header, cookie_names, csrf_ok, read_device, read_session
 from chainrule.progress.store_errors import StoreError
+from chainrule.web.app_state import app_state
 from chainrule.web.cookies import request_cookies
 from chainrule.web.error_answers import CLASS_DATABASE_AWAY, is_api, log, refusal
 from chainrule.progress.connection import redact_secrets
@@ -132,3 +133,8 @@ class ClassServices(StoreAccess):
         if account is None:  # the gate admits no such request; refuse rather than show learner 0's data
             raise StoreUnavailable("not signed in")
         return self.class_store.for_learner(account.id)
+
+
+def class_store(holder: Any) -> Any:
+    """The class's store, from a request or the app of `chainrule serve` (whose services are ClassServices)."""
+    return cast(ClassServices, app_state(holder).services).class_store

@@ -46,11 +46,13 @@ from __future__ import annotations
 
 import json
 import time
+import weakref
 from typing import Any
 
 import h11
 from uvicorn.protocols.http.flow_control import FlowControl
 from uvicorn.protocols.http.h11_impl import H11Protocol
+from uvicorn.server import ServerState
 
 __all__ = ["HEADER_TIMEOUT", "KEEP_ALIVE_TIMEOUT", "WRITE_TIMEOUT", "GuardedH11Protocol", "connection_cap",
            "raise_open_files_limit", "server_options", "waiting_cap"]
@@ -158,6 +160,11 @@ class _ClockedFlow(FlowControl):
         self._protocol._restart_clock()
 
 
+# The connections of each server that wait for a place (GuardedH11Protocol._waiting_room), kept beside
+# uvicorn's ServerState rather than on it; gone with the server.
+_WAITING_ROOMS: weakref.WeakKeyDictionary[ServerState, list[GuardedH11Protocol]] = weakref.WeakKeyDictionary()
+
+
 class GuardedH11Protocol(H11Protocol):
     """uvicorn's h11 protocol with a request-head deadline and a cap on open connections."""
 
@@ -166,7 +173,7 @@ class GuardedH11Protocol(H11Protocol):
     max_connections = MAX_CONNECTIONS
     max_waiting = MAX_WAITING
 
-    def connection_made(self, transport: Any) -> None:  # type: ignore[override]
+    def connection_made(self, transport: Any) -> None:
         super().connection_made(transport)
         self.flow = _ClockedFlow(transport, self)
         self._head_timer: Any = None
@@ -188,12 +195,9 @@ class GuardedH11Protocol(H11Protocol):
             self.app = _too_many_connections  # past every bound: this one's request gets a 503
         self._await_head()
 
-    def _waiting_room(self) -> list:
-        """The connections of this server waiting for a place, oldest first (shared through server_state)."""
-        room = getattr(self.server_state, "chainrule_waiting", None)
-        if room is None:
-            room = self.server_state.chainrule_waiting = []
-        return room
+    def _waiting_room(self) -> list[GuardedH11Protocol]:
+        """The connections of this server waiting for a place, oldest first (one list per server_state)."""
+        return _WAITING_ROOMS.setdefault(self.server_state, [])
 
     def _look_for_room(self) -> None:
         """While waiting: close a connection that has now been idle long enough (its loss takes us in)."""
@@ -280,11 +284,13 @@ class GuardedH11Protocol(H11Protocol):
         # Only one idle for IDLE_BEFORE_EVICTION: a request's head follows its connection (or the previous
         # answer) within a round trip, and closing a socket whose request is in flight resets it.
         idle_since = time.monotonic() - IDLE_BEFORE_EVICTION
-        waiting = [c for c in self.connections if c is not self and getattr(c, "_clock_since", None) is not None
-                   and c._waiting_since <= idle_since and not c._parked and not c.transport.is_closing()]
+        waiting = [(c._waiting_since, c) for c in self.connections
+                   if isinstance(c, GuardedH11Protocol) and c is not self and c._clock_since is not None
+                   and c._waiting_since is not None and c._waiting_since <= idle_since and not c._parked
+                   and not c.transport.is_closing()]
         if not waiting:
             return False
-        oldest = min(waiting, key=lambda c: c._waiting_since)
+        _, oldest = min(waiting, key=lambda pair: pair[0])
         oldest._cancel_head_timer()
         oldest.transport.close()
         return True

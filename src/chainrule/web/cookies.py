@@ -11,7 +11,7 @@ copies disagree). tests/test_web_request_state.py fails if a second parser appea
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping
 
 __all__ = ["request_cookies", "parse_cookie_header"]
 
@@ -25,7 +25,7 @@ def parse_cookie_header(header: str) -> dict[str, list[str]]:
     return values
 
 
-def request_cookies(scope: dict[str, Any]) -> dict[str, list[str]]:
+def request_cookies(scope: Mapping[str, Any]) -> dict[str, list[str]]:
     """Every cookie of the request (HTTP/2 may split them over several Cookie headers)."""
     headers = [value.decode("latin-1") for key, value in scope.get("headers", []) if key.lower() == b"cookie"]
     return parse_cookie_header("; ".join(headers))

@@ -83,7 +83,7 @@ class ErrorAnswer:
 def _validation_input_error(error: RequestValidationError) -> InputError:
     """FastAPI's validation problems as one InputError: a readable sentence per problem, named by its
     field as the page labels it ("c: Type a number ..."), and each problem at its field."""
-    problems = []
+    problems: list[dict[str, Any]] = []
     for problem in error.errors():
         names = [str(item) for item in problem.get("loc", ()) if item != "body"]
         message = str(problem.get("msg", "is not valid")).removeprefix("Value error, ")
@@ -143,15 +143,20 @@ def answer_for(error: BaseException, request: Request) -> ErrorAnswer:
     if isinstance(error, LessonDataError):
         return ErrorAnswer(500, f"the lesson data is broken: {error}")
     if isinstance(error, HTTPException):
-        detail = error.detail if isinstance(error.detail, str) else str(error.detail)
-        if error.status_code == 404 and detail == "Not Found":
-            detail = f"no such address: {request.url.path}"
-        elif error.status_code == 400 and detail == "There was an error parsing the body":
-            detail = "the request body cannot be read: send a JSON object encoded as UTF-8"
-        elif error.status_code == 405:
-            detail = f"{request.method} is not allowed on {request.url.path}"
-        return ErrorAnswer(error.status_code, detail, headers=dict(error.headers or {}))
+        return _http_answer(error, request)
     return ErrorAnswer(500, BUG)
+
+
+def _http_answer(error: HTTPException, request: Request) -> ErrorAnswer:
+    """Starlette's own refusals (no route, a body it cannot parse, a method not allowed) in our words."""
+    detail = error.detail if isinstance(error.detail, str) else str(error.detail)
+    if error.status_code == 404 and detail == "Not Found":
+        detail = f"no such address: {request.url.path}"
+    elif error.status_code == 400 and detail == "There was an error parsing the body":
+        detail = "the request body cannot be read: send a JSON object encoded as UTF-8"
+    elif error.status_code == 405:
+        detail = f"{request.method} is not allowed on {request.url.path}"
+    return ErrorAnswer(error.status_code, detail, headers=dict(error.headers or {}))
 
 
 def install_error_handlers(app: FastAPI) -> None:

@@ -20,10 +20,11 @@ the same on both backends.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Awaitable, Callable
+from typing import Annotated, Any
 from urllib.parse import parse_qsl
 
 from fastapi import Path, Request
+from starlette.types import Message, Receive, Scope, Send
 
 from chainrule.errors import InputError
 from chainrule.web.error_answers import ErrorAnswer, answer_for, refusal
@@ -88,9 +89,6 @@ def row_id(value: Any, field: str) -> int:
     return int(text)
 
 
-Scope = dict[str, Any]
-Receive = Callable[[], Awaitable[dict[str, Any]]]
-Send = Callable[[dict[str, Any]], Awaitable[None]]
 
 
 class FormLimits:
@@ -121,7 +119,7 @@ class FormLimits:
             return
         replayed = False
 
-        async def replay() -> dict[str, Any]:
+        async def replay() -> Message:
             nonlocal replayed
             if replayed:
                 return await receive()

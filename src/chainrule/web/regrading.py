@@ -17,7 +17,7 @@ from typing import Any
 import anyio
 
 from chainrule.web.app_state import app_state
-from chainrule.web.roles import learner
+from chainrule.web.roles import signed_in
 
 __all__ = ["grade_again"]
 
@@ -34,7 +34,7 @@ async def grade_again(request: Any, runs: list[Any]) -> list[dict[str, Any]]:
     """One answer per run: {"exercise", "language"} with "job" and "state" (queued), or "status" and
     "verdict" (graded now), or "verdict": "busy" (not graded: the grader stayed full). The runs are the
     signed-in learner's (the request's account, web/class_gate.py)."""
-    graded, learner_id = app_state(request).services.runs, learner(request).id
+    graded, learner_id = app_state(request).services.runs, signed_in(request).id
     answers = []
     for run in runs:
         where = {"exercise": run.exercise_id, "language": run.language}

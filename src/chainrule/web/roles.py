@@ -91,6 +91,14 @@ def learner(request: Request) -> Account | None:
     return account
 
 
+def signed_in(request: Request) -> Account:
+    """Class mode's own code (not a route's role): the signed-in account, or NotSignedIn."""
+    account = anyone(request)
+    if account is None:
+        raise NotSignedIn()
+    return account
+
+
 def teacher(request: Request) -> Account:
     """The signed-in teacher, or NotSignedIn, or NotATeacher."""
     account = learner(request)

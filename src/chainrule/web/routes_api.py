@@ -8,7 +8,7 @@ a 422, a store problem a 503).
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any
+from typing import Annotated, Any, Awaitable, Callable
 
 from fastapi import APIRouter, HTTPException, Path, Query, Request
 from starlette.concurrency import run_in_threadpool
@@ -200,7 +200,7 @@ async def post_grade(request: Request, body: CodeIn) -> Any:
     return JSONResponse(answer.body, status_code=202 if answer.pending else 200)
 
 
-def _still_connected(request: Request):
+def _still_connected(request: Request) -> Callable[[], Awaitable[bool]]:
     async def connected() -> bool:
         return not await request.is_disconnected()
 

@@ -32,7 +32,7 @@ from chainrule.classes.sessions import (
 from chainrule.errors import InputError
 from chainrule.progress import StoreError
 from chainrule.web.app_state import app_state, install
-from chainrule.web.class_gate import ClassGate, ClassServices
+from chainrule.web.class_gate import ClassGate, ClassServices, class_store
 from chainrule.web.error_answers import answer_for
 from chainrule.web.forms import RowId, read_form
 from chainrule.web.routes_sso import buttons as sso_buttons
@@ -331,7 +331,7 @@ async def import_own(request: Request, account: Learner) -> dict[str, Any]:
 def _report(request: Request) -> Any:
     from chainrule.classes.report import ClassReport
 
-    return ClassReport(app_state(request).services.class_store, _accounts(request))
+    return ClassReport(class_store(request), _accounts(request))
 
 
 @router.get("/api/class/overview", responses={304: {"description": "Nothing changed since the ETag sent in If-None-Match."}})

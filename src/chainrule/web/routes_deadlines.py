@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from chainrule.classes.deadlines import Deadlines
 from chainrule.progress.audit_store import actor_of
 from chainrule.web.app_state import app_state
+from chainrule.web.class_gate import class_store
 from chainrule.web.models import ErrorBody
 from chainrule.web.forms import ROW_ID_MAX
 from chainrule.web.roles import Learner, Teacher
@@ -69,7 +70,7 @@ class ExtensionsCsvIn(BaseModel):
 
 def _deadlines(request: Request) -> Deadlines:
     state = app_state(request)
-    return Deadlines(state.services.class_store, state.accounts)
+    return Deadlines(class_store(request), state.accounts)
 
 
 def _view(request: Request, class_id: int) -> dict[str, Any]:
@@ -91,7 +92,7 @@ def deadlines(request: Request, account: Teacher) -> dict[str, Any]:
 def mine(request: Request, account: Learner) -> dict[str, Any]:
     """The signed-in learner's own due dates (extensions included), whether each has passed, and their credit
     so far, for the path and lesson pages; a teacher gets the class's dates."""
-    store = app_state(request).services.class_store
+    store = class_store(request)
     return _deadlines(request).mine(account, store.now())
 
 

@@ -267,7 +267,7 @@ async def roster(request: Request, account: Teacher) -> dict[str, Any]:
         return {"course": context.title, "members": [], "error": f"The roster could not be read: {error}"}
     from chainrule.classes.lti import role_of
 
-    shown = []
+    shown: list[dict[str, Any]] = []
     for member in members:
         subject = str(member.get("user_id") or "")
         name = str(member.get("name") or " ".join(str(member.get(k) or "") for k in ("given_name", "family_name")))

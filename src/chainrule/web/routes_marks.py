@@ -24,6 +24,7 @@ from chainrule.classes.report import csv_text
 from chainrule.errors import InputError
 from chainrule.progress.audit_store import actor_of
 from chainrule.web.app_state import app_state
+from chainrule.web.class_gate import class_store
 from chainrule.web.roles import Teacher
 from chainrule.web.routes_deadlines import ERRORS
 from chainrule.web.forms import ROW_ID_MAX
@@ -44,7 +45,7 @@ class MarkIn(BaseModel):
 
 def _overrides(request: Request) -> Overrides:
     state = app_state(request)
-    return Overrides(state.services.class_store, state.accounts)
+    return Overrides(class_store(request), state.accounts)
 
 
 @router.get("/api/class/marks/in-force")
@@ -56,15 +57,15 @@ def marks(request: Request, account: Teacher) -> dict[str, Any]:
 @router.put("/api/class/marks")
 def mark(request: Request, account: Teacher, body: MarkIn) -> dict[str, Any]:
     """Override or excuse one learner's credit of a lesson or an exercise, or undo it; audited."""
-    overrides, by = _overrides(request), actor_of(account)
-    where = {"exercise": body.exercise_id or None, "by": by}
+    overrides, by, exercise = _overrides(request), actor_of(account), body.exercise_id or None
     if body.action == "override":
         if body.credit is None:
             raise InputError("an override needs the credit to give", field="credit")
-        return overrides.override(account.class_id, body.learner_id, body.lesson_id, body.credit, body.reason, **where)
+        return overrides.override(account.class_id, body.learner_id, body.lesson_id, body.credit, body.reason,
+                                  exercise=exercise, by=by)
     if body.action == "excuse":
-        return overrides.excuse(account.class_id, body.learner_id, body.lesson_id, body.reason, **where)
-    return overrides.undo(account.class_id, body.learner_id, body.lesson_id, body.reason, **where)
+        return overrides.excuse(account.class_id, body.learner_id, body.lesson_id, body.reason, exercise=exercise, by=by)
+    return overrides.undo(account.class_id, body.learner_id, body.lesson_id, body.reason, exercise=exercise, by=by)
 
 
 @router.get("/api/class/audit")

@@ -28,6 +28,7 @@ from chainrule.classes.accounts import MAX_NAME, MAX_PASSWORD, TEACHER_LINK_LIFE
 from chainrule.classes.people import STATE_SAYS, People
 from chainrule.classes.sessions import cookie_header, csrf_token, session_cookie
 from chainrule.web.app_state import app_state
+from chainrule.web.class_gate import class_store
 from chainrule.web.models import ErrorBody
 from chainrule.web.progress_files import chunks, file_slot, spooled_export
 from chainrule.web.forms import RowId
@@ -43,7 +44,8 @@ PEOPLE_ERRORS: dict[int | str, dict[str, Any]] = {
     422: {"model": ErrorBody, "description": "The request is not valid."},
     429: {"model": ErrorBody, "description": "Too many wrong passwords: wait (Retry-After)."},
 }
-LearnerId = TeacherId = RowId
+LearnerId = RowId
+TeacherId = RowId
 
 router = APIRouter(prefix="/api/class", responses=PEOPLE_ERRORS)
 
@@ -130,7 +132,7 @@ def rename(request: Request, teacher: Teacher, learner_id: LearnerId, body: Name
 async def export_learner(request: Request, teacher: Teacher, learner_id: LearnerId) -> StreamingResponse:
     """A learner's progress file, for their teacher (to keep before removing them)."""
     learner = await _run(_accounts(request).learner_in_class, teacher, learner_id)
-    store = app_state(request).services.class_store.for_learner(learner.id)
+    store = class_store(request).for_learner(learner.id)
     async with file_slot(request):
         spool = await _run(spooled_export, store)
     filename = f"chainrule-progress-learner-{learner.id}.json"

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from chainrule.classes.regrade import Regrades
 from chainrule.progress.audit_store import actor_of
 from chainrule.web.app_state import app_state
+from chainrule.web.class_gate import class_store
 from chainrule.web.roles import Teacher
 from chainrule.web.routes_deadlines import ERRORS
 from chainrule.web.forms import RowId
@@ -39,7 +40,7 @@ class RegradeIn(BaseModel):
 
 def _regrades(request: Request) -> Regrades:
     state = app_state(request)
-    return Regrades(state.services.class_store, state.accounts, state.services.runs)
+    return Regrades(class_store(request), state.accounts, state.services.runs)
 
 
 def _grade_in_background(request: Request, regrades: Regrades, class_id: int, regrade_id: int) -> None:

@@ -29,7 +29,7 @@ from chainrule.web.app_state import app_state, install
 from chainrule.web.cookies import request_cookies
 from chainrule.web.forms import RowId, query, read_form, row_id
 from chainrule.web.page_templates import templates
-from chainrule.web.roles import ANYONE, Learner, Teacher, anyone, learner
+from chainrule.web.roles import ANYONE, Learner, Teacher, anyone, signed_in
 from chainrule.web.sign_in import add_session, cookie, sealed, unsealed
 
 log = logging.getLogger("chainrule.sso")
@@ -110,7 +110,7 @@ async def start(request: Request, provider_id: RowId) -> Response:
     if form.get("invite"):
         intent = {"do": "join", "invite": form["invite"][:200]}
     elif form.get("link"):
-        account = learner(request)  # linking a school account: the signed-in account's own
+        account = signed_in(request)  # linking a school account: the signed-in account's own
         intent = {"do": "link", "account": account.id, "epoch": account.session_epoch}
     try:
         client = client_key(request.client.host if request.client else "")

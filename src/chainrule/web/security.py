@@ -34,8 +34,10 @@ from __future__ import annotations
 import ipaddress
 import secrets
 import socket
-from typing import Any, Awaitable, Callable, Iterable
+from typing import Any, Iterable
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from chainrule.web.cookies import request_cookies
 from chainrule.web.error_answers import refusal
@@ -69,9 +71,6 @@ COMMON_HEADERS = [
     (b"cross-origin-resource-policy", b"same-origin"),
 ]
 
-Scope = dict[str, Any]
-Receive = Callable[[], Awaitable[dict[str, Any]]]
-Send = Callable[[dict[str, Any]], Awaitable[None]]
 
 
 def new_token() -> str:
@@ -143,7 +142,7 @@ OPEN_THE_LINK = """<p>When you ran <code>chainrule lesson</code>, it printed an 
 <code>?token=...</code>. Open that exact address: the token proves the page was opened by you, and
 keeps other web sites from using this local server.</p>"""
 
-App = Callable[[Scope, Receive, Send], Awaitable[None]]
+App = ASGIApp
 DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
@@ -216,7 +215,7 @@ class SecurityHeaders:
             return
         no_store = not scope.get("path", "/").startswith(PUBLIC_PREFIXES)
 
-        async def sending(message: dict[str, Any]) -> None:
+        async def sending(message: Message) -> None:
             if message["type"] == "http.response.start":
                 headers = list(message.get("headers", []))
                 if no_store:
@@ -388,7 +387,7 @@ class BodyLimit:
             await self.app(scope, receive, send)
             return
         # Read the whole (small) body first, counting, so that a chunked upload cannot slip past.
-        messages: list[dict[str, Any]] = []
+        messages: list[Message] = []
         total = 0
         while True:
             message = await receive()
@@ -403,7 +402,7 @@ class BodyLimit:
             if not message.get("more_body", False):
                 break
 
-        async def replayed() -> dict[str, Any]:
+        async def replayed() -> Message:
             return messages.pop(0) if messages else await receive()
 
         await self.app(scope, replayed, send)

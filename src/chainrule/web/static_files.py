@@ -29,7 +29,8 @@ import re
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+
+from starlette.types import Receive, Scope, Send
 
 __all__ = ["FINGERPRINT_LENGTH", "IMMUTABLE", "STATIC_DIR", "StaticBundle", "StaticFile", "static_bundle",
            "fingerprinted_name", "StaticFilesApp"]
@@ -212,7 +213,7 @@ class StaticFilesApp:
     def __init__(self, bundle: StaticBundle | None = None) -> None:
         self.bundle = bundle
 
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         bundle = self.bundle or static_bundle()
         path = scope.get("path", "")
         found = bundle.find(path.removeprefix(scope.get("root_path", "")).lstrip("/"))

@@ -16,8 +16,6 @@ docs/grading.md lists them all.
 
 from __future__ import annotations
 
-from typing import Any
-
 from chainrule.grading.kinds.backward import BACKWARD_KINDS
 from chainrule.grading.kinds.base import Attempt, CaseError, CaseKind, Mistake
 from chainrule.grading.kinds.graphs import GRAPH_KINDS
@@ -37,7 +35,7 @@ def describe_kinds() -> str:
     return ", ".join(CASE_KINDS)
 
 
-def kind_of(name: Any) -> CaseKind:
+def kind_of(name: object) -> CaseKind:
     if not isinstance(name, str) or name not in CASE_KINDS:
         raise CaseError(f"unknown case kind {name!r}; the kinds are: {describe_kinds()}")
     return CASE_KINDS[name]

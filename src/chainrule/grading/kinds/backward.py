@@ -16,15 +16,17 @@ used more than once, and walks without a topological order (replayed on engine V
 from __future__ import annotations
 
 import math
+from typing import Callable
 
 from chainrule.engine import Value
 from chainrule.grading.expressions import INPUT_NAMES, WALKS, build, simulate_backward
 from chainrule.grading.kinds.base import (
-    Attempt, CaseError, CaseKind, Fills, Mistake, all_zero, not_a_number, not_finite, number_field, numbers_field, run_all_zero,
+    Attempt, CaseError, CaseKind, Fills, Mistake, Recogniser, all_zero, not_a_number, not_finite, number_field, numbers_field, run_all_zero,
     sign_flipped,
 )
 from chainrule.grading.rounding import same_graded
 from chainrule.ops import TANH
+from chainrule.grading.json_objects import Case, JsonList
 
 __all__ = ["BACKWARD_KINDS", "NAIVE_RECURSION", "SHARED_EXPLAINED"]
 
@@ -44,14 +46,14 @@ REUSE_ACCUMULATE = ("a is used three times (in a*b, and twice in a*a), so its gr
 # ------------------------------------------------------------------------------------- one neuron
 
 
-def _neuron_inputs(case: dict) -> tuple[list[float], list[float], float]:
+def _neuron_inputs(case: Case) -> tuple[list[float], list[float], float]:
     x, w = numbers_field(case, "x"), numbers_field(case, "w")
     if len(x) != len(w):
         raise CaseError(f"'x' and 'w' must be as long as each other, not {len(x)} and {len(w)}")
     return x, w, number_field(case, "b")
 
 
-def _neuron_on_engine(case: dict) -> tuple[Value, list[Value], Value]:
+def _neuron_on_engine(case: Case) -> tuple[Value, list[Value], Value]:
     """(out, the weights, the bias) with out = tanh(x1*w1 + x2*w2 + ... + b), summed in that order."""
     x, w, b = _neuron_inputs(case)
     weights, bias = [Value(v) for v in w], Value(b)
@@ -62,18 +64,18 @@ def _neuron_on_engine(case: dict) -> tuple[Value, list[Value], Value]:
     return (total + bias).tanh(), weights, bias
 
 
-def _neuron_args(case: dict) -> list:
+def _neuron_args(case: Case) -> JsonList:
     x, w, b = _neuron_inputs(case)
     return [x, w, b, _neuron_on_engine(case)[0].data, [0.0] * (len(w) + 1)]
 
 
-def _neuron_expected(case: dict) -> list[float]:
+def _neuron_expected(case: Case) -> list[float]:
     out, weights, bias = _neuron_on_engine(case)
     out.backward()
     return [wi.grad for wi in weights] + [bias.grad]
 
 
-def _neuron_labels(case: dict) -> list[str]:
+def _neuron_labels(case: Case) -> list[str]:
     return [f"d out/d w{i + 1}" for i in range(len(case["w"]))] + ["d out/d b"]
 
 
@@ -88,7 +90,7 @@ def _neuron_all_zero(attempt: Attempt, run: list[Attempt]) -> Fills | None:
 
 def _slope(attempt: Attempt) -> float:
     (slope,) = TANH.local(None, attempt.args[3])  # tanh's slope from the op table: 1 - out^2
-    return slope
+    return float(slope)
 
 
 def _no_tanh_slope(attempt: Attempt, run: list[Attempt]) -> Fills | None:
@@ -132,7 +134,7 @@ NEURON = CaseKind(
 # ------------------------------------------------------------------------------------- a named expression
 
 
-def _expression_inputs(case: dict) -> tuple[str, list[float]]:
+def _expression_inputs(case: Case) -> tuple[str, list[float]]:
     expression = case.get("expression")
     if expression not in INPUT_NAMES:
         raise CaseError(f"'expression' must be one of {', '.join(INPUT_NAMES)}, not {expression!r}")
@@ -144,18 +146,18 @@ def _expression_inputs(case: dict) -> tuple[str, list[float]]:
     return expression, values
 
 
-def _expression_args(case: dict) -> list:
+def _expression_args(case: Case) -> JsonList:
     expression, values = _expression_inputs(case)
     return [expression, values, [0.0] * len(values)]
 
 
-def _expression_expected(case: dict) -> list[float]:
+def _expression_expected(case: Case) -> list[float]:
     leaves, out = build(*_expression_inputs(case))
     out.backward()
     return [leaf.grad for leaf in leaves]
 
 
-def _on(expression: str, recognise):
+def _on(expression: str, recognise: Callable[[Attempt], Fills | None]) -> Recogniser:
     def on_expression(attempt: Attempt, run: list[Attempt]) -> Fills | None:
         if attempt.inputs.get("expression") != expression or len(attempt.got) != len(attempt.want):
             return None

@@ -17,12 +17,13 @@ from __future__ import annotations
 import math
 import string
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Callable
 
 from chainrule.grading.rounding import all_same_graded, same_graded
+from chainrule.grading.json_objects import Case, JsonList, JsonObject
 
 __all__ = [
-    "Attempt", "CaseError", "CaseKind", "Fills", "Mistake", "RaisedRecogniser", "all_zero", "check_messages", "describe", "first_different",
+    "Attempt", "CaseError", "CaseKind", "Fills", "Mistake", "RaisedRecogniser", "Recogniser", "all_zero", "check_messages", "describe", "first_different",
     "format_message", "message_fields", "not_finite", "number_field", "numbers_field", "run_all_zero", "sign_flipped",
 ]
 
@@ -35,8 +36,8 @@ class CaseError(ValueError):
 class Attempt:
     """One test of a run that reported numbers: its case as written, its call's args, got and wanted."""
 
-    inputs: dict
-    args: list
+    inputs: Case
+    args: JsonList
     got: list[float]  # NaN and infinities included; entries that are no number never reach a recogniser
     want: list[float]
     mistake: str | None = None  # the mistake recognised for it (filled in for run-level recognisers)
@@ -58,7 +59,7 @@ Fills = dict[str, str]
 Recogniser = Callable[[Attempt, list[Attempt]], Fills | None]
 # A test that raised instead of returning numbers: (the error as the harness reported it, {"type",
 # "message", "line"}; the case's inputs as written) -> the fill-ins when the error means this mistake.
-RaisedRecogniser = Callable[[dict, dict], Fills | None]
+RaisedRecogniser = Callable[[JsonObject, Case], Fills | None]
 
 
 @dataclass(frozen=True)
@@ -75,9 +76,9 @@ class Mistake:
 @dataclass(frozen=True)
 class CaseKind:
     name: str
-    args: Callable[[dict], list]
-    expected: Callable[[dict], list[float]]
-    labels: Callable[[dict], list[str]]
+    args: Callable[[Case], JsonList]
+    expected: Callable[[Case], list[float]]
+    labels: Callable[[Case], list[str]]
     mistakes: tuple[Mistake, ...] = field(default=())
     slot: str = "result"  # what the learner's list is called in messages: "grad" or "result"
 
@@ -90,14 +91,14 @@ def message_fields(message: str) -> set[str]:
     return {name for _, name, _, _ in string.Formatter().parse(message) if name is not None}
 
 
-def number_field(case: dict, key: str) -> float:
+def number_field(case: Case, key: str) -> float:
     value = case.get(key)
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         raise CaseError(f"{key!r} must be a finite number, not {value!r}")
     return float(value)
 
 
-def numbers_field(case: dict, key: str, at_least: int = 1) -> list[float]:
+def numbers_field(case: Case, key: str, at_least: int = 1) -> list[float]:
     value = case.get(key)
     if not isinstance(value, list) or len(value) < at_least:
         raise CaseError(f"{key!r} must be a list of at least {at_least} number(s), not {value!r}")
@@ -159,7 +160,7 @@ def format_message(mistake: Mistake, message: str, fills: Fills) -> str:
     return message.format_map({name: fills.get(name, "") for name in mistake.fields}) if mistake.fields else message
 
 
-def check_messages(kind: CaseKind, messages: Any) -> str | None:
+def check_messages(kind: CaseKind, messages: object) -> str | None:
     """Why a folder's "diagnoses" cannot be used by `kind` (None when it can)."""
     if not isinstance(messages, dict):
         return 'diagnoses must be an object {"mistake name": "message", ...}'

@@ -18,6 +18,7 @@ from chainrule.grading.kinds.base import (
     Attempt, CaseError, CaseKind, Fills, Mistake, first_different, not_a_number, not_finite, numbers_field, run_all_zero,
 )
 from chainrule.ops import TANH
+from chainrule.grading.json_objects import Case, JsonList, JsonObject
 
 __all__ = ["GRAPH_KINDS", "GRAPH_OPS"]
 
@@ -25,7 +26,7 @@ GRAPH_OPS = ("add", "mul", "tanh")
 NOT_FINITE = "A number is NaN or infinite: check for a division by zero, or values that grow without bound."
 
 
-def _graph(case: dict, any_order: bool) -> tuple[list[float], list[list]]:
+def _graph(case: Case, any_order: bool) -> tuple[list[float], list[JsonList]]:
     leaves = numbers_field(case, "leaves")
     nodes = case.get("nodes")
     if not isinstance(nodes, list) or not nodes:
@@ -47,7 +48,7 @@ def _graph(case: dict, any_order: bool) -> tuple[list[float], list[list]]:
     return leaves, nodes
 
 
-def _topological_positions(leaf_count: int, nodes: list[list]) -> list[int]:
+def _topological_positions(leaf_count: int, nodes: list[JsonList]) -> list[int]:
     """Node positions (0-based among the nodes) in an order where inputs come first; CaseError on a cycle."""
     order: list[int] = []
     state: dict[int, str] = {}
@@ -72,9 +73,9 @@ def _topological_positions(leaf_count: int, nodes: list[list]) -> list[int]:
     return order
 
 
-def _graph_on_engine(case: dict, any_order: bool) -> list[Value]:
+def _graph_on_engine(case: Case, any_order: bool) -> list[Value]:
     leaves, nodes = _graph(case, any_order)
-    values: list[Value | None] = [Value(x) for x in leaves] + [None] * len(nodes)
+    values: dict[int, Value] = {index: Value(x) for index, x in enumerate(leaves)}
     order = _topological_positions(len(leaves), nodes) if any_order else range(len(nodes))
     for position in order:
         op, a, b = nodes[position]
@@ -84,16 +85,16 @@ def _graph_on_engine(case: dict, any_order: bool) -> list[Value]:
         else:
             right = values[b]
             values[len(leaves) + position] = left + right if op == "add" else left * right
-    return values  # type: ignore[return-value]
+    return [values[index] for index in range(len(leaves) + len(nodes))]
 
 
-def _value_labels(case: dict) -> list[str]:
+def _value_labels(case: Case) -> list[str]:
     count = len(case["leaves"])
     return [f"value {i} (leaf)" if i < count else f"value {i} (node {i - count}: {case['nodes'][i - count][0]})"
             for i in range(count + len(case["nodes"]))]
 
 
-def _in_list_order(case: dict, unset: float) -> list[float]:
+def _in_list_order(case: Case, unset: float) -> list[float]:
     """What a forward pass that trusts the list order computes, a value not computed yet reading as
     `unset` (0.0 when the list was filled with zeros; NaN for JavaScript's undefined)."""
     leaves, nodes = case["leaves"], case["nodes"]
@@ -116,10 +117,10 @@ def _nodes_only(attempt: Attempt, run: list[Attempt]) -> Fills | None:
     return {} if len(attempt.got) == len(attempt.want) - len(attempt.inputs["leaves"]) else None
 
 
-def _first_read_ahead(case: dict) -> Fills | None:
+def _first_read_ahead(case: Case) -> Fills | None:
     """The first node that, computed in list order, reads a value not computed yet: {node, index}."""
     count = len(case["leaves"])
-    for position, (op, a, b) in enumerate(case["nodes"]):
+    for position, (_op, a, b) in enumerate(case["nodes"]):
         for index in (a, b):
             if index is not None and index >= count + position:
                 return {"node": str(position), "index": str(index)}
@@ -135,7 +136,7 @@ def _list_order(attempt: Attempt, run: list[Attempt]) -> Fills | None:
     return None
 
 
-def _list_order_raised(error: dict, case: dict) -> Fills | None:
+def _list_order_raised(error: JsonObject, case: Case) -> Fills | None:
     """Python's IndexError (a list grown with append, read past its end) or None used in arithmetic (a list
     filled with None): the list order read a value that is not computed yet."""
     kind, message = error.get("type", ""), error.get("message", "")
@@ -160,7 +161,7 @@ def _node_wrong(attempt: Attempt, run: list[Attempt]) -> Fills | None:
     return {"index": str(wrong), "node": str(wrong - count), "op": op, "inputs": inputs}
 
 
-def _backward_by_assignment(case: dict) -> list[float]:
+def _backward_by_assignment(case: Case) -> list[float]:
     """The gradients of a backward pass over the list that sets each input's gradient (=) instead of
     adding to it (+=): a value used twice keeps only the share of the use walked last."""
     values = [v.data for v in _graph_on_engine(case, any_order=False)]
@@ -210,18 +211,18 @@ LIST_ORDER = Mistake(
 
 
 def _graph_kind(name: str, any_order: bool, grads: bool) -> CaseKind:
-    def args(case: dict) -> list:
+    def args(case: Case) -> JsonList:
         leaves, nodes = _graph(case, any_order)
         return [nodes, leaves]
 
-    def expected(case: dict) -> list[float]:
+    def expected(case: Case) -> list[float]:
         values = _graph_on_engine(case, any_order)
         if not grads:
             return [v.data for v in values]
         values[-1].backward()
         return [v.grad for v in values]
 
-    def labels(case: dict) -> list[str]:
+    def labels(case: Case) -> list[str]:
         names = _value_labels(case)
         return [f"d out/d {n}" for n in names] if grads else names
 

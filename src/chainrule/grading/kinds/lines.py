@@ -9,23 +9,24 @@
 from __future__ import annotations
 
 from chainrule.grading.kinds.base import (
-    Attempt, CaseError, CaseKind, Fills, Mistake, not_a_number, not_finite, number_field, numbers_field,
+    Attempt, CaseError, CaseKind, Fills, Mistake, Recogniser, not_a_number, not_finite, number_field, numbers_field,
 )
 from chainrule.grading.line_fit import fit_line_history, loss_and_gradient
+from chainrule.grading.json_objects import Case, JsonList
 
 __all__ = ["LINE_KINDS", "fit_variant", "FIT_VARIANTS"]
 
 NOT_FINITE = "A number is NaN or infinite: check for a division by zero, or values that grow without bound."
 
 
-def _line(case: dict) -> tuple[list[float], list[float]]:
+def _line(case: Case) -> tuple[list[float], list[float]]:
     xs, ys = numbers_field(case, "xs"), numbers_field(case, "ys")
     if len(xs) != len(ys):
         raise CaseError(f"'xs' and 'ys' must be as long as each other, not {len(xs)} and {len(ys)}")
     return xs, ys
 
 
-def _fit_args(case: dict) -> list:
+def _fit_args(case: Case) -> JsonList:
     xs, ys = _line(case)
     steps = case.get("steps")
     if isinstance(steps, bool) or not isinstance(steps, int) or not 0 <= steps <= 10_000:
@@ -33,7 +34,7 @@ def _fit_args(case: dict) -> list:
     return [xs, ys, number_field(case, "lr"), steps]
 
 
-def _fit_expected(case: dict) -> list[float]:
+def _fit_expected(case: Case) -> list[float]:
     xs, ys, lr, steps = _fit_args(case)
     last = fit_line_history(xs, ys, lr, steps)[-1]
     return [last["w"], last["b"]]
@@ -94,14 +95,14 @@ def _fit_mistake(variant: str) -> Mistake:
     return Mistake(variant, message, recognise, about=about)
 
 
-def _length(count: int):
+def _length(count: int) -> Recogniser:
     def recognise(attempt: Attempt, run: list[Attempt]) -> Fills | None:
         return {} if len(attempt.got) != count else None
 
     return recognise
 
 
-def _loss_args(case: dict) -> list:
+def _loss_args(case: Case) -> JsonList:
     xs, ys = _line(case)
     return [xs, ys, number_field(case, "w"), number_field(case, "b")]
 

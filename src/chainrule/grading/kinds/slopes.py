@@ -23,6 +23,7 @@ from chainrule.grading.kinds.base import (
 )
 from chainrule.grading.rounding import same_graded
 from chainrule.number_text import format_number
+from chainrule.grading.json_objects import Case, JsonList
 
 __all__ = ["CHAIN_OPS", "ONE_VARIABLE", "RULE_FUNCTIONS", "SLOPE_KINDS", "chain_variant", "nudge_variant"]
 
@@ -33,7 +34,7 @@ EVERY_LINK = ("Every link on the way from x to y changes how much a nudge grows 
 # --------------------------------------------------------------------------------- nudging a function
 
 # The functions a nudge-slopes case may name; the starters define the same ones, written the same way.
-ONE_VARIABLE: dict[str, Callable] = {
+ONE_VARIABLE: dict[str, Callable[[Value], Value]] = {
     "square": lambda x: x * x,
     "cube": lambda x: x * x * x,
     "poly": lambda x: 3 * x * x - 2 * x + 1,
@@ -51,7 +52,7 @@ def _slope_on_engine(function: str, x: float) -> float:
     return leaf.grad
 
 
-def _nudge_inputs(case: dict) -> tuple[str, float, list[float]]:
+def _nudge_inputs(case: Case) -> tuple[str, float, list[float]]:
     function = case.get("function")
     if function not in ONE_VARIABLE:
         raise CaseError(f"'function' must be one of {', '.join(ONE_VARIABLE)}, not {function!r}")
@@ -63,8 +64,10 @@ def _nudge_inputs(case: dict) -> tuple[str, float, list[float]]:
 
 def nudge_variant(function: str, x: float, hs: list[float], variant: str) -> list[float]:
     """The estimates a learner's mistaken nudge gives (or the right one, variant "forward")."""
-    f = lambda at: _on_engine(function, at)  # noqa: E731 - one line reads better here
-    formulas = {
+    def f(at: float) -> float:
+        return _on_engine(function, at)
+
+    formulas: dict[str, Callable[[float], float]] = {
         "forward": lambda h: (f(x + h) - f(x)) / h,
         "backward-difference": lambda h: (f(x) - f(x - h)) / h,
         "central-difference": lambda h: (f(x + h) - f(x - h)) / (2 * h),
@@ -74,7 +77,7 @@ def nudge_variant(function: str, x: float, hs: list[float], variant: str) -> lis
     return [formulas[variant](h) for h in hs]
 
 
-def _nudge_expected(case: dict) -> list[float]:
+def _nudge_expected(case: Case) -> list[float]:
     return nudge_variant(*_nudge_inputs(case), "forward")
 
 
@@ -135,7 +138,7 @@ NUDGE = CaseKind(
 
 # The functions of the rule-slopes kind, in the order their derivatives are returned; each is written
 # with the operations the rule it practises is about (and the same way in the starters' comments).
-RULE_FUNCTIONS: tuple[tuple[str, Callable], ...] = (
+RULE_FUNCTIONS: tuple[tuple[str, Callable[[Value], Value]], ...] = (
     ("3x^2 + 2x - 5", lambda x: 3 * x * x + 2 * x - 5),
     ("x^5 - 4x^3 + x", lambda x: x ** 5 - 4 * x ** 3 + x),
     ("(x^2 + 1)(3x - 2)", lambda x: (x * x + 1) * (3 * x - 2)),
@@ -152,14 +155,14 @@ RULE_MISTAKES: dict[str, tuple[int, Callable[[float], float]]] = {
 }
 
 
-def _rule_x(case: dict) -> float:
+def _rule_x(case: Case) -> float:
     x = number_field(case, "x")
     if x == 0:
         raise CaseError("'x' must not be 0: 2 / x has no slope there")
     return x
 
 
-def _rule_expected(case: dict) -> list[float]:
+def _rule_expected(case: Case) -> list[float]:
     x = _rule_x(case)
     slopes = []
     for _, function in RULE_FUNCTIONS:
@@ -223,7 +226,8 @@ RULES = CaseKind(
 # --------------------------------------------------------------------------------- the chain rule, link by link
 
 # Each op: how it acts on a Value, on a float, and its slope at the link's input u (given its output y).
-CHAIN_OPS: dict[str, tuple[Callable, Callable[[float, float, float], float], str]] = {
+# c is the link's constant (0.0 for a link that takes none, whose functions ignore it).
+CHAIN_OPS: dict[str, tuple[Callable[[Value, float], Value], Callable[[float, float, float], float], str]] = {
     "add": (lambda u, c: u + c, lambda u, y, c: 1.0, "u + c"),
     "mul": (lambda u, c: u * c, lambda u, y, c: c, "c × u"),
     "square": (lambda u, c: u * u, lambda u, y, c: 2 * u, "u^2"),
@@ -234,7 +238,7 @@ CHAIN_OPS: dict[str, tuple[Callable, Callable[[float, float, float], float], str
 _WITH_CONSTANT = ("add", "mul")
 
 
-def _links(case: dict) -> tuple[list[list], float]:
+def _links(case: Case) -> tuple[list[JsonList], float]:
     links = case.get("links")
     if not isinstance(links, list) or not links:
         raise CaseError(f"'links' must be a non-empty list of [op] or [op, c], not {links!r}")
@@ -251,21 +255,21 @@ def _links(case: dict) -> tuple[list[list], float]:
     return links, number_field(case, "x")
 
 
-def _chain_expected(case: dict) -> list[float]:
+def _chain_expected(case: Case) -> list[float]:
     links, x = _links(case)
     leaf = Value(x)
     out = leaf
     for op, *constant in links:
-        out = CHAIN_OPS[op][0](out, *(constant or [None]))
+        out = CHAIN_OPS[op][0](out, float(constant[0]) if constant else 0.0)
     out.backward()
     return [out.data, leaf.grad]
 
 
-def chain_variant(links: list[list], x: float, variant: str) -> list[float]:
+def chain_variant(links: list[JsonList], x: float, variant: str) -> list[float]:
     """[y, slope] as a mistaken walk along the links computes them (plain floats)."""
     u, slopes = float(x), []
     for op, *constant in links:
-        c = constant[0] if constant else None
+        c = float(constant[0]) if constant else 0.0
         y = CHAIN_OPS[op][0](Value(u), c).data
         at = y if variant == "slope-at-output" else u
         slopes.append(CHAIN_OPS[op][1](at, CHAIN_OPS[op][0](Value(at), c).data, c))

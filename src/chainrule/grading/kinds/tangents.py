@@ -18,12 +18,14 @@ from __future__ import annotations
 import math
 from typing import Callable, Sequence
 
+from chainrule.engine import Value
 from chainrule.forward import jvp
 from chainrule.grading.expressions import BUILDERS, INPUT_NAMES
 from chainrule.grading.kinds.base import (
     Attempt, CaseError, CaseKind, Fills, Mistake, not_a_number, not_finite, numbers_field,
 )
 from chainrule.grading.rounding import same_graded
+from chainrule.grading.json_objects import Case
 
 __all__ = ["Dual", "TANGENT_KINDS", "VECTOR_FUNCTIONS", "dual_variant", "jacobian_on_engine"]
 
@@ -79,7 +81,7 @@ def dual_variant(expression: str, values: Sequence[float], tangents: Sequence[fl
     return [out.value, out.tangent]
 
 
-def _jvp_inputs(case: dict) -> tuple[str, list[float], list[float]]:
+def _jvp_inputs(case: Case) -> tuple[str, list[float], list[float]]:
     expression = case.get("expression")
     if expression not in INPUT_NAMES:
         raise CaseError(f"'expression' must be one of {', '.join(INPUT_NAMES)}, not {expression!r}")
@@ -91,14 +93,14 @@ def _jvp_inputs(case: dict) -> tuple[str, list[float], list[float]]:
     return expression, values, tangents
 
 
-def _jvp_expected(case: dict) -> list[float]:
+def _jvp_expected(case: Case) -> list[float]:
     expression, values, tangents = _jvp_inputs(case)
     value, tangent = jvp(lambda *leaves: BUILDERS[expression](list(leaves)), values, tangents)
     return [value, tangent]
 
 
 def _dual_mistake(name: str, message: str, about: str, rules: list[tuple[str, str]],
-                  unless: list[tuple[str, str]] = ()) -> Mistake:
+                  unless: Sequence[tuple[str, str]] = ()) -> Mistake:
     """A test whose numbers one of `rules` gives, and none of `unless` (where a case cannot tell two
     mistakes apart, such as a' × b' and a' × b when b' is 0, neither is named)."""
     def recognise(attempt: Attempt, run: list[Attempt]) -> Fills | None:
@@ -162,7 +164,7 @@ JVP = CaseKind(
 
 # Functions of several inputs with several outputs, written with + * and tanh only (the starters' Dual
 # class has those): {name: (number of inputs, the outputs as a function of the list of inputs)}.
-VECTOR_FUNCTIONS: dict[str, tuple[int, Callable[[list], list]]] = {
+VECTOR_FUNCTIONS: dict[str, tuple[int, Callable[[list[Value]], list[Value]]]] = {
     "spread": (1, lambda x: [x[0] * x[0], x[0].tanh(), x[0] * x[0].tanh()]),
     "gather": (4, lambda x: [x[0] * x[1] + (x[2] * x[3]).tanh()]),
     "layer": (3, lambda x: [(x[0] * x[1] + x[2]).tanh(), x[0] * x[1] * x[2]]),
@@ -170,7 +172,7 @@ VECTOR_FUNCTIONS: dict[str, tuple[int, Callable[[list], list]]] = {
 }
 
 
-def _jacobian_inputs(case: dict) -> tuple[str, list[float]]:
+def _jacobian_inputs(case: Case) -> tuple[str, list[float]]:
     function = case.get("function")
     if function not in VECTOR_FUNCTIONS:
         raise CaseError(f"'function' must be one of {', '.join(VECTOR_FUNCTIONS)}, not {function!r}")

@@ -22,6 +22,7 @@ from typing import Callable
 from chainrule.grading.kinds.base import (
     Attempt, CaseError, CaseKind, Fills, Mistake, not_a_number, not_finite, number_field, numbers_field,
 )
+from chainrule.grading.json_objects import Case, JsonList
 
 __all__ = ["TRAINING_KINDS", "TRAINING_VARIANTS", "train_on_engine", "train_variant"]
 
@@ -29,7 +30,7 @@ NOT_FINITE = "A number is NaN or infinite: check for a division by zero, or a le
 MAX_STEPS = 500
 
 
-def _batch(case: dict) -> tuple[list[list[float]], list[float], list[float], float, float]:
+def _batch(case: Case) -> tuple[list[list[float]], list[float], list[float], float, float]:
     points = case.get("points")
     if not isinstance(points, list) or not points:
         raise CaseError(f"'points' must be a non-empty list of points (lists of numbers), not {points!r}")
@@ -47,7 +48,7 @@ def _batch(case: dict) -> tuple[list[list[float]], list[float], list[float], flo
     return rows, [float(y) for y in labels], w, number_field(case, "b"), lr
 
 
-def _steps(case: dict) -> int:
+def _steps(case: Case) -> int:
     steps = case.get("steps")
     if isinstance(steps, bool) or not isinstance(steps, int) or not 1 <= steps <= MAX_STEPS:
         raise CaseError(f"'steps' must be a whole number from 1 to {MAX_STEPS}, not {steps!r}")
@@ -162,21 +163,21 @@ def _mistakes(length_message: str, leave_out: tuple[str, ...] = ()) -> tuple[Mis
     )
 
 
-def _step_args(case: dict) -> list:
+def _step_args(case: Case) -> JsonList:
     return list(_batch(case))
 
 
-def _train_args(case: dict) -> list:
+def _train_args(case: Case) -> JsonList:
     return [*_batch(case), _steps(case)]
 
 
-def _parameter_labels(case: dict) -> list[str]:
+def _parameter_labels(case: Case) -> list[str]:
     return [f"w{i + 1} at the end" for i in range(len(case["w"]))] + ["b at the end"]
 
 
 TRAINING_KINDS = (
     CaseKind(
-        "neuron-step", _step_args, lambda case: train_on_engine(*_step_args(case), 1),
+        "neuron-step", _step_args, lambda case: train_on_engine(*_batch(case), 1),
         lambda case: ["the loss before the step"] + _parameter_labels(case),
         # One step has no earlier gradient to carry over: never-zeroed cannot show in it.
         _mistakes("Return the list [loss, w1, w2, ..., b]: the loss before the step, then every weight and the "

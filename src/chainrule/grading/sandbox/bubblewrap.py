@@ -58,7 +58,7 @@ class Gate:
     def command(self, plan: Plan) -> list[str]:
         return plan.command()
 
-    def waiting(self, process, timeout: float) -> list[int]:
+    def waiting(self, process: subprocess.Popen[bytes], timeout: float) -> list[int]:
         """The pids that wait: bwrap and its child in the new namespaces (OSError if bwrap made none)."""
         self._close_child_fds()
         report, deadline = b"", time.monotonic() + timeout

@@ -14,8 +14,10 @@ import os
 import sys
 import threading
 from dataclasses import dataclass
+from typing import Callable, TypeVar
 
 from chainrule.grading.sandbox import bubblewrap, cgroups, identity, layers, seccomp
+from chainrule.grading.json_objects import JsonObject
 
 OPTIONAL_LAYERS = ("bubblewrap", "cgroup", "seccomp", "identity")
 
@@ -67,13 +69,13 @@ class Isolation:
         changes[layer] = None
         return Isolation(**changes)
 
-    def report(self) -> dict:
-        layers = {"process": True, "rlimits": True, **{name: self.has(name) for name in OPTIONAL_LAYERS}}
+    def report(self) -> JsonObject:
+        layers: dict[str, bool | int] = {"process": True, "rlimits": True, **{name: self.has(name) for name in OPTIONAL_LAYERS}}
         # The CPU limit (about one core per run) is part of the cgroup layer, reported on its own because
         # a hierarchy may offer pids and memory without cpu.
         layers["cpu_limit"] = bool(self.cgroup and self.cgroup.cpu_parent)
         missing = list(self.missing)
-        details: dict = {}
+        details: JsonObject = {}
         if self.cgroup:
             layers["cgroup_version"] = self.cgroup.version
             if self.cgroup.note:
@@ -94,7 +96,11 @@ class Isolation:
         }
 
 
-def _probe_unless(layer: str, switch: str, probe_layer, missing: list[tuple[str, str]]):
+Found = TypeVar("Found")
+
+
+def _probe_unless(layer: str, switch: str, probe_layer: Callable[[], tuple[Found | None, list[tuple[str, str]]]],
+                  missing: list[tuple[str, str]]) -> Found | None:
     """probe_layer()'s finding, or None when the environment variable `switch` turns the layer off;
     why the layer is missing, if it is, goes to `missing`."""
     if os.environ.get(switch):
@@ -154,7 +160,7 @@ def probe() -> Isolation:
         return probe_cached()
 
 
-def isolation_report() -> dict:
+def isolation_report() -> JsonObject:
     """{"level": "strong"|"partial"|"minimal", "summary": one sentence, "layers": {...},
     "missing": [{"layer", "error"}], "details": {...}}"""
     return probe().report()

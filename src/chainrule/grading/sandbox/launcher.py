@@ -26,10 +26,14 @@ from __future__ import annotations
 import os
 import sys
 
+TYPE_CHECKING = False  # standard library only, and no `typing`: the launcher starts every run
+if TYPE_CHECKING:
+    from types import ModuleType
+
 PACKAGE = ("chainrule", "chainrule.grading", "chainrule.grading.sandbox")
 
 
-def _layer(name: str):
+def _layer(name: str) -> ModuleType:
     """The layer module `name` of this package, imported without running the package's __init__ files."""
     directory = os.path.dirname(os.path.abspath(__file__))
     for package in reversed(PACKAGE):

@@ -51,7 +51,7 @@ class LauncherGate:
     def command(self, plan: Plan) -> list[str]:
         return plan.command(self.theirs.fileno())
 
-    def waiting(self, process: subprocess.Popen, timeout: float) -> list[int]:
+    def waiting(self, process: subprocess.Popen[bytes], timeout: float) -> list[int]:
         self.theirs.close()
         return [process.pid]
 
@@ -90,7 +90,7 @@ def plan_run(isolation: Any, limits: Limits, scratch: str, program: Sequence[str
     return plan
 
 
-def start(plan: Plan, stdout: Any = subprocess.PIPE, stderr: Any = subprocess.PIPE) -> subprocess.Popen:
+def start(plan: Plan, stdout: Any = subprocess.PIPE, stderr: Any = subprocess.PIPE) -> subprocess.Popen[bytes]:
     """Start the run's first process, which waits at the plan's gate; take it in (on_start: the cgroup,
     the rlimits); let it go on to the program.
 
@@ -121,7 +121,7 @@ def start(plan: Plan, stdout: Any = subprocess.PIPE, stderr: Any = subprocess.PI
     return process
 
 
-def stop(plan: Plan, process: subprocess.Popen, deadline: float) -> None:
+def stop(plan: Plan, process: subprocess.Popen[bytes], deadline: float) -> None:
     """End whatever of the run is left: each layer's way (the reaper's sweep, the cgroup), then the group."""
     for end in plan.on_stop:
         end(process, deadline)
@@ -136,7 +136,7 @@ def kill_group(pid: int) -> None:
         pass
 
 
-def _end(process: subprocess.Popen) -> None:
+def _end(process: subprocess.Popen[bytes]) -> None:
     kill_group(process.pid)
     process.wait()
     for stream in (process.stdout, process.stderr):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from chainrule.grading.json_objects import JsonObject
 
 MB = 1024 * 1024
 
@@ -49,7 +50,7 @@ class RunOutcome:
     memory_exceeded: bool = False
     process_limit_hit: bool = False
     duration_ms: float = 0.0
-    isolation: dict = field(default_factory=dict)
+    isolation: JsonObject = field(default_factory=dict)
     start_error: str | None = None  # the sandbox itself could not start the program
     cpu_exceeded: bool = False  # the run's threads together used more than its CPU limit
     starved: bool = False  # timed out while waiting for a core: the machine's delay, not the program's

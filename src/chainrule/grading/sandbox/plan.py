@@ -22,9 +22,12 @@ import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from chainrule.grading.sandbox.limits import Limits
+
+if TYPE_CHECKING:
+    import subprocess
 
 LAUNCHER = Path(__file__).with_name("launcher.py")
 
@@ -44,7 +47,7 @@ class Plan:
     bwrap: list[str] = field(default_factory=list)
     inside: list[str] = field(default_factory=list)
     pass_fds: list[int] = field(default_factory=list)
-    on_stop: list[Callable[[Any, float], None]] = field(default_factory=list)
+    on_stop: list[Callable[[subprocess.Popen[bytes], float], None]] = field(default_factory=list)
     cleanups: list[Callable[[], None]] = field(default_factory=list)
     gate: Any = None  # how the run's first processes wait for the grader (layers.py)
     cgroup: Any = None  # the run's cgroups.RunCgroup, when it has one

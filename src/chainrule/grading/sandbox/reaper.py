@@ -25,6 +25,9 @@ import time
 
 TYPE_CHECKING = False  # the launcher imports this module: no `typing` and no package imports
 if TYPE_CHECKING:
+    import subprocess
+    from types import FrameType
+
     from chainrule.grading.sandbox.plan import Plan
 
 PR_SET_CHILD_SUBREAPER = 36
@@ -39,7 +42,7 @@ def prepare(plan: Plan) -> None:
     plan.on_stop.append(stop)
 
 
-def stop(process, deadline: float) -> None:
+def stop(process: subprocess.Popen[bytes], deadline: float) -> None:
     """In the grader: ask the reaper to kill every process of the run (it may have done so already), and
     wait for it."""
     import subprocess  # not at the top: the launcher imports this module
@@ -86,7 +89,7 @@ def in_child() -> None:
     os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)
 
 
-def _stop(signum, frame) -> None:
+def _stop(signum: int, frame: FrameType | None) -> None:
     signal.signal(signal.SIGTERM, signal.SIG_IGN)  # once: the sweep itself must not be interrupted
     raise _Stop
 

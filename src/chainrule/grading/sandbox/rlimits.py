@@ -10,6 +10,8 @@ from __future__ import annotations
 
 TYPE_CHECKING = False  # the launcher imports this module: no `typing` (tens of ms) and no package imports
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from chainrule.grading.sandbox.limits import Limits
     from chainrule.grading.sandbox.plan import Plan
 
@@ -63,7 +65,7 @@ def in_child(*limits: str) -> None:
         resource.setrlimit(number, values)
 
 
-def _parsed(limits) -> list[tuple[int, tuple[int, int]]]:
+def _parsed(limits: Sequence[str]) -> list[tuple[int, tuple[int, int]]]:
     import resource
 
     found = []

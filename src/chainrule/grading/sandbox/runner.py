@@ -26,9 +26,10 @@ from typing import Sequence
 from chainrule.grading.sandbox import layers, usage
 from chainrule.grading.sandbox.isolation import probe
 from chainrule.grading.sandbox.limits import Limits, RunOutcome
+from chainrule.grading.sandbox.plan import Plan
 
 
-def scratch_directory() -> tempfile.TemporaryDirectory:
+def scratch_directory() -> tempfile.TemporaryDirectory[str]:
     """A fresh private directory for one run (removed when the context ends).
 
     Put the program's inputs in it; the program itself may write only in its `work` subdirectory.
@@ -115,8 +116,9 @@ def run(
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait()
-    process.stdout.close()
-    process.stderr.close()
+    for pipe in (process.stdout, process.stderr):
+        if pipe is not None:  # both are pipes: layers.start opens them
+            pipe.close()
 
     duration_ms = (time.monotonic() - started) * 1000
     returncode = process.returncode
@@ -154,7 +156,7 @@ CPU_CHECK_SECONDS = 0.25  # how often the run's CPU time, all its threads togeth
 class _Guard:
     """The run's wall-clock hang guard and its CPU time across processes, read from the kernel (usage.py)."""
 
-    def __init__(self, plan, process: subprocess.Popen, started: float) -> None:
+    def __init__(self, plan: Plan, process: subprocess.Popen[bytes], started: float) -> None:
         self.plan, self.process, self.started = plan, process, started
         self.limits: Limits = plan.limits
         self.usage = usage.Usage()
@@ -186,11 +188,12 @@ class _Guard:
         return None
 
 
-def _read_capped(process: subprocess.Popen, limits: Limits, deadline: float,
+def _read_capped(process: subprocess.Popen[bytes], limits: Limits, deadline: float,
                  guard: _Guard) -> tuple[bytes, bytes, bool, bool]:
     """Read stdout and stderr until both close, the hang guard (extended while the run is starved), the
     run's CPU limit, the output cap, or the pipe grace after the program exited. Returns (stdout, stderr,
     timed_out, output_exceeded)."""
+    assert process.stdout is not None and process.stderr is not None  # layers.start opens both as pipes
     stdout_fd, stderr_fd = process.stdout.fileno(), process.stderr.fileno()
     chunks: dict[int, list[bytes]] = {stdout_fd: [], stderr_fd: []}
     total = 0

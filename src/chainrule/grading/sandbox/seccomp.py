@@ -18,6 +18,8 @@ import os
 
 TYPE_CHECKING = False  # the launcher imports this module: no `typing` and no package imports
 if TYPE_CHECKING:
+    import pyseccomp
+
     from chainrule.grading.sandbox.plan import Plan
 
 DENIED: tuple[tuple[tuple[str, ...], str], ...] = (
@@ -61,7 +63,7 @@ def denied_names() -> list[str]:
     return [name for names, _ in DENIED + UNAVAILABLE for name in names]
 
 
-def build_filter():
+def build_filter() -> pyseccomp.SyscallFilter:
     """The pyseccomp filter described above (raises ImportError without pyseccomp)."""
     import pyseccomp
 
@@ -77,7 +79,7 @@ def build_filter():
     return flt
 
 
-def _add(flt, action, name: str, *args) -> None:
+def _add(flt: pyseccomp.SyscallFilter, action: int, name: str, *args: pyseccomp.Arg) -> None:
     try:
         flt.add_rule(action, name, *args)
     except (RuntimeError, ValueError, OSError):
@@ -146,7 +148,7 @@ def in_child(fd: str) -> None:
     prctl(PR_SET_SECCOMP, ctypes.c_ulong(SECCOMP_MODE_FILTER), ctypes.byref(fprog))
 
 
-def prctl(option: int, *args) -> None:
+def prctl(option: int, *args: object) -> None:
     """Linux's prctl(option, *args), or an OSError naming the option."""
     import ctypes
 
