@@ -76,14 +76,20 @@ def grad_and_value(func: Callable[..., Any], argnums: int | Sequence[int] = 0, h
     """A function returning (gradient, value), or (gradient, (value, aux)) with ``has_aux``, as
     `torch.func.grad_and_value`: the gradient of func's one scalar output with respect to the arguments
     at `argnums`, each with that argument's structure (a tuple of them when argnums is a tuple)."""
+    return _grad_and_value(func, argnums, has_aux, "grad_and_value")
+
+
+def _grad_and_value(func: Callable[..., Any], argnums: int | Sequence[int], has_aux: bool, who: str
+                    ) -> Callable[..., Any]:
+    """grad_and_value, whose errors name `who`: the transform the user called."""
 
     def wrapper(*args: Any) -> Any:
-        positions, single = _argnums(argnums, len(args), "grad")
+        positions, single = _argnums(argnums, len(args), who)
         graph = wants_graph(args)
-        own_args, own, specs = _own_inputs(args, positions, "grad")
+        own_args, own, specs = _own_inputs(args, positions, who)
         with transform_level():
-            out, aux = split_aux(func(*own_args), has_aux, "grad")
-        out = _scalar_output(out, "grad")
+            out, aux = split_aux(func(*own_args), has_aux, who)
+        out = _scalar_output(out, who)
         flat = [x for leaves in own for x in leaves]
         found = _reverse(out, flat, create_graph=graph) if flat else ()
         grads, start = [], 0
@@ -103,7 +109,7 @@ def grad(func: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bo
     """The gradient of func (one scalar output) as a function, as `torch.func.grad`: returns the
     gradient, or (gradient, aux) with ``has_aux``. Not to be confused with `chainrule.grad(output,
     inputs)`, the autograd form (as `torch.autograd.grad`), which this one calls."""
-    with_value = grad_and_value(func, argnums, has_aux)
+    with_value = _grad_and_value(func, argnums, has_aux, "grad")
 
     def wrapper(*args: Any) -> Any:
         gradient, value = with_value(*args)
@@ -178,9 +184,14 @@ def jacfwd(func: Callable[..., Any], argnums: int | Sequence[int] = 0, *, has_au
            ) -> Callable[..., Any]:
     """The Jacobian by forward mode, one jvp per input scalar, as `torch.func.jacfwd` (the same
     structure as `jacrev`)."""
+    return _jacfwd(func, argnums, has_aux, "jacfwd")
+
+
+def _jacfwd(func: Callable[..., Any], argnums: int | Sequence[int], has_aux: bool, who: str) -> Callable[..., Any]:
+    """jacfwd, whose errors name `who`: the transform the user called."""
 
     def wrapper(*args: Any) -> Any:
-        positions, single = _argnums(argnums, len(args), "jacfwd")
+        positions, single = _argnums(argnums, len(args), who)
         graph = wants_graph(args)
         flats, specs = [], []
         for k in positions:
@@ -199,14 +210,14 @@ def jacfwd(func: Callable[..., Any], argnums: int | Sequence[int] = 0, *, has_au
         columns, out_spec, aux = [], None, None
         for j in range(len(flat)):
             direction = [1.0 if i == j else 0.0 for i in range(len(flat))]
-            found = jvp_tree(of_flat, flat, direction, has_aux=has_aux, who="jacfwd")
+            found = jvp_tree(of_flat, flat, direction, has_aux=has_aux, who=who)
             out, column = found[0], found[1]
             if has_aux:
                 aux = found[2]
             columns.append(tree_flatten(column)[0])
             out_spec = tree_flatten(out)[1]
         if not flat:
-            raise ValueError("jacfwd: the arguments at argnums hold no scalar to differentiate")
+            raise ValueError(f"{who}: the arguments at argnums hold no scalar to differentiate")
         rows = []
         for i in range(len(columns[0])):
             per_position, start = [], 0
@@ -225,7 +236,7 @@ def jacfwd(func: Callable[..., Any], argnums: int | Sequence[int] = 0, *, has_au
 def hessian(func: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
     """The Hessian, forward-over-reverse, as `torch.func.hessian`: ``jacfwd(jacrev(func, argnums),
     argnums)``."""
-    return jacfwd(jacrev(func, argnums), argnums)
+    return _jacfwd(jacrev(func, argnums), argnums, False, "hessian")
 
 
 def hvp(func: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]) -> tuple:
@@ -237,8 +248,9 @@ def hvp(func: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any
     if len(primals) != len(tangents):
         raise ValueError(f"hvp needs one tangent per primal: {len(primals)} primals, {len(tangents)} tangents")
     every = tuple(range(len(primals)))
-    with_value = grad_and_value(func, argnums=every)
-    (gradient, value), (products, _) = jvp(lambda *xs: with_value(*xs), primals, tangents)
+    with_value = _grad_and_value(func, every, False, "hvp")
+    (gradient, value), (products, _) = jvp_tree(lambda *xs: with_value(*xs), primals, tangents,
+                                                lists_as_tuples=True, who="hvp")
     return value, products
 
 
