@@ -24,7 +24,7 @@ import sys
 import threading
 from contextlib import nullcontext
 from operator import attrgetter
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Sequence, cast
 
 from chainrule import engine, modes, ops
 from chainrule.engine import Value, topological_order, tracing
@@ -113,9 +113,9 @@ class _Traced(Value):
         return Value
 
     @property
-    def data(self) -> float:  # type: ignore[override]
+    def data(self) -> float:
         if sys._getframe(1).f_globals is _ENGINE_GLOBALS:
-            return _DATA.__get__(self)
+            return cast(float, _DATA.__get__(self))
         raise _refuse("reading x.data")
 
     @data.setter
@@ -149,7 +149,7 @@ def _refusing(what: str, frozen: bool = False, name: str = "") -> Callable[..., 
     return refuse
 
 
-def _as_a_value(value: Value, name: str, args: tuple) -> Any:
+def _as_a_value(value: Value, name: str, args: tuple[Any, ...]) -> Any:
     """What a plain Value does for the method `name` (a parameter used by a thread that is not tracing)."""
     method = getattr(Value, name, None)
     if method is not None:
@@ -185,7 +185,7 @@ def _guarded_slot(slot: Any, what: str) -> property:
 
     def read(self: Value) -> float:
         if id(sys._getframe(1).f_globals) in _READERS or not _Tracer.tracing_here():
-            return slot.__get__(self)
+            return cast(float, slot.__get__(self))
         raise _refuse(what, True)
 
     return property(read, slot.__set__)
@@ -193,9 +193,10 @@ def _guarded_slot(slot: Any, what: str) -> property:
 
 _SET_CLASS = object.__dict__["__class__"].__set__  # past the class's own __class__ property
 _READERS = {id(vars(engine)), id(vars(modes))}  # the engine's own code reads numbers to build nodes
-_FromParameters.data = _guarded_slot(  # type: ignore[assignment]
+_FromParameters.data = _guarded_slot(  # type: ignore[assignment,misc]
     _DATA, "reading p.data of a parameter (or of a Value computed from parameters only)")
-_FromParameters.grad = _guarded_slot(Value.__dict__["grad"], "reading p.grad of a parameter (its last backward() pass)")
+_FromParameters.grad = _guarded_slot(  # type: ignore[assignment,misc]
+    Value.__dict__["grad"], "reading p.grad of a parameter (its last backward() pass)")
 for _name, _what in _REFUSED.items():
     setattr(_FromParameters, _name, _refusing(re.sub(r"\bx\b", "p", _what) + " of a parameter", True, _name))
 
@@ -358,7 +359,7 @@ def compile(  # noqa: A001 - chainrule.compile, as the library's public name
     # call counter, a list that grows) would be frozen into the graph. This call refuses random draws and
     # clock reads, and must record the same graph. (A draw in the first call only, such as weights made
     # on first use, is kept by eager code too, so it is allowed.)
-    again, sites_again = _placeholders(n_inputs), {}
+    again, sites_again = _placeholders(n_inputs), dict[int, tuple[str, int]]()
     watch = FrozenReads(_refuse_read, lines=False)
     out_again = _check_output(_Tracer.run(fn, again, params, sites_again, watch))
     if watch.drew is not None or watch.unsure:  # once more, line by line, to name the line that draws
@@ -382,7 +383,7 @@ def compile(  # noqa: A001 - chainrule.compile, as the library's public name
     return CompiledFunction(out, placeholders, params)
 
 
-def _entry_text(signature: list[tuple], at: int) -> str:
+def _entry_text(signature: list[tuple[Any, Any]], at: int) -> str:
     """One entry of a graph signature, in words."""
     if at >= len(signature):
         return "no more nodes"
@@ -422,14 +423,14 @@ def _check_output(out: Any) -> Value:
     return out
 
 
-def _graph_signature(out: Value, placeholders: list[Value], params: list[Value]) -> list[tuple]:
+def _graph_signature(out: Value, placeholders: list[Value], params: list[Value]) -> list[tuple[Any, Any]]:
     """The recorded graph, comparable between two traces: for each node in order, its op and where its
     inputs come from; for a leaf, which placeholder or parameter it is, or a constant's bits."""
     order = topological_order(out)
     position = {node: i for i, node in enumerate(order)}
     names = {x: ("input", i) for i, x in enumerate(placeholders)}
     names.update((p, ("param", i)) for i, p in enumerate(params))
-    signature = []
+    signature: list[tuple[Any, Any]] = []
     for node in order:
         if node._op is not None:
             signature.append((node._op, tuple(position[c] for c in node._prev)))
@@ -463,12 +464,12 @@ class CompiledFunction:
         self._out, self._placeholders = out, placeholders
         self._per_example: Planner | None = None  # made on first use of per_example_grads
 
-    def _columns(self, columns: tuple) -> list[Any]:
+    def _columns(self, columns: tuple[Any, ...]) -> list[Any]:
         np = self._np
         if len(columns) != self.n_inputs:
             raise TypeError(f"this compiled function takes {self.n_inputs} columns (one per input), "
                             f"got {len(columns)}")
-        arrays = []
+        arrays: list[Any] = []
         for i, column in enumerate(columns):
             try:
                 array = np.asarray(column, dtype=np.float64)
@@ -484,7 +485,7 @@ class CompiledFunction:
             arrays.append(array)
         return arrays
 
-    def _forward(self, columns: tuple, params: Any) -> tuple[Any, Any, int]:
+    def _forward(self, columns: tuple[Any, ...], params: Any) -> tuple[Any, Any, int]:
         np = self._np
         arrays = self._columns(columns)
         n = arrays[0].shape[0] if arrays else 1

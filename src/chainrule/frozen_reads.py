@@ -96,7 +96,7 @@ _RANDOM_TYPES: dict[type, bool] = {}  # a type: whether it is random.Random or a
 def _builtin_read(function: Any) -> tuple[str, bool] | None:
     """(what, is a clock) for a built-in function that draws or reads the clock, else None. Runs at every
     call of a built-in while tracing, so the common answer (a list's append, math.tanh) is found fast."""
-    owner = getattr(function, "__self__", None)
+    owner: Any = getattr(function, "__self__", None)
     kind = type(owner)
     if kind is ModuleType:
         key = (owner.__name__, function.__name__)
@@ -157,7 +157,7 @@ def _numpy_generator(value: Any) -> tuple[Any, str] | None:
         return value.bit_generator, "a NumPy Generator"
     if isinstance(value, numpy_random.RandomState):
         if value is getattr(numpy_random.mtrand, "_rand", None):
-            return value._bit_generator, "numpy.random (its global generator)"
+            return value._bit_generator, "numpy.random (its global generator)"  # type: ignore[union-attr]
         return value._bit_generator, "a NumPy RandomState"
     if isinstance(value, numpy_random.BitGenerator):
         return value, f"a NumPy {type(value).__name__}"
@@ -222,7 +222,7 @@ class FrozenReads:
 
     # The profiler: Python code of the random module, built-in functions that draw or read the clock, and
     # the generators each of the user's functions reaches.
-    def on_profile(self, frame: FrameType, event: str, arg: Any) -> None:
+    def on_profile(self, frame: FrameType, event: Any, arg: Any) -> None:
         if self.previous_profile is not None:
             self.previous_profile(frame, event, arg)
         if event == "c_call":
@@ -252,7 +252,7 @@ class FrozenReads:
         raise self.refuse(what, site_text(site.f_code.co_filename, site.f_lineno))
 
     # The line tracer (lines=True): only the user's frames are traced line by line; every line is checked.
-    def on_call(self, frame: FrameType, event: str, arg: Any) -> Any:
+    def on_call(self, frame: FrameType, event: Any, arg: Any) -> Any:
         outer = self.previous_trace(frame, event, arg) if self.previous_trace is not None else None
         if _kinds.get(frame.f_code.co_filename) == "own" or _kind(frame.f_code.co_filename) != "user":
             return outer

@@ -49,18 +49,20 @@ def _argnums(argnums: int | Sequence[int], count: int, who: str) -> tuple[tuple[
     return positions, single
 
 
-def _own_inputs(args: tuple, positions: tuple[int, ...], who: str) -> tuple[list, list[list[Value]], list]:
+def _own_inputs(args: tuple[Any, ...], positions: tuple[int, ...], who: str
+                ) -> tuple[list[Any], list[list[Value]], list[Any]]:
     """The arguments with those at `positions` replaced by the transform's own nodes; those nodes per
     position (flattened); and the structure of each."""
-    args = list(args)
-    leaves_per_position, specs = [], []
+    own_args = list(args)
+    leaves_per_position: list[list[Value]] = []
+    specs: list[Any] = []
     for k in positions:
-        leaves, spec = tree_flatten(args[k])
+        leaves, spec = tree_flatten(own_args[k])
         own = [own_copy(x, f"an input of {who}") for x in leaves]
-        args[k] = tree_unflatten(spec, own)
+        own_args[k] = tree_unflatten(spec, own)
         leaves_per_position.append(own)
         specs.append(spec)
-    return args, leaves_per_position, specs
+    return own_args, leaves_per_position, specs
 
 
 def _scalar_output(out: Any, who: str) -> Value:
@@ -118,7 +120,7 @@ def grad(func: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bo
     return wrapper
 
 
-def vjp(func: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple:
+def vjp(func: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[Any, ...]:
     """(output, vjp_fn) or (output, vjp_fn, aux), as `torch.func.vjp`: vjp_fn(cotangents), with
     cotangents in the output's structure, returns a tuple with, for each primal, the sum over outputs of
     cotangent x d output / d primal, in that primal's structure."""
@@ -130,7 +132,7 @@ def vjp(func: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple
     outputs = [_scalar_output(v, "vjp") for v in outputs]
     flat = [x for leaves in own for x in leaves]
 
-    def vjp_fn(cotangents: Any) -> tuple:
+    def vjp_fn(cotangents: Any) -> tuple[Any, ...]:
         cots, cot_spec = tree_flatten(cotangents)
         if len(cots) != len(outputs) or cot_spec != out_spec:
             raise ValueError(f"vjp_fn takes cotangents in the output's structure ({len(outputs)} "
@@ -239,7 +241,7 @@ def hessian(func: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Calla
     return _jacfwd(jacrev(func, argnums), argnums, False, "hessian")
 
 
-def hvp(func: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]) -> tuple:
+def hvp(func: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any, ...]:
     """(func's value, the Hessian of func at `primals` times `tangents`), as
     `torch.autograd.functional.hvp` shapes it: forward-over-reverse, the jvp of the gradient, in one
     sweep each way (see the module docstring for where it and reverse-over-reverse differ). `primals`
@@ -254,7 +256,7 @@ def hvp(func: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any
     return value, products
 
 
-def custom_vjp(forward: Callable[..., float], backward: Callable[..., tuple], name: str = "") -> Callable[..., Any]:
+def custom_vjp(forward: Callable[..., float], backward: Callable[..., tuple[Any, ...]], name: str = "") -> Callable[..., Any]:
     """A function of one or two scalars with its own gradient rule, as `jax.custom_vjp` (and a
     `torch.autograd.Function`): ``forward(*xs)`` computes the value from floats, ``backward(g, *xs, out)``
     returns one gradient per input for the gradient g arriving at the result (None: masked, nothing passes).
@@ -303,7 +305,7 @@ def checkpoint(segment: Callable[..., Any], name: str = "") -> Callable[..., Any
         with no_grad():
             return float(segment(*(Value(x) for x in xs)))
 
-    def backward(g: Any, *inputs_and_out: Any) -> tuple:
+    def backward(g: Any, *inputs_and_out: Any) -> tuple[Any, ...]:
         xs = inputs_and_out[:-1]
         graph = any(isinstance(x, Value) for x in (g, *xs))
         leaves = [own_copy(x, f"an input of {label}") for x in xs]
@@ -327,7 +329,7 @@ def _elementwise(function: Callable[..., Any], arity: int, outputs: int) -> Call
     return on_arrays
 
 
-def _elementwise_pullback(backward: Callable[..., tuple], arity: int) -> Callable[..., tuple]:
+def _elementwise_pullback(backward: Callable[..., tuple[Any, ...]], arity: int) -> Callable[..., tuple[Any, ...]]:
     def one(*numbers: float) -> Any:
         passed = tuple(0.0 if p is None else p for p in backward(*numbers))  # masked: exactly 0
         return passed[0] if arity == 1 else passed
