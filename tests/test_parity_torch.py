@@ -138,3 +138,12 @@ def test_sigmoid_follows_pytorchs_formula_bit_for_bit() -> None:
     points = POINTS + [-745.0, -720.0, 710.0, -0.0, 0.0, 40.0, -40.0]
     assert all(same(Value(x).sigmoid().data, fuzz.torch.sigmoid(fuzz.torch.tensor(x, dtype=fuzz.torch.float64)).item())
                for x in points)
+
+
+def test_every_op_of_one_input_is_fuzzed_and_each_non_ieee_one_has_its_c_library_twin() -> None:
+    from chainrule.ops import functions
+
+    assert set(functions(1)) <= set(fuzz.UNARY)
+    chosen = {step[0] for seed in range(GRAPHS) for step in fuzz.recipe(random.Random(seed))[1]}
+    assert {"sqrt", "log1p", "softplus", "erf", "atan"} <= chosen  # the graphs do use them
+    assert {"sqrt", "log1p", "softplus", "erf", "atan"} <= set(fuzz.LIBM)
