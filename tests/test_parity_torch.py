@@ -68,6 +68,8 @@ def test_the_docs_table_names_every_class_and_each_count_is_within_its_bound() -
                                   measured_tables.by_class(counts, ["values", "gradients"]))
     identical, total = sum(table.rows["bit-identical"]), sum(table.totals)  # the docs' sentence is their table's
     assert f"So {100 * identical / total:.1f} % of the {total:,} results are bit-identical" in docs
+    readme = " ".join((DOCS.parent.parent / "README.md").read_text(encoding="utf-8").split())
+    assert f"bit-identical to PyTorch in {100 * identical / total:.1f} % of fuzzed results" in readme  # one figure
 
 
 def test_the_classifier_catches_a_difference_it_cannot_explain(monkeypatch) -> None:
