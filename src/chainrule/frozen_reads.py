@@ -25,8 +25,8 @@ import sys
 import sysconfig
 import threading
 from pathlib import Path
-from types import FrameType, MethodType, ModuleType
-from typing import Any, Callable, Iterator
+from types import CodeType, FrameType, MethodType, ModuleType
+from typing import Any, Callable
 
 __all__ = ["FrozenReads", "user_frame", "site_text", "creation_site"]
 
@@ -88,6 +88,7 @@ _CLOCKS = {("time", name) for name in (
     "process_time_ns", "thread_time", "thread_time_ns")}
 _DATETIME_CLOCKS = {"now", "utcnow", "today"}
 _ENTROPY = {(os.name, "urandom"), (os.name, "getrandom")}
+_READING_MODULES = {module for module, _ in _CLOCKS | _ENTROPY}
 
 
 _RANDOM_TYPES: dict[type, bool] = {}  # a type: whether it is random.Random or a subclass
@@ -99,6 +100,8 @@ def _builtin_read(function: Any) -> tuple[str, bool] | None:
     owner: Any = getattr(function, "__self__", None)
     kind = type(owner)
     if kind is ModuleType:
+        if owner.__name__ not in _READING_MODULES:  # builtins, math: most calls end here
+            return None
         key = (owner.__name__, function.__name__)
         if key in _ENTROPY:
             return f"drawing random bytes (os.{key[1]}())", False
@@ -192,6 +195,7 @@ class FrozenReads:
             numpy_random.Generator, numpy_random.RandomState, numpy_random.BitGenerator)
         self.drew: str | None = None
         self.unsure = False
+        self.globals_searched: set[CodeType] = set()
 
     def __enter__(self) -> "FrozenReads":
         self.previous_profile, self.previous_trace = sys.getprofile(), sys.gettrace()
@@ -289,10 +293,18 @@ class FrozenReads:
             self.generators[id(found[0])] = _Generator(*found)
 
     def search(self, frame: FrameType) -> None:
-        """Watch the generators this frame's code reaches by name (its locals, globals and their attributes)."""
-        names = frame.f_code.co_names
-        for value in _named(frame, names):
+        """Watch the generators this frame's code reaches by name (its locals, globals and their attributes);
+        a code's globals once per trace (they are the module's, and change rarely)."""
+        code = frame.f_code
+        names = code.co_names
+        for value in frame.f_locals.values():
             self.search_value(value, names, 0)
+        if code not in self.globals_searched:
+            self.globals_searched.add(code)
+            found = frame.f_globals
+            for name in names:
+                if name in found:
+                    self.search_value(found[name], names, 0)
 
     def search_value(self, value: Any, names: tuple[str, ...], depth: int) -> None:
         if type(value) is MethodType:  # draw = rng.random
@@ -312,10 +324,3 @@ class FrozenReads:
                 if name in attributes:
                     self.search_value(attributes[name], names, depth + 1)
 
-
-def _named(frame: FrameType, names: tuple[str, ...]) -> Iterator[Any]:
-    yield from frame.f_locals.values()
-    globals_ = frame.f_globals
-    for name in names:
-        if name in globals_:
-            yield globals_[name]
