@@ -40,12 +40,10 @@ _kinds: dict[str, str] = {}  # a code file's kind, "own", "library" or "user", b
 def _kind(filename: str) -> str:
     kind = _kinds.get(filename)
     if kind is None:
-        if filename.startswith("<frozen") or filename.startswith(_LIBRARY):
-            kind = "library"
-        else:
-            resolved = str(Path(filename).resolve()) if not filename.startswith("<") else filename
-            kind = ("own" if resolved.startswith(_PACKAGE) else
-                    "library" if resolved.startswith(_LIBRARY) else "user")
+        # chainrule first: installed, it is inside site-packages too
+        resolved = str(Path(filename).resolve()) if not filename.startswith("<") else filename
+        kind = ("own" if resolved.startswith(_PACKAGE) else
+                "library" if filename.startswith("<frozen") or resolved.startswith(_LIBRARY) else "user")
         _kinds[filename] = kind
     return kind
 
