@@ -14,18 +14,17 @@ from chainrule import Value, topological_order
 from chainrule import modes
 from chainrule.engine import reverse_sweep
 from chainrule.commands.graph import torch_function
-from chainrule.ops import functions, safe_cos, safe_exp, safe_log, safe_sin
+from chainrule.ops import (
+    functions, safe_cos, safe_exp, safe_log, safe_log1p, safe_sin, safe_sqrt, softplus, softplus_slope,
+)
 
 SPECIAL = [0.0, -0.0, 5e-324, -5e-324, 1e-310, 2.2250738585072014e-308, 1e-200, 1e200, -1e300, 1.7976931348623157e308,
            math.inf, -math.inf, math.nan, 1.0, -1.0, 0.5, -2.5, 3.0, 710.0, -745.0]
 POWERS = [0.0, 1.0, 2.0, 3.0, 0.5, -1.0, -2.0, -0.5, 1.5, -3.0, 2.5]
 CONSTANTS = [2.0, -0.5, 0.0, -0.0, 1e-310, 1e308, math.inf]
 # Every one-input op of the table called by name (chainrule.ops.functions), so that a new op is fuzzed
-# against its PyTorch function (Op.torch) without a list to update here; but the five of issue 45, which
-# tests/test_ops_selects.py compares with PyTorch at the edges to second order: fuzzing them here needs their
-# kernel twins below (PyTorch's log1p and erf round subnormals otherwise) and the docs' tables measured again.
-NOT_YET_FUZZED = {"sqrt", "log1p", "softplus", "erf", "atan"}
-FUNCTIONS = {name: op for name, op in functions(1).items() if name not in NOT_YET_FUZZED}
+# against its PyTorch function (Op.torch) without a list to update here; each has its C library twin in LIBM.
+FUNCTIONS = functions(1)
 UNARY = ["neg", *FUNCTIONS, "powk"]
 BINARY = ["add", "sub", "mul", "div", "pow"]
 WITH_CONSTANT = ["add_c", "c_sub", "mul_c", "div_c", "c_div", "c_pow"]
@@ -71,7 +70,9 @@ BINARY_OPS = {
 }
 CHAINRULE_UNARY = {"neg": lambda v: -v, **{name: getattr(Value, name) for name in FUNCTIONS}}
 TORCH_UNARY = {"neg": lambda v: -v, **{name: torch_function(torch, op) for name, op in FUNCTIONS.items()}}
-LIBM = {"exp": safe_exp, "log": safe_log, "tanh": math.tanh, "sin": safe_sin, "cos": safe_cos}
+LIBM = {"exp": safe_exp, "log": safe_log, "tanh": math.tanh, "sin": safe_sin, "cos": safe_cos, "sqrt": safe_sqrt,
+        "log1p": safe_log1p, "softplus": softplus, "erf": math.erf, "atan": math.atan}
+TWO_OVER_ROOT_PI = 2.0 / math.sqrt(math.pi)  # as PyTorch's erf backward computes it
 
 
 def _tensor(x: float) -> torch.Tensor:
@@ -79,7 +80,7 @@ def _tensor(x: float) -> torch.Tensor:
 
 
 class _LibmKernel(torch.autograd.Function):
-    """exp, log or tanh with the value from the C library (Python's math, as chainrule) and PyTorch's own
+    """An op of LIBM with the value from the C library (Python's math, as chainrule) and PyTorch's own
     backward formula: the twin that tells kernel rounding apart from everything else."""
 
     @staticmethod
@@ -101,7 +102,31 @@ class _LibmKernel(torch.autograd.Function):
             return grad * _tensor(safe_cos(x.item())), None
         if ctx.name == "cos":  # grad * -sin(x)
             return grad * -_tensor(safe_sin(x.item())), None
+        if ctx.name in PYTORCH_SLOPES:
+            return PYTORCH_SLOPES[ctx.name](grad, x, out), None
         return grad * (1 - out * out), None
+
+
+def _libm_exp(x: torch.Tensor) -> torch.Tensor:
+    return _tensor(safe_exp(x.item()))
+
+
+def _softplus_slope(g: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    """PyTorch's softplus_backward (beta 1, threshold 20) with the C library's exp."""
+    if x.item() > 20.0:
+        return g
+    z = _libm_exp(x)
+    return g * z / (z + 1)
+
+
+#: PyTorch's derivative formulas of the newer ops, (g, x, out) -> g times the slope, with the C library's values.
+PYTORCH_SLOPES = {
+    "sqrt": lambda g, x, out: g / (2 * out),
+    "log1p": lambda g, x, out: g / (x + 1),
+    "softplus": lambda g, x, out: _softplus_slope(g, x),
+    "erf": lambda g, x, out: TWO_OVER_ROOT_PI * _libm_exp(-(x * x)) * g,
+    "atan": lambda g, x, out: g / (x * x + 1),
+}
 
 
 #: PyTorch twins with one of its own choices replaced by chainrule's, each naming a class of differences.
@@ -207,11 +232,13 @@ def _dual(primal: torch.Tensor, tangent) -> torch.Tensor:
 
 
 def _libm_kernel_dual(a, name: str) -> torch.Tensor:
-    """exp, log or tanh with the C library's value and PyTorch's tangent formula (the "kernels" twin)."""
+    """An op of LIBM with the C library's value and PyTorch's tangent formula (the "kernels" twin)."""
     primal, tangent = _dual_parts(a)
     out = _tensor(LIBM[name](primal.item()))
     if tangent is None:
         return out
+    if name in PYTORCH_SLOPES:
+        return _dual(out, PYTORCH_SLOPES[name](tangent, primal, out))
     return _dual(out, {"exp": lambda: tangent * out, "log": lambda: tangent / primal,
                        "tanh": lambda: tangent * (1 - out * out),
                        "sin": lambda: tangent * _tensor(safe_cos(primal.item())),
@@ -259,7 +286,7 @@ def torch_forward_twin(leaves, steps, tangents, variants: tuple[str, ...] = ()) 
 
 
 class _LibmKernel2(torch.autograd.Function):
-    """exp, log, tanh, sin or cos with the C library's value, differentiable again in both modes with PyTorch's
+    """An op of LIBM with the C library's value, differentiable again in both modes with PyTorch's
     own formulas (its backward calls this function again for the value it needs): the second-order twin."""
 
     @staticmethod
@@ -291,6 +318,17 @@ def _libm_slope(name: str, x: torch.Tensor, g: torch.Tensor) -> torch.Tensor:
         return torch.ops.aten.tanh_backward(g, _LibmKernel2.apply(x, "tanh"))
     if name == "sin":
         return g * _LibmKernel2.apply(x, "cos")
+    if name == "sqrt":
+        return g / (2 * _LibmKernel2.apply(x, "sqrt"))
+    if name == "log1p":
+        return g / (x + 1)
+    if name == "atan":
+        return g / (x * x + 1)
+    if name == "erf":
+        return TWO_OVER_ROOT_PI * _LibmKernel2.apply(-(x * x), "exp") * g
+    if name == "softplus":  # softplus_backward: g itself past the threshold
+        z = _LibmKernel2.apply(x, "exp")
+        return torch.where(x > 20.0, g, g * z / (z + 1))
     return g * -_LibmKernel2.apply(x, "sin")
 
 
@@ -412,6 +450,11 @@ _RULE_VALUES = {
     "powk": lambda a, b: torch.pow(a, b.item()), "powk|tensor": lambda a, b: torch.pow(a, b),
     # with the "kernels" twin as well: the C library's values
     "tanh|libm": lambda a, b: _tensor(math.tanh(a.item())), "log|libm": lambda a, b: _tensor(safe_log(a.item())),
+    # the newer ops, whose backward formulas PyTorch differentiates as written (softplus's by a formula of its own)
+    **{name: (lambda a, b, name=name: TORCH_UNARY[name](a)) for name in ("sqrt", "log1p", "softplus", "erf", "atan")},
+    **{f"{name}|libm": (lambda a, b, name=name: _tensor(LIBM[name](a.item())))
+       for name in ("sqrt", "log1p", "softplus", "erf", "atan")},
+    "softplus_slope": lambda a, b: _tensor(softplus_slope(a.item())),
 }
 
 
@@ -433,6 +476,17 @@ def _chainrule_pullback(name: str, g, a, b, needed=(True, True)) -> tuple:
         da = torch.where(b == 0.0, zero, g * (b * _rule("pow", a, b - 1.0))) if needed[0] else None
         db = g * torch.where((a == 0.0) & (b >= 0.0), zero, out * torch.log(a)) if needed[1] else None
         return da, db
+    base, libm = name.partition("|")[0], "|libm" in name
+    if base in ("sqrt", "log1p", "atan"):  # the table's div, by a Value
+        return _rule("div", g, {"sqrt": lambda: 2.0 * _rule(name, a), "log1p": lambda: a + 1.0,
+                                "atan": lambda: a * a + 1.0}[base]()), None
+    if base == "erf":
+        return TWO_OVER_ROOT_PI * (_LibmKernel2.apply(-(a * a), "exp") if libm else torch.exp(-(a * a))) * g, None
+    if base == "softplus":  # through softplus's slope, itself an op of the table
+        return g * _rule("softplus_slope", a), None
+    if base == "softplus_slope":  # sigmoid's slope, 0 from the threshold on
+        sigmoid = _rule("sigmoid", a)
+        return g * (1.0 - sigmoid) * sigmoid * (20.0 > a).double(), None
     if name.startswith("log"):
         return _rule("div", g, a), None
     if name.startswith("powk"):  # a constant exponent b: masked at 0, the inner power by the C library's rule
@@ -450,9 +504,11 @@ SECOND_ORDER_VARIANTS["derivative formulas"] = {
     "pow": lambda a, b, c: _rule("pow", a, b), "c_pow": lambda a, b, c: _rule("pow", _tensor(c), a),
     "sigmoid": lambda a: _rule("sigmoid", a), "tanh": lambda a: _rule("tanh", a), "log": lambda a: _rule("log", a),
     "powk": lambda a, b, c: _rule("powk", a, _tensor(c)),
+    **{name: (lambda a, name=name: _rule(name, a)) for name in ("sqrt", "log1p", "softplus", "erf", "atan")},
 }
 # Both twins at once: the C library's values under chainrule's derivatives.
-_BOTH = {"tanh": lambda a: _rule("tanh|libm", a), "log": lambda a: _rule("log|libm", a)}
+_BOTH = {name: (lambda a, name=name: _rule(f"{name}|libm", a))
+         for name in ("tanh", "log", "sqrt", "log1p", "softplus", "erf", "atan")}
 
 
 # --- vjp, jacrev, jacfwd: functions of every leaf with two outputs -----------------------------------------

@@ -7,8 +7,13 @@ time. Reference values come from the eager engine, example by example.
 
 from __future__ import annotations
 
+import datetime
 import itertools
+import os
 import random
+import re
+import secrets
+import time
 import threading
 
 import numpy as np
@@ -365,3 +370,206 @@ def test_the_refusal_names_every_method_of_the_op_table_logaddexp_included() -> 
         chainrule.compile(lambda x: x * float(x), [])
     assert all(name in str(refused.value) for name in functions()), str(refused.value)
     assert "logaddexp" in str(refused.value) and "sin" in str(refused.value)
+
+
+# --- random draws and clock reads: refused at their line every time, whatever the draw ------------------------
+# Before, a draw from a NumPy Generator compiled silently whenever the two traces recorded the same graph
+# (rng.random() < 0.5 twice alike), and os.urandom, time.time() and numpy.random's functions were caught only
+# by the second trace's comparison, without a line.
+
+RNG = np.random.default_rng(7)
+LEGACY = np.random.RandomState(7)
+
+
+class _Noisy:
+    def __init__(self) -> None:
+        self.rng = np.random.default_rng(3)
+
+    def __call__(self, x):
+        h = x * 2.0
+        keep = float(self.rng.random() < 0.5)  # an attribute's generator
+        return h * keep
+
+
+def _in_a_closure():
+    rng = np.random.default_rng(5)
+
+    def fn(x):
+        keep = float(rng.random() < 0.5)  # a closure's generator
+        return x * keep
+
+    return fn
+
+
+def _through_a_bound_method(x):
+    draw = RNG.integers
+    keep = float(draw(0, 2))  # through a bound method in a local
+    return x * keep
+
+
+def _assigned_inside(x):
+    rng = [RNG][0]
+    keep = float(rng.random() < 0.5)  # a local assigned from an expression
+    return x * keep
+
+
+# Each draws on its own line, `keep = ...`, which the refusal must name.
+def _draw_0(x):
+    keep = float(np.random.default_rng().random() < 0.5)
+    return x * keep
+
+
+def _draw_1(x):
+    keep = float(RNG.random() < 0.5)
+    return x * keep
+
+
+def _draw_2(x):
+    keep = RNG.normal()
+    return x * keep
+
+
+def _draw_3(x):
+    keep = float(RNG.integers(0, 2))
+    return x * keep
+
+
+def _draw_4(x):
+    keep = float(LEGACY.rand() < 0.5)
+    return x * keep
+
+
+def _draw_5(x):
+    keep = float(np.random.rand() < 0.5)
+    return x * keep
+
+
+def _draw_6(x):
+    keep = float(np.random.permutation(2)[0])
+    return x * keep
+
+
+def _draw_7(x):
+    keep = float(random.random() < 0.5)
+    return x * keep
+
+
+def _draw_8(x):
+    keep = float(random.Random().random() < 0.5)
+    return x * keep
+
+
+def _draw_9(x):
+    keep = float(os.urandom(1)[0] % 2)
+    return x * keep
+
+
+def _draw_10(x):
+    keep = float(secrets.randbelow(2))
+    return x * keep
+
+
+def _draw_11(x):
+    keep = time.time()
+    return x * keep
+
+
+def _draw_12(x):
+    keep = float(time.perf_counter() > 0)
+    return x * keep
+
+
+def _draw_13(x):
+    keep = float(datetime.datetime.now().microsecond % 2)
+    return x * keep
+
+
+DRAWS = {
+    'a new default_rng()': (_draw_0, 'float(np.random.default_rng().random() < 0.5)'),
+    "a Generator's random()": (_draw_1, 'float(RNG.random() < 0.5)'),
+    "a Generator's normal()": (_draw_2, 'RNG.normal()'),
+    "a Generator's integers()": (_draw_3, 'float(RNG.integers(0, 2))'),
+    'a RandomState': (_draw_4, 'float(LEGACY.rand() < 0.5)'),
+    'numpy.random.rand()': (_draw_5, 'float(np.random.rand() < 0.5)'),
+    'numpy.random.permutation()': (_draw_6, 'float(np.random.permutation(2)[0])'),
+    'random.random()': (_draw_7, 'float(random.random() < 0.5)'),
+    'a random.Random': (_draw_8, 'float(random.Random().random() < 0.5)'),
+    'os.urandom()': (_draw_9, 'float(os.urandom(1)[0] % 2)'),
+    'secrets': (_draw_10, 'float(secrets.randbelow(2))'),
+    'time.time()': (_draw_11, 'time.time()'),
+    'time.perf_counter()': (_draw_12, 'float(time.perf_counter() > 0)'),
+    'datetime.now()': (_draw_13, 'float(datetime.datetime.now().microsecond % 2)'),
+}
+
+
+@pytest.mark.parametrize("fn, line", DRAWS.values(), ids=DRAWS.keys())
+def test_a_random_draw_or_a_clock_read_is_refused_at_its_line_every_time(fn, line) -> None:
+    for _ in range(25):
+        with pytest.raises(TracingError, match=r"is not allowed while chainrule.compile traces.*Refused at "
+                                               r".*test_compile_tracing.py:\d+ \(keep = " + re.escape(line) + r"\)"):
+            chainrule.compile(fn, [])
+
+
+@pytest.mark.parametrize("fn, line", [
+    (_Noisy(), "keep = float(self.rng.random() < 0.5)"),
+    (_in_a_closure(), "keep = float(rng.random() < 0.5)"),
+    (_through_a_bound_method, "keep = float(draw(0, 2))"),
+    (_assigned_inside, "keep = float(rng.random() < 0.5)"),
+], ids=["an attribute", "a closure", "a bound method", "a local assigned inside"])
+def test_a_generator_reached_any_way_is_refused_at_its_line_every_time(fn, line) -> None:
+    for _ in range(25):
+        with pytest.raises(TracingError, match=r"drawing a random number from a NumPy Generator.*"
+                                               r"test_compile_tracing.py:\d+ \(" + re.escape(line)):
+            chainrule.compile(fn, [])
+
+
+def test_a_draw_made_on_the_first_call_only_is_kept_as_eager_code_keeps_it() -> None:
+    made = []
+
+    def fn(x):
+        if not made:  # a weight drawn on first use, then reused by every call, eager or compiled
+            made.append(RNG.normal())
+        return x * made[0]
+
+    compiled = chainrule.compile(fn, [])
+    np.testing.assert_allclose(compiled.values(XS), eager_values(fn, XS), rtol=1e-15)
+
+
+def test_a_clock_read_inside_a_library_is_not_the_functions_and_is_allowed() -> None:
+    import logging
+
+    logger = logging.getLogger("chainrule.tests.frozen")
+    logger.addHandler(logging.NullHandler())
+    logger.propagate = False
+
+    def fn(x):
+        logger.warning("traced")  # logging stamps the record with the time; the graph never sees it
+        return x * 2.0
+
+    compiled = chainrule.compile(fn, [])
+    assert compiled.values(XS).tolist() == (XS * 2.0).tolist()
+
+
+def test_python_state_seen_on_the_second_call_is_refused_naming_its_line_and_both_values() -> None:
+    calls = []
+
+    def grows(x):
+        calls.append(1)
+        y = x * 2.0
+        return y * float(len(calls))  # 1.0 at the first call, 2.0 at the second
+
+    counter = itertools.count()
+
+    def deepens(x):
+        y = x
+        for _ in range(next(counter) % 2 + 1):
+            y = y.tanh()  # one tanh at the first call, two at the second
+        return y
+
+    for _ in range(5):
+        with pytest.raises(TracingError, match=r"\(the constant [\d.]+ in the first call, the constant [\d.]+ in "
+                                               r"the second\).*test_compile_tracing.py:\d+ \(return y \* float"):
+            chainrule.compile(grows, [])
+        with pytest.raises(TracingError, match=r"\(no more nodes in the first call, a tanh node in the second\).*"
+                                               r"test_compile_tracing.py:\d+ \(y = y.tanh\(\)"):
+            chainrule.compile(deepens, [])

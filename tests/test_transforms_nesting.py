@@ -195,11 +195,23 @@ def test_argnums_naming_an_argument_twice_is_refused(transform: str) -> None:
         getattr(func, transform)(lambda x, y: x * y, argnums=(1, -1))(1.0, 2.0)
 
 
-@pytest.mark.parametrize("transform", ["grad", "jacrev", "jacfwd", "hessian"])
+BAD_INPUT_CALLS = {
+    "grad": lambda: func.grad(lambda x: x * x)("3"),
+    "grad_and_value": lambda: func.grad_and_value(lambda x: x * x)("3"),
+    "vjp": lambda: func.vjp(lambda x: x * x, "3"),
+    "jvp": lambda: func.jvp(lambda x: x * x, ("3",), (1.0,)),
+    "jacrev": lambda: func.jacrev(lambda x: x * x)("3"),
+    "jacfwd": lambda: func.jacfwd(lambda x: x * x)("3"),
+    "hessian": lambda: func.hessian(lambda x: x * x)("3"),
+    "hvp": lambda: func.hvp(lambda x: x * x, ("3",), (1.0,)),
+}
+
+
+@pytest.mark.parametrize("transform", BAD_INPUT_CALLS)
 def test_a_bad_input_is_named_with_the_transform_it_was_given_to(transform: str) -> None:
-    who = "jacfwd" if transform == "hessian" else transform  # hessian is jacfwd of jacrev: the outer one meets it
-    with pytest.raises(TypeError, match=rf"^an input of {who} must be a real number, not str$"):
-        getattr(func, transform)(lambda x: x * x)("3")
+    # hessian is jacfwd of jacrev and hvp a jvp of a grad; the error still names what the user called.
+    with pytest.raises(TypeError, match=rf"^an input of {transform} must be a real number, not str$"):
+        BAD_INPUT_CALLS[transform]()
 
 
 def test_arguments_not_differentiated_reach_the_function_as_given() -> None:
@@ -214,3 +226,29 @@ def test_arguments_not_differentiated_reach_the_function_as_given() -> None:
     assert float(func.grad(f)(1.0, Value(0.0))) == math.inf
     assert func.grad(f)(1.0, 2.0) == 0.5
     assert seen == [Value, float]
+
+
+@needs_torch
+@pytest.mark.parametrize("name, ours, theirs", [
+    ("a quotient by 0", lambda x, y: x * (y / 0.0), lambda x, y: x * (y / 0.0)),
+    ("a negative base to a fractional power", lambda x, y: x * y ** (1 / 3), lambda x, y: x * y ** (1 / 3)),
+    ("both, through tanh", lambda x, y: (x * y ** 0.5).tanh() + y / 0.0,
+     lambda x, y: torch.tanh(x * y ** 0.5) + y / 0.0),
+])
+def test_an_argument_not_differentiated_has_torch_funcs_semantics_given_as_torch_would_get_it(name, ours, theirs) -> None:
+    # A Value where torch.func gets a 0-d tensor: the op table's inf and nan, as the tensor's. A float where
+    # torch.func gets a Python float: Python's own arithmetic in both (ZeroDivisionError, a complex number).
+    for x, y in [(2.0, -8.0), (0.5, 1.0), (-1.5, -0.25)]:
+        expected = torch.func.grad_and_value(theirs)(T(x), T(y))
+        got = func.grad_and_value(ours)(x, Value(y))
+        for a, b in zip((got[0], got[1]), expected):
+            assert float(a) == pytest.approx(float(b), rel=1e-13, nan_ok=True), (name, x, y)
+    for function in (ours, theirs):
+        transform = func.grad if function is ours else torch.func.grad
+        point = 2.0 if function is ours else T(2.0)
+        if "quotient" in name:
+            with pytest.raises(ZeroDivisionError):
+                transform(function)(point, 1.0)
+        elif "power" in name:
+            with pytest.raises((TypeError, RuntimeError)):  # complex: chainrule refuses the operand, torch the output
+                transform(function)(point, -8.0)

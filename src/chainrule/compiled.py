@@ -18,18 +18,17 @@ its nodes at that level, over index arrays, with the array forms of its rules fr
 from __future__ import annotations
 
 import inspect
-import linecache
 import math
-import random
 import re
 import sys
 import threading
+from contextlib import nullcontext
 from operator import attrgetter
-from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Sequence, cast
 
 from chainrule import engine, modes, ops
 from chainrule.engine import Value, topological_order, tracing
+from chainrule.frozen_reads import FrozenReads, creation_site, site_text, user_frame
 from chainrule.ops import functions
 from chainrule.replay import Planner
 
@@ -45,13 +44,29 @@ class TracingError(TypeError):
 
 
 def _refuse(what: str, frozen: bool = False, frame: Any = None) -> TracingError:
-    error = _refusal(what, frozen, _user_site(frame or sys._getframe(2)))
+    site = user_frame(frame or sys._getframe(2))
+    error = _refusal(what, "parameter" if frozen else "placeholder",
+                     "<unknown>" if site is None else site_text(site.f_code.co_filename, site.f_lineno))
     _Tracer.record(error)
     return error
 
 
-def _refusal(what: str, frozen: bool, site: str) -> TracingError:
-    if frozen:  # a parameter's number, or Python state: it would be fixed at its value now
+def _refuse_read(what: str, site: str) -> TracingError:
+    """A random draw or a clock read while tracing (chainrule.frozen_reads finds them)."""
+    error = _refusal(what, "read", site)
+    _Tracer.record(error)
+    return error
+
+
+def _refusal(what: str, kind: str, site: str) -> TracingError:
+    if kind == "read":  # a random number or the time: the compiled graph would replay this one number
+        return TracingError(
+            f"{what} is not allowed while chainrule.compile traces the function: the number it gives is "
+            "taken once, now, and would be frozen into the compiled graph, the same at every call. Pass what "
+            "varies from call to call, such as a dropout mask or noise, as an input column (e.g. a column "
+            f"of 0s and 1s drawn outside the function). Refused at {site}."
+        )
+    if kind == "parameter":  # a parameter's number, or Python state: it would be fixed at its value now
         return TracingError(
             f"{what} is not allowed while chainrule.compile traces the function: the number it gives is "
             "taken now and would be frozen into the compiled graph, while the replay reads the parameters' "
@@ -67,24 +82,6 @@ def _refusal(what: str, frozen: bool, site: str) -> TracingError:
         "x.item()), compare values (x > 0) or branch on them (if x, bool(x)). For example, write "
         f"x.relu() instead of `x if x > 0 else 0`. Refused at {site}."
     )
-
-
-# Frames in these files are chainrule's own; a refusal names the first frame outside them.
-_OWN_FILES = {str(Path(m.__file__).resolve()) for m in (engine, modes, ops)} | {
-    str(Path(__file__).resolve()), str(Path(__file__).with_name("forward.py").resolve()),
-    str(Path(__file__).with_name("func.py").resolve()), str(Path(__file__).with_name("replay.py").resolve())}
-_RANDOM_FILE = str(Path(random.__file__).resolve())
-
-
-def _user_site(frame: Any) -> str:
-    """file:line and the source of the first frame outside chainrule's engine: the user's line."""
-    while frame is not None and (frame.f_code.co_filename in _OWN_FILES
-                                 or str(Path(frame.f_code.co_filename).resolve()) in _OWN_FILES):
-        frame = frame.f_back
-    if frame is None:
-        return "<unknown>"
-    source = linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()
-    return f"{frame.f_code.co_filename}:{frame.f_lineno}" + (f" ({source})" if source else "")
 
 
 def _numpy() -> Any:
@@ -116,9 +113,9 @@ class _Traced(Value):
         return Value
 
     @property
-    def data(self) -> float:  # type: ignore[override]
+    def data(self) -> float:
         if sys._getframe(1).f_globals is _ENGINE_GLOBALS:
-            return _DATA.__get__(self)
+            return cast(float, _DATA.__get__(self))
         raise _refuse("reading x.data")
 
     @data.setter
@@ -152,7 +149,7 @@ def _refusing(what: str, frozen: bool = False, name: str = "") -> Callable[..., 
     return refuse
 
 
-def _as_a_value(value: Value, name: str, args: tuple) -> Any:
+def _as_a_value(value: Value, name: str, args: tuple[Any, ...]) -> Any:
     """What a plain Value does for the method `name` (a parameter used by a thread that is not tracing)."""
     method = getattr(Value, name, None)
     if method is not None:
@@ -188,7 +185,7 @@ def _guarded_slot(slot: Any, what: str) -> property:
 
     def read(self: Value) -> float:
         if id(sys._getframe(1).f_globals) in _READERS or not _Tracer.tracing_here():
-            return slot.__get__(self)
+            return cast(float, slot.__get__(self))
         raise _refuse(what, True)
 
     return property(read, slot.__set__)
@@ -196,9 +193,10 @@ def _guarded_slot(slot: Any, what: str) -> property:
 
 _SET_CLASS = object.__dict__["__class__"].__set__  # past the class's own __class__ property
 _READERS = {id(vars(engine)), id(vars(modes))}  # the engine's own code reads numbers to build nodes
-_FromParameters.data = _guarded_slot(  # type: ignore[assignment]
+_FromParameters.data = _guarded_slot(  # type: ignore[assignment,misc]
     _DATA, "reading p.data of a parameter (or of a Value computed from parameters only)")
-_FromParameters.grad = _guarded_slot(Value.__dict__["grad"], "reading p.grad of a parameter (its last backward() pass)")
+_FromParameters.grad = _guarded_slot(  # type: ignore[assignment,misc]
+    Value.__dict__["grad"], "reading p.grad of a parameter (its last backward() pass)")
 for _name, _what in _REFUSED.items():
     setattr(_FromParameters, _name, _refusing(re.sub(r"\bx\b", "p", _what) + " of a parameter", True, _name))
 
@@ -212,6 +210,7 @@ class _Tracer:
 
     _lock = threading.Lock()
     _active: dict[int, list[TracingError]] = {}  # the refusals of each trace running now, by its thread
+    _sites: dict[int, dict[int, tuple[str, int]]] = {}  # by thread: each node's user line (id -> file, line)
     _from_parameters: list[Value] = []  # Values made _FromParameters by the traces running now
 
     @classmethod
@@ -219,6 +218,9 @@ class _Tracer:
         """A node the engine made from a placeholder is a placeholder too (this covers `Value.relu(x)`
         called on the class, as chainrule.nn does, and nodes made in other threads); one made from
         parameters and constants only is marked as such, and computing it under no_grad() is refused."""
+        sites = cls._sites.get(threading.get_ident())
+        if sites is not None:
+            sites[id(node)] = creation_site(sys._getframe(1))
         kinds = (type(a), type(b))
         if _Traced in kinds:
             if not recording:
@@ -256,21 +258,26 @@ class _Tracer:
                 refusals.append(error)
 
     @classmethod
-    def run(cls, fn: Callable[..., Any], placeholders: list[Value], params: list[Value]) -> Any:
+    def run(cls, fn: Callable[..., Any], placeholders: list[Value], params: list[Value],
+            sites: dict[int, tuple[str, int]] | None, watch: FrozenReads | None = None) -> Any:
         """fn(*placeholders) with the hook on; a TracingError if anything was refused meanwhile, whatever
-        the function raised then (a thread's refusal can surface as the function's own error)."""
+        the function raised then (a thread's refusal can surface as the function's own error). `sites`
+        (if given) is filled with the line that made each node; `watch` refuses random draws and clock reads."""
         refusals: list[TracingError] = []
         me = threading.get_ident()
         with cls._lock:
             outer = cls._active.get(me)  # compile called inside a traced function: restored after
+            outer_sites = cls._sites.get(me)
             cls._active[me] = refusals
+            if sites is not None:
+                cls._sites[me] = sites
             swapped = [p for p in params if type(p) is Value]
             for p in swapped:
                 p.__class__ = _FromParameters
         failure: BaseException | None = None
         out = None
         try:
-            with tracing(cls), _watching_random():
+            with tracing(cls), watch or nullcontext():
                 out = fn(*placeholders)
         except BaseException as error:  # noqa: BLE001 - re-raised below unless a refusal explains it
             failure = error
@@ -280,6 +287,10 @@ class _Tracer:
                     del cls._active[me]
                 else:
                     cls._active[me] = outer
+                if outer_sites is None:
+                    cls._sites.pop(me, None)
+                else:
+                    cls._sites[me] = outer_sites
                 if not cls._active:  # the last trace running: every marked Value is a Value again
                     for value in cls._from_parameters:
                         _SET_CLASS(value, Value)
@@ -296,55 +307,6 @@ class _Tracer:
         if failure is not None:
             raise failure
         return out
-
-
-def _same_state(a: Any, b: Any) -> bool:
-    if isinstance(a, dict):
-        return a.keys() == b.keys() and all(_same_state(a[k], b[k]) for k in a)
-    return bool((a == b).all()) if hasattr(a, "all") else a == b
-
-
-class _watching_random:
-    """While a trace runs: drawing a random number (the random module, a random.Random, NumPy's random) is
-    refused, naming the line, whether or not the two traces happen to draw the same mask."""
-
-    def __enter__(self) -> None:
-        self.previous = sys.getprofile()
-        self.previous_threads = threading.getprofile()
-        self.numpy_state = self.numpy_random_state()
-        sys.setprofile(self.watch)
-        threading.setprofile(self.watch)
-
-    def __exit__(self, *exc: Any) -> None:
-        sys.setprofile(self.previous)
-        threading.setprofile(self.previous_threads)
-        # NumPy's random functions are compiled code that the profiler does not see: their global state says.
-        after = self.numpy_random_state()
-        if self.numpy_state is not None and after is not None and not _same_state(self.numpy_state, after):
-            _Tracer.record(_refusal("drawing a random number from numpy.random", True,
-                                    "a call to numpy.random (its global state changed while tracing)"))
-
-    @staticmethod
-    def numpy_random_state() -> Any:
-        numpy_random = sys.modules.get("numpy.random")
-        return None if numpy_random is None else numpy_random.get_state(legacy=False)
-
-    def watch(self, frame: Any, event: str, arg: Any) -> None:
-        if event == "c_call":
-            owner = getattr(arg, "__self__", None)
-            module = type(owner).__module__ or ""
-            if isinstance(owner, random.Random) or module.startswith(("numpy.random", "_random")):
-                self.drawn(getattr(arg, "__name__", "random"), frame)
-        elif event == "call" and frame.f_code.co_filename == _RANDOM_FILE and frame.f_back is not None \
-                and frame.f_back.f_code.co_filename != _RANDOM_FILE:
-            self.drawn(frame.f_code.co_name, frame.f_back)
-        if self.previous is not None:
-            self.previous(frame, event, arg)
-
-    @staticmethod
-    def drawn(name: str, frame: Any) -> None:
-        if not frame.f_code.co_filename.startswith("<frozen importlib"):  # a module being imported seeds itself
-            _refuse(f"drawing a random number ({name}())", True, frame)
 
 
 def _count_inputs(fn: Callable[..., Any]) -> int:
@@ -392,19 +354,57 @@ def compile(  # noqa: A001 - chainrule.compile, as the library's public name
     if isinstance(n_inputs, bool) or not isinstance(n_inputs, int) or n_inputs < 0:
         raise ValueError(f"n_inputs must be a whole number >= 0, not {n_inputs!r}")
     placeholders = _placeholders(n_inputs)
-    out = _check_output(_Tracer.run(fn, placeholders, params))
-    # Traced again with new placeholders: Python state read while tracing (a `random` dropout mask, a
-    # call counter, a global) would be frozen into the graph, so a second call must record the same one.
-    again = _placeholders(n_inputs)
-    if _graph_signature(out, placeholders, params) != _graph_signature(
-            _check_output(_Tracer.run(fn, again, params)), again, params):
+    out = _check_output(_Tracer.run(fn, placeholders, params, None))
+    # Traced again with new placeholders: Python state read while tracing (a random draw, the clock, a
+    # call counter, a list that grows) would be frozen into the graph. This call refuses random draws and
+    # clock reads, and must record the same graph. (A draw in the first call only, such as weights made
+    # on first use, is kept by eager code too, so it is allowed.)
+    again, sites_again = _placeholders(n_inputs), dict[int, tuple[str, int]]()
+    watch = FrozenReads(_refuse_read, lines=False)
+    out_again = _check_output(_Tracer.run(fn, again, params, sites_again, watch))
+    if watch.drew is not None or watch.unsure:  # once more, line by line, to name the line that draws
+        lines = FrozenReads(_refuse_read, lines=True)
+        _Tracer.run(fn, _placeholders(n_inputs), params, None, lines)
+        if watch.drew is not None:  # the third call did not draw: the second one's refusal, without its line
+            raise _refusal(f"drawing a random number from {watch.drew}", "read",
+                           "a line that the function ran at its second call but not at its third")
+    first, second = _graph_signature(out, placeholders, params), _graph_signature(out_again, again, params)
+    if first != second:
+        at = next((i for i, (a, b) in enumerate(zip(first, second)) if a != b), min(len(first), len(second)))
+        order = topological_order(out_again)  # its nodes' lines are known (the first call's are not kept)
+        site = _site_of_node(order, min(at, len(order) - 1), sites_again)
         raise TracingError(
-            "the function recorded a different graph when chainrule.compile called it a second time, so it "
-            "depends on Python state read while tracing (random numbers such as a dropout mask, a call "
-            "counter, a global that changes): that state would be frozen into the compiled graph. Pass what "
-            "varies as an input column instead (e.g. a dropout mask as a column of 0s and 1s)."
+            "the function recorded a different graph when chainrule.compile called it a second time "
+            f"({_entry_text(first, at)} in the first call, {_entry_text(second, at)} in the second), so it "
+            "depends on Python state read while tracing (a call counter, a list that grows at every call, a "
+            "global that changes): that state would be frozen into the compiled graph. Pass what varies "
+            f"as an input column instead. The first difference is {'' if at < len(second) else 'after '}the node made at {site}."
         )
     return CompiledFunction(out, placeholders, params)
+
+
+def _entry_text(signature: list[tuple[Any, Any]], at: int) -> str:
+    """One entry of a graph signature, in words."""
+    if at >= len(signature):
+        return "no more nodes"
+    kind, detail = signature[at]
+    if kind == "constant":
+        return f"the constant {float.fromhex(detail)!r}"
+    if kind in ("input", "param"):
+        return f"{'input' if kind == 'input' else 'parameter'} {detail}"
+    return f"a {kind.name} node"
+
+
+def _site_of_node(order: list[Value], at: int, sites: dict[int, tuple[str, int]]) -> str:
+    """The user's line that made order[at], or for a leaf (a constant made by an op), the first node that
+    uses it (directly or through nodes made without a line)."""
+    reached = {order[at]}
+    for node in order[at:]:
+        if node is order[at] or any(child in reached for child in node._prev):
+            reached.add(node)
+            if id(node) in sites:
+                return site_text(*sites[id(node)])
+    return "<unknown>"
 
 
 def _placeholders(n_inputs: int) -> list[Value]:
@@ -423,14 +423,14 @@ def _check_output(out: Any) -> Value:
     return out
 
 
-def _graph_signature(out: Value, placeholders: list[Value], params: list[Value]) -> list[tuple]:
+def _graph_signature(out: Value, placeholders: list[Value], params: list[Value]) -> list[tuple[Any, Any]]:
     """The recorded graph, comparable between two traces: for each node in order, its op and where its
     inputs come from; for a leaf, which placeholder or parameter it is, or a constant's bits."""
     order = topological_order(out)
     position = {node: i for i, node in enumerate(order)}
     names = {x: ("input", i) for i, x in enumerate(placeholders)}
     names.update((p, ("param", i)) for i, p in enumerate(params))
-    signature = []
+    signature: list[tuple[Any, Any]] = []
     for node in order:
         if node._op is not None:
             signature.append((node._op, tuple(position[c] for c in node._prev)))
@@ -464,12 +464,12 @@ class CompiledFunction:
         self._out, self._placeholders = out, placeholders
         self._per_example: Planner | None = None  # made on first use of per_example_grads
 
-    def _columns(self, columns: tuple) -> list[Any]:
+    def _columns(self, columns: tuple[Any, ...]) -> list[Any]:
         np = self._np
         if len(columns) != self.n_inputs:
             raise TypeError(f"this compiled function takes {self.n_inputs} columns (one per input), "
                             f"got {len(columns)}")
-        arrays = []
+        arrays: list[Any] = []
         for i, column in enumerate(columns):
             try:
                 array = np.asarray(column, dtype=np.float64)
@@ -485,7 +485,7 @@ class CompiledFunction:
             arrays.append(array)
         return arrays
 
-    def _forward(self, columns: tuple, params: Any) -> tuple[Any, Any, int]:
+    def _forward(self, columns: tuple[Any, ...], params: Any) -> tuple[Any, Any, int]:
         np = self._np
         arrays = self._columns(columns)
         n = arrays[0].shape[0] if arrays else 1

@@ -49,18 +49,20 @@ def _argnums(argnums: int | Sequence[int], count: int, who: str) -> tuple[tuple[
     return positions, single
 
 
-def _own_inputs(args: tuple, positions: tuple[int, ...], who: str) -> tuple[list, list[list[Value]], list]:
+def _own_inputs(args: tuple[Any, ...], positions: tuple[int, ...], who: str
+                ) -> tuple[list[Any], list[list[Value]], list[Any]]:
     """The arguments with those at `positions` replaced by the transform's own nodes; those nodes per
     position (flattened); and the structure of each."""
-    args = list(args)
-    leaves_per_position, specs = [], []
+    own_args = list(args)
+    leaves_per_position: list[list[Value]] = []
+    specs: list[Any] = []
     for k in positions:
-        leaves, spec = tree_flatten(args[k])
+        leaves, spec = tree_flatten(own_args[k])
         own = [own_copy(x, f"an input of {who}") for x in leaves]
-        args[k] = tree_unflatten(spec, own)
+        own_args[k] = tree_unflatten(spec, own)
         leaves_per_position.append(own)
         specs.append(spec)
-    return args, leaves_per_position, specs
+    return own_args, leaves_per_position, specs
 
 
 def _scalar_output(out: Any, who: str) -> Value:
@@ -76,14 +78,20 @@ def grad_and_value(func: Callable[..., Any], argnums: int | Sequence[int] = 0, h
     """A function returning (gradient, value), or (gradient, (value, aux)) with ``has_aux``, as
     `torch.func.grad_and_value`: the gradient of func's one scalar output with respect to the arguments
     at `argnums`, each with that argument's structure (a tuple of them when argnums is a tuple)."""
+    return _grad_and_value(func, argnums, has_aux, "grad_and_value")
+
+
+def _grad_and_value(func: Callable[..., Any], argnums: int | Sequence[int], has_aux: bool, who: str
+                    ) -> Callable[..., Any]:
+    """grad_and_value, whose errors name `who`: the transform the user called."""
 
     def wrapper(*args: Any) -> Any:
-        positions, single = _argnums(argnums, len(args), "grad")
+        positions, single = _argnums(argnums, len(args), who)
         graph = wants_graph(args)
-        own_args, own, specs = _own_inputs(args, positions, "grad")
+        own_args, own, specs = _own_inputs(args, positions, who)
         with transform_level():
-            out, aux = split_aux(func(*own_args), has_aux, "grad")
-        out = _scalar_output(out, "grad")
+            out, aux = split_aux(func(*own_args), has_aux, who)
+        out = _scalar_output(out, who)
         flat = [x for leaves in own for x in leaves]
         found = _reverse(out, flat, create_graph=graph) if flat else ()
         grads, start = [], 0
@@ -103,7 +111,7 @@ def grad(func: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bo
     """The gradient of func (one scalar output) as a function, as `torch.func.grad`: returns the
     gradient, or (gradient, aux) with ``has_aux``. Not to be confused with `chainrule.grad(output,
     inputs)`, the autograd form (as `torch.autograd.grad`), which this one calls."""
-    with_value = grad_and_value(func, argnums, has_aux)
+    with_value = _grad_and_value(func, argnums, has_aux, "grad")
 
     def wrapper(*args: Any) -> Any:
         gradient, value = with_value(*args)
@@ -112,7 +120,7 @@ def grad(func: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bo
     return wrapper
 
 
-def vjp(func: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple:
+def vjp(func: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[Any, ...]:
     """(output, vjp_fn) or (output, vjp_fn, aux), as `torch.func.vjp`: vjp_fn(cotangents), with
     cotangents in the output's structure, returns a tuple with, for each primal, the sum over outputs of
     cotangent x d output / d primal, in that primal's structure."""
@@ -124,7 +132,7 @@ def vjp(func: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple
     outputs = [_scalar_output(v, "vjp") for v in outputs]
     flat = [x for leaves in own for x in leaves]
 
-    def vjp_fn(cotangents: Any) -> tuple:
+    def vjp_fn(cotangents: Any) -> tuple[Any, ...]:
         cots, cot_spec = tree_flatten(cotangents)
         if len(cots) != len(outputs) or cot_spec != out_spec:
             raise ValueError(f"vjp_fn takes cotangents in the output's structure ({len(outputs)} "
@@ -178,9 +186,14 @@ def jacfwd(func: Callable[..., Any], argnums: int | Sequence[int] = 0, *, has_au
            ) -> Callable[..., Any]:
     """The Jacobian by forward mode, one jvp per input scalar, as `torch.func.jacfwd` (the same
     structure as `jacrev`)."""
+    return _jacfwd(func, argnums, has_aux, "jacfwd")
+
+
+def _jacfwd(func: Callable[..., Any], argnums: int | Sequence[int], has_aux: bool, who: str) -> Callable[..., Any]:
+    """jacfwd, whose errors name `who`: the transform the user called."""
 
     def wrapper(*args: Any) -> Any:
-        positions, single = _argnums(argnums, len(args), "jacfwd")
+        positions, single = _argnums(argnums, len(args), who)
         graph = wants_graph(args)
         flats, specs = [], []
         for k in positions:
@@ -199,14 +212,14 @@ def jacfwd(func: Callable[..., Any], argnums: int | Sequence[int] = 0, *, has_au
         columns, out_spec, aux = [], None, None
         for j in range(len(flat)):
             direction = [1.0 if i == j else 0.0 for i in range(len(flat))]
-            found = jvp_tree(of_flat, flat, direction, has_aux=has_aux, who="jacfwd")
+            found = jvp_tree(of_flat, flat, direction, has_aux=has_aux, who=who)
             out, column = found[0], found[1]
             if has_aux:
                 aux = found[2]
             columns.append(tree_flatten(column)[0])
             out_spec = tree_flatten(out)[1]
         if not flat:
-            raise ValueError("jacfwd: the arguments at argnums hold no scalar to differentiate")
+            raise ValueError(f"{who}: the arguments at argnums hold no scalar to differentiate")
         rows = []
         for i in range(len(columns[0])):
             per_position, start = [], 0
@@ -225,10 +238,10 @@ def jacfwd(func: Callable[..., Any], argnums: int | Sequence[int] = 0, *, has_au
 def hessian(func: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
     """The Hessian, forward-over-reverse, as `torch.func.hessian`: ``jacfwd(jacrev(func, argnums),
     argnums)``."""
-    return jacfwd(jacrev(func, argnums), argnums)
+    return _jacfwd(jacrev(func, argnums), argnums, False, "hessian")
 
 
-def hvp(func: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]) -> tuple:
+def hvp(func: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any, ...]:
     """(func's value, the Hessian of func at `primals` times `tangents`), as
     `torch.autograd.functional.hvp` shapes it: forward-over-reverse, the jvp of the gradient, in one
     sweep each way (see the module docstring for where it and reverse-over-reverse differ). `primals`
@@ -237,12 +250,13 @@ def hvp(func: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any
     if len(primals) != len(tangents):
         raise ValueError(f"hvp needs one tangent per primal: {len(primals)} primals, {len(tangents)} tangents")
     every = tuple(range(len(primals)))
-    with_value = grad_and_value(func, argnums=every)
-    (gradient, value), (products, _) = jvp(lambda *xs: with_value(*xs), primals, tangents)
+    with_value = _grad_and_value(func, every, False, "hvp")
+    (gradient, value), (products, _) = jvp_tree(lambda *xs: with_value(*xs), primals, tangents,
+                                                lists_as_tuples=True, who="hvp")
     return value, products
 
 
-def custom_vjp(forward: Callable[..., float], backward: Callable[..., tuple], name: str = "") -> Callable[..., Any]:
+def custom_vjp(forward: Callable[..., float], backward: Callable[..., tuple[Any, ...]], name: str = "") -> Callable[..., Any]:
     """A function of one or two scalars with its own gradient rule, as `jax.custom_vjp` (and a
     `torch.autograd.Function`): ``forward(*xs)`` computes the value from floats, ``backward(g, *xs, out)``
     returns one gradient per input for the gradient g arriving at the result (None: masked, nothing passes).
@@ -291,7 +305,7 @@ def checkpoint(segment: Callable[..., Any], name: str = "") -> Callable[..., Any
         with no_grad():
             return float(segment(*(Value(x) for x in xs)))
 
-    def backward(g: Any, *inputs_and_out: Any) -> tuple:
+    def backward(g: Any, *inputs_and_out: Any) -> tuple[Any, ...]:
         xs = inputs_and_out[:-1]
         graph = any(isinstance(x, Value) for x in (g, *xs))
         leaves = [own_copy(x, f"an input of {label}") for x in xs]
@@ -315,7 +329,7 @@ def _elementwise(function: Callable[..., Any], arity: int, outputs: int) -> Call
     return on_arrays
 
 
-def _elementwise_pullback(backward: Callable[..., tuple], arity: int) -> Callable[..., tuple]:
+def _elementwise_pullback(backward: Callable[..., tuple[Any, ...]], arity: int) -> Callable[..., tuple[Any, ...]]:
     def one(*numbers: float) -> Any:
         passed = tuple(0.0 if p is None else p for p in backward(*numbers))  # masked: exactly 0
         return passed[0] if arity == 1 else passed

@@ -100,7 +100,7 @@ def is_float(x: Any) -> bool:
 
 def data_of(x: Any) -> float:
     """The float behind x, whether x is a float or a Value."""
-    return x if is_float(x) else x.data
+    return x if is_float(x) else x.data  # type: ignore[no-any-return]
 
 
 def div(a: Any, b: Any) -> Any:
@@ -159,7 +159,7 @@ def array_sum_of_products(weights: Any, inputs: Any, out: Any = None) -> Any:
 
 def array_sum_of_products_pullback(
     g: Any, weights: Any, inputs: Any, inputs_grad_out: Any = None, inputs_need_grad: bool = True
-) -> tuple:
+) -> tuple[Any, ...]:
     """Its backward pass, from MUL's local derivatives (d(wx)/dw = x, d(wx)/dx = w) and ADD's (1):
     the gradients of the weights, summed over the examples, and of the inputs (written into
     `inputs_grad_out` when given, and then None in their place; None when not needed)."""
@@ -308,7 +308,7 @@ def masked(keep: Any, contribution: Any) -> Any:
     return np.where(keep, contribution, 0.0)
 
 
-def pow_array_pullback(g: Any, a: Any, b: Any, out: Any) -> tuple:
+def pow_array_pullback(g: Any, a: Any, b: Any, out: Any) -> tuple[Any, ...]:
     # `_pow_pullback`, element by element: a zero exponent masks the base's slope; a zero base with a
     # non-negative exponent has slope 0 in the exponent, multiplied by g (not masked), as PyTorch does.
     np = numpy_module()
@@ -387,13 +387,13 @@ def softplus_slope_array(a: Any) -> Any:
     return np.where(a > 20.0, 1.0, z / (z + 1.0))
 
 
-def maximum_array_pullback(g: Any, a: Any, b: Any, out: Any) -> tuple:
+def maximum_array_pullback(g: Any, a: Any, b: Any, out: Any) -> tuple[Any, ...]:
     np = numpy_module()
     share = np.where(a == b, g * 0.5, g)  # a tie splits the gradient, as PyTorch's maximum
     return np.where(a < b, 0.0, share), np.where(a > b, 0.0, share)
 
 
-def minimum_array_pullback(g: Any, a: Any, b: Any, out: Any) -> tuple:
+def minimum_array_pullback(g: Any, a: Any, b: Any, out: Any) -> tuple[Any, ...]:
     np = numpy_module()
     share = np.where(a == b, g * 0.5, g)
     return np.where(a > b, 0.0, share), np.where(a < b, 0.0, share)

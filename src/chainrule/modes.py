@@ -17,9 +17,11 @@ import os
 import sys
 import threading
 from contextlib import contextmanager
+from types import FrameType
 from typing import Any, Callable, Iterator
 
 from chainrule import ops
+from chainrule.kernels import data_of
 
 __all__ = ["no_grad", "enable_grad", "is_grad_enabled", "detect_anomaly", "AnomalyError", "observe_nodes", "tracing"]
 
@@ -186,7 +188,7 @@ _ENGINE_FILES = {os.path.abspath(__file__), os.path.abspath(ops.__file__),
 
 def _creation_site() -> str:
     """file:line of the first frame outside the engine: the user's line that made the node."""
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     while frame is not None and os.path.abspath(frame.f_code.co_filename) in _ENGINE_FILES:
         frame = frame.f_back
     if frame is None:
@@ -196,7 +198,7 @@ def _creation_site() -> str:
     return f"{filename}:{line}" + (f" ({source})" if source else "")
 
 
-def _inputs_of(node: Any) -> tuple:
+def _inputs_of(node: Any) -> tuple[Any, ...]:
     return () if node._a is None else (node._a,) if node._b is None else (node._a, node._b)
 
 
@@ -219,17 +221,17 @@ class AnomalyMode:
         entry = self.sites.get(id(node))
         return entry[1] if entry else "<created outside detect_anomaly>"
 
-    def check_pullback(self, node: Any, upstream: Any, passed: tuple) -> None:
+    def check_pullback(self, node: Any, upstream: Any, passed: tuple[Any, ...]) -> None:
         """The backward sweep's per-node check: raise at the first non-finite contribution."""
         for k, contribution in enumerate(passed):
             if contribution is None:  # masked
                 continue
-            if not math.isfinite(ops.data_of(contribution)):
+            if not math.isfinite(data_of(contribution)):
                 inputs = [p.data for p in _inputs_of(node)]
                 raise AnomalyError(
-                    f"backward: {node._op.name} passed {ops.data_of(contribution)} to its input "
+                    f"backward: {node._op.name} passed {data_of(contribution)} to its input "
                     f"(local derivative {node._op.local(*inputs, node.data)[k]}, upstream gradient "
-                    f"{ops.data_of(upstream)}); node created at {self.site(node)}"
+                    f"{data_of(upstream)}); node created at {self.site(node)}"
                 )
 
 

@@ -63,7 +63,7 @@ class Op:
     symbol: str
     arity: int
     forward: Callable[..., float]
-    pullback: Callable[..., tuple]  # (g, *inputs, out) -> what each input receives; None = masked
+    pullback: Callable[..., tuple[Any, ...]]  # (g, *inputs, out) -> what each input receives; None = masked
     formula: str
     local_text: tuple[str, ...]
     doc: str = ""
@@ -74,9 +74,9 @@ class Op:
     # could meet an inf (forward mode gives it no tangent, as PyTorch's zero tensors in its formulas)
     exponent: float | None = None  # the fixed exponent of a constant power
     array_forward: Callable[..., Any] | None = None  # None: `forward` works on arrays
-    array_pullback: Callable[..., tuple] | None = None  # None: see array_pullback_of
+    array_pullback: Callable[..., tuple[Any, ...]] | None = None  # None: see array_pullback_of
 
-    def local(self, *inputs_and_out: Any) -> tuple:
+    def local(self, *inputs_and_out: Any) -> tuple[Any, ...]:
         """d out / d input for each input (None where masked): the pullback of a gradient of 1."""
         return self.pullback(1.0, *inputs_and_out)
 
@@ -126,7 +126,7 @@ NEG = Op(
 )
 
 
-def _pow_pullback(g: Any, a: Any, b: Any, out: Any) -> tuple:
+def _pow_pullback(g: Any, a: Any, b: Any, out: Any) -> tuple[Any, ...]:
     # As PyTorch: a zero exponent masks the slope in the base (a ** 0 is constant). A zero base with a
     # non-negative exponent has slope 0 in the exponent (instead of out * log 0 = nan), but PyTorch
     # multiplies that 0 by g rather than masking it, so an inf or nan g still gives nan; we do the same.
@@ -154,10 +154,10 @@ def power_op(k: float) -> Op:
     """The op `a ** k` for a constant k (one shared Op per exponent)."""
     op = _power_ops.get(k)
     if op is None:
-        def pullback(g: Any, a: Any, out: Any, k: float = k) -> tuple:
+        def pullback(g: Any, a: Any, out: Any, k: float = k) -> tuple[Any, ...]:
             return (None if k == 0.0 else g * (k * power(a, k - 1.0)),)  # a ** 0 is constant: masked
 
-        def array_pullback(g: Any, a: Any, out: Any, k: float = k) -> tuple:
+        def array_pullback(g: Any, a: Any, out: Any, k: float = k) -> tuple[Any, ...]:
             return (None if k == 0.0 else (k * _power_array(a, k - 1.0)) * g,)
 
         text = f"{k:g}"
@@ -227,7 +227,7 @@ COS = Op(
     doc="Cosine: d cos(a)/da = -sin(a).",
     function="cos", torch="cos", array_forward=lambda a: _np().cos(a),
 )
-SIN = Op(
+SIN: Op = Op(
     name="sin", symbol="sin", arity=1, forward=safe_sin,
     pullback=lambda g, a, out: (g * apply(COS, a),),  # PyTorch's formula: grad * cos(a)
     formula="{out} = sin({a})", local_text=("cos({a})",),
@@ -250,7 +250,7 @@ def _softmax_weight_array(a: Any, b: Any) -> Any:
     return np.where(d > 0.0, e, 1.0) / (1.0 + e)
 
 
-def _softmax_weight_pullback(g: Any, a: Any, b: Any, out: Any) -> tuple:
+def _softmax_weight_pullback(g: Any, a: Any, b: Any, out: Any) -> tuple[Any, ...]:
     # d w_a/d a = w_a w_b and d w_a/d b = -w_a w_b, with w_b computed as a weight itself (not 1 - w_a), so
     # that a weight near 1 keeps the small slope that 1 - w_a would round away.
     slope = g * out * apply(SOFTMAX_WEIGHT, b, a)
@@ -265,7 +265,7 @@ SOFTMAX_WEIGHT = Op(
 )
 
 
-def _logaddexp_pullback(g: Any, a: Any, b: Any, out: Any) -> tuple:
+def _logaddexp_pullback(g: Any, a: Any, b: Any, out: Any) -> tuple[Any, ...]:
     if _is_float(a) and _is_float(b):  # PyTorch's form, g / (1 + e^(b - a)), bit for bit; e^... = inf gives 0
         return div(g, 1.0 + safe_exp(b - a)), div(g, 1.0 + safe_exp(a - b))
     # On Values the weights are nodes whose own slopes stay finite however far apart a and b are (the
@@ -297,7 +297,7 @@ def _mask(x: Any, c: Any) -> Any:
     return (None if c != 0.0 else x) if _is_float(c) else apply(MASK, x, c)
 
 
-MASK = Op(
+MASK: Op = Op(
     name="mask", symbol="mask", arity=2, forward=lambda x, c: 0.0 if c != 0.0 else x,
     pullback=lambda g, x, c, out: (_mask(g, c), None),
     formula="{out} = 0 if {b} else {a}", local_text=("0 if {b} else 1", "0"),
@@ -305,7 +305,7 @@ MASK = Op(
     array_forward=lambda x, c: _np().where(c != 0.0, 0.0, x),
     array_pullback=lambda g, x, c, out: (_np().where(c != 0.0, 0.0, g), None),
 )
-AT_MOST_ZERO = Op(
+AT_MOST_ZERO: Op = Op(
     name="at_most_zero", symbol="<=0", arity=1, forward=lambda a: 1.0 if a <= 0.0 else 0.0,
     pullback=lambda g, a, out: (None,), formula="{out} = 1 if {a} <= 0 else 0", local_text=("0",),
     doc="Where relu's slope is masked (nan is not <= 0: relu passes it).",
@@ -325,7 +325,7 @@ ZERO_BASE = Op(
     doc="Where a power's slope in its exponent is 0: a zero base with an exponent >= 0 (its result finite).",
     constant=True, array_forward=lambda a, out: ((a == 0.0) & _np().isfinite(out)).astype(float),
 )
-SIGN = Op(
+SIGN: Op = Op(
     name="sign", symbol="sign", arity=1, forward=sign, pullback=lambda g, a, out: (None,),
     formula="{out} = sign({a})", local_text=("0",), doc="The slope of abs: 1, -1, or 0 at 0 and nan.",
     constant=True, array_forward=lambda a: _sign_array(a),
@@ -387,7 +387,7 @@ ATAN = Op(
     doc="Arctangent: d atan(a)/da = 1 / (1 + a^2).",
     function="atan", torch="atan", array_forward=lambda a: _np().arctan(a),
 )
-GREATER = Op(
+GREATER: Op = Op(
     name="greater", symbol=">", arity=2, forward=lambda a, b: 1.0 if a > b else 0.0,
     pullback=lambda g, a, b, out: (None, None), formula="{out} = 1 if {a} > {b} else 0", local_text=("0", "0"),
     doc="1 where a > b, else 0 (nan compares false): a condition for `where`, with no derivative.",
@@ -401,7 +401,7 @@ EQUAL = Op(
 )
 
 
-def _select_pullback(g: Any, a: Any, b: Any, largest: bool) -> tuple:
+def _select_pullback(g: Any, a: Any, b: Any, largest: bool) -> tuple[Any, ...]:
     # As PyTorch's maximum and minimum: the chosen input gets g, tied inputs g / 2 each, the other exactly 0.
     if _is_float(a) and _is_float(b):
         if a == b:
@@ -409,7 +409,9 @@ def _select_pullback(g: Any, a: Any, b: Any, largest: bool) -> tuple:
         a_loses, b_loses = (a < b, a > b) if largest else (a > b, a < b)
         return (None if a_loses else g), (None if b_loses else g)
     share = g * (1.0 - 0.5 * apply(EQUAL, a, b))  # exactly g, or g / 2 at a tie
-    beats = (lambda x, y: apply(GREATER, y, x)) if largest else (lambda x, y: apply(GREATER, x, y))
+    def beats(x: Any, y: Any) -> Any:
+        return apply(GREATER, y, x) if largest else apply(GREATER, x, y)
+
     return apply(MASK, share, beats(a, b)), apply(MASK, share, beats(b, a))
 
 
@@ -453,7 +455,7 @@ def clamp_op(low: float | None, high: float | None) -> Op:
         array_forward=lambda a: 1.0 - ((a >= lo) & (a <= hi)),
     )
 
-    def pullback(g: Any, a: Any, out: Any) -> tuple:
+    def pullback(g: Any, a: Any, out: Any) -> tuple[Any, ...]:
         if _is_float(a):
             return (g if lo <= a <= hi else None,)
         return (apply(MASK, g, apply(outside, a)),)
@@ -528,7 +530,7 @@ def functions(arity: int | None = None) -> dict[str, Op]:
             if op.function is not None and (arity is None or op.arity == arity)}
 
 
-def array_pullback_of(op: Op) -> Callable[..., tuple]:
+def array_pullback_of(op: Op) -> Callable[..., tuple[Any, ...]]:
     """The op's pullback on arrays: its array form, or else its float rule, which is then written with
     operators and `apply` only and works on arrays unchanged."""
     return op.array_pullback if op.array_pullback is not None else op.pullback

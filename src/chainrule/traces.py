@@ -82,6 +82,13 @@ def fill_template(template: str, names: list[str], out: str) -> str:
     return template.format(a=a, b=b, out=out)
 
 
+def _op_of(node: Value) -> Op:
+    """An interior node's op (only a leaf has none)."""
+    if node._op is None:
+        raise ValueError("a leaf has no op")
+    return node._op
+
+
 def _right_side(op: Op) -> str:
     """The part of `op.formula` after "{out} = "."""
     formula = op.formula
@@ -133,7 +140,7 @@ def _sentence(text: str) -> str:
 def local_derivatives(node: Value) -> tuple[float | None, ...]:
     """The op table's local derivatives at this node; None marks a masked slope (see ops.chain)."""
     prev = node._prev
-    return tuple(None if d is None else float(d) for d in node._op.local(*[p.data for p in prev], node.data))
+    return tuple(None if d is None else float(d) for d in _op_of(node).local(*[p.data for p in prev], node.data))
 
 
 # --- the trace -----------------------------------------------------------------------------------
@@ -172,7 +179,7 @@ def trace(output: Value, *, gradients: dict[Value, float] | None = None,
         }
         if v._prev:
             entry["formula"] = equation_text(labels[i], names_sides[i])
-            numbers_side = place_numbers(_right_side(v._op), {
+            numbers_side = place_numbers(_right_side(_op_of(v)), {
                 "a": texts[index[id(v._prev[0])]], "b": texts[index[id(v._prev[-1])]], "out": texts[i]})
             caption = equation_text(labels[i], names_sides[i], numbers_side, texts[i])
         elif not is_constant[i]:
@@ -196,7 +203,7 @@ def trace(output: Value, *, gradients: dict[Value, float] | None = None,
     }]
     first_bad: list[dict[str, Any]] = []  # the first contribution that is not finite, made from finite numbers
 
-    def record_step(v: Value, upstream: float, passed: tuple) -> None:
+    def record_step(v: Value, upstream: float, passed: tuple[Any, ...]) -> None:
         i = index[id(v)]
         input_labels = [labels[index[id(p)]] for p in v._prev]
         holds: dict[int, float] = {}  # an input's gradient after each contribution (x * x gets two)
@@ -214,7 +221,7 @@ def trace(output: Value, *, gradients: dict[Value, float] | None = None,
             contribution = 0.0 if given is None else float(given)  # masked: passes nothing
             holds[j] = holds.get(j, grads.get(p, 0.0)) + contribution
             received[j].append(contribution)
-            local_text = fill_template(_written(v._op.local_text[k]), input_labels, labels[i])
+            local_text = fill_template(_written(_op_of(v).local_text[k]), input_labels, labels[i])
             local_value_text, contribution_text = fmt(local), fmt(contribution)
             contributions.append({
                 "input": ids[j], "local": json_number(local), "local_text": local_text,
@@ -271,12 +278,12 @@ def _names_side(v: Value, labels: list[str], index: dict[int, int]) -> str:
     names = [labels[index[id(p)]] for p in v._prev]
     if v._op is not None and v._op.symbol in _BINDS_TIGHTER:  # "(1 - o*o) × x'", never "1 - o*o × x'"
         names = [f"({name})" if _LOOSE_LABEL.search(name) else name for name in names]
-    return place_numbers(_right_side(v._op), {"a": names[0], "b": names[-1], "out": labels[index[id(v)]]})
+    return place_numbers(_right_side(_op_of(v)), {"a": names[0], "b": names[-1], "out": labels[index[id(v)]]})
 
 
 def _numbers_side(v: Value) -> str:
     """The right side of a node's formula over its inputs' numbers: "2 × (-3)"."""
-    return place_numbers(_right_side(v._op), {"a": v._prev[0].data, "b": v._prev[-1].data, "out": v.data})
+    return place_numbers(_right_side(_op_of(v)), {"a": v._prev[0].data, "b": v._prev[-1].data, "out": v.data})
 
 
 def _inputs_said(v: Value, labels: list[str], index: dict[int, int]) -> str:
@@ -364,7 +371,8 @@ def trace_to_json(trace_dict: dict[str, Any], indent: int | None = None) -> str:
 
 def _load_schema() -> dict[str, Any]:
     path = Path(__file__).with_name("trace_schema.json")
-    return json.loads(path.read_text(encoding="utf-8"))
+    schema: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return schema
 
 
 TRACE_SCHEMA: dict[str, Any] = _load_schema()

@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Protocol, Self, TypeVar
 
 from chainrule.engine import Value
-from chainrule.ops import chain
+from chainrule.kernels import chain
 
 INPUT_NAMES: dict[str, list[str]] = {
     "neuron": ["x1", "w1", "x2", "w2", "b"],
