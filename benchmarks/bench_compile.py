@@ -1,10 +1,11 @@
-"""Compiled replay vs the eager engine vs micrograd 0.1.0 vs batched PyTorch: one training step, four workloads.
+"""Compiled replay vs the eager engine vs micrograd 0.1.0 vs batched PyTorch: one training step, six workloads.
 
 Run from the repository root:
 
     .venv/bin/python benchmarks/bench_compile.py                 # every workload, one thread
     .venv/bin/python benchmarks/bench_compile.py --threads 2     # NumPy's BLAS and PyTorch on two threads
     .venv/bin/python benchmarks/bench_compile.py --quick         # the moons workload only
+    .venv/bin/python benchmarks/bench_compile.py --no-eager --per-example   # and per_example_grads vs torch.func
 
 Workloads (each step: forward over all points, loss, gradients, SGD with learning rate 1.0 - 0.9 k / 100):
 
@@ -12,7 +13,8 @@ Workloads (each step: forward over all points, loss, gradients, SGD with learnin
 - MLP(2, [64, 64, 1]) on 1,000 points (wide), the same loss;
 - MLP(2, [8] * 8 + [1]) on 1,000 points (deep and narrow: eight hidden layers of eight), the same loss;
 - an expression that is not an MLP, with shared subterms, on 10,000 points: u = a x + b y, v = tanh u,
-  w = sigmoid(c u - y), s = v w + d v^2, loss (s - y)^2 + relu(w - v) + log(s^2 + 1), averaged.
+  w = sigmoid(c u - y), s = v w + d v^2, loss (s - y)^2 + relu(w - v) + log(s^2 + 1), averaged;
+- tanh MLP(2, [64, 64, 1]) on 1,000 points and tanh MLP(2, [32, 32, 1]) on 10,000 (wide layers; no eager row).
 
 Every contender takes the same steps from the same weights on the same points (chainrule.datasets.moons(n, 0.1,
 seed=1)) and the script checks that all report the same losses.
@@ -24,6 +26,8 @@ seed=1)) and the script checks that all report the same losses.
 - micrograd 0.1.0: the demo notebook's step; moons only (the larger graphs would need gigabytes).
 - compiled, no order check: the same without the check that recomputes a sum in the written order when its
   order could change the result (what that check costs; not a mode chainrule offers).
+- JAX (when installed; a benchmark dependency only): `jax.jit(jax.value_and_grad(loss))` over the batch, float64,
+  XLA on one thread when --threads is 1.
 - PyTorch: float64, batched (one matrix product per layer), on the same number of threads as NumPy's BLAS
   (`--threads`, default 1; set before NumPy loads). OpenBLAS spins when its thread count changes inside a
   process, so each thread setting is its own run of this script.
