@@ -142,6 +142,25 @@ def make_eager_expression(samples: int) -> Callable[[int], float]:
     return step
 
 
+def mlp_example_loss(sizes: list[int], samples: int, activation: str):
+    """The demo's MLP loss of one point (max-margin + its share of the L2 penalty), its parameters and the
+    columns (x, y, label) of the demo's points."""
+    import numpy as np
+
+    from chainrule.losses import l2_penalty
+
+    demo = make_demo(sizes, samples, activation=activation)
+    model, params = demo.model, demo.model.parameters()
+    share = 1.0 / samples
+
+    def example_loss(x, y, label):
+        return (1.0 - label * model([x, y])[0]).relu() * share + l2_penalty(params, ALPHA) * share
+
+    columns = (np.array([p[0] for p in demo.points]), np.array([p[1] for p in demo.points]),
+               np.array(demo.labels, dtype=float))
+    return example_loss, params, columns
+
+
 def make_compiled(sizes: list[int] | None, samples: int,
                   activation: str = "relu") -> tuple[Callable[[int], float], float, int]:
     """The step a user writes around chainrule.compile; also the seconds compile() took, and the number of
@@ -150,7 +169,6 @@ def make_compiled(sizes: list[int] | None, samples: int,
 
     import chainrule
     from chainrule import Value
-    from chainrule.losses import l2_penalty
 
     if sizes is None:
         points, _ = points_of(samples)
@@ -162,15 +180,7 @@ def make_compiled(sizes: list[int] | None, samples: int,
 
         columns = (np.array([p[0] for p in points]), np.array([p[1] for p in points]))
     else:
-        demo = make_demo(sizes, samples, activation=activation)
-        model, params = demo.model, demo.model.parameters()
-        share = 1.0 / samples
-
-        def example_loss(x, y, label):
-            return (1.0 - label * model([x, y])[0]).relu() * share + l2_penalty(params, ALPHA) * share
-
-        columns = (np.array([p[0] for p in demo.points]), np.array([p[1] for p in demo.points]),
-                   np.array(demo.labels, dtype=float))
+        example_loss, params, columns = mlp_example_loss(sizes, samples, activation)
     started = time.perf_counter()
     compiled = chainrule.compile(example_loss, params)
     compile_seconds = time.perf_counter() - started
@@ -330,17 +340,9 @@ def per_example_pair(sizes: list[int], samples: int, activation: str):
     import torch
 
     import chainrule
-    from chainrule.losses import l2_penalty
 
-    demo = make_demo(sizes, samples, activation=activation)
-    model, params = demo.model, demo.model.parameters()
+    example_loss, params, columns = mlp_example_loss(sizes, samples, activation)
     share = 1.0 / samples
-
-    def example_loss(x, y, label):
-        return (1.0 - label * model([x, y])[0]).relu() * share + l2_penalty(params, ALPHA) * share
-
-    columns = (np.array([p[0] for p in demo.points]), np.array([p[1] for p in demo.points]),
-               np.array(demo.labels, dtype=float))
     compiled = chainrule.compile(example_loss, params)
     theta = compiled.parameter_values()
     hidden = {"relu": torch.relu, "tanh": torch.tanh}[activation]
