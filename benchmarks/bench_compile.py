@@ -1,10 +1,11 @@
-"""Compiled replay vs the eager engine vs micrograd 0.1.0 vs batched PyTorch: one training step, four workloads.
+"""Compiled replay vs the eager engine vs micrograd 0.1.0 vs batched PyTorch: one training step, six workloads.
 
 Run from the repository root:
 
     .venv/bin/python benchmarks/bench_compile.py                 # every workload, one thread
     .venv/bin/python benchmarks/bench_compile.py --threads 2     # NumPy's BLAS and PyTorch on two threads
     .venv/bin/python benchmarks/bench_compile.py --quick         # the moons workload only
+    .venv/bin/python benchmarks/bench_compile.py --no-eager --per-example   # and per_example_grads vs torch.func
 
 Workloads (each step: forward over all points, loss, gradients, SGD with learning rate 1.0 - 0.9 k / 100):
 
@@ -12,7 +13,8 @@ Workloads (each step: forward over all points, loss, gradients, SGD with learnin
 - MLP(2, [64, 64, 1]) on 1,000 points (wide), the same loss;
 - MLP(2, [8] * 8 + [1]) on 1,000 points (deep and narrow: eight hidden layers of eight), the same loss;
 - an expression that is not an MLP, with shared subterms, on 10,000 points: u = a x + b y, v = tanh u,
-  w = sigmoid(c u - y), s = v w + d v^2, loss (s - y)^2 + relu(w - v) + log(s^2 + 1), averaged.
+  w = sigmoid(c u - y), s = v w + d v^2, loss (s - y)^2 + relu(w - v) + log(s^2 + 1), averaged;
+- tanh MLP(2, [64, 64, 1]) on 1,000 points and tanh MLP(2, [32, 32, 1]) on 10,000 (wide layers; no eager row).
 
 Every contender takes the same steps from the same weights on the same points (chainrule.datasets.moons(n, 0.1,
 seed=1)) and the script checks that all report the same losses.
@@ -24,6 +26,8 @@ seed=1)) and the script checks that all report the same losses.
 - micrograd 0.1.0: the demo notebook's step; moons only (the larger graphs would need gigabytes).
 - compiled, no order check: the same without the check that recomputes a sum in the written order when its
   order could change the result (what that check costs; not a mode chainrule offers).
+- JAX (when installed; a benchmark dependency only): `jax.jit(jax.value_and_grad(loss))` over the batch, float64,
+  XLA on one thread when --threads is 1.
 - PyTorch: float64, batched (one matrix product per layer), on the same number of threads as NumPy's BLAS
   (`--threads`, default 1; set before NumPy loads). OpenBLAS spins when its thread count changes inside a
   process, so each thread setting is its own run of this script.
@@ -48,6 +52,8 @@ import sys  # noqa: E402
 THREADS = int(sys.argv[sys.argv.index("--threads") + 1]) if "--threads" in sys.argv[:-1] else 1
 for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_variable] = str(THREADS)
+if THREADS == 1:  # JAX (XLA's CPU backend) on one thread too, when it is installed
+    os.environ["XLA_FLAGS"] = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
 
 import argparse  # noqa: E402
 import contextlib  # noqa: E402
@@ -67,11 +73,14 @@ ALPHA = 1e-4
 STEPS = 100
 MOONS = "moons MLP(2, [16, 16, 1]), 100 points"
 EXPRESSION = "expression with shared subterms, 10,000 points"
-CASES = {  # name: (layer sizes, or None for the expression; points; eager steps timed)
-    MOONS: ([16, 16, 1], 100, 7),
-    "MLP(2, [64, 64, 1]), 1,000 points": ([64, 64, 1], 1000, 1),
-    "MLP(2, [8] * 8 + [1]), 1,000 points": ([8] * 8 + [1], 1000, 1),
-    EXPRESSION: (None, 10_000, 1),
+CASES = {  # name: (layer sizes, or None for the expression; points; eager steps timed (0: none); activation)
+    MOONS: ([16, 16, 1], 100, 7, "relu"),
+    "MLP(2, [64, 64, 1]), 1,000 points": ([64, 64, 1], 1000, 1, "relu"),
+    "MLP(2, [8] * 8 + [1]), 1,000 points": ([8] * 8 + [1], 1000, 1, "relu"),
+    EXPRESSION: (None, 10_000, 1, "relu"),
+    # Wide tanh layers (issue 45): the eager engine would take minutes and gigabytes a step here.
+    "tanh MLP(2, [64, 64, 1]), 1,000 points": ([64, 64, 1], 1000, 0, "tanh"),
+    "tanh MLP(2, [32, 32, 1]), 10,000 points": ([32, 32, 1], 10_000, 0, "tanh"),
 }
 EXPRESSION_START = [0.8, -0.6, 1.3, 0.4]  # a, b, c, d
 
@@ -80,10 +89,11 @@ def learning_rate(k: int) -> float:
     return 1.0 - 0.9 * k / STEPS
 
 
-def make_demo(sizes: list[int], samples: int, compiled: bool = False):
+def make_demo(sizes: list[int], samples: int, compiled: bool = False, activation: str = "relu"):
     from chainrule.commands.train import DemoConfig, MoonsDemo
 
-    return MoonsDemo(DemoConfig(samples=samples, seed=SEED, sizes=sizes, steps=STEPS, compiled=compiled))
+    return MoonsDemo(DemoConfig(samples=samples, seed=SEED, sizes=sizes, steps=STEPS, compiled=compiled,
+                                activation=activation))
 
 
 def weights_of(demo) -> list[tuple[list[list[float]], list[float]]]:
@@ -132,14 +142,33 @@ def make_eager_expression(samples: int) -> Callable[[int], float]:
     return step
 
 
-def make_compiled(sizes: list[int] | None, samples: int) -> tuple[Callable[[int], float], float, int]:
+def mlp_example_loss(sizes: list[int], samples: int, activation: str):
+    """The demo's MLP loss of one point (max-margin + its share of the L2 penalty), its parameters and the
+    columns (x, y, label) of the demo's points."""
+    import numpy as np
+
+    from chainrule.losses import l2_penalty
+
+    demo = make_demo(sizes, samples, activation=activation)
+    model, params = demo.model, demo.model.parameters()
+    share = 1.0 / samples
+
+    def example_loss(x, y, label):
+        return (1.0 - label * model([x, y])[0]).relu() * share + l2_penalty(params, ALPHA) * share
+
+    columns = (np.array([p[0] for p in demo.points]), np.array([p[1] for p in demo.points]),
+               np.array(demo.labels, dtype=float))
+    return example_loss, params, columns
+
+
+def make_compiled(sizes: list[int] | None, samples: int,
+                  activation: str = "relu") -> tuple[Callable[[int], float], float, int]:
     """The step a user writes around chainrule.compile; also the seconds compile() took, and the number of
     floating-point operations of a step (for the FLOP floor)."""
     import numpy as np
 
     import chainrule
     from chainrule import Value
-    from chainrule.losses import l2_penalty
 
     if sizes is None:
         points, _ = points_of(samples)
@@ -151,15 +180,7 @@ def make_compiled(sizes: list[int] | None, samples: int) -> tuple[Callable[[int]
 
         columns = (np.array([p[0] for p in points]), np.array([p[1] for p in points]))
     else:
-        demo = make_demo(sizes, samples)
-        model, params = demo.model, demo.model.parameters()
-        share = 1.0 / samples
-
-        def example_loss(x, y, label):
-            return (1.0 - label * model([x, y])[0]).relu() * share + l2_penalty(params, ALPHA) * share
-
-        columns = (np.array([p[0] for p in demo.points]), np.array([p[1] for p in demo.points]),
-                   np.array(demo.labels, dtype=float))
+        example_loss, params, columns = mlp_example_loss(sizes, samples, activation)
     started = time.perf_counter()
     compiled = chainrule.compile(example_loss, params)
     compile_seconds = time.perf_counter() - started
@@ -198,6 +219,60 @@ def make_torch_expression(samples: int) -> Callable[[int], float]:
         total = expression(x, y, *params, torch.tanh, torch.sigmoid, torch.relu, torch.log).mean()
         return torch_sgd_step(total, params, learning_rate(k))
 
+    return step
+
+
+def jax_available() -> bool:
+    """JAX is a benchmark dependency only (`pip install "jax[cpu]"`): its rows appear when it is installed."""
+    import importlib.util
+
+    return importlib.util.find_spec("jax") is not None
+
+
+def make_jax(sizes: list[int] | None, samples: int, activation: str = "relu") -> Callable[[int], float]:
+    """The same step in JAX: float64, `jax.jit(jax.value_and_grad(loss))` over the whole batch (one matrix
+    product per layer, as PyTorch batched), then SGD on the parameters outside the jitted function."""
+    import jax
+
+    jax.config.update("jax_enable_x64", True)
+    import jax.numpy as jnp
+
+    if sizes is None:
+        points, _ = points_of(samples)
+        x = jnp.asarray([p[0] for p in points], dtype=jnp.float64)
+        y = jnp.asarray([p[1] for p in points], dtype=jnp.float64)
+
+        def loss(params):
+            return jnp.mean(expression(x, y, *params, jnp.tanh, jax.nn.sigmoid, jax.nn.relu, jnp.log))
+
+        params = [jnp.asarray(v, dtype=jnp.float64) for v in EXPRESSION_START]
+    else:
+        demo = make_demo(sizes, samples, activation=activation)
+        hidden = {"relu": jax.nn.relu, "tanh": jnp.tanh}[activation]
+        points = jnp.asarray(demo.points, dtype=jnp.float64)
+        labels = jnp.asarray(demo.labels, dtype=jnp.float64)
+        params = [jnp.asarray(part, dtype=jnp.float64) for rows, biases in weights_of(demo) for part in (rows, biases)]
+
+        def loss(params):
+            h = points
+            layers = len(params) // 2
+            for i in range(layers):
+                h = h @ params[2 * i].T + params[2 * i + 1]
+                if i < layers - 1:
+                    h = hidden(h)
+            penalty = ALPHA * sum(jnp.sum(p * p) for p in params)
+            return jnp.mean(jax.nn.relu(1.0 - labels * h[:, 0])) + penalty
+
+    value_and_grad = jax.jit(jax.value_and_grad(loss))
+    state = {"params": params}
+
+    def step(k: int) -> float:
+        value, grads = value_and_grad(state["params"])
+        lr = learning_rate(k)
+        state["params"] = [p - lr * g for p, g in zip(state["params"], grads)]
+        return float(value)
+
+    value_and_grad(params)[0].block_until_ready()  # compile outside the timed steps, as chainrule's compile()
     return step
 
 
@@ -258,6 +333,69 @@ def time_steps(step: Callable[[int], float], repeats: int) -> tuple[float, float
     return bench_train.time_steps(step, repeats)
 
 
+def per_example_pair(sizes: list[int], samples: int, activation: str):
+    """chainrule's `per_example_grads` and torch.func.vmap(torch.func.grad(...)) of the same per-example
+    loss (max-margin + L2 share), each a function of no arguments giving the (N, P) array."""
+    import numpy as np
+    import torch
+
+    import chainrule
+
+    example_loss, params, columns = mlp_example_loss(sizes, samples, activation)
+    share = 1.0 / samples
+    compiled = chainrule.compile(example_loss, params)
+    theta = compiled.parameter_values()
+    hidden = {"relu": torch.relu, "tanh": torch.tanh}[activation]
+    widths = [2, *sizes]
+
+    def torch_loss(flat, point, label):  # flat: per layer, per neuron, its weights then its bias
+        h, start = point, 0
+        for i, (k, j) in enumerate(zip(widths, widths[1:])):
+            block = flat[start:start + j * (k + 1)].reshape(j, k + 1)
+            start += j * (k + 1)
+            h = block[:, :k] @ h + block[:, k]
+            if i < len(sizes) - 1:
+                h = hidden(h)
+        return torch.relu(1.0 - label * h[0]) * share + ALPHA * (flat * flat).sum() * share
+
+    per_example = torch.func.vmap(torch.func.grad(torch_loss), in_dims=(None, 0, 0))
+    flat = torch.tensor(theta)
+    points = torch.tensor(np.stack(columns[:2], axis=1))
+    labels = torch.tensor(columns[2])
+    return (lambda: compiled.per_example_grads(*columns, params=theta),
+            lambda: per_example(flat, points, labels).numpy())
+
+
+def per_example_table(cases: dict, repeats: int) -> None:
+    """Median CPU time of per-example gradients, chainrule against torch.func, and their largest difference."""
+    import statistics
+
+    import numpy as np
+
+    print()
+    print("| workload | per_example_grads, CPU | torch.func.vmap(grad), CPU | chainrule / torch.func "
+          "| largest difference / largest gradient |")
+    print("|---|---:|---:|---:|---:|")
+    for case, (sizes, samples, _, activation) in cases.items():
+        if sizes is None:
+            continue
+        ours, theirs = per_example_pair(sizes, samples, activation)
+        times = {}
+        for name, run in (("chainrule", ours), ("torch", theirs)):
+            run()  # first call: plans (chainrule) or warms up (torch), outside the timing
+            gc.collect()
+            cpus = []
+            for _ in range(repeats):
+                start = time.process_time()
+                run()
+                cpus.append(time.process_time() - start)
+            times[name] = statistics.median(cpus)
+        a, b = ours(), theirs()
+        difference = float(np.abs(a - b).max() / np.abs(b).max())
+        print(f"| {case} | {times['chainrule'] * 1e3:.3f} ms | {times['torch'] * 1e3:.3f} ms "
+              f"| {times['chainrule'] / times['torch']:.2f} | {difference:.1e} |", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=STEPS,
@@ -265,10 +403,16 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="the moons workload only")
     parser.add_argument("--threads", type=int, default=1, help="threads for NumPy's BLAS and for PyTorch")
     parser.add_argument("--no-eager", action="store_true", help="skip the eager engine and micrograd")
+    parser.add_argument("--only", choices=sorted(CASES), metavar="WORKLOAD", action="append",
+                        help="run this workload only (may be repeated); names as in the table")
+    parser.add_argument("--per-example", action="store_true",
+                        help="also time per_example_grads against torch.func.vmap(torch.func.grad(...))")
     args = parser.parse_args()
     sys.setrecursionlimit(100_000)  # micrograd's build_topo recurses once per node depth
     print("note: sys.setrecursionlimit(100_000) for micrograd's recursive topological sort")
     cases = {MOONS: CASES[MOONS]} if args.quick else CASES
+    if args.only:
+        cases = {name: CASES[name] for name in args.only}
 
     results: dict[str, dict[str, tuple[float, float, list[float], int]]] = {name: {} for name in cases}
     compile_times: dict[str, float] = {}
@@ -280,8 +424,8 @@ def main() -> None:
         results[case][contender] = (median, cpu, losses, repeats)
         print(f"{case:48s} {contender:30s} {median * 1e3:10.3f} ms/step (CPU {cpu * 1e3:10.3f} ms)", flush=True)
 
-    for case, (sizes, samples, eager_repeats) in cases.items():
-        if not args.no_eager:
+    for case, (sizes, samples, eager_repeats, activation) in cases.items():
+        if eager_repeats and not args.no_eager:
             eager = make_eager_expression(samples) if sizes is None else make_eager(sizes, samples)
             record(case, "eager chainrule", eager, eager_repeats)
             del eager
@@ -291,25 +435,28 @@ def main() -> None:
             record(case, "micrograd 0.1.0", make_micrograd(demo.points, demo.labels, weights_of(demo)), 1)
             assert bench_train.SIZES == sizes
             demo_seconds.update(time_demo(sizes, samples))
-        step, compile_times[case], flops[case] = make_compiled(sizes, samples)
+        step, compile_times[case], flops[case] = make_compiled(sizes, samples, activation)
         record(case, "compiled chainrule", step, args.repeats)
 
     import torch
 
     torch.set_num_threads(args.threads)
-    for case, (sizes, samples, _) in cases.items():
+    for case, (sizes, samples, _, activation) in cases.items():
         if sizes is None:
             torch_step = make_torch_expression(samples)
         else:
-            demo = make_demo(sizes, samples)
-            torch_step = make_torch_batched(demo.points, demo.labels, weights_of(demo))
+            demo = make_demo(sizes, samples, activation=activation)
+            torch_step = make_torch_batched(demo.points, demo.labels, weights_of(demo), activation)
         record(case, f"PyTorch batched ({args.threads} thread{'s' if args.threads > 1 else ''})", torch_step,
                args.repeats)
-        step, _, _ = make_compiled(sizes, samples)
+        step, _, _ = make_compiled(sizes, samples, activation)
         record(case, "compiled, torch imported", step, args.repeats)
         with order_check_off():
-            step, _, _ = make_compiled(sizes, samples)
+            step, _, _ = make_compiled(sizes, samples, activation)
             record(case, "compiled, no order check", step, args.repeats)
+    with_jax = jax_available()
+    for case, (sizes, samples, _, activation) in cases.items() if with_jax else ():
+        record(case, "JAX jit", make_jax(sizes, samples, activation), args.repeats)
     peak = matmul_peak()
 
     print()
@@ -350,14 +497,18 @@ def main() -> None:
                   f"({demo_seconds['command cpu']:.2f} s CPU) as a new process, imports included, and printed "
                   f"\"{demo_seconds['reported']}\".")
         unchecked_cpu = rows["compiled, no order check"][1]
+        jax_cpu = rows["JAX jit"][1] if "JAX jit" in rows else float("nan")
         summary.append((case, compiled / torch_wall, compiled_cpu / torch_cpu, imported_wall / torch_wall,
-                        imported_cpu / torch_cpu, unchecked_cpu / torch_cpu, compiled / floor))
+                        imported_cpu / torch_cpu, unchecked_cpu / torch_cpu, compiled_cpu / jax_cpu,
+                        compiled / floor))
     print()
     print("| workload | compiled / PyTorch, wall | CPU | torch imported, wall | CPU | no order check, CPU "
-          "| compiled / FLOP floor |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
+          "| compiled / JAX jit, CPU | compiled / FLOP floor |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for case, *ratios, to_floor in summary:
         print(f"| {case} | " + " | ".join(f"{r:.2f}" for r in ratios) + f" | {to_floor:.3g}x |")
+    if args.per_example:
+        per_example_table(cases, args.repeats)
 
 
 if __name__ == "__main__":

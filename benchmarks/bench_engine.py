@@ -18,9 +18,11 @@ Workloads (forward + backward each):
 
 micrograd's backward builds its topological order by recursion, so its processes raise the recursion
 limit (the output says so); micrograd 0.1.0 has no tanh, so its processes add one in its own closure style.
+With --gc-off every measuring process turns the collector off (and collects nothing in the timed region): what
+each engine's own garbage costs it is the difference to a normal run.
 With --runs N everything is measured N times over, and each cell shows the lowest and highest of the N medians,
 with the machine's load average over the runs: the range a clean process reproduces.
-Run: python benchmarks/bench_engine.py [--repeats 7] [--runs 3] [--quick]
+Run: python benchmarks/bench_engine.py [--repeats 7] [--runs 3] [--quick] [--gc-off]
 """
 
 from __future__ import annotations
@@ -132,8 +134,10 @@ def bytes_per_node(make, n: int = 100_000) -> float:
     return (after - before) / (2 * n)
 
 
-def measure(engine: str, workload: str, size: int, repeats: int) -> dict:
+def measure(engine: str, workload: str, size: int, repeats: int, collector: bool = True) -> dict:
     """Run in a fresh process: the engine's times for one workload (or its bytes per node)."""
+    if not collector:
+        gc.disable()
     if engine in ("micrograd", "dropin"):
         sys.setrecursionlimit(max(sys.getrecursionlimit(), 4 * size + 1000))
     if workload == "memory":
@@ -146,7 +150,8 @@ def measure(engine: str, workload: str, size: int, repeats: int) -> dict:
     for _ in range(repeats):
         start = time.process_time()
         run()
-        gc.collect()  # this engine's own garbage, charged to it
+        if collector:
+            gc.collect()  # this engine's own garbage, charged to it
         times.append(time.process_time() - start)
     return {"times": times, "modules": sorted(m for m in ("torch", "micrograd") if m in sys.modules)}
 
@@ -154,8 +159,10 @@ def measure(engine: str, workload: str, size: int, repeats: int) -> dict:
 # --- the parent: one process per measurement, medians and ratios ----------------------------------------
 
 
-def in_clean_process(engine: str, workload: str, size: int, repeats: int) -> dict:
+def in_clean_process(engine: str, workload: str, size: int, repeats: int, collector: bool = True) -> dict:
     command = [sys.executable, str(Path(__file__).resolve()), "--measure", engine, workload, str(size), str(repeats)]
+    if not collector:
+        command.append("--gc-off")
     result = subprocess.run(command, capture_output=True, text=True, check=True)
     return json.loads(result.stdout)
 
@@ -165,16 +172,18 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--quick", action="store_true", help="smaller sizes, for a smoke run")
     parser.add_argument("--runs", type=int, default=1, help="measure everything this many times; show the range")
+    parser.add_argument("--gc-off", action="store_true", help="the garbage collector off in every measuring process")
     parser.add_argument("--measure", nargs=4, metavar=("ENGINE", "WORKLOAD", "SIZE", "REPEATS"),
                         help=argparse.SUPPRESS)  # used by the parent for each clean process
     args = parser.parse_args()
     if args.measure:
         engine, workload, size, repeats = args.measure
-        print(json.dumps(measure(engine, workload, int(size), int(repeats))))
+        print(json.dumps(measure(engine, workload, int(size), int(repeats), not args.gc_off)))
         return
 
     n_chain, m_sum, deep = (1_000, 10_000, 100_000) if args.quick else (10_000, 100_000, 1_000_000)
-    print("note: each engine in a clean process of its own, gc on and gc.collect() inside each timed run; "
+    collector = "gc OFF in every process" if args.gc_off else "gc on and gc.collect() inside each timed run"
+    print(f"note: each engine in a clean process of its own, {collector}; "
           "micrograd gets a closure-style tanh and a higher recursion limit")
     workloads = (
         (f"chain of (x*w).tanh(), n={n_chain:,}", "chain", n_chain, ENGINES),
@@ -191,7 +200,7 @@ def main() -> None:
                 # The chain takes milliseconds: three times the runs, as its median moves most from run to run.
                 repeats = {"chain": 3 * args.repeats, "sum": args.repeats if engine == "chainrule" else
                            max(3, args.repeats // 2)}.get(workload, args.repeats)
-                found = in_clean_process(engine, workload, size, repeats)
+                found = in_clean_process(engine, workload, size, repeats, not args.gc_off)
                 expected = {"micrograd": ["micrograd"], "torch": ["torch"]}.get(engine, [])
                 assert found["modules"] == expected, f"{engine} process imported {found['modules']}"
                 medians[engine] = statistics.median(found["times"])

@@ -125,8 +125,10 @@ def make_torch_scalar(points, labels, weights) -> Callable[[int], float]:
     return step
 
 
-def make_torch_batched(points, labels, weights) -> Callable[[int], float]:
+def make_torch_batched(points, labels, weights, activation: str = "relu") -> Callable[[int], float]:
     import torch
+
+    hidden = {"relu": torch.relu, "tanh": torch.tanh}[activation]
 
     tensors = [(torch.tensor(rows, dtype=torch.float64, requires_grad=True),
                 torch.tensor(biases, dtype=torch.float64, requires_grad=True)) for rows, biases in weights]
@@ -139,7 +141,7 @@ def make_torch_batched(points, labels, weights) -> Callable[[int], float]:
         for i, (w, b) in enumerate(tensors):
             h = torch.addmm(b, h, w.T)
             if i < len(tensors) - 1:
-                h = torch.relu(h)
+                h = hidden(h)
         total = torch.relu(1 - y * h[:, 0]).mean() + ALPHA * sum((p * p).sum() for p in params)
         return torch_sgd_step(total, params, learning_rate(k))
 

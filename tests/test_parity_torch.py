@@ -69,8 +69,10 @@ def test_the_docs_table_names_every_class_and_each_count_is_within_its_bound() -
                                   measured_tables.by_class(counts, ["values", "gradients"]))
     identical, total = sum(table.rows["bit-identical"]), sum(table.totals)  # the docs' sentence is their table's
     assert f"So {100 * identical / total:.1f} % of the {total:,} results are bit-identical" in docs
+    # One figure in one place: the README says the share is measured here and gives no number of its own.
     readme = " ".join((DOCS.parent.parent / "README.md").read_text(encoding="utf-8").split())
-    assert f"bit-identical to PyTorch in {100 * identical / total:.1f} % of fuzzed results" in readme  # one figure
+    assert "bit-identical to PyTorch in most fuzzed results" in readme and "the share measured in docs/engine.md" in readme
+    assert f"{100 * identical / total:.1f} %" not in readme
 
 
 def test_the_classifier_catches_a_difference_it_cannot_explain(monkeypatch) -> None:

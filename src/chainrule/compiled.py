@@ -457,6 +457,7 @@ class CompiledFunction:
         self._param_positions = np.asarray([position[id(p)] for p in plan.graph_params], dtype=np.intp)
         self._u_template = np.asarray(plan.u_values, dtype=np.float64)
         self._v_count = len(plan.v_slots)
+        self._grad_rows_to_zero = plan.grad_rows_to_zero()
         self._out_varying = plan.varying[out]
         self._out_slot = plan._slot(out)
         self.node_count = len(plan.order)
@@ -549,7 +550,7 @@ class CompiledFunction:
             U, V, n = self._forward(columns, params)
             GU = np.zeros(U.shape)
             GV = self._buffer("grads", n)
-            GV.fill(0.0)
+            GV[self._grad_rows_to_zero] = 0.0
             if self._out_varying:
                 GV[self._out_slot] = 1.0
             else:
