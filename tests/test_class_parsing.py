@@ -93,6 +93,8 @@ def routes(tmp_path_factory) -> list[APIRoute]:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
+    """The module's served class in SQLite, also either_server's SQLite one: one process for both (each test
+    uses learners and lessons of its own)."""
     made = ClassServer.start(tmp_path_factory.mktemp("served"))
     yield made
     made.stop()
@@ -163,10 +165,11 @@ def test_a_launch_token_may_be_longer_than_a_field(server):
 @pytest.fixture(scope="module", params=["sqlite", "postgresql"])
 def either_server(request, tmp_path_factory):
     """A served class on each backend, for the tests of ids and dates (each uses its own lesson and learner)."""
-    database = None
-    if request.param == "postgresql":
-        database = new_postgres_schema(request.getfixturevalue("postgres_cluster"))
-    made = ClassServer.start(tmp_path_factory.mktemp(request.param), database=database)
+    if request.param == "sqlite":
+        yield request.getfixturevalue("server")
+        return
+    made = ClassServer.start(tmp_path_factory.mktemp(request.param),
+                             database=new_postgres_schema(request.getfixturevalue("postgres_cluster")))
     yield made
     made.stop()
 
@@ -258,7 +261,7 @@ def test_32_mb_of_empty_lists_is_refused_on_its_bytes_and_a_classmate_is_answere
 
 
 def test_an_array_past_500000_items_or_24_levels_is_refused_naming_the_limit(server):
-    ada = server.join("Ada")
+    ada = server.join("Ann")
     document = {"format": "chainrule.progress", "version": 2, "exported_at": "2026-12-04T10:00:00+00:00",
                 "predictions": [0] * 500_001}
     answer = ada.post("/api/class/progress/import", content=json.dumps(document),

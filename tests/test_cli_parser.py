@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import importlib
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -171,3 +172,45 @@ def test_a_command_module_that_cannot_import_leaves_the_others_working(tmp_path)
     assert train.returncode == 2 and "chainrule train is not available on this system" in train.stderr
     graph = chainrule("graph", "x*y", "x=2", "y=3")  # d(x*y)/dx = y = 3, by hand
     assert graph.returncode == 0 and "d(out)/dx = 3" in graph.stdout, graph.stderr
+
+
+# `chainrule serve` run in this program's main thread (as the console script runs it); a thread waits for its
+# first answer, then prints what was loaded by then.
+FIRST_ANSWER = """
+import os, socket, sys, threading, time
+from chainrule.cli import main
+
+def first_answer():
+    deadline = time.monotonic() + 120  # only catches a hang
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", {port}), timeout=5) as sock:
+                sock.sendall(b"GET /sign-in HTTP/1.0\\r\\nHost: 127.0.0.1:{port}\\r\\n\\r\\n")
+                print("answer:", sock.recv(64).split(b"\\r\\n", 1)[0].decode())
+                break
+        except OSError:
+            time.sleep(0.05)
+    print("modules:", *sorted(sys.modules), flush=True)
+    os._exit(0)
+
+threading.Thread(target=first_answer, daemon=True).start()
+main(["serve", "--workers", "1", "--port", "{port}"])
+"""
+
+
+def test_a_class_server_loads_no_http_client_or_token_library_before_it_needs_one(tmp_path) -> None:
+    # Single sign-on and the LMS need httpx, joserfc and Authlib (with cryptography) only when a class uses them:
+    # a class server that has not called out nor checked a token has not paid for importing them.
+    from class_process import free_port
+    from reaper import run_in_a_session
+
+    env = {**os.environ, "CHAINRULE_DATA_DIR": str(tmp_path / "data")}
+    env.pop("CHAINRULE_DATABASE", None)
+    made = subprocess.run([sys.executable, "-m", "chainrule", "class", "create", "Physics"], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert made.returncode == 0, made.stderr
+    run = run_in_a_session([sys.executable, "-c", FIRST_ANSWER.format(port=free_port())], env=env, timeout=180)
+    assert "answer: HTTP/1.1 200 OK" in run.stdout, run.stdout + run.stderr
+    loaded = set(run.stdout.rsplit("modules:", 1)[1].split())
+    assert {"chainrule.web.routes_sso", "chainrule.classes.id_tokens", "chainrule.classes.lti_keys"} <= loaded
+    assert {name.split(".")[0] for name in loaded} & {"httpx", "joserfc", "authlib", "cryptography"} == set()

@@ -1,7 +1,7 @@
 """What the class-mode browser tests share: the password every test account uses, the exercise they run,
 signing in through a class form, a fresh browser context, a `chainrule worker` process, the class database
 taken away for a while, and the teacher's credit table of due dates. The fixtures built on these (a class
-server per test, a due-dates server per module) are in conftest.py."""
+server per test, one per module with a class per test, a due-dates server per module) are in conftest.py."""
 
 from __future__ import annotations
 

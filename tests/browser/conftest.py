@@ -17,6 +17,7 @@ import subprocess
 import sys
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
@@ -241,49 +242,68 @@ def axe_violations(page, impacts: tuple[str, ...] = ("serious", "critical")) -> 
     ]
 
 
-@pytest.fixture
-def class_server(request, tmp_path):
-    """(base URL, teacher link, invite link, environment) of a running `chainrule serve` (on PostgreSQL when the
-    session has it, else SQLite in the data folder)."""
-    from class_pages import class_database, start_worker
+@contextmanager
+def class_with_worker(folder: Path, database: str | None, class_name: str, worker: bool = True):
+    """A running `chainrule serve` (class_process.ClassServer) and, for a class in PostgreSQL, whose runs are
+    queued, a `chainrule worker` that grades them (unless ``worker`` is False); both stopped at the end."""
+    from class_pages import start_worker
     from class_process import ClassServer
 
-    database = class_database(request)
-    server = ClassServer.start(tmp_path, database, class_name="Browser class")
-    # A class in PostgreSQL queues its runs: a `chainrule worker` grades them (unless the test starts its own).
-    worker = start_worker(server.env) if database and not request.node.get_closest_marker("no_worker") else None
+    started = ClassServer.start(folder, database, class_name=class_name)
+    grader = start_worker(started.env) if database and worker else None
     try:
-        yield server.base, server.teacher_link, server.invite, server.env
+        yield started
     finally:
-        if worker is not None:
-            stop_lesson_server(worker)
-        server.stop()
+        if grader is not None:
+            stop_lesson_server(grader)
+        started.stop()
+
+
+def module_database(request) -> str | None:
+    """A PostgreSQL schema of its own for a module's server, or None (no PostgreSQL here: SQLite)."""
+    try:
+        from postgres_cluster import new_postgres_schema
+
+        return new_postgres_schema(request.getfixturevalue("postgres_cluster"))
+    except pytest.skip.Exception:
+        return None
+
+
+@pytest.fixture
+def class_server(request, tmp_path):
+    """(base URL, teacher link, invite link, environment) of a running `chainrule serve` of this test's own (on
+    PostgreSQL when the session has it, else SQLite in the data folder), for a test that stops its database or
+    its worker; tests that only use a class take one on the module's server (own_class)."""
+    from class_pages import class_database
+
+    worker = not request.node.get_closest_marker("no_worker")
+    with class_with_worker(tmp_path, class_database(request), "Browser class", worker) as server:
+        yield server.base, server.teacher_link, server.invite, server.env
+
+
+@pytest.fixture(scope="module")
+def module_class_server(request, tmp_path_factory):
+    """One `chainrule serve` (and, on PostgreSQL, a worker) for a module's tests, each in a class of its own."""
+    with class_with_worker(tmp_path_factory.mktemp("class-page"), module_database(request), "Browser class") as server:
+        yield server
 
 
 @pytest.fixture(scope="module")
 def due_dates_server(request, tmp_path_factory):
     """One `chainrule serve` (and, on PostgreSQL, a worker) for a module of due-date tests."""
-    from class_pages import start_worker
-    from class_process import ClassServer
-
-    database = None
-    try:
-        from postgres_cluster import new_postgres_schema
-
-        database = new_postgres_schema(request.getfixturevalue("postgres_cluster"))
-    except pytest.skip.Exception:
-        pass
-    started = ClassServer.start(tmp_path_factory.mktemp("deadlines-page"), database, class_name="Due dates")
-    worker = start_worker(started.env) if database else None  # a class in PostgreSQL: its runs are queued
-    try:
-        yield started
-    finally:
-        if worker is not None:
-            stop_lesson_server(worker)
-        started.stop()
+    with class_with_worker(tmp_path_factory.mktemp("deadlines-page"), module_database(request), "Due dates") as server:
+        yield server
 
 
 CLASSES = itertools.count(1)
+
+
+@pytest.fixture
+def own_class(module_class_server):
+    """(base URL, teacher link, invite link, environment), as class_server gives, of a class of this test's own
+    on the module's server (`chainrule class create`)."""
+    view = module_class_server.add_class(f"Browser class {next(CLASSES)}")
+    return view.base, view.teacher_link, view.invite, view.env
 
 
 @pytest.fixture

@@ -1,7 +1,7 @@
-"""Class mode end to end in Chromium: `chainrule class create` and `chainrule serve` as real processes (on
-PostgreSQL when the test session has it, else SQLite); a teacher and two learners in separate browser
-contexts; the teacher's grid and CSV show both; neither learner sees the other; the teacher's page has no
-serious axe-core violation at 1280 and 390 px."""
+"""Class mode end to end in Chromium: one `chainrule serve` process for the module (on PostgreSQL when the test
+session has it, else SQLite), each test in a class of its own made by `chainrule class create`; a teacher and
+two learners in separate browser contexts; the teacher's grid and CSV show both; neither learner sees the
+other; the teacher's page has no serious axe-core violation at 1280 and 390 px."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ def learner_works(browser, invite: str, base: str, name: str, answer: str):
     return context, page
 
 
-def test_a_learner_adds_a_personal_export_on_the_account_page(browser, class_server, tmp_path):
+def test_a_learner_adds_a_personal_export_on_the_account_page(browser, own_class, tmp_path):
     """The file `chainrule progress export` wrote at home, added in class; the page passes axe-core."""
     import json
 
@@ -48,7 +48,7 @@ def test_a_learner_adds_a_personal_export_on_the_account_page(browser, class_ser
         (tmp_path / "home.json").write_text(json.dumps(home.export_data()), encoding="utf-8")
     finally:
         home.close()
-    base, _, invite, _ = class_server
+    base, _, invite, _ = own_class
     context = browser.new_context(viewport={"width": 390, "height": 844}, bypass_csp=True)
     try:
         page = context.new_page()
@@ -68,8 +68,8 @@ def test_a_learner_adds_a_personal_export_on_the_account_page(browser, class_ser
         context.close()
 
 
-def test_a_teacher_sees_two_learners_who_never_see_each_other(browser, class_server, screenshots_dir):
-    base, teacher_link, invite, _ = class_server
+def test_a_teacher_sees_two_learners_who_never_see_each_other(browser, own_class, screenshots_dir):
+    base, teacher_link, invite, _ = own_class
     teacher = browser.new_context(viewport={"width": 1280, "height": 900}, bypass_csp=True)
     teacher.set_default_timeout(30_000)
     teacher_page = teacher.new_page()
@@ -124,10 +124,10 @@ def test_a_teacher_sees_two_learners_who_never_see_each_other(browser, class_ser
             context.close()
 
 
-def test_a_signed_in_learner_runs_an_expression_in_the_playground(browser, class_server):
+def test_a_signed_in_learner_runs_an_expression_in_the_playground(browser, own_class):
     """Class mode asks every change for its CSRF token: the playground's run carries it like any other call.
     a*b + c at a = 2, b = -3, c = 0.5 (the first three names' starting values) is -5.5 (by hand)."""
-    base, _, invite, _ = class_server
+    base, _, invite, _ = own_class
     context = browser.new_context(viewport={"width": 390, "height": 844})
     context.set_default_timeout(30_000)
     try:

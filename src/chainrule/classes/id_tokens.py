@@ -19,22 +19,15 @@ import base64
 import json
 import threading
 import time
-from typing import Any
-
-from authlib.oidc.core import CodeIDToken, ImplicitIDToken
-from joserfc import jwt
-from joserfc.errors import (
-    BadSignatureError,
-    ClaimError,
-    DecodeError,
-    ExpiredTokenError,
-    JoseError,
-    MissingClaimError,
-    UnsupportedAlgorithmError,
-)
-from joserfc.jwk import KeySet
+from typing import TYPE_CHECKING, Any
 
 from chainrule.classes.remote import Remote, RemoteError
+
+if TYPE_CHECKING:
+    from joserfc.jwk import KeySet
+
+# joserfc and Authlib (with the cryptography they load) are imported where a token is checked: every class
+# server can check tokens, and most never get one, so they need not import them at start.
 
 ALGORITHMS = ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512")
 LEEWAY = 60  # seconds of clock difference allowed on exp and iat
@@ -72,6 +65,9 @@ class KeySets:
         self._lock = threading.Lock()
 
     def _fetch(self, url: str) -> KeySet:
+        from joserfc.errors import JoseError
+        from joserfc.jwk import KeySet
+
         try:
             document = self.remote.json("GET", url, what="the issuer's public keys").body
             keys = KeySet.import_key_set({"keys": [key for key in document.get("keys", [])
@@ -155,6 +151,11 @@ def verify(token: str, keys: KeySets, jwks_url: str, *, issuer: str, client_id: 
         raise TokenRefused("algorithm", f"only asymmetric signatures are accepted ({', '.join(ALGORITHMS)})",
                            f"alg {str(head.get('alg'))[:40]!r}")
     key = keys.key(jwks_url, head.get("kid"))
+    from authlib.oidc.core import CodeIDToken, ImplicitIDToken
+    from joserfc import jwt
+    from joserfc.errors import (BadSignatureError, ClaimError, DecodeError, ExpiredTokenError, JoseError,
+                                MissingClaimError, UnsupportedAlgorithmError)
+
     try:
         decoded = jwt.decode(token, key, algorithms=list(ALGORITHMS))
     except BadSignatureError:

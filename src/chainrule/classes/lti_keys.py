@@ -24,8 +24,10 @@ import secrets
 import threading
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from joserfc.jwk import RSAKey
+if TYPE_CHECKING:
+    from joserfc.jwk import RSAKey  # imported where a key is read or made: a server that never signs skips it
 
 KEY_FOLDER = "lti-keys"
 KEY_BITS = 2048
@@ -70,12 +72,16 @@ class ToolKeys:
             log.warning("the LTI key %s was readable by others (mode %o): set back to 0600", path, mode)
             path.chmod(0o600)
         kid = path.stem.split("-", 1)[1]
+        from joserfc.jwk import RSAKey
+
         return RSAKey.import_key(path.read_bytes(), parameters={"kid": kid, "use": "sig", "alg": "RS256"})
 
     def _make(self) -> RSAKey:
         self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         self.folder.chmod(0o700)
         kid = secrets.token_hex(8)
+        from joserfc.jwk import RSAKey
+
         key = RSAKey.generate_key(KEY_BITS, parameters={"kid": kid, "use": "sig", "alg": "RS256"})
         made = time.time_ns() // 1000  # microseconds: two rotations in one second still sort in order
         path = self.folder / f"{made}-{kid}.pem"

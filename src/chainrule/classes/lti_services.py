@@ -19,8 +19,6 @@ import time
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from joserfc import jwt
-
 from chainrule import lessons
 from chainrule.classes.lti import DEPLOYMENT, MESSAGE_TYPE, PATH, VERSION, Lti, Platform, resource_title, written_lessons
 from chainrule.classes.remote import RemoteError, with_query
@@ -75,6 +73,8 @@ class LtiServices:
         # OAuth 2's client credentials, the client proving itself with a JWT it signs (RFC 7523, as LTI 1.3's
         # security framework asks), sent through Remote: bounded in time and size like every call out.
         signing, issued = self.lti.keys.signing_key(), int(time.time())
+        from joserfc import jwt  # here, not at the top: a class server that never talks to an LMS skips it
+
         assertion = jwt.encode({"alg": "RS256", "kid": signing.kid, "typ": "JWT"}, {
             "iss": platform.client_id, "sub": platform.client_id, "aud": platform.token_audience or platform.token_url,
             "iat": issued, "exp": issued + 300, "jti": secrets.token_urlsafe(16)}, signing)
@@ -175,5 +175,7 @@ class LtiServices:
         if settings.get("data") is not None:
             claims["https://purl.imsglobal.org/spec/lti-dl/claim/data"] = settings["data"]
         key = self.lti.keys.signing_key()
+        from joserfc import jwt
+
         return jwt.encode({"alg": "RS256", "kid": key.kid, "typ": "JWT"}, claims, key)
 

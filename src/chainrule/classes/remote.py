@@ -11,15 +11,15 @@ asked for, where, and what happened (never a secret: tokens go in headers, which
 from __future__ import annotations
 
 import json
+import threading
 import time
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
-import httpx
-
 MAX_ANSWER = 2 * 1024 * 1024
-TIMEOUT = httpx.Timeout(15.0, connect=5.0)  # seconds to connect, to wait for each part of the answer
+CONNECT_SECONDS = 5.0  # to connect
+PART_SECONDS = 15.0  # to wait for each part of the answer
 WHOLE_ANSWER = 15.0  # seconds for the whole answer, however slowly it drips
 
 
@@ -39,11 +39,31 @@ class Answer:
 
 
 class Remote:
+    """Its HTTP client (httpx, with its TLS context) is made on the first call: every class server has a Remote
+    for single sign-on and the LMS, and most never call out, so they need not import httpx at start."""
+
     def __init__(self) -> None:
-        self.client = httpx.Client(headers={"user-agent": "chainrule"}, timeout=TIMEOUT, follow_redirects=False)
+        self._client = None
+        self._making = threading.Lock()
+        self._closed = False
+
+    @property
+    def client(self):
+        with self._making:
+            if self._closed:
+                raise RemoteError("this connection to other systems is closed")
+            if self._client is None:
+                import httpx
+
+                self._client = httpx.Client(headers={"user-agent": "chainrule"}, follow_redirects=False,
+                                            timeout=httpx.Timeout(PART_SECONDS, connect=CONNECT_SECONDS))
+            return self._client
 
     def close(self) -> None:
-        self.client.close()
+        with self._making:
+            self._closed = True
+            if self._client is not None:
+                self._client.close()
 
     def json(self, method: str, url: str, *, what: str, headers: dict | None = None, body: Any = None,
              content_type: str = "application/json", form: dict[str, str] | None = None,
@@ -58,6 +78,8 @@ class Remote:
         elif form is not None:
             data = urlencode(form).encode("ascii")
             sent["content-type"] = "application/x-www-form-urlencoded"
+        import httpx
+
         started = time.monotonic()
         try:
             with self.client.stream(method, url, headers=sent, content=data) as response:

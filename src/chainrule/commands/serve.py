@@ -208,7 +208,7 @@ def _serve_class(args: argparse.Namespace, site: Site, closing: contextlib.ExitS
     store = _open_store(args, held)
     processes = _processes(args, store)
     app, runs, sender = _class_app(store, args, site, held)
-    _static_files(args)
+    _static_files(args, shared=processes > 1)
     sock = closing.enter_context(_listening(site.bind_host, args))
     _say_running(store.where, runs.queued, processes, args.port, site.url)
     if processes == 1:
@@ -282,10 +282,13 @@ def _class_app(store: ProgressStore, args: argparse.Namespace, site: Site,
         raise Refused(str(error), code=1) from error
 
 
-def _static_files(args: argparse.Namespace) -> None:
+def _static_files(args: argparse.Namespace, shared: bool) -> None:
+    """Compress the static files now when several web processes will share the result (they fork from this
+    one); one web process compresses each file when it is first asked for."""
     from chainrule.web.static_files import static_bundle
 
-    static_bundle().precompress()  # once, before the web processes start, so that they share it
+    if shared:
+        static_bundle().precompress()
     if args.static_dir:
         try:
             static_bundle().write(args.static_dir)

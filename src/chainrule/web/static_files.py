@@ -13,8 +13,8 @@ script that asks for one) with `no-cache` and an ETag, so they are revalidated, 
 
 Text files are served gzip- or brotli-compressed when the request's Accept-Encoding allows it (brotli
 when the `brotli` package is installed), with `Vary: Accept-Encoding`; each is compressed once, when
-first asked for (or all at once by `precompress()`, which `chainrule serve` calls before it starts its
-web processes, so that they share the result).
+first asked for (or all at once by `precompress()`, which `chainrule serve --workers N` calls before it
+starts its N web processes, so that they share the result).
 """
 
 from __future__ import annotations
