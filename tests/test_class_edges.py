@@ -29,6 +29,7 @@ import pytest
 from chainrule.grading import reference_source
 from chainrule.progress import open_store
 from class_process import create_class
+from job_process import SAME_NICE
 from lti_world import cli
 from postgres_cluster import new_postgres_schema
 from reaper import spawn
@@ -69,7 +70,7 @@ class Served:
         self.lines: list[str] = []
         self.processes = [self._start(["serve", "--port", str(self.port), "--workers", "1", *serve_args], "sign in at")]
         if database:
-            self.processes.append(self._start(["worker", "--concurrency", "1"], "is grading"))
+            self.processes.append(self._start(["worker", "--concurrency", "1", *SAME_NICE], "is grading"))
 
     def _start(self, argv: list[str], ready: str) -> subprocess.Popen:
         process = spawn([sys.executable, "-m", "chainrule", *argv], env=self.env, cwd=REPO,
