@@ -132,11 +132,11 @@ def test_serve_and_a_worker_pass_a_reference_while_burners_keep_every_core_busy(
 @pytest.fixture
 def starving(monkeypatch):
     """Every run's cgroup gets 1 ms of CPU per 100 ms (the kernel's smallest quota) while its limits still
-    say one core, and the guard is 0.5 s, twice: a run cannot finish and ends as the server's delay."""
+    say one core, and the guard is 1 s, twice: a run cannot finish and ends as the server's delay."""
     usual = grader.default_limits
     monkeypatch.setattr(cgroups, "cpu_quota_us", lambda limits: 1000)
     monkeypatch.setattr(grader, "default_limits", lambda language: dataclasses.replace(
-        usual(language), wall_seconds=0.5, starved_windows=2))
+        usual(language), wall_seconds=1.0, starved_windows=2))
 
 
 @needs_cpu_limit
