@@ -1,7 +1,7 @@
 """A class under load, learners behaving like browsers: the curve of learners a school's server holds.
 
     .venv/bin/python benchmarks/bench_class_browsers.py [--curve 100 200 400] [--web 2] [--workers 2]
-        [--think 3] [--ramp 45] [--exercises 3] [--sqlite | --separate]
+        [--think 3] [--ramp 45] [--exercises 3] [--endless N] [--sqlite | --separate]
 
 Everything runs on this machine, on loopback: a throwaway PostgreSQL cluster (fsync on; tests/postgres_cluster.py),
 `chainrule class create`, one `chainrule serve --workers WEB` (WEB web processes on one port) and one
@@ -19,8 +19,9 @@ kept-alive connection the server closed as it was sent goes again once on a new 
 first day); in the step each learner, arriving spread over --ramp seconds:
 signs in with the password; opens the lesson page, then every static file the page and its modules name, and
 the API the page asks; saves each prediction after a pause (--think, on average); per exercise saves a draft,
-runs failing code (one time in three) and then passing code, and one learner in 25 runs an endless loop once,
-following each run until graded as the page does; reloads the page (cached); answers the quiz.
+runs failing code (one time in three) and then passing code, and one learner in 25 (at least one; with
+--endless N, N learners) runs an endless loop once, following each run until graded as the page does; reloads
+the page (cached); answers the quiz.
 
 One more learner, in a process of its own whose event loop is idle (as a browser on its own machine), reads its
 progress and saves a prediction in turn twice a second through the step: what one learner waits, without this
@@ -324,7 +325,8 @@ def merged(parts: list[dict]) -> dict:
 
 def class_works_in_processes(bases: list[str], names: list[str], args: argparse.Namespace) -> dict:
     """The learners split over --generators processes (learner i in process i mod N), each its own event loop."""
-    endless = set(random.sample(range(len(names)), max(1, len(names) // 25)))
+    count = max(1, len(names) // 25) if args.endless is None else min(args.endless, len(names))
+    endless = set(random.sample(range(len(names)), count))
     shares = [list(range(first, len(names), args.generators)) for first in range(args.generators)]
     spawn = multiprocessing.get_context("spawn")
     results = spawn.Queue()
@@ -540,6 +542,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--think", type=float, default=3.0, help="mean seconds a learner pauses between steps")
     parser.add_argument("--ramp", type=float, default=45.0, help="seconds over which the learners arrive")
     parser.add_argument("--exercises", type=int, default=3, help="exercises each learner does (of 3)")
+    parser.add_argument("--endless", type=int, default=None, metavar="N",
+                        help="learners who run an endless loop once (default: one in 25, at least one)")
     parser.add_argument("--generators", type=int, default=2,
                         help="processes the learners are split over (one event loop each)")
     where = parser.add_mutually_exclusive_group()
@@ -550,6 +554,8 @@ def main(argv: list[str] | None = None) -> int:
                             "(`worker --concurrency 1`) a process of its own, reaching PostgreSQL by TCP with a "
                             "password, as from separate hosts")
     args = parser.parse_args(argv)
+    if args.endless is not None and args.endless < 0:
+        parser.error(f"--endless is a number of learners, 0 or more (got {args.endless})")
     print(f"load before: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores", flush=True)
     if args.sqlite:
         for learners in args.curve:

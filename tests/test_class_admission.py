@@ -119,60 +119,61 @@ sys.exit(main(sys.argv[1:]))
 SLOW = "import time\ntime.sleep(3)\n" + reference_source(EXERCISE, "python")
 
 
-def test_ten_slow_runs_of_one_learner_leave_a_classmate_her_turn_on_sqlite(tmp_path):
+@pytest.fixture(scope="module")
+def one_core_server(tmp_path_factory):
+    """A class server in SQLite that sees one core (one grading slot), shared by the two tests below: each
+    makes a class of its own, and they run in turn, so neither sees the other's runs."""
+    env = dict(os.environ, PYTHONUNBUFFERED="1", CHAINRULE_DATA_DIR=str(tmp_path_factory.mktemp("one-core")))
+    env.pop("CHAINRULE_DATABASE", None)
+    server = Served(env, ("-c", ONE_CORE))
+    yield server
+    server.stop()
+
+
+def test_ten_slow_runs_of_one_learner_leave_a_classmate_her_turn_on_sqlite(one_core_server):
     """The server grades one run at a time (it sees one core) and lets others wait. Ada sends ten slow runs
     at once: three are taken (one running, two waiting) and seven are refused at once, as the queue of a
     class in PostgreSQL does; Bea's run then goes before Ada's waiting ones, not after them."""
-    env = dict(os.environ, PYTHONUNBUFFERED="1", CHAINRULE_DATA_DIR=str(tmp_path / "data"))
-    env.pop("CHAINRULE_DATABASE", None)
-    server = Served(env, ("-c", ONE_CORE))
-    try:
-        _, invite = server.new_class("Physics")
-        ada, bea = server.join(invite, "Ada")[0], server.join(invite, "Bea")[0]
-        finished: list[tuple[str, dict]] = []
-        lock = threading.Lock()
+    server = one_core_server
+    _, invite = server.new_class("Physics")
+    ada, bea = server.join(invite, "Ada")[0], server.join(invite, "Bea")[0]
+    finished: list[tuple[str, dict]] = []
+    lock = threading.Lock()
 
-        def graded(client: httpx.Client, name: str) -> dict:
-            answer = run(client, SLOW)
-            assert answer.status_code == 200, answer.text
-            with lock:
-                finished.append((name, answer.json()))
-            return answer.json()
+    def graded(client: httpx.Client, name: str) -> dict:
+        answer = run(client, SLOW)
+        assert answer.status_code == 200, answer.text
+        with lock:
+            finished.append((name, answer.json()))
+        return answer.json()
 
-        with ThreadPoolExecutor(12) as pool:
-            burst = [pool.submit(graded, ada, "ada") for _ in range(10)]
-            # Bea runs while Ada's burst is in: once the seven refusals are back, each refused because Ada's three
-            # were taken (they come at once, long before a slow run ends).
-            while len(finished) < 7 and not any(future.done() and future.exception() for future in burst):
-                threading.Event().wait(0.05)
-            bea_run = pool.submit(graded, bea, "bea")
-            results = [future.result() for future in burst]
-            assert bea_run.result()["verdict"] == "passed"  # not "busy"
-        refused = [result for result in results if result["verdict"] == "busy"]
-        assert len(refused) == 7
-        assert all("You already have 3 runs waiting" in result["message"] and result["saved"] is False
-                   for result in refused)
-        order = [name for name, result in finished if result["verdict"] != "busy"]
-        assert order.count("ada") == 3 and order[-1] == "ada", order  # Bea's turn came before Ada's last
-    finally:
-        server.stop()
+    with ThreadPoolExecutor(12) as pool:
+        burst = [pool.submit(graded, ada, "ada") for _ in range(10)]
+        # Bea runs while Ada's burst is in: once the seven refusals are back, each refused because Ada's three
+        # were taken (they come at once, long before a slow run ends).
+        while len(finished) < 7 and not any(future.done() and future.exception() for future in burst):
+            threading.Event().wait(0.05)
+        bea_run = pool.submit(graded, bea, "bea")
+        results = [future.result() for future in burst]
+        assert bea_run.result()["verdict"] == "passed"  # not "busy"
+    refused = [result for result in results if result["verdict"] == "busy"]
+    assert len(refused) == 7
+    assert all("You already have 3 runs waiting" in result["message"] and result["saved"] is False
+               for result in refused)
+    order = [name for name, result in finished if result["verdict"] != "busy"]
+    assert order.count("ada") == 3 and order[-1] == "ada", order  # Bea's turn came before Ada's last
 
 
-def test_a_class_in_sqlite_lets_many_learners_runs_wait_instead_of_answering_busy(tmp_path):
+def test_a_class_in_sqlite_lets_many_learners_runs_wait_instead_of_answering_busy(one_core_server):
     """One slot (one core) and eight learners sending a run at the same moment: all eight are graded in turn.
     The waiting room of 4 that serves one person's lesson answered three of them "busy" (a class's busiest
     minute, measured: 24 of 387 runs of 100 learners)."""
-    env = dict(os.environ, PYTHONUNBUFFERED="1", CHAINRULE_DATA_DIR=str(tmp_path / "data"))
-    env.pop("CHAINRULE_DATABASE", None)
-    server = Served(env, ("-c", ONE_CORE))
-    try:
-        _, invite = server.new_class("Physics")
-        learners = [server.join(invite, f"Learner {number}")[0] for number in range(8)]
-        a_moment = "import time\ntime.sleep(1)\n" + reference_source(EXERCISE, "python")
-        with ThreadPoolExecutor(len(learners)) as pool:
-            answers = list(pool.map(lambda client: run(client, a_moment), learners))
-        assert [answer.status_code for answer in answers] == [200] * len(learners)
-        assert [answer.json()["verdict"] for answer in answers] == ["passed"] * len(learners), \
-            [answer.json().get("message") for answer in answers]
-    finally:
-        server.stop()
+    server = one_core_server
+    _, invite = server.new_class("Chemistry")
+    learners = [server.join(invite, f"Learner {number}")[0] for number in range(8)]
+    a_moment = "import time\ntime.sleep(1)\n" + reference_source(EXERCISE, "python")
+    with ThreadPoolExecutor(len(learners)) as pool:
+        answers = list(pool.map(lambda client: run(client, a_moment), learners))
+    assert [answer.status_code for answer in answers] == [200] * len(learners)
+    assert [answer.json()["verdict"] for answer in answers] == ["passed"] * len(learners), \
+        [answer.json().get("message") for answer in answers]

@@ -29,6 +29,7 @@ import pytest
 from chainrule.grading import reference_source
 from chainrule.progress import open_store
 from class_process import create_class
+from job_process import SAME_NICE
 from lti_world import cli
 from postgres_cluster import new_postgres_schema
 from reaper import spawn
@@ -69,7 +70,7 @@ class Served:
         self.lines: list[str] = []
         self.processes = [self._start(["serve", "--port", str(self.port), "--workers", "1", *serve_args], "sign in at")]
         if database:
-            self.processes.append(self._start(["worker", "--concurrency", "1"], "is grading"))
+            self.processes.append(self._start(["worker", "--concurrency", "1", *SAME_NICE], "is grading"))
 
     def _start(self, argv: list[str], ready: str) -> subprocess.Popen:
         process = spawn([sys.executable, "-m", "chainrule", *argv], env=self.env, cwd=REPO,
@@ -420,7 +421,7 @@ def test_a_classmate_is_served_while_large_files_are_read(tmp_path):
         served.close()
 
 
-def test_an_upload_is_answered_when_the_server_stalls_past_the_request_deadline(tmp_path):
+def test_an_upload_is_answered_when_the_server_stalls_past_the_request_deadline(served_sqlite):
     """A starved server is the server's delay, not the learner's (issue 40, item 2). The learner's upload
     starts (the server takes its head and asks for the body: 100 Continue); then the server's processes are
     stopped (SIGSTOP, as a machine at load 30 may leave them without CPU) while the learner sends the whole
@@ -430,34 +431,31 @@ def test_an_upload_is_answered_when_the_server_stalls_past_the_request_deadline(
 
     from chainrule.web.connections import HEADER_TIMEOUT
 
-    served = Served(tmp_path, None)
-    try:
-        ada = served.join("Ada")
-        body = b'{"format": "chainrule.progress", "version": 1, "submissions": [' + b"0, " * 400_000 + b"0]}"
-        cookies = "; ".join(f"{name}={value}" for name, value in ada.cookies.items())
-        head = (f"POST /api/class/progress/import HTTP/1.1\r\nHost: 127.0.0.1:{served.port}\r\n"
-                f"Cookie: {cookies}\r\nX-CSRF-Token: {ada.headers['X-CSRF-Token']}\r\n"
-                f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n"
-                "Expect: 100-continue\r\nConnection: close\r\n\r\n").encode()
-        with socket.create_connection(("127.0.0.1", served.port), timeout=WAIT) as sock:
-            sock.sendall(head)
-            assert sock.recv(4096).startswith(b"HTTP/1.1 100"), "the server did not ask for the body"
-            server = served.processes[0]
-            os.killpg(server.pid, signal.SIGSTOP)
-            try:
-                sending = threading.Thread(target=sock.sendall, args=(body,), daemon=True)
-                sending.start()  # the whole body: what the sockets' buffers take now, the rest once it reads
-                time.sleep(HEADER_TIMEOUT + 2)  # the stall itself: the deadline passes while the server is stopped
-            finally:
-                os.killpg(server.pid, signal.SIGCONT)
-            answer = b""
-            while chunk := sock.recv(65536):
-                answer += chunk
-            sending.join(WAIT)
-        assert answer.startswith(b"HTTP/1.1 422"), answer[:300]  # read whole and judged: not a progress file
-        assert b"submission" in answer, answer[:600]
-    finally:
-        served.close()
+    served = served_sqlite  # the module's server, stopped and resumed here: the tests of this file run in turn
+    ada = served.join("Ada")
+    body = b'{"format": "chainrule.progress", "version": 1, "submissions": [' + b"0, " * 400_000 + b"0]}"
+    cookies = "; ".join(f"{name}={value}" for name, value in ada.cookies.items())
+    head = (f"POST /api/class/progress/import HTTP/1.1\r\nHost: 127.0.0.1:{served.port}\r\n"
+            f"Cookie: {cookies}\r\nX-CSRF-Token: {ada.headers['X-CSRF-Token']}\r\n"
+            f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n"
+            "Expect: 100-continue\r\nConnection: close\r\n\r\n").encode()
+    with socket.create_connection(("127.0.0.1", served.port), timeout=WAIT) as sock:
+        sock.sendall(head)
+        assert sock.recv(4096).startswith(b"HTTP/1.1 100"), "the server did not ask for the body"
+        server = served.processes[0]
+        os.killpg(server.pid, signal.SIGSTOP)
+        try:
+            sending = threading.Thread(target=sock.sendall, args=(body,), daemon=True)
+            sending.start()  # the whole body: what the sockets' buffers take now, the rest once it reads
+            time.sleep(HEADER_TIMEOUT + 2)  # the stall itself: the deadline passes while the server is stopped
+        finally:
+            os.killpg(server.pid, signal.SIGCONT)
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+        sending.join(WAIT)
+    assert answer.startswith(b"HTTP/1.1 422"), answer[:300]  # read whole and judged: not a progress file
+    assert b"submission" in answer, answer[:600]
 
 
 # ------------------------------------------------------------------ item 6: a large import, classmates save
