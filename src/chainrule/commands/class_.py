@@ -157,14 +157,23 @@ def _guarded(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse
     return run
 
 
-def _open(args: argparse.Namespace) -> tuple[Any, Any]:
+def _open(args: argparse.Namespace, *, lessons: bool = True) -> tuple[Any, Any]:
+    """The class database and its accounts; with ``lessons``, the class's lessons loaded as its server serves
+    them (classes/class_lessons.py), for a command that counts or grades by them."""
     from chainrule.classes import open_class_store
     from chainrule.classes.accounts import ClassError, Accounts
+    from chainrule.classes.class_lessons import use_served_lessons
 
     refusal = secret_on_command_line(args.database)
     if refusal:
         raise ClassError(refusal, kind="invalid")
     store = open_class_store(args.data_dir, args.database)
+    if lessons:
+        try:
+            use_served_lessons(store)
+        except BaseException:
+            store.close()
+            raise
     return store, Accounts(store)
 
 
@@ -206,7 +215,7 @@ def _admit(accounts: Any, class_id: int, args: argparse.Namespace) -> None:
 
 
 def _create(args: argparse.Namespace) -> int:
-    store, accounts = _open(args)
+    store, accounts = _open(args, lessons=False)
     with store:
         made = accounts.create_class(args.name, args.teacher_name)
         _admit(accounts, made.class_id, args)
@@ -232,7 +241,7 @@ def _teacher_link(args: argparse.Namespace) -> int:
 
 
 def _print_link(args: argparse.Namespace, page: str, make: Callable[[Any], str]) -> int:
-    store, accounts = _open(args)
+    store, accounts = _open(args, lessons=False)
     with store:
         token = make(accounts)
     print(f"{_base(args)}/{page}/{token}")
@@ -265,7 +274,7 @@ def _teacher_of(class_id: int, class_name: str) -> Any:
 
 
 def _learners(args: argparse.Namespace) -> int:
-    store, accounts = _open(args)
+    store, accounts = _open(args, lessons=False)
     with store:
         class_id = accounts.class_id(args.name)
         admission, learners = accounts.admission(class_id), accounts.learners(class_id)
@@ -279,7 +288,7 @@ def _learners(args: argparse.Namespace) -> int:
 def _for_a_learner(args: argparse.Namespace, act: Callable[[Any, Any, int, Any], Any]) -> Any:
     """act(accounts, the class's teacher, the learner's id, store) in the open class database (the CLI acts
     for the class's teacher)."""
-    store, accounts = _open(args)
+    store, accounts = _open(args, lessons=False)
     with store:
         class_id = accounts.class_id(args.name)
         return act(accounts, _teacher_of(class_id, args.name), _learner(accounts, class_id, args.learner).id, store)
@@ -306,7 +315,7 @@ def _remove(args: argparse.Namespace) -> int:
 
 
 def _list(args: argparse.Namespace) -> int:
-    store, accounts = _open(args)
+    store, accounts = _open(args, lessons=False)
     with store:
         classes = accounts.classes()
     if not classes:
@@ -481,8 +490,6 @@ def _regrade(args: argparse.Namespace) -> int:
 
     import anyio
 
-    from chainrule.lessons import register_exercises
-
     chosen = [args.exercise is not None, args.apply is not None, args.revert is not None, args.list]
     if sum(chosen) != 1:
         raise ClassError("give an exercise to grade again, or one of --apply ID, --revert ID, --list", kind="invalid")
@@ -504,7 +511,6 @@ def _regrade(args: argparse.Namespace) -> int:
             elif args.revert is not None:
                 table = regrades.revert(class_id, args.revert)
             else:
-                register_exercises()
                 regrade_id = regrades.start(class_id, args.exercise, "best" if args.best else "latest")
                 table = anyio.run(regrades.grade, class_id, regrade_id)
         finally:

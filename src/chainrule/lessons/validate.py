@@ -20,8 +20,8 @@ import chainrule
 from chainrule.folder_paths import OutsideFolderError, inside_folder
 from chainrule.lessons.claims import claim_problems
 from chainrule.lessons.graphs import build_graph, graph_values
-from chainrule.lessons.loader import (DATA_DIR, add_lesson_dirs, before_step, find_lesson_folders, make_resolver,
-                                     register_exercises)
+from chainrule.lessons.loader import (DATA_DIR, add_lesson_dirs, before_step, builtin_lesson_ids, find_lesson_folders,
+                                     make_resolver, register_exercises)
 from chainrule.lessons.plots import lesson_plot
 from chainrule.lessons.scaffold import LESSON_ID
 from chainrule.lessons.text import PLACEHOLDER, LessonDataError
@@ -450,7 +450,9 @@ def _check_exercises(folder: Path, path: Path, text: str, data: dict, resolve: C
     from chainrule.grading import LANGUAGES, ExerciseFolderError, grade as grade_source, register_exercise_folder
 
     grade_with = grade_with or grade_source
-    register_exercises()  # the built-in exercises hold their ids first: a folder may not take one of them
+    register_exercises()  # the built-in exercises hold their ids first: a folder may not take one of them ...
+    # ... unless it is a copy of their lesson (named as it), which takes their places (loader.add_lesson_dirs).
+    copied_from = DATA_DIR / folder.name if folder.name in builtin_lesson_ids() else None
     entries = data.get("exercises")
     if not isinstance(entries, list):
         problems.add(path, "'exercises' must be a list of {\"folder\": \"exercises/NAME\"}", text, '"exercises"')
@@ -463,7 +465,7 @@ def _check_exercises(folder: Path, path: Path, text: str, data: dict, resolve: C
                          text, '"exercises"')
             continue
         try:
-            exercise = register_exercise_folder(inside_folder(folder, entry["folder"]))
+            exercise = register_exercise_folder(inside_folder(folder, entry["folder"]), replaces=copied_from)
         except OutsideFolderError as error:
             problems.add(path, f"the exercise folder {error}", text, f'"{entry["folder"]}"')
             continue
