@@ -78,12 +78,14 @@ def _changed(served: ServedLessons, here: str) -> str:
             "(and every `chainrule worker`) with them, then run this again")
 
 
-def mismatch(run_hash: str, worker_hash: str, folders: list[str]) -> str:
-    """A worker's words for leaving a run that was accepted with other lessons than its own."""
+def mismatch(run_hash: str, worker_hash: str, folders: list[str], *, waiting: bool = True) -> str:
+    """A worker's words for leaving a run that was accepted with other lessons than its own (waiting False:
+    at its start, for the lessons the class's server recorded)."""
     from chainrule.lessons.fingerprint import short_hash
 
     mine = " ".join(folders) or "the built-in lessons"
-    return (f"a run waits to be graded with lessons {short_hash(run_hash)}, and this worker has lessons "
-            f"{short_hash(worker_hash)} ({mine}): it leaves the run for a worker with the server's lessons. Start "
+    theirs = "a run waits to be graded with" if waiting else "the class's server serves"
+    return (f"{theirs} lessons {short_hash(run_hash)}, and this worker has lessons {short_hash(worker_hash)} "
+            f"({mine}): it leaves such runs for a worker with the server's lessons. Start "
             "this worker with the same lesson folder as `chainrule serve` (`chainrule worker --lessons DIR`, a "
             "copy of the server's DIR).")
