@@ -21,6 +21,8 @@ sees, graded or not, is grading.run_result's shape, with "saved" and "store_erro
 
 from __future__ import annotations
 
+from chainrule.number_text import count_text
+
 import asyncio
 import logging
 import os
@@ -107,7 +109,7 @@ def refused(run: Submission, reason: str, per_learner: int) -> dict:
 
     if reason == BOUND:
         return kept(busy_result(run.exercise, run.language,
-                                f"You already have {per_learner} runs waiting for the grader; this one was not "
+                                f"You already have {count_text(per_learner, 'run')} waiting for the grader; this one was not "
                                 "queued. Wait for one of them to finish, then run it again."), saved=False)
     return kept(busy_result(run.exercise, run.language), saved=False)
 

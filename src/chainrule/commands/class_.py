@@ -30,6 +30,8 @@ Errors are one line on stderr with exit code 1.
 
 from __future__ import annotations
 
+from chainrule.number_text import count_text
+
 import argparse
 import sys
 from typing import Any, Callable
@@ -209,7 +211,7 @@ def _admit(accounts: Any, class_id: int, args: argparse.Namespace) -> None:
         return
     current = accounts.admission(class_id)
     current = accounts.set_admission(class_id, given.get("seats", current.seats), given.get("approval", current.approval))
-    seats = "any number of learners" if current.seats is None else f"{current.seats} learners ({current.taken} joined)"
+    seats = "any number of learners" if current.seats is None else f"{count_text(current.seats, 'learner')} ({current.taken} joined)"
     _print(f"Who may join: {seats}; " + ("each waits until the teacher lets them in."
                                          if current.approval else "no approval needed."))
 
@@ -279,7 +281,7 @@ def _learners(args: argparse.Namespace) -> int:
         class_id = accounts.class_id(args.name)
         admission, learners = accounts.admission(class_id), accounts.learners(class_id)
     seats = "no limit" if admission.seats is None else f"{admission.seats}"
-    _print(f"{admission.taken} learners; seats: {seats}; approval: {'on' if admission.approval else 'off'}")
+    _print(f"{count_text(admission.taken, 'learner')}; seats: {seats}; approval: {'on' if admission.approval else 'off'}")
     for learner in learners:
         _print(f"{learner.name}  ({'in the class' if learner.approved else 'waiting for the teacher'})")
     return 0
@@ -309,7 +311,7 @@ def _remove(args: argparse.Namespace) -> int:
         return learner, RunJobs(store).forget_learner(learner.id)
 
     learner, taken_back = _for_a_learner(args, remove)
-    runs = f", and {taken_back} run{'' if taken_back == 1 else 's'} waiting for the grader" if taken_back else ""
+    runs = f", and {count_text(taken_back, 'run')} waiting for the grader" if taken_back else ""
     _print(f"Removed {learner.name}: the account, its work{runs}.")
     return 0
 
@@ -321,7 +323,7 @@ def _list(args: argparse.Namespace) -> int:
     if not classes:
         _print("No classes yet: make one with `chainrule class create NAME`.")
     for entry in classes:
-        _print(f"{entry['name']}  ({entry['learners']} learner{'' if entry['learners'] == 1 else 's'})")
+        _print(f"{entry['name']}  ({count_text(entry['learners'], 'learner')})")
     return 0
 
 
@@ -461,7 +463,7 @@ def _extend(args: argparse.Namespace) -> int:
         class_id, deadlines = accounts.class_id(args.name), Deadlines(store, accounts)
         if args.csv is not None:
             count = deadlines.extend_from_csv(class_id, text)
-            _print(f"{count} extension{'' if count == 1 else 's'} set.")
+            _print(f"{count_text(count, 'extension')} set.")
             settings = deadlines.settings(class_id)
         else:
             settings = deadlines.extend(class_id, _learner(accounts, class_id, args.learner).id, args.lesson, args.date)
@@ -470,8 +472,8 @@ def _extend(args: argparse.Namespace) -> int:
 
 
 def _print_regrade(table: dict) -> None:
-    learners = f"{table['changes']} learner{'' if table['changes'] == 1 else 's'}"
-    said = {"grading": f"{table['waiting']} runs still waiting for the grader", "graded": f"{learners} would change "
+    learners = count_text(table["changes"], "learner")
+    said = {"grading": f"{count_text(table['waiting'], 'run')} still waiting for the grader", "graded": f"{learners} would change "
             "standing", "applied": f"{learners} changed standing", "reverted": "every standing is as before it"}
     _print(f"Regrade {table['id']} of {table['exercise_id']} ({table['pick']} runs): {table['state']}; "
            f"{said[table['state']]}")

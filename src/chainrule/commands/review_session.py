@@ -10,6 +10,8 @@ fixture lesson.
 
 from __future__ import annotations
 
+from chainrule.number_text import count_text
+
 from datetime import datetime
 from typing import Any, Callable, TextIO
 
@@ -101,7 +103,7 @@ def run_review(
         else:
             say(f"Nothing is due for review right now; the next question comes back on {format_due(upcoming)}.")
         return 0
-    say(f"{len(queue)} question{'s' if len(queue) != 1 else ''} due for review:")
+    say(f"{count_text(len(queue), 'question')} due for review:")
     for item in queue:
         try:
             prompt = ask(item["lesson_id"], item["question_id"], item["due"])["prompt"]
@@ -188,5 +190,5 @@ def run_review(
         reviewed += 1
 
     left = len(store.due_reviews())
-    say(f"\nReviewed {reviewed} question{'s' if reviewed != 1 else ''}; {left} still due.")
+    say(f"\nReviewed {count_text(reviewed, 'question')}; {left} still due.")
     return 0

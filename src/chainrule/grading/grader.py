@@ -11,6 +11,8 @@ docs/grading.md).
 
 from __future__ import annotations
 
+from chainrule.number_text import count_text
+
 import json
 import os
 import re
@@ -304,7 +306,7 @@ def _resource_verdict(outcome: sandbox.RunOutcome, events: list[dict], limits: s
         return "memory-limit", f"Your code used more than {limits.memory_bytes // sandbox.MB} MB of memory and was stopped."
     sig = outcome.signal
     if sig == signal.SIGXCPU or outcome.cpu_exceeded:
-        seconds = f"{limits.cpu_seconds} second{'' if limits.cpu_seconds == 1 else 's'}"
+        seconds = count_text(limits.cpu_seconds, "second")
         return "cpu-limit", f"Your code used more than {seconds} of CPU time (an endless loop?) and was stopped."
     if sig == signal.SIGXFSZ:
         return "file-limit", f"Your code wrote a file larger than {limits.file_size_bytes // sandbox.MB} MB and was stopped."

@@ -10,6 +10,8 @@ every exercise's reference solution passes and its starter fails in every langua
 
 from __future__ import annotations
 
+from chainrule.number_text import count_text
+
 import json
 import math
 import re
@@ -516,7 +518,7 @@ def _first_type_error(result: dict) -> str:
         return str(result.get("message"))
     first = " ".join(type_error_lines(errors[:1])[0].split())
     later = len(errors) - 1
-    after = (f"; the {later} type error{'s' if later != 1 else ''} TypeScript reports after it may all follow "
+    after = (f"; the {count_text(later, 'type error')} TypeScript reports after it may all follow "
              "from this one: fix it first, then check again") if later else ""
     passed = sum(t.get("status") == "pass" for t in result.get("tests", []))
     return (f"TypeScript finds a type error at {first}{after} (the tests ran anyway: {passed} of "
