@@ -14,7 +14,6 @@ import os
 import re
 import subprocess
 import sys
-import time
 import uuid
 from pathlib import Path
 
@@ -25,7 +24,7 @@ from chainrule.grading import reference_source
 from chainrule.progress import open_store
 from class_process import REPO, create_class, free_port
 from class_world import PASSWORD, csrf_of
-from job_process import FAST_WORKER, WAIT_SECONDS, Process
+from job_process import FAST_WORKER, WAIT_SECONDS, Process, until
 
 EXERCISE = "neuron-grads"
 CASES = Path("backprop/exercises/1-neuron-grads/exercise.json")
@@ -84,16 +83,6 @@ def submit(client: httpx.Client, source: str) -> httpx.Response:
                        headers=headers)
 
 
-def wait_until(condition, what: str):
-    deadline = time.monotonic() + WAIT_SECONDS
-    while time.monotonic() < deadline:
-        found = condition()
-        if found:
-            return found
-        time.sleep(0.1)
-    raise AssertionError(f"not seen: {what}")
-
-
 def regrade_row(env: dict) -> list[str]:
     shown = chainrule(env, "class", "regrade", "Physics", EXERCISE).stdout
     assert "graded; 1 learner would change standing" in shown, shown
@@ -103,7 +92,7 @@ def regrade_row(env: dict) -> list[str]:
 def test_on_sqlite_an_edited_case_changes_the_verdict_after_a_restart_and_a_regrade(tmp_path):
     env = {key: value for key, value in os.environ.items() if not key.startswith("CHAINRULE_")}
     env |= {"PYTHONUNBUFFERED": "1", "CHAINRULE_DATA_DIR": str(tmp_path / "data")}
-    folder, edited = class_lessons(env, tmp_path)
+    folder, _ = class_lessons(env, tmp_path)
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     _, invite = create_class("Physics", base, env)
@@ -153,16 +142,16 @@ def test_on_postgresql_a_worker_with_other_lessons_leaves_the_run_and_a_right_wo
                 return store.database.read(lambda conn: conn.execute(
                     "SELECT state, attempts, queue_job_id, worker FROM grading_jobs WHERE id = ?", (job,)).fetchone())
 
-            first_turn = wait_until(lambda: row().queue_job_id, "the run on the queue")
+            first_turn = until(lambda: row().queue_job_id, "the run on the queue")
             # The wrong worker took the run's turn, left the run and handed the turn on: the run still waits.
-            wait_until(lambda: row().queue_job_id not in (None, first_turn), "the turn handed on")
+            until(lambda: row().queue_job_id not in (None, first_turn), "the turn handed on")
             assert (row().state, row().attempts) == ("queued", 0)
             said = "".join(wrong.lines)
             assert f"a run waits to be graded with lessons {served}" in said and "--lessons DIR" in said, said
             right = Process(None, ["worker", "--concurrency", "1", *FAST_WORKER, "--lessons", str(folder)],
                             "is grading", env=env)
             workers.append(right)
-            wait_until(lambda: row().state == "graded", "the run graded by the right worker")
+            until(lambda: row().state == "graded", "the run graded by the right worker")
             status = ada.get(f"/api/jobs/{job}").json()
             # Graded by the right worker only (a loaded machine may take it for dead once and start it again).
             assert status["result"]["status"] == "pass" and row().worker.endswith(f":{right.pid}")
