@@ -36,11 +36,11 @@ import argparse
 import sys
 from typing import Any, Callable
 
+from chainrule.classes.addresses import DEFAULT_ADDRESS
 from chainrule.commands.arguments import whole_number
 from chainrule.text_safety import terminal_json, terminal_text
 
 AS_IT_WAS = object()  # --seats not given (None means "any number")
-DEFAULT_URL = "http://localhost:8000"
 
 
 def add_database_options(parser: argparse.ArgumentParser) -> None:
@@ -100,8 +100,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                 action("teacher-link", _teacher_link, "a new one-time sign-in link for the teacher", name),
                 action("reset-link", _reset_link, "a one-time link for a learner to set a new password", name,
                        ("learner", "the learner's display name"))):
-        sub.add_argument("--url", default=DEFAULT_URL,
-                         help=f"the address learners open, as `chainrule serve` is reached (default: {DEFAULT_URL})")
+        sub.add_argument("--url", default=None,
+                         help="the address learners open, as `chainrule serve` is reached; the class remembers it "
+                         "(default: the address it remembers, from an earlier --url or the first `chainrule serve` "
+                         f"that served it, else {DEFAULT_ADDRESS})")
     action("list", _list, "the classes in the database")
     for view in ("roster", "exercises", "questions"):
         sub = action(view, _view, f"the class's {view}, as on the teacher's page", name)
@@ -183,8 +185,14 @@ def _print(text: str) -> None:
     print(terminal_text(text))
 
 
-def _base(args: argparse.Namespace) -> str:
-    return args.url.rstrip("/")
+def _base(args: argparse.Namespace, store: Any, class_id: int) -> str:
+    """The address the class's links are printed with: --url, which the class then remembers, else the one
+    it remembers (classes/addresses.py)."""
+    from chainrule.classes.addresses import class_address, remember_address
+
+    if args.url is not None:
+        remember_address(store, class_id, args.url)
+    return class_address(store, class_id)
 
 
 def _seats(text: str) -> int | None:
@@ -221,11 +229,12 @@ def _create(args: argparse.Namespace) -> int:
     with store:
         made = accounts.create_class(args.name, args.teacher_name)
         _admit(accounts, made.class_id, args)
+        base = _base(args, store, made.class_id)
     _print(f"Class {made.name!r} is ready.")
     _print("The teacher signs in the first time with this one-time link (it sets the teacher's password; valid 7 days):")
-    print(f"    {_base(args)}/set-password/{made.teacher_token}")
+    print(f"    {base}/set-password/{made.teacher_token}")
     _print("Learners join with this invite link (give it to the class only):")
-    print(f"    {_base(args)}/join/{made.invite_token}")
+    print(f"    {base}/join/{made.invite_token}")
     return 0
 
 
@@ -246,7 +255,8 @@ def _print_link(args: argparse.Namespace, page: str, make: Callable[[Any], str])
     store, accounts = _open(args, lessons=False)
     with store:
         token = make(accounts)
-    print(f"{_base(args)}/{page}/{token}")
+        base = _base(args, store, accounts.class_id(args.name))
+    print(f"{base}/{page}/{token}")
     return 0
 
 

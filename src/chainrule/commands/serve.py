@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from chainrule.classes import LMS_INTERVAL, LMS_RETRY
+from chainrule.classes.addresses import DEFAULT_PORT as ADDRESS_PORT
 from chainrule.commands.arguments import Refused
 from chainrule.commands.class_ import add_database_options, secret_on_command_line
 from chainrule.turns import MAX_OPEN_PER_LEARNER
@@ -31,7 +32,7 @@ from chainrule.turns import MAX_OPEN_PER_LEARNER
 if TYPE_CHECKING:
     from chainrule.classes.graded_runs import GradedRuns
 
-DEFAULT_PORT = 8000
+DEFAULT_PORT = ADDRESS_PORT
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -207,6 +208,7 @@ def _serve_class(args: argparse.Namespace, site: Site, closing: contextlib.ExitS
     lessons = _load_lessons(args)  # before the store: a folder with a problem opens nothing
     store = _open_store(args, held)
     said = _record_lessons(store, lessons, args.lessons)
+    _remember_address(store, site.url, given=args.url is not None)
     processes = _processes(args, store)
     app, runs, sender = _class_app(store, args, site, held)
     _static_files(args)
@@ -274,6 +276,17 @@ def _record_lessons(store, lessons: str, folders: list[str]) -> list[str]:
                      "`chainrule worker` with the same --lessons; a run is graded only with the lessons it was "
                      "accepted with.")
     return lines
+
+
+def _remember_address(store, url: str, *, given: bool) -> None:
+    """The classes remember where they are served (classes/addresses.py), for `chainrule class`'s links."""
+    from chainrule.classes.addresses import served_at
+    from chainrule.progress import StoreError
+
+    try:
+        served_at(store, url, given=given)
+    except StoreError as error:
+        raise Refused(str(error), code=1) from error
 
 
 def _open_store(args: argparse.Namespace, closing: contextlib.ExitStack):
