@@ -43,7 +43,7 @@ RETRY_AFTER = 60  # seconds a refused stranger is told to wait
 PROVEN: dict[str, str] = {
     "/lti/launch": "writes only after the LMS's signed id_token checks out (classes/id_tokens.py)",
     "/lti/pick": "needs a teacher's session (signed_in) and the picker's sealed settings",
-    "/sso/callback/{provider_id}": "writes only after the provider's code is exchanged and its id_token checks out",
+    "/sso/callback/{key}": "writes only after the provider's code is exchanged and its id_token checks out",
     "/sso/choose": "needs a sealed ticket of a finished sign-in, bound to the browser's cookie",
     "/sign-in": "a wrong password is counted under its account's name, or for a name with no account under one of "
                 "UNKNOWN_SCOPES shared counters, each slowed as a name is (classes/accounts.py): the rows stay "
