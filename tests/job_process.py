@@ -144,17 +144,6 @@ def wait_for(client: TestClient, job: int, states=(GRADED, ENDED)) -> dict:
     raise AssertionError(f"job {job} did not reach {states}: {answer.json()}")
 
 
-def until(condition, what: str):
-    """Poll ``condition()`` until it gives something true, and give that; fail naming ``what`` after WAIT_SECONDS."""
-    deadline = time.monotonic() + WAIT_SECONDS
-    while time.monotonic() < deadline:
-        found = condition()
-        if found:
-            return found
-        time.sleep(0.1)
-    raise AssertionError(f"not seen in {WAIT_SECONDS} s: {what}")
-
-
 def job_row(school: Class, job: int) -> tuple:
     return school.store.database.read(lambda conn: conn.execute(
         "SELECT state, attempts, worker FROM grading_jobs WHERE id = ?", (job,)).fetchone())

@@ -24,7 +24,8 @@ from chainrule.grading import reference_source
 from chainrule.progress import open_store
 from class_process import REPO, create_class, free_port
 from class_world import PASSWORD, csrf_of
-from job_process import FAST_WORKER, WAIT_SECONDS, Process, until
+from job_process import FAST_WORKER, WAIT_SECONDS, Process
+from polling import until
 
 EXERCISE = "neuron-grads"
 CASES = Path("backprop/exercises/1-neuron-grads/exercise.json")
@@ -142,16 +143,16 @@ def test_on_postgresql_a_worker_with_other_lessons_leaves_the_run_and_a_right_wo
                 return store.database.read(lambda conn: conn.execute(
                     "SELECT state, attempts, queue_job_id, worker FROM grading_jobs WHERE id = ?", (job,)).fetchone())
 
-            first_turn = until(lambda: row().queue_job_id, "the run on the queue")
+            first_turn = until(lambda: row().queue_job_id, "the run on the queue", WAIT_SECONDS)
             # The wrong worker took the run's turn, left the run and handed the turn on: the run still waits.
-            until(lambda: row().queue_job_id not in (None, first_turn), "the turn handed on")
+            until(lambda: row().queue_job_id not in (None, first_turn), "the turn handed on", WAIT_SECONDS)
             assert (row().state, row().attempts) == ("queued", 0)
             said = "".join(wrong.lines)
             assert f"a run waits to be graded with lessons {served}" in said and "--lessons DIR" in said, said
             right = Process(None, ["worker", "--concurrency", "1", *FAST_WORKER, "--lessons", str(folder)],
                             "is grading", env=env)
             workers.append(right)
-            until(lambda: row().state == "graded", "the run graded by the right worker")
+            until(lambda: row().state == "graded", "the run graded by the right worker", WAIT_SECONDS)
             status = ada.get(f"/api/jobs/{job}").json()
             # Graded by the right worker only (a loaded machine may take it for dead once and start it again).
             assert status["result"]["status"] == "pass" and row().worker.endswith(f":{right.pid}")

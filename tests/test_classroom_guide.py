@@ -26,7 +26,8 @@ from chainrule.grading import reference_source
 from class_process import free_port
 from class_world import PASSWORD, csrf_of
 from doc_blocks import ROOT, blocks
-from job_process import WAIT_SECONDS, Process, until
+from job_process import WAIT_SECONDS, Process
+from polling import until
 
 GUIDE = ROOT / "docs" / "classroom.md"
 RUN_HERE = "tests/test_classroom_guide.py"
@@ -97,8 +98,12 @@ def learner_runs(base: str, invite: str) -> httpx.Response:
     if answer.status_code != 202:
         return answer
     job = answer.json()["job"]
-    return until(lambda: (found := client.get(f"/api/jobs/{job}")).json()["state"] == "graded" and found,
-                 "the run graded by the guide's worker")
+
+    def graded() -> httpx.Response | None:
+        found = client.get(f"/api/jobs/{job}")
+        return found if found.json()["state"] == "graded" else None
+
+    return until(graded, "the run graded by the guide's worker", WAIT_SECONDS)
 
 
 def test_the_guide_on_sqlite_line_by_line(tmp_path):
