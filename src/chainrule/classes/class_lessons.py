@@ -19,7 +19,7 @@ from typing import Any
 from chainrule.classes.accounts import ClassError
 from chainrule.progress.lessons_store import ServedLessons, record_served_lessons, served_lessons
 
-__all__ = ["LessonsRefused", "load_lessons", "mismatch", "record_lessons", "use_served_lessons"]
+__all__ = ["LessonsRefused", "load_lessons", "mismatch", "record_lessons", "served_elsewhere", "use_served_lessons"]
 
 
 class LessonsRefused(Exception):
@@ -76,6 +76,15 @@ def _changed(served: ServedLessons, here: str) -> str:
     return (f"the class's lessons ({where}) have changed since `chainrule serve` started with them (it recorded "
             f"lessons {short_hash(served.hash)}; they are {short_hash(here)} now): restart `chainrule serve` "
             "(and every `chainrule worker`) with them, then run this again")
+
+
+def served_elsewhere(store: Any, worker_hash: str, folders: list[str]) -> str | None:
+    """A worker's words at its start when the class's server recorded other lessons than the worker's; None
+    when they are the same (or no server has recorded any yet)."""
+    served = served_lessons(store)
+    if served is None or served.hash == worker_hash:
+        return None
+    return mismatch(served.hash, worker_hash, folders, waiting=False)
 
 
 def mismatch(run_hash: str, worker_hash: str, folders: list[str], *, waiting: bool = True) -> str:

@@ -232,14 +232,11 @@ class Lessons:
 
     def say_served(self, store) -> None:
         """At start: what the class's server serves, when it is not what this worker has."""
-        from chainrule.progress.lessons_store import served_lessons
+        from chainrule.classes.class_lessons import served_elsewhere
 
-        from chainrule.classes.class_lessons import mismatch
-
-        served = served_lessons(store)
-        if served is not None and served.hash != self.hash:
-            print(f"chainrule worker: {mismatch(served.hash, self.hash, self.folders, waiting=False)}",
-                  file=sys.stderr, flush=True)
+        said = served_elsewhere(store, self.hash, self.folders)
+        if said:
+            print(f"chainrule worker: {said}", file=sys.stderr, flush=True)
 
     def leave(self, other: str) -> None:
         from chainrule.classes.class_lessons import mismatch
