@@ -15,15 +15,16 @@ from chainrule.number_text import count_text
 SOURCE = Path(__file__).resolve().parents[1] / "src" / "chainrule"
 RULE_MODULES = {SOURCE / "number_text.py", SOURCE / "web" / "static" / "js" / "api.js"}
 # Nouns the class and lesson pages count. Not counts: a placeholder named in capitals (a constant of the code,
-# a limit such as MAX_STARTS, never 1), a total after "of" or "all" ("2 of 3 tests passed", "all 3 seats are
+# a limit such as MAX_STARTS, never 1, with or without a format), a total after "of" or "all" ("2 of 3 tests passed", "all 3 seats are
 # taken", many by then), and the words that only look like one ("(latest runs)", "{output} changes by", "nudging {name} changes").
 NOT_COUNTED = r"(?<!of )(?<!all )(?<!All )"
 WORDS = r"(?![^{}]*\bpick\b)(?!theirs\}|output\}|name\})"
 NOUNS = ("learners|runs|teachers|extensions|scores|hints|questions|lessons|exercises|seats|people|tests|problems|"
-         "comments|answers|changes|errors")
+         "comments|answers|changes|errors|minutes|seconds|days|nodes|boxes|steps|times|points|sections|values|cases|"
+         "predictions|rows|items|characters|words")
 HAND_MADE = {
     "py": [re.compile(r"""(==|!=) 1 else ["']s?["']"""),
-           re.compile(NOT_COUNTED + r"\{(?![A-Z_]+\})" + WORDS + r"[^{}]+\} (%s)\b" % NOUNS)],
+           re.compile(NOT_COUNTED + r"\{(?![A-Z_][A-Z0-9_]*(?::[^{}]*)?\})" + WORDS + r"[^{}]+\} (%s)\b" % NOUNS)],
     "js": [re.compile(r"(===|!==) 1 \?"),
            re.compile(NOT_COUNTED + r"\$\{(?![A-Z_]+\})" + WORDS + r"[^{}]+\} (%s)\b" % NOUNS)],
 }

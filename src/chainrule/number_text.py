@@ -62,9 +62,11 @@ def format_percent(share: float | None, missing: str = "\u2013") -> str:
     return f"{round(share * 100)} %"
 
 
-def count_text(count: int, noun: str, plural: str | None = None) -> str:
+def count_text(count: float, noun: str, plural: str | None = None) -> str:
     """``count`` with its noun: the singular for exactly 1, else ``plural`` (default: the noun and "s").
-    The count is written with thousands separated ("1,000 runs")."""
+    The count is written with thousands separated ("1,000 runs"; a whole float as a whole number)."""
+    if isinstance(count, float) and count.is_integer():
+        count = int(count)
     return f"{count:,} {noun if count == 1 else plural or noun + 's'}"
 
 

@@ -83,8 +83,8 @@ class Comments:
                                              since=(now - window).isoformat())
             except TooManyComments as limit:
                 wait = max(1.0, (datetime.fromisoformat(limit.oldest) + window - now).total_seconds())
-                raise ClassError(f"you have written {count_text(most, 'comment')} in the last {window.seconds // 60} minutes, "
-                                 f"the most a learner may: try again in {int(wait + 0.999)} seconds",
+                raise ClassError(f"you have written {count_text(most, 'comment')} in the last {count_text(window.seconds // 60, 'minute')}, "
+                                 f"the most a learner may: try again in {count_text(int(wait + 0.999), 'second')}",
                                  kind="rate-limited", retry_after=wait) from None
         return {"id": comment_id, "run_id": run_id, "line": line, "body": body, "at": at, "author": account.name,
                 "by_teacher": account.role == TEACHER, "yours": True}

@@ -29,6 +29,7 @@ import ipaddress
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
+from chainrule.number_text import count_text
 from chainrule.classes.federation import LOGIN_LIFETIME
 
 FIELD_CHARACTERS = 2048  # an LMS's lti_message_hint (Canvas: a signed JWT) is well under this
@@ -63,7 +64,7 @@ CAUSES: dict[str, tuple[int, str]] = {
     "field-too-long": (413, f"Each field of a login is at most {FIELD_CHARACTERS} characters: start again from "
                             "the LMS or the sign-in page; if it keeps failing, tell the administrator."),
     "too-many-logins": (429, f"Too many sign-ins were started from your network and not finished: wait a minute "
-                             f"(logins expire after {LOGIN_LIFETIME // 60} minutes) and start again."),
+                             f"(logins expire after {count_text(LOGIN_LIFETIME // 60, 'minute')}) and start again."),
 }
 
 
@@ -113,7 +114,7 @@ class StrangerBudget:
             raise OverBudget("field-too-long", f"a login keeps at most {FIELDS_PER_ROW} fields, not {len(fields)}")
         for name, value in fields:
             if len(str(value)) > self.field_characters:
-                raise OverBudget("field-too-long", f"the field {name} has {len(str(value))} characters; at most "
+                raise OverBudget("field-too-long", f"the field {name} has {count_text(len(str(value)), 'character')}; at most "
                                  f"{self.field_characters} are kept")
         if sum(len(str(value)) for _, value in fields) > ROW_CHARACTERS:
             raise OverBudget("field-too-long", f"a login's fields together are at most {ROW_CHARACTERS} characters")

@@ -110,7 +110,7 @@ def run_list(args: argparse.Namespace) -> int:
                 state = _progress_text(lesson_state(lessons.lesson_shape(entry["id"]), store.work()))
             added = " (from --lessons)" if entry["id"] in lessons.added_lesson_ids() else ""
             print(terminal_text(f"{number:>3}. {entry['title']}{added}"))
-            print(terminal_text(f"     id {entry['id']}, about {entry['minutes']} minutes: {state}"))
+            print(terminal_text(f"     id {entry['id']}, about {count_text(entry['minutes'], 'minute')}: {state}"))
     finally:
         if store is not None:
             store.close()

@@ -17,6 +17,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from chainrule.number_text import count_text
 from chainrule.engine import Value
 from chainrule.lessons.exercises import register_builtin_exercises, register_lesson_exercises
 from chainrule.lessons.graphs import build_graph, graph_values
@@ -356,7 +357,7 @@ def before_step(trace: dict[str, Any], label: str, kind: str) -> dict[str, Any]:
     """
     ids = [node["id"] for node in trace["nodes"] if node["label"] == label]
     if len(ids) != 1:
-        raise LessonDataError(f"the trace has {len(ids)} nodes labelled {label!r}; a prediction needs exactly one")
+        raise LessonDataError(f"the trace has {count_text(len(ids), 'node')} labelled {label!r}; a prediction needs exactly one")
     node_id = ids[0]
     if kind == "forward":
         for index, step in enumerate(trace["forward"]):

@@ -145,7 +145,7 @@ def add_teacher(request: Request, teacher: Teacher, body: NameIn) -> dict[str, A
     """A further teacher of this class: give them the one-time link, with which they set their password."""
     made, token = _people(request).add_teacher(teacher, body.name)
     return {"id": made.id, "name": made.name, "link": _link(request, f"/set-password/{token}"),
-            "valid_for": f"{TEACHER_LINK_LIFETIME.days} days"}
+            "valid_for": count_text(TEACHER_LINK_LIFETIME.days, "day")}
 
 
 @router.delete("/teachers/{teacher_id}")

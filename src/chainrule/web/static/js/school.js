@@ -113,7 +113,7 @@ function pathColumnSection(setting) {
     else box.checked = !box.checked;
   });
   place.replaceChildren(
-    el("p", {}, box, " ", el("label", { for: "path-column" }, `A column for the whole path (${setting.points_text} points: every lesson's sections)`)),
+    el("p", {}, box, " ", el("label", { for: "path-column" }, `A column for the whole path (${setting.points_text}: every lesson's sections)`)),
     el("p", { class: "muted", id: "path-column-state" }, setting.path_column
       ? "On: each learner's score for the whole path goes to its own column of the LMS gradebook, besides each lesson's."
       : "Off: only the lessons linked in the course get columns. Opening chainrule from the course's navigation adds none."));
