@@ -56,8 +56,8 @@ class Process:
     ``url``: the class database (None: ``env`` says where the class is); ``program``: what runs the CLI."""
 
     def __init__(self, url: str | None, argv: list[str], ready: str, *, env: dict | None = None,
-                 program: tuple[str, ...] = ("-m", "chainrule")) -> None:
-        self.process = spawn([sys.executable, *program, *argv], env=env or env_for(url), cwd=REPO,
+                 program: tuple[str, ...] = ("-m", "chainrule"), cwd: Path = REPO) -> None:
+        self.process = spawn([sys.executable, *program, *argv], env=env or env_for(url), cwd=cwd,
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         self.lines: list[str] = []
         started = threading.Event()

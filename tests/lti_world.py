@@ -26,6 +26,7 @@ from urllib.parse import parse_qs, urljoin, urlsplit
 import httpx
 import pytest
 
+from polling import until
 from reaper import spawn
 
 REPO = Path(__file__).resolve().parents[1]
@@ -326,13 +327,10 @@ class LtiWorld:
 
     def wait(self, check, seconds: float = 60, what: str = "the LMS") -> object:
         """Wait until check() gives something true (polling the LMS's state), and give it."""
-        deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
-            found = check()
-            if found:
-                return found
-            time.sleep(0.2)
-        raise AssertionError(f"{what} did not get there in {seconds} s; the tool said:\n" + "".join(self.tool_lines[-40:]))
+        try:
+            return until(check, what, seconds, every=0.2)
+        except AssertionError as error:
+            raise AssertionError(f"{error}; the tool said:\n" + "".join(self.tool_lines[-40:])) from None
 
 
 def refusal(answer: httpx.Response) -> str:

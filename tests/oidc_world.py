@@ -24,6 +24,9 @@ import pytest
 from filelock import FileLock
 from joserfc.jwk import RSAKey
 
+from chainrule.classes import open_class_store
+from chainrule.progress.sso_store import SsoStore
+
 from lti_world import REPO, Browser, cli, forms_of, free_port, start_process, stop_process
 
 PROVIDER_DIR = REPO / "tests" / "oidc"
@@ -63,7 +66,8 @@ class OidcWorld:
     providers: subprocess.Popen | None = None
     tool: subprocess.Popen | None = None
     tool_lines: list[str] = field(default_factory=list)
-    ids: dict[str, int] = field(default_factory=dict)
+    ids: dict[str, int] = field(default_factory=dict)  # the providers' row ids
+    callbacks: dict[str, str] = field(default_factory=dict)  # their redirect URIs, as `chainrule sso redirect-uri` says
 
     @property
     def tool_url(self) -> str:
@@ -83,11 +87,16 @@ class OidcWorld:
             env["CHAINRULE_DATABASE"] = database
         world = cls(root, env, tool_port, ports)
         providers = []
-        for number, name in enumerate(("School", "Other"), start=1):
+        for name in ("School", "Other", "Down"):
+            # The redirect URI is known before the provider gives a client ID (it is named after the provider).
+            code, printed, error = cli("sso", "redirect-uri", name, "--url", world.tool_url, env=env)
+            assert code == 0, error
+            world.callbacks[name] = printed.strip()
+        for name in ("School", "Other"):
             key = RSAKey.generate_key(2048, parameters={"kid": f"{name.lower()}-key", "use": "sig", "alg": "RS256"})
             providers.append({"port": ports[name], "jwks": {"keys": [key.as_dict(private=True)]}, "accounts": PEOPLE,
                               "clients": [{"client_id": CLIENT_ID, "client_secret": SECRET,
-                                           "redirect_uris": [f"{world.tool_url}/sso/callback/{number}"],
+                                           "redirect_uris": [world.callbacks[name]],
                                            "response_types": ["code"], "grant_types": ["authorization_code"]}]})
         config = root / "providers.json"
         config.write_text(json.dumps({"providers": providers}))
@@ -96,7 +105,12 @@ class OidcWorld:
             code, printed, error = cli("sso", "add", name, "--issuer", world.issuer(name), "--client-id", CLIENT_ID,
                                        "--url", world.tool_url, env=dict(env, CHAINRULE_SSO_SECRET=SECRET))
             assert code == 0, error
-            world.ids[name] = int(printed.rsplit("/", 1)[1])
+            assert printed.strip().endswith(f"Register this redirect URI at the provider: {world.callbacks[name]}")
+        store = open_class_store(root / "data", database)
+        try:
+            world.ids = {provider.name: int(provider.id) for provider in SsoStore(store).providers()}
+        finally:
+            store.close()
         made = cli("class", "create", "Physics 2b", "--url", world.tool_url, env=env)[1]
         world.teacher_link, world.invite = [line.strip() for line in made.splitlines() if "://" in line]
         world.tool, world.tool_lines = start_process(

@@ -83,7 +83,7 @@ FORMS = {"openapi": "3.0.3", "info": {"title": "class forms", "version": "1"}, "
     "/lti/launch": _form("id_token", "state"),
     "/lti/pick": _form("csrf", "settings", "resource"),
     "/sso/start/{provider_id}": _form("csrf", "next", "invite", "link", path=("provider_id",)),
-    "/sso/callback/{provider_id}": _form("code", "state", "error", path=("provider_id",), method="get"),
+    "/sso/callback/{key}": _form("code", "state", "error", path=("key",), method="get"),
     "/sso/choose": _form("ticket", "account"),
 }}
 forms = schemathesis.openapi.from_dict(FORMS)

@@ -163,7 +163,7 @@ def test_max_margin_is_zero_beyond_the_margin():
 @pytest.mark.parametrize(
     "call, message",
     [
-        (lambda: mse([Value(1.0)], [1.0, 2.0]), "1 predictions but 2 targets"),
+        (lambda: mse([Value(1.0)], [1.0, 2.0]), "1 prediction but 2 targets"),
         (lambda: mse([], []), "no examples"),
         (lambda: max_margin([Value(1.0)], [0]), "-1 or \\+1"),
         (lambda: bce_with_logits([Value(1.0)], [1.5]), "in \\[0, 1\\]"),

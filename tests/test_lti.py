@@ -523,7 +523,7 @@ def test_the_whole_path_gets_a_gradebook_column_only_when_the_teacher_chooses_it
     assert world.wait(outbox) == ["backprop"]
     world.wait(lambda: history("ada", "backprop")[1])
     assert history("ada", "path") == ([], [])  # no column made, nothing sent
-    assert world.tool_get(teacher, "/api/class/lms/path-column").json() == {"path_column": False, "points_text": "48"}
+    assert world.tool_get(teacher, "/api/class/lms/path-column").json() == {"path_column": False, "points_text": "48 points"}
 
     turned = world.tool_change(teacher, "PUT", "/api/class/lms/path-column", {"path_column": True})
     assert turned.status_code == 200 and turned.json()["path_column"] is True, turned.text

@@ -25,6 +25,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Mapping
 
+from chainrule.number_text import count_text
 from chainrule import ops
 from chainrule.engine import Value
 
@@ -262,7 +263,7 @@ def parse(text: str) -> "Expression":
         raise ExpressionError(f"an expression is text, not {type(text).__name__}")
     if len(text) > MAX_LENGTH:
         raise ExpressionError(
-            f"the expression is {len(text):,} characters long; the limit is {MAX_LENGTH:,}")
+            f"the expression is {count_text(len(text), 'character')} long; the limit is {MAX_LENGTH:,}")
     if not text.strip():
         raise ExpressionError(f"the expression is empty; {allowed()}")
     return Expression(text, _Parser(text, _tokenize(text)).tree())

@@ -19,6 +19,8 @@ the graph cannot make an entry nan (docs/engine.md, "Composable transforms").
 
 from __future__ import annotations
 
+from chainrule.number_text import count_text
+
 from typing import Any, Callable, Sequence
 
 from chainrule.engine import Value, enable_grad, grad as _reverse, no_grad
@@ -39,8 +41,8 @@ def _argnums(argnums: int | Sequence[int], count: int, who: str) -> tuple[tuple[
         raise TypeError(f"{who}: argnums is an int or a non-empty tuple of ints, not {argnums!r}")
     for k in positions:
         if not -count <= k < count:
-            raise ValueError(f"{who}: argnums {k} is out of range for a function called with {count} "
-                             f"argument{'s' if count != 1 else ''}")
+            raise ValueError(f"{who}: argnums {k} is out of range for a function called with "
+                             f"{count_text(count, 'argument')}")
     positions = tuple(k % count for k in positions)
     repeated = sorted({k for k in positions if positions.count(k) > 1})
     if repeated:
@@ -135,8 +137,8 @@ def vjp(func: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple
     def vjp_fn(cotangents: Any) -> tuple[Any, ...]:
         cots, cot_spec = tree_flatten(cotangents)
         if len(cots) != len(outputs) or cot_spec != out_spec:
-            raise ValueError(f"vjp_fn takes cotangents in the output's structure ({len(outputs)} "
-                             f"scalar{'s' if len(outputs) != 1 else ''}), not {cotangents!r}")
+            raise ValueError(f"vjp_fn takes cotangents in the output's structure "
+                             f"({count_text(len(outputs), 'scalar')}), not {cotangents!r}")
         with_graph = graph or wants_graph(cots)  # called inside a transform, or with Values
         found = _reverse(outputs, flat, create_graph=with_graph, grad_outputs=cots) if flat else ()
         grads, start = [], 0

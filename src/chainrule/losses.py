@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 from typing import Iterable, Sequence
 
+from chainrule.number_text import count_text
 from chainrule.engine import Value
 
 __all__ = [
@@ -50,7 +51,7 @@ def _check_real(y: object, what: str) -> Value | float:
 def _check_pairs(predictions: Sequence, targets: Sequence, what: str) -> None:
     if len(predictions) != len(targets):
         raise ValueError(
-            f"{what}: {len(predictions)} predictions but {len(targets)} targets; they must match one to one"
+            f"{what}: {count_text(len(predictions), 'prediction')} but {count_text(len(targets), 'target')}; they must match one to one"
         )
     if not predictions:
         raise ValueError(f"{what}: no examples; give at least one prediction and target")

@@ -6,6 +6,8 @@ and the terminal.
   beside it, `{key: x, key + "_text": "..."}`, so that nothing downstream has to guess which of nan,
   inf and -inf a null stood for; `with_number_texts(document)` does this to every number of a document.
 * `format_percent(share)`: a share as a whole percentage ("67 %").
+* `count_text(n, "learner")`: a count with its noun, singular for exactly one ("1 learner", "3 learners",
+  "0 learners"); every count phrase in text goes through it (tests/test_plurals.py looks for hand-made ones).
 * `place_numbers(template, values)`: numbers (and names) put into a formula or a sentence, negatives in
   parentheses where an operator touches them ("2 × (-3)", "16 + (-6)", "(-4)^2"), and `formula_text`
   writes a formula's multiplication as × ("a * b" reads "a × b"; the power ** stays).
@@ -21,7 +23,7 @@ import re
 from functools import lru_cache
 from typing import Any, Mapping
 
-__all__ = ["TIMES", "format_number", "format_percent", "json_number", "number_fields", "with_number_texts",
+__all__ = ["TIMES", "count_text", "format_number", "format_percent", "json_number", "number_fields", "with_number_texts",
            "formula_text", "place_numbers", "operand_text"]
 
 # Multiplication in prose and captions: a sign that no variable is named ("x" beside an input named x reads
@@ -58,6 +60,14 @@ def format_percent(share: float | None, missing: str = "\u2013") -> str:
     if share is None or share != share:
         return missing
     return f"{round(share * 100)} %"
+
+
+def count_text(count: float, noun: str, plural: str | None = None) -> str:
+    """``count`` with its noun: the singular for exactly 1, else ``plural`` (default: the noun and "s").
+    The count is written with thousands separated ("1,000 runs"; a whole float as a whole number)."""
+    if isinstance(count, float) and count.is_integer():
+        count = int(count)
+    return f"{count:,} {noun if count == 1 else plural or noun + 's'}"
 
 
 def json_number(x: float) -> float | None:

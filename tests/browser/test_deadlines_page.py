@@ -188,7 +188,7 @@ def test_every_regrade_is_listed_with_its_state_and_apply_and_revert_ask_first(b
         apply = page.get_by_role("button", name="Apply: the new verdicts count")
         apply.focus()
         page.keyboard.press("Enter")
-        asking = page.get_by_role("group", name="Apply the regrade of neuron-grads? 1 learner changes standing.")
+        asking = page.get_by_role("group", name="Apply the regrade of neuron-grads? Standing changes for 1 learner.")
         asking.wait_for()
         assert page.evaluate("document.activeElement.textContent") == "Cancel"  # the safe choice first
         assert axe_violations(page) == []

@@ -38,6 +38,7 @@ from typing import Any, Callable
 import anyio
 from argon2 import PasswordHasher
 
+from chainrule.number_text import count_text
 from chainrule.classes.names import look_alike_keys
 from chainrule.classes.passwords import PasswordPool, PasswordsBusy
 from chainrule.errors import InputError
@@ -76,7 +77,7 @@ def wait_after(failures: int) -> float:
 
 def _duration(seconds: float) -> str:
     whole = max(1, math.ceil(seconds))
-    return f"{whole} seconds" if whole < 120 else f"{math.ceil(whole / 60)} minutes"
+    return count_text(whole, "second") if whole < 120 else count_text(math.ceil(whole / 60), "minute")
 
 
 async def _in_thread(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:

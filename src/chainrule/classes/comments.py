@@ -21,6 +21,7 @@ import unicodedata
 from datetime import datetime, timedelta
 from typing import Any
 
+from chainrule.number_text import count_text
 from chainrule.classes.accounts import LEARNER, TEACHER, Account, Accounts, ClassError, storable_text
 from chainrule.errors import InputError
 from chainrule.progress.comment_store import CommentStore, TooManyComments
@@ -83,8 +84,8 @@ class Comments:
                                              since=(now - window).isoformat())
             except TooManyComments as limit:
                 wait = max(1.0, (datetime.fromisoformat(limit.oldest) + window - now).total_seconds())
-                raise ClassError(f"you have written {most} comments in the last {window.seconds // 60} minutes, "
-                                 f"the most a learner may: try again in {int(wait + 0.999)} seconds",
+                raise ClassError(f"you have written {count_text(most, 'comment')} in the last {count_text(window.seconds // 60, 'minute')}, "
+                                 f"the most a learner may: try again in {count_text(int(wait + 0.999), 'second')}",
                                  kind="rate-limited", retry_after=wait) from None
         return {"id": comment_id, "run_id": run_id, "line": line, "body": body, "at": at, "author": account.name,
                 "by_teacher": account.role == TEACHER, "yours": True}

@@ -15,6 +15,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any, Callable
 
+from chainrule.number_text import count_text
 from chainrule.errors import InputError
 from chainrule.number_text import format_number
 from chainrule.progress.shapes import Mark
@@ -33,7 +34,7 @@ def check_reason(reason: Any) -> str:
         raise InputError("give a reason: the audit log keeps it beside the change, for the learner's sake and yours",
                          field="reason")
     if len(text) > MAX_REASON:
-        raise InputError(f"the reason has {len(text):,} characters: give at most {MAX_REASON}", field="reason")
+        raise InputError(f"the reason has {count_text(len(text), 'character')}: give at most {MAX_REASON}", field="reason")
     return text
 
 

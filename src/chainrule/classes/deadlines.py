@@ -33,6 +33,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any, Iterable
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from chainrule.number_text import count_text
 from chainrule import lessons
 from chainrule.classes.accounts import Accounts, ClassError
 from chainrule.classes.credit_marks import marked_credit
@@ -204,13 +205,13 @@ class Deadlines:
             rows = list(csv.reader(io.StringIO(text, newline="")))
         except csv.Error as error:  # a cell longer than the csv module reads (its limit, said once), say
             raise InputError(f"this is not a CSV that can be read ({error}; a cell holds at most "
-                             f"{csv.field_size_limit():,} characters): give one row per learner and lesson: "
+                             f"{count_text(csv.field_size_limit(), 'character')}): give one row per learner and lesson: "
                              "learner,lesson,due", field="csv") from error
         if rows and [cell.strip().lower() for cell in rows[0][:3]] == ["learner", "lesson", "due"]:
             rows = rows[1:]
         rows = [row for row in rows if any(cell.strip() for cell in row)]
         if len(rows) > MAX_EXTENSION_ROWS:
-            raise InputError(f"this CSV has {len(rows):,} rows: send at most {MAX_EXTENSION_ROWS:,} at a time",
+            raise InputError(f"this CSV has {count_text(len(rows), 'row')}: send at most {MAX_EXTENSION_ROWS:,} at a time",
                              field="csv")
         if not rows:
             raise InputError("this CSV has no extensions: give one row per learner and lesson: learner,lesson,due",
@@ -239,7 +240,7 @@ class Deadlines:
             return parse_due(due)
         base = settings["due"].get((lesson_id, ""))
         if base is None:
-            raise InputError(f"lesson {lesson_id!r} has no due date yet, so +{relative.group(1)} days has nothing "
+            raise InputError(f"lesson {lesson_id!r} has no due date yet, so +{count_text(int(relative.group(1)), 'day')} has nothing "
                              "to count from: set the lesson's date first, or give the extension as a date",
                              field="due")
         try:

@@ -21,6 +21,8 @@ sees, graded or not, is grading.run_result's shape, with "saved" and "store_erro
 
 from __future__ import annotations
 
+from chainrule.number_text import count_text
+
 import asyncio
 import logging
 import os
@@ -108,7 +110,7 @@ def refused(run: Submission, reason: str, per_learner: int) -> dict:
 
     if reason == BOUND:
         return kept(busy_result(run.exercise, run.language,
-                                f"You already have {per_learner} runs waiting for the grader; this one was not "
+                                f"You already have {count_text(per_learner, 'run')} waiting for the grader; this one was not "
                                 "queued. Wait for one of them to finish, then run it again."), saved=False)
     return kept(busy_result(run.exercise, run.language), saved=False)
 
@@ -281,18 +283,20 @@ def queue_unreachable(where: str, error: Exception) -> Exception:
 class QueuedRuns:
     """Runs become jobs in the class database (progress/run_jobs.py) and go to the queue
     (classes/queue.py); `chainrule worker` processes on any host grade them and keep the results.
-    Nothing of a learner's code runs in the web process."""
+    Nothing of a learner's code runs in the web process. Each job is stamped with this process's lessons
+    (lessons/fingerprint.py), the ones a worker must grade it with (classes/class_lessons.py)."""
 
     queued = True
 
     def __init__(self, store: Any, url: str, *, deadline_seconds: float | None = None,
                  max_open: int | None = None) -> None:
         from chainrule.classes.queue import Sender, apply_schema
+        from chainrule.lessons.fingerprint import lessons_hash
         from chainrule.progress.run_jobs import RunJobs
 
         options = {name: value for name, value in
                    (("deadline_seconds", deadline_seconds), ("max_open", max_open)) if value is not None}
-        self.jobs = RunJobs(store, **options)
+        self.jobs = RunJobs(store, lessons=lessons_hash(), **options)
         try:
             apply_schema(url)
             self.sender = Sender(url)

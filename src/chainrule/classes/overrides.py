@@ -14,6 +14,8 @@ scan look at the learner again: a score that changed is sent once.
 
 from __future__ import annotations
 
+from chainrule.number_text import count_text
+
 import json
 from datetime import datetime, timezone
 from typing import Any
@@ -109,7 +111,7 @@ class Overrides:
             raise InputError(f"a page of the log is a whole number from 1, not {page!r}", field="page")
         total, entries = self.log.entries(class_id, per_page, (page - 1) * per_page)
         pages = max(1, -(-total // per_page))
-        said = f"{total:,} change{'' if total == 1 else 's'}"
+        said = count_text(total, "change")
         return {"entries": [_entry(row) for row in entries], "page": page, "per_page": per_page, "pages": pages,
                 "total": total, "page_text": f"Page {page:,} of {pages:,} ({said}, newest first)"}
 

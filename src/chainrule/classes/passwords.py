@@ -20,6 +20,8 @@ that, PasswordsBusy, which the web answers with 503 and Retry-After ("try again 
 
 from __future__ import annotations
 
+from chainrule.number_text import count_text
+
 import asyncio
 import os
 from typing import Any, Callable
@@ -46,7 +48,7 @@ class PasswordsBusy(Exception):
     """Every slot is taken and the queue is full (or the wait ran out): try again in `retry_after` seconds."""
 
     def __init__(self, retry_after: int = RETRY_AFTER) -> None:
-        super().__init__(f"the server is busy checking passwords: try again in {retry_after} seconds")
+        super().__init__(f"the server is busy checking passwords: try again in {count_text(retry_after, 'second')}")
         self.retry_after = retry_after
 
 

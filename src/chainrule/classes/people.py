@@ -22,6 +22,7 @@ from typing import Any
 
 import anyio
 
+from chainrule.number_text import count_text
 from chainrule.classes.accounts import (
     FAILURE_MEMORY,
     TEACHER,
@@ -164,7 +165,7 @@ class People:
         reservation, wait = await _in_thread(tables.reserve_attempt, f"password:{account.id}", now,
                                              now - FAILURE_MEMORY.total_seconds(), wait_after)
         if reservation is None:
-            raise ClassError(f"too many wrong passwords: try again in {max(1, int(wait + 0.999))} seconds",
+            raise ClassError(f"too many wrong passwords: try again in {count_text(max(1, int(wait + 0.999)), 'second')}",
                              kind="rate-limited", retry_after=wait)
         stored = await _in_thread(self.tables.password_hash, account.id)
         if stored is None or not await self.accounts.passwords.verify(stored, current):

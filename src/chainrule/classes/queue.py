@@ -75,12 +75,14 @@ class Sender:
                                                     timeout=5, max_idle=30))
         self.app.open()
 
-    def send(self, job_id: int) -> int | None:
-        """procrastinate's job id, or None if the run is already waiting in the queue."""
+    def send(self, job_id: int, *, after: float | None = None) -> int | None:
+        """procrastinate's job id, or None if the run is already waiting in the queue. after: seconds before a
+        worker may take it (a turn handed on by a worker that may not grade the run)."""
         from procrastinate import exceptions
 
         # The queueing lock keeps a run sent twice (by the web process and by a sweeper) from making two jobs.
-        deferrer = self.app.configure_task(TASK, queue=QUEUE, queueing_lock=_lock_of(job_id))
+        deferrer = self.app.configure_task(TASK, queue=QUEUE, queueing_lock=_lock_of(job_id),
+                                           schedule_in={"seconds": after} if after else None)
         try:
             return deferrer.defer(run_id=job_id)
         except exceptions.AlreadyEnqueued:

@@ -20,6 +20,8 @@ answered) and explain-it-back (written).
 
 from __future__ import annotations
 
+from chainrule.number_text import count_text
+
 import csv
 import hashlib
 import io
@@ -135,7 +137,7 @@ def exercise_state(exercise: str, work: Work, first_pass: str | None, solution_a
 
 def _help_entry(hints: int, solution_shown: bool) -> dict[str, Any]:
     """The help one learner used on one exercise, and the page's words for it (number_text's numbers)."""
-    words = ([f"{format_number(hints)} hint{'' if hints == 1 else 's'} opened"] if hints else []) + (
+    words = ([f"{count_text(hints, 'hint')} opened"] if hints else []) + (
         ["the model solution shown"] if solution_shown else [])
     return {"hints": hints, "solution_shown": solution_shown, "text": ", ".join(words)}
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import logging
+import re
 import threading
 import time
 from dataclasses import dataclass
@@ -122,6 +123,26 @@ class Finished:
     intent: dict
 
 
+CALLBACK_KEY_CHARS = 60  # a callback key is at most as long as a provider's name
+
+
+def callback_key(name: str) -> str:
+    """The part of a provider's redirect URI that names it: its name in lower-case letters, digits and dashes
+    ("School account" -> "school-account"). Known from the name alone, so the URI can be registered at the
+    provider before it gives a client ID (a row id is known only after `chainrule sso add`)."""
+    return re.sub(r"[^a-z0-9]+", "-", name.strip().lower()).strip("-")
+
+
+def callback_uri(base_url: str, name: str) -> str:
+    """The redirect URI to register at the provider named ``name``, for a server reached at ``base_url``;
+    ClassError for a name that cannot name one (no letter: a key of digits alone is read as an old row id)."""
+    key = callback_key(name)
+    if not key or key.isdigit():
+        raise ClassError(f"a provider's name needs a letter (its redirect URI is named after it), not {name!r}",
+                         kind="invalid")
+    return f"{base_url.rstrip('/')}/sso/callback/{key}"
+
+
 def pkce_challenge(verifier: str) -> str:
     """PKCE's S256 code challenge of ``verifier`` (RFC 7636): base64url of its SHA-256, without padding."""
     return base64.urlsafe_b64encode(hashlib.sha256(verifier.encode("ascii")).digest()).rstrip(b"=").decode("ascii")
@@ -148,6 +169,12 @@ class Sso:
         if not name or len(name) > 60:
             raise ClassError("a provider's name must be 1 to 60 characters (it is shown on the sign-in button)",
                              kind="invalid")
+        callback_uri(self.base_url, name)  # refuses a name that cannot name a redirect URI
+        key = callback_key(name)
+        taken = [other.name for other in self.providers() if callback_key(other.name) == key and other.name != name]
+        if taken:
+            raise ClassError(f"the provider {taken[0]!r} has the same redirect URI (…/sso/callback/{key}): choose a "
+                             "name that differs in more than case, spaces or punctuation", kind="conflict")
         if not origin_of(issuer):
             raise ClassError(f"the issuer must be an http(s):// address, not {issuer!r}", kind="invalid")
         if not client_id.strip() or not client_secret.strip():
@@ -167,9 +194,19 @@ class Sso:
             raise SignInRefused("unknown-provider", f"there is no sign-in provider {provider_id} on this server")
         return _provider(row)
 
+    def by_callback_key(self, key: str) -> Provider:
+        """The provider a callback names: by its callback_key, or by its row id (the redirect URIs registered
+        before keys were names keep working)."""
+        if key.isdigit() and len(key) < 10:
+            return self.provider(int(key))
+        for provider in self.providers():
+            if callback_key(provider.name) == key:
+                return provider
+        raise SignInRefused("unknown-provider", "there is no sign-in provider with that redirect URI on this server")
+
     def callback(self, provider: Provider) -> str:
         """The redirect URI to register at the provider (one per provider: a response names its provider)."""
-        return f"{self.base_url}/sso/callback/{provider.id}"
+        return callback_uri(self.base_url, provider.name)
 
     def metadata(self, provider: Provider) -> dict:
         with self._lock:

@@ -29,6 +29,7 @@ import ipaddress
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
+from chainrule.number_text import count_text
 from chainrule.classes.federation import LOGIN_LIFETIME
 
 FIELD_CHARACTERS = 2048  # an LMS's lti_message_hint (Canvas: a signed JWT) is well under this
@@ -43,7 +44,7 @@ RETRY_AFTER = 60  # seconds a refused stranger is told to wait
 PROVEN: dict[str, str] = {
     "/lti/launch": "writes only after the LMS's signed id_token checks out (classes/id_tokens.py)",
     "/lti/pick": "needs a teacher's session (signed_in) and the picker's sealed settings",
-    "/sso/callback/{provider_id}": "writes only after the provider's code is exchanged and its id_token checks out",
+    "/sso/callback/{key}": "writes only after the provider's code is exchanged and its id_token checks out",
     "/sso/choose": "needs a sealed ticket of a finished sign-in, bound to the browser's cookie",
     "/sign-in": "a wrong password is counted under its account's name, or for a name with no account under one of "
                 "UNKNOWN_SCOPES shared counters, each slowed as a name is (classes/accounts.py): the rows stay "
@@ -63,7 +64,7 @@ CAUSES: dict[str, tuple[int, str]] = {
     "field-too-long": (413, f"Each field of a login is at most {FIELD_CHARACTERS} characters: start again from "
                             "the LMS or the sign-in page; if it keeps failing, tell the administrator."),
     "too-many-logins": (429, f"Too many sign-ins were started from your network and not finished: wait a minute "
-                             f"(logins expire after {LOGIN_LIFETIME // 60} minutes) and start again."),
+                             f"(logins expire after {count_text(LOGIN_LIFETIME // 60, 'minute')}) and start again."),
 }
 
 
@@ -113,7 +114,7 @@ class StrangerBudget:
             raise OverBudget("field-too-long", f"a login keeps at most {FIELDS_PER_ROW} fields, not {len(fields)}")
         for name, value in fields:
             if len(str(value)) > self.field_characters:
-                raise OverBudget("field-too-long", f"the field {name} has {len(str(value))} characters; at most "
+                raise OverBudget("field-too-long", f"the field {name} has {count_text(len(str(value)), 'character')}; at most "
                                  f"{self.field_characters} are kept")
         if sum(len(str(value)) for _, value in fields) > ROW_CHARACTERS:
             raise OverBudget("field-too-long", f"a login's fields together are at most {ROW_CHARACTERS} characters")

@@ -30,15 +30,17 @@ Errors are one line on stderr with exit code 1.
 
 from __future__ import annotations
 
+from chainrule.number_text import count_text
+
 import argparse
 import sys
 from typing import Any, Callable
 
+from chainrule.classes.addresses import DEFAULT_ADDRESS
 from chainrule.commands.arguments import whole_number
 from chainrule.text_safety import terminal_json, terminal_text
 
 AS_IT_WAS = object()  # --seats not given (None means "any number")
-DEFAULT_URL = "http://localhost:8000"
 
 
 def add_database_options(parser: argparse.ArgumentParser) -> None:
@@ -98,8 +100,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                 action("teacher-link", _teacher_link, "a new one-time sign-in link for the teacher", name),
                 action("reset-link", _reset_link, "a one-time link for a learner to set a new password", name,
                        ("learner", "the learner's display name"))):
-        sub.add_argument("--url", default=DEFAULT_URL,
-                         help=f"the address learners open, as `chainrule serve` is reached (default: {DEFAULT_URL})")
+        sub.add_argument("--url", default=None,
+                         help="the address learners open, as `chainrule serve` is reached; the class remembers it "
+                         "(default: the address it remembers, from an earlier --url or the first `chainrule serve` "
+                         f"that served it, else {DEFAULT_ADDRESS})")
     action("list", _list, "the classes in the database")
     for view in ("roster", "exercises", "questions"):
         sub = action(view, _view, f"the class's {view}, as on the teacher's page", name)
@@ -157,14 +161,23 @@ def _guarded(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse
     return run
 
 
-def _open(args: argparse.Namespace) -> tuple[Any, Any]:
+def _open(args: argparse.Namespace, *, lessons: bool = True) -> tuple[Any, Any]:
+    """The class database and its accounts; with ``lessons``, the class's lessons loaded as its server serves
+    them (classes/class_lessons.py), for a command that counts or grades by them."""
     from chainrule.classes import open_class_store
     from chainrule.classes.accounts import ClassError, Accounts
+    from chainrule.classes.class_lessons import use_served_lessons
 
     refusal = secret_on_command_line(args.database)
     if refusal:
         raise ClassError(refusal, kind="invalid")
     store = open_class_store(args.data_dir, args.database)
+    if lessons:
+        try:
+            use_served_lessons(store)
+        except BaseException:
+            store.close()
+            raise
     return store, Accounts(store)
 
 
@@ -172,8 +185,14 @@ def _print(text: str) -> None:
     print(terminal_text(text))
 
 
-def _base(args: argparse.Namespace) -> str:
-    return args.url.rstrip("/")
+def _base(args: argparse.Namespace, store: Any, class_id: int) -> str:
+    """The address the class's links are printed with: --url, which the class then remembers, else the one
+    it remembers (classes/addresses.py)."""
+    from chainrule.classes.addresses import class_address, remember_address
+
+    if args.url is not None:
+        remember_address(store, class_id, args.url)
+    return class_address(store, class_id)
 
 
 def _seats(text: str) -> int | None:
@@ -200,21 +219,22 @@ def _admit(accounts: Any, class_id: int, args: argparse.Namespace) -> None:
         return
     current = accounts.admission(class_id)
     current = accounts.set_admission(class_id, given.get("seats", current.seats), given.get("approval", current.approval))
-    seats = "any number of learners" if current.seats is None else f"{current.seats} learners ({current.taken} joined)"
+    seats = "any number of learners" if current.seats is None else f"{count_text(current.seats, 'learner')} ({current.taken} joined)"
     _print(f"Who may join: {seats}; " + ("each waits until the teacher lets them in."
                                          if current.approval else "no approval needed."))
 
 
 def _create(args: argparse.Namespace) -> int:
-    store, accounts = _open(args)
+    store, accounts = _open(args, lessons=False)
     with store:
         made = accounts.create_class(args.name, args.teacher_name)
         _admit(accounts, made.class_id, args)
+        base = _base(args, store, made.class_id)
     _print(f"Class {made.name!r} is ready.")
     _print("The teacher signs in the first time with this one-time link (it sets the teacher's password; valid 7 days):")
-    print(f"    {_base(args)}/set-password/{made.teacher_token}")
+    print(f"    {base}/set-password/{made.teacher_token}")
     _print("Learners join with this invite link (give it to the class only):")
-    print(f"    {_base(args)}/join/{made.invite_token}")
+    print(f"    {base}/join/{made.invite_token}")
     return 0
 
 
@@ -232,10 +252,11 @@ def _teacher_link(args: argparse.Namespace) -> int:
 
 
 def _print_link(args: argparse.Namespace, page: str, make: Callable[[Any], str]) -> int:
-    store, accounts = _open(args)
+    store, accounts = _open(args, lessons=False)
     with store:
         token = make(accounts)
-    print(f"{_base(args)}/{page}/{token}")
+        base = _base(args, store, accounts.class_id(args.name))
+    print(f"{base}/{page}/{token}")
     return 0
 
 
@@ -265,12 +286,12 @@ def _teacher_of(class_id: int, class_name: str) -> Any:
 
 
 def _learners(args: argparse.Namespace) -> int:
-    store, accounts = _open(args)
+    store, accounts = _open(args, lessons=False)
     with store:
         class_id = accounts.class_id(args.name)
         admission, learners = accounts.admission(class_id), accounts.learners(class_id)
     seats = "no limit" if admission.seats is None else f"{admission.seats}"
-    _print(f"{admission.taken} learners; seats: {seats}; approval: {'on' if admission.approval else 'off'}")
+    _print(f"{count_text(admission.taken, 'learner')}; seats: {seats}; approval: {'on' if admission.approval else 'off'}")
     for learner in learners:
         _print(f"{learner.name}  ({'in the class' if learner.approved else 'waiting for the teacher'})")
     return 0
@@ -279,7 +300,7 @@ def _learners(args: argparse.Namespace) -> int:
 def _for_a_learner(args: argparse.Namespace, act: Callable[[Any, Any, int, Any], Any]) -> Any:
     """act(accounts, the class's teacher, the learner's id, store) in the open class database (the CLI acts
     for the class's teacher)."""
-    store, accounts = _open(args)
+    store, accounts = _open(args, lessons=False)
     with store:
         class_id = accounts.class_id(args.name)
         return act(accounts, _teacher_of(class_id, args.name), _learner(accounts, class_id, args.learner).id, store)
@@ -300,19 +321,19 @@ def _remove(args: argparse.Namespace) -> int:
         return learner, RunJobs(store).forget_learner(learner.id)
 
     learner, taken_back = _for_a_learner(args, remove)
-    runs = f", and {taken_back} run{'' if taken_back == 1 else 's'} waiting for the grader" if taken_back else ""
+    runs = f", and {count_text(taken_back, 'run')} waiting for the grader" if taken_back else ""
     _print(f"Removed {learner.name}: the account, its work{runs}.")
     return 0
 
 
 def _list(args: argparse.Namespace) -> int:
-    store, accounts = _open(args)
+    store, accounts = _open(args, lessons=False)
     with store:
         classes = accounts.classes()
     if not classes:
         _print("No classes yet: make one with `chainrule class create NAME`.")
     for entry in classes:
-        _print(f"{entry['name']}  ({entry['learners']} learner{'' if entry['learners'] == 1 else 's'})")
+        _print(f"{entry['name']}  ({count_text(entry['learners'], 'learner')})")
     return 0
 
 
@@ -452,7 +473,7 @@ def _extend(args: argparse.Namespace) -> int:
         class_id, deadlines = accounts.class_id(args.name), Deadlines(store, accounts)
         if args.csv is not None:
             count = deadlines.extend_from_csv(class_id, text)
-            _print(f"{count} extension{'' if count == 1 else 's'} set.")
+            _print(f"{count_text(count, 'extension')} set.")
             settings = deadlines.settings(class_id)
         else:
             settings = deadlines.extend(class_id, _learner(accounts, class_id, args.learner).id, args.lesson, args.date)
@@ -461,8 +482,8 @@ def _extend(args: argparse.Namespace) -> int:
 
 
 def _print_regrade(table: dict) -> None:
-    learners = f"{table['changes']} learner{'' if table['changes'] == 1 else 's'}"
-    said = {"grading": f"{table['waiting']} runs still waiting for the grader", "graded": f"{learners} would change "
+    learners = count_text(table["changes"], "learner")
+    said = {"grading": f"{count_text(table['waiting'], 'run')} still waiting for the grader", "graded": f"{learners} would change "
             "standing", "applied": f"{learners} changed standing", "reverted": "every standing is as before it"}
     _print(f"Regrade {table['id']} of {table['exercise_id']} ({table['pick']} runs): {table['state']}; "
            f"{said[table['state']]}")
@@ -480,8 +501,6 @@ def _regrade(args: argparse.Namespace) -> int:
     import shlex
 
     import anyio
-
-    from chainrule.lessons import register_exercises
 
     chosen = [args.exercise is not None, args.apply is not None, args.revert is not None, args.list]
     if sum(chosen) != 1:
@@ -504,7 +523,6 @@ def _regrade(args: argparse.Namespace) -> int:
             elif args.revert is not None:
                 table = regrades.revert(class_id, args.revert)
             else:
-                register_exercises()
                 regrade_id = regrades.start(class_id, args.exercise, "best" if args.best else "latest")
                 table = anyio.run(regrades.grade, class_id, regrade_id)
         finally:

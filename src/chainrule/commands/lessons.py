@@ -3,6 +3,7 @@
     chainrule lessons [--lessons DIR] [--data-dir DIR]     the path, each lesson with your progress
     chainrule lessons new ID --title "TITLE" DIR           write a complete lesson folder DIR/ID
     chainrule lessons check DIR                            check the lesson folder(s) in DIR
+    chainrule lessons copy DIR                             copy the built-in lessons into DIR, to edit (a class's own)
 
 `check` prints every problem as FILE:LINE: what is wrong (FILE relative to the current directory when it
 is inside it, else absolute), then one summary line per lesson, all on standard output; it exits 0 when
@@ -17,6 +18,7 @@ import os
 import sys
 from pathlib import Path
 
+from chainrule.number_text import count_text
 from chainrule.text_safety import terminal_text  # lesson folders are written by anyone: shown, not obeyed
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
@@ -46,6 +48,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     check.add_argument("dir", type=Path, help="a lesson folder, or a folder holding lesson folders")
     check.add_argument("--no-grading", action="store_true", help="skip grading the exercises (faster)")
     check.set_defaults(func=run_check)
+
+    copy = actions.add_parser("copy", help="copy the built-in lessons into a folder, to edit (a class's own lessons)",
+                              description="Write DIR/ID for every built-in lesson: the same folders `chainrule "
+                              "lessons new` writes, ready to edit. `chainrule serve --lessons DIR` and `chainrule "
+                              "worker --lessons DIR` then use them in place of the built-in ones.")
+    copy.add_argument("dir", type=Path, help="the folder to copy the lessons into (made if missing)")
+    copy.add_argument("--lesson", action="append", default=[], metavar="ID",
+                      help="copy only this lesson (repeatable; default: every built-in lesson)")
+    copy.set_defaults(func=run_copy)
 
 
 def _add_path_options(parser: argparse.ArgumentParser) -> None:
@@ -99,7 +110,7 @@ def run_list(args: argparse.Namespace) -> int:
                 state = _progress_text(lesson_state(lessons.lesson_shape(entry["id"]), store.work()))
             added = " (from --lessons)" if entry["id"] in lessons.added_lesson_ids() else ""
             print(terminal_text(f"{number:>3}. {entry['title']}{added}"))
-            print(terminal_text(f"     id {entry['id']}, about {entry['minutes']} minutes: {state}"))
+            print(terminal_text(f"     id {entry['id']}, about {count_text(entry['minutes'], 'minute')}: {state}"))
     finally:
         if store is not None:
             store.close()
@@ -136,6 +147,36 @@ def run_check(args: argparse.Namespace) -> int:
         total += len(problems)
         for problem in problems:  # a problem may quote the lesson's text or what its solution printed
             print(terminal_text(problem))
-        verdict = "ok" if not problems else f"{len(problems)} problem{'s' if len(problems) != 1 else ''}"
+        verdict = "ok" if not problems else count_text(len(problems), "problem")
         print(terminal_text(f"lesson {folder.name}: {verdict}"))  # on the problems' stream, after them
     return EXIT_PROBLEMS if total else EXIT_OK
+
+
+def run_copy(args: argparse.Namespace) -> int:
+    import shutil
+
+    from chainrule.lessons.loader import DATA_DIR, builtin_lesson_ids
+
+    known = builtin_lesson_ids()
+    unknown = [lesson_id for lesson_id in args.lesson if lesson_id not in known]
+    if unknown:
+        print(terminal_text(f"chainrule lessons copy: no built-in lesson {unknown[0]!r}; the built-in lessons are "
+                            f"{', '.join(known)}"), file=sys.stderr)
+        return EXIT_USAGE
+    chosen = args.lesson or known
+    there = [lesson_id for lesson_id in chosen if (args.dir / lesson_id).exists()]
+    if there:
+        print(terminal_text(f"chainrule lessons copy: {args.dir / there[0]} exists already; nothing was copied. "
+                            "Copy into another folder, or move that one away first."), file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        for lesson_id in chosen:
+            shutil.copytree(DATA_DIR / lesson_id, args.dir / lesson_id,
+                            ignore=shutil.ignore_patterns("__pycache__", ".*"))
+    except OSError as error:
+        print(terminal_text(f"chainrule lessons copy: cannot write into {args.dir}: {error.strerror or error}"),
+              file=sys.stderr)
+        return EXIT_USAGE
+    print(terminal_text(f"copied {count_text(len(chosen), 'lesson')} into {args.dir}"))
+    print(terminal_text(f"serve a class with them:  chainrule serve --lessons {args.dir}"))
+    return EXIT_OK

@@ -10,6 +10,8 @@ fixture lesson.
 
 from __future__ import annotations
 
+from chainrule.number_text import count_text
+
 from datetime import datetime
 from typing import Any, Callable, TextIO
 
@@ -128,7 +130,7 @@ def run_review(
             queue.pop(0)
             on_screen = None
     left = len(store.due_reviews())
-    session.say(f"\nReviewed {session.reviewed} question{'s' if session.reviewed != 1 else ''}; {left} still due.")
+    session.say(f"\nReviewed {count_text(session.reviewed, 'question')}; {left} still due.")
     return 0
 
 
@@ -170,7 +172,7 @@ class _Session:
             self.say(f"Nothing is due for review right now; the next question comes back on {format_due(upcoming)}.")
 
     def list_due(self, queue: list[DueReview]) -> None:
-        self.say(f"{len(queue)} question{'s' if len(queue) != 1 else ''} due for review:")
+        self.say(f"{count_text(len(queue), 'question')} due for review:")
         for item in queue:
             try:
                 prompt = self.ask(item["lesson_id"], item["question_id"], item["due"])["prompt"]

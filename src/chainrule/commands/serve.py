@@ -1,13 +1,16 @@
 """`chainrule serve`: one lesson server for a class (accounts instead of a token; see docs/classroom.md).
 
     chainrule serve [--host H] [--port P] [--url PUBLIC_URL] [--data-dir DIR | --database URL] [--workers N]
+                    [--lessons DIR]
 
 The class lives in class.sqlite in the data folder, or in PostgreSQL (--database or $CHAINRULE_DATABASE);
 the web process keeps no state of its own, so several can serve one PostgreSQL class: --workers N runs N of
 them on the one port (commands/serve_processes.py; one per core by default), a class in SQLite has one.
 --url is the address learners open (a TLS proxy's https://... address makes the cookies Secure); its host
 name, with loopback, is what the Host check accepts. Listening beyond loopback needs a strong grading
-sandbox, or --allow-weak-sandbox, as `chainrule lesson` does.
+sandbox, or --allow-weak-sandbox, as `chainrule lesson` does. --lessons DIR: the class's own lessons (a copy
+of the built-ins to edit, `chainrule lessons copy DIR`, or an author's folders), recorded in the class
+database with their content hash for the workers and `chainrule class` (classes/class_lessons.py).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from chainrule.classes import LMS_INTERVAL, LMS_RETRY
+from chainrule.classes.addresses import DEFAULT_PORT as ADDRESS_PORT
 from chainrule.commands.arguments import Refused
 from chainrule.commands.class_ import add_database_options, secret_on_command_line
 from chainrule.turns import MAX_OPEN_PER_LEARNER
@@ -34,7 +38,7 @@ if TYPE_CHECKING:
     from chainrule.progress.connection import PostgresDatabase
     from chainrule.progress.store import ProgressStore
 
-DEFAULT_PORT = 8000
+DEFAULT_PORT = ADDRESS_PORT
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -84,6 +88,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="with PostgreSQL: connections left free for `chainrule worker` and the teacher's tools; "
                         "serve refuses to start if its web processes' pools would not leave them (default: one "
                         "worker host like this one, 8 per core, + 3)")
+    parser.add_argument("--lessons", action="append", default=[], metavar="DIR",
+                        help="the class's own lessons: a lesson folder or a folder of them (`chainrule lessons copy "
+                        "DIR` makes a copy of the built-in ones to edit); one named as a built-in lesson takes its "
+                        "place. Give every `chainrule worker` the same folder (repeatable)")
     add_database_options(parser)
     parser.set_defaults(func=run)
 
@@ -205,12 +213,15 @@ def _serve_class(args: argparse.Namespace, site: Site, closing: contextlib.ExitS
     from chainrule.commands.serve_processes import run_processes
 
     held = closing.enter_context(contextlib.ExitStack())  # what this process's app holds
+    lessons = _load_lessons(args)  # before the store: a folder with a problem opens nothing
     store = _open_store(args, held)
+    said = _record_lessons(store, lessons, args.lessons)
+    _remember_address(store, site.url, given=args.url is not None)
     processes = _processes(args, store)
     app, runs, sender = _class_app(store, args, site, held)
     _static_files(args, shared=processes > 1)
     sock = closing.enter_context(_listening(site.bind_host, args))
-    _say_running(store.where, runs.queued, processes, args.port, site.url)
+    _say_running(store.where, runs.queued, processes, args.port, site.url, said)
     if processes == 1:
         _serve_app(app, sender, sock, args, held)
         return 0
@@ -246,6 +257,47 @@ def _processes(args: argparse.Namespace, store: ProgressStore) -> int:
     if isinstance(processes, str):
         raise Refused(processes)
     return processes
+
+
+def _load_lessons(args: argparse.Namespace) -> str:
+    """The class's lessons added (--lessons), checked; their hash. Refused (2) for a folder with a problem."""
+    from chainrule.classes.class_lessons import LessonsRefused, load_lessons
+
+    try:
+        return load_lessons(args.lessons)
+    except LessonsRefused as error:
+        raise Refused(str(error)) from error
+
+
+def _record_lessons(store: ProgressStore, lessons: str, folders: list[str]) -> list[str]:
+    """The class database records what this server serves; the lines that say so (and a change since the last
+    start)."""
+    from chainrule.classes.class_lessons import record_lessons
+    from chainrule.lessons.fingerprint import short_hash
+    from chainrule.progress import StoreError
+
+    try:
+        before = record_lessons(store, lessons, folders)
+    except StoreError as error:
+        raise Refused(str(error), code=1) from error
+    where = ", ".join(folders) or "the built-in lessons"
+    lines = [f"The class's lessons: {where} (lessons {short_hash(lessons)})."]
+    if before is not None and before.hash != lessons:
+        lines.append(f"They changed since the last start (lessons {short_hash(before.hash)} before): start every "
+                     "`chainrule worker` with the same --lessons; a run is graded only with the lessons it was "
+                     "accepted with.")
+    return lines
+
+
+def _remember_address(store: ProgressStore, url: str, *, given: bool) -> None:
+    """The classes remember where they are served (classes/addresses.py), for `chainrule class`'s links."""
+    from chainrule.classes.addresses import served_at
+    from chainrule.progress import StoreError
+
+    try:
+        served_at(store, url, given=given)
+    except StoreError as error:
+        raise Refused(str(error), code=1) from error
 
 
 def _open_store(args: argparse.Namespace, closing: contextlib.ExitStack) -> ProgressStore:
@@ -311,8 +363,10 @@ def _listening(bind_host: str, args: argparse.Namespace) -> socket.socket:
     return sock
 
 
-def _say_running(where: str, queued: bool, processes: int, port: int, url: str) -> None:
+def _say_running(where: str, queued: bool, processes: int, port: int, url: str, lessons: list[str]) -> None:
     print(f"chainrule serve is running for the classes in {where}.", flush=True)
+    for line in lessons:
+        print(f"    {line}", flush=True)
     if processes > 1:
         print(f"    {processes} web processes answer on port {port}.", flush=True)
     if queued:

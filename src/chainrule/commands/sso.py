@@ -1,6 +1,8 @@
 """`chainrule sso ...`: single sign-on for a standalone class server (OpenID Connect; docs/classroom.md,
 "Single sign-on").
 
+    chainrule sso redirect-uri "School account" --url https://class.example.org
+        (the redirect URI to register at the provider, before it gives a client ID)
     chainrule sso add "School account" --issuer https://login.school.example --client-id ID --url https://class.example.org
         (the client secret is read from $CHAINRULE_SSO_SECRET, or --client-secret-file FILE: never on a command line)
     chainrule sso list
@@ -30,6 +32,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("sso", help="sign in to the class server through the school's OpenID provider",
                                    description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="sso_command", metavar="ACTION", required=True)
+    sub = commands.add_parser("redirect-uri", help="the redirect URI to register at a provider, before adding it",
+                              description="Print the redirect URI the provider named NAME will send people back to: "
+                              "register it at the provider, which then gives the client ID `chainrule sso add` needs.")
+    sub.add_argument("name", help="the provider's name on the sign-in button, as `chainrule sso add` will be given it")
+    sub.add_argument("--url", required=True, help="the address learners open, as `chainrule serve --url` has it")
+    sub.set_defaults(func=guarded(_redirect_uri, "sso"))
     sub = commands.add_parser("add", help="add (or change) a sign-in provider",
                               description="Add a provider learners and teachers sign in with. Register this server "
                               "at the provider first: the command prints the redirect URI it needs.")
@@ -77,6 +85,13 @@ def _secret(args: argparse.Namespace) -> str:
         return os.environ[SECRET_ENV].strip()
     raise ClassError(f"give the client secret in ${SECRET_ENV} or with --client-secret-file FILE (a secret on the "
                      "command line would be visible to every user of this machine)", kind="invalid")
+
+
+def _redirect_uri(args: argparse.Namespace) -> int:
+    from chainrule.classes.sso import callback_uri
+
+    print(terminal_text(callback_uri(check_url(args.url), args.name)))
+    return 0
 
 
 def _add(args: argparse.Namespace) -> int:

@@ -22,6 +22,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Callable
 
+from chainrule.number_text import count_text
 from chainrule.commands.arguments import whole_number
 from chainrule.datasets import moons
 from chainrule.engine import Value
@@ -273,9 +274,9 @@ def run(args: argparse.Namespace) -> int:
 def _header(demo: MoonsDemo) -> str:
     c = demo.config
     return (
-        f"moons: {c.samples} points (noise {format_number(c.noise)}, seed {c.seed}); "
+        f"moons: {count_text(c.samples, 'point')} (noise {format_number(c.noise)}, seed {c.seed}); "
         f"MLP(2, {c.sizes}) with {c.activation}, {demo.model.num_parameters()} parameters; "
-        f"{c.steps} steps of SGD" + (
+        f"{count_text(c.steps, 'step')} of SGD" + (
             f", lr {format_number(c.lr)} decaying linearly to {format_number(c.learning_rate(c.steps - 1))}"
             if c.steps else ""
         )

@@ -1,12 +1,14 @@
 """`chainrule worker`: grade a class's runs, on any host that reaches its PostgreSQL database.
 
-    chainrule worker [--database URL] [--concurrency N]
+    chainrule worker [--database URL] [--concurrency N] [--lessons DIR]
 
 Takes the runs `chainrule serve` queued (classes/queue.py), learners in fair turns, grades each in the
 same layered sandbox as `chainrule lesson`, and keeps the result as the learner's submission
 (progress/run_jobs.py). N processes (default: one per core of this host), each grading one run at a time;
 a process that dies is started again. Start and stop workers at any time: a run whose worker died goes
-back to the queue once that worker has been silent for --stalled-after, and is graded by another. See
+back to the queue once that worker has been silent for --stalled-after, and is graded by another. A worker
+grades only the runs accepted with its own lessons (--lessons DIR, the same folder as `chainrule serve`'s;
+classes/class_lessons.py) and leaves the others, saying so, for a worker that has them. See
 docs/classroom.md. The database's address (and its password) never goes on a command line: the worker
 processes get it in their environment.
 """
@@ -23,7 +25,7 @@ import subprocess
 import sys
 import time
 
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Callable, cast
 
 from chainrule.turns import GRADING_NICE
 
@@ -65,6 +67,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "that holds the class database's address)")
     parser.add_argument("--database", default=None, metavar="URL",
                         help="the class's postgresql:// URL (default: $CHAINRULE_DATABASE)")
+    parser.add_argument("--lessons", action="append", default=[], metavar="DIR",
+                        help="the class's own lessons: the same folder `chainrule serve --lessons DIR` was given "
+                        "(repeatable, in the same order); runs accepted with other lessons are left for another worker")
     parser.set_defaults(func=run)
 
 
@@ -113,8 +118,8 @@ def run(args: argparse.Namespace) -> int:
     if not 0 <= args.nice <= 19:
         print(f"chainrule worker: --nice must be between 0 and 19, not {args.nice}", file=sys.stderr)
         return 2
+    from chainrule.classes.class_lessons import LessonsRefused, load_lessons
     from chainrule.commands.sandbox_policy import weak_sandbox_refusal
-    from chainrule.lessons import register_exercises
 
     refusal = weak_sandbox_refusal("worker", "grade here", "learners' code runs on this host, which holds the class "
                                    "database's address", "Fix the sandbox (docs/grading.md)",
@@ -122,7 +127,11 @@ def run(args: argparse.Namespace) -> int:
     if refusal:
         print(refusal, file=sys.stderr)
         return 2
-    register_exercises()  # the runs name the lessons' exercises
+    try:
+        lessons = load_lessons(args.lessons)  # the runs name the lessons' exercises
+    except LessonsRefused as error:
+        print(f"chainrule worker: {error}", file=sys.stderr)
+        return 2
     if args.nice:
         lower_priority(args.nice)
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s %(levelname)s %(message)s")
@@ -137,7 +146,7 @@ def run(args: argparse.Namespace) -> int:
 
     name = args.name or f"{socket.gethostname()}:{os.getpid()}"
     try:
-        return asyncio.run(_work(url, name, args.heartbeat, args.stalled_after))
+        return asyncio.run(_work(url, name, args.heartbeat, args.stalled_after, Lessons(lessons, args.lessons)))
     except KeyboardInterrupt:
         return 0
     except StoreError as error:
@@ -172,6 +181,7 @@ def _supervise(args: argparse.Namespace, url: str, count: int) -> int:
     # can read (/proc/PID/environ), never on their command lines, which every local user can (`ps`).
     command = [sys.executable, "-m", "chainrule", "worker", "--concurrency", "1", "--nice", "0",
                *(["--allow-weak-sandbox"] if args.allow_weak_sandbox else []),
+               *(part for folder in args.lessons for part in ("--lessons", folder)),
                "--heartbeat", str(args.heartbeat), "--stalled-after", str(args.stalled_after)]
     environment = dict(os.environ, **{ENV_DATABASE: url, SUPERVISED: "1"})
     stopping = False
@@ -222,7 +232,31 @@ def _prepare(url: str) -> ProgressStore:
     return store
 
 
-async def _work(url: str, name: str, heartbeat: float, stalled_after: float) -> int:
+class Lessons:
+    """This worker's lessons (their hash and the --lessons folders), and the other lessons it has said it
+    leaves runs of (each said once)."""
+
+    def __init__(self, lessons_hash: str, folders: list[str]) -> None:
+        self.hash, self.folders = lessons_hash, list(folders)
+        self.said: set[str] = set()
+
+    def say_served(self, store: ProgressStore) -> None:
+        """At start: what the class's server serves, when it is not what this worker has."""
+        from chainrule.classes.class_lessons import served_elsewhere
+
+        said = served_elsewhere(store, self.hash, self.folders)
+        if said:
+            print(f"chainrule worker: {said}", file=sys.stderr, flush=True)
+
+    def leave(self, other: str) -> None:
+        from chainrule.classes.class_lessons import mismatch
+
+        if other not in self.said:
+            self.said.add(other)
+            print(f"chainrule worker: {mismatch(other, self.hash, self.folders)}", file=sys.stderr, flush=True)
+
+
+async def _work(url: str, name: str, heartbeat: float, stalled_after: float, lessons: Lessons) -> int:
     from chainrule.progress.run_jobs import RunJobs
     from chainrule.classes.queue import QUEUE, Sender, worker_app
     from chainrule.grading import configure_concurrency
@@ -230,12 +264,21 @@ async def _work(url: str, name: str, heartbeat: float, stalled_after: float) -> 
     from chainrule.progress.connection import redacted_url
 
     store = _prepare(url)
-    jobs = RunJobs(store)
+    jobs = RunJobs(store, lessons=lessons.hash)
+    lessons.say_served(store)
     # This process grades one run at a time, with the next one already taken and waiting at the gate: the
     # queue's bookkeeping (keeping a result, taking the next run) overlaps a grading instead of adding to it.
     configure_concurrency(slots=1, queue=PREFETCH)
-    app = worker_app(url, lambda queue_job_id: _grade_turn(jobs, queue_job_id, name))
     sender = Sender(url)
+
+    def hand_on(job_id: int, other: str) -> None:
+        """A run this worker may not grade: said once, and its turn sent again a heartbeat later, for any worker."""
+        lessons.leave(other)
+        queue_job_id = sender.send(job_id, after=heartbeat)
+        if queue_job_id is not None:
+            jobs.mark_sent(job_id, queue_job_id)
+
+    app = worker_app(url, lambda queue_job_id: _grade_turn(jobs, queue_job_id, name, hand_on))
     stop = asyncio.Event()
     sweeping = asyncio.create_task(_sweep(app, jobs, sender, heartbeat, stalled_after, stop))
     # Only a signal ends this process. procrastinate also stops its worker when a side task fails (its
@@ -310,15 +353,19 @@ async def _sweep(app: App, jobs: RunJobs, sender: Sender, heartbeat: float, stal
             log.warning("sweeping the queue failed (%s); trying again in %g s", error, heartbeat)
 
 
-def _grade_turn(jobs: RunJobs, queue_job_id: int, name: str) -> None:
+def _grade_turn(jobs: RunJobs, queue_job_id: int, name: str, hand_on: Callable[[int, str], None]) -> None:
     """procrastinate's task: take the run that is due (learners in fair turns, or the run this queue job
-    held when its worker died), grade it and keep its result (runs in a thread of the worker)."""
+    held when its worker died), grade it and keep its result (runs in a thread of the worker). Only runs
+    accepted with this worker's lessons are due here; when only others wait, ``hand_on`` passes the turn on."""
     from chainrule.classes.graded_runs import keep_graded_job
     from chainrule.grading import grade, judged_the_code
     from chainrule.progress import StoreError
-    from chainrule.progress.run_jobs import CANNOT_GRADE
+    from chainrule.progress.run_jobs import CANNOT_GRADE, Elsewhere
 
     run = jobs.start(queue_job_id, name)
+    if isinstance(run, Elsewhere):
+        hand_on(run.id, run.lessons)
+        return
     if run is None:
         return  # no run left to take (another queue job took it), or it has ended
     try:

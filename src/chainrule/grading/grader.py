@@ -11,6 +11,8 @@ docs/grading.md).
 
 from __future__ import annotations
 
+from chainrule.number_text import count_text
+
 import json
 import os
 import re
@@ -117,8 +119,8 @@ def judged_the_code(result: Result) -> bool:
 
 
 def _server_busy_message(outcome: sandbox.RunOutcome) -> str:
-    return (f"The server was too busy to run your code: in {outcome.duration_ms / 1000:.0f} seconds it got "
-            f"{outcome.cpu_seconds:.1f} seconds of a processor. This is not a verdict on your code and does not "
+    return (f"The server was too busy to run your code: in {count_text(round(outcome.duration_ms / 1000), 'second')} it got "
+            f"{count_text(round(outcome.cpu_seconds, 1), 'second')} of a processor. This is not a verdict on your code and does not "
             "count as a try. Run it again in a minute.")
 
 
@@ -298,13 +300,13 @@ def _resource_verdict(outcome: sandbox.RunOutcome, events: list[Event], limits: 
     if outcome.output_exceeded or any(e.get("event") == "output-limit" for e in events):
         return "output-limit", f"Your code printed more than {limits.output_bytes:,} bytes; the run was stopped."
     if outcome.timed_out:
-        return "timeout", (f"Your code did not finish within {limits.wall_seconds:g} seconds and was not computing: "
+        return "timeout", (f"Your code did not finish within {count_text(limits.wall_seconds, 'second')} and was not computing: "
                            "is it waiting for something that never comes (a sleep, a promise that never settles)?")
     if outcome.memory_exceeded:
         return "memory-limit", f"Your code used more than {limits.memory_bytes // sandbox.MB} MB of memory and was stopped."
     sig = outcome.signal
     if sig == signal.SIGXCPU or outcome.cpu_exceeded:
-        seconds = f"{limits.cpu_seconds} second{'' if limits.cpu_seconds == 1 else 's'}"
+        seconds = count_text(limits.cpu_seconds, "second")
         return "cpu-limit", f"Your code used more than {seconds} of CPU time (an endless loop?) and was stopped."
     if sig == signal.SIGXFSZ:
         return "file-limit", f"Your code wrote a file larger than {limits.file_size_bytes // sandbox.MB} MB and was stopped."

@@ -30,15 +30,18 @@ LANGUAGE_ALIASES: dict[str, str] = {
 }
 
 
-def register_exercise_folder(folder: Path) -> Exercise:
+def register_exercise_folder(folder: Path, *, replaces: Path | None = None) -> Exercise:
     """Load an exercise folder and make its exercise gradable by id; ExerciseFolderError if it is invalid.
 
     Registering the same folder again is harmless (it is read again); another folder with an id
-    already taken is refused.
+    already taken is refused, unless the taken one lies inside ``replaces`` (a copy of the folders
+    that takes their place).
     """
     exercise = load_exercise_folder(Path(folder))
     known = EXERCISES.get(exercise.id)
-    if known is not None and known.folder.resolve() != exercise.folder.resolve():
+    inside_replaced = (known is not None and replaces is not None
+                       and known.folder.resolve().is_relative_to(Path(replaces).resolve()))
+    if known is not None and known.folder.resolve() != exercise.folder.resolve() and not inside_replaced:
         raise ExerciseFolderError(
             f"{Path(folder) / 'exercise.json'}: the exercise id {exercise.id!r} is already taken by {known.folder}")
     EXERCISES[exercise.id] = exercise

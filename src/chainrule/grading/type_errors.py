@@ -9,6 +9,8 @@ run fail with verdict "type-error" (see docs/grading.md, "TypeScript type checki
 from __future__ import annotations
 from chainrule.grading.json_objects import Event, JsonObject, Result
 
+from chainrule.number_text import count_text
+
 __all__ = ["TYPE_ERRORS_SHOWN", "type_error_lines", "with_type_errors"]
 
 TYPE_ERRORS_SHOWN = 21  # the checker reports at most 20, then one "... and N more" line
@@ -53,7 +55,7 @@ def with_type_errors(result: Result, events: list[Event]) -> Result:
         result["message"] = ((result["message"] or "") + f"\n\nTypes were not checked: {problem}.").strip()
     if not errors:
         return result
-    count = f"{len(errors)} type error{'s' if len(errors) != 1 else ''}" if len(errors) < TYPE_ERRORS_SHOWN else \
+    count = count_text(len(errors), "type error") if len(errors) < TYPE_ERRORS_SHOWN else \
         "type errors"
     listing = "\n".join(type_error_lines(errors))
     if result["verdict"] in ("passed", "failed"):

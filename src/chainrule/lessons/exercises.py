@@ -25,12 +25,13 @@ def exercise_folders(folder: Path, meta: dict[str, Any]) -> list[Path]:
             if isinstance(entry, dict) and isinstance(entry.get("folder"), str)]
 
 
-def register_lesson_exercises(folder: Path, meta: dict[str, Any]) -> list[Exercise]:
-    """Register every exercise folder of the lesson in `folder`; LessonDataError names the file at fault."""
+def register_lesson_exercises(folder: Path, meta: dict[str, Any], *, replaces: Path | None = None) -> list[Exercise]:
+    """Register every exercise folder of the lesson in `folder`; LessonDataError names the file at fault.
+    replaces: the folder of the lesson this one takes the place of, whose exercises' ids it may take."""
     registered = []
     for exercise_folder in exercise_folders(folder, meta):
         try:
-            registered.append(register_exercise_folder(exercise_folder))
+            registered.append(register_exercise_folder(exercise_folder, replaces=replaces))
         except ExerciseFolderError as error:
             raise LessonDataError(str(error)) from None
     return registered

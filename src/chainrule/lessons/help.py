@@ -8,6 +8,8 @@ asks for it and confirms. The solution itself is the folder's reference file.
 
 from __future__ import annotations
 
+from chainrule.number_text import count_text
+
 from typing import Any
 
 from chainrule.lessons.loader import (
@@ -41,7 +43,7 @@ def exercise_hint(lesson_id: str, exercise_id: str, number: int) -> dict[str, An
     hints = _exercise(lesson_id, exercise_id).get("hints", [])
     if not 1 <= number <= len(hints):
         raise UnknownItemError(
-            f"exercise {exercise_id!r} has {len(hints)} hint{'s' if len(hints) != 1 else ''}"
+            f"exercise {exercise_id!r} has {count_text(len(hints), 'hint')}"
             + (f": ask for 1 to {len(hints)}" if hints else "")
         )
     text = fill(hints[number - 1], lesson_resolver(lesson_id), f"exercise {exercise_id} hint {number}")

@@ -1,8 +1,9 @@
 """Load the path and the lesson folders (docs/authoring.md) and shape them as the web API serves them.
 
 Built-in lessons live next to this module in data/: path.json (the course path) and one folder per
-written lesson. `add_lesson_dirs` adds lesson folders from elsewhere (`chainrule lesson --lessons DIR`)
-to the end of the path. A lesson folder holds lesson.json (graphs, checked numbers, predictions,
+written lesson. `add_lesson_dirs` adds lesson folders from elsewhere (`chainrule lesson --lessons DIR`,
+`chainrule serve --lessons DIR`): a folder named as a built-in lesson takes that lesson's place on the path
+(a class's own copy, `chainrule lessons copy DIR`), any other goes to the end of the path. A lesson folder holds lesson.json (graphs, checked numbers, predictions,
 exercises, explain, recap), quiz.json, markdown prose in sections/ and exercise folders in exercises/
 (docs/authoring.md). Every number the prose shows is a placeholder filled here from the engine
 (`{{graph.label.data|grad}}`, `{{plot.run.w}}`) or from lesson.json (`{{lesson.key}}`).
@@ -16,6 +17,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from chainrule.number_text import count_text
 from chainrule.engine import Value
 from chainrule.lessons.exercises import register_builtin_exercises, register_lesson_exercises
 from chainrule.lessons.graphs import build_graph, graph_values
@@ -26,7 +28,7 @@ __all__ = [
     "DATA_DIR", "LANGUAGES", "UnknownLessonError", "UnknownItemError", "get_path", "register_exercises",
     "lesson_ids", "lesson_data", "lesson_numbers", "lesson_resolver", "build_lesson_graph",
     "graph_names", "exercise_ids", "before_step", "add_lesson_dirs", "find_lesson_folders",
-    "lesson_folder", "added_lesson_ids", "make_resolver", "path_data", "path_entry", "lesson_plots", "lesson_shape",
+    "lesson_folder", "added_lesson_ids", "added_lesson_folders", "builtin_lesson_ids", "make_resolver", "path_data", "path_entry", "lesson_plots", "lesson_shape",
     "check_lesson_id", "loaded_lesson", "loaded_numbers", "lesson_cache", "SOLUTION_AFTER_DEFAULT",
 ]
 
@@ -75,13 +77,23 @@ def _builtin_path() -> dict[str, Any]:
 def path_data() -> dict[str, Any]:
     """path.json, with the added lessons after the built-in ones (their entries from lesson.json)."""
     data = copy.deepcopy(_builtin_path())
+    places = {entry["id"]: index for index, entry in enumerate(data["lessons"])}
     for lesson_id, folder in _ADDED.items():
         meta = _read_json(inside_lesson(folder, "lesson.json"))
-        data["lessons"].append({
+        entry = {
             "id": lesson_id, "title": meta["title"], "status": "available",
             "minutes": meta["minutes"], "summary": meta["summary"],
-        } | {key: meta[key] for key in ("builds_on", "assumes") if key in meta})
+        } | {key: meta[key] for key in ("builds_on", "assumes") if key in meta}
+        if lesson_id in places:  # a copy of a built-in lesson: in its place
+            data["lessons"][places[lesson_id]] = entry
+        else:
+            data["lessons"].append(entry)
     return data
+
+
+def builtin_lesson_ids() -> list[str]:
+    """The ids of the built-in lessons that are written, in path order."""
+    return [entry["id"] for entry in _builtin_path()["lessons"] if entry["status"] == "available"]
 
 
 def lesson_ids() -> list[str]:
@@ -90,8 +102,13 @@ def lesson_ids() -> list[str]:
 
 
 def added_lesson_ids() -> list[str]:
-    """The ids of the lessons added from folders outside the package, in path order."""
+    """The ids of the lessons added from folders outside the package, in the order they were added."""
     return list(_ADDED)
+
+
+def added_lesson_folders() -> dict[str, Path]:
+    """{id: folder} of the lessons added from folders outside the package."""
+    return dict(_ADDED)
 
 
 def lesson_folder(lesson_id: str) -> Path:
@@ -128,9 +145,11 @@ def register_exercises() -> None:
 
 
 def add_lesson_dirs(directories: list[Path]) -> list[str]:
-    """Add the lessons found under each directory to the end of the path; their ids.
+    """Add the lessons found under each directory to the path; their ids.
 
-    A lesson's id is its folder's name. Its exercise folders are registered with the grader, so they
+    A lesson's id is its folder's name. A folder named as a built-in lesson takes its place (and its
+    exercises take the places of that lesson's exercises of the same ids: a class's own copy to edit);
+    any other goes to the end of the path. Its exercise folders are registered with the grader, so they
     are graded in the same sandbox. Raises LessonDataError (naming the file) for a folder that cannot
     be used: run `chainrule lessons check` on it for every problem at once.
     """
@@ -139,7 +158,11 @@ def add_lesson_dirs(directories: list[Path]) -> list[str]:
     for directory in directories:
         for folder in find_lesson_folders(Path(directory)):
             lesson_id = folder.name
-            if lesson_id in lesson_ids() and _ADDED.get(lesson_id) != folder.resolve():
+            if lesson_id in _ADDED and _ADDED[lesson_id] != folder.resolve():
+                raise LessonDataError(f"{folder}: a lesson with the id {lesson_id!r} is already added from "
+                                      f"{_ADDED[lesson_id]}")
+            builtin = lesson_id in builtin_lesson_ids()
+            if lesson_id in lesson_ids() and not builtin and lesson_id not in _ADDED:
                 raise LessonDataError(f"{folder}: a lesson with the id {lesson_id!r} is already on the path")
             meta = _read_json(inside_lesson(folder, "lesson.json"))
             missing = [key for key in ("title", "summary", "minutes") if key not in meta]
@@ -148,7 +171,7 @@ def add_lesson_dirs(directories: list[Path]) -> list[str]:
             _ADDED[lesson_id] = folder.resolve()
             _clear_caches()
             try:
-                register_lesson_exercises(folder.resolve(), meta)
+                register_lesson_exercises(folder.resolve(), meta, replaces=DATA_DIR / lesson_id if builtin else None)
             except Exception:
                 del _ADDED[lesson_id]
                 _clear_caches()
@@ -158,7 +181,12 @@ def add_lesson_dirs(directories: list[Path]) -> list[str]:
 
 
 def remove_added_lessons() -> None:
-    """Forget the lessons added from outside (for tests); their exercises stay registered."""
+    """Forget the lessons added from outside (for tests); their exercises stay registered, except that a
+    built-in lesson's own exercises take back the ids a copy of it had taken."""
+    for lesson_id, folder in _ADDED.items():
+        builtin = DATA_DIR / lesson_id
+        if lesson_id in builtin_lesson_ids():
+            register_lesson_exercises(builtin, _read_json(builtin / "lesson.json"), replaces=folder)
     _ADDED.clear()
     _clear_caches()
 
@@ -329,7 +357,7 @@ def before_step(trace: dict[str, Any], label: str, kind: str) -> dict[str, Any]:
     """
     ids = [node["id"] for node in trace["nodes"] if node["label"] == label]
     if len(ids) != 1:
-        raise LessonDataError(f"the trace has {len(ids)} nodes labelled {label!r}; a prediction needs exactly one")
+        raise LessonDataError(f"the trace has {count_text(len(ids), 'node')} labelled {label!r}; a prediction needs exactly one")
     node_id = ids[0]
     if kind == "forward":
         for index, step in enumerate(trace["forward"]):

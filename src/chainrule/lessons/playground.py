@@ -17,6 +17,7 @@ import math
 from dataclasses import asdict, dataclass
 from typing import Any, Mapping
 
+from chainrule.number_text import count_text
 from chainrule.drawing import page_layout
 from chainrule.engine import Value
 from chainrule.errors import InputError
@@ -71,7 +72,7 @@ def _parse_expression(text: Any) -> Expression:
         raise PlaygroundError([Problem("expression", f"an expression is text, not {type(text).__name__}")])
     if len(text) > MAX_CHARS:
         raise PlaygroundError([Problem(
-            "expression", f"the expression is {len(text):,} characters long; the playground takes at most "
+            "expression", f"the expression is {count_text(len(text), 'character')} long; the playground takes at most "
             f"{MAX_CHARS}. Shorten it, or try a part of it first.", MAX_CHARS + 1, len(text) - MAX_CHARS)])
     try:
         return parse(text)
@@ -141,7 +142,7 @@ def run_playground(expression: Any, values: Mapping[str, Any] | None = None, see
     columns = _first_columns(parsed.root)
     for name in parsed.names:
         if len(name) > MAX_NAME:
-            problems.append(Problem("expression", f"the name {name!r} is {len(name)} characters long; names in the "
+            problems.append(Problem("expression", f"the name {name!r} is {count_text(len(name), 'character')} long; names in the "
                                     f"playground have at most {MAX_NAME}, so that they fit their box",
                                     columns[name], len(name)))
     numbers: dict[str, float] = {}
@@ -171,7 +172,7 @@ def run_playground(expression: Any, values: Mapping[str, Any] | None = None, see
     placeholder, _ = parsed.build({name: numbers.get(name, 1.0) for name in parsed.names})
     boxes = len(graph_nodes(placeholder))
     if boxes > MAX_BOXES:
-        problems.append(Problem("expression", f"the graph of this expression has {boxes} values; the playground "
+        problems.append(Problem("expression", f"the graph of this expression has {count_text(boxes, 'value')}; the playground "
                                 f"draws at most {MAX_BOXES}. Shorten it, or try a part of it first."))
     if problems:
         raise PlaygroundError(problems)

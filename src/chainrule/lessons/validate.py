@@ -10,6 +10,8 @@ every exercise's reference solution passes and its starter fails in every langua
 
 from __future__ import annotations
 
+from chainrule.number_text import count_text
+
 import json
 import math
 import re
@@ -20,8 +22,8 @@ import chainrule
 from chainrule.folder_paths import OutsideFolderError, inside_folder
 from chainrule.lessons.claims import claim_problems
 from chainrule.lessons.graphs import build_graph, graph_values
-from chainrule.lessons.loader import (DATA_DIR, add_lesson_dirs, before_step, find_lesson_folders, make_resolver,
-                                     register_exercises)
+from chainrule.lessons.loader import (DATA_DIR, add_lesson_dirs, before_step, builtin_lesson_ids, find_lesson_folders,
+                                     make_resolver, register_exercises)
 from chainrule.lessons.plots import lesson_plot
 from chainrule.lessons.scaffold import LESSON_ID
 from chainrule.lessons.text import PLACEHOLDER, LessonDataError
@@ -454,7 +456,9 @@ def _check_exercises(folder: Path, path: Path, text: str, data: dict, resolve: C
     from chainrule.grading import LANGUAGES, ExerciseFolderError, grade as grade_source, register_exercise_folder
 
     grade_with = grade_with or grade_source
-    register_exercises()  # the built-in exercises hold their ids first: a folder may not take one of them
+    register_exercises()  # the built-in exercises hold their ids first: a folder may not take one of them ...
+    # ... unless it is a copy of their lesson (named as it), which takes their places (loader.add_lesson_dirs).
+    copied_from = DATA_DIR / folder.name if folder.name in builtin_lesson_ids() else None
     entries = data.get("exercises")
     if not isinstance(entries, list):
         problems.add(path, "'exercises' must be a list of {\"folder\": \"exercises/NAME\"}", text, '"exercises"')
@@ -467,7 +471,7 @@ def _check_exercises(folder: Path, path: Path, text: str, data: dict, resolve: C
                          text, '"exercises"')
             continue
         try:
-            exercise = register_exercise_folder(inside_folder(folder, entry["folder"]))
+            exercise = register_exercise_folder(inside_folder(folder, entry["folder"]), replaces=copied_from)
         except OutsideFolderError as error:
             problems.add(path, f"the exercise folder {error}", text, f'"{entry["folder"]}"')
             continue
@@ -518,7 +522,7 @@ def _first_type_error(result: dict) -> str:
         return str(result.get("message"))
     first = " ".join(type_error_lines(errors[:1])[0].split())
     later = len(errors) - 1
-    after = (f"; the {later} type error{'s' if later != 1 else ''} TypeScript reports after it may all follow "
+    after = (f"; the {count_text(later, 'type error')} TypeScript reports after it may all follow "
              "from this one: fix it first, then check again") if later else ""
     passed = sum(t.get("status") == "pass" for t in result.get("tests", []))
     return (f"TypeScript finds a type error at {first}{after} (the tests ran anyway: {passed} of "

@@ -108,6 +108,21 @@ class ClassStore:
 
         return self._write(work)
 
+    def url(self, class_id: int) -> str | None:
+        """The address the class remembers (None: none yet)."""
+        row = self.database.read(lambda conn: conn.execute("SELECT url FROM classes WHERE id = ?",
+                                                           (class_id,)).fetchone())
+        return None if row is None else row.url
+
+    def set_url(self, url: str, class_id: int | None = None, *, only_unset: bool = False) -> int:
+        """Remember ``url`` for one class (``class_id``) or every class, only where none is remembered yet with
+        ``only_unset``; how many classes changed."""
+        where: list[tuple[str, int | None]] = [("id = ?", class_id)] if class_id is not None else []
+        where += [("url IS NULL", None)] if only_unset else []
+        sql = "UPDATE classes SET url = ?" + (" WHERE " + " AND ".join(text for text, _ in where) if where else "")
+        values = (url, *(value for _, value in where if value is not None))
+        return self._write(lambda conn: conn.execute(sql, values).rowcount)
+
     def teacher_id(self, class_id: int) -> int | None:
         """The class's first teacher (an LMS course's class may have several, or none before one launches)."""
         row = self.database.read(lambda conn: conn.execute(

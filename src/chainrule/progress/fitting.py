@@ -28,6 +28,7 @@ from fsrs import Card, Rating, Scheduler
 from fsrs.scheduler import DEFAULT_PARAMETERS, LOWER_BOUNDS_PARAMETERS, UPPER_BOUNDS_PARAMETERS
 
 import chainrule
+from chainrule.number_text import count_text
 from chainrule import Value
 from chainrule.progress.class_store import CLASS_LEARNERS as _CLASS_LEARNERS
 from chainrule.progress.scheduling import fit_scope, make_scheduler
@@ -340,7 +341,7 @@ def summary(result: FitResult) -> list[str]:
              f"compiled replay ({result.steps} Adam steps, {result.seconds:.1f} s of CPU)."]
     if result.steps == 0:
         return lines + [f"Not used: {result.reason}."]
-    lines += [f"Mean log-loss on the held-out cards' {result.held_out_predictions:,} predictions (one card in "
+    lines += [f"Mean log-loss on the held-out cards' {count_text(result.held_out_predictions, 'prediction')} (one card in "
               f"{HELD_OUT} held out; lower is better):",
               f"  py-fsrs's defaults  {result.default_loss:.4f}",
               f"  fitted              {result.fitted_loss:.4f}",

@@ -14,6 +14,8 @@ not JSON is left to ``json.loads`` to describe; its counts were within the limit
 
 from __future__ import annotations
 
+from chainrule.number_text import count_text
+
 import re
 
 __all__ = ["MAX_DEPTH", "MAX_ITEMS", "MAX_VALUES", "shape_problem"]
@@ -35,7 +37,7 @@ def shape_problem(data: bytes, *, max_depth: int = MAX_DEPTH, max_items: int = M
     opens = bare.count(b"[") + bare.count(b"{")
     values = bare.count(b",") + bare.count(b":") + opens + 1 - bare.count(b"[]") - bare.count(b"{}")
     if values > max_values:
-        return f"a document of more than {max_values:,} values"
+        return f"a document of more than {count_text(max_values, 'value')}"
     if opens <= max_depth and values <= max_items:
         return None
     commas: list[int] = []  # commas so far directly inside each open array or object, outermost first
@@ -46,7 +48,7 @@ def shape_problem(data: bytes, *, max_depth: int = MAX_DEPTH, max_items: int = M
         if commas:
             commas[-1] += count(b",", last, at)
             if commas[-1] >= max_items:
-                return f"an array or object of more than {max_items:,} items"
+                return f"an array or object of more than {count_text(max_items, 'item')}"
         last = at + 1
         if bare[at] in b"[{":
             if len(commas) >= max_depth:

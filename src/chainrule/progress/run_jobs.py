@@ -58,6 +58,15 @@ class Run:
     attempts: int
 
 
+@dataclass(frozen=True)
+class Elsewhere:
+    """start(): the runs due were accepted with other lessons than the worker's (classes/class_lessons.py):
+    the first of them, which stays queued for a worker with those lessons."""
+
+    id: int
+    lessons: str
+
+
 POLL_AFTER_MOST = 4  # seconds; under the server's keep-alive (web/connections.py KEEP_ALIVE_TIMEOUT, 5 s), so
 # that the page's next question finds its connection open instead of racing the server closing it
 
@@ -68,20 +77,26 @@ def poll_after(position: int) -> float:
     return float(min(POLL_AFTER_MOST, max(1, position // 10)))
 
 
-def _queued_in_turns(conn: Connection) -> list[int]:
-    """The queued runs' ids in the order workers will take them (if no more came)."""
+def _queued_in_turns(conn: Connection, lessons: str | None = None) -> list[int]:
+    """The queued runs' ids in the order workers will take them (if no more came); with ``lessons``, only
+    those a worker with these lessons grades (runs stamped with them, or queued before runs were stamped)."""
+    only = "" if lessons is None else " AND q.lessons IN ('', ?)"
     rows = conn.execute(
         "SELECT q.id, q.learner_id, (SELECT MAX(s.started_ts) FROM grading_jobs s WHERE s.learner_id = q.learner_id) "
-        "FROM grading_jobs q WHERE q.state = ? ORDER BY q.id", (QUEUED,)).fetchall()
+        f"FROM grading_jobs q WHERE q.state = ?{only} ORDER BY q.id",
+        (QUEUED,) if lessons is None else (QUEUED, lessons)).fetchall()
     served: dict[Hashable, float] = {int(learner): float(last) for _, learner, last in rows if last is not None}
     return fair_order(((int(job), int(learner)) for job, learner, _ in rows), served)
 
 
 class RunJobs:
     def __init__(self, store: ProgressStore, *, deadline_seconds: float = DEFAULT_DEADLINE_SECONDS,
-                 max_open: int = MAX_OPEN_PER_LEARNER) -> None:
+                 max_open: int = MAX_OPEN_PER_LEARNER, lessons: str = "") -> None:
+        """lessons: the hash of this process's lessons (lessons/fingerprint.py): a run submitted here is stamped
+        with it, and a worker takes only runs stamped with its own (or with none)."""
         if deadline_seconds <= 0 or max_open < 1:
             raise ValueError("a job's deadline must be > 0 seconds and a learner may have at least 1 open run")
+        self.lessons = lessons
         self.store = store
         self.database = store.database
         self.deadline_seconds = float(deadline_seconds)
@@ -116,8 +131,9 @@ class RunJobs:
                 return None, False
             row = conn.one(
                 "INSERT INTO grading_jobs (learner_id, request_key, exercise_id, language, source, state, "
-                "submitted_ts, deadline_ts, work_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
-                (learner_id, key, exercise_id, language, source, QUEUED, now, now + self.deadline_seconds, work_at),
+                "submitted_ts, deadline_ts, work_at, lessons) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                (learner_id, key, exercise_id, language, source, QUEUED, now, now + self.deadline_seconds, work_at,
+                 self.lessons),
             )
             return int(row.id), True
 
@@ -230,12 +246,13 @@ class RunJobs:
 
     # ---------------------------------------------------------------- a worker
 
-    def start(self, queue_job_id: int, worker: str) -> Run | None:
+    def start(self, queue_job_id: int, worker: str) -> Run | Elsewhere | None:
         """A queue job's run to grade: the run it was grading when its worker died (started once more,
         unless that was MAX_STARTS times already: then it ends), else the next run in fair turns; None
-        when no run is left (each queue job takes one run, whichever is due, so an extra one finds none)."""
+        when no run is left (each queue job takes one run, whichever is due, so an extra one finds none).
+        Only runs stamped with this worker's lessons (or none) are taken: Elsewhere when only others wait."""
 
-        def work(conn: Connection) -> Run | None:
+        def work(conn: Connection) -> Run | Elsewhere | None:
             # Read the clock under the lock: starts then follow the order runs were taken in, which the
             # fair turns read back (a time read before waiting for the lock put a later pick first).
             now = self._now()
@@ -244,14 +261,19 @@ class RunJobs:
             if row is None:  # not a run handed back: the next one in fair turns
                 conn.execute("UPDATE grading_jobs SET state = ?, result = ?, finished_ts = ? "
                              "WHERE state = ? AND deadline_ts < ?", (ENDED, _ended(EXPIRED), now, QUEUED, now))
-                order = _queued_in_turns(conn)
+                order = _queued_in_turns(conn, self.lessons)
                 if not order:
-                    return None
+                    other = conn.execute("SELECT id, lessons FROM grading_jobs WHERE state = ? AND lessons NOT IN "
+                                         "('', ?) ORDER BY id LIMIT 1", (QUEUED, self.lessons)).fetchone()
+                    return None if other is None else Elsewhere(int(other.id), other.lessons)
                 job_id = int(order[0])
             else:
                 job_id = int(row.id)
-            found = conn.one("SELECT learner_id, exercise_id, language, source, attempts, deadline_ts "
+            found = conn.one("SELECT learner_id, exercise_id, language, source, attempts, deadline_ts, lessons "
                              "FROM grading_jobs WHERE id = ?", (job_id,))
+            if found.lessons not in ("", self.lessons):  # handed back from a worker with other lessons: it waits
+                conn.execute("UPDATE grading_jobs SET state = ? WHERE id = ?", (QUEUED, job_id))
+                return Elsewhere(job_id, found.lessons)
             verdict = EXPIRED if now > found.deadline_ts else STOPPED if found.attempts >= MAX_STARTS else None
             if verdict is not None:
                 conn.execute("UPDATE grading_jobs SET state = ?, result = ?, finished_ts = ? WHERE id = ?",

@@ -587,6 +587,26 @@ def _migration_17_credit_marks_keep_8_byte_credit(conn: Connection) -> None:
     conn.speaks.make_double(conn, "credit_marks", "credit")
 
 
+def _migration_18_class_lessons_and_address(conn: Connection) -> None:
+    """A class runs on lessons of its own (issue 43, item 1): `chainrule serve` records the content hash of the
+    lessons it serves (and their folders) for workers and `chainrule class` on any host, and each queued run
+    carries the hash it must be graded with ('' for runs queued before: any worker grades them). And a class
+    remembers its address (item 2), for the links `chainrule class` prints."""
+    _run_statements(
+        conn,
+        """
+        CREATE TABLE served_lessons (
+            id          INTEGER PRIMARY KEY CHECK (id = 1),  -- one row: what the latest `chainrule serve` serves
+            hash        TEXT NOT NULL,          -- lessons/fingerprint.py's SHA-256
+            folders     TEXT NOT NULL,          -- JSON list of the --lessons folders ([]: the built-in lessons)
+            recorded_at TEXT NOT NULL
+        );
+        ALTER TABLE grading_jobs ADD COLUMN lessons TEXT NOT NULL DEFAULT '';
+        ALTER TABLE classes ADD COLUMN url TEXT
+        """,
+    )
+
+
 # Ordered; index i holds the migration that takes the schema version i to i + 1.
 MIGRATIONS: list[Callable[[Connection], None]] = [
     _migration_1_initial,
@@ -606,6 +626,7 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     _migration_15_strangers_rows,
     _migration_16_help_by_exercise,
     _migration_17_credit_marks_keep_8_byte_credit,
+    _migration_18_class_lessons_and_address,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -33,7 +33,7 @@ from chainrule.classes.remote import RemoteError
 from chainrule.classes.sessions import csrf_ok
 from chainrule.classes.stranger_budget import RETRY_AFTER, charged, client_key
 from chainrule.errors import InputError
-from chainrule.number_text import format_number
+from chainrule.number_text import count_text
 from chainrule.web.app_state import app_state, install
 from chainrule.web.cookies import request_cookies
 from chainrule.web.forms import all_values, query, read_form
@@ -292,7 +292,7 @@ async def path_column(request: Request, account: Teacher) -> dict[str, Any]:
     """Whether the course's gradebook gets a column for the whole path (the teacher's choice, off by default)."""
     _context(request, account)
     on = await anyio.to_thread.run_sync(_lti(request).path_column, account.class_id)
-    return {"path_column": on, "points_text": format_number(score_maximum(PATH))}
+    return {"path_column": on, "points_text": count_text(score_maximum(PATH), "point")}
 
 
 @router.put("/api/class/lms/path-column")

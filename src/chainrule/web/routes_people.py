@@ -16,6 +16,8 @@ may use the class's routes: another class's learner id is "not found", as an id 
 
 from __future__ import annotations
 
+from chainrule.number_text import count_text
+
 import functools
 from typing import Any
 
@@ -95,7 +97,7 @@ def people(request: Request, teacher: Teacher) -> dict[str, Any]:
     invite = people_.current_invite(teacher)
     admission = accounts.admission(teacher.class_id)
     seats_text = (f"{admission.taken} of {admission.seats} seats taken" if admission.seats is not None
-                  else f"{admission.taken} learner{'' if admission.taken == 1 else 's'}; no seat limit")
+                  else f"{count_text(admission.taken, 'learner')}; no seat limit")
     return {
         "class": teacher.class_name, "state": state, "state_text": STATE_SAYS[state],
         "invite": None if invite is None else _link(request, f"/join/{invite}"),
@@ -145,7 +147,7 @@ def add_teacher(request: Request, teacher: Teacher, body: NameIn) -> dict[str, A
     """A further teacher of this class: give them the one-time link, with which they set their password."""
     made, token = _people(request).add_teacher(teacher, body.name)
     return {"id": made.id, "name": made.name, "link": _link(request, f"/set-password/{token}"),
-            "valid_for": f"{TEACHER_LINK_LIFETIME.days} days"}
+            "valid_for": count_text(TEACHER_LINK_LIFETIME.days, "day")}
 
 
 @router.delete("/teachers/{teacher_id}")

@@ -21,7 +21,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from chainrule.classes.accounts import TEACHER, ClassError
 from chainrule.classes.federation import display_name, free_display_name, new_state, same_browser
 from chainrule.classes.sessions import csrf_ok
-from chainrule.classes.sso import LockOut, SignInRefused, Sso
+from chainrule.classes.sso import CALLBACK_KEY_CHARS, LockOut, SignInRefused, Sso
 from chainrule.classes.stranger_budget import RETRY_AFTER, charged, client_key
 from chainrule.errors import InputError
 from chainrule.progress.store_errors import StoreError
@@ -126,13 +126,16 @@ async def start(request: Request, provider_id: RowId) -> Response:
     return response
 
 
-@router.get("/sso/callback/{provider_id}", dependencies=[ANYONE])
-async def callback(request: Request, provider_id: RowId) -> Response:
+@router.get("/sso/callback/{key}", dependencies=[ANYONE])
+async def callback(request: Request, key: str) -> Response:
     sso = _sso(request)
     params = query(request)
     cookies = request_cookies(request.scope)
     try:
-        finished = await anyio.to_thread.run_sync(sso.finish, provider_id, params, cookies)
+        if len(key) > CALLBACK_KEY_CHARS:
+            raise SignInRefused("unknown-provider", "there is no sign-in provider with that redirect URI on this server")
+        provider = await anyio.to_thread.run_sync(sso.by_callback_key, key)
+        finished = await anyio.to_thread.run_sync(sso.finish, provider.id, params, cookies)
         return await _arrive(request, sso, finished)
     except SignInRefused as refused:
         return _refused(request, refused)

@@ -19,6 +19,7 @@ import math
 from typing import Callable, Sequence
 
 from chainrule.engine import Value
+from chainrule.number_text import count_text
 from chainrule.forward import jvp
 from chainrule.grading.expressions import BUILDERS, INPUT_NAMES
 from chainrule.grading.kinds.base import (
@@ -88,7 +89,7 @@ def _jvp_inputs(case: Case) -> tuple[str, list[float], list[float]]:
     names = INPUT_NAMES[expression]
     values, tangents = numbers_field(case, "values"), numbers_field(case, "tangents")
     if len(values) != len(names) or len(tangents) != len(names):
-        raise CaseError(f"{expression} takes {len(names)} values ({', '.join(names)}) and as many tangents, "
+        raise CaseError(f"{expression} takes {count_text(len(names), 'value')} ({', '.join(names)}) and as many tangents, "
                         f"not {len(values)} and {len(tangents)}")
     return expression, values, tangents
 
@@ -178,7 +179,7 @@ def _jacobian_inputs(case: Case) -> tuple[str, list[float]]:
         raise CaseError(f"'function' must be one of {', '.join(VECTOR_FUNCTIONS)}, not {function!r}")
     values = numbers_field(case, "values")
     if len(values) != VECTOR_FUNCTIONS[function][0]:
-        raise CaseError(f"{function} takes {VECTOR_FUNCTIONS[function][0]} values, not {len(values)}")
+        raise CaseError(f"{function} takes {count_text(VECTOR_FUNCTIONS[function][0], 'value')}, not {len(values)}")
     return function, values
 
 

@@ -271,7 +271,8 @@ const STATUS_TEXT = { pass: "All tests passed.", fail: "Some tests failed.", err
 export function headline(result) {
   const tests = result.tests || [];
   const count = (status) => tests.filter((test) => test.status === status).length;
-  if (result.verdict === "passed") return tests.length === 1 ? "The test passed." : `All ${tests.length} tests passed.`;
+  if (result.verdict === "passed" && tests.length === 1) return "The test passed.";
+  if (result.verdict === "passed") return `All ${tests.length} tests passed.`;
   if (!tests.length) return VERDICT_TEXT[result.verdict] || STATUS_TEXT[result.status] || "This run was not graded.";
   const parts = [`${count("pass")} of ${plural(tests.length, "test")} passed`];
   if (count("fail")) parts.push(`${count("fail")} failed`);
@@ -355,7 +356,7 @@ function typeErrorList(result) {
     return el("li", { class: "type-error", "data-line": Number.isInteger(error.line) ? String(error.line) : "" },
       el("span", { class: "type-error-where" }, where), String(error.message ?? ""));
   });
-  const count = errors.length === 1 ? "1 type error" : `${errors.length} type errors`;
+  const count = plural(errors.length, "type error");
   return el("div", { class: "type-errors" },
     el("p", { class: "type-errors-title" }, el("strong", {}, `TypeScript found ${count}:`)),
     el("ul", {}, ...items));

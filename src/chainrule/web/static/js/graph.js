@@ -7,7 +7,7 @@
 // the start, so nothing moves while values and gradients appear. Numbers are shown as the server wrote
 // them (the "<key>_text" beside each number, web/page_numbers.py): the page formats none itself. Beside the
 // picture: a table view of the same boxes, and a live region that says each step, for screen readers.
-import { el, keepFocus } from "./api.js";
+import { el, keepFocus, plural } from "./api.js";
 
 const SVG_NS = "http://www.w3.org/2000/svg";
 const NARROW = "(max-width: 40rem)";
@@ -87,7 +87,7 @@ export class GraphView {
     const sized = (px) => `font-size:${px}px`;
     this.element = svg("svg", {
       viewBox: `0 0 ${width} ${height}`, class: `graph-svg graph-${shape}`, role: "img",
-      "aria-label": `${title}: ${trace.nodes.length} boxes. The caption below says what each step does; the table view lists every box.`,
+      "aria-label": `${title}: ${plural(trace.nodes.length, "box", "boxes")}. The caption below says what each step does; the table view lists every box.`,
       "data-shape": shape,
     });
     // Drawn at the layout's own size, never scaled down (text stays at its size, 12 px and more):

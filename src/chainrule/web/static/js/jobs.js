@@ -4,7 +4,7 @@
 // reload from GET /api/jobs (its runs still waiting, and its runs that ended without a grade); it never
 // guesses. A run is sent with a key, so sending it again after a lost answer finds the same job; while
 // the server or its database is away, the page says so and keeps trying.
-import { ApiError, post, requestInit, showError } from "./api.js";
+import { ApiError, plural, post, requestInit, showError } from "./api.js";
 
 const POLL_MS = 1000;
 const RETRY_MS = [1000, 2000, 3000, 5000];
@@ -50,7 +50,7 @@ async function patiently(attempt, show, what) {
 export function describe(status) {
   if (status.state === "queued") {
     const ahead = (status.position || 1) - 1;
-    return ahead === 0 ? "Queued: your run is next for a grader." : `Queued: ${ahead} run${ahead === 1 ? "" : "s"} ahead of yours.`;
+    return ahead === 0 ? "Queued: your run is next for a grader." : `Queued: ${plural(ahead, "run")} ahead of yours.`;
   }
   if (status.state === "running") return "A grader is running your tests…";
   return "Graded.";

@@ -1,6 +1,6 @@
 // The lesson page: fetch the lesson, the learner's progress and the trace of its example graph,
 // render the eight sections and their interactive parts, then mark the page ready.
-import { get, el, clearLoading, showError, debounce } from "./api.js";
+import { get, el, clearLoading, showError, debounce, plural } from "./api.js";
 import { GraphPlayer, formulaHighlighter } from "./graph.js";
 import { renderMath, renderTex } from "./math.js";
 import { dueLine, lessonDates, markExerciseDates, myDueDates } from "./due.js";
@@ -26,7 +26,7 @@ function renderHeader(lesson) {
   const crumbs = document.getElementById("lesson-breadcrumbs");
   crumbs.replaceChildren(el("a", { href: lesson.path.href, class: "back-to-path" }, `← ${lesson.path.title}`));
   const meta = document.getElementById("lesson-meta");
-  meta.replaceChildren(`About ${lesson.minutes} minutes.`);
+  meta.replaceChildren(`About ${plural(lesson.minutes, "minute")}.`);
   const neighbours = el("div", { class: "neighbours" },
     lessonLink(lesson.previous, "Before this"), lessonLink(lesson.next, "After this"));
   meta.after(neighbours);

@@ -1,5 +1,5 @@
 // The path page: the lessons of the path in order (added lessons last), with the learner's progress in each.
-import { get, el, clearLoading } from "./api.js";
+import { get, el, clearLoading, plural } from "./api.js";
 import { dueLine, lessonDates, myDueDates } from "./due.js";
 
 // "2 of 5 predictions · 1 of 2 exercises passed · ..." when the lesson's totals are known.
@@ -89,7 +89,7 @@ async function start() {
       lesson === here ? el("span", { class: "badge you-are-here" }, "you are here") : null,
       el("p", { class: "lesson-summary" }, lesson.summary),
       available ? buildsOnLine(lesson, byId) : null,
-      lesson.minutes ? el("p", { class: "lesson-minutes" }, `About ${lesson.minutes} minutes`) : null,
+      lesson.minutes ? el("p", { class: "lesson-minutes" }, `About ${plural(lesson.minutes, "minute")}`) : null,
       available && lessonDates(dates, lesson.id) ? dueLine(lessonDates(dates, lesson.id), dates) : null,
       available && finished(lesson) ? el("p", { class: "lesson-done" }, el("strong", {}, "✓ Finished."), " Its questions come back in review.") : null,
       available && lesson.progress ? progressBlock(lesson) : null,

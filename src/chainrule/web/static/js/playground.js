@@ -2,7 +2,7 @@
 // stepped through with the lessons' graph player, with forward mode beside reverse mode and a nudge
 // check. Every number on this page is the server's text (the "<key>_text" beside each number in the
 // answer, the trace's included): nothing here formats or computes a number.
-import { el, clearLoading, debounce, requestInit } from "./api.js";
+import { el, clearLoading, debounce, plural, requestInit } from "./api.js";
 import { nudgeTable } from "./explore.js";
 import { GraphPlayer, numberText } from "./graph.js";
 
@@ -251,7 +251,7 @@ function repeatsNote(result) {
   const groups = result.repeats || [];
   if (!groups.length) return el("p", { id: "pg-repeats", hidden: true });
   const formula = new Map(result.trace.nodes.map((node) => [node.id, node.formula || node.label]));
-  const said = groups.map((ids) => `${ids.length} times: ${ids.map((id) => formula.get(id)).join(", ")}`);
+  const said = groups.map((ids) => `${plural(ids.length, "time")}: ${ids.map((id) => formula.get(id)).join(", ")}`);
   return el("p", { id: "pg-repeats", class: "pg-repeats", "data-groups": groups.length },
     el("strong", {}, "A computation written more than once is computed more than once. "),
     `Your expression writes the same computation ${said.join("; and ")}. The engine builds a new box each time `

@@ -2,7 +2,7 @@
 // the teacher's own link to a provider) and, for a class made by an LMS course, that course's roster (who has
 // not opened chainrule yet) and the scores on their way to the LMS gradebook. Sections the server does not
 // offer (no provider, not an LMS course) stay hidden. Text goes in as text only.
-import { el, post, put, requestInit } from "./api.js";
+import { el, plural, post, put, requestInit } from "./api.js";
 import { confirmStep } from "./confirm.js";
 
 async function optional(url) {
@@ -16,7 +16,7 @@ function csrf() {
 }
 
 function people(count) {
-  return count === 1 ? "1 person" : `${count} people`;
+  return plural(count, "person", "people");
 }
 
 async function setPasswords(body, what) {
@@ -47,7 +47,7 @@ function signInSection(options) {
       actions.append(el("p", { id: "lock-out-warning" }, `${people(lockedOut.length)} cannot sign in now (no linked school account):`), names(lockedOut));
     }
   } else if (teachers.length) {
-    actions.append(el("p", { id: "lock-out-warning" }, `Passwords stay on while a teacher has no linked school account (they could not sign in): ${teachers.length === 1 ? "1 teacher" : `${teachers.length} teachers`}.`),
+    actions.append(el("p", { id: "lock-out-warning" }, `Passwords stay on while a teacher has no linked school account (they could not sign in): ${plural(teachers.length, "teacher")}.`),
       names(teachers));
   } else {
     const off = el("button", { type: "button", class: "secondary", id: "passwords-toggle" }, "Turn passwords off");
@@ -95,7 +95,7 @@ function rosterSection(roster, scores) {
   const list = document.getElementById("lms-scores");
   const pending = (scores ? scores.scores : []).filter((score) => !score.sent);
   list.append(el("p", {}, pending.length
-    ? `${pending.length} score${pending.length === 1 ? "" : "s"} waiting for the LMS (sent again until it takes them):`
+    ? `${plural(pending.length, "score")} waiting for the LMS (sent again until it takes them):`
     : "Every score is in the LMS gradebook."));
   for (const score of pending) {
     list.append(el("p", { class: "muted" }, `${score.learner}, ${score.lesson}: ${score.score} of ${score.maximum} (${score.error || "not tried yet"})`));
@@ -113,7 +113,7 @@ function pathColumnSection(setting) {
     else box.checked = !box.checked;
   });
   place.replaceChildren(
-    el("p", {}, box, " ", el("label", { for: "path-column" }, `A column for the whole path (${setting.points_text} points: every lesson's sections)`)),
+    el("p", {}, box, " ", el("label", { for: "path-column" }, `A column for the whole path (${setting.points_text}: every lesson's sections)`)),
     el("p", { class: "muted", id: "path-column-state" }, setting.path_column
       ? "On: each learner's score for the whole path goes to its own column of the LMS gradebook, besides each lesson's."
       : "Off: only the lessons linked in the course get columns. Opening chainrule from the course's navigation adds none."));

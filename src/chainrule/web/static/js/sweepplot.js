@@ -54,10 +54,10 @@ export function renderSweepPlot(slot, plot) {
         : `Reverse mode: each sweep seeds one output with gradient 1 and fills that output's row. ${plural(frames.length, "sweep")} will fill the table.`;
     } else if (mode.id === "forward") {
       caption.textContent = `Forward sweep ${k} of ${frames.length}: ${done.seed} seeded with tangent 1, every other input 0. `
-        + `It carried a tangent through ${done.steps} nodes and filled the column of ${done.seed}.`;
+        + `It carried a tangent through ${plural(done.steps, "node")} and filled the column of ${done.seed}.`;
     } else {
       caption.textContent = `Reverse sweep ${k} of ${frames.length}: ${done.output} seeded with gradient 1. `
-        + `It passed gradients back through ${done.steps} nodes and filled the row of ${done.output}.`;
+        + `It passed gradients back through ${plural(done.steps, "node")} and filled the row of ${done.output}.`;
     }
   };
 

@@ -2,7 +2,7 @@
 // a new one), the seats and approval, each learner (let in, rename, remove after keeping their work), the
 // class's teachers (add one), and the class's state (close it, archive it, open it again). Text goes in as
 // text only; every number shown is the server's text.
-import { api, get, put, post, el } from "./api.js";
+import { api, get, put, post, el, plural } from "./api.js";
 
 const box = document.getElementById("class-people");
 
@@ -131,7 +131,7 @@ function learnerRow(learner) {
       const gone = await api("DELETE", `/api/class/learners/${learner.id}`, undefined, "remove the learner");
       await draw();
       announce(`Removed ${gone.name}: their account and work`
-        + (gone.runs_taken_back ? `, and ${gone.runs_taken_back} runs waiting for the grader.` : "."));
+        + (gone.runs_taken_back ? `, and ${plural(gone.runs_taken_back, "run")} waiting for the grader.` : "."));
     });
     actions.replaceChildren(el("p", { role: "group", "aria-label": `Remove ${learner.name}` },
       `Removing ${learner.name} deletes their account and all their work; their runs waiting for the grader end. `,

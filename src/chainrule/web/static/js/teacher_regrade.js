@@ -2,7 +2,7 @@
 // see who would change standing (before / after), then apply or revert, each asked first; every regrade of the
 // class (made here or with `chainrule class regrade`) is listed with its state. Everything comes from
 // /api/class/regrades (web/routes_regrade.py); text goes in as text only.
-import { get, post, el } from "./api.js";
+import { get, post, el, plural } from "./api.js";
 import { confirmStep } from "./confirm.js";
 import { formatLocalTime, localZoneName } from "./when.js";
 
@@ -11,7 +11,7 @@ const SAID = { pass: "passes", fail: "fails", error: "error", "not-graded": "not
 const STATE = { grading: "grading", graded: "graded, not applied", applied: "applied", reverted: "reverted" };
 const ASK = {
   apply: (regrade) => ({
-    question: `Apply the regrade of ${regrade.exercise_id}? ${regrade.changes === 1 ? "1 learner changes" : `${regrade.changes} learners change`} standing.`,
+    question: `Apply the regrade of ${regrade.exercise_id}? Standing changes for ${plural(regrade.changes, "learner")}.`,
     detail: "The new verdicts count from now on, and the learners' earlier runs of the exercise do not (you can revert it later).",
     yes: "Yes, apply it",
   }),
@@ -24,9 +24,9 @@ const ASK = {
 
 function table(regrade) {
   const state = {
-    grading: `Grading: ${regrade.waiting} runs still waiting for the grader.`,
-    graded: `Graded: ${regrade.changes} learners would change standing. Nothing counts until you apply it.`,
-    applied: `Applied: ${regrade.changes} learners changed standing.`,
+    grading: `Grading: ${plural(regrade.waiting, "run")} still waiting for the grader.`,
+    graded: `Graded: ${plural(regrade.changes, "learner")} would change standing. Nothing counts until you apply it.`,
+    applied: `Applied: ${plural(regrade.changes, "learner")} changed standing.`,
     reverted: "Reverted: every standing is as before it.",
   }[regrade.state];
   const rows = regrade.rows.map((row) => el("tr", { "data-regrade-row": row.name },

@@ -1,0 +1,173 @@
+"""A class's own lessons (issue 43, item 1): `chainrule lessons copy DIR` makes the copy to edit, `chainrule
+serve --lessons DIR` and `chainrule worker --lessons DIR` grade with it, and the regrade flow of
+docs/classroom.md works as written: edit a case in the class's folder, restart, regrade.
+
+Every command is a process of its own, against SQLite (the server grades) and PostgreSQL (real workers). The
+learner's code passes the built-in cases of neuron-grads but is wrong for an input far to the left (it drops
+the first gradient there); the teacher's new case is such an input, so the real grader, not this test, says
+that the verdict changes."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import httpx
+import pytest
+
+from chainrule.grading import reference_source
+from chainrule.progress import open_store
+from class_process import REPO, create_class, free_port
+from class_world import PASSWORD, csrf_of
+from job_process import FAST_WORKER, WAIT_SECONDS, Process
+from polling import until
+
+EXERCISE = "neuron-grads"
+CASES = Path("backprop/exercises/1-neuron-grads/exercise.json")
+RIGHT = reference_source(EXERCISE, "python")
+# Right for every built-in case (their first inputs are 2, -1.5, 0 and 150), wrong below -100.
+LEFT_BLIND = RIGHT.replace("grad[0] = dn * x[0]", "grad[0] = dn * x[0] if x[0] > -100 else 0.0")
+NEW_CASE = {"name": "neuron: far to the left", "x": [-200.0, 1.0], "w": [0.01, 0.5], "b": 0.1}
+LESSONS_SAID = re.compile(r"lessons ([0-9a-f]{12})\)")
+
+pytestmark = pytest.mark.timeout(900)
+
+
+def chainrule(env: dict, *argv: str, code: int = 0) -> subprocess.CompletedProcess:
+    done = subprocess.run([sys.executable, "-m", "chainrule", *argv], env=env, cwd=REPO, capture_output=True,
+                          text=True, timeout=WAIT_SECONDS)
+    assert done.returncode == code, done.stdout + done.stderr
+    return done
+
+
+def class_lessons(env: dict, root: Path) -> tuple[Path, Path]:
+    """(the class's copy of the built-in lessons, the same copy with the teacher's new case)."""
+    chainrule(env, "lessons", "copy", str(root / "class-lessons"))
+    edited = root / "edited-lessons"
+    chainrule(env, "lessons", "copy", str(edited))
+    add_case(edited)
+    return root / "class-lessons", edited
+
+
+def add_case(folder: Path) -> None:
+    manifest = json.loads((folder / CASES).read_text())
+    manifest["cases"].append(NEW_CASE)
+    (folder / CASES).write_text(json.dumps(manifest, indent=2))
+
+
+def serve(env: dict, port: int, folder: Path) -> Process:
+    return Process(None, ["serve", "--port", str(port), "--workers", "1", "--lessons", str(folder)], "sign in at",
+                   env=env)
+
+
+def said_hash(process: Process) -> str:
+    """The lessons' hash `chainrule serve` says it serves."""
+    return LESSONS_SAID.search("".join(process.lines)).group(1)
+
+
+def join(base: str, invite: str, name: str) -> httpx.Client:
+    client = httpx.Client(base_url=base, timeout=WAIT_SECONDS)
+    page = client.get(invite)
+    answer = client.post(invite, data={"csrf": csrf_of(page.text), "name": name, "password": PASSWORD})
+    assert answer.status_code == 303, answer.text
+    return client
+
+
+def submit(client: httpx.Client, source: str) -> httpx.Response:
+    headers = {"X-CSRF-Token": client.cookies.get("chainrule_csrf", ""), "X-Chainrule-Run": uuid.uuid4().hex}
+    return client.post("/api/grade", json={"exercise": EXERCISE, "language": "python", "source": source},
+                       headers=headers)
+
+
+def regrade_row(env: dict) -> list[str]:
+    shown = chainrule(env, "class", "regrade", "Physics", EXERCISE).stdout
+    assert "graded; 1 learner would change standing" in shown, shown
+    return [line.split() for line in shown.splitlines() if line.startswith("Ada")][0]
+
+
+def test_on_sqlite_an_edited_case_changes_the_verdict_after_a_restart_and_a_regrade(tmp_path):
+    env = {key: value for key, value in os.environ.items() if not key.startswith("CHAINRULE_")}
+    env |= {"PYTHONUNBUFFERED": "1", "CHAINRULE_DATA_DIR": str(tmp_path / "data")}
+    folder, _ = class_lessons(env, tmp_path)
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    _, invite = create_class("Physics", base, env)
+    web = serve(env, port, folder)
+    try:
+        ada = join(base, invite, "Ada")
+        answer = submit(ada, LEFT_BLIND)
+        assert answer.status_code == 200 and answer.json()["status"] == "pass", answer.text
+    finally:
+        web.stop()
+    add_case(folder)  # the teacher's edit, in the class's folder
+    refused = chainrule(env, "class", "roster", "Physics", code=1).stderr
+    assert "have changed since `chainrule serve` started with them" in refused and "restart `chainrule serve`" in refused
+    web = serve(env, port, folder)
+    try:
+        assert said_hash(web) in refused  # the hash the server recorded, named in the refusal
+        assert regrade_row(env) == ["Ada", "passed", "fail", "yes"]
+        chainrule(env, "class", "regrade", "Physics", "--apply", "1")
+        roster = json.loads(chainrule(env, "class", "roster", "Physics", "--json").stdout)
+        assert [row["exercises_passed"] for row in roster if row["name"] == "Ada"] == [0]
+    finally:
+        web.stop()
+
+
+def test_on_postgresql_a_worker_with_other_lessons_leaves_the_run_and_a_right_worker_grades_it(
+        postgres_url, tmp_path):
+    env = {key: value for key, value in os.environ.items() if not key.startswith("CHAINRULE_")}
+    env |= {"PYTHONUNBUFFERED": "1", "CHAINRULE_DATABASE": postgres_url, "CHAINRULE_DATA_DIR": str(tmp_path / "d")}
+    folder, edited = class_lessons(env, tmp_path)
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    _, invite = create_class("Physics", base, env)
+    web = serve(env, port, folder)
+    workers = []
+    try:
+        served = said_hash(web)
+        wrong = Process(None, ["worker", "--concurrency", "1", *FAST_WORKER, "--lessons", str(edited)], "is grading",
+                        env=env)
+        workers.append(wrong)
+        ada = join(base, invite, "Ada")
+        answer = submit(ada, LEFT_BLIND)
+        assert answer.status_code == 202, answer.text
+        job = answer.json()["job"]
+        store = open_store(database=postgres_url, fuzzing=False)
+        try:
+            def row():
+                return store.database.read(lambda conn: conn.execute(
+                    "SELECT state, attempts, queue_job_id, worker FROM grading_jobs WHERE id = ?", (job,)).fetchone())
+
+            first_turn = until(lambda: row().queue_job_id, "the run on the queue", WAIT_SECONDS)
+            # The wrong worker took the run's turn, left the run and handed the turn on: the run still waits.
+            until(lambda: row().queue_job_id not in (None, first_turn), "the turn handed on", WAIT_SECONDS)
+            assert (row().state, row().attempts) == ("queued", 0)
+            said = "".join(wrong.lines)
+            assert f"a run waits to be graded with lessons {served}" in said and "--lessons DIR" in said, said
+            right = Process(None, ["worker", "--concurrency", "1", *FAST_WORKER, "--lessons", str(folder)],
+                            "is grading", env=env)
+            workers.append(right)
+            until(lambda: row().state == "graded", "the run graded by the right worker", WAIT_SECONDS)
+            status = ada.get(f"/api/jobs/{job}").json()
+            # Graded by the right worker only (a loaded machine may take it for dead once and start it again).
+            assert status["result"]["status"] == "pass" and row().worker.endswith(f":{right.pid}")
+        finally:
+            store.close()
+        for worker in workers:
+            worker.stop()
+        web.stop()
+        # The teacher's edit: serve and the workers restarted with the edited folder, then the regrade.
+        web = serve(env, port, edited)
+        assert said_hash(web) != served and said_hash(web) in "".join(wrong.lines)  # the wrong worker named it
+        workers.append(Process(None, ["worker", "--concurrency", "1", *FAST_WORKER, "--lessons", str(edited)],
+                               "is grading", env=env))
+        assert regrade_row(env) == ["Ada", "passed", "fail", "yes"]
+    finally:
+        for worker in workers:
+            worker.stop()
+        web.stop()

@@ -1,0 +1,165 @@
+"""docs/classroom.md's guide, line by line (issue 43, items 1 and 2): the blocks the guide marks as run here are
+run in order, as a teacher types them, each command a process of its own; a line ending in `&` is a server or a
+worker, started (a server started again takes the place of the one before, as the guide says) and waited for
+until it says it is ready. Between the blocks, what the guide's prose says happens: a learner opens the link
+the commands printed and runs their code, which the class grades (in the server on SQLite, by the guide's
+`chainrule worker` on PostgreSQL), and the teacher adds a case to the class's own copy of an exercise. Then the
+guide's regrade shows that learner's verdict changing, and applies and reverts it.
+
+What this test changes in the lines, and only this: a free port instead of 8000 (other tests share the
+machine), the throwaway cluster's URL instead of the guide's database, an http:// address on loopback instead
+of the guide's https://class.example.org (there is no TLS proxy here), and the lines that set up the system
+(`pip install`, `sudo ...`), which the throwaway cluster stands for, are left out."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import httpx
+import pytest
+
+from chainrule.grading import reference_source
+from class_process import free_port
+from class_world import PASSWORD, csrf_of
+from doc_blocks import ROOT, blocks
+from job_process import WAIT_SECONDS, Process
+from polling import until
+
+GUIDE = ROOT / "docs" / "classroom.md"
+RUN_HERE = "tests/test_classroom_guide.py"
+DOC_DATABASE = "postgresql://chainrule@/chainrule?host=/var/run/postgresql"
+DOC_ADDRESS = "https://class.example.org"
+READY = {"serve": "sign in at", "worker": "is grading"}
+SOLUTION = reference_source("neuron-grads", "python")
+# Right for every built-in case of neuron-grads (their first inputs are 2, -1.5, 0 and 150), wrong below -100.
+LEFT_BLIND = SOLUTION.replace("grad[0] = dn * x[0]", "grad[0] = dn * x[0] if x[0] > -100 else 0.0")
+EDITED = "class-lessons/backprop/exercises/1-neuron-grads/exercise.json"  # as the guide names it
+NEW_CASE = {"name": "neuron: far to the left", "x": [-200.0, 1.0], "w": [0.01, 0.5], "b": 0.1}
+
+pytestmark = pytest.mark.timeout(900)
+
+
+def guide_blocks(database: bool) -> list[list[str]]:
+    """The lines of each guide block that this test runs, in the guide's order (the PostgreSQL ones, or the
+    others), comments cut."""
+    found = []
+    for block in blocks(GUIDE):
+        if block.not_run and RUN_HERE in block.not_run and (DOC_DATABASE in block.text) == database:
+            lines = [re.sub(r"\s+#.*$", "", line).strip() for line in block.text.splitlines()]
+            found.append([line for line in lines if line and not line.startswith(("pip ", "sudo "))])
+    return found
+
+
+class Terminal:
+    """A teacher's shell: the environment the guide's `export`s change, and the servers started with `&`."""
+
+    def __init__(self, folder: Path, port: int, database: str | None) -> None:
+        self.folder, self.port, self.database = folder, port, database
+        self.base = f"http://127.0.0.1:{port}"
+        self.env = {key: value for key, value in os.environ.items() if not key.startswith("CHAINRULE_")}
+        self.env |= {"PYTHONUNBUFFERED": "1", "CHAINRULE_DATA_DIR": str(folder / "data"),
+                     "PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", "")}
+        self.started: list[Process] = []
+        self.printed: list[str] = []
+
+    def here(self, line: str) -> str:
+        line = line.replace(DOC_ADDRESS, self.base).replace("127.0.0.1:8000", f"127.0.0.1:{self.port}")
+        if self.database:
+            line = line.replace(DOC_DATABASE, self.database)
+        if line.startswith("chainrule serve") and "--port" not in line:
+            line = line.replace("chainrule serve", f"chainrule serve --port {self.port}", 1)
+        return line
+
+    def type(self, line: str) -> None:
+        line = self.here(line)
+        if line.startswith("export "):
+            name, value = line[len("export "):].split("=", 1)
+            self.env[name] = value
+        elif line.endswith("&"):
+            argv = shlex.split(line[:-1])
+            assert argv[0] == "chainrule", line
+            for process in [process for process in self.started if process.process.args[3] == argv[1]]:
+                process.stop()  # started again: it takes the place of the one before
+                self.started.remove(process)
+            self.started.append(Process(None, argv[1:], READY[argv[1]], env=self.env, cwd=self.folder))
+        else:
+            done = subprocess.run(["bash", "-c", line], cwd=self.folder, env=self.env, capture_output=True,
+                                  text=True, timeout=WAIT_SECONDS)
+            assert done.returncode == 0, f"`{line}`: {done.stdout}{done.stderr}"
+            self.printed.append(done.stdout)
+
+    def close(self) -> None:
+        for process in reversed(self.started):
+            process.stop()
+
+
+def learner_runs(base: str, invite: str, source: str = SOLUTION) -> httpx.Response:
+    """A learner joins with ``invite`` and runs ``source`` for neuron-grads; the answer to the run."""
+    client = httpx.Client(base_url=base, timeout=WAIT_SECONDS)
+    page = client.get(invite)
+    assert client.post(invite, data={"csrf": csrf_of(page.text), "name": "Ada", "password": PASSWORD}).status_code == 303
+    headers = {"X-CSRF-Token": client.cookies.get("chainrule_csrf", ""), "X-Chainrule-Run": uuid.uuid4().hex}
+    answer = client.post("/api/grade", json={"exercise": "neuron-grads", "language": "python", "source": source},
+                         headers=headers)
+    if answer.status_code != 202:
+        return answer
+    job = answer.json()["job"]
+
+    def graded() -> httpx.Response | None:
+        found = client.get(f"/api/jobs/{job}")
+        return found if found.json()["state"] == "graded" else None
+
+    return until(graded, "the run graded by the guide's worker", WAIT_SECONDS)
+
+
+def test_the_guide_on_sqlite_line_by_line_to_a_regrade_with_the_class_s_own_lessons(tmp_path):
+    first_steps, own_lessons, regrade = guide_blocks(database=False)
+    terminal = Terminal(tmp_path, free_port(), None)
+    try:
+        for line in first_steps:
+            terminal.type(line)
+        created, invited = terminal.printed[0], terminal.printed[-1]
+        # `class create` had no server yet: its links are at serve's default address, which the guide names.
+        assert len(re.findall(r"http://127\.0\.0\.1:8000/\S+", created)) == 2
+        # Served since, the class remembers where: the new invite leads to the running server.
+        invite = invited.strip()
+        assert invite.startswith(f"{terminal.base}/join/"), invite
+        answer = learner_runs(terminal.base, invite[len(terminal.base):], LEFT_BLIND)
+        assert answer.status_code == 200 and answer.json()["status"] == "pass", answer.text
+        for line in own_lessons:
+            terminal.type(line)
+        assert EDITED in GUIDE.read_text(encoding="utf-8")
+        manifest = json.loads((tmp_path / EDITED).read_text())
+        (tmp_path / EDITED).write_text(json.dumps(manifest | {"cases": [*manifest["cases"], NEW_CASE]}))
+        terminal.printed.clear()
+        for line in regrade:
+            terminal.type(line)
+        table, applied, reverted, listed = terminal.printed
+        assert "graded; 1 learner would change standing" in table, table
+        assert [line.split() for line in table.splitlines() if line.startswith("Ada")] == [["Ada", "passed", "fail",
+                                                                                            "yes"]]
+        assert "applied; 1 learner changed standing" in applied and "reverted" in reverted
+        assert listed.split()[:2] == ["1", "neuron-grads"] and "reverted" in listed
+    finally:
+        terminal.close()
+
+
+def test_the_guide_on_postgresql_starts_a_worker_that_grades(postgres_url, tmp_path):
+    terminal = Terminal(tmp_path, free_port(), postgres_url)
+    try:
+        [steps] = guide_blocks(database=True)
+        for line in steps:
+            terminal.type(line)
+        assert [process.process.args[3] for process in terminal.started] == ["serve", "worker"]
+        invite = re.findall(rf"{re.escape(terminal.base)}(/join/\S+)", terminal.printed[0])[0]
+        answer = learner_runs(terminal.base, invite)
+        assert answer.json()["result"]["status"] == "pass", answer.text
+    finally:
+        terminal.close()
