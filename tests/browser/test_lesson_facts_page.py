@@ -1,8 +1,10 @@
-"""Issue 42 items 1, 2, 4 and 5 as a learner reads them, at desktop (1280 px) and phone (390 px) width, in a real
+"""Issue 42 items 1, 2, 4 to 9 as a learner meets them, at desktop (1280 px) and phone (390 px) width, in a real
 Chromium against the real server: the network lesson's dead layer said truly, the constant 1 no input, the
-forward-mode lesson's (1 - o*o) × x' and its four terms, and the Slopes lesson's small slips.
+forward-mode lesson's (1 - o*o) × x' and its four terms, the Slopes lesson's small slips, where the focus goes
+after each action (item 6), the editor's way out said to a screen reader (7), each graph's name (8) and every
+plot's numbers as a table (9).
 
-Expected texts come from hand derivations (said at each check), never from the page itself.
+Expected texts and numbers come from hand derivations (said at each check), never from the page itself.
 """
 
 from __future__ import annotations
