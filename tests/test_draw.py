@@ -254,3 +254,21 @@ def test_edge_labels_are_clear_of_boxes_ops_and_each_other(shape):
             for o in obstacles + by_step.get(edge["to"], []):
                 assert r[2] <= o[0] or o[2] <= r[0] or r[3] <= o[1] or o[3] <= r[1], (shape, edge, o)
             by_step.setdefault(edge["to"], []).append(r)
+
+
+def test_every_lesson_graph_fits_the_lesson_frame_shortening_its_edges_if_it_must() -> None:
+    """Issue 42 item 10: the forward-mode lesson's tangent graph, laid out with the usual runs, is wider than
+    `most` (a lesson's frame at 1280 px); drawn with shorter runs, it and every other lesson graph fit, their
+    boxes side by side in the same order and never overlapping."""
+    from chainrule import drawing
+    from chainrule.lessons import build_lesson_graph, lesson_data, lesson_ids
+
+    size = drawing.SHAPES["wide"]
+    tangent = trace(build_lesson_graph("forward-and-reverse-mode", "dual"))
+    assert drawing._geometry(tangent, "wide", size)["width"] > size["most"]
+    for lesson_id in lesson_ids():
+        for name in lesson_data(lesson_id)["graphs"]:
+            drawn = drawing.geometry(trace(build_lesson_graph(lesson_id, name)), "wide")
+            assert drawn["width"] <= size["most"], (lesson_id, name, drawn["width"])
+            columns = sorted({(box["x"], box["x"] + box["w"]) for box in drawn["boxes"].values()})
+            assert all(right < next_left for (_, right), (next_left, _) in zip(columns, columns[1:])), (lesson_id, name)

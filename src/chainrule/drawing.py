@@ -72,10 +72,12 @@ SHAPES: dict[str, dict[str, Any]] = {
     # an op's symbol. pad: inside a box; slot_gap: between "data" and its number; gap: between boxes side by
     # side; run: the shortest edge before an op ellipse; link: from an ellipse to its box (arrowhead
     # included); margin: around it all; min_digits: the room for a number, at least (a box never looks
-    # cramped); fit (wide only): the width a graph spreads out to when it can, by at most stretch per gap.
+    # cramped); fit (wide only): the width a graph spreads out to when it can, by at most stretch per gap;
+    # most (wide only): the width a graph shrinks its runs to keep within, down to shortest_run: a lesson's
+    # graph frame at a 1280 px window is 1171 px wide, so no box is cut off there (issue 42 item 10).
     "wide": {"type": {"label": 14.0, "slot": 13.0, "number": 14.0, "edge": 13.0, "symbol": 15.0},
              "pad": 7.0, "slot_gap": 8.0, "gap": 26.0, "run": 26.0, "link": 16.0, "fit": 900.0,
-             "stretch": 64.0, "margin": 12.0, "min_digits": 3},
+             "stretch": 64.0, "most": 1160.0, "shortest_run": 10.0, "margin": 12.0, "min_digits": 3},
     "narrow": {"type": {"label": 13.0, "slot": 12.0, "number": 13.0, "edge": 12.0, "symbol": 13.0},
                "pad": 6.0, "slot_gap": 6.0, "gap": 10.0, "run": 20.0, "link": 16.0, "margin": 12.0,
                "min_digits": 1},
@@ -300,6 +302,17 @@ def geometry(t: dict[str, Any], shape: str = "wide") -> dict[str, Any]:
     if shape not in SHAPES:
         raise ValueError(f"unknown layout shape {shape!r}; choose one of: {', '.join(SHAPES)}")
     size = SHAPES[shape]
+    drawn = _geometry(t, shape, size)
+    gaps = len(_layers(t)[1]) - 1
+    if shape == "wide" and drawn["width"] > size["most"] and gaps:
+        # Too wide for the page's frame: shorter edges between the layers, never shorter than shortest_run.
+        shorter = max(size["shortest_run"], size["run"] - math.ceil((drawn["width"] - size["most"]) / gaps))
+        drawn = _geometry(t, shape, {**size, "run": shorter})
+    return drawn
+
+
+def _geometry(t: dict[str, Any], shape: str, size: dict[str, Any]) -> dict[str, Any]:
+    """geometry() with the sizes given."""
     wide = shape == "wide"
     nodes = t["nodes"]
     by_id = {n["id"]: n for n in nodes}

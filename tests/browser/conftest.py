@@ -226,15 +226,17 @@ AXE_VERSION = "4.14.1"
 WCAG_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
 
 
-def axe_violations(page, impacts: tuple[str, ...] = ("serious", "critical")) -> list[dict]:
-    """Run axe-core (WCAG 2.1 A and AA rules) on the page; the violations of the given impacts,
-    each {"id", "impact", "help", "targets"}. The page's context needs bypass_csp=True."""
+def axe_violations(page, impacts: tuple[str, ...] = ("serious", "critical"), within: str | None = None) -> list[dict]:
+    """Run axe-core (WCAG 2.1 A and AA rules) on the page (or only on the element `within` selects); the
+    violations of the given impacts, each {"id", "impact", "help", "targets"}. The page's context needs
+    bypass_csp=True."""
     if not page.evaluate("() => Boolean(window.axe)"):
         page.add_script_tag(path=str(AXE))
     assert page.evaluate("() => window.axe.version") == AXE_VERSION
     result = page.evaluate(
-        "tags => window.axe.run(document, {runOnly: {type: 'tag', values: tags}, resultTypes: ['violations']})",
-        WCAG_TAGS,
+        """([tags, within]) => window.axe.run(within ? document.querySelector(within) : document,
+             {runOnly: {type: 'tag', values: tags}, resultTypes: ['violations']})""",
+        [WCAG_TAGS, within],
     )
     return [
         {"id": v["id"], "impact": v["impact"], "help": v["help"], "targets": [n["target"] for n in v["nodes"]][:5]}

@@ -16,11 +16,12 @@ LANGUAGES = ("python", "javascript", "typescript")  # the languages an exercise 
 SPEC_PREDICTIONS = {"n": 0.8814, "o": 0.7071, "dn": 0.5, "db": 0.5, "dw1": 1.0, "dw2": 0.0}
 
 
-def open_at(open_page, server, size):
-    """A signed-in page at one of SIZES. It returns once the sign-in's answer is in (the cookie is set): the test
-    goes on to the page it needs and waits for what it needs there."""
+def open_at(open_page, server, size, **options):
+    """A signed-in page at one of SIZES (options: new_page's, bypass_csp=True for axe-core). It returns once the
+    sign-in's answer is in (the cookie is set): the test goes on to the page it needs and waits for what it needs
+    there."""
     width, height = WIDTHS[size]
-    return open_page(server, width=width, height=height, wait_until="commit")
+    return open_page(server, width=width, height=height, wait_until="commit", **options)
 
 
 def at_each_width(page, check) -> None:

@@ -1,6 +1,6 @@
 """The path's end-to-end walks share these: each lesson's hand-worked predictions (section 04) and numeric quiz
-keys (section 06), making the predictions and answering the quiz through the page, and where each lesson's
-recap leads.
+keys (section 06), making the predictions and answering the quiz through the page, where each lesson's
+recap leads, and the checks every state a walk reaches must pass (StateChecks: axe-core and overflow).
 
 Predictions and quiz keys are worked out by hand (math.tanh for the one tanh), never read back from the page."""
 
@@ -10,6 +10,7 @@ import json
 import math
 from pathlib import Path
 
+from conftest import axe_violations
 from lesson_pages import SPEC_PREDICTIONS
 
 DATA = Path(__file__).resolve().parents[2] / "src" / "chainrule" / "lessons" / "data"
@@ -70,3 +71,54 @@ def answer_quiz(page, lesson_id: str, numeric_answers: dict[str, str] = NUMERIC_
             arg=question["id"])
         assert form.get_attribute("data-correct") == "true", form.text_content()
         assert "comes back in review" in form.locator(".feedback").text_content().lower()
+
+
+# What axe-core's rules can see change between two states of a part of the page: the kinds of element it holds,
+# a kind being a tag, classes, attribute names, the values of the attributes that change a role or what takes the
+# focus, and whether it has text of its own. A mark moving from one row to the next, one more entry of a kind
+# already there, numbers, coordinates and texts changing from step to step, and what is drawn inside a picture
+# are not a new state.
+STATE = """(scope) => {
+  const kept = ['role', 'tabindex', 'type', 'hidden', 'disabled', 'open', 'aria-hidden', 'aria-live', 'aria-disabled',
+                'aria-expanded', 'aria-pressed', 'aria-current'];
+  const root = document.querySelector(scope);
+  // A picture (an svg, role img) is one element to axe-core: what is drawn inside it is not a state.
+  return [...new Set([root, ...root.querySelectorAll('*')].filter((el) => !el.parentElement.closest('svg')).map((el) => {
+    const names = el.getAttributeNames().filter((n) => !n.startsWith('data-') && !['style', 'class'].includes(n)).sort();
+    const own = Array.from(el.childNodes).some((n) => n.nodeType === 3 && n.textContent.trim());
+    return [el.tagName, [...el.classList].sort().join('.'), names.map((n) => kept.includes(n) ? `${n}=${el.getAttribute(n)}` : n).join(','),
+            el.getClientRects().length ? 'shown' : 'unseen', own ? 'text' : ''].join('|');
+  }))].sort().join('\\n');
+}"""
+
+# Overflow: the page never scrolls sideways; at desktop width no graph is larger than its frame (no box cut off).
+OVERFLOW = """([scope, framesFit]) => {
+  const out = [];
+  const page = document.documentElement.scrollWidth;
+  if (page > innerWidth) out.push(`the page is ${page} px wide in a ${innerWidth} px window`);
+  if (framesFit) for (const frame of document.querySelector(scope).querySelectorAll('.graph-figure')) {
+    if (frame.scrollWidth > frame.clientWidth + 1) out.push(`${frame.closest('[id]').id}: a ${frame.scrollWidth} px graph in a ${frame.clientWidth} px frame`);
+  }
+  return out;
+}"""
+
+
+class StateChecks:
+    """The suite's axe-core and overflow checks on every state a walk reaches (issue 42 item 10), not only at
+    its end: check(scope, where) after each step, gate and answer. The overflow check (a few reads) runs every
+    time; axe-core (WCAG 2.1 A and AA, on the part of the page that changed) once per state that differs in what
+    its rules can see (STATE), so a walk of forty steps costs a few axe runs, not forty."""
+
+    def __init__(self, page, size: str):
+        self.page = page
+        self.frames_fit = size == "desktop"
+        self.audited: set[tuple[str, str]] = set()
+
+    def check(self, scope: str, where) -> None:
+        overflow = self.page.evaluate(OVERFLOW, [scope, self.frames_fit])
+        assert overflow == [], (where, overflow)
+        state = (scope, self.page.evaluate(STATE, scope))
+        if state not in self.audited:
+            self.audited.add(state)
+            found = axe_violations(self.page, within=scope)
+            assert found == [], (where, found)

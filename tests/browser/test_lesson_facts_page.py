@@ -1,8 +1,10 @@
-"""Issue 42 items 1, 2, 4 and 5 as a learner reads them, at desktop (1280 px) and phone (390 px) width, in a real
+"""Issue 42 items 1, 2, 4 to 9 as a learner meets them, at desktop (1280 px) and phone (390 px) width, in a real
 Chromium against the real server: the network lesson's dead layer said truly, the constant 1 no input, the
-forward-mode lesson's (1 - o*o) × x' and its four terms, and the Slopes lesson's small slips.
+forward-mode lesson's (1 - o*o) × x' and its four terms, the Slopes lesson's small slips, where the focus goes
+after each action (item 6), the editor's way out said to a screen reader (7), each graph's name (8) and every
+plot's numbers as a table (9).
 
-Expected texts come from hand derivations (said at each check), never from the page itself.
+Expected texts and numbers come from hand derivations (said at each check), never from the page itself.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import WIDTHS
+from keyboard_walk import Keys
 from lesson_pages import SIZES, lesson, open_at, visible_text
 
 pytestmark = pytest.mark.timeout(300)
@@ -145,4 +148,120 @@ def test_focus_stays_on_the_controls_after_the_last_step(open_page, lesson_serve
     while not player_next.is_disabled():
         page.keyboard.press("Enter")
     assert page.evaluate(focused) == "prev"
+    fits_and_no_errors(page, log, size)
+
+
+FOCUSED = """() => { const a = document.activeElement;
+  return a === document.body ? 'body' : [a.tagName.toLowerCase(), a.className, a.closest('[data-exercise], form[data-question], [id]')?.getAttribute('data-question') || ''].join(' '); }"""
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_focus_goes_to_the_result_after_run_tests_show_hint_and_check_answer(open_page, server_factory, tmp_path, size):
+    """Item 6, by keyboard alone: after the line fit's last step focus is on Restart; after Run tests on the
+    results' header; after Show hint on the hint shown; after Check answer on the feedback; never on the page."""
+    server = server_factory(tmp_path / "data")  # a store of its own: this test grades a run and answers the quiz
+    page, log = opened(open_page, server, size, "gradient-descent-linear-regression")
+    keys = Keys(page)
+    keys.tab_to("#fit-plot button[data-action='next']")
+    while page.locator("#fit-plot button[data-action='next']").is_enabled():
+        keys.press("Enter")
+    assert page.evaluate("() => document.activeElement.dataset.action") == "reset"
+
+    block = "article[data-exercise='loss-gradient']"
+    keys.tab_to(f"{block} button.run-tests")
+    with page.expect_response(lambda r: r.url.endswith("/api/grade"), timeout=120_000):
+        keys.press("Enter")
+    page.wait_for_function("b => document.querySelector(`${b} .results`).dataset.status", arg=block, timeout=120_000)
+    assert page.evaluate(FOCUSED).startswith("div verdict verdict-"), page.evaluate(FOCUSED)
+    assert page.evaluate("b => document.querySelector(`${b} .results`).contains(document.activeElement)", block)
+
+    for number in (1, 2, 3):  # the last hint turns the button into "No more hints", disabled: focus is on the hint
+        keys.tab_to(f"{block} button.show-hint")
+        keys.press("Enter")
+        page.wait_for_function("([b, n]) => document.querySelector(`${b} .exercise-help`).dataset.hintsShown === String(n)",
+                               arg=[block, number])
+        assert page.evaluate("() => document.activeElement.dataset.hint") == str(number), page.evaluate(FOCUSED)
+    assert page.locator(f"{block} button.show-hint").is_disabled()
+
+    for question, keys_pressed in (("rate-too-large", ["Space"]), ("one-step", ["0", ".", "9", "Enter"])):
+        form = f"#section-06 form[data-question='{question}']"
+        keys.tab_to(f"{form} input")
+        keys.press(*keys_pressed)
+        if question == "rate-too-large":
+            keys.tab_to(f"{form} button[type=submit]")
+            keys.press("Enter")
+        page.wait_for_function("f => document.querySelector(f).dataset.correct !== undefined", arg=form)
+        assert page.evaluate(FOCUSED) == f"div feedback {question}", page.evaluate(FOCUSED)
+    fits_and_no_errors(page, log, size)
+
+
+PLOT_ROWS = """([holder, index]) => Array.from(document.querySelectorAll(`${holder} table.plot-table`)[index].querySelectorAll('tbody tr'),
+    (row) => [row.getAttribute('aria-current'), ...Array.from(row.children, (cell) => cell.textContent)])"""
+
+
+def plot_rows(page, holder: str, index: int = 0) -> list[list]:
+    return page.evaluate(PLOT_ROWS, [holder, index])
+
+
+def numbers_match(shown: list[str], expected: list[float]) -> bool:
+    """Texts of four decimals (or a few significant digits) against the numbers worked out here."""
+    return len(shown) == len(expected) and all(
+        float(text) == pytest.approx(number, rel=1e-3, abs=6e-5) for text, number in zip(shown, expected))
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_every_plot_has_a_table_of_its_numbers(open_page, lesson_server, size):
+    """Item 9: the line fit, the nudges and the two moons each have a table view (a caption saying what it shows)
+    holding the plot's numbers, worked out here: gradient descent on the mean squared error by hand, f(x) =
+    (2x + 1)^2 nudged at 1 (slope 4(2x + 1) = 12), and the moons run of the engine's own trainer (its scores'
+    signs are the sides); the row of the current step is marked."""
+    from chainrule.lessons import lesson_data
+    from chainrule.lessons.plot_boundary import boundary_plot
+    from chainrule.number_text import format_number
+
+    page, log = opened(open_page, lesson_server, size, "gradient-descent-linear-regression")
+    spec = lesson_data("gradient-descent-linear-regression")["see_it_work"]["plot"]
+    xs, ys = spec["xs"], spec["ys"]
+    right = next(run for run in spec["runs"] if run["name"] == "right")
+    w = b = 0.0
+    expected = []
+    for _ in range(right["steps"] + 1):
+        errors = [w * x + b - y for x, y in zip(xs, ys)]
+        expected.append((w, b, sum(e * e for e in errors) / len(xs)))
+        w, b = (w - right["lr"] * 2 * sum(e * x for e, x in zip(errors, xs)) / len(xs),
+                b - right["lr"] * 2 * sum(errors) / len(xs))
+    page.locator("#fit-plot .plot-table-view summary").click()
+    assert "the line y = w x + b and its loss after each step" in page.locator("#fit-plot table.plot-table caption").text_content()
+    rows = plot_rows(page, "#fit-plot")
+    assert [row[1] for row in rows] == [str(k) for k in range(right["steps"] + 1)]
+    for row, numbers in zip(rows, expected):
+        assert numbers_match(row[2:], list(numbers)), (row, numbers)
+    page.locator("#fit-plot button[data-action='next']").click()
+    assert [row[0] for row in plot_rows(page, "#fit-plot")][:3] == [None, "step", None]
+    fits_and_no_errors(page, log, size)
+
+    page, log = opened(open_page, lesson_server, size, "slopes-and-the-chain-rule")
+    page.locator("#nudge-plot .plot-table-view summary").click()
+    f = lambda x: (2 * x + 1) * (2 * x + 1)  # noqa: E731
+    rows = plot_rows(page, "#nudge-plot")
+    hs = [nudge["h"] for nudge in lesson_data("slopes-and-the-chain-rule")["see_it_work"]["plot"]["nudges"]]
+    assert len(rows) == len(hs) == 9 and rows[0][0] == "step"
+    for row, h in zip(rows, hs):
+        ratio = (f(1 + h) - f(1)) / h
+        assert numbers_match(row[1:], [h, f(1 + h), ratio, abs(ratio - 12)]), (row, h)
+
+    page, log = opened(open_page, lesson_server, size, "a-network-learns")
+    spec = lesson_data("a-network-learns")["see_it_work"]["plot"]
+    run = next(r for r in boundary_plot(spec)["runs"] if r["name"] == "network")
+    page.locator("#boundary-plot .plot-table-view summary").click()
+    losses = plot_rows(page, "#boundary-plot", 0)
+    assert [row[1:] for row in losses] == [[str(frame["step"]), format_number(frame["loss"]), format_number(frame["accuracy"])]
+                                           for frame in run["frames"]]
+    cells = spec.get("cells", 16) + 1
+    for k in (0, 1):  # the sides as the plot opens, and after one step
+        sides = [row[2:] for row in plot_rows(page, "#boundary-plot", 1)]
+        signs = ["+" if score > 0 else "−" for score in run["frames"][k]["scores"]]
+        assert sides == [signs[r * cells:(r + 1) * cells] for r in range(cells)], k
+        assert f"Step {run['frames'][k]['step']}:" in page.locator("#boundary-plot table.plot-table caption").nth(1).text_content()
+        page.locator("#boundary-plot button[data-action='next']").click()
     fits_and_no_errors(page, log, size)

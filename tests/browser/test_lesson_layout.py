@@ -16,6 +16,7 @@ import pytest
 from conftest import WIDTHS
 from graph_checks import assert_asked_in_view, overprints
 from lesson_pages import LESSON, LESSONS, SIZES, in_view, lesson, open_at
+from path_walk import StateChecks
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -117,7 +118,7 @@ def assert_together(page, holder, where, extra=None):
     assert all(parts.values()), (where, parts)
 
 
-def walk_predictions(page, lesson_id: str) -> list[dict]:
+def walk_predictions(page, lesson_id: str, checks: StateChecks) -> list[dict]:
     """Play section 04 with the Next buttons, answering each gate with the right value; at every step the
     box, caption and controls must be on screen together (at a gate the form too, and the asked box with
     the boxes it depends on: issue 32 item 1), and no number prints over a label (item 2). Returns, per
@@ -136,12 +137,14 @@ def walk_predictions(page, lesson_id: str) -> list[dict]:
             assert_together(page, "predict-player", (lesson_id, "gate", key), "form.prediction-form button[type=submit]")
             assert_asked_in_view(page, graph, steps[key]["node_label"], steps[key]["kind"], (lesson_id, key))
             assert overprints(page, "#predict-player") == [], (lesson_id, key)
+            checks.check("#section-04", (lesson_id, "gate", key))
             shown = player.locator("g.node").evaluate_all(
                 "nodes => nodes.filter(n => n.querySelector('.node-grad').textContent !== '?').map(n => n.dataset.label)")
             form.locator("input").fill(repr(check_prediction(lesson_id, key, 0.0)["expected"]))
             form.locator("button[type=submit]").click()
             reason = page.locator(f".prediction-feedback[data-key='{key}'] .reason").inner_text()
             gates.append({"key": key, "grads_shown": set(shown), "reason": reason})
+            checks.check("#section-04", (lesson_id, "answered", key))
             page.locator(".prediction-next").click()
         elif player.locator("button.next").is_enabled():
             player.locator("button.next").click()
@@ -149,6 +152,7 @@ def walk_predictions(page, lesson_id: str) -> list[dict]:
             return gates
         if player.get_attribute("data-position") != "0":
             assert_together(page, "predict-player", (lesson_id, "step", player.get_attribute("data-position")))
+            checks.check("#section-04", (lesson_id, "step", player.get_attribute("data-position")))
     raise AssertionError("the prediction player never reached its end")
 
 
@@ -159,26 +163,41 @@ def test_every_step_and_gate_shows_its_boxes_caption_and_controls_and_no_number_
     (on a phone, 390x844, the graph scrolls in a frame to fit). Item 4: predictions come in the order the
     lesson lists them, and no prompt or reason uses a gradient not shown yet. Issue 32: at a gate the asked
     box and the boxes it depends on are in view and named (item 1), every lesson graph fits a desktop frame
-    (item 1), and no text of a graph prints over another or out of its box at any step (item 2)."""
+    (item 1), and no text of a graph prints over another or out of its box at any step (item 2). Issue 42 item
+    10: all six lessons, and at each state (opened, every step of the graph players and the plot, every gate and
+    answer) axe-core and the overflow checks (path_walk.StateChecks)."""
     import json
 
-    from chainrule.lessons import lesson_data
+    from chainrule.lessons import lesson_data, lesson_ids
 
     server = server_factory(tmp_path / "data")
-    context, page, log = open_at(open_page, server, size)
-    for lesson_id in LESSONS:
+    context, page, log = open_at(open_page, server, size, bypass_csp=True)
+    checks = StateChecks(page, size)
+    for lesson_id in lesson_ids():
         lesson(page, server, lesson_id)
         if size == "desktop":
             frames = page.locator(".graph-figure").evaluate_all(
                 "fs => fs.map(f => [f.closest('[id]').id, f.scrollWidth, f.clientWidth])")
             assert all(scroll <= client for _, scroll, client in frames), (lesson_id, frames)
+        # Issue 42 item 10: axe-core and the overflow checks as the lesson opens, at every step of its players
+        # and plot and at every gate, not only at the end; the plot's table view open, as a screen reader user has
+        # it (the graphs' table views are opened by the keyboard walk).
+        closed = page.locator("#section-03 details.plot-table-view:not([open]) > summary")
+        if closed.count():
+            closed.click()
+        checks.check("#section-03", (lesson_id, "opened"))
         player = page.locator("#see-it-work-player")
         for position in range(1, int(player.get_attribute("data-total")) + 1):
             player.locator("button.next").click()
             assert_together(page, "see-it-work-player", (lesson_id, "see it work", position))
             assert overprints(page, "#see-it-work-player") == [], (lesson_id, position)
+            checks.check("#section-03", (lesson_id, "see it work", position))
+        plot_next = page.locator("#section-03 .fit-plot button[data-action='next']")
+        while plot_next.count() and plot_next.is_enabled():
+            plot_next.click()
+            checks.check("#section-03", (lesson_id, "plot", page.get_attribute("#section-03 .fit-plot", "data-step")))
         steps = lesson_data(lesson_id)["predict"]["steps"]
-        gates = walk_predictions(page, lesson_id)
+        gates = walk_predictions(page, lesson_id, checks)
         assert [gate["key"] for gate in gates] == [step["key"] for step in steps], lesson_id
         for gate, step in zip(gates, steps):
             # A prompt may use a gradient already on the graph; its reason also the one just predicted.

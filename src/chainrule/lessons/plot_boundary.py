@@ -59,10 +59,16 @@ def _box(points: list[tuple[float, float]]) -> dict[str, float]:
     return {"x0": min(xs) - MARGIN, "x1": max(xs) + MARGIN, "y0": min(ys) - MARGIN, "y1": max(ys) + MARGIN}
 
 
+def _grid_lines(box: dict[str, float], cells: int) -> tuple[list[float], list[float]]:
+    """The grid's cells + 1 columns (x, left to right) and rows (y, from the top)."""
+    return ([box["x0"] + (box["x1"] - box["x0"]) * a / cells for a in range(cells + 1)],
+            [box["y1"] - (box["y1"] - box["y0"]) * b / cells for b in range(cells + 1)])
+
+
 def _grid(box: dict[str, float], cells: int) -> list[tuple[float, float]]:
     """(cells + 1)^2 points, row by row from the top, left to right."""
-    return [(box["x0"] + (box["x1"] - box["x0"]) * a / cells, box["y1"] - (box["y1"] - box["y0"]) * b / cells)
-            for b in range(cells + 1) for a in range(cells + 1)]
+    xs, ys = _grid_lines(box, cells)
+    return [(x, y) for y in ys for x in xs]
 
 
 def train_run(points: list[tuple[float, float]], labels: list[int], sizes: list[int], activation: str, lr: float,
@@ -106,8 +112,9 @@ def train_run(points: list[tuple[float, float]], labels: list[int], sizes: list[
 
 
 def boundary_plot(spec: dict[str, Any]) -> dict[str, Any]:
-    """{"kind", "points", "labels", "box", "cells", "runs": [{"name", "label", "sizes", "activation", "lr",
-    "steps", "parameters", "frames": [{"step", "loss", "accuracy", "scores"}]}]}."""
+    """{"kind", "points", "labels", "box", "cells", "columns": [{"x"}], "rows": [{"y"}] (the grid's, rows from
+    the top), "runs": [{"name", "label", "sizes", "activation", "lr", "steps", "parameters",
+    "frames": [{"step", "loss", "accuracy", "scores"}]}]}."""
     samples = _whole(spec, "samples", 4, MAX_SAMPLES, "")
     noise = _real(spec, "noise", "", 0.1)
     seed = _whole(spec, "seed", 0, 2**31, "", 0)
@@ -144,8 +151,9 @@ def boundary_plot(spec: dict[str, Any]) -> dict[str, Any]:
             raise LessonDataError(f"plot: run {name!r} overflows; take fewer steps or a smaller learning rate")
         out.append({"name": name, "label": run["label"], "sizes": sizes, "activation": activation, "lr": lr,
                     "steps": steps, "parameters": parameters, "frames": frames})
+    xs, ys = _grid_lines(box, cells)
     return {"kind": "boundary", "points": [list(p) for p in points], "labels": labels, "box": box, "cells": cells,
-            "runs": out}
+            "columns": [{"x": x} for x in xs], "rows": [{"y": y} for y in ys], "runs": out}
 
 
 def boundary_number(plot: dict[str, Any], name: str, field: str) -> float:

@@ -212,6 +212,22 @@ export function el(tag, attrs = {}, ...children) {
   return node;
 }
 
+/** Do `work` for a press of `button`, one press at a time: while it runs the button says it is busy
+ * (aria-disabled) and another press does nothing. It is not disabled: a disabled button would drop the keyboard
+ * focus to the page. Returns what `work` returns (undefined for a press while busy). */
+export async function whileBusy(button, work) {
+  if (button.getAttribute("aria-disabled") === "true") return undefined;
+  button.setAttribute("aria-disabled", "true");
+  try { return await work(); } finally { button.removeAttribute("aria-disabled"); }
+}
+
+/** Move the keyboard focus to what an action produced (a result, a hint, feedback): it takes the focus without
+ * becoming a Tab stop, and a screen reader reads it out from there. */
+export function focusResult(element) {
+  element.tabIndex = -1;
+  element.focus();
+}
+
 /** When `button` is disabled while focused (the last Next), focus moves to `instead`, if that can take it. */
 export function keepFocus(button, instead) {
   if (button.disabled && document.activeElement === button && !instead.disabled) instead.focus();

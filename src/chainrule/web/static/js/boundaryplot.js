@@ -5,7 +5,7 @@
 // score on a grid of (cells + 1)^2 points, row by row from the top.
 import { el } from "./api.js";
 import { numberText } from "./graph.js";
-import { svg, scale, axes, frameStepper, W, H, PAD, TOP, choiceGroup } from "./fitplot.js";
+import { svg, scale, axes, frameStepper, plotTableView, W, H, PAD, TOP, choiceGroup } from "./fitplot.js";
 
 const SIZE = 300;
 const SUB = 6;  // pixels of shading per cell side
@@ -119,12 +119,23 @@ export function renderBoundaryPlot(slot, plot) {
   let run = plot.runs.find((r) => r.name === "network") || plot.runs[0];
   let plane = null;
   let loss = null;
+  // For a learner who cannot see the picture: the loss after each step, and the side of the boundary each
+  // point of the grid is on at this step (its sign, as the shading shows it).
+  const view = plotTableView("The network learning the two moons", 2);
+  const [losses, sides] = view.tables;
+  const named = (r) => `${r.label[0].toUpperCase()}${r.label.slice(1)}, learning rate ${numberText(r, "lr")}`;
+  const columns = plot.columns.map((c) => `x = ${numberText(c, "x")}`);
   const show = (k) => {
     const frame = run.frames[k];
     plane.update(frame);
     loss.update(k);
+    losses.mark(k);
+    sides.fill(`Step ${frame.step}: the side of the boundary at each point of a grid over the plane, + where the `
+      + "network's score is above 0 (the squares' side, +1), − where it is not (the circles' side, -1)",
+    ["", ...columns], plot.rows.map((r, b) => [`y = ${numberText(r, "y")}`,
+      ...plot.columns.map((_, a) => (frame.scores[b * (plot.cells + 1) + a] > 0 ? "+" : "−"))]));
     holder.dataset.run = run.name;
-    caption.textContent = `${run.label[0].toUpperCase()}${run.label.slice(1)}, learning rate ${numberText(run, "lr")}, `
+    caption.textContent = `${named(run)}, `
       + `step ${frame.step} of ${run.steps}: loss = ${numberText(frame, "loss")}, `
       + `${numberText(frame, "accuracy")}% of the points on their side.`;
   };
@@ -135,6 +146,10 @@ export function renderBoundaryPlot(slot, plot) {
     plane = planePanel(plot);
     loss = lossPanel(run);
     panels.replaceChildren(plane.root, loss.root);
+    losses.fill(`${named(run)}: the loss and `
+      + "the share of the points on their side after each recorded step, as the loss plot draws them",
+    ["step", "loss", "points on their side (%)"],
+    run.frames.map((f) => [String(f.step), numberText(f, "loss"), numberText(f, "accuracy")]));
     stepper.setLast(run.frames.length - 1);
     stepper.goTo(0);
   };
@@ -143,7 +158,7 @@ export function renderBoundaryPlot(slot, plot) {
     choices.find((c) => c.run === run), (choice) => choose(choice.run));
   holder.append(group, stepper.controls, panels,
     el("p", { class: "plot-legend" }, "Circles are labelled -1, squares +1. The shading shows the side of the "
-      + "boundary each region is on; the dark line is where the network's score is 0."), caption);
+      + "boundary each region is on; the dark line is where the network's score is 0."), caption, view.element);
   slot.append(holder);
   choose(run);
   return holder;

@@ -4,7 +4,7 @@
 // solution opens by itself at the run that makes it the lesson's number of runs that did not pass
 // (3 unless lesson.json says otherwise), or earlier if the learner asks and confirms.
 // Numbers on this page are the server's texts (expected_text, actual_text): nothing here formats one.
-import { get, put, el, debounce, plural } from "./api.js";
+import { get, put, el, debounce, plural, focusResult, whileBusy } from "./api.js";
 import { renderMath } from "./math.js";
 import { follow, runTests, ungradedRuns, waitingRuns } from "./jobs.js";
 
@@ -122,7 +122,8 @@ async function renderExercise(list, exercise, index, codemirror, savedCode, save
   const resetButton = el("button", { type: "button", class: "secondary reset-code" }, "Reset to starter code");
   const runStatus = el("span", { class: "status run-status", role: "status", "aria-live": "polite" });
   block.append(el("div", { class: "editor-actions" }, runButton, resetButton, runStatus, saveStatus));
-  const results = el("div", { class: "results", "aria-live": "polite" });
+  // Not a live region: the run's status says the outcome in a few words, and the focus moves to the results.
+  const results = el("div", { class: "results" });
   block.append(results);
   const helpPanel = renderHelp(exercise, help, () => language);
   block.append(helpPanel.element);
@@ -207,11 +208,12 @@ async function renderExercise(list, exercise, index, codemirror, savedCode, save
     runStatus.textContent = "Starter code restored.";
   });
 
-  const showRun = (lang, result) => {
+  const showRun = (lang, result, { focus = false } = {}) => {
     ranHere.add(lang);
     ungraded.delete(lang);
     savedResults[key(lang)] = result;
     if (lang === language) renderResult(results, result, false);
+    if (lang === language && focus) focusResult(results.querySelector(".verdict"));
     if (result.saved && result.status !== "pass") helpPanel.failedRun();
     runStatus.textContent = result.status === "pass" ? "All tests passed." : "Done: see the results below.";
   };
@@ -224,27 +226,26 @@ async function renderExercise(list, exercise, index, codemirror, savedCode, save
     }
   });
 
-  runButton.addEventListener("click", async () => {
+  runButton.addEventListener("click", () => whileBusy(runButton, async () => {
     const lang = language;
     const source = editor.getText();
     save.flush();
-    runButton.disabled = true;
     runStatus.textContent = "Running the tests…";
     results.setAttribute("aria-busy", "true");
     try {
       const result = await runTests(exercise.id, lang, source, (text) => { runStatus.textContent = text; });
       savedCode[key(lang)] = source;
-      showRun(lang, result);
+      results.removeAttribute("aria-busy");
+      showRun(lang, result, { focus: true });  // the focus moves to the results' header, which is read out
     } catch (error) {
       runStatus.dataset.outage = String(error.status === 0);
       runStatus.textContent = error.status === 0
         ? "The tests did not run: the lesson server did not answer. This page notices when it is back."
         : `The tests did not run: ${failureReason(error)}`;
     } finally {
-      runButton.disabled = false;
       results.removeAttribute("aria-busy");
     }
-  });
+  }));
   block.dataset.language = language;
 }
 
@@ -373,7 +374,7 @@ function renderHelp(exercise, help, currentLanguage) {
   let solutionOpen = false;
   let answers = 0;         // solution requests answered (data-solution-answers, for tests)
 
-  const hints = el("ol", { class: "hints", "aria-live": "polite" });
+  const hints = el("ol", { class: "hints" });  // a hint shown takes the focus, and is read out from there
   const hintButton = el("button", { type: "button", class: "secondary show-hint" });
   const solutionButton = el("button", { type: "button", class: "secondary show-solution" }, "Show the model solution");
   const status = el("span", { class: "status help-status", role: "status", "aria-live": "polite" });
@@ -400,9 +401,8 @@ function renderHelp(exercise, help, currentLanguage) {
   };
   labelHintButton();
 
-  hintButton.addEventListener("click", async () => {
+  hintButton.addEventListener("click", () => whileBusy(hintButton, async () => {
     if (hintsShown >= hintCount) return;
-    hintButton.disabled = true;
     try {
       const hint = await get(`${base}/hints/${hintsShown + 1}`, "load the hint");
       const item = el("li", { class: "hint", "data-hint": String(hint.number), html: hint.html });
@@ -410,13 +410,13 @@ function renderHelp(exercise, help, currentLanguage) {
       renderMath(item);
       hintsShown = hint.number;
       element.dataset.hintsShown = String(hintsShown);
+      focusResult(item);  // the hint, read out; the button (perhaps "No more hints" now) is one Shift+Tab back
     } catch (error) {
       status.textContent = `The hint did not load: ${failureReason(error)}`;
     } finally {
-      hintButton.disabled = false;
       labelHintButton();
     }
-  });
+  }));
 
   // One behaviour, as the lesson says: after `needed` runs that do not pass the solution opens by itself
   // (once, at that run); sooner, asking shows a confirm first; once open, it opens again at a click.
@@ -456,12 +456,11 @@ function renderHelp(exercise, help, currentLanguage) {
     solutionButton.textContent = "Hide the model solution";
   };
 
-  const guarded = (action) => async () => {
-    solutionButton.disabled = true;
+  const guarded = (action) => () => whileBusy(solutionButton, async () => {
     try { await action(); } catch (error) {
       status.textContent = `The model solution did not load: ${failureReason(error)}`;
-    } finally { solutionButton.disabled = false; }
-  };
+    }
+  });
 
   solutionButton.addEventListener("click", guarded(async () => {
     if (solutionOpen) {

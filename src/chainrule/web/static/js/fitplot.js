@@ -33,6 +33,41 @@ export function axes(root, xLabel, yLabel, left = PAD) {
     svg("text", { x: 4, y: 13, class: "fit-axis-label" }, yLabel));
 }
 
+/** A frame around a table that may be wider than the screen: it scrolls sideways, and takes the keyboard focus
+ * so that the arrow keys scroll it (named, so a screen reader says what it holds). */
+export function tableFrame(table, label) {
+  return el("div", { class: "plot-table-frame", tabindex: "0", role: "region", "aria-label": label }, table);
+}
+
+/** One data table of a plot: fill(caption, head, rows) draws it (head: the column headers; each row: its header,
+ * then its cells, all texts from the server); mark(k) marks row k as the plot's current step. */
+function dataTable() {
+  const element = el("table", { class: "graph-table plot-table" });
+  let rows = [];
+  return {
+    element,
+    fill(caption, head, entries) {
+      rows = entries.map(([header, ...cells]) => el("tr", {}, el("th", { scope: "row" }, header),
+        ...cells.map((cell) => el("td", {}, cell))));
+      element.replaceChildren(el("caption", {}, caption),
+        el("thead", {}, el("tr", {}, ...head.map((name) => (name ? el("th", { scope: "col" }, name) : el("td", {}))))),
+        el("tbody", {}, ...rows));
+    },
+    mark(k) {
+      rows.forEach((row, i) => { if (i === k) row.setAttribute("aria-current", "step"); else row.removeAttribute("aria-current"); });
+    },
+  };
+}
+
+/** The table view of a plot, folded under it as a graph's is: `count` data tables of the numbers the plot
+ * draws, for a learner who cannot see the picture. Returns {element, tables}. */
+export function plotTableView(name, count = 1) {
+  const tables = Array.from({ length: count }, dataTable);
+  const element = el("details", { class: "plot-table-view" }, el("summary", {}, "Table view of the plot"),
+    tableFrame(el("div", {}, ...tables.map((table) => table.element)), `${name} as a table`));
+  return { element, tables };
+}
+
 /** Draw the points and an (empty) line; return update(frame). */
 function linePanel(plot) {
   const xMin = Math.min(...plot.xs), xMax = Math.max(...plot.xs);
@@ -88,6 +123,8 @@ function lossPanel(run) {
 export function renderFitPlot(slot, plot) {
   const interval = reducedMotion() ? REDUCED_INTERVAL_MS : INTERVAL_MS;
   const holder = el("div", { class: "fit-plot", id: "fit-plot", "data-frame-ms": interval });
+  const view = plotTableView("The line fit");
+  const [numbers] = view.tables;
   const choices = el("fieldset", { class: "fit-runs" }, el("legend", {}, "Learning rate"));
   const caption = el("p", { class: "fit-caption", "aria-live": "polite" });
   const panels = el("div", { class: "fit-panels" });
@@ -95,7 +132,7 @@ export function renderFitPlot(slot, plot) {
   const nextButton = el("button", { type: "button", class: "secondary", "data-action": "next" }, "Next step");
   const resetButton = el("button", { type: "button", class: "secondary", "data-action": "reset" }, "Restart");
   const controls = el("div", { class: "player-controls" }, playButton, nextButton, resetButton);
-  holder.append(choices, controls, panels, caption);
+  holder.append(choices, controls, panels, caption, view.element);
   slot.append(holder);
 
   let run = plot.runs.find((r) => r.name === "right") || plot.runs[0];
@@ -113,6 +150,8 @@ export function renderFitPlot(slot, plot) {
     caption.textContent = `Learning rate ${numberText(run, "lr")} (${run.label}), step ${step} of ${run.steps}: ` +
       `w = ${numberText(frame, "w")}, b = ${numberText(frame, "b")}, loss = ${numberText(frame, "loss")}.`;
     nextButton.disabled = step >= run.steps;
+    keepFocus(nextButton, resetButton);  // the last step: focus stays on the controls, on Restart
+    numbers.mark(step);
   };
   const stop = () => {
     if (timer !== null) clearInterval(timer);
@@ -127,6 +166,9 @@ export function renderFitPlot(slot, plot) {
     line = linePanel(plot);
     loss = lossPanel(run);
     panels.replaceChildren(line.root, loss.root);
+    numbers.fill(`Learning rate ${numberText(run, "lr")} (${run.label}): the line y = w x + b and its loss after each step, as the plot draws them`,
+      ["step", "w", "b", "loss"],
+      run.frames.map((frame) => [String(frame.step), numberText(frame, "w"), numberText(frame, "b"), numberText(frame, "loss")]));
     show();
   };
   plot.runs.forEach((candidate) => {

@@ -4,7 +4,7 @@
 // computed by the engine, with its text.
 import { el } from "./api.js";
 import { numberText } from "./graph.js";
-import { svg, scale, axes, frameStepper, W, H, PAD, TOP } from "./fitplot.js";
+import { svg, scale, axes, frameStepper, plotTableView, W, H, PAD, TOP } from "./fitplot.js";
 
 const TINY = 1e-17;  // an error of exactly 0 still needs a place on a log scale
 const ERROR_TICK_ROOM = 12;  // px more than a fit plot's left margin, for tick texts of five characters
@@ -76,10 +76,17 @@ export function renderNudgePlot(slot, plot) {
   const curve = curvePanel(plot);
   const errors = errorPanel(plot);
   const at = numberText(plot, "at");
+  const view = plotTableView("The nudges");
+  const [numbers] = view.tables;
+  numbers.fill(`Each nudge h of f at ${plot.input} = ${at}: the estimate (f(${at} + h) - f(${at})) / h of the slope `
+    + `${numberText(plot, "slope")} and how far off it is, as the two plots draw them`,
+  ["h", `f(${at} + h)`, "estimate", "error"],
+  plot.nudges.map((nudge) => [numberText(nudge, "h"), numberText(nudge, "after"), numberText(nudge, "ratio"), numberText(nudge, "error")]));
   const show = (k) => {
     const nudge = plot.nudges[k];
     curve.update(nudge);
     errors.update(k);
+    numbers.mark(k);
     caption.textContent = `Nudge ${k + 1} of ${plot.nudges.length}, h = ${numberText(nudge, "h")}: `
       + `(f(${at} + h) - f(${at})) / h = ${numberText(nudge, "ratio")}. The slope is ${numberText(plot, "slope")}, `
       + `so this estimate is off by ${numberText(nudge, "error")}.`;
@@ -87,7 +94,7 @@ export function renderNudgePlot(slot, plot) {
   const stepper = frameStepper(holder, plot.nudges.length - 1, show, caption);
   holder.append(el("p", { class: "plot-legend" }, "The dashed line is the tangent, with the exact slope; the solid line "
     + "goes through the point and the nudged point."), stepper.controls,
-  el("div", { class: "fit-panels" }, curve.root, errors.root), caption);
+  el("div", { class: "fit-panels" }, curve.root, errors.root), caption, view.element);
   slot.append(holder);
   stepper.goTo(0);
   return holder;

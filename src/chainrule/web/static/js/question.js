@@ -1,5 +1,5 @@
 // One question (numeric or multiple choice) with immediate feedback; used by the quiz and the review page.
-import { el, fieldMessage } from "./api.js";
+import { el, fieldMessage, focusResult, whileBusy } from "./api.js";
 import { answerSentence, formatWhen } from "./when.js";
 
 let counter = 0;
@@ -13,7 +13,8 @@ let counter = 0;
 export function questionForm(question, submit, previous = null, options = {}) {
   counter += 1;
   const uid = `q${counter}-${question.id}`;
-  const feedback = el("div", { class: "feedback", "aria-live": "polite" });
+  // Not a live region: after Check answer the focus moves to it, and a screen reader reads it from there.
+  const feedback = el("div", { class: "feedback" });
   const problem = el("p", { class: "field-error", "aria-live": "polite" });
   const form = el("form", { class: `question question-${question.kind}`, "data-question": question.id });
   let readAnswer;
@@ -75,21 +76,22 @@ export function questionForm(question, submit, previous = null, options = {}) {
     problem.textContent = "";
     const answer = readAnswer();
     if (answer === null) return;
-    button.disabled = true;
-    try {
-      const outcome = await submit(answer);
-      show(outcome, answer);
-      if (options.onAnswered) options.onAnswered(outcome);
-    } catch (error) {
-      if (error.field) {
-        problem.textContent = fieldMessage(error);
-        if (form.numberInput) form.numberInput.focus();
-      } else {
-        feedback.textContent = "Your answer was not checked: see the message at the top.";
+    await whileBusy(button, async () => {
+      try {
+        const outcome = await submit(answer);
+        show(outcome, answer);
+        focusResult(feedback);
+        if (options.onAnswered) options.onAnswered(outcome);
+      } catch (error) {
+        if (error.field) {
+          problem.textContent = fieldMessage(error);
+          if (form.numberInput) form.numberInput.focus();
+        } else {
+          feedback.textContent = "Your answer was not checked: see the message at the top.";
+          focusResult(feedback);
+        }
       }
-    } finally {
-      button.disabled = false;
-    }
+    });
   });
   return form;
 }

@@ -2,7 +2,7 @@
 // per sweep (one input seeded), reverse mode a row per sweep (one output seeded); the engine counted the
 // steps of every sweep. Every number comes from the server (lesson.see_it_work.plot), with its text.
 import { el, plural } from "./api.js";
-import { frameStepper, choiceGroup } from "./fitplot.js";
+import { frameStepper, choiceGroup, tableFrame } from "./fitplot.js";
 
 const MODES = [
   { id: "forward", label: "forward mode (a column per sweep)" },
@@ -64,7 +64,7 @@ export function renderSweepPlot(slot, plot) {
   const stepper = frameStepper(holder, fn.forward.length, show, caption);
   const redraw = () => {
     stepper.stop();
-    area.replaceChildren(formulaList(fn), table());
+    area.replaceChildren(formulaList(fn), tableFrame(table(), `The Jacobian of ${fn.label}`));
     stepper.setLast(fn[mode.id].length);
     stepper.goTo(0);
   };
