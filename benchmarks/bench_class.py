@@ -37,10 +37,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 
-from postgres_cluster import new_postgres_schema, throwaway_cluster  # noqa: E402
-
 from chainrule import lessons  # noqa: E402
 from chainrule.grading import reference_source  # noqa: E402
+from postgres_cluster import new_postgres_schema, throwaway_cluster  # noqa: E402
 
 LESSON = "backprop"
 PASSWORD = "a long enough password"

@@ -56,13 +56,12 @@ sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
 import httpx  # noqa: E402
-
-from browser_http import Browser, Dropped  # noqa: E402
 from bench_class import PASSWORD, free_port, percentile, start, stop  # noqa: E402
-from postgres_cluster import new_postgres_schema, throwaway_cluster  # noqa: E402
+from browser_http import Browser, Dropped  # noqa: E402
 
 from chainrule import lessons  # noqa: E402
 from chainrule.grading import default_limits, gate, reference_source  # noqa: E402
+from postgres_cluster import new_postgres_schema, throwaway_cluster  # noqa: E402
 
 lessons.register_exercises()
 

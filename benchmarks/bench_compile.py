@@ -43,7 +43,6 @@ the same threads, a 512 x 512 product).
 from __future__ import annotations
 
 import os
-
 import sys  # noqa: E402
 
 # The same number of threads for NumPy's BLAS as for PyTorch, set before NumPy loads (one by default: on a

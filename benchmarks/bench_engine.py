@@ -109,6 +109,7 @@ def sum_of_products(make, m: int) -> Callable[[], object]:
 def training_step(engine: str) -> Callable[[], object]:
     sys.path.insert(0, str(HERE))
     import bench_train
+
     from chainrule.datasets import moons
 
     points, labels = moons(100, 0.1, bench_train.SEED)

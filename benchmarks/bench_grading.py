@@ -20,10 +20,17 @@ import time
 import uuid
 from pathlib import Path
 
-from chainrule.lessons import register_exercises
-from chainrule.grading import LANGUAGES, exercise_cases, get_exercise, grade, isolation_report, reference_source
-from chainrule.grading import typescript_snapshot
+from chainrule.grading import (
+    LANGUAGES,
+    exercise_cases,
+    get_exercise,
+    grade,
+    isolation_report,
+    reference_source,
+    typescript_snapshot,
+)
 from chainrule.grading.grader import NODE_FLAGS, RUNTIME_DIR, TRANSPILER, TYPE_CHECKER, _node
+from chainrule.lessons import register_exercises
 
 TARGET_MS = {"python": 150.0, "javascript": 300.0, "typescript": 300.0}
 

@@ -25,7 +25,6 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks"))
 
 import httpx  # noqa: E402
-
 from bench_class import free_port, start, stop  # noqa: E402
 from browser_http import Browser  # noqa: E402
 

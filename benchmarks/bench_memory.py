@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import sys
 import tempfile
 import time
@@ -29,11 +28,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 
-from class_process import CLASS, PASSWORD, ClassServer, csrf_of  # noqa: E402
-from postgres_cluster import new_postgres_schema, throwaway_cluster  # noqa: E402
-
 from chainrule import lessons  # noqa: E402
 from chainrule.grading import reference_source  # noqa: E402
+from class_process import PASSWORD, ClassServer, csrf_of  # noqa: E402
+from postgres_cluster import new_postgres_schema, throwaway_cluster  # noqa: E402
 
 lessons.register_exercises()
 

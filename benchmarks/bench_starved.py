@@ -36,8 +36,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 
 from bench_class import free_port, start, stop  # noqa: E402
-from burners import burners, cores  # noqa: E402
 
+from burners import burners, cores  # noqa: E402
 from chainrule.grading import list_exercises  # noqa: E402
 from chainrule.lessons import register_exercises  # noqa: E402
 

@@ -16,7 +16,6 @@ from fastapi.testclient import TestClient
 from chainrule.classes.accounts import Accounts
 from chainrule.web.routes_class import create_class_app
 
-
 BASE = "http://class.example.org"
 
 

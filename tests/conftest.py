@@ -13,8 +13,7 @@ import pytest
 from chainrule.lessons import register_exercises
 from parallel import refuse_shared_node_ids
 from postgres_cluster import new_postgres_schema
-from reaper import adopt_descendants
-from reaper import pytest_configure, pytest_unconfigure  # noqa: F401 (hooks: a watchdog ends what a killed run started)
+from reaper import adopt_descendants, pytest_configure, pytest_unconfigure  # noqa: F401 (hooks: a watchdog ends what a killed run started)
 
 pytest_plugins = ["time_budgets"]  # time per test file, and its budget (tests/time_budgets.py)
 

@@ -20,7 +20,6 @@ from chainrule.progress import open_store
 from class_process import PASSWORD, ClassServer, csrf_of, run_coroutine
 from class_world import FAST_HASHER
 
-
 PASS = {"status": "pass", "verdict": "passed", "tests": []}
 
 

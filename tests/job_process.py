@@ -24,7 +24,6 @@ from chainrule.web.routes_class import create_class_app
 from class_world import BASE, FAST_HASHER, PASSWORD, csrf_of
 from reaper import spawn
 
-
 REPO = Path(__file__).resolve().parents[1]
 
 

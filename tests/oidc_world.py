@@ -26,7 +26,6 @@ from joserfc.jwk import RSAKey
 
 from chainrule.classes import open_class_store
 from chainrule.progress.sso_store import SsoStore
-
 from lti_world import REPO, Browser, cli, forms_of, free_port, start_process, stop_process
 
 PROVIDER_DIR = REPO / "tests" / "oidc"

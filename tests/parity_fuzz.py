@@ -10,12 +10,19 @@ import torch
 import torch.autograd.forward_ad as fwd
 
 import chainrule
-from chainrule import Value, topological_order
-from chainrule import modes
-from chainrule.engine import reverse_sweep
+from chainrule import Value, modes, topological_order
 from chainrule.commands.graph import torch_function
+from chainrule.engine import reverse_sweep
 from chainrule.ops import (
-    functions, safe_cos, safe_exp, safe_log, safe_log1p, safe_sin, safe_sqrt, softplus, softplus_slope,
+    functions,
+    safe_cos,
+    safe_exp,
+    safe_log,
+    safe_log1p,
+    safe_sin,
+    safe_sqrt,
+    softplus,
+    softplus_slope,
 )
 
 SPECIAL = [0.0, -0.0, 5e-324, -5e-324, 1e-310, 2.2250738585072014e-308, 1e-200, 1e200, -1e300, 1.7976931348623157e308,

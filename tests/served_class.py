@@ -18,7 +18,6 @@ from job_process import Process
 from lti_world import cli
 from postgres_cluster import new_postgres_schema
 
-
 EXERCISE = "neuron-grads"
 
 

@@ -11,10 +11,9 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from reference_torch import needs_torch, torch
-
 import chainrule
 from chainrule import Value, func
+from reference_torch import needs_torch, torch
 
 
 def piece(v, steps: int = 50):

@@ -20,10 +20,10 @@ from hypothesis import strategies as st
 
 import chainrule
 from chainrule import TracingError, Value
-from chainrule.replay import MatrixSum
 from chainrule.datasets import moons
 from chainrule.losses import l2_penalty
 from chainrule.nn import MLP
+from chainrule.replay import MatrixSum
 
 VALUE_TOLERANCE = 1e-12
 GRAD_TOLERANCE = 1e-10

@@ -25,11 +25,10 @@ from pathlib import Path
 import numpy as np
 
 import chainrule
-from chainrule import Value
-from chainrule.engine import reverse_sweep, topological_order
-
-import measured_tables
 import compile_programs as fuzz
+import measured_tables
+from chainrule import Value
+from chainrule.engine import topological_order
 
 EPS = 2.0 ** -53
 TINY = 2.0 ** -1074  # the smallest subnormal: below 2^-1022 a rounding error is absolute, at most this

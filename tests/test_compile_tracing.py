@@ -13,8 +13,8 @@ import os
 import random
 import re
 import secrets
-import time
 import threading
+import time
 
 import numpy as np
 import pytest

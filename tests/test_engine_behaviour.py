@@ -10,7 +10,6 @@ import pytest
 
 import chainrule
 from chainrule import AnomalyError, GradcheckError, Value, detect_anomaly, grad, gradcheck, no_grad
-
 from reference_torch import needs_torch, torch  # noqa: E402
 
 

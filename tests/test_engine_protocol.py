@@ -9,9 +9,8 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from reference_torch import needs_torch, torch  # noqa: E402
-
 from chainrule import Value, grad  # noqa: E402
+from reference_torch import needs_torch, torch  # noqa: E402
 
 
 def t(x: float) -> "torch.Tensor":

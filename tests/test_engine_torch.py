@@ -7,7 +7,8 @@ import math
 import pytest
 
 torch = pytest.importorskip("torch")
-from hypothesis import given, settings, strategies as st  # noqa: E402
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st
 
 from chainrule import Value, grad, gradcheck  # noqa: E402
 

@@ -21,10 +21,9 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("torch")
+import chainrule  # noqa: E402
 import measured_tables  # noqa: E402
 import parity_fuzz as fuzz  # noqa: E402
-
-import chainrule  # noqa: E402
 from chainrule import Value  # noqa: E402
 from chainrule.engine import topological_order  # noqa: E402
 from chainrule.forward import tangents  # noqa: E402

@@ -20,8 +20,7 @@ from chainrule import cli, lessons
 from chainrule.classes import CLASS_DATABASE
 from chainrule.classes.accounts import Accounts
 from chainrule.classes.report import ClassReport
-from chainrule.progress import open_store
-from chainrule.progress import fitting
+from chainrule.progress import fitting, open_store
 from chainrule.progress.scheduling import fit_scope, make_scheduler
 from class_process import run_coroutine
 from class_world import FAST_HASHER

@@ -8,8 +8,7 @@ import uuid
 
 import pytest
 
-from chainrule.grading import default_limits, grade, reference_source
-from chainrule.grading import grader
+from chainrule.grading import default_limits, grade, grader, reference_source
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -26,8 +26,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from burners import burners
-from chainrule.grading import LANGUAGES, SERVER_BUSY, default_limits, grade, isolation_report, reference_source
-from chainrule.grading import grader
+from chainrule.grading import LANGUAGES, SERVER_BUSY, default_limits, grade, grader, isolation_report, reference_source
 from chainrule.grading.sandbox import cgroups
 from chainrule.grading.sandbox.usage import Usage, starved
 from chainrule.lessons.help import solution_unlocked

@@ -22,13 +22,26 @@ import pytest
 from fastapi.testclient import TestClient
 
 from chainrule.classes.accounts import Accounts
-from chainrule.progress.run_jobs import ENDED, GRADED, MAX_STARTS, RUNNING, RunJobs
 from chainrule.progress import open_store
+from chainrule.progress.run_jobs import ENDED, GRADED, MAX_STARTS, RUNNING, RunJobs
 from chainrule.web.routes_class import create_class_app
 from class_process import create_class
 from class_world import BASE, FAST_HASHER, PASSWORD, csrf_of, send
-from job_process import (EXERCISE, FAST_WORKER, REPO, SLOW_SOLUTION, SOLUTION, Class, Process, Worker, env_for, job_row,
-                         run, submissions, wait_for)
+from job_process import (
+    EXERCISE,
+    FAST_WORKER,
+    REPO,
+    SLOW_SOLUTION,
+    SOLUTION,
+    Class,
+    Process,
+    Worker,
+    env_for,
+    job_row,
+    run,
+    submissions,
+    wait_for,
+)
 from lti_world import cli
 from postgres_cluster import new_postgres_schema  # not via conftest: tests/browser has a conftest too
 

@@ -13,8 +13,8 @@ import pytest
 
 import chainrule
 from chainrule import Value
-from chainrule.lessons import build_lesson_graph, check_prediction, get_lesson, lesson_data, prediction_keys
 from chainrule.commands.review_session import answer_sentence
+from chainrule.lessons import build_lesson_graph, check_prediction, get_lesson, lesson_data, prediction_keys
 
 LESSON = "backprop"
 STATIC_JS = Path(chainrule.__file__).parent / "web" / "static" / "js"

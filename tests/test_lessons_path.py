@@ -10,7 +10,6 @@ import subprocess
 import sys
 
 import pytest
-from reference_torch import needs_torch, torch
 
 from chainrule.grading import exercise_cases, grade, reference_source, starter_source
 from chainrule.lessons import (
@@ -24,6 +23,7 @@ from chainrule.lessons import (
 )
 from chainrule.lessons.loader import DATA_DIR
 from chainrule.lessons.text import PLACEHOLDER
+from reference_torch import needs_torch, torch
 
 pytestmark = pytest.mark.timeout(600)
 

@@ -14,7 +14,6 @@ import math
 import random
 import re
 from datetime import datetime, timedelta, timezone
-from pathlib import Path
 
 import pytest
 

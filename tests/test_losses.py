@@ -8,6 +8,7 @@ import random
 import pytest
 
 from reference_torch import needs_torch, torch  # noqa: E402
+
 F = None if torch is None else torch.nn.functional
 
 from chainrule import Value

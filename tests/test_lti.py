@@ -23,8 +23,7 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from lti_world import CLIENT_ID, Browser, LtiWorld, cli, forms_of, me, refusal, scores_for
-from lti_world import backprop_link, world  # noqa: F401 (fixtures: the LMS platform and the tool)
+from lti_world import CLIENT_ID, Browser, LtiWorld, backprop_link, cli, forms_of, me, refusal, scores_for, world  # noqa: F401 (fixtures: the LMS platform and the tool)
 
 SCORE = "https://purl.imsglobal.org/spec/lti-ags/scope/"
 

@@ -17,12 +17,14 @@ import numpy as np
 import pytest
 
 from reference_torch import needs_torch, torch  # noqa: E402
+
 micrograd_engine = pytest.importorskip("micrograd.engine")
 micrograd_nn = pytest.importorskip("micrograd.nn")
 
 import chainrule  # noqa: E402
 from chainrule.datasets import moons  # noqa: E402
-from chainrule.micrograd import engine as dropin_engine, nn as dropin_nn  # noqa: E402
+from chainrule.micrograd import engine as dropin_engine  # noqa: E402
+from chainrule.micrograd import nn as dropin_nn
 
 ORIGINAL_IMPORT = "from micrograd.engine import Value\n"
 SDIST = "micrograd-0.1.0.tar.gz"

@@ -7,10 +7,10 @@ import random
 
 import pytest
 
-from reference_torch import needs_torch, torch  # noqa: E402
-
 from chainrule import Value
 from chainrule.nn import ACTIVATIONS, MLP, Layer, Module, Neuron
+from reference_torch import needs_torch, torch  # noqa: E402
+
 
 def torch_activation(name: str):
     return {"tanh": torch.tanh, "relu": torch.relu, "sigmoid": torch.sigmoid, "linear": lambda z: z}[name]

@@ -12,9 +12,9 @@ import pytest
 
 import chainrule
 from chainrule import Value
+from chainrule.errors import InputError
 from chainrule.lessons.graphs import explore_graph
 from chainrule.lessons.playground import run_playground
-from chainrule.errors import InputError
 
 
 def nudged(expression, values, name, h):

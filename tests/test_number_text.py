@@ -14,10 +14,14 @@ import pytest
 import chainrule
 from chainrule import Value
 from chainrule.lessons.text import fill
-from chainrule.traces import trace_to_json
 from chainrule.number_text import (
-    format_percent, number_fields, operand_text, place_numbers, with_number_texts,
+    format_percent,
+    number_fields,
+    operand_text,
+    place_numbers,
+    with_number_texts,
 )
+from chainrule.traces import trace_to_json
 
 
 @pytest.mark.parametrize("value, text", [(math.nan, "nan"), (math.inf, "inf"), (-math.inf, "-inf"), (-3.0, "-3")])

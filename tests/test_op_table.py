@@ -7,14 +7,11 @@ the table, so an op added without its documentation fails here too."""
 
 from __future__ import annotations
 
-import math
 import re
 from pathlib import Path
 
 import numpy as np
 import pytest
-
-from reference_torch import needs_torch, torch  # noqa: E402
 
 import chainrule  # noqa: E402
 from chainrule import Value, ops  # noqa: E402
@@ -22,6 +19,7 @@ from chainrule.cli import main  # noqa: E402
 from chainrule.expr import ExpressionError, parse  # noqa: E402
 from chainrule.lessons.graphs import build_graph  # noqa: E402
 from chainrule.lessons.text import LessonDataError  # noqa: E402
+from reference_torch import needs_torch, torch  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 

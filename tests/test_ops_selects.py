@@ -13,10 +13,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from reference_torch import needs_torch, torch
-
 import chainrule
 from chainrule import Value, func, ops, stop_gradient, where
+from reference_torch import needs_torch, torch
 
 ROOT = Path(__file__).resolve().parent.parent
 EDGES = [0.0, -0.0, 1e-310, -1e-310, 0.3, -0.7, 1.0, -1.0, 2.5, -3.0, 19.5, 20.0, 20.5, 40.0, -40.0, 1e300, -1e300,

@@ -6,12 +6,11 @@ import random
 
 import pytest
 
-from reference_torch import needs_torch, torch  # noqa: E402
-
 from chainrule import Value
 from chainrule.losses import mse
 from chainrule.nn import MLP
 from chainrule.optim import SGD, Adam, AdamW
+from reference_torch import needs_torch, torch  # noqa: E402
 
 
 def torch_params(model: MLP) -> list[torch.Tensor]:

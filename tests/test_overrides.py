@@ -289,8 +289,7 @@ def test_an_override_reaches_the_lms_platform_once(world, backprop_link):  # noq
     override to 5 sends 5; the same override again with another reason changes no score and sends nothing
     (the sender's scan has seen her again before the next change); an override to 6 sends 6: [3, 5, 6]."""
     from chainrule.classes import open_class_store
-    from lti_world import Browser, cli
-    from lti_world import me, scores_for
+    from lti_world import Browser, cli, me, scores_for
 
     learner = Browser()
     world.launch(learner, "cyd", backprop_link)

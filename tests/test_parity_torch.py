@@ -108,6 +108,7 @@ POINTS = [_RNG.uniform(-5, 5) for _ in range(4000)]
 
 def test_exp_of_the_c_library_is_correctly_rounded_more_often_than_pytorchs() -> None:
     import mpmath
+
     from chainrule import Value
     differ, ours, theirs = correctly_rounded_counts(lambda x: Value(x).exp().data, fuzz.torch.exp, mpmath.exp, POINTS)
     assert differ > 0 and ours > theirs, (differ, ours, theirs)
@@ -115,6 +116,7 @@ def test_exp_of_the_c_library_is_correctly_rounded_more_often_than_pytorchs() ->
 
 def test_tanh_of_pytorch_is_correctly_rounded_more_often_than_the_c_librarys() -> None:
     import mpmath
+
     from chainrule import Value
     differ, ours, theirs = correctly_rounded_counts(lambda x: Value(x).tanh().data, fuzz.torch.tanh, mpmath.tanh, POINTS)
     assert differ > 0 and theirs > ours, (differ, ours, theirs)
@@ -123,6 +125,7 @@ def test_tanh_of_pytorch_is_correctly_rounded_more_often_than_the_c_librarys() -
 @pytest.mark.parametrize("name", ["sin", "cos"])
 def test_sin_and_cos_of_pytorch_are_correctly_rounded_more_often_than_the_c_librarys(name: str) -> None:
     import mpmath
+
     from chainrule import Value
     differ, ours, theirs = correctly_rounded_counts(lambda x: getattr(Value(x), name)().data,
                                                     getattr(fuzz.torch, name), getattr(mpmath, name), POINTS)

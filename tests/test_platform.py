@@ -15,8 +15,6 @@ import sys
 import textwrap
 from pathlib import Path
 
-import pytest
-
 POSIX_ONLY = ("resource", "fcntl", "pwd", "grp")
 PRELUDE = f"import sys\nfor _name in {POSIX_ONLY!r}:\n    sys.modules[_name] = None\n"
 SOURCE = Path(__file__).resolve().parent.parent / "src" / "chainrule"

@@ -10,10 +10,14 @@ import pytest
 
 from chainrule.expr import ExpressionError, parse
 from chainrule.lessons.playground import (
-    MAX_BOXES, MAX_CHARS, MAX_NAME, STARTING_VALUES, PlaygroundError, run_playground,
+    MAX_BOXES,
+    MAX_CHARS,
+    MAX_NAME,
+    STARTING_VALUES,
+    PlaygroundError,
+    run_playground,
 )
 from chainrule.traces import format_number
-
 from reference_torch import needs_torch, torch  # noqa: E402
 
 # Each expression with the same function written in PyTorch by hand (an independent source).

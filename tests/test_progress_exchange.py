@@ -8,8 +8,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from chainrule.progress import StoreError, open_store
-from chainrule.progress import exchange
+from chainrule.progress import StoreError, exchange, open_store
 
 START = datetime(2026, 3, 1, 9, 30, tzinfo=timezone.utc)
 

@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from chainrule.progress import DATABASE_NAME, SCHEMA_VERSION, StoreError, default_data_dir, open_store
-from chainrule.progress import schema
+from chainrule.progress import DATABASE_NAME, SCHEMA_VERSION, StoreError, default_data_dir, open_store, schema
 
 START = datetime(2026, 3, 1, 9, 30, tzinfo=timezone.utc)
 

@@ -11,8 +11,8 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from fsrs import Card, Rating, Scheduler
 
-from chainrule.progress import open_store
 from chainrule.commands.review_session import run_review
+from chainrule.progress import open_store
 
 START = datetime(2026, 3, 1, 9, 30, tzinfo=timezone.utc)
 

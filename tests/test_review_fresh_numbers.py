@@ -12,12 +12,11 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from fastapi.testclient import TestClient
 
+from chainrule.commands.review_session import run_review
 from chainrule.lessons import check_quiz_answer, lesson_data, lesson_ids, quiz_question, review_variant
 from chainrule.lessons.fresh import draw_numbers, engine_key, has_fresh_numbers
 from chainrule.progress import open_store
-from chainrule.commands.review_session import run_review
 from chainrule.web import create_app
-
 from reference_torch import needs_torch, torch  # noqa: E402
 
 LESSON = "backprop"

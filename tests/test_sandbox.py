@@ -17,8 +17,7 @@ import uuid
 
 import pytest
 
-from chainrule.grading import default_limits, grade, isolation_report, reference_source
-from chainrule.grading import sandbox
+from chainrule.grading import default_limits, grade, isolation_report, reference_source, sandbox
 from sandbox_attacks import js_attack, marker, python_attack, survivors
 
 pytestmark = pytest.mark.timeout(60)

@@ -9,7 +9,6 @@ that (the server's own connection list), not for a fixed time.
 
 from __future__ import annotations
 
-import json
 import resource
 import socket
 import subprocess

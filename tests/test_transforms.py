@@ -11,10 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from reference_torch import needs_torch, torch  # noqa: E402
-
 import chainrule  # noqa: E402
 from chainrule import Value, func  # noqa: E402
+from reference_torch import needs_torch, torch  # noqa: E402
 
 
 def T(x: float) -> torch.Tensor:

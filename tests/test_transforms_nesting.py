@@ -13,9 +13,8 @@ import random
 
 import pytest
 
-from reference_torch import needs_torch, torch
-
 from chainrule import Value, func
+from reference_torch import needs_torch, torch
 
 TOLERANCE = 1e-9  # relative, with the same absolute floor: |ours - theirs| <= 1e-9 * (1 + |theirs|)
 FORMS = ("grad", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "hvp")

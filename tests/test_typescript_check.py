@@ -11,8 +11,7 @@ import sys
 
 import pytest
 
-from chainrule.grading import grade, reference_source, starter_source, typescript_snapshot
-from chainrule.grading import EXERCISES
+from chainrule.grading import EXERCISES, grade, reference_source, starter_source, typescript_snapshot
 
 pytestmark = pytest.mark.timeout(300)
 

@@ -20,9 +20,9 @@ from urllib.parse import urljoin, urlsplit
 import httpx
 import pytest
 
+from chainrule.web.static_files import StaticBundle
 from reaper import spawn
 from web_process import stop, wait_for_url
-from chainrule.web.static_files import StaticBundle
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "src" / "chainrule"

@@ -22,7 +22,6 @@ import threading
 import time
 from datetime import datetime, timedelta, timezone
 
-
 from chainrule import lessons
 from chainrule.classes import CLASS_DATABASE
 from chainrule.classes.accounts import Accounts

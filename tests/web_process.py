@@ -14,7 +14,6 @@ import time
 
 from reaper import spawn
 
-
 URL_LINE = re.compile(
     r"(?P<url>http://(?P<host>127\.0\.0\.1|\[::1\]|[a-z0-9.-]+):(?P<port>\d+)(?P<path>/[^?\s]*)\?token=(?P<token>[A-Za-z0-9_-]{20,}))"
 )

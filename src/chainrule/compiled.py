@@ -26,7 +26,7 @@ from contextlib import nullcontext
 from operator import attrgetter
 from typing import Any, Callable, Sequence, cast
 
-from chainrule import engine, modes, ops
+from chainrule import engine, modes
 from chainrule.engine import Value, topological_order, tracing
 from chainrule.frozen_reads import FrozenReads, creation_site, site_text, user_frame
 from chainrule.ops import functions

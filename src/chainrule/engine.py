@@ -21,14 +21,46 @@ import numbers
 import sys
 from typing import Any, Callable, Iterable, Sequence
 
-from chainrule import modes
+from chainrule import modes, ops
 from chainrule.modes import (
-    AnomalyError, detect_anomaly, enable_grad, is_grad_enabled, no_grad, tracing,
+    AnomalyError,
+    detect_anomaly,
+    enable_grad,
+    is_grad_enabled,
+    no_grad,
+    tracing,
 )
-from chainrule import ops
 from chainrule.ops import (
-    ABS, ADD, ATAN, COS, DIV, ERF, EXP, GREATER, IS_ZERO, LOG, LOG1P, LOGADDEXP, MASK, MAXIMUM, MINIMUM, MUL, NEG,
-    POW, RELU, SIGMOID, SIN, SOFTPLUS, SQRT, STOP_GRADIENT, SUB, TANH, Op, clamp_op, power_op, watch_ops,
+    ABS,
+    ADD,
+    ATAN,
+    COS,
+    DIV,
+    ERF,
+    EXP,
+    GREATER,
+    IS_ZERO,
+    LOG,
+    LOG1P,
+    LOGADDEXP,
+    MASK,
+    MAXIMUM,
+    MINIMUM,
+    MUL,
+    NEG,
+    POW,
+    RELU,
+    SIGMOID,
+    SIN,
+    SOFTPLUS,
+    SQRT,
+    STOP_GRADIENT,
+    SUB,
+    TANH,
+    Op,
+    clamp_op,
+    power_op,
+    watch_ops,
 )
 
 __all__ = [

@@ -25,9 +25,9 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Mapping
 
-from chainrule.number_text import count_text
 from chainrule import ops
 from chainrule.engine import Value
+from chainrule.number_text import count_text
 
 __all__ = ["parse", "Expression", "ExpressionError", "Node", "FUNCTIONS", "MAX_LENGTH", "MAX_DEPTH",
            "allowed"]

@@ -19,15 +19,22 @@ the graph cannot make an entry nan (docs/engine.md, "Composable transforms").
 
 from __future__ import annotations
 
-from chainrule.number_text import count_text
-
 from typing import Any, Callable, Sequence
 
-from chainrule.engine import Value, enable_grad, grad as _reverse, no_grad
+from chainrule.engine import Value, enable_grad, no_grad
+from chainrule.engine import grad as _reverse
 from chainrule.forward import (
-    as_numbers, jvp, jvp_tree, own_copy, split_aux, tree_flatten, tree_unflatten, wants_graph,
+    as_numbers,
+    jvp,
+    jvp_tree,
+    own_copy,
+    split_aux,
+    tree_flatten,
+    tree_unflatten,
+    wants_graph,
 )
 from chainrule.modes import transform_level, transforms_running
+from chainrule.number_text import count_text
 from chainrule.ops import Op
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "hvp", "custom_vjp", "checkpoint"]

@@ -25,8 +25,8 @@ from __future__ import annotations
 import math
 from typing import Iterable, Sequence
 
-from chainrule.number_text import count_text
 from chainrule.engine import Value
+from chainrule.number_text import count_text
 
 __all__ = [
     "mse", "max_margin", "hinge", "bce_with_logits", "softmax_cross_entropy", "logsumexp", "l2_penalty",

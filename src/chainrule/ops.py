@@ -36,13 +36,76 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from chainrule.kernels import (  # noqa: F401  (re-exported: the table's rules, by their old names)
-    INF, NAN, safe_exp, safe_log, safe_div, safe_pow, stable_sigmoid, safe_sin, safe_cos, relu, sign, chain,
-    data_of, div, power, log, exp, logaddexp, array_sum_of_products, array_sum_of_products_pullback, probe_points,
-    value_class, is_float as _is_float, numpy_module as _np, power_array as _power_array, relu_array as _relu_array, sign_array as _sign_array,
-    exp_array as _exp_array, log_array as _log_array, tanh_array as _tanh_array,
-    sigmoid_array as _sigmoid_array, logaddexp_array as _logaddexp_array, masked as _masked,
-    pow_array_pullback as _pow_array_pullback, safe_sqrt, safe_log1p, softplus, softplus_slope, maximum, minimum,
-    clamp, erf_array, softplus_array, softplus_slope_array, maximum_array_pullback, minimum_array_pullback,
+    INF,
+    NAN,
+    array_sum_of_products,
+    array_sum_of_products_pullback,
+    chain,
+    clamp,
+    data_of,
+    div,
+    erf_array,
+    exp,
+    log,
+    logaddexp,
+    maximum,
+    maximum_array_pullback,
+    minimum,
+    minimum_array_pullback,
+    power,
+    probe_points,
+    relu,
+    safe_cos,
+    safe_div,
+    safe_exp,
+    safe_log,
+    safe_log1p,
+    safe_pow,
+    safe_sin,
+    safe_sqrt,
+    sign,
+    softplus,
+    softplus_array,
+    softplus_slope,
+    softplus_slope_array,
+    stable_sigmoid,
+    value_class,
+)
+from chainrule.kernels import (
+    exp_array as _exp_array,
+)
+from chainrule.kernels import (
+    is_float as _is_float,
+)
+from chainrule.kernels import (
+    log_array as _log_array,
+)
+from chainrule.kernels import (
+    logaddexp_array as _logaddexp_array,
+)
+from chainrule.kernels import (
+    masked as _masked,
+)
+from chainrule.kernels import (
+    numpy_module as _np,
+)
+from chainrule.kernels import (
+    pow_array_pullback as _pow_array_pullback,
+)
+from chainrule.kernels import (
+    power_array as _power_array,
+)
+from chainrule.kernels import (
+    relu_array as _relu_array,
+)
+from chainrule.kernels import (
+    sigmoid_array as _sigmoid_array,
+)
+from chainrule.kernels import (
+    sign_array as _sign_array,
+)
+from chainrule.kernels import (
+    tanh_array as _tanh_array,
 )
 
 # --- the table ---------------------------------------------------------------------------------------

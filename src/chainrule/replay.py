@@ -14,7 +14,12 @@ from typing import Any, Sequence
 
 from chainrule.engine import Value, topological_order
 from chainrule.ops import (
-    ADD, MUL, Op, array_pullback_of, array_sum_of_products, array_sum_of_products_pullback,
+    ADD,
+    MUL,
+    Op,
+    array_pullback_of,
+    array_sum_of_products,
+    array_sum_of_products_pullback,
 )
 
 __all__ = ["Planner", "Elementwise", "MatrixSum", "UniformSum"]

@@ -26,7 +26,15 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from chainrule.engine import Value, reverse_sweep, topological_order
-from chainrule.number_text import TIMES, format_number, formula_text, json_number, number_fields, operand_text, place_numbers
+from chainrule.number_text import (
+    TIMES,
+    format_number,
+    formula_text,
+    json_number,
+    number_fields,
+    operand_text,
+    place_numbers,
+)
 from chainrule.ops import Op
 
 __all__ = ["trace", "trace_to_json", "format_number", "graph_nodes", "node_labels", "fill_template",

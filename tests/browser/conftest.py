@@ -249,6 +249,7 @@ def class_with_worker(folder: Path, database: str | None, class_name: str, worke
     """A running `chainrule serve` (class_process.ClassServer) and, for a class in PostgreSQL, whose runs are
     queued, a `chainrule worker` that grades them (unless ``worker`` is False); both stopped at the end."""
     from class_pages import start_worker
+
     from class_process import ClassServer
 
     started = ClassServer.start(folder, database, class_name=class_name)

@@ -23,8 +23,9 @@ import json
 from contextlib import contextmanager
 from pathlib import Path
 
-from conftest import WIDTHS, answered_days_ago, axe_violations, new_page
 from path_walk import NEXT, NUMERIC_ANSWERS, PREDICTIONS, quiz_of
+
+from conftest import WIDTHS, answered_days_ago, axe_violations, new_page
 
 LANGUAGE = {"desktop": "python", "phone": "javascript"}
 REVIEWED = ("backprop", "addition-node")  # answered ten days ago: due in review

@@ -10,8 +10,9 @@ import json
 import math
 from pathlib import Path
 
-from conftest import axe_violations
 from lesson_pages import SPEC_PREDICTIONS
+
+from conftest import axe_violations
 
 DATA = Path(__file__).resolve().parents[2] / "src" / "chainrule" / "lessons" / "data"
 

@@ -9,8 +9,9 @@ import csv
 import io
 
 from class_pages import EXERCISE, PASSWORD, submit_form
-from conftest import WIDTHS, axe_violations
 from lesson_pages import reference, run_tests, set_editor_text
+
+from conftest import WIDTHS, axe_violations
 
 QUESTION = "product-gradient"  # its right answer is 6
 

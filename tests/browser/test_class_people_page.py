@@ -14,9 +14,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from class_pages import EXERCISE, PASSWORD, class_database, new_context, submit_form
 
 from chainrule.classes import open_class_store
-from class_pages import EXERCISE, PASSWORD, class_database, new_context, submit_form
 from class_process import ClassServer
 from conftest import WIDTHS, axe_violations
 

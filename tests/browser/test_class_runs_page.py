@@ -11,7 +11,6 @@ from the walk"): `chainrule serve` on PostgreSQL for the first two, `chainrule l
 from __future__ import annotations
 
 import pytest
-
 from class_pages import EXERCISE, database_away, says, signed_in_on_the_lesson
 from lesson_pages import reference, set_editor_text
 

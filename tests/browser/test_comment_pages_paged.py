@@ -7,9 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from class_pages import EXERCISE, PASSWORD, new_context, submit_form
 
 from chainrule.classes import open_class_store
-from class_pages import EXERCISE, PASSWORD, new_context, submit_form
 from class_process import ClassServer
 
 COMMENTS = 120  # a view shows 50: two pages back

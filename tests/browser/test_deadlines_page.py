@@ -13,10 +13,17 @@ import re
 import subprocess
 import sys
 
+from class_pages import (
+    PASSWORD,
+    ada_started_and_the_teacher_in,
+    credit_cell,
+    desktop_page,
+    submit_form,
+    the_teacher_puts,
+)
+
 from chainrule.classes import open_class_store
 from chainrule.grading import reference_source
-from class_pages import (PASSWORD, ada_started_and_the_teacher_in, credit_cell, desktop_page, submit_form,
-                         the_teacher_puts)
 from class_process import ClassServer
 from conftest import WIDTHS, axe_violations
 

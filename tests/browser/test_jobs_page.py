@@ -5,11 +5,10 @@ carries on, and shows the result once a `chainrule worker` process grades it."""
 from __future__ import annotations
 
 import pytest
-
 from class_pages import EXERCISE, database_away, says, signed_in_on_the_lesson, start_worker
-from conftest import stop_lesson_server
 from lesson_pages import reference, set_editor_text
 
+from conftest import stop_lesson_server
 
 STATUS = f"article[data-exercise='{EXERCISE}'] .run-status"
 

@@ -18,10 +18,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from conftest import WIDTHS
 from keyboard_walk import contrast, keyboard_session, walk_lessons
 from path_walk import PREDICTIONS
+
+from conftest import WIDTHS
 
 pytestmark = pytest.mark.timeout(600)
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from keyboard_walk import keyboard_session, walk_lessons
 
 pytestmark = pytest.mark.timeout(600)

@@ -8,7 +8,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from keyboard_walk import keyboard_session, walk_lessons
 from path_walk import PREDICTIONS
 

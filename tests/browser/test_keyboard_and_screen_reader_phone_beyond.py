@@ -8,7 +8,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from keyboard_walk import keyboard_session, walk_beyond_the_lessons
 
 pytestmark = pytest.mark.timeout(600)

@@ -11,9 +11,17 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from lesson_pages import (LESSON, SIZES, SPEC_PREDICTIONS, at_each_width, has_number, in_view, lesson, open_at,
-                          visible_text)
+from lesson_pages import (
+    LESSON,
+    SIZES,
+    SPEC_PREDICTIONS,
+    at_each_width,
+    has_number,
+    in_view,
+    lesson,
+    open_at,
+    visible_text,
+)
 
 pytestmark = pytest.mark.timeout(300)
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from conftest import WIDTHS
 from graph_checks import overprints
 from lesson_pages import SIZES, box_text, lesson, open_at
+
+from conftest import WIDTHS
 
 pytestmark = pytest.mark.timeout(300)
 

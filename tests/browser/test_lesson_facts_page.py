@@ -10,10 +10,10 @@ Expected texts and numbers come from hand derivations (said at each check), neve
 from __future__ import annotations
 
 import pytest
-
-from conftest import WIDTHS
 from keyboard_walk import Keys
 from lesson_pages import SIZES, lesson, open_at, visible_text
+
+from conftest import WIDTHS
 
 pytestmark = pytest.mark.timeout(300)
 

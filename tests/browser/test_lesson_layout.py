@@ -12,11 +12,11 @@ import re
 from pathlib import Path
 
 import pytest
-
-from conftest import WIDTHS
 from graph_checks import assert_asked_in_view, overprints
 from lesson_pages import LESSON, LESSONS, SIZES, in_view, lesson, open_at
 from path_walk import StateChecks
+
+from conftest import WIDTHS
 
 pytestmark = pytest.mark.timeout(300)
 

@@ -11,9 +11,16 @@ import re
 from pathlib import Path
 
 import pytest
-
-from lesson_pages import (LANGUAGES, LESSON, SPEC_PREDICTIONS, box_text, choose_language, reference, run_tests,
-                          set_editor_text)
+from lesson_pages import (
+    LANGUAGES,
+    LESSON,
+    SPEC_PREDICTIONS,
+    box_text,
+    choose_language,
+    reference,
+    run_tests,
+    set_editor_text,
+)
 
 pytestmark = pytest.mark.timeout(300)
 

@@ -9,7 +9,6 @@ import re
 from pathlib import Path
 
 import pytest
-
 from lesson_pages import LESSONS, SIZES, lesson, open_at
 
 pytestmark = pytest.mark.timeout(300)

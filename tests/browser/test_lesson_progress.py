@@ -8,9 +8,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from lesson_pages import LESSON, SIZES, SPEC_PREDICTIONS, lesson, open_at
 
 from conftest import WIDTHS
-from lesson_pages import LESSON, SIZES, SPEC_PREDICTIONS, lesson, open_at
 
 pytestmark = pytest.mark.timeout(300)
 

@@ -9,9 +9,9 @@ import stat
 from pathlib import Path
 
 import pytest
+from lesson_pages import LESSON, SIZES, lesson, open_at, saved_code
 
 from conftest import kill_lesson_server, start_lesson_server, stop_lesson_server
-from lesson_pages import LESSON, SIZES, lesson, open_at, saved_code
 
 pytestmark = pytest.mark.timeout(300)
 

@@ -16,9 +16,10 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from lesson_pages import reference  # noqa: E402
+
 from conftest import axe_violations  # noqa: E402
 from lti_world import LtiWorld  # noqa: E402
-from lesson_pages import reference  # noqa: E402
 
 LESSON = "computational-graphs"
 

@@ -17,16 +17,14 @@ sum nan.
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import pytest
+from lesson_pages import at_each_width
 
 from chainrule.grading import starter_source
 from chainrule.lessons.scaffold import write_lesson
-
 from conftest import WIDTHS, axe_violations, kill_lesson_server, start_lesson_server, stop_lesson_server
-from lesson_pages import at_each_width
 from submissions import APPEND_IN_LIST_ORDER
 
 pytestmark = pytest.mark.timeout(300)

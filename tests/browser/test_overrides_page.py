@@ -6,8 +6,9 @@ and the page does not scroll sideways on a phone."""
 
 from __future__ import annotations
 
-from conftest import WIDTHS, axe_violations
 from class_pages import ada_started_and_the_teacher_in, credit_cell, desktop_page
+
+from conftest import WIDTHS, axe_violations
 
 
 def test_the_teacher_gives_a_credit_by_hand_with_the_keyboard_and_excuses_after_confirming(browser, due_class,

@@ -13,10 +13,10 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from conftest import WIDTHS, start_lesson_server, stop_lesson_server
 from lesson_pages import LANGUAGES, choose_language, reference, run_tests, set_editor_text
 from path_walk import NEXT, PREDICTIONS, answer_quiz, make_predictions, quiz_of
+
+from conftest import WIDTHS, start_lesson_server, stop_lesson_server
 
 pytestmark = pytest.mark.timeout(400)
 

@@ -16,10 +16,10 @@ import math
 from pathlib import Path
 
 import pytest
-
-from conftest import WIDTHS, axe_violations, new_page
 from lesson_pages import LANGUAGES, choose_language, reference, run_tests, set_editor_text
 from path_walk import answer_quiz, make_predictions
+
+from conftest import WIDTHS, axe_violations, new_page
 
 pytestmark = pytest.mark.timeout(900)  # one walk of three lessons: 4 min at load average 25, a bound for a hang
 

@@ -10,13 +10,12 @@ a: b = -3, b: a = 2, c: 1.
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import pytest
+from graph_checks import overprints
 
 from conftest import axe_violations
-from graph_checks import overprints
 
 pytestmark = pytest.mark.timeout(300)
 

@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 from chainrule.lessons import quiz_question
-
 from conftest import answered_days_ago
 
 torch = pytest.importorskip("torch")

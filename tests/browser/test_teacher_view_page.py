@@ -11,12 +11,12 @@ from datetime import datetime
 from zoneinfo import ZoneInfo
 
 import pytest
+from class_pages import EXERCISE, PASSWORD, submit_form
+from lesson_pages import run_tests, set_editor_text
 
 from chainrule import lessons
 from class_process import ClassServer
 from conftest import WIDTHS, axe_violations
-from class_pages import EXERCISE, PASSWORD, submit_form
-from lesson_pages import run_tests, set_editor_text
 
 ZONE = "America/New_York"
 WRITTEN = "<img src=x onerror=\"document.title='owned'\"> The sweep starts at the output with 1."

@@ -38,10 +38,10 @@ from typing import Any, Callable
 import anyio
 from argon2 import PasswordHasher
 
-from chainrule.number_text import count_text
 from chainrule.classes.names import look_alike_keys
 from chainrule.classes.passwords import PasswordPool, PasswordsBusy
 from chainrule.errors import InputError
+from chainrule.number_text import count_text
 from chainrule.progress.audit_store import actor_of
 from chainrule.progress.class_store import ClassClosed, ClassStore, SeatsTaken
 from chainrule.progress.people_store import PeopleStore

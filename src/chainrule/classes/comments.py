@@ -21,12 +21,12 @@ import unicodedata
 from datetime import datetime, timedelta
 from typing import Any
 
-from chainrule.number_text import count_text
 from chainrule.classes.accounts import LEARNER, TEACHER, Account, Accounts, ClassError, storable_text
 from chainrule.errors import InputError
+from chainrule.number_text import count_text
 from chainrule.progress.comment_store import CommentStore, TooManyComments
-from chainrule.progress.quota import refuse_over_quota, row_cost
 from chainrule.progress.dialect import Record
+from chainrule.progress.quota import refuse_over_quota, row_cost
 
 MAX_COMMENT = 4000  # characters: a paragraph or three, with a code block
 TEACHER_RUNS = 20  # the latest runs of a learner the teacher's page shows to comment on

@@ -15,9 +15,8 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any, Callable
 
-from chainrule.number_text import count_text
 from chainrule.errors import InputError
-from chainrule.number_text import format_number
+from chainrule.number_text import count_text, format_number
 from chainrule.progress.shapes import Mark
 
 __all__ = ["EXCUSE", "MAX_REASON", "OVERRIDE", "check_credit", "check_reason", "marked_credit"]

@@ -33,17 +33,16 @@ from datetime import datetime, timedelta, timezone
 from typing import Any, Iterable
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from chainrule.number_text import count_text
 from chainrule import lessons
 from chainrule.classes.accounts import Accounts, ClassError
 from chainrule.classes.credit_marks import marked_credit
 from chainrule.errors import InputError
-from chainrule.number_text import format_number
+from chainrule.number_text import count_text, format_number
 from chainrule.progress.audit_store import COMMAND_LINE, Actor
 from chainrule.progress.deadline_store import DeadlineStore
 from chainrule.progress.finished import Work, lesson_state
-from chainrule.progress.validation import EARLIEST, LATEST
 from chainrule.progress.shapes import DeadlineSettings
+from chainrule.progress.validation import EARLIEST, LATEST
 
 __all__ = ["Deadlines", "LatePolicy", "NO_CREDIT", "PER_DAY", "parse_late_policy"]
 

@@ -21,8 +21,6 @@ sees, graded or not, is grading.run_result's shape, with "saved" and "store_erro
 
 from __future__ import annotations
 
-from chainrule.number_text import count_text
-
 import asyncio
 import logging
 import os
@@ -31,8 +29,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any, Awaitable, Callable, Protocol
 
-from chainrule.progress.store import origin_of_key, system_clock, work_time
+from chainrule.number_text import count_text
 from chainrule.progress.shapes import JobStatus
+from chainrule.progress.store import origin_of_key, system_clock, work_time
 from chainrule.turns import BOUND, BUSY, GRADING_NICE, MAX_OPEN_PER_LEARNER
 
 log = logging.getLogger("chainrule.serve")
@@ -117,8 +116,7 @@ def refused(run: Submission, reason: str, per_learner: int) -> dict:
 
 def ended_result(exercise: str, language: str, ended: dict) -> dict:
     """The result of a queued run that ended without a grade (progress/run_jobs.py says which way)."""
-    from chainrule.grading import run_result
-    from chainrule.grading import SERVER_BUSY
+    from chainrule.grading import SERVER_BUSY, run_result
     from chainrule.progress.run_jobs import CANNOT_GRADE, EXPIRED, MAX_STARTS, STOPPED
 
     verdict = ended.get("verdict")

@@ -153,8 +153,15 @@ def verify(token: str, keys: KeySets, jwks_url: str, *, issuer: str, client_id: 
     key = keys.key(jwks_url, head.get("kid"))
     from authlib.oidc.core import CodeIDToken, ImplicitIDToken
     from joserfc import jwt
-    from joserfc.errors import (BadSignatureError, ClaimError, DecodeError, ExpiredTokenError, JoseError,
-                                MissingClaimError, UnsupportedAlgorithmError)
+    from joserfc.errors import (
+        BadSignatureError,
+        ClaimError,
+        DecodeError,
+        ExpiredTokenError,
+        JoseError,
+        MissingClaimError,
+        UnsupportedAlgorithmError,
+    )
 
     try:
         decoded = jwt.decode(token, key, algorithms=list(ALGORITHMS))

@@ -31,8 +31,16 @@ from urllib.parse import urlencode, urlsplit
 from chainrule import lessons
 from chainrule.classes.accounts import LEARNER, TEACHER, Account, Accounts, ClassError, closed_to_newcomers
 from chainrule.classes.federation import (
-    LOGIN_LIFETIME, Refused, clean, digest, display_name, free_display_name, free_name, new_state,
-    same_browser, state_cookie,
+    LOGIN_LIFETIME,
+    Refused,
+    clean,
+    digest,
+    display_name,
+    free_display_name,
+    free_name,
+    new_state,
+    same_browser,
+    state_cookie,
 )
 from chainrule.classes.id_tokens import KeySets, TokenRefused, verify
 from chainrule.classes.lti_keys import ToolKeys

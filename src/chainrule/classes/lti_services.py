@@ -20,7 +20,16 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from chainrule import lessons
-from chainrule.classes.lti import DEPLOYMENT, MESSAGE_TYPE, PATH, VERSION, Lti, Platform, resource_title, written_lessons
+from chainrule.classes.lti import (
+    DEPLOYMENT,
+    MESSAGE_TYPE,
+    PATH,
+    VERSION,
+    Lti,
+    Platform,
+    resource_title,
+    written_lessons,
+)
 from chainrule.classes.remote import RemoteError, with_query
 
 SCOPE = "https://purl.imsglobal.org/spec/lti-ags/scope/"

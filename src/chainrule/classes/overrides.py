@@ -14,8 +14,6 @@ scan look at the learner again: a score that changed is sent once.
 
 from __future__ import annotations
 
-from chainrule.number_text import count_text
-
 import json
 from datetime import datetime, timezone
 from typing import Any
@@ -24,7 +22,7 @@ from chainrule.classes.accounts import Accounts
 from chainrule.classes.credit_marks import EXCUSE, OVERRIDE, check_credit, check_reason
 from chainrule.classes.deadlines import Deadlines, lesson_shapes
 from chainrule.errors import InputError
-from chainrule.number_text import format_number
+from chainrule.number_text import count_text, format_number
 from chainrule.progress.audit_store import COMMAND_LINE, Actor, AuditStore, actor_of
 from chainrule.progress.mark_store import MarkStore
 

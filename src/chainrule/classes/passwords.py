@@ -20,8 +20,6 @@ that, PasswordsBusy, which the web answers with 503 and Retry-After ("try again 
 
 from __future__ import annotations
 
-from chainrule.number_text import count_text
-
 import asyncio
 import os
 from typing import Any, Callable
@@ -29,6 +27,8 @@ from typing import Any, Callable
 import anyio
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
+
+from chainrule.number_text import count_text
 
 __all__ = ["PasswordPool", "PasswordsBusy", "production_hasher", "MEMORY_BUDGET", "MAX_WAITING", "WAIT_SECONDS", "RETRY_AFTER"]
 

@@ -22,7 +22,6 @@ from typing import Any
 
 import anyio
 
-from chainrule.number_text import count_text
 from chainrule.classes.accounts import (
     FAILURE_MEMORY,
     TEACHER,
@@ -36,6 +35,7 @@ from chainrule.classes.accounts import (
     wait_after,
 )
 from chainrule.errors import InputError
+from chainrule.number_text import count_text
 from chainrule.progress.audit_store import actor_of
 from chainrule.progress.people_store import CLASS_STATES, LastTeacher
 

@@ -32,8 +32,8 @@ from chainrule.classes.accounts import Accounts, ClassError
 from chainrule.classes.graded_runs import Submission
 from chainrule.errors import InputError
 from chainrule.progress.audit_store import COMMAND_LINE, Actor
-from chainrule.progress.regrade_store import RegradeStore
 from chainrule.progress.dialect import Record
+from chainrule.progress.regrade_store import RegradeStore
 
 __all__ = ["PICKS", "Regrades", "cases_fingerprint"]
 

@@ -20,8 +20,6 @@ answered) and explain-it-back (written).
 
 from __future__ import annotations
 
-from chainrule.number_text import count_text
-
 import csv
 import hashlib
 import io
@@ -36,12 +34,11 @@ from typing import Any, Mapping
 from chainrule import lessons
 from chainrule.classes.accounts import Accounts, ClassError
 from chainrule.classes.deadlines import Deadlines
-from chainrule.number_text import format_number, format_percent
-from chainrule.progress.class_store import ClassStore
+from chainrule.number_text import count_text, format_number, format_percent
+from chainrule.progress.class_store import ClassActivity, ClassStore
+from chainrule.progress.dialect import Record
 from chainrule.progress.finished import Work, lesson_state
 from chainrule.progress.fitting import recall_now
-from chainrule.progress.class_store import ClassActivity
-from chainrule.progress.dialect import Record
 
 TOP_DIAGNOSES = 3
 # An exercise's state in the grid, from the one rule's Work (progress/finished.py) and the help used.

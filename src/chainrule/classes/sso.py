@@ -31,7 +31,12 @@ from urllib.parse import quote
 
 from chainrule.classes.accounts import TEACHER, ClassError, closed_to_newcomers
 from chainrule.classes.federation import (
-    LOGIN_LIFETIME, Refused, digest, new_state, same_browser, state_cookie,
+    LOGIN_LIFETIME,
+    Refused,
+    digest,
+    new_state,
+    same_browser,
+    state_cookie,
 )
 from chainrule.classes.id_tokens import KeySets, TokenRefused, verify
 from chainrule.classes.lti import origin_of

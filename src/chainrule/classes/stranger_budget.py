@@ -29,8 +29,8 @@ import ipaddress
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
-from chainrule.number_text import count_text
 from chainrule.classes.federation import LOGIN_LIFETIME
+from chainrule.number_text import count_text
 
 FIELD_CHARACTERS = 2048  # an LMS's lti_message_hint (Canvas: a signed JWT) is well under this
 FIELDS_PER_ROW = 16  # a row's fields, those inside its JSON columns counted one by one

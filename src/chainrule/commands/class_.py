@@ -30,14 +30,13 @@ Errors are one line on stderr with exit code 1.
 
 from __future__ import annotations
 
-from chainrule.number_text import count_text
-
 import argparse
 import sys
 from typing import Any, Callable
 
 from chainrule.classes.addresses import DEFAULT_ADDRESS
 from chainrule.commands.arguments import whole_number
+from chainrule.number_text import count_text
 from chainrule.text_safety import terminal_json, terminal_text
 
 AS_IT_WAS = object()  # --seats not given (None means "any number")
@@ -165,7 +164,7 @@ def _open(args: argparse.Namespace, *, lessons: bool = True) -> tuple[Any, Any]:
     """The class database and its accounts; with ``lessons``, the class's lessons loaded as its server serves
     them (classes/class_lessons.py), for a command that counts or grades by them."""
     from chainrule.classes import open_class_store
-    from chainrule.classes.accounts import ClassError, Accounts
+    from chainrule.classes.accounts import Accounts, ClassError
     from chainrule.classes.class_lessons import use_served_lessons
 
     refusal = secret_on_command_line(args.database)
@@ -495,12 +494,13 @@ def _print_regrade(table: dict) -> None:
 
 
 def _regrade(args: argparse.Namespace) -> int:
-    from chainrule.classes.accounts import ClassError
-    from chainrule.classes.graded_runs import InProcessRuns, QueuedRuns
-    from chainrule.classes.regrade import Regrades
     import shlex
 
     import anyio
+
+    from chainrule.classes.accounts import ClassError
+    from chainrule.classes.graded_runs import InProcessRuns, QueuedRuns
+    from chainrule.classes.regrade import Regrades
 
     chosen = [args.exercise is not None, args.apply is not None, args.revert is not None, args.list]
     if sum(chosen) != 1:

@@ -20,7 +20,6 @@ from chainrule.commands.arguments import whole_number
 from chainrule.progress import StoreError, open_store
 from chainrule.text_safety import terminal_text
 
-
 DATA_DIR_HELP = (
     "directory holding the progress database (default: $CHAINRULE_DATA_DIR, else the user data "
     "directory, e.g. ~/.local/share/chainrule)"
@@ -156,9 +155,9 @@ def optimize_command(args: argparse.Namespace) -> int:
 
 def review_command(args: argparse.Namespace) -> int:
     """Review the quiz questions that are due, in the terminal."""
+    from chainrule.commands.review_session import run_review
     from chainrule.lessons import LessonDataError
     from chainrule.lessons.validate import add_checked_lesson_dirs
-    from chainrule.commands.review_session import run_review
 
     try:
         add_checked_lesson_dirs(args.lessons)

@@ -10,11 +10,10 @@ fixture lesson.
 
 from __future__ import annotations
 
-from chainrule.number_text import count_text
-
 from datetime import datetime
 from typing import Any, Callable, TextIO
 
+from chainrule.number_text import count_text
 from chainrule.progress.shapes import DueReview
 from chainrule.progress.store import ProgressStore
 from chainrule.text_safety import terminal_text

@@ -120,8 +120,8 @@ def _add_lti(app: FastAPI, store: ProgressStore, accounts: Accounts, url: str, a
     sign-on's pages (classes/sso.py)."""
     from chainrule.classes.lti_scores import ScoreSender
     from chainrule.classes.lti_services import LtiServices
-    from chainrule.commands.lti import tool
     from chainrule.classes.sso import Sso
+    from chainrule.commands.lti import tool
     from chainrule.web.routes_lti import add_lti
     from chainrule.web.routes_sso import add_sso
 

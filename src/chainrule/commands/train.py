@@ -22,13 +22,12 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Callable
 
-from chainrule.number_text import count_text
 from chainrule.commands.arguments import whole_number
 from chainrule.datasets import moons
 from chainrule.engine import Value
 from chainrule.losses import l2_penalty, max_margin
 from chainrule.nn import ACTIVATIONS, MLP
-from chainrule.number_text import format_number, format_percent, with_number_texts
+from chainrule.number_text import count_text, format_number, format_percent, with_number_texts
 from chainrule.optim import SGD
 
 #: The documented seed: with it the default demo reaches 100 % training accuracy.

@@ -24,7 +24,6 @@ import socket
 import subprocess
 import sys
 import time
-
 from typing import TYPE_CHECKING, Callable, cast
 
 from chainrule.turns import GRADING_NICE
@@ -33,8 +32,8 @@ if TYPE_CHECKING:
     from procrastinate import App, PsycopgConnector
 
     from chainrule.classes.queue import Sender
-    from chainrule.progress.store import ProgressStore
     from chainrule.progress.run_jobs import RunJobs
+    from chainrule.progress.store import ProgressStore
 
 DEFAULT_HEARTBEAT = 5.0
 DEFAULT_NICE = GRADING_NICE
@@ -220,7 +219,6 @@ def _prepare(url: str) -> ProgressStore:
     from chainrule.classes import open_class_store
     from chainrule.classes.graded_runs import queue_unreachable
     from chainrule.classes.queue import apply_schema
-
     from chainrule.commands.connection_budget import WORKER_STORE_CONNECTIONS
 
     store = open_class_store(database=url, pool_size=WORKER_STORE_CONNECTIONS)
@@ -257,11 +255,10 @@ class Lessons:
 
 
 async def _work(url: str, name: str, heartbeat: float, stalled_after: float, lessons: Lessons) -> int:
-    from chainrule.progress.run_jobs import RunJobs
     from chainrule.classes.queue import QUEUE, Sender, worker_app
     from chainrule.grading import configure_concurrency
-
     from chainrule.progress.connection import redacted_url
+    from chainrule.progress.run_jobs import RunJobs
 
     store = _prepare(url)
     jobs = RunJobs(store, lessons=lessons.hash)

@@ -10,10 +10,27 @@ Exercism's test-runner interface v3 with chainrule's extras (verdict, isolation,
 see docs/grading.md.
 """
 
-from chainrule.grading.exercise_folder import LANGUAGES, Exercise, ExerciseFolderError, GradingCase, load_exercise_folder
-from chainrule.grading.grader import (NOT_A_VERDICT, SERVER_BUSY, GradingError, busy_result, configure_concurrency,
-                                      default_limits, gate, grade, grade_now, judged_the_code, prepare_typescript,
-                                      run_result)
+from chainrule.grading.exercise_folder import (
+    LANGUAGES,
+    Exercise,
+    ExerciseFolderError,
+    GradingCase,
+    load_exercise_folder,
+)
+from chainrule.grading.grader import (
+    NOT_A_VERDICT,
+    SERVER_BUSY,
+    GradingError,
+    busy_result,
+    configure_concurrency,
+    default_limits,
+    gate,
+    grade,
+    grade_now,
+    judged_the_code,
+    prepare_typescript,
+    run_result,
+)
 from chainrule.grading.registry import (
     EXERCISES,
     detect_exercise,

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from chainrule.grading.exercise_folder import Exercise, GradingCase
-from chainrule.grading.kinds.base import Attempt, format_message
 from chainrule.grading.json_objects import JsonObject
+from chainrule.grading.kinds.base import Attempt, format_message
 
 __all__ = ["Diagnosis", "diagnose_run"]
 

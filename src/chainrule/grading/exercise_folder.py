@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from chainrule.folder_paths import OutsideFolderError, inside_folder
+from chainrule.grading.json_objects import JsonList, JsonObject
 from chainrule.grading.kinds import CaseError, CaseKind, kind_of
 from chainrule.grading.kinds.base import check_messages
-from chainrule.grading.json_objects import JsonList, JsonObject
 
 __all__ = ["Exercise", "ExerciseFolderError", "GradingCase", "LANGUAGES", "load_exercise_folder", "read_json_located"]
 

@@ -11,8 +11,6 @@ docs/grading.md).
 
 from __future__ import annotations
 
-from chainrule.number_text import count_text
-
 import json
 import os
 import re
@@ -29,12 +27,13 @@ from typing import Any
 from chainrule.grading import sandbox, typescript_snapshot
 from chainrule.grading.diagnoses import diagnose_run
 from chainrule.grading.exercise_folder import LANGUAGES, Exercise, GradingCase
-from chainrule.grading.rounding import graded, graded_text, graded_texts
-from chainrule.grading.registry import normalize_language, resolve
 from chainrule.grading.harness_output import parse_events
-from chainrule.grading.type_errors import with_type_errors
-from chainrule.turns import Admission
 from chainrule.grading.json_objects import Event, JsonObject, Result
+from chainrule.grading.registry import normalize_language, resolve
+from chainrule.grading.rounding import graded, graded_text, graded_texts
+from chainrule.grading.type_errors import with_type_errors
+from chainrule.number_text import count_text
+from chainrule.turns import Admission
 
 RUNTIME_DIR = Path(__file__).with_name("runtime")
 VENDOR_DIR = Path(__file__).with_name("vendor")

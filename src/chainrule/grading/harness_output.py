@@ -16,8 +16,8 @@ from __future__ import annotations
 import json
 import math
 
-from chainrule.text_safety import valid_data
 from chainrule.grading.json_objects import Event
+from chainrule.text_safety import valid_data
 
 __all__ = ["MAX_DEPTH", "MAX_INT_DIGITS", "parse_event", "parse_events"]
 

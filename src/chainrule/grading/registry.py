@@ -12,7 +12,13 @@ import re
 from pathlib import Path
 from typing import Any
 
-from chainrule.grading.exercise_folder import LANGUAGES, Exercise, ExerciseFolderError, GradingCase, load_exercise_folder
+from chainrule.grading.exercise_folder import (
+    LANGUAGES,
+    Exercise,
+    ExerciseFolderError,
+    GradingCase,
+    load_exercise_folder,
+)
 
 __all__ = [
     "EXERCISES", "LANGUAGES", "detect_exercise", "exercise_cases", "get_exercise", "list_exercises", "normalize_language",

@@ -7,8 +7,8 @@ run fail with verdict "type-error" (see docs/grading.md, "TypeScript type checki
 """
 
 from __future__ import annotations
-from chainrule.grading.json_objects import Event, JsonObject, Result
 
+from chainrule.grading.json_objects import Event, JsonObject, Result
 from chainrule.number_text import count_text
 
 __all__ = ["TYPE_ERRORS_SHOWN", "type_error_lines", "with_type_errors"]

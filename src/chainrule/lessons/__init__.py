@@ -19,12 +19,14 @@ from chainrule.lessons.checking import (
     question_ids,
     quiz_question,
 )
+from chainrule.lessons.exercises import exercise_catalog
+from chainrule.lessons.fresh import variant_for as review_variant
 from chainrule.lessons.loader import (
     LANGUAGES,
-    add_lesson_dirs,
-    added_lesson_ids,
     UnknownItemError,
     UnknownLessonError,
+    add_lesson_dirs,
+    added_lesson_ids,
     build_lesson_graph,
     exercise_ids,
     get_path,
@@ -35,8 +37,6 @@ from chainrule.lessons.loader import (
     lesson_shape,
     register_exercises,
 )
-from chainrule.lessons.exercises import exercise_catalog
-from chainrule.lessons.fresh import variant_for as review_variant
 from chainrule.lessons.page import get_lesson
 from chainrule.lessons.text import LessonDataError, format_number
 

@@ -14,9 +14,9 @@ from chainrule.lessons.fresh import draw_numbers, engine_key, has_fresh_numbers
 from chainrule.lessons.loader import (
     UnknownItemError,
     check_lesson_id,
+    lesson_resolver,
     loaded_lesson,
     loaded_numbers,
-    lesson_resolver,
 )
 from chainrule.lessons.text import fill
 from chainrule.traces import format_number

@@ -12,8 +12,8 @@ from typing import Any, Mapping
 
 from chainrule.engine import Value
 from chainrule.errors import InputError
-from chainrule.ops import OPS
 from chainrule.lessons.text import LessonDataError
+from chainrule.ops import OPS
 
 __all__ = ["known_ops", "build_graph", "graph_values", "graph_constants", "graph_trace", "explore_graph"]
 

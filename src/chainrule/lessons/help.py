@@ -8,18 +8,17 @@ asks for it and confirms. The solution itself is the folder's reference file.
 
 from __future__ import annotations
 
-from chainrule.number_text import count_text
-
 from typing import Any
 
 from chainrule.lessons.loader import (
     SOLUTION_AFTER_DEFAULT,
     UnknownItemError,
     check_lesson_id,
-    loaded_lesson,
     lesson_resolver,
+    loaded_lesson,
 )
 from chainrule.lessons.text import fill, render_markdown
+from chainrule.number_text import count_text
 
 __all__ = ["exercise_hint", "hint_count", "solution_after", "solution_unlocked"]
 

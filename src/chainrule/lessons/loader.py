@@ -17,12 +17,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-from chainrule.number_text import count_text
 from chainrule.engine import Value
 from chainrule.lessons.exercises import register_builtin_exercises, register_lesson_exercises
 from chainrule.lessons.graphs import build_graph, graph_values
 from chainrule.lessons.plots import lesson_plot, plot_number
 from chainrule.lessons.text import LessonDataError, inside_lesson
+from chainrule.number_text import count_text
 
 __all__ = [
     "DATA_DIR", "LANGUAGES", "UnknownLessonError", "UnknownItemError", "get_path", "register_exercises",

@@ -12,13 +12,13 @@ from chainrule.grading import get_exercise
 from chainrule.lessons.checking import quiz_question
 from chainrule.lessons.loader import (
     SOLUTION_AFTER_DEFAULT,
-    check_lesson_id,
-    loaded_lesson,
     before_step,
     build_lesson_graph,
+    check_lesson_id,
     lesson_cache,
     lesson_plots,
     lesson_resolver,
+    loaded_lesson,
     path_data,
     path_entry,
     register_exercises,

@@ -17,17 +17,16 @@ import math
 from dataclasses import asdict, dataclass
 from typing import Any, Mapping
 
-from chainrule.number_text import count_text
 from chainrule.drawing import page_layout
 from chainrule.engine import Value
 from chainrule.errors import InputError
-from chainrule.expr import ExpressionError, Expression, Node, parse
+from chainrule.explanations import derivative_notation as derivative_symbol  # d(out)/dx: one notation
+from chainrule.expr import Expression, ExpressionError, Node, parse
 from chainrule.forward import tangents
 from chainrule.lessons.checking import NUMBER_HELP, parse_number, too_large
 from chainrule.lessons.graphs import EXPLORE_LIMIT, NUDGE_RANGE
 from chainrule.lessons.nudge import nudge_check
-from chainrule.explanations import derivative_notation as derivative_symbol  # d(out)/dx: one notation
-from chainrule.number_text import format_number, number_fields
+from chainrule.number_text import count_text, format_number, number_fields
 from chainrule.traces import graph_nodes, trace
 
 __all__ = ["run_playground", "repeated_computations", "PlaygroundError", "Problem", "EXAMPLE", "MAX_CHARS", "MAX_BOXES", "MAX_NAME",

@@ -81,8 +81,9 @@ def train_run(points: list[tuple[float, float]], labels: list[int], sizes: list[
     its gradient with respect to every parameter, then SGD's update. The batch is replayed with
     `chainrule.compile` (the graph of one example, traced once, run over all the points with NumPy): the
     numbers of eager mode, a hundred times faster, so that the lesson opens at once."""
-    from chainrule.compiled import compile
     import numpy as np
+
+    from chainrule.compiled import compile
 
     model = MLP(2, sizes, activation=activation, rng=random.Random(seed))
     parameters = model.parameters()

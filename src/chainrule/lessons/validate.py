@@ -10,8 +10,6 @@ every exercise's reference solution passes and its starter fails in every langua
 
 from __future__ import annotations
 
-from chainrule.number_text import count_text
-
 import json
 import math
 import re
@@ -22,11 +20,19 @@ import chainrule
 from chainrule.folder_paths import OutsideFolderError, inside_folder
 from chainrule.lessons.claims import claim_problems
 from chainrule.lessons.graphs import build_graph, graph_values
-from chainrule.lessons.loader import (DATA_DIR, add_lesson_dirs, before_step, builtin_lesson_ids, find_lesson_folders,
-                                     make_resolver, register_exercises)
+from chainrule.lessons.loader import (
+    DATA_DIR,
+    add_lesson_dirs,
+    before_step,
+    builtin_lesson_ids,
+    find_lesson_folders,
+    make_resolver,
+    register_exercises,
+)
 from chainrule.lessons.plots import lesson_plot
 from chainrule.lessons.scaffold import LESSON_ID
 from chainrule.lessons.text import PLACEHOLDER, LessonDataError
+from chainrule.number_text import count_text
 from chainrule.sections import SECTIONS as LESSON_SECTIONS
 from chainrule.text_safety import control_characters
 
@@ -453,7 +459,8 @@ def _check_hints(manifest: Path, manifest_text: str, hints: Any, resolve: Callab
 
 def _check_exercises(folder: Path, path: Path, text: str, data: dict, resolve: Callable, problems: Problems, *,
                      grade: bool, grade_with: Callable | None = None) -> None:
-    from chainrule.grading import LANGUAGES, ExerciseFolderError, grade as grade_source, register_exercise_folder
+    from chainrule.grading import LANGUAGES, ExerciseFolderError, register_exercise_folder
+    from chainrule.grading import grade as grade_source
 
     grade_with = grade_with or grade_source
     register_exercises()  # the built-in exercises hold their ids first: a folder may not take one of them ...

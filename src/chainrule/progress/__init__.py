@@ -11,10 +11,9 @@ The store is one SQLite file (WAL mode) in the user's data directory, or a Postg
 cards (py-fsrs). See docs/progress.md.
 """
 
-from chainrule.progress.store_errors import StoreError
 from chainrule.progress.exchange import EXPORT_VERSION, FORMAT_NAME, validate_export
-from chainrule.progress.schema import SCHEMA_VERSION
 from chainrule.progress.scheduling import SCHEDULER_SETTINGS, interval_phrase, make_scheduler
+from chainrule.progress.schema import SCHEMA_VERSION
 from chainrule.progress.store import (
     DATABASE_NAME,
     ENV_DATA_DIR,
@@ -24,6 +23,7 @@ from chainrule.progress.store import (
     default_data_dir,
     open_store,
 )
+from chainrule.progress.store_errors import StoreError
 
 __all__ = [
     "DATABASE_NAME",

@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 from chainrule.progress.connection import Connection
 from chainrule.progress.credit_changes import scores_changed
-from chainrule.progress.dialect import Record
 
 if TYPE_CHECKING:
     from chainrule.progress.store import ProgressStore

@@ -29,7 +29,7 @@ import threading
 import time
 from pathlib import Path
 from typing import Any, Callable, Generic, Protocol, Sequence, TypeVar
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from chainrule.progress.dialect import DIALECTS, Cursor, Dialect, Record, postgres_records, sqlite_record
 from chainrule.progress.store_errors import (

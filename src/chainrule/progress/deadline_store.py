@@ -11,7 +11,7 @@ outbox (classes/lti_scores.py).
 
 from __future__ import annotations
 
-from typing import Callable, TYPE_CHECKING, Any, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Callable, NamedTuple, TypeVar
 
 from chainrule.progress.audit_store import Actor, AuditLog, audited_write
 from chainrule.progress.class_store import CLASS_LEARNERS

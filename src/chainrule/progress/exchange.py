@@ -39,9 +39,9 @@ from fsrs.review_log import ReviewLogDict
 
 from chainrule.progress.connection import Connection, Database
 from chainrule.progress.dialect import Record
-from chainrule.progress.store_errors import INVALID_FILE, StoreError
 from chainrule.progress.json_shape import shape_problem
-from chainrule.progress.quota import OVER_QUOTA, refuse_over_quota, row_cost
+from chainrule.progress.quota import refuse_over_quota, row_cost
+from chainrule.progress.store_errors import INVALID_FILE, StoreError
 from chainrule.progress.validation import card_problem, depth_problem, finite_json, log, stored_json
 
 FORMAT_NAME = "chainrule.progress"

@@ -28,8 +28,8 @@ from fsrs import Card, Rating, Scheduler
 from fsrs.scheduler import DEFAULT_PARAMETERS, LOWER_BOUNDS_PARAMETERS, UPPER_BOUNDS_PARAMETERS
 
 import chainrule
-from chainrule.number_text import count_text
 from chainrule import Value
+from chainrule.number_text import count_text
 from chainrule.progress.class_store import CLASS_LEARNERS as _CLASS_LEARNERS
 from chainrule.progress.scheduling import fit_scope, make_scheduler
 from chainrule.progress.validation import stored_card

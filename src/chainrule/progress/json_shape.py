@@ -14,9 +14,9 @@ not JSON is left to ``json.loads`` to describe; its counts were within the limit
 
 from __future__ import annotations
 
-from chainrule.number_text import count_text
-
 import re
+
+from chainrule.number_text import count_text
 
 __all__ = ["MAX_DEPTH", "MAX_ITEMS", "MAX_VALUES", "shape_problem"]
 

@@ -6,7 +6,7 @@ scan looks at them again, in the same transaction).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from chainrule.progress.audit_store import Actor, AuditLog, audited_write
 from chainrule.progress.class_store import CLASS_LEARNERS

@@ -8,7 +8,7 @@ credit_changes.scores_changed for the learners whose runs changed, so that a cha
 
 from __future__ import annotations
 
-from typing import Callable, TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 from chainrule.progress.audit_store import ACCOUNT_LOCK, Actor, AuditLog, audited_write
 from chainrule.progress.class_store import CLASS_LEARNERS

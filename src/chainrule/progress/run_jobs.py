@@ -28,7 +28,7 @@ import json
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, Callable, Hashable
+from typing import Any, Callable, Hashable
 
 from chainrule.progress.connection import ADVISORY_NAMESPACE, Connection
 from chainrule.progress.shapes import JobStatus

@@ -22,8 +22,7 @@ from typing import TYPE_CHECKING, Any, Callable, TypeVar
 from fsrs import Card, Rating
 from fsrs.card import CardDict
 
-from chainrule.text_safety import valid_data
-
+from chainrule.progress import schema
 from chainrule.progress.connection import (
     DEFAULT_BUSY_TIMEOUT,
     DEFAULT_WRITE_ATTEMPTS,
@@ -34,17 +33,28 @@ from chainrule.progress.connection import (
     missing_store_error,
 )
 from chainrule.progress.dialect import Record
-from chainrule.progress.store_errors import CANNOT_OPEN, NOT_FOUND, StoreError
-from chainrule.progress import schema
 from chainrule.progress.migrations import apply_migrations, schema_version
-from chainrule.progress.scheduling import (
-    fitted_parameters, interleave_lessons, interval_phrase, make_scheduler, rating_for, schedule_summary,
-)
 from chainrule.progress.rows import sound_rows
-from chainrule.progress.shapes import (
-    DueReview, Explanation, LoggedRating, Prediction, QuizAnswer, Schedule, UndoneReview,
+from chainrule.progress.scheduling import (
+    fitted_parameters,
+    interleave_lessons,
+    interval_phrase,
+    make_scheduler,
+    rating_for,
+    schedule_summary,
 )
+from chainrule.progress.shapes import (
+    DueReview,
+    Explanation,
+    LoggedRating,
+    Prediction,
+    QuizAnswer,
+    Schedule,
+    UndoneReview,
+)
+from chainrule.progress.store_errors import CANNOT_OPEN, NOT_FOUND, StoreError
 from chainrule.progress.validation import stored_card
+from chainrule.text_safety import valid_data
 
 if TYPE_CHECKING:
     from chainrule.progress.finished import Work

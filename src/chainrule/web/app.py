@@ -10,7 +10,6 @@ files under /static. Every error becomes its answer in web/error_answers.py.
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from fastapi import FastAPI

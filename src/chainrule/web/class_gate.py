@@ -25,11 +25,11 @@ import anyio
 from chainrule.classes.accounts import Account, Accounts
 from chainrule.classes.people import refused_change
 from chainrule.classes.sessions import CSRF_HEADER, cookie_header, cookie_names, csrf_ok, read_device, read_session
+from chainrule.progress.connection import redact_secrets
 from chainrule.progress.store_errors import StoreError
 from chainrule.web.app_state import app_state
 from chainrule.web.cookies import request_cookies
 from chainrule.web.error_answers import CLASS_DATABASE_AWAY, is_api, log, refusal
-from chainrule.progress.connection import redact_secrets
 from chainrule.web.store_access import StoreAccess, StoreUnavailable
 
 # Why a middleware and not each route's declaration (web/roles.py declares who may call each route): these checks

@@ -29,7 +29,8 @@ from __future__ import annotations
 
 import html
 import logging
-from dataclasses import dataclass, field as default
+from dataclasses import dataclass
+from dataclasses import field as default
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -43,8 +44,8 @@ from chainrule.errors import InputError
 from chainrule.lessons import LessonDataError, UnknownItemError, UnknownLessonError
 from chainrule.progress import StoreError
 from chainrule.progress.connection import redact_secrets
-from chainrule.progress.store_errors import CANNOT_OPEN, INVALID_INPUT, LOCKED
 from chainrule.progress.quota import OVER_QUOTA
+from chainrule.progress.store_errors import CANNOT_OPEN, INVALID_INPUT, LOCKED
 from chainrule.web.app_state import app_state
 from chainrule.web.roles import RoleRefused
 from chainrule.web.store_access import StoreUnavailable

@@ -9,11 +9,11 @@ from fastapi import Request
 
 from chainrule.web.app_state import app_state
 
+
 def spooled_export(store: Any) -> Any:
+    import io
     import json
     import tempfile
-
-    import io
 
     spool = tempfile.TemporaryFile()  # no name: its space is freed when it is closed, however the answer ends
     # Encoded piece by piece into the file: one whole text and its bytes would be two more copies of a file

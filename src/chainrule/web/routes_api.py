@@ -11,8 +11,8 @@ from datetime import datetime
 from typing import Annotated, Any, Awaitable, Callable
 
 from fastapi import APIRouter, HTTPException, Path, Query, Request
-from starlette.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
+from starlette.concurrency import run_in_threadpool
 
 from chainrule import lessons
 from chainrule.errors import InputError
@@ -20,8 +20,9 @@ from chainrule.progress import StoreError
 from chainrule.progress.finished import lesson_state
 from chainrule.progress.scheduling import schedule_summary
 from chainrule.progress.shapes import Schedule
+from chainrule.web.app_state import app_state
+from chainrule.web.error_answers import store_message
 from chainrule.web.models import (
-    JobOut,
     AnswerIn,
     AnswerResult,
     CodeIn,
@@ -32,6 +33,7 @@ from chainrule.web.models import (
     ExploreOut,
     GradeOut,
     HintOut,
+    JobOut,
     Language,
     LessonOut,
     PathOut,
@@ -45,8 +47,6 @@ from chainrule.web.models import (
     UndoOut,
 )
 from chainrule.web.page_numbers import grade_result_with_texts, number_text, plot_with_texts
-from chainrule.web.app_state import app_state
-from chainrule.web.error_answers import store_message
 from chainrule.web.roles import LEARNER, learner
 from chainrule.web.store_access import StoreAccess, review_text
 

@@ -35,12 +35,12 @@ from chainrule.web.app_state import app_state, install
 from chainrule.web.class_gate import ClassGate, ClassServices, class_store
 from chainrule.web.error_answers import answer_for
 from chainrule.web.forms import RowId, read_form
-from chainrule.web.routes_sso import buttons as sso_buttons
-from chainrule.web.routes_sso import password_refusal, passwords_allowed
 from chainrule.web.models import ErrorBody
+from chainrule.web.page_templates import templates
 from chainrule.web.progress_files import chunks, file_slot, spooled_export
 from chainrule.web.roles import ANYONE, Learner, Teacher
-from chainrule.web.page_templates import templates
+from chainrule.web.routes_sso import buttons as sso_buttons
+from chainrule.web.routes_sso import password_refusal, passwords_allowed
 
 if TYPE_CHECKING:
     from chainrule.classes.graded_runs import GradedRuns
@@ -464,8 +464,8 @@ def create_class_app(
     hosts: names (besides loopback) this server answers to on ``port`` (None: any port, in-process
     tests); public: the (host, port) of the address learners open (--url), which may be a proxy's."""
     from chainrule.classes.graded_runs import InProcessRuns
-    from chainrule.web.app import create_app
     from chainrule.web import routes_comments, routes_deadlines, routes_marks, routes_people, routes_regrade
+    from chainrule.web.app import create_app
 
     services = ClassServices(store, runs if runs is not None else InProcessRuns.for_class(store))
     clock = clock or store.now

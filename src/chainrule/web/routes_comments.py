@@ -21,10 +21,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from chainrule.classes.comments import MAX_COMMENT, Comments
 from chainrule.web.app_state import app_state
-from chainrule.web.models import ErrorBody
-from chainrule.web.routes_people import PEOPLE_ERRORS
 from chainrule.web.forms import RowId
+from chainrule.web.models import ErrorBody
 from chainrule.web.roles import Learner, Teacher
+from chainrule.web.routes_people import PEOPLE_ERRORS
 
 COMMENT_ERRORS = PEOPLE_ERRORS | {
     404: {"model": ErrorBody, "description": "No such run of yours or of your class."},

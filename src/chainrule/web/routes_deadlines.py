@@ -21,8 +21,8 @@ from chainrule.classes.deadlines import Deadlines
 from chainrule.progress.audit_store import actor_of
 from chainrule.web.app_state import app_state
 from chainrule.web.class_gate import class_store
-from chainrule.web.models import ErrorBody
 from chainrule.web.forms import ROW_ID_MAX
+from chainrule.web.models import ErrorBody
 from chainrule.web.roles import Learner, Teacher
 
 ERRORS: dict[int | str, dict[str, Any]] = {

@@ -24,7 +24,6 @@ import anyio
 from fastapi import APIRouter, FastAPI, HTTPException, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
-from chainrule import lessons
 from chainrule.classes.accounts import Account
 from chainrule.classes.lti import PATH, LaunchRefused, Lti, origin_of, resource_title, written_lessons
 from chainrule.classes.lti_scores import ScoreSender

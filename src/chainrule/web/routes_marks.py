@@ -25,9 +25,9 @@ from chainrule.errors import InputError
 from chainrule.progress.audit_store import actor_of
 from chainrule.web.app_state import app_state
 from chainrule.web.class_gate import class_store
+from chainrule.web.forms import ROW_ID_MAX
 from chainrule.web.roles import Teacher
 from chainrule.web.routes_deadlines import ERRORS
-from chainrule.web.forms import ROW_ID_MAX
 
 router = APIRouter(responses=ERRORS)
 

@@ -16,8 +16,6 @@ may use the class's routes: another class's learner id is "not found", as an id 
 
 from __future__ import annotations
 
-from chainrule.number_text import count_text
-
 import functools
 from typing import Any
 
@@ -29,11 +27,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from chainrule.classes.accounts import MAX_NAME, MAX_PASSWORD, TEACHER_LINK_LIFETIME, Accounts
 from chainrule.classes.people import STATE_SAYS, People
 from chainrule.classes.sessions import cookie_header, csrf_token, session_cookie
+from chainrule.number_text import count_text
 from chainrule.web.app_state import app_state
 from chainrule.web.class_gate import class_store
+from chainrule.web.forms import RowId
 from chainrule.web.models import ErrorBody
 from chainrule.web.progress_files import chunks, file_slot, spooled_export
-from chainrule.web.forms import RowId
 from chainrule.web.roles import Learner, Teacher
 
 PEOPLE_ERRORS: dict[int | str, dict[str, Any]] = {

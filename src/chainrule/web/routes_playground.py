@@ -13,8 +13,8 @@ from pydantic import BaseModel, ConfigDict, Field, Strict
 from chainrule.expr import MAX_LENGTH
 from chainrule.lessons.playground import EXAMPLE, run_playground
 from chainrule.web.models import ErrorBody, Open, Text
-from chainrule.web.routes_api import ERRORS
 from chainrule.web.roles import LEARNER
+from chainrule.web.routes_api import ERRORS
 from chainrule.web.routes_pages import render
 
 router = APIRouter(dependencies=[LEARNER])  # the page and its API: a learner's (web/roles.py)

@@ -22,9 +22,9 @@ from chainrule.classes.regrade import Regrades
 from chainrule.progress.audit_store import actor_of
 from chainrule.web.app_state import app_state
 from chainrule.web.class_gate import class_store
+from chainrule.web.forms import RowId
 from chainrule.web.roles import Teacher
 from chainrule.web.routes_deadlines import ERRORS
-from chainrule.web.forms import RowId
 
 log = logging.getLogger("chainrule.serve")
 router = APIRouter(prefix="/api/class/regrades", responses=ERRORS)

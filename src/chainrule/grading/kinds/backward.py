@@ -20,13 +20,24 @@ from typing import Callable
 
 from chainrule.engine import Value
 from chainrule.grading.expressions import INPUT_NAMES, WALKS, build, simulate_backward
+from chainrule.grading.json_objects import Case, JsonList
 from chainrule.grading.kinds.base import (
-    Attempt, CaseError, CaseKind, Fills, Mistake, Recogniser, all_zero, not_a_number, not_finite, number_field, numbers_field, run_all_zero,
+    Attempt,
+    CaseError,
+    CaseKind,
+    Fills,
+    Mistake,
+    Recogniser,
+    all_zero,
+    not_a_number,
+    not_finite,
+    number_field,
+    numbers_field,
+    run_all_zero,
     sign_flipped,
 )
 from chainrule.grading.rounding import same_graded
 from chainrule.ops import TANH
-from chainrule.grading.json_objects import Case, JsonList
 
 __all__ = ["BACKWARD_KINDS", "NAIVE_RECURSION", "SHARED_EXPLAINED"]
 

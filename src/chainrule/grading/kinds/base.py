@@ -19,8 +19,8 @@ import string
 from dataclasses import dataclass, field
 from typing import Callable
 
-from chainrule.grading.rounding import all_same_graded, same_graded
 from chainrule.grading.json_objects import Case, JsonList, JsonObject
+from chainrule.grading.rounding import all_same_graded, same_graded
 
 __all__ = [
     "Attempt", "CaseError", "CaseKind", "Fills", "Mistake", "RaisedRecogniser", "Recogniser", "all_zero", "check_messages", "describe", "first_different",

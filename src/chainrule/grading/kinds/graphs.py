@@ -14,11 +14,20 @@ from __future__ import annotations
 import math
 
 from chainrule.engine import Value
+from chainrule.grading.json_objects import Case, JsonList, JsonObject
 from chainrule.grading.kinds.base import (
-    Attempt, CaseError, CaseKind, Fills, Mistake, first_different, not_a_number, not_finite, numbers_field, run_all_zero,
+    Attempt,
+    CaseError,
+    CaseKind,
+    Fills,
+    Mistake,
+    first_different,
+    not_a_number,
+    not_finite,
+    numbers_field,
+    run_all_zero,
 )
 from chainrule.ops import TANH
-from chainrule.grading.json_objects import Case, JsonList, JsonObject
 
 __all__ = ["GRAPH_KINDS", "GRAPH_OPS"]
 

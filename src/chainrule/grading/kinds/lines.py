@@ -8,11 +8,20 @@
 
 from __future__ import annotations
 
+from chainrule.grading.json_objects import Case, JsonList
 from chainrule.grading.kinds.base import (
-    Attempt, CaseError, CaseKind, Fills, Mistake, Recogniser, not_a_number, not_finite, number_field, numbers_field,
+    Attempt,
+    CaseError,
+    CaseKind,
+    Fills,
+    Mistake,
+    Recogniser,
+    not_a_number,
+    not_finite,
+    number_field,
+    numbers_field,
 )
 from chainrule.grading.line_fit import fit_line_history, loss_and_gradient
-from chainrule.grading.json_objects import Case, JsonList
 
 __all__ = ["LINE_KINDS", "fit_variant", "FIT_VARIANTS"]
 

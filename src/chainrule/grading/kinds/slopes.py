@@ -18,12 +18,22 @@ import math
 from typing import Callable
 
 from chainrule.engine import Value
+from chainrule.grading.json_objects import Case, JsonList
 from chainrule.grading.kinds.base import (
-    Attempt, CaseError, CaseKind, Fills, Mistake, all_zero, not_a_number, not_finite, number_field, numbers_field, sign_flipped,
+    Attempt,
+    CaseError,
+    CaseKind,
+    Fills,
+    Mistake,
+    all_zero,
+    not_a_number,
+    not_finite,
+    number_field,
+    numbers_field,
+    sign_flipped,
 )
 from chainrule.grading.rounding import same_graded
 from chainrule.number_text import format_number
-from chainrule.grading.json_objects import Case, JsonList
 
 __all__ = ["CHAIN_OPS", "ONE_VARIABLE", "RULE_FUNCTIONS", "SLOPE_KINDS", "chain_variant", "nudge_variant"]
 

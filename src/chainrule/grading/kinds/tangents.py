@@ -19,14 +19,21 @@ import math
 from typing import Callable, Sequence
 
 from chainrule.engine import Value
-from chainrule.number_text import count_text
 from chainrule.forward import jvp
 from chainrule.grading.expressions import BUILDERS, INPUT_NAMES
+from chainrule.grading.json_objects import Case
 from chainrule.grading.kinds.base import (
-    Attempt, CaseError, CaseKind, Fills, Mistake, not_a_number, not_finite, numbers_field,
+    Attempt,
+    CaseError,
+    CaseKind,
+    Fills,
+    Mistake,
+    not_a_number,
+    not_finite,
+    numbers_field,
 )
 from chainrule.grading.rounding import same_graded
-from chainrule.grading.json_objects import Case
+from chainrule.number_text import count_text
 
 __all__ = ["Dual", "TANGENT_KINDS", "VECTOR_FUNCTIONS", "dual_variant", "jacobian_on_engine"]
 

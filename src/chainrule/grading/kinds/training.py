@@ -19,10 +19,18 @@ from __future__ import annotations
 import random
 from typing import Callable
 
-from chainrule.grading.kinds.base import (
-    Attempt, CaseError, CaseKind, Fills, Mistake, not_a_number, not_finite, number_field, numbers_field,
-)
 from chainrule.grading.json_objects import Case, JsonList
+from chainrule.grading.kinds.base import (
+    Attempt,
+    CaseError,
+    CaseKind,
+    Fills,
+    Mistake,
+    not_a_number,
+    not_finite,
+    number_field,
+    numbers_field,
+)
 
 __all__ = ["TRAINING_KINDS", "TRAINING_VARIANTS", "train_on_engine", "train_variant"]
 

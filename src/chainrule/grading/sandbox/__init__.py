@@ -24,6 +24,7 @@ Nothing here imports a Linux-only module at import time: on other systems probe(
 """
 
 from chainrule.grading.sandbox.isolation import Isolation, isolation_report, probe
+
 # The tests clear the probe's cache through the package (sandbox._probe_cached.cache_clear()).
 from chainrule.grading.sandbox.isolation import probe_cached as _probe_cached  # noqa: F401
 from chainrule.grading.sandbox.limits import MB, Limits, RunOutcome

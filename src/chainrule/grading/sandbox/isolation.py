@@ -16,8 +16,8 @@ import threading
 from dataclasses import dataclass
 from typing import Callable, TypeVar
 
-from chainrule.grading.sandbox import bubblewrap, cgroups, identity, layers, seccomp
 from chainrule.grading.json_objects import JsonObject
+from chainrule.grading.sandbox import bubblewrap, cgroups, identity, layers, seccomp
 
 OPTIONAL_LAYERS = ("bubblewrap", "cgroup", "seccomp", "identity")
 

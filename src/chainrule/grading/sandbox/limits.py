@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
 from chainrule.grading.json_objects import JsonObject
 
 MB = 1024 * 1024
