@@ -12,13 +12,13 @@ import random
 
 import numpy as np
 import pytest
-import torch
 
 import chainrule
 from chainrule import Value
 from chainrule.datasets import moons
 from chainrule.losses import l2_penalty
 from chainrule.nn import MLP
+from reference_torch import needs_torch, torch
 
 SIZES = [64, 64, 1]
 ALPHA = 1e-4
@@ -58,6 +58,7 @@ def torch_value_and_grad(theta, columns, n):
     return values.detach().numpy(), flat.grad.numpy()
 
 
+@needs_torch
 def test_repeated_calls_on_wide_tanh_layers_agree_with_pytorch_each_time():
     n = 300
     _, params, loss = model_and_loss(n)
@@ -89,6 +90,7 @@ def test_wide_tanh_layers_compiled_equal_the_eager_engine():
     np.testing.assert_allclose(grads, [p.grad for p in params], rtol=1e-10, atol=1e-14)
 
 
+@needs_torch
 def test_per_example_grads_on_wide_tanh_layers_equal_torch_func_vmap_grad():
     n = 50
     _, params, loss = model_and_loss(n)
@@ -104,6 +106,7 @@ def test_per_example_grads_on_wide_tanh_layers_equal_torch_func_vmap_grad():
                                rtol=1e-9, atol=1e-14)
 
 
+@needs_torch
 @pytest.mark.parametrize("n", [2, 7])
 def test_tiny_batches_after_a_wide_one_start_from_clean_stores(n):
     _, params, loss = model_and_loss(n)

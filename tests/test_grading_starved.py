@@ -171,7 +171,8 @@ def test_a_starved_run_on_a_worker_ends_ungraded_and_counts_for_nothing(starving
         for turn in range(3):
             job, queued = jobs.submit(7, EXERCISE, "typescript", reference_source(EXERCISE, "typescript"),
                                       uuid.uuid4().hex)
-            _grade_turn(jobs, 100 + turn, "host:1")
+            _grade_turn(jobs, 100 + turn, "host:1", hand_on=lambda job_id, other: pytest.fail(
+                f"run {job_id} was handed on to lessons {other}: the worker and the run share the built-in lessons"))
             ended = job_answer(jobs.status(7, job))
             assert ended["state"] == ENDED and ended["result"]["verdict"] == SERVER_BUSY, ended
             assert ended["result"]["saved"] is False and "not a verdict on your code" in ended["result"]["message"]

@@ -23,7 +23,7 @@ ROUNDING = re.compile(r"Math\.(round|floor|ceil|trunc)\(")
 # String(...) is fine for ids, counts and flags; anything else must be one of the server's texts.
 STRING_OF = re.compile(r"(?<![\w.])String\(([^()]*(?:\([^()]*\))?[^()]*)\)")
 STRING_ALLOWED = re.compile(
-    r"^(width|height|interval|groups\.length|scrolls|all|this\.(total|position)|times|count|step|stale|learner\.id|hint\.number|hintsShown|"
+    r"^(width|height|interval|groups\.length|scrolls|all|this\.(total|position)|times|count|step|(f|frame)\.step|stale|learner\.id|hint\.number|hintsShown|"
     r"error\.detail|error\.status === 0|item\.runs|item\.learners_answered|expected|"
     r"\+\+answers|sweeps\.agree|value|iso|error\.message \?\? \"\"|error\.line|share\.(total|done)|"
     r"outcome\.correct|Boolean\(outcome\.practice\)|due\.due\.length|finished\(lesson\)|"
