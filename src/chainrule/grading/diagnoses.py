@@ -46,7 +46,7 @@ def _numbers(raw: list[object]) -> list[float] | None:
 
 
 def _recognise(exercise: Exercise, attempt: Attempt | None, run: list[Attempt], run_level: bool) -> tuple[str, str] | None:
-    for mistake in exercise.kind.mistakes:
+    for mistake in exercise.kind.all_mistakes:
         if mistake.run_level != run_level:
             continue
         fills = mistake.recognise(attempt, run)  # type: ignore[arg-type]
@@ -87,7 +87,7 @@ def diagnose_run(exercise: Exercise, cases: list[GradingCase], raws: list[list[A
                                 if exercise.kind.slot == "grad" else
                                 f"Every entry of the list {function} returns must be a number.")
             continue
-        attempts[index] = Attempt(case.inputs, case.args, got, list(case.expected))
+        attempts[index] = Attempt(case.inputs, case.args, got, list(case.expected), hidden=case.hidden)
     run = list(attempts.values())
     for index, attempt in attempts.items():
         if not failing[index]:
