@@ -173,6 +173,7 @@ def run_result(exercise: str, language: str, verdict: str, status: str, message:
         "language": language,
         "isolation": isolation,
         "tests": list(tests or []),
+        "hidden": None,  # {"seed", "count"} of the run's hidden cases (grade() fills it in)
     }
     if started is not None:
         result["duration_ms"] = round((time.monotonic() - started) * 1000, 3)
@@ -459,7 +460,7 @@ def _grade_admitted(exercise: Exercise, language: str, source: str, limits: sand
 
 HIDDEN_UNTIL_PASSED = ("Its inputs are drawn fresh for each run; they and the expected numbers are shown "
                        "once the whole run passes.")
-_SHOWN_AFTER_PASSING = ("test_code", "expected", "actual", "expected_text", "actual_text", "problems", "output")
+_SHOWN_AFTER_PASSING = ("test_code", "expected", "actual", "expected_text", "actual_text", "output")
 
 
 def _with_hidden(result: Result, seed: int) -> Result:
@@ -470,7 +471,8 @@ def _with_hidden(result: Result, seed: int) -> Result:
         for test in hidden:
             for key in _SHOWN_AFTER_PASSING:
                 test[key] = None
-            if test["status"] != "pass":
+            if test["status"] != "pass":  # what it printed or raised could show its inputs too
+                test["problems"] = HIDDEN_UNTIL_PASSED
                 test["message"] = " ".join(filter(None, [HIDDEN_UNTIL_PASSED, test.get("hint")]))
     return result | {"hidden": {"seed": seed, "count": len(hidden)}}
 

@@ -9,7 +9,8 @@ cover the shown ones as evenly as N allows) with every number inside each field 
 DECIMALS places; the other fields (labels, steps, node lists, ...) stay as shown. The grader picks the
 seed of a run's draw (never the client) and records it with the result, so a regrade draws the same cases.
 A draw the kind refuses (its case checks), that the engine cannot compute finitely, whose answer lies on
-a rounding edge of the graded digits (rounding.near_rounding_edge), or that lands on a kink of the kind (`CaseKind.kink`, such as a hinge's corner) is drawn again, up to REDRAWS times.
+a rounding edge of the graded digits (rounding.near_rounding_edge), whose answers all round to 0, or that lands on a kink of the kind (`CaseKind.kink`, such as a
+hinge's corner) is drawn again, up to REDRAWS times.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Any
 
 from chainrule.grading.json_objects import Case, JsonObject
 from chainrule.grading.kinds.base import CaseError, CaseKind
-from chainrule.grading.rounding import near_rounding_edge
+from chainrule.grading.rounding import graded, near_rounding_edge
 
 __all__ = ["DECIMALS", "HiddenRule", "MAX_HIDDEN", "draw_hidden", "hidden_name", "read_hidden_rule"]
 
@@ -77,14 +78,22 @@ def _drawn(value: Any, low: float, high: float, rng: random.Random) -> Any:
     return round(rng.uniform(low, high), DECIMALS)
 
 
-def _usable(kind: CaseKind, case: Case) -> bool:
+def _unusable(kind: CaseKind, case: Case) -> str | None:
+    """Why a drawn case cannot be used (None when it can)."""
     try:
         expected = kind.expected(case)
         kind.args(case)
-    except (CaseError, OverflowError, ValueError, ZeroDivisionError):
-        return False
-    return (all(math.isfinite(x) and not near_rounding_edge(x) for x in expected)
-            and (kind.kink is None or kind.kink(case) is None))
+    except CaseError as problem:
+        return str(problem)
+    except (OverflowError, ValueError, ZeroDivisionError) as problem:
+        return f"the engine cannot compute it ({problem})"
+    if not all(math.isfinite(x) for x in expected):
+        return "an answer that is not finite"
+    if any(near_rounding_edge(x) for x in expected):
+        return "an answer half-way between two graded digits"
+    if all(graded(x) == 0 for x in expected):
+        return "every answer 0, which a function that does nothing passes"
+    return kind.kink(case) if kind.kink is not None else None
 
 
 def draw_hidden(rule: HiddenRule, kind: CaseKind, shown: list[Case], seed: int) -> list[JsonObject]:
@@ -98,12 +107,11 @@ def draw_hidden(rule: HiddenRule, kind: CaseKind, shown: list[Case], seed: int) 
             case = dict(template) | {"name": hidden_name(index + 1)}
             for name, low, high in rule.draw:
                 case[name] = _drawn(template[name], low, high, rng)
-            if _usable(kind, case):
+            reason = _unusable(kind, case)
+            if reason is None:
                 cases.append(case)
                 break
         else:
-            reason = kind.kink(case) if kind.kink is not None else None
             raise CaseError(f"hidden draws from the case {template.get('name')!r} keep giving inputs the case kind "
-                            f"{kind.name!r} cannot use ({reason or 'not valid, or an answer that is not finite'}); "
-                            "narrow the ranges")
+                            f"{kind.name!r} cannot use (the last: {reason}); change the ranges")
     return cases
