@@ -159,7 +159,8 @@ def render_result(result: dict, verbose: bool = False) -> str:
     for t in failing[:3]:
         lines.append("")
         lines.append(f"{t['name']}: {t['status']}")
-        lines.append(f"  call: {t['test_code']}")
+        if t.get("test_code"):  # a hidden case's call is shown once the run passes
+            lines.append(f"  call: {t['test_code']}")
         for text in terminal_text(t["message"] or "").split("\n"):
             lines.append(f"  {text}")
         if t.get("output"):
