@@ -33,7 +33,7 @@ import secrets
 import unicodedata
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from typing import Any, Callable
+from typing import Any, Callable, ParamSpec, TypeVar
 
 import anyio
 from argon2 import PasswordHasher
@@ -43,8 +43,9 @@ from chainrule.classes.passwords import PasswordPool, PasswordsBusy
 from chainrule.errors import InputError
 from chainrule.number_text import count_text
 from chainrule.progress.audit_store import actor_of
-from chainrule.progress.class_store import ClassClosed, ClassStore, SeatsTaken
+from chainrule.progress.class_store import AccountRow, ClassClosed, ClassStore, SeatsTaken
 from chainrule.progress.people_store import PeopleStore
+from chainrule.progress.store import ProgressStore
 from chainrule.text_safety import valid_text
 
 TEACHER, LEARNER = "teacher", "learner"
@@ -72,7 +73,7 @@ def wait_after(failures: int) -> float:
     """Seconds a further attempt waits after the latest of ``failures`` recent failures (0: none)."""
     if failures < FREE_FAILURES:
         return 0.0
-    return min(FIRST_WAIT * 2 ** (failures - FREE_FAILURES), LONGEST_WAIT)
+    return min(FIRST_WAIT * 2.0 ** (failures - FREE_FAILURES), LONGEST_WAIT)
 
 
 def _duration(seconds: float) -> str:
@@ -80,7 +81,11 @@ def _duration(seconds: float) -> str:
     return count_text(whole, "second") if whole < 120 else count_text(math.ceil(whole / 60), "minute")
 
 
-async def _in_thread(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+Params = ParamSpec("Params")
+Result = TypeVar("Result")
+
+
+async def _in_thread(function: Callable[Params, Result], *args: Params.args, **kwargs: Params.kwargs) -> Result:
     """A database call, off the event loop (in the server's shared pool, like every other short query)."""
     return await anyio.to_thread.run_sync(functools.partial(function, *args, **kwargs))
 
@@ -126,7 +131,11 @@ WAITING_FOR_TEACHER = ("your teacher has not let you in yet: they see that you j
                        "you, sign in here with your name and password")
 
 
-def _account_of(row: Any) -> Account:
+def _removed(account_id: int) -> ClassError:
+    return ClassError(f"there is no account {account_id} any more", kind="not-found")
+
+
+def _account_of(row: AccountRow) -> Account:
     return Account(int(row.id), int(row.class_id), row.class_name, row.role, row.name, int(row.session_epoch),
                    bool(row.approved), row.class_state)
 
@@ -198,7 +207,7 @@ def check_password(value: Any) -> str:
 class Accounts:
     """Classes and accounts in a class store (a ProgressStore opened on the class database)."""
 
-    def __init__(self, store: Any, hasher: PasswordHasher | None = None, *,
+    def __init__(self, store: ProgressStore, hasher: PasswordHasher | None = None, *,
                  passwords: PasswordPool | None = None) -> None:
         self.store = store
         self.tables = ClassStore(store)
@@ -206,7 +215,7 @@ class Accounts:
         self.passwords = passwords or PasswordPool(hasher)
         self._dummy: str | None = None
 
-    def _now(self):
+    def _now(self) -> datetime:
         return self.store.now()
 
     def account(self, account_id: int) -> Account | None:
@@ -217,12 +226,15 @@ class Accounts:
         """An account just written (ClassError "not-found" if it was removed in the meantime)."""
         found = self.account(account_id)
         if found is None:
-            raise ClassError(f"there is no account {account_id} any more", kind="not-found")
+            raise _removed(account_id)
         return found
 
     def created_at(self, account_id: int) -> datetime:
         """When the account was made (the start of its life: no work of it is older)."""
-        return datetime.fromisoformat(self.tables.created_at(account_id)).astimezone(timezone.utc)
+        made = self.tables.created_at(account_id)
+        if made is None:
+            raise _removed(account_id)
+        return datetime.fromisoformat(made).astimezone(timezone.utc)
 
     def class_id(self, name: str) -> int:
         name = clean_name(name, "class name")
@@ -333,7 +345,7 @@ class Accounts:
             raise
         except ClassClosed:  # closed between the invite's check and the write
             raise ClassError(closed_to_newcomers(class_name), kind="refused") from None
-        return await _in_thread(self.account, account_id)
+        return await _in_thread(self.written, account_id)
 
     # ---------------------------------------------------------------- who is in (the teacher decides)
 
@@ -396,7 +408,8 @@ class Accounts:
                 await _in_thread(self.tables.release_attempt, attempt.reservation)
             raise
         account = await _in_thread(self.end_sign_in, attempt, matched)
-        await self._renew_outdated_hash(account.id, attempt.stored_hash, password)
+        if attempt.stored_hash is not None:  # always, once end_sign_in let the account in
+            await self._renew_outdated_hash(account.id, attempt.stored_hash, password)
         return account
 
     async def _renew_outdated_hash(self, account_id: int, stored: str, password: str) -> None:
@@ -477,7 +490,7 @@ class Accounts:
                                       password_hash)
         if account_id is None:
             raise ClassError(LINK_NOT_VALID, kind="not-found")
-        return await _in_thread(self.account, account_id)
+        return await _in_thread(self.written, account_id)
 
     def end_sessions(self, account_id: int) -> None:
         """Sign the account out everywhere: every session cookie made so far stops working."""
