@@ -85,7 +85,7 @@ Params = ParamSpec("Params")
 Result = TypeVar("Result")
 
 
-async def _in_thread(function: Callable[Params, Result], *args: Params.args, **kwargs: Params.kwargs) -> Result:
+async def in_thread(function: Callable[Params, Result], *args: Params.args, **kwargs: Params.kwargs) -> Result:
     """A database call, off the event loop (in the server's shared pool, like every other short query)."""
     return await anyio.to_thread.run_sync(functools.partial(function, *args, **kwargs))
 
@@ -331,21 +331,21 @@ class Accounts:
     async def join(self, invite_token: str, name: str, password: str) -> Account:
         """A learner joins the class of the invite with a display name and a password (waiting for the
         teacher if the class asks for approval)."""
-        class_id, class_name, name = await _in_thread(self.check_join, invite_token, name)
+        class_id, class_name, name = await in_thread(self.check_join, invite_token, name)
         password_hash = await self.passwords.hash(check_password(password))
 
         def taken(names: list[str]) -> None:  # checked again inside the write: two joins at once
             self._refuse_look_alike(class_name, name, names)
 
         try:
-            account_id = await _in_thread(self.tables.add_learner, class_id, name, password_hash,
+            account_id = await in_thread(self.tables.add_learner, class_id, name, password_hash,
                                           self._now().isoformat(), taken)
         except SeatsTaken:
-            await _in_thread(self._seat_left, class_id, class_name)
+            await in_thread(self._seat_left, class_id, class_name)
             raise
         except ClassClosed:  # closed between the invite's check and the write
             raise ClassError(closed_to_newcomers(class_name), kind="refused") from None
-        return await _in_thread(self.written, account_id)
+        return await in_thread(self.written, account_id)
 
     # ---------------------------------------------------------------- who is in (the teacher decides)
 
@@ -399,15 +399,15 @@ class Accounts:
         not even checked. known_device: (account id, nonce) of the browser's device cookie, if any."""
         if not isinstance(password, str):
             raise InputError("the password must be text", field="password")
-        attempt = await _in_thread(self.begin_sign_in, class_name, name, known_device)
+        attempt = await in_thread(self.begin_sign_in, class_name, name, known_device)
         try:
             stored = attempt.stored_hash or await self._dummy_hash()  # same work either way: no names leak
             matched = await self.passwords.verify(stored, password) and attempt.stored_hash is not None
         except BaseException:  # busy or cancelled: the attempt never happened, so it is not a failure
             with anyio.CancelScope(shield=True):
-                await _in_thread(self.tables.release_attempt, attempt.reservation)
+                await in_thread(self.tables.release_attempt, attempt.reservation)
             raise
-        account = await _in_thread(self.end_sign_in, attempt, matched)
+        account = await in_thread(self.end_sign_in, attempt, matched)
         if attempt.stored_hash is not None:  # always, once end_sign_in let the account in
             await self._renew_outdated_hash(account.id, attempt.stored_hash, password)
         return account
@@ -421,7 +421,7 @@ class Accounts:
             renewed = await self.passwords.hash(password)
         except PasswordsBusy:
             return
-        await _in_thread(self.tables.renew_password_hash, account_id, stored, renewed)
+        await in_thread(self.tables.renew_password_hash, account_id, stored, renewed)
 
     def begin_sign_in(self, class_name: Any, name: Any, known_device: tuple[int, str] | None) -> SignInAttempt:
         """Look the account up and reserve this attempt as a failure (atomically: simultaneous guesses are
@@ -483,14 +483,14 @@ class Accounts:
         """Set the password through a one-time link (once); every earlier session of the account ends.
         The link is looked up before the password is hashed: a made-up link costs no hashing."""
         check_password(password)
-        await _in_thread(self.link_account, token)
+        await in_thread(self.link_account, token)
         password_hash = await self.passwords.hash(password)
         now = self._now()
-        account_id = await _in_thread(self.tables.use_link, token_hash(token), now.timestamp(), now.isoformat(),
+        account_id = await in_thread(self.tables.use_link, token_hash(token), now.timestamp(), now.isoformat(),
                                       password_hash)
         if account_id is None:
             raise ClassError(LINK_NOT_VALID, kind="not-found")
-        return await _in_thread(self.written, account_id)
+        return await in_thread(self.written, account_id)
 
     def end_sessions(self, account_id: int) -> None:
         """Sign the account out everywhere: every session cookie made so far stops working."""

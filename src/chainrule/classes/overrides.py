@@ -81,7 +81,7 @@ class Overrides:
 
         def credit_text(with_marks: dict) -> str:
             entry = self.deadlines.credit(class_id, [learner.id], found=found | {"marks": with_marks})
-            return entry[learner.id][shape["id"]]["score_text"]
+            return str(entry[learner.id][shape["id"]]["score_text"])
 
         self.tables.set_mark(class_id, learner.id, shape["id"], exercise or "", kind, credit, reason, by,
                              credit_text(found["marks"]), credit_text(marks))
