@@ -250,6 +250,13 @@ class Accounts:
     def learners(self, class_id: int) -> list[Account]:
         return [_account_of(row) for row in self.tables.learners(class_id)]
 
+    def learner(self, class_id: int, learner_id: int) -> Account:
+        """The learner ``learner_id`` of the class (ClassError "not-found" for anyone else, as for no one)."""
+        learner = self.account(learner_id)
+        if learner is None or learner.class_id != class_id or learner.role != LEARNER:
+            raise ClassError(f"there is no learner {learner_id} in your class", kind="not-found")
+        return learner
+
     def new_link(self, lifetime: timedelta) -> tuple[str, str, float]:
         """(a one-time link's token, its hash, when it expires)."""
         return self._new_link(lifetime)
@@ -371,10 +378,7 @@ class Accounts:
     def _learner_of(self, teacher: Account, learner_id: int) -> Account:
         if teacher.role != TEACHER:
             raise ClassError("only the class's teacher can do this", kind="refused")
-        learner = self.account(learner_id)
-        if learner is None or learner.class_id != teacher.class_id or learner.role != LEARNER:
-            raise ClassError(f"there is no learner {learner_id} in your class", kind="not-found")
-        return learner
+        return self.learner(teacher.class_id, learner_id)
 
     def learner_in_class(self, teacher: Account, learner_id: int) -> Account:
         """The learner of the teacher's class (ClassError "not-found" for anyone else, as for no one)."""
