@@ -86,7 +86,7 @@ Result = TypeVar("Result")
 
 
 async def in_thread(function: Callable[Params, Result], *args: Params.args, **kwargs: Params.kwargs) -> Result:
-    """A database call, off the event loop (in the server's shared pool, like every other short query)."""
+    """A blocking call (a database query, a big file read), off the event loop, in the server's shared pool."""
     return await anyio.to_thread.run_sync(functools.partial(function, *args, **kwargs))
 
 
