@@ -9,9 +9,8 @@ DEFAULT_ADDRESS.
 
 from __future__ import annotations
 
-from typing import Any
-
 from chainrule.progress.class_store import ClassStore
+from chainrule.progress.store import ProgressStore
 
 __all__ = ["DEFAULT_ADDRESS", "DEFAULT_PORT", "class_address", "remember_address", "served_at"]
 
@@ -19,17 +18,17 @@ DEFAULT_PORT = 8000  # `chainrule serve`'s port, on 127.0.0.1, unless told other
 DEFAULT_ADDRESS = f"http://127.0.0.1:{DEFAULT_PORT}"
 
 
-def class_address(store: Any, class_id: int) -> str:
+def class_address(store: ProgressStore, class_id: int) -> str:
     """The address to print the class's links with."""
     return (ClassStore(store).url(class_id) or DEFAULT_ADDRESS).rstrip("/")
 
 
-def remember_address(store: Any, class_id: int, url: str) -> None:
+def remember_address(store: ProgressStore, class_id: int, url: str) -> None:
     """The teacher gave the class's address (`chainrule class ... --url URL`)."""
     ClassStore(store).set_url(url.rstrip("/"), class_id)
 
 
-def served_at(store: Any, url: str, *, given: bool) -> None:
+def served_at(store: ProgressStore, url: str, *, given: bool) -> None:
     """`chainrule serve` serves every class of the store at ``url``: given with --url, every class remembers it;
     else only the classes that remember none yet."""
     ClassStore(store).set_url(url.rstrip("/"), only_unset=not given)

@@ -34,7 +34,7 @@ from typing import Any, Iterable
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from chainrule import lessons
-from chainrule.classes.accounts import Accounts, ClassError
+from chainrule.classes.accounts import Accounts
 from chainrule.classes.credit_marks import marked_credit
 from chainrule.errors import InputError
 from chainrule.number_text import count_text, format_number
@@ -42,6 +42,7 @@ from chainrule.progress.audit_store import COMMAND_LINE, Actor
 from chainrule.progress.deadline_store import DeadlineStore
 from chainrule.progress.finished import Work, lesson_state
 from chainrule.progress.shapes import DeadlineSettings
+from chainrule.progress.store import ProgressStore
 from chainrule.progress.validation import EARLIEST, LATEST
 
 __all__ = ["Deadlines", "LatePolicy", "NO_CREDIT", "PER_DAY", "parse_late_policy"]
@@ -160,7 +161,7 @@ def days_late(done: datetime, due: datetime | None) -> int:
 
 
 class Deadlines:
-    def __init__(self, store: Any, accounts: Accounts) -> None:
+    def __init__(self, store: ProgressStore, accounts: Accounts) -> None:
         self.tables = DeadlineStore(store)
         self.accounts = accounts
 
@@ -190,7 +191,7 @@ class Deadlines:
     def extend(self, class_id: int, learner_id: int, lesson_id: str, due: str | None, *,
                by: Actor = COMMAND_LINE) -> dict:
         """One learner's own due date for a lesson's work; None or "none" removes the extension."""
-        self._learner(class_id, learner_id)
+        self.accounts.learner(class_id, learner_id)
         settings = self.tables.settings(class_id)
         self.tables.save_extensions(class_id, [(learner_id, lesson_id, self._extension(settings, lesson_id, due))], by)
         return self.settings(class_id)
@@ -255,12 +256,6 @@ class Deadlines:
                 return shape
         raise InputError(f"there is no lesson {lesson_id!r} on the path: the lessons are "
                          f"{', '.join(shape['id'] for shape in _lessons())}", field="lesson")
-
-    def _learner(self, class_id: int, learner_id: int) -> Any:
-        learner = self.accounts.account(learner_id)
-        if learner is None or learner.class_id != class_id or learner.role != "learner":
-            raise ClassError(f"there is no learner {learner_id} in your class", kind="not-found")
-        return learner
 
     # ---------------------------------------------------------------- what they read
 

@@ -16,11 +16,8 @@ enforced for every request at the door (refused_change, called by web/class_gate
 
 from __future__ import annotations
 
-import functools
 import re
 from typing import Any
-
-import anyio
 
 from chainrule.classes.accounts import (
     FAILURE_MEMORY,
@@ -31,6 +28,7 @@ from chainrule.classes.accounts import (
     ClassError,
     check_password,
     clean_name,
+    in_thread,
     invite_token,
     wait_after,
 )
@@ -69,10 +67,6 @@ def _teacher(account: Account) -> Account:
     return account
 
 
-async def _in_thread(function: Any, *args: Any) -> Any:
-    return await anyio.to_thread.run_sync(functools.partial(function, *args))
-
-
 class People:
     """The people and the state of a class, for its teachers (and each account's own password)."""
 
@@ -99,7 +93,7 @@ class People:
 
     def set_state(self, teacher: Account, state: Any) -> str:
         _teacher(teacher)
-        if state not in CLASS_STATES:
+        if not isinstance(state, str) or state not in CLASS_STATES:
             raise InputError(f"a class's state is one of {', '.join(CLASS_STATES)}; got {state!r}", field="state")
         self.tables.set_state(teacher.class_id, state)
         return state
@@ -162,15 +156,15 @@ class People:
         check_password(new)
         tables = self.accounts.tables
         now = self.accounts.store.now().timestamp()
-        reservation, wait = await _in_thread(tables.reserve_attempt, f"password:{account.id}", now,
+        reservation, wait = await in_thread(tables.reserve_attempt, f"password:{account.id}", now,
                                              now - FAILURE_MEMORY.total_seconds(), wait_after)
         if reservation is None:
             raise ClassError(f"too many wrong passwords: try again in {count_text(max(1, int(wait + 0.999)), 'second')}",
                              kind="rate-limited", retry_after=wait)
-        stored = await _in_thread(self.tables.password_hash, account.id)
+        stored = await in_thread(self.tables.password_hash, account.id)
         if stored is None or not await self.accounts.passwords.verify(stored, current):
             raise ClassError("the current password is not right: nothing was changed", kind="refused")
-        await _in_thread(tables.release_attempt, reservation)
-        await _in_thread(self.tables.set_password, account.id, await self.accounts.passwords.hash(new))
-        return await _in_thread(self.accounts.account, account.id)
+        await in_thread(tables.release_attempt, reservation)
+        await in_thread(self.tables.set_password, account.id, await self.accounts.passwords.hash(new))
+        return await in_thread(self.accounts.written, account.id)
 

@@ -39,6 +39,7 @@ from chainrule.progress.class_store import ClassActivity, ClassStore
 from chainrule.progress.dialect import Record
 from chainrule.progress.finished import Work, lesson_state
 from chainrule.progress.fitting import recall_now
+from chainrule.progress.store import ProgressStore
 
 TOP_DIAGNOSES = 3
 # An exercise's state in the grid, from the one rule's Work (progress/finished.py) and the help used.
@@ -155,7 +156,7 @@ def _name(account: Any) -> str:
 
 
 class ClassReport:
-    def __init__(self, store: Any, accounts: Accounts) -> None:
+    def __init__(self, store: ProgressStore, accounts: Accounts) -> None:
         self.store = store
         self.tables = ClassStore(store)
         self.accounts = accounts
@@ -182,16 +183,10 @@ class ClassReport:
                 "exercise_titles": [lesson["exercise_titles"].get(e, e) for e in lesson["exercises"]],
                 "question_prompts": [lesson["question_prompts"].get(q, q) for q in lesson["quiz"]]}
 
-    def _learner(self, class_id: int, learner_id: int) -> Any:
-        learner = self.accounts.account(learner_id)
-        if learner is None or learner.class_id != class_id or learner.role != "learner":
-            raise ClassError(f"there is no learner {learner_id} in your class", kind="not-found")
-        return learner
-
     def timeline(self, class_id: int, learner_id: int) -> dict[str, Any]:
         """One learner's runs (with code), quiz answers, hints opened and solutions shown, oldest first, and
         their explanation of each lesson (its text and the key ideas ticked); only a learner of this class."""
-        learner = self._learner(class_id, learner_id)
+        learner = self.accounts.learner(class_id, learner_id)
         activity = self.tables.learner_activity(learner.id)
         texts = {lesson["id"]: lesson for lesson in _path()}
         # An imported run is the learner's own claim: shown as such, never with a verdict of ours.
