@@ -29,8 +29,8 @@ REPO = Path(__file__).resolve().parents[1]
 # The neuron of the backprop lesson's section 04, by hand.
 X1, W1, X2, W2, B = 2.0, -3.0, 0.0, 1.0, 6.8813735870195432
 N = X1 * W1 + X2 * W2 + B
-O = math.tanh(N)
-DN = 1 - O * O
+OUT = math.tanh(N)  # o
+DN = 1 - OUT * OUT
 
 # (prediction, the slip's number by hand, the mistake's name in lesson.json)
 SLIPS = [
@@ -39,7 +39,7 @@ SLIPS = [
     ("o", N, "skipped tanh"),
     ("dn", 1.0, "forgot the local gradient"),
     ("dn", 1 - N * N, "used n in the slope instead of o"),
-    ("dn", 1 - O, "forgot to square o"),
+    ("dn", 1 - OUT, "forgot to square o"),
     ("db", DN * B, "multiplied by b's value"),
     ("db", 1.0, "gave only the local slope"),
     ("dw2", W2 * DN, "multiplied by w2 itself"),
@@ -71,7 +71,7 @@ def test_every_wrong_option_of_every_quiz_says_why_it_is_wrong() -> None:
             if question["kind"] != "choice":
                 continue
             for index, option in enumerate(question["options"]):
-                checked = check_quiz_answer(lesson_id, question["id"], str(index + 1))
+                checked = check_quiz_answer(lesson_id, question["id"], option)
                 if index == question["answer_index"]:
                     assert checked["correct"] is True and "hint" not in checked
                 else:

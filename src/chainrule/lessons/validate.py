@@ -348,7 +348,7 @@ def _check_predictions(path: Path, text: str, data: dict, graphs: dict, numbers:
 
 def _tolerance(data: dict) -> float:
     tolerance = data.get("tolerance")
-    return float(tolerance) if _is_number(tolerance) else 0.0
+    return float(tolerance) if isinstance(tolerance, (int, float)) and _is_number(tolerance) else 0.0
 
 
 def _check_mistakes(path: Path, text: str, item: dict, name: str, near: str, resolve: Callable,
