@@ -80,6 +80,8 @@ export async function renderPredict(slot, lesson, progress, base) {
         made.size >= spec.steps.length ? "All predictions made: play the rest freely." : "Step forward until the next prediction."));
       return;
     }
+    // The player renders again on a resize (the hint appearing is one): the form in place, focus and all, stays.
+    if (panel.querySelector(`form.prediction-form[data-key="${CSS.escape(step.key)}"]`)) return;
     showResult(step.key);
     const inputId = `prediction-${step.key}`;
     const input = el("input", { id: inputId, name: "value", type: "text", inputmode: "decimal", autocomplete: "off", required: true, class: "number-input", "aria-describedby": `${inputId}-look` });
