@@ -183,6 +183,10 @@ def _make_predictions(page) -> None:
         guess = WRONG_GUESSES.get(key, SPEC_PREDICTIONS[key])
         form.locator("input").fill(str(guess))
         form.locator("input").press("Enter")
+        if key in WRONG_GUESSES:  # a wrong first try: a hint and one more try; the same guess again reveals
+            form.locator(".prediction-hint .hint").wait_for()
+            form.locator("input").fill(str(guess))
+            form.locator("input").press("Enter")
         made += 1
         page.wait_for_function(
             "k => document.querySelector('#section-04').dataset.predictionsMade === String(k)", arg=made)
@@ -256,6 +260,12 @@ def _answer_quiz(page) -> None:
             "q => document.querySelector(`#section-06 form[data-question='${q}']`).dataset.correct !== undefined",
             arg=question)
         assert form.get_attribute("data-correct") == ("true" if right else "false"), form.text_content()
+        if not right:  # a wrong first answer: a hint and one more try; the same answer again reveals
+            assert form.get_attribute("data-retry") == "true" and form.locator(".hint").text_content().strip()
+            form.locator("input").press("Enter")
+            page.wait_for_function(
+                "q => document.querySelector(`#section-06 form[data-question='${q}']`).dataset.retry === 'false'",
+                arg=question)
         feedback = form.locator(".feedback").text_content()
         assert ("Right." if right else "Not quite.") in feedback
         assert "comes back in review" in feedback.lower()
