@@ -284,7 +284,7 @@ class Deadlines:
         """{learner: {lesson: credit}} for the class's learners (or the given ones of them): each lesson's
         "credit" (points, one per section, after the late policy) and its text, "sections", "on_time" and
         "late_sections" (finished by the due dates, or only later), "late_work" (pieces done after their
-        due date), "completed" (every section finished, late or not), the learner's "due" and "extended"; the
+        due date) and "late_items" (which: exercises passed, questions answered, the explanation), "completed" (every section finished, late or not), the learner's "due" and "extended"; the
         teacher's overrides and excuses applied (classes/credit_marks.py: "counted", "mark", "exercise_marks").
         found: the class's settings when the caller has read them already."""
         found = self.tables.settings(class_id) if found is None else found
@@ -446,8 +446,13 @@ def _lesson_credit(shape: dict[str, Any], times: list[tuple], due_of: Any, insta
     hundredths = sum(policy.hundredths(days) for days in first_at.values())
     credit = hundredths / 100
     late_work = sum(late > 0 for late, kind, _ in pieces if kind != "tried")
+    late = {(kind, item) for days, kind, item in pieces if days > 0}
     return {"lesson_id": lesson, "credit": credit, "credit_text": format_number(credit),
             "score_text": f"{format_number(credit)} of {format_number(len(shape['sections']))}",
             "sections": len(shape["sections"]), "on_time": sum(days == 0 for days in first_at.values()),
             "late_sections": sum(days > 0 for days in first_at.values()), "late_work": late_work,
-            "completed": completed}
+            "completed": completed,
+            # What the teacher's grid marks as late: each square's piece, done after its due date.
+            "late_items": {"exercises": sorted(item for kind, item in late if kind == "pass"),
+                           "questions": sorted(item for kind, item in late if kind == "answer"),
+                           "explanation": ("explanation", "") in late}}

@@ -376,6 +376,8 @@ class Lti:
             landing = "/" if resource == PATH else f"/lessons/{resource}"
         if not deep_linking and resource is None:
             resource = PATH
+        if role == TEACHER and landing == "/":  # the course's own link: a teacher lands on the class's page
+            landing = "/teacher"
         context = claims[CONTEXT]
         now_text = self.store.now().isoformat()
         title = clean(context.get("title") or context.get("label") or "", f"Course {context['id'][:20]}")

@@ -50,15 +50,31 @@ ALWAYS_ALLOWED = ("/api/class/account/password", "/api/class/state", "/api/playg
 COMPUTES_ONLY = re.compile(r"/api/lessons/[^/]+/explore/[^/]+")
 
 
-def refused_change(account: Account | None, path: str) -> str | None:
-    """Why the signed-in account may not change anything in its class now, or None if it may."""
-    if account is None or account.class_state == OPEN or path in ALWAYS_ALLOWED or COMPUTES_ONLY.fullmatch(path):
-        return None
-    if account.class_state == CLOSED and account.role == TEACHER:
-        return None
+def _read_only(account: Account) -> bool:
+    """Whether the account may only read in its class now: everyone in an archived class, learners in a closed one."""
+    return account.class_state != OPEN and not (account.class_state == CLOSED and account.role == TEACHER)
+
+
+def _read_only_text(account: Account) -> str:
     return (f"{account.class_name!r} is {account.class_state}: its work can be read but not changed"
             + (" (open it again on the class's page to change it)" if account.role == TEACHER
                else ". Ask your teacher if you need to change something."))
+
+
+def refused_change(account: Account | None, path: str) -> str | None:
+    """Why the signed-in account may not change anything in its class now, or None if it may."""
+    if account is None or path in ALWAYS_ALLOWED or COMPUTES_ONLY.fullmatch(path) or not _read_only(account):
+        return None
+    return _read_only_text(account)
+
+
+def state_banner(account: Account | None) -> str | None:
+    """What every page says at its top while the account may only read in its class (the same words as a refused
+    change, and what still works), or None."""
+    if account is None or not _read_only(account):
+        return None
+    return (_read_only_text(account) + " You can still open every lesson and your own work, try the graphs and "
+            "the playground, and sign out or change your password.")
 
 
 def _teacher(account: Account) -> Account:

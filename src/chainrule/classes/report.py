@@ -168,8 +168,10 @@ class ClassReport:
         exercises = tuple(e for lesson in path for e in lesson["exercises"])
         seen = _seen(self.tables.class_activity(class_id, exercises))
         recall = recall_now(self.store, class_id, self.store.now())  # FSRS's prediction, per question
+        credit = Deadlines(self.store, self.accounts).credit(class_id)
         return {"path": [self._path_entry(lesson) for lesson in path],
-                "roster": [_roster_row(learner, path, seen) for learner in self.accounts.learners(class_id)],
+                "roster": [_roster_row(learner, path, seen, credit.get(learner.id, {}))
+                           for learner in self.accounts.learners(class_id)],
                 "exercises": [_with_exercise_texts(_exercise_row(lesson, exercise, seen))
                               for lesson in path for exercise in lesson["exercises"]],
                 "questions": [_with_question_texts(_question_row(lesson, question, seen, recall))
@@ -304,12 +306,18 @@ def _lesson_cell(lesson: dict[str, Any], learner: int, seen: _Seen) -> tuple[dic
     return cell, tally
 
 
-def _roster_row(learner: Any, path: list[dict[str, Any]], seen: _Seen) -> dict[str, Any]:
-    """One learner against the path: totals, last active, and the grid of their lessons."""
+NOTHING_LATE: dict[str, Any] = {"exercises": [], "questions": [], "explanation": False}
+
+
+def _roster_row(learner: Any, path: list[dict[str, Any]], seen: _Seen,
+                credit: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """One learner against the path: totals, last active, and the grid of their lessons, each with what of it
+    came late (classes/deadlines.py's credit, ``credit``: this learner's, per lesson)."""
     cells: list[dict[str, Any]] = []
     totals: Counter[str] = Counter()
     for lesson in path:
         cell, tally = _lesson_cell(lesson, learner.id, seen)
+        cell["late"] = credit.get(lesson["id"], {}).get("late_items", NOTHING_LATE)
         cells.append(cell)
         totals.update(tally)
     counted = ("sections_done", "sections", "lessons_done", "exercises_passed", "exercises", "quiz_right",

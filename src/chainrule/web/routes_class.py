@@ -435,9 +435,13 @@ def account_page(request: Request, account: Learner) -> HTMLResponse:
 
 @router.get("/teacher", include_in_schema=False, response_class=HTMLResponse)
 def teacher_page(request: Request, account: Teacher) -> HTMLResponse:
-    """The class's page (a learner gets a page saying it is for teachers: web/roles.py)."""
+    """The class's page (a learner gets a page saying it is for teachers: web/roles.py); the part about the LMS
+    course only in a class that is an LMS course's (its requests would be refused in any other)."""
+    lti = app_state(request).lti
+    lms_course = lti is not None and lti.tables.context_of_class(account.class_id) is not None
     response = templates.TemplateResponse(request, "teacher.html", {
-        "request": request, "title": f"{account.class_name}: the class", "class_name": account.class_name})
+        "request": request, "title": f"{account.class_name}: the class", "class_name": account.class_name,
+        "lms_course": lms_course})
     response.headers["referrer-policy"] = "same-origin"  # its sign-out form, as in _form_page
     return response
 
