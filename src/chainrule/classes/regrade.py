@@ -69,7 +69,7 @@ class Chosen(NamedTuple):
     passed_before: bool
 
 
-def _chosen(runs: list[Any], pick: str) -> dict[int, Chosen]:
+def chosen_runs(runs: list[Any], pick: str) -> dict[int, Chosen]:
     """Each learner's run to grade again (runs: RegradeStore.runs_of_exercise's records)."""
     by_learner: dict[int, list[tuple]] = {}
     for row in runs:
@@ -106,7 +106,7 @@ class Regrades:
         if found is not None:
             return found
         last_run, runs = self.tables.runs_of_exercise(class_id, exercise_id)
-        chosen = _chosen(runs, pick)
+        chosen = chosen_runs(runs, pick)
         return self.tables.create(class_id, exercise_id, pick, cases, secrets.token_hex(12), last_run,
                                   self.store.now().isoformat(),
                                   [(learner, run.submission_id, run.language, run.passed_before)
