@@ -10,9 +10,8 @@ from chainrule import lessons
 from chainrule.grading import starter_source
 
 EXERCISE = "forward-any-order"
-
-STACK = '''import math
-
+# The starter's helper, which learners keep as given (the starter's own code: boilerplate to the detector).
+STARTER_HELPER = '''
 
 def apply(op, x, y):
     if op == "add":
@@ -20,7 +19,10 @@ def apply(op, x, y):
     if op == "mul":
         return x * y
     return math.tanh(x)
+'''
 
+STACK = '''import math
+''' + STARTER_HELPER + '''
 
 def forward_any_order(nodes, leaves):
     first_node = len(leaves)
@@ -42,15 +44,7 @@ def forward_any_order(nodes, leaves):
 
 KAHN = '''import math
 from collections import deque
-
-
-def apply(op, x, y):
-    if op == "add":
-        return x + y
-    if op == "mul":
-        return x * y
-    return math.tanh(x)
-
+''' + STARTER_HELPER + '''
 
 def forward_any_order(nodes, leaves):
     start = len(leaves)
@@ -75,15 +69,7 @@ def forward_any_order(nodes, leaves):
 '''
 
 RECURSIVE = '''import math
-
-
-def apply(op, x, y):
-    if op == "add":
-        return x + y
-    if op == "mul":
-        return x * y
-    return math.tanh(x)
-
+''' + STARTER_HELPER + '''
 
 def forward_any_order(nodes, leaves):
     memo = dict(enumerate(leaves))
@@ -98,15 +84,7 @@ def forward_any_order(nodes, leaves):
 '''
 
 PASSES = '''import math
-
-
-def apply(op, x, y):
-    if op == "add":
-        return x + y
-    if op == "mul":
-        return x * y
-    return math.tanh(x)
-
+''' + STARTER_HELPER + '''
 
 def forward_any_order(nodes, leaves):
     n = len(leaves)
@@ -128,15 +106,7 @@ def forward_any_order(nodes, leaves):
 # Kahn's solution with every name changed and comments added: the same code to a winnowing detector.
 KAHN_RENAMED = '''import math
 from collections import deque
-
-
-def apply(op, x, y):
-    if op == "add":
-        return x + y
-    if op == "mul":
-        return x * y
-    return math.tanh(x)
-
+''' + STARTER_HELPER + '''
 
 def forward_any_order(nodes, leaves):
     # where the nodes begin
