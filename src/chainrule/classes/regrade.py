@@ -70,7 +70,7 @@ class Chosen(NamedTuple):
     passed_before: bool
 
 
-def _chosen(runs: list[Record], pick: str) -> dict[int, Chosen]:
+def chosen_runs(runs: list[Record], pick: str) -> dict[int, Chosen]:
     """Each learner's run to grade again (runs: RegradeStore.runs_of_exercise's records)."""
     by_learner: dict[int, list[Record]] = {}
     for row in runs:
@@ -107,7 +107,7 @@ class Regrades:
         if found is not None:
             return found
         last_run, runs = self.tables.runs_of_exercise(class_id, exercise_id)
-        chosen = _chosen(runs, pick)
+        chosen = chosen_runs(runs, pick)
         return self.tables.create(class_id, exercise_id, pick, cases, secrets.token_hex(12), last_run,
                                   self.store.now().isoformat(),
                                   [(learner, run.submission_id, run.language, run.passed_before)

@@ -468,7 +468,14 @@ def create_class_app(
     hosts: names (besides loopback) this server answers to on ``port`` (None: any port, in-process
     tests); public: the (host, port) of the address learners open (--url), which may be a proxy's."""
     from chainrule.classes.graded_runs import InProcessRuns
-    from chainrule.web import routes_comments, routes_deadlines, routes_marks, routes_people, routes_regrade
+    from chainrule.web import (
+        routes_comments,
+        routes_deadlines,
+        routes_marks,
+        routes_people,
+        routes_regrade,
+        routes_similar,
+    )
     from chainrule.web.app import create_app
 
     services = ClassServices(store, runs if runs is not None else InProcessRuns.for_class(store))
@@ -478,7 +485,7 @@ def create_class_app(
     app = create_app("", None, services=services, gate=gate, port=port, extra_hosts=hosts, public=public,
                      schemes=("http", "https") if secure else ("http",),
                      routers=[router, routes_people.router, routes_comments.router, routes_deadlines.router,
-                              routes_regrade.router, routes_marks.router],
+                              routes_regrade.router, routes_marks.router, routes_similar.router],
                      body_limits={IMPORT_PATH: MAX_IMPORT_BODY})
     install(app, accounts=accounts, secret=secret, secure=secure, cookie_names=cookie_names(secure), clock=clock,
             learner_quota=learner_quota)
