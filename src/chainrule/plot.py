@@ -33,6 +33,7 @@ class PictureOptions(TypedDict, total=False):
     margin: float
     radius: float
 
+
 #: Colours (RGB) by role; label -1 is blue, label +1 is orange.
 COLORS = {
     "background-1": (207, 224, 245),
