@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 
 import pytest
-from graph_checks import assert_asked_in_view, overprints
+from graph_checks import ASKED_IN_VIEW, OVERPRINTS, assert_asked_in_view
 from lesson_pages import LESSON, LESSONS, SIZES, in_view, lesson, open_at
 from path_walk import StateChecks
 
@@ -111,11 +111,20 @@ TOGETHER = """([holder, extra]) => {
     return parts; }"""
 
 
-def assert_together(page, holder, where, extra=None):
-    """The active box (at a gate: the asked box) inside its frame, the caption and the controls (and
-    `extra`) all on screen."""
-    parts = page.evaluate(TOGETHER, [holder, extra])
-    assert all(parts.values()), (where, parts)
+# What the prediction player shows now, read in the same visit as the state's checks: the gate's key (None
+# between gates), its position, whether Next can be pressed, and the parts' measurements (at a gate also the
+# form's submit button on screen, the asked box in view, and no overprint in the player).
+PREDICT_VIEW = f"""() => {{
+    const player = document.getElementById('predict-player');
+    const form = document.querySelector('form.prediction-form');
+    return {{key: form ? form.dataset.key : null, position: player.dataset.position,
+             nextEnabled: !player.querySelector('button.next').disabled,
+             together: ({TOGETHER})(['predict-player', form ? 'form.prediction-form button[type=submit]' : null]),
+             asked: form ? ({ASKED_IN_VIEW})('predict-player') : null,
+             overprints: form ? ({OVERPRINTS})('#predict-player') : [],
+             gradsShown: form ? Array.from(player.querySelectorAll('g.node')).filter(
+                 (n) => n.querySelector('.node-grad').textContent !== '?').map((n) => n.dataset.label) : []}};
+}}"""
 
 
 def walk_predictions(page, lesson_id: str, checks: StateChecks) -> list[dict]:
@@ -129,31 +138,40 @@ def walk_predictions(page, lesson_id: str, checks: StateChecks) -> list[dict]:
     steps = {step["key"]: step for step in spec["predict"]["steps"]}
     graph = spec["graphs"][spec["predict"]["graph"]]
     player = page.locator("#predict-player")
+
+    def look() -> dict:
+        [view] = checks.check("#section-04", lambda measured: (lesson_id, "gate", measured[0]["key"], "step",
+                                                               measured[0]["position"]), (PREDICT_VIEW, None))
+        if view["key"] or view["position"] != "0":
+            assert all(view["together"].values()), (lesson_id, view["key"], view["position"], view["together"])
+        return view
+
     gates = []
+    view = look()
     for _ in range(200):
-        form = page.locator("form.prediction-form")
-        if form.count():
-            key = form.get_attribute("data-key")
-            assert_together(page, "predict-player", (lesson_id, "gate", key), "form.prediction-form button[type=submit]")
-            assert_asked_in_view(page, graph, steps[key]["node_label"], steps[key]["kind"], (lesson_id, key))
-            assert overprints(page, "#predict-player") == [], (lesson_id, key)
-            checks.check("#section-04", (lesson_id, "gate", key))
-            shown = player.locator("g.node").evaluate_all(
-                "nodes => nodes.filter(n => n.querySelector('.node-grad').textContent !== '?').map(n => n.dataset.label)")
+        if key := view["key"]:
+            assert_asked_in_view(view["asked"], graph, steps[key]["node_label"], steps[key]["kind"], (lesson_id, key))
+            assert view["overprints"] == [], (lesson_id, key)
+            form = page.locator("form.prediction-form")
             form.locator("input").fill(repr(check_prediction(lesson_id, key, 0.0)["expected"]))
             form.locator("button[type=submit]").click()
             reason = page.locator(f".prediction-feedback[data-key='{key}'] .reason").inner_text()
-            gates.append({"key": key, "grads_shown": set(shown), "reason": reason})
+            gates.append({"key": key, "grads_shown": set(view["gradsShown"]), "reason": reason})
             checks.check("#section-04", (lesson_id, "answered", key))
             page.locator(".prediction-next").click()
-        elif player.locator("button.next").is_enabled():
+        elif view["nextEnabled"]:
             player.locator("button.next").click()
         else:
             return gates
-        if player.get_attribute("data-position") != "0":
-            assert_together(page, "predict-player", (lesson_id, "step", player.get_attribute("data-position")))
-            checks.check("#section-04", (lesson_id, "step", player.get_attribute("data-position")))
+        view = look()
     raise AssertionError("the prediction player never reached its end")
+
+
+# The see-it-work player's parts on screen and no overprint in it, and the plot's step and whether its Next can
+# be pressed, read in the same visit as the state's checks.
+SEE_IT_WORK_VIEW = f"""() => [({TOGETHER})(['see-it-work-player', null]), ({OVERPRINTS})('#see-it-work-player')]"""
+PLOT_VIEW = """() => { const plot = document.querySelector('#section-03 .fit-plot'), next = plot && plot.querySelector("button[data-action='next']");
+    return {step: plot && plot.dataset.step, nextEnabled: Boolean(next && !next.disabled)}; }"""
 
 
 @pytest.mark.parametrize("size", SIZES)
@@ -185,17 +203,16 @@ def test_every_step_and_gate_shows_its_boxes_caption_and_controls_and_no_number_
         closed = page.locator("#section-03 details.plot-table-view:not([open]) > summary")
         if closed.count():
             closed.click()
-        checks.check("#section-03", (lesson_id, "opened"))
+        [plot] = checks.check("#section-03", (lesson_id, "opened"), (PLOT_VIEW, None))
         player = page.locator("#see-it-work-player")
         for position in range(1, int(player.get_attribute("data-total")) + 1):
             player.locator("button.next").click()
-            assert_together(page, "see-it-work-player", (lesson_id, "see it work", position))
-            assert overprints(page, "#see-it-work-player") == [], (lesson_id, position)
-            checks.check("#section-03", (lesson_id, "see it work", position))
-        plot_next = page.locator("#section-03 .fit-plot button[data-action='next']")
-        while plot_next.count() and plot_next.is_enabled():
-            plot_next.click()
-            checks.check("#section-03", (lesson_id, "plot", page.get_attribute("#section-03 .fit-plot", "data-step")))
+            [[together, clashes]] = checks.check("#section-03", (lesson_id, "see it work", position), (SEE_IT_WORK_VIEW, None))
+            assert all(together.values()), (lesson_id, "see it work", position, together)
+            assert clashes == [], (lesson_id, position, clashes)
+        while plot["nextEnabled"]:
+            page.locator("#section-03 .fit-plot button[data-action='next']").click()
+            [plot] = checks.check("#section-03", lambda measured: (lesson_id, "plot", measured[0]["step"]), (PLOT_VIEW, None))
         steps = lesson_data(lesson_id)["predict"]["steps"]
         gates = walk_predictions(page, lesson_id, checks)
         assert [gate["key"] for gate in gates] == [step["key"] for step in steps], lesson_id
