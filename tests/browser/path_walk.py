@@ -78,10 +78,10 @@ def answer_quiz(page, lesson_id: str, numeric_answers: dict[str, str] = NUMERIC_
 # a kind being a tag, classes, attribute names, the values of the attributes that change a role or what takes the
 # focus, and whether it has text of its own. A mark moving from one row to the next, one more entry of a kind
 # already there, numbers, coordinates and texts changing from step to step, and what is drawn inside a picture
-# are not a new state. A part is an element with an id and what it holds outside the parts inside it (the
-# scope's own elements are its part): a step of a player changes the player's part, not the prose and math
-# beside it, so axe-core audits the player again and leaves the rest, which it has seen as it is now. A part's
-# state leaves out its id: the next gate's form, the same kinds under another id, is not a new state.
+# are not a new state. A part is an element with an id or a child of the scope, and what it holds outside the parts
+# inside it: a step of a player or an answer at a gate changes the player's or the prediction panel's part, not the
+# prose and math beside it, so axe-core audits that part again and leaves the rest, which it has seen as it is now.
+# A part's state leaves out its id: the next gate's form, the same kinds under another id, is not a new state.
 PARTS = """async (scope) => {
   const kept = ['role', 'tabindex', 'type', 'hidden', 'disabled', 'open', 'aria-hidden', 'aria-live', 'aria-disabled',
                 'aria-expanded', 'aria-pressed', 'aria-current'];
@@ -90,8 +90,8 @@ PARTS = """async (scope) => {
   for (const el of [root, ...root.querySelectorAll('*')]) {
     // A picture (an svg, role img) is one element to axe-core: what is drawn inside it is not a state.
     if (el !== root && el.parentElement.closest('svg')) continue;
-    const holder = el.closest('[id]');
-    const part = holder && root.contains(holder) ? holder : root;
+    let part = el;
+    while (part !== root && !part.id && part.parentElement !== root) part = part.parentElement;
     const names = el.getAttributeNames().filter((n) => !n.startsWith('data-') && !['style', 'class'].includes(n)).sort();
     const own = Array.from(el.childNodes).some((n) => n.nodeType === 3 && n.textContent.trim());
     if (!kinds.has(part)) kinds.set(part, new Set());
