@@ -4,11 +4,11 @@ never None (mypy holds classes/ to it: issue 46 item 5)."""
 
 from __future__ import annotations
 
-import anyio
 import pytest
 
 from chainrule.classes import open_class_store
 from chainrule.classes.accounts import Accounts, ClassError
+from class_process import run_coroutine
 from class_world import FAST_HASHER, PASSWORD, Clock
 
 
@@ -20,8 +20,8 @@ def classes(tmp_path_factory):
     accounts = Accounts(store, hasher=FAST_HASHER)
     physics = accounts.create_class("Physics")
     chemistry = accounts.create_class("Chemistry")
-    ada = anyio.run(accounts.join, physics.invite_token, "Ada", PASSWORD)
-    cyd = anyio.run(accounts.join, chemistry.invite_token, "Cyd", PASSWORD)
+    ada = run_coroutine(accounts.join, physics.invite_token, "Ada", PASSWORD)
+    cyd = run_coroutine(accounts.join, chemistry.invite_token, "Cyd", PASSWORD)
     teacher_id = accounts.tables.teacher_id(physics.class_id)
     try:
         yield accounts, clock, physics, ada, cyd, accounts.written(teacher_id)
@@ -41,7 +41,7 @@ def test_the_learner_of_a_class_is_found_and_anyone_else_is_not_found(classes):
 
 def test_an_account_removed_meanwhile_is_not_found_never_none(classes):
     accounts, clock, physics, _, _, teacher = classes
-    bea = anyio.run(accounts.join, accounts.new_invite("Physics"), "Bea", PASSWORD)
+    bea = run_coroutine(accounts.join, accounts.new_invite("Physics"), "Bea", PASSWORD)
     assert accounts.created_at(bea.id) == clock.now  # made at the store's clock: the test's
     accounts.remove_learner(teacher, bea.id)
     for look_up in (accounts.written, accounts.created_at):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, WithJsonSchema
 
 from chainrule.web.page_numbers import MAX_TYPED_CHARS, read_explore_number, read_number
 
@@ -63,7 +63,7 @@ class ErrorBody(BaseModel):
 class PredictionIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     value: TypedNumber
-    second_try: bool = Field(
+    second_try: StrictBool = Field(  # strict: "yes" or 1 is refused, as the schema says
         False, description="The one more try after a wrong prediction: checked, but the first try stays the saved one.")
 
 
