@@ -47,9 +47,9 @@ def test_the_teacher_finds_the_copied_pair_by_keyboard_and_reads_both_files(brow
         assert page.evaluate("document.activeElement.textContent") == "Find similar code"
         page.keyboard.press("Enter")
         page.wait_for_function("() => document.activeElement && document.activeElement.id === 'similar-state'")
-        assert page.locator("#similar-state").text_content().startswith("1 pair of learners with code at least 60% alike")
+        assert page.locator("#similar-state").text_content().startswith("1 pair of learners with code at least 60 % alike")
         pair = page.locator("[data-pair='Kay and Kim']")
-        assert page.locator("[data-pair]").count() == 1 and pair.locator("h3").text_content().endswith("100% similar")
+        assert page.locator("[data-pair]").count() == 1 and pair.locator("h3").text_content().endswith("100 % similar")
         assert pair.locator("[data-side='Kim'] pre").text_content() == HANDED_IN["Kim"]  # as text, not HTML
         assert pair.locator("[data-side='Kay'] pre").text_content() == HANDED_IN["Kay"]
         assert page.title() != "owned" and pair.locator("img").count() == 0

@@ -23,6 +23,7 @@ from typing import Any
 from chainrule.classes.accounts import Accounts
 from chainrule.classes.regrade import Chosen, chosen_runs
 from chainrule.errors import InputError
+from chainrule.number_text import count_text, format_percent
 from chainrule.progress.regrade_store import RegradeStore
 
 __all__ = ["MAX_LEARNERS", "MAX_SOURCE_CHARS", "SIMILAR_AT", "similar_pairs"]
@@ -88,6 +89,7 @@ def similar_pairs(store: Any, accounts: Accounts, class_id: int, exercise_id: st
         run = dict(kept)[learner]
         return {"learner_id": learner, "name": names.get(learner, f"learner {learner}"), "run_id": run.submission_id,
                 "language": run.language, "status": statuses.get(run.submission_id), "share": round(share, 3),
+                "share_text": format_percent(share),
                 "source": run.source, "cut": len(run.source) > MAX_SOURCE_CHARS}
 
     pairs: list[dict[str, Any]] = []
@@ -97,8 +99,11 @@ def similar_pairs(store: Any, accounts: Accounts, class_id: int, exercise_id: st
         _, (share_a, share_b), _ = compare_files(prints[first], prints[second])
         score = min(float(share_a), float(share_b))
         if score >= SIMILAR_AT:
-            pairs.append({"score": round(score, 3), "a": side(first, float(share_a)), "b": side(second, float(share_b))})
+            pairs.append({"score": round(score, 3), "score_text": format_percent(score), "a": side(first, float(share_a)), "b": side(second, float(share_b))})
     pairs.sort(key=lambda pair: (-pair["score"], pair["a"]["name"], pair["b"]["name"]))
-    return {"exercise_id": exercise_id, "pick": "latest", "similar_at": SIMILAR_AT, "learners": len(kept),
+    # The page shows these texts as they are (one rule for a number's text: number_text).
+    return {"exercise_id": exercise_id, "pick": "latest", "similar_at": SIMILAR_AT,
+            "similar_at_text": format_percent(SIMILAR_AT), "learners": len(kept),
+            "max_learners_text": count_text(MAX_LEARNERS, "learner"),
             "left_out": max(left_out, 0), "max_learners": MAX_LEARNERS, "max_source_chars": MAX_SOURCE_CHARS,
             "pairs": pairs}

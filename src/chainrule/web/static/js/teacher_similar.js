@@ -4,7 +4,6 @@
 // names go in as text only (el() children are text nodes, never HTML).
 import { get, el, plural, focusResult } from "./api.js";
 
-const percent = (share) => `${Math.round(share * 100)}%`;
 
 // One side of a pair: whose run, how much of it the other file holds, a way to their runs, and the code.
 function side(run, other) {
@@ -21,22 +20,22 @@ function side(run, other) {
   return el("div", { class: "similar-side", "data-side": run.name },
     el("h4", {}, run.name),
     el("p", { class: "muted" }, `Run ${run.run_id} (${run.language}, ${run.status === "pass" ? "passed" : "not passed"}): `
-      + `${percent(run.share)} of it is also in ${other.name}'s file.${run.cut ? " Only its beginning was compared." : ""}`),
+      + `${run.share_text} of it is also in ${other.name}'s file.${run.cut ? " Only its beginning was compared." : ""}`),
     el("p", {}, open),
     el("pre", { class: "similar-code", tabindex: "0", "aria-label": `${run.name}'s code` }, el("code", {}, run.source)));
 }
 
 function pairView(pair) {
   return el("article", { class: "similar-pair", "data-pair": `${pair.a.name} and ${pair.b.name}` },
-    el("h3", {}, `${pair.a.name} and ${pair.b.name}: ${percent(pair.score)} similar`),
+    el("h3", {}, `${pair.a.name} and ${pair.b.name}: ${pair.score_text} similar`),
     el("div", { class: "similar-sides" }, side(pair.a, pair.b), side(pair.b, pair.a)));
 }
 
 function result(found) {
-  const left = found.left_out ? ` Left out (at most ${found.max_learners} learners are compared at once): ${plural(found.left_out, "learner")} whose latest run is older.` : "";
+  const left = found.left_out ? ` Left out (at most ${found.max_learners_text} are compared at once): ${plural(found.left_out, "learner")} whose latest run is older.` : "";
   const said = found.pairs.length
-    ? `${plural(found.pairs.length, "pair")} of learners with code at least ${percent(found.similar_at)} alike, among the latest runs of ${found.exercise_id} by ${plural(found.learners, "learner")}.${left}`
-    : `No two latest runs of ${found.exercise_id} are ${percent(found.similar_at)} alike or more (runs by ${plural(found.learners, "learner")}).${left}`;
+    ? `${plural(found.pairs.length, "pair")} of learners with code at least ${found.similar_at_text} alike, among the latest runs of ${found.exercise_id} by ${plural(found.learners, "learner")}.${left}`
+    : `No two latest runs of ${found.exercise_id} are ${found.similar_at_text} alike or more (runs by ${plural(found.learners, "learner")}).${left}`;
   const status = el("p", { id: "similar-state", "aria-live": "polite" }, said);
   return [status, ...found.pairs.map(pairView)];
 }
