@@ -14,10 +14,11 @@ import html
 
 import pytest
 
-from chainrule.classes import CLASS_DATABASE
 from chainrule.classes.report import ClassReport
-from chainrule.progress import open_store
-from class_world import Clock, World, send
+from class_world import (
+    send,
+    world,  # noqa: F401 (fixture)
+)
 from deadline_world import SHAPE, made  # noqa: F401 (fixture)
 from lti_world import cli
 
@@ -52,15 +53,6 @@ def test_the_grid_marks_each_piece_done_after_its_due_date(made):
     # An extension past all her work: nothing of hers is late any more.
     deadlines.extend(class_id, made["people"]["Ada"].id, "backprop", "2026-12-07 00:00")
     assert late_of(made, "Ada") == nothing
-
-
-@pytest.fixture
-def world(store_place):
-    clock = Clock()
-    store = open_store(**store_place("class"), clock=clock, fuzzing=False, file_name=CLASS_DATABASE)
-    made = World(store, clock)
-    yield made
-    store.close()
 
 
 BANNER = 'id="class-state-banner"'
