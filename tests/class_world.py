@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from datetime import datetime, timezone
 
+import pytest
 from argon2 import PasswordHasher
 from fastapi.testclient import TestClient
 
@@ -77,3 +78,16 @@ def send(client: TestClient, method: str, url: str, **kwargs):
     """A change from the page's own script: it carries the CSRF cookie's value in X-CSRF-Token."""
     headers = {"X-CSRF-Token": client.cookies.get("chainrule_csrf", "")}
     return client.request(method, url, headers=headers, **kwargs)
+
+
+@pytest.fixture
+def world(store_place):
+    """A World on a fresh class database of the test's backend (store_place: SQLite or PostgreSQL)."""
+    from chainrule.classes import CLASS_DATABASE
+    from chainrule.progress import open_store
+
+    clock = Clock()
+    store = open_store(**store_place("class"), clock=clock, fuzzing=False, file_name=CLASS_DATABASE)
+    made = World(store, clock)
+    yield made
+    store.close()

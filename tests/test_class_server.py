@@ -14,17 +14,16 @@ from chainrule.classes import CLASS_DATABASE
 from chainrule.classes.accounts import FREE_FAILURES, Accounts
 from chainrule.progress import open_store
 from chainrule.web.routes_class import create_class_app
-from class_world import BASE, FAST_HASHER, PASSWORD, Clock, World, csrf_of, send
-
-
-@pytest.fixture
-def world(store_place):
-    clock = Clock()
-    store = open_store(**store_place("class"), clock=clock, fuzzing=False, file_name=CLASS_DATABASE)
-    made = World(store, clock)
-    yield made
-    store.close()
-
+from class_world import (
+    BASE,
+    FAST_HASHER,
+    PASSWORD,
+    Clock,
+    World,
+    csrf_of,
+    send,
+    world,  # noqa: F401 (fixture)
+)
 
 ADA_SECRET = "ada-private-code-4242"
 

@@ -151,6 +151,18 @@ def test_the_teacher_sees_the_roster_from_the_lms_with_who_has_not_launched(worl
     assert world.tool_get(ada, "/api/class/lms/roster").status_code == 403
 
 
+def test_a_teacher_s_launch_lands_on_the_teacher_s_page_named_so_on_every_page(world, backprop_link):
+    """Issue 43 item 7: the course's own link lands a teacher on the class's page (marked as an LMS course's: its
+    LMS part is asked for), a lesson's link on the lesson, whose page links the teacher's page by that name."""
+    teacher = Browser()
+    assert world.launch(teacher, "hopper", world.add_link("physics", None)).answer.headers["location"] == "/teacher"
+    page = world.tool_get(teacher, "/teacher")
+    assert page.status_code == 200 and "data-lms-course" in page.text and 'id="lms-course"' in page.text
+    assert world.launch(teacher, "hopper", backprop_link).answer.headers["location"] == "/lessons/backprop"
+    lesson = world.tool_get(teacher, "/lessons/backprop").text
+    assert '<a href="/teacher">Teacher\'s page</a>' in lesson and "Grace Hopper</a>" not in lesson
+
+
 # ---------------------------------------------------------------- what is refused, each with its cause
 
 
@@ -520,6 +532,8 @@ def test_the_whole_path_gets_a_gradebook_column_only_when_the_teacher_chooses_it
         return [row["lesson"] for row in world.tool_get(teacher, "/api/class/lms/scores").json()["scores"]]
 
     assert world.wait(outbox) == ["backprop"]
+    titles = [row["lesson_title"] for row in world.tool_get(teacher, "/api/class/lms/scores").json()["scores"]]
+    assert titles == ["Backpropagation: the chain rule on a graph"]  # the teacher's page names it so
     world.wait(lambda: history("ada", "backprop")[1])
     assert history("ada", "path") == ([], [])  # no column made, nothing sent
     assert world.tool_get(teacher, "/api/class/lms/path-column").json() == {"path_column": False, "points_text": "48 points"}

@@ -240,7 +240,7 @@ def _narrow_boxes(nodes: list[dict[str, Any]], columns: list[list[int]], rank: l
     for column in columns:
         ordered = sorted(column, key=lambda i: rank[i])
         centres, at = {}, 0.0
-        for before, i in zip([None] + ordered, ordered):
+        for before, i in zip([None, *ordered], ordered):
             at += 0.0 if before is None else (width_of[before] + width_of[i]) / 2 + size["gap"]
             centres[i] = at
         middle = (centres[ordered[0]] - width_of[ordered[0]] / 2 + centres[ordered[-1]] + width_of[ordered[-1]] / 2) / 2
@@ -370,8 +370,12 @@ def _geometry(t: dict[str, Any], shape: str, size: dict[str, Any]) -> dict[str, 
 EDGE_LABEL_ROOM = 18.0  # below each row (narrow): where the labels of the edges leaving it go
 
 
+# (left, top, right, bottom, x, y, anchor): an edge label's extent and where its text goes.
+EdgeLabel = tuple[float, float, float, float, float, float, str]
+
+
 def _edge_labels(ends: list[dict[str, Any]], boxes: dict[str, dict[str, float]], ops: dict[str, dict[str, Any]],
-                 texts: dict[str, dict[str, Any]], size: dict[str, Any], wide: bool) -> list[tuple]:
+                 texts: dict[str, dict[str, Any]], size: dict[str, Any], wide: bool) -> list[EdgeLabel]:
     """A place for each edge's label beside the box the edge leaves, clear of every box and ellipse, of
     the edge's own arrowhead, and of the labels of the same step (the edges into the same op). Returns
     per edge (left, top, right, bottom, x, y, anchor): the label's extent and where its text goes."""
@@ -387,7 +391,7 @@ def _edge_labels(ends: list[dict[str, Any]], boxes: dict[str, dict[str, float]],
     def clear(r: tuple[float, float, float, float], others: list[tuple[float, float, float, float]]) -> bool:
         return all(r[2] <= o[0] or o[2] <= r[0] or r[3] <= o[1] or o[3] <= r[1] for o in others)
 
-    labels = []
+    labels: list[EdgeLabel] = []
     for edge in ends:
         s = boxes[edge["from"]]
         w = text_width(texts[edge["to"]]["edges"].get(edge["input"], "+= 0"), font)
@@ -553,7 +557,7 @@ def to_text(t: dict[str, Any], digits: int = 6) -> str:
     widths = [max(len(str(row[c])) for row in rows) for c in range(len(header))]
     right = {4, 5}  # numbers line up on the right
 
-    def line(row: tuple) -> str:
+    def line(row: tuple[object, ...]) -> str:
         cells = [str(cell).rjust(widths[c]) if c in right else str(cell).ljust(widths[c])
                  for c, cell in enumerate(row)]
         return "  ".join(cells).rstrip()
@@ -569,4 +573,4 @@ def _value_repr_svg(self: Value) -> str:
 
 
 # Pictures build on the engine, so the engine does not import them: this module teaches Value to draw itself.
-Value._repr_svg_ = _value_repr_svg
+Value._repr_svg_ = _value_repr_svg  # type: ignore[attr-defined]  # added from here: Value's class does not name it

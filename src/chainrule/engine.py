@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 import numbers
 import sys
-from typing import Any, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence, cast
 
 from chainrule import modes, ops
 from chainrule.modes import (
@@ -171,30 +171,34 @@ class Value:
 
     def __add__(self, other: "Value | float") -> "Value":
         if other.__class__ is not Value:
-            other = _operand(other)
-            if other is None:
+            operand = _operand(other)
+            if operand is None:
                 return NotImplemented
+            other = operand
         return Value(_add(self.data, other.data), self, other, ADD)
 
     def __mul__(self, other: "Value | float") -> "Value":
         if other.__class__ is not Value:
-            other = _operand(other)
-            if other is None:
+            operand = _operand(other)
+            if operand is None:
                 return NotImplemented
+            other = operand
         return Value(_mul(self.data, other.data), self, other, MUL)
 
     def __sub__(self, other: "Value | float") -> "Value":
         if other.__class__ is not Value:
-            other = _operand(other)
-            if other is None:
+            operand = _operand(other)
+            if operand is None:
                 return NotImplemented
+            other = operand
         return Value(_sub(self.data, other.data), self, other, SUB)
 
     def __truediv__(self, other: "Value | float") -> "Value":
         if other.__class__ is not Value:
-            other = _operand(other)
-            if other is None:
+            operand = _operand(other)
+            if operand is None:
                 return NotImplemented
+            other = operand
         return Value(DIV.forward(self.data, other.data), self, other, DIV)
 
     def __pow__(self, exponent: "Value | float") -> "Value":
@@ -220,24 +224,24 @@ class Value:
     # operand's own method then gets its turn (`Value * ndarray` works like `ndarray * Value`), and when
     # both refuse Python raises "unsupported operand type(s) for *: 'Value' and '...'".
     def __radd__(self, other: float) -> "Value":
-        other = _operand(other)
-        return NotImplemented if other is None else other + self
+        value = _operand(other)
+        return NotImplemented if value is None else value + self
 
     def __rmul__(self, other: float) -> "Value":
-        other = _operand(other)
-        return NotImplemented if other is None else other * self
+        value = _operand(other)
+        return NotImplemented if value is None else value * self
 
     def __rsub__(self, other: float) -> "Value":
-        other = _operand(other)
-        return NotImplemented if other is None else other - self
+        value = _operand(other)
+        return NotImplemented if value is None else value - self
 
     def __rtruediv__(self, other: float) -> "Value":
-        other = _operand(other)
-        return NotImplemented if other is None else other / self
+        value = _operand(other)
+        return NotImplemented if value is None else value / self
 
     def __rpow__(self, base: float) -> "Value":
-        base = _operand(base)
-        return NotImplemented if base is None else base ** self
+        value = _operand(base)
+        return NotImplemented if value is None else value ** self
 
     # --- the ops called by name: one method each, into the op table (ops.py) ---------------------------
 
@@ -373,6 +377,15 @@ class Value:
 
 
 
+if TYPE_CHECKING:
+    class Interior(Value):
+        """For the type checker only: a node an op made, so it has an op and a first input. The backward
+        sweep's order lists only these (`topological_order(..., leaves=False)`); at run time each is a Value."""
+
+        _a: Value
+        _op: Op
+
+
 def _unary(op: Op, a: Value) -> Value:
     return Value(op.forward(a.data), a, None, op)
 
@@ -463,7 +476,7 @@ def topological_order(root: Value, leaves: bool = True, reset_grads: bool = Fals
     while stack:
         node = pop()
         if node is None:
-            emit(pop())
+            emit(pop())  # type: ignore[arg-type]  # below a None marker is always the node it marks
             continue
         if node in seen:
             continue
@@ -498,7 +511,7 @@ def reverse_sweep(
     order: Sequence[Value],
     grads: dict[Value, Any] | None = None,
     differentiable: bool = False,
-    inspect: Callable[[Value, Any, tuple], None] | None = None,
+    inspect: Callable[[Value, Any, tuple[Any, ...]], None] | None = None,
 ) -> None:
     """The backward pass, written once: `backward()`, `grad()` (with and without `create_graph`),
     anomaly mode and the step trace all run this loop.
@@ -518,9 +531,13 @@ def reverse_sweep(
     it is added (anomaly checks, trace steps).
     """
     in_slots = grads is None
-    get = None if in_slots else grads.get
+    table: dict[Value, Any] = {} if grads is None else grads  # with in_slots: never read
+    get = table.get
     plain = not differentiable and inspect is None  # the hot path: one test per node
-    for node in reversed(order):
+    # `order` holds interior nodes only (each has an op and a first input): said once to the type checker
+    # here, not checked per node.
+    for node in cast("Iterable[Interior]", reversed(order)):
+        g: float | Value | None  # a Value when `differentiable`
         if in_slots:
             g = node.grad
         else:
@@ -544,19 +561,23 @@ def reverse_sweep(
             if in_slots:
                 a.grad += da
             else:
-                grads[a] = get(a, 0.0) + da
-        elif not in_slots and a not in grads and not node._op.constant:
-            grads[a] = 0.0  # masked (relu left of 0): a zero gradient, as PyTorch's threshold_backward gives
+                table[a] = get(a, 0.0) + da
+        elif not in_slots and a not in table and not node._op.constant:
+            table[a] = 0.0  # masked (relu left of 0): a zero gradient, as PyTorch's threshold_backward gives
+        # db is None whenever b is (set just above): the type checker cannot see that, and a test of b
+        # per node here would cost the hot path.
         if db is not None:
             if in_slots:
-                b.grad += db
+                b.grad += db  # type: ignore[union-attr]  # b is a Value here: see above
             else:
-                grads[b] = get(b, 0.0) + db
-        elif b is not None and not in_slots and b not in grads and not node._op.constant:
-            grads[b] = 0.0
+                table[b] = get(b, 0.0) + db  # type: ignore[index, arg-type]  # b is a Value here: see above
+        elif b is not None and not in_slots and b not in table and not node._op.constant:
+            table[b] = 0.0
 
 
-def _inspected_pullback(node: Value, g: Any, differentiable: bool, inspect: Callable | None) -> tuple:
+def _inspected_pullback(
+    node: Interior, g: Any, differentiable: bool, inspect: Callable[[Value, Any, tuple[Any, ...]], None] | None,
+) -> tuple[Any, ...]:
     """A node's pullback off the hot path: on the Values themselves (`differentiable`), then shown to
     `inspect` before the sweep adds it."""
     inputs = node._prev if differentiable else tuple(p.data for p in node._prev)
@@ -581,9 +602,8 @@ def grad(
     (numbers or Values, default 1 each): the result is then the vector-Jacobian product, sum over k of
     grad_outputs[k] x d output[k] / d input.
     """
-    single = isinstance(inputs, Value)
-    inputs = (inputs,) if single else tuple(inputs)
-    for x in inputs:
+    wrt = (inputs,) if isinstance(inputs, Value) else tuple(inputs)
+    for x in wrt:
         if not isinstance(x, Value):
             raise TypeError(f"grad() takes Values as inputs, not {type(x).__name__}")
     outputs = (output,) if isinstance(output, Value) else tuple(output) if isinstance(output, (list, tuple)) else None
@@ -614,10 +634,10 @@ def grad(
     if create_graph:
         with enable_grad():
             reverse_sweep(order, grads, differentiable=True, inspect=check)
-        found = [grads.get(x, 0.0) for x in inputs]
+        found = [grads.get(x, 0.0) for x in wrt]
         return tuple(g if isinstance(g, Value) else Value(g) for g in found)
     reverse_sweep(order, grads, inspect=check)
-    return tuple(Value(float(grads.get(x, 0.0))) for x in inputs)
+    return tuple(Value(float(grads.get(x, 0.0))) for x in wrt)
 
 
 def _merged_order(outputs: Sequence[Value]) -> list[Value]:

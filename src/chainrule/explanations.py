@@ -43,6 +43,8 @@ class _Graph:
     def step_texts(self, i: int, k: int) -> tuple[str, str]:
         """(node i's formula, its derivative with respect to input k), in the graph's labels."""
         v = self.nodes[i]
+        if v._op is None:
+            raise ValueError(f"node {i} ({self.labels[i]}) is a leaf: no op made it, so it has no formula")
         input_labels = [self.labels[self.index[id(p)]] for p in v._prev]
         return (formula_text(fill_template(v._op.formula, input_labels, self.labels[i])),
                 formula_text(fill_template(v._op.local_text[k], input_labels, self.labels[i])))

@@ -26,16 +26,19 @@ nodes of the outer one's tangents, so a jvp of a jvp gives second directional de
 from __future__ import annotations
 
 import numbers
-from typing import Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence, cast
 
 from chainrule.engine import Value, topological_order
 from chainrule.modes import observe_nodes, transform_level, transforms_running
 from chainrule.ops import IDENTITY
 
+if TYPE_CHECKING:
+    from chainrule.engine import Interior
+
 __all__ = ["jvp", "jvp_tree", "tangents", "tree_flatten", "tree_unflatten", "tree_map"]
 
 
-def _tangent(node: Value, known: Mapping[Value, Any], graph: bool = False) -> Any:
+def _tangent(node: Interior, known: Mapping[Value, Any], graph: bool = False) -> Any:
     """The tangent of an interior node from its inputs' tangents (None: no input has one). With `graph`
     the pullbacks get the Values themselves, so the tangent is a Value built from them."""
     a, b, op = node._a, node._b, node._op
@@ -77,7 +80,7 @@ def tangents(output: Value, seeds: Mapping[Value, float]) -> dict[Value, float]:
         known[leaf] = _as_float(t, "a seed of tangents()")
     for node in order:
         if node._op is not None:
-            t = _tangent(node, known)
+            t = _tangent(cast("Interior", node), known)
             if t is not None:
                 known[node] = t
     return {node: known.get(node, 0.0) for node in order}
@@ -92,7 +95,7 @@ def tree_flatten(tree: Any) -> tuple[list[Any], Any]:
         leaves, spec = tree_flatten(list(tree.values()))
         return leaves, (dict, list(tree), spec)
     if isinstance(tree, (list, tuple)):
-        leaves: list[Any] = []
+        leaves = []
         specs = []
         for item in tree:
             item_leaves, spec = tree_flatten(item)
@@ -155,7 +158,7 @@ def split_aux(result: Any, has_aux: bool, who: str) -> tuple[Any, Any]:
 def jvp(
     fn: Callable[..., Any], inputs: Sequence[float | Value] | float | Value,
     tangents: Sequence[float | Value] | float | Value, *, has_aux: bool = False,
-) -> tuple:
+) -> tuple[Any, ...]:
     """fn's value(s) at `inputs` and its directional derivative(s) along `tangents` (see `jvp_tree`),
     a sequence of outputs coming back as a tuple."""
     return jvp_tree(fn, inputs, tangents, has_aux=has_aux, lists_as_tuples=True)
@@ -165,7 +168,7 @@ def jvp_tree(
     fn: Callable[..., Any], inputs: Sequence[float | Value] | float | Value,
     tangents: Sequence[float | Value] | float | Value, *, has_aux: bool = False, lists_as_tuples: bool = False,
     who: str = "jvp",
-) -> tuple:
+) -> tuple[Any, ...]:
     """fn's value(s) at `inputs` and its directional derivative(s) along `tangents`, in one sweep.
 
     fn takes one Value per input and returns a Value, or nested lists and tuples of Values. Returns
@@ -175,12 +178,11 @@ def jvp_tree(
     graph (see the module docstring). Each tangent is computed as its node is made (the ops fn runs
     report to this sweep), so no graph walk follows.
     """
-    single_input = isinstance(inputs, (numbers.Real, Value))
-    points = [inputs] if single_input else list(inputs)
-    directions = [tangents] if isinstance(tangents, (numbers.Real, Value)) else list(tangents)
+    points, directions = _listed(inputs), _listed(tangents)
     if len(points) != len(directions):
         raise ValueError(f"{who}() needs one tangent per input: {len(points)} inputs, {len(directions)} tangents")
     graph = wants_graph(points, directions)
+    seeds: list[Value] | list[float]
     if graph:
         leaves = [own_copy(x, f"an input of {who}") for x in points]
         seeds = [t if isinstance(t, Value) else Value(_as_float(t, f"a tangent of {who}")) for t in directions]
@@ -191,7 +193,7 @@ def jvp_tree(
     for leaf, t in zip(leaves, seeds):
         known[leaf] = known[leaf] + t if leaf in known else t
 
-    def carry(node: Value) -> None:
+    def carry(node: Interior) -> None:  # observe_nodes reports op nodes only
         t = _tangent(node, known, graph)
         if t is not None:
             known[node] = t
@@ -213,6 +215,13 @@ def jvp_tree(
     if has_aux:
         return values, derivatives, aux if graph else as_numbers(aux)
     return values, derivatives
+
+
+def _listed(x: Sequence[float | Value] | float | Value) -> list[float | Value]:
+    """One input or tangent (a real number or a Value) as a list of one, a sequence of them as a list."""
+    if isinstance(x, (float, numbers.Real, Value)):  # float for the type checker, which sees no float as Real
+        return [x]
+    return list(x)
 
 
 def _tuples(spec: Any) -> Any:

@@ -36,7 +36,7 @@ REDUCTIONS = ("mean", "sum")
 
 
 def _as_value(x: Value | float) -> Value:
-    return x if x.__class__ is Value else Value(x)
+    return x if isinstance(x, Value) else Value(x)
 
 
 def _check_real(y: object, what: str) -> Value | float:
@@ -48,7 +48,7 @@ def _check_real(y: object, what: str) -> Value | float:
     return float(y)
 
 
-def _check_pairs(predictions: Sequence, targets: Sequence, what: str) -> None:
+def _check_pairs(predictions: Sequence[object], targets: Sequence[object], what: str) -> None:
     if len(predictions) != len(targets):
         raise ValueError(
             f"{what}: {count_text(len(predictions), 'prediction')} but {count_text(len(targets), 'target')}; they must match one to one"
@@ -107,11 +107,11 @@ def bce_with_logits(
     """
     _check_pairs(logits, targets, "bce_with_logits")
     terms = []
-    for x, y in zip(logits, targets):
-        y = _check_real(y, "bce_with_logits targets")
+    for logit, given in zip(logits, targets):
+        y = _check_real(given, "bce_with_logits targets")
         if not isinstance(y, Value) and not 0.0 <= y <= 1.0:
             raise ValueError(f"bce_with_logits targets must lie in [0, 1], got {y!r}")
-        x = _as_value(x)
+        x = _as_value(logit)
         positive_part = x.relu()
         minus_abs = x - 2.0 * positive_part
         terms.append(positive_part - x * y + (1.0 + minus_abs.exp()).log())
@@ -121,17 +121,17 @@ def bce_with_logits(
 def logsumexp(values: Sequence[Value | float]) -> Value:
     """log(sum_k exp(v_k)), as the op table's `logaddexp` folded over the values: stable at any size
     (as torch.logsumexp) and built from Values only, so it traces."""
-    values = [_as_value(v) for v in values]
-    if not values:
+    nodes = [_as_value(v) for v in values]
+    if not nodes:
         raise ValueError("logsumexp needs at least one value")
-    total = values[0]
-    for v in values[1:]:
+    total = nodes[0]
+    for v in nodes[1:]:
         total = total.logaddexp(v)
     return total
 
 
 def softmax_cross_entropy(
-    logits: Sequence[Sequence[Value | float]], targets: Sequence, reduction: str = "mean"
+    logits: Sequence[Sequence[Value | float]], targets: Sequence[int | Sequence[Value | float]], reduction: str = "mean"
 ) -> Value:
     """Cross-entropy of softmax(z_i) against target i: (1/n) sum [logsumexp(z_i) - z_i[t_i]].
 

@@ -28,7 +28,7 @@ import random
 from typing import Callable, Sequence
 
 from chainrule.engine import Value
-from chainrule.ops import relu, stable_sigmoid
+from chainrule.kernels import relu, stable_sigmoid
 
 __all__ = ["ACTIVATIONS", "INITS", "Module", "Neuron", "Layer", "MLP"]
 
@@ -185,10 +185,10 @@ class MLP(Module):
         if len(x) != self.nin:
             raise ValueError(f"this MLP takes {self.nin} inputs, got {len(x)}")
         # Lift plain numbers once here, not once per neuron that reads them.
-        out: Sequence[Value | float] = [xi if xi.__class__ is Value else Value(xi) for xi in x]
+        out = [xi if isinstance(xi, Value) else Value(xi) for xi in x]
         for layer in self.layers:
             out = layer(out)
-        return out  # type: ignore[return-value]
+        return out
 
     def predict(self, points: Sequence[Sequence[float]]) -> list[list[float]]:
         """The same forward pass for many input points, on plain floats: no graph is built.

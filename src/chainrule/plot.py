@@ -17,12 +17,22 @@ import math
 import os
 import struct
 import zlib
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence, TypedDict, Unpack
 
 __all__ = ["write_decision_boundary", "png_bytes", "svg_text", "COLORS"]
 
 Point = tuple[float, float]
 Predict = Callable[[list[Point]], list[float]]
+
+
+class PictureOptions(TypedDict, total=False):
+    """The keywords png_bytes and svg_text take after their three positional arguments."""
+
+    size: int
+    cells: int
+    margin: float
+    radius: float
+
 
 #: Colours (RGB) by role; label -1 is blue, label +1 is orange.
 COLORS = {
@@ -86,9 +96,10 @@ def _check(points: Sequence[Point], labels: Sequence[int], size: int, cells: int
             )
 
 
-def _is_finite_pair(point: object) -> bool:
+def _is_finite_pair(point: Any) -> bool:
+    """Whether a caller's point (anything at all: checked by trying) is two finite numbers."""
     try:
-        x, y = point  # type: ignore[misc]
+        x, y = point
         return math.isfinite(x) and math.isfinite(y)
     except (TypeError, ValueError):
         return False
@@ -234,7 +245,8 @@ def _zero_crossings(grid: list[list[float]], cells: int, step: float) -> list[tu
 
 
 def write_decision_boundary(
-    path: str | os.PathLike, predict: Predict, points: Sequence[Point], labels: Sequence[int], **options
+    path: str | os.PathLike[str], predict: Predict, points: Sequence[Point], labels: Sequence[int],
+    **options: Unpack[PictureOptions],
 ) -> None:
     """Write the picture to ``path``; the suffix picks the format (.png or .svg).
 

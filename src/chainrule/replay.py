@@ -13,14 +13,8 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from chainrule.engine import Value, topological_order
-from chainrule.ops import (
-    ADD,
-    MUL,
-    Op,
-    array_pullback_of,
-    array_sum_of_products,
-    array_sum_of_products_pullback,
-)
+from chainrule.kernels import array_sum_of_products, array_sum_of_products_pullback
+from chainrule.ops import ADD, MUL, Op, array_pullback_of
 
 __all__ = ["Planner", "Elementwise", "MatrixSum", "UniformSum"]
 
@@ -164,7 +158,7 @@ class MatrixSum:
 
     def forward(self, U: Any, V: Any) -> None:
         if self.written is not None:
-            self._forward_term_by_term(U, V)
+            self._forward_term_by_term(self.written, U, V)
             return
         np = self.np
         in_place = self.out.__class__ is slice  # write straight into the store
@@ -181,10 +175,10 @@ class MatrixSum:
         if not in_place:
             V[self.out] = out
 
-    def _forward_term_by_term(self, U: Any, V: Any) -> None:
+    def _forward_term_by_term(self, written: list[list[tuple[int, int]]], U: Any, V: Any) -> None:
         inputs = V[self.inputs.index]
         sums = []
-        for terms in self.written:
+        for terms in written:
             total = None
             for coefficient, row in terms:
                 if row == self.ones_row:
@@ -197,9 +191,11 @@ class MatrixSum:
             sums.append(total)
         V[self.out] = sums
 
-    def _backward_term_by_term(self, U: Any, V: Any, GU: Any, GV: Any) -> None:
+    def _backward_term_by_term(
+        self, written: list[list[tuple[int, int]]], U: Any, V: Any, GU: Any, GV: Any,
+    ) -> None:
         upstream = GV[self.out]
-        for g, terms in zip(upstream, self.written):
+        for g, terms in zip(upstream, written):
             for coefficient, row in terms:
                 if row == self.ones_row:
                     if self.bias.needs_grad:
@@ -252,7 +248,7 @@ class MatrixSum:
         if not self.needs_grad:
             return
         if self.written is not None:
-            self._backward_term_by_term(U, V, GU, GV)
+            self._backward_term_by_term(self.written, U, V, GU, GV)
             return
         np = self.np
         upstream = GV[self.out]
@@ -300,6 +296,18 @@ def _operands(instruction: Any) -> list[Input]:
 
 
 # --- from the traced graph to the program ------------------------------------------------------------
+
+
+# A fused sum, as `Planner._sum_item` describes it.
+SumItem = tuple[Value, list[Value], list[tuple["Value | None", Value]], list[Value], list[tuple[bool, int]]]
+
+
+def _two_inputs(node: Value) -> tuple[Value, Value]:
+    """The inputs of a node of a two-input op (a sum or product the planner fuses)."""
+    a, b = node._a, node._b
+    if a is None or b is None:
+        raise ValueError(f"{node!r} is not made by a two-input op")
+    return a, b
 
 
 class Planner:
@@ -393,7 +401,7 @@ class Planner:
         """(uniform coefficient, varying input) if node is such a product used only by its sum."""
         if node._op is not MUL or self.uses.get(node) != 1:
             return None
-        a, b = node._a, node._b
+        a, b = _two_inputs(node)
         if self.varying[a] and not self.varying[b]:
             return b, a
         if self.varying[b] and not self.varying[a]:
@@ -405,15 +413,19 @@ class Planner:
         terms: list[Value] = []
         node = root
         while True:
-            terms.append(node._b)
-            if not self._in_sum(node._a):
-                terms.append(node._a)
+            a, b = _two_inputs(node)
+            terms.append(b)
+            if not self._in_sum(a):
+                terms.append(a)
                 return terms[::-1]
-            node = node._a
+            node = a
 
     def _plan(self) -> None:
         level: dict[Value, int] = {}
-        groups: dict[tuple, list] = {}
+        # Grouped by (kind, depth, ...what a group shares): elementwise ops hold nodes, sums SumItems.
+        groups: dict[tuple[Any, ...], list[Any]] = {}
+        key: tuple[Any, ...]
+        item: Value | SumItem
         for node in self.order:
             if not node._prev:
                 level[node] = 0
@@ -447,7 +459,7 @@ class Planner:
         consumer = self.consumer.get(node)
         return consumer is not None and consumer._op is ADD
 
-    def _sum_item(self, root: Value) -> tuple:
+    def _sum_item(self, root: Value) -> SumItem:
         """(root, the materialised nodes it reads, [(coefficient or None, varying input)], uniform terms,
         the written order as [(True, index in products) or (False, index in uniform terms)])."""
         products: list[tuple[Value | None, Value]] = []
@@ -485,12 +497,12 @@ class Planner:
             ))
         self.instructions.append(Elementwise(self.np, op, out_varying, self._new_outputs(nodes), inputs))
 
-    def _emit_uniform_sum(self, items: list[tuple]) -> None:
+    def _emit_uniform_sum(self, items: list[SumItem]) -> None:
         terms = [(j, self.u_slots[t]) for j, item in enumerate(items) for t in item[3]]
         needs_grad = any(self.needs_grad[t] for item in items for t in item[3])
         self.instructions.append(UniformSum(self.np, self._new_outputs([i[0] for i in items]), terms, needs_grad))
 
-    def _emit_matrix_sum(self, items: list[tuple]) -> None:
+    def _emit_matrix_sum(self, items: list[SumItem]) -> None:
         columns = [x for _, x in items[0][2]]
         inputs = Input(self.np, True, [self.v_slots[x] for x in columns],
                         any(self.needs_grad[x] for x in columns), True)

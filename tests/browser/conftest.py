@@ -226,22 +226,31 @@ AXE_VERSION = "4.14.1"
 WCAG_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
 
 
-def axe_violations(page, impacts: tuple[str, ...] = ("serious", "critical"), within: str | None = None) -> list[dict]:
-    """Run axe-core (WCAG 2.1 A and AA rules) on the page (or only on the element `within` selects); the
-    violations of the given impacts, each {"id", "impact", "help", "targets"}. The page's context needs
-    bypass_csp=True."""
+# axe-core run in the page on a context (a node, the document, or {include, exclude}: lists of nodes), its
+# violations, each {"id", "impact", "help", "targets"}: what axe_violations and path_walk.StateChecks report.
+AXE_AUDIT = """async ([context, tags]) => (await window.axe.run(context,
+    {runOnly: {type: 'tag', values: tags}, resultTypes: ['violations']})).violations.map((v) =>
+    ({id: v.id, impact: v.impact, help: v.help, targets: v.nodes.map((n) => n.target).slice(0, 5)}))"""
+SERIOUS = ("serious", "critical")
+
+
+def load_axe(page) -> None:
+    """Put axe-core in the page (once per page load); the page's context needs bypass_csp=True."""
     if not page.evaluate("() => Boolean(window.axe)"):
         page.add_script_tag(path=str(AXE))
     assert page.evaluate("() => window.axe.version") == AXE_VERSION
-    result = page.evaluate(
-        """([tags, within]) => window.axe.run(within ? document.querySelector(within) : document,
-             {runOnly: {type: 'tag', values: tags}, resultTypes: ['violations']})""",
-        [WCAG_TAGS, within],
+
+
+def axe_violations(page, impacts: tuple[str, ...] = SERIOUS, within: str | None = None) -> list[dict]:
+    """Run axe-core (WCAG 2.1 A and AA rules) on the page (or only on the element `within` selects); the
+    violations of the given impacts, each {"id", "impact", "help", "targets"}. The page's context needs
+    bypass_csp=True."""
+    load_axe(page)
+    found = page.evaluate(
+        f"([within, tags]) => ({AXE_AUDIT})([within ? document.querySelector(within) : document, tags])",
+        [within, WCAG_TAGS],
     )
-    return [
-        {"id": v["id"], "impact": v["impact"], "help": v["help"], "targets": [n["target"] for n in v["nodes"]][:5]}
-        for v in result["violations"] if v["impact"] in impacts
-    ]
+    return [violation for violation in found if violation["impact"] in impacts]
 
 
 @contextmanager

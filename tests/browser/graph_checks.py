@@ -2,7 +2,7 @@
 
 overprints(page, root): every text of every box inside its box and clear of the box's other texts on its
 line, and every edge label clear of every box, op and other label (issue 32 item 2).
-asked_in_view(page, holder): at a prediction's gate, how much of the asked box and of each box it depends
+ASKED_IN_VIEW (a page function of the holder's id): at a prediction's gate, how much of the asked box and of each box it depends
 on the graph's frame and the screen show (issue 32 item 1).
 """
 
@@ -71,10 +71,6 @@ def overprints(page, root: str = "body") -> list[str]:
     return page.evaluate(OVERPRINTS, root)
 
 
-def asked_in_view(page, holder: str = "predict-player") -> dict | None:
-    return page.evaluate(ASKED_IN_VIEW, holder)
-
-
 def depends_on(graph: dict, label: str, kind: str) -> set[str]:
     """What a prediction about `label` depends on, from the lesson's graph spec (leaves, nodes
     [label, op, inputs...]): its inputs (forward), or the nodes that use it and their inputs (backward)."""
@@ -85,10 +81,10 @@ def depends_on(graph: dict, label: str, kind: str) -> set[str]:
     return ({*users} | {i for user in users for i in nodes[user]}) - {label}
 
 
-def assert_asked_in_view(page, graph: dict, label: str, kind: str, where) -> None:
-    """The asked box is whole on screen in its frame; the boxes it depends on are marked, named, and whole
-    in view when they fit the frame together with it (else in view as far as the frame allows)."""
-    seen = asked_in_view(page)
+def assert_asked_in_view(seen: dict | None, graph: dict, label: str, kind: str, where) -> None:
+    """`seen`, what ASKED_IN_VIEW measured: the asked box is whole on screen in its frame; the boxes it depends on
+    are marked, named, and whole in view when they fit the frame together with it (else in view as far as the
+    frame allows)."""
     assert seen is not None, (where, "no box is marked as asked")
     expected = depends_on(graph, label, kind)
     assert seen["asked"] == label and set(seen["depends"]) == expected, (where, seen)

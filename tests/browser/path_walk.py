@@ -12,7 +12,7 @@ from pathlib import Path
 
 from lesson_pages import SPEC_PREDICTIONS
 
-from conftest import axe_violations
+from conftest import AXE_AUDIT, SERIOUS, WCAG_TAGS, load_axe
 
 DATA = Path(__file__).resolve().parents[2] / "src" / "chainrule" / "lessons" / "data"
 
@@ -78,18 +78,34 @@ def answer_quiz(page, lesson_id: str, numeric_answers: dict[str, str] = NUMERIC_
 # a kind being a tag, classes, attribute names, the values of the attributes that change a role or what takes the
 # focus, and whether it has text of its own. A mark moving from one row to the next, one more entry of a kind
 # already there, numbers, coordinates and texts changing from step to step, and what is drawn inside a picture
-# are not a new state.
-STATE = """(scope) => {
+# are not a new state. A part is an element with an id or a child of the scope, and what it holds outside the parts
+# inside it: a step of a player or an answer at a gate changes the player's or the prediction panel's part, not the
+# prose and math beside it, so axe-core audits that part again and leaves the rest, which it has seen as it is now.
+# A part's state leaves out its id: the next gate's form, the same kinds under another id, is not a new state.
+PARTS = """async (scope) => {
   const kept = ['role', 'tabindex', 'type', 'hidden', 'disabled', 'open', 'aria-hidden', 'aria-live', 'aria-disabled',
                 'aria-expanded', 'aria-pressed', 'aria-current'];
   const root = document.querySelector(scope);
-  // A picture (an svg, role img) is one element to axe-core: what is drawn inside it is not a state.
-  return [...new Set([root, ...root.querySelectorAll('*')].filter((el) => !el.parentElement.closest('svg')).map((el) => {
+  const kinds = new Map();  // part -> the kinds of element it holds
+  for (const el of [root, ...root.querySelectorAll('*')]) {
+    // A picture (an svg, role img) is one element to axe-core: what is drawn inside it is not a state.
+    if (el !== root && el.parentElement.closest('svg')) continue;
+    let part = el;
+    while (part !== root && !part.id && part.parentElement !== root) part = part.parentElement;
     const names = el.getAttributeNames().filter((n) => !n.startsWith('data-') && !['style', 'class'].includes(n)).sort();
     const own = Array.from(el.childNodes).some((n) => n.nodeType === 3 && n.textContent.trim());
-    return [el.tagName, [...el.classList].sort().join('.'), names.map((n) => kept.includes(n) ? `${n}=${el.getAttribute(n)}` : n).join(','),
-            el.getClientRects().length ? 'shown' : 'unseen', own ? 'text' : ''].join('|');
-  }))].sort().join('\\n');
+    if (!kinds.has(part)) kinds.set(part, new Set());
+    kinds.get(part).add([el.tagName, [...el.classList].sort().join('.'),
+      names.map((n) => kept.includes(n) ? `${n}=${el.getAttribute(n)}` : n).join(','),
+      el.getClientRects().length ? 'shown' : 'unseen', own ? 'text' : ''].join('|'));
+  }
+  const parts = [];
+  for (const [part, set] of kinds) {
+    const text = [...set].sort().join('\\n');
+    const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text));
+    parts.push([part, Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, '0')).join('')]);
+  }
+  return parts;
 }"""
 
 # Overflow: the page never scrolls sideways; at desktop width no graph is larger than its frame (no box cut off).
@@ -103,23 +119,48 @@ OVERFLOW = """([scope, framesFit]) => {
   return out;
 }"""
 
+# The overflow, the parts and their audit in one visit to the page: axe-core runs on the parts whose state it has
+# not seen (the parts inside them it has seen left out); MEASURED stands for the caller's own measurements, taken
+# in the same visit, before it.
+CHECK = f"""async ([scope, framesFit, seen, tags, args]) => {{
+  const measured = [MEASURED];
+  const overflow = ({OVERFLOW})([scope, framesFit]);
+  const parts = await ({PARTS})(scope);
+  const fresh = parts.filter(([, digest]) => !seen.includes(digest));
+  if (!fresh.length) return {{measured, overflow, audited: [], violations: []}};
+  if (!window.axe) return {{measured, overflow, needsAxe: true}};
+  const include = fresh.map(([part]) => part);
+  const exclude = parts.filter(([part]) => !include.includes(part) && include.some((i) => i.contains(part)))
+                       .map(([part]) => part);
+  const violations = await ({AXE_AUDIT})([{{include, exclude}}, tags]);
+  return {{measured, overflow, audited: fresh.map(([, digest]) => digest), violations}};
+}}"""
+
 
 class StateChecks:
     """The suite's axe-core and overflow checks on every state a walk reaches (issue 42 item 10), not only at
     its end: check(scope, where) after each step, gate and answer. The overflow check (a few reads) runs every
-    time; axe-core (WCAG 2.1 A and AA, on the part of the page that changed) once per state that differs in what
-    its rules can see (STATE), so a walk of forty steps costs a few axe runs, not forty."""
+    time; axe-core (WCAG 2.1 A and AA) on each part of the scope (PARTS) whose state differs from every state of
+    it already audited in what the rules can see, so a walk of forty steps costs a few audits of a player, not
+    forty audits of its section."""
 
     def __init__(self, page, size: str):
         self.page = page
         self.frames_fit = size == "desktop"
-        self.audited: set[tuple[str, str]] = set()
+        self.audited: list[str] = []  # the digests of the parts' states audited
 
-    def check(self, scope: str, where) -> None:
-        overflow = self.page.evaluate(OVERFLOW, [scope, self.frames_fit])
-        assert overflow == [], (where, overflow)
-        state = (scope, self.page.evaluate(STATE, scope))
-        if state not in self.audited:
-            self.audited.add(state)
-            found = axe_violations(self.page, within=scope)
-            assert found == [], (where, found)
+    def check(self, scope: str, where, *also: tuple[str, object]) -> list:
+        """Check the state the page shows now; `also`: (page function source, argument) pairs measured in the same
+        visit, their results returned. `where` names the state in a failure (or is a function of those results)."""
+        source = CHECK.replace("MEASURED", ", ".join(f"await ({function})(args[{i}])" for i, (function, _) in enumerate(also)))
+        arguments = [scope, self.frames_fit, self.audited, WCAG_TAGS, [argument for _, argument in also]]
+        found = self.page.evaluate(source, arguments)
+        if found.get("needsAxe"):
+            load_axe(self.page)
+            found = self.page.evaluate(source, arguments)
+        named = where(found["measured"]) if callable(where) else where
+        assert found["overflow"] == [], (named, found["overflow"])
+        self.audited.extend(found["audited"])
+        serious = [violation for violation in found["violations"] if violation["impact"] in SERIOUS]
+        assert serious == [], (named, serious)
+        return found["measured"]

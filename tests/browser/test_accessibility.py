@@ -47,13 +47,14 @@ def test_no_serious_or_critical_violation_on_any_page(browser, audited_server, s
         page.goto(f"{audited_server.origin}/lessons/{LESSON}")
         page.wait_for_selector("main[data-complete='true']", timeout=60_000)
         found["lesson"] = axe_violations(page)
-        # With feedback on the page: a prediction made, a quiz answer checked, the graph mid-way.
+        # With feedback on the page: a wrong prediction's hint, a wrong quiz answer's hint, the graph mid-way
+        # (tests/browser/test_prediction_retry_page.py audits the reveals after the second try).
         predict = page.locator("#predict-player")
         while page.locator("form.prediction-form").count() == 0:
             predict.locator("button.next").click()
         page.locator("form.prediction-form input").fill("0.5")
         page.locator("form.prediction-form input").press("Enter")
-        page.locator(".prediction-feedback").wait_for()
+        page.locator(".prediction-hint .hint").wait_for()  # wrong: its hint and one more try
         form = page.locator("#section-06 form[data-question='product-gradient']")
         form.locator("input").fill("5")
         form.locator("input").press("Enter")

@@ -1,6 +1,6 @@
 """A learner's answers and what the page says back, at desktop (1280 px) and phone (390 px) width, in a real
 Chromium against the real server: predictions spoil nothing and their feedback waits and is kept across
-reloads and restarts, a retry after the reveal is practice, review answers stay on reload, and a verdict
+reloads and restarts, a wrong first answer gets a hint and one more try, a retry is practice, review answers stay on reload, and a verdict
 names its exercise and shows values as the learner's code returned them.
 
 Expected numbers are hand-derived from the lesson spec (section 04: the neuron), never read from the page.
@@ -64,6 +64,11 @@ def test_predictions_spoil_nothing_and_feedback_waits_and_is_kept(
         position = player.get_attribute("data-position")
         section.locator("form.prediction-form input").fill(str(guesses[key]))
         section.locator("form.prediction-form input").press("Enter")
+        if key == "n":  # wrong: a hint and one more try, still without the answer; the same guess again reveals
+            section.locator("form.prediction-form .prediction-hint .hint").wait_for()
+            assert not has_number(visible_text(page, "#section-04"), telling["n"])
+            section.locator("form.prediction-form input").fill(str(guesses[key]))
+            section.locator("form.prediction-form input").press("Enter")
         feedback = section.locator(f".prediction-panel .prediction-feedback[data-key='{key}']")
         feedback.wait_for()
         made.append(key)
@@ -83,7 +88,10 @@ def test_predictions_spoil_nothing_and_feedback_waits_and_is_kept(
     quiz = page.locator("#section-06 form[data-question='tanh-gradient']")
     quiz.locator("input").fill("0.49")
     quiz.locator("input").press("Enter")
-    page.wait_for_function("() => document.querySelector(\"#section-06 form[data-question='tanh-gradient']\").dataset.correct === 'false'")
+    page.wait_for_function("() => document.querySelector(\"#section-06 form[data-question='tanh-gradient']\").dataset.retry === 'true'")
+    assert "0.51" not in quiz.locator(".feedback").text_content()  # the hint, not the answer
+    quiz.locator("input").press("Enter")  # the same answer again: now the answer is shown
+    page.wait_for_function("() => document.querySelector(\"#section-06 form[data-question='tanh-gradient']\").dataset.retry === 'false'")
     reason = quiz.locator(".reason").text_content().strip()
     assert reason and "0.51" in quiz.locator(".feedback").text_content()
     n_reason = section.locator(".prediction-list li[data-key='n'] .reason").text_content().strip()
@@ -174,8 +182,10 @@ def test_a_retry_after_the_reveal_is_practice(open_page, learner) -> None:
         assert response.value.status == 200
         page.wait_for_function(f"() => document.querySelector(\"#section-06 form[data-question='product-gradient']\").dataset.correct === '{str(text == '6').lower()}'")
 
-    answer("-6")
-    assert "The answer is 6" in form.locator(".feedback").text_content()
+    answer("-6")  # the sign slip that quiz.json names: its hint, and one more try before the answer
+    assert form.get_attribute("data-retry") == "true"
+    assert form.locator(".hint").get_attribute("data-mistake") == "lost a minus sign"
+    assert "The answer is" not in form.locator(".feedback").text_content()
     assert form.get_attribute("data-practice") == "false"
     answer("6")
     assert form.get_attribute("data-practice") == "true"

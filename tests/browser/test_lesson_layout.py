@@ -1,20 +1,17 @@
 """The lesson pages fit the screen, at desktop (1280 px) and phone (390 px) width, in a real Chromium against
-the real server: every graph is the layout chainrule.draw computes, at every step and every prediction's gate
-the active box, its caption and the controls are on screen together, no text of a graph prints over another
-or is under 12 px, and display math breaks only between its sides.
+the real server: every graph is the layout chainrule.draw computes, no text of a graph is under 12 px, and
+display math breaks only between its sides. Every step and every prediction's gate is walked in
+test_lesson_states_desktop.py and test_lesson_states_phone.py (lesson_walk.py).
 
 Expected numbers are hand-derived (a = 2, b = -3, c = 10, f = -2 in section 03), never read from the page.
 """
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
-from graph_checks import assert_asked_in_view, overprints
 from lesson_pages import LESSON, LESSONS, SIZES, in_view, lesson, open_at
-from path_walk import StateChecks
 
 from conftest import WIDTHS
 
@@ -88,131 +85,6 @@ def test_graph_is_the_python_layout_and_fits_the_screen(open_page, lesson_server
     assert player.get_attribute("data-position") == player.get_attribute("data-total")
     page.locator("#section-03").screenshot(path=str(screenshots_dir / f"lesson-graph-{size}.png"))
     assert log.outside(lesson_server.origin) == [] and log.page_errors == []
-
-
-# ---------------------------------------------------------------- every step and every gate of every lesson
-
-
-PLACEHOLDER = re.compile(r"\{\{\s*([^}]+?)\.(data|grad)\s*\}\}")
-
-
-TOGETHER = """([holder, extra]) => {
-    const root = document.getElementById(holder);
-    const inside = (el, frame) => { const r = el.getBoundingClientRect(), f = frame.getBoundingClientRect();
-      return r.top >= f.top - 1 && r.bottom <= f.bottom + 1 && r.left >= f.left - 1 && r.right <= f.right + 1; };
-    const onScreen = (el) => { const r = el.getBoundingClientRect();
-      return r.height > 0 && r.top >= -1 && r.bottom <= innerHeight + 1 && r.left >= -1 && r.right <= innerWidth + 1; };
-    // At a prediction's gate the box to see is the one asked about (issue 32 item 1), else the step's.
-    const box = root.querySelector('g.node.asked') || root.querySelector('g.node.active');
-    const figure = root.querySelector('.graph-figure');
-    const parts = {box: box && onScreen(box) && inside(box, figure), caption: onScreen(root.querySelector('.caption')),
-                   controls: onScreen(root.querySelector('.player-controls button.next'))};
-    if (extra) parts.extra = onScreen(document.querySelector(extra));
-    return parts; }"""
-
-
-def assert_together(page, holder, where, extra=None):
-    """The active box (at a gate: the asked box) inside its frame, the caption and the controls (and
-    `extra`) all on screen."""
-    parts = page.evaluate(TOGETHER, [holder, extra])
-    assert all(parts.values()), (where, parts)
-
-
-def walk_predictions(page, lesson_id: str, checks: StateChecks) -> list[dict]:
-    """Play section 04 with the Next buttons, answering each gate with the right value; at every step the
-    box, caption and controls must be on screen together (at a gate the form too, and the asked box with
-    the boxes it depends on: issue 32 item 1), and no number prints over a label (item 2). Returns, per
-    gate, the key asked, the labels whose gradient the graph shows, and the reason given."""
-    from chainrule.lessons import check_prediction, lesson_data
-
-    spec = lesson_data(lesson_id)
-    steps = {step["key"]: step for step in spec["predict"]["steps"]}
-    graph = spec["graphs"][spec["predict"]["graph"]]
-    player = page.locator("#predict-player")
-    gates = []
-    for _ in range(200):
-        form = page.locator("form.prediction-form")
-        if form.count():
-            key = form.get_attribute("data-key")
-            assert_together(page, "predict-player", (lesson_id, "gate", key), "form.prediction-form button[type=submit]")
-            assert_asked_in_view(page, graph, steps[key]["node_label"], steps[key]["kind"], (lesson_id, key))
-            assert overprints(page, "#predict-player") == [], (lesson_id, key)
-            checks.check("#section-04", (lesson_id, "gate", key))
-            shown = player.locator("g.node").evaluate_all(
-                "nodes => nodes.filter(n => n.querySelector('.node-grad').textContent !== '?').map(n => n.dataset.label)")
-            form.locator("input").fill(repr(check_prediction(lesson_id, key, 0.0)["expected"]))
-            form.locator("button[type=submit]").click()
-            reason = page.locator(f".prediction-feedback[data-key='{key}'] .reason").inner_text()
-            gates.append({"key": key, "grads_shown": set(shown), "reason": reason})
-            checks.check("#section-04", (lesson_id, "answered", key))
-            page.locator(".prediction-next").click()
-        elif player.locator("button.next").is_enabled():
-            player.locator("button.next").click()
-        else:
-            return gates
-        if player.get_attribute("data-position") != "0":
-            assert_together(page, "predict-player", (lesson_id, "step", player.get_attribute("data-position")))
-            checks.check("#section-04", (lesson_id, "step", player.get_attribute("data-position")))
-    raise AssertionError("the prediction player never reached its end")
-
-
-@pytest.mark.parametrize("size", SIZES)
-def test_every_step_and_gate_shows_its_boxes_caption_and_controls_and_no_number_overprints(
-        open_page, server_factory, tmp_path: Path, size) -> None:
-    """Item 2: at every step and gate the active box, its caption and the controls are on screen at once
-    (on a phone, 390x844, the graph scrolls in a frame to fit). Item 4: predictions come in the order the
-    lesson lists them, and no prompt or reason uses a gradient not shown yet. Issue 32: at a gate the asked
-    box and the boxes it depends on are in view and named (item 1), every lesson graph fits a desktop frame
-    (item 1), and no text of a graph prints over another or out of its box at any step (item 2). Issue 42 item
-    10: all six lessons, and at each state (opened, every step of the graph players and the plot, every gate and
-    answer) axe-core and the overflow checks (path_walk.StateChecks)."""
-    import json
-
-    from chainrule.lessons import lesson_data, lesson_ids
-
-    server = server_factory(tmp_path / "data")
-    context, page, log = open_at(open_page, server, size, bypass_csp=True)
-    checks = StateChecks(page, size)
-    for lesson_id in lesson_ids():
-        lesson(page, server, lesson_id)
-        if size == "desktop":
-            frames = page.locator(".graph-figure").evaluate_all(
-                "fs => fs.map(f => [f.closest('[id]').id, f.scrollWidth, f.clientWidth])")
-            assert all(scroll <= client for _, scroll, client in frames), (lesson_id, frames)
-        # Issue 42 item 10: axe-core and the overflow checks as the lesson opens, at every step of its players
-        # and plot and at every gate, not only at the end; the plot's table view open, as a screen reader user has
-        # it (the graphs' table views are opened by the keyboard walk).
-        closed = page.locator("#section-03 details.plot-table-view:not([open]) > summary")
-        if closed.count():
-            closed.click()
-        checks.check("#section-03", (lesson_id, "opened"))
-        player = page.locator("#see-it-work-player")
-        for position in range(1, int(player.get_attribute("data-total")) + 1):
-            player.locator("button.next").click()
-            assert_together(page, "see-it-work-player", (lesson_id, "see it work", position))
-            assert overprints(page, "#see-it-work-player") == [], (lesson_id, position)
-            checks.check("#section-03", (lesson_id, "see it work", position))
-        plot_next = page.locator("#section-03 .fit-plot button[data-action='next']")
-        while plot_next.count() and plot_next.is_enabled():
-            plot_next.click()
-            checks.check("#section-03", (lesson_id, "plot", page.get_attribute("#section-03 .fit-plot", "data-step")))
-        steps = lesson_data(lesson_id)["predict"]["steps"]
-        gates = walk_predictions(page, lesson_id, checks)
-        assert [gate["key"] for gate in gates] == [step["key"] for step in steps], lesson_id
-        for gate, step in zip(gates, steps):
-            # A prompt may use a gradient already on the graph; its reason also the one just predicted.
-            for text, allowed in ((step["prompt"], gate["grads_shown"]),
-                                  (step["reason"], gate["grads_shown"] | {step["node_label"]})):
-                for path, field in PLACEHOLDER.findall(text):
-                    if field == "grad":
-                        label = path.split(".", 1)[1]
-                        assert label in allowed, (lesson_id, step["key"], label, json.dumps(sorted(allowed)))
-            # No reason speaks of a gradient still to be predicted.
-            later = [s["node_label"] for s in steps[steps.index(step) + 1:] if s["kind"] == "backward"]
-            for label in later:
-                assert f"d{label}" not in gate["reason"] and f"dL/d{label}" not in gate["reason"], (step["key"], label)
-        assert "Both gradients" not in " ".join(g["reason"] for g in gates[:-1])
-    assert not log.page_errors
 
 
 # ---------------------------------------------------------------- each lesson loaded once per size

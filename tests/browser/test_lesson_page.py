@@ -47,6 +47,9 @@ WRONG_EDITS = {
     "local-gradients": ("self.grad += other.data * out.grad", "self.grad = other.data * out.grad"),  # = not +=
     "backward-order": ("for v in reversed(order):", "for v in order:"),             # forgot the reverse
 }
+# Section 07: the learner's explanation, and the key ideas' checkboxes that appear once it is saved.
+EXPLANATION = "Start at the output with gradient 1; every box multiplies what arrives by its local derivative."
+IDEAS = "#section-07 .key-ideas input[type=checkbox]"
 # The language each exercise's reference is graded in through the page: each exercise once, each language once.
 GRADED_IN = {"neuron-grads": "typescript", "local-gradients": "javascript", "backward-order": "python"}
 
@@ -88,195 +91,231 @@ def test_lesson_end_to_end_and_kept_on_reload(open_page, lesson_server, screensh
         page.wait_for_selector("main[data-complete='true']", timeout=60_000)
         assert page.locator("#messages .message").count() == 0
 
-        # The eight sections, in order, with prose and rendered math.
-        numbers = page.locator("section.lesson-section").evaluate_all("nodes => nodes.map(n => n.dataset.section)")
-        assert numbers == ["01", "02", "03", "04", "05", "06", "07", "08"]
-        titles = page.locator("section.lesson-section h2").all_text_contents()
-        assert [t.split(" ", 1)[1] for t in titles] == [
-            "Why it matters", "Key parts", "See it work", "Predict", "Try it", "Check yourself", "Explain it back", "Recap"]
-        assert page.locator("section.lesson-section .prose .katex").count() > 0
-        assert page.locator("#section-03 .chain-formula .katex").count() == 1
-
-        # 03: play, pause, then the scrubber with the keyboard; values first, then gradients.
-        player = page.locator("#see-it-work-player")
-        total = int(player.get_attribute("data-total"))
-        forward_steps = len(SECTION03_VALUES)
-        assert total == forward_steps + 4  # the seed plus three interior nodes (spec: e, d, L)
-        page.evaluate("document.fonts.ready.then(() => true)")
-        top_before = section_top(page, "04")
-        # The page's timers run on Playwright's clock (time flows as usual until the test moves it on), so that
-        # "nothing moves after Pause" is seen at once: the clock is run far past any step's time.
-        page.clock.install()
-        player.locator("select.speed").select_option("fast")  # this test is not about the speed
-        player.locator("button.play").click()
-        page.wait_for_function("() => Number(document.querySelector('#see-it-work-player').dataset.position) >= 2")
-        player.locator("button.play").click()  # pause
-        assert player.locator("button.play").get_attribute("aria-pressed") == "false"
-        paused_at = int(player.get_attribute("data-position"))
-        page.clock.run_for(60_000)  # a minute on the page's clock: longer than any step stays at any speed
-        assert int(player.get_attribute("data-position")) == paused_at
-        scrubber = player.locator("input[type=range]")
-        scrubber.focus()
-        page.keyboard.press("Home")
-        for _ in range(forward_steps):
-            page.keyboard.press("ArrowRight")
-        assert int(player.get_attribute("data-position")) == forward_steps
-        for label, value in SECTION03_VALUES.items():  # every value known, no gradient yet
-            assert box_text(page, "see-it-work-player", label, "value") == value
-            assert box_text(page, "see-it-work-player", label, "grad") == "?"
-        page.keyboard.press("ArrowRight")  # the seed: L gets gradient 1 first
-        assert box_text(page, "see-it-work-player", "L", "grad") == "1"
-        assert box_text(page, "see-it-work-player", "a", "grad") == "?"
-        assert "1" in player.locator(".caption").text_content()
-        while not player.locator("button.next").is_disabled():
-            player.locator("button.next").click()
-        assert int(player.get_attribute("data-position")) == total
-        assert box_text(page, "see-it-work-player", "a", "grad") == "6"
-        for label, grad in SECTION03_GRADS.items():
-            assert box_text(page, "see-it-work-player", label, "grad") == grad
-        assert section_top(page, "04") == top_before  # no layout jump while it played
-        page.keyboard.press("End")
-
-        # 04: six predictions, each gating its step; two of them wrong.
-        predict = page.locator("#section-04")
-        predict_player = page.locator("#predict-player")
-        assert predict.locator(".prediction-list li").count() == 0  # no prompt before it is reached
-        assert predict.locator(".prediction-counter").text_content() == "0 of 6 made"
-        made = 0
-        while made < 6:
-            form = predict.locator("form.prediction-form")
-            if form.count() == 0:
-                predict_player.locator("button.next").click()
-                continue
-            key = form.get_attribute("data-key")
-            assert predict_player.locator("button.next").is_disabled()  # the step waits for the prediction
-            if key == "n":
-                assert box_text(page, "predict-player", "n", "value") == "?"
-            guess = WRONG_GUESSES.get(key, SPEC_PREDICTIONS[key])
-            form.locator("input").fill(str(guess))
-            form.locator("input").press("Enter")
-            made += 1
-            page.wait_for_function(
-                "k => document.querySelector('#section-04').dataset.predictionsMade === String(k)", arg=made)
-            assert predict.locator(".prediction-counter").text_content() == f"{made} of 6 made"
-            # The verdict stays at the input until the learner moves on with Next.
-            assert predict.locator(f".prediction-feedback[data-key='{key}']").is_visible()
-            predict.locator("button.prediction-next").click()
-            if key == "n":
-                assert box_text(page, "predict-player", "n", "value") == "0.8814"
-        for key in SPEC_PREDICTIONS:
-            item = predict.locator(f".prediction-list li[data-key='{key}']")
-            expected_class = "wrong" if key in WRONG_GUESSES else "right"
-            assert expected_class in item.get_attribute("class"), (key, item.text_content())
-        assert "0.8814" in predict.locator(".prediction-list li[data-key='n']").text_content()
-        while not predict_player.locator("button.next").is_disabled():
-            predict_player.locator("button.next").click()
-        assert box_text(page, "predict-player", "w1", "grad") == "1"
-        assert box_text(page, "predict-player", "w2", "grad") == "0"
-        assert box_text(page, "predict-player", "o", "value") == "0.7071"
-
-        # 05: every exercise's editor takes its reference in every language; each exercise and each language is
-        # graded through the page once with the reference and passes; a wrong one shows expected vs actual.
-        # (Every reference in every language passing the real grader is tests/test_grading.py's
-        # test_reference_passes; here the page shows the verdict, once per exercise and once per language.)
-        exercises = page.locator("article.exercise").evaluate_all("nodes => nodes.map(n => n.dataset.exercise)")
-        assert sorted(exercises) == sorted(WRONG_EDITS)
-        assert sorted(GRADED_IN) == sorted(exercises) and sorted(GRADED_IN.values()) == sorted(LANGUAGES)
-        for exercise in exercises:
-            block = page.locator(f"article[data-exercise='{exercise}']")
-            for language in sorted(LANGUAGES, key=lambda lang: lang == GRADED_IN[exercise]):  # the graded one last
-                choose_language(page, exercise, language)
-                set_editor_text(page, exercise, reference(exercise, language))
-            run_tests(page, exercise)
-            results = block.locator(".results")
-            assert block.get_attribute("data-language") == GRADED_IN[exercise]
-            assert results.get_attribute("data-status") == "pass", results.text_content()
-            tests = results.locator("li.test")
-            assert tests.count() >= 3
-            assert tests.evaluate_all("nodes => nodes.every(n => n.dataset.status === 'pass')"), results.text_content()
-            assert re.search(r"Isolation: (strong|partial|minimal)", results.text_content())
-            choose_language(page, exercise, "python")
-            old, new = WRONG_EDITS[exercise]
-            source = reference(exercise, "python")
-            assert old in source
-            set_editor_text(page, exercise, source.replace(old, new))
-            run_tests(page, exercise)
-            results = block.locator(".results")
-            assert results.get_attribute("data-status") == "fail", results.text_content()
-            failed = results.locator("li.test[data-status='fail']")
-            assert failed.count() >= 1
-            expected = failed.first.locator("td.expected").text_content()
-            actual = failed.first.locator("td.actual").text_content()
-            assert re.search(r"\d", expected) and re.search(r"\d", actual) and expected != actual
-        # The last language shown per exercise is Python with the wrong code; the TypeScript reference is kept too.
-
-        # 06: five questions, immediate feedback with the reason and the review note.
-        quiz = page.locator("#section-06")
-        for question, (kind, answer, right) in QUIZ_ANSWERS.items():
-            form = quiz.locator(f"form[data-question='{question}']")
-            if kind == "number":
-                form.locator("input").fill(answer)
-                form.locator("input").press("Enter")
-            else:
-                form.locator("label", has_text=answer).click()
-                form.locator("button[type=submit]").click()
-            page.wait_for_function(
-                "q => document.querySelector(`#section-06 form[data-question='${q}']`).dataset.correct !== undefined",
-                arg=question)
-            assert form.get_attribute("data-correct") == ("true" if right else "false"), form.text_content()
-            feedback = form.locator(".feedback").text_content()
-            assert ("Right." if right else "Not quite.") in feedback
-            assert "comes back in review" in feedback.lower()
-            assert form.locator(".reason").text_content().strip()
-        assert "0.51" in quiz.locator("form[data-question='tanh-gradient'] .feedback").text_content()
-
-        # 07: the explanation is saved, then the key ideas appear and two are ticked.
-        explanation = "Start at the output with gradient 1; every box multiplies what arrives by its local derivative."
-        page.locator("#explanation-text").fill(explanation)
-        with page.expect_response(lambda r: r.url.endswith("/explanation") and r.request.method == "PUT") as saved:
-            page.locator("#section-07 button[type=submit]").click()
-        assert saved.value.status == 200
-        ideas = page.locator("#section-07 .key-ideas input[type=checkbox]")
-        assert ideas.count() == 5
-        for index in (0, 1):
-            with page.expect_response(lambda r: r.url.endswith("/explanation")):
-                ideas.nth(index).check()
-
-        # 08: recap, the way back and the next lesson, a link.
-        recap = page.locator("#section-08")
-        assert recap.locator("a.back-to-path").get_attribute("href") == "/"
-        following = recap.locator(".next-lesson")
-        assert "Gradient descent: linear regression" in following.text_content()
-        assert following.locator("a").get_attribute("href") == "/lessons/gradient-descent-linear-regression"
-
+        _check_sections(page)
+        _play_see_it_work(page)
+        _make_predictions(page)
+        _grade_exercises(page)
+        _answer_quiz(page)
+        _explain_it_back(page)
+        _check_recap(page)
         for number in ("01", "02", "03", "04", "05", "06", "07", "08"):
             page.locator(f"#section-{number}").screenshot(path=str(screenshots_dir / f"section-{number}.png"))
         assert page.locator("#messages .message").count() == 0
 
-        # Reload: everything is kept.
-        page.reload()
-        page.wait_for_selector("main[data-complete='true']", timeout=60_000)
-        assert predict.locator(".prediction-counter").text_content() == "6 of 6 made"
-        for key in SPEC_PREDICTIONS:
-            expected_class = "wrong" if key in WRONG_GUESSES else "right"
-            assert expected_class in predict.locator(f".prediction-list li[data-key='{key}']").get_attribute("class")
-        for exercise, (old, new) in WRONG_EDITS.items():
-            text = page.evaluate("id => window.chainruleEditors[id].getText()", exercise)
-            assert text == reference(exercise, "python").replace(old, new)
-            assert page.locator(f"article[data-exercise='{exercise}'] .results").get_attribute("data-status") == "fail"
-        choose_language(page, "neuron-grads", "typescript")
-        assert page.evaluate("id => window.chainruleEditors[id].getText()", "neuron-grads") == reference("neuron-grads", "typescript")
-        for question, (_, _, right) in QUIZ_ANSWERS.items():
-            form = quiz.locator(f"form[data-question='{question}']")
-            assert form.get_attribute("data-correct") == ("true" if right else "false")
-        assert page.locator("#explanation-text").input_value() == explanation
-        assert [ideas.nth(i).is_checked() for i in range(5)] == [True, True, False, False, False]
+        _check_kept_after_reload(page)
 
         assert log.outside(lesson_server.origin) == [], "the page called something other than the local server"
         assert log.page_errors == []
         assert any("/static/vendor/fonts/" in url and url.endswith(".woff2") for url in log.urls)
     finally:
         context.close()
+
+
+def _check_sections(page) -> None:
+    # The eight sections, in order, with prose and rendered math.
+    numbers = page.locator("section.lesson-section").evaluate_all("nodes => nodes.map(n => n.dataset.section)")
+    assert numbers == ["01", "02", "03", "04", "05", "06", "07", "08"]
+    titles = page.locator("section.lesson-section h2").all_text_contents()
+    assert [t.split(" ", 1)[1] for t in titles] == [
+        "Why it matters", "Key parts", "See it work", "Predict", "Try it", "Check yourself", "Explain it back", "Recap"]
+    assert page.locator("section.lesson-section .prose .katex").count() > 0
+    assert page.locator("#section-03 .chain-formula .katex").count() == 1
+
+
+def _play_see_it_work(page) -> None:
+    # 03: play, pause, then the scrubber with the keyboard; values first, then gradients.
+    player = page.locator("#see-it-work-player")
+    total = int(player.get_attribute("data-total"))
+    forward_steps = len(SECTION03_VALUES)
+    assert total == forward_steps + 4  # the seed plus three interior nodes (spec: e, d, L)
+    page.evaluate("document.fonts.ready.then(() => true)")
+    top_before = section_top(page, "04")
+    # The page's timers run on Playwright's clock (time flows as usual until the test moves it on), so that
+    # "nothing moves after Pause" is seen at once: the clock is run far past any step's time.
+    page.clock.install()
+    player.locator("select.speed").select_option("fast")  # this test is not about the speed
+    player.locator("button.play").click()
+    page.wait_for_function("() => Number(document.querySelector('#see-it-work-player').dataset.position) >= 2")
+    player.locator("button.play").click()  # pause
+    assert player.locator("button.play").get_attribute("aria-pressed") == "false"
+    paused_at = int(player.get_attribute("data-position"))
+    page.clock.run_for(60_000)  # a minute on the page's clock: longer than any step stays at any speed
+    assert int(player.get_attribute("data-position")) == paused_at
+    scrubber = player.locator("input[type=range]")
+    scrubber.focus()
+    page.keyboard.press("Home")
+    for _ in range(forward_steps):
+        page.keyboard.press("ArrowRight")
+    assert int(player.get_attribute("data-position")) == forward_steps
+    for label, value in SECTION03_VALUES.items():  # every value known, no gradient yet
+        assert box_text(page, "see-it-work-player", label, "value") == value
+        assert box_text(page, "see-it-work-player", label, "grad") == "?"
+    page.keyboard.press("ArrowRight")  # the seed: L gets gradient 1 first
+    assert box_text(page, "see-it-work-player", "L", "grad") == "1"
+    assert box_text(page, "see-it-work-player", "a", "grad") == "?"
+    assert "1" in player.locator(".caption").text_content()
+    while not player.locator("button.next").is_disabled():
+        player.locator("button.next").click()
+    assert int(player.get_attribute("data-position")) == total
+    assert box_text(page, "see-it-work-player", "a", "grad") == "6"
+    for label, grad in SECTION03_GRADS.items():
+        assert box_text(page, "see-it-work-player", label, "grad") == grad
+    assert section_top(page, "04") == top_before  # no layout jump while it played
+    page.keyboard.press("End")
+
+
+def _make_predictions(page) -> None:
+    # 04: six predictions, each gating its step; two of them wrong.
+    predict = page.locator("#section-04")
+    predict_player = page.locator("#predict-player")
+    assert predict.locator(".prediction-list li").count() == 0  # no prompt before it is reached
+    assert predict.locator(".prediction-counter").text_content() == "0 of 6 made"
+    made = 0
+    while made < 6:
+        form = predict.locator("form.prediction-form")
+        if form.count() == 0:
+            predict_player.locator("button.next").click()
+            continue
+        key = form.get_attribute("data-key")
+        assert predict_player.locator("button.next").is_disabled()  # the step waits for the prediction
+        if key == "n":
+            assert box_text(page, "predict-player", "n", "value") == "?"
+        guess = WRONG_GUESSES.get(key, SPEC_PREDICTIONS[key])
+        form.locator("input").fill(str(guess))
+        form.locator("input").press("Enter")
+        if key in WRONG_GUESSES:  # a wrong first try: a hint and one more try; the same guess again reveals
+            form.locator(".prediction-hint .hint").wait_for()
+            form.locator("input").fill(str(guess))
+            form.locator("input").press("Enter")
+        made += 1
+        page.wait_for_function(
+            "k => document.querySelector('#section-04').dataset.predictionsMade === String(k)", arg=made)
+        assert predict.locator(".prediction-counter").text_content() == f"{made} of 6 made"
+        # The verdict stays at the input until the learner moves on with Next.
+        assert predict.locator(f".prediction-feedback[data-key='{key}']").is_visible()
+        predict.locator("button.prediction-next").click()
+        if key == "n":
+            assert box_text(page, "predict-player", "n", "value") == "0.8814"
+    for key in SPEC_PREDICTIONS:
+        item = predict.locator(f".prediction-list li[data-key='{key}']")
+        expected_class = "wrong" if key in WRONG_GUESSES else "right"
+        assert expected_class in item.get_attribute("class"), (key, item.text_content())
+    assert "0.8814" in predict.locator(".prediction-list li[data-key='n']").text_content()
+    while not predict_player.locator("button.next").is_disabled():
+        predict_player.locator("button.next").click()
+    assert box_text(page, "predict-player", "w1", "grad") == "1"
+    assert box_text(page, "predict-player", "w2", "grad") == "0"
+    assert box_text(page, "predict-player", "o", "value") == "0.7071"
+
+
+def _grade_exercises(page) -> None:
+    # 05: every exercise's editor takes its reference in every language; each exercise and each language is
+    # graded through the page once with the reference and passes; a wrong one shows expected vs actual.
+    # (Every reference in every language passing the real grader is tests/test_grading.py's
+    # test_reference_passes; here the page shows the verdict, once per exercise and once per language.)
+    exercises = page.locator("article.exercise").evaluate_all("nodes => nodes.map(n => n.dataset.exercise)")
+    assert sorted(exercises) == sorted(WRONG_EDITS)
+    assert sorted(GRADED_IN) == sorted(exercises) and sorted(GRADED_IN.values()) == sorted(LANGUAGES)
+    for exercise in exercises:
+        block = page.locator(f"article[data-exercise='{exercise}']")
+        for language in sorted(LANGUAGES, key=lambda lang: lang == GRADED_IN[exercise]):  # the graded one last
+            choose_language(page, exercise, language)
+            set_editor_text(page, exercise, reference(exercise, language))
+        run_tests(page, exercise)
+        results = block.locator(".results")
+        assert block.get_attribute("data-language") == GRADED_IN[exercise]
+        assert results.get_attribute("data-status") == "pass", results.text_content()
+        tests = results.locator("li.test")
+        assert tests.count() >= 3
+        assert tests.evaluate_all("nodes => nodes.every(n => n.dataset.status === 'pass')"), results.text_content()
+        assert re.search(r"Isolation: (strong|partial|minimal)", results.text_content())
+        choose_language(page, exercise, "python")
+        old, new = WRONG_EDITS[exercise]
+        source = reference(exercise, "python")
+        assert old in source
+        set_editor_text(page, exercise, source.replace(old, new))
+        run_tests(page, exercise)
+        results = block.locator(".results")
+        assert results.get_attribute("data-status") == "fail", results.text_content()
+        failed = results.locator("li.test[data-status='fail']")
+        assert failed.count() >= 1
+        expected = failed.first.locator("td.expected").text_content()
+        actual = failed.first.locator("td.actual").text_content()
+        assert re.search(r"\d", expected) and re.search(r"\d", actual) and expected != actual
+    # The last language shown per exercise is Python with the wrong code; the TypeScript reference is kept too.
+
+
+def _answer_quiz(page) -> None:
+    # 06: five questions, immediate feedback with the reason and the review note.
+    quiz = page.locator("#section-06")
+    for question, (kind, answer, right) in QUIZ_ANSWERS.items():
+        form = quiz.locator(f"form[data-question='{question}']")
+        if kind == "number":
+            form.locator("input").fill(answer)
+            form.locator("input").press("Enter")
+        else:
+            form.locator("label", has_text=answer).click()
+            form.locator("button[type=submit]").click()
+        page.wait_for_function(
+            "q => document.querySelector(`#section-06 form[data-question='${q}']`).dataset.correct !== undefined",
+            arg=question)
+        assert form.get_attribute("data-correct") == ("true" if right else "false"), form.text_content()
+        if not right:  # a wrong first answer: a hint and one more try; the same answer again reveals
+            assert form.get_attribute("data-retry") == "true" and form.locator(".hint").text_content().strip()
+            form.locator("input").press("Enter")
+            page.wait_for_function(
+                "q => document.querySelector(`#section-06 form[data-question='${q}']`).dataset.retry === 'false'",
+                arg=question)
+        feedback = form.locator(".feedback").text_content()
+        assert ("Right." if right else "Not quite.") in feedback
+        assert "comes back in review" in feedback.lower()
+        assert form.locator(".reason").text_content().strip()
+    assert "0.51" in quiz.locator("form[data-question='tanh-gradient'] .feedback").text_content()
+
+
+def _explain_it_back(page) -> None:
+    # 07: the explanation is saved, then the key ideas appear and two are ticked.
+    page.locator("#explanation-text").fill(EXPLANATION)
+    with page.expect_response(lambda r: r.url.endswith("/explanation") and r.request.method == "PUT") as saved:
+        page.locator("#section-07 button[type=submit]").click()
+    assert saved.value.status == 200
+    ideas = page.locator(IDEAS)
+    assert ideas.count() == 5
+    for index in (0, 1):
+        with page.expect_response(lambda r: r.url.endswith("/explanation")):
+            ideas.nth(index).check()
+
+
+def _check_recap(page) -> None:
+    # 08: recap, the way back and the next lesson, a link.
+    recap = page.locator("#section-08")
+    assert recap.locator("a.back-to-path").get_attribute("href") == "/"
+    following = recap.locator(".next-lesson")
+    assert "Gradient descent: linear regression" in following.text_content()
+    assert following.locator("a").get_attribute("href") == "/lessons/gradient-descent-linear-regression"
+
+
+def _check_kept_after_reload(page) -> None:
+    # Reload: everything is kept.
+    page.reload()
+    page.wait_for_selector("main[data-complete='true']", timeout=60_000)
+    predict, quiz = page.locator("#section-04"), page.locator("#section-06")
+    ideas = page.locator(IDEAS)
+    assert predict.locator(".prediction-counter").text_content() == "6 of 6 made"
+    for key in SPEC_PREDICTIONS:
+        expected_class = "wrong" if key in WRONG_GUESSES else "right"
+        assert expected_class in predict.locator(f".prediction-list li[data-key='{key}']").get_attribute("class")
+    for exercise, (old, new) in WRONG_EDITS.items():
+        text = page.evaluate("id => window.chainruleEditors[id].getText()", exercise)
+        assert text == reference(exercise, "python").replace(old, new)
+        assert page.locator(f"article[data-exercise='{exercise}'] .results").get_attribute("data-status") == "fail"
+    choose_language(page, "neuron-grads", "typescript")
+    assert page.evaluate("id => window.chainruleEditors[id].getText()", "neuron-grads") == reference("neuron-grads", "typescript")
+    for question, (_, _, right) in QUIZ_ANSWERS.items():
+        form = quiz.locator(f"form[data-question='{question}']")
+        assert form.get_attribute("data-correct") == ("true" if right else "false")
+    assert page.locator("#explanation-text").input_value() == EXPLANATION
+    assert [ideas.nth(i).is_checked() for i in range(5)] == [True, True, False, False, False]
 
 
 def test_phone_width_no_sideways_scroll_no_layout_jump(open_page, lesson_server, screenshots_dir: Path) -> None:

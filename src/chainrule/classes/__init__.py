@@ -8,6 +8,14 @@ The class's data lives in a progress store (chainrule.progress) on its own datab
 data folder, or PostgreSQL by URL.
 """
 
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from chainrule.progress.store import Clock, ProgressStore
+
 CLASS_DATABASE = "class.sqlite"
 ENV_DATABASE = "CHAINRULE_DATABASE"
 # The LMS score sender's timing (classes/lti_scores.py), here so that `chainrule serve`'s options can name the
@@ -17,12 +25,11 @@ LMS_INTERVAL = 2.0
 LMS_RETRY = 5.0
 
 
-def open_class_store(data_dir=None, database=None, *, clock=None, create=True, pool_size=None):
+def open_class_store(data_dir: str | os.PathLike[str] | None = None, database: str | None = None, *,
+                     clock: Clock | None = None, create: bool = True, pool_size: int | None = None) -> ProgressStore:
     """The class database: PostgreSQL when ``database`` (or $CHAINRULE_DATABASE) is a URL (at most
     ``pool_size`` connections from this process), else CLASS_DATABASE in the data folder (``data_dir``,
     $CHAINRULE_DATA_DIR, or the user data folder)."""
-    import os
-
     from chainrule.progress import open_store
 
     url = database or os.environ.get(ENV_DATABASE) or None

@@ -33,7 +33,7 @@ import secrets
 import unicodedata
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from typing import Any, Callable
+from typing import Any, Callable, ParamSpec, TypeVar
 
 import anyio
 from argon2 import PasswordHasher
@@ -43,8 +43,9 @@ from chainrule.classes.passwords import PasswordPool, PasswordsBusy
 from chainrule.errors import InputError
 from chainrule.number_text import count_text
 from chainrule.progress.audit_store import actor_of
-from chainrule.progress.class_store import ClassClosed, ClassStore, SeatsTaken
+from chainrule.progress.class_store import AccountRow, ClassClosed, ClassStore, SeatsTaken
 from chainrule.progress.people_store import PeopleStore
+from chainrule.progress.store import ProgressStore
 from chainrule.text_safety import valid_text
 
 TEACHER, LEARNER = "teacher", "learner"
@@ -72,7 +73,7 @@ def wait_after(failures: int) -> float:
     """Seconds a further attempt waits after the latest of ``failures`` recent failures (0: none)."""
     if failures < FREE_FAILURES:
         return 0.0
-    return min(FIRST_WAIT * 2 ** (failures - FREE_FAILURES), LONGEST_WAIT)
+    return min(FIRST_WAIT * 2.0 ** (failures - FREE_FAILURES), LONGEST_WAIT)
 
 
 def _duration(seconds: float) -> str:
@@ -80,8 +81,12 @@ def _duration(seconds: float) -> str:
     return count_text(whole, "second") if whole < 120 else count_text(math.ceil(whole / 60), "minute")
 
 
-async def _in_thread(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    """A database call, off the event loop (in the server's shared pool, like every other short query)."""
+Params = ParamSpec("Params")
+Result = TypeVar("Result")
+
+
+async def in_thread(function: Callable[Params, Result], *args: Params.args, **kwargs: Params.kwargs) -> Result:
+    """A blocking call (a database query, a big file read), off the event loop, in the server's shared pool."""
     return await anyio.to_thread.run_sync(functools.partial(function, *args, **kwargs))
 
 
@@ -126,7 +131,11 @@ WAITING_FOR_TEACHER = ("your teacher has not let you in yet: they see that you j
                        "you, sign in here with your name and password")
 
 
-def _account_of(row: Any) -> Account:
+def _removed(account_id: int) -> ClassError:
+    return ClassError(f"there is no account {account_id} any more", kind="not-found")
+
+
+def _account_of(row: AccountRow) -> Account:
     return Account(int(row.id), int(row.class_id), row.class_name, row.role, row.name, int(row.session_epoch),
                    bool(row.approved), row.class_state)
 
@@ -198,7 +207,7 @@ def check_password(value: Any) -> str:
 class Accounts:
     """Classes and accounts in a class store (a ProgressStore opened on the class database)."""
 
-    def __init__(self, store: Any, hasher: PasswordHasher | None = None, *,
+    def __init__(self, store: ProgressStore, hasher: PasswordHasher | None = None, *,
                  passwords: PasswordPool | None = None) -> None:
         self.store = store
         self.tables = ClassStore(store)
@@ -206,7 +215,7 @@ class Accounts:
         self.passwords = passwords or PasswordPool(hasher)
         self._dummy: str | None = None
 
-    def _now(self):
+    def _now(self) -> datetime:
         return self.store.now()
 
     def account(self, account_id: int) -> Account | None:
@@ -217,12 +226,15 @@ class Accounts:
         """An account just written (ClassError "not-found" if it was removed in the meantime)."""
         found = self.account(account_id)
         if found is None:
-            raise ClassError(f"there is no account {account_id} any more", kind="not-found")
+            raise _removed(account_id)
         return found
 
     def created_at(self, account_id: int) -> datetime:
         """When the account was made (the start of its life: no work of it is older)."""
-        return datetime.fromisoformat(self.tables.created_at(account_id)).astimezone(timezone.utc)
+        made = self.tables.created_at(account_id)
+        if made is None:
+            raise _removed(account_id)
+        return datetime.fromisoformat(made).astimezone(timezone.utc)
 
     def class_id(self, name: str) -> int:
         name = clean_name(name, "class name")
@@ -237,6 +249,13 @@ class Accounts:
 
     def learners(self, class_id: int) -> list[Account]:
         return [_account_of(row) for row in self.tables.learners(class_id)]
+
+    def learner(self, class_id: int, learner_id: int) -> Account:
+        """The learner ``learner_id`` of the class (ClassError "not-found" for anyone else, as for no one)."""
+        learner = self.account(learner_id)
+        if learner is None or learner.class_id != class_id or learner.role != LEARNER:
+            raise ClassError(f"there is no learner {learner_id} in your class", kind="not-found")
+        return learner
 
     def new_link(self, lifetime: timedelta) -> tuple[str, str, float]:
         """(a one-time link's token, its hash, when it expires)."""
@@ -319,21 +338,21 @@ class Accounts:
     async def join(self, invite_token: str, name: str, password: str) -> Account:
         """A learner joins the class of the invite with a display name and a password (waiting for the
         teacher if the class asks for approval)."""
-        class_id, class_name, name = await _in_thread(self.check_join, invite_token, name)
+        class_id, class_name, name = await in_thread(self.check_join, invite_token, name)
         password_hash = await self.passwords.hash(check_password(password))
 
         def taken(names: list[str]) -> None:  # checked again inside the write: two joins at once
             self._refuse_look_alike(class_name, name, names)
 
         try:
-            account_id = await _in_thread(self.tables.add_learner, class_id, name, password_hash,
+            account_id = await in_thread(self.tables.add_learner, class_id, name, password_hash,
                                           self._now().isoformat(), taken)
         except SeatsTaken:
-            await _in_thread(self._seat_left, class_id, class_name)
+            await in_thread(self._seat_left, class_id, class_name)
             raise
         except ClassClosed:  # closed between the invite's check and the write
             raise ClassError(closed_to_newcomers(class_name), kind="refused") from None
-        return await _in_thread(self.account, account_id)
+        return await in_thread(self.written, account_id)
 
     # ---------------------------------------------------------------- who is in (the teacher decides)
 
@@ -359,10 +378,7 @@ class Accounts:
     def _learner_of(self, teacher: Account, learner_id: int) -> Account:
         if teacher.role != TEACHER:
             raise ClassError("only the class's teacher can do this", kind="refused")
-        learner = self.account(learner_id)
-        if learner is None or learner.class_id != teacher.class_id or learner.role != LEARNER:
-            raise ClassError(f"there is no learner {learner_id} in your class", kind="not-found")
-        return learner
+        return self.learner(teacher.class_id, learner_id)
 
     def learner_in_class(self, teacher: Account, learner_id: int) -> Account:
         """The learner of the teacher's class (ClassError "not-found" for anyone else, as for no one)."""
@@ -387,16 +403,17 @@ class Accounts:
         not even checked. known_device: (account id, nonce) of the browser's device cookie, if any."""
         if not isinstance(password, str):
             raise InputError("the password must be text", field="password")
-        attempt = await _in_thread(self.begin_sign_in, class_name, name, known_device)
+        attempt = await in_thread(self.begin_sign_in, class_name, name, known_device)
         try:
             stored = attempt.stored_hash or await self._dummy_hash()  # same work either way: no names leak
             matched = await self.passwords.verify(stored, password) and attempt.stored_hash is not None
         except BaseException:  # busy or cancelled: the attempt never happened, so it is not a failure
             with anyio.CancelScope(shield=True):
-                await _in_thread(self.tables.release_attempt, attempt.reservation)
+                await in_thread(self.tables.release_attempt, attempt.reservation)
             raise
-        account = await _in_thread(self.end_sign_in, attempt, matched)
-        await self._renew_outdated_hash(account.id, attempt.stored_hash, password)
+        account = await in_thread(self.end_sign_in, attempt, matched)
+        if attempt.stored_hash is not None:  # always, once end_sign_in let the account in
+            await self._renew_outdated_hash(account.id, attempt.stored_hash, password)
         return account
 
     async def _renew_outdated_hash(self, account_id: int, stored: str, password: str) -> None:
@@ -408,7 +425,7 @@ class Accounts:
             renewed = await self.passwords.hash(password)
         except PasswordsBusy:
             return
-        await _in_thread(self.tables.renew_password_hash, account_id, stored, renewed)
+        await in_thread(self.tables.renew_password_hash, account_id, stored, renewed)
 
     def begin_sign_in(self, class_name: Any, name: Any, known_device: tuple[int, str] | None) -> SignInAttempt:
         """Look the account up and reserve this attempt as a failure (atomically: simultaneous guesses are
@@ -470,14 +487,14 @@ class Accounts:
         """Set the password through a one-time link (once); every earlier session of the account ends.
         The link is looked up before the password is hashed: a made-up link costs no hashing."""
         check_password(password)
-        await _in_thread(self.link_account, token)
+        await in_thread(self.link_account, token)
         password_hash = await self.passwords.hash(password)
         now = self._now()
-        account_id = await _in_thread(self.tables.use_link, token_hash(token), now.timestamp(), now.isoformat(),
+        account_id = await in_thread(self.tables.use_link, token_hash(token), now.timestamp(), now.isoformat(),
                                       password_hash)
         if account_id is None:
             raise ClassError(LINK_NOT_VALID, kind="not-found")
-        return await _in_thread(self.account, account_id)
+        return await in_thread(self.written, account_id)
 
     def end_sessions(self, account_id: int) -> None:
         """Sign the account out everywhere: every session cookie made so far stops working."""

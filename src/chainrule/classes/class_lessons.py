@@ -14,10 +14,10 @@ others (they wait for a worker started with the server's folder, or end at their
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from chainrule.classes.accounts import ClassError
 from chainrule.progress.lessons_store import ServedLessons, record_served_lessons, served_lessons
+from chainrule.progress.store import ProgressStore
 
 __all__ = ["LessonsRefused", "load_lessons", "mismatch", "record_lessons", "served_elsewhere", "use_served_lessons"]
 
@@ -43,13 +43,13 @@ def load_lessons(folders: list[str]) -> str:
     return lessons_hash()
 
 
-def record_lessons(store: Any, lessons_hash: str, folders: list[str]) -> ServedLessons | None:
+def record_lessons(store: ProgressStore, lessons_hash: str, folders: list[str]) -> ServedLessons | None:
     """The class database records what this server serves (absolute folders, so that `chainrule class` run
     from anywhere on this host finds them); what it recorded before."""
     return record_served_lessons(store, lessons_hash, [str(Path(folder).resolve()) for folder in folders])
 
 
-def use_served_lessons(store: Any) -> str:
+def use_served_lessons(store: ProgressStore) -> str:
     """Load the lessons the class's server recorded (none recorded: the built-in ones), so that a `chainrule
     class` command counts and grades with the server's lessons; their hash. ClassError when this host cannot
     have them: a folder missing here, or changed since the server started."""
@@ -78,7 +78,7 @@ def _changed(served: ServedLessons, here: str) -> str:
             "(and every `chainrule worker`) with them, then run this again")
 
 
-def served_elsewhere(store: Any, worker_hash: str, folders: list[str]) -> str | None:
+def served_elsewhere(store: ProgressStore, worker_hash: str, folders: list[str]) -> str | None:
     """A worker's words at its start when the class's server recorded other lessons than the worker's; None
     when they are the same (or no server has recorded any yet)."""
     served = served_lessons(store)

@@ -34,7 +34,7 @@ from typing import Any, Iterable
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from chainrule import lessons
-from chainrule.classes.accounts import Accounts, ClassError
+from chainrule.classes.accounts import Accounts
 from chainrule.classes.credit_marks import marked_credit
 from chainrule.errors import InputError
 from chainrule.number_text import count_text, format_number
@@ -42,6 +42,7 @@ from chainrule.progress.audit_store import COMMAND_LINE, Actor
 from chainrule.progress.deadline_store import DeadlineStore
 from chainrule.progress.finished import Work, lesson_state
 from chainrule.progress.shapes import DeadlineSettings
+from chainrule.progress.store import ProgressStore
 from chainrule.progress.validation import EARLIEST, LATEST
 
 __all__ = ["Deadlines", "LatePolicy", "NO_CREDIT", "PER_DAY", "parse_late_policy"]
@@ -160,7 +161,7 @@ def days_late(done: datetime, due: datetime | None) -> int:
 
 
 class Deadlines:
-    def __init__(self, store: Any, accounts: Accounts) -> None:
+    def __init__(self, store: ProgressStore, accounts: Accounts) -> None:
         self.tables = DeadlineStore(store)
         self.accounts = accounts
 
@@ -190,7 +191,7 @@ class Deadlines:
     def extend(self, class_id: int, learner_id: int, lesson_id: str, due: str | None, *,
                by: Actor = COMMAND_LINE) -> dict:
         """One learner's own due date for a lesson's work; None or "none" removes the extension."""
-        self._learner(class_id, learner_id)
+        self.accounts.learner(class_id, learner_id)
         settings = self.tables.settings(class_id)
         self.tables.save_extensions(class_id, [(learner_id, lesson_id, self._extension(settings, lesson_id, due))], by)
         return self.settings(class_id)
@@ -256,12 +257,6 @@ class Deadlines:
         raise InputError(f"there is no lesson {lesson_id!r} on the path: the lessons are "
                          f"{', '.join(shape['id'] for shape in _lessons())}", field="lesson")
 
-    def _learner(self, class_id: int, learner_id: int) -> Any:
-        learner = self.accounts.account(learner_id)
-        if learner is None or learner.class_id != class_id or learner.role != "learner":
-            raise ClassError(f"there is no learner {learner_id} in your class", kind="not-found")
-        return learner
-
     # ---------------------------------------------------------------- what they read
 
     def settings(self, class_id: int) -> dict[str, Any]:
@@ -289,7 +284,7 @@ class Deadlines:
         """{learner: {lesson: credit}} for the class's learners (or the given ones of them): each lesson's
         "credit" (points, one per section, after the late policy) and its text, "sections", "on_time" and
         "late_sections" (finished by the due dates, or only later), "late_work" (pieces done after their
-        due date), "completed" (every section finished, late or not), the learner's "due" and "extended"; the
+        due date) and "late_items" (which: exercises passed, questions answered, the explanation), "completed" (every section finished, late or not), the learner's "due" and "extended"; the
         teacher's overrides and excuses applied (classes/credit_marks.py: "counted", "mark", "exercise_marks").
         found: the class's settings when the caller has read them already."""
         found = self.tables.settings(class_id) if found is None else found
@@ -451,8 +446,13 @@ def _lesson_credit(shape: dict[str, Any], times: list[tuple], due_of: Any, insta
     hundredths = sum(policy.hundredths(days) for days in first_at.values())
     credit = hundredths / 100
     late_work = sum(late > 0 for late, kind, _ in pieces if kind != "tried")
+    late = {(kind, item) for days, kind, item in pieces if days > 0}
     return {"lesson_id": lesson, "credit": credit, "credit_text": format_number(credit),
             "score_text": f"{format_number(credit)} of {format_number(len(shape['sections']))}",
             "sections": len(shape["sections"]), "on_time": sum(days == 0 for days in first_at.values()),
             "late_sections": sum(days > 0 for days in first_at.values()), "late_work": late_work,
-            "completed": completed}
+            "completed": completed,
+            # What the teacher's grid marks as late: each square's piece, done after its due date.
+            "late_items": {"exercises": sorted(item for kind, item in late if kind == "pass"),
+                           "questions": sorted(item for kind, item in late if kind == "answer"),
+                           "explanation": ("explanation", "") in late}}

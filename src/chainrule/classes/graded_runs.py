@@ -27,16 +27,22 @@ import os
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
-from typing import Any, Awaitable, Callable, Protocol
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Protocol
 
 from chainrule.number_text import count_text
 from chainrule.progress.shapes import JobStatus
-from chainrule.progress.store import origin_of_key, system_clock, work_time
+from chainrule.progress.store import ProgressStore, origin_of_key, system_clock, work_time
 from chainrule.turns import BOUND, BUSY, GRADING_NICE, MAX_OPEN_PER_LEARNER
+
+if TYPE_CHECKING:
+    from chainrule.progress.connection import Connection
+    from chainrule.progress.run_jobs import Run, RunJobs
 
 log = logging.getLogger("chainrule.serve")
 
 StillWanted = Callable[[], Awaitable[bool]]
+Claim = Callable[["Connection", int], bool]  # record_submission's claim: keep the run only if it agrees
 
 
 def yield_to_pages() -> None:
@@ -62,7 +68,7 @@ class Submission:
     key: str | None = None
     accepted: str | None = None
 
-    def stamped(self, now: Callable[[], Any]) -> "Submission":
+    def stamped(self, now: Callable[[], datetime]) -> "Submission":
         """This run with its work time: the one it has, else ``now()`` (the server accepting it)."""
         return self if work_time(self.accepted) else replace(self, accepted=work_time(now()))
 
@@ -119,7 +125,7 @@ def ended_result(exercise: str, language: str, ended: dict) -> dict:
     from chainrule.grading import SERVER_BUSY, run_result
     from chainrule.progress.run_jobs import CANNOT_GRADE, EXPIRED, MAX_STARTS, STOPPED
 
-    verdict = ended.get("verdict")
+    verdict = str(ended.get("verdict", ""))
     if verdict == SERVER_BUSY:  # the grader's own words (grading.grader), kept with the ended job
         return kept(run_result(exercise, language, SERVER_BUSY, "error", ended.get("detail")), saved=False)
     messages = {
@@ -147,8 +153,8 @@ def job_answer(status: JobStatus) -> dict[str, Any]:
 # ---------------------------------------------------------------- keeping a result (one place, both backends)
 
 
-def keep(learner_store: Any, run: Submission, result: dict,
-         claim: Callable[[Any, int], bool] | None = None) -> int | None:
+def keep(learner_store: ProgressStore, run: Submission, result: dict,
+         claim: Claim | None = None) -> int | None:
     """The one place a graded run's result is kept as the learner's submission, in process and queued: at
     the run's work time, under the origin its key gives (a regrade's runs apart), only if it is a verdict on
     the code (grading.judged_the_code) and ``claim`` (run in the same transaction) agrees. The submission's
@@ -161,7 +167,7 @@ def keep(learner_store: Any, run: Submission, result: dict,
                                            origin=origin_of_key(run.key), at=run.accepted)
 
 
-def keep_graded_job(jobs: Any, run: Any, result: dict) -> int | None:
+def keep_graded_job(jobs: RunJobs, run: Run, result: dict) -> int | None:
     """A worker's result of a queued run (progress/run_jobs.py's Run) kept through keep(), marking its job
     graded in the same transaction; None if the job was graded already (a result delivered twice)."""
     key, work_at, claim = jobs.graded(run, result)
@@ -185,8 +191,8 @@ class InProcessRuns:
 
     queued = False
 
-    def __init__(self, keeper: Callable[[int | None], Any], *, per_learner: int = MAX_OPEN_PER_LEARNER,
-                 claim_for: Callable[[int | None], Any] | None = None) -> None:
+    def __init__(self, keeper: Callable[[int | None], ProgressStore], *, per_learner: int = MAX_OPEN_PER_LEARNER,
+                 claim_for: Callable[[int | None], Claim] | None = None) -> None:
         if per_learner < 1:
             raise ValueError("a learner may have at least 1 open run")
         self.keeper = keeper
@@ -228,13 +234,18 @@ class InProcessRuns:
         return await anyio.to_thread.run_sync(self.keep, run, result)
 
     @classmethod
-    def for_class(cls, store: Any, *, per_learner: int = MAX_OPEN_PER_LEARNER) -> "InProcessRuns":
+    def for_class(cls, store: ProgressStore, *, per_learner: int = MAX_OPEN_PER_LEARNER) -> "InProcessRuns":
         """A class kept in SQLite: each learner's runs kept in the class store, while the account exists."""
         from chainrule.progress.class_store import account_exists
 
-        return cls(store.for_learner, per_learner=per_learner, claim_for=account_exists)
+        def learners_store(learner: int | None) -> ProgressStore:
+            if learner is None:  # every run of a class is an account's
+                raise ValueError("a class's run names its learner")
+            return store.for_learner(learner)
 
-    def _clock(self, learner: int | None) -> Any:
+        return cls(learners_store, per_learner=per_learner, claim_for=account_exists)
+
+    def _clock(self, learner: int | None) -> datetime:
         """Now, by the learner's store's clock (the system's if the store cannot be reached)."""
         try:
             return self.keeper(learner).now()
@@ -286,15 +297,15 @@ class QueuedRuns:
 
     queued = True
 
-    def __init__(self, store: Any, url: str, *, deadline_seconds: float | None = None,
+    def __init__(self, store: ProgressStore, url: str, *, deadline_seconds: float | None = None,
                  max_open: int | None = None) -> None:
         from chainrule.classes.queue import Sender, apply_schema
         from chainrule.lessons.fingerprint import lessons_hash
-        from chainrule.progress.run_jobs import RunJobs
+        from chainrule.progress.run_jobs import DEFAULT_DEADLINE_SECONDS, RunJobs
 
-        options = {name: value for name, value in
-                   (("deadline_seconds", deadline_seconds), ("max_open", max_open)) if value is not None}
-        self.jobs = RunJobs(store, lessons=lessons_hash(), **options)
+        self.jobs = RunJobs(store, lessons=lessons_hash(),
+                            deadline_seconds=DEFAULT_DEADLINE_SECONDS if deadline_seconds is None else deadline_seconds,
+                            max_open=MAX_OPEN_PER_LEARNER if max_open is None else max_open)
         try:
             apply_schema(url)
             self.sender = Sender(url)
@@ -308,9 +319,11 @@ class QueuedRuns:
 
     def submit_now(self, run: Submission) -> Answer:
         """submit() from synchronous code (the benchmark)."""
-        job_id, queued = self.jobs.submit(run.learner, run.exercise, run.language, run.source,
-                                          run.key or uuid.uuid4().hex, accepted=run.accepted)
-        if not queued:
+        if run.learner is None:  # only `chainrule lesson` has runs of no account, and it grades in process
+            raise ValueError("a queued run is a class learner's: its Submission names the learner")
+        job_id, _queued = self.jobs.submit(run.learner, run.exercise, run.language, run.source,
+                                           run.key or uuid.uuid4().hex, accepted=run.accepted)
+        if job_id is None:  # not queued: the learner has too many open runs
             return Answer(refused(run, BOUND, self.jobs.max_open))
         self.send(job_id)
         return Answer(self.status(run.learner, job_id) or {}, pending=True)

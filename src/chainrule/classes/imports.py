@@ -25,6 +25,7 @@ from typing import Any
 
 from chainrule import lessons
 from chainrule.errors import InputError
+from chainrule.progress.store import ProgressStore
 
 IMPORTED = "imported"
 CLOCK_ALLOWANCE = timedelta(minutes=10)
@@ -93,7 +94,7 @@ def runs_to_grade(new_runs: list[tuple]) -> list[RunToGrade]:
     return list(latest.values())
 
 
-def add_own_file(store: Any, created_at: datetime, document: Any, *, quota: int | None) -> Outcome:
+def add_own_file(store: ProgressStore, created_at: datetime, document: Any, *, quota: int | None) -> Outcome:
     """Check ``document`` (a validated export) and keep it as the learner's, imported (module docstring)."""
     from chainrule.progress import validate_export
 

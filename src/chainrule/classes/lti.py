@@ -25,7 +25,7 @@ import json
 import logging
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 from urllib.parse import urlencode, urlsplit
 
 from chainrule import lessons
@@ -48,7 +48,9 @@ from chainrule.classes.remote import Remote
 from chainrule.classes.stranger_budget import BUDGET, OverBudget
 from chainrule.classes.stranger_budget import CAUSES as STRANGER_CAUSES
 from chainrule.progress.class_store import ClassClosed
+from chainrule.progress.dialect import Record
 from chainrule.progress.lti_store import LtiStore
+from chainrule.progress.store import ProgressStore
 
 log = logging.getLogger("chainrule.lti")
 
@@ -185,7 +187,7 @@ def role_of(roles: Any) -> str | None:
 
 
 def resource_title(resource: str) -> str:
-    return lessons.get_path()["title"] if resource == PATH else lessons.lesson_data(resource)["title"]
+    return str(lessons.get_path()["title"] if resource == PATH else lessons.lesson_data(resource)["title"])
 
 
 def written_lessons() -> list[dict]:
@@ -193,7 +195,7 @@ def written_lessons() -> list[dict]:
 
 
 class Lti:
-    def __init__(self, store: Any, accounts: Accounts, keys: ToolKeys, base_url: str, *, remote: Remote | None = None,
+    def __init__(self, store: ProgressStore, accounts: Accounts, keys: ToolKeys, base_url: str, *, remote: Remote | None = None,
                  clock: Callable[[], float] = time.time) -> None:
         self.store = store
         self.accounts = accounts
@@ -214,7 +216,7 @@ class Lti:
                 "jwks": f"{self.base_url}/lti/jwks.json", "domain": urlsplit(self.base_url).netloc}
 
     def register(self, *, issuer: str, client_id: str, deployments: list[str], jwks_url: str, auth_login_url: str,
-                 token_url: str, name: str = "", lms_origins: list[str] = (), token_audience: str = "") -> Platform:
+                 token_url: str, name: str = "", lms_origins: Sequence[str] = (), token_audience: str = "") -> Platform:
         for label, url in (("issuer", issuer), ("JWKS URL", jwks_url), ("authorization URL", auth_login_url),
                            ("token URL", token_url), *(("LMS address", origin) for origin in lms_origins)):
             if not origin_of(url):
@@ -365,7 +367,7 @@ class Lti:
         if deep_linking and role != TEACHER:
             raise LaunchRefused("teachers-only", "a learner asked to add content to the course")
         landing, resource = self._landing(target)
-        custom = claims.get(CUSTOM) if isinstance(claims.get(CUSTOM), dict) else {}
+        custom = _claim_object(claims, CUSTOM)
         if isinstance(custom.get("lesson"), str):
             resource = custom["lesson"]
             if resource != PATH and resource not in lessons.lesson_ids():
@@ -374,6 +376,8 @@ class Lti:
             landing = "/" if resource == PATH else f"/lessons/{resource}"
         if not deep_linking and resource is None:
             resource = PATH
+        if role == TEACHER and landing == "/":  # the course's own link: a teacher lands on the class's page
+            landing = "/teacher"
         context = claims[CONTEXT]
         now_text = self.store.now().isoformat()
         title = clean(context.get("title") or context.get("label") or "", f"Course {context['id'][:20]}")
@@ -387,9 +391,9 @@ class Lti:
                                                        lambda names: free_display_name(display, names), now_text)
         except ClassClosed:  # a learner new to the class: learners already in it still read their work
             raise LaunchRefused("class-closed", closed_to_newcomers(title)) from None
-        grades = claims.get(GRADES) if isinstance(claims.get(GRADES), dict) else {}
-        roster = claims.get(ROSTER) if isinstance(claims.get(ROSTER), dict) else {}
-        presentation = claims.get(PRESENTATION) if isinstance(claims.get(PRESENTATION), dict) else {}
+        grades = _claim_object(claims, GRADES)
+        roster = _claim_object(claims, ROSTER)
+        presentation = _claim_object(claims, PRESENTATION)
         return_origin = origin_of(str(presentation.get("return_url") or ""))
         self.tables.update_context(context_row, {
             "lineitems_url": _http_url(grades.get("lineitems")),
@@ -402,7 +406,7 @@ class Lti:
                 self.tables.add_line_item(context_row, resource, grades["lineitem"], self.clock())
             elif resource != PATH:  # the path gets a column only by the teacher's choice (set_path_column)
                 self.tables.link_resource(context_row, resource)
-        account = self.accounts.account(account_id)
+        account = self.accounts.written(account_id)
         settings = None
         if deep_linking:
             landing = "/lti/pick"
@@ -418,8 +422,8 @@ class Lti:
 
     # ---------------------------------------------------------------- the path's column: the teacher's choice
 
-    def _course(self, class_id: int) -> Any:
-        context = self.tables.context_of_class(class_id)
+    def _course(self, class_id: int) -> Record:
+        context: Record | None = self.tables.context_of_class(class_id)
         if context is None:
             raise ClassError("this class is not an LMS course's: its gradebook is chainrule's own", kind="not-found")
         return context
@@ -434,9 +438,15 @@ class Lti:
         self.tables.set_path_column(int(self._course(class_id).id), class_id, PATH, on)
 
 
-def _platform(row: Any, deployments: list[str]) -> Platform:
+def _platform(row: Record, deployments: list[str]) -> Platform:
     return Platform(int(row.id), row.issuer, row.client_id, row.name, row.auth_login_url, row.token_url, row.jwks_url,
                     row.token_audience, tuple(json.loads(row.lms_origins)), tuple(deployments))
+
+
+def _claim_object(claims: dict[str, Any], name: str) -> dict[str, Any]:
+    """An optional claim that is a JSON object: {} when the launch has none (or something else there)."""
+    value = claims.get(name)
+    return value if isinstance(value, dict) else {}
 
 
 def _http_url(value: Any) -> str:

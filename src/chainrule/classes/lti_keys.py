@@ -76,7 +76,8 @@ class ToolKeys:
 
         return RSAKey.import_key(path.read_bytes(), parameters={"kid": kid, "use": "sig", "alg": "RS256"})
 
-    def _make(self) -> RSAKey:
+    def _make(self) -> str:
+        """A new key in its file; returns its kid."""
         self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         self.folder.chmod(0o700)
         kid = secrets.token_hex(8)
@@ -88,7 +89,7 @@ class ToolKeys:
         descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(descriptor, "wb") as handle:
             handle.write(key.as_pem(private=True))
-        return key
+        return kid
 
     def signing_key(self) -> RSAKey:
         return self._current()[0][-1]
@@ -103,10 +104,10 @@ class ToolKeys:
     def rotate(self) -> tuple[str, list[str]]:
         """A new signing key; returns its kid and the kids retired (no longer published)."""
         self.signing_key()  # a folder without a key gets its first one, so that the rotation keeps it published
-        new = self._make()
+        kid = self._make()
         files = self._files()
         retired = []
         for path in files[:-PUBLISHED]:
             retired.append(path.stem.split("-", 1)[1])
             path.unlink()
-        return new.kid, retired
+        return kid, retired

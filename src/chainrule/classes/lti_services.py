@@ -16,7 +16,7 @@ from __future__ import annotations
 import secrets
 import threading
 import time
-from typing import Any
+from typing import Any, Mapping
 from urllib.parse import urlsplit, urlunsplit
 
 from chainrule import lessons
@@ -30,7 +30,7 @@ from chainrule.classes.lti import (
     resource_title,
     written_lessons,
 )
-from chainrule.classes.remote import RemoteError, with_query
+from chainrule.classes.remote import Answer, RemoteError, with_query
 
 SCOPE = "https://purl.imsglobal.org/spec/lti-ags/scope/"
 LINE_ITEM_SCOPE, SCORE_SCOPE = SCOPE + "lineitem", SCOPE + "score"
@@ -56,7 +56,7 @@ def _with_path(url: str, suffix: str) -> str:
     return urlunsplit(parts._replace(path=parts.path.rstrip("/") + suffix))
 
 
-def _next_page(headers: Any) -> str:
+def _next_page(headers: Mapping[str, str]) -> str:
     """The rel="next" address of a Link header, if any."""
     for part in headers.get("link", "").split(","):
         if 'rel="next"' in part and "<" in part and ">" in part:
@@ -108,7 +108,7 @@ class LtiServices:
 
     def _call(self, platform: Platform, scopes: tuple[str, ...], method: str, url: str, *, what: str,
               accept: str = "application/json", body: Any = None, content_type: str = "application/json",
-              ok: tuple[int, ...] = (200, 201)):
+              ok: tuple[int, ...] = (200, 201)) -> Answer:
         headers = {"authorization": f"Bearer {self.token(platform, scopes)}", "accept": accept}
         try:
             return self.remote.json(method, url, what=what, headers=headers, body=body, content_type=content_type, ok=ok)

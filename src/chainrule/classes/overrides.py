@@ -25,6 +25,7 @@ from chainrule.errors import InputError
 from chainrule.number_text import count_text, format_number
 from chainrule.progress.audit_store import COMMAND_LINE, Actor, AuditStore, actor_of
 from chainrule.progress.mark_store import MarkStore
+from chainrule.progress.store import ProgressStore
 
 __all__ = ["AUDIT_PAGE", "AUDIT_HEADER", "Overrides", "actor_of", "audit_rows"]
 
@@ -33,7 +34,7 @@ AUDIT_HEADER = ["when (UTC)", "who", "change", "learner", "lesson", "exercise", 
 
 
 class Overrides:
-    def __init__(self, store: Any, accounts: Accounts) -> None:
+    def __init__(self, store: ProgressStore, accounts: Accounts) -> None:
         self.deadlines = Deadlines(store, accounts)
         self.tables = MarkStore(store)
         self.log = AuditStore(store)
@@ -52,7 +53,7 @@ class Overrides:
              by: Actor = COMMAND_LINE) -> dict[str, Any]:
         """Back to the computed credit (nothing happens but a refusal if there is no mark)."""
         shape = self._where(lesson_id, exercise)
-        self.deadlines._learner(class_id, learner_id)
+        self.deadlines.accounts.learner(class_id, learner_id)
         key = (int(learner_id), lesson_id, exercise or "")
         if key not in self.tables.marks(class_id):
             what = f"exercise {exercise!r} of {lesson_id!r}" if exercise else f"lesson {lesson_id!r}"
@@ -70,7 +71,7 @@ class Overrides:
     def _set(self, class_id: int, learner_id: int, shape: dict[str, Any], exercise: str | None, kind: str | None,
              credit: float | None, reason: Any, by: Actor) -> dict[str, Any]:
         reason = check_reason(reason)
-        learner = self.deadlines._learner(class_id, learner_id)
+        learner = self.deadlines.accounts.learner(class_id, learner_id)
         found = self.deadlines.tables.settings(class_id)
         key = (learner.id, shape["id"], exercise or "")
         marks = dict(found["marks"])
@@ -81,7 +82,7 @@ class Overrides:
 
         def credit_text(with_marks: dict) -> str:
             entry = self.deadlines.credit(class_id, [learner.id], found=found | {"marks": with_marks})
-            return entry[learner.id][shape["id"]]["score_text"]
+            return str(entry[learner.id][shape["id"]]["score_text"])
 
         self.tables.set_mark(class_id, learner.id, shape["id"], exercise or "", kind, credit, reason, by,
                              credit_text(found["marks"]), credit_text(marks))

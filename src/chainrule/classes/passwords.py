@@ -22,13 +22,15 @@ from __future__ import annotations
 
 import asyncio
 import os
-from typing import Any, Callable
+from typing import Any, Callable, TypeVar
 
 import anyio
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
 
 from chainrule.number_text import count_text
+
+Result = TypeVar("Result")
 
 __all__ = ["PasswordPool", "PasswordsBusy", "production_hasher", "MEMORY_BUDGET", "MAX_WAITING", "WAIT_SECONDS", "RETRY_AFTER"]
 
@@ -73,7 +75,7 @@ class PasswordPool:
             self._admitted = anyio.CapacityLimiter(self.slots)
             self._threads = anyio.CapacityLimiter(self.slots)  # the admitted ones' threads, apart from the pool's
 
-    async def _run(self, work: Callable[..., Any], *args: Any) -> Any:
+    async def _run(self, work: Callable[..., Result], *args: Any) -> Result:
         self._limiters()
         if self._admitted.available_tokens == 0 and self.waiting >= self.max_waiting:
             raise PasswordsBusy()

@@ -16,11 +16,8 @@ enforced for every request at the door (refused_change, called by web/class_gate
 
 from __future__ import annotations
 
-import functools
 import re
 from typing import Any
-
-import anyio
 
 from chainrule.classes.accounts import (
     FAILURE_MEMORY,
@@ -31,6 +28,7 @@ from chainrule.classes.accounts import (
     ClassError,
     check_password,
     clean_name,
+    in_thread,
     invite_token,
     wait_after,
 )
@@ -52,25 +50,37 @@ ALWAYS_ALLOWED = ("/api/class/account/password", "/api/class/state", "/api/playg
 COMPUTES_ONLY = re.compile(r"/api/lessons/[^/]+/explore/[^/]+")
 
 
-def refused_change(account: Account | None, path: str) -> str | None:
-    """Why the signed-in account may not change anything in its class now, or None if it may."""
-    if account is None or account.class_state == OPEN or path in ALWAYS_ALLOWED or COMPUTES_ONLY.fullmatch(path):
-        return None
-    if account.class_state == CLOSED and account.role == TEACHER:
-        return None
+def _read_only(account: Account) -> bool:
+    """Whether the account may only read in its class now: everyone in an archived class, learners in a closed one."""
+    return account.class_state != OPEN and not (account.class_state == CLOSED and account.role == TEACHER)
+
+
+def _read_only_text(account: Account) -> str:
     return (f"{account.class_name!r} is {account.class_state}: its work can be read but not changed"
             + (" (open it again on the class's page to change it)" if account.role == TEACHER
                else ". Ask your teacher if you need to change something."))
+
+
+def refused_change(account: Account | None, path: str) -> str | None:
+    """Why the signed-in account may not change anything in its class now, or None if it may."""
+    if account is None or path in ALWAYS_ALLOWED or COMPUTES_ONLY.fullmatch(path) or not _read_only(account):
+        return None
+    return _read_only_text(account)
+
+
+def state_banner(account: Account | None) -> str | None:
+    """What every page says at its top while the account may only read in its class (the same words as a refused
+    change, and what still works), or None."""
+    if account is None or not _read_only(account):
+        return None
+    return (_read_only_text(account) + " You can still open every lesson and your own work, try the graphs and "
+            "the playground, and sign out or change your password.")
 
 
 def _teacher(account: Account) -> Account:
     if account.role != TEACHER:
         raise ClassError("only the class's teachers can do this", kind="refused")
     return account
-
-
-async def _in_thread(function: Any, *args: Any) -> Any:
-    return await anyio.to_thread.run_sync(functools.partial(function, *args))
 
 
 class People:
@@ -99,7 +109,7 @@ class People:
 
     def set_state(self, teacher: Account, state: Any) -> str:
         _teacher(teacher)
-        if state not in CLASS_STATES:
+        if not isinstance(state, str) or state not in CLASS_STATES:
             raise InputError(f"a class's state is one of {', '.join(CLASS_STATES)}; got {state!r}", field="state")
         self.tables.set_state(teacher.class_id, state)
         return state
@@ -162,15 +172,15 @@ class People:
         check_password(new)
         tables = self.accounts.tables
         now = self.accounts.store.now().timestamp()
-        reservation, wait = await _in_thread(tables.reserve_attempt, f"password:{account.id}", now,
+        reservation, wait = await in_thread(tables.reserve_attempt, f"password:{account.id}", now,
                                              now - FAILURE_MEMORY.total_seconds(), wait_after)
         if reservation is None:
             raise ClassError(f"too many wrong passwords: try again in {count_text(max(1, int(wait + 0.999)), 'second')}",
                              kind="rate-limited", retry_after=wait)
-        stored = await _in_thread(self.tables.password_hash, account.id)
+        stored = await in_thread(self.tables.password_hash, account.id)
         if stored is None or not await self.accounts.passwords.verify(stored, current):
             raise ClassError("the current password is not right: nothing was changed", kind="refused")
-        await _in_thread(tables.release_attempt, reservation)
-        await _in_thread(self.tables.set_password, account.id, await self.accounts.passwords.hash(new))
-        return await _in_thread(self.accounts.account, account.id)
+        await in_thread(tables.release_attempt, reservation)
+        await in_thread(self.tables.set_password, account.id, await self.accounts.passwords.hash(new))
+        return await in_thread(self.accounts.written, account.id)
 

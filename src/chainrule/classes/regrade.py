@@ -29,11 +29,12 @@ from typing import Any, NamedTuple
 import anyio
 
 from chainrule.classes.accounts import Accounts, ClassError
-from chainrule.classes.graded_runs import Submission
+from chainrule.classes.graded_runs import GradedRuns, Submission
 from chainrule.errors import InputError
 from chainrule.progress.audit_store import COMMAND_LINE, Actor
 from chainrule.progress.dialect import Record
 from chainrule.progress.regrade_store import RegradeStore
+from chainrule.progress.store import ProgressStore
 
 __all__ = ["PICKS", "Regrades", "cases_fingerprint"]
 
@@ -69,9 +70,9 @@ class Chosen(NamedTuple):
     passed_before: bool
 
 
-def _chosen(runs: list[Any], pick: str) -> dict[int, Chosen]:
+def chosen_runs(runs: list[Record], pick: str) -> dict[int, Chosen]:
     """Each learner's run to grade again (runs: RegradeStore.runs_of_exercise's records)."""
-    by_learner: dict[int, list[tuple]] = {}
+    by_learner: dict[int, list[Record]] = {}
     for row in runs:
         by_learner.setdefault(int(row.learner_id), []).append(row)
     chosen = {}
@@ -86,7 +87,7 @@ def _chosen(runs: list[Any], pick: str) -> dict[int, Chosen]:
 
 
 class Regrades:
-    def __init__(self, store: Any, accounts: Accounts, runs: Any) -> None:
+    def __init__(self, store: ProgressStore, accounts: Accounts, runs: GradedRuns) -> None:
         self.store = store
         self.tables = RegradeStore(store)
         self.accounts = accounts
@@ -106,7 +107,7 @@ class Regrades:
         if found is not None:
             return found
         last_run, runs = self.tables.runs_of_exercise(class_id, exercise_id)
-        chosen = _chosen(runs, pick)
+        chosen = chosen_runs(runs, pick)
         return self.tables.create(class_id, exercise_id, pick, cases, secrets.token_hex(12), last_run,
                                   self.store.now().isoformat(),
                                   [(learner, run.submission_id, run.language, run.passed_before)

@@ -14,8 +14,11 @@ import json
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Mapping
 from urllib.parse import urlencode, urlsplit, urlunsplit
+
+if TYPE_CHECKING:
+    import httpx
 
 MAX_ANSWER = 2 * 1024 * 1024
 CONNECT_SECONDS = 5.0  # to connect
@@ -34,7 +37,7 @@ class RemoteError(Exception):
 @dataclass
 class Answer:
     status: int
-    headers: Any  # a case-insensitive mapping
+    headers: Mapping[str, str]  # case-insensitive (httpx.Headers)
     body: Any  # the JSON document ({} for an empty body)
 
 
@@ -43,12 +46,12 @@ class Remote:
     for single sign-on and the LMS, and most never call out, so they need not import httpx at start."""
 
     def __init__(self) -> None:
-        self._client = None
+        self._client: httpx.Client | None = None
         self._making = threading.Lock()
         self._closed = False
 
     @property
-    def client(self):
+    def client(self) -> httpx.Client:
         with self._making:
             if self._closed:
                 raise RemoteError("this connection to other systems is closed")

@@ -39,6 +39,7 @@ from chainrule.progress.class_store import ClassActivity, ClassStore
 from chainrule.progress.dialect import Record
 from chainrule.progress.finished import Work, lesson_state
 from chainrule.progress.fitting import recall_now
+from chainrule.progress.store import ProgressStore
 
 TOP_DIAGNOSES = 3
 # An exercise's state in the grid, from the one rule's Work (progress/finished.py) and the help used.
@@ -155,7 +156,7 @@ def _name(account: Any) -> str:
 
 
 class ClassReport:
-    def __init__(self, store: Any, accounts: Accounts) -> None:
+    def __init__(self, store: ProgressStore, accounts: Accounts) -> None:
         self.store = store
         self.tables = ClassStore(store)
         self.accounts = accounts
@@ -167,8 +168,10 @@ class ClassReport:
         exercises = tuple(e for lesson in path for e in lesson["exercises"])
         seen = _seen(self.tables.class_activity(class_id, exercises))
         recall = recall_now(self.store, class_id, self.store.now())  # FSRS's prediction, per question
+        credit = Deadlines(self.store, self.accounts).credit(class_id)
         return {"path": [self._path_entry(lesson) for lesson in path],
-                "roster": [_roster_row(learner, path, seen) for learner in self.accounts.learners(class_id)],
+                "roster": [_roster_row(learner, path, seen, credit.get(learner.id, {}))
+                           for learner in self.accounts.learners(class_id)],
                 "exercises": [_with_exercise_texts(_exercise_row(lesson, exercise, seen))
                               for lesson in path for exercise in lesson["exercises"]],
                 "questions": [_with_question_texts(_question_row(lesson, question, seen, recall))
@@ -182,16 +185,10 @@ class ClassReport:
                 "exercise_titles": [lesson["exercise_titles"].get(e, e) for e in lesson["exercises"]],
                 "question_prompts": [lesson["question_prompts"].get(q, q) for q in lesson["quiz"]]}
 
-    def _learner(self, class_id: int, learner_id: int) -> Any:
-        learner = self.accounts.account(learner_id)
-        if learner is None or learner.class_id != class_id or learner.role != "learner":
-            raise ClassError(f"there is no learner {learner_id} in your class", kind="not-found")
-        return learner
-
     def timeline(self, class_id: int, learner_id: int) -> dict[str, Any]:
         """One learner's runs (with code), quiz answers, hints opened and solutions shown, oldest first, and
         their explanation of each lesson (its text and the key ideas ticked); only a learner of this class."""
-        learner = self._learner(class_id, learner_id)
+        learner = self.accounts.learner(class_id, learner_id)
         activity = self.tables.learner_activity(learner.id)
         texts = {lesson["id"]: lesson for lesson in _path()}
         # An imported run is the learner's own claim: shown as such, never with a verdict of ours.
@@ -309,12 +306,18 @@ def _lesson_cell(lesson: dict[str, Any], learner: int, seen: _Seen) -> tuple[dic
     return cell, tally
 
 
-def _roster_row(learner: Any, path: list[dict[str, Any]], seen: _Seen) -> dict[str, Any]:
-    """One learner against the path: totals, last active, and the grid of their lessons."""
+NOTHING_LATE: dict[str, Any] = {"exercises": [], "questions": [], "explanation": False}
+
+
+def _roster_row(learner: Any, path: list[dict[str, Any]], seen: _Seen,
+                credit: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """One learner against the path: totals, last active, and the grid of their lessons, each with what of it
+    came late (classes/deadlines.py's credit, ``credit``: this learner's, per lesson)."""
     cells: list[dict[str, Any]] = []
     totals: Counter[str] = Counter()
     for lesson in path:
         cell, tally = _lesson_cell(lesson, learner.id, seen)
+        cell["late"] = credit.get(lesson["id"], {}).get("late_items", NOTHING_LATE)
         cells.append(cell)
         totals.update(tally)
     counted = ("sections_done", "sections", "lessons_done", "exercises_passed", "exercises", "quiz_right",

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 from urllib.parse import quote
 
-from chainrule.classes.accounts import TEACHER, ClassError, closed_to_newcomers
+from chainrule.classes.accounts import TEACHER, Account, Accounts, ClassError, closed_to_newcomers
 from chainrule.classes.federation import (
     LOGIN_LIFETIME,
     Refused,
@@ -44,7 +44,9 @@ from chainrule.classes.remote import Remote, RemoteError, with_query
 from chainrule.classes.stranger_budget import BUDGET, OverBudget
 from chainrule.classes.stranger_budget import CAUSES as STRANGER_CAUSES
 from chainrule.progress.class_store import ClassClosed, SeatsTaken
+from chainrule.progress.dialect import Record
 from chainrule.progress.sso_store import SsoStore
+from chainrule.progress.store import ProgressStore
 
 log = logging.getLogger("chainrule.sso")
 KEEP_METADATA = 3600.0  # seconds a provider's discovery document is used before it is read again
@@ -109,7 +111,7 @@ class Provider:
     client_secret: str
 
 
-def _provider(row: Any) -> Provider:
+def _provider(row: Record) -> Provider:
     return Provider(int(row.id), row.name, row.issuer, row.client_id, row.client_secret)
 
 
@@ -154,7 +156,7 @@ def pkce_challenge(verifier: str) -> str:
 
 
 class Sso:
-    def __init__(self, store: Any, accounts: Any, base_url: str, *, remote: Remote | None = None,
+    def __init__(self, store: ProgressStore, accounts: Accounts, base_url: str, *, remote: Remote | None = None,
                  clock: Callable[[], float] = time.time) -> None:
         self.store = store
         self.accounts = accounts
@@ -316,16 +318,16 @@ class Sso:
 
     # ---------------------------------------------------------------- who it is here
 
-    def accounts_of(self, finished: Finished) -> list[Any]:
+    def accounts_of(self, finished: Finished) -> list[Account]:
         """The accounts linked to the person (one per class they are in)."""
-        found = [self.accounts.account(account_id)
-                 for account_id in self.tables.linked_accounts(finished.provider.issuer, finished.claims["sub"])]
-        found = [account for account in found if account is not None]
+        linked = [self.accounts.account(account_id)
+                  for account_id in self.tables.linked_accounts(finished.provider.issuer, finished.claims["sub"])]
+        found = [account for account in linked if account is not None]
         if found and not any(account.approved for account in found):
             raise SignInRefused("waiting", "your teacher has not let you in yet: they see that you joined")
         return [account for account in found if account.approved]
 
-    def join(self, finished: Finished, invite: str, name: Callable[[list[str]], str]) -> Any:
+    def join(self, finished: Finished, invite: str, name: Callable[[list[str]], str]) -> Account:
         """The person's learner account in the invite's class (made with their claims' name on the first join)."""
         try:
             class_id, class_name = self.accounts.invited_class(invite)
@@ -340,13 +342,13 @@ class Sso:
             raise SignInRefused("invite-not-valid", closed_to_newcomers(class_name)) from None
         if made:
             log.info("account %d joined class %d through %s", account_id, class_id, finished.provider.name)
-        account = self.accounts.account(account_id)
+        account = self.accounts.written(account_id)
         if not account.approved:  # the class asks for the teacher's approval: no session until then
             raise SignInRefused("waiting", f"you joined {class_name!r} as {account.name}; your teacher lets each "
                                 "learner in, and has not let you in yet")
         return account
 
-    def link(self, finished: Finished, account: Any) -> None:
+    def link(self, finished: Finished, account: Account) -> None:
         if not self.tables.link(finished.provider.issuer, finished.claims["sub"], account.id, account.class_id):
             raise SignInRefused("link-refused", f"the account you signed in with at {finished.provider.name} is linked "
                                 "to another account (in this class), or yours to another person")
@@ -360,7 +362,7 @@ class Sso:
         return [{"id": account_id, "name": name, "role": role}
                 for account_id, name, role in self.tables.unlinked_people(class_id)]
 
-    def set_passwords(self, class_id: int, allowed: bool, *, asked_by: Any = None, lock_out: bool = False) -> None:
+    def set_passwords(self, class_id: int, allowed: bool, *, asked_by: Account | None = None, lock_out: bool = False) -> None:
         """Passwords on or off in a class (asked_by: the teacher who asks on the page; None: the administrator's
         `chainrule sso passwords`). The one rule of turning them off: never while a teacher of the class has no
         linked sign-in account (they could not sign in: refused, naming them), and while learners have none only

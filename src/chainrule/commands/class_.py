@@ -99,7 +99,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                 action("teacher-link", _teacher_link, "a new one-time sign-in link for the teacher", name),
                 action("reset-link", _reset_link, "a one-time link for a learner to set a new password", name,
                        ("learner", "the learner's display name"))):
-        sub.add_argument("--url", default=None,
+        sub.add_argument("--url", default=None, type=_address,
                          help="the address learners open, as `chainrule serve` is reached; the class remembers it "
                          "(default: the address it remembers, from an earlier --url or the first `chainrule serve` "
                          f"that served it, else {DEFAULT_ADDRESS})")
@@ -143,6 +143,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     _register_marks(action, name, learner)
     sub = action("gradebook", _gradebook, "one row per learner: lessons, exercises, quiz", name)
     sub.add_argument("--csv", action="store_true", required=True, help="print CSV (the only format for now)")
+
+
+def _address(text: str) -> str:
+    """--url as classes/addresses.py's one rule has it; refused at once, before anything is made, otherwise."""
+    from chainrule.classes.addresses import check_address
+    from chainrule.errors import InputError
+
+    try:
+        return check_address(text)
+    except InputError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def _guarded(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:

@@ -106,15 +106,19 @@ def check_url(url: str) -> str:
     from urllib.parse import urlsplit
 
     from chainrule.classes.accounts import ClassError
+    from chainrule.classes.addresses import check_address
+    from chainrule.errors import InputError
     from chainrule.web.security import is_loopback_bind
 
+    try:
+        url = check_address(url)
+    except InputError as error:
+        raise ClassError(str(error), kind="invalid") from None
     parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname or parts.path not in ("", "/"):
-        raise ClassError(f"--url must be an address like https://class.example.org, not {url!r}", kind="invalid")
-    if parts.scheme == "http" and not is_loopback_bind(parts.hostname):
+    if parts.scheme == "http" and not is_loopback_bind(parts.hostname or ""):
         raise ClassError("an LMS launches tools over HTTPS only: --url must be the https:// address of the TLS proxy "
                          "(docs/classroom.md, 'On a server: systemd and TLS')", kind="invalid")
-    return url.rstrip("/")
+    return url
 
 
 def _register(args: argparse.Namespace) -> int:

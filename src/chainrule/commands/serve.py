@@ -185,15 +185,20 @@ def _check_arguments(args: argparse.Namespace) -> None:
 
 def _site(args: argparse.Namespace) -> Site:
     """The addresses of the class, from --host, --port, --url and --allow-host; Refused (2) if one cannot be."""
+    from chainrule.classes.addresses import check_address
     from chainrule.commands.lesson import url_host
     from chainrule.commands.sandbox_policy import weak_sandbox_refusal
+    from chainrule.errors import InputError
     from chainrule.web.security import is_loopback_bind, split_host
 
     bind_host = args.host.strip().strip("[]")
-    url = (args.url or f"http://{url_host(bind_host)}:{args.port}").rstrip("/")
+    try:
+        url = check_address(args.url) if args.url is not None else f"http://{url_host(bind_host)}:{args.port}"
+    except InputError as error:
+        raise Refused(str(error)) from None
     parts = urlsplit(url)
-    parsed = split_host(parts.netloc) if parts.scheme in ("http", "https") else None
-    if parsed is None or parts.path not in ("", "/"):
+    parsed = split_host(parts.netloc)
+    if parsed is None:
         raise Refused(f"--url must be an address like https://class.example.org, not {args.url!r}")
     if not is_loopback_bind(bind_host):
         refusal = weak_sandbox_refusal("serve", f"listen on {args.host}", "learners' code runs on this machine",

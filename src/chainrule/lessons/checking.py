@@ -18,6 +18,7 @@ from chainrule.lessons.loader import (
     loaded_lesson,
     loaded_numbers,
 )
+from chainrule.lessons.mistakes import choice_hint, prediction_values, wrong_answer_hint
 from chainrule.lessons.text import fill
 from chainrule.traces import format_number
 
@@ -101,6 +102,11 @@ def _numbers_and_key(question: dict[str, Any], variant: str | None) -> tuple[dic
 
 def _question_resolver(question: dict[str, Any], variant: str | None = None):
     values, key = _numbers_and_key(question, variant)
+    return _resolver_of(question, values, key)
+
+
+def _resolver_of(question: dict[str, Any], values: dict[str, Any], key: Any):
+    values = dict(values)
     if question["kind"] == "number":
         values["answer"] = key
 
@@ -133,7 +139,8 @@ def _normalise(text: str) -> str:
 
 
 def check_quiz_answer(lesson_id: str, question_id: str, answer: str, variant: str | None = None) -> dict[str, Any]:
-    """Check one answer: {"correct": bool, "expected": str, "reason": str, "invalid": bool}.
+    """Check one answer: {"correct": bool, "expected": str, "reason": str, "invalid": bool}, and for a
+    wrong one "hint" and "mistake" (lessons/mistakes.py: the named mistake it matches, or None).
 
     Numbers: any typed number within the lesson's tolerance of the key ("6", "6.0" and " 6 " all match 6).
     Choices: the option's text (case and spacing do not matter), its number 1..n, or its letter a..z.
@@ -142,8 +149,14 @@ def check_quiz_answer(lesson_id: str, question_id: str, answer: str, variant: st
     `variant` checks the answer to the review variant that quiz_question(..., variant) showed.
     """
     question = _question(lesson_id, question_id)
-    resolve = _question_resolver(question, variant)
-    reason = fill(question["reason"], resolve, f"question {question_id}")
+    given, key_number = _numbers_and_key(question, variant)
+    resolve = _resolver_of(question, given, key_number)
+    where = f"question {question_id}"
+    reason = fill(question["reason"], resolve, where)
+
+    def fill_text(text: str) -> str:
+        return fill(text, resolve, where)
+
     text = answer if isinstance(answer, str) else str(answer)
     if question["kind"] == "number":
         value = parse_number(text)
@@ -156,7 +169,11 @@ def check_quiz_answer(lesson_id: str, question_id: str, answer: str, variant: st
         tolerance = loaded_lesson(lesson_id)["tolerance"]
         key = float(resolve(["answer"]))
         correct = abs(value - key) <= tolerance + TOLERANCE_SLACK
-        return {"correct": correct, "expected": format_number(key), "reason": reason, "invalid": False}
+        checked = {"correct": correct, "expected": format_number(key), "reason": reason, "invalid": False}
+        if correct:
+            return checked
+        numbers = {name: float(number) for name, number in given.items()}
+        return checked | wrong_answer_hint(question, value, key, tolerance, TOLERANCE_SLACK, lambda _: numbers, fill_text)
 
     options: list[str] = question["options"]
     chosen = _choice_index(text, options)
@@ -170,7 +187,8 @@ def check_quiz_answer(lesson_id: str, question_id: str, answer: str, variant: st
             ),
         }
     expected = options[question["answer_index"]]
-    return {"correct": chosen == question["answer_index"], "expected": expected, "reason": reason, "invalid": False}
+    checked = {"correct": chosen == question["answer_index"], "expected": expected, "reason": reason, "invalid": False}
+    return checked if checked["correct"] else checked | choice_hint(question, chosen, fill_text)
 
 
 def _choice_index(text: str, options: list[str]) -> int | None:
@@ -201,7 +219,8 @@ def prediction_keys(lesson_id: str) -> list[str]:
 
 
 def check_prediction(lesson_id: str, key: str, value: float) -> dict[str, Any]:
-    """Compare a predicted number with the engine's: {"key","value","correct","expected","expected_text","reason"}.
+    """Compare a predicted number with the engine's: {"key","value","correct","expected","expected_text","reason"},
+    and for a wrong one "hint" and "mistake" (lessons/mistakes.py).
 
     Right means within the lesson's tolerance (0.01). `expected` is the engine's number rounded to 9
     decimal places; `expected_text` the same rounded to 4 for display.
@@ -213,14 +232,21 @@ def check_prediction(lesson_id: str, key: str, value: float) -> dict[str, Any]:
     if not math.isfinite(value):
         raise ValueError(f"a prediction must be a finite number, not {value!r}")
     correct = abs(value - expected) <= data["tolerance"] + TOLERANCE_SLACK
-    return {
+    resolve = lesson_resolver(lesson_id)
+    checked = {
         "key": key,
         "value": value,
         "correct": correct,
         "expected": round(expected, 9),
         "expected_text": format_number(expected),
-        "reason": fill(step["reason"], lesson_resolver(lesson_id), f"prediction {key}"),
+        "reason": fill(step["reason"], resolve, f"prediction {key}"),
     }
+    if correct:
+        return checked
+    numbers = loaded_numbers(lesson_id)[graph]
+    return checked | wrong_answer_hint(
+        step, value, expected, data["tolerance"], TOLERANCE_SLACK, lambda mistake: prediction_values(mistake, numbers),
+        lambda text: fill(text, resolve, f"prediction {key}"))
 
 
 def key_idea_ids(lesson_id: str) -> list[str]:

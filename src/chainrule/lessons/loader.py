@@ -15,7 +15,7 @@ import copy
 import functools
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, TypeVar
 
 from chainrule.engine import Value
 from chainrule.lessons.exercises import register_builtin_exercises, register_lesson_exercises
@@ -61,8 +61,12 @@ _ADDED: dict[str, Path] = {}
 _CACHES: list = []
 
 
-def lesson_cache(function):
-    """functools.lru_cache for something built from the lessons: cleared whenever lessons are added."""
+Built = TypeVar("Built")
+
+
+def lesson_cache(function: Callable[..., Built]) -> functools._lru_cache_wrapper[Built]:
+    """functools.lru_cache for something built from the lessons: cleared whenever lessons are added.
+    (functools._lru_cache_wrapper: the type lru_cache gives, so that a cached function keeps its result's.)"""
     cached = functools.lru_cache(maxsize=None)(function)
     _CACHES.append(cached)
     return cached

@@ -29,6 +29,7 @@ from chainrule.lessons.loader import (
     make_resolver,
     register_exercises,
 )
+from chainrule.lessons.mistakes import mistake_problems, prediction_values, why_wrong_problems
 from chainrule.lessons.plots import lesson_plot
 from chainrule.lessons.scaffold import LESSON_ID
 from chainrule.lessons.text import PLACEHOLDER, LessonDataError
@@ -180,7 +181,7 @@ def check_lesson_folder(folder: Path, *, grade: bool = True, grade_with: Callabl
     _check_explain_and_recap(lesson_path, text, data, problems)
     claim_problems(folder, data, resolve, problems.add)
     if quiz_read is not None:
-        _check_quiz(quiz_path, *quiz_read, problems)
+        _check_quiz(quiz_path, *quiz_read, problems, _tolerance(data))
     _check_exercises(folder, lesson_path, text, data, resolve, problems, grade=grade, grade_with=grade_with)
     if tolerance is not None and tolerance <= 0:
         problems.add(lesson_path, "'tolerance' must be more than 0", text, '"tolerance"')
@@ -341,6 +342,30 @@ def _check_predictions(path: Path, text: str, data: dict, graphs: dict, numbers:
         if not math.isfinite(numbers[graph][label][field]):
             problems.add(path, f"prediction {key!r}: the engine's number is not finite", text, near)
         _check_prompt_and_reason(path, text, step, f"prediction {key!r}", near, resolve, problems)
+        _check_mistakes(path, text, step, f"prediction {key!r}", near, resolve, problems,
+                        numbers[graph][label][field], _tolerance(data), lambda m: prediction_values(m, numbers[graph]))
+
+
+def _tolerance(data: dict) -> float:
+    tolerance = data.get("tolerance")
+    return float(tolerance) if isinstance(tolerance, (int, float)) and _is_number(tolerance) else 0.0
+
+
+def _check_mistakes(path: Path, text: str, item: dict, name: str, near: str, resolve: Callable,
+                    problems: Problems, key: Any, tolerance: float, values_of: Callable) -> None:
+    """An item's named mistakes and hints (lessons/mistakes.py): each well formed, none giving the right
+    answer or another's number, every placeholder of a hint resolving."""
+    found = mistake_problems(item, float(key), tolerance, values_of) if _is_number(key) else []
+    found += why_wrong_problems(item) if item.get("kind") == "choice" else []
+    for problem in found:
+        problems.add(path, f"{name}: {problem}", text, near)
+    texts = [item.get("hint")] + [m.get("hint") for m in item.get("mistakes") or [] if isinstance(m, dict)]
+    texts += item.get("why_wrong") or [] if isinstance(item.get("why_wrong"), list) else []
+    for hint in texts:
+        if hint is not None and not isinstance(hint, str):
+            problems.add(path, f"{name}: a hint is a sentence (a string), not {hint!r}", text, near)
+        elif hint:
+            _check_placeholders(path, hint, resolve, problems, within=(text, near), what=f"{name}: ")
 
 
 def _check_explain_and_recap(path: Path, text: str, data: dict, problems: Problems) -> None:
@@ -365,7 +390,7 @@ def _question_values(question: dict) -> dict[str, Any]:
     return values
 
 
-def _check_quiz(path: Path, data: Any, text: str, problems: Problems) -> None:
+def _check_quiz(path: Path, data: Any, text: str, problems: Problems, tolerance: float = 0.0) -> None:
     questions = data.get("questions") if isinstance(data, dict) else None
     if not isinstance(questions, list) or not questions:
         problems.add(path, "the file must hold {\"questions\": [...]} with at least one question", line=1)
@@ -404,6 +429,11 @@ def _check_quiz(path: Path, data: Any, text: str, problems: Problems) -> None:
             raise KeyError(".".join(parts))
 
         _check_prompt_and_reason(path, text, question, f"question {qid!r}", near, resolve, problems)
+        if kind == "number" and question.get("mistakes") is not None and "compute" not in question:
+            problems.add(path, f"question {qid!r}: named mistakes need the question's compute", text, near)
+        numbers = {k: v for k, v in (question.get("given") or {}).items() if _is_number(v)}
+        _check_mistakes(path, text, question, f"question {qid!r}", near, resolve, problems,
+                        question.get("answer"), tolerance, lambda _, numbers=numbers: numbers)
 
 
 def _check_numeric_question(path: Path, text: str, question: dict, near: str, problems: Problems) -> None:

@@ -279,13 +279,28 @@ def read_progress_file(data: bytes) -> Any:
 
 def validate_export(data: Any) -> None:
     """Check a whole export document; raise StoreError(kind="invalid-file") listing what is wrong."""
-    errors: list[str] = []
     if not isinstance(data, dict):
+        raise _file_problem(f"it must be a JSON object, got {_kind(data)}")
+    errors = _header_problems(data)
+    version = data.get("version")
+    for section, (fields, key_fields) in SECTIONS.items():
+        if section in data:
+            errors += _section_problems(section, data[section], fields, key_fields)
+        elif not (isinstance(version, int) and version < SECTION_SINCE.get(section, 1)):  # not older than it
+            errors.append(f"{section}: missing (use [] if there is nothing)")
+    if errors:
+        shown = "; ".join(errors[:MAX_ERRORS_SHOWN])
+        more = f" (and {len(errors) - MAX_ERRORS_SHOWN} more problems)" if len(errors) > MAX_ERRORS_SHOWN else ""
         raise StoreError(
-            f"The progress file is not valid: it must be a JSON object, got {_kind(data)}. "
-            "Nothing was imported; use a file made by `chainrule progress export`.",
+            f"The progress file is not valid: {shown}{more}. Nothing was imported and nothing stored was "
+            "changed; use a file made by `chainrule progress export` (format described in docs/progress.md).",
             kind=INVALID_FILE,
         )
+
+
+def _header_problems(data: dict[str, Any]) -> list[str]:
+    """What is wrong with the document's own keys: its format, version and time, and keys no section has."""
+    errors: list[str] = []
     if data.get("format") != FORMAT_NAME:
         errors.append(f"format: expected {FORMAT_NAME!r}, got {data.get('format')!r}")
     version = data.get("version")
@@ -302,44 +317,39 @@ def validate_export(data: Any) -> None:
         errors.append(f"exported_at: {_time(data['exported_at'])}")
     for key in sorted(set(data) - TOP_LEVEL_KEYS):
         errors.append(f"{key}: unknown section (allowed: {', '.join(sorted(TOP_LEVEL_KEYS))})")
-    for section, (fields, key_fields) in SECTIONS.items():
-        if section not in data and isinstance(version, int) and version < SECTION_SINCE.get(section, 1):
-            continue  # an older file, from before this section
-        if section not in data:
-            errors.append(f"{section}: missing (use [] if there is nothing)")
+    return errors
+
+
+def _section_problems(section: str, records: Any, fields: dict[str, Checker],
+                      key_fields: tuple[str, ...] | None) -> list[str]:
+    """What is wrong with one section: its records, and a key given twice."""
+    if not isinstance(records, list):
+        return [f"{section}: expected a list, got {_kind(records)}"]
+    errors: list[str] = []
+    seen: set[tuple[Any, ...]] = set()
+    for index, record in enumerate(records):
+        where = f"{section}[{index}]"
+        if not isinstance(record, dict):
+            errors.append(f"{where}: expected an object, got {_kind(record)}")
             continue
-        records = data[section]
-        if not isinstance(records, list):
-            errors.append(f"{section}: expected a list, got {_kind(records)}")
-            continue
-        seen: set[tuple[Any, ...]] = set()
-        for index, record in enumerate(records):
-            where = f"{section}[{index}]"
-            if not isinstance(record, dict):
-                errors.append(f"{where}: expected an object, got {_kind(record)}")
-                continue
-            for name in sorted(set(fields) - set(record)):
-                errors.append(f"{where}: missing key {name!r}")
-            for name in sorted(set(record) - set(fields)):
-                errors.append(f"{where}: unknown key {name!r} (allowed: {', '.join(fields)})")
-            for name, check in fields.items():
-                if name in record:
-                    problem = check(record[name])
-                    if problem:
-                        errors.append(f"{where}.{name}: {problem}")
-            if key_fields and all(isinstance(record.get(name), str) for name in key_fields):
-                key = tuple(record[name] for name in key_fields)
-                if key in seen:
-                    errors.append(f"{where}: a second record for {'/'.join(key)} (each may appear once)")
-                seen.add(key)
-    if errors:
-        shown = "; ".join(errors[:MAX_ERRORS_SHOWN])
-        more = f" (and {len(errors) - MAX_ERRORS_SHOWN} more problems)" if len(errors) > MAX_ERRORS_SHOWN else ""
-        raise StoreError(
-            f"The progress file is not valid: {shown}{more}. Nothing was imported and nothing stored was "
-            "changed; use a file made by `chainrule progress export` (format described in docs/progress.md).",
-            kind=INVALID_FILE,
-        )
+        errors += _record_problems(where, record, fields)
+        if key_fields and all(isinstance(record.get(name), str) for name in key_fields):
+            key = tuple(record[name] for name in key_fields)
+            if key in seen:
+                errors.append(f"{where}: a second record for {'/'.join(key)} (each may appear once)")
+            seen.add(key)
+    return errors
+
+
+def _record_problems(where: str, record: dict[str, Any], fields: dict[str, Checker]) -> list[str]:
+    """What is wrong with one record: keys missing, keys unknown, and each field's own check."""
+    errors = [f"{where}: missing key {name!r}" for name in sorted(set(fields) - set(record))]
+    errors += [f"{where}: unknown key {name!r} (allowed: {', '.join(fields)})" for name in sorted(set(record) - set(fields))]
+    for name, check in fields.items():
+        problem = check(record[name]) if name in record else None
+        if problem:
+            errors.append(f"{where}.{name}: {problem}")
+    return errors
 
 
 def _dumps(value: object) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, WithJsonSchema
 
 from chainrule.web.page_numbers import MAX_TYPED_CHARS, read_explore_number, read_number
 
@@ -63,6 +63,8 @@ class ErrorBody(BaseModel):
 class PredictionIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     value: TypedNumber
+    second_try: StrictBool = Field(  # strict: "yes" or 1 is refused, as the schema says
+        False, description="The one more try after a wrong prediction: checked, but the first try stays the saved one.")
 
 
 class CodeIn(BaseModel):
@@ -327,6 +329,9 @@ class PredictionResult(Open):
     expected: float
     expected_text: str
     reason: str
+    hint: str | None = Field(None, description="For a wrong prediction: a hint aimed at the slip it matches, or a general one.")
+    mistake: str | None = Field(None, description="The named mistake a wrong prediction matches (lesson.json), if any.")
+    practice: bool = Field(False, description="True for a second try: checked, not saved over the first.")
 
 
 class ReviewInfo(Open):
@@ -341,6 +346,8 @@ class AnswerResult(Open):
     reason: str
     review: ReviewInfo
     practice: bool = Field(default=False, description="True when this answer did not rate the review card (a retry, or not due).")
+    hint: str | None = Field(None, description="For a wrong answer: why that option is wrong, or a hint aimed at the slip it matches.")
+    mistake: str | None = Field(None, description="The named mistake a wrong number matches (quiz.json), if any.")
 
 
 class Finished(BaseModel):

@@ -302,6 +302,7 @@ def _prediction_feedback(lesson_id: str, key: str, saved: dict[str, Any]) -> dic
 def _quiz_feedback(lesson_id: str, question_id: str, saved: dict[str, Any]) -> dict[str, Any]:
     checked = lessons.check_quiz_answer(lesson_id, question_id, saved["answer"])
     feedback = {"expected": checked["expected"], "reason": checked["reason"]}
+    feedback |= {name: checked[name] for name in ("hint", "mistake") if name in checked}
     return feedback | {"practice": saved.get("attempts", 1) > 1}
 
 
@@ -324,9 +325,14 @@ def _with_feedback(lesson_id: str, saved: dict[str, dict[str, Any]], feedback: A
     summary="Check a prediction against the engine and save it",
 )
 def put_prediction(request: Request, lesson_id: LessonId, key: PredictionKey, body: PredictionIn) -> dict[str, Any]:
-    result = lessons.check_prediction(lesson_id, key, body.value)
-    store_of(request).save_prediction(lesson_id, key, body.value, result["correct"])
-    return result | {"value_text": number_text(body.value)}
+    result = lessons.check_prediction(lesson_id, key, body.value) | {"value_text": number_text(body.value)}
+    store = store_of(request)
+    # The first try is the prediction kept (what "finished" and a class's report read): a right second
+    # try after a wrong first is practice, never a first-try right.
+    if body.second_try and key in store.predictions(lesson_id):
+        return result | {"practice": True}
+    store.save_prediction(lesson_id, key, body.value, result["correct"])
+    return result | {"practice": False}
 
 
 def _checked_answer(lesson_id: str, question_id: str, answer: str, variant: str | None = None) -> dict[str, Any]:

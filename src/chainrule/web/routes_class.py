@@ -435,9 +435,13 @@ def account_page(request: Request, account: Learner) -> HTMLResponse:
 
 @router.get("/teacher", include_in_schema=False, response_class=HTMLResponse)
 def teacher_page(request: Request, account: Teacher) -> HTMLResponse:
-    """The class's page (a learner gets a page saying it is for teachers: web/roles.py)."""
+    """The class's page (a learner gets a page saying it is for teachers: web/roles.py); the part about the LMS
+    course only in a class that is an LMS course's (its requests would be refused in any other)."""
+    lti = app_state(request).lti
+    lms_course = lti is not None and lti.tables.context_of_class(account.class_id) is not None
     response = templates.TemplateResponse(request, "teacher.html", {
-        "request": request, "title": f"{account.class_name}: the class", "class_name": account.class_name})
+        "request": request, "title": f"{account.class_name}: the class", "class_name": account.class_name,
+        "lms_course": lms_course})
     response.headers["referrer-policy"] = "same-origin"  # its sign-out form, as in _form_page
     return response
 
@@ -464,7 +468,14 @@ def create_class_app(
     hosts: names (besides loopback) this server answers to on ``port`` (None: any port, in-process
     tests); public: the (host, port) of the address learners open (--url), which may be a proxy's."""
     from chainrule.classes.graded_runs import InProcessRuns
-    from chainrule.web import routes_comments, routes_deadlines, routes_marks, routes_people, routes_regrade
+    from chainrule.web import (
+        routes_comments,
+        routes_deadlines,
+        routes_marks,
+        routes_people,
+        routes_regrade,
+        routes_similar,
+    )
     from chainrule.web.app import create_app
 
     services = ClassServices(store, runs if runs is not None else InProcessRuns.for_class(store))
@@ -474,7 +485,7 @@ def create_class_app(
     app = create_app("", None, services=services, gate=gate, port=port, extra_hosts=hosts, public=public,
                      schemes=("http", "https") if secure else ("http",),
                      routers=[router, routes_people.router, routes_comments.router, routes_deadlines.router,
-                              routes_regrade.router, routes_marks.router],
+                              routes_regrade.router, routes_marks.router, routes_similar.router],
                      body_limits={IMPORT_PATH: MAX_IMPORT_BODY})
     install(app, accounts=accounts, secret=secret, secure=secure, cookie_names=cookie_names(secure), clock=clock,
             learner_quota=learner_quota)

@@ -282,8 +282,17 @@ async def scores(request: Request, account: Teacher) -> dict[str, Any]:
     """Every score of the class on its way to the LMS gradebook, or there."""
     _context(request, account)
     rows = await anyio.to_thread.run_sync(_lti(request).tables.outbox, account.class_id)
-    return {"scores": [{"learner": row.name, "lesson": row.resource, "score": row.score_given, "maximum": row.score_maximum,
-                        "sent": bool(row.sent), "attempts": int(row.attempts), "error": row.last_error} for row in rows]}
+    return {"scores": [{"learner": row.name, "lesson": row.resource, "lesson_title": _title(row.resource),
+                        "score": row.score_given, "maximum": row.score_maximum, "sent": bool(row.sent),
+                        "attempts": int(row.attempts), "error": row.last_error} for row in rows]}
+
+
+def _title(resource: str) -> str:
+    """A score's lesson (or the whole path) by its title; its id when the server no longer has that lesson."""
+    try:
+        return resource_title(resource)
+    except LookupError:
+        return resource
 
 
 @router.get("/api/class/lms/path-column")

@@ -145,9 +145,9 @@ async def _arrive(request: Request, sso: Sso, finished: Any) -> Response:
     intent = finished.intent
     if intent.get("do") == "join":
         name = display_name(finished.claims)
-        account = await anyio.to_thread.run_sync(
+        joined = await anyio.to_thread.run_sync(
             lambda: sso.join(finished, str(intent.get("invite")), lambda names: free_display_name(name, names)))
-        return _session(request, account, "/")
+        return _session(request, joined, "/")
     if intent.get("do") == "link":
         account = anyone(request)  # the intent's account must still be the one signed in
         if account is None or account.id != intent.get("account") or account.session_epoch != intent.get("epoch"):

@@ -8,7 +8,8 @@ import { GraphPlayer, dependsOn, numberText } from "./graph.js";
 
 /** "Right." / "Not quite." plus the value and the reason, as nodes. */
 function feedbackParts(entry) {
-  const parts = [el("strong", {}, entry.correct ? "Right." : "Not quite."), ` You said ${numberText(entry, "value")}.`];
+  const verdict = entry.correct ? (entry.secondTry ? "Right, on your second try." : "Right.") : "Not quite.";
+  const parts = [el("strong", {}, verdict), ` You said ${numberText(entry, "value")}.`];
   if (!entry.correct && entry.expected !== undefined && entry.expected !== null) {
     parts.push(` The value is ${numberText(entry, "expected")}.`);
   }
@@ -20,6 +21,8 @@ export async function renderPredict(slot, lesson, progress, base) {
   const spec = lesson.predict;
   const trace = await get(`${base}/trace/${encodeURIComponent(spec.graph)}`, "load the prediction graph");
   const made = new Map(Object.entries(progress.predictions || {}));  // key -> {value, correct, expected?, reason?}
+  // A wrong first try made in this visit: key -> its answer, with the hint; the gate stays shut for one more try.
+  const firstTries = new Map();
   const forwardCount = trace.forward.length;
   const gateIndex = (step) => (step.before_step.phase === "forward" ? 0 : forwardCount) + step.before_step.index;
   const gates = new Map(spec.steps.map((step) => [gateIndex(step), step]));
@@ -54,9 +57,11 @@ export async function renderPredict(slot, lesson, progress, base) {
     const entry = made.get(key);
     const { item, status } = items.get(key);
     item.classList.toggle("made", Boolean(entry));
-    item.classList.toggle("right", Boolean(entry && entry.correct));
-    item.classList.toggle("wrong", Boolean(entry && !entry.correct));
-    status.replaceChildren(...(entry ? feedbackParts(entry) : ["waiting for your prediction"]));
+    // Only a right first try is marked right: a right second try says so in words.
+    item.classList.toggle("right", Boolean(entry && entry.correct && !entry.secondTry));
+    item.classList.toggle("wrong", Boolean(entry && (!entry.correct || entry.secondTry)));
+    const waiting = firstTries.has(key) ? "one more try" : "waiting for your prediction";
+    status.replaceChildren(...(entry ? feedbackParts(entry) : [waiting]));
   };
   const updateCounter = () => {
     const count = spec.steps.filter((step) => made.has(step.key)).length;
@@ -75,12 +80,25 @@ export async function renderPredict(slot, lesson, progress, base) {
         made.size >= spec.steps.length ? "All predictions made: play the rest freely." : "Step forward until the next prediction."));
       return;
     }
+    // The player renders again on a resize (the hint appearing is one): the form in place, focus and all, stays.
+    if (panel.querySelector(`form.prediction-form[data-key="${CSS.escape(step.key)}"]`)) return;
     showResult(step.key);
     const inputId = `prediction-${step.key}`;
     const input = el("input", { id: inputId, name: "value", type: "text", inputmode: "decimal", autocomplete: "off", required: true, class: "number-input", "aria-describedby": `${inputId}-look` });
     const problem = el("p", { class: "field-error", "aria-live": "polite" });
+    // The hint after a wrong first try: announced as it appears, and read again with the field it describes.
+    const hint = el("div", { class: "prediction-hint", id: `${inputId}-hint`, role: "status" });
     const form = el("form", { class: "prediction-form", "data-key": step.key },
-      el("label", { for: inputId }, step.prompt), el("div", { class: "inline" }, input, el("button", { type: "submit" }, "Submit prediction")), problem);
+      el("label", { for: inputId }, step.prompt), hint, el("div", { class: "inline" }, input, el("button", { type: "submit" }, "Submit prediction")), problem);
+    const askAgain = (first) => {
+      form.dataset.try = "2";
+      hint.replaceChildren(el("p", {}, el("strong", {}, "Not quite."), ` You said ${numberText(first, "value")}.`,
+        el("span", { class: "hint", "data-mistake": first.mistake || "" }, ` ${first.hint}`)), el("p", { class: "try-again" }, "Try once more:"));
+      form.querySelector("button").textContent = "Submit second try";
+      input.setAttribute("aria-describedby", `${inputId}-hint ${inputId}-look`);
+      input.value = "";
+    };
+    if (firstTries.has(step.key)) askAgain(firstTries.get(step.key));
     form.addEventListener("submit", async (event) => {
       event.preventDefault();
       problem.textContent = "";
@@ -89,9 +107,20 @@ export async function renderPredict(slot, lesson, progress, base) {
       button.disabled = true;
       try {
         // What was typed goes as typed: the server reads it, and says at the field when it is not a number.
+        const secondTry = firstTries.has(step.key);
         const answer = await put(`/api/progress/${encodeURIComponent(lesson.id)}/predictions/${encodeURIComponent(step.key)}`,
-          { value: input.value }, "save your prediction", { atField: true });
-        made.set(step.key, answer);
+          secondTry ? { value: input.value, second_try: true } : { value: input.value }, "save your prediction", { atField: true });
+        if (!answer.correct && !secondTry) {
+          // A wrong first try: a hint aimed at it, and one more try before the reveal.
+          firstTries.set(step.key, answer);
+          askAgain(answer);
+          showResult(step.key);
+          button.disabled = false;
+          input.focus();
+          return;
+        }
+        firstTries.delete(step.key);
+        made.set(step.key, secondTry ? { ...answer, secondTry: true } : answer);
         showResult(step.key);
         updateCounter();
         showFeedback(step, position);

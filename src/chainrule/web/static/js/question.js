@@ -43,14 +43,28 @@ export function questionForm(question, submit, previous = null, options = {}) {
   const button = el("button", { type: "submit" }, options.submitLabel || "Check answer");
   form.append(el("div", { class: "inline" }, form.numberInput || null, button), problem, feedback);
 
+  const said = (answer) => (question.kind === "choice" ? ` You chose “${answer.replace(/\.$/, "")}”.` : ` You answered ${answer}.`);
+  const hintOf = (outcome) => el("span", { class: "hint", "data-mistake": outcome.mistake || "" }, ` ${outcome.hint}`);
+  // A wrong first answer in the lesson gets a hint aimed at it and one more try before the answer is shown.
+  let mayRetry = Boolean(options.retry) && !previous;
+  const showHint = (outcome, answer) => {
+    form.classList.remove("right");
+    form.classList.add("wrong");
+    form.dataset.correct = "false";
+    form.dataset.retry = "true";
+    form.dataset.practice = String(Boolean(outcome.practice));
+    feedback.replaceChildren(el("strong", {}, "Not quite."), said(answer), hintOf(outcome),
+      el("p", { class: "try-again" }, "Try once more: change your answer and check it again."));
+  };
+
   const show = (outcome, answer) => {
+    form.dataset.retry = "false";
     form.classList.toggle("right", outcome.correct);
     form.classList.toggle("wrong", !outcome.correct);
     form.dataset.correct = String(outcome.correct);
     const parts = [el("strong", {}, outcome.correct ? "Right." : "Not quite.")];
-    if (answer !== undefined && answer !== null) {
-      parts.push(question.kind === "choice" ? ` You chose “${answer.replace(/\.$/, "")}”.` : ` You answered ${answer}.`);
-    }
+    if (answer !== undefined && answer !== null) parts.push(said(answer));
+    if (!outcome.correct && outcome.hint) parts.push(hintOf(outcome));
     if (!outcome.correct && outcome.expected) parts.push(` ${answerSentence(question.kind, outcome.expected)}`);
     if (outcome.reason) parts.push(el("span", { class: "reason" }, ` ${outcome.reason}`));
     const review = outcome.review || {};
@@ -68,7 +82,7 @@ export function questionForm(question, submit, previous = null, options = {}) {
   };
 
   if (previous) {
-    show({ correct: previous.correct, expected: previous.expected, reason: previous.reason, practice: previous.practice, review: { due: previous.due, text: previous.text } }, previous.answer);
+    show({ correct: previous.correct, expected: previous.expected, reason: previous.reason, hint: previous.hint, mistake: previous.mistake, practice: previous.practice, review: { due: previous.due, text: previous.text } }, previous.answer);
   }
 
   form.addEventListener("submit", async (event) => {
@@ -79,7 +93,9 @@ export function questionForm(question, submit, previous = null, options = {}) {
     await whileBusy(button, async () => {
       try {
         const outcome = await submit(answer);
-        show(outcome, answer);
+        if (!outcome.correct && mayRetry && outcome.hint) showHint(outcome, answer);
+        else show(outcome, answer);
+        mayRetry = false;
         focusResult(feedback);
         if (options.onAnswered) options.onAnswered(outcome);
       } catch (error) {

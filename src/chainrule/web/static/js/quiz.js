@@ -8,7 +8,7 @@ export function renderQuiz(slot, lesson, progress, base) {
   const list = el("ol", { class: "question-list quiz" });
   for (const question of lesson.quiz) {
     const submit = (answer) => post(`${base}/quiz/${encodeURIComponent(question.id)}`, { answer }, "check your answer", { atField: true });
-    list.append(el("li", {}, questionForm(question, submit, answered[question.id] || null)));
+    list.append(el("li", {}, questionForm(question, submit, answered[question.id] || null, { retry: true })));
   }
   slot.append(list);
   renderMath(list);

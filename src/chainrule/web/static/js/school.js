@@ -81,6 +81,7 @@ function signInSection(options) {
 function rosterSection(roster, scores) {
   if (!roster) return;
   document.getElementById("lms-course").hidden = false;
+  document.getElementById("lms-title").textContent = `In the LMS course: ${roster.course}`;
   const place = document.getElementById("lms-roster");
   if (roster.error) place.append(el("p", { class: "form-error" }, roster.error));
   const waiting = roster.members.filter((member) => !member.launched);
@@ -98,7 +99,7 @@ function rosterSection(roster, scores) {
     ? `${plural(pending.length, "score")} waiting for the LMS (sent again until it takes them):`
     : "Every score is in the LMS gradebook."));
   for (const score of pending) {
-    list.append(el("p", { class: "muted" }, `${score.learner}, ${score.lesson}: ${score.score} of ${score.maximum} (${score.error || "not tried yet"})`));
+    list.append(el("p", { class: "muted" }, `${score.learner}, ${score.lesson_title}: ${score.score} of ${score.maximum} (${score.error || "not tried yet"})`));
   }
 }
 
@@ -120,5 +121,8 @@ function pathColumnSection(setting) {
 }
 
 signInSection(await optional("/api/class/sign-in-options"));
-pathColumnSection(await optional("/api/class/lms/path-column"));
-rosterSection(await optional("/api/class/lms/roster"), await optional("/api/class/lms/scores"));
+// The server marks the page of a class that is an LMS course's; any other has no LMS part to ask for.
+if (document.querySelector("main").hasAttribute("data-lms-course")) {
+  pathColumnSection(await optional("/api/class/lms/path-column"));
+  rosterSection(await optional("/api/class/lms/roster"), await optional("/api/class/lms/scores"));
+}

@@ -21,18 +21,26 @@ function cell(kind, label, mark = "") {
   return el("span", { class: `cell ${kind}`, role: "img", "aria-label": label, "data-mark": mark || null });
 }
 
-function exerciseCell(state, help, title) {
+// A square's table cell; work done after its due date says so in words beside the square (not by colour).
+const LATE_SAID = "done late, after its due date";
+function square(attributes, { late, kind, label, mark = "" }) {
+  if (!late) return el("td", attributes, cell(kind, label, mark));
+  return el("td", { ...attributes, "data-late": "" }, cell(kind, `${label}; ${LATE_SAID}`, mark),
+    el("span", { class: "late-word", "aria-hidden": "true" }, "late"));
+}
+
+function exerciseCell(state, help, title, late) {
   const said = EXERCISE_STATES[state] || state;
   const label = `${title}: ${said}${help.text ? `; ${help.text}` : ""}`;
   // The marks on the square: S when the solution was shown, H when hints were opened (the legend says so).
   const mark = `${help.solution_shown ? "S" : ""}${help.hints ? "H" : ""}`;
-  return cell(state, label, mark);
+  return { late, kind: state, label, mark };
 }
 
-function questionCell(right, prompt) {
+function questionCell(right, prompt, late) {
   const kind = right === true ? "passed" : right === false ? "wrong" : "not-started";
   const said = right === true ? "right at the first answer" : right === false ? "wrong at the first answer" : "not answered";
-  return cell(kind, `${prompt}: ${said}`);
+  return { late, kind, label: `${prompt}: ${said}` };
 }
 
 // A column's heading is a short name (E1, Q1, W) that is a button: pointing at it, focusing it or tapping it
@@ -70,11 +78,13 @@ function grid(data) {
       el("td", { "data-last-active": learner.last_active || "" }, learner.last_active ? formatLocalTime(learner.last_active) : "–"));
     for (const lesson of learner.grid) {
       const shape = titles[lesson.lesson_id];
-      shape.exercises.forEach((exercise, index) => row.append(el("td", { "data-exercise": exercise },
-        exerciseCell(lesson.exercise_states[exercise], lesson.help[exercise], shape.exercise_titles[index]))));
-      shape.questions.forEach((question, index) => row.append(el("td", {}, questionCell(lesson.questions[question], shape.question_prompts[index]))));
-      row.append(el("td", {}, cell(lesson.explained ? "passed" : "not-started",
-        `${shape.title}: ${lesson.explained ? "explanation written" : "no explanation yet"}`)));
+      const late = lesson.late;
+      shape.exercises.forEach((exercise, index) => row.append(square({ "data-exercise": exercise },
+        exerciseCell(lesson.exercise_states[exercise], lesson.help[exercise], shape.exercise_titles[index], late.exercises.includes(exercise)))));
+      shape.questions.forEach((question, index) => row.append(square({ "data-question": question },
+        questionCell(lesson.questions[question], shape.question_prompts[index], late.questions.includes(question)))));
+      row.append(square({ "data-explained": lesson.lesson_id }, { late: late.explanation, kind: lesson.explained ? "passed" : "not-started",
+        label: `${shape.title}: ${lesson.explained ? "explanation written" : "no explanation yet"}` }));
     }
     return row;
   });
