@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from answer_tables import answer_table
+from chainrule.commands.exercises import render_result
 from chainrule.grading import EXERCISES, ExerciseFolderError, get_exercise, grade, load_exercise_folder
 from chainrule.grading.hidden_cases import MAX_HIDDEN
 from chainrule.grading.rounding import all_same_graded
@@ -79,6 +80,13 @@ def test_a_table_of_the_shown_answers_passes_them_and_fails_the_hidden_ones(exer
         assert test["test_code"] is None and test["expected"] is None and test["actual"] is None
         assert test["output"] is None and test["message"].startswith("Its inputs are drawn fresh for each run")
     assert isinstance(result["hidden"]["seed"], int)
+
+
+def test_chainrule_check_says_the_run_may_only_fit_the_cases_shown(table_results):
+    """`chainrule check`'s report (render_result) names the run-level diagnosis once, and no hidden call."""
+    report = render_result(table_results[("neuron-grads", "python")])
+    assert report.count("may only fit the cases shown") == 1
+    assert "call:" not in report.split("hidden case 1", 1)[1]
 
 
 def test_the_grader_picks_the_seed_and_a_given_seed_draws_its_cases_again():

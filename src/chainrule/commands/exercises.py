@@ -171,6 +171,9 @@ def render_result(result: dict, verbose: bool = False) -> str:
     if result.get("message") and (result["status"] == "error" or result.get("type_errors")):
         lines.append("")
         lines.append(terminal_text(result["message"]))
+    elif result.get("diagnosis"):  # what the whole run says (e.g. it only fits the cases shown), once
+        lines.append("")
+        lines.append(terminal_text(result["diagnosis"]))
     passed = sum(t["status"] == "pass" for t in tests)
     lines.append("")
     lines.append(f"{passed} of {len(tests)} tests passed.")
