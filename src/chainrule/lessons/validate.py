@@ -474,7 +474,9 @@ def _check_numeric_question(path: Path, text: str, question: dict, near: str, pr
 
 
 # The fields an exercise.json may hold: the grader's (chainrule.grading.exercise_folder) and the lesson's hints.
-EXERCISE_FIELDS = ("id", "title", "summary", "text", "function", "kind", "cases", "diagnoses", "hints")
+EXERCISE_FIELDS = ("id", "title", "summary", "text", "function", "kind", "cases", "diagnoses", "hints", "hidden")
+# The hidden draws a reference must pass (seeds 0, 1, ...), all in the one run that grades it.
+REFERENCE_SEEDS = 10
 
 
 def _check_hints(manifest: Path, manifest_text: str, hints: Any, resolve: Callable, problems: Problems) -> None:
@@ -531,9 +533,10 @@ def _check_exercises(folder: Path, path: Path, text: str, data: dict, resolve: C
         _check_placeholders(prose, prose_text, resolve, problems)
         if not grade:
             continue
+        drawn = exercise.with_seeds(range(REFERENCE_SEEDS))
         for language in exercise.languages:
             ext = LANGUAGES[language]
-            reference = grade_with(exercise, language, exercise.source("solution", language))
+            reference = grade_with(drawn, language, exercise.source("solution", language))
             if reference["verdict"] == "type-error":
                 problems.add(exercise.folder / f"solution.{ext}",
                              f"exercise {exercise.id!r}: the reference solution does not pass in {language}: "
