@@ -206,7 +206,8 @@ def _check_builds_on(folder: Path, path: Path, text: str, data: dict, problems: 
                                f"({', '.join(builtin)}) nor a lesson folder beside this one", text, '"builds_on"')
 
 
-def _check_graphs(path: Path, text: str, data: dict, problems: Problems):
+def _check_graphs(path: Path, text: str, data: dict[str, Any], problems: Problems
+                  ) -> tuple[dict[str, dict[str, dict[str, float]]], dict[str, Any]]:
     numbers: dict[str, dict[str, dict[str, float]]] = {}
     graphs = data.get("graphs")
     if not isinstance(graphs, dict) or not graphs:
@@ -232,7 +233,7 @@ def _check_graphs(path: Path, text: str, data: dict, problems: Problems):
     return numbers, {name: graphs[name] for name in numbers}
 
 
-def _check_plot(path: Path, text: str, data: dict, problems: Problems):
+def _check_plot(path: Path, text: str, data: dict[str, Any], problems: Problems) -> dict[str, Any] | None:
     spec = (data.get("see_it_work") or {}).get("plot") if isinstance(data.get("see_it_work"), dict) else None
     if spec is None:
         return None
