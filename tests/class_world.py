@@ -95,7 +95,8 @@ def world(store_place):
 
 def backend_world(request, tmp_path_factory, name: str) -> World:
     """A World on a class database of its own on ``request.param``'s backend ("sqlite" or "postgresql"): for a
-    module-scoped fixture parametrized by conftest's STORE_BACKENDS, so that a module shares one class per backend."""
+    module-scoped fixture parametrized by conftest's STORE_BACKENDS, so that a module shares one class per backend.
+    Its ``place`` is {"data_dir": folder} or {"database": url}."""
     from chainrule.classes import CLASS_DATABASE
     from chainrule.progress import open_store
 
@@ -104,4 +105,6 @@ def backend_world(request, tmp_path_factory, name: str) -> World:
         from postgres_cluster import new_postgres_schema
         place = {"database": new_postgres_schema(request.getfixturevalue("postgres_cluster"))}
     clock = Clock()
-    return World(open_store(**place, clock=clock, fuzzing=False, file_name=CLASS_DATABASE), clock)
+    made = World(open_store(**place, clock=clock, fuzzing=False, file_name=CLASS_DATABASE), clock)
+    made.place = place  # where the class database is, for a `chainrule class ...` command (--data-dir, --database)
+    return made

@@ -17,6 +17,7 @@ import pytest
 from chainrule import lessons
 from chainrule.classes import misconceptions
 from chainrule.classes.deadlines import Deadlines
+from chainrule.cli import main
 from chainrule.grading import grade, reference_source
 from class_world import backend_world
 
@@ -84,7 +85,8 @@ def test_each_mistake_is_counted_by_runs_learners_and_day_in_the_class_time_zone
     found = answer.json()
     assert found["time_zone"] == ZONE and found["per"] == "day" and found["left_out"] == 0
     assert [entry["exercise_id"] for entry in found["exercises"]] == ["forward-values", EXERCISE]  # the path's order
-    assert found["exercises"][0]["mistakes"] == [] and found["exercises"][0]["runs_not_passed"]["runs_text"] == "1 run"
+    assert found["exercises"][0]["mistakes"] == []
+    assert found["exercises"][0]["said"] == "1 run did not pass, by 1 learner. None of them named a mistake the grader knows."
     local = found["exercises"][1]
     assert local["runs_not_passed"] == {"runs": 5, "runs_text": "5 runs", "learners": 3, "learners_text": "3 learners"}
     assert [mistake["mistake"] for mistake in local["mistakes"]] == ["nothing-reached", *SHARES]  # most runs first
@@ -125,6 +127,23 @@ def test_each_hint_is_the_text_the_learner_reads_for_that_mistake(world, graded)
     assert read and all(re.fullmatch(pattern, hint, re.S) for hint in read)
 
 
+def test_the_command_line_prints_the_same_counts_runs_and_hints(world, capsys):
+    place = world.place
+    where = ["--database", place["database"]] if "database" in place else ["--data-dir", str(place["data_dir"])]
+    assert main(["class", "mistakes", "Physics", *where]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    ids = world.run_ids
+    assert lines[0].endswith(f"days are in the class's time zone, {ZONE}.")
+    assert lines[1] == "forward-values: 1 run did not pass, by 1 learner. None of them named a mistake the grader knows."
+    assert lines[2] == f"{EXERCISE}: 5 runs did not pass, by 3 learners."
+    assert lines[3].split() == ["nothing-reached", "3", "runs", "2", "learners", "per", "day:", "2026-03-01", "2,",
+                                "2026-03-02", "1"]
+    assert lines[4] == f"    runs: {ids[5]}, {ids[1]}, {ids[0]}"
+    assert lines[5] == "    hint: " + json.loads((FOLDER / "exercise.json").read_text(encoding="utf-8"))["diagnoses"]["nothing-reached"]
+    assert main(["class", "mistakes", "Physics", *where, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == world.physics_teacher.get("/api/class/mistakes").json()
+
+
 def test_only_a_teacher_of_the_class_sees_it(world):
     assert world.ada.get("/api/class/mistakes").status_code == 403
     chemistry = world.chemistry_teacher.get("/api/class/mistakes").json()
@@ -140,6 +159,7 @@ def test_past_the_bounds_the_oldest_runs_are_left_out_and_counted(world, monkeyp
     monkeypatch.setattr(misconceptions, "MAX_RUNS", 2)
     found = world.physics_teacher.get("/api/class/mistakes").json()
     # The two newest runs naming a mistake: Cal's (three mistakes) and Bea's nothing-reached; five name one.
-    assert found["runs_read"] == 2 and found["left_out"] == 3 and found["left_out_text"] == "3 runs"
+    assert found["runs_read"] == 2 and found["left_out"] == 3
+    assert found["said"].endswith("Only the newest 2 runs naming a mistake were read (left out: 3 older runs).")
     counted = mistakes_by_name(found)
     assert {name: entry["runs"] for name, entry in counted.items()} == {"nothing-reached": 1, **dict.fromkeys(SHARES, 1)}

@@ -143,9 +143,17 @@ def common_mistakes(store: Any, accounts: Accounts, class_id: int) -> dict[str, 
                              "recent_runs": runs[:RUNS_LISTED], "runs_not_listed": max(len(runs) - RUNS_LISTED, 0),
                              "runs_not_listed_text": count_text(max(len(runs) - RUNS_LISTED, 0), "run")})
         mistakes.sort(key=lambda entry: (-entry["runs"], -entry["learners"], entry["mistake"]))
+        counted = not_passed[exercise_id]
+        said = f"{counted['runs_text']} did not pass, by {counted['learners_text']}."
         exercises.append({"exercise_id": exercise_id, "title": titles.get(exercise_id, exercise_id),
-                          "runs_not_passed": not_passed[exercise_id], "mistakes": mistakes})
+                          "runs_not_passed": counted, "mistakes": mistakes,
+                          "said": said if mistakes else f"{said} None of them named a mistake the grader knows."})
     left_out = max(found.named - MAX_RUNS, 0)
-    return {"time_zone": zone_name, "per": "day", "max_runs": MAX_RUNS, "max_runs_text": count_text(MAX_RUNS, "run"),
-            "runs_read": len(found.runs), "left_out": left_out, "left_out_text": count_text(left_out, "run"),
-            "runs_listed": RUNS_LISTED, "exercises": exercises}
+    said = (f"Mistakes the grader named in the class's runs that did not pass, per exercise; days are in the class's "
+            f"time zone, {zone_name}." if exercises else "No run of the class has failed yet: there is no mistake to count.")
+    if left_out:
+        said += (f" Only the newest {count_text(MAX_RUNS, 'run')} naming a mistake were read (left out: "
+                 f"{count_text(left_out, 'older run')}).")
+    # The page and `chainrule class mistakes` show these texts as they are (number_text's one rule).
+    return {"time_zone": zone_name, "per": "day", "max_runs": MAX_RUNS, "runs_read": len(found.runs),
+            "left_out": left_out, "runs_listed": RUNS_LISTED, "said": said, "exercises": exercises}

@@ -52,27 +52,21 @@ function mistakeRow(mistake, most) {
 
 function exerciseTable(entry, zone) {
   const title = `${entry.title} (${entry.exercise_id})`;
-  const said = `${entry.runs_not_passed.runs_text} did not pass, by ${entry.runs_not_passed.learners_text}.`;
   if (!entry.mistakes.length) {
     return el("article", { class: "mistakes-exercise", "data-exercise": entry.exercise_id },
-      el("h3", {}, title), el("p", {}, `${said} None of them named a mistake the grader knows.`));
+      el("h3", {}, title), el("p", {}, entry.said));
   }
   const most = Math.max(...entry.mistakes.flatMap((mistake) => mistake.days.map((day) => day.runs)), 1);
   const head = el("tr", {}, ...["Mistake", "Runs", "Learners", `Per day (${zone})`, "Hint", "Its runs"]
     .map((text) => el("th", { scope: "col" }, text)));
   return el("article", { class: "mistakes-exercise", "data-exercise": entry.exercise_id },
-    el("h3", {}, title), el("p", {}, said),
+    el("h3", {}, title), el("p", {}, entry.said),
     el("table", { class: "class-table mistakes-table" }, el("caption", { class: "muted" }, `Mistakes named in ${entry.exercise_id}, the most runs first`),
       el("thead", {}, head), el("tbody", {}, ...entry.mistakes.map((mistake) => mistakeRow(mistake, most)))));
 }
 
 function result(found) {
-  const left = found.left_out
-    ? ` Only the newest ${found.max_runs_text} naming a mistake were read: ${found.left_out_text} older are left out.` : "";
-  const said = found.exercises.length
-    ? `Mistakes the grader named in the class's runs that did not pass, per exercise; days are in the class's time zone, ${found.time_zone}.${left}`
-    : "No run of the class has failed yet: there is no mistake to count.";
-  return [el("p", { id: "mistakes-state", "aria-live": "polite" }, said),
+  return [el("p", { id: "mistakes-state", "aria-live": "polite" }, found.said),
     ...found.exercises.map((entry) => exerciseTable(entry, found.time_zone))];
 }
 
