@@ -1,8 +1,8 @@
 """Common mistakes on the teacher's page, in Chromium against a real `chainrule serve` (SQLite): Ada's backward
-never seeds the gradient and Bea's products replace it (= for +=), both graded for real; the teacher counts the
-class's mistakes with the keyboard alone, reads each mistake's runs, learners, days and the hint the learner
-read (as text), and goes from a mistake to the run behind it; axe-core finds nothing serious at 1280 and 390 px,
-and the tables do not make the page scroll sideways on a phone."""
+never seeds the gradient and Bea's products replace it (= for +=), both graded for real (Bea's name holds
+markup); the teacher counts the class's mistakes with the keyboard alone, reads each mistake's runs, learners,
+days and the hint the learner read (as text), and goes from a mistake to the run behind it; axe-core finds
+nothing serious at 1280 and 390 px, and the tables do not make the page scroll sideways on a phone."""
 
 from __future__ import annotations
 
@@ -18,6 +18,8 @@ from class_process import ClassServer
 from conftest import WIDTHS, axe_violations
 
 EXERCISE = "local-gradients"
+# Bea's name holds markup: the page shows it as text.
+BEA = "Bea <img src=x onerror=\"document.title='owned'\">"
 OWN_HINTS = json.loads((Path(lessons.__file__).parent / "data" / "backprop" / "exercises" / "2-local-gradients"
                         / "exercise.json").read_text(encoding="utf-8"))["diagnoses"]
 
@@ -26,7 +28,7 @@ def handed_in() -> dict[str, str]:
     lessons.register_exercises()
     solution = reference_source(EXERCISE, "python")
     return {"Ada": solution.replace("out.grad = 1.0", "out.grad = 0.0"),
-            "Bea": solution.replace("self.grad += other.data", "self.grad = other.data")
+            BEA: solution.replace("self.grad += other.data", "self.grad = other.data")
             .replace("other.grad += self.data", "other.grad = self.data")}
 
 
@@ -71,14 +73,15 @@ def test_the_teacher_counts_the_mistakes_by_keyboard_and_opens_a_run(browser, se
         assert nothing.locator(".mistake-hint").text_content() == OWN_HINTS["nothing-reached"]
         assert nothing.locator("[data-open-run]").count() == 1 and "Ada" in cell(nothing, "Its runs")
         assert "1 run, 1 learner" in cell(nothing, "Per day")
-        assert "Bea" in cell(table.locator("tr[data-mistake='reuse-one-share']"), "Its runs")
+        assert BEA in cell(table.locator("tr[data-mistake='reuse-one-share']"), "Its runs")
+        assert page.locator("#class-mistakes img").count() == 0 and page.title() != "owned"
 
         page.keyboard.press("Tab")  # from the result: the first mistake's run (chain-w: Bea's)
         run_id = page.evaluate("document.activeElement.dataset.openRun")
-        assert run_id and page.evaluate("document.activeElement.textContent").startswith(f"Run {run_id}: Bea")
+        assert run_id and page.evaluate("document.activeElement.textContent").startswith(f"Run {run_id}: {BEA}, ")
         page.keyboard.press("Enter")
         page.wait_for_function(f"() => document.activeElement && document.activeElement.dataset.run === '{run_id}'")
-        assert page.locator("#feedback-learner option:checked").text_content() == "Bea"
+        assert page.locator("#feedback-learner option:checked").text_content() == BEA
         page.locator("#mistakes-title").scroll_into_view_if_needed()
         page.screenshot(path=str(screenshots_dir / "mistakes-1280.png"))
         assert axe_violations(page, within="#class-mistakes") == []
