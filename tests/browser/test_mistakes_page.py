@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
-from class_pages import PASSWORD, submit_form
+from class_pages import PASSWORD, desktop_page, joined_and_graded, submit_form
 
 from chainrule import lessons
 from chainrule.grading import reference_source
@@ -36,13 +36,8 @@ def handed_in() -> dict[str, str]:
 def served(tmp_path_factory):
     server = ClassServer.start(tmp_path_factory.mktemp("mistakes"), None, class_name="Common mistakes")
     try:
-        server.run_ids = {}
         for name, source in handed_in().items():
-            learner = server.join(name)
-            token = next(value for key, value in learner.cookies.items() if key.endswith("chainrule_csrf"))
-            graded = learner.post("/api/grade", json={"exercise": EXERCISE, "language": "python", "source": source},
-                                  headers={"X-CSRF-Token": token})
-            assert graded.status_code == 200 and graded.json()["status"] == "fail", graded.text
+            assert joined_and_graded(server, name, EXERCISE, source)["status"] == "fail"
         yield server
     finally:
         server.stop()
@@ -53,11 +48,7 @@ def cell(row, label: str) -> str:
 
 
 def test_the_teacher_counts_the_mistakes_by_keyboard_and_opens_a_run(browser, served, screenshots_dir):
-    context = browser.new_context(viewport={"width": WIDTHS["desktop"][0], "height": WIDTHS["desktop"][1]},
-                                  bypass_csp=True)
-    context.set_default_timeout(60_000)
-    page = context.new_page()
-    try:
+    with desktop_page(browser) as page:
         page.goto(served.teacher_link)
         submit_form(page, {"password": PASSWORD})
         count = page.get_by_role("button", name="Count the class's mistakes")
@@ -93,8 +84,6 @@ def test_the_teacher_counts_the_mistakes_by_keyboard_and_opens_a_run(browser, se
         assert axe_violations(page, within="#class-mistakes") == []
         nothing.scroll_into_view_if_needed()
         page.screenshot(path=str(screenshots_dir / "mistakes-390.png"))
-    finally:
-        context.close()
 
 
 def test_a_learner_is_refused(served):
