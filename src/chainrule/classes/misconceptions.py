@@ -8,8 +8,8 @@ hint that answers it.
 
 What counts: a run names a mistake when one of its tests or the run as a whole does (the result's
 "tests"[i]["mistake"] and "diagnosis_mistake", docs/grading.md); a run counts once for each mistake it names,
-however many of its tests name it. Only the learners' own runs that did not pass take part (a regrade's runs and
-imported ones do not: they are not what the class did then).
+however many of its tests name it. Only the runs that count and did not pass take part, as everywhere the class's
+runs are counted: a regrade's runs once it is applied (in place of the runs it graded again), never imported ones.
 
 Over time: per day, the day in the class's time zone (the one its due dates are in, classes/deadlines.py), of the
 run's work time (when the server accepted it).
@@ -138,10 +138,10 @@ def common_mistakes(store: Any, accounts: Accounts, class_id: int) -> dict[str, 
                     per_day[run["day"]].append(run)
             days = [{"day": day, **_counted(len(day_runs), len({run["learner_id"] for run in day_runs}))}
                     for day, day_runs in sorted(per_day.items())]
+            not_listed = max(len(runs) - RUNS_LISTED, 0)
             mistakes.append({"mistake": mistake, **_counted(len(runs), len({run["learner_id"] for run in runs})),
-                             **hint_for(exercise_id, mistake), "days": days,
-                             "recent_runs": runs[:RUNS_LISTED], "runs_not_listed": max(len(runs) - RUNS_LISTED, 0),
-                             "runs_not_listed_text": count_text(max(len(runs) - RUNS_LISTED, 0), "run")})
+                             **hint_for(exercise_id, mistake), "days": days, "recent_runs": runs[:RUNS_LISTED],
+                             "runs_not_listed": not_listed, "runs_not_listed_text": count_text(not_listed, "run")})
         mistakes.sort(key=lambda entry: (-entry["runs"], -entry["learners"], entry["mistake"]))
         counted = not_passed[exercise_id]
         said = f"{counted['runs_text']} did not pass, by {counted['learners_text']}."

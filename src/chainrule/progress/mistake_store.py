@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 __all__ = ["MistakeStore", "RunsNotPassed"]
 
-# The learner's own runs only (origin ''): a regrade's runs and imported ones are not what the class did then.
+# The runs that count (origin ''): a regrade's once applied, in place of those it graded again; never imported ones.
 NOT_PASSED = f"{CLASS_LEARNERS} AND origin = '' AND status != 'pass'"
 # A result that names a mistake holds '"mistake": "' (a test's) or '"diagnosis_mistake": "' (the run's), as
 # record_submission writes it (json.dumps); one without holds neither. The reader parses each result it gets,
