@@ -3,7 +3,7 @@
 // (GET /api/class/mistakes, web/routes_mistakes.py; the rules are classes/misconceptions.py). Computed when asked.
 // Every number comes as the server's text; hints and names go in as text only (el() children are text nodes).
 import { get, el, focusResult, whileBusy } from "./api.js";
-import { formatLocalTime } from "./when.js";
+import { formatLocalTime, localZoneName } from "./when.js";
 
 // A run behind a mistake, shown where the page shows a learner's runs ("Feedback on runs", comments.js): the
 // learner is chosen there, and once their runs are in, this one takes the focus (else the learner's choice does).
@@ -57,7 +57,7 @@ function exerciseTable(entry, zone) {
       el("h3", {}, title), el("p", {}, entry.said));
   }
   const most = Math.max(...entry.mistakes.flatMap((mistake) => mistake.days.map((day) => day.runs)), 1);
-  const head = el("tr", {}, ...["Mistake", "Runs", "Learners", `Per day (${zone})`, "Hint", "Its runs"]
+  const head = el("tr", {}, ...["Mistake", "Runs", "Learners", `Per day (${zone})`, "Hint", `Its runs (times: ${localZoneName()})`]
     .map((text) => el("th", { scope: "col" }, text)));
   return el("article", { class: "mistakes-exercise", "data-exercise": entry.exercise_id },
     el("h3", {}, title), el("p", {}, entry.said),
