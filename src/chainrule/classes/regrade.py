@@ -189,11 +189,12 @@ class Regrades:
         their standing changes when the regrade is applied."""
         regrade = self._regrade(class_id, regrade_id)
         rows = []
-        for learner, name, submission, language, _, passed, after, *_ in self.tables.runs(regrade_id):
+        for row in self.tables.runs(regrade_id):
+            passed, after = bool(row.passed_before), row.after_status
             graded = after is not None and after != NOT_GRADED
-            rows.append({"learner_id": int(learner), "name": name, "run": int(submission), "language": language,
-                         "passed_before": bool(passed), "after": after, "graded": graded,
-                         "changes": graded and bool(passed) != (after == "pass")})
+            rows.append({"learner_id": int(row.learner_id), "name": row.name, "run": int(row.submission_id),
+                         "language": row.language, "passed_before": passed, "after": after, "graded": graded,
+                         "changes": graded and passed != (after == "pass")})
         return {"id": int(regrade["id"]), "exercise_id": regrade["exercise_id"], "pick": regrade["pick"],
                 "state": regrade["state"], "created_at": regrade["created_at"], "rows": rows,
                 "changes": sum(row["changes"] for row in rows),

@@ -366,9 +366,10 @@ async def ping_async(raw: Any) -> None:
 def connection_limits(raw: Any) -> tuple[int, int, int, bool, int, int]:
     """(max_connections, superuser_reserved_connections, reserved_connections, whether this role is a
     superuser, its CONNECTION LIMIT (-1: none), client connections open now) of the server ``raw`` reaches."""
-    row = raw.execute(
+    # `raw` is psycopg's own connection (no named rows): the columns come back in the SELECT's order.
+    most, superuser_kept, kept, superuser, own_limit, open_now = raw.execute(
         "SELECT current_setting('max_connections')::int, current_setting('superuser_reserved_connections')::int, "
         "COALESCE(current_setting('reserved_connections', true), '0')::int, r.rolsuper, r.rolconnlimit, "
         "(SELECT COUNT(*) FROM pg_stat_activity WHERE backend_type = 'client backend') "
         "FROM pg_roles r WHERE r.rolname = current_user").fetchone()
-    return int(row[0]), int(row[1]), int(row[2]), bool(row[3]), int(row[4]), int(row[5])
+    return int(most), int(superuser_kept), int(kept), bool(superuser), int(own_limit), int(open_now)
