@@ -16,13 +16,16 @@ function svg(tag, attrs = {}, ...children) {
   return node;
 }
 
-// Bars of heights shares (0 to 1) with a label under each; the chart is hidden from screen readers.
+// Bars of heights shares (0 to 1) with a label under each (under every few, past LABELS bars); the chart is
+// hidden from screen readers. A bar is never wider than a fifth of the chart.
+const LABELS = 10;
 function bars(shares, labels) {
-  const step = WIDTH / Math.max(shares.length, 1);
+  const step = WIDTH / Math.max(shares.length, 5);
+  const every = Math.max(1, (shares.length / LABELS) | 0);
   const drawn = shares.map((share, k) => svg("g", {},
     svg("rect", { x: k * step + step * 0.15, y: BASE - share * (BASE - 10), width: step * 0.7,
       height: share * (BASE - 10), class: "items-bar" }),
-    svg("text", { x: k * step + step / 2, y: HEIGHT - 4, "text-anchor": "middle", class: "items-axis" }, labels[k])));
+    k % every ? "" : svg("text", { x: k * step + step / 2, y: HEIGHT - 4, "text-anchor": "middle", class: "items-axis" }, labels[k])));
   return svg("svg", { viewBox: `0 0 ${WIDTH} ${HEIGHT}`, class: "items-chart", "aria-hidden": "true", focusable: "false" },
     svg("line", { x1: 0, y1: BASE, x2: WIDTH, y2: BASE, class: "items-base" }), ...drawn);
 }
@@ -65,7 +68,7 @@ function behind(found, title) {
       choose.focus();
     });
     const run = learner.run_id === null ? "" : ` (run ${learner.run_id})`;
-    return el("li", { "data-learner": learner.name },
+    return el("li", { "data-behind": learner.name },
       `${learner.name}: first try ${learner.right ? "right" : "not right"}${run} `, open);
   }));
   return [el("h4", { id: "items-behind-title" }, `${title}: ${found.learners_text} tried it`), list];
