@@ -380,7 +380,7 @@ class ProgressStore:
             (
                 self.learner_id, lesson_id, question_id, kind, answer, int(bool(correct)), int(rating),
                 json.dumps(log.to_dict(), sort_keys=True), previous_json,
-                json.dumps(new_card.to_dict(), sort_keys=True), _iso(now), numbers and json.dumps(numbers),
+                json.dumps(new_card.to_dict(), sort_keys=True), _iso(now), json.dumps(numbers) if numbers else None,
             ),
         )
         return schedule_summary(new_card.due, now)
