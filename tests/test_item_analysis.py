@@ -14,10 +14,9 @@ import pytest
 from scipy.stats import pearsonr, spearmanr
 
 from chainrule import lessons
-from chainrule.classes import CLASS_DATABASE, item_analysis
+from chainrule.classes import item_analysis
 from chainrule.lessons.fresh import draw_numbers
-from chainrule.progress import open_store
-from class_world import Clock, World, send
+from class_world import send, world_on
 from item_class import HARD_LESSON, HARD_NAME, HARD_QUESTION, HARD_VALUE, LEARNERS, simulate_class
 
 LESSON = "backprop"
@@ -32,12 +31,7 @@ FAIL = {"status": "fail", "verdict": "failed", "tests": []}
 
 @pytest.fixture(scope="module", params=["sqlite", "postgresql"])  # conftest's STORE_BACKENDS, module-scoped
 def world(request, tmp_path_factory):
-    place = {"data_dir": tmp_path_factory.mktemp("items")}
-    if request.param == "postgresql":
-        from postgres_cluster import new_postgres_schema
-        place = {"database": new_postgres_schema(request.getfixturevalue("postgres_cluster"))}
-    clock = Clock()
-    made = World(open_store(**place, clock=clock, fuzzing=False, file_name=CLASS_DATABASE), clock)
+    made = world_on(request.param, request, tmp_path_factory, "items")
     for name in ("Cal", "Dee", "Eve", "Fay"):
         made.join(made.physics.invite_token, name)
     ids = {account.name: account.id for account in made.accounts.learners(made.physics.class_id)}
@@ -134,14 +128,10 @@ def test_past_the_learner_bound_the_latest_to_join_are_left_out_and_counted(worl
 
 
 @pytest.fixture(scope="module")
-def simulated(postgres_cluster):
+def simulated(request, tmp_path_factory):
     """The simulated class on PostgreSQL (the suite's cluster writes without fsync: its thousands of single
     writes take seconds there, and the hand-written class above proves both backends read alike)."""
-    from postgres_cluster import new_postgres_schema
-
-    clock = Clock()
-    made = World(open_store(database=new_postgres_schema(postgres_cluster), clock=clock, fuzzing=False,
-                            file_name=CLASS_DATABASE), clock)
+    made = world_on("postgresql", request, tmp_path_factory, "simulated")
     truth = simulate_class(made.store, made.accounts, made.chemistry.class_id, made.chemistry.invite_token)
     yield made, truth
     made.store.close()

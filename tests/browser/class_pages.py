@@ -62,6 +62,21 @@ def desktop_page(browser, timezone_id: str = "UTC"):
 
 
 @contextmanager
+def teacher_page(browser, server):
+    """The class's teacher signed in through their one-time link, on a desktop-size page (desktop_page)."""
+    with desktop_page(browser) as page:
+        page.goto(server.teacher_link)
+        submit_form(page, {"password": PASSWORD})
+        yield page
+
+
+def csrf_header(client) -> dict[str, str]:
+    """The header a page's own script sends with a change: the CSRF cookie's value (its name has a prefix over
+    HTTPS)."""
+    return {"X-CSRF-Token": next(value for key, value in client.cookies.items() if key.endswith("chainrule_csrf"))}
+
+
+@contextmanager
 def database_away(url: str):
     """New connections fail (the socket is hidden) and the open ones are ended, until the block ends."""
     import psycopg

@@ -7,7 +7,7 @@ sideways on a phone."""
 from __future__ import annotations
 
 import pytest
-from class_pages import PASSWORD, submit_form
+from class_pages import csrf_header, teacher_page
 
 from class_process import ClassServer
 from conftest import WIDTHS, axe_violations
@@ -26,13 +26,12 @@ def served(tmp_path_factory):
     try:
         for name, answers in ANSWERS.items():
             learner = server.join(name)
-            token = next(value for key, value in learner.cookies.items() if key.endswith("chainrule_csrf"))
             for question, answer in answers.items():
                 said = learner.post(f"/api/lessons/backprop/quiz/{question}", json={"answer": answer},
-                                    headers={"X-CSRF-Token": token})
+                                    headers=csrf_header(learner))
                 assert said.status_code == 200, said.text
             if name in RUNS:
-                graded = learner.post("/api/grade", headers={"X-CSRF-Token": token}, json={
+                graded = learner.post("/api/grade", headers=csrf_header(learner), json={
                     "exercise": EXERCISE, "language": "python", "source": RUNS[name] or starter()})
                 assert graded.status_code == 200, graded.text
         yield server
@@ -41,13 +40,7 @@ def served(tmp_path_factory):
 
 
 def test_the_teacher_reads_the_item_analysis_by_keyboard_at_both_widths(browser, served, screenshots_dir):
-    context = browser.new_context(viewport={"width": WIDTHS["desktop"][0], "height": WIDTHS["desktop"][1]},
-                                  bypass_csp=True)
-    context.set_default_timeout(60_000)
-    page = context.new_page()
-    try:
-        page.goto(served.teacher_link)
-        submit_form(page, {"password": PASSWORD})
+    with teacher_page(browser, served) as page:
         ask = page.get_by_role("button", name="Analyse the class's answers")
         ask.focus()
         page.keyboard.press("Enter")
@@ -84,5 +77,3 @@ def test_the_teacher_reads_the_item_analysis_by_keyboard_at_both_widths(browser,
         assert chart["x"] >= 0 and chart["x"] + chart["width"] <= WIDTHS["phone"][0]
         assert axe_violations(page, within="#class-items") == []
         page.locator("#class-items").screenshot(path=str(screenshots_dir / "item-analysis-390.png"))
-    finally:
-        context.close()

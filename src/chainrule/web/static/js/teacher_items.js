@@ -5,6 +5,7 @@
 // reader reads: the SVG is hidden from it). Every number shown is the server's text. From an item, the
 // learners behind it (GET /api/class/items/learners) and a way to each one's runs.
 import { get, el, focusResult } from "./api.js";
+import { openRunsButton } from "./open_runs.js";
 
 const SVG = "http://www.w3.org/2000/svg";
 const WIDTH = 320, HEIGHT = 120, BASE = 100;  // the charts' own coordinates (viewBox): they scale to the column
@@ -55,18 +56,10 @@ function passRate(days) {
       days.map((day) => [day.day, day.tries_text, day.share_right_text])));
 }
 
-// One item's learners, each with their first try and a way to their runs in the feedback section (comments.js).
+// One item's learners, each with their first try and a way to their runs in the feedback section.
 function behind(found, title) {
   const list = el("ul", {}, ...found.learners.map((learner) => {
-    const open = el("button", { type: "button", class: "secondary", "data-open-runs": `${learner.learner_id}` },
-      `Open ${learner.name}'s runs`);
-    open.addEventListener("click", () => {
-      const choose = document.getElementById("feedback-learner");
-      if (!choose) return;
-      choose.value = `${learner.learner_id}`;
-      choose.dispatchEvent(new Event("change"));
-      choose.focus();
-    });
+    const open = openRunsButton(learner.learner_id, learner.name);
     const run = learner.run_id === null ? "" : ` (run ${learner.run_id})`;
     return el("li", { "data-behind": learner.name },
       `${learner.name}: first try ${learner.right ? "right" : "not right"}${run} `, open);
