@@ -56,7 +56,8 @@ DIFFICULTY_RULE = ("Difficulty is the share of the learners who tried an item wh
 DISCRIMINATION_RULE = ("Discrimination is the correlation between a learner's first try at the item (right or "
                        "not) and their share right on every other item they tried, the item itself left out: "
                        "near 0, the item does not tell stronger learners from weaker ones; below 0, it tells "
-                       "them the wrong way round.")
+                       f"them the wrong way round. There is none until {count_text(MIN_LEARNERS, 'learner')} have "
+                       "tried the item and something else.")
 HARD_RULE = (f"A drawn value is hard when at least {count_text(MIN_ANSWERS, 'review answer')} were asked with it "
              f"and their share right is {format_percent(HARD_GAP)} or more below the question's share in review.")
 
@@ -110,8 +111,8 @@ def _item(kind: str, lesson: dict[str, Any], item_id: str, scored: dict[int, tup
     pairs = [(float(first), (totals[learner][1] - first) / (totals[learner][0] - 1))
              for learner, (first, _, _) in scored.items() if totals[learner][0] > 1]
     discrimination = _correlation([x for x, _ in pairs], [rest for _, rest in pairs])
-    title = lesson["exercise_titles"].get(item_id, item_id) if kind == "exercise" else \
-        lesson["question_prompts"].get(item_id, item_id)
+    titles = lesson["exercise_titles"] if kind == "exercise" else lesson["question_prompts"]
+    title = titles.get(item_id, item_id)
     found = {"kind": kind, "lesson_id": lesson["id"], "lesson_title": lesson["title"], "item_id": item_id,
              "title": title, "tried": tried, "tried_text": count_text(tried, "learner"), "right": right,
              "right_text": count_text(right, "learner"), "difficulty": share, "difficulty_text": format_percent(share),
