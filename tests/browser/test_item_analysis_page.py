@@ -2,7 +2,7 @@
 answer backprop's quiz through the lesson API and two run forward-any-order (one passes); the teacher asks for
 the analysis with the keyboard alone, reads each chart's table, opens the learners behind the exercise and goes
 from one to their runs; axe-core finds nothing serious at 1280 and 390 px, and nothing scrolls the page
-sideways on a phone."""
+sideways on a phone. A class with no work yet says so."""
 
 from __future__ import annotations
 
@@ -77,3 +77,12 @@ def test_the_teacher_reads_the_item_analysis_by_keyboard_at_both_widths(browser,
         assert chart["x"] >= 0 and chart["x"] + chart["width"] <= WIDTHS["phone"][0]
         assert axe_violations(page, within="#class-items") == []
         page.locator("#class-items").screenshot(path=str(screenshots_dir / "item-analysis-390.png"))
+
+
+def test_a_class_with_no_work_yet_says_so_instead_of_empty_charts(browser, served):
+    with teacher_page(browser, served.add_class("No work yet")) as page:
+        page.get_by_role("button", name="Analyse the class's answers").click()
+        page.wait_for_selector("#items-state")
+        assert page.locator("#items-state").text_content() == (
+            "No learner has tried a quiz question or an exercise yet (0 learners in the class).")
+        assert page.locator("#class-items svg, #class-items table").count() == 0

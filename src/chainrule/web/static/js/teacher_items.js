@@ -88,6 +88,10 @@ function result(found, out) {
   const left = found.left_out ? ` Left out (at most ${found.max_learners_text} at once): ${found.left_out_text} who joined later.` : "";
   const status = el("p", { id: "items-state" }, `Item analysis of ${found.learners_text}.${left}`);
   const tried = found.items.filter((item) => item.tried);
+  if (!tried.length) {
+    status.textContent = `No learner has tried a quiz question or an exercise yet (${found.learners_text} in the class).`;
+    return [status];
+  }
   return [status,
     el("p", { class: "muted" }, found.rules.difficulty), el("p", { class: "muted" }, found.rules.discrimination),
     el("p", { class: "muted" }, found.rules.hard),
