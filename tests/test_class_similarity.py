@@ -9,7 +9,7 @@ import pytest
 
 from chainrule.classes import similarity
 from chainrule.grading import starter_source
-from class_world import world_on
+from class_world import backend_world
 from similar_code import COPIES, EXERCISE, SOLUTIONS, starter
 
 PASS = {"status": "pass", "verdict": "passed", "tests": []}
@@ -23,7 +23,7 @@ HANDED_IN = {"Stan": ("python", SOLUTIONS["stack"]), "Kay": ("python", SOLUTIONS
 
 @pytest.fixture(scope="module", params=["sqlite", "postgresql"])  # conftest's STORE_BACKENDS, module-scoped
 def world(request, tmp_path_factory):
-    made = world_on(request.param, request, tmp_path_factory, "similar")
+    made = backend_world(request, tmp_path_factory, "similar")
     python_starter = starter()
     for name, (language, source) in HANDED_IN.items():
         made.join(made.physics.invite_token, name)

@@ -16,7 +16,7 @@ from scipy.stats import pearsonr, spearmanr
 from chainrule import lessons
 from chainrule.classes import item_analysis
 from chainrule.lessons.fresh import draw_numbers
-from class_world import send, world_on
+from class_world import backend_world, send
 from item_class import HARD_LESSON, HARD_NAME, HARD_QUESTION, HARD_VALUE, LEARNERS, simulate_class
 
 LESSON = "backprop"
@@ -31,7 +31,7 @@ FAIL = {"status": "fail", "verdict": "failed", "tests": []}
 
 @pytest.fixture(scope="module", params=["sqlite", "postgresql"])  # conftest's STORE_BACKENDS, module-scoped
 def world(request, tmp_path_factory):
-    made = world_on(request.param, request, tmp_path_factory, "items")
+    made = backend_world(request, tmp_path_factory, "items")
     for name in ("Cal", "Dee", "Eve", "Fay"):
         made.join(made.physics.invite_token, name)
     ids = {account.name: account.id for account in made.accounts.learners(made.physics.class_id)}
@@ -127,11 +127,11 @@ def test_past_the_learner_bound_the_latest_to_join_are_left_out_and_counted(worl
     assert item(found, "question", QUESTIONS[0])["tried"] == 4  # Ada, Bea, Cal, Dee
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="module", params=["postgresql"])
 def simulated(request, tmp_path_factory):
     """The simulated class on PostgreSQL (the suite's cluster writes without fsync: its thousands of single
     writes take seconds there, and the hand-written class above proves both backends read alike)."""
-    made = world_on("postgresql", request, tmp_path_factory, "simulated")
+    made = backend_world(request, tmp_path_factory, "simulated")
     truth = simulate_class(made.store, made.accounts, made.chemistry.class_id, made.chemistry.invite_token)
     yield made, truth
     made.store.close()

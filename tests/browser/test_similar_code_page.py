@@ -7,7 +7,7 @@ pair does not make the page scroll sideways on a phone."""
 from __future__ import annotations
 
 import pytest
-from class_pages import csrf_header, teacher_page
+from class_pages import joined_and_graded, teacher_page
 
 from class_process import ClassServer
 from conftest import WIDTHS, axe_violations
@@ -22,10 +22,7 @@ def served(tmp_path_factory):
     server = ClassServer.start(tmp_path_factory.mktemp("similar-code"), None, class_name="Similar code")
     try:
         for name, source in HANDED_IN.items():
-            learner = server.join(name)
-            graded = learner.post("/api/grade", json={"exercise": EXERCISE, "language": "python", "source": source},
-                                  headers=csrf_header(learner))
-            assert graded.status_code == 200 and graded.json()["status"] == "pass", graded.text
+            assert joined_and_graded(server, name, EXERCISE, source)["status"] == "pass"
         yield server
     finally:
         server.stop()

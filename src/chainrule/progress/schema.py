@@ -607,7 +607,13 @@ def _migration_18_class_lessons_and_address(conn: Connection) -> None:
     )
 
 
-def _migration_19_review_numbers(conn: Connection) -> None:
+def _migration_19_hidden_seed_of_a_queued_run(conn: Connection) -> None:
+    """A queued run may carry the seed of its hidden cases (issue 43, item 5): a regrade grades a run again on
+    the same fresh cases it was first graded on. NULL: the worker's grader picks one."""
+    _run_statements(conn, "ALTER TABLE grading_jobs ADD COLUMN hidden_seed INTEGER")
+
+
+def _migration_20_review_numbers(conn: Connection) -> None:
     """A review of a question with fresh numbers keeps the numbers it asked with (JSON, {"a": 3, ...}; NULL for
     a lesson's own numbers), so that a teacher's item analysis (classes/item_analysis.py) can say which drawn
     values the class finds hard (issue 43, item 3)."""
@@ -634,7 +640,8 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     _migration_16_help_by_exercise,
     _migration_17_credit_marks_keep_8_byte_credit,
     _migration_18_class_lessons_and_address,
-    _migration_19_review_numbers,
+    _migration_19_hidden_seed_of_a_queued_run,
+    _migration_20_review_numbers,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
