@@ -84,7 +84,7 @@ def _texts(lesson_id: str) -> dict[str, Any]:
             "key_ideas": [{"id": idea["id"], "text": idea["text"]} for idea in data["explain"]["key_ideas"]]}
 
 
-def _path() -> list[dict[str, Any]]:
+def written_lessons() -> list[dict[str, Any]]:
     """The written lessons in path order: each one's title and what it asks for (lessons.lesson_shape)."""
     return [lessons.lesson_shape(entry["id"]) | {"title": entry["title"]} | _texts(entry["id"])
             for entry in lessons.get_path()["lessons"] if entry.get("written")]
@@ -164,7 +164,7 @@ class ClassReport:
     def overview(self, class_id: int) -> dict[str, Any]:
         """The class against the path: the roster (each learner's totals and grid), each exercise's runs and
         diagnoses, each question's answers and predicted recall; data first, each number's text beside it."""
-        path = _path()
+        path = written_lessons()
         exercises = tuple(e for lesson in path for e in lesson["exercises"])
         seen = _seen(self.tables.class_activity(class_id, exercises))
         recall = recall_now(self.store, class_id, self.store.now())  # FSRS's prediction, per question
@@ -190,7 +190,7 @@ class ClassReport:
         their explanation of each lesson (its text and the key ideas ticked); only a learner of this class."""
         learner = self.accounts.learner(class_id, learner_id)
         activity = self.tables.learner_activity(learner.id)
-        texts = {lesson["id"]: lesson for lesson in _path()}
+        texts = {lesson["id"]: lesson for lesson in written_lessons()}
         # An imported run is the learner's own claim: shown as such, never with a verdict of ours.
         events = [{"kind": "run", "at": at, "exercise_id": exercise, "language": language,
                    "status": IMPORTED if origin == IMPORTED else status, "imported": origin == IMPORTED,
@@ -211,7 +211,7 @@ class ClassReport:
     def explanations(self, class_id: int, lesson_id: str) -> dict[str, Any]:
         """Every learner's explanation of one lesson side by side (a learner who wrote none: text None), with
         the lesson's key ideas and, per learner, those they ticked."""
-        lesson = next((entry for entry in _path() if entry["id"] == lesson_id), None)
+        lesson = next((entry for entry in written_lessons() if entry["id"] == lesson_id), None)
         if lesson is None:
             raise ClassError(f"the path has no written lesson {lesson_id!r}", kind="not-found")
         written = {learner: (text, ticked, at) for learner, lesson_of, text, ticked, at

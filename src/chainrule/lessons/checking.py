@@ -100,6 +100,13 @@ def _numbers_and_key(question: dict[str, Any], variant: str | None) -> tuple[dic
     return dict(question.get("given", {})), question.get("answer")
 
 
+def fresh_numbers(lesson_id: str, question_id: str, variant: str | None) -> dict[str, float] | None:
+    """The numbers a review ``variant`` of a question asks it with, when it draws fresh ones (None: the lesson's
+    own numbers); kept with the review's answer for the teacher's item analysis."""
+    question = _question(lesson_id, question_id)
+    return draw_numbers(question, variant) if variant is not None and has_fresh_numbers(question) else None
+
+
 def _question_resolver(question: dict[str, Any], variant: str | None = None) -> Resolve:
     values, key = _numbers_and_key(question, variant)
     return _resolver_of(question, values, key)

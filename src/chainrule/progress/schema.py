@@ -613,6 +613,13 @@ def _migration_19_hidden_seed_of_a_queued_run(conn: Connection) -> None:
     _run_statements(conn, "ALTER TABLE grading_jobs ADD COLUMN hidden_seed INTEGER")
 
 
+def _migration_20_review_numbers(conn: Connection) -> None:
+    """A review of a question with fresh numbers keeps the numbers it asked with (JSON, {"a": 3, ...}; NULL for
+    a lesson's own numbers), so that a teacher's item analysis (classes/item_analysis.py) can say which drawn
+    values the class finds hard (issue 43, item 3)."""
+    conn.execute("ALTER TABLE review_logs ADD COLUMN numbers TEXT")
+
+
 # Ordered; index i holds the migration that takes the schema version i to i + 1.
 MIGRATIONS: list[Callable[[Connection], None]] = [
     _migration_1_initial,
@@ -634,6 +641,7 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     _migration_17_credit_marks_keep_8_byte_credit,
     _migration_18_class_lessons_and_address,
     _migration_19_hidden_seed_of_a_queued_run,
+    _migration_20_review_numbers,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

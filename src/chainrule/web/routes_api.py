@@ -413,5 +413,6 @@ def post_review(request: Request, lesson_id: LessonId, question_id: QuestionId, 
         # Not due (already answered in this round): practice, the card keeps its schedule.
         schedule = schedule_summary(datetime.fromisoformat(card["due"]), store.now())
         return checked | {"review": _review_info(schedule), "practice": True}
-    schedule = store.review(lesson_id, question_id, body.answer.strip(), checked["correct"])
+    schedule = store.review(lesson_id, question_id, body.answer.strip(), checked["correct"],
+                            lessons.fresh_numbers(lesson_id, question_id, body.variant))
     return checked | {"review": _review_info(schedule), "practice": False}

@@ -471,6 +471,7 @@ def create_class_app(
     from chainrule.web import (
         routes_comments,
         routes_deadlines,
+        routes_items,
         routes_marks,
         routes_mistakes,
         routes_people,
@@ -487,7 +488,7 @@ def create_class_app(
                      schemes=("http", "https") if secure else ("http",),
                      routers=[router, routes_people.router, routes_comments.router, routes_deadlines.router,
                               routes_regrade.router, routes_marks.router, routes_similar.router,
-                              routes_mistakes.router],
+                              routes_mistakes.router, routes_items.router],
                      body_limits={IMPORT_PATH: MAX_IMPORT_BODY})
     install(app, accounts=accounts, secret=secret, secure=secure, cookie_names=cookie_names(secure), clock=clock,
             learner_quota=learner_quota)
