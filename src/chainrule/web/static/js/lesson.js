@@ -176,6 +176,7 @@ async function start() {
     slots.get("03").append(plotSlot);
     parts.push(import("./plots.js").then((m) => m.renderPlot(plotSlot, lesson.see_it_work.plot)));
   }
+  parts.push(import("./drivenplot.js").then((m) => m.renderDrivenPlots(slots, base)));  // plots a learner drives
   if (slots.has("04")) parts.push(import("./predict.js").then((m) => m.renderPredict(slots.get("04"), lesson, progress, base)));
   if (slots.has("06")) parts.push(import("./quiz.js").then((m) => m.renderQuiz(slots.get("06"), lesson, progress, base)));
   if (slots.has("07")) parts.push(import("./explain.js").then((m) => m.renderExplain(slots.get("07"), lesson, progress, base)));

@@ -10,7 +10,7 @@ const TINY = 1e-17;  // an error of exactly 0 still needs a place on a log scale
 const ERROR_TICK_ROOM = 12;  // px more than a fit plot's left margin, for tick texts of five characters
 
 /** The curve, the point, and the secant of the current nudge beside the tangent; return update(nudge). */
-function curvePanel(plot) {
+export function curvePanel(plot) {
   const xs = plot.curve.map((p) => p[0]), ys = plot.curve.map((p) => p[1]);
   const yMin = Math.min(...ys), yMax = Math.max(...ys);
   const margin = (yMax - yMin) * 0.1 || 1;
