@@ -190,7 +190,12 @@ function errorPanel(plot) {
   axes(root, "", "error (log scale)", left);
   root.append(svg("text", { x: W - 8, y: 13, "text-anchor": "end", class: "fit-axis-label" }, "h shrinks to the right"));
   for (const tick of eAxis.ticks) root.append(svg("text", { x: left - 4, y: sy(tick.power) + 4, "text-anchor": "end", class: "fit-tick" }, tick.text));
-  for (const tick of hAxis.ticks) root.append(svg("text", { x: sx(tick.power), y: H - PAD + 14, "text-anchor": "middle", class: "fit-tick" }, tick.text));
+  // The ticks at the ends are set inside the panel, so that none is cut ("1e-15" at the right edge).
+  const anchor = (x) => (x > W - 30 ? "end" : x < left + 20 ? "start" : "middle");
+  for (const tick of hAxis.ticks) {
+    const x = sx(tick.power);
+    root.append(svg("text", { x, y: H - PAD + 14, "text-anchor": anchor(x), class: "fit-tick" }, tick.text));
+  }
   const [x, y] = at(plot.chosen_nudge).split(",");
   root.append(svg("polyline", { class: "fit-loss", fill: "none", points: plot.nudges.map(at).join(" ") }),
     svg("circle", { cx: x, cy: y, r: 5, class: "fit-loss-dot" }));
