@@ -57,20 +57,20 @@ async function renderDriven(slot, spec, base) {
   const sliders = [];
   const ask = async () => {
     asked += 1;
-    const mine = asked;
+    const count = asked;
     holder.dataset.state = "busy";
     const values = Object.fromEntries(spec.controls.map((control, k) => [control.name, sliders[k].value()]));
     let plot;
     try {
       plot = await post(`${base}/driven/${encodeURIComponent(spec.name)}`, { values }, "compute the plot");
     } catch (error) {
-      if (mine === asked) holder.dataset.state = "error";  // the message area says why
+      if (count === asked) holder.dataset.state = "error";  // the message area says why
       return;
     }
-    if (mine !== asked) return;  // a later choice is on its way
+    if (count !== asked) return;  // a later choice is on its way
     stopTraining();
     stopTraining = draw(plot, { panels, caption, tables: view.tables, holder, name: spec.name });
-    holder.dataset.answers = String(mine);
+    holder.dataset.answers = String(count);
   };
   const later = debounce(ask, ASK_AFTER_MS);
   for (const control of spec.controls) sliders.push(slider(spec, control, later));
@@ -151,10 +151,10 @@ function drawNetwork(plot, { panels, caption, tables, holder }) {
     ["step", "loss", "points on their side (%)"],
     run.frames.map((f) => [String(f.step), numberText(f, "loss"), numberText(f, "accuracy")]));
   const end = run.frames.length - 1;
-  const show = (k) => {
-    plane.update(run.frames[k]);
-    loss.update(k);
-    holder.dataset.frame = String(k);
+  const show = (step) => {
+    plane.update(run.frames[step]);
+    loss.update(step);
+    holder.dataset.frame = String(step);
   };
   const finish = () => {
     const frame = run.frames[end];
