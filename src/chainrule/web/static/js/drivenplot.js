@@ -5,12 +5,10 @@ import { el, get, post, debounce } from "./api.js";
 import { numberText, reducedMotion } from "./graph.js";
 import { svg, scale, axes, plotTableView, linePanel, lossPanel, W, H, PAD, TOP } from "./fitplot.js";
 import { planePanel, lossPanel as boundaryLossPanel, fillSides } from "./boundaryplot.js";
-import { curvePanel } from "./nudgeplot.js";
+import { curvePanel, errorPanel } from "./nudgeplot.js";
 
 const ASK_AFTER_MS = 150;  // a slider held down asks once it rests, not at every stop
 const TRAIN_FRAME_MS = 90;  // the boundary redrawn as the network trains, a recorded step at a time
-const TINY = 1e-17;  // an error of exactly 0 still needs a place on a log scale
-const ERROR_TICK_ROOM = 12;  // as the nudge plot's: room for tick texts of five characters
 
 /** A panel cloned from another plot keeps its clip path's id: give it one of its own on this page. */
 function ownClip(root, id) {
@@ -178,36 +176,16 @@ function drawNetwork(plot, { panels, caption, tables, holder }) {
 
 // ---------------------------------------------------------------- slopes: the nudge h
 
-/** The error of the estimate for every h of the sweep (log-log), and the chosen h's; returns the svg. */
-function errorPanel(plot) {
-  const hAxis = plot.h_axis, eAxis = plot.error_axis;
-  const left = PAD + ERROR_TICK_ROOM;
-  const sx = scale(hAxis.high, hAxis.low, left + 6, W - 12);  // h shrinks to the right
-  const sy = scale(eAxis.low, eAxis.high, H - PAD, TOP);
-  const at = (n) => `${sx(Math.log10(Math.abs(n.h)))},${sy(Math.log10(Math.max(n.error, TINY)))}`;
-  const root = svg("svg", { viewBox: `0 0 ${W} ${H}`, class: "fit-panel nudge-errors", role: "img",
-    "aria-label": "The error of the slope estimate against h, both on log scales, with the chosen h marked" });
-  axes(root, "", "error (log scale)", left);
-  root.append(svg("text", { x: W - 8, y: 13, "text-anchor": "end", class: "fit-axis-label" }, "h shrinks to the right"));
-  for (const tick of eAxis.ticks) root.append(svg("text", { x: left - 4, y: sy(tick.power) + 4, "text-anchor": "end", class: "fit-tick" }, tick.text));
-  // The ticks at the ends are set inside the panel, so that none is cut ("1e-15" at the right edge).
-  const anchor = (x) => (x > W - 30 ? "end" : x < left + 20 ? "start" : "middle");
-  for (const tick of hAxis.ticks) {
-    const x = sx(tick.power);
-    root.append(svg("text", { x, y: H - PAD + 14, "text-anchor": anchor(x), class: "fit-tick" }, tick.text));
-  }
-  const [x, y] = at(plot.chosen_nudge).split(",");
-  root.append(svg("polyline", { class: "fit-loss", fill: "none", points: plot.nudges.map(at).join(" ") }),
-    svg("circle", { cx: x, cy: y, r: 5, class: "fit-loss-dot" }));
-  return root;
-}
-
 function drawSlope(plot, { panels, caption, tables, name }) {
   const [numbers] = tables;
   const curve = curvePanel(plot);
   const nudge = plot.chosen_nudge;
   curve.update(nudge);
-  panels.replaceChildren(ownClip(curve.root, `driven-${name}-curve-clip`), errorPanel(plot));
+  // The error for every h of the sweep, the chosen h among them (in order of h) and marked.
+  const rows = [...plot.nudges, nudge].sort((a, b) => b.h - a.h);
+  const errors = errorPanel({ ...plot, nudges: rows }, true);
+  errors.update(rows.indexOf(nudge));
+  panels.replaceChildren(ownClip(curve.root, `driven-${name}-curve-clip`), errors.root);
   const at = numberText(plot, "at");
   numbers.fill(`The estimate (f(${at} + h) - f(${at})) / h of the slope ${numberText(plot, "slope")} for every h, `
     + "and how far off it is, as the error plot draws them", ["h", "estimate", "error"],
