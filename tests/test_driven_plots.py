@@ -175,8 +175,8 @@ def test_the_api_serves_the_sliders_and_computes_a_plot_with_every_text(client):
 
 
 @pytest.mark.parametrize("body, status, says", [
-    ({"values": {"lr": "0.1"}}, 422, "lr: Input should be a valid number"),
-    ({"values": {"lr": True}}, 422, "lr: Input should be a valid number"),
+    ({"values": {"lr": "0.1"}}, 422, "a control's value is a JSON number, such as 0.05 (not text, not true or false)"),
+    ({"values": {"lr": True}}, 422, "a control's value is a JSON number, such as 0.05 (not text, not true or false)"),
     ({"values": {"lr": 5}}, 422, "lr (learning rate) = 5 is not allowed"),
     ({"lr": 0.1}, 422, "Extra inputs are not permitted"),
 ])

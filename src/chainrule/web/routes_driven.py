@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path
-from pydantic import BaseModel, ConfigDict, Field, Strict
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from chainrule.lessons import UnknownItemError
 from chainrule.lessons.loader import check_lesson_id, lesson_folder
@@ -26,9 +26,19 @@ PlotName = Annotated[str, Path(description="A driven plot's name in the lesson's
                                examples=["descent", "moons", "nudge"])]
 
 
+def _json_number(value: Any) -> Any:
+    """A slider's value travels as a JSON number: text and true/false are refused, saying so."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError("a control's value is a JSON number, such as 0.05 (not text, not true or false)")
+    return value
+
+
+ControlValue = Annotated[float, BeforeValidator(_json_number)]
+
+
 class DrivenIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    values: dict[Annotated[Text, Field(max_length=20)], Annotated[float, Strict()]] = Field(
+    values: dict[Annotated[Text, Field(max_length=20)], ControlValue] = Field(
         default_factory=dict, max_length=10, examples=[{"lr": 0.05}],
         description="{control: number} (a JSON number, never text); a control left out keeps its start")
 
