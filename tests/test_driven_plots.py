@@ -10,15 +10,13 @@ import random
 
 import numpy as np
 import pytest
-from fastapi.testclient import TestClient
 
 from chainrule.lessons.loader import lesson_folder
 from chainrule.lessons.plot_driven import LIMITS, DrivenError, drive, driven_problems, read_driven
 from chainrule.nn import MLP
-from chainrule.web import create_app
+from lesson_app_client import lesson_app_client
 
 TOKEN = "driven-plots-token-0123456789"
-BASE = "http://127.0.0.1:8766"
 DESCENT, NETWORK, SLOPES = "gradient-descent-linear-regression", "a-network-learns", "slopes-and-the-chain-rule"
 
 
@@ -29,12 +27,8 @@ def spec_of(lesson: str) -> dict:
 
 @pytest.fixture(scope="module")
 def client(tmp_path_factory):
-    app = create_app(TOKEN, tmp_path_factory.mktemp("data"), port=8766)
-    test_client = TestClient(app, base_url=BASE)
-    test_client.headers.update({"X-Chainrule-Token": TOKEN})
-    with test_client:
+    with lesson_app_client(tmp_path_factory.mktemp("data"), TOKEN, 8766) as test_client:
         yield test_client
-    app.state.services.close()
 
 
 def numpy_descent(xs, ys, lr, steps, w, b):
