@@ -19,7 +19,7 @@ from chainrule.lessons.loader import (
     loaded_numbers,
 )
 from chainrule.lessons.mistakes import choice_hint, prediction_values, wrong_answer_hint
-from chainrule.lessons.text import fill
+from chainrule.lessons.text import Resolve, fill
 from chainrule.traces import format_number
 
 __all__ = [
@@ -100,12 +100,12 @@ def _numbers_and_key(question: dict[str, Any], variant: str | None) -> tuple[dic
     return dict(question.get("given", {})), question.get("answer")
 
 
-def _question_resolver(question: dict[str, Any], variant: str | None = None):
+def _question_resolver(question: dict[str, Any], variant: str | None = None) -> Resolve:
     values, key = _numbers_and_key(question, variant)
     return _resolver_of(question, values, key)
 
 
-def _resolver_of(question: dict[str, Any], values: dict[str, Any], key: Any):
+def _resolver_of(question: dict[str, Any], values: dict[str, Any], key: Any) -> Resolve:
     values = dict(values)
     if question["kind"] == "number":
         values["answer"] = key

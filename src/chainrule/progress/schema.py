@@ -607,6 +607,12 @@ def _migration_18_class_lessons_and_address(conn: Connection) -> None:
     )
 
 
+def _migration_19_hidden_seed_of_a_queued_run(conn: Connection) -> None:
+    """A queued run may carry the seed of its hidden cases (issue 43, item 5): a regrade grades a run again on
+    the same fresh cases it was first graded on. NULL: the worker's grader picks one."""
+    _run_statements(conn, "ALTER TABLE grading_jobs ADD COLUMN hidden_seed INTEGER")
+
+
 # Ordered; index i holds the migration that takes the schema version i to i + 1.
 MIGRATIONS: list[Callable[[Connection], None]] = [
     _migration_1_initial,
@@ -627,6 +633,7 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     _migration_16_help_by_exercise,
     _migration_17_credit_marks_keep_8_byte_credit,
     _migration_18_class_lessons_and_address,
+    _migration_19_hidden_seed_of_a_queued_run,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

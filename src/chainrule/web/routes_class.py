@@ -472,6 +472,7 @@ def create_class_app(
         routes_comments,
         routes_deadlines,
         routes_marks,
+        routes_mistakes,
         routes_people,
         routes_regrade,
         routes_similar,
@@ -485,7 +486,8 @@ def create_class_app(
     app = create_app("", None, services=services, gate=gate, port=port, extra_hosts=hosts, public=public,
                      schemes=("http", "https") if secure else ("http",),
                      routers=[router, routes_people.router, routes_comments.router, routes_deadlines.router,
-                              routes_regrade.router, routes_marks.router, routes_similar.router],
+                              routes_regrade.router, routes_marks.router, routes_similar.router,
+                              routes_mistakes.router],
                      body_limits={IMPORT_PATH: MAX_IMPORT_BODY})
     install(app, accounts=accounts, secret=secret, secure=secure, cookie_names=cookie_names(secure), clock=clock,
             learner_quota=learner_quota)
