@@ -9,6 +9,8 @@ import { curvePanel, errorPanel } from "./nudgeplot.js";
 
 const ASK_AFTER_MS = 150;  // a slider held down asks once it rests, not at every stop
 const TRAIN_FRAME_MS = 90;  // the boundary redrawn as the network trains, a recorded step at a time
+// What each kind's table view holds (its region's name: "... as a table").
+const TABLE_NAMES = { descent: "The descent you chose", network: "The network you trained", slope: "The nudges you chose" };
 
 /** A panel cloned from another plot keeps its clip path's id: give it one of its own on this page. */
 function ownClip(root, id) {
@@ -48,7 +50,7 @@ async function renderDriven(slot, spec, base) {
     role: "group", "aria-labelledby": `driven-${spec.name}-title` });
   const caption = el("p", { class: "fit-caption driven-caption", "aria-live": "polite" });
   const panels = el("div", { class: "fit-panels" });
-  const view = plotTableView(spec.title, spec.kind === "network" ? 2 : 1);
+  const view = plotTableView(TABLE_NAMES[spec.kind], spec.kind === "network" ? 2 : 1);
   const draw = { descent: drawDescent, network: drawNetwork, slope: drawSlope }[spec.kind];
   let asked = 0;
   let stopTraining = () => {};
@@ -69,6 +71,7 @@ async function renderDriven(slot, spec, base) {
     stopTraining();
     stopTraining = draw(plot, { panels, caption, tables: view.tables, holder, name: spec.name });
     holder.dataset.answers = String(count);
+    holder.dataset.state = "ready";
   };
   const later = debounce(ask, ASK_AFTER_MS);
   for (const control of spec.controls) sliders.push(slider(spec, control, later));
