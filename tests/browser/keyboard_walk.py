@@ -191,6 +191,8 @@ PLOTS_BY_KEYBOARD = {
     "a-network-learns": ("#boundary-plot", "boundary-run", "large", "run"),
     "forward-and-reverse-mode": ("#sweep-plot", "sweep-mode", "reverse", "mode"),
 }
+# The driven plot (driven.json) of those lessons: its slider moved by an arrow key, the server's new plot awaited.
+DRIVEN_BY_KEYBOARD = {"slopes-and-the-chain-rule": "#driven-nudge", "a-network-learns": "#driven-moons"}
 
 
 def assert_page_rules(page, where: str, site_nav: set) -> None:
@@ -410,6 +412,14 @@ def walk_beyond_the_lessons(page, keys: Keys, server, size: str) -> None:
         keys.tab_to(f"{holder} button[data-action='next']")
         keys.press("Enter")
         assert plot.get_attribute("data-step") == "1"
+        if lesson_id in DRIVEN_BY_KEYBOARD:
+            driven = DRIVEN_BY_KEYBOARD[lesson_id]
+            page.wait_for_selector(f"{driven}[data-answers='1']")
+            caption = page.locator(f"{driven} .driven-caption").inner_text()
+            keys.tab_to(f"{driven} input[type=range]")
+            keys.press("ArrowLeft")
+            page.wait_for_selector(f"{driven}[data-answers='2']")
+            assert page.locator(f"{driven} .driven-caption").inner_text() != caption
         assert_page_rules(page, lesson_id, site_nav)
         if size == "desktop":
             assert_reflows(page, lesson_id)

@@ -30,6 +30,7 @@ from chainrule.lessons.loader import (
     register_exercises,
 )
 from chainrule.lessons.mistakes import mistake_problems, prediction_values, why_wrong_problems
+from chainrule.lessons.plot_driven import driven_problems
 from chainrule.lessons.plots import lesson_plot
 from chainrule.lessons.scaffold import LESSON_ID
 from chainrule.lessons.text import PLACEHOLDER, LessonDataError
@@ -180,6 +181,7 @@ def check_lesson_folder(folder: Path, *, grade: bool = True, grade_with: Callabl
     _check_predictions(lesson_path, text, data, graphs, numbers, resolve, problems)
     _check_explain_and_recap(lesson_path, text, data, problems)
     claim_problems(folder, data, resolve, problems.add)
+    driven_problems(folder, problems.add)
     if quiz_read is not None:
         _check_quiz(quiz_path, *quiz_read, problems, _tolerance(data))
     _check_exercises(folder, lesson_path, text, data, resolve, problems, grade=grade, grade_with=grade_with)
