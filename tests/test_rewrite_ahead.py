@@ -29,16 +29,15 @@ def pytest_sessionstart(session):
         "cached": cached and [cached.st_ino, cached.st_mtime_ns]}))
 """
 
-# The probe needs none of the suite's other plugins; schemathesis's alone costs a second of CPU to load.
-LEAN = ("-p", "no:schemathesis", "-p", "no:hypothesispytest", "-p", "no:anyio")
 PROBE = "def test_probe():\n    seen = [1, 2]\n    assert len(seen) == 3\n"
 
 
 def run_pytest(folder: Path, *options: str) -> tuple[subprocess.CompletedProcess, dict]:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")]))
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # as `make test` runs it: bytecode is kept
-    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *LEAN, "-q", *options], cwd=folder,
-                          env=env, capture_output=True, text=True, timeout=300)
+    env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # only pytest-xdist: the others installed here cost seconds a run
+    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "xdist", "-p", "no:cacheprovider", "-q",
+                           *options], cwd=folder, env=env, capture_output=True, text=True, timeout=300)
     return done, json.loads((folder / "ahead.json").read_text())
 
 
