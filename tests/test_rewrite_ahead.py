@@ -19,7 +19,7 @@ from rewrite_ahead import cached_form, rewrite_ahead
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_sessionstart(session):
-    if os.environ.get("PYTEST_XDIST_WORKER"):
+    if hasattr(session.config, "workerinput"):  # a worker: the controller wrote ahead
         return
     written = rewrite_ahead(session.config)
     probe = Path(session.config.rootpath, "test_probe.py")
@@ -33,7 +33,8 @@ PROBE = "def test_probe():\n    seen = [1, 2]\n    assert len(seen) == 3\n"
 
 
 def run_pytest(folder: Path, *options: str) -> tuple[subprocess.CompletedProcess, dict]:
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")]))
+    env = {name: value for name, value in os.environ.items() if not name.startswith("PYTEST_")}  # not this worker's
+    env["PYTHONPATH"] = os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")])
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # as `make test` runs it: bytecode is kept
     env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # only pytest-xdist: the others installed here cost seconds a run
     done = subprocess.run([sys.executable, "-m", "pytest", "-p", "xdist", "-p", "no:cacheprovider", "-q",
