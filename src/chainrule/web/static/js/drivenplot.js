@@ -1,7 +1,7 @@
 // Driven plots: plots a learner drives with sliders (a lesson folder's driven.json). Each slider's stops and
 // their texts come from the server; every change asks the server, which runs the engine, for the plot again
 // (POST /api/lessons/{id}/driven/{name}). Each plot has a live caption and a table view of its numbers.
-import { el, get, post, debounce } from "./api.js";
+import { el, get, post, debounce, plural } from "./api.js";
 import { numberText, reducedMotion } from "./graph.js";
 import { svg, scale, axes, plotTableView, linePanel, lossPanel, W, H, PAD, TOP } from "./fitplot.js";
 import { planePanel, lossPanel as boundaryLossPanel, fillSides } from "./boundaryplot.js";
@@ -132,7 +132,7 @@ function drawDescent(plot, { panels, caption, tables, name }) {
     ["step", "w", "b", "loss"], plot.frames.map((f) => [String(f.step), numberText(f, "w"), numberText(f, "b"), numberText(f, "loss")]));
   caption.textContent = plot.diverged
     ? `With ${start}, the steps overshoot further each time: after step ${last.step} the numbers grow too large to compute.`
-    : `With ${start}, after ${last.step} steps: w = ${numberText(last, "w")}, b = ${numberText(last, "b")}, `
+    : `With ${start}, after ${plural(last.step, "step")}: w = ${numberText(last, "w")}, b = ${numberText(last, "b")}, `
       + `loss = ${numberText(last, "loss")} (it started at ${numberText(plot.frames[0], "loss")}).`;
   return () => {};
 }
@@ -161,13 +161,15 @@ function drawNetwork(plot, { panels, caption, tables, holder }) {
     const frame = run.frames[end];
     show(end);
     fillSides(sides, plot, frame);
-    caption.textContent = `${named}: after ${frame.step} steps the loss is ${numberText(frame, "loss")} and `
+    caption.textContent = `${named}: after ${plural(frame.step, "step")} the loss is ${numberText(frame, "loss")} and `
       + `${numberText(frame, "accuracy")}% of the points are on their side (it started at ${numberText(run.frames[0], "accuracy")}%).`;
     holder.dataset.trained = "true";
   };
   holder.dataset.trained = "false";
   if (reducedMotion()) { finish(); return () => {}; }
-  // The boundary redrawn as it trains; the caption and the table say only where it ends.
+  // The boundary redrawn as it trains; the caption and the table say only where it ends (until then, what
+  // is training, so an earlier choice's caption never stands for this one).
+  caption.textContent = `Training ${named}: the boundary is redrawn as the network learns.`;
   let k = 0;
   show(0);
   const timer = setInterval(() => {
