@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import re
 
 from fastapi.routing import APIRoute
@@ -143,7 +144,7 @@ def test_the_grid_gradebook_and_explanations_narrow_to_a_section(world):
     assert (exercise(only_a)["passed_first_run"], exercise(only_b)["passed_first_run"]) == (1.0, 0.0)
 
     gradebook = list(csv.reader(io.StringIO(teacher.get("/teacher/gradebook.csv", params={"section": "B"}).text)))
-    assert gradebook[0][:2] == ["learner", "class section"] and [row[:2] for row in gradebook[1:]] == [["Bea", "B"]]
+    assert gradebook[0][-1] == "class section" and [[row[0], row[-1]] for row in gradebook[1:]] == [["Bea", "B"]]
     explained = teacher.get("/api/class/lessons/backprop/explanations", params={"section": "A"}).json()
     assert [learner["id"] for learner in explained["learners"]] == [ids["Ada"]]
     unknown = teacher.get("/api/class/overview", params={"section": "C"})
@@ -221,3 +222,32 @@ def test_bulk_approve_and_remove_take_every_id_or_none(world):
     assert removed.json()["text"] == "2 learners removed", removed.text
     assert [p["name"] for p in teacher.get("/api/class/people").json()["learners"]] == ["Ada", "Bea"]
 
+
+
+def test_the_cli_imports_a_roster_and_narrows_to_a_section(world, store_place, tmp_path, capsys):
+    from chainrule import cli
+
+    place = store_place("class")
+    where = ["--database", place["database"]] if "database" in place else ["--data-dir", str(place["data_dir"])]
+
+    def run(*argv: str) -> tuple[int, str, str]:
+        code = cli.main(["class", *argv, *where])
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    bad = tmp_path / "bad.csv"
+    bad.write_bytes(BAD_FILES["formula"][0])
+    code, _, err = run("import-roster", "Physics", str(bad))
+    assert code == 1 and "2 rows cannot be imported, so nothing was: line 3:" in err and listed(world) == []
+    good = tmp_path / "roster.csv"
+    good.write_bytes(ROSTER)
+    code, out, _ = run("import-roster", "Physics", str(good))
+    assert code == 0 and out.startswith("3 people added to the roster, 0 people already on it updated.")
+    assert len(listed(world)) == 3
+    assert run("section", "Physics", "Ada", "Monday")[1] == "Ada is in section 'Monday'.\n"
+    code, out, _ = run("roster", "Physics", "--section", "Monday", "--json")
+    assert code == 0 and [row["name"] for row in json.loads(out)] == ["Ada"]
+    code, out, _ = run("gradebook", "Physics", "--csv", "--section", "Monday")
+    assert code == 0 and [line.split(",")[0] for line in out.splitlines()] == ["learner", "Ada"]
+    code, _, err = run("roster", "Physics", "--section", "Friday")
+    assert code == 1 and "there is no section 'Friday' in this class: its sections are 'Monday', 'Tuesday'" in err

@@ -236,21 +236,23 @@ class ClassReport:
         """Rows for a CSV: a header, then one row per learner (per lesson: exercises passed, quiz right); of one
         section's learners only, with a ``section``."""
         data = self.overview(class_id, section)
-        header = ["learner", "class section", "sections done", "lessons done", "exercises passed", "quiz right (first answer)",
+        header = ["learner", "sections done", "lessons done", "exercises passed", "quiz right (first answer)",
                   "last active"]
         for lesson in data["path"]:
             header += [f"{lesson['id']}: exercises passed", f"{lesson['id']}: quiz right",
                        f"{lesson['id']}: hints opened", f"{lesson['id']}: passed after the solution was shown"]
         rows: list[list[Any]] = [header]
         for entry in data["roster"]:
-            row: list[Any] = [entry["name"], entry["section"], entry["sections_done"], entry["lessons_done"], entry["exercises_passed"],
+            row: list[Any] = [entry["name"], entry["sections_done"], entry["lessons_done"], entry["exercises_passed"],
                               entry["quiz_right"], entry["last_active"] or ""]
             for lesson in entry["grid"]:
                 row += [sum(lesson["exercises"].values()), sum(bool(v) for v in lesson["questions"].values()),
                         sum(help_used["hints"] for help_used in lesson["help"].values()),
                         sum(state == PASSED_WITH_SOLUTION for state in lesson["exercise_states"].values())]
             rows.append(row)
-        return _with_credit(rows, data["roster"], *Deadlines(self.store, self.accounts).gradebook_columns(class_id))
+        rows = _with_credit(rows, data["roster"], *Deadlines(self.store, self.accounts).gradebook_columns(class_id))
+        # The learner's section last: the columns before it keep their places for a spreadsheet made earlier.
+        return [rows[0] + ["class section"]] + [row + [entry["section"]] for row, entry in zip(rows[1:], data["roster"])]
 
 
 # ---------------------------------------------------------------- the overview's parts (data, then display text)
