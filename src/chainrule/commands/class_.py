@@ -303,14 +303,21 @@ def _teacher_of(class_id: int, class_name: str) -> Any:
 
 
 def _learners(args: argparse.Namespace) -> int:
+    from chainrule.classes.roster import Roster
+
     store, accounts = _open(args, lessons=False)
     with store:
         class_id = accounts.class_id(args.name)
         admission, learners = accounts.admission(class_id), accounts.learners(class_id)
+        listed = [entry for entry in Roster(accounts).entries(class_id) if entry["learner_id"] is None]
     seats = "no limit" if admission.seats is None else f"{admission.seats}"
     _print(f"{count_text(admission.taken, 'learner')}; seats: {seats}; approval: {'on' if admission.approval else 'off'}")
     for learner in learners:
-        _print(f"{learner.name}  ({'in the class' if learner.approved else 'waiting for the teacher'})")
+        section = f", section {learner.section}" if learner.section else ""
+        _print(f"{learner.name}  ({'in the class' if learner.approved else 'waiting for the teacher'}{section})")
+    for entry in listed:
+        section = f", section {entry['section']}" if entry["section"] else ""
+        _print(f"{entry['name']}  (on the roster, not joined yet: {entry['key']}{section})")
     return 0
 
 
