@@ -29,7 +29,7 @@ ROSTER = ("\ufeffName,E-mail,Section\r\n"
 
 
 def import_roster(client, data: bytes):
-    return client.post("/api/class/roster", content=data, headers={
+    return client.post("/api/class/roster.csv", content=data, headers={
         "X-CSRF-Token": client.cookies.get("chainrule_csrf", ""), "content-type": "text/csv"})
 
 
@@ -175,7 +175,7 @@ def test_an_assistant_reads_and_comments_but_changes_no_grade_and_no_person(worl
     assert {key for key, role in routes.items() if role == "teacher" and key[0] == "GET"} == set()
     filled = {"learner_id": ids["Bea"], "teacher_id": 1, "assistant_id": assistant_id, "regrade_id": 1}
     changing = sorted(key for key, role in routes.items() if role == "teacher")
-    assert len(changing) >= 20 and ("POST", "/api/class/roster") in changing
+    assert len(changing) >= 20 and ("POST", "/api/class/roster.csv") in changing
     for method, path in changing:
         answer = send(assistant, method, _filled(path, filled), json={})
         assert answer.status_code == 403 and answer.json()["detail"] == NOT_FOR_ASSISTANTS, (method, path, answer.text)

@@ -86,7 +86,7 @@ def test_every_route_of_both_apps_declares_one_role(tmp_path):
             "POST /set-password/{token}", "GET /lti/jwks.json", "GET /lti/login", "POST /lti/login",
             "POST /lti/launch", "POST /sso/start/{provider_id}", "GET /sso/callback/{key}", "POST /sso/choose"}
         assert roles["GET /api/class/overview"] == roles["GET /teacher"] == "staff"  # a teaching assistant reads too
-        assert roles["POST /lti/pick"] == roles["POST /api/class/roster"] == "teacher"
+        assert roles["POST /lti/pick"] == roles["POST /api/class/roster.csv"] == "teacher"
         assert roles["GET /api/class/me"] == roles["GET /api/path"] == roles["GET /"] == "learner"
     finally:
         store.close()

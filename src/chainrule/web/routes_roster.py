@@ -2,7 +2,7 @@
 (classes/roster.py, classes/sections.py and classes/people.py hold the rules).
 
     GET    /api/class/roster                   the roster (who is listed, their section, who joined) and sections
-    POST   /api/class/roster                   the CSV file itself as the body: every row, or none (422 naming each)
+    POST   /api/class/roster.csv               the CSV file itself as the body: every row, or none (422 naming each)
     PUT    /api/class/learners/{id}/section    {"section": ...} ('' : none)
     POST   /api/class/bulk-approve             {"ids": [...]}: let each in (one wrong id: no one)
     POST   /api/class/bulk-remove              {"ids": [...]}: remove each, with their runs waiting for the grader
@@ -30,13 +30,14 @@ from chainrule.web.forms import ROW_ID_MAX, RowId
 from chainrule.web.models import ErrorBody
 from chainrule.web.roles import Staff, Teacher
 
-ROSTER_PATH = "/api/class/roster"
+ROSTER_PATH = "/api/class/roster.csv"
 # The body limit of the import's path (web/security.py's layer): a body far over the roster's own limit is
 # stopped before it is read; one a little over is read, and classes/roster.py says the rule.
 ROSTER_BODY_LIMIT = 2 * MAX_ROSTER_BYTES
 MAX_BULK = 500  # learners chosen at once on the page
 
 ROSTER_ERRORS: dict[int | str, dict[str, Any]] = {
+    400: {"model": ErrorBody, "description": "The body is not JSON."},
     401: {"model": ErrorBody, "description": "Not signed in."},
     403: {"model": ErrorBody, "description": "Not a teacher of this class (a teaching assistant changes nothing), "
                                             "a closed or archived class, or a missing or wrong CSRF token."},
@@ -83,7 +84,7 @@ def roster(request: Request, account: Staff) -> dict[str, Any]:
                     f"{MAX_ROSTER_BYTES // 1024} KB."}
 
 
-@router.post("/roster", openapi_extra={"requestBody": {"content": {"text/csv": {"schema": {"type": "string"}}},
+@router.post("/roster.csv", openapi_extra={"requestBody": {"content": {"text/csv": {"schema": {"type": "string"}}},
                                                        "required": True}})
 async def import_roster(request: Request, account: Teacher) -> dict[str, Any]:
     """A roster CSV (the file's bytes as the body): every row is added, or none is, with an error that names

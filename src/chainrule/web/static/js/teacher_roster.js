@@ -34,7 +34,7 @@ function importForm(rule) {
     }
     try {
       const data = await file.files[0].arrayBuffer();
-      const done = await api("POST", "/api/class/roster", data, "import the roster", { raw: true, atField: true });
+      const done = await api("POST", "/api/class/roster.csv", data, "import the roster", { raw: true, atField: true });
       await draw();
       await loadSections();
       const out = document.getElementById("roster-said");
