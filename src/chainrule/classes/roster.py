@@ -99,9 +99,10 @@ def _columns(header: list[str], line: int) -> dict[str, int]:
     named = [HEADER_NAMES.get(" ".join(cell.strip().lower().split())) for cell in header]
     problems = [f"column {number} is {cell.strip()!r}" for number, (cell, name) in enumerate(zip(header, named), 1)
                 if name is None and cell.strip()]
-    keys = {name for name in named if name in (EMAIL, SCHOOL_ID)}
-    if problems or "name" not in named or len(keys) != 1 or len(set(filter(None, named))) != len(list(filter(None, named))):
-        said = "; ".join(problems) or f"it names {', '.join(name for name in named if name) or 'nothing'}"
+    known = [name for name in named if name is not None]
+    keys = [name for name in known if name in (EMAIL, SCHOOL_ID)]
+    if problems or "name" not in known or len(keys) != 1 or len(set(known)) != len(known):
+        said = "; ".join(problems) or f"it names {', '.join(known) or 'nothing'}"
         raise InputError(f"line {line}, the header: {said}. {FILE_RULE[0].upper()}{FILE_RULE[1:]} (a section may "
                          "be left empty, and the column too). Nothing was imported.", field="csv")
     return {name: index for index, name in enumerate(named) if name is not None}

@@ -82,8 +82,10 @@ class NotATeacher(RoleRefused):
         from chainrule.web.page_templates import templates
 
         class_name = self.account.class_name if self.account is not None else ""
+        assistant = self.account is not None and self.account.role == ASSISTANT
         return templates.TemplateResponse(request, "not_for_learners.html", {
-            "request": request, "title": "This page is for teachers", "class_name": class_name}, status_code=403)
+            "request": request, "title": "This page is for teachers", "class_name": class_name,
+            "assistant": assistant}, status_code=403)
 
 
 def anyone(request: Request) -> Account | None:

@@ -19,7 +19,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 from pydantic import BaseModel, ConfigDict, Field
 
-from chainrule.classes.accounts import ASSISTANT, MAX_NAME, TEACHER_LINK_LIFETIME
+from chainrule.classes.accounts import ASSISTANT, MAX_NAME, TEACHER_LINK_LIFETIME, in_thread
 from chainrule.classes.people import People
 from chainrule.classes.roster import FILE_RULE, MAX_ROSTER_BYTES, MAX_ROSTER_ROWS, MAX_SECTION, Roster
 from chainrule.classes.sections import Sections
@@ -29,6 +29,7 @@ from chainrule.web.app_state import app_state
 from chainrule.web.forms import ROW_ID_MAX, RowId
 from chainrule.web.models import ErrorBody
 from chainrule.web.roles import Staff, Teacher
+from chainrule.web.routes_people import PEOPLE_ERRORS
 
 ROSTER_PATH = "/api/class/roster.csv"
 # The body limit of the import's path (web/security.py's layer): a body far over the roster's own limit is
@@ -36,13 +37,8 @@ ROSTER_PATH = "/api/class/roster.csv"
 ROSTER_BODY_LIMIT = 2 * MAX_ROSTER_BYTES
 MAX_BULK = 500  # learners chosen at once on the page
 
-ROSTER_ERRORS: dict[int | str, dict[str, Any]] = {
-    400: {"model": ErrorBody, "description": "The body is not JSON."},
-    401: {"model": ErrorBody, "description": "Not signed in."},
-    403: {"model": ErrorBody, "description": "Not a teacher of this class (a teaching assistant changes nothing), "
-                                            "a closed or archived class, or a missing or wrong CSRF token."},
-    404: {"model": ErrorBody, "description": "No such learner or teaching assistant in your class."},
-    409: {"model": ErrorBody, "description": "The name is taken (or looks like one that is)."},
+# The people routes' answers (routes_people.py), with a file's own.
+ROSTER_ERRORS: dict[int | str, dict[str, Any]] = {key: value for key, value in PEOPLE_ERRORS.items() if key != 429} | {
     413: {"model": ErrorBody, "description": "The file is far over the roster's size limit."},
     422: {"model": ErrorBody, "description": "The file or request is not valid: every bad row is named."},
 }
@@ -89,8 +85,6 @@ def roster(request: Request, account: Staff) -> dict[str, Any]:
 async def import_roster(request: Request, account: Teacher) -> dict[str, Any]:
     """A roster CSV (the file's bytes as the body): every row is added, or none is, with an error that names
     each bad row by its line."""
-    from chainrule.classes.accounts import in_thread
-
     data = await request.body()
     outcome = await in_thread(Roster(_accounts(request)).import_csv, account.class_id, data)
     return {"added": outcome.added, "updated": outcome.updated, "text": outcome.text()}

@@ -153,25 +153,31 @@ function learnerRow(learner, changes) {
 function teachersSection(data) {
   const list = el("ul", { class: "people-list" }, ...data.teachers.map((teacher) => el("li", {}, teacher.name,
     teacher.you ? " (you)" : "", teacher.signed_up ? "" : " (has not set a password yet)")));
-  const name = el("input", { id: "teacher-name", type: "text", maxlength: "60", autocomplete: "off" });
+  return el("div", {}, list, ...addPerson({ kind: "teacher", label: "Add a teacher, named ", button: "Add the teacher",
+    url: "/api/class/teachers", what: "add a teacher", more: "" }));
+}
+
+// The form that adds a teacher or a teaching assistant, and where their one-time link is shown once made.
+function addPerson({ kind, label, button, url, what, more }) {
+  const name = el("input", { id: `${kind}-name`, type: "text", maxlength: "60", autocomplete: "off" });
   const error = el("span", { class: "form-error", "aria-live": "polite" });
-  const form = el("form", { class: "inline-form" }, el("label", { for: name.id }, "Add a teacher, named "), name, " ",
-    el("button", { type: "submit", class: "secondary" }, "Add the teacher"), " ", error);
+  const form = el("form", { class: "inline-form" }, el("label", { for: name.id }, label), name, " ",
+    el("button", { type: "submit", class: "secondary" }, button), " ", error);
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     error.textContent = "";
     try {
-      const made = await post("/api/class/teachers", { name: name.value }, "add a teacher", { atField: true });
+      const made = await post(url, { name: name.value }, what, { atField: true });
       await draw();
-      const out = document.getElementById("teacher-link-out");
+      const out = document.getElementById(`${kind}-link-out`);
       const copied = el("p", { "aria-live": "polite" });
-      out.replaceChildren(linkField("teacher-link", `Give ${made.name} this one-time link (they choose their password with it; it works for ${made.valid_for})`, made.link, copied), copied);
-      document.getElementById("teacher-link").focus();
+      out.replaceChildren(linkField(`${kind}-link`, `Give ${made.name} this one-time link (they choose their password with it; it works for ${made.valid_for})${more}`, made.link, copied), copied);
+      document.getElementById(`${kind}-link`).focus();
     } catch (failure) {
       if (failure.status === 422) error.textContent = failure.detail;
     }
   });
-  return el("div", {}, list, form, el("div", { id: "teacher-link-out", "aria-live": "polite" }));
+  return [form, el("div", { id: `${kind}-link-out`, "aria-live": "polite" })];
 }
 
 function chosenIds() {
@@ -230,25 +236,9 @@ function assistantsSection(data) {
     return item;
   })) : el("p", {}, "No teaching assistant.");
   if (!data.you_change) return list;
-  const name = el("input", { id: "assistant-name", type: "text", maxlength: "60", autocomplete: "off" });
-  const error = el("span", { class: "form-error", "aria-live": "polite" });
-  const form = el("form", { class: "inline-form" }, el("label", { for: name.id }, "Add a teaching assistant, named "), name, " ",
-    el("button", { type: "submit", class: "secondary" }, "Add the assistant"), " ", error);
-  form.addEventListener("submit", async (event) => {
-    event.preventDefault();
-    error.textContent = "";
-    try {
-      const made = await post("/api/class/assistants", { name: name.value }, "add a teaching assistant", { atField: true });
-      await draw();
-      const out = document.getElementById("assistant-link-out");
-      const copied = el("p", { "aria-live": "polite" });
-      out.replaceChildren(linkField("assistant-link", `Give ${made.name} this one-time link (they choose their password with it; it works for ${made.valid_for}). They read everything a teacher reads and comment on runs, but change no grade and no person.`, made.link, copied), copied);
-      document.getElementById("assistant-link").focus();
-    } catch (failure) {
-      if (failure.status === 422) error.textContent = failure.detail;
-    }
-  });
-  return el("div", {}, list, form, el("div", { id: "assistant-link-out", "aria-live": "polite" }));
+  return el("div", {}, list, ...addPerson({ kind: "assistant", label: "Add a teaching assistant, named ",
+    button: "Add the assistant", url: "/api/class/assistants", what: "add a teaching assistant",
+    more: ". They read everything a teacher reads and comment on runs, but change no grade and no person." }));
 }
 
 async function draw() {
