@@ -4,8 +4,9 @@ module's real `chainrule serve` (PostgreSQL when the session has it, else SQLite
 The teacher uploads a roster with a formula cell: nothing is imported and the page names the line; then a good
 one. Two listed learners join (at 390 px) with their school e-mails and land in the class at once; the teacher
 narrows the grid and the gradebook link to one section, then removes both learners with one action after its
-second step. The page has no serious axe-core violation at 1280 and 390 px, with the import's error shown and with
-a section chosen."""
+second step, and adds a teaching assistant, whose page shows the roster and the people with no control that
+changes them. The pages have no serious axe-core violation at 1280 and 390 px, with the import's error shown, with
+a section chosen, and as the assistant sees it."""
 
 from __future__ import annotations
 
@@ -84,4 +85,20 @@ def test_a_teacher_imports_a_roster_filters_by_section_and_removes_two_at_once(b
     people.get_by_role("button", name="Remove 2 learners for good").click()
     page.wait_for_function("() => document.getElementById('people-said').textContent === '2 learners removed.'")
     assert people.locator("li[data-person]").count() == 0
+
+    # A teaching assistant, added on the page: their page reads the roster and the people, and offers no change.
+    people.locator("#assistant-name").fill("Tam")
+    people.get_by_role("button", name="Add the assistant").click()
+    link = people.locator("#assistant-link").input_value()
+    assistant = new_context(browser, 390, 844)
+    tam = assistant.new_page()
+    tam.goto(link)
+    submit_form(tam, {"password": PASSWORD})
+    assert tam.url == base + "/teacher"
+    tam.locator("#roster-empty").wait_for()  # the removed learners' roster entries went with them
+    tam.locator("#class-people li[data-assistant='Tam']").wait_for()
+    assert tam.locator("#assistant-note").is_visible() and tam.locator("#roster-file").count() == 0
+    assert tam.locator("#class-people button, #class-people input").count() == 0
+    no_serious_violations(tam)
+    assistant.close()
     teacher.close()
