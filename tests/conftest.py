@@ -141,7 +141,7 @@ def grade_once(tmp_path_factory):
     from parallel import once_per_run
 
     def graded(exercise, language: str, source: str) -> dict:
-        key = json.dumps([str(resolve(exercise).folder.resolve()), language, source])
+        key = json.dumps([str(resolve(exercise).folder.resolve()), [c.name for c in resolve(exercise).cases], language, source])
         name = "graded-" + hashlib.sha256(key.encode()).hexdigest()[:32]
 
         def run(folder) -> None:

@@ -137,7 +137,7 @@ TEACHER_ROUTES = [
     ("GET", "/api/class/learners/{ada}/runs"), ("GET", "/api/class/answers"), ("GET", "/api/class/deadlines"),
     ("PUT", "/api/class/deadlines/due"), ("GET", "/api/class/regrades"), ("POST", "/api/class/regrades/1/apply"),
     ("GET", "/api/class/marks/in-force"), ("GET", "/api/class/audit"), ("GET", "/api/class/lms/scores"),
-    ("PUT", "/api/class/lms/path-column"), ("POST", "/api/class/sign-in-options"),
+    ("PUT", "/api/class/lms/path-column"), ("POST", "/api/class/sign-in-options"), ("GET", "/api/class/mistakes"),
 ]
 TEACHER_PAGES = ["/teacher", "/teacher/gradebook.csv", "/teacher/audit.csv"]
 LEARNER_ROUTES = [("GET", "/api/class/me"), ("GET", "/api/path"), ("GET", "/api/class/deadlines/mine"),

@@ -131,3 +131,14 @@ def the_teacher_puts(server, changes: list[tuple[str, dict]], teacher=None):
         answer = teacher.put(path, json=body, headers={"X-CSRF-Token": token})
         assert answer.status_code == 200, (path, answer.text)
     return teacher
+
+
+def joined_and_graded(server, name: str, exercise: str, source: str) -> dict:
+    """``name`` joins the class and hands in ``source`` (Python) for ``exercise``, graded for real as the lesson
+    page sends it (with the CSRF token); the result."""
+    learner = server.join(name)
+    token = next(value for key, value in learner.cookies.items() if key.endswith("chainrule_csrf"))
+    graded = learner.post("/api/grade", json={"exercise": exercise, "language": "python", "source": source},
+                          headers={"X-CSRF-Token": token})
+    assert graded.status_code == 200, graded.text
+    return graded.json()

@@ -7,7 +7,7 @@ pair does not make the page scroll sideways on a phone."""
 from __future__ import annotations
 
 import pytest
-from class_pages import PASSWORD, submit_form
+from class_pages import PASSWORD, joined_and_graded, submit_form
 
 from class_process import ClassServer
 from conftest import WIDTHS, axe_violations
@@ -22,11 +22,7 @@ def served(tmp_path_factory):
     server = ClassServer.start(tmp_path_factory.mktemp("similar-code"), None, class_name="Similar code")
     try:
         for name, source in HANDED_IN.items():
-            learner = server.join(name)
-            token = next(value for key, value in learner.cookies.items() if key.endswith("chainrule_csrf"))
-            graded = learner.post("/api/grade", json={"exercise": EXERCISE, "language": "python", "source": source},
-                                  headers={"X-CSRF-Token": token})
-            assert graded.status_code == 200 and graded.json()["status"] == "pass", graded.text
+            assert joined_and_graded(server, name, EXERCISE, source)["status"] == "pass"
         yield server
     finally:
         server.stop()

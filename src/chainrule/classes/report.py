@@ -110,8 +110,8 @@ def _counted(submissions: list[Record]) -> list[Record]:
     """The runs that count (progress/finished.py's rule: origin '', the learner's own run graded here: never an
     imported one, a regrade's run not applied or reverted, or one an applied regrade set aside), in the order
     the work was done (a regrade's run has the work time of the run it graded again), then as kept."""
-    counted = [(index, row) for index, row in enumerate(submissions) if row[5] == ""]
-    return [row for _, row in sorted(counted, key=lambda item: (_utc(item[1][4]), item[0]))]
+    counted = [(index, row) for index, row in enumerate(submissions) if row.origin == ""]
+    return [row for _, row in sorted(counted, key=lambda item: (_utc(item[1].at), item[0]))]
 
 
 def _utc(at: str) -> datetime:

@@ -3,6 +3,7 @@
     chainrule class create "Physics 2b" --url https://class.example.org
     chainrule class list
     chainrule class roster "Physics 2b"            (also: exercises, questions)
+    chainrule class mistakes "Physics 2b"          the mistakes the grader named, per exercise: runs, learners, days
     chainrule class timeline "Physics 2b" "Ada"
     chainrule class gradebook "Physics 2b" --csv
     chainrule class optimize "Physics 2b"          fit the review scheduler to the class's pooled logs
@@ -110,6 +111,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         sub.add_argument("--json", action="store_true", help="print JSON instead of a table")
         sub.add_argument("--section", default=None, help="one section's learners only")
         sub.set_defaults(view=view)
+    sub = action("mistakes", _mistakes, "the class's common mistakes: per exercise, the mistakes the grader named in "
+                 "runs that did not pass, with their runs, learners, days and hints", name)
+    sub.add_argument("--json", action="store_true", help="print JSON instead of text")
     action("import-roster", _import_roster, "add the people of a roster CSV (name, e-mail or school id, section) "
            "to the class: every row, or none", name, ("file", "the CSV file (- : standard input)"))
     action("section", _section, "put a learner in a section (\"\" : none)", name, learner,
@@ -396,6 +400,27 @@ def _view(args: argparse.Namespace) -> int:
         if fading:
             _print("Fading first (lowest predicted recall now): " + ", ".join(
                 f"{r['lesson_id']}/{r['question_id']} ({r['recall_now_text']})" for r in fading))
+    return 0
+
+
+def _mistakes(args: argparse.Namespace) -> int:
+    from chainrule.classes.misconceptions import common_mistakes
+
+    store, accounts = _open(args)
+    with store:
+        found = common_mistakes(store, accounts, accounts.class_id(args.name))
+    if args.json:
+        print(terminal_json(found))
+        return 0
+    _print(found["said"])
+    for entry in found["exercises"]:
+        _print(f"{entry['exercise_id']}: {entry['said']}")
+        for mistake in entry["mistakes"]:
+            days = ", ".join(f"{day['day']} {day['runs']}" for day in mistake["days"])
+            _print(f"  {mistake['mistake']:24} {mistake['runs_text']:>9} {mistake['learners_text']:>12}  per day: {days}")
+            _print(f"    runs: {', '.join(str(run['run_id']) for run in mistake['recent_runs'])}"
+                   + (f" and {mistake['runs_not_listed_text']} more" if mistake["runs_not_listed"] else ""))
+            _print(f"    hint: {mistake['hint'] or 'none: the exercise no longer names this mistake'}")
     return 0
 
 

@@ -607,7 +607,13 @@ def _migration_18_class_lessons_and_address(conn: Connection) -> None:
     )
 
 
-def _migration_19_rosters_sections_assistants(conn: Connection) -> None:
+def _migration_19_hidden_seed_of_a_queued_run(conn: Connection) -> None:
+    """A queued run may carry the seed of its hidden cases (issue 43, item 5): a regrade grades a run again on
+    the same fresh cases it was first graded on. NULL: the worker's grader picks one."""
+    _run_statements(conn, "ALTER TABLE grading_jobs ADD COLUMN hidden_seed INTEGER")
+
+
+def _migration_20_rosters_sections_assistants(conn: Connection) -> None:
     """Rosters, sections and teaching assistants (issue 43, item 6; classes/roster.py). roster_entries: a
     person a teacher listed by importing a CSV: their name, the key they join with (an e-mail, lower-cased, or
     a school id; key_kind says which) and their section; account_id: the learner who joined with that key (NULL
@@ -652,7 +658,8 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     _migration_16_help_by_exercise,
     _migration_17_credit_marks_keep_8_byte_credit,
     _migration_18_class_lessons_and_address,
-    _migration_19_rosters_sections_assistants,
+    _migration_19_hidden_seed_of_a_queued_run,
+    _migration_20_rosters_sections_assistants,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -302,7 +302,7 @@ def _prediction_feedback(lesson_id: str, key: str, saved: dict[str, Any]) -> dic
 def _quiz_feedback(lesson_id: str, question_id: str, saved: dict[str, Any]) -> dict[str, Any]:
     checked = lessons.check_quiz_answer(lesson_id, question_id, saved["answer"])
     feedback = {"expected": checked["expected"], "reason": checked["reason"]}
-    feedback |= {name: checked[name] for name in ("hint", "mistake") if name in checked}
+    feedback |= {name: checked[name] for name in ("hint", "mistake", "aimed") if name in checked}
     return feedback | {"practice": saved.get("attempts", 1) > 1}
 
 

@@ -496,6 +496,7 @@ def create_class_app(
         routes_comments,
         routes_deadlines,
         routes_marks,
+        routes_mistakes,
         routes_people,
         routes_regrade,
         routes_roster,
@@ -511,7 +512,7 @@ def create_class_app(
                      schemes=("http", "https") if secure else ("http",),
                      routers=[router, routes_people.router, routes_comments.router, routes_deadlines.router,
                               routes_regrade.router, routes_marks.router, routes_similar.router,
-                              routes_roster.router],
+                              routes_mistakes.router, routes_roster.router],
                      body_limits={IMPORT_PATH: MAX_IMPORT_BODY, routes_roster.ROSTER_PATH: routes_roster.ROSTER_BODY_LIMIT})
     install(app, accounts=accounts, secret=secret, secure=secure, cookie_names=cookie_names(secure), clock=clock,
             learner_quota=learner_quota)
