@@ -37,6 +37,7 @@ from typing import Any, Callable
 
 from chainrule.classes.addresses import DEFAULT_ADDRESS
 from chainrule.commands.arguments import whole_number
+from chainrule.errors import InputError
 from chainrule.number_text import count_text
 from chainrule.text_safety import terminal_json, terminal_text
 
@@ -108,10 +109,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     for view in ("roster", "exercises", "questions"):
         sub = action(view, _view, f"the class's {view}, as on the teacher's page", name)
         sub.add_argument("--json", action="store_true", help="print JSON instead of a table")
+        sub.add_argument("--section", default=None, help="one section's learners only")
         sub.set_defaults(view=view)
     sub = action("mistakes", _mistakes, "the class's common mistakes: per exercise, the mistakes the grader named in "
                  "runs that did not pass, with their runs, learners, days and hints", name)
     sub.add_argument("--json", action="store_true", help="print JSON instead of text")
+    action("import-roster", _import_roster, "add the people of a roster CSV (name, e-mail or school id, section) "
+           "to the class: every row, or none", name, ("file", "the CSV file (- : standard input)"))
+    action("section", _section, "put a learner in a section (\"\" : none)", name, learner,
+           ("section", "the section's name"))
     sub = action("timeline", _timeline, "one learner's runs (with code) and answers", name,
                  ("learner", "the learner's display name"))
     sub.add_argument("--json", action="store_true", help="print JSON instead of text")
@@ -147,6 +153,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     _register_marks(action, name, learner)
     sub = action("gradebook", _gradebook, "one row per learner: lessons, exercises, quiz", name)
     sub.add_argument("--csv", action="store_true", required=True, help="print CSV (the only format for now)")
+    sub.add_argument("--section", default=None, help="one section's learners only")
 
 
 def _address(text: str) -> str:
@@ -300,14 +307,21 @@ def _teacher_of(class_id: int, class_name: str) -> Any:
 
 
 def _learners(args: argparse.Namespace) -> int:
+    from chainrule.classes.roster import Roster
+
     store, accounts = _open(args, lessons=False)
     with store:
         class_id = accounts.class_id(args.name)
         admission, learners = accounts.admission(class_id), accounts.learners(class_id)
+        listed = [entry for entry in Roster(accounts).entries(class_id) if entry["learner_id"] is None]
     seats = "no limit" if admission.seats is None else f"{admission.seats}"
     _print(f"{count_text(admission.taken, 'learner')}; seats: {seats}; approval: {'on' if admission.approval else 'off'}")
     for learner in learners:
-        _print(f"{learner.name}  ({'in the class' if learner.approved else 'waiting for the teacher'})")
+        section = f", section {learner.section}" if learner.section else ""
+        _print(f"{learner.name}  ({'in the class' if learner.approved else 'waiting for the teacher'}{section})")
+    for entry in listed:
+        section = f", section {entry['section']}" if entry["section"] else ""
+        _print(f"{entry['name']}  (on the roster, not joined yet: {entry['key']}{section})")
     return 0
 
 
@@ -353,10 +367,12 @@ def _list(args: argparse.Namespace) -> int:
 
 def _view(args: argparse.Namespace) -> int:
     from chainrule.classes.report import ClassReport
+    from chainrule.classes.sections import Sections
 
     store, accounts = _open(args)
     with store:
-        data = ClassReport(store, accounts).overview(accounts.class_id(args.name))
+        class_id = accounts.class_id(args.name)
+        data = ClassReport(store, accounts).overview(class_id, Sections(accounts).chosen(class_id, args.section))
     rows = data[args.view]
     if args.json:
         print(terminal_json(rows))
@@ -456,11 +472,42 @@ def _optimize(args: argparse.Namespace) -> int:
 
 def _gradebook(args: argparse.Namespace) -> int:
     from chainrule.classes.report import ClassReport, csv_text
+    from chainrule.classes.sections import Sections
 
     store, accounts = _open(args)
     with store:
-        rows = ClassReport(store, accounts).gradebook(accounts.class_id(args.name))
+        class_id = accounts.class_id(args.name)
+        rows = ClassReport(store, accounts).gradebook(class_id, Sections(accounts).chosen(class_id, args.section))
     sys.stdout.write(terminal_text(csv_text(rows)))
+    return 0
+
+
+def _import_roster(args: argparse.Namespace) -> int:
+    """classes/roster.py's import: the file's bytes as they are (its rule checks the encoding and the size)."""
+    from chainrule.classes.roster import MAX_ROSTER_BYTES, Roster
+
+    if args.file == "-":
+        data = sys.stdin.buffer.read(2 * MAX_ROSTER_BYTES)  # enough to say "too big" without reading it all
+    else:
+        try:
+            with open(args.file, "rb") as file:
+                data = file.read(2 * MAX_ROSTER_BYTES)
+        except OSError as error:
+            raise InputError(f"cannot read {args.file}: {error.strerror}") from None
+    store, accounts = _open(args, lessons=False)
+    with store:
+        outcome = Roster(accounts).import_csv(accounts.class_id(args.name), data)
+    _print(f"{outcome.text()}. A listed learner joins with the invite and their e-mail or school id.")
+    return 0
+
+
+def _section(args: argparse.Namespace) -> int:
+    from chainrule.classes.sections import Sections
+
+    learner = _for_a_learner(args, lambda accounts, teacher, learner_id, store: Sections(accounts).set_section(
+        teacher, learner_id, args.section))
+    _print(f"{learner.name} is in section {learner.section!r}." if learner.section
+           else f"{learner.name} is in no section.")
     return 0
 
 

@@ -14,7 +14,7 @@ from fastapi import APIRouter, Query, Request
 
 from chainrule.classes.item_analysis import item_analysis, item_learners
 from chainrule.web.class_gate import class_store
-from chainrule.web.roles import Teacher
+from chainrule.web.roles import Staff
 from chainrule.web.routes_deadlines import ERRORS
 
 router = APIRouter(prefix="/api/class", responses=ERRORS)
@@ -22,12 +22,12 @@ Name = Annotated[str, Query(max_length=200)]
 
 
 @router.get("/items")
-def items(request: Request, account: Teacher) -> dict[str, Any]:
+def items(request: Request, account: Staff) -> dict[str, Any]:
     """Every item of the class's lessons: who tried it, first tries right, difficulty, discrimination, hard values."""
     return item_analysis(class_store(request), account.class_id)
 
 
 @router.get("/items/learners")
-def learners(request: Request, account: Teacher, kind: Name, lesson: Name, item: Name) -> dict[str, Any]:
+def learners(request: Request, account: Staff, kind: Name, lesson: Name, item: Name) -> dict[str, Any]:
     """The learners behind one item: each one's first try, and for an exercise that run."""
     return item_learners(class_store(request), account.class_id, kind, lesson, item)

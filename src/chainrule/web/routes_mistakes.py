@@ -14,13 +14,13 @@ from fastapi import APIRouter, Request
 from chainrule.classes.misconceptions import common_mistakes
 from chainrule.web.app_state import app_state
 from chainrule.web.class_gate import class_store
-from chainrule.web.roles import Teacher
+from chainrule.web.roles import Staff
 from chainrule.web.routes_deadlines import ERRORS
 
 router = APIRouter(prefix="/api/class", responses=ERRORS)
 
 
 @router.get("/mistakes")
-def mistakes(request: Request, account: Teacher) -> dict[str, Any]:
+def mistakes(request: Request, account: Staff) -> dict[str, Any]:
     """The class's common mistakes per exercise: runs and learners, per day, the runs behind each, its hint."""
     return common_mistakes(class_store(request), app_state(request).accounts, account.class_id)
