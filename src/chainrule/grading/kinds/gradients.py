@@ -170,13 +170,16 @@ def _rule_labels(case: Case) -> list[str]:
     return [f"d/d{name} of {formula}" for formula, _ in GRADIENT_FUNCTIONS for name in PARTIALS]
 
 
-def _left_at_zero(attempt: Attempt, run: list[Attempt]) -> Fills | None:
-    if len(attempt.got) != len(attempt.want):
-        return None
-    labels = _rule_labels({})
-    unfilled = [label for label, got, want in zip(labels, attempt.got, attempt.want)
-                if got == 0 and not same_graded(want, 0.0)]
-    return {"partials": ", ".join(unfilled)} if unfilled else None
+def left_at_zero(labels: Callable[[Case], list[str]], message: str) -> Mistake:
+    """Some numbers still 0 where the engine's are not: {left} names them by their labels."""
+    def recognise(attempt: Attempt, run: list[Attempt]) -> Fills | None:
+        if len(attempt.got) != len(attempt.want):
+            return None
+        unfilled = [label for label, got, want in zip(labels(attempt.inputs), attempt.got, attempt.want)
+                    if got == 0 and not same_graded(want, 0.0)]
+        return {"left": ", ".join(unfilled)} if unfilled else None
+
+    return Mistake("left-at-zero", message, recognise, fields=("left",), about="a number left at 0")
 
 
 def _rule_mistake(name: str, message: str, about: str) -> Mistake:
@@ -206,8 +209,7 @@ RULE_GRADIENT = CaseKind(
         _wrong_length(lambda attempt: 2 * len(GRADIENT_FUNCTIONS),
                       f"Return {2 * len(GRADIENT_FUNCTIONS)} numbers: df/dx, then df/dy, for each function in turn."),
         not_a_number(), not_finite(NOT_FINITE),
-        Mistake("left-at-zero", "Still 0: {partials}. Work each one out and put it in its place in the list.",
-                _left_at_zero, fields=("partials",), about="a partial left at 0"),
+        left_at_zero(_rule_labels, "Still 0: {left}. Work each one out and put it in its place in the list."),
         Mistake("swapped", "Every pair is in the wrong order: for each function, first df/dx, then df/dy.",
                 _pairs_swapped, about="df/dy before df/dx"),
         _rule_mistake("other-input-dropped", "For x^2 y + 3y, the partial in x keeps y as a constant factor: "
@@ -256,6 +258,9 @@ def path_shares(graph: str, t: float) -> dict[str, float]:
             "dz/dt": leaf.grad}
 
 
+PATH_LABELS = ["z", "the path through u", "the path through v", "dz/dt"]
+
+
 def _path_expected(case: Case) -> list[float]:
     s = path_shares(*_path_inputs(case))
     return [s["z"], s["dz/du"] * s["du/dt"], s["dz/dv"] * s["dv/dt"], s["dz/dt"]]
@@ -278,13 +283,14 @@ PATH_SUM = CaseKind(
     "path-sum",
     lambda case: list(_path_inputs(case)),
     _path_expected,
-    lambda case: ["z", "the path through u", "the path through v", "dz/dt"],
+    lambda case: PATH_LABELS,
     (
         _wrong_length(lambda attempt: 4, "Return four numbers: [z, the path through u, the path through v, dz/dt]."),
         not_a_number(), not_finite(NOT_FINITE),
         Mistake("value-wrong", "z is wrong: compute u and v from t first, then z from u and v.",
                 lambda attempt, run: {} if len(attempt.got) == 4 and not attempt.same(0) else None,
                 about="z is wrong"),
+        left_at_zero(lambda case: PATH_LABELS, "Still 0: {left}. Work it out and put it in its place in the list."),
         Mistake("local-only", "A path's share is wrong: it is the partial of z along the path times the slope of "
                 "the step from t, dz/du × du/dt. You left out du/dt (or dv/dt).",
                 _path_mistake(lambda s, a: _close(a.got[1], s["dz/du"]) or _close(a.got[2], s["dz/dv"])),
