@@ -33,7 +33,7 @@ from chainrule.grading.kinds.base import (
     numbers_field,
     sign_flipped,
 )
-from chainrule.grading.kinds.slopes import _wrong_length
+from chainrule.grading.kinds.slopes import wrong_length
 from chainrule.grading.rounding import same_graded
 
 __all__ = ["GRADIENT_FUNCTIONS", "GRADIENT_KINDS", "PATH_GRAPHS", "TWO_VARIABLE", "nudge_gradient_variant",
@@ -111,7 +111,7 @@ NUDGE_GRADIENT = CaseKind(
     lambda case: nudge_gradient_variant(*_nudge_inputs(case), "each"),
     lambda case: ["estimate of df/dx", "estimate of df/dy"],
     (
-        _wrong_length(lambda attempt: 2, "Return two estimates, [df/dx, df/dy]: one nudge of x, then one of y."),
+        wrong_length(lambda attempt: 2, "Return two estimates, [df/dx, df/dy]: one nudge of x, then one of y."),
         not_a_number(), not_finite(NOT_FINITE),
         Mistake("all-zero", "Both estimates are 0: nudge x alone and divide how far f moved by h, then do the same "
                 "for y.", lambda attempt, run: {} if all_zero(attempt) else None, about="both estimates are 0"),
@@ -206,7 +206,7 @@ RULE_GRADIENT = CaseKind(
     _rule_expected,
     _rule_labels,
     (
-        _wrong_length(lambda attempt: 2 * len(GRADIENT_FUNCTIONS),
+        wrong_length(lambda attempt: 2 * len(GRADIENT_FUNCTIONS),
                       f"Return {2 * len(GRADIENT_FUNCTIONS)} numbers: df/dx, then df/dy, for each function in turn."),
         not_a_number(), not_finite(NOT_FINITE),
         left_at_zero(_rule_labels, "Still 0: {left}. Work each one out and put it in its place in the list."),
@@ -285,7 +285,7 @@ PATH_SUM = CaseKind(
     _path_expected,
     lambda case: PATH_LABELS,
     (
-        _wrong_length(lambda attempt: 4, "Return four numbers: [z, the path through u, the path through v, dz/dt]."),
+        wrong_length(lambda attempt: 4, "Return four numbers: [z, the path through u, the path through v, dz/dt]."),
         not_a_number(), not_finite(NOT_FINITE),
         Mistake("value-wrong", "z is wrong: compute u and v from t first, then z from u and v.",
                 lambda attempt, run: {} if len(attempt.got) == 4 and not attempt.same(0) else None,

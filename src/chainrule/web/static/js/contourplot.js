@@ -24,7 +24,7 @@ function cellSegments(grid, i, j, level, sx, sy, coordinate) {
   }
   const parts = [];
   for (let k = 0; k + 1 < crossings.length; k += 2) {
-    parts.push(`M${crossings[k][0].toFixed(1)},${crossings[k][1].toFixed(1)}L${crossings[k + 1][0].toFixed(1)},${crossings[k + 1][1].toFixed(1)}`);
+    parts.push(`M${crossings[k][0]},${crossings[k][1]}L${crossings[k + 1][0]},${crossings[k + 1][1]}`);
   }
   return parts.join("");
 }
@@ -79,7 +79,7 @@ export function renderContourPlot(slot, plot) {
   const view = plotTableView("The contour plot", 2);
   const [row, levels] = view.tables;
   levels.fill("The heights of the level lines, lowest first", ["level line", "f"],
-    plot.levels.map((level, k) => [String(k + 1), numberText(level, "value")]));
+    plot.levels.map((level, k) => [`line ${k + 1}`, numberText(level, "value")]));
   let at = plot.start;
   const step = numberText(plot, "step");
   const moves = [
@@ -92,7 +92,7 @@ export function renderContourPlot(slot, plot) {
     "aria-label": `Move the point: ${move.label}`, onclick: () => go(move) }, `Move ${move.label}`));
   const show = () => {
     const stop = plot.lattice[at];
-    const i = at % n, j = Math.floor(at / n);
+    const i = at % n, j = (at - i) / n;
     drawing.update(stop);
     holder.dataset.point = `${stop.x},${stop.y}`;
     moves.forEach((move, k) => {
@@ -113,7 +113,7 @@ export function renderContourPlot(slot, plot) {
     row.mark(i);
   };
   const go = (move) => {
-    const i = at % n, j = Math.floor(at / n);
+    const i = at % n, j = (at - i) / n;
     const ti = i + move.di, tj = j + move.dj;
     if (ti < 0 || ti >= n || tj < 0 || tj >= n) return;
     at = tj * n + ti;
