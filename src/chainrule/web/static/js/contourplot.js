@@ -89,7 +89,7 @@ export function renderContourPlot(slot, plot) {
     { label: `${up} + ${step}`, key: "ArrowUp", di: 0, dj: 1 },
   ];
   const buttons = moves.map((move) => el("button", { type: "button", class: "secondary", "data-move": move.key,
-    "aria-label": `Move the point: ${move.label}`, onclick: () => go(move) }, `Move ${move.label}`));
+    onclick: () => go(move) }, `Move ${move.label}`));
   const show = () => {
     const stop = plot.lattice[at];
     const i = at % n, j = (at - i) / n;
