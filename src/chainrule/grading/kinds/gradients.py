@@ -9,8 +9,8 @@
                     f(graph, t); expect [z, the path through u, the path through v, dz/dt]: a path's share is
                     dz/du × du/dt (each factor from its own backward pass), and dz/dt is the engine's gradient.
 
-The functions are written so that the same float operations run on Values and on plain numbers, in the
-same order as the exercises' starters write them, so every language can reach the engine's digits.
+As in slopes.py, each function does the float operations of the starters' own, in their order: every
+language reaches the engine's digits.
 """
 
 from __future__ import annotations
