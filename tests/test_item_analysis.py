@@ -127,6 +127,26 @@ def test_past_the_learner_bound_the_latest_to_join_are_left_out_and_counted(worl
     assert item(found, "question", QUESTIONS[0])["tried"] == 4  # Ada, Bea, Cal, Dee
 
 
+def test_one_section_s_items_count_its_learners_only(world):
+    """Ada, Cal and Eve in section Monday (set through the API as a teacher does): their first tries alone."""
+    monday = ["Ada", "Cal", "Eve"]
+    for name in monday:
+        assert send(world.physics_teacher, "PUT", f"/api/class/learners/{world.ids[name]}/section",
+                    json={"section": "Monday"}).status_code == 200
+    try:
+        found = world.physics_teacher.get("/api/class/items?section=Monday").json()
+        assert found["learners"] == 3 and found["left_out"] == 0
+        tried = [FIRST[name][3] for name in monday if FIRST[name][3] is not None]  # Eve never ran it
+        got = item(found, "exercise", EXERCISE)
+        assert (got["tried"], got["right"]) == (len(tried), sum(tried))
+        assert item(found, "question", QUESTIONS[0])["right"] == sum(FIRST[name][0] for name in monday)
+        wrong = world.physics_teacher.get("/api/class/items?section=Tuesday")
+        assert wrong.status_code == 422 and "Monday" in wrong.text, wrong.text
+    finally:
+        for name in monday:
+            send(world.physics_teacher, "PUT", f"/api/class/learners/{world.ids[name]}/section", json={"section": ""})
+
+
 @pytest.fixture(scope="module", params=["postgresql"])
 def simulated(request, tmp_path_factory):
     """The simulated class on PostgreSQL (the suite's cluster writes without fsync: its thousands of single

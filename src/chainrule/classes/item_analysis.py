@@ -32,6 +32,7 @@ from typing import Any
 from chainrule.classes.report import written_lessons
 from chainrule.errors import InputError
 from chainrule.number_text import count_text, format_number, format_percent
+from chainrule.progress.dialect import Record
 from chainrule.progress.item_store import ItemRows, item_rows
 from chainrule.progress.store import ProgressStore
 
@@ -156,14 +157,25 @@ def _pass_rate(scores: dict[Key, dict[int, tuple[bool, Any, str]]]) -> list[dict
             for day, (tried, right) in sorted(days.items())]
 
 
-def _read(store: ProgressStore, class_id: int) -> tuple[ItemRows, dict[Key, dict[int, tuple[bool, Any, str]]]]:
+def _read(store: ProgressStore, class_id: int, only: set[int] | None = None
+          ) -> tuple[ItemRows, dict[Key, dict[int, tuple[bool, Any, str]]]]:
+    """The rows read, and each item's scores; with ``only`` (a section's learners), only theirs."""
     rows = item_rows(store, class_id, max_learners=MAX_LEARNERS, max_reviews=MAX_REVIEWS)
+    if only is not None:  # the section's size stands for the class's: beyond the bound are its own left out
+
+        def theirs(records: list[Record]) -> list[Record]:
+            return [row for row in records if int(row.learner_id) in only]
+
+        rows = {"learners": [row for row in rows["learners"] if int(row.id) in only], "learners_in_class": len(only),
+                "first_answers": theirs(rows["first_answers"]), "first_runs": theirs(rows["first_runs"]),
+                "reviews": theirs(rows["reviews"])}
     return rows, _scores(rows)
 
 
-def item_analysis(store: ProgressStore, class_id: int) -> dict[str, Any]:
-    """Every item of the class's lessons with its numbers, and the charts' data; the page shows the texts."""
-    rows, scores = _read(store, class_id)
+def item_analysis(store: ProgressStore, class_id: int, only: set[int] | None = None) -> dict[str, Any]:
+    """Every item of the class's lessons with its numbers, and the charts' data; the page shows the texts.
+    ``only``: the learners of one section (classes/sections.py), the others left out of every number."""
+    rows, scores = _read(store, class_id, only)
     totals: dict[int, list[int]] = defaultdict(lambda: [0, 0])  # learner -> [items tried, right first]
     for scored in scores.values():
         for learner, (first, _, _) in scored.items():

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Annotated, Any, Iterable
 
 import anyio
-from fastapi import APIRouter, FastAPI, HTTPException, Path, Query, Request
+from fastapi import APIRouter, FastAPI, HTTPException, Path, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -41,6 +41,7 @@ from chainrule.web.progress_files import chunks, file_slot, spooled_export
 from chainrule.web.roles import ANYONE, Learner, Staff, Teacher
 from chainrule.web.routes_sso import buttons as sso_buttons
 from chainrule.web.routes_sso import password_refusal, passwords_allowed
+from chainrule.web.section_filter import SectionFilter, chosen_section
 
 if TYPE_CHECKING:
     from chainrule.classes.graded_runs import GradedRuns
@@ -341,16 +342,6 @@ async def import_own(request: Request, account: Learner) -> dict[str, Any]:
 # ---------------------------------------------------------------- the teacher's view
 
 
-# ?section=...: one section's learners only (classes/sections.py checks it: an unknown one is a 422).
-SectionFilter = Annotated[str | None, Query(max_length=200, description="one section's learners only")]
-
-
-def _section(request: Request, account: Account, section: str | None) -> str:
-    from chainrule.classes.sections import Sections
-
-    return Sections(_accounts(request)).chosen(account.class_id, section)
-
-
 def _report(request: Request) -> Any:
     from chainrule.classes.report import ClassReport
 
@@ -364,7 +355,7 @@ def overview(request: Request, account: Staff, section: SectionFilter = None) ->
     has changed (the page asks every few seconds while a class works)."""
     from chainrule.classes.report import overview_etag
 
-    data = _report(request).overview(account.class_id, _section(request, account, section))
+    data = _report(request).overview(account.class_id, chosen_section(request, account, section))
     etag = overview_etag(data)
     if etag in request.headers.get("if-none-match", ""):
         return Response(status_code=304, headers={"etag": etag})
@@ -375,7 +366,7 @@ def overview(request: Request, account: Staff, section: SectionFilter = None) ->
 def explanations(request: Request, account: Staff, lesson_id: PathLessonId,
                  section: SectionFilter = None) -> dict[str, Any]:
     """Every learner's explain-it-back text of one lesson, side by side, with the key ideas each ticked."""
-    return _report(request).explanations(account.class_id, lesson_id, _section(request, account, section))
+    return _report(request).explanations(account.class_id, lesson_id, chosen_section(request, account, section))
 
 
 @router.get("/api/class/learners/{learner_id}/timeline")
@@ -436,7 +427,7 @@ def remove(request: Request, account: Teacher, learner_id: LearnerId) -> dict[st
 
 @router.get("/teacher/gradebook.csv", include_in_schema=False)
 def gradebook_csv(request: Request, account: Staff, section: SectionFilter = None) -> Response:
-    rows = _report(request).gradebook(account.class_id, _section(request, account, section))
+    rows = _report(request).gradebook(account.class_id, chosen_section(request, account, section))
     from chainrule.classes.report import csv_text
 
     return Response(csv_text(rows), media_type="text/csv; charset=utf-8",

@@ -16,15 +16,17 @@ from chainrule.classes.item_analysis import item_analysis, item_learners
 from chainrule.web.class_gate import class_store
 from chainrule.web.roles import Staff
 from chainrule.web.routes_deadlines import ERRORS
+from chainrule.web.section_filter import SectionFilter, section_learners
 
 router = APIRouter(prefix="/api/class", responses=ERRORS)
 Name = Annotated[str, Query(max_length=200)]
 
 
 @router.get("/items")
-def items(request: Request, account: Staff) -> dict[str, Any]:
-    """Every item of the class's lessons: who tried it, first tries right, difficulty, discrimination, hard values."""
-    return item_analysis(class_store(request), account.class_id)
+def items(request: Request, account: Staff, section: SectionFilter = None) -> dict[str, Any]:
+    """Every item of the class's lessons: who tried it, first tries right, difficulty, discrimination, hard values
+    (one section's learners only, with ``section``)."""
+    return item_analysis(class_store(request), account.class_id, section_learners(request, account, section))
 
 
 @router.get("/items/learners")

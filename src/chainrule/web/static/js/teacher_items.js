@@ -5,6 +5,7 @@
 // reader reads: the SVG is hidden from it). Every number shown is the server's text. From an item, the
 // learners behind it (GET /api/class/items/learners) and a way to each one's runs.
 import { get, el, focusResult } from "./api.js";
+import { sectionQuery } from "./teacher_sections.js";
 import { openRunsButton } from "./open_runs.js";
 
 const SVG = "http://www.w3.org/2000/svg";
@@ -110,12 +111,18 @@ function mountItems() {
   const out = el("div", { "data-items-behind": "", "aria-live": "polite" });
   const shown = el("div", { "data-items": "" });
   const ask = el("button", { type: "button" }, "Analyse the class's answers");
-  ask.addEventListener("click", async () => {
-    const found = await get("/api/class/items", "analyse the class's answers");
+  const analyse = async () => {
+    const found = await get(`/api/class/items${sectionQuery()}`, "analyse the class's answers");
     out.replaceChildren();
     shown.replaceChildren(...result(found, out));
+    box.dataset.section = new URLSearchParams(sectionQuery()).get("section") || "";
+  };
+  ask.addEventListener("click", async () => {
+    await analyse();
     focusResult(shown.querySelector("#items-state"));
   });
+  // Another section chosen above the grid: an analysis on show is made again for it (focus stays put).
+  window.addEventListener("chainrule:section", () => { if (shown.childElementCount) analyse(); });
   box.replaceChildren(el("p", {}, ask), shown);
 }
 

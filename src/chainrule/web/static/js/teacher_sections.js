@@ -35,7 +35,7 @@ export function mountSections() {
     gradebookLink();
     const chosen = select().value;
     document.getElementById("section-said").textContent = chosen
-      ? `Showing section ${chosen} only: the grid, the exercises, the questions, the explanations and the gradebook.`
+      ? `Showing section ${chosen} only: the grid, the exercises, the questions, the explanations, the gradebook and the item analysis.`
       : "Showing the whole class.";
     window.dispatchEvent(new CustomEvent("chainrule:section"));
   });
