@@ -124,32 +124,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sub = action("optimize", _optimize, "fit the review scheduler (FSRS) to the class's pooled review logs", name)
     sub.add_argument("--steps", type=whole_number(1, "--steps"), default=250,
                      help="Adam steps of the fit (default: 250)")
-    sub = action("due", _due, "due dates (in the class's time zone) and the late policy: set them, or list them",
-                 name)
-    sub.add_argument("lesson", nargs="?", help="the lesson's id (leave out to list the dates)")
-    sub.add_argument("date", nargs="?", help="YYYY-MM-DD HH:MM or YYYY-MM-DD (23:59), in the class's time zone; "
-                     "\"none\" removes it")
-    sub.add_argument("--exercise", default=None, help="one exercise of the lesson, due on its own date")
-    sub.add_argument("--time-zone", default=None, help="the class's time zone, an IANA name (default: as it was, UTC "
-                     "for a new class)")
-    sub.add_argument("--late", default=None, metavar="POLICY",
-                     help="what late work earns: \"no-credit\" (the default) or a percentage less per day late, like 10%%")
-    sub = action("extend", _extend, "a learner's own due date for a lesson (or many, from a CSV)", name)
-    for argument, argument_help in (("learner", "the learner's display name (not with --csv)"),
-                                    ("lesson", "the lesson's id"),
-                                    ("date", "YYYY-MM-DD HH:MM, YYYY-MM-DD, +N (days after the lesson's date) or "
-                                             "\"none\"")):
-        sub.add_argument(argument, nargs="?", help=argument_help)
-    sub.add_argument("--csv", default=None, metavar="FILE",
-                     help="a CSV of extensions, one per row: learner,lesson,due (- : standard input); all or none")
-    sub = action("regrade", _regrade, "grade an exercise's runs again after its cases changed: who would change "
-                 "standing, then --apply or --revert", name)
-    sub.add_argument("exercise", nargs="?", help="the exercise's id (each learner's latest run is graded again)")
-    sub.add_argument("--best", action="store_true", help="grade each learner's best run instead of the latest")
-    group = sub.add_mutually_exclusive_group()
-    group.add_argument("--apply", type=whole_number(1, "--apply"), metavar="ID", help="apply regrade ID")
-    group.add_argument("--revert", type=whole_number(1, "--revert"), metavar="ID", help="revert regrade ID")
-    group.add_argument("--list", action="store_true", help="the class's regrades")
+    _register_dates(action, name)
     _register_marks(action, name, learner)
     sub = action("gradebook", _gradebook, "one row per learner: lessons, exercises, quiz", name)
     sub.add_argument("--csv", action="store_true", required=True, help="print CSV (the only format for now)")
@@ -615,6 +590,36 @@ def _regrade(args: argparse.Namespace) -> int:
         _print(f"Nothing counts yet: `chainrule class regrade {shlex.quote(args.name)} --apply {table['id']}` "
                "applies it.")
     return 0
+
+
+def _register_dates(action: Callable[..., argparse.ArgumentParser], name: tuple[str, str]) -> None:
+    """due, extend and regrade: the class's dates and its verdicts again."""
+    sub = action("due", _due, "due dates (in the class's time zone) and the late policy: set them, or list them",
+                 name)
+    sub.add_argument("lesson", nargs="?", help="the lesson's id (leave out to list the dates)")
+    sub.add_argument("date", nargs="?", help="YYYY-MM-DD HH:MM or YYYY-MM-DD (23:59), in the class's time zone; "
+                     "\"none\" removes it")
+    sub.add_argument("--exercise", default=None, help="one exercise of the lesson, due on its own date")
+    sub.add_argument("--time-zone", default=None, help="the class's time zone, an IANA name (default: as it was, UTC "
+                     "for a new class)")
+    sub.add_argument("--late", default=None, metavar="POLICY",
+                     help="what late work earns: \"no-credit\" (the default) or a percentage less per day late, like 10%%")
+    sub = action("extend", _extend, "a learner's own due date for a lesson (or many, from a CSV)", name)
+    for argument, argument_help in (("learner", "the learner's display name (not with --csv)"),
+                                    ("lesson", "the lesson's id"),
+                                    ("date", "YYYY-MM-DD HH:MM, YYYY-MM-DD, +N (days after the lesson's date) or "
+                                             "\"none\"")):
+        sub.add_argument(argument, nargs="?", help=argument_help)
+    sub.add_argument("--csv", default=None, metavar="FILE",
+                     help="a CSV of extensions, one per row: learner,lesson,due (- : standard input); all or none")
+    sub = action("regrade", _regrade, "grade an exercise's runs again after its cases changed: who would change "
+                 "standing, then --apply or --revert", name)
+    sub.add_argument("exercise", nargs="?", help="the exercise's id (each learner's latest run is graded again)")
+    sub.add_argument("--best", action="store_true", help="grade each learner's best run instead of the latest")
+    group = sub.add_mutually_exclusive_group()
+    group.add_argument("--apply", type=whole_number(1, "--apply"), metavar="ID", help="apply regrade ID")
+    group.add_argument("--revert", type=whole_number(1, "--revert"), metavar="ID", help="revert regrade ID")
+    group.add_argument("--list", action="store_true", help="the class's regrades")
 
 
 def _register_marks(action: Callable[..., argparse.ArgumentParser], name: tuple[str, str],
