@@ -8,13 +8,13 @@ is hard. Everything is stored through the real store, one answer or run at a tim
 
 from __future__ import annotations
 
-import asyncio
 import math
 import random
 from concurrent.futures import ThreadPoolExecutor
 
 from chainrule import lessons
 from chainrule.lessons.fresh import draw_numbers
+from class_process import run_coroutine
 from class_world import PASSWORD
 
 SEED = 20261206
@@ -54,7 +54,8 @@ def simulate_class(store, accounts, class_id: int, invite: str) -> dict[str, dic
         for review in range(REVIEWS_EACH):
             numbers = draw_numbers(question, f"sim-{number}-{review}")
             reviews.append((numbers, rng.random() < (HARD_RIGHT if numbers[HARD_NAME] == HARD_VALUE else REVIEW_RIGHT)))
-        learner = asyncio.run(accounts.join(invite, f"Sim {number:03d}", PASSWORD)).id  # one join at a time
+        # One join at a time, on a loop of its own (Playwright may have left one in this thread).
+        learner = run_coroutine(accounts.join, invite, f"Sim {number:03d}", PASSWORD).id
         plans.append((number, learner, firsts, reviews))
 
     def learner_works(plan) -> None:

@@ -20,6 +20,8 @@ import httpx
 import pytest
 from fastapi.routing import APIRoute
 
+from chainrule.web.routes_class import IMPORT_PATH
+from chainrule.web.routes_roster import ROSTER_PATH
 from class_process import PASSWORD, REPO, ClassServer
 from class_world import FAST_HASHER
 from postgres_cluster import new_postgres_schema
@@ -27,7 +29,8 @@ from postgres_cluster import new_postgres_schema
 HUGE = str(2**64)
 MANY = [(f"field{index}", "x") for index in range(41)]  # one past the limit of 40
 FORM = {"content-type": "application/x-www-form-urlencoded"}
-UPLOADS = {"/api/class/progress/import"}  # a file's body, read by its route (its query is checked all the same)
+# A file's body, read by its route (its query is checked all the same): the paths with a body limit of their own.
+UPLOADS = {IMPORT_PATH, ROSTER_PATH}
 
 
 def class_routes(folder: Path) -> list[APIRoute]:

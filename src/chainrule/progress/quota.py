@@ -46,6 +46,7 @@ LEARNER_TABLES: dict[str, tuple[str, tuple[str, ...]]] = {
 # Tables with a learner column that the quota does not count, and why.
 EXEMPT: dict[str, str] = {
     "accounts": "the account itself, made by joining (seats and approval bound them)",
+    "roster_entries": "a listed person, made by a teacher's roster import (rows and bytes bounded per import)",
     "one_time_links": "made by a teacher or the command line, one per reset",
     "grading_jobs": "a run waiting for a worker: the queue bounds them per learner and each becomes a submission",
     "lti_users": "one per account, written by the server from the LMS's launch",
