@@ -166,3 +166,14 @@ def walk_every_state(open_page, server_factory, tmp_path: Path, size: str, third
                 assert f"d{label}" not in gate["reason"] and f"dL/d{label}" not in gate["reason"], (step["key"], label)
         assert "Both gradients" not in " ".join(g["reason"] for g in gates[:-1])
     assert not log.page_errors
+
+
+def walk_test(size: str, third: int):
+    """The test of one third of the lessons at one size, for the test file that walks it (each of the six files is
+    this test and its docstring)."""
+
+    def test_every_step_and_gate_shows_its_boxes_caption_and_controls_and_no_number_overprints(
+            open_page, server_factory, tmp_path: Path) -> None:
+        walk_every_state(open_page, server_factory, tmp_path, size, third)
+
+    return test_every_step_and_gate_shows_its_boxes_caption_and_controls_and_no_number_overprints

@@ -3,16 +3,9 @@ screen together, no number over another, and axe-core and the overflow checks at
 (lesson_walk.walk_every_state). The other thirds and the desktop width are walked in files of their own, so that the
 six walks run on several workers."""
 
-from __future__ import annotations
-
-from pathlib import Path
-
 import pytest
-from lesson_walk import walk_every_state
+from lesson_walk import walk_test
 
 pytestmark = pytest.mark.timeout(300)
 
-
-def test_every_step_and_gate_shows_its_boxes_caption_and_controls_and_no_number_overprints(
-        open_page, server_factory, tmp_path: Path) -> None:
-    walk_every_state(open_page, server_factory, tmp_path, "phone", 1)
+test_every_step_and_gate_shows_its_boxes_caption_and_controls_and_no_number_overprints = walk_test("phone", 1)
