@@ -88,8 +88,8 @@ def walk_predictions(page, lesson_id: str, checks: StateChecks) -> list[dict]:
     raise AssertionError("the prediction player never reached its end")
 
 
-# The see-it-work player's parts on screen, no overprint in it and its position, and the plot's step and whether its Next can
-# be pressed, read in the same visit as the state's checks.
+# The see-it-work player's parts on screen, no overprint in it and its position, and the plot's step and whether
+# its Next can be pressed, read in the same visit as the state's checks.
 SEE_IT_WORK_VIEW = f"""() => [({TOGETHER})(['see-it-work-player', null]), ({OVERPRINTS})('#see-it-work-player'),
     Number(document.getElementById('see-it-work-player').dataset.position)]"""
 PLOT_VIEW = """() => { const plot = document.querySelector('#section-03 .fit-plot'), next = plot && plot.querySelector("button[data-action='next']");
@@ -112,13 +112,14 @@ def third_of_the_lessons(third: int) -> list[str]:
 
 def walk_every_state(open_page, server_factory, tmp_path: Path, size: str, third: int) -> None:
     """The walk of test_every_step_and_gate_shows_its_boxes_caption_and_controls_and_no_number_overprints at one
-    size through one third of the lessons (third_of_the_lessons), on a server of its own. Item 2: at every step and gate the active box, its caption and the controls are
-    on screen at once (on a phone, 390x844, the graph scrolls in a frame to fit). Item 4: predictions come in the order the
-    lesson lists them, and no prompt or reason uses a gradient not shown yet. Issue 32: at a gate the asked
-    box and the boxes it depends on are in view and named (item 1), every lesson graph fits a desktop frame
-    (item 1), and no text of a graph prints over another or out of its box at any step (item 2). Issue 42 item
-    10: all six lessons, and at each state (opened, every step of the graph players and the plot, every gate and
-    answer) axe-core and the overflow checks (path_walk.StateChecks)."""
+    size through one third of the lessons (third_of_the_lessons), on a server of its own. Item 2: at every step
+    and gate the active box, its caption and the controls are on screen at once (on a phone, 390x844, the graph
+    scrolls in a frame to fit). Item 4: predictions come in the order the lesson lists them, and no prompt or
+    reason uses a gradient not shown yet. Issue 32: at a gate the asked box and the boxes it depends on are in view
+    and named (item 1), every lesson graph fits a desktop frame (item 1), and no text of a graph prints over
+    another or out of its box at any step (item 2). Issue 42 item 10: every lesson (the three thirds together),
+    and at each state (opened, every step of the graph players and the plot, every gate and answer) axe-core and
+    the overflow checks (path_walk.StateChecks)."""
     import json
 
     from chainrule.lessons import lesson_data
