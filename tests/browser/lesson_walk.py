@@ -1,7 +1,7 @@
 """Every step and every gate of every lesson, walked in a real Chromium against the real server at one of SIZES:
-six test files each walk one third of the lessons at one size (test_lesson_states_desktop.py, ..._desktop_middle.py
-and ..._desktop_last.py; the same for phone), so the long walks run on as many workers as there are (--dist loadfile
-keeps a file on one worker).
+eight test files each walk one quarter of the lessons at one size (test_lesson_states_desktop.py,
+..._desktop_second.py, ..._desktop_third.py and ..._desktop_last.py; the same for phone), so the long walks run on as
+many workers as there are (--dist loadfile keeps a file on one worker).
 
 Expected values come from the lesson's own spec and chainrule's prediction check, never read from the page.
 """
@@ -96,28 +96,28 @@ PLOT_VIEW = """() => { const plot = document.querySelector('#section-03 .fit-plo
     return {step: plot && plot.dataset.step, nextEnabled: Boolean(next && !next.disabled)}; }"""
 
 
-THIRDS = 3  # the walk of each size is split in three test files
+QUARTERS = 4  # the walk of each size is split in four test files
 
 
-def third_of_the_lessons(third: int) -> list[str]:
-    """The first (0), second (1) or last (2) third of the lessons, in their order (the first thirds the larger by
-    one when the lessons do not divide by three)."""
+def quarter_of_the_lessons(quarter: int) -> list[str]:
+    """The first (0) to the last (3) quarter of the lessons, in their order (the first quarters the larger by one
+    when the lessons do not divide by four: the later lessons are the longer walks)."""
     from chainrule.lessons import lesson_ids
 
     lessons = list(lesson_ids())
-    size, larger = divmod(len(lessons), THIRDS)
-    start = third * size + min(third, larger)
-    return lessons[start:start + size + (third < larger)]
+    size, larger = divmod(len(lessons), QUARTERS)
+    start = quarter * size + min(quarter, larger)
+    return lessons[start:start + size + (quarter < larger)]
 
 
-def walk_every_state(open_page, server_factory, tmp_path: Path, size: str, third: int) -> None:
+def walk_every_state(open_page, server_factory, tmp_path: Path, size: str, quarter: int) -> None:
     """The walk of test_every_step_and_gate_shows_its_boxes_caption_and_controls_and_no_number_overprints at one
-    size through one third of the lessons (third_of_the_lessons), on a server of its own. Item 2: at every step
+    size through one quarter of the lessons (quarter_of_the_lessons), on a server of its own. Item 2: at every step
     and gate the active box, its caption and the controls are on screen at once (on a phone, 390x844, the graph
     scrolls in a frame to fit). Item 4: predictions come in the order the lesson lists them, and no prompt or
     reason uses a gradient not shown yet. Issue 32: at a gate the asked box and the boxes it depends on are in view
     and named (item 1), every lesson graph fits a desktop frame (item 1), and no text of a graph prints over
-    another or out of its box at any step (item 2). Issue 42 item 10: every lesson (the three thirds together),
+    another or out of its box at any step (item 2). Issue 42 item 10: every lesson (the four quarters together),
     and at each state (opened, every step of the graph players and the plot, every gate and answer) axe-core and
     the overflow checks (path_walk.StateChecks)."""
     import json
@@ -127,7 +127,7 @@ def walk_every_state(open_page, server_factory, tmp_path: Path, size: str, third
     server = server_factory(tmp_path / "data")
     context, page, log = open_at(open_page, server, size, bypass_csp=True)
     checks = StateChecks(page, size)
-    for lesson_id in third_of_the_lessons(third):
+    for lesson_id in quarter_of_the_lessons(quarter):
         lesson(page, server, lesson_id)
         if size == "desktop":
             frames = page.locator(".graph-figure").evaluate_all(
@@ -169,12 +169,12 @@ def walk_every_state(open_page, server_factory, tmp_path: Path, size: str, third
     assert not log.page_errors
 
 
-def walk_test(size: str, third: int):
-    """The test of one third of the lessons at one size, for the test file that walks it (each of the six files is
-    this test and its docstring)."""
+def walk_test(size: str, quarter: int):
+    """The test of one quarter of the lessons at one size, for the test file that walks it (each of the eight files
+    is this test and its docstring)."""
 
     def test_every_step_and_gate_shows_its_boxes_caption_and_controls_and_no_number_overprints(
             open_page, server_factory, tmp_path: Path) -> None:
-        walk_every_state(open_page, server_factory, tmp_path, size, third)
+        walk_every_state(open_page, server_factory, tmp_path, size, quarter)
 
     return test_every_step_and_gate_shows_its_boxes_caption_and_controls_and_no_number_overprints
