@@ -91,3 +91,20 @@ def world(store_place):
     made = World(store, clock)
     yield made
     store.close()
+
+
+def backend_world(request, tmp_path_factory, name: str) -> World:
+    """A World on a class database of its own on ``request.param``'s backend ("sqlite" or "postgresql"): for a
+    module-scoped fixture parametrized by conftest's STORE_BACKENDS, so that a module shares one class per backend.
+    Its ``place`` is {"data_dir": folder} or {"database": url}."""
+    from chainrule.classes import CLASS_DATABASE
+    from chainrule.progress import open_store
+
+    place = {"data_dir": tmp_path_factory.mktemp(name)}
+    if request.param == "postgresql":
+        from postgres_cluster import new_postgres_schema
+        place = {"database": new_postgres_schema(request.getfixturevalue("postgres_cluster"))}
+    clock = Clock()
+    made = World(open_store(**place, clock=clock, fuzzing=False, file_name=CLASS_DATABASE), clock)
+    made.place = place  # where the class database is, for a `chainrule class ...` command (--data-dir, --database)
+    return made

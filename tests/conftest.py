@@ -14,6 +14,7 @@ from chainrule.lessons import register_exercises
 from parallel import refuse_shared_node_ids
 from postgres_cluster import new_postgres_schema
 from reaper import adopt_descendants, pytest_configure, pytest_unconfigure  # noqa: F401 (hooks: a watchdog ends what a killed run started)
+from rewrite_ahead import rewrite_ahead
 
 pytest_plugins = ["time_budgets"]  # time per test file, and its budget (tests/time_budgets.py)
 
@@ -53,6 +54,13 @@ def browser(chromium_path: str):
 
 def pytest_collection_modifyitems(config, items) -> None:
     refuse_shared_node_ids(items)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session) -> None:
+    """Before pytest-xdist starts its workers (each collects every test module): the modules' asserts
+    rewritten once, by the controller (tests/rewrite_ahead.py)."""
+    rewrite_ahead(session.config)
 
 
 # ------------------------------------------------------------------ PostgreSQL
@@ -141,7 +149,7 @@ def grade_once(tmp_path_factory):
     from parallel import once_per_run
 
     def graded(exercise, language: str, source: str) -> dict:
-        key = json.dumps([str(resolve(exercise).folder.resolve()), language, source])
+        key = json.dumps([str(resolve(exercise).folder.resolve()), [c.name for c in resolve(exercise).cases], language, source])
         name = "graded-" + hashlib.sha256(key.encode()).hexdigest()[:32]
 
         def run(folder) -> None:

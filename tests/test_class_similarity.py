@@ -7,10 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from chainrule.classes import CLASS_DATABASE, similarity
+from chainrule.classes import similarity
 from chainrule.grading import starter_source
-from chainrule.progress import open_store
-from class_world import Clock, World
+from class_world import backend_world
 from similar_code import COPIES, EXERCISE, SOLUTIONS, starter
 
 PASS = {"status": "pass", "verdict": "passed", "tests": []}
@@ -24,12 +23,7 @@ HANDED_IN = {"Stan": ("python", SOLUTIONS["stack"]), "Kay": ("python", SOLUTIONS
 
 @pytest.fixture(scope="module", params=["sqlite", "postgresql"])  # conftest's STORE_BACKENDS, module-scoped
 def world(request, tmp_path_factory):
-    place = {"data_dir": tmp_path_factory.mktemp("similar")}
-    if request.param == "postgresql":
-        from postgres_cluster import new_postgres_schema
-        place = {"database": new_postgres_schema(request.getfixturevalue("postgres_cluster"))}
-    clock = Clock()
-    made = World(open_store(**place, clock=clock, fuzzing=False, file_name=CLASS_DATABASE), clock)
+    made = backend_world(request, tmp_path_factory, "similar")
     python_starter = starter()
     for name, (language, source) in HANDED_IN.items():
         made.join(made.physics.invite_token, name)

@@ -21,6 +21,7 @@ import subprocess
 import sys
 import uuid
 from pathlib import Path
+from typing import Callable
 
 import httpx
 import pytest
@@ -77,7 +78,8 @@ class Terminal:
             line = line.replace("chainrule serve", f"chainrule serve --port {self.port}", 1)
         return line
 
-    def type(self, line: str) -> None:
+    def type(self, line: str, then: Callable[[str], None] | None = None) -> None:
+        """Type one line; ``then(what it printed)`` is what happens next outside the terminal (a learner)."""
         line = self.here(line)
         if line.startswith("export "):
             name, value = line[len("export "):].split("=", 1)
@@ -94,17 +96,26 @@ class Terminal:
                                   text=True, timeout=WAIT_SECONDS)
             assert done.returncode == 0, f"`{line}`: {done.stdout}{done.stderr}"
             self.printed.append(done.stdout)
+            if then is not None:
+                then(done.stdout)
 
     def close(self) -> None:
         for process in reversed(self.started):
             process.stop()
 
 
-def learner_runs(base: str, invite: str, source: str = SOLUTION) -> httpx.Response:
-    """A learner joins with ``invite`` and runs ``source`` for neuron-grads; the answer to the run."""
+def joined(base: str, invite: str, name: str, waits: bool = False) -> httpx.Client:
+    """A learner who joined with ``invite``: signed in, or (``waits``) waiting for the teacher (202)."""
     client = httpx.Client(base_url=base, timeout=WAIT_SECONDS)
     page = client.get(invite)
-    assert client.post(invite, data={"csrf": csrf_of(page.text), "name": "Ada", "password": PASSWORD}).status_code == 303
+    answer = client.post(invite, data={"csrf": csrf_of(page.text), "name": name, "password": PASSWORD})
+    assert answer.status_code == (202 if waits else 303), answer.text
+    return client
+
+
+def learner_runs(base: str, invite: str, source: str = SOLUTION) -> httpx.Response:
+    """Ada joins with ``invite`` and runs ``source`` for neuron-grads; the answer to the run."""
+    client = joined(base, invite, "Ada")
     headers = {"X-CSRF-Token": client.cookies.get("chainrule_csrf", ""), "X-Chainrule-Run": uuid.uuid4().hex}
     answer = client.post("/api/grade", json={"exercise": "neuron-grads", "language": "python", "source": source},
                          headers=headers)
@@ -120,7 +131,7 @@ def learner_runs(base: str, invite: str, source: str = SOLUTION) -> httpx.Respon
 
 
 def test_the_guide_on_sqlite_line_by_line_to_a_regrade_with_the_class_s_own_lessons(tmp_path):
-    first_steps, own_lessons, regrade = guide_blocks(database=False)
+    first_steps, actions, own_lessons, regrade = guide_blocks(database=False)
     terminal = Terminal(tmp_path, free_port(), None)
     try:
         for line in first_steps:
@@ -133,6 +144,7 @@ def test_the_guide_on_sqlite_line_by_line_to_a_regrade_with_the_class_s_own_less
         assert invite.startswith(f"{terminal.base}/join/"), invite
         answer = learner_runs(terminal.base, invite[len(terminal.base):], LEFT_BLIND)
         assert answer.status_code == 200 and answer.json()["status"] == "pass", answer.text
+        the_other_actions(terminal, actions)
         for line in own_lessons:
             terminal.type(line)
         assert EDITED in GUIDE.read_text(encoding="utf-8")
@@ -149,6 +161,35 @@ def test_the_guide_on_sqlite_line_by_line_to_a_regrade_with_the_class_s_own_less
         assert listed.split()[:2] == ["1", "neuron-grads"] and "reverted" in listed
     finally:
         terminal.close()
+
+
+def the_other_actions(terminal: Terminal, lines: list[str]) -> None:
+    """The guide's other actions, in order, on the class Ada ran her code in: every link at the address the
+    class is served at; Bea and Cal join with the invite made with --approval and wait, and the teacher lets
+    Bea in and removes Cal."""
+    terminal.printed.clear()
+    waiting = []
+
+    def bea_and_cal_join(printed: str) -> None:
+        path = re.findall(rf"{re.escape(terminal.base)}(/join/\S+)", printed)[0]
+        waiting.extend(joined(terminal.base, path, name, waits=True) for name in ("Bea", "Cal"))
+
+    for line in lines:
+        terminal.type(line, bea_and_cal_join if "--approval" in line else None)
+    said = dict(zip([line.split()[2] + ("-approval" if "--approval" in line else "") for line in lines],
+                    terminal.printed))
+    for command, route in (("invite", "/join/"), ("teacher-link", "/set-password/"), ("reset-link", "/set-password/"),
+                           ("invite-approval", "/join/")):
+        assert re.search(rf"^{re.escape(terminal.base + route)}\S+$", said[command], re.MULTILINE), (command, said)
+    assert re.search(r"^neuron-grads\s+1\s", said["exercises"], re.MULTILINE), said["exercises"]  # Ada's one run
+    assert "run neuron-grads (python): passed" in said["timeline"]
+    assert "Ada" in (terminal.folder / "gradebook.csv").read_text()
+    assert "Bea  (waiting for the teacher)" in said["learners"] and "Cal  (waiting for the teacher)" in said["learners"]
+    for client in waiting:
+        client.close()
+    terminal.type('chainrule class learners "Physics 2b"')  # not the guide's: what its last two lines did
+    learners = terminal.printed[-1]
+    assert "Bea" in learners and "Bea  (waiting" not in learners and "Cal" not in learners, learners
 
 
 def test_the_guide_on_postgresql_starts_a_worker_that_grades(postgres_url, tmp_path):

@@ -176,8 +176,11 @@ def test_reference_passes(exercise_id, language, grade_once):
     result = grade_once(exercise_id, language, reference_source(exercise_id, language))
     assert result["status"] == "pass", json.dumps(result, indent=1)[:3000]
     assert result["verdict"] == "passed"
-    assert len(result["tests"]) == len(exercise_cases(exercise_id))
+    hidden = get_exercise(exercise_id).hidden
+    assert hidden is not None and result["hidden"]["count"] == hidden.count
+    assert len(result["tests"]) == len(exercise_cases(exercise_id)) + hidden.count
     assert all(t["status"] == "pass" and t["actual"] == t["expected"] for t in result["tests"])
+    assert all(t["test_code"] for t in result["tests"])  # a passing run shows its hidden cases too
 
 
 @pytest.mark.parametrize("exercise_id,language", ALL)
@@ -202,7 +205,8 @@ def test_result_shape_follows_exercism_v3_plus_extras(grade_once):
     assert test["test_code"].startswith("neuron_grads([2.0, 0.0], [-3.0, 1.0], 6.88137358701954")
     assert "expected 1, got 0" in test["message"]  # each number as the page writes it (graded_text)
     assert (test["expected_text"], test["actual_text"]) == ("[1, 0, 0.5]", "[0, 0, 0]")
-    assert [t["name"] for t in result["tests"]] == [c.name for c in exercise_cases("neuron-grads")]
+    shown = [c.name for c in exercise_cases("neuron-grads")]
+    assert [t["name"] for t in result["tests"]] == shown + [f"hidden case {k}" for k in range(1, 5)]
     json.dumps(result, allow_nan=False)  # the web sends it as strict JSON
 
 
@@ -433,15 +437,16 @@ def test_naive_recursion_fails_only_the_shared_cases_with_the_targeted_hint(lang
     result = grade("backward-order", language, _starter_with_backward(language, NAIVE_BACKWARD[language]))
     assert result["verdict"] == "failed", json.dumps(result, indent=1)[:3000]
     names = [t["name"] for t in result["tests"]]
-    assert names == [c.name for c in exercise_cases("backward-order")]  # file order, readable names
+    # File order, readable names; then the hidden cases, drawn from the shown ones spread evenly (two per expression).
+    assert names == [c.name for c in exercise_cases("backward-order")] + [f"hidden case {k}" for k in range(1, 9)]
     failing = [t["name"] for t in result["tests"] if t["status"] != "pass"]
     assert failing == ["shared: small values", "shared: negative values", "shared: zero values",
-                       "shared: large values"]
-    for test in result["tests"][-4:]:
+                       "shared: large values", "hidden case 7", "hidden case 8"]
+    for test in result["tests"][12:16] + result["tests"][-2:]:
         assert NAIVE_RECURSION in test["message"], test["message"]
         assert "ran three times" in test["message"]
-    assert result["message"] == f"12 of 16 tests passed. Only the shared tests fail. {NAIVE_RECURSION}"
-    small = result["tests"][-4]
+    assert result["message"] == f"18 of 24 tests passed. Only the shared tests fail. {NAIVE_RECURSION}"
+    small = result["tests"][12]
     assert "d out/d x (grad[0]): expected 1.204669539" in small["message"]
 
 
@@ -461,7 +466,7 @@ def test_recursion_that_skips_visited_values_is_recognised_too():
         "    visit(out)\n\n\n"
     )
     result = grade("backward-order", "python", _starter_with_backward("python", seen_walk))
-    failing = {t["name"]: t for t in result["tests"] if t["status"] != "pass"}
+    failing = {t["name"]: t for t in result["tests"] if t["status"] != "pass" and not t.get("hidden")}
     assert sorted(failing) == ["shared: large values", "shared: negative values", "shared: small values"]
     assert all(NAIVE_RECURSION in t["message"] and "skips values it has already visited" in t["message"]
                for t in failing.values())

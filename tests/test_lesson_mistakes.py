@@ -77,7 +77,7 @@ def test_every_wrong_option_of_every_quiz_says_why_it_is_wrong() -> None:
                 else:
                     assert checked["hint"] == question["why_wrong"][index] and checked["hint"] != GENERAL_HINT
                     seen += 1
-    assert seen == 33  # 11 choice questions, 3 wrong options each
+    assert seen == 39  # 13 choice questions, 3 wrong options each
 
 
 def test_a_numeric_questions_slips_follow_its_fresh_numbers() -> None:
@@ -142,6 +142,8 @@ def test_a_wrong_first_quiz_answer_rates_the_card_again_and_its_hint_stays_on_re
     url = "/api/lessons/backprop/quiz/sum-of-uses"
     first = client.post(url, json={"answer": "5"}).json()
     assert (first["correct"], first["mistake"], first["practice"]) == (False, "kept only the last share", False)
+    assert first["aimed"] is True  # the hint speaks to this answer (chainrule review says it with the answer)
+    assert check_quiz_answer("backprop", "sum-of-uses", "123456")["aimed"] is False  # no slip gives that
     retry = client.post(url, json={"answer": "8"}).json()
     assert (retry["correct"], retry["practice"]) == (True, True)
     log = client.app.state.services.store().review_log("backprop", "sum-of-uses")

@@ -193,16 +193,16 @@ def test_lesson_text_formats_numbers_like_the_trace():
 # ---------------------------------------------------------------- structure
 
 
-def test_path_lists_six_written_lessons_each_a_link():
+def test_path_lists_seven_written_lessons_each_a_link():
     path = get_path()
     assert path["title"] == "Math for CS and ML"
     entries = path["lessons"]
     assert [e["title"] for e in entries] == [
-        "Slopes and the chain rule", "Computational graphs", "Backpropagation: the chain rule on a graph",
+        "Slopes and the chain rule", "Many inputs and the gradient", "Computational graphs", "Backpropagation: the chain rule on a graph",
         "Gradient descent: linear regression", "A network learns: two moons", "Forward mode and reverse mode"]
-    assert [e["status"] for e in entries] == ["available"] * 6
+    assert [e["status"] for e in entries] == ["available"] * 7
     assert [e["href"] for e in entries] == [
-        "/lessons/slopes-and-the-chain-rule", "/lessons/computational-graphs", "/lessons/backprop",
+        "/lessons/slopes-and-the-chain-rule", "/lessons/many-inputs-and-the-gradient", "/lessons/computational-graphs", "/lessons/backprop",
         "/lessons/gradient-descent-linear-regression", "/lessons/a-network-learns", "/lessons/forward-and-reverse-mode"]
     assert all(e["summary"].endswith(".") and len(e["summary"]) > 40 for e in entries)
 

@@ -234,7 +234,8 @@ def test_line_exercise_cases_agree_with_pytorch_and_the_written_rule():
 def test_reference_passes_and_starter_fails(exercise_id, language, grade_once):
     passed = grade_once(exercise_id, language, reference_source(exercise_id, language))
     assert passed["verdict"] == "passed", passed["message"]
-    assert len(passed["tests"]) == len(exercise_cases(exercise_id))
+    assert len([t for t in passed["tests"] if not t.get("hidden")]) == len(exercise_cases(exercise_id))
+    assert passed["hidden"]["count"] == sum(1 for t in passed["tests"] if t.get("hidden")) >= 1
     starter = starter_source(exercise_id, language)
     assert f"chainrule exercise: {exercise_id}" in starter and "TODO" in starter
     failed = grade_once(exercise_id, language, starter)

@@ -8,7 +8,6 @@ learners make, run in this process on the exercises' own cases."""
 
 from __future__ import annotations
 
-import copy
 import json
 import math
 import random
@@ -19,7 +18,6 @@ import pytest
 
 from chainrule.grading import exercise_cases, get_exercise, reference_source, starter_source
 from chainrule.grading.diagnoses import diagnose_run
-from chainrule.grading.rounding import all_same_graded
 from chainrule.lessons import (
     check_prediction,
     check_quiz_answer,
@@ -31,13 +29,15 @@ from chainrule.lessons import (
 from chainrule.lessons.loader import DATA_DIR
 from chainrule.lessons.text import PLACEHOLDER
 from chainrule.number_text import format_number
+from exercise_mistakes import mistaken, run_in_process
 from reference_torch import needs_torch, torch
 
 pytestmark = pytest.mark.timeout(600)
 
 SLOPES, NETWORK, MODES = "slopes-and-the-chain-rule", "a-network-learns", "forward-and-reverse-mode"
 NEW = (SLOPES, NETWORK, MODES)
-PATH = [SLOPES, "computational-graphs", "backprop", "gradient-descent-linear-regression", NETWORK, MODES]
+GRADIENT = "many-inputs-and-the-gradient"
+PATH = [SLOPES, GRADIENT, "computational-graphs", "backprop", "gradient-descent-linear-regression", NETWORK, MODES]
 EXERCISES = {
     SLOPES: ["slope-by-nudging", "slopes-by-rule", "chain-link-by-link"],
     NETWORK: ["zero-grad-bug", "one-training-step"],
@@ -65,7 +65,7 @@ def close(got, want, rel=1e-9, abs_=1e-12):
 # ---------------------------------------------------------------- the path
 
 
-def test_the_path_has_six_lessons_each_building_on_earlier_ones():
+def test_the_path_has_seven_lessons_each_building_on_earlier_ones():
     entries = get_path()["lessons"]
     assert [e["id"] for e in entries] == PATH and all(e["written"] for e in entries)
     position = {lesson_id: index for index, lesson_id in enumerate(PATH)}
@@ -74,10 +74,11 @@ def test_the_path_has_six_lessons_each_building_on_earlier_ones():
         assert all(ref["href"] == f"/lessons/{ref['id']}" for ref in entry["builds_on"])
         assert (entry["assumes"] is not None) == bool(entry["builds_on"]), entry["id"]
     built_on = {e["id"]: [ref["id"] for ref in e["builds_on"]] for e in entries}
-    assert built_on[SLOPES] == [] and SLOPES in built_on["backprop"]
+    assert built_on[SLOPES] == [] and built_on[GRADIENT] == [SLOPES] and GRADIENT in built_on["backprop"]
     assert built_on[NETWORK] == ["gradient-descent-linear-regression"] and "backprop" in built_on[MODES]
-    assert get_lesson(SLOPES)["previous"] is None and get_lesson(SLOPES)["recap"]["next"]["id"] == "computational-graphs"
-    assert get_lesson("computational-graphs")["previous"]["id"] == SLOPES
+    assert get_lesson(SLOPES)["previous"] is None and get_lesson(SLOPES)["recap"]["next"]["id"] == GRADIENT
+    assert get_lesson(GRADIENT)["recap"]["next"]["id"] == "computational-graphs"
+    assert get_lesson("computational-graphs")["previous"]["id"] == GRADIENT
     assert get_lesson("gradient-descent-linear-regression")["recap"]["next"]["id"] == NETWORK
     assert get_lesson(NETWORK)["recap"]["next"]["id"] == MODES and get_lesson(MODES)["recap"]["next"] is None
 
@@ -480,12 +481,15 @@ ALL = [(exercise, language) for lesson in NEW for exercise in EXERCISES[lesson] 
 def test_reference_passes_and_starter_fails(exercise_id, language, grade_once):
     passed = grade_once(exercise_id, language, reference_source(exercise_id, language))
     assert passed["verdict"] == "passed", passed["message"]
-    assert len(passed["tests"]) == len(exercise_cases(exercise_id)) >= 5
+    assert len([t for t in passed["tests"] if not t.get("hidden")]) == len(exercise_cases(exercise_id)) >= 5
+    assert passed["hidden"]["count"] == sum(1 for t in passed["tests"] if t.get("hidden")) >= 1
     starter = starter_source(exercise_id, language)
     assert f"chainrule exercise: {exercise_id}" in starter and "TODO" in starter
     failed = grade_once(exercise_id, language, starter)
     assert failed["verdict"] == "failed", failed["message"]
-    assert all(t["status"] == "fail" for t in failed["tests"]), [t["name"] for t in failed["tests"] if t["status"] != "fail"]
+    # Every shown case catches the starter; a hidden draw may not show its bug (a point past the margin adds no gradient).
+    shown = [t for t in failed["tests"] if not t.get("hidden")]
+    assert all(t["status"] == "fail" for t in shown), [t["name"] for t in shown if t["status"] != "fail"]
 
 
 # What each starter's failing run says, in every language (the same gradings as above: grade_once).
@@ -514,29 +518,6 @@ def test_new_lessons_pass_lessons_check(lesson_id, grade_once):
 
 
 # ---------------------------------------------------------------- diagnoses of the mistakes learners make
-
-
-def run_in_process(exercise_id: str, source: str) -> tuple[list[dict], str | None]:
-    """A mistaken Python solution run here on the exercise's own cases (our code, not a learner's), diagnosed
-    as the grader diagnoses a sandboxed run: each failing test's hint, and the run's summary."""
-    exercise = get_exercise(exercise_id)
-    namespace: dict = {}
-    exec(compile(source, exercise_id, "exec"), namespace)  # noqa: S102 - the test's own mistaken copies
-    function = namespace[exercise.function_name("python")]
-    cases = list(exercise.cases)
-    raws = [list(function(*copy.deepcopy(case.args))) for case in cases]
-    failing = [not all_same_graded(raw, case.expected) for raw, case in zip(raws, cases)]
-    assert any(failing), "the mistake must fail a test"
-    diagnosis = diagnose_run(exercise, cases, raws, failing)
-    return [hint for hint, fails in zip(diagnosis.hints, failing) if fails], diagnosis.summary
-
-
-def mistaken(exercise_id: str, *replacements: tuple[str, str]) -> str:
-    source = reference_source(exercise_id, "python")
-    for old, new in replacements:
-        assert old in source, old
-        source = source.replace(old, new)
-    return source
 
 
 MISTAKES = [
@@ -679,7 +660,7 @@ def test_an_added_lesson_says_what_it_builds_on_and_a_wrong_id_is_refused(tmp_pa
 
 
 BAD_PLOTS = [
-    ({"kind": "scatter"}, "unknown kind 'scatter'; the kinds are line-fit, nudge, boundary, sweeps"),
+    ({"kind": "scatter"}, "unknown kind 'scatter'; the kinds are line-fit, nudge, boundary, sweeps, contour"),
     ({"kind": "nudge", "expression": "x*y", "at": 1, "nudges": [{"name": "a", "h": 0.1}]}, "exactly one input name"),
     ({"kind": "nudge", "expression": "log(x)", "at": -1, "nudges": [{"name": "a", "h": 0.1}]}, "not finite"),
     ({"kind": "nudge", "expression": "x", "at": 1, "nudges": [{"name": "a", "h": 0}]}, "h must not be 0"),

@@ -8,6 +8,7 @@ kept as a pass. The real grader decides every verdict after."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -28,6 +29,7 @@ from reaper import spawn
 
 EXERCISE = "neuron-grads"
 OLD_PASS = {"status": "pass", "verdict": "passed", "tests": [{"status": "pass"}] * 3}
+ADA_SEED = 777  # the seed of the hidden cases Ada's run was first graded on: a regrade draws the same ones
 lessons.register_exercises()
 RIGHT = reference_source(EXERCISE, "python")
 FORGETS_TANH = RIGHT.replace("dn = 1 - out**2", "dn = 1")
@@ -40,7 +42,7 @@ def made_class(store):
     accounts = Accounts(store, hasher=FAST_HASHER)
     made = accounts.create_class("Physics")
     people = {name: run_coroutine(accounts.join, made.invite_token, name, PASSWORD) for name in ("Ada", "Bea", "Cal", "Dan")}
-    runs = {"Ada": [(RIGHT, OLD_PASS)], "Bea": [(FORGETS_TANH, OLD_PASS)],
+    runs = {"Ada": [(RIGHT, OLD_PASS | {"hidden": {"seed": ADA_SEED, "count": 3}})], "Bea": [(FORGETS_TANH, OLD_PASS)],
             "Cal": [(FORGETS_TANH, OLD_PASS), ("def neuron_grads(:\n", {"status": "error", "tests": []})]}
     for name, kept in runs.items():
         for source, result in kept:
@@ -55,6 +57,14 @@ def passed(store, learner: int) -> bool:
 
 def count_runs(store) -> int:
     return store.database.read(lambda conn: conn.execute("SELECT COUNT(*) FROM submissions").fetchone()[0])
+
+
+def regraded_seeds(store, people: dict[str, int], origin: str) -> dict[str, int]:
+    """The hidden seed in each learner's result kept under `origin` (a regrade's runs)."""
+    kept = store.database.read(lambda conn: conn.execute(
+        "SELECT learner_id, result FROM submissions WHERE origin = ?", (origin,)).fetchall())
+    names = {learner: name for name, learner in people.items()}
+    return {names[learner]: (json.loads(result).get("hidden") or {}).get("seed") for learner, result in kept}
 
 
 def rows(table: dict) -> dict[str, tuple]:
@@ -72,6 +82,10 @@ def test_a_regrade_shows_who_changes_applies_once_and_reverts(tmp_path):
         # Cal's latest run is the syntax error; Dan has none and is not in the table.
         assert rows(table) == {"Ada": (True, "pass", False), "Bea": (True, "fail", True), "Cal": (True, "error", True)}
         assert (table["state"], table["changes"]) == ("graded", 2)
+        # Ada's run is graded again on the hidden cases of its first grading; a run kept before hidden cases
+        # existed gets a seed of the regrade's own.
+        seeds = regraded_seeds(store, people, f"regrade:{latest}")
+        assert seeds["Ada"] == ADA_SEED and sorted(seeds) == ["Ada", "Bea", "Cal"]
         # Nothing counts until applied: everyone who passed still has.
         assert all(passed(store, people[name]) for name in ("Ada", "Bea", "Cal"))
         # Idempotent: starting again finds the same regrade; grading again grades nothing new.
@@ -142,6 +156,8 @@ def test_on_postgresql_the_regrade_goes_through_the_queue_to_a_worker(postgres_u
             jobs = store.database.read(lambda conn: conn.execute(
                 "SELECT COUNT(*), MIN(worker) FROM grading_jobs WHERE request_key LIKE 'regrade-1-%'").fetchone())
             assert jobs[0] == 3 and jobs[1]  # three runs, each taken by the worker
+            # The queued run carried Ada's first seed to the worker, whose grader drew the same hidden cases.
+            assert regraded_seeds(store, people, "")["Ada"] == ADA_SEED
         finally:
             store.close()
         assert "reverted; every standing is as before it" in chainrule("regrade", "Physics", "--revert", "1")

@@ -191,3 +191,31 @@ def test_chainrule_review_with_a_mistyped_data_dir_says_so_and_creates_nothing(t
     )
     assert "Nothing to review" not in completed.stdout
     assert not typo.exists()
+
+
+def test_a_wrong_choice_is_told_why_that_option_is_wrong_with_the_real_lesson(tmp_path, clock):
+    """The hint aimed at the very answer (quiz.json's why_wrong for the option chosen) comes with the answer;
+    a general "try once more" would not fit a review, which gives the answer."""
+    import json
+    from pathlib import Path
+
+    import chainrule.lessons
+    from chainrule import lessons
+
+    quiz = json.loads((Path(chainrule.lessons.__file__).parent / "data" / "backprop" / "quiz.json").read_text())
+    question = next(q for q in quiz["questions"] if q["id"] == "addition-node")
+    opened = open_store(tmp_path, clock=clock, fuzzing=False)
+    try:
+        opened.answer_question("backprop", "addition-node", "wrong", False)
+        due = opened.card("backprop", "addition-node")["due"]
+        clock.now = START + timedelta(days=30)
+        shown = lessons.quiz_question("backprop", "addition-node", lessons.review_variant("backprop", "addition-node", due))
+        chosen = shown["options"].index(question["options"][2])  # "g times q to p, and g times p to q."
+        out = io.StringIO()
+        assert run_review(opened, io.StringIO(f"{chosen + 1}\nq\n"), out) == 0
+    finally:
+        opened.close()
+    said = out.getvalue()
+    right = question["options"][1].rstrip(".")  # said as a quote, its full stop after it
+    assert f"Not quite. {question['why_wrong'][2]} The right answer: “{right}”." in said
+    assert "try once more" not in said

@@ -8,24 +8,18 @@ import math
 import re
 
 import pytest
-from fastapi.testclient import TestClient
 
 from chainrule.lessons.playground import EXAMPLE, MAX_CHARS
-from chainrule.web import create_app
+from lesson_app_client import lesson_app_client
 
 TOKEN = "playground-token-0123456789"
-BASE = "http://127.0.0.1:8765"
 RUN = "/api/playground"
 
 
 @pytest.fixture(scope="module")
 def client(tmp_path_factory):
-    app = create_app(TOKEN, tmp_path_factory.mktemp("data"), port=8765)
-    test_client = TestClient(app, base_url=BASE)
-    test_client.headers.update({"X-Chainrule-Token": TOKEN})
-    with test_client:
+    with lesson_app_client(tmp_path_factory.mktemp("data"), TOKEN, 8765) as test_client:
         yield test_client
-    app.state.services.close()
 
 
 def test_without_an_expression_the_example_runs(client):

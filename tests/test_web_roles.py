@@ -85,8 +85,12 @@ def test_every_route_of_both_apps_declares_one_role(tmp_path):
             "GET /sign-in", "POST /sign-in", "GET /join/{invite}", "POST /join/{invite}", "GET /set-password/{token}",
             "POST /set-password/{token}", "GET /lti/jwks.json", "GET /lti/login", "POST /lti/login",
             "POST /lti/launch", "POST /sso/start/{provider_id}", "GET /sso/callback/{key}", "POST /sso/choose"}
-        assert roles["GET /api/class/overview"] == roles["POST /lti/pick"] == roles["GET /teacher"] == "teacher"
+        assert roles["GET /api/class/overview"] == roles["GET /teacher"] == "staff"  # a teaching assistant reads too
+        assert roles["POST /lti/pick"] == roles["POST /api/class/roster.csv"] == "teacher"
         assert roles["GET /api/class/me"] == roles["GET /api/path"] == roles["GET /"] == "learner"
+        # A teaching assistant's role is "staff": it only reads; every route that changes something is a teacher's.
+        assert sorted(route for route, role in roles.items() if role == "staff" and not route.startswith("GET ")) == []
+        assert sorted(route for route, role in roles.items() if role == "teacher" and route.startswith("GET ")) == []
     finally:
         store.close()
 
@@ -133,7 +137,7 @@ TEACHER_ROUTES = [
     ("GET", "/api/class/learners/{ada}/runs"), ("GET", "/api/class/answers"), ("GET", "/api/class/deadlines"),
     ("PUT", "/api/class/deadlines/due"), ("GET", "/api/class/regrades"), ("POST", "/api/class/regrades/1/apply"),
     ("GET", "/api/class/marks/in-force"), ("GET", "/api/class/audit"), ("GET", "/api/class/lms/scores"),
-    ("PUT", "/api/class/lms/path-column"), ("POST", "/api/class/sign-in-options"),
+    ("PUT", "/api/class/lms/path-column"), ("POST", "/api/class/sign-in-options"), ("GET", "/api/class/mistakes"),
 ]
 TEACHER_PAGES = ["/teacher", "/teacher/gradebook.csv", "/teacher/audit.csv"]
 LEARNER_ROUTES = [("GET", "/api/class/me"), ("GET", "/api/path"), ("GET", "/api/class/deadlines/mine"),
@@ -213,3 +217,34 @@ def test_a_teacher_of_another_class_finds_no_learner_of_this_one(served):
         assert taken.status_code == nobody.status_code == 404, (path, taken.text)
         assert taken.text.replace(str(ada_id), "N") == nobody.text.replace(str(missing), "N"), path
     assert other.get("/api/class/overview").status_code == 200  # their own class's view: theirs
+
+
+def test_a_teaching_assistant_is_refused_every_route_that_changes_the_class(served, tmp_path):
+    """Every teacher's route of the whole app (the LMS's and the sign-in provider's too), called by a teaching
+    assistant of a real `chainrule serve`: 403 and one sentence; every staff route answers them as their teacher."""
+    from chainrule.web.roles import NOT_FOR_ASSISTANTS
+
+    app, store = class_app(tmp_path / "routes")
+    roles = roles_by_route(app)
+    store.close()
+    here = served.add_class("Assisted")
+    teacher = teacher_of(here)
+    made = ask_json(teacher, "POST", "/api/class/assistants", {"name": "Tam"})
+    assistant = here.client()
+    answer = here.post_form(assistant, made["link"].removeprefix(here.base), {"password": PASSWORD})
+    assert answer.status_code == 303 and answer.headers["location"] == "/teacher", answer.text
+    filled = {route: re.sub(r"\{[^}]+\}", "1", route.split(" ", 1)[1]) for route in roles}
+    changing = [route for route, role in roles.items() if role == "teacher"]
+    assert len(changing) >= 25 and "POST /lti/pick" in changing and "POST /api/class/sign-in-options" in changing
+    for route in changing:
+        refused = ask(assistant, route.split(" ", 1)[0], filled[route])
+        said = NOT_FOR_ASSISTANTS if filled[route].startswith("/api/") else "a teaching assistant reads the class"
+        assert refused.status_code == 403 and said in refused.text, (route, refused.text[:200])  # a page: the page
+    for route in (route for route, role in roles.items() if role == "staff" and "{" not in route):
+        assert assistant.get(filled[route]).status_code == teacher.get(filled[route]).status_code != 403, route
+
+
+def ask_json(client: httpx.Client, method: str, path: str, body: dict) -> dict:
+    answer = client.request(method, path, headers=csrf(client), json=body)
+    assert answer.status_code == 200, answer.text
+    return answer.json()

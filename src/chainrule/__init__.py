@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import importlib
 import sys
+from typing import Any
 
 __version__ = "0.1.0"
 
@@ -40,7 +41,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Any:
     if name == "func":  # torch.func's names: func.grad, func.vjp, ...
         return importlib.import_module("chainrule.func")
     if name not in _WHERE:

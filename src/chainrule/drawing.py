@@ -199,10 +199,16 @@ def _box_widths(shown: dict[str, dict[str, Any]], size: dict[str, Any]) -> dict[
     return widths
 
 
+def _across(box: dict[str, Any], wide: bool) -> float:
+    """Where a box sits across the direction the graph runs: its top (left to right), its middle (upward)."""
+    return float(box["y"]) if wide else float(box["x"] + box["w"] / 2)
+
+
 def _label_size(label: str, box_w: float, size: dict[str, Any]) -> float:
     """The label's font size in a box of width box_w: the shape's own, or smaller down to MIN_TEXT."""
-    full, room = text_width(label, size["type"]["label"]), box_w - 2 * size["pad"]
-    return size["type"]["label"] if full <= room else round(max(MIN_TEXT, size["type"]["label"] * room / full), 2)
+    own = float(size["type"]["label"])
+    full, room = text_width(label, own), box_w - 2 * size["pad"]
+    return own if full <= room else round(max(MIN_TEXT, own * room / full), 2)
 
 
 def _op_rx(symbol: str, size: dict[str, Any]) -> float:
@@ -272,9 +278,8 @@ def _ops_and_edge_ends(nodes: list[dict[str, Any]], boxes: dict[str, dict[str, f
             cx, cy = box["x"] + box["w"] / 2, box["y"] - size["link"] - OP_RY
         ops[n["id"]] = {"cx": cx, "cy": cy, "rx": r, "ry": OP_RY}
         count = len(n["inputs"])
-        across_of = (lambda b: b["y"]) if wide else (lambda b: b["x"] + b["w"] / 2)
         # Two inputs meet the ellipse at two points, the nearer box at the nearer point (no crossing).
-        slots = sorted(range(count), key=lambda k: (across_of(boxes[n["inputs"][k]]), k))
+        slots = sorted(range(count), key=lambda k: (_across(boxes[n["inputs"][k]], wide), k))
         for k, source in enumerate(n["inputs"]):
             s = boxes[source]
             offset = (slots.index(k) - (count - 1) / 2) * EDGE_SPREAD
@@ -324,7 +329,7 @@ def _geometry(t: dict[str, Any], shape: str, size: dict[str, Any]) -> dict[str, 
     # The room before the boxes of a layer: the shortest edge, then the widest op ellipse and its link.
     def op_room(column: list[int]) -> float:
         ellipses = [(rx[nodes[i]["id"]] if wide else OP_RY) for i in column if nodes[i]["inputs"]]
-        return size["run"] + (2 * max(ellipses) + size["link"] if ellipses else 0.0)
+        return float(size["run"]) + (2 * max(ellipses) + size["link"] if ellipses else 0.0)
 
     margin = size["margin"]
     place = _wide_boxes if wide else _narrow_boxes

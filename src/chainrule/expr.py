@@ -475,7 +475,8 @@ class Expression:
         """The output Value built on the given leaf Values (one per name), so that several expressions
         can share their inputs (one graph with several outputs)."""
         lib = _ValueLib(_VALUE_LIB, leaf=lambda name, value: leaves[name])
-        return self.evaluate({name: leaves[name].data for name in self.names}, lib)[0]
+        built: Value = self.evaluate({name: leaves[name].data for name in self.names}, lib)[0]
+        return built
 
 
 def _constant_exponent(node: Node) -> float | None:
@@ -487,7 +488,7 @@ def _constant_exponent(node: Node) -> float | None:
     return sign * node.value if node.kind == "number" else None
 
 
-class _ValueLib(dict):
+class _ValueLib(dict[str, Callable[..., Any]]):
     """The default `lib` of `Expression.evaluate`: chainrule Values, "call:<f>" from the op table."""
 
     def __missing__(self, key: str) -> Callable[..., Any]:

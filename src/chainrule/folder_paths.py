@@ -21,7 +21,7 @@ class OutsideFolderError(ValueError):
     """A name in a folder's files points outside the folder; the message says which name and why."""
 
 
-def inside_folder(folder: str | os.PathLike, relative: str) -> Path:
+def inside_folder(folder: str | os.PathLike[str], relative: str) -> Path:
     """`folder / relative` with every symbolic link resolved, when it stays inside `folder` (itself
     resolved); OutsideFolderError otherwise. Whether the file exists is not checked here."""
     if not isinstance(relative, str) or not relative.strip():

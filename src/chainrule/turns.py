@@ -76,7 +76,7 @@ class Admission:
         self.running = 0
         self.peak = 0  # the most runs ever running at once (for tests and the benchmark)
         self._waiting: list[Ticket] = []
-        self._open: Counter = Counter()
+        self._open: Counter[Hashable] = Counter()
         self._served: dict[Hashable, int] = {}
         self._admissions = itertools.count()
         self._lock = threading.Lock()

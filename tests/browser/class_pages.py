@@ -62,6 +62,21 @@ def desktop_page(browser, timezone_id: str = "UTC"):
 
 
 @contextmanager
+def teacher_page(browser, server):
+    """The class's teacher signed in through their one-time link, on a desktop-size page (desktop_page)."""
+    with desktop_page(browser) as page:
+        page.goto(server.teacher_link)
+        submit_form(page, {"password": PASSWORD})
+        yield page
+
+
+def csrf_header(client) -> dict[str, str]:
+    """The header a page's own script sends with a change: the CSRF cookie's value (its name has a prefix over
+    HTTPS)."""
+    return {"X-CSRF-Token": next(value for key, value in client.cookies.items() if key.endswith("chainrule_csrf"))}
+
+
+@contextmanager
 def database_away(url: str):
     """New connections fail (the socket is hidden) and the open ones are ended, until the block ends."""
     import psycopg
@@ -131,3 +146,13 @@ def the_teacher_puts(server, changes: list[tuple[str, dict]], teacher=None):
         answer = teacher.put(path, json=body, headers={"X-CSRF-Token": token})
         assert answer.status_code == 200, (path, answer.text)
     return teacher
+
+
+def joined_and_graded(server, name: str, exercise: str, source: str) -> dict:
+    """``name`` joins the class and hands in ``source`` (Python) for ``exercise``, graded for real as the lesson
+    page sends it (with the CSRF token); the result."""
+    learner = server.join(name)
+    graded = learner.post("/api/grade", json={"exercise": exercise, "language": "python", "source": source},
+                          headers=csrf_header(learner))
+    assert graded.status_code == 200, graded.text
+    return graded.json()

@@ -182,15 +182,18 @@ GRAPH_TEXT = """() => Array.from(document.querySelectorAll('svg.graph-svg text')
 # Pages axe-core audits in other tests (test_accessibility.py: the path, backprop, review;
 # test_playground_page.py: the playground): here it audits the others, the costliest check of a page.
 AUDITED_ELSEWHERE = {"path", "backprop", "review", "playground", "slopes-and-the-chain-rule", "a-network-learns",
-                     "forward-and-reverse-mode"}  # the last three in test_path_six.py, at both widths
+                     "forward-and-reverse-mode", "many-inputs-and-the-gradient"}  # the last four in test_path_six.py, at both widths
 # The path's new lessons, finished by clicks in test_path_six.py: here each is opened from the path and its
-# plot worked by keyboard (a choice by arrow keys, a step by Enter): (holder, a choice group, the
-# choice an arrow key moves to, the data attribute that says which is shown).
+# plot worked by keyboard (a choice by arrow keys, a step by Enter; the contour plot's point moved by arrow keys):
+# (holder, a choice group, the choice an arrow key moves to, the data attribute that says which is shown).
 PLOTS_BY_KEYBOARD = {
     "slopes-and-the-chain-rule": ("#nudge-plot", None, None, None),
+    "many-inputs-and-the-gradient": ("#contour-plot", None, None, None),
     "a-network-learns": ("#boundary-plot", "boundary-run", "large", "run"),
     "forward-and-reverse-mode": ("#sweep-plot", "sweep-mode", "reverse", "mode"),
 }
+# The driven plot (driven.json) of those lessons: its slider moved by an arrow key, the server's new plot awaited.
+DRIVEN_BY_KEYBOARD = {"slopes-and-the-chain-rule": "#driven-nudge", "a-network-learns": "#driven-moons"}
 
 
 def assert_page_rules(page, where: str, site_nav: set) -> None:
@@ -401,15 +404,29 @@ def walk_beyond_the_lessons(page, keys: Keys, server, size: str) -> None:
         keys.press("Enter")
         wait_page(page, complete=True)
         plot = page.locator(holder)
-        assert plot.get_attribute("data-frame-ms") == ("1000" if size == "phone" else "250")
-        if group:
-            keys.tab_to(f"{holder} input[name='{group}']:checked")
-            while not keys.at(f"#{group}-{chosen}"):
-                keys.press("ArrowRight")
-            assert plot.get_attribute(f"data-{shown}") == chosen
-        keys.tab_to(f"{holder} button[data-action='next']")
-        keys.press("Enter")
-        assert plot.get_attribute("data-step") == "1"
+        if holder == "#contour-plot":
+            keys.tab_to("#contour-plot .contour-area")
+            keys.press("ArrowLeft", "ArrowUp")
+            assert plot.get_attribute("data-point") == "0.5,1.5"  # from (1, 1), a step of 0.5 left and up
+        else:
+            assert plot.get_attribute("data-frame-ms") == ("1000" if size == "phone" else "250")
+            if group:
+                keys.tab_to(f"{holder} input[name='{group}']:checked")
+                while not keys.at(f"#{group}-{chosen}"):
+                    keys.press("ArrowRight")
+                assert plot.get_attribute(f"data-{shown}") == chosen
+            keys.tab_to(f"{holder} button[data-action='next']")
+            keys.press("Enter")
+            assert plot.get_attribute("data-step") == "1"
+        if lesson_id in DRIVEN_BY_KEYBOARD:
+            driven = DRIVEN_BY_KEYBOARD[lesson_id]
+            trained = ":not([data-trained='false'])"  # a network's caption says where it ends once trained
+            page.wait_for_selector(f"{driven}[data-answers='1']{trained}")
+            caption = page.locator(f"{driven} .driven-caption").inner_text()
+            keys.tab_to(f"{driven} input[type=range]")
+            keys.press("ArrowLeft")
+            page.wait_for_selector(f"{driven}[data-answers='2']{trained}")
+            assert page.locator(f"{driven} .driven-caption").inner_text() not in ("", caption)
         assert_page_rules(page, lesson_id, site_nav)
         if size == "desktop":
             assert_reflows(page, lesson_id)

@@ -117,8 +117,8 @@ def walk_every_state(open_page, server_factory, tmp_path: Path, size: str, quart
     scrolls in a frame to fit). Item 4: predictions come in the order the lesson lists them, and no prompt or
     reason uses a gradient not shown yet. Issue 32: at a gate the asked box and the boxes it depends on are in view
     and named (item 1), every lesson graph fits a desktop frame (item 1), and no text of a graph prints over
-    another or out of its box at any step (item 2). Issue 42 item 10: every lesson (the four quarters together),
-    and at each state (opened, every step of the graph players and the plot, every gate and answer) axe-core and
+    another or out of its box at any step (item 2). Issue 42 item 10: every lesson of the path (the four quarters
+    together), and at each state (opened, every step of the graph players and the plot, every gate and answer) axe-core and
     the overflow checks (path_walk.StateChecks)."""
     import json
 

@@ -130,7 +130,7 @@ def test_teacher_learner_and_second_teacher_manage_people_and_talk_about_a_run(b
     assert "Ada" in answer.locator(".comment-meta").text_content() and "doubles" in answer.text_content()
     row = brown_page.locator("#class-people li[data-person='Ada']")
     row.get_by_role("button", name="Rename Ada").click()
-    row.locator("input").fill("Ada L.")
+    row.get_by_role("textbox", name="New name").fill("Ada L.")
     row.get_by_role("button", name="Save the name").click()
     brown_page.locator("#class-people li[data-person='Ada L.']").wait_for()
     brown_page.locator("#class-people").get_by_role("button", name="Close the class").click()

@@ -1,4 +1,4 @@
-"""The three lessons that make the path six, taken end to end in a real Chromium at desktop width: one server
+"""The four lessons that make the path seven, taken end to end in a real Chromium at desktop width: one server
 and one page, each lesson opened once; on each finished lesson and on the path page, what differs by size
 (axe-core, no sideways scrolling, the picture) is checked at phone width too, on the state the walk reached.
 The walk's steps at 390 px are the keyboard walk's (tests/browser/test_keyboard_and_screen_reader_phone_beyond.py).
@@ -24,15 +24,18 @@ from conftest import WIDTHS, axe_violations, new_page
 pytestmark = pytest.mark.timeout(900)  # one walk of three lessons: 4 min at load average 25, a bound for a hang
 
 SLOPES, NETWORK, MODES = "slopes-and-the-chain-rule", "a-network-learns", "forward-and-reverse-mode"
+GRADIENT = "many-inputs-and-the-gradient"
 # The order a learner who skips ahead might take: the network lesson first, before gradient descent is done.
-VISITS = (NETWORK, SLOPES, MODES)
+VISITS = (NETWORK, SLOPES, GRADIENT, MODES)
 # Where each lesson's turn of languages starts: its exercises (2, 3, 2) take turns, and each lesson has one in
 # TypeScript.
-TURN = {NETWORK: 1, SLOPES: 0, MODES: 2}
+TURN = {NETWORK: 1, SLOPES: 0, GRADIENT: 0, MODES: 2}
 
 TANH_HALF = math.tanh(0.5)
 PREDICTIONS = {  # section 04, by hand
     SLOPES: {"s": 4.0, "u": 5.0, "y": 25.0, "du": 10.0, "ds": 10.0, "dx": 40.0},
+    # u = x y, v = x + y, z = u v at (2, 3): dz/du = v, and x's two paths v × y + u × 1.
+    GRADIENT: {"u": 6.0, "v": 5.0, "z": 30.0, "du": 5.0, "dx": 5.0 * 3 + 6.0},
     NETWORK: {"s": 0.125, "ys": -0.125, "L": 1.125, "dys": -1.0, "ds": 1.0, "dw1": -0.5},
     MODES: {"o": TANH_HALF, "slope": 1 - TANH_HALF ** 2, "od": 1 - TANH_HALF ** 2, "xod": 0.5 * (1 - TANH_HALF ** 2),
             "yd": TANH_HALF + 0.5 * (1 - TANH_HALF ** 2)},
@@ -42,13 +45,14 @@ QUIZ_NUMBERS = {  # the numeric questions' keys, by hand
     "hinge-loss": "0.75", "hinge-gradient": "0.5", "parameter-count": "33",
     "product-tangent": "-0.5", "tanh-tangent": f"{(1 - TANH_HALF ** 2) * 2:.4f}", "sweep-count": "5",
     "tangent-from-gradient": "-2",
+    "partial-in-x": "-12", "partial-in-y": "4", "two-paths": "5",  # 2 × 2 × 3 × (-1); 2 × 2 × 1; (2 + 1) × 1 + 2 × 1
 }
 # Section 03: the graph's output after the forward pass, by hand: (2 × 1 + 1)^2; max(0, 1 - 1 × (-0.25));
 # 0.5 × tanh(2 × 0.5).
-OUTPUT = {SLOPES: ("y", "9"), NETWORK: ("L", "1.25"), MODES: ("y", f"{0.5 * math.tanh(1.0):.4f}")}
-NEXT = {SLOPES: "/lessons/computational-graphs", NETWORK: f"/lessons/{MODES}", MODES: None}
+OUTPUT = {SLOPES: ("y", "9"), GRADIENT: ("f", "4"), NETWORK: ("L", "1.25"), MODES: ("y", f"{0.5 * math.tanh(1.0):.4f}")}
+NEXT = {SLOPES: f"/lessons/{GRADIENT}", GRADIENT: "/lessons/computational-graphs", NETWORK: f"/lessons/{MODES}", MODES: None}
 # What each lesson says it builds on when it is opened: (the unfinished lessons it names, or none).
-NOTE = {NETWORK: ["Gradient descent: linear regression"], SLOPES: None, MODES: ["Backpropagation: the chain rule on a graph"]}
+NOTE = {NETWORK: ["Gradient descent: linear regression"], SLOPES: None, GRADIENT: None, MODES: ["Backpropagation: the chain rule on a graph"]}
 
 
 def caption(page, holder: str) -> str:
@@ -90,6 +94,34 @@ def play_boundary(page) -> None:
     assert plot.locator("image.boundary-shading").get_attribute("href").startswith("data:image/png")
 
 
+def move_on_the_contours(page) -> None:
+    """The point moves over the lattice by its buttons: at (1, 1) the gradient of x^2 + 3y^2 is (2x, 6y) = (2, 6),
+    its length the square root of 40 (by hand); the arrow climbs three times as steeply as it goes across; at
+    the bottom the gradient is 0 and no arrow is drawn; at the edge the button that would leave is off and the
+    focus stays on a move that can be made."""
+    plot = page.locator("#contour-plot")
+    says = caption(page, "#contour-plot")
+    assert f"At (x, y) = (1, 1): f = 4, ∂f/∂x = 2, ∂f/∂y = 6. The gradient (2, 6) has length {math.sqrt(40):.4f}" in says
+    arrow = {key: float(plot.locator("line.contour-arrow").get_attribute(key)) for key in ("x1", "y1", "x2", "y2")}
+    assert arrow["x2"] > arrow["x1"] and (arrow["y1"] - arrow["y2"]) / (arrow["x2"] - arrow["x1"]) == pytest.approx(3)
+    left, down = plot.locator("button[data-move='ArrowLeft']"), plot.locator("button[data-move='ArrowDown']")
+    left.click()
+    left.click()
+    assert plot.get_attribute("data-point") == "0,1" and "∂f/∂x = 0, ∂f/∂y = 6" in caption(page, "#contour-plot")
+    down.click()
+    down.click()
+    assert "the gradient is (0, 0)" in caption(page, "#contour-plot")
+    assert plot.locator("line.contour-arrow").get_attribute("visibility") == "hidden"
+    for _ in range(4):
+        left.click()
+    assert plot.get_attribute("data-point") == "-2,0" and left.is_disabled()
+    assert page.evaluate("document.activeElement.dataset.move") == "ArrowRight"
+    assert "∂f/∂x = -4, ∂f/∂y = 0" in caption(page, "#contour-plot")
+    plot.locator("details.plot-table-view summary").click()
+    current = plot.locator(".plot-table tr[aria-current='step']")
+    assert current.locator("th").text_content() == "-2" and current.locator("td").all_text_contents() == ["4", "-4", "0", "4"]
+
+
 def cells(page) -> list[str]:
     return page.locator("#sweep-plot td.sweep-cell").all_text_contents()
 
@@ -112,7 +144,7 @@ def play_sweeps(page) -> None:
     assert "filled the row of y6" in caption(page, "#sweep-plot")
 
 
-PLOTS = {SLOPES: play_nudges, NETWORK: play_boundary, MODES: play_sweeps}
+PLOTS = {SLOPES: play_nudges, GRADIENT: move_on_the_contours, NETWORK: play_boundary, MODES: play_sweeps}
 
 
 def do_exercises(page, turn: int) -> None:
@@ -135,7 +167,7 @@ def at_both_widths(page, check) -> None:
         check(size, width)
 
 
-def test_the_three_new_lessons_end_to_end(browser, server_factory, tmp_path: Path, screenshots_dir: Path) -> None:
+def test_the_four_new_lessons_end_to_end(browser, server_factory, tmp_path: Path, screenshots_dir: Path) -> None:
     server = server_factory(tmp_path / "data")
     width, height = WIDTHS["desktop"]
     context, page, log = new_page(browser, server, width=width, height=height, bypass_csp=True,
@@ -185,11 +217,11 @@ def test_the_three_new_lessons_end_to_end(browser, server_factory, tmp_path: Pat
 
             at_both_widths(page, finished_lesson)
 
-        # The path: six lessons in order, what each builds on (ticked once finished), where the learner stands.
+        # The path: seven lessons in order, what each builds on (ticked once finished), where the learner stands.
         page.goto(f"{server.origin}/")
         page.wait_for_selector("main[data-ready='true']")
         ids = page.locator(".path-lesson").evaluate_all("nodes => nodes.map(n => n.dataset.lesson)")
-        assert ids == [SLOPES, "computational-graphs", "backprop", "gradient-descent-linear-regression", NETWORK, MODES]
+        assert ids == [SLOPES, GRADIENT, "computational-graphs", "backprop", "gradient-descent-linear-regression", NETWORK, MODES]
         for lesson_id in VISITS:
             entry = page.locator(f".path-lesson[data-lesson='{lesson_id}']")
             assert entry.get_attribute("data-finished") == "true"

@@ -7,7 +7,7 @@ pair does not make the page scroll sideways on a phone."""
 from __future__ import annotations
 
 import pytest
-from class_pages import PASSWORD, submit_form
+from class_pages import joined_and_graded, teacher_page
 
 from class_process import ClassServer
 from conftest import WIDTHS, axe_violations
@@ -22,24 +22,14 @@ def served(tmp_path_factory):
     server = ClassServer.start(tmp_path_factory.mktemp("similar-code"), None, class_name="Similar code")
     try:
         for name, source in HANDED_IN.items():
-            learner = server.join(name)
-            token = next(value for key, value in learner.cookies.items() if key.endswith("chainrule_csrf"))
-            graded = learner.post("/api/grade", json={"exercise": EXERCISE, "language": "python", "source": source},
-                                  headers={"X-CSRF-Token": token})
-            assert graded.status_code == 200 and graded.json()["status"] == "pass", graded.text
+            assert joined_and_graded(server, name, EXERCISE, source)["status"] == "pass"
         yield server
     finally:
         server.stop()
 
 
 def test_the_teacher_finds_the_copied_pair_by_keyboard_and_reads_both_files(browser, served, screenshots_dir):
-    context = browser.new_context(viewport={"width": WIDTHS["desktop"][0], "height": WIDTHS["desktop"][1]},
-                                  bypass_csp=True)
-    context.set_default_timeout(60_000)
-    page = context.new_page()
-    try:
-        page.goto(served.teacher_link)
-        submit_form(page, {"password": PASSWORD})
+    with teacher_page(browser, served) as page:
         page.wait_for_selector(f"#similar-exercise option[value='{EXERCISE}']", state="attached")
         page.locator("#similar-exercise").focus()
         page.locator("#similar-exercise").select_option(EXERCISE)
@@ -72,5 +62,3 @@ def test_the_teacher_finds_the_copied_pair_by_keyboard_and_reads_both_files(brow
         assert axe_violations(page, within="#class-similar") == []
         pair.scroll_into_view_if_needed()
         page.screenshot(path=str(screenshots_dir / "similar-code-390.png"))
-    finally:
-        context.close()

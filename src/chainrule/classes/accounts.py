@@ -45,10 +45,15 @@ from chainrule.number_text import count_text
 from chainrule.progress.audit_store import actor_of
 from chainrule.progress.class_store import AccountRow, ClassClosed, ClassStore, SeatsTaken
 from chainrule.progress.people_store import PeopleStore
+from chainrule.progress.roster_store import AlreadyClaimed, NotOnRoster
 from chainrule.progress.store import ProgressStore
 from chainrule.text_safety import valid_text
 
 TEACHER, LEARNER = "teacher", "learner"
+# A teaching assistant reads everything a teacher reads and comments on runs, but changes no grade and no person
+# (web/roles.py's "staff" role); STAFF: the roles that read the class's work.
+ASSISTANT = "assistant"
+STAFF = (TEACHER, ASSISTANT)
 TEACHER_LINK_LIFETIME = timedelta(days=7)
 RESET_LINK_LIFETIME = timedelta(days=2)
 MIN_PASSWORD, MAX_PASSWORD = 10, 200  # characters; argon2 hashes any length, the cap bounds the work
@@ -114,6 +119,7 @@ class Account:
     session_epoch: int
     approved: bool = True  # False: joined a class that asks for approval, not let in by the teacher yet
     class_state: str = "open"  # "closed": no one joins, learners only read; "archived": teachers only read too
+    section: str = ""  # a learner's section ('': none), from the roster or set by a teacher
 
 
 @dataclass(frozen=True)
@@ -137,7 +143,7 @@ def _removed(account_id: int) -> ClassError:
 
 def _account_of(row: AccountRow) -> Account:
     return Account(int(row.id), int(row.class_id), row.class_name, row.role, row.name, int(row.session_epoch),
-                   bool(row.approved), row.class_state)
+                   bool(row.approved), row.class_state, row.section or "")
 
 
 @dataclass(frozen=True)
@@ -156,6 +162,15 @@ class SignInAttempt:
     stored_hash: str | None
     scope: str  # whose failures it counts under: "name:<class>/<name>" or "device:<nonce>"
     reservation: int
+
+
+def roster_refusal(refusal: Exception) -> str:
+    """What a learner joining with a roster key is told when it cannot be taken."""
+    if isinstance(refusal, AlreadyClaimed):
+        return ("someone has joined with that e-mail or school id already: if it is yours, sign in instead, or "
+                "ask your teacher")
+    return ("that e-mail or school id is not on this class's roster: check it, leave it empty to join without "
+            "it, or ask your teacher")
 
 
 def closed_to_newcomers(class_name: str) -> str:
@@ -193,6 +208,13 @@ def clean_name(value: Any, what: str, field: str | None = None) -> str:
     if any(unicodedata.category(char).startswith("C") or char in INVISIBLE for char in name):
         raise InputError(f"the {what} may not hold control or invisible characters", field=field)
     return name
+
+
+def joining_key(value: Any) -> str:
+    """The e-mail (in lower case) or school id a learner gives when joining, as classes/roster.py keeps a
+    roster's keys ('' : none given)."""
+    text = storable_text(value if value is not None else "", "roster_key").strip()
+    return text.lower() if "@" in text else text
 
 
 def check_password(value: Any) -> str:
@@ -335,9 +357,11 @@ class Accounts:
                 same = "already goes by" if other == name else "goes by a name that looks the same:"
                 raise ClassError(f"someone in {class_name!r} {same} {other!r}: choose another name", kind="conflict")
 
-    async def join(self, invite_token: str, name: str, password: str) -> Account:
+    async def join(self, invite_token: str, name: str, password: str, roster_key: Any = "") -> Account:
         """A learner joins the class of the invite with a display name and a password (waiting for the
-        teacher if the class asks for approval)."""
+        teacher if the class asks for approval). With the e-mail or school id a teacher listed on the class's
+        roster (classes/roster.py), they take that entry: its section, and no wait for approval."""
+        key = joining_key(roster_key)
         class_id, class_name, name = await in_thread(self.check_join, invite_token, name)
         password_hash = await self.passwords.hash(check_password(password))
 
@@ -346,12 +370,14 @@ class Accounts:
 
         try:
             account_id = await in_thread(self.tables.add_learner, class_id, name, password_hash,
-                                          self._now().isoformat(), taken)
+                                          self._now().isoformat(), taken, key)
         except SeatsTaken:
             await in_thread(self._seat_left, class_id, class_name)
             raise
         except ClassClosed:  # closed between the invite's check and the write
             raise ClassError(closed_to_newcomers(class_name), kind="refused") from None
+        except (NotOnRoster, AlreadyClaimed) as refusal:
+            raise ClassError(roster_refusal(refusal), kind="refused") from None
         return await in_thread(self.written, account_id)
 
     # ---------------------------------------------------------------- who is in (the teacher decides)
@@ -380,9 +406,12 @@ class Accounts:
             raise ClassError("only the class's teacher can do this", kind="refused")
         return self.learner(teacher.class_id, learner_id)
 
-    def learner_in_class(self, teacher: Account, learner_id: int) -> Account:
-        """The learner of the teacher's class (ClassError "not-found" for anyone else, as for no one)."""
-        return self._learner_of(teacher, learner_id)
+    def learner_in_class(self, reader: Account, learner_id: int) -> Account:
+        """The learner of the class of ``reader`` (a teacher or a teaching assistant, who read the same; ClassError
+        "not-found" for anyone else, as for no one)."""
+        if reader.role not in STAFF:
+            raise ClassError("only the class's teachers can do this", kind="refused")
+        return self.learner(reader.class_id, learner_id)
 
     def approve(self, teacher: Account, learner_id: int) -> Account:
         """Let a learner who joined in (their teacher only)."""

@@ -21,7 +21,7 @@ import unicodedata
 from datetime import datetime, timedelta
 from typing import Any
 
-from chainrule.classes.accounts import LEARNER, TEACHER, Account, Accounts, ClassError, storable_text
+from chainrule.classes.accounts import LEARNER, STAFF, Account, Accounts, ClassError, storable_text
 from chainrule.errors import InputError
 from chainrule.number_text import count_text
 from chainrule.progress.comment_store import CommentStore, TooManyComments
@@ -62,7 +62,7 @@ class Comments:
         """(the run's learner, its source) if ``account`` may read and answer its comments."""
         owner = self.tables.run_owner(run_id) if 1 <= run_id <= 2**31 - 1 else None
         if owner is not None:
-            if account.role == TEACHER and account.class_id == owner.class_id or \
+            if account.role in STAFF and account.class_id == owner.class_id or \
                     account.role == LEARNER and account.id == owner.learner_id:
                 return int(owner.learner_id), owner.source
         raise ClassError(f"there is no run {run_id} of yours or of your class", kind="not-found")
@@ -88,7 +88,7 @@ class Comments:
                                  f"the most a learner may: try again in {count_text(int(wait + 0.999), 'second')}",
                                  kind="rate-limited", retry_after=wait) from None
         return {"id": comment_id, "run_id": run_id, "line": line, "body": body, "at": at, "author": account.name,
-                "by_teacher": account.role == TEACHER, "yours": True}
+                "by_teacher": account.role in STAFF, "yours": True}
 
     def runs_of(self, teacher: Account, learner_id: int) -> dict[str, Any]:
         """A learner's latest runs with their comments, for a teacher of their class."""
@@ -98,7 +98,7 @@ class Comments:
 
     def latest_answers(self, teacher: Account) -> list[dict[str, Any]]:
         """The latest answers of the class's learners (newest first), for a teacher of the class."""
-        if teacher.role != TEACHER:
+        if teacher.role not in STAFF:
             raise ClassError("only the class's teachers can see this", kind="refused")
         return [{"id": int(comment_id), "run_id": int(run_id), "line": None if line is None else int(line),
                  "body": body, "at": at, "learner_id": int(learner_id), "author": name, "exercise_id": exercise}
@@ -133,4 +133,4 @@ def _comment(row: Record, reader: Account) -> dict[str, Any]:
     comment_id, run_id, line, body, at, author_id, author, role = row
     return {"id": int(comment_id), "run_id": int(run_id), "line": None if line is None else int(line),
             "body": body, "at": at, "author": author or "someone who has left the class",
-            "by_teacher": role == TEACHER, "yours": author_id == reader.id}
+            "by_teacher": role in STAFF, "yours": author_id == reader.id}

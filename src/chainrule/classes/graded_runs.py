@@ -67,6 +67,7 @@ class Submission:
     source: str
     key: str | None = None
     accepted: str | None = None
+    hidden_seed: int | None = None  # the seed of its hidden cases: a regrade's run keeps its first grading's
 
     def stamped(self, now: Callable[[], datetime]) -> "Submission":
         """This run with its work time: the one it has, else ``now()`` (the server accepting it)."""
@@ -218,7 +219,7 @@ class InProcessRuns:
 
         def graded() -> dict:
             try:
-                return grade_now(run.exercise, run.language, run.source)
+                return grade_now(run.exercise, run.language, run.source, hidden_seed=run.hidden_seed)
             finally:
                 admission.leave(turn)  # in the grading's thread: the turn ends when the sandbox does
 
@@ -322,7 +323,8 @@ class QueuedRuns:
         if run.learner is None:  # only `chainrule lesson` has runs of no account, and it grades in process
             raise ValueError("a queued run is a class learner's: its Submission names the learner")
         job_id, _queued = self.jobs.submit(run.learner, run.exercise, run.language, run.source,
-                                           run.key or uuid.uuid4().hex, accepted=run.accepted)
+                                           run.key or uuid.uuid4().hex, accepted=run.accepted,
+                                           hidden_seed=run.hidden_seed)
         if job_id is None:  # not queued: the learner has too many open runs
             return Answer(refused(run, BOUND, self.jobs.max_open))
         self.send(job_id)

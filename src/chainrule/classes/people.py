@@ -20,7 +20,9 @@ import re
 from typing import Any
 
 from chainrule.classes.accounts import (
+    ASSISTANT,
     FAILURE_MEMORY,
+    STAFF,
     TEACHER,
     TEACHER_LINK_LIFETIME,
     Account,
@@ -83,6 +85,13 @@ def _teacher(account: Account) -> Account:
     return account
 
 
+def _staff(account: Account) -> Account:
+    """A teacher or a teaching assistant of the class: who may read what its teachers read."""
+    if account.role not in STAFF:
+        raise ClassError("only the class's teachers can see this", kind="refused")
+    return account
+
+
 class People:
     """The people and the state of a class, for its teachers (and each account's own password)."""
 
@@ -97,7 +106,7 @@ class People:
 
     def current_invite(self, teacher: Account) -> str | None:
         """The class's invite token while it is open (None when closed, or made before it could be shown)."""
-        state, salt = self.tables.class_state(_teacher(teacher).class_id)
+        state, salt = self.tables.class_state(_staff(teacher).class_id)
         return invite_token(self.accounts.secret(), salt) if state == OPEN and salt else None
 
     def rotate_invite(self, teacher: Account) -> str:
@@ -127,21 +136,23 @@ class People:
         self.tables.rename(learner.id, teacher.class_id, name, taken)
         return self.accounts.written(learner.id)
 
-    def teachers(self, teacher: Account) -> list[dict[str, Any]]:
-        return [{"id": id_, "name": name, "signed_up": has_password, "you": id_ == teacher.id}
-                for id_, name, has_password in self.tables.teachers(_teacher(teacher).class_id)]
+    def teachers(self, reader: Account, role: str = TEACHER) -> list[dict[str, Any]]:
+        """The class's teachers (or, with ``role`` ASSISTANT, its teaching assistants), for its staff."""
+        return [{"id": id_, "name": name, "signed_up": has_password, "you": id_ == reader.id}
+                for id_, name, has_password in self.tables.teachers(_staff(reader).class_id, role)]
 
-    def add_teacher(self, teacher: Account, name: Any) -> tuple[Account, str]:
-        """A further teacher of the class and their one-time link (to set a password and sign in)."""
+    def add_teacher(self, teacher: Account, name: Any, role: str = TEACHER) -> tuple[Account, str]:
+        """A further teacher (or, with ``role`` ASSISTANT, a teaching assistant) of the class and their one-time
+        link (to set a password and sign in)."""
         _teacher(teacher)
-        name = clean_name(name, "teacher's name", "name")
+        name = clean_name(name, "teacher's name" if role == TEACHER else "assistant's name", "name")
 
         def taken(names: list[str]) -> None:
             self.accounts.refuse_look_alike(teacher.class_name, name, names)
 
         link, link_hash, expires = self.accounts.new_link(TEACHER_LINK_LIFETIME)
         account_id = self.tables.add_teacher(teacher.class_id, name, self.accounts.store.now().isoformat(), taken,
-                                             link_hash, expires)
+                                             link_hash, expires, role)
         return self.accounts.written(account_id), link
 
     def remove_teacher(self, teacher: Account, teacher_id: int) -> dict[str, Any]:
@@ -160,6 +171,34 @@ class People:
         if not removed:
             raise ClassError(f"there is no teacher {teacher_id} in your class", kind="not-found")
         return {"id": int(teacher_id), "name": found.get(int(teacher_id), "")}
+
+    def remove_assistant(self, teacher: Account, assistant_id: int) -> dict[str, Any]:
+        """Remove a teaching assistant of the class (a teacher's choice): their account and sessions end; comments
+        they wrote stay, from "a removed account"."""
+        _teacher(teacher)
+        found = {id_: name for id_, name, _ in self.tables.teachers(teacher.class_id, ASSISTANT)}
+        if int(assistant_id) not in found or not self.tables.remove_teacher(assistant_id, teacher.class_id,
+                                                                            actor_of(teacher), ASSISTANT):
+            raise ClassError(f"there is no teaching assistant {assistant_id} in your class", kind="not-found")
+        return {"id": int(assistant_id), "name": found[int(assistant_id)]}
+
+    def approve_many(self, teacher: Account, learner_ids: list[int]) -> list[Account]:
+        """Let several waiting learners in at once: every id is checked first (one not of the class: nothing is
+        done)."""
+        learners = self._learners(teacher, learner_ids)
+        return [self.accounts.approve(teacher, learner.id) for learner in learners]
+
+    def remove_many(self, teacher: Account, learner_ids: list[int]) -> list[Account]:
+        """Remove several learners at once (each as Accounts.remove_learner does, in a transaction of its own):
+        every id is checked first, so a wrong one removes no one."""
+        learners = self._learners(teacher, learner_ids)
+        return [self.accounts.remove_learner(teacher, learner.id) for learner in learners]
+
+    def _learners(self, teacher: Account, learner_ids: list[int]) -> list[Account]:
+        _teacher(teacher)
+        if not learner_ids:
+            raise InputError("choose at least one learner", field="ids")
+        return [self.accounts.learner_in_class(teacher, learner_id) for learner_id in dict.fromkeys(learner_ids)]
 
     # ---------------------------------------------------------------- one's own account
 

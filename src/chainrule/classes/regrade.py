@@ -46,11 +46,31 @@ AT_ONCE = 8  # runs submitted at once (the grader's own turns decide how many ru
 
 
 def cases_fingerprint(exercise_id: str) -> str:
-    """SHA-256 of the exercise's cases as the grader loads them now."""
-    from chainrule.grading import exercise_cases
+    """SHA-256 of the exercise's cases as the grader loads them now: the shown ones, and the hidden ones of one
+    fixed seed (so a changed hidden rule is a change of cases too)."""
+    from chainrule.grading import exercise_cases, get_exercise
 
-    cases = [[case.name, case.args, case.expected, list(case.labels)] for case in exercise_cases(exercise_id)]
+    shown = exercise_cases(exercise_id)
+    drawn = get_exercise(exercise_id).hidden_cases(0)
+    cases = [[case.name, case.args, case.expected, list(case.labels)] for case in (*shown, *drawn)]
     return hashlib.sha256(json.dumps(cases, sort_keys=True, default=repr).encode()).hexdigest()
+
+
+def hidden_seed(result: Any, regrade_nonce: str, submission: int) -> int:
+    """The seed of a run's hidden cases when it is graded again: its first grading's (kept in its result), so
+    the regrade judges the same fresh inputs under the new cases; for a run graded before hidden cases existed,
+    one drawn from the regrade's secret nonce (the same on every try of this regrade, unknown to the learner)."""
+    from chainrule.grading import HIDDEN_SEEDS
+
+    try:
+        kept = (json.loads(result) if isinstance(result, str) else result).get("hidden") or {}
+        seed = kept.get("seed")
+    except (ValueError, AttributeError):
+        seed = None
+    if isinstance(seed, int) and not isinstance(seed, bool) and 0 <= seed < HIDDEN_SEEDS:
+        return seed
+    digest = hashlib.sha256(f"{regrade_nonce}-{submission}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") % HIDDEN_SEEDS
 
 
 def _tests_passed(result: Any) -> int:
@@ -129,10 +149,12 @@ class Regrades:
 
         async def one(row: Record) -> None:
             async with limiter:
-                learner, _, submission, language, source, _, _, job, at = row
+                learner, submission = row.learner_id, row.submission_id
                 key = f"regrade-{regrade_id}-{regrade['nonce']}-{submission}"
-                # The new run keeps the work time of the run it grades again, never the regrade's own.
-                run = Submission(int(learner), regrade["exercise_id"], language, source, key, accepted=at)
+                # The new run keeps the work time and the hidden cases of the run it grades again.
+                seed = hidden_seed(row.result, regrade["nonce"], int(submission))
+                run = Submission(int(learner), regrade["exercise_id"], row.language, row.source, key,
+                                 accepted=row.at, hidden_seed=seed)
                 while True:
                     answer = await self.runs.submit(run)
                     if answer.body.get("verdict") != "busy":
@@ -167,11 +189,12 @@ class Regrades:
         their standing changes when the regrade is applied."""
         regrade = self._regrade(class_id, regrade_id)
         rows = []
-        for learner, name, submission, language, _, passed, after, _, _ in self.tables.runs(regrade_id):
+        for row in self.tables.runs(regrade_id):
+            passed, after = bool(row.passed_before), row.after_status
             graded = after is not None and after != NOT_GRADED
-            rows.append({"learner_id": int(learner), "name": name, "run": int(submission), "language": language,
-                         "passed_before": bool(passed), "after": after, "graded": graded,
-                         "changes": graded and bool(passed) != (after == "pass")})
+            rows.append({"learner_id": int(row.learner_id), "name": row.name, "run": int(row.submission_id),
+                         "language": row.language, "passed_before": passed, "after": after, "graded": graded,
+                         "changes": graded and passed != (after == "pass")})
         return {"id": int(regrade["id"]), "exercise_id": regrade["exercise_id"], "pick": regrade["pick"],
                 "state": regrade["state"], "created_at": regrade["created_at"], "rows": rows,
                 "changes": sum(row["changes"] for row in rows),

@@ -84,7 +84,7 @@ def _texts(lesson_id: str) -> dict[str, Any]:
             "key_ideas": [{"id": idea["id"], "text": idea["text"]} for idea in data["explain"]["key_ideas"]]}
 
 
-def _path() -> list[dict[str, Any]]:
+def written_lessons() -> list[dict[str, Any]]:
     """The written lessons in path order: each one's title and what it asks for (lessons.lesson_shape)."""
     return [lessons.lesson_shape(entry["id"]) | {"title": entry["title"]} | _texts(entry["id"])
             for entry in lessons.get_path()["lessons"] if entry.get("written")]
@@ -110,8 +110,8 @@ def _counted(submissions: list[Record]) -> list[Record]:
     """The runs that count (progress/finished.py's rule: origin '', the learner's own run graded here: never an
     imported one, a regrade's run not applied or reverted, or one an applied regrade set aside), in the order
     the work was done (a regrade's run has the work time of the run it graded again), then as kept."""
-    counted = [(index, row) for index, row in enumerate(submissions) if row[5] == ""]
-    return [row for _, row in sorted(counted, key=lambda item: (_utc(item[1][4]), item[0]))]
+    counted = [(index, row) for index, row in enumerate(submissions) if row.origin == ""]
+    return [row for _, row in sorted(counted, key=lambda item: (_utc(item[1].at), item[0]))]
 
 
 def _utc(at: str) -> datetime:
@@ -161,17 +161,25 @@ class ClassReport:
         self.tables = ClassStore(store)
         self.accounts = accounts
 
-    def overview(self, class_id: int) -> dict[str, Any]:
+    def _learners(self, class_id: int, section: str) -> list[Any]:
+        from chainrule.classes.sections import Sections
+
+        return Sections(self.accounts).learners(class_id, section)
+
+    def overview(self, class_id: int, section: str = "") -> dict[str, Any]:
         """The class against the path: the roster (each learner's totals and grid), each exercise's runs and
-        diagnoses, each question's answers and predicted recall; data first, each number's text beside it."""
-        path = _path()
+        diagnoses, each question's answers and predicted recall; data first, each number's text beside it.
+        With a ``section`` (checked by classes/sections.py), only its learners, in the roster and in every count
+        (but for the predicted recall, which FSRS gives for the whole class)."""
+        path = written_lessons()
         exercises = tuple(e for lesson in path for e in lesson["exercises"])
-        seen = _seen(self.tables.class_activity(class_id, exercises))
+        learners = self._learners(class_id, section)
+        activity = self.tables.class_activity(class_id, exercises)
+        seen = _seen(_only(activity, {learner.id for learner in learners}) if section else activity)
         recall = recall_now(self.store, class_id, self.store.now())  # FSRS's prediction, per question
         credit = Deadlines(self.store, self.accounts).credit(class_id)
-        return {"path": [self._path_entry(lesson) for lesson in path],
-                "roster": [_roster_row(learner, path, seen, credit.get(learner.id, {}))
-                           for learner in self.accounts.learners(class_id)],
+        return {"path": [self._path_entry(lesson) for lesson in path], "section": section,
+                "roster": [_roster_row(learner, path, seen, credit.get(learner.id, {})) for learner in learners],
                 "exercises": [_with_exercise_texts(_exercise_row(lesson, exercise, seen))
                               for lesson in path for exercise in lesson["exercises"]],
                 "questions": [_with_question_texts(_question_row(lesson, question, seen, recall))
@@ -190,7 +198,7 @@ class ClassReport:
         their explanation of each lesson (its text and the key ideas ticked); only a learner of this class."""
         learner = self.accounts.learner(class_id, learner_id)
         activity = self.tables.learner_activity(learner.id)
-        texts = {lesson["id"]: lesson for lesson in _path()}
+        texts = {lesson["id"]: lesson for lesson in written_lessons()}
         # An imported run is the learner's own claim: shown as such, never with a verdict of ours.
         events = [{"kind": "run", "at": at, "exercise_id": exercise, "language": language,
                    "status": IMPORTED if origin == IMPORTED else status, "imported": origin == IMPORTED,
@@ -208,25 +216,26 @@ class ClassReport:
         return {"learner": {"id": learner.id, "name": _name(learner)}, "events": events,
                 "explanations": explanations}
 
-    def explanations(self, class_id: int, lesson_id: str) -> dict[str, Any]:
+    def explanations(self, class_id: int, lesson_id: str, section: str = "") -> dict[str, Any]:
         """Every learner's explanation of one lesson side by side (a learner who wrote none: text None), with
         the lesson's key ideas and, per learner, those they ticked."""
-        lesson = next((entry for entry in _path() if entry["id"] == lesson_id), None)
+        lesson = next((entry for entry in written_lessons() if entry["id"] == lesson_id), None)
         if lesson is None:
             raise ClassError(f"the path has no written lesson {lesson_id!r}", kind="not-found")
         written = {learner: (text, ticked, at) for learner, lesson_of, text, ticked, at
                    in self.tables.class_activity(class_id)["explanations"] if lesson_of == lesson_id}
         learners = []
-        for learner in self.accounts.learners(class_id):
+        for learner in self._learners(class_id, section):
             text, ticked, at = written.get(learner.id, (None, [], None))
             learners.append({"id": learner.id, "name": _name(learner)}
                             | _explanation(lesson, text, ticked, at))
         return {"lesson": {"id": lesson["id"], "title": lesson["title"], "key_ideas": lesson["key_ideas"]},
                 "learners": learners}
 
-    def gradebook(self, class_id: int) -> list[list[Any]]:
-        """Rows for a CSV: a header, then one row per learner (per lesson: exercises passed, quiz right)."""
-        data = self.overview(class_id)
+    def gradebook(self, class_id: int, section: str = "") -> list[list[Any]]:
+        """Rows for a CSV: a header, then one row per learner (per lesson: exercises passed, quiz right); of one
+        section's learners only, with a ``section``."""
+        data = self.overview(class_id, section)
         header = ["learner", "sections done", "lessons done", "exercises passed", "quiz right (first answer)",
                   "last active"]
         for lesson in data["path"]:
@@ -241,7 +250,9 @@ class ClassReport:
                         sum(help_used["hints"] for help_used in lesson["help"].values()),
                         sum(state == PASSED_WITH_SOLUTION for state in lesson["exercise_states"].values())]
             rows.append(row)
-        return _with_credit(rows, data["roster"], *Deadlines(self.store, self.accounts).gradebook_columns(class_id))
+        rows = _with_credit(rows, data["roster"], *Deadlines(self.store, self.accounts).gradebook_columns(class_id))
+        # The learner's section last: the columns before it keep their places for a spreadsheet made earlier.
+        return [rows[0] + ["class section"]] + [row + [entry["section"]] for row, entry in zip(rows[1:], data["roster"])]
 
 
 # ---------------------------------------------------------------- the overview's parts (data, then display text)
@@ -262,6 +273,17 @@ class _Seen:
     failing: dict[str, Counter[str]]  # exercise -> diagnoses of its failing runs
     first_answer: dict[tuple[int, str, str], tuple[str, bool]]  # (learner, lesson, question) -> (answer, right)
     wrong: dict[tuple[str, str], Counter[str]]  # (lesson, question) -> wrong answers
+
+
+def _only(activity: ClassActivity, learners: set[int]) -> ClassActivity:
+    """The class's activity of these learners only (a section's)."""
+    return ClassActivity(
+        submissions=[row for row in activity["submissions"] if row.learner_id in learners],
+        answers=[row for row in activity["answers"] if row.learner_id in learners],
+        explanations=[row for row in activity["explanations"] if row.learner_id in learners],
+        help=[row for row in activity["help"] if row[0] in learners],
+        work={key: value for key, value in activity["work"].items() if key in learners},
+        last_active={key: value for key, value in activity["last_active"].items() if key in learners})
 
 
 def _seen(activity: ClassActivity) -> _Seen:
@@ -322,7 +344,8 @@ def _roster_row(learner: Any, path: list[dict[str, Any]], seen: _Seen,
         totals.update(tally)
     counted = ("sections_done", "sections", "lessons_done", "exercises_passed", "exercises", "quiz_right",
                "quiz_questions")
-    return {"id": learner.id, "name": _name(learner)} | {key: totals[key] for key in counted} | {
+    return {"id": learner.id, "name": _name(learner), "section": learner.section} | {
+        key: totals[key] for key in counted} | {
         "lessons": len(path), "last_active": seen.last_active.get(learner.id), "grid": cells}
 
 
@@ -394,10 +417,13 @@ def overview_etag(data: dict[str, Any]) -> str:
 
 def csv_text(rows: list[list[Any]]) -> str:
     """CSV in which no cell runs as a spreadsheet formula: a text cell starting with =, +, -, @ (or a tab
-    or carriage return) gets a leading apostrophe, as OWASP advises against CSV injection."""
+    or carriage return: roster.py's FORMULA_START) gets a leading apostrophe, as OWASP advises against CSV
+    injection."""
+    from chainrule.classes.roster import FORMULA_START
+
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     for row in rows:
-        writer.writerow(["'" + cell if isinstance(cell, str) and cell[:1] in ("=", "+", "-", "@", "\t", "\r")
+        writer.writerow(["'" + cell if isinstance(cell, str) and cell.startswith(FORMULA_START)
                          else cell for cell in row])
     return out.getvalue()

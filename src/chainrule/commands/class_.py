@@ -3,6 +3,7 @@
     chainrule class create "Physics 2b" --url https://class.example.org
     chainrule class list
     chainrule class roster "Physics 2b"            (also: exercises, questions)
+    chainrule class mistakes "Physics 2b"          the mistakes the grader named, per exercise: runs, learners, days
     chainrule class timeline "Physics 2b" "Ada"
     chainrule class gradebook "Physics 2b" --csv
     chainrule class optimize "Physics 2b"          fit the review scheduler to the class's pooled logs
@@ -36,6 +37,7 @@ from typing import Any, Callable
 
 from chainrule.classes.addresses import DEFAULT_ADDRESS
 from chainrule.commands.arguments import whole_number
+from chainrule.errors import InputError
 from chainrule.number_text import count_text
 from chainrule.text_safety import terminal_json, terminal_text
 
@@ -107,42 +109,26 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     for view in ("roster", "exercises", "questions"):
         sub = action(view, _view, f"the class's {view}, as on the teacher's page", name)
         sub.add_argument("--json", action="store_true", help="print JSON instead of a table")
+        sub.add_argument("--section", default=None, help="one section's learners only")
         sub.set_defaults(view=view)
+    sub = action("mistakes", _mistakes, "the class's common mistakes: per exercise, the mistakes the grader named in "
+                 "runs that did not pass, with their runs, learners, days and hints", name)
+    sub.add_argument("--json", action="store_true", help="print JSON instead of text")
+    action("import-roster", _import_roster, "add the people of a roster CSV (name, e-mail or school id, section) "
+           "to the class: every row, or none", name, ("file", "the CSV file (- : standard input)"))
+    action("section", _section, "put a learner in a section (\"\" : none)", name, learner,
+           ("section", "the section's name"))
     sub = action("timeline", _timeline, "one learner's runs (with code) and answers", name,
                  ("learner", "the learner's display name"))
     sub.add_argument("--json", action="store_true", help="print JSON instead of text")
     sub = action("optimize", _optimize, "fit the review scheduler (FSRS) to the class's pooled review logs", name)
     sub.add_argument("--steps", type=whole_number(1, "--steps"), default=250,
                      help="Adam steps of the fit (default: 250)")
-    sub = action("due", _due, "due dates (in the class's time zone) and the late policy: set them, or list them",
-                 name)
-    sub.add_argument("lesson", nargs="?", help="the lesson's id (leave out to list the dates)")
-    sub.add_argument("date", nargs="?", help="YYYY-MM-DD HH:MM or YYYY-MM-DD (23:59), in the class's time zone; "
-                     "\"none\" removes it")
-    sub.add_argument("--exercise", default=None, help="one exercise of the lesson, due on its own date")
-    sub.add_argument("--time-zone", default=None, help="the class's time zone, an IANA name (default: as it was, UTC "
-                     "for a new class)")
-    sub.add_argument("--late", default=None, metavar="POLICY",
-                     help="what late work earns: \"no-credit\" (the default) or a percentage less per day late, like 10%%")
-    sub = action("extend", _extend, "a learner's own due date for a lesson (or many, from a CSV)", name)
-    for argument, argument_help in (("learner", "the learner's display name (not with --csv)"),
-                                    ("lesson", "the lesson's id"),
-                                    ("date", "YYYY-MM-DD HH:MM, YYYY-MM-DD, +N (days after the lesson's date) or "
-                                             "\"none\"")):
-        sub.add_argument(argument, nargs="?", help=argument_help)
-    sub.add_argument("--csv", default=None, metavar="FILE",
-                     help="a CSV of extensions, one per row: learner,lesson,due (- : standard input); all or none")
-    sub = action("regrade", _regrade, "grade an exercise's runs again after its cases changed: who would change "
-                 "standing, then --apply or --revert", name)
-    sub.add_argument("exercise", nargs="?", help="the exercise's id (each learner's latest run is graded again)")
-    sub.add_argument("--best", action="store_true", help="grade each learner's best run instead of the latest")
-    group = sub.add_mutually_exclusive_group()
-    group.add_argument("--apply", type=whole_number(1, "--apply"), metavar="ID", help="apply regrade ID")
-    group.add_argument("--revert", type=whole_number(1, "--revert"), metavar="ID", help="revert regrade ID")
-    group.add_argument("--list", action="store_true", help="the class's regrades")
+    _register_dates(action, name)
     _register_marks(action, name, learner)
     sub = action("gradebook", _gradebook, "one row per learner: lessons, exercises, quiz", name)
     sub.add_argument("--csv", action="store_true", required=True, help="print CSV (the only format for now)")
+    sub.add_argument("--section", default=None, help="one section's learners only")
 
 
 def _address(text: str) -> str:
@@ -296,14 +282,21 @@ def _teacher_of(class_id: int, class_name: str) -> Any:
 
 
 def _learners(args: argparse.Namespace) -> int:
+    from chainrule.classes.roster import Roster
+
     store, accounts = _open(args, lessons=False)
     with store:
         class_id = accounts.class_id(args.name)
         admission, learners = accounts.admission(class_id), accounts.learners(class_id)
+        listed = [entry for entry in Roster(accounts).entries(class_id) if entry["learner_id"] is None]
     seats = "no limit" if admission.seats is None else f"{admission.seats}"
     _print(f"{count_text(admission.taken, 'learner')}; seats: {seats}; approval: {'on' if admission.approval else 'off'}")
     for learner in learners:
-        _print(f"{learner.name}  ({'in the class' if learner.approved else 'waiting for the teacher'})")
+        section = f", section {learner.section}" if learner.section else ""
+        _print(f"{learner.name}  ({'in the class' if learner.approved else 'waiting for the teacher'}{section})")
+    for entry in listed:
+        section = f", section {entry['section']}" if entry["section"] else ""
+        _print(f"{entry['name']}  (on the roster, not joined yet: {entry['key']}{section})")
     return 0
 
 
@@ -349,10 +342,12 @@ def _list(args: argparse.Namespace) -> int:
 
 def _view(args: argparse.Namespace) -> int:
     from chainrule.classes.report import ClassReport
+    from chainrule.classes.sections import Sections
 
     store, accounts = _open(args)
     with store:
-        data = ClassReport(store, accounts).overview(accounts.class_id(args.name))
+        class_id = accounts.class_id(args.name)
+        data = ClassReport(store, accounts).overview(class_id, Sections(accounts).chosen(class_id, args.section))
     rows = data[args.view]
     if args.json:
         print(terminal_json(rows))
@@ -380,6 +375,27 @@ def _view(args: argparse.Namespace) -> int:
         if fading:
             _print("Fading first (lowest predicted recall now): " + ", ".join(
                 f"{r['lesson_id']}/{r['question_id']} ({r['recall_now_text']})" for r in fading))
+    return 0
+
+
+def _mistakes(args: argparse.Namespace) -> int:
+    from chainrule.classes.misconceptions import common_mistakes
+
+    store, accounts = _open(args)
+    with store:
+        found = common_mistakes(store, accounts, accounts.class_id(args.name))
+    if args.json:
+        print(terminal_json(found))
+        return 0
+    _print(found["said"])
+    for entry in found["exercises"]:
+        _print(f"{entry['exercise_id']}: {entry['said']}")
+        for mistake in entry["mistakes"]:
+            days = ", ".join(f"{day['day']} {day['runs']}" for day in mistake["days"])
+            _print(f"  {mistake['mistake']:24} {mistake['runs_text']:>9} {mistake['learners_text']:>12}  per day: {days}")
+            _print(f"    runs: {', '.join(str(run['run_id']) for run in mistake['recent_runs'])}"
+                   + (f" and {mistake['runs_not_listed_text']} more" if mistake["runs_not_listed"] else ""))
+            _print(f"    hint: {mistake['hint'] or 'none: the exercise no longer names this mistake'}")
     return 0
 
 
@@ -431,11 +447,42 @@ def _optimize(args: argparse.Namespace) -> int:
 
 def _gradebook(args: argparse.Namespace) -> int:
     from chainrule.classes.report import ClassReport, csv_text
+    from chainrule.classes.sections import Sections
 
     store, accounts = _open(args)
     with store:
-        rows = ClassReport(store, accounts).gradebook(accounts.class_id(args.name))
+        class_id = accounts.class_id(args.name)
+        rows = ClassReport(store, accounts).gradebook(class_id, Sections(accounts).chosen(class_id, args.section))
     sys.stdout.write(terminal_text(csv_text(rows)))
+    return 0
+
+
+def _import_roster(args: argparse.Namespace) -> int:
+    """classes/roster.py's import: the file's bytes as they are (its rule checks the encoding and the size)."""
+    from chainrule.classes.roster import MAX_ROSTER_BYTES, Roster
+
+    if args.file == "-":
+        data = sys.stdin.buffer.read(2 * MAX_ROSTER_BYTES)  # enough to say "too big" without reading it all
+    else:
+        try:
+            with open(args.file, "rb") as file:
+                data = file.read(2 * MAX_ROSTER_BYTES)
+        except OSError as error:
+            raise InputError(f"cannot read {args.file}: {error.strerror}") from None
+    store, accounts = _open(args, lessons=False)
+    with store:
+        outcome = Roster(accounts).import_csv(accounts.class_id(args.name), data)
+    _print(f"{outcome.text()}. A listed learner joins with the invite and their e-mail or school id.")
+    return 0
+
+
+def _section(args: argparse.Namespace) -> int:
+    from chainrule.classes.sections import Sections
+
+    learner = _for_a_learner(args, lambda accounts, teacher, learner_id, store: Sections(accounts).set_section(
+        teacher, learner_id, args.section))
+    _print(f"{learner.name} is in section {learner.section!r}." if learner.section
+           else f"{learner.name} is in no section.")
     return 0
 
 
@@ -543,6 +590,36 @@ def _regrade(args: argparse.Namespace) -> int:
         _print(f"Nothing counts yet: `chainrule class regrade {shlex.quote(args.name)} --apply {table['id']}` "
                "applies it.")
     return 0
+
+
+def _register_dates(action: Callable[..., argparse.ArgumentParser], name: tuple[str, str]) -> None:
+    """due, extend and regrade: the class's dates and its verdicts again."""
+    sub = action("due", _due, "due dates (in the class's time zone) and the late policy: set them, or list them",
+                 name)
+    sub.add_argument("lesson", nargs="?", help="the lesson's id (leave out to list the dates)")
+    sub.add_argument("date", nargs="?", help="YYYY-MM-DD HH:MM or YYYY-MM-DD (23:59), in the class's time zone; "
+                     "\"none\" removes it")
+    sub.add_argument("--exercise", default=None, help="one exercise of the lesson, due on its own date")
+    sub.add_argument("--time-zone", default=None, help="the class's time zone, an IANA name (default: as it was, UTC "
+                     "for a new class)")
+    sub.add_argument("--late", default=None, metavar="POLICY",
+                     help="what late work earns: \"no-credit\" (the default) or a percentage less per day late, like 10%%")
+    sub = action("extend", _extend, "a learner's own due date for a lesson (or many, from a CSV)", name)
+    for argument, argument_help in (("learner", "the learner's display name (not with --csv)"),
+                                    ("lesson", "the lesson's id"),
+                                    ("date", "YYYY-MM-DD HH:MM, YYYY-MM-DD, +N (days after the lesson's date) or "
+                                             "\"none\"")):
+        sub.add_argument(argument, nargs="?", help=argument_help)
+    sub.add_argument("--csv", default=None, metavar="FILE",
+                     help="a CSV of extensions, one per row: learner,lesson,due (- : standard input); all or none")
+    sub = action("regrade", _regrade, "grade an exercise's runs again after its cases changed: who would change "
+                 "standing, then --apply or --revert", name)
+    sub.add_argument("exercise", nargs="?", help="the exercise's id (each learner's latest run is graded again)")
+    sub.add_argument("--best", action="store_true", help="grade each learner's best run instead of the latest")
+    group = sub.add_mutually_exclusive_group()
+    group.add_argument("--apply", type=whole_number(1, "--apply"), metavar="ID", help="apply regrade ID")
+    group.add_argument("--revert", type=whole_number(1, "--revert"), metavar="ID", help="revert regrade ID")
+    group.add_argument("--list", action="store_true", help="the class's regrades")
 
 
 def _register_marks(action: Callable[..., argparse.ArgumentParser], name: tuple[str, str],

@@ -159,7 +159,8 @@ def render_result(result: dict, verbose: bool = False) -> str:
     for t in failing[:3]:
         lines.append("")
         lines.append(f"{t['name']}: {t['status']}")
-        lines.append(f"  call: {t['test_code']}")
+        if t.get("test_code"):  # a hidden case's call is shown once the run passes
+            lines.append(f"  call: {t['test_code']}")
         for text in terminal_text(t["message"] or "").split("\n"):
             lines.append(f"  {text}")
         if t.get("output"):
@@ -170,6 +171,9 @@ def render_result(result: dict, verbose: bool = False) -> str:
     if result.get("message") and (result["status"] == "error" or result.get("type_errors")):
         lines.append("")
         lines.append(terminal_text(result["message"]))
+    elif result.get("diagnosis"):  # what the whole run says (e.g. it only fits the cases shown), once
+        lines.append("")
+        lines.append(terminal_text(result["diagnosis"]))
     passed = sum(t["status"] == "pass" for t in tests)
     lines.append("")
     lines.append(f"{passed} of {len(tests)} tests passed.")

@@ -191,7 +191,10 @@ class _Session:
         if verdict["correct"]:
             self.say("Right. " + verdict.get("reason", ""))
         else:
-            self.say(f"Not quite. {answer_sentence(shown.get('kind'), verdict.get('expected', ''))} "
+            # A hint aimed at this very answer (a named slip, why this option is wrong) says what went wrong;
+            # a general "try once more" does not fit here, where the answer is given.
+            aimed = f"{verdict['hint']} " if verdict.get("aimed") and verdict.get("hint") else ""
+            self.say(f"Not quite. {aimed}{answer_sentence(shown.get('kind'), verdict.get('expected', ''))} "
                      f"{verdict.get('reason', '')}")
         schedule = self.store.review(lesson_id, question_id, typed, bool(verdict["correct"]))
         self.say(f"Next review: {schedule['text']} ({format_due(schedule['due'])}).")

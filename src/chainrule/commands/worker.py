@@ -366,7 +366,7 @@ def _grade_turn(jobs: RunJobs, queue_job_id: int, name: str, hand_on: Callable[[
     if run is None:
         return  # no run left to take (another queue job took it), or it has ended
     try:
-        result = grade(run.exercise_id, run.language, run.source)
+        result = grade(run.exercise_id, run.language, run.source, hidden_seed=run.hidden_seed)
     except ValueError as error:  # an exercise or language this host's chainrule does not know
         jobs.end(run.id, CANNOT_GRADE, str(error))
         return

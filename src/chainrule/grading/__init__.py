@@ -18,6 +18,7 @@ from chainrule.grading.exercise_folder import (
     load_exercise_folder,
 )
 from chainrule.grading.grader import (
+    HIDDEN_SEEDS,
     NOT_A_VERDICT,
     SERVER_BUSY,
     GradingError,
@@ -45,7 +46,7 @@ from chainrule.grading.registry import (
 from chainrule.grading.sandbox import Limits, isolation_report
 
 __all__ = [
-    "EXERCISES", "NOT_A_VERDICT", "SERVER_BUSY", "Exercise", "ExerciseFolderError", "GradingCase", "LANGUAGES", "GradingError", "Limits",
+    "EXERCISES", "HIDDEN_SEEDS", "NOT_A_VERDICT", "SERVER_BUSY", "Exercise", "ExerciseFolderError", "GradingCase", "LANGUAGES", "GradingError", "Limits",
     "busy_result", "configure_concurrency", "default_limits", "detect_exercise", "exercise_cases", "gate", "get_exercise", "grade", "grade_now",
     "isolation_report", "judged_the_code", "list_exercises", "load_exercise_folder", "normalize_language", "prepare_typescript",
     "reference_source", "register_exercise_folder", "run_result", "starter_source",

@@ -5,8 +5,8 @@ the exercise folder may give any of them its own message ("diagnoses" in exercis
 test the first mistake that fits gives the hint; a test that raised gets the hint of the first mistake
 whose `raised` recogniser reads that exception (Python's IndexError when a value is read before it is
 computed means the same mistake as JavaScript's NaN). Then the whole run: a run-level mistake of the kind
-that fits, else the hint every test that did not pass shares (when at least two did not), becomes the
-summary, said once at the top of the result.
+that fits, else the hint every test that did not pass shares (when at least two did not; the shown ones
+when any of them did not), becomes the summary, said once at the top of the result.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ def _numbers(raw: list[object]) -> list[float] | None:
 
 
 def _recognise(exercise: Exercise, attempt: Attempt | None, run: list[Attempt], run_level: bool) -> tuple[str, str] | None:
-    for mistake in exercise.kind.mistakes:
+    for mistake in exercise.kind.all_mistakes:
         if mistake.run_level != run_level:
             continue
         fills = mistake.recognise(attempt, run)  # type: ignore[arg-type]
@@ -87,7 +87,7 @@ def diagnose_run(exercise: Exercise, cases: list[GradingCase], raws: list[list[A
                                 if exercise.kind.slot == "grad" else
                                 f"Every entry of the list {function} returns must be a number.")
             continue
-        attempts[index] = Attempt(case.inputs, case.args, got, list(case.expected))
+        attempts[index] = Attempt(case.inputs, case.args, got, list(case.expected), hidden=case.hidden)
     run = list(attempts.values())
     for index, attempt in attempts.items():
         if not failing[index]:
@@ -103,6 +103,9 @@ def diagnose_run(exercise: Exercise, cases: list[GradingCase], raws: list[list[A
     # The mistake every test that did not pass shows (at least two): said once, in the first one's words.
     raised = [isinstance(error, dict) for error in (errors or [])] + [False] * len(cases)
     not_passing = [i for i in range(len(cases)) if failing[i] or raised[i]]
+    # The shown cases are chosen to tell mistakes apart; a hidden draw may fit two, so they speak when they fail.
+    shown_not_passing = [i for i in not_passing if not cases[i].hidden]
+    not_passing = shown_not_passing or not_passing
     shared = {names[i] for i in not_passing}
     if len(not_passing) >= 2 and len(shared) == 1 and None not in shared:
         return Diagnosis(hints, hints[not_passing[0]], names, names[not_passing[0]])

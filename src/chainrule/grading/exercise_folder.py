@@ -3,7 +3,8 @@
     exercise.json      {"id", "title", "summary", "text": "exercise.md",
                         "function": {"python": "forward_values", "javascript": "forwardValues"},
                         "kind": "graph-values", "cases": [{"name": ..., inputs of the kind}, ...],
-                        "diagnoses": {"mistake name": "message", ...}}      (optional)
+                        "diagnoses": {"mistake name": "message", ...},      (optional)
+                        "hidden": {"count": N, "draw": {"field": [low, high], ...}}}  (see hidden_cases.py)
     exercise.md        the task, in markdown (the lesson page shows it)
     starter.py|js|ts   what the learner starts from (it must fail the tests)
     solution.py|js|ts  the reference (it must pass); a language is offered when both of its files exist
@@ -17,11 +18,12 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from chainrule.folder_paths import OutsideFolderError, inside_folder
+from chainrule.grading.hidden_cases import HiddenRule, draw_hidden, read_hidden_rule
 from chainrule.grading.json_objects import JsonList, JsonObject
 from chainrule.grading.kinds import CaseError, CaseKind, kind_of
 from chainrule.grading.kinds.base import check_messages
@@ -44,6 +46,7 @@ class GradingCase:
     expected: list[float]  # raw engine floats
     labels: tuple[str, ...]  # what each expected number is
     inputs: JsonObject  # the case as written in exercise.json (what its kind's recognisers read)
+    hidden: bool = False  # drawn fresh for one run (hidden_cases.py), not shown to the learner
 
 
 @dataclass(frozen=True)
@@ -60,6 +63,22 @@ class Exercise:
     cases: tuple[GradingCase, ...]
     languages: tuple[str, ...]
     messages: dict[str, str] = field(default_factory=dict)  # the folder's own texts for its kind's mistakes
+    hidden: HiddenRule | None = None  # the rule of the cases drawn fresh for each run
+
+    def hidden_cases(self, seed: int) -> tuple[GradingCase, ...]:
+        """The hidden cases of the run seeded `seed` (none without a rule), expected numbers from the engine."""
+        if self.hidden is None:
+            return ()
+        drawn = draw_hidden(self.hidden, self.kind, [case.inputs for case in self.cases], seed)
+        return tuple(GradingCase(case["name"], self.kind.args(case), self.kind.expected(case),
+                                 tuple(self.kind.labels(case)), case, hidden=True) for case in drawn)
+
+    def with_seeds(self, seeds: range) -> Exercise:
+        """This exercise with the hidden cases of every seed in `seeds` shown beside its own, each named with
+        its seed (`lessons check` grades its reference on many draws in one run)."""
+        drawn = [replace(case, name=f"{case.name} of seed {seed}", hidden=False)
+                 for seed in seeds for case in self.hidden_cases(seed)]
+        return replace(self, cases=(*self.cases, *drawn), hidden=None)
 
     def function_name(self, language: str) -> str:
         return self.python_function if language == "python" else self.js_function
@@ -121,6 +140,7 @@ def load_exercise_folder(folder: Path) -> Exercise:
     functions = _functions(manifest, data)
     kind, messages = _kind_and_messages(manifest, data)
     graded = _graded_cases(manifest, kind, data["cases"])
+    hidden = _hidden_rule(manifest, kind, data, graded)
     return Exercise(
         id=data["id"],
         title=data["title"].strip(),
@@ -132,6 +152,7 @@ def load_exercise_folder(folder: Path) -> Exercise:
         cases=tuple(graded),
         languages=_languages(manifest, folder),
         messages=dict(messages),
+        hidden=hidden,
     )
 
 
@@ -204,6 +225,23 @@ def _graded_cases(manifest: _Manifest, kind: CaseKind, cases: object) -> list[Gr
             raise manifest.fail(f"case {name!r}: the engine's answer is not finite; choose other inputs", near)
         graded.append(GradingCase(name, args, expected, tuple(labels), case))
     return graded
+
+
+CHECKED_SEEDS = 3  # seeds whose hidden draws loading a folder tries, so a rule that cannot draw is refused early
+
+
+def _hidden_rule(manifest: _Manifest, kind: CaseKind, data: JsonObject, graded: list[GradingCase]) -> HiddenRule | None:
+    """The folder's rule for hidden cases (None without one), checked by drawing it for several seeds."""
+    if "hidden" not in data:
+        return None
+    shown = [case.inputs for case in graded]
+    try:
+        rule = read_hidden_rule(data["hidden"], shown)
+        for seed in range(CHECKED_SEEDS):
+            draw_hidden(rule, kind, shown, seed)
+    except CaseError as problem:
+        raise manifest.fail(str(problem), '"hidden"') from None
+    return rule
 
 
 def _languages(manifest: _Manifest, folder: Path) -> tuple[str, ...]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import secrets
 import shutil
 import signal
 import subprocess
@@ -172,6 +173,7 @@ def run_result(exercise: str, language: str, verdict: str, status: str, message:
         "language": language,
         "isolation": isolation,
         "tests": list(tests or []),
+        "hidden": None,  # {"seed", "count"} of the run's hidden cases (grade() fills it in)
     }
     if started is not None:
         result["duration_ms"] = round((time.monotonic() - started) * 1000, 3)
@@ -244,6 +246,8 @@ def _judge_case(function: str, slot: str, language: str, case: GradingCase, even
         "expected_text": graded_texts(expected),
         "actual_text": None,
     }
+    if case.hidden:
+        entry["hidden"] = True
     if event.get("error"):
         entry["status"] = "error"
         entry["message"] = entry["problems"] = _error_text(event["error"], language, "Your code raised")
@@ -338,7 +342,8 @@ def _error_message(verdict: str, error: JsonObject) -> str:
 # ------------------------------------------------------------------------------------- grade
 
 
-def grade(exercise: str | Exercise, language: str, source: str, *, limits: sandbox.Limits | None = None) -> Result:
+def grade(exercise: str | Exercise, language: str, source: str, *, limits: sandbox.Limits | None = None,
+          hidden_seed: int | None = None) -> Result:
     """Grade `source` (the learner's whole file) for one exercise (a registered id, or an Exercise) and
     language, after waiting for a turn of this process's gate (busy_result when there is none).
 
@@ -354,17 +359,19 @@ def grade(exercise: str | Exercise, language: str, source: str, *, limits: sandb
     if isinstance(turn, str):
         return busy_result(exercise.id, language)
     try:
-        return _grade_admitted(exercise, language, source, limits, started)
+        return _grade_admitted(exercise, language, source, limits, started, hidden_seed)
     finally:
         admission.leave(turn)
 
 
-def grade_now(exercise: str | Exercise, language: str, source: str, *, limits: sandbox.Limits | None = None) -> Result:
+def grade_now(exercise: str | Exercise, language: str, source: str, *, limits: sandbox.Limits | None = None,
+              hidden_seed: int | None = None) -> Result:
     """grade() for a caller that already holds a turn of gate() (a server waits for it in its event loop):
     the run passes one gate, not two."""
     started = time.monotonic()
     exercise, language, refused = _checked(exercise, language, source, started)
-    return refused if refused is not None else _grade_admitted(exercise, language, source, limits, started)
+    return refused if refused is not None else _grade_admitted(exercise, language, source, limits, started,
+                                                               hidden_seed)
 
 
 def _checked(exercise: str | Exercise, language: str, source: str, started: float) -> tuple[Exercise, str, JsonObject | None]:
@@ -392,11 +399,15 @@ def default_limits(language: str) -> sandbox.Limits:
     return sandbox.Limits(address_space_bytes=space, grader_cpu_seconds=own)
 
 
+HIDDEN_SEEDS = 2**31  # a run's hidden seed is below this (the grader picks it; a client never does)
+
+
 def _grade_admitted(exercise: Exercise, language: str, source: str, limits: sandbox.Limits | None,
-                    started: float) -> Result:
+                    started: float, hidden_seed: int | None = None) -> Result:
     if language not in exercise.languages:
         raise ValueError(f"exercise {exercise.id!r} comes in {', '.join(exercise.languages)}, not {language}")
-    cases = list(exercise.cases)
+    seed = secrets.randbelow(HIDDEN_SEEDS) if hidden_seed is None else hidden_seed
+    cases = [*exercise.cases, *exercise.hidden_cases(seed)]
     function = exercise.function_name(language)
     interpreter, error = (sys.executable, None) if language == "python" else _node()
     limits = limits or default_limits(language)
@@ -442,7 +453,28 @@ def _grade_admitted(exercise: Exercise, language: str, source: str, limits: sand
                          f"The grader could not read your code's results ({type(error).__name__}); "
                          "did your code print lines that imitate the grader's own?", [], started,
                          outcome.isolation)
+    if exercise.hidden is not None:
+        result = _with_hidden(result, seed)
     return with_type_errors(result, events) if language == "typescript" else result
+
+
+HIDDEN_UNTIL_PASSED = ("Its inputs are drawn fresh for each run; they and the expected numbers are shown "
+                       "once the whole run passes.")
+_SHOWN_AFTER_PASSING = ("test_code", "expected", "actual", "expected_text", "actual_text", "output")
+
+
+def _with_hidden(result: Result, seed: int) -> Result:
+    """The run's hidden seed recorded, and its hidden tests masked unless the run passed: a learner who saw
+    a failing hidden case's inputs could add it to a table of answers."""
+    hidden = [test for test in result["tests"] if test.get("hidden")]
+    if result["verdict"] != "passed":
+        for test in hidden:
+            for key in _SHOWN_AFTER_PASSING:
+                test[key] = None
+            if test["status"] != "pass":  # what it printed or raised could show its inputs too
+                test["problems"] = HIDDEN_UNTIL_PASSED
+                test["message"] = " ".join(filter(None, [HIDDEN_UNTIL_PASSED, test.get("hint")]))
+    return result | {"hidden": {"seed": seed, "count": len(hidden)}}
 
 
 def prepare_typescript() -> bool:
@@ -503,7 +535,7 @@ def _judge(exercise: Exercise, language: str, cases: list[GradingCase], events: 
             "actual": None,
             "expected_text": graded_texts([graded(x) for x in case.expected]),
             "actual_text": None,
-        })
+        } | ({"hidden": True} if case.hidden else {}))
 
     summary, summary_mistake = _add_hints(exercise, function, cases, tests, by_index)
     if stopped is not None:

@@ -36,13 +36,14 @@ def loss_and_gradient(xs: Sequence[float], ys: Sequence[float], w: float, b: flo
     return [loss.data, w_leaf.grad, b_leaf.grad]
 
 
-def fit_line_history(xs: Sequence[float], ys: Sequence[float], lr: float, steps: int) -> list[dict[str, float]]:
-    """Start at w = b = 0; each step takes the gradient over all points and moves against it.
+def fit_line_history(xs: Sequence[float], ys: Sequence[float], lr: float, steps: int,
+                     start: tuple[float, float] = (0.0, 0.0)) -> list[dict[str, float]]:
+    """Start at (w, b) = start (w = b = 0 unless a driven plot chooses); each step takes the gradient over all points and moves against it.
 
     Returns steps + 1 rows {"step", "w", "b", "loss"}: row k holds w and b after k steps and the loss
     there (row 0 is the start). Diverging runs are returned as they are; callers pick few enough steps.
     """
-    w, b = 0.0, 0.0
+    w, b = float(start[0]), float(start[1])
     rows = []
     for step in range(steps + 1):
         loss, dw, db = loss_and_gradient(xs, ys, w, b)

@@ -13,6 +13,7 @@ is filled in from the engine when the lesson loads.
 from chainrule.lessons.checking import (
     check_prediction,
     check_quiz_answer,
+    fresh_numbers,
     key_idea_ids,
     parse_number,
     prediction_keys,
@@ -42,7 +43,7 @@ from chainrule.lessons.text import LessonDataError, format_number
 
 __all__ = [
     "LANGUAGES", "LessonDataError", "add_lesson_dirs", "added_lesson_ids", "UnknownItemError", "UnknownLessonError", "build_lesson_graph",
-    "check_prediction", "check_quiz_answer", "exercise_catalog", "exercise_ids", "format_number", "get_lesson", "get_path",
+    "check_prediction", "check_quiz_answer", "exercise_catalog", "fresh_numbers", "exercise_ids", "format_number", "get_lesson", "get_path",
     "graph_names", "key_idea_ids", "lesson_data", "lesson_ids", "lesson_numbers", "lesson_shape", "parse_number",
     "prediction_keys", "question_ids", "quiz_question", "register_exercises", "review_variant",
 ]

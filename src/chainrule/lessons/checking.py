@@ -19,7 +19,7 @@ from chainrule.lessons.loader import (
     loaded_numbers,
 )
 from chainrule.lessons.mistakes import choice_hint, prediction_values, wrong_answer_hint
-from chainrule.lessons.text import fill
+from chainrule.lessons.text import Resolve, fill
 from chainrule.traces import format_number
 
 __all__ = [
@@ -100,12 +100,19 @@ def _numbers_and_key(question: dict[str, Any], variant: str | None) -> tuple[dic
     return dict(question.get("given", {})), question.get("answer")
 
 
-def _question_resolver(question: dict[str, Any], variant: str | None = None):
+def fresh_numbers(lesson_id: str, question_id: str, variant: str | None) -> dict[str, float] | None:
+    """The numbers a review ``variant`` of a question asks it with, when it draws fresh ones (None: the lesson's
+    own numbers); kept with the review's answer for the teacher's item analysis."""
+    question = _question(lesson_id, question_id)
+    return draw_numbers(question, variant) if variant is not None and has_fresh_numbers(question) else None
+
+
+def _question_resolver(question: dict[str, Any], variant: str | None = None) -> Resolve:
     values, key = _numbers_and_key(question, variant)
     return _resolver_of(question, values, key)
 
 
-def _resolver_of(question: dict[str, Any], values: dict[str, Any], key: Any):
+def _resolver_of(question: dict[str, Any], values: dict[str, Any], key: Any) -> Resolve:
     values = dict(values)
     if question["kind"] == "number":
         values["answer"] = key
@@ -140,7 +147,7 @@ def _normalise(text: str) -> str:
 
 def check_quiz_answer(lesson_id: str, question_id: str, answer: str, variant: str | None = None) -> dict[str, Any]:
     """Check one answer: {"correct": bool, "expected": str, "reason": str, "invalid": bool}, and for a
-    wrong one "hint" and "mistake" (lessons/mistakes.py: the named mistake it matches, or None).
+    wrong one "hint", "mistake" and "aimed" (lessons/mistakes.py: the named mistake it matches, or None).
 
     Numbers: any typed number within the lesson's tolerance of the key ("6", "6.0" and " 6 " all match 6).
     Choices: the option's text (case and spacing do not matter), its number 1..n, or its letter a..z.
@@ -220,7 +227,7 @@ def prediction_keys(lesson_id: str) -> list[str]:
 
 def check_prediction(lesson_id: str, key: str, value: float) -> dict[str, Any]:
     """Compare a predicted number with the engine's: {"key","value","correct","expected","expected_text","reason"},
-    and for a wrong one "hint" and "mistake" (lessons/mistakes.py).
+    and for a wrong one "hint", "mistake" and "aimed" (lessons/mistakes.py).
 
     Right means within the lesson's tolerance (0.01). `expected` is the engine's number rounded to 9
     decimal places; `expected_text` the same rounded to 4 for display.

@@ -39,7 +39,7 @@ import json
 import math
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from chainrule.lessons.text import LessonDataError, inside_lesson
 
@@ -76,7 +76,7 @@ def _boundary_run(plot_spec: dict[str, Any], run_name: object) -> tuple[MLP, lis
     return model, points, labels
 
 
-def _hidden_outputs(model, point) -> list[list[float]]:
+def _hidden_outputs(model: MLP, point: Sequence[float]) -> list[list[float]]:
     """Every hidden layer's outputs for one point (the last layer, the score, left out)."""
     values, layers = list(point), []
     for layer in model.layers:

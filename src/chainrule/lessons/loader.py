@@ -21,7 +21,7 @@ from chainrule.engine import Value
 from chainrule.lessons.exercises import register_builtin_exercises, register_lesson_exercises
 from chainrule.lessons.graphs import build_graph, graph_values
 from chainrule.lessons.plots import lesson_plot, plot_number
-from chainrule.lessons.text import LessonDataError, inside_lesson
+from chainrule.lessons.text import LessonDataError, Resolve, inside_lesson
 from chainrule.number_text import count_text
 
 __all__ = [
@@ -267,14 +267,14 @@ def lesson_plots(lesson_id: str) -> dict[str, Any] | None:
     return lesson_plot(spec) if spec else None
 
 
-def lesson_resolver(lesson_id: str):
+def lesson_resolver(lesson_id: str) -> Resolve:
     """The placeholder resolver for a lesson's prose: graph and plot numbers from the engine, others
     from lesson.json."""
     return make_resolver(loaded_lesson(lesson_id), loaded_numbers(lesson_id), lesson_plots(lesson_id))
 
 
 def make_resolver(data: dict[str, Any], numbers: dict[str, dict[str, dict[str, float]]],
-                  plot: dict[str, Any] | None):
+                  plot: dict[str, Any] | None) -> Resolve:
     """resolve(["graph", "label", "data"|"grad"]), (["plot", run, field]), (["predict", "total"|"forward"|
     "backward"]) or (["lesson", key]) -> value; KeyError for anything else."""
     # How many predictions section 04 asks, counted from the data so the prose cannot drift from it.

@@ -67,20 +67,22 @@ def _valued(mistakes: list[dict[str, Any]], values_of: Callable[[dict[str, Any]]
 def wrong_answer_hint(item: dict[str, Any], answer: float, key: float, tolerance: float, slack: float,
                       values_of: Callable[[dict[str, Any]], Mapping[str, float]],
                       fill_text: Callable[[str], str]) -> dict[str, Any]:
-    """{"hint", "mistake"} for a wrong numeric answer: the first named mistake whose number the answer
-    matches (one whose number is the key itself is skipped: fresh numbers can make a slip harmless),
-    else the item's general hint (mistake None)."""
+    """{"hint", "mistake", "aimed"} for a wrong numeric answer: the first named mistake whose number the
+    answer matches (one whose number is the key itself is skipped: fresh numbers can make a slip harmless),
+    else the item's general hint (mistake None). `aimed`: the hint speaks to this very answer."""
     for mistake, value in _valued(item.get("mistakes") or [], values_of):
         if abs(value - key) > tolerance + slack and abs(answer - value) <= tolerance + slack:
-            return {"hint": fill_text(mistake["hint"]), "mistake": mistake["name"]}
-    return {"hint": fill_text(item.get("hint") or GENERAL_HINT), "mistake": None}
+            return {"hint": fill_text(mistake["hint"]), "mistake": mistake["name"], "aimed": True}
+    return {"hint": fill_text(item.get("hint") or GENERAL_HINT), "mistake": None, "aimed": False}
 
 
 def choice_hint(question: dict[str, Any], chosen: int, fill_text: Callable[[str], str]) -> dict[str, Any]:
-    """{"hint", "mistake"} for a wrong choice: why that option is wrong, as the author wrote it."""
+    """{"hint", "mistake", "aimed"} for a wrong choice: why that option is wrong, as the author wrote it
+    (aimed), else the question's general hint."""
     why = question.get("why_wrong") or []
-    text = why[chosen] if chosen < len(why) and why[chosen] else question.get("hint") or GENERAL_HINT
-    return {"hint": fill_text(text), "mistake": None}
+    aimed = chosen < len(why) and bool(why[chosen])
+    text = why[chosen] if aimed else question.get("hint") or GENERAL_HINT
+    return {"hint": fill_text(text), "mistake": None, "aimed": aimed}
 
 
 def mistake_problems(item: dict[str, Any], key: float, tolerance: float,

@@ -112,8 +112,9 @@ def train_run(points: list[tuple[float, float]], labels: list[int], sizes: list[
     return model, frames
 
 
-def boundary_plot(spec: dict[str, Any]) -> dict[str, Any]:
-    """{"kind", "points", "labels", "box", "cells", "columns": [{"x"}], "rows": [{"y"}] (the grid's, rows from
+def boundary_plot(spec: dict[str, Any], init_seed: int | None = None) -> dict[str, Any]:
+    """(init_seed: the networks' starting weights' seed, when not the data's: a driven plot's choice.)
+    {"kind", "points", "labels", "box", "cells", "columns": [{"x"}], "rows": [{"y"}] (the grid's, rows from
     the top), "runs": [{"name", "label", "sizes", "activation", "lr", "steps", "parameters",
     "frames": [{"step", "loss", "accuracy", "scores"}]}]}."""
     samples = _whole(spec, "samples", 4, MAX_SAMPLES, "")
@@ -147,7 +148,8 @@ def boundary_plot(spec: dict[str, Any]) -> dict[str, Any]:
         lr = _real(run, "lr", where)
         steps = _whole(run, "steps", 1, MAX_STEPS, where)
         every = _whole(run, "every", 1, steps, where, 1)
-        _, frames = train_run(points, labels, sizes, activation, lr, steps, seed, every, grid)
+        _, frames = train_run(points, labels, sizes, activation, lr, steps, seed if init_seed is None else init_seed,
+                              every, grid)
         if not all(math.isfinite(frame["loss"]) for frame in frames):
             raise LessonDataError(f"plot: run {name!r} overflows; take fewer steps or a smaller learning rate")
         out.append({"name": name, "label": run["label"], "sizes": sizes, "activation": activation, "lr": lr,

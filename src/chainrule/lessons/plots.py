@@ -9,6 +9,7 @@ A plot spec names its `kind` (default "line-fit"):
     nudge      a function of one input nudged by smaller and smaller h (lessons/plot_nudge.py)
     boundary   small networks trained on the two moons, their decision boundary as they learn (plot_boundary.py)
     sweeps     a Jacobian filled by forward sweeps and by reverse sweeps, counted (plot_sweeps.py)
+    contour    a function of two inputs by its level lines, the gradient at a point the learner moves (plot_contour.py)
 
 `lesson_plot(spec)` computes the plot; `plot_number(plot, name, field)` is one of its numbers for a
 `{{plot.<name>.<field>}}` placeholder (the fields of each kind are in PLOT_FIELDS).
@@ -21,6 +22,7 @@ from typing import Any
 
 from chainrule.grading.line_fit import fit_line_history
 from chainrule.lessons.plot_boundary import BOUNDARY_FIELDS, boundary_number, boundary_plot
+from chainrule.lessons.plot_contour import CONTOUR_FIELDS, contour_number, contour_plot
 from chainrule.lessons.plot_nudge import NUDGE_FIELDS, nudge_number, nudge_plot
 from chainrule.lessons.plot_sweeps import SWEEP_FIELDS, sweep_number, sweep_plot
 from chainrule.lessons.text import LessonDataError
@@ -33,6 +35,7 @@ PLOT_FIELDS = {
     "nudge": NUDGE_FIELDS,
     "boundary": BOUNDARY_FIELDS,
     "sweeps": SWEEP_FIELDS,
+    "contour": CONTOUR_FIELDS,
 }
 PLOT_KINDS = tuple(PLOT_FIELDS)
 MAX_STEPS = 500
@@ -72,8 +75,10 @@ def _line_fit_number(plot: dict[str, Any], run_name: str, field: str) -> float:
     return run["frames"][-1][field]
 
 
-_BUILDERS = {"line-fit": line_fit_plot, "nudge": nudge_plot, "boundary": boundary_plot, "sweeps": sweep_plot}
-_NUMBERS = {"line-fit": _line_fit_number, "nudge": nudge_number, "boundary": boundary_number, "sweeps": sweep_number}
+_BUILDERS = {"line-fit": line_fit_plot, "nudge": nudge_plot, "boundary": boundary_plot, "sweeps": sweep_plot,
+             "contour": contour_plot}
+_NUMBERS = {"line-fit": _line_fit_number, "nudge": nudge_number, "boundary": boundary_number, "sweeps": sweep_number,
+            "contour": contour_number}
 
 
 def lesson_plot(spec: Any) -> dict[str, Any]:

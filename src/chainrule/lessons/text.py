@@ -49,7 +49,11 @@ _AUTHOR_PARENS = re.compile(r"(?<![\w)\]])\(\s*(" + PLACEHOLDER.pattern + r")\s*
 _CODE_OR_MATH = re.compile(r"`[^`\n]*`|" + MATH.pattern, re.DOTALL)
 
 
-def fill(template: str, resolve: Callable[[list[str]], float | str], where: str = "") -> str:
+# A placeholder's resolver: ["graph", "label", "data"] (the parts of {{graph.label.data}}) -> its value.
+Resolve = Callable[[list[str]], float | str]
+
+
+def fill(template: str, resolve: Resolve, where: str = "") -> str:
     """Replace each `{{a.b.c}}` in `template` by `resolve(["a", "b", "c"])`, written by the one number and
     formula writer (chainrule.number_text): a number in the captions' format, a negative one in
     parentheses where an operator touches it ("{{b}} * {{upstream}}" reads "-3 × (-2)"), and a

@@ -30,6 +30,7 @@ from chainrule.lessons.loader import (
     register_exercises,
 )
 from chainrule.lessons.mistakes import mistake_problems, prediction_values, why_wrong_problems
+from chainrule.lessons.plot_driven import driven_problems
 from chainrule.lessons.plots import lesson_plot
 from chainrule.lessons.scaffold import LESSON_ID
 from chainrule.lessons.text import PLACEHOLDER, LessonDataError
@@ -180,6 +181,7 @@ def check_lesson_folder(folder: Path, *, grade: bool = True, grade_with: Callabl
     _check_predictions(lesson_path, text, data, graphs, numbers, resolve, problems)
     _check_explain_and_recap(lesson_path, text, data, problems)
     claim_problems(folder, data, resolve, problems.add)
+    driven_problems(folder, problems.add)
     if quiz_read is not None:
         _check_quiz(quiz_path, *quiz_read, problems, _tolerance(data))
     _check_exercises(folder, lesson_path, text, data, resolve, problems, grade=grade, grade_with=grade_with)
@@ -206,7 +208,8 @@ def _check_builds_on(folder: Path, path: Path, text: str, data: dict, problems: 
                                f"({', '.join(builtin)}) nor a lesson folder beside this one", text, '"builds_on"')
 
 
-def _check_graphs(path: Path, text: str, data: dict, problems: Problems):
+def _check_graphs(path: Path, text: str, data: dict[str, Any], problems: Problems
+                  ) -> tuple[dict[str, dict[str, dict[str, float]]], dict[str, Any]]:
     numbers: dict[str, dict[str, dict[str, float]]] = {}
     graphs = data.get("graphs")
     if not isinstance(graphs, dict) or not graphs:
@@ -232,7 +235,7 @@ def _check_graphs(path: Path, text: str, data: dict, problems: Problems):
     return numbers, {name: graphs[name] for name in numbers}
 
 
-def _check_plot(path: Path, text: str, data: dict, problems: Problems):
+def _check_plot(path: Path, text: str, data: dict[str, Any], problems: Problems) -> dict[str, Any] | None:
     spec = (data.get("see_it_work") or {}).get("plot") if isinstance(data.get("see_it_work"), dict) else None
     if spec is None:
         return None
@@ -474,7 +477,9 @@ def _check_numeric_question(path: Path, text: str, question: dict, near: str, pr
 
 
 # The fields an exercise.json may hold: the grader's (chainrule.grading.exercise_folder) and the lesson's hints.
-EXERCISE_FIELDS = ("id", "title", "summary", "text", "function", "kind", "cases", "diagnoses", "hints")
+EXERCISE_FIELDS = ("id", "title", "summary", "text", "function", "kind", "cases", "diagnoses", "hints", "hidden")
+# The hidden draws a reference must pass (seeds 0, 1, ...), all in the one run that grades it.
+REFERENCE_SEEDS = 10
 
 
 def _check_hints(manifest: Path, manifest_text: str, hints: Any, resolve: Callable, problems: Problems) -> None:
@@ -531,9 +536,10 @@ def _check_exercises(folder: Path, path: Path, text: str, data: dict, resolve: C
         _check_placeholders(prose, prose_text, resolve, problems)
         if not grade:
             continue
+        drawn = exercise.with_seeds(range(REFERENCE_SEEDS))
         for language in exercise.languages:
             ext = LANGUAGES[language]
-            reference = grade_with(exercise, language, exercise.source("solution", language))
+            reference = grade_with(drawn, language, exercise.source("solution", language))
             if reference["verdict"] == "type-error":
                 problems.add(exercise.folder / f"solution.{ext}",
                              f"exercise {exercise.id!r}: the reference solution does not pass in {language}: "

@@ -67,10 +67,10 @@ class Value:
         return NotImplemented if other is None else self * other**-1
 
     def __radd__(self, other: Any) -> "Value":
-        return self + other
+        return self.__add__(other)
 
     def __rmul__(self, other: Any) -> "Value":
-        return self * other
+        return self.__mul__(other)
 
     def __rsub__(self, other: Any) -> "Value":
         other = _as_value(other)

@@ -14,6 +14,7 @@ from chainrule.progress.audit_store import ACCOUNT_LOCK
 from chainrule.progress.connection import Connection
 from chainrule.progress.dialect import Record
 from chainrule.progress.people_store import remove_account
+from chainrule.progress.roster_store import claim_entry
 from chainrule.progress.rows import sound_rows
 
 if TYPE_CHECKING:
@@ -24,9 +25,9 @@ T = TypeVar("T")
 
 CLASS_LEARNERS = "learner_id IN (SELECT id FROM accounts WHERE class_id = ? AND role = 'learner')"
 ACCOUNT_COLUMNS = ("SELECT a.id, a.class_id, c.name AS class_name, a.role, a.name, a.session_epoch, a.approved, "
-                   "c.state AS class_state FROM accounts a JOIN classes c ON c.id = a.class_id ")
+                   "c.state AS class_state, a.section FROM accounts a JOIN classes c ON c.id = a.class_id ")
 
-AccountRow = Record  # columns: id, class_id, class_name, role, name, session_epoch, approved, class_state
+AccountRow = Record  # columns: id, class_id, class_name, role, name, session_epoch, approved, class_state, section
 HELP_COLUMNS = ("lesson_id", "exercise_id", "kind", "number", "at")  # a hint opened or a solution shown
 # (learner, exercise, hints opened, when the solution was first shown or None): help_by_exercise
 HelpUsed = tuple[int, str, int, "str | None"]
@@ -138,19 +139,25 @@ class ClassStore:
             "SELECT name FROM accounts WHERE class_id = ?", (int(class_id),)).fetchall())]
 
     def add_learner(self, class_id: int, name: str, password_hash: str, at: str,
-                    check_names: Callable[[list[str]], None]) -> int:
+                    check_names: Callable[[list[str]], None], roster_key: str = "") -> int:
         """The new learner's id (waiting for the teacher if the class asks for approval). ``check_names``
         sees every name in the class, inside the same write (so two joins at once cannot both take a name),
         and raises to refuse this one; SeatsTaken if every seat is taken, ClassClosed if the class is not open
-        (``admitted``)."""
+        (``admitted``). With a ``roster_key``, the learner takes that roster entry (progress/roster_store.py's
+        claim_entry, in the same write): its section, and no wait for approval (a teacher listed them)."""
 
         def work(conn: Connection) -> int:
             check_names([row.name for row in conn.execute(
                 "SELECT name FROM accounts WHERE class_id = ?", (class_id,)).fetchall()])
-            return int(conn.one(
-                "INSERT INTO accounts (class_id, role, name, password_hash, created_at, approved) "
-                "VALUES (?, 'learner', ?, ?, ?, ?) RETURNING id",
-                (class_id, name, password_hash, at, admitted(conn, class_id))).id)
+            approved = admitted(conn, class_id)
+            entry = claim_entry(conn, class_id, roster_key) if roster_key else None
+            account_id = int(conn.one(
+                "INSERT INTO accounts (class_id, role, name, password_hash, created_at, approved, section) "
+                "VALUES (?, 'learner', ?, ?, ?, ?, ?) RETURNING id",
+                (class_id, name, password_hash, at, 1 if entry else approved, entry.section if entry else "")).id)
+            if entry is not None:
+                conn.execute("UPDATE roster_entries SET account_id = ? WHERE id = ?", (account_id, entry.id))
+            return account_id
 
         return self._write(work)
 

@@ -31,6 +31,8 @@ DELETED_WITH_ACCOUNT = (
     ("extensions", "learner_id"), ("credit_marks", "learner_id"), ("regrade_runs", "learner_id"),
     ("one_time_links", "account_id"), ("sso_users", "account_id"), ("lti_users", "account_id"),
     ("lti_scores", "account_id"), ("lti_work_seen", "account_id"),
+    # The roster entry the learner joined with goes with them (listed again by the next import, a seat again).
+    ("roster_entries", "account_id"),
     # The account's runs waiting for the grader: deleted right after, by the runs seam (classes/graded_runs.py's
     # forget_learner, in a transaction of its own under the learner's lock, the lock a worker saving a run
     # holds), which also says how many were taken back. A run a worker finishes meanwhile finds no job and
@@ -124,26 +126,27 @@ class PeopleStore:
         self._write(work)
 
     def add_teacher(self, class_id: int, name: str, at: str, check_names: Callable[[list[str]], None],
-                    link_hash: str, link_expires: float) -> int:
-        """A further teacher account of the class with its first one-time link; its id."""
+                    link_hash: str, link_expires: float, role: str = "teacher") -> int:
+        """A further teacher (or teaching assistant: ``role`` "assistant") account of the class with its first
+        one-time link; its id."""
 
         def work(conn: Connection) -> int:
             check_names([row.name for row in conn.execute(
                 "SELECT name FROM accounts WHERE class_id = ?", (class_id,)).fetchall()])
             teacher_id = int(conn.one(
-                "INSERT INTO accounts (class_id, role, name, created_at) VALUES (?, 'teacher', ?, ?) RETURNING id",
-                (class_id, name, at)).id)
+                "INSERT INTO accounts (class_id, role, name, created_at) VALUES (?, ?, ?, ?) RETURNING id",
+                (class_id, role, name, at)).id)
             conn.execute("INSERT INTO one_time_links (token_hash, account_id, purpose, expires_ts) "
                          "VALUES (?, ?, 'set-password', ?)", (link_hash, teacher_id, link_expires))
             return teacher_id
 
         return self._write(work)
 
-    def teachers(self, class_id: int) -> list[tuple[int, str, bool]]:
-        """(id, name, whether a password is set) of each teacher of the class, oldest first."""
+    def teachers(self, class_id: int, role: str = "teacher") -> list[tuple[int, str, bool]]:
+        """(id, name, whether a password is set) of each teacher (or assistant) of the class, oldest first."""
         return [(int(row.id), row.name, row.password_hash is not None) for row in self.database.read(lambda conn: conn.execute(
-            "SELECT id, name, password_hash FROM accounts WHERE class_id = ? AND role = 'teacher' ORDER BY id",
-            (int(class_id),)).fetchall())]
+            "SELECT id, name, password_hash FROM accounts WHERE class_id = ? AND role = ? ORDER BY id",
+            (int(class_id), role)).fetchall())]
 
     def password_hash(self, account_id: int) -> str | None:
         row = self.database.read(lambda conn: conn.execute(
@@ -161,5 +164,5 @@ class PeopleStore:
 
         return self._write(work)
 
-    def remove_teacher(self, teacher_id: int, class_id: int, by: Actor) -> bool:
-        return remove_account(self.store, teacher_id, class_id, "teacher", by)
+    def remove_teacher(self, teacher_id: int, class_id: int, by: Actor, role: str = "teacher") -> bool:
+        return remove_account(self.store, teacher_id, class_id, role, by)

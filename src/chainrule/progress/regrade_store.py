@@ -89,10 +89,10 @@ class RegradeStore:
 
     def runs(self, regrade_id: int) -> list[Record]:
         """Records (learner_id, name, submission_id, language, source, passed_before, after_status, job_id, at: the
-        run's work time) of each run."""
+        run's work time, result: its first grading's JSON) of each run."""
         return self.database.read(lambda conn: conn.execute(
             "SELECT r.learner_id, a.name, r.submission_id, r.language, s.source, r.passed_before, r.after_status, "
-            "r.job_id, s.at FROM regrade_runs r JOIN accounts a ON a.id = r.learner_id "
+            "r.job_id, s.at, s.result FROM regrade_runs r JOIN accounts a ON a.id = r.learner_id "
             "JOIN submissions s ON s.id = r.submission_id WHERE r.regrade_id = ? ORDER BY a.name, a.id",
             (regrade_id,)).fetchall())
 

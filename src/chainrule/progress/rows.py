@@ -99,7 +99,7 @@ COLUMNS: dict[str, dict[str, Reader]] = {
                      "origin": _text},
     "explanations": {"lesson_id": _name, "text": _text, "ticked": _name_list, "at": _time},
     "review_logs": {"lesson_id": _name, "question_id": _name, "kind": _name, "answer": _text, "correct": _flag,
-                    "rating": _rating, "undone": _flag, "at": _time},
+                    "rating": _rating, "undone": _flag, "at": _time, "numbers": _json(dict, "a review's numbers")},
     "help_used": {"lesson_id": _name, "exercise_id": _name, "kind": _name, "number": _count, "at": _time},
     "accounts": {"name": _name},
     "comments": {"body": _text, "at": _time},

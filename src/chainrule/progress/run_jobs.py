@@ -56,6 +56,7 @@ class Run:
     language: str
     source: str
     attempts: int
+    hidden_seed: int | None = None  # the seed of its hidden cases; None: the grader picks one
 
 
 @dataclass(frozen=True)
@@ -109,10 +110,11 @@ class RunJobs:
     # ---------------------------------------------------------------- the web process
 
     def submit(self, learner_id: int, exercise_id: str, language: str, source: str,
-               key: str, *, accepted: str | None = None) -> tuple[int | None, bool]:
+               key: str, *, accepted: str | None = None, hidden_seed: int | None = None) -> tuple[int | None, bool]:
         """(job id, True) for a new or resent run; (None, False) when the learner has too many open.
         accepted: the run's work time (default now: the server accepting it), which its submission is kept
-        with however long it waits for a worker (finish)."""
+        with however long it waits for a worker (finish). hidden_seed: the seed of its hidden cases (a regrade
+        keeps the first grading's); None lets the worker's grader pick one."""
         if not isinstance(key, str) or not 1 <= len(key) <= MAX_KEY_CHARS:
             raise ValueError(f"a run's key is 1 to {MAX_KEY_CHARS} characters")
         moment = self.store.now()
@@ -131,9 +133,10 @@ class RunJobs:
                 return None, False
             row = conn.one(
                 "INSERT INTO grading_jobs (learner_id, request_key, exercise_id, language, source, state, "
-                "submitted_ts, deadline_ts, work_at, lessons) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                "submitted_ts, deadline_ts, work_at, lessons, hidden_seed) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "RETURNING id",
                 (learner_id, key, exercise_id, language, source, QUEUED, now, now + self.deadline_seconds, work_at,
-                 self.lessons),
+                 self.lessons, hidden_seed),
             )
             return int(row.id), True
 
@@ -269,8 +272,8 @@ class RunJobs:
                 job_id = int(order[0])
             else:
                 job_id = int(row.id)
-            found = conn.one("SELECT learner_id, exercise_id, language, source, attempts, deadline_ts, lessons "
-                             "FROM grading_jobs WHERE id = ?", (job_id,))
+            found = conn.one("SELECT learner_id, exercise_id, language, source, attempts, deadline_ts, lessons, "
+                             "hidden_seed FROM grading_jobs WHERE id = ?", (job_id,))
             if found.lessons not in ("", self.lessons):  # handed back from a worker with other lessons: it waits
                 conn.execute("UPDATE grading_jobs SET state = ? WHERE id = ?", (QUEUED, job_id))
                 return Elsewhere(job_id, found.lessons)
@@ -281,8 +284,9 @@ class RunJobs:
                 return None
             conn.execute("UPDATE grading_jobs SET state = ?, attempts = attempts + 1, started_ts = ?, worker = ?, "
                          "queue_job_id = ? WHERE id = ?", (RUNNING, now, worker, queue_job_id, job_id))
+            seed = None if found.hidden_seed is None else int(found.hidden_seed)
             return Run(job_id, int(found.learner_id), found.exercise_id, found.language, found.source,
-                       int(found.attempts) + 1)
+                       int(found.attempts) + 1, seed)
 
         return self.database.write(work, lock=PICK_LOCK)
 
@@ -362,9 +366,10 @@ async def ping_async(raw: Any) -> None:
 def connection_limits(raw: Any) -> tuple[int, int, int, bool, int, int]:
     """(max_connections, superuser_reserved_connections, reserved_connections, whether this role is a
     superuser, its CONNECTION LIMIT (-1: none), client connections open now) of the server ``raw`` reaches."""
-    row = raw.execute(
+    # `raw` is psycopg's own connection (no named rows): the columns come back in the SELECT's order.
+    most, superuser_kept, kept, superuser, own_limit, open_now = raw.execute(
         "SELECT current_setting('max_connections')::int, current_setting('superuser_reserved_connections')::int, "
         "COALESCE(current_setting('reserved_connections', true), '0')::int, r.rolsuper, r.rolconnlimit, "
         "(SELECT COUNT(*) FROM pg_stat_activity WHERE backend_type = 'client backend') "
         "FROM pg_roles r WHERE r.rolname = current_user").fetchone()
-    return int(row[0]), int(row[1]), int(row[2]), bool(row[3]), int(row[4]), int(row[5])
+    return int(most), int(superuser_kept), int(kept), bool(superuser), int(own_limit), int(open_now)

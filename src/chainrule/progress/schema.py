@@ -607,6 +607,44 @@ def _migration_18_class_lessons_and_address(conn: Connection) -> None:
     )
 
 
+def _migration_19_hidden_seed_of_a_queued_run(conn: Connection) -> None:
+    """A queued run may carry the seed of its hidden cases (issue 43, item 5): a regrade grades a run again on
+    the same fresh cases it was first graded on. NULL: the worker's grader picks one."""
+    _run_statements(conn, "ALTER TABLE grading_jobs ADD COLUMN hidden_seed INTEGER")
+
+
+def _migration_20_review_numbers(conn: Connection) -> None:
+    """A review of a question with fresh numbers keeps the numbers it asked with (JSON, {"a": 3, ...}; NULL for
+    a lesson's own numbers), so that a teacher's item analysis (classes/item_analysis.py) can say which drawn
+    values the class finds hard (issue 43, item 3)."""
+    conn.execute("ALTER TABLE review_logs ADD COLUMN numbers TEXT")
+
+
+def _migration_21_rosters_sections_assistants(conn: Connection) -> None:
+    """Rosters, sections and teaching assistants (issue 43, item 6; classes/roster.py). roster_entries: a
+    person a teacher listed by importing a CSV: their name, the key they join with (an e-mail, lower-cased, or
+    a school id; key_kind says which) and their section; account_id: the learner who joined with that key (NULL
+    until someone has). accounts.section: a learner's section ('' : none). A teaching assistant is an account
+    of role 'assistant' (role is text: no DDL)."""
+    _run_statements(
+        conn,
+        """
+        CREATE TABLE roster_entries (
+            id          INTEGER PRIMARY KEY AUTOINCREMENT,
+            class_id    INTEGER NOT NULL REFERENCES classes (id),
+            name        TEXT NOT NULL,
+            key_kind    TEXT NOT NULL,          -- 'e-mail' or 'school id'
+            person_key  TEXT NOT NULL,          -- the e-mail (lower case) or the school id, as the learner gives it
+            section     TEXT NOT NULL,          -- '' : no section
+            account_id  INTEGER UNIQUE,         -- the learner who joined with this key (NULL: no one yet)
+            imported_at TEXT NOT NULL,
+            UNIQUE (class_id, person_key)
+        );
+        ALTER TABLE accounts ADD COLUMN section TEXT NOT NULL DEFAULT ''
+        """,
+    )
+
+
 # Ordered; index i holds the migration that takes the schema version i to i + 1.
 MIGRATIONS: list[Callable[[Connection], None]] = [
     _migration_1_initial,
@@ -627,6 +665,9 @@ MIGRATIONS: list[Callable[[Connection], None]] = [
     _migration_16_help_by_exercise,
     _migration_17_credit_marks_keep_8_byte_credit,
     _migration_18_class_lessons_and_address,
+    _migration_19_hidden_seed_of_a_queued_run,
+    _migration_20_review_numbers,
+    _migration_21_rosters_sections_assistants,
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -361,7 +361,7 @@ class ProgressStore:
 
     def _rate(
         self, conn: Connection, kind: str, lesson_id: str, question_id: str, answer: str, correct: bool,
-        now: datetime,
+        now: datetime, numbers: dict[str, float] | None = None,
     ) -> Schedule:
         """Rate the question's card (creating it if new) and log the rating with the card before it."""
         previous_json = self._load_card(conn, lesson_id, question_id)
@@ -376,11 +376,11 @@ class ProgressStore:
         self._put_card(conn, lesson_id, question_id, new_card)
         conn.execute(
             "INSERT INTO review_logs (learner_id, lesson_id, question_id, kind, answer, correct, rating, log, "
-            "previous_card, card_after, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "previous_card, card_after, at, numbers) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 self.learner_id, lesson_id, question_id, kind, answer, int(bool(correct)), int(rating),
                 json.dumps(log.to_dict(), sort_keys=True), previous_json,
-                json.dumps(new_card.to_dict(), sort_keys=True), _iso(now),
+                json.dumps(new_card.to_dict(), sort_keys=True), _iso(now), json.dumps(numbers) if numbers else None,
             ),
         )
         return schedule_summary(new_card.due, now)
@@ -477,14 +477,14 @@ class ProgressStore:
         due = (stored_card(card, "a review card", review=False) for (card,) in rows)
         return next((card.due.isoformat() for card in due if card is not None), None)
 
-    def review(self, lesson_id: str, question_id: str, answer: str, correct: bool) -> Schedule:
-        """Rate a question answered in review; returns the same dict as answer_question."""
+    def review(self, lesson_id: str, question_id: str, answer: str, correct: bool,
+               numbers: dict[str, float] | None = None) -> Schedule:
+        """Rate a question answered in review (asked with fresh ``numbers``, if any); as answer_question."""
         _require_text("lesson_id", lesson_id)
         _require_text("question_id", question_id)
         _require_text("answer", answer, allow_empty=True)
-        now = self.now()
-        self._refuse_over_quota("This answer", lesson_id, question_id, answer, _iso(now))
-        return self._write(lambda conn: self._rate(conn, "review", lesson_id, question_id, answer, correct, now))
+        self._refuse_over_quota("This answer", lesson_id, question_id, answer, _iso(now := self.now()))
+        return self._write(lambda c: self._rate(c, "review", lesson_id, question_id, answer, correct, now, numbers))
 
     def undo_last_review(self) -> UndoneReview | None:
         """Undo the most recent rating made in review: its card goes back exactly as it was before.

@@ -16,7 +16,7 @@ from fastapi import FastAPI
 
 from chainrule import __version__
 from chainrule.lessons import register_exercises
-from chainrule.web import routes_api, routes_jobs, routes_pages, routes_playground
+from chainrule.web import routes_api, routes_driven, routes_jobs, routes_pages, routes_playground
 from chainrule.web.app_state import DEFAULTS, install
 from chainrule.web.error_answers import install_error_handlers
 from chainrule.web.security import DEFAULT_MAX_BODY, LOOPBACK_HOSTS, AllowedHosts, TokenGate, add_security_layers
@@ -76,6 +76,7 @@ def create_app(
     app.include_router(routes_jobs.router)
     app.include_router(routes_pages.router)
     app.include_router(routes_playground.router)
+    app.include_router(routes_driven.router)
     app.mount("/static", StaticFilesApp(), name="static")  # web/static_files.py: fingerprinted, compressed
 
     from chainrule.web.session import cookie_value

@@ -331,6 +331,7 @@ class PredictionResult(Open):
     reason: str
     hint: str | None = Field(None, description="For a wrong prediction: a hint aimed at the slip it matches, or a general one.")
     mistake: str | None = Field(None, description="The named mistake a wrong prediction matches (lesson.json), if any.")
+    aimed: bool | None = Field(None, description="For a wrong prediction: whether the hint speaks to this very answer.")
     practice: bool = Field(False, description="True for a second try: checked, not saved over the first.")
 
 
@@ -348,6 +349,8 @@ class AnswerResult(Open):
     practice: bool = Field(default=False, description="True when this answer did not rate the review card (a retry, or not due).")
     hint: str | None = Field(None, description="For a wrong answer: why that option is wrong, or a hint aimed at the slip it matches.")
     mistake: str | None = Field(None, description="The named mistake a wrong number matches (quiz.json), if any.")
+    aimed: bool | None = Field(None, description="For a wrong answer: whether the hint speaks to this very answer "
+                               "(a named mistake, why this option is wrong) rather than a general one.")
 
 
 class Finished(BaseModel):

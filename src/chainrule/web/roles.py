@@ -14,13 +14,20 @@ The roles (what the app really has):
     learner   whoever the door let in: in personal mode the token's holder (security.py's TokenGate, which
               stands before every route), in class mode a signed-in account (a learner or a teacher: the
               lessons, one's own progress, comments and password are everyone's).
-    teacher   a signed-in teacher. The class is always the teacher's own: no route names a class (each
-              account belongs to one), and an id in a path or body of another class's learner, run or regrade
-              is "not found" exactly as one that does not exist (the flows in classes/ look it up within
-              the teacher's class), so that a teacher of another class learns nothing of this one.
+    staff     a signed-in teacher or teaching assistant: what a teacher reads (the class's page, its grid,
+              gradebook, runs, deadlines, regrades, audit log, roster). A teaching assistant calls no other
+              route of the teacher's: they change no grade (no override, extension, due date, regrade) and no
+              person (no approval, removal, roster import, section, teacher or assistant). They comment on
+              runs through the learner's own comment routes (classes/comments.py lets staff of the class).
+    teacher   a signed-in teacher: every route that changes the class. The class is always the teacher's own: no
+              route names a class (each account belongs to one), and an id in a path or body of another
+              class's learner, run or regrade is "not found" exactly as one that does not exist (the flows in
+              classes/ look it up within the teacher's class), so that a teacher of another class learns
+              nothing of this one.
 
 Each refusal is one rule, answered through web/error_answers.py: NotSignedIn is 401 with one sentence (a page
-is sent to /sign-in instead), NotATeacher is 403 with one sentence (a page says it is for teachers).
+is sent to /sign-in instead), NotATeacher is 403 with one sentence (a page says it is for teachers; a teaching
+assistant is told what their role may not do).
 tests/test_web_roles.py lists every route of the real app with its role, and fails on a route without one.
 """
 
@@ -32,14 +39,16 @@ from urllib.parse import quote
 from fastapi import Depends, Request
 from fastapi.responses import RedirectResponse, Response
 
-from chainrule.classes.accounts import TEACHER, Account
+from chainrule.classes.accounts import ASSISTANT, STAFF, TEACHER, Account
 from chainrule.web.app_state import app_state
 
-__all__ = ["ANYONE", "LEARNER", "TEACHER_ONLY", "Anyone", "Learner", "Teacher", "RoleRefused", "NotSignedIn",
-           "NotATeacher", "anyone", "learner", "teacher", "role_of", "routes_of", "ROLES"]
+__all__ = ["ANYONE", "LEARNER", "STAFF_ONLY", "TEACHER_ONLY", "Anyone", "Learner", "Staff", "Teacher", "RoleRefused",
+           "NotSignedIn", "NotATeacher", "anyone", "learner", "staff", "teacher", "role_of", "routes_of", "ROLES"]
 
 NOT_SIGNED_IN = "not signed in: sign in at /sign-in first."
 NOT_A_TEACHER = "only a teacher of this class can see or change this."
+NOT_FOR_ASSISTANTS = ("a teaching assistant reads the class and comments on runs, but changes no grade and no "
+                      "person: ask a teacher of the class.")
 
 
 class RoleRefused(Exception):
@@ -66,15 +75,17 @@ class NotATeacher(RoleRefused):
     status = 403
 
     def __init__(self, account: Account | None) -> None:
-        super().__init__(NOT_A_TEACHER)
+        super().__init__(NOT_FOR_ASSISTANTS if account is not None and account.role == ASSISTANT else NOT_A_TEACHER)
         self.account = account
 
     def page(self, request: Request) -> Response:
         from chainrule.web.page_templates import templates
 
         class_name = self.account.class_name if self.account is not None else ""
+        assistant = self.account is not None and self.account.role == ASSISTANT
         return templates.TemplateResponse(request, "not_for_learners.html", {
-            "request": request, "title": "This page is for teachers", "class_name": class_name}, status_code=403)
+            "request": request, "title": "This page is for teachers", "class_name": class_name,
+            "assistant": assistant}, status_code=403)
 
 
 def anyone(request: Request) -> Account | None:
@@ -107,11 +118,20 @@ def teacher(request: Request) -> Account:
     return account
 
 
-ANYONE, LEARNER, TEACHER_ONLY = Depends(anyone), Depends(learner), Depends(teacher)
+def staff(request: Request) -> Account:
+    """The signed-in teacher or teaching assistant (who read the same), or NotSignedIn, or NotATeacher."""
+    account = learner(request)
+    if account is None or account.role not in STAFF:
+        raise NotATeacher(account)
+    return account
+
+
+ANYONE, LEARNER, STAFF_ONLY, TEACHER_ONLY = Depends(anyone), Depends(learner), Depends(staff), Depends(teacher)
 Anyone = Annotated[Account | None, ANYONE]
 Learner = Annotated[Account, LEARNER]  # for class mode's own routes, where the account is always there
+Staff = Annotated[Account, STAFF_ONLY]
 Teacher = Annotated[Account, TEACHER_ONLY]
-ROLES = {anyone: "anyone", learner: "learner", teacher: "teacher"}
+ROLES = {anyone: "anyone", learner: "learner", staff: "staff", teacher: "teacher"}
 
 
 def role_of(route: Any) -> list[str]:

@@ -302,7 +302,7 @@ def _prediction_feedback(lesson_id: str, key: str, saved: dict[str, Any]) -> dic
 def _quiz_feedback(lesson_id: str, question_id: str, saved: dict[str, Any]) -> dict[str, Any]:
     checked = lessons.check_quiz_answer(lesson_id, question_id, saved["answer"])
     feedback = {"expected": checked["expected"], "reason": checked["reason"]}
-    feedback |= {name: checked[name] for name in ("hint", "mistake") if name in checked}
+    feedback |= {name: checked[name] for name in ("hint", "mistake", "aimed") if name in checked}
     return feedback | {"practice": saved.get("attempts", 1) > 1}
 
 
@@ -413,5 +413,6 @@ def post_review(request: Request, lesson_id: LessonId, question_id: QuestionId, 
         # Not due (already answered in this round): practice, the card keeps its schedule.
         schedule = schedule_summary(datetime.fromisoformat(card["due"]), store.now())
         return checked | {"review": _review_info(schedule), "practice": True}
-    schedule = store.review(lesson_id, question_id, body.answer.strip(), checked["correct"])
+    schedule = store.review(lesson_id, question_id, body.answer.strip(), checked["correct"],
+                            lessons.fresh_numbers(lesson_id, question_id, body.variant))
     return checked | {"review": _review_info(schedule), "practice": False}

@@ -18,7 +18,7 @@ from fastapi import APIRouter, FastAPI, HTTPException, Path, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from chainrule.classes.accounts import MAX_SEATS, TEACHER, Account, Accounts, ClassError
+from chainrule.classes.accounts import ASSISTANT, MAX_SEATS, STAFF, TEACHER, Account, Accounts, ClassError
 from chainrule.classes.passwords import PasswordsBusy
 from chainrule.classes.sessions import (
     DEVICE_LIFETIME,
@@ -38,9 +38,10 @@ from chainrule.web.forms import RowId, read_form
 from chainrule.web.models import ErrorBody
 from chainrule.web.page_templates import templates
 from chainrule.web.progress_files import chunks, file_slot, spooled_export
-from chainrule.web.roles import ANYONE, Learner, Teacher
+from chainrule.web.roles import ANYONE, Learner, Staff, Teacher
 from chainrule.web.routes_sso import buttons as sso_buttons
 from chainrule.web.routes_sso import password_refusal, passwords_allowed
+from chainrule.web.section_filter import SectionFilter, chosen_section
 
 if TYPE_CHECKING:
     from chainrule.classes.graded_runs import GradedRuns
@@ -137,7 +138,7 @@ FORM_ERRORS = (ClassError, InputError, PasswordsBusy, StoreError)
 
 
 def _home(account: Account) -> str:
-    return "/teacher" if account.role == TEACHER else "/"
+    return "/teacher" if account.role in STAFF else "/"
 
 
 SIGN_IN_FIELDS = [
@@ -170,6 +171,16 @@ async def sign_in(request: Request, next: str = "") -> Response:
     return _signed_in_response(request, account, _local_path(next, _home(account)))
 
 
+ROSTER_FIELD = {"name": "roster_key", "label": "Your school e-mail or school id, as your teacher listed it "
+                "(leave it empty if you were not listed)", "type": "text", "autocomplete": "email", "optional": True}
+
+
+def _roster_of(request: Request) -> Any:
+    from chainrule.classes.roster import Roster
+
+    return Roster(_accounts(request))
+
+
 NEW_PASSWORD = {"name": "password", "label": "Choose a password (10 characters or more)", "type": "password",
                 "autocomplete": "new-password"}
 
@@ -185,9 +196,11 @@ def join_page(request: Request, invite: str) -> HTMLResponse:
 
 
 def _join_form(request: Request, invite: str, class_name: str, error: BaseException | None = None) -> HTMLResponse:
-    fields = [{"name": "name", "label": "Your name (your teacher and you will see it)", "type": "text",
-               "autocomplete": "username"}, NEW_PASSWORD]
+    fields: list[dict[str, Any]] = [{"name": "name", "label": "Your name (your teacher and you will see it)",
+                                     "type": "text", "autocomplete": "username"}, NEW_PASSWORD]
     class_id, _ = _accounts(request).invited_class(invite)
+    if _roster_of(request).has_entries(class_id):  # a teacher listed the class: the learner names their entry
+        fields.append(ROSTER_FIELD)
     with_passwords = passwords_allowed(request, class_id)
     intro = "Choose the name your teacher will know you by." if with_passwords else \
         "Join with your school account (your teacher turned passwords off for this class)."
@@ -207,7 +220,8 @@ async def join(request: Request, invite: str) -> Response:
         form = await _form(request)
         if not await anyio.to_thread.run_sync(passwords_allowed, request, accounts.invited_class(invite)[0]):
             raise ClassError("this class is joined with a school account only: use the button below", kind="refused")
-        account = await accounts.join(invite, form.get("name", ""), form.get("password", ""))
+        account = await accounts.join(invite, form.get("name", ""), form.get("password", ""),
+                                      form.get("roster_key", ""))
     except FORM_ERRORS as error:
         return _join_form(request, invite, class_name, error)
     if not account.approved:  # the class asks for the teacher's approval: no session until then
@@ -335,13 +349,13 @@ def _report(request: Request) -> Any:
 
 
 @router.get("/api/class/overview", responses={304: {"description": "Nothing changed since the ETag sent in If-None-Match."}})
-def overview(request: Request, account: Teacher) -> Response:
-    """Roster against the path, per exercise and per quiz question, for the teacher's own class. With the
-    ETag of an earlier answer in If-None-Match, 304 while nothing has changed (the page asks every few
-    seconds while a class works)."""
+def overview(request: Request, account: Staff, section: SectionFilter = None) -> Response:
+    """Roster against the path, per exercise and per quiz question, for the teacher's own class (one section's
+    learners only, with ``section``). With the ETag of an earlier answer in If-None-Match, 304 while nothing
+    has changed (the page asks every few seconds while a class works)."""
     from chainrule.classes.report import overview_etag
 
-    data = _report(request).overview(account.class_id)
+    data = _report(request).overview(account.class_id, chosen_section(request, account, section))
     etag = overview_etag(data)
     if etag in request.headers.get("if-none-match", ""):
         return Response(status_code=304, headers={"etag": etag})
@@ -349,13 +363,14 @@ def overview(request: Request, account: Teacher) -> Response:
 
 
 @router.get("/api/class/lessons/{lesson_id}/explanations")
-def explanations(request: Request, account: Teacher, lesson_id: PathLessonId) -> dict[str, Any]:
+def explanations(request: Request, account: Staff, lesson_id: PathLessonId,
+                 section: SectionFilter = None) -> dict[str, Any]:
     """Every learner's explain-it-back text of one lesson, side by side, with the key ideas each ticked."""
-    return _report(request).explanations(account.class_id, lesson_id)
+    return _report(request).explanations(account.class_id, lesson_id, chosen_section(request, account, section))
 
 
 @router.get("/api/class/learners/{learner_id}/timeline")
-def timeline(request: Request, account: Teacher, learner_id: LearnerId) -> dict[str, Any]:
+def timeline(request: Request, account: Staff, learner_id: LearnerId) -> dict[str, Any]:
     return _report(request).timeline(account.class_id, learner_id)
 
 
@@ -381,7 +396,7 @@ def _admission(accounts: Accounts, class_id: int) -> dict[str, Any]:
 
 
 @router.get("/api/class/learners")
-def learners(request: Request, account: Teacher) -> dict[str, Any]:
+def learners(request: Request, account: Staff) -> dict[str, Any]:
     """The class's learners (waiting ones too), its seats and whether joining needs approval."""
     accounts, class_id = _accounts(request), account.class_id
     return _admission(accounts, class_id) | {"learners": [
@@ -411,8 +426,8 @@ def remove(request: Request, account: Teacher, learner_id: LearnerId) -> dict[st
 
 
 @router.get("/teacher/gradebook.csv", include_in_schema=False)
-def gradebook_csv(request: Request, account: Teacher) -> Response:
-    rows = _report(request).gradebook(account.class_id)
+def gradebook_csv(request: Request, account: Staff, section: SectionFilter = None) -> Response:
+    rows = _report(request).gradebook(account.class_id, chosen_section(request, account, section))
     from chainrule.classes.report import csv_text
 
     return Response(csv_text(rows), media_type="text/csv; charset=utf-8",
@@ -434,14 +449,14 @@ def account_page(request: Request, account: Learner) -> HTMLResponse:
 
 
 @router.get("/teacher", include_in_schema=False, response_class=HTMLResponse)
-def teacher_page(request: Request, account: Teacher) -> HTMLResponse:
+def teacher_page(request: Request, account: Staff) -> HTMLResponse:
     """The class's page (a learner gets a page saying it is for teachers: web/roles.py); the part about the LMS
     course only in a class that is an LMS course's (its requests would be refused in any other)."""
     lti = app_state(request).lti
     lms_course = lti is not None and lti.tables.context_of_class(account.class_id) is not None
     response = templates.TemplateResponse(request, "teacher.html", {
         "request": request, "title": f"{account.class_name}: the class", "class_name": account.class_name,
-        "lms_course": lms_course})
+        "lms_course": lms_course, "assistant": account.role == ASSISTANT})
     response.headers["referrer-policy"] = "same-origin"  # its sign-out form, as in _form_page
     return response
 
@@ -471,9 +486,12 @@ def create_class_app(
     from chainrule.web import (
         routes_comments,
         routes_deadlines,
+        routes_items,
         routes_marks,
+        routes_mistakes,
         routes_people,
         routes_regrade,
+        routes_roster,
         routes_similar,
     )
     from chainrule.web.app import create_app
@@ -485,8 +503,9 @@ def create_class_app(
     app = create_app("", None, services=services, gate=gate, port=port, extra_hosts=hosts, public=public,
                      schemes=("http", "https") if secure else ("http",),
                      routers=[router, routes_people.router, routes_comments.router, routes_deadlines.router,
-                              routes_regrade.router, routes_marks.router, routes_similar.router],
-                     body_limits={IMPORT_PATH: MAX_IMPORT_BODY})
+                              routes_regrade.router, routes_marks.router, routes_similar.router,
+                              routes_mistakes.router, routes_items.router, routes_roster.router],
+                     body_limits={IMPORT_PATH: MAX_IMPORT_BODY, routes_roster.ROSTER_PATH: routes_roster.ROSTER_BODY_LIMIT})
     install(app, accounts=accounts, secret=secret, secure=secure, cookie_names=cookie_names(secure), clock=clock,
             learner_quota=learner_quota)
     store.quota = learner_quota  # every learner's store (for_learner) refuses saves past it: progress/quota.py

@@ -23,7 +23,7 @@ from chainrule.classes.comments import MAX_COMMENT, Comments
 from chainrule.web.app_state import app_state
 from chainrule.web.forms import RowId
 from chainrule.web.models import ErrorBody
-from chainrule.web.roles import Learner, Teacher
+from chainrule.web.roles import Learner, Staff
 from chainrule.web.routes_people import PEOPLE_ERRORS
 
 COMMENT_ERRORS = PEOPLE_ERRORS | {
@@ -49,12 +49,12 @@ def _comments(request: Request) -> Comments:
 
 
 @router.get("/learners/{learner_id}/runs")
-def learner_runs(request: Request, account: Teacher, learner_id: Id) -> dict[str, Any]:
+def learner_runs(request: Request, account: Staff, learner_id: Id) -> dict[str, Any]:
     return _comments(request).runs_of(account, learner_id)
 
 
 @router.get("/answers")
-def latest_answers(request: Request, account: Teacher) -> dict[str, Any]:
+def latest_answers(request: Request, account: Staff) -> dict[str, Any]:
     """The latest answers of the class's learners to comments (a teacher of the class)."""
     return {"answers": _comments(request).latest_answers(account)}
 

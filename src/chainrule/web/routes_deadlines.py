@@ -23,7 +23,7 @@ from chainrule.web.app_state import app_state
 from chainrule.web.class_gate import class_store
 from chainrule.web.forms import ROW_ID_MAX
 from chainrule.web.models import ErrorBody
-from chainrule.web.roles import Learner, Teacher
+from chainrule.web.roles import Learner, Staff, Teacher
 
 ERRORS: dict[int | str, dict[str, Any]] = {
     400: {"model": ErrorBody, "description": "The body is not JSON."},
@@ -83,7 +83,7 @@ def _view(request: Request, class_id: int) -> dict[str, Any]:
 
 
 @router.get("")
-def deadlines(request: Request, account: Teacher) -> dict[str, Any]:
+def deadlines(request: Request, account: Staff) -> dict[str, Any]:
     """The class's time zone, late policy, due dates, extensions, and each learner's credit per lesson."""
     return _view(request, account.class_id)
 

@@ -37,7 +37,7 @@ from chainrule.web.app_state import app_state, install
 from chainrule.web.cookies import request_cookies
 from chainrule.web.forms import all_values, query, read_form
 from chainrule.web.page_templates import templates
-from chainrule.web.roles import ANYONE, Teacher
+from chainrule.web.roles import ANYONE, Staff, Teacher
 from chainrule.web.sign_in import add_session, cookie, new_session, sealed, unsealed
 
 log = logging.getLogger("chainrule.lti")
@@ -250,7 +250,7 @@ def _context(request: Request, account: Account) -> Any:
 
 
 @router.get("/api/class/lms/roster")
-async def roster(request: Request, account: Teacher) -> dict[str, Any]:
+async def roster(request: Request, account: Staff) -> dict[str, Any]:
     """The course's members as the LMS lists them (Names and Role Provisioning Services), each marked with
     whether they have opened chainrule yet."""
     context = _context(request, account)
@@ -278,7 +278,7 @@ async def roster(request: Request, account: Teacher) -> dict[str, Any]:
 
 
 @router.get("/api/class/lms/scores")
-async def scores(request: Request, account: Teacher) -> dict[str, Any]:
+async def scores(request: Request, account: Staff) -> dict[str, Any]:
     """Every score of the class on its way to the LMS gradebook, or there."""
     _context(request, account)
     rows = await anyio.to_thread.run_sync(_lti(request).tables.outbox, account.class_id)
@@ -296,7 +296,7 @@ def _title(resource: str) -> str:
 
 
 @router.get("/api/class/lms/path-column")
-async def path_column(request: Request, account: Teacher) -> dict[str, Any]:
+async def path_column(request: Request, account: Staff) -> dict[str, Any]:
     """Whether the course's gradebook gets a column for the whole path (the teacher's choice, off by default)."""
     _context(request, account)
     on = await anyio.to_thread.run_sync(_lti(request).path_column, account.class_id)

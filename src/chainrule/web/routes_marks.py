@@ -26,7 +26,7 @@ from chainrule.progress.audit_store import actor_of
 from chainrule.web.app_state import app_state
 from chainrule.web.class_gate import class_store
 from chainrule.web.forms import ROW_ID_MAX
-from chainrule.web.roles import Teacher
+from chainrule.web.roles import Staff, Teacher
 from chainrule.web.routes_deadlines import ERRORS
 
 router = APIRouter(responses=ERRORS)
@@ -49,7 +49,7 @@ def _overrides(request: Request) -> Overrides:
 
 
 @router.get("/api/class/marks/in-force")
-def marks(request: Request, account: Teacher) -> dict[str, Any]:
+def marks(request: Request, account: Staff) -> dict[str, Any]:
     """The learners and lessons the form offers, and the overrides and excuses in force."""
     return _overrides(request).current(account.class_id)
 
@@ -69,14 +69,14 @@ def mark(request: Request, account: Teacher, body: MarkIn) -> dict[str, Any]:
 
 
 @router.get("/api/class/audit")
-def audit(request: Request, account: Teacher, page: int = Query(default=1, ge=1, le=2**31 - 1)) -> dict[str, Any]:
+def audit(request: Request, account: Staff, page: int = Query(default=1, ge=1, le=2**31 - 1)) -> dict[str, Any]:
     """One page of the class's audit log, newest first: who changed what a learner is credited, when, the
     credit or setting before and after, and why."""
     return _overrides(request).audit(account.class_id, page)
 
 
 @router.get("/teacher/audit.csv")
-def audit_csv(request: Request, account: Teacher) -> Response:
+def audit_csv(request: Request, account: Staff) -> Response:
     rows = audit_rows(_overrides(request).audit_all(account.class_id))
     return Response(csv_text(rows), media_type="text/csv; charset=utf-8",
                     headers={"content-disposition": 'attachment; filename="audit-log.csv"'})

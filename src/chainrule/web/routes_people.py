@@ -24,8 +24,9 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from chainrule.classes.accounts import MAX_NAME, MAX_PASSWORD, TEACHER_LINK_LIFETIME, Accounts
+from chainrule.classes.accounts import ASSISTANT, MAX_NAME, MAX_PASSWORD, TEACHER, TEACHER_LINK_LIFETIME, Accounts
 from chainrule.classes.people import STATE_SAYS, People
+from chainrule.classes.sections import Sections
 from chainrule.classes.sessions import cookie_header, csrf_token, session_cookie
 from chainrule.number_text import count_text
 from chainrule.web.app_state import app_state
@@ -33,7 +34,7 @@ from chainrule.web.class_gate import class_store
 from chainrule.web.forms import RowId
 from chainrule.web.models import ErrorBody
 from chainrule.web.progress_files import chunks, file_slot, spooled_export
-from chainrule.web.roles import Learner, Teacher
+from chainrule.web.roles import Learner, Staff, Teacher
 
 PEOPLE_ERRORS: dict[int | str, dict[str, Any]] = {
     400: {"model": ErrorBody, "description": "The body is not JSON."},
@@ -88,9 +89,10 @@ def _link(request: Request, path: str) -> str:
 
 
 @router.get("/people")
-def people(request: Request, teacher: Teacher) -> dict[str, Any]:
+def people(request: Request, teacher: Staff) -> dict[str, Any]:
     """What the teacher's page shows of the class's people: its state, the current invite (while open),
-    the seats, the learners (waiting ones too) and the teachers."""
+    the seats, the learners (waiting ones too, with their sections), the teachers and teaching assistants, and
+    whether the caller may change any of it (a teaching assistant reads only)."""
     people_, accounts = _people(request), _accounts(request)
     state = people_.state(teacher.class_id)
     invite = people_.current_invite(teacher)
@@ -101,9 +103,10 @@ def people(request: Request, teacher: Teacher) -> dict[str, Any]:
         "class": teacher.class_name, "state": state, "state_text": STATE_SAYS[state],
         "invite": None if invite is None else _link(request, f"/join/{invite}"),
         "seats": admission.seats, "approval": admission.approval, "taken": admission.taken, "seats_text": seats_text,
-        "learners": [{"id": learner.id, "name": learner.name, "approved": learner.approved}
+        "learners": [{"id": learner.id, "name": learner.name, "approved": learner.approved, "section": learner.section}
                      for learner in accounts.learners(teacher.class_id)],
-        "teachers": people_.teachers(teacher),
+        "teachers": people_.teachers(teacher), "assistants": people_.teachers(teacher, ASSISTANT),
+        "sections": Sections(accounts).names(teacher.class_id), "you_change": teacher.role == TEACHER,
     }
 
 
@@ -130,7 +133,7 @@ def rename(request: Request, teacher: Teacher, learner_id: LearnerId, body: Name
 @router.get("/learners/{learner_id}/export", response_class=StreamingResponse,
          responses={200: {"content": {"application/json": {}},
                           "description": "The learner's progress as `chainrule progress export` writes it"}})
-async def export_learner(request: Request, teacher: Teacher, learner_id: LearnerId) -> StreamingResponse:
+async def export_learner(request: Request, teacher: Staff, learner_id: LearnerId) -> StreamingResponse:
     """A learner's progress file, for their teacher (to keep before removing them)."""
     learner = await _run(_accounts(request).learner_in_class, teacher, learner_id)
     store = class_store(request).for_learner(learner.id)

@@ -23,7 +23,7 @@ from chainrule.progress.audit_store import actor_of
 from chainrule.web.app_state import app_state
 from chainrule.web.class_gate import class_store
 from chainrule.web.forms import RowId
-from chainrule.web.roles import Teacher
+from chainrule.web.roles import Staff, Teacher
 from chainrule.web.routes_deadlines import ERRORS
 
 log = logging.getLogger("chainrule.serve")
@@ -60,7 +60,7 @@ def _grade_in_background(request: Request, regrades: Regrades, class_id: int, re
 
 
 @router.get("")
-def regrades(request: Request, account: Teacher) -> dict[str, Any]:
+def regrades(request: Request, account: Staff) -> dict[str, Any]:
     from chainrule import lessons
 
     class_id = account.class_id
@@ -85,7 +85,7 @@ async def start(request: Request, account: Teacher, body: RegradeIn) -> dict[str
 
 
 @router.get("/{regrade_id:int}")
-def table(request: Request, account: Teacher, regrade_id: RegradeId) -> dict[str, Any]:
+def table(request: Request, account: Staff, regrade_id: RegradeId) -> dict[str, Any]:
     return _regrades(request).table(account.class_id, regrade_id)
 
 

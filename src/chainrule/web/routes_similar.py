@@ -14,13 +14,13 @@ from fastapi import APIRouter, Query, Request
 from chainrule.classes.similarity import similar_pairs
 from chainrule.web.app_state import app_state
 from chainrule.web.class_gate import class_store
-from chainrule.web.roles import Teacher
+from chainrule.web.roles import Staff
 from chainrule.web.routes_deadlines import ERRORS
 
 router = APIRouter(prefix="/api/class", responses=ERRORS)
 
 
 @router.get("/similar")
-def similar(request: Request, account: Teacher, exercise: Annotated[str, Query(max_length=200)]) -> dict[str, Any]:
+def similar(request: Request, account: Staff, exercise: Annotated[str, Query(max_length=200)]) -> dict[str, Any]:
     """The pairs of the class's learners whose latest runs of ``exercise`` are unusually similar."""
     return similar_pairs(class_store(request), app_state(request).accounts, account.class_id, exercise)

@@ -18,7 +18,7 @@ import anyio
 from fastapi import APIRouter, FastAPI, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from chainrule.classes.accounts import TEACHER, ClassError
+from chainrule.classes.accounts import STAFF, TEACHER, ClassError
 from chainrule.classes.federation import display_name, free_display_name, new_state, same_browser
 from chainrule.classes.sessions import csrf_ok
 from chainrule.classes.sso import CALLBACK_KEY_CHARS, LockOut, SignInRefused, Sso
@@ -153,7 +153,7 @@ async def _arrive(request: Request, sso: Sso, finished: Any) -> Response:
         if account is None or account.id != intent.get("account") or account.session_epoch != intent.get("epoch"):
             raise SignInRefused("session-changed", "the account that asked for the link is not the one signed in")
         await anyio.to_thread.run_sync(sso.link, finished, account)
-        return RedirectResponse("/teacher" if account.role == TEACHER else "/account", status_code=303)
+        return RedirectResponse("/teacher" if account.role in STAFF else "/account", status_code=303)
     accounts = await anyio.to_thread.run_sync(sso.accounts_of, finished)
     if not accounts:
         raise SignInRefused("no-account", "no account of this server is linked to the account you signed in with "
@@ -195,7 +195,7 @@ async def choose(request: Request) -> Response:
 
 
 def _home(account: Any) -> str:
-    return "/teacher" if account.role == TEACHER else "/"
+    return "/teacher" if account.role in STAFF else "/"
 
 
 def _session(request: Request, account: Any, target: str) -> Response:

@@ -9,6 +9,7 @@ The kinds, by module:
     slopes.py     nudge-slopes, rule-slopes, chain-links
     training.py   neuron-step, neuron-train
     tangents.py   expression-jvp, jacobian
+    gradients.py  nudge-gradient, rule-gradient, path-sum
 
 Each kind also recognises classic mistakes from the numbers a failing test produced (its `mistakes`);
 docs/grading.md lists them all.
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 from chainrule.grading.kinds.backward import BACKWARD_KINDS
 from chainrule.grading.kinds.base import Attempt, CaseError, CaseKind, Mistake
+from chainrule.grading.kinds.gradients import GRADIENT_KINDS
 from chainrule.grading.kinds.graphs import GRAPH_KINDS
 from chainrule.grading.kinds.lines import LINE_KINDS
 from chainrule.grading.kinds.slopes import SLOPE_KINDS
@@ -27,7 +29,8 @@ from chainrule.grading.kinds.training import TRAINING_KINDS
 __all__ = ["CASE_KINDS", "Attempt", "CaseError", "CaseKind", "Mistake", "describe_kinds", "kind_of"]
 
 CASE_KINDS: dict[str, CaseKind] = {
-    kind.name: kind for kind in (*GRAPH_KINDS, *LINE_KINDS, *BACKWARD_KINDS, *SLOPE_KINDS, *TRAINING_KINDS, *TANGENT_KINDS)
+    kind.name: kind for kind in (*GRAPH_KINDS, *LINE_KINDS, *BACKWARD_KINDS, *SLOPE_KINDS, *TRAINING_KINDS, *TANGENT_KINDS,
+                 *GRADIENT_KINDS)
 }
 
 

@@ -41,6 +41,7 @@ class Attempt:
     got: list[float]  # NaN and infinities included; entries that are no number never reach a recogniser
     want: list[float]
     mistake: str | None = None  # the mistake recognised for it (filled in for run-level recognisers)
+    hidden: bool = False  # a case drawn fresh for this run, not one the learner was shown
 
     def same(self, index: int) -> bool:
         return index < len(self.got) and same_graded(self.got[index], self.want[index])
@@ -81,9 +82,17 @@ class CaseKind:
     labels: Callable[[Case], list[str]]
     mistakes: tuple[Mistake, ...] = field(default=())
     slot: str = "result"  # what the learner's list is called in messages: "grad" or "result"
+    # Why a case's inputs sit on a kink of the function (a hinge's corner), where the engine and a learner's
+    # float rounding may take different sides; None when they do not. Hidden draws avoid kinks.
+    kink: Callable[[Case], str | None] | None = None
+
+    @property
+    def all_mistakes(self) -> tuple[Mistake, ...]:
+        """The kind's own mistakes, then those every kind knows."""
+        return (*self.mistakes, *COMMON_MISTAKES)
 
     def mistake(self, name: str) -> Mistake | None:
-        return next((m for m in self.mistakes if m.name == name), None)
+        return next((m for m in self.all_mistakes if m.name == name), None)
 
 
 def message_fields(message: str) -> set[str]:
@@ -152,8 +161,26 @@ def run_all_zero(message: str, name: str = "nothing-reached") -> Mistake:
     return Mistake(name, message, recognise, about="every number of every test is 0")
 
 
+def _fits_shown_only(attempt: Attempt | None, run: list[Attempt]) -> Fills | None:
+    shown = [a for a in run if not a.hidden]
+    hidden = [a for a in run if a.hidden]
+    if shown and all(a.matches(a.want) for a in shown) and any(not a.matches(a.want) for a in hidden):
+        return {}
+    return None
+
+
+FITS_SHOWN_ONLY = (
+    "Your code gives the right numbers for every case shown, but not for inputs drawn fresh for this run: it may "
+    "only fit the cases shown (a table of their answers, or a rule that happens to hold for them). Compute the "
+    "numbers from the inputs, whatever they are.")
+COMMON_MISTAKES: tuple[Mistake, ...] = (
+    Mistake("fits-shown-only", FITS_SHOWN_ONLY, _fits_shown_only, run_level=True,
+            about="every shown case passes and a hidden one fails"),
+)
+
+
 def describe(kind: CaseKind) -> str:
-    return ", ".join(m.name for m in kind.mistakes)
+    return ", ".join(m.name for m in kind.all_mistakes)
 
 
 def format_message(mistake: Mistake, message: str, fills: Fills) -> str:

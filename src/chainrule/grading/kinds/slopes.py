@@ -35,7 +35,7 @@ from chainrule.grading.kinds.base import (
 from chainrule.grading.rounding import same_graded
 from chainrule.number_text import format_number
 
-__all__ = ["CHAIN_OPS", "ONE_VARIABLE", "RULE_FUNCTIONS", "SLOPE_KINDS", "chain_variant", "nudge_variant"]
+__all__ = ["CHAIN_OPS", "ONE_VARIABLE", "RULE_FUNCTIONS", "SLOPE_KINDS", "chain_variant", "nudge_variant", "wrong_length"]
 
 NOT_FINITE = "A number is NaN or infinite: check for a division by zero, or an h of 0."
 EVERY_LINK = ("Every link on the way from x to y changes how much a nudge grows or shrinks: multiply all of their "
@@ -108,7 +108,7 @@ def _exact_slope(attempt: Attempt, run: list[Attempt]) -> Fills | None:
     return {} if attempt.close_to([exact] * len(hs), rel=1e-12) and not attempt.matches(attempt.want) else None
 
 
-def _wrong_length(count_of: Callable[[Attempt], int], what: str) -> Mistake:
+def wrong_length(count_of: Callable[[Attempt], int], what: str) -> Mistake:
     def recognise(attempt: Attempt, run: list[Attempt]) -> Fills | None:
         return {} if len(attempt.got) != count_of(attempt) else None
 
@@ -121,7 +121,7 @@ NUDGE = CaseKind(
     _nudge_expected,
     lambda case: [f"slope estimate with h = {format_number(h)}" for h in case["hs"]],
     (
-        _wrong_length(lambda attempt: len(attempt.args[2]), "Return one estimate for every h in hs, in their order."),
+        wrong_length(lambda attempt: len(attempt.args[2]), "Return one estimate for every h in hs, in their order."),
         not_a_number(), not_finite(NOT_FINITE),
         Mistake("all-zero", "Every estimate is 0: for each h, compute (f(x + h) - f(x)) / h as the worked example "
                 "does, and put it in the list.", lambda attempt, run: {} if all_zero(attempt) else None,
@@ -213,7 +213,7 @@ RULES = CaseKind(
     _rule_expected,
     lambda case: [f"slope of {name}" for name, _ in RULE_FUNCTIONS],
     (
-        _wrong_length(lambda attempt: len(RULE_FUNCTIONS),
+        wrong_length(lambda attempt: len(RULE_FUNCTIONS),
                       f"Return a list of {len(RULE_FUNCTIONS)} slopes, one for each function, in the order given."),
         not_a_number(), not_finite(NOT_FINITE),
         Mistake("left-at-zero", "{slopes} still 0: work each one out with the rules and put it in its place in the list.",
@@ -323,7 +323,7 @@ CHAIN = CaseKind(
     _chain_expected,
     lambda case: ["y", "dy/dx"],
     (
-        _wrong_length(lambda attempt: 2, "Return the list [y, slope]: the value after the last link, then dy/dx."),
+        wrong_length(lambda attempt: 2, "Return the list [y, slope]: the value after the last link, then dy/dx."),
         not_a_number(), not_finite(NOT_FINITE),
         Mistake("value-unchanged", "y came back as x itself: move the value through every link, one after the "
                 "other, as well as the slope.", _value_unchanged, about="y is x, unchanged"),

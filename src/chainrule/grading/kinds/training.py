@@ -171,6 +171,21 @@ def _mistakes(length_message: str, leave_out: tuple[str, ...] = ()) -> tuple[Mis
     )
 
 
+KINK_GAP = 1e-6  # a margin closer than this to 1 is on the hinge's corner: float rounding may pick either side
+
+
+def _hinge_corner(case: Case) -> str | None:
+    """Why some point's margin y × s comes to 1 (the corner of max(0, 1 - y s)) at some step, else None."""
+    points, labels, w, b, lr = _batch(case)
+    steps = _steps(case) if "steps" in case else 1
+    for step in range(steps):
+        margins = [y * (sum(wi * xi for wi, xi in zip(w, x)) + b) for x, y in zip(points, labels)]
+        if any(abs(m - 1) < KINK_GAP for m in margins):
+            return f"a point's margin y × s is 1, the corner of the hinge loss, at step {step + 1}"
+        *w, b = train_variant(points, labels, w, b, lr, 1, "right")[1:]
+    return None
+
+
 def _step_args(case: Case) -> JsonList:
     return list(_batch(case))
 
@@ -190,11 +205,13 @@ TRAINING_KINDS = (
         # One step has no earlier gradient to carry over: never-zeroed cannot show in it.
         _mistakes("Return the list [loss, w1, w2, ..., b]: the loss before the step, then every weight and the "
                   "bias after it.", leave_out=("never-zeroed",)),
+        kink=_hinge_corner,
     ),
     CaseKind(
         "neuron-train", _train_args, lambda case: train_on_engine(*_train_args(case)),
         lambda case: [f"the loss of step {k + 1}" for k in range(case["steps"])] + _parameter_labels(case),
         _mistakes("Return one loss per step, then every weight and the bias after the last step, all in one "
                   "list."),
+        kink=_hinge_corner,
     ),
 )

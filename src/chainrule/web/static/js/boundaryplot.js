@@ -39,7 +39,7 @@ function boundaryPath(scores, cells, step) {
 }
 
 /** The plane: cells shaded by the side they fall on, the boundary, the points; return update(frame). */
-function planePanel(plot) {
+export function planePanel(plot) {
   const { x0, x1, y0, y1 } = plot.box;
   const cells = plot.cells;
   const step = SIZE / cells;
@@ -92,7 +92,7 @@ function planePanel(plot) {
 }
 
 /** The loss of one run after each recorded step; return update(k). */
-function lossPanel(run) {
+export function lossPanel(run) {
   const sx = scale(0, run.steps, PAD, W - 12);
   const highest = run.frames.reduce((top, f) => (f.loss > top.loss ? f : top), run.frames[0]);
   const high = highest.loss || 1;
@@ -112,6 +112,14 @@ function lossPanel(run) {
   return { root, update };
 }
 
+/** Fill `table` (plotTableView's) with the side of the boundary at each point of the grid in `frame`. */
+export function fillSides(table, plot, frame) {
+  table.fill(`Step ${frame.step}: the side of the boundary at each point of a grid over the plane, + where the `
+    + "network's score is above 0 (the squares' side, +1), − where it is not (the circles' side, -1)",
+  ["", ...plot.columns.map((c) => `x = ${numberText(c, "x")}`)], plot.rows.map((r, b) => [`y = ${numberText(r, "y")}`,
+    ...plot.columns.map((_, a) => (frame.scores[b * (plot.cells + 1) + a] > 0 ? "+" : "−"))]));
+}
+
 export function renderBoundaryPlot(slot, plot) {
   const holder = el("div", { class: "fit-plot boundary-plot", id: "boundary-plot" });
   const caption = el("p", { class: "fit-caption", "aria-live": "polite" });
@@ -124,16 +132,12 @@ export function renderBoundaryPlot(slot, plot) {
   const view = plotTableView("The network learning the two moons", 2);
   const [losses, sides] = view.tables;
   const named = (r) => `${r.label[0].toUpperCase()}${r.label.slice(1)}, learning rate ${numberText(r, "lr")}`;
-  const columns = plot.columns.map((c) => `x = ${numberText(c, "x")}`);
   const show = (k) => {
     const frame = run.frames[k];
     plane.update(frame);
     loss.update(k);
     losses.mark(k);
-    sides.fill(`Step ${frame.step}: the side of the boundary at each point of a grid over the plane, + where the `
-      + "network's score is above 0 (the squares' side, +1), − where it is not (the circles' side, -1)",
-    ["", ...columns], plot.rows.map((r, b) => [`y = ${numberText(r, "y")}`,
-      ...plot.columns.map((_, a) => (frame.scores[b * (plot.cells + 1) + a] > 0 ? "+" : "−"))]));
+    fillSides(sides, plot, frame);
     holder.dataset.run = run.name;
     caption.textContent = `${named(run)}, `
       + `step ${frame.step} of ${run.steps}: loss = ${numberText(frame, "loss")}, `

@@ -69,7 +69,7 @@ export function plotTableView(name, count = 1) {
 }
 
 /** Draw the points and an (empty) line; return update(frame). */
-function linePanel(plot) {
+export function linePanel(plot) {
   const xMin = Math.min(...plot.xs), xMax = Math.max(...plot.xs);
   const yMin = Math.min(0, ...plot.ys), yMax = Math.max(...plot.ys);
   const margin = (yMax - yMin) * 0.15 || 1;
@@ -99,7 +99,7 @@ function linePanel(plot) {
 }
 
 /** The loss curve of one run, revealed up to the current step; return update(step). */
-function lossPanel(run) {
+export function lossPanel(run) {
   const logs = run.frames.map((f) => Math.log10(Math.max(f.loss, 1e-12)));
   const lo = Math.floor(Math.min(...logs)), hi = Math.ceil(Math.max(...logs));
   const sx = scale(0, run.steps, PAD, W - 12);

@@ -176,6 +176,10 @@ async function start() {
     slots.get("03").append(plotSlot);
     parts.push(import("./plots.js").then((m) => m.renderPlot(plotSlot, lesson.see_it_work.plot)));
   }
+  // Plots a learner drives (driven.json), each placed now in its section: after section 03's plot, before the parts
+  // still loading.
+  const drivenSlots = new Map([...slots].map(([number, slot]) => [number, slot.appendChild(el("div", { class: "driven-slot" }))]));
+  parts.push(import("./drivenplot.js").then((m) => m.renderDrivenPlots(drivenSlots, base)));
   if (slots.has("04")) parts.push(import("./predict.js").then((m) => m.renderPredict(slots.get("04"), lesson, progress, base)));
   if (slots.has("06")) parts.push(import("./quiz.js").then((m) => m.renderQuiz(slots.get("06"), lesson, progress, base)));
   if (slots.has("07")) parts.push(import("./explain.js").then((m) => m.renderExplain(slots.get("07"), lesson, progress, base)));

@@ -10,7 +10,7 @@ const TINY = 1e-17;  // an error of exactly 0 still needs a place on a log scale
 const ERROR_TICK_ROOM = 12;  // px more than a fit plot's left margin, for tick texts of five characters
 
 /** The curve, the point, and the secant of the current nudge beside the tangent; return update(nudge). */
-function curvePanel(plot) {
+export function curvePanel(plot) {
   const xs = plot.curve.map((p) => p[0]), ys = plot.curve.map((p) => p[1]);
   const yMin = Math.min(...ys), yMax = Math.max(...ys);
   const margin = (yMax - yMin) * 0.1 || 1;
@@ -41,14 +41,16 @@ function curvePanel(plot) {
   return { root, update };
 }
 
-/** The error of every estimate against h (log-log), revealed up to the current nudge; return update(k). */
-function errorPanel(plot) {
+/** The error of every estimate against h (log-log), revealed up to the current nudge (`whole`: all of it, a
+ * driven plot's sweep); return update(k), which marks nudge k. */
+export function errorPanel(plot, whole = false) {
   const logH = plot.nudges.map((n) => Math.log10(Math.abs(n.h)));
   const logE = plot.nudges.map((n) => Math.log10(Math.max(n.error, TINY)));
   const hAxis = plot.h_axis, eAxis = plot.error_axis;  // log scales and their ticks, from the server
   // The error ticks ("0.001", "1e-5") are wider than a fit plot's: the axis stands further in, so none is cut.
   const left = PAD + ERROR_TICK_ROOM;
-  const sx = scale(hAxis.high, hAxis.low, left + 6, W - 12);  // h shrinks to the right
+  // h shrinks to the right; the last tick, centred under its point, ends inside the panel ("1e-15" is not cut).
+  const sx = scale(hAxis.high, hAxis.low, left + 6, W - 24);
   const sy = scale(eAxis.low, eAxis.high, H - PAD, TOP);
   const root = svg("svg", { viewBox: `0 0 ${W} ${H}`, class: "fit-panel nudge-errors", role: "img",
     "aria-label": "The error of each slope estimate against the size of h, both on log scales" });
@@ -64,7 +66,7 @@ function errorPanel(plot) {
   const dot = svg("circle", { r: 4, class: "fit-loss-dot" });
   root.append(path, dot);
   const update = (k) => {
-    path.setAttribute("points", logH.slice(0, k + 1).map((h, i) => `${sx(h)},${sy(logE[i])}`).join(" "));
+    path.setAttribute("points", logH.slice(0, whole ? logH.length : k + 1).map((h, i) => `${sx(h)},${sy(logE[i])}`).join(" "));
     dot.setAttribute("cx", sx(logH[k])); dot.setAttribute("cy", sy(logE[k]));
   };
   return { root, update };

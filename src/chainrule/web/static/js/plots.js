@@ -8,6 +8,7 @@ export async function renderPlot(slot, plot) {
   const kind = plot.kind || "line-fit";
   if (kind === "nudge") return (await import("./nudgeplot.js")).renderNudgePlot(slot, plot);
   if (kind === "boundary") return (await import("./boundaryplot.js")).renderBoundaryPlot(slot, plot);
+  if (kind === "contour") return (await import("./contourplot.js")).renderContourPlot(slot, plot);
   if (kind === "sweeps") return (await import("./sweepplot.js")).renderSweepPlot(slot, plot);
   return renderFitPlot(slot, plot);
 }

@@ -7,6 +7,7 @@ import { formatLocalTime, localZoneName } from "./when.js";
 import { mountDeadlines } from "./teacher_deadlines.js";
 import { mountRegrade } from "./teacher_regrade.js";
 import { mountMarks } from "./teacher_marks.js";
+import { mountSections, sectionQuery } from "./teacher_sections.js";
 
 const REFRESH_MS = 5000;
 // An exercise's state in the grid (classes/report.py) and how the page says it.
@@ -136,7 +137,7 @@ function explanationCard(entry, heading, level = "h3") {
 
 async function showExplanations(lessonId) {
   const box = document.getElementById("class-explanations");
-  const data = await get(`/api/class/lessons/${encodeURIComponent(lessonId)}/explanations`, "load the explanations");
+  const data = await get(`/api/class/lessons/${encodeURIComponent(lessonId)}/explanations${sectionQuery()}`, "load the explanations");
   const ideas = el("details", {}, el("summary", {}, "The lesson's key ideas"),
     el("ul", {}, ...data.lesson.key_ideas.map((idea) => el("li", {}, idea.text))));
   box.replaceChildren(ideas, data.learners.length
@@ -215,10 +216,11 @@ let etag = null;
 let count = 0;  // overviews drawn (data-refreshes, for tests)
 async function refresh() {
   const init = requestInit("GET", undefined, etag ? { "If-None-Match": etag } : {});
-  const response = await fetch("/api/class/overview", init);
+  const url = `/api/class/overview${sectionQuery()}`;
+  const response = await fetch(url, init);
   if (response.status === 304) { stamp(); return; }
   if (!response.ok) {
-    if (etag === null) await get("/api/class/overview", "load the class");  // says why, on the page
+    if (etag === null) await get(url, "load the class");  // says why, on the page
     return;
   }
   etag = response.headers.get("etag");
@@ -241,8 +243,15 @@ function keepRefreshing() {
 async function main() {
   const csrf = document.cookie.match(/(?:^|; )(?:__Host-)?chainrule_csrf=([^;]+)/);
   if (csrf) document.getElementById("sign-out-csrf").value = decodeURIComponent(csrf[1]);
+  await mountSections();
   await refresh();
   clearLoading();
+  window.addEventListener("chainrule:section", () => {
+    etag = null;
+    refresh();
+    const lesson = document.getElementById("explanations-lesson");
+    if (lesson?.value) showExplanations(lesson.value);
+  });
   mountDeadlines();
   mountRegrade();
   mountMarks();

@@ -3,20 +3,12 @@
 // its score and the two files side by side. Computed only when asked, for one exercise. Learners' code and
 // names go in as text only (el() children are text nodes, never HTML).
 import { get, el, plural, focusResult } from "./api.js";
+import { openRunsButton } from "./open_runs.js";
 
 
 // One side of a pair: whose run, how much of it the other file holds, a way to their runs, and the code.
 function side(run, other) {
-  const open = el("button", { type: "button", class: "secondary", "data-open-runs": `${run.learner_id}` },
-    `Open ${run.name}'s runs`);
-  open.addEventListener("click", () => {
-    // The feedback section (comments.js) lists a learner's runs, with this one among them, to comment on.
-    const choose = document.getElementById("feedback-learner");
-    if (!choose) return;
-    choose.value = `${run.learner_id}`;
-    choose.dispatchEvent(new Event("change"));
-    choose.focus();
-  });
+  const open = openRunsButton(run.learner_id, run.name);  // this run is among them, to comment on
   return el("div", { class: "similar-side", "data-side": run.name },
     el("h4", {}, run.name),
     el("p", { class: "muted" }, `Run ${run.run_id} (${run.language}, ${run.status === "pass" ? "passed" : "not passed"}): `
