@@ -1,7 +1,7 @@
-"""Every step and gate of the third quarter of the lessons at desktop width: the boxes, caption and controls on
+"""Every step and gate of the third fifth of the lessons at desktop width: the boxes, caption and controls on
 screen together, no number over another, and axe-core and the overflow checks at every state
-(lesson_walk.walk_every_state). The other quarters and the phone width are walked in files of their own, so that the
-eight walks run on several workers."""
+(lesson_walk.walk_every_state). The other fifths and the phone width are walked in files of their own, so that the
+ten walks run on several workers."""
 
 import pytest
 from lesson_walk import walk_test
