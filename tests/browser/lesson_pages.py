@@ -35,6 +35,45 @@ def at_each_width(page, check) -> None:
     page.set_viewport_size({"width": width, "height": height})
 
 
+# Where a real mouse click on the element `selector` picks lands, found as Playwright's click finds it (scrolled into
+# view if it is not, enabled, not covered by another element), without the two animation frames Playwright waits
+# for the element to stand still: a walk through every step clicks hundreds of times, and what it checks after
+# each click shows that the click took.
+CLICK_POINT = """(selector) => {
+  const el = document.querySelector(selector);
+  if (!el) return {problem: `nothing matches ${selector}`};
+  if (el.disabled) return {disabled: true};
+  let r = el.getBoundingClientRect();
+  if (r.top < 0 || r.left < 0 || r.bottom > innerHeight || r.right > innerWidth) {
+    el.scrollIntoView({block: 'center', inline: 'nearest'});
+    r = el.getBoundingClientRect();
+  }
+  const x = r.left + r.width / 2, y = r.top + r.height / 2, hit = document.elementFromPoint(x, y);
+  if (!hit || !el.contains(hit)) return {problem: `${selector} is covered by ${hit ? hit.outerHTML.slice(0, 120) : 'nothing'}`};
+  return {point: [x, y]};
+}"""
+MOST_CLICKS = 500  # a bound for a Next that never ends: a player or plot here has at most a hundred steps
+
+
+def click(page, selector: str) -> None:
+    """Click the element `selector` picks with the real mouse (CLICK_POINT); it must be enabled."""
+    found = page.evaluate(CLICK_POINT, selector)
+    assert "point" in found, (selector, found)
+    page.mouse.click(*found["point"])
+
+
+def click_until_disabled(page, selector: str) -> int:
+    """Click the element `selector` picks (a player's or a plot's Next) with the real mouse until it is disabled;
+    the number of clicks."""
+    for clicks in range(MOST_CLICKS):
+        found = page.evaluate(CLICK_POINT, selector)
+        if found.get("disabled"):
+            return clicks
+        assert "point" in found, (selector, found)
+        page.mouse.click(*found["point"])
+    raise AssertionError(f"{selector} was still enabled after {MOST_CLICKS} clicks")
+
+
 def lesson(page, server, lesson_id=LESSON, complete=True):
     page.goto(f"{server.origin}/lessons/{lesson_id}", wait_until="commit")
     page.wait_for_selector("main[data-complete='true']" if complete else "main[data-ready='true']", timeout=60_000)

@@ -1,6 +1,7 @@
 """Every step and every gate of every lesson, walked in a real Chromium against the real server at one of SIZES:
-the test files test_lesson_states_desktop.py and test_lesson_states_phone.py each walk one size, so the two long
-walks run on two workers (--dist loadfile keeps a file on one worker).
+ten test files each walk one fifth of the lessons at one size (test_lesson_states_desktop.py,
+..._desktop_second.py, ..._desktop_third.py, ..._desktop_fourth.py and ..._desktop_last.py; the same for phone), so
+the long walks run on as many workers as there are (--dist loadfile keeps a file on one worker).
 
 Expected values come from the lesson's own spec and chainrule's prediction check, never read from the page.
 """
@@ -11,7 +12,7 @@ import re
 from pathlib import Path
 
 from graph_checks import ASKED_IN_VIEW, OVERPRINTS, assert_asked_in_view
-from lesson_pages import lesson, open_at
+from lesson_pages import click, lesson, open_at
 from path_walk import StateChecks
 
 PLACEHOLDER = re.compile(r"\{\{\s*([^}]+?)\.(data|grad)\s*\}\}")
@@ -58,7 +59,6 @@ def walk_predictions(page, lesson_id: str, checks: StateChecks) -> list[dict]:
     spec = lesson_data(lesson_id)
     steps = {step["key"]: step for step in spec["predict"]["steps"]}
     graph = spec["graphs"][spec["predict"]["graph"]]
-    player = page.locator("#predict-player")
 
     def look() -> dict:
         [view] = checks.check("#section-04", lambda measured: (lesson_id, "gate", measured[0]["key"], "step",
@@ -75,43 +75,59 @@ def walk_predictions(page, lesson_id: str, checks: StateChecks) -> list[dict]:
             assert view["overprints"] == [], (lesson_id, key)
             form = page.locator("form.prediction-form")
             form.locator("input").fill(repr(check_prediction(lesson_id, key, 0.0)["expected"]))
-            form.locator("button[type=submit]").click()
+            click(page, "form.prediction-form button[type=submit]")
             reason = page.locator(f".prediction-feedback[data-key='{key}'] .reason").inner_text()
             gates.append({"key": key, "grads_shown": set(view["gradsShown"]), "reason": reason})
             checks.check("#section-04", (lesson_id, "answered", key))
-            page.locator(".prediction-next").click()
+            click(page, ".prediction-next")
         elif view["nextEnabled"]:
-            player.locator("button.next").click()
+            click(page, "#predict-player button.next")
         else:
             return gates
         view = look()
     raise AssertionError("the prediction player never reached its end")
 
 
-# The see-it-work player's parts on screen and no overprint in it, and the plot's step and whether its Next can
-# be pressed, read in the same visit as the state's checks.
-SEE_IT_WORK_VIEW = f"""() => [({TOGETHER})(['see-it-work-player', null]), ({OVERPRINTS})('#see-it-work-player')]"""
+# The see-it-work player's parts on screen, no overprint in it and its position, and the plot's step and whether
+# its Next can be pressed, read in the same visit as the state's checks.
+SEE_IT_WORK_VIEW = f"""() => [({TOGETHER})(['see-it-work-player', null]), ({OVERPRINTS})('#see-it-work-player'),
+    Number(document.getElementById('see-it-work-player').dataset.position)]"""
 PLOT_VIEW = """() => { const plot = document.querySelector('#section-03 .fit-plot'), next = plot && plot.querySelector("button[data-action='next']");
     return {step: plot && plot.dataset.step, nextEnabled: Boolean(next && !next.disabled)}; }"""
 
 
-def walk_every_state(open_page, server_factory, tmp_path: Path, size: str) -> None:
+FIFTHS = 5  # the walk of each size is split in five test files
+
+
+def fifth_of_the_lessons(fifth: int) -> list[str]:
+    """The first (0) to the last (4) fifth of the lessons, in their order (the first fifths the larger by one when
+    the lessons do not divide by five: the later lessons are the longer walks)."""
+    from chainrule.lessons import lesson_ids
+
+    lessons = list(lesson_ids())
+    size, larger = divmod(len(lessons), FIFTHS)
+    start = fifth * size + min(fifth, larger)
+    return lessons[start:start + size + (fifth < larger)]
+
+
+def walk_every_state(open_page, server_factory, tmp_path: Path, size: str, fifth: int) -> None:
     """The walk of test_every_step_and_gate_shows_its_boxes_caption_and_controls_and_no_number_overprints at one
-    size, on a server of its own. Item 2: at every step and gate the active box, its caption and the controls are
-    on screen at once (on a phone, 390x844, the graph scrolls in a frame to fit). Item 4: predictions come in the order the
-    lesson lists them, and no prompt or reason uses a gradient not shown yet. Issue 32: at a gate the asked
-    box and the boxes it depends on are in view and named (item 1), every lesson graph fits a desktop frame
-    (item 1), and no text of a graph prints over another or out of its box at any step (item 2). Issue 42 item
-    10: every lesson of the path, and at each state (opened, every step of the graph players and the plot, every gate and
-    answer) axe-core and the overflow checks (path_walk.StateChecks)."""
+    size through one fifth of the lessons (fifth_of_the_lessons), on a server of its own. Item 2: at every step
+    and gate the active box, its caption and the controls are on screen at once (on a phone, 390x844, the graph
+    scrolls in a frame to fit). Item 4: predictions come in the order the lesson lists them, and no prompt or
+    reason uses a gradient not shown yet. Issue 32: at a gate the asked box and the boxes it depends on are in view
+    and named (item 1), every lesson graph fits a desktop frame (item 1), and no text of a graph prints over
+    another or out of its box at any step (item 2). Issue 42 item 10: every lesson of the path (the five fifths
+    together), and at each state (opened, every step of the graph players and the plot, every gate and answer) axe-core and
+    the overflow checks (path_walk.StateChecks)."""
     import json
 
-    from chainrule.lessons import lesson_data, lesson_ids
+    from chainrule.lessons import lesson_data
 
     server = server_factory(tmp_path / "data")
     context, page, log = open_at(open_page, server, size, bypass_csp=True)
     checks = StateChecks(page, size)
-    for lesson_id in lesson_ids():
+    for lesson_id in fifth_of_the_lessons(fifth):
         lesson(page, server, lesson_id)
         if size == "desktop":
             frames = page.locator(".graph-figure").evaluate_all(
@@ -121,17 +137,18 @@ def walk_every_state(open_page, server_factory, tmp_path: Path, size: str) -> No
         # and plot and at every gate, not only at the end; the plot's table view open, as a screen reader user has
         # it (the graphs' table views are opened by the keyboard walk).
         closed = page.locator("#section-03 details.plot-table-view:not([open]) > summary")
-        if closed.count():
-            closed.click()
+        for _ in range(closed.count()):  # a section may hold more than one plot, each with its table view
+            closed.first.click()
         [plot] = checks.check("#section-03", (lesson_id, "opened"), (PLOT_VIEW, None))
         player = page.locator("#see-it-work-player")
         for position in range(1, int(player.get_attribute("data-total")) + 1):
-            player.locator("button.next").click()
-            [[together, clashes]] = checks.check("#section-03", (lesson_id, "see it work", position), (SEE_IT_WORK_VIEW, None))
+            click(page, "#see-it-work-player button.next")
+            [[together, clashes, shown]] = checks.check("#section-03", (lesson_id, "see it work", position), (SEE_IT_WORK_VIEW, None))
+            assert shown == position, (lesson_id, "see it work", position, shown)
             assert all(together.values()), (lesson_id, "see it work", position, together)
             assert clashes == [], (lesson_id, position, clashes)
         while plot["nextEnabled"]:
-            page.locator("#section-03 .fit-plot button[data-action='next']").click()
+            click(page, "#section-03 .fit-plot button[data-action='next']")
             [plot] = checks.check("#section-03", lambda measured: (lesson_id, "plot", measured[0]["step"]), (PLOT_VIEW, None))
         steps = lesson_data(lesson_id)["predict"]["steps"]
         gates = walk_predictions(page, lesson_id, checks)
@@ -150,3 +167,14 @@ def walk_every_state(open_page, server_factory, tmp_path: Path, size: str) -> No
                 assert f"d{label}" not in gate["reason"] and f"dL/d{label}" not in gate["reason"], (step["key"], label)
         assert "Both gradients" not in " ".join(g["reason"] for g in gates[:-1])
     assert not log.page_errors
+
+
+def walk_test(size: str, fifth: int):
+    """The test of one fifth of the lessons at one size, for the test file that walks it (each of the ten files is
+    this test and its docstring)."""
+
+    def test_every_step_and_gate_shows_its_boxes_caption_and_controls_and_no_number_overprints(
+            open_page, server_factory, tmp_path: Path) -> None:
+        walk_every_state(open_page, server_factory, tmp_path, size, fifth)
+
+    return test_every_step_and_gate_shows_its_boxes_caption_and_controls_and_no_number_overprints

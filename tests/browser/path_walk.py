@@ -10,7 +10,7 @@ import json
 import math
 from pathlib import Path
 
-from lesson_pages import SPEC_PREDICTIONS
+from lesson_pages import SPEC_PREDICTIONS, click
 
 from conftest import AXE_AUDIT, SERIOUS, WCAG_TAGS, load_axe
 
@@ -39,12 +39,11 @@ def quiz_of(lesson_id: str) -> list[dict]:
 
 def make_predictions(page, expected: dict[str, float]) -> None:
     predict = page.locator("#section-04")
-    player = page.locator("#predict-player")
     made = 0
     while made < len(expected):
         form = predict.locator("form.prediction-form")
         if form.count() == 0:
-            player.locator("button.next").click()
+            click(page, "#predict-player button.next")
             continue
         key = form.get_attribute("data-key")
         form.locator("input").fill(f"{expected[key]:.4f}")

@@ -13,7 +13,7 @@ import pytest
 from keyboard_walk import Keys
 from lesson_pages import SIZES, lesson, open_at, visible_text
 
-from conftest import WIDTHS
+from conftest import WIDTHS, new_page
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -23,6 +23,27 @@ def opened(open_page, server, size, lesson_id):
     _, page, log = open_at(open_page, server, size)
     lesson(page, server, lesson_id)
     return page, log
+
+
+@pytest.fixture(scope="module")
+def shared(browser, lesson_server):
+    """shared(size, lesson_id) -> (page, log): one page per size and lesson for the module's tests that read a
+    lesson or change only a part that no other test reads (a sweep plot, a language, the moons plot's table), opened
+    once instead of once per test."""
+    pages = {}
+
+    def open_(size: str, lesson_id: str):
+        if (size, lesson_id) not in pages:
+            width, height = WIDTHS[size]
+            context, page, log = new_page(browser, lesson_server, width=width, height=height, wait_until="commit")
+            lesson(page, lesson_server, lesson_id)
+            pages[size, lesson_id] = (context, page, log)
+        _, page, log = pages[size, lesson_id]
+        return page, log
+
+    yield open_
+    for context, _, _ in pages.values():
+        context.close()
 
 
 def words(page, selector: str) -> str:
@@ -36,8 +57,8 @@ def fits_and_no_errors(page, log, size) -> None:
 
 
 @pytest.mark.parametrize("size", SIZES)
-def test_the_network_lesson_says_which_layer_died_and_keeps_the_constant_one_fixed(open_page, lesson_server, size):
-    page, log = opened(open_page, lesson_server, size, "a-network-learns")
+def test_the_network_lesson_says_which_layer_died_and_keeps_the_constant_one_fixed(shared, size):
+    page, log = shared(size, "a-network-learns")
     prose = words(page, "#section-03 .prose")
     # Rerun by hand (seed 1, rate 5, 20 steps): first-layer neurons 0 and 7 fire, the second layer never does.
     assert "every neuron of the second hidden layer outputs" in prose
@@ -58,8 +79,8 @@ def test_the_network_lesson_says_which_layer_died_and_keeps_the_constant_one_fix
 
 
 @pytest.mark.parametrize("size", SIZES)
-def test_the_forward_mode_lesson_reads_unambiguously(open_page, lesson_server, size):
-    page, log = opened(open_page, lesson_server, size, "forward-and-reverse-mode")
+def test_the_forward_mode_lesson_reads_unambiguously(shared, size):
+    page, log = shared(size, "forward-and-reverse-mode")
     terms = words(page, "#section-02 .prose")
     order = [terms.index(word) for word in ("First, the tangent", "Second, the dual number", "Third, the Jacobian",
                                             "Fourth, the cost")]
@@ -104,9 +125,9 @@ def test_the_slopes_lesson_shows_the_tiny_nudge_inexact_and_every_tick_whole(ope
 
 
 @pytest.mark.parametrize("size", SIZES)
-def test_the_code_editor_tells_a_screen_reader_how_to_leave_it(open_page, lesson_server, size):
+def test_the_code_editor_tells_a_screen_reader_how_to_leave_it(shared, size):
     """Item 7: the Tab trap's way out is linked to the editor (aria-describedby), in every language."""
-    page, log = opened(open_page, lesson_server, size, "forward-and-reverse-mode")
+    page, log = shared(size, "forward-and-reverse-mode")
     described = """() => Array.from(document.querySelectorAll('article.exercise')).map((block) => {
         const ids = (block.querySelector('.cm-content').getAttribute('aria-describedby') || '').split(' ');
         return ids.map((id) => document.getElementById(id)?.textContent || '').join(' '); })"""
@@ -120,10 +141,10 @@ def test_the_code_editor_tells_a_screen_reader_how_to_leave_it(open_page, lesson
 
 
 @pytest.mark.parametrize("size", SIZES)
-def test_each_graph_is_named_by_its_section_and_formula(open_page, lesson_server, size):
+def test_each_graph_is_named_by_its_section_and_formula(shared, size):
     """Item 8: the tangent graph is not "The neuron", the see-it-work graph not only "5 boxes" (boxes counted
     by hand: x, x', 1 and 7 nodes; x, w and 3 nodes)."""
-    page, log = opened(open_page, lesson_server, size, "forward-and-reverse-mode")
+    page, log = shared(size, "forward-and-reverse-mode")
     labels = page.evaluate("""() => Object.fromEntries(['#predict-player', '#section-03'].map((at) =>
         [at, document.querySelector(`${at} svg.graph[aria-label], ${at} svg[aria-label]`).getAttribute('aria-label')]))""")
     assert labels["#predict-player"].startswith("Predict: the graph of y = x*tanh(x) and its tangent y': 10 boxes.")
@@ -210,7 +231,7 @@ def numbers_match(shown: list[str], expected: list[float]) -> bool:
 
 
 @pytest.mark.parametrize("size", SIZES)
-def test_every_plot_has_a_table_of_its_numbers(open_page, lesson_server, size):
+def test_every_plot_has_a_table_of_its_numbers(open_page, lesson_server, shared, size):
     """Item 9: the line fit, the nudges and the two moons each have a table view (a caption saying what it shows)
     holding the plot's numbers, worked out here: gradient descent on the mean squared error by hand, f(x) =
     (2x + 1)^2 nudged at 1 (slope 4(2x + 1) = 12), and the moons run of the engine's own trainer (its scores'
@@ -250,7 +271,7 @@ def test_every_plot_has_a_table_of_its_numbers(open_page, lesson_server, size):
         ratio = (f(1 + h) - f(1)) / h
         assert numbers_match(row[1:], [h, f(1 + h), ratio, abs(ratio - 12)]), (row, h)
 
-    page, log = opened(open_page, lesson_server, size, "a-network-learns")
+    page, log = shared(size, "a-network-learns")
     spec = lesson_data("a-network-learns")["see_it_work"]["plot"]
     run = next(r for r in boundary_plot(spec)["runs"] if r["name"] == "network")
     page.locator("#boundary-plot .plot-table-view summary").click()

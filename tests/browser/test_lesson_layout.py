@@ -1,7 +1,7 @@
 """The lesson pages fit the screen, at desktop (1280 px) and phone (390 px) width, in a real Chromium against
 the real server: every graph is the layout chainrule.draw computes, no text of a graph is under 12 px, and
 display math breaks only between its sides. Every step and every prediction's gate is walked in
-test_lesson_states_desktop.py and test_lesson_states_phone.py (lesson_walk.py).
+test_lesson_states_desktop*.py and test_lesson_states_phone*.py (lesson_walk.py).
 
 Expected numbers are hand-derived (a = 2, b = -3, c = 10, f = -2 in section 03), never read from the page.
 """

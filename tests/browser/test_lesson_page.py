@@ -17,6 +17,7 @@ from lesson_pages import (
     SPEC_PREDICTIONS,
     box_text,
     choose_language,
+    click_until_disabled,
     reference,
     run_tests,
     set_editor_text,
@@ -154,8 +155,7 @@ def _play_see_it_work(page) -> None:
     assert box_text(page, "see-it-work-player", "L", "grad") == "1"
     assert box_text(page, "see-it-work-player", "a", "grad") == "?"
     assert "1" in player.locator(".caption").text_content()
-    while not player.locator("button.next").is_disabled():
-        player.locator("button.next").click()
+    click_until_disabled(page, "#see-it-work-player button.next")
     assert int(player.get_attribute("data-position")) == total
     assert box_text(page, "see-it-work-player", "a", "grad") == "6"
     for label, grad in SECTION03_GRADS.items():
@@ -201,8 +201,7 @@ def _make_predictions(page) -> None:
         expected_class = "wrong" if key in WRONG_GUESSES else "right"
         assert expected_class in item.get_attribute("class"), (key, item.text_content())
     assert "0.8814" in predict.locator(".prediction-list li[data-key='n']").text_content()
-    while not predict_player.locator("button.next").is_disabled():
-        predict_player.locator("button.next").click()
+    click_until_disabled(page, "#predict-player button.next")
     assert box_text(page, "predict-player", "w1", "grad") == "1"
     assert box_text(page, "predict-player", "w2", "grad") == "0"
     assert box_text(page, "predict-player", "o", "value") == "0.7071"

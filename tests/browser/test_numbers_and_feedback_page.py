@@ -20,7 +20,7 @@ import json
 from pathlib import Path
 
 import pytest
-from lesson_pages import at_each_width
+from lesson_pages import at_each_width, click
 
 from chainrule.grading import starter_source
 from chainrule.lessons.scaffold import write_lesson
@@ -293,7 +293,7 @@ def test_captions_write_times_and_negatives_in_parentheses_and_1_over_n_is_no_in
     player = page.locator("#see-it-work-player")
     captions = []
     while not player.locator("button.next").is_disabled():
-        player.locator("button.next").click()
+        click(page, "#see-it-work-player button.next")
         captions.append(player.locator(".caption-text").inner_text())
     # Section 03: e = a*b with a = 2, b = -3; L = d*f with d = 4, f = -2 (hand-derived in the spec).
     assert "e = a × b = 2 × (-3) = -6" in captions

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from lesson_pages import LANGUAGES, choose_language, reference, run_tests, set_editor_text
+from lesson_pages import LANGUAGES, choose_language, click, click_until_disabled, reference, run_tests, set_editor_text
 from path_walk import NEXT, PREDICTIONS, answer_quiz, make_predictions, quiz_of
 
 from conftest import WIDTHS, start_lesson_server, stop_lesson_server
@@ -36,7 +36,7 @@ def play_fit_plot(page) -> None:
     losses = []
     next_step = plot.locator("button[data-action='next']")
     while not next_step.is_disabled():
-        next_step.click()
+        click(page, "#fit-plot button[data-action='next']")
         caption = plot.locator(".fit-caption").text_content()
         losses.append(float(caption.rsplit("loss = ", 1)[1].rstrip(".")))
     assert len(losses) == 20 and losses[-1] > 100 * losses[0]  # divergence, step after step
@@ -44,8 +44,7 @@ def play_fit_plot(page) -> None:
     # Play moves the line by itself (a few steps are enough to see it), Next takes it to the end.
     plot.locator("button[data-action='play']").click()
     page.wait_for_function("() => Number(document.querySelector('#fit-plot').dataset.step) >= 3", timeout=30_000)
-    while not next_step.is_disabled():
-        next_step.click()
+    click_until_disabled(page, "#fit-plot button[data-action='next']")
     assert plot.get_attribute("data-step") == "40"
     caption = plot.locator(".fit-caption").text_content()
     assert "step 40 of 40" in caption and float(caption.rsplit("loss = ", 1)[1].rstrip(".")) < 0.05
@@ -89,8 +88,7 @@ def test_a_lesson_end_to_end(open_page, server_factory, tmp_path: Path, screensh
 
     # 03: the animation plays to its end; the output has its value.
     player = page.locator("#see-it-work-player")
-    while not player.locator("button.next").is_disabled():
-        player.locator("button.next").click()
+    click_until_disabled(page, "#see-it-work-player button.next")
     label, value = OUTPUT_VALUE[lesson_id]
     assert player.locator(f"g.node[data-label='{label}'] .node-value").text_content() == value
     if lesson_id == "gradient-descent-linear-regression":

@@ -16,7 +16,7 @@ import math
 from pathlib import Path
 
 import pytest
-from lesson_pages import LANGUAGES, choose_language, reference, run_tests, set_editor_text
+from lesson_pages import LANGUAGES, choose_language, click, click_until_disabled, reference, run_tests, set_editor_text
 from path_walk import answer_quiz, make_predictions
 
 from conftest import WIDTHS, axe_violations, new_page
@@ -60,9 +60,7 @@ def caption(page, holder: str) -> str:
 
 
 def step_to_end(page, holder: str) -> None:
-    next_step = page.locator(f"{holder} button[data-action='next']")
-    while not next_step.is_disabled():
-        next_step.click()
+    click_until_disabled(page, f"{holder} button[data-action='next']")
 
 
 def play_nudges(page) -> None:
@@ -72,7 +70,7 @@ def play_nudges(page) -> None:
     errors = []
     next_step = page.locator("#nudge-plot button[data-action='next']")
     while not next_step.is_disabled():
-        next_step.click()
+        click(page, "#nudge-plot button[data-action='next']")
         errors.append(float(caption(page, "#nudge-plot").rsplit("off by ", 1)[1].rstrip(".")))
     assert len(errors) == 8 and errors[0] == pytest.approx(2.0)  # h = 0.5: 12 + 4 × 0.5
     assert min(errors) < 1e-6 and errors[-1] > 1e-3  # too small an h: rounding takes over

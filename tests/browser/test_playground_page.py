@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from graph_checks import overprints
+from lesson_pages import click
 
 from conftest import axe_violations
 
@@ -111,7 +112,7 @@ def test_step_forward_then_backward_with_the_lessons_captions(page):
     assert player.get_attribute("data-total") == "8"  # 5 boxes forward; the seed and 2 ops backward
     seen = []
     for _ in range(8):
-        player.locator("button.next").click()
+        click(page, "#pg-player button.next")
         seen.append((player.locator(".phase-badge").text_content(), player.locator(".caption-text").text_content()))
         assert together_in_view(page), (page.size_name, len(seen), seen[-1])
         # The forward/reverse table marks the row of the box the step works on.
@@ -133,7 +134,7 @@ def test_a_large_graph_keeps_every_step_in_view(page):
     assert total == 24 + 16  # 24 boxes forward; the seed and 15 ops backward
     page.evaluate("window.scrollTo(0, 0)")  # the learner scrolled back up to read
     for step in range(total):
-        player.locator("button.next").click()
+        click(page, "#pg-player button.next")
         assert together_in_view(page), (page.size_name, step + 1)
 
 
