@@ -93,6 +93,10 @@ def paths_of(output: Value, inputs: list[Value]) -> dict[str, Any]:
             "shared_node": None if shared is None else names[id(inner[shared])],
             "shared_gradient": None if shared is None else float(inner[shared].grad),
         })
+    so_far = 0
+    for path in listed:  # the page's tally: multiplications path by path, up to and with this path
+        so_far += path["multiplications"]
+        path["multiplications_so_far"] = so_far
     totals = []
     for leaf in inputs:
         own = [path for path in listed if path["input"] == names[id(leaf)]]
