@@ -31,7 +31,7 @@ from typing import Any
 
 from chainrule.engine import Value
 from chainrule.expr import Expression
-from chainrule.lessons.plot_sweeps import _function
+from chainrule.lessons.plot_sweeps import parse_function
 from chainrule.lessons.text import LessonDataError
 from chainrule.number_text import formula_text
 from chainrule.traces import graph_nodes, local_derivatives, node_formulas, node_labels
@@ -126,7 +126,7 @@ def path_plot(spec: dict[str, Any]) -> dict[str, Any]:
         where = f"function {name!r}: "
         if not isinstance(function.get("output"), str):
             raise LessonDataError(f"plot: {where}output must be one expression (text), the function's output y")
-        names, values, shared, expressions = _function(function | {"outputs": [function["output"]]}, where)
+        names, values, shared, expressions = parse_function(function | {"outputs": [function["output"]]}, where)
         leaves = [Value(value, label=input_name) for input_name, value in zip(names, values)]
         if "y" in names or any(let_name == "y" for let_name, _ in shared):
             raise LessonDataError(f"plot: {where}the output is called y, so no input or let value may be")

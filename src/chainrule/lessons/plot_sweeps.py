@@ -28,7 +28,7 @@ from chainrule.forward import jvp
 from chainrule.lessons.text import LessonDataError
 from chainrule.number_text import formula_text
 
-__all__ = ["SWEEP_FIELDS", "sweep_number", "sweep_plot", "sweeps_of"]
+__all__ = ["SWEEP_FIELDS", "parse_function", "sweep_number", "sweep_plot", "sweeps_of"]
 
 SWEEP_FIELDS = ("inputs", "outputs", "nodes", "forward_sweeps", "reverse_sweeps", "forward_steps", "reverse_steps")
 MAX_SIDE = 8  # inputs or outputs of one function: a Jacobian a page can show
@@ -47,8 +47,10 @@ def _parsed(text: Any, known: list[str], where: str) -> Expression:
     return expression
 
 
-def _function(function: dict[str, Any], where: str) -> tuple[list[str], list[float], list[tuple[str, Expression]],
-                                                             list[Expression]]:
+def parse_function(function: dict[str, Any], where: str) -> tuple[list[str], list[float],
+                                                                  list[tuple[str, Expression]], list[Expression]]:
+    """A function's input names, their values, its let definitions and its outputs, parsed; LessonDataError
+    (its message starting with `where`) says what is wrong. The paths plot reads its functions the same way."""
     inputs = function.get("inputs")
     if not isinstance(inputs, dict) or not 1 <= len(inputs) <= MAX_SIDE or not all(
             isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in inputs.values()):
@@ -129,7 +131,7 @@ def sweep_plot(spec: dict[str, Any]) -> dict[str, Any]:
         if not isinstance(name, str) or not name or not isinstance(function.get("label"), str) or any(
                 f["name"] == name for f in out):
             raise LessonDataError(f"plot: every function needs a name of its own and a label, not {function!r}")
-        names, values, shared, expressions = _function(function, f"function {name!r}: ")
+        names, values, shared, expressions = parse_function(function, f"function {name!r}: ")
         swept = sweeps_of(names, values, shared, expressions)
         numbers = [d for row in swept["jacobian"] for d in row] + swept["results"]
         numbers += [d for frame in swept["forward"] for d in frame["column"]]
