@@ -31,7 +31,7 @@ from typing import Any
 
 from chainrule.engine import Value
 from chainrule.expr import Expression
-from chainrule.lessons.plot_sweeps import parse_function
+from chainrule.lessons.plot_sweeps import named_functions, parse_function
 from chainrule.lessons.text import LessonDataError
 from chainrule.number_text import formula_text
 from chainrule.traces import graph_nodes, local_derivatives, node_formulas, node_labels
@@ -114,15 +114,8 @@ def paths_of(output: Value, inputs: list[Value]) -> dict[str, Any]:
 def path_plot(spec: dict[str, Any]) -> dict[str, Any]:
     """{"kind", "functions": [{"name", "label", "formulas", "output" (the output's name, "y"), and
     paths_of's fields}]}."""
-    functions = spec.get("functions")
-    if not isinstance(functions, list) or not functions:
-        raise LessonDataError("plot: a paths plot needs \"functions\": a list of {name, label, inputs, let, output}")
     out: list[dict[str, Any]] = []
-    for function in functions:
-        name = function.get("name") if isinstance(function, dict) else None
-        if not isinstance(name, str) or not name or not isinstance(function.get("label"), str) or any(
-                f["name"] == name for f in out):
-            raise LessonDataError(f"plot: every function needs a name of its own and a label, not {function!r}")
+    for name, function in named_functions(spec, "a paths plot", "inputs, let, output"):
         where = f"function {name!r}: "
         if not isinstance(function.get("output"), str):
             raise LessonDataError(f"plot: {where}output must be one expression (text), the function's output y")
