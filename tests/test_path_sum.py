@@ -127,3 +127,11 @@ def test_lessons_check_refuses_a_bad_paths_spec(tmp_path):
 
 def test_the_docs_state_the_limit_the_code_keeps():
     assert f"more than {MAX_PATHS} paths is refused" in (ROOT / "docs" / "authoring.md").read_text(encoding="utf-8")
+
+
+def test_the_docs_example_is_a_spec_the_engine_computes():
+    """authoring.md's example of the kind is the lesson's plain graph: its three paths and five edges."""
+    text = (ROOT / "docs" / "authoring.md").read_text(encoding="utf-8")
+    block = next(part.split("```", 1)[0] for part in text.split("```json\n")[1:] if '"kind": "paths"' in part)
+    example = lesson_plot(json.loads("{" + block + "}")["plot"])
+    assert [plot_number(example, "plain", f) for f in ("paths", "edges")] == [3, 5]
