@@ -63,8 +63,8 @@ def test_the_plain_graph_path_by_path_by_keyboard(page):
     sound(page)
     first = next_by_keyboard(page, 1)
     assert first.startswith("Path 1 of 3, from x: x → u → o → y.")
-    assert f"{format_number(2.0)} × {format_number(SLOPE)} × {format_number(0.5)} multiply to " \
-           f"{format_number(2 * SLOPE * 0.5)}" in first
+    assert f"(3 multiplications): 1 × {format_number(2.0)} × {format_number(SLOPE)} × {format_number(0.5)} = " \
+           f"{format_number(2 * SLOPE * 0.5)}." in first
     assert f"dy/du = {format_number(SLOPE * 0.5)} once" in first
     assert page.locator(f"{HOLDER} .path-chain .path-shared").count() == 5  # u, o, y and the two edges between
     sound(page)

@@ -60,8 +60,8 @@ export function renderPathSumPlot(slot, plot) {
     tally.textContent = `Multiplications, path by path: ${path.multiplications_so_far} of ${fn.path_multiplications}. `
       + `Reverse mode: one per edge, ${fn.reverse_multiplications}.`;
     let text = `Path ${k} of ${fn.paths.length}, from ${path.input}: ${path.nodes.join(" → ")}. `
-      + `Its local derivatives ${path.steps.map((step) => step.local_text).join(TIMES)} multiply to ${path.product_text} `
-      + `(${plural(path.multiplications, "multiplication")}). ${sharedText(fn, path)}`;
+      + `Its local derivatives, multiplied onto the seed 1 (${plural(path.multiplications, "multiplication")}): `
+      + `1${TIMES}${path.steps.map((step) => step.local_text).join(TIMES)} = ${path.product_text}. ${sharedText(fn, path)}`;
     const next = fn.paths[k];
     if (!next || next.input !== path.input) {
       const input = fn.inputs.find((entry) => entry.name === path.input);
