@@ -28,7 +28,7 @@ from chainrule.forward import jvp
 from chainrule.lessons.text import LessonDataError
 from chainrule.number_text import formula_text
 
-__all__ = ["SWEEP_FIELDS", "sweep_number", "sweep_plot", "sweeps_of"]
+__all__ = ["SWEEP_FIELDS", "named_functions", "parse_function", "sweep_number", "sweep_plot", "sweeps_of"]
 
 SWEEP_FIELDS = ("inputs", "outputs", "nodes", "forward_sweeps", "reverse_sweeps", "forward_steps", "reverse_steps")
 MAX_SIDE = 8  # inputs or outputs of one function: a Jacobian a page can show
@@ -47,8 +47,10 @@ def _parsed(text: Any, known: list[str], where: str) -> Expression:
     return expression
 
 
-def _function(function: dict[str, Any], where: str) -> tuple[list[str], list[float], list[tuple[str, Expression]],
-                                                             list[Expression]]:
+def parse_function(function: dict[str, Any], where: str) -> tuple[list[str], list[float],
+                                                                  list[tuple[str, Expression]], list[Expression]]:
+    """A function's input names, their values, its let definitions and its outputs, parsed; LessonDataError
+    (its message starting with `where`) says what is wrong. The paths plot reads its functions the same way."""
     inputs = function.get("inputs")
     if not isinstance(inputs, dict) or not 1 <= len(inputs) <= MAX_SIDE or not all(
             isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in inputs.values()):
@@ -116,20 +118,28 @@ def sweeps_of(names: list[str], values: list[float], shared: list[tuple[str, Exp
             "jacobian": [frame["row"] for frame in reverse], "forward": forward, "reverse": reverse}
 
 
+def named_functions(spec: dict[str, Any], plot: str, fields: str) -> list[tuple[str, dict[str, Any]]]:
+    """The spec's "functions", each with its name, once each has a name of its own and a label."""
+    functions = spec.get("functions")
+    if not isinstance(functions, list) or not functions:
+        raise LessonDataError(f"plot: {plot} needs \"functions\": a list of {{name, label, {fields}}}")
+    named: list[tuple[str, dict[str, Any]]] = []
+    for function in functions:
+        name = function.get("name") if isinstance(function, dict) else None
+        if not isinstance(name, str) or not name or not isinstance(function.get("label"), str) or any(
+                taken == name for taken, _ in named):
+            raise LessonDataError(f"plot: every function needs a name of its own and a label, not {function!r}")
+        named.append((name, function))
+    return named
+
+
 def sweep_plot(spec: dict[str, Any]) -> dict[str, Any]:
     """{"kind", "functions": [{"name", "label", "inputs": [names], "values", "let", "outputs": [texts],
     "formulas" (each definition and output as the page shows it, "y1 = h × h + h"), "results", "nodes",
     "jacobian", "forward": [...], "reverse": [...]}]}."""
-    functions = spec.get("functions")
-    if not isinstance(functions, list) or not functions:
-        raise LessonDataError("plot: a sweeps plot needs \"functions\": a list of {name, label, inputs, outputs}")
     out: list[dict[str, Any]] = []
-    for function in functions:
-        name = function.get("name") if isinstance(function, dict) else None
-        if not isinstance(name, str) or not name or not isinstance(function.get("label"), str) or any(
-                f["name"] == name for f in out):
-            raise LessonDataError(f"plot: every function needs a name of its own and a label, not {function!r}")
-        names, values, shared, expressions = _function(function, f"function {name!r}: ")
+    for name, function in named_functions(spec, "a sweeps plot", "inputs, outputs"):
+        names, values, shared, expressions = parse_function(function, f"function {name!r}: ")
         swept = sweeps_of(names, values, shared, expressions)
         numbers = [d for row in swept["jacobian"] for d in row] + swept["results"]
         numbers += [d for frame in swept["forward"] for d in frame["column"]]

@@ -8,8 +8,11 @@ A plot spec names its `kind` (default "line-fit"):
                large, climbing).
     nudge      a function of one input nudged by smaller and smaller h (lessons/plot_nudge.py)
     boundary   small networks trained on the two moons, their decision boundary as they learn (plot_boundary.py)
-    sweeps     a Jacobian filled by forward sweeps and by reverse sweeps, counted (plot_sweeps.py)
+    sweeps     a Jacobian filled by forward sweeps and by reverse sweeps, counted (plot_sweeps.py); it may carry
+               a paths spec under "paths", its path-sum view shown beneath it
     contour    a function of two inputs by its level lines, the gradient at a point the learner moves (plot_contour.py)
+    paths      a gradient as the sum over the paths from an input to the output, and what reverse mode shares
+               between them (plot_paths.py)
 
 `lesson_plot(spec)` computes the plot; `plot_number(plot, name, field)` is one of its numbers for a
 `{{plot.<name>.<field>}}` placeholder (the fields of each kind are in PLOT_FIELDS).
@@ -24,6 +27,7 @@ from chainrule.grading.line_fit import fit_line_history
 from chainrule.lessons.plot_boundary import BOUNDARY_FIELDS, boundary_number, boundary_plot
 from chainrule.lessons.plot_contour import CONTOUR_FIELDS, contour_number, contour_plot
 from chainrule.lessons.plot_nudge import NUDGE_FIELDS, nudge_number, nudge_plot
+from chainrule.lessons.plot_paths import PATH_FIELDS, path_number, path_plot
 from chainrule.lessons.plot_sweeps import SWEEP_FIELDS, sweep_number, sweep_plot
 from chainrule.lessons.text import LessonDataError
 
@@ -34,8 +38,9 @@ PLOT_FIELDS = {
     "line-fit": ("lr", "steps", "w", "b", "loss", "start_loss"),
     "nudge": NUDGE_FIELDS,
     "boundary": BOUNDARY_FIELDS,
-    "sweeps": SWEEP_FIELDS,
+    "sweeps": SWEEP_FIELDS + PATH_FIELDS,  # the second for the functions of its "paths"
     "contour": CONTOUR_FIELDS,
+    "paths": PATH_FIELDS,
 }
 PLOT_KINDS = tuple(PLOT_FIELDS)
 MAX_STEPS = 500
@@ -75,10 +80,31 @@ def _line_fit_number(plot: dict[str, Any], run_name: str, field: str) -> float:
     return run["frames"][-1][field]
 
 
-_BUILDERS = {"line-fit": line_fit_plot, "nudge": nudge_plot, "boundary": boundary_plot, "sweeps": sweep_plot,
-             "contour": contour_plot}
-_NUMBERS = {"line-fit": _line_fit_number, "nudge": nudge_number, "boundary": boundary_number, "sweeps": sweep_number,
-            "contour": contour_number}
+def _sweeps_and_paths(spec: dict[str, Any]) -> dict[str, Any]:
+    """A sweeps plot, with the path-sum view of its "paths" spec (if any) to show beneath it."""
+    plot = sweep_plot(spec)
+    if "paths" not in spec:
+        return plot
+    if not isinstance(spec["paths"], dict):
+        raise LessonDataError("plot: a sweeps plot's \"paths\" is a paths spec: {\"functions\": [...]}")
+    paths = path_plot(spec["paths"])
+    taken = {f["name"] for f in plot["functions"]} & {f["name"] for f in paths["functions"]}
+    if taken:
+        raise LessonDataError(f"plot: the names {sorted(taken)} are both a sweeps function and a paths function; "
+                              "each needs a name of its own, for the placeholders")
+    return plot | {"paths": paths}
+
+
+def _sweeps_or_paths_number(plot: dict[str, Any], name: str, field: str) -> float:
+    if "paths" in plot and any(f["name"] == name for f in plot["paths"]["functions"]):
+        return path_number(plot["paths"], name, field)
+    return sweep_number(plot, name, field)
+
+
+_BUILDERS = {"line-fit": line_fit_plot, "nudge": nudge_plot, "boundary": boundary_plot, "sweeps": _sweeps_and_paths,
+             "contour": contour_plot, "paths": path_plot}
+_NUMBERS = {"line-fit": _line_fit_number, "nudge": nudge_number, "boundary": boundary_number,
+            "sweeps": _sweeps_or_paths_number, "contour": contour_number, "paths": path_number}
 
 
 def lesson_plot(spec: Any) -> dict[str, Any]:

@@ -9,6 +9,12 @@ export async function renderPlot(slot, plot) {
   if (kind === "nudge") return (await import("./nudgeplot.js")).renderNudgePlot(slot, plot);
   if (kind === "boundary") return (await import("./boundaryplot.js")).renderBoundaryPlot(slot, plot);
   if (kind === "contour") return (await import("./contourplot.js")).renderContourPlot(slot, plot);
-  if (kind === "sweeps") return (await import("./sweepplot.js")).renderSweepPlot(slot, plot);
+  if (kind === "paths") return (await import("./pathsumplot.js")).renderPathSumPlot(slot, plot);
+  if (kind === "sweeps") {
+    const holder = (await import("./sweepplot.js")).renderSweepPlot(slot, plot);
+    // A sweeps plot may carry its path-sum view, drawn beneath it (a section holds one plot).
+    if (plot.paths) (await import("./pathsumplot.js")).renderPathSumPlot(slot, plot.paths);
+    return holder;
+  }
   return renderFitPlot(slot, plot);
 }
