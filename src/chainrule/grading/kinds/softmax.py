@@ -16,6 +16,7 @@ a flipped sign, a step up the slope, a sum instead of a mean, the loss read afte
 from __future__ import annotations
 
 import math
+import sys
 from typing import Callable
 
 from chainrule.engine import Value
@@ -38,7 +39,7 @@ from chainrule.losses import logsumexp, softmax_cross_entropy
 __all__ = ["SOFTMAX_KINDS", "softmax_step_variant"]
 
 # Past this, exp(z) is larger than the largest float: Python raises OverflowError, JavaScript gives Infinity.
-EXP_OVERFLOWS_ABOVE = math.log(1.7976931348623157e308)
+EXP_OVERFLOWS_ABOVE = math.log(sys.float_info.max)
 MAX_CLASSES = 10
 UNSTABLE = ("exp of a large logit is larger than any float can hold: it overflows to infinity (Python raises "
             "OverflowError), and infinity / infinity is NaN. Subtract the largest logit from every logit first: "
