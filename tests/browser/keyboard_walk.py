@@ -182,7 +182,8 @@ GRAPH_TEXT = """() => Array.from(document.querySelectorAll('svg.graph-svg text')
 # Pages axe-core audits in other tests (test_accessibility.py: the path, backprop, review;
 # test_playground_page.py: the playground): here it audits the others, the costliest check of a page.
 AUDITED_ELSEWHERE = {"path", "backprop", "review", "playground", "slopes-and-the-chain-rule", "a-network-learns",
-                     "forward-and-reverse-mode", "many-inputs-and-the-gradient"}  # the last four in test_path_six.py, at both widths
+                     "forward-and-reverse-mode", "many-inputs-and-the-gradient",
+                     "softmax-and-cross-entropy"}  # the last five in test_path_six.py, at both widths
 # The path's new lessons, finished by clicks in test_path_six.py: here each is opened from the path and its
 # plot worked by keyboard (a choice by arrow keys, a step by Enter; the contour plot's point moved by arrow keys):
 # (holder, a choice group, the choice an arrow key moves to, the data attribute that says which is shown).

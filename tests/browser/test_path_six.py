@@ -1,4 +1,4 @@
-"""The four lessons that make the path seven, taken end to end in a real Chromium at desktop width: one server
+"""The five lessons that make the path eight, taken end to end in a real Chromium at desktop width: one server
 and one page, each lesson opened once; on each finished lesson and on the path page, what differs by size
 (axe-core, no sideways scrolling, the picture) is checked at phone width too, on the state the walk reached.
 The walk's steps at 390 px are the keyboard walk's (tests/browser/test_keyboard_and_screen_reader_phone_beyond.py).
@@ -24,18 +24,21 @@ from conftest import WIDTHS, axe_violations, new_page
 pytestmark = pytest.mark.timeout(900)  # one walk of three lessons: 4 min at load average 25, a bound for a hang
 
 SLOPES, NETWORK, MODES = "slopes-and-the-chain-rule", "a-network-learns", "forward-and-reverse-mode"
-GRADIENT = "many-inputs-and-the-gradient"
+GRADIENT, SOFTMAX = "many-inputs-and-the-gradient", "softmax-and-cross-entropy"
 # The order a learner who skips ahead might take: the network lesson first, before gradient descent is done.
-VISITS = (NETWORK, SLOPES, GRADIENT, MODES)
+VISITS = (NETWORK, SOFTMAX, SLOPES, GRADIENT, MODES)
 # Where each lesson's turn of languages starts: its exercises (2, 3, 2) take turns, and each lesson has one in
 # TypeScript.
-TURN = {NETWORK: 1, SLOPES: 0, GRADIENT: 0, MODES: 2}
+TURN = {NETWORK: 1, SOFTMAX: 0, SLOPES: 0, GRADIENT: 0, MODES: 2}
 
 TANH_HALF = math.tanh(0.5)
+# Softmax of the scores (0, 1, -1), class 0 right: s = e^0 + e^1 + e^-1, p0 = 1 / s, dL/dp0 = -1 / p0, dL/dz0 = p0 - 1.
+SOFTMAX_SUM = 1 + math.e + math.exp(-1)
 PREDICTIONS = {  # section 04, by hand
     SLOPES: {"s": 4.0, "u": 5.0, "y": 25.0, "du": 10.0, "ds": 10.0, "dx": 40.0},
     # u = x y, v = x + y, z = u v at (2, 3): dz/du = v, and x's two paths v × y + u × 1.
     GRADIENT: {"u": 6.0, "v": 5.0, "z": 30.0, "du": 5.0, "dx": 5.0 * 3 + 6.0},
+    SOFTMAX: {"s": SOFTMAX_SUM, "p0": 1 / SOFTMAX_SUM, "dp0": -SOFTMAX_SUM, "dz0": 1 / SOFTMAX_SUM - 1},
     NETWORK: {"s": 0.125, "ys": -0.125, "L": 1.125, "dys": -1.0, "ds": 1.0, "dw1": -0.5},
     MODES: {"o": TANH_HALF, "slope": 1 - TANH_HALF ** 2, "od": 1 - TANH_HALF ** 2, "xod": 0.5 * (1 - TANH_HALF ** 2),
             "yd": TANH_HALF + 0.5 * (1 - TANH_HALF ** 2)},
@@ -46,13 +49,17 @@ QUIZ_NUMBERS = {  # the numeric questions' keys, by hand
     "product-tangent": "-0.5", "tanh-tangent": f"{(1 - TANH_HALF ** 2) * 2:.4f}", "sweep-count": "5",
     "tangent-from-gradient": "-2",
     "partial-in-x": "-12", "partial-in-y": "4", "two-paths": "5",  # 2 × 2 × 3 × (-1); 2 × 2 × 1; (2 + 1) × 1 + 2 × 1
+    # p - y at the right class and at a wrong one; -log(e^2 / (e^2 + e^0)) = log(1 + e^-2)
+    "gradient-right-class": "-0.3", "gradient-other-class": "0.2", "loss-of-a-probability": f"{math.log(1 + math.exp(-2)):.4f}",
 }
 # Section 03: the graph's output after the forward pass, by hand: (2 × 1 + 1)^2; max(0, 1 - 1 × (-0.25));
-# 0.5 × tanh(2 × 0.5).
-OUTPUT = {SLOPES: ("y", "9"), GRADIENT: ("f", "4"), NETWORK: ("L", "1.25"), MODES: ("y", f"{0.5 * math.tanh(1.0):.4f}")}
-NEXT = {SLOPES: f"/lessons/{GRADIENT}", GRADIENT: "/lessons/computational-graphs", NETWORK: f"/lessons/{MODES}", MODES: None}
+# 0.5 × tanh(2 × 0.5); -log(e^2 / (e^2 + e^1 + e^-1)).
+OUTPUT = {SLOPES: ("y", "9"), GRADIENT: ("f", "4"), NETWORK: ("L", "1.25"),
+          SOFTMAX: ("L", f"{-math.log(math.exp(2) / (math.exp(2) + math.e + math.exp(-1))):.4f}".rstrip("0")), MODES: ("y", f"{0.5 * math.tanh(1.0):.4f}")}
+NEXT = {SLOPES: f"/lessons/{GRADIENT}", GRADIENT: "/lessons/computational-graphs", NETWORK: f"/lessons/{SOFTMAX}", SOFTMAX: f"/lessons/{MODES}",
+        MODES: None}
 # What each lesson says it builds on when it is opened: (the unfinished lessons it names, or none).
-NOTE = {NETWORK: ["Gradient descent: linear regression"], SLOPES: None, GRADIENT: None, MODES: ["Backpropagation: the chain rule on a graph"]}
+NOTE = {NETWORK: ["Gradient descent: linear regression"], SOFTMAX: None, SLOPES: None, GRADIENT: None, MODES: ["Backpropagation: the chain rule on a graph"]}
 
 
 def caption(page, holder: str) -> str:
@@ -122,6 +129,16 @@ def move_on_the_contours(page) -> None:
     assert current.locator("th").text_content() == "-2" and current.locator("td").all_text_contents() == ["4", "-4", "0", "4"]
 
 
+def gradients_are_p_minus_y(page) -> None:
+    """No plot: at the graph's end each score's gradient is its softmax probability minus the target (class 0),
+    worked out by hand for the scores (2, 1, -1)."""
+    exps = [math.exp(2), math.e, math.exp(-1)]
+    shortcut = [e / sum(exps) - (k == 0) for k, e in enumerate(exps)]
+    player = page.locator("#see-it-work-player")
+    shown = [float(player.locator(f"g.node[data-label='z{k}'] .node-grad").text_content()) for k in range(3)]
+    assert shown == pytest.approx(shortcut, abs=1e-4)
+
+
 def cells(page) -> list[str]:
     return page.locator("#sweep-plot td.sweep-cell").all_text_contents()
 
@@ -144,7 +161,7 @@ def play_sweeps(page) -> None:
     assert "filled the row of y6" in caption(page, "#sweep-plot")
 
 
-PLOTS = {SLOPES: play_nudges, GRADIENT: move_on_the_contours, NETWORK: play_boundary, MODES: play_sweeps}
+PLOTS = {SOFTMAX: gradients_are_p_minus_y, SLOPES: play_nudges, GRADIENT: move_on_the_contours, NETWORK: play_boundary, MODES: play_sweeps}
 
 
 def do_exercises(page, turn: int) -> None:
@@ -167,7 +184,7 @@ def at_both_widths(page, check) -> None:
         check(size, width)
 
 
-def test_the_four_new_lessons_end_to_end(browser, server_factory, tmp_path: Path, screenshots_dir: Path) -> None:
+def test_the_five_new_lessons_end_to_end(browser, server_factory, tmp_path: Path, screenshots_dir: Path) -> None:
     server = server_factory(tmp_path / "data")
     width, height = WIDTHS["desktop"]
     context, page, log = new_page(browser, server, width=width, height=height, bypass_csp=True,
@@ -217,11 +234,12 @@ def test_the_four_new_lessons_end_to_end(browser, server_factory, tmp_path: Path
 
             at_both_widths(page, finished_lesson)
 
-        # The path: seven lessons in order, what each builds on (ticked once finished), where the learner stands.
+        # The path: eight lessons in order, what each builds on (ticked once finished), where the learner stands.
         page.goto(f"{server.origin}/")
         page.wait_for_selector("main[data-ready='true']")
         ids = page.locator(".path-lesson").evaluate_all("nodes => nodes.map(n => n.dataset.lesson)")
-        assert ids == [SLOPES, GRADIENT, "computational-graphs", "backprop", "gradient-descent-linear-regression", NETWORK, MODES]
+        assert ids == [SLOPES, GRADIENT, "computational-graphs", "backprop", "gradient-descent-linear-regression", NETWORK, SOFTMAX,
+                       MODES]
         for lesson_id in VISITS:
             entry = page.locator(f".path-lesson[data-lesson='{lesson_id}']")
             assert entry.get_attribute("data-finished") == "true"

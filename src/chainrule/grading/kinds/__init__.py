@@ -10,6 +10,7 @@ The kinds, by module:
     training.py   neuron-step, neuron-train
     tangents.py   expression-jvp, jacobian
     gradients.py  nudge-gradient, rule-gradient, path-sum
+    softmax.py    softmax, softmax-ce-grad, softmax-step
 
 Each kind also recognises classic mistakes from the numbers a failing test produced (its `mistakes`);
 docs/grading.md lists them all.
@@ -23,6 +24,7 @@ from chainrule.grading.kinds.gradients import GRADIENT_KINDS
 from chainrule.grading.kinds.graphs import GRAPH_KINDS
 from chainrule.grading.kinds.lines import LINE_KINDS
 from chainrule.grading.kinds.slopes import SLOPE_KINDS
+from chainrule.grading.kinds.softmax import SOFTMAX_KINDS
 from chainrule.grading.kinds.tangents import TANGENT_KINDS
 from chainrule.grading.kinds.training import TRAINING_KINDS
 
@@ -30,7 +32,7 @@ __all__ = ["CASE_KINDS", "Attempt", "CaseError", "CaseKind", "Mistake", "describ
 
 CASE_KINDS: dict[str, CaseKind] = {
     kind.name: kind for kind in (*GRAPH_KINDS, *LINE_KINDS, *BACKWARD_KINDS, *SLOPE_KINDS, *TRAINING_KINDS, *TANGENT_KINDS,
-                 *GRADIENT_KINDS)
+                 *GRADIENT_KINDS, *SOFTMAX_KINDS)
 }
 
 
