@@ -18,8 +18,7 @@ from chainrule.lessons.loader import lesson_folder, loaded_lesson
 from chainrule.lessons.plot_paths import MAX_PATHS
 from chainrule.lessons.plots import lesson_plot, plot_number
 from chainrule.lessons.text import LessonDataError
-
-torch = pytest.importorskip("torch")
+from reference_torch import needs_torch, torch
 
 ROOT = Path(__file__).resolve().parent.parent
 LESSON = "forward-and-reverse-mode"
@@ -58,6 +57,7 @@ def test_the_plain_graph_path_by_path_by_hand(plot):
         == (3, 5, 7, 5)
 
 
+@needs_torch
 def test_every_sum_of_paths_is_pytorchs_gradient_and_the_backward_pass(plot):
     """The six-input function: every input's path products add up to PyTorch's gradient, and to the engine's
     backward pass; every path's product is the hand chain x_j' · (1 - h²) · (h, h or 1)."""

@@ -67,6 +67,7 @@ def test_the_teacher_counts_the_mistakes_by_keyboard_and_opens_a_run(browser, se
         assert BEA in cell(table.locator("tr[data-mistake='reuse-one-share']"), "Its runs")
         assert page.locator("#class-mistakes img").count() == 0 and page.title() != "owned"
 
+        page.wait_for_selector("#feedback-learner")  # "Feedback on runs" has loaded its learners (on a busy machine, later)
         page.keyboard.press("Tab")  # from the result: the first mistake's run (chain-w: Bea's)
         run_id = page.evaluate("document.activeElement.dataset.openRun")
         assert run_id and page.evaluate("document.activeElement.textContent").startswith(f"Run {run_id}: {BEA}, ")
