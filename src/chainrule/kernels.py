@@ -170,6 +170,19 @@ def array_sum_of_products_pullback(
     return weights_grad, None if inputs_grad_out is not None else inputs_grad
 
 
+def array_sum_of_products_pullback_per_example(
+    g: Any, weights: Any, inputs: Any, inputs_grad_out: Any = None, inputs_need_grad: bool = True
+) -> tuple[Any, ...]:
+    """The same pullback with the weights' gradient kept per example: row j * K + k holds
+    g[j, n] * inputs[k, n] for every n (one outer product per example, made by broadcasting, where the
+    matrix product above sums them); the inputs' gradient as above."""
+    weights_grad = (g[:, None, :] * inputs[None, :, :]).reshape(-1, g.shape[1])
+    if not inputs_need_grad:
+        return weights_grad, None
+    inputs_grad = matmul(weights.T, g, inputs_grad_out)
+    return weights_grad, None if inputs_grad_out is not None else inputs_grad
+
+
 def power_array(a: Any, k: float) -> Any:
     # The exponent as a full array: for a scalar one NumPy takes shortcuts (sqrt for 0.5) that differ
     # from pow at the edges (sqrt(-inf) is nan, pow(-inf, 0.5) is inf). Powers 1 and 2 are a and a * a,
