@@ -6,6 +6,7 @@ Run from the repository root:
     .venv/bin/python benchmarks/bench_compile.py --threads 2     # NumPy's BLAS and PyTorch on two threads
     .venv/bin/python benchmarks/bench_compile.py --quick         # the moons workload only
     .venv/bin/python benchmarks/bench_compile.py --no-eager --per-example   # and per_example_grads vs torch.func
+    .venv/bin/python benchmarks/bench_compile.py --per-example-only --repeats 30   # that table alone
 
 Workloads (each step: forward over all points, loss, gradients, SGD with learning rate 1.0 - 0.9 k / 100):
 
@@ -379,20 +380,28 @@ def per_example_table(cases: dict, repeats: int) -> None:
         if sizes is None:
             continue
         ours, theirs = per_example_pair(sizes, samples, activation)
-        times = {}
-        for name, run in (("chainrule", ours), ("torch", theirs)):
-            run()  # first call: plans (chainrule) or warms up (torch), outside the timing
-            gc.collect()
-            cpus = []
-            for _ in range(repeats):
+        runs = (("chainrule", ours), ("torch", theirs))
+        for _, run in runs:
+            run()  # first call: warms up (and plans the stores), outside the timing
+        gc.collect()
+        cpus: dict[str, list[float]] = {name: [] for name, _ in runs}
+        for _ in range(repeats):  # the engines alternate, so that a change in the machine's load hits both
+            for name, run in runs:
                 start = time.process_time()
                 run()
-                cpus.append(time.process_time() - start)
-            times[name] = statistics.median(cpus)
+                cpus[name].append(time.process_time() - start)
+        times = {name: statistics.median(values) for name, values in cpus.items()}
         a, b = ours(), theirs()
         difference = float(np.abs(a - b).max() / np.abs(b).max())
         print(f"| {case} | {times['chainrule'] * 1e3:.3f} ms | {times['torch'] * 1e3:.3f} ms "
               f"| {times['chainrule'] / times['torch']:.2f} | {difference:.1e} |", flush=True)
+
+
+def chosen_cases(args: argparse.Namespace) -> dict:
+    """The workloads --quick or --only name (all by default)."""
+    if args.only:
+        return {name: CASES[name] for name in args.only}
+    return {MOONS: CASES[MOONS]} if args.quick else CASES
 
 
 def main() -> None:
@@ -406,12 +415,17 @@ def main() -> None:
                         help="run this workload only (may be repeated); names as in the table")
     parser.add_argument("--per-example", action="store_true",
                         help="also time per_example_grads against torch.func.vmap(torch.func.grad(...))")
+    parser.add_argument("--per-example-only", action="store_true",
+                        help="time per_example_grads against torch.func.vmap(torch.func.grad(...)) only")
     args = parser.parse_args()
     sys.setrecursionlimit(100_000)  # micrograd's build_topo recurses once per node depth
     print("note: sys.setrecursionlimit(100_000) for micrograd's recursive topological sort")
-    cases = {MOONS: CASES[MOONS]} if args.quick else CASES
-    if args.only:
-        cases = {name: CASES[name] for name in args.only}
+    cases = chosen_cases(args)
+    if args.per_example_only:
+        print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+        per_example_table(cases, args.repeats)
+        print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+        return
 
     results: dict[str, dict[str, tuple[float, float, list[float], int]]] = {name: {} for name in cases}
     compile_times: dict[str, float] = {}

