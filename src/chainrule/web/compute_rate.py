@@ -75,10 +75,11 @@ def charge_compute(request: Request) -> None:
     state = app_state(request)
     account = anyone(request)
     if state.class_mode and account is not None:
-        wait = state.compute_rate.take(account.id)
+        rate = state.compute_rate
+        wait = rate.take(account.id)
         if wait > 0:
             seconds = max(1, math.ceil(wait))
-            raise ClassError(f"you asked the server to compute more than {count_text(BURST, 'time')} in a short "
+            raise ClassError(f"you asked the server to compute more than {count_text(rate.burst, 'time')} in a short "
                              f"while, more than it can do for everyone at once: try again in "
                              f"{count_text(seconds, 'second')}", kind="rate-limited", retry_after=wait)
     charge()
