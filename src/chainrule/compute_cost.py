@@ -74,10 +74,10 @@ def costs_cpu(function: F) -> F:
         async def checked_async(*args: Any, **kwargs: Any) -> Any:
             _check(name)
             return await function(*args, **kwargs)
-        return checked_async  # type: ignore[return-value]
+        return checked_async  # type: ignore[return-value]  # wraps keeps F's signature; mypy sees a new one
 
     @functools.wraps(function)
     def checked(*args: Any, **kwargs: Any) -> Any:
         _check(name)
         return function(*args, **kwargs)
-    return checked  # type: ignore[return-value]
+    return checked  # type: ignore[return-value]  # wraps keeps F's signature; mypy sees a new one

@@ -541,6 +541,11 @@ def walk_beyond_the_lessons(page, keys: Keys, server, size: str) -> None:
             keys.tab_to("#contour-plot .contour-area")
             keys.press("ArrowLeft", "ArrowUp")
             assert plot.get_attribute("data-point") == "0.5,1.5"  # from (1, 1), a step of 0.5 left and up
+            # The focus stays on the plot, whose live caption (which describes it) says the new point.
+            assert keys.at("#contour-plot .contour-area")
+            assert page.get_attribute("#contour-plot .contour-area", "aria-describedby") == "contour-caption"
+            said = page.locator("#contour-caption")
+            assert said.get_attribute("aria-live") == "polite" and said.inner_text().startswith("At (x, y) = (0.5, 1.5)")
         else:
             assert plot.get_attribute("data-frame-ms") == ("1000" if size == "phone" else "250")
             if group:
