@@ -168,6 +168,19 @@ def test_the_tangent_graph_writes_one_minus_o_squared_in_parentheses() -> None:
     assert not any("1 - o*o × x'" in s["caption"] for s in steps["forward"] + steps["backward"])
 
 
+def test_forward_and_reverse_says_what_reverse_mode_keeps_and_why_the_tangent_graph_plays_backward() -> None:
+    """Issue 42 item 2: the memory reverse mode pays (every value of the forward pass, kept for the sweep back) is
+    said, and the backward steps the predict player plays over the tangent graph are explained as y'' (its number
+    a claim in claims.json, x-grad-is-second-derivative), not as part of forward mode."""
+    sections = DATA_DIR / "forward-and-reverse-mode" / "sections"
+    key_parts = " ".join((sections / "02-key-parts.md").read_text().split())
+    assert "reverse mode must keep every value of the forward pass until the sweep back has used it" in key_parts
+    predict = " ".join((sections / "04-predict.md").read_text().split())
+    assert "the second derivative $y''$" in predict and "not part of forward mode" in predict
+    claims = json.loads((DATA_DIR / "forward-and-reverse-mode" / "claims.json").read_text())["claims"]
+    assert "x-grad-is-second-derivative" in {claim["id"] for claim in claims}
+
+
 def test_the_slopes_estimate_at_a_tiny_h_is_not_shown_as_exact() -> None:
     from chainrule.web.page_numbers import plot_with_texts
 

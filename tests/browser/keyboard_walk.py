@@ -11,7 +11,12 @@ Each part presses keys only (no clicks, no focus() calls). On the way it checks 
 * with prefers-reduced-motion the steps play at the slowest speed and the line fit a frame a second;
   at 200 % and 400 % zoom (640 and 320 CSS px) each page reflows without sideways scrolling;
 * axe-core finds no serious or critical violation on the lessons other tests do not audit (the editors hold the
-  reference solutions, f-strings and template strings among them).
+  reference solutions, f-strings and template strings among them);
+* the interactions of issue 42, by keys alone, each leaving the focus where the learner goes on and its status
+  text read: every slider of the three driven plots (gradient descent's rate and start, the network's width,
+  rate and seed, Slopes' point and h), the contour point of "Many inputs", the path-sum view of "Forward mode
+  and reverse mode" path by path, a named wrong prediction's aimed hint and second try, a wrong quiz option's
+  why_wrong and second try, and each plot's table view opened and read.
 
 Predictions and quiz answers are the hand-worked ones of path_walk.py; exercises are the reference
 solutions, typed in.
@@ -193,8 +198,27 @@ PLOTS_BY_KEYBOARD = {
     "a-network-learns": ("#boundary-plot", "boundary-run", "large", "run"),
     "forward-and-reverse-mode": ("#sweep-plot", "sweep-mode", "reverse", "mode"),
 }
-# The driven plot (driven.json) of those lessons: its slider moved by an arrow key, the server's new plot awaited.
-DRIVEN_BY_KEYBOARD = {"slopes-and-the-chain-rule": "#driven-nudge", "a-network-learns": "#driven-moons"}
+# The driven plots (driven.json): each slider moved by a key, the server's new plot awaited, its value and the
+# live caption read: (plot, [(control, key)]). Gradient descent's is driven in its lesson walk (finish_lesson).
+DRIVEN_BY_KEYBOARD = {
+    "slopes-and-the-chain-rule": ("nudge", [("at", "ArrowLeft"), ("h", "Home")]),
+    "a-network-learns": ("moons", [("width", "ArrowLeft"), ("lr", "ArrowRight"), ("seed", "Home")]),
+    "gradient-descent-linear-regression": ("descent", [("lr", "ArrowRight"), ("w", "ArrowLeft"), ("b", "ArrowRight")]),
+}
+# Each plot's table view (a folded table of the numbers it draws), opened by Enter on its summary and read; the
+# sweep plot's Jacobian is a table always shown, in a frame that takes the focus.
+TABLE_VIEWS = {"slopes-and-the-chain-rule": ["#nudge-plot", "#driven-nudge"],
+               "many-inputs-and-the-gradient": ["#contour-plot"],
+               "a-network-learns": ["#boundary-plot", "#driven-moons"],
+               "forward-and-reverse-mode": ["#path-plot"],
+               "gradient-descent-linear-regression": ["#fit-plot", "#driven-descent"]}
+# A wrong first prediction that the lesson names (lessons/mistakes.py), typed before the right one: (the
+# prediction's key, the slip's number worked out by hand, the mistake's name). The hint is aimed at it.
+SLIPS = {
+    "computational-graphs": ("p", -(1.5 * -2.0), "lost the minus sign of w"),  # x*w with w's sign lost
+    "backprop": ("n", 2.0 * -3.0 + 0.0 * 1.0, "left out the bias"),  # x1*w1 + x2*w2 without b
+    "gradient-descent-linear-regression": ("dr", -1.0, "counted only one use of r"),  # r = 0.5*2 + 1 - 3, once
+}
 
 
 def assert_page_rules(page, where: str, site_nav: set) -> None:
@@ -247,6 +271,42 @@ def step_through_with_announcements(page, keys: Keys, holder: str, steps: int) -
         assert table["rows"] == table["svg"] and table["current"] == table["active"], (holder, position, table)
 
 
+def read_table_view(page, keys: Keys, holder: str) -> None:
+    """Tab to the plot's "Table view of the plot", open it by Enter (the focus stays on it), then Tab into its
+    frame, which a screen reader names; its tables hold a caption and rows of the plot's numbers."""
+    view = f"{holder} .plot-table-view"
+    keys.tab_to(f"{view} summary")
+    keys.press("Enter")
+    assert page.locator(view).get_attribute("open") is not None and keys.at(f"{view} summary")
+    keys.tab_to(f"{view} .plot-table-frame")
+    assert page.locator(f"{view} .plot-table-frame").get_attribute("aria-label").endswith("as a table")
+    tables = page.locator(f"{view} table.plot-table")
+    for k in range(tables.count()):
+        assert tables.nth(k).locator("caption").inner_text().strip(), (holder, k)
+        assert tables.nth(k).locator("tbody tr").count() > 0, (holder, k)
+
+
+def drive_by_keyboard(page, keys: Keys, name: str, moves: list[tuple[str, str]]) -> None:
+    """Each slider of the driven plot `name` moved by its key: the server's new plot arrives, the slider keeps the
+    focus and says its new value (aria-valuetext, the same text as shown beside it), and the live caption names it."""
+    driven = f"#driven-{name}"
+    trained = ":not([data-trained='false'])"  # a network's caption says where it ends once trained
+    page.wait_for_selector(f"{driven}[data-answers]{trained}")
+    caption = page.locator(f"{driven} .driven-caption")
+    assert caption.get_attribute("aria-live") == "polite"
+    for control, key in moves:
+        slider = f"#driven-{name}-{control}"
+        before, said = int(page.get_attribute(driven, "data-answers")), caption.inner_text()
+        keys.tab_to(slider)
+        keys.press(key)
+        page.wait_for_selector(f"{driven}:not([data-answers='{before}'])[data-state='ready']{trained}")
+        assert keys.at(slider)
+        value = page.get_attribute(slider, "aria-valuetext")
+        assert value == page.locator(f"{slider}-value").inner_text()
+        now = caption.inner_text()
+        assert now != said and value in now, (control, value, now)
+
+
 def finish_lesson(page, keys: Keys, lesson_id: str, size: str) -> None:
     from chainrule.grading import reference_source
 
@@ -261,18 +321,27 @@ def finish_lesson(page, keys: Keys, lesson_id: str, size: str) -> None:
         keys.tab_to("#fit-plot button[data-action='next']")
         keys.press("Enter", "Enter", "Enter")
         assert plot.get_attribute("data-step") == "3"
+    if lesson_id in DRIVEN_BY_KEYBOARD:
+        drive_by_keyboard(page, keys, *DRIVEN_BY_KEYBOARD[lesson_id])
+    for holder in TABLE_VIEWS.get(lesson_id, []):
+        read_table_view(page, keys, holder)
 
     # 04: Next until a prediction box takes the focus; type, Enter; "Next ▶ play this step" has the focus.
     expected = PREDICTIONS[lesson_id]
     section = page.locator("#section-04")
     keys.tab_to("#predict-player button.next")
-    # Each step takes at most a Tab back to Next and an Enter; each prediction a typed answer and an Enter.
-    for _ in range(2 * int(page.locator("#predict-player").get_attribute("data-total")) + 2 * len(expected) + 2):
+    # Each step takes at most a Tab back to Next and an Enter; each prediction a typed answer and an Enter (the
+    # named slip, a second).
+    slip = SLIPS.get(lesson_id)
+    for _ in range(2 * int(page.locator("#predict-player").get_attribute("data-total")) + 2 * len(expected) + 4):
         made = int(section.get_attribute("data-predictions-made") or "0")
         if made == len(expected):
             break
         if keys.at("form.prediction-form input"):
             key = page.locator("form.prediction-form").get_attribute("data-key")
+            if slip and key == slip[0]:
+                second_try_after_a_named_slip(page, keys, key, slip[1], slip[2], expected[key])
+                slip = None
             keys.type(f"{expected[key]:.4f}")
             keys.press("Enter")
             page.wait_for_function("k => document.querySelector('#section-04').dataset.predictionsMade === String(k)", arg=made + 1)
@@ -282,7 +351,8 @@ def finish_lesson(page, keys: Keys, lesson_id: str, size: str) -> None:
             keys.press("Enter")
         else:
             keys.tab_to("#predict-player button.next")
-    assert section.locator(".prediction-list li.right").count() == len(expected)
+    slipped = 1 if lesson_id in SLIPS else 0  # right on the second try: made, not right at once
+    assert section.locator(".prediction-list li.right").count() == len(expected) - slipped
 
     # 05: each exercise in one language: arrow keys choose it, the code is typed in, Run tests by Enter.
     exercises = page.locator("article.exercise").evaluate_all("nodes => nodes.map(n => n.dataset.exercise)")
@@ -303,10 +373,14 @@ def finish_lesson(page, keys: Keys, lesson_id: str, size: str) -> None:
                                arg=block, timeout=120_000)
         assert page.locator(f"{block} .results").get_attribute("data-status") == "pass"
 
-    # 06: numbers typed, choices by arrow keys (Space checks the first), Enter on "Check answer".
+    # 06: numbers typed, choices by arrow keys (Space checks the first), Enter on "Check answer". The first
+    # choice question is answered wrong first: why that option is wrong is read, then one more try.
+    wrong_first = next((q["id"] for q in quiz_of(lesson_id) if q["kind"] == "choice" and q.get("why_wrong")), None)
     for question in quiz_of(lesson_id):
         form = f"#section-06 form[data-question='{question['id']}']"
-        if question["kind"] == "number":
+        if question["id"] == wrong_first:
+            choose_wrong_then_right(page, keys, form, question)
+        elif question["kind"] == "number":
             keys.tab_to(f"{form} input")
             keys.type(NUMERIC_ANSWERS[question["id"]])
             keys.press("Enter")
@@ -327,6 +401,46 @@ def finish_lesson(page, keys: Keys, lesson_id: str, size: str) -> None:
     assert keys.at("#section-07 .key-ideas input[type=checkbox]")
     keys.press("Space")
     page.wait_for_selector("main[data-finished='true']")
+
+
+def second_try_after_a_named_slip(page, keys: Keys, key: str, slip: float, name: str, right: float) -> None:
+    """In the prediction's field: the slip typed and sent by Enter. Its hint is aimed at it (the mistake named),
+    is a status region (announced) that describes the field, the answer is not shown, and the focus stays in the
+    field for the second try, whose old text Ctrl+A selects to be typed over."""
+    keys.type(f"{slip:.4f}")
+    keys.press("Enter")
+    hint = page.locator("form.prediction-form .prediction-hint")
+    hint.locator(".hint").wait_for()
+    assert hint.locator(".hint").get_attribute("data-mistake") == name
+    assert hint.get_attribute("role") == "status"
+    assert hint.get_attribute("id") in page.get_attribute(f"#prediction-{key}", "aria-describedby").split()
+    assert f"{right:.4f}" not in page.locator("#section-04").inner_text()
+    assert keys.at(f"#prediction-{key}")
+    keys.press("Control+A")
+
+
+def choose_wrong_then_right(page, keys: Keys, form: str, question: dict) -> None:
+    """A choice question answered wrong by keyboard first: the feedback takes the focus and says why that option
+    is wrong (its why_wrong), without the right answer; then Shift+Tab back to the options, an arrow key to the
+    right one, Tab to Check answer, Enter: right, as practice (the first answer rated the review card)."""
+    right = question["answer_index"]
+    wrong = 0 if right != 0 else 1
+    keys.tab_to(f"{form} input[type=radio]")
+    keys.press(*(["Space"] if wrong == 0 else ["ArrowDown"] * wrong))
+    keys.tab_to(f"{form} button[type=submit]")
+    keys.press("Enter")
+    page.wait_for_function("f => document.querySelector(f).dataset.retry === 'true'", arg=form)
+    feedback = page.locator(f"{form} .feedback")
+    assert feedback.locator(".hint").inner_text().strip() == question["why_wrong"][wrong]
+    assert question["options"][right].rstrip(".") not in feedback.inner_text()
+    assert keys.at(f"{form} .feedback")
+    keys.press("Shift+Tab", "Shift+Tab")  # back past Check answer to the chosen option
+    assert keys.at(f"{form} input[type=radio]:checked")
+    keys.press(*(["ArrowDown"] * (right - wrong) if right > wrong else ["ArrowUp"] * (wrong - right)))
+    keys.tab_to(f"{form} button[type=submit]")
+    keys.press("Enter")
+    page.wait_for_function("f => document.querySelector(f).dataset.correct === 'true'", arg=form)
+    assert page.get_attribute(form, "data-practice") == "true"
 
 
 @contextmanager
@@ -386,6 +500,24 @@ def walk_lessons(page, keys: Keys, server, size: str, lessons: list[str]) -> lis
     return seen
 
 
+def walk_the_paths(page, keys: Keys) -> None:
+    """The path-sum view of "Forward mode and reverse mode": Enter on Next step walks it path by path, the live
+    caption says each path and its table marks the path's row; after the last, the focus stays on the controls
+    (Restart), never on the page's body."""
+    plot = page.locator("#path-plot")
+    caption = plot.locator(".fit-caption")
+    assert caption.get_attribute("aria-live") == "polite"
+    keys.tab_to("#path-plot button[data-action='next']")
+    paths = plot.locator(".plot-table-view table.plot-table").first.locator("tbody tr").count()
+    for step in range(1, paths + 1):
+        keys.press("Enter")
+        page.wait_for_selector(f"#path-plot[data-step='{step}']")
+        assert caption.inner_text().startswith(f"Path {step} of {paths}")
+        marked = plot.locator(".plot-table-view table.plot-table").first.locator("tbody tr[aria-current='step']")
+        assert marked.count() == 1 and marked.locator("th").text_content().startswith(f"{step} (from ")  # folded: not drawn
+    assert keys.at("#path-plot button[data-action='reset']")
+
+
 def walk_beyond_the_lessons(page, keys: Keys, server, size: str) -> None:
     """The path page (round it by Tab), each later lesson's plot worked by keyboard, the question due in review
     answered, and the playground: an expression typed, stepped through and read out, an input changed, a nudge.
@@ -409,6 +541,11 @@ def walk_beyond_the_lessons(page, keys: Keys, server, size: str) -> None:
             keys.tab_to("#contour-plot .contour-area")
             keys.press("ArrowLeft", "ArrowUp")
             assert plot.get_attribute("data-point") == "0.5,1.5"  # from (1, 1), a step of 0.5 left and up
+            # The focus stays on the plot, whose live caption (which describes it) says the new point.
+            assert keys.at("#contour-plot .contour-area")
+            assert page.get_attribute("#contour-plot .contour-area", "aria-describedby") == "contour-caption"
+            said = page.locator("#contour-caption")
+            assert said.get_attribute("aria-live") == "polite" and said.inner_text().startswith("At (x, y) = (0.5, 1.5)")
         else:
             assert plot.get_attribute("data-frame-ms") == ("1000" if size == "phone" else "250")
             if group:
@@ -420,14 +557,13 @@ def walk_beyond_the_lessons(page, keys: Keys, server, size: str) -> None:
             keys.press("Enter")
             assert plot.get_attribute("data-step") == "1"
         if lesson_id in DRIVEN_BY_KEYBOARD:
-            driven = DRIVEN_BY_KEYBOARD[lesson_id]
-            trained = ":not([data-trained='false'])"  # a network's caption says where it ends once trained
-            page.wait_for_selector(f"{driven}[data-answers='1']{trained}")
-            caption = page.locator(f"{driven} .driven-caption").inner_text()
-            keys.tab_to(f"{driven} input[type=range]")
-            keys.press("ArrowLeft")
-            page.wait_for_selector(f"{driven}[data-answers='2']{trained}")
-            assert page.locator(f"{driven} .driven-caption").inner_text() not in ("", caption)
+            drive_by_keyboard(page, keys, *DRIVEN_BY_KEYBOARD[lesson_id])
+        if lesson_id == "forward-and-reverse-mode":
+            walk_the_paths(page, keys)
+        for table_holder in TABLE_VIEWS.get(lesson_id, []):
+            read_table_view(page, keys, table_holder)
+        if holder == "#sweep-plot":  # its table, the Jacobian, is always shown, in a frame the focus reaches
+            keys.tab_to("#sweep-plot .plot-table-frame")
         assert_page_rules(page, lesson_id, site_nav)
         if size == "desktop":
             assert_reflows(page, lesson_id)

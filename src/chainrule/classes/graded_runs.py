@@ -30,6 +30,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Protocol
 
+from chainrule.compute_cost import costs_cpu
 from chainrule.number_text import count_text
 from chainrule.progress.shapes import JobStatus
 from chainrule.progress.store import ProgressStore, origin_of_key, system_clock, work_time
@@ -204,6 +205,7 @@ class InProcessRuns:
         self.threads = ThreadPoolExecutor(max_workers=64, thread_name_prefix="chainrule-grading",
                                           initializer=yield_to_pages)
 
+    @costs_cpu
     async def submit(self, run: Submission, still_wanted: StillWanted | None = None) -> Answer:
         """Wait for a turn in the event loop (holding no thread), grade, keep. A run whose page has gone
         by the time its turn comes is not graded."""
@@ -313,6 +315,7 @@ class QueuedRuns:
         except Exception as error:  # psycopg's and procrastinate's errors: say what and where, no traceback
             raise queue_unreachable(store.where, error) from error
 
+    @costs_cpu
     async def submit(self, run: Submission, still_wanted: StillWanted | None = None) -> Answer:
         import anyio
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any, Mapping
 
+from chainrule.compute_cost import costs_cpu
 from chainrule.engine import Value
 from chainrule.errors import InputError
 from chainrule.lessons.text import LessonDataError
@@ -75,6 +76,7 @@ def graph_trace(spec: dict[str, Any], name: str = "graph", values: dict[str, flo
     return trace(output, gradients=gradients, constants=fixed), nodes
 
 
+@costs_cpu
 def explore_graph(spec: dict[str, Any], values: dict[str, float], nudge: tuple[str, float] | None = None,
                   name: str = "graph") -> dict[str, Any]:
     """The graph with some inputs changed, run through the engine: {"trace": its trace, "nudge": ...}.

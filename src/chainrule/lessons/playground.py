@@ -17,6 +17,7 @@ import math
 from dataclasses import asdict, dataclass
 from typing import Any, Mapping
 
+from chainrule.compute_cost import costs_cpu
 from chainrule.drawing import page_layout
 from chainrule.engine import Value
 from chainrule.errors import InputError
@@ -123,6 +124,7 @@ def _agree(a: float, b: float) -> bool:
 # --- the playground ---------------------------------------------------------------------------------
 
 
+@costs_cpu
 def run_playground(expression: Any, values: Mapping[str, Any] | None = None, seed: str | None = None,
                    nudge: tuple[str, Any] | None = None) -> dict[str, Any]:
     """Run `expression` with `values` ({name: typed number}; a name without one starts at one of

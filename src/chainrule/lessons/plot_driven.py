@@ -33,6 +33,7 @@ import math
 from pathlib import Path
 from typing import Any, Callable
 
+from chainrule.compute_cost import costs_cpu
 from chainrule.errors import InputError
 from chainrule.grading.line_fit import fit_line_history, line_loss
 from chainrule.lessons import plot_boundary
@@ -171,6 +172,7 @@ def driven_plots(folder: Path) -> list[dict[str, Any]]:
 # --- computing a plot ---------------------------------------------------------------------------------
 
 
+@costs_cpu
 def drive(spec: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:
     """The plot of `spec` for the controls' `values` ({control: number}; one left out takes its start, or
     the kind's default); DrivenError names a control that is unknown or out of its limits."""

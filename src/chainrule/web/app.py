@@ -18,6 +18,7 @@ from chainrule import __version__
 from chainrule.lessons import register_exercises
 from chainrule.web import routes_api, routes_driven, routes_jobs, routes_pages, routes_playground
 from chainrule.web.app_state import DEFAULTS, install
+from chainrule.web.compute_rate import ComputeRate, ComputeScope
 from chainrule.web.error_answers import install_error_handlers
 from chainrule.web.security import DEFAULT_MAX_BODY, LOOPBACK_HOSTS, AllowedHosts, TokenGate, add_security_layers
 from chainrule.web.static_files import STATIC_DIR, StaticFilesApp
@@ -66,7 +67,8 @@ def create_app(
         openapi_url=None,  # served by routes_api (/api/openapi.json), a route with its role like every other
     )
     install(app, **(DEFAULTS | {"services": services or StoreAccess(data_dir, clock=clock, store=store),
-                                "class_mode": gate is not None, "regrade_tasks": set()}))  # web/app_state.py: what the routes read, named once
+                                "class_mode": gate is not None, "regrade_tasks": set(),
+                                "compute_rate": ComputeRate()}))  # web/app_state.py: what the routes read, named once
 
     install_error_handlers(app)  # web/error_answers.py: every error's status and body, in one place
 
@@ -78,6 +80,7 @@ def create_app(
     app.include_router(routes_playground.router)
     app.include_router(routes_driven.router)
     app.mount("/static", StaticFilesApp(), name="static")  # web/static_files.py: fingerprinted, compressed
+    app.add_middleware(ComputeScope)  # web/compute_rate.py: work that costs CPU runs only on a COMPUTE route
 
     from chainrule.web.session import cookie_value
 

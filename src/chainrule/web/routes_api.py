@@ -21,6 +21,7 @@ from chainrule.progress.finished import lesson_state
 from chainrule.progress.scheduling import schedule_summary
 from chainrule.progress.shapes import Schedule
 from chainrule.web.app_state import app_state
+from chainrule.web.compute_rate import COMPUTE, TOO_FAST
 from chainrule.web.error_answers import store_message
 from chainrule.web.models import (
     AnswerIn,
@@ -155,7 +156,7 @@ def _lesson_graph(lesson_id: str, graph: str) -> dict[str, Any]:
 
 
 @router.post(
-    "/lessons/{lesson_id}/explore/{graph}", response_model=ExploreOut,
+    "/lessons/{lesson_id}/explore/{graph}", response_model=ExploreOut, dependencies=[COMPUTE], responses=TOO_FAST,
     summary="Run a lesson graph with other input values (and optionally one input nudged by h)",
 )
 def post_explore(lesson_id: LessonId, graph: GraphName, body: ExploreIn) -> dict[str, Any]:
@@ -184,8 +185,8 @@ def get_starter(
 
 
 @router.post("/grade", response_model=GradeOut, summary="Grade code in the sandbox and store it as a submission",
-             responses={202: {"model": JobOut, "description": "Queued for a worker (a class in PostgreSQL): "
-                              "follow it at /api/jobs/{job}"}})
+             dependencies=[COMPUTE], responses=TOO_FAST | {202: {"model": JobOut, "description": "Queued for a worker "
+                                                                "(a class in PostgreSQL): follow it at /api/jobs/{job}"}})
 async def post_grade(request: Request, body: CodeIn) -> Any:
     # async: a run waits for its turn in the event loop, not in the pages' threads (classes/graded_runs.py)
     await run_in_threadpool(check_exercise, request, body.exercise, body.language)

@@ -33,6 +33,7 @@ from chainrule.errors import InputError
 from chainrule.progress import StoreError
 from chainrule.web.app_state import app_state, install
 from chainrule.web.class_gate import ClassGate, ClassServices, class_store
+from chainrule.web.compute_rate import COMPUTE, TOO_FAST
 from chainrule.web.error_answers import answer_for
 from chainrule.web.forms import RowId, read_form
 from chainrule.web.models import ErrorBody
@@ -313,7 +314,7 @@ async def _upload(request: Request, limit: int) -> Any:
     return spool
 
 
-@router.post(IMPORT_PATH)
+@router.post(IMPORT_PATH, dependencies=[COMPUTE], responses=TOO_FAST)
 async def import_own(request: Request, account: Learner) -> dict[str, Any]:
     """A file from `chainrule progress export` (personal mode), added to the signed-in account: read with
     limits off the event loop, checked (classes/imports.py), kept in short batches, and its code graded again

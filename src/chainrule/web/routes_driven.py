@@ -14,6 +14,7 @@ from chainrule.lessons import UnknownItemError
 from chainrule.lessons.loader import check_lesson_id, lesson_folder
 from chainrule.lessons.plot_driven import drive, driven_plots, read_driven
 from chainrule.number_text import with_number_texts
+from chainrule.web.compute_rate import COMPUTE, TOO_FAST
 from chainrule.web.models import Open, Text
 from chainrule.web.page_numbers import estimate_text, number_text
 from chainrule.web.roles import LEARNER
@@ -64,7 +65,7 @@ def get_driven(lesson_id: LessonId) -> dict[str, Any]:
     return {"plots": plots}
 
 
-@router.post("/lessons/{lesson_id}/driven/{name}", response_model=DrivenOut,
+@router.post("/lessons/{lesson_id}/driven/{name}", response_model=DrivenOut, dependencies=[COMPUTE], responses=TOO_FAST,
              summary="Compute a driven plot for the controls' values (the engine runs it on request)")
 def post_driven(lesson_id: LessonId, name: PlotName, body: DrivenIn) -> dict[str, Any]:
     check_lesson_id(lesson_id)

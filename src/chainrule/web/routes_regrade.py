@@ -22,6 +22,7 @@ from chainrule.classes.regrade import Regrades
 from chainrule.progress.audit_store import actor_of
 from chainrule.web.app_state import app_state
 from chainrule.web.class_gate import class_store
+from chainrule.web.compute_rate import COMPUTE, TOO_FAST
 from chainrule.web.forms import RowId
 from chainrule.web.roles import Staff, Teacher
 from chainrule.web.routes_deadlines import ERRORS
@@ -70,7 +71,7 @@ def regrades(request: Request, account: Staff) -> dict[str, Any]:
     return {"exercises": exercises, "regrades": _regrades(request).list(class_id)}
 
 
-@router.post("/new")
+@router.post("/new", dependencies=[COMPUTE], responses=TOO_FAST)
 async def start(request: Request, account: Teacher, body: RegradeIn) -> dict[str, Any]:
     """Start a regrade (or find the same one not reverted) and grade its runs in the background."""
     import anyio
