@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Callable, TypedDict, TypeVar
 from chainrule.progress.audit_store import ACCOUNT_LOCK
 from chainrule.progress.connection import Connection
 from chainrule.progress.dialect import Record
-from chainrule.progress.people_store import remove_account
+from chainrule.progress.people_store import remove_account, remove_accounts
 from chainrule.progress.roster_store import claim_entry
 from chainrule.progress.rows import sound_rows
 
@@ -178,6 +178,11 @@ class ClassStore:
     def remove_learner(self, account_id: int, class_id: int, by: Any) -> None:
         """The account and everything of it, in one transaction (progress/people_store.py: remove_account)."""
         remove_account(self.store, account_id, class_id, "learner", by)
+
+    def remove_learners(self, account_ids: list[int], class_id: int, by: Any) -> None:
+        """Several learners and everything of theirs, all in one transaction: every one or none
+        (progress/people_store.py: remove_accounts, NotRemoved)."""
+        remove_accounts(self.store, account_ids, class_id, "learner", by)
 
     def password_hash(self, class_name: str, name: str) -> tuple[int, str | None] | None:
         row = self.database.read(lambda conn: conn.execute(
