@@ -270,6 +270,39 @@ def test_only_learners_and_teachers_get_in_and_only_teachers_link_content(world,
     assert refusal(answer) == "teachers-only" and answer.status_code == 403
 
 
+def test_an_lms_teaching_assistant_is_staff_never_a_teacher_nor_a_learner(world):
+    """Issue 43 item 6: the course's teaching assistants, in every form the platform sends the role (beside
+    Instructor, alone, a section's, LTI 1.1's URN), are the class's teaching assistants: they land on the teacher's
+    page, read it and the LMS roster, and change nothing (no due date, no content linked); the teacher stays one."""
+    from chainrule.web.roles import NOT_FOR_ASSISTANTS
+
+    link = world.add_link("art", None)
+    teacher = Browser()
+    assert world.launch(teacher, "kahlo", link).answer.headers["location"] == "/teacher"
+    assert me(world, teacher)["role"] == "teacher"
+    for user in ("tam", "uma", "vic", "wyn"):
+        assistant = Browser()
+        assert world.launch(assistant, user, link).answer.headers["location"] == "/teacher", user
+        assert me(world, assistant)["role"] == "assistant", user
+        page = world.tool_get(assistant, "/teacher")
+        assert page.status_code == 200 and 'data-role="assistant"' in page.text and 'id="assistant-note"' in page.text
+        assert world.tool_get(assistant, "/api/class/overview").status_code == 200
+        changed = world.tool_change(assistant, "PUT", "/api/class/deadlines/policy", {"late": "10%"})
+        assert changed.status_code == 403 and NOT_FOR_ASSISTANTS in changed.text, user
+        lesson = world.tool_get(assistant, "/lessons/backprop").text
+        assert '<a href="/teacher">Teacher\'s page</a>' in lesson
+    answer = world.launch(Browser(), "tam", "dl:art").answer
+    assert refusal(answer) == "teachers-only" and answer.status_code == 403
+    roster = world.tool_get(teacher, "/api/class/lms/roster").json()["members"]
+    assert {member["name"]: member["role"] for member in roster} == {
+        "Frida Kahlo": "teacher", "Ada Lovelace": "learner", "Tam Tran": "assistant", "Uma Ueda": "assistant",
+        "Vic Vance": "assistant", "Wyn Wale": "assistant"}
+    people = world.tool_get(teacher, "/api/class/people").json()
+    assert sorted(person["name"] for person in people["assistants"]) == ["Tam Tran", "Uma Ueda", "Vic Vance",
+                                                                         "Wyn Wale"]
+    assert [person["name"] for person in people["teachers"]] == ["Frida Kahlo"] and people["learners"] == []
+
+
 def test_a_closed_class_takes_no_newcomer_from_the_lms_and_keeps_those_in_it(world):
     """The teacher closed the course's class here: a learner new to it is refused with a cause (no account is
     made), a learner in it and the teacher still come in; opened again, the newcomer comes in."""
