@@ -34,7 +34,11 @@ PEOPLE = {"ada-7f3": {"name": "Ada Lovelace", "email": "shared@school.example"},
           "bea-c21": {"name": "Bea Noether", "email": "shared@school.example"},
           "hopper-9a0": {"name": "Grace Hopper", "email": "hopper@school.example"},
           "dot-4e2": {"name": "Dorothy Vaughan", "email": "dorothy@school.example"},
-          "kat-5d1": {"name": "Katherine Johnson", "email": "katherine@school.example"}}
+          "kat-5d1": {"name": "Katherine Johnson", "email": "katherine@school.example"},
+          # For a roster's seats: e-mails the provider verified, and one it did not.
+          "lin-3c8": {"name": "Lin Park", "email": "Lin@School.example", "email_verified": True},
+          "nia-2b7": {"name": "Nia Obi", "email": "nia@school.example", "email_verified": True},
+          "max-6e0": {"name": "Max Moss", "email": "max@school.example", "email_verified": False}}
 PASSWORD = "correct horse battery"
 
 
