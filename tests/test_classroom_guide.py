@@ -4,7 +4,8 @@ worker, started (a server started again takes the place of the one before, as th
 until it says it is ready. Between the blocks, what the guide's prose says happens: a learner opens the link
 the commands printed and runs their code, which the class grades (in the server on SQLite, by the guide's
 `chainrule worker` on PostgreSQL), and the teacher adds a case to the class's own copy of an exercise. Then the
-guide's regrade shows that learner's verdict changing, and applies and reverts it.
+guide's regrade shows that learner's verdict changing, and applies and reverts it. Wednesday's extensions run
+after Monday's due date (the guide's console line) and the other actions, the credit by hand after the regrade.
 
 What this test changes in the lines, and only this: a free port instead of 8000 (other tests share the
 machine), the throwaway cluster's URL instead of the guide's database, an http:// address on loopback instead
@@ -130,8 +131,18 @@ def learner_runs(base: str, invite: str, source: str = SOLUTION) -> httpx.Respon
     return until(graded, "the run graded by the guide's worker", WAIT_SECONDS)
 
 
+def monday_s_dates() -> str:
+    """The guide's Monday: the teacher's due date of backprop, with the class's time zone and late policy (a
+    console block test_docs runs on a class of its own); typed here too, so that Wednesday's extensions have a
+    date to move."""
+    found = re.search(r'^\$ (chainrule class due "Physics 2b" backprop "[^"]+" --time-zone \S+ --late \S+)$',
+                      GUIDE.read_text(encoding="utf-8"), re.MULTILINE)
+    assert found, "the guide's Monday sets backprop's due date"
+    return found.group(1)
+
+
 def test_the_guide_on_sqlite_line_by_line_to_a_regrade_with_the_class_s_own_lessons(tmp_path):
-    first_steps, actions, own_lessons, regrade = guide_blocks(database=False)
+    first_steps, actions, extend, own_lessons, regrade, hand = guide_blocks(database=False)
     terminal = Terminal(tmp_path, free_port(), None)
     try:
         for line in first_steps:
@@ -145,6 +156,7 @@ def test_the_guide_on_sqlite_line_by_line_to_a_regrade_with_the_class_s_own_less
         answer = learner_runs(terminal.base, invite[len(terminal.base):], LEFT_BLIND)
         assert answer.status_code == 200 and answer.json()["status"] == "pass", answer.text
         the_other_actions(terminal, actions)
+        wednesday_s_extensions(terminal, extend)
         for line in own_lessons:
             terminal.type(line)
         assert EDITED in GUIDE.read_text(encoding="utf-8")
@@ -159,8 +171,37 @@ def test_the_guide_on_sqlite_line_by_line_to_a_regrade_with_the_class_s_own_less
                                                                                             "yes"]]
         assert "applied; 1 learner changed standing" in applied and "reverted" in reverted
         assert listed.split()[:2] == ["1", "neuron-grads"] and "reverted" in listed
+        friday_s_hand(terminal, hand)
     finally:
         terminal.close()
+
+
+def wednesday_s_extensions(terminal: Terminal, lines: list[str]) -> None:
+    """The guide's extensions, after Monday's date: Ada's own date two days after the lesson's, then a CSV the
+    school office sent (the paragraph's `learner,lesson,due`: Bea a day more)."""
+    terminal.type(monday_s_dates())
+    (terminal.folder / "extensions.csv").write_text("learner,lesson,due\nBea,backprop,+1\n", encoding="utf-8")
+    terminal.printed.clear()
+    for line in lines:
+        terminal.type(line)
+    one, many = terminal.printed
+    assert "extension: Ada, backprop: due 2026-12-06 23:59 (Europe/Berlin)" in one.splitlines(), one
+    assert many.startswith("1 extension set.\n"), many
+    assert "extension: Bea, backprop: due 2026-12-05 23:59 (Europe/Berlin)" in many.splitlines(), many
+
+
+def friday_s_hand(terminal: Terminal, lines: list[str]) -> None:
+    """The guide's credit by hand, after the regrade: each line taken, and each kept in the audit log with its
+    reason, in order."""
+    terminal.printed.clear()
+    for line in lines:
+        terminal.type(line)
+    assert len(terminal.printed) == len(lines) == 4
+    terminal.type('chainrule class audit "Physics 2b"')  # not the guide's: what its lines did
+    audit = terminal.printed[-1]
+    reasons = [re.search(r'--reason "([^"]+)"', line).group(1) for line in lines]
+    assert [audit.find(reason) > -1 for reason in reasons] == [True] * 4, audit
+    assert sorted(reasons, key=audit.find) == reasons, audit  # oldest first, in the guide's order
 
 
 def the_other_actions(terminal: Terminal, lines: list[str]) -> None:
