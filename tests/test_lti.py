@@ -585,6 +585,44 @@ def test_the_whole_path_gets_a_gradebook_column_only_when_the_teacher_chooses_it
     assert refused.status_code == 403
 
 
+def test_a_launch_s_role_makes_and_changes_an_assistant_on_both_backends(store_place):
+    """The LMS's word on a person's role, at every launch, in the class database (SQLite and PostgreSQL): a
+    teaching assistant's launch makes an assistant account (staff: not a teacher, not a learner), and a later
+    launch with another role changes it (an LMS says what someone is in the course now)."""
+    from chainrule.classes import open_class_store
+    from chainrule.classes.accounts import ASSISTANT, Accounts
+    from chainrule.classes.lti import Lti, role_of
+
+    sub_role = "http://purl.imsglobal.org/vocab/lis/v2/membership/Instructor#TeachingAssistant"
+    instructor = "http://purl.imsglobal.org/vocab/lis/v2/membership#Instructor"
+    assert [role_of(roles) for roles in ([instructor, sub_role], [sub_role + "Group"], ["TeachingAssistant"],
+                                         ["urn:lti:role:ims/lis/Instructor/TeachingAssistant"], [instructor],
+                                         ["http://purl.imsglobal.org/vocab/lis/v2/membership#Learner"])] == [
+        ASSISTANT, ASSISTANT, ASSISTANT, ASSISTANT, "teacher", "learner"]
+    place = store_place("class")
+    store = open_class_store(place.get("data_dir"), place.get("database"))
+    try:
+        accounts = Accounts(store)
+        lti = Lti(store, accounts, None, "https://class.example.org")
+        platform = lti.register(issuer="https://lms.example", client_id="client", deployments=["1"],
+                                jwks_url="https://lms.example/jwks", auth_login_url="https://lms.example/auth",
+                                token_url="https://lms.example/token")
+        _, class_id, _ = lti.tables.context_class(platform.id, "course-1", "Art", lambda taken: "Art",
+                                                  "2026-03-01T00:00:00")
+
+        def launch(role: str) -> int:
+            account_id, _ = lti.tables.linked_account(platform.issuer, "tam", class_id, role, lambda names: "Tam",
+                                                      "2026-03-01T00:00:00")
+            return account_id
+
+        tam = launch(role_of([instructor, sub_role]))
+        assert accounts.account(tam).role == ASSISTANT and accounts.learners(class_id) == []
+        assert launch(role_of([instructor])) == tam and accounts.account(tam).role == "teacher"
+        assert launch(role_of([sub_role])) == tam and accounts.account(tam).role == ASSISTANT
+    finally:
+        store.close()
+
+
 def test_the_path_column_setting_on_both_backends(store_place):
     """The path's column in the class database (SQLite and PostgreSQL): a course where the path was linked (as a
     launch of the path did before) scores it only once the teacher turns its column on; off forgets its column
