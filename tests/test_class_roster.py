@@ -223,6 +223,25 @@ def test_bulk_approve_and_remove_take_every_id_or_none(world):
     assert [p["name"] for p in teacher.get("/api/class/people").json()["learners"]] == ["Ada", "Bea"]
 
 
+def test_bulk_approve_is_one_transaction_all_or_nothing(world):
+    """Every chosen learner is let in in ONE write: one of them gone by then (another teacher removed them, or
+    an id of another class's learner) rolls back the others' approval."""
+    teacher = world.physics_teacher
+    assert send(teacher, "PUT", "/api/class/admission", json={"seats": None, "approval": True}).status_code == 200
+    for name in ("Kai", "Lou"):
+        assert join(world, name)[2].status_code == 202
+    people = {p["name"]: p["id"] for p in teacher.get("/api/class/people").json()["learners"]}
+    cyd = world.cyd.get("/api/class/me").json()["id"]  # Chemistry's
+    tables = world.accounts.tables
+    assert tables.approve_learners([people["Kai"], cyd], world.physics.class_id) is False
+    assert tables.approve_learners([people["Kai"], people["Lou"] + 10_000], world.physics.class_id) is False
+    waiting = {p["name"]: p["approved"] for p in teacher.get("/api/class/people").json()["learners"]}
+    assert (waiting["Kai"], waiting["Lou"]) == (False, False)
+    approved = send(teacher, "POST", "/api/class/bulk-approve", json={"ids": [people["Kai"], people["Lou"]]})
+    assert approved.json()["text"] == "2 learners let in", approved.text
+    assert all(p["approved"] for p in teacher.get("/api/class/people").json()["learners"])
+
+
 def test_bulk_remove_is_one_transaction_all_or_nothing(world, monkeypatch):
     """Every chosen learner goes in ONE transaction: the second one found gone at the write (another teacher removed
     them between the check and the write) rolls back the first one's removal, its work and its audit entry."""

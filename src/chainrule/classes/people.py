@@ -183,10 +183,13 @@ class People:
         return {"id": int(assistant_id), "name": found[int(assistant_id)]}
 
     def approve_many(self, teacher: Account, learner_ids: list[int]) -> list[Account]:
-        """Let several waiting learners in at once: every id is checked first (one not of the class: nothing is
-        done)."""
+        """Let several waiting learners in at once, in one transaction: every id is checked first (one not of the
+        class: nothing is done), and one removed meanwhile lets no one in."""
         learners = self._learners(teacher, learner_ids)
-        return [self.accounts.approve(teacher, learner.id) for learner in learners]
+        if not self.accounts.tables.approve_learners([learner.id for learner in learners], teacher.class_id):
+            raise ClassError("one of the chosen learners is no longer in your class: no one was let in",
+                             kind="not-found")
+        return [self.accounts.written(learner.id) for learner in learners]
 
     def remove_many(self, teacher: Account, learner_ids: list[int]) -> list[Account]:
         """Remove several learners at once, each as Accounts.remove_learner does, all in ONE transaction: every id

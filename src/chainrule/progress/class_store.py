@@ -53,6 +53,10 @@ class ClassClosed(Exception):
     """A newcomer to a class that is closed or archived: it takes no new learners."""
 
 
+class _NotAll(Exception):
+    """Inside a write that changes several accounts: one of them is not there, so the write rolls back."""
+
+
 class ClassStore:
     """The class tables of a progress store's database (``store.database``)."""
 
@@ -174,6 +178,22 @@ class ClassStore:
 
     def approve(self, account_id: int) -> None:
         self._write(lambda conn: conn.execute("UPDATE accounts SET approved = 1 WHERE id = ?", (account_id,)))
+
+    def approve_learners(self, account_ids: list[int], class_id: int) -> bool:
+        """Let several learners of the class in, in one transaction: all of them, or (False) none, when one is
+        not (or no longer) a learner of the class."""
+
+        def work(conn: Connection) -> bool:
+            for account_id in account_ids:
+                if not conn.execute("UPDATE accounts SET approved = 1 WHERE id = ? AND class_id = ? AND role = "
+                                    "'learner'", (int(account_id), int(class_id))).rowcount:
+                    raise _NotAll()
+            return True
+
+        try:
+            return self._write(work)
+        except _NotAll:
+            return False
 
     def remove_learner(self, account_id: int, class_id: int, by: Any) -> None:
         """The account and everything of it, in one transaction (progress/people_store.py: remove_account)."""
