@@ -133,16 +133,20 @@ class SsoStore:
         its class's roster lists for ``email`` (their verified e-mail), if no one has taken it: a learner who
         joined before the roster was imported gets its section at their next sign-in."""
 
+        def seats(conn: Connection) -> list[Any]:
+            return conn.execute(
+                "SELECT s.account_id, s.class_id FROM sso_users s JOIN accounts a ON a.id = s.account_id "
+                "WHERE s.issuer = ? AND s.subject = ? AND a.role = 'learner' AND NOT EXISTS "
+                "(SELECT 1 FROM roster_entries r WHERE r.account_id = s.account_id) AND EXISTS "
+                "(SELECT 1 FROM roster_entries r WHERE r.class_id = s.class_id AND r.person_key = ? "
+                "AND r.account_id IS NULL)", (issuer, subject, email)).fetchall()
+
         def work(conn: Connection) -> None:
-            for row in conn.execute(
-                    "SELECT s.account_id, s.class_id FROM sso_users s JOIN accounts a ON a.id = s.account_id "
-                    "WHERE s.issuer = ? AND s.subject = ? AND a.role = 'learner' AND NOT EXISTS "
-                    "(SELECT 1 FROM roster_entries r WHERE r.account_id = s.account_id) AND EXISTS "
-                    "(SELECT 1 FROM roster_entries r WHERE r.class_id = s.class_id AND r.person_key = ? "
-                    "AND r.account_id IS NULL)", (issuer, subject, email)).fetchall():
+            for row in seats(conn):  # again, inside the write: another sign-in may have taken one meanwhile
                 take_seat(conn, int(row.class_id), email, int(row.account_id))
 
-        self.database.write(work, lock=ACCOUNT_LOCK)
+        if self._read(seats):  # most sign-ins have no seat to take: no write for them
+            self.database.write(work, lock=ACCOUNT_LOCK)
 
     def unlinked_people(self, class_id: int) -> list[tuple[int, str, str]]:
         """(account id, name, role) of everyone in the class who has no linked sign-in account (neither a
