@@ -585,13 +585,26 @@ def test_the_whole_path_gets_a_gradebook_column_only_when_the_teacher_chooses_it
     assert refused.status_code == 403
 
 
+def a_course(store, accounts, title: str):
+    """(the tool, a registered LMS, its course-1's (context row, class id, made)): an LMS course's class titled
+    ``title`` in ``store``, as its first launch makes it."""
+    from chainrule.classes.lti import Lti
+
+    lti = Lti(store, accounts, None, "https://class.example.org")
+    platform = lti.register(issuer="https://lms.example", client_id="client", deployments=["1"],
+                            jwks_url="https://lms.example/jwks", auth_login_url="https://lms.example/auth",
+                            token_url="https://lms.example/token")
+    return lti, platform, lti.tables.context_class(platform.id, "course-1", title, lambda taken: title,
+                                                   "2026-03-01T00:00:00")
+
+
 def test_a_launch_s_role_makes_and_changes_an_assistant_on_both_backends(store_place):
     """The LMS's word on a person's role, at every launch, in the class database (SQLite and PostgreSQL): a
     teaching assistant's launch makes an assistant account (staff: not a teacher, not a learner), and a later
     launch with another role changes it (an LMS says what someone is in the course now)."""
     from chainrule.classes import open_class_store
     from chainrule.classes.accounts import ASSISTANT, Accounts
-    from chainrule.classes.lti import Lti, role_of
+    from chainrule.classes.lti import role_of
 
     sub_role = "http://purl.imsglobal.org/vocab/lis/v2/membership/Instructor#TeachingAssistant"
     instructor = "http://purl.imsglobal.org/vocab/lis/v2/membership#Instructor"
@@ -603,12 +616,7 @@ def test_a_launch_s_role_makes_and_changes_an_assistant_on_both_backends(store_p
     store = open_class_store(place.get("data_dir"), place.get("database"))
     try:
         accounts = Accounts(store)
-        lti = Lti(store, accounts, None, "https://class.example.org")
-        platform = lti.register(issuer="https://lms.example", client_id="client", deployments=["1"],
-                                jwks_url="https://lms.example/jwks", auth_login_url="https://lms.example/auth",
-                                token_url="https://lms.example/token")
-        _, class_id, _ = lti.tables.context_class(platform.id, "course-1", "Art", lambda taken: "Art",
-                                                  "2026-03-01T00:00:00")
+        lti, platform, (_, class_id, _) = a_course(store, accounts, "Art")
 
         def launch(role: str) -> int:
             account_id, _ = lti.tables.linked_account(platform.issuer, "tam", class_id, role, lambda names: "Tam",
@@ -629,19 +637,14 @@ def test_the_path_column_setting_on_both_backends(store_place):
     and its scores waiting in the outbox."""
     from chainrule.classes import open_class_store
     from chainrule.classes.accounts import Accounts
-    from chainrule.classes.lti import PATH, Lti
+    from chainrule.classes.lti import PATH
     from chainrule.classes.lti_scores import ScoreSender
 
     place = store_place("class")
     store = open_class_store(place.get("data_dir"), place.get("database"))
     try:
         accounts = Accounts(store)
-        lti = Lti(store, accounts, None, "https://class.example.org")
-        platform = lti.register(issuer="https://lms.example", client_id="client", deployments=["1"],
-                                jwks_url="https://lms.example/jwks", auth_login_url="https://lms.example/auth",
-                                token_url="https://lms.example/token")
-        context_row, class_id, _ = lti.tables.context_class(platform.id, "course-1", "History", lambda taken: "History",
-                                                            "2026-03-01T00:00:00")
+        lti, platform, (context_row, class_id, _) = a_course(store, accounts, "History")
         learner, _ = lti.tables.linked_account(platform.issuer, "ada", class_id, "learner", lambda names: "Ada",
                                                "2026-03-01T00:00:00")
         lti.tables.link_resource(context_row, "backprop")
