@@ -35,6 +35,12 @@ from lti1p3platform.oidc_login import OIDCLoginAbstract
 from lti1p3platform.registration import Registration
 
 ROLE = "http://purl.imsglobal.org/vocab/lis/v2/membership#"
+
+
+def role_uris(roles: list[str]) -> list[str]:
+    """A member's roles as the launch and the roster send them: a short context role under LIS v2's membership
+    vocabulary, a role given whole (a sub-role's URI, an LTI 1.1 URN) as it is."""
+    return [role if ":" in role else ROLE + role for role in roles]
 SCOPE = "https://purl.imsglobal.org/spec/lti-ags/scope/"
 
 
@@ -197,7 +203,7 @@ def add_course_routes(app: FastAPI, lms: Lms) -> None:
             raise HTTPException(400, "unknown message hint")
         who = lms.member(course, query.get("login_hint", ""))
         launch = Launch(query, lms.platform())
-        launch.set_user_data(query["login_hint"], [ROLE + role for role in who["roles"]], full_name=who["name"],
+        launch.set_user_data(query["login_hint"], role_uris(who["roles"]), full_name=who["name"],
                              email_address=who.get("email"))
         launch.set_launch_context_claim(course, ["http://purl.imsglobal.org/vocab/lis/v2/course#CourseOffering"],
                                         lms.courses[course]["title"], lms.courses[course].get("label"))
@@ -332,7 +338,7 @@ def add_service_routes(app: FastAPI, lms: Lms) -> None:
     def memberships(request: Request, course: str) -> JSONResponse:
         lms.allowed(request, "https://purl.imsglobal.org/spec/lti-nrps/scope/contextmembership.readonly")
         members = [{"user_id": user, "name": who["name"], "status": "Active",
-                    "roles": [ROLE + role for role in who["roles"]]} for user, who in lms.courses[course]["members"].items()]
+                    "roles": role_uris(who["roles"])} for user, who in lms.courses[course]["members"].items()]
         return JSONResponse({"id": f"{lms.base}/courses/{course}/memberships",
                              "context": {"id": course, "title": lms.courses[course]["title"]}, "members": members},
                             media_type="application/vnd.ims.lti-nrps.v2.membershipcontainer+json")

@@ -32,6 +32,7 @@ from reaper import spawn
 REPO = Path(__file__).resolve().parents[1]
 CLIENT_ID, DEPLOYMENT = "chainrule-test-client", "deployment-1"
 LEARNER, TEACHER = ["Learner"], ["Instructor"]
+ASSISTANT_SUBROLE = "http://purl.imsglobal.org/vocab/lis/v2/membership/Instructor#TeachingAssistant"
 # The score sender's rounds (`serve --lms-interval`; 2 s by default): a score reaches the LMS soon after the work,
 # and a test that waits for it waits less.
 SENDER_INTERVAL = 0.25
@@ -48,6 +49,14 @@ COURSES = {
     "biology": {"title": "Biology", "label": "BIO", "members": {
         "ada": {"name": "Ada Lovelace", "roles": LEARNER}, "dina": {"name": "Dina Sanichar", "roles": LEARNER},
         "lamarck": {"name": "Jean Lamarck", "roles": TEACHER}}},
+    # Teaching assistants, in the forms LMSs send: LIS v2's sub-role beside its principal role (as Canvas does),
+    # the sub-role alone, a section's assistant, and LTI 1.1's URN.
+    "art": {"title": "Art", "label": "ART", "members": {
+        "kahlo": {"name": "Frida Kahlo", "roles": TEACHER}, "ada": {"name": "Ada Lovelace", "roles": LEARNER},
+        "tam": {"name": "Tam Tran", "roles": ["Instructor", ASSISTANT_SUBROLE]},
+        "uma": {"name": "Uma Ueda", "roles": [ASSISTANT_SUBROLE]},
+        "vic": {"name": "Vic Vance", "roles": [ASSISTANT_SUBROLE + "Section"]},
+        "wyn": {"name": "Wyn Wale", "roles": ["urn:lti:role:ims/lis/TeachingAssistant"]}}},
     "history": {"title": "History", "label": "HIST", "members": {
         "ada": {"name": "Ada Lovelace", "roles": LEARNER}, "hume": {"name": "David Hume", "roles": TEACHER}}},
 }

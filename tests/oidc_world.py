@@ -34,7 +34,11 @@ PEOPLE = {"ada-7f3": {"name": "Ada Lovelace", "email": "shared@school.example"},
           "bea-c21": {"name": "Bea Noether", "email": "shared@school.example"},
           "hopper-9a0": {"name": "Grace Hopper", "email": "hopper@school.example"},
           "dot-4e2": {"name": "Dorothy Vaughan", "email": "dorothy@school.example"},
-          "kat-5d1": {"name": "Katherine Johnson", "email": "katherine@school.example"}}
+          "kat-5d1": {"name": "Katherine Johnson", "email": "katherine@school.example"},
+          # For a roster's seats: e-mails the provider verified, and one it did not.
+          "lin-3c8": {"name": "Lin Park", "email": "Lin@School.example", "email_verified": True},
+          "nia-2b7": {"name": "Nia Obi", "email": "nia@school.example", "email_verified": True},
+          "max-6e0": {"name": "Max Moss", "email": "max@school.example", "email_verified": False}}
 PASSWORD = "correct horse battery"
 
 
@@ -52,6 +56,22 @@ def install_provider() -> Path:
             if done.returncode != 0:
                 raise RuntimeError(f"npm ci of oidc-provider failed:\n{done.stdout}\n{done.stderr}")
     return PROVIDER_DIR / "provider.mjs"
+
+
+def start_providers(script: Path, root: Path, issuers: dict[str, tuple[int, str]], env: dict) -> subprocess.Popen:
+    """oidc-provider (``script``, install_provider's) serving one issuer per entry of ``issuers`` (a name: its
+    port and the redirect URI its one client, CLIENT_ID with SECRET, has registered), each knowing PEOPLE, all in
+    one process; the process, once the last issuer listens."""
+    providers = []
+    for name, (port, redirect_uri) in issuers.items():
+        key = RSAKey.generate_key(2048, parameters={"kid": f"{name.lower()}-key", "use": "sig", "alg": "RS256"})
+        providers.append({"port": port, "jwks": {"keys": [key.as_dict(private=True)]}, "accounts": PEOPLE,
+                          "clients": [{"client_id": CLIENT_ID, "client_secret": SECRET, "redirect_uris": [redirect_uri],
+                                       "response_types": ["code"], "grant_types": ["authorization_code"]}]})
+    config = root / "providers.json"
+    config.write_text(json.dumps({"providers": providers}))
+    process, _ = start_process(["node", str(script), str(config)], env, providers[-1]["port"])
+    return process
 
 
 @dataclass
@@ -85,21 +105,13 @@ class OidcWorld:
         if database:
             env["CHAINRULE_DATABASE"] = database
         world = cls(root, env, tool_port, ports)
-        providers = []
         for name in ("School", "Other", "Down"):
             # The redirect URI is known before the provider gives a client ID (it is named after the provider).
             code, printed, error = cli("sso", "redirect-uri", name, "--url", world.tool_url, env=env)
             assert code == 0, error
             world.callbacks[name] = printed.strip()
-        for name in ("School", "Other"):
-            key = RSAKey.generate_key(2048, parameters={"kid": f"{name.lower()}-key", "use": "sig", "alg": "RS256"})
-            providers.append({"port": ports[name], "jwks": {"keys": [key.as_dict(private=True)]}, "accounts": PEOPLE,
-                              "clients": [{"client_id": CLIENT_ID, "client_secret": SECRET,
-                                           "redirect_uris": [world.callbacks[name]],
-                                           "response_types": ["code"], "grant_types": ["authorization_code"]}]})
-        config = root / "providers.json"
-        config.write_text(json.dumps({"providers": providers}))
-        world.providers, _ = start_process(["node", str(script), str(config)], env, ports["Other"])
+        world.providers = start_providers(script, root, {name: (ports[name], world.callbacks[name])
+                                                         for name in ("School", "Other")}, env)
         for name in ("School", "Other", "Down"):
             code, printed, error = cli("sso", "add", name, "--issuer", world.issuer(name), "--client-id", CLIENT_ID,
                                        "--url", world.tool_url, env=dict(env, CHAINRULE_SSO_SECRET=SECRET))

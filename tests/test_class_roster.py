@@ -223,6 +223,62 @@ def test_bulk_approve_and_remove_take_every_id_or_none(world):
     assert [p["name"] for p in teacher.get("/api/class/people").json()["learners"]] == ["Ada", "Bea"]
 
 
+def test_bulk_approve_is_one_transaction_all_or_nothing(world):
+    """Every chosen learner is let in in ONE write: one of them gone by then (another teacher removed them, or
+    an id of another class's learner) rolls back the others' approval."""
+    teacher = world.physics_teacher
+    assert send(teacher, "PUT", "/api/class/admission", json={"seats": None, "approval": True}).status_code == 200
+    for name in ("Kai", "Lou"):
+        assert join(world, name)[2].status_code == 202
+    people = {p["name"]: p["id"] for p in teacher.get("/api/class/people").json()["learners"]}
+    cyd = world.cyd.get("/api/class/me").json()["id"]  # Chemistry's
+    tables = world.accounts.tables
+    assert tables.approve_learners([people["Kai"], cyd], world.physics.class_id) is False
+    assert tables.approve_learners([people["Kai"], people["Lou"] + 10_000], world.physics.class_id) is False
+    waiting = {p["name"]: p["approved"] for p in teacher.get("/api/class/people").json()["learners"]}
+    assert (waiting["Kai"], waiting["Lou"]) == (False, False)
+    approved = send(teacher, "POST", "/api/class/bulk-approve", json={"ids": [people["Kai"], people["Lou"]]})
+    assert approved.json()["text"] == "2 learners let in", approved.text
+    assert all(p["approved"] for p in teacher.get("/api/class/people").json()["learners"])
+
+
+def test_bulk_remove_is_one_transaction_all_or_nothing(world, monkeypatch):
+    """Every chosen learner goes in ONE transaction: the second one found gone at the write (another teacher removed
+    them between the check and the write) rolls back the first one's removal, its work and its audit entry."""
+    from chainrule.progress import people_store
+
+    teacher = world.physics_teacher
+    for name in ("Ivy", "Jon"):
+        assert join(world, name)[2].status_code in (200, 303)
+    people = {p["name"]: p["id"] for p in teacher.get("/api/class/people").json()["learners"]}
+    world.store.for_learner(people["Ivy"]).record_submission(
+        "neuron-grads", "python", "x = 1\n", {"status": "fail", "verdict": "failed", "tests": []})
+    audit_before = teacher.get("/api/class/audit").json()["page_text"]
+    real = people_store._remove_account
+    seen: list[int] = []
+
+    def gone_meanwhile(conn, log, account_id, class_id, role):
+        seen.append(account_id)
+        if account_id == people["Jon"]:
+            return False  # as if another teacher's removal had committed first
+        return real(conn, log, account_id, class_id, role)
+
+    monkeypatch.setattr(people_store, "_remove_account", gone_meanwhile)
+    refused = send(teacher, "POST", "/api/class/bulk-remove", json={"ids": [people["Ivy"], people["Jon"]]})
+    assert refused.status_code == 404, refused.text
+    assert "no one was removed" in refused.text
+    assert seen == [people["Ivy"], people["Jon"]]  # Ivy's removal ran in the transaction, then was rolled back
+    monkeypatch.setattr(people_store, "_remove_account", real)
+    assert {"Ivy", "Jon"} <= {p["name"] for p in teacher.get("/api/class/people").json()["learners"]}
+    assert teacher.get(f"/api/class/learners/{people['Ivy']}/timeline").status_code == 200
+    assert world.store.for_learner(people["Ivy"]).submission_count() == 1
+    assert teacher.get("/api/class/audit").json()["page_text"] == audit_before
+
+    removed = send(teacher, "POST", "/api/class/bulk-remove", json={"ids": [people["Ivy"], people["Jon"]]})
+    assert removed.json()["text"] == "2 learners removed", removed.text
+    assert not {"Ivy", "Jon"} & {p["name"] for p in teacher.get("/api/class/people").json()["learners"]}
+
+
 
 def test_the_cli_imports_a_roster_and_narrows_to_a_section(world, store_place, tmp_path, capsys):
     from chainrule import cli

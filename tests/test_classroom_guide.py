@@ -4,12 +4,16 @@ worker, started (a server started again takes the place of the one before, as th
 until it says it is ready. Between the blocks, what the guide's prose says happens: a learner opens the link
 the commands printed and runs their code, which the class grades (in the server on SQLite, by the guide's
 `chainrule worker` on PostgreSQL), and the teacher adds a case to the class's own copy of an exercise. Then the
-guide's regrade shows that learner's verdict changing, and applies and reverts it.
+guide's regrade shows that learner's verdict changing, and applies and reverts it. Wednesday's extensions run
+after Monday's due date (the guide's console line) and the other actions, the credit by hand after the regrade,
+and single sign-on last, against a real OpenID provider, through which a learner joins.
 
 What this test changes in the lines, and only this: a free port instead of 8000 (other tests share the
 machine), the throwaway cluster's URL instead of the guide's database, an http:// address on loopback instead
-of the guide's https://class.example.org (there is no TLS proxy here), and the lines that set up the system
-(`pip install`, `sudo ...`), which the throwaway cluster stands for, are left out."""
+of the guide's https://class.example.org (there is no TLS proxy here), the school's provider (oidc-provider on
+loopback, registered as the guide says) and its secret instead of the guide's https://login.school.example and
+"...", and the lines that set up the system (`pip install`, `sudo ...`), which the throwaway cluster stands for,
+are left out."""
 
 from __future__ import annotations
 
@@ -31,12 +35,16 @@ from class_process import free_port
 from class_world import PASSWORD, csrf_of
 from doc_blocks import ROOT, blocks
 from job_process import WAIT_SECONDS, Process
+from lti_world import Browser, stop_process
+from oidc_world import CLIENT_ID, SECRET, OidcWorld, install_provider, start_providers
 from polling import until
 
 GUIDE = ROOT / "docs" / "classroom.md"
 RUN_HERE = "tests/test_classroom_guide.py"
 DOC_DATABASE = "postgresql://chainrule@/chainrule?host=/var/run/postgresql"
 DOC_ADDRESS = "https://class.example.org"
+DOC_ISSUER, DOC_SECRET = "https://login.school.example", 'CHAINRULE_SSO_SECRET="..."'
+DOC_PROVIDER = "School account"
 READY = {"serve": "sign in at", "worker": "is grading"}
 SOLUTION = reference_source("neuron-grads", "python")
 # Right for every built-in case of neuron-grads (their first inputs are 2, -1.5, 0 and 150), wrong below -100.
@@ -53,7 +61,8 @@ def guide_blocks(database: bool) -> list[list[str]]:
     found = []
     for block in blocks(GUIDE):
         if block.not_run and RUN_HERE in block.not_run and (DOC_DATABASE in block.text) == database:
-            lines = [re.sub(r"\s+#.*$", "", line).strip() for line in block.text.splitlines()]
+            joined = block.text.replace("\\\n", " ")  # a line continued with a backslash is one line
+            lines = [re.sub(r"\s+#.*$", "", line).strip() for line in joined.splitlines()]
             found.append([line for line in lines if line and not line.startswith(("pip ", "sudo "))])
     return found
 
@@ -69,9 +78,12 @@ class Terminal:
                      "PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", "")}
         self.started: list[Process] = []
         self.printed: list[str] = []
+        self.transcript: list[str] = []  # everything printed, never cleared
+        self.issuer = DOC_ISSUER  # the school's sign-in provider, once one runs (school_provider)
 
     def here(self, line: str) -> str:
         line = line.replace(DOC_ADDRESS, self.base).replace("127.0.0.1:8000", f"127.0.0.1:{self.port}")
+        line = line.replace(DOC_ISSUER, self.issuer).replace(DOC_SECRET, f'CHAINRULE_SSO_SECRET="{SECRET}"')
         if self.database:
             line = line.replace(DOC_DATABASE, self.database)
         if line.startswith("chainrule serve") and "--port" not in line:
@@ -96,6 +108,7 @@ class Terminal:
                                   text=True, timeout=WAIT_SECONDS)
             assert done.returncode == 0, f"`{line}`: {done.stdout}{done.stderr}"
             self.printed.append(done.stdout)
+            self.transcript.append(done.stdout)
             if then is not None:
                 then(done.stdout)
 
@@ -130,9 +143,20 @@ def learner_runs(base: str, invite: str, source: str = SOLUTION) -> httpx.Respon
     return until(graded, "the run graded by the guide's worker", WAIT_SECONDS)
 
 
+def monday_s_dates() -> str:
+    """The guide's Monday: the teacher's due date of backprop, with the class's time zone and late policy (a
+    console block test_docs runs on a class of its own); typed here too, so that Wednesday's extensions have a
+    date to move."""
+    found = re.search(r'^\$ (chainrule class due "Physics 2b" backprop "[^"]+" --time-zone \S+ --late \S+)$',
+                      GUIDE.read_text(encoding="utf-8"), re.MULTILINE)
+    assert found, "the guide's Monday sets backprop's due date"
+    return found.group(1)
+
+
 def test_the_guide_on_sqlite_line_by_line_to_a_regrade_with_the_class_s_own_lessons(tmp_path):
-    first_steps, actions, own_lessons, regrade = guide_blocks(database=False)
+    first_steps, actions, extend, own_lessons, regrade, hand, sign_on = guide_blocks(database=False)
     terminal = Terminal(tmp_path, free_port(), None)
+    provider = None
     try:
         for line in first_steps:
             terminal.type(line)
@@ -145,6 +169,7 @@ def test_the_guide_on_sqlite_line_by_line_to_a_regrade_with_the_class_s_own_less
         answer = learner_runs(terminal.base, invite[len(terminal.base):], LEFT_BLIND)
         assert answer.status_code == 200 and answer.json()["status"] == "pass", answer.text
         the_other_actions(terminal, actions)
+        wednesday_s_extensions(terminal, extend)
         for line in own_lessons:
             terminal.type(line)
         assert EDITED in GUIDE.read_text(encoding="utf-8")
@@ -159,8 +184,86 @@ def test_the_guide_on_sqlite_line_by_line_to_a_regrade_with_the_class_s_own_less
                                                                                             "yes"]]
         assert "applied; 1 learner changed standing" in applied and "reverted" in reverted
         assert listed.split()[:2] == ["1", "neuron-grads"] and "reverted" in listed
+        friday_s_hand(terminal, hand)
+        provider = school_provider(terminal)
+        single_sign_on(terminal, sign_on)
     finally:
         terminal.close()
+        if provider is not None:
+            stop_process(provider)
+
+
+def school_provider(terminal: Terminal) -> subprocess.Popen:
+    """The school's provider (oidc-provider), its client registered as the guide says: with the redirect URI
+    `chainrule sso redirect-uri` prints (the guide's console line, run here at the served address), client ID
+    chainrule-class and a secret. The running process."""
+    script = install_provider()
+    terminal.type(f'chainrule sso redirect-uri "{DOC_PROVIDER}" --url {DOC_ADDRESS}')
+    redirect_uri = terminal.printed[-1].strip()
+    assert redirect_uri == f"{terminal.base}/sso/callback/school-account", redirect_uri
+    port = free_port()
+    terminal.issuer = f"http://127.0.0.1:{port}"
+    return start_providers(script, terminal.folder, {DOC_PROVIDER: (port, redirect_uri)}, terminal.env)
+
+
+class GuideSchool(OidcWorld):
+    """oidc_world's sign-in steps (through the provider's own pages), toward the guide's server."""
+
+    base = ""
+
+    @property
+    def tool_url(self) -> str:
+        return self.base
+
+
+def single_sign_on(terminal: Terminal, lines: list[str]) -> None:
+    """The guide's `sso add` and `sso list` on the class the guide has served all week: the sign-in page offers
+    the provider's button, and a learner joins with the invite through the provider (the guide's last invite
+    asks for the teacher's approval: she waits, named as the provider says)."""
+    terminal.printed.clear()
+    for line in lines:
+        terminal.type(line)
+    added, listed = terminal.printed
+    assert added.strip().endswith(f"Register this redirect URI at the provider: {terminal.base}/sso/callback/"
+                                  "school-account"), added
+    assert listed.strip() == f"{DOC_PROVIDER}  issuer {terminal.issuer}  client ID {CLIENT_ID}", listed
+    page = httpx.get(terminal.base + "/sign-in", timeout=WAIT_SECONDS).text
+    assert f"Sign in with {DOC_PROVIDER}" in page, page
+    school = GuideSchool(terminal.folder, terminal.env, terminal.port, {DOC_PROVIDER: int(terminal.issuer.rsplit(":", 1)[1])},
+                         ids={DOC_PROVIDER: int(re.search(r'action="/sso/start/(\d+)"', page).group(1))})
+    school.base = terminal.base
+    invite = re.findall(rf"{re.escape(terminal.base)}(/join/\S+)", "".join(terminal.transcript))[-1]
+    answer = school.sign_in_with(Browser(), invite, DOC_PROVIDER, "dot-4e2")
+    assert answer.headers.get("x-chainrule-sign-in-refusal") == "waiting", answer.text
+    assert "Dorothy Vaughan" in answer.text
+
+
+def wednesday_s_extensions(terminal: Terminal, lines: list[str]) -> None:
+    """The guide's extensions, after Monday's date: Ada's own date two days after the lesson's, then a CSV the
+    school office sent (the paragraph's `learner,lesson,due`: Bea a day more)."""
+    terminal.type(monday_s_dates())
+    (terminal.folder / "extensions.csv").write_text("learner,lesson,due\nBea,backprop,+1\n", encoding="utf-8")
+    terminal.printed.clear()
+    for line in lines:
+        terminal.type(line)
+    one, many = terminal.printed
+    assert "extension: Ada, backprop: due 2026-12-06 23:59 (Europe/Berlin)" in one.splitlines(), one
+    assert many.startswith("1 extension set.\n"), many
+    assert "extension: Bea, backprop: due 2026-12-05 23:59 (Europe/Berlin)" in many.splitlines(), many
+
+
+def friday_s_hand(terminal: Terminal, lines: list[str]) -> None:
+    """The guide's credit by hand, after the regrade: each line taken, and each kept in the audit log with its
+    reason, in order."""
+    terminal.printed.clear()
+    for line in lines:
+        terminal.type(line)
+    assert len(terminal.printed) == len(lines) == 4
+    terminal.type('chainrule class audit "Physics 2b"')  # not the guide's: what its lines did
+    audit = terminal.printed[-1]
+    reasons = [re.search(r'--reason "([^"]+)"', line).group(1) for line in lines]
+    assert [audit.find(reason) > -1 for reason in reasons] == [True] * 4, audit
+    assert sorted(reasons, key=audit.find) == reasons, audit  # oldest first, in the guide's order
 
 
 def the_other_actions(terminal: Terminal, lines: list[str]) -> None:

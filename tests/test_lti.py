@@ -270,6 +270,39 @@ def test_only_learners_and_teachers_get_in_and_only_teachers_link_content(world,
     assert refusal(answer) == "teachers-only" and answer.status_code == 403
 
 
+def test_an_lms_teaching_assistant_is_staff_never_a_teacher_nor_a_learner(world):
+    """Issue 43 item 6: the course's teaching assistants, in every form the platform sends the role (beside
+    Instructor, alone, a section's, LTI 1.1's URN), are the class's teaching assistants: they land on the teacher's
+    page, read it and the LMS roster, and change nothing (no due date, no content linked); the teacher stays one."""
+    from chainrule.web.roles import NOT_FOR_ASSISTANTS
+
+    link = world.add_link("art", None)
+    teacher = Browser()
+    assert world.launch(teacher, "kahlo", link).answer.headers["location"] == "/teacher"
+    assert me(world, teacher)["role"] == "teacher"
+    for user in ("tam", "uma", "vic", "wyn"):
+        assistant = Browser()
+        assert world.launch(assistant, user, link).answer.headers["location"] == "/teacher", user
+        assert me(world, assistant)["role"] == "assistant", user
+        page = world.tool_get(assistant, "/teacher")
+        assert page.status_code == 200 and 'data-role="assistant"' in page.text and 'id="assistant-note"' in page.text
+        assert world.tool_get(assistant, "/api/class/overview").status_code == 200
+        changed = world.tool_change(assistant, "PUT", "/api/class/deadlines/policy", {"late": "10%"})
+        assert changed.status_code == 403 and NOT_FOR_ASSISTANTS in changed.text, user
+        lesson = world.tool_get(assistant, "/lessons/backprop").text
+        assert '<a href="/teacher">Teacher\'s page</a>' in lesson
+    answer = world.launch(Browser(), "tam", "dl:art").answer
+    assert refusal(answer) == "teachers-only" and answer.status_code == 403
+    roster = world.tool_get(teacher, "/api/class/lms/roster").json()["members"]
+    assert {member["name"]: member["role"] for member in roster} == {
+        "Frida Kahlo": "teacher", "Ada Lovelace": "learner", "Tam Tran": "assistant", "Uma Ueda": "assistant",
+        "Vic Vance": "assistant", "Wyn Wale": "assistant"}
+    people = world.tool_get(teacher, "/api/class/people").json()
+    assert sorted(person["name"] for person in people["assistants"]) == ["Tam Tran", "Uma Ueda", "Vic Vance",
+                                                                         "Wyn Wale"]
+    assert [person["name"] for person in people["teachers"]] == ["Frida Kahlo"] and people["learners"] == []
+
+
 def test_a_closed_class_takes_no_newcomer_from_the_lms_and_keeps_those_in_it(world):
     """The teacher closed the course's class here: a learner new to it is refused with a cause (no account is
     made), a learner in it and the teacher still come in; opened again, the newcomer comes in."""
@@ -552,25 +585,66 @@ def test_the_whole_path_gets_a_gradebook_column_only_when_the_teacher_chooses_it
     assert refused.status_code == 403
 
 
+def a_course(store, accounts, title: str):
+    """(the tool, a registered LMS, its course-1's (context row, class id, made)): an LMS course's class titled
+    ``title`` in ``store``, as its first launch makes it."""
+    from chainrule.classes.lti import Lti
+
+    lti = Lti(store, accounts, None, "https://class.example.org")
+    platform = lti.register(issuer="https://lms.example", client_id="client", deployments=["1"],
+                            jwks_url="https://lms.example/jwks", auth_login_url="https://lms.example/auth",
+                            token_url="https://lms.example/token")
+    return lti, platform, lti.tables.context_class(platform.id, "course-1", title, lambda taken: title,
+                                                   "2026-03-01T00:00:00")
+
+
+def test_a_launch_s_role_makes_and_changes_an_assistant_on_both_backends(store_place):
+    """The LMS's word on a person's role, at every launch, in the class database (SQLite and PostgreSQL): a
+    teaching assistant's launch makes an assistant account (staff: not a teacher, not a learner), and a later
+    launch with another role changes it (an LMS says what someone is in the course now)."""
+    from chainrule.classes import open_class_store
+    from chainrule.classes.accounts import ASSISTANT, Accounts
+    from chainrule.classes.lti import role_of
+
+    sub_role = "http://purl.imsglobal.org/vocab/lis/v2/membership/Instructor#TeachingAssistant"
+    instructor = "http://purl.imsglobal.org/vocab/lis/v2/membership#Instructor"
+    assert [role_of(roles) for roles in ([instructor, sub_role], [sub_role + "Group"], ["TeachingAssistant"],
+                                         ["urn:lti:role:ims/lis/Instructor/TeachingAssistant"], [instructor],
+                                         ["http://purl.imsglobal.org/vocab/lis/v2/membership#Learner"])] == [
+        ASSISTANT, ASSISTANT, ASSISTANT, ASSISTANT, "teacher", "learner"]
+    place = store_place("class")
+    store = open_class_store(place.get("data_dir"), place.get("database"))
+    try:
+        accounts = Accounts(store)
+        lti, platform, (_, class_id, _) = a_course(store, accounts, "Art")
+
+        def launch(role: str) -> int:
+            account_id, _ = lti.tables.linked_account(platform.issuer, "tam", class_id, role, lambda names: "Tam",
+                                                      "2026-03-01T00:00:00")
+            return account_id
+
+        tam = launch(role_of([instructor, sub_role]))
+        assert accounts.account(tam).role == ASSISTANT and accounts.learners(class_id) == []
+        assert launch(role_of([instructor])) == tam and accounts.account(tam).role == "teacher"
+        assert launch(role_of([sub_role])) == tam and accounts.account(tam).role == ASSISTANT
+    finally:
+        store.close()
+
+
 def test_the_path_column_setting_on_both_backends(store_place):
     """The path's column in the class database (SQLite and PostgreSQL): a course where the path was linked (as a
     launch of the path did before) scores it only once the teacher turns its column on; off forgets its column
     and its scores waiting in the outbox."""
     from chainrule.classes import open_class_store
     from chainrule.classes.accounts import Accounts
-    from chainrule.classes.lti import PATH, Lti
+    from chainrule.classes.lti import PATH
     from chainrule.classes.lti_scores import ScoreSender
 
     place = store_place("class")
     store = open_class_store(place.get("data_dir"), place.get("database"))
     try:
         accounts = Accounts(store)
-        lti = Lti(store, accounts, None, "https://class.example.org")
-        platform = lti.register(issuer="https://lms.example", client_id="client", deployments=["1"],
-                                jwks_url="https://lms.example/jwks", auth_login_url="https://lms.example/auth",
-                                token_url="https://lms.example/token")
-        context_row, class_id, _ = lti.tables.context_class(platform.id, "course-1", "History", lambda taken: "History",
-                                                            "2026-03-01T00:00:00")
+        lti, platform, (context_row, class_id, _) = a_course(store, accounts, "History")
         learner, _ = lti.tables.linked_account(platform.issuer, "ada", class_id, "learner", lambda names: "Ada",
                                                "2026-03-01T00:00:00")
         lti.tables.link_resource(context_row, "backprop")

@@ -191,6 +191,41 @@ def test_joining_through_the_provider_keeps_the_seats_and_the_teachers_approval(
         invite("--seats", "none", "--no-approval")
 
 
+def test_a_verified_email_takes_its_roster_seat_and_section(world, tmp_path):
+    """Issue 43 item 6: a learner who comes through the school's provider with a verified e-mail a teacher listed
+    on the class's roster takes that seat: its section, and in at once though the class asks for approval; one
+    who joined before the roster was imported takes it at their next sign-in. An e-mail the provider did not
+    verify takes nothing (the learner waits for the teacher, as anyone joining)."""
+    code, made, error = cli("class", "create", "Roster 3", "--url", world.tool_url, env=world.env)
+    assert code == 0, error
+    code, printed, error = cli("class", "invite", "Roster 3", "--url", world.tool_url, "--approval", env=world.env)
+    assert code == 0, error
+    join = "/join/" + next(line.strip() for line in printed.splitlines() if "://" in line).rsplit("/", 1)[1]
+
+    early = world.sign_in_with(Browser(), join, "School", "nia-2b7")  # before the roster: waits, as anyone
+    assert refusal(early) == "waiting", early.text
+    roster = tmp_path / "roster.csv"
+    roster.write_text("name,e-mail,section\nLin Park,lin@school.example,Monday\n"
+                      "Nia Obi,nia@school.example,Tuesday\nMax Moss,max@school.example,Wednesday\n")
+    assert cli("class", "import-roster", "Roster 3", str(roster), env=world.env)[0] == 0
+
+    lin = Browser()
+    answer = world.sign_in_with(lin, join, "School", "lin-3c8")
+    assert answer.status_code == 303 and answer.headers["location"] == "/", answer.text  # in at once
+    assert me(world, lin)["name"] == "Lin Park"
+    unverified = world.sign_in_with(Browser(), join, "School", "max-6e0")
+    assert refusal(unverified) == "waiting", unverified.text
+    nia = Browser()
+    answer = world.sign_in_with(nia, "/sign-in", "School", "nia-2b7")
+    assert answer.status_code == 303 and me(world, nia)["name"] == "Nia Obi", answer.text
+
+    code, printed, error = cli("class", "learners", "Roster 3", env=world.env)
+    assert code == 0, error
+    assert sorted(printed.splitlines()[1:]) == [  # each joined learner, and whom the roster still waits for
+        "Lin Park  (in the class, section Monday)", "Max Moss  (on the roster, not joined yet: max@school.example, "
+        "section Wednesday)", "Max Moss  (waiting for the teacher)", "Nia Obi  (in the class, section Tuesday)"]
+
+
 def test_the_sign_in_tables_on_both_backends(store_place):
     """classes/sso.py's tables on SQLite and PostgreSQL: a sign-in is used once, a person joins a class once
     (linked by subject), a link taken by another account is refused, and the teacher's choice of passwords."""
@@ -224,6 +259,46 @@ def test_the_sign_in_tables_on_both_backends(store_place):
         assert sso.tables.passwords_allowed(class_id)
         sso.tables.set_passwords(class_id, False)
         assert not sso.tables.passwords_allowed(class_id)
+    finally:
+        store.close()
+
+
+def test_a_verified_email_takes_one_roster_seat_on_both_backends(store_place):
+    """The roster's seat for a verified e-mail, on SQLite and PostgreSQL: taken by the first learner who joins
+    with it (its section, let in though the class asks for approval), never by a second person with the same
+    e-mail, and by a learner linked before the import at their next sign-in (take_seats); an unverified e-mail
+    is no key at all."""
+    from chainrule.classes import open_class_store
+    from chainrule.classes.accounts import Accounts
+    from chainrule.classes.roster import Roster
+    from chainrule.classes.sso import Sso, verified_email
+
+    assert verified_email({"email": "Lin@School.example", "email_verified": True}) == "lin@school.example"
+    assert verified_email({"email": "lin@school.example", "email_verified": "true"}) == "lin@school.example"
+    assert verified_email({"email": "lin@school.example", "email_verified": False}) == ""
+    assert verified_email({"email": "lin@school.example"}) == ""
+    place = store_place("class")
+    store = open_class_store(place.get("data_dir"), place.get("database"))
+    try:
+        accounts = Accounts(store)
+        class_id = accounts.create_class("Physics 2b").class_id
+        accounts.set_admission(class_id, None, True)
+        tables = Sso(store, accounts, "https://class.example.org").tables
+        issuer = "https://login.school.example"
+        early, _ = tables.join(issuer, "nia", class_id, lambda names: "Nia", "2026-03-01", "nia@school.example")
+        Roster(accounts).import_csv(class_id, b"name,e-mail,section\nLin Park,lin@school.example,Monday\n"
+                                              b"Nia Obi,nia@school.example,Tuesday\n")
+        lin, _ = tables.join(issuer, "lin", class_id, lambda names: "Lin", "2026-03-01", "lin@school.example")
+        twin, _ = tables.join(issuer, "twin", class_id, lambda names: "Twin", "2026-03-01", "lin@school.example")
+        assert (accounts.account(lin).section, accounts.account(lin).approved) == ("Monday", True)
+        assert (accounts.account(twin).section, accounts.account(twin).approved) == ("", False)
+        assert (accounts.account(early).section, accounts.account(early).approved) == ("", False)
+        tables.take_seats(issuer, "nia", "nia@school.example")
+        assert (accounts.account(early).section, accounts.account(early).approved) == ("Tuesday", True)
+        tables.take_seats(issuer, "twin", "lin@school.example")  # Lin's seat is hers: nothing changes
+        assert (accounts.account(twin).section, accounts.account(twin).approved) == ("", False)
+        assert {entry["key"]: entry["learner_id"] for entry in Roster(accounts).entries(class_id)} == {
+            "lin@school.example": lin, "nia@school.example": early}
     finally:
         store.close()
 

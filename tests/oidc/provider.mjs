@@ -19,7 +19,7 @@ for (const entry of config.providers) {
     clients: entry.clients,
     jwks: entry.jwks,
     cookies: { keys: ['chainrule-test-cookie-key'] },
-    claims: { openid: ['sub'], profile: ['name', 'given_name', 'family_name'], email: ['email'] },
+    claims: { openid: ['sub'], profile: ['name', 'given_name', 'family_name'], email: ['email', 'email_verified'] },
     conformIdTokenClaims: false, // the id_token carries the profile (the userinfo endpoint is not needed)
     features: { devInteractions: { enabled: true } },
     pkce: { required: () => true },

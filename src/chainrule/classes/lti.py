@@ -13,7 +13,8 @@ The launch (``/lti/launch``) refuses, each with its cause (LaunchRefused.cause, 
 did not start here or expired, a launch used already (replay), a state that is not this browser's, then the
 id_token (classes/id_tokens.py: signature against the platform's published keys, ``iss`` the platform the
 login was for, ``aud``/``azp`` our client id, ``exp``, ``nonce`` the login's), an unknown deployment, a message
-that is not LTI 1.3's, a launch without a course or a person, a role that is neither learner nor teacher.
+that is not LTI 1.3's, a launch without a course or a person, a role that is neither learner, teacher nor teaching
+assistant.
 Then: the course's class (one class per LMS course, made at its first launch), the person's account in it
 (linked by the platform's issuer and subject, never by e-mail; made at their first launch, with no password),
 the lesson the link names, and the course's service endpoints (grades, roster) for later.
@@ -29,7 +30,16 @@ from typing import Any, Callable, Mapping, Sequence
 from urllib.parse import urlencode, urlsplit
 
 from chainrule import lessons
-from chainrule.classes.accounts import LEARNER, TEACHER, Account, Accounts, ClassError, closed_to_newcomers
+from chainrule.classes.accounts import (
+    ASSISTANT,
+    LEARNER,
+    STAFF,
+    TEACHER,
+    Account,
+    Accounts,
+    ClassError,
+    closed_to_newcomers,
+)
 from chainrule.classes.federation import (
     LOGIN_LIFETIME,
     Refused,
@@ -66,7 +76,14 @@ RESOURCE_LAUNCH, DEEP_LINKING_LAUNCH = "LtiResourceLinkRequest", "LtiDeepLinking
 PATH = "path"  # the resource of a link to the whole path (else: a lesson id)
 ROLE_PREFIX = "http://purl.imsglobal.org/vocab/lis/v2/"
 TEACHING = {"membership#Instructor", "membership#Administrator", "membership#ContentDeveloper", "membership#Manager",
-            "Instructor", "Administrator", "ContentDeveloper", "TeachingAssistant"}
+            "Instructor", "Administrator", "ContentDeveloper"}
+# A teaching assistant of the course, in each form an LMS sends it: LIS v2's sub-roles of Instructor
+# (membership/Instructor#TeachingAssistant, ...Section, ...Offering, ...Group, ...Template, ...SectionAssociation),
+# the short name, and LTI 1.1's URNs. LMSs send a sub-role with its principal role (Instructor) beside it, so a
+# teaching-assistant form wins: the person is staff (accounts.ASSISTANT), never a teacher nor a learner.
+ASSISTING_PREFIXES = ("membership/Instructor#TeachingAssistant", "membership#TeachingAssistant", "TeachingAssistant",
+                      "Instructor/TeachingAssistant", "urn:lti:role:ims/lis/TeachingAssistant",
+                      "urn:lti:role:ims/lis/Instructor/TeachingAssistant")
 LEARNING = {"membership#Learner", "Learner", "Student"}
 INSTITUTION_TEACHING = {"institution/person#Faculty", "institution/person#Instructor"}
 INSTITUTION_LEARNING = {"institution/person#Student", "institution/person#Learner"}
@@ -117,7 +134,8 @@ CAUSES: dict[str, tuple[int, str]] = {
     "unsupported-message": (400, "chainrule takes lesson launches and deep linking only."),
     "target-changed": (400, "The launch's target differs from its login's: open the link in the LMS again."),
     "no-course": (400, "Open chainrule from inside a course: each LMS course has its own class here."),
-    "role": (403, "Only the course's learners and teachers can open chainrule; ask the teacher."),
+    "role": (403, "Only the course's learners, teachers and teaching assistants can open chainrule; ask the "
+                  "teacher."),
     "teachers-only": (403, "Only a teacher of the course can add chainrule's lessons to it."),
     "class-closed": (403, "The course's teacher closed its class in chainrule; they can open it again on the "
                           "teacher's page."),
@@ -171,9 +189,11 @@ def origin_of(url: str) -> str:
 
 
 def role_of(roles: Any) -> str | None:
-    """teacher, learner or None, from the launch's roles (context roles first; institution roles only when the
-    launch has no context role)."""
+    """teacher, assistant, learner or None, from the launch's roles (context roles first, a teaching assistant's
+    before the rest; institution roles only when the launch has no context role)."""
     names = [role.removeprefix(ROLE_PREFIX) for role in roles if isinstance(role, str)] if isinstance(roles, list) else []
+    if any(name.startswith(ASSISTING_PREFIXES) for name in names):
+        return ASSISTANT
     if any(name in TEACHING or name.startswith("membership/Instructor#") for name in names):
         return TEACHER
     if any(name in LEARNING or name.startswith("membership/Learner#") for name in names):
@@ -362,7 +382,7 @@ class Lti:
     def _land(self, platform: Platform, claims: dict, target: str, cookie: str, framed: bool) -> Launch:
         role = role_of(claims[ROLES])
         if role is None:
-            raise LaunchRefused("role", "your role in this course is neither learner nor teacher")
+            raise LaunchRefused("role", "your role in this course is neither learner, teacher nor teaching assistant")
         deep_linking = claims[MESSAGE_TYPE] == DEEP_LINKING_LAUNCH
         if deep_linking and role != TEACHER:
             raise LaunchRefused("teachers-only", "a learner asked to add content to the course")
@@ -376,7 +396,7 @@ class Lti:
             landing = "/" if resource == PATH else f"/lessons/{resource}"
         if not deep_linking and resource is None:
             resource = PATH
-        if role == TEACHER and landing == "/":  # the course's own link: a teacher lands on the class's page
+        if role in STAFF and landing == "/":  # the course's own link: staff land on the class's page
             landing = "/teacher"
         context = claims[CONTEXT]
         now_text = self.store.now().isoformat()

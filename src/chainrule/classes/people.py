@@ -37,7 +37,7 @@ from chainrule.classes.accounts import (
 from chainrule.errors import InputError
 from chainrule.number_text import count_text
 from chainrule.progress.audit_store import actor_of
-from chainrule.progress.people_store import CLASS_STATES, LastTeacher
+from chainrule.progress.people_store import CLASS_STATES, LastTeacher, NotRemoved
 
 OPEN, CLOSED, ARCHIVED = CLASS_STATES
 STATE_SAYS = {
@@ -183,16 +183,26 @@ class People:
         return {"id": int(assistant_id), "name": found[int(assistant_id)]}
 
     def approve_many(self, teacher: Account, learner_ids: list[int]) -> list[Account]:
-        """Let several waiting learners in at once: every id is checked first (one not of the class: nothing is
-        done)."""
+        """Let several waiting learners in at once, in one transaction: every id is checked first (one not of the
+        class: nothing is done), and one removed meanwhile lets no one in."""
         learners = self._learners(teacher, learner_ids)
-        return [self.accounts.approve(teacher, learner.id) for learner in learners]
+        if not self.accounts.tables.approve_learners([learner.id for learner in learners], teacher.class_id):
+            raise ClassError("one of the chosen learners is no longer in your class: no one was let in",
+                             kind="not-found")
+        return [self.accounts.written(learner.id) for learner in learners]
 
     def remove_many(self, teacher: Account, learner_ids: list[int]) -> list[Account]:
-        """Remove several learners at once (each as Accounts.remove_learner does, in a transaction of its own):
-        every id is checked first, so a wrong one removes no one."""
+        """Remove several learners at once, each as Accounts.remove_learner does, all in ONE transaction: every id
+        is checked first, so a wrong one removes no one, and one that is gone by the time of the write (another
+        teacher removed it) rolls the whole removal back."""
         learners = self._learners(teacher, learner_ids)
-        return [self.accounts.remove_learner(teacher, learner.id) for learner in learners]
+        try:
+            self.accounts.tables.remove_learners([learner.id for learner in learners], teacher.class_id,
+                                                 actor_of(teacher))
+        except NotRemoved as gone:
+            raise ClassError(f"there is no learner {gone.args[0]} in your class (any more): no one was removed",
+                             kind="not-found") from None
+        return learners
 
     def _learners(self, teacher: Account, learner_ids: list[int]) -> list[Account]:
         _teacher(teacher)

@@ -13,7 +13,8 @@ the browser with a cookie; each provider has a callback address of its own, and 
 response from one provider cannot finish a sign-in begun with another (mix-up). The code is exchanged once, with
 the verifier, at the provider's token endpoint (the client authenticates with its secret); the id_token is
 checked as an LTI launch's is (classes/id_tokens.py), its at_hash against the access token. Accounts are linked by
-the provider's issuer and subject, never by e-mail. What the person came to do (the intent) is kept with the
+the provider's issuer and subject, never by e-mail (a verified e-mail only takes the seat a class's roster lists
+for it: sso_store's take_seats). What the person came to do (the intent) is kept with the
 state: sign in, join a class through its invite, or link the signed-in account to the provider.
 """
 
@@ -29,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 from urllib.parse import quote
 
-from chainrule.classes.accounts import TEACHER, Account, Accounts, ClassError, closed_to_newcomers
+from chainrule.classes.accounts import TEACHER, Account, Accounts, ClassError, closed_to_newcomers, joining_key
 from chainrule.classes.federation import (
     LOGIN_LIFETIME,
     Refused,
@@ -43,6 +44,7 @@ from chainrule.classes.lti import origin_of
 from chainrule.classes.remote import Remote, RemoteError, with_query
 from chainrule.classes.stranger_budget import BUDGET, OverBudget
 from chainrule.classes.stranger_budget import CAUSES as STRANGER_CAUSES
+from chainrule.errors import InputError
 from chainrule.progress.class_store import ClassClosed, SeatsTaken
 from chainrule.progress.dialect import Record
 from chainrule.progress.sso_store import SsoStore
@@ -148,6 +150,19 @@ def callback_uri(base_url: str, name: str) -> str:
         raise ClassError(f"a provider's name needs a letter (its redirect URI is named after it), not {name!r}",
                          kind="invalid")
     return f"{base_url.rstrip('/')}/sso/callback/{key}"
+
+
+def verified_email(claims: Mapping[str, Any]) -> str:
+    """The person's e-mail as a roster keeps it (accounts.joining_key), if the provider says it verified it
+    (``email_verified`` true; some providers send the text "true"); else ''. Only a verified e-mail takes a
+    roster's seat: an address a person typed into their profile unchecked proves nothing."""
+    email = claims.get("email")
+    if claims.get("email_verified") not in (True, "true") or not isinstance(email, str) or "@" not in email:
+        return ""
+    try:
+        return joining_key(email)
+    except InputError:
+        return ""
 
 
 def pkce_challenge(verifier: str) -> str:
@@ -319,7 +334,11 @@ class Sso:
     # ---------------------------------------------------------------- who it is here
 
     def accounts_of(self, finished: Finished) -> list[Account]:
-        """The accounts linked to the person (one per class they are in)."""
+        """The accounts linked to the person (one per class they are in). A learner among them whose class's
+        roster lists their verified e-mail, untaken, takes that seat first (its section; let in)."""
+        email = verified_email(finished.claims)
+        if email:
+            self.tables.take_seats(finished.provider.issuer, finished.claims["sub"], email)
         linked = [self.accounts.account(account_id)
                   for account_id in self.tables.linked_accounts(finished.provider.issuer, finished.claims["sub"])]
         found = [account for account in linked if account is not None]
@@ -335,7 +354,7 @@ class Sso:
             raise SignInRefused("invite-not-valid", str(error)) from None
         try:
             account_id, made = self.tables.join(finished.provider.issuer, finished.claims["sub"], class_id, name,
-                                                self.store.now().isoformat())
+                                                self.store.now().isoformat(), verified_email(finished.claims))
         except SeatsTaken as full:
             raise SignInRefused("class-full", f"{class_name!r} is full: all {full.args[0]} seats are taken") from None
         except ClassClosed:  # closed between the invite's check and the write

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Callable, TypedDict, TypeVar
 from chainrule.progress.audit_store import ACCOUNT_LOCK
 from chainrule.progress.connection import Connection
 from chainrule.progress.dialect import Record
-from chainrule.progress.people_store import remove_account
+from chainrule.progress.people_store import remove_account, remove_accounts
 from chainrule.progress.roster_store import claim_entry
 from chainrule.progress.rows import sound_rows
 
@@ -51,6 +51,10 @@ class SeatsTaken(Exception):
 
 class ClassClosed(Exception):
     """A newcomer to a class that is closed or archived: it takes no new learners."""
+
+
+class _NotAll(Exception):
+    """Inside a write that changes several accounts: one of them is not there, so the write rolls back."""
 
 
 class ClassStore:
@@ -175,9 +179,30 @@ class ClassStore:
     def approve(self, account_id: int) -> None:
         self._write(lambda conn: conn.execute("UPDATE accounts SET approved = 1 WHERE id = ?", (account_id,)))
 
+    def approve_learners(self, account_ids: list[int], class_id: int) -> bool:
+        """Let several learners of the class in, in one transaction: all of them, or (False) none, when one is
+        not (or no longer) a learner of the class."""
+
+        def work(conn: Connection) -> bool:
+            for account_id in account_ids:
+                if not conn.execute("UPDATE accounts SET approved = 1 WHERE id = ? AND class_id = ? AND role = "
+                                    "'learner'", (int(account_id), int(class_id))).rowcount:
+                    raise _NotAll()
+            return True
+
+        try:
+            return self._write(work)
+        except _NotAll:
+            return False
+
     def remove_learner(self, account_id: int, class_id: int, by: Any) -> None:
         """The account and everything of it, in one transaction (progress/people_store.py: remove_account)."""
         remove_account(self.store, account_id, class_id, "learner", by)
+
+    def remove_learners(self, account_ids: list[int], class_id: int, by: Any) -> None:
+        """Several learners and everything of theirs, all in one transaction: every one or none
+        (progress/people_store.py: remove_accounts, NotRemoved)."""
+        remove_accounts(self.store, account_ids, class_id, "learner", by)
 
     def password_hash(self, class_name: str, name: str) -> tuple[int, str | None] | None:
         row = self.database.read(lambda conn: conn.execute(

@@ -14,6 +14,7 @@ from chainrule.progress.audit_store import ACCOUNT_LOCK
 from chainrule.progress.class_store import admitted, refuse_if_closed
 from chainrule.progress.connection import Connection, Database
 from chainrule.progress.credit_changes import scores_changed
+from chainrule.progress.roster_store import AlreadyClaimed, NotOnRoster, claim_entry
 
 if TYPE_CHECKING:
     from chainrule.progress.store import ProgressStore
@@ -84,19 +85,24 @@ def add_stranger_row(database: Database, table: str, row: dict[str, Any], client
 
 def linked_account(conn: Connection, table: str, issuer: str, subject: str, class_id: int, role: str,
                    name: Callable[[list[str]], str], at: str, *, follow_role: bool,
-                   by_invite: bool = False) -> tuple[int, bool]:
+                   by_invite: bool = False, roster_key: str = "") -> tuple[int, bool]:
     """(account id, made now) of the person (issuer, subject) in the class, linked in ``table`` (lti_users,
     sso_users): made with the name name(the class's names) gives, if none is linked yet. follow_role: the
     account's role becomes ``role`` (an LMS says what someone is in the course at every launch). by_invite:
     a newcomer joins as a password's learner does, within the class's seats and approval (class_store.admitted);
     an LMS's course roster says itself who is in. A newcomer learner to a class that is not open: ClassClosed
-    (a teacher still comes in, to read it or open it again)."""
+    (a teacher still comes in, to read it or open it again). roster_key: a learner's verified e-mail (a sign-in
+    provider's): if the class's roster lists it and no one has taken it, the learner takes that seat, as a
+    learner joining with it does (its section, let in at once), whether new or linked before the import."""
     assert table in ("lti_users", "sso_users")
     row = conn.execute(f"SELECT account_id FROM {table} WHERE issuer = ? AND subject = ? AND class_id = ?",
                        (issuer, subject, class_id)).fetchone()
     if row is not None:
         if follow_role:
             conn.execute("UPDATE accounts SET role = ? WHERE id = ? AND role != ?", (role, row.account_id, role))
+        if roster_key and role == "learner" and conn.execute(
+                "SELECT 1 FROM roster_entries WHERE account_id = ?", (row.account_id,)).fetchone() is None:
+            take_seat(conn, class_id, roster_key, int(row.account_id))
         return int(row.account_id), False
     if role == "learner":
         refuse_if_closed(conn, class_id)
@@ -107,7 +113,20 @@ def linked_account(conn: Connection, table: str, issuer: str, subject: str, clas
                               (class_id, role, name(names), at, approved)).id)
     conn.execute(f"INSERT INTO {table} (issuer, subject, class_id, account_id) VALUES (?, ?, ?, ?)",
                  (issuer, subject, class_id, account_id))
+    if roster_key and role == "learner":
+        take_seat(conn, class_id, roster_key, account_id)
     return account_id, True
+
+
+def take_seat(conn: Connection, class_id: int, key: str, account_id: int) -> None:
+    """The learner takes the class's roster entry for ``key`` (its section, let in), if there is one and no one
+    has taken it (claim_entry, in the caller's write); else nothing changes."""
+    try:
+        entry = claim_entry(conn, class_id, key)
+    except (NotOnRoster, AlreadyClaimed):
+        return
+    conn.execute("UPDATE roster_entries SET account_id = ? WHERE id = ?", (account_id, entry.id))
+    conn.execute("UPDATE accounts SET section = ?, approved = 1 WHERE id = ?", (entry.section, account_id))
 
 
 class LtiStore:

@@ -54,6 +54,11 @@ class LastTeacher(Exception):
     """remove_account: the account is the class's only teacher."""
 
 
+class NotRemoved(Exception):
+    """remove_accounts: one of the accounts is not (or no longer) the class's: the transaction is rolled back and
+    no one is removed. Its argument is that account's id."""
+
+
 def _remove_account(conn: Connection, log: AuditLog, account_id: int, class_id: int, role: str) -> bool:
     """Everything of the account, as the lists above say; False if the class has no such account of that role."""
     found = conn.execute("SELECT 1 FROM accounts WHERE id = ? AND class_id = ? AND role = ?",
@@ -83,6 +88,19 @@ def remove_account(store: ProgressStore, account_id: int, class_id: int, role: s
     account; LastTeacher for the class's only teacher (checked inside the same transaction)."""
     return audited_write(store, by, class_id, lambda conn, log: _remove_account(conn, log, int(account_id),
                                                                                int(class_id), role))
+
+
+def remove_accounts(store: ProgressStore, account_ids: list[int], class_id: int, role: str, by: Actor) -> None:
+    """Remove several accounts of the class, all in ONE transaction, as remove_account removes one: every one of
+    them or none (NotRemoved names the first that is not the class's, even one removed meanwhile by another
+    teacher; LastTeacher as remove_account)."""
+
+    def work(conn: Connection, log: AuditLog) -> None:
+        for account_id in account_ids:
+            if not _remove_account(conn, log, int(account_id), int(class_id), role):
+                raise NotRemoved(int(account_id))
+
+    audited_write(store, by, class_id, work)
 
 
 class PeopleStore:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Callable, NamedTuple, TypeVar
 
 from chainrule.progress.audit_store import ACCOUNT_LOCK
 from chainrule.progress.connection import Connection
-from chainrule.progress.lti_store import StrangerBudget, add_stranger_row, linked_account, use_login
+from chainrule.progress.lti_store import StrangerBudget, add_stranger_row, linked_account, take_seat, use_login
 
 if TYPE_CHECKING:
     from chainrule.progress.store import ProgressStore
@@ -118,12 +118,35 @@ class SsoStore:
 
         return self.database.write(work, lock=ACCOUNT_LOCK)
 
-    def join(self, issuer: str, subject: str, class_id: int, name: Callable[[list[str]], str], at: str) -> tuple[int, bool]:
+    def join(self, issuer: str, subject: str, class_id: int, name: Callable[[list[str]], str], at: str,
+             email: str = "") -> tuple[int, bool]:
         """(account id, made now) of the person in the class: their linked learner account, or a new one
-        (within the class's seats and approval: SeatsTaken when every seat is taken)."""
+        (within the class's seats and approval: SeatsTaken when every seat is taken). ``email``: their verified
+        e-mail, which takes the roster's seat listed for it, if no one has (progress/lti_store.linked_account)."""
         return self.database.write(lambda conn: linked_account(conn, "sso_users", issuer, subject, class_id, "learner",
-                                                               name, at, follow_role=False, by_invite=True),
+                                                               name, at, follow_role=False, by_invite=True,
+                                                               roster_key=email),
                                    lock=ACCOUNT_LOCK)
+
+    def take_seats(self, issuer: str, subject: str, email: str) -> None:
+        """Each learner account linked to the person (issuer, subject) that holds no roster seat takes the seat
+        its class's roster lists for ``email`` (their verified e-mail), if no one has taken it: a learner who
+        joined before the roster was imported gets its section at their next sign-in."""
+
+        def seats(conn: Connection) -> list[Any]:
+            return conn.execute(
+                "SELECT s.account_id, s.class_id FROM sso_users s JOIN accounts a ON a.id = s.account_id "
+                "WHERE s.issuer = ? AND s.subject = ? AND a.role = 'learner' AND NOT EXISTS "
+                "(SELECT 1 FROM roster_entries r WHERE r.account_id = s.account_id) AND EXISTS "
+                "(SELECT 1 FROM roster_entries r WHERE r.class_id = s.class_id AND r.person_key = ? "
+                "AND r.account_id IS NULL)", (issuer, subject, email)).fetchall()
+
+        def work(conn: Connection) -> None:
+            for row in seats(conn):  # again, inside the write: another sign-in may have taken one meanwhile
+                take_seat(conn, int(row.class_id), email, int(row.account_id))
+
+        if self._read(seats):  # most sign-ins have no seat to take: no write for them
+            self.database.write(work, lock=ACCOUNT_LOCK)
 
     def unlinked_people(self, class_id: int) -> list[tuple[int, str, str]]:
         """(account id, name, role) of everyone in the class who has no linked sign-in account (neither a

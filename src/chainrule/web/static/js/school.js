@@ -4,6 +4,7 @@
 // offer (no provider, not an LMS course) stay hidden. Text goes in as text only.
 import { el, plural, post, put, requestInit } from "./api.js";
 import { confirmStep } from "./confirm.js";
+import { assistant, teachersOnly } from "./staff.js";
 
 async function optional(url) {
   const answer = await fetch(url, requestInit("GET"));
@@ -39,7 +40,9 @@ function signInSection(options) {
   const teachers = lockedOut.filter((person) => person.role === "teacher");
   const names = (list) => el("ul", { class: "locked-out" }, ...list.map((person) =>
     el("li", { "data-locked-out": person.name }, `${person.name} (${person.role})`)));
-  if (!options.passwords) {
+  if (assistant) {
+    actions.append(teachersOnly("how the class signs in"));
+  } else if (!options.passwords) {
     const on = el("button", { type: "button", class: "secondary", id: "passwords-toggle" }, "Turn passwords on");
     on.addEventListener("click", () => setPasswords({ passwords: true }, "turn passwords on"));
     actions.append(el("p", {}, on));
@@ -107,6 +110,13 @@ function rosterSection(roster, scores) {
 function pathColumnSection(setting) {
   if (!setting) return;
   const place = document.getElementById("lms-path-column");
+  if (assistant) {
+    place.replaceChildren(el("p", { id: "path-column-state" }, setting.path_column
+      ? `The whole path has a column of its own in the LMS gradebook (${setting.points_text}).`
+      : "Only the lessons linked in the course have columns in the LMS gradebook."),
+    teachersOnly("the gradebook's columns"));
+    return;
+  }
   const box = el("input", { type: "checkbox", id: "path-column", checked: setting.path_column });
   box.addEventListener("change", async () => {
     const changed = await put("/api/class/lms/path-column", { path_column: box.checked }, "change the path's column").catch(() => null);

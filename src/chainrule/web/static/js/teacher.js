@@ -8,6 +8,7 @@ import { mountDeadlines } from "./teacher_deadlines.js";
 import { mountRegrade } from "./teacher_regrade.js";
 import { mountMarks } from "./teacher_marks.js";
 import { mountSections, sectionQuery } from "./teacher_sections.js";
+import { assistant } from "./staff.js";
 
 const REFRESH_MS = 5000;
 // An exercise's state in the grid (classes/report.py) and how the page says it.
@@ -184,7 +185,7 @@ async function showTimeline(learnerId) {
   const explained = data.explanations.length
     ? el("div", { class: "explanation-cards" }, ...data.explanations.map((entry) => explanationCard(entry, entry.lesson_title, "h5")))
     : el("p", {}, "No explanation written yet.");
-  box.replaceChildren(el("h3", {}, data.learner.name), reset, linkOut,
+  box.replaceChildren(el("h3", {}, data.learner.name), ...(assistant ? [] : [reset, linkOut]),
     el("h4", {}, `Runs, answers and help used (times are yours, ${localZoneName()})`),
     items.length ? el("ol", { class: "timeline" }, ...items) : el("p", {}, "Nothing yet."),
     el("h4", {}, "Explanations"), explained);

@@ -2,6 +2,7 @@
 // extension, many extensions from a CSV, and each learner's credit as of their own due dates. Everything
 // comes from /api/class/deadlines (web/routes_deadlines.py); numbers and dates are the server's texts.
 import { get, put, post, el } from "./api.js";
+import { assistant, teachersOnly } from "./staff.js";
 
 let box = null;
 
@@ -20,7 +21,8 @@ function policyForm(data) {
     event.preventDefault();
     draw(await put("/api/class/deadlines/policy", { time_zone: zone.value, late: late.value }, "save the late policy"));
   });
-  return el("div", {}, el("p", { id: "deadline-policy-text" }, `Due dates are in ${data.time_zone}; ${data.late_policy_text}.`), form);
+  return el("div", {}, el("p", { id: "deadline-policy-text" }, `Due dates are in ${data.time_zone}; ${data.late_policy_text}.`),
+    assistant ? teachersOnly("the time zone, the late policy, due dates and extensions") : form);
 }
 
 function dueTable(data) {
@@ -33,11 +35,12 @@ function dueTable(data) {
         `save the due date of ${what}`));
     });
     return el("tr", { "data-due": entry.exercise_id ? `${entry.lesson_id}/${entry.exercise_id}` : entry.lesson_id },
-      el("td", { "data-label": "Lesson" }, what), el("td", { "data-label": "Due" }, input, " ", save),
-      el("td", { "data-label": "Now" }, entry.due_text));
+      el("td", { "data-label": "Lesson" }, what), assistant ? null : el("td", { "data-label": "Due" }, input, " ", save),
+      el("td", { "data-label": assistant ? "Due" : "Now" }, entry.due_text));
   });
+  const heads = assistant ? ["Lesson", "Due"] : ["Lesson", "Due (an empty date: none)", "Now"];
   return el("table", { class: "class-table" },
-    el("thead", {}, el("tr", {}, ...["Lesson", "Due (an empty date: none)", "Now"].map((text) => el("th", { scope: "col" }, text)))),
+    el("thead", {}, el("tr", {}, ...heads.map((text) => el("th", { scope: "col" }, text)))),
     el("tbody", {}, ...rows));
 }
 
@@ -67,6 +70,7 @@ function extensionForms(data) {
   const list = data.extensions.length
     ? el("ul", { id: "extension-list" }, ...data.extensions.map((entry) => el("li", {}, `${entry.name}, ${entry.lesson_id}: due ${entry.due_text}`)))
     : el("p", { class: "muted" }, "No extensions yet.");
+  if (assistant) return el("div", {}, list);
   return el("div", {}, list, data.learners.length ? one : null, many);
 }
 

@@ -4,6 +4,7 @@
 // (web/routes_marks.py); numbers and dates are the server's texts, whatever a person wrote goes in as text.
 import { get, put, el } from "./api.js";
 import { mountDeadlines } from "./teacher_deadlines.js";
+import { assistant, teachersOnly } from "./staff.js";
 
 let box = null;
 let page = 1;
@@ -125,7 +126,7 @@ async function draw() {
   const data = await get("/api/class/marks/in-force", "load the overrides and excuses");
   box.replaceChildren(
     el("p", { "data-mark-status": "", "aria-live": "polite", tabindex: "-1" }),
-    data.learners.length ? markForm(data) : el("p", {}, "No learner has joined yet."),
+    assistant ? teachersOnly("a learner's credit by hand") : data.learners.length ? markForm(data) : el("p", {}, "No learner has joined yet."),
     el("h3", {}, "In force now"), el("div", { "data-mark-list": "" }, markList(data)),
     el("h3", {}, "Every change to what a learner is credited"),
     el("p", {}, el("a", { class: "button-link secondary", href: "/teacher/audit.csv", download: "" }, "Download the audit log (CSV)")),

@@ -5,6 +5,7 @@
 import { get, post, el, plural } from "./api.js";
 import { confirmStep } from "./confirm.js";
 import { formatLocalTime, localZoneName } from "./when.js";
+import { assistant, teachersOnly } from "./staff.js";
 
 let box = null;
 const SAID = { pass: "passes", fail: "fails", error: "error", "not-graded": "not graded" };
@@ -55,8 +56,8 @@ function table(regrade) {
     });
     actions.append(button, " ");
   };
-  if (regrade.state === "graded") act("Apply: the new verdicts count", "apply");
-  if (regrade.state === "applied") act("Revert", "revert");
+  if (regrade.state === "graded" && !assistant) act("Apply: the new verdicts count", "apply");
+  if (regrade.state === "applied" && !assistant) act("Revert", "revert");
   return el("div", { "data-regrade": regrade.state, "data-regrade-id": `${regrade.id}` },
     el("p", { "aria-live": "polite", id: "regrade-state", tabindex: "-1" }, `Regrade of ${regrade.exercise_id} (${regrade.pick} runs). ${state}`),
     regrade.rows.length ? el("table", { class: "class-table" },
@@ -122,5 +123,6 @@ export async function mountRegrade() {
     show(await post("/api/class/regrades/new", { exercise_id: exercise.value, pick: pick.value }, "start the regrade"));
     refreshList();
   });
-  box.replaceChildren(form, el("div", { "data-regrade-list": "" }, list(data.regrades)), el("div", { "data-regrade-table": "" }));
+  box.replaceChildren(assistant ? teachersOnly("regrades (starting, applying or reverting one)") : form,
+    el("div", { "data-regrade-list": "" }, list(data.regrades)), el("div", { "data-regrade-table": "" }));
 }

@@ -3,9 +3,9 @@
 // server takes every row or none, naming each bad line. A teaching assistant sees the list only.
 import { api, get, el } from "./api.js";
 import { loadSections } from "./teacher_sections.js";
+import { assistant } from "./staff.js";
 
 const box = document.getElementById("class-roster");
-const readOnly = document.querySelector("main")?.dataset.role === "assistant";
 
 function table(entries) {
   if (!entries.length) return el("p", { id: "roster-empty" }, "No roster yet: learners join with the invite alone.");
@@ -51,7 +51,7 @@ function importForm(rule) {
 
 async function draw() {
   const data = await get("/api/class/roster", "load the roster");
-  box.replaceChildren(...(readOnly ? [] : [importForm(data.rule)]), table(data.entries));
+  box.replaceChildren(...(assistant ? [] : [importForm(data.rule)]), table(data.entries));
 }
 
 if (box) draw();
