@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from chainrule.classes.lti_services import LtiServices
     from chainrule.classes.sessions import CookieNames
     from chainrule.classes.sso import Sso
-    from chainrule.web.compute_rate import ComputeRate
+    from chainrule.web.rate_buckets import ComputeRate
     from chainrule.web.store_access import StoreAccess
 
 __all__ = ["AppState", "app_state", "install"]
@@ -41,7 +41,7 @@ class AppState:
     sso: "Sso | None"                # web/routes_sso.py, when the class server has sign-in providers
     file_slot: Any                   # progress_files.file_slot: (event loop, lock)
     regrade_tasks: set               # routes_regrade: regrades grading in the background
-    compute_rate: "ComputeRate"      # web/compute_rate.py: each learner's bucket for work that costs CPU
+    compute_rate: "ComputeRate"      # web/rate_buckets.py (compute_rate.py's rule): each learner's bucket for work that costs CPU
 
 
 DEFAULTS: dict[str, Any] = {"class_mode": False, "lti": None, "lti_services": None, "frame_origins": None,
