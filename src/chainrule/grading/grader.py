@@ -399,6 +399,12 @@ def default_limits(language: str) -> sandbox.Limits:
     return sandbox.Limits(address_space_bytes=space, grader_cpu_seconds=own)
 
 
+def _driver_path(exercise: Exercise, language: str) -> str | None:
+    """The kind's driver file for this language (it runs beside the learner's code), or None."""
+    driver = exercise.kind.driver
+    return None if driver is None else str(RUNTIME_DIR / f"{driver}.{'py' if language == 'python' else 'js'}")
+
+
 HIDDEN_SEEDS = 2**31  # a run's hidden seed is below this (the grader picks it; a client never does)
 
 
@@ -428,6 +434,8 @@ def _grade_admitted(exercise: Exercise, language: str, source: str, limits: sand
             "output_limit": limits.output_bytes,
             "transpiler": str(TRANSPILER),
             "typechecker": str(TYPE_CHECKER) if language == "typescript" else None,
+            "driver": _driver_path(exercise, language),
+            "entry": exercise.kind.entry,
         }
         spec_path = os.path.join(scratch, "spec.json")
         with open(spec_path, "w", encoding="utf-8") as f:
