@@ -199,7 +199,7 @@ def test_the_listing_shows_each_lessons_progress(tmp_path: Path) -> None:
 
     fresh = chainrule("lessons", cwd=tmp_path, data_dir=tmp_path / "progress")
     assert fresh.returncode == 0
-    assert fresh.stdout.count(": not started") == 8
+    assert fresh.stdout.count(": not started") == 9
     assert not (tmp_path / "progress").exists()  # listing never creates a store
     store = open_store(tmp_path / "progress")
     try:
