@@ -84,7 +84,8 @@ def test_every_command_in_the_authoring_doc_runs(tmp_path: Path) -> None:
             path = serve_and_read_path(args[1:], tmp_path, data_dir)
             assert [entry["id"] for entry in path["lessons"]] == [
                 "slopes-and-the-chain-rule", "many-inputs-and-the-gradient", "computational-graphs", "backprop",
-                "gradient-descent-linear-regression", "a-network-learns", "softmax-and-cross-entropy", "forward-and-reverse-mode", "vectors"]
+                "gradient-descent-linear-regression", "a-network-learns", "softmax-and-cross-entropy", "forward-and-reverse-mode", "build-the-engine",
+                "vectors"]
             assert path["lessons"][-1]["title"] == "Vectors and dot products"
             assert path["lessons"][-1]["href"] == "/lessons/vectors"
             continue

@@ -279,6 +279,7 @@ def test_the_carried_code_reaches_the_next_starter_and_the_last_step_downloads_a
     """Through a real lesson server: a passing run of one step becomes the next step's starter (same language
     only; a failing run later changes nothing), and the last step's passing code downloads as a file that runs."""
     import httpx
+
     from web_process import start, stop, wait_for_url
 
     process = start(["--port", "0", "--data-dir", str(tmp_path / "data")])
