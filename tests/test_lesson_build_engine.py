@@ -58,6 +58,29 @@ def test_each_step_continues_the_one_before():
     assert continued_exercise("stable-softmax") is None
 
 
+def test_lessons_check_refuses_a_step_that_continues_no_earlier_exercise(tmp_path):
+    import json
+    import shutil
+
+    from chainrule.lessons.validate import check_lesson_folder
+
+    folder = tmp_path / CAPSTONE
+    shutil.copytree(DATA_DIR / CAPSTONE, folder)
+    manifest = folder / "exercises" / "2-ops" / "exercise.json"
+    manifest.write_text(json.dumps(json.loads(manifest.read_text()) | {"continues": "engine-training"}, indent=2))
+    try:
+        problems = check_lesson_folder(folder, grade=False)
+    finally:
+        from chainrule.grading import register_exercise_folder
+        from chainrule.lessons import register_exercises
+
+        register_exercises()
+        for step in sorted((DATA_DIR / CAPSTONE / "exercises").iterdir()):  # the built-in folders back in place
+            register_exercise_folder(step, replaces=folder)
+    assert len(problems) == 1 and "continues names 'engine-training', which is no earlier exercise" in problems[0]
+    assert "(the earlier ones: engine-value)" in problems[0]
+
+
 def test_the_prose_types_no_numbers_of_its_own():
     files = sorted((DATA_DIR / CAPSTONE).glob("sections/*.md")) + sorted((DATA_DIR / CAPSTONE).glob("exercises/*/exercise.md"))
     assert len(files) == 8 + len(EXERCISES)

@@ -295,6 +295,10 @@ NUMBER_ON_LEFT = ("Your Value meets a plain number it cannot handle, as in 2 * v
                   "a number that is no Value in a Value inside each operation, and give Python __radd__ and "
                   "__rmul__ for a number on the left.")
 
+# Recognised from the exception only (Python's TypeError or AttributeError), in graphs and networks alike.
+NUMBER_ON_LEFT_MISTAKE = Mistake("number-on-the-left", NUMBER_ON_LEFT, lambda attempt, run: None, raised=_number_on_left,
+                                 about="a plain number met a Value and the operation failed")
+
 ENGINE_GRAPH = CaseKind(
     "engine-graph",
     _graph_args,
@@ -306,8 +310,7 @@ ENGINE_GRAPH = CaseKind(
         not_a_number(), not_finite(NOT_FINITE),
         Mistake("missing-op", MISSING, lambda attempt, run: None, fields=("op",), raised=_missing,
                 about="an operation or method the graph needs is missing"),
-        Mistake("number-on-the-left", NUMBER_ON_LEFT, lambda attempt, run: None, raised=_number_on_left,
-                about="a plain number met a Value and the operation failed"),
+        NUMBER_ON_LEFT_MISTAKE,
         Mistake("data-wrong", "The value of {node} is wrong, so the forward part of {op} is: check what it "
                 "computes from its inputs' data.", _first_wrong(0), fields=("node", "op"),
                 about="a node's data is wrong"),
@@ -454,8 +457,7 @@ ENGINE_MLP = CaseKind(
         wrong_length(lambda attempt: len(attempt.want), "The grader reads every output at every point, then the "
                      "grad of every parameter: check that forward returns one Value per output neuron."),
         not_a_number(), not_finite(NOT_FINITE),
-        Mistake("number-on-the-left", NUMBER_ON_LEFT, lambda attempt, run: None, raised=_number_on_left,
-                about="a plain number met a Value and the operation failed"),
+        NUMBER_ON_LEFT_MISTAKE,
         Mistake("tanh-on-output", "Your last layer squashes its output with tanh too. The hidden layers use "
                 "tanh; the last layer stays linear, so the network's score can be any number.",
                 _replayed("tanh-on-output", mlp_variant), about="an activation on the last layer"),
