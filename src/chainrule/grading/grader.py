@@ -188,6 +188,7 @@ def _result(exercise: str, language: str, verdict: str, status: str, message: st
 
 
 def _test_code(function: str, case: GradingCase) -> str:
+    """The call a test makes: the learner's function, or (a kind with a driver) the driver's entry."""
     return f"{function}({', '.join(json.dumps(a) for a in case.args)})"
 
 
@@ -520,7 +521,7 @@ def _judge(exercise: Exercise, language: str, cases: list[GradingCase], events: 
     for index, case in enumerate(cases):
         event = by_index.get(index)
         if event is not None:
-            entry = _judge_case(function, exercise.kind.slot, language, case, event)
+            entry = _judge_case(exercise.kind.entry or function, exercise.kind.slot, language, case, event)
             if event.get("error"):
                 kind = _error_verdict(event["error"])
                 if kind != "error":
@@ -538,7 +539,7 @@ def _judge(exercise: Exercise, language: str, cases: list[GradingCase], events: 
             "status": "error",
             "message": reason if first_missing else "Not run: an earlier test ended the run.",
             "output": _output_field({"output": printed}),
-            "test_code": _test_code(function, case),
+            "test_code": _test_code(exercise.kind.entry or function, case),
             "expected": [graded(x) for x in case.expected],
             "actual": None,
             "expected_text": graded_texts([graded(x) for x in case.expected]),
