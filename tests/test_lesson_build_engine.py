@@ -346,3 +346,35 @@ def test_the_carried_code_reaches_the_next_starter_and_the_last_step_downloads_a
                 assert re.search(r"\d+ of 40 points on the right side", said), said
     finally:
         stop(process)
+
+
+@pytest.mark.parametrize("exercise_id,variant,name", [
+    ("engine-value", "assigned", "assigned-not-added"), ("engine-value", "no-chain", "not-times-out-grad"),
+    ("engine-value", "mul-swapped", "mul-swapped"), ("engine-ops", "tanh-of-input", "tanh-of-input"),
+    ("engine-ops", "pow-not-lowered", "pow-not-lowered"), ("engine-backward", "recursive", "recursive-not-topological"),
+])
+def test_the_other_replayed_mistakes_are_told_apart(exercise_id, variant, name):
+    """A run whose numbers are a replayed mistake's: every test it fails names that mistake (the graphs' numbers
+    by the float replay, independent of the engine that computed the expected ones)."""
+    from chainrule.grading.diagnoses import diagnose_run
+    from chainrule.grading.rounding import all_same_graded
+
+    exercise = get_exercise(exercise_id)
+    cases = list(exercise.cases)
+    raws = [simulate_graph(case.inputs, variant) for case in cases]
+    failing = [not all_same_graded(raw, case.expected) for raw, case in zip(raws, cases)]
+    assert any(failing)
+    mistakes = diagnose_run(exercise, cases, raws, failing).mistakes
+    assert {m for m, fails in zip(mistakes, failing) if fails} == {name}
+
+
+@pytest.mark.parametrize("variant,name", [("not-zeroed", "not-zeroed"), ("summed", "summed"), ("ascent", "ascent"),
+                                          ("zeroed-after-backward", "not-moved")])
+def test_the_training_mistakes_are_told_apart(variant, name):
+    from chainrule.grading.diagnoses import diagnose_run
+
+    exercise = get_exercise("engine-training")
+    cases = list(exercise.cases)
+    raws = [train_variant(case.inputs, variant) for case in cases]
+    mistakes = diagnose_run(exercise, cases, raws, [True] * len(cases)).mistakes
+    assert set(mistakes) == {name}
