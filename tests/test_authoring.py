@@ -84,7 +84,8 @@ def test_every_command_in_the_authoring_doc_runs(tmp_path: Path) -> None:
             path = serve_and_read_path(args[1:], tmp_path, data_dir)
             assert [entry["id"] for entry in path["lessons"]] == [
                 "slopes-and-the-chain-rule", "many-inputs-and-the-gradient", "computational-graphs", "backprop",
-                "gradient-descent-linear-regression", "a-network-learns", "softmax-and-cross-entropy", "forward-and-reverse-mode", "vectors"]
+                "gradient-descent-linear-regression", "a-network-learns", "softmax-and-cross-entropy", "forward-and-reverse-mode", "build-the-engine",
+                "vectors"]
             assert path["lessons"][-1]["title"] == "Vectors and dot products"
             assert path["lessons"][-1]["href"] == "/lessons/vectors"
             continue
@@ -199,7 +200,7 @@ def test_the_listing_shows_each_lessons_progress(tmp_path: Path) -> None:
 
     fresh = chainrule("lessons", cwd=tmp_path, data_dir=tmp_path / "progress")
     assert fresh.returncode == 0
-    assert fresh.stdout.count(": not started") == 8
+    assert fresh.stdout.count(": not started") == 9
     assert not (tmp_path / "progress").exists()  # listing never creates a store
     store = open_store(tmp_path / "progress")
     try:

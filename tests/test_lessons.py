@@ -193,19 +193,19 @@ def test_lesson_text_formats_numbers_like_the_trace():
 # ---------------------------------------------------------------- structure
 
 
-def test_path_lists_eight_written_lessons_each_a_link():
+def test_path_lists_nine_written_lessons_each_a_link():
     path = get_path()
     assert path["title"] == "Math for CS and ML"
     entries = path["lessons"]
     assert [e["title"] for e in entries] == [
         "Slopes and the chain rule", "Many inputs and the gradient", "Computational graphs", "Backpropagation: the chain rule on a graph",
         "Gradient descent: linear regression", "A network learns: two moons", "Softmax and cross-entropy",
-        "Forward mode and reverse mode"]
-    assert [e["status"] for e in entries] == ["available"] * 8
+        "Forward mode and reverse mode", "Build the engine and train it"]
+    assert [e["status"] for e in entries] == ["available"] * 9
     assert [e["href"] for e in entries] == [
         "/lessons/slopes-and-the-chain-rule", "/lessons/many-inputs-and-the-gradient", "/lessons/computational-graphs", "/lessons/backprop",
         "/lessons/gradient-descent-linear-regression", "/lessons/a-network-learns", "/lessons/softmax-and-cross-entropy",
-        "/lessons/forward-and-reverse-mode"]
+        "/lessons/forward-and-reverse-mode", "/lessons/build-the-engine"]
     assert all(e["summary"].endswith(".") and len(e["summary"]) > 40 for e in entries)
 
 

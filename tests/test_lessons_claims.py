@@ -46,7 +46,7 @@ def test_lessons_check_passes_on_every_built_in_lesson_with_its_claims() -> None
     run = lessons_check(DATA_DIR)
     assert run.returncode == 0, run.stdout + run.stderr
     with_claims = sorted(p.parent.name for p in DATA_DIR.glob("*/claims.json"))
-    assert with_claims == ["a-network-learns", "forward-and-reverse-mode", "gradient-descent-linear-regression",
+    assert with_claims == ["a-network-learns", "build-the-engine", "forward-and-reverse-mode", "gradient-descent-linear-regression",
                            "many-inputs-and-the-gradient", "slopes-and-the-chain-rule", "softmax-and-cross-entropy"]
     for name in with_claims:
         assert f"lesson {name}: ok" in run.stdout

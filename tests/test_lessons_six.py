@@ -38,7 +38,9 @@ SLOPES, NETWORK, MODES = "slopes-and-the-chain-rule", "a-network-learns", "forwa
 NEW = (SLOPES, NETWORK, MODES)
 GRADIENT = "many-inputs-and-the-gradient"
 SOFTMAX = "softmax-and-cross-entropy"
-PATH = [SLOPES, GRADIENT, "computational-graphs", "backprop", "gradient-descent-linear-regression", NETWORK, SOFTMAX, MODES]
+CAPSTONE = "build-the-engine"
+PATH = [SLOPES, GRADIENT, "computational-graphs", "backprop", "gradient-descent-linear-regression", NETWORK, SOFTMAX, MODES,
+        CAPSTONE]
 EXERCISES = {
     SLOPES: ["slope-by-nudging", "slopes-by-rule", "chain-link-by-link"],
     NETWORK: ["zero-grad-bug", "one-training-step"],
@@ -66,7 +68,7 @@ def close(got, want, rel=1e-9, abs_=1e-12):
 # ---------------------------------------------------------------- the path
 
 
-def test_the_path_has_eight_lessons_each_building_on_earlier_ones():
+def test_the_path_has_nine_lessons_each_building_on_earlier_ones():
     entries = get_path()["lessons"]
     assert [e["id"] for e in entries] == PATH and all(e["written"] for e in entries)
     position = {lesson_id: index for index, lesson_id in enumerate(PATH)}
@@ -82,7 +84,8 @@ def test_the_path_has_eight_lessons_each_building_on_earlier_ones():
     assert get_lesson("computational-graphs")["previous"]["id"] == GRADIENT
     assert get_lesson("gradient-descent-linear-regression")["recap"]["next"]["id"] == NETWORK
     assert built_on[SOFTMAX] == [NETWORK] and get_lesson(NETWORK)["recap"]["next"]["id"] == SOFTMAX
-    assert get_lesson(SOFTMAX)["recap"]["next"]["id"] == MODES and get_lesson(MODES)["recap"]["next"] is None
+    assert get_lesson(SOFTMAX)["recap"]["next"]["id"] == MODES and get_lesson(MODES)["recap"]["next"]["id"] == CAPSTONE
+    assert built_on[CAPSTONE] == ["backprop", NETWORK] and get_lesson(CAPSTONE)["recap"]["next"] is None
 
 
 @pytest.mark.parametrize("lesson_id", NEW)

@@ -544,7 +544,7 @@ def test_a_moved_due_date_or_an_extension_sends_the_changed_score_through_the_ou
 def test_the_whole_path_gets_a_gradebook_column_only_when_the_teacher_chooses_it(world):
     """Issue 39 item 8: opening chainrule from the course's navigation (a link to the whole path, no column bound)
     makes no 'path' column and sends no path score; the teacher turns the column on (the teacher's page's API) and
-    each learner's whole-path score goes to one column of 64 points (8 lessons of 8 sections); `chainrule lti
+    each learner's whole-path score goes to one column of 72 points (9 lessons of 8 sections); `chainrule lti
     path-column` says it and turns it off again."""
 
     def history(user: str, resource: str) -> tuple[list[str], list[dict]]:
@@ -569,12 +569,12 @@ def test_the_whole_path_gets_a_gradebook_column_only_when_the_teacher_chooses_it
     assert titles == ["Backpropagation: the chain rule on a graph"]  # the teacher's page names it so
     world.wait(lambda: history("ada", "backprop")[1])
     assert history("ada", "path") == ([], [])  # no column made, nothing sent
-    assert world.tool_get(teacher, "/api/class/lms/path-column").json() == {"path_column": False, "points_text": "64 points"}
+    assert world.tool_get(teacher, "/api/class/lms/path-column").json() == {"path_column": False, "points_text": "72 points"}
 
     turned = world.tool_change(teacher, "PUT", "/api/class/lms/path-column", {"path_column": True})
     assert turned.status_code == 200 and turned.json()["path_column"] is True, turned.text
     posts = world.wait(lambda: history("ada", "path")[1])
-    assert [(post["scoreGiven"], post["scoreMaximum"]) for post in posts] == [(3, 64)]  # backprop's 01-03
+    assert [(post["scoreGiven"], post["scoreMaximum"]) for post in posts] == [(3, 72)]  # backprop's 01-03
     assert len(history("ada", "path")[0]) == 1
     code, printed, error = cli("lti", "path-column", "History", env=world.env)
     assert code == 0 and "the whole path has a column" in printed, error
@@ -661,7 +661,7 @@ def test_the_path_column_setting_on_both_backends(store_place):
         lti.set_path_column(class_id, True)
         assert lti.path_column(class_id)
         sender.scan()
-        assert outbox() == {"backprop": (3, 8), PATH: (3, 64)}
+        assert outbox() == {"backprop": (3, 8), PATH: (3, 72)}
         lti.set_path_column(class_id, False)
         assert outbox() == {"backprop": (3, 8)} and lti.tables.resources(context_row) == ["backprop"]
         sender.scan()

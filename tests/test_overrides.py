@@ -51,16 +51,16 @@ def test_override_and_excuse_change_the_credit_of_the_gradebook_its_csv_and_the_
     overrides = Overrides(made["store"], made["accounts"])
     due_in_berlin(made)
     assert (backprop(made, "Ada")["credit"], backprop(made, "Bea")["credit"]) == (7.8, 7.2)
-    # Ada's lesson by hand: 6 of 8, whatever the policy computes; the total is hers, out of all 64 sections.
+    # Ada's lesson by hand: 6 of 8, whatever the policy computes; the total is hers, out of all 72 sections.
     overrides.override(class_id, people["Ada"].id, "backprop", 6, "her explanation was judged by hand", by=TEACHER)
     book = gradebook(made)
-    assert (book["Ada"]["backprop: credit (of 8)"], book["Ada"]["credit (of 64)"]) == ("6", "6")
-    assert book["Ada"]["credit out of (excused left out)"] == "64"
+    assert (book["Ada"]["backprop: credit (of 8)"], book["Ada"]["credit (of 72)"]) == ("6", "6")
+    assert book["Ada"]["credit out of (excused left out)"] == "72"
     # Bea excused: nothing for, nothing against: the lesson leaves her total's "out of".
     overrides.excuse(class_id, people["Bea"].id, "backprop", "ill that week", by=TEACHER)
     book = gradebook(made)
-    assert (book["Bea"]["backprop: credit (of 8)"], book["Bea"]["credit (of 64)"]) == ("excused", "0")
-    assert book["Bea"]["credit out of (excused left out)"] == "56"
+    assert (book["Bea"]["backprop: credit (of 8)"], book["Bea"]["credit (of 72)"]) == ("excused", "0")
+    assert book["Bea"]["credit out of (excused left out)"] == "64"
     # Undone: the computed credit again.
     overrides.undo(class_id, people["Ada"].id, "backprop", "entered by mistake", by=TEACHER)
     assert backprop(made, "Ada")["credit"] == 7.8 and backprop(made, "Ada")["mark"] is None
@@ -83,7 +83,7 @@ def test_override_and_excuse_change_the_credit_of_the_gradebook_its_csv_and_the_
     assert capsys.readouterr().out.strip() == "Bea, backprop: 7.5 of 8."
     assert cli.main(["class", "gradebook", "Physics", "--csv", *place]) == 0
     rows = {row["learner"]: row for row in csv.DictReader(io.StringIO(capsys.readouterr().out))}
-    assert (rows["Bea"]["backprop: credit (of 8)"], rows["Bea"]["credit out of (excused left out)"]) == ("7.5", "64")
+    assert (rows["Bea"]["backprop: credit (of 8)"], rows["Bea"]["credit out of (excused left out)"]) == ("7.5", "72")
     assert cli.main(["class", "excuse", "Physics", "Bea", "backprop", "--reason", "ill", *place]) == 0
     assert capsys.readouterr().out.strip() == "Bea, backprop: excused."
     # Undone: computed again, with neuron-grads' own date now: Bea passed it 5 Dec 11:30 UTC, 2 days begun
@@ -200,7 +200,7 @@ def test_the_database_refuses_to_change_or_delete_the_log(made, statement):
 
 def test_a_changed_credit_is_kept_for_the_lms_once(made):
     """An LMS course's learner Cy (linked as a launch links her) does backprop on time: 8 of 8 is kept for
-    the lesson's column and the path's (64), whose column the teacher chose. An override to 5 keeps each once more (one new version each,
+    the lesson's column and the path's (72), whose column the teacher chose. An override to 5 keeps each once more (one new version each,
     however often the scan runs); an excuse takes the lesson out of the path's maximum and sends its own
     column nothing new."""
     store, accounts = made["store"], made["accounts"]
@@ -230,16 +230,16 @@ def test_a_changed_credit_is_kept_for_the_lms_once(made):
         return {row[0]: (float(row[1]), float(row[2]), int(row[3])) for row in rows}
 
     assert sender.scan() == 2 and sender.scan() == 0
-    assert kept() == {"backprop": (8, 8, 1), "path": (8, 64, 1)}
+    assert kept() == {"backprop": (8, 8, 1), "path": (8, 72, 1)}
     overrides = Overrides(store, accounts)
     overrides.override(class_id, cy, "backprop", 5, "by hand")
     assert sender.scan() == 2 and sender.scan() == 0
-    assert kept() == {"backprop": (5, 8, 2), "path": (5, 64, 2)}
+    assert kept() == {"backprop": (5, 8, 2), "path": (5, 72, 2)}
     overrides.override(class_id, cy, "backprop", 5, "the same again, another reason")
     assert sender.scan() == 0 and kept()["backprop"][2] == 2  # the score did not change: nothing to send
     overrides.excuse(class_id, cy, "backprop", "ill")
     assert sender.scan() == 1 and sender.scan() == 0
-    assert kept() == {"backprop": (5, 8, 2), "path": (0, 56, 3)}
+    assert kept() == {"backprop": (5, 8, 2), "path": (0, 64, 3)}
 
 
 def test_the_teacher_marks_credit_in_a_real_server_reads_the_log_and_a_learner_may_not(server):

@@ -51,7 +51,7 @@ def lesson_entry(client, lesson_id: str) -> dict:
 
 def test_path_lists_lessons_with_progress(client):
     body = client.get("/api/path").json()
-    assert [lesson["status"] for lesson in body["lessons"]] == ["available"] * 8
+    assert [lesson["status"] for lesson in body["lessons"]] == ["available"] * 9
     written = body["lessons"][3]
     assert written["href"] == "/lessons/backprop"
     assert written["progress"] == {"predictions": 0, "exercises": 0, "quiz": 0, "explanation": False}
@@ -76,7 +76,7 @@ def test_unknown_lesson_is_404_naming_the_lessons(client):
     assert response.status_code == 404
     assert response.json()["detail"] == ("unknown lesson 'nope': the lessons you can open are "
                                         "slopes-and-the-chain-rule, many-inputs-and-the-gradient, computational-graphs, backprop, gradient-descent-linear-regression, "
-                                        "a-network-learns, softmax-and-cross-entropy, forward-and-reverse-mode")
+                                        "a-network-learns, softmax-and-cross-entropy, forward-and-reverse-mode, build-the-engine")
 
 
 @pytest.mark.parametrize("graph, output_value, leaf_grads", [

@@ -104,7 +104,7 @@ def test_launch_lesson_pass_and_score_in_the_lms_gradebook_exactly_once(browser,
         assert "Every score is in the LMS gradebook" in teacher_frame.locator("#lms-scores").text_content()
         assert axe_violations(teacher_frame) == []
         # The whole path's column is the teacher's choice, off until they turn it on (issue 39, item 8).
-        toggle = teacher_frame.get_by_label("A column for the whole path (64 points: every lesson's sections)")
+        toggle = teacher_frame.get_by_label("A column for the whole path (72 points: every lesson's sections)")
         assert not toggle.is_checked()
         assert teacher_frame.locator("#path-column-state").text_content().startswith("Off: only the lessons linked")
         toggle.check()

@@ -57,7 +57,7 @@ QUIZ_NUMBERS = {  # the numeric questions' keys, by hand
 OUTPUT = {SLOPES: ("y", "9"), GRADIENT: ("f", "4"), NETWORK: ("L", "1.25"),
           SOFTMAX: ("L", f"{-math.log(math.exp(2) / (math.exp(2) + math.e + math.exp(-1))):.4f}".rstrip("0")), MODES: ("y", f"{0.5 * math.tanh(1.0):.4f}")}
 NEXT = {SLOPES: f"/lessons/{GRADIENT}", GRADIENT: "/lessons/computational-graphs", NETWORK: f"/lessons/{SOFTMAX}", SOFTMAX: f"/lessons/{MODES}",
-        MODES: None}
+        MODES: "/lessons/build-the-engine"}
 # What each lesson says it builds on when it is opened: (the unfinished lessons it names, or none).
 NOTE = {NETWORK: ["Gradient descent: linear regression"], SOFTMAX: None, SLOPES: None, GRADIENT: None, MODES: ["Backpropagation: the chain rule on a graph"]}
 
@@ -234,12 +234,12 @@ def test_the_five_new_lessons_end_to_end(browser, server_factory, tmp_path: Path
 
             at_both_widths(page, finished_lesson)
 
-        # The path: eight lessons in order, what each builds on (ticked once finished), where the learner stands.
+        # The path: nine lessons in order (the capstone last: tests/browser/test_path_capstone.py), what each builds on (ticked once finished), where the learner stands.
         page.goto(f"{server.origin}/")
         page.wait_for_selector("main[data-ready='true']")
         ids = page.locator(".path-lesson").evaluate_all("nodes => nodes.map(n => n.dataset.lesson)")
         assert ids == [SLOPES, GRADIENT, "computational-graphs", "backprop", "gradient-descent-linear-regression", NETWORK, SOFTMAX,
-                       MODES]
+                       MODES, "build-the-engine"]
         for lesson_id in VISITS:
             entry = page.locator(f".path-lesson[data-lesson='{lesson_id}']")
             assert entry.get_attribute("data-finished") == "true"

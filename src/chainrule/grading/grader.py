@@ -188,6 +188,7 @@ def _result(exercise: str, language: str, verdict: str, status: str, message: st
 
 
 def _test_code(function: str, case: GradingCase) -> str:
+    """The call a test makes: the learner's function, or (a kind with a driver) the driver's entry."""
     return f"{function}({', '.join(json.dumps(a) for a in case.args)})"
 
 
@@ -399,6 +400,12 @@ def default_limits(language: str) -> sandbox.Limits:
     return sandbox.Limits(address_space_bytes=space, grader_cpu_seconds=own)
 
 
+def _driver_path(exercise: Exercise, language: str) -> str | None:
+    """The kind's driver file for this language (it runs beside the learner's code), or None."""
+    driver = exercise.kind.driver
+    return None if driver is None else str(RUNTIME_DIR / f"{driver}.{'py' if language == 'python' else 'js'}")
+
+
 HIDDEN_SEEDS = 2**31  # a run's hidden seed is below this (the grader picks it; a client never does)
 
 
@@ -428,6 +435,8 @@ def _grade_admitted(exercise: Exercise, language: str, source: str, limits: sand
             "output_limit": limits.output_bytes,
             "transpiler": str(TRANSPILER),
             "typechecker": str(TYPE_CHECKER) if language == "typescript" else None,
+            "driver": _driver_path(exercise, language),
+            "entry": exercise.kind.entry,
         }
         spec_path = os.path.join(scratch, "spec.json")
         with open(spec_path, "w", encoding="utf-8") as f:
@@ -512,7 +521,7 @@ def _judge(exercise: Exercise, language: str, cases: list[GradingCase], events: 
     for index, case in enumerate(cases):
         event = by_index.get(index)
         if event is not None:
-            entry = _judge_case(function, exercise.kind.slot, language, case, event)
+            entry = _judge_case(exercise.kind.entry or function, exercise.kind.slot, language, case, event)
             if event.get("error"):
                 kind = _error_verdict(event["error"])
                 if kind != "error":
@@ -530,7 +539,7 @@ def _judge(exercise: Exercise, language: str, cases: list[GradingCase], events: 
             "status": "error",
             "message": reason if first_missing else "Not run: an earlier test ended the run.",
             "output": _output_field({"output": printed}),
-            "test_code": _test_code(function, case),
+            "test_code": _test_code(exercise.kind.entry or function, case),
             "expected": [graded(x) for x in case.expected],
             "actual": None,
             "expected_text": graded_texts([graded(x) for x in case.expected]),

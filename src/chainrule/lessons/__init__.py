@@ -20,7 +20,7 @@ from chainrule.lessons.checking import (
     question_ids,
     quiz_question,
 )
-from chainrule.lessons.exercises import exercise_catalog
+from chainrule.lessons.exercises import carried_source, continued_exercise, exercise_catalog, export_footer
 from chainrule.lessons.fresh import variant_for as review_variant
 from chainrule.lessons.loader import (
     LANGUAGES,
@@ -43,7 +43,7 @@ from chainrule.lessons.text import LessonDataError, format_number
 
 __all__ = [
     "LANGUAGES", "LessonDataError", "add_lesson_dirs", "added_lesson_ids", "UnknownItemError", "UnknownLessonError", "build_lesson_graph",
-    "check_prediction", "check_quiz_answer", "exercise_catalog", "fresh_numbers", "exercise_ids", "format_number", "get_lesson", "get_path",
+    "carried_source", "check_prediction", "check_quiz_answer", "continued_exercise", "exercise_catalog", "export_footer", "fresh_numbers", "exercise_ids", "format_number", "get_lesson", "get_path",
     "graph_names", "key_idea_ids", "lesson_data", "lesson_ids", "lesson_numbers", "lesson_shape", "parse_number",
     "prediction_keys", "question_ids", "quiz_question", "register_exercises", "review_variant",
 ]

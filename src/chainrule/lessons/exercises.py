@@ -16,7 +16,8 @@ from typing import Any
 from chainrule.grading import Exercise, ExerciseFolderError, register_exercise_folder
 from chainrule.lessons.text import LessonDataError, inside_lesson
 
-__all__ = ["exercise_catalog", "exercise_folders", "register_builtin_exercises", "register_lesson_exercises"]
+__all__ = ["carried_source", "continued_exercise", "exercise_catalog", "exercise_folders", "export_footer",
+           "register_builtin_exercises", "register_lesson_exercises"]
 
 
 def exercise_folders(folder: Path, meta: dict[str, Any]) -> list[Path]:
@@ -52,3 +53,31 @@ def exercise_catalog() -> dict[str, dict[str, Any]]:
     from chainrule.grading import list_exercises
 
     return {entry["id"]: entry for entry in list_exercises()}
+
+
+def _manifest(exercise_id: str) -> dict[str, Any]:
+    from chainrule.grading import get_exercise
+
+    data = json.loads((get_exercise(exercise_id).folder / "exercise.json").read_text(encoding="utf-8"))
+    return data if isinstance(data, dict) else {}
+
+
+def continued_exercise(exercise_id: str) -> str | None:
+    """The exercise whose passing code this one starts from ("continues" in its exercise.json), or None: a
+    project in steps (the capstone), each step's starter the learner's own code of the step before."""
+    previous = _manifest(exercise_id).get("continues")
+    return previous if isinstance(previous, str) else None
+
+
+def carried_source(source: str, from_exercise: str, to_exercise: str) -> str:
+    """A learner's passing code of one step as the next step's starter: its marker names the next step."""
+    return source.replace(f"chainrule exercise: {from_exercise}", f"chainrule exercise: {to_exercise}", 1)
+
+
+def export_footer(exercise_id: str, language: str) -> str | None:
+    """What makes the exercise's code a file that runs on its own (export.<ext> in its folder: data and a run
+    of the learner's classes), or None when the exercise offers no download."""
+    from chainrule.grading import LANGUAGES, get_exercise
+
+    footer = get_exercise(exercise_id).folder / f"export.{LANGUAGES[language]}"
+    return footer.read_text(encoding="utf-8") if footer.is_file() else None

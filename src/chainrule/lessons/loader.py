@@ -210,7 +210,8 @@ def _exercise_entry(folder: Path, entry: dict[str, Any]) -> dict[str, Any]:
     manifest = _read_json(inside_lesson(folder, entry["folder"]) / "exercise.json")
     return {"id": manifest["id"], "title": manifest["title"],
             "text": f"{entry['folder'].rstrip('/')}/{manifest['text']}", "folder": entry["folder"],
-            "hints": list(manifest.get("hints", []))}
+            "hints": list(manifest.get("hints", []))} | (
+                {"continues": manifest["continues"]} if isinstance(manifest.get("continues"), str) else {})
 
 
 @lesson_cache

@@ -10,6 +10,7 @@ from typing import Any
 
 from chainrule.grading import get_exercise
 from chainrule.lessons.checking import quiz_question
+from chainrule.lessons.exercises import export_footer
 from chainrule.lessons.loader import (
     SOLUTION_AFTER_DEFAULT,
     before_step,
@@ -85,6 +86,11 @@ def _build_lesson(lesson_id: str) -> dict[str, Any]:
             "languages": list(get_exercise(exercise["id"]).languages),
             # Hints come one at a time on request (GET .../hints/{n}); only their number is sent here.
             "hint_count": len(exercise.get("hints", [])),
+            # A step of a project starts from the learner's passing code of the step it continues.
+            "continues": exercise.get("continues"),
+            # The languages whose passing code downloads as one file that runs on its own (export.<ext>).
+            "downloads": [language for language in get_exercise(exercise["id"]).languages
+                          if export_footer(exercise["id"], language) is not None],
         }
         for exercise in data["exercises"]
     ]

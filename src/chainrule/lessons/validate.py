@@ -477,7 +477,8 @@ def _check_numeric_question(path: Path, text: str, question: dict, near: str, pr
 
 
 # The fields an exercise.json may hold: the grader's (chainrule.grading.exercise_folder) and the lesson's hints.
-EXERCISE_FIELDS = ("id", "title", "summary", "text", "function", "kind", "cases", "diagnoses", "hints", "hidden")
+EXERCISE_FIELDS = ("id", "title", "summary", "text", "function", "kind", "cases", "diagnoses", "hints", "hidden",
+                   "continues")
 # The hidden draws a reference must pass (seeds 0, 1, ...), all in the one run that grades it.
 REFERENCE_SEEDS = 10
 
@@ -505,6 +506,7 @@ def _check_exercises(folder: Path, path: Path, text: str, data: dict, resolve: C
     if not isinstance(entries, list):
         problems.add(path, "'exercises' must be a list of {\"folder\": \"exercises/NAME\"}", text, '"exercises"')
         return
+    earlier: list[str] = []  # the ids of this lesson's exercises so far ("continues" names one of them)
     for entry in entries:
         if not isinstance(entry, dict) or set(entry) != {"folder"} or not isinstance(entry["folder"], str):
             extra = " (hints belong in the exercise folder's exercise.json)" if isinstance(entry, dict) and (
@@ -528,6 +530,11 @@ def _check_exercises(folder: Path, path: Path, text: str, data: dict, resolve: C
         if unknown:
             problems.add(manifest, f"unknown field(s) {', '.join(map(repr, unknown))}: an exercise.json holds "
                                    f"{', '.join(EXERCISE_FIELDS)}", manifest_text, f'"{unknown[0]}"')
+        if "continues" in fields and fields["continues"] not in earlier:
+            problems.add(manifest, f"continues names {fields['continues']!r}, which is no earlier exercise of this "
+                                   f"lesson (the earlier ones: {', '.join(earlier) or 'none'})", manifest_text,
+                         '"continues"')
+        earlier.append(exercise.id)
         if "hints" in fields:
             _check_hints(manifest, manifest_text, fields["hints"], resolve, problems)
         prose = exercise.folder / fields["text"]

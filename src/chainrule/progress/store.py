@@ -330,6 +330,20 @@ class ProgressStore:
             ).runs)
         )
 
+    def last_passing_code(self, exercise_id: str, language: str) -> str | None:
+        """The code of the learner's latest run of this exercise in this language that passed (their own runs,
+        not a teacher's regrades), or None: a step that continues it starts from this code."""
+        _require_text("exercise_id", exercise_id)
+        _require_text("language", language)
+        row = self._read(
+            lambda conn: conn.execute(
+                "SELECT source FROM submissions WHERE learner_id = ? AND exercise_id = ? AND language = ? "
+                "AND status = 'pass' AND origin = '' ORDER BY id DESC LIMIT 1",
+                (self.learner_id, exercise_id, language),
+            ).fetchone()
+        )
+        return None if row is None else str(row.source)
+
     def failed_runs(self, exercise_id: str) -> int:
         """How many graded runs of this exercise, in any language, did not pass (they unlock its model solution)."""
         _require_text("exercise_id", exercise_id)

@@ -202,6 +202,9 @@ class ExerciseInfo(Open):
     html: str
     languages: list[str]
     hint_count: int = Field(0, description="How many hints GET .../hints/{number} can give, one at a time.")
+    continues: str | None = Field(None, description="The exercise whose passing code this one starts from.")
+    downloads: list[str] = Field(default_factory=list, description="The languages whose passing code "
+                                 "GET /api/exercises/{id}/passing-code gives as one file that runs on its own.")
 
 
 class HintOut(BaseModel):
@@ -298,6 +301,8 @@ class StarterOut(BaseModel):
     exercise: str
     language: Language
     source: str
+    # The step this exercise continues, when the source is the learner's own passing code of it (else None).
+    carried_from: str | None = None
 
 
 class GradeTest(Open):

@@ -11,7 +11,7 @@ from datetime import datetime
 from typing import Annotated, Any, Awaitable, Callable
 
 from fastapi import APIRouter, HTTPException, Path, Query, Request
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
 
 from chainrule import lessons
@@ -181,7 +181,42 @@ def get_starter(
     check_exercise(request, exercise_id, language)  # refuses an unknown exercise or language
     from chainrule.grading import starter_source
 
-    return {"exercise": exercise_id, "language": language, "source": starter_source(exercise_id, language)}
+    previous = lessons.continued_exercise(exercise_id)
+    carried = _passing_code(request, previous, language) if previous else None
+    if previous and carried is not None:  # a step of a project: it starts from the learner's own code of the last
+        return {"exercise": exercise_id, "language": language, "carried_from": previous,
+                "source": lessons.carried_source(carried, previous, exercise_id)}
+    return {"exercise": exercise_id, "language": language, "source": starter_source(exercise_id, language),
+            "carried_from": None}
+
+
+def _passing_code(request: Request, exercise_id: str, language: str) -> str | None:
+    """The learner's latest passing code of an exercise in a language; None without one (or without a store)."""
+    store, _ = services(request).try_store(request)
+    return None if store is None else store.last_passing_code(exercise_id, language)
+
+
+@router.get(
+    "/exercises/{exercise_id}/passing-code", response_class=Response,
+    summary="The learner's latest passing code of an exercise as one file that runs on its own",
+    responses={200: {"content": {"text/plain": {}}, "description": "The code, as a file to download"}},
+)
+def get_passing_code(
+    request: Request,
+    exercise_id: ExerciseId,
+    language: Language = Query("python", description="python, javascript or typescript"),
+) -> Response:
+    check_exercise(request, exercise_id, language)
+    from chainrule.grading import LANGUAGES
+
+    code = _passing_code(request, exercise_id, language)
+    if code is None:
+        raise HTTPException(status_code=404, detail=f"no run of {exercise_id!r} in {language} has passed yet: "
+                                                    "pass its tests, then download your code")
+    footer = lessons.export_footer(exercise_id, language)
+    text = code if footer is None else f"{code.rstrip()}\n\n{footer}"
+    return Response(text, media_type="text/plain; charset=utf-8", headers={
+        "content-disposition": f'attachment; filename="{exercise_id}.{LANGUAGES[language]}"'})
 
 
 @router.post("/grade", response_model=GradeOut, summary="Grade code in the sandbox and store it as a submission",

@@ -11,6 +11,7 @@ The kinds, by module:
     tangents.py   expression-jvp, jacobian
     gradients.py  nudge-gradient, rule-gradient, path-sum
     softmax.py    softmax, softmax-ce-grad, softmax-step
+    engine_build.py engine-graph, engine-mlp, engine-train (the learner's own Value, network and training loop)
 
 Each kind also recognises classic mistakes from the numbers a failing test produced (its `mistakes`);
 docs/grading.md lists them all.
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 from chainrule.grading.kinds.backward import BACKWARD_KINDS
 from chainrule.grading.kinds.base import Attempt, CaseError, CaseKind, Mistake
+from chainrule.grading.kinds.engine_build import ENGINE_BUILD_KINDS
 from chainrule.grading.kinds.gradients import GRADIENT_KINDS
 from chainrule.grading.kinds.graphs import GRAPH_KINDS
 from chainrule.grading.kinds.lines import LINE_KINDS
@@ -32,7 +34,7 @@ __all__ = ["CASE_KINDS", "Attempt", "CaseError", "CaseKind", "Mistake", "describ
 
 CASE_KINDS: dict[str, CaseKind] = {
     kind.name: kind for kind in (*GRAPH_KINDS, *LINE_KINDS, *BACKWARD_KINDS, *SLOPE_KINDS, *TRAINING_KINDS, *TANGENT_KINDS,
-                 *GRADIENT_KINDS, *SOFTMAX_KINDS)
+                 *GRADIENT_KINDS, *SOFTMAX_KINDS, *ENGINE_BUILD_KINDS)
 }
 
 

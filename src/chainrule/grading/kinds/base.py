@@ -85,6 +85,10 @@ class CaseKind:
     # Why a case's inputs sit on a kink of the function (a hinge's corner), where the engine and a learner's
     # float rounding may take different sides; None when they do not. Hidden draws avoid kinks.
     kink: Callable[[Case], str | None] | None = None
+    # A driver: the stem of a file in grading/runtime (DRIVER.py, DRIVER.js) run beside the learner's code, whose
+    # function `entry` each case calls; the learner's file then defines classes the driver uses (engine_build.py).
+    driver: str | None = None
+    entry: str | None = None
 
     @property
     def all_mistakes(self) -> tuple[Mistake, ...]:

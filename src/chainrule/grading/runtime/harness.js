@@ -3,7 +3,11 @@
 // Usage (by the grader only):  node harness.js SPEC.json
 // SPEC.json: {"nonce", "submission": path, "language": "javascript" | "typescript", "call": "neuronGrads" | "gradsOf",
 //             "cases": [{"args": [...]}], "output_limit": int, "transpiler": path of the bundled sucrase,
-//             "typechecker": path of the bundled TypeScript checker (TypeScript only)}
+//             "typechecker": path of the bundled TypeScript checker (TypeScript only),
+//             "driver": path or null, "entry": name or null}
+// With a driver (a case kind's own file, such as engine_driver.js), the learner's file must still define
+// `call` (their class or function); the driver's code runs after it in the same scope, and each case calls
+// the driver's `entry`, which builds graphs or networks with the learner's own classes.
 // Events are lines on stdout, "<marker> <json>", exactly as in harness.py. Numbers are raw (the grader
 // rounds, in one place); non-finite numbers travel as "NaN", "Infinity", "-Infinity".
 // TypeScript is first type-checked by the real TypeScript compiler (spec.typechecker, the bundled
@@ -48,7 +52,7 @@ function errorInfo(err) {
     const escaped = submission.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
     let match = new RegExp(escaped + ":(\\d+)").exec(stack);
     if (!match && err.loc && err.loc.line) match = [null, String(err.loc.line)]; // sucrase syntax errors
-    if (match) {
+    if (match && Number(match[1]) <= lines.length) {  // past the end: the kind's driver, not the learner's code
       info.line = Number(match[1]);
       info.text = (lines[info.line - 1] || "").trim();
     }
@@ -131,16 +135,21 @@ try {
   }
   const name = spec.call;
   // The wrapper opens on the first line, so line numbers stay the learner's own.
+  const driver = spec.driver ? fs.readFileSync(spec.driver, "utf8") : "";
+  const entry = spec.driver ? spec.entry : name;
   const wrapped =
     "(function (exports, require, module, __filename, __dirname) {" + code +
-    "\n;return typeof " + name + ' === "function" ? ' + name + " : undefined;\n})";
+    "\n;" + driver + "\n;return [typeof " + name + ' === "function" ? ' + name + " : undefined, " +
+    "typeof " + entry + ' === "function" ? ' + entry + " : undefined];\n})";
   const factory = vm.runInThisContext(wrapped, { filename: submission });
   const mod = { exports: {} };
-  fn = factory.call(mod.exports, mod.exports, require, mod, submission, ".");
+  const found = factory.call(mod.exports, mod.exports, require, mod, submission, ".");
+  fn = found[0];
   if (typeof fn !== "function") fn = mod.exports && mod.exports[name];
   if (typeof fn !== "function") {
     throw new ReferenceError("no function named " + name + " was found in your file");
   }
+  if (spec.driver) fn = found[1];
 } catch (err) {
   emit({ event: "load-error", error: errorInfo(err), output: resetCapture().output });
   emit({ event: "done" });

@@ -3,7 +3,10 @@
 Usage (by the grader only):  python -I -S -B harness.py SPEC.json
 
 SPEC.json: {"nonce", "submission": path, "call": the function's name, "cases": [{"args": [...]}],
-            "output_limit": int}
+            "output_limit": int, "driver": path or null, "entry": name or null}
+With a driver (a case kind's own file, such as engine_driver.py), the learner's file must still define `call`
+(their class or function), and the driver is run after it in the same namespace: each case calls the driver's
+`entry`, which builds graphs or networks with the learner's own classes.
 Every event is one line on stdout, "<marker> <json>", where marker = "@@chainrule:<nonce>@@".
 Events: {"event": "loaded"}, {"event": "load-error", "error": {...}},
         {"event": "output", "index", "text"} (a test's first 500 characters of output, as printed),
@@ -108,8 +111,9 @@ def capture_output(reporter: Reporter, index: int | None = None) -> CappedCaptur
     return capture
 
 
-def load(reporter: Reporter, name: str) -> Callable[..., object]:
-    """The learner's function `name`; a file that fails to load is reported and the run ends."""
+def load(reporter: Reporter, name: str, driver: str | None = None, entry: str | None = None) -> Callable[..., object]:
+    """The learner's function `name` (or, with a driver, the driver's `entry`, run beside the learner's code);
+    a file that fails to load is reported and the run ends."""
     capture = capture_output(reporter)
     namespace = {"__name__": "submission", "__file__": reporter.submission}
     try:
@@ -119,6 +123,10 @@ def load(reporter: Reporter, name: str) -> Callable[..., object]:
         function = namespace.get(name)
         if not callable(function):
             raise NameError(f"no function named {name} was found in your file")
+        if driver and entry:
+            with open(driver, encoding="utf-8") as f:
+                exec(compile(f.read(), driver, "exec"), namespace)
+            function = namespace[entry]
     except BaseException as exc:  # the learner's file failed to load: report it, never crash
         if isinstance(exc, SystemExit):
             exc = RuntimeError(f"your file called exit({exc.code!r}) while loading")
@@ -153,7 +161,7 @@ def main() -> None:
     with open(sys.argv[1], encoding="utf-8") as f:
         spec = json.load(f)
     reporter = Reporter(spec["nonce"], spec["submission"], int(spec.get("output_limit", 1_000_000)))
-    function = load(reporter, spec["call"])
+    function = load(reporter, spec["call"], spec.get("driver"), spec.get("entry"))
     for index, case in enumerate(spec["cases"]):
         run_case(reporter, function, spec["call"], index, case["args"])
     reporter.emit({"event": "done"})

@@ -4,6 +4,8 @@
 // solution opens by itself at the run that makes it the lesson's number of runs that did not pass
 // (3 unless lesson.json says otherwise), or earlier if the learner asks and confirms.
 // Numbers on this page are the server's texts (expected_text, actual_text): nothing here formats one.
+// A step of a project (exercise.continues, the capstone) starts from the learner's passing code of the step
+// before: the starter route gives it, and a pass of that step here refreshes a next step not yet begun.
 import { get, put, el, debounce, plural, focusResult, whileBusy } from "./api.js";
 import { renderMath } from "./math.js";
 import { follow, runTests, ungradedRuns, waitingRuns } from "./jobs.js";
@@ -56,11 +58,13 @@ async function renderExercise(list, exercise, index, codemirror, savedCode, save
   let language = languages.includes(chosen) ? chosen : languages[0];
   let programmatic = false;     // true while we replace the text ourselves (not a learner edit)
 
+  const carried = new Set();    // languages whose starter is the learner's own passing code of the step before
   const starterFor = async (lang) => {
     if (!starters.has(lang)) {
       const body = await get(`/api/exercises/${encodeURIComponent(exercise.id)}/starter?language=${encodeURIComponent(lang)}`,
         `load the ${LANGUAGE_NAMES[lang] || lang} starter code`);
       starters.set(lang, body.source);
+      if (body.carried_from) carried.add(lang); else carried.delete(lang);
     }
     return starters.get(lang);
   };
@@ -118,6 +122,11 @@ async function renderExercise(list, exercise, index, codemirror, savedCode, save
   block.append(editorHolder);
   const hintId = `editor-hint-${exercise.id}`;
   block.append(el("p", { class: "editor-hint", id: hintId }, "Tab indents. To leave the editor with the keyboard, press Esc, then Tab."));
+  const carriedNote = el("p", { class: "carried-note", hidden: true },
+    "This step starts from your own passing code of the step before: keep it, and add what this step asks for.");
+  block.append(carriedNote);
+  const download = el("a", { class: "download-code", hidden: true, download: "" }, "Download your passing code as one file that runs on its own");
+  block.append(download);
   const runButton = el("button", { type: "button", class: "run-tests" }, "Run tests");
   const resetButton = el("button", { type: "button", class: "secondary reset-code" }, "Reset to starter code");
   const runStatus = el("span", { class: "status run-status", role: "status", "aria-live": "polite" });
@@ -143,6 +152,29 @@ async function renderExercise(list, exercise, index, codemirror, savedCode, save
     },
   });
   texts.set(language, initial);
+  const downloads = exercise.downloads || [];
+  const showExtras = () => {
+    carriedNote.hidden = !(carried.has(language) && editor.getText() === starters.get(language));
+    const passed = (savedResults[key(language)] || {}).status === "pass";
+    download.hidden = !(passed && downloads.includes(language));
+    download.setAttribute("href", `/api/exercises/${encodeURIComponent(exercise.id)}/passing-code?language=${encodeURIComponent(language)}`);
+  };
+  showExtras();
+  // The step this one continues passed on this page: a language not begun here starts from that code now.
+  if (exercise.continues) {
+    window.addEventListener("chainrule:exercise-passed", async (event) => {
+      const { exercise: passedId, language: lang } = event.detail || {};
+      if (passedId !== exercise.continues) return;
+      const untouched = typeof savedCode[key(lang)] !== "string" && (!texts.has(lang) || texts.get(lang) === starters.get(lang));
+      starters.delete(lang);
+      if (!untouched) return;
+      let text;
+      try { text = await starterFor(lang); } catch (error) { return; }
+      texts.set(lang, text);
+      if (lang === language) setText(text);
+      showExtras();
+    });
+  }
   // The Tab trap and its way out, said by a screen reader as the editor takes focus, not only shown.
   const content = editorHolder.querySelector(".cm-content");
   if (content) content.setAttribute("aria-describedby", hintId);
@@ -195,6 +227,7 @@ async function renderExercise(list, exercise, index, codemirror, savedCode, save
     block.dataset.language = lang;
     editor.view.contentDOM.setAttribute("aria-label", `${exercise.title}: ${LANGUAGE_NAMES[lang] || lang} code`);
     showSavedResult();
+    showExtras();
     helpPanel.languageChanged();
   }
 
@@ -216,6 +249,10 @@ async function renderExercise(list, exercise, index, codemirror, savedCode, save
     if (lang === language && focus) focusResult(results.querySelector(".verdict"));
     if (result.saved && result.status !== "pass") helpPanel.failedRun();
     runStatus.textContent = result.status === "pass" ? "All tests passed." : "Done: see the results below.";
+    if (result.status === "pass") {
+      window.dispatchEvent(new CustomEvent("chainrule:exercise-passed", { detail: { exercise: exercise.id, language: lang } }));
+    }
+    showExtras();
   };
   // A run still waiting for a grader when the page was (re)loaded: follow it here (jobs.js).
   waitingRuns().then(async (jobs) => {

@@ -1,0 +1,35 @@
+// chainrule exercise: engine-value
+// Build the engine, step 1 of 5: A Value with + and * and their local gradients.
+
+class Value {
+  // One number in a computation, with the gradient of the final result with respect to it.
+  constructor(data, children = [], op = "") {
+    this.data = data;
+    this.grad = 0;
+    this._prev = children; // the Values this one was computed from
+    this._op = op;
+    this._backward = () => {}; // sends this Value's grad on to its inputs (a leaf has none)
+  }
+
+  static lift(x) {
+    return x instanceof Value ? x : new Value(x);
+  }
+
+  add(other) {
+    other = Value.lift(other);
+    const out = new Value(this.data + other.data, [this, other], "+");
+    out._backward = () => {
+      // TODO: send out.grad on to this and other, times the local gradients of +
+    };
+    return out;
+  }
+
+  mul(other) {
+    other = Value.lift(other);
+    const out = new Value(this.data * other.data, [this, other], "*");
+    out._backward = () => {
+      // TODO: send out.grad on to this and other, times the local gradients of *
+    };
+    return out;
+  }
+}

@@ -1,0 +1,55 @@
+# chainrule exercise: engine-ops
+# Build the engine, step 2 of 5: tanh, exp, pow, relu, negation, subtraction and division, each with its local gradient.
+# It starts from step 1's code; keep it, and add what this step asks for.
+
+import math
+
+class Value:
+    """One number in a computation, with the gradient of the final result with respect to it."""
+
+    def __init__(self, data, _children=(), _op=""):
+        self.data = data
+        self.grad = 0.0
+        self._prev = tuple(_children)   # the Values this one was computed from
+        self._op = _op
+        self._backward = lambda: None   # sends this Value's grad on to its inputs (a leaf has none)
+
+    def __repr__(self):
+        return f"Value(data={self.data}, grad={self.grad})"
+
+    @staticmethod
+    def lift(x):
+        return x if isinstance(x, Value) else Value(x)
+
+    def __add__(self, other):
+        other = Value.lift(other)
+        out = Value(self.data + other.data, (self, other), "+")
+
+        def _backward():
+            # d(a + b)/da = 1 and d(a + b)/db = 1; += because a value may be used more than once
+            self.grad += out.grad
+            other.grad += out.grad
+        out._backward = _backward
+        return out
+
+    def __mul__(self, other):
+        other = Value.lift(other)
+        out = Value(self.data * other.data, (self, other), "*")
+
+        def _backward():
+            # d(a * b)/da = b and d(a * b)/db = a
+            self.grad += other.data * out.grad
+            other.grad += self.data * out.grad
+        out._backward = _backward
+        return out
+
+    def __radd__(self, other):   # number + Value
+        return self + other
+
+    def __rmul__(self, other):   # number * Value
+        return self * other
+
+    # TODO: tanh(), exp(), __pow__(k) for a number k, relu(), __neg__, __sub__ and __truediv__, each a new
+    # Value with a _backward that sends out.grad to its input times the local gradient.
+    def tanh(self):
+        raise NotImplementedError("tanh is yours to write")

@@ -1,0 +1,163 @@
+// chainrule exercise: engine-training
+// Build the engine, step 5 of 5: A training loop that fits the two moons with your own network.
+// It starts from step 4's code; keep it, and add what this step asks for.
+
+class Value {
+  // One number in a computation, with the gradient of the final result with respect to it.
+  constructor(data, children = [], op = "") {
+    this.data = data;
+    this.grad = 0;
+    this._prev = children; // the Values this one was computed from
+    this._op = op;
+    this._backward = () => {}; // sends this Value's grad on to its inputs (a leaf has none)
+  }
+
+  static lift(x) {
+    return x instanceof Value ? x : new Value(x);
+  }
+
+  add(other) {
+    other = Value.lift(other);
+    const out = new Value(this.data + other.data, [this, other], "+");
+    out._backward = () => {
+      // d(a + b)/da = 1 and d(a + b)/db = 1; += because a value may be used more than once
+      this.grad += out.grad;
+      other.grad += out.grad;
+    };
+    return out;
+  }
+
+  mul(other) {
+    other = Value.lift(other);
+    const out = new Value(this.data * other.data, [this, other], "*");
+    out._backward = () => {
+      // d(a * b)/da = b and d(a * b)/db = a
+      this.grad += other.data * out.grad;
+      other.grad += this.data * out.grad;
+    };
+    return out;
+  }
+
+  tanh() {
+    const t = Math.tanh(this.data);
+    const out = new Value(t, [this], "tanh");
+    out._backward = () => {
+      this.grad += (1 - t * t) * out.grad;
+    };
+    return out;
+  }
+
+  exp() {
+    const e = Math.exp(this.data);
+    const out = new Value(e, [this], "exp");
+    out._backward = () => {
+      this.grad += e * out.grad;
+    };
+    return out;
+  }
+
+  pow(k) {
+    const out = new Value(this.data ** k, [this], "**" + k);
+    out._backward = () => {
+      this.grad += k * this.data ** (k - 1) * out.grad;
+    };
+    return out;
+  }
+
+  relu() {
+    const out = new Value(this.data > 0 ? this.data : 0, [this], "relu");
+    out._backward = () => {
+      this.grad += (out.data > 0 ? 1 : 0) * out.grad;
+    };
+    return out;
+  }
+
+  neg() {
+    return this.mul(-1);
+  }
+
+  sub(other) {
+    return this.add(Value.lift(other).neg());
+  }
+
+  div(other) {
+    return this.mul(Value.lift(other).pow(-1));
+  }
+
+  backward() {
+    // Order the graph so that every node comes after all of its inputs ...
+    const order = [];
+    const seen = new Set();
+    const visit = (node) => {
+      if (seen.has(node)) return;
+      seen.add(node);
+      for (const child of node._prev) visit(child);
+      order.push(node);
+    };
+    visit(this);
+    // ... then walk it from the output back: each node has all of its gradient before it sends it on.
+    this.grad = 1;
+    for (let i = order.length - 1; i >= 0; i--) order[i]._backward();
+  }
+}
+
+class Neuron {
+  // tanh(w . x + b), or w . x + b for a neuron of the last layer.
+  constructor(nin, squash = true) {
+    this.w = Array.from({ length: nin }, () => new Value(Math.random() * 2 - 1));
+    this.b = new Value(0);
+    this.squash = squash;
+  }
+
+  forward(x) {
+    let total = this.b;
+    this.w.forEach((wi, i) => {
+      total = total.add(wi.mul(x[i]));
+    });
+    return this.squash ? total.tanh() : total;
+  }
+
+  parameters() {
+    return [...this.w, this.b];
+  }
+}
+
+class Layer {
+  // Neurons that all read the same inputs; the layer's output is the list of theirs.
+  constructor(nin, nout, squash = true) {
+    this.neurons = Array.from({ length: nout }, () => new Neuron(nin, squash));
+  }
+
+  forward(x) {
+    return this.neurons.map((neuron) => neuron.forward(x));
+  }
+
+  parameters() {
+    return this.neurons.flatMap((neuron) => neuron.parameters());
+  }
+}
+
+class MLP {
+  // Layers one after another: tanh in every layer but the last, which stays linear.
+  constructor(nin, nouts) {
+    const sizes = [nin, ...nouts];
+    this.layers = nouts.map((nout, i) => new Layer(sizes[i], nout, i !== nouts.length - 1));
+  }
+
+  forward(x) {
+    for (const layer of this.layers) x = layer.forward(x);
+    return x;
+  }
+
+  parameters() {
+    return this.layers.flatMap((layer) => layer.parameters());
+  }
+}
+
+
+function train(model, points, labels, steps, lr) {
+  const losses = [];
+  // TODO: steps times: zero every parameter's grad, compute the mean squared error of model.forward(x)[0]
+  // against each label, call backward(), step every parameter against its gradient, and keep loss.data.
+  return losses;
+}
