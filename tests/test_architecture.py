@@ -129,6 +129,105 @@ def test_only_the_dialect_layer_rewrites_sql_text() -> None:
     assert offenders == []
 
 
+# ------------------------------------------------------------------------------------- rows read by name
+
+# The layers that read the store's rows: progress/ (where each row is read) and its callers.
+ROW_LAYERS = ("progress", "classes", "web", "commands")
+# A name that holds one row of a statement (or one column of PRAGMA table_info).
+ONE_ROW = re.compile(r"(^|_)(row|record|column)$")
+WIDE = 4  # a row unpacked into this many names or more is read by position, whatever the names say
+
+
+def _index_is_a_number(node: ast.Subscript) -> bool:
+    index = node.slice.operand if isinstance(node.slice, ast.UnaryOp) else node.slice
+    return isinstance(index, ast.Constant) and type(index.value) is int
+
+
+def positional_reads(source: str) -> list[tuple[int, str]]:
+    """(line, text) of every row read by its column's position: `row[2]`, `rows[0][1]`, `fetchone()[0]`,
+    `conn.one(...)[0]`."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not (isinstance(node, ast.Subscript) and _index_is_a_number(node)):
+            continue
+        value = node.value
+        if (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in ("fetchone", "one")
+                or isinstance(value, ast.Name) and ONE_ROW.search(value.id)
+                or isinstance(value, ast.Subscript) and isinstance(value.value, ast.Name)
+                and value.value.id.endswith("rows")):
+            found.append((node.lineno, ast.unparse(node)))
+    return sorted(found)
+
+
+def _the_stores_answer(node: ast.expr, store_functions: set[str], kept: set[str]) -> bool:
+    """Whether an expression is what the store answered: a call through a `tables` attribute (each service's
+    store) or of a function imported from chainrule.progress, a key of one, or a name one was kept in."""
+    while isinstance(node, ast.Subscript):
+        node = node.value
+    if isinstance(node, ast.Name):
+        return node.id in kept
+    if not isinstance(node, ast.Call):
+        return False
+    if isinstance(node.func, ast.Name):
+        return node.func.id in store_functions
+    return "tables" in ast.unparse(node.func).split(".")
+
+
+def rows_unpacked_by_position(source: str) -> list[tuple[int, str]]:
+    """(line, names) of every store's row unpacked into WIDE names or more, outside progress/ (where the
+    SELECT beside it names the columns): `for a, b, c, d in self.tables.x()` reads by position."""
+    tree = ast.parse(source)
+    store_functions = {alias.asname or alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+                       and (node.module or "").startswith("chainrule.progress") for alias in node.names}
+    kept = {node.targets[0].id for node in ast.walk(tree) if isinstance(node, ast.Assign)
+            and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+            and _the_stores_answer(node.value, store_functions, set())}
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.For, ast.comprehension)):
+            target, value = node.target, node.iter
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target, value = node.targets[0], node.value
+        else:
+            continue
+        if isinstance(target, ast.Tuple) and len(target.elts) >= WIDE and _the_stores_answer(value, store_functions, kept):
+            found.add((target.lineno, ast.unparse(target)))
+    return sorted(found)
+
+
+def test_rows_are_read_by_name() -> None:
+    """A row is a record of the columns its SELECT names (progress/dialect.py): read as `row.due`, never by
+    its position, so that a column added or moved in a SELECT cannot shift what a reader gets."""
+    offenders = []
+    for path in python_files(PACKAGE):
+        parts = path.relative_to(PACKAGE).parts
+        if parts[0] not in ROW_LAYERS:
+            continue
+        source = path.read_text(encoding="utf-8")
+        offenders += [f"{path.relative_to(PACKAGE)}:{line}: {text}" for line, text in positional_reads(source)]
+        if parts[0] != "progress":
+            offenders += [f"{path.relative_to(PACKAGE)}:{line}: {names}"
+                          for line, names in rows_unpacked_by_position(source)]
+    assert offenders == []
+
+
+def test_the_row_finders_find_reads_by_position_and_leave_names_alone() -> None:
+    source = (
+        "from chainrule.progress.run_jobs import connection_limits\n"
+        "mode = conn.execute('PRAGMA journal_mode').fetchone()[0]\n"
+        "first = [row[0] for row in rows]\n"
+        "header = rows[0][1]\n"
+        "for a, b, c, d in self.tables.outbox(7):\n    pass\n"
+        "found = lti.tables.outbox(None)\n"
+        "for _, name, resource, sent in found:\n    pass\n"
+        "most, kept, limit, now = connection_limits(raw)\n"
+        "due = row.due\nfirst_line, cells = rows[0]\nfor learner, at in self.tables.times():\n    pass\n"
+        "x, y, z, w = point\n"
+    )
+    assert [line for line, _ in positional_reads(source)] == [2, 3, 4]
+    assert [line for line, _ in rows_unpacked_by_position(source)] == [5, 8, 10]
+
+
 # ------------------------------------------------------------------------------------- the import graph
 
 
