@@ -7,6 +7,7 @@ refusals are asked of a real `chainrule serve`, in SQLite and in PostgreSQL."""
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
@@ -118,6 +119,38 @@ def test_routes_reach_the_apps_services_one_way():
     by_hand = sorted(f"{path.name}: {line.strip()}" for path in WEB.glob("*.py") if path.name != "roles.py"
                      for line in path.read_text(encoding="utf-8").splitlines() if ".role != TEACHER" in line)
     assert by_hand == []
+
+
+def role_refusals(source: str) -> list[tuple[int, str]]:
+    """(line, function) of every `if` on an account's `.role` that raises: a role refused by hand."""
+    found = []
+    for function in ast.walk(ast.parse(source)):
+        if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            found += [(node.lineno, function.name) for node in ast.walk(function) if isinstance(node, ast.If)
+                      and any(isinstance(part, ast.Attribute) and part.attr == "role" for part in ast.walk(node.test))
+                      and any(isinstance(part, ast.Raise) for statement in node.body for part in ast.walk(statement))]
+    return found
+
+
+# Where a role is refused: the routes' roles (web/roles.py), the services' one check of the same roles for the
+# callers that are not routes (classes/accounts.py's teacher_only and staff_only), and the lookup of a learner of
+# a class (Accounts.learner: anyone else is "not found").
+REFUSE_A_ROLE = {("web/roles.py", "teacher"), ("web/roles.py", "staff"), ("classes/accounts.py", "teacher_only"),
+                 ("classes/accounts.py", "staff_only"), ("classes/accounts.py", "learner")}
+
+
+def test_a_role_is_refused_in_one_place_per_layer():
+    package = WEB.parent
+    by_hand = sorted(f"{path.relative_to(package)}:{line} ({function})" for path in package.rglob("*.py")
+                     if "data" not in path.parts for line, function in role_refusals(path.read_text(encoding="utf-8"))
+                     if (str(path.relative_to(package)), function) not in REFUSE_A_ROLE)
+    assert by_hand == []
+
+
+def test_the_role_finder_finds_a_role_refused_by_hand():
+    source = ("def set_section(teacher):\n    if teacher.role != TEACHER:\n        raise ClassError('no')\n"
+              "def threads(learner):\n    if learner.role != LEARNER:\n        return []\n")
+    assert role_refusals(source) == [(2, "set_section")]
 
 
 def test_every_route_module_names_its_router_router():

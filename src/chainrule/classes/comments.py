@@ -21,7 +21,7 @@ import unicodedata
 from datetime import datetime, timedelta
 from typing import Any
 
-from chainrule.classes.accounts import LEARNER, STAFF, Account, Accounts, ClassError, storable_text
+from chainrule.classes.accounts import LEARNER, STAFF, Account, Accounts, ClassError, staff_only, storable_text
 from chainrule.errors import InputError
 from chainrule.number_text import count_text
 from chainrule.progress.comment_store import CommentStore, TooManyComments
@@ -98,8 +98,7 @@ class Comments:
 
     def latest_answers(self, teacher: Account) -> list[dict[str, Any]]:
         """The latest answers of the class's learners (newest first), for a teacher of the class."""
-        if teacher.role not in STAFF:
-            raise ClassError("only the class's teachers can see this", kind="refused")
+        staff_only(teacher)
         return [{"id": int(row.id), "run_id": int(row.submission_id), "line": None if row.line is None else int(row.line),
                  "body": row.body, "at": row.at, "learner_id": int(row.learner_id), "author": row.name,
                  "exercise_id": row.exercise_id}
