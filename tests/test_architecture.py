@@ -6,6 +6,7 @@
 - no import cycles among the project's modules (function-level imports included);
 - SQL lives in progress/ only (no sqlite3 anywhere else, so none in web routes; no SQL text in any string, nor
   any SQL text imported from progress/), and only dialect.py turns it into one database's words;
+- no two modules share a name (commands/, named after the commands, and micrograd/'s copy aside);
 - no module uses another module's private names (a shared rule lives, public, in a layer both may import);
 - every name an `__all__` lists exists;
 - importing a module does no lesson's work: it reads no lesson folder and registers no exercise (who
@@ -226,6 +227,42 @@ def test_the_row_finders_find_reads_by_position_and_leave_names_alone() -> None:
     )
     assert [line for line, _ in positional_reads(source)] == [2, 3, 4]
     assert [line for line, _ in rows_unpacked_by_position(source)] == [5, 8, 10]
+
+
+# ------------------------------------------------------------------------------------- found by grep
+
+# Where a second module of one name is what its place says: commands/X.py is the `chainrule X` command (cli.py
+# names each command's module after it), so it may share its name with what it drives (classes/lti.py); and
+# micrograd/ keeps micrograd's own layout (engine.py, nn.py) to be read beside ours.
+NAMED_BY_THEIR_PLACE = ("commands", "micrograd")
+
+
+def modules_by_name(package: Path) -> dict[str, list[str]]:
+    """{name: the modules and packages of that name}, those of NAMED_BY_THEIR_PLACE left out."""
+    found: dict[str, list[str]] = {}
+    for path in python_files(package):
+        place = path.relative_to(package)
+        if place.parts[0] in NAMED_BY_THEIR_PLACE:
+            continue
+        name = place.parent.name if path.name == "__init__.py" else path.stem
+        if name:
+            found.setdefault(name, []).append(str(place.parent if path.name == "__init__.py" else place))
+    return found
+
+
+def test_no_two_modules_share_a_name() -> None:
+    """A module's name says what it is wherever it is read (an import, a traceback, a search for the file):
+    `sections.py` holds a lesson's sections and `classes/class_sections.py` a class's."""
+    assert {name: places for name, places in modules_by_name(PACKAGE).items() if len(places) > 1} == {}
+
+
+def test_the_name_finder_finds_a_module_named_as_a_package(tmp_path) -> None:
+    for name in ("grading/__init__.py", "grading/kinds.py", "classes/grading.py", "classes/errors.py", "errors.py",
+                 "commands/lti.py", "classes/lti.py"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("", encoding="utf-8")
+    shared = {name: sorted(places) for name, places in modules_by_name(tmp_path).items() if len(places) > 1}
+    assert shared == {"grading": ["classes/grading.py", "grading"], "errors": ["classes/errors.py", "errors.py"]}
 
 
 # ------------------------------------------------------------------------------------- the import graph

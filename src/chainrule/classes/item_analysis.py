@@ -176,7 +176,7 @@ def _read(store: ProgressStore, class_id: int, only: set[int] | None = None
 
 def item_analysis(store: ProgressStore, class_id: int, only: set[int] | None = None) -> dict[str, Any]:
     """Every item of the class's lessons with its numbers, and the charts' data; the page shows the texts.
-    ``only``: the learners of one section (classes/sections.py), the others left out of every number."""
+    ``only``: the learners of one section (classes/class_sections.py), the others left out of every number."""
     rows, scores = _read(store, class_id, only)
     totals: dict[int, list[int]] = defaultdict(lambda: [0, 0])  # learner -> [items tried, right first]
     for scored in scores.values():

@@ -162,14 +162,14 @@ class ClassReport:
         self.accounts = accounts
 
     def _learners(self, class_id: int, section: str) -> list[Any]:
-        from chainrule.classes.sections import Sections
+        from chainrule.classes.class_sections import Sections
 
         return Sections(self.accounts).learners(class_id, section)
 
     def overview(self, class_id: int, section: str = "") -> dict[str, Any]:
         """The class against the path: the roster (each learner's totals and grid), each exercise's runs and
         diagnoses, each question's answers and predicted recall; data first, each number's text beside it.
-        With a ``section`` (checked by classes/sections.py), only its learners, in the roster and in every count
+        With a ``section`` (checked by classes/class_sections.py), only its learners, in the roster and in every count
         (but for the predicted recall, which FSRS gives for the whole class)."""
         path = written_lessons()
         exercises = tuple(e for lesson in path for e in lesson["exercises"])

@@ -1,4 +1,4 @@
-"""The SQL of a class's roster and sections (schema migration 20); classes/roster.py and classes/sections.py hold
+"""The SQL of a class's roster and sections (schema migration 20); classes/roster.py and classes/class_sections.py hold
 the rules.
 
 A roster entry is a person a teacher listed: a name, the key they join with (an e-mail or a school id) and a
