@@ -17,7 +17,7 @@ from fastapi.routing import APIRoute
 
 import chainrule.web
 from class_process import PASSWORD, ClassServer
-from class_world import FAST_HASHER
+from class_world import FAST_HASHER, send, world  # noqa: F401 (fixture)
 from postgres_cluster import new_postgres_schema
 
 WEB = Path(chainrule.web.__file__).parent
@@ -157,6 +157,36 @@ def test_every_route_module_names_its_router_router():
     names = {path.name: sorted(set(re.findall(r"^(\w+) = APIRouter\(", path.read_text(encoding="utf-8"), re.M)))
              for path in WEB.glob("routes_*.py")}
     assert len(names) >= 12 and {name: found for name, found in names.items() if found != ["router"]} == {}
+
+
+def test_every_route_refuses_everyone_its_role_leaves_out(world):
+    """Every route of the class app (the list from the app, so a new route is covered): a learner is refused each
+    staff and teacher route with one status and one sentence (a page says it as a page), a stranger every route
+    that is not anyone's (a read with 401, or /sign-in for a page; a change already at the door, which asks for
+    the session's CSRF token). A teaching assistant's refusals: tests/test_class_roster.py."""
+    from chainrule.web.roles import NOT_A_TEACHER
+
+    routes = roles_by_route(world.app)
+    stranger = world.client()
+    refused_learner, refused_stranger = {}, {}
+    for route, role in sorted(routes.items()):
+        method, path = route.split(" ", 1)
+        url = re.sub(r"\{[^}]+\}", "1", path)
+        api = path.startswith("/api/")
+        if role in ("staff", "teacher"):
+            answer = send(world.ada, method, url, json={})
+            said = answer.json()["detail"] if api else "This page is for teachers" in answer.text
+            refused_learner[route] = (answer.status_code, said)
+        if role != "anyone":
+            answer = send(stranger, method, url, json={})
+            if not api:  # a page, or a page's form
+                refused_stranger[route] = (answer.status_code, answer.headers.get("location", "").split("?")[0])
+            else:
+                refused_stranger[route] = (answer.status_code, answer.json()["detail"][:20])
+    assert len(refused_learner) >= 40 and set(refused_learner.values()) == {(403, NOT_A_TEACHER), (403, True)}, \
+        {route: said for route, said in refused_learner.items() if said not in ((403, NOT_A_TEACHER), (403, True))}
+    assert len(refused_stranger) >= 70 and set(refused_stranger.values()) == {
+        (401, "not signed in: sign "), (403, "missing or wrong CSR"), (303, "/sign-in")}, refused_stranger
 
 
 # ---------------------------------------------------------------- the refusals, of a real `chainrule serve`
