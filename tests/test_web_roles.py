@@ -111,10 +111,11 @@ def test_a_route_added_without_a_role_is_found(tmp_path):
 
 
 def test_routes_reach_the_apps_services_one_way():
-    """`request.app.state.X` is read in web/app_state.py only (app_state(request)), and every role's check
+    """`request.app.state.X` (or an app's `app.state.X`) is read in web/app_state.py only (app_state(request),
+    app_state(app)) anywhere in the package, and every role's check
     is in web/roles.py only: no route module compares a role to refuse."""
-    readers = sorted(path.name for path in WEB.glob("*.py")
-                     if "request.app.state" in path.read_text(encoding="utf-8") and path.name != "app_state.py")
+    readers = sorted(str(path.relative_to(WEB.parent)) for path in WEB.parent.rglob("*.py")
+                     if re.search(r"\bapp\.state\.\w", path.read_text(encoding="utf-8")) and path.name != "app_state.py")
     assert readers == []
     by_hand = sorted(f"{path.name}: {line.strip()}" for path in WEB.glob("*.py") if path.name != "roles.py"
                      for line in path.read_text(encoding="utf-8").splitlines() if ".role != TEACHER" in line)
