@@ -136,7 +136,9 @@ def test_only_the_dialect_layer_rewrites_sql_text() -> None:
 ROW_LAYERS = ("progress", "classes", "web", "commands")
 # A name that holds one row of a statement (or one column of PRAGMA table_info).
 ONE_ROW = re.compile(r"(^|_)(row|record|column)$")
-WIDE = 4  # a row unpacked into this many names or more is read by position, whatever the names say
+# Rows unpacked into this many names or more are read by position, whatever the names say: each row of a loop,
+# or one answer (an answer of several values, a store's `(rows, count)`, is unpacked into fewer).
+WIDE_ROWS, WIDE_ANSWER = 3, 4
 
 
 def _index_is_a_number(node: ast.Subscript) -> bool:
@@ -175,8 +177,8 @@ def _the_stores_answer(node: ast.expr, store_functions: set[str], kept: set[str]
 
 
 def rows_unpacked_by_position(source: str) -> list[tuple[int, str]]:
-    """(line, names) of every store's row unpacked into WIDE names or more, outside progress/ (where the
-    SELECT beside it names the columns): `for a, b, c, d in self.tables.x()` reads by position."""
+    """(line, names) of every store's row unpacked by position outside progress/ (where the SELECT beside it
+    names the columns): `for a, b, c in self.tables.x()`, or `a, b, c, d = connection_limits(raw)`."""
     tree = ast.parse(source)
     store_functions = {alias.asname or alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
                        and (node.module or "").startswith("chainrule.progress") for alias in node.names}
@@ -186,12 +188,12 @@ def rows_unpacked_by_position(source: str) -> list[tuple[int, str]]:
     found = set()
     for node in ast.walk(tree):
         if isinstance(node, (ast.For, ast.comprehension)):
-            target, value = node.target, node.iter
+            target, value, wide = node.target, node.iter, WIDE_ROWS
         elif isinstance(node, ast.Assign) and len(node.targets) == 1:
-            target, value = node.targets[0], node.value
+            target, value, wide = node.targets[0], node.value, WIDE_ANSWER
         else:
             continue
-        if isinstance(target, ast.Tuple) and len(target.elts) >= WIDE and _the_stores_answer(value, store_functions, kept):
+        if isinstance(target, ast.Tuple) and len(target.elts) >= wide and _the_stores_answer(value, store_functions, kept):
             found.add((target.lineno, ast.unparse(target)))
     return sorted(found)
 
@@ -223,10 +225,11 @@ def test_the_row_finders_find_reads_by_position_and_leave_names_alone() -> None:
         "for _, name, resource, sent in found:\n    pass\n"
         "most, kept, limit, now = connection_limits(raw)\n"
         "due = row.due\nfirst_line, cells = rows[0]\nfor learner, at in self.tables.times():\n    pass\n"
-        "x, y, z, w = point\n"
+        "x, y, z, w = point\nrows, comments, counts = self.tables.runs(7)\n"
+        "people = {id_: name for id_, name, _ in self.tables.teachers(7)}\n"
     )
     assert [line for line, _ in positional_reads(source)] == [2, 3, 4]
-    assert [line for line, _ in rows_unpacked_by_position(source)] == [5, 8, 10]
+    assert [line for line, _ in rows_unpacked_by_position(source)] == [5, 8, 10, 17]
 
 
 # ------------------------------------------------------------------------------------- found by grep

@@ -126,8 +126,9 @@ class People:
 
     def teachers(self, reader: Account, role: str = TEACHER) -> list[dict[str, Any]]:
         """The class's teachers (or, with ``role`` ASSISTANT, its teaching assistants), for its staff."""
-        return [{"id": id_, "name": name, "signed_up": has_password, "you": id_ == reader.id}
-                for id_, name, has_password in self.tables.teachers(staff_only(reader).class_id, role)]
+        return [{"id": int(person.id), "name": person.name, "signed_up": bool(person.signed_up),
+                 "you": person.id == reader.id}
+                for person in self.tables.teachers(staff_only(reader).class_id, role)]
 
     def add_teacher(self, teacher: Account, name: Any, role: str = TEACHER) -> tuple[Account, str]:
         """A further teacher (or, with ``role`` ASSISTANT, a teaching assistant) of the class and their one-time
@@ -151,7 +152,7 @@ class People:
         if int(teacher_id) == teacher.id:
             raise ClassError("you cannot remove yourself: another teacher of the class can remove you",
                              kind="refused")
-        found = {id_: name for id_, name, _ in self.tables.teachers(teacher.class_id)}
+        found = {int(person.id): person.name for person in self.tables.teachers(teacher.class_id)}
         try:
             removed = self.tables.remove_teacher(teacher_id, teacher.class_id, actor_of(teacher))
         except LastTeacher:
@@ -164,7 +165,7 @@ class People:
         """Remove a teaching assistant of the class (a teacher's choice): their account and sessions end; comments
         they wrote stay, from "a removed account"."""
         teacher_only(teacher)
-        found = {id_: name for id_, name, _ in self.tables.teachers(teacher.class_id, ASSISTANT)}
+        found = {int(person.id): person.name for person in self.tables.teachers(teacher.class_id, ASSISTANT)}
         if int(assistant_id) not in found or not self.tables.remove_teacher(assistant_id, teacher.class_id,
                                                                             actor_of(teacher), ASSISTANT):
             raise ClassError(f"there is no teaching assistant {assistant_id} in your class", kind="not-found")
