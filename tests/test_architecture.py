@@ -6,6 +6,7 @@
 - no import cycles among the project's modules (function-level imports included);
 - SQL lives in progress/ only (no sqlite3 anywhere else, so none in web routes; no SQL text in any string, nor
   any SQL text imported from progress/), and only dialect.py turns it into one database's words;
+- no function longer than 80 lines (a schema migration's DDL aside);
 - no two modules share a name (commands/, named after the commands, and micrograd/'s copy aside);
 - no module uses another module's private names (a shared rule lives, public, in a layer both may import);
 - every name an `__all__` lists exists;
@@ -266,6 +267,32 @@ def test_the_name_finder_finds_a_module_named_as_a_package(tmp_path) -> None:
         (tmp_path / name).write_text("", encoding="utf-8")
     shared = {name: sorted(places) for name, places in modules_by_name(tmp_path).items() if len(places) > 1}
     assert shared == {"grading": ["classes/grading.py", "grading"], "errors": ["classes/errors.py", "errors.py"]}
+
+
+# ------------------------------------------------------------------------------------- functions read at once
+
+LONGEST_FUNCTION = 80  # lines, its decorators and docstring included
+
+
+def long_functions(source: str) -> list[tuple[int, str, int]]:
+    """(line, name, lines) of every function longer than LONGEST_FUNCTION, a schema migration's aside (one
+    migration's DDL, run once and never edited: progress/schema.py's _migration_N_...)."""
+    return sorted((node.lineno, node.name, node.end_lineno - node.lineno + 1) for node in ast.walk(ast.parse(source))
+                  if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+                  and node.end_lineno - node.lineno + 1 > LONGEST_FUNCTION and not re.match(r"_migration_\d+_", node.name))
+
+
+def test_every_function_is_short_enough_to_read_at_once() -> None:
+    """ruff's complexity limit counts branches; this counts lines: a function a reader follows on one screen."""
+    offenders = [f"{path.relative_to(PACKAGE)}:{line} {name} ({length} lines)" for path in python_files(PACKAGE)
+                 for line, name, length in long_functions(path.read_text(encoding="utf-8"))]
+    assert offenders == []
+
+
+def test_the_length_rule_counts_lines_and_leaves_migrations_alone() -> None:
+    body = "".join(f"    x{i} = {i}\n" for i in range(LONGEST_FUNCTION))
+    source = f"def long():\n{body}\ndef _migration_6_school_systems(conn):\n{body}\ndef short():\n    pass\n"
+    assert long_functions(source) == [(1, "long", LONGEST_FUNCTION + 1)]
 
 
 # ------------------------------------------------------------------------------------- the import graph
