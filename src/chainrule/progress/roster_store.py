@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Callable, NamedTuple, TypeVar
 
 from chainrule.progress.audit_store import ACCOUNT_LOCK
 from chainrule.progress.connection import Connection
+from chainrule.progress.dialect import Record
 
 if TYPE_CHECKING:
     from chainrule.progress.store import ProgressStore
@@ -79,7 +80,7 @@ class RosterStore:
 
         return self._write(work)
 
-    def entries(self, class_id: int) -> list[Any]:
+    def entries(self, class_id: int) -> list[Record]:
         """Records (id, name, key_kind, person_key, section, account_id, account_name) of the class's roster,
         by section and name."""
         return self.database.read(lambda conn: conn.execute(

@@ -55,7 +55,7 @@ class SsoStore:
 
         return self.database.write(work, lock=ACCOUNT_LOCK)
 
-    def providers(self) -> list[Any]:
+    def providers(self) -> list[Record]:
         """Records of PROVIDER_COLUMNS (provider.issuer, ...), by name."""
         return self._read(lambda conn: conn.execute(
             f"SELECT {PROVIDER_COLUMNS} FROM sso_providers ORDER BY name").fetchall())
