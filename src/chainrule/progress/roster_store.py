@@ -8,7 +8,7 @@ name and section are updated, and a learner who joined with it moves to that sec
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Callable, NamedTuple, TypeVar
 
 from chainrule.progress.audit_store import ACCOUNT_LOCK
 from chainrule.progress.connection import Connection
@@ -35,7 +35,7 @@ class AlreadyClaimed(Exception):
     """claim_entry: a learner joined with that key already."""
 
 
-def claim_entry(conn: Connection, class_id: int, key: str) -> Any:
+def claim_entry(conn: Connection, class_id: int, key: str) -> Record:
     """Inside the write that makes a learner: the class's roster entry for ``key`` (a record: id, section), or
     NotOnRoster, or AlreadyClaimed (two joins with one key at once: the second finds it taken)."""
     row = conn.execute("SELECT id, section, account_id FROM roster_entries WHERE class_id = ? AND person_key = ?",
