@@ -6,6 +6,8 @@
 - no import cycles among the project's modules (function-level imports included);
 - SQL lives in progress/ only (no sqlite3 anywhere else, so none in web routes; no SQL text in any string, nor
   any SQL text imported from progress/), and only dialect.py turns it into one database's words;
+- no function longer than 80 lines (a schema migration's DDL aside);
+- no two modules share a name (commands/, named after the commands, and micrograd/'s copy aside);
 - no module uses another module's private names (a shared rule lives, public, in a layer both may import);
 - every name an `__all__` lists exists;
 - importing a module does no lesson's work: it reads no lesson folder and registers no exercise (who
@@ -127,6 +129,170 @@ def test_only_the_dialect_layer_rewrites_sql_text() -> None:
                          or re.search(r"\b(REAL|INTEGER|AUTOINCREMENT|PRIMARY KEY)\b", str(node.args[0].value)))):
                 offenders.append(f"{path.relative_to(PACKAGE)}:{node.lineno}")
     assert offenders == []
+
+
+# ------------------------------------------------------------------------------------- rows read by name
+
+# The layers that read the store's rows: progress/ (where each row is read) and its callers.
+ROW_LAYERS = ("progress", "classes", "web", "commands")
+# A name that holds one row of a statement (or one column of PRAGMA table_info).
+ONE_ROW = re.compile(r"(^|_)(row|record|column)$")
+# Rows unpacked into this many names or more are read by position, whatever the names say: each row of a loop,
+# or one answer (an answer of several values, a store's `(rows, count)`, is unpacked into fewer).
+WIDE_ROWS, WIDE_ANSWER = 3, 4
+
+
+def _index_is_a_number(node: ast.Subscript) -> bool:
+    index = node.slice.operand if isinstance(node.slice, ast.UnaryOp) else node.slice
+    return isinstance(index, ast.Constant) and type(index.value) is int
+
+
+def positional_reads(source: str) -> list[tuple[int, str]]:
+    """(line, text) of every row read by its column's position: `row[2]`, `rows[0][1]`, `fetchone()[0]`,
+    `conn.one(...)[0]`."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not (isinstance(node, ast.Subscript) and _index_is_a_number(node)):
+            continue
+        value = node.value
+        if (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in ("fetchone", "one")
+                or isinstance(value, ast.Name) and ONE_ROW.search(value.id)
+                or isinstance(value, ast.Subscript) and isinstance(value.value, ast.Name)
+                and value.value.id.endswith("rows")):
+            found.append((node.lineno, ast.unparse(node)))
+    return sorted(found)
+
+
+def _the_stores_answer(node: ast.expr, store_functions: set[str], kept: set[str]) -> bool:
+    """Whether an expression is what the store answered: a call through a `tables` attribute (each service's
+    store) or of a function imported from chainrule.progress, a key of one, or a name one was kept in."""
+    while isinstance(node, ast.Subscript):
+        node = node.value
+    if isinstance(node, ast.Name):
+        return node.id in kept
+    if not isinstance(node, ast.Call):
+        return False
+    if isinstance(node.func, ast.Name):
+        return node.func.id in store_functions
+    return "tables" in ast.unparse(node.func).split(".")
+
+
+def rows_unpacked_by_position(source: str) -> list[tuple[int, str]]:
+    """(line, names) of every store's row unpacked by position outside progress/ (where the SELECT beside it
+    names the columns): `for a, b, c in self.tables.x()`, or `a, b, c, d = connection_limits(raw)`."""
+    tree = ast.parse(source)
+    store_functions = {alias.asname or alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+                       and (node.module or "").startswith("chainrule.progress") for alias in node.names}
+    kept = {node.targets[0].id for node in ast.walk(tree) if isinstance(node, ast.Assign)
+            and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+            and _the_stores_answer(node.value, store_functions, set())}
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.For, ast.comprehension)):
+            target, value, wide = node.target, node.iter, WIDE_ROWS
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target, value, wide = node.targets[0], node.value, WIDE_ANSWER
+        else:
+            continue
+        if isinstance(target, ast.Tuple) and len(target.elts) >= wide and _the_stores_answer(value, store_functions, kept):
+            found.add((target.lineno, ast.unparse(target)))
+    return sorted(found)
+
+
+def test_rows_are_read_by_name() -> None:
+    """A row is a record of the columns its SELECT names (progress/dialect.py): read as `row.due`, never by
+    its position, so that a column added or moved in a SELECT cannot shift what a reader gets."""
+    offenders = []
+    for path in python_files(PACKAGE):
+        parts = path.relative_to(PACKAGE).parts
+        if parts[0] not in ROW_LAYERS:
+            continue
+        source = path.read_text(encoding="utf-8")
+        offenders += [f"{path.relative_to(PACKAGE)}:{line}: {text}" for line, text in positional_reads(source)]
+        if parts[0] != "progress":
+            offenders += [f"{path.relative_to(PACKAGE)}:{line}: {names}"
+                          for line, names in rows_unpacked_by_position(source)]
+    assert offenders == []
+
+
+def test_the_row_finders_find_reads_by_position_and_leave_names_alone() -> None:
+    source = (
+        "from chainrule.progress.run_jobs import connection_limits\n"
+        "mode = conn.execute('PRAGMA journal_mode').fetchone()[0]\n"
+        "first = [row[0] for row in rows]\n"
+        "header = rows[0][1]\n"
+        "for a, b, c, d in self.tables.outbox(7):\n    pass\n"
+        "found = lti.tables.outbox(None)\n"
+        "for _, name, resource, sent in found:\n    pass\n"
+        "most, kept, limit, now = connection_limits(raw)\n"
+        "due = row.due\nfirst_line, cells = rows[0]\nfor learner, at in self.tables.times():\n    pass\n"
+        "x, y, z, w = point\nrows, comments, counts = self.tables.runs(7)\n"
+        "people = {id_: name for id_, name, _ in self.tables.teachers(7)}\n"
+    )
+    assert [line for line, _ in positional_reads(source)] == [2, 3, 4]
+    assert [line for line, _ in rows_unpacked_by_position(source)] == [5, 8, 10, 17]
+
+
+# ------------------------------------------------------------------------------------- found by grep
+
+# Where a second module of one name is what its place says: commands/X.py is the `chainrule X` command (cli.py
+# names each command's module after it), so it may share its name with what it drives (classes/lti.py); and
+# micrograd/ keeps micrograd's own layout (engine.py, nn.py) to be read beside ours.
+NAMED_BY_THEIR_PLACE = ("commands", "micrograd")
+
+
+def modules_by_name(package: Path) -> dict[str, list[str]]:
+    """{name: the modules and packages of that name}, those of NAMED_BY_THEIR_PLACE left out."""
+    found: dict[str, list[str]] = {}
+    for path in python_files(package):
+        place = path.relative_to(package)
+        if place.parts[0] in NAMED_BY_THEIR_PLACE:
+            continue
+        name = place.parent.name if path.name == "__init__.py" else path.stem
+        if name:
+            found.setdefault(name, []).append(str(place.parent if path.name == "__init__.py" else place))
+    return found
+
+
+def test_no_two_modules_share_a_name() -> None:
+    """A module's name says what it is wherever it is read (an import, a traceback, a search for the file):
+    `sections.py` holds a lesson's sections and `classes/class_sections.py` a class's."""
+    assert {name: places for name, places in modules_by_name(PACKAGE).items() if len(places) > 1} == {}
+
+
+def test_the_name_finder_finds_a_module_named_as_a_package(tmp_path) -> None:
+    for name in ("grading/__init__.py", "grading/kinds.py", "classes/grading.py", "classes/errors.py", "errors.py",
+                 "commands/lti.py", "classes/lti.py"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("", encoding="utf-8")
+    shared = {name: sorted(places) for name, places in modules_by_name(tmp_path).items() if len(places) > 1}
+    assert shared == {"grading": ["classes/grading.py", "grading"], "errors": ["classes/errors.py", "errors.py"]}
+
+
+# ------------------------------------------------------------------------------------- functions read at once
+
+LONGEST_FUNCTION = 80  # lines, its decorators and docstring included
+
+
+def long_functions(source: str) -> list[tuple[int, str, int]]:
+    """(line, name, lines) of every function longer than LONGEST_FUNCTION, a schema migration's aside (one
+    migration's DDL, run once and never edited: progress/schema.py's _migration_N_...)."""
+    return sorted((node.lineno, node.name, node.end_lineno - node.lineno + 1) for node in ast.walk(ast.parse(source))
+                  if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+                  and node.end_lineno - node.lineno + 1 > LONGEST_FUNCTION and not re.match(r"_migration_\d+_", node.name))
+
+
+def test_every_function_is_short_enough_to_read_at_once() -> None:
+    """ruff's complexity limit counts branches; this counts lines: a function a reader follows on one screen."""
+    offenders = [f"{path.relative_to(PACKAGE)}:{line} {name} ({length} lines)" for path in python_files(PACKAGE)
+                 for line, name, length in long_functions(path.read_text(encoding="utf-8"))]
+    assert offenders == []
+
+
+def test_the_length_rule_counts_lines_and_leaves_migrations_alone() -> None:
+    body = "".join(f"    x{i} = {i}\n" for i in range(LONGEST_FUNCTION))
+    source = f"def long():\n{body}\ndef _migration_6_school_systems(conn):\n{body}\ndef short():\n    pass\n"
+    assert long_functions(source) == [(1, "long", LONGEST_FUNCTION + 1)]
 
 
 # ------------------------------------------------------------------------------------- the import graph

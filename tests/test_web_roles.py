@@ -7,6 +7,7 @@ refusals are asked of a real `chainrule serve`, in SQLite and in PostgreSQL."""
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
@@ -16,7 +17,7 @@ from fastapi.routing import APIRoute
 
 import chainrule.web
 from class_process import PASSWORD, ClassServer
-from class_world import FAST_HASHER
+from class_world import FAST_HASHER, send, world  # noqa: F401 (fixture)
 from postgres_cluster import new_postgres_schema
 
 WEB = Path(chainrule.web.__file__).parent
@@ -110,20 +111,83 @@ def test_a_route_added_without_a_role_is_found(tmp_path):
 
 
 def test_routes_reach_the_apps_services_one_way():
-    """`request.app.state.X` is read in web/app_state.py only (app_state(request)), and every role's check
+    """`request.app.state.X` (or an app's `app.state.X`) is read in web/app_state.py only (app_state(request),
+    app_state(app)) anywhere in the package, and every role's check
     is in web/roles.py only: no route module compares a role to refuse."""
-    readers = sorted(path.name for path in WEB.glob("*.py")
-                     if "request.app.state" in path.read_text(encoding="utf-8") and path.name != "app_state.py")
+    readers = sorted(str(path.relative_to(WEB.parent)) for path in WEB.parent.rglob("*.py")
+                     if re.search(r"\bapp\.state\.\w", path.read_text(encoding="utf-8")) and path.name != "app_state.py")
     assert readers == []
     by_hand = sorted(f"{path.name}: {line.strip()}" for path in WEB.glob("*.py") if path.name != "roles.py"
                      for line in path.read_text(encoding="utf-8").splitlines() if ".role != TEACHER" in line)
     assert by_hand == []
 
 
+def role_refusals(source: str) -> list[tuple[int, str]]:
+    """(line, function) of every `if` on an account's `.role` that raises: a role refused by hand."""
+    found = []
+    for function in ast.walk(ast.parse(source)):
+        if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            found += [(node.lineno, function.name) for node in ast.walk(function) if isinstance(node, ast.If)
+                      and any(isinstance(part, ast.Attribute) and part.attr == "role" for part in ast.walk(node.test))
+                      and any(isinstance(part, ast.Raise) for statement in node.body for part in ast.walk(statement))]
+    return found
+
+
+# Where a role is refused: the routes' roles (web/roles.py), the services' one check of the same roles for the
+# callers that are not routes (classes/accounts.py's teacher_only and staff_only), and the lookup of a learner of
+# a class (Accounts.learner: anyone else is "not found").
+REFUSE_A_ROLE = {("web/roles.py", "teacher"), ("web/roles.py", "staff"), ("classes/accounts.py", "teacher_only"),
+                 ("classes/accounts.py", "staff_only"), ("classes/accounts.py", "learner")}
+
+
+def test_a_role_is_refused_in_one_place_per_layer():
+    package = WEB.parent
+    by_hand = sorted(f"{path.relative_to(package)}:{line} ({function})" for path in package.rglob("*.py")
+                     if "data" not in path.parts for line, function in role_refusals(path.read_text(encoding="utf-8"))
+                     if (str(path.relative_to(package)), function) not in REFUSE_A_ROLE)
+    assert by_hand == []
+
+
+def test_the_role_finder_finds_a_role_refused_by_hand():
+    source = ("def set_section(teacher):\n    if teacher.role != TEACHER:\n        raise ClassError('no')\n"
+              "def threads(learner):\n    if learner.role != LEARNER:\n        return []\n")
+    assert role_refusals(source) == [(2, "set_section")]
+
+
 def test_every_route_module_names_its_router_router():
     names = {path.name: sorted(set(re.findall(r"^(\w+) = APIRouter\(", path.read_text(encoding="utf-8"), re.M)))
              for path in WEB.glob("routes_*.py")}
     assert len(names) >= 12 and {name: found for name, found in names.items() if found != ["router"]} == {}
+
+
+def test_every_route_refuses_everyone_its_role_leaves_out(world):
+    """Every route of the class app (the list from the app, so a new route is covered): a learner is refused each
+    staff and teacher route with one status and one sentence (a page says it as a page), a stranger every route
+    that is not anyone's (a read with 401, or /sign-in for a page; a change already at the door, which asks for
+    the session's CSRF token). A teaching assistant's refusals: tests/test_class_roster.py."""
+    from chainrule.web.roles import NOT_A_TEACHER
+
+    routes = roles_by_route(world.app)
+    stranger = world.client()
+    refused_learner, refused_stranger = {}, {}
+    for route, role in sorted(routes.items()):
+        method, path = route.split(" ", 1)
+        url = re.sub(r"\{[^}]+\}", "1", path)
+        api = path.startswith("/api/")
+        if role in ("staff", "teacher"):
+            answer = send(world.ada, method, url, json={})
+            said = answer.json()["detail"] if api else "This page is for teachers" in answer.text
+            refused_learner[route] = (answer.status_code, said)
+        if role != "anyone":
+            answer = send(stranger, method, url, json={})
+            if not api:  # a page, or a page's form
+                refused_stranger[route] = (answer.status_code, answer.headers.get("location", "").split("?")[0])
+            else:
+                refused_stranger[route] = (answer.status_code, answer.json()["detail"][:20])
+    assert len(refused_learner) >= 40 and set(refused_learner.values()) == {(403, NOT_A_TEACHER), (403, True)}, \
+        {route: said for route, said in refused_learner.items() if said not in ((403, NOT_A_TEACHER), (403, True))}
+    assert len(refused_stranger) >= 70 and set(refused_stranger.values()) == {
+        (401, "not signed in: sign "), (403, "missing or wrong CSR"), (303, "/sign-in")}, refused_stranger
 
 
 # ---------------------------------------------------------------- the refusals, of a real `chainrule serve`

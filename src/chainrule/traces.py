@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable
@@ -154,6 +155,31 @@ def local_derivatives(node: Value) -> tuple[float | None, ...]:
 # --- the trace -----------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class _Graph:
+    """What every step of a trace reads of the graph: its nodes in order and, for each, its id, label, text
+    and the names side of its formula."""
+
+    nodes: list[Value]
+    labels: list[str]
+    index: dict[int, int]  # id(node) -> its position
+    ids: list[str]
+    is_constant: list[bool]
+    names_sides: list[str]
+    texts: list[str]  # each value's text, written once
+
+    @staticmethod
+    def of(output: Value, constants: Iterable[Value]) -> "_Graph":
+        nodes = graph_nodes(output)
+        labels = node_labels(nodes)
+        fixed = {id(v) for v in constants}
+        index = {id(v): i for i, v in enumerate(nodes)}
+        return _Graph(nodes, labels, index, [f"n{i}" for i in range(len(nodes))],
+                      [not v._prev and (not v.label or id(v) in fixed) for v in nodes],
+                      [_names_side(v, labels, index) if v._prev else "" for v in nodes],
+                      [format_number(v.data) for v in nodes])
+
+
 def trace(output: Value, *, gradients: dict[Value, float] | None = None,
           constants: Iterable[Value] = ()) -> dict[str, Any]:
     """The forward and backward passes of the graph behind `output`, step by step (schema
@@ -166,31 +192,41 @@ def trace(output: Value, *, gradients: dict[Value, float] | None = None,
     gradients: a dict to fill with every node's gradient (Value -> float), from the same one sweep.
     constants: leaves to show as constants of the formula (a lesson's 1/n) although they have a label.
     """
-    nodes = graph_nodes(output)
-    labels = node_labels(nodes)
-    fixed = {id(v) for v in constants}
-    index = {id(v): i for i, v in enumerate(nodes)}
-    ids = [f"n{i}" for i in range(len(nodes))]
-    is_constant = [not v._prev and (not v.label or id(v) in fixed) for v in nodes]
-    fmt = format_number
-    names_sides = [_names_side(v, labels, index) if v._prev else "" for v in nodes]
-    texts = [fmt(v.data) for v in nodes]  # each value's text, written once
+    graph = _Graph.of(output, constants)
+    node_entries, forward = _forward_steps(graph)
+    # Backward: the engine's sweep into our own dict, so the graph's .grad stays untouched; each node's
+    # step is recorded from what the sweep's pullback passed.
+    sweep = _BackwardSteps(graph, output)
+    reverse_sweep([v for v in graph.nodes if v._op is not None], sweep.grads, inspect=sweep.record_step)
+    grad_of = [sweep.grads.get(v, 0.0) for v in graph.nodes]
+    for i, entry in enumerate(node_entries):
+        entry.update(number_fields("grad", grad_of[i]))
+    if gradients is not None:
+        gradients.update(zip(graph.nodes, grad_of))
+    origin = _forward_origin(graph.nodes, graph.labels, graph.index, graph.ids) or (
+        sweep.first_bad[0] if sweep.first_bad else None)
+    return {"schema": SCHEMA_ID, "output": graph.ids[-1], "nodes": node_entries,
+            "forward": forward, "backward": sweep.backward, "non_finite": origin}
 
+
+def _forward_steps(graph: _Graph) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Each node's entry (its gradient still None) and each forward step with its caption."""
+    labels, index, ids, texts = graph.labels, graph.index, graph.ids, graph.texts
     node_entries: list[dict[str, Any]] = []
     forward: list[dict[str, Any]] = []
-    for i, v in enumerate(nodes):
+    for i, v in enumerate(graph.nodes):
         data = json_number(v.data)
         entry: dict[str, Any] = {
             "id": ids[i], "label": labels[i], "op": v.op, "symbol": v._op.symbol if v._op else "",
             "inputs": [ids[index[id(p)]] for p in v._prev], "data": data, "data_text": texts[i],
-            "grad": None, "grad_text": "", "leaf": not v._prev, "constant": is_constant[i],
+            "grad": None, "grad_text": "", "leaf": not v._prev, "constant": graph.is_constant[i],
         }
         if v._prev:
-            entry["formula"] = equation_text(labels[i], names_sides[i])
+            entry["formula"] = equation_text(labels[i], graph.names_sides[i])
             numbers_side = place_numbers(_right_side(_op_of(v)), {
                 "a": texts[index[id(v._prev[0])]], "b": texts[index[id(v._prev[-1])]], "out": texts[i]})
-            caption = equation_text(labels[i], names_sides[i], numbers_side, texts[i])
-        elif not is_constant[i]:
+            caption = equation_text(labels[i], graph.names_sides[i], numbers_side, texts[i])
+        elif not graph.is_constant[i]:
             caption = f"{labels[i]} = {texts[i]} is an input."
         elif v.label:
             caption = f"{labels[i]} = {texts[i]} is a constant of the formula."
@@ -198,20 +234,28 @@ def trace(output: Value, *, gradients: dict[Value, float] | None = None,
             caption = f"{labels[i]} is a constant input."
         node_entries.append(entry)
         forward.append({"step": i, "node": ids[i], "value": data, "value_text": texts[i], "caption": caption})
+    return node_entries, forward
 
-    # Backward: the engine's sweep into our own dict, so the graph's .grad stays untouched; each node's
-    # step is recorded from what the sweep's pullback passed.
-    out_index = len(nodes) - 1
-    grads: dict[Value, float] = {output: 1.0}
-    received: list[list[float]] = [[] for _ in nodes]  # each contribution each node received
-    out_label = labels[out_index]
-    backward: list[dict[str, Any]] = [{
-        "step": 0, "node": ids[out_index], **number_fields("grad", 1.0),
-        "caption": _sentence(f"{subject(out_label, False)} is the output, so its gradient is 1."), "contributions": [],
-    }]
-    first_bad: list[dict[str, Any]] = []  # the first contribution that is not finite, made from finite numbers
 
-    def record_step(v: Value, upstream: float, passed: tuple[Any, ...]) -> None:
+class _BackwardSteps:
+    """The backward steps, recorded from the engine's sweep (record_step is its `inspect`): the seed, then one
+    step per interior node with what each input received."""
+
+    def __init__(self, graph: _Graph, output: Value) -> None:
+        self.graph = graph
+        self.grads: dict[Value, float] = {output: 1.0}
+        self.received: list[list[float]] = [[] for _ in graph.nodes]  # each contribution each node received
+        out_label = graph.labels[-1]
+        self.backward: list[dict[str, Any]] = [{
+            "step": 0, "node": graph.ids[-1], **number_fields("grad", 1.0),
+            "caption": _sentence(f"{subject(out_label, False)} is the output, so its gradient is 1."),
+            "contributions": [],
+        }]
+        self.first_bad: list[dict[str, Any]] = []  # the first contribution that is not finite, from finite numbers
+
+    def record_step(self, v: Value, upstream: float, passed: tuple[Any, ...]) -> None:
+        graph, fmt = self.graph, format_number
+        labels, index, is_constant = graph.labels, graph.index, graph.is_constant
         i = index[id(v)]
         input_labels = [labels[index[id(p)]] for p in v._prev]
         holds: dict[int, float] = {}  # an input's gradient after each contribution (x * x gets two)
@@ -221,18 +265,18 @@ def trace(output: Value, *, gradients: dict[Value, float] | None = None,
         upstream_operand = operand_text(upstream_text, TIMES)
         # A node labelled by its own expression is named once, at the start ("Back through x2*w2: ..."),
         # and its gradient is "its gradient" after that: "x2*w2, so x2 receives ..." read as a fragment.
-        own_expression = _same_text(labels[i], names_sides[i])
+        own_expression = _same_text(labels[i], graph.names_sides[i])
         at = "its gradient" if own_expression else f"gradient at {labels[i]}"
         for k, (p, slope, given) in enumerate(zip(v._prev, local_derivatives(v), passed)):
             j = index[id(p)]
             local = 0.0 if slope is None else slope
             contribution = 0.0 if given is None else float(given)  # masked: passes nothing
-            holds[j] = holds.get(j, grads.get(p, 0.0)) + contribution
-            received[j].append(contribution)
+            holds[j] = holds.get(j, self.grads.get(p, 0.0)) + contribution
+            self.received[j].append(contribution)
             local_text = fill_template(_written(_op_of(v).local_text[k]), input_labels, labels[i])
             local_value_text, contribution_text = fmt(local), fmt(contribution)
             contributions.append({
-                "input": ids[j], "local": json_number(local), "local_text": local_text,
+                "input": graph.ids[j], "local": json_number(local), "local_text": local_text,
                 "local_value_text": local_value_text, "upstream": upstream_json, "upstream_text": upstream_text,
                 "contribution": json_number(contribution), "contribution_text": contribution_text,
                 **number_fields("grad_after", holds[j]),
@@ -241,32 +285,22 @@ def trace(output: Value, *, gradients: dict[Value, float] | None = None,
             said = (f"{subject(labels[j], is_constant[j])} {'gets' if is_constant[j] else 'receives'} "
                     f"{_grouped(local_text)} {TIMES} ({at}) = {local_value_text} {TIMES} {upstream_operand} = "
                     f"{contribution_text}")
-            if len(received[j]) > 1:
-                said += f" ({labels[j]} now holds {_sum_text(received[j])} = {fmt(holds[j])})"
+            if len(self.received[j]) > 1:
+                said += f" ({labels[j]} now holds {_sum_text(self.received[j])} = {fmt(holds[j])})"
             if is_constant[j]:
                 said += ", which changes nothing: a constant is not an input"
             parts.append(said)
-            if not first_bad and not math.isfinite(contribution) and math.isfinite(upstream):
-                first_bad.append({"phase": "backward", "node": ids[i], "input": ids[j],
-                                  "text": _backward_origin(said, labels[i], labels[j], p.data, local_text, local)})
+            if not self.first_bad and not math.isfinite(contribution) and math.isfinite(upstream):
+                self.first_bad.append({"phase": "backward", "node": graph.ids[i], "input": graph.ids[j],
+                                       "text": _backward_origin(said, labels[i], labels[j], p.data, local_text, local)})
         if own_expression:
             caption = f"Back through {labels[i]}: " + ", and ".join(parts)
         else:
-            caption = f"{equation_text(labels[i], names_sides[i])}, so " + ", and ".join(parts)
-        backward.append({
-            "step": len(backward), "node": ids[i], "grad": upstream_json, "grad_text": upstream_text,
+            caption = f"{equation_text(labels[i], graph.names_sides[i])}, so " + ", and ".join(parts)
+        self.backward.append({
+            "step": len(self.backward), "node": graph.ids[i], "grad": upstream_json, "grad_text": upstream_text,
             "caption": caption, "contributions": contributions,
         })
-
-    reverse_sweep([v for v in nodes if v._op is not None], grads, inspect=record_step)
-    grad_of = [grads.get(v, 0.0) for v in nodes]
-    for i, entry in enumerate(node_entries):
-        entry.update(number_fields("grad", grad_of[i]))
-    if gradients is not None:
-        gradients.update(zip(nodes, grad_of))
-    origin = _forward_origin(nodes, labels, index, ids) or (first_bad[0] if first_bad else None)
-    return {"schema": SCHEMA_ID, "output": ids[out_index], "nodes": node_entries,
-            "forward": forward, "backward": backward, "non_finite": origin}
 
 
 @lru_cache(maxsize=1024)

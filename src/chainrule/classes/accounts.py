@@ -122,6 +122,27 @@ class Account:
     section: str = ""  # a learner's section ('': none), from the roster or set by a teacher
 
 
+# The services' own check of a role, for the callers that are not routes (the command line, another service):
+# a route declares its role (web/roles.py) and is refused before it reaches a service. One sentence for both.
+ONLY_TEACHERS = "only the class's teachers can do this"
+
+
+def teacher_only(account: Account) -> Account:
+    """``account`` if it is a teacher (of its own class: every account belongs to one); else ClassError
+    "refused"."""
+    if account.role != TEACHER:
+        raise ClassError(ONLY_TEACHERS, kind="refused")
+    return account
+
+
+def staff_only(account: Account) -> Account:
+    """``account`` if it is a teacher or a teaching assistant (who read what a teacher reads); else ClassError
+    "refused"."""
+    if account.role not in STAFF:
+        raise ClassError(ONLY_TEACHERS, kind="refused")
+    return account
+
+
 @dataclass(frozen=True)
 class Admission:
     """Who may join a class: at most ``seats`` learners (None: any number), and whether the teacher lets
@@ -402,16 +423,12 @@ class Accounts:
         return self.admission(class_id)
 
     def _learner_of(self, teacher: Account, learner_id: int) -> Account:
-        if teacher.role != TEACHER:
-            raise ClassError("only the class's teacher can do this", kind="refused")
-        return self.learner(teacher.class_id, learner_id)
+        return self.learner(teacher_only(teacher).class_id, learner_id)
 
     def learner_in_class(self, reader: Account, learner_id: int) -> Account:
         """The learner of the class of ``reader`` (a teacher or a teaching assistant, who read the same; ClassError
         "not-found" for anyone else, as for no one)."""
-        if reader.role not in STAFF:
-            raise ClassError("only the class's teachers can do this", kind="refused")
-        return self.learner(reader.class_id, learner_id)
+        return self.learner(staff_only(reader).class_id, learner_id)
 
     def approve(self, teacher: Account, learner_id: int) -> Account:
         """Let a learner who joined in (their teacher only)."""

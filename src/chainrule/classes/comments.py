@@ -21,7 +21,7 @@ import unicodedata
 from datetime import datetime, timedelta
 from typing import Any
 
-from chainrule.classes.accounts import LEARNER, STAFF, Account, Accounts, ClassError, storable_text
+from chainrule.classes.accounts import LEARNER, STAFF, Account, Accounts, ClassError, staff_only, storable_text
 from chainrule.errors import InputError
 from chainrule.number_text import count_text
 from chainrule.progress.comment_store import CommentStore, TooManyComments
@@ -98,12 +98,11 @@ class Comments:
 
     def latest_answers(self, teacher: Account) -> list[dict[str, Any]]:
         """The latest answers of the class's learners (newest first), for a teacher of the class."""
-        if teacher.role not in STAFF:
-            raise ClassError("only the class's teachers can see this", kind="refused")
-        return [{"id": int(comment_id), "run_id": int(run_id), "line": None if line is None else int(line),
-                 "body": body, "at": at, "learner_id": int(learner_id), "author": name, "exercise_id": exercise}
-                for comment_id, run_id, line, body, at, learner_id, name, exercise
-                in self.tables.latest_answers(teacher.class_id, LATEST_ANSWERS)]
+        staff_only(teacher)
+        return [{"id": int(row.id), "run_id": int(row.submission_id), "line": None if row.line is None else int(row.line),
+                 "body": row.body, "at": row.at, "learner_id": int(row.learner_id), "author": row.name,
+                 "exercise_id": row.exercise_id}
+                for row in self.tables.latest_answers(teacher.class_id, LATEST_ANSWERS)]
 
     def threads(self, learner: Account, exercise_id: str | None = None) -> list[dict[str, Any]]:
         """The signed-in learner's own runs that have comments (of one exercise, if given), newest first."""

@@ -297,10 +297,10 @@ class Deadlines:
                 return {}
             wanted = ids
         times: dict[int, list[tuple]] = defaultdict(list)
-        for learner, kind, lesson, item, at in self.tables.work_times(class_id, ids):
-            moment = _moment(at)
+        for work in self.tables.work_times(class_id, ids):
+            moment = _moment(work.at)
             if moment is not None:
-                times[learner].append((kind, lesson, item, moment))
+                times[work.learner].append((work.kind, work.lesson, work.item, moment))
         if learner_ids is None:
             wanted = [learner.id for learner in self.accounts.learners(class_id)]
         shapes = _lessons()

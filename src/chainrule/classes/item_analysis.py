@@ -69,11 +69,13 @@ def _scores(rows: ItemRows) -> dict[Key, dict[int, tuple[bool, Any, str]]]:
     """(kind, lesson, item) -> learner -> (first try right, the run's id or None, when)."""
     lesson_of = {exercise: lesson["id"] for lesson in written_lessons() for exercise in lesson["exercises"]}
     scores: dict[Key, dict[int, tuple[bool, Any, str]]] = defaultdict(dict)
-    for learner, lesson, question, correct, at in rows["first_answers"]:
-        scores["question", lesson, question][learner] = (bool(correct), None, at)
-    for learner, exercise, run_id, status, at in rows["first_runs"]:
-        if exercise in lesson_of:
-            scores["exercise", lesson_of[exercise], exercise][learner] = (status == "pass", int(run_id), at)
+    for answer in rows["first_answers"]:
+        scores["question", answer.lesson_id, answer.question_id][answer.learner_id] = (bool(answer.correct), None,
+                                                                                       answer.at)
+    for run in rows["first_runs"]:
+        if run.exercise_id in lesson_of:
+            scores["exercise", lesson_of[run.exercise_id], run.exercise_id][run.learner_id] = (
+                run.status == "pass", int(run.id), run.at)
     return scores
 
 
@@ -174,7 +176,7 @@ def _read(store: ProgressStore, class_id: int, only: set[int] | None = None
 
 def item_analysis(store: ProgressStore, class_id: int, only: set[int] | None = None) -> dict[str, Any]:
     """Every item of the class's lessons with its numbers, and the charts' data; the page shows the texts.
-    ``only``: the learners of one section (classes/sections.py), the others left out of every number."""
+    ``only``: the learners of one section (classes/class_sections.py), the others left out of every number."""
     rows, scores = _read(store, class_id, only)
     totals: dict[int, list[int]] = defaultdict(lambda: [0, 0])  # learner -> [items tried, right first]
     for scored in scores.values():
@@ -182,8 +184,8 @@ def item_analysis(store: ProgressStore, class_id: int, only: set[int] | None = N
             totals[learner][0] += 1
             totals[learner][1] += int(first)
     reviewed: dict[tuple[str, str], list[tuple[bool, dict[str, Any]]]] = defaultdict(list)
-    for _, lesson_id, question_id, correct, numbers in rows["reviews"]:
-        reviewed[lesson_id, question_id].append((bool(correct), numbers))
+    for review in rows["reviews"]:
+        reviewed[review.lesson_id, review.question_id].append((bool(review.correct), review.numbers))
     path = written_lessons()
     items = [_item(kind, lesson, item_id, scores.get((kind, lesson["id"], item_id), {}), totals,
                    reviewed.get((lesson["id"], item_id), []))

@@ -123,17 +123,18 @@ class ScoreSender:
         """Send the due scores; returns how many the LMS took."""
         now = self.lti.clock()
         sent = 0
-        for account, resource, given, maximum, completed, work_at, version, attempts in \
-                self.tables.claim_due_scores(now, now - HELD_FOR):
+        for due in self.tables.claim_due_scores(now, now - HELD_FOR):
+            account, resource = int(due.account_id), due.resource
             try:
-                self._send(int(account), resource, float(given), float(maximum), bool(completed), work_at)
+                self._send(account, resource, float(due.score_given), float(due.score_maximum), bool(due.completed),
+                           due.work_at)
             except (RemoteError, StoreError) as error:
-                wait = min(self.retry_max, self.retry_base * 2 ** int(attempts))
+                wait = min(self.retry_max, self.retry_base * 2 ** int(due.attempts))
                 log.warning("the score of account %s for %s was not sent (tried again in %.0f s): %s", account,
                             resource, wait, error)
-                self.tables.score_failed(int(account), resource, self.lti.clock() + wait, str(error))
+                self.tables.score_failed(account, resource, self.lti.clock() + wait, str(error))
             else:
-                self.tables.score_sent(int(account), resource, int(version))
+                self.tables.score_sent(account, resource, int(due.version))
                 sent += 1
         return sent
 

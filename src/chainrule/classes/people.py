@@ -22,7 +22,6 @@ from typing import Any
 from chainrule.classes.accounts import (
     ASSISTANT,
     FAILURE_MEMORY,
-    STAFF,
     TEACHER,
     TEACHER_LINK_LIFETIME,
     Account,
@@ -32,6 +31,8 @@ from chainrule.classes.accounts import (
     clean_name,
     in_thread,
     invite_token,
+    staff_only,
+    teacher_only,
     wait_after,
 )
 from chainrule.errors import InputError
@@ -79,19 +80,6 @@ def state_banner(account: Account | None) -> str | None:
             "the playground, and sign out or change your password.")
 
 
-def _teacher(account: Account) -> Account:
-    if account.role != TEACHER:
-        raise ClassError("only the class's teachers can do this", kind="refused")
-    return account
-
-
-def _staff(account: Account) -> Account:
-    """A teacher or a teaching assistant of the class: who may read what its teachers read."""
-    if account.role not in STAFF:
-        raise ClassError("only the class's teachers can see this", kind="refused")
-    return account
-
-
 class People:
     """The people and the state of a class, for its teachers (and each account's own password)."""
 
@@ -106,18 +94,18 @@ class People:
 
     def current_invite(self, teacher: Account) -> str | None:
         """The class's invite token while it is open (None when closed, or made before it could be shown)."""
-        state, salt = self.tables.class_state(_staff(teacher).class_id)
+        state, salt = self.tables.class_state(staff_only(teacher).class_id)
         return invite_token(self.accounts.secret(), salt) if state == OPEN and salt else None
 
     def rotate_invite(self, teacher: Account) -> str:
         """A new invite; the previous one stops working. An open class only (a closed one takes no one)."""
-        class_id = _teacher(teacher).class_id
+        class_id = teacher_only(teacher).class_id
         if self.state(class_id) != OPEN:
             raise ClassError("the class is closed: open it again before making a new invite", kind="refused")
         return self.accounts.rotate_invite(class_id)
 
     def set_state(self, teacher: Account, state: Any) -> str:
-        _teacher(teacher)
+        teacher_only(teacher)
         if not isinstance(state, str) or state not in CLASS_STATES:
             raise InputError(f"a class's state is one of {', '.join(CLASS_STATES)}; got {state!r}", field="state")
         self.tables.set_state(teacher.class_id, state)
@@ -127,7 +115,7 @@ class People:
 
     def rename(self, teacher: Account, learner_id: int, name: Any) -> Account:
         """The learner's new display name, unique in the class as a joining name is (no look-alikes)."""
-        learner = self.accounts.learner_in_class(_teacher(teacher), learner_id)
+        learner = self.accounts.learner_in_class(teacher_only(teacher), learner_id)
         name = clean_name(name, "name")
 
         def taken(names: list[str]) -> None:  # checked inside the write: a join at the same moment
@@ -138,13 +126,14 @@ class People:
 
     def teachers(self, reader: Account, role: str = TEACHER) -> list[dict[str, Any]]:
         """The class's teachers (or, with ``role`` ASSISTANT, its teaching assistants), for its staff."""
-        return [{"id": id_, "name": name, "signed_up": has_password, "you": id_ == reader.id}
-                for id_, name, has_password in self.tables.teachers(_staff(reader).class_id, role)]
+        return [{"id": int(person.id), "name": person.name, "signed_up": bool(person.signed_up),
+                 "you": person.id == reader.id}
+                for person in self.tables.teachers(staff_only(reader).class_id, role)]
 
     def add_teacher(self, teacher: Account, name: Any, role: str = TEACHER) -> tuple[Account, str]:
         """A further teacher (or, with ``role`` ASSISTANT, a teaching assistant) of the class and their one-time
         link (to set a password and sign in)."""
-        _teacher(teacher)
+        teacher_only(teacher)
         name = clean_name(name, "teacher's name" if role == TEACHER else "assistant's name", "name")
 
         def taken(names: list[str]) -> None:
@@ -159,11 +148,11 @@ class People:
         """Remove another teacher of the class and everything of their account (comments they wrote stay, from
         "a removed account"); every session of theirs ends. Never oneself, never the class's last teacher (so a
         class always has someone who can open it, rotate its invite and see its work)."""
-        _teacher(teacher)
+        teacher_only(teacher)
         if int(teacher_id) == teacher.id:
             raise ClassError("you cannot remove yourself: another teacher of the class can remove you",
                              kind="refused")
-        found = {id_: name for id_, name, _ in self.tables.teachers(teacher.class_id)}
+        found = {int(person.id): person.name for person in self.tables.teachers(teacher.class_id)}
         try:
             removed = self.tables.remove_teacher(teacher_id, teacher.class_id, actor_of(teacher))
         except LastTeacher:
@@ -175,8 +164,8 @@ class People:
     def remove_assistant(self, teacher: Account, assistant_id: int) -> dict[str, Any]:
         """Remove a teaching assistant of the class (a teacher's choice): their account and sessions end; comments
         they wrote stay, from "a removed account"."""
-        _teacher(teacher)
-        found = {id_: name for id_, name, _ in self.tables.teachers(teacher.class_id, ASSISTANT)}
+        teacher_only(teacher)
+        found = {int(person.id): person.name for person in self.tables.teachers(teacher.class_id, ASSISTANT)}
         if int(assistant_id) not in found or not self.tables.remove_teacher(assistant_id, teacher.class_id,
                                                                             actor_of(teacher), ASSISTANT):
             raise ClassError(f"there is no teaching assistant {assistant_id} in your class", kind="not-found")
@@ -205,7 +194,7 @@ class People:
         return learners
 
     def _learners(self, teacher: Account, learner_ids: list[int]) -> list[Account]:
-        _teacher(teacher)
+        teacher_only(teacher)
         if not learner_ids:
             raise InputError("choose at least one learner", field="ids")
         return [self.accounts.learner_in_class(teacher, learner_id) for learner_id in dict.fromkeys(learner_ids)]

@@ -35,7 +35,7 @@ from chainrule import lessons
 from chainrule.classes.accounts import Accounts, ClassError
 from chainrule.classes.deadlines import Deadlines
 from chainrule.number_text import count_text, format_number, format_percent
-from chainrule.progress.class_store import ClassActivity, ClassStore
+from chainrule.progress.class_store import ClassActivity, ClassStore, HelpUsed
 from chainrule.progress.dialect import Record
 from chainrule.progress.finished import Work, lesson_state
 from chainrule.progress.fitting import recall_now
@@ -90,19 +90,19 @@ def written_lessons() -> list[dict[str, Any]]:
             for entry in lessons.get_path()["lessons"] if entry.get("written")]
 
 
-def _help_by_exercise(rows: list[tuple]) -> dict[tuple[int, str], dict[str, Any]]:
+def _help_by_exercise(rows: list[HelpUsed]) -> dict[tuple[int, str], dict[str, Any]]:
     """(learner, exercise) -> {"hints": hints opened (the highest number), "solution_at": when the solution
-    was first shown, or None}; rows: (learner, exercise, hints, solution_at), aggregated by the database
-    (progress/class_store.py's help_by_exercise: one row per learner and exercise)."""
-    return {(learner, exercise): {"hints": hints, "solution_at": at} for learner, exercise, hints, at in rows}
+    was first shown, or None}, aggregated by the database (progress/class_store.py's help_by_exercise: one row
+    per learner and exercise)."""
+    return {(row.learner_id, row.exercise_id): {"hints": row.hints, "solution_at": row.solution_at} for row in rows}
 
 
 def _first_pass(submissions: list[Record]) -> dict[tuple[int, str], str]:
     """(learner, exercise) -> when their first passing run that counts was made (runs in work-time order)."""
     passed: dict[tuple[int, str], str] = {}
-    for learner, exercise, status, _, at, _ in submissions:
-        if status == "pass":
-            passed.setdefault((learner, exercise), at)
+    for run in submissions:
+        if run.status == "pass":
+            passed.setdefault((run.learner_id, run.exercise_id), run.at)
     return passed
 
 
@@ -162,14 +162,14 @@ class ClassReport:
         self.accounts = accounts
 
     def _learners(self, class_id: int, section: str) -> list[Any]:
-        from chainrule.classes.sections import Sections
+        from chainrule.classes.class_sections import Sections
 
         return Sections(self.accounts).learners(class_id, section)
 
     def overview(self, class_id: int, section: str = "") -> dict[str, Any]:
         """The class against the path: the roster (each learner's totals and grid), each exercise's runs and
         diagnoses, each question's answers and predicted recall; data first, each number's text beside it.
-        With a ``section`` (checked by classes/sections.py), only its learners, in the roster and in every count
+        With a ``section`` (checked by classes/class_sections.py), only its learners, in the roster and in every count
         (but for the predicted recall, which FSRS gives for the whole class)."""
         path = written_lessons()
         exercises = tuple(e for lesson in path for e in lesson["exercises"])
@@ -200,19 +200,20 @@ class ClassReport:
         activity = self.tables.learner_activity(learner.id)
         texts = {lesson["id"]: lesson for lesson in written_lessons()}
         # An imported run is the learner's own claim: shown as such, never with a verdict of ours.
-        events = [{"kind": "run", "at": at, "exercise_id": exercise, "language": language,
-                   "status": IMPORTED if origin == IMPORTED else status, "imported": origin == IMPORTED,
-                   "diagnosis": None if status == "pass" or origin == IMPORTED else diagnosis_of(result),
-                   "source": source}
-                  for at, exercise, language, status, result, source, origin in activity["runs"]]
-        events += [{"kind": "answer", "at": at, "lesson_id": lesson, "question_id": question, "answer": answer,
-                    "correct": correct, "imported": origin == IMPORTED}
-                   for at, lesson, question, answer, correct, origin in activity["answers"]]
-        events += [{"kind": kind, "at": at, "lesson_id": lesson, "exercise_id": exercise, "number": number}
-                   for at, lesson, exercise, kind, number in activity["help"]]
+        events = [{"kind": "run", "at": run.at, "exercise_id": run.exercise_id, "language": run.language,
+                   "status": IMPORTED if run.origin == IMPORTED else run.status, "imported": run.origin == IMPORTED,
+                   "diagnosis": None if run.status == "pass" or run.origin == IMPORTED else diagnosis_of(run.result),
+                   "source": run.source}
+                  for run in activity["runs"]]
+        events += [{"kind": "answer", "at": row.at, "lesson_id": row.lesson_id, "question_id": row.question_id,
+                    "answer": row.answer, "correct": row.correct, "imported": row.origin == IMPORTED}
+                   for row in activity["answers"]]
+        events += [{"kind": row.kind, "at": row.at, "lesson_id": row.lesson_id, "exercise_id": row.exercise_id,
+                    "number": row.number}
+                   for row in activity["help"]]
         events.sort(key=lambda event: datetime.fromisoformat(event["at"]).astimezone(timezone.utc))
-        explanations = [_explanation(texts[lesson], text, ticked, at)
-                        for at, lesson, text, ticked in activity["explanations"] if text and lesson in texts]
+        explanations = [_explanation(texts[row.lesson_id], row.text, row.ticked, row.at)
+                        for row in activity["explanations"] if row.text and row.lesson_id in texts]
         return {"learner": {"id": learner.id, "name": _name(learner)}, "events": events,
                 "explanations": explanations}
 
@@ -222,8 +223,8 @@ class ClassReport:
         lesson = next((entry for entry in written_lessons() if entry["id"] == lesson_id), None)
         if lesson is None:
             raise ClassError(f"the path has no written lesson {lesson_id!r}", kind="not-found")
-        written = {learner: (text, ticked, at) for learner, lesson_of, text, ticked, at
-                   in self.tables.class_activity(class_id)["explanations"] if lesson_of == lesson_id}
+        written = {row.learner_id: (row.text, row.ticked, row.at)
+                   for row in self.tables.class_activity(class_id)["explanations"] if row.lesson_id == lesson_id}
         learners = []
         for learner in self._learners(class_id, section):
             text, ticked, at = written.get(learner.id, (None, [], None))
@@ -281,7 +282,7 @@ def _only(activity: ClassActivity, learners: set[int]) -> ClassActivity:
         submissions=[row for row in activity["submissions"] if row.learner_id in learners],
         answers=[row for row in activity["answers"] if row.learner_id in learners],
         explanations=[row for row in activity["explanations"] if row.learner_id in learners],
-        help=[row for row in activity["help"] if row[0] in learners],
+        help=[row for row in activity["help"] if row.learner_id in learners],
         work={key: value for key, value in activity["work"].items() if key in learners},
         last_active={key: value for key, value in activity["last_active"].items() if key in learners})
 
@@ -290,19 +291,19 @@ def _seen(activity: ClassActivity) -> _Seen:
     submissions = _counted(activity["submissions"])
     runs: dict[tuple[int, str], list[str]] = defaultdict(list)
     failing: dict[str, Counter[str]] = defaultdict(Counter)
-    for learner, exercise, status, result, _, _ in submissions:
-        runs[learner, exercise].append(status)
-        if status != "pass":
-            failing[exercise][diagnosis_of(result)] += 1
+    for run in submissions:
+        runs[run.learner_id, run.exercise_id].append(run.status)
+        if run.status != "pass":
+            failing[run.exercise_id][diagnosis_of(run.result)] += 1
     first_answer: dict[tuple[int, str, str], tuple[str, bool]] = {}
     wrong: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
-    for learner, lesson, question, answer, correct, _, _ in activity["answers"]:
-        first_answer.setdefault((learner, lesson, question), (answer, correct))
-        if not correct:
-            wrong[lesson, question][answer] += 1
+    for row in activity["answers"]:
+        first_answer.setdefault((row.learner_id, row.lesson_id, row.question_id), (row.answer, row.correct))
+        if not row.correct:
+            wrong[row.lesson_id, row.question_id][row.answer] += 1
     return _Seen(work=activity["work"], last_active=activity["last_active"],
                  help_used=_help_by_exercise(activity["help"]), first_pass=_first_pass(submissions),
-                 explained={(learner, lesson) for learner, lesson, _, _, _ in activity["explanations"]},
+                 explained={(row.learner_id, row.lesson_id) for row in activity["explanations"]},
                  runs=runs, failing=failing, first_answer=first_answer, wrong=wrong)
 
 

@@ -146,7 +146,8 @@ def parse_roster(data: bytes) -> list[RosterEntry]:
     if len(rows) - 1 > MAX_ROSTER_ROWS:
         raise InputError(f"this file has {count_text(len(rows) - 1, 'row')}: a roster is at most "
                          f"{MAX_ROSTER_ROWS:,}; split it. Nothing was imported.", field="csv")
-    columns = _columns(rows[0][1], rows[0][0])
+    header_line, header = rows[0]  # the header: its line number and its cells
+    columns = _columns(header, header_line)
     entries: list[RosterEntry] = []
     problems: list[str] = []
     first_line: dict[str, int] = {}

@@ -378,8 +378,8 @@ class Sso:
     def locked_out(self, class_id: int) -> list[dict[str, Any]]:
         """Who could not sign in if passwords went off: everyone of the class with no linked sign-in account
         (a provider's or an LMS's), teachers first: [{"id", "name", "role"}]."""
-        return [{"id": account_id, "name": name, "role": role}
-                for account_id, name, role in self.tables.unlinked_people(class_id)]
+        return [{"id": int(person.id), "name": person.name, "role": person.role}
+                for person in self.tables.unlinked_people(class_id)]
 
     def set_passwords(self, class_id: int, allowed: bool, *, asked_by: Account | None = None, lock_out: bool = False) -> None:
         """Passwords on or off in a class (asked_by: the teacher who asks on the page; None: the administrator's

@@ -341,8 +341,8 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _view(args: argparse.Namespace) -> int:
+    from chainrule.classes.class_sections import Sections
     from chainrule.classes.report import ClassReport
-    from chainrule.classes.sections import Sections
 
     store, accounts = _open(args)
     with store:
@@ -446,8 +446,8 @@ def _optimize(args: argparse.Namespace) -> int:
 
 
 def _gradebook(args: argparse.Namespace) -> int:
+    from chainrule.classes.class_sections import Sections
     from chainrule.classes.report import ClassReport, csv_text
-    from chainrule.classes.sections import Sections
 
     store, accounts = _open(args)
     with store:
@@ -477,7 +477,7 @@ def _import_roster(args: argparse.Namespace) -> int:
 
 
 def _section(args: argparse.Namespace) -> int:
-    from chainrule.classes.sections import Sections
+    from chainrule.classes.class_sections import Sections
 
     learner = _for_a_learner(args, lambda accounts, teacher, learner_id, store: Sections(accounts).set_section(
         teacher, learner_id, args.section))

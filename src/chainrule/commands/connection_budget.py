@@ -43,9 +43,9 @@ def server_limit(url: str) -> ServerLimit:
     import psycopg
 
     with psycopg.connect(url, autocommit=True, connect_timeout=10) as raw:
-        maximum, superuser, reserved, is_super, role_limit, open_now = connection_limits(raw)
-    return ServerLimit(maximum, 0 if is_super else superuser + reserved, role_limit,
-                       open_now - 1)  # not counting the connection that asked
+        limits = connection_limits(raw)
+    return ServerLimit(limits.max_connections, 0 if limits.is_superuser else limits.superuser_reserved + limits.reserved,
+                       limits.role_limit, limits.open_now - 1)  # not counting the connection that asked
 
 
 def default_reserve(worker_processes: int) -> int:

@@ -28,6 +28,8 @@ from chainrule.commands.arguments import Refused
 if TYPE_CHECKING:
     from fastapi import FastAPI
 
+    from chainrule.web.store_access import StoreAccess
+
 DEFAULT_PORT = 8765
 PORT_FILE = "lesson-port"  # in the data folder: the port of the last start, so open tabs find the server again
 
@@ -168,7 +170,7 @@ def run(args: argparse.Namespace) -> int:
         with contextlib.ExitStack() as closing:
             sock = closing.enter_context(_listening(args, place, _data_folder(data_dir)))
             app = _lesson_app(args, place, sock, data_dir, added)
-            closing.callback(app.state.services.close)
+            closing.callback(_services(app).close)
             serve_on(app, sock)
     except Refused as refused:
         print(refused.text("lesson"), file=sys.stderr)
@@ -266,6 +268,13 @@ def _listen_advice(error: OSError) -> str:
     return "Choose another --port, or leave it out to get a free one."
 
 
+def _services(app: "FastAPI") -> "StoreAccess":
+    """The app's store and graded runs (web/app_state.py: the one way to the app's state)."""
+    from chainrule.web.app_state import app_state
+
+    return app_state(app).services
+
+
 def _lesson_app(args: argparse.Namespace, place: Place, sock: socket.socket, data_dir: str | None,
                 added: list[str]) -> FastAPI:
     """The one learner's app, with a fresh link token; says where to open it (and opens the browser)."""
@@ -283,7 +292,7 @@ def _lesson_app(args: argparse.Namespace, place: Place, sock: socket.socket, dat
     except SecretError as error:
         secret, secret_error = None, str(error)
     app = create_app(token, data_dir, port=port, extra_hosts=extra_hosts, session_secret=secret)
-    _, store_error = app.state.services.try_store()
+    _, store_error = _services(app).try_store()
     url = f"http://{shown_host}:{port}{_landing(args.lesson, added)}?token={token}"
     _say_running(url, store_error, secret_error)
     if not args.no_browser:

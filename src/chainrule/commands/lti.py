@@ -198,9 +198,9 @@ def _scores(args: argparse.Namespace) -> int:
         rows = lti.tables.outbox(class_id)
     if not rows:
         print("No scores for the LMS yet.")
-    for _, learner, resource, given, maximum, sent, attempts, error in rows:
-        state = "sent" if sent else f"waiting ({attempts} tries: {error or 'not tried yet'})"
-        print(terminal_text(f"{learner[:24]:24} {resource:36} {given:g} of {maximum:g}  {state}"))
+    for row in rows:
+        state = "sent" if row.sent else f"waiting ({row.attempts} tries: {row.last_error or 'not tried yet'})"
+        print(terminal_text(f"{row.name[:24]:24} {row.resource:36} {row.score_given:g} of {row.score_maximum:g}  {state}"))
     return 0
 
 

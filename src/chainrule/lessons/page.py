@@ -24,7 +24,7 @@ from chainrule.lessons.loader import (
     path_entry,
     register_exercises,
 )
-from chainrule.lessons.text import LessonDataError, fill, inside_lesson, render_inline, render_markdown
+from chainrule.lessons.text import LessonDataError, Resolve, fill, inside_lesson, render_inline, render_markdown
 
 __all__ = ["get_lesson"]
 
@@ -36,10 +36,28 @@ def _neighbour(index: int) -> dict[str, Any] | None:
     return None
 
 
-@lesson_cache
-def _build_lesson(lesson_id: str) -> dict[str, Any]:
+def _prediction_steps(lesson_id: str, predict: dict[str, Any], resolve: Resolve) -> list[dict[str, Any]]:
+    """The Predict section's steps, each with the animation's step just before it, in the order the animation
+    reaches them: forward before backward, then by step."""
     import chainrule
 
+    trace = chainrule.trace(build_lesson_graph(lesson_id, predict["graph"]))
+    steps = [
+        {
+            "key": step["key"],
+            "kind": step["kind"],
+            "node_label": step["node_label"],
+            "prompt": fill(step["prompt"], resolve, f"prediction {step['key']}"),
+            "before_step": before_step(trace, step["node_label"], step["kind"]),
+        }
+        for step in predict["steps"]
+    ]
+    steps.sort(key=lambda s: (s["before_step"]["phase"] != "forward", s["before_step"]["index"]))
+    return steps
+
+
+@lesson_cache
+def _build_lesson(lesson_id: str) -> dict[str, Any]:
     data = loaded_lesson(lesson_id)
     folder = Path(data["folder"])
     resolve = lesson_resolver(lesson_id)
@@ -64,20 +82,7 @@ def _build_lesson(lesson_id: str) -> dict[str, Any]:
         sections.append({key: section[key] for key in ("number", "slug", "title")} | {"html": html})
 
     predict = data["predict"]
-    trace = chainrule.trace(build_lesson_graph(lesson_id, predict["graph"]))
-    steps = [
-        {
-            "key": step["key"],
-            "kind": step["kind"],
-            "node_label": step["node_label"],
-            "prompt": fill(step["prompt"], resolve, f"prediction {step['key']}"),
-            "before_step": before_step(trace, step["node_label"], step["kind"]),
-        }
-        for step in predict["steps"]
-    ]
-    # In the order the animation reaches them: forward before backward, then by step.
-    steps.sort(key=lambda s: (s["before_step"]["phase"] != "forward", s["before_step"]["index"]))
-
+    steps = _prediction_steps(lesson_id, predict, resolve)
     exercises = [
         {
             "id": exercise["id"],

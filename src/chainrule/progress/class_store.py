@@ -8,7 +8,7 @@ Secrets arrive already hashed (token hashes, argon2id password hashes); times as
 from __future__ import annotations
 
 import secrets
-from typing import TYPE_CHECKING, Any, Callable, TypedDict, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple, TypedDict, TypeVar
 
 from chainrule.progress.audit_store import ACCOUNT_LOCK
 from chainrule.progress.connection import Connection
@@ -29,8 +29,17 @@ ACCOUNT_COLUMNS = ("SELECT a.id, a.class_id, c.name AS class_name, a.role, a.nam
 
 AccountRow = Record  # columns: id, class_id, class_name, role, name, session_epoch, approved, class_state, section
 HELP_COLUMNS = ("lesson_id", "exercise_id", "kind", "number", "at")  # a hint opened or a solution shown
-# (learner, exercise, hints opened, when the solution was first shown or None): help_by_exercise
-HelpUsed = tuple[int, str, int, "str | None"]
+
+
+class HelpUsed(NamedTuple):
+    """One learner's help on one exercise (help_by_exercise)."""
+
+    learner_id: int
+    exercise_id: str
+    hints: int                   # hints opened: the highest number
+    solution_at: str | None      # when the solution was first shown, or None
+
+
 MAX_ID = 2**31 - 1  # learner_id is a 4-byte INTEGER in PostgreSQL; a larger id is no account
 
 
@@ -367,7 +376,7 @@ def help_by_exercise(conn: Connection, class_id: int, exercises: tuple[str, ...]
                 continue
             if at is not None and not sound_rows("help_used", ("at",), [row], keep=2):
                 at = None
-            rows.append((int(learner), exercise, max(0, int(hints or 0)), at))
+            rows.append(HelpUsed(int(learner), exercise, max(0, int(hints or 0)), at))
     return rows
 
 

@@ -305,10 +305,10 @@ class SqliteDatabase:
         conn = self._connection()
         try:
             if check_integrity:
-                problems = [row[0] for row in conn.execute("PRAGMA quick_check").fetchall()]
+                problems = [row.quick_check for row in conn.execute("PRAGMA quick_check").fetchall()]
                 if problems != ["ok"]:
                     raise sqlite3.DatabaseError("database disk image is malformed: " + "; ".join(problems[:3]))
-            mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
+            mode = conn.execute("PRAGMA journal_mode").fetchone().journal_mode
         except sqlite3.Error as error:
             raise translate_sqlite_error(error, self.path) from error
         if str(mode).lower() != "wal":

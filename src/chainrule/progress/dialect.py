@@ -95,7 +95,7 @@ def _record_type(names: tuple[str, ...]) -> _RecordType:
 
 @functools.lru_cache(maxsize=512)
 def _sqlite_type(description: tuple[tuple[Any, ...], ...]) -> _RecordType:
-    return _record_type(tuple(column[0] for column in description))
+    return _record_type(tuple(name for name, *_ in description))  # DB-API: each column's name comes first
 
 
 def sqlite_record(cursor: Any, row: tuple[Any, ...]) -> Record:
@@ -121,7 +121,7 @@ class Dialect:
         return script
 
     def schema_version(self, conn: Executes) -> int:
-        return int(conn.one("PRAGMA user_version")[0])
+        return int(conn.one("PRAGMA user_version").user_version)
 
     def set_schema_version(self, conn: Executes, version: int) -> None:
         conn.execute(f"PRAGMA user_version = {int(version)}")
@@ -170,7 +170,7 @@ class PostgresDialect(Dialect):
         return "".join(out)
 
     def schema_version(self, conn: Executes) -> int:
-        if conn.one("SELECT to_regclass('chainrule_schema')")[0] is None:
+        if not conn.one("SELECT to_regclass('chainrule_schema') IS NOT NULL AS found").found:
             return 0
         row = conn.execute("SELECT version FROM chainrule_schema").fetchone()
         return 0 if row is None else int(row.version)

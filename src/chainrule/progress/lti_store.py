@@ -14,6 +14,7 @@ from chainrule.progress.audit_store import ACCOUNT_LOCK
 from chainrule.progress.class_store import admitted, refuse_if_closed
 from chainrule.progress.connection import Connection, Database
 from chainrule.progress.credit_changes import scores_changed
+from chainrule.progress.dialect import Record
 from chainrule.progress.roster_store import AlreadyClaimed, NotOnRoster, claim_entry
 
 if TYPE_CHECKING:
@@ -167,10 +168,10 @@ class LtiStore:
 
         return self._write(work)
 
-    def platforms(self, issuer: str | None = None, client_id: str | None = None) -> list[Any]:
+    def platforms(self, issuer: str | None = None, client_id: str | None = None) -> list[Record]:
         """The platforms (records of PLATFORM_COLUMNS), of one issuer (and client id) if given."""
 
-        def work(conn: Connection) -> list[Any]:
+        def work(conn: Connection) -> list[Record]:
             sql, params = f"SELECT {PLATFORM_COLUMNS} FROM lti_platforms", []
             if issuer is not None:
                 sql += " WHERE issuer = ?" + (" AND client_id = ?" if client_id is not None else "")
@@ -254,7 +255,7 @@ class LtiStore:
         return self._read(lambda conn: conn.execute(
             f"SELECT {CONTEXT_COLUMNS} FROM lti_contexts WHERE id = ?", (context_row,)).fetchone())
 
-    def frame_origins(self) -> list[Any]:
+    def frame_origins(self) -> list[Record]:
         """(class_id, lms_origins: the platform's LMS origins as JSON, frame_origin: the course's) of every LMS
         class."""
         return self._read(lambda conn: conn.execute(
@@ -418,11 +419,11 @@ class LtiStore:
 
         return self._write(work, lock=OUTBOX_LOCK)
 
-    def claim_due_scores(self, now: float, stale_before: float, limit: int = 20) -> list[Any]:
+    def claim_due_scores(self, now: float, stale_before: float, limit: int = 20) -> list[Record]:
         """Take up to ``limit`` scores due for sending (none another sender holds since stale_before), as records
         (account_id, resource, score_given, score_maximum, completed, work_at, version, attempts)."""
 
-        def work(conn: Connection) -> list[Any]:
+        def work(conn: Connection) -> list[Record]:
             rows = conn.execute(
                 "SELECT account_id, resource, score_given, score_maximum, completed, work_at, version, attempts "
                 "FROM lti_scores WHERE sent_version < version AND next_ts <= ? AND claimed_ts < ? "
@@ -445,7 +446,7 @@ class LtiStore:
             "UPDATE lti_scores SET attempts = attempts + 1, next_ts = ?, claimed_ts = 0, last_error = ? "
             "WHERE account_id = ? AND resource = ?", (next_ts, error[:500], account_id, resource)), lock=OUTBOX_LOCK)
 
-    def outbox(self, class_id: int | None = None) -> list[Any]:
+    def outbox(self, class_id: int | None = None) -> list[Record]:
         """Records (account_id, name, resource, score_given, score_maximum, sent, attempts, last_error) of the
         scores of a class (or of every class)."""
         where, params = ("WHERE a.class_id = ?", (class_id,)) if class_id is not None else ("", ())

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 from chainrule.progress.audit_store import ACCOUNT_LOCK, Actor, AuditLog, audited_write
 from chainrule.progress.connection import Connection
+from chainrule.progress.dialect import Record
 
 if TYPE_CHECKING:
     from chainrule.progress.store import ProgressStore
@@ -160,11 +161,12 @@ class PeopleStore:
 
         return self._write(work)
 
-    def teachers(self, class_id: int, role: str = "teacher") -> list[tuple[int, str, bool]]:
-        """(id, name, whether a password is set) of each teacher (or assistant) of the class, oldest first."""
-        return [(int(row.id), row.name, row.password_hash is not None) for row in self.database.read(lambda conn: conn.execute(
-            "SELECT id, name, password_hash FROM accounts WHERE class_id = ? AND role = ? ORDER BY id",
-            (int(class_id), role)).fetchall())]
+    def teachers(self, class_id: int, role: str = "teacher") -> list[Record]:
+        """Records (id, name, signed_up: whether a password is set) of each teacher (or assistant) of the class,
+        oldest first."""
+        return list(self.database.read(lambda conn: conn.execute(
+            "SELECT id, name, password_hash IS NOT NULL AS signed_up FROM accounts WHERE class_id = ? AND role = ? "
+            "ORDER BY id", (int(class_id), role)).fetchall()))
 
     def password_hash(self, account_id: int) -> str | None:
         row = self.database.read(lambda conn: conn.execute(

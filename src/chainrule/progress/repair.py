@@ -73,11 +73,11 @@ def _valid_json(text: str) -> str | None:
 
 
 def _text_columns(conn: sqlite3.Connection) -> list[tuple[str, str]]:
-    tables = [row[0] for row in conn.execute(
+    tables = [row.name for row in conn.execute(
         "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")]
-    return [(table, column[1]) for table in tables
+    return [(table, column.name) for table in tables
             for column in conn.execute(f"PRAGMA table_info({_quoted(table)})")
-            if str(column[2]).upper() == "TEXT"]
+            if str(column.type).upper() == "TEXT"]
 
 
 def find_invalid_text(conn: sqlite3.Connection) -> list[Fix]:

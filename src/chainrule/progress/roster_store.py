@@ -1,4 +1,4 @@
-"""The SQL of a class's roster and sections (schema migration 20); classes/roster.py and classes/sections.py hold
+"""The SQL of a class's roster and sections (schema migration 20); classes/roster.py and classes/class_sections.py hold
 the rules.
 
 A roster entry is a person a teacher listed: a name, the key they join with (an e-mail or a school id) and a
@@ -8,10 +8,11 @@ name and section are updated, and a learner who joined with it moves to that sec
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Callable, NamedTuple, TypeVar
 
 from chainrule.progress.audit_store import ACCOUNT_LOCK
 from chainrule.progress.connection import Connection
+from chainrule.progress.dialect import Record
 
 if TYPE_CHECKING:
     from chainrule.progress.store import ProgressStore
@@ -34,7 +35,7 @@ class AlreadyClaimed(Exception):
     """claim_entry: a learner joined with that key already."""
 
 
-def claim_entry(conn: Connection, class_id: int, key: str) -> Any:
+def claim_entry(conn: Connection, class_id: int, key: str) -> Record:
     """Inside the write that makes a learner: the class's roster entry for ``key`` (a record: id, section), or
     NotOnRoster, or AlreadyClaimed (two joins with one key at once: the second finds it taken)."""
     row = conn.execute("SELECT id, section, account_id FROM roster_entries WHERE class_id = ? AND person_key = ?",
@@ -79,7 +80,7 @@ class RosterStore:
 
         return self._write(work)
 
-    def entries(self, class_id: int) -> list[Any]:
+    def entries(self, class_id: int) -> list[Record]:
         """Records (id, name, key_kind, person_key, section, account_id, account_name) of the class's roster,
         by section and name."""
         return self.database.read(lambda conn: conn.execute(

@@ -28,9 +28,10 @@ import json
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any, Callable, Hashable
+from typing import Any, Callable, Hashable, NamedTuple
 
 from chainrule.progress.connection import ADVISORY_NAMESPACE, Connection
+from chainrule.progress.dialect import Record, postgres_records
 from chainrule.progress.shapes import JobStatus
 from chainrule.progress.store import ProgressStore, work_time
 from chainrule.turns import MAX_OPEN_PER_LEARNER, fair_order
@@ -326,9 +327,17 @@ def _ended(verdict: str, detail: str | None = None) -> str:
 # (classes/queue.py drives procrastinate; the SQL it needs besides procrastinate's lives here)
 
 
+def _named(raw: Any, sql: str, params: tuple[Any, ...] = ()) -> Record:
+    """The one row of ``sql`` on psycopg's own connection ``raw`` (whose rows are plain tuples), read as the
+    store's named record (``row.ready``)."""
+    with raw.cursor(row_factory=postgres_records) as cursor:
+        row: Record = cursor.execute(sql, params).fetchone()
+    return row
+
+
 def queue_schema_ready(raw: Any) -> bool:
     """Whether procrastinate's tables exist (``raw``: an open psycopg connection)."""
-    return raw.execute("SELECT to_regclass('procrastinate_jobs')").fetchone()[0] is not None
+    return bool(_named(raw, "SELECT to_regclass('procrastinate_jobs') IS NOT NULL AS ready").ready)
 
 
 def lock_session(raw: Any, key: int) -> None:
@@ -363,13 +372,24 @@ async def ping_async(raw: Any) -> None:
     await raw.execute("SELECT 1")
 
 
-def connection_limits(raw: Any) -> tuple[int, int, int, bool, int, int]:
-    """(max_connections, superuser_reserved_connections, reserved_connections, whether this role is a
-    superuser, its CONNECTION LIMIT (-1: none), client connections open now) of the server ``raw`` reaches."""
-    # `raw` is psycopg's own connection (no named rows): the columns come back in the SELECT's order.
-    most, superuser_kept, kept, superuser, own_limit, open_now = raw.execute(
-        "SELECT current_setting('max_connections')::int, current_setting('superuser_reserved_connections')::int, "
-        "COALESCE(current_setting('reserved_connections', true), '0')::int, r.rolsuper, r.rolconnlimit, "
-        "(SELECT COUNT(*) FROM pg_stat_activity WHERE backend_type = 'client backend') "
-        "FROM pg_roles r WHERE r.rolname = current_user").fetchone()
-    return int(most), int(superuser_kept), int(kept), bool(superuser), int(own_limit), int(open_now)
+class ConnectionLimits(NamedTuple):
+    """What a PostgreSQL server allows, as connection_limits reads it."""
+
+    max_connections: int
+    superuser_reserved: int      # superuser_reserved_connections
+    reserved: int                # reserved_connections (PostgreSQL 16 on; 0 before)
+    is_superuser: bool           # whether this role is a superuser
+    role_limit: int              # this role's CONNECTION LIMIT (-1: none)
+    open_now: int                # client connections open now
+
+
+def connection_limits(raw: Any) -> ConnectionLimits:
+    """The connection limits of the server ``raw`` (psycopg's own connection) reaches."""
+    row = _named(raw, "SELECT current_setting('max_connections')::int AS max_connections, "
+                 "current_setting('superuser_reserved_connections')::int AS superuser_reserved, "
+                 "COALESCE(current_setting('reserved_connections', true), '0')::int AS reserved, "
+                 "r.rolsuper AS is_superuser, r.rolconnlimit AS role_limit, "
+                 "(SELECT COUNT(*) FROM pg_stat_activity WHERE backend_type = 'client backend') AS open_now "
+                 "FROM pg_roles r WHERE r.rolname = current_user")
+    return ConnectionLimits(int(row.max_connections), int(row.superuser_reserved), int(row.reserved),
+                            bool(row.is_superuser), int(row.role_limit), int(row.open_now))

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Callable, NamedTuple, TypeVar
 
 from chainrule.progress.audit_store import ACCOUNT_LOCK
 from chainrule.progress.connection import Connection
+from chainrule.progress.dialect import Record
 from chainrule.progress.lti_store import StrangerBudget, add_stranger_row, linked_account, take_seat, use_login
 
 if TYPE_CHECKING:
@@ -54,7 +55,7 @@ class SsoStore:
 
         return self.database.write(work, lock=ACCOUNT_LOCK)
 
-    def providers(self) -> list[Any]:
+    def providers(self) -> list[Record]:
         """Records of PROVIDER_COLUMNS (provider.issuer, ...), by name."""
         return self._read(lambda conn: conn.execute(
             f"SELECT {PROVIDER_COLUMNS} FROM sso_providers ORDER BY name").fetchall())
@@ -148,14 +149,14 @@ class SsoStore:
         if self._read(seats):  # most sign-ins have no seat to take: no write for them
             self.database.write(work, lock=ACCOUNT_LOCK)
 
-    def unlinked_people(self, class_id: int) -> list[tuple[int, str, str]]:
-        """(account id, name, role) of everyone in the class who has no linked sign-in account (neither a
+    def unlinked_people(self, class_id: int) -> list[Record]:
+        """Records (id, name, role) of everyone in the class who has no linked sign-in account (neither a
         provider's nor an LMS's): with passwords off they could not sign in. Teachers first, then by name."""
-        return [(int(row.id), row.name, row.role) for row in self._read(lambda conn: conn.execute(
+        return list(self._read(lambda conn: conn.execute(
             "SELECT a.id, a.name, a.role FROM accounts a WHERE a.class_id = ? "
             "AND NOT EXISTS (SELECT 1 FROM sso_users s WHERE s.account_id = a.id) "
             "AND NOT EXISTS (SELECT 1 FROM lti_users l WHERE l.account_id = a.id) "
-            "ORDER BY CASE WHEN a.role = 'teacher' THEN 0 ELSE 1 END, a.name, a.id", (class_id,)).fetchall())]
+            "ORDER BY CASE WHEN a.role = 'teacher' THEN 0 ELSE 1 END, a.name, a.id", (class_id,)).fetchall()))
 
     def is_linked(self, account_id: int) -> bool:
         return self._read(lambda conn: conn.execute(

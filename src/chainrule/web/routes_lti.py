@@ -56,8 +56,8 @@ class FrameOrigins:
 
     def reload(self) -> None:
         found: dict[int, set[str]] = {}
-        for class_id, platform_origins, frame_origin in self.lti.tables.frame_origins():
-            found.setdefault(int(class_id), set()).update(json.loads(platform_origins), {frame_origin} - {""})
+        for row in self.lti.tables.frame_origins():
+            found.setdefault(int(row.class_id), set()).update(json.loads(row.lms_origins), {row.frame_origin} - {""})
         with self._lock:
             self.by_class = {class_id: tuple(sorted(origins)) for class_id, origins in found.items()}
 

@@ -25,8 +25,8 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from chainrule.classes.accounts import ASSISTANT, MAX_NAME, MAX_PASSWORD, TEACHER, TEACHER_LINK_LIFETIME, Accounts
+from chainrule.classes.class_sections import Sections
 from chainrule.classes.people import STATE_SAYS, People
-from chainrule.classes.sections import Sections
 from chainrule.classes.sessions import cookie_header, csrf_token, session_cookie
 from chainrule.number_text import count_text
 from chainrule.web.app_state import app_state

@@ -1,5 +1,5 @@
 """The class's roster, sections, teaching assistants and changes to several learners at once, on its teacher's page
-(classes/roster.py, classes/sections.py and classes/people.py hold the rules).
+(classes/roster.py, classes/class_sections.py and classes/people.py hold the rules).
 
     GET    /api/class/roster                   the roster (who is listed, their section, who joined) and sections
     POST   /api/class/roster.csv               the CSV file itself as the body: every row, or none (422 naming each)
@@ -20,9 +20,9 @@ from fastapi import APIRouter, Request
 from pydantic import BaseModel, ConfigDict, Field
 
 from chainrule.classes.accounts import ASSISTANT, MAX_NAME, TEACHER_LINK_LIFETIME, in_thread
+from chainrule.classes.class_sections import Sections
 from chainrule.classes.people import People
 from chainrule.classes.roster import FILE_RULE, MAX_ROSTER_BYTES, MAX_ROSTER_ROWS, MAX_SECTION, Roster
-from chainrule.classes.sections import Sections
 from chainrule.errors import InputError
 from chainrule.number_text import count_text
 from chainrule.web.app_state import app_state

@@ -1,5 +1,5 @@
 """?section=...: a teacher's view narrowed to one section's learners. The one query parameter every such view
-takes (the grid, the explanations, the gradebook, item analysis); classes/sections.py checks the name (an
+takes (the grid, the explanations, the gradebook, item analysis); classes/class_sections.py checks the name (an
 unknown one is a 422 naming the class's sections)."""
 
 from __future__ import annotations
@@ -18,14 +18,14 @@ SectionFilter = Annotated[str | None, Query(max_length=200, description="one sec
 
 def chosen_section(request: Request, account: Account, section: str | None) -> str:
     """The section asked for ('' : the whole class)."""
-    from chainrule.classes.sections import Sections
+    from chainrule.classes.class_sections import Sections
 
     return Sections(app_state(request).accounts).chosen(account.class_id, section)
 
 
 def section_learners(request: Request, account: Account, section: str | None) -> set[int] | None:
     """The ids of the chosen section's learners, or None for the whole class."""
-    from chainrule.classes.sections import Sections
+    from chainrule.classes.class_sections import Sections
 
     chosen = chosen_section(request, account, section)
     if not chosen:

@@ -3,14 +3,14 @@
 An exercise folder's exercise.json names one kind and lists its cases (only inputs, never answers).
 The kinds, by module:
 
-    graphs.py     graph-values, graph-values-any-order, graph-grads
-    lines.py      line-loss-grad, line-fit
-    backward.py   neuron-params, expression-grads
-    slopes.py     nudge-slopes, rule-slopes, chain-links
-    training.py   neuron-step, neuron-train
-    tangents.py   expression-jvp, jacobian
-    gradients.py  nudge-gradient, rule-gradient, path-sum
-    softmax.py    softmax, softmax-ce-grad, softmax-step
+    graph_steps.py graph-values, graph-values-any-order, graph-grads
+    lines.py       line-loss-grad, line-fit
+    backward.py    neuron-params, expression-grads
+    slopes.py      nudge-slopes, rule-slopes, chain-links
+    training.py    neuron-step, neuron-train
+    tangents.py    expression-jvp, jacobian
+    gradients.py   nudge-gradient, rule-gradient, path-sum
+    softmax.py     softmax, softmax-ce-grad, softmax-step
     engine_build.py engine-graph, engine-mlp, engine-train (the learner's own Value, network and training loop)
 
 Each kind also recognises classic mistakes from the numbers a failing test produced (its `mistakes`);
@@ -23,7 +23,7 @@ from chainrule.grading.kinds.backward import BACKWARD_KINDS
 from chainrule.grading.kinds.base import Attempt, CaseError, CaseKind, Mistake
 from chainrule.grading.kinds.engine_build import ENGINE_BUILD_KINDS
 from chainrule.grading.kinds.gradients import GRADIENT_KINDS
-from chainrule.grading.kinds.graphs import GRAPH_KINDS
+from chainrule.grading.kinds.graph_steps import GRAPH_KINDS
 from chainrule.grading.kinds.lines import LINE_KINDS
 from chainrule.grading.kinds.slopes import SLOPE_KINDS
 from chainrule.grading.kinds.softmax import SOFTMAX_KINDS

@@ -55,6 +55,49 @@ def _kill_marked(marker: str) -> None:
             pass
 
 
+def _clean_env(scratch: str, marker: str, env: dict[str, str] | None) -> dict[str, str]:
+    """The program's whole environment: a plain one, its home the working directory, ``env`` on top, and the
+    run's marker (KEY=VALUE) by which a survivor is found when no cgroup holds the run."""
+    work = os.path.join(scratch, "work")
+    key, value = marker.split("=", 1)
+    return {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "HOME": work,
+        "TMPDIR": work,
+        "LANG": "C.UTF-8",
+        "PYTHONIOENCODING": "utf-8",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        **(env or {}),
+        key: value,
+    }
+
+
+def _end_everything(plan: Plan, process: subprocess.Popen[bytes], marker: str) -> None:
+    """Whatever is left (a setsid child, a fork bomb) dies now: the reaper's sweep, the cgroup, the group, or
+    the marked environment; then the program is waited for and its pipes closed."""
+    kill_deadline = time.monotonic() + 2.0
+    layers.stop(plan, process, kill_deadline)
+    if not plan.isolation.bubblewrap and plan.cgroup is None:
+        _kill_marked(marker)
+    try:
+        process.wait(timeout=max(0.1, kill_deadline - time.monotonic()))
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+    for pipe in (process.stdout, process.stderr):
+        if pipe is not None:  # both are pipes: layers.start opens them
+            pipe.close()
+
+
+def _signal_of(returncode: int | None, bubblewrap: bool) -> int | None:
+    """The signal that ended the program, if one did."""
+    if returncode is not None and returncode < 0:
+        return -returncode
+    if bubblewrap and returncode is not None and returncode > 128:
+        return returncode - 128  # bwrap reports a child killed by signal N as exit status 128 + N
+    return None
+
+
 def run(
     argv: Sequence[str],
     scratch: str,
@@ -73,20 +116,8 @@ def run(
         return RunOutcome(stdout=b"", stderr=b"", returncode=None, signal=None, isolation=isolation.report(),
                           start_error="running submissions needs a POSIX system; grading in a sandbox needs Linux")
     marker = f"CHAINRULE_SANDBOX_RUN={uuid.uuid4().hex}"
-    work = os.path.join(scratch, "work")
-    key, value = marker.split("=", 1)
-    clean_env = {
-        "PATH": "/usr/local/bin:/usr/bin:/bin",
-        "HOME": work,
-        "TMPDIR": work,
-        "LANG": "C.UTF-8",
-        "PYTHONIOENCODING": "utf-8",
-        "PYTHONDONTWRITEBYTECODE": "1",
-        **(env or {}),
-        key: value,
-    }
     try:
-        plan = layers.plan_run(isolation, limits, scratch, argv, read_only, clean_env)
+        plan = layers.plan_run(isolation, limits, scratch, argv, read_only, _clean_env(scratch, marker, env))
     except OSError as error:
         return RunOutcome(stdout=b"", stderr=b"", returncode=None, signal=None, isolation=isolation.report(),
                           start_error=f"could not prepare the sandbox: {error.strerror or error}")
@@ -105,28 +136,10 @@ def run(
 
     guard = _Guard(plan, process, started)
     stdout, stderr, timed_out, output_exceeded = _read_capped(process, limits, deadline, guard)
-    # Whatever is left (a setsid child, a fork bomb) dies now: the reaper's sweep, the cgroup, the group,
-    # or the marked environment.
-    kill_deadline = time.monotonic() + 2.0
-    layers.stop(plan, process, kill_deadline)
-    if not plan.isolation.bubblewrap and plan.cgroup is None:
-        _kill_marked(marker)
-    try:
-        process.wait(timeout=max(0.1, kill_deadline - time.monotonic()))
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
-    for pipe in (process.stdout, process.stderr):
-        if pipe is not None:  # both are pipes: layers.start opens them
-            pipe.close()
-
+    _end_everything(plan, process, marker)
     duration_ms = (time.monotonic() - started) * 1000
     returncode = process.returncode
-    sig = None
-    if returncode is not None and returncode < 0:
-        sig = -returncode
-    elif plan.isolation.bubblewrap and returncode is not None and returncode > 128:
-        sig = returncode - 128  # bwrap reports a child killed by signal N as exit status 128 + N
+    sig = _signal_of(returncode, plan.isolation.bubblewrap)
     memory_exceeded = process_limit_hit = False
     if plan.cgroup:
         memory_exceeded = plan.cgroup.memory_exceeded()

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from chainrule.classes.accounts import TEACHER, Account, Accounts, ClassError
+from chainrule.classes.accounts import Account, Accounts, teacher_only
 from chainrule.classes.roster import check_section
 from chainrule.errors import InputError
 from chainrule.progress.roster_store import RosterStore
@@ -50,8 +50,6 @@ class Sections:
 
     def set_section(self, teacher: Account, learner_id: int, section: Any) -> Account:
         """A learner's section ('' : none), by a teacher of their class."""
-        if teacher.role != TEACHER:
-            raise ClassError("only the class's teachers can do this", kind="refused")
-        learner = self.accounts.learner(teacher.class_id, learner_id)
+        learner = self.accounts.learner(teacher_only(teacher).class_id, learner_id)
         self.tables.set_section(teacher.class_id, learner.id, check_section(section))
         return self.accounts.written(learner.id)
