@@ -9,10 +9,24 @@ import math
 import re
 from pathlib import Path
 
-from chainrule.grading import get_exercise, reference_source
+from chainrule.grading import exercise_cases, get_exercise, reference_source, starter_source
 from chainrule.grading.diagnoses import diagnose_run
 from chainrule.grading.rounding import all_same_graded
 from chainrule.lessons.text import PLACEHOLDER
+
+
+def graded_reference_and_starter(grade_once, exercise_id: str, language: str, *, hidden_at_least: int = 1) -> tuple[dict, dict]:
+    """(the reference's run, the starter's run), each graded once (conftest's grade_once), after the checks every
+    lesson's exercises share: the reference passes every shown case and every hidden one (at least
+    ``hidden_at_least``), and the starter carries its exercise's marker and a TODO. What the starter's failing
+    run must say is each lesson test's own."""
+    passed = grade_once(exercise_id, language, reference_source(exercise_id, language))
+    assert passed["verdict"] == "passed", passed["message"]
+    assert len([t for t in passed["tests"] if not t.get("hidden")]) == len(exercise_cases(exercise_id))
+    assert passed["hidden"]["count"] == sum(1 for t in passed["tests"] if t.get("hidden")) >= hidden_at_least
+    starter = starter_source(exercise_id, language)
+    assert f"chainrule exercise: {exercise_id}" in starter and "TODO" in starter
+    return passed, grade_once(exercise_id, language, starter)
 
 
 def run_in_process(exercise_id: str, source: str) -> tuple[list[dict], str | None]:

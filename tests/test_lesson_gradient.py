@@ -13,12 +13,17 @@ import math
 
 import pytest
 
-from chainrule.grading import exercise_cases, reference_source, starter_source
+from chainrule.grading import exercise_cases
 from chainrule.lessons import check_prediction, check_quiz_answer, get_lesson, lesson_data, lesson_numbers
 from chainrule.lessons.loader import DATA_DIR
 from chainrule.lessons.plots import lesson_plot
 from chainrule.lessons.text import LessonDataError
-from exercise_mistakes import assert_mistake_named, assert_odd_output_is_diagnosed, typed_numbers
+from exercise_mistakes import (
+    assert_mistake_named,
+    assert_odd_output_is_diagnosed,
+    graded_reference_and_starter,
+    typed_numbers,
+)
 from reference_torch import needs_torch, torch
 
 pytestmark = pytest.mark.timeout(600)
@@ -213,13 +218,8 @@ STARTER_SAYS = {  # what the first test of each starter's failing run says, in e
 
 @pytest.mark.parametrize("exercise_id,language", ALL, ids=[f"{e}-{lang}" for e, lang in ALL])
 def test_reference_passes_and_starter_fails(exercise_id, language, grade_once):
-    passed = grade_once(exercise_id, language, reference_source(exercise_id, language))
-    assert passed["verdict"] == "passed", passed["message"]
-    assert len([t for t in passed["tests"] if not t.get("hidden")]) == len(exercise_cases(exercise_id)) == 5
-    assert passed["hidden"]["count"] == sum(1 for t in passed["tests"] if t.get("hidden")) == 5
-    starter = starter_source(exercise_id, language)
-    assert f"chainrule exercise: {exercise_id}" in starter and "TODO" in starter
-    failed = grade_once(exercise_id, language, starter)
+    passed, failed = graded_reference_and_starter(grade_once, exercise_id, language, hidden_at_least=5)
+    assert len(exercise_cases(exercise_id)) == passed["hidden"]["count"] == 5
     assert failed["verdict"] == "failed", failed["message"]
     assert all(t["status"] == "fail" for t in failed["tests"] if not t.get("hidden"))
     assert STARTER_SAYS[exercise_id] in failed["tests"][0]["hint"], failed["tests"][0]
