@@ -153,6 +153,23 @@ def lesson_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LessonSe
         stop_lesson_server(server.process)
 
 
+@pytest.fixture(scope="session")
+def walk_server(tmp_path_factory: pytest.TempPathFactory):
+    """walk_server(size): the server the walks of every step and gate at one size (lesson_walk.py) share on this
+    worker, started when the first of them asks (about 1.5 s of CPU each): each walk file walks lessons of its own
+    (a fifth of them), so no lesson is walked twice on one server, as one file already walks several in turn."""
+    started: dict[str, LessonServer] = {}
+
+    def server_for(size: str) -> LessonServer:
+        if size not in started:
+            started[size] = start_lesson_server(tmp_path_factory.mktemp(f"walk-{size}"))
+        return started[size]
+
+    yield server_for
+    for server in started.values():
+        stop_lesson_server(server.process)
+
+
 class RequestLog:
     """Every URL the page requested, to check that nothing leaves the local server."""
 

@@ -9,7 +9,6 @@ Expected values come from the lesson's own spec and chainrule's prediction check
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 from graph_checks import ASKED_IN_VIEW, OVERPRINTS, assert_asked_in_view
 from lesson_pages import click, lesson, open_at
@@ -110,9 +109,10 @@ def fifth_of_the_lessons(fifth: int) -> list[str]:
     return lessons[start:start + size + (fifth < larger)]
 
 
-def walk_every_state(open_page, server_factory, tmp_path: Path, size: str, fifth: int) -> None:
+def walk_every_state(open_page, walk_server, size: str, fifth: int) -> None:
     """The walk of test_every_step_and_gate_shows_its_boxes_caption_and_controls_and_no_number_overprints at one
-    size through one fifth of the lessons (fifth_of_the_lessons), on a server of its own. Item 2: at every step
+    size through one fifth of the lessons (fifth_of_the_lessons), on the server the walks at this size share on
+    this worker (conftest.walk_server: the fifths hold different lessons). Item 2: at every step
     and gate the active box, its caption and the controls are on screen at once (on a phone, 390x844, the graph
     scrolls in a frame to fit). Item 4: predictions come in the order the lesson lists them, and no prompt or
     reason uses a gradient not shown yet. Issue 32: at a gate the asked box and the boxes it depends on are in view
@@ -124,7 +124,7 @@ def walk_every_state(open_page, server_factory, tmp_path: Path, size: str, fifth
 
     from chainrule.lessons import lesson_data
 
-    server = server_factory(tmp_path / "data")
+    server = walk_server(size)
     context, page, log = open_at(open_page, server, size, bypass_csp=True)
     checks = StateChecks(page, size)
     for lesson_id in fifth_of_the_lessons(fifth):
@@ -174,7 +174,7 @@ def walk_test(size: str, fifth: int):
     this test and its docstring)."""
 
     def test_every_step_and_gate_shows_its_boxes_caption_and_controls_and_no_number_overprints(
-            open_page, server_factory, tmp_path: Path) -> None:
-        walk_every_state(open_page, server_factory, tmp_path, size, fifth)
+            open_page, walk_server) -> None:
+        walk_every_state(open_page, walk_server, size, fifth)
 
     return test_every_step_and_gate_shows_its_boxes_caption_and_controls_and_no_number_overprints

@@ -21,21 +21,24 @@ SIZES = {"desktop": (1280, 800), "phone": (390, 844)}
 
 @pytest.fixture(scope="module", params=list(SIZES))
 def signed_in(request, browser, lesson_server):
-    """One signed-in browser context per screen size for the whole file."""
+    """One signed-in browser context per screen size for the whole file, and one page in it that each test loads
+    its lesson in (a new page would cost Chromium a renderer of its own): (page, the page's script errors)."""
     from conftest import new_page
 
     width, height = SIZES[request.param]
     context, page, log = new_page(browser, lesson_server, width=width, height=height, bypass_csp=True)
-    page.close()
-    yield context
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    yield page, errors
     assert log.outside(lesson_server.origin) == []
     context.close()
 
 
-def open_driven(context, server, lesson: str, name: str):
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
+def open_driven(signed_in, server, lesson: str, name: str):
+    """The size's page with `lesson` loaded anew and its driven plot `name` drawn; (page, the script errors the
+    page raises from now on: the list of the tests before is emptied, each test having checked it)."""
+    page, errors = signed_in
+    errors.clear()
     page.goto(f"{server.origin}/lessons/{lesson}", wait_until="commit")
     page.wait_for_selector(f"#driven-{name}[data-answers='1']", timeout=60_000)
     return page, errors
@@ -80,7 +83,6 @@ def test_the_learning_rate_and_the_start_by_keyboard(signed_in, lesson_server):
     assert "from w = -1, b = 0" in caption.inner_text()
     assert page.locator("#driven-descent .driven-value").first.inner_text() == "0.16"
     sound(page, "descent")
-    page.close()
     assert errors == []
 
 
@@ -98,7 +100,6 @@ def test_the_network_redrawn_as_it_trains_by_keyboard(signed_in, lesson_server):
     assert "seed 0:" in caption.inner_text()
     assert rows(page, "moons", 1) == 17  # the grid's 16 cells have 17 rows of points
     sound(page, "moons")
-    page.close()
     assert errors == []
 
 
@@ -113,5 +114,4 @@ def test_the_nudge_on_a_log_slider_by_keyboard(signed_in, lesson_server):
     press(page, "nudge", "at", "ArrowRight")  # x = 1 -> 1.5: f'(1.5) = 4 (3 + 1) = 16
     assert "the tangent has slope 16." in caption.inner_text()
     sound(page, "nudge")
-    page.close()
     assert errors == []
