@@ -7,10 +7,12 @@ per thread, so the browser tests and the picture tests must share this session-w
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
 
 import pytest
 
 from chainrule.lessons import register_exercises
+from doc_blocks import README_TRAINING, docs_environment
 from parallel import refuse_shared_node_ids
 from postgres_cluster import new_postgres_schema
 from reaper import adopt_descendants, pytest_configure, pytest_unconfigure  # noqa: F401 (hooks: a watchdog ends what a killed run started)
@@ -115,23 +117,29 @@ def store_place(request, tmp_path):
 def default_moons_run(tmp_path_factory) -> dict:
     """The eager moons demo with every default (100 points, MLP(2, [16, 16, 1]), 100 steps), trained ONCE per
     test run (parallel.once_per_run: one worker trains, the others read) by the real CLI in a process of its
-    own (`chainrule train moons --json --plot`): its JSON document (config, the whole learning curve, the
-    final evaluation) plus "plot_file", the picture written. A clean process (no torch imported) trains
+    own: the README's `chainrule train moons --plot moons.png`, as a doc's console example runs, with its
+    `--json` document recorded beside it (tests/moons_run.py). Its JSON document (config, the whole learning
+    curve, the final evaluation), plus "plot_file", the picture written, and "printed", what the command
+    printed (tests/test_docs.py compares it with the README). A clean process (no torch imported) trains
     about twice as fast as this one would (docs/performance.md)."""
     import json
+    import shlex
     import sys
 
     from parallel import once_per_run
     from reaper import run_in_a_session
 
     def train(folder) -> None:
-        result = run_in_a_session([sys.executable, "-m", "chainrule", "train", "moons", "--json", "--plot",
-                                   str(folder / "moons.png")], timeout=600)
+        argv = shlex.split(README_TRAINING)
+        assert argv[:3] == ["chainrule", "train", "moons"], argv
+        result = run_in_a_session([sys.executable, str(Path(__file__).with_name("moons_run.py")), "moons.json",
+                                   *argv[3:]], timeout=600, cwd=folder, env=docs_environment(folder))
         assert result.returncode == 0, result.stderr
-        (folder / "moons.json").write_text(result.stdout)
+        (folder / "printed.txt").write_text(result.stdout + result.stderr)
 
     folder = once_per_run(tmp_path_factory, "default-moons-run", train)
-    return {**json.loads((folder / "moons.json").read_text()), "plot_file": folder / "moons.png"}
+    return {**json.loads((folder / "moons.json").read_text()), "plot_file": folder / "moons.png",
+            "printed": (folder / "printed.txt").read_text()}
 
 
 @pytest.fixture(scope="session")

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import re
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -10,6 +12,18 @@ ROOT = Path(__file__).resolve().parent.parent
 FENCE = re.compile(r"^```(\S*)\s*$")
 NOT_RUN = re.compile(r"^<!--\s*not run:\s*(\S.*?)\s*-->$")
 COMMAND_LANGUAGES = {"sh", "bash", "shell", "console"}
+# The README's console example of training, run by default_moons_run as the README shows it (tests/test_docs.py
+# reads its printed lines from there rather than training again).
+README_TRAINING = "chainrule train moons --plot moons.png"
+
+
+def docs_environment(folder) -> dict[str, str]:
+    """The environment a doc's console example runs in (tests/test_docs.py): this environment's `chainrule`
+    first on the PATH, a progress store in ``folder``, a plain 100-column terminal."""
+    return {**os.environ, "PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""),
+            "CHAINRULE_DATA_DIR": str(folder / "data"), "COLUMNS": "100", "NO_COLOR": "1", "TERM": "dumb"}
+
+
 COMMAND_WORDS = ("$ ", "chainrule ", "make ", "pip ", "pipx ", "uv ", "python", ".venv/", "bash ", "printf ", "rm ")
 
 

@@ -10,6 +10,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import threading
@@ -104,6 +105,13 @@ def scaffold(tmp_path: Path) -> Path:
     return tmp_path / "lessons" / "demo"
 
 
+@pytest.fixture(scope="module")
+def scaffolded(tmp_path_factory) -> Path:
+    """One lesson folder made by `chainrule lessons new` for the module: each broken-lesson case below breaks a
+    copy of it (a process fewer per case; test_a_scaffolded_lesson_is_complete_and_valid checks the command)."""
+    return scaffold(tmp_path_factory.mktemp("scaffolded"))
+
+
 def test_a_scaffolded_lesson_is_complete_and_valid(tmp_path: Path) -> None:
     folder = scaffold(tmp_path)
     lesson = json.loads((folder / "lesson.json").read_text())
@@ -167,8 +175,10 @@ def edit(folder: Path, name: str, old: str, new: str) -> None:
      r"lesson\.json:\d+: an exercise entry must be \{\"folder\": \"exercises/NAME\"\}, not .*hints belong in the "
      r"exercise folder's exercise\.json"),
 ])
-def test_a_broken_lesson_is_rejected_with_a_located_message(tmp_path: Path, break_it, located: str) -> None:
-    folder = scaffold(tmp_path)
+def test_a_broken_lesson_is_rejected_with_a_located_message(tmp_path: Path, scaffolded: Path, break_it,
+                                                            located: str) -> None:
+    folder = tmp_path / "lessons" / "demo"
+    shutil.copytree(scaffolded, folder)
     break_it(folder)
     # Only a starter or a solution needs the sandbox to show its problem; the rest is found without grading
     # (test_a_scaffolded_lesson_is_complete_and_valid grades the scaffold's files).

@@ -109,10 +109,11 @@ def test_an_endless_loop_is_still_stopped_by_its_cpu_limit_on_a_busy_machine(bus
 
 
 def test_code_that_waits_forever_is_still_the_learners_timeout_on_a_busy_machine(busy_machine):
+    # A guard of 1.5 s, as the endless loop's: the burners spin all the while the code sleeps.
     source = "import time\ndef neuron_grads(x, w, b, out, grad):\n    time.sleep(10_000)\n"
-    limits = dataclasses.replace(default_limits("python"), wall_seconds=3.0)
+    limits = dataclasses.replace(default_limits("python"), wall_seconds=1.5)
     result = grade("neuron-grads", "python", source, limits=limits)
-    assert result["verdict"] == "timeout" and "3 seconds" in result["message"], result["message"]
+    assert result["verdict"] == "timeout" and "within 1.5 seconds" in result["message"], result["message"]
 
 
 def test_serve_and_a_worker_pass_a_reference_while_burners_keep_every_core_busy(postgres_cluster, one_core):

@@ -280,12 +280,33 @@ def test_a_learners_odd_output_is_diagnosed_without_a_crash():
     assert_odd_output_is_diagnosed(EXERCISES)
 
 
+# TypeScript compiled the way grading compiles it: type-checked by the bundled TypeScript compiler (no error
+# allowed), then its types stripped by the bundled sucrase; the JavaScript left is what node runs.
+COMPILE_TYPESCRIPT = """
+const fs = require("fs");
+const [checker, transpiler, source, target] = process.argv.slice(1);
+const text = fs.readFileSync(source, "utf8");
+const errors = require(checker).typeCheck(text, source);
+if (errors.length) { console.error(JSON.stringify(errors)); process.exit(1); }
+fs.writeFileSync(target, require(transpiler).transform(text, { transforms: ["typescript"], filePath: source }).code);
+"""
+
+
 def run_on_its_own(tmp_path, language: str, text: str) -> str:
     import subprocess
     import sys
 
-    path = tmp_path / f"engine.{'py' if language == 'python' else 'js'}"
+    from chainrule.grading import grader
+    from chainrule.grading.exercise_folder import LANGUAGES as EXTENSIONS
+
+    path = tmp_path / f"engine.{EXTENSIONS[language]}"
     path.write_text(text, encoding="utf-8")
+    if language == "typescript":
+        compiled = tmp_path / "engine-compiled.js"
+        ran = subprocess.run(["node", "-e", COMPILE_TYPESCRIPT, str(grader.TYPE_CHECKER), str(grader.TRANSPILER),
+                              str(path), str(compiled)], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+        assert ran.returncode == 0, ran.stderr
+        path = compiled
     command = [sys.executable, "-I", str(path)] if language == "python" else ["node", str(path)]
     ran = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert ran.returncode == 0, ran.stderr
@@ -294,7 +315,7 @@ def run_on_its_own(tmp_path, language: str, text: str) -> str:
 
 def test_the_carried_code_reaches_the_next_starter_and_the_last_step_downloads_as_one_file(tmp_path):
     """Through a real lesson server: a passing run of one step becomes the next step's starter (same language
-    only; a failing run later changes nothing), and the last step's passing code downloads as a file that runs."""
+    only; a failing run later changes nothing), and the last step's passing code downloads as a file that runs (TypeScript once compiled as grading compiles it)."""
     import httpx
 
     from web_process import start, stop, wait_for_url
@@ -332,7 +353,7 @@ def test_the_carried_code_reaches_the_next_starter_and_the_last_step_downloads_a
 
             download = "/api/exercises/engine-training/passing-code"
             assert client.get(download, params={"language": "python"}).status_code == 404
-            for language in ("python", "javascript"):
+            for language in LANGUAGES:
                 assert run("engine-training", language, reference_source("engine-training", language))["status"] == "pass"
                 got = client.get(download, params={"language": language})
                 assert got.status_code == 200 and "attachment" in got.headers["content-disposition"]

@@ -23,6 +23,11 @@ from pathlib import Path
 
 import pytest
 
+try:  # a subtest's report (tests/fuzzing.py), whose time is also in its test's own report
+    from _pytest.subtests import SubtestReport
+except ImportError:  # pytest before 9
+    SubtestReport = ()  # type: ignore[assignment,misc]
+
 BUDGETS = Path(__file__).with_name("time_budgets.toml")
 CPU = "cpu_seconds"  # the name of the user property each report carries
 # The worker's last teardown also ends the session-wide fixtures (the one Chromium, a PostgreSQL cluster): the
@@ -101,7 +106,7 @@ class TimeBudgets:
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         spent = self.files.setdefault(report.nodeid.split("::")[0], FileTime())
-        spent.wall += report.duration
+        spent.wall += 0.0 if isinstance(report, SubtestReport) else report.duration
         spent.cpu += sum(value for key, value in report.user_properties if key == CPU)
         spent.tests += report.when == "setup"
         self.session_cpu += sum(value for key, value in report.user_properties if key == SESSION_CPU)

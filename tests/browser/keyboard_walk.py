@@ -16,7 +16,9 @@ Each part presses keys only (no clicks, no focus() calls). On the way it checks 
   text read: every slider of the three driven plots (gradient descent's rate and start, the network's width,
   rate and seed, Slopes' point and h), the contour point of "Many inputs", the path-sum view of "Forward mode
   and reverse mode" path by path, a named wrong prediction's aimed hint and second try, a wrong quiz option's
-  why_wrong and second try, and each plot's table view opened and read.
+  why_wrong and second try, and each plot's table view opened and read;
+* the capstone's steps (issue 44): each step's editor opens with the learner's own passing code of the step
+  before, in the same language, and the last step's download link is followed by Enter.
 
 Predictions and quiz answers are the hand-worked ones of path_walk.py; exercises are the reference
 solutions, typed in.
@@ -28,7 +30,7 @@ import json
 from contextlib import contextmanager
 from pathlib import Path
 
-from path_walk import NEXT, NUMERIC_ANSWERS, PREDICTIONS, quiz_of
+from path_walk import CAPSTONE, CAPSTONE_PREDICTIONS, NEXT, NUMERIC_ANSWERS, PREDICTIONS, quiz_of
 
 from conftest import WIDTHS, answered_days_ago, axe_violations, new_page
 
@@ -189,7 +191,8 @@ GRAPH_TEXT = """() => Array.from(document.querySelectorAll('svg.graph-svg text')
 AUDITED_ELSEWHERE = {"path", "backprop", "review", "playground", "slopes-and-the-chain-rule", "a-network-learns",
                      "forward-and-reverse-mode", "many-inputs-and-the-gradient",
                      "softmax-and-cross-entropy",  # these five in test_path_six_*.py, at both widths
-                     "build-the-engine"}  # in test_path_capstone.py, at both widths
+                     CAPSTONE}  # in test_path_capstone.py, at both widths (its keyboard walk is
+                                # test_keyboard_and_screen_reader_capstone.py and _phone_capstone.py)
 # The path's new lessons, finished by clicks in test_path_six_*.py: here each is opened from the path and its
 # plot worked by keyboard (a choice by arrow keys, a step by Enter; the contour plot's point moved by arrow keys):
 # (holder, a choice group, the choice an arrow key moves to, the data attribute that says which is shown).
@@ -309,8 +312,6 @@ def drive_by_keyboard(page, keys: Keys, name: str, moves: list[tuple[str, str]])
 
 
 def finish_lesson(page, keys: Keys, lesson_id: str, size: str) -> None:
-    from chainrule.grading import reference_source
-
     language = LANGUAGE[size]
     # 03: the animation, step by step from the keyboard, read out and mirrored in the table view.
     step_through_with_announcements(page, keys, "see-it-work-player", 6)
@@ -328,7 +329,7 @@ def finish_lesson(page, keys: Keys, lesson_id: str, size: str) -> None:
         read_table_view(page, keys, holder)
 
     # 04: Next until a prediction box takes the focus; type, Enter; "Next ▶ play this step" has the focus.
-    expected = PREDICTIONS[lesson_id]
+    expected = CAPSTONE_PREDICTIONS if lesson_id == CAPSTONE else PREDICTIONS[lesson_id]
     section = page.locator("#section-04")
     keys.tab_to("#predict-player button.next")
     # Each step takes at most a Tab back to Next and an Enter; each prediction a typed answer and an Enter (the
@@ -355,24 +356,7 @@ def finish_lesson(page, keys: Keys, lesson_id: str, size: str) -> None:
     slipped = 1 if lesson_id in SLIPS else 0  # right on the second try: made, not right at once
     assert section.locator(".prediction-list li.right").count() == len(expected) - slipped
 
-    # 05: each exercise in one language: arrow keys choose it, the code is typed in, Run tests by Enter.
-    exercises = page.locator("article.exercise").evaluate_all("nodes => nodes.map(n => n.dataset.exercise)")
-    for exercise in exercises:
-        block = f"article[data-exercise='{exercise}']"
-        keys.tab_to(f"{block} input[type=radio]:checked")
-        while not keys.at(f"#lang-{exercise}-{language}"):
-            keys.press("ArrowRight")
-        page.wait_for_function("([b, l]) => document.querySelector(b).dataset.language === l", arg=[block, language])
-        keys.tab_to(f"{block} .cm-content")
-        keys.press("Control+A")
-        page.keyboard.insert_text(reference_source(exercise, language))
-        assert page.evaluate("id => window.chainruleEditors[id].getText()", exercise) == reference_source(exercise, language)
-        keys.tab_to(f"{block} button.run-tests")
-        with page.expect_response(lambda r: r.url.endswith("/api/grade"), timeout=120_000):
-            keys.press("Enter")
-        page.wait_for_function("b => { const r = document.querySelector(`${b} .results`); return r.dataset.status && !r.hasAttribute('aria-busy'); }",
-                               arg=block, timeout=120_000)
-        assert page.locator(f"{block} .results").get_attribute("data-status") == "pass"
+    run_exercises(page, keys, lesson_id, language)
 
     # 06: numbers typed, choices by arrow keys (Space checks the first), Enter on "Check answer". The first
     # choice question is answered wrong first: why that option is wrong is read, then one more try.
@@ -402,6 +386,59 @@ def finish_lesson(page, keys: Keys, lesson_id: str, size: str) -> None:
     assert keys.at("#section-07 .key-ideas input[type=checkbox]")
     keys.press("Space")
     page.wait_for_selector("main[data-finished='true']")
+
+
+def run_exercises(page, keys: Keys, lesson_id: str, language: str) -> None:
+    """Section 05: each exercise in one language: arrow keys choose it, the code is typed in, Run tests by Enter.
+    The capstone's steps each open with the step before's passing code, and the last one's download is taken."""
+    from chainrule.grading import reference_source
+
+    exercises = page.locator("article.exercise").evaluate_all("nodes => nodes.map(n => n.dataset.exercise)")
+    for number, exercise in enumerate(exercises):
+        block = f"article[data-exercise='{exercise}']"
+        keys.tab_to(f"{block} input[type=radio]:checked")
+        while not keys.at(f"#lang-{exercise}-{language}"):
+            keys.press("ArrowRight")
+        page.wait_for_function("([b, l]) => document.querySelector(b).dataset.language === l", arg=[block, language])
+        if lesson_id == CAPSTONE and number:
+            assert_carried(page, exercises[number - 1], exercise, language)
+        keys.tab_to(f"{block} .cm-content")
+        keys.press("Control+A")
+        page.keyboard.insert_text(reference_source(exercise, language))
+        assert page.evaluate("id => window.chainruleEditors[id].getText()", exercise) == reference_source(exercise, language)
+        keys.tab_to(f"{block} button.run-tests")
+        with page.expect_response(lambda r: r.url.endswith("/api/grade"), timeout=120_000):
+            keys.press("Enter")
+        page.wait_for_function("b => { const r = document.querySelector(`${b} .results`); return r.dataset.status && !r.hasAttribute('aria-busy'); }",
+                               arg=block, timeout=120_000)
+        assert page.locator(f"{block} .results").get_attribute("data-status") == "pass"
+    if lesson_id == CAPSTONE:
+        download_by_keyboard(page, keys, exercises[-1], language)
+
+
+def assert_carried(page, before: str, exercise: str, language: str) -> None:
+    """A capstone step opens with the learner's own passing code of the step before (in the same language, its
+    exercise marker renamed) as soon as that step passes, and says so in a note beside the editor."""
+    from chainrule.grading import reference_source
+
+    carried = reference_source(before, language).replace(f"exercise: {before}", f"exercise: {exercise}")
+    page.wait_for_function("([id, text]) => window.chainruleEditors[id].getText() === text", arg=[exercise, carried])
+    assert page.locator(f"article[data-exercise='{exercise}'] .carried-note").is_visible()
+
+
+def download_by_keyboard(page, keys: Keys, exercise: str, language: str) -> None:
+    """The last step's "Download your passing code" link, reached by Tab and followed by Enter: a file named for the
+    step and language, holding the passing code (then the lines that run it on its own)."""
+    from chainrule.grading import LANGUAGES, reference_source
+
+    link = f"article[data-exercise='{exercise}'] a.download-code"
+    keys.tab_to(link)
+    assert page.get_attribute(link, "href") == f"/api/exercises/{exercise}/passing-code?language={language}"
+    with page.expect_download() as got:
+        keys.press("Enter")
+    download = got.value
+    assert download.suggested_filename == f"{exercise}.{LANGUAGES[language]}"
+    assert Path(download.path()).read_text(encoding="utf-8").startswith(reference_source(exercise, language).rstrip())
 
 
 def second_try_after_a_named_slip(page, keys: Keys, key: str, slip: float, name: str, right: float) -> None:
@@ -491,7 +528,10 @@ def walk_lessons(page, keys: Keys, server, size: str, lessons: list[str]) -> lis
         # 08: the recap's link leads on (its address is the next lesson's); the last lesson of the part leads
         # back to the path.
         following = page.locator("#section-08 .next-lesson a")
-        assert following.get_attribute("href") == NEXT[lesson_id]
+        if NEXT[lesson_id] is None:  # the path's last lesson
+            assert following.count() == 0
+        else:
+            assert following.get_attribute("href") == NEXT[lesson_id]
         last = number == len(lessons) - 1
         keys.tab_to("#section-08 a.back-to-path" if last else "#section-08 .next-lesson a")
         keys.press("Enter")

@@ -23,14 +23,20 @@ PREDICTIONS = {
     "backprop": SPEC_PREDICTIONS,
     "gradient-descent-linear-regression": {"f": 2.0, "r": -1.0, "L": 1.0, "dr": -2.0, "dw": -4.0, "db": -2.0},
 }
+# The capstone's (walked on its own, after the path): L = a b + a at a = 3, b = -2: c = -6, L = -3, and a's two
+# shares b + 1 = -1.
+CAPSTONE = "build-the-engine"
+CAPSTONE_PREDICTIONS = {"c": -6.0, "L": -3.0, "da": -1.0}
 # Hand-worked keys of the numeric quiz questions (the choice questions are answered from quiz.json's index).
 NUMERIC_ANSWERS = {
     "product-gradient": "6", "tanh-gradient": "0.51", "sum-of-uses": "8",
     "evaluate-graph": "8", "shared-value": "2", "count-values": "7",
     "one-step": "0.9", "point-gradient": "6", "mean-squared-error": "4.6667",
+    # the capstone's, from their given numbers: b + 1; (1 - t²) g; b g
+    "value-used-twice": "-1", "tanh-local-gradient": "1.28", "product-local-gradient": "-6",
 }
 NEXT = {"computational-graphs": "/lessons/backprop", "backprop": "/lessons/gradient-descent-linear-regression",
-        "gradient-descent-linear-regression": "/lessons/a-network-learns"}
+        "gradient-descent-linear-regression": "/lessons/a-network-learns", CAPSTONE: None}  # the last: no next
 
 
 def quiz_of(lesson_id: str) -> list[dict]:

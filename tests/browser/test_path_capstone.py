@@ -3,7 +3,7 @@ its predictions, its five steps (each step's editor filled with the learner's ow
 before as soon as that step passes, in the same language), its quiz, explain-it-back and recap, then axe-core,
 no sideways scrolling and a picture at 1280 and at 390 px on the finished lesson.
 
-Predictions and quiz answers are worked out by hand here, never read back from the page; the steps are pasted
+Predictions and quiz answers are worked out by hand (path_walk.py), never read back from the page; the steps are pasted
 from the reference solutions and graded through the page (the first two in Python, so that the carried code can
 be seen; then JavaScript, TypeScript, and Python again)."""
 
@@ -13,26 +13,18 @@ import math
 from pathlib import Path
 
 import pytest
+from keyboard_walk import assert_carried
 from lesson_pages import choose_language, reference, run_tests, set_editor_text
-from path_walk import answer_quiz, make_predictions
+from path_walk import CAPSTONE, CAPSTONE_PREDICTIONS, answer_quiz, make_predictions
 
 from conftest import WIDTHS, axe_violations, new_page
 
 pytestmark = pytest.mark.timeout(900)
 
-CAPSTONE = "build-the-engine"
 STEPS = [("engine-value", "python"), ("engine-ops", "python"), ("engine-backward", "javascript"),
          ("engine-network", "typescript"), ("engine-training", "python")]
-# L = a b + a at a = 3, b = -2: c = -6, L = -3, and a's two shares b + 1 = -1.
-PREDICTIONS = {"c": -6.0, "L": -3.0, "da": -1.0}
-# The numeric questions' keys from their given numbers, by hand: b + 1; (1 - t²) g; b g.
-QUIZ_NUMBERS = {"value-used-twice": "-1", "tanh-local-gradient": "1.28", "product-local-gradient": "-6"}
 # o = tanh(1.5 × -0.8 + -0.5 × 0.6 + 0.4) = tanh(-1.1)
 OUTPUT = f"{math.tanh(-1.1):.4f}"
-
-
-def editor_text(page, exercise: str) -> str:
-    return page.evaluate("id => window.chainruleEditors[id].getText()", exercise)
 
 
 def test_the_capstone_end_to_end(browser, server_factory, tmp_path: Path, screenshots_dir: Path) -> None:
@@ -54,15 +46,12 @@ def test_the_capstone_end_to_end(browser, server_factory, tmp_path: Path, screen
         assert player.locator("button.next").is_disabled()
         assert player.locator("g.node[data-label='o'] .node-value").text_content() == OUTPUT
 
-        make_predictions(page, PREDICTIONS)
+        make_predictions(page, CAPSTONE_PREDICTIONS)
         for number, (exercise, language) in enumerate(STEPS):
             block = page.locator(f"article[data-exercise='{exercise}']")
             choose_language(page, exercise, language)
             if number == 1:  # step 1 passed in Python: step 2 opens with that very code, its marker renamed
-                page.wait_for_function("id => window.chainruleEditors[id].getText().includes('engine-ops')", arg=exercise)
-                carried = reference("engine-value", "python").replace("exercise: engine-value", "exercise: engine-ops")
-                assert editor_text(page, exercise) == carried
-                assert block.locator(".carried-note").is_visible()
+                assert_carried(page, "engine-value", exercise, "python")
             set_editor_text(page, exercise, reference(exercise, language))
             run_tests(page, exercise)
             assert block.locator(".results").get_attribute("data-status") == "pass", block.text_content()
@@ -70,7 +59,7 @@ def test_the_capstone_end_to_end(browser, server_factory, tmp_path: Path, screen
         assert download.is_visible()
         assert download.get_attribute("href") == "/api/exercises/engine-training/passing-code?language=python"
 
-        answer_quiz(page, CAPSTONE, QUIZ_NUMBERS)
+        answer_quiz(page, CAPSTONE)
         page.locator("#explanation-text").fill("Each Value sends its gradient back to its inputs, added up.")
         with page.expect_response(lambda r: r.url.endswith("/explanation") and r.request.method == "PUT") as saved:
             page.locator("#section-07 button[type=submit]").click()

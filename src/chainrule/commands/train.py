@@ -253,13 +253,7 @@ def run(args: argparse.Namespace) -> int:
         except OSError as error:
             return _error(f"could not write --plot {args.plot!r}: {error.strerror or error}")
     if args.json:
-        # Strict JSON: a run that diverges has a nan loss, sent as null with "loss_text" saying which.
-        print(json.dumps(with_number_texts({
-            "dataset": "moons", "config": asdict(config),
-            "parameters": demo.model.num_parameters(),
-            "curve": [asdict(record) for record in curve], "final": final,
-            "plot": args.plot,
-        }, every=False), indent=2, allow_nan=False))
+        print(json_document(demo, curve, final, args.plot))
         return 0
     print(
         f"done in {seconds:.1f} s: loss {format_number(final['loss'])}, training accuracy "
@@ -268,6 +262,17 @@ def run(args: argparse.Namespace) -> int:
     if args.plot is not None:
         print(f"decision boundary written to {args.plot}")
     return 0
+
+
+def json_document(demo: MoonsDemo, curve: list[StepRecord], final: dict, plot: str | None) -> str:
+    """What `--json` prints: the run's settings, its whole learning curve and the final evaluation. Strict
+    JSON: a run that diverges has a nan loss, sent as null with "loss_text" saying which."""
+    return json.dumps(with_number_texts({
+        "dataset": "moons", "config": asdict(demo.config),
+        "parameters": demo.model.num_parameters(),
+        "curve": [asdict(record) for record in curve], "final": final,
+        "plot": plot,
+    }, every=False), indent=2, allow_nan=False)
 
 
 def _header(demo: MoonsDemo) -> str:
