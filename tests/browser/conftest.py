@@ -214,6 +214,32 @@ def open_page(browser):
         context.close()
 
 
+@pytest.fixture(scope="module")
+def page_per_size(browser):
+    """page_per_size(server, size, **options) -> (context, page, request log): one signed-in page per server, size
+    (of WIDTHS) and options for the module's tests, instead of a page per test: a new page costs Chromium a
+    renderer of its own (about 1 s of CPU). Each test loads its own address afresh (an address that differs only
+    after `#` is not a new load); the page is given back at its size, the mouse off every element, its request
+    log emptied. Contexts close after the module."""
+    opened: dict[tuple, tuple] = {}
+
+    def open_(server: LessonServer, size: str, **options):
+        key = (server.url, size, tuple(sorted(options.items())))
+        width, height = WIDTHS[size]
+        if key not in opened:
+            opened[key] = new_page(browser, server, width=width, height=height, wait_until="commit", **options)
+        context, page, log = opened[key]
+        page.set_viewport_size({"width": width, "height": height})
+        page.mouse.move(0, 0)
+        log.urls.clear()
+        log.page_errors.clear()
+        return context, page, log
+
+    yield open_
+    for context, _page, _log in opened.values():
+        context.close()
+
+
 @pytest.fixture()
 def server_factory(tmp_path_factory: pytest.TempPathFactory):
     """server_factory(data_dir) starts one more real server (stopped after the test)."""

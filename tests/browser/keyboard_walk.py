@@ -190,10 +190,10 @@ GRAPH_TEXT = """() => Array.from(document.querySelectorAll('svg.graph-svg text')
 # test_playground_page.py: the playground): here it audits the others, the costliest check of a page.
 AUDITED_ELSEWHERE = {"path", "backprop", "review", "playground", "slopes-and-the-chain-rule", "a-network-learns",
                      "forward-and-reverse-mode", "many-inputs-and-the-gradient",
-                     "softmax-and-cross-entropy",  # these five in test_path_six.py, at both widths
+                     "softmax-and-cross-entropy",  # these five in test_path_six_*.py, at both widths
                      CAPSTONE}  # in test_path_capstone.py, at both widths (its keyboard walk is
                                 # test_keyboard_and_screen_reader_capstone.py and _phone_capstone.py)
-# The path's new lessons, finished by clicks in test_path_six.py: here each is opened from the path and its
+# The path's new lessons, finished by clicks in test_path_six_*.py: here each is opened from the path and its
 # plot worked by keyboard (a choice by arrow keys, a step by Enter; the contour plot's point moved by arrow keys):
 # (holder, a choice group, the choice an arrow key moves to, the data attribute that says which is shown).
 PLOTS_BY_KEYBOARD = {

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from graph_checks import overprints
-from lesson_pages import SIZES, box_text, lesson, open_at
+from lesson_pages import SIZES, box_text, lesson
 
 from conftest import WIDTHS
 
@@ -22,8 +22,8 @@ pytestmark = pytest.mark.timeout(300)
 
 
 @pytest.mark.parametrize("size", SIZES)
-def test_explorable_graph_and_nudge_check(open_page, lesson_server, size, screenshots_dir: Path) -> None:
-    context, page, log = open_at(open_page, lesson_server, size)
+def test_explorable_graph_and_nudge_check(page_per_size, lesson_server, size, screenshots_dir: Path) -> None:
+    context, page, log = page_per_size(lesson_server, size)
     lesson(page, lesson_server)
     width = WIDTHS[size][0]
     # The lesson's numbers first (spec: L = -8, dL/da = 6).
@@ -62,8 +62,8 @@ def test_explorable_graph_and_nudge_check(open_page, lesson_server, size, screen
 
 
 @pytest.mark.parametrize("size", SIZES)
-def test_explore_problems_are_said_once_at_their_field_and_no_stale_number_looks_current(open_page, lesson_server, size) -> None:
-    context, page, log = open_at(open_page, lesson_server, size)
+def test_explore_problems_are_said_once_at_their_field_and_no_stale_number_looks_current(page_per_size, lesson_server, size) -> None:
+    context, page, log = page_per_size(lesson_server, size)
     lesson(page, lesson_server)
     status = page.locator(".explore-status")
     # a = 1e200 is out of the explorable range: said under the inputs, the graph marked as not run.

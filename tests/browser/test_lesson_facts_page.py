@@ -19,8 +19,16 @@ pytestmark = pytest.mark.timeout(300)
 
 
 def opened(open_page, server, size, lesson_id):
-    """The lesson at one of SIZES, complete; (page, log)."""
+    """The lesson at one of SIZES, complete, on a page of the test's own; (page, log)."""
     _, page, log = open_at(open_page, server, size)
+    lesson(page, server, lesson_id)
+    return page, log
+
+
+def loaded(page_per_size, server, size, lesson_id):
+    """The lesson at one of SIZES, complete, loaded afresh in the module's page of that size (page_per_size);
+    (page, log)."""
+    _, page, log = page_per_size(server, size)
     lesson(page, server, lesson_id)
     return page, log
 
@@ -104,8 +112,8 @@ def test_the_forward_mode_lesson_reads_unambiguously(shared, size):
 
 
 @pytest.mark.parametrize("size", SIZES)
-def test_the_slopes_lesson_shows_the_tiny_nudge_inexact_and_every_tick_whole(open_page, lesson_server, size):
-    page, log = opened(open_page, lesson_server, size, "slopes-and-the-chain-rule")
+def test_the_slopes_lesson_shows_the_tiny_nudge_inexact_and_every_tick_whole(page_per_size, lesson_server, size):
+    page, log = loaded(page_per_size, lesson_server, size, "slopes-and-the-chain-rule")
     parts = words(page, "#section-02 .prose")
     assert "Gradient (shown as grad in the graph's boxes)" in parts
     see = words(page, "#section-03 .prose")
@@ -154,9 +162,9 @@ def test_each_graph_is_named_by_its_section_and_formula(shared, size):
 
 
 @pytest.mark.parametrize("size", SIZES)
-def test_focus_stays_on_the_controls_after_the_last_step(open_page, lesson_server, size):
+def test_focus_stays_on_the_controls_after_the_last_step(page_per_size, lesson_server, size):
     """Item 6, players: the last Next is disabled, and focus moves to the next control, not to the page."""
-    page, log = opened(open_page, lesson_server, size, "slopes-and-the-chain-rule")
+    page, log = loaded(page_per_size, lesson_server, size, "slopes-and-the-chain-rule")
     focused = "() => { const a = document.activeElement; return a === document.body ? 'body' : a.dataset.action || a.className; }"
     nudge_next = page.locator("#nudge-plot button[data-action='next']")
     nudge_next.focus()
@@ -231,7 +239,7 @@ def numbers_match(shown: list[str], expected: list[float]) -> bool:
 
 
 @pytest.mark.parametrize("size", SIZES)
-def test_every_plot_has_a_table_of_its_numbers(open_page, lesson_server, shared, size):
+def test_every_plot_has_a_table_of_its_numbers(page_per_size, lesson_server, shared, size):
     """Item 9: the line fit, the nudges and the two moons each have a table view (a caption saying what it shows)
     holding the plot's numbers, worked out here: gradient descent on the mean squared error by hand, f(x) =
     (2x + 1)^2 nudged at 1 (slope 4(2x + 1) = 12), and the moons run of the engine's own trainer (its scores'
@@ -240,7 +248,7 @@ def test_every_plot_has_a_table_of_its_numbers(open_page, lesson_server, shared,
     from chainrule.lessons.plot_boundary import boundary_plot
     from chainrule.number_text import format_number
 
-    page, log = opened(open_page, lesson_server, size, "gradient-descent-linear-regression")
+    page, log = loaded(page_per_size, lesson_server, size, "gradient-descent-linear-regression")
     spec = lesson_data("gradient-descent-linear-regression")["see_it_work"]["plot"]
     xs, ys = spec["xs"], spec["ys"]
     right = next(run for run in spec["runs"] if run["name"] == "right")
@@ -261,7 +269,7 @@ def test_every_plot_has_a_table_of_its_numbers(open_page, lesson_server, shared,
     assert [row[0] for row in plot_rows(page, "#fit-plot")][:3] == [None, "step", None]
     fits_and_no_errors(page, log, size)
 
-    page, log = opened(open_page, lesson_server, size, "slopes-and-the-chain-rule")
+    page, log = loaded(page_per_size, lesson_server, size, "slopes-and-the-chain-rule")
     page.locator("#nudge-plot .plot-table-view summary").click()
     f = lambda x: (2 * x + 1) * (2 * x + 1)  # noqa: E731
     rows = plot_rows(page, "#nudge-plot")

@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
-from lesson_pages import LESSONS, SIZES, lesson, open_at
+from lesson_pages import LESSONS, SIZES, lesson
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -18,8 +18,8 @@ pytestmark = pytest.mark.timeout(300)
 
 
 @pytest.mark.parametrize("size", SIZES)
-def test_play_speed_and_the_formula_term_of_each_step(open_page, lesson_server, size, screenshots_dir: Path) -> None:
-    context, page, log = open_at(open_page, lesson_server, size)
+def test_play_speed_and_the_formula_term_of_each_step(page_per_size, lesson_server, size, screenshots_dir: Path) -> None:
+    context, page, log = page_per_size(lesson_server, size)
     lesson(page, lesson_server, complete=False)
     player = page.locator("#see-it-work-player")
     speed = player.locator("select.speed")
@@ -54,8 +54,8 @@ SPOKEN_TIMES = re.compile(r"(?:\d|\)|\b[a-z]) x (?:-?\d|\()")  # "2 x -2", "x x 
 
 
 @pytest.mark.parametrize("size", SIZES)
-def test_captions_write_multiplication_as_times(open_page, lesson_server, size) -> None:
-    context, page, log = open_at(open_page, lesson_server, size)
+def test_captions_write_multiplication_as_times(page_per_size, lesson_server, size) -> None:
+    context, page, log = page_per_size(lesson_server, size)
     for lesson_id in LESSONS:
         lesson(page, lesson_server, lesson_id, complete=False)
         captions = page.evaluate("""() => {
@@ -75,8 +75,8 @@ def test_captions_write_multiplication_as_times(open_page, lesson_server, size) 
 
 
 @pytest.mark.parametrize("size", SIZES)
-def test_speeds_glyphs_language_and_saved_status(open_page, lesson_server, size) -> None:
-    context, page, log = open_at(open_page, lesson_server, size)
+def test_speeds_glyphs_language_and_saved_status(page_per_size, lesson_server, size) -> None:
+    context, page, log = page_per_size(lesson_server, size)
     lesson(page, lesson_server)
     # A short caption: "Fast" is faster than "Normal", which is faster than "Slow".
     durations = page.evaluate("""() => import('/static/js/graph.js').then(m =>

@@ -56,6 +56,11 @@ def open_at(open_page, server, size):
     return open_page(server, width=width, height=height, bypass_csp=True, wait_until="commit")
 
 
+def shared_at(page_per_size, server, size):
+    """The module's page at `size` on this file's server (page_per_size), for a test that loads its own address."""
+    return page_per_size(server, size, bypass_csp=True)
+
+
 def open_lesson(page, server, lesson_id):
     page.goto(f"{server.origin}/lessons/{lesson_id}")
     page.wait_for_selector("main[data-complete='true']", timeout=60_000)
@@ -90,8 +95,8 @@ def no_serious_violations(page) -> None:
 
 
 @pytest.mark.parametrize("size", SIZES)
-def test_explore_keeps_nan_inf_and_minus_inf_apart_and_names_the_first(open_page, server, size):
-    context, page, log = open_at(open_page, server, size)
+def test_explore_keeps_nan_inf_and_minus_inf_apart_and_names_the_first(page_per_size, server, size):
+    context, page, log = shared_at(page_per_size, server, size)
     open_lesson(page, server, ADDED)
     explore_with(page, {"b": "0"})
     scope = "#explore"
@@ -118,8 +123,8 @@ def playground(page, server, fragment: str):
 
 
 @pytest.mark.parametrize("size", SIZES)
-def test_the_playground_keeps_them_apart_and_names_the_first_too(open_page, server, size):
-    context, page, log = open_at(open_page, server, size)
+def test_the_playground_keeps_them_apart_and_names_the_first_too(page_per_size, server, size):
+    context, page, log = shared_at(page_per_size, server, size)
     playground(page, server, "e=a/b%20%2B%20log(b)&v.a=1&v.b=0")
     scope = "#pg-player"
     assert [box(page, scope, label, "value") for label in ("t1", "t2", "out")] == ["inf", "-inf", "nan"]
@@ -145,8 +150,8 @@ def nudge_playground(page, name: str, h: str) -> str:
 
 
 @pytest.mark.parametrize("size", SIZES)
-def test_the_nudge_check_says_when_and_why_the_two_numbers_differ(open_page, server, size):
-    context, page, log = open_at(open_page, server, size)
+def test_the_nudge_check_says_when_and_why_the_two_numbers_differ(page_per_size, server, size):
+    context, page, log = shared_at(page_per_size, server, size)
     # relu(x) * y at x = 0, y = 2: change / h = 2 from the right, the gradient 0 (relu's slope at 0).
     playground(page, server, "e=relu(x)*y&v.x=0&v.y=2")
     note = nudge_playground(page, "x", "0.01")
@@ -179,8 +184,8 @@ def run_source(page, exercise: str, source: str) -> dict:
     return response.value.json()
 
 
-def test_grader_feedback_has_one_header_that_matches_the_counts_and_the_diagnosis_once(open_page, server):
-    context, page, log = open_at(open_page, server, SIZES[0])
+def test_grader_feedback_has_one_header_that_matches_the_counts_and_the_diagnosis_once(page_per_size, server):
+    context, page, log = shared_at(page_per_size, server, SIZES[0])
     open_lesson(page, server, "computational-graphs")
     graded = run_source(page, "forward-any-order", APPEND_IN_LIST_ORDER)
     results = page.locator("article[data-exercise='forward-any-order'] .results")
@@ -287,8 +292,8 @@ def test_the_solution_opens_by_itself_at_the_third_run_and_a_reconnect_leaves_no
 
 
 @pytest.mark.parametrize("size", SIZES)
-def test_captions_write_times_and_negatives_in_parentheses_and_1_over_n_is_no_input(open_page, server, size):
-    context, page, log = open_at(open_page, server, size)
+def test_captions_write_times_and_negatives_in_parentheses_and_1_over_n_is_no_input(page_per_size, server, size):
+    context, page, log = shared_at(page_per_size, server, size)
     open_lesson(page, server, "backprop")
     player = page.locator("#see-it-work-player")
     captions = []

@@ -1,7 +1,8 @@
-"""The five lessons that make the path eight, taken end to end in a real Chromium at desktop width: one server
-and one page, each lesson opened once; on each finished lesson and on the path page, what differs by size
-(axe-core, no sideways scrolling, the picture) is checked at phone width too, on the state the walk reached.
-The walk's steps at 390 px are the keyboard walk's (tests/browser/test_keyboard_and_screen_reader_phone_beyond.py).
+"""The five lessons that make the path eight, taken end to end in a real Chromium at desktop width, each in a
+test file of its own so that workers walk them side by side (test_path_six_*.py): one server and one page per
+lesson; on each finished lesson and on the path page, what differs by size (axe-core, no sideways scrolling, the
+picture) is checked at phone width too, on the state the walk reached. The walk's steps at 390 px are the keyboard
+walk's (tests/browser/test_keyboard_and_screen_reader_phone_beyond.py).
 
 Predictions and quiz answers are worked out by hand here, never read back from the page; exercises are pasted
 from the reference solutions and graded through the page (one language per exercise, taking turns so that each
@@ -21,12 +22,13 @@ from path_walk import answer_quiz, make_predictions
 
 from conftest import WIDTHS, axe_violations, new_page
 
-pytestmark = pytest.mark.timeout(900)  # one walk of three lessons: 4 min at load average 25, a bound for a hang
-
 SLOPES, NETWORK, MODES = "slopes-and-the-chain-rule", "a-network-learns", "forward-and-reverse-mode"
 GRADIENT, SOFTMAX = "many-inputs-and-the-gradient", "softmax-and-cross-entropy"
-# The order a learner who skips ahead might take: the network lesson first, before gradient descent is done.
-VISITS = (NETWORK, SOFTMAX, SLOPES, GRADIENT, MODES)
+FIVE = (NETWORK, SOFTMAX, SLOPES, GRADIENT, MODES)
+# The lessons finished before each is walked, as a learner who skips ahead might take them: the network lesson
+# first, before gradient descent is done; softmax after the network lesson; the gradient and the two modes after
+# the slopes. Each file finishes them in the store before its server starts (finish_in_store).
+FINISHED_BEFORE = {NETWORK: (), SOFTMAX: (NETWORK,), SLOPES: (), GRADIENT: (SLOPES,), MODES: (SLOPES,)}
 # Where each lesson's turn of languages starts: its exercises (2, 3, 2) take turns, and each lesson has one in
 # TypeScript.
 TURN = {NETWORK: 1, SOFTMAX: 0, SLOPES: 0, GRADIENT: 0, MODES: 2}
@@ -184,63 +186,112 @@ def at_both_widths(page, check) -> None:
         check(size, width)
 
 
-def test_the_five_new_lessons_end_to_end(browser, server_factory, tmp_path: Path, screenshots_dir: Path) -> None:
-    server = server_factory(tmp_path / "data")
-    width, height = WIDTHS["desktop"]
-    context, page, log = new_page(browser, server, width=width, height=height, bypass_csp=True,
-                                  wait_until="commit")
+
+
+def finish_in_store(data_dir: Path, *lesson_ids: str) -> None:
+    """Finish lessons in the data folder a server is then started on, as their walk would: every prediction made
+    right (the hand-worked values), every exercise passed by a run of the reference solution graded here, every
+    quiz question answered right, the explanation written (progress/finished.py's rule)."""
+    from chainrule.lessons.loader import lesson_shape
+    from chainrule.progress import open_store
+
+    store = open_store(data_dir=data_dir)
     try:
-        for lesson_id in VISITS:
-            page.goto(f"{server.origin}/lessons/{lesson_id}")
-            page.wait_for_selector("main[data-complete='true']", timeout=60_000)
-            assert page.locator("#messages .message").count() == 0
-            assert page.locator("section.lesson-section").count() == 8
+        for lesson_id in lesson_ids:
+            shape = lesson_shape(lesson_id)
+            assert sorted(shape["predictions"]) == sorted(PREDICTIONS[lesson_id]), lesson_id
+            for key in shape["predictions"]:
+                store.save_prediction(lesson_id, key, PREDICTIONS[lesson_id][key], True)
+            for exercise in shape["exercises"]:
+                store.record_submission(exercise, "python", reference(exercise, "python"), {"status": "pass"})
+            for question in shape["quiz"]:
+                store.answer_question(lesson_id, question, QUIZ_NUMBERS.get(question, "0"), True)
+            store.save_explanation(lesson_id, "Each step multiplies the slopes it meets, in order.", [])
+    finally:
+        store.close()
 
-            # Opened before the lessons it builds on are finished: a note says what it assumes.
-            note = page.locator("#assumes-note")
-            if NOTE[lesson_id] is None:
-                assert note.count() == 0
-            else:
-                assert note.locator("a").all_text_contents()[:-1] == NOTE[lesson_id]
-                assert "It assumes you know" in note.text_content()
 
-            # 03: the graph jumps to its end (its slider, by keyboard), then the plot plays.
-            player = page.locator("#see-it-work-player")
-            player.locator("input[type=range]").focus()
-            page.keyboard.press("End")
-            assert player.locator("button.next").is_disabled()
-            label, value = OUTPUT[lesson_id]
-            assert player.locator(f"g.node[data-label='{label}'] .node-value").text_content() == value
-            PLOTS[lesson_id](page)
+def finished_server(server_factory, data_dir: Path, *lesson_ids: str):
+    """A server on a data folder where `lesson_ids` are finished already (finish_in_store)."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    finish_in_store(data_dir, *lesson_ids)
+    return server_factory(data_dir)
 
-            # 04 to 07.
-            make_predictions(page, PREDICTIONS[lesson_id])
-            do_exercises(page, TURN[lesson_id])
-            answer_quiz(page, lesson_id, QUIZ_NUMBERS)
-            page.locator("#explanation-text").fill("Each step multiplies the slopes it meets, in order.")
-            with page.expect_response(lambda r: r.url.endswith("/explanation") and r.request.method == "PUT") as saved:
-                page.locator("#section-07 button[type=submit]").click()
-            assert saved.value.status == 200
 
-            # 08: the recap leads on; the finished lesson says so; no serious accessibility problem.
-            following = page.locator("#section-08 .next-lesson a")
-            assert following.get_attribute("href") == NEXT[lesson_id] if NEXT[lesson_id] else following.count() == 0
-            page.wait_for_selector("main[data-finished='true']")
+def walk_lesson(browser, server_factory, tmp_path: Path, screenshots_dir: Path, lesson_id: str) -> None:
+    """One of the five lessons end to end at desktop width, on a server where the lessons before it in the learner's
+    order are finished (FINISHED_BEFORE); then the path page shows it finished."""
+    server = finished_server(server_factory, tmp_path / "data", *FINISHED_BEFORE[lesson_id])
+    width, height = WIDTHS["desktop"]
+    context, page, log = new_page(browser, server, width=width, height=height, bypass_csp=True, wait_until="commit")
+    try:
+        page.goto(f"{server.origin}/lessons/{lesson_id}")
+        page.wait_for_selector("main[data-complete='true']", timeout=60_000)
+        assert page.locator("#messages .message").count() == 0
+        assert page.locator("section.lesson-section").count() == 8
 
-            def finished_lesson(size: str, width: int) -> None:  # what differs by size, on the finished lesson
-                assert axe_violations(page) == [], (lesson_id, size)
-                assert page.evaluate("document.documentElement.scrollWidth") <= width  # no sideways scrolling
-                page.locator("#section-03").screenshot(path=str(screenshots_dir / f"lesson-{lesson_id}-03-{size}.png"))
+        # Opened before the lessons it builds on are finished: a note says what it assumes.
+        note = page.locator("#assumes-note")
+        if NOTE[lesson_id] is None:
+            assert note.count() == 0
+        else:
+            assert note.locator("a").all_text_contents()[:-1] == NOTE[lesson_id]
+            assert "It assumes you know" in note.text_content()
 
-            at_both_widths(page, finished_lesson)
+        # 03: the graph jumps to its end (its slider, by keyboard), then the plot plays.
+        player = page.locator("#see-it-work-player")
+        player.locator("input[type=range]").focus()
+        page.keyboard.press("End")
+        assert player.locator("button.next").is_disabled()
+        label, value = OUTPUT[lesson_id]
+        assert player.locator(f"g.node[data-label='{label}'] .node-value").text_content() == value
+        PLOTS[lesson_id](page)
 
-        # The path: nine lessons in order (the capstone last: tests/browser/test_path_capstone.py), what each builds on (ticked once finished), where the learner stands.
+        # 04 to 07.
+        make_predictions(page, PREDICTIONS[lesson_id])
+        do_exercises(page, TURN[lesson_id])
+        answer_quiz(page, lesson_id, QUIZ_NUMBERS)
+        page.locator("#explanation-text").fill("Each step multiplies the slopes it meets, in order.")
+        with page.expect_response(lambda r: r.url.endswith("/explanation") and r.request.method == "PUT") as saved:
+            page.locator("#section-07 button[type=submit]").click()
+        assert saved.value.status == 200
+
+        # 08: the recap leads on; the finished lesson says so; no serious accessibility problem.
+        following = page.locator("#section-08 .next-lesson a")
+        assert following.get_attribute("href") == NEXT[lesson_id] if NEXT[lesson_id] else following.count() == 0
+        page.wait_for_selector("main[data-finished='true']")
+
+        def finished_lesson(size: str, width: int) -> None:  # what differs by size, on the finished lesson
+            assert axe_violations(page) == [], (lesson_id, size)
+            assert page.evaluate("document.documentElement.scrollWidth") <= width  # no sideways scrolling
+            page.locator("#section-03").screenshot(path=str(screenshots_dir / f"lesson-{lesson_id}-03-{size}.png"))
+
+        at_both_widths(page, finished_lesson)
+
+        # The path page shows the lesson the walk finished as finished.
+        page.goto(f"{server.origin}/")
+        page.wait_for_selector("main[data-ready='true']")
+        entry = page.locator(f".path-lesson[data-lesson='{lesson_id}']")
+        assert entry.get_attribute("data-finished") == "true"
+        assert entry.locator(".lesson-progress-block").get_attribute("data-state") == "done"
+        assert log.outside(server.origin) == [] and log.page_errors == []
+    finally:
+        context.close()
+
+
+def check_the_path(browser, server_factory, tmp_path: Path) -> None:
+    """The path with the five lessons finished: nine lessons in order (the capstone last:
+    tests/browser/test_path_capstone.py), what each builds on (ticked once finished), where the learner stands."""
+    server = finished_server(server_factory, tmp_path / "data", *FIVE)
+    width, height = WIDTHS["desktop"]
+    context, page, log = new_page(browser, server, width=width, height=height, bypass_csp=True, wait_until="commit")
+    try:
         page.goto(f"{server.origin}/")
         page.wait_for_selector("main[data-ready='true']")
         ids = page.locator(".path-lesson").evaluate_all("nodes => nodes.map(n => n.dataset.lesson)")
         assert ids == [SLOPES, GRADIENT, "computational-graphs", "backprop", "gradient-descent-linear-regression", NETWORK, SOFTMAX,
                        MODES, "build-the-engine"]
-        for lesson_id in VISITS:
+        for lesson_id in FIVE:
             entry = page.locator(f".path-lesson[data-lesson='{lesson_id}']")
             assert entry.get_attribute("data-finished") == "true"
             assert entry.locator(".lesson-progress-block").get_attribute("data-state") == "done"
