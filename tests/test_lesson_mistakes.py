@@ -77,7 +77,7 @@ def test_every_wrong_option_of_every_quiz_says_why_it_is_wrong() -> None:
                 else:
                     assert checked["hint"] == question["why_wrong"][index] and checked["hint"] != GENERAL_HINT
                     seen += 1
-    assert seen == 45  # 15 choice questions, 3 wrong options each
+    assert seen == 51  # 17 choice questions, 3 wrong options each
 
 
 def test_a_numeric_questions_slips_follow_its_fresh_numbers() -> None:

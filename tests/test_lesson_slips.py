@@ -33,6 +33,9 @@ T = math.tanh(0.5)
 TANGENT = (1 - T * T) * 1
 # softmax-and-cross-entropy, "guess": z = (0, 1, -1).
 E = [math.exp(0), math.exp(1), math.exp(-1)]
+# build-the-engine, "twice": a = 3, b = -2; c = a × b, L = c + a.
+A, B = 3.0, -2.0
+C = A * B
 
 # (lesson, prediction key, the slip's number by hand, the mistake's name in lesson.json)
 PREDICTION_SLIPS = [
@@ -84,6 +87,10 @@ PREDICTION_SLIPS = [
     ("softmax-and-cross-entropy", "s", 0 + 1 + -1, "added the scores, not their exponentials"),
     ("softmax-and-cross-entropy", "p0", sum(E) / E[0], "divided the wrong way round"),
     ("softmax-and-cross-entropy", "p0", E[0] / (E[1] + E[2]), "left e0 out of the sum"),
+    ("build-the-engine", "c", A + B, "added instead of multiplying"),
+    ("build-the-engine", "c", -C, "lost the minus sign of b"),
+    ("build-the-engine", "L", C, "stopped at the product"),
+    ("build-the-engine", "L", C - A, "subtracted a"),
 ]
 
 # (lesson, question, the slip's number by hand for the question's given numbers, the mistake's name)

@@ -108,3 +108,22 @@ def test_the_page_words_answers_like_the_terminal_and_writes_one_date_format():
         text = path.read_text(encoding="utf-8")
         if path.name != "when.js":
             assert "toLocaleDateString" not in text and "toLocaleString" not in text, path.name
+
+
+def test_every_lessons_graphs_are_named_by_their_section_and_their_own_formula():
+    """Issue 42 item 8, in every lesson (the browser test reads one lesson's names at both widths): the see-it-work
+    and predict graphs are called by their section and by the formula of the graph's own title in lesson.json,
+    never by one name for every graph ("The neuron") nor by the graph's id when a title is missing."""
+    from chainrule.lessons.loader import builtin_lesson_ids
+
+    names = []
+    for lesson_id in builtin_lesson_ids():
+        data, page = lesson_data(lesson_id), get_lesson(lesson_id)
+        for section, part in (("See it work", page["see_it_work"]), ("Predict", page["predict"])):
+            title = data["graphs"][part["graph"]].get("title", "")
+            assert "=" in title, (lesson_id, part["graph"], "a graph the page shows needs its formula as title")
+            # The title as written, its code multiplication said as ×: "y = x*tanh(x)" -> "y = x × tanh(x)".
+            said = re.sub(r"\s*\*\s*", " × ", title) if " * " in title else title
+            assert part["graph_name"] == f"{section}: the graph of {said}", (lesson_id, part["graph_name"])
+            names.append(part["graph_name"])
+    assert len(set(names)) == len(names)  # no two graphs of the path share a name

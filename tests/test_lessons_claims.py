@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from chainrule.lessons.fresh import KINKS, draw_numbers, engine_key, kinks_hit
+from chainrule.lessons.fresh import KINKS, TIES, draw_numbers, engine_key, kinks_hit
 from chainrule.lessons.graphs import explore_graph, graph_trace
 from chainrule.lessons.loader import DATA_DIR, lesson_plots
 from chainrule.lessons.validate import check_lesson_folder
@@ -136,6 +136,29 @@ def test_fresh_hinge_gradients_never_land_on_the_corner() -> None:
     # The corner is reachable from the grid at all (so the test above can fail): y = 1, w = 1, x = 1, r = 0.
     assert kinks_hit(question, {"y": 1, "w": 1, "x": 1, "r": 0}) == ["relu at its input 0"]
     assert set(KINKS) == {"relu", "abs"}
+
+
+def larger_of_two() -> dict:
+    """d/da of max(a, b): 1 where a is the larger, 0 where b is; at a tie the engine splits it (0.5), which is
+    neither. a and b drawn from 1..3 tie in 3 of 9 draws."""
+    return {"id": "larger-of-two", "kind": "number", "given": {"a": 3, "b": 1},
+            "prompt": "m = max(a, b) with a = {{a}} and b = {{b}}. What is dm/da?", "answer": 1,
+            "reason": "The gradient goes to the larger input: {{answer}}.",
+            "fresh": {"draw": {"a": {"from": 1, "to": 3, "step": 1}, "b": {"from": 1, "to": 3, "step": 1}},
+                      "graph": {"leaves": [["a", "a"], ["b", "b"]], "nodes": [["m", "maximum", "a", "b"]], "output": "m"},
+                      "answer": {"node": "a", "field": "grad"}}}
+
+
+def test_fresh_numbers_never_land_on_a_tie_of_max_or_min() -> None:
+    """Item 3's rule for the ops whose corner is a tie of their two inputs (a lesson graph may use any op)."""
+    question = larger_of_two()
+    assert set(TIES) == {"maximum", "minimum"}
+    assert kinks_hit(question, {"a": 2, "b": 2}) == ["maximum(a, b) at a tie, both 2"]
+    assert kinks_hit(question, {"a": 2, "b": 3}) == []
+    for index in range(200):
+        numbers = draw_numbers(question, f"variant-{index}")
+        assert numbers["a"] != numbers["b"], numbers
+        assert engine_key(question, numbers) == (1 if numbers["a"] > numbers["b"] else 0)  # by hand, off the tie
 
 
 def test_constants_are_no_inputs_in_the_network_graphs_and_the_captions() -> None:

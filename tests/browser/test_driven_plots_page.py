@@ -103,15 +103,26 @@ def test_the_network_redrawn_as_it_trains_by_keyboard(signed_in, lesson_server):
     assert errors == []
 
 
+TANGENT_ENDS = """() => { const l = document.querySelector('#driven-nudge .nudge-curve line.nudge-tangent');
+    return ['x1', 'y1', 'x2', 'y2'].map((a) => l.getAttribute(a)); }"""
+ERROR_POINTS = """() => document.querySelector('#driven-nudge .nudge-errors polyline.fit-loss')
+    .getAttribute('points').trim().split(/\\s+/).length"""
+
+
 def test_the_nudge_on_a_log_slider_by_keyboard(signed_in, lesson_server):
     page, errors = open_driven(signed_in, lesson_server, "slopes-and-the-chain-rule", "nudge")
     caption = page.locator("#driven-nudge .driven-caption")
     assert "With h = 0.001" in caption.inner_text()
     assert "the tangent has slope 12." in caption.inner_text()  # f = (2x + 1)^2: f'(1) = 4 (2 + 1) = 12
     assert rows(page, "nudge") == 16  # h = 1, 0.1, ..., 1e-15
+    # The picture: the tangent line on the curve, and the error curve over every h (16 and the chosen one).
+    assert page.locator("#driven-nudge .nudge-curve line.nudge-tangent").count() == 1
+    assert page.evaluate(ERROR_POINTS) == 17
+    tangent = page.evaluate(TANGENT_ENDS)
     press(page, "nudge", "h", "Home")
     assert "With h = 1e-15" in caption.inner_text()
     press(page, "nudge", "at", "ArrowRight")  # x = 1 -> 1.5: f'(1.5) = 4 (3 + 1) = 16
     assert "the tangent has slope 16." in caption.inner_text()
+    assert page.evaluate(TANGENT_ENDS) != tangent  # the tangent is drawn anew at the new point
     sound(page, "nudge")
     assert errors == []

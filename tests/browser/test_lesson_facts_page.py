@@ -108,6 +108,15 @@ def test_the_forward_mode_lesson_reads_unambiguously(shared, size):
     page.locator("label[for='sweep-mode-forward']").click()
     page.wait_for_function("() => document.querySelector('#sweep-plot .fit-caption').textContent.includes('1 sweep will')")
     assert "1 sweeps" not in visible_text(page, "#sweep-plot")
+    # Item 6, the sweep plot: after its last step by Enter, Next is disabled and the focus is on Restart.
+    sweep_next = page.locator("#sweep-plot button[data-action='next']")
+    sweep_next.focus()
+    for _ in range(60):
+        if sweep_next.is_disabled():
+            break
+        page.keyboard.press("Enter")
+    assert sweep_next.is_disabled()
+    assert page.evaluate("() => document.activeElement.dataset.action") == "reset"
     fits_and_no_errors(page, log, size)
 
 

@@ -24,7 +24,7 @@ number, a drawn name, or `{"atanh": name}`, for the long form. The lesson itself
 question with its own `given` numbers. `fresh_problems` says what `lessons check` finds wrong in a rule.
 
 Fresh numbers never land on a kink: a draw that puts the input of an op with a corner (`KINKS`: relu and
-abs at 0) exactly on that corner is drawn again, for every question, because there the engine's slope
+abs at 0; `TIES`: maximum and minimum with equal inputs) exactly on that corner is drawn again, for every question, because there the engine's slope
 (0, as PyTorch's) is not the formula the question teaches (a hinge's -y x), and the learner would be
 marked wrong for knowing the rule. `lessons check` draws many variants and fails when one still does.
 """
@@ -40,7 +40,7 @@ from chainrule.engine import Value
 from chainrule.lessons.graphs import build_graph
 from chainrule.lessons.text import LessonDataError
 
-__all__ = ["KINKS", "variant_for", "draw_numbers", "engine_key", "kinks_hit", "has_fresh_numbers", "fresh_problems"]
+__all__ = ["KINKS", "TIES", "variant_for", "draw_numbers", "engine_key", "kinks_hit", "has_fresh_numbers", "fresh_problems"]
 
 # Functions a leaf may apply to a drawn number (the inverse of an op, to state an op's output).
 _LEAF_FUNCTIONS = {"atanh": math.atanh}
@@ -49,6 +49,9 @@ _REDRAWS = 50
 # The ops of the engine whose slope jumps at one input (docs/engine.md): there the engine's answer is one
 # side's slope (0 for both, as in PyTorch), not the formula either side follows. The one list of kinks.
 KINKS = {"relu": 0.0, "abs": 0.0}
+# The ops whose slope jumps where their two inputs are equal (a tie): there the engine gives each input half
+# the gradient (as torch.maximum and torch.minimum do), which is neither side's rule.
+TIES = ("maximum", "minimum")
 
 
 def has_fresh_numbers(question: dict[str, Any]) -> bool:
@@ -118,6 +121,9 @@ label, as an expression's); [] when none does."""
         if op in KINKS and node._prev and node._prev[0].data == KINKS[op]:
             inside = node._prev[0].label
             found.append(f"{op}({inside}) at {inside} = {KINKS[op]:g}" if inside else f"{op} at its input {KINKS[op]:g}")
+        elif op in TIES and len(node._prev) == 2 and node._prev[0].data == node._prev[1].data:
+            first, second = (n.label or "its input" for n in node._prev)
+            found.append(f"{op}({first}, {second}) at a tie, both {node._prev[0].data:g}")
     return found
 
 
