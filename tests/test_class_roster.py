@@ -78,6 +78,24 @@ def test_a_listed_learner_joins_into_their_section_without_waiting(world):
     assert teacher.get("/api/class/roster").json()["sections"] == ["Monday"]  # no one is in Tuesday now
 
 
+def test_a_roster_of_school_ids_seats_a_learner_by_their_id(world):
+    """The roster's other key (issue 43 item 6: "e-mail or school id"): a learner who joins with the school id the
+    roster lists takes its seat and section, let in at once; an id the roster does not list is refused."""
+    teacher = world.physics_teacher
+    assert send(teacher, "PUT", "/api/class/admission", json={"seats": None, "approval": True}).status_code == 200
+    imported = import_roster(teacher, b"name,school id,section\nKit Lee,S-1042,Lab\nMo Ng,S-1043,\n")
+    assert imported.status_code == 200 and imported.json()["added"] == 2, imported.text
+    kit, _, answer = join(world, "Kit", "S-1042")
+    assert answer.status_code == 303, answer.text  # in at once, though the class asks for approval
+    people = {p["name"]: p for p in teacher.get("/api/class/people").json()["learners"]}
+    assert people["Kit"] == {"id": kit.get("/api/class/me").json()["id"], "name": "Kit", "approved": True,
+                             "section": "Lab"}
+    assert [(e["key"], e["joined_as"] is not None) for e in listed(world) if e["name"] == "Kit Lee"] == [
+        ("S-1042", True)]
+    _, _, refused = join(world, "Zed", "S-9999")
+    assert refused.status_code == 403 and "not on this class&#39;s roster" in refused.text, refused.text[-2000:]
+
+
 def _rows(count: int) -> bytes:
     return ("name,school id,section\n" + "".join(f"P{n},id{n},S\n" for n in range(count))).encode()
 

@@ -27,5 +27,5 @@ if __name__ == "__main__":
     model = MLP(2, [8, 1])
     losses = train(model, points, labels, 60, 0.3)
     right = sum((1 if model(x)[0].data > 0 else -1) == y for x, y in zip(points, labels))
-    print(f"loss {losses[0]:.4f} at the start, {losses[-1]:.4f} after {len(losses)} steps")
+    print(f"loss {losses[0]:.4f} at step 1, {losses[-1]:.4f} at step {len(losses)}")
     print(f"{right} of {len(points)} points on the right side of your network's boundary")

@@ -40,5 +40,5 @@ const [points, labels] = twoMoons(40, 0.1, 2);
 const model = new MLP(2, [8, 1]);
 const losses = train(model, points, labels, 60, 0.3);
 const right = points.filter((x, i) => (model.forward(x)[0].data > 0 ? 1 : -1) === labels[i]).length;
-console.log(`loss ${losses[0].toFixed(4)} at the start, ${losses[losses.length - 1].toFixed(4)} after ${losses.length} steps`);
+console.log(`loss ${losses[0].toFixed(4)} at step 1, ${losses[losses.length - 1].toFixed(4)} at step ${losses.length}`);
 console.log(`${right} of ${points.length} points on the right side of your network's boundary`);
