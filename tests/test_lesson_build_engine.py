@@ -393,3 +393,25 @@ def test_the_training_mistakes_are_told_apart(variant, name):
     raws = [train_variant(case.inputs, variant) for case in cases]
     mistakes = diagnose_run(exercise, cases, raws, [True] * len(cases)).mistakes
     assert set(mistakes) == {name}
+
+
+@needs_torch
+@pytest.mark.parametrize("language", ["python", "javascript"])
+def test_the_drawn_network_is_the_learners_own_graph_and_matches_torch(language, grade_once):
+    """The case marked "drawn" walks the learner's own graph of a 2-2-1 network at one point (through the real
+    sandbox): its output and every parameter's leaf hold the numbers PyTorch gives for the same weights."""
+    passed, _ = graded_reference_and_starter(grade_once, "engine-network", language)
+    drawn = next(t for t in passed["tests"] if t["name"] == "the network drawn")
+    assert drawn["status"] == "pass" and all("graph" not in t for t in passed["tests"] if t is not drawn)
+    nodes = drawn["graph"]["nodes"]
+    assert 20 <= len(nodes) <= 40 and {n["op"] for n in nodes} == {"", "+", "*", "tanh"}
+    assert all(all(i < n["id"] for i in n["inputs"]) and (n["op"] == "") == (not n["inputs"]) for n in nodes)
+    task = next(c for c in get_exercise("engine-network").cases if c.name == "the network drawn").args[1]
+    layers, forward = torch_mlp(task["sizes"], task["params"])
+    out = forward(torch.tensor(task["points"][0], dtype=F64))
+    out.sum().backward()
+    assert close([nodes[-1]["data"], nodes[-1]["grad"]], [out.item(), 1.0], rel=1e-9, abs_=1e-9)
+    leaves = {n["data"]: n["grad"] for n in nodes if not n["inputs"]}
+    for param, grad in zip(task["params"], grads_in_engine_order(layers)):
+        assert math.isclose(leaves[param], grad, rel_tol=1e-8, abs_tol=1e-9), param
+    assert all(isinstance(n["data_text"], str) and isinstance(n["grad_text"], str) for n in nodes)

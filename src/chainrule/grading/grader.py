@@ -493,6 +493,17 @@ def prepare_typescript() -> bool:
     return node is not None and typescript_snapshot.snapshot_for(node, list(NODE_FLAGS)) is not None
 
 
+def _split_drawings(exercise: Exercise, cases: list[GradingCase], by_index: dict[int, Event]) -> dict[int, JsonObject | None]:
+    """A kind's drawing (kinds/base.py) split off each case's numbers, in place, before anything judges them."""
+    drawings: dict[int, JsonObject | None] = {}
+    for index, case in enumerate(cases):
+        event = by_index.get(index)
+        if exercise.kind.drawing is not None and event is not None and isinstance(event.get("actual"), list):
+            numbers, drawings[index] = exercise.kind.drawing(case.inputs, event["actual"])
+            by_index[index] = event | {"actual": numbers}
+    return drawings
+
+
 def _judge(exercise: Exercise, language: str, cases: list[GradingCase], events: list[Event],
            outcome: sandbox.RunOutcome, limits: sandbox.Limits, started: float) -> Result:
     isolation = outcome.isolation
@@ -516,12 +527,15 @@ def _judge(exercise: Exercise, language: str, cases: list[GradingCase], events: 
             error, language, "Your file could not be loaded:")
         return _result(exercise.id, language, verdict, "error", message, [], started, isolation)
 
+    drawings = _split_drawings(exercise, cases, by_index)
     tests: list[JsonObject] = []
     verdict_from_tests: str | None = None
     for index, case in enumerate(cases):
         event = by_index.get(index)
         if event is not None:
             entry = _judge_case(exercise.kind.entry or function, exercise.kind.slot, language, case, event)
+            if entry["status"] == "pass" and not case.hidden and drawings.get(index) is not None:
+                entry["graph"] = drawings[index]
             if event.get("error"):
                 kind = _error_verdict(event["error"])
                 if kind != "error":

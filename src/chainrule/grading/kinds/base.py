@@ -89,6 +89,9 @@ class CaseKind:
     # function `entry` each case calls; the learner's file then defines classes the driver uses (engine_build.py).
     driver: str | None = None
     entry: str | None = None
+    # What a case's raw numbers carry beyond the graded ones (engine_build.py's walked graph): (the graded
+    # numbers, a JSON drawing or None), read before anything judges the numbers.
+    drawing: Callable[[Case, list[object]], tuple[list[object], JsonObject | None]] | None = None
 
     @property
     def all_mistakes(self) -> tuple[Mistake, ...]:

@@ -13,6 +13,9 @@ it and builds each case with the learner's own classes, and the numbers are comp
                   MLP(nin, nouts) with its parameters set to numbers drawn from the seed (tanh on the hidden
                   layers, the last layer linear); expect every output at every point, then the grad of every
                   parameter after backward from the sum of the outputs (chainrule.nn's MLP).
+                  A case with "drawn": true (sizes [2, 2, 1], one point) also walks the learner's graph of the
+                  output (through `_prev` and `_op`); when chainrule.engine, rebuilding it, agrees with every
+                  data and grad, a passing test carries it as "graph" for the page to draw.
     engine-train  {"name", "sizes", "seed", "n", "noise", "steps", "lr"}; two moons of n points and the starting
                   parameters drawn from the seed; the learner's train(model, points, labels, steps, lr) does
                   full-batch gradient descent on the mean squared error of the output against the label (-1 or
@@ -45,6 +48,7 @@ from chainrule.grading.kinds.base import (
     numbers_field,
 )
 from chainrule.grading.kinds.slopes import wrong_length
+from chainrule.grading.rounding import graded, graded_text
 from chainrule.nn import MLP
 
 __all__ = ["ENGINE_BUILD_KINDS", "ENTRY", "simulate_graph", "train_variant"]
@@ -58,6 +62,8 @@ MAX_NODES = 60
 MAX_POINTS = 40
 MAX_STEPS = 60
 NEAR_KINK = 1e-6
+WALK_OPS = ("", "+", "*", "tanh")  # the ops a drawn network's graph holds (a leaf's op is "")
+MOST_DRAWN = 40  # nodes at most in a drawn graph: a 2-2-1 network at one point has about 30
 NOT_FINITE = "A number is NaN or infinite: check for a division by zero or an exponential of a large number."
 
 # --------------------------------------------------------------------------------- graphs
@@ -411,8 +417,74 @@ def _points(case: Case) -> list[list[float]]:
     return rows
 
 
+def _drawn(case: Case) -> bool:
+    """A case marked "drawn": its graph is walked too (a 2-2-1 network at one point), for the page to draw."""
+    if case.get("drawn") is None:
+        return False
+    if case.get("drawn") is not True or _sizes(case) != [2, 2, 1] or len(_points(case)) != 1:
+        raise CaseError("'drawn' (true) is for a network of sizes [2, 2, 1] at one point")
+    return True
+
+
 def _mlp_args(case: Case) -> list[object]:
-    return ["mlp", {"sizes": _sizes(case), "params": _parameters(case), "points": _points(case)}]
+    task: JsonObject = {"sizes": _sizes(case), "params": _parameters(case), "points": _points(case)}
+    if _drawn(case):
+        task |= {"walk": True, "ops": list(WALK_OPS), "most": MOST_DRAWN}
+    return ["mlp", task]
+
+
+def _walked(tail: list[object]) -> list[tuple[str, float, float, list[int]]] | None:
+    """The driver's walked graph read back: (op, data, grad, inputs) per node in topological order, or None
+    when it is malformed, over MOST_DRAWN, or holds an op other than WALK_OPS'."""
+    if not tail or not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in tail):
+        return None
+    numbers = [float(x) for x in tail]  # type: ignore[arg-type]
+    count, at, nodes = int(numbers[0]), 1, []
+    if not 0 < count <= MOST_DRAWN:
+        return None
+    for index in range(count):
+        if at + 4 > len(numbers):
+            return None
+        op, data, grad, k = numbers[at:at + 4]
+        inputs = [int(i) for i in numbers[at + 4:at + 4 + int(k)]]
+        at += 4 + int(k)
+        if op != int(op) or not 0 <= op < len(WALK_OPS) or len(inputs) != int(k) or not all(0 <= i < index for i in inputs):
+            return None
+        nodes.append((WALK_OPS[int(op)], data, grad, inputs))
+    return nodes if at == len(numbers) else None
+
+
+def _engine_checked(nodes: list[tuple[str, float, float, list[int]]]) -> bool:
+    """The walked graph rebuilt in chainrule.engine from its leaves' data and its ops: every data and grad agrees."""
+    built: list[Value] = []
+    for op, data, _, inputs in nodes:
+        if not inputs:
+            built.append(Value(data))
+            continue
+        if (op == "tanh") != (len(inputs) == 1) or op == "":
+            return False
+        node = built[inputs[0]].tanh() if op == "tanh" else built[inputs[0]]
+        for i in inputs[1:] if op != "tanh" else []:
+            node = node + built[i] if op == "+" else node * built[i]
+        built.append(node)
+    built[-1].backward()
+    return all(math.isclose(v.data, data, rel_tol=1e-9, abs_tol=1e-12) and math.isclose(v.grad, grad, rel_tol=1e-9, abs_tol=1e-12)
+               for v, (_, data, grad, _) in zip(built, nodes))
+
+
+def _mlp_drawing(case: Case, raw: list[object]) -> tuple[list[object], JsonObject | None]:
+    """A drawn case's numbers without the walked graph, and the graph as the page draws it when the engine
+    agrees with every number in it (else None)."""
+    if case.get("drawn") is not True:
+        return raw, None
+    sizes = _sizes(case)
+    count = len(_points(case)) * sizes[-1] + _parameter_count(sizes)
+    nodes = _walked(raw[count:])
+    if nodes is None or not _engine_checked(nodes):
+        return raw[:count], None
+    return raw[:count], {"nodes": [{"id": i, "op": op, "data": graded(data), "grad": graded(grad), "inputs": inputs,
+                                    "data_text": graded_text(data), "grad_text": graded_text(grad)}
+                                   for i, (op, data, grad, inputs) in enumerate(nodes)]}
 
 
 def mlp_variant(case: Case, variant: str = "right") -> list[float]:
@@ -470,6 +542,7 @@ ENGINE_MLP = CaseKind(
     ),
     driver=DRIVER,
     entry=ENTRY,
+    drawing=_mlp_drawing,
 )
 
 # --------------------------------------------------------------------------------- training

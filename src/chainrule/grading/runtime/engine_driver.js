@@ -91,7 +91,25 @@ function _chainruleMlp(task) {
   let total = outputs[0];
   for (const y of outputs.slice(1)) total = total.add(y);
   total.backward();
-  return outputs.map((y) => y.data).concat(parameters.map((p) => p.grad));
+  const numbers = outputs.map((y) => y.data).concat(parameters.map((p) => p.grad));
+  return task.walk ? numbers.concat(_chainruleWalk(task)) : numbers;
+}
+
+function _chainruleWalk(task) {
+  const [model] = _chainruleModel(task);
+  const out = _chainruleOutputs(model, task.points[0])[0];
+  out.backward();
+  const order = _chainruleTopological(out);
+  if (order.length > task.most) return [0];
+  const at = new Map(order.map((node, i) => [node, i]));
+  const walked = [order.length];
+  for (const node of order) {
+    const inputs = Array.from(node._prev).map((child) => at.get(child));
+    walked.push(task.ops.indexOf(node._op === undefined ? "" : node._op),
+      _chainruleNumber(node.data, "every node's data"), _chainruleNumber(node.grad, "every node's grad"),
+      inputs.length, ...inputs);
+  }
+  return walked;
 }
 
 function _chainruleTrain(task) {

@@ -8,7 +8,11 @@ learner's. Each case calls chainrule_engine_check(task, payload):
              output's grad set to 1 first) or call the output's `backward()` (mode "backward"); return
              [data, grad] of every leaf and node, in order.
     "mlp"    MLP(nin, nouts) with its parameters() set to the given numbers; the sum of its outputs over the
-             points, backward; return every output's data, then every parameter's grad.
+             points, backward; return every output's data, then every parameter's grad. With "walk": a fresh
+             model's first output at the first point, backward, its graph walked through `_prev` and `_op`
+             and appended as numbers: the count of nodes (0 when over "most"), then per node in topological
+             order: the index of its op in "ops" (-1 for another op), data, grad, the count of its inputs and
+             their indices (grading/kinds/engine_build.py reads them back).
     "train"  the same MLP, then the learner's train(model, points, labels, steps, lr); return the losses it
              returned, then the share of points whose output has the sign of their label.
 """
@@ -120,7 +124,26 @@ def _chainrule_mlp(task: dict[str, Any]) -> list[float]:
     for y in outputs[1:]:
         total = total + y
     total.backward()
-    return [y.data for y in outputs] + [p.grad for p in parameters]
+    numbers = [y.data for y in outputs] + [p.grad for p in parameters]
+    return numbers + _chainrule_walk(task) if task.get("walk") else numbers
+
+
+def _chainrule_walk(task: dict[str, Any]) -> list[float]:
+    model, _ = _chainrule_model(task)
+    out = _chainrule_outputs(model, task["points"][0])[0]
+    out.backward()
+    order = _chainrule_topological(out)
+    if len(order) > task["most"]:
+        return [0.0]
+    at = {id(node): i for i, node in enumerate(order)}
+    ops = task["ops"]
+    walked: list[float] = [float(len(order))]
+    for node in order:
+        op = getattr(node, "_op", "")
+        inputs = [at[id(child)] for child in node._prev]
+        walked += [float(ops.index(op) if op in ops else -1), _chainrule_number(node, "every node's data"),
+                   _chainrule_number(node.grad, "every node's grad"), float(len(inputs)), *map(float, inputs)]
+    return walked
 
 
 def _chainrule_train(task: dict[str, Any]) -> list[float]:
