@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from datetime import datetime, timezone
+from pathlib import Path
 
 import pytest
 from argon2 import PasswordHasher
@@ -108,3 +109,23 @@ def backend_world(request, tmp_path_factory, name: str) -> World:
     made = World(open_store(**place, clock=clock, fuzzing=False, file_name=CLASS_DATABASE), clock)
     made.place = place  # where the class database is, for a `chainrule class ...` command (--data-dir, --database)
     return made
+
+
+def class_app(folder: Path):
+    """The class app with its LTI and sign-in pages, put together as `chainrule serve` does; and its store."""
+    from chainrule.classes import CLASS_DATABASE
+    from chainrule.classes.accounts import Accounts
+    from chainrule.classes.sso import Sso
+    from chainrule.commands.lti import tool
+    from chainrule.progress import open_store
+    from chainrule.web.routes_class import create_class_app
+    from chainrule.web.routes_lti import add_lti
+    from chainrule.web.routes_sso import add_sso
+
+    store = open_store(folder, file_name=CLASS_DATABASE)
+    accounts = Accounts(store, hasher=FAST_HASHER)
+    app = create_class_app(store, accounts=accounts)
+    lti = tool(folder, store, accounts, "http://127.0.0.1")
+    add_lti(app, lti, None)
+    add_sso(app, Sso(store, accounts, "http://127.0.0.1", remote=lti.remote))
+    return app, store

@@ -17,7 +17,7 @@ from fastapi.routing import APIRoute
 
 import chainrule.web
 from class_process import PASSWORD, ClassServer
-from class_world import FAST_HASHER, send, world  # noqa: F401 (fixture)
+from class_world import FAST_HASHER, class_app, send, world  # noqa: F401 (fixture)
 from postgres_cluster import new_postgres_schema
 
 WEB = Path(chainrule.web.__file__).parent
@@ -27,26 +27,6 @@ def lesson_app(folder: Path):
     from chainrule.web.app import create_app
 
     return create_app("a-token", folder)
-
-
-def class_app(folder: Path):
-    """The class app with its LTI and sign-in pages, put together as `chainrule serve` does; and its store."""
-    from chainrule.classes import CLASS_DATABASE
-    from chainrule.classes.accounts import Accounts
-    from chainrule.classes.sso import Sso
-    from chainrule.commands.lti import tool
-    from chainrule.progress import open_store
-    from chainrule.web.routes_class import create_class_app
-    from chainrule.web.routes_lti import add_lti
-    from chainrule.web.routes_sso import add_sso
-
-    store = open_store(folder, file_name=CLASS_DATABASE)
-    accounts = Accounts(store, hasher=FAST_HASHER)
-    app = create_class_app(store, accounts=accounts)
-    lti = tool(folder, store, accounts, "http://127.0.0.1")
-    add_lti(app, lti, None)
-    add_sso(app, Sso(store, accounts, "http://127.0.0.1", remote=lti.remote))
-    return app, store
 
 
 def without_one_role(app) -> list[str]:

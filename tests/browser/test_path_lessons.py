@@ -154,7 +154,8 @@ def test_a_scaffolded_lesson_joins_the_path_and_is_graded(open_page, tmp_path: P
         page.wait_for_selector("main[data-ready='true']")
         ids = page.locator(".path-lesson").evaluate_all("nodes => nodes.map(n => n.dataset.lesson)")
         assert ids == ["slopes-and-the-chain-rule", "many-inputs-and-the-gradient", "computational-graphs", "backprop", "gradient-descent-linear-regression",
-                       "a-network-learns", "softmax-and-cross-entropy", "forward-and-reverse-mode", "vectors"]
+                       "a-network-learns", "softmax-and-cross-entropy", "forward-and-reverse-mode", "build-the-engine",
+                       "vectors"]
         page.locator(".path-lesson[data-lesson='vectors'] .lesson-title a").click()
         page.wait_for_selector("main[data-complete='true']", timeout=60_000)
         assert page.locator("h1").text_content() == "Vectors"
