@@ -177,3 +177,34 @@ def test_on_postgresql_a_worker_with_other_lessons_leaves_the_run_and_a_right_wo
         for worker in workers:
             worker.stop()
         web.stop()
+
+
+def test_on_sqlite_an_authors_own_lesson_is_served_after_the_built_ins_and_graded(tmp_path):
+    """The other kind of class folder: an author's lesson (made by `chainrule lessons new`), not a copy of a
+    built-in. `chainrule serve --lessons` puts it on the path after the built-in lessons, and the class's runs of
+    its exercise are graded with the folder's own cases: the author's solution passes, the starter does not."""
+    env = {key: value for key, value in os.environ.items() if not key.startswith("CHAINRULE_")}
+    env |= {"PYTHONUNBUFFERED": "1", "CHAINRULE_DATA_DIR": str(tmp_path / "data")}
+    folder = tmp_path / "class-lessons"
+    chainrule(env, "lessons", "new", "vectors", "--title", "Vectors", str(folder))
+    exercise = folder / "vectors" / "exercises" / "1-gradients"
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    _, invite = create_class("Physics", base, env)
+    web = serve(env, port, folder)
+    try:
+        ada = join(base, invite, "Ada")
+        path = [lesson["id"] for lesson in ada.get("/api/path").json()["lessons"]]
+        assert path[-1] == "vectors" and "backprop" in path and "build-the-engine" in path, path
+        headers = {"X-CSRF-Token": ada.cookies.get("chainrule_csrf", "")}
+
+        def run(source: str) -> dict:
+            answer = ada.post("/api/grade", json={"exercise": "vectors-gradients", "language": "python",
+                                                   "source": source}, headers=headers | {"X-Chainrule-Run": uuid.uuid4().hex})
+            assert answer.status_code == 200, answer.text
+            return answer.json()
+
+        assert run((exercise / "solution.py").read_text())["status"] == "pass"
+        assert run((exercise / "starter.py").read_text())["status"] == "fail"
+    finally:
+        web.stop()
