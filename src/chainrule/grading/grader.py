@@ -504,6 +504,23 @@ def _split_drawings(exercise: Exercise, cases: list[GradingCase], by_index: dict
     return drawings
 
 
+def _unreported(call: str, case: GradingCase, first_missing: bool, stopped: tuple[str, str] | None,
+                printed: str) -> JsonObject:
+    """The entry of a case that never reported: the run ended during it (the first missing), or before it."""
+    reason = stopped[1] if stopped else "The run ended before this test reported a result."
+    return {
+        "name": case.name,
+        "status": "error",
+        "message": reason if first_missing else "Not run: an earlier test ended the run.",
+        "output": _output_field({"output": printed}),
+        "test_code": _test_code(call, case),
+        "expected": [graded(x) for x in case.expected],
+        "actual": None,
+        "expected_text": graded_texts([graded(x) for x in case.expected]),
+        "actual_text": None,
+    } | ({"hidden": True} if case.hidden else {})
+
+
 def _judge(exercise: Exercise, language: str, cases: list[GradingCase], events: list[Event],
            outcome: sandbox.RunOutcome, limits: sandbox.Limits, started: float) -> Result:
     isolation = outcome.isolation
@@ -544,21 +561,9 @@ def _judge(exercise: Exercise, language: str, cases: list[GradingCase], events: 
                     verdict_from_tests = kind
             tests.append(entry)
             continue
-        # This case never reported: the run ended during it, or before it.
-        first_missing = index == len(by_index)
-        reason = stopped[1] if stopped else "The run ended before this test reported a result."
-        printed = "".join(e.get("text", "") for e in events if e.get("event") == "output" and e.get("index") == index)
-        tests.append({
-            "name": case.name,
-            "status": "error",
-            "message": reason if first_missing else "Not run: an earlier test ended the run.",
-            "output": _output_field({"output": printed}),
-            "test_code": _test_code(exercise.kind.entry or function, case),
-            "expected": [graded(x) for x in case.expected],
-            "actual": None,
-            "expected_text": graded_texts([graded(x) for x in case.expected]),
-            "actual_text": None,
-        } | ({"hidden": True} if case.hidden else {}))
+        tests.append(_unreported(exercise.kind.entry or function, case, index == len(by_index), stopped,
+                                 "".join(e.get("text", "") for e in events
+                                         if e.get("event") == "output" and e.get("index") == index)))
 
     summary, summary_mistake = _add_hints(exercise, function, cases, tests, by_index)
     if stopped is not None:
