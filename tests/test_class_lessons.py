@@ -66,6 +66,20 @@ def add_case(folder: Path) -> None:
     (folder / CASES).write_text(json.dumps(manifest, indent=2))
 
 
+def clean_env(**settings: str) -> dict:
+    """This process's environment without any CHAINRULE_ setting of its own, plus the test's ``settings``."""
+    env = {key: value for key, value in os.environ.items() if not key.startswith("CHAINRULE_")}
+    return env | {"PYTHONUNBUFFERED": "1", **settings}
+
+
+def class_on_sqlite(env: dict, folder: Path) -> tuple[str, int, str, Process]:
+    """(address, port, invite, served): the class Physics, and `chainrule serve --lessons folder` for it."""
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    _, invite = create_class("Physics", base, env)
+    return base, port, invite, serve(env, port, folder)
+
+
 def serve(env: dict, port: int, folder: Path) -> Process:
     return Process(None, ["serve", "--port", str(port), "--workers", "1", "--lessons", str(folder)], "sign in at",
                    env=env)
@@ -97,13 +111,9 @@ def regrade_row(env: dict) -> list[str]:
 
 
 def test_on_sqlite_an_edited_case_changes_the_verdict_after_a_restart_and_a_regrade(tmp_path):
-    env = {key: value for key, value in os.environ.items() if not key.startswith("CHAINRULE_")}
-    env |= {"PYTHONUNBUFFERED": "1", "CHAINRULE_DATA_DIR": str(tmp_path / "data")}
+    env = clean_env(CHAINRULE_DATA_DIR=str(tmp_path / "data"))
     folder = lessons_copy(env, tmp_path / "class-lessons")
-    port = free_port()
-    base = f"http://127.0.0.1:{port}"
-    _, invite = create_class("Physics", base, env)
-    web = serve(env, port, folder)
+    base, port, invite, web = class_on_sqlite(env, folder)
     try:
         ada = join(base, invite, "Ada")
         answer = submit(ada, LEFT_BLIND)
@@ -126,8 +136,7 @@ def test_on_sqlite_an_edited_case_changes_the_verdict_after_a_restart_and_a_regr
 
 def test_on_postgresql_a_worker_with_other_lessons_leaves_the_run_and_a_right_worker_grades_it(
         postgres_url, tmp_path):
-    env = {key: value for key, value in os.environ.items() if not key.startswith("CHAINRULE_")}
-    env |= {"PYTHONUNBUFFERED": "1", "CHAINRULE_DATABASE": postgres_url, "CHAINRULE_DATA_DIR": str(tmp_path / "d")}
+    env = clean_env(CHAINRULE_DATABASE=postgres_url, CHAINRULE_DATA_DIR=str(tmp_path / "d"))
     folder, edited = class_lessons(env, tmp_path)
     port = free_port()
     base = f"http://127.0.0.1:{port}"
@@ -183,15 +192,11 @@ def test_on_sqlite_an_authors_own_lesson_is_served_after_the_built_ins_and_grade
     """The other kind of class folder: an author's lesson (made by `chainrule lessons new`), not a copy of a
     built-in. `chainrule serve --lessons` puts it on the path after the built-in lessons, and the class's runs of
     its exercise are graded with the folder's own cases: the author's solution passes, the starter does not."""
-    env = {key: value for key, value in os.environ.items() if not key.startswith("CHAINRULE_")}
-    env |= {"PYTHONUNBUFFERED": "1", "CHAINRULE_DATA_DIR": str(tmp_path / "data")}
+    env = clean_env(CHAINRULE_DATA_DIR=str(tmp_path / "data"))
     folder = tmp_path / "class-lessons"
     chainrule(env, "lessons", "new", "vectors", "--title", "Vectors", str(folder))
     exercise = folder / "vectors" / "exercises" / "1-gradients"
-    port = free_port()
-    base = f"http://127.0.0.1:{port}"
-    _, invite = create_class("Physics", base, env)
-    web = serve(env, port, folder)
+    base, _, invite, web = class_on_sqlite(env, folder)
     try:
         ada = join(base, invite, "Ada")
         path = [lesson["id"] for lesson in ada.get("/api/path").json()["lessons"]]
