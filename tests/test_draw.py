@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import random
 import re
 import xml.etree.ElementTree as ET
@@ -272,3 +273,84 @@ def test_every_lesson_graph_fits_the_lesson_frame_shortening_its_edges_if_it_mus
             assert drawn["width"] <= size["most"], (lesson_id, name, drawn["width"])
             columns = sorted({(box["x"], box["x"] + box["w"]) for box in drawn["boxes"].values()})
             assert all(right < next_left for (_, right), (next_left, _) in zip(columns, columns[1:])), (lesson_id, name)
+
+
+# Section 03's graph as a learner's engine walks it (topological order: a, b, e = a*b, c, d = e + c, f, L = d*f),
+# with the numbers of the spec worked by hand: L = -8; dL/dd = f = -2, dL/df = d = 4, dL/de = dL/dc = -2,
+# dL/da = b × -2 = 6, dL/db = a × -2 = -4.
+WALKED = [(op, data, grad, inputs) for op, data, grad, inputs in (
+    ("", 2.0, 6.0, []), ("", -3.0, -4.0, []), ("*", -6.0, -2.0, [0, 1]), ("", 10.0, -2.0, []),
+    ("+", 4.0, -2.0, [2, 3]), ("", -2.0, 4.0, []), ("*", -8.0, 1.0, [4, 5]))]
+
+
+def walked_nodes():
+    return [{"id": i, "op": op, "data": data, "grad": grad, "inputs": inputs,
+             "data_text": f"{data:g}", "grad_text": f"{grad:g}"} for i, (op, data, grad, inputs) in enumerate(WALKED)]
+
+
+def test_a_walked_graph_is_drawn_box_for_box_with_its_own_texts():
+    from chainrule.drawing import geometry, walked_trace
+
+    t = walked_trace(walked_nodes(), 40)
+    assert t is not None and len(t["nodes"]) == len(WALKED) and t["forward"] == t["backward"] == []
+    by_walk = {n["walked"]: n for n in t["nodes"]}
+    assert [by_walk[k]["label"] for k in range(len(WALKED))] == [
+        "leaf 1", "leaf 2", "node 1", "leaf 3", "node 2", "leaf 4", "output"]
+    assert by_walk[6]["formula"] == "output = node 2 × leaf 4" and by_walk[6]["id"] == t["output"]
+    assert by_walk[4]["formula"] == "node 2 = node 1 + leaf 3"
+    for k, (op, data, grad, inputs) in enumerate(WALKED):
+        assert [n["walked"] for i in by_walk[k]["inputs"] for n in t["nodes"] if n["id"] == i] == inputs
+        assert (by_walk[k]["data_text"], by_walk[k]["grad_text"]) == (f"{data:g}", f"{grad:g}")
+    svg_texts = {g.get("data-label"): [x.text for x in g.iter(f"{SVG}text")]
+                 for g in groups(ET.fromstring(chainrule.drawing.to_svg(t)), "value")}
+    assert svg_texts["leaf 1"] == ["leaf 1", "data 2", "grad 6"] and svg_texts["output"] == ["output", "data -8", "grad 1"]
+    assert len(geometry(t, "wide")["edges"]) == 6
+
+
+def _changed(k, **fields):
+    nodes = walked_nodes()
+    nodes[k] = nodes[k] | fields
+    return nodes
+
+
+def _chain(count):
+    """A chain of count nodes: a leaf, then tanh after tanh (each number's text its own)."""
+    nodes, x = [{"id": 0, "op": "", "data": 0.5, "grad": 1.0, "inputs": [], "data_text": "0.5", "grad_text": "1"}], 0.5
+    for i in range(1, count):
+        x = math.tanh(x)
+        nodes.append({"id": i, "op": "tanh", "data": x, "grad": 1.0, "inputs": [i - 1], "data_text": repr(x), "grad_text": "1"})
+    return nodes
+
+
+@pytest.mark.parametrize("nodes", [
+    "not a list", [], _chain(41), walked_nodes()[:3] + ["a node"],
+    _changed(2, id=7), _changed(2, inputs=[0, 2]), _changed(2, inputs=[0, -1]), _changed(2, inputs=[True, 1]),
+    _changed(2, inputs="01"), _changed(2, op="<script>"), _changed(2, op="+", inputs=[0]),
+    _changed(4, op="tanh"), _changed(0, op="+"), _changed(2, op=""), _changed(2, op=None),
+    _changed(1, data=math.nan), _changed(1, data=math.inf, data_text="inf"), _changed(1, data=True), _changed(1, data="-3"),
+    _changed(1, data_text="<b>-3</b>"), _changed(1, data_text="-2.5"), _changed(1, grad_text=None),
+    _changed(1, data_text="-3.0000000000000000000000"), _changed(1, data_text=" -3"),
+    walked_nodes()[:5] + [walked_nodes()[5] | {"inputs": [], "op": ""}, walked_nodes()[6] | {"inputs": [4, 3]}],
+], ids=lambda nodes: str(len(nodes)) if isinstance(nodes, list) else "text")
+def test_a_malformed_or_oversized_walked_graph_is_refused(nodes):
+    """Each way a carried graph can be wrong (the page gets nothing to draw, and nothing raises): not a list, no
+    nodes, more than the bound, an id out of place, an input that is not an earlier node, an op the table does not
+    have or with the wrong number of inputs, a number that is not finite or not a number, a text that is not its
+    number's or is too long, a node the output does not depend on (leaf 4, after the last node's inputs change)."""
+    from chainrule.drawing import walked_trace
+    from chainrule.web.drawn_graphs import with_drawn_graphs
+
+    assert walked_trace(nodes, 40) is None
+    result = {"tests": [{"name": "drawn", "status": "pass", "graph": {"nodes": nodes}}]}
+    assert "drawing" not in with_drawn_graphs(result)["tests"][0]
+
+
+def test_only_a_passing_test_within_the_bound_is_drawn():
+    from chainrule.drawing import walked_trace
+    from chainrule.web.drawn_graphs import with_drawn_graphs
+
+    assert walked_trace(_chain(40), 40) is not None and walked_trace(_chain(40), 39) is None
+    tests = [{"name": "drawn", "status": status, "graph": {"nodes": walked_nodes()}} for status in ("pass", "fail")]
+    shown = with_drawn_graphs({"tests": tests})["tests"]
+    assert "drawing" in shown[0] and "drawing" not in shown[1]
+    assert with_drawn_graphs({"status": "error"}) == {"status": "error"}

@@ -415,3 +415,33 @@ def test_the_drawn_network_is_the_learners_own_graph_and_matches_torch(language,
     for param, grad in zip(task["params"], grads_in_engine_order(layers)):
         assert math.isclose(leaves[param], grad, rel_tol=1e-8, abs_tol=1e-9), param
     assert all(isinstance(n["data_text"], str) and isinstance(n["grad_text"], str) for n in nodes)
+
+
+@pytest.mark.parametrize("language", ["python", "javascript"])
+def test_the_page_draws_the_carried_graph_box_for_box(language, grade_once):
+    """What the page gets to draw of the carried graph (web/drawn_graphs.py): one box per node of the learner's
+    walk, one edge per input, each box with the result's own texts, laid out to fit a lesson's frame at 1280 px
+    (upright: the network is too deep to run left to right) and in the narrow shape for a phone."""
+    from chainrule.drawing import SHAPES
+    from chainrule.web.drawn_graphs import with_drawn_graphs
+
+    passed, _ = graded_reference_and_starter(grade_once, "engine-network", language)
+    shown = with_drawn_graphs(passed)
+    drawn = next(t for t in shown["tests"] if t["name"] == "the network drawn")
+    assert all("drawing" not in t for t in shown["tests"] if t is not drawn)
+    nodes, drawing = drawn["graph"]["nodes"], drawn["drawing"]
+    assert sorted(n["walked"] for n in drawing["nodes"]) == list(range(len(nodes)))
+    by_id = {n["id"]: n for n in drawing["nodes"]}
+    symbols = {"": "", "+": "+", "*": "*", "tanh": "tanh"}
+    for entry in drawing["nodes"]:
+        carried = nodes[entry["walked"]]
+        assert [by_id[i]["walked"] for i in entry["inputs"]] == carried["inputs"]
+        assert (entry["data_text"], entry["grad_text"]) == (carried["data_text"], carried["grad_text"])
+        assert entry["symbol"] == symbols[carried["op"]] and entry["leaf"] == (carried["op"] == "")
+    assert by_id[drawing["output"]]["walked"] == len(nodes) - 1 and by_id[drawing["output"]]["label"] == "output"
+    edges = sorted((i, n["id"]) for n in drawing["nodes"] for i in n["inputs"])
+    for layout in drawing["layout"].values():
+        assert set(layout["boxes"]) == set(by_id) and sorted((e["from"], e["to"]) for e in layout["edges"]) == edges
+        assert set(layout["ops"]) == {n["id"] for n in drawing["nodes"] if n["inputs"]}
+    assert drawing["layout"]["wide"]["width"] <= SHAPES["wide"]["most"]
+    assert drawing["layout"]["narrow"] == drawing["layout"]["wide"]  # the upright one on both

@@ -16,13 +16,15 @@ that animates `chainrule.trace` can light up the same picture.
 from __future__ import annotations
 
 import math
+import re
 import unicodedata
 from typing import Any, Callable
 
 from chainrule.engine import Value
+from chainrule.ops import OPS, Op, apply
 from chainrule.traces import format_number, graph_nodes, trace
 
-__all__ = ["draw", "to_svg", "to_dot", "to_text", "layout", "geometry", "page_layout", "shown_texts", "text_width", "SHAPES"]
+__all__ = ["draw", "to_svg", "to_dot", "to_text", "layout", "geometry", "page_layout", "upright_layout", "walked_trace", "MOST_TEXT", "shown_texts", "text_width", "SHAPES"]
 
 FORMATS = ("svg", "dot", "text")
 
@@ -427,6 +429,87 @@ def _edge_labels(ends: list[dict[str, Any]], boxes: dict[str, dict[str, float]],
 def page_layout(t: dict[str, Any]) -> dict[str, Any]:
     """The layouts a page needs for a trace: {"wide": geometry, "narrow": geometry} (see `geometry`)."""
     return {shape: geometry(t, shape) for shape in SHAPES}
+
+
+def upright_layout(t: dict[str, Any]) -> dict[str, Any]:
+    """page_layout(t), but a graph whose wide layout is wider than a lesson's frame (`most`, even with the
+    shortest runs) is drawn top to bottom on a desktop too: a network's graph is deep, and upright it fits."""
+    narrow = geometry(t, "narrow")
+    wide = geometry(t, "wide")
+    return {"wide": wide if wide["width"] <= SHAPES["wide"]["most"] else narrow, "narrow": narrow}
+
+
+# --- a graph another engine walked -------------------------------------------------------------------
+
+MOST_TEXT = 24  # characters of a walked number's text at most (a float's text at 9 decimals takes 16)
+WalkedNode = tuple[Op | None, list[int], float, float, str, str]  # op, inputs, data, grad, their texts
+
+
+def _walked_number(node: dict[str, Any], key: str) -> tuple[float, str] | None:
+    """A walked node's number and its text, when the number is finite and the text is that number's, short."""
+    x, text = node.get(key), node.get(f"{key}_text")
+    if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
+        return None
+    if not isinstance(text, str) or not 0 < len(text) <= MOST_TEXT or not _NUMBER_TEXT.fullmatch(text):
+        return None
+    return (float(x), text) if math.isclose(float(text), x, rel_tol=1e-6, abs_tol=1e-9) else None
+
+
+_NUMBER_TEXT = re.compile(r"-?[0-9]+(\.[0-9]+)?(e[-+]?[0-9]+)?")
+
+
+def _walked_nodes(nodes: object, most: int) -> list[WalkedNode] | None:
+    """The walked nodes read and checked (see `walked_trace`), or None."""
+    if not isinstance(nodes, list) or not 0 < len(nodes) <= most:
+        return None
+    by_symbol = {(op.symbol, op.arity): op for op in OPS.values()}
+    read: list[WalkedNode] = []
+    for index, node in enumerate(nodes):
+        if not isinstance(node, dict) or node.get("id") != index or not isinstance(node.get("inputs"), list):
+            return None
+        inputs = node["inputs"]
+        if not all(isinstance(i, int) and not isinstance(i, bool) and 0 <= i < index for i in inputs):
+            return None
+        symbol = node.get("op")
+        op = by_symbol.get((symbol, len(inputs))) if isinstance(symbol, str) and symbol else None
+        data, grad = _walked_number(node, "data"), _walked_number(node, "grad")
+        if data is None or grad is None or (op is None) != (symbol == "" and not inputs):
+            return None
+        read.append((op, inputs, data[0], grad[0], data[1], grad[1]))
+    return read
+
+
+def walked_trace(nodes: object, most: int) -> dict[str, Any] | None:
+    """A graph walked in another engine (a learner's Values, read through their own `_prev` and `_op`), as a
+    trace a page draws without steps: {"schema", "output", "nodes", "forward": [], "backward": []}. None
+    when it is not such a graph: more than `most` nodes, a node that is not {"id" (its position), "op" ("" for
+    a leaf, else the symbol of an op of the table), "inputs" (earlier positions, as many as the op takes),
+    "data", "grad" (finite), "data_text", "grad_text" (those numbers' texts, at most MOST_TEXT characters)},
+    or a node the last one does not depend on. Its leaves are named "leaf 1", "leaf 2", ..., the other
+    nodes "node 1", ..., the last "output", and their formulas are this engine's; the boxes show the walked
+    numbers and texts as they came, and each node's "walked" is its position in the walk."""
+    read = _walked_nodes(nodes, most)
+    if read is None:
+        return None
+    built: list[Value] = []
+    counts = {"leaf": 0, "node": 0}
+    for op, inputs, data, *_ in read:
+        kind = "node" if op is not None else "leaf"
+        counts[kind] += 1
+        value = Value(data) if op is None else apply(op, *[built[i] for i in inputs])
+        value.label = f"{kind} {counts[kind]}"
+        built.append(value)
+    built[-1].label = "output"
+    t = trace(built[-1])
+    position = {id(v): k for k, v in enumerate(built)}
+    order = graph_nodes(built[-1])
+    if len(order) != len(built):
+        return None
+    for entry, value in zip(t["nodes"], order):
+        walked = position[id(value)]
+        _, _, data, grad, data_text, grad_text = read[walked]
+        entry.update(walked=walked, data=data, grad=grad, data_text=data_text, grad_text=grad_text)
+    return {"schema": t["schema"], "output": t["output"], "nodes": t["nodes"], "forward": [], "backward": []}
 
 
 # --- SVG ----------------------------------------------------------------------------------------------

@@ -47,6 +47,7 @@ from chainrule.web.models import (
     TraceOut,
     UndoOut,
 )
+from chainrule.web.drawn_graphs import with_drawn_graphs
 from chainrule.web.page_numbers import grade_result_with_texts, number_text, plot_with_texts
 from chainrule.web.roles import LEARNER, learner
 from chainrule.web.store_access import StoreAccess, review_text
@@ -233,7 +234,8 @@ async def post_grade(request: Request, body: CodeIn) -> Any:
     answer = await services(request).runs.submit(run, _still_connected(request))
     if answer.failure is not None:  # graded but not kept: said as every store failure is (no database address)
         answer.body["store_error"] = store_message(request, answer.failure)
-    return JSONResponse(answer.body, status_code=202 if answer.pending else 200)
+    body = answer.body if answer.pending else await run_in_threadpool(with_drawn_graphs, answer.body)
+    return JSONResponse(body, status_code=202 if answer.pending else 200)
 
 
 def _still_connected(request: Request) -> Callable[[], Awaitable[bool]]:
@@ -323,7 +325,8 @@ def get_progress(request: Request, lesson_id: LessonId) -> dict[str, Any]:
                      if key in ("sections", "lesson")},
         "predictions": _with_feedback(lesson_id, store.predictions(lesson_id), _prediction_feedback),
         "code": code,
-        "results": {key: grade_result_with_texts(result) for key, result in of_lesson(store.latest_results()).items()},
+        "results": {key: with_drawn_graphs(grade_result_with_texts(result))
+                    for key, result in of_lesson(store.latest_results()).items()},
         "quiz": _with_feedback(lesson_id, store.quiz_answers(lesson_id), _quiz_feedback),
         "explanation": store.explanation(lesson_id),
     }

@@ -15,6 +15,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, HTTPException, Path, Request
 
 from chainrule.web.app_state import app_state
+from chainrule.web.drawn_graphs import with_drawn_graphs
 from chainrule.web.models import ErrorBody, JobOut, JobsOut
 from chainrule.web.roles import LEARNER, learner
 
@@ -44,4 +45,4 @@ def job_status(request: Request, job_id: Annotated[int, Path(ge=1, le=2**62)]) -
     status = app_state(request).services.runs.status(_learner(request), job_id)
     if status is None:
         raise HTTPException(status_code=404, detail=f"you have no graded run with id {job_id}")
-    return status
+    return status | {"result": with_drawn_graphs(status["result"])} if status.get("result") else status

@@ -51,7 +51,7 @@ from chainrule.grading.kinds.slopes import wrong_length
 from chainrule.grading.rounding import graded, graded_text
 from chainrule.nn import MLP
 
-__all__ = ["ENGINE_BUILD_KINDS", "ENTRY", "simulate_graph", "train_variant"]
+__all__ = ["ENGINE_BUILD_KINDS", "ENTRY", "MOST_DRAWN", "simulate_graph", "train_variant"]
 
 DRIVER = "engine_driver"
 ENTRY = "chainrule_engine_check"

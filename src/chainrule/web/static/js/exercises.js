@@ -7,6 +7,7 @@
 // A step of a project (exercise.continues, the capstone) starts from the learner's passing code of the step
 // before: the starter route gives it, and a pass of that step here refreshes a next step not yet begun.
 import { get, put, el, debounce, plural, focusResult, whileBusy } from "./api.js";
+import { renderDrawnGraph } from "./drawn_graph.js";
 import { renderMath } from "./math.js";
 import { follow, runTests, ungradedRuns, waitingRuns } from "./jobs.js";
 
@@ -378,6 +379,9 @@ function renderResult(holder, result, restored, ungradedAfter = null) {
   const typeErrors = typeErrorList(result);
   if (typeErrors) parts.push(typeErrors);
   parts.push(list);
+  // A passing test that walked the learner's own graph (the capstone's network): drawn under the tests.
+  const exerciseId = holder.closest("[data-exercise]")?.dataset.exercise || "exercise";
+  for (const test of tests.filter((entry) => entry.status === "pass" && entry.drawing)) parts.push(renderDrawnGraph(exerciseId, test));
   holder.replaceChildren(...parts);
   holder.dataset.status = status;
   holder.dataset.verdict = hasVerdict ? result.verdict : "";

@@ -11,6 +11,8 @@ import { el, keepFocus, plural } from "./api.js";
 
 const SVG_NS = "http://www.w3.org/2000/svg";
 const NARROW = "(max-width: 40rem)";
+// What a picture's name says after its box count: where its words are (a drawing without steps says its own).
+const STEPS_SAID = "The caption below says what each step does; the table view lists every box.";
 const START_CAPTION = "Press Next or Play: values flow forward first, then gradients flow backward.";
 // Play speed: a step stays on screen long enough to read its caption (about 20 characters a second
 // at "Normal"), and never shorter than the speed's own minimum (so a short caption is faster at "Fast").
@@ -73,7 +75,7 @@ export function stepDuration(step, speedId) {
  * placed where the server's layout says. show(values, grads, step) updates only texts and classes.
  */
 export class GraphView {
-  constructor(trace, { name = "graph", title = "Computation graph", shape = currentShape() } = {}) {
+  constructor(trace, { name = "graph", title = "Computation graph", shape = currentShape(), said = STEPS_SAID } = {}) {
     this.trace = trace;
     this.name = name;
     this.shape = shape;
@@ -87,7 +89,7 @@ export class GraphView {
     const sized = (px) => `font-size:${px}px`;
     this.element = svg("svg", {
       viewBox: `0 0 ${width} ${height}`, class: `graph-svg graph-${shape}`, role: "img",
-      "aria-label": `${title}: ${plural(trace.nodes.length, "box", "boxes")}. The caption below says what each step does; the table view lists every box.`,
+      "aria-label": `${title}: ${plural(trace.nodes.length, "box", "boxes")}. ${said}`,
       "data-shape": shape,
     });
     // Drawn at the layout's own size, never scaled down (text stays at its size, 12 px and more):
