@@ -289,7 +289,7 @@ def walked_nodes():
 
 
 def test_a_walked_graph_is_drawn_box_for_box_with_its_own_texts():
-    from chainrule.drawing import geometry, walked_trace
+    from chainrule.drawing import geometry, page_layout, upright_layout, walked_trace
 
     t = walked_trace(walked_nodes(), 40)
     assert t is not None and len(t["nodes"]) == len(WALKED) and t["forward"] == t["backward"] == []
@@ -305,6 +305,7 @@ def test_a_walked_graph_is_drawn_box_for_box_with_its_own_texts():
                  for g in groups(ET.fromstring(chainrule.drawing.to_svg(t)), "value")}
     assert svg_texts["leaf 1"] == ["leaf 1", "data 2", "grad 6"] and svg_texts["output"] == ["output", "data -8", "grad 1"]
     assert len(geometry(t, "wide")["edges"]) == 6
+    assert upright_layout(t) == page_layout(t)  # a shallow graph runs left to right on a desktop
 
 
 def _changed(k, **fields):

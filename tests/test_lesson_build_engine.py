@@ -444,4 +444,4 @@ def test_the_page_draws_the_carried_graph_box_for_box(language, grade_once):
         assert set(layout["boxes"]) == set(by_id) and sorted((e["from"], e["to"]) for e in layout["edges"]) == edges
         assert set(layout["ops"]) == {n["id"] for n in drawing["nodes"] if n["inputs"]}
     assert drawing["layout"]["wide"]["width"] <= SHAPES["wide"]["most"]
-    assert drawing["layout"]["narrow"] == drawing["layout"]["wide"]  # the upright one on both
+    assert drawing["layout"]["wide"]["shape"] == "narrow"  # upright on a desktop too

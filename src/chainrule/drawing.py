@@ -431,12 +431,21 @@ def page_layout(t: dict[str, Any]) -> dict[str, Any]:
     return {shape: geometry(t, shape) for shape in SHAPES}
 
 
+# The narrow shape with all its type at MIN_TEXT and its spacing tight: a deep graph upright on a desktop.
+UPRIGHT = {**SHAPES["narrow"], "type": {key: MIN_TEXT for key in SHAPES["narrow"]["type"]},
+           "pad": 4.0, "slot_gap": 4.0, "gap": 6.0}
+
+
 def upright_layout(t: dict[str, Any]) -> dict[str, Any]:
     """page_layout(t), but a graph whose wide layout is wider than a lesson's frame (`most`, even with the
-    shortest runs) is drawn top to bottom on a desktop too: a network's graph is deep, and upright it fits."""
-    narrow = geometry(t, "narrow")
-    wide = geometry(t, "wide")
-    return {"wide": wide if wide["width"] <= SHAPES["wide"]["most"] else narrow, "narrow": narrow}
+    shortest runs) is drawn top to bottom on a desktop too (a network's graph is deep, and upright it is
+    narrower): in the narrow shape when that fits the frame, else in UPRIGHT's smaller type and tighter
+    spacing. What fits nothing (a long number in every box of a wide row) scrolls in its frame on the page."""
+    most = SHAPES["wide"]["most"]
+    wide, narrow = geometry(t, "wide"), geometry(t, "narrow")
+    if wide["width"] <= most:
+        return {"wide": wide, "narrow": narrow}
+    return {"wide": narrow if narrow["width"] <= most else _geometry(t, "narrow", UPRIGHT), "narrow": narrow}
 
 
 # --- a graph another engine walked -------------------------------------------------------------------
