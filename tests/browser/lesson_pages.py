@@ -128,7 +128,8 @@ def set_editor_text(page, exercise: str, text: str) -> None:
     assert page.evaluate("id => window.chainruleEditors[id].getText()", exercise) == text
 
 
-def run_tests(page, exercise: str) -> None:
+def run_tests(page, exercise: str) -> dict:
+    """Run the exercise's tests by its button; the server's answer (a result, or in class mode a queued job)."""
     block = page.locator(f"article[data-exercise='{exercise}']")
     with page.expect_response(lambda r: r.url.endswith("/api/grade"), timeout=120_000) as response:
         block.locator("button.run-tests").click()
@@ -136,6 +137,7 @@ def run_tests(page, exercise: str) -> None:
     page.wait_for_function(
         "id => !document.querySelector(`article[data-exercise='${id}'] .results`).hasAttribute('aria-busy')", arg=exercise
     )
+    return response.value.json()
 
 
 def choose_language(page, exercise: str, language: str) -> None:

@@ -1,6 +1,7 @@
 """The capstone, "Build the engine and train it", taken end to end in a real Chromium at desktop width: its graph,
 its predictions, its five steps (each step's editor filled with the learner's own passing code of the step
-before as soon as that step passes, in the same language), its quiz, explain-it-back and recap, then axe-core,
+before as soon as that step passes, in the same language; the network step's passing run draws the learner's
+own graph of their network), its quiz, explain-it-back and recap, then axe-core,
 no sideways scrolling and a picture at 1280 and at 390 px on the finished lesson.
 
 Predictions and quiz answers are worked out by hand (path_walk.py), never read back from the page; the steps are pasted
@@ -25,6 +26,33 @@ STEPS = [("engine-value", "python"), ("engine-ops", "python"), ("engine-backward
          ("engine-network", "typescript"), ("engine-training", "python")]
 # o = tanh(1.5 × -0.8 + -0.5 × 0.6 + 0.4) = tanh(-1.1)
 OUTPUT = f"{math.tanh(-1.1):.4f}"
+
+
+def assert_the_learners_graph_is_drawn(page, graph: list[dict], size: str) -> None:
+    """The network step passed: under its tests, the graph the learner's own engine built (the result's "graph",
+    walked through their _prev and _op) is drawn, one box per node with the result's own texts, one edge per
+    input, and its table view holds the same numbers. At 1280 px it fits its frame (at most 1,166 px wide, no
+    scrolling sideways); at 390 px it is drawn top to bottom and its frame scrolls, taking the keyboard focus."""
+    holder = page.locator("article[data-exercise='engine-network'] .drawn-graph")
+    holder.wait_for()
+    page.wait_for_function("h => h.dataset.shape === (innerWidth <= 640 ? 'narrow' : 'wide')", arg=holder.element_handle())
+    shown = holder.evaluate("""h => {
+        const texts = (rows, a, b) => Array.from(rows, (r) => [r.querySelector(a).textContent, r.querySelector(b).textContent]);
+        const figure = h.querySelector('figure.graph-figure');
+        return { boxes: texts(h.querySelectorAll('svg g.node'), '.node-value', '.node-grad'),
+                 rows: texts(h.querySelectorAll('.graph-table tbody tr'), '.table-value', '.table-grad'),
+                 edges: h.querySelectorAll('svg path.edge').length, svg: h.querySelector('svg').getBoundingClientRect().width,
+                 sideways: figure.scrollWidth > figure.clientWidth, focusable: figure.tabIndex === 0,
+                 name: h.querySelector('svg').getAttribute('aria-label'), caption: h.querySelector('.drawn-graph-caption').textContent }; }""")
+    want = sorted([n["data_text"], n["grad_text"]] for n in graph)
+    assert len(shown["boxes"]) == len(graph) and sorted(shown["boxes"]) == want and sorted(shown["rows"]) == want
+    assert shown["edges"] == sum(len(n["inputs"]) for n in graph)
+    assert shown["name"].startswith(f"Your engine's graph of your network: {len(graph)} boxes.")
+    assert f"the {len(graph)} Values your network built" in shown["caption"]
+    if size == "desktop":
+        assert shown["svg"] <= 1166 and not shown["sideways"]
+    else:
+        assert shown["sideways"] and shown["focusable"]
 
 
 def test_the_capstone_end_to_end(browser, server_factory, tmp_path: Path, screenshots_dir: Path) -> None:
@@ -53,8 +81,11 @@ def test_the_capstone_end_to_end(browser, server_factory, tmp_path: Path, screen
             if number == 1:  # step 1 passed in Python: step 2 opens with that very code, its marker renamed
                 assert_carried(page, "engine-value", exercise, "python")
             set_editor_text(page, exercise, reference(exercise, language))
-            run_tests(page, exercise)
+            result = run_tests(page, exercise)
             assert block.locator(".results").get_attribute("data-status") == "pass", block.text_content()
+            if exercise == "engine-network":
+                graph = next(t for t in result["tests"] if t["name"] == "the network drawn")["graph"]["nodes"]
+                assert_the_learners_graph_is_drawn(page, graph, "desktop")
         download = page.locator("article[data-exercise='engine-training'] a.download-code")
         assert download.is_visible()
         assert download.get_attribute("href") == "/api/exercises/engine-training/passing-code?language=python"
@@ -72,7 +103,12 @@ def test_the_capstone_end_to_end(browser, server_factory, tmp_path: Path, screen
             page.set_viewport_size({"width": width, "height": height})
             assert axe_violations(page) == [], size
             assert page.evaluate("document.documentElement.scrollWidth") <= width  # no sideways scrolling
+            assert_the_learners_graph_is_drawn(page, graph, size)
             page.locator("#section-05").screenshot(path=str(screenshots_dir / f"lesson-{CAPSTONE}-05-{size}.png"))
+            page.locator(".drawn-graph").screenshot(path=str(screenshots_dir / f"lesson-{CAPSTONE}-drawn-network-{size}.png"))
+        page.reload()  # the stored passing run is drawn again
+        page.wait_for_selector("main[data-complete='true']", timeout=60_000)
+        assert_the_learners_graph_is_drawn(page, graph, "desktop")
         assert log.outside(server.origin) == [] and log.page_errors == []
     finally:
         context.close()
