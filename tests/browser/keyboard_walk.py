@@ -18,7 +18,8 @@ Each part presses keys only (no clicks, no focus() calls). On the way it checks 
   and reverse mode" path by path, a named wrong prediction's aimed hint and second try, a wrong quiz option's
   why_wrong and second try, and each plot's table view opened and read;
 * the capstone's steps (issue 44): each step's editor opens with the learner's own passing code of the step
-  before, in the same language, and the last step's download link is followed by Enter.
+  before, in the same language, the network step's drawing of the learner's own graph is reached (its frame
+  when it scrolls, its table view opened and read), and the last step's download link is followed by Enter.
 
 Predictions and quiz answers are the hand-worked ones of path_walk.py; exercises are the reference
 solutions, typed in.
@@ -412,8 +413,28 @@ def run_exercises(page, keys: Keys, lesson_id: str, language: str) -> None:
         page.wait_for_function("b => { const r = document.querySelector(`${b} .results`); return r.dataset.status && !r.hasAttribute('aria-busy'); }",
                                arg=block, timeout=120_000)
         assert page.locator(f"{block} .results").get_attribute("data-status") == "pass"
+        if exercise == "engine-network":
+            read_drawn_graph(page, keys, block)
     if lesson_id == CAPSTONE:
         download_by_keyboard(page, keys, exercises[-1], language)
+
+
+def read_drawn_graph(page, keys: Keys, block: str) -> None:
+    """The network step's drawing of the learner's own graph, by keys: its frame reached by Tab when it scrolls
+    (then named for a screen reader), its table view opened by Enter and its frame reached by Tab, named, with a
+    row per box of the picture."""
+    drawn = f"{block} .drawn-graph"
+    page.wait_for_selector(f"{drawn} svg")
+    if page.locator(f"{drawn} figure").get_attribute("data-scrolls") == "true":
+        keys.tab_to(f"{drawn} figure")
+        assert "scroll to see all of it" in page.locator(f"{drawn} figure").get_attribute("aria-label")
+    view = f"{drawn} .graph-table-view"
+    keys.tab_to(f"{view} summary")
+    keys.press("Enter")
+    assert page.locator(view).get_attribute("open") is not None and keys.at(f"{view} summary")
+    keys.tab_to(f"{view} .graph-table-frame")
+    assert page.locator(f"{view} .graph-table-frame").get_attribute("aria-label") == "Your engine's graph of your network as a table"
+    assert page.locator(f"{view} tbody tr").count() == page.locator(f"{drawn} svg g.node").count() > 20
 
 
 def assert_carried(page, before: str, exercise: str, language: str) -> None:
