@@ -298,7 +298,7 @@ def test_a_walked_graph_is_drawn_box_for_box_with_its_own_texts():
         "leaf 1", "leaf 2", "node 1", "leaf 3", "node 2", "leaf 4", "output"]
     assert by_walk[6]["formula"] == "output = node 2 × leaf 4" and by_walk[6]["id"] == t["output"]
     assert by_walk[4]["formula"] == "node 2 = node 1 + leaf 3"
-    for k, (op, data, grad, inputs) in enumerate(WALKED):
+    for k, (_, data, grad, inputs) in enumerate(WALKED):
         assert [n["walked"] for i in by_walk[k]["inputs"] for n in t["nodes"] if n["id"] == i] == inputs
         assert (by_walk[k]["data_text"], by_walk[k]["grad_text"]) == (f"{data:g}", f"{grad:g}")
     svg_texts = {g.get("data-label"): [x.text for x in g.iter(f"{SVG}text")]

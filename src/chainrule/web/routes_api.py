@@ -22,6 +22,7 @@ from chainrule.progress.scheduling import schedule_summary
 from chainrule.progress.shapes import Schedule
 from chainrule.web.app_state import app_state
 from chainrule.web.compute_rate import COMPUTE, TOO_FAST
+from chainrule.web.drawn_graphs import with_drawn_graphs
 from chainrule.web.error_answers import store_message
 from chainrule.web.models import (
     AnswerIn,
@@ -47,7 +48,6 @@ from chainrule.web.models import (
     TraceOut,
     UndoOut,
 )
-from chainrule.web.drawn_graphs import with_drawn_graphs
 from chainrule.web.page_numbers import grade_result_with_texts, number_text, plot_with_texts
 from chainrule.web.roles import LEARNER, learner
 from chainrule.web.store_access import StoreAccess, review_text
@@ -234,8 +234,8 @@ async def post_grade(request: Request, body: CodeIn) -> Any:
     answer = await services(request).runs.submit(run, _still_connected(request))
     if answer.failure is not None:  # graded but not kept: said as every store failure is (no database address)
         answer.body["store_error"] = store_message(request, answer.failure)
-    body = answer.body if answer.pending else await run_in_threadpool(with_drawn_graphs, answer.body)
-    return JSONResponse(body, status_code=202 if answer.pending else 200)
+    shown = answer.body if answer.pending else await run_in_threadpool(with_drawn_graphs, answer.body)
+    return JSONResponse(shown, status_code=202 if answer.pending else 200)
 
 
 def _still_connected(request: Request) -> Callable[[], Awaitable[bool]]:
