@@ -103,7 +103,17 @@ class Elementwise:
         self.needs_grad = any(i.needs_grad for i in inputs)
         # A rule that takes out= writes straight into the store (one pass less than a copy).
         self.in_place = getattr(self.forward_rule, "takes_out", False) and self.out.__class__ is slice
+        self.grad_in_place: Input | None = None  # set by `settle`
         self.kept: Any = None  # the last call's arrays (see above)
+
+    def settle(self) -> None:
+        """Once the Planner knows each operand's readers: a pullback that takes into= writes the gradient
+        of a sole varying operand with consecutive rows straight into its rows of the gradient store (one
+        pass less than copying a new array in; those rows need no zeroing first)."""
+        source = self.inputs[0]
+        if getattr(self.pullback, "writes_into", False) and len(self.inputs) == 1 and self.varying \
+                and source.varying and source.sole and source.needs_grad and source.index.__class__ is slice:
+            self.grad_in_place = source
 
     def forward(self, U: Any, V: Any) -> None:
         store = V if self.varying else U
@@ -118,6 +128,10 @@ class Elementwise:
         if not self.needs_grad:
             return
         store, grads = (V, GV) if self.varying else (U, GU)
+        source = self.grad_in_place
+        if source is not None:
+            self.pullback(grads[self.out], V[source.index], store[self.out], into=GV[source.index])
+            return
         contributions = self.pullback(grads[self.out], *[i.read(U, V) for i in self.inputs], store[self.out])
         for source, contribution in zip(self.inputs, contributions):
             if source.needs_grad and contribution is not None:
@@ -432,16 +446,22 @@ class Planner:
                 readers[slot] = readers.get(slot, 0) + 1
         for operand in operands:
             operand.sole = operand.unique and all(readers[slot] == 1 for slot in operand.slots)
+        for instruction in self.instructions:
+            if isinstance(instruction, Elementwise):
+                instruction.settle()
 
     def grad_rows_to_zero(self) -> Any:
         """The rows of the gradient store a backward pass needs at 0 before it starts: all but those a
-        layer's matrix product writes whole (its inputs' gradient, in place, the rows' only writer), which
-        are written before they are read. Zeroing every row cost as much as a layer's product."""
+        layer's matrix product or an elementwise pullback writes whole (its operand's gradient, in place,
+        the rows' only writer), which are written before they are read. Zeroing every row cost as much as
+        a layer's product."""
         written = set()
         for instruction in self.instructions:
             if isinstance(instruction, MatrixSum) and instruction.written is None and instruction.inputs.sole \
                     and instruction.inputs.needs_grad and instruction.inputs.index.__class__ is slice:
                 written.update(instruction.inputs.slots)
+            if isinstance(instruction, Elementwise) and instruction.grad_in_place is not None:
+                written.update(instruction.grad_in_place.slots)
         return _index(self.np, [row for row in range(len(self.v_slots)) if row not in written])
 
     def _new_u_slot(self, node: Value, value: float) -> int:
