@@ -194,11 +194,31 @@ class MatrixSum:
         self.flat_coefficients = self.coefficients.ravel()
         self.coefficients_unique = _is_unique(self.flat_coefficients.tolist())
         self.coefficients_need_grad = coefficients_need_grad
+        self.grid: slice | None = None  # set by `settle`
         self.bias_owner = np.asarray([j for j, _ in bias_terms], dtype=np.intp)
         self.bias = Input(np, False, [slot for _, slot in bias_terms], bias_needs_grad, False)
         self.has_bias = bool(bias_terms)
         self.needs_grad = inputs.needs_grad or coefficients_need_grad or (self.has_bias and bias_needs_grad)
         self.kept: Any = None  # the last order check's array (see above)
+
+    def settle(self, u_count: int) -> None:
+        """Once the store of uniform nodes has all its slots: when the coefficients' slots form a grid, row
+        j at start + j * stride with stride K or K + 1 (a layer's neurons one after another, each its
+        weights then its bias), they are read and their gradients added through a view of that block
+        rather than a gather and a scatter of J x K slots."""
+        count, width = self.coefficients.shape
+        start = int(self.coefficients[0, 0])
+        for stride in (width, width + 1):
+            grid = start + stride * self.np.arange(count)[:, None] + self.np.arange(width)
+            if start + stride * count <= u_count and (self.coefficients == grid).all():
+                self.grid = slice(start, start + stride * count)
+                return
+
+    def _weights(self, store: Any) -> Any:
+        """The (J, K) coefficients in a store of uniform nodes (U or GU): a view on a grid, else a copy."""
+        if self.grid is None:
+            return store[self.coefficients]
+        return store[self.grid].reshape(self.count, -1)[:, :self.coefficients.shape[1]]
 
     def forward(self, U: Any, V: Any) -> None:
         if self.written is not None:
@@ -206,7 +226,7 @@ class MatrixSum:
             return
         np = self.np
         in_place = self.out.__class__ is slice  # write straight into the store
-        weights, inputs = U[self.coefficients], V[self.inputs.index]
+        weights, inputs = self._weights(U), V[self.inputs.index]
         out = array_sum_of_products(weights, inputs, V[self.out] if in_place else None)
         sizes = np.abs(weights).sum(axis=1)
         if self.has_bias:
@@ -297,14 +317,16 @@ class MatrixSum:
         np = self.np
         upstream = GV[self.out]
         weights_grad, inputs_grad = array_sum_of_products_pullback(
-            upstream, U[self.coefficients], V[self.inputs.index],
+            upstream, self._weights(U), V[self.inputs.index],
             GV[self.inputs.index] if self.inputs.sole and self.inputs.index.__class__ is slice else None,
             self.inputs.needs_grad,
         )
         if self.inputs.needs_grad and inputs_grad is not None:
             self.inputs.add_grad(np, GU, GV, inputs_grad)
         if self.coefficients_need_grad:
-            if self.coefficients_unique:
+            if self.grid is not None:
+                self._weights(GU)[...] += weights_grad
+            elif self.coefficients_unique:
                 GU[self.flat_coefficients] += weights_grad.ravel()
             else:
                 GU += np.bincount(self.flat_coefficients, weights_grad.ravel(), GU.shape[0])
@@ -334,7 +356,7 @@ class MatrixSum:
             return
         sole = self.inputs.sole and self.inputs.index.__class__ is slice
         weights_grad, inputs_grad = array_sum_of_products_pullback_per_example(
-            upstream, U[self.coefficients], V[self.inputs.index], GV[self.inputs.index] if sole else None,
+            upstream, self._weights(U), V[self.inputs.index], GV[self.inputs.index] if sole else None,
             self.inputs.needs_grad,
         )
         if self.inputs.needs_grad and inputs_grad is not None:
@@ -449,6 +471,8 @@ class Planner:
         for instruction in self.instructions:
             if isinstance(instruction, Elementwise):
                 instruction.settle()
+            elif isinstance(instruction, MatrixSum) and instruction.written is None:
+                instruction.settle(len(self.u_values))
 
     def grad_rows_to_zero(self) -> Any:
         """The rows of the gradient store a backward pass needs at 0 before it starts: all but those a
