@@ -20,14 +20,15 @@ from chainrule.kernels import (
 )
 from chainrule.ops import ADD, MUL, Op, array_pullback_of
 
-__all__ = ["Planner", "Elementwise", "MatrixSum", "UniformSum"]
+__all__ = ["Planner", "Elementwise", "MatrixSum", "UniformSum", "index_of"]
 
 
 # Each instruction computes a group of nodes into a store: U (one number per uniform node) or V (a
 # row of N numbers per varying node). An index is a slice when its slots are consecutive (no copy).
 
 
-def _index(np: Any, slots: Sequence[int]) -> Any:
+def index_of(np: Any, slots: Sequence[int]) -> Any:
+    """The index of these slots of a store: a slice when they are consecutive (a view, no copy)."""
     if len(slots) and list(slots) == list(range(slots[0], slots[0] + len(slots))):
         return slice(slots[0], slots[0] + len(slots))
     return np.asarray(slots, dtype=np.intp)
@@ -55,7 +56,7 @@ class Input:
         self.varying = varying
         self.slots = slots
         self.sole = False  # set by the Planner: the only reader of its rows, so its gradient is assigned
-        self.index = _index(np, slots)
+        self.index = index_of(np, slots)
         self.unique = _is_unique(slots)
         self.needs_grad = needs_grad
         self.column = out_varying and not varying  # a uniform operand broadcast over the examples
@@ -98,7 +99,7 @@ class Elementwise:
         self.forward_rule = op.array_forward or op.forward
         self.pullback = array_pullback_of(op)
         self.varying = out_varying
-        self.out = _index(np, out_slots)
+        self.out = index_of(np, out_slots)
         self.inputs = inputs
         self.needs_grad = any(i.needs_grad for i in inputs)
         # A rule that takes out= writes straight into the store (one pass less than a copy).
@@ -179,7 +180,9 @@ class MatrixSum:
         width = max(len(t) for t in terms)  # padded with -0.0, which adds nothing (x + -0.0 == x)
         padded = [t + [(negative_zero_slot, len(coefficients[0]))] * (width - len(t)) for t in terms]
         self.term_coefficients = np.asarray([[c for c, _ in t] for t in padded], dtype=np.intp)
-        self.term_rows = np.asarray([[r for _, r in t] for t in padded], dtype=np.intp)
+        term_rows = np.asarray([[r for _, r in t] for t in padded], dtype=np.intp)
+        self.term_uniform = term_rows == len(coefficients[0])  # a uniform term: its coefficient is the term
+        self.term_rows = np.minimum(term_rows, len(coefficients[0]) - 1)  # (any row for a uniform term)
         # A few short sums (an expression's a x + b y) run term by term, in the written order, as cheap
         # as a matrix product and with no order to check.
         self.written = terms if len(terms) * width <= SHORT_SUMS else None
@@ -187,7 +190,7 @@ class MatrixSum:
         self.inputs_nonnegative = inputs_nonnegative  # each column made by an op whose results are >= 0
         index = inputs.index
         self.input_slots = list(range(index.start, index.stop)) if index.__class__ is slice else index.tolist()
-        self.out = _index(np, out_slots)
+        self.out = index_of(np, out_slots)
         self.count = len(out_slots)
         self.inputs = inputs
         self.coefficients = np.asarray(coefficients, dtype=np.intp)
@@ -302,9 +305,8 @@ class MatrixSum:
             j, n = np.nonzero(suspect)
         if not j.size:
             return
-        rows = self.term_rows[j]
-        x = inputs[np.minimum(rows, inputs.shape[0] - 1), n[:, None]]
-        x[rows == inputs.shape[0]] = 1.0  # a uniform term: its coefficient is the term
+        x = inputs[self.term_rows[j], n[:, None]]
+        x[self.term_uniform[j]] = 1.0
         products = U[self.term_coefficients[j]] * x
         out[j, n] = np.add.accumulate(products, axis=1)[:, -1]  # left to right, as written
 
@@ -376,7 +378,7 @@ class UniformSum:
 
     def __init__(self, np: Any, out_slots: list[int], terms: list[tuple[int, int]], needs_grad: bool) -> None:
         self.np = np
-        self.out = _index(np, out_slots)
+        self.out = index_of(np, out_slots)
         self.count = len(out_slots)
         self.owner = np.asarray([j for j, _ in terms], dtype=np.intp)
         self.terms = Input(np, False, [slot for _, slot in terms], needs_grad, False)
@@ -486,7 +488,7 @@ class Planner:
                 written.update(instruction.inputs.slots)
             if isinstance(instruction, Elementwise) and instruction.grad_in_place is not None:
                 written.update(instruction.grad_in_place.slots)
-        return _index(self.np, [row for row in range(len(self.v_slots)) if row not in written])
+        return index_of(self.np, [row for row in range(len(self.v_slots)) if row not in written])
 
     def _new_u_slot(self, node: Value, value: float) -> int:
         self.u_slots[node] = len(self.u_values)
