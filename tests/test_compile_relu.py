@@ -18,10 +18,10 @@ import numpy as np
 import pytest
 
 import chainrule
-from chainrule import Value
 from chainrule.datasets import moons
 from chainrule.kernels import relu_array_pullback
 from chainrule.nn import MLP
+from compile_programs import eager_value_and_grad
 from reference_torch import needs_torch, torch
 
 SIZES = [64, 64, 1]
@@ -121,17 +121,6 @@ def test_dead_neurons_and_ties_at_zero_get_pytorchs_zero_gradient_on_repeated_ca
     np.testing.assert_allclose(grads, expected_grads, rtol=1e-9, atol=1e-13)
     assert (expected_grads[:3] == 0.0).all()
     assert (grads[expected_grads == 0.0] == 0.0).all()
-
-
-def eager_value_and_grad(loss, params, columns):
-    for p in params:
-        p.grad = 0.0
-    values = []
-    for row in zip(*columns):
-        out = loss(*[Value(float(v)) for v in row])
-        out.backward()
-        values.append(out.data)
-    return np.array(values), np.array([p.grad for p in params])
 
 
 AWKWARD = [(math.nan, 0.3), (math.inf, 0.3), (-math.inf, 1.0), (0.0, -0.0), (1e300, -1e300), (5e-324, 0.0)]
