@@ -7,6 +7,7 @@ Run from the repository root:
     .venv/bin/python benchmarks/bench_compile.py --quick         # the moons workload only
     .venv/bin/python benchmarks/bench_compile.py --no-eager --per-example   # and per_example_grads vs torch.func
     .venv/bin/python benchmarks/bench_compile.py --per-example-only --repeats 30   # that table alone
+    .venv/bin/python benchmarks/bench_compile.py --alternate-only   # compiled and PyTorch steps alternated
 
 Workloads (each step: forward over all points, loss, gradients, SGD with learning rate 1.0 - 0.9 k / 100):
 
@@ -397,6 +398,48 @@ def per_example_table(cases: dict, repeats: int) -> None:
               f"| {times['chainrule'] / times['torch']:.2f} | {difference:.1e} |", flush=True)
 
 
+def make_torch(sizes: list[int] | None, samples: int, activation: str) -> Callable[[int], float]:
+    """PyTorch's batched step of a workload (float64, one matrix product per layer)."""
+    if sizes is None:
+        return make_torch_expression(samples)
+    demo = make_demo(sizes, samples, activation=activation)
+    return make_torch_batched(demo.points, demo.labels, weights_of(demo), activation)
+
+
+def alternate_table(cases: dict, repeats: int) -> None:
+    """The training steps with the contenders alternated call by call in one process (compiled, PyTorch
+    batched, compiled without its order check; step k of each, then step k + 1), so that a change in the
+    machine's load hits all three: median CPU time of each and their ratios."""
+    import statistics
+
+    print()
+    print("| workload | compiled, CPU | PyTorch batched, CPU | compiled / PyTorch | no order check / PyTorch "
+          "| same losses |")
+    print("|---|---:|---:|---:|---:|---|")
+    for case, (sizes, samples, _, activation) in cases.items():
+        compiled, _, _ = make_compiled(sizes, samples, activation)
+        unchecked_step, _, _ = make_compiled(sizes, samples, activation)
+
+        def unchecked(k: int, step: Callable[[int], float] = unchecked_step) -> float:
+            with order_check_off():
+                return step(k)
+
+        runs = (("compiled", compiled), ("torch", make_torch(sizes, samples, activation)), ("unchecked", unchecked))
+        gc.collect()
+        cpus: dict[str, list[float]] = {name: [] for name, _ in runs}
+        losses: dict[str, list[float]] = {name: [] for name, _ in runs}
+        for k in range(repeats):
+            for name, run in runs:
+                start = time.process_time()
+                losses[name].append(run(k))
+                cpus[name].append(time.process_time() - start)
+        times = {name: statistics.median(values) for name, values in cpus.items()}
+        agree = all(abs(a - b) <= 1e-9 * abs(b) for a, b in zip(losses["compiled"], losses["torch"]))
+        print(f"| {case} | {times['compiled'] * 1e3:.3f} ms | {times['torch'] * 1e3:.3f} ms "
+              f"| {times['compiled'] / times['torch']:.2f} | {times['unchecked'] / times['torch']:.2f} "
+              f"| {'yes' if agree else 'NO'} |", flush=True)
+
+
 def chosen_cases(args: argparse.Namespace) -> dict:
     """The workloads --quick or --only name (all by default)."""
     if args.only:
@@ -417,13 +460,20 @@ def main() -> None:
                         help="also time per_example_grads against torch.func.vmap(torch.func.grad(...))")
     parser.add_argument("--per-example-only", action="store_true",
                         help="time per_example_grads against torch.func.vmap(torch.func.grad(...)) only")
+    parser.add_argument("--alternate", action="store_true",
+                        help="also time the compiled and PyTorch training steps alternated, call by call")
+    parser.add_argument("--alternate-only", action="store_true",
+                        help="time the compiled and PyTorch training steps alternated, call by call, only")
     args = parser.parse_args()
     sys.setrecursionlimit(100_000)  # micrograd's build_topo recurses once per node depth
     print("note: sys.setrecursionlimit(100_000) for micrograd's recursive topological sort")
     cases = chosen_cases(args)
-    if args.per_example_only:
+    if args.per_example_only or args.alternate_only:
+        import torch
+
+        torch.set_num_threads(args.threads)
         print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-        per_example_table(cases, args.repeats)
+        (per_example_table if args.per_example_only else alternate_table)(cases, args.repeats)
         print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
         return
 
@@ -455,11 +505,7 @@ def main() -> None:
 
     torch.set_num_threads(args.threads)
     for case, (sizes, samples, _, activation) in cases.items():
-        if sizes is None:
-            torch_step = make_torch_expression(samples)
-        else:
-            demo = make_demo(sizes, samples, activation=activation)
-            torch_step = make_torch_batched(demo.points, demo.labels, weights_of(demo), activation)
+        torch_step = make_torch(sizes, samples, activation)
         record(case, f"PyTorch batched ({args.threads} thread{'s' if args.threads > 1 else ''})", torch_step,
                args.repeats)
         step, _, _ = make_compiled(sizes, samples, activation)
@@ -520,6 +566,8 @@ def main() -> None:
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for case, *ratios, to_floor in summary:
         print(f"| {case} | " + " | ".join(f"{r:.2f}" for r in ratios) + f" | {to_floor:.3g}x |")
+    if args.alternate:
+        alternate_table(cases, args.repeats)
     if args.per_example:
         per_example_table(cases, args.repeats)
 

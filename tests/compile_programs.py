@@ -1,10 +1,16 @@
 """Random straight-line programs of the engine's ops, and the numbers fed to them (extremes included), for the
-tests that compare compiled and eager results (test_compile_fuzz, test_compile_gradient_order)."""
+tests that compare compiled and eager results (test_compile_fuzz, test_compile_gradient_order), and the eager
+engine's values and gradients over a batch, example by example (test_compile, test_compile_wide,
+test_compile_relu)."""
 
 from __future__ import annotations
 
 import math
 import random
+
+import numpy as np
+
+from chainrule import Value
 
 BATCH = 12
 
@@ -79,3 +85,16 @@ def kind(x: float) -> str:
     if x == 0.0:
         return "zero"  # 0 against a subnormal is a class of its own: log gives -inf against -745
     return "nan" if math.isnan(x) else "+inf" if x == math.inf else "-inf" if x == -math.inf else "finite"
+
+
+def eager_value_and_grad(fn, params, columns):
+    """fn's value per example and d(sum of values)/d(param), by the eager engine, example by example (the
+    parameters' gradients accumulate over the examples' backward() calls)."""
+    for p in params:
+        p.grad = 0.0
+    values = []
+    for row in zip(*columns):
+        out = fn(*[Value(float(v)) for v in row])
+        out.backward()
+        values.append(out.data)
+    return np.array(values), np.array([p.grad for p in params])

@@ -24,27 +24,16 @@ from chainrule.datasets import moons
 from chainrule.losses import l2_penalty
 from chainrule.nn import MLP
 from chainrule.replay import MatrixSum
+from compile_programs import eager_value_and_grad
 
 VALUE_TOLERANCE = 1e-12
 GRAD_TOLERANCE = 1e-10
 
 
-def eager(fn, params, columns):
-    """fn's value per example and d(sum of values)/d(param), by the eager engine."""
-    for p in params:
-        p.grad = 0.0
-    values = []
-    for row in zip(*columns):
-        out = fn(*[Value(float(v)) for v in row])
-        out.backward()  # leaf gradients accumulate over the examples
-        values.append(out.data)
-    return np.array(values), np.array([p.grad for p in params])
-
-
 def assert_agrees(fn, params, columns):
     compiled = chainrule.compile(fn, params, n_inputs=len(columns))
     values, grads = compiled.value_and_grad(*columns)
-    expected_values, expected_grads = eager(fn, params, columns)
+    expected_values, expected_grads = eager_value_and_grad(fn, params, columns)
     np.testing.assert_allclose(values, expected_values, rtol=VALUE_TOLERANCE, atol=VALUE_TOLERANCE)
     np.testing.assert_allclose(grads, expected_grads, rtol=GRAD_TOLERANCE, atol=GRAD_TOLERANCE)
     return compiled
@@ -95,7 +84,7 @@ def assert_agrees_example_by_example(fn, xs, ys):
     for x in xs:
         for y in ys:
             values, grads = compiled.value_and_grad([x], [y])
-            expected_values, expected_grads = eager(fn, [a_param, b_param], [[x], [y]])
+            expected_values, expected_grads = eager_value_and_grad(fn, [a_param, b_param], [[x], [y]])
             np.testing.assert_allclose(values, expected_values, rtol=VALUE_TOLERANCE, equal_nan=True,
                                        err_msg=f"at x={x}, y={y}")
             np.testing.assert_allclose(grads, expected_grads, rtol=GRAD_TOLERANCE, equal_nan=True,
@@ -230,7 +219,7 @@ def test_parameters_are_read_at_every_call():
     compiled.value_and_grad(xs)
     p.data, q.data = 1.5, 0.75  # as an optimizer does
     values, grads = compiled.value_and_grad(xs)
-    expected_values, expected_grads = eager(fn, [p, q], [xs])
+    expected_values, expected_grads = eager_value_and_grad(fn, [p, q], [xs])
     np.testing.assert_allclose(values, expected_values, rtol=VALUE_TOLERANCE)
     np.testing.assert_allclose(grads, expected_grads, rtol=GRAD_TOLERANCE)
     assert values[0] == pytest.approx(math.tanh(-1.5 + 0.75), rel=1e-15)

@@ -30,7 +30,7 @@ from chainrule import engine, modes
 from chainrule.engine import Value, topological_order, tracing
 from chainrule.frozen_reads import FrozenReads, creation_site, site_text, user_frame
 from chainrule.ops import functions
-from chainrule.replay import Planner
+from chainrule.replay import Planner, index_of
 
 __all__ = ["compile", "CompiledFunction", "TracingError"]
 
@@ -452,9 +452,10 @@ class CompiledFunction:
         self._instructions = plan.instructions
         self._reverse = plan.instructions[::-1]
         self._graph_params = plan.graph_params
-        self._param_slots = np.asarray([plan.u_slots[p] for p in plan.graph_params], dtype=np.intp)
+        # Slices when consecutive (the usual case: every parameter in the graph, in order): views, not gathers.
+        self._param_slots = index_of(np, [plan.u_slots[p] for p in plan.graph_params])
         position = {id(p): i for i, p in enumerate(params)}
-        self._param_positions = np.asarray([position[id(p)] for p in plan.graph_params], dtype=np.intp)
+        self._param_positions = index_of(np, [position[id(p)] for p in plan.graph_params])
         self._u_template = np.asarray(plan.u_values, dtype=np.float64)
         self._v_count = len(plan.v_slots)
         self._grad_rows_to_zero = plan.grad_rows_to_zero()

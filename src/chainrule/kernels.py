@@ -313,15 +313,30 @@ def logaddexp_array(a: Any, b: Any) -> Any:
     return np.where(same_infinity, a, out) if same_infinity.any() else out
 
 
-def masked(keep: Any, contribution: Any) -> Any:
+def masked(keep: Any, contribution: Any, out: Any = None) -> Any:
     """Exactly 0 where the slope is masked, even where the contribution is inf or nan (as `chain`).
     contribution x keep is that whenever the contribution is finite, and much faster than
-    numpy.where on a random mask; a sum that is not finite says when where() is needed."""
+    numpy.where on a random mask; a sum that is not finite says when where() is needed. Written into
+    `out` when given (an array that does not overlap the contribution), and `out` returned."""
     np = numpy_module()
-    passed = contribution * keep
+    passed = np.multiply(contribution, keep, out=out)
     if np.isfinite(passed.sum()):
         return passed
-    return np.where(keep, contribution, 0.0)
+    if out is None:
+        return np.where(keep, contribution, 0.0)
+    np.copyto(out, np.where(keep, contribution, 0.0))
+    return out
+
+
+def relu_array_pullback(g: Any, a: Any, out: Any, into: Any = None) -> tuple[Any, ...]:
+    """relu's pullback on arrays: g where relu passes it, exactly 0 where its slope is masked. The mask
+    reads the output: relu(a) != 0 exactly where a > 0 or a is nan (one pass; PyTorch's slope at 0 is 0
+    too). `into`, when given, is the input's whole gradient, written here rather than returned (one pass
+    over the rows less than the store copying a new array in)."""
+    return (masked(out != 0.0, g, into),)
+
+
+relu_array_pullback.writes_into = True  # type: ignore[attr-defined]  # compile's replay may pass its store
 
 
 def pow_array_pullback(g: Any, a: Any, b: Any, out: Any) -> tuple[Any, ...]:

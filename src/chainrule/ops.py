@@ -99,6 +99,9 @@ from chainrule.kernels import (
     relu_array as _relu_array,
 )
 from chainrule.kernels import (
+    relu_array_pullback as _relu_array_pullback,
+)
+from chainrule.kernels import (
     sigmoid_array as _sigmoid_array,
 )
 from chainrule.kernels import (
@@ -271,8 +274,7 @@ RELU = Op(
     formula="{out} = relu({a})", local_text=("1 if {a} > 0 else 0",),
     doc="Rectifier: slope 1 where a > 0, else 0 (0 at a = 0, as in PyTorch).",
     function="relu", torch="relu", nonnegative=True,
-    # On arrays the mask reads the output: relu(a) != 0 exactly where a > 0 or a is nan (one pass).
-    array_forward=_relu_array, array_pullback=lambda g, a, out: (_masked(out != 0.0, g),),
+    array_forward=_relu_array, array_pullback=_relu_array_pullback,
 )
 ABS = Op(
     name="abs", symbol="abs", arity=1, forward=abs,

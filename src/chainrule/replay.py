@@ -20,14 +20,15 @@ from chainrule.kernels import (
 )
 from chainrule.ops import ADD, MUL, Op, array_pullback_of
 
-__all__ = ["Planner", "Elementwise", "MatrixSum", "UniformSum"]
+__all__ = ["Planner", "Elementwise", "MatrixSum", "UniformSum", "index_of"]
 
 
 # Each instruction computes a group of nodes into a store: U (one number per uniform node) or V (a
 # row of N numbers per varying node). An index is a slice when its slots are consecutive (no copy).
 
 
-def _index(np: Any, slots: Sequence[int]) -> Any:
+def index_of(np: Any, slots: Sequence[int]) -> Any:
+    """The index of these slots of a store: a slice when they are consecutive (a view, no copy)."""
     if len(slots) and list(slots) == list(range(slots[0], slots[0] + len(slots))):
         return slice(slots[0], slots[0] + len(slots))
     return np.asarray(slots, dtype=np.intp)
@@ -55,7 +56,7 @@ class Input:
         self.varying = varying
         self.slots = slots
         self.sole = False  # set by the Planner: the only reader of its rows, so its gradient is assigned
-        self.index = _index(np, slots)
+        self.index = index_of(np, slots)
         self.unique = _is_unique(slots)
         self.needs_grad = needs_grad
         self.column = out_varying and not varying  # a uniform operand broadcast over the examples
@@ -98,12 +99,22 @@ class Elementwise:
         self.forward_rule = op.array_forward or op.forward
         self.pullback = array_pullback_of(op)
         self.varying = out_varying
-        self.out = _index(np, out_slots)
+        self.out = index_of(np, out_slots)
         self.inputs = inputs
         self.needs_grad = any(i.needs_grad for i in inputs)
         # A rule that takes out= writes straight into the store (one pass less than a copy).
         self.in_place = getattr(self.forward_rule, "takes_out", False) and self.out.__class__ is slice
+        self.grad_in_place: Input | None = None  # set by `settle`
         self.kept: Any = None  # the last call's arrays (see above)
+
+    def settle(self) -> None:
+        """Once the Planner knows each operand's readers: a pullback that takes into= writes the gradient
+        of a sole varying operand with consecutive rows straight into its rows of the gradient store (one
+        pass less than copying a new array in; those rows need no zeroing first)."""
+        source = self.inputs[0]
+        if getattr(self.pullback, "writes_into", False) and len(self.inputs) == 1 and self.varying \
+                and source.varying and source.sole and source.needs_grad and source.index.__class__ is slice:
+            self.grad_in_place = source
 
     def forward(self, U: Any, V: Any) -> None:
         store = V if self.varying else U
@@ -118,6 +129,10 @@ class Elementwise:
         if not self.needs_grad:
             return
         store, grads = (V, GV) if self.varying else (U, GU)
+        source = self.grad_in_place
+        if source is not None:
+            self.pullback(grads[self.out], V[source.index], store[self.out], into=GV[source.index])
+            return
         contributions = self.pullback(grads[self.out], *[i.read(U, V) for i in self.inputs], store[self.out])
         for source, contribution in zip(self.inputs, contributions):
             if source.needs_grad and contribution is not None:
@@ -165,7 +180,9 @@ class MatrixSum:
         width = max(len(t) for t in terms)  # padded with -0.0, which adds nothing (x + -0.0 == x)
         padded = [t + [(negative_zero_slot, len(coefficients[0]))] * (width - len(t)) for t in terms]
         self.term_coefficients = np.asarray([[c for c, _ in t] for t in padded], dtype=np.intp)
-        self.term_rows = np.asarray([[r for _, r in t] for t in padded], dtype=np.intp)
+        term_rows = np.asarray([[r for _, r in t] for t in padded], dtype=np.intp)
+        self.term_uniform = term_rows == len(coefficients[0])  # a uniform term: its coefficient is the term
+        self.term_rows = np.minimum(term_rows, len(coefficients[0]) - 1)  # (any row for a uniform term)
         # A few short sums (an expression's a x + b y) run term by term, in the written order, as cheap
         # as a matrix product and with no order to check.
         self.written = terms if len(terms) * width <= SHORT_SUMS else None
@@ -173,18 +190,38 @@ class MatrixSum:
         self.inputs_nonnegative = inputs_nonnegative  # each column made by an op whose results are >= 0
         index = inputs.index
         self.input_slots = list(range(index.start, index.stop)) if index.__class__ is slice else index.tolist()
-        self.out = _index(np, out_slots)
+        self.out = index_of(np, out_slots)
         self.count = len(out_slots)
         self.inputs = inputs
         self.coefficients = np.asarray(coefficients, dtype=np.intp)
         self.flat_coefficients = self.coefficients.ravel()
         self.coefficients_unique = _is_unique(self.flat_coefficients.tolist())
         self.coefficients_need_grad = coefficients_need_grad
+        self.grid: slice | None = None  # set by `settle`
         self.bias_owner = np.asarray([j for j, _ in bias_terms], dtype=np.intp)
         self.bias = Input(np, False, [slot for _, slot in bias_terms], bias_needs_grad, False)
         self.has_bias = bool(bias_terms)
         self.needs_grad = inputs.needs_grad or coefficients_need_grad or (self.has_bias and bias_needs_grad)
         self.kept: Any = None  # the last order check's array (see above)
+
+    def settle(self, u_count: int) -> None:
+        """Once the store of uniform nodes has all its slots: when the coefficients' slots form a grid, row
+        j at start + j * stride with stride K or K + 1 (a layer's neurons one after another, each its
+        weights then its bias), they are read and their gradients added through a view of that block
+        rather than a gather and a scatter of J x K slots."""
+        count, width = self.coefficients.shape
+        start = int(self.coefficients[0, 0])
+        for stride in (width, width + 1):
+            grid = start + stride * self.np.arange(count)[:, None] + self.np.arange(width)
+            if start + stride * count <= u_count and (self.coefficients == grid).all():
+                self.grid = slice(start, start + stride * count)
+                return
+
+    def _weights(self, store: Any) -> Any:
+        """The (J, K) coefficients in a store of uniform nodes (U or GU): a view on a grid, else a copy."""
+        if self.grid is None:
+            return store[self.coefficients]
+        return store[self.grid].reshape(self.count, -1)[:, :self.coefficients.shape[1]]
 
     def forward(self, U: Any, V: Any) -> None:
         if self.written is not None:
@@ -192,7 +229,7 @@ class MatrixSum:
             return
         np = self.np
         in_place = self.out.__class__ is slice  # write straight into the store
-        weights, inputs = U[self.coefficients], V[self.inputs.index]
+        weights, inputs = self._weights(U), V[self.inputs.index]
         out = array_sum_of_products(weights, inputs, V[self.out] if in_place else None)
         sizes = np.abs(weights).sum(axis=1)
         if self.has_bias:
@@ -252,9 +289,9 @@ class MatrixSum:
         if bounds.max(initial=0.0) < HALF_MAX:  # nothing can overflow: look for cancellations only
             thresholds = CANCELLATION * bounds  # (a 0 from terms that are all 0 is exact: not suspect)
             sizes_of_out = self.kept = np.abs(out)
-            if sizes_of_out.min(initial=HALF_MAX) >= thresholds.max(initial=0.0):
-                return  # one reduction over all rows settles the common case
-            rows = np.flatnonzero(sizes_of_out.min(axis=1) < thresholds)  # rows first: no (J, N) mask
+            # One reduction per row finds the rows to search, without a (J, N) mask. (A reduction over all
+            # rows first saved nothing: on a trained 64 x 64 layer most calls have a row to search.)
+            rows = np.flatnonzero(sizes_of_out.min(axis=1, initial=HALF_MAX) < thresholds)
             if not rows.size:
                 return
             # Only those rows are searched: a nonzero() over the whole (J, N) mask cost more than the
@@ -268,9 +305,8 @@ class MatrixSum:
             j, n = np.nonzero(suspect)
         if not j.size:
             return
-        rows = self.term_rows[j]
-        x = inputs[np.minimum(rows, inputs.shape[0] - 1), n[:, None]]
-        x[rows == inputs.shape[0]] = 1.0  # a uniform term: its coefficient is the term
+        x = inputs[self.term_rows[j], n[:, None]]
+        x[self.term_uniform[j]] = 1.0
         products = U[self.term_coefficients[j]] * x
         out[j, n] = np.add.accumulate(products, axis=1)[:, -1]  # left to right, as written
 
@@ -283,14 +319,16 @@ class MatrixSum:
         np = self.np
         upstream = GV[self.out]
         weights_grad, inputs_grad = array_sum_of_products_pullback(
-            upstream, U[self.coefficients], V[self.inputs.index],
+            upstream, self._weights(U), V[self.inputs.index],
             GV[self.inputs.index] if self.inputs.sole and self.inputs.index.__class__ is slice else None,
             self.inputs.needs_grad,
         )
         if self.inputs.needs_grad and inputs_grad is not None:
             self.inputs.add_grad(np, GU, GV, inputs_grad)
         if self.coefficients_need_grad:
-            if self.coefficients_unique:
+            if self.grid is not None:
+                self._weights(GU)[...] += weights_grad
+            elif self.coefficients_unique:
                 GU[self.flat_coefficients] += weights_grad.ravel()
             else:
                 GU += np.bincount(self.flat_coefficients, weights_grad.ravel(), GU.shape[0])
@@ -320,7 +358,7 @@ class MatrixSum:
             return
         sole = self.inputs.sole and self.inputs.index.__class__ is slice
         weights_grad, inputs_grad = array_sum_of_products_pullback_per_example(
-            upstream, U[self.coefficients], V[self.inputs.index], GV[self.inputs.index] if sole else None,
+            upstream, self._weights(U), V[self.inputs.index], GV[self.inputs.index] if sole else None,
             self.inputs.needs_grad,
         )
         if self.inputs.needs_grad and inputs_grad is not None:
@@ -340,7 +378,7 @@ class UniformSum:
 
     def __init__(self, np: Any, out_slots: list[int], terms: list[tuple[int, int]], needs_grad: bool) -> None:
         self.np = np
-        self.out = _index(np, out_slots)
+        self.out = index_of(np, out_slots)
         self.count = len(out_slots)
         self.owner = np.asarray([j for j, _ in terms], dtype=np.intp)
         self.terms = Input(np, False, [slot for _, slot in terms], needs_grad, False)
@@ -432,17 +470,25 @@ class Planner:
                 readers[slot] = readers.get(slot, 0) + 1
         for operand in operands:
             operand.sole = operand.unique and all(readers[slot] == 1 for slot in operand.slots)
+        for instruction in self.instructions:
+            if isinstance(instruction, Elementwise):
+                instruction.settle()
+            elif isinstance(instruction, MatrixSum) and instruction.written is None:
+                instruction.settle(len(self.u_values))
 
     def grad_rows_to_zero(self) -> Any:
         """The rows of the gradient store a backward pass needs at 0 before it starts: all but those a
-        layer's matrix product writes whole (its inputs' gradient, in place, the rows' only writer), which
-        are written before they are read. Zeroing every row cost as much as a layer's product."""
+        layer's matrix product or an elementwise pullback writes whole (its operand's gradient, in place,
+        the rows' only writer), which are written before they are read. Zeroing every row cost as much as
+        a layer's product."""
         written = set()
         for instruction in self.instructions:
             if isinstance(instruction, MatrixSum) and instruction.written is None and instruction.inputs.sole \
                     and instruction.inputs.needs_grad and instruction.inputs.index.__class__ is slice:
                 written.update(instruction.inputs.slots)
-        return _index(self.np, [row for row in range(len(self.v_slots)) if row not in written])
+            if isinstance(instruction, Elementwise) and instruction.grad_in_place is not None:
+                written.update(instruction.grad_in_place.slots)
+        return index_of(self.np, [row for row in range(len(self.v_slots)) if row not in written])
 
     def _new_u_slot(self, node: Value, value: float) -> int:
         self.u_slots[node] = len(self.u_values)
