@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs the system programs the test suite drives for real: chromium (browser tests), bwrap from
+# Installs the system programs the test suite drives for real: chromium and its headless shell (browser tests), bwrap from
 # bubblewrap (the grader's sandbox), node from nodejs (the JavaScript and TypeScript exercises; npm installs the
 # OpenID provider the single sign-on tests sign in with) and
 # PostgreSQL's server programs from postgresql (the store and class tests start a throwaway cluster).
@@ -8,6 +8,7 @@
 set -u
 missing=()
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+command -v chromium-headless-shell >/dev/null 2>&1 || missing+=(chromium-headless-shell)
 command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
 command -v node >/dev/null 2>&1 || missing+=(nodejs)
 command -v npm >/dev/null 2>&1 || missing+=(npm)

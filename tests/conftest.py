@@ -6,8 +6,11 @@ per thread, so the browser tests and the picture tests must share this session-w
 
 from __future__ import annotations
 
+import os
 import shutil
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -34,24 +37,57 @@ CHROMIUM_ARGS = [
 ]
 
 
+# The tests drive Chromium's headless shell (Debian's chromium-headless-shell: the same Chromium release, Blink
+# and V8, built without the desktop browser's window and tab machinery; Playwright's own choice for headless
+# runs). A fresh page costs about half the CPU time it costs in the full `chromium` (docs/performance.md, "The
+# browser tests' Chromium"). The full `chromium`, the browser a learner opens, runs the accessibility audit of
+# every page (desktop_chromium). Without the shell, every test falls back to `chromium`; so does
+# CHAINRULE_TEST_BROWSER=chromium, to run them all in the full browser.
+HEADLESS_SHELL = "chromium-headless-shell"
+NO_CHROMIUM = "no `chromium` executable on PATH: the real-browser tests need Chromium (apt-get install chromium)"
+
+
 @pytest.fixture(scope="session")
 def chromium_path() -> str:
-    path = shutil.which("chromium")
+    path = shutil.which(os.environ.get("CHAINRULE_TEST_BROWSER", HEADLESS_SHELL)) or shutil.which("chromium")
     if path is None:
-        pytest.skip("no `chromium` executable on PATH: the real-browser tests need Chromium (apt-get install chromium)")
+        pytest.skip(NO_CHROMIUM)
     return path
 
 
 @pytest.fixture(scope="session")
-def browser(chromium_path: str):
+def playwright_driver():
+    """Playwright's one driver for this process (a thread runs one sync driver at a time), for every browser."""
     sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright for Python is not installed")
     with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
-        adopt_descendants()  # Playwright's driver and Chromium, ended by the watchdog if this process is killed
-        try:
-            yield browser
-        finally:
-            browser.close()
+        yield playwright
+
+
+@contextmanager
+def launched(playwright_driver, executable: str) -> Iterator[object]:
+    """A Chromium started by Playwright from this executable, closed at the end."""
+    browser = playwright_driver.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+    adopt_descendants()  # Playwright's driver and Chromium, ended by the watchdog if this process is killed
+    try:
+        yield browser
+    finally:
+        browser.close()
+
+
+@pytest.fixture(scope="session")
+def browser(playwright_driver, chromium_path: str):
+    with launched(playwright_driver, chromium_path) as browser:
+        yield browser
+
+
+@pytest.fixture(scope="module")
+def desktop_chromium(playwright_driver):
+    """The full `chromium` (the browser `chainrule lesson` opens for a learner), for one module."""
+    path = shutil.which("chromium")
+    if path is None:
+        pytest.skip(NO_CHROMIUM)
+    with launched(playwright_driver, path) as browser:
+        yield browser
 
 
 def pytest_collection_modifyitems(config, items) -> None:

@@ -17,6 +17,13 @@ LESSON = "backprop"
 
 
 @pytest.fixture(scope="module")
+def browser(desktop_chromium):
+    """This audit runs in the full `chromium`, the browser a learner opens (the other browser tests drive its
+    headless shell: tests/conftest.py)."""
+    return desktop_chromium
+
+
+@pytest.fixture(scope="module")
 def audited_server(tmp_path_factory):
     """A server whose store has one question due for review (so the review page has a question)."""
     from conftest import answered_days_ago, start_lesson_server, stop_lesson_server
