@@ -19,6 +19,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from lti_world import cli
 from reaper import spawn
 
 pytestmark = pytest.mark.timeout(600)
@@ -112,6 +113,19 @@ def scaffolded(tmp_path_factory) -> Path:
     return scaffold(tmp_path_factory.mktemp("scaffolded"))
 
 
+@pytest.fixture
+def registry_kept():
+    """The exercise registry as it was before the test: `chainrule lessons check` run in this process registers
+    the checked lesson's exercises (as a process of its own does, for its life), and each case's copy of the
+    scaffold is another folder with the same ids."""
+    from chainrule.grading import EXERCISES
+
+    kept = dict(EXERCISES)
+    yield
+    EXERCISES.clear()
+    EXERCISES.update(kept)
+
+
 def test_a_scaffolded_lesson_is_complete_and_valid(tmp_path: Path) -> None:
     folder = scaffold(tmp_path)
     lesson = json.loads((folder / "lesson.json").read_text())
@@ -176,23 +190,28 @@ def edit(folder: Path, name: str, old: str, new: str) -> None:
      r"exercise folder's exercise\.json"),
 ])
 def test_a_broken_lesson_is_rejected_with_a_located_message(tmp_path: Path, scaffolded: Path, break_it,
-                                                            located: str) -> None:
+                                                            located: str, monkeypatch, registry_kept) -> None:
     folder = tmp_path / "lessons" / "demo"
     shutil.copytree(scaffolded, folder)
     break_it(folder)
+    # The commands run in this process (lti_world.cli: the CLI's own main, its exit code and two streams), in the
+    # lesson's folder: a process of their own would load every built-in lesson again for each case (about a
+    # core-second each); test_every_command_in_the_authoring_doc_runs runs both commands as processes.
+    monkeypatch.chdir(tmp_path)
     # Only a starter or a solution needs the sandbox to show its problem; the rest is found without grading
     # (test_a_scaffolded_lesson_is_complete_and_valid grades the scaffold's files).
     graded = "exercises/" in located and "exercise.json" not in located
-    run = chainrule("lessons", "check", "lessons", *([] if graded else ["--no-grading"]), cwd=tmp_path)
-    assert run.returncode == 1, run.stdout + run.stderr
-    assert re.search(located, run.stdout), run.stdout
-    assert run.stdout.splitlines()[-1] == "lesson demo: 1 problem" and run.stderr == ""  # one stream, problems first
+    code, printed, errors = cli("lessons", "check", "lessons", *([] if graded else ["--no-grading"]), env={})
+    assert code == 1, printed + errors
+    assert re.search(located, printed), printed
+    assert printed.splitlines()[-1] == "lesson demo: 1 problem" and errors == "", printed  # one stream, problems first
     if graded:
         return  # a solution or starter problem needs grading; the server's quick check does not grade
-    # The server refuses to start with it, naming the same problem.
-    serve = chainrule("lesson", "--lessons", "lessons", "--no-browser", "--port", "0", cwd=tmp_path,
-                      data_dir=tmp_path / "progress")
-    assert serve.returncode == 2 and re.search(located.split(":")[0], serve.stderr), serve.stderr
+    # The server refuses to start with it, naming the same problem (a server that started instead would hold this
+    # test until its timeout).
+    code, _, errors = cli("lesson", "--lessons", "lessons", "--no-browser", "--port", "0",
+                          env={"CHAINRULE_DATA_DIR": str(tmp_path / "progress")})
+    assert code == 2 and re.search(located.split(":")[0], errors), errors
 
 
 def test_lessons_new_refuses_a_bad_id_and_an_existing_folder(tmp_path: Path) -> None:
