@@ -214,22 +214,24 @@ def test_a_broken_lesson_is_rejected_with_a_located_message(tmp_path: Path, scaf
     assert code == 2 and re.search(located.split(":")[0], errors), errors
 
 
-def test_lessons_new_refuses_a_bad_id_and_an_existing_folder(tmp_path: Path) -> None:
-    bad = chainrule("lessons", "new", "Not An Id", "--title", "x", "lessons", cwd=tmp_path)
-    assert bad.returncode == 2 and "lower-case letters" in bad.stderr
+def test_lessons_new_refuses_a_bad_id_and_an_existing_folder(tmp_path: Path, monkeypatch) -> None:
     scaffold(tmp_path)
-    again = chainrule("lessons", "new", "demo", "--title", "x", "lessons", cwd=tmp_path)
-    assert again.returncode == 2 and "exists already" in again.stderr
-    missing = chainrule("lessons", "check", "nowhere", cwd=tmp_path)
-    assert missing.returncode == 2 and "no such folder" in missing.stderr
+    monkeypatch.chdir(tmp_path)  # the refusals in this process (lti_world.cli), the scaffold's a process's
+    code, _, errors = cli("lessons", "new", "Not An Id", "--title", "x", "lessons", env={})
+    assert code == 2 and "lower-case letters" in errors
+    code, _, errors = cli("lessons", "new", "demo", "--title", "x", "lessons", env={})
+    assert code == 2 and "exists already" in errors
+    code, _, errors = cli("lessons", "check", "nowhere", env={})
+    assert code == 2 and "no such folder" in errors
 
 
 def test_the_listing_shows_each_lessons_progress(tmp_path: Path) -> None:
     from chainrule.progress import open_store
 
-    fresh = chainrule("lessons", cwd=tmp_path, data_dir=tmp_path / "progress")
-    assert fresh.returncode == 0
-    assert fresh.stdout.count(": not started") == 9
+    progress = {"CHAINRULE_DATA_DIR": str(tmp_path / "progress")}
+    code, fresh, _ = cli("lessons", env=progress)  # in this process (lti_world.cli)
+    assert code == 0
+    assert fresh.count(": not started") == 9
     assert not (tmp_path / "progress").exists()  # listing never creates a store
     store = open_store(tmp_path / "progress")
     try:
@@ -238,7 +240,7 @@ def test_the_listing_shows_each_lessons_progress(tmp_path: Path) -> None:
         store.answer_question("gradient-descent-linear-regression", "one-step", "0.9", True)
     finally:
         store.close()
-    listed = chainrule("lessons", cwd=tmp_path, data_dir=tmp_path / "progress").stdout
+    listed = cli("lessons", env=progress)[1]
     blocks = listed.split("\n  ")
     assert "2 of 5 predictions made" in next(b for b in blocks if "id computational-graphs" in b)
     assert "1 of " in next(b for b in blocks if "id gradient-descent-linear-regression" in b)
