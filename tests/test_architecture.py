@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import re
 import subprocess
@@ -28,10 +29,23 @@ import pytest
 PACKAGE = Path(__file__).resolve().parent.parent / "src" / "chainrule"
 
 
+@functools.cache
+def parsed(source: str) -> ast.Module:
+    """The syntax tree of a source, parsed once for the module: the rules below read the same 200 files (about a
+    core-second a pass) and none changes a tree."""
+    return ast.parse(source)
+
+
+@functools.cache
+def every_node(source: str) -> tuple[ast.AST, ...]:
+    """ast.walk of the source's tree, in its order, walked once."""
+    return tuple(ast.walk(parsed(source)))
+
+
 def project_imports(path: Path) -> set[str]:
     """Every chainrule module a file imports, at any depth of the file (function-level too)."""
     found = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in every_node(path.read_text(encoding="utf-8")):
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names if alias.name.startswith("chainrule"))
         elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("chainrule"):
@@ -74,7 +88,7 @@ SQL_TEXT = re.compile(r"\bSELECT\b[\s\S]*\bFROM\b|\bINSERT\s+INTO\b|\bUPDATE\s+\
 
 def sql_texts(source: str) -> list[tuple[int, str]]:
     """(line, text) of every string constant in the source that reads as SQL (f-strings' parts included)."""
-    return [(node.lineno, node.value) for node in ast.walk(ast.parse(source))
+    return [(node.lineno, node.value) for node in every_node(source)
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and SQL_TEXT.search(node.value)]
 
 
@@ -83,7 +97,7 @@ def imported_sql(source: str) -> list[str]:
     import importlib
 
     found = []
-    for node in ast.walk(ast.parse(source)):
+    for node in every_node(source):
         if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("chainrule.progress"):
             module = importlib.import_module(node.module)
             found += [f"{node.module}.{alias.name}" for alias in node.names
@@ -122,7 +136,7 @@ def test_only_the_dialect_layer_rewrites_sql_text() -> None:
     for path in python_files(PACKAGE):
         if path.name == "dialect.py":
             continue
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in every_node(path.read_text(encoding="utf-8")):
             if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "replace"
                     and node.args and isinstance(node.args[0], ast.Constant)
                     and (node.args[0].value in ("?", "%s", "%") or SQL_TEXT.search(str(node.args[0].value))
@@ -151,7 +165,7 @@ def positional_reads(source: str) -> list[tuple[int, str]]:
     """(line, text) of every row read by its column's position: `row[2]`, `rows[0][1]`, `fetchone()[0]`,
     `conn.one(...)[0]`."""
     found = []
-    for node in ast.walk(ast.parse(source)):
+    for node in every_node(source):
         if not (isinstance(node, ast.Subscript) and _index_is_a_number(node)):
             continue
         value = node.value
@@ -180,14 +194,13 @@ def _the_stores_answer(node: ast.expr, store_functions: set[str], kept: set[str]
 def rows_unpacked_by_position(source: str) -> list[tuple[int, str]]:
     """(line, names) of every store's row unpacked by position outside progress/ (where the SELECT beside it
     names the columns): `for a, b, c in self.tables.x()`, or `a, b, c, d = connection_limits(raw)`."""
-    tree = ast.parse(source)
-    store_functions = {alias.asname or alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+    store_functions = {alias.asname or alias.name for node in every_node(source) if isinstance(node, ast.ImportFrom)
                        and (node.module or "").startswith("chainrule.progress") for alias in node.names}
-    kept = {node.targets[0].id for node in ast.walk(tree) if isinstance(node, ast.Assign)
+    kept = {node.targets[0].id for node in every_node(source) if isinstance(node, ast.Assign)
             and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
             and _the_stores_answer(node.value, store_functions, set())}
     found = set()
-    for node in ast.walk(tree):
+    for node in every_node(source):
         if isinstance(node, (ast.For, ast.comprehension)):
             target, value, wide = node.target, node.iter, WIDE_ROWS
         elif isinstance(node, ast.Assign) and len(node.targets) == 1:
@@ -277,7 +290,7 @@ LONGEST_FUNCTION = 80  # lines, its decorators and docstring included
 def long_functions(source: str) -> list[tuple[int, str, int]]:
     """(line, name, lines) of every function longer than LONGEST_FUNCTION, a schema migration's aside (one
     migration's DDL, run once and never edited: progress/schema.py's _migration_N_...)."""
-    return sorted((node.lineno, node.name, node.end_lineno - node.lineno + 1) for node in ast.walk(ast.parse(source))
+    return sorted((node.lineno, node.name, node.end_lineno - node.lineno + 1) for node in every_node(source)
                   if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
                   and node.end_lineno - node.lineno + 1 > LONGEST_FUNCTION and not re.match(r"_migration_\d+_", node.name))
 
@@ -417,7 +430,7 @@ def test_each_layer_imports_only_the_layers_below_it() -> None:
 
 def private_names_used_across_modules(path: Path) -> list[str]:
     """`from chainrule.x import _y`, and `m._y` where m is a chainrule module this file imported."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = parsed(path.read_text(encoding="utf-8"))
     found, modules = [], set()
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("chainrule"):

@@ -19,6 +19,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from lti_world import cli
 from reaper import spawn
 
 pytestmark = pytest.mark.timeout(600)
@@ -112,6 +113,19 @@ def scaffolded(tmp_path_factory) -> Path:
     return scaffold(tmp_path_factory.mktemp("scaffolded"))
 
 
+@pytest.fixture
+def registry_kept():
+    """The exercise registry as it was before the test: `chainrule lessons check` run in this process registers
+    the checked lesson's exercises (as a process of its own does, for its life), and each case's copy of the
+    scaffold is another folder with the same ids."""
+    from chainrule.grading import EXERCISES
+
+    kept = dict(EXERCISES)
+    yield
+    EXERCISES.clear()
+    EXERCISES.update(kept)
+
+
 def test_a_scaffolded_lesson_is_complete_and_valid(tmp_path: Path) -> None:
     folder = scaffold(tmp_path)
     lesson = json.loads((folder / "lesson.json").read_text())
@@ -176,41 +190,48 @@ def edit(folder: Path, name: str, old: str, new: str) -> None:
      r"exercise folder's exercise\.json"),
 ])
 def test_a_broken_lesson_is_rejected_with_a_located_message(tmp_path: Path, scaffolded: Path, break_it,
-                                                            located: str) -> None:
+                                                            located: str, monkeypatch, registry_kept) -> None:
     folder = tmp_path / "lessons" / "demo"
     shutil.copytree(scaffolded, folder)
     break_it(folder)
+    # The commands run in this process (lti_world.cli: the CLI's own main, its exit code and two streams), in the
+    # lesson's folder: a process of their own would load every built-in lesson again for each case (about a
+    # core-second each); test_every_command_in_the_authoring_doc_runs runs both commands as processes.
+    monkeypatch.chdir(tmp_path)
     # Only a starter or a solution needs the sandbox to show its problem; the rest is found without grading
     # (test_a_scaffolded_lesson_is_complete_and_valid grades the scaffold's files).
     graded = "exercises/" in located and "exercise.json" not in located
-    run = chainrule("lessons", "check", "lessons", *([] if graded else ["--no-grading"]), cwd=tmp_path)
-    assert run.returncode == 1, run.stdout + run.stderr
-    assert re.search(located, run.stdout), run.stdout
-    assert run.stdout.splitlines()[-1] == "lesson demo: 1 problem" and run.stderr == ""  # one stream, problems first
+    code, printed, errors = cli("lessons", "check", "lessons", *([] if graded else ["--no-grading"]), env={})
+    assert code == 1, printed + errors
+    assert re.search(located, printed), printed
+    assert printed.splitlines()[-1] == "lesson demo: 1 problem" and errors == "", printed  # one stream, problems first
     if graded:
         return  # a solution or starter problem needs grading; the server's quick check does not grade
-    # The server refuses to start with it, naming the same problem.
-    serve = chainrule("lesson", "--lessons", "lessons", "--no-browser", "--port", "0", cwd=tmp_path,
-                      data_dir=tmp_path / "progress")
-    assert serve.returncode == 2 and re.search(located.split(":")[0], serve.stderr), serve.stderr
+    # The server refuses to start with it, naming the same problem (a server that started instead would hold this
+    # test until its timeout).
+    code, _, errors = cli("lesson", "--lessons", "lessons", "--no-browser", "--port", "0",
+                          env={"CHAINRULE_DATA_DIR": str(tmp_path / "progress")})
+    assert code == 2 and re.search(located.split(":")[0], errors), errors
 
 
-def test_lessons_new_refuses_a_bad_id_and_an_existing_folder(tmp_path: Path) -> None:
-    bad = chainrule("lessons", "new", "Not An Id", "--title", "x", "lessons", cwd=tmp_path)
-    assert bad.returncode == 2 and "lower-case letters" in bad.stderr
+def test_lessons_new_refuses_a_bad_id_and_an_existing_folder(tmp_path: Path, monkeypatch) -> None:
     scaffold(tmp_path)
-    again = chainrule("lessons", "new", "demo", "--title", "x", "lessons", cwd=tmp_path)
-    assert again.returncode == 2 and "exists already" in again.stderr
-    missing = chainrule("lessons", "check", "nowhere", cwd=tmp_path)
-    assert missing.returncode == 2 and "no such folder" in missing.stderr
+    monkeypatch.chdir(tmp_path)  # the refusals in this process (lti_world.cli), the scaffold's a process's
+    code, _, errors = cli("lessons", "new", "Not An Id", "--title", "x", "lessons", env={})
+    assert code == 2 and "lower-case letters" in errors
+    code, _, errors = cli("lessons", "new", "demo", "--title", "x", "lessons", env={})
+    assert code == 2 and "exists already" in errors
+    code, _, errors = cli("lessons", "check", "nowhere", env={})
+    assert code == 2 and "no such folder" in errors
 
 
 def test_the_listing_shows_each_lessons_progress(tmp_path: Path) -> None:
     from chainrule.progress import open_store
 
-    fresh = chainrule("lessons", cwd=tmp_path, data_dir=tmp_path / "progress")
-    assert fresh.returncode == 0
-    assert fresh.stdout.count(": not started") == 9
+    progress = {"CHAINRULE_DATA_DIR": str(tmp_path / "progress")}
+    code, fresh, _ = cli("lessons", env=progress)  # in this process (lti_world.cli)
+    assert code == 0
+    assert fresh.count(": not started") == 9
     assert not (tmp_path / "progress").exists()  # listing never creates a store
     store = open_store(tmp_path / "progress")
     try:
@@ -219,7 +240,7 @@ def test_the_listing_shows_each_lessons_progress(tmp_path: Path) -> None:
         store.answer_question("gradient-descent-linear-regression", "one-step", "0.9", True)
     finally:
         store.close()
-    listed = chainrule("lessons", cwd=tmp_path, data_dir=tmp_path / "progress").stdout
+    listed = cli("lessons", env=progress)[1]
     blocks = listed.split("\n  ")
     assert "2 of 5 predictions made" in next(b for b in blocks if "id computational-graphs" in b)
     assert "1 of " in next(b for b in blocks if "id gradient-descent-linear-regression" in b)

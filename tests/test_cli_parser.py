@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 import importlib
 import os
 import subprocess
@@ -76,11 +77,14 @@ WATCHED = ("fastapi", "starlette", "uvicorn", "pydantic", "authlib", "jinja2", "
 SHARED = {"serve": {"class_"}, "lti": {"class_"}, "sso": {"class_", "lti"}}
 
 
-def imported_by(*args: str, cwd: Path = ROOT) -> set[str]:
+@functools.cache
+def imported_by(*args: str, cwd: Path = ROOT) -> frozenset[str]:
+    """What `chainrule ARGS` imports, in a fresh process; run once per ARGS and folder for the module (the help
+    of `worker`, `lesson`, `serve` and `class` is looked at by two tests)."""
     run = subprocess.run([sys.executable, "-c", IMPORTED.format(watched=set(WATCHED)), *args], capture_output=True,
                          text=True, timeout=120, cwd=cwd)
     assert run.returncode == 0, run.stderr
-    return set(run.stdout.rsplit("modules:", 1)[1].split())  # after what the command printed
+    return frozenset(run.stdout.rsplit("modules:", 1)[1].split())  # after what the command printed
 
 
 def test_a_command_loads_no_other_command_module() -> None:
@@ -202,13 +206,13 @@ def test_a_class_server_loads_no_http_client_or_token_library_before_it_needs_on
     # Single sign-on and the LMS need httpx, joserfc and Authlib (with cryptography) only when a class uses them:
     # a class server that has not called out nor checked a token has not paid for importing them.
     from class_process import free_port
+    from lti_world import cli
     from reaper import run_in_a_session
 
     env = {**os.environ, "CHAINRULE_DATA_DIR": str(tmp_path / "data")}
     env.pop("CHAINRULE_DATABASE", None)
-    made = subprocess.run([sys.executable, "-m", "chainrule", "class", "create", "Physics"], env=env,
-                          capture_output=True, text=True, timeout=120)
-    assert made.returncode == 0, made.stderr
+    code, _, errors = cli("class", "create", "Physics", env=env)  # in this process: the class is all it gives
+    assert code == 0, errors
     run = run_in_a_session([sys.executable, "-c", FIRST_ANSWER.format(port=free_port())], env=env, timeout=180)
     assert "answer: HTTP/1.1 200 OK" in run.stdout, run.stdout + run.stderr
     loaded = set(run.stdout.rsplit("modules:", 1)[1].split())
