@@ -110,6 +110,18 @@ from chainrule.kernels import (
 from chainrule.kernels import (
     tanh_array as _tanh_array,
 )
+from chainrule.kernels import (
+    tanh_array_pullback as _tanh_array_pullback,
+)
+from chainrule.kernels import (
+    sigmoid_array_pullback as _sigmoid_array_pullback,
+)
+from chainrule.kernels import (
+    log_array_pullback as _log_array_pullback,
+)
+from chainrule.kernels import (
+    power_array_pullback as _power_array_pullback,
+)
 
 # --- the table ---------------------------------------------------------------------------------------
 
@@ -223,8 +235,10 @@ def power_op(k: float) -> Op:
         def pullback(g: Any, a: Any, out: Any, k: float = k) -> tuple[Any, ...]:
             return (None if k == 0.0 else g * (k * power(a, k - 1.0)),)  # a ** 0 is constant: masked
 
-        def array_pullback(g: Any, a: Any, out: Any, k: float = k) -> tuple[Any, ...]:
-            return (None if k == 0.0 else (k * _power_array(a, k - 1.0)) * g,)
+        def array_pullback(g: Any, a: Any, out: Any, into: Any = None, k: float = k) -> tuple[Any, ...]:
+            return _power_array_pullback(g, a, k, into)
+
+        array_pullback.writes_into = True  # type: ignore[attr-defined]  # compile's replay may pass its store
 
         text = f"{k:g}"
         op = Op(
@@ -243,21 +257,22 @@ EXP = Op(
     pullback=lambda g, a, out: (g * out,),
     formula="{out} = exp({a})", local_text=("{out}",),
     doc="Exponential is its own derivative: d(e^a)/da = e^a.",
-    function="exp", torch="exp", nonnegative=True, array_forward=lambda a: _exp_array(a),
+    function="exp", torch="exp", nonnegative=True, array_forward=_exp_array,
 )
 LOG = Op(
     name="log", symbol="log", arity=1, forward=safe_log,
     pullback=lambda g, a, out: (div(g, a),),
     formula="{out} = log({a})", local_text=("1 / {a}",),
     doc="Natural logarithm: d(log a)/da = 1/a.",
-    function="log", torch="log", array_forward=lambda a: _log_array(a),
+    function="log", torch="log", array_forward=_log_array, array_pullback=_log_array_pullback,
 )
 TANH = Op(
     name="tanh", symbol="tanh", arity=1, forward=math.tanh,
     pullback=lambda g, a, out: (g * (1.0 - out * out),),
     formula="{out} = tanh({a})", local_text=("1 - {out}^2",),
     doc="Hyperbolic tangent: d tanh(a)/da = 1 - tanh(a)^2.",
-    function="tanh", torch="tanh", array_forward=lambda a: _tanh_array(a),
+    function="tanh", torch="tanh", array_forward=_tanh_array,
+    array_pullback=_tanh_array_pullback,
 )
 SIGMOID = Op(
     name="sigmoid", symbol="sigmoid", arity=1, forward=stable_sigmoid,
@@ -265,6 +280,7 @@ SIGMOID = Op(
     formula="{out} = sigmoid({a})", local_text=("{out} * (1 - {out})",),
     doc="Logistic sigmoid: d s(a)/da = s(a) (1 - s(a)).",
     function="sigmoid", torch="sigmoid", nonnegative=True, array_forward=_sigmoid_array,
+    array_pullback=_sigmoid_array_pullback,
 )
 RELU = Op(
     name="relu", symbol="relu", arity=1, forward=relu,
