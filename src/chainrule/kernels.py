@@ -183,17 +183,33 @@ def array_sum_of_products_pullback_per_example(
     return weights_grad, None if inputs_grad_out is not None else inputs_grad
 
 
-def power_array(a: Any, k: float) -> Any:
+def ufunc_form(name: str) -> Callable[..., Any]:
+    """An operator's array form through NumPy's ufunc of that name (`a + b` is numpy.add(a, b)), which
+    compile's replay may give its store as `out`: the result written there, with no new array and no copy."""
+
+    def rule(*operands: Any, out: Any = None) -> Any:
+        return getattr(numpy_module(), name)(*operands, out=out)
+
+    rule.takes_out = True  # type: ignore[attr-defined]
+    rule.__name__ = f"{name}_array"
+    return rule
+
+
+def power_array(a: Any, k: float, out: Any = None) -> Any:
     # The exponent as a full array: for a scalar one NumPy takes shortcuts (sqrt for 0.5) that differ
     # from pow at the edges (sqrt(-inf) is nan, pow(-inf, 0.5) is inf). Powers 1 and 2 are a and a * a,
     # as PyTorch computes them and much faster than pow; a * a is correctly rounded, where libm's pow
     # (the float rule) is one unit in the last place off for some squares (7 in 10,000 random ones).
-    if k == 1.0:
-        return a
-    if k == 2.0:
-        return a * a
+    # Written into `out` when given.
     np = numpy_module()
-    return np.power(a, np.full(np.shape(a), k))
+    if k == 1.0:
+        if out is None:
+            return a
+        np.copyto(out, a)
+        return out
+    if k == 2.0:
+        return np.multiply(a, a, out=out)
+    return np.power(a, np.full(np.shape(a), k), out=out)
 
 
 def relu_array(a: Any, out: Any = None) -> Any:

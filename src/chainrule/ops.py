@@ -81,6 +81,9 @@ from chainrule.kernels import (
     log_array as _log_array,
 )
 from chainrule.kernels import (
+    log_array_pullback as _log_array_pullback,
+)
+from chainrule.kernels import (
     logaddexp_array as _logaddexp_array,
 )
 from chainrule.kernels import (
@@ -96,6 +99,9 @@ from chainrule.kernels import (
     power_array as _power_array,
 )
 from chainrule.kernels import (
+    power_array_pullback as _power_array_pullback,
+)
+from chainrule.kernels import (
     relu_array as _relu_array,
 )
 from chainrule.kernels import (
@@ -103,6 +109,9 @@ from chainrule.kernels import (
 )
 from chainrule.kernels import (
     sigmoid_array as _sigmoid_array,
+)
+from chainrule.kernels import (
+    sigmoid_array_pullback as _sigmoid_array_pullback,
 )
 from chainrule.kernels import (
     sign_array as _sign_array,
@@ -114,13 +123,7 @@ from chainrule.kernels import (
     tanh_array_pullback as _tanh_array_pullback,
 )
 from chainrule.kernels import (
-    sigmoid_array_pullback as _sigmoid_array_pullback,
-)
-from chainrule.kernels import (
-    log_array_pullback as _log_array_pullback,
-)
-from chainrule.kernels import (
-    power_array_pullback as _power_array_pullback,
+    ufunc_form as _ufunc_form,
 )
 
 # --- the table ---------------------------------------------------------------------------------------
@@ -177,30 +180,35 @@ ADD = Op(
     pullback=lambda g, a, b, out: (g, g),
     formula="{out} = {a} + {b}", local_text=("1", "1"),
     doc="Addition copies the gradient to both inputs: d(a+b)/da = d(a+b)/db = 1.",
+    array_forward=_ufunc_form("add"),
 )
 SUB = Op(
     name="sub", symbol="-", arity=2, forward=lambda a, b: a - b,
     pullback=lambda g, a, b, out: (g, -g),
     formula="{out} = {a} - {b}", local_text=("1", "-1"),
     doc="Subtraction: d(a-b)/da = 1, d(a-b)/db = -1.",
+    array_forward=_ufunc_form("subtract"),
 )
 MUL = Op(
     name="mul", symbol="*", arity=2, forward=lambda a, b: a * b,
     pullback=lambda g, a, b, out: (g * b, g * a),
     formula="{out} = {a} * {b}", local_text=("{b}", "{a}"),
     doc="Multiplication swaps the factors: d(ab)/da = b, d(ab)/db = a.",
+    array_forward=_ufunc_form("multiply"),
 )
 DIV = Op(
     name="div", symbol="/", arity=2, forward=safe_div,
     pullback=lambda g, a, b, out: (div(g, b), -g * div(out, b)),  # as PyTorch: -g * ((a/b)/b)
     formula="{out} = {a} / {b}", local_text=("1 / {b}", "-{out} / {b}"),
     doc="Division: d(a/b)/da = 1/b, d(a/b)/db = -a/b^2 = -(a/b)/b.",
+    array_forward=_ufunc_form("divide"),
 )
 NEG = Op(
     name="neg", symbol="-", arity=1, forward=lambda a: -a,
     pullback=lambda g, a, out: (-g,),
     formula="{out} = -{a}", local_text=("-1",),
     doc="Negation: d(-a)/da = -1.",
+    array_forward=_ufunc_form("negative"),
 )
 
 
@@ -228,6 +236,14 @@ POW = Op(
 _power_ops: dict[float, Op] = {}
 
 
+def _constant_power_form(k: float) -> Callable[..., Any]:
+    def rule(a: Any, out: Any = None) -> Any:
+        return _power_array(a, k, out)
+
+    rule.takes_out = True  # type: ignore[attr-defined]  # compile's replay may pass its store
+    return rule
+
+
 def power_op(k: float) -> Op:
     """The op `a ** k` for a constant k (one shared Op per exponent)."""
     op = _power_ops.get(k)
@@ -245,7 +261,7 @@ def power_op(k: float) -> Op:
             name=f"pow{text}", symbol=f"**{text}", arity=1, forward=lambda a, k=k: safe_pow(a, k),
             pullback=pullback, formula="{out} = {a} ** " + text, local_text=(f"{text} * {{a}} ** {k - 1.0:g}",),
             doc=f"Constant power: d(a^{text})/da = {text} a^({k - 1.0:g}).", exponent=k,
-            array_forward=lambda a, k=k: _power_array(a, k), array_pullback=array_pullback,
+            array_forward=_constant_power_form(k), array_pullback=array_pullback,
         )
         if len(_power_ops) < 1024:  # bounded: exponents are few in practice
             _power_ops[k] = op
