@@ -240,7 +240,7 @@ class CheckedKernel:
     Elsewhere NumPy's kernel is used as it is: away from the edges its result is a normal number, as the
     C library's, within a few units in the last place (tests/test_compile_kernels.py sweeps the bands)."""
 
-    def __init__(self, name: str, numpy_rule: Callable[[Any], Any], float_rule: Callable[[float], float],
+    def __init__(self, name: str, numpy_rule: Callable[..., Any], float_rule: Callable[[float], float],
                  bands: tuple[tuple[float, float], ...]) -> None:
         self.name = name
         self.numpy_rule = numpy_rule
