@@ -31,8 +31,8 @@ from chainrule.kernels import (
     ufunc_form,
 )
 from chainrule.nn import MLP
-from compile_programs import EXTREMES, eager_value_and_grad
-from reference_torch import needs_torch, torch
+from compile_programs import EXTREMES, eager_value_and_grad, torch_mlp_value_and_grad
+from reference_torch import needs_torch
 
 SIZES = [16, 16, 1]
 
@@ -153,22 +153,6 @@ def points(n: int, seed: int, with_label: bool = True) -> list:
     return columns + [np.array(labels, float)] if with_label else columns
 
 
-def torch_tanh_mlp(theta, columns, n):
-    """The same loss in PyTorch, batched: per layer a matrix of the neurons' weights plus their biases."""
-    flat = torch.tensor(theta, requires_grad=True)
-    x, y, label = (torch.tensor(c) for c in columns)
-    h, start = torch.stack([x, y], dim=-1), 0
-    for i, (k, j) in enumerate(zip([2, *SIZES], SIZES)):
-        block = flat[start:start + j * (k + 1)].reshape(j, k + 1)
-        start += j * (k + 1)
-        h = torch.addmm(block[:, k], h, block[:, :k].T)
-        if i < len(SIZES) - 1:
-            h = torch.tanh(h)
-    values = torch.relu(1.0 - label * h[:, 0]) / n
-    values.sum().backward()
-    return values.detach().numpy(), flat.grad.numpy()
-
-
 @needs_torch
 def test_tanh_layers_equal_pytorch_on_repeated_calls():
     """The layers' pre-activations get their gradients in place and are not zeroed first: a second call on
@@ -181,7 +165,7 @@ def test_tanh_layers_equal_pytorch_on_repeated_calls():
     for scale, seed in ((1.0, 1), (-0.5, 2), (30.0, 3), (1.0, 4)):
         columns = points(n, seed)
         values, grads = compiled.value_and_grad(*columns, params=scale * theta)
-        expected_values, expected_grads = torch_tanh_mlp(scale * theta, columns, n)
+        expected_values, expected_grads = torch_mlp_value_and_grad(scale * theta, columns, n, SIZES, "tanh")
         np.testing.assert_allclose(values, expected_values, rtol=1e-12, atol=1e-15)
         np.testing.assert_allclose(grads, expected_grads, rtol=1e-9, atol=1e-13)
 
