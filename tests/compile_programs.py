@@ -1,7 +1,7 @@
 """Random straight-line programs of the engine's ops, and the numbers fed to them (extremes included), for the
 tests that compare compiled and eager results (test_compile_fuzz, test_compile_gradient_order), and the eager
 engine's values and gradients over a batch, example by example (test_compile, test_compile_wide,
-test_compile_relu)."""
+test_compile_relu, test_compile_tanh), and PyTorch's for an MLP's hinge loss (test_compile_relu, test_compile_tanh)."""
 
 from __future__ import annotations
 
@@ -98,3 +98,23 @@ def eager_value_and_grad(fn, params, columns):
         out.backward()
         values.append(out.data)
     return np.array(values), np.array([p.grad for p in params])
+
+
+def torch_mlp_value_and_grad(theta, columns, n, sizes, activation):
+    """An MLP(2, sizes)'s hinge loss (a 1/n share a point) in PyTorch, batched: per layer a matrix of the
+    neurons' weights plus their biases (each neuron's weights then its bias in theta, as `MLP` lists them),
+    `activation` ("relu" or "tanh") between the layers. Values per point and the gradient of their sum."""
+    from reference_torch import torch
+
+    flat = torch.tensor(theta, requires_grad=True)
+    x, y, label = (torch.tensor(c) for c in columns)
+    h, start = torch.stack([x, y], dim=-1), 0
+    for i, (k, j) in enumerate(zip([2, *sizes], sizes)):
+        block = flat[start:start + j * (k + 1)].reshape(j, k + 1)
+        start += j * (k + 1)
+        h = torch.addmm(block[:, k], h, block[:, :k].T)
+        if i < len(sizes) - 1:
+            h = getattr(torch, activation)(h)
+    values = torch.relu(1.0 - label * h[:, 0]) / n
+    values.sum().backward()
+    return values.detach().numpy(), flat.grad.numpy()

@@ -21,8 +21,8 @@ import chainrule
 from chainrule.datasets import moons
 from chainrule.kernels import relu_array_pullback
 from chainrule.nn import MLP
-from compile_programs import eager_value_and_grad
-from reference_torch import needs_torch, torch
+from compile_programs import eager_value_and_grad, torch_mlp_value_and_grad
+from reference_torch import needs_torch
 
 SIZES = [64, 64, 1]
 
@@ -83,22 +83,6 @@ def test_parameters_in_another_order_give_the_same_numbers_bit_for_bit():
     assert bits(each) == bits(reversed_order.per_example_grads(*columns, params=theta[::-1])[:, ::-1])
 
 
-def torch_value_and_grad(theta, columns, n):
-    """The same loss in PyTorch, batched: per layer a matrix of the neurons' weights plus their biases."""
-    flat = torch.tensor(theta, requires_grad=True)
-    x, y, label = (torch.tensor(c) for c in columns)
-    h, start = torch.stack([x, y], dim=-1), 0
-    for i, (k, j) in enumerate(zip([2, *SIZES], SIZES)):
-        block = flat[start:start + j * (k + 1)].reshape(j, k + 1)
-        start += j * (k + 1)
-        h = torch.addmm(block[:, k], h, block[:, :k].T)
-        if i < len(SIZES) - 1:
-            h = torch.relu(h)
-    values = torch.relu(1.0 - label * h[:, 0]) / n
-    values.sum().backward()
-    return values.detach().numpy(), flat.grad.numpy()
-
-
 @needs_torch
 def test_dead_neurons_and_ties_at_zero_get_pytorchs_zero_gradient_on_repeated_calls():
     """A first-layer neuron with weights and bias 0 sums to exactly 0 for every point, and the point (0, 0)
@@ -116,7 +100,7 @@ def test_dead_neurons_and_ties_at_zero_get_pytorchs_zero_gradient_on_repeated_ca
     for column in columns[:2]:
         column[:10] = 0.0  # ten points at (0, 0)
     values, grads = compiled.value_and_grad(*columns, params=theta)
-    expected_values, expected_grads = torch_value_and_grad(theta, columns, n)
+    expected_values, expected_grads = torch_mlp_value_and_grad(theta, columns, n, SIZES, "relu")
     np.testing.assert_allclose(values, expected_values, rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(grads, expected_grads, rtol=1e-9, atol=1e-13)
     assert (expected_grads[:3] == 0.0).all()

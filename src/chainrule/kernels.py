@@ -183,17 +183,33 @@ def array_sum_of_products_pullback_per_example(
     return weights_grad, None if inputs_grad_out is not None else inputs_grad
 
 
-def power_array(a: Any, k: float) -> Any:
+def ufunc_form(name: str) -> Callable[..., Any]:
+    """An operator's array form through NumPy's ufunc of that name (`a + b` is numpy.add(a, b)), which
+    compile's replay may give its store as `out`: the result written there, with no new array and no copy."""
+
+    def rule(*operands: Any, out: Any = None) -> Any:
+        return getattr(numpy_module(), name)(*operands, out=out)
+
+    rule.takes_out = True  # type: ignore[attr-defined]
+    rule.__name__ = f"{name}_array"
+    return rule
+
+
+def power_array(a: Any, k: float, out: Any = None) -> Any:
     # The exponent as a full array: for a scalar one NumPy takes shortcuts (sqrt for 0.5) that differ
     # from pow at the edges (sqrt(-inf) is nan, pow(-inf, 0.5) is inf). Powers 1 and 2 are a and a * a,
     # as PyTorch computes them and much faster than pow; a * a is correctly rounded, where libm's pow
     # (the float rule) is one unit in the last place off for some squares (7 in 10,000 random ones).
-    if k == 1.0:
-        return a
-    if k == 2.0:
-        return a * a
+    # Written into `out` when given.
     np = numpy_module()
-    return np.power(a, np.full(np.shape(a), k))
+    if k == 1.0:
+        if out is None:
+            return a
+        np.copyto(out, a)
+        return out
+    if k == 2.0:
+        return np.multiply(a, a, out=out)
+    return np.power(a, np.full(np.shape(a), k), out=out)
 
 
 def relu_array(a: Any, out: Any = None) -> Any:
@@ -224,7 +240,7 @@ class CheckedKernel:
     Elsewhere NumPy's kernel is used as it is: away from the edges its result is a normal number, as the
     C library's, within a few units in the last place (tests/test_compile_kernels.py sweeps the bands)."""
 
-    def __init__(self, name: str, numpy_rule: Callable[[Any], Any], float_rule: Callable[[float], float],
+    def __init__(self, name: str, numpy_rule: Callable[..., Any], float_rule: Callable[[float], float],
                  bands: tuple[tuple[float, float], ...]) -> None:
         self.name = name
         self.numpy_rule = numpy_rule
@@ -244,13 +260,19 @@ class CheckedKernel:
             self._checked = tuple(band for band in self.bands if self.disagreements(probe_points(*band)))
         return self._checked
 
-    def __call__(self, a: Any) -> Any:
-        out = self.numpy_rule(a)
+    takes_out = True  # compile's replay may pass its store: written there, one pass less than a copy
+
+    def __call__(self, a: Any, out: Any = None) -> Any:
+        """The kernel on an array (into `out` when given, an array the shape of a that does not overlap it)."""
+        out = self.numpy_rule(a, out)
         bands = self._checked if self._checked is not None else self.bands_to_check()
         if not bands:
             return out
         np = numpy_module()
         if out.__class__ is not np.ndarray or not out.ndim:
+            if out.__class__ is np.ndarray:  # a 0-d out given
+                out[...] = self.float_rule(float(a))
+                return out
             return self.float_rule(float(a))
         if not a.size:
             return out
@@ -294,16 +316,27 @@ def value_class(x: float) -> str:
 # Where NumPy's kernel may round to another class than the C library's: tanh's saturation at +-19.06, exp's
 # overflow at 709.78 and its subnormal results below -708.4, log of subnormals and next to 1 (log 1 = 0),
 # sigmoid's 0 below -709.78 (e^-x overflows), its subnormals and its 1 above 36.7.
-exp_array = CheckedKernel("exp", lambda a: numpy_module().exp(a), safe_exp,
+exp_array = CheckedKernel("exp", lambda a, out=None: numpy_module().exp(a, out=out), safe_exp,
                             ((709.0, 710.0), (-746.0, -708.0)))
-log_array = CheckedKernel("log", lambda a: numpy_module().log(a), safe_log,
+log_array = CheckedKernel("log", lambda a, out=None: numpy_module().log(a, out=out), safe_log,
                             ((0.0, 2.3e-308), (1.0 - 2.0 ** -40, 1.0 + 2.0 ** -40)))
-tanh_array = CheckedKernel("tanh", lambda a: numpy_module().tanh(a), math.tanh,
+tanh_array = CheckedKernel("tanh", lambda a, out=None: numpy_module().tanh(a, out=out), math.tanh,
                              ((18.0, 20.0), (-20.0, -18.0)))
+
+
+def sigmoid_numpy(a: Any, out: Any = None) -> Any:
+    """1 / (1 + e^-a), each step written into one array (`out` when given): the same four roundings as the
+    expression, with no temporaries."""
+    np = numpy_module()
+    out = np.negative(a, out=np.empty(np.shape(a)) if out is None else out)
+    np.exp(out, out=out)
+    np.add(1.0, out, out=out)
+    return np.divide(1.0, out, out=out)
+
+
 # `stable_sigmoid`'s formula, 1 / (1 + e^-a): where e^-a overflows it gives exactly 0, as the float rule
 # and PyTorch do (e / (1 + e) with e = e^-|a| would give a subnormal for a in (-745.2, -709.78]).
-sigmoid_array = CheckedKernel("sigmoid", lambda a: 1.0 / (1.0 + numpy_module().exp(-a)), stable_sigmoid,
-                                ((-746.0, -700.0), (30.0, 40.0)))
+sigmoid_array = CheckedKernel("sigmoid", sigmoid_numpy, stable_sigmoid, ((-746.0, -700.0), (30.0, 40.0)))
 
 
 def logaddexp_array(a: Any, b: Any) -> Any:
@@ -337,6 +370,56 @@ def relu_array_pullback(g: Any, a: Any, out: Any, into: Any = None) -> tuple[Any
 
 
 relu_array_pullback.writes_into = True  # type: ignore[attr-defined]  # compile's replay may pass its store
+
+
+# The pullbacks below compute what the float rule computes, product for product in its order, so their bits
+# are the float rule's on arrays. Given `into` (the input's whole gradient, its rows' only writer, an array
+# that overlaps neither g nor the operands), each step is written there: no temporaries, and no copy of a
+# new array into the gradient store.
+
+
+def tanh_array_pullback(g: Any, a: Any, out: Any, into: Any = None) -> tuple[Any, ...]:
+    """tanh's pullback on arrays: g (1 - out^2), as TANH's float rule (three passes where PyTorch's
+    tanh_backward makes one)."""
+    if into is None:
+        return (g * (1.0 - out * out),)
+    np = numpy_module()
+    np.multiply(out, out, out=into)
+    np.subtract(1.0, into, out=into)
+    return (np.multiply(g, into, out=into),)
+
+
+def sigmoid_array_pullback(g: Any, a: Any, out: Any, into: Any = None) -> tuple[Any, ...]:
+    """sigmoid's pullback on arrays: (g (1 - out)) out, as SIGMOID's float rule (PyTorch's order)."""
+    if into is None:
+        return (g * (1.0 - out) * out,)
+    np = numpy_module()
+    np.subtract(1.0, out, out=into)
+    np.multiply(g, into, out=into)
+    return (np.multiply(into, out, out=into),)
+
+
+def log_array_pullback(g: Any, a: Any, out: Any, into: Any = None) -> tuple[Any, ...]:
+    """log's pullback on arrays: g / a, as LOG's float rule."""
+    return (numpy_module().divide(g, a, out=into),)
+
+
+def power_array_pullback(g: Any, a: Any, k: float, into: Any = None) -> tuple[Any, ...]:
+    """The pullback of a constant power a ** k on arrays: (k a^(k - 1)) g; masked (None) for k = 0, when
+    `into` is set to 0."""
+    if k == 0.0:
+        if into is not None:
+            into.fill(0.0)
+        return (None,)
+    if into is None:
+        return ((k * power_array(a, k - 1.0)) * g,)
+    np = numpy_module()
+    np.multiply(k, power_array(a, k - 1.0), out=into)
+    return (np.multiply(into, g, out=into),)
+
+
+for _pullback in (tanh_array_pullback, sigmoid_array_pullback, log_array_pullback):
+    _pullback.writes_into = True  # type: ignore[attr-defined]  # compile's replay may pass its store
 
 
 def pow_array_pullback(g: Any, a: Any, b: Any, out: Any) -> tuple[Any, ...]:

@@ -81,6 +81,9 @@ from chainrule.kernels import (
     log_array as _log_array,
 )
 from chainrule.kernels import (
+    log_array_pullback as _log_array_pullback,
+)
+from chainrule.kernels import (
     logaddexp_array as _logaddexp_array,
 )
 from chainrule.kernels import (
@@ -96,6 +99,9 @@ from chainrule.kernels import (
     power_array as _power_array,
 )
 from chainrule.kernels import (
+    power_array_pullback as _power_array_pullback,
+)
+from chainrule.kernels import (
     relu_array as _relu_array,
 )
 from chainrule.kernels import (
@@ -105,10 +111,19 @@ from chainrule.kernels import (
     sigmoid_array as _sigmoid_array,
 )
 from chainrule.kernels import (
+    sigmoid_array_pullback as _sigmoid_array_pullback,
+)
+from chainrule.kernels import (
     sign_array as _sign_array,
 )
 from chainrule.kernels import (
     tanh_array as _tanh_array,
+)
+from chainrule.kernels import (
+    tanh_array_pullback as _tanh_array_pullback,
+)
+from chainrule.kernels import (
+    ufunc_form as _ufunc_form,
 )
 
 # --- the table ---------------------------------------------------------------------------------------
@@ -165,30 +180,35 @@ ADD = Op(
     pullback=lambda g, a, b, out: (g, g),
     formula="{out} = {a} + {b}", local_text=("1", "1"),
     doc="Addition copies the gradient to both inputs: d(a+b)/da = d(a+b)/db = 1.",
+    array_forward=_ufunc_form("add"),
 )
 SUB = Op(
     name="sub", symbol="-", arity=2, forward=lambda a, b: a - b,
     pullback=lambda g, a, b, out: (g, -g),
     formula="{out} = {a} - {b}", local_text=("1", "-1"),
     doc="Subtraction: d(a-b)/da = 1, d(a-b)/db = -1.",
+    array_forward=_ufunc_form("subtract"),
 )
 MUL = Op(
     name="mul", symbol="*", arity=2, forward=lambda a, b: a * b,
     pullback=lambda g, a, b, out: (g * b, g * a),
     formula="{out} = {a} * {b}", local_text=("{b}", "{a}"),
     doc="Multiplication swaps the factors: d(ab)/da = b, d(ab)/db = a.",
+    array_forward=_ufunc_form("multiply"),
 )
 DIV = Op(
     name="div", symbol="/", arity=2, forward=safe_div,
     pullback=lambda g, a, b, out: (div(g, b), -g * div(out, b)),  # as PyTorch: -g * ((a/b)/b)
     formula="{out} = {a} / {b}", local_text=("1 / {b}", "-{out} / {b}"),
     doc="Division: d(a/b)/da = 1/b, d(a/b)/db = -a/b^2 = -(a/b)/b.",
+    array_forward=_ufunc_form("divide"),
 )
 NEG = Op(
     name="neg", symbol="-", arity=1, forward=lambda a: -a,
     pullback=lambda g, a, out: (-g,),
     formula="{out} = -{a}", local_text=("-1",),
     doc="Negation: d(-a)/da = -1.",
+    array_forward=_ufunc_form("negative"),
 )
 
 
@@ -216,6 +236,14 @@ POW = Op(
 _power_ops: dict[float, Op] = {}
 
 
+def _constant_power_form(k: float) -> Callable[..., Any]:
+    def rule(a: Any, out: Any = None) -> Any:
+        return _power_array(a, k, out)
+
+    rule.takes_out = True  # type: ignore[attr-defined]  # compile's replay may pass its store
+    return rule
+
+
 def power_op(k: float) -> Op:
     """The op `a ** k` for a constant k (one shared Op per exponent)."""
     op = _power_ops.get(k)
@@ -223,15 +251,17 @@ def power_op(k: float) -> Op:
         def pullback(g: Any, a: Any, out: Any, k: float = k) -> tuple[Any, ...]:
             return (None if k == 0.0 else g * (k * power(a, k - 1.0)),)  # a ** 0 is constant: masked
 
-        def array_pullback(g: Any, a: Any, out: Any, k: float = k) -> tuple[Any, ...]:
-            return (None if k == 0.0 else (k * _power_array(a, k - 1.0)) * g,)
+        def array_pullback(g: Any, a: Any, out: Any, into: Any = None, k: float = k) -> tuple[Any, ...]:
+            return _power_array_pullback(g, a, k, into)
+
+        array_pullback.writes_into = True  # type: ignore[attr-defined]  # compile's replay may pass its store
 
         text = f"{k:g}"
         op = Op(
             name=f"pow{text}", symbol=f"**{text}", arity=1, forward=lambda a, k=k: safe_pow(a, k),
             pullback=pullback, formula="{out} = {a} ** " + text, local_text=(f"{text} * {{a}} ** {k - 1.0:g}",),
             doc=f"Constant power: d(a^{text})/da = {text} a^({k - 1.0:g}).", exponent=k,
-            array_forward=lambda a, k=k: _power_array(a, k), array_pullback=array_pullback,
+            array_forward=_constant_power_form(k), array_pullback=array_pullback,
         )
         if len(_power_ops) < 1024:  # bounded: exponents are few in practice
             _power_ops[k] = op
@@ -243,21 +273,22 @@ EXP = Op(
     pullback=lambda g, a, out: (g * out,),
     formula="{out} = exp({a})", local_text=("{out}",),
     doc="Exponential is its own derivative: d(e^a)/da = e^a.",
-    function="exp", torch="exp", nonnegative=True, array_forward=lambda a: _exp_array(a),
+    function="exp", torch="exp", nonnegative=True, array_forward=_exp_array,
 )
 LOG = Op(
     name="log", symbol="log", arity=1, forward=safe_log,
     pullback=lambda g, a, out: (div(g, a),),
     formula="{out} = log({a})", local_text=("1 / {a}",),
     doc="Natural logarithm: d(log a)/da = 1/a.",
-    function="log", torch="log", array_forward=lambda a: _log_array(a),
+    function="log", torch="log", array_forward=_log_array, array_pullback=_log_array_pullback,
 )
 TANH = Op(
     name="tanh", symbol="tanh", arity=1, forward=math.tanh,
     pullback=lambda g, a, out: (g * (1.0 - out * out),),
     formula="{out} = tanh({a})", local_text=("1 - {out}^2",),
     doc="Hyperbolic tangent: d tanh(a)/da = 1 - tanh(a)^2.",
-    function="tanh", torch="tanh", array_forward=lambda a: _tanh_array(a),
+    function="tanh", torch="tanh", array_forward=_tanh_array,
+    array_pullback=_tanh_array_pullback,
 )
 SIGMOID = Op(
     name="sigmoid", symbol="sigmoid", arity=1, forward=stable_sigmoid,
@@ -265,6 +296,7 @@ SIGMOID = Op(
     formula="{out} = sigmoid({a})", local_text=("{out} * (1 - {out})",),
     doc="Logistic sigmoid: d s(a)/da = s(a) (1 - s(a)).",
     function="sigmoid", torch="sigmoid", nonnegative=True, array_forward=_sigmoid_array,
+    array_pullback=_sigmoid_array_pullback,
 )
 RELU = Op(
     name="relu", symbol="relu", arity=1, forward=relu,

@@ -10,6 +10,7 @@ matrix product) and `UniformSum` (sums of uniform terms: one bincount). Each has
 
 from __future__ import annotations
 
+import threading
 from typing import Any, Sequence
 
 from chainrule.engine import Value, topological_order
@@ -36,6 +37,15 @@ def index_of(np: Any, slots: Sequence[int]) -> Any:
 
 def _is_unique(slots: Sequence[int]) -> bool:
     return len(set(slots)) == len(slots)
+
+
+def scratch(np: Any, place: threading.local, shape: tuple[int, ...]) -> Any:
+    """An array of this shape for an instruction's working numbers, kept between its calls in this thread
+    (as `CompiledFunction` keeps its stores): written whole before it is read, with no new array a call."""
+    array = getattr(place, "array", None)
+    if array is None or array.shape != shape:
+        array = place.array = np.empty(shape)
+    return array
 
 
 # An instruction keeps a reference to the large arrays its last call made (a pullback's results, a rule's
@@ -100,6 +110,7 @@ class Elementwise:
         self.pullback = array_pullback_of(op)
         self.varying = out_varying
         self.out = index_of(np, out_slots)
+        self.out_slots = out_slots
         self.inputs = inputs
         self.needs_grad = any(i.needs_grad for i in inputs)
         # A rule that takes out= writes straight into the store (one pass less than a copy).
@@ -137,6 +148,8 @@ class Elementwise:
         for source, contribution in zip(self.inputs, contributions):
             if source.needs_grad and contribution is not None:
                 source.add_grad(self.np, GU, GV, contribution)
+            elif source.sole and source.needs_grad:
+                GV[source.index] = 0.0  # masked: its rows were not zeroed before the pass (see grad_rows_to_zero)
         self.kept = contributions
 
     def backward_per_example(self, U: Any, V: Any, GP: Any, GV: Any) -> None:
@@ -151,6 +164,8 @@ class Elementwise:
         for source, contribution in zip(self.inputs, contributions):
             if source.needs_grad and contribution is not None:
                 source.add_grad_per_example(self.np, GP, GV, contribution)
+            elif source.sole and source.needs_grad:
+                GV[source.index] = 0.0
         self.kept = contributions
 
 
@@ -191,6 +206,7 @@ class MatrixSum:
         index = inputs.index
         self.input_slots = list(range(index.start, index.stop)) if index.__class__ is slice else index.tolist()
         self.out = index_of(np, out_slots)
+        self.out_slots = out_slots
         self.count = len(out_slots)
         self.inputs = inputs
         self.coefficients = np.asarray(coefficients, dtype=np.intp)
@@ -202,7 +218,7 @@ class MatrixSum:
         self.bias = Input(np, False, [slot for _, slot in bias_terms], bias_needs_grad, False)
         self.has_bias = bool(bias_terms)
         self.needs_grad = inputs.needs_grad or coefficients_need_grad or (self.has_bias and bias_needs_grad)
-        self.kept: Any = None  # the last order check's array (see above)
+        self.sizes_of_out = threading.local()  # per thread: the order check's |out| (see `scratch`)
 
     def settle(self, u_count: int) -> None:
         """Once the store of uniform nodes has all its slots: when the coefficients' slots form a grid, row
@@ -288,7 +304,7 @@ class MatrixSum:
         bounds = sizes * largest + bias_sizes
         if bounds.max(initial=0.0) < HALF_MAX:  # nothing can overflow: look for cancellations only
             thresholds = CANCELLATION * bounds  # (a 0 from terms that are all 0 is exact: not suspect)
-            sizes_of_out = self.kept = np.abs(out)
+            sizes_of_out = np.abs(out, out=scratch(np, self.sizes_of_out, out.shape))
             # One reduction per row finds the rows to search, without a (J, N) mask. (A reduction over all
             # rows first saved nothing: on a trained 64 x 64 layer most calls have a row to search.)
             rows = np.flatnonzero(sizes_of_out.min(axis=1, initial=HALF_MAX) < thresholds)
@@ -477,18 +493,26 @@ class Planner:
                 instruction.settle(len(self.u_values))
 
     def grad_rows_to_zero(self) -> Any:
-        """The rows of the gradient store a backward pass needs at 0 before it starts: all but those a
-        layer's matrix product or an elementwise pullback writes whole (its operand's gradient, in place,
-        the rows' only writer), which are written before they are read. Zeroing every row cost as much as
-        a layer's product."""
-        written = set()
+        """The rows of the gradient store a backward pass needs at 0 before it starts: those it reads (an
+        instruction's upstream gradient) or adds into, but not those a layer's matrix product or an
+        elementwise pullback writes whole (its operand's gradient, the rows' only writer, assigned, written
+        in place or set to 0 where masked), which are written before they are read. Zeroing every row cost
+        as much as a layer's product; the inputs' rows, never read, are not zeroed either."""
+        used: set[int] = set()
+        written: set[int] = set()
         for instruction in self.instructions:
+            if instruction.needs_grad and not isinstance(instruction, UniformSum) \
+                    and (isinstance(instruction, MatrixSum) or instruction.varying):
+                used.update(instruction.out_slots)
+            for operand in _operands(instruction):
+                if operand.varying and operand.needs_grad:
+                    used.update(operand.slots)
             if isinstance(instruction, MatrixSum) and instruction.written is None and instruction.inputs.sole \
                     and instruction.inputs.needs_grad and instruction.inputs.index.__class__ is slice:
                 written.update(instruction.inputs.slots)
-            if isinstance(instruction, Elementwise) and instruction.grad_in_place is not None:
-                written.update(instruction.grad_in_place.slots)
-        return index_of(self.np, [row for row in range(len(self.v_slots)) if row not in written])
+            if isinstance(instruction, Elementwise):
+                written.update(slot for i in instruction.inputs if i.sole and i.needs_grad for slot in i.slots)
+        return index_of(self.np, sorted(used - written))
 
     def _new_u_slot(self, node: Value, value: float) -> int:
         self.u_slots[node] = len(self.u_values)

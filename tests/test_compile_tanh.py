@@ -1,0 +1,214 @@
+"""Compiled replay on tanh layers and on an expression of tanh, sigmoid, log and a square: the paths of the replay
+written for speed.
+
+tanh, sigmoid, log, exp and the operators write their forward results straight into the store (`out=`); the
+pullbacks of tanh, sigmoid, log and a constant power write the gradient of a sole operand's rows in place
+(those rows, and the inputs' rows, are then not zeroed before the backward pass). None of this may change a
+number. References: the same rules returning new arrays (NumPy's operators, the float rules' order of
+products), PyTorch batched float64, and the eager engine example by example with rows of nan, inf and zeros.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+
+import numpy as np
+import pytest
+
+import chainrule
+from chainrule import Value
+from chainrule.datasets import moons
+from chainrule.kernels import (
+    log_array,
+    log_array_pullback,
+    power_array,
+    power_array_pullback,
+    sigmoid_array,
+    sigmoid_array_pullback,
+    tanh_array,
+    tanh_array_pullback,
+    ufunc_form,
+)
+from chainrule.nn import MLP
+from compile_programs import EXTREMES, eager_value_and_grad, torch_mlp_value_and_grad
+from reference_torch import needs_torch
+
+SIZES = [16, 16, 1]
+
+
+def bits(array) -> bytes:
+    return np.ascontiguousarray(array).tobytes()
+
+
+def awkward_rows(seed: int) -> np.ndarray:
+    """Eight rows of 60: ordinary numbers, the compile tests' extremes (nan, +-inf, +-0, subnormals, huge)
+    and tanh's and sigmoid's saturation bands."""
+    rng = np.random.default_rng(seed)
+    rows = rng.standard_normal((8, 60)) * 3.0
+    edges = EXTREMES + [18.5, 19.05, -19.1, 20.0, -40.0, 36.8, -709.9, 1.0 - 2.0 ** -45]
+    rows[0, :len(edges)] = edges
+    rows[1, :len(edges)] = edges[::-1]
+    return rows
+
+
+@pytest.mark.parametrize("kernel", [tanh_array, sigmoid_array, log_array], ids=lambda k: k.name)
+def test_kernels_written_into_the_store_are_the_returned_ones_bit_for_bit(kernel):
+    """In the saturation bands each kernel takes the float rule's class: written into out= or returned, the
+    same bits."""
+    with np.errstate(all="ignore"):
+        for a in (awkward_rows(1), np.abs(awkward_rows(2))):
+            returned = kernel(a.copy())
+            out = np.full_like(a, 7.0)
+            assert kernel(a, out=out) is out
+            assert bits(out) == bits(returned)
+
+
+PULLBACKS = {
+    "tanh": (tanh_array_pullback, lambda g, a, out: g * (1.0 - out * out)),
+    "sigmoid": (sigmoid_array_pullback, lambda g, a, out: g * (1.0 - out) * out),
+    "log": (log_array_pullback, lambda g, a, out: g / a),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PULLBACKS))
+def test_pullbacks_written_in_place_are_the_float_rules_bit_for_bit(name):
+    """The float rule's products in its order, on arrays: written into the input's gradient rows (whatever
+    they held) or returned, the same bits, with nan, inf and signed zeros in the gradient and the operands."""
+    pullback, rule = PULLBACKS[name]
+    with np.errstate(all="ignore"):
+        a = awkward_rows(3)
+        out = {"tanh": np.tanh, "sigmoid": sigmoid_array, "log": np.log}[name](a)
+        for g in (awkward_rows(4), np.where(awkward_rows(5) > 2.0, math.inf, -0.0)):
+            expected = rule(g, a, out)
+            (returned,) = pullback(g, a, out)
+            into = np.full_like(g, 7.0)
+            (written,) = pullback(g, a, out, into=into)
+            assert written is into
+            assert bits(returned) == bits(expected) and bits(written) == bits(expected)
+
+
+@pytest.mark.parametrize("k", [2.0, 3.0, 1.0, 0.5, -1.0, 0.0])
+def test_constant_powers_in_place_are_the_returned_ones_bit_for_bit(k):
+    """(k a^(k-1)) g written in place or returned; a zero exponent masks the slope: nothing returned, and the
+    rows written in place are exactly 0 even under an inf gradient."""
+    with np.errstate(all="ignore"):
+        a, g = awkward_rows(6), np.where(awkward_rows(7) > 3.0, math.inf, awkward_rows(8))
+        (returned,) = power_array_pullback(g, a, k)
+        into = np.full_like(g, 7.0)
+        power_array_pullback(g, a, k, into=into)
+        if k == 0.0:
+            assert returned is None and bits(into) == bits(np.zeros_like(g))
+            return
+        assert bits(returned) == bits((k * power_array(a, k - 1.0)) * g) and bits(into) == bits(returned)
+        written = np.full_like(a, 7.0)
+        assert power_array(a, k, out=written) is written and bits(written) == bits(power_array(a, k))
+
+
+def test_operators_written_into_the_store_are_numpys_operators_bit_for_bit():
+    """A uniform operand arrives as a column broadcast over the examples; nan keeps its sign as the operator
+    gives it."""
+    a, b, column = awkward_rows(9), awkward_rows(10), awkward_rows(11)[:, :1]
+    operators = {"add": np.ndarray.__add__, "subtract": np.ndarray.__sub__, "multiply": np.ndarray.__mul__,
+                 "divide": np.ndarray.__truediv__}
+    with np.errstate(all="ignore"):
+        for name, operator in operators.items():
+            for x, y in ((a, b), (column, b), (a, column)):
+                out = np.full_like(a, 7.0)
+                assert ufunc_form(name)(x, y, out=out) is out
+                assert bits(out) == bits(operator(x, y))
+        out = np.full_like(a, 7.0)
+        assert bits(ufunc_form("negative")(a, out=out)) == bits(-a)
+
+
+def tanh_mlp_loss(n: int):
+    """The hinge loss of MLP(2, [16, 16, 1]) with tanh between the layers on one point, a 1/n share."""
+    model = MLP(2, SIZES, rng=random.Random(11), activation="tanh")
+    params = model.parameters()
+
+    def loss(x, y, label):
+        return (1.0 - label * model([x, y])[0]).relu() * (1.0 / n)
+
+    return params, loss
+
+
+def expression_loss(n: int):
+    """bench_compile's expression (tanh, sigmoid, a square and log over shared subterms), a 1/n share."""
+    params = [Value(v) for v in (0.8, -0.6, 1.3, 0.4)]
+    a, b, c, d = params
+
+    def loss(x, y):
+        u = a * x + b * y
+        v = u.tanh()
+        w = (c * u - y).sigmoid()
+        s = v * w + d * v * v
+        return ((s - y) ** 2 + (w - v).relu() + (s * s + 1.0).log()) * (1.0 / n)
+
+    return params, loss
+
+
+def points(n: int, seed: int, with_label: bool = True) -> list:
+    xy, labels = moons(n, 0.1, seed)
+    columns = [np.array([p[0] for p in xy]), np.array([p[1] for p in xy])]
+    return columns + [np.array(labels, float)] if with_label else columns
+
+
+@needs_torch
+def test_tanh_layers_equal_pytorch_on_repeated_calls():
+    """The layers' pre-activations get their gradients in place and are not zeroed first: a second call on
+    other points and parameters must not see the first call's numbers; saturated neurons (weights x 30) pass
+    back PyTorch's gradients too."""
+    n = 300
+    params, loss = tanh_mlp_loss(n)
+    compiled = chainrule.compile(loss, params)
+    theta = compiled.parameter_values()
+    for scale, seed in ((1.0, 1), (-0.5, 2), (30.0, 3), (1.0, 4)):
+        columns = points(n, seed)
+        values, grads = compiled.value_and_grad(*columns, params=scale * theta)
+        expected_values, expected_grads = torch_mlp_value_and_grad(scale * theta, columns, n, SIZES, "tanh")
+        np.testing.assert_allclose(values, expected_values, rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(grads, expected_grads, rtol=1e-9, atol=1e-13)
+
+
+AWKWARD = [(math.nan, 0.3), (math.inf, 0.3), (-math.inf, 1.0), (0.0, -0.0), (1e300, -1e300), (5e-324, 0.0),
+           (19.05, -19.1)]
+
+
+@pytest.mark.parametrize("row", AWKWARD, ids=[f"{x},{y}" for x, y in AWKWARD])
+@pytest.mark.parametrize("program", ["tanh MLP", "expression"])
+def test_rows_of_nan_inf_and_zeros_equal_the_eager_engine(program, row):
+    """Three ordinary points and an awkward one, after a first call that leaves its numbers in the stores:
+    values and gradients with eager's nan and inf classes."""
+    n = 4
+    if program == "tanh MLP":
+        params, loss = tanh_mlp_loss(n)
+        columns = [np.append(c, v) for c, v in zip(points(3, 8), [*row, 1.0])]
+        first = points(n, 9)
+    else:
+        params, loss = expression_loss(n)
+        columns = [np.append(c, v) for c, v in zip(points(3, 8, False), row)]
+        first = points(n, 9, False)
+    compiled = chainrule.compile(loss, params)
+    compiled.value_and_grad(*first)
+    values, grads = compiled.value_and_grad(*columns)
+    expected_values, expected_grads = eager_value_and_grad(loss, params, columns)
+    np.testing.assert_allclose(values, expected_values, rtol=1e-12, atol=1e-15, equal_nan=True)
+    np.testing.assert_allclose(grads, expected_grads, rtol=1e-10, atol=1e-14, equal_nan=True)
+
+
+def test_a_masked_power_sets_its_sole_operands_gradient_to_zero_on_every_call():
+    """h ** 0 is h's only reader: its rows of the gradient store are not zeroed before the pass, so the masked
+    slope must write its exact 0 there itself, or a second call would pass on the first call's gradient."""
+    w, v = Value(0.7), Value(-1.3)
+
+    def loss(x):
+        h = (w * x).tanh()
+        return h ** 0 + v * x
+
+    compiled = chainrule.compile(loss, [w, v])
+    for column in (np.array([0.5, -2.0, 3.0]), np.array([1.5, 1e300, -0.0])):
+        values, grads = compiled.value_and_grad(column)
+        expected_values, expected_grads = eager_value_and_grad(loss, [w, v], [column])
+        assert bits(values) == bits(expected_values)
+        np.testing.assert_allclose(grads, expected_grads, rtol=1e-12, equal_nan=True)
+        assert grads[0] == 0.0
