@@ -4,6 +4,7 @@ grades or counts for the class, told apart by their content hash (lessons/finger
     lessons = load_lessons(["class-lessons"])       # serve and worker: the folders added, checked; the hash
     before = record_lessons(store, lessons, folders) # serve: the class database says what it serves now
     use_served_lessons(store)                        # `chainrule class`: the same lessons as the server, or ClassError
+                                                     # (the same files as the server checked: not checked again)
     mismatch(run_hash, worker_hash)                  # a worker's refusal of a run stamped with other lessons
 
 One rule: a run is graded only with the lessons it was accepted with. The server stamps every queued run with
@@ -60,6 +61,8 @@ def use_served_lessons(store: ProgressStore) -> str:
         raise ClassError(f"the class's lessons are in {missing[0]} (as `chainrule serve --lessons` gave them), which "
                          "this host does not have: run this command where the server runs, or copy the folder to "
                          "the same place here", kind="not-found")
+    if served is not None and _added_unchecked(folders) == served.hash:
+        return served.hash  # the very files the server checked before it recorded their hash: not checked again
     try:
         here = load_lessons(folders)
     except LessonsRefused as error:
@@ -67,6 +70,19 @@ def use_served_lessons(store: ProgressStore) -> str:
     if served is not None and here != served.hash:
         raise ClassError(_changed(served, here), kind="conflict")
     return here
+
+
+def _added_unchecked(folders: list[str]) -> str | None:
+    """The hash of the lessons with ``folders`` added as they are, without the checks (which train the networks
+    of a lesson's plot: seconds of CPU); None when a folder cannot even be added."""
+    from chainrule.lessons import LessonDataError, add_lesson_dirs
+    from chainrule.lessons.fingerprint import lessons_hash
+
+    try:
+        add_lesson_dirs([Path(folder) for folder in folders])
+    except LessonDataError:
+        return None
+    return lessons_hash()
 
 
 def _changed(served: ServedLessons, here: str) -> str:
