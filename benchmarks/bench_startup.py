@@ -7,7 +7,8 @@ not count) of fresh processes, median of N runs, in milliseconds:
 
 * `import chainrule` alone;
 * `chainrule COMMAND --help` for the commands the suite starts most, which imports what the command's
-  module needs and builds its parser;
+  module needs and builds its parser, and `chainrule --help`, which builds every command's parser;
+* `chainrule check` of a passing file (a reference solution), the sandbox's processes included;
 * `chainrule serve` and `chainrule lesson` really started: the process's CPU when it first answers a
   request (read from /proc, Linux only), as a test that starts one waits for.
 """
@@ -25,13 +26,13 @@ import time
 import urllib.error
 import urllib.request
 
-HELP_COMMANDS = ("check", "worker", "serve", "lesson", "class", "progress", "graph")
+HELP_COMMANDS = ("check", "worker", "serve", "lesson", "class", "progress", "graph", "")  # "": chainrule --help
 TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
-def child_cpu(command: list[str], env: dict[str, str] | None = None) -> float:
-    """Milliseconds of CPU the finished child spent."""
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+def child_cpu(command: list[str], env: dict[str, str] | None = None, cwd: str | None = None) -> float:
+    """Milliseconds of CPU the finished child spent (and the children it waited for)."""
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=cwd)
     _, status, usage = os.wait4(process.pid, 0)
     process.returncode = os.waitstatus_to_exitcode(status)
     if process.returncode != 0:
@@ -83,8 +84,17 @@ def main() -> None:
     print(f"{'what':<34} {'CPU ms':>8}")
     print(f"{'import chainrule':<34} {median_of(args.runs, lambda: child_cpu(python + ['-c', 'import chainrule'])):8.0f}")
     for command in HELP_COMMANDS:
-        spent = median_of(args.runs, lambda: child_cpu(python + ["-m", "chainrule", command, "--help"]))
-        print(f"{'chainrule ' + command + ' --help':<34} {spent:8.0f}")
+        spent = median_of(args.runs, lambda: child_cpu(python + ["-m", "chainrule", *filter(None, [command]), "--help"]))
+        print(f"{' '.join(filter(None, ['chainrule', command, '--help'])):<34} {spent:8.0f}")
+    with tempfile.TemporaryDirectory() as folder:
+        from chainrule.grading import reference_source
+        from chainrule.lessons import register_exercises
+
+        register_exercises()
+        with open(os.path.join(folder, "slopes.py"), "w", encoding="utf-8") as passing:
+            passing.write(reference_source("slopes-by-rule", "python"))
+        spent = median_of(args.runs, lambda: child_cpu(python + ["-m", "chainrule", "check", "slopes.py"], cwd=folder))
+        print(f"{'chainrule check, a passing file':<34} {spent:8.0f}")
     if not sys.platform.startswith("linux"):
         return
     with tempfile.TemporaryDirectory() as folder:

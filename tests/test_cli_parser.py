@@ -15,20 +15,24 @@ import pytest
 from chainrule.cli import MODULE_COMMANDS, build_parser, main
 
 ROOT = Path(__file__).resolve().parent.parent
-LOADED = ("import sys; from chainrule.cli import build_parser; build_parser({command!r}); "
+LOADED = ("import sys; from chainrule.cli import build_parser; parser = build_parser({command!r}); {then}; "
           "print(sorted(m for m in ('chainrule.lessons', 'chainrule.classes.accounts') if m in sys.modules))")
 
 
-def loaded_by(command: str | None) -> str:
-    run = subprocess.run([sys.executable, "-c", LOADED.format(command=command)], capture_output=True, text=True,
-                         check=True)
+def loaded_by(command: str | None, then: str = "None") -> str:
+    run = subprocess.run([sys.executable, "-c", LOADED.format(command=command, then=then)], capture_output=True,
+                         text=True, check=True)
     return run.stdout.strip()
 
 
 def test_a_command_loads_only_what_its_own_parser_needs() -> None:
     assert loaded_by("progress") == "[]"
-    assert loaded_by("check") == "['chainrule.lessons']"  # its choices are the exercises
-    assert loaded_by(None) == "['chainrule.classes.accounts', 'chainrule.lessons']"
+    assert loaded_by("check") == "[]"
+    assert loaded_by(None) == "[]"  # `chainrule --help`: every parser built, no lesson and no account loaded
+    # check's choices are the exercises: registered when a value is checked or its usage shown.
+    assert loaded_by("check", "parser.parse_args(['check', 'x.py', '-e', 'slopes-by-rule'])") == "['chainrule.lessons']"
+    assert loaded_by("start", "parser.parse_args(['start', 'engine-value'])") == "['chainrule.lessons']"
+    assert loaded_by("class", "parser.parse_args(['class', 'create', 'A'])") == "[]"
 
 
 # Commands that one module registers together.

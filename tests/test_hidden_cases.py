@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,8 @@ from chainrule.grading import EXERCISES, ExerciseFolderError, get_exercise, grad
 from chainrule.grading.grader import RUNTIME_DIR
 from chainrule.grading.hidden_cases import MAX_HIDDEN
 from chainrule.grading.rounding import all_same_graded
+from chainrule.lessons.exercises import exercise_folders
+from chainrule.lessons.loader import DATA_DIR
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -162,3 +165,60 @@ def test_a_rule_whose_draws_the_kind_refuses_is_refused(tmp_path):
     with pytest.raises(ExerciseFolderError) as refused:
         load_exercise_folder(folder)
     assert "cannot use (the last: 'labels' must hold one label per point, each -1 or 1)" in str(refused.value)
+
+
+def _built_in_exercise_folders() -> list[Path]:
+    """Every exercise folder the built-in lessons list, read from their files (not from the registry)."""
+    path = json.loads((DATA_DIR / "path.json").read_text(encoding="utf-8"))
+    folders = []
+    for entry in path["lessons"]:
+        lesson = DATA_DIR / entry["id"]
+        if entry["status"] == "available" and (lesson / "lesson.json").is_file():
+            folders += exercise_folders(lesson, json.loads((lesson / "lesson.json").read_text(encoding="utf-8")))
+    return folders
+
+
+def test_every_built_in_folder_passes_the_full_check_its_first_use_leaves_for_later():
+    """A process registers the built-in folders without computing their cases (each is checked on its first
+    use): here each is checked in full as it loads, as an author's folder is, and gives what its first use gives."""
+    folders = _built_in_exercise_folders()
+    assert len(folders) >= len(TABLE_RUNS) - 2
+    for folder in folders:
+        checked = load_exercise_folder(folder)  # raises ExerciseFolderError naming the file and line at fault
+        registered = get_exercise(checked.id)
+        assert registered.folder.resolve() == folder.resolve()
+        assert checked.cases == registered.cases and checked.hidden == registered.hidden
+
+
+@pytest.mark.parametrize("rule,case_changes,says", [
+    ({"count": 1, "draw": {"labels": [-1, 1]}}, {}, "'labels' must hold one label per point, each -1 or 1"),
+    ({"count": 1, "draw": {"b": [-1, 1]}}, {"labels": [1, 5, 1]},
+     "case 'three points, from zero weights': 'labels' must hold one label per point"),
+])
+def test_a_folder_loaded_unchecked_is_checked_on_first_use_with_the_same_error(tmp_path, rule, case_changes, says):
+    folder = _folder_with(tmp_path, "one-training-step", rule, **case_changes)
+    with pytest.raises(ExerciseFolderError) as at_load:
+        load_exercise_folder(folder)  # an author's folder: refused as it loads
+    unchecked = load_exercise_folder(folder, checked=False)  # what a built-in folder's registration does
+    assert unchecked.id == "one-training-step" and unchecked.languages
+    with pytest.raises(ExerciseFolderError) as at_use:
+        _ = unchecked.cases
+    assert str(at_use.value) == str(at_load.value) and says in str(at_load.value)
+
+
+def test_an_unchecked_exercise_is_checked_once_on_its_first_use_and_grades_as_a_checked_one():
+    exercise = get_exercise("slopes-by-rule")
+    unchecked = load_exercise_folder(exercise.folder, checked=False)
+    checks = []
+
+    def counted():
+        checks.append(1)
+        return unchecked.graded()
+
+    counting = replace(unchecked, graded=counted)
+    assert checks == []
+    result = grade(counting, "python", exercise.source("solution", "python"), hidden_seed=5)
+    assert checks == [1]
+    assert result["verdict"] == "passed" and result["hidden"] == {"seed": 5, "count": exercise.hidden.count}
+    assert counting.cases == exercise.cases and counting.hidden_cases(5) == exercise.hidden_cases(5)
+    assert checks == [1]

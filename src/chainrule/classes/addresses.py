@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from chainrule.errors import InputError
-from chainrule.progress.class_store import ClassStore
-from chainrule.progress.store import ProgressStore
+
+if TYPE_CHECKING:  # the stores load where an address is read or written: `chainrule class --help` needs neither
+    from chainrule.progress.store import ProgressStore
 
 __all__ = ["ADDRESS_FORM", "DEFAULT_ADDRESS", "DEFAULT_PORT", "check_address", "class_address", "remember_address",
            "served_at"]
@@ -60,15 +62,21 @@ def _is_host(host: str, *, bracketed: bool) -> bool:
 
 def class_address(store: ProgressStore, class_id: int) -> str:
     """The address to print the class's links with."""
+    from chainrule.progress.class_store import ClassStore
+
     return (ClassStore(store).url(class_id) or DEFAULT_ADDRESS).rstrip("/")
 
 
 def remember_address(store: ProgressStore, class_id: int, url: str) -> None:
     """The teacher gave the class's address (`chainrule class ... --url URL`)."""
+    from chainrule.progress.class_store import ClassStore
+
     ClassStore(store).set_url(check_address(url), class_id)
 
 
 def served_at(store: ProgressStore, url: str, *, given: bool) -> None:
     """`chainrule serve` serves every class of the store at ``url``: given with --url, every class remembers it;
     else only the classes that remember none yet."""
+    from chainrule.progress.class_store import ClassStore
+
     ClassStore(store).set_url(url.rstrip("/"), only_unset=not given)

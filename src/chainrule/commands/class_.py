@@ -143,11 +143,10 @@ def _address(text: str) -> str:
 
 
 def _guarded(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
-    from chainrule.classes.accounts import ClassError
-    from chainrule.errors import InputError
-    from chainrule.progress import StoreError
-
     def run(args: argparse.Namespace) -> int:
+        from chainrule.classes.accounts import ClassError  # here: `chainrule --help` builds this parser too
+        from chainrule.progress import StoreError
+
         try:
             return command(args)
         except (ClassError, InputError, StoreError) as error:

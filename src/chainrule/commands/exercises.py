@@ -17,6 +17,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Callable, Iterator
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -29,29 +30,51 @@ def _exercises() -> dict:
     return EXERCISES
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+class _Choices:
+    """A command's choices, listed when argparse first reads them (to show a command's usage or check a value
+    given): building every command's parser, as `chainrule --help` does, then loads no lesson nor grader.
+    Set on the argument once it is added (`add_argument` formats its usage once, to check it)."""
+
+    def __init__(self, listed: Callable[[], list[str]]) -> None:
+        self._listed = listed
+
+    def __contains__(self, value: object) -> bool:
+        return value in self._listed()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._listed())
+
+
+def _exercise_ids() -> list[str]:
+    return list(_exercises())
+
+
+def _languages() -> list[str]:
     from chainrule.grading.registry import LANGUAGE_ALIASES
 
-    EXERCISES = _exercises()
+    return sorted(LANGUAGE_ALIASES)
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    exercise_ids, languages = _Choices(_exercise_ids), _Choices(_languages)
 
     exercises = subparsers.add_parser("exercises", help="list the graded coding exercises")
     exercises.add_argument("--json", action="store_true", help="print the list as JSON")
     exercises.set_defaults(func=run_exercises)
 
     start = subparsers.add_parser("start", help="write an exercise's starter file to edit")
-    start.add_argument("exercise", choices=list(EXERCISES), help="exercise id")
-    start.add_argument("--lang", "-l", default="python", choices=sorted(LANGUAGE_ALIASES),
-                       help="python (py), javascript (js) or typescript (ts); default python")
+    start.add_argument("exercise", help="exercise id").choices = exercise_ids
+    start.add_argument("--lang", "-l", default="python",
+                       help="python (py), javascript (js) or typescript (ts); default python").choices = languages
     start.add_argument("--output", "-o", type=Path, help="file to write (default: <exercise>.<ext> here)")
     start.add_argument("--force", action="store_true", help="overwrite the file if it exists")
     start.set_defaults(func=run_start)
 
     check = subparsers.add_parser("check", help="grade your exercise file in the sandbox")
     check.add_argument("file", type=Path, help="your file: .py, .js or .ts")
-    check.add_argument("--exercise", "-e", choices=list(EXERCISES),
-                       help="exercise id (default: read from the file's marker comment or function names)")
-    check.add_argument("--lang", "-l", choices=sorted(LANGUAGE_ALIASES),
-                       help="language (default: from the file's extension)")
+    check.add_argument("--exercise", "-e", help="exercise id (default: read from the file's marker comment or "
+                       "function names)").choices = exercise_ids
+    check.add_argument("--lang", "-l", help="language (default: from the file's extension)").choices = languages
     check.add_argument("--json", action="store_true", help="print the full result as JSON")
     check.add_argument("--verbose", "-v", action="store_true",
                        help="also list the sandbox's layers and why any is missing")

@@ -16,7 +16,6 @@ processes get it in their environment.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import logging
 import os
 import signal
@@ -29,6 +28,8 @@ from typing import TYPE_CHECKING, Callable, cast
 from chainrule.turns import GRADING_NICE
 
 if TYPE_CHECKING:
+    import asyncio
+
     from procrastinate import App, PsycopgConnector
 
     from chainrule.classes.queue import Sender
@@ -141,6 +142,8 @@ def run(args: argparse.Namespace) -> int:
             return 2
     if concurrency > 1:
         return _supervise(args, url, concurrency)
+    import asyncio  # here, not at the top: `chainrule worker --help` and `chainrule --help` need no event loop
+
     from chainrule.progress import StoreError
 
     name = args.name or f"{socket.gethostname()}:{os.getpid()}"
@@ -255,6 +258,8 @@ class Lessons:
 
 
 async def _work(url: str, name: str, heartbeat: float, stalled_after: float, lessons: Lessons) -> int:
+    import asyncio
+
     from chainrule.classes.queue import QUEUE, Sender, worker_app
     from chainrule.grading import configure_concurrency
     from chainrule.progress.connection import redacted_url
@@ -323,6 +328,8 @@ async def _sweep(app: App, jobs: RunJobs, sender: Sender, heartbeat: float, stal
     """Every heartbeat: runs of dead workers back to the queue, runs the queue never got or lost (their
     queue job failed or is gone) sent to it, runs past their deadline ended. A failure (the database away)
     waits for the next round."""
+    import asyncio
+
     from chainrule.classes.queue import QUEUE, requeue_stalled
 
     log = logging.getLogger("chainrule.worker")

@@ -16,11 +16,12 @@ message of mistakes the kind recognises. Other fields (a lesson's "hints") are t
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from chainrule.folder_paths import OutsideFolderError, inside_folder
 from chainrule.grading.hidden_cases import HiddenRule, draw_hidden, read_hidden_rule
@@ -50,8 +51,20 @@ class GradingCase:
 
 
 @dataclass(frozen=True)
+class _Graded:
+    """What checking a folder's cases and hidden rule gives: the cases with the engine's expected numbers."""
+
+    cases: tuple[GradingCase, ...]
+    hidden: HiddenRule | None
+
+
+@dataclass(frozen=True)
 class Exercise:
-    """A loaded exercise folder: what grade() needs, resolved once."""
+    """A loaded exercise folder: what grade() needs, resolved once.
+
+    Its cases (the engine's expected numbers, some of them from training) and its hidden rule (checked by
+    drawing it) are the costly part of a load: `grade` computes them on their first use, once per process,
+    when the folder was loaded with `checked=False` (the built-in folders; see load_exercise_folder)."""
 
     id: str
     title: str
@@ -60,10 +73,23 @@ class Exercise:
     js_function: str
     folder: Path
     kind: CaseKind
-    cases: tuple[GradingCase, ...]
     languages: tuple[str, ...]
+    graded: Callable[[], _Graded] = field(repr=False, compare=False)  # computes (and checks) cases and rule
     messages: dict[str, str] = field(default_factory=dict)  # the folder's own texts for its kind's mistakes
-    hidden: HiddenRule | None = None  # the rule of the cases drawn fresh for each run
+
+    @functools.cached_property
+    def _graded(self) -> _Graded:
+        return self.graded()
+
+    @property
+    def cases(self) -> tuple[GradingCase, ...]:
+        """The cases in file order, each with the engine's expected numbers."""
+        return self._graded.cases
+
+    @property
+    def hidden(self) -> HiddenRule | None:
+        """The rule of the cases drawn fresh for each run (None without one)."""
+        return self._graded.hidden
 
     def hidden_cases(self, seed: int) -> tuple[GradingCase, ...]:
         """The hidden cases of the run seeded `seed` (none without a rule), expected numbers from the engine."""
@@ -78,7 +104,8 @@ class Exercise:
         its seed (`lessons check` grades its reference on many draws in one run)."""
         drawn = [replace(case, name=f"{case.name} of seed {seed}", hidden=False)
                  for seed in seeds for case in self.hidden_cases(seed)]
-        return replace(self, cases=(*self.cases, *drawn), hidden=None)
+        every = _Graded((*self.cases, *drawn), None)
+        return replace(self, graded=lambda: every)
 
     def function_name(self, language: str) -> str:
         return self.python_function if language == "python" else self.js_function
@@ -126,9 +153,15 @@ class _Manifest:
         return ExerciseFolderError(f"{self.path}{f':{line}' if line else ''}: {message}")
 
 
-def load_exercise_folder(folder: Path) -> Exercise:
+def load_exercise_folder(folder: Path, *, checked: bool = True) -> Exercise:
     """The exercise in `folder`, read and checked (ExerciseFolderError names the file and line at fault);
-    every case's expected numbers computed by the engine."""
+    every case's expected numbers computed by the engine.
+
+    checked=False leaves the costly part (the cases' expected numbers and the hidden rule's trial draws) to
+    the exercise's first use, once per process, where the same check raises the same error: for the built-in
+    folders, shipped with the package and checked in full by `chainrule lessons check` and the test suite, so
+    that a process that grades one exercise does not pay for every other. An author's folder is checked
+    in full as it loads (the default)."""
     folder = Path(folder)
     path = folder / "exercise.json"
     data = read_json_located(path, ExerciseFolderError)
@@ -139,8 +172,7 @@ def load_exercise_folder(folder: Path) -> Exercise:
     _check_files(manifest, folder, data)
     functions = _functions(manifest, data)
     kind, messages = _kind_and_messages(manifest, data)
-    graded = _graded_cases(manifest, kind, data["cases"])
-    hidden = _hidden_rule(manifest, kind, data, graded)
+    checked_now = _checked_cases(manifest, kind, data) if checked else None  # a wrong case: refused as it loads
     return Exercise(
         id=data["id"],
         title=data["title"].strip(),
@@ -149,11 +181,16 @@ def load_exercise_folder(folder: Path) -> Exercise:
         js_function=functions["javascript"],
         folder=folder,
         kind=kind,
-        cases=tuple(graded),
         languages=_languages(manifest, folder),
         messages=dict(messages),
-        hidden=hidden,
+        graded=(lambda: checked_now) if checked_now else functools.partial(_checked_cases, manifest, kind, data),
     )
+
+
+def _checked_cases(manifest: _Manifest, kind: CaseKind, data: JsonObject) -> _Graded:
+    """The folder's cases with the engine's expected numbers and its hidden rule, checked."""
+    cases = _graded_cases(manifest, kind, data["cases"])
+    return _Graded(tuple(cases), _hidden_rule(manifest, kind, data, cases))
 
 
 def _check_texts(manifest: _Manifest, data: JsonObject) -> None:

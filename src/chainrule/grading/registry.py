@@ -36,14 +36,15 @@ LANGUAGE_ALIASES: dict[str, str] = {
 }
 
 
-def register_exercise_folder(folder: Path, *, replaces: Path | None = None) -> Exercise:
-    """Load an exercise folder and make its exercise gradable by id; ExerciseFolderError if it is invalid.
+def register_exercise_folder(folder: Path, *, replaces: Path | None = None, checked: bool = True) -> Exercise:
+    """Load an exercise folder and make its exercise gradable by id; ExerciseFolderError if it is invalid
+    (checked=False: its cases are checked on their first use instead, see load_exercise_folder).
 
     Registering the same folder again is harmless (it is read again); another folder with an id
     already taken is refused, unless the taken one lies inside ``replaces`` (a copy of the folders
     that takes their place).
     """
-    exercise = load_exercise_folder(Path(folder))
+    exercise = load_exercise_folder(Path(folder), checked=checked)
     known = EXERCISES.get(exercise.id)
     inside_replaced = (known is not None and replaces is not None
                        and known.folder.resolve().is_relative_to(Path(replaces).resolve()))

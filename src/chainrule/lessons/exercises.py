@@ -26,13 +26,16 @@ def exercise_folders(folder: Path, meta: dict[str, Any]) -> list[Path]:
             if isinstance(entry, dict) and isinstance(entry.get("folder"), str)]
 
 
-def register_lesson_exercises(folder: Path, meta: dict[str, Any], *, replaces: Path | None = None) -> list[Exercise]:
+def register_lesson_exercises(folder: Path, meta: dict[str, Any], *, replaces: Path | None = None,
+                              builtin: bool = False) -> list[Exercise]:
     """Register every exercise folder of the lesson in `folder`; LessonDataError names the file at fault.
-    replaces: the folder of the lesson this one takes the place of, whose exercises' ids it may take."""
+    replaces: the folder of the lesson this one takes the place of, whose exercises' ids it may take.
+    builtin: a lesson shipped with the package, whose exercises' cases are checked on their first use (the
+    suite and `chainrule lessons check` check them all); an author's are checked in full as they load."""
     registered = []
     for exercise_folder in exercise_folders(folder, meta):
         try:
-            registered.append(register_exercise_folder(exercise_folder, replaces=replaces))
+            registered.append(register_exercise_folder(exercise_folder, replaces=replaces, checked=not builtin))
         except ExerciseFolderError as error:
             raise LessonDataError(str(error)) from None
     return registered
@@ -45,7 +48,8 @@ def register_builtin_exercises(data_dir: Path) -> None:
     for entry in path["lessons"]:
         lesson = data_dir / entry["id"]
         if entry["status"] == "available" and (lesson / "lesson.json").is_file():
-            register_lesson_exercises(lesson, json.loads((lesson / "lesson.json").read_text(encoding="utf-8")))
+            register_lesson_exercises(lesson, json.loads((lesson / "lesson.json").read_text(encoding="utf-8")),
+                                      builtin=True)
 
 
 def exercise_catalog() -> dict[str, dict[str, Any]]:

@@ -190,7 +190,7 @@ def remove_added_lessons() -> None:
     for lesson_id, folder in _ADDED.items():
         builtin = DATA_DIR / lesson_id
         if lesson_id in builtin_lesson_ids():
-            register_lesson_exercises(builtin, _read_json(builtin / "lesson.json"), replaces=folder)
+            register_lesson_exercises(builtin, _read_json(builtin / "lesson.json"), replaces=folder, builtin=True)
     _ADDED.clear()
     _clear_caches()
 
