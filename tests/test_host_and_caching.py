@@ -13,8 +13,8 @@ import sys
 import pytest
 from fastapi.testclient import TestClient
 
+from chainrule.loopback import is_loopback_bind
 from chainrule.web import create_app
-from chainrule.web.security import is_loopback_bind
 
 TOKEN = "test-token-0123456789"
 HOSTS = """127.0.0.1 localhost
@@ -51,7 +51,7 @@ def test_loopback_is_decided_by_the_addresses(host, loopback):
 
 def test_names_are_resolved_and_every_address_must_be_loopback(private_hosts):
     names = ["localhost", "local-alias.test", "127.0.0.1.example.test", "half-local.test"]
-    code = f"from chainrule.web.security import is_loopback_bind; print([is_loopback_bind(n) for n in {names!r}])"
+    code = f"from chainrule.loopback import is_loopback_bind; print([is_loopback_bind(n) for n in {names!r}])"
     done = subprocess.run(private_hosts + [sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[True, True, False, False]"

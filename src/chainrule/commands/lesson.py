@@ -207,7 +207,7 @@ def _place(args: argparse.Namespace) -> Place:
     """Where to listen, from --host; Refused (2) for a host that cannot be, or one beyond loopback without a
     strong sandbox (unless --allow-weak-sandbox)."""
     from chainrule.commands.sandbox_policy import weak_sandbox_refusal
-    from chainrule.web.security import bind_addresses, is_loopback_bind
+    from chainrule.loopback import bind_addresses, is_loopback_bind
 
     bind_host = args.host.strip().strip("[]")
     family = socket.AF_INET6 if ":" in bind_host else socket.AF_INET

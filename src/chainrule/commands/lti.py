@@ -108,7 +108,7 @@ def check_url(url: str) -> str:
     from chainrule.classes.accounts import ClassError
     from chainrule.classes.addresses import check_address
     from chainrule.errors import InputError
-    from chainrule.web.security import is_loopback_bind
+    from chainrule.loopback import is_loopback_bind
 
     try:
         url = check_address(url)

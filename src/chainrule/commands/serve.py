@@ -189,7 +189,8 @@ def _site(args: argparse.Namespace) -> Site:
     from chainrule.commands.lesson import url_host
     from chainrule.commands.sandbox_policy import weak_sandbox_refusal
     from chainrule.errors import InputError
-    from chainrule.web.security import is_loopback_bind, split_host
+    from chainrule.loopback import is_loopback_bind
+    from chainrule.web.security import split_host
 
     bind_host = args.host.strip().strip("[]")
     try:

@@ -31,9 +31,7 @@ they carry the learner's progress or the session, and no cache or back button sh
 
 from __future__ import annotations
 
-import ipaddress
 import secrets
-import socket
 from typing import Any, Iterable
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
@@ -45,7 +43,7 @@ from chainrule.web.forms import FormLimits
 
 __all__ = [
     "COOKIE_NAME", "TOKEN_HEADER", "LOOPBACK_HOSTS", "DEFAULT_MAX_BODY", "add_security_layers", "AllowedHosts",
-    "new_token", "split_host", "is_loopback_bind", "bind_addresses",
+    "new_token", "split_host",
 ]
 
 COOKIE_NAME = "chainrule_token"
@@ -76,34 +74,6 @@ COMMON_HEADERS = [
 def new_token() -> str:
     """A fresh random session token (256 bits, URL-safe)."""
     return secrets.token_urlsafe(32)
-
-
-def bind_addresses(host: str) -> list[str]:
-    """Every address `host` (an IP address or a name) resolves to; [] when it does not resolve."""
-    name = host.strip().strip("[]")
-    try:
-        infos = socket.getaddrinfo(name, None, proto=socket.IPPROTO_TCP)
-    except (OSError, UnicodeError):  # socket.gaierror is an OSError
-        return []
-    return sorted({str(info[4][0]) for info in infos})
-
-
-def _loopback_address(address: str) -> bool:
-    try:
-        ip = ipaddress.ip_address(address.split("%", 1)[0])
-    except ValueError:
-        return False
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
-    return ip.is_loopback  # 127.0.0.0/8 or ::1
-
-
-def is_loopback_bind(host: str) -> bool:
-    """True when every address `host` resolves to is loopback (127.0.0.0/8, ::1), so that only this
-    machine can reach a server listening there. Judged by resolving, never by the name: a name such
-    as "127.0.0.1.example.com" can resolve anywhere. A name that does not resolve is not loopback."""
-    addresses = bind_addresses(host)
-    return bool(addresses) and all(_loopback_address(address) for address in addresses)
 
 
 def split_host(value: str) -> tuple[str, int | None] | None:
