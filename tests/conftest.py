@@ -39,7 +39,7 @@ CHROMIUM_ARGS = [
 
 # The tests drive Chromium's headless shell (Debian's chromium-headless-shell: the same Chromium release, Blink
 # and V8, built without the desktop browser's window and tab machinery; Playwright's own choice for headless
-# runs). A fresh page costs about half the CPU time it costs in the full `chromium` (docs/performance.md, "The
+# runs). A fresh page costs about two fifths of the CPU time it costs in the full `chromium` (docs/performance.md, "The
 # browser tests' Chromium"). The full `chromium`, the browser a learner opens, runs the accessibility audit of
 # every page (desktop_chromium). Without the shell, every test falls back to `chromium`; so does
 # CHAINRULE_TEST_BROWSER=chromium, to run them all in the full browser.
