@@ -75,19 +75,42 @@ def test_files_within_their_budgets_pass_and_the_summary_shows_where_the_time_we
 
 
 @pytest.mark.parametrize("workers", WORKERS)
-def test_what_the_session_wide_fixtures_started_is_not_charged_to_the_file_that_ran_last(tmp_path, workers) -> None:
-    """A session-wide fixture (as the one Chromium) ends after a worker's last test, and the CPU time of the
-    process it started is counted only then: it is shown as the session's, not put on the last file's budget."""
+def test_what_the_session_wide_fixtures_do_at_their_end_is_not_charged_to_the_file_that_ran_last(tmp_path, workers) -> None:
+    """A session-wide fixture (as the one Chromium, a PostgreSQL cluster) ends after a worker's last test, and
+    the work it does then (here half a second of CPU in the process it started, asked for at its end and waited
+    for) is shown as the session's, not put on the last file's budget."""
     (tmp_path / "conftest.py").write_text(
         "import subprocess, sys\nimport pytest\n\n\n@pytest.fixture(scope='session', autouse=True)\n"
-        "def browser_like():\n    started = subprocess.Popen([sys.executable, '-c', " + repr(SPIN) + "])\n"
-        "    yield\n    started.wait()\n", encoding="utf-8")
+        "def browser_like():\n    started = subprocess.Popen([sys.executable, '-c', 'import sys\\nsys.stdin.read()\\n' + "
+        + repr(SPIN) + "], stdin=subprocess.PIPE)\n    yield\n    started.communicate(b'')\n", encoding="utf-8")
     run = run_tiny_suite(tmp_path, 'default = 60\n[files]\n"test_cheap.py" = 0.4\n"test_here.py" = 0.9\n'
                                    '"test_child.py" = 0.9\n', "--time-report", "times.json", *workers)
     assert run.returncode == 0 and "OVER BUDGET" not in run.stdout, run.stdout + run.stderr
     report = json.loads((tmp_path / "times.json").read_text(encoding="utf-8"))
     assert report["session_cpu"] >= 0.5 and set(report["files"]) == set(TINY_SUITE), report
     assert "(the session-wide fixtures, ended after each worker's last test)" in run.stdout, run.stdout
+
+
+# A test that starts a process it never waits for: the child forks a grandchild, which spins and then closes
+# the pipe the test reads; the child ends at once. The grandchild is reaped by whoever adopts it, not by the
+# test (as Chromium's renderers, or a server started in a session of its own): getrusage never counts it.
+ORPHAN = ("import os, subprocess, sys\n\n\ndef test_spins_in_a_process_it_never_waits_for():\n"
+          "    code = 'import os, time\\nif os.fork() == 0:\\n' + ''.join('    ' + line + '\\n' for line in "
+          f"{SPIN!r}.splitlines()) + '    print(1)\\nos._exit(0)\\n'\n"
+          "    run = subprocess.run([sys.executable, '-c', code], stdout=subprocess.PIPE, check=True)\n"
+          "    assert run.stdout == b'1\\n'\n")
+
+
+@pytest.mark.parametrize("workers", WORKERS)
+def test_a_process_a_test_starts_and_never_waits_for_is_charged_to_its_file(tmp_path, workers) -> None:
+    (tmp_path / "test_orphan.py").write_text(ORPHAN, encoding="utf-8")
+    run = run_tiny_suite(tmp_path, 'default = 60\n[files]\n', "--time-report", "times.json", *workers)
+    assert run.returncode == 0, run.stdout + run.stderr
+    report = json.loads((tmp_path / "times.json").read_text(encoding="utf-8"))
+    if report["counted"] != ["cgroup"]:
+        pytest.skip(f"this machine gives the tests no cpuacct group of their own ({report['counted']})")
+    assert report["files"]["test_orphan.py"]["cpu"] >= 0.5, report
+    assert "time per test file (CPU: every process the tests started, alive or ended)" in run.stdout, run.stdout
 
 
 def test_a_budgets_file_that_is_not_one_says_what_it_should_hold(tmp_path) -> None:
