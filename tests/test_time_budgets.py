@@ -113,6 +113,21 @@ def test_a_process_a_test_starts_and_never_waits_for_is_charged_to_its_file(tmp_
     assert "time per test file (CPU: every process the tests started, alive or ended)" in run.stdout, run.stdout
 
 
+def test_the_cpu_by_process_script_charges_a_command_s_spin_to_its_kind_of_process(tmp_path) -> None:
+    """benchmarks/cpu_by_process.py (docs/performance.md), over a command that spins half a second of CPU."""
+    if not any(" cgroup " in line and "cpuacct" in line for line in Path("/proc/self/mountinfo").read_text().splitlines()) \
+            or os.geteuid() != 0:
+        pytest.skip("the script needs a cgroup v1 cpuacct hierarchy and root")
+    run = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "cpu_by_process.py"), "--every", "0.05", "--",
+                          sys.executable, "-c", SPIN], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    total, *rows = run.stdout.splitlines()
+    found = re.fullmatch(r" *([\d.]+) s CPU in all \(the group's counter\); the rows below hold ([\d.]+) s", total)
+    assert found and float(found.group(1)) >= 0.5 and float(found.group(2)) >= 0.4, run.stdout
+    kinds = {line.split(" s  ", 1)[1]: float(line.split()[0]) for line in rows}
+    assert kinds[Path(sys.executable).name] >= 0.4, run.stdout  # named by its command line
+
+
 def test_a_budgets_file_that_is_not_one_says_what_it_should_hold(tmp_path) -> None:
     run = run_tiny_suite(tmp_path, '[files]\n"test_here.py" = "fast"\n')
     assert run.returncode == pytest.ExitCode.USAGE_ERROR, run.stdout + run.stderr
