@@ -92,18 +92,20 @@ PARTS = """async (scope) => {
                 'aria-expanded', 'aria-pressed', 'aria-current'];
   const root = document.querySelector(scope);
   const kinds = new Map();  // part -> the kinds of element it holds
-  for (const el of [root, ...root.querySelectorAll('*')]) {
-    // A picture (an svg, role img) is one element to axe-core: what is drawn inside it is not a state.
-    if (el !== root && el.parentElement.closest('svg')) continue;
-    let part = el;
-    while (part !== root && !part.id && part.parentElement !== root) part = part.parentElement;
+  // Each element in document order with its part: its own if it has an id or is a child of the scope, else its
+  // parent's. A picture (an svg, role img) is one element to axe-core: what is drawn inside it is not a state, so
+  // the walk does not go into it (thousands of a graph's elements left unvisited).
+  const visit = (el, part) => {
     const names = el.getAttributeNames().filter((n) => !n.startsWith('data-') && !['style', 'class'].includes(n)).sort();
     const own = Array.from(el.childNodes).some((n) => n.nodeType === 3 && n.textContent.trim());
     if (!kinds.has(part)) kinds.set(part, new Set());
     kinds.get(part).add([el.tagName, [...el.classList].sort().join('.'),
       names.map((n) => kept.includes(n) ? `${n}=${el.getAttribute(n)}` : n).join(','),
       el.getClientRects().length ? 'shown' : 'unseen', own ? 'text' : ''].join('|'));
-  }
+    if (el.localName === 'svg') return;
+    for (const child of el.children) visit(child, child.id || el === root ? child : part);
+  };
+  visit(root, root);
   const parts = [];
   for (const [part, set] of kinds) {
     const text = [...set].sort().join('\\n');
@@ -142,6 +144,19 @@ CHECK = f"""async ([scope, framesFit, seen, tags, args]) => {{
 }}"""
 
 
+# The digests of the parts' states axe-core has audited, shared by every StateChecks of this worker (one pytest
+# process) on a page of the same width, height and reduced-motion setting: the ten walks of every state
+# (lesson_walk.py) audit a part's state once per worker, not once per file. Why an audit in one walk stands for the
+# same state in another: what axe-core's rules can see of a part is its kinds (PARTS), the CSS that styles them
+# and the window it is laid out in. The kinds are the digest; the CSS is the same, served by the same source tree
+# to the same Chromium (one per session); the window is the key. This is the argument by which one walk already
+# trusts an audit from an earlier lesson of its own, on the same page, made across walks of one worker.
+AUDITED: dict[tuple[int, int, bool], list[str]] = {}
+
+# The key of AUDITED, read from the page itself: its window's size and whether it asks for reduced motion.
+WINDOW = "() => [innerWidth, innerHeight, matchMedia('(prefers-reduced-motion: reduce)').matches]"
+
+
 class StateChecks:
     """The suite's axe-core and overflow checks on every state a walk reaches (issue 42 item 10), not only at
     its end: check(scope, where) after each step, gate and answer. The overflow check (a few reads) runs every
@@ -152,7 +167,8 @@ class StateChecks:
     def __init__(self, page, size: str):
         self.page = page
         self.frames_fit = size == "desktop"
-        self.audited: list[str] = []  # the digests of the parts' states audited
+        width, height, reduced = page.evaluate(WINDOW)
+        self.audited = AUDITED.setdefault((width, height, reduced), [])  # the digests of the parts' states audited
 
     def check(self, scope: str, where, *also: tuple[str, object]) -> list:
         """Check the state the page shows now; `also`: (page function source, argument) pairs measured in the same
@@ -165,7 +181,7 @@ class StateChecks:
             found = self.page.evaluate(source, arguments)
         named = where(found["measured"]) if callable(where) else where
         assert found["overflow"] == [], (named, found["overflow"])
-        self.audited.extend(found["audited"])
         serious = [violation for violation in found["violations"] if violation["impact"] in SERIOUS]
         assert serious == [], (named, serious)
+        self.audited.extend(found["audited"])  # after the audit passed: a state that failed is audited again
         return found["measured"]
