@@ -418,7 +418,30 @@ def power_array_pullback(g: Any, a: Any, k: float, into: Any = None) -> tuple[An
     return (np.multiply(into, g, out=into),)
 
 
-for _pullback in (tanh_array_pullback, sigmoid_array_pullback, log_array_pullback):
+def negate_array_pullback(g: Any, a: Any, out: Any, into: Any = None) -> tuple[Any, ...]:
+    """Negation's pullback on arrays: -g, as NEG's float rule."""
+    return (numpy_module().negative(g, out=into),)
+
+
+# The operators' pullbacks take one `into` per operand (None where the gradient is returned): the gradient of
+# an operand that is its rows' only reader is written there, with no new array and no copy.
+
+
+def subtract_array_pullback(g: Any, a: Any, b: Any, out: Any, into: Any = (None, None)) -> tuple[Any, ...]:
+    """Subtraction's pullback on arrays: (g, -g), as SUB's float rule."""
+    np = numpy_module()
+    da = g if into[0] is None else np.copyto(into[0], g)
+    return da, np.negative(g, out=into[1])
+
+
+def multiply_array_pullback(g: Any, a: Any, b: Any, out: Any, into: Any = (None, None)) -> tuple[Any, ...]:
+    """Multiplication's pullback on arrays: (g b, g a), as MUL's float rule."""
+    np = numpy_module()
+    return np.multiply(g, b, out=into[0]), np.multiply(g, a, out=into[1])
+
+
+for _pullback in (tanh_array_pullback, sigmoid_array_pullback, log_array_pullback, negate_array_pullback,
+                  subtract_array_pullback, multiply_array_pullback):
     _pullback.writes_into = True  # type: ignore[attr-defined]  # compile's replay may pass its store
 
 

@@ -101,6 +101,9 @@ class Input:
             np.add.at(GP, self.index, contribution)
 
 
+NOT_IN_PLACE = (False, False)
+
+
 class Elementwise:
     """All nodes of one op at one level: out = op(a[, b]) with the op's array forms."""
 
@@ -115,17 +118,23 @@ class Elementwise:
         self.needs_grad = any(i.needs_grad for i in inputs)
         # A rule that takes out= writes straight into the store (one pass less than a copy).
         self.in_place = getattr(self.forward_rule, "takes_out", False) and self.out.__class__ is slice
-        self.grad_in_place: Input | None = None  # set by `settle`
+        self.grad_in_place: Input | None = None  # set by `settle`: a sole operand's gradient written in place
+        self.grads_in_place: list[bool] | None = None  # set by `settle`: which of an operator's operands
         self.kept: Any = None  # the last call's arrays (see above)
 
     def settle(self) -> None:
         """Once the Planner knows each operand's readers: a pullback that takes into= writes the gradient
         of a sole varying operand with consecutive rows straight into its rows of the gradient store (one
-        pass less than copying a new array in; those rows need no zeroing first)."""
-        source = self.inputs[0]
-        if getattr(self.pullback, "writes_into", False) and len(self.inputs) == 1 and self.varying \
-                and source.varying and source.sole and source.needs_grad and source.index.__class__ is slice:
-            self.grad_in_place = source
+        pass less than copying a new array in; those rows need no zeroing first). A one-operand pullback
+        then writes nothing else; an operator's takes one target per operand (None: returned)."""
+        if not getattr(self.pullback, "writes_into", False):
+            return
+        places = [self.varying and i.varying and i.sole and i.needs_grad and i.index.__class__ is slice
+                  for i in self.inputs]
+        if len(self.inputs) == 1 and places[0]:
+            self.grad_in_place = self.inputs[0]
+        elif len(self.inputs) == 2 and any(places):
+            self.grads_in_place = places
 
     def forward(self, U: Any, V: Any) -> None:
         store = V if self.varying else U
@@ -144,8 +153,17 @@ class Elementwise:
         if source is not None:
             self.pullback(grads[self.out], V[source.index], store[self.out], into=GV[source.index])
             return
-        contributions = self.pullback(grads[self.out], *[i.read(U, V) for i in self.inputs], store[self.out])
-        for source, contribution in zip(self.inputs, contributions):
+        operands = [i.read(U, V) for i in self.inputs]
+        places = self.grads_in_place
+        if places is None:
+            contributions = self.pullback(grads[self.out], *operands, store[self.out])
+            places = NOT_IN_PLACE
+        else:
+            targets = [GV[i.index] if place else None for i, place in zip(self.inputs, places)]
+            contributions = self.pullback(grads[self.out], *operands, store[self.out], into=targets)
+        for source, contribution, place in zip(self.inputs, contributions, places):
+            if place:
+                continue  # written in place
             if source.needs_grad and contribution is not None:
                 source.add_grad(self.np, GU, GV, contribution)
             elif source.sole and source.needs_grad:
@@ -177,6 +195,7 @@ class Elementwise:
 CANCELLATION = 2.0 ** -20
 HALF_MAX = 2.0 ** 1023
 SHORT_SUMS = 6  # at most this many terms in all: added term by term
+BLOCK = 32_768  # numbers of |out| the order check holds at a time (256 KB: in the cache)
 
 
 class MatrixSum:
@@ -294,6 +313,22 @@ class MatrixSum:
                 if self.inputs.needs_grad:
                     GV[slot] += U[coefficient] * g
 
+    def _smallest_sizes(self, out: Any) -> Any:
+        """min_n |out[j, n]| for each row j (HALF_MAX for an empty row; nan where a row holds a nan), a
+        block of rows at a time: |out| goes into a scratch block of about BLOCK numbers that stays in the
+        cache, where one (J, N) array of |out| was written and read back from memory (on a 32 x 10,000
+        layer, 0.40 against 0.30 ms with the caches cold)."""
+        np = self.np
+        count, n = out.shape
+        step = max(1, BLOCK // max(n, 1))
+        block = scratch(np, self.sizes_of_out, (min(step, count), n))
+        smallest = np.empty(count)
+        for start in range(0, count, step):
+            stop = min(start + step, count)
+            sizes = np.abs(out[start:stop], out=block[:stop - start])
+            np.minimum.reduce(sizes, axis=1, initial=HALF_MAX, out=smallest[start:stop])
+        return smallest
+
     def _eager_order(self, U: Any, inputs: Any, out: Any, sizes: Any, bias_sizes: Any) -> None:
         """Recompute in the written order each sum whose order matters: sum j of example n has terms of
         sizes adding up to at most bound = sizes[j] * max_k |x_kn| + bias_sizes[j]."""
@@ -304,15 +339,14 @@ class MatrixSum:
         bounds = sizes * largest + bias_sizes
         if bounds.max(initial=0.0) < HALF_MAX:  # nothing can overflow: look for cancellations only
             thresholds = CANCELLATION * bounds  # (a 0 from terms that are all 0 is exact: not suspect)
-            sizes_of_out = np.abs(out, out=scratch(np, self.sizes_of_out, out.shape))
             # One reduction per row finds the rows to search, without a (J, N) mask. (A reduction over all
             # rows first saved nothing: on a trained 64 x 64 layer most calls have a row to search.)
-            rows = np.flatnonzero(sizes_of_out.min(axis=1, initial=HALF_MAX) < thresholds)
+            rows = np.flatnonzero(self._smallest_sizes(out) < thresholds)
             if not rows.size:
                 return
             # Only those rows are searched: a nonzero() over the whole (J, N) mask cost more than the
             # matrix product on a 32 x 10,000 layer.
-            row_of, n = np.nonzero(sizes_of_out[rows] < thresholds[rows, None])
+            row_of, n = np.nonzero(np.abs(out[rows]) < thresholds[rows, None])
             j = rows[row_of]
         else:  # some input is huge, infinite or nan: bound each example on its own
             column_largest = np.maximum(inputs.max(axis=0, initial=0.0), -inputs.min(axis=0, initial=0.0))
