@@ -423,21 +423,25 @@ def negate_array_pullback(g: Any, a: Any, out: Any, into: Any = None) -> tuple[A
     return (numpy_module().negative(g, out=into),)
 
 
-# The operators' pullbacks take one `into` per operand (None where the gradient is returned): the gradient of
-# an operand that is its rows' only reader is written there, with no new array and no copy.
+# The operators' pullbacks take one `into` per operand: None, the gradient returned; an array, the gradient of
+# an operand that is its rows' only reader written there (no new array, no copy); False, not wanted (an
+# operand that needs no gradient: a column of the data, a constant), not computed, None in its place.
 
 
 def subtract_array_pullback(g: Any, a: Any, b: Any, out: Any, into: Any = (None, None)) -> tuple[Any, ...]:
     """Subtraction's pullback on arrays: (g, -g), as SUB's float rule."""
     np = numpy_module()
-    da = g if into[0] is None else np.copyto(into[0], g)
-    return da, np.negative(g, out=into[1])
+    first, second = into
+    da = g if first is None else None if first is False else np.copyto(first, g)
+    return da, None if second is False else np.negative(g, out=second)
 
 
 def multiply_array_pullback(g: Any, a: Any, b: Any, out: Any, into: Any = (None, None)) -> tuple[Any, ...]:
     """Multiplication's pullback on arrays: (g b, g a), as MUL's float rule."""
     np = numpy_module()
-    return np.multiply(g, b, out=into[0]), np.multiply(g, a, out=into[1])
+    first, second = into
+    return (None if first is False else np.multiply(g, b, out=first),
+            None if second is False else np.multiply(g, a, out=second))
 
 
 for _pullback in (tanh_array_pullback, sigmoid_array_pullback, log_array_pullback, negate_array_pullback,

@@ -101,7 +101,9 @@ class Input:
             np.add.at(GP, self.index, contribution)
 
 
-NOT_IN_PLACE = (False, False)
+# Where an operator's pullback puts each operand's gradient (see `Elementwise.settle`).
+INTO, RETURNED, UNWANTED = "written into the gradient store", "returned", "not computed (needs no gradient)"
+NOT_IN_PLACE = (RETURNED, RETURNED)
 
 
 class Elementwise:
@@ -119,22 +121,24 @@ class Elementwise:
         # A rule that takes out= writes straight into the store (one pass less than a copy).
         self.in_place = getattr(self.forward_rule, "takes_out", False) and self.out.__class__ is slice
         self.grad_in_place: Input | None = None  # set by `settle`: a sole operand's gradient written in place
-        self.grads_in_place: list[bool] | None = None  # set by `settle`: which of an operator's operands
+        self.targets: list[str] | None = None  # set by `settle`: where an operator's operands' gradients go
         self.kept: Any = None  # the last call's arrays (see above)
 
     def settle(self) -> None:
         """Once the Planner knows each operand's readers: a pullback that takes into= writes the gradient
         of a sole varying operand with consecutive rows straight into its rows of the gradient store (one
         pass less than copying a new array in; those rows need no zeroing first). A one-operand pullback
-        then writes nothing else; an operator's takes one target per operand (None: returned)."""
+        then writes nothing else; an operator's takes one target per operand: its rows (INTO), None (the
+        gradient returned) or False (an operand that needs no gradient: not computed at all)."""
         if not getattr(self.pullback, "writes_into", False):
             return
         places = [self.varying and i.varying and i.sole and i.needs_grad and i.index.__class__ is slice
                   for i in self.inputs]
         if len(self.inputs) == 1 and places[0]:
             self.grad_in_place = self.inputs[0]
-        elif len(self.inputs) == 2 and any(places):
-            self.grads_in_place = places
+        elif len(self.inputs) == 2 and (any(places) or not all(i.needs_grad for i in self.inputs)):
+            self.targets = [INTO if place else RETURNED if i.needs_grad else UNWANTED
+                            for i, place in zip(self.inputs, places)]
 
     def forward(self, U: Any, V: Any) -> None:
         store = V if self.varying else U
@@ -154,15 +158,16 @@ class Elementwise:
             self.pullback(grads[self.out], V[source.index], store[self.out], into=GV[source.index])
             return
         operands = [i.read(U, V) for i in self.inputs]
-        places = self.grads_in_place
-        if places is None:
+        if self.targets is None:
             contributions = self.pullback(grads[self.out], *operands, store[self.out])
-            places = NOT_IN_PLACE
+            targets: Sequence[str] = NOT_IN_PLACE
         else:
-            targets = [GV[i.index] if place else None for i, place in zip(self.inputs, places)]
-            contributions = self.pullback(grads[self.out], *operands, store[self.out], into=targets)
-        for source, contribution, place in zip(self.inputs, contributions, places):
-            if place:
+            targets = self.targets
+            into = [GV[i.index] if target is INTO else None if target is RETURNED else False
+                    for i, target in zip(self.inputs, targets)]
+            contributions = self.pullback(grads[self.out], *operands, store[self.out], into=into)
+        for source, contribution, target in zip(self.inputs, contributions, targets):
+            if target is INTO:
                 continue  # written in place
             if source.needs_grad and contribution is not None:
                 source.add_grad(self.np, GU, GV, contribution)
@@ -278,20 +283,27 @@ class MatrixSum:
             V[self.out] = out
 
     def _forward_term_by_term(self, written: list[list[tuple[int, int]]], U: Any, V: Any) -> None:
-        inputs = V[self.inputs.index]
-        sums = []
-        for terms in written:
+        """Each short sum in its written order, its last addition written straight into its row (no list of
+        rows copied in, no gather of the inputs' rows: each is read where it is)."""
+        add = self.np.add
+        for slot, terms in zip(self.out_slots, written):
             total = None
-            for coefficient, row in terms:
+            for k, (coefficient, row) in enumerate(terms):
                 if row == self.ones_row:
                     term = U[coefficient]  # a uniform term
                 elif coefficient == 0:
-                    term = inputs[row]  # a bare varying term (coefficient 1, no product in eager)
+                    term = V[self.input_slots[row]]  # a bare varying term (coefficient 1, no product in eager)
                 else:
-                    term = U[coefficient] * inputs[row]
-                total = term if total is None else total + term
-            sums.append(total)
-        V[self.out] = sums
+                    term = U[coefficient] * V[self.input_slots[row]]
+                if total is None:
+                    total = term
+                elif k == len(terms) - 1:
+                    total = add(total, term, out=V[slot])  # the sum's last addition, into its row
+                    break
+                else:
+                    total = total + term
+            else:
+                V[slot] = total  # a sum of one term
 
     def _backward_term_by_term(
         self, written: list[list[tuple[int, int]]], U: Any, V: Any, GU: Any, GV: Any,
