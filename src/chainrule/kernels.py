@@ -444,8 +444,11 @@ def multiply_array_pullback(g: Any, a: Any, b: Any, out: Any, into: Any = (None,
             None if second is False else np.multiply(g, a, out=second))
 
 
-for _pullback in (tanh_array_pullback, sigmoid_array_pullback, log_array_pullback, negate_array_pullback,
-                  subtract_array_pullback, multiply_array_pullback):
+_IN_PLACE: tuple[Callable[..., tuple[Any, ...]], ...] = (
+    tanh_array_pullback, sigmoid_array_pullback, log_array_pullback, negate_array_pullback,
+    subtract_array_pullback, multiply_array_pullback,
+)
+for _pullback in _IN_PLACE:
     _pullback.writes_into = True  # type: ignore[attr-defined]  # compile's replay may pass its store
 
 

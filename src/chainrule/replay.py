@@ -334,6 +334,8 @@ class MatrixSum:
         count, n = out.shape
         step = max(1, BLOCK // max(n, 1))
         block = scratch(np, self.sizes_of_out, (min(step, count), n))
+        if step >= count:  # the whole layer in one block
+            return np.abs(out, out=block).min(axis=1, initial=HALF_MAX)
         smallest = np.empty(count)
         for start in range(0, count, step):
             stop = min(start + step, count)
@@ -353,9 +355,10 @@ class MatrixSum:
             thresholds = CANCELLATION * bounds  # (a 0 from terms that are all 0 is exact: not suspect)
             # One reduction per row finds the rows to search, without a (J, N) mask. (A reduction over all
             # rows first saved nothing: on a trained 64 x 64 layer most calls have a row to search.)
-            rows = np.flatnonzero(self._smallest_sizes(out) < thresholds)
-            if not rows.size:
+            suspect = self._smallest_sizes(out) < thresholds
+            if not suspect.any():
                 return
+            rows = suspect.nonzero()[0]
             # Only those rows are searched: a nonzero() over the whole (J, N) mask cost more than the
             # matrix product on a 32 x 10,000 layer.
             row_of, n = np.nonzero(np.abs(out[rows]) < thresholds[rows, None])
