@@ -3,9 +3,12 @@ written for speed.
 
 tanh, sigmoid, log, exp and the operators write their forward results straight into the store (`out=`); the
 pullbacks of tanh, sigmoid, log and a constant power write the gradient of a sole operand's rows in place
-(those rows, and the inputs' rows, are then not zeroed before the backward pass). None of this may change a
-number. References: the same rules returning new arrays (NumPy's operators, the float rules' order of
-products), PyTorch batched float64, and the eager engine example by example with rows of nan, inf and zeros.
+(those rows, and the inputs' rows, are then not zeroed before the backward pass), as do the operators'
+(multiplication, subtraction, negation), which also skip an operand that needs no gradient; the order check
+takes the smallest |sum| of each row a block of rows at a time. None of this may change a number.
+References: the same rules returning new arrays (NumPy's operators, the float rules' order of products), the
+reduction over the whole array, PyTorch batched float64, and the eager engine example by example with rows
+of nan, inf and zeros.
 """
 
 from __future__ import annotations
