@@ -39,7 +39,7 @@ from chainrule.kernels import (
 )
 from chainrule.nn import MLP
 from chainrule.ops import MUL, NEG, SUB
-from chainrule.replay import BLOCK, HALF_MAX, MatrixSum
+from chainrule.replay import BLOCK, HALF_MAX, MatrixSum, _operands
 from compile_programs import EXTREMES, eager_value_and_grad, torch_mlp_value_and_grad
 from reference_torch import needs_torch
 
@@ -313,3 +313,31 @@ def test_a_cancelling_sum_in_the_last_block_is_recomputed_in_the_written_order()
     for i in (0, n // 2, n - 1):
         expected = loss(Value(float(x[i])), Value(float(z[i]))).data
         np.testing.assert_allclose(values[i], expected, rtol=1e-12)
+
+
+def test_first_writers_of_unzeroed_rows_give_eager_gradients_on_every_call():
+    """Rows that several operands add into are not zeroed before the backward pass: the first writer (an
+    operator's operand, a short sum's term) writes 0 + its gradient. A second call on rows of nan, inf and
+    -0.0 must not see the first call's numbers, and per-example gradients must sum to the same."""
+    w, a, b = Value(0.7), Value(-1.3), Value(0.4)
+
+    def loss(x, y):
+        h = (w * x).tanh()
+        k = h * a - y
+        s = h * k + (h - b) + k * y
+        return s * s
+
+    compiled = chainrule.compile(loss, [w, a, b])
+    planned = [i for instruction in compiled._instructions for i in _operands(instruction) if i.first]
+    terms = [t for instruction in compiled._instructions if isinstance(instruction, MatrixSum)
+             for t in instruction.first_terms]
+    assert planned and terms
+    first = [np.array([0.5, -2.0, 3.0, 1.0]), np.array([1.0, 0.25, -1.5, 2.0])]
+    second = [np.array([math.nan, 1e300, -0.0, 19.05]), np.array([0.3, -math.inf, 0.0, -0.0])]
+    for columns in (first, second, first):
+        values, grads = compiled.value_and_grad(*columns)
+        expected_values, expected_grads = eager_value_and_grad(loss, [w, a, b], columns)
+        np.testing.assert_allclose(values, expected_values, rtol=1e-12, equal_nan=True)
+        np.testing.assert_allclose(grads, expected_grads, rtol=1e-12, equal_nan=True)
+        per_example = compiled.per_example_grads(*columns)
+        np.testing.assert_allclose(per_example.sum(axis=0), grads, rtol=1e-12, equal_nan=True)
