@@ -3,13 +3,17 @@ written for speed.
 
 tanh, sigmoid, log, exp and the operators write their forward results straight into the store (`out=`); the
 pullbacks of tanh, sigmoid, log and a constant power write the gradient of a sole operand's rows in place
-(those rows, and the inputs' rows, are then not zeroed before the backward pass). None of this may change a
-number. References: the same rules returning new arrays (NumPy's operators, the float rules' order of
-products), PyTorch batched float64, and the eager engine example by example with rows of nan, inf and zeros.
+(those rows, and the inputs' rows, are then not zeroed before the backward pass), as do the operators'
+(multiplication, subtraction, negation), which also skip an operand that needs no gradient; the order check
+takes the smallest |sum| of each row a block of rows at a time. None of this may change a number.
+References: the same rules returning new arrays (NumPy's operators, the float rules' order of products), the
+reduction over the whole array, PyTorch batched float64, and the eager engine example by example with rows
+of nan, inf and zeros.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
 
@@ -22,15 +26,20 @@ from chainrule.datasets import moons
 from chainrule.kernels import (
     log_array,
     log_array_pullback,
+    multiply_array_pullback,
+    negate_array_pullback,
     power_array,
     power_array_pullback,
     sigmoid_array,
     sigmoid_array_pullback,
+    subtract_array_pullback,
     tanh_array,
     tanh_array_pullback,
     ufunc_form,
 )
 from chainrule.nn import MLP
+from chainrule.ops import MUL, NEG, SUB
+from chainrule.replay import BLOCK, HALF_MAX, MatrixSum, _operands
 from compile_programs import EXTREMES, eager_value_and_grad, torch_mlp_value_and_grad
 from reference_torch import needs_torch
 
@@ -212,3 +221,123 @@ def test_a_masked_power_sets_its_sole_operands_gradient_to_zero_on_every_call():
         assert bits(values) == bits(expected_values)
         np.testing.assert_allclose(grads, expected_grads, rtol=1e-12, equal_nan=True)
         assert grads[0] == 0.0
+
+
+# --- the operators' pullbacks in place, and the order check by blocks (2026-12-07) -------------------------
+
+
+OPERATOR_RULES = {  # the float rules, which the replay ran on arrays before the operators had array forms
+    "multiply": (multiply_array_pullback, MUL.pullback),
+    "subtract": (subtract_array_pullback, SUB.pullback),
+}
+
+
+@pytest.mark.parametrize("name", sorted(OPERATOR_RULES))
+def test_operator_pullbacks_in_place_are_the_float_rules_bit_for_bit(name):
+    """Each operand's gradient written into its rows (whatever they held), returned, or not wanted (None, and
+    its rows untouched), in every combination and with a uniform operand as a column: the float rule's bits."""
+    pullback, rule = OPERATOR_RULES[name]
+    a, b, column = awkward_rows(12), awkward_rows(13), awkward_rows(14)[:, :1]
+    with np.errstate(all="ignore"):
+        for g in (awkward_rows(15), np.where(awkward_rows(16) > 2.0, math.inf, -0.0)):
+            for x, y in ((a, b), (column, b), (a, column)):
+                expected = rule(g, x, y, None)
+                for first, second in itertools.product(("into", "returned", "unwanted"), repeat=2):
+                    into = [np.full_like(g, 7.0) if kind == "into" else None if kind == "returned" else False
+                            for kind in (first, second)]
+                    got = pullback(g, x, y, None, into=into)
+                    for kind, target, result, want in zip((first, second), into, got, expected):
+                        if kind == "into":
+                            assert bits(target) == bits(np.broadcast_to(want, g.shape))
+                        elif kind == "returned":
+                            assert bits(np.broadcast_to(result, g.shape)) == bits(np.broadcast_to(want, g.shape))
+                        else:
+                            assert result is None
+
+
+def test_negation_pullback_in_place_is_the_float_rule_bit_for_bit():
+    g = awkward_rows(17)
+    into = np.full_like(g, 7.0)
+    (written,) = negate_array_pullback(g, None, None, into=into)
+    assert written is into and bits(into) == bits(NEG.pullback(g, None, None)[0])
+    assert bits(negate_array_pullback(g, None, None)[0]) == bits(-g)
+
+
+def a_layer_sum() -> MatrixSum:
+    """A MatrixSum of a compiled tanh MLP (its order check is what the tests below call)."""
+    params, loss = tanh_mlp_loss(4)
+    compiled = chainrule.compile(loss, params)
+    return next(i for i in compiled._instructions if isinstance(i, MatrixSum) and i.written is None)
+
+
+@pytest.mark.parametrize("shape", [(1, 5), (7, 40_000), (50, 1000), (33, 993), (3, 0), (64, 1)])
+def test_the_order_checks_smallest_sizes_by_blocks_are_the_whole_arrays(shape):
+    """The per-row min |out| taken a block of rows at a time (one row a block when a row is longer than the
+    block, a last block that is shorter) is the reduction over the whole array, bit for bit: nan in a row
+    gives nan, an empty row the initial HALF_MAX, -0.0 gives 0.0."""
+    layer = a_layer_sum()
+    out = np.random.default_rng(shape[0]).standard_normal(shape) * 1e3
+    if out.size:
+        out.flat[:: max(1, out.size // 9)] = [math.nan, -0.0, math.inf, -math.inf, 5e-324, 1e-300, 0.0, -3.0, 1e300,
+                                             2.0][: len(out.flat[:: max(1, out.size // 9)])]
+    for _ in range(2):  # the scratch block is kept between calls
+        expected = np.abs(out).min(axis=1, initial=HALF_MAX)
+        assert bits(layer._smallest_sizes(out)) == bits(expected)
+    assert layer._smallest_sizes(out).shape == (shape[0],) and BLOCK // max(shape[1], 1) < 40_000
+
+
+def test_a_cancelling_sum_in_the_last_block_is_recomputed_in_the_written_order():
+    """24 sums over 3,000 examples: the order check takes them ten rows a block. The last sum is written
+    a x + B + c z with a = 1e16, B = 1, c = -1e16: at x = z = 1 eager adds (1e16 + 1) - 1e16 = 0, where the
+    matrix product (a x + c z) + B gives 1. Only a search of the last block finds it."""
+    n, count = 3000, 24
+    rng = random.Random(5)
+    a = [Value(rng.uniform(-0.2, 0.2)) for _ in range(count - 1)] + [Value(1e16)]
+    bias = [Value(rng.uniform(-0.2, 0.2)) for _ in range(count - 1)] + [Value(1.0)]
+    c = [Value(rng.uniform(-0.2, 0.2)) for _ in range(count - 1)] + [Value(-1e16)]
+    params = a + bias + c
+
+    def loss(x, z):
+        total = Value(0.0)
+        for j in range(count):
+            h = a[j] * x + bias[j] + c[j] * z
+            total = total + h * h
+        return total
+
+    compiled = chainrule.compile(loss, params)
+    generator = np.random.default_rng(6)
+    x, z = generator.uniform(0.5, 1.5, n), generator.uniform(0.5, 1.5, n)
+    x[-1] = z[-1] = 1.0
+    assert BLOCK // n == 10
+    values, _ = compiled.value_and_grad(x, z)
+    for i in (0, n // 2, n - 1):
+        expected = loss(Value(float(x[i])), Value(float(z[i]))).data
+        np.testing.assert_allclose(values[i], expected, rtol=1e-12)
+
+
+def test_first_writers_of_unzeroed_rows_give_eager_gradients_on_every_call():
+    """Rows that several operands add into are not zeroed before the backward pass: the first writer (an
+    operator's operand, a short sum's term) writes 0 + its gradient. A second call on rows of nan, inf and
+    -0.0 must not see the first call's numbers, and per-example gradients must sum to the same."""
+    w, a, b = Value(0.7), Value(-1.3), Value(0.4)
+
+    def loss(x, y):
+        h = (w * x).tanh()
+        k = h * a - y
+        s = h * k + (h - b) + k * y
+        return s * s
+
+    compiled = chainrule.compile(loss, [w, a, b])
+    planned = [i for instruction in compiled._instructions for i in _operands(instruction) if i.first]
+    terms = [t for instruction in compiled._instructions if isinstance(instruction, MatrixSum)
+             for t in instruction.first_terms]
+    assert planned and terms
+    first = [np.array([0.5, -2.0, 3.0, 1.0]), np.array([1.0, 0.25, -1.5, 2.0])]
+    second = [np.array([math.nan, 1e300, -0.0, 19.05]), np.array([0.3, -math.inf, 0.0, -0.0])]
+    for columns in (first, second, first):
+        values, grads = compiled.value_and_grad(*columns)
+        expected_values, expected_grads = eager_value_and_grad(loss, [w, a, b], columns)
+        np.testing.assert_allclose(values, expected_values, rtol=1e-12, equal_nan=True)
+        np.testing.assert_allclose(grads, expected_grads, rtol=1e-12, equal_nan=True)
+        per_example = compiled.per_example_grads(*columns)
+        np.testing.assert_allclose(per_example.sum(axis=0), grads, rtol=1e-12, equal_nan=True)

@@ -418,7 +418,37 @@ def power_array_pullback(g: Any, a: Any, k: float, into: Any = None) -> tuple[An
     return (np.multiply(into, g, out=into),)
 
 
-for _pullback in (tanh_array_pullback, sigmoid_array_pullback, log_array_pullback):
+def negate_array_pullback(g: Any, a: Any, out: Any, into: Any = None) -> tuple[Any, ...]:
+    """Negation's pullback on arrays: -g, as NEG's float rule."""
+    return (numpy_module().negative(g, out=into),)
+
+
+# The operators' pullbacks take one `into` per operand: None, the gradient returned; an array, the gradient of
+# an operand that is its rows' only reader written there (no new array, no copy); False, not wanted (an
+# operand that needs no gradient: a column of the data, a constant), not computed, None in its place.
+
+
+def subtract_array_pullback(g: Any, a: Any, b: Any, out: Any, into: Any = (None, None)) -> tuple[Any, ...]:
+    """Subtraction's pullback on arrays: (g, -g), as SUB's float rule."""
+    np = numpy_module()
+    first, second = into
+    da = g if first is None else None if first is False else np.copyto(first, g)
+    return da, None if second is False else np.negative(g, out=second)
+
+
+def multiply_array_pullback(g: Any, a: Any, b: Any, out: Any, into: Any = (None, None)) -> tuple[Any, ...]:
+    """Multiplication's pullback on arrays: (g b, g a), as MUL's float rule."""
+    np = numpy_module()
+    first, second = into
+    return (None if first is False else np.multiply(g, b, out=first),
+            None if second is False else np.multiply(g, a, out=second))
+
+
+_IN_PLACE: tuple[Callable[..., tuple[Any, ...]], ...] = (
+    tanh_array_pullback, sigmoid_array_pullback, log_array_pullback, negate_array_pullback,
+    subtract_array_pullback, multiply_array_pullback,
+)
+for _pullback in _IN_PLACE:
     _pullback.writes_into = True  # type: ignore[attr-defined]  # compile's replay may pass its store
 
 

@@ -90,6 +90,12 @@ from chainrule.kernels import (
     masked as _masked,
 )
 from chainrule.kernels import (
+    multiply_array_pullback as _multiply_array_pullback,
+)
+from chainrule.kernels import (
+    negate_array_pullback as _negate_array_pullback,
+)
+from chainrule.kernels import (
     numpy_module as _np,
 )
 from chainrule.kernels import (
@@ -115,6 +121,9 @@ from chainrule.kernels import (
 )
 from chainrule.kernels import (
     sign_array as _sign_array,
+)
+from chainrule.kernels import (
+    subtract_array_pullback as _subtract_array_pullback,
 )
 from chainrule.kernels import (
     tanh_array as _tanh_array,
@@ -187,14 +196,14 @@ SUB = Op(
     pullback=lambda g, a, b, out: (g, -g),
     formula="{out} = {a} - {b}", local_text=("1", "-1"),
     doc="Subtraction: d(a-b)/da = 1, d(a-b)/db = -1.",
-    array_forward=_ufunc_form("subtract"),
+    array_forward=_ufunc_form("subtract"), array_pullback=_subtract_array_pullback,
 )
 MUL = Op(
     name="mul", symbol="*", arity=2, forward=lambda a, b: a * b,
     pullback=lambda g, a, b, out: (g * b, g * a),
     formula="{out} = {a} * {b}", local_text=("{b}", "{a}"),
     doc="Multiplication swaps the factors: d(ab)/da = b, d(ab)/db = a.",
-    array_forward=_ufunc_form("multiply"),
+    array_forward=_ufunc_form("multiply"), array_pullback=_multiply_array_pullback,
 )
 DIV = Op(
     name="div", symbol="/", arity=2, forward=safe_div,
@@ -208,7 +217,7 @@ NEG = Op(
     pullback=lambda g, a, out: (-g,),
     formula="{out} = -{a}", local_text=("-1",),
     doc="Negation: d(-a)/da = -1.",
-    array_forward=_ufunc_form("negative"),
+    array_forward=_ufunc_form("negative"), array_pullback=_negate_array_pullback,
 )
 
 
