@@ -17,6 +17,7 @@ gradebook are kept in state_dir, so a platform stopped and started again (an LMS
 from __future__ import annotations
 
 import asyncio
+import collections
 import html
 import json
 import sys
@@ -225,28 +226,39 @@ def add_course_routes(app: FastAPI, lms: Lms) -> None:
 
 
 def add_key_set_routes(app: FastAPI, lms: Lms) -> None:
-    """The platform's public keys, slowed down when a test asks, with the count of fetches."""
+    """The platform's public keys at /jwks and, the same keys, at /jwks/NAME: an address of a registration's own
+    (a test's second registration of the tool). Each address answers as slowly as a test asks and counts its
+    fetches, apart from the others."""
 
-    jwks_served = {"fetches": 0, "delay": 0.0}  # how often the key set was asked for; how slowly it answers
+    served: dict[str, dict] = collections.defaultdict(lambda: {"fetches": 0, "delay": 0.0})  # by the address's NAME
+
+    async def answer(name: str) -> dict:
+        served[name]["fetches"] += 1
+        if served[name]["delay"]:
+            await asyncio.sleep(served[name]["delay"])  # a slow LMS (not a wait for an event: the delay is the point)
+        return {"keys": lms.registration().get_jwks()}
 
     @app.get("/jwks")
     async def jwks() -> dict:
-        jwks_served["fetches"] += 1
-        if jwks_served["delay"]:
-            await asyncio.sleep(jwks_served["delay"])  # a slow LMS (not a wait for an event: the delay is the point)
-        return {"keys": lms.registration().get_jwks()}
+        return await answer("")
+
+    @app.get("/jwks/{name}")
+    async def named_jwks(name: str) -> dict:
+        return await answer(name)
 
     @app.post("/jwks-mode")
     async def jwks_mode(request: Request) -> dict:
-        """{"delay": seconds} for every answer of /jwks from now; the count of fetches so far (then 0 again)."""
+        """{"delay": seconds, "name": NAME} for every answer of /jwks/NAME (of /jwks without a name) from now;
+        the count of its fetches so far (then 0 again)."""
         body = await request.json()
-        counted = jwks_served["fetches"]
-        jwks_served.update(fetches=0, delay=float(body.get("delay", 0.0)))
+        name = str(body.get("name", ""))
+        counted = served[name]["fetches"]
+        served[name].update(fetches=0, delay=float(body.get("delay", 0.0)))
         return {"fetches": counted}
 
     @app.get("/jwks-fetches")
-    def jwks_fetches() -> dict:
-        return {"fetches": jwks_served["fetches"]}
+    def jwks_fetches(name: str = "") -> dict:
+        return {"fetches": served[name]["fetches"]}
 
 
 def add_deep_linking_routes(app: FastAPI, lms: Lms) -> None:

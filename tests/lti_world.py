@@ -247,13 +247,18 @@ class LtiWorld:
         path.write_text(json.dumps(config))
         world = cls(root, env, path, tool_port, platform_port)
         world.start_platform()
-        lms = world.lms_url
-        code, _, error = cli("lti", "register", "--url", tool, "--issuer", lms, "--client-id", CLIENT_ID,
-                             "--deployment-id", DEPLOYMENT, "--jwks-url", f"{lms}/jwks", "--auth-url", f"{lms}/auth",
-                             "--token-url", f"{lms}/token", "--name", "Test LMS", env=env)
-        assert code == 0, error
+        world.register(CLIENT_ID, f"{world.lms_url}/jwks")
         world.start_tool(retry)
         return world
+
+    def register(self, client_id: str, jwks_url: str) -> None:
+        """`chainrule lti register` of this LMS for this tool under ``client_id`` (a second client ID, with a key
+        set at an address of its own on the LMS, /jwks/NAME, is a registration of its own)."""
+        lms = self.lms_url
+        code, _, error = cli("lti", "register", "--url", self.tool_url, "--issuer", lms, "--client-id", client_id,
+                             "--deployment-id", DEPLOYMENT, "--jwks-url", jwks_url, "--auth-url", f"{lms}/auth",
+                             "--token-url", f"{lms}/token", "--name", "Test LMS", env=self.env)
+        assert code == 0, error
 
     def start_platform(self) -> None:
         self.platform, self.platform_lines = start_process([sys.executable, str(REPO / "tests" / "lti_platform.py"),

@@ -20,12 +20,23 @@ from class_world import (
     PASSWORD,
     Clock,
     World,
+    backend_world,
     csrf_of,
     send,
     world,  # noqa: F401 (fixture)
 )
 
 ADA_SECRET = "ada-private-code-4242"
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])  # conftest's STORE_BACKENDS, module-scoped
+def read_world(request, tmp_path_factory):
+    """One World per backend for the tests that only read, or whose every change is refused before it is written
+    (401, 403, 422): none of them changes what another one reads, so each sees the World as it was made, as a
+    fresh ``world`` would show it. A test that writes (a run, a sign-in, a password) takes ``world``."""
+    made = backend_world(request, tmp_path_factory, "read-world")
+    yield made
+    made.store.close()
 
 
 def ada_works(world: World) -> None:
@@ -81,28 +92,28 @@ def test_every_api_route_refuses_another_learners_and_another_classs_data(world)
     assert timeline.status_code == 200 and ADA_SECRET in timeline.text
 
 
-def test_learners_cannot_use_the_teachers_view(world):
+def test_learners_cannot_use_the_teachers_view(read_world):
     for path in ("/api/class/overview", "/teacher", "/teacher/gradebook.csv"):
-        assert world.ada.get(path).status_code == 403
-    assert world.physics_teacher.get("/api/class/overview").status_code == 200
+        assert read_world.ada.get(path).status_code == 403
+    assert read_world.physics_teacher.get("/api/class/overview").status_code == 200
 
 
-def test_without_a_session_pages_go_to_sign_in_and_the_api_answers_401(world):
-    stranger = world.client()
+def test_without_a_session_pages_go_to_sign_in_and_the_api_answers_401(read_world):
+    stranger = read_world.client()
     assert stranger.get("/api/progress/backprop").status_code == 401
     page = stranger.get("/lessons/backprop")
     assert page.status_code == 303 and page.headers["location"].startswith("/sign-in")
 
 
-def test_a_change_without_the_csrf_token_is_refused(world):
-    ada = world.ada
+def test_a_change_without_the_csrf_token_is_refused(read_world):
+    ada = read_world.ada
     refused = ada.put("/api/progress/code", json={"exercise": "neuron-grads", "language": "python", "source": "x"})
     assert refused.status_code == 403 and "CSRF" in refused.json()["detail"]
     forged = ada.put("/api/progress/code", headers={"X-CSRF-Token": "made.up"},
                      json={"exercise": "neuron-grads", "language": "python", "source": "x"})
     assert forged.status_code == 403
     # Bea's token is no good with Ada's session.
-    stolen = ada.put("/api/progress/code", headers={"X-CSRF-Token": world.bea.cookies["chainrule_csrf"]},
+    stolen = ada.put("/api/progress/code", headers={"X-CSRF-Token": read_world.bea.cookies["chainrule_csrf"]},
                      json={"exercise": "neuron-grads", "language": "python", "source": "x"})
     assert stolen.status_code == 403
 
@@ -233,8 +244,8 @@ def test_joining_needs_a_valid_invite_a_free_name_and_a_real_password(world):
     assert no_csrf.status_code == 403
 
 
-def test_a_foreign_host_or_origin_is_refused(world):
-    ada = world.ada
+def test_a_foreign_host_or_origin_is_refused(read_world):
+    ada = read_world.ada
     assert ada.get("/api/class/me", headers={"Host": "evil.example"}).status_code == 403
     refused = ada.put("/api/progress/code", headers={"Origin": "http://evil.example",
                                                      "X-CSRF-Token": ada.cookies["chainrule_csrf"]},
@@ -335,17 +346,17 @@ def test_a_large_progress_file_imports_and_a_huge_one_is_refused(world, tmp_path
 
 
 @pytest.mark.parametrize("learner_id", ["99999999999999999999", "2147483648", "0", "-5", "x"])
-def test_an_id_out_of_range_is_refused_not_a_server_error(world, learner_id):
-    teacher = world.physics_teacher
+def test_an_id_out_of_range_is_refused_not_a_server_error(read_world, learner_id):
+    teacher = read_world.physics_teacher
     assert teacher.get(f"/api/class/learners/{learner_id}/timeline").status_code == 422
     assert send(teacher, "POST", f"/api/class/learners/{learner_id}/reset-link").status_code == 422
-    assert world.accounts.account(2**70) is None
+    assert read_world.accounts.account(2**70) is None
 
 
 @pytest.mark.parametrize("cookie", ["chainrule_session=1.1.1.\xe9t\xe9", "chainrule_session=1.1.1.abc; chainrule_csrf=\xe9.\xe9"])
-def test_a_cookie_with_any_bytes_is_a_stranger_not_a_server_error(world, cookie):
+def test_a_cookie_with_any_bytes_is_a_stranger_not_a_server_error(read_world, cookie):
     """Cookies arrive as Latin-1 text: a signature with non-ASCII characters is simply not a valid one."""
-    stranger = world.client()
+    stranger = read_world.client()
     raw = {"Cookie": cookie.encode("latin-1"), "X-CSRF-Token": "\xe9.\xe9".encode("latin-1")}
     assert stranger.get("/api/progress/backprop", headers=raw).status_code == 401
     assert stranger.put("/api/progress/code", headers=raw,

@@ -9,6 +9,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from chainrule.progress import StoreError, exchange, open_store
+from postgres_cluster import new_postgres_schema
 
 START = datetime(2026, 3, 1, 9, 30, tzinfo=timezone.utc)
 
@@ -59,6 +60,29 @@ def filled(store_place, clock):
     fill_store(store, clock)
     yield store
     store.close()
+
+
+@pytest.fixture(scope="module")
+def filled_exports(request, tmp_path_factory):
+    """``filled_exports(backend)``: (the export of a store filled by fill_store, the clock's time after it), made
+    once per backend for the tests that only read the export. A test's own ``filled`` store would give the same
+    document: fill_store writes the same rows at the same times of a FakeClock that starts at START."""
+    made: dict[str, tuple[dict, datetime]] = {}
+
+    def export(backend: str) -> tuple[dict, datetime]:
+        if backend not in made:
+            place = ({"data_dir": tmp_path_factory.mktemp("filled")} if backend == "sqlite" else
+                     {"database": new_postgres_schema(request.getfixturevalue("postgres_cluster"))})
+            clock = FakeClock()
+            store = open_store(**place, clock=clock, fuzzing=False)
+            try:
+                fill_store(store, clock)
+                made[backend] = (store.export_data(), clock.now)
+            finally:
+                store.close()
+        return made[backend]
+
+    return export
 
 
 def test_export_then_import_into_an_empty_store_round_trips_exactly(filled, store_place, clock):
@@ -142,8 +166,10 @@ def _last_record_bad(document: dict) -> None:
         (_last_record_bad, "review_logs[4].rating: expected a rating 1 (Again) to 4 (Easy)"),
     ],
 )
-def test_a_bad_file_is_refused_with_the_reason_and_nothing_stored_changes(filled, store_place, clock, mutate, says):
-    document = json.loads(json.dumps(filled.export_data()))
+def test_a_bad_file_is_refused_with_the_reason_and_nothing_stored_changes(filled_exports, store_place, clock, mutate,
+                                                                          says):
+    exported, clock.now = filled_exports(store_place.backend)  # the clock as a store of its own left it, filled
+    document = json.loads(json.dumps(exported))  # a copy of the module's export, to damage
     # The target already holds other progress, which must stay exactly as it was.
     target = open_store(**store_place("target"), clock=clock, fuzzing=False)
     try:
