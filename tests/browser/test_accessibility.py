@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from conftest import WIDTHS, axe_violations
+from polling import PAGE_POLL_MS
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -65,7 +66,7 @@ def test_no_serious_or_critical_violation_on_any_page(browser, audited_server, s
         form = page.locator("#section-06 form[data-question='product-gradient']")
         form.locator("input").fill("5")
         form.locator("input").press("Enter")
-        page.wait_for_function("() => document.querySelector(\"#section-06 form[data-question='product-gradient']\").dataset.correct !== undefined")
+        page.wait_for_function("() => document.querySelector(\"#section-06 form[data-question='product-gradient']\").dataset.correct !== undefined", polling=PAGE_POLL_MS)
         page.locator("#see-it-work-player input[type=range]").focus()
         page.keyboard.press("End")
         found["lesson with feedback"] = axe_violations(page)

@@ -26,6 +26,7 @@ from chainrule.classes import open_class_store
 from chainrule.grading import reference_source
 from class_process import ClassServer
 from conftest import WIDTHS, axe_violations
+from polling import PAGE_POLL_MS
 
 
 def keep_an_old_pass(due_class: ClassServer, learner_id: int) -> None:
@@ -46,7 +47,7 @@ def test_the_teacher_sets_a_date_extends_it_for_one_learner_and_from_a_csv(brows
         row = page.locator("tr[data-due='backprop']")
         row.get_by_label("Due date of Backpropagation: the chain rule on a graph").fill("2020-01-01T00:00")
         row.get_by_role("button", name="Save").click()
-        page.wait_for_function("() => document.querySelector(\"tr[data-due='backprop']\").textContent.includes('2020-01-01 00:00 (UTC)')")
+        page.wait_for_function("() => document.querySelector(\"tr[data-due='backprop']\").textContent.includes('2020-01-01 00:00 (UTC)')", polling=PAGE_POLL_MS)
         assert credit_cell(page, "Ada").text_content() == "0 of 8 · late work: 1"
 
         page.locator("#extend-learner").select_option(label="Ada")
@@ -59,7 +60,7 @@ def test_the_teacher_sets_a_date_extends_it_for_one_learner_and_from_a_csv(brows
 
         page.get_by_label("Many extensions at once").fill("learner,lesson,due\nAda,backprop,none\n")
         page.get_by_role("button", name="Set these extensions").click()
-        page.wait_for_function("() => document.querySelector('[data-deadline-status]').textContent === 'Extensions set: 1.'")
+        page.wait_for_function("() => document.querySelector('[data-deadline-status]').textContent === 'Extensions set: 1.'", polling=PAGE_POLL_MS)
         assert credit_cell(page, "Ada").text_content() == "0 of 8 · late work: 1"
 
         page.get_by_label("Many extensions at once").fill("Zed,backprop,+1\n")

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from chainrule.grading import reference_source, starter_source
+from polling import PAGE_POLL_MS
 
 LESSON = "backprop"
 WIDTHS = [1280, 390]
@@ -42,7 +43,7 @@ def run_tests(page, exercise: str) -> dict:
         block.locator("button.run-tests").click()
     assert response.value.status == 200, response.value.text()
     page.wait_for_function(
-        "id => !document.querySelector(`article[data-exercise='${id}'] .results`).hasAttribute('aria-busy')", arg=exercise
+        "id => !document.querySelector(`article[data-exercise='${id}'] .results`).hasAttribute('aria-busy')", arg=exercise, polling=PAGE_POLL_MS
     )
     return response.value.json()
 
@@ -57,7 +58,7 @@ def ask_for_solution(page, exercise: str, button: str = "button.show-solution") 
     before = int(page.locator(selector).get_attribute("data-solution-answers") or "0")
     page.locator(f"{selector} {button}").click()
     page.wait_for_function(
-        "([s, n]) => Number(document.querySelector(s).dataset.solutionAnswers || 0) > n", arg=[selector, before])
+        "([s, n]) => Number(document.querySelector(s).dataset.solutionAnswers || 0) > n", arg=[selector, before], polling=PAGE_POLL_MS)
 
 
 def fits(page, selector: str, width: int) -> None:
@@ -119,7 +120,7 @@ def test_hints_one_at_a_time_and_the_solution_behind_three_failed_runs(
     page.locator(f"#lang-{exercise}-javascript").check()
     page.wait_for_function(
         "id => document.querySelector(`article[data-exercise='${id}'] .solution`).dataset.language === 'javascript'",
-        arg=exercise)
+        arg=exercise, polling=PAGE_POLL_MS)
     assert solution_text(page, exercise) == reference_source(exercise, "javascript")
     assert log.page_errors == []
     assert page.locator("#messages .message").count() == 0
@@ -171,7 +172,7 @@ def test_type_errors_are_listed_with_line_numbers(open_page, lesson_server, scre
     assert block.locator(".type-errors").count() == 0
     page.locator(f"#lang-{exercise}-typescript").check()
     page.wait_for_function(
-        "id => document.querySelector(`article[data-exercise='${id}']`).dataset.language === 'typescript'", arg=exercise)
+        "id => document.querySelector(`article[data-exercise='${id}']`).dataset.language === 'typescript'", arg=exercise, polling=PAGE_POLL_MS)
     run_tests(page, exercise)
     items = block.locator(".type-errors li.type-error")
     assert items.count() == 2

@@ -23,6 +23,8 @@ from lesson_pages import (
     set_editor_text,
 )
 
+from polling import PAGE_POLL_MS
+
 pytestmark = pytest.mark.timeout(300)
 
 # Section 03 (spec): a = 2, b = -3, c = 10, f = -2; e = a*b = -6, d = e + c = 4, L = d*f = -8;
@@ -136,7 +138,7 @@ def _play_see_it_work(page) -> None:
     page.clock.install()
     player.locator("select.speed").select_option("fast")  # this test is not about the speed
     player.locator("button.play").click()
-    page.wait_for_function("() => Number(document.querySelector('#see-it-work-player').dataset.position) >= 2")
+    page.wait_for_function("() => Number(document.querySelector('#see-it-work-player').dataset.position) >= 2", polling=PAGE_POLL_MS)
     player.locator("button.play").click()  # pause
     assert player.locator("button.play").get_attribute("aria-pressed") == "false"
     paused_at = int(player.get_attribute("data-position"))
@@ -189,7 +191,7 @@ def _make_predictions(page) -> None:
             form.locator("input").press("Enter")
         made += 1
         page.wait_for_function(
-            "k => document.querySelector('#section-04').dataset.predictionsMade === String(k)", arg=made)
+            "k => document.querySelector('#section-04').dataset.predictionsMade === String(k)", arg=made, polling=PAGE_POLL_MS)
         assert predict.locator(".prediction-counter").text_content() == f"{made} of 6 made"
         # The verdict stays at the input until the learner moves on with Next.
         assert predict.locator(f".prediction-feedback[data-key='{key}']").is_visible()
@@ -257,14 +259,14 @@ def _answer_quiz(page) -> None:
             form.locator("button[type=submit]").click()
         page.wait_for_function(
             "q => document.querySelector(`#section-06 form[data-question='${q}']`).dataset.correct !== undefined",
-            arg=question)
+            arg=question, polling=PAGE_POLL_MS)
         assert form.get_attribute("data-correct") == ("true" if right else "false"), form.text_content()
         if not right:  # a wrong first answer: a hint and one more try; the same answer again reveals
             assert form.get_attribute("data-retry") == "true" and form.locator(".hint").text_content().strip()
             form.locator("input").press("Enter")
             page.wait_for_function(
                 "q => document.querySelector(`#section-06 form[data-question='${q}']`).dataset.retry === 'false'",
-                arg=question)
+                arg=question, polling=PAGE_POLL_MS)
         feedback = form.locator(".feedback").text_content()
         assert ("Right." if right else "Not quite.") in feedback
         assert "comes back in review" in feedback.lower()
@@ -372,7 +374,7 @@ def test_api_error_is_shown_then_reset_and_typing_are_kept(open_page, lesson_ser
 
         page.locator("article[data-exercise='neuron-grads'] button.reset-code").click()
         page.wait_for_function(
-            "text => window.chainruleEditors['neuron-grads'].getText() === text", arg=starter_source("neuron-grads", "python"))
+            "text => window.chainruleEditors['neuron-grads'].getText() === text", arg=starter_source("neuron-grads", "python"), polling=PAGE_POLL_MS)
 
         # Typing (no run) is saved after a short pause, and is there again after a reload.
         choose_language(page, "neuron-grads", "javascript")
@@ -413,12 +415,12 @@ def test_review_page_asks_due_questions_and_undoes(open_page, server_factory, tm
             r"a = (-?\d+) and b = (-?\d+)\. .* gradient of (-?\d+)\.", prompt).groups())
         form.locator("input").fill(str(b * upstream))
         form.locator("input").press("Enter")
-        page.wait_for_function("() => document.querySelector('#review-list form').dataset.correct !== undefined")
+        page.wait_for_function("() => document.querySelector('#review-list form').dataset.correct !== undefined", polling=PAGE_POLL_MS)
         assert form.get_attribute("data-correct") == "true"
         assert "comes back in review" in form.locator(".feedback").text_content().lower()
         page.screenshot(path=str(screenshots_dir / "review.png"), full_page=True)
         page.locator("#undo-review").click()
-        page.wait_for_function("() => document.querySelector('#undo-status').textContent.startsWith('Undone')")
+        page.wait_for_function("() => document.querySelector('#undo-status').textContent.startsWith('Undone')", polling=PAGE_POLL_MS)
         page.wait_for_selector("#review-list form[data-question='product-gradient']:not([data-correct])")
         assert log.outside(server.origin) == []
     finally:

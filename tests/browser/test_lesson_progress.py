@@ -11,6 +11,7 @@ import pytest
 from lesson_pages import LESSON, SIZES, SPEC_PREDICTIONS, lesson, open_at
 
 from conftest import WIDTHS
+from polling import PAGE_POLL_MS
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -56,7 +57,7 @@ def test_contents_mark_finished_sections_and_coming_back_continues(
     # The last piece done on the page itself: the contents update without a reload.
     page.locator("#explanation-text").fill("The output starts at 1; each box multiplies by its local slope.")
     page.locator("#section-07 button[type=submit]").click()
-    page.wait_for_function("() => document.querySelector('main').dataset.finished === 'true'", timeout=20_000)
+    page.wait_for_function("() => document.querySelector('main').dataset.finished === 'true'", timeout=20_000, polling=PAGE_POLL_MS)
     assert finished() == ["01", "02", "03", "04", "05", "06", "07", "08"]
     assert page.locator("#lesson-finished").is_visible()
     assert "finished this lesson" in page.locator("#lesson-finished").text_content()

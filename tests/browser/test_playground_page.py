@@ -17,6 +17,7 @@ from graph_checks import overprints
 from lesson_pages import click
 
 from conftest import axe_violations
+from polling import PAGE_POLL_MS
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -62,7 +63,7 @@ def after_run(page, action) -> None:
     """Do `action` and wait until the server's answer is on the page."""
     before = runs(page)
     action()
-    page.wait_for_function(f"() => Number(document.querySelector('main').dataset.runs || 0) > {before}")
+    page.wait_for_function(f"() => Number(document.querySelector('main').dataset.runs || 0) > {before}", polling=PAGE_POLL_MS)
 
 
 def submit(page, expression: str) -> None:

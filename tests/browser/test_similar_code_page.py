@@ -11,6 +11,7 @@ from class_pages import joined_and_graded, teacher_page
 
 from class_process import ClassServer
 from conftest import WIDTHS, axe_violations
+from polling import PAGE_POLL_MS
 from similar_code import COPIES, EXERCISE, SOLUTIONS
 
 TRAP = "# </code></pre><img src=x onerror=\"document.title='owned'\">\n"
@@ -36,7 +37,7 @@ def test_the_teacher_finds_the_copied_pair_by_keyboard_and_reads_both_files(brow
         page.keyboard.press("Tab")
         assert page.evaluate("document.activeElement.textContent") == "Find similar code"
         page.keyboard.press("Enter")
-        page.wait_for_function("() => document.activeElement && document.activeElement.id === 'similar-state'")
+        page.wait_for_function("() => document.activeElement && document.activeElement.id === 'similar-state'", polling=PAGE_POLL_MS)
         assert page.locator("#similar-state").text_content().startswith("1 pair of learners with code at least 60 % alike")
         pair = page.locator("[data-pair='Kay and Kim']")
         assert page.locator("[data-pair]").count() == 1 and pair.locator("h3").text_content().endswith("100 % similar")
@@ -56,7 +57,7 @@ def test_the_teacher_finds_the_copied_pair_by_keyboard_and_reads_both_files(brow
         assert axe_violations(page, within="#class-similar") == []
 
         page.set_viewport_size({"width": WIDTHS["phone"][0], "height": WIDTHS["phone"][1]})
-        page.wait_for_function("() => document.documentElement.scrollWidth <= window.innerWidth")
+        page.wait_for_function("() => document.documentElement.scrollWidth <= window.innerWidth", polling=PAGE_POLL_MS)
         top, below = (pair.locator(f"[data-side='{name}']").bounding_box() for name in ("Kay", "Kim"))
         assert top["y"] + top["height"] <= below["y"]  # one above the other
         assert axe_violations(page, within="#class-similar") == []
