@@ -92,6 +92,8 @@ class Keys:
 
     def tab_to(self, selector: str) -> None:
         state = self.page.evaluate(FOCUS, selector)
+        if state and state["matches"]:
+            return  # there already: no Tab pressed, so the page's controls need not be counted
         limit = self.round_trip()
         for _ in range(limit):
             if state and state["matches"]:
@@ -246,6 +248,22 @@ def assert_page_rules(page, where: str, site_nav: set) -> None:
     assert len(site_nav) == 1, site_nav
 
 
+# After a step of a graph player: its position, what its live region says (and how: role and aria-live), the
+# phase badge and caption it says it from, and the table view's rows beside the picture's boxes (value and
+# gradient texts), with the row marked as the step's and the box the picture marks.
+STEP_SAID = """h => { const root = document.getElementById(h);
+    const said = root.querySelector('.step-announcer');
+    const svg = Object.fromEntries(Array.from(root.querySelectorAll('g.node')).map((g) =>
+      [g.dataset.nodeId, [g.querySelector('.node-value').textContent, g.querySelector('.node-grad').textContent]]));
+    const rows = Object.fromEntries(Array.from(root.querySelectorAll('.graph-table tbody tr')).map((r) =>
+      [r.dataset.nodeId, [r.querySelector('.table-value').textContent, r.querySelector('.table-grad').textContent]]));
+    const current = root.querySelector(".graph-table tr[aria-current='step']");
+    return { position: root.getAttribute('data-position'), role: said.getAttribute('role'),
+             live: said.getAttribute('aria-live'), said: said.textContent,
+             phase: root.querySelector('.phase-badge').textContent, caption: root.querySelector('.caption-text').textContent,
+             svg, rows, current: current && current.dataset.nodeId, active: root.dataset.activeNode }; }"""
+
+
 def step_through_with_announcements(page, keys: Keys, holder: str, steps: int) -> None:
     """Open the player's table view, then step with the scrubber's arrow keys: after each step the live
     region says "Step k of n, forward|backward: <caption>", and the table marks the step's box and shows the
@@ -259,22 +277,11 @@ def step_through_with_announcements(page, keys: Keys, holder: str, steps: int) -
     total = int(player.get_attribute("data-total"))
     for position in range(1, min(steps, total) + 1):
         keys.press("ArrowRight")
-        assert player.get_attribute("data-position") == str(position)
-        said = player.locator(".step-announcer")
-        assert said.get_attribute("role") == "status" and said.get_attribute("aria-live") == "polite"
-        phase = player.locator(".phase-badge").text_content().lower()
-        caption = player.locator(".caption-text").text_content()
-        assert said.text_content() == f"Step {position} of {total}, {phase}: {caption}"
-        table = page.evaluate(
-            """h => { const root = document.getElementById(h);
-                 const svg = Object.fromEntries(Array.from(root.querySelectorAll('g.node')).map((g) =>
-                   [g.dataset.nodeId, [g.querySelector('.node-value').textContent, g.querySelector('.node-grad').textContent]]));
-                 const rows = Object.fromEntries(Array.from(root.querySelectorAll('.graph-table tbody tr')).map((r) =>
-                   [r.dataset.nodeId, [r.querySelector('.table-value').textContent, r.querySelector('.table-grad').textContent]]));
-                 const current = root.querySelector(".graph-table tr[aria-current='step']");
-                 return { svg, rows, current: current && current.dataset.nodeId, active: root.dataset.activeNode }; }""",
-            holder)
-        assert table["rows"] == table["svg"] and table["current"] == table["active"], (holder, position, table)
+        step = page.evaluate(STEP_SAID, holder)  # one call: the same texts and attributes, read in one go
+        assert step["position"] == str(position), (holder, step)
+        assert step["role"] == "status" and step["live"] == "polite", (holder, step)
+        assert step["said"] == f"Step {position} of {total}, {step['phase'].lower()}: {step['caption']}", (holder, step)
+        assert step["rows"] == step["svg"] and step["current"] == step["active"], (holder, position, step)
 
 
 def read_table_view(page, keys: Keys, holder: str) -> None:
