@@ -11,7 +11,7 @@ import io
 from class_pages import EXERCISE, PASSWORD, submit_form
 from lesson_pages import reference, run_tests, set_editor_text
 
-from conftest import WIDTHS, axe_violations
+from conftest import WIDTHS, axe_violations, keep_screenshot
 from polling import PAGE_POLL_MS
 
 QUESTION = "product-gradient"  # its right answer is 6
@@ -70,7 +70,7 @@ def test_a_learner_adds_a_personal_export_on_the_account_page(browser, own_class
         context.close()
 
 
-def test_a_teacher_sees_two_learners_who_never_see_each_other(browser, own_class, screenshots_dir):
+def test_a_teacher_sees_two_learners_who_never_see_each_other(browser, own_class):
     base, teacher_link, invite, _ = own_class
     teacher = browser.new_context(viewport={"width": 1280, "height": 900}, bypass_csp=True)
     teacher.set_default_timeout(30_000)
@@ -118,7 +118,7 @@ def test_a_teacher_sees_two_learners_who_never_see_each_other(browser, own_class
         for width, height in WIDTHS.values():
             teacher_page.set_viewport_size({"width": width, "height": height})
             assert axe_violations(teacher_page) == [], width
-            teacher_page.screenshot(path=str(screenshots_dir / f"class-teacher-{width}.png"), full_page=True)
+            keep_screenshot(teacher_page, f"class-teacher-{width}.png", full_page=True)
             overflow = teacher_page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
             assert overflow <= 1, f"the teacher's page scrolls sideways at {width} px"
     finally:

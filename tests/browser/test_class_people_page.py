@@ -18,7 +18,7 @@ from class_pages import EXERCISE, PASSWORD, class_database, new_context, submit_
 
 from chainrule.classes import open_class_store
 from class_process import ClassServer
-from conftest import WIDTHS, axe_violations
+from conftest import WIDTHS, axe_violations, keep_screenshot
 from polling import PAGE_POLL_MS
 
 HOSTILE = ("Why **twice**? <img src=x onerror=\"document.title='pwned'\"> see [the notes](https://example.org/n) "
@@ -42,7 +42,7 @@ def no_serious_violations(page) -> None:
         assert axe_violations(page) == [], (page.url, width)
 
 
-def test_teacher_learner_and_second_teacher_manage_people_and_talk_about_a_run(browser, server, screenshots_dir):
+def test_teacher_learner_and_second_teacher_manage_people_and_talk_about_a_run(browser, server):
     base = server.base
     ada = new_context(browser, 390, 844)
     ada_page = ada.new_page()
@@ -116,7 +116,7 @@ def test_teacher_learner_and_second_teacher_manage_people_and_talk_about_a_run(b
     ada_page.locator("#comment-threads li.comment").nth(1).wait_for()
     rendered_safely(ada_page.locator("#comment-threads"))
     no_serious_violations(ada_page)
-    ada_page.screenshot(path=str(screenshots_dir / "account-comments-390.png"), full_page=True)
+    keep_screenshot(ada_page, "account-comments-390.png", full_page=True)
 
     # The second teacher signs up with the link, sees Ada's answer, renames her and closes the class.
     brown = new_context(browser, 390, 844)
@@ -138,7 +138,7 @@ def test_teacher_learner_and_second_teacher_manage_people_and_talk_about_a_run(b
     brown_page.wait_for_function("() => document.getElementById('people-state').textContent.includes('closed')", polling=PAGE_POLL_MS)
     assert brown_page.locator("#invite-link").count() == 0
     no_serious_violations(brown_page)
-    brown_page.locator("#class-people").screenshot(path=str(screenshots_dir / "class-people-390.png"))
+    keep_screenshot(brown_page.locator("#class-people"), "class-people-390.png")
 
     # Closed: Ada reads, but her answer is refused with the reason on the page.
     ada_page.goto(base + "/account")

@@ -10,7 +10,7 @@ import pytest
 from class_pages import csrf_header, teacher_page
 
 from class_process import ClassServer
-from conftest import WIDTHS, axe_violations
+from conftest import WIDTHS, axe_violations, keep_screenshot
 from polling import PAGE_POLL_MS
 from similar_code import EXERCISE, SOLUTIONS, starter
 
@@ -40,7 +40,7 @@ def served(tmp_path_factory):
         server.stop()
 
 
-def test_the_teacher_reads_the_item_analysis_by_keyboard_at_both_widths(browser, served, screenshots_dir):
+def test_the_teacher_reads_the_item_analysis_by_keyboard_at_both_widths(browser, served):
     with teacher_page(browser, served) as page:
         ask = page.get_by_role("button", name="Analyse the class's answers")
         ask.focus()
@@ -69,7 +69,7 @@ def test_the_teacher_reads_the_item_analysis_by_keyboard_at_both_widths(browser,
         page.keyboard.press("Enter")
         page.wait_for_selector("#feedback-runs article[data-run]")
         assert page.evaluate("document.activeElement.id") == "feedback-learner"
-        page.locator("#class-items").screenshot(path=str(screenshots_dir / "item-analysis-1280.png"))
+        keep_screenshot(page.locator("#class-items"), "item-analysis-1280.png")
         assert axe_violations(page, within="#class-items") == []
 
         page.set_viewport_size({"width": WIDTHS["phone"][0], "height": WIDTHS["phone"][1]})
@@ -77,7 +77,7 @@ def test_the_teacher_reads_the_item_analysis_by_keyboard_at_both_widths(browser,
         chart = scores.locator("svg").bounding_box()
         assert chart["x"] >= 0 and chart["x"] + chart["width"] <= WIDTHS["phone"][0]
         assert axe_violations(page, within="#class-items") == []
-        page.locator("#class-items").screenshot(path=str(screenshots_dir / "item-analysis-390.png"))
+        keep_screenshot(page.locator("#class-items"), "item-analysis-390.png")
 
 
 def test_a_class_with_no_work_yet_says_so_instead_of_empty_charts(browser, served):

@@ -23,6 +23,7 @@ from lesson_pages import (
     visible_text,
 )
 
+from conftest import keep_screenshot
 from polling import PAGE_POLL_MS
 
 pytestmark = pytest.mark.timeout(300)
@@ -33,7 +34,7 @@ pytestmark = pytest.mark.timeout(300)
 
 @pytest.mark.parametrize("size", SIZES)
 def test_predictions_spoil_nothing_and_feedback_waits_and_is_kept(
-    open_page, server_factory, tmp_path: Path, size, screenshots_dir: Path
+    open_page, server_factory, tmp_path: Path, size
 ) -> None:
     from conftest import free_port
 
@@ -81,7 +82,7 @@ def test_predictions_spoil_nothing_and_feedback_waits_and_is_kept(
         assert player.get_attribute("data-position") == position  # not moved on by itself
         assert in_view(page, f"#section-04 .prediction-feedback[data-key='{key}']")
         if len(made) == 1:
-            page.locator("#section-04").screenshot(path=str(screenshots_dir / f"lesson-prediction-feedback-{size}.png"))
+            keep_screenshot(page.locator("#section-04"), f"lesson-prediction-feedback-{size}.png")
         section.locator("button.prediction-next").click()
         assert int(player.get_attribute("data-position")) == int(position) + 1
     assert section.locator(".prediction-list li").evaluate_all("nodes => nodes.map(n => n.dataset.key)") == made

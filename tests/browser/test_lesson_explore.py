@@ -7,13 +7,11 @@ Expected numbers are hand-derived (a = 2, b = -3, c = 10, f = -2), never read fr
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from graph_checks import overprints
 from lesson_pages import SIZES, box_text, lesson
 
-from conftest import WIDTHS
+from conftest import WIDTHS, keep_screenshot
 from polling import PAGE_POLL_MS
 
 pytestmark = pytest.mark.timeout(300)
@@ -23,7 +21,7 @@ pytestmark = pytest.mark.timeout(300)
 
 
 @pytest.mark.parametrize("size", SIZES)
-def test_explorable_graph_and_nudge_check(page_per_size, lesson_server, size, screenshots_dir: Path) -> None:
+def test_explorable_graph_and_nudge_check(page_per_size, lesson_server, size) -> None:
     context, page, log = page_per_size(lesson_server, size)
     lesson(page, lesson_server)
     width = WIDTHS[size][0]
@@ -49,7 +47,7 @@ def test_explorable_graph_and_nudge_check(page_per_size, lesson_server, size, sc
     cell = lambda row: result.locator(f"tr[data-row='{row}'] td").text_content()  # noqa: E731
     assert cell("before") == "-2" and cell("after") == "-2.06" and cell("change") == "-0.06"
     assert cell("ratio") == "-6" and cell("grad") == "-6"
-    page.locator("#explore").screenshot(path=str(screenshots_dir / f"lesson-explore-{size}.png"))
+    keep_screenshot(page.locator("#explore"), f"lesson-explore-{size}.png")
     # Not a number: the form says how to type one and sends nothing.
     page.locator("#explore-c").fill("ten")
     problem = page.locator(".explore > .field-error")

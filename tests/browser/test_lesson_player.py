@@ -6,11 +6,11 @@ write multiplication as ×, the glyphs the page draws, the remembered language a
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 from lesson_pages import LESSONS, SIZES, lesson
 
+from conftest import keep_screenshot
 from polling import PAGE_POLL_MS
 
 pytestmark = pytest.mark.timeout(300)
@@ -20,7 +20,7 @@ pytestmark = pytest.mark.timeout(300)
 
 
 @pytest.mark.parametrize("size", SIZES)
-def test_play_speed_and_the_formula_term_of_each_step(page_per_size, lesson_server, size, screenshots_dir: Path) -> None:
+def test_play_speed_and_the_formula_term_of_each_step(page_per_size, lesson_server, size) -> None:
     context, page, log = page_per_size(lesson_server, size)
     lesson(page, lesson_server, complete=False)
     player = page.locator("#see-it-work-player")
@@ -44,7 +44,7 @@ def test_play_speed_and_the_formula_term_of_each_step(page_per_size, lesson_serv
         seen.append(formula.get_attribute("data-active-term"))
         assert formula.locator(".term-active").count() == (1 if seen[-1] else 0)
         if seen[-1] == "d/e":
-            page.locator("#section-03").screenshot(path=str(screenshots_dir / f"lesson-formula-term-{size}.png"))
+            keep_screenshot(page.locator("#section-03"), f"lesson-formula-term-{size}.png")
     assert seen == ["", "L/d", "d/e", "e/a"]
     assert log.page_errors == []
 

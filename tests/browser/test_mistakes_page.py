@@ -15,7 +15,7 @@ from class_pages import PASSWORD, desktop_page, joined_and_graded, submit_form
 from chainrule import lessons
 from chainrule.grading import reference_source
 from class_process import ClassServer
-from conftest import WIDTHS, axe_violations
+from conftest import WIDTHS, axe_violations, keep_screenshot
 from polling import PAGE_POLL_MS
 
 EXERCISE = "local-gradients"
@@ -48,7 +48,7 @@ def cell(row, label: str) -> str:
     return row.locator(f"td[data-label='{label}']").inner_text()
 
 
-def test_the_teacher_counts_the_mistakes_by_keyboard_and_opens_a_run(browser, served, screenshots_dir):
+def test_the_teacher_counts_the_mistakes_by_keyboard_and_opens_a_run(browser, served):
     with desktop_page(browser) as page:
         page.goto(served.teacher_link)
         submit_form(page, {"password": PASSWORD})
@@ -76,7 +76,7 @@ def test_the_teacher_counts_the_mistakes_by_keyboard_and_opens_a_run(browser, se
         page.wait_for_function(f"() => document.activeElement && document.activeElement.dataset.run === '{run_id}'", polling=PAGE_POLL_MS)
         assert page.locator("#feedback-learner option:checked").text_content() == BEA
         page.locator("#mistakes-title").scroll_into_view_if_needed()
-        page.screenshot(path=str(screenshots_dir / "mistakes-1280.png"))
+        keep_screenshot(page, "mistakes-1280.png")
         assert axe_violations(page, within="#class-mistakes") == []
 
         page.set_viewport_size({"width": WIDTHS["phone"][0], "height": WIDTHS["phone"][1]})
@@ -85,7 +85,7 @@ def test_the_teacher_counts_the_mistakes_by_keyboard_and_opens_a_run(browser, se
         assert box["x"] >= 0 and box["x"] + box["width"] <= WIDTHS["phone"][0]  # a row is a card on a phone
         assert axe_violations(page, within="#class-mistakes") == []
         nothing.scroll_into_view_if_needed()
-        page.screenshot(path=str(screenshots_dir / "mistakes-390.png"))
+        keep_screenshot(page, "mistakes-390.png")
 
 
 def test_a_learner_is_refused(served):

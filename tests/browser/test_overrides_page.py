@@ -8,12 +8,11 @@ from __future__ import annotations
 
 from class_pages import ada_started_and_the_teacher_in, credit_cell, desktop_page
 
-from conftest import WIDTHS, axe_violations
+from conftest import WIDTHS, axe_violations, keep_screenshot
 from polling import PAGE_POLL_MS
 
 
-def test_the_teacher_gives_a_credit_by_hand_with_the_keyboard_and_excuses_after_confirming(browser, due_class,
-                                                                                           screenshots_dir):
+def test_the_teacher_gives_a_credit_by_hand_with_the_keyboard_and_excuses_after_confirming(browser, due_class):
     with desktop_page(browser) as page:
         ada_started_and_the_teacher_in(due_class, page)
         page.wait_for_selector("#audit-page")
@@ -67,6 +66,6 @@ def test_the_teacher_gives_a_credit_by_hand_with_the_keyboard_and_excuses_after_
         for name, (width, height) in WIDTHS.items():
             page.set_viewport_size({"width": width, "height": height})
             assert axe_violations(page) == [], width
-            page.locator("#class-marks").screenshot(path=str(screenshots_dir / f"teacher-marks-{name}.png"))
+            keep_screenshot(page.locator("#class-marks"), f"teacher-marks-{name}.png")
             overflow = page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
             assert overflow <= 0, (width, overflow)

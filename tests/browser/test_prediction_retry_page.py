@@ -19,7 +19,7 @@ import pytest
 from lesson_pages import LESSON, SIZES, has_number, lesson, open_at, visible_text
 
 from chainrule.lessons.loader import DATA_DIR
-from conftest import axe_violations
+from conftest import axe_violations, keep_screenshot
 from polling import PAGE_POLL_MS
 
 pytestmark = pytest.mark.timeout(300)
@@ -56,7 +56,7 @@ def no_serious_violation(page, within: str, where: str) -> None:
 
 @pytest.mark.parametrize("size", SIZES)
 def test_a_wrong_prediction_and_quiz_answer_get_a_hint_then_one_more_try_by_keyboard(
-    open_page, server_factory, tmp_path: Path, size, screenshots_dir: Path
+    open_page, server_factory, tmp_path: Path, size
 ) -> None:
     server = server_factory(tmp_path)
     context, page, log = open_at(open_page, server, size, bypass_csp=True)
@@ -78,7 +78,7 @@ def test_a_wrong_prediction_and_quiz_answer_get_a_hint_then_one_more_try_by_keyb
     assert hint.get_attribute("id") in described  # read again with the field
     assert "one more try" in section.locator(".prediction-list li[data-key='n']").inner_text()
     assert section.locator("form.prediction-form button[type=submit]").inner_text() == "Submit second try"
-    page.locator("#section-04").screenshot(path=str(screenshots_dir / f"prediction-hint-{size}.png"))
+    keep_screenshot(page.locator("#section-04"), f"prediction-hint-{size}.png")
     no_serious_violation(page, "#section-04", "prediction hint")
     # The second try, right: said so, not marked as a first-try right, and the step waits for Next.
     type_and_enter(page, f"{N:.4f}")
@@ -151,7 +151,7 @@ def test_a_wrong_prediction_and_quiz_answer_get_a_hint_then_one_more_try_by_keyb
     shown = order.locator(".feedback").inner_text()
     assert "Not quite." in shown and question["options"][question["answer_index"]].rstrip(".") in shown
     assert question["why_wrong"][0] in shown and order.locator(".reason").inner_text().strip()
-    page.locator("#section-06").screenshot(path=str(screenshots_dir / f"quiz-hint-and-reveal-{size}.png"))
+    keep_screenshot(page.locator("#section-06"), f"quiz-hint-and-reveal-{size}.png")
     no_serious_violation(page, "#section-06", "quiz hints and reveals")
     sideways = page.evaluate("document.documentElement.scrollWidth")
     assert sideways <= page.viewport_size["width"], sideways

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from chainrule.lessons import quiz_question
-from conftest import answered_days_ago
+from conftest import answered_days_ago, keep_screenshot
 from polling import PAGE_POLL_MS
 
 torch = pytest.importorskip("torch")
@@ -29,7 +29,7 @@ def tanh_key(prompt: str) -> float:
 
 
 @pytest.mark.parametrize("width", [1280, 390])
-def test_review_page_asks_fresh_numbers(open_page, server_factory, tmp_path: Path, screenshots_dir: Path,
+def test_review_page_asks_fresh_numbers(open_page, server_factory, tmp_path: Path,
                                         width: int) -> None:
     answered_days_ago(tmp_path, 400, (LESSON, "tanh-gradient", "0.49", False), (LESSON, "addition-node", "1", False))
     server = server_factory(tmp_path)
@@ -62,7 +62,7 @@ def test_review_page_asks_fresh_numbers(open_page, server_factory, tmp_path: Pat
     # The page's one date format: weekday, day, month and a time.
     assert re.search(r"(Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)", note), note
     assert re.search(r"\d{1,2}:\d{2}", note), note
-    page.screenshot(path=str(screenshots_dir / f"review-fresh-{width}.png"), full_page=True)
+    keep_screenshot(page, f"review-fresh-{width}.png", full_page=True)
 
     # Undo puts the card back as it was: the same review, so the same numbers.
     page.locator("#undo-review").click()

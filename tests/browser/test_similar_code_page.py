@@ -10,7 +10,7 @@ import pytest
 from class_pages import joined_and_graded, teacher_page
 
 from class_process import ClassServer
-from conftest import WIDTHS, axe_violations
+from conftest import WIDTHS, axe_violations, keep_screenshot
 from polling import PAGE_POLL_MS
 from similar_code import COPIES, EXERCISE, SOLUTIONS
 
@@ -29,7 +29,7 @@ def served(tmp_path_factory):
         server.stop()
 
 
-def test_the_teacher_finds_the_copied_pair_by_keyboard_and_reads_both_files(browser, served, screenshots_dir):
+def test_the_teacher_finds_the_copied_pair_by_keyboard_and_reads_both_files(browser, served):
     with teacher_page(browser, served) as page:
         page.wait_for_selector(f"#similar-exercise option[value='{EXERCISE}']", state="attached")
         page.locator("#similar-exercise").focus()
@@ -53,7 +53,7 @@ def test_the_teacher_finds_the_copied_pair_by_keyboard_and_reads_both_files(brow
         assert page.evaluate("document.activeElement.id") == "feedback-learner"
         assert HANDED_IN["Kay"].splitlines()[-1].strip() in page.locator("#feedback-runs").text_content()
         page.locator("#similar-title").scroll_into_view_if_needed()
-        page.screenshot(path=str(screenshots_dir / "similar-code-1280.png"))
+        keep_screenshot(page, "similar-code-1280.png")
         assert axe_violations(page, within="#class-similar") == []
 
         page.set_viewport_size({"width": WIDTHS["phone"][0], "height": WIDTHS["phone"][1]})
@@ -62,4 +62,4 @@ def test_the_teacher_finds_the_copied_pair_by_keyboard_and_reads_both_files(brow
         assert top["y"] + top["height"] <= below["y"]  # one above the other
         assert axe_violations(page, within="#class-similar") == []
         pair.scroll_into_view_if_needed()
-        page.screenshot(path=str(screenshots_dir / "similar-code-390.png"))
+        keep_screenshot(page, "similar-code-390.png")

@@ -16,7 +16,7 @@ from lesson_pages import run_tests, set_editor_text
 
 from chainrule import lessons
 from class_process import ClassServer
-from conftest import WIDTHS, axe_violations
+from conftest import WIDTHS, axe_violations, keep_screenshot
 from polling import PAGE_POLL_MS
 
 ZONE = "America/New_York"
@@ -43,7 +43,7 @@ def learner(browser, server, name: str, width: int, height: int):
     return context, page
 
 
-def test_the_teacher_watches_two_learners_work(browser, served, screenshots_dir):
+def test_the_teacher_watches_two_learners_work(browser, served):
     teacher = browser.new_context(viewport={"width": 1280, "height": 900}, bypass_csp=True, timezone_id=ZONE,
                                   locale="en-GB", has_touch=True)
     teacher.set_default_timeout(60_000)
@@ -107,7 +107,7 @@ def test_the_teacher_watches_two_learners_work(browser, served, screenshots_dir)
         for width, height in WIDTHS.values():
             page.set_viewport_size({"width": width, "height": height})
             assert axe_violations(page) == [], width
-            page.screenshot(path=str(screenshots_dir / f"teacher-view-{width}.png"))
+            keep_screenshot(page, f"teacher-view-{width}.png")
         # At 390 px the grid scrolls sideways and the learner's name stays in view; a tapped heading names its column.
         grid = page.locator("#class-grid")
         assert grid.evaluate("box => box.scrollWidth > box.clientWidth")
@@ -120,7 +120,7 @@ def test_the_teacher_watches_two_learners_work(browser, served, screenshots_dir)
         heading.tap()
         assert title in page.locator("#grid-column-name").text_content()
         page.locator("#grid-title").scroll_into_view_if_needed()
-        page.screenshot(path=str(screenshots_dir / "teacher-view-grid-390.png"))
+        keep_screenshot(page, "teacher-view-grid-390.png")
         overflow = page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
         assert overflow <= 1, "the teacher's page scrolls sideways at 390 px"
 
