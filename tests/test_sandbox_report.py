@@ -12,6 +12,7 @@ import pytest
 
 from chainrule.cli import main
 from chainrule.grading import reference_source, sandbox
+from polling import PAGE_POLL_MS
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -95,7 +96,7 @@ def graded_results(browser, data_dir: Path):
         assert response.value.status == 200, response.value.text()
         page.wait_for_function(
             "() => { const r = document.querySelector(\"article[data-exercise='neuron-grads'] .results\");"
-            " return r && !r.hasAttribute('aria-busy') && r.querySelector('p.isolation'); }")
+            " return r && !r.hasAttribute('aria-busy') && r.querySelector('p.isolation'); }", polling=PAGE_POLL_MS)
     except BaseException:  # no server left running when the page fails
         context.close()
         fixtures.stop_lesson_server(server.process)

@@ -1,7 +1,8 @@
 """Rules for the test suite's helpers, read from its source (AST, no test is run): a test module imports its
 helpers from helper modules (tests/class_process.py, tests/web_process.py, ...), never from another test
-module; and a process started in a session of its own is started by reaper.spawn, which records it with the
-watchdog that ends it if the run is killed (tests/reaper.py)."""
+module; a process started in a session of its own is started by reaper.spawn, which records it with the
+watchdog that ends it if the run is killed (tests/reaper.py); and a page's wait_for_function asks its predicate
+every PAGE_POLL_MS (tests/polling.py), not on every animation frame."""
 
 from __future__ import annotations
 
@@ -41,6 +42,18 @@ def own_sessions(path: Path) -> list[int]:
     return lines
 
 
+def unpaced_waits(path: Path) -> list[int]:
+    """Lines where a page's wait_for_function is called without polling=PAGE_POLL_MS (tests/polling.py): without
+    it Playwright asks the predicate on every animation frame, Chromium's renderer busy all the wait."""
+    lines = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "wait_for_function":
+            polling = [keyword.value for keyword in node.keywords if keyword.arg == "polling"]
+            if not (polling and isinstance(polling[0], ast.Name) and polling[0].id == "PAGE_POLL_MS"):
+                lines.append(node.lineno)
+    return lines
+
+
 def test_no_test_module_imports_from_another_test_module() -> None:
     importing = {str(path.relative_to(TESTS)): modules for path in python_files()
                  if (modules := imported_test_modules(path))}
@@ -53,6 +66,11 @@ def test_every_process_in_a_session_of_its_own_is_started_by_spawn() -> None:
     assert by_hand == {}
 
 
+def test_every_wait_for_function_polls_at_the_one_interval() -> None:
+    unpaced = {str(path.relative_to(TESTS)): lines for path in python_files() if (lines := unpaced_waits(path))}
+    assert unpaced == {}
+
+
 def test_the_rules_see_an_import_from_a_test_module_and_a_session_by_hand(tmp_path: Path) -> None:
     probe = tmp_path / "test_probe.py"
     probe.write_text("import os, subprocess\nfrom test_jobs import Process\n\n"
@@ -61,6 +79,17 @@ def test_the_rules_see_an_import_from_a_test_module_and_a_session_by_hand(tmp_pa
                      "    subprocess.Popen(['true'], preexec_fn=os.setsid)\n", encoding="utf-8")
     assert imported_test_modules(probe) == ["test_jobs", "test_lti"]
     assert sorted(own_sessions(probe)) == [6, 7]
+
+
+def test_the_rule_sees_a_wait_for_function_without_the_interval(tmp_path: Path) -> None:
+    probe = tmp_path / "test_probe.py"
+    probe.write_text("from polling import PAGE_POLL_MS\n\n"
+                     "def test_waits(page):\n"
+                     "    page.wait_for_function('() => true')\n"
+                     "    page.wait_for_function('() => true', polling=100)\n"
+                     "    page.wait_for_function('() => true', polling='raf')\n"
+                     "    page.wait_for_function('() => true', timeout=5, polling=PAGE_POLL_MS)\n", encoding="utf-8")
+    assert unpaced_waits(probe) == [4, 5, 6]
 
 
 def test_the_cheap_argon2_parameters_are_written_once() -> None:

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO
+from polling import PAGE_POLL_MS
 from reaper import spawn
 
 PASSWORD = "correct horse battery"
@@ -96,7 +97,7 @@ def database_away(url: str):
 def says(page, selector: str, words: str) -> None:
     """Wait until the element's text includes ``words``."""
     page.wait_for_function("([selector, words]) => document.querySelector(selector)?.textContent.includes(words)",
-                           arg=[selector, words])
+                           arg=[selector, words], polling=PAGE_POLL_MS)
 
 
 def signed_in_on_the_lesson(browser, class_server):

@@ -261,6 +261,18 @@ def screenshots_dir() -> Path:
     return SCREENSHOTS
 
 
+KEEP_SCREENSHOTS = "CHAINRULE_SCREENSHOTS"  # set to 1: the tests save their pictures of pages for people to look at
+
+
+def keep_screenshot(target, name: str, **options) -> None:
+    """A picture of a page or an element (Playwright's screenshot options), saved as SCREENSHOTS/name when the
+    environment asks for pictures (CHAINRULE_SCREENSHOTS=1), for a person to look at: no test reads or compares
+    them, and each costs Chromium CPU (a full page about 1.3 s), so a run that does not ask takes none."""
+    if os.environ.get(KEEP_SCREENSHOTS) == "1":
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        target.screenshot(path=str(SCREENSHOTS / name), **options)
+
+
 # The two screen widths every behaviour is tested at: a desktop and a phone (390 px, an iPhone 12-15).
 WIDTHS = {"desktop": (1280, 900), "phone": (390, 844)}
 

@@ -34,6 +34,7 @@ from pathlib import Path
 from path_walk import CAPSTONE, CAPSTONE_PREDICTIONS, NEXT, NUMERIC_ANSWERS, PREDICTIONS, quiz_of
 
 from conftest import WIDTHS, answered_days_ago, axe_violations, new_page
+from polling import PAGE_POLL_MS
 
 LANGUAGE = {"desktop": "python", "phone": "javascript"}
 REVIEWED = ("backprop", "addition-node")  # answered ten days ago: due in review
@@ -91,6 +92,8 @@ class Keys:
 
     def tab_to(self, selector: str) -> None:
         state = self.page.evaluate(FOCUS, selector)
+        if state and state["matches"]:
+            return  # there already: no Tab pressed, so the page's controls need not be counted
         limit = self.round_trip()
         for _ in range(limit):
             if state and state["matches"]:
@@ -167,10 +170,10 @@ def assert_reflows(page, where: str) -> None:
     WCAG 1.4.12: with the criterion's text spacing no text is cut off."""
     for width, height in ((640, 450), (320, 225)):
         page.set_viewport_size({"width": width, "height": height})
-        page.wait_for_function("w => innerWidth === w", arg=width)
+        page.wait_for_function("w => innerWidth === w", arg=width, polling=PAGE_POLL_MS)
         assert page.evaluate(REFLOWS, width) == [], (where, width)
     page.set_viewport_size({"width": WIDTHS["desktop"][0], "height": WIDTHS["desktop"][1]})
-    page.wait_for_function("w => innerWidth === w", arg=WIDTHS["desktop"][0])
+    page.wait_for_function("w => innerWidth === w", arg=WIDTHS["desktop"][0], polling=PAGE_POLL_MS)
     spacing = page.add_style_tag(content=TEXT_SPACING)
     assert page.evaluate(CLIPPED) == [], where
     spacing.evaluate("style => style.remove()")
@@ -245,6 +248,22 @@ def assert_page_rules(page, where: str, site_nav: set) -> None:
     assert len(site_nav) == 1, site_nav
 
 
+# After a step of a graph player: its position, what its live region says (and how: role and aria-live), the
+# phase badge and caption it says it from, and the table view's rows beside the picture's boxes (value and
+# gradient texts), with the row marked as the step's and the box the picture marks.
+STEP_SAID = """h => { const root = document.getElementById(h);
+    const said = root.querySelector('.step-announcer');
+    const svg = Object.fromEntries(Array.from(root.querySelectorAll('g.node')).map((g) =>
+      [g.dataset.nodeId, [g.querySelector('.node-value').textContent, g.querySelector('.node-grad').textContent]]));
+    const rows = Object.fromEntries(Array.from(root.querySelectorAll('.graph-table tbody tr')).map((r) =>
+      [r.dataset.nodeId, [r.querySelector('.table-value').textContent, r.querySelector('.table-grad').textContent]]));
+    const current = root.querySelector(".graph-table tr[aria-current='step']");
+    return { position: root.getAttribute('data-position'), role: said.getAttribute('role'),
+             live: said.getAttribute('aria-live'), said: said.textContent,
+             phase: root.querySelector('.phase-badge').textContent, caption: root.querySelector('.caption-text').textContent,
+             svg, rows, current: current && current.dataset.nodeId, active: root.dataset.activeNode }; }"""
+
+
 def step_through_with_announcements(page, keys: Keys, holder: str, steps: int) -> None:
     """Open the player's table view, then step with the scrubber's arrow keys: after each step the live
     region says "Step k of n, forward|backward: <caption>", and the table marks the step's box and shows the
@@ -258,22 +277,11 @@ def step_through_with_announcements(page, keys: Keys, holder: str, steps: int) -
     total = int(player.get_attribute("data-total"))
     for position in range(1, min(steps, total) + 1):
         keys.press("ArrowRight")
-        assert player.get_attribute("data-position") == str(position)
-        said = player.locator(".step-announcer")
-        assert said.get_attribute("role") == "status" and said.get_attribute("aria-live") == "polite"
-        phase = player.locator(".phase-badge").text_content().lower()
-        caption = player.locator(".caption-text").text_content()
-        assert said.text_content() == f"Step {position} of {total}, {phase}: {caption}"
-        table = page.evaluate(
-            """h => { const root = document.getElementById(h);
-                 const svg = Object.fromEntries(Array.from(root.querySelectorAll('g.node')).map((g) =>
-                   [g.dataset.nodeId, [g.querySelector('.node-value').textContent, g.querySelector('.node-grad').textContent]]));
-                 const rows = Object.fromEntries(Array.from(root.querySelectorAll('.graph-table tbody tr')).map((r) =>
-                   [r.dataset.nodeId, [r.querySelector('.table-value').textContent, r.querySelector('.table-grad').textContent]]));
-                 const current = root.querySelector(".graph-table tr[aria-current='step']");
-                 return { svg, rows, current: current && current.dataset.nodeId, active: root.dataset.activeNode }; }""",
-            holder)
-        assert table["rows"] == table["svg"] and table["current"] == table["active"], (holder, position, table)
+        step = page.evaluate(STEP_SAID, holder)  # one call: the same texts and attributes, read in one go
+        assert step["position"] == str(position), (holder, step)
+        assert step["role"] == "status" and step["live"] == "polite", (holder, step)
+        assert step["said"] == f"Step {position} of {total}, {step['phase'].lower()}: {step['caption']}", (holder, step)
+        assert step["rows"] == step["svg"] and step["current"] == step["active"], (holder, position, step)
 
 
 def read_table_view(page, keys: Keys, holder: str) -> None:
@@ -347,7 +355,7 @@ def finish_lesson(page, keys: Keys, lesson_id: str, size: str) -> None:
                 slip = None
             keys.type(f"{expected[key]:.4f}")
             keys.press("Enter")
-            page.wait_for_function("k => document.querySelector('#section-04').dataset.predictionsMade === String(k)", arg=made + 1)
+            page.wait_for_function("k => document.querySelector('#section-04').dataset.predictionsMade === String(k)", arg=made + 1, polling=PAGE_POLL_MS)
             assert keys.at(".prediction-next"), page.evaluate(FOCUS, None)
             keys.press("Enter")
         elif keys.at("#predict-player button.next:not([disabled])"):
@@ -375,7 +383,7 @@ def finish_lesson(page, keys: Keys, lesson_id: str, size: str) -> None:
             keys.press(*(["Space"] if question["answer_index"] == 0 else ["ArrowDown"] * question["answer_index"]))
             keys.tab_to(f"{form} button[type=submit]")
             keys.press("Enter")
-        page.wait_for_function("f => document.querySelector(f).dataset.correct !== undefined", arg=form)
+        page.wait_for_function("f => document.querySelector(f).dataset.correct !== undefined", arg=form, polling=PAGE_POLL_MS)
         assert page.get_attribute(form, "data-correct") == "true"
 
     # 07: write, save; the key ideas take the focus; Space ticks the first.
@@ -400,7 +408,7 @@ def run_exercises(page, keys: Keys, lesson_id: str, language: str) -> None:
         keys.tab_to(f"{block} input[type=radio]:checked")
         while not keys.at(f"#lang-{exercise}-{language}"):
             keys.press("ArrowRight")
-        page.wait_for_function("([b, l]) => document.querySelector(b).dataset.language === l", arg=[block, language])
+        page.wait_for_function("([b, l]) => document.querySelector(b).dataset.language === l", arg=[block, language], polling=PAGE_POLL_MS)
         if lesson_id == CAPSTONE and number:
             assert_carried(page, exercises[number - 1], exercise, language)
         keys.tab_to(f"{block} .cm-content")
@@ -411,7 +419,7 @@ def run_exercises(page, keys: Keys, lesson_id: str, language: str) -> None:
         with page.expect_response(lambda r: r.url.endswith("/api/grade"), timeout=120_000):
             keys.press("Enter")
         page.wait_for_function("b => { const r = document.querySelector(`${b} .results`); return r.dataset.status && !r.hasAttribute('aria-busy'); }",
-                               arg=block, timeout=120_000)
+                               arg=block, timeout=120_000, polling=PAGE_POLL_MS)
         assert page.locator(f"{block} .results").get_attribute("data-status") == "pass"
         if exercise == "engine-network":
             read_drawn_graph(page, keys, block)
@@ -443,7 +451,7 @@ def assert_carried(page, before: str, exercise: str, language: str) -> None:
     from chainrule.grading import reference_source
 
     carried = reference_source(before, language).replace(f"exercise: {before}", f"exercise: {exercise}")
-    page.wait_for_function("([id, text]) => window.chainruleEditors[id].getText() === text", arg=[exercise, carried])
+    page.wait_for_function("([id, text]) => window.chainruleEditors[id].getText() === text", arg=[exercise, carried], polling=PAGE_POLL_MS)
     assert page.locator(f"article[data-exercise='{exercise}'] .carried-note").is_visible()
 
 
@@ -488,7 +496,7 @@ def choose_wrong_then_right(page, keys: Keys, form: str, question: dict) -> None
     keys.press(*(["Space"] if wrong == 0 else ["ArrowDown"] * wrong))
     keys.tab_to(f"{form} button[type=submit]")
     keys.press("Enter")
-    page.wait_for_function("f => document.querySelector(f).dataset.retry === 'true'", arg=form)
+    page.wait_for_function("f => document.querySelector(f).dataset.retry === 'true'", arg=form, polling=PAGE_POLL_MS)
     feedback = page.locator(f"{form} .feedback")
     assert feedback.locator(".hint").inner_text().strip() == question["why_wrong"][wrong]
     assert question["options"][right].rstrip(".") not in feedback.inner_text()
@@ -498,7 +506,7 @@ def choose_wrong_then_right(page, keys: Keys, form: str, question: dict) -> None
     keys.press(*(["ArrowDown"] * (right - wrong) if right > wrong else ["ArrowUp"] * (wrong - right)))
     keys.tab_to(f"{form} button[type=submit]")
     keys.press("Enter")
-    page.wait_for_function("f => document.querySelector(f).dataset.correct === 'true'", arg=form)
+    page.wait_for_function("f => document.querySelector(f).dataset.correct === 'true'", arg=form, polling=PAGE_POLL_MS)
     assert page.get_attribute(form, "data-practice") == "true"
 
 
@@ -643,7 +651,7 @@ def walk_beyond_the_lessons(page, keys: Keys, server, size: str) -> None:
     keys.press(*(["Space"] if question["answer_index"] == 0 else ["ArrowDown"] * question["answer_index"]))
     keys.tab_to(f"{form} button[type=submit]")
     keys.press("Enter")
-    page.wait_for_function("f => document.querySelector(f).dataset.correct === 'true'", arg=form)
+    page.wait_for_function("f => document.querySelector(f).dataset.correct === 'true'", arg=form, polling=PAGE_POLL_MS)
     assert_page_rules(page, "review", site_nav)
     if size == "desktop":
         assert_reflows(page, "review")
@@ -661,13 +669,13 @@ def walk_beyond_the_lessons(page, keys: Keys, server, size: str) -> None:
     keys.press("Control+A")
     keys.type("a*b + c")
     keys.press("Enter")
-    page.wait_for_function(f"() => Number(document.querySelector('main').dataset.runs) > {before}")
+    page.wait_for_function(f"() => Number(document.querySelector('main').dataset.runs) > {before}", polling=PAGE_POLL_MS)
     step_through_with_announcements(page, keys, "pg-player", 8)
     before = runs()
     keys.tab_to("#pg-value-a")
     keys.press("Control+A")
     keys.type("4")
-    page.wait_for_function(f"() => Number(document.querySelector('main').dataset.runs) > {before}")
+    page.wait_for_function(f"() => Number(document.querySelector('main').dataset.runs) > {before}", polling=PAGE_POLL_MS)
     keys.tab_to("#pg-nudge-input")
     keys.press("ArrowDown")
     keys.tab_to("#pg-nudge-form button[type=submit]")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 from conftest import WIDTHS
+from polling import PAGE_POLL_MS
 
 LESSON = "backprop"
 LESSONS = ["computational-graphs", "backprop", "gradient-descent-linear-regression"]
@@ -135,7 +136,7 @@ def run_tests(page, exercise: str) -> dict:
         block.locator("button.run-tests").click()
     assert response.value.status in (200, 202), response.value.text()  # 202: queued for a worker (class mode)
     page.wait_for_function(
-        "id => !document.querySelector(`article[data-exercise='${id}'] .results`).hasAttribute('aria-busy')", arg=exercise
+        "id => !document.querySelector(`article[data-exercise='${id}'] .results`).hasAttribute('aria-busy')", arg=exercise, polling=PAGE_POLL_MS
     )
     return response.value.json()
 
@@ -144,5 +145,5 @@ def choose_language(page, exercise: str, language: str) -> None:
     page.locator(f"#lang-{exercise}-{language}").check()
     page.wait_for_function(
         "([id, lang]) => document.querySelector(`article[data-exercise='${id}']`).dataset.language === lang",
-        arg=[exercise, language],
+        arg=[exercise, language], polling=PAGE_POLL_MS,
     )

@@ -21,6 +21,7 @@ from lesson_pages import LANGUAGES, choose_language, click, click_until_disabled
 from path_walk import answer_quiz, make_predictions
 
 from conftest import WIDTHS, axe_violations, new_page
+from polling import PAGE_POLL_MS
 
 SLOPES, NETWORK, MODES = "slopes-and-the-chain-rule", "a-network-learns", "forward-and-reverse-mode"
 GRADIENT, SOFTMAX = "many-inputs-and-the-gradient", "softmax-and-cross-entropy"
@@ -95,7 +96,7 @@ def play_boundary(page) -> None:
     assert plot.locator("svg.boundary-plane").get_attribute("data-sides") == "plus"  # every region on one side
     page.locator("#boundary-run-network").check()
     plot.locator("button[data-action='play']").click()
-    page.wait_for_function("() => Number(document.querySelector('#boundary-plot').dataset.step) >= 3", timeout=30_000)
+    page.wait_for_function("() => Number(document.querySelector('#boundary-plot').dataset.step) >= 3", timeout=30_000, polling=PAGE_POLL_MS)
     step_to_end(page, "#boundary-plot")
     assert "step 80 of 80" in caption(page, "#boundary-plot") and "100% of the points" in caption(page, "#boundary-plot")
     assert plot.locator("path.boundary-line").get_attribute("d").startswith("M")

@@ -13,6 +13,7 @@ from pathlib import Path
 from lesson_pages import SPEC_PREDICTIONS, click
 
 from conftest import AXE_AUDIT, SERIOUS, WCAG_TAGS, load_axe
+from polling import PAGE_POLL_MS
 
 DATA = Path(__file__).resolve().parents[2] / "src" / "chainrule" / "lessons" / "data"
 
@@ -56,7 +57,7 @@ def make_predictions(page, expected: dict[str, float]) -> None:
         form.locator("input").press("Enter")
         made += 1
         page.wait_for_function("k => document.querySelector('#section-04').dataset.predictionsMade === String(k)",
-                               arg=made)
+                               arg=made, polling=PAGE_POLL_MS)
     for key in expected:
         item = predict.locator(f".prediction-list li[data-key='{key}']")
         assert "right" in item.get_attribute("class"), (key, item.text_content())
@@ -74,7 +75,7 @@ def answer_quiz(page, lesson_id: str, numeric_answers: dict[str, str] = NUMERIC_
             form.locator("button[type=submit]").click()
         page.wait_for_function(
             "q => document.querySelector(`#section-06 form[data-question='${q}']`).dataset.correct !== undefined",
-            arg=question["id"])
+            arg=question["id"], polling=PAGE_POLL_MS)
         assert form.get_attribute("data-correct") == "true", form.text_content()
         assert "comes back in review" in form.locator(".feedback").text_content().lower()
 

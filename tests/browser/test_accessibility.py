@@ -5,11 +5,11 @@ a prediction and a quiz answer shown, and the review page with a question due.""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
-from conftest import WIDTHS, axe_violations
+from conftest import WIDTHS, axe_violations, keep_screenshot
+from polling import PAGE_POLL_MS
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -38,7 +38,7 @@ def audited_server(tmp_path_factory):
 
 
 @pytest.mark.parametrize("size", WIDTHS, ids=list(WIDTHS))
-def test_no_serious_or_critical_violation_on_any_page(browser, audited_server, size, screenshots_dir: Path) -> None:
+def test_no_serious_or_critical_violation_on_any_page(browser, audited_server, size) -> None:
     from conftest import new_page
 
     width, height = WIDTHS[size]
@@ -65,7 +65,7 @@ def test_no_serious_or_critical_violation_on_any_page(browser, audited_server, s
         form = page.locator("#section-06 form[data-question='product-gradient']")
         form.locator("input").fill("5")
         form.locator("input").press("Enter")
-        page.wait_for_function("() => document.querySelector(\"#section-06 form[data-question='product-gradient']\").dataset.correct !== undefined")
+        page.wait_for_function("() => document.querySelector(\"#section-06 form[data-question='product-gradient']\").dataset.correct !== undefined", polling=PAGE_POLL_MS)
         page.locator("#see-it-work-player input[type=range]").focus()
         page.keyboard.press("End")
         found["lesson with feedback"] = axe_violations(page)
@@ -76,7 +76,7 @@ def test_no_serious_or_critical_violation_on_any_page(browser, audited_server, s
         found["review"] = axe_violations(page)
         sideways["review"] = page.evaluate("document.documentElement.scrollWidth")
         assert all(scroll <= width for scroll in sideways.values()), sideways  # no sideways scrolling
-        page.screenshot(path=str(screenshots_dir / f"axe-review-{size}.png"), full_page=True)
+        keep_screenshot(page, f"axe-review-{size}.png", full_page=True)
         problems = {where: violations for where, violations in found.items() if violations}
         assert not problems, json.dumps(problems, indent=1)
         assert log.outside(audited_server.origin) == []

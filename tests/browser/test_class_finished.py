@@ -11,6 +11,8 @@ import io
 from class_pages import EXERCISE, PASSWORD, submit_form
 from lesson_pages import set_editor_text
 
+from polling import PAGE_POLL_MS
+
 CHOICE_OR_NUMBER = {"product-gradient": "6", "addition-node": "1", "tanh-gradient": "0.51", "reverse-order": "1",
                     "sum-of-uses": "8"}
 
@@ -36,7 +38,7 @@ def views(base: str, learner, teacher) -> dict:
     """Sections finished in backprop as each view shows them (nothing else of the path is touched)."""
     learner.goto(base + "/lessons/backprop")
     learner.wait_for_selector("#lesson-toc li[data-section]")
-    learner.wait_for_function("() => document.getElementById('main').dataset.finished !== undefined")
+    learner.wait_for_function("() => document.getElementById('main').dataset.finished !== undefined", polling=PAGE_POLL_MS)
     ticked = learner.eval_on_selector_all("#lesson-toc li.finished[data-section]", "items => items.map(i => i.dataset.section)")
     learner.goto(base + "/")
     entry = learner.locator("li[data-lesson='backprop']")

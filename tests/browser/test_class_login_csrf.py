@@ -18,6 +18,7 @@ import threading
 import pytest
 
 from class_process import CLASS, PASSWORD, ClassServer, free_port
+from polling import PAGE_POLL_MS
 
 ATTACK_PAGE = """<!doctype html><html><head><meta charset="utf-8"><title>Free answers</title></head><body>
 <form id="f" method="post" action="{base}/sign-in?next=/">
@@ -92,7 +93,7 @@ def test_a_page_on_another_port_cannot_sign_a_learner_into_its_account(browser, 
 
         # 2. The attack page plants Mallory's session cookie for this host, at a longer path.
         page.goto(attack_page + "#plant")
-        page.wait_for_function("document.title === 'planted'")
+        page.wait_for_function("document.title === 'planted'", polling=PAGE_POLL_MS)
         page.goto(server.base + "/")
         assert _who(page, server.base) != "Mallory"  # two sign-ins arrived: neither is taken
         # The answer expired the planted copy: Ada signs in again and is Ada, on every address.

@@ -11,7 +11,8 @@ import io
 from class_pages import EXERCISE, PASSWORD, submit_form
 from lesson_pages import reference, run_tests, set_editor_text
 
-from conftest import WIDTHS, axe_violations
+from conftest import WIDTHS, axe_violations, keep_screenshot
+from polling import PAGE_POLL_MS
 
 QUESTION = "product-gradient"  # its right answer is 6
 
@@ -33,7 +34,7 @@ def learner_works(browser, invite: str, base: str, name: str, answer: str):
     form.locator("input").press("Enter")
     page.wait_for_function(
         "q => document.querySelector(`#section-06 form[data-question='${q}']`).dataset.correct !== undefined",
-        arg=QUESTION)
+        arg=QUESTION, polling=PAGE_POLL_MS)
     return context, page
 
 
@@ -58,7 +59,7 @@ def test_a_learner_adds_a_personal_export_on_the_account_page(browser, own_class
         page.locator("nav a", has_text="Cal").click()
         page.wait_for_url(base + "/account")
         page.locator("#import-file").set_input_files(str(tmp_path / "home.json"))
-        page.wait_for_function("() => document.getElementById('import-result').textContent !== ''")
+        page.wait_for_function("() => document.getElementById('import-result').textContent !== ''", polling=PAGE_POLL_MS)
         assert "1 submissions" in page.locator("#import-result").text_content()
         exported = page.evaluate("() => fetch('/api/class/progress/export').then(r => r.text())")
         assert "# done at home" in exported
@@ -69,7 +70,7 @@ def test_a_learner_adds_a_personal_export_on_the_account_page(browser, own_class
         context.close()
 
 
-def test_a_teacher_sees_two_learners_who_never_see_each_other(browser, own_class, screenshots_dir):
+def test_a_teacher_sees_two_learners_who_never_see_each_other(browser, own_class):
     base, teacher_link, invite, _ = own_class
     teacher = browser.new_context(viewport={"width": 1280, "height": 900}, bypass_csp=True)
     teacher.set_default_timeout(30_000)
@@ -117,7 +118,7 @@ def test_a_teacher_sees_two_learners_who_never_see_each_other(browser, own_class
         for width, height in WIDTHS.values():
             teacher_page.set_viewport_size({"width": width, "height": height})
             assert axe_violations(teacher_page) == [], width
-            teacher_page.screenshot(path=str(screenshots_dir / f"class-teacher-{width}.png"), full_page=True)
+            keep_screenshot(teacher_page, f"class-teacher-{width}.png", full_page=True)
             overflow = teacher_page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
             assert overflow <= 1, f"the teacher's page scrolls sideways at {width} px"
     finally:
@@ -140,7 +141,7 @@ def test_a_signed_in_learner_runs_an_expression_in_the_playground(browser, own_c
         before = int(page.get_attribute("main", "data-runs") or "0")
         page.fill("#pg-expression", "a*b + c")
         page.click("#pg-run")
-        page.wait_for_function(f"() => Number(document.querySelector('main').dataset.runs || 0) > {before}")
+        page.wait_for_function(f"() => Number(document.querySelector('main').dataset.runs || 0) > {before}", polling=PAGE_POLL_MS)
         assert page.get_attribute("#pg-results", "data-state") == "current", page.text_content("#pg-status")
         assert "out = -5.5" in page.text_content("#pg-status")
     finally:

@@ -18,7 +18,8 @@ from class_pages import EXERCISE, PASSWORD, class_database, new_context, submit_
 
 from chainrule.classes import open_class_store
 from class_process import ClassServer
-from conftest import WIDTHS, axe_violations
+from conftest import WIDTHS, axe_violations, keep_screenshot
+from polling import PAGE_POLL_MS
 
 HOSTILE = ("Why **twice**? <img src=x onerror=\"document.title='pwned'\"> see [the notes](https://example.org/n) "
            "and [this](javascript:document.title='pwned')\n\n- one\n- two\n\n```\n<b>not bold</b>\n```")
@@ -41,7 +42,7 @@ def no_serious_violations(page) -> None:
         assert axe_violations(page) == [], (page.url, width)
 
 
-def test_teacher_learner_and_second_teacher_manage_people_and_talk_about_a_run(browser, server, screenshots_dir):
+def test_teacher_learner_and_second_teacher_manage_people_and_talk_about_a_run(browser, server):
     base = server.base
     ada = new_context(browser, 390, 844)
     ada_page = ada.new_page()
@@ -66,10 +67,10 @@ def test_teacher_learner_and_second_teacher_manage_people_and_talk_about_a_run(b
     assert invite.input_value() == server.invite  # the link `chainrule class create` printed
     assert people.locator("#people-seats-text").text_content() == "1 learner; no seat limit"
     people.get_by_role("button", name="Copy").click()
-    page.wait_for_function("() => document.getElementById('invite-said').textContent === 'Copied.'")
+    page.wait_for_function("() => document.getElementById('invite-said').textContent === 'Copied.'", polling=PAGE_POLL_MS)
     assert page.evaluate("() => navigator.clipboard.readText()") == server.invite
     people.get_by_role("button", name="Make a new invite link").click()
-    page.wait_for_function("old => document.getElementById('invite-link').value !== old", arg=server.invite)
+    page.wait_for_function("old => document.getElementById('invite-link').value !== old", arg=server.invite, polling=PAGE_POLL_MS)
     assert page.evaluate("() => document.activeElement.id") == "invite-link"
     people.locator("#teacher-name").fill("Ms Brown")
     people.get_by_role("button", name="Add the teacher").click()
@@ -115,7 +116,7 @@ def test_teacher_learner_and_second_teacher_manage_people_and_talk_about_a_run(b
     ada_page.locator("#comment-threads li.comment").nth(1).wait_for()
     rendered_safely(ada_page.locator("#comment-threads"))
     no_serious_violations(ada_page)
-    ada_page.screenshot(path=str(screenshots_dir / "account-comments-390.png"), full_page=True)
+    keep_screenshot(ada_page, "account-comments-390.png", full_page=True)
 
     # The second teacher signs up with the link, sees Ada's answer, renames her and closes the class.
     brown = new_context(browser, 390, 844)
@@ -134,10 +135,10 @@ def test_teacher_learner_and_second_teacher_manage_people_and_talk_about_a_run(b
     row.get_by_role("button", name="Save the name").click()
     brown_page.locator("#class-people li[data-person='Ada L.']").wait_for()
     brown_page.locator("#class-people").get_by_role("button", name="Close the class").click()
-    brown_page.wait_for_function("() => document.getElementById('people-state').textContent.includes('closed')")
+    brown_page.wait_for_function("() => document.getElementById('people-state').textContent.includes('closed')", polling=PAGE_POLL_MS)
     assert brown_page.locator("#invite-link").count() == 0
     no_serious_violations(brown_page)
-    brown_page.locator("#class-people").screenshot(path=str(screenshots_dir / "class-people-390.png"))
+    keep_screenshot(brown_page.locator("#class-people"), "class-people-390.png")
 
     # Closed: Ada reads, but her answer is refused with the reason on the page.
     ada_page.goto(base + "/account")
@@ -154,7 +155,7 @@ def test_teacher_learner_and_second_teacher_manage_people_and_talk_about_a_run(b
         row.get_by_role("link", name="Download Ada L.'s work first").click()
     assert "x = 1" in Path(download.value.path()).read_text(encoding="utf-8")
     row.get_by_role("button", name="Remove Ada L. for good").click()
-    brown_page.wait_for_function("() => document.getElementById('people-said').textContent.startsWith('Removed Ada L.')")
+    brown_page.wait_for_function("() => document.getElementById('people-said').textContent.startsWith('Removed Ada L.')", polling=PAGE_POLL_MS)
     assert ada_page.evaluate("() => fetch('/api/class/me').then(r => r.status)") == 401
     for made in (ada, teacher, brown):
         made.close()

@@ -14,6 +14,8 @@ import pytest
 from class_pages import EXERCISE, database_away, says, signed_in_on_the_lesson
 from lesson_pages import reference, set_editor_text
 
+from polling import PAGE_POLL_MS
+
 ARTICLE = f"article[data-exercise='{EXERCISE}']"
 
 
@@ -26,10 +28,10 @@ def test_code_typed_while_the_database_is_away_is_saved_when_it_is_back_and_the_
             says(page, f"{ARTICLE} .save-status", "Not saved")
             says(page, "#messages", "Could not save your code (HTTP 503)")
         says(page, f"{ARTICLE} .save-status", "Saved (Python).")
-        page.wait_for_function("() => !document.querySelector('#messages .message')")
+        page.wait_for_function("() => !document.querySelector('#messages .message')", polling=PAGE_POLL_MS)
         assert page.locator("#messages").is_hidden()
         page.reload()
-        page.wait_for_function("id => window.chainruleEditors && window.chainruleEditors[id]", arg=EXERCISE)
+        page.wait_for_function("id => window.chainruleEditors && window.chainruleEditors[id]", arg=EXERCISE, polling=PAGE_POLL_MS)
         assert page.evaluate("id => window.chainruleEditors[id].getText()", EXERCISE).startswith(
             "# typed while the class database was away")
     finally:

@@ -25,7 +25,8 @@ from class_pages import (
 from chainrule.classes import open_class_store
 from chainrule.grading import reference_source
 from class_process import ClassServer
-from conftest import WIDTHS, axe_violations
+from conftest import WIDTHS, axe_violations, keep_screenshot
+from polling import PAGE_POLL_MS
 
 
 def keep_an_old_pass(due_class: ClassServer, learner_id: int) -> None:
@@ -38,7 +39,7 @@ def keep_an_old_pass(due_class: ClassServer, learner_id: int) -> None:
         store.close()
 
 
-def test_the_teacher_sets_a_date_extends_it_for_one_learner_and_from_a_csv(browser, due_class, screenshots_dir):
+def test_the_teacher_sets_a_date_extends_it_for_one_learner_and_from_a_csv(browser, due_class):
     with desktop_page(browser) as page:
         learner = ada_started_and_the_teacher_in(due_class, page)
         assert credit_cell(page, "Ada").text_content() == "3 of 8"  # 01-03, started; no date yet
@@ -46,7 +47,7 @@ def test_the_teacher_sets_a_date_extends_it_for_one_learner_and_from_a_csv(brows
         row = page.locator("tr[data-due='backprop']")
         row.get_by_label("Due date of Backpropagation: the chain rule on a graph").fill("2020-01-01T00:00")
         row.get_by_role("button", name="Save").click()
-        page.wait_for_function("() => document.querySelector(\"tr[data-due='backprop']\").textContent.includes('2020-01-01 00:00 (UTC)')")
+        page.wait_for_function("() => document.querySelector(\"tr[data-due='backprop']\").textContent.includes('2020-01-01 00:00 (UTC)')", polling=PAGE_POLL_MS)
         assert credit_cell(page, "Ada").text_content() == "0 of 8 · late work: 1"
 
         page.locator("#extend-learner").select_option(label="Ada")
@@ -59,7 +60,7 @@ def test_the_teacher_sets_a_date_extends_it_for_one_learner_and_from_a_csv(brows
 
         page.get_by_label("Many extensions at once").fill("learner,lesson,due\nAda,backprop,none\n")
         page.get_by_role("button", name="Set these extensions").click()
-        page.wait_for_function("() => document.querySelector('[data-deadline-status]').textContent === 'Extensions set: 1.'")
+        page.wait_for_function("() => document.querySelector('[data-deadline-status]').textContent === 'Extensions set: 1.'", polling=PAGE_POLL_MS)
         assert credit_cell(page, "Ada").text_content() == "0 of 8 · late work: 1"
 
         page.get_by_label("Many extensions at once").fill("Zed,backprop,+1\n")
@@ -84,12 +85,12 @@ def test_the_teacher_sets_a_date_extends_it_for_one_learner_and_from_a_csv(brows
             page.set_viewport_size({"width": width, "height": height})
             assert axe_violations(page) == [], width
             section = page.locator("#class-deadlines")
-            section.screenshot(path=str(screenshots_dir / f"teacher-deadlines-{name}.png"))
+            keep_screenshot(section, f"teacher-deadlines-{name}.png")
             overflow = page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
             assert overflow <= 0, (width, overflow)
 
 
-def test_a_learner_sees_their_own_due_dates_on_the_path_and_in_the_lesson(browser, due_class, screenshots_dir):
+def test_a_learner_sees_their_own_due_dates_on_the_path_and_in_the_lesson(browser, due_class):
     teacher = the_teacher_puts(due_class, [("/api/class/deadlines/policy", {"late": "10%"}),
                                  ("/api/class/deadlines/due", {"lesson_id": "backprop", "due": "2020-01-01 00:00"}),
                                  ("/api/class/deadlines/due", {"lesson_id": "backprop", "exercise_id": "neuron-grads",
@@ -123,7 +124,7 @@ def test_a_learner_sees_their_own_due_dates_on_the_path_and_in_the_lesson(browse
         for name, (width, height) in WIDTHS.items():
             page.set_viewport_size({"width": width, "height": height})
             assert axe_violations(page) == [], width
-            page.locator("[data-lesson='backprop']").screenshot(path=str(screenshots_dir / f"learner-due-{name}.png"))
+            keep_screenshot(page.locator("[data-lesson='backprop']"), f"learner-due-{name}.png")
             overflow = page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
             assert overflow <= 0, (width, overflow)
 

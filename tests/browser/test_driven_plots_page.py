@@ -13,6 +13,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import axe_violations
+from polling import PAGE_POLL_MS
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -53,7 +54,7 @@ def press(page, name: str, control: str, key: str) -> None:
     before = answers(page, name)
     page.focus(f"#driven-{name}-{control}")
     page.keyboard.press(key)
-    page.wait_for_function(f"() => Number(document.querySelector('#driven-{name}').dataset.answers) > {before}")
+    page.wait_for_function(f"() => Number(document.querySelector('#driven-{name}').dataset.answers) > {before}", polling=PAGE_POLL_MS)
 
 
 def sound(page, name: str) -> None:

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import pytest
 
 from chainrule.grading import reference_source, starter_source
+from conftest import keep_screenshot
+from polling import PAGE_POLL_MS
 
 LESSON = "backprop"
 WIDTHS = [1280, 390]
@@ -42,7 +43,7 @@ def run_tests(page, exercise: str) -> dict:
         block.locator("button.run-tests").click()
     assert response.value.status == 200, response.value.text()
     page.wait_for_function(
-        "id => !document.querySelector(`article[data-exercise='${id}'] .results`).hasAttribute('aria-busy')", arg=exercise
+        "id => !document.querySelector(`article[data-exercise='${id}'] .results`).hasAttribute('aria-busy')", arg=exercise, polling=PAGE_POLL_MS
     )
     return response.value.json()
 
@@ -57,7 +58,7 @@ def ask_for_solution(page, exercise: str, button: str = "button.show-solution") 
     before = int(page.locator(selector).get_attribute("data-solution-answers") or "0")
     page.locator(f"{selector} {button}").click()
     page.wait_for_function(
-        "([s, n]) => Number(document.querySelector(s).dataset.solutionAnswers || 0) > n", arg=[selector, before])
+        "([s, n]) => Number(document.querySelector(s).dataset.solutionAnswers || 0) > n", arg=[selector, before], polling=PAGE_POLL_MS)
 
 
 def fits(page, selector: str, width: int) -> None:
@@ -66,7 +67,7 @@ def fits(page, selector: str, width: int) -> None:
 
 
 def test_hints_one_at_a_time_and_the_solution_behind_three_failed_runs(
-        open_page, width_server, screenshots_dir: Path) -> None:
+        open_page, width_server) -> None:
     width, server = width_server
     context, page, log = open_lesson(open_page, server, width)
     exercise = "local-gradients"
@@ -113,13 +114,13 @@ def test_hints_one_at_a_time_and_the_solution_behind_three_failed_runs(
     # The learner's code is untouched.
     assert page.evaluate("id => window.chainruleEditors[id].getText()", exercise) == starter_source(exercise, "python")
     fits(page, f"article[data-exercise='{exercise}'] .solution-source", width)
-    help_panel.screenshot(path=str(screenshots_dir / f"exercise-help-{width}.png"))
+    keep_screenshot(help_panel, f"exercise-help-{width}.png")
 
     # Switching language shows the solution in the new language.
     page.locator(f"#lang-{exercise}-javascript").check()
     page.wait_for_function(
         "id => document.querySelector(`article[data-exercise='${id}'] .solution`).dataset.language === 'javascript'",
-        arg=exercise)
+        arg=exercise, polling=PAGE_POLL_MS)
     assert solution_text(page, exercise) == reference_source(exercise, "javascript")
     assert log.page_errors == []
     assert page.locator("#messages .message").count() == 0
@@ -127,7 +128,7 @@ def test_hints_one_at_a_time_and_the_solution_behind_three_failed_runs(
 
 
 def test_the_solution_opens_early_only_after_a_confirm(
-        open_page, width_server, screenshots_dir: Path) -> None:
+        open_page, width_server) -> None:
     width, server = width_server
     context, page, log = open_lesson(open_page, server, width)
     exercise = "backward-order"
@@ -138,7 +139,7 @@ def test_the_solution_opens_early_only_after_a_confirm(
     ask_for_solution(page, exercise, "button.confirm-solution")
     assert help_panel.get_attribute("data-solution") == "open"
     assert solution_text(page, exercise) == reference_source(exercise, "python")
-    help_panel.screenshot(path=str(screenshots_dir / f"exercise-solution-confirmed-{width}.png"))
+    keep_screenshot(help_panel, f"exercise-solution-confirmed-{width}.png")
     # Hide it again; asking again needs no second confirm.
     help_panel.locator("button.show-solution").click()
     assert help_panel.locator(".solution").is_hidden()
@@ -149,7 +150,7 @@ def test_the_solution_opens_early_only_after_a_confirm(
 
 
 @pytest.mark.parametrize("width", WIDTHS)
-def test_type_errors_are_listed_with_line_numbers(open_page, lesson_server, screenshots_dir: Path, width: int) -> None:
+def test_type_errors_are_listed_with_line_numbers(open_page, lesson_server, width: int) -> None:
     """The grade result is the real server's; only the `type_errors` list (which the TypeScript checker
     adds on another branch) is added to it here, to see the page render it, and its absence."""
     context, page, log = open_lesson(open_page, lesson_server, width)
@@ -171,7 +172,7 @@ def test_type_errors_are_listed_with_line_numbers(open_page, lesson_server, scre
     assert block.locator(".type-errors").count() == 0
     page.locator(f"#lang-{exercise}-typescript").check()
     page.wait_for_function(
-        "id => document.querySelector(`article[data-exercise='${id}']`).dataset.language === 'typescript'", arg=exercise)
+        "id => document.querySelector(`article[data-exercise='${id}']`).dataset.language === 'typescript'", arg=exercise, polling=PAGE_POLL_MS)
     run_tests(page, exercise)
     items = block.locator(".type-errors li.type-error")
     assert items.count() == 2
@@ -180,6 +181,6 @@ def test_type_errors_are_listed_with_line_numbers(open_page, lesson_server, scre
     assert items.nth(1).text_content() == "Line 7, column 3: <b>not markup</b>"  # shown as text
     assert re.search(r"TypeScript found 2 type errors", block.locator(".type-errors").text_content())
     fits(page, f"article[data-exercise='{exercise}'] .type-errors", width)
-    block.locator(".results").screenshot(path=str(screenshots_dir / f"type-errors-{width}.png"))
+    keep_screenshot(block.locator(".results"), f"type-errors-{width}.png")
     assert log.page_errors == []
     context.close()

@@ -3,14 +3,14 @@ does not stop the page from loading its saved progress (the real server, store, 
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from lesson_pages import LESSON, choose_language, reference, run_tests, set_editor_text
+
+from conftest import keep_screenshot
 
 TYPE_ERROR_LINE = '  let label: number = "a";'
 
 
-def test_type_errors_and_lone_surrogates_on_the_page(open_page, server_factory, tmp_path, screenshots_dir: Path):
+def test_type_errors_and_lone_surrogates_on_the_page(open_page, server_factory, tmp_path):
     server = server_factory(tmp_path / "data")
     context, page, log = open_page(server, wait_until="commit")
     page.goto(f"{server.origin}/lessons/{LESSON}")
@@ -29,7 +29,7 @@ def test_type_errors_and_lone_surrogates_on_the_page(open_page, server_factory, 
     text = results.text_content()
     assert f"line {opening + 2}, column 7: Type 'string' is not assignable to type 'number'." in text
     assert "does not pass" in text
-    page.screenshot(path=str(screenshots_dir / "typescript-type-error.png"), full_page=False)
+    keep_screenshot(page, "typescript-type-error.png", full_page=False)
 
     # A Python run that prints a lone surrogate: graded, stored, and the page reloads with everything.
     printing = reference("local-gradients", "python").replace(

@@ -10,7 +10,8 @@ import pytest
 from class_pages import csrf_header, teacher_page
 
 from class_process import ClassServer
-from conftest import WIDTHS, axe_violations
+from conftest import WIDTHS, axe_violations, keep_screenshot
+from polling import PAGE_POLL_MS
 from similar_code import EXERCISE, SOLUTIONS, starter
 
 # Each learner's first answers to backprop's quiz (the lesson's keys, or a wrong one), and their run.
@@ -39,12 +40,12 @@ def served(tmp_path_factory):
         server.stop()
 
 
-def test_the_teacher_reads_the_item_analysis_by_keyboard_at_both_widths(browser, served, screenshots_dir):
+def test_the_teacher_reads_the_item_analysis_by_keyboard_at_both_widths(browser, served):
     with teacher_page(browser, served) as page:
         ask = page.get_by_role("button", name="Analyse the class's answers")
         ask.focus()
         page.keyboard.press("Enter")
-        page.wait_for_function("() => document.activeElement && document.activeElement.id === 'items-state'")
+        page.wait_for_function("() => document.activeElement && document.activeElement.id === 'items-state'", polling=PAGE_POLL_MS)
         assert page.locator("#items-state").text_content() == "Item analysis of 3 learners."
         scores = page.locator("[data-chart='scores backprop']")
         assert scores.locator("svg rect").count() == 5
@@ -60,7 +61,7 @@ def test_the_teacher_reads_the_item_analysis_by_keyboard_at_both_widths(browser,
         assert row.locator("td").all_inner_texts()[:4] == ["2 learners", "1 learner (50 %)", "50 %", "\u2013"]
         page.locator(f"[data-item='computational-graphs/{EXERCISE}']").focus()
         page.keyboard.press("Enter")
-        page.wait_for_function("() => document.activeElement && document.activeElement.id === 'items-behind-title'")
+        page.wait_for_function("() => document.activeElement && document.activeElement.id === 'items-behind-title'", polling=PAGE_POLL_MS)
         assert page.locator("[data-behind]").all_inner_texts()[0].startswith("Rex: first try not right (run ")
         assert "Kay: first try right (run " in page.locator("[data-behind='Kay']").text_content()
         page.keyboard.press("Tab")
@@ -68,15 +69,15 @@ def test_the_teacher_reads_the_item_analysis_by_keyboard_at_both_widths(browser,
         page.keyboard.press("Enter")
         page.wait_for_selector("#feedback-runs article[data-run]")
         assert page.evaluate("document.activeElement.id") == "feedback-learner"
-        page.locator("#class-items").screenshot(path=str(screenshots_dir / "item-analysis-1280.png"))
+        keep_screenshot(page.locator("#class-items"), "item-analysis-1280.png")
         assert axe_violations(page, within="#class-items") == []
 
         page.set_viewport_size({"width": WIDTHS["phone"][0], "height": WIDTHS["phone"][1]})
-        page.wait_for_function("() => document.documentElement.scrollWidth <= window.innerWidth")
+        page.wait_for_function("() => document.documentElement.scrollWidth <= window.innerWidth", polling=PAGE_POLL_MS)
         chart = scores.locator("svg").bounding_box()
         assert chart["x"] >= 0 and chart["x"] + chart["width"] <= WIDTHS["phone"][0]
         assert axe_violations(page, within="#class-items") == []
-        page.locator("#class-items").screenshot(path=str(screenshots_dir / "item-analysis-390.png"))
+        keep_screenshot(page.locator("#class-items"), "item-analysis-390.png")
 
 
 def test_a_class_with_no_work_yet_says_so_instead_of_empty_charts(browser, served):

@@ -23,6 +23,9 @@ from lesson_pages import (
     visible_text,
 )
 
+from conftest import keep_screenshot
+from polling import PAGE_POLL_MS
+
 pytestmark = pytest.mark.timeout(300)
 
 
@@ -31,7 +34,7 @@ pytestmark = pytest.mark.timeout(300)
 
 @pytest.mark.parametrize("size", SIZES)
 def test_predictions_spoil_nothing_and_feedback_waits_and_is_kept(
-    open_page, server_factory, tmp_path: Path, size, screenshots_dir: Path
+    open_page, server_factory, tmp_path: Path, size
 ) -> None:
     from conftest import free_port
 
@@ -79,7 +82,7 @@ def test_predictions_spoil_nothing_and_feedback_waits_and_is_kept(
         assert player.get_attribute("data-position") == position  # not moved on by itself
         assert in_view(page, f"#section-04 .prediction-feedback[data-key='{key}']")
         if len(made) == 1:
-            page.locator("#section-04").screenshot(path=str(screenshots_dir / f"lesson-prediction-feedback-{size}.png"))
+            keep_screenshot(page.locator("#section-04"), f"lesson-prediction-feedback-{size}.png")
         section.locator("button.prediction-next").click()
         assert int(player.get_attribute("data-position")) == int(position) + 1
     assert section.locator(".prediction-list li").evaluate_all("nodes => nodes.map(n => n.dataset.key)") == made
@@ -88,10 +91,10 @@ def test_predictions_spoil_nothing_and_feedback_waits_and_is_kept(
     quiz = page.locator("#section-06 form[data-question='tanh-gradient']")
     quiz.locator("input").fill("0.49")
     quiz.locator("input").press("Enter")
-    page.wait_for_function("() => document.querySelector(\"#section-06 form[data-question='tanh-gradient']\").dataset.retry === 'true'")
+    page.wait_for_function("() => document.querySelector(\"#section-06 form[data-question='tanh-gradient']\").dataset.retry === 'true'", polling=PAGE_POLL_MS)
     assert "0.51" not in quiz.locator(".feedback").text_content()  # the hint, not the answer
     quiz.locator("input").press("Enter")  # the same answer again: now the answer is shown
-    page.wait_for_function("() => document.querySelector(\"#section-06 form[data-question='tanh-gradient']\").dataset.retry === 'false'")
+    page.wait_for_function("() => document.querySelector(\"#section-06 form[data-question='tanh-gradient']\").dataset.retry === 'false'", polling=PAGE_POLL_MS)
     reason = quiz.locator(".reason").text_content().strip()
     assert reason and "0.51" in quiz.locator(".feedback").text_content()
     n_reason = section.locator(".prediction-list li[data-key='n'] .reason").text_content().strip()
@@ -152,7 +155,7 @@ def test_review_answers_stay_on_reload_and_nothing_due_says_when(open_page, lear
     assert number.startswith("counter(question)") and marker == "none"
     form.locator("label", has_text="g to each of them, unchanged").click()
     form.locator("button[type=submit]").click()
-    page.wait_for_function("() => document.querySelector(\"#review-list form[data-question='addition-node']\").dataset.correct === 'true'")
+    page.wait_for_function("() => document.querySelector(\"#review-list form[data-question='addition-node']\").dataset.correct === 'true'", polling=PAGE_POLL_MS)
     reason = form.locator(".reason").inner_text()
     assert reason
     page.reload()
@@ -180,7 +183,7 @@ def test_a_retry_after_the_reveal_is_practice(open_page, learner) -> None:
         with page.expect_response(lambda r: "/quiz/product-gradient" in r.url) as response:
             form.locator("input").press("Enter")
         assert response.value.status == 200
-        page.wait_for_function(f"() => document.querySelector(\"#section-06 form[data-question='product-gradient']\").dataset.correct === '{str(text == '6').lower()}'")
+        page.wait_for_function(f"() => document.querySelector(\"#section-06 form[data-question='product-gradient']\").dataset.correct === '{str(text == '6').lower()}'", polling=PAGE_POLL_MS)
 
     answer("-6")  # the sign slip that quiz.json names: its hint, and one more try before the answer
     assert form.get_attribute("data-retry") == "true"
@@ -227,7 +230,7 @@ def test_a_verdict_names_this_exercise_and_shows_values_as_returned(open_page, l
     for language, (source, shown) in WRONG_TYPES.items():
         if language != "python":
             article.locator(f"input[value='{language}']").check()
-            page.wait_for_function("() => window.chainruleEditors['forward-values'].getText().includes('number[]')")
+            page.wait_for_function("() => window.chainruleEditors['forward-values'].getText().includes('number[]')", polling=PAGE_POLL_MS)
         page.evaluate("s => window.chainruleEditors['forward-values'].setText(s)", source)
         article.locator("button.run-tests").click()
         article.locator(".results[data-status]").wait_for(timeout=120_000)

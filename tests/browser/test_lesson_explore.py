@@ -7,13 +7,12 @@ Expected numbers are hand-derived (a = 2, b = -3, c = 10, f = -2), never read fr
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from graph_checks import overprints
 from lesson_pages import SIZES, box_text, lesson
 
-from conftest import WIDTHS
+from conftest import WIDTHS, keep_screenshot
+from polling import PAGE_POLL_MS
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -22,7 +21,7 @@ pytestmark = pytest.mark.timeout(300)
 
 
 @pytest.mark.parametrize("size", SIZES)
-def test_explorable_graph_and_nudge_check(page_per_size, lesson_server, size, screenshots_dir: Path) -> None:
+def test_explorable_graph_and_nudge_check(page_per_size, lesson_server, size) -> None:
     context, page, log = page_per_size(lesson_server, size)
     lesson(page, lesson_server)
     width = WIDTHS[size][0]
@@ -32,7 +31,7 @@ def test_explorable_graph_and_nudge_check(page_per_size, lesson_server, size, sc
     # a = 3: e = a*b = -9, d = e + c = 1, L = d*f = -2; dL/da = b*f = 6, dL/db = a*f = -6,
     # dL/dc = f = -2, dL/df = d = 1, dL/de = dL/dd = f = -2 (hand derivation).
     page.locator("#explore-a").fill("3")
-    page.wait_for_function("() => document.querySelector(\"#explore g.node[data-label='L'] .node-value\").textContent === '-2'")
+    page.wait_for_function("() => document.querySelector(\"#explore g.node[data-label='L'] .node-value\").textContent === '-2'", polling=PAGE_POLL_MS)
     values = {"a": "3", "b": "-3", "c": "10", "f": "-2", "e": "-9", "d": "1", "L": "-2"}
     grads = {"a": "6", "b": "-6", "c": "-2", "f": "1", "e": "-2", "d": "-2", "L": "1"}
     for label in values:
@@ -48,7 +47,7 @@ def test_explorable_graph_and_nudge_check(page_per_size, lesson_server, size, sc
     cell = lambda row: result.locator(f"tr[data-row='{row}'] td").text_content()  # noqa: E731
     assert cell("before") == "-2" and cell("after") == "-2.06" and cell("change") == "-0.06"
     assert cell("ratio") == "-6" and cell("grad") == "-6"
-    page.locator("#explore").screenshot(path=str(screenshots_dir / f"lesson-explore-{size}.png"))
+    keep_screenshot(page.locator("#explore"), f"lesson-explore-{size}.png")
     # Not a number: the form says how to type one and sends nothing.
     page.locator("#explore-c").fill("ten")
     problem = page.locator(".explore > .field-error")
@@ -77,7 +76,7 @@ def test_explore_problems_are_said_once_at_their_field_and_no_stale_number_looks
     for h in ("0", "1e-12", "0"):
         page.locator("#nudge-h").fill(h)
         page.locator(".nudge-form button[type=submit]").click()
-        page.wait_for_function("() => !document.querySelector('#explore').hasAttribute('aria-busy')")
+        page.wait_for_function("() => !document.querySelector('#explore').hasAttribute('aria-busy')", polling=PAGE_POLL_MS)
     assert page.locator("#messages .message").count() == 0
     assert page.locator(".nudge-result table").count() == 0
     # A good a, a bad h: the problem moves to h, said once.
@@ -97,7 +96,7 @@ def test_explore_problems_are_said_once_at_their_field_and_no_stale_number_looks
     # Issue 32 item 2: long numbers widen their boxes; none prints over a label or out of its box.
     narrow = page.locator("#explore g.node[data-label='a'] rect").bounding_box()["width"]
     page.locator("#explore-a").fill("-999.9876")
-    page.wait_for_function("() => document.querySelector(\"#explore g.node[data-label='a'] .node-value\").textContent === '-999.9876'")
+    page.wait_for_function("() => document.querySelector(\"#explore g.node[data-label='a'] .node-value\").textContent === '-999.9876'", polling=PAGE_POLL_MS)
     assert page.locator("#explore g.node[data-label='e'] .node-value").text_content() == "2999.9628"  # -999.9876 * -3
     assert page.locator("#explore g.node[data-label='a'] rect").bounding_box()["width"] > narrow
     assert overprints(page, "#explore") == []

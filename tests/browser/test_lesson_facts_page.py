@@ -14,6 +14,7 @@ from keyboard_walk import Keys
 from lesson_pages import SIZES, lesson, open_at, visible_text
 
 from conftest import WIDTHS, new_page
+from polling import PAGE_POLL_MS
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -106,7 +107,7 @@ def test_the_forward_mode_lesson_reads_unambiguously(shared, size):
     # One input, six outputs: one forward sweep, said in the singular.
     page.locator("label[for='sweep-function-spread']").click()
     page.locator("label[for='sweep-mode-forward']").click()
-    page.wait_for_function("() => document.querySelector('#sweep-plot .fit-caption').textContent.includes('1 sweep will')")
+    page.wait_for_function("() => document.querySelector('#sweep-plot .fit-caption').textContent.includes('1 sweep will')", polling=PAGE_POLL_MS)
     assert "1 sweeps" not in visible_text(page, "#sweep-plot")
     # Item 6, the sweep plot: after its last step by Enter, Next is disabled and the focus is on Restart.
     sweep_next = page.locator("#sweep-plot button[data-action='next']")
@@ -131,7 +132,7 @@ def test_the_slopes_lesson_shows_the_tiny_nudge_inexact_and_every_tick_whole(pag
     caption = page.locator("#nudge-plot .fit-caption")
     for shown in range(2, 7):
         page.locator("#nudge-plot button[data-action='next']").click()
-        page.wait_for_function(f"() => document.querySelector('#nudge-plot .fit-caption').textContent.startsWith('Nudge {shown} ')")
+        page.wait_for_function(f"() => document.querySelector('#nudge-plot .fit-caption').textContent.startsWith('Nudge {shown} ')", polling=PAGE_POLL_MS)
     assert "h = 1e-5: (f(1 + h) - f(1)) / h = 12.00004." in caption.text_content()
     # Every tick of the error plot lies wholly inside its picture ("0.001", not ".001").
     cut = page.evaluate("""() => Array.from(document.querySelectorAll('#nudge-plot svg text.fit-tick'))
@@ -179,7 +180,7 @@ def test_focus_stays_on_the_controls_after_the_last_step(page_per_size, lesson_s
     nudge_next.focus()
     for _ in range(8):  # nine nudges: eight steps from the first to the last
         page.keyboard.press("Enter")
-    page.wait_for_function("() => document.querySelector('#nudge-plot').dataset.step === '8'")
+    page.wait_for_function("() => document.querySelector('#nudge-plot').dataset.step === '8'", polling=PAGE_POLL_MS)
     assert nudge_next.is_disabled() and page.evaluate(focused) == "reset"
     player_next = page.locator("#section-03 .player-controls button.next").first
     player_next.focus()
@@ -209,7 +210,7 @@ def test_focus_goes_to_the_result_after_run_tests_show_hint_and_check_answer(ope
     keys.tab_to(f"{block} button.run-tests")
     with page.expect_response(lambda r: r.url.endswith("/api/grade"), timeout=120_000):
         keys.press("Enter")
-    page.wait_for_function("b => document.querySelector(`${b} .results`).dataset.status", arg=block, timeout=120_000)
+    page.wait_for_function("b => document.querySelector(`${b} .results`).dataset.status", arg=block, timeout=120_000, polling=PAGE_POLL_MS)
     assert page.evaluate(FOCUSED).startswith("div verdict verdict-"), page.evaluate(FOCUSED)
     assert page.evaluate("b => document.querySelector(`${b} .results`).contains(document.activeElement)", block)
 
@@ -217,7 +218,7 @@ def test_focus_goes_to_the_result_after_run_tests_show_hint_and_check_answer(ope
         keys.tab_to(f"{block} button.show-hint")
         keys.press("Enter")
         page.wait_for_function("([b, n]) => document.querySelector(`${b} .exercise-help`).dataset.hintsShown === String(n)",
-                               arg=[block, number])
+                               arg=[block, number], polling=PAGE_POLL_MS)
         assert page.evaluate("() => document.activeElement.dataset.hint") == str(number), page.evaluate(FOCUSED)
     assert page.locator(f"{block} button.show-hint").is_disabled()
 
@@ -228,7 +229,7 @@ def test_focus_goes_to_the_result_after_run_tests_show_hint_and_check_answer(ope
         if question == "rate-too-large":
             keys.tab_to(f"{form} button[type=submit]")
             keys.press("Enter")
-        page.wait_for_function("f => document.querySelector(f).dataset.correct !== undefined", arg=form)
+        page.wait_for_function("f => document.querySelector(f).dataset.correct !== undefined", arg=form, polling=PAGE_POLL_MS)
         assert page.evaluate(FOCUSED) == f"div feedback {question}", page.evaluate(FOCUSED)
     fits_and_no_errors(page, log, size)
 

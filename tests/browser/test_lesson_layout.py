@@ -8,12 +8,10 @@ Expected numbers are hand-derived (a = 2, b = -3, c = 10, f = -2 in section 03),
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from lesson_pages import LESSON, LESSONS, SIZES, in_view, lesson, open_at
 
-from conftest import WIDTHS
+from conftest import WIDTHS, keep_screenshot
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -22,7 +20,7 @@ pytestmark = pytest.mark.timeout(300)
 
 
 @pytest.mark.parametrize("size", SIZES)
-def test_graph_is_the_python_layout_and_fits_the_screen(open_page, lesson_server, size, screenshots_dir: Path) -> None:
+def test_graph_is_the_python_layout_and_fits_the_screen(open_page, lesson_server, size) -> None:
     import chainrule
     from chainrule.drawing import geometry
     from chainrule.lessons import build_lesson_graph
@@ -83,7 +81,7 @@ def test_graph_is_the_python_layout_and_fits_the_screen(open_page, lesson_server
             }""")
         assert clashes == []
     assert player.get_attribute("data-position") == player.get_attribute("data-total")
-    page.locator("#section-03").screenshot(path=str(screenshots_dir / f"lesson-graph-{size}.png"))
+    keep_screenshot(page.locator("#section-03"), f"lesson-graph-{size}.png")
     assert log.outside(lesson_server.origin) == [] and log.page_errors == []
 
 

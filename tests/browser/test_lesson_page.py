@@ -2,7 +2,7 @@
 
 Expected numbers are the lesson spec's hand-derived ones (its sections 03, 04 and 06), never read back from
 the page or the API. Every request the page makes must go to the local server. Screenshots of every section
-(and a 390 px phone-width page) go to test-artifacts/screenshots/.
+(and a 390 px phone-width page) go to test-artifacts/screenshots/ when CHAINRULE_SCREENSHOTS=1 asks for them.
 """
 
 from __future__ import annotations
@@ -22,6 +22,9 @@ from lesson_pages import (
     run_tests,
     set_editor_text,
 )
+
+from conftest import keep_screenshot
+from polling import PAGE_POLL_MS
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -59,7 +62,7 @@ def section_top(page, number: str) -> float:
     return page.evaluate(f"document.querySelector('#section-{number}').getBoundingClientRect().top + window.scrollY")
 
 
-def test_path_page_shows_the_lesson_in_place(open_page, lesson_server, screenshots_dir: Path) -> None:
+def test_path_page_shows_the_lesson_in_place(open_page, lesson_server) -> None:
     context, page, log = open_page(lesson_server, wait_until="commit")
     try:
         page.goto(lesson_server.origin + "/")
@@ -76,7 +79,7 @@ def test_path_page_shows_the_lesson_in_place(open_page, lesson_server, screensho
         following = page.locator(".path-lesson").nth(here + 1)
         assert following.locator(".lesson-title a").get_attribute("href") == "/lessons/gradient-descent-linear-regression"
         assert "fit a line" in following.locator(".lesson-summary").text_content()
-        page.screenshot(path=str(screenshots_dir / "path.png"), full_page=True)
+        keep_screenshot(page, "path.png", full_page=True)
         lesson.locator(".lesson-title a").click()
         page.wait_for_selector("main[data-ready='true']")
         assert page.url.endswith(f"/lessons/{LESSON}")
@@ -85,7 +88,7 @@ def test_path_page_shows_the_lesson_in_place(open_page, lesson_server, screensho
         context.close()
 
 
-def test_lesson_end_to_end_and_kept_on_reload(open_page, lesson_server, screenshots_dir: Path) -> None:
+def test_lesson_end_to_end_and_kept_on_reload(open_page, lesson_server) -> None:
     context, page, log = open_page(lesson_server, wait_until="commit")
     try:
         page.goto(f"{lesson_server.origin}/lessons/{LESSON}", wait_until="commit")
@@ -100,7 +103,7 @@ def test_lesson_end_to_end_and_kept_on_reload(open_page, lesson_server, screensh
         _explain_it_back(page)
         _check_recap(page)
         for number in ("01", "02", "03", "04", "05", "06", "07", "08"):
-            page.locator(f"#section-{number}").screenshot(path=str(screenshots_dir / f"section-{number}.png"))
+            keep_screenshot(page.locator(f"#section-{number}"), f"section-{number}.png")
         assert page.locator("#messages .message").count() == 0
 
         _check_kept_after_reload(page)
@@ -136,7 +139,7 @@ def _play_see_it_work(page) -> None:
     page.clock.install()
     player.locator("select.speed").select_option("fast")  # this test is not about the speed
     player.locator("button.play").click()
-    page.wait_for_function("() => Number(document.querySelector('#see-it-work-player').dataset.position) >= 2")
+    page.wait_for_function("() => Number(document.querySelector('#see-it-work-player').dataset.position) >= 2", polling=PAGE_POLL_MS)
     player.locator("button.play").click()  # pause
     assert player.locator("button.play").get_attribute("aria-pressed") == "false"
     paused_at = int(player.get_attribute("data-position"))
@@ -189,7 +192,7 @@ def _make_predictions(page) -> None:
             form.locator("input").press("Enter")
         made += 1
         page.wait_for_function(
-            "k => document.querySelector('#section-04').dataset.predictionsMade === String(k)", arg=made)
+            "k => document.querySelector('#section-04').dataset.predictionsMade === String(k)", arg=made, polling=PAGE_POLL_MS)
         assert predict.locator(".prediction-counter").text_content() == f"{made} of 6 made"
         # The verdict stays at the input until the learner moves on with Next.
         assert predict.locator(f".prediction-feedback[data-key='{key}']").is_visible()
@@ -257,14 +260,14 @@ def _answer_quiz(page) -> None:
             form.locator("button[type=submit]").click()
         page.wait_for_function(
             "q => document.querySelector(`#section-06 form[data-question='${q}']`).dataset.correct !== undefined",
-            arg=question)
+            arg=question, polling=PAGE_POLL_MS)
         assert form.get_attribute("data-correct") == ("true" if right else "false"), form.text_content()
         if not right:  # a wrong first answer: a hint and one more try; the same answer again reveals
             assert form.get_attribute("data-retry") == "true" and form.locator(".hint").text_content().strip()
             form.locator("input").press("Enter")
             page.wait_for_function(
                 "q => document.querySelector(`#section-06 form[data-question='${q}']`).dataset.retry === 'false'",
-                arg=question)
+                arg=question, polling=PAGE_POLL_MS)
         feedback = form.locator(".feedback").text_content()
         assert ("Right." if right else "Not quite.") in feedback
         assert "comes back in review" in feedback.lower()
@@ -317,7 +320,7 @@ def _check_kept_after_reload(page) -> None:
     assert [ideas.nth(i).is_checked() for i in range(5)] == [True, True, False, False, False]
 
 
-def test_phone_width_no_sideways_scroll_no_layout_jump(open_page, lesson_server, screenshots_dir: Path) -> None:
+def test_phone_width_no_sideways_scroll_no_layout_jump(open_page, lesson_server) -> None:
     context, page, log = open_page(lesson_server, width=390, height=844, wait_until="commit")
     try:
         page.goto(f"{lesson_server.origin}/lessons/{LESSON}")
@@ -333,7 +336,7 @@ def test_phone_width_no_sideways_scroll_no_layout_jump(open_page, lesson_server,
             tops.add(section_top(page, "04"))
         assert tops == {top_before}
         page.keyboard.press("Home")
-        page.screenshot(path=str(screenshots_dir / "phone-390-lesson.png"), full_page=True)
+        keep_screenshot(page, "phone-390-lesson.png", full_page=True)
         assert log.outside(lesson_server.origin) == []
     finally:
         context.close()
@@ -372,7 +375,7 @@ def test_api_error_is_shown_then_reset_and_typing_are_kept(open_page, lesson_ser
 
         page.locator("article[data-exercise='neuron-grads'] button.reset-code").click()
         page.wait_for_function(
-            "text => window.chainruleEditors['neuron-grads'].getText() === text", arg=starter_source("neuron-grads", "python"))
+            "text => window.chainruleEditors['neuron-grads'].getText() === text", arg=starter_source("neuron-grads", "python"), polling=PAGE_POLL_MS)
 
         # Typing (no run) is saved after a short pause, and is there again after a reload.
         choose_language(page, "neuron-grads", "javascript")
@@ -395,7 +398,7 @@ def test_api_error_is_shown_then_reset_and_typing_are_kept(open_page, lesson_ser
         context.close()
 
 
-def test_review_page_asks_due_questions_and_undoes(open_page, server_factory, tmp_path: Path, screenshots_dir: Path) -> None:
+def test_review_page_asks_due_questions_and_undoes(open_page, server_factory, tmp_path: Path) -> None:
     from conftest import answered_days_ago
 
     # A question answered ten days ago is due now (its first interval is a few days).
@@ -413,12 +416,12 @@ def test_review_page_asks_due_questions_and_undoes(open_page, server_factory, tm
             r"a = (-?\d+) and b = (-?\d+)\. .* gradient of (-?\d+)\.", prompt).groups())
         form.locator("input").fill(str(b * upstream))
         form.locator("input").press("Enter")
-        page.wait_for_function("() => document.querySelector('#review-list form').dataset.correct !== undefined")
+        page.wait_for_function("() => document.querySelector('#review-list form').dataset.correct !== undefined", polling=PAGE_POLL_MS)
         assert form.get_attribute("data-correct") == "true"
         assert "comes back in review" in form.locator(".feedback").text_content().lower()
-        page.screenshot(path=str(screenshots_dir / "review.png"), full_page=True)
+        keep_screenshot(page, "review.png", full_page=True)
         page.locator("#undo-review").click()
-        page.wait_for_function("() => document.querySelector('#undo-status').textContent.startsWith('Undone')")
+        page.wait_for_function("() => document.querySelector('#undo-status').textContent.startsWith('Undone')", polling=PAGE_POLL_MS)
         page.wait_for_selector("#review-list form[data-question='product-gradient']:not([data-correct])")
         assert log.outside(server.origin) == []
     finally:

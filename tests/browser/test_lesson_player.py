@@ -6,10 +6,12 @@ write multiplication as ×, the glyphs the page draws, the remembered language a
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 from lesson_pages import LESSONS, SIZES, lesson
+
+from conftest import keep_screenshot
+from polling import PAGE_POLL_MS
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -18,7 +20,7 @@ pytestmark = pytest.mark.timeout(300)
 
 
 @pytest.mark.parametrize("size", SIZES)
-def test_play_speed_and_the_formula_term_of_each_step(page_per_size, lesson_server, size, screenshots_dir: Path) -> None:
+def test_play_speed_and_the_formula_term_of_each_step(page_per_size, lesson_server, size) -> None:
     context, page, log = page_per_size(lesson_server, size)
     lesson(page, lesson_server, complete=False)
     player = page.locator("#see-it-work-player")
@@ -27,7 +29,7 @@ def test_play_speed_and_the_formula_term_of_each_step(page_per_size, lesson_serv
     assert speed.locator("option").all_text_contents() == ["Slow", "Normal", "Fast"]
     speed.select_option("fast")
     player.locator("button.play").click()
-    page.wait_for_function("() => Number(document.querySelector('#see-it-work-player').dataset.position) >= 2")
+    page.wait_for_function("() => Number(document.querySelector('#see-it-work-player').dataset.position) >= 2", polling=PAGE_POLL_MS)
     player.locator("button.play").click()
     # The chain rule along a's path: dL/da = dL/dd * dd/de * de/da; the backward step at L computes
     # dL/dd, the one at d computes dd/de, the one at e computes de/da; the seed computes none of them.
@@ -42,7 +44,7 @@ def test_play_speed_and_the_formula_term_of_each_step(page_per_size, lesson_serv
         seen.append(formula.get_attribute("data-active-term"))
         assert formula.locator(".term-active").count() == (1 if seen[-1] else 0)
         if seen[-1] == "d/e":
-            page.locator("#section-03").screenshot(path=str(screenshots_dir / f"lesson-formula-term-{size}.png"))
+            keep_screenshot(page.locator("#section-03"), f"lesson-formula-term-{size}.png")
     assert seen == ["", "L/d", "d/e", "e/a"]
     assert log.page_errors == []
 
@@ -97,7 +99,7 @@ def test_speeds_glyphs_language_and_saved_status(page_per_size, lesson_server, s
     page.keyboard.type("\n# python words\n")
     article.locator(".save-status", has_text="Saved (Python)").wait_for()
     article.locator("label", has_text="JavaScript").click()
-    page.wait_for_function("id => document.querySelector(`article[data-exercise='${id}']`).dataset.language === 'javascript'", arg=exercise)
+    page.wait_for_function("id => document.querySelector(`article[data-exercise='${id}']`).dataset.language === 'javascript'", arg=exercise, polling=PAGE_POLL_MS)
     assert "Python" not in article.locator(".save-status").inner_text()
     page.reload()
     page.wait_for_selector("main[data-complete='true']", timeout=60_000)

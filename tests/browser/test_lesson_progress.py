@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from lesson_pages import LESSON, SIZES, SPEC_PREDICTIONS, lesson, open_at
 
-from conftest import WIDTHS
+from conftest import WIDTHS, keep_screenshot
+from polling import PAGE_POLL_MS
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -20,7 +21,7 @@ pytestmark = pytest.mark.timeout(300)
 
 @pytest.mark.parametrize("size", SIZES)
 def test_contents_mark_finished_sections_and_coming_back_continues(
-    open_page, server_factory, tmp_path: Path, size, screenshots_dir: Path
+    open_page, server_factory, tmp_path: Path, size
 ) -> None:
     from chainrule.lessons import exercise_ids, question_ids
     from chainrule.progress import open_store
@@ -46,7 +47,7 @@ def test_contents_mark_finished_sections_and_coming_back_continues(
     assert "05" in page.locator("#continue-note").text_content()
     top = page.evaluate("document.querySelector('#section-05').getBoundingClientRect().top")
     assert abs(top) < 40, top
-    page.screenshot(path=str(screenshots_dir / f"lesson-continue-{size}.png"))
+    keep_screenshot(page, f"lesson-continue-{size}.png")
 
     for exercise in exercise_ids(LESSON):
         store.record_submission(exercise, "python", "# passed", {"status": "pass"})
@@ -56,7 +57,7 @@ def test_contents_mark_finished_sections_and_coming_back_continues(
     # The last piece done on the page itself: the contents update without a reload.
     page.locator("#explanation-text").fill("The output starts at 1; each box multiplies by its local slope.")
     page.locator("#section-07 button[type=submit]").click()
-    page.wait_for_function("() => document.querySelector('main').dataset.finished === 'true'", timeout=20_000)
+    page.wait_for_function("() => document.querySelector('main').dataset.finished === 'true'", timeout=20_000, polling=PAGE_POLL_MS)
     assert finished() == ["01", "02", "03", "04", "05", "06", "07", "08"]
     assert page.locator("#lesson-finished").is_visible()
     assert "finished this lesson" in page.locator("#lesson-finished").text_content()
@@ -67,7 +68,7 @@ def test_contents_mark_finished_sections_and_coming_back_continues(
     page.wait_for_selector("main[data-ready='true']")
     entry = page.locator(f".path-lesson[data-lesson='{LESSON}']")
     assert entry.get_attribute("data-finished") == "true" and "Finished." in entry.text_content()
-    page.screenshot(path=str(screenshots_dir / f"lesson-path-finished-{size}.png"), full_page=True)
+    keep_screenshot(page, f"lesson-path-finished-{size}.png", full_page=True)
     assert page.evaluate("document.documentElement.scrollWidth") <= WIDTHS[size][0]
     assert log.page_errors == []
 

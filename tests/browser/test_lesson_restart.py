@@ -12,6 +12,7 @@ import pytest
 from lesson_pages import LESSON, SIZES, lesson, open_at, saved_code
 
 from conftest import kill_lesson_server, start_lesson_server, stop_lesson_server
+from polling import PAGE_POLL_MS
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -88,7 +89,7 @@ def test_the_open_tab_survives_a_restart_and_keeps_what_was_typed(open_page, tmp
         page.wait_for_selector("html[data-connection='ok']", timeout=30_000)
         assert page.locator("#connection-notice").count() == 0
         # The draft leaves this browser once the restarted server has it.
-        page.wait_for_function("k => localStorage.getItem(k) === null", arg=f"chainrule:draft:{exercise}/python")
+        page.wait_for_function("k => localStorage.getItem(k) === null", arg=f"chainrule:draft:{exercise}/python", polling=PAGE_POLL_MS)
         assert "# typed while the server was down" in saved_code(page)[f"{exercise}/python"]
         # Continue in the same tab: a prediction is checked and saved by the restarted server.
         answer = page.evaluate(

@@ -20,6 +20,7 @@ from lesson_pages import reference  # noqa: E402
 
 from conftest import axe_violations  # noqa: E402
 from lti_world import LtiWorld  # noqa: E402
+from polling import PAGE_POLL_MS
 
 LESSON = "computational-graphs"
 
@@ -47,7 +48,7 @@ def pass_exercise(page, frame, exercise: str) -> None:
     frame.locator(f"article[data-exercise='{exercise}'] button.run-tests").click()
     frame.wait_for_function(
         "id => { const r = document.querySelector(`article[data-exercise='${id}'] .results`);"
-        " return r && !r.hasAttribute('aria-busy') && r.dataset.status; }", arg=exercise, timeout=120_000)
+        " return r && !r.hasAttribute('aria-busy') && r.dataset.status; }", arg=exercise, timeout=120_000, polling=PAGE_POLL_MS)
     status = frame.locator(f"article[data-exercise='{exercise}'] .results").get_attribute("data-status")
     assert status == "pass", frame.locator(f"article[data-exercise='{exercise}'] .results").text_content()
 
@@ -108,7 +109,7 @@ def test_launch_lesson_pass_and_score_in_the_lms_gradebook_exactly_once(browser,
         assert not toggle.is_checked()
         assert teacher_frame.locator("#path-column-state").text_content().startswith("Off: only the lessons linked")
         toggle.check()
-        teacher_frame.wait_for_function("() => document.querySelector('#path-column-state').textContent.startsWith('On:')")
+        teacher_frame.wait_for_function("() => document.querySelector('#path-column-state').textContent.startsWith('On:')", polling=PAGE_POLL_MS)
         assert teacher_frame.evaluate("fetch('/api/class/lms/path-column').then(r => r.json())")["path_column"] is True
         # Turned on, the column makes the score sender score every learner again: once Ada's whole-path score
         # has reached its own column, a round has looked at her lesson's score again after both were sent, and
@@ -118,7 +119,7 @@ def test_launch_lesson_pass_and_score_in_the_lms_gradebook_exactly_once(browser,
         given = [post["scoreGiven"] for post in posts()]
         assert given == [3, 4], given  # started (the reading, 01-03), then the exercises' section (05): once each
         toggle.uncheck()
-        teacher_frame.wait_for_function("() => document.querySelector('#path-column-state').textContent.startsWith('Off:')")
+        teacher_frame.wait_for_function("() => document.querySelector('#path-column-state').textContent.startsWith('Off:')", polling=PAGE_POLL_MS)
 
         # Another learner opens the same link in a window of its own.
         page = learner.new_page()

@@ -15,7 +15,8 @@ from class_pages import PASSWORD, desktop_page, joined_and_graded, submit_form
 from chainrule import lessons
 from chainrule.grading import reference_source
 from class_process import ClassServer
-from conftest import WIDTHS, axe_violations
+from conftest import WIDTHS, axe_violations, keep_screenshot
+from polling import PAGE_POLL_MS
 
 EXERCISE = "local-gradients"
 # Bea's name holds markup: the page shows it as text.
@@ -47,14 +48,14 @@ def cell(row, label: str) -> str:
     return row.locator(f"td[data-label='{label}']").inner_text()
 
 
-def test_the_teacher_counts_the_mistakes_by_keyboard_and_opens_a_run(browser, served, screenshots_dir):
+def test_the_teacher_counts_the_mistakes_by_keyboard_and_opens_a_run(browser, served):
     with desktop_page(browser) as page:
         page.goto(served.teacher_link)
         submit_form(page, {"password": PASSWORD})
         count = page.get_by_role("button", name="Count the class's mistakes")
         count.focus()
         page.keyboard.press("Enter")
-        page.wait_for_function("() => document.activeElement && document.activeElement.id === 'mistakes-state'")
+        page.wait_for_function("() => document.activeElement && document.activeElement.id === 'mistakes-state'", polling=PAGE_POLL_MS)
         assert "days are in the class's time zone, UTC" in page.locator("#mistakes-state").text_content()
         table = page.locator(f"[data-exercise='{EXERCISE}'] table")
         assert table.locator("tbody tr").evaluate_all("rows => rows.map((row) => row.dataset.mistake)") == [
@@ -72,19 +73,19 @@ def test_the_teacher_counts_the_mistakes_by_keyboard_and_opens_a_run(browser, se
         run_id = page.evaluate("document.activeElement.dataset.openRun")
         assert run_id and page.evaluate("document.activeElement.textContent").startswith(f"Run {run_id}: {BEA}, ")
         page.keyboard.press("Enter")
-        page.wait_for_function(f"() => document.activeElement && document.activeElement.dataset.run === '{run_id}'")
+        page.wait_for_function(f"() => document.activeElement && document.activeElement.dataset.run === '{run_id}'", polling=PAGE_POLL_MS)
         assert page.locator("#feedback-learner option:checked").text_content() == BEA
         page.locator("#mistakes-title").scroll_into_view_if_needed()
-        page.screenshot(path=str(screenshots_dir / "mistakes-1280.png"))
+        keep_screenshot(page, "mistakes-1280.png")
         assert axe_violations(page, within="#class-mistakes") == []
 
         page.set_viewport_size({"width": WIDTHS["phone"][0], "height": WIDTHS["phone"][1]})
-        page.wait_for_function("() => document.documentElement.scrollWidth <= window.innerWidth")
+        page.wait_for_function("() => document.documentElement.scrollWidth <= window.innerWidth", polling=PAGE_POLL_MS)
         box = nothing.bounding_box()
         assert box["x"] >= 0 and box["x"] + box["width"] <= WIDTHS["phone"][0]  # a row is a card on a phone
         assert axe_violations(page, within="#class-mistakes") == []
         nothing.scroll_into_view_if_needed()
-        page.screenshot(path=str(screenshots_dir / "mistakes-390.png"))
+        keep_screenshot(page, "mistakes-390.png")
 
 
 def test_a_learner_is_refused(served):

@@ -25,6 +25,7 @@ from lesson_pages import at_each_width, click
 from chainrule.grading import starter_source
 from chainrule.lessons.scaffold import write_lesson
 from conftest import WIDTHS, axe_violations, kill_lesson_server, start_lesson_server, stop_lesson_server
+from polling import PAGE_POLL_MS
 from submissions import APPEND_IN_LIST_ORDER
 
 pytestmark = pytest.mark.timeout(300)
@@ -75,7 +76,7 @@ def explore_with(page, values: dict[str, str]) -> None:
     for label, value in values.items():
         with page.expect_response(lambda r: "/explore/" in r.url):
             page.locator(f"#explore-{label}").fill(value)
-    page.wait_for_function("() => !document.querySelector('#explore').hasAttribute('aria-busy')")
+    page.wait_for_function("() => !document.querySelector('#explore').hasAttribute('aria-busy')", polling=PAGE_POLL_MS)
 
 
 def nudge_explore(page, label: str, h: str) -> str:
@@ -145,7 +146,7 @@ def nudge_playground(page, name: str, h: str) -> str:
     page.fill("#pg-nudge-h", h)
     before = int(page.get_attribute("main", "data-runs") or "0")
     page.click("#pg-nudge-form button[type=submit]")
-    page.wait_for_function(f"() => Number(document.querySelector('main').dataset.runs || 0) > {before}")
+    page.wait_for_function(f"() => Number(document.querySelector('main').dataset.runs || 0) > {before}", polling=PAGE_POLL_MS)
     return page.locator("#pg-nudge-result .nudge-note").inner_text()
 
 
@@ -180,7 +181,7 @@ def run_source(page, exercise: str, source: str) -> dict:
     with page.expect_response(lambda r: r.url.endswith("/api/grade"), timeout=120_000) as response:
         block.locator("button.run-tests").click()
     page.wait_for_function(
-        "id => !document.querySelector(`article[data-exercise='${id}'] .results`).hasAttribute('aria-busy')", arg=exercise)
+        "id => !document.querySelector(`article[data-exercise='${id}'] .results`).hasAttribute('aria-busy')", arg=exercise, polling=PAGE_POLL_MS)
     return response.value.json()
 
 
@@ -271,13 +272,13 @@ def test_the_solution_opens_by_itself_at_the_third_run_and_a_reconnect_leaves_no
     status = block.locator(".run-status")
     page.wait_for_function(
         "s => document.querySelector(s).textContent.startsWith('The tests did not run')",
-        arg=f"article[data-exercise='{exercise}'] .run-status")
+        arg=f"article[data-exercise='{exercise}'] .run-status", polling=PAGE_POLL_MS)
     def says_the_server_did_not_answer():
         assert "the lesson server did not answer" in status.inner_text()
 
     at_each_width(page, says_the_server_did_not_answer)
     server_factory(data, port)
-    page.wait_for_function("() => document.documentElement.dataset.connection === 'ok'", timeout=30_000)
+    page.wait_for_function("() => document.documentElement.dataset.connection === 'ok'", timeout=30_000, polling=PAGE_POLL_MS)
 
     def back_with_no_dangling_reference():
         assert status.inner_text() == "The lesson server is back: press Run tests to run them."

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from class_pages import ada_started_and_the_teacher_in, credit_cell, desktop_page
 
-from conftest import WIDTHS, axe_violations
+from conftest import WIDTHS, axe_violations, keep_screenshot
+from polling import PAGE_POLL_MS
 
 
-def test_the_teacher_gives_a_credit_by_hand_with_the_keyboard_and_excuses_after_confirming(browser, due_class,
-                                                                                           screenshots_dir):
+def test_the_teacher_gives_a_credit_by_hand_with_the_keyboard_and_excuses_after_confirming(browser, due_class):
     with desktop_page(browser) as page:
         ada_started_and_the_teacher_in(due_class, page)
         page.wait_for_selector("#audit-page")
@@ -38,10 +38,10 @@ def test_the_teacher_gives_a_credit_by_hand_with_the_keyboard_and_excuses_after_
         page.keyboard.press("Enter")
         status = page.locator("[data-mark-status]")
         status.wait_for()
-        page.wait_for_function("() => document.querySelector('[data-mark-status]').textContent.startsWith('Saved')")
+        page.wait_for_function("() => document.querySelector('[data-mark-status]').textContent.startsWith('Saved')", polling=PAGE_POLL_MS)
         assert status.text_content() == "Saved: Ada, Backpropagation: the chain rule on a graph: 6 of 8."
         page.wait_for_function("() => document.querySelector(\"tr[data-credit-row='Ada'] td[data-lesson='backprop']\")"
-                               ".textContent === '6 of 8 · given by hand'")
+                               ".textContent === '6 of 8 · given by hand'", polling=PAGE_POLL_MS)
         row = page.locator("tr[data-audit='override']")
         assert [row.locator(f"td[data-label='{label}']").text_content() for label in ("Who", "Learner", "Before", "After",
                                                                                        "Reason")] == [
@@ -58,7 +58,7 @@ def test_the_teacher_gives_a_credit_by_hand_with_the_keyboard_and_excuses_after_
         page.get_by_role("button", name="Save the change").click()
         page.wait_for_selector("tr[data-audit='excuse']")
         page.wait_for_function("() => document.querySelector(\"tr[data-credit-row='Ada'] td[data-lesson='backprop']\")"
-                               ".textContent === 'excused'")
+                               ".textContent === 'excused'", polling=PAGE_POLL_MS)
         assert page.locator("#audit-page").text_content() == "Page 1 of 1 (2 changes, newest first)"
         assert page.locator("#mark-list").text_content() == (
             "Ada, backprop: excused, because: ill that week")
@@ -66,6 +66,6 @@ def test_the_teacher_gives_a_credit_by_hand_with_the_keyboard_and_excuses_after_
         for name, (width, height) in WIDTHS.items():
             page.set_viewport_size({"width": width, "height": height})
             assert axe_violations(page) == [], width
-            page.locator("#class-marks").screenshot(path=str(screenshots_dir / f"teacher-marks-{name}.png"))
+            keep_screenshot(page.locator("#class-marks"), f"teacher-marks-{name}.png")
             overflow = page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
             assert overflow <= 0, (width, overflow)

@@ -19,6 +19,7 @@ from lesson_pages import choose_language, reference, run_tests, set_editor_text
 from path_walk import CAPSTONE, CAPSTONE_PREDICTIONS, answer_quiz, make_predictions
 
 from conftest import WIDTHS, axe_violations, new_page
+from polling import PAGE_POLL_MS
 
 pytestmark = pytest.mark.timeout(900)
 
@@ -35,7 +36,7 @@ def assert_the_learners_graph_is_drawn(page, graph: list[dict], size: str) -> No
     scrolling sideways); at 390 px it is drawn top to bottom and its frame scrolls, taking the keyboard focus."""
     holder = page.locator("article[data-exercise='engine-network'] .drawn-graph")
     holder.wait_for()
-    page.wait_for_function("h => h.dataset.shape === (innerWidth <= 640 ? 'narrow' : 'wide')", arg=holder.element_handle())
+    page.wait_for_function("h => h.dataset.shape === (innerWidth <= 640 ? 'narrow' : 'wide')", arg=holder.element_handle(), polling=PAGE_POLL_MS)
     shown = holder.evaluate("""h => {
         const texts = (rows, a, b) => Array.from(rows, (r) => [r.querySelector(a).textContent, r.querySelector(b).textContent]);
         const figure = h.querySelector('figure.graph-figure');

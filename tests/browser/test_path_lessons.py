@@ -17,6 +17,7 @@ from lesson_pages import LANGUAGES, choose_language, click, click_until_disabled
 from path_walk import NEXT, PREDICTIONS, answer_quiz, make_predictions, quiz_of
 
 from conftest import WIDTHS, start_lesson_server, stop_lesson_server
+from polling import PAGE_POLL_MS
 
 pytestmark = pytest.mark.timeout(400)
 
@@ -43,7 +44,7 @@ def play_fit_plot(page) -> None:
     page.locator("#fit-run-right").check()
     # Play moves the line by itself (a few steps are enough to see it), Next takes it to the end.
     plot.locator("button[data-action='play']").click()
-    page.wait_for_function("() => Number(document.querySelector('#fit-plot').dataset.step) >= 3", timeout=30_000)
+    page.wait_for_function("() => Number(document.querySelector('#fit-plot').dataset.step) >= 3", timeout=30_000, polling=PAGE_POLL_MS)
     click_until_disabled(page, "#fit-plot button[data-action='next']")
     assert plot.get_attribute("data-step") == "40"
     caption = plot.locator(".fit-caption").text_content()
@@ -64,11 +65,11 @@ def restored_at_phone_width(page, server, lesson_id: str, graded: dict[str, str]
     for exercise, language in graded.items():
         block = page.locator(f"article[data-exercise='{exercise}']")
         choose_language(page, exercise, language)
-        page.wait_for_function("id => window.chainruleEditors[id].getText().length > 0", arg=exercise)
+        page.wait_for_function("id => window.chainruleEditors[id].getText().length > 0", arg=exercise, polling=PAGE_POLL_MS)
         assert page.evaluate("id => window.chainruleEditors[id].getText()", exercise) == reference(exercise, language)
         page.wait_for_function(
             "id => document.querySelector(`article[data-exercise='${id}'] .results`).dataset.status === 'pass'",
-            arg=exercise)
+            arg=exercise, polling=PAGE_POLL_MS)
         assert "your last run" in block.locator(".result-facts").text_content()
     assert page.evaluate("document.documentElement.scrollWidth") <= width  # no sideways scrolling
     page.locator("#section-03").screenshot(path=str(screenshots_dir / f"lesson-{lesson_id}-03-phone.png"))

@@ -10,13 +10,13 @@ a: b = -3, b: a = 2, c: 1.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from graph_checks import overprints
 from lesson_pages import click
 
-from conftest import axe_violations
+from conftest import axe_violations, keep_screenshot
+from polling import PAGE_POLL_MS
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -62,7 +62,7 @@ def after_run(page, action) -> None:
     """Do `action` and wait until the server's answer is on the page."""
     before = runs(page)
     action()
-    page.wait_for_function(f"() => Number(document.querySelector('main').dataset.runs || 0) > {before}")
+    page.wait_for_function(f"() => Number(document.querySelector('main').dataset.runs || 0) > {before}", polling=PAGE_POLL_MS)
 
 
 def submit(page, expression: str) -> None:
@@ -276,17 +276,17 @@ def test_graph_text_is_never_below_12_px_and_never_shrunk(page):
     assert page.evaluate("document.documentElement.scrollWidth") <= SIZES[page.size_name][0]  # no page-wide sideways scroll
 
 
-def test_axe_finds_no_serious_violation_and_screenshots(page, screenshots_dir: Path):
+def test_axe_finds_no_serious_violation_and_screenshots(page):
     submit(page, "tanh(w*x + b)")
     page.locator("#pg-player button.next").click()
     found = {"running": axe_violations(page)}
     to_end(page)
-    page.screenshot(path=str(screenshots_dir / f"playground-{page.size_name}.png"))
-    page.screenshot(path=str(screenshots_dir / f"playground-{page.size_name}-full.png"), full_page=True)
+    keep_screenshot(page, f"playground-{page.size_name}.png")
+    keep_screenshot(page, f"playground-{page.size_name}-full.png", full_page=True)
     submit(page, "w * x +* b")
     after_run(page, lambda: page.fill("#pg-value-x", "huge"))
     found["with errors"] = axe_violations(page)
-    page.screenshot(path=str(screenshots_dir / f"playground-{page.size_name}-error.png"), full_page=True)
+    keep_screenshot(page, f"playground-{page.size_name}-error.png", full_page=True)
     problems = {where: violations for where, violations in found.items() if violations}
     assert not problems, json.dumps(problems, indent=1)
 

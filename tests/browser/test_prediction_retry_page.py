@@ -19,7 +19,8 @@ import pytest
 from lesson_pages import LESSON, SIZES, has_number, lesson, open_at, visible_text
 
 from chainrule.lessons.loader import DATA_DIR
-from conftest import axe_violations
+from conftest import axe_violations, keep_screenshot
+from polling import PAGE_POLL_MS
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -55,7 +56,7 @@ def no_serious_violation(page, within: str, where: str) -> None:
 
 @pytest.mark.parametrize("size", SIZES)
 def test_a_wrong_prediction_and_quiz_answer_get_a_hint_then_one_more_try_by_keyboard(
-    open_page, server_factory, tmp_path: Path, size, screenshots_dir: Path
+    open_page, server_factory, tmp_path: Path, size
 ) -> None:
     server = server_factory(tmp_path)
     context, page, log = open_at(open_page, server, size, bypass_csp=True)
@@ -77,7 +78,7 @@ def test_a_wrong_prediction_and_quiz_answer_get_a_hint_then_one_more_try_by_keyb
     assert hint.get_attribute("id") in described  # read again with the field
     assert "one more try" in section.locator(".prediction-list li[data-key='n']").inner_text()
     assert section.locator("form.prediction-form button[type=submit]").inner_text() == "Submit second try"
-    page.locator("#section-04").screenshot(path=str(screenshots_dir / f"prediction-hint-{size}.png"))
+    keep_screenshot(page.locator("#section-04"), f"prediction-hint-{size}.png")
     no_serious_violation(page, "#section-04", "prediction hint")
     # The second try, right: said so, not marked as a first-try right, and the step waits for Next.
     type_and_enter(page, f"{N:.4f}")
@@ -108,14 +109,14 @@ def test_a_wrong_prediction_and_quiz_answer_get_a_hint_then_one_more_try_by_keyb
     given = QUIZ["product-gradient"]["given"]
     form.locator("input").focus()
     type_and_enter(page, f"{given['b']:g}")
-    page.wait_for_function("() => document.querySelector(\"#section-06 form[data-question='product-gradient']\").dataset.retry === 'true'")
+    page.wait_for_function("() => document.querySelector(\"#section-06 form[data-question='product-gradient']\").dataset.retry === 'true'", polling=PAGE_POLL_MS)
     assert form.locator(".hint").get_attribute("data-mistake") == "forgot the gradient that came back"
     assert not has_number(form.locator(".feedback").inner_text(), f"{given['b'] * given['upstream']:g}")
     assert "feedback" in page.evaluate(FOCUSED)[2]  # the hint is read from where the focus went
     page.keyboard.press("Shift+Tab")  # Check answer
     page.keyboard.press("Shift+Tab")  # the field
     type_and_enter(page, f"{given['b'] * given['upstream']:g}")
-    page.wait_for_function("() => document.querySelector(\"#section-06 form[data-question='product-gradient']\").dataset.correct === 'true'")
+    page.wait_for_function("() => document.querySelector(\"#section-06 form[data-question='product-gradient']\").dataset.correct === 'true'", polling=PAGE_POLL_MS)
     assert form.get_attribute("data-practice") == "true"  # the first answer rated the review card
 
     # A choice: the wrong option's own explanation, then the right option.
@@ -126,7 +127,7 @@ def test_a_wrong_prediction_and_quiz_answer_get_a_hint_then_one_more_try_by_keyb
     page.keyboard.press("Tab")
     assert page.evaluate(FOCUSED)[0] == "BUTTON"
     page.keyboard.press("Enter")
-    page.wait_for_function("() => document.querySelector(\"#section-06 form[data-question='addition-node']\").dataset.retry === 'true'")
+    page.wait_for_function("() => document.querySelector(\"#section-06 form[data-question='addition-node']\").dataset.retry === 'true'", polling=PAGE_POLL_MS)
     assert choice.locator(".hint").inner_text().strip() == question["why_wrong"][0]
     assert question["options"][question["answer_index"]].rstrip(".") not in choice.locator(".feedback").inner_text()
     page.keyboard.press("Shift+Tab")  # Check answer
@@ -134,7 +135,7 @@ def test_a_wrong_prediction_and_quiz_answer_get_a_hint_then_one_more_try_by_keyb
     page.keyboard.press("ArrowDown")  # the next option: the right one
     page.keyboard.press("Tab")
     page.keyboard.press("Enter")
-    page.wait_for_function("() => document.querySelector(\"#section-06 form[data-question='addition-node']\").dataset.correct === 'true'")
+    page.wait_for_function("() => document.querySelector(\"#section-06 form[data-question='addition-node']\").dataset.correct === 'true'", polling=PAGE_POLL_MS)
 
     # Wrong twice: the second answer shows the right one, and why the chosen one is wrong.
     order = page.locator("#section-06 form[data-question='reverse-order']")
@@ -143,14 +144,14 @@ def test_a_wrong_prediction_and_quiz_answer_get_a_hint_then_one_more_try_by_keyb
     page.keyboard.press("Space")
     page.keyboard.press("Tab")
     page.keyboard.press("Enter")
-    page.wait_for_function("() => document.querySelector(\"#section-06 form[data-question='reverse-order']\").dataset.retry === 'true'")
+    page.wait_for_function("() => document.querySelector(\"#section-06 form[data-question='reverse-order']\").dataset.retry === 'true'", polling=PAGE_POLL_MS)
     page.keyboard.press("Shift+Tab")
     page.keyboard.press("Enter")  # the same option again
-    page.wait_for_function("() => document.querySelector(\"#section-06 form[data-question='reverse-order']\").dataset.retry === 'false'")
+    page.wait_for_function("() => document.querySelector(\"#section-06 form[data-question='reverse-order']\").dataset.retry === 'false'", polling=PAGE_POLL_MS)
     shown = order.locator(".feedback").inner_text()
     assert "Not quite." in shown and question["options"][question["answer_index"]].rstrip(".") in shown
     assert question["why_wrong"][0] in shown and order.locator(".reason").inner_text().strip()
-    page.locator("#section-06").screenshot(path=str(screenshots_dir / f"quiz-hint-and-reveal-{size}.png"))
+    keep_screenshot(page.locator("#section-06"), f"quiz-hint-and-reveal-{size}.png")
     no_serious_violation(page, "#section-06", "quiz hints and reveals")
     sideways = page.evaluate("document.documentElement.scrollWidth")
     assert sideways <= page.viewport_size["width"], sideways

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from chainrule.lessons import quiz_question
-from conftest import answered_days_ago
+from conftest import answered_days_ago, keep_screenshot
+from polling import PAGE_POLL_MS
 
 torch = pytest.importorskip("torch")
 
@@ -28,7 +29,7 @@ def tanh_key(prompt: str) -> float:
 
 
 @pytest.mark.parametrize("width", [1280, 390])
-def test_review_page_asks_fresh_numbers(open_page, server_factory, tmp_path: Path, screenshots_dir: Path,
+def test_review_page_asks_fresh_numbers(open_page, server_factory, tmp_path: Path,
                                         width: int) -> None:
     answered_days_ago(tmp_path, 400, (LESSON, "tanh-gradient", "0.49", False), (LESSON, "addition-node", "1", False))
     server = server_factory(tmp_path)
@@ -47,7 +48,7 @@ def test_review_page_asks_fresh_numbers(open_page, server_factory, tmp_path: Pat
     choice = page.locator("#review-list form[data-question='addition-node']")
     choice.locator("label", has_text="Half of g").click()
     choice.locator("button[type=submit]").click()
-    page.wait_for_function("() => document.querySelector(\"#review-list form[data-question='addition-node']\").dataset.correct !== undefined")
+    page.wait_for_function("() => document.querySelector(\"#review-list form[data-question='addition-node']\").dataset.correct !== undefined", polling=PAGE_POLL_MS)
     feedback = choice.locator(".feedback").text_content()
     assert "The right answer: \u201cg to each of them, unchanged\u201d." in feedback
     assert ".." not in feedback and "answer is G" not in feedback
@@ -55,17 +56,17 @@ def test_review_page_asks_fresh_numbers(open_page, server_factory, tmp_path: Pat
     key = tanh_key(prompt)
     form.locator("input").fill(f"{key:.4f}")
     form.locator("input").press("Enter")
-    page.wait_for_function("() => document.querySelector(\"#review-list form[data-question='tanh-gradient']\").dataset.correct !== undefined")
+    page.wait_for_function("() => document.querySelector(\"#review-list form[data-question='tanh-gradient']\").dataset.correct !== undefined", polling=PAGE_POLL_MS)
     assert form.get_attribute("data-correct") == "true", form.text_content()
     note = form.locator(".review-note").text_content()
     # The page's one date format: weekday, day, month and a time.
     assert re.search(r"(Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)", note), note
     assert re.search(r"\d{1,2}:\d{2}", note), note
-    page.screenshot(path=str(screenshots_dir / f"review-fresh-{width}.png"), full_page=True)
+    keep_screenshot(page, f"review-fresh-{width}.png", full_page=True)
 
     # Undo puts the card back as it was: the same review, so the same numbers.
     page.locator("#undo-review").click()
-    page.wait_for_function("() => document.querySelector('#undo-status').textContent.startsWith('Undone')")
+    page.wait_for_function("() => document.querySelector('#undo-status').textContent.startsWith('Undone')", polling=PAGE_POLL_MS)
     status = page.locator("#undo-status").text_content()
     assert re.search(r"\d{1,2}:\d{2}", status), status
     page.wait_for_selector("#review-list form[data-question='tanh-gradient']:not([data-correct])")

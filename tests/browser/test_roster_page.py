@@ -14,6 +14,7 @@ import pytest
 from class_pages import PASSWORD, new_context, submit_form
 
 from conftest import WIDTHS, axe_violations
+from polling import PAGE_POLL_MS
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -51,7 +52,7 @@ def test_a_teacher_imports_a_roster_filters_by_section_and_removes_two_at_once(b
     no_serious_violations(page)
 
     upload(page, GOOD)
-    page.wait_for_function("() => document.getElementById('roster-said').textContent.startsWith('Imported')")
+    page.wait_for_function("() => document.getElementById('roster-said').textContent.startsWith('Imported')", polling=PAGE_POLL_MS)
     assert page.locator("#roster-said").text_content() == \
         "Imported: 2 people added to the roster, 0 people already on it updated."
     assert page.locator("#roster-table tbody tr").count() == 2
@@ -68,9 +69,9 @@ def test_a_teacher_imports_a_roster_filters_by_section_and_removes_two_at_once(b
     page.reload()
     page.locator("#section-filter-box").wait_for()
     assert page.locator("#section-filter option").all_text_contents() == ["The whole class", "Monday", "Tuesday"]
-    page.wait_for_function("() => document.querySelectorAll('[data-learner-row]').length === 2")
+    page.wait_for_function("() => document.querySelectorAll('[data-learner-row]').length === 2", polling=PAGE_POLL_MS)
     page.locator("#section-filter").select_option("Monday")
-    page.wait_for_function("() => document.querySelectorAll('[data-learner-row]').length === 1")
+    page.wait_for_function("() => document.querySelectorAll('[data-learner-row]').length === 1", polling=PAGE_POLL_MS)
     assert page.locator("[data-learner-row]").get_attribute("data-learner-row") == "Dee"
     assert page.locator("#gradebook-link").get_attribute("href") == "/teacher/gradebook.csv?section=Monday"
     assert page.locator("#section-said").text_content().startswith("Showing section Monday only")
@@ -83,7 +84,7 @@ def test_a_teacher_imports_a_roster_filters_by_section_and_removes_two_at_once(b
     people.get_by_role("button", name="Remove the chosen learners").click()
     assert page.evaluate("() => document.activeElement.dataset.confirm") == "no"  # the safe choice first
     people.get_by_role("button", name="Remove 2 learners for good").click()
-    page.wait_for_function("() => document.getElementById('people-said').textContent === '2 learners removed.'")
+    page.wait_for_function("() => document.getElementById('people-said').textContent === '2 learners removed.'", polling=PAGE_POLL_MS)
     assert people.locator("li[data-person]").count() == 0
 
     # A teaching assistant, added on the page: their page reads the roster and the people, and offers no change.

@@ -10,7 +10,8 @@ import pytest
 from class_pages import joined_and_graded, teacher_page
 
 from class_process import ClassServer
-from conftest import WIDTHS, axe_violations
+from conftest import WIDTHS, axe_violations, keep_screenshot
+from polling import PAGE_POLL_MS
 from similar_code import COPIES, EXERCISE, SOLUTIONS
 
 TRAP = "# </code></pre><img src=x onerror=\"document.title='owned'\">\n"
@@ -28,7 +29,7 @@ def served(tmp_path_factory):
         server.stop()
 
 
-def test_the_teacher_finds_the_copied_pair_by_keyboard_and_reads_both_files(browser, served, screenshots_dir):
+def test_the_teacher_finds_the_copied_pair_by_keyboard_and_reads_both_files(browser, served):
     with teacher_page(browser, served) as page:
         page.wait_for_selector(f"#similar-exercise option[value='{EXERCISE}']", state="attached")
         page.locator("#similar-exercise").focus()
@@ -36,7 +37,7 @@ def test_the_teacher_finds_the_copied_pair_by_keyboard_and_reads_both_files(brow
         page.keyboard.press("Tab")
         assert page.evaluate("document.activeElement.textContent") == "Find similar code"
         page.keyboard.press("Enter")
-        page.wait_for_function("() => document.activeElement && document.activeElement.id === 'similar-state'")
+        page.wait_for_function("() => document.activeElement && document.activeElement.id === 'similar-state'", polling=PAGE_POLL_MS)
         assert page.locator("#similar-state").text_content().startswith("1 pair of learners with code at least 60 % alike")
         pair = page.locator("[data-pair='Kay and Kim']")
         assert page.locator("[data-pair]").count() == 1 and pair.locator("h3").text_content().endswith("100 % similar")
@@ -52,13 +53,13 @@ def test_the_teacher_finds_the_copied_pair_by_keyboard_and_reads_both_files(brow
         assert page.evaluate("document.activeElement.id") == "feedback-learner"
         assert HANDED_IN["Kay"].splitlines()[-1].strip() in page.locator("#feedback-runs").text_content()
         page.locator("#similar-title").scroll_into_view_if_needed()
-        page.screenshot(path=str(screenshots_dir / "similar-code-1280.png"))
+        keep_screenshot(page, "similar-code-1280.png")
         assert axe_violations(page, within="#class-similar") == []
 
         page.set_viewport_size({"width": WIDTHS["phone"][0], "height": WIDTHS["phone"][1]})
-        page.wait_for_function("() => document.documentElement.scrollWidth <= window.innerWidth")
+        page.wait_for_function("() => document.documentElement.scrollWidth <= window.innerWidth", polling=PAGE_POLL_MS)
         top, below = (pair.locator(f"[data-side='{name}']").bounding_box() for name in ("Kay", "Kim"))
         assert top["y"] + top["height"] <= below["y"]  # one above the other
         assert axe_violations(page, within="#class-similar") == []
         pair.scroll_into_view_if_needed()
-        page.screenshot(path=str(screenshots_dir / "similar-code-390.png"))
+        keep_screenshot(page, "similar-code-390.png")

@@ -13,6 +13,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from conftest import axe_violations  # noqa: E402
 from oidc_world import OidcWorld  # noqa: E402
+from polling import PAGE_POLL_MS
 
 
 @pytest.fixture(scope="module")
@@ -108,7 +109,7 @@ def test_turning_passwords_off_names_who_would_be_locked_out_and_asks_first(brow
         assert page.locator("#sign-in-state").text_content().startswith("Learners sign in with a password")
         page.click("#passwords-toggle")
         page.get_by_role("button", name="Turn passwords off anyway").click()
-        page.wait_for_function("() => document.querySelector('#sign-in-state').textContent.startsWith('Passwords are off')")
+        page.wait_for_function("() => document.querySelector('#sign-in-state').textContent.startsWith('Passwords are off')", polling=PAGE_POLL_MS)
         assert page.locator("#lock-out-warning").text_content() == "1 person cannot sign in now (no linked school account):"
 
         other = browser.new_context(viewport={"width": 390, "height": 844})
@@ -122,6 +123,6 @@ def test_turning_passwords_off_names_who_would_be_locked_out_and_asks_first(brow
         finally:
             other.close()
         page.click("#passwords-toggle")  # on again
-        page.wait_for_function("() => document.querySelector('#sign-in-state').textContent.startsWith('Learners')")
+        page.wait_for_function("() => document.querySelector('#sign-in-state').textContent.startsWith('Learners')", polling=PAGE_POLL_MS)
     finally:
         context.close()

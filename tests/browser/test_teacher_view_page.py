@@ -16,7 +16,8 @@ from lesson_pages import run_tests, set_editor_text
 
 from chainrule import lessons
 from class_process import ClassServer
-from conftest import WIDTHS, axe_violations
+from conftest import WIDTHS, axe_violations, keep_screenshot
+from polling import PAGE_POLL_MS
 
 ZONE = "America/New_York"
 WRITTEN = "<img src=x onerror=\"document.title='owned'\"> The sweep starts at the output with 1."
@@ -42,7 +43,7 @@ def learner(browser, server, name: str, width: int, height: int):
     return context, page
 
 
-def test_the_teacher_watches_two_learners_work(browser, served, screenshots_dir):
+def test_the_teacher_watches_two_learners_work(browser, served):
     teacher = browser.new_context(viewport={"width": 1280, "height": 900}, bypass_csp=True, timezone_id=ZONE,
                                   locale="en-GB", has_touch=True)
     teacher.set_default_timeout(60_000)
@@ -61,7 +62,7 @@ def test_the_teacher_watches_two_learners_work(browser, served, screenshots_dir)
         ada_page.fill("#explanation-text", WRITTEN)
         ada_page.locator(".explain-form button[type=submit]").click()
         ada_page.locator("#idea-seed-one").check()
-        ada_page.wait_for_function("() => document.querySelector('.explain-form .status').textContent === 'Ticks saved.'")
+        ada_page.wait_for_function("() => document.querySelector('.explain-form .status').textContent === 'Ticks saved.'", polling=PAGE_POLL_MS)
         set_editor_text(bea_page, EXERCISE, "def neuron_grads(:\n")
         run_tests(bea_page, EXERCISE)
 
@@ -69,9 +70,9 @@ def test_the_teacher_watches_two_learners_work(browser, served, screenshots_dir)
         title = lessons.lesson_data("backprop")["exercises"][0]["title"]
         page.wait_for_function(
             "title => [...document.querySelectorAll(\"tr[data-learner-row='Bea'] [role=img]\")]"
-            ".some((n) => n.getAttribute('aria-label') === `${title}: tried, not passed yet`)", arg=title)
+            ".some((n) => n.getAttribute('aria-label') === `${title}: tried, not passed yet`)", arg=title, polling=PAGE_POLL_MS)
         page.wait_for_function(
-            "() => document.querySelector(\"tr[data-learner-row='Ada'] td[data-exercise='neuron-grads'] .cell\").dataset.mark === 'H'")
+            "() => document.querySelector(\"tr[data-learner-row='Ada'] td[data-exercise='neuron-grads'] .cell\").dataset.mark === 'H'", polling=PAGE_POLL_MS)
         assert int(page.get_attribute("main", "data-refreshes")) > drawn
         ada_cell = page.locator(f"tr[data-learner-row='Ada'] td[data-exercise='{EXERCISE}'] .cell")
         assert ada_cell.get_attribute("aria-label") == f"{title}: not started; 1 hint opened"  # no code yet
@@ -79,7 +80,7 @@ def test_the_teacher_watches_two_learners_work(browser, served, screenshots_dir)
         # Bea's square says "tried" once her file is kept; her run's diagnosis comes when the run is graded
         # (later on a busy machine), with a refresh of its own.
         page.wait_for_function("id => document.querySelector(`tr[data-exercise='${id}']`).textContent"
-                               ".includes('error: SyntaxError')", arg=EXERCISE)
+                               ".includes('error: SyntaxError')", arg=EXERCISE, polling=PAGE_POLL_MS)
 
         # Times in the teacher's own zone, labelled.
         assert f"Last active (your time, {ZONE})" in page.locator("table.class-grid thead").text_content()
@@ -106,7 +107,7 @@ def test_the_teacher_watches_two_learners_work(browser, served, screenshots_dir)
         for width, height in WIDTHS.values():
             page.set_viewport_size({"width": width, "height": height})
             assert axe_violations(page) == [], width
-            page.screenshot(path=str(screenshots_dir / f"teacher-view-{width}.png"))
+            keep_screenshot(page, f"teacher-view-{width}.png")
         # At 390 px the grid scrolls sideways and the learner's name stays in view; a tapped heading names its column.
         grid = page.locator("#class-grid")
         assert grid.evaluate("box => box.scrollWidth > box.clientWidth")
@@ -119,7 +120,7 @@ def test_the_teacher_watches_two_learners_work(browser, served, screenshots_dir)
         heading.tap()
         assert title in page.locator("#grid-column-name").text_content()
         page.locator("#grid-title").scroll_into_view_if_needed()
-        page.screenshot(path=str(screenshots_dir / "teacher-view-grid-390.png"))
+        keep_screenshot(page, "teacher-view-grid-390.png")
         overflow = page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
         assert overflow <= 1, "the teacher's page scrolls sideways at 390 px"
 

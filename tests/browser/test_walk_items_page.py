@@ -18,6 +18,7 @@ from class_pages import PASSWORD, csrf_header, new_context, submit_form
 
 from conftest import WIDTHS, axe_violations
 from lti_world import LtiWorld
+from polling import PAGE_POLL_MS
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -49,7 +50,7 @@ def test_late_work_on_the_grid_and_a_closed_class_s_banner(browser, due_class):
     row = page.locator("tr[data-due='backprop']")
     row.get_by_label(BACKPROP_DUE).fill("2020-01-01T00:00")
     row.get_by_role("button", name="Save").click()
-    page.wait_for_function("() => document.querySelector(\"tr[data-due='backprop']\").textContent.includes('2020-01-01')")
+    page.wait_for_function("() => document.querySelector(\"tr[data-due='backprop']\").textContent.includes('2020-01-01')", polling=PAGE_POLL_MS)
 
     def the_late_square() -> None:
         late = page.locator("tr[data-learner-row='Ada'] td[data-late]")
@@ -63,7 +64,7 @@ def test_late_work_on_the_grid_and_a_closed_class_s_banner(browser, due_class):
 
     page.set_viewport_size({"width": 1280, "height": 900})
     page.locator("#class-people button[data-state='closed']").click()
-    page.wait_for_function("() => document.getElementById('people-state').textContent.includes('closed')")
+    page.wait_for_function("() => document.getElementById('people-state').textContent.includes('closed')", polling=PAGE_POLL_MS)
     assert page.locator("#class-state-banner").count() == 0  # a closed class's teacher still changes it
     context.close()
 
