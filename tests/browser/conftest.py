@@ -255,12 +255,6 @@ def server_factory(tmp_path_factory: pytest.TempPathFactory):
         stop_lesson_server(server.process)
 
 
-@pytest.fixture()
-def screenshots_dir() -> Path:
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    return SCREENSHOTS
-
-
 KEEP_SCREENSHOTS = "CHAINRULE_SCREENSHOTS"  # set to 1: the tests save their pictures of pages for people to look at
 
 

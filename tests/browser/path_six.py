@@ -20,7 +20,7 @@ import pytest
 from lesson_pages import LANGUAGES, choose_language, click, click_until_disabled, reference, run_tests, set_editor_text
 from path_walk import answer_quiz, make_predictions
 
-from conftest import WIDTHS, axe_violations, new_page
+from conftest import WIDTHS, axe_violations, keep_screenshot, new_page
 from polling import PAGE_POLL_MS
 
 SLOPES, NETWORK, MODES = "slopes-and-the-chain-rule", "a-network-learns", "forward-and-reverse-mode"
@@ -219,7 +219,7 @@ def finished_server(server_factory, data_dir: Path, *lesson_ids: str):
     return server_factory(data_dir)
 
 
-def walk_lesson(browser, server_factory, tmp_path: Path, screenshots_dir: Path, lesson_id: str) -> None:
+def walk_lesson(browser, server_factory, tmp_path: Path, lesson_id: str) -> None:
     """One of the five lessons end to end at desktop width, on a server where the lessons before it in the learner's
     order are finished (FINISHED_BEFORE); then the path page shows it finished."""
     server = finished_server(server_factory, tmp_path / "data", *FINISHED_BEFORE[lesson_id])
@@ -265,7 +265,7 @@ def walk_lesson(browser, server_factory, tmp_path: Path, screenshots_dir: Path, 
         def finished_lesson(size: str, width: int) -> None:  # what differs by size, on the finished lesson
             assert axe_violations(page) == [], (lesson_id, size)
             assert page.evaluate("document.documentElement.scrollWidth") <= width  # no sideways scrolling
-            page.locator("#section-03").screenshot(path=str(screenshots_dir / f"lesson-{lesson_id}-03-{size}.png"))
+            keep_screenshot(page.locator("#section-03"), f"lesson-{lesson_id}-03-{size}.png")
 
         at_both_widths(page, finished_lesson)
 

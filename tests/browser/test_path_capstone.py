@@ -18,7 +18,7 @@ from keyboard_walk import assert_carried
 from lesson_pages import choose_language, reference, run_tests, set_editor_text
 from path_walk import CAPSTONE, CAPSTONE_PREDICTIONS, answer_quiz, make_predictions
 
-from conftest import WIDTHS, axe_violations, new_page
+from conftest import WIDTHS, axe_violations, keep_screenshot, new_page
 from polling import PAGE_POLL_MS
 
 pytestmark = pytest.mark.timeout(900)
@@ -56,7 +56,7 @@ def assert_the_learners_graph_is_drawn(page, graph: list[dict], size: str) -> No
         assert shown["sideways"] and shown["focusable"]
 
 
-def test_the_capstone_end_to_end(browser, server_factory, tmp_path: Path, screenshots_dir: Path) -> None:
+def test_the_capstone_end_to_end(browser, server_factory, tmp_path: Path) -> None:
     server = server_factory(tmp_path / "data")
     width, height = WIDTHS["desktop"]
     context, page, log = new_page(browser, server, width=width, height=height, bypass_csp=True, wait_until="commit")
@@ -105,8 +105,8 @@ def test_the_capstone_end_to_end(browser, server_factory, tmp_path: Path, screen
             assert axe_violations(page) == [], size
             assert page.evaluate("document.documentElement.scrollWidth") <= width  # no sideways scrolling
             assert_the_learners_graph_is_drawn(page, graph, size)
-            page.locator("#section-05").screenshot(path=str(screenshots_dir / f"lesson-{CAPSTONE}-05-{size}.png"))
-            page.locator(".drawn-graph").screenshot(path=str(screenshots_dir / f"lesson-{CAPSTONE}-drawn-network-{size}.png"))
+            keep_screenshot(page.locator("#section-05"), f"lesson-{CAPSTONE}-05-{size}.png")
+            keep_screenshot(page.locator(".drawn-graph"), f"lesson-{CAPSTONE}-drawn-network-{size}.png")
         page.reload()  # the stored passing run is drawn again
         page.wait_for_selector("main[data-complete='true']", timeout=60_000)
         assert_the_learners_graph_is_drawn(page, graph, "desktop")

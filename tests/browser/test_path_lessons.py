@@ -16,7 +16,7 @@ import pytest
 from lesson_pages import LANGUAGES, choose_language, click, click_until_disabled, reference, run_tests, set_editor_text
 from path_walk import NEXT, PREDICTIONS, answer_quiz, make_predictions, quiz_of
 
-from conftest import WIDTHS, start_lesson_server, stop_lesson_server
+from conftest import WIDTHS, keep_screenshot, start_lesson_server, stop_lesson_server
 from polling import PAGE_POLL_MS
 
 pytestmark = pytest.mark.timeout(400)
@@ -53,7 +53,7 @@ def play_fit_plot(page) -> None:
     assert line.get_attribute("x1") and line.get_attribute("y2")
 
 
-def restored_at_phone_width(page, server, lesson_id: str, graded: dict[str, str], screenshots_dir: Path) -> None:
+def restored_at_phone_width(page, server, lesson_id: str, graded: dict[str, str]) -> None:
     """What differs by size, on the state the desktop walk reached: at 390 px a reload of the lesson shows each
     exercise's code and its passing run as kept (the language it was graded in), nothing scrolls sideways, and
     section 03 is pictured."""
@@ -72,11 +72,11 @@ def restored_at_phone_width(page, server, lesson_id: str, graded: dict[str, str]
             arg=exercise, polling=PAGE_POLL_MS)
         assert "your last run" in block.locator(".result-facts").text_content()
     assert page.evaluate("document.documentElement.scrollWidth") <= width  # no sideways scrolling
-    page.locator("#section-03").screenshot(path=str(screenshots_dir / f"lesson-{lesson_id}-03-phone.png"))
+    keep_screenshot(page.locator("#section-03"), f"lesson-{lesson_id}-03-phone.png")
 
 
 @pytest.mark.parametrize("lesson_id", list(PREDICTIONS))
-def test_a_lesson_end_to_end(open_page, server_factory, tmp_path: Path, screenshots_dir: Path, lesson_id: str) -> None:
+def test_a_lesson_end_to_end(open_page, server_factory, tmp_path: Path, lesson_id: str) -> None:
     """The walk at desktop width, then what differs at phone width on the state it reached (the walk's steps at
     390 px are the keyboard walk's, tests/browser/test_keyboard_and_screen_reader*.py)."""
     server = server_factory(tmp_path / "data")
@@ -122,9 +122,9 @@ def test_a_lesson_end_to_end(open_page, server_factory, tmp_path: Path, screensh
         assert following.get_attribute("href") == NEXT[lesson_id]
     else:
         assert following.count() == 0
-    page.locator("#section-03").screenshot(path=str(screenshots_dir / f"lesson-{lesson_id}-03-desktop.png"))
+    keep_screenshot(page.locator("#section-03"), f"lesson-{lesson_id}-03-desktop.png")
 
-    restored_at_phone_width(page, server, lesson_id, graded, screenshots_dir)
+    restored_at_phone_width(page, server, lesson_id, graded)
 
     # The path page shows the progress made in this lesson.
     page.goto(f"{server.origin}/")

@@ -11,5 +11,5 @@ from path_six import NETWORK, walk_lesson
 pytestmark = pytest.mark.timeout(600)  # one lesson's walk: about a minute at load average 25, a bound for a hang
 
 
-def test_the_lesson_end_to_end(browser, server_factory, tmp_path: Path, screenshots_dir: Path) -> None:
-    walk_lesson(browser, server_factory, tmp_path, screenshots_dir, NETWORK)
+def test_the_lesson_end_to_end(browser, server_factory, tmp_path: Path) -> None:
+    walk_lesson(browser, server_factory, tmp_path, NETWORK)
