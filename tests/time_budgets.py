@@ -83,21 +83,26 @@ class CpuClock:
     hierarchies)."""
 
     def __init__(self) -> None:
-        self.kind, self.group = "rusage", None
+        self.group: Path | None
         try:
             self.group = self._own_group()
         except OSError:
-            return
-        self.kind = "cgroup"
+            self.group = None
+
+    @property
+    def kind(self) -> str:
+        """A key of COUNTED."""
+        return "rusage" if self.group is None else "cgroup"
 
     @staticmethod
     def _own_group() -> Path:
         parent = _cpuacct_mount() / _own_cgroup("cpuacct").lstrip("/")
-        for stale in parent.glob(GROUP_PREFIX + "*"):  # left by a killed run: the empty ones go
-            try:
-                stale.rmdir()
-            except OSError:
-                pass
+        for stale in parent.glob(GROUP_PREFIX + "*"):  # left by a killed run: those of ended processes go
+            if not Path("/proc", stale.name.removeprefix(GROUP_PREFIX)).exists():  # not a worker starting beside
+                try:
+                    stale.rmdir()
+                except OSError:
+                    pass
         group = parent / f"{GROUP_PREFIX}{os.getpid()}"
         group.mkdir(exist_ok=True)
         (group / "cgroup.procs").write_text(str(os.getpid()))
