@@ -122,8 +122,10 @@ REFUSE_A_ROLE = {("web/roles.py", "teacher"), ("web/roles.py", "staff"), ("class
 
 def test_a_role_is_refused_in_one_place_per_layer():
     package = WEB.parent
-    by_hand = sorted(f"{path.relative_to(package)}:{line} ({function})" for path in package.rglob("*.py")
-                     if "data" not in path.parts for line, function in role_refusals(path.read_text(encoding="utf-8"))
+    sources = {path: path.read_text(encoding="utf-8") for path in package.rglob("*.py") if "data" not in path.parts}
+    # Only a module whose text has the name `role` can read an attribute of that name: the others are not parsed.
+    by_hand = sorted(f"{path.relative_to(package)}:{line} ({function})" for path, source in sources.items()
+                     if re.search(r"\brole\b", source) for line, function in role_refusals(source)
                      if (str(path.relative_to(package)), function) not in REFUSE_A_ROLE)
     assert by_hand == []
 
