@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import uuid
@@ -54,10 +55,12 @@ def lessons_copy(env: dict, folder: Path) -> Path:
 
 
 def class_lessons(env: dict, root: Path) -> tuple[Path, Path]:
-    """(the class's copy of the lesson, the same copy with the teacher's new case)."""
-    edited = lessons_copy(env, root / "edited-lessons")
+    """(the class's copy of the lesson, the same copy with the teacher's new case: the class's folder copied
+    file for file, then edited)."""
+    folder = lessons_copy(env, root / "class-lessons")
+    edited = Path(shutil.copytree(folder, root / "edited-lessons"))
     add_case(edited)
-    return lessons_copy(env, root / "class-lessons"), edited
+    return folder, edited
 
 
 def add_case(folder: Path) -> None:
@@ -213,3 +216,24 @@ def test_on_sqlite_an_authors_own_lesson_is_served_after_the_built_ins_and_grade
         assert run((exercise / "starter.py").read_text())["status"] == "fail"
     finally:
         web.stop()
+
+
+def test_a_built_in_lesson_as_copied_is_not_checked_again_and_any_change_to_it_is(tmp_path, monkeypatch):
+    """`chainrule serve --lessons` and `chainrule worker --lessons` check each lesson folder before they add it
+    (lessons/validate.py), except a built-in lesson as `chainrule lessons copy` made it: the same name, the same
+    files, byte for byte, which is the lesson a server without --lessons serves. A case added, a link, a file
+    more: checked."""
+    from chainrule.lessons import validate
+    from chainrule.lessons.loader import DATA_DIR
+
+    root = tmp_path / "class-lessons"
+    for lesson in ("backprop", "computational-graphs", "slopes-and-the-chain-rule", "gradient-descent-linear-regression"):
+        shutil.copytree(DATA_DIR / lesson, root / lesson)
+    add_case(root)  # backprop: the teacher's new case
+    (root / "slopes-and-the-chain-rule" / "notes.txt").symlink_to(root / "slopes-and-the-chain-rule" / "lesson.json")
+    (root / "gradient-descent-linear-regression" / "notes.txt").write_text("a file more\n")
+    checked: list[str] = []
+    monkeypatch.setattr(validate, "check_lesson_folder", lambda folder, grade: checked.append(folder.name) or [])
+    monkeypatch.setattr(validate, "add_lesson_dirs", lambda directories: [])  # this process's path stays as it is
+    validate.add_checked_lesson_dirs([root])
+    assert sorted(checked) == ["backprop", "gradient-descent-linear-regression", "slopes-and-the-chain-rule"]

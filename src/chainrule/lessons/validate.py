@@ -591,12 +591,39 @@ def add_checked_lesson_dirs(directories: list[Path]) -> list[str]:
     """Check (without grading) every lesson folder under the directories, then add them to the path.
 
     LessonDataError names the first problem and how many there are, so a broken lesson stops the
-    server before it starts instead of failing on its page.
+    server before it starts instead of failing on its page. A folder that is a built-in lesson as it was
+    copied (`chainrule lessons copy`: the same name, the same files, byte for byte) is not checked again: it is
+    the lesson `chainrule serve` serves without --lessons (its checks train the networks of a lesson's plot,
+    seconds of CPU for the built-in lessons at each start of a server or worker).
     """
     for directory in directories:
         for folder in find_lesson_folders(Path(directory)):
+            if _built_in_as_copied(folder):
+                continue
             problems = check_lesson_folder(folder, grade=False)
             if problems:
                 more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
                 raise LessonDataError(f"{problems[0]}{more}")
     return add_lesson_dirs(directories)
+
+
+def _built_in_as_copied(folder: Path) -> bool:
+    """Whether ``folder`` holds exactly the built-in lesson of its name: the same folders and regular files, each
+    with the same bytes; a link or any other kind of entry, a file more or less, or one byte changed: False."""
+    built_in = DATA_DIR / folder.name
+    if folder.name not in builtin_lesson_ids() or folder.resolve() == built_in.resolve():
+        return False
+    mine, theirs = _tree(folder), _tree(built_in)
+    return mine is not None and mine == theirs and all(
+        (folder / name).read_bytes() == (built_in / name).read_bytes() for name, size in mine.items() if size >= 0)
+
+
+def _tree(root: Path) -> dict[str, int] | None:
+    """Every entry under ``root`` by relative path: a regular file's size, -1 for a folder; None when an entry
+    is a link or neither a folder nor a regular file."""
+    found: dict[str, int] = {}
+    for path in root.rglob("*"):
+        if path.is_symlink() or not (path.is_dir() or path.is_file()):
+            return None
+        found[path.relative_to(root).as_posix()] = path.stat().st_size if path.is_file() else -1
+    return found
