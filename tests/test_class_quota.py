@@ -1,5 +1,6 @@
 """Issue 41, items 1 to 4: a learner cannot slow the teacher's page or escape the storage quota, against
-`chainrule serve --learner-storage 1` and `chainrule class` as real processes on SQLite and PostgreSQL.
+`chainrule serve --learner-storage 0.1` and `chainrule class` as real processes on SQLite and PostgreSQL (a quota
+of 100,000 characters: the rule is the same at any size, and each test writes a tenth of what 1 MB would take).
 
 - One quota over every table a learner writes (progress/quota.py): imported help and a learner's comments
   count; past it an import, a comment or opening help answers 413 and nothing is kept. The schema itself is
@@ -27,13 +28,15 @@ from served_class import Served, a_run, class_env, learner_id
 pytestmark = pytest.mark.timeout(240)
 
 EXERCISE = "neuron-grads"
-QUOTA = 1_000_000  # --learner-storage 1 (MB, in characters)
+QUOTA = 100_000  # --learner-storage 0.1 (MB, in characters)
+FIRST = 600  # help rows imported first: about half the quota
+COMMENT = "c" * 400
 IMPORT = "/api/class/progress/import"
 
 
 @pytest.fixture(scope="module", params=["sqlite", "postgresql"])
 def served(request, tmp_path_factory):
-    server = Served(class_env(request, tmp_path_factory), ("-m", "chainrule"), "--learner-storage", "1")
+    server = Served(class_env(request, tmp_path_factory), ("-m", "chainrule"), "--learner-storage", "0.1")
     server.backend = request.param
     yield server
     server.stop()
@@ -78,9 +81,9 @@ def class_database(served):
 def test_imported_help_and_comments_count_toward_the_one_quota(served):
     teacher, ada = a_learner(served, "Quota")
     run_id = a_run(served, learner_id(ada), "x = 1\n")
-    first = help_rows(6000)
+    first = help_rows(FIRST)
     assert ada.post(IMPORT, json=document(help_used=first)).status_code == 200
-    comment = "c" * 4000
+    comment = COMMENT
     for _ in range(20):
         assert send(ada, "POST", f"/api/class/runs/{run_id}/comments", json={"body": comment}).status_code == 200
     # The run (a_run: its submission and the latest code) and each comment, by the same rule: a submission
@@ -88,16 +91,16 @@ def test_imported_help_and_comments_count_toward_the_one_quota(served):
     # and time; a comment its body and time (a time: 32 characters).
     run = len(EXERCISE) + len("python") + len("x = 1\n") + len('{"status": "fail"}') + len("fail") + 32 + 32
     code = len(EXERCISE) + len("python") + len("x = 1\n") + 32 + 32
-    kept = run + code + help_cost(first) + 20 * (4000 + 32 + 32)
+    kept = run + code + help_cost(first) + 20 * (len(comment) + 32 + 32)
     assert kept < QUOTA
 
     # Help that would pass the quota only if help and comments were not counted (the harm: both passed).
-    second = help_rows(QUOTA // 88 - 6000 + 10, first=10_000)
+    second = help_rows(QUOTA // 88 - FIRST + 10, first=10_000)
     assert kept + help_cost(second) > QUOTA and help_cost(second) < QUOTA
     refused = ada.post(IMPORT, json=document(help_used=second))
     assert refused.status_code == 413, refused.text
-    assert "each learner may keep 1.0 MB" in refused.json()["detail"]
-    assert len(ada.get("/api/class/progress/export").json()["help_used"]) == 6000  # nothing of it kept
+    assert "each learner may keep 0.1 MB" in refused.json()["detail"]
+    assert len(ada.get("/api/class/progress/export").json()["help_used"]) == FIRST  # nothing of it kept
 
     # What fits is kept; then a learner's comment past the quota is refused (a teacher's is not counted).
     room = (QUOTA - kept) // 88  # 88: a help row here (help_cost); up to the quota exactly
@@ -147,7 +150,7 @@ def test_the_overview_reads_one_help_row_per_learner_and_exercise_however_many_a
     teacher, ada = a_learner(served, "Overview")
     ada_id = learner_id(ada)
     solution_at = (datetime.now(timezone.utc) - timedelta(seconds=20)).isoformat()
-    many = (help_rows(1500) + help_rows(1500, exercise="no-such-exercise")
+    many = (help_rows(150) + help_rows(150, exercise="no-such-exercise")
             + [{"lesson_id": "backprop", "exercise_id": EXERCISE, "kind": "solution", "number": 0, "at": solution_at}])
     assert ada.post(IMPORT, json=document(help_used=many)).status_code == 200
     store = class_database(served)
@@ -159,11 +162,11 @@ def test_the_overview_reads_one_help_row_per_learner_and_exercise_however_many_a
         found = store.database.read(rows)
     finally:
         store.close()
-    assert found == [(ada_id, EXERCISE, 1500, solution_at)]  # one row, not 3,001
+    assert found == [(ada_id, EXERCISE, 150, solution_at)]  # one row, not 301
     overview = teacher.get("/api/class/overview").json()
     [row] = [entry for entry in overview["roster"] if entry["id"] == ada_id]
     [backprop] = [lesson for lesson in row["grid"] if lesson["lesson_id"] == "backprop"]
-    assert backprop["help"][EXERCISE]["hints"] == 1500 and backprop["help"][EXERCISE]["solution_shown"] is True
+    assert backprop["help"][EXERCISE]["hints"] == 150 and backprop["help"][EXERCISE]["solution_shown"] is True
 
 
 # ------------------------------------------------------------------ item 3: a comment rate, paged views
