@@ -398,12 +398,25 @@ def test_api_error_is_shown_then_reset_and_typing_are_kept(open_page, lesson_ser
         context.close()
 
 
-def test_review_page_asks_due_questions_and_undoes(open_page, server_factory, tmp_path: Path) -> None:
-    from conftest import answered_days_ago
+@pytest.fixture(scope="module")
+def own_store_server(tmp_path_factory):
+    """A server on a store of its own for the review test and the keyboard test: a question answered ten days ago
+    (due now: its first interval is a few days), and no prediction made. The review test answers that question in
+    review and undoes it; the keyboard test makes one prediction, which no review asks for (nothing new is due for
+    days): neither sees what the other writes, in either order."""
+    from conftest import answered_days_ago, start_lesson_server, stop_lesson_server
 
-    # A question answered ten days ago is due now (its first interval is a few days).
-    answered_days_ago(tmp_path, 10, (LESSON, "product-gradient", "6", True))
-    server = server_factory(tmp_path)
+    data = tmp_path_factory.mktemp("own-store")
+    answered_days_ago(data, 10, (LESSON, "product-gradient", "6", True))
+    server = start_lesson_server(data)
+    try:
+        yield server
+    finally:
+        stop_lesson_server(server.process)
+
+
+def test_review_page_asks_due_questions_and_undoes(open_page, own_store_server) -> None:
+    server = own_store_server
     try:
         context, page, log = open_page(server, wait_until="commit")
         page.goto(server.origin + "/review")
@@ -428,9 +441,9 @@ def test_review_page_asks_due_questions_and_undoes(open_page, server_factory, tm
         context.close()
 
 
-def test_keyboard_alone(open_page, server_factory, tmp_path: Path) -> None:
+def test_keyboard_alone(open_page, own_store_server) -> None:
     """Buttons, the scrubber and a prediction work from the keyboard, with a visible focus outline."""
-    lesson_server = server_factory(tmp_path)  # its own store: no predictions made yet
+    lesson_server = own_store_server  # a store of its own: no predictions made yet
     context, page, log = open_page(lesson_server, wait_until="commit")
     page.goto(f"{lesson_server.origin}/lessons/{LESSON}")
     page.wait_for_selector("main[data-complete='true']", timeout=60_000)
