@@ -398,25 +398,11 @@ def test_api_error_is_shown_then_reset_and_typing_are_kept(open_page, lesson_ser
         context.close()
 
 
-@pytest.fixture(scope="module")
-def own_store_server(tmp_path_factory):
-    """A server on a store of its own for the review test and the keyboard test: a question answered ten days ago
-    (due now: its first interval is a few days), and no prediction made. The review test answers that question in
-    review and undoes it; the keyboard test makes one prediction, which no review asks for (nothing new is due for
-    days): neither sees what the other writes, in either order."""
-    from conftest import answered_days_ago, start_lesson_server, stop_lesson_server
-
-    data = tmp_path_factory.mktemp("own-store")
-    answered_days_ago(data, 10, (LESSON, "product-gradient", "6", True))
-    server = start_lesson_server(data)
-    try:
-        yield server
-    finally:
-        stop_lesson_server(server.process)
-
-
-def test_review_page_asks_due_questions_and_undoes(open_page, own_store_server) -> None:
-    server = own_store_server
+def test_review_page_asks_due_questions_and_undoes(open_page, due_review_server) -> None:
+    """The question the module's server has due (answered ten days ago) is asked with fresh numbers, and undone. The
+    keyboard test shares the server: its one prediction is not asked in review for days, and this test makes no
+    prediction, so neither reads what the other writes, in either order."""
+    server = due_review_server
     try:
         context, page, log = open_page(server, wait_until="commit")
         page.goto(server.origin + "/review")
@@ -441,9 +427,9 @@ def test_review_page_asks_due_questions_and_undoes(open_page, own_store_server) 
         context.close()
 
 
-def test_keyboard_alone(open_page, own_store_server) -> None:
+def test_keyboard_alone(open_page, due_review_server) -> None:
     """Buttons, the scrubber and a prediction work from the keyboard, with a visible focus outline."""
-    lesson_server = own_store_server  # a store of its own: no predictions made yet
+    lesson_server = due_review_server  # a store of the module's own: no predictions made yet
     context, page, log = open_page(lesson_server, wait_until="commit")
     page.goto(f"{lesson_server.origin}/lessons/{LESSON}")
     page.wait_for_selector("main[data-complete='true']", timeout=60_000)
