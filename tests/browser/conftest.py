@@ -153,6 +153,19 @@ def lesson_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LessonSe
         stop_lesson_server(server.process)
 
 
+@pytest.fixture(scope="module")
+def due_review_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LessonServer]:
+    """A server for a module's tests whose store has one question due for review (backprop's product-gradient,
+    answered ten days ago: its first interval is a few days) and nothing else."""
+    data_dir = tmp_path_factory.mktemp("due-review")
+    answered_days_ago(data_dir, 10, ("backprop", "product-gradient", "6", True))
+    server = start_lesson_server(data_dir)
+    try:
+        yield server
+    finally:
+        stop_lesson_server(server.process)
+
+
 @pytest.fixture(scope="session")
 def walk_server(tmp_path_factory: pytest.TempPathFactory):
     """walk_server(size): the server the walks of every step and gate at one size (lesson_walk.py) share on this

@@ -23,35 +23,21 @@ def browser(desktop_chromium):
     return desktop_chromium
 
 
-@pytest.fixture(scope="module")
-def audited_server(tmp_path_factory):
-    """A server whose store has one question due for review (so the review page has a question)."""
-    from conftest import answered_days_ago, start_lesson_server, stop_lesson_server
-
-    data_dir = tmp_path_factory.mktemp("axe-data")
-    answered_days_ago(data_dir, 10, (LESSON, "product-gradient", "6", True))
-    server = start_lesson_server(data_dir)
-    try:
-        yield server
-    finally:
-        stop_lesson_server(server.process)
-
-
 @pytest.mark.parametrize("size", WIDTHS, ids=list(WIDTHS))
-def test_no_serious_or_critical_violation_on_any_page(browser, audited_server, size) -> None:
+def test_no_serious_or_critical_violation_on_any_page(browser, due_review_server, size) -> None:
     from conftest import new_page
 
     width, height = WIDTHS[size]
-    context, page, log = new_page(browser, audited_server, width=width, height=height, bypass_csp=True,
+    context, page, log = new_page(browser, due_review_server, width=width, height=height, bypass_csp=True,
                                   wait_until="commit")
     try:
         found = {}
-        page.goto(audited_server.origin + "/")
+        page.goto(due_review_server.origin + "/")
         page.wait_for_selector("main[data-ready='true']")
         found["path"] = axe_violations(page)
         sideways = {"path": page.evaluate("document.documentElement.scrollWidth")}
 
-        page.goto(f"{audited_server.origin}/lessons/{LESSON}")
+        page.goto(f"{due_review_server.origin}/lessons/{LESSON}")
         page.wait_for_selector("main[data-complete='true']", timeout=60_000)
         found["lesson"] = axe_violations(page)
         # With feedback on the page: a wrong prediction's hint, a wrong quiz answer's hint, the graph mid-way
@@ -70,7 +56,7 @@ def test_no_serious_or_critical_violation_on_any_page(browser, audited_server, s
         page.keyboard.press("End")
         found["lesson with feedback"] = axe_violations(page)
 
-        page.goto(audited_server.origin + "/review")
+        page.goto(due_review_server.origin + "/review")
         page.wait_for_selector("main[data-ready='true']")
         assert page.get_attribute("main", "data-due") == "1"
         found["review"] = axe_violations(page)
@@ -79,6 +65,6 @@ def test_no_serious_or_critical_violation_on_any_page(browser, audited_server, s
         keep_screenshot(page, f"axe-review-{size}.png", full_page=True)
         problems = {where: violations for where, violations in found.items() if violations}
         assert not problems, json.dumps(problems, indent=1)
-        assert log.outside(audited_server.origin) == []
+        assert log.outside(due_review_server.origin) == []
     finally:
         context.close()

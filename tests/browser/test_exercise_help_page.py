@@ -19,8 +19,8 @@ WIDTHS = [1280, 390]
 
 @pytest.fixture(scope="module", params=WIDTHS)
 def width_server(request, tmp_path_factory):
-    """One server per width for the tests that store runs: each test works on an exercise of its own (failed runs
-    and confirms are counted per exercise), and each width starts from no runs."""
+    """One server per width for the module's tests, which store runs: each test works on an exercise of its own
+    (failed runs and confirms are counted per exercise), and each width starts from no runs."""
     from conftest import start_lesson_server, stop_lesson_server
 
     server = start_lesson_server(tmp_path_factory.mktemp(f"help-{request.param}"))
@@ -30,11 +30,27 @@ def width_server(request, tmp_path_factory):
         stop_lesson_server(server.process)
 
 
-def open_lesson(open_page, server, width: int):
-    context, page, log = open_page(server, width=width, height=900, wait_until="commit")
+@pytest.fixture(scope="module")
+def width_page(browser, width_server):
+    """One signed-in page on the width's server for the module's tests, instead of a context and a page each (a new
+    page costs Chromium a renderer of its own): each test loads the lesson afresh in it (open_lesson)."""
+    from conftest import new_page
+
+    width, server = width_server
+    context, page, log = new_page(browser, server, width=width, height=900, wait_until="commit")
+    yield width, server, page, log
+    context.close()
+
+
+def open_lesson(width_page):
+    """(width, server, page, request log): the lesson loaded afresh in the width's page, the mouse off every element,
+    the page's script errors of earlier tests forgotten."""
+    width, server, page, log = width_page
+    page.mouse.move(0, 0)
+    log.page_errors.clear()
     page.goto(f"{server.origin}/lessons/{LESSON}", wait_until="commit")
     page.wait_for_selector("main[data-complete='true']", timeout=60_000)
-    return context, page, log
+    return width, server, page, log
 
 
 def run_tests(page, exercise: str) -> dict:
@@ -66,10 +82,8 @@ def fits(page, selector: str, width: int) -> None:
     assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= width + 1, (selector, box)
 
 
-def test_hints_one_at_a_time_and_the_solution_behind_three_failed_runs(
-        open_page, width_server) -> None:
-    width, server = width_server
-    context, page, log = open_lesson(open_page, server, width)
+def test_hints_one_at_a_time_and_the_solution_behind_three_failed_runs(width_page) -> None:
+    width, server, page, log = open_lesson(width_page)
     exercise = "local-gradients"
     block = page.locator(f"article[data-exercise='{exercise}']")
     help_panel = block.locator(".exercise-help")
@@ -124,13 +138,10 @@ def test_hints_one_at_a_time_and_the_solution_behind_three_failed_runs(
     assert solution_text(page, exercise) == reference_source(exercise, "javascript")
     assert log.page_errors == []
     assert page.locator("#messages .message").count() == 0
-    context.close()
 
 
-def test_the_solution_opens_early_only_after_a_confirm(
-        open_page, width_server) -> None:
-    width, server = width_server
-    context, page, log = open_lesson(open_page, server, width)
+def test_the_solution_opens_early_only_after_a_confirm(width_page) -> None:
+    width, server, page, log = open_lesson(width_page)
     exercise = "backward-order"
     help_panel = page.locator(f"article[data-exercise='{exercise}'] .exercise-help")
     help_panel.scroll_into_view_if_needed()
@@ -146,14 +157,13 @@ def test_the_solution_opens_early_only_after_a_confirm(
     ask_for_solution(page, exercise)
     assert help_panel.locator(".solution").is_visible()
     assert log.page_errors == []
-    context.close()
 
 
-@pytest.mark.parametrize("width", WIDTHS)
-def test_type_errors_are_listed_with_line_numbers(open_page, lesson_server, width: int) -> None:
+def test_type_errors_are_listed_with_line_numbers(width_page) -> None:
     """The grade result is the real server's; only the `type_errors` list (which the TypeScript checker
-    adds on another branch) is added to it here, to see the page render it, and its absence."""
-    context, page, log = open_lesson(open_page, lesson_server, width)
+    adds on another branch) is added to it here, to see the page render it, and its absence. Its exercise is
+    one that no other test of the width's server runs."""
+    width, server, page, log = open_lesson(width_page)
     errors = [{"line": 4, "column": 9, "message": "Type 'string' is not assignable to type 'number'."},
               {"line": 7, "column": 3, "message": "<b>not markup</b>"}]
 
@@ -165,6 +175,14 @@ def test_type_errors_are_listed_with_line_numbers(open_page, lesson_server, widt
         route.fulfill(response=response, json=body)
 
     page.route("**/api/grade", add_type_errors)
+    try:
+        type_errors_listed(page, width)
+    finally:
+        page.unroute("**/api/grade", add_type_errors)  # the page is the next test's too
+    assert log.page_errors == []
+
+
+def type_errors_listed(page, width: int) -> None:
     exercise = "neuron-grads"
     block = page.locator(f"article[data-exercise='{exercise}']")
     block.scroll_into_view_if_needed()
@@ -182,5 +200,3 @@ def test_type_errors_are_listed_with_line_numbers(open_page, lesson_server, widt
     assert re.search(r"TypeScript found 2 type errors", block.locator(".type-errors").text_content())
     fits(page, f"article[data-exercise='{exercise}'] .type-errors", width)
     keep_screenshot(block.locator(".results"), f"type-errors-{width}.png")
-    assert log.page_errors == []
-    context.close()

@@ -139,12 +139,33 @@ def learner(request, tmp_path_factory):
         stop_lesson_server(server.process)
 
 
+@pytest.fixture(scope="module")
+def learner_page(browser, learner):
+    """(size, server, page, request log): one signed-in page on the size's learner server for the review and the
+    retry tests, instead of a context and a page each (a new page costs Chromium a renderer of its own); each test
+    loads its own address in it afresh (fresh_page)."""
+    from conftest import WIDTHS, new_page
+
+    size, server = learner
+    width, height = WIDTHS[size]
+    context, page, log = new_page(browser, server, width=width, height=height, wait_until="commit")
+    yield size, server, page, log
+    context.close()
+
+
+def fresh_page(learner_page):
+    """The learner's page, the mouse off every element and its script errors of earlier tests forgotten."""
+    size, server, page, log = learner_page
+    page.mouse.move(0, 0)
+    log.page_errors.clear()
+    return size, server, page, log
+
+
 # ---------------------------------------------------------------- review answers
 
 
-def test_review_answers_stay_on_reload_and_nothing_due_says_when(open_page, learner) -> None:
-    size, server = learner
-    context, page, log = open_at(open_page, server, size)
+def test_review_answers_stay_on_reload_and_nothing_due_says_when(learner_page) -> None:
+    size, server, page, log = fresh_page(learner_page)
     page.goto(server.origin + "/review", wait_until="commit")
     page.wait_for_selector("main[data-ready='true']")
     form = page.locator("#review-list form[data-question='addition-node']")
@@ -170,11 +191,10 @@ def test_review_answers_stay_on_reload_and_nothing_due_says_when(open_page, lear
 # ---------------------------------------------------------------- a retry after the reveal is practice
 
 
-def test_a_retry_after_the_reveal_is_practice(open_page, learner) -> None:
+def test_a_retry_after_the_reveal_is_practice(learner_page) -> None:
     from chainrule.progress import open_store
 
-    size, server = learner
-    context, page, log = open_at(open_page, server, size)
+    size, server, page, log = fresh_page(learner_page)
     lesson(page, server)
     form = page.locator("#section-06 form[data-question='product-gradient']")
 

@@ -398,12 +398,11 @@ def test_api_error_is_shown_then_reset_and_typing_are_kept(open_page, lesson_ser
         context.close()
 
 
-def test_review_page_asks_due_questions_and_undoes(open_page, server_factory, tmp_path: Path) -> None:
-    from conftest import answered_days_ago
-
-    # A question answered ten days ago is due now (its first interval is a few days).
-    answered_days_ago(tmp_path, 10, (LESSON, "product-gradient", "6", True))
-    server = server_factory(tmp_path)
+def test_review_page_asks_due_questions_and_undoes(open_page, due_review_server) -> None:
+    """The question the module's server has due (answered ten days ago) is asked with fresh numbers, and undone. The
+    keyboard test shares the server: its one prediction is not asked in review for days, and this test makes no
+    prediction, so neither reads what the other writes, in either order."""
+    server = due_review_server
     try:
         context, page, log = open_page(server, wait_until="commit")
         page.goto(server.origin + "/review")
@@ -428,9 +427,9 @@ def test_review_page_asks_due_questions_and_undoes(open_page, server_factory, tm
         context.close()
 
 
-def test_keyboard_alone(open_page, server_factory, tmp_path: Path) -> None:
+def test_keyboard_alone(open_page, due_review_server) -> None:
     """Buttons, the scrubber and a prediction work from the keyboard, with a visible focus outline."""
-    lesson_server = server_factory(tmp_path)  # its own store: no predictions made yet
+    lesson_server = due_review_server  # a store of the module's own: no predictions made yet
     context, page, log = open_page(lesson_server, wait_until="commit")
     page.goto(f"{lesson_server.origin}/lessons/{LESSON}")
     page.wait_for_selector("main[data-complete='true']", timeout=60_000)

@@ -76,11 +76,30 @@ def test_contents_mark_finished_sections_and_coming_back_continues(
 # ---------------------------------------------------------------- the landing page
 
 
-@pytest.mark.parametrize("size", SIZES)
-def test_the_printed_address_opens_the_path_or_the_added_lesson(open_page, server_factory, tmp_path: Path, size) -> None:
+@pytest.fixture(scope="module")
+def added_lesson_server(tmp_path_factory):
+    """A server started with one added lesson (made by `chainrule lessons new`) and a store of its own, for both
+    sizes: opening its printed address writes nothing the other size reads (the address signs in, the lesson is
+    read), so one server is started and one lesson made, not one each per size."""
     import subprocess
     import sys
 
+    from conftest import start_lesson_server, stop_lesson_server
+
+    folder = tmp_path_factory.mktemp("added")
+    made = subprocess.run([sys.executable, "-m", "chainrule", "lessons", "new", "my-own", "--title", "My own", "lessons"],
+                          cwd=folder, capture_output=True, text=True)
+    assert made.returncode == 0, made.stderr
+    added = start_lesson_server(folder / "data2", extra_args=["--lessons", str(folder / "lessons")])
+    try:
+        yield added
+    finally:
+        stop_lesson_server(added.process)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_the_printed_address_opens_the_path_or_the_added_lesson(open_page, server_factory, tmp_path: Path, size,
+                                                                added_lesson_server) -> None:
     server = server_factory(tmp_path / "data")
     context, page, log = open_at(open_page, server, size)  # opens the printed address
     page.wait_for_selector("main[data-page='path'][data-ready='true']")
@@ -91,10 +110,7 @@ def test_the_printed_address_opens_the_path_or_the_added_lesson(open_page, serve
     page.reload()
     page.wait_for_selector("main[data-page='path'][data-ready='true']")
     assert page.locator("#continue-note a").get_attribute("href") == "/lessons/backprop"
-    made = subprocess.run([sys.executable, "-m", "chainrule", "lessons", "new", "my-own", "--title", "My own", "lessons"],
-                          cwd=tmp_path, capture_output=True, text=True)
-    assert made.returncode == 0, made.stderr
-    added = server_factory(tmp_path / "data2", extra_args=["--lessons", str(tmp_path / "lessons")])
+    added = added_lesson_server
     assert "/lessons/my-own?" in added.url
     context, page, log = open_at(open_page, added, size)
     page.wait_for_selector("main[data-page='lesson'][data-lesson-id='my-own'][data-ready='true']")
