@@ -6,6 +6,7 @@ per thread, so the browser tests and the picture tests must share this session-w
 
 from __future__ import annotations
 
+import gc
 import os
 import shutil
 from contextlib import contextmanager
@@ -92,6 +93,14 @@ def desktop_chromium(playwright_driver):
 
 def pytest_collection_modifyitems(config, items) -> None:
     refuse_shared_node_ids(items)
+
+
+def pytest_collection_finish(session) -> None:
+    """What collection built (every test module, the libraries they import, the items: hundreds of thousands of
+    objects, alive until the run ends) moved out of the garbage collector's sight: its full collections during
+    the tests, and pytest's at the end, no longer walk them each time (about 0.7 s of CPU per 500 tests).
+    Everything a test creates is collected as before."""
+    gc.freeze()
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -74,24 +74,50 @@ def providers(module: str) -> set[str]:
 RUNTIME = {distribution_name(requirement) for requirement in PROJECT["dependencies"]}
 EXTRAS = {distribution_name(requirement) for requirements in PROJECT["optional-dependencies"].values()
           for requirement in requirements if not requirement.startswith("chainrule")}
-PACKAGE_IMPORTS = third_party(imports(ROOT / "src" / "chainrule"))
+IMPORT_LINE = re.compile(r"^[ \t]*(?:import[ \t]+([\w., \t]+)$|from[ \t]+(\w+)[\w.]*[ \t]+import\b)", re.M)
 
 
-@pytest.mark.parametrize("module", sorted(PACKAGE_IMPORTS))
+def named_on_import_lines(folder: Path) -> set[str]:
+    """The top-level modules that lines beginning with `import` or `from ... import` name, read without parsing:
+    the parameters below. Every xdist worker collects this module, and parsing the package at collection cost
+    each of them about 2 s of CPU; test_the_parameters_are_every_module_the_package_imports checks that the
+    parse finds the same modules."""
+    names: set[str] = set()
+    for path in folder.rglob("*.py"):
+        for plain, source in IMPORT_LINE.findall(path.read_text()):
+            names |= {source} if source else {part.split()[0].split(".")[0] for part in plain.split(",")}
+    return names
+
+
+@functools.cache
+def package_imports() -> dict[str, list[tuple[str, bool]]]:
+    return third_party(imports(ROOT / "src" / "chainrule"))  # parsed once, by the worker that runs these tests
+
+
+PARAMETERS = sorted(third_party(dict.fromkeys(named_on_import_lines(ROOT / "src" / "chainrule"))))
+
+
+def test_the_parameters_are_every_module_the_package_imports():
+    assert PARAMETERS == sorted(package_imports())
+
+
+@pytest.mark.parametrize("module", PARAMETERS)
 def test_every_import_of_the_package_is_declared(module):
+    found = package_imports()
     made_by_these = providers(module)
-    assert made_by_these, f"{module} is imported ({PACKAGE_IMPORTS[module][0][0]}) but no installed distribution provides it"
+    assert made_by_these, f"{module} is imported ({found[module][0][0]}) but no installed distribution provides it"
     if made_by_these & RUNTIME:
         return
-    eager = [where for where, deferred in PACKAGE_IMPORTS[module] if not deferred]
-    assert made_by_these & EXTRAS, (f"{module} (from {sorted(made_by_these)}) is imported at {PACKAGE_IMPORTS[module][0][0]} but "
+    eager = [where for where, deferred in found[module] if not deferred]
+    assert made_by_these & EXTRAS, (f"{module} (from {sorted(made_by_these)}) is imported at {found[module][0][0]} but "
                               "pyproject.toml declares it nowhere: add it to [project] dependencies")
     assert not eager, (f"{module} is declared only in an extra but imported when the module loads, at {eager}: "
                        "import it where the feature needs it, or make it a runtime dependency")
 
 
 def test_every_runtime_dependency_is_imported():
-    imported = set().union(*(providers(module) for module in PACKAGE_IMPORTS))
+    found = package_imports()
+    imported = set().union(*(providers(module) for module in found))
     source = "\n".join(path.read_text() for path in (ROOT / "src" / "chainrule").rglob("*.py"))
     for distribution, module in USED_THROUGH.items():
         assert module in source, f"{distribution} is declared for {module}, which chainrule no longer uses"
@@ -100,7 +126,7 @@ def test_every_runtime_dependency_is_imported():
 
 
 def test_one_http_client_in_the_package_and_its_tests():
-    used = {module for module in [*PACKAGE_IMPORTS, *third_party(imports(ROOT / "tests"))] if module in HTTP_CLIENTS}
+    used = {module for module in [*package_imports(), *third_party(imports(ROOT / "tests"))] if module in HTTP_CLIENTS}
     assert used == {"httpx"}, f"HTTP clients imported: {sorted(used)}; chainrule uses httpx alone"
 
 

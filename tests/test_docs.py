@@ -102,7 +102,9 @@ def test_python_examples_run(path: Path) -> None:
     # reader's fresh interpreter. Nor does it run during them: reference counts free each training step's graph
     # (the README's training peaks at the same memory either way), so its passes over the graphs free almost
     # nothing and cost about a quarter of the README's training (15 core-seconds to 11); one collection after
-    # the examples frees the few cycles they made (a few thousand objects).
+    # the examples frees the few cycles they made (a few thousand objects). What was alive before the examples
+    # stays frozen after them, as tests/conftest.py keeps what collection built frozen for the whole run (an
+    # unfreeze here would hand every later test's collections the libraries' objects to walk again).
     gc.freeze()
     gc.disable()
     try:
@@ -113,7 +115,7 @@ def test_python_examples_run(path: Path) -> None:
                 pytest.fail(f"{block.where} failed: {error!r}\n{block.text}")
     finally:
         gc.enable()
-        gc.unfreeze()
+        namespace.clear()  # the examples' functions hold it (a cycle): cleared, what they made is freed now
         gc.collect()
 
 

@@ -42,7 +42,7 @@ INNER = textwrap.dedent("""
             threading.Event().wait()  # until killed
 """)
 # How the inner run is started: as one pytest process, or with one xdist worker (whose process is killed).
-HOW = {"the pytest process": [], "an xdist worker": ["-n", "1"]}
+HOW = {"the pytest process": [], "an xdist worker": ["-p", "xdist", "-n", "1"]}
 
 
 def what_it_started(fifo: Path, inner: subprocess.Popen) -> tuple[dict, set[int]]:
@@ -87,7 +87,9 @@ def test_a_killed_pytest_leaves_no_server_and_no_postgresql_cluster_running(tmp_
     (tmp_path / "test_inner.py").write_text(INNER)
     fifo = tmp_path / "started"
     os.mkfifo(fifo)
-    env = dict(os.environ, STARTED_FIFO=str(fifo),
+    # Only the plugins the inner run needs (the reaper, and xdist for its worker): the others this environment
+    # installs (hypothesis, schemathesis, anyio...) would cost each inner process seconds of start-up.
+    env = dict(os.environ, STARTED_FIFO=str(fifo), PYTEST_DISABLE_PLUGIN_AUTOLOAD="1",
                PYTHONPATH=os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")]))
     inner = spawn([sys.executable, "-m", "pytest", "-p", "reaper", "-p", "no:cacheprovider", "-q", *HOW[killed],
                    "test_inner.py"], cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
