@@ -3,8 +3,9 @@ every exercise of the built-in lessons once, right or not by a 2-parameter logis
 are drawn with a fixed seed; and each answers one question with fresh numbers in review, where one planted value
 is hard. Each learner's first tries reach the real store as a progress file of their own (the store's import,
 the path the product takes for a learner's work in bulk: one comparison and a few batched writes instead of 72
-single writes, each with its quota query and its card scheduled), stored as the learner's own work (origin '', what
-item analysis reads); the reviews, whose fresh numbers no progress file carries, are rated one at a time.
+single writes, each a transaction with its quota query and, for a question, its card scheduled), kept as the
+learner's own work (origin '', as a home import keeps it: what item analysis reads); the reviews, whose fresh numbers
+no progress file carries, are rated one at a time.
 
     truth = simulate_class(store, accounts, class_id)   # {"difficulty": {key: expected share right}, "a": {...}}
 """
