@@ -1,7 +1,11 @@
 """A simulated class for the item-analysis tests: learners of known ability answer every quiz question and run
 every exercise of the built-in lessons once, right or not by a 2-parameter logistic model whose item parameters
 are drawn with a fixed seed; and each answers one question with fresh numbers in review, where one planted value
-is hard. Everything is stored through the real store, one answer or run at a time, as learners' work arrives.
+is hard. Each learner's first tries reach the real store as a progress file of their own (the store's import,
+the path the product takes for a learner's work in bulk: one comparison and a few batched writes instead of 72
+single writes, each a transaction with its quota query and, for a question, its card scheduled), kept as the
+learner's own work (origin '', as a home import keeps it: what item analysis reads); the reviews, whose fresh numbers
+no progress file carries, are rated one at a time.
 
     truth = simulate_class(store, accounts, class_id)   # {"difficulty": {key: expected share right}, "a": {...}}
 """
@@ -61,11 +65,18 @@ def simulate_class(store, accounts, class_id: int, invite: str) -> dict[str, dic
     def learner_works(plan) -> None:
         number, learner, firsts, reviews = plan
         runs = store.for_learner(learner)
-        for (kind, lesson, item), right in firsts:
-            if kind == "question":
-                runs.answer_question(lesson, item, "right" if right else "wrong", right, first_only=True)
-            else:
-                runs.record_submission(item, "python", f"# {item} by learner {number}\n", PASS if right else FAIL)
+        at = runs.now().isoformat()
+        document = {"format": "chainrule.progress", "version": 2, "exported_at": at, "predictions": [], "code": [],
+                    "explanations": [], "cards": [], "review_logs": [], "help_used": [],
+                    "quiz_answers": [{"lesson_id": lesson, "question_id": item, "answer": "right" if right else "wrong",
+                                      "correct": right, "at": at}
+                                     for (kind, lesson, item), right in firsts if kind == "question"],
+                    "submissions": [{"exercise_id": item, "language": "python", "source": f"# {item} by learner {number}\n",
+                                     "result": PASS if right else FAIL, "at": at}
+                                    for (kind, lesson, item), right in firsts if kind == "exercise"]}
+        added = runs.import_data(document)
+        assert (added["quiz_answers"], added["submissions"]) == (
+            len(document["quiz_answers"]), len(document["submissions"])), added
         for numbers, right in reviews:
             runs.review(HARD_LESSON, HARD_QUESTION, "right" if right else "wrong", right, numbers)
 

@@ -3,8 +3,9 @@
 the item concerns the store. Each test failed on the code before the fix (docs/security.md, "Class mode").
 
 One server per backend serves the module (a server's start costs seconds of CPU); each test makes a class of
-its own on it (Served.add_class), so that no test sees another's learners or work. The tests that start a
-server with options of their own (asyncio's debug mode, a storage quota) start it themselves."""
+its own on it (Served.add_class), so that no test sees another's learners or work. The two tests that need
+options of their own (asyncio's debug mode, a storage quota) share a third server, started with both, each in a
+class of its own."""
 
 from __future__ import annotations
 
@@ -172,6 +173,17 @@ def served(request):
 @pytest.fixture
 def served_sqlite(sqlite_server):
     return sqlite_server.add_class()
+
+
+@pytest.fixture(scope="module")
+def debug_quota_server(tmp_path_factory):
+    """A SQLite server in asyncio's debug mode (it reports every callback that held the event loop) whose learners
+    may keep 1 MB each: the large-files test's stall reports and the quota test's 413. Neither option changes the
+    other's test: that test's files are refused for their shape before any quota is counted (classes/imports.py
+    checks the file first), its classmate saves a few characters, and debug mode only reports."""
+    made = Served(tmp_path_factory.mktemp("edges-debug-quota"), None, "--learner-storage", "1", debug_loop=True)
+    yield made
+    made.close()
 
 
 def export_document(**sections) -> dict:
@@ -382,43 +394,40 @@ def test_every_malformed_file_gets_a_4xx_naming_what_was_wrong(served_sqlite):
         assert answer.status_code == status and says in answer.json()["detail"], (body[:60], answer.text[:300])
 
 
-def test_a_classmate_is_served_while_large_files_are_read(tmp_path):
+def test_a_classmate_is_served_while_large_files_are_read(debug_quota_server):
     """Two learners upload 30 MB files (the largest allowed) over and over while a classmate works. asyncio's
     debug mode reports every callback that held the event loop; before the fix each upload's parse held it
     for seconds. Numbers: the classmate's request times and the stalls are printed (-s)."""
-    served = Served(tmp_path, None, debug_loop=True)
-    try:
-        uploaders, classmate = [served.join("Ada"), served.join("Bea")], served.join("Cal")
-        body = (b'{"format": "chainrule.progress", "version": 1, "submissions": [' +
-                b",".join(b'{"a": [0.5, 1.5], "b": {"c": "x"}}' for _ in range(800_000)) + b"]}")
-        assert len(body) < 32 * 1024 * 1024
-        started = len(served.lines)
-        times, statuses = [], []
+    served = debug_quota_server.add_class()
+    uploaders, classmate = [served.join("Ada"), served.join("Bea")], served.join("Cal")
+    body = (b'{"format": "chainrule.progress", "version": 1, "submissions": [' +
+            b",".join(b'{"a": [0.5, 1.5], "b": {"c": "x"}}' for _ in range(800_000)) + b"]}")
+    assert len(body) < 32 * 1024 * 1024
+    started = len(served.lines)
+    times, statuses = [], []
 
-        def upload(client) -> None:
-            for _ in range(3):
-                statuses.append(client.post("/api/class/progress/import", content=body,
-                                            headers={"Content-Type": "application/json"}).status_code)
+    def upload(client) -> None:
+        for _ in range(3):
+            statuses.append(client.post("/api/class/progress/import", content=body,
+                                        headers={"Content-Type": "application/json"}).status_code)
 
-        threads = [threading.Thread(target=upload, args=(client,)) for client in uploaders]
-        for thread in threads:
-            thread.start()
-        while any(thread.is_alive() for thread in threads):
-            begin = time.monotonic()
-            assert classmate.put("/api/progress/code", json={"exercise": EXERCISE, "language": "python",
-                                                              "source": "mine"}).status_code == 200
-            times.append(time.monotonic() - begin)
-        for thread in threads:
-            thread.join()
-        assert statuses == [422] * 6  # each file holds more objects than a progress file may
-        stalls = [float(found) for line in served.lines[started:]
-                  for found in re.findall(r"Executing <.*> took (\d+\.\d+) seconds", line)]
-        print(f"\nclassmate's saves during uploads: {len(times)}, median {sorted(times)[len(times) // 2]:.3f} s, "
-              f"max {max(times):.3f} s; event-loop stalls reported: {len(stalls)}, longest "
-              f"{max(stalls, default=0):.2f} s")
-        assert [stall for stall in stalls if stall >= 2.0] == []
-    finally:
-        served.close()
+    threads = [threading.Thread(target=upload, args=(client,)) for client in uploaders]
+    for thread in threads:
+        thread.start()
+    while any(thread.is_alive() for thread in threads):
+        begin = time.monotonic()
+        assert classmate.put("/api/progress/code", json={"exercise": EXERCISE, "language": "python",
+                                                          "source": "mine"}).status_code == 200
+        times.append(time.monotonic() - begin)
+    for thread in threads:
+        thread.join()
+    assert statuses == [422] * 6  # each file holds more objects than a progress file may
+    stalls = [float(found) for line in served.lines[started:]
+              for found in re.findall(r"Executing <.*> took (\d+\.\d+) seconds", line)]
+    print(f"\nclassmate's saves during uploads: {len(times)}, median {sorted(times)[len(times) // 2]:.3f} s, "
+          f"max {max(times):.3f} s; event-loop stalls reported: {len(stalls)}, longest "
+          f"{max(stalls, default=0):.2f} s")
+    assert [stall for stall in stalls if stall >= 2.0] == []
 
 
 def test_an_upload_is_answered_when_the_server_stalls_past_the_request_deadline(served_sqlite):
@@ -489,20 +498,17 @@ def test_twenty_thousand_runs_import_while_classmates_save(served_sqlite):
 # ------------------------------------------------------------------ item 7: quota, unread exports
 
 
-def test_a_learner_cannot_import_past_the_storage_quota(tmp_path):
-    served = Served(tmp_path, None, "--learner-storage", "1")
-    try:
-        ada = served.join("Ada")
-        document = export_document(submissions=[
-            {"exercise_id": EXERCISE, "language": "python", "source": "x" * 100_000 + str(i),
-             "result": {"status": "fail"}, "at": now_text(60)} for i in range(12)])
-        answer = ada.post("/api/class/progress/import", json=document)
-        assert answer.status_code == 413 and "may keep 1.0 MB" in answer.json()["detail"], answer.text
-        assert ada.get("/api/class/progress/export").json()["submissions"] == []
-        small = export_document(submissions=document["submissions"][:3])
-        assert ada.post("/api/class/progress/import", json=small).status_code == 200
-    finally:
-        served.close()
+def test_a_learner_cannot_import_past_the_storage_quota(debug_quota_server):
+    served = debug_quota_server.add_class()
+    ada = served.join("Ada")
+    document = export_document(submissions=[
+        {"exercise_id": EXERCISE, "language": "python", "source": "x" * 100_000 + str(i),
+         "result": {"status": "fail"}, "at": now_text(60)} for i in range(12)])
+    answer = ada.post("/api/class/progress/import", json=document)
+    assert answer.status_code == 413 and "may keep 1.0 MB" in answer.json()["detail"], answer.text
+    assert ada.get("/api/class/progress/export").json()["submissions"] == []
+    small = export_document(submissions=document["submissions"][:3])
+    assert ada.post("/api/class/progress/import", json=small).status_code == 200
 
 
 def rss_kb(pid: int) -> int:

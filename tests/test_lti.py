@@ -9,6 +9,7 @@ token, another audience, another issuer, another nonce) and with another key whe
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import hmac
 import json
@@ -32,7 +33,7 @@ def claims_of(token: str) -> dict:
     return pyjwt.decode(token, options={"verify_signature": False})
 
 
-def signed(world: LtiWorld, claims: dict, *, key: str | bytes | None = None, algorithm: str = "RS256") -> str:
+def signed(world: LtiWorld, claims: dict, *, key: bytes | rsa.RSAPrivateKey | None = None, algorithm: str = "RS256") -> str:
     if algorithm == "HS256":  # by hand: PyJWT (rightly) refuses a public key as an HMAC secret
         def part(value: dict) -> str:
             return base64.urlsafe_b64encode(json.dumps(value).encode()).rstrip(b"=").decode()
@@ -40,7 +41,14 @@ def signed(world: LtiWorld, claims: dict, *, key: str | bytes | None = None, alg
         body = part({"alg": "HS256", "typ": "JWT"}) + "." + part(claims)
         mac = hmac.new(key, body.encode(), hashlib.sha256).digest()
         return body + "." + base64.urlsafe_b64encode(mac).rstrip(b"=").decode()
-    return pyjwt.encode(claims, key or world.platform_key(), algorithm=algorithm)
+    return pyjwt.encode(claims, key or read_key(world.platform_key()), algorithm=algorithm)
+
+
+@functools.cache
+def read_key(pem: str) -> rsa.RSAPrivateKey:
+    """A private key's PEM text, read once: PyJWT reads a key given as text again at each token, with its checks
+    (tens of milliseconds of CPU each), and signs with a key object as it is."""
+    return serialization.load_pem_private_key(pem.encode(), None)
 
 
 def set_cookies(answer) -> list[str]:
@@ -177,8 +185,11 @@ def _forge(world: LtiWorld, change: dict | None = None, drop: tuple = (), **opti
     return forge
 
 
-OTHER_KEY = rsa.generate_private_key(public_exponent=65537, key_size=2048).private_bytes(
-    serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()).decode()
+@functools.cache
+def other_key() -> rsa.RSAPrivateKey:
+    """A key the LMS never had: made once, when a test first forges with it (not when pytest collects the file,
+    which every worker does)."""
+    return rsa.generate_private_key(public_exponent=65537, key_size=2048)
 
 
 @pytest.mark.parametrize("case, cause", [
@@ -194,10 +205,10 @@ OTHER_KEY = rsa.generate_private_key(public_exponent=65537, key_size=2048).priva
 ])
 def test_a_tampered_id_token_is_refused_with_its_cause(world, backprop_link, case, cause):
     now = int(time.time())
-    public = serialization.load_pem_private_key(world.platform_key().encode(), None).public_key().public_bytes(
+    public = read_key(world.platform_key()).public_key().public_bytes(
         serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
     forge = {
-        "forged: signed by another key": _forge(world, key=OTHER_KEY),
+        "forged: signed by another key": _forge(world, key=other_key()),
         "expired": _forge(world, {"iat": now - 3600, "exp": now - 600}),
         "another audience": _forge(world, {"aud": "another-tool", "azp": "another-tool"}),
         "several audiences and no azp": _forge(world, {"aud": [CLIENT_ID, "another-tool"]}, drop=("azp",)),
