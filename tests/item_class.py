@@ -18,6 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from chainrule import lessons
 from chainrule.lessons.fresh import draw_numbers
+from chainrule.progress.exchange import EXPORT_VERSION, FORMAT_NAME, SECTIONS
 from class_process import run_coroutine
 from class_world import PASSWORD
 
@@ -66,8 +67,8 @@ def simulate_class(store, accounts, class_id: int, invite: str) -> dict[str, dic
         number, learner, firsts, reviews = plan
         runs = store.for_learner(learner)
         at = runs.now().isoformat()
-        document = {"format": "chainrule.progress", "version": 2, "exported_at": at, "predictions": [], "code": [],
-                    "explanations": [], "cards": [], "review_logs": [], "help_used": [],
+        document = {"format": FORMAT_NAME, "version": EXPORT_VERSION, "exported_at": at,
+                    **{section: [] for section in SECTIONS},
                     "quiz_answers": [{"lesson_id": lesson, "question_id": item, "answer": "right" if right else "wrong",
                                       "correct": right, "at": at}
                                      for (kind, lesson, item), right in firsts if kind == "question"],
