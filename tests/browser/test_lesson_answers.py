@@ -139,33 +139,19 @@ def learner(request, tmp_path_factory):
         stop_lesson_server(server.process)
 
 
-@pytest.fixture(scope="module")
-def learner_page(browser, learner):
-    """(size, server, page, request log): one signed-in page on the size's learner server for the review and the
-    retry tests, instead of a context and a page each (a new page costs Chromium a renderer of its own); each test
-    loads its own address in it afresh (fresh_page)."""
-    from conftest import WIDTHS, new_page
-
+def fresh_page(page_per_size, learner):
+    """(size, server, page, request log): the size's one signed-in page on the learner server (conftest.page_per_size),
+    shared by the review and the retry tests, each loading its own address in it afresh."""
     size, server = learner
-    width, height = WIDTHS[size]
-    context, page, log = new_page(browser, server, width=width, height=height, wait_until="commit")
-    yield size, server, page, log
-    context.close()
-
-
-def fresh_page(learner_page):
-    """The learner's page, the mouse off every element and its script errors of earlier tests forgotten."""
-    size, server, page, log = learner_page
-    page.mouse.move(0, 0)
-    log.page_errors.clear()
+    _context, page, log = page_per_size(server, size)
     return size, server, page, log
 
 
 # ---------------------------------------------------------------- review answers
 
 
-def test_review_answers_stay_on_reload_and_nothing_due_says_when(learner_page) -> None:
-    size, server, page, log = fresh_page(learner_page)
+def test_review_answers_stay_on_reload_and_nothing_due_says_when(page_per_size, learner) -> None:
+    size, server, page, log = fresh_page(page_per_size, learner)
     page.goto(server.origin + "/review", wait_until="commit")
     page.wait_for_selector("main[data-ready='true']")
     form = page.locator("#review-list form[data-question='addition-node']")
@@ -191,10 +177,10 @@ def test_review_answers_stay_on_reload_and_nothing_due_says_when(learner_page) -
 # ---------------------------------------------------------------- a retry after the reveal is practice
 
 
-def test_a_retry_after_the_reveal_is_practice(learner_page) -> None:
+def test_a_retry_after_the_reveal_is_practice(page_per_size, learner) -> None:
     from chainrule.progress import open_store
 
-    size, server, page, log = fresh_page(learner_page)
+    size, server, page, log = fresh_page(page_per_size, learner)
     lesson(page, server)
     form = page.locator("#section-06 form[data-question='product-gradient']")
 
