@@ -3,7 +3,8 @@
 The convention, for whoever writes docs:
 
 * A ```python block runs; the blocks of one file run top to bottom in one namespace. Their asserts (or the
-  numbers in their comments, checked by asserts) are the output they promise.
+  numbers in their comments, checked by asserts) are the output they promise; a `print(...)  # TEXT` line
+  promises that the block prints TEXT (checked against what it printed).
 * A ```console block is a terminal session: each line starting with `$ ` is a command (run by bash in a fresh
   temporary folder, which also holds the progress store), and the lines after it, up to the next `$ `, are
   its output (standard output and error together), compared line by line. Timings (`9.2 s`, `16 ms`) may
@@ -15,9 +16,12 @@ The convention, for whoever writes docs:
 
 from __future__ import annotations
 
+import contextlib
 import gc
+import io
 import re
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -26,6 +30,8 @@ from doc_blocks import README_TRAINING, ROOT, Block, blocks, docs_environment
 
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 TIMING = re.compile(r"\b\d+(?:\.\d+)? (m?s)\b")
+# A line of a python block that prints and says in its comment what it prints: `print(x)  # 0.0147`.
+PRINT_WITH_COMMENT = re.compile(r"^\s*print\(.*\)\s+#\s*(\S.*?)\s*$")
 
 
 ALL_BLOCKS = [block for path in DOCS for block in blocks(path)]
@@ -109,14 +115,39 @@ def test_python_examples_run(path: Path) -> None:
     gc.disable()
     try:
         for block in (b for b in ALL_BLOCKS if b.path == path and b.language == "python" and b.not_run is None):
+            printed = io.StringIO()
             try:
-                exec(compile(block.text, block.where, "exec"), namespace)  # noqa: S102 (our own docs)
+                with contextlib.redirect_stdout(printed):
+                    exec(compile(block.text, block.where, "exec"), namespace)  # noqa: S102 (our own docs)
             except Exception as error:  # pragma: no cover - the message is the point
                 pytest.fail(f"{block.where} failed: {error!r}\n{block.text}")
+            assert_prints_what_its_comments_say(block, printed.getvalue())
     finally:
         gc.enable()
         namespace.clear()  # the examples' functions hold it (a cycle): cleared, what they made is freed now
         gc.collect()
+
+
+def assert_prints_what_its_comments_say(block: Block, printed: str) -> None:
+    """A `print(...)  # TEXT` line of a python block promises TEXT: the block's output holds each such TEXT, in
+    the order of the lines (the convention's "numbers in their comments", for what an example prints)."""
+    rest = printed
+    for line in block.text.splitlines():
+        if match := PRINT_WITH_COMMENT.match(line):
+            promised = match.group(1)
+            # The whole of it, not a part of a longer word or number: 0.3 is not what 0.30000000000000004 says.
+            found = re.search(rf"(?<![\w.]){re.escape(promised)}(?![\w])", rest)
+            assert found, f"{block.where}: `{line.strip()}` promises {promised!r}, the block printed:\n{printed}"
+            rest = rest[found.end():]
+
+
+def test_a_comment_on_a_print_is_checked_against_what_it_printed():
+    block = Block(path=ROOT / "README.md", line=1, language="python", text="print(0.1 + 0.2)  # 0.3\n", not_run=None)
+    with pytest.raises(AssertionError, match="promises '0.3'"):
+        assert_prints_what_its_comments_say(block, "0.30000000000000004\n")
+    assert_prints_what_its_comments_say(replace(block, text="print(0.5)  # 0.5\nprint(2)  # 2\n"), "0.5\n2\n")
+    with pytest.raises(AssertionError, match="promises '2'"):  # in order: the 2 printed before the 0.5 is not it
+        assert_prints_what_its_comments_say(replace(block, text="print(0.5)  # 0.5\nprint(2)  # 2\n"), "2\n0.5\n")
 
 
 def test_ci_runs_the_readme_test_command():
