@@ -38,15 +38,18 @@ def parsed(path: Path) -> ast.Module:
     return ast.parse(path.read_text(encoding="utf-8"))
 
 
-def names_in(node: ast.AST) -> set[str]:
-    """Every name a node reads, and `module.attribute` for an attribute of a name."""
+@functools.cache
+def names_in(node: ast.AST) -> frozenset[str]:
+    """Every name a node reads, and `module.attribute` for an attribute of a name. Kept per node (the trees
+    are parsed once and never changed): torch_users asks again for each definition at each pass, and again
+    for each test module that imports the same helper."""
     found = set()
     for child in ast.walk(node):
         if isinstance(child, ast.Name):
             found.add(child.id)
         elif isinstance(child, ast.Attribute) and isinstance(child.value, ast.Name):
             found.add(f"{child.value.id}.{child.attr}")
-    return found
+    return frozenset(found)
 
 
 def helper_modules(tree: ast.Module) -> dict[str, str]:
@@ -97,6 +100,7 @@ def torch_users(path: Path, seen: dict[Path, set[str]] | None = None) -> set[str
     return users
 
 
+@functools.cache
 def skips_as_a_whole(path: Path) -> bool:
     """Whether the module skips (or fails) at import without PyTorch: a module-level importorskip of torch,
     an import of torch outside a try, a `pytestmark` of needs_torch, or a helper module that does so."""

@@ -62,34 +62,12 @@ def test_a_file_over_its_cpu_budget_fails_the_run_and_is_named_with_its_time_and
     assert spent and float(spent.group(1)) >= 0.5, line
 
 
-@pytest.mark.parametrize("workers", WORKERS)
-def test_files_within_their_budgets_pass_and_the_summary_shows_where_the_time_went(tmp_path, workers) -> None:
-    run = run_tiny_suite(tmp_path, 'default = 0.4\n[files]\n"test_child.py" = 60\n"test_here.py" = 60\n', *workers)
-    assert run.returncode == 0, run.stdout + run.stderr
-    assert "OVER BUDGET" not in run.stdout
-    rows = {match.group(4): (float(match.group(2)), float(match.group(3))) for match in re.finditer(
-        r"^ *([\d.]+) s wall +([\d.]+) s CPU  of +([\d.]+) s +1 tests  (test_\w+\.py)$", run.stdout, re.MULTILINE)}
-    assert set(rows) == set(TINY_SUITE), run.stdout
-    assert rows["test_here.py"][0] >= 0.5 and rows["test_child.py"][0] >= 0.5, rows
-    assert rows["test_cheap.py"][1] == 0.4 and rows["test_here.py"][1] == 60, rows  # each file's own budget
-
-
-@pytest.mark.parametrize("workers", WORKERS)
-def test_what_the_session_wide_fixtures_do_at_their_end_is_not_charged_to_the_file_that_ran_last(tmp_path, workers) -> None:
-    """A session-wide fixture (as the one Chromium, a PostgreSQL cluster) ends after a worker's last test, and
-    the work it does then (here half a second of CPU in the process it started, asked for at its end and waited
-    for) is shown as the session's, not put on the last file's budget."""
-    (tmp_path / "conftest.py").write_text(
-        "import subprocess, sys\nimport pytest\n\n\n@pytest.fixture(scope='session', autouse=True)\n"
-        "def browser_like():\n    started = subprocess.Popen([sys.executable, '-c', 'import sys\\nsys.stdin.read()\\n' + "
-        + repr(SPIN) + "], stdin=subprocess.PIPE)\n    yield\n    started.communicate(b'')\n", encoding="utf-8")
-    run = run_tiny_suite(tmp_path, 'default = 60\n[files]\n"test_cheap.py" = 0.4\n"test_here.py" = 0.9\n'
-                                   '"test_child.py" = 0.9\n', "--time-report", "times.json", *workers)
-    assert run.returncode == 0 and "OVER BUDGET" not in run.stdout, run.stdout + run.stderr
-    report = json.loads((tmp_path / "times.json").read_text(encoding="utf-8"))
-    assert report["session_cpu"] >= 0.5 and set(report["files"]) == set(TINY_SUITE), report
-    assert "(the session-wide fixtures, ended after each worker's last test)" in run.stdout, run.stdout
-
+# A session-wide fixture (as the one Chromium, a PostgreSQL cluster) ends after a worker's last test; the work
+# it does then (half a second of CPU in the process it started, asked for at its end and waited for) is the
+# session's, not the last file's.
+SESSION_WIDE = ("import subprocess, sys\nimport pytest\n\n\n@pytest.fixture(scope='session', autouse=True)\n"
+                "def browser_like():\n    started = subprocess.Popen([sys.executable, '-c', 'import sys\\nsys.stdin.read()\\n' + "
+                + repr(SPIN) + "], stdin=subprocess.PIPE)\n    yield\n    started.communicate(b'')\n")
 
 # A test that starts a process it never waits for: the child forks a grandchild, which spins and then closes
 # the pipe the test reads; the child ends at once. The grandchild is reaped by whoever adopts it, not by the
@@ -99,17 +77,53 @@ ORPHAN = ("import os, subprocess, sys\n\n\ndef test_spins_in_a_process_it_never_
           f"{SPIN!r}.splitlines()) + '    print(1)\\nos._exit(0)\\n'\n"
           "    run = subprocess.run([sys.executable, '-c', code], stdout=subprocess.PIPE, check=True)\n"
           "    assert run.stdout == b'1\\n'\n")
+# Named to run first in one process (files run in name order), so that the last there is test_here.py: where no
+# cgroup counts the grandchild, the orphan's file costs next to nothing, and the session's half second on it
+# would stay under its budget.
+ORPHAN_FILE = "test_adopted.py"
+
+# Every budget below is under its file's own CPU time plus the session-wide fixture's half second (the orphan's
+# where a cgroup counts its grandchild), so that half second put on any file (the one that ran last) would fail
+# the run.
+PASSING_BUDGETS = f'default = 0.4\n[files]\n"test_child.py" = 0.9\n"test_here.py" = 0.9\n"{ORPHAN_FILE}" = 0.9\n'
 
 
-@pytest.mark.parametrize("workers", WORKERS)
-def test_a_process_a_test_starts_and_never_waits_for_is_charged_to_its_file(tmp_path, workers) -> None:
-    (tmp_path / "test_orphan.py").write_text(ORPHAN, encoding="utf-8")
-    run = run_tiny_suite(tmp_path, 'default = 60\n[files]\n', "--time-report", "times.json", *workers)
-    assert run.returncode == 0, run.stdout + run.stderr
-    report = json.loads((tmp_path / "times.json").read_text(encoding="utf-8"))
+@pytest.fixture(scope="module", params=WORKERS)
+def passing_run(request, tmp_path_factory) -> tuple[subprocess.CompletedProcess, dict]:
+    """One run of the tiny suite with the orphan's file and the session-wide fixture added, within every
+    budget, and its --time-report: the three tests below read each their own part of it (the summary's rows
+    and budgets; the session's CPU kept off the files; the orphan's grandchild charged to its file), where
+    each ran the same suite once more for its part."""
+    folder = tmp_path_factory.mktemp("passing")
+    (folder / "conftest.py").write_text(SESSION_WIDE, encoding="utf-8")
+    (folder / ORPHAN_FILE).write_text(ORPHAN, encoding="utf-8")
+    run = run_tiny_suite(folder, PASSING_BUDGETS, "--time-report", "times.json", *request.param)
+    assert run.returncode == 0 and "OVER BUDGET" not in run.stdout, run.stdout + run.stderr
+    return run, json.loads((folder / "times.json").read_text(encoding="utf-8"))
+
+
+def test_files_within_their_budgets_pass_and_the_summary_shows_where_the_time_went(passing_run) -> None:
+    run, _ = passing_run
+    rows = {match.group(4): (float(match.group(2)), float(match.group(3))) for match in re.finditer(
+        r"^ *([\d.]+) s wall +([\d.]+) s CPU  of +([\d.]+) s +1 tests  (test_\w+\.py)$", run.stdout, re.MULTILINE)}
+    assert set(rows) == {*TINY_SUITE, ORPHAN_FILE}, run.stdout
+    assert rows["test_here.py"][0] >= 0.5 and rows["test_child.py"][0] >= 0.5, rows
+    assert rows["test_cheap.py"][1] == 0.4 and rows["test_here.py"][1] == 0.9, rows  # each file's own budget
+
+
+def test_what_the_session_wide_fixtures_do_at_their_end_is_not_charged_to_the_file_that_ran_last(passing_run) -> None:
+    """The fixture's half second at its end is shown as the session's, not put on the last file's budget (the
+    run passed: PASSING_BUDGETS)."""
+    run, report = passing_run
+    assert report["session_cpu"] >= 0.5 and set(report["files"]) == {*TINY_SUITE, ORPHAN_FILE}, report
+    assert "(the session-wide fixtures, ended after each worker's last test)" in run.stdout, run.stdout
+
+
+def test_a_process_a_test_starts_and_never_waits_for_is_charged_to_its_file(passing_run) -> None:
+    run, report = passing_run
     if report["counted"] != ["cgroup"]:
         pytest.skip(f"this machine gives the tests no cpuacct group of their own ({report['counted']})")
-    assert report["files"]["test_orphan.py"]["cpu"] >= 0.5, report
+    assert report["files"][ORPHAN_FILE]["cpu"] >= 0.5, report
     assert "time per test file (CPU: every process the tests started, alive or ended)" in run.stdout, run.stdout
 
 
