@@ -88,6 +88,25 @@ def test_path_page_shows_the_lesson_in_place(open_page, lesson_server) -> None:
         context.close()
 
 
+def test_run_and_reset_wait_for_their_editor_then_work(open_page, lesson_server) -> None:
+    """A press on Run tests while the exercise's code is still loading would do nothing and say nothing: the
+    buttons are disabled until the editor has its text, then enabled. Before the end-to-end walk, which saves
+    code: a learner with no code of their own yet loads the starter."""
+    context, page, log = open_page(lesson_server, wait_until="commit")
+    held = []  # the starter's request, held until the test has looked at the buttons
+    page.route("**/api/exercises/neuron-grads/starter*", lambda route: held.append(route))
+    with page.expect_request(lambda request: "/api/exercises/neuron-grads/starter" in request.url):
+        page.goto(f"{lesson_server.origin}/lessons/{LESSON}", wait_until="commit")
+    block = page.locator("article[data-exercise='neuron-grads']")
+    block.locator("button.run-tests").wait_for(state="attached")  # made before its starter is asked for
+    assert block.locator("button.run-tests").is_disabled() and block.locator("button.reset-code").is_disabled()
+    assert len(held) == 1
+    held.pop().continue_()
+    page.wait_for_selector("main[data-complete='true']", timeout=60_000)
+    assert block.locator("button.run-tests").is_enabled() and block.locator("button.reset-code").is_enabled()
+    assert log.page_errors == []
+
+
 def test_lesson_end_to_end_and_kept_on_reload(open_page, lesson_server) -> None:
     context, page, log = open_page(lesson_server, wait_until="commit")
     try:

@@ -128,8 +128,10 @@ async function renderExercise(list, exercise, index, codemirror, savedCode, save
   block.append(carriedNote);
   const download = el("a", { class: "download-code", hidden: true, download: "" }, "Download your passing code as one file that runs on its own");
   block.append(download);
-  const runButton = el("button", { type: "button", class: "run-tests" }, "Run tests");
-  const resetButton = el("button", { type: "button", class: "secondary reset-code" }, "Reset to starter code");
+  // Disabled until their editor has its text and they have their handlers: a press while the page loads would
+  // otherwise do nothing and say nothing.
+  const runButton = el("button", { type: "button", class: "run-tests", disabled: true }, "Run tests");
+  const resetButton = el("button", { type: "button", class: "secondary reset-code", disabled: true }, "Reset to starter code");
   const runStatus = el("span", { class: "status run-status", role: "status", "aria-live": "polite" });
   block.append(el("div", { class: "editor-actions" }, runButton, resetButton, runStatus, saveStatus));
   // Not a live region: the run's status says the outcome in a few words, and the focus moves to the results.
@@ -284,6 +286,8 @@ async function renderExercise(list, exercise, index, codemirror, savedCode, save
       results.removeAttribute("aria-busy");
     }
   }));
+  resetButton.disabled = false;
+  runButton.disabled = false;  // before any run left waiting is followed (that callback comes later)
   block.dataset.language = language;
 }
 
