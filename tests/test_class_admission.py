@@ -11,16 +11,19 @@ processes on SQLite and on PostgreSQL (issue 27, items 8 and 9).
 
 from __future__ import annotations
 
+import errno
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import httpx
 import pytest
 
+import polling
 from chainrule.grading import reference_source
 from class_world import send
-from job_process import run
+from job_process import WAIT_SECONDS, run
 from served_class import EXERCISE, Served, served  # noqa: F401 (served: a module-scoped server per backend)
 
 pytestmark = pytest.mark.timeout(240)
@@ -109,39 +112,98 @@ def test_a_teacher_removes_an_account_its_work_and_its_waiting_runs(served):
 
 # ------------------------------------------------------------------------------------------------ item 8
 
+# The server sees one core (one grading slot), and each run it grades holds that slot until the test says "go" on
+# the FIFO that $ONE_CORE_HOLD names (the runs are the real sandbox's, after that): the test fills the waiting
+# room it means to, then lets the runs go, instead of a run that sleeps while the others arrive. "waiting" asks
+# how many runs wait for the slot. (With one web process, `chainrule serve` serves in this process.)
 ONE_CORE = """
-import os, sys
+import os, sys, threading
 os.sched_getaffinity = lambda pid: {0}
 os.cpu_count = lambda: 1
+import chainrule.grading as grading
+goes = threading.Semaphore(0)
+def commands():
+    with open(os.environ["ONE_CORE_HOLD"]) as fifo:
+        for line in fifo:
+            if line.strip() == "go":
+                goes.release()
+            else:
+                print(f"waiting: {grading.gate().waiting}", flush=True)
+    goes.release(1000)  # the test has gone: nothing is held any more
+threading.Thread(target=commands, daemon=True).start()
+grade_now = grading.grade_now
+def held(*args, **kwargs):
+    goes.acquire()
+    return grade_now(*args, **kwargs)
+grading.grade_now = held
 from chainrule.cli import main
 sys.exit(main(sys.argv[1:]))
 """
-SLOW = "import time\ntime.sleep(3)\n" + reference_source(EXERCISE, "python")
+
+SOLUTION = reference_source(EXERCISE, "python")
+
+
+class OneCore:
+    """The one-core server and the FIFO that lets its held runs go."""
+
+    def __init__(self, folder: Path) -> None:
+        fifo = folder / "hold"
+        os.mkfifo(fifo)
+        env = dict(os.environ, PYTHONUNBUFFERED="1", CHAINRULE_DATA_DIR=str(folder / "data"), ONE_CORE_HOLD=str(fifo))
+        env.pop("CHAINRULE_DATABASE", None)
+        self.served = Served(env, ("-c", ONE_CORE))
+        # Opened once the server reads it (until then opening it for writing without waiting fails).
+        self.hold = os.fdopen(polling.until(lambda: _open_for_writing(fifo), "the server reading the FIFO",
+                                            WAIT_SECONDS), "w", buffering=1)
+
+    def waiting(self) -> int:
+        """How many runs wait for the slot, as the server's gate counts them."""
+        seen = len(self.served.web.lines)
+        self.hold.write("waiting\n")
+        line = polling.until(lambda: next((line for line in self.served.web.lines[seen:]
+                                           if line.startswith("waiting: ")), None), "the server's count", WAIT_SECONDS)
+        return int(line.split()[1])
+
+    def go(self, runs: int) -> None:
+        self.hold.write("go\n" * runs)
+
+    def stop(self) -> None:
+        self.hold.close()
+        self.served.stop()
+
+
+def _open_for_writing(fifo: Path) -> int | None:
+    try:
+        descriptor = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+    except OSError as error:  # ENXIO: nobody reads it yet
+        if error.errno != errno.ENXIO:
+            raise
+        return None
+    os.set_blocking(descriptor, True)
+    return descriptor
 
 
 @pytest.fixture(scope="module")
 def one_core_server(tmp_path_factory):
-    """A class server in SQLite that sees one core (one grading slot), shared by the two tests below: each
-    makes a class of its own, and they run in turn, so neither sees the other's runs."""
-    env = dict(os.environ, PYTHONUNBUFFERED="1", CHAINRULE_DATA_DIR=str(tmp_path_factory.mktemp("one-core")))
-    env.pop("CHAINRULE_DATABASE", None)
-    server = Served(env, ("-c", ONE_CORE))
+    """A class server in SQLite that sees one core, shared by the two tests below: each makes a class of its
+    own, and they run in turn, so neither sees the other's runs."""
+    server = OneCore(tmp_path_factory.mktemp("one-core"))
     yield server
     server.stop()
 
 
-def test_ten_slow_runs_of_one_learner_leave_a_classmate_her_turn_on_sqlite(one_core_server):
-    """The server grades one run at a time (it sees one core) and lets others wait. Ada sends ten slow runs
-    at once: three are taken (one running, two waiting) and seven are refused at once, as the queue of a
-    class in PostgreSQL does; Bea's run then goes before Ada's waiting ones, not after them."""
+def test_ten_runs_of_one_learner_leave_a_classmate_her_turn_on_sqlite(one_core_server):
+    """The server grades one run at a time (it sees one core) and lets others wait. Ada sends ten runs at once
+    while the slot is held: three are taken (one running, two waiting) and seven are refused at once, as the
+    queue of a class in PostgreSQL does; Bea's run, sent once Ada's two wait, then goes before them."""
     server = one_core_server
-    _, invite = server.new_class("Physics")
-    ada, bea = server.join(invite, "Ada")[0], server.join(invite, "Bea")[0]
+    _, invite = server.served.new_class("Physics")
+    ada, bea = server.served.join(invite, "Ada")[0], server.served.join(invite, "Bea")[0]
     finished: list[tuple[str, dict]] = []
     lock = threading.Lock()
 
     def graded(client: httpx.Client, name: str) -> dict:
-        answer = run(client, SLOW)
+        answer = run(client, SOLUTION)
         assert answer.status_code == 200, answer.text
         with lock:
             finished.append((name, answer.json()))
@@ -150,10 +212,13 @@ def test_ten_slow_runs_of_one_learner_leave_a_classmate_her_turn_on_sqlite(one_c
     with ThreadPoolExecutor(12) as pool:
         burst = [pool.submit(graded, ada, "ada") for _ in range(10)]
         # Bea runs while Ada's burst is in: once the seven refusals are back, each refused because Ada's three
-        # were taken (they come at once, long before a slow run ends).
-        while len(finished) < 7 and not any(future.done() and future.exception() for future in burst):
-            threading.Event().wait(0.05)
+        # were taken (the first holds the slot until the test lets it go).
+        polling.until(lambda: len(finished) >= 7 or any(future.done() and future.exception() for future in burst),
+                      "Ada's refusals", WAIT_SECONDS, every=0.05)
         bea_run = pool.submit(graded, bea, "bea")
+        polling.until(lambda: bea_run.done() or server.waiting() == 3, "Bea's run waiting beside Ada's two",
+                      WAIT_SECONDS, every=0.05)
+        server.go(4)
         results = [future.result() for future in burst]
         assert bea_run.result()["verdict"] == "passed"  # not "busy"
     refused = [result for result in results if result["verdict"] == "busy"]
@@ -165,15 +230,19 @@ def test_ten_slow_runs_of_one_learner_leave_a_classmate_her_turn_on_sqlite(one_c
 
 
 def test_a_class_in_sqlite_lets_many_learners_runs_wait_instead_of_answering_busy(one_core_server):
-    """One slot (one core) and eight learners sending a run at the same moment: all eight are graded in turn.
-    The waiting room of 4 that serves one person's lesson answered three of them "busy" (a class's busiest
-    minute, measured: 24 of 387 runs of 100 learners)."""
+    """One slot (one core, held by the first run) and eight learners sending a run at the same moment: all eight
+    are graded in turn. The waiting room of 4 that serves one person's lesson answered three of them "busy" (a
+    class's busiest minute, measured: 24 of 387 runs of 100 learners)."""
     server = one_core_server
-    _, invite = server.new_class("Chemistry")
-    learners = [server.join(invite, f"Learner {number}")[0] for number in range(8)]
-    a_moment = "import time\ntime.sleep(1)\n" + reference_source(EXERCISE, "python")
+    _, invite = server.served.new_class("Chemistry")
+    learners = [server.served.join(invite, f"Learner {number}")[0] for number in range(8)]
     with ThreadPoolExecutor(len(learners)) as pool:
-        answers = list(pool.map(lambda client: run(client, a_moment), learners))
+        sent = [pool.submit(run, client, SOLUTION) for client in learners]
+        # All eight are in: one holds the slot and seven wait (or some were answered already: "busy").
+        polling.until(lambda: any(future.done() for future in sent) or server.waiting() == 7,
+                      "seven runs waiting", WAIT_SECONDS, every=0.05)
+        server.go(len(learners))
+        answers = [future.result() for future in sent]
     assert [answer.status_code for answer in answers] == [200] * len(learners)
     assert [answer.json()["verdict"] for answer in answers] == ["passed"] * len(learners), \
         [answer.json().get("message") for answer in answers]
