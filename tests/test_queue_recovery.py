@@ -120,7 +120,7 @@ def test_pools_give_idle_connections_back_and_stay_within_their_bound(own_cluste
     with psycopg.connect(own_cluster, autocommit=True) as admin:
         admin.execute(f"CREATE DATABASE {name}")
     url = own_cluster.replace("@/postgres?", f"@/{name}?")
-    monkeypatch.setattr(connection, "POOL_IDLE_SECONDS", 0.5, raising=False)  # idle ones go sooner than 30 s
+    monkeypatch.setattr(connection, "POOL_IDLE_SECONDS", 0.1, raising=False)  # idle ones go sooner than 30 s
     store = open_store(database=url, fuzzing=False)
     try:
         with psycopg.connect(own_cluster, autocommit=True) as admin:
