@@ -33,10 +33,6 @@ EXERCISE = "neuron-grads"
 SOLUTION = reference_source(EXERCISE, "python")
 
 
-# A run that takes a while (inside the sandbox's time limits), so that a worker can be killed mid-run.
-SLOW_SOLUTION = "import time\ntime.sleep(3)\n" + SOLUTION
-
-
 FAST_WORKER = ("--heartbeat", "0.5", "--stalled-after", "2")
 
 
@@ -92,9 +88,10 @@ class Process:
 SAME_NICE = ("--nice", "0")
 
 
-def Worker(url: str) -> Process:
-    """`chainrule worker --concurrency 1` at the test's nice, ready once it says it is grading."""
-    return Process(url, ["worker", "--concurrency", "1", *SAME_NICE, *FAST_WORKER], "is grading")
+def Worker(url: str, program: tuple[str, ...] = ("-m", "chainrule")) -> Process:
+    """`chainrule worker --concurrency 1` at the test's nice, ready once it says it is grading (``program``: what
+    runs the CLI)."""
+    return Process(url, ["worker", "--concurrency", "1", *SAME_NICE, *FAST_WORKER], "is grading", program=program)
 
 
 class Class:
@@ -110,7 +107,7 @@ class Class:
         self.app = create_class_app(self.store, accounts=self.accounts, runs=self.runs,
                                     hosts=["class.example.org"])
         self.physics = self.accounts.create_class("Physics")
-        self.workers: list[Worker] = []
+        self.workers: list[Process] = []
 
     def learner(self, name: str) -> TestClient:
         client = TestClient(self.app, base_url=BASE, follow_redirects=False)
@@ -122,8 +119,8 @@ class Class:
         client.class_store = self.store  # wait_for reads the job's row between the page's questions
         return client
 
-    def worker(self) -> Worker:
-        self.workers.append(Worker(self.url))
+    def worker(self, program: tuple[str, ...] = ("-m", "chainrule")) -> Process:
+        self.workers.append(Worker(self.url, program))
         return self.workers[-1]
 
     def close(self) -> None:

@@ -31,7 +31,6 @@ from job_process import (
     EXERCISE,
     FAST_WORKER,
     REPO,
-    SLOW_SOLUTION,
     SOLUTION,
     Class,
     Process,
@@ -97,16 +96,34 @@ def test_a_burst_from_one_learner_is_queued_up_to_the_bound_and_then_answered_cl
         school.close()
 
 
-def test_a_worker_killed_mid_run_loses_nothing_and_the_run_counts_once(school):
+# A worker whose gradings wait until the file HELD_UNTIL names exists (then grade as usual): a run it has taken
+# stays running, mid-run, for as long as the test needs, where a run that sleeps in the sandbox must guess a length.
+HELD = """
+import os, sys, time
+import chainrule.grading as grading
+grade = grading.grade
+def held(*args, **kwargs):
+    while not os.path.exists(os.environ["HELD_UNTIL"]):
+        time.sleep(0.05)
+    return grade(*args, **kwargs)
+grading.grade = held
+from chainrule.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_a_worker_killed_mid_run_loses_nothing_and_the_run_counts_once(school, tmp_path, monkeypatch):
     """The run goes back to the queue once its worker has been silent for --stalled-after, and the idle
-    worker is told at once (a NOTIFY, as for a new job), not at its next poll (issue 27: the 36-42 s)."""
+    worker is told at once (a NOTIFY, as for a new job), not at its next poll (issue 27: the 36-42 s). The
+    workers hold the run they take until the first is killed."""
     import json
 
     import psycopg
 
+    monkeypatch.setenv("HELD_UNTIL", str(tmp_path / "killed"))
     ada = school.learner("Ada")
-    first, second = school.worker(), school.worker()
-    job = run(ada, SLOW_SOLUTION).json()["job"]
+    first, second = school.worker(("-c", HELD)), school.worker(("-c", HELD))
+    job = run(ada).json()["job"]
     wait_for(ada, job, states=(RUNNING,))
     taken_by = int(job_row(school, job)[2].rsplit(":", 1)[1])
     queue_job = school.store.database.read(lambda conn: conn.execute(
@@ -114,6 +131,7 @@ def test_a_worker_killed_mid_run_loses_nothing_and_the_run_counts_once(school):
     with psycopg.connect(school.url, autocommit=True) as listener:
         listener.execute('LISTEN "procrastinate_queue_v1#grading"')
         os.killpg(taken_by, signal.SIGKILL)
+        (tmp_path / "killed").touch()
         survivor = second if taken_by == first.pid else first
         done = wait_for(ada, job)
         told = [json.loads(note.payload) for note in listener.notifies(timeout=1)]
