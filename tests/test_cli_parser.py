@@ -229,7 +229,7 @@ def test_a_class_server_loads_no_http_client_or_token_library_before_it_needs_on
 QUIET_START = """
 import gc, os, socket, sys, threading, time
 from chainrule.cli import main
-from chainrule.commands import quiet_start
+from chainrule import quiet_start
 
 def collections():
     return sum(generation["collections"] for generation in gc.get_stats())
@@ -263,7 +263,7 @@ main(["lesson", "--no-browser", "--port", "{port}", "--data-dir", sys.argv[1]])
 
 def test_a_server_starts_without_the_garbage_collector_and_answers_with_it(tmp_path) -> None:
     # The start makes objects that live as long as the process, which collections would walk again and again
-    # (commands/quiet_start.py): none runs before the server's first answer; then what the start made is frozen
+    # (quiet_start.py): none runs before the server's first answer; then what the start made is frozen
     # and the collector is on again, for the requests.
     from class_process import free_port
     from reaper import run_in_a_session
@@ -279,7 +279,7 @@ def test_a_server_starts_without_the_garbage_collector_and_answers_with_it(tmp_p
 def test_a_refused_server_start_gives_the_collector_back_and_other_commands_never_lose_it(capsys) -> None:
     import gc
 
-    from chainrule.commands import quiet_start
+    from chainrule import quiet_start
 
     frozen = gc.get_freeze_count()
     assert main(["serve", "--port", "0"]) == 2  # refused before it opens anything

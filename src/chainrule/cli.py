@@ -14,8 +14,7 @@ import os
 import sys
 from typing import Sequence
 
-from chainrule import __version__
-from chainrule.commands import quiet_start
+from chainrule import __version__, quiet_start
 
 # Each command and the module under chainrule.commands that implements it, in the order of --help. Only the
 # module of the command run is imported (`chainrule check` never loads the web server's); `chainrule --help`
@@ -82,7 +81,7 @@ def _unavailable(message: str) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     command = _command_named(argv)
-    quiet_start.starting(command)  # a server starts without the garbage collector (commands/quiet_start.py)
+    quiet_start.starting(command)  # a server starts without the garbage collector (quiet_start.py)
     try:
         return _run(command, argv)
     finally:

@@ -24,7 +24,7 @@ import time
 import traceback
 from typing import TYPE_CHECKING, Any, Callable
 
-from chainrule.commands import quiet_start
+from chainrule import quiet_start
 
 if TYPE_CHECKING:
     from starlette.types import ASGIApp
