@@ -35,20 +35,29 @@ TypedNumber = Annotated[float, BeforeValidator(read_number), WithJsonSchema({
 })]
 
 
-class Open(BaseModel):
+class ApiModel(BaseModel):
+    """Every model of the API. Its own validator and serializer are built when first used, not when the class is
+    made (defer_build): FastAPI builds its own for each route's body and answer as the route is declared, and
+    most models are never validated or serialized by themselves, so a server's start no longer builds them
+    twice. The schema, the validation and its errors are the same (tests/test_web_models_deferred.py)."""
+
+    model_config = ConfigDict(defer_build=True)
+
+
+class Open(ApiModel):
     """A response that may carry more keys than listed (the API grows only by adding keys)."""
 
     model_config = ConfigDict(extra="allow")
 
 
-class Problem(BaseModel):
+class Problem(ApiModel):
     field: str | None = Field(description='The input it is about: "expression", "values.<name>", "nudge.h", ...')
     message: str
     column: int | None = Field(default=None, description="1-based column in a text (the expression), or null")
     length: int | None = Field(default=None, description="How many characters from the column, or null")
 
 
-class ErrorBody(BaseModel):
+class ErrorBody(ApiModel):
     """Every error answer's shape (web/error_answers.py builds them all)."""
 
     detail: str = Field(description="What was wrong and what is allowed.")
@@ -60,21 +69,21 @@ class ErrorBody(BaseModel):
 # ---------------------------------------------------------------- requests
 
 
-class PredictionIn(BaseModel):
+class PredictionIn(ApiModel):
     model_config = ConfigDict(extra="forbid")
     value: TypedNumber
     second_try: StrictBool = Field(  # strict: "yes" or 1 is refused, as the schema says
         False, description="The one more try after a wrong prediction: checked, but the first try stays the saved one.")
 
 
-class CodeIn(BaseModel):
+class CodeIn(ApiModel):
     model_config = ConfigDict(extra="forbid")
     exercise: Text = Field(max_length=100)
     language: Language
     source: Text = Field(max_length=MAX_SOURCE_CHARS)
 
 
-class AnswerIn(BaseModel):
+class AnswerIn(ApiModel):
     model_config = ConfigDict(extra="forbid")
     answer: Text = Field(min_length=1, max_length=MAX_ANSWER_CHARS, description="A typed number, or an option's text.")
     variant: str | None = Field(
@@ -83,7 +92,7 @@ class AnswerIn(BaseModel):
     )
 
 
-class NudgeIn(BaseModel):
+class NudgeIn(ApiModel):
     model_config = ConfigDict(extra="forbid")
     input: Text = Field(max_length=100, description="The input to move, e.g. a")
     h: TypedNumber = Field(description="How far to move it (1e-6 <= |h| <= 1)")
@@ -96,13 +105,13 @@ ExploreNumber = Annotated[float, BeforeValidator(read_explore_number), WithJsonS
 })]
 
 
-class ExploreIn(BaseModel):
+class ExploreIn(ApiModel):
     model_config = ConfigDict(extra="forbid")
     values: dict[Text, ExploreNumber] = Field(default_factory=dict, max_length=20, description="{input label: number}; the others keep the lesson's")
     nudge: NudgeIn | None = None
 
 
-class ExplanationIn(BaseModel):
+class ExplanationIn(ApiModel):
     model_config = ConfigDict(extra="forbid")
     text: Text = Field(max_length=MAX_EXPLANATION_CHARS)
     ticked: list[Text] = Field(default_factory=list, max_length=50, description="Ids of the key ideas covered.")
@@ -111,7 +120,7 @@ class ExplanationIn(BaseModel):
 # ---------------------------------------------------------------- responses
 
 
-class Progress(BaseModel):
+class Progress(ApiModel):
     """The learner's work in a lesson, counted among what it asks for (progress.finished.lesson_state)."""
     predictions: int
     exercises: int = Field(description="Exercises passed (in any language)")
@@ -175,7 +184,7 @@ class SeeItWork(Open):
     formula_label: str = Field(default="The chain rule along one path", description="What the formula shows")
 
 
-class StepRef(BaseModel):
+class StepRef(ApiModel):
     phase: Literal["forward", "backward"]
     index: int
 
@@ -207,13 +216,13 @@ class ExerciseInfo(Open):
                                  "GET /api/exercises/{id}/passing-code gives as one file that runs on its own.")
 
 
-class HintOut(BaseModel):
+class HintOut(ApiModel):
     number: int
     count: int
     html: str
 
 
-class SolutionOut(BaseModel):
+class SolutionOut(ApiModel):
     unlocked: bool = Field(description="False until enough runs failed or the learner confirmed; then source is set.")
     failed_runs: int
     needed: int = Field(description="Runs that did not pass after which the solution opens without confirming.")
@@ -228,7 +237,7 @@ class Question(Open):
     options: list[str]
 
 
-class KeyIdea(BaseModel):
+class KeyIdea(ApiModel):
     id: str
     text: str
 
@@ -297,7 +306,7 @@ class ExploreOut(Open):
     nudge: NudgeOut | None
 
 
-class StarterOut(BaseModel):
+class StarterOut(ApiModel):
     exercise: str
     language: Language
     source: str
@@ -323,7 +332,7 @@ class GradeOut(Open):
     store_error: str | None = None
 
 
-class Saved(BaseModel):
+class Saved(ApiModel):
     saved: bool
 
 
@@ -358,12 +367,12 @@ class AnswerResult(Open):
                                "(a named mistake, why this option is wrong) rather than a general one.")
 
 
-class Finished(BaseModel):
+class Finished(ApiModel):
     sections: list[str] = Field(description="The numbers of the finished sections, in order")
     lesson: bool = Field(description="Every section is finished")
 
 
-class ProgressOut(BaseModel):
+class ProgressOut(ApiModel):
     finished: Finished
     predictions: dict[str, dict[str, Any]]
     code: dict[str, str]
@@ -382,12 +391,12 @@ class DueQuestion(Open):
     variant: str | None = Field(None, description="Which numbers this review shows; send it back with the answer.")
 
 
-class DueOut(BaseModel):
+class DueOut(ApiModel):
     due: list[DueQuestion]
     next_due: str | None = Field(default=None, description="When the earliest question is due (ISO 8601); null: none yet")
 
 
-class UndoOut(BaseModel):
+class UndoOut(ApiModel):
     undone: dict[str, Any] | None
 
 
@@ -403,7 +412,7 @@ class JobOut(Open):
     result: GradeOut | None = Field(default=None, description="the grading result, once graded or ended")
 
 
-class JobsOut(BaseModel):
+class JobsOut(ApiModel):
     queued: bool = Field(description="True when runs are graded by workers (a class in PostgreSQL)")
     jobs: list[JobOut]
     ungraded: list[JobOut] = Field(default_factory=list, description="per exercise and language, the latest run "
