@@ -1,23 +1,24 @@
-"""A server's start without Python's cyclic garbage collector: `chainrule lesson` and `chainrule serve`.
+"""A server's start without Python's cyclic garbage collector: `chainrule lesson`, `serve` and `worker`.
 
     starting("lesson")   # cli.main, before the command's module is imported: collection off
-    ...                  # imports (FastAPI, pydantic building every model's schema), the app, its routes
-    started()            # serve_on, just before it answers (and the supervisor of --workers, before it forks)
+    ...                  # imports (FastAPI, pydantic's schemas and validators), the app and its routes
+    started()            # when it is about to serve: serve_on, the supervisor of `serve --workers` before it
+                         # forks, a worker before it takes runs, the supervisor of `worker --concurrency N`
     ended()              # cli.main, when the command returns: collection on again, if started() never came
 
 The collector runs a pass over the youngest objects every 700 new ones, and every tenth and hundredth pass
 one over older objects. A server's start makes several hundred thousand objects that live as long as the
 process (modules, classes, the schemas and validators of the API's models, the routes), so the collector
-walks the same live objects again and again and frees next to nothing: with it off, a `chainrule lesson`
-start to its first answer took 0.58-0.61 s of CPU instead of 0.75-0.82 s (median of 7 starts each, on the
-2-core machine at a load average of 7 to 9).
+walks the same live objects again and again (176 passes in one `chainrule lesson` start) and frees next to
+nothing; and the last collection, as the process exits, walks them all once more.
 
-started() freezes what the start made (gc.freeze: those objects are left out of every later collection, so
-the first collections after the start do not walk them either; the processes `serve --workers` forks also
-keep sharing their pages, which a collection would otherwise write to) and turns collection back on, for
-the requests. A command that ends without serving (refused arguments) gets collection back from ended(),
-with nothing frozen. Only the commands in SERVER_COMMANDS are affected; no other command, nor a program
-that calls chainrule's functions itself, starts with the collector off.
+started() freezes what the start made (gc.freeze: those objects are left out of every later collection, the
+one at exit included; the processes `serve --workers` forks also keep sharing their pages, which a collection
+would otherwise write to) and turns collection back on, for the requests. A command that ends without
+serving (refused arguments) gets collection back from ended(), with nothing frozen. Only the commands in
+SERVER_COMMANDS are affected; no other command, nor a program that calls chainrule's functions itself,
+starts with the collector off. The CPU it saves: docs/performance.md, "A server's start without the garbage
+collector".
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import gc
 
 __all__ = ["SERVER_COMMANDS", "ended", "started", "starting"]
 
-SERVER_COMMANDS = frozenset({"lesson", "serve"})
+SERVER_COMMANDS = frozenset({"lesson", "serve", "worker"})
 
 _quiet = False  # collection is off because starting() turned it off (not because another program did)
 
