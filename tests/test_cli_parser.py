@@ -290,3 +290,25 @@ def test_a_refused_server_start_gives_the_collector_back_and_other_commands_neve
         assert gc.isenabled() == (command not in quiet_start.SERVER_COMMANDS), command
         quiet_start.ended()
         assert gc.isenabled() and gc.get_freeze_count() == frozen, command
+
+
+# The lesson app in a fresh process: what is loaded after its start and a page, then after a lesson's text.
+MARKDOWN_WHEN_NEEDED = """
+import sys, tempfile
+from fastapi.testclient import TestClient
+from chainrule.web import create_app
+
+client = TestClient(create_app("t" * 20, tempfile.mkdtemp(), port=8765), base_url="http://127.0.0.1:8765",
+                    headers={"X-Chainrule-Token": "t" * 20})
+assert client.get("/?token=" + "t" * 20).status_code == 200  # the link the server prints: its cookie is set
+assert client.get("/lessons/backprop").status_code == 200
+print("after the page:", "markdown_it" in sys.modules)
+lesson = client.get("/api/lessons/backprop").json()
+print("after its text:", "markdown_it" in sys.modules, "<p>" in lesson["sections"][0]["html"])
+"""
+
+
+def test_a_lesson_server_imports_the_markdown_renderer_when_a_text_is_first_asked_for() -> None:
+    run = subprocess.run([sys.executable, "-c", MARKDOWN_WHEN_NEEDED], capture_output=True, text=True, timeout=180)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines()[-2:] == ["after the page: False", "after its text: True True"], run.stdout
