@@ -1,13 +1,17 @@
 """The API's models build their own validators when first used (web/models.py's ApiModel, defer_build), so that
 a server's start does not build them beside the ones FastAPI builds for each route. Nothing a client sees may
 change: the OpenAPI schema of the lesson app and of the class app, and the answers to bodies that are not
-valid, are the same as when every model is built as its class is made (each in a fresh process)."""
+valid, are the same as when every model is built as its class is made (each in a fresh process). And the error
+answers routes declare with error_answer (ErrorBody written out, not named as a model) are ErrorBody in the
+schema, whose every reference resolves."""
 
 from __future__ import annotations
 
 import json
 import subprocess
 import sys
+
+import pytest
 
 # Run in a fresh process: "eager" builds every model of the API as pydantic does without defer_build, before the
 # apps are made; "deferred" leaves them as the modules made them. Prints what a client sees, as JSON.
@@ -70,8 +74,13 @@ def seen(mode: str, tmp_path) -> dict:
     return json.loads(run.stdout.splitlines()[-1])
 
 
-def test_deferred_models_give_the_same_schema_and_the_same_refusals(tmp_path) -> None:
-    deferred, eager = seen("deferred", tmp_path), seen("eager", tmp_path)
+@pytest.fixture(scope="module")
+def deferred(tmp_path_factory) -> dict:
+    return seen("deferred", tmp_path_factory.mktemp("apps"))  # the two tests' run of the apps as they start
+
+
+def test_deferred_models_give_the_same_schema_and_the_same_refusals(deferred, tmp_path) -> None:
+    eager = seen("eager", tmp_path)
     assert deferred["models"] == eager["models"] > 40
     assert len(eager["built"]) == eager["models"]
     # Deferred: most models' own validators are not built by the start (FastAPI's, per route, are).
@@ -81,3 +90,27 @@ def test_deferred_models_give_the_same_schema_and_the_same_refusals(tmp_path) ->
     assert [status for status, _ in eager["answers"]].count(422) >= 8  # the bodies were refused as bodies
     for request, mine, theirs in zip(NOT_VALID, deferred["answers"], eager["answers"]):
         assert mine == theirs, request
+
+
+def references(node: object) -> set[str]:
+    if isinstance(node, dict):
+        return set().union(*(references(value) for key, value in node.items() if key != "$ref"),
+                           {node["$ref"]} if "$ref" in node else set())
+    if isinstance(node, list):
+        return set().union(*(references(value) for value in node))
+    return set()
+
+
+def test_every_error_answer_is_an_error_body_and_every_reference_resolves(deferred) -> None:
+    for app in ("lesson", "class"):
+        schema = json.loads(deferred[app])
+        components = schema["components"]["schemas"]
+        assert {"ErrorBody", "Problem"} <= set(components), app
+        unresolved = {ref for ref in references(schema) if ref.removeprefix("#/components/schemas/") not in components}
+        assert unresolved == set(), app
+        errors = [answer for operations in schema["paths"].values() for operation in operations.values()
+                  for status, answer in operation["responses"].items() if status[0] in "45"]
+        assert len(errors) > 100, app
+        for answer in errors:
+            assert list(answer) == ["description", "content"] and answer["description"], answer
+            assert answer["content"] == {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}}

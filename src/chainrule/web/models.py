@@ -66,6 +66,18 @@ class ErrorBody(ApiModel):
                                     "has several or they have a place in a text; else empty")
 
 
+ERROR_SCHEMA = {"$ref": "#/components/schemas/ErrorBody"}
+
+
+def error_answer(description: str) -> dict[str, Any]:
+    """An error answer in a route's ``responses``: ErrorBody as JSON, with its description. It says in the schema
+    what ``{"model": ErrorBody, "description": ...}`` said, written out, without the validator and serializer of
+    ErrorBody that FastAPI builds for each such entry of each route, only for the schema (608 in the class app
+    at every start). ErrorBody stays in the schema's components through TOO_FAST (web/compute_rate.py), which
+    names it as a model; tests/test_web_models_deferred.py checks that every reference of the schema resolves."""
+    return {"description": description, "content": {"application/json": {"schema": dict(ERROR_SCHEMA)}}}
+
+
 # ---------------------------------------------------------------- requests
 
 
