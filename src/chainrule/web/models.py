@@ -36,10 +36,12 @@ TypedNumber = Annotated[float, BeforeValidator(read_number), WithJsonSchema({
 
 
 class ApiModel(BaseModel):
-    """Every model of the API. Its own validator and serializer are built when first used, not when the class is
-    made (defer_build): FastAPI builds its own for each route's body and answer as the route is declared, and
-    most models are never validated or serialized by themselves, so a server's start no longer builds them
-    twice. The schema, the validation and its errors are the same (tests/test_web_models_deferred.py)."""
+    """Every model of the API's answers. Its validator and serializer are built when first used, not when the class
+    is made (defer_build): FastAPI builds its own for each route's answer, and most models are never validated or
+    serialized by themselves, so a server's start no longer builds them twice. The schema is the same
+    (tests/test_web_models_deferred.py). A request body's model (the *In classes) stays a plain BaseModel, built
+    as its class is made: FastAPI's own validator of a deferred body would be built at the first request, outside
+    the filter FastAPI puts around that build for a warning of pydantic's, which the server would then print."""
 
     model_config = ConfigDict(defer_build=True)
 
@@ -81,21 +83,21 @@ def error_answer(description: str) -> dict[str, Any]:
 # ---------------------------------------------------------------- requests
 
 
-class PredictionIn(ApiModel):
+class PredictionIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     value: TypedNumber
     second_try: StrictBool = Field(  # strict: "yes" or 1 is refused, as the schema says
         False, description="The one more try after a wrong prediction: checked, but the first try stays the saved one.")
 
 
-class CodeIn(ApiModel):
+class CodeIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     exercise: Text = Field(max_length=100)
     language: Language
     source: Text = Field(max_length=MAX_SOURCE_CHARS)
 
 
-class AnswerIn(ApiModel):
+class AnswerIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     answer: Text = Field(min_length=1, max_length=MAX_ANSWER_CHARS, description="A typed number, or an option's text.")
     variant: str | None = Field(
@@ -104,7 +106,7 @@ class AnswerIn(ApiModel):
     )
 
 
-class NudgeIn(ApiModel):
+class NudgeIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     input: Text = Field(max_length=100, description="The input to move, e.g. a")
     h: TypedNumber = Field(description="How far to move it (1e-6 <= |h| <= 1)")
@@ -117,13 +119,13 @@ ExploreNumber = Annotated[float, BeforeValidator(read_explore_number), WithJsonS
 })]
 
 
-class ExploreIn(ApiModel):
+class ExploreIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     values: dict[Text, ExploreNumber] = Field(default_factory=dict, max_length=20, description="{input label: number}; the others keep the lesson's")
     nudge: NudgeIn | None = None
 
 
-class ExplanationIn(ApiModel):
+class ExplanationIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     text: Text = Field(max_length=MAX_EXPLANATION_CHARS)
     ticked: list[Text] = Field(default_factory=list, max_length=50, description="Ids of the key ideas covered.")

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Iterable
 import anyio
 from fastapi import APIRouter, FastAPI, HTTPException, Path, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response, StreamingResponse
-from pydantic import ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from chainrule.classes.accounts import ASSISTANT, MAX_SEATS, STAFF, TEACHER, Account, Accounts, ClassError
 from chainrule.classes.passwords import PasswordsBusy
@@ -36,7 +36,7 @@ from chainrule.web.class_gate import ClassGate, ClassServices, class_store
 from chainrule.web.compute_rate import COMPUTE, TOO_FAST
 from chainrule.web.error_answers import answer_for
 from chainrule.web.forms import RowId, read_form
-from chainrule.web.models import ApiModel, error_answer
+from chainrule.web.models import error_answer
 from chainrule.web.page_templates import templates
 from chainrule.web.progress_files import chunks, file_slot, spooled_export
 from chainrule.web.roles import ANYONE, Learner, Staff, Teacher
@@ -50,7 +50,7 @@ if TYPE_CHECKING:
 CLASS_ERRORS: dict[int | str, dict[str, Any]] = {
     401: error_answer("Not signed in."),
     403: error_answer("Not the teacher of this class, a missing or wrong CSRF token, "
-                                            "or a foreign Host or Origin."),
+                      "or a foreign Host or Origin."),
     404: error_answer("No such learner in your class."),
     409: error_answer("The class is full, or the name is taken."),
     413: error_answer("Request body over the size limit."),
@@ -384,7 +384,7 @@ def reset_link(request: Request, account: Teacher, learner_id: LearnerId) -> dic
 # ---------------------------------------------------------------- who is in the class (the teacher decides)
 
 
-class AdmissionIn(ApiModel):
+class AdmissionIn(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     seats: int | None = Field(default=None, ge=0, le=MAX_SEATS, description="learners the class takes (null: any number)")

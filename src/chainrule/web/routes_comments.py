@@ -17,12 +17,12 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
-from pydantic import ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from chainrule.classes.comments import MAX_COMMENT, Comments
 from chainrule.web.app_state import app_state
 from chainrule.web.forms import RowId
-from chainrule.web.models import ApiModel, error_answer
+from chainrule.web.models import error_answer
 from chainrule.web.roles import Learner, Staff
 from chainrule.web.routes_people import PEOPLE_ERRORS
 
@@ -37,7 +37,7 @@ Id = RowId
 router = APIRouter(prefix="/api/class", responses=COMMENT_ERRORS)
 
 
-class CommentIn(ApiModel):
+class CommentIn(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     line: int | None = Field(default=None, description="the run's line (1 is the first); null: the whole file")

@@ -15,14 +15,14 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Request
-from pydantic import ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from chainrule.classes.deadlines import Deadlines
 from chainrule.progress.audit_store import actor_of
 from chainrule.web.app_state import app_state
 from chainrule.web.class_gate import class_store
 from chainrule.web.forms import ROW_ID_MAX
-from chainrule.web.models import ApiModel, error_answer
+from chainrule.web.models import error_answer
 from chainrule.web.roles import Learner, Staff, Teacher
 
 ERRORS: dict[int | str, dict[str, Any]] = {
@@ -39,14 +39,14 @@ router = APIRouter(prefix="/api/class/deadlines", responses=ERRORS)
 MAX_CSV_CHARACTERS = 200_000  # under the server's 256 KB body limit: 10,000 rows of extensions
 
 
-class PolicyIn(ApiModel):
+class PolicyIn(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     time_zone: str | None = Field(default=None, max_length=64, description="an IANA time zone, like Europe/Berlin")
     late: str | None = Field(default=None, max_length=32, description='"no-credit" or a percentage per day, "10%"')
 
 
-class DueIn(ApiModel):
+class DueIn(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     lesson_id: str = Field(max_length=200)
@@ -54,7 +54,7 @@ class DueIn(ApiModel):
     due: str | None = Field(max_length=40, description="YYYY-MM-DD HH:MM in the class's time zone; null removes it")
 
 
-class ExtensionIn(ApiModel):
+class ExtensionIn(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     learner_id: int = Field(ge=1, le=ROW_ID_MAX)
@@ -62,7 +62,7 @@ class ExtensionIn(ApiModel):
     due: str | None = Field(max_length=40, description="a date, +N days after the lesson's, or null: removed")
 
 
-class ExtensionsCsvIn(ApiModel):
+class ExtensionsCsvIn(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     csv: str = Field(max_length=MAX_CSV_CHARACTERS, description="rows of learner,lesson,due")

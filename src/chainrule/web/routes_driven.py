@@ -8,14 +8,14 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path
-from pydantic import BeforeValidator, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from chainrule.lessons import UnknownItemError
 from chainrule.lessons.loader import check_lesson_id, lesson_folder
 from chainrule.lessons.plot_driven import drive, driven_plots, read_driven
 from chainrule.number_text import with_number_texts
 from chainrule.web.compute_rate import COMPUTE, TOO_FAST
-from chainrule.web.models import ApiModel, Open, Text
+from chainrule.web.models import Open, Text
 from chainrule.web.page_numbers import estimate_text, number_text
 from chainrule.web.roles import LEARNER
 from chainrule.web.routes_api import ERRORS
@@ -37,7 +37,7 @@ def _json_number(value: Any) -> Any:
 ControlValue = Annotated[float, BeforeValidator(_json_number)]
 
 
-class DrivenIn(ApiModel):
+class DrivenIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     values: dict[Annotated[Text, Field(max_length=20)], ControlValue] = Field(
         default_factory=dict, max_length=10, examples=[{"lr": 0.05}],

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
-from pydantic import ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from chainrule.classes.credit_marks import MAX_REASON
 from chainrule.classes.overrides import Overrides, audit_rows
@@ -26,14 +26,13 @@ from chainrule.progress.audit_store import actor_of
 from chainrule.web.app_state import app_state
 from chainrule.web.class_gate import class_store
 from chainrule.web.forms import ROW_ID_MAX
-from chainrule.web.models import ApiModel
 from chainrule.web.roles import Staff, Teacher
 from chainrule.web.routes_deadlines import ERRORS
 
 router = APIRouter(responses=ERRORS)
 
 
-class MarkIn(ApiModel):
+class MarkIn(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     learner_id: int = Field(ge=1, le=ROW_ID_MAX)

@@ -22,7 +22,7 @@ from typing import Any
 import anyio
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, StreamingResponse
-from pydantic import ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from chainrule.classes.accounts import ASSISTANT, MAX_NAME, MAX_PASSWORD, TEACHER, TEACHER_LINK_LIFETIME, Accounts
 from chainrule.classes.class_sections import Sections
@@ -32,7 +32,7 @@ from chainrule.number_text import count_text
 from chainrule.web.app_state import app_state
 from chainrule.web.class_gate import class_store
 from chainrule.web.forms import RowId
-from chainrule.web.models import ApiModel, error_answer
+from chainrule.web.models import error_answer
 from chainrule.web.progress_files import chunks, file_slot, spooled_export
 from chainrule.web.roles import Learner, Staff, Teacher
 
@@ -40,7 +40,7 @@ PEOPLE_ERRORS: dict[int | str, dict[str, Any]] = {
     400: error_answer("The body is not JSON."),
     401: error_answer("Not signed in."),
     403: error_answer("Not a teacher of this class, a closed or archived class, or a "
-                                            "missing or wrong CSRF token."),
+                      "missing or wrong CSRF token."),
     404: error_answer("No such learner (or teacher) in your class."),
     409: error_answer("The name is taken (or looks like one that is)."),
     422: error_answer("The request is not valid."),
@@ -52,20 +52,20 @@ TeacherId = RowId
 router = APIRouter(prefix="/api/class", responses=PEOPLE_ERRORS)
 
 
-class NameIn(ApiModel):
+class NameIn(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     # A missing name is the rule's refusal (a 422 after the caller is known to be a teacher of the class).
     name: str = Field(default="", max_length=4 * MAX_NAME, description="1 to 60 printable characters")
 
 
-class StateIn(ApiModel):
+class StateIn(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     state: str = Field(max_length=20, description="open, closed or archived")
 
 
-class PasswordIn(ApiModel):
+class PasswordIn(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     current: str = Field(max_length=MAX_PASSWORD, description="the password the account has now")

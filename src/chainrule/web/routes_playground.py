@@ -8,12 +8,12 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
-from pydantic import ConfigDict, Field, Strict
+from pydantic import BaseModel, ConfigDict, Field, Strict
 
 from chainrule.expr import MAX_LENGTH
 from chainrule.lessons.playground import EXAMPLE, run_playground
 from chainrule.web.compute_rate import COMPUTE, TOO_FAST
-from chainrule.web.models import ApiModel, Open, Text, error_answer
+from chainrule.web.models import Open, Text, error_answer
 from chainrule.web.roles import LEARNER
 from chainrule.web.routes_api import ERRORS
 from chainrule.web.routes_pages import render
@@ -25,13 +25,13 @@ router = APIRouter(dependencies=[LEARNER])  # the page and its API: a learner's 
 TypedNumber = Text | Annotated[float, Strict()]  # strict: true is not 1
 
 
-class PlaygroundNudgeIn(ApiModel):
+class PlaygroundNudgeIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     input: Text = Field(max_length=100, description="The name to move, e.g. x")
     h: TypedNumber = Field(description="How far to move it, as typed (1e-6 <= |h| <= 1)", examples=["0.01"])
 
 
-class PlaygroundIn(ApiModel):
+class PlaygroundIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     expression: Text = Field(EXAMPLE, max_length=MAX_LENGTH, examples=[EXAMPLE],
                              description="An expression of chainrule.expr (without one: the page's first example)")

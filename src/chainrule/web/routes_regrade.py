@@ -16,7 +16,7 @@ import logging
 from typing import Any, Literal
 
 from fastapi import APIRouter, Request
-from pydantic import ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from chainrule.classes.regrade import Regrades
 from chainrule.progress.audit_store import actor_of
@@ -24,7 +24,6 @@ from chainrule.web.app_state import app_state
 from chainrule.web.class_gate import class_store
 from chainrule.web.compute_rate import COMPUTE, TOO_FAST
 from chainrule.web.forms import RowId
-from chainrule.web.models import ApiModel
 from chainrule.web.roles import Staff, Teacher
 from chainrule.web.routes_deadlines import ERRORS
 
@@ -33,7 +32,7 @@ router = APIRouter(prefix="/api/class/regrades", responses=ERRORS)
 RegradeId = RowId
 
 
-class RegradeIn(ApiModel):
+class RegradeIn(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     exercise_id: str = Field(max_length=200)

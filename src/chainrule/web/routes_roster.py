@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Request
-from pydantic import ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from chainrule.classes.accounts import ASSISTANT, MAX_NAME, TEACHER_LINK_LIFETIME, in_thread
 from chainrule.classes.class_sections import Sections
@@ -27,7 +27,7 @@ from chainrule.errors import InputError
 from chainrule.number_text import count_text
 from chainrule.web.app_state import app_state
 from chainrule.web.forms import ROW_ID_MAX, RowId
-from chainrule.web.models import ApiModel, error_answer
+from chainrule.web.models import error_answer
 from chainrule.web.roles import Staff, Teacher
 from chainrule.web.routes_people import PEOPLE_ERRORS
 
@@ -46,7 +46,7 @@ ROSTER_ERRORS: dict[int | str, dict[str, Any]] = {key: value for key, value in P
 router = APIRouter(prefix="/api/class", responses=ROSTER_ERRORS)
 
 
-class SectionIn(ApiModel):
+class SectionIn(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     # Missing or '': no section (a 422 for a wrong one comes after the caller is known to be the class's teacher).
@@ -54,13 +54,13 @@ class SectionIn(ApiModel):
                          description=f"at most {MAX_SECTION} characters; '' : none")
 
 
-class IdsIn(ApiModel):
+class IdsIn(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     ids: list[int] = Field(min_length=1, max_length=MAX_BULK, description="the learners' ids")
 
 
-class AssistantIn(ApiModel):
+class AssistantIn(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     name: str = Field(default="", max_length=4 * MAX_NAME, description="1 to 60 printable characters")
