@@ -222,3 +222,93 @@ def test_a_class_server_loads_no_http_client_or_token_library_before_it_needs_on
     loaded = set(run.stdout.rsplit("modules:", 1)[1].split())
     assert {"chainrule.web.routes_sso", "chainrule.classes.id_tokens", "chainrule.classes.lti_keys"} <= loaded
     assert {name.split(".")[0] for name in loaded} & {"httpx", "joserfc", "authlib", "cryptography"} == set()
+
+
+# `chainrule lesson` in this program's main thread, as the console script runs it: quiet_start.started is
+# watched (it still runs) to count the collections of the start; a thread prints what holds at the first answer.
+QUIET_START = """
+import gc, os, socket, sys, threading, time
+from chainrule.cli import main
+from chainrule import quiet_start
+
+def collections():
+    return sum(generation["collections"] for generation in gc.get_stats())
+
+at_started = []
+
+def watched(started=quiet_start.started):
+    at_started.append(collections())
+    started()
+
+def first_answer():
+    deadline = time.monotonic() + 120  # only catches a hang
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", {port}), timeout=5) as sock:
+                sock.sendall(b"GET / HTTP/1.0\\r\\nHost: 127.0.0.1:{port}\\r\\n\\r\\n")
+                print("answer:", sock.recv(64).split(b" ", 1)[0].decode())
+                break
+        except OSError:
+            time.sleep(0.05)
+    print("collections while starting:", [count - before for count in at_started])
+    print("collecting:", gc.isenabled(), "frozen:", gc.get_freeze_count(), flush=True)
+    os._exit(0)
+
+quiet_start.started = watched
+threading.Thread(target=first_answer, daemon=True).start()
+before = collections()
+main(["lesson", "--no-browser", "--port", "{port}", "--data-dir", sys.argv[1]])
+"""
+
+
+def test_a_server_starts_without_the_garbage_collector_and_answers_with_it(tmp_path) -> None:
+    # The start makes objects that live as long as the process, which collections would walk again and again
+    # (quiet_start.py): none runs before the server's first answer; then what the start made is frozen
+    # and the collector is on again, for the requests.
+    from class_process import free_port
+    from reaper import run_in_a_session
+
+    run = run_in_a_session([sys.executable, "-c", QUIET_START.format(port=free_port()), str(tmp_path)], timeout=180)
+    assert "answer: HTTP/1.1" in run.stdout, run.stdout + run.stderr
+    assert "collections while starting: [0]" in run.stdout, run.stdout
+    enabled, frozen = run.stdout.rsplit("collecting:", 1)[1].split(" frozen: ")
+    assert enabled.strip() == "True"
+    assert int(frozen) > 10_000  # the modules, the app and its routes: several hundred thousand objects
+
+
+def test_a_refused_server_start_gives_the_collector_back_and_other_commands_never_lose_it(capsys) -> None:
+    import gc
+
+    from chainrule import quiet_start
+
+    frozen = gc.get_freeze_count()
+    assert main(["serve", "--port", "0"]) == 2  # refused before it opens anything
+    assert "--port must be between 1 and 65535" in capsys.readouterr().err
+    assert gc.isenabled() and gc.get_freeze_count() == frozen  # on again, nothing frozen: it never served
+    for command in MODULE_COMMANDS:
+        quiet_start.starting(command)
+        assert gc.isenabled() == (command not in quiet_start.SERVER_COMMANDS), command
+        quiet_start.ended()
+        assert gc.isenabled() and gc.get_freeze_count() == frozen, command
+
+
+# The lesson app in a fresh process: what is loaded after its start and a page, then after a lesson's text.
+MARKDOWN_WHEN_NEEDED = """
+import sys, tempfile
+from fastapi.testclient import TestClient
+from chainrule.web import create_app
+
+client = TestClient(create_app("t" * 20, tempfile.mkdtemp(), port=8765), base_url="http://127.0.0.1:8765",
+                    headers={"X-Chainrule-Token": "t" * 20})
+assert client.get("/?token=" + "t" * 20).status_code == 200  # the link the server prints: its cookie is set
+assert client.get("/lessons/backprop").status_code == 200
+print("after the page:", "markdown_it" in sys.modules)
+lesson = client.get("/api/lessons/backprop").json()
+print("after its text:", "markdown_it" in sys.modules, "<p>" in lesson["sections"][0]["html"])
+"""
+
+
+def test_a_lesson_server_imports_the_markdown_renderer_when_a_text_is_first_asked_for() -> None:
+    run = subprocess.run([sys.executable, "-c", MARKDOWN_WHEN_NEEDED], capture_output=True, text=True, timeout=180)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines()[-2:] == ["after the page: False", "after its text: True True"], run.stdout

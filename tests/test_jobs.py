@@ -498,3 +498,39 @@ def test_a_graded_runs_result_is_kept_in_one_place_for_both_backends():
                          and isinstance(node.func, ast.Attribute) and node.func.attr == "record_submission"]
                 callers += [f"{path.relative_to(package)}:{function.name}"] * bool(calls)
     assert callers == ["classes/graded_runs.py:keep"], callers
+
+
+# `chainrule worker` as the console script runs it, quiet_start.started watched (it still runs): what held when the
+# worker's start ended (chainrule/quiet_start.py).
+WATCHED_START = """
+import gc, sys
+from chainrule import quiet_start
+from chainrule.cli import main
+
+def collections():
+    return sum(generation["collections"] for generation in gc.get_stats())
+
+def watched(started=quiet_start.started):
+    during = collections() - before
+    started()
+    print(f"collections while starting: {during}; collecting: {gc.isenabled()}; frozen: {gc.get_freeze_count()}",
+          flush=True)
+
+quiet_start.started = watched
+before = collections()
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_a_worker_starts_without_the_garbage_collector_and_grades_with_it(school):
+    worker = Process(school.url, ["worker", "--concurrency", "1", "--nice", "0", *FAST_WORKER], "is grading",
+                     program=("-c", WATCHED_START))
+    school.workers.append(worker)
+    said = "".join(worker.lines)
+    assert "collections while starting: 0; collecting: True; frozen: " in said, said
+    assert int(said.split("frozen: ", 1)[1].split()[0]) > 10_000, said
+    ada = school.learner("Ada")
+    ticket = run(ada)
+    assert ticket.status_code == 202, ticket.text
+    done = wait_for(ada, ticket.json()["job"])  # and it grades, with the collector on
+    assert done["state"] == GRADED and done["result"]["status"] == "pass"

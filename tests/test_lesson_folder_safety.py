@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from chainrule.folder_paths import OutsideFolderError, inside_folder
+from chainrule.folder_paths import OutsideFolderError, inside_folder, resolved_folder
 from chainrule.lessons import LessonDataError
 from chainrule.lessons.loader import add_lesson_dirs, remove_added_lessons
 from chainrule.lessons.page import get_lesson
@@ -159,20 +159,45 @@ def test_lessons_new_refuses_a_title_with_control_characters(tmp_path: Path):
 # ---------------------------------------------------------------- paths outside the folder
 
 
-def test_inside_folder_resolves_names_and_refuses_every_way_out(tmp_path: Path):
+NAMES_OUT = [("../secret.md", "climbs out of it with '..'"), ("out.md", "symbolic link"),
+            ("out-dir/secret.md", "symbolic link"), ("/etc/passwd", "absolute path"), ("", "not a file name"),
+            ("a\x00b", "NUL")]
+
+
+def folder_with_links(tmp_path: Path) -> Path:
     folder = tmp_path / "lesson"
     (folder / "sections").mkdir(parents=True)
     (folder / "sections" / "a.md").write_text("a")
     (folder / "link.md").symlink_to(folder / "sections" / "a.md")  # a link inside the folder is fine
     (folder / "out.md").symlink_to("/etc/passwd")
     (folder / "out-dir").symlink_to(tmp_path)
+    return folder
+
+
+def test_inside_folder_resolves_names_and_refuses_every_way_out(tmp_path: Path):
+    folder = folder_with_links(tmp_path)
     assert inside_folder(folder, "sections/a.md") == (folder / "sections" / "a.md").resolve()
     assert inside_folder(folder, "sections/../link.md") == (folder / "sections" / "a.md").resolve()
-    for name, why in [("../secret.md", "climbs out of it with '..'"), ("out.md", "symbolic link"),
-                      ("out-dir/secret.md", "symbolic link"), ("/etc/passwd", "absolute path"),
-                      ("", "not a file name"), ("a\x00b", "NUL")]:
+    for name, why in NAMES_OUT:
         with pytest.raises(OutsideFolderError, match=why):
             inside_folder(folder, name)
+
+
+def test_inside_folder_with_the_folder_resolved_once_answers_the_same(tmp_path: Path):
+    # An exercise folder's eight names are checked against the folder resolved once (resolved_folder).
+    folder = folder_with_links(tmp_path)
+    (tmp_path / "via-link").symlink_to(folder)  # a folder may be named through a link of its own
+    for given in (folder, tmp_path / "via-link"):
+        root = resolved_folder(given)
+        assert root == str(folder.resolve())
+        for name in ("sections/a.md", "sections/../link.md", "link.md", "sections", "missing.md"):
+            assert inside_folder(given, name, root=root) == inside_folder(given, name), name
+        for name, why in NAMES_OUT:
+            with pytest.raises(OutsideFolderError, match=why) as once:
+                inside_folder(given, name, root=root)
+            with pytest.raises(OutsideFolderError) as each_time:
+                inside_folder(given, name)
+            assert str(once.value) == str(each_time.value)
 
 
 def climb_out_of_a_section(lesson: Path) -> None:

@@ -14,7 +14,7 @@ import os
 import sys
 from typing import Sequence
 
-from chainrule import __version__
+from chainrule import __version__, quiet_start
 
 # Each command and the module under chainrule.commands that implements it, in the order of --help. Only the
 # module of the command run is imported (`chainrule check` never loads the web server's); `chainrule --help`
@@ -80,7 +80,16 @@ def _unavailable(message: str) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser(_command_named(argv))
+    command = _command_named(argv)
+    quiet_start.starting(command)  # a server starts without the garbage collector (quiet_start.py)
+    try:
+        return _run(command, argv)
+    finally:
+        quiet_start.ended()
+
+
+def _run(command: str | None, argv: list[str]) -> int:
+    parser = build_parser(command)
     args = parser.parse_args(argv)
     if getattr(args, "func", None) is None:
         parser.print_help()

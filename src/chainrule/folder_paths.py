@@ -14,16 +14,17 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["OutsideFolderError", "inside_folder"]
+__all__ = ["OutsideFolderError", "inside_folder", "resolved_folder"]
 
 
 class OutsideFolderError(ValueError):
     """A name in a folder's files points outside the folder; the message says which name and why."""
 
 
-def inside_folder(folder: str | os.PathLike[str], relative: str) -> Path:
+def inside_folder(folder: str | os.PathLike[str], relative: str, *, root: str | None = None) -> Path:
     """`folder / relative` with every symbolic link resolved, when it stays inside `folder` (itself
-    resolved); OutsideFolderError otherwise. Whether the file exists is not checked here."""
+    resolved); OutsideFolderError otherwise. Whether the file exists is not checked here. ``root``: the
+    folder already resolved (resolved_folder), when several names of one folder are checked in a row."""
     if not isinstance(relative, str) or not relative.strip():
         raise OutsideFolderError(f"{relative!r} is not a file name inside the folder {folder}")
     if "\x00" in relative:
@@ -31,11 +32,16 @@ def inside_folder(folder: str | os.PathLike[str], relative: str) -> Path:
     if os.path.isabs(relative):
         raise OutsideFolderError(f"{relative!r} is an absolute path: name a file inside the folder {folder}, "
                                  "relative to it")
-    root = Path(folder).resolve()
-    target = (root / relative).resolve()
-    if target != root and root not in target.parents:
+    resolved = Path(resolved_folder(folder) if root is None else root)
+    target = (resolved / relative).resolve()
+    if target != resolved and resolved not in target.parents:
         climbs = ".." in Path(relative).parts
         why = "climbs out of it with '..'" if climbs else "is a symbolic link that leads out of it"
         raise OutsideFolderError(f"{relative!r} leaves the folder {folder}: it {why} (to {target}); "
                                  "lesson files must be inside the lesson's folder")
     return target
+
+
+def resolved_folder(folder: str | os.PathLike[str]) -> str:
+    """The folder with every symbolic link resolved, as inside_folder compares with it."""
+    return os.path.realpath(folder)

@@ -24,6 +24,8 @@ import time
 import traceback
 from typing import TYPE_CHECKING, Any, Callable
 
+from chainrule import quiet_start
+
 if TYPE_CHECKING:
     from starlette.types import ASGIApp
 
@@ -52,6 +54,7 @@ def serve_on(app: ASGIApp, sock: socket.socket, *, max_connections: int | None =
     raise_open_files_limit()
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on",
                             **server_options(max_connections), **options)
+    quiet_start.started()  # the start is over: the garbage collector back on for the requests (quiet_start.py)
     try:
         uvicorn.Server(config).run(sockets=[sock])
     except KeyboardInterrupt:
@@ -92,6 +95,7 @@ def run_processes(count: int, serve_one: Callable[[], int]) -> int:
     children: dict[int, float] = {}  # pid -> when it started
     stopping = False
     failure = 0
+    quiet_start.started()  # before the fork: the children share the start's frozen objects (quiet_start.py)
 
     def start() -> None:
         sys.stdout.flush()

@@ -25,6 +25,7 @@ import sys
 import time
 from typing import TYPE_CHECKING, Callable, cast
 
+from chainrule import quiet_start
 from chainrule.turns import GRADING_NICE
 
 if TYPE_CHECKING:
@@ -179,6 +180,7 @@ def _supervise(args: argparse.Namespace, url: str, count: int) -> int:
         return 1
     from chainrule.classes import ENV_DATABASE
 
+    quiet_start.started()  # the supervisor's start is over (quiet_start.py)
     # The URL (and any password in it) goes to the processes in their environment, which only this user
     # can read (/proc/PID/environ), never on their command lines, which every local user can (`ps`).
     command = [sys.executable, "-m", "chainrule", "worker", "--concurrency", "1", "--nice", "0",
@@ -290,6 +292,7 @@ async def _work(url: str, name: str, heartbeat: float, stalled_after: float, les
     loop = asyncio.get_running_loop()
     for number in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(number, signalled.set)
+    quiet_start.started()  # the start is over: the garbage collector back on for the grading (quiet_start.py)
     print(f"chainrule worker {name} is grading the runs queued in {redacted_url(url)}.", flush=True)
     try:
         while not signalled.is_set():

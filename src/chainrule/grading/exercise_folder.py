@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
-from chainrule.folder_paths import OutsideFolderError, inside_folder
+from chainrule.folder_paths import OutsideFolderError, inside_folder, resolved_folder
 from chainrule.grading.hidden_cases import HiddenRule, draw_hidden, read_hidden_rule
 from chainrule.grading.json_objects import JsonList, JsonObject
 from chainrule.grading.kinds import CaseError, CaseKind, kind_of
@@ -209,10 +209,11 @@ def _check_texts(manifest: _Manifest, data: JsonObject) -> None:
 
 def _check_files(manifest: _Manifest, folder: Path, data: JsonObject) -> None:
     """The files the folder names stay inside it, and its text is there."""
+    root = resolved_folder(folder)  # once for its eight names
     for named in ["exercise.json", data["text"]] + [f"{kind}.{ext}" for ext in LANGUAGES.values()
                                                     for kind in ("starter", "solution")]:
         try:  # a name, or a symbolic link, that leads out of the folder would serve any file as lesson text
-            inside_folder(folder, named)
+            inside_folder(folder, named, root=root)
         except OutsideFolderError as problem:
             raise manifest.fail(str(problem), f'"{named}"' if named == data["text"] else None) from None
     if not (folder / data["text"]).is_file():

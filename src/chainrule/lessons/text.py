@@ -8,15 +8,17 @@ not touch it, so `render_markdown` sets math aside before rendering and puts it 
 
 from __future__ import annotations
 
+import functools
 import html
 import re
 from pathlib import Path
-from typing import Callable
-
-from markdown_it import MarkdownIt
+from typing import TYPE_CHECKING, Callable
 
 from chainrule.folder_paths import OutsideFolderError, inside_folder
 from chainrule.number_text import format_number, formula_text, operand_text  # the captions' writer too
+
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
 
 __all__ = ["LessonDataError", "format_number", "fill", "render_markdown", "render_inline"]
 
@@ -39,7 +41,14 @@ PLACEHOLDER = re.compile(r"\{\{\s*(?P<path>[^{}|]+?)\s*(?:\|\s*(?P<digits>\d+)\s
 # Display math first, so that `$$x$$` is not read as two empty inline spans.
 MATH = re.compile(r"\$\$.+?\$\$|\$[^$\n]+?\$", re.DOTALL)
 
-_markdown = MarkdownIt("commonmark", {"html": False})
+
+@functools.cache
+def _markdown() -> MarkdownIt:
+    """The one renderer, made on first use: a server's start renders no markdown (a lesson's text is rendered
+    when it is first asked for), so it does not import markdown-it (about 15 ms of CPU)."""
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark", {"html": False})
 
 
 # Parentheses an author put around a placeholder, "({{b}})": the writer decides them (a negative number
@@ -118,10 +127,10 @@ def _restore_math(rendered: str, spans: list[str]) -> str:
 def render_markdown(text: str) -> str:
     """Markdown to HTML, with `$...$` and `$$...$$` passed through untouched (HTML-escaped) for KaTeX."""
     protected, spans = _protect_math(text)
-    return _restore_math(_markdown.render(protected), spans)
+    return _restore_math(_markdown().render(protected), spans)
 
 
 def render_inline(text: str) -> str:
     """One line of markdown to HTML without the surrounding <p>."""
     protected, spans = _protect_math(text)
-    return _restore_math(_markdown.renderInline(protected), spans)
+    return _restore_math(_markdown().renderInline(protected), spans)

@@ -35,26 +35,49 @@ TypedNumber = Annotated[float, BeforeValidator(read_number), WithJsonSchema({
 })]
 
 
-class Open(BaseModel):
+class ApiModel(BaseModel):
+    """Every model of the API's answers. Its validator and serializer are built when first used, not when the class
+    is made (defer_build): FastAPI builds its own for each route's answer, and most models are never validated or
+    serialized by themselves, so a server's start no longer builds them twice. The schema is the same
+    (tests/test_web_models_deferred.py). A request body's model (the *In classes) stays a plain BaseModel, built
+    as its class is made: FastAPI's own validator of a deferred body would be built at the first request, outside
+    the filter FastAPI puts around that build for a warning of pydantic's, which the server would then print."""
+
+    model_config = ConfigDict(defer_build=True)
+
+
+class Open(ApiModel):
     """A response that may carry more keys than listed (the API grows only by adding keys)."""
 
     model_config = ConfigDict(extra="allow")
 
 
-class Problem(BaseModel):
+class Problem(ApiModel):
     field: str | None = Field(description='The input it is about: "expression", "values.<name>", "nudge.h", ...')
     message: str
     column: int | None = Field(default=None, description="1-based column in a text (the expression), or null")
     length: int | None = Field(default=None, description="How many characters from the column, or null")
 
 
-class ErrorBody(BaseModel):
+class ErrorBody(ApiModel):
     """Every error answer's shape (web/error_answers.py builds them all)."""
 
     detail: str = Field(description="What was wrong and what is allowed.")
     field: str | None = Field(default=None, description="The input a 422 is about, so a page can say it there.")
     problems: list[Problem] = Field(default_factory=list, description="Each problem at its field, when a 422 "
                                     "has several or they have a place in a text; else empty")
+
+
+ERROR_SCHEMA = {"$ref": "#/components/schemas/ErrorBody"}
+
+
+def error_answer(description: str) -> dict[str, Any]:
+    """An error answer in a route's ``responses``: ErrorBody as JSON, with its description. It says in the schema
+    what ``{"model": ErrorBody, "description": ...}`` said, written out, without the validator and serializer of
+    ErrorBody that FastAPI builds for each such entry of each route, only for the schema (608 in the class app
+    at every start). ErrorBody stays in the schema's components through TOO_FAST (web/compute_rate.py), which
+    names it as a model; tests/test_web_models_deferred.py checks that every reference of the schema resolves."""
+    return {"description": description, "content": {"application/json": {"schema": dict(ERROR_SCHEMA)}}}
 
 
 # ---------------------------------------------------------------- requests
@@ -111,7 +134,7 @@ class ExplanationIn(BaseModel):
 # ---------------------------------------------------------------- responses
 
 
-class Progress(BaseModel):
+class Progress(ApiModel):
     """The learner's work in a lesson, counted among what it asks for (progress.finished.lesson_state)."""
     predictions: int
     exercises: int = Field(description="Exercises passed (in any language)")
@@ -175,7 +198,7 @@ class SeeItWork(Open):
     formula_label: str = Field(default="The chain rule along one path", description="What the formula shows")
 
 
-class StepRef(BaseModel):
+class StepRef(ApiModel):
     phase: Literal["forward", "backward"]
     index: int
 
@@ -207,13 +230,13 @@ class ExerciseInfo(Open):
                                  "GET /api/exercises/{id}/passing-code gives as one file that runs on its own.")
 
 
-class HintOut(BaseModel):
+class HintOut(ApiModel):
     number: int
     count: int
     html: str
 
 
-class SolutionOut(BaseModel):
+class SolutionOut(ApiModel):
     unlocked: bool = Field(description="False until enough runs failed or the learner confirmed; then source is set.")
     failed_runs: int
     needed: int = Field(description="Runs that did not pass after which the solution opens without confirming.")
@@ -228,7 +251,7 @@ class Question(Open):
     options: list[str]
 
 
-class KeyIdea(BaseModel):
+class KeyIdea(ApiModel):
     id: str
     text: str
 
@@ -297,7 +320,7 @@ class ExploreOut(Open):
     nudge: NudgeOut | None
 
 
-class StarterOut(BaseModel):
+class StarterOut(ApiModel):
     exercise: str
     language: Language
     source: str
@@ -323,7 +346,7 @@ class GradeOut(Open):
     store_error: str | None = None
 
 
-class Saved(BaseModel):
+class Saved(ApiModel):
     saved: bool
 
 
@@ -358,12 +381,12 @@ class AnswerResult(Open):
                                "(a named mistake, why this option is wrong) rather than a general one.")
 
 
-class Finished(BaseModel):
+class Finished(ApiModel):
     sections: list[str] = Field(description="The numbers of the finished sections, in order")
     lesson: bool = Field(description="Every section is finished")
 
 
-class ProgressOut(BaseModel):
+class ProgressOut(ApiModel):
     finished: Finished
     predictions: dict[str, dict[str, Any]]
     code: dict[str, str]
@@ -382,12 +405,12 @@ class DueQuestion(Open):
     variant: str | None = Field(None, description="Which numbers this review shows; send it back with the answer.")
 
 
-class DueOut(BaseModel):
+class DueOut(ApiModel):
     due: list[DueQuestion]
     next_due: str | None = Field(default=None, description="When the earliest question is due (ISO 8601); null: none yet")
 
 
-class UndoOut(BaseModel):
+class UndoOut(ApiModel):
     undone: dict[str, Any] | None
 
 
@@ -403,7 +426,7 @@ class JobOut(Open):
     result: GradeOut | None = Field(default=None, description="the grading result, once graded or ended")
 
 
-class JobsOut(BaseModel):
+class JobsOut(ApiModel):
     queued: bool = Field(description="True when runs are graded by workers (a class in PostgreSQL)")
     jobs: list[JobOut]
     ungraded: list[JobOut] = Field(default_factory=list, description="per exercise and language, the latest run "

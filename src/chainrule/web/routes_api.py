@@ -29,7 +29,6 @@ from chainrule.web.models import (
     AnswerResult,
     CodeIn,
     DueOut,
-    ErrorBody,
     ExplanationIn,
     ExploreIn,
     ExploreOut,
@@ -47,19 +46,20 @@ from chainrule.web.models import (
     StarterOut,
     TraceOut,
     UndoOut,
+    error_answer,
 )
 from chainrule.web.page_numbers import grade_result_with_texts, number_text, plot_with_texts
 from chainrule.web.roles import LEARNER, learner
 from chainrule.web.store_access import StoreAccess, review_text
 
 ERRORS: dict[int | str, dict[str, Any]] = {
-    400: {"model": ErrorBody, "description": "The request body cannot be read (not UTF-8 JSON)."},
-    401: {"model": ErrorBody, "description": "No session token (cookie or X-Chainrule-Token header)."},
-    403: {"model": ErrorBody, "description": "Wrong token, foreign Host, or foreign Origin."},
-    404: {"model": ErrorBody, "description": "Unknown lesson, graph, exercise, question or prediction."},
-    413: {"model": ErrorBody, "description": "Request body over the size limit."},
-    422: {"model": ErrorBody, "description": "The request body or a parameter is not valid."},
-    503: {"model": ErrorBody, "description": "The progress store cannot be used (the StoreError text)."},
+    400: error_answer("The request body cannot be read (not UTF-8 JSON)."),
+    401: error_answer("No session token (cookie or X-Chainrule-Token header)."),
+    403: error_answer("Wrong token, foreign Host, or foreign Origin."),
+    404: error_answer("Unknown lesson, graph, exercise, question or prediction."),
+    413: error_answer("Request body over the size limit."),
+    422: error_answer("The request body or a parameter is not valid."),
+    503: error_answer("The progress store cannot be used (the StoreError text)."),
 }
 
 router = APIRouter(prefix="/api", responses=ERRORS, dependencies=[LEARNER])  # every route: a learner's (web/roles.py)

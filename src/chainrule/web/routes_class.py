@@ -36,7 +36,7 @@ from chainrule.web.class_gate import ClassGate, ClassServices, class_store
 from chainrule.web.compute_rate import COMPUTE, TOO_FAST
 from chainrule.web.error_answers import answer_for
 from chainrule.web.forms import RowId, read_form
-from chainrule.web.models import ErrorBody
+from chainrule.web.models import error_answer
 from chainrule.web.page_templates import templates
 from chainrule.web.progress_files import chunks, file_slot, spooled_export
 from chainrule.web.roles import ANYONE, Learner, Staff, Teacher
@@ -48,14 +48,14 @@ if TYPE_CHECKING:
     from chainrule.classes.graded_runs import GradedRuns
 
 CLASS_ERRORS: dict[int | str, dict[str, Any]] = {
-    401: {"model": ErrorBody, "description": "Not signed in."},
-    403: {"model": ErrorBody, "description": "Not the teacher of this class, a missing or wrong CSRF token, "
-                                            "or a foreign Host or Origin."},
-    404: {"model": ErrorBody, "description": "No such learner in your class."},
-    409: {"model": ErrorBody, "description": "The class is full, or the name is taken."},
-    413: {"model": ErrorBody, "description": "Request body over the size limit."},
-    422: {"model": ErrorBody, "description": "The request is not valid (a progress file that is not one, say)."},
-    503: {"model": ErrorBody, "description": "The class database cannot be reached (nothing of its address)."},
+    401: error_answer("Not signed in."),
+    403: error_answer("Not the teacher of this class, a missing or wrong CSRF token, "
+                      "or a foreign Host or Origin."),
+    404: error_answer("No such learner in your class."),
+    409: error_answer("The class is full, or the name is taken."),
+    413: error_answer("Request body over the size limit."),
+    422: error_answer("The request is not valid (a progress file that is not one, say)."),
+    503: error_answer("The class database cannot be reached (nothing of its address)."),
 }
 
 LearnerId = RowId
@@ -404,7 +404,7 @@ def learners(request: Request, account: Staff) -> dict[str, Any]:
         {"id": learner.id, "name": learner.name, "approved": learner.approved} for learner in accounts.learners(class_id)]}
 
 
-@router.put("/api/class/admission", responses={400: {"model": ErrorBody, "description": "The body is not JSON."}})
+@router.put("/api/class/admission", responses={400: error_answer("The body is not JSON.")})
 def set_admission(request: Request, account: Teacher, body: AdmissionIn) -> dict[str, Any]:
     """How many learners the class takes, and whether each waits for the teacher's approval."""
     accounts, class_id = _accounts(request), account.class_id

@@ -22,15 +22,15 @@ from pydantic import BaseModel, ConfigDict, Field
 from chainrule.classes.comments import MAX_COMMENT, Comments
 from chainrule.web.app_state import app_state
 from chainrule.web.forms import RowId
-from chainrule.web.models import ErrorBody
+from chainrule.web.models import error_answer
 from chainrule.web.roles import Learner, Staff
 from chainrule.web.routes_people import PEOPLE_ERRORS
 
 COMMENT_ERRORS = PEOPLE_ERRORS | {
-    404: {"model": ErrorBody, "description": "No such run of yours or of your class."},
-    413: {"model": ErrorBody, "description": "The learner's storage is full (progress/quota.py)."},
-    422: {"model": ErrorBody, "description": "The comment is not valid (empty, too long, a line the run lacks)."},
-    429: {"model": ErrorBody, "description": "Too many comments from this learner lately; see Retry-After."},
+    404: error_answer("No such run of yours or of your class."),
+    413: error_answer("The learner's storage is full (progress/quota.py)."),
+    422: error_answer("The comment is not valid (empty, too long, a line the run lacks)."),
+    429: error_answer("Too many comments from this learner lately; see Retry-After."),
 }
 Id = RowId
 

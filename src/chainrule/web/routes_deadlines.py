@@ -22,18 +22,18 @@ from chainrule.progress.audit_store import actor_of
 from chainrule.web.app_state import app_state
 from chainrule.web.class_gate import class_store
 from chainrule.web.forms import ROW_ID_MAX
-from chainrule.web.models import ErrorBody
+from chainrule.web.models import error_answer
 from chainrule.web.roles import Learner, Staff, Teacher
 
 ERRORS: dict[int | str, dict[str, Any]] = {
-    400: {"model": ErrorBody, "description": "The body is not JSON."},
-    401: {"model": ErrorBody, "description": "Not signed in."},
-    403: {"model": ErrorBody, "description": "Not the teacher of this class, or a missing or wrong CSRF token."},
-    404: {"model": ErrorBody, "description": "No such learner (or regrade) in your class."},
-    409: {"model": ErrorBody, "description": "A regrade not in a state to apply or revert."},
-    413: {"model": ErrorBody, "description": "Request body over the size limit."},
-    422: {"model": ErrorBody, "description": "A date, lesson, exercise, time zone or policy that is not one."},
-    503: {"model": ErrorBody, "description": "The class database cannot be reached (nothing of its address)."},
+    400: error_answer("The body is not JSON."),
+    401: error_answer("Not signed in."),
+    403: error_answer("Not the teacher of this class, or a missing or wrong CSRF token."),
+    404: error_answer("No such learner (or regrade) in your class."),
+    409: error_answer("A regrade not in a state to apply or revert."),
+    413: error_answer("Request body over the size limit."),
+    422: error_answer("A date, lesson, exercise, time zone or policy that is not one."),
+    503: error_answer("The class database cannot be reached (nothing of its address)."),
 }
 router = APIRouter(prefix="/api/class/deadlines", responses=ERRORS)
 MAX_CSV_CHARACTERS = 200_000  # under the server's 256 KB body limit: 10,000 rows of extensions

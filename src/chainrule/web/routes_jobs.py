@@ -16,15 +16,15 @@ from fastapi import APIRouter, HTTPException, Path, Request
 
 from chainrule.web.app_state import app_state
 from chainrule.web.drawn_graphs import with_drawn_graphs
-from chainrule.web.models import ErrorBody, JobOut, JobsOut
+from chainrule.web.models import JobOut, JobsOut, error_answer
 from chainrule.web.roles import LEARNER, learner
 
 router = APIRouter(prefix="/api/jobs", dependencies=[LEARNER], responses={
-    401: {"model": ErrorBody, "description": "No session (a token in personal mode, signing in in class mode)."},
-    403: {"model": ErrorBody, "description": "Wrong token, foreign Host, or foreign Origin."},
-    404: {"model": ErrorBody, "description": "No such run of yours."},
-    422: {"model": ErrorBody, "description": "A run's id is a whole number from 1."},
-    503: {"model": ErrorBody, "description": "The class database cannot be used (the StoreError text)."},
+    401: error_answer("No session (a token in personal mode, signing in in class mode)."),
+    403: error_answer("Wrong token, foreign Host, or foreign Origin."),
+    404: error_answer("No such run of yours."),
+    422: error_answer("A run's id is a whole number from 1."),
+    503: error_answer("The class database cannot be used (the StoreError text)."),
 })
 
 

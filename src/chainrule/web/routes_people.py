@@ -32,19 +32,19 @@ from chainrule.number_text import count_text
 from chainrule.web.app_state import app_state
 from chainrule.web.class_gate import class_store
 from chainrule.web.forms import RowId
-from chainrule.web.models import ErrorBody
+from chainrule.web.models import error_answer
 from chainrule.web.progress_files import chunks, file_slot, spooled_export
 from chainrule.web.roles import Learner, Staff, Teacher
 
 PEOPLE_ERRORS: dict[int | str, dict[str, Any]] = {
-    400: {"model": ErrorBody, "description": "The body is not JSON."},
-    401: {"model": ErrorBody, "description": "Not signed in."},
-    403: {"model": ErrorBody, "description": "Not a teacher of this class, a closed or archived class, or a "
-                                            "missing or wrong CSRF token."},
-    404: {"model": ErrorBody, "description": "No such learner (or teacher) in your class."},
-    409: {"model": ErrorBody, "description": "The name is taken (or looks like one that is)."},
-    422: {"model": ErrorBody, "description": "The request is not valid."},
-    429: {"model": ErrorBody, "description": "Too many wrong passwords: wait (Retry-After)."},
+    400: error_answer("The body is not JSON."),
+    401: error_answer("Not signed in."),
+    403: error_answer("Not a teacher of this class, a closed or archived class, or a "
+                      "missing or wrong CSRF token."),
+    404: error_answer("No such learner (or teacher) in your class."),
+    409: error_answer("The name is taken (or looks like one that is)."),
+    422: error_answer("The request is not valid."),
+    429: error_answer("Too many wrong passwords: wait (Retry-After)."),
 }
 LearnerId = RowId
 TeacherId = RowId

@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, Strict
 from chainrule.expr import MAX_LENGTH
 from chainrule.lessons.playground import EXAMPLE, run_playground
 from chainrule.web.compute_rate import COMPUTE, TOO_FAST
-from chainrule.web.models import ErrorBody, Open, Text
+from chainrule.web.models import Open, Text, error_answer
 from chainrule.web.roles import LEARNER
 from chainrule.web.routes_api import ERRORS
 from chainrule.web.routes_pages import render
@@ -60,7 +60,7 @@ def playground_page(request: Request) -> HTMLResponse:
 
 @router.post(
     "/api/playground", response_model=PlaygroundOut, tags=["playground"], dependencies=[COMPUTE],
-    responses=ERRORS | TOO_FAST | {422: {"model": ErrorBody, "description": "A problem with the input, by field (its problems)."}},
+    responses=ERRORS | TOO_FAST | {422: error_answer("A problem with the input, by field (its problems).")},
     summary="Run your own expression: its trace, forward- and reverse-mode sweeps, and a nudge",
 )
 def post_playground(body: PlaygroundIn) -> Any:

@@ -27,7 +27,7 @@ from chainrule.errors import InputError
 from chainrule.number_text import count_text
 from chainrule.web.app_state import app_state
 from chainrule.web.forms import ROW_ID_MAX, RowId
-from chainrule.web.models import ErrorBody
+from chainrule.web.models import error_answer
 from chainrule.web.roles import Staff, Teacher
 from chainrule.web.routes_people import PEOPLE_ERRORS
 
@@ -39,8 +39,8 @@ MAX_BULK = 500  # learners chosen at once on the page
 
 # The people routes' answers (routes_people.py), with a file's own.
 ROSTER_ERRORS: dict[int | str, dict[str, Any]] = {key: value for key, value in PEOPLE_ERRORS.items() if key != 429} | {
-    413: {"model": ErrorBody, "description": "The file is far over the roster's size limit."},
-    422: {"model": ErrorBody, "description": "The file or request is not valid: every bad row is named."},
+    413: error_answer("The file is far over the roster's size limit."),
+    422: error_answer("The file or request is not valid: every bad row is named."),
 }
 
 router = APIRouter(prefix="/api/class", responses=ROSTER_ERRORS)
