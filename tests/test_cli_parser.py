@@ -184,20 +184,28 @@ def test_a_command_module_that_cannot_import_leaves_the_others_working(tmp_path)
 
 # `chainrule serve` run in this program's main thread (as the console script runs it); a thread waits for its
 # first answer, then prints what was loaded by then.
-FIRST_ANSWER = """
-import os, socket, sys, threading, time
-from chainrule.cli import main
+# The program's first answer at PATH (its status line), asked for until the server is up.
+ASK_UNTIL_ANSWERED = """
+import socket, time
 
-def first_answer():
+def answer_at(path):
     deadline = time.monotonic() + 120  # only catches a hang
     while time.monotonic() < deadline:
         try:
             with socket.create_connection(("127.0.0.1", {port}), timeout=5) as sock:
-                sock.sendall(b"GET /sign-in HTTP/1.0\\r\\nHost: 127.0.0.1:{port}\\r\\n\\r\\n")
-                print("answer:", sock.recv(64).split(b"\\r\\n", 1)[0].decode())
-                break
+                sock.sendall(f"GET {{path}} HTTP/1.0\\r\\nHost: 127.0.0.1:{port}\\r\\n\\r\\n".encode())
+                return sock.recv(64).split(b"\\r\\n", 1)[0].decode()
         except OSError:
             time.sleep(0.05)
+    return ""
+"""
+
+FIRST_ANSWER = ASK_UNTIL_ANSWERED + """
+import os, sys, threading
+from chainrule.cli import main
+
+def first_answer():
+    print("answer:", answer_at("/sign-in"))
     print("modules:", *sorted(sys.modules), flush=True)
     os._exit(0)
 
@@ -226,8 +234,8 @@ def test_a_class_server_loads_no_http_client_or_token_library_before_it_needs_on
 
 # `chainrule lesson` in this program's main thread, as the console script runs it: quiet_start.started is
 # watched (it still runs) to count the collections of the start; a thread prints what holds at the first answer.
-QUIET_START = """
-import gc, os, socket, sys, threading, time
+QUIET_START = ASK_UNTIL_ANSWERED + """
+import gc, os, sys, threading
 from chainrule.cli import main
 from chainrule import quiet_start
 
@@ -241,15 +249,7 @@ def watched(started=quiet_start.started):
     started()
 
 def first_answer():
-    deadline = time.monotonic() + 120  # only catches a hang
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", {port}), timeout=5) as sock:
-                sock.sendall(b"GET / HTTP/1.0\\r\\nHost: 127.0.0.1:{port}\\r\\n\\r\\n")
-                print("answer:", sock.recv(64).split(b" ", 1)[0].decode())
-                break
-        except OSError:
-            time.sleep(0.05)
+    print("answer:", answer_at("/").split(" ", 1)[0])
     print("collections while starting:", [count - before for count in at_started])
     print("collecting:", gc.isenabled(), "frozen:", gc.get_freeze_count(), flush=True)
     os._exit(0)
