@@ -10,13 +10,16 @@ not count) of fresh processes, median of N runs, in milliseconds:
   module needs and builds its parser, and `chainrule --help`, which builds every command's parser;
 * `chainrule check` of a passing file (a reference solution), the sandbox's processes included;
 * `chainrule serve` and `chainrule lesson` really started: the process's CPU when it first answers a
-  request (read from /proc, Linux only), as a test that starts one waits for.
+  request (read from /proc, Linux only), as a test that starts one waits for; and its CPU to its exit once
+  stopped there with SIGINT (from the kernel's accounting of the finished child), what a test that starts a
+  server and stops it pays in all.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import signal
 import socket
 import statistics
 import subprocess
@@ -46,8 +49,9 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def cpu_at_first_answer(command: list[str], port: int, env: dict[str, str]) -> float:
-    """Milliseconds of CPU the server had spent when it first answered GET / on its port."""
+def cpu_at_first_answer(command: list[str], port: int, env: dict[str, str]) -> tuple[float, float]:
+    """Milliseconds of CPU the server had spent when it first answered GET / on its port, and when it had ended
+    after a SIGINT sent then."""
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                stdin=subprocess.DEVNULL, env=env)
     try:
@@ -66,10 +70,15 @@ def cpu_at_first_answer(command: list[str], port: int, env: dict[str, str]) -> f
             raise SystemExit(f"{' '.join(command)} did not answer")
         with open(f"/proc/{process.pid}/stat") as stat:
             fields = stat.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) * 1000 / TICK  # utime, stime
+        answered = (int(fields[11]) + int(fields[12])) * 1000 / TICK  # utime, stime
+        process.send_signal(signal.SIGINT)  # as Ctrl-C, or a test's stop, ends it
+        _, status, usage = os.wait4(process.pid, 0)
+        process.returncode = os.waitstatus_to_exitcode(status)
+        return answered, (usage.ru_utime + usage.ru_stime) * 1000
     finally:
-        process.terminate()
-        process.wait(timeout=60)
+        if process.returncode is None:
+            process.terminate()
+            process.wait(timeout=60)
 
 
 def median_of(runs: int, measure) -> float:
@@ -113,8 +122,10 @@ def main() -> None:
             return cpu_at_first_answer(python + ["-m", "chainrule", "lesson", "--no-browser", "--port", str(port),
                                                  "--data-dir", os.path.join(folder, "lesson")], port, env)
 
-        print(f"{'chainrule serve, first answer':<34} {median_of(args.runs, serve):8.0f}")
-        print(f"{'chainrule lesson, first answer':<34} {median_of(args.runs, lesson):8.0f}")
+        for name, start in (("serve", serve), ("lesson", lesson)):
+            runs = [start() for _ in range(args.runs)]
+            print(f"{f'chainrule {name}, first answer':<34} {statistics.median(at for at, _ in runs):8.0f}")
+            print(f"{f'chainrule {name}, to its exit':<34} {statistics.median(end for _, end in runs):8.0f}")
 
 
 if __name__ == "__main__":

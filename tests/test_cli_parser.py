@@ -158,7 +158,9 @@ def test_the_start_up_cpu_benchmark_runs() -> None:
     rows = [line.rsplit(None, 1) for line in run.stdout.splitlines()[1:]]
     assert [what for what, _ in rows][:2] == ["import chainrule", "chainrule check --help"]
     if sys.platform.startswith("linux"):
-        assert rows[-1][0] == "chainrule lesson, first answer"
+        assert [what for what, _ in rows][-4:] == [f"chainrule {name}, {when}" for name in ("serve", "lesson")
+                                                   for when in ("first answer", "to its exit")]
+        assert all(float(rows[at][1]) <= float(rows[at + 1][1]) for at in (-4, -2))  # a start, then its end
     assert all(float(cpu) > 0 for _, cpu in rows)
 
 

@@ -287,3 +287,59 @@ def test_the_reapers_child_drops_to_the_sandbox_user_and_loads_the_filter_and_th
 @pytest.mark.parametrize("script,returncode", [("exit 3", 3), ("kill -9 $$", -9), ("kill -XCPU $$", -24)])
 def test_the_reaper_ends_as_its_program_ended(script, returncode):
     assert reaped("/bin/sh", "-c", script).returncode == returncode
+
+
+# ------------------------------------------------------------- the hang guard meets a run that is ending
+
+# A program that says it is up, then ends when its stdin closes (an event the test causes, not a duration).
+ENDS_ON_EOF = "import sys\nprint('up', flush=True)\nsys.stdin.read()\n"
+
+
+def _guard_at_its_deadline(monkeypatch, readings: list[float], *, ends_at_the_guard: bool):
+    """A real process that is up, and its hang guard, whose CPU readings of the run are `readings` in turn (the
+    last one at the guard, when the process is told to end if `ends_at_the_guard`): (process, guard, limits)."""
+    from types import SimpleNamespace
+
+    from chainrule.grading.sandbox import runner, usage
+
+    limits = dataclasses.replace(default_limits("python"), pipe_grace_seconds=60)  # the bound only catches a hang
+    process = subprocess.Popen([sys.executable, "-c", ENDS_ON_EOF], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE)
+    assert process.stdout.readline() == b"up\n"
+    left = list(readings)
+
+    def measure(pids) -> usage.Usage:
+        if len(left) == 1 and ends_at_the_guard:
+            process.stdin.close()  # it ends now, as the guard reads it
+        return usage.Usage(ran=left.pop(0), waited=0.0)
+
+    monkeypatch.setattr(usage, "measure", measure)
+    guard = runner._Guard(SimpleNamespace(limits=limits, cgroup=None), process, started=0.0)
+    guard.over_cpu(runner.CPU_CHECK_SECONDS)  # the readings before the guard
+    return process, guard, limits
+
+
+def test_a_run_that_is_ending_as_its_guard_comes_ends_by_itself_not_as_a_timeout(monkeypatch):
+    """Killed by its CPU limit just as its hang guard came, a run's main process was gone while bubblewrap
+    still reaped it: the guard read next to no CPU time, called the run not starved, and its verdict was the
+    learner's timeout ("was not computing") instead of its CPU limit (test_grading_starved's endless loop, 1
+    in 12 to 26 runs). Less CPU time at the guard than at the reading before means the run is ending: it is
+    let end, and its end is its outcome."""
+    from chainrule.grading.sandbox import runner
+
+    process, guard, limits = _guard_at_its_deadline(monkeypatch, [0.99, 0.007], ends_at_the_guard=True)
+    stdout, _, timed_out, _ = runner._read_capped(process, limits, 0.0, guard)  # the deadline has passed
+    assert (timed_out, guard.ending, stdout) == (False, True, b"")
+    assert process.wait() == 0
+
+
+def test_a_run_that_is_not_ending_at_its_guard_is_still_stopped_there(monkeypatch):
+    from chainrule.grading.sandbox import runner
+
+    process, guard, limits = _guard_at_its_deadline(monkeypatch, [0.5, 0.6], ends_at_the_guard=False)
+    try:
+        _, _, timed_out, _ = runner._read_capped(process, limits, 0.0, guard)
+        assert (timed_out, guard.ending, process.poll()) == (True, False, None)  # at once: not after a grace
+    finally:
+        process.kill()
+        process.wait()

@@ -14,6 +14,7 @@ together is watched too (the per-process RLIMIT_CPU does not add up processes).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import selectors
 import signal
@@ -173,7 +174,7 @@ class _Guard:
         self.plan, self.process, self.started = plan, process, started
         self.limits: Limits = plan.limits
         self.usage = usage.Usage()
-        self.starved = self.cpu_exceeded = False
+        self.starved = self.cpu_exceeded = self.ending = False
         self.checked = started
         # The hard limit of RLIMIT_CPU, for all the run's processes together.
         self.cpu_budget = self.limits.cpu_seconds + self.limits.grader_cpu_seconds + 1
@@ -193,7 +194,11 @@ class _Guard:
     def extended(self, now: float) -> float | None:
         """At the hang guard: the next deadline when the run was starved and has guard windows left; else
         None (the run ends; `starved` says whether it ends as the machine's delay)."""
+        ran_before = self.usage.ran
         self._measure(now)
+        # Less CPU time than at the last reading: some of the run's processes are gone, so the run may be ending
+        # by itself, and what is left of it says nothing of whether it was starved.
+        self.ending = self.usage.ran < ran_before
         self.starved = usage.starved(self.usage, now - self.started, self.limits.cpu_cores)
         last = self.started + self.limits.longest_wall_seconds
         if self.starved and now < last:
@@ -220,18 +225,24 @@ def _read_capped(process: subprocess.Popen[bytes], limits: Limits, deadline: flo
     try:
         while open_fds and not output_exceeded:
             now = time.monotonic()
-            if now >= deadline:
-                deadline = guard.extended(now) or deadline
-                if now >= deadline:
-                    timed_out = True
-                    break
             if exited_at is None and process.poll() is not None:
                 exited_at = now
+            if exited_at is None and now >= deadline:
+                deadline = guard.extended(now) or deadline
+                if now >= deadline:
+                    if guard.ending:  # ending by itself as the guard came (its CPU limit, say): let it end
+                        with contextlib.suppress(subprocess.TimeoutExpired):
+                            process.wait(timeout=limits.pipe_grace_seconds)
+                    if process.poll() is None:
+                        timed_out = True
+                        break
+                    exited_at = now  # its own end, not the guard, is its outcome
             if exited_at is None and guard.over_cpu(now):
                 break
             if exited_at is not None and now - exited_at > limits.pipe_grace_seconds:
                 break  # the program ended, but something it left behind still holds the pipes
-            wait = min(deadline - now, 0.05 if exited_at is None else limits.pipe_grace_seconds)
+            wait = (min(deadline - now, 0.05) if exited_at is None
+                    else max(0.0, limits.pipe_grace_seconds - (now - exited_at)))
             for selected, _ in selector.select(wait):
                 fd = selected.fd
                 try:
