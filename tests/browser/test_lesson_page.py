@@ -90,8 +90,11 @@ def test_path_page_shows_the_lesson_in_place(open_page, lesson_server) -> None:
 
 def test_run_and_reset_wait_for_their_editor_then_work(open_page, lesson_server) -> None:
     """A press on Run tests while the exercise's code is still loading would do nothing and say nothing: the
-    buttons are disabled until the editor has its text, then enabled. Before the end-to-end walk, which saves
-    code: a learner with no code of their own yet loads the starter."""
+    buttons are disabled until the editor has its text, then enabled. An editor drawn while another exercise
+    still loads is already in the keyboard's reach (its text area's tabindex=0: at a phone's width its lines
+    scroll sideways, a scrolling region axe-core wants reachable; once it was set only when every exercise had
+    loaded, and an audit in between failed). Before the end-to-end walk, which saves code: a learner with no
+    code of their own yet loads the starter."""
     context, page, log = open_page(lesson_server, wait_until="commit")
     held = []  # the starter's request, held until the test has looked at the buttons
     page.route("**/api/exercises/neuron-grads/starter*", lambda route: held.append(route))
@@ -100,6 +103,9 @@ def test_run_and_reset_wait_for_their_editor_then_work(open_page, lesson_server)
     block = page.locator("article[data-exercise='neuron-grads']")
     block.locator("button.run-tests").wait_for(state="attached")  # made before its starter is asked for
     assert block.locator("button.run-tests").is_disabled() and block.locator("button.reset-code").is_disabled()
+    drawn = page.locator("article[data-exercise='local-gradients'] .cm-content")
+    drawn.wait_for(state="attached")  # this exercise's starter was not held
+    assert drawn.get_attribute("tabindex") == "0"
     assert len(held) == 1
     held.pop().continue_()
     page.wait_for_selector("main[data-complete='true']", timeout=60_000)

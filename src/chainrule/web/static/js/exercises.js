@@ -154,6 +154,9 @@ async function renderExercise(list, exercise, index, codemirror, savedCode, save
       }
     },
   });
+  // An editor whose long lines scroll sideways must be reachable from the keyboard: its text area is focusable
+  // already (contenteditable); tabindex=0 says so to assistive tools as well, from the moment it is drawn.
+  editor.view.contentDOM.tabIndex = 0;
   texts.set(language, initial);
   const downloads = exercise.downloads || [];
   const showExtras = () => {

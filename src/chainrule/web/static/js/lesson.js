@@ -186,9 +186,6 @@ async function start() {
   if (slots.has("08")) parts.push(import("./explain.js").then((m) => m.renderRecap(slots.get("08"), lesson)));
   if (slots.has("05")) {
     parts.push(import("./exercises.js").then((m) => m.renderExercises(slots.get("05"), lesson, progress)).then(async () => {
-      // An editor whose long lines scroll sideways must be reachable from the keyboard: its text area
-      // is focusable already (contenteditable); tabindex=0 says so to assistive tools as well.
-      for (const content of slots.get("05").querySelectorAll(".cm-content")) content.tabIndex = 0;
       markExerciseDates((await dueLoad).entry, slots.get("05"));
     }));
   }
