@@ -291,6 +291,11 @@ def order_check_off():
         MatrixSum._eager_order = check
 
 
+def load_average() -> str:
+    """The machine's load averages over 1, 5 and 15 minutes, as a run's header and footer print them."""
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
 def vector_units() -> str:
     """The widest vector instructions NumPy's and PyTorch's math kernels dispatch to here. NumPy's float64 tanh
     is about four times faster with AVX-512 than with AVX2 (0.11 against 0.40 ms on 64 x 1,000), which moves
@@ -484,9 +489,9 @@ def main() -> None:
         import torch
 
         torch.set_num_threads(args.threads)
-        print(f"{vector_units()}; load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+        print(f"{vector_units()}; load average {load_average()}")
         (per_example_table if args.per_example_only else alternate_table)(cases, args.repeats)
-        print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+        print(f"load average {load_average()}")
         return
 
     results: dict[str, dict[str, tuple[float, float, list[float], int]]] = {name: {} for name in cases}
@@ -534,7 +539,7 @@ def main() -> None:
     print(f"Python {platform.python_version()}, torch {torch.__version__}, numpy "
           f"{__import__('numpy').__version__}, {os.cpu_count()} cores, {args.threads} thread(s) for BLAS and "
           f"PyTorch; {vector_units()}; NumPy matrix-product peak {peak / 1e9:.1f} GFLOP/s; load average "
-          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+          f"{load_average()}")
     summary = []
     for case, rows in results.items():
         compiled, compiled_cpu = rows["compiled chainrule"][:2]
