@@ -183,6 +183,17 @@ def walk_server(tmp_path_factory: pytest.TempPathFactory):
         stop_lesson_server(server.process)
 
 
+@pytest.fixture(scope="session")
+def audited_states(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The folder of the parts' states axe-core has audited and passed in this test run (path_walk.AuditedStates),
+    one for all the workers (parallel.run_folder)."""
+    from parallel import run_folder
+
+    folder = run_folder(tmp_path_factory) / "axe-audited"
+    folder.mkdir(exist_ok=True)
+    return folder
+
+
 class RequestLog:
     """Every URL the page requested, to check that nothing leaves the local server."""
 

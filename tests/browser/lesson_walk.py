@@ -109,7 +109,7 @@ def fifth_of_the_lessons(fifth: int) -> list[str]:
     return lessons[start:start + size + (fifth < larger)]
 
 
-def walk_every_state(open_page, walk_server, size: str, fifth: int) -> None:
+def walk_every_state(open_page, walk_server, audited_states, size: str, fifth: int) -> None:
     """The walk of test_every_step_and_gate_shows_its_boxes_caption_and_controls_and_no_number_overprints at one
     size through one fifth of the lessons (fifth_of_the_lessons), on the server the walks at this size share on
     this worker (conftest.walk_server: the fifths hold different lessons). Item 2: at every step
@@ -129,7 +129,7 @@ def walk_every_state(open_page, walk_server, size: str, fifth: int) -> None:
 
     server = walk_server(size)
     context, page, log = open_at(open_page, server, size, bypass_csp=True, reduced_motion="reduce")
-    checks = StateChecks(page, size)
+    checks = StateChecks(page, size, audited_states)
     for lesson_id in fifth_of_the_lessons(fifth):
         lesson(page, server, lesson_id)
         if size == "desktop":
@@ -177,7 +177,7 @@ def walk_test(size: str, fifth: int):
     this test and its docstring)."""
 
     def test_every_step_and_gate_shows_its_boxes_caption_and_controls_and_no_number_overprints(
-            open_page, walk_server) -> None:
-        walk_every_state(open_page, walk_server, size, fifth)
+            open_page, walk_server, audited_states) -> None:
+        walk_every_state(open_page, walk_server, audited_states, size, fifth)
 
     return test_every_step_and_gate_shows_its_boxes_caption_and_controls_and_no_number_overprints

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from pathlib import Path
 
 from lesson_pages import SPEC_PREDICTIONS, click
@@ -95,7 +96,10 @@ PARTS = """async (scope) => {
   const kinds = new Map();  // part -> the kinds of element it holds
   // Each element in document order with its part: its own if it has an id or is a child of the scope, else its
   // parent's. A picture (an svg, role img) is one element to axe-core: what is drawn inside it is not a state, so
-  // the walk does not go into it (thousands of a graph's elements left unvisited).
+  // the walk does not go into it (thousands of a graph's elements left unvisited). Nor into a formula (KaTeX's
+  // span.katex): its spans differ from formula to formula, but their text takes the colour of the text around it
+  // (KaTeX's stylesheet sets none but currentColor, and no lesson colours a formula), its copy for screen readers
+  // is MathML, and its drawing is hidden from them, so a new formula is prose's text changing, not a new state.
   const visit = (el, part) => {
     const names = el.getAttributeNames().filter((n) => !n.startsWith('data-') && !['style', 'class'].includes(n)).sort();
     const own = Array.from(el.childNodes).some((n) => n.nodeType === 3 && n.textContent.trim());
@@ -103,7 +107,7 @@ PARTS = """async (scope) => {
     kinds.get(part).add([el.tagName, [...el.classList].sort().join('.'),
       names.map((n) => kept.includes(n) ? `${n}=${el.getAttribute(n)}` : n).join(','),
       el.getClientRects().length ? 'shown' : 'unseen', own ? 'text' : ''].join('|'));
-    if (el.localName === 'svg') return;
+    if (el.localName === 'svg' || el.classList.contains('katex')) return;
     for (const child of el.children) visit(child, child.id || el === root ? child : part);
   };
   visit(root, root);
@@ -145,16 +149,32 @@ CHECK = f"""async ([scope, framesFit, seen, tags, args]) => {{
 }}"""
 
 
-# The digests of the parts' states axe-core has audited, shared by every StateChecks of this worker (one pytest
-# process) on a page of the same width, height and reduced-motion setting: the ten walks of every state
-# (lesson_walk.py) audit a part's state once per worker, not once per file. Why an audit in one walk stands for the
-# same state in another: what axe-core's rules can see of a part is its kinds (PARTS), the CSS that styles them
-# and the window it is laid out in. The kinds are the digest; the CSS is the same, served by the same source tree
-# to the same Chromium (one per session); the window is the key. This is the argument by which one walk already
-# trusts an audit from an earlier lesson of its own, on the same page, made across walks of one worker.
-AUDITED: dict[tuple[int, int, bool], list[str]] = {}
+# The parts' states axe-core has audited and passed, shared by every StateChecks of the test run on a page of the
+# same width, height and reduced-motion setting: the ten walks of every state (lesson_walk.py) audit a part's state
+# once per run, not once per file or per worker. Why an audit in one walk stands for the same state in another: what
+# axe-core's rules can see of a part is its kinds (PARTS), the CSS that styles them and the window it is laid out
+# in. The kinds are the digest; the CSS is the same, served by the same source tree to the same Chromium build
+# launched with the same flags by every worker; the window is the key. This is the argument by which one walk
+# already trusts an audit from an earlier lesson of its own, on the same page. The workers share a folder (the
+# audited_states fixture), a file per state audited: `{width}x{height}-{motion}-{digest}`. Two workers that meet a
+# new state at once both audit it: a state is never taken as audited before an audit of it passed.
+class AuditedStates:
+    """The digests of the parts' states audited and passed, on pages of one window, in a folder the workers share."""
 
-# The key of AUDITED, read from the page itself: its window's size and whether it asks for reduced motion.
+    def __init__(self, folder: Path, window: tuple[int, int, bool]) -> None:
+        width, height, reduced = window
+        self.folder = folder
+        self.prefix = f"{width}x{height}-{'reduced' if reduced else 'motion'}-"
+
+    def digests(self) -> list[str]:
+        return [name[len(self.prefix):] for name in os.listdir(self.folder) if name.startswith(self.prefix)]
+
+    def add(self, digests: list[str]) -> None:
+        for digest in digests:
+            (self.folder / f"{self.prefix}{digest}").touch()
+
+
+# The key of AuditedStates, read from the page itself: its window's size and whether it asks for reduced motion.
 WINDOW = "() => [innerWidth, innerHeight, matchMedia('(prefers-reduced-motion: reduce)').matches]"
 
 
@@ -165,17 +185,17 @@ class StateChecks:
     it already audited in what the rules can see, so a walk of forty steps costs a few audits of a player, not
     forty audits of its section."""
 
-    def __init__(self, page, size: str):
+    def __init__(self, page, size: str, audited: Path):
+        """`audited`: the folder of the states audited in this test run (the audited_states fixture)."""
         self.page = page
         self.frames_fit = size == "desktop"
-        width, height, reduced = page.evaluate(WINDOW)
-        self.audited = AUDITED.setdefault((width, height, reduced), [])  # the digests of the parts' states audited
+        self.audited = AuditedStates(audited, tuple(page.evaluate(WINDOW)))
 
     def check(self, scope: str, where, *also: tuple[str, object]) -> list:
         """Check the state the page shows now; `also`: (page function source, argument) pairs measured in the same
         visit, their results returned. `where` names the state in a failure (or is a function of those results)."""
         source = CHECK.replace("MEASURED", ", ".join(f"await ({function})(args[{i}])" for i, (function, _) in enumerate(also)))
-        arguments = [scope, self.frames_fit, self.audited, WCAG_TAGS, [argument for _, argument in also]]
+        arguments = [scope, self.frames_fit, self.audited.digests(), WCAG_TAGS, [argument for _, argument in also]]
         found = self.page.evaluate(source, arguments)
         if found.get("needsAxe"):
             load_axe(self.page)
@@ -184,5 +204,5 @@ class StateChecks:
         assert found["overflow"] == [], (named, found["overflow"])
         serious = [violation for violation in found["violations"] if violation["impact"] in SERIOUS]
         assert serious == [], (named, serious)
-        self.audited.extend(found["audited"])  # after the audit passed: a state that failed is audited again
+        self.audited.add(found["audited"])  # after the audit passed: a state that failed is audited again
         return found["measured"]
