@@ -31,6 +31,7 @@ from pathlib import Path
 import anyio
 import httpx
 
+import local_http
 from class_world import PASSWORD, csrf_of
 from lti_world import cli
 from reaper import spawn
@@ -123,7 +124,7 @@ class ClassServer:
 
     def client(self, cookies: dict[str, str] | None = None) -> httpx.Client:
         """A fresh browser: no cookies yet, or these."""
-        return httpx.Client(base_url=self.base, follow_redirects=False, timeout=120, cookies=cookies)
+        return local_http.client(base_url=self.base, follow_redirects=False, timeout=120, cookies=cookies)
 
     def post_form(self, client: httpx.Client, path: str, fields: dict[str, str], form_page: str | None = None):
         """Open the form's page (for its CSRF token), then send the form as a browser does."""

@@ -26,6 +26,7 @@ from urllib.parse import parse_qs, urljoin, urlsplit
 import httpx
 import pytest
 
+import local_http
 from polling import until
 from reaper import spawn
 
@@ -161,7 +162,7 @@ class Browser:
     redirects followed by hand so that every step can be looked at."""
 
     def __init__(self) -> None:
-        self.http = httpx.Client(timeout=30, follow_redirects=False)
+        self.http = local_http.client(timeout=30, follow_redirects=False)
         self.jar: dict[str, dict[str, str]] = {}
 
     def _keep(self, host: str, response: httpx.Response) -> None:
@@ -288,7 +289,7 @@ class LtiWorld:
     # ------------------------------------------------------------ the LMS's side
 
     def lms(self, method: str, path: str, **kwargs) -> httpx.Response:
-        answer = httpx.request(method, self.lms_url + path, timeout=30, **kwargs)
+        answer = local_http.request(method, self.lms_url + path, timeout=30, **kwargs)
         assert answer.status_code == 200, answer.text
         return answer
 

@@ -177,9 +177,9 @@ class OidcWorld:
         return browser.request("GET", back)
 
     def set_mode(self, provider: str, **mode) -> None:
-        import httpx
+        import local_http
 
-        httpx.post(self.issuer(provider) + "/test/mode", json=mode, timeout=10).raise_for_status()
+        local_http.post(self.issuer(provider) + "/test/mode", json=mode, timeout=10).raise_for_status()
 
 
 def going_to(text: str) -> str:

@@ -11,6 +11,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+import local_http
 from chainrule.classes import open_class_store
 from class_process import create_class, free_port
 from class_world import PASSWORD, csrf_of
@@ -43,7 +44,7 @@ class Served:
         return create_class(name, self.base, self.env, *options)
 
     def client(self) -> httpx.Client:
-        return httpx.Client(base_url=self.base, timeout=60)
+        return local_http.client(base_url=self.base, timeout=60)
 
     def join(self, invite: str, name: str) -> tuple[httpx.Client, httpx.Response]:
         client = self.client()

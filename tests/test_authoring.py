@@ -16,9 +16,9 @@ import sys
 import threading
 from pathlib import Path
 
-import httpx
 import pytest
 
+import local_http
 from lti_world import cli
 from reaper import spawn
 
@@ -65,7 +65,7 @@ def serve_and_read_path(args: list[str], cwd: Path, data_dir: Path) -> dict:
     try:
         assert found.wait(60) and any(URL.search(line) for line in lines), "".join(lines)
         url, port, token = next(URL.search(line) for line in lines if URL.search(line)).groups()
-        with httpx.Client(base_url=f"http://127.0.0.1:{port}", headers={"X-Chainrule-Token": token}) as client:
+        with local_http.client(base_url=f"http://127.0.0.1:{port}", headers={"X-Chainrule-Token": token}) as client:
             path = client.get("/api/path").json()
             lesson = client.get(f"/api/lessons/{path['lessons'][-1]['id']}")
             assert lesson.status_code == 200, lesson.text

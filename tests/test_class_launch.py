@@ -13,6 +13,7 @@ import time
 import httpx
 import pytest
 
+import local_http
 from class_process import create_class
 from reaper import spawn
 
@@ -37,14 +38,14 @@ def test_serve_answers_on_the_sqlite_default_and_checks_the_host(tmp_path):
         deadline = time.monotonic() + 60
         while True:
             try:
-                answer = httpx.get(invite, timeout=5)
+                answer = local_http.get(invite, timeout=5)
                 break
             except httpx.TransportError:
                 assert time.monotonic() < deadline and process.poll() is None
                 time.sleep(0.2)
         assert answer.status_code == 200 and "Join Launch" in answer.text
-        assert httpx.get(f"http://127.0.0.1:{port}/").headers["location"] == "/sign-in?next=/"
-        assert httpx.get(invite, headers={"Host": "evil.example"}).status_code == 403
+        assert local_http.get(f"http://127.0.0.1:{port}/").headers["location"] == "/sign-in?next=/"
+        assert local_http.get(invite, headers={"Host": "evil.example"}).status_code == 403
         assert (tmp_path / "data" / "class.sqlite").is_file()
     finally:
         os.killpg(process.pid, signal.SIGTERM)

@@ -21,6 +21,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+import local_http
 from chainrule.grading import reference_source
 from chainrule.progress import open_store
 from class_process import REPO, create_class, free_port
@@ -94,7 +95,7 @@ def said_hash(process: Process) -> str:
 
 
 def join(base: str, invite: str, name: str) -> httpx.Client:
-    client = httpx.Client(base_url=base, timeout=WAIT_SECONDS)
+    client = local_http.client(base_url=base, timeout=WAIT_SECONDS)
     page = client.get(invite)
     answer = client.post(invite, data={"csrf": csrf_of(page.text), "name": name, "password": PASSWORD})
     assert answer.status_code == 303, answer.text

@@ -24,6 +24,7 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
+import local_http
 from chainrule.classes import open_class_store
 from lti_world import CLIENT_ID, Browser, LtiWorld, forms_of, refusal
 from oidc_world import OidcWorld
@@ -91,7 +92,7 @@ def in_log(lines: list[str], text: str, seconds: float = 30) -> bool:
 def lti_login(world: LtiWorld, address: str, **fields: str) -> httpx.Response:
     form = {"iss": world.lms_url, "login_hint": "ada", "target_link_uri": world.tool_url + "/",
             "client_id": CLIENT_ID, **fields}
-    return httpx.post(world.tool_url + "/lti/login", data=form, headers={"x-forwarded-for": address}, timeout=60)
+    return local_http.post(world.tool_url + "/lti/login", data=form, headers={"x-forwarded-for": address}, timeout=60)
 
 
 # ------------------------------------------------------------------------------------------ item 6
@@ -277,7 +278,7 @@ def test_launches_with_an_unknown_key_id_make_one_fetch_of_the_lms_key_set(lti_s
 
     def launch(item: tuple[dict, str]) -> httpx.Response:
         form, cookie = item
-        return httpx.post(world.tool_url + "/lti/launch", data=dict(form, id_token=token),
+        return local_http.post(world.tool_url + "/lti/launch", data=dict(form, id_token=token),
                           headers={"cookie": cookie, "origin": world.lms_url, "sec-fetch-dest": "iframe"},
                           timeout=120)
 
@@ -295,7 +296,7 @@ def test_launches_with_an_unknown_key_id_make_one_fetch_of_the_lms_key_set(lti_s
 
 def test_an_lms_error_and_its_key_url_stay_out_of_the_page_and_go_to_the_log(lti):
     form, cookie = begun_launch(lti, "198.51.100.30")
-    answer = httpx.post(lti.tool_url + "/lti/launch", data=dict(
+    answer = local_http.post(lti.tool_url + "/lti/launch", data=dict(
         form, error="access_denied", error_description=f"{MARKER} <b>inner state of the LMS</b> " + "x" * 250),
         headers={"cookie": cookie, "origin": lti.lms_url}, timeout=60)
     assert refusal(answer) == "platform-error" and answer.status_code == 400
@@ -311,7 +312,7 @@ def test_an_lms_error_and_its_key_url_stay_out_of_the_page_and_go_to_the_log(lti
 
 
 def test_a_provider_error_and_its_address_stay_out_of_the_page_and_go_to_the_log(sso):
-    answer = httpx.get(sso.tool_url + f"/sso/callback/{sso.ids['School']}",
+    answer = local_http.get(sso.tool_url + f"/sso/callback/{sso.ids['School']}",
                        params={"error": "server_error", "error_description": MARKER + " stack trace here"}, timeout=60)
     assert answer.headers["x-chainrule-sign-in-refusal"] == "provider-error" and answer.status_code == 400
     assert MARKER not in answer.text and "stack trace" not in answer.text

@@ -30,6 +30,7 @@ from typing import Callable
 import httpx
 import pytest
 
+import local_http
 from chainrule.grading import reference_source
 from class_process import free_port
 from class_world import PASSWORD, csrf_of
@@ -119,7 +120,7 @@ class Terminal:
 
 def joined(base: str, invite: str, name: str, waits: bool = False) -> httpx.Client:
     """A learner who joined with ``invite``: signed in, or (``waits``) waiting for the teacher (202)."""
-    client = httpx.Client(base_url=base, timeout=WAIT_SECONDS)
+    client = local_http.client(base_url=base, timeout=WAIT_SECONDS)
     page = client.get(invite)
     answer = client.post(invite, data={"csrf": csrf_of(page.text), "name": name, "password": PASSWORD})
     assert answer.status_code == (202 if waits else 303), answer.text
@@ -227,7 +228,7 @@ def single_sign_on(terminal: Terminal, lines: list[str]) -> None:
     assert added.strip().endswith(f"Register this redirect URI at the provider: {terminal.base}/sso/callback/"
                                   "school-account"), added
     assert listed.strip() == f"{DOC_PROVIDER}  issuer {terminal.issuer}  client ID {CLIENT_ID}", listed
-    page = httpx.get(terminal.base + "/sign-in", timeout=WAIT_SECONDS).text
+    page = local_http.get(terminal.base + "/sign-in", timeout=WAIT_SECONDS).text
     assert f"Sign in with {DOC_PROVIDER}" in page, page
     school = GuideSchool(terminal.folder, terminal.env, terminal.port, {DOC_PROVIDER: int(terminal.issuer.rsplit(":", 1)[1])},
                          ids={DOC_PROVIDER: int(re.search(r'action="/sso/start/(\d+)"', page).group(1))})

@@ -16,6 +16,7 @@ import threading
 import httpx
 import pytest
 
+import local_http
 from chainrule.grading import reference_source
 from reaper import spawn
 from web_process import stop, wait_for_url
@@ -49,7 +50,7 @@ def sixteen_core_server(tmp_path):
 
 async def burst_then_pages(base_url: str, token: str) -> None:
     limits = httpx.Limits(max_connections=BURST + 4, max_keepalive_connections=0)
-    async with httpx.AsyncClient(base_url=base_url, headers={"X-Chainrule-Token": token}, timeout=120,
+    async with local_http.async_client(base_url=base_url, headers={"X-Chainrule-Token": token}, timeout=120,
                                  limits=limits) as client:
         gradings = [asyncio.create_task(client.post("/api/grade", json={
             "exercise": "neuron-grads", "language": "python", "source": SLEEPER})) for _ in range(BURST)]

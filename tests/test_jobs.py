@@ -342,7 +342,7 @@ def test_a_run_is_started_at_the_time_it_was_taken_not_when_its_worker_began_wai
 
 
 def test_the_web_process_killed_and_started_again_loses_no_run(postgres_cluster):
-    import httpx
+    import local_http
 
     url = new_postgres_schema(postgres_cluster)
     with socket.socket() as probe:
@@ -354,7 +354,7 @@ def test_the_web_process_killed_and_started_again_loses_no_run(postgres_cluster)
     web = Process(url, serve, "sign in at")
     worker = None
     try:
-        with httpx.Client(base_url=base, timeout=30) as ada:
+        with local_http.client(base_url=base, timeout=30) as ada:
             page = ada.get(invite)
             assert ada.post(invite, data={"csrf": csrf_of(page.text), "name": "Ada", "password": PASSWORD}).status_code == 303
             key = uuid.uuid4().hex

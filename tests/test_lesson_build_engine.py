@@ -316,15 +316,14 @@ def run_on_its_own(tmp_path, language: str, text: str) -> str:
 def test_the_carried_code_reaches_the_next_starter_and_the_last_step_downloads_as_one_file(tmp_path):
     """Through a real lesson server: a passing run of one step becomes the next step's starter (same language
     only; a failing run later changes nothing), and the last step's passing code downloads as a file that runs (TypeScript once compiled as grading compiles it)."""
-    import httpx
-
+    import local_http
     from web_process import start, stop, wait_for_url
 
     process = start(["--port", "0", "--data-dir", str(tmp_path / "data")])
     try:
         match = wait_for_url(process)
-        transport = httpx.HTTPTransport(retries=10)  # uvicorn may take a moment to answer on its bound socket
-        with httpx.Client(base_url=f"http://127.0.0.1:{match['port']}", transport=transport, timeout=300,
+        transport = local_http.transport(retries=10)  # uvicorn may take a moment to answer on its bound socket
+        with local_http.client(base_url=f"http://127.0.0.1:{match['port']}", transport=transport, timeout=300,
                           headers={"X-Chainrule-Token": match["token"]}) as client:
             def starter(exercise_id: str, language: str) -> dict:
                 answer = client.get(f"/api/exercises/{exercise_id}/starter", params={"language": language})

@@ -18,12 +18,12 @@ import re
 import stat
 import time
 
-import httpx
 import jwt as pyjwt
 import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
+import local_http
 from lti_world import CLIENT_ID, Browser, LtiWorld, backprop_link, cli, forms_of, me, refusal, scores_for, world  # noqa: F401 (fixtures: the LMS platform and the tool)
 
 SCORE = "https://purl.imsglobal.org/spec/lti-ags/scope/"
@@ -79,7 +79,7 @@ def test_register_prints_what_an_lms_admin_pastes_and_keeps_the_key_private(tmp_
 
 def test_key_rotation_keeps_the_previous_key_published(world):
     def kids() -> list[str]:
-        return [key["kid"] for key in httpx.get(world.tool_url + "/lti/jwks.json").json()["keys"]]
+        return [key["kid"] for key in local_http.get(world.tool_url + "/lti/jwks.json").json()["keys"]]
 
     before = set(kids())
     assert cli("lti", "rotate-key", env=world.env)[0] == 0

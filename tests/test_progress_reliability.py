@@ -414,7 +414,10 @@ def test_sigkill_of_the_lesson_server_loses_no_acknowledged_write(tmp_path):
     restart every answer the server acknowledged (HTTP 200) is stored, with its review rating."""
     import threading
 
-    httpx = pytest.importorskip("httpx")
+    import httpx
+
+    import local_http
+
     server = LessonServer(tmp_path)
     acknowledged: list[str] = []
     failures: list[str] = []
@@ -422,7 +425,7 @@ def test_sigkill_of_the_lesson_server_loses_no_acknowledged_write(tmp_path):
     killed = threading.Event()
 
     def client(number: int) -> None:
-        with httpx.Client(base_url=server.base, headers={"X-Chainrule-Token": server.token}, timeout=30) as http:
+        with local_http.client(base_url=server.base, headers={"X-Chainrule-Token": server.token}, timeout=30) as http:
             for index in range(50):
                 answer = f"{number}.{index:04d}"  # a distinct number per write, so it can be found later
                 question = NUMBER_QUESTIONS[(number + index) % len(NUMBER_QUESTIONS)]
@@ -456,7 +459,7 @@ def test_sigkill_of_the_lesson_server_loses_no_acknowledged_write(tmp_path):
     # Restart the server on the same data directory: it starts, and serves what was saved.
     restarted = LessonServer(tmp_path)
     try:
-        response = httpx.get(f"{restarted.base}/api/progress/backprop",
+        response = local_http.get(f"{restarted.base}/api/progress/backprop",
                              headers={"X-Chainrule-Token": restarted.token}, timeout=30)
         assert response.status_code == 200
         latest = {item["answer"] for item in response.json()["quiz"].values()}
@@ -485,7 +488,7 @@ def test_two_lesson_servers_on_one_store_lose_nothing(tmp_path):
     once; every write each server acknowledged is stored, and none is refused as busy or locked."""
     import threading
 
-    httpx = pytest.importorskip("httpx")
+    import local_http
     servers = [LessonServer(tmp_path), LessonServer(tmp_path)]
     acknowledged: list[str] = []
     failures: list[str] = []
@@ -493,7 +496,7 @@ def test_two_lesson_servers_on_one_store_lose_nothing(tmp_path):
 
     def client(number: int) -> None:
         server = servers[number % 2]
-        with httpx.Client(base_url=server.base, headers={"X-Chainrule-Token": server.token}, timeout=30) as http:
+        with local_http.client(base_url=server.base, headers={"X-Chainrule-Token": server.token}, timeout=30) as http:
             for index in range(40):
                 answer = f"{number}.{index:04d}"
                 question = NUMBER_QUESTIONS[(number + index) % len(NUMBER_QUESTIONS)]

@@ -21,6 +21,7 @@ import httpx
 import pytest
 import uvicorn
 
+import local_http
 from chainrule.web import create_app
 from chainrule.web.connections import GuardedH11Protocol, connection_cap, waiting_cap
 from reaper import spawn
@@ -82,7 +83,7 @@ def test_api_answers_while_2000_idle_connections_are_held_at_1024_open_files(tmp
         started = time.monotonic()
         # A browser waits for a connection as long as the kernel retries its SYN (tcp_syn_retries 6: 127 s);
         # so does this client.
-        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=httpx.Timeout(60, connect=BROWSER_CONNECT)) as client:
+        with local_http.client(base_url=f"http://127.0.0.1:{port}", timeout=httpx.Timeout(60, connect=BROWSER_CONNECT)) as client:
             try:
                 answer = client.get("/api/path", headers={"X-Chainrule-Token": token})
             except httpx.TransportError as error:
@@ -205,7 +206,7 @@ def test_at_the_cap_the_longest_idle_connection_makes_room():
     with Served(max_connections=3, header_timeout=30) as served:
         idle = [served.connect() for _ in range(3)]
         served.wait_until(lambda connections: len(connections) == 3)
-        with httpx.Client(base_url=f"http://127.0.0.1:{served.port}", timeout=10) as client:
+        with local_http.client(base_url=f"http://127.0.0.1:{served.port}", timeout=10) as client:
             assert client.get("/").text == "ok"
         assert closes_within(idle[0], 2) is not None  # the oldest waiting connection was closed
         assert closes_within(idle[2], 0.5) is None  # the newest still waits
@@ -245,7 +246,7 @@ def test_at_the_cap_with_every_connection_busy_and_no_room_to_wait_a_request_get
             sock.sendall(b"GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
         served.wait_until(lambda connections: len(connections) == 2 and all(
             c.cycle is not None and not c.cycle.response_complete for c in connections))
-        with httpx.Client(base_url=f"http://127.0.0.1:{served.port}", timeout=10) as client:
+        with local_http.client(base_url=f"http://127.0.0.1:{served.port}", timeout=10) as client:
             refused = client.get("/")
         assert refused.status_code == 503
         assert "too many connections" in refused.json()["detail"]
@@ -311,7 +312,7 @@ def test_at_the_cap_connections_waiting_for_a_body_make_room(lesson_app):
         for sock in pending:
             sock.sendall(request_head("/api/grade"))
         served.wait_until(lambda connections: waiting_for_a_body(connections) == 3)
-        with httpx.Client(base_url=f"http://127.0.0.1:{served.port}", timeout=10) as client:
+        with local_http.client(base_url=f"http://127.0.0.1:{served.port}", timeout=10) as client:
             answer = client.get("/api/path", headers={"X-Chainrule-Token": TOKEN})
         assert answer.status_code == 200, answer.text
         assert closes_within(pending[0], 2) is not None  # the one waiting longest made room

@@ -2,7 +2,8 @@
 helpers from helper modules (tests/class_process.py, tests/web_process.py, ...), never from another test
 module; a process started in a session of its own is started by reaper.spawn, which records it with the
 watchdog that ends it if the run is killed (tests/reaper.py); and a page's wait_for_function asks its predicate
-every PAGE_POLL_MS (tests/polling.py), not on every animation frame."""
+every PAGE_POLL_MS (tests/polling.py), not on every animation frame; and an HTTP client is made by
+tests/local_http.py, which shares one TLS context, not by httpx directly (a context of its own per client)."""
 
 from __future__ import annotations
 
@@ -54,6 +55,22 @@ def unpaced_waits(path: Path) -> list[int]:
     return lines
 
 
+# What makes an httpx client, and with it a TLS context of its own (tests/local_http.py says why not).
+HTTPX_MAKERS = ("Client", "AsyncClient", "HTTPTransport", "AsyncHTTPTransport", "request", "get", "post", "put",
+                "patch", "delete", "head", "options", "stream")
+
+
+def own_http_clients(path: Path) -> list[int]:
+    """Lines where a file makes an httpx client, transport or one-off request itself (httpx.Client(...),
+    httpx.get(...)) instead of through tests/local_http.py."""
+    lines = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in HTTPX_MAKERS \
+                and isinstance(node.func.value, ast.Name) and node.func.value.id == "httpx":
+            lines.append(node.lineno)
+    return lines
+
+
 def test_no_test_module_imports_from_another_test_module() -> None:
     importing = {str(path.relative_to(TESTS)): modules for path in python_files()
                  if (modules := imported_test_modules(path))}
@@ -69,6 +86,24 @@ def test_every_process_in_a_session_of_its_own_is_started_by_spawn() -> None:
 def test_every_wait_for_function_polls_at_the_one_interval() -> None:
     unpaced = {str(path.relative_to(TESTS)): lines for path in python_files() if (lines := unpaced_waits(path))}
     assert unpaced == {}
+
+
+def test_every_http_client_shares_the_one_tls_context() -> None:
+    own = {str(path.relative_to(TESTS)): lines for path in python_files()
+           if path.name != "local_http.py" and (lines := own_http_clients(path))}
+    assert own == {}
+
+
+def test_the_rule_sees_an_http_client_made_by_hand(tmp_path: Path) -> None:
+    probe = tmp_path / "test_probe.py"
+    probe.write_text("import httpx\nimport local_http\n\n"
+                     "def test_asks():\n"
+                     "    httpx.get('http://127.0.0.1:1/')\n"
+                     "    with httpx.Client(timeout=httpx.Timeout(5)) as client:\n"
+                     "        client.get('/')\n"
+                     "    httpx.AsyncClient(transport=httpx.HTTPTransport(retries=2))\n"
+                     "    local_http.client(timeout=httpx.Timeout(5)).get('/')\n", encoding="utf-8")
+    assert sorted(own_http_clients(probe)) == [5, 6, 8, 8]
 
 
 def test_the_rules_see_an_import_from_a_test_module_and_a_session_by_hand(tmp_path: Path) -> None:

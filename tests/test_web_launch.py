@@ -11,6 +11,7 @@ import time
 import httpx
 import pytest
 
+import local_http
 from web_process import start, stop, wait_for_url
 
 
@@ -36,7 +37,7 @@ def test_lesson_command_serves_the_lesson(tmp_path, data_dir_from):
         deadline = time.monotonic() + 30
         while True:  # the socket is bound before the URL is printed; give uvicorn a moment to answer
             try:
-                with httpx.Client() as client:
+                with local_http.client() as client:
                     page = client.get(url, follow_redirects=True)
                 break
             except httpx.TransportError:
@@ -44,7 +45,7 @@ def test_lesson_command_serves_the_lesson(tmp_path, data_dir_from):
                 time.sleep(0.2)
         assert match["path"] == "/"  # the path page: the learner chooses (or continues) a lesson there
         assert page.status_code == 200 and 'data-page="path"' in page.text
-        with httpx.Client(base_url=f"http://127.0.0.1:{port}") as client:
+        with local_http.client(base_url=f"http://127.0.0.1:{port}") as client:
             assert client.get("/api/path").status_code == 401
             lesson = client.get("/api/lessons/backprop", headers={"X-Chainrule-Token": token})
             assert lesson.status_code == 200 and len(lesson.json()["sections"]) == 8
@@ -136,7 +137,7 @@ def test_ipv6_loopback_prints_a_bracketed_address_that_works(tmp_path):
         deadline = time.monotonic() + 30
         while True:
             try:
-                with httpx.Client() as client:  # keeps the session cookie across the token redirect
+                with local_http.client() as client:  # keeps the session cookie across the token redirect
                     page = client.get(match["url"], follow_redirects=True)
                     lesson = client.get(f"http://[::1]:{match['port']}/api/lessons/backprop")
                 break

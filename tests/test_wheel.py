@@ -20,6 +20,7 @@ from urllib.parse import urljoin, urlsplit
 import httpx
 import pytest
 
+import local_http
 from chainrule.web.static_files import StaticBundle
 from reaper import spawn
 from web_process import stop, wait_for_url
@@ -139,7 +140,7 @@ def test_lesson_serves_the_page_and_its_static_files(venv, tmp_path):
     try:
         url = wait_for_url(process).group("url")
         origin = "{0.scheme}://{0.netloc}".format(urlsplit(url))
-        with httpx.Client(base_url=origin, follow_redirects=True, timeout=30) as client:
+        with local_http.client(base_url=origin, follow_redirects=True, timeout=30) as client:
             page = client.get(url)
             assert page.status_code == 200 and "<html" in page.text.lower()
             lesson = client.get("/api/lessons/backprop")
