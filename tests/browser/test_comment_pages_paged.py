@@ -19,8 +19,10 @@ pytestmark = pytest.mark.timeout(300)
 
 def test_earlier_comments_load_on_request_on_both_pages(browser, tmp_path):
     server = ClassServer.start(tmp_path, None, class_name="Paged class")
+    contexts = []  # closed at the end: a context left open keeps its pages in the session's browser
     try:
         ada = new_context(browser)
+        contexts.append(ada)
         ada_page = ada.new_page()
         ada_page.goto(server.invite)
         submit_form(ada_page, {"name": "Ada", "password": PASSWORD})
@@ -41,6 +43,7 @@ def test_earlier_comments_load_on_request_on_both_pages(browser, tmp_path):
             store.close()
 
         teacher = new_context(browser)
+        contexts.append(teacher)
         page = teacher.new_page()
         page.goto(server.teacher_link)
         submit_form(page, {"password": PASSWORD})
@@ -62,4 +65,6 @@ def test_earlier_comments_load_on_request_on_both_pages(browser, tmp_path):
             assert run.locator("li.comment").count() == COMMENTS
             assert run.get_by_role("button", name="Show earlier comments", exact=False).is_hidden()
     finally:
+        for context in contexts:
+            context.close()
         server.stop()
