@@ -30,16 +30,26 @@ def imported_test_modules(path: Path) -> list[str]:
     return found
 
 
+def calls(path: Path) -> list[ast.Call]:
+    """Every call in a file's code, at any depth."""
+    return [node for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))) if isinstance(node, ast.Call)]
+
+
+def breaking(rule, allowed: str = "") -> dict[str, list]:
+    """What `rule` finds in each file of the suite (but the one named `allowed`, where the rule's one place is)."""
+    return {str(path.relative_to(TESTS)): found for path in python_files()
+            if path.name != allowed and (found := rule(path))}
+
+
 def own_sessions(path: Path) -> list[int]:
     """Lines where a file starts a process in a session of its own by hand: start_new_session,
     process_group or preexec_fn=os.setsid in a call."""
     lines = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Call):
-            for keyword in node.keywords:
-                if keyword.arg in ("start_new_session", "process_group") or (
-                        keyword.arg == "preexec_fn" and "setsid" in ast.unparse(keyword.value)):
-                    lines.append(node.lineno)
+    for node in calls(path):
+        for keyword in node.keywords:
+            if keyword.arg in ("start_new_session", "process_group") or (
+                    keyword.arg == "preexec_fn" and "setsid" in ast.unparse(keyword.value)):
+                lines.append(node.lineno)
     return lines
 
 
@@ -47,8 +57,8 @@ def unpaced_waits(path: Path) -> list[int]:
     """Lines where a page's wait_for_function is called without polling=PAGE_POLL_MS (tests/polling.py): without
     it Playwright asks the predicate on every animation frame, Chromium's renderer busy all the wait."""
     lines = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "wait_for_function":
+    for node in calls(path):
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "wait_for_function":
             polling = [keyword.value for keyword in node.keywords if keyword.arg == "polling"]
             if not (polling and isinstance(polling[0], ast.Name) and polling[0].id == "PAGE_POLL_MS"):
                 lines.append(node.lineno)
@@ -63,35 +73,24 @@ HTTPX_MAKERS = ("Client", "AsyncClient", "HTTPTransport", "AsyncHTTPTransport", 
 def own_http_clients(path: Path) -> list[int]:
     """Lines where a file makes an httpx client, transport or one-off request itself (httpx.Client(...),
     httpx.get(...)) instead of through tests/local_http.py."""
-    lines = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in HTTPX_MAKERS \
-                and isinstance(node.func.value, ast.Name) and node.func.value.id == "httpx":
-            lines.append(node.lineno)
-    return lines
+    return [node.lineno for node in calls(path) if isinstance(node.func, ast.Attribute)
+            and node.func.attr in HTTPX_MAKERS and isinstance(node.func.value, ast.Name) and node.func.value.id == "httpx"]
 
 
 def test_no_test_module_imports_from_another_test_module() -> None:
-    importing = {str(path.relative_to(TESTS)): modules for path in python_files()
-                 if (modules := imported_test_modules(path))}
-    assert importing == {}
+    assert breaking(imported_test_modules) == {}
 
 
 def test_every_process_in_a_session_of_its_own_is_started_by_spawn() -> None:
-    by_hand = {str(path.relative_to(TESTS)): lines for path in python_files()
-               if path.name != "reaper.py" and (lines := own_sessions(path))}
-    assert by_hand == {}
+    assert breaking(own_sessions, allowed="reaper.py") == {}
 
 
 def test_every_wait_for_function_polls_at_the_one_interval() -> None:
-    unpaced = {str(path.relative_to(TESTS)): lines for path in python_files() if (lines := unpaced_waits(path))}
-    assert unpaced == {}
+    assert breaking(unpaced_waits) == {}
 
 
 def test_every_http_client_shares_the_one_tls_context() -> None:
-    own = {str(path.relative_to(TESTS)): lines for path in python_files()
-           if path.name != "local_http.py" and (lines := own_http_clients(path))}
-    assert own == {}
+    assert breaking(own_http_clients, allowed="local_http.py") == {}
 
 
 def test_the_rule_sees_an_http_client_made_by_hand(tmp_path: Path) -> None:
