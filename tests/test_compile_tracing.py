@@ -573,3 +573,89 @@ def test_python_state_seen_on_the_second_call_is_refused_naming_its_line_and_bot
         with pytest.raises(TracingError, match=r"\(no more nodes in the first call, a tanh node in the second\).*"
                                                r"test_compile_tracing.py:\d+ \(y = y.tanh\(\)"):
             chainrule.compile(deepens, [])
+
+
+def test_a_thread_another_thread_starts_while_tracing_draws_and_reads_the_clock_freely() -> None:
+    # A server compiles in one request while another request's thread, started meanwhile by the server's
+    # thread pool, trains with its own seed: that thread is not the traced function's, and nothing in it
+    # may be refused (the lesson server's driven plot once never answered because of this).
+    tracing, done = threading.Event(), threading.Event()
+    seen: list[object] = []
+
+    def other_work():
+        try:
+            random.seed(7)
+            seen.append((random.random(), time.time() > 0, len(os.urandom(2)), np.random.default_rng(7).random()))
+        except BaseException as error:  # noqa: BLE001 - what the test reports
+            seen.append(error)
+        done.set()
+
+    def pool():  # started before the trace, as a server's event loop is; it starts its worker during the trace
+        tracing.wait()
+        worker = threading.Thread(target=other_work)
+        worker.start()
+        worker.join()
+
+    starter = threading.Thread(target=pool)
+    starter.start()
+
+    calls = []
+
+    def fn(x):
+        calls.append(x)
+        if len(calls) == 2:  # the second call is the one traced with random draws and the clock watched
+            tracing.set()
+            done.wait()
+        return x * 2.0
+
+    compiled = chainrule.compile(fn, [])
+    starter.join()
+    random.seed(7)
+    assert seen == [(random.random(), True, 2, np.random.default_rng(7).random())]
+    assert compiled.values(XS).tolist() == (XS * 2.0).tolist()
+
+
+def test_a_random_draw_in_a_thread_the_traced_function_starts_is_refused_at_its_line() -> None:
+    def draw(box):
+        box.append(random.random())  # a mask drawn in a helper thread is frozen all the same
+
+    def fn(x):
+        box: list[float] = []
+        worker = threading.Thread(target=draw, args=(box,))
+        worker.start()
+        worker.join()
+        return x * (box[0] if box else 1.0)
+
+    with pytest.raises(TracingError, match=r"drawing a random number \(random\(\)\).*box.append\(random.random"):
+        chainrule.compile(fn, [])
+
+
+def test_traces_in_two_threads_that_end_in_either_order_leave_new_threads_hooks_as_they_were() -> None:
+    before = (threading.getprofile(), threading.gettrace())
+    a_inside, b_inside, a_done = threading.Event(), threading.Event(), threading.Event()
+    compiled: list[object] = []
+
+    def traced(mine: threading.Event, other: threading.Event, wait_after: threading.Event | None):
+        calls = []
+
+        def fn(x):
+            calls.append(x)
+            if len(calls) == 2:  # both second calls, the watched ones, overlap
+                mine.set()
+                other.wait()
+                if wait_after is not None:
+                    wait_after.wait()  # the other trace, begun later, ends first
+            return x * 3.0
+
+        return fn
+
+    def first():
+        compiled.append(chainrule.compile(traced(a_inside, b_inside, None), []))
+        a_done.set()
+
+    thread = threading.Thread(target=first)
+    thread.start()
+    compiled.append(chainrule.compile(traced(b_inside, a_inside, a_done), []))
+    thread.join()
+    assert len(compiled) == 2
+    assert (threading.getprofile(), threading.gettrace()) == before

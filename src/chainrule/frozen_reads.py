@@ -24,6 +24,7 @@ import random
 import sys
 import sysconfig
 import threading
+import weakref
 from pathlib import Path
 from types import CodeType, FrameType, MethodType, ModuleType
 from typing import Any, Callable
@@ -165,11 +166,72 @@ def _numpy_generator(value: Any) -> tuple[Any, str] | None:
     return None
 
 
+# --- the threads a trace starts ----------------------------------------------------------------------------
+
+_THREAD_START = threading.Thread.start.__code__
+
+
+class _NewThreads:
+    """The hooks every new thread starts with while any watch is open (threading.setprofile and settrace are
+    for the whole process). A thread that a watched thread started takes its watch's hooks at its first event;
+    any other thread takes the hooks it would have had, and is never slowed or refused again."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.open: list[FrozenReads] = []
+        self.adopted: weakref.WeakKeyDictionary[threading.Thread, FrozenReads] = weakref.WeakKeyDictionary()
+        self.previous_profile: Any = None
+        self.previous_trace: Any = None
+
+    def add(self, watch: "FrozenReads") -> None:
+        with self.lock:
+            if not self.open:  # the first watch: the process's own hooks, put back when the last one closes
+                self.previous_profile, self.previous_trace = threading.getprofile(), threading.gettrace()
+                threading.setprofile(self.on_profile)
+                threading.settrace(self.on_trace)
+            self.open.append(watch)
+
+    def remove(self, watch: "FrozenReads") -> None:
+        with self.lock:
+            self.open.remove(watch)  # watches in several threads may close in any order
+            if not self.open:
+                threading.setprofile(self.previous_profile)
+                threading.settrace(self.previous_trace)
+
+    def adopt(self, thread: threading.Thread, watch: "FrozenReads") -> None:
+        with self.lock:
+            self.adopted[thread] = watch
+
+    def watch_of_this_thread(self) -> "FrozenReads | None":
+        with self.lock:
+            watch = self.adopted.get(threading.current_thread())
+            return watch if watch in self.open else None
+
+    def on_profile(self, frame: FrameType, event: Any, arg: Any) -> None:
+        watch = self.watch_of_this_thread()
+        hook = watch.on_profile if watch is not None else self.previous_profile
+        sys.setprofile(hook)
+        if hook is not None:
+            hook(frame, event, arg)
+
+    def on_trace(self, frame: FrameType, event: Any, arg: Any) -> Any:
+        watch = self.watch_of_this_thread()
+        hook = watch.on_call if watch is not None and watch.lines else self.previous_trace
+        sys.settrace(hook)
+        return hook(frame, event, arg) if hook is not None else None
+
+
+_NEW_THREADS = _NewThreads()
+
+
 # --- the watch ---------------------------------------------------------------------------------------------
 
 
 class FrozenReads:
-    """`with FrozenReads(refuse, lines):` while a trace runs, in this thread and the threads it starts.
+    """`with FrozenReads(refuse, lines):` while a trace runs, in this thread and the threads it starts (and
+    the threads those start); a thread any other code starts meanwhile, such as a server's worker for another
+    request, is left alone. (NumPy's global generator is the exception: its state is all there is to see, so a
+    draw from it in any thread while the trace runs is taken for the trace's.)
     `refuse(what, site)` records a refusal and returns the error, which is raised where the read happened
     (recorded, it fails the compile even if the function catches it).
 
@@ -197,23 +259,20 @@ class FrozenReads:
 
     def __enter__(self) -> "FrozenReads":
         self.previous_profile, self.previous_trace = sys.getprofile(), sys.gettrace()
-        self.previous_thread_profile, self.previous_thread_trace = threading.getprofile(), threading.gettrace()
         numpy_random = sys.modules.get("numpy.random")
         if numpy_random is not None:
             self.watch(numpy_random.mtrand._rand)  # the numpy.random.* functions draw from it
+        _NEW_THREADS.add(self)
         sys.setprofile(self.on_profile)
-        threading.setprofile(self.on_profile)
         if self.lines:
             sys.settrace(self.on_call)
-            threading.settrace(self.on_call)
         return self
 
     def __exit__(self, *exc: Any) -> None:
         sys.setprofile(self.previous_profile)
-        threading.setprofile(self.previous_thread_profile)
         if self.lines:
             sys.settrace(self.previous_trace)
-            threading.settrace(self.previous_thread_trace)
+        _NEW_THREADS.remove(self)
         for generator in self.generators.values():
             if generator.drew():
                 self.drew = self.drew or generator.name
@@ -237,7 +296,9 @@ class FrozenReads:
                     self.refused(what, frame)
         elif event == "call":
             filename = frame.f_code.co_filename
-            if filename == _RANDOM_FILE:
+            if frame.f_code is _THREAD_START:  # a thread this code starts is the trace's too
+                _NEW_THREADS.adopt(frame.f_locals["self"], self)
+            elif filename == _RANDOM_FILE:
                 caller = frame.f_back
                 if caller is not None and caller.f_code.co_filename != _RANDOM_FILE \
                         and _kind(caller.f_code.co_filename) != "own" and not _importing(caller):
