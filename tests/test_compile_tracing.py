@@ -617,7 +617,10 @@ def test_a_thread_another_thread_starts_while_tracing_draws_and_reads_the_clock_
 
 def test_a_random_draw_in_a_thread_the_traced_function_starts_is_refused_at_its_line() -> None:
     def draw(box):
-        box.append(random.random())  # a mask drawn in a helper thread is frozen all the same
+        try:
+            box.append(random.random())  # a mask drawn in a helper thread is frozen all the same
+        except TracingError:
+            pass  # the thread swallows it: the compile must fail all the same
 
     def fn(x):
         box: list[float] = []
