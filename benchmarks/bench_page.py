@@ -2,11 +2,12 @@
 
     .venv/bin/python benchmarks/bench_page.py [--runs N]
 
-Starts the real server (`chainrule lesson --no-browser`, temporary data dir), then loads the lesson
-page N times and reads two marks the page sets itself:
+Starts the real server (`chainrule lesson --no-browser`, temporary data dir), then loads the first lesson's
+page (/lessons/backprop) N times and reads two marks the page sets itself:
   ready     content of all eight sections and the section 03 animation are rendered (main[data-ready]);
   complete  every interactive part too: the predict graph, the quiz and the three CodeMirror editors.
-"cold" loads use a fresh browser context each time (empty cache); "warm" loads reload the same page.
+"cold" loads use a fresh browser context each time (empty cache; the server's sign-in link is followed by the
+context's own HTTP client, which keeps the cookie and loads no page); "warm" loads reload the same page.
 The path page (small: one API call) is measured alongside as the floor of this setup.
 Times are milliseconds from the start of navigation (performance.mark startTime); medians are reported.
 """
@@ -59,13 +60,29 @@ def mark(page, name: str) -> float:
     return float(page.evaluate(f"() => performance.getEntriesByName('{name}')[0].startTime"))
 
 
+LESSON = "/lessons/backprop"
+
+
+def open_lesson(browser, url: str):
+    """A fresh context signed in by the server's link (its cookie kept, no page loaded, so the cache stays empty),
+    and a page that starts loading the lesson."""
+    context = browser.new_context()
+    context.request.get(url, max_redirects=0)
+    page = context.new_page()
+    page.goto(re.match(r"http://[^/]+", url).group(0) + LESSON)
+    return context, page
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=15, help="loads per measurement (default 15)")
+    parser.add_argument("--browser", default="chromium",
+                        help="the Chromium to run, a command on PATH (default chromium, the browser learners have; "
+                             "chromium-headless-shell costs a test a third of the CPU)")
     args = parser.parse_args()
-    chromium = shutil.which("chromium")
+    chromium = shutil.which(args.browser)
     if chromium is None:
-        raise SystemExit("no `chromium` on PATH")
+        raise SystemExit(f"no `{args.browser}` on PATH")
     from playwright.sync_api import sync_playwright
 
     with tempfile.TemporaryDirectory() as data_dir:
@@ -78,21 +95,15 @@ def main() -> int:
             with sync_playwright() as playwright:
                 browser = playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
                 # Warm-up load (server imports, first grader probe) not counted.
-                context = browser.new_context()
-                page = context.new_page()
-                page.goto(url)
+                context, page = open_lesson(browser, url)
                 mark(page, "chainrule-complete")
                 context.close()
                 for _ in range(args.runs):
-                    context = browser.new_context()
-                    page = context.new_page()
-                    page.goto(url)  # sets the cookie, redirects to the lesson: a cold load
+                    context, page = open_lesson(browser, url)  # a cold load
                     results["lesson ready (cold)"].append(mark(page, "chainrule-ready"))
                     results["lesson complete (cold)"].append(mark(page, "chainrule-complete"))
                     context.close()
-                context = browser.new_context()
-                page = context.new_page()
-                page.goto(url)
+                context, page = open_lesson(browser, url)
                 mark(page, "chainrule-complete")
                 for _ in range(args.runs):
                     page.reload()
