@@ -662,3 +662,28 @@ def test_traces_in_two_threads_that_end_in_either_order_leave_new_threads_hooks_
     thread.join()
     assert len(compiled) == 2
     assert (threading.getprofile(), threading.gettrace()) == before
+
+
+def test_a_thread_the_traced_function_starts_draws_freely_once_the_compile_has_returned() -> None:
+    # A pool the function starts outlives the trace: its threads must not stay watched (refused) for good.
+    after, drawn = threading.Event(), []
+    threads: list[threading.Thread] = []
+
+    def later():
+        after.wait()
+        try:
+            drawn.append((random.random() >= 0, time.time() > 0))
+        except TracingError as error:  # what the test reports
+            drawn.append(error)
+
+    def fn(x):
+        thread = threading.Thread(target=later, daemon=True)
+        thread.start()
+        threads.append(thread)
+        return x * 2.0
+
+    chainrule.compile(fn, [])
+    after.set()
+    for thread in threads:
+        thread.join()
+    assert drawn == [(True, True)] * len(threads)

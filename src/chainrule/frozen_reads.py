@@ -220,6 +220,21 @@ class _NewThreads:
         sys.settrace(hook)
         return hook(frame, event, arg) if hook is not None else None
 
+    @staticmethod
+    def release_profile(frame: FrameType, event: Any, arg: Any) -> None:
+        """A thread of a trace that has ended (a pool the traced function started) takes the hook a thread
+        started now would have, and is never refused again."""
+        hook = threading.getprofile()
+        sys.setprofile(hook)
+        if hook is not None:
+            hook(frame, event, arg)
+
+    @staticmethod
+    def release_trace(frame: FrameType, event: Any, arg: Any) -> Any:
+        hook = threading.gettrace()
+        sys.settrace(hook)
+        return hook(frame, event, arg) if hook is not None else None
+
 
 _NEW_THREADS = _NewThreads()
 
@@ -256,6 +271,7 @@ class FrozenReads:
         self.drew: str | None = None
         self.unsure = False
         self.globals_searched: set[CodeType] = set()
+        self.closed = False  # the block has ended: a thread it started that lives on lets its hooks go
 
     def __enter__(self) -> "FrozenReads":
         self.previous_profile, self.previous_trace = sys.getprofile(), sys.gettrace()
@@ -269,6 +285,7 @@ class FrozenReads:
         return self
 
     def __exit__(self, *exc: Any) -> None:
+        self.closed = True
         sys.setprofile(self.previous_profile)
         if self.lines:
             sys.settrace(self.previous_trace)
@@ -284,6 +301,9 @@ class FrozenReads:
     # The profiler: Python code of the random module, built-in functions that draw or read the clock, and
     # the generators each of the user's functions reaches.
     def on_profile(self, frame: FrameType, event: Any, arg: Any) -> None:
+        if self.closed:
+            _NewThreads.release_profile(frame, event, arg)
+            return
         if self.previous_profile is not None:
             self.previous_profile(frame, event, arg)
         if event == "c_call":
@@ -316,6 +336,8 @@ class FrozenReads:
 
     # The line tracer (lines=True): only the user's frames are traced line by line; every line is checked.
     def on_call(self, frame: FrameType, event: Any, arg: Any) -> Any:
+        if self.closed:
+            return _NewThreads.release_trace(frame, event, arg)
         outer = self.previous_trace(frame, event, arg) if self.previous_trace is not None else None
         if _kinds.get(frame.f_code.co_filename) == "own" or _kind(frame.f_code.co_filename) != "user":
             return outer
@@ -326,6 +348,8 @@ class FrozenReads:
             nonlocal outer
             if outer is not None:
                 outer = outer(frame, event, arg)
+            if self.closed:  # a frame of a thread that outlived the trace
+                return outer
             if event == "line":
                 self.check()  # what the line before drew
                 self.search(frame)
