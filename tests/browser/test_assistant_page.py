@@ -58,6 +58,7 @@ def test_an_assistant_s_page_offers_no_change_of_grades_or_people(browser, due_c
     page.goto(due_class.teacher_link)
     submit_form(page, {"password": PASSWORD})
     page.wait_for_selector("#mark-learner option", state="attached")
+    page.wait_for_selector("tr[data-credit-row='Ada']")  # the due dates' panel is drawn (it loads on its own)
     page.wait_for_selector("#regrade-list")
     for panel in PANELS:
         assert page.locator(f"{panel} form").count() > 0 and page.locator(f"{panel} [data-teachers-only]").count() == 0
