@@ -26,7 +26,6 @@ import random
 import re
 import signal
 import socket
-import ssl
 import statistics
 import subprocess
 import sys
@@ -40,6 +39,7 @@ sys.path.insert(0, str(REPO / "tests"))
 
 from chainrule import lessons  # noqa: E402
 from chainrule.grading import reference_source  # noqa: E402
+from local_http import async_client  # noqa: E402
 from postgres_cluster import new_postgres_schema, throwaway_cluster  # noqa: E402
 
 lessons.register_exercises()  # the learners send each exercise's reference solution
@@ -162,11 +162,9 @@ async def class_works(base: str, invite: str, count: int, think: float, ramp: fl
 
     stats: dict = {"api_ms": [], "errors": [], "refused": 0, "run_to_result_s": []}
     limits = httpx.Limits(max_connections=2)
-    # One TLS context for every learner: httpx makes its own per client otherwise, reading the system's
-    # certificates (about 35 ms of CPU each, 14 s for 400 learners) on the machine under test, for a server
-    # that speaks plain HTTP.
-    tls = ssl.create_default_context()
-    clients = [httpx.AsyncClient(base_url=base, timeout=60, limits=limits, verify=tls) for _ in range(count)]
+    # One TLS context for every learner (tests/local_http.py): a context per client would cost the machine under
+    # test about 35 ms of CPU each, 14 s for 400 learners.
+    clients = [async_client(base_url=base, timeout=60, limits=limits) for _ in range(count)]
     learners = [Learner(client, f"learner{index:04d}", stats) for index, client in enumerate(clients)]
     try:
         joining = asyncio.Semaphore(4)

@@ -63,13 +63,13 @@ def mark(page, name: str) -> float:
 LESSON = "/lessons/backprop"
 
 
-def open_lesson(browser, url: str):
+def open_lesson(browser, url: str, origin: str):
     """A fresh context signed in by the server's link (its cookie kept, no page loaded, so the cache stays empty),
     and a page that starts loading the lesson."""
     context = browser.new_context()
     context.request.get(url, max_redirects=0)
     page = context.new_page()
-    page.goto(re.match(r"http://[^/]+", url).group(0) + LESSON)
+    page.goto(origin + LESSON)
     return context, page
 
 
@@ -95,15 +95,15 @@ def main() -> int:
             with sync_playwright() as playwright:
                 browser = playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
                 # Warm-up load (server imports, first grader probe) not counted.
-                context, page = open_lesson(browser, url)
+                context, page = open_lesson(browser, url, origin)
                 mark(page, "chainrule-complete")
                 context.close()
                 for _ in range(args.runs):
-                    context, page = open_lesson(browser, url)  # a cold load
+                    context, page = open_lesson(browser, url, origin)  # a cold load
                     results["lesson ready (cold)"].append(mark(page, "chainrule-ready"))
                     results["lesson complete (cold)"].append(mark(page, "chainrule-complete"))
                     context.close()
-                context, page = open_lesson(browser, url)
+                context, page = open_lesson(browser, url, origin)
                 mark(page, "chainrule-complete")
                 for _ in range(args.runs):
                     page.reload()

@@ -203,9 +203,10 @@ class _NewThreads:
             self.adopted[thread] = watch
 
     def watch_of_this_thread(self) -> "FrozenReads | None":
+        """The open watch that adopted this thread, if any (a closed one lets its threads go)."""
         with self.lock:
             watch = self.adopted.get(threading.current_thread())
-            return watch if watch in self.open else None
+            return watch if watch is not None and not watch.closed and watch in self.open else None
 
     def on_profile(self, frame: FrameType, event: Any, arg: Any) -> None:
         watch = self.watch_of_this_thread()
@@ -217,21 +218,6 @@ class _NewThreads:
     def on_trace(self, frame: FrameType, event: Any, arg: Any) -> Any:
         watch = self.watch_of_this_thread()
         hook = watch.on_call if watch is not None and watch.lines else self.previous_trace
-        sys.settrace(hook)
-        return hook(frame, event, arg) if hook is not None else None
-
-    @staticmethod
-    def release_profile(frame: FrameType, event: Any, arg: Any) -> None:
-        """A thread of a trace that has ended (a pool the traced function started) takes the hook a thread
-        started now would have, and is never refused again."""
-        hook = threading.getprofile()
-        sys.setprofile(hook)
-        if hook is not None:
-            hook(frame, event, arg)
-
-    @staticmethod
-    def release_trace(frame: FrameType, event: Any, arg: Any) -> Any:
-        hook = threading.gettrace()
         sys.settrace(hook)
         return hook(frame, event, arg) if hook is not None else None
 
@@ -301,8 +287,8 @@ class FrozenReads:
     # The profiler: Python code of the random module, built-in functions that draw or read the clock, and
     # the generators each of the user's functions reaches.
     def on_profile(self, frame: FrameType, event: Any, arg: Any) -> None:
-        if self.closed:
-            _NewThreads.release_profile(frame, event, arg)
+        if self.closed:  # a thread the trace started that lives on: it takes the hooks it would have had
+            _NEW_THREADS.on_profile(frame, event, arg)
             return
         if self.previous_profile is not None:
             self.previous_profile(frame, event, arg)
@@ -337,7 +323,7 @@ class FrozenReads:
     # The line tracer (lines=True): only the user's frames are traced line by line; every line is checked.
     def on_call(self, frame: FrameType, event: Any, arg: Any) -> Any:
         if self.closed:
-            return _NewThreads.release_trace(frame, event, arg)
+            return _NEW_THREADS.on_trace(frame, event, arg)
         outer = self.previous_trace(frame, event, arg) if self.previous_trace is not None else None
         if _kinds.get(frame.f_code.co_filename) == "own" or _kind(frame.f_code.co_filename) != "user":
             return outer
