@@ -7,7 +7,6 @@ from __future__ import annotations
 import http.client
 import json
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -19,30 +18,7 @@ from urllib.parse import urlencode, urlsplit
 import pytest
 
 from class_process import CLASS, PASSWORD, REPO, ClassServer, csrf_of, free_port
-
-
-def children_of(pid: int) -> set[int]:
-    return {int(child) for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()}
-
-
-def socket_owner(server_port: int, client_port: int, candidates: set[int]) -> int:
-    """The process among ``candidates`` holding the server's end of the connection from ``client_port``."""
-    inodes = set()
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        for line in Path(table).read_text().splitlines()[1:]:
-            fields = line.split()
-            local, remote = (int(address.rsplit(":", 1)[1], 16) for address in fields[1:3])
-            if (local, remote) == (server_port, client_port):
-                inodes.add(fields[9])
-    assert inodes, f"no server socket for the connection from port {client_port}"
-    for pid in candidates:
-        for fd in Path(f"/proc/{pid}/fd").iterdir():
-            try:
-                if re.fullmatch(r"socket:\[(\d+)\]", os.readlink(fd)) and os.readlink(fd)[8:-1] in inodes:
-                    return pid
-            except OSError:
-                continue
-    raise AssertionError(f"no web process holds the connection from port {client_port}")
+from server_sockets import children_of, no_delay_of, server_end
 
 
 class Browser:
@@ -96,17 +72,20 @@ def test_a_session_made_on_one_web_process_works_on_the_other(two_processes):
     for _ in range(40):
         browser = Browser(port)
         assert browser.request("GET", "/sign-in")[0] == 200
-        browsers.setdefault(socket_owner(port, browser.local_port, workers), browser)
+        browsers.setdefault(server_end(port, browser.local_port, workers)[0], browser)
         if len(browsers) == 2:
             break
     assert len(browsers) == 2, "every connection went to one process"
     (first_pid, first), (second_pid, second) = browsers.items()
+    # Each web process sends its answers at once (commands/serve_processes.answer_without_delay): Nagle's
+    # algorithm off on the connections it accepted, or an answer's body waits ~40 ms for the client's ack.
+    assert [no_delay_of(*server_end(port, browser.local_port, workers)) for browser in browsers.values()] == [1, 1]
 
     status, page = first.request("GET", "/sign-in")
     form = urlencode({"csrf": csrf_of(page), "class_name": CLASS, "name": "Ada", "password": PASSWORD}).encode()
     status, _ = first.request("POST", "/sign-in", form, {"Content-Type": "application/x-www-form-urlencoded"})
     assert status == 303
-    assert socket_owner(port, first.local_port, workers) == first_pid
+    assert server_end(port, first.local_port, workers)[0] == first_pid
 
     second.cookies = dict(first.cookies)  # the same browser's cookies, on a connection the other process holds
     status, page = second.request("GET", "/account")
@@ -116,7 +95,7 @@ def test_a_session_made_on_one_web_process_works_on_the_other(two_processes):
     status, text = second.request("PUT", "/api/progress/code", draft,
                                   {"Content-Type": "application/json", "X-CSRF-Token": csrf})
     assert status == 200, text
-    assert socket_owner(port, second.local_port, workers) == second_pid != first_pid
+    assert server_end(port, second.local_port, workers)[0] == second_pid != first_pid
     for browser in browsers.values():
         browser.connection.close()
 
