@@ -66,11 +66,11 @@ def answer_without_delay(sock: socket.socket) -> socket.socket:
     algorithm off (TCP_NODELAY) on every connection it accepts only when the listening socket's proto is
     IPPROTO_TCP, and a socket made as socket.socket(family, SOCK_STREAM) says 0. With the algorithm on, an
     answer's body, written after its head, waited for the client to acknowledge the head, which clients
-    delay: every answer came about 40 ms late. So the socket is made again, on a duplicate of its descriptor
-    (the caller keeps its own), with proto IPPROTO_TCP."""
+    delay: every answer came about 40 ms late. So the socket is made again, on a duplicate of it (the caller
+    keeps its own; socket.dup, which Windows has too), with proto IPPROTO_TCP."""
     if sock.family not in (socket.AF_INET, socket.AF_INET6) or sock.proto == socket.IPPROTO_TCP:
         return sock
-    return socket.socket(sock.family, sock.type, socket.IPPROTO_TCP, fileno=os.dup(sock.fileno()))
+    return socket.socket(sock.family, sock.type, socket.IPPROTO_TCP, fileno=sock.dup().detach())
 
 
 def _die_with_parent() -> None:
