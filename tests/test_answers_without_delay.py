@@ -29,12 +29,18 @@ def ask(connection: socket.socket, path: str) -> bytes:
     connection.sendall(f"GET {path} HTTP/1.1\r\nHost: localhost\r\n\r\n".encode())
     answer = b""
     while b"\r\n\r\n" not in answer:
-        answer += connection.recv(65536)
+        answer += received(connection, path, answer)
     head, body = answer.split(b"\r\n\r\n", 1)
     length = next(int(line.split(b":", 1)[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length:"))
     while len(body) < length:
-        body += connection.recv(65536)
+        body += received(connection, path, answer + body)
     return head
+
+
+def received(connection: socket.socket, path: str, so_far: bytes) -> bytes:
+    part = connection.recv(65536)
+    assert part, f"the server closed the connection during the answer to {path}: {so_far[:300]!r}"
+    return part
 
 
 def assert_every_connection_answers_without_delay(pid: int, port: int, path: str) -> None:
