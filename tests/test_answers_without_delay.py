@@ -10,6 +10,7 @@ time; test_serve_processes reads it on each web process of `chainrule serve --wo
 from __future__ import annotations
 
 import asyncio
+import http.client
 import socket
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -24,32 +25,16 @@ pytestmark = [pytest.mark.timeout(120),
               pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads the server's sockets in /proc")]
 
 
-def ask(connection: socket.socket, path: str) -> bytes:
-    """One HTTP/1.1 request on a kept-alive connection; the answer's head (its body read and left)."""
-    connection.sendall(f"GET {path} HTTP/1.1\r\nHost: localhost\r\n\r\n".encode())
-    answer = b""
-    while b"\r\n\r\n" not in answer:
-        answer += received(connection, path, answer)
-    head, body = answer.split(b"\r\n\r\n", 1)
-    length = next(int(line.split(b":", 1)[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length:"))
-    while len(body) < length:
-        body += received(connection, path, answer + body)
-    return head
-
-
-def received(connection: socket.socket, path: str, so_far: bytes) -> bytes:
-    part = connection.recv(65536)
-    assert part, f"the server closed the connection during the answer to {path}: {so_far[:300]!r}"
-    return part
-
-
 def assert_every_connection_answers_without_delay(pid: int, port: int, path: str) -> None:
     """Two kept-alive connections, each answered once: the server's ends of both have TCP_NODELAY."""
-    connections = [socket.create_connection(("127.0.0.1", port)) for _ in range(2)]
+    connections = [http.client.HTTPConnection("127.0.0.1", port, timeout=60) for _ in range(2)]
     try:
         for connection in connections:
-            assert ask(connection, path).startswith(b"HTTP/1.1 "), path
-        ends = [server_end(port, connection.getsockname()[1], {pid}) for connection in connections]
+            connection.request("GET", path)
+            answer = connection.getresponse()
+            answer.read()  # the whole answer, the connection kept
+            assert answer.version == 11, path
+        ends = [server_end(port, connection.sock.getsockname()[1], {pid}) for connection in connections]
         assert [no_delay_of(*end) for end in ends] == [1] * len(connections), ends
     finally:
         for connection in connections:
